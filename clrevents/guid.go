@@ -121,4 +121,3 @@ func (g *GUID) UnmarshalText(b []byte) error {
 
 // IsZero reports whether g is the all-zero GUID.
 func (g GUID) IsZero() bool { return g == GUID{} }
-
