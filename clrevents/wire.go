@@ -1,0 +1,134 @@
+package clrevents
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// Wire helpers called by the generated decoders and encoders. All payload
+// data is little-endian. Every read helper is safe for any input: it either
+// checks bounds itself or documents that its caller has.
+
+// readUTF16Z reads a NUL-terminated win:UnicodeString that starts at off.
+// The terminator is a zero UTF-16 code unit at an even distance from off: a
+// zero byte pair straddling two code units (say 'A' then U+0100, bytes 41 00
+// 00 01) does not end the string. It returns the string without its
+// terminator, aliasing b, and the offset just past the terminator. ok is
+// false when there is no terminator or off is outside [0, len(b)].
+func readUTF16Z(b []byte, off int) (s UTF16, next int, ok bool) {
+	if off < 0 || off > len(b) {
+		return UTF16{}, 0, false
+	}
+	i := off
+	// Eight bytes (four code units) at a time: the lowest set bit of
+	// (v - 0x0001…) &^ v & 0x8000… marks the first zero 16-bit lane.
+	// Lanes above it may be marked falsely by the borrow, never below.
+	for i+8 <= len(b) {
+		v := binary.LittleEndian.Uint64(b[i:])
+		if t := (v - 0x0001000100010001) &^ v & 0x8000800080008000; t != 0 {
+			i += bits.TrailingZeros64(t) >> 4 << 1
+			return UTF16{b[off:i:i]}, i + 2, true
+		}
+		i += 8
+	}
+	for ; i+2 <= len(b); i += 2 {
+		if b[i] == 0 && b[i+1] == 0 {
+			return UTF16{b[off:i:i]}, i + 2, true
+		}
+	}
+	return UTF16{}, 0, false
+}
+
+// readAnsiZ reads a NUL-terminated win:AnsiString that starts at off. It
+// returns the string without its terminator, aliasing b, and the offset just
+// past the terminator. ok is false when there is no terminator or off is
+// outside [0, len(b)].
+func readAnsiZ(b []byte, off int) (s Ansi, next int, ok bool) {
+	if off < 0 || off > len(b) {
+		return Ansi{}, 0, false
+	}
+	n := bytes.IndexByte(b[off:], 0)
+	if n < 0 {
+		return Ansi{}, 0, false
+	}
+	end := off + n
+	return Ansi{b[off:end:end]}, end + 1, true
+}
+
+// arrayLen returns the byte length count*elemSize of an array of count
+// fixed-size elements starting at off, and ok=true when it fits in b:
+// off+count*elemSize <= len(b). count comes from the payload and may be
+// anything up to 2^64-1; the multiplication cannot overflow here. ok is false
+// when off is outside [0, len(b)] or elemSize is not positive. It never
+// allocates, so a hostile count costs nothing.
+func arrayLen(b []byte, off int, count uint64, elemSize int) (n int, ok bool) {
+	if off < 0 || off > len(b) || elemSize <= 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(count, uint64(elemSize))
+	if hi != 0 || lo > uint64(len(b)-off) {
+		return 0, false
+	}
+	return int(lo), true
+}
+
+// readPtr reads a win:Pointer at off: 4 bytes when ptrSize is 4, 8 bytes
+// otherwise (decoders reject sizes other than 4 and 8 with ErrPointerSize
+// before reading). The caller has checked bounds.
+func readPtr(b []byte, off int, ptrSize int) uint64 {
+	if ptrSize == 4 {
+		return uint64(binary.LittleEndian.Uint32(b[off:]))
+	}
+	return binary.LittleEndian.Uint64(b[off:])
+}
+
+// appendPtr appends v as a win:Pointer of ptrSize bytes: the 4-byte form
+// truncates v to uint32; any size other than 4 writes 8 bytes.
+func appendPtr(dst []byte, v uint64, ptrSize int) []byte {
+	if ptrSize == 4 {
+		return binary.LittleEndian.AppendUint32(dst, uint32(v))
+	}
+	return binary.LittleEndian.AppendUint64(dst, v)
+}
+
+// appendUTF16Z appends s's UTF-16LE bytes and a 2-byte NUL terminator.
+func appendUTF16Z(dst []byte, s UTF16) []byte {
+	return append(append(dst, s.b...), 0, 0)
+}
+
+// appendAnsiZ appends s's bytes and a NUL terminator.
+func appendAnsiZ(dst []byte, s Ansi) []byte {
+	return append(append(dst, s.b...), 0)
+}
+
+// appendBool appends a win:Boolean: 4 bytes, 1 or 0.
+func appendBool(dst []byte, v bool) []byte {
+	var u byte
+	if v {
+		u = 1
+	}
+	return append(dst, u, 0, 0, 0)
+}
+
+// readBool reads a win:Boolean (4 bytes) at off: any non-zero value is true.
+// The caller has checked bounds.
+func readBool(b []byte, off int) bool {
+	return binary.LittleEndian.Uint32(b[off:]) != 0
+}
+
+// readGUID reads a win:GUID (16 bytes) at off. The caller has checked bounds.
+func readGUID(b []byte, off int) GUID {
+	return GUID(b[off : off+16])
+}
+
+// appendGUID appends g's 16 wire bytes.
+func appendGUID(dst []byte, g GUID) []byte {
+	return append(dst, g[:]...)
+}
+
+// validPtrSize reports whether ptrSize is 4 or 8; decoders return
+// ErrPointerSize when it is not.
+func validPtrSize(ptrSize int) bool {
+	return ptrSize == 4 || ptrSize == 8
+}
