@@ -1,0 +1,501 @@
+package schema
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Kind is how a field is laid out on the wire.
+type Kind int
+
+// The wire kinds. Pointer is 4 or 8 bytes depending on the event's pointer
+// size; Bool is win:Boolean, a 4-byte integer.
+const (
+	KindInvalid Kind = iota
+	KindUint8
+	KindUint16
+	KindUint32
+	KindUint64
+	KindInt8
+	KindInt16
+	KindInt32
+	KindInt64
+	KindFloat32
+	KindFloat64
+	KindBool
+	KindGUID
+	KindPointer
+	KindUTF16  // win:UnicodeString: NUL-terminated, or Length code units
+	KindAnsi   // win:AnsiString: NUL-terminated, or Length bytes
+	KindBinary // win:Binary: Length bytes
+	KindStruct // <struct>
+)
+
+var kindNames = [...]string{"invalid", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
+	"float32", "float64", "bool", "guid", "pointer", "utf16", "ansi", "binary", "struct"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// InTypes maps each supported manifest inType to its wire kind.
+var InTypes = map[string]Kind{
+	"win:UInt8": KindUint8, "win:UInt16": KindUint16, "win:UInt32": KindUint32, "win:UInt64": KindUint64,
+	"win:Int8": KindInt8, "win:Int16": KindInt16, "win:Int32": KindInt32, "win:Int64": KindInt64,
+	"win:HexInt32": KindUint32, "win:HexInt64": KindUint64,
+	"win:Float": KindFloat32, "win:Double": KindFloat64,
+	"win:Boolean": KindBool, "win:GUID": KindGUID, "win:Pointer": KindPointer,
+	"win:UnicodeString": KindUTF16, "win:AnsiString": KindAnsi, "win:Binary": KindBinary,
+}
+
+// FixedSize is the wire size of a fixed-size kind (pointer fields count in
+// Ptrs); ok is false for strings, binary and structs.
+func (k Kind) FixedSize() (s Size, ok bool) {
+	switch k {
+	case KindUint8, KindInt8:
+		return Size{Bytes: 1}, true
+	case KindUint16, KindInt16:
+		return Size{Bytes: 2}, true
+	case KindUint32, KindInt32, KindFloat32, KindBool:
+		return Size{Bytes: 4}, true
+	case KindUint64, KindInt64, KindFloat64:
+		return Size{Bytes: 8}, true
+	case KindGUID:
+		return Size{Bytes: 16}, true
+	case KindPointer:
+		return Size{Ptrs: 1}, true
+	}
+	return Size{}, false
+}
+
+// IsInteger reports whether k can hold a count or a length.
+func (k Kind) IsInteger() bool {
+	switch k {
+	case KindUint8, KindUint16, KindUint32, KindUint64, KindInt8, KindInt16, KindInt32, KindInt64:
+		return true
+	}
+	return false
+}
+
+// Size is a wire size that may depend on the pointer size: Bytes plus Ptrs
+// pointers.
+type Size struct{ Bytes, Ptrs int }
+
+// At is the size for a pointer size of 4 or 8.
+func (s Size) At(ptrSize int) int { return s.Bytes + s.Ptrs*ptrSize }
+
+// Add returns s+t.
+func (s Size) Add(t Size) Size { return Size{s.Bytes + t.Bytes, s.Ptrs + t.Ptrs} }
+
+// Mul returns s*n.
+func (s Size) Mul(n int) Size { return Size{s.Bytes * n, s.Ptrs * n} }
+
+func (s Size) String() string {
+	if s.Ptrs == 0 {
+		return strconv.Itoa(s.Bytes)
+	}
+	return fmt.Sprintf("%d+%d*ptr", s.Bytes, s.Ptrs)
+}
+
+// Ref is a count= or length= resolved: a literal number, or a field of the
+// same template or struct that holds it.
+type Ref struct {
+	Set   bool
+	Lit   int     // when Field is nil
+	Field *LField // the field holding the number
+}
+
+// Model is the lowered schema: everything resolved, sized and validated. The
+// generator walks only this.
+type Model struct {
+	Source    string
+	Providers []*LProvider
+}
+
+// LProvider is a provider with its parts resolved.
+type LProvider struct {
+	*Provider
+	GUIDBytes [16]byte // wire layout
+	Maps      []*LMap
+	Templates []*LTemplate
+	Events    []*LEvent
+}
+
+// LMap is a map with the widest wire kind any field reads it with.
+type LMap struct {
+	*Map
+	Provider *LProvider
+	Kind     Kind // widest integer kind among its uses; KindUint32 if unused
+	Used     bool
+}
+
+// LTemplate is a template with sized fields.
+type LTemplate struct {
+	*Template
+	Fields []*LField
+	// PrefixLen fields from the start have fixed offsets; together they
+	// take PrefixSize bytes.
+	PrefixLen  int
+	PrefixSize Size
+}
+
+// Variable reports whether the template's size depends on the payload.
+func (t *LTemplate) Variable() bool { return t.PrefixLen < len(t.Fields) }
+
+// LField is a field resolved to its wire form.
+type LField struct {
+	*Field
+	Index int
+	Kind  Kind
+	Hex   bool  // printed in hex: outType HexInt*, or a pointer
+	Map   *LMap // nil when the field is not map-bound
+	// Count makes the field an array of Count elements (of Kind, or of the
+	// struct Elem); unset for a scalar.
+	Count Ref
+	// Length is the size of a string (code units) or binary (bytes).
+	Length Ref
+	// Elem are a struct's fields; ElemFixed tells whether every element
+	// has the same size (ElemSize), with ElemPrefix fields at fixed offsets
+	// in each element.
+	Elem       []*LField
+	ElemFixed  bool
+	ElemSize   Size
+	ElemPrefix int
+	// Fixed fields have size Size regardless of the payload; Offset is
+	// valid for the fields of a fixed prefix.
+	Fixed  bool
+	Size   Size
+	Offset Size
+	// Counts lists the fields whose count or length this field holds.
+	Counts []*LField
+}
+
+// IsArray reports whether the field repeats.
+func (f *LField) IsArray() bool { return f.Count.Set }
+
+// LEvent is an event with its template, task, opcode, level and keywords
+// resolved.
+type LEvent struct {
+	*Event
+	Provider     *LProvider
+	Template     *LTemplate // nil: no payload
+	TaskRef      *Task      // nil when the event names no task
+	OpcodeValue  uint8
+	LevelValue   uint8
+	KeywordsMask uint64
+}
+
+// Validate checks s and reports every problem with its file:line.
+func Validate(s *Schema) error {
+	_, err := Lower(s)
+	return err
+}
+
+// Lower resolves, sizes and validates s. s is not modified; the model points
+// into it.
+func Lower(s *Schema) (*Model, error) {
+	var l errList
+	m := &Model{Source: s.Source}
+	symbols := map[string]*Event{}
+	providerNames := map[string]bool{}
+	for _, p := range s.Providers {
+		if providerNames[p.Name] {
+			l.add(p.Pos, "provider "+p.Name, "duplicate provider")
+		}
+		providerNames[p.Name] = true
+		lp := lowerProvider(p, &l)
+		for _, e := range p.Events {
+			if prev, ok := symbols[e.Symbol]; ok && e.Symbol != "" {
+				l.add(e.Pos, eventWhat(e), "symbol already used at %s", prev.Pos)
+			}
+			symbols[e.Symbol] = e
+		}
+		m.Providers = append(m.Providers, lp)
+	}
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func lowerProvider(p *Provider, l *errList) *LProvider {
+	lp := &LProvider{Provider: p}
+	if g, err := ParseGUIDBytes(p.GUID); err != nil {
+		l.add(p.Pos, "provider "+p.Name, "guid: %v", err)
+	} else {
+		lp.GUIDBytes = g
+	}
+	what := "provider " + p.Name
+
+	seen := map[string]Pos{}
+	dup := func(kind, name string, pos Pos) {
+		k := kind + "\x00" + name
+		if prev, ok := seen[k]; ok {
+			l.add(pos, what, "duplicate %s %q (first at %s)", kind, name, prev)
+		}
+		seen[k] = pos
+	}
+	for _, k := range p.Keywords {
+		dup("keyword", k.Name, k.Pos)
+	}
+	for _, t := range p.Tasks {
+		dup("task", t.Name, t.Pos)
+		for _, o := range t.Opcodes {
+			dup("opcode of task "+t.Name, o.Name, o.Pos)
+		}
+	}
+	maps := map[string]*LMap{}
+	for _, mp := range p.Maps {
+		dup("map", mp.Name, mp.Pos)
+		lm := &LMap{Map: mp, Provider: lp, Kind: KindUint32}
+		lp.Maps = append(lp.Maps, lm)
+		maps[mp.Name] = lm
+	}
+	templates := map[string]*LTemplate{}
+	for _, t := range p.Templates {
+		dup("template", t.TID, t.Pos)
+		lt := &LTemplate{Template: t}
+		lt.Fields, lt.PrefixLen, lt.PrefixSize = lowerFields(t.Fields, "template "+t.TID, maps, l)
+		lp.Templates = append(lp.Templates, lt)
+		templates[t.TID] = lt
+	}
+	type key struct {
+		v  uint16
+		ve uint8
+	}
+	events := map[key]*Event{}
+	for _, e := range p.Events {
+		le := &LEvent{Event: e, Provider: lp}
+		ew := eventWhat(e)
+		k := key{e.Value, e.Version}
+		if prev, ok := events[k]; ok {
+			l.add(e.Pos, ew, "duplicate (provider %s, id %d, version %d): also event %s at %s", p.Name, e.Value, e.Version, prev.Symbol, prev.Pos)
+		}
+		events[k] = e
+		if e.Template != "" {
+			le.Template = templates[e.Template]
+			if le.Template == nil {
+				l.add(e.Pos, ew, "template %q is not defined", e.Template)
+			}
+		}
+		if e.Task != "" {
+			le.TaskRef = p.Task(e.Task)
+			if le.TaskRef == nil {
+				l.add(e.Pos, ew, "task %q is not defined", e.Task)
+			}
+		}
+		if e.Opcode != "" {
+			v, ok := standardOpcode(e.Opcode)
+			if !ok && le.TaskRef != nil {
+				for _, o := range le.TaskRef.Opcodes {
+					if o.Name == e.Opcode {
+						v, ok = o.Value, true
+					}
+				}
+			}
+			if !ok {
+				l.add(e.Pos, ew, "opcode %q is not defined (for task %q)", e.Opcode, e.Task)
+			}
+			le.OpcodeValue = v
+		}
+		if e.Level != "" {
+			v, ok := standardLevel(e.Level)
+			if !ok {
+				l.add(e.Pos, ew, "level %q is not defined", e.Level)
+			}
+			le.LevelValue = v
+		}
+		for _, kw := range e.Keywords {
+			k := p.Keyword(kw)
+			if k == nil {
+				l.add(e.Pos, ew, "keyword %q is not defined", kw)
+				continue
+			}
+			le.KeywordsMask |= k.Mask
+		}
+		lp.Events = append(lp.Events, le)
+	}
+	return lp
+}
+
+func standardOpcode(name string) (uint8, bool) {
+	for _, o := range StandardOpcodes {
+		if o.Name == name {
+			return o.Value, true
+		}
+	}
+	return 0, false
+}
+
+func standardLevel(name string) (uint8, bool) {
+	for _, lv := range StandardLevels {
+		if lv.Name == name {
+			return lv.Value, true
+		}
+	}
+	return 0, false
+}
+
+// lowerFields resolves one scope (a template, or a struct's element). It
+// returns the lowered fields and the fixed prefix: how many fields have fixed
+// offsets, and their total size.
+func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) ([]*LField, int, Size) {
+	out := make([]*LField, len(fs))
+	byName := map[string]*LField{}
+	for i, f := range fs {
+		lf := &LField{Field: f, Index: i}
+		out[i] = lf
+		fw := fieldWhat(owner, f.Name)
+		if f.Name == "" {
+			l.add(f.Pos, owner, "field %d has no name", i)
+		} else if _, ok := byName[f.Name]; ok {
+			l.add(f.Pos, fw, "duplicate field name")
+		}
+
+		if f.Struct {
+			lf.Kind = KindStruct
+			if len(f.Fields) == 0 {
+				l.add(f.Pos, fw, "struct has no fields")
+			}
+			lf.Elem, lf.ElemPrefix, lf.ElemSize = lowerFields(f.Fields, owner+": struct "+f.Name, maps, l)
+			lf.ElemFixed = lf.ElemPrefix == len(lf.Elem)
+		} else {
+			k, ok := InTypes[f.InType]
+			if !ok {
+				l.add(f.Pos, fw, "unknown inType %q", f.InType)
+			}
+			lf.Kind = k
+			lf.Hex = k == KindPointer || strings.HasPrefix(f.OutType, "win:HexInt") || strings.HasPrefix(f.InType, "win:HexInt")
+		}
+
+		if f.Map != "" {
+			lm := maps[f.Map]
+			switch {
+			case lm == nil:
+				l.add(f.Pos, fw, "map %q is not defined", f.Map)
+			case !lf.Kind.IsInteger():
+				l.add(f.Pos, fw, "map %q on a %s field", f.Map, lf.Kind)
+			default:
+				lf.Map = lm
+				if !lm.Used || widerKind(lf.Kind, lm.Kind) {
+					lm.Kind = lf.Kind
+				}
+				lm.Used = true
+			}
+		}
+
+		lf.Count = resolveRef(f.Count, "count", lf, fw, byName, l)
+		if lf.Count.Set && lf.Count.Field == nil && lf.Count.Lit == 1 {
+			lf.Count = Ref{} // count="1" is a scalar
+		}
+		lf.Length = resolveRef(f.Length, "length", lf, fw, byName, l)
+		if lf.Length.Set {
+			switch lf.Kind {
+			case KindUTF16, KindAnsi, KindBinary:
+			default:
+				l.add(f.Pos, fw, "length= on a %s field", lf.Kind)
+			}
+		} else if lf.Kind == KindBinary {
+			l.add(f.Pos, fw, "win:Binary needs length=")
+		}
+		if lf.Count.Set && lf.Kind != KindStruct {
+			if _, ok := lf.Kind.FixedSize(); !ok && lf.Kind != KindInvalid {
+				l.add(f.Pos, fw, "count= on a %s field is not supported", lf.Kind)
+			}
+		}
+
+		// Size.
+		var one Size
+		oneFixed := false
+		switch {
+		case lf.Kind == KindStruct:
+			one, oneFixed = lf.ElemSize, lf.ElemFixed
+		case lf.Length.Set && lf.Length.Field == nil:
+			unit := 1
+			if lf.Kind == KindUTF16 {
+				unit = 2
+			}
+			one, oneFixed = Size{Bytes: lf.Length.Lit * unit}, true
+		default:
+			one, oneFixed = lf.Kind.FixedSize()
+		}
+		switch {
+		case !lf.Count.Set:
+			lf.Fixed, lf.Size = oneFixed, one
+		case lf.Count.Field == nil:
+			lf.Fixed, lf.Size = oneFixed, one.Mul(lf.Count.Lit)
+		}
+		if f.Name != "" {
+			byName[f.Name] = lf
+		}
+	}
+	// Fixed prefix.
+	var off Size
+	n := 0
+	for _, lf := range out {
+		if !lf.Fixed {
+			break
+		}
+		lf.Offset = off
+		off = off.Add(lf.Size)
+		n++
+	}
+	return out, n, off
+}
+
+// widerKind reports whether integer kind a is wider than b.
+func widerKind(a, b Kind) bool {
+	sa, _ := a.FixedSize()
+	sb, _ := b.FixedSize()
+	return sa.Bytes > sb.Bytes
+}
+
+// resolveRef resolves a count= or length= attribute: a literal, or an
+// earlier integer field of the same scope.
+func resolveRef(text, attr string, lf *LField, fw string, byName map[string]*LField, l *errList) Ref {
+	if text == "" {
+		return Ref{}
+	}
+	if n, err := strconv.ParseUint(text, 0, 31); err == nil {
+		return Ref{Set: true, Lit: int(n)}
+	}
+	ref, ok := byName[text]
+	switch {
+	case !ok:
+		l.add(lf.Pos, fw, "%s=%q names no earlier field of the same template or struct", attr, text)
+	case ref.IsArray():
+		l.add(lf.Pos, fw, "%s=%q names an array", attr, text)
+	case !ref.Kind.IsInteger():
+		l.add(lf.Pos, fw, "%s=%q names a %s field, not an integer", attr, text, ref.Kind)
+	default:
+		ref.Counts = append(ref.Counts, lf)
+		return Ref{Set: true, Field: ref}
+	}
+	return Ref{Set: true, Lit: 0}
+}
+
+// ParseGUIDBytes parses a canonical GUID string into its 16-byte wire
+// layout (Data1..3 little-endian).
+func ParseGUIDBytes(s string) ([16]byte, error) {
+	var g [16]byte
+	c, err := canonicalGUID(s)
+	if err != nil {
+		return g, err
+	}
+	hexs := strings.ReplaceAll(c, "-", "")
+	var raw [16]byte
+	for i := 0; i < 16; i++ {
+		v, _ := strconv.ParseUint(hexs[2*i:2*i+2], 16, 8)
+		raw[i] = byte(v)
+	}
+	// Data1 (4), Data2 (2), Data3 (2) are little-endian on the wire.
+	g[0], g[1], g[2], g[3] = raw[3], raw[2], raw[1], raw[0]
+	g[4], g[5] = raw[5], raw[4]
+	g[6], g[7] = raw[7], raw[6]
+	copy(g[8:], raw[8:])
+	return g, nil
+}

@@ -1,0 +1,234 @@
+// Package schema is the model of the CLR event manifest (ClrEtwAll.man): the
+// providers, their events, templates, maps, keywords, tasks and opcodes, as
+// facts a decoder needs. It loads the XML manifest and the checked-in YAML
+// form, applies our overrides, validates, and lowers the model into the
+// wire-level form the generator walks (see Lower).
+//
+// Every node remembers where it came from (Pos), so an error about bad input
+// reads "ClrEtwAll.man:1234: event GCStart_V2: …".
+//
+// Microsoft's message and description prose is not part of the model; names
+// of events, fields and map values are, and they never change on import.
+package schema
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Pos is where a node was read: a file name (base name only, so generated
+// output does not depend on the checkout path) and a 1-based line.
+type Pos struct {
+	File string
+	Line int
+}
+
+func (p Pos) String() string {
+	if p.File == "" {
+		return fmt.Sprintf("line %d", p.Line)
+	}
+	return fmt.Sprintf("%s:%d", p.File, p.Line)
+}
+
+func basePos(file string, line int) Pos { return Pos{File: filepath.Base(file), Line: line} }
+
+// Schema is one manifest's worth of providers.
+type Schema struct {
+	// Source names the manifest the schema was imported from (base name).
+	Source    string      `yaml:"source"`
+	Providers []*Provider `yaml:"providers"`
+}
+
+// Provider is an ETW provider: one <provider> element.
+type Provider struct {
+	Name   string `yaml:"name"`
+	GUID   string `yaml:"guid"` // canonical lower-case form without braces
+	Symbol string `yaml:"symbol"`
+
+	Keywords  []*Keyword  `yaml:"keywords,omitempty"`
+	Tasks     []*Task     `yaml:"tasks,omitempty"`
+	Maps      []*Map      `yaml:"maps,omitempty"`
+	Templates []*Template `yaml:"templates,omitempty"`
+	Events    []*Event    `yaml:"events,omitempty"`
+
+	Pos Pos `yaml:"-"`
+}
+
+// Keyword is a named 64-bit mask.
+type Keyword struct {
+	Name   string `yaml:"name"`
+	Mask   uint64 `yaml:"mask"`
+	Symbol string `yaml:"symbol,omitempty"`
+	Pos    Pos    `yaml:"-"`
+}
+
+// Task groups events; its opcodes are local to it.
+type Task struct {
+	Name      string    `yaml:"name"`
+	Value     uint16    `yaml:"value"`
+	Symbol    string    `yaml:"symbol,omitempty"`
+	EventGUID string    `yaml:"eventGUID,omitempty"`
+	Opcodes   []*Opcode `yaml:"opcodes,omitempty"`
+	Pos       Pos       `yaml:"-"`
+}
+
+// Opcode is a task-local opcode, or one of the standard win: opcodes.
+type Opcode struct {
+	Name   string `yaml:"name"`
+	Value  uint8  `yaml:"value"`
+	Symbol string `yaml:"symbol,omitempty"`
+	Pos    Pos    `yaml:"-"`
+}
+
+// MapKind says whether a map's values are exclusive (valueMap) or flags
+// (bitMap).
+type MapKind string
+
+const (
+	ValueMap MapKind = "valueMap"
+	BitMap   MapKind = "bitMap"
+)
+
+// Map is a valueMap or bitMap; entry names come from the manifest's string
+// table.
+type Map struct {
+	Name    string      `yaml:"name"`
+	Kind    MapKind     `yaml:"kind"`
+	Entries []*MapEntry `yaml:"entries"`
+	Pos     Pos         `yaml:"-"`
+}
+
+// MapEntry is one value of a map and its name.
+type MapEntry struct {
+	Value uint64 `yaml:"value"`
+	Name  string `yaml:"name"`
+	Pos   Pos    `yaml:"-"`
+}
+
+// Template is the payload layout shared by one or more events.
+type Template struct {
+	TID    string   `yaml:"tid"`
+	Fields []*Field `yaml:"fields"`
+	Pos    Pos      `yaml:"-"`
+}
+
+// Field is a <data> element, or a <struct> element when Fields is set.
+//
+// Count and Length keep the manifest's text: a field name, or a literal
+// number. Lower resolves them.
+type Field struct {
+	Name    string   `yaml:"name"`
+	InType  string   `yaml:"inType,omitempty"`
+	OutType string   `yaml:"outType,omitempty"`
+	Map     string   `yaml:"map,omitempty"`
+	Count   string   `yaml:"count,omitempty"`
+	Length  string   `yaml:"length,omitempty"`
+	Struct  bool     `yaml:"struct,omitempty"`
+	Fields  []*Field `yaml:"fields,omitempty"`
+	Pos     Pos      `yaml:"-"`
+}
+
+// Event is one <event> element: a (value, version) of a provider.
+type Event struct {
+	Value    uint16   `yaml:"value"`
+	Version  uint8    `yaml:"version"`
+	Symbol   string   `yaml:"symbol"`
+	Task     string   `yaml:"task,omitempty"`
+	Opcode   string   `yaml:"opcode,omitempty"`
+	Level    string   `yaml:"level,omitempty"`
+	Keywords []string `yaml:"keywords,omitempty"`
+	Channel  string   `yaml:"channel,omitempty"`
+	Template string   `yaml:"template,omitempty"`
+	Pos      Pos      `yaml:"-"`
+}
+
+// StandardLevels are the win: levels every manifest may name.
+var StandardLevels = []struct {
+	Name  string
+	Value uint8
+}{
+	{"win:LogAlways", 0},
+	{"win:Critical", 1},
+	{"win:Error", 2},
+	{"win:Warning", 3},
+	{"win:Informational", 4},
+	{"win:Verbose", 5},
+}
+
+// StandardOpcodes are the win: opcodes every manifest may name.
+var StandardOpcodes = []struct {
+	Name  string
+	Value uint8
+}{
+	{"win:Info", 0},
+	{"win:Start", 1},
+	{"win:Stop", 2},
+	{"win:DC_Start", 3},
+	{"win:DC_Stop", 4},
+	{"win:Extension", 5},
+	{"win:Reply", 6},
+	{"win:Resume", 7},
+	{"win:Suspend", 8},
+	{"win:Send", 9},
+	{"win:Receive", 240},
+}
+
+// Provider returns the provider with the given name, or nil.
+func (s *Schema) Provider(name string) *Provider {
+	for _, p := range s.Providers {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Template returns the template with the given tid, or nil.
+func (p *Provider) Template(tid string) *Template {
+	for _, t := range p.Templates {
+		if t.TID == tid {
+			return t
+		}
+	}
+	return nil
+}
+
+// Map returns the map with the given name, or nil.
+func (p *Provider) Map(name string) *Map {
+	for _, m := range p.Maps {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Task returns the task with the given name, or nil.
+func (p *Provider) Task(name string) *Task {
+	for _, t := range p.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Keyword returns the keyword with the given name, or nil.
+func (p *Provider) Keyword(name string) *Keyword {
+	for _, k := range p.Keywords {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// Event returns the event with the given symbol, or nil.
+func (p *Provider) Event(symbol string) *Event {
+	for _, e := range p.Events {
+		if e.Symbol == symbol {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package schema
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Overrides are our corrections of known manifest errors, kept as data
+// (schema/overrides.yaml) and applied on top of the imported schema at every
+// generation. Each says why. An override that matches nothing, or that the
+// schema already satisfies, is an error: it has become stale and should go.
+type Overrides struct {
+	Entries []*Override `yaml:"overrides"`
+	File    string      `yaml:"-"`
+}
+
+// Override is one correction. It names one or more providers and exactly one
+// target: a map (to add entries) or a template field (to change attributes).
+type Override struct {
+	Why       string   `yaml:"why"`
+	Providers []string `yaml:"providers"`
+
+	Map        string      `yaml:"map,omitempty"`
+	AddEntries []*MapEntry `yaml:"addEntries,omitempty"`
+
+	Template string      `yaml:"template,omitempty"`
+	Field    string      `yaml:"field,omitempty"` // a path: "Values.Name" for a struct's field
+	Set      *FieldPatch `yaml:"set,omitempty"`
+
+	Pos Pos `yaml:"-"`
+}
+
+// FieldPatch lists the field attributes an override may change; a nil
+// pointer leaves the attribute alone, an empty string clears it.
+type FieldPatch struct {
+	InType  *string `yaml:"inType,omitempty"`
+	OutType *string `yaml:"outType,omitempty"`
+	Map     *string `yaml:"map,omitempty"`
+	Count   *string `yaml:"count,omitempty"`
+	Length  *string `yaml:"length,omitempty"`
+}
+
+func (o *Override) UnmarshalYAML(n *yaml.Node) error {
+	type plain Override
+	o.Pos.Line = n.Line
+	return n.Decode((*plain)(o))
+}
+
+// LoadOverrides reads an overrides file.
+func LoadOverrides(path string) (*Overrides, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOverrides(path, data)
+}
+
+// ParseOverrides parses overrides YAML; name is used in positions.
+func ParseOverrides(name string, data []byte) (*Overrides, error) {
+	o := &Overrides{File: basePos(name, 0).File}
+	if err := yaml.Unmarshal(data, o); err != nil {
+		return nil, yamlError(name, err)
+	}
+	var l errList
+	for _, e := range o.Entries {
+		e.Pos.File = o.File
+		what := "override"
+		switch {
+		case strings.TrimSpace(e.Why) == "":
+			l.add(e.Pos, what, "every override needs a why")
+		case len(e.Providers) == 0:
+			l.add(e.Pos, what, "no providers named")
+		case (e.Map != "") == (e.Template != ""):
+			l.add(e.Pos, what, "name exactly one of map or template")
+		case e.Map != "" && len(e.AddEntries) == 0:
+			l.add(e.Pos, what, "map %s: nothing to add", e.Map)
+		case e.Template != "" && (e.Field == "" || e.Set == nil):
+			l.add(e.Pos, what, "template %s: needs field and set", e.Template)
+		}
+	}
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Apply applies the overrides to s in place, then validates the result.
+func (o *Overrides) Apply(s *Schema) error {
+	var l errList
+	for _, e := range o.Entries {
+		for _, pn := range e.Providers {
+			p := s.Provider(pn)
+			if p == nil {
+				l.add(e.Pos, "override", "provider %q is not in the schema", pn)
+				continue
+			}
+			if e.Map != "" {
+				applyMap(e, p, &l)
+			} else {
+				applyField(e, p, &l)
+			}
+		}
+	}
+	if err := l.err(); err != nil {
+		return err
+	}
+	canonicalize(s)
+	return Validate(s)
+}
+
+func applyMap(e *Override, p *Provider, l *errList) {
+	m := p.Map(e.Map)
+	what := fmt.Sprintf("override of %s map %s", p.Name, e.Map)
+	if m == nil {
+		l.add(e.Pos, what, "no such map")
+		return
+	}
+	for _, add := range e.AddEntries {
+		dup := false
+		for _, have := range m.Entries {
+			if have.Value == add.Value {
+				l.add(e.Pos, what, "value 0x%x is already in the map as %q: drop this entry", add.Value, have.Name)
+				dup = true
+			}
+		}
+		if !dup {
+			ne := *add
+			ne.Pos = e.Pos
+			m.Entries = append(m.Entries, &ne)
+		}
+	}
+}
+
+func applyField(e *Override, p *Provider, l *errList) {
+	t := p.Template(e.Template)
+	what := fmt.Sprintf("override of %s template %s", p.Name, e.Template)
+	if t == nil {
+		l.add(e.Pos, what, "no such template")
+		return
+	}
+	f := findField(t.Fields, strings.Split(e.Field, "."))
+	if f == nil {
+		l.add(e.Pos, what, "no field %q", e.Field)
+		return
+	}
+	changed := false
+	set := func(dst *string, v *string) {
+		if v != nil && *dst != *v {
+			*dst = *v
+			changed = true
+		}
+	}
+	set(&f.InType, e.Set.InType)
+	set(&f.OutType, e.Set.OutType)
+	set(&f.Map, e.Set.Map)
+	set(&f.Count, e.Set.Count)
+	set(&f.Length, e.Set.Length)
+	if !changed {
+		l.add(e.Pos, what, "field %q already is as the override says: drop it", e.Field)
+	}
+}
+
+func findField(fs []*Field, path []string) *Field {
+	for _, f := range fs {
+		if f.Name != path[0] {
+			continue
+		}
+		if len(path) == 1 {
+			return f
+		}
+		return findField(f.Fields, path[1:])
+	}
+	return nil
+}
