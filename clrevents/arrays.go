@@ -3,9 +3,11 @@ package clrevents
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"iter"
 	"math"
 	"slices"
+	"strconv"
 )
 
 // Array views: the count= arrays of fixed-size elements in event payloads.
@@ -83,6 +85,12 @@ func (a Uint8Array) AppendWire(dst []byte, ptrSize int) []byte { return append(d
 // WireBytes returns the raw wire bytes. The slice aliases the payload; its
 // capacity is its length.
 func (a Uint8Array) WireBytes() []byte { return a.b }
+
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a Uint8Array) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
 
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
@@ -170,6 +178,12 @@ func (a Uint16Array) AppendWire(dst []byte, ptrSize int) []byte { return append(
 // capacity is its length.
 func (a Uint16Array) WireBytes() []byte { return a.b }
 
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a Uint16Array) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
+
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
 func (a Uint16Array) AppendJSON(dst []byte) []byte {
@@ -256,6 +270,12 @@ func (a Uint32Array) AppendWire(dst []byte, ptrSize int) []byte { return append(
 // WireBytes returns the raw wire bytes. The slice aliases the payload; its
 // capacity is its length.
 func (a Uint32Array) WireBytes() []byte { return a.b }
+
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a Uint32Array) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
 
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
@@ -358,6 +378,12 @@ func (a Uint64Array) AppendWire(dst []byte, ptrSize int) []byte { return append(
 // capacity is its length.
 func (a Uint64Array) WireBytes() []byte { return a.b }
 
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a Uint64Array) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
+
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
 func (a Uint64Array) AppendJSON(dst []byte) []byte {
@@ -459,6 +485,12 @@ func (a Int32Array) AppendWire(dst []byte, ptrSize int) []byte { return append(d
 // capacity is its length.
 func (a Int32Array) WireBytes() []byte { return a.b }
 
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a Int32Array) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
+
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
 func (a Int32Array) AppendJSON(dst []byte) []byte {
@@ -545,6 +577,12 @@ func (a Int64Array) AppendWire(dst []byte, ptrSize int) []byte { return append(d
 // WireBytes returns the raw wire bytes. The slice aliases the payload; its
 // capacity is its length.
 func (a Int64Array) WireBytes() []byte { return a.b }
+
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a Int64Array) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
 
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
@@ -633,6 +671,12 @@ func (a Float64Array) AppendWire(dst []byte, ptrSize int) []byte { return append
 // WireBytes returns the raw wire bytes. The slice aliases the payload; its
 // capacity is its length.
 func (a Float64Array) WireBytes() []byte { return a.b }
+
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a Float64Array) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
 
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
@@ -731,6 +775,12 @@ func (a BoolArray) AppendWire(dst []byte, ptrSize int) []byte { return append(ds
 // capacity is its length.
 func (a BoolArray) WireBytes() []byte { return a.b }
 
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a BoolArray) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
+
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
 func (a BoolArray) AppendJSON(dst []byte) []byte {
@@ -818,6 +868,12 @@ func (a GUIDArray) AppendWire(dst []byte, ptrSize int) []byte { return append(ds
 // WireBytes returns the raw wire bytes. The slice aliases the payload; its
 // capacity is its length.
 func (a GUIDArray) WireBytes() []byte { return a.b }
+
+// String formats the elements as fmt formats a slice of them, [1 2 3]. It
+// allocates.
+func (a GUIDArray) String() string {
+	return fmt.Sprint(a.AppendTo(nil))
+}
 
 // AppendJSON appends a as a JSON array. It does not allocate when dst has
 // room.
@@ -964,6 +1020,21 @@ func (a PointerArray) AppendWire(dst []byte, ptrSize int) []byte {
 // WireBytes returns the raw wire bytes. The slice aliases the payload; its
 // capacity is its length.
 func (a PointerArray) WireBytes() []byte { return a.b }
+
+// String formats the values like a slice, in hex: [0x7ffd1234 0x0]. It
+// allocates.
+func (a PointerArray) String() string {
+	b := make([]byte, 0, 2+a.Len()*19)
+	b = append(b, '[')
+	for i := range a.Len() {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, '0', 'x')
+		b = strconv.AppendUint(b, a.At(i), 16)
+	}
+	return string(append(b, ']'))
+}
 
 // AppendJSON appends a as a JSON array of quoted lower-case hex strings,
 // ["0x7ffd1234","0x0"]. It does not allocate when dst has room.
