@@ -114,6 +114,27 @@ func (s *sections) add(title, format string, args ...any) {
 	sec.Lines = append(sec.Lines, fmt.Sprintf(format, args...))
 }
 
+// sectionOrder is the order sections print in, whatever order the changes
+// were found in: keywords, tasks, opcodes, maps, map values, events.
+var sectionOrder = []string{
+	"provider changed",
+	"keywords added", "keywords removed", "keywords renamed",
+	"tasks added", "tasks removed", "tasks renamed",
+	"opcodes added", "opcodes removed", "opcodes renamed",
+	"maps added", "maps removed", "maps changed",
+	"map values added", "map values removed", "map values renamed",
+	"events added", "events removed", "events changed",
+}
+
+func sectionRank(title string) int {
+	for i, t := range sectionOrder {
+		if t == title {
+			return i
+		}
+	}
+	return len(sectionOrder)
+}
+
 func diffProvider(pd *ProviderDiff, a, b *Provider) {
 	s := &sections{pd: pd}
 	if a.GUID != b.GUID && !pd.Added && !pd.Removed {
@@ -276,6 +297,9 @@ func diffProvider(pd *ProviderDiff, a, b *Provider) {
 			}
 		}
 	}
+	sort.SliceStable(pd.Sections, func(i, j int) bool {
+		return sectionRank(pd.Sections[i].Title) < sectionRank(pd.Sections[j].Title)
+	})
 }
 
 func describeEvent(p *Provider, e *Event) string {

@@ -317,7 +317,9 @@ func loadEvent(e *xnode, l *errList) *Event {
 		}
 		ev.Version = uint8(ver)
 	}
-	ev.Keywords = strings.Fields(e.get("keywords"))
+	if kws := strings.Fields(e.get("keywords")); len(kws) > 0 {
+		ev.Keywords = kws // nil when absent, as from YAML
+	}
 	return ev
 }
 

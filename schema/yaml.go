@@ -67,6 +67,12 @@ func yamlError(name string, err error) error {
 			return &Error{Pos: basePos(name, line), What: "YAML", Msg: msg}
 		}
 	}
+	// Syntax errors read "yaml: line N: …".
+	var line int
+	if _, scanErr := fmt.Sscanf(err.Error(), "yaml: line %d:", &line); scanErr == nil {
+		msg := err.Error()[len(fmt.Sprintf("yaml: line %d: ", line)):]
+		return &Error{Pos: basePos(name, line), What: "YAML", Msg: msg}
+	}
 	return &Error{Pos: basePos(name, 0), What: "YAML", Msg: err.Error()}
 }
 
