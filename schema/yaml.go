@@ -140,7 +140,13 @@ func (o *Opcode) UnmarshalYAML(n *yaml.Node) error {
 func (m *Map) UnmarshalYAML(n *yaml.Node) error {
 	type plain Map
 	m.Pos.Line = n.Line
-	return n.Decode((*plain)(m))
+	if err := n.Decode((*plain)(m)); err != nil {
+		return err
+	}
+	if len(m.Entries) == 0 {
+		m.Entries = nil // "entries: []" is nil as from XML
+	}
+	return nil
 }
 
 func (e *MapEntry) UnmarshalYAML(n *yaml.Node) error {
@@ -152,7 +158,13 @@ func (e *MapEntry) UnmarshalYAML(n *yaml.Node) error {
 func (t *Template) UnmarshalYAML(n *yaml.Node) error {
 	type plain Template
 	t.Pos.Line = n.Line
-	return n.Decode((*plain)(t))
+	if err := n.Decode((*plain)(t)); err != nil {
+		return err
+	}
+	if len(t.Fields) == 0 {
+		t.Fields = nil // "fields: []", an empty template, is nil as from XML
+	}
+	return nil
 }
 
 func (f *Field) UnmarshalYAML(n *yaml.Node) error {
