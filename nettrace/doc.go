@@ -1,0 +1,76 @@
+// Package nettrace is a streaming reader for EventPipe trace files, the
+// event logs the .NET runtime writes on every platform (dotnet-trace,
+// DiagnosticsClient, DOTNET_EnableEventPipe).
+//
+// # Formats
+//
+// NewReader recognises the format from the first bytes:
+//
+//   - .netperf, .NET Core 2.0: a FastSerialization stream holding a
+//     "Microsoft.DotNet.Runtime.EventPipeFile" object (versions 1 and 2)
+//     directly followed by event records; metadata arrives as events with
+//     metadata ID 0 and is identified by its stream offset; stacks are
+//     inline. These traces do not record the pointer size (8 is reported)
+//     or the process ID.
+//   - .netperf, .NET Core 2.1: a "Trace" object version 3 then EventBlock
+//     objects with uncompressed records, inline metadata and inline stacks.
+//   - .nettrace V4 and V5 ("Nettrace" magic, then FastSerialization): a Trace
+//     object version 4, then MetadataBlock, StackBlock, EventBlock (with
+//     compressed headers when the block's flags say so) and SPBlock
+//     (sequence point) objects. V5 differs only in optional metadata tags
+//     (opcode, and V2 field descriptions that allow arrays), which are read.
+//   - .nettrace V6: "Nettrace", a zero word and major/minor versions, then
+//     plain blocks: TraceBlock (with key/value pairs), MetadataBlock (new
+//     encoding, optional provider GUID, opcode, level, version, message
+//     template, attributes), StackBlock, EventBlock, SequencePointBlock
+//     (with flags that flush the thread and metadata tables), ThreadBlock,
+//     RemoveThreadBlock, LabelListBlock (activity IDs and other labels that
+//     events reference by index) and EndOfStreamBlock. Unknown V6 blocks are
+//     skipped, as the spec asks.
+//
+// Open also accepts a .zip archive holding one trace, as PerfView keeps
+// them; the member is decompressed as it is read.
+//
+// The reader follows microsoft/perfview's NetTraceFormat.md,
+// NetTraceFormat_v5.md and NetPerfFormat.md, and TraceEvent's behaviour
+// where the documents are silent.
+//
+// # Streaming and lifetimes
+//
+// The input is read once, front to back, block by block; only the current
+// block, the stack and label tables since the last sequence point, and the
+// metadata and thread tables are kept. Events are delivered in file order,
+// which in V4+ is sorted per capture thread but not globally (sort between
+// sequence points if you need a global order).
+//
+// Next reuses one Event value and its buffers: the *Event it returns, and
+// every slice in it (Payload, Stack), are valid only until the next call to
+// Next. Copy what you need to keep. Strings (Provider, Name) and the
+// Metadata, Thread and Labels pointers are never reused and may be kept,
+// but are shared: do not modify them. In steady state Next does not
+// allocate; it allocates only when new metadata, stack, thread or label
+// blocks arrive, or when a block is larger than any seen before.
+//
+// # Payloads
+//
+// Event.Payload is the raw payload. CLR runtime events (providers
+// Microsoft-Windows-DotNETRuntime, …Rundown, …Private) usually come with no
+// field descriptions in their metadata and are decoded from the runtime's
+// manifest (package clrevents), keyed by (Provider, ID, Version), with
+// Event.PointerSize for pointer-sized fields. Events of other EventSources
+// (TplEventSource, Microsoft-DotNETCore-EventPipe's ProcessInfo, user
+// EventSources) describe their fields in the metadata; Metadata.AppendJSON
+// and Metadata.AppendText decode them.
+//
+// # Errors
+//
+// Errors are *Error values that name the block and the byte offset, e.g.
+//
+//	nettrace: EventBlock at offset 123456: event header at 123500: payload size 900 exceeds the block (12 bytes left)
+//
+// Malformed input satisfies errors.Is(err, ErrFormat). A trace that ends
+// early yields every complete event and then an error that says
+// "truncated" and satisfies errors.Is(err, io.ErrUnexpectedEOF). Lengths
+// and counts read from the file are checked against what the input holds
+// before anything is allocated for them.
+package nettrace

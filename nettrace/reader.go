@@ -1,0 +1,1149 @@
+package nettrace
+
+import (
+	"archive/zip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+)
+
+// Block kinds, as V6 numbers them; FastSerialization objects map onto them.
+const (
+	kindEndOfStream  = 0
+	kindTrace        = 1
+	kindEvent        = 2
+	kindMetadata     = 3
+	kindSequencePt   = 4
+	kindStack        = 5
+	kindThread       = 6
+	kindRemoveThread = 7
+	kindLabelList    = 8
+)
+
+var v6BlockNames = [...]string{"EndOfStreamBlock", "TraceBlock", "EventBlock", "MetadataBlock",
+	"SequencePointBlock", "StackBlock", "ThreadBlock", "RemoveThreadBlock", "LabelListBlock"}
+
+// maxObjectSize bounds a FastSerialization block's declared size. The
+// runtime writes blocks of at most a few hundred KB; V6 blocks cannot
+// exceed 16 MiB. A larger declared size is treated as corruption.
+const maxObjectSize = 1 << 28
+
+// FastSerialization tags.
+const (
+	tagNullReference      = 1
+	tagBeginObject        = 4
+	tagBeginPrivateObject = 5
+	tagEndObject          = 6
+)
+
+// evHeader is the decoded event header; in compressed blocks it carries the
+// previous event's values.
+type evHeader struct {
+	metaID          uint32
+	seq             uint32
+	threadID        uint64
+	captureThreadID uint64
+	proc            uint32
+	stackID         uint32
+	ts              int64
+	activity        clrevents.GUID
+	related         clrevents.GUID
+	labelID         uint32
+	payloadSize     uint32
+	sorted          bool
+}
+
+type stackRef struct{ off, n uint32 }
+
+// Reader reads events from an EventPipe trace, one at a time, in file order.
+// It is not safe for concurrent use.
+type Reader struct {
+	s      *stream
+	closer io.Closer
+	info   TraceInfo
+	ver    int // 1..4, 6 (5 is read as 4)
+
+	ev  Event
+	err error // sticky
+
+	meta  map[uint32]*Metadata
+	guids map[string]clrevents.GUID
+
+	// The current block or object.
+	blk       []byte
+	blkOff    int64  // stream offset of blk[0]
+	blkHdrOff int64  // stream offset of the block's header
+	blkName   string // for errors
+	pos       int    // next event in blk
+	inEvents  bool
+	compress  bool
+	endTag    bool // a FastSerialization EndObject tag follows blk
+	hdr       evHeader
+
+	// Stack table (V4+): IPs of all stacks since the last sequence point.
+	stacks   map[uint32]stackRef
+	ips      []uint64
+	stackBuf []uint64 // inline stack of the current V1–V3 event
+
+	// V6 tables.
+	threads map[uint64]*Thread
+	labels  map[uint32]*LabelList
+
+	scratch [64]byte
+}
+
+// NewReader reads the stream header and the Trace object or block from r and
+// returns a Reader positioned before the first event. It recognises the
+// format from the first bytes: "Nettrace" then a zero word (V6), "Nettrace"
+// then a FastSerialization header (V4/V5), or a bare FastSerialization
+// header (.netperf, V1–V3). r is read sequentially and never seeked; it is
+// buffered internally.
+func NewReader(r io.Reader) (*Reader, error) {
+	rd := &Reader{
+		s:       newStream(r),
+		meta:    make(map[uint32]*Metadata),
+		guids:   make(map[string]clrevents.GUID),
+		stacks:  make(map[uint32]stackRef),
+		threads: make(map[uint64]*Thread),
+		labels:  make(map[uint32]*LabelList),
+	}
+	if err := rd.readHeader(); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// Open opens a trace file: a .nettrace or .netperf file, or a .zip archive
+// holding exactly one of them (as PerfView stores its traces; the member is
+// decompressed as it is read). Close releases the file.
+func Open(name string) (*Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	var magic [4]byte
+	n, _ := io.ReadFull(f, magic[:])
+	if n == 4 && string(magic[:]) == "PK\x03\x04" {
+		r, err := openZip(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("nettrace: %s: %w", name, err)
+		}
+		return r, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	r, err := NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var first error
+	for _, c := range m {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func openZip(f *os.File) (*Reader, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	zr, err := zip.NewReader(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	var cands []*zip.File
+	for _, zf := range zr.File {
+		ext := strings.ToLower(path.Ext(zf.Name))
+		if ext == ".nettrace" || ext == ".netperf" {
+			cands = append(cands, zf)
+		}
+	}
+	if len(cands) != 1 {
+		var names []string
+		for _, zf := range zr.File {
+			names = append(names, zf.Name)
+		}
+		return nil, fmt.Errorf("zip archive should hold exactly one .nettrace or .netperf file, has %d (%s)", len(cands), strings.Join(names, ", "))
+	}
+	rc, err := cands[0].Open()
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReader(rc)
+	if err != nil {
+		rc.Close()
+		return nil, err
+	}
+	r.closer = multiCloser{rc, f}
+	return r, nil
+}
+
+// Close closes what Open opened. For a Reader made by NewReader it does
+// nothing.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	c := r.closer
+	r.closer = nil
+	return c.Close()
+}
+
+// Info returns the trace header. The caller must not modify it.
+func (r *Reader) Info() *TraceInfo { return &r.info }
+
+// Metadata returns the metadata record with the given ID, if it has been
+// read (and, in V6, not flushed since).
+func (r *Reader) Metadata(id uint32) *Metadata { return r.meta[id] }
+
+// errf builds an *Error for the current block.
+func (r *Reader) errf(sentinel error, what string, at int64, format string, args ...any) error {
+	return &Error{Block: r.blkName, BlockOffset: r.blkHdrOff, What: what, Offset: at,
+		Msg: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+// ioErr converts a read error while reading item what at offset at.
+func (r *Reader) ioErr(err error, what string, at int64, need int64) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		msg := "input ends inside it"
+		if need > 0 {
+			msg = fmt.Sprintf("needs %d bytes, input ends after %d", need, r.s.off-at)
+		}
+		return r.errf(io.ErrUnexpectedEOF, what, at, "%s: %v", msg, io.ErrUnexpectedEOF)
+	}
+	return r.errf(err, what, at, "%v", err)
+}
+
+func (r *Reader) readHeader() error {
+	b, err := r.s.peek(8)
+	if err != nil && len(b) == 0 {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return r.ioErr(err, "stream header", 0, 8)
+	}
+	if string(b) == "Nettrace" {
+		r.info.Format = FormatNetTrace
+		r.s.discard(8)
+		w, err := r.s.peek(4)
+		if err != nil {
+			return r.ioErr(err, "stream header", 8, 4)
+		}
+		if binary.LittleEndian.Uint32(w) == 0 {
+			return r.readV6Header()
+		}
+	} else {
+		r.info.Format = FormatNetPerf
+	}
+	// FastSerialization: int32 20, "!FastSerialization.1".
+	at := r.s.off
+	var h [24]byte
+	if err := r.s.readSmall(h[:]); err != nil {
+		return r.ioErr(err, "stream header", at, 24)
+	}
+	if binary.LittleEndian.Uint32(h[:]) != 20 || string(h[4:]) != "!FastSerialization.1" {
+		return r.errf(ErrFormat, "stream header", at, "not an EventPipe trace: no Nettrace magic or FastSerialization header")
+	}
+	return r.readFSTrace()
+}
+
+// readFSTypeHeader reads a FastSerialization object header
+//
+//	BeginObject, BeginObject, NullReference, int32 version,
+//	int32 minReaderVersion, int32 len, name, EndObject
+//
+// It returns end=true when it finds the NullReference tag that ends the
+// stream instead.
+func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err error) {
+	at := r.s.off
+	r.blkHdrOff = at
+	r.blkName = ""
+	tag, err := r.s.readByte()
+	if err != nil {
+		return nil, 0, false, r.ioErr(io.ErrUnexpectedEOF, "object header", at, 0)
+	}
+	if tag == tagNullReference {
+		return nil, 0, true, nil
+	}
+	var h [14]byte
+	if err := r.s.readSmall(h[:]); err != nil {
+		return nil, 0, false, r.ioErr(err, "object header", at, 15)
+	}
+	if (tag != tagBeginObject && tag != tagBeginPrivateObject) || h[0] != tag || h[1] != tagNullReference {
+		return nil, 0, false, r.errf(ErrFormat, "object header", at, "bad tags %d %d %d, want %d %d %d", tag, h[0], h[1], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
+	}
+	version = int32(binary.LittleEndian.Uint32(h[2:]))
+	n := binary.LittleEndian.Uint32(h[10:])
+	if n > 48 {
+		return nil, 0, false, r.errf(ErrFormat, "object header", at, "type name length %d out of range", n)
+	}
+	name = r.scratch[:n+1]
+	if err := r.s.readSmall(name); err != nil {
+		return nil, 0, false, r.ioErr(err, "object header", at, 15+int64(n)+1)
+	}
+	if name[n] != tagEndObject {
+		return nil, 0, false, r.errf(ErrFormat, "object header", at, "type %q: no EndObject tag after the type", name[:n])
+	}
+	return name[:n], version, false, nil
+}
+
+func (r *Reader) readFSTrace() error {
+	name, version, end, err := r.readFSTypeHeader()
+	if err != nil {
+		return err
+	}
+	if end {
+		return r.errf(ErrFormat, "object header", r.blkHdrOff, "stream has no Trace object")
+	}
+	r.info.ObjectVersion = int(version)
+	at := r.s.off
+	var b [48]byte
+	switch string(name) {
+	case "Trace":
+		r.blkName = "Trace"
+		if version < 3 || version > 4 {
+			return r.errf(ErrUnsupported, "", 0, "Trace object version %d: %v", version, ErrUnsupported)
+		}
+		r.ver = int(version)
+		if err := r.s.readSmall(b[:48]); err != nil {
+			return r.ioErr(err, "Trace fields", at, 48)
+		}
+		r.parseSyncTime(b[:32])
+		r.info.PointerSize = int(int32(binary.LittleEndian.Uint32(b[32:])))
+		r.info.ProcessID = int64(int32(binary.LittleEndian.Uint32(b[36:])))
+		r.info.NumProcessors = int(int32(binary.LittleEndian.Uint32(b[40:])))
+		r.info.ExpectedCPUSamplingRate = int64(int32(binary.LittleEndian.Uint32(b[44:])))
+		r.endTag = true
+	case "Microsoft.DotNet.Runtime.EventPipeFile":
+		r.blkName = "EventPipeFile"
+		if version < 1 || version > 2 {
+			return r.errf(ErrUnsupported, "", 0, "EventPipeFile object version %d: %v", version, ErrUnsupported)
+		}
+		r.ver = int(version)
+		// int32 forward reference (to the end of the events), then the
+		// sync time fields; the events follow directly.
+		if err := r.s.readSmall(b[:36]); err != nil {
+			return r.ioErr(err, "EventPipeFile fields", at, 36)
+		}
+		r.parseSyncTime(b[4:36])
+		r.info.PointerSize = 8
+		r.info.NumProcessors = 1
+	default:
+		return r.errf(ErrFormat, "object header", r.blkHdrOff, "first object is %q, want Trace", name)
+	}
+	if r.info.PointerSize != 4 && r.info.PointerSize != 8 {
+		return r.errf(ErrFormat, "Trace fields", at, "pointer size %d, want 4 or 8", r.info.PointerSize)
+	}
+	r.info.Version = r.ver
+	r.ev.PointerSize = r.info.PointerSize
+	return nil
+}
+
+// parseSyncTime reads SYSTEMTIME (8 × int16), QPC and frequency.
+func (r *Reader) parseSyncTime(b []byte) {
+	f := func(i int) int { return int(int16(binary.LittleEndian.Uint16(b[2*i:]))) }
+	r.info.SyncTime = time.Date(f(0), time.Month(f(1)), f(3), f(4), f(5), f(6), f(7)*1e6, time.UTC)
+	r.info.SyncTimeQPC = int64(binary.LittleEndian.Uint64(b[16:]))
+	r.info.QPCFrequency = int64(binary.LittleEndian.Uint64(b[24:]))
+}
+
+func (r *Reader) readV6Header() error {
+	var h [12]byte
+	if err := r.s.readSmall(h[:]); err != nil {
+		return r.ioErr(err, "stream header", 8, 12)
+	}
+	major := binary.LittleEndian.Uint32(h[4:])
+	minor := binary.LittleEndian.Uint32(h[8:])
+	if major < 6 {
+		return r.errf(ErrFormat, "stream header", 8, "NetTrace major version %d in a V6-style header", major)
+	}
+	if major > 6 {
+		return r.errf(ErrUnsupported, "stream header", 8, "NetTrace major version %d: %v", major, ErrUnsupported)
+	}
+	r.ver = 6
+	r.info.Version = 6
+	r.info.MinorVersion = int(minor)
+	kind, err := r.readV6Block()
+	if err != nil {
+		return err
+	}
+	if kind != kindTrace {
+		return r.errf(ErrFormat, "", 0, "first block is not a TraceBlock")
+	}
+	c := &cursor{b: r.blk}
+	tb := c.bytes(32)
+	ptr := int32(c.u32())
+	n := c.u32()
+	if c.bad {
+		return r.errf(io.ErrUnexpectedEOF, "", 0, "TraceBlock too short: %v", io.ErrUnexpectedEOF)
+	}
+	r.parseSyncTime(tb)
+	r.info.PointerSize = int(ptr)
+	if ptr != 4 && ptr != 8 {
+		return r.errf(ErrFormat, "", 0, "pointer size %d, want 4 or 8", ptr)
+	}
+	if int64(n)*2 > int64(c.left()) {
+		return r.errf(ErrFormat, "", 0, "key/value count %d exceeds the block", n)
+	}
+	r.info.KeyValues = make(map[string]string, n)
+	for i := uint32(0); i < n; i++ {
+		k := c.utf8str()
+		v := c.utf8str()
+		if c.bad {
+			return r.errf(ErrFormat, "key/value", r.blkOff+int64(c.badI), "runs past the end of the block")
+		}
+		r.info.KeyValues[k] = v
+		switch k {
+		case "HardwareThreadCount":
+			if x, err := strconv.Atoi(v); err == nil {
+				r.info.NumProcessors = x
+			}
+		case "ProcessId":
+			if x, err := strconv.ParseInt(v, 10, 64); err == nil {
+				r.info.ProcessID = x
+			}
+		case "ExpectedCPUSamplingRate":
+			if x, err := strconv.ParseInt(v, 10, 64); err == nil {
+				r.info.ExpectedCPUSamplingRate = x
+			}
+		}
+	}
+	r.ev.PointerSize = r.info.PointerSize
+	return nil
+}
+
+// readV6Block reads a V6 block header and its content into r.blk.
+func (r *Reader) readV6Block() (kind int, err error) {
+	at := r.s.off
+	r.blkHdrOff = at
+	r.blkName = ""
+	var h [4]byte
+	if err := r.s.readSmall(h[:]); err != nil {
+		if err == io.EOF {
+			return 0, r.errf(io.ErrUnexpectedEOF, "block header", at, "stream ends without an EndOfStream block: %v", io.ErrUnexpectedEOF)
+		}
+		return 0, r.ioErr(err, "block header", at, 4)
+	}
+	x := binary.LittleEndian.Uint32(h[:])
+	size, kind := int(x&0xFFFFFF), int(x>>24)
+	if kind < len(v6BlockNames) {
+		r.blkName = v6BlockNames[kind]
+	} else {
+		r.blkName = "block kind " + strconv.Itoa(kind)
+	}
+	r.blkOff = r.s.off
+	r.blk, err = r.s.readBlock(r.blk, size)
+	if err != nil {
+		return 0, r.ioErr(err, "", 0, int64(size))
+	}
+	return kind, nil
+}
+
+// Next returns the next event in file order, or io.EOF after the last one.
+// The returned Event and its slices are valid until the next call. Events
+// are not sorted by time: NetTrace V4+ only orders events per capture
+// thread (see Event.IsSorted and the format spec).
+func (r *Reader) Next() (*Event, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	for {
+		if r.inEvents {
+			if r.pos < len(r.blk) {
+				ok, err := r.decodeEvent()
+				if err != nil {
+					r.err = err
+					return nil, err
+				}
+				if ok {
+					return &r.ev, nil
+				}
+				continue
+			}
+			r.inEvents = false
+		}
+		var err error
+		switch {
+		case r.ver <= 2:
+			err = r.nextV2Event()
+		case r.ver == 6:
+			err = r.nextV6Block()
+		default:
+			err = r.nextFSObject()
+		}
+		if err != nil {
+			r.err = err
+			return nil, err
+		}
+	}
+}
+
+// nextV2Event reads one event record of an EventPipeFile (V1/V2) stream,
+// where records follow the Trace object directly and the object's EndObject
+// tag and a forward-reference table end them.
+func (r *Reader) nextV2Event() error {
+	at := r.s.off
+	r.blkHdrOff = at
+	r.blkName = "EventPipeFile"
+	b, err := r.s.peek(9)
+	if len(b) >= 1 && b[0] == tagEndObject && len(b) == 9 {
+		n := binary.LittleEndian.Uint32(b[1:])
+		if n >= 1 && n < 1<<16 && binary.LittleEndian.Uint32(b[5:]) == uint32(at) {
+			return io.EOF
+		}
+	}
+	if len(b) == 0 {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return r.errf(io.ErrUnexpectedEOF, "event header", at, "events end without the EventPipeFile trailer: %v", err)
+	}
+	if len(b) < 4 {
+		return r.errf(io.ErrUnexpectedEOF, "event header", at, "needs 4 bytes, input ends after %d: %v", len(b), io.ErrUnexpectedEOF)
+	}
+	size := binary.LittleEndian.Uint32(b)
+	if size < 52 || size > maxObjectSize {
+		return r.errf(ErrFormat, "event header", at, "event size %d out of range", size)
+	}
+	r.blk, err = r.s.readBlock(r.blk, int(size)+4)
+	if err != nil {
+		return r.ioErr(err, "event", at, int64(size)+4)
+	}
+	r.blkOff = at
+	r.pos = 0
+	r.inEvents = true
+	return nil
+}
+
+// nextFSObject reads the next FastSerialization object (V3–V5) and
+// handles it; for an EventBlock it sets up event decoding.
+func (r *Reader) nextFSObject() error {
+	if r.endTag {
+		at := r.s.off
+		t, err := r.s.readByte()
+		if err != nil {
+			return r.errf(io.ErrUnexpectedEOF, "EndObject tag", at, "input ends before the object's EndObject tag: %v", io.ErrUnexpectedEOF)
+		}
+		if t != tagEndObject {
+			return r.errf(ErrFormat, "EndObject tag", at, "found byte %d where the object should end", t)
+		}
+		r.endTag = false
+	}
+	name, version, end, err := r.readFSTypeHeader()
+	if err != nil {
+		return err
+	}
+	if end {
+		return io.EOF
+	}
+	var kind int
+	switch string(name) {
+	case "EventBlock":
+		kind = kindEvent
+	case "MetadataBlock":
+		kind = kindMetadata
+	case "StackBlock":
+		kind = kindStack
+	case "SPBlock":
+		kind = kindSequencePt
+	default:
+		return r.errf(ErrFormat, "object header", r.blkHdrOff, "unknown object type %q", name)
+	}
+	r.blkName = fsNames[kind]
+	if version > 2 {
+		return r.errf(ErrUnsupported, "", 0, "object version %d: %v", version, ErrUnsupported)
+	}
+	// int32 size, padding to a 4-byte stream offset, content.
+	at := r.s.off
+	var h [4]byte
+	if err := r.s.readSmall(h[:]); err != nil {
+		return r.ioErr(err, "block size", at, 4)
+	}
+	size := binary.LittleEndian.Uint32(h[:])
+	if size > maxObjectSize {
+		return r.errf(ErrFormat, "block size", at, "block size %d out of range", size)
+	}
+	if pad := int((4 - r.s.off%4) % 4); pad > 0 {
+		if err := r.s.discard(pad); err != nil {
+			return r.ioErr(err, "block padding", r.s.off, int64(pad))
+		}
+	}
+	r.blkOff = r.s.off
+	r.blk, err = r.s.readBlock(r.blk, int(size))
+	if err != nil {
+		return r.ioErr(err, "", 0, int64(size))
+	}
+	r.endTag = true
+	return r.handleBlock(kind)
+}
+
+var fsNames = [...]string{kindEvent: "EventBlock", kindMetadata: "MetadataBlock", kindStack: "StackBlock", kindSequencePt: "SPBlock"}
+
+func (r *Reader) nextV6Block() error {
+	kind, err := r.readV6Block()
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case kindEndOfStream:
+		return io.EOF
+	case kindTrace:
+		return r.errf(ErrFormat, "", 0, "a second TraceBlock")
+	}
+	return r.handleBlock(kind)
+}
+
+// handleBlock processes the block in r.blk.
+func (r *Reader) handleBlock(kind int) error {
+	switch kind {
+	case kindEvent:
+		if r.ver == 3 {
+			r.pos, r.compress = 0, false
+		} else if err := r.eventBlockHeader(); err != nil {
+			return err
+		}
+		r.hdr = evHeader{}
+		r.inEvents = true
+	case kindMetadata:
+		return r.metadataBlock()
+	case kindStack:
+		return r.stackBlock()
+	case kindSequencePt:
+		return r.sequencePoint()
+	case kindThread:
+		return r.threadBlock()
+	case kindRemoveThread:
+		return r.removeThreadBlock()
+	case kindLabelList:
+		return r.labelListBlock()
+	}
+	// V6: unknown blocks are skipped.
+	return nil
+}
+
+// eventBlockHeader reads the EventBlock/MetadataBlock header (V4+):
+// uint16 HeaderSize, uint16 Flags, int64 MinTimestamp, int64 MaxTimestamp, …
+func (r *Reader) eventBlockHeader() error {
+	if len(r.blk) < 4 {
+		return r.errf(ErrFormat, "block header", r.blkOff, "block of %d bytes has no header", len(r.blk))
+	}
+	hs := int(binary.LittleEndian.Uint16(r.blk))
+	flags := binary.LittleEndian.Uint16(r.blk[2:])
+	if hs < 20 || hs > len(r.blk) {
+		return r.errf(ErrFormat, "block header", r.blkOff, "header size %d out of range (block is %d bytes)", hs, len(r.blk))
+	}
+	r.pos = hs
+	r.compress = flags&1 != 0
+	return nil
+}
+
+// readHeader decodes the event header at r.pos into r.hdr and returns where
+// the payload starts and where the record ends. For V1–V3 records it also
+// returns the inline stack bytes.
+func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
+	b := r.blk
+	start := r.pos
+	h := &r.hdr
+	rem := len(b) - start
+	switch {
+	case r.ver <= 3:
+		const hs = 56
+		if rem < hs {
+			return 0, 0, nil, r.hdrErr(start, "needs %d bytes, %d left in the block", hs, rem)
+		}
+		total := int64(binary.LittleEndian.Uint32(b[start:])) + 4
+		if total < hs || total > int64(rem) {
+			return 0, 0, nil, r.hdrErr(start, "event size %d out of range (%d bytes left in the block)", total-4, rem)
+		}
+		e := b[start:]
+		h.metaID = binary.LittleEndian.Uint32(e[4:])
+		h.threadID = uint64(binary.LittleEndian.Uint32(e[8:]))
+		h.captureThreadID = h.threadID
+		h.ts = int64(binary.LittleEndian.Uint64(e[12:]))
+		copy(h.activity[:], e[20:36])
+		copy(h.related[:], e[36:52])
+		h.payloadSize = binary.LittleEndian.Uint32(e[52:])
+		end = start + int(total)
+		payload = start + hs
+		if int64(h.payloadSize)+4 > total-hs {
+			return 0, 0, nil, r.hdrErr(start, "payload size %d exceeds the event size %d", h.payloadSize, total-4)
+		}
+		so := payload + int(h.payloadSize)
+		sn := binary.LittleEndian.Uint32(b[so:])
+		if int64(sn) > int64(end-so-4) {
+			return 0, 0, nil, r.hdrErr(start, "stack size %d exceeds the event", sn)
+		}
+		stack = b[so+4 : so+4+int(sn)]
+		return payload, end, stack, nil
+	case !r.compress:
+		hs := 84
+		if r.ver == 6 {
+			hs = 52
+		}
+		if rem < hs {
+			return 0, 0, nil, r.hdrErr(start, "needs %d bytes, %d left in the block", hs, rem)
+		}
+		e := b[start:]
+		total := int64(binary.LittleEndian.Uint32(e)) + 4
+		m := binary.LittleEndian.Uint32(e[4:])
+		h.metaID = m & 0x7FFFFFFF
+		h.sorted = m&0x80000000 != 0
+		h.seq = binary.LittleEndian.Uint32(e[8:])
+		h.threadID = binary.LittleEndian.Uint64(e[12:])
+		h.captureThreadID = binary.LittleEndian.Uint64(e[20:])
+		h.proc = binary.LittleEndian.Uint32(e[28:])
+		h.stackID = binary.LittleEndian.Uint32(e[32:])
+		h.ts = int64(binary.LittleEndian.Uint64(e[36:]))
+		if r.ver == 6 {
+			h.labelID = binary.LittleEndian.Uint32(e[44:])
+			h.payloadSize = binary.LittleEndian.Uint32(e[48:])
+		} else {
+			copy(h.activity[:], e[44:60])
+			copy(h.related[:], e[60:76])
+			h.payloadSize = binary.LittleEndian.Uint32(e[76:])
+		}
+		if int64(h.payloadSize) > total-int64(hs) || total > int64(rem) {
+			return 0, 0, nil, r.hdrErr(start, "event size %d / payload size %d out of range (%d bytes left in the block)", total-4, h.payloadSize, rem)
+		}
+		return start + hs, start + int(total), nil, nil
+	}
+	// Compressed header.
+	c := cursor{b: b, i: start}
+	flags := c.u8()
+	if flags&1 != 0 {
+		h.metaID = c.varu32()
+	}
+	if flags&2 != 0 {
+		h.seq += c.varu32() + 1
+		h.captureThreadID = c.varu64()
+		h.proc = c.varu32()
+	} else if h.metaID != 0 {
+		h.seq++
+	}
+	if flags&4 != 0 {
+		h.threadID = c.varu64()
+	}
+	if flags&8 != 0 {
+		h.stackID = c.varu32()
+	}
+	h.ts += int64(c.varu64())
+	if r.ver == 6 {
+		if flags&16 != 0 {
+			h.labelID = c.varu32()
+		}
+	} else {
+		if flags&16 != 0 {
+			h.activity = c.guid()
+		}
+		if flags&32 != 0 {
+			h.related = c.guid()
+		}
+	}
+	h.sorted = flags&64 != 0
+	if flags&128 != 0 {
+		h.payloadSize = c.varu32()
+	}
+	if c.bad {
+		if c.why != "" {
+			return 0, 0, nil, r.hdrErr(start, "%s", c.why)
+		}
+		return 0, 0, nil, r.hdrErr(start, "compressed header runs past the end of the block")
+	}
+	if int64(h.payloadSize) > int64(len(b)-c.i) {
+		return 0, 0, nil, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-c.i)
+	}
+	return c.i, c.i + int(h.payloadSize), nil, nil
+}
+
+func (r *Reader) hdrErr(at int, format string, args ...any) error {
+	return r.errf(ErrFormat, "event header", r.blkOff+int64(at), format, args...)
+}
+
+// decodeEvent decodes the record at r.pos. It returns true when r.ev holds
+// an event for the caller, false for a metadata record (V1–V3).
+func (r *Reader) decodeEvent() (bool, error) {
+	start := r.pos
+	p, end, stack, err := r.readEventHeader()
+	if err != nil {
+		return false, err
+	}
+	r.pos = end
+	h := &r.hdr
+	payload := r.blk[p : p+int(h.payloadSize) : p+int(h.payloadSize)]
+	off := r.blkOff + int64(start)
+	if r.ver <= 3 && h.metaID == 0 {
+		var m *Metadata
+		var err error
+		if r.ver <= 2 {
+			m, err = parseMetadataV2(payload, r.ver, uint32(off))
+		} else {
+			m, err = parseMetadataV3(payload)
+		}
+		if err != nil {
+			return false, r.metaErr(err, off, p)
+		}
+		r.addMetadata(m)
+		return false, nil
+	}
+	m := r.meta[h.metaID]
+	if m == nil {
+		return false, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID)
+	}
+	ev := &r.ev
+	ev.Offset = off
+	ev.MetadataID = h.metaID
+	ev.Metadata = m
+	ev.Provider = m.Provider
+	ev.ProviderGUID = m.ProviderGUID
+	ev.ID = m.EventID
+	ev.Version = m.Version
+	ev.Level = m.Level
+	ev.Opcode = m.Opcode
+	ev.Keywords = m.Keywords
+	ev.Name = m.Name
+	ev.ThreadID = h.threadID
+	ev.CaptureThreadID = h.captureThreadID
+	ev.ProcessID = uint64(r.info.ProcessID)
+	ev.ProcessorNumber = h.proc
+	ev.SequenceNumber = h.seq
+	ev.IsSorted = h.sorted
+	ev.Timestamp = h.ts
+	ev.Time = r.info.TicksToTime(h.ts)
+	ev.ActivityID = h.activity
+	ev.RelatedActivityID = h.related
+	ev.StackID = h.stackID
+	ev.Payload = payload
+	ev.Thread = nil
+	ev.Labels = nil
+	ev.Stack = ev.Stack[:0]
+	if r.ver <= 3 {
+		ev.StackID = 0
+		ps := r.info.PointerSize
+		if len(stack)%ps != 0 {
+			return false, r.errf(ErrFormat, "event", off, "stack of %d bytes is not a whole number of %d-byte pointers", len(stack), ps)
+		}
+		r.stackBuf = appendIPs(r.stackBuf[:0], stack, ps)
+		ev.Stack = r.stackBuf
+	} else if h.stackID != 0 {
+		if s, ok := r.stacks[h.stackID]; ok {
+			ev.Stack = r.ips[s.off : s.off+s.n : s.off+s.n]
+		}
+	}
+	if r.ver == 6 {
+		t := r.threads[h.threadID]
+		if t == nil {
+			return false, r.errf(ErrFormat, "event", off, "refers to thread index %d, which is not defined", h.threadID)
+		}
+		ev.Thread = t
+		ev.ThreadID = t.ThreadID
+		if t.ProcessID != 0 {
+			ev.ProcessID = t.ProcessID
+		}
+		ev.CaptureThreadID = 0
+		if ct := r.threads[h.captureThreadID]; ct != nil {
+			ev.CaptureThreadID = ct.ThreadID
+		}
+		ev.ActivityID = clrevents.GUID{}
+		ev.RelatedActivityID = clrevents.GUID{}
+		if h.labelID != 0 {
+			l := r.labels[h.labelID]
+			if l == nil {
+				return false, r.errf(ErrFormat, "event", off, "refers to label list %d, which is not defined", h.labelID)
+			}
+			ev.Labels = l
+			ev.ActivityID = l.ActivityID
+			ev.RelatedActivityID = l.RelatedActivityID
+			if l.HasOpcode {
+				ev.Opcode = l.Opcode
+			}
+			if l.HasKeywords {
+				ev.Keywords = l.Keywords
+			}
+			if l.HasLevel {
+				ev.Level = l.Level
+			}
+			if l.HasVersion {
+				ev.Version = l.Version
+			}
+		}
+	}
+	return true, nil
+}
+
+func appendIPs(dst []uint64, b []byte, ps int) []uint64 {
+	if ps == 4 {
+		for i := 0; i+4 <= len(b); i += 4 {
+			dst = append(dst, uint64(binary.LittleEndian.Uint32(b[i:])))
+		}
+		return dst
+	}
+	for i := 0; i+8 <= len(b); i += 8 {
+		dst = append(dst, binary.LittleEndian.Uint64(b[i:]))
+	}
+	return dst
+}
+
+func (r *Reader) metaErr(err error, recOff int64, payloadAt int) error {
+	var me *metaErr
+	if errors.As(err, &me) {
+		return r.errf(ErrFormat, "metadata", recOff, "%s (payload at %d)", me.msg, r.blkOff+int64(payloadAt)+int64(me.at))
+	}
+	return r.errf(ErrFormat, "metadata", recOff, "%v", err)
+}
+
+func (r *Reader) addMetadata(m *Metadata) {
+	if m.ProviderGUID.IsZero() && m.Provider != "" {
+		g, ok := r.guids[m.Provider]
+		if !ok {
+			g = ProviderGUID(m.Provider)
+			r.guids[m.Provider] = g
+		}
+		m.ProviderGUID = g
+	}
+	r.meta[m.ID] = m
+}
+
+// metadataBlock parses every metadata record in a MetadataBlock.
+func (r *Reader) metadataBlock() error {
+	if r.ver == 6 {
+		return r.metadataBlockV6()
+	}
+	if err := r.eventBlockHeader(); err != nil {
+		return err
+	}
+	r.hdr = evHeader{}
+	for r.pos < len(r.blk) {
+		start := r.pos
+		p, end, _, err := r.readEventHeader()
+		if err != nil {
+			return err
+		}
+		r.pos = end
+		m, err := parseMetadataV3(r.blk[p : p+int(r.hdr.payloadSize)])
+		if err != nil {
+			return r.metaErr(err, r.blkOff+int64(start), p)
+		}
+		r.addMetadata(m)
+	}
+	return nil
+}
+
+// metadataBlockV6: uint16 HeaderSize, header, rows of {uint16 Size, row}.
+func (r *Reader) metadataBlockV6() error {
+	c := &cursor{b: r.blk}
+	hs := c.u16()
+	c.bytes(int(hs))
+	if c.bad {
+		return r.errf(ErrFormat, "block header", r.blkOff, "header runs past the end of the block")
+	}
+	for c.left() > 0 {
+		at := c.i
+		n := int(c.u16())
+		row := c.bytes(n)
+		if c.bad {
+			return r.errf(ErrFormat, "metadata", r.blkOff+int64(at), "row size %d exceeds the block (%d bytes left)", n, len(r.blk)-at-2)
+		}
+		m, err := parseMetadataV6(row)
+		if err != nil {
+			return r.metaErr(err, r.blkOff+int64(at), at+2)
+		}
+		r.addMetadata(m)
+	}
+	return nil
+}
+
+// stackBlock: uint32 FirstId, uint32 Count, Count × {uint32 Size, IPs}.
+func (r *Reader) stackBlock() error {
+	c := &cursor{b: r.blk}
+	id := c.u32()
+	n := c.u32()
+	if c.bad {
+		return r.errf(ErrFormat, "stack block header", r.blkOff, "block of %d bytes is too short", len(r.blk))
+	}
+	if int64(n)*4 > int64(c.left()) {
+		return r.errf(ErrFormat, "stack block header", r.blkOff, "stack count %d exceeds the block", n)
+	}
+	ps := r.info.PointerSize
+	for i := uint32(0); i < n; i++ {
+		at := c.i
+		size := int(c.u32())
+		b := c.bytes(size)
+		if c.bad {
+			return r.errf(ErrFormat, "stack", r.blkOff+int64(at), "stack %d: size %d exceeds the block", id, size)
+		}
+		if size%ps != 0 {
+			return r.errf(ErrFormat, "stack", r.blkOff+int64(at), "stack %d: %d bytes is not a whole number of %d-byte pointers", id, size, ps)
+		}
+		o := len(r.ips)
+		r.ips = appendIPs(r.ips, b, ps)
+		r.stacks[id] = stackRef{off: uint32(o), n: uint32(len(r.ips) - o)}
+		id++
+	}
+	return nil
+}
+
+// sequencePoint flushes the stack (and V6 label list) tables, and in V6
+// the thread and metadata tables when its flags say so.
+func (r *Reader) sequencePoint() error {
+	clear(r.stacks)
+	r.ips = r.ips[:0]
+	if r.ver != 6 {
+		if len(r.blk) < 12 {
+			return r.errf(ErrFormat, "", 0, "sequence point of %d bytes is too short", len(r.blk))
+		}
+		return nil
+	}
+	clear(r.labels)
+	c := &cursor{b: r.blk}
+	c.u64()
+	flags := c.u32()
+	n := c.u32()
+	for i := uint32(0); i < n && !c.bad; i++ {
+		c.varu64()
+		c.varu32()
+	}
+	if c.bad {
+		return r.errf(ErrFormat, "", 0, "sequence point runs past the end of the block at %d", r.blkOff+int64(c.badI))
+	}
+	if flags&1 != 0 {
+		clear(r.threads)
+	}
+	if flags&2 != 0 {
+		clear(r.meta)
+	}
+	return nil
+}
+
+// threadBlock (V6): rows of {uint16 Size; varuint64 Index; {uint8 Kind; …}*}.
+func (r *Reader) threadBlock() error {
+	c := &cursor{b: r.blk}
+	for c.left() > 0 {
+		at := c.i
+		n := int(c.u16())
+		row := c.bytes(n)
+		if c.bad {
+			return r.errf(ErrFormat, "thread", r.blkOff+int64(at), "row size %d exceeds the block", n)
+		}
+		rc := &cursor{b: row}
+		t := &Thread{Index: rc.varu64()}
+		for rc.left() > 0 && !rc.bad {
+			switch k := rc.u8(); k {
+			case 1:
+				t.Name = rc.utf8str()
+			case 2:
+				t.ProcessID = rc.varu64()
+			case 3:
+				t.ThreadID = rc.varu64()
+			case 4:
+				key := rc.utf8str()
+				v := rc.utf8str()
+				if t.Attributes == nil {
+					t.Attributes = make(map[string]string)
+				}
+				t.Attributes[key] = v
+			default:
+				return r.errf(ErrFormat, "thread", r.blkOff+int64(at), "unknown thread info kind %d", k)
+			}
+		}
+		if rc.bad {
+			return r.errf(ErrFormat, "thread", r.blkOff+int64(at), "row runs past its size at %d", r.blkOff+int64(at+2+rc.badI))
+		}
+		r.threads[t.Index] = t
+	}
+	return nil
+}
+
+// removeThreadBlock (V6): {varuint64 Index, varuint32 SequenceNumber}*.
+func (r *Reader) removeThreadBlock() error {
+	c := &cursor{b: r.blk}
+	for c.left() > 0 {
+		idx := c.varu64()
+		c.varu32()
+		if c.bad {
+			return r.errf(ErrFormat, "thread", r.blkOff+int64(c.badI), "entry runs past the end of the block")
+		}
+		delete(r.threads, idx)
+	}
+	return nil
+}
+
+// labelListBlock (V6): uint32 FirstIndex, uint32 Count, Count label lists.
+func (r *Reader) labelListBlock() error {
+	c := &cursor{b: r.blk}
+	idx := c.u32()
+	n := c.u32()
+	if c.bad {
+		return r.errf(ErrFormat, "label list header", r.blkOff, "block of %d bytes is too short", len(r.blk))
+	}
+	if int64(n) > int64(c.left()) {
+		return r.errf(ErrFormat, "label list header", r.blkOff, "count %d exceeds the block", n)
+	}
+	for i := uint32(0); i < n; i++ {
+		at := c.i
+		l := &LabelList{}
+		for {
+			kf := c.u8()
+			switch kf & 0x7F {
+			case 1:
+				l.ActivityID, l.HasActivityID = c.guid(), true
+			case 2:
+				l.RelatedActivityID, l.HasRelatedActivityID = c.guid(), true
+			case 3:
+				l.TraceID, l.HasTraceID = c.guid(), true
+			case 4:
+				l.SpanID, l.HasSpanID = c.u64(), true
+			case 5:
+				k := c.utf8str()
+				v := c.utf8str()
+				l.Other = append(l.Other, Label{Key: k, String: v})
+			case 6:
+				k := c.utf8str()
+				v := c.varu64()
+				l.Other = append(l.Other, Label{Key: k, Int: int64(v>>1) ^ -int64(v&1), IsInt: true})
+			case 7:
+				l.Opcode, l.HasOpcode = c.u8(), true
+			case 8:
+				l.Keywords, l.HasKeywords = c.u64(), true
+			case 9:
+				l.Level, l.HasLevel = c.u8(), true
+			case 10:
+				l.Version, l.HasVersion = c.u8(), true
+			default:
+				if !c.bad {
+					return r.errf(ErrFormat, "label list", r.blkOff+int64(at), "unknown label kind %d", kf&0x7F)
+				}
+			}
+			if c.bad {
+				return r.errf(ErrFormat, "label list", r.blkOff+int64(at), "runs past the end of the block")
+			}
+			if kf&0x80 != 0 {
+				break
+			}
+		}
+		r.labels[idx] = l
+		idx++
+	}
+	return nil
+}

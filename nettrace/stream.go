@@ -1,0 +1,109 @@
+package nettrace
+
+import (
+	"bufio"
+	"errors"
+	"io"
+)
+
+// stream is a forward-only byte source that counts its offset. Small reads
+// and look-ahead go through a bufio.Reader; whole blocks are copied into a
+// caller-owned buffer that is grown only as bytes actually arrive, so a
+// hostile length in a header cannot make us allocate more than the input
+// backs.
+type stream struct {
+	br  *bufio.Reader
+	off int64 // offset of the next unread byte
+}
+
+func newStream(r io.Reader) *stream {
+	return &stream{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// errShort is returned (wrapped) when the input ends inside a structure.
+var errShort = io.ErrUnexpectedEOF
+
+// peek returns the next n bytes without consuming them. Fewer bytes and an
+// error are returned at the end of the input.
+func (s *stream) peek(n int) ([]byte, error) {
+	b, err := s.br.Peek(n)
+	if err == io.EOF && len(b) > 0 {
+		err = errShort
+	}
+	return b, err
+}
+
+// discard skips n bytes.
+func (s *stream) discard(n int) error {
+	m, err := s.br.Discard(n)
+	s.off += int64(m)
+	if err == io.EOF {
+		err = errShort
+	}
+	return err
+}
+
+// readSmall reads exactly len(dst) bytes (a header; len(dst) is small).
+// It returns io.EOF if no byte at all was available and
+// io.ErrUnexpectedEOF if the input ended part way.
+func (s *stream) readSmall(dst []byte) error {
+	n, err := io.ReadFull(s.br, dst)
+	s.off += int64(n)
+	return err
+}
+
+// readByte reads one byte; io.EOF at the end of the input.
+func (s *stream) readByte() (byte, error) {
+	c, err := s.br.ReadByte()
+	if err == nil {
+		s.off++
+	}
+	return c, err
+}
+
+// growChunk is the first step by which readBlock grows its buffer before
+// the data has been seen to exist.
+const growChunk = 256 << 10
+
+// readBlock reads exactly n bytes into buf (reusing its capacity) and
+// returns buf[:n]. The buffer grows geometrically as bytes arrive, so an
+// n larger than the remaining input costs at most about twice what the
+// input holds. It returns io.ErrUnexpectedEOF if the input ends first,
+// together with the bytes that were read.
+func (s *stream) readBlock(buf []byte, n int) ([]byte, error) {
+	if n < 0 {
+		return buf[:0], errors.New("negative length")
+	}
+	if cap(buf) >= n {
+		buf = buf[:n]
+		m, err := io.ReadFull(s.br, buf)
+		s.off += int64(m)
+		if err == io.EOF {
+			err = errShort
+		}
+		return buf[:m], err
+	}
+	buf = buf[:0]
+	for len(buf) < n {
+		want := n - len(buf)
+		step := max(cap(buf), growChunk)
+		if want > step {
+			want = step
+		}
+		if cap(buf)-len(buf) < want {
+			nb := make([]byte, len(buf), len(buf)+want)
+			copy(nb, buf)
+			buf = nb
+		}
+		m, err := io.ReadFull(s.br, buf[len(buf):len(buf)+want])
+		buf = buf[:len(buf)+m]
+		s.off += int64(m)
+		if err != nil {
+			if err == io.EOF {
+				err = errShort
+			}
+			return buf, err
+		}
+	}
+	return buf, nil
+}

@@ -1,0 +1,329 @@
+package nettrace
+
+import (
+	"math/bits"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+)
+
+// Format says which container a trace uses.
+type Format uint8
+
+const (
+	// FormatNetPerf is the .NET Core 2.x ".netperf" layout: a
+	// FastSerialization stream without the Nettrace magic, holding either a
+	// "Microsoft.DotNet.Runtime.EventPipeFile" object (versions 1 and 2) or
+	// a "Trace" object version 3 followed by EventBlocks.
+	FormatNetPerf Format = iota + 1
+	// FormatNetTrace is the ".nettrace" layout that starts with the
+	// "Nettrace" magic: versions 4 and 5 (FastSerialization objects) and 6
+	// (plain blocks).
+	FormatNetTrace
+)
+
+// String returns "netperf" or "nettrace".
+func (f Format) String() string {
+	switch f {
+	case FormatNetPerf:
+		return "netperf"
+	case FormatNetTrace:
+		return "nettrace"
+	}
+	return "unknown"
+}
+
+// TraceInfo is what the trace says about itself in its Trace object or
+// block.
+type TraceInfo struct {
+	Format Format
+	// Version is the file format version: 1 or 2 (EventPipeFile object
+	// version, .NET Core 2.0), 3 (.NET Core 2.1), 4 (NetTrace through
+	// FastSerialization; what the spec calls V5 only adds metadata tags and
+	// is read as 4), or 6.
+	Version int
+	// MinorVersion is the NetTrace V6 minor version; 0 before V6.
+	MinorVersion int
+	// ObjectVersion is the version of the FastSerialization Trace (or
+	// EventPipeFile) object; 0 for V6, which has no objects.
+	ObjectVersion int
+
+	SyncTime     time.Time // wall clock (UTC) at SyncTimeQPC
+	SyncTimeQPC  int64     // timestamp, in ticks, taken at SyncTime
+	QPCFrequency int64     // ticks per second
+
+	// PointerSize is the size of a pointer in bytes in the traced process
+	// (V6: on the traced machine). Version 1/2 traces do not record it; they
+	// were only written on 64-bit Linux, and 8 is reported.
+	PointerSize int
+	// ProcessID is the traced process (V6: the "ProcessId" key, if present).
+	ProcessID int64
+	// NumProcessors is the processor count (V6: "HardwareThreadCount").
+	NumProcessors int
+	// ExpectedCPUSamplingRate is as recorded (V6: "ExpectedCPUSamplingRate").
+	ExpectedCPUSamplingRate int64
+	// KeyValues holds the V6 trace block's key/value pairs; nil before V6.
+	KeyValues map[string]string
+}
+
+// TicksToTime converts a timestamp in ticks to wall-clock time using the
+// trace's sync time and frequency. It does not allocate.
+func (ti *TraceInfo) TicksToTime(ticks int64) time.Time {
+	if ti.QPCFrequency <= 0 {
+		return ti.SyncTime
+	}
+	d := ticks - ti.SyncTimeQPC
+	neg := d < 0
+	u := uint64(d)
+	if neg {
+		u = uint64(-d)
+	}
+	hi, lo := bits.Mul64(u, 1e9)
+	f := uint64(ti.QPCFrequency)
+	var ns uint64
+	if hi >= f { // overflow of the quotient: clamp
+		ns = 1<<63 - 1
+	} else {
+		ns, _ = bits.Div64(hi, lo, f)
+		if ns > 1<<63-1 {
+			ns = 1<<63 - 1
+		}
+	}
+	if neg {
+		return ti.SyncTime.Add(-time.Duration(ns))
+	}
+	return ti.SyncTime.Add(time.Duration(ns))
+}
+
+// Event is one event record. The Reader reuses one Event: it, and every
+// slice in it (Payload, Stack), are valid only until the next call to Next.
+// Strings and the Metadata, Thread and Labels pointers stay valid for as long
+// as the caller keeps them (they are not reused), but Metadata, Thread and
+// Labels are shared and must not be modified.
+type Event struct {
+	// Offset is the byte offset of the event record (its header) in the
+	// decompressed stream.
+	Offset int64
+	// MetadataID is the metadata record the event refers to. In version 1/2
+	// traces it is the stream offset of the metadata event.
+	MetadataID uint32
+
+	Provider     string         // provider name, e.g. "Microsoft-Windows-DotNETRuntime"
+	ProviderGUID clrevents.GUID // see ProviderGUID
+	ID           uint16         // event ID within the provider
+	Version      uint8          // event version
+	Level        uint8
+	Opcode       uint8
+	Keywords     uint64
+	Name         string // event name from the metadata; often empty for CLR events
+
+	// ThreadID is the OS thread the event is about; CaptureThreadID the OS
+	// thread that wrote it (equal to ThreadID, or 0 when unknown, before
+	// NetTrace V4). In V6 both are resolved through the thread table.
+	ThreadID, CaptureThreadID uint64
+	// ProcessID is the process that raised the event: the trace's process
+	// before V6, the thread's process in V6.
+	ProcessID       uint64
+	ProcessorNumber uint32 // processor of the capture thread; 0 before V4
+	SequenceNumber  uint32 // per capture thread; 0 before V4
+	IsSorted        bool   // the header's IsSorted flag (V4+)
+
+	Timestamp int64     // raw ticks (QPC on Windows, ns on Linux/macOS)
+	Time      time.Time // wall clock from Timestamp and the trace's sync time
+
+	ActivityID, RelatedActivityID clrevents.GUID
+
+	// StackID is the stack table row (V4+); 0 for none or inline stacks.
+	StackID uint32
+	// Stack holds the instruction pointers of the event's stack, innermost
+	// first, from the stack table (V4+) or inline in the event (V1–V3).
+	Stack []uint64
+	// PointerSize is the trace's pointer size, 4 or 8; CLR payloads lay out
+	// pointer-sized fields with it.
+	PointerSize int
+
+	// Payload is the event's payload, aliasing the Reader's buffer.
+	Payload []byte
+
+	// Metadata is the parsed metadata record for the event.
+	Metadata *Metadata
+	// Thread is the V6 thread table row for ThreadID; nil before V6.
+	Thread *Thread
+	// Labels is the V6 label list the event refers to; nil when none.
+	Labels *LabelList
+}
+
+// Metadata describes one kind of event: its provider, ID, version, name and
+// payload fields as the trace declares them.
+type Metadata struct {
+	ID           uint32
+	Provider     string
+	ProviderGUID clrevents.GUID // from the V6 ProviderGuid tag, else ProviderGUID(Provider)
+	EventID      uint16
+	Version      uint8
+	Name         string
+	Keywords     uint64
+	Level        uint8
+	// Opcode is from the V5 opcode tag or V6 optional metadata; 0 when the
+	// trace does not say (TraceEvent then guesses from a Start/Stop suffix
+	// of the name; we do not).
+	Opcode uint8
+	// HasOpcode reports whether the trace gave Opcode explicitly.
+	HasOpcode bool
+
+	// Fields describe the payload in wire order. CLR runtime events usually
+	// come with no fields: decode those from the manifest instead.
+	Fields []Field
+	// FieldsErr is set when the field descriptions could not be parsed (a
+	// type code this package does not know, say); Fields is then nil and
+	// the event's payload is still delivered.
+	FieldsErr error
+
+	// V6 optional metadata.
+	MessageTemplate string
+	Description     string
+	Attributes      map[string]string
+}
+
+// TypeCode is the type of an EventSource payload field, as EventPipe
+// metadata encodes it (System.TypeCode values plus EventPipe additions).
+type TypeCode uint8
+
+// Type codes. Names follow the NetTrace V6 spec; V1–V5 use the same numbers.
+const (
+	TypeObject                    TypeCode = 1  // nested fields, concatenated
+	TypeBoolean32                 TypeCode = 3  // 4-byte bool
+	TypeUTF16CodeUnit             TypeCode = 4  // 2-byte char
+	TypeSByte                     TypeCode = 5  // int8
+	TypeByte                      TypeCode = 6  // uint8
+	TypeInt16                     TypeCode = 7  // int16
+	TypeUInt16                    TypeCode = 8  // uint16
+	TypeInt32                     TypeCode = 9  // int32
+	TypeUInt32                    TypeCode = 10 // uint32
+	TypeInt64                     TypeCode = 11 // int64
+	TypeUInt64                    TypeCode = 12 // uint64
+	TypeSingle                    TypeCode = 13 // float32
+	TypeDouble                    TypeCode = 14 // float64
+	TypeDecimal                   TypeCode = 15 // 16-byte System.Decimal
+	TypeDateTime                  TypeCode = 16 // 8-byte FILETIME (UTC), as EventSource writes it
+	TypeGUID                      TypeCode = 17 // 16-byte GUID
+	TypeNullTerminatedUTF16String TypeCode = 18 // UTF-16LE with a 2-byte terminator
+	TypeArray                     TypeCode = 19 // uint16 count, then elements
+	TypeVarInt                    TypeCode = 20 // V6: zig-zag varint64
+	TypeVarUInt                   TypeCode = 21 // V6: varuint64
+	TypeFixedLengthArray          TypeCode = 22 // V6: Count elements
+	TypeUTF8CodeUnit              TypeCode = 23 // V6: 1-byte char
+	TypeRelLoc                    TypeCode = 24 // V6: uint32 size<<16|offset after the field
+	TypeDataLoc                   TypeCode = 25 // V6: uint32 size<<16|offset from payload start
+	TypeBoolean8                  TypeCode = 26 // V6: 1-byte bool
+)
+
+var typeNames = [...]string{
+	TypeObject: "Object", TypeBoolean32: "Boolean32", TypeUTF16CodeUnit: "UTF16CodeUnit",
+	TypeSByte: "SByte", TypeByte: "Byte", TypeInt16: "Int16", TypeUInt16: "UInt16",
+	TypeInt32: "Int32", TypeUInt32: "UInt32", TypeInt64: "Int64", TypeUInt64: "UInt64",
+	TypeSingle: "Single", TypeDouble: "Double", TypeDecimal: "Decimal", TypeDateTime: "DateTime",
+	TypeGUID: "Guid", TypeNullTerminatedUTF16String: "NullTerminatedUTF16String",
+	TypeArray: "Array", TypeVarInt: "VarInt", TypeVarUInt: "VarUInt",
+	TypeFixedLengthArray: "FixedLengthArray", TypeUTF8CodeUnit: "UTF8CodeUnit",
+	TypeRelLoc: "RelLoc", TypeDataLoc: "DataLoc", TypeBoolean8: "Boolean8",
+}
+
+// String returns the spec's name for t, or "TypeCode(n)".
+func (t TypeCode) String() string {
+	if int(t) < len(typeNames) && typeNames[t] != "" {
+		return typeNames[t]
+	}
+	return "TypeCode(" + itoa(int(t)) + ")"
+}
+
+// fixedSize returns the wire size of a fixed-size scalar type, or 0.
+func (t TypeCode) fixedSize() int {
+	switch t {
+	case TypeSByte, TypeByte, TypeUTF8CodeUnit, TypeBoolean8:
+		return 1
+	case TypeInt16, TypeUInt16, TypeUTF16CodeUnit:
+		return 2
+	case TypeInt32, TypeUInt32, TypeBoolean32, TypeSingle, TypeRelLoc, TypeDataLoc:
+		return 4
+	case TypeInt64, TypeUInt64, TypeDouble, TypeDateTime:
+		return 8
+	case TypeGUID, TypeDecimal:
+		return 16
+	}
+	return 0
+}
+
+// Field describes one payload field, or (with an empty Name) the element
+// type of an array.
+type Field struct {
+	Name string
+	Type TypeCode
+	// Elem is the element type of an Array, FixedLengthArray, RelLoc or
+	// DataLoc.
+	Elem *Field
+	// Count is the element count of a FixedLengthArray.
+	Count uint16
+	// Fields are the members of an Object (a nested struct).
+	Fields []Field
+}
+
+// Thread is a row of the V6 thread table.
+type Thread struct {
+	Index      uint64
+	Name       string
+	ProcessID  uint64
+	ThreadID   uint64
+	Attributes map[string]string
+}
+
+// LabelList is a row of the V6 label list table: labels shared by many
+// events. The Has* fields say which optional values are present.
+type LabelList struct {
+	ActivityID, RelatedActivityID       clrevents.GUID
+	HasActivityID, HasRelatedActivityID bool
+	TraceID                             [16]byte
+	HasTraceID                          bool
+	SpanID                              uint64
+	HasSpanID                           bool
+	// Opcode, Keywords, Level and Version override the metadata's values
+	// when the matching Has* flag is set (the Reader applies them to Event).
+	Opcode                                       uint8
+	Keywords                                     uint64
+	Level, Version                               uint8
+	HasOpcode, HasKeywords, HasLevel, HasVersion bool
+	// Other holds key/value labels in file order.
+	Other []Label
+}
+
+// Label is a key/value label. Exactly one of String or Int is meaningful,
+// as IsInt says.
+type Label struct {
+	Key    string
+	String string
+	Int    int64
+	IsInt  bool
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	u := uint64(n)
+	if neg {
+		u = uint64(-n)
+	}
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
