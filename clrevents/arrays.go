@@ -44,7 +44,7 @@ func MakeUint8Array(raw []byte) Uint8Array {
 // Uint8ArrayOf returns an array holding v, encoded for the wire. It allocates; it
 // is meant for building payloads.
 func Uint8ArrayOf(v ...uint8) Uint8Array {
-	return Uint8Array{slices.Clone(v)}
+	return Uint8Array{cloneBytes(v)}
 }
 
 // Len returns the number of elements.

@@ -27,6 +27,17 @@ const (
 	runeError = '\uFFFD'
 )
 
+// cloneBytes copies b into a new slice whose capacity is its length; nil
+// stays nil.
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	c := make([]byte, len(b))
+	copy(c, b)
+	return c
+}
+
 // UTF16 is a win:UnicodeString: UTF-16LE text as it is on the wire, without
 // its NUL terminator. It aliases the payload; see the package note on views.
 type UTF16 struct {
@@ -230,7 +241,7 @@ func (s UTF16) AppendJSON(dst []byte) []byte {
 }
 
 // Clone returns a copy of s that no longer aliases the payload.
-func (s UTF16) Clone() UTF16 { return UTF16{bytes.Clone(s.b)} }
+func (s UTF16) Clone() UTF16 { return UTF16{cloneBytes(s.b)} }
 
 // MarshalJSON implements encoding/json.Marshaler with AppendJSON.
 func (s UTF16) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
@@ -246,7 +257,11 @@ type Ansi struct {
 // AnsiOf returns an Ansi holding the bytes of s (its UTF-8, which String
 // reads back unchanged). It allocates; it is meant for building payloads. s
 // should not contain NUL, which would end the string on the wire.
-func AnsiOf(s string) Ansi { return Ansi{[]byte(s)} }
+func AnsiOf(s string) Ansi {
+	b := make([]byte, len(s))
+	copy(b, s)
+	return Ansi{b}
+}
 
 // MakeAnsi wraps raw bytes without copying them. The view aliases raw.
 func MakeAnsi(raw []byte) Ansi { return Ansi{raw[:len(raw):len(raw)]} }
@@ -374,7 +389,7 @@ func (s Ansi) AppendJSON(dst []byte) []byte {
 }
 
 // Clone returns a copy of s that no longer aliases the payload.
-func (s Ansi) Clone() Ansi { return Ansi{bytes.Clone(s.b)} }
+func (s Ansi) Clone() Ansi { return Ansi{cloneBytes(s.b)} }
 
 // MarshalJSON implements encoding/json.Marshaler with AppendJSON.
 func (s Ansi) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
@@ -387,7 +402,7 @@ type Binary struct {
 
 // BinaryOf returns a Binary holding a copy of raw. It allocates; it is meant
 // for building payloads.
-func BinaryOf(raw []byte) Binary { return Binary{bytes.Clone(raw)} }
+func BinaryOf(raw []byte) Binary { return Binary{cloneBytes(raw)} }
 
 // MakeBinary wraps raw without copying it. The view aliases raw.
 func MakeBinary(raw []byte) Binary { return Binary{raw[:len(raw):len(raw)]} }
@@ -437,7 +452,7 @@ func (s Binary) AppendJSON(dst []byte) []byte {
 }
 
 // Clone returns a copy of s that no longer aliases the payload.
-func (s Binary) Clone() Binary { return Binary{bytes.Clone(s.b)} }
+func (s Binary) Clone() Binary { return Binary{cloneBytes(s.b)} }
 
 // MarshalJSON implements encoding/json.Marshaler with AppendJSON.
 func (s Binary) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
