@@ -286,8 +286,12 @@ func diffProvider(pd *ProviderDiff, a, b *Provider) {
 				}
 			}
 			cmpStr("symbol", x.Symbol, y.Symbol)
-			cmpStr("task", x.Task, y.Task)
-			cmpStr("opcode", x.Opcode, y.Opcode)
+			if taskID(a, x) != taskID(b, y) {
+				cmpStr("task", x.Task, y.Task)
+			}
+			if opcodeID(a, x) != opcodeID(b, y) {
+				cmpStr("opcode", x.Opcode, y.Opcode)
+			}
 			cmpStr("level", x.Level, y.Level)
 			cmpStr("channel", x.Channel, y.Channel)
 			cmpStr("keywords", keywordMasks(a, x), keywordMasks(b, y))
@@ -328,6 +332,30 @@ func keywordMasks(p *Provider, e *Event) string {
 		return ""
 	}
 	return fmt.Sprintf("0x%x", m)
+}
+
+// taskID identifies an event's task by value, so that renaming a task (same
+// value) does not show as a change of every event in it.
+func taskID(p *Provider, e *Event) string {
+	if t := p.Task(e.Task); t != nil {
+		return fmt.Sprint(t.Value)
+	}
+	return e.Task
+}
+
+// opcodeID identifies an event's opcode by value, for the same reason.
+func opcodeID(p *Provider, e *Event) string {
+	if v, ok := standardOpcode(e.Opcode); ok {
+		return fmt.Sprint(v)
+	}
+	if t := p.Task(e.Task); t != nil {
+		for _, o := range t.Opcodes {
+			if o.Name == e.Opcode {
+				return fmt.Sprint(o.Value)
+			}
+		}
+	}
+	return e.Opcode
 }
 
 func templateFields(p *Provider, e *Event) []*Field {

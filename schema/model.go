@@ -139,7 +139,11 @@ type Event struct {
 	Keywords []string `yaml:"keywords,omitempty"`
 	Channel  string   `yaml:"channel,omitempty"`
 	Template string   `yaml:"template,omitempty"`
-	Pos      Pos      `yaml:"-"`
+	// GoName, when set, is the Go type name to use instead of the one the
+	// naming rule derives from Symbol. Manifests never set it; an override
+	// does, where two symbols would make the same Go name.
+	GoName string `yaml:"goName,omitempty"`
+	Pos    Pos    `yaml:"-"`
 }
 
 // StandardLevels are the win: levels every manifest may name.

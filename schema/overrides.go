@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -29,6 +30,9 @@ type Override struct {
 	Template string      `yaml:"template,omitempty"`
 	Field    string      `yaml:"field,omitempty"` // a path: "Values.Name" for a struct's field
 	Set      *FieldPatch `yaml:"set,omitempty"`
+
+	// GoNames gives events (by symbol) explicit Go type names.
+	GoNames map[string]string `yaml:"goNames,omitempty"`
 
 	Pos Pos `yaml:"-"`
 }
@@ -73,8 +77,8 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 			l.add(e.Pos, what, "every override needs a why")
 		case len(e.Providers) == 0:
 			l.add(e.Pos, what, "no providers named")
-		case (e.Map != "") == (e.Template != ""):
-			l.add(e.Pos, what, "name exactly one of map or template")
+		case countTrue(e.Map != "", e.Template != "", len(e.GoNames) > 0) != 1:
+			l.add(e.Pos, what, "name exactly one of map, template or goNames")
 		case e.Map != "" && len(e.AddEntries) == 0:
 			l.add(e.Pos, what, "map %s: nothing to add", e.Map)
 		case e.Template != "" && (e.Field == "" || e.Set == nil):
@@ -97,10 +101,13 @@ func (o *Overrides) Apply(s *Schema) error {
 				l.add(e.Pos, "override", "provider %q is not in the schema", pn)
 				continue
 			}
-			if e.Map != "" {
+			switch {
+			case e.Map != "":
 				applyMap(e, p, &l)
-			} else {
+			case e.Template != "":
 				applyField(e, p, &l)
+			default:
+				applyGoNames(e, p, &l)
 			}
 		}
 	}
@@ -174,4 +181,34 @@ func findField(fs []*Field, path []string) *Field {
 		return findField(f.Fields, path[1:])
 	}
 	return nil
+}
+
+func applyGoNames(e *Override, p *Provider, l *errList) {
+	syms := make([]string, 0, len(e.GoNames))
+	for s := range e.GoNames {
+		syms = append(syms, s)
+	}
+	sort.Strings(syms)
+	for _, sym := range syms {
+		ev := p.Event(sym)
+		what := fmt.Sprintf("override of %s event %s", p.Name, sym)
+		switch {
+		case ev == nil:
+			l.add(e.Pos, what, "no such event")
+		case ev.GoName == e.GoNames[sym]:
+			l.add(e.Pos, what, "already named %s: drop it", ev.GoName)
+		default:
+			ev.GoName = e.GoNames[sym]
+		}
+	}
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
