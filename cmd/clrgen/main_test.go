@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrgo/clrevents/schema"
+)
+
+const (
+	smallMan  = "../../schema/testdata/small.man"
+	brokenMan = "../../schema/testdata/broken/count_missing.man"
+	checkedIn = "../../schema/clr.yaml"
+	sharedDir = "../../../shared/manifests"
+)
+
+// clrgen runs the command in-process.
+func clrgen(args ...string) (status int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	status = run(args, &o, &e)
+	return status, o.String(), e.String()
+}
+
+func shared(t *testing.T, name string) string {
+	t.Helper()
+	p := filepath.Join(sharedDir, name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("needs the real manifests in %s (present in CI, not in a fresh clone): %v", sharedDir, err)
+	}
+	return p
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args     []string
+		status   int
+		out, err string // substrings; "" means must be empty
+	}{
+		{nil, 2, "", "usage: clrgen <command>"},
+		{[]string{"frob"}, 2, "", `unknown command "frob"`},
+		{[]string{"help"}, 0, "usage: clrgen <command>", ""},
+		{[]string{"import"}, 2, "", "usage: clrgen import [-o schema/clr.yaml] MANIFEST"},
+		{[]string{"import", "a", "b"}, 2, "", "want one MANIFEST, have 2 arguments"},
+		{[]string{"import", "-x", "a"}, 2, "", "flag provided but not defined: -x"},
+		{[]string{"diff", "a"}, 2, "", "usage: clrgen diff OLD NEW"},
+		{[]string{"list", "-format", "csv", "-schema", smallMan}, 2, "", `-format "csv": want text or tsv`},
+		{[]string{"list", "-name", "[", "-schema", smallMan}, 2, "", `-name "["`},
+		{[]string{"list", "extra"}, 2, "", "unexpected arguments"},
+		{[]string{"list", "-h"}, 0, "", "usage: clrgen list"},
+	}
+	for _, tt := range tests {
+		st, out, errOut := clrgen(tt.args...)
+		if st != tt.status {
+			t.Errorf("clrgen %q: status %d, want %d (stderr %q)", tt.args, st, tt.status, errOut)
+		}
+		for _, c := range []struct{ got, want, name string }{{out, tt.out, "stdout"}, {errOut, tt.err, "stderr"}} {
+			if c.want == "" && c.got != "" {
+				t.Errorf("clrgen %q: unexpected %s %q", tt.args, c.name, c.got)
+			}
+			if !strings.Contains(c.got, c.want) {
+				t.Errorf("clrgen %q: %s %q lacks %q", tt.args, c.name, c.got, c.want)
+			}
+		}
+	}
+	// Every command in the table is listed by help.
+	_, out, _ := clrgen("help")
+	for _, c := range commands {
+		if !strings.Contains(out, "  "+c.name+" ") {
+			t.Errorf("help does not list %s", c.name)
+		}
+	}
+}
+
+func TestImport(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "clr.yaml")
+	st, stdout, stderr := clrgen("import", "-o", out, smallMan)
+	if st != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("import: status %d, stdout %q, stderr %q", st, stdout, stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schema.LoadManifest(smallMan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := schema.MarshalYAML(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("import wrote:\n%s\nwant:\n%s", got, want)
+	}
+
+	// Unchanged bytes: the file is not rewritten.
+	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(out, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, stderr := clrgen("import", "-o", out, smallMan); st != 0 {
+		t.Fatalf("second import: %d %s", st, stderr)
+	}
+	if fi, err := os.Stat(out); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("unchanged import rewrote the file (mtime %v)", fi.ModTime())
+	}
+	// Changed bytes: rewritten.
+	if err := os.WriteFile(out, []byte("stale\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := clrgen("import", "-o", out, smallMan); st != 0 {
+		t.Fatal("third import failed")
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, want) {
+		t.Errorf("stale file not replaced")
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".clr.yaml.*")); len(m) != 0 {
+		t.Errorf("temporary files left: %v", m)
+	}
+
+	// -o - writes to stdout.
+	if st, stdout, _ := clrgen("import", "-o", "-", smallMan); st != 0 || stdout != string(want) {
+		t.Errorf("import -o -: status %d, %d bytes", st, len(stdout))
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "clr.yaml")
+	st, stdout, stderr := clrgen("import", "-o", out, brokenMan)
+	want := `count_missing.man:25: template T: field "X": count="Nope" names no earlier field of the same template or struct` + "\n"
+	if st != 1 || stdout != "" || stderr != want {
+		t.Errorf("broken manifest: status %d, stdout %q, stderr %q; want 1, stderr %q", st, stdout, stderr, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a failed import wrote %s", out)
+	}
+	if st, _, stderr := clrgen("import", "-o", out, "no-such.man"); st != 1 || !strings.Contains(stderr, "no-such.man") {
+		t.Errorf("missing manifest: status %d, stderr %q", st, stderr)
+	}
+}
+
+// TestImportCheckedIn: importing the newest real manifest reproduces
+// schema/clr.yaml byte for byte.
+func TestImportCheckedIn(t *testing.T) {
+	man := shared(t, "ClrEtwAll.runtime-main-net10.man")
+	st, stdout, stderr := clrgen("import", "-o", "-", man)
+	if st != 0 {
+		t.Fatalf("import: %d %s", st, stderr)
+	}
+	want, err := os.ReadFile(checkedIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != string(want) {
+		t.Errorf("stale schema/clr.yaml; run: go run ./cmd/clrgen import -o schema/clr.yaml ../shared/manifests/ClrEtwAll.runtime-main-net10.man")
+	}
+}
+
+// writeChanged writes small.man's schema, with one event level changed, as
+// YAML under a name that does not say .yaml: the kind is told by content.
+func writeChanged(t *testing.T) string {
+	t.Helper()
+	s, err := schema.LoadManifest(smallMan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Provider("Test-Runtime").Event("GCPerHeap").Level = "win:Informational"
+	data, err := schema.MarshalYAML(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "changed.schema")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDiff(t *testing.T) {
+	// Identical inputs, in either form: no output, status 0.
+	for _, args := range [][]string{{smallMan, smallMan}, {checkedIn, checkedIn}} {
+		if st, stdout, stderr := clrgen(append([]string{"diff"}, args...)...); st != 0 || stdout != "" || stderr != "" {
+			t.Errorf("diff %v: status %d, stdout %q, stderr %q", args, st, stdout, stderr)
+		}
+	}
+	changed := writeChanged(t)
+	st, stdout, stderr := clrgen("diff", smallMan, changed)
+	want := "provider Test-Runtime\n  events changed:\n    ~ GCPerHeap (4 v0): level win:Verbose → win:Informational\n"
+	if st != 0 || stdout != want || stderr != "" {
+		t.Errorf("diff small changed: status %d, stdout %q, stderr %q; want 0, %q", st, stdout, stderr, want)
+	}
+	// A broken input: status 1 and its file:line.
+	st, stdout, stderr = clrgen("diff", smallMan, brokenMan)
+	if st != 1 || stdout != "" || !strings.HasPrefix(stderr, "count_missing.man:25: ") {
+		t.Errorf("diff with broken input: status %d, stdout %q, stderr %q", st, stdout, stderr)
+	}
+	st, _, stderr = clrgen("diff", "../../schema/testdata/broken/type.yaml", smallMan)
+	if st != 1 || !strings.HasPrefix(stderr, "type.yaml:8: ") {
+		t.Errorf("diff with broken YAML: status %d, stderr %q", st, stderr)
+	}
+}
+
+// TestDiffReal reviews the .NET Framework → .NET 10 upgrade through the
+// command, manifest against the checked-in YAML.
+func TestDiffReal(t *testing.T) {
+	old := shared(t, "ClrEtwAll.perfview-2016.man")
+	st, stdout, stderr := clrgen("diff", old, checkedIn)
+	if st != 0 || stderr != "" {
+		t.Fatalf("status %d, stderr %q", st, stderr)
+	}
+	for _, l := range []string{
+		"+ provider Microsoft-DotNETRuntimeMonoProfiler",
+		"    + AllocationSampled (303 v0), task AllocationSampling, keywords AllocationSamplingKeyword, 7 fields",
+		"    + WaitHandleWaitStart (301 v0)",
+		"    + WaitHandleWaitStop (302 v0)",
+		"    + ModuleLoad_V3 (152 v3), task CLRLoader",
+		"    ~ 0x800000: GCHeapCollectKeyword → ManagedHeapCollectKeyword",
+		"    ~ MethodJitInliningFailedAnsi (186 v0): symbol MethodJitInliningFailed → MethodJitInliningFailedAnsi",
+	} {
+		if !strings.Contains("\n"+stdout, "\n"+l) {
+			t.Errorf("diff lacks %q", l)
+		}
+	}
+	if strings.Contains(stdout, "removed") || strings.Contains(stdout, "GCStart_V2") {
+		t.Errorf("diff reports removals or GCStart_V2:\n%s", stdout)
+	}
+	if n := strings.Count(stdout, "\n"); n != 246 {
+		t.Errorf("diff has %d lines, want 246 (see schema's TestDiff2016ToNet10 for the per-section counts)", n)
+	}
+}
+
+func TestList(t *testing.T) {
+	st, stdout, stderr := clrgen("list", "-schema", smallMan, "-format", "tsv")
+	want := "PROVIDER\tID\tVERSION\tSYMBOL\tTASK\tOPCODE\tLEVEL\tKEYWORDS\n" +
+		"Test-Rundown\t144\t0\tModuleDCStop\t\twin:DC_Stop\twin:LogAlways\tLoaderRundownKeyword\n" +
+		"Test-Runtime\t4\t0\tGCPerHeap\tGarbageCollection\tGCHeapStats\twin:Verbose\tGCKeyword\n" +
+		"Test-Runtime\t9\t1\tGCStart_V1\tGarbageCollection\twin:Start\twin:Informational\tGCKeyword\n" +
+		"Test-Runtime\t9\t2\tGCStart_V2\tGarbageCollection\twin:Start\twin:Informational\tGCKeyword\n" +
+		"Test-Runtime\t15\t0\tBulkType\tCLRLoader\twin:Info\twin:Informational\tGCKeyword,LoaderKeyword\n" +
+		"Test-Runtime\t144\t0\tModuleLoad\tCLRLoader\twin:DC_Start\twin:Verbose\tLoaderKeyword\n" +
+		"Test-Runtime\t190\t0\tMethodILToNativeMap\t\t\twin:Verbose\t\n"
+	if st != 0 || stdout != want || stderr != "" {
+		t.Errorf("list tsv: status %d, stderr %q, stdout:\n%s\nwant:\n%s", st, stderr, stdout, want)
+	}
+
+	st, stdout, _ = clrgen("list", "-schema", smallMan, "-provider", "RUNDOWN")
+	want = "PROVIDER      ID   VERSION  SYMBOL        TASK  OPCODE       LEVEL          KEYWORDS\n" +
+		"Test-Rundown  144  0        ModuleDCStop  -     win:DC_Stop  win:LogAlways  LoaderRundownKeyword\n"
+	if st != 0 || stdout != want {
+		t.Errorf("list -provider RUNDOWN:\n%s\nwant:\n%s", stdout, want)
+	}
+
+	st, stdout, _ = clrgen("list", "-schema", checkedIn, "-name", "WaitHandleWait*", "-format", "tsv")
+	want = "PROVIDER\tID\tVERSION\tSYMBOL\tTASK\tOPCODE\tLEVEL\tKEYWORDS\n" +
+		"Microsoft-Windows-DotNETRuntime\t301\t0\tWaitHandleWaitStart\tWaitHandleWait\twin:Start\twin:Verbose\tWaitHandleKeyword\n" +
+		"Microsoft-Windows-DotNETRuntime\t302\t0\tWaitHandleWaitStop\tWaitHandleWait\twin:Stop\twin:Verbose\tWaitHandleKeyword\n"
+	if st != 0 || stdout != want {
+		t.Errorf("list -name WaitHandleWait*:\n%s\nwant:\n%s", stdout, want)
+	}
+
+	// All events of the checked-in schema: 516 (PROVENANCE.md) and a header.
+	st, stdout, _ = clrgen("list", "-schema", checkedIn)
+	if n := strings.Count(stdout, "\n"); st != 0 || n != 517 {
+		t.Errorf("list of clr.yaml: status %d, %d lines, want 517", st, n)
+	}
+
+	st, stdout, stderr = clrgen("list", "-schema", brokenMan)
+	if st != 1 || stdout != "" || !strings.HasPrefix(stderr, "count_missing.man:25: ") {
+		t.Errorf("list of broken: status %d, stdout %q, stderr %q", st, stdout, stderr)
+	}
+}
