@@ -37,7 +37,6 @@ var commands = []*command{
 	importCommand,
 	diffCommand,
 	listCommand,
-	generateCommand,
 }
 
 // Exit statuses.
