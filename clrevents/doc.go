@@ -5,3 +5,5 @@
 // checked-in schema; the shared primitives (GUIDs, string and array views,
 // errors) are written by hand.
 package clrevents
+
+//go:generate go run ../cmd/clrgen generate -schema ../schema/clr.yaml -overrides ../schema/overrides.yaml -o .

@@ -37,6 +37,7 @@ var commands = []*command{
 	importCommand,
 	diffCommand,
 	listCommand,
+	generateCommand,
 }
 
 // Exit statuses.

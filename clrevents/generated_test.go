@@ -1,0 +1,237 @@
+package clrevents
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var ptrSizes = []int{4, 8}
+
+// TestSamplesCoverTable checks that the generated samples hold exactly one
+// value of every event type, in table order, so the tests below see them all.
+func TestSamplesCoverTable(t *testing.T) {
+	samples := sampleEvents()
+	if len(samples) != len(Events()) {
+		t.Fatalf("%d samples for %d event types", len(samples), len(Events()))
+	}
+	for i, ev := range samples {
+		if ev.Info() != &eventTable[i] {
+			t.Errorf("sample %d is %s, table has %s", i, ev.Info(), &eventTable[i])
+		}
+		if got := ev.Info().New(); got.Info() != ev.Info() {
+			t.Errorf("%s: New makes %s", ev.Info(), got.Info())
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, ev := range sampleEvents() {
+		for _, ptr := range ptrSizes {
+			payload := ev.Encode(nil, ptr)
+			got := ev.Info().New()
+			n, err := got.Decode(payload, ptr)
+			if err != nil {
+				t.Errorf("%s ptr %d: %v", ev.Info(), ptr, err)
+				continue
+			}
+			if n != len(payload) {
+				t.Errorf("%s ptr %d: decoded %d of %d bytes", ev.Info(), ptr, n, len(payload))
+			}
+			if diff := cmp.Diff(ev, got); diff != "" {
+				t.Errorf("%s ptr %d: round trip differs (-sent +decoded):\n%s", ev.Info(), ptr, diff)
+			}
+			// A newer runtime's extra bytes are not an error; they are
+			// left over.
+			long := append(append([]byte(nil), payload...), 1, 2, 3)
+			if n, err := got.Decode(long, ptr); err != nil || n != len(payload) {
+				t.Errorf("%s ptr %d with 3 extra bytes: n=%d err=%v, want n=%d", ev.Info(), ptr, n, err, len(payload))
+			}
+			// Re-encoding what was decoded gives the same bytes.
+			if again := got.Encode(nil, ptr); string(again) != string(payload) {
+				t.Errorf("%s ptr %d: re-encoding differs", ev.Info(), ptr)
+			}
+		}
+	}
+}
+
+// TestTruncated cuts every payload at every byte: each cut is an error that
+// names the event, never a panic.
+func TestTruncated(t *testing.T) {
+	for _, ev := range sampleEvents() {
+		for _, ptr := range ptrSizes {
+			payload := ev.Encode(nil, ptr)
+			got := ev.Info().New()
+			for cut := 0; cut < len(payload); cut++ {
+				_, err := got.Decode(payload[:cut:cut], ptr)
+				var de *DecodeError
+				if !errors.As(err, &de) {
+					t.Errorf("%s ptr %d cut at %d of %d: err = %v, want a *DecodeError", ev.Info(), ptr, cut, len(payload), err)
+					break
+				}
+				if de.Event != ev.Info().Name || de.Field == "" || de.Offset > cut {
+					t.Errorf("%s ptr %d cut at %d: error %v does not name the event, a field and an offset inside the payload", ev.Info(), ptr, cut, err)
+					break
+				}
+				if !errors.Is(err, ErrShortPayload) {
+					t.Errorf("%s ptr %d cut at %d: %v is not ErrShortPayload", ev.Info(), ptr, cut, err)
+					break
+				}
+			}
+		}
+	}
+}
+
+func TestBadPointerSize(t *testing.T) {
+	n := 0
+	for _, ev := range sampleEvents() {
+		payload := ev.Encode(nil, 8)
+		_, err := ev.Info().New().Decode(payload, 6)
+		if err != nil && !errors.Is(err, ErrPointerSize) {
+			t.Errorf("%s ptr 6: %v", ev.Info(), err)
+		}
+		if err != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no event type rejected pointer size 6")
+	}
+}
+
+// TestDecodeAllocs proves zero allocations for every event type's decoder,
+// at both pointer sizes.
+func TestDecodeAllocs(t *testing.T) {
+	for _, ev := range sampleEvents() {
+		for _, ptr := range ptrSizes {
+			payload := ev.Encode(nil, ptr)
+			dst := ev.Info().New()
+			allocs := testing.AllocsPerRun(20, func() {
+				if _, err := dst.Decode(payload, ptr); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%s ptr %d: %v allocations per decode", ev.Info(), ptr, allocs)
+			}
+		}
+	}
+}
+
+// TestAppendJSON checks that every event's JSON is valid, has one key per
+// field, and costs no allocation when the buffer has room; and that text
+// output costs none either.
+func TestAppendJSON(t *testing.T) {
+	buf := make([]byte, 0, 1<<16)
+	for _, ev := range sampleEvents() {
+		out := ev.AppendJSON(buf[:0])
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Errorf("%s: invalid JSON %s: %v", ev.Info(), out, err)
+			continue
+		}
+		if allocs := testing.AllocsPerRun(10, func() { ev.AppendJSON(buf[:0]) }); allocs != 0 {
+			t.Errorf("%s: AppendJSON allocates %v times", ev.Info(), allocs)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { ev.AppendText(buf[:0]) }); allocs != 0 {
+			t.Errorf("%s: AppendText allocates %v times", ev.Info(), allocs)
+		}
+	}
+}
+
+func TestGCStartJSON(t *testing.T) {
+	e := &GCStartV2{Count: 7, Depth: 2, Reason: GCReasonInduced, Type: GCType(9), ClrInstanceID: 3, ClientSequenceNumber: 1}
+	want := `{"Count":7,"Depth":2,"Reason":"Induced","Type":"GCType(0x9)","ClrInstanceID":3,"ClientSequenceNumber":1}`
+	if got := string(e.AppendJSON(nil)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	wantText := `Count=7 Depth=2 Reason=Induced Type=GCType(0x9) ClrInstanceID=3 ClientSequenceNumber=1`
+	if got := string(e.AppendText(nil)); got != wantText {
+		t.Errorf("got  %s\nwant %s", got, wantText)
+	}
+}
+
+func TestDecoder(t *testing.T) {
+	d := NewDecoder()
+	for _, ev := range sampleEvents() {
+		info := ev.Info()
+		for _, ptr := range ptrSizes {
+			payload := ev.Encode(nil, ptr)
+			got, n, err := d.Decode(info.Provider, info.ID, info.Version, ptr, payload)
+			if err != nil || n != len(payload) || got.Info() != info {
+				t.Fatalf("%s: Decode = %v, %d, %v", info, got, n, err)
+			}
+			if diff := cmp.Diff(ev, got); diff != "" {
+				t.Errorf("%s ptr %d: (-want +got)\n%s", info, ptr, diff)
+			}
+			if allocs := testing.AllocsPerRun(10, func() { d.Decode(info.Provider, info.ID, info.Version, ptr, payload) }); allocs != 0 {
+				t.Errorf("%s: Decoder.Decode allocates %v times", info, allocs)
+			}
+		}
+	}
+	_, _, err := d.Decode(ProviderRuntime, 65000, 0, 8, nil)
+	var ue *UnknownEventError
+	if !errors.As(err, &ue) || !errors.Is(err, ErrUnknownEvent) || ue.ID != 65000 {
+		t.Errorf("unknown event: %v", err)
+	}
+	if _, _, err := d.Decode(Provider(200), 1, 0, 8, nil); !errors.Is(err, ErrUnknownEvent) {
+		t.Errorf("unknown provider: %v", err)
+	}
+}
+
+// TestLookup checks the table against facts from the manifest.
+func TestLookup(t *testing.T) {
+	rt, ok := ProviderByName("Microsoft-Windows-DotNETRuntime")
+	if !ok || rt != ProviderRuntime || rt.GUID() != MustParseGUID("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4") {
+		t.Fatalf("runtime provider: %v %v %v", rt, ok, rt.GUID())
+	}
+	if p, ok := ProviderByGUID(MustParseGUID("{A669021C-C450-4609-A035-5AF59AF4DF18}")); !ok || p != ProviderRundown {
+		t.Errorf("rundown by GUID: %v %v", p, ok)
+	}
+	// 144 is MethodUnloadVerbose in the runtime provider and
+	// MethodDCEndVerbose in the rundown provider.
+	for _, c := range []struct {
+		p    Provider
+		id   uint16
+		ver  uint8
+		name string
+	}{
+		{ProviderRuntime, 1, 2, "GCStart_V2"},
+		{ProviderRuntime, 144, 1, "MethodUnloadVerbose_V1"},
+		{ProviderRundown, 144, 1, "MethodDCEndVerbose_V1"},
+		{ProviderRuntime, 303, 0, "AllocationSampled"},
+		{ProviderRuntime, 152, 3, "ModuleLoad_V3"},
+	} {
+		info, ok := Lookup(c.p, c.id, c.ver)
+		if !ok || info.Name != c.name {
+			t.Errorf("Lookup(%v, %d, %d) = %v, want %s", c.p, c.id, c.ver, info, c.name)
+		}
+	}
+	info, _ := Lookup(ProviderRuntime, 1, 2)
+	if info.TaskName != "GarbageCollection" || info.Opcode != OpcodeStart || info.Level != LevelInformational || info.Keywords != uint64(RuntimeGCKeyword) {
+		t.Errorf("GCStart_V2 info: %+v", info)
+	}
+	if _, ok := Lookup(ProviderRuntime, 1, 99); ok {
+		t.Error("GCStart v99 found")
+	}
+}
+
+func TestEnums(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{GCReasonInduced.String(), "Induced"},
+		{GCReason(0x11).String(), "InducedAggressive"}, // from overrides.yaml
+		{GCReason(0x40).String(), "GCReason(0x40)"},
+		{(GCRootFlagsPinning | GCRootFlagsInterior).String(), "Pinning|Interior"},
+		{(GCRootFlagsPinning | 0x100).String(), "Pinning|0x100"},
+		{GCRootFlags(0).String(), "0"},
+		{(RuntimeGCKeyword | RuntimeJitKeyword).String(), "GCKeyword|JitKeyword"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

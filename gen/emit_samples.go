@@ -1,0 +1,132 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/dave/jennifer/jen"
+
+	"github.com/clrgo/clrevents/schema"
+)
+
+// samples emits sampleEvents, one value of every event type with every
+// field set to a distinct small value and every count and length agreeing
+// with what it sizes. The round-trip, allocation and truncation tests walk
+// it.
+//
+//	func sampleEvents() []Event {
+//		return []Event{&GCStartV2{Count: 2, Depth: 3, …}, …}
+//	}
+func (g *pkgIR) samples(f *File) {
+	var items []Code
+	for _, ev := range g.events {
+		s := &sampler{}
+		items = append(items, Op("&").Id(ev.goName).Values(s.scope(ev.scope)))
+	}
+	f.Comment("sampleEvents returns one value of every event type, every field set.")
+	f.Func().Id("sampleEvents").Params().Index().Id("Event").Block(
+		Return(Index().Id("Event").Values(items...)),
+	)
+}
+
+type sampler struct{ v int }
+
+func (s *sampler) next() int {
+	s.v++
+	return s.v
+}
+
+// sizes is the element count or length each sizing field must hold.
+const sampleLen = 2
+
+func (s *sampler) scope(sc *scopeIR) Dict {
+	d := Dict{}
+	sizes := map[*schema.LField]int{}
+	for _, f := range sc.fields {
+		if f.lf.Count.Field != nil {
+			sizes[f.lf.Count.Field] = sampleLen
+		}
+		if f.lf.Length.Field != nil {
+			sizes[f.lf.Length.Field] = sampleLen
+		}
+	}
+	for _, f := range sc.fields {
+		if n, ok := sizes[f.lf]; ok {
+			d[Id(f.goName)] = Lit(n)
+			continue
+		}
+		d[Id(f.goName)] = s.value(f)
+	}
+	return d
+}
+
+func (s *sampler) value(f *fieldIR) Code {
+	lf := f.lf
+	n := sampleLen
+	if lf.Count.Set && lf.Count.Field == nil {
+		n = lf.Count.Lit
+	}
+	if lf.Length.Set && lf.Length.Field == nil {
+		n = lf.Length.Lit
+	}
+	switch {
+	case f.elem != nil:
+		var elems []Code
+		for i := 0; i < n; i++ {
+			elems = append(elems, Id(f.elem.goName).Values(s.scope(f.elem.scope)))
+		}
+		return Id(f.elem.view + "Of").Call(elems...)
+	case lf.IsArray():
+		t, _ := arrayType(lf.Kind)
+		var vals []Code
+		if lf.Kind == schema.KindPointer {
+			vals = append(vals, Lit(8))
+		}
+		for i := 0; i < n; i++ {
+			vals = append(vals, s.scalar(lf.Kind))
+		}
+		return Id(t + "Of").Call(vals...)
+	case lf.Kind == schema.KindUTF16 || lf.Kind == schema.KindAnsi:
+		str := fmt.Sprintf("s%d é", s.next())
+		if lf.Kind == schema.KindAnsi {
+			str = fmt.Sprintf("a%d", s.v)
+		}
+		if lf.Length.Set {
+			str = strings.Repeat("x", n)
+		}
+		if lf.Kind == schema.KindAnsi {
+			return Id("AnsiOf").Call(Lit(str))
+		}
+		return Id("UTF16Of").Call(Lit(str))
+	case lf.Kind == schema.KindBinary:
+		var bs []Code
+		for i := 0; i < n; i++ {
+			bs = append(bs, Lit(s.next()%256))
+		}
+		return Id("BinaryOf").Call(Index().Byte().Values(bs...))
+	}
+	return s.scalar(lf.Kind)
+}
+
+func (s *sampler) scalar(k schema.Kind) Code {
+	v := s.next()
+	switch k {
+	case schema.KindUint8, schema.KindUint16, schema.KindUint32, schema.KindUint64:
+		return Lit(v%200 + 3)
+	case schema.KindInt8, schema.KindInt16, schema.KindInt32, schema.KindInt64:
+		return Lit(-(v%100 + 3))
+	case schema.KindFloat32, schema.KindFloat64:
+		return Lit(float64(v) + 0.5)
+	case schema.KindBool:
+		return Lit(v%2 == 0)
+	case schema.KindGUID:
+		var bs []Code
+		for i := 0; i < 16; i++ {
+			bs = append(bs, Lit((v*16+i)%256))
+		}
+		return Id("GUID").Values(bs...)
+	case schema.KindPointer:
+		return Lit(v * 0x1000)
+	}
+	panic("sampler: " + k.String())
+}

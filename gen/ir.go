@@ -1,0 +1,344 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/clrgo/clrevents/schema"
+)
+
+// The IR is the lowered schema with every Go name resolved. The emitters
+// walk only this.
+
+type pkgIR struct {
+	source    string
+	providers []*provIR
+	events    []*eventIR // table order: provider, id, version
+}
+
+type provIR struct {
+	lp       *schema.LProvider
+	index    int
+	short    string
+	constID  string // ProviderRuntime
+	kwType   string // RuntimeKeywords
+	keywords []named
+	tasks    []*taskIR
+	maps     []*mapIR
+	events   []*eventIR
+}
+
+type named struct {
+	goName string
+	name   string
+	value  uint64
+}
+
+type taskIR struct {
+	t       *schema.Task
+	goConst string
+	opcodes []named
+}
+
+type mapIR struct {
+	lm      *schema.LMap
+	goType  string
+	under   string // Go underlying type
+	entries []named
+	bitmap  bool
+}
+
+type eventIR struct {
+	le       *schema.LEvent
+	prov     *provIR
+	index    int
+	goName   string
+	file     string
+	scope    *scopeIR
+	hasPtr   bool // any pointer-sized field anywhere in the payload
+	taskName string
+	opName   string
+}
+
+// scopeIR is a template's or a struct element's fields.
+type scopeIR struct {
+	owner  string // for messages
+	fields []*fieldIR
+	prefix int         // fields with fixed offsets
+	size   schema.Size // their total size
+}
+
+type fieldIR struct {
+	lf     *schema.LField
+	goName string
+	enum   *mapIR
+	elem   *elemIR // struct fields
+	count  *fieldIR
+	length *fieldIR
+}
+
+type elemIR struct {
+	goName string // element type
+	view   string // XArray (fixed) or XIter (variable)
+	fixed  bool
+	scope  *scopeIR
+	min    int // smallest possible element, bytes
+}
+
+func buildIR(m *schema.Model) (*pkgIR, error) {
+	p := &pkgIR{source: m.Source}
+	var n names
+	for i, lp := range m.Providers {
+		pr := &provIR{lp: lp, index: i}
+		short, err := ProviderShort(lp.Name)
+		if err != nil {
+			n.fail(lp.Pos, "provider "+lp.Name, err)
+			continue
+		}
+		pr.short = short
+		pr.constID = "Provider" + short
+		n.declare(pr.constID, "provider "+lp.Name, lp.Pos)
+		pr.kwType = short + "Keywords"
+		n.declare(pr.kwType, "keywords of "+lp.Name, lp.Pos)
+		for _, k := range lp.Keywords {
+			g, err := GoName(k.Name)
+			if err != nil {
+				n.fail(k.Pos, "keyword "+k.Name, err)
+				continue
+			}
+			id := short + g
+			n.declare(id, "keyword "+k.Name, k.Pos)
+			pr.keywords = append(pr.keywords, named{id, k.Name, k.Mask})
+		}
+		for _, t := range lp.Tasks {
+			g, err := GoName(t.Name)
+			if err != nil {
+				n.fail(t.Pos, "task "+t.Name, err)
+				continue
+			}
+			ti := &taskIR{t: t, goConst: short + "Task" + g}
+			n.declare(ti.goConst, "task "+t.Name, t.Pos)
+			for _, o := range t.Opcodes {
+				og, err := GoName(o.Name)
+				if err != nil {
+					n.fail(o.Pos, "opcode "+o.Name, err)
+					continue
+				}
+				id := short + "Opcode" + g + og
+				n.declare(id, "opcode "+t.Name+"/"+o.Name, o.Pos)
+				ti.opcodes = append(ti.opcodes, named{id, o.Name, uint64(o.Value)})
+			}
+			pr.tasks = append(pr.tasks, ti)
+		}
+		maps := map[*schema.LMap]*mapIR{}
+		for _, lm := range lp.Maps {
+			tn, err := MapTypeName(short, lm.Name)
+			if err != nil {
+				n.fail(lm.Pos, "map "+lm.Name, err)
+				continue
+			}
+			mi := &mapIR{lm: lm, goType: tn, under: goKind(lm.Kind), bitmap: lm.Map.Kind == schema.BitMap}
+			n.declare(tn, "map "+lm.Name, lm.Pos)
+			seen := map[string]bool{}
+			for _, e := range lm.Entries {
+				g, err := GoName(e.Name)
+				if err != nil {
+					n.fail(e.Pos, "map "+lm.Name+" value "+e.Name, err)
+					continue
+				}
+				if seen[g] {
+					// The same name for two values (the manifest does this
+					// for aliases): the constant names the first.
+					continue
+				}
+				seen[g] = true
+				n.declare(tn+g, "map "+lm.Name+" value "+e.Name, e.Pos)
+				mi.entries = append(mi.entries, named{tn + g, e.Name, e.Value})
+			}
+			pr.maps = append(pr.maps, mi)
+			maps[lm] = mi
+		}
+		for _, le := range lp.Events {
+			ev := &eventIR{le: le, prov: pr}
+			g, err := GoName(le.Symbol)
+			if le.GoName != "" {
+				g, err = le.GoName, nil // an explicit name from the overrides
+			}
+			if err != nil {
+				n.fail(le.Pos, "event "+le.Symbol, err)
+				continue
+			}
+			ev.goName = g
+			n.declare(g, "event "+le.Symbol, le.Pos)
+			ev.taskName = le.Task
+			ev.opName = le.Opcode
+			ev.file = fileName(short, le.Task)
+			ev.scope = &scopeIR{owner: "event " + le.Symbol}
+			if le.Template != nil {
+				ev.scope = buildScope(le.Template.Fields, le.Template.PrefixLen, le.Template.PrefixSize,
+					"event "+le.Symbol, g, maps, &n)
+			}
+			ev.hasPtr = scopeHasPtr(ev.scope)
+			pr.events = append(pr.events, ev)
+			p.events = append(p.events, ev)
+		}
+		p.providers = append(p.providers, pr)
+	}
+	for i, ev := range p.events {
+		ev.index = i
+	}
+	if len(n.errs) > 0 {
+		return nil, errors.Join(n.errs...)
+	}
+	return p, nil
+}
+
+func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeName string, maps map[*schema.LMap]*mapIR, n *names) *scopeIR {
+	s := &scopeIR{owner: owner, prefix: prefix, size: size}
+	byLF := map[*schema.LField]*fieldIR{}
+	fieldNames := map[string]bool{}
+	for _, lf := range fs {
+		f := &fieldIR{lf: lf}
+		byLF[lf] = f
+		g, err := GoName(lf.Name)
+		if err != nil {
+			n.fail(lf.Pos, owner+": field "+lf.Name, err)
+			g = "X"
+		}
+		if methodNames[g] {
+			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("Go name %s is a method of the event type", g))
+		}
+		if fieldNames[g] {
+			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("Go field name %s is used twice", g))
+		}
+		fieldNames[g] = true
+		f.goName = g
+		if lf.Map != nil {
+			f.enum = maps[lf.Map]
+		}
+		if lf.Count.Field != nil {
+			f.count = byLF[lf.Count.Field]
+		}
+		if lf.Length.Field != nil {
+			f.length = byLF[lf.Length.Field]
+		}
+		if lf.Kind == schema.KindStruct {
+			el := &elemIR{goName: typeName + g + "Elem", fixed: lf.ElemFixed}
+			if el.fixed {
+				el.view = typeName + g + "Array"
+			} else {
+				el.view = typeName + g + "Iter"
+			}
+			n.declare(el.goName, owner+": struct "+lf.Name, lf.Pos)
+			n.declare(el.view, owner+": struct "+lf.Name, lf.Pos)
+			el.scope = buildScope(lf.Elem, lf.ElemPrefix, lf.ElemSize, owner+": struct "+lf.Name, el.goName, maps, n)
+			el.min = lf.ElemSize.At(4)
+			if el.min == 0 {
+				n.fail(lf.Pos, owner+": struct "+lf.Name, fmt.Errorf("an element could take no bytes, so a count could not be checked against the payload"))
+			}
+			f.elem = el
+		} else if lf.IsArray() {
+			if _, ok := arrayType(lf.Kind); !ok {
+				n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("arrays of %s are not supported", lf.Kind))
+			}
+		}
+		s.fields = append(s.fields, f)
+	}
+	return s
+}
+
+func scopeHasPtr(s *scopeIR) bool {
+	for _, f := range s.fields {
+		if f.lf.Kind == schema.KindPointer || (f.elem != nil && scopeHasPtr(f.elem.scope)) {
+			return true
+		}
+	}
+	return false
+}
+
+// fileName groups events by provider and task: runtime_garbagecollection_gen.go.
+func fileName(short, task string) string {
+	if task == "" {
+		task = "events"
+	}
+	return strings.ToLower(short) + "_" + strings.ToLower(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, task)) + "_gen.go"
+}
+
+func goKind(k schema.Kind) string {
+	switch k {
+	case schema.KindUint8:
+		return "uint8"
+	case schema.KindUint16:
+		return "uint16"
+	case schema.KindUint32:
+		return "uint32"
+	case schema.KindUint64, schema.KindPointer:
+		return "uint64"
+	case schema.KindInt8:
+		return "int8"
+	case schema.KindInt16:
+		return "int16"
+	case schema.KindInt32:
+		return "int32"
+	case schema.KindInt64:
+		return "int64"
+	case schema.KindFloat32:
+		return "float32"
+	case schema.KindFloat64:
+		return "float64"
+	case schema.KindBool:
+		return "bool"
+	case schema.KindGUID:
+		return "GUID"
+	case schema.KindUTF16:
+		return "UTF16"
+	case schema.KindAnsi:
+		return "Ansi"
+	case schema.KindBinary:
+		return "Binary"
+	}
+	return "invalid"
+}
+
+// arrayType is the view type of a count= array of k.
+func arrayType(k schema.Kind) (string, bool) {
+	switch k {
+	case schema.KindUint8:
+		return "Uint8Array", true
+	case schema.KindUint16:
+		return "Uint16Array", true
+	case schema.KindUint32:
+		return "Uint32Array", true
+	case schema.KindUint64:
+		return "Uint64Array", true
+	case schema.KindInt32:
+		return "Int32Array", true
+	case schema.KindInt64:
+		return "Int64Array", true
+	case schema.KindFloat64:
+		return "Float64Array", true
+	case schema.KindBool:
+		return "BoolArray", true
+	case schema.KindGUID:
+		return "GUIDArray", true
+	case schema.KindPointer:
+		return "PointerArray", true
+	}
+	return "", false
+}
+
+func sortedFiles(m map[string][]*eventIR) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
