@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path"
@@ -34,30 +35,34 @@ var clrProviders = map[string]clrevents.GUID{
 	"Microsoft-Windows-DotNETRuntimePrivate": privateGUID,
 }
 
-// unzipETL returns the bytes of the one .etl inside the zip at name.
-func unzipETL(t testing.TB, name string) []byte {
-	t.Helper()
+// readZipETL returns the bytes of the one .etl inside the zip at name.
+func readZipETL(name string) ([]byte, error) {
 	zr, err := zip.OpenReader(name)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer zr.Close()
 	for _, f := range zr.File {
 		if strings.EqualFold(path.Ext(f.Name), ".etl") {
 			rc, err := f.Open()
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 			defer rc.Close()
-			b, err := io.ReadAll(rc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b
+			return io.ReadAll(rc)
 		}
 	}
-	t.Fatalf("%s: no .etl inside", name)
-	return nil
+	return nil, fmt.Errorf("%s: no .etl inside", name)
+}
+
+// unzipETL is readZipETL for tests.
+func unzipETL(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := readZipETL(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // gcETL returns the gcevents trace.

@@ -110,6 +110,7 @@ type Reader struct {
 	nbuf    int
 	eof     bool
 
+	expMem   int   // capacity of all streams' expanded buffers (TimeOrder)
 	deferred error // truncation, reported when everything else is read
 	finished bool
 }
@@ -449,6 +450,17 @@ func (r *Reader) readSeq(s *stream) error {
 	return r.setBuffer(s, info)
 }
 
+// Limits on compressed buffers: one may expand to at most
+// maxExpandFloor + maxExpandRatio times its compressed size (real ETW
+// buffers compress 3 to 10 times), and in TimeOrder, where every
+// processor's current buffer is held, all expanded buffers together to at
+// most maxExpandTotal bytes.
+const (
+	maxExpandFloor = 64 << 10
+	maxExpandRatio = 256
+	maxExpandTotal = 1 << 30
+)
+
 // grow returns b resized to n bytes, reusing its storage when it can.
 func grow(b []byte, n int) []byte {
 	if cap(b) >= n {
@@ -488,6 +500,21 @@ func (r *Reader) setBuffer(s *stream, info bufInfo) error {
 		return fail(fmt.Errorf("used size %d is out of range (buffer type %d, flags %#x)", saved, btype, flags))
 	}
 	if flags&BufferFlagCompressed != 0 {
+		// Bound what a few compressed bytes may claim to expand to, and
+		// what all the streams' expanded buffers may hold at once.
+		packed := len(raw) - bufferHeaderSize
+		if saved > maxExpandFloor+maxExpandRatio*packed && !info.trunc {
+			return fail(fmt.Errorf("compressed buffer of %d bytes claims to expand to %d, more than %d times its size", packed, saved, maxExpandRatio))
+		}
+		if r.order == TimeOrder {
+			if grown := saved - cap(s.exp); grown > 0 {
+				if r.expMem+grown > maxExpandTotal {
+					return fail(fmt.Errorf("expanding this buffer would hold %d bytes of expanded buffers at once, over the %d-byte limit", r.expMem+grown, maxExpandTotal))
+				}
+				r.expMem += grown
+				s.exp = make([]byte, 0, saved)
+			}
+		}
 		s.exp = append(grow(s.exp, bufferHeaderSize)[:0], raw[:bufferHeaderSize]...)
 		var err error
 		s.exp, err = decompressLZ77(s.exp, raw[bufferHeaderSize:], saved)

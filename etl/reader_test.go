@@ -1,0 +1,361 @@
+package etl
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func TestOpen(t *testing.T) {
+	r, err := Open(gcZip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Order() != TimeOrder {
+		t.Errorf("order %v", r.Order())
+	}
+	zipped := readAll(t, r)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(zipped) != 71 {
+		t.Errorf("%d events, want 71", len(zipped))
+	}
+
+	// The same file unzipped, and zipped again at the top level.
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "g.etl")
+	if err := os.WriteFile(plain, gcETL(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, r); !reflect.DeepEqual(got, zipped) {
+		t.Error("plain .etl reads differently from the zip")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, files := range map[string][]string{
+		"none.zip": {"readme.txt"},
+		"two.zip":  {"a.etl", "b/c.etl"},
+	} {
+		p := filepath.Join(dir, name)
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for _, f := range files {
+			w, _ := zw.Create(f)
+			w.Write([]byte("x"))
+		}
+		zw.Close()
+		os.WriteFile(p, buf.Bytes(), 0o644)
+		if _, err := Open(p); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err %v", name, err)
+		}
+	}
+	if _, err := Open(filepath.Join(dir, "missing.etl")); err == nil {
+		t.Error("missing file opened")
+	}
+}
+
+// TestOrders checks that FileOrder and TimeOrder deliver the same events,
+// that TimeOrder is sorted by timestamp after the header buffer and that
+// FileOrder follows the file.
+func TestOrders(t *testing.T) {
+	for _, name := range []string{"gcevents", "net"} {
+		t.Run(name, func(t *testing.T) {
+			var data []byte
+			if name == "gcevents" {
+				data = gcETL(t)
+			} else {
+				data = netETL(t)
+			}
+			tr := mustReader(t, data)
+			fr := mustFileOrder(t, data)
+			if fr.Order() != FileOrder || tr.Order() != TimeOrder {
+				t.Fatalf("orders %v %v", fr.Order(), tr.Order())
+			}
+			if !reflect.DeepEqual(*fr.Header(), *tr.Header()) {
+				t.Errorf("headers differ:\n%+v\n%+v", *fr.Header(), *tr.Header())
+			}
+			te, fe := readAll(t, tr), readAll(t, fr)
+			if len(te) != len(fe) {
+				t.Fatalf("TimeOrder %d events, FileOrder %d", len(te), len(fe))
+			}
+			for i := 1; i < len(fe); i++ {
+				if fe[i].Buffer < fe[i-1].Buffer || fe[i].Buffer == fe[i-1].Buffer && fe[i].Offset <= fe[i-1].Offset {
+					t.Fatalf("FileOrder event %d goes back in the file", i)
+				}
+			}
+			for i := 1; i < len(te); i++ {
+				if te[i].Buffer != 0 && te[i-1].Buffer != 0 && te[i].TS < te[i-1].TS {
+					t.Fatalf("TimeOrder event %d at %d goes back in time from %d", i, te[i].TS, te[i-1].TS)
+				}
+			}
+			sort.Slice(te, func(i, j int) bool {
+				return te[i].Buffer < te[j].Buffer || te[i].Buffer == te[j].Buffer && te[i].Offset < te[j].Offset
+			})
+			if !reflect.DeepEqual(te, fe) {
+				t.Error("the two orders deliver different events")
+			}
+		})
+	}
+}
+
+func TestNetDetails(t *testing.T) {
+	r := mustReader(t, netETL(t))
+	h := r.Header()
+	if !h.Compressed() || h.ClockType != ClockQPC || h.Frequency != 10_000_000 {
+		t.Errorf("header %+v", *h)
+	}
+	if maj, min := h.OSVersion(); maj != 6 || min != 2 {
+		t.Errorf("OS version %d.%d, want 6.2", maj, min)
+	}
+	var stacks, related, ptr4 int
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Stack) > 0 {
+			stacks++
+			raw, ok := e.ExtendedItem(ExtStackTrace64)
+			if !ok || len(raw) != 8+8*len(e.Stack) || e.StackMatchID != binary.LittleEndian.Uint64(raw) {
+				t.Fatalf("stack item %x vs %d frames", raw, len(e.Stack))
+			}
+		}
+		if !e.RelatedActivityID.IsZero() {
+			related++
+		}
+		if e.ProviderGUID == runtimeGUID && e.PointerSize == 4 {
+			ptr4++
+		}
+	}
+	if stacks < 1000 || related == 0 || ptr4 == 0 {
+		t.Errorf("stacks %d, related activity ids %d, 32-bit runtime events %d", stacks, related, ptr4)
+	}
+}
+
+// gcBuffers splits the gcevents trace into its buffers.
+func gcBuffers(t testing.TB) [][]byte {
+	data := gcETL(t)
+	var bufs [][]byte
+	for off := 0; off < len(data); {
+		n := int(binary.LittleEndian.Uint32(data[off:]))
+		bufs = append(bufs, data[off:off+n])
+		off += n
+	}
+	return bufs
+}
+
+// bigGC builds a larger log: the gcevents header buffer, then its other
+// buffers repeated n times.
+func bigGC(t testing.TB, n int) []byte {
+	bufs := gcBuffers(t)
+	out := append([]byte(nil), bufs[0]...)
+	for i := 0; i < n; i++ {
+		for _, b := range bufs[1:] {
+			out = append(out, b...)
+		}
+	}
+	return out
+}
+
+func TestTruncated(t *testing.T) {
+	data := gcETL(t)
+	full := readAll(t, mustFileOrder(t, data))
+	// Cut inside each buffer after the first, and inside buffer headers.
+	for _, cut := range []int{0x10000 + 0x100, 0x20000 + 0x300, 0x40000 + 0x1000, 0x40000 + 40, 0x40000 + 0x1860 - 3} {
+		for _, order := range []Order{FileOrder, TimeOrder} {
+			var r *Reader
+			if order == FileOrder {
+				r = mustFileOrder(t, data[:cut])
+			} else {
+				r = mustReader(t, data[:cut])
+			}
+			got, err := readUntilErr(r, 1e6)
+			if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "truncated") {
+				t.Fatalf("cut %#x %v: err %v", cut, order, err)
+			}
+			// Every event wholly before the cut, and nothing else.
+			want := 0
+			for _, e := range full {
+				if e.Offset+int64(eventEnd(e)) <= int64(cut) {
+					want++
+				}
+			}
+			if len(got) != want {
+				t.Errorf("cut %#x %v: %d events, want %d", cut, order, len(got), want)
+			}
+			if _, err := r.Next(); err != io.EOF {
+				t.Errorf("cut %#x %v: after the error: %v", cut, order, err)
+			}
+		}
+	}
+	// A file shorter than its first buffer header.
+	if _, err := NewReader(bytes.NewReader(data[:40])); !errors.Is(err, ErrTruncated) {
+		t.Errorf("40 bytes: %v", err)
+	}
+	if _, err := NewFileOrderReader(bytes.NewBuffer(data[:40])); !errors.Is(err, ErrTruncated) {
+		t.Errorf("40 bytes, FileOrder: %v", err)
+	}
+}
+
+// eventEnd returns the size of an event's header plus payload, which is
+// its end relative to Offset for the gcevents events (EVENT_HEADER without
+// extended items, or the system header).
+func eventEnd(e ev) int {
+	switch e.Kind {
+	case SystemHeader:
+		return systemHeaderSize + e.DataLen
+	}
+	return eventHeaderSize + e.DataLen
+}
+
+func TestTruncatedCompressed(t *testing.T) {
+	data := netETL(t)
+	cut := len(data) / 2
+	r := mustReader(t, data[:cut])
+	got, err := readUntilErr(r, 1e7)
+	if !errors.Is(err, ErrTruncated) {
+		t.Fatalf("err %v", err)
+	}
+	if len(got) < 1000 {
+		t.Errorf("only %d events before the cut", len(got))
+	}
+}
+
+func TestErrorsNameTheOffset(t *testing.T) {
+	data := gcETL(t)
+	bad := append([]byte(nil), data...)
+	// Buffer 1 starts at 0x10000; its first event at 0x10048. Give it an
+	// unknown header type.
+	bad[0x10048+2] = 0x33
+	r := mustFileOrder(t, bad)
+	var fe *FormatError
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %T %v", err, err)
+			}
+			want := "etl: buffer 1 at offset 65536: event at 65608: unsupported event header type 51"
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q, want prefix %q", err, want)
+			}
+			continue
+		}
+		n++
+	}
+	if fe == nil {
+		t.Fatal("no error")
+	}
+	// The rest of buffer 1 is dropped; the other buffers still read.
+	if full := len(readAll(t, mustFileOrder(t, data))); n >= full || n < full-20 {
+		t.Errorf("%d events after the error, full file has %d", n, full)
+	}
+
+	// A hostile buffer size: an error, not a 4 GB allocation.
+	bad = append([]byte(nil), data...)
+	binary.LittleEndian.PutUint32(bad[0x10000:], 0xFFFFFFF0)
+	for _, r := range []*Reader{mustReader(t, bad), mustFileOrder(t, bad)} {
+		_, err := readUntilErr(r, 1e6)
+		if err == io.EOF || !strings.Contains(err.Error(), "buffer 1 at offset 65536") {
+			t.Errorf("%v: err %v", r.Order(), err)
+		}
+	}
+	// Not an ETL file at all.
+	if _, err := NewReader(strings.NewReader(strings.Repeat("hello, world ", 100))); err == nil {
+		t.Error("text accepted")
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	check := func(t *testing.T, data []byte, order Order) {
+		var r *Reader
+		if order == TimeOrder {
+			r = mustReader(t, data)
+		} else {
+			r = mustFileOrder(t, data)
+		}
+		// Warm up: the first buffers of each stream size the reader's memory.
+		for i := 0; i < 2000; i++ {
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		allocs := testing.AllocsPerRun(2000, func() {
+			if _, err := r.Next(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%v allocations per event", allocs)
+		}
+	}
+	big := bigGC(t, 100)
+	t.Run("plain/TimeOrder", func(t *testing.T) { check(t, big, TimeOrder) })
+	t.Run("plain/FileOrder", func(t *testing.T) { check(t, big, FileOrder) })
+	t.Run("compressed/TimeOrder", func(t *testing.T) { check(t, netETL(t), TimeOrder) })
+	t.Run("compressed/FileOrder", func(t *testing.T) { check(t, netETL(t), FileOrder) })
+}
+
+func BenchmarkReader(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		data func(testing.TB) []byte
+	}{
+		{"plain", func(t testing.TB) []byte { return bigGC(t, 50) }},
+		{"compressed", func(t testing.TB) []byte { return netETL(t) }},
+	} {
+		for _, order := range []Order{TimeOrder, FileOrder} {
+			b.Run(c.name+"/"+order.String(), func(b *testing.B) {
+				data := c.data(b)
+				b.ReportAllocs()
+				b.SetBytes(int64(len(data)))
+				events := 0
+				for i := 0; i < b.N; i++ {
+					var r *Reader
+					var err error
+					if order == TimeOrder {
+						r, err = NewReader(bytes.NewReader(data))
+					} else {
+						r, err = NewFileOrderReader(io.MultiReader(bytes.NewReader(data)))
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					for {
+						_, err := r.Next()
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						events++
+					}
+				}
+				b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
+}
