@@ -1,0 +1,45 @@
+# clrevents: the .NET runtime's event stream for Go.
+GO ?= go
+
+.PHONY: all build generate check-generate test test-short bench fuzz vet demo
+
+all: check-generate vet test
+
+build:
+	$(GO) build ./...
+
+# Regenerate clrevents/*_gen.go from schema/clr.yaml and schema/overrides.yaml.
+generate:
+	$(GO) generate ./...
+
+# Regenerate, then fail if anything generated differs from what is committed.
+check-generate: generate
+	@git diff --exit-code --stat -- clrevents || (echo "stale generated files: commit the output of make generate" >&2; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard -- clrevents)" || (echo "untracked generated files in clrevents:" >&2; git ls-files --others --exclude-standard -- clrevents >&2; exit 1)
+
+vet:
+	$(GO) vet ./...
+
+# The test command CI runs (see README and .ci/run).
+test:
+	$(GO) test ./...
+
+test-short:
+	$(GO) test -short ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# A short smoke run of every fuzz target (10 s each).
+FUZZTIME ?= 10s
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$t"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+# The README's first command: decode a small real trace shipped in testdata.
+demo:
+	$(GO) run ./cmd/clrdump testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip
