@@ -97,7 +97,8 @@ type Reader struct {
 	threads map[uint64]*Thread
 	labels  map[uint32]*LabelList
 
-	scratch [64]byte
+	scratch [64]byte // object type names
+	hbuf    [16]byte // small headers (a local array would escape to the heap)
 }
 
 // NewReader reads the stream header and the Trace object or block from r and
@@ -287,8 +288,8 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	if tag == tagNullReference {
 		return nil, 0, true, nil
 	}
-	var h [14]byte
-	if err := r.s.readSmall(h[:]); err != nil {
+	h := r.hbuf[:14]
+	if err := r.s.readSmall(h); err != nil {
 		return nil, 0, false, r.ioErr(err, "object header", at, 15)
 	}
 	if (tag != tagBeginObject && tag != tagBeginPrivateObject) || h[0] != tag || h[1] != tagNullReference {
@@ -439,14 +440,14 @@ func (r *Reader) readV6Block() (kind int, err error) {
 	at := r.s.off
 	r.blkHdrOff = at
 	r.blkName = ""
-	var h [4]byte
-	if err := r.s.readSmall(h[:]); err != nil {
+	h := r.hbuf[:4]
+	if err := r.s.readSmall(h); err != nil {
 		if err == io.EOF {
 			return 0, r.errf(io.ErrUnexpectedEOF, "block header", at, "stream ends without an EndOfStream block: %v", io.ErrUnexpectedEOF)
 		}
 		return 0, r.ioErr(err, "block header", at, 4)
 	}
-	x := binary.LittleEndian.Uint32(h[:])
+	x := binary.LittleEndian.Uint32(h)
 	size, kind := int(x&0xFFFFFF), int(x>>24)
 	if kind < len(v6BlockNames) {
 		r.blkName = v6BlockNames[kind]
@@ -577,11 +578,11 @@ func (r *Reader) nextFSObject() error {
 	}
 	// int32 size, padding to a 4-byte stream offset, content.
 	at := r.s.off
-	var h [4]byte
-	if err := r.s.readSmall(h[:]); err != nil {
+	h := r.hbuf[:4]
+	if err := r.s.readSmall(h); err != nil {
 		return r.ioErr(err, "block size", at, 4)
 	}
-	size := binary.LittleEndian.Uint32(h[:])
+	size := binary.LittleEndian.Uint32(h)
 	if size > maxObjectSize {
 		return r.errf(ErrFormat, "block size", at, "block size %d out of range", size)
 	}

@@ -3,11 +3,13 @@ package nettrace
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -574,5 +576,35 @@ func TestErrorNamesOffset(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Block != "EventBlock" || e.Offset <= e.BlockOffset {
 		t.Errorf("error %#v", err)
+	}
+}
+
+// TestHostileSizes: a header that claims a huge block or count must not
+// make the reader allocate more than the input backs.
+func TestHostileSizes(t *testing.T) {
+	small := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
+	// The MetadataBlock's size field is at 0x84; claim 200 MB.
+	fs := bytes.Clone(small[:0x100])
+	binary.LittleEndian.PutUint32(fs[0x84:], 200<<20)
+	v6 := newV6Writer(8, 0)
+	v6.buf.Write(u32(0xFFFFFF | kindEvent<<24)) // a 16 MB event block, then nothing
+	v6.buf.WriteString("short")
+	lab := newV6Writer(8, 0)
+	lab.block(kindLabelList, append(u32(1), u32(0xFFFFFFFF)...)) // 4 billion label lists
+	for name, data := range map[string][]byte{"FastSerialization block": fs, "V6 block": v6.buf.Bytes(), "label count": lab.end()} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		r, err := NewReader(bytes.NewReader(data))
+		for err == nil {
+			_, err = r.Next()
+		}
+		runtime.ReadMemStats(&after)
+		if err == io.EOF {
+			t.Errorf("%s: no error", name)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 2<<20 {
+			t.Errorf("%s: allocated %d bytes for a %d-byte input (%v)", name, grew, len(data), err)
+		}
 	}
 }

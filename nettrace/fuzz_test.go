@@ -1,0 +1,71 @@
+package nettrace
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzReader feeds arbitrary bytes to the reader and the payload decoders:
+// nothing may panic, every error must be an *Error with a sentinel, and the
+// reader must stop.
+func FuzzReader(f *testing.F) {
+	small := loadTrace(f, filepath.Join(repoTraces, "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
+	f.Add(small)
+	arr := loadTrace(f, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	f.Add(arr[:4096])
+	f.Add(arr[:20000])
+	f.Add(buildV6(true))
+	f.Add(buildV6(false))
+	for _, name := range []string{
+		"perfview/eventpipe-dotnetcore2.1-linux-x64-objver3.netperf.zip",
+		"perfview/eventpipe-dotnetcore2.0-linux-objver2.netperf.zip",
+	} {
+		p := filepath.Join(sharedTraces, name)
+		if _, err := os.Stat(p); err == nil {
+			d := loadTrace(f, p)
+			f.Add(d[:3000])
+			f.Add(append(bytes.Clone(d[:3000]), d[len(d)-40:]...))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			checkErr(t, err)
+			return
+		}
+		var buf []byte
+		for i := 0; i < 100000; i++ {
+			ev, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				checkErr(t, err)
+				if _, err2 := r.Next(); err2 != err {
+					t.Fatalf("error not sticky: %v then %v", err, err2)
+				}
+				return
+			}
+			if ev.Metadata == nil {
+				t.Fatal("event without metadata")
+			}
+			buf, _ = ev.Metadata.AppendJSON(buf[:0], ev.Payload)
+			buf, _ = ev.Metadata.AppendText(buf[:0], ev.Payload)
+		}
+	})
+}
+
+func checkErr(t *testing.T, err error) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not an *Error", err, err)
+	}
+	if !errors.Is(err, ErrFormat) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("error %v has no sentinel", err)
+	}
+}
