@@ -1,0 +1,212 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const small = "../../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"
+const arrays = "../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"
+const gcETL = "../../testdata/traces/gcevents.etl.zip"
+
+func dump(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb, false)
+	return out.String(), errb.String(), code
+}
+
+func TestText(t *testing.T) {
+	out, errs, code := dump(t, small)
+	if code != exitOK || errs != "" {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	want := `2021-06-09T09:48:27.655790Z Microsoft-Windows-DotNETRuntimeRundown/ExecutionCheckpointDCEnd pid=9832 tid=25112 ClrInstanceID=9 Name="RuntimeInit" Timestamp=11111925598665
+`
+	lines := strings.SplitAfter(out, "\n")
+	if len(lines) != 4 || lines[0] != want {
+		t.Errorf("got:\n%s\nfirst line want:\n%s", out, want)
+	}
+	for _, name := range []string{"RuntimeInit", "RuntimeSuspend", "RuntimeResumed"} {
+		if !strings.Contains(out, `Name="`+name+`"`) {
+			t.Errorf("missing checkpoint %s", name)
+		}
+	}
+}
+
+func TestJSONLines(t *testing.T) {
+	out, _, code := dump(t, "-format", "jsonl", arrays)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	n := 0
+	kinds := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m struct {
+			Provider string         `json:"provider"`
+			Event    string         `json:"event"`
+			Fields   map[string]any `json:"fields"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d: %v: %s", n, err, l)
+		}
+		kinds[m.Event]++
+		if m.Event == "MethodDCEndILToNativeMap" {
+			il, _ := m.Fields["ILOffsets"].([]any)
+			cnt, _ := m.Fields["CountOfMapEntries"].(float64)
+			if len(il) != int(cnt) {
+				t.Errorf("ILOffsets has %d entries, CountOfMapEntries %v", len(il), cnt)
+			}
+		}
+		n++
+	}
+	if n != 1970 || kinds["MethodDCEndVerbose_V1"] != 1499 || kinds["TestEvent1"] != 1 || kinds["ProcessInfo"] != 2 {
+		t.Errorf("%d events, kinds %v", n, kinds)
+	}
+}
+
+func TestCSVLongForm(t *testing.T) {
+	out, _, code := dump(t, "-format", "csv", small)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+		t.Errorf("header %v", rows[0])
+	}
+	// 3 events × 3 fields.
+	if len(rows) != 1+9 {
+		t.Fatalf("%d rows:\n%s", len(rows), out)
+	}
+	if r := rows[2]; r[0] != "0" || r[8] != "Name" || r[9] != "RuntimeInit" {
+		t.Errorf("row 2 = %v", r)
+	}
+}
+
+func TestStatsAndFilters(t *testing.T) {
+	out, _, code := dump(t, "-stats", arrays)
+	if code != exitOK || !strings.Contains(out, "1499") || !strings.Contains(out, "1970") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	out, _, _ = dump(t, "-event", "Method*", "-n", "5", arrays)
+	if c := strings.Count(out, "\n"); c != 5 || strings.Contains(out, "Assembly") {
+		t.Errorf("-event Method* -n 5: %d lines\n%s", c, out)
+	}
+	out, _, _ = dump(t, "-provider", "*eventpipe", arrays)
+	if c := strings.Count(out, "\n"); c != 2 {
+		t.Errorf("-provider *eventpipe: %d lines", c)
+	}
+	out, _, _ = dump(t, "-tid", "33504", arrays)
+	if c := strings.Count(out, "\n"); c != 1 {
+		t.Errorf("-tid 33504: %d lines", c)
+	}
+	out, _, _ = dump(t, "-pid", "1", arrays)
+	if out != "" {
+		t.Errorf("-pid 1 printed %q", out)
+	}
+}
+
+func TestETL(t *testing.T) {
+	out, errs, code := dump(t, "-stats", gcETL)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "Microsoft-Windows-DotNETRuntime/GCStart_V2") {
+		t.Errorf("no GCStart_V2:\n%s", out)
+	}
+	out, _, _ = dump(t, "-event", "GCCreateSegment*", "-n", "1", gcETL)
+	// TraceEvent: Address=0x1b0f1000028; Size=0x01ffffd8; Type=PinnedObjectHeap
+	if !strings.Contains(out, "Address=0x1b0f1000028") || !strings.Contains(out, "Type=PinnedHeap") {
+		t.Errorf("GCCreateSegment: %s", out)
+	}
+}
+
+func TestUsageAndErrors(t *testing.T) {
+	if _, _, code := dump(t); code != exitUsage {
+		t.Errorf("no args: exit %d", code)
+	}
+	if _, _, code := dump(t, "-format", "xml", small); code != exitUsage {
+		t.Errorf("bad format: exit %d", code)
+	}
+	if _, _, code := dump(t, "-keyword", "zz", small); code != exitUsage {
+		t.Errorf("bad keyword: exit %d", code)
+	}
+	if _, errs, code := dump(t, "does-not-exist.nettrace"); code != exitError || errs == "" {
+		t.Errorf("missing file: exit %d, %q", code, errs)
+	}
+	// A truncated trace: every complete event, then exit 1 with a message.
+	data := unzipFirst(t, arrays)
+	p := filepath.Join(t.TempDir(), "cut.nettrace")
+	if err := os.WriteFile(p, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := dump(t, p)
+	if code != exitError || !strings.Contains(errs, "truncated") || strings.Count(out, "\n") == 0 {
+		t.Errorf("truncated: exit %d, %d lines, stderr %q", code, strings.Count(out, "\n"), errs)
+	}
+}
+
+// TestSharedTraces decodes every trace in ../shared with no decode error and
+// the total counts PROVENANCE.md gives.
+func TestSharedTraces(t *testing.T) {
+	dir := "../../../shared/fixtures/traces"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("../shared/fixtures is not beside the checkout (CI has it): ", err)
+	}
+	for name, want := range map[string]int{
+		"perfview/eventpipe-dotnetcore2.1-linux-x64-objver3.netperf.zip":               26146,
+		"perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip":                105540,
+		"perfview/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip":             1970,
+		"perfview/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip":   3,
+		"perfview/only_managed_samples.nettrace.zip":                                   37603,
+		"pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace": 27951,
+		"perfview/eventpipe-dotnetcore2.0-linux-objver2.netperf.zip":                   -1,
+		"perfview/gcevents.etl.zip":                                                    -1,
+		"perfview/net.4.5.2.x86.etl.zip":                                               -1,
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, errs, code := dump(t, "-stats", filepath.Join(dir, name))
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			total, _ := strconv.Atoi(strings.Fields(lines[len(lines)-1])[0])
+			if want >= 0 && total != want {
+				t.Errorf("%d events, PROVENANCE.md says %d", total, want)
+			}
+			if total == 0 {
+				t.Error("no events")
+			}
+		})
+	}
+}
+
+func unzipFirst(t *testing.T, path string) []byte {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := zr.File[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
