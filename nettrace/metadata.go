@@ -1,7 +1,6 @@
 package nettrace
 
 import (
-	"errors"
 	"strconv"
 )
 
@@ -14,6 +13,7 @@ type metaErr struct {
 	msg string
 }
 
+// Error returns the message with the metadata byte index.
 func (e *metaErr) Error() string { return e.msg + " at metadata byte " + strconv.Itoa(e.at) }
 
 func curErr(c *cursor, what string) *metaErr {
@@ -423,5 +423,3 @@ func fixedSizeOf(f *Field) int {
 	}
 	return f.Type.fixedSize()
 }
-
-var errNoMetadata = errors.New("no metadata")

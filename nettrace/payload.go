@@ -22,7 +22,7 @@ type PayloadError struct {
 	Event  string // "Provider/EventName" (or "Provider/id N")
 	Field  string // field path, e.g. "Values[3].Name"
 	Offset int    // byte offset of the field in the payload
-	Msg    string
+	Msg    string // what is wrong
 }
 
 // Error formats e as

@@ -155,6 +155,7 @@ func Open(name string) (*Reader, error) {
 
 type multiCloser []io.Closer
 
+// Close closes every member and returns the first error.
 func (m multiCloser) Close() error {
 	var first error
 	for _, c := range m {

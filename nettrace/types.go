@@ -36,7 +36,7 @@ func (f Format) String() string {
 // TraceInfo is what the trace says about itself in its Trace object or
 // block.
 type TraceInfo struct {
-	Format Format
+	Format Format // netperf or nettrace
 	// Version is the file format version: 1 or 2 (EventPipeFile object
 	// version, .NET Core 2.0), 3 (.NET Core 2.1), 4 (NetTrace through
 	// FastSerialization; what the spec calls V5 only adds metadata tags and
@@ -112,25 +112,28 @@ type Event struct {
 	ProviderGUID clrevents.GUID // see ProviderGUID
 	ID           uint16         // event ID within the provider
 	Version      uint8          // event version
-	Level        uint8
-	Opcode       uint8
-	Keywords     uint64
-	Name         string // event name from the metadata; often empty for CLR events
+	Level        uint8          // from the metadata (V6: a label list may override it)
+	Opcode       uint8          // from the metadata (V6: a label list may override it); 0 if unknown
+	Keywords     uint64         // from the metadata (V6: a label list may override it)
+	Name         string         // event name from the metadata; often empty for CLR events
 
 	// ThreadID is the OS thread the event is about; CaptureThreadID the OS
-	// thread that wrote it (equal to ThreadID, or 0 when unknown, before
-	// NetTrace V4). In V6 both are resolved through the thread table.
+	// thread that wrote it (set equal to ThreadID before NetTrace V4, which
+	// records only one). In V6 both are resolved through the thread table;
+	// CaptureThreadID is 0 if the capture thread is not in it.
 	ThreadID, CaptureThreadID uint64
 	// ProcessID is the process that raised the event: the trace's process
 	// before V6, the thread's process in V6.
 	ProcessID       uint64
-	ProcessorNumber uint32 // processor of the capture thread; 0 before V4
+	ProcessorNumber uint32 // processor of the capture thread; 0 before V4; .NET 5+ often writes 0xFFFFFFFF (unknown)
 	SequenceNumber  uint32 // per capture thread; 0 before V4
 	IsSorted        bool   // the header's IsSorted flag (V4+)
 
 	Timestamp int64     // raw ticks (QPC on Windows, ns on Linux/macOS)
 	Time      time.Time // wall clock from Timestamp and the trace's sync time
 
+	// ActivityID and RelatedActivityID are from the event header (V1–V5)
+	// or the event's label list (V6); zero when absent.
 	ActivityID, RelatedActivityID clrevents.GUID
 
 	// StackID is the stack table row (V4+); 0 for none or inline stacks.
@@ -156,14 +159,14 @@ type Event struct {
 // Metadata describes one kind of event: its provider, ID, version, name and
 // payload fields as the trace declares them.
 type Metadata struct {
-	ID           uint32
-	Provider     string
+	ID           uint32         // the metadata ID events refer to
+	Provider     string         // provider name
 	ProviderGUID clrevents.GUID // from the V6 ProviderGuid tag, else ProviderGUID(Provider)
-	EventID      uint16
-	Version      uint8
-	Name         string
-	Keywords     uint64
-	Level        uint8
+	EventID      uint16         // event ID within the provider
+	Version      uint8          // event version
+	Name         string         // event name; often empty for CLR events
+	Keywords     uint64         // keyword mask
+	Level        uint8          // 1 (critical) to 5 (verbose); 0 when not recorded
 	// Opcode is from the V5 opcode tag or V6 optional metadata; 0 when the
 	// trace does not say (TraceEvent then guesses from a Start/Stop suffix
 	// of the name; we do not).
@@ -179,10 +182,9 @@ type Metadata struct {
 	// the event's payload is still delivered.
 	FieldsErr error
 
-	// V6 optional metadata.
-	MessageTemplate string
-	Description     string
-	Attributes      map[string]string
+	MessageTemplate string            // V6 optional metadata: message template
+	Description     string            // V6 optional metadata: human-readable description
+	Attributes      map[string]string // V6 optional metadata: key/value pairs; nil if none
 }
 
 // TypeCode is the type of an EventSource payload field, as EventPipe
@@ -257,8 +259,8 @@ func (t TypeCode) fixedSize() int {
 // Field describes one payload field, or (with an empty Name) the element
 // type of an array.
 type Field struct {
-	Name string
-	Type TypeCode
+	Name string   // field name; empty for an element type
+	Type TypeCode // wire type
 	// Elem is the element type of an Array, FixedLengthArray, RelLoc or
 	// DataLoc.
 	Elem *Field
@@ -270,28 +272,28 @@ type Field struct {
 
 // Thread is a row of the V6 thread table.
 type Thread struct {
-	Index      uint64
-	Name       string
-	ProcessID  uint64
-	ThreadID   uint64
-	Attributes map[string]string
+	Index      uint64            // the index events use to refer to the thread
+	Name       string            // thread name, if given
+	ProcessID  uint64            // OS process ID, if given
+	ThreadID   uint64            // OS thread ID, if given
+	Attributes map[string]string // other key/value information; nil if none
 }
 
 // LabelList is a row of the V6 label list table: labels shared by many
 // events. The Has* fields say which optional values are present.
 type LabelList struct {
-	ActivityID, RelatedActivityID       clrevents.GUID
-	HasActivityID, HasRelatedActivityID bool
-	TraceID                             [16]byte
-	HasTraceID                          bool
-	SpanID                              uint64
-	HasSpanID                           bool
+	ActivityID, RelatedActivityID       clrevents.GUID // EventSource activity IDs
+	HasActivityID, HasRelatedActivityID bool           // whether the IDs are present
+	TraceID                             [16]byte       // W3C trace ID
+	HasTraceID                          bool           // whether TraceID is present
+	SpanID                              uint64         // W3C span ID
+	HasSpanID                           bool           // whether SpanID is present
 	// Opcode, Keywords, Level and Version override the metadata's values
 	// when the matching Has* flag is set (the Reader applies them to Event).
-	Opcode                                       uint8
-	Keywords                                     uint64
-	Level, Version                               uint8
-	HasOpcode, HasKeywords, HasLevel, HasVersion bool
+	Opcode                                       uint8  // opcode override
+	Keywords                                     uint64 // keywords override
+	Level, Version                               uint8  // level and version overrides
+	HasOpcode, HasKeywords, HasLevel, HasVersion bool   // which overrides are present
 	// Other holds key/value labels in file order.
 	Other []Label
 }
@@ -299,10 +301,10 @@ type LabelList struct {
 // Label is a key/value label. Exactly one of String or Int is meaningful,
 // as IsInt says.
 type Label struct {
-	Key    string
-	String string
-	Int    int64
-	IsInt  bool
+	Key    string // label name
+	String string // value of a string label
+	Int    int64  // value of an integer label
+	IsInt  bool   // whether the label is an integer label
 }
 
 func itoa(n int) string {
