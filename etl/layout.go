@@ -59,30 +59,30 @@ const (
 
 // Buffer types (WMI_BUFFER_HEADER.BufferType, ETW_BUFFER_TYPE_*).
 const (
-	BufferTypeGeneric     = 0
-	BufferTypeRundown     = 1
-	BufferTypeCtxSwap     = 2
-	BufferTypeRefTime     = 3
-	BufferTypeHeader      = 4
-	BufferTypeBatched     = 5
-	BufferTypeEmptyMarker = 6
-	BufferTypeDbgInfo     = 7
+	BufferTypeGeneric     = 0 // ordinary events
+	BufferTypeRundown     = 1 // rundown events
+	BufferTypeCtxSwap     = 2 // context switches
+	BufferTypeRefTime     = 3 // reference time
+	BufferTypeHeader      = 4 // the first buffer, with the log header
+	BufferTypeBatched     = 5 // batched events
+	BufferTypeEmptyMarker = 6 // an empty marker buffer
+	BufferTypeDbgInfo     = 7 // debug information
 )
 
 // Event header flags (EVENT_HEADER.Flags, EVENT_HEADER_FLAG_*). Events
 // read from the older header kinds get FlagClassicHeader plus the 32- or
 // 64-bit flag, as the Windows consumer API reports them.
 const (
-	FlagExtendedInfo   = 0x0001
-	FlagPrivateSession = 0x0002
-	FlagStringOnly     = 0x0004
-	FlagTraceMessage   = 0x0008
-	FlagNoCPUTime      = 0x0010
-	Flag32BitHeader    = 0x0020
-	Flag64BitHeader    = 0x0040
-	FlagDecodeGUID     = 0x0080
-	FlagClassicHeader  = 0x0100
-	FlagProcessorIndex = 0x0200
+	FlagExtendedInfo   = 0x0001 // extended data items follow the header
+	FlagPrivateSession = 0x0002 // logged by a private session
+	FlagStringOnly     = 0x0004 // the payload is one NUL-terminated UTF-16 string
+	FlagTraceMessage   = 0x0008 // a WPP trace message
+	FlagNoCPUTime      = 0x0010 // ProcessorTime holds no CPU times
+	Flag32BitHeader    = 0x0020 // logged by a 32-bit process: 4-byte pointers
+	Flag64BitHeader    = 0x0040 // logged by a 64-bit process: 8-byte pointers
+	FlagDecodeGUID     = 0x0080 // decode with the provider's decode GUID
+	FlagClassicHeader  = 0x0100 // a classic (pre-Vista) header kind
+	FlagProcessorIndex = 0x0200 // the processor number is a 16-bit index
 )
 
 // Extended data item types (EVENT_HEADER_EXT_TYPE_*).

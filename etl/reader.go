@@ -102,6 +102,7 @@ type Reader struct {
 
 	hdr LogHeader
 	clk clock
+	ptr int // the log's pointer size, 4 or 8
 
 	streams []*stream
 
@@ -198,6 +199,10 @@ func (r *Reader) init(s *stream) error {
 	r.hdr.HeaderVersion = uint16(e.Version)
 	r.hdr.DataLen = len(e.Payload)
 	r.clk = newClock(&r.hdr)
+	r.ptr = e.PointerSize
+	if r.hdr.PointerSize == 4 || r.hdr.PointerSize == 8 {
+		r.ptr = int(r.hdr.PointerSize)
+	}
 	return nil
 }
 
@@ -272,7 +277,7 @@ func (r *Reader) advance(s *stream) error {
 	for {
 		if s.buf != nil && s.pos < len(s.buf) {
 			start := s.pos
-			size, err := parseEvent(&s.ev, s.buf, start, int(r.hdr.PointerSize))
+			size, err := parseEvent(&s.ev, s.buf, start, r.ptr)
 			if err == nil {
 				e := &s.ev
 				e.Offset = s.info.off + int64(start)

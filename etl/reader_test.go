@@ -114,7 +114,12 @@ func TestOrders(t *testing.T) {
 }
 
 func TestNetDetails(t *testing.T) {
-	r := mustReader(t, netETL(t))
+	netETL(t)              // skips when absent
+	r, err := Open(netZip) // a zip holding LogFile.txt and the .etl
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	h := r.Header()
 	if !h.Compressed() || h.ClockType != ClockQPC || h.Frequency != 10_000_000 {
 		t.Errorf("header %+v", *h)
