@@ -15,21 +15,16 @@ import (
 // Like the string views, an array view aliases the payload it was decoded
 // from: it is valid only while the payload buffer is, and it changes if the
 // buffer is overwritten. Copy the elements out with AppendTo to keep them.
-// Nothing here allocates except the *Of constructors, AppendTo and the Append
-// methods when their destination is too small, and MarshalJSON.
+// Nothing here allocates except the *Of constructors, String, MarshalJSON,
+// and the Append methods when their destination is too small.
 //
 // The zero value of each array view is empty and ready to use.
 
-// panicIndex panics exactly as indexing a slice of length n with i does.
+// Uint8Array is a view of a count= array of win:UInt8 (one byte each).
 //
-//go:noinline
-func panicIndex(i, n int) {
-	_ = make([]struct{}, n)[i]
-	panic("unreachable")
-}
-
-// Uint8Array is a view of a count= array of win:UInt8 (one byte each). It
-// aliases the payload; see the note on array views.
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type Uint8Array struct {
 	b []byte
 }
@@ -109,7 +104,11 @@ func (a Uint8Array) AppendJSON(dst []byte) []byte {
 func (a Uint8Array) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // Uint16Array is a view of a count= array of win:UInt16 (2-byte little-endian
-// elements on the wire). It aliases the payload; see the note on array views.
+// elements on the wire).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type Uint16Array struct {
 	b []byte // len a multiple of 2
 }
@@ -138,17 +137,17 @@ func (a Uint16Array) Len() int { return len(a.b) >> 1 }
 // of range.
 func (a Uint16Array) At(i int) uint16 {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*2:]
+	b := a.b[i*2 : i*2+2]
 	return binary.LittleEndian.Uint16(b)
 }
 
 // All returns an iterator over the index and value of each element.
 func (a Uint16Array) All() iter.Seq2[int, uint16] {
 	return func(yield func(int, uint16) bool) {
-		for i, b := 0, a.b; len(b) >= 2; i, b = i+1, b[2:] {
-			if !yield(i, binary.LittleEndian.Uint16(b)) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -202,7 +201,11 @@ func (a Uint16Array) AppendJSON(dst []byte) []byte {
 func (a Uint16Array) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // Uint32Array is a view of a count= array of win:UInt32 (4-byte little-endian
-// elements on the wire). It aliases the payload; see the note on array views.
+// elements on the wire).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type Uint32Array struct {
 	b []byte // len a multiple of 4
 }
@@ -231,17 +234,17 @@ func (a Uint32Array) Len() int { return len(a.b) >> 2 }
 // of range.
 func (a Uint32Array) At(i int) uint32 {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*4:]
+	b := a.b[i*4 : i*4+4]
 	return binary.LittleEndian.Uint32(b)
 }
 
 // All returns an iterator over the index and value of each element.
 func (a Uint32Array) All() iter.Seq2[int, uint32] {
 	return func(yield func(int, uint32) bool) {
-		for i, b := 0, a.b; len(b) >= 4; i, b = i+1, b[4:] {
-			if !yield(i, binary.LittleEndian.Uint32(b)) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -309,7 +312,11 @@ func (a Uint32Array) AppendJSONHex(dst []byte) []byte {
 func (a Uint32Array) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // Uint64Array is a view of a count= array of win:UInt64 (8-byte little-endian
-// elements on the wire). It aliases the payload; see the note on array views.
+// elements on the wire).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type Uint64Array struct {
 	b []byte // len a multiple of 8
 }
@@ -338,17 +345,17 @@ func (a Uint64Array) Len() int { return len(a.b) >> 3 }
 // of range.
 func (a Uint64Array) At(i int) uint64 {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*8:]
+	b := a.b[i*8 : i*8+8]
 	return binary.LittleEndian.Uint64(b)
 }
 
 // All returns an iterator over the index and value of each element.
 func (a Uint64Array) All() iter.Seq2[int, uint64] {
 	return func(yield func(int, uint64) bool) {
-		for i, b := 0, a.b; len(b) >= 8; i, b = i+1, b[8:] {
-			if !yield(i, binary.LittleEndian.Uint64(b)) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -416,7 +423,11 @@ func (a Uint64Array) AppendJSONHex(dst []byte) []byte {
 func (a Uint64Array) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // Int32Array is a view of a count= array of win:Int32 (4-byte little-endian
-// elements on the wire). It aliases the payload; see the note on array views.
+// elements on the wire).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type Int32Array struct {
 	b []byte // len a multiple of 4
 }
@@ -445,17 +456,17 @@ func (a Int32Array) Len() int { return len(a.b) >> 2 }
 // of range.
 func (a Int32Array) At(i int) int32 {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*4:]
+	b := a.b[i*4 : i*4+4]
 	return int32(binary.LittleEndian.Uint32(b))
 }
 
 // All returns an iterator over the index and value of each element.
 func (a Int32Array) All() iter.Seq2[int, int32] {
 	return func(yield func(int, int32) bool) {
-		for i, b := 0, a.b; len(b) >= 4; i, b = i+1, b[4:] {
-			if !yield(i, int32(binary.LittleEndian.Uint32(b))) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -509,7 +520,11 @@ func (a Int32Array) AppendJSON(dst []byte) []byte {
 func (a Int32Array) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // Int64Array is a view of a count= array of win:Int64 (8-byte little-endian
-// elements on the wire). It aliases the payload; see the note on array views.
+// elements on the wire).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type Int64Array struct {
 	b []byte // len a multiple of 8
 }
@@ -538,17 +553,17 @@ func (a Int64Array) Len() int { return len(a.b) >> 3 }
 // of range.
 func (a Int64Array) At(i int) int64 {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*8:]
+	b := a.b[i*8 : i*8+8]
 	return int64(binary.LittleEndian.Uint64(b))
 }
 
 // All returns an iterator over the index and value of each element.
 func (a Int64Array) All() iter.Seq2[int, int64] {
 	return func(yield func(int, int64) bool) {
-		for i, b := 0, a.b; len(b) >= 8; i, b = i+1, b[8:] {
-			if !yield(i, int64(binary.LittleEndian.Uint64(b))) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -602,7 +617,11 @@ func (a Int64Array) AppendJSON(dst []byte) []byte {
 func (a Int64Array) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // Float64Array is a view of a count= array of win:Double (8-byte little-endian
-// elements on the wire). It aliases the payload; see the note on array views.
+// elements on the wire).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type Float64Array struct {
 	b []byte // len a multiple of 8
 }
@@ -631,17 +650,17 @@ func (a Float64Array) Len() int { return len(a.b) >> 3 }
 // of range.
 func (a Float64Array) At(i int) float64 {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*8:]
+	b := a.b[i*8 : i*8+8]
 	return math.Float64frombits(binary.LittleEndian.Uint64(b))
 }
 
 // All returns an iterator over the index and value of each element.
 func (a Float64Array) All() iter.Seq2[int, float64] {
 	return func(yield func(int, float64) bool) {
-		for i, b := 0, a.b; len(b) >= 8; i, b = i+1, b[8:] {
-			if !yield(i, math.Float64frombits(binary.LittleEndian.Uint64(b))) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -696,8 +715,11 @@ func (a Float64Array) AppendJSON(dst []byte) []byte {
 func (a Float64Array) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // BoolArray is a view of a count= array of win:Boolean (4-byte little-endian
-// elements on the wire; any non-zero value is true). It aliases the payload;
-// see the note on array views.
+// elements on the wire; any non-zero value is true).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type BoolArray struct {
 	b []byte // len a multiple of 4
 }
@@ -726,17 +748,17 @@ func (a BoolArray) Len() int { return len(a.b) >> 2 }
 // of range.
 func (a BoolArray) At(i int) bool {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*4:]
+	b := a.b[i*4 : i*4+4]
 	return binary.LittleEndian.Uint32(b) != 0
 }
 
 // All returns an iterator over the index and value of each element.
 func (a BoolArray) All() iter.Seq2[int, bool] {
 	return func(yield func(int, bool) bool) {
-		for i, b := 0, a.b; len(b) >= 4; i, b = i+1, b[4:] {
-			if !yield(i, binary.LittleEndian.Uint32(b) != 0) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -799,8 +821,11 @@ func (a BoolArray) AppendJSON(dst []byte) []byte {
 func (a BoolArray) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil }
 
 // GUIDArray is a view of a count= array of win:GUID (16-byte elements in the
-// Windows layout GUID describes). It aliases the payload; see the note on
-// array views.
+// Windows layout GUID describes).
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type GUIDArray struct {
 	b []byte // len a multiple of 16
 }
@@ -829,17 +854,17 @@ func (a GUIDArray) Len() int { return len(a.b) >> 4 }
 // of range.
 func (a GUIDArray) At(i int) GUID {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
-	b := a.b[i*16:]
+	b := a.b[i*16 : i*16+16]
 	return GUID(b[:16])
 }
 
 // All returns an iterator over the index and value of each element.
 func (a GUIDArray) All() iter.Seq2[int, GUID] {
 	return func(yield func(int, GUID) bool) {
-		for i, b := 0, a.b; len(b) >= 16; i, b = i+1, b[16:] {
-			if !yield(i, GUID(b[:16])) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
 				return
 			}
 		}
@@ -894,8 +919,11 @@ func (a GUIDArray) MarshalJSON() ([]byte, error) { return a.AppendJSON(nil), nil
 
 // PointerArray is a view of a count= array of win:Pointer: 4-byte or 8-byte
 // little-endian elements on the wire, depending on the pointer size of the
-// event. Values are uint64 whatever the size. It aliases the payload; see the
-// note on array views.
+// event. Values are uint64 whatever the size.
+//
+// An array view aliases the payload's bytes: it is valid only while the
+// payload buffer is, and it changes if that buffer is reused. AppendTo copies
+// the elements out. The zero value is an empty array.
 type PointerArray struct {
 	b    []byte // len a multiple of the element size
 	is32 bool   // 4-byte elements; the zero value has 8-byte ones
@@ -949,12 +977,12 @@ func (a PointerArray) Len() int {
 // of range.
 func (a PointerArray) At(i int) uint64 {
 	if uint(i) >= uint(a.Len()) {
-		panicIndex(i, a.Len())
+		_ = a.b[:a.Len()][i] // panics as a slice index does
 	}
 	if a.is32 {
-		return uint64(binary.LittleEndian.Uint32(a.b[i*4:]))
+		return uint64(binary.LittleEndian.Uint32(a.b[i*4 : i*4+4]))
 	}
-	return binary.LittleEndian.Uint64(a.b[i*8:])
+	return binary.LittleEndian.Uint64(a.b[i*8 : i*8+8])
 }
 
 // All returns an iterator over the index and value of each element.

@@ -34,6 +34,7 @@ var (
 // shortError is a sentinel that is a kind of ErrShortPayload.
 type shortError struct{ msg string }
 
+// Error returns the message.
 func (e *shortError) Error() string { return e.msg }
 
 // Is makes errors.Is(e, ErrShortPayload) hold.

@@ -13,11 +13,8 @@ import (
 // payload buffer, not a copy. It is valid only while that buffer is, and it
 // changes if the buffer is overwritten (trace readers reuse their buffers
 // from one event to the next). To keep the value, convert it with String or
-// copy it with Clone. Reading a view (Len, Equal, EqualString, AppendUTF8,
-// AppendJSON, …) never allocates, except String, which returns a fresh Go
-// string, and Clone.
-//
-// The zero value of each view is empty and ready to use.
+// copy it with Clone. Reading a view never allocates, except String, which
+// returns a fresh Go string, and Clone.
 
 const (
 	surrHi    = 0xd800 // first high (leading) surrogate
@@ -39,7 +36,12 @@ func cloneBytes(b []byte) []byte {
 }
 
 // UTF16 is a win:UnicodeString: UTF-16LE text as it is on the wire, without
-// its NUL terminator. It aliases the payload; see the package note on views.
+// its NUL terminator.
+//
+// A UTF16 decoded from a payload aliases the payload's bytes: it is valid
+// only while the payload buffer is, and it changes if that buffer is reused.
+// String and Clone return copies that stay valid. The zero value is the empty
+// string. Two UTF16 values are compared with Equal, which go-cmp uses.
 type UTF16 struct {
 	b []byte // even length
 }
@@ -89,9 +91,9 @@ func (s UTF16) IsEmpty() bool { return len(s.b) == 0 }
 // At returns the i'th code unit. It panics if i is out of range.
 func (s UTF16) At(i int) uint16 {
 	if uint(i) >= uint(s.Len()) {
-		panicIndex(i, s.Len())
+		_ = s.b[:s.Len()][i] // panics as a slice index does
 	}
-	return binary.LittleEndian.Uint16(s.b[2*i:])
+	return binary.LittleEndian.Uint16(s.b[2*i : 2*i+2])
 }
 
 // decodeUTF16 decodes the code point at the start of b (len(b) >= 2), as
@@ -248,8 +250,12 @@ func (s UTF16) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
 
 // Ansi is a win:AnsiString: bytes in the writer's code page, without the NUL
 // terminator. Bytes that form valid UTF-8 are read as UTF-8, and every other
-// byte as Latin-1 (ISO 8859-1). It aliases the payload; see the package note
-// on views.
+// byte as Latin-1 (ISO 8859-1).
+//
+// An Ansi decoded from a payload aliases the payload's bytes: it is valid
+// only while the payload buffer is, and it changes if that buffer is reused.
+// String and Clone return copies that stay valid. The zero value is the empty
+// string.
 type Ansi struct {
 	b []byte
 }
@@ -394,8 +400,11 @@ func (s Ansi) Clone() Ansi { return Ansi{cloneBytes(s.b)} }
 // MarshalJSON implements encoding/json.Marshaler with AppendJSON.
 func (s Ansi) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
 
-// Binary is a win:Binary blob. It aliases the payload; see the package note
-// on views.
+// Binary is a win:Binary blob.
+//
+// A Binary decoded from a payload aliases the payload's bytes: it is valid
+// only while the payload buffer is, and it changes if that buffer is reused.
+// Clone returns a copy that stays valid. The zero value is the empty blob.
 type Binary struct {
 	b []byte
 }
