@@ -433,3 +433,23 @@ func BenchmarkUint32ArrayAppendJSON(b *testing.B) {
 		buf = a.AppendJSON(buf[:0])
 	}
 }
+
+func ExampleUint32Array() {
+	payload := []byte{1, 0, 0, 0, 2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+	a := MakeUint32Array(payload)
+	for i, v := range a.All() {
+		fmt.Print(i, ":", v, " ")
+	}
+	fmt.Println(a.Len(), a.At(2), string(a.AppendJSON(nil)), string(a.AppendJSONHex(nil)))
+	// Output: 0:1 1:2 2:4294967295 3 4294967295 [1,2,4294967295] ["0x1","0x2","0xffffffff"]
+}
+
+func ExamplePointerArray() {
+	a4 := MakePointerArray([]byte{0x10, 0, 0, 0, 0x20, 0, 0, 0}, 4)
+	a8 := PointerArrayOf(8, 0x10, 0x20)
+	fmt.Println(a4.Equal(a8), a4, string(a4.AppendJSON(nil)))
+	fmt.Printf("% x\n", a4.AppendWire(nil, 8))
+	// Output:
+	// true [0x10 0x20] ["0x10","0x20"]
+	// 10 00 00 00 00 00 00 00 20 00 00 00 00 00 00 00
+}

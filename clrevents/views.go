@@ -134,6 +134,13 @@ func (s UTF16) String() string {
 	if len(s.b) == 0 {
 		return ""
 	}
+	// A code unit takes at most 3 bytes of UTF-8 (a surrogate pair takes 4
+	// for two units), so short strings are decoded on the stack and copied
+	// once into the result.
+	var buf [192]byte
+	if len(s.b)/2*3 <= len(buf) {
+		return string(s.AppendUTF8(buf[:0]))
+	}
 	var sb strings.Builder
 	sb.Grow(s.utf8Len())
 	b := s.b
@@ -162,14 +169,20 @@ func (s UTF16) AppendUTF8(dst []byte) []byte {
 				continue
 			}
 		}
-		if b[1] == 0 && b[0] < utf8.RuneSelf {
-			dst = append(dst, b[0])
-			b = b[2:]
+		switch u := uint16(b[0]) | uint16(b[1])<<8; {
+		case u < 0x80:
+			dst = append(dst, byte(u))
+		case u < 0x800:
+			dst = append(dst, 0xc0|byte(u>>6), 0x80|byte(u)&0x3f)
+		case u < surrHi || u >= surrEnd:
+			dst = append(dst, 0xe0|byte(u>>12), 0x80|byte(u>>6)&0x3f, 0x80|byte(u)&0x3f)
+		default:
+			r, size := decodeUTF16(b)
+			dst = utf8.AppendRune(dst, r)
+			b = b[size:]
 			continue
 		}
-		r, size := decodeUTF16(b)
-		dst = utf8.AppendRune(dst, r)
-		b = b[size:]
+		b = b[2:]
 	}
 	return dst
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -179,8 +180,12 @@ func randUTF16(r *rand.Rand, n int) []byte {
 
 func TestUTF16Random(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 5000 {
-		checkUTF16(t, randUTF16(r, r.IntN(24)))
+	for i := range 5000 {
+		n := r.IntN(24)
+		if i%10 == 0 {
+			n = r.IntN(300) // past the stack buffer of String
+		}
+		checkUTF16(t, randUTF16(r, n))
 	}
 }
 
@@ -211,6 +216,25 @@ func TestUTF16Of(t *testing.T) {
 	// Invalid UTF-8 becomes U+FFFD, as string-to-rune conversion does.
 	if got, want := UTF16Of("a\xffb\xed\xa0\x80").String(), "a\ufffdb\ufffd\ufffd\ufffd"; got != want {
 		t.Errorf("UTF16Of(invalid) = %q, want %q", got, want)
+	}
+}
+
+func TestOwnedCopies(t *testing.T) {
+	// Values built or cloned here own their bytes, with no spare capacity.
+	for name, b := range map[string][]byte{
+		"UTF16Of":      UTF16Of("abc").Bytes(),
+		"UTF16.Clone":  MakeUTF16(u16s("abcde")).Clone().Bytes(),
+		"AnsiOf":       AnsiOf("abc").Bytes(),
+		"Ansi.Clone":   MakeAnsi([]byte("abcde")).Clone().Bytes(),
+		"BinaryOf":     BinaryOf([]byte{1, 2, 3}).Bytes(),
+		"Binary.Clone": MakeBinary([]byte{1, 2, 3}).Clone().Bytes(),
+	} {
+		if cap(b) != len(b) {
+			t.Errorf("%s: cap %d, len %d", name, cap(b), len(b))
+		}
+	}
+	if MakeUTF16(nil).Clone().Bytes() != nil || (Binary{}).Clone().Bytes() != nil {
+		t.Error("Clone of nil is not nil")
 	}
 }
 
@@ -604,4 +628,20 @@ func BenchmarkUTF16EqualString(b *testing.B) {
 			b.Fatal("not equal")
 		}
 	}
+}
+
+func ExampleMakeUTF16() {
+	payload := []byte{'G', 0, 'C', 0, 0, 0} // "GC" and its terminator
+	name := MakeUTF16(payload[:4])          // a view: no copy
+	kept := name.String()                   // a Go string: a copy
+	payload[0] = 'X'                        // the reader reuses its buffer
+	fmt.Println(name, kept, name.Len(), name.EqualString("XC"))
+	// Output: XC GC 2 true
+}
+
+func ExampleUTF16_AppendJSON() {
+	buf := make([]byte, 0, 64)
+	buf = UTF16Of("C:\\app\"x\".dll").AppendJSON(buf)
+	fmt.Println(string(buf))
+	// Output: "C:\\app\"x\".dll"
 }
