@@ -186,7 +186,6 @@ func (g *pkgIR) elemTypes(f *File, ev *eventIR, fl *fieldIR) {
 			g.elemTypes(f, ev, sub)
 		}
 	}
-	hasPtr := scopeHasPtr(el.scope)
 	f.Func().Params(Id("e").Op("*").Id(el.goName)).Id("decode").
 		Params(Id("b").Index().Byte(), Id("ptrSize").Int()).Params(Int(), String(), Int(), Error()).
 		Block(decodeBody(el.scope, elemFail{}, false)...)
@@ -203,7 +202,6 @@ func (g *pkgIR) elemTypes(f *File, ev *eventIR, fl *fieldIR) {
 		Params(Id("o").Op("*").Id(el.goName)).Bool().
 		Block(equalBody(el.scope)...)
 	f.Line()
-	_ = hasPtr
 	if el.fixed {
 		g.arrayView(f, ev, fl)
 	} else {
