@@ -175,6 +175,13 @@ func (e *UnknownEventError) Unwrap() error { return ErrUnknownEvent }
 // event it returns is overwritten by the next Decode of the same type. A
 // Decoder is not safe for concurrent use.
 type Decoder struct {
+	// OlderVersions lets an event version the schema does not have (from
+	// a runtime newer than the schema) decode with the newest older
+	// version of the same event: the fields that version knows decode,
+	// and the rest come back as extra bytes (len(payload)-n). The event
+	// returned then reports the older version in Info.
+	OlderVersions bool
+
 	slots []Event
 }
 
@@ -188,6 +195,10 @@ func NewDecoder() *Decoder { return &Decoder{slots: make([]Event, len(eventTable
 // does not have gives an *UnknownEventError (errors.Is ErrUnknownEvent).
 func (d *Decoder) Decode(p Provider, id uint16, version uint8, ptrSize int, payload []byte) (Event, int, error) {
 	i := lookup(p, id, version)
+	for v := version; i < 0 && d.OlderVersions && v > 0; {
+		v--
+		i = lookup(p, id, v)
+	}
 	if i < 0 {
 		return nil, 0, &UnknownEventError{Provider: p, ID: id, Version: version}
 	}

@@ -235,3 +235,28 @@ func TestEnums(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderVersions decodes a version the schema lacks with the newest
+// older one when asked, reporting the new fields as extra bytes.
+func TestOlderVersions(t *testing.T) {
+	v2 := &GCStartV2{Count: 5, Depth: 1, Reason: GCReasonInduced, ClrInstanceID: 9, ClientSequenceNumber: 77}
+	payload := append(v2.Encode(nil, 8), 0xAA, 0xBB, 0xCC, 0xDD) // a v3 with one more uint32
+	var d Decoder
+	if _, _, err := d.Decode(ProviderRuntime, 1, 3, 8, payload); !errors.Is(err, ErrUnknownEvent) {
+		t.Fatalf("v3 without OlderVersions: %v", err)
+	}
+	d.OlderVersions = true
+	ev, n, err := d.Decode(ProviderRuntime, 1, 3, 8, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Info().Version != 2 || len(payload)-n != 4 {
+		t.Errorf("decoded as version %d with %d extra bytes, want 2 and 4", ev.Info().Version, len(payload)-n)
+	}
+	if diff := cmp.Diff(Event(v2), ev); diff != "" {
+		t.Error(diff)
+	}
+	if _, _, err := d.Decode(ProviderRuntime, 65000, 3, 8, payload); !errors.Is(err, ErrUnknownEvent) {
+		t.Errorf("unknown id with OlderVersions: %v", err)
+	}
+}
