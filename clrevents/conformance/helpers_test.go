@@ -222,3 +222,6 @@ func agreement(dec *clrevents.Decoder, ref *interp.Decoder, p clrevents.Provider
 	}
 	return ""
 }
+
+// statShared reports whether the shared traces are present.
+func statShared() (os.FileInfo, error) { return os.Stat(sharedTraces) }
