@@ -115,7 +115,11 @@ func run(args []string, stdout, stderr io.Writer, progress bool) int {
 	}
 	defer src.close()
 	w := bufio.NewWriterSize(stdout, 1<<16)
-	d := &dumper{o: o, w: w, stderr: stderr, dec: clrevents.NewDecoder()}
+	// A newer runtime's event versions decode as the newest version the
+	// schema has, with the new fields shown as extra bytes.
+	dec := clrevents.NewDecoder()
+	dec.OlderVersions = true
+	d := &dumper{o: o, w: w, stderr: stderr, dec: dec}
 	status := d.dump(src)
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
@@ -238,12 +242,16 @@ func (d *dumper) decode(r *record) decoded {
 		p, ok = clrevents.ProviderByGUID(r.guid)
 	}
 	if ok {
-		if info, known := clrevents.Lookup(p, r.id, r.version); known {
-			ev, n, err := d.dec.Decode(p, r.id, r.version, r.ptrSize, r.payload)
-			if err != nil {
-				return decoded{name: info.Name, err: err}
+		ev, n, err := d.dec.Decode(p, r.id, r.version, r.ptrSize, r.payload)
+		switch {
+		case err == nil:
+			return decoded{name: ev.Info().Name, ev: ev, extra: len(r.payload) - n}
+		case !errors.Is(err, clrevents.ErrUnknownEvent):
+			name := fmt.Sprintf("id%d/v%d", r.id, r.version)
+			if info, known := clrevents.Lookup(p, r.id, r.version); known {
+				name = info.Name
 			}
-			return decoded{name: info.Name, ev: ev, extra: len(r.payload) - n}
+			return decoded{name: name, err: err}
 		}
 	}
 	switch {
