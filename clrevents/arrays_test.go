@@ -152,7 +152,7 @@ func checkArray[A arrayView[A, T], T comparable](t *testing.T, name string, of f
 	}
 }
 
-func le(vals ...uint64) func(size int) []byte {
+func wireLE(vals ...uint64) func(size int) []byte {
 	return func(size int) []byte {
 		var b []byte
 		for _, v := range vals {
@@ -164,25 +164,25 @@ func le(vals ...uint64) func(size int) []byte {
 
 func TestArrays(t *testing.T) {
 	checkArray(t, "Uint8Array", Uint8ArrayOf, MakeUint8Array, 1, []uint8{0, 1, 0x7f, 0xff}, []byte{0, 1, 0x7f, 0xff})
-	checkArray(t, "Uint16Array", Uint16ArrayOf, MakeUint16Array, 2, []uint16{0, 1, 0x1234, 0xffff}, le(0, 1, 0x1234, 0xffff)(2))
-	checkArray(t, "Uint32Array", Uint32ArrayOf, MakeUint32Array, 4, []uint32{0, 1, 0x12345678, math.MaxUint32}, le(0, 1, 0x12345678, math.MaxUint32)(4))
-	checkArray(t, "Uint64Array", Uint64ArrayOf, MakeUint64Array, 8, []uint64{0, 1, 1 << 53, math.MaxUint64}, le(0, 1, 1<<53, math.MaxUint64)(8))
-	checkArray(t, "Int32Array", Int32ArrayOf, MakeInt32Array, 4, []int32{0, -1, math.MinInt32, math.MaxInt32}, le(0, 0xffffffff, 0x80000000, 0x7fffffff)(4))
-	checkArray(t, "Int64Array", Int64ArrayOf, MakeInt64Array, 8, []int64{0, -1, math.MinInt64, math.MaxInt64}, le(0, math.MaxUint64, 1<<63, 1<<63-1)(8))
+	checkArray(t, "Uint16Array", Uint16ArrayOf, MakeUint16Array, 2, []uint16{0, 1, 0x1234, 0xffff}, wireLE(0, 1, 0x1234, 0xffff)(2))
+	checkArray(t, "Uint32Array", Uint32ArrayOf, MakeUint32Array, 4, []uint32{0, 1, 0x12345678, math.MaxUint32}, wireLE(0, 1, 0x12345678, math.MaxUint32)(4))
+	checkArray(t, "Uint64Array", Uint64ArrayOf, MakeUint64Array, 8, []uint64{0, 1, 1 << 53, math.MaxUint64}, wireLE(0, 1, 1<<53, math.MaxUint64)(8))
+	checkArray(t, "Int32Array", Int32ArrayOf, MakeInt32Array, 4, []int32{0, -1, math.MinInt32, math.MaxInt32}, wireLE(0, 0xffffffff, 0x80000000, 0x7fffffff)(4))
+	checkArray(t, "Int64Array", Int64ArrayOf, MakeInt64Array, 8, []int64{0, -1, math.MinInt64, math.MaxInt64}, wireLE(0, math.MaxUint64, 1<<63, 1<<63-1)(8))
 	floats := []float64{0, 1.5, -2.25e-7, 1e21, math.MaxFloat64, math.SmallestNonzeroFloat64, 123456789.125}
 	var fwire []byte
 	for _, f := range floats {
 		fwire = binary.LittleEndian.AppendUint64(fwire, math.Float64bits(f))
 	}
 	checkArray(t, "Float64Array", Float64ArrayOf, MakeFloat64Array, 8, floats, fwire)
-	checkArray(t, "BoolArray", BoolArrayOf, MakeBoolArray, 4, []bool{true, false, true}, le(1, 0, 1)(4))
+	checkArray(t, "BoolArray", BoolArrayOf, MakeBoolArray, 4, []bool{true, false, true}, wireLE(1, 0, 1)(4))
 	g1 := MustParseGUID("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
 	g2 := MustParseGUID("a669021c-c450-4609-a035-5af59af4df18")
 	checkArray(t, "GUIDArray", GUIDArrayOf, MakeGUIDArray, 16, []GUID{g1, {}, g2}, slices.Concat(g1[:], make([]byte, 16), g2[:]))
 	for _, size := range []int{4, 8} {
 		ptrs := []uint64{0, 0x10, 0xfffffffe}
 		a := PointerArrayOf(size, ptrs...)
-		if a.PtrSize() != size || !bytes.Equal(a.WireBytes(), le(ptrs...)(size)) {
+		if a.PtrSize() != size || !bytes.Equal(a.WireBytes(), wireLE(ptrs...)(size)) {
 			t.Errorf("PointerArrayOf(%d) = % x", size, a.WireBytes())
 		}
 	}
@@ -207,7 +207,7 @@ func TestFloat64ArraySpecials(t *testing.T) {
 }
 
 func TestBoolArrayNonCanonical(t *testing.T) {
-	a := MakeBoolArray(le(2, 0, 0x80000000, 0x100)(4))
+	a := MakeBoolArray(wireLE(2, 0, 0x80000000, 0x100)(4))
 	if got := a.AppendTo(nil); !slices.Equal(got, []bool{true, false, true, true}) {
 		t.Errorf("AppendTo = %v", got)
 	}
@@ -226,7 +226,7 @@ func TestBoolArrayNonCanonical(t *testing.T) {
 func TestPointerArray(t *testing.T) {
 	vals := []uint64{0, 0x10, 0x7ffd1234, 0xffffffff}
 	a4, a8 := PointerArrayOf(4, vals...), PointerArrayOf(8, vals...)
-	w4, w8 := le(vals...)(4), le(vals...)(8)
+	w4, w8 := wireLE(vals...)(4), wireLE(vals...)(8)
 	for _, tc := range []struct {
 		a    PointerArray
 		size int

@@ -113,8 +113,8 @@ func decodeUTF16(b []byte) (rune, int) {
 	return runeError, 2
 }
 
-// asciiQuad reports whether the 8 bytes at the start of b are four ASCII
-// code units.
+// asciiQuad reports whether v, eight payload bytes read little-endian, holds
+// four ASCII code units.
 func asciiQuad(v uint64) bool { return v&0xff80ff80ff80ff80 == 0 }
 
 // utf8Len returns the length of s's UTF-8 encoding.

@@ -16,7 +16,7 @@ import (
 )
 
 // units returns the code units of UTF-16LE bytes (an odd last byte dropped).
-func units(b []byte) []uint16 {
+func codeUnits(b []byte) []uint16 {
 	u := make([]uint16, len(b)/2)
 	for i := range u {
 		u[i] = binary.LittleEndian.Uint16(b[2*i:])
@@ -25,12 +25,12 @@ func units(b []byte) []uint16 {
 }
 
 // refUTF16String decodes with the standard library.
-func refUTF16String(b []byte) string { return string(utf16.Decode(units(b))) }
+func refUTF16String(b []byte) string { return string(utf16.Decode(codeUnits(b))) }
 
 // refUTF16Valid reports well-formedness with the standard library: decoding
 // replaces unpaired surrogates, so only well-formed input survives a round trip.
 func refUTF16Valid(b []byte) bool {
-	u := units(b)
+	u := codeUnits(b)
 	return slices.Equal(utf16.Encode(utf16.Decode(u)), u)
 }
 
