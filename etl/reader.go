@@ -431,10 +431,11 @@ func (r *Reader) readSeq(s *stream) error {
 		return &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1,
 			Err: fmt.Errorf("buffer size %d is out of range [%d, %d]; the rest of the file is unreadable", bs, bufferHeaderSize, maxBufferSize)}
 	}
-	// Read the rest in steps, so a hostile size costs only what is there.
+	// Read the rest in doubling steps, so a hostile size costs at most
+	// twice what is there.
 	have := bufferHeaderSize
 	for have < bs {
-		step := min(bs-have, 1<<20)
+		step := min(bs-have, max(have, 4096))
 		s.raw = grow(s.raw, have+step)
 		n, err := io.ReadFull(r.src, s.raw[have:have+step])
 		have += n
