@@ -31,7 +31,9 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/gen"
 	"github.com/clrgo/clrevents/nettrace"
+	"github.com/clrgo/clrevents/schema/interp"
 )
 
 const (
@@ -339,63 +341,6 @@ var (
 	sinkAny   any
 )
 
-// BenchmarkDecode decodes one payload per op with the generated decoder
-// (impl=gen, through the Event interface as the Decoder calls it), and,
-// for the two fixed-size events, with a direct call on the concrete type
-// (impl=gen-direct).
-func BenchmarkDecode(b *testing.B) {
-	for i := range benchEvents {
-		be := &benchEvents[i]
-		b.Run("event="+be.name+"/impl=gen", func(b *testing.B) {
-			p, ps := be.payload(b)
-			ev := be.newType()
-			if _, err := ev.Decode(p, ps); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(p)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				n, err := ev.Decode(p, ps)
-				sinkInt += n
-				if err != nil {
-					sinkErr = err
-				}
-			}
-		})
-	}
-	b.Run("event=GCStartV2/impl=gen-direct", func(b *testing.B) {
-		p, ps := realPayload(b, trace30, false, "GCStart_V2")
-		var ev clrevents.GCStartV2
-		b.SetBytes(int64(len(p)))
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			n, err := ev.Decode(p, ps)
-			sinkInt += n
-			if err != nil {
-				sinkErr = err
-			}
-		}
-		sinkAny = ev.Count
-	})
-	b.Run("event=GCHeapStatsV2/impl=gen-direct", func(b *testing.B) {
-		p := synthGCHeapStatsV2()
-		var ev clrevents.GCHeapStatsV2
-		b.SetBytes(int64(len(p)))
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			n, err := ev.Decode(p, 8)
-			sinkInt += n
-			if err != nil {
-				sinkErr = err
-			}
-		}
-		sinkAny = ev.GenerationSize0
-	})
-}
-
 // Baseline: a plain decoder built on encoding/binary.Read, as one would
 // write it by hand without a generator: packed wire structs, a
 // bytes.Reader, strings read code unit by code unit into a Go string,
@@ -506,47 +451,169 @@ func readMethodILToNativeMapBinary(r io.Reader, w *methodILToNativeMapWire) erro
 	return nil
 }
 
-// BenchmarkDecodeBaseline decodes the same payloads as BenchmarkDecode with
-// the encoding/binary.Read decoders above (impl=binary.Read).
-func BenchmarkDecodeBaseline(b *testing.B) {
-	run := func(b *testing.B, p []byte, read func(r *bytes.Reader) error) {
-		var r bytes.Reader
-		r.Reset(p)
-		if err := read(&r); err != nil {
-			b.Fatal(err)
+// BenchmarkDecode decodes one payload per op, for each event with:
+//
+//   - impl=gen: the generated decoder, called through the Event interface as
+//     the Decoder calls it;
+//   - impl=gen-direct (fixed-size events): the generated decoder called on
+//     the concrete type;
+//   - impl=binary.Read (a few events): the encoding/binary.Read decoders
+//     above;
+//   - impl=interp: the reference decoder, schema/interp, with the event
+//     looked up once (its Event.Decode).
+func BenchmarkDecode(b *testing.B) {
+	for i := range benchEvents {
+		be := &benchEvents[i]
+		b.Run("event="+be.name+"/impl=gen", func(b *testing.B) {
+			p, ps := be.payload(b)
+			ev := be.newType()
+			runDecode(b, p, func() (int, error) { return ev.Decode(p, ps) })
+		})
+		if direct := directDecoders[be.name]; direct != nil {
+			b.Run("event="+be.name+"/impl=gen-direct", func(b *testing.B) {
+				p, ps := be.payload(b)
+				direct(b, p, ps)
+			})
 		}
+		if read := binaryReaders[be.name]; read != nil {
+			b.Run("event="+be.name+"/impl=binary.Read", func(b *testing.B) {
+				p, _ := be.payload(b)
+				var r bytes.Reader
+				runDecode(b, p, func() (int, error) {
+					r.Reset(p)
+					err := read(&r)
+					return len(p) - r.Len(), err
+				})
+			})
+		}
+		b.Run("event="+be.name+"/impl=interp", func(b *testing.B) {
+			p, ps := be.payload(b)
+			info := be.newType().Info()
+			ie := interpEvent(b, info)
+			runDecode(b, p, func() (int, error) {
+				v, n, err := ie.Decode(ps, p)
+				sinkAny = v
+				return n, err
+			})
+		})
+	}
+}
+
+// runDecode times decode, which decodes p once.
+func runDecode(b *testing.B, p []byte, decode func() (int, error)) {
+	if _, err := decode(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(p)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		n, err := decode()
+		sinkInt += n
+		if err != nil {
+			sinkErr = err
+		}
+	}
+}
+
+// directDecoders call the generated Decode on the concrete type, with no
+// interface or closure call in the loop.
+var directDecoders = map[string]func(b *testing.B, p []byte, ps int){
+	"GCStartV2": func(b *testing.B, p []byte, ps int) {
+		var ev clrevents.GCStartV2
 		b.SetBytes(int64(len(p)))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
-			r.Reset(p)
-			if err := read(&r); err != nil {
+			n, err := ev.Decode(p, ps)
+			sinkInt += n
+			if err != nil {
 				sinkErr = err
 			}
 		}
+		sinkInt += int(ev.Count)
+	},
+	"GCHeapStatsV1": func(b *testing.B, p []byte, ps int) {
+		var ev clrevents.GCHeapStatsV1
+		b.SetBytes(int64(len(p)))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			n, err := ev.Decode(p, ps)
+			sinkInt += n
+			if err != nil {
+				sinkErr = err
+			}
+		}
+		sinkInt += int(ev.GenerationSize0)
+	},
+	"GCHeapStatsV2": func(b *testing.B, p []byte, ps int) {
+		var ev clrevents.GCHeapStatsV2
+		b.SetBytes(int64(len(p)))
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			n, err := ev.Decode(p, ps)
+			sinkInt += n
+			if err != nil {
+				sinkErr = err
+			}
+		}
+		sinkInt += int(ev.GenerationSize0)
+	},
+}
+
+var (
+	bwGCStartV2           gcStartV2Wire
+	bwGCHeapStatsV2       gcHeapStatsV2Wire
+	bwGCAllocationTickV4  gcAllocationTickV4Wire
+	bwMethodILToNativeMap methodILToNativeMapWire
+)
+
+// binaryReaders are the encoding/binary.Read baselines, by event.
+var binaryReaders = map[string]func(r *bytes.Reader) error{
+	"GCStartV2":           func(r *bytes.Reader) error { return binary.Read(r, le, &bwGCStartV2) },
+	"GCHeapStatsV2":       func(r *bytes.Reader) error { return binary.Read(r, le, &bwGCHeapStatsV2) },
+	"GCAllocationTickV4":  func(r *bytes.Reader) error { return readGCAllocationTickV4Binary(r, &bwGCAllocationTickV4) },
+	"MethodILToNativeMap": func(r *bytes.Reader) error { return readMethodILToNativeMapBinary(r, &bwMethodILToNativeMap) },
+}
+
+var (
+	interpOnce sync.Once
+	interpDec  *interp.Decoder
+	interpErr  error
+)
+
+// interpDecoder returns the reference decoder for the checked-in schema and
+// overrides, the inputs clrevents was generated from.
+func interpDecoder(tb testing.TB) *interp.Decoder {
+	tb.Helper()
+	interpOnce.Do(func() {
+		m, err := gen.Load("../schema/clr.yaml", "../schema/overrides.yaml")
+		if err != nil {
+			interpErr = err
+			return
+		}
+		interpDec, interpErr = interp.New(m)
+	})
+	if interpErr != nil {
+		tb.Fatal(interpErr)
 	}
-	b.Run("event=GCStartV2/impl=binary.Read", func(b *testing.B) {
-		p, _ := realPayload(b, trace30, false, "GCStart_V2")
-		var w gcStartV2Wire
-		run(b, p, func(r *bytes.Reader) error { return binary.Read(r, le, &w) })
-		sinkAny = w.Count
-	})
-	b.Run("event=GCHeapStatsV2/impl=binary.Read", func(b *testing.B) {
-		var w gcHeapStatsV2Wire
-		run(b, synthGCHeapStatsV2(), func(r *bytes.Reader) error { return binary.Read(r, le, &w) })
-		sinkAny = w.GenerationSize0
-	})
-	b.Run("event=GCAllocationTickV4/impl=binary.Read", func(b *testing.B) {
-		var w gcAllocationTickV4Wire
-		run(b, synthGCAllocationTickV4(), func(r *bytes.Reader) error { return readGCAllocationTickV4Binary(r, &w) })
-		sinkAny = w.TypeName
-	})
-	b.Run("event=MethodILToNativeMap/impl=binary.Read", func(b *testing.B) {
-		p, _ := realPayload(b, trace30, false, "MethodILToNativeMap")
-		var w methodILToNativeMapWire
-		run(b, p, func(r *bytes.Reader) error { return readMethodILToNativeMapBinary(r, &w) })
-		sinkAny = w.ClrInstanceID
-	})
+	return interpDec
+}
+
+// interpEvent finds the reference decoder's event for info.
+func interpEvent(tb testing.TB, info *clrevents.EventInfo) *interp.Event {
+	tb.Helper()
+	ip, ok := interpDecoder(tb).ProviderByName(info.Provider.String())
+	if !ok {
+		tb.Fatalf("interp has no provider %s", info.Provider)
+	}
+	ie, ok := ip.Event(info.ID, info.Version)
+	if !ok {
+		tb.Fatalf("interp has no %s", info)
+	}
+	return ie
 }
 
 // mixes are the real corpora the Decoder and AppendJSON run over: every
@@ -569,38 +636,61 @@ func mixBytes(recs []record) int64 {
 	return n
 }
 
-// BenchmarkDecoder runs Decoder.Decode over every CLR event of a real
-// trace, in file order, from memory: one op is one pass over the corpus;
-// ns/event is the figure to read.
+// BenchmarkDecoder decodes every CLR event of a real trace, in file order,
+// from memory: one op is one pass over the corpus; ns/event is the figure
+// to read. impl=gen is clrevents.Decoder.Decode; impl=interp is the
+// reference decoder's Provider.Decode (its provider resolved beforehand,
+// as the Decoder's is).
 func BenchmarkDecoder(b *testing.B) {
 	for _, m := range mixes {
-		b.Run("mix="+m.name, func(b *testing.B) {
+		b.Run("mix="+m.name+"/impl=gen", func(b *testing.B) {
 			recs := traceRecords(b, m.trace, m.repo)
 			dec := clrevents.NewDecoder()
-			for i := range recs { // warm: one value per event type
-				r := &recs[i]
-				if _, _, err := dec.Decode(r.p, r.id, r.version, r.ptrSize, r.payload); err != nil {
-					b.Fatalf("event %d: %v", i, err)
-				}
+			runMix(b, recs, func(r *record) (int, error) {
+				ev, n, err := dec.Decode(r.p, r.id, r.version, r.ptrSize, r.payload)
+				sinkEvent = ev
+				return n, err
+			})
+		})
+		b.Run("mix="+m.name+"/impl=interp", func(b *testing.B) {
+			recs := traceRecords(b, m.trace, m.repo)
+			id := interpDecoder(b)
+			var provs []*interp.Provider
+			for _, pi := range clrevents.Providers() {
+				ip, _ := id.ProviderByName(pi.Name)
+				provs = append(provs, ip)
 			}
-			b.SetBytes(mixBytes(recs))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				for i := range recs {
-					r := &recs[i]
-					ev, n, err := dec.Decode(r.p, r.id, r.version, r.ptrSize, r.payload)
-					if err != nil {
-						sinkErr = err
-					}
-					sinkInt += n
-					sinkEvent = ev
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/event")
-			b.ReportMetric(float64(len(recs)), "events/op")
+			runMix(b, recs, func(r *record) (int, error) {
+				v, n, err := provs[r.p].Decode(r.id, r.version, r.ptrSize, r.payload)
+				sinkAny = v
+				return n, err
+			})
 		})
 	}
+}
+
+// runMix times decode over every record of a corpus, after one warm-up
+// pass (the Decoder makes one value per event type on first sight).
+func runMix(b *testing.B, recs []record, decode func(r *record) (int, error)) {
+	for i := range recs {
+		if _, err := decode(&recs[i]); err != nil {
+			b.Fatalf("event %d: %v", i, err)
+		}
+	}
+	b.SetBytes(mixBytes(recs))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for i := range recs {
+			n, err := decode(&recs[i])
+			if err != nil {
+				sinkErr = err
+			}
+			sinkInt += n
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/event")
+	b.ReportMetric(float64(len(recs)), "events/op")
 }
 
 // BenchmarkAppendJSON appends one decoded event as JSON into a reused
