@@ -28,7 +28,7 @@ test-short:
 	$(GO) test -short ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	GO=$(GO) sh bench/run
 
 # A short smoke run of every fuzz target (10 s each).
 FUZZTIME ?= 10s
