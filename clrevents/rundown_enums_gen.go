@@ -162,9 +162,10 @@ const (
 	RundownAssemblyFlagsDynamic       RundownAssemblyFlags = 0x2
 	RundownAssemblyFlagsNative        RundownAssemblyFlags = 0x4
 	RundownAssemblyFlagsCollectible   RundownAssemblyFlags = 0x8
+	RundownAssemblyFlagsReadyToRun    RundownAssemblyFlags = 0x10
 )
 
-var rundownAssemblyFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Dynamic"}, {0x4, "Native"}, {0x8, "Collectible"}}
+var rundownAssemblyFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Dynamic"}, {0x4, "Native"}, {0x8, "Collectible"}, {0x10, "ReadyToRun"}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownAssemblyFlags) AppendText(b []byte) ([]byte, error) {

@@ -436,9 +436,10 @@ const (
 	AssemblyFlagsDynamic       AssemblyFlags = 0x2
 	AssemblyFlagsNative        AssemblyFlags = 0x4
 	AssemblyFlagsCollectible   AssemblyFlags = 0x8
+	AssemblyFlagsReadyToRun    AssemblyFlags = 0x10
 )
 
-var assemblyFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Dynamic"}, {0x4, "Native"}, {0x8, "Collectible"}}
+var assemblyFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Dynamic"}, {0x4, "Native"}, {0x8, "Collectible"}, {0x10, "ReadyToRun"}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v AssemblyFlags) AppendText(b []byte) ([]byte, error) {

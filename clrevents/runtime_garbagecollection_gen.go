@@ -6684,6 +6684,8 @@ type GCFitBucketInfo struct {
 type GCFitBucketInfoValuesElem struct {
 	// Index is win:UInt16.
 	Index uint16
+	// Padding is win:UInt16.
+	Padding uint16
 	// Count is win:UInt32.
 	Count uint32
 	// Size is win:Pointer (win:HexInt64), pointer-sized on the wire.
@@ -6692,33 +6694,36 @@ type GCFitBucketInfoValuesElem struct {
 
 func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if ptrSize == 8 {
-		if len(b) < 14 {
+		if len(b) < 16 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Index", 2, 0}, {"Count", 6, 0}, {"Size", 6, 1}})
+				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Index", 2, 0}, {"Padding", 4, 0}, {"Count", 8, 0}, {"Size", 8, 1}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
-		_ = b[13]
+		_ = b[15]
 		e.Index = binary.LittleEndian.Uint16(b[0:])
-		e.Count = binary.LittleEndian.Uint32(b[2:])
-		e.Size = binary.LittleEndian.Uint64(b[6:])
+		e.Padding = binary.LittleEndian.Uint16(b[2:])
+		e.Count = binary.LittleEndian.Uint32(b[4:])
+		e.Size = binary.LittleEndian.Uint64(b[8:])
 	} else {
-		if len(b) < 10 {
+		if len(b) < 12 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Index", 2, 0}, {"Count", 6, 0}, {"Size", 6, 1}})
+				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Index", 2, 0}, {"Padding", 4, 0}, {"Count", 8, 0}, {"Size", 8, 1}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
-		_ = b[9]
+		_ = b[11]
 		e.Index = binary.LittleEndian.Uint16(b[0:])
-		e.Count = binary.LittleEndian.Uint32(b[2:])
-		e.Size = uint64(binary.LittleEndian.Uint32(b[6:]))
+		e.Padding = binary.LittleEndian.Uint16(b[2:])
+		e.Count = binary.LittleEndian.Uint32(b[4:])
+		e.Size = uint64(binary.LittleEndian.Uint32(b[8:]))
 	}
-	return 6 + ptrSize, "", 0, nil
+	return 8 + ptrSize, "", 0, nil
 }
 
 func (e *GCFitBucketInfoValuesElem) encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Index))
+	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Padding))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Count))
 	dst = appendPtr(dst, e.Size, ptrSize)
 	return dst
@@ -6727,6 +6732,8 @@ func (e *GCFitBucketInfoValuesElem) encode(dst []byte, ptrSize int) []byte {
 func (e *GCFitBucketInfoValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
 	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = append(dst, ",\"Padding\":"...)
+	dst = appendJSONUint(dst, uint64(e.Padding))
 	dst = append(dst, ",\"Count\":"...)
 	dst = appendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Size\":"...)
@@ -6736,6 +6743,7 @@ func (e *GCFitBucketInfoValuesElem) appendJSON(dst []byte) []byte {
 
 func (e *GCFitBucketInfoValuesElem) equal(o *GCFitBucketInfoValuesElem) bool {
 	return e.Index == o.Index &&
+		e.Padding == o.Padding &&
 		e.Count == o.Count &&
 		e.Size == o.Size
 }
@@ -6759,7 +6767,7 @@ func GCFitBucketInfoValuesArrayOf(elems ...GCFitBucketInfoValuesElem) GCFitBucke
 }
 
 func (a GCFitBucketInfoValuesArray) elemSize() int {
-	return 6 + a.ptrSize
+	return 8 + a.ptrSize
 }
 
 // Len is the number of elements.
@@ -6845,7 +6853,7 @@ func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
 	e.Count = binary.LittleEndian.Uint16(b[12:])
 	off = 14
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 6+ptrSize)
+		n, ok := arrayLen(b, off, uint64(e.Count), 8+ptrSize)
 		if !ok {
 			return 0, decodeError("GCFitBucketInfo", "Values", off, ErrCountTooLarge)
 		}

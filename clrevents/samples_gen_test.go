@@ -1340,13 +1340,15 @@ func sampleEvents() []Event {
 		Count:         2,
 		TotalSize:     6,
 		Values: GCFitBucketInfoValuesArrayOf(GCFitBucketInfoValuesElem{
-			Count: 8,
-			Index: 7,
-			Size:  24576,
+			Count:   9,
+			Index:   7,
+			Padding: 8,
+			Size:    28672,
 		}, GCFitBucketInfoValuesElem{
-			Count: 11,
-			Index: 10,
-			Size:  36864,
+			Count:   13,
+			Index:   11,
+			Padding: 12,
+			Size:    45056,
 		}),
 	}, &DebugIPCEventStart{}, &DebugIPCEventEnd{}, &DebugExceptionProcessingStart{}, &DebugExceptionProcessingEnd{}, &ExceptionCatchStart{
 		ClrInstanceID: 7,

@@ -375,6 +375,11 @@ func sizeExpr(s schema.Size, ptr Code) Code {
 // Comment a /* */ block).
 func docComment(f *File, text string) {
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		f.Comment(l)
+		f.Comment(strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, l))
 	}
 }

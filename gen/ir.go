@@ -198,7 +198,7 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeName string, maps map[*schema.LMap]*mapIR, n *names) *scopeIR {
 	s := &scopeIR{owner: owner, prefix: prefix, size: size}
 	byLF := map[*schema.LField]*fieldIR{}
-	fieldNames := map[string]bool{}
+	fieldNames := map[string]*schema.LField{}
 	for _, lf := range fs {
 		f := &fieldIR{lf: lf}
 		byLF[lf] = f
@@ -210,10 +210,10 @@ func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeNa
 		if methodNames[g] {
 			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("Go name %s is a method of the event type", g))
 		}
-		if fieldNames[g] {
-			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("Go field name %s is used twice", g))
+		if prev := fieldNames[g]; prev != nil {
+			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("Go field name %s is already used by field %s (%s)", g, prev.Name, prev.Pos))
 		}
-		fieldNames[g] = true
+		fieldNames[g] = lf
 		f.goName = g
 		if lf.Map != nil {
 			f.enum = maps[lf.Map]

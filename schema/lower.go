@@ -199,6 +199,10 @@ func Validate(s *Schema) error {
 // into it.
 func Lower(s *Schema) (*Model, error) {
 	var l errList
+	checkTexts(s, &l)
+	if err := l.err(); err != nil {
+		return nil, err
+	}
 	m := &Model{Source: s.Source}
 	symbols := map[string]*Event{}
 	providerNames := map[string]bool{}
@@ -499,3 +503,50 @@ func ParseGUIDBytes(s string) ([16]byte, error) {
 	copy(g[8:], raw[8:])
 	return g, nil
 }
+
+// checkTexts rejects control characters (a newline, say) in every name and
+// attribute: they would end a generated comment and let manifest text into
+// generated code, and no real manifest has them.
+func checkTexts(s *Schema, l *errList) {
+	check := func(pos Pos, what string, vals ...string) {
+		for _, v := range vals {
+			if i := strings.IndexFunc(v, isControl); i >= 0 {
+				l.add(pos, what, "%q has a control character at byte %d", v, i)
+			}
+		}
+	}
+	var fields func(owner string, fs []*Field)
+	fields = func(owner string, fs []*Field) {
+		for _, f := range fs {
+			check(f.Pos, owner+": field", f.Name, f.InType, f.OutType, f.Map, f.Count, f.Length)
+			fields(owner, f.Fields)
+		}
+	}
+	for _, p := range s.Providers {
+		check(p.Pos, "provider", p.Name, p.GUID, p.Symbol)
+		for _, k := range p.Keywords {
+			check(k.Pos, "keyword", k.Name, k.Symbol)
+		}
+		for _, t := range p.Tasks {
+			check(t.Pos, "task", t.Name, t.Symbol, t.EventGUID)
+			for _, o := range t.Opcodes {
+				check(o.Pos, "opcode", o.Name, o.Symbol)
+			}
+		}
+		for _, m := range p.Maps {
+			check(m.Pos, "map", m.Name)
+			for _, e := range m.Entries {
+				check(e.Pos, "map "+m.Name, e.Name)
+			}
+		}
+		for _, t := range p.Templates {
+			check(t.Pos, "template", t.TID)
+			fields("template "+t.TID, t.Fields)
+		}
+		for _, e := range p.Events {
+			check(e.Pos, "event", append([]string{e.Symbol, e.Task, e.Opcode, e.Level, e.Channel, e.Template, e.GoName}, e.Keywords...)...)
+		}
+	}
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }

@@ -30,6 +30,10 @@ type Override struct {
 	Template string      `yaml:"template,omitempty"`
 	Field    string      `yaml:"field,omitempty"` // a path: "Values.Name" for a struct's field
 	Set      *FieldPatch `yaml:"set,omitempty"`
+	// InsertAfter (a field path) and Insert add fields the manifest leaves
+	// out, such as padding the runtime writes inside a struct.
+	InsertAfter string   `yaml:"insertAfter,omitempty"`
+	Insert      []*Field `yaml:"insert,omitempty"`
 
 	// GoNames gives events (by symbol) explicit Go type names.
 	GoNames map[string]string `yaml:"goNames,omitempty"`
@@ -81,8 +85,12 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 			l.add(e.Pos, what, "name exactly one of map, template or goNames")
 		case e.Map != "" && len(e.AddEntries) == 0:
 			l.add(e.Pos, what, "map %s: nothing to add", e.Map)
-		case e.Template != "" && (e.Field == "" || e.Set == nil):
-			l.add(e.Pos, what, "template %s: needs field and set", e.Template)
+		case e.Template != "" && (e.Field == "") == (e.InsertAfter == ""):
+			l.add(e.Pos, what, "template %s: name either field (with set) or insertAfter (with insert)", e.Template)
+		case e.Template != "" && e.Field != "" && e.Set == nil:
+			l.add(e.Pos, what, "template %s: field %s needs set", e.Template, e.Field)
+		case e.Template != "" && e.InsertAfter != "" && len(e.Insert) == 0:
+			l.add(e.Pos, what, "template %s: insertAfter %s needs insert", e.Template, e.InsertAfter)
 		}
 	}
 	if err := l.err(); err != nil {
@@ -104,6 +112,8 @@ func (o *Overrides) Apply(s *Schema) error {
 			switch {
 			case e.Map != "":
 				applyMap(e, p, &l)
+			case e.Template != "" && e.InsertAfter != "":
+				applyInsert(e, p, &l)
 			case e.Template != "":
 				applyField(e, p, &l)
 			default:
@@ -211,4 +221,49 @@ func countTrue(bs ...bool) int {
 		}
 	}
 	return n
+}
+
+func applyInsert(e *Override, p *Provider, l *errList) {
+	t := p.Template(e.Template)
+	what := fmt.Sprintf("override of %s template %s", p.Name, e.Template)
+	if t == nil {
+		l.add(e.Pos, what, "no such template")
+		return
+	}
+	path := strings.Split(e.InsertAfter, ".")
+	list := &t.Fields
+	if len(path) > 1 {
+		parent := findField(t.Fields, path[:len(path)-1])
+		if parent == nil || !parent.Struct {
+			l.add(e.Pos, what, "no struct %q", strings.Join(path[:len(path)-1], "."))
+			return
+		}
+		list = &parent.Fields
+	}
+	at := -1
+	for i, f := range *list {
+		if f.Name == path[len(path)-1] {
+			at = i
+		}
+	}
+	if at < 0 {
+		l.add(e.Pos, what, "no field %q", e.InsertAfter)
+		return
+	}
+	for _, nf := range e.Insert {
+		for _, f := range *list {
+			if f.Name == nf.Name {
+				l.add(e.Pos, what, "field %q is already there: drop this override", nf.Name)
+				return
+			}
+		}
+	}
+	var ins []*Field
+	for _, nf := range e.Insert {
+		c := *nf
+		c.Pos = e.Pos
+		ins = append(ins, &c)
+	}
+	rest := append(ins, (*list)[at+1:]...)
+	*list = append((*list)[:at+1:at+1], rest...)
 }

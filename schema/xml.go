@@ -368,7 +368,13 @@ func canonicalize(s *Schema) {
 		}
 		sort.SliceStable(p.Maps, func(i, j int) bool { return p.Maps[i].Name < p.Maps[j].Name })
 		for _, m := range p.Maps {
-			sort.SliceStable(m.Entries, func(i, j int) bool { return m.Entries[i].Value < m.Entries[j].Value })
+			sort.SliceStable(m.Entries, func(i, j int) bool {
+				a, b := m.Entries[i], m.Entries[j]
+				if a.Value != b.Value {
+					return a.Value < b.Value
+				}
+				return a.Name < b.Name
+			})
 		}
 		sort.SliceStable(p.Templates, func(i, j int) bool { return p.Templates[i].TID < p.Templates[j].TID })
 		sort.SliceStable(p.Events, func(i, j int) bool {

@@ -178,4 +178,3 @@ func (d *dumper) writeCSV(r *record, dec *decoded) {
 	}
 	cw.Flush()
 }
-
