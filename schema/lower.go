@@ -109,6 +109,9 @@ type Ref struct {
 	Field *LField // the field holding the number
 }
 
+// maxStructDepth bounds struct nesting (the manifests nest one deep).
+const maxStructDepth = 4
+
 // Model is the lowered schema: everything resolved, sized and validated. The
 // generator walks only this.
 type Model struct {
@@ -364,6 +367,11 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 			lf.Kind = KindStruct
 			if len(f.Fields) == 0 {
 				l.add(f.Pos, fw, "struct has no fields")
+			}
+			if depth := strings.Count(owner, ": struct "); depth >= maxStructDepth {
+				l.add(f.Pos, fw, "structs nest deeper than %d", maxStructDepth)
+				out[i] = lf
+				continue
 			}
 			lf.Elem, lf.ElemPrefix, lf.ElemSize = lowerFields(f.Fields, owner+": struct "+f.Name, maps, l)
 			lf.ElemFixed = lf.ElemPrefix == len(lf.Elem)

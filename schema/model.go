@@ -24,6 +24,9 @@ type Pos struct {
 }
 
 func (p Pos) String() string {
+	if p.Line == 0 && p.File != "" {
+		return p.File // the whole file: the parser gave no line
+	}
 	if p.File == "" {
 		return fmt.Sprintf("line %d", p.Line)
 	}

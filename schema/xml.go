@@ -46,6 +46,12 @@ func ParseManifest(name string, data []byte) (*Schema, error) {
 	return s, nil
 }
 
+// maxXMLDepth bounds element nesting. A manifest nests about eight deep
+// (instrumentationManifest, instrumentation, events, provider, templates,
+// template, struct, data); the bound keeps hostile input from building a
+// tree that costs far more memory than the file.
+const maxXMLDepth = 32
+
 // xnode is an XML element with the line it starts on.
 type xnode struct {
 	name  string // local name
@@ -112,6 +118,10 @@ func parseXMLTree(name string, data []byte) (*xnode, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if len(stack) >= maxXMLDepth {
+				return nil, &Error{Pos: basePos(name, lineAt(off)), What: "<" + t.Name.Local + ">",
+					Msg: fmt.Sprintf("elements nest deeper than %d", maxXMLDepth)}
+			}
 			n := &xnode{name: t.Name.Local, attrs: t.Attr, pos: basePos(name, lineAt(off))}
 			if len(stack) > 0 {
 				p := stack[len(stack)-1]
