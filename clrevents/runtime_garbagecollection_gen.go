@@ -6458,22 +6458,22 @@ type GCLOHCompactValuesElem struct {
 
 func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if ptrSize == 8 {
-		if len(b) < 28 {
+		if len(b) < 32 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"TimePlan", 4, 0}, {"TimeCompact", 8, 0}, {"TimeRelocate", 12, 0}, {"TotalRefs", 12, 1}, {"ZeroRefs", 12, 2}})
+				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"TimePlan", 4, 0}, {"TimeCompact", 8, 0}, {"TimeRelocate", 12, 0}, {"TotalRefs", 8, 2}, {"ZeroRefs", 8, 3}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
-		_ = b[27]
+		_ = b[31]
 		e.TimePlan = binary.LittleEndian.Uint32(b[0:])
 		e.TimeCompact = binary.LittleEndian.Uint32(b[4:])
 		e.TimeRelocate = binary.LittleEndian.Uint32(b[8:])
-		e.TotalRefs = binary.LittleEndian.Uint64(b[12:])
-		e.ZeroRefs = binary.LittleEndian.Uint64(b[20:])
+		e.TotalRefs = binary.LittleEndian.Uint64(b[16:])
+		e.ZeroRefs = binary.LittleEndian.Uint64(b[24:])
 	} else {
 		if len(b) < 20 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"TimePlan", 4, 0}, {"TimeCompact", 8, 0}, {"TimeRelocate", 12, 0}, {"TotalRefs", 12, 1}, {"ZeroRefs", 12, 2}})
+				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"TimePlan", 4, 0}, {"TimeCompact", 8, 0}, {"TimeRelocate", 12, 0}, {"TotalRefs", 8, 2}, {"ZeroRefs", 8, 3}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6484,13 +6484,14 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 		e.TotalRefs = uint64(binary.LittleEndian.Uint32(b[12:]))
 		e.ZeroRefs = uint64(binary.LittleEndian.Uint32(b[16:]))
 	}
-	return 12 + 2*ptrSize, "", 0, nil
+	return 8 + 3*ptrSize, "", 0, nil
 }
 
 func (e *GCLOHCompactValuesElem) encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TimePlan))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TimeCompact))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TimeRelocate))
+	dst = append(dst, make([]byte, -4+ptrSize)...)
 	dst = appendPtr(dst, e.TotalRefs, ptrSize)
 	dst = appendPtr(dst, e.ZeroRefs, ptrSize)
 	return dst
@@ -6537,7 +6538,7 @@ func GCLOHCompactValuesArrayOf(elems ...GCLOHCompactValuesElem) GCLOHCompactValu
 }
 
 func (a GCLOHCompactValuesArray) elemSize() int {
-	return 12 + 2*a.ptrSize
+	return 8 + 3*a.ptrSize
 }
 
 // Len is the number of elements.
@@ -6621,7 +6622,7 @@ func (e *GCLOHCompact) Decode(b []byte, ptrSize int) (int, error) {
 	e.Count = binary.LittleEndian.Uint16(b[2:])
 	off = 4
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 12+2*ptrSize)
+		n, ok := arrayLen(b, off, uint64(e.Count), 8+3*ptrSize)
 		if !ok {
 			return 0, decodeError("GCLOHCompact", "Values", off, ErrCountTooLarge)
 		}

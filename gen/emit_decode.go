@@ -287,9 +287,23 @@ func cursorField(f *fieldIR, fl failer) []Code {
 func encodeBody(s *scopeIR) []Code {
 	var out []Code
 	for _, f := range s.fields {
+		if f.lf.PadBefore != (schema.Size{}) {
+			out = append(out, appendPad(f.lf.PadBefore))
+		}
 		out = append(out, Id("dst").Op("=").Add(encodeField(f)))
 	}
+	if s.tail != (schema.Size{}) {
+		out = append(out, appendPad(s.tail))
+	}
 	return append(out, Return(Id("dst")))
+}
+
+// appendPad writes alignment padding, zero bytes (no allocation: the
+// compiler extends dst in place):
+//
+//	dst = append(dst, make([]byte, -4+ptrSize)...)
+func appendPad(pad schema.Size) Code {
+	return Id("dst").Op("=").Append(Id("dst"), Make(Index().Byte(), sizeExpr(pad, Id("ptrSize"))).Op("..."))
 }
 
 func encodeField(f *fieldIR) Code {

@@ -26,6 +26,7 @@ var goldenCases = []string{
 	"shared_count",    // two arrays counted by one field, not adjacent
 	"struct_variable", // struct array with a string and a counted array per element
 	"struct_fixed",    // struct array of fixed elements holding pointers
+	"struct_aligned",  // struct elements with C natural alignment (padding only at 8-byte pointers)
 	"binary_length",   // win:Binary with length=, UnicodeString with length=
 	"versions",        // V0 → V1 → V2 of one event
 	"map_two_intypes", // one valueMap read as UInt8 and UInt32; a bitMap
@@ -129,6 +130,9 @@ func TestGoldenCoverage(t *testing.T) {
 		{"struct_variable", "variable-size struct elements", func(f *schema.LField) bool { return f.Kind == schema.KindStruct && !f.ElemFixed }},
 		{"struct_fixed", "fixed-size struct elements with pointers", func(f *schema.LField) bool {
 			return f.Kind == schema.KindStruct && f.ElemFixed && f.ElemSize.Ptrs > 0
+		}},
+		{"struct_aligned", "padding inside and after aligned elements", func(f *schema.LField) bool {
+			return f.Kind == schema.KindStruct && f.Align == "natural" && f.ElemTail != (schema.Size{})
 		}},
 		{"binary_length", "win:Binary with length=", func(f *schema.LField) bool { return f.Kind == schema.KindBinary && f.Length.Field != nil }},
 	}

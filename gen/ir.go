@@ -68,6 +68,7 @@ type scopeIR struct {
 	fields []*fieldIR
 	prefix int         // fields with fixed offsets
 	size   schema.Size // their total size
+	tail   schema.Size // padding after the last field (aligned elements)
 }
 
 type fieldIR struct {
@@ -234,6 +235,7 @@ func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeNa
 			n.declare(el.goName, owner+": struct "+lf.Name, lf.Pos)
 			n.declare(el.view, owner+": struct "+lf.Name, lf.Pos)
 			el.scope = buildScope(lf.Elem, lf.ElemPrefix, lf.ElemSize, owner+": struct "+lf.Name, el.goName, maps, n)
+			el.scope.tail = lf.ElemTail
 			el.min = lf.ElemSize.At(4)
 			if el.min == 0 {
 				n.fail(lf.Pos, owner+": struct "+lf.Name, fmt.Errorf("an element could take no bytes, so a count could not be checked against the payload"))

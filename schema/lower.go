@@ -175,6 +175,11 @@ type LField struct {
 	Offset Size
 	// Counts lists the fields whose count or length this field holds.
 	Counts []*LField
+	// PadBefore is alignment padding on the wire before the field, and
+	// ElemTail the padding that ends each element of a struct array; both
+	// are zero except in align: natural structs.
+	PadBefore Size
+	ElemTail  Size
 }
 
 // IsArray reports whether the field repeats.
@@ -375,6 +380,13 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 			}
 			lf.Elem, lf.ElemPrefix, lf.ElemSize = lowerFields(f.Fields, owner+": struct "+f.Name, maps, l)
 			lf.ElemFixed = lf.ElemPrefix == len(lf.Elem)
+			switch f.Align {
+			case "":
+			case "natural":
+				alignNatural(lf, fw, l)
+			default:
+				l.add(f.Pos, fw, "align %q: the only alignment is natural", f.Align)
+			}
 		} else {
 			k, ok := InTypes[f.InType]
 			if !ok {
@@ -457,6 +469,67 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 		n++
 	}
 	return out, n, off
+}
+
+// alignNatural lays out a struct's fixed elements with C natural alignment,
+// for 4- and 8-byte pointers, and encodes each offset and size as a Size:
+// the two layouts differ by a multiple of 4, so Bytes + Ptrs*ptrSize fits
+// both exactly.
+func alignNatural(lf *LField, fw string, l *errList) {
+	if !lf.ElemFixed {
+		l.add(lf.Pos, fw, "align natural needs fixed-size element fields")
+		return
+	}
+	var offs [2][]int // per pointer size: 4, 8
+	var ends, sizes [2]int
+	for pi, ptr := range []int{4, 8} {
+		off, maxAlign := 0, 1
+		for _, e := range lf.Elem {
+			sz := e.Size.At(ptr)
+			a := sz
+			if e.IsArray() || e.Kind == KindGUID {
+				one, _ := e.Kind.FixedSize()
+				a = one.At(ptr)
+			}
+			if e.Kind == KindGUID {
+				a = 4
+			}
+			if a < 1 {
+				a = 1
+			}
+			maxAlign = max(maxAlign, a)
+			off = (off + a - 1) / a * a
+			offs[pi] = append(offs[pi], off)
+			off += sz
+		}
+		ends[pi] = off
+		sizes[pi] = (off + maxAlign - 1) / maxAlign * maxAlign
+	}
+	linear := func(s4, s8 int) (Size, bool) {
+		if (s8-s4)%4 != 0 || s8 < s4 {
+			return Size{}, false
+		}
+		p := (s8 - s4) / 4
+		return Size{Bytes: s4 - 4*p, Ptrs: p}, true // Bytes may be negative: a padding of 0 at 4 and 4 at 8
+	}
+	prevEnd := [2]int{}
+	for i, e := range lf.Elem {
+		o, ok := linear(offs[0][i], offs[1][i])
+		pad, ok2 := linear(offs[0][i]-prevEnd[0], offs[1][i]-prevEnd[1])
+		if !ok || !ok2 {
+			l.add(lf.Pos, fw, "field %s: natural alignment gives offsets %d and %d, which no pointer-size formula fits", e.Name, offs[0][i], offs[1][i])
+			return
+		}
+		e.Offset, e.PadBefore = o, pad
+		prevEnd = [2]int{offs[0][i] + e.Size.At(4), offs[1][i] + e.Size.At(8)}
+	}
+	size, ok := linear(sizes[0], sizes[1])
+	tail, ok2 := linear(sizes[0]-ends[0], sizes[1]-ends[1])
+	if !ok || !ok2 {
+		l.add(lf.Pos, fw, "natural alignment gives element sizes %d and %d, which no pointer-size formula fits", sizes[0], sizes[1])
+		return
+	}
+	lf.ElemSize, lf.ElemTail = size, tail
 }
 
 // widerKind reports whether integer kind a is wider than b.

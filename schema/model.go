@@ -127,7 +127,12 @@ type Field struct {
 	Count   string   `yaml:"count,omitempty"`
 	Length  string   `yaml:"length,omitempty"`
 	Struct  bool     `yaml:"struct,omitempty"`
-	Fields  []*Field `yaml:"fields,omitempty"`
+	// Align "natural" lays a struct's elements out as a C compiler does:
+	// each field at a multiple of its size (a pointer's for pointers), the
+	// element padded to its widest field. Manifests never say it; an
+	// override does, where the runtime writes raw structs.
+	Align  string   `yaml:"align,omitempty"`
+	Fields []*Field `yaml:"fields,omitempty"`
 	Pos     Pos      `yaml:"-"`
 }
 

@@ -49,6 +49,7 @@ type FieldPatch struct {
 	Map     *string `yaml:"map,omitempty"`
 	Count   *string `yaml:"count,omitempty"`
 	Length  *string `yaml:"length,omitempty"`
+	Align   *string `yaml:"align,omitempty"`
 }
 
 func (o *Override) UnmarshalYAML(n *yaml.Node) error {
@@ -175,6 +176,7 @@ func applyField(e *Override, p *Provider, l *errList) {
 	set(&f.Map, e.Set.Map)
 	set(&f.Count, e.Set.Count)
 	set(&f.Length, e.Set.Length)
+	set(&f.Align, e.Set.Align)
 	if !changed {
 		l.add(e.Pos, what, "field %q already is as the override says: drop it", e.Field)
 	}

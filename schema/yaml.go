@@ -301,6 +301,7 @@ func fieldsNode(fs []*Field) *yaml.Node {
 			"count", f.Count, "length", f.Length)
 		if f.Struct {
 			kv = append(kv, str("struct"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+			kv = kvs(kv, "align", f.Align)
 			kv = kvs(kv, "fields", fieldsNode(f.Fields))
 			out.Content = append(out.Content, mapping(false, kv...))
 			continue
