@@ -120,20 +120,20 @@ type Template struct {
 // Count and Length keep the manifest's text: a field name, or a literal
 // number. Lower resolves them.
 type Field struct {
-	Name    string   `yaml:"name"`
-	InType  string   `yaml:"inType,omitempty"`
-	OutType string   `yaml:"outType,omitempty"`
-	Map     string   `yaml:"map,omitempty"`
-	Count   string   `yaml:"count,omitempty"`
-	Length  string   `yaml:"length,omitempty"`
-	Struct  bool     `yaml:"struct,omitempty"`
+	Name    string `yaml:"name"`
+	InType  string `yaml:"inType,omitempty"`
+	OutType string `yaml:"outType,omitempty"`
+	Map     string `yaml:"map,omitempty"`
+	Count   string `yaml:"count,omitempty"`
+	Length  string `yaml:"length,omitempty"`
+	Struct  bool   `yaml:"struct,omitempty"`
 	// Align "natural" lays a struct's elements out as a C compiler does:
 	// each field at a multiple of its size (a pointer's for pointers), the
 	// element padded to its widest field. Manifests never say it; an
 	// override does, where the runtime writes raw structs.
 	Align  string   `yaml:"align,omitempty"`
 	Fields []*Field `yaml:"fields,omitempty"`
-	Pos     Pos      `yaml:"-"`
+	Pos    Pos      `yaml:"-"`
 }
 
 // Event is one <event> element: a (value, version) of a provider.
