@@ -143,6 +143,7 @@ type dumper struct {
 	stderr io.Writer
 	dec    *clrevents.Decoder
 	buf    []byte
+	obj    []byte // the JSON fields of the CSV row being written
 	stats  map[typeKey]*typeStats
 	// errs counts events that failed to decode.
 	errs    int

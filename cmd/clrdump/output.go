@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"strconv"
@@ -143,31 +142,23 @@ func (d *dumper) writeCSV(r *record, dec *decoded) {
 		cw.Flush()
 		return
 	}
-	obj := d.fields(nil, r, dec, true)
+	d.obj = d.fields(d.obj[:0], r, dec, true)
 	n := 0
-	jd := json.NewDecoder(bytes.NewReader(obj))
-	jd.UseNumber()
-	if _, err := jd.Token(); err == nil { // {
-		for jd.More() {
-			kt, err := jd.Token()
-			if err != nil {
-				break
-			}
-			var raw json.RawMessage
-			if err := jd.Decode(&raw); err != nil {
-				break
-			}
-			row[8] = kt.(string)
+	eachMember(d.obj, func(key, val []byte) {
+		row[8] = string(key)
+		if len(val) > 0 && val[0] == '"' {
 			var s string
-			if json.Unmarshal(raw, &s) == nil {
+			if json.Unmarshal(val, &s) == nil {
 				row[9] = s
 			} else {
-				row[9] = string(raw)
+				row[9] = string(val)
 			}
-			cw.Write(row)
-			n++
+		} else {
+			row[9] = string(val)
 		}
-	}
+		cw.Write(row)
+		n++
+	})
 	if n == 0 {
 		row[8], row[9] = "", ""
 		cw.Write(row)
@@ -177,4 +168,42 @@ func (d *dumper) writeCSV(r *record, dec *decoded) {
 		cw.Write(row)
 	}
 	cw.Flush()
+}
+
+// eachMember calls fn with the key (unquoted; our keys are Go identifiers)
+// and the raw JSON value of each member of the JSON object obj, which must
+// be well formed, as every AppendJSON writes it.
+func eachMember(obj []byte, fn func(key, val []byte)) {
+	i := 1 // past '{'
+	for i < len(obj) && obj[i] == '"' {
+		k := i + 1
+		for i = k; i < len(obj) && obj[i] != '"'; i++ {
+		}
+		key := obj[k:i]
+		i += 2 // '"' and ':'
+		start := i
+		depth, inStr := 0, false
+	scan:
+		for ; i < len(obj); i++ {
+			c := obj[i]
+			switch {
+			case inStr && c == '\\':
+				i++
+			case c == '"':
+				inStr = !inStr
+			case inStr:
+			case c == '[' || c == '{':
+				depth++
+			case c == ']' || c == '}':
+				if depth == 0 {
+					break scan
+				}
+				depth--
+			case c == ',' && depth == 0:
+				break scan
+			}
+		}
+		fn(key, obj[start:i])
+		i++ // ',' or the closing '}'
+	}
 }
