@@ -113,16 +113,6 @@ func checkDecode(t *testing.T, d *Decoder, info *EventInfo, ptr int, payload []b
 
 	// Re-encode: same size, and a fixed point after one round.
 	enc := ev.Encode(nil, ptr)
-	if len(enc) != n && ptr == 0 {
-		// Known generator bug, reported: a fixed-size struct-array view
-		// (GCBulkRCW.Values, MonoProfilerJitDoneV1.Values, …) of an event
-		// without pointer fields decodes with pointer size 0, and its Len
-		// is then 0 (Len guards ptrSize == 0), so the elements vanish from
-		// JSON and Encode. Remove this skip when Decode rejects pointer
-		// size 0 there (or Len stops guarding it), and commit the input as
-		// testdata/fuzz/FuzzDecoder/ptrsize0-struct-array.
-		t.Skipf("%s ptr 0: struct array view drops its elements (known bug)", info)
-	}
 	if len(enc) != n {
 		t.Fatalf("%s ptr %d: decoded %d bytes, re-encodes to %d\npayload % x\nencoded % x", info, ptr, n, len(enc), payload[:n], enc)
 	}

@@ -654,10 +654,11 @@ func (a MonoProfilerJitDoneV1ValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a MonoProfilerJitDoneV1ValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -1230,10 +1231,11 @@ func (a MonoProfilerClassLoadedV1ValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a MonoProfilerClassLoadedV1ValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -2752,10 +2754,11 @@ func (a MonoProfilerGCMovesValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a MonoProfilerGCMovesValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -3450,10 +3453,11 @@ func (a MonoProfilerGCRootsValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a MonoProfilerGCRootsValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -3739,10 +3743,11 @@ func (a MonoProfilerGCHeapDumpObjectReferenceValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a MonoProfilerGCHeapDumpObjectReferenceValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.

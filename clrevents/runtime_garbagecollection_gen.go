@@ -2278,10 +2278,11 @@ func (a GCBulkRootEdgeValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkRootEdgeValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -2504,10 +2505,11 @@ func (a GCBulkRootConditionalWeakTableElementEdgeValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkRootConditionalWeakTableElementEdgeValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -2738,10 +2740,11 @@ func (a GCBulkNodeValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkNodeValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -2956,10 +2959,11 @@ func (a GCBulkEdgeValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkEdgeValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -3265,10 +3269,11 @@ func (a GCBulkSurvivingObjectRangesValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkSurvivingObjectRangesValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -3491,10 +3496,11 @@ func (a GCBulkMovedObjectRangesValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkMovedObjectRangesValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -4512,10 +4518,11 @@ func (a GCBulkRootCCWValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkRootCCWValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -4735,10 +4742,11 @@ func (a GCBulkRCWValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCBulkRCWValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -5603,10 +5611,11 @@ func (a GCPerHeapHistoryV3ValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCPerHeapHistoryV3ValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -6147,10 +6156,11 @@ func (a GCGlobalHeapHistoryV4ValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCGlobalHeapHistoryV4ValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -6543,10 +6553,11 @@ func (a GCLOHCompactValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCLOHCompactValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.
@@ -6773,10 +6784,11 @@ func (a GCFitBucketInfoValuesArray) elemSize() int {
 
 // Len is the number of elements.
 func (a GCFitBucketInfoValuesArray) Len() int {
-	if a.ptrSize == 0 {
+	n := a.elemSize()
+	if n == 0 {
 		return 0
 	}
-	return len(a.b) / a.elemSize()
+	return len(a.b) / n
 }
 
 // At decodes element i; it panics if i is out of range, as a slice index does.

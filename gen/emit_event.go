@@ -235,8 +235,9 @@ func (g *pkgIR) arrayView(f *File, ev *eventIR, fl *fieldIR) {
 	f.Line()
 	f.Comment("Len is the number of elements.")
 	f.Func().Params(Id("a").Id(v)).Id("Len").Params().Int().Block(
-		If(Id("a").Dot("ptrSize").Op("==").Lit(0)).Block(Return(Lit(0))),
-		Return(Len(Id("a").Dot("b")).Op("/").Id("a").Dot("elemSize").Call()),
+		Id("n").Op(":=").Id("a").Dot("elemSize").Call(),
+		If(Id("n").Op("==").Lit(0)).Block(Return(Lit(0))), // the zero view of pointer-only elements
+		Return(Len(Id("a").Dot("b")).Op("/").Id("n")),
 	)
 	f.Line()
 	f.Comment("At decodes element i; it panics if i is out of range, as a slice index does.")

@@ -75,6 +75,25 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 	}
 	var l errList
 	for _, e := range o.Entries {
+		if e == nil {
+			l.add(Pos{File: o.File, Line: 1}, "overrides", "empty list item")
+			continue
+		}
+		for _, x := range e.AddEntries {
+			if x == nil {
+				l.add(Pos{File: o.File, Line: e.Pos.Line}, "override", "empty item in addEntries")
+			}
+		}
+		for _, x := range e.Insert {
+			if x == nil {
+				l.add(Pos{File: o.File, Line: e.Pos.Line}, "override", "empty item in insert")
+			}
+		}
+	}
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	for _, e := range o.Entries {
 		e.Pos.File = o.File
 		what := "override"
 		switch {

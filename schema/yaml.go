@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -48,8 +49,9 @@ func ParseYAML(name string, data []byte) (*Schema, error) {
 	if err := yaml.Unmarshal(data, &s); err != nil {
 		return nil, yamlError(name, err)
 	}
-	file := basePos(name, 0).File
-	setFile(&s, file)
+	if err := setFile(&s, basePos(name, 0).File); err != nil {
+		return nil, err
+	}
 	canonicalize(&s)
 	if err := Validate(&s); err != nil {
 		return nil, err
@@ -73,42 +75,95 @@ func yamlError(name string, err error) error {
 		msg := err.Error()[len(fmt.Sprintf("yaml: line %d: ", line)):]
 		return &Error{Pos: basePos(name, line), What: "YAML", Msg: msg}
 	}
-	return &Error{Pos: basePos(name, 0), What: "YAML", Msg: err.Error()}
+	// yaml.v3 leaves "line N" out when the error is on the first line;
+	// a few errors (an unknown anchor, too deep, too many aliases) carry no
+	// position at all, and are reported against the whole file.
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line = 1
+	for _, lineless := range []string{"unknown anchor", "exceeded max depth", "excessive aliasing"} {
+		if strings.Contains(msg, lineless) {
+			line = 0
+		}
+	}
+	return &Error{Pos: basePos(name, line), What: "YAML", Msg: msg}
 }
 
-func setFile(s *Schema, file string) {
-	var fields func([]*Field)
-	fields = func(fs []*Field) {
+// setFile records the file name in every position, and reports list items
+// that are empty ("- " with nothing after it: yaml.v3 makes them nil) at the
+// line of the node that holds them.
+func setFile(s *Schema, file string) error {
+	var l errList
+	empty := func(pos Pos, what string) { l.add(Pos{File: file, Line: pos.Line}, what, "empty list item") }
+	var fields func(owner Pos, what string, fs []*Field)
+	fields = func(owner Pos, what string, fs []*Field) {
 		for _, f := range fs {
+			if f == nil {
+				empty(owner, what)
+				continue
+			}
 			f.Pos.File = file
-			fields(f.Fields)
+			fields(f.Pos, what+": field "+f.Name, f.Fields)
 		}
 	}
 	for _, p := range s.Providers {
+		if p == nil {
+			empty(Pos{Line: 1}, "providers")
+			continue
+		}
 		p.Pos.File = file
+		what := "provider " + p.Name
 		for _, k := range p.Keywords {
+			if k == nil {
+				empty(p.Pos, what+": keywords")
+				continue
+			}
 			k.Pos.File = file
 		}
 		for _, t := range p.Tasks {
+			if t == nil {
+				empty(p.Pos, what+": tasks")
+				continue
+			}
 			t.Pos.File = file
 			for _, o := range t.Opcodes {
+				if o == nil {
+					empty(t.Pos, "task "+t.Name+": opcodes")
+					continue
+				}
 				o.Pos.File = file
 			}
 		}
 		for _, m := range p.Maps {
+			if m == nil {
+				empty(p.Pos, what+": maps")
+				continue
+			}
 			m.Pos.File = file
 			for _, e := range m.Entries {
+				if e == nil {
+					empty(m.Pos, "map "+m.Name+": entries")
+					continue
+				}
 				e.Pos.File = file
 			}
 		}
 		for _, t := range p.Templates {
+			if t == nil {
+				empty(p.Pos, what+": templates")
+				continue
+			}
 			t.Pos.File = file
-			fields(t.Fields)
+			fields(t.Pos, "template "+t.TID, t.Fields)
 		}
 		for _, e := range p.Events {
+			if e == nil {
+				empty(p.Pos, what+": events")
+				continue
+			}
 			e.Pos.File = file
 		}
 	}
+	return l.err()
 }
 
 // The UnmarshalYAML methods record each node's line.
