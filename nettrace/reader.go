@@ -513,6 +513,13 @@ func (r *Reader) nextV2Event() error {
 	if len(b) >= 1 && b[0] == tagEndObject && len(b) == 9 {
 		n := binary.LittleEndian.Uint32(b[1:])
 		if n >= 1 && n < 1<<16 && binary.LittleEndian.Uint32(b[5:]) == uint32(at) {
+			// The trailer: the end tag, n forward-reference offsets, then
+			// two more offsets (of the count and of the table). All of it
+			// must be there for the file to be whole.
+			need := 9 + 4*int(n-1) + 8
+			if t, _ := r.s.peek(need); len(t) < need {
+				return r.errf(io.ErrUnexpectedEOF, "trailer", at, "truncated: the EventPipeFile trailer needs %d bytes, the input ends after %d", need, len(t))
+			}
 			return io.EOF
 		}
 	}
