@@ -261,6 +261,9 @@ func (r *Reader) Next() (*Event, error) {
 	}
 	if best == nil {
 		r.finished = true
+		if r.deferred == nil {
+			r.checkBufferCount()
+		}
 		if r.deferred != nil {
 			return nil, r.deferred
 		}
@@ -269,6 +272,27 @@ func (r *Reader) Next() (*Event, error) {
 	best.has = false
 	best.need = true
 	return &best.ev, nil
+}
+
+// checkBufferCount notes a file that ends cleanly between two buffers but
+// holds fewer buffers than the log header says were written: it was cut.
+func (r *Reader) checkBufferCount() {
+	want := int(r.hdr.BuffersWritten)
+	seen := r.nbuf
+	if r.order == TimeOrder {
+		seen = 0
+		for _, s := range r.streams {
+			seen += len(s.bufs)
+		}
+	}
+	if want > 0 && seen < want {
+		end := r.size
+		if r.order == FileOrder {
+			end = r.fileOff
+		}
+		r.deferred = &FormatError{Buffer: seen, BufferOffset: end, EventOffset: -1,
+			Err: fmt.Errorf("%w: the log header says %d buffers were written, the file holds %d", ErrTruncated, want, seen)}
+	}
 }
 
 // advance moves s to its next event, loading buffers as needed. On error

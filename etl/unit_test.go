@@ -120,7 +120,15 @@ func withBuffer(t *testing.T, proc uint16, events ...[]byte) []byte {
 	binary.LittleEndian.PutUint32(buf[4:], uint32(used))
 	binary.LittleEndian.PutUint16(buf[40:], proc)
 	binary.LittleEndian.PutUint16(buf[52:], BufferFlagProcessorIndex)
-	return append(append([]byte(nil), hdr...), buf...)
+	h := append([]byte(nil), hdr...)
+	// The log header's BuffersWritten: gcevents' first buffer and ours.
+	var ev Event
+	if _, err := parseEvent(&ev, h, bufferHeaderSize, 8); err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(h, ev.Payload[:64])
+	binary.LittleEndian.PutUint32(h[at+36:], 2)
+	return append(h, buf...)
 }
 
 func TestExtendedItems(t *testing.T) {
