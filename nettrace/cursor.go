@@ -99,6 +99,11 @@ func (c *cursor) varu64() uint64 {
 	if c.bad {
 		return 0
 	}
+	if c.i < len(c.b) && c.b[c.i] < 0x80 {
+		v := c.b[c.i]
+		c.i++
+		return uint64(v)
+	}
 	v, n := uvarint(c.b[c.i:])
 	if n <= 0 {
 		if n == 0 {

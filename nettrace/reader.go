@@ -74,8 +74,9 @@ type Reader struct {
 	ev  Event
 	err error // sticky
 
-	meta  map[uint32]*Metadata
-	guids map[string]clrevents.GUID
+	meta     map[uint32]*Metadata
+	metaByID []*Metadata // small IDs (V3+): meta without a map lookup
+	guids    map[string]clrevents.GUID
 
 	// The current block or object.
 	blk       []byte
@@ -89,9 +90,11 @@ type Reader struct {
 	hdr       evHeader
 
 	// Stack table (V4+): IPs of all stacks since the last sequence point.
-	stacks   map[uint32]stackRef
-	ips      []uint64
-	stackBuf []uint64 // inline stack of the current V1–V3 event
+	stacks    map[uint32]stackRef
+	stackRefs []stackRef // stacks[stackBase+i], while IDs are contiguous
+	stackBase uint32
+	ips       []uint64
+	stackBuf  []uint64 // inline stack of the current V1–V3 event
 
 	// V6 tables.
 	threads map[uint64]*Thread
@@ -369,6 +372,7 @@ func (r *Reader) parseSyncTime(b []byte) {
 	r.info.SyncTime = time.Date(f(0), time.Month(f(1)), f(3), f(4), f(5), f(6), f(7)*1e6, time.UTC)
 	r.info.SyncTimeQPC = int64(binary.LittleEndian.Uint64(b[16:]))
 	r.info.QPCFrequency = int64(binary.LittleEndian.Uint64(b[24:]))
+	r.info.setReciprocal()
 }
 
 func (r *Reader) readV6Header() error {
@@ -816,7 +820,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 		r.addMetadata(m)
 		return false, nil
 	}
-	m := r.meta[h.metaID]
+	m := r.lookupMeta(h.metaID)
 	if m == nil {
 		return false, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID)
 	}
@@ -856,7 +860,10 @@ func (r *Reader) decodeEvent() (bool, error) {
 		r.stackBuf = appendIPs(r.stackBuf[:0], stack, ps)
 		ev.Stack = r.stackBuf
 	} else if h.stackID != 0 {
-		if s, ok := r.stacks[h.stackID]; ok {
+		if i := h.stackID - r.stackBase; h.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
+			s := r.stackRefs[i]
+			ev.Stack = r.ips[s.off : s.off+s.n : s.off+s.n]
+		} else if s, ok := r.stacks[h.stackID]; ok {
 			ev.Stack = r.ips[s.off : s.off+s.n : s.off+s.n]
 		}
 	}
@@ -932,6 +939,27 @@ func (r *Reader) addMetadata(m *Metadata) {
 		m.ProviderGUID = g
 	}
 	r.meta[m.ID] = m
+	// IDs are small and dense from V3 on (V1/V2 use stream offsets, which
+	// stay in the map); growing only up to twice the records read keeps a
+	// hostile ID from costing more than the input backs.
+	if int64(m.ID) < 2*int64(len(r.meta))+64 {
+		for int(m.ID) >= len(r.metaByID) {
+			r.metaByID = append(r.metaByID, nil)
+		}
+		r.metaByID[m.ID] = m
+	}
+}
+
+// lookupMeta finds metadata by ID: in the dense slice when it is there,
+// else in the map (stream-offset IDs, and IDs too large for the slice when
+// they came).
+func (r *Reader) lookupMeta(id uint32) *Metadata {
+	if int(id) < len(r.metaByID) {
+		if m := r.metaByID[id]; m != nil {
+			return m
+		}
+	}
+	return r.meta[id]
 }
 
 // metadataBlock parses every metadata record in a MetadataBlock.
@@ -1007,7 +1035,18 @@ func (r *Reader) stackBlock() error {
 		}
 		o := len(r.ips)
 		r.ips = appendIPs(r.ips, b, ps)
-		r.stacks[id] = stackRef{off: uint32(o), n: uint32(len(r.ips) - o)}
+		sr := stackRef{off: uint32(o), n: uint32(len(r.ips) - o)}
+		if len(r.stackRefs) == 0 && len(r.stacks) == 0 {
+			r.stackBase = id
+		}
+		switch i := id - r.stackBase; {
+		case id >= r.stackBase && int(i) < len(r.stackRefs):
+			r.stackRefs[i] = sr // a redefinition
+		case id >= r.stackBase && int(i) == len(r.stackRefs) && len(r.stacks) == 0:
+			r.stackRefs = append(r.stackRefs, sr)
+		default:
+			r.stacks[id] = sr
+		}
 		id++
 	}
 	return nil
@@ -1017,6 +1056,7 @@ func (r *Reader) stackBlock() error {
 // the thread and metadata tables when its flags say so.
 func (r *Reader) sequencePoint() error {
 	clear(r.stacks)
+	r.stackRefs = r.stackRefs[:0]
 	r.ips = r.ips[:0]
 	if r.ver != 6 {
 		if len(r.blk) < 12 {
@@ -1041,6 +1081,7 @@ func (r *Reader) sequencePoint() error {
 	}
 	if flags&2 != 0 {
 		clear(r.meta)
+		clear(r.metaByID)
 	}
 	return nil
 }

@@ -64,6 +64,22 @@ type TraceInfo struct {
 	ExpectedCPUSamplingRate int64
 	// KeyValues holds the V6 trace block's key/value pairs; nil before V6.
 	KeyValues map[string]string
+
+	// recip is floor(2^64 / recipFor), so that TicksToTime can divide by
+	// the frequency with a multiplication, and syncSec/syncNsec are
+	// SyncTime in Unix time; the reader sets them.
+	recipFor, recip   uint64
+	syncSec, syncNsec int64
+}
+
+// setReciprocal precomputes the frequency's reciprocal for TicksToTime.
+func (ti *TraceInfo) setReciprocal() {
+	f := uint64(ti.QPCFrequency)
+	if ti.QPCFrequency > 1 {
+		ti.recipFor = f
+		ti.recip, _ = bits.Div64(1, 0, f) // 2^64 / f, f > 1 so it fits
+		ti.syncSec, ti.syncNsec = ti.SyncTime.Unix(), int64(ti.SyncTime.Nanosecond())
+	}
 }
 
 // TicksToTime converts a timestamp in ticks to wall-clock time using the
@@ -72,27 +88,50 @@ func (ti *TraceInfo) TicksToTime(ticks int64) time.Time {
 	if ti.QPCFrequency <= 0 {
 		return ti.SyncTime
 	}
+	ns := ti.ticksToNanos(ticks)
+	if ti.recipFor == uint64(ti.QPCFrequency) && ns > -(1<<62) && ns < 1<<62 {
+		// From the sync time's Unix seconds: half the cost of Time.Add.
+		n := ti.syncNsec + ns
+		return time.Unix(ti.syncSec+n/1e9, n%1e9).UTC()
+	}
+	return ti.SyncTime.Add(time.Duration(ns))
+}
+
+// ticksToNanos is the signed time from the sync point in nanoseconds,
+// clamped to the int64 range.
+func (ti *TraceInfo) ticksToNanos(ticks int64) int64 {
 	d := ticks - ti.SyncTimeQPC
 	neg := d < 0
 	u := uint64(d)
 	if neg {
 		u = uint64(-d)
 	}
-	hi, lo := bits.Mul64(u, 1e9)
 	f := uint64(ti.QPCFrequency)
 	var ns uint64
-	if hi >= f { // overflow of the quotient: clamp
-		ns = 1<<63 - 1
-	} else {
-		ns, _ = bits.Div64(hi, lo, f)
-		if ns > 1<<63-1 {
-			ns = 1<<63 - 1
+	hi, lo := bits.Mul64(u, 1e9)
+	switch {
+	case 1e9%f == 0 && u <= (1<<63-1)/(1e9/f):
+		// 1 GHz (ns clocks), 10 MHz (Windows QPC): no division.
+		ns = u * (1e9 / f)
+	case hi == 0 && f == ti.recipFor:
+		// lo / f with the reciprocal: the estimate is the quotient or one
+		// less; one comparison makes it exact.
+		ns, _ = bits.Mul64(lo, ti.recip)
+		if lo-ns*f >= f {
+			ns++
 		}
+	case hi >= f: // the quotient overflows: clamp
+		ns = 1<<63 - 1
+	default:
+		ns, _ = bits.Div64(hi, lo, f)
+	}
+	if ns > 1<<63-1 {
+		ns = 1<<63 - 1
 	}
 	if neg {
-		return ti.SyncTime.Add(-time.Duration(ns))
+		return -int64(ns)
 	}
-	return ti.SyncTime.Add(time.Duration(ns))
+	return int64(ns)
 }
 
 // Event is one event record. The Reader reuses one Event: it, and every

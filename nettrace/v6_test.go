@@ -132,6 +132,7 @@ func TestV6RoundTrip(t *testing.T) {
 		wantInfo := TraceInfo{Format: FormatNetTrace, Version: 6, MinorVersion: 3, SyncTime: syncV6, SyncTimeQPC: 1_000_000,
 			QPCFrequency: 10_000_000, PointerSize: 8, ProcessID: 1234, NumProcessors: 16, ExpectedCPUSamplingRate: 1000,
 			KeyValues: map[string]string{"HardwareThreadCount": "16", "ProcessId": "1234", "ExpectedCPUSamplingRate": "1000", "MachineName": "box"}}
+		wantInfo.setReciprocal()
 		if !reflect.DeepEqual(*in, wantInfo) {
 			t.Errorf("info\n got %+v\nwant %+v", *in, wantInfo)
 		}
