@@ -212,13 +212,13 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v MonoProfilerExceptionClauseType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case MonoProfilerExceptionClauseTypeNone:
+	case 0x0:
 		return append(b, "None"...), nil
-	case MonoProfilerExceptionClauseTypeFilter:
+	case 0x1:
 		return append(b, "Filter"...), nil
-	case MonoProfilerExceptionClauseTypeFinally:
+	case 0x2:
 		return append(b, "Finally"...), nil
-	case MonoProfilerExceptionClauseTypeFault:
+	case 0x3:
 		return append(b, "Fault"...), nil
 	default:
 		return appendUnknown(b, "MonoProfilerExceptionClauseType", uint64(v)), nil
@@ -253,21 +253,21 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v MonoProfilerGCEventType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case MonoProfilerGCEventTypeStart:
+	case 0x0:
 		return append(b, "Start"...), nil
-	case MonoProfilerGCEventTypeEnd:
+	case 0x5:
 		return append(b, "End"...), nil
-	case MonoProfilerGCEventTypePreStopWorld:
+	case 0x6:
 		return append(b, "PreStopWorld"...), nil
-	case MonoProfilerGCEventTypePostStopWorld:
+	case 0x7:
 		return append(b, "PostStopWorld"...), nil
-	case MonoProfilerGCEventTypePreStartWorld:
+	case 0x8:
 		return append(b, "PreStartWorld"...), nil
-	case MonoProfilerGCEventTypePostStartWorld:
+	case 0x9:
 		return append(b, "PostStartWorld"...), nil
-	case MonoProfilerGCEventTypePreStopWorldLocked:
+	case 0xa:
 		return append(b, "PreStopWorldLocked"...), nil
-	case MonoProfilerGCEventTypePostStartWorldUnlocked:
+	case 0xb:
 		return append(b, "PostStartWorldUnlocked"...), nil
 	default:
 		return appendUnknown(b, "MonoProfilerGCEventType", uint64(v)), nil
@@ -298,13 +298,13 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v MonoProfilerGCHandleType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case MonoProfilerGCHandleTypeWeak:
+	case 0x0:
 		return append(b, "Weak"...), nil
-	case MonoProfilerGCHandleTypeWeakTrackResurrection:
+	case 0x1:
 		return append(b, "WeakTrackResurrection"...), nil
-	case MonoProfilerGCHandleTypeNormal:
+	case 0x2:
 		return append(b, "Normal"...), nil
-	case MonoProfilerGCHandleTypePinned:
+	case 0x3:
 		return append(b, "Pinned"...), nil
 	default:
 		return appendUnknown(b, "MonoProfilerGCHandleType", uint64(v)), nil
@@ -348,39 +348,39 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v MonoProfilerGCRootType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case MonoProfilerGCRootTypeExternal:
+	case 0x0:
 		return append(b, "External"...), nil
-	case MonoProfilerGCRootTypeStack:
+	case 0x1:
 		return append(b, "Stack"...), nil
-	case MonoProfilerGCRootTypeFinalizerQueue:
+	case 0x2:
 		return append(b, "FinalizerQueue"...), nil
-	case MonoProfilerGCRootTypeStatic:
+	case 0x3:
 		return append(b, "Static"...), nil
-	case MonoProfilerGCRootTypeThreadStatic:
+	case 0x4:
 		return append(b, "ThreadStatic"...), nil
-	case MonoProfilerGCRootTypeContextStatic:
+	case 0x5:
 		return append(b, "ContextStatic"...), nil
-	case MonoProfilerGCRootTypeGCHandle:
+	case 0x6:
 		return append(b, "GCHandle"...), nil
-	case MonoProfilerGCRootTypeJit:
+	case 0x7:
 		return append(b, "Jit"...), nil
-	case MonoProfilerGCRootTypeThreading:
+	case 0x8:
 		return append(b, "Threading"...), nil
-	case MonoProfilerGCRootTypeDomain:
+	case 0x9:
 		return append(b, "Domain"...), nil
-	case MonoProfilerGCRootTypeReflection:
+	case 0xa:
 		return append(b, "Reflection"...), nil
-	case MonoProfilerGCRootTypeMarshal:
+	case 0xb:
 		return append(b, "Marshal"...), nil
-	case MonoProfilerGCRootTypeThreadPool:
+	case 0xc:
 		return append(b, "ThreadPool"...), nil
-	case MonoProfilerGCRootTypeDebugger:
+	case 0xd:
 		return append(b, "Debugger"...), nil
-	case MonoProfilerGCRootTypeHandle:
+	case 0xe:
 		return append(b, "Handle"...), nil
-	case MonoProfilerGCRootTypeEphemeron:
+	case 0xf:
 		return append(b, "Ephemeron"...), nil
-	case MonoProfilerGCRootTypeToggleRef:
+	case 0x10:
 		return append(b, "ToggleRef"...), nil
 	default:
 		return appendUnknown(b, "MonoProfilerGCRootType", uint64(v)), nil
@@ -414,19 +414,19 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v MonoProfilerJitCodeBufferType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case MonoProfilerJitCodeBufferTypeMethod:
+	case 0x0:
 		return append(b, "Method"...), nil
-	case MonoProfilerJitCodeBufferTypeMethodTrampoline:
+	case 0x1:
 		return append(b, "MethodTrampoline"...), nil
-	case MonoProfilerJitCodeBufferTypeUnboxTrampoline:
+	case 0x2:
 		return append(b, "UnboxTrampoline"...), nil
-	case MonoProfilerJitCodeBufferTypeIMTTrampoline:
+	case 0x3:
 		return append(b, "IMTTrampoline"...), nil
-	case MonoProfilerJitCodeBufferTypeGenericsTrampoline:
+	case 0x4:
 		return append(b, "GenericsTrampoline"...), nil
-	case MonoProfilerJitCodeBufferTypeSpecificTrampoline:
+	case 0x5:
 		return append(b, "SpecificTrampoline"...), nil
-	case MonoProfilerJitCodeBufferTypeHelper:
+	case 0x6:
 		return append(b, "Helper"...), nil
 	default:
 		return appendUnknown(b, "MonoProfilerJitCodeBufferType", uint64(v)), nil

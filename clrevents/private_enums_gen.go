@@ -363,23 +363,23 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v PrivateGCHandleKind) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case PrivateGCHandleKindWeakShort:
+	case 0x0:
 		return append(b, "WeakShort"...), nil
-	case PrivateGCHandleKindWeakLong:
+	case 0x1:
 		return append(b, "WeakLong"...), nil
-	case PrivateGCHandleKindStrong:
+	case 0x2:
 		return append(b, "Strong"...), nil
-	case PrivateGCHandleKindPinned:
+	case 0x3:
 		return append(b, "Pinned"...), nil
-	case PrivateGCHandleKindVariable:
+	case 0x4:
 		return append(b, "Variable"...), nil
-	case PrivateGCHandleKindRefCounted:
+	case 0x5:
 		return append(b, "RefCounted"...), nil
-	case PrivateGCHandleKindDependent:
+	case 0x6:
 		return append(b, "Dependent"...), nil
-	case PrivateGCHandleKindAsyncPinned:
+	case 0x7:
 		return append(b, "AsyncPinned"...), nil
-	case PrivateGCHandleKindSizedRef:
+	case 0x8:
 		return append(b, "SizedRef"...), nil
 	default:
 		return appendUnknown(b, "PrivateGCHandleKind", uint64(v)), nil
@@ -478,97 +478,97 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v PrivateModuleRangeSectionType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case PrivateModuleRangeSectionTypeModuleSection:
+	case 0x1:
 		return append(b, "ModuleSection"...), nil
-	case PrivateModuleRangeSectionTypeEETableSection:
+	case 0x2:
 		return append(b, "EETableSection"...), nil
-	case PrivateModuleRangeSectionTypeWriteDataSection:
+	case 0x3:
 		return append(b, "WriteDataSection"...), nil
-	case PrivateModuleRangeSectionTypeWriteableDataSection:
+	case 0x4:
 		return append(b, "WriteableDataSection"...), nil
-	case PrivateModuleRangeSectionTypeDataSection:
+	case 0x5:
 		return append(b, "DataSection"...), nil
-	case PrivateModuleRangeSectionTypeRVAStaticsSection:
+	case 0x6:
 		return append(b, "RVAStaticsSection"...), nil
-	case PrivateModuleRangeSectionTypeEEDataSection:
+	case 0x7:
 		return append(b, "EEDataSection"...), nil
-	case PrivateModuleRangeSectionTypeDelayLoadInfoTableEagerSection:
+	case 0x8:
 		return append(b, "DelayLoadInfoTableEagerSection"...), nil
-	case PrivateModuleRangeSectionTypeDelayLoadInfoTableSection:
+	case 0x9:
 		return append(b, "DelayLoadInfoTableSection"...), nil
-	case PrivateModuleRangeSectionTypeEEReadonlyData:
+	case 0xa:
 		return append(b, "EEReadonlyData"...), nil
-	case PrivateModuleRangeSectionTypeReadonlyData:
+	case 0xb:
 		return append(b, "ReadonlyData"...), nil
-	case PrivateModuleRangeSectionTypeClassSection:
+	case 0xc:
 		return append(b, "ClassSection"...), nil
-	case PrivateModuleRangeSectionTypeCrossDomainInfoSection:
+	case 0xd:
 		return append(b, "CrossDomainInfoSection"...), nil
-	case PrivateModuleRangeSectionTypeMethodDescSection:
+	case 0xe:
 		return append(b, "MethodDescSection"...), nil
-	case PrivateModuleRangeSectionTypeMethodDescWriteableSection:
+	case 0xf:
 		return append(b, "MethodDescWriteableSection"...), nil
-	case PrivateModuleRangeSectionTypeExceptionSection:
+	case 0x10:
 		return append(b, "ExceptionSection"...), nil
-	case PrivateModuleRangeSectionTypeInstrumentSection:
+	case 0x11:
 		return append(b, "InstrumentSection"...), nil
-	case PrivateModuleRangeSectionTypeVirtualImportThunkSection:
+	case 0x12:
 		return append(b, "VirtualImportThunkSection"...), nil
-	case PrivateModuleRangeSectionTypeExternalMethodThunkSection:
+	case 0x13:
 		return append(b, "ExternalMethodThunkSection"...), nil
-	case PrivateModuleRangeSectionTypeHelperTableSection:
+	case 0x14:
 		return append(b, "HelperTableSection"...), nil
-	case PrivateModuleRangeSectionTypeMethodPrecodeWriteableSection:
+	case 0x15:
 		return append(b, "MethodPrecodeWriteableSection"...), nil
-	case PrivateModuleRangeSectionTypeMethodPrecodeWriteSection:
+	case 0x16:
 		return append(b, "MethodPrecodeWriteSection"...), nil
-	case PrivateModuleRangeSectionTypeMethodPrecodeSection:
+	case 0x17:
 		return append(b, "MethodPrecodeSection"...), nil
-	case PrivateModuleRangeSectionTypeWin32ResourcesSection:
+	case 0x18:
 		return append(b, "Win32ResourcesSection"...), nil
-	case PrivateModuleRangeSectionTypeHeaderSection:
+	case 0x19:
 		return append(b, "HeaderSection"...), nil
-	case PrivateModuleRangeSectionTypeMetadataSection:
+	case 0x1a:
 		return append(b, "MetadataSection"...), nil
-	case PrivateModuleRangeSectionTypeDelayLoadInfoSection:
+	case 0x1b:
 		return append(b, "DelayLoadInfoSection"...), nil
-	case PrivateModuleRangeSectionTypeImportTableSection:
+	case 0x1c:
 		return append(b, "ImportTableSection"...), nil
-	case PrivateModuleRangeSectionTypeCodeSection:
+	case 0x1d:
 		return append(b, "CodeSection"...), nil
-	case PrivateModuleRangeSectionTypeCodeHeaderSection:
+	case 0x1e:
 		return append(b, "CodeHeaderSection"...), nil
-	case PrivateModuleRangeSectionTypeCodeManagerSection:
+	case 0x1f:
 		return append(b, "CodeManagerSection"...), nil
-	case PrivateModuleRangeSectionTypeUnwindDataSection:
+	case 0x20:
 		return append(b, "UnwindDataSection"...), nil
-	case PrivateModuleRangeSectionTypeRuntimeFunctionSection:
+	case 0x21:
 		return append(b, "RuntimeFunctionSection"...), nil
-	case PrivateModuleRangeSectionTypeStubsSection:
+	case 0x22:
 		return append(b, "StubsSection"...), nil
-	case PrivateModuleRangeSectionTypeStubDispatchDataSection:
+	case 0x23:
 		return append(b, "StubDispatchDataSection"...), nil
-	case PrivateModuleRangeSectionTypeExternalMethodDataSection:
+	case 0x24:
 		return append(b, "ExternalMethodDataSection"...), nil
-	case PrivateModuleRangeSectionTypeDelayLoadInfoDelayListSection:
+	case 0x25:
 		return append(b, "DelayLoadInfoDelayListSection"...), nil
-	case PrivateModuleRangeSectionTypeReadonlySharedSection:
+	case 0x26:
 		return append(b, "ReadonlySharedSection"...), nil
-	case PrivateModuleRangeSectionTypeReadonlySection:
+	case 0x27:
 		return append(b, "ReadonlySection"...), nil
-	case PrivateModuleRangeSectionTypeILSection:
+	case 0x28:
 		return append(b, "ILSection"...), nil
-	case PrivateModuleRangeSectionTypeGCInfoSection:
+	case 0x29:
 		return append(b, "GCInfoSection"...), nil
-	case PrivateModuleRangeSectionTypeILMetadataSection:
+	case 0x2a:
 		return append(b, "ILMetadataSection"...), nil
-	case PrivateModuleRangeSectionTypeResourcesSection:
+	case 0x2b:
 		return append(b, "ResourcesSection"...), nil
-	case PrivateModuleRangeSectionTypeCompressedMapsSection:
+	case 0x2c:
 		return append(b, "CompressedMapsSection"...), nil
-	case PrivateModuleRangeSectionTypeDebugSection:
+	case 0x2d:
 		return append(b, "DebugSection"...), nil
-	case PrivateModuleRangeSectionTypeBaseRelocsSection:
+	case 0x2e:
 		return append(b, "BaseRelocsSection"...), nil
 	default:
 		return appendUnknown(b, "PrivateModuleRangeSectionType", uint64(v)), nil

@@ -468,9 +468,9 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v ContentionFlags) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case ContentionFlagsManaged:
+	case 0x0:
 		return append(b, "Managed"...), nil
-	case ContentionFlagsNative:
+	case 0x1:
 		return append(b, "Native"...), nil
 	default:
 		return appendUnknown(b, "ContentionFlags", uint64(v)), nil
@@ -529,11 +529,11 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCAllocationKind) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCAllocationKindSmall:
+	case 0x0:
 		return append(b, "Small"...), nil
-	case GCAllocationKindLarge:
+	case 0x1:
 		return append(b, "Large"...), nil
-	case GCAllocationKindPinned:
+	case 0x2:
 		return append(b, "Pinned"...), nil
 	default:
 		return appendUnknown(b, "GCAllocationKind", uint64(v)), nil
@@ -562,9 +562,9 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCBucketKind) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCBucketKindFLItem:
+	case 0x0:
 		return append(b, "FLItem"...), nil
-	case GCBucketKindPlug:
+	case 0x1:
 		return append(b, "Plug"...), nil
 	default:
 		return appendUnknown(b, "GCBucketKind", uint64(v)), nil
@@ -600,23 +600,23 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCHandleKind) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCHandleKindWeakShort:
+	case 0x0:
 		return append(b, "WeakShort"...), nil
-	case GCHandleKindWeakLong:
+	case 0x1:
 		return append(b, "WeakLong"...), nil
-	case GCHandleKindStrong:
+	case 0x2:
 		return append(b, "Strong"...), nil
-	case GCHandleKindPinned:
+	case 0x3:
 		return append(b, "Pinned"...), nil
-	case GCHandleKindVariable:
+	case 0x4:
 		return append(b, "Variable"...), nil
-	case GCHandleKindRefCounted:
+	case 0x5:
 		return append(b, "RefCounted"...), nil
-	case GCHandleKindDependent:
+	case 0x6:
 		return append(b, "Dependent"...), nil
-	case GCHandleKindAsyncPinned:
+	case 0x7:
 		return append(b, "AsyncPinned"...), nil
-	case GCHandleKindSizedRef:
+	case 0x8:
 		return append(b, "SizedRef"...), nil
 	default:
 		return appendUnknown(b, "GCHandleKind", uint64(v)), nil
@@ -661,41 +661,41 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCReason) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCReasonAllocSmall:
+	case 0x0:
 		return append(b, "AllocSmall"...), nil
-	case GCReasonInduced:
+	case 0x1:
 		return append(b, "Induced"...), nil
-	case GCReasonLowMemory:
+	case 0x2:
 		return append(b, "LowMemory"...), nil
-	case GCReasonEmpty:
+	case 0x3:
 		return append(b, "Empty"...), nil
-	case GCReasonAllocLarge:
+	case 0x4:
 		return append(b, "AllocLarge"...), nil
-	case GCReasonOutOfSpaceSmallObjectHeap:
+	case 0x5:
 		return append(b, "OutOfSpaceSmallObjectHeap"...), nil
-	case GCReasonOutOfSpaceLargeObjectHeap:
+	case 0x6:
 		return append(b, "OutOfSpaceLargeObjectHeap"...), nil
-	case GCReasonInducedNoForce:
+	case 0x7:
 		return append(b, "InducedNoForce"...), nil
-	case GCReasonStress:
+	case 0x8:
 		return append(b, "Stress"...), nil
-	case GCReasonInducedLowMemory:
+	case 0x9:
 		return append(b, "InducedLowMemory"...), nil
-	case GCReasonInducedCompacting:
+	case 0xa:
 		return append(b, "InducedCompacting"...), nil
-	case GCReasonLowMemoryHost:
+	case 0xb:
 		return append(b, "LowMemoryHost"...), nil
-	case GCReasonPMFullGC:
+	case 0xc:
 		return append(b, "PMFullGC"...), nil
-	case GCReasonLowMemoryHostBlocking:
+	case 0xd:
 		return append(b, "LowMemoryHostBlocking"...), nil
-	case GCReasonBGCTuningSOH:
+	case 0xe:
 		return append(b, "BGCTuningSOH"...), nil
-	case GCReasonBGCTuningLOH:
+	case 0xf:
 		return append(b, "BGCTuningLOH"...), nil
-	case GCReasonBGCStepping:
+	case 0x10:
 		return append(b, "BGCStepping"...), nil
-	case GCReasonInducedAggressive:
+	case 0x11:
 		return append(b, "InducedAggressive"...), nil
 	default:
 		return appendUnknown(b, "GCReason", uint64(v)), nil
@@ -786,25 +786,25 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCRootKind) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCRootKindStack:
+	case 0x0:
 		return append(b, "Stack"...), nil
-	case GCRootKindFinalizer:
+	case 0x1:
 		return append(b, "Finalizer"...), nil
-	case GCRootKindHandle:
+	case 0x2:
 		return append(b, "Handle"...), nil
-	case GCRootKindOlder:
+	case 0x3:
 		return append(b, "Older"...), nil
-	case GCRootKindSizedRef:
+	case 0x4:
 		return append(b, "SizedRef"...), nil
-	case GCRootKindOverflow:
+	case 0x5:
 		return append(b, "Overflow"...), nil
-	case GCRootKindDependentHandle:
+	case 0x6:
 		return append(b, "DependentHandle"...), nil
-	case GCRootKindNewFQ:
+	case 0x7:
 		return append(b, "NewFQ"...), nil
-	case GCRootKindSteal:
+	case 0x8:
 		return append(b, "Steal"...), nil
-	case GCRootKindBGC:
+	case 0x9:
 		return append(b, "BGC"...), nil
 	default:
 		return appendUnknown(b, "GCRootKind", uint64(v)), nil
@@ -860,13 +860,13 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCSegmentType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCSegmentTypeSmallObjectHeap:
+	case 0x0:
 		return append(b, "SmallObjectHeap"...), nil
-	case GCSegmentTypeLargeObjectHeap:
+	case 0x1:
 		return append(b, "LargeObjectHeap"...), nil
-	case GCSegmentTypeReadOnlyHeap:
+	case 0x2:
 		return append(b, "ReadOnlyHeap"...), nil
-	case GCSegmentTypePinnedHeap:
+	case 0x3:
 		return append(b, "PinnedHeap"...), nil
 	default:
 		return appendUnknown(b, "GCSegmentType", uint64(v)), nil
@@ -901,21 +901,21 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCSuspendEEReason) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCSuspendEEReasonSuspendOther:
+	case 0x0:
 		return append(b, "SuspendOther"...), nil
-	case GCSuspendEEReasonSuspendForGC:
+	case 0x1:
 		return append(b, "SuspendForGC"...), nil
-	case GCSuspendEEReasonSuspendForAppDomainShutdown:
+	case 0x2:
 		return append(b, "SuspendForAppDomainShutdown"...), nil
-	case GCSuspendEEReasonSuspendForCodePitching:
+	case 0x3:
 		return append(b, "SuspendForCodePitching"...), nil
-	case GCSuspendEEReasonSuspendForShutdown:
+	case 0x4:
 		return append(b, "SuspendForShutdown"...), nil
-	case GCSuspendEEReasonSuspendForDebugger:
+	case 0x5:
 		return append(b, "SuspendForDebugger"...), nil
-	case GCSuspendEEReasonSuspendForGCPrep:
+	case 0x6:
 		return append(b, "SuspendForGCPrep"...), nil
-	case GCSuspendEEReasonSuspendForDebuggerSweep:
+	case 0x7:
 		return append(b, "SuspendForDebuggerSweep"...), nil
 	default:
 		return appendUnknown(b, "GCSuspendEEReason", uint64(v)), nil
@@ -945,11 +945,11 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v GCType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case GCTypeNonConcurrentGC:
+	case 0x0:
 		return append(b, "NonConcurrentGC"...), nil
-	case GCTypeBackgroundGC:
+	case 0x1:
 		return append(b, "BackgroundGC"...), nil
-	case GCTypeForegroundGC:
+	case 0x2:
 		return append(b, "ForegroundGC"...), nil
 	default:
 		return appendUnknown(b, "GCType", uint64(v)), nil
@@ -1012,15 +1012,15 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v KnownPathSource) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case KnownPathSourceApplicationAssemblies:
+	case 0x0:
 		return append(b, "ApplicationAssemblies"...), nil
-	case KnownPathSourceUnused:
+	case 0x1:
 		return append(b, "Unused"...), nil
-	case KnownPathSourceAppPaths:
+	case 0x2:
 		return append(b, "AppPaths"...), nil
-	case KnownPathSourcePlatformResourceRoots:
+	case 0x3:
 		return append(b, "PlatformResourceRoots"...), nil
-	case KnownPathSourceSatelliteSubdirectory:
+	case 0x4:
 		return append(b, "SatelliteSubdirectory"...), nil
 	default:
 		return appendUnknown(b, "KnownPathSource", uint64(v)), nil
@@ -1140,17 +1140,17 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v ResolutionAttemptedResult) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case ResolutionAttemptedResultSuccess:
+	case 0x0:
 		return append(b, "Success"...), nil
-	case ResolutionAttemptedResultAssemblyNotFound:
+	case 0x1:
 		return append(b, "AssemblyNotFound"...), nil
-	case ResolutionAttemptedResultMismatchedAssemblyName:
+	case 0x2:
 		return append(b, "MismatchedAssemblyName"...), nil
-	case ResolutionAttemptedResultIncompatibleVersion:
+	case 0x3:
 		return append(b, "IncompatibleVersion"...), nil
-	case ResolutionAttemptedResultFailure:
+	case 0x4:
 		return append(b, "Failure"...), nil
-	case ResolutionAttemptedResultException:
+	case 0x5:
 		return append(b, "Exception"...), nil
 	default:
 		return appendUnknown(b, "ResolutionAttemptedResult", uint64(v)), nil
@@ -1184,19 +1184,19 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v ResolutionAttemptedStage) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case ResolutionAttemptedStageFindInLoadContext:
+	case 0x0:
 		return append(b, "FindInLoadContext"...), nil
-	case ResolutionAttemptedStageAssemblyLoadContextLoad:
+	case 0x1:
 		return append(b, "AssemblyLoadContextLoad"...), nil
-	case ResolutionAttemptedStageApplicationAssemblies:
+	case 0x2:
 		return append(b, "ApplicationAssemblies"...), nil
-	case ResolutionAttemptedStageDefaultAssemblyLoadContextFallback:
+	case 0x3:
 		return append(b, "DefaultAssemblyLoadContextFallback"...), nil
-	case ResolutionAttemptedStageResolveSatelliteAssembly:
+	case 0x4:
 		return append(b, "ResolveSatelliteAssembly"...), nil
-	case ResolutionAttemptedStageAssemblyLoadContextResolvingEvent:
+	case 0x5:
 		return append(b, "AssemblyLoadContextResolvingEvent"...), nil
-	case ResolutionAttemptedStageAppDomainAssemblyResolveEvent:
+	case 0x6:
 		return append(b, "AppDomainAssemblyResolveEvent"...), nil
 	default:
 		return appendUnknown(b, "ResolutionAttemptedStage", uint64(v)), nil
@@ -1321,11 +1321,11 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v TailCallType) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case TailCallTypeOptimizedTailCall:
+	case 0x0:
 		return append(b, "OptimizedTailCall"...), nil
-	case TailCallTypeRecursiveLoop:
+	case 0x1:
 		return append(b, "RecursiveLoop"...), nil
-	case TailCallTypeHelperAssistedTailCall:
+	case 0x2:
 		return append(b, "HelperAssistedTailCall"...), nil
 	default:
 		return appendUnknown(b, "TailCallType", uint64(v)), nil
@@ -1360,21 +1360,21 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v ThreadAdjustmentReason) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case ThreadAdjustmentReasonWarmup:
+	case 0x0:
 		return append(b, "Warmup"...), nil
-	case ThreadAdjustmentReasonInitializing:
+	case 0x1:
 		return append(b, "Initializing"...), nil
-	case ThreadAdjustmentReasonRandomMove:
+	case 0x2:
 		return append(b, "RandomMove"...), nil
-	case ThreadAdjustmentReasonClimbingMove:
+	case 0x3:
 		return append(b, "ClimbingMove"...), nil
-	case ThreadAdjustmentReasonChangePoint:
+	case 0x4:
 		return append(b, "ChangePoint"...), nil
-	case ThreadAdjustmentReasonStabilizing:
+	case 0x5:
 		return append(b, "Stabilizing"...), nil
-	case ThreadAdjustmentReasonStarvation:
+	case 0x6:
 		return append(b, "Starvation"...), nil
-	case ThreadAdjustmentReasonThreadTimedOut:
+	case 0x7:
 		return append(b, "ThreadTimedOut"...), nil
 	default:
 		return appendUnknown(b, "ThreadAdjustmentReason", uint64(v)), nil
@@ -1494,9 +1494,9 @@ const (
 // AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
 func (v WaitHandleWaitSource) AppendText(b []byte) ([]byte, error) {
 	switch v {
-	case WaitHandleWaitSourceUnknown:
+	case 0x0:
 		return append(b, "Unknown"...), nil
-	case WaitHandleWaitSourceMonitorWait:
+	case 0x1:
 		return append(b, "MonitorWait"...), nil
 	default:
 		return appendUnknown(b, "WaitHandleWaitSource", uint64(v)), nil

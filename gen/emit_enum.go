@@ -89,7 +89,7 @@ func (g *pkgIR) enumType(f *File, pr *provIR, m *mapIR) {
 	if m.bitmap {
 		zero := ""
 		var nz []named
-		for _, e := range m.entries {
+		for _, e := range m.byValue {
 			if e.value == 0 {
 				zero = e.name
 			} else {
@@ -99,15 +99,10 @@ func (g *pkgIR) enumType(f *File, pr *provIR, m *mapIR) {
 		g.flagMethods(f, m.goType, lowerFirst(m.goType)+"Names", nz, zero)
 		return
 	}
-	// Values: a switch; the first name of a value wins.
+	// Values: a switch over every value; the first name of a value wins.
 	var cases []Code
-	seen := map[uint64]bool{}
-	for _, e := range m.entries {
-		if seen[e.value] {
-			continue
-		}
-		seen[e.value] = true
-		cases = append(cases, Case(Id(e.goName)).Block(Return(Append(Id("b"), Lit(e.name).Op("...")), Nil())))
+	for _, e := range m.byValue {
+		cases = append(cases, Case(hexCode(e.value)).Block(Return(Append(Id("b"), Lit(e.name).Op("...")), Nil())))
 	}
 	cases = append(cases, Default().Block(Return(Id("appendUnknown").Call(Id("b"), Lit(m.goType), Uint64().Call(Id("v"))), Nil())))
 	f.Comment("AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.")

@@ -46,7 +46,8 @@ type mapIR struct {
 	lm      *schema.LMap
 	goType  string
 	under   string // Go underlying type
-	entries []named
+	entries []named // one constant per name (the first value of a name)
+	byValue []named // one name per value (the first name of a value), for printing
 	bitmap  bool
 }
 
@@ -143,7 +144,12 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 			mi := &mapIR{lm: lm, goType: tn, under: goKind(lm.Kind), bitmap: lm.Map.Kind == schema.BitMap}
 			n.declare(tn, "map "+lm.Name, lm.Pos)
 			seen := map[string]bool{}
+			seenValue := map[uint64]bool{}
 			for _, e := range lm.Entries {
+				if !seenValue[e.Value] {
+					seenValue[e.Value] = true
+					mi.byValue = append(mi.byValue, named{name: e.Name, value: e.Value})
+				}
 				g, err := GoName(e.Name)
 				if err != nil {
 					n.fail(e.Pos, "map "+lm.Name+" value "+e.Name, err)
