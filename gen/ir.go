@@ -45,7 +45,7 @@ type taskIR struct {
 type mapIR struct {
 	lm      *schema.LMap
 	goType  string
-	under   string // Go underlying type
+	under   string  // Go underlying type
 	entries []named // one constant per name (the first value of a name)
 	byValue []named // one name per value (the first name of a value), for printing
 	bitmap  bool
