@@ -536,18 +536,19 @@ func (r *Reader) setBuffer(s *stream, info bufInfo) error {
 		if saved > maxExpandFloor+maxExpandRatio*packed && !info.trunc {
 			return fail(fmt.Errorf("compressed buffer of %d bytes claims to expand to %d, more than %d times its size", packed, saved, maxExpandRatio))
 		}
-		if r.order == TimeOrder {
-			if grown := saved - cap(s.exp); grown > 0 {
-				if r.expMem+grown > maxExpandTotal {
-					return fail(fmt.Errorf("expanding this buffer would hold %d bytes of expanded buffers at once, over the %d-byte limit", r.expMem+grown, maxExpandTotal))
-				}
-				r.expMem += grown
-				s.exp = make([]byte, 0, saved)
-			}
-		}
+		// The expansion buffer grows as output arrives, not to the size
+		// the header claims, so a claim the data does not back costs
+		// nothing; what all streams hold at once is bounded.
+		before := cap(s.exp)
 		s.exp = append(grow(s.exp, bufferHeaderSize)[:0], raw[:bufferHeaderSize]...)
 		var err error
 		s.exp, err = decompressLZ77(s.exp, raw[bufferHeaderSize:], saved)
+		if r.order == TimeOrder {
+			r.expMem += cap(s.exp) - before
+			if r.expMem > maxExpandTotal {
+				return fail(fmt.Errorf("expanded buffers held at once reach %d bytes, over the %d-byte limit", r.expMem, maxExpandTotal))
+			}
+		}
 		if err != nil && !info.trunc {
 			return fail(fmt.Errorf("%w: compressed buffer (flags %#x): %v", ErrUnsupported, flags, err))
 		}

@@ -431,15 +431,6 @@ func TestETLHostileMemoryBound(t *testing.T) {
 				t.Errorf("%s, %v: no error", name, order)
 			}
 			if grew > etlHostileBound || peak > etlHostileBound {
-				if strings.HasPrefix(name, "512 tiny") && order == TimeOrder {
-					// Known, reported: in TimeOrder every processor's
-					// stream holds an expansion buffer sized from its
-					// header's claim before any data is decompressed;
-					// only the per-buffer ratio and the 1 GB total bound
-					// it, so ~88 bytes of input can pin ~68 KB.
-					t.Logf("KNOWN ISSUE: %s, %v: allocated %d bytes (peak +%d) for %d input bytes, over the %d-byte bound", name, order, grew, peak, len(data), etlHostileBound)
-					continue
-				}
 				t.Errorf("%s, %v: allocated %d bytes (peak heap +%d), bound %d", name, order, grew, peak, etlHostileBound)
 			}
 			if grew > worst {
