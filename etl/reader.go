@@ -177,7 +177,15 @@ func newReaderAt(ra io.ReaderAt, base, size int64) (*Reader, error) {
 // which s holds.
 func (r *Reader) init(s *stream) error {
 	fail := func(err error) error {
+		if s.trunc {
+			// The first buffer is cut short: the header event is missing
+			// or incomplete because the file is truncated.
+			err = fmt.Errorf("%w: %v", ErrTruncated, err)
+		}
 		return &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: fmt.Errorf("no log file header: %w", err)}
+	}
+	if len(s.buf) < bufferHeaderSize {
+		return &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: fmt.Errorf("%w: empty file", ErrTruncated)}
 	}
 	_, err := parseEvent(&s.ev, s.buf, bufferHeaderSize, 8)
 	if err == errEndOfBuffer {
