@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	. "github.com/dave/jennifer/jen"
 
@@ -180,22 +181,22 @@ func (g *pkgIR) table(f *File) {
 	f.Var().Id("providerTable").Op("=").Index(Op("...")).Id("ProviderInfo").Values(rows...)
 	f.Line()
 
-	defs = nil
-	for _, l := range schema.StandardLevels {
-		n, _ := standardName(l.Name)
-		defs = append(defs, Id("Level"+n).Id("Level").Op("=").Lit(int(l.Value)))
+	for _, std := range []struct {
+		typ   string
+		names []struct {
+			Name  string
+			Value uint8
+		}
+	}{{"Level", schema.StandardLevels}, {"Opcode", schema.StandardOpcodes}} {
+		defs = nil
+		for _, c := range std.names {
+			n, _ := standardName(c.Name)
+			defs = append(defs, Id(std.typ+n).Id(std.typ).Op("=").Lit(int(c.Value)))
+		}
+		f.Commentf("The standard ETW %ss.", strings.ToLower(std.typ))
+		f.Const().Defs(defs...)
+		f.Line()
 	}
-	f.Comment("The standard ETW levels.")
-	f.Const().Defs(defs...)
-	f.Line()
-	defs = nil
-	for _, o := range schema.StandardOpcodes {
-		n, _ := standardName(o.Name)
-		defs = append(defs, Id("Opcode"+n).Id("Opcode").Op("=").Lit(int(o.Value)))
-	}
-	f.Comment("The standard ETW opcodes.")
-	f.Const().Defs(defs...)
-	f.Line()
 
 	rows = nil
 	for _, ev := range g.events {

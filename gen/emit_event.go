@@ -222,14 +222,7 @@ func (g *pkgIR) arrayView(f *File, ev *eventIR, fl *fieldIR) {
 	f.Comment(fmt.Sprintf("%s is the %s array of %s: fixed-size elements that alias the payload.", v, fl.lf.Name, ev.le.Symbol))
 	f.Type().Id(v).Struct(Id("b").Index().Byte(), Id("ptrSize").Int())
 	f.Line()
-	f.Comment(fmt.Sprintf("%sOf builds a %s holding elems (encoded with 8-byte pointers).", v, v))
-	f.Func().Id(v+"Of").Params(Id("elems").Op("...").Id(el.goName)).Id(v).Block(
-		Var().Id("b").Index().Byte(),
-		For(Id("i").Op(":=").Range().Id("elems")).Block(
-			Id("b").Op("=").Id("elems").Index(Id("i")).Dot("encode").Call(Id("b"), Lit(8)),
-		),
-		Return(Id(v).Values(Dict{Id("b"): Id("b"), Id("ptrSize"): Lit(8)})),
-	)
+	viewOf(f, v, el.goName, Dict{Id("b"): Id("b"), Id("ptrSize"): Lit(8)})
 	f.Line()
 	f.Func().Params(Id("a").Id(v)).Id("elemSize").Params().Int().Block(Return(sizeExpr(size, Id("a").Dot("ptrSize"))))
 	f.Line()
@@ -300,14 +293,7 @@ func (g *pkgIR) iterView(f *File, ev *eventIR, fl *fieldIR) {
 	docComment(f, fmt.Sprintf("%s is the %s array of %s. Its elements differ in size, so they are read in\norder with All. Decode has checked every element; the view aliases the payload.", v, fl.lf.Name, ev.le.Symbol))
 	f.Type().Id(v).Struct(Id("b").Index().Byte(), Id("n").Int(), Id("ptrSize").Int())
 	f.Line()
-	f.Comment(fmt.Sprintf("%sOf builds a %s holding elems (encoded with 8-byte pointers).", v, v))
-	f.Func().Id(v+"Of").Params(Id("elems").Op("...").Id(el.goName)).Id(v).Block(
-		Var().Id("b").Index().Byte(),
-		For(Id("i").Op(":=").Range().Id("elems")).Block(
-			Id("b").Op("=").Id("elems").Index(Id("i")).Dot("encode").Call(Id("b"), Lit(8)),
-		),
-		Return(Id(v).Values(Dict{Id("b"): Id("b"), Id("n"): Len(Id("elems")), Id("ptrSize"): Lit(8)})),
-	)
+	viewOf(f, v, el.goName, Dict{Id("b"): Id("b"), Id("n"): Len(Id("elems")), Id("ptrSize"): Lit(8)})
 	f.Line()
 	f.Comment("Len is the number of elements.")
 	f.Func().Params(Id("it").Id(v)).Id("Len").Params().Int().Block(Return(Id("it").Dot("n")))
@@ -355,6 +341,27 @@ func (g *pkgIR) iterView(f *File, ev *eventIR, fl *fieldIR) {
 		Return(Append(Id("dst"), LitRune(']'))),
 	)
 	f.Line()
+}
+
+// viewOf emits a struct-array view's constructor, which encodes the
+// elements with 8-byte pointers; fields fills the view:
+//
+//	func XArrayOf(elems ...XElem) XArray {
+//		var b []byte
+//		for i := range elems {
+//			b = elems[i].encode(b, 8)
+//		}
+//		return XArray{b: b, ptrSize: 8}
+//	}
+func viewOf(f *File, view, elem string, fields Dict) {
+	f.Comment(fmt.Sprintf("%sOf builds a %s holding elems (encoded with 8-byte pointers).", view, view))
+	f.Func().Id(view+"Of").Params(Id("elems").Op("...").Id(elem)).Id(view).Block(
+		Var().Id("b").Index().Byte(),
+		For(Id("i").Op(":=").Range().Id("elems")).Block(
+			Id("b").Op("=").Id("elems").Index(Id("i")).Dot("encode").Call(Id("b"), Lit(8)),
+		),
+		Return(Id(view).Values(fields)),
+	)
 }
 
 // sizeExpr is a Size for the pointer size in ptr: 24, or 16 + 2*ptrSize.
