@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -72,6 +73,9 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 	o := &Overrides{File: basePos(name, 0).File}
 	if err := yaml.Unmarshal(data, o); err != nil {
 		return nil, yamlError(name, err)
+	}
+	if err := checkKeys(data, reflect.TypeOf(o), o.File); err != nil {
+		return nil, err
 	}
 	var l errList
 	for _, e := range o.Entries {

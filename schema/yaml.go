@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,9 @@ func ParseYAML(name string, data []byte) (*Schema, error) {
 	var s Schema
 	if err := yaml.Unmarshal(data, &s); err != nil {
 		return nil, yamlError(name, err)
+	}
+	if err := checkKeys(data, reflect.TypeOf(s), basePos(name, 0).File); err != nil {
+		return nil, err
 	}
 	if err := setFile(&s, basePos(name, 0).File); err != nil {
 		return nil, err
