@@ -85,9 +85,14 @@ type Reader struct {
 	blkName   string // for errors
 	pos       int    // next event in blk
 	inEvents  bool
-	compress  bool
-	endTag    bool // a FastSerialization EndObject tag follows blk
-	hdr       evHeader
+
+	// TimeOrder (see sorted.go).
+	order    Order
+	spSeen   bool // a sequence point passed since the last raw event
+	sorted   sortState
+	compress bool
+	endTag   bool // a FastSerialization EndObject tag follows blk
+	hdr      evHeader
 
 	// Stack table (V4+): IPs of all stacks since the last sequence point.
 	stacks    map[uint32]stackRef
@@ -472,6 +477,14 @@ func (r *Reader) readV6Block() (kind int, err error) {
 // are not sorted by time: NetTrace V4+ only orders events per capture
 // thread (see Event.IsSorted and the format spec).
 func (r *Reader) Next() (*Event, error) {
+	if r.order == TimeOrder && r.ver >= 4 {
+		return r.nextSorted()
+	}
+	return r.nextRaw()
+}
+
+// nextRaw returns the next event in file order.
+func (r *Reader) nextRaw() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -1055,6 +1068,7 @@ func (r *Reader) stackBlock() error {
 // sequencePoint flushes the stack (and V6 label list) tables, and in V6
 // the thread and metadata tables when its flags say so.
 func (r *Reader) sequencePoint() error {
+	r.spSeen = true
 	clear(r.stacks)
 	r.stackRefs = r.stackRefs[:0]
 	r.ips = r.ips[:0]

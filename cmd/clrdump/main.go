@@ -16,6 +16,8 @@
 //	       (an event without fields has one row with field and value empty)
 //
 // -stats prints, instead, the count and payload bytes of each event type.
+// Events come in timestamp order, as TraceEvent gives them; -order file
+// keeps an EventPipe file's stored order (cheaper: nothing is held back).
 //
 // Exit status: 0 when everything decoded; 1 when an event failed to decode
 // or the file could not be read to the end (after printing what could be);
@@ -56,6 +58,7 @@ type options struct {
 	pid, tid int64
 	limit    int
 	stats    bool
+	order    string
 	progress bool
 }
 
@@ -72,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer, progress bool) int {
 	fs.Int64Var(&o.tid, "tid", -1, "only events of this thread")
 	fs.IntVar(&o.limit, "n", 0, "stop after this many events are printed (0: all)")
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
+	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored; EventPipe only, ETL logs always come in time order)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: clrdump [flags] FILE\n\nDecodes a .nettrace, .netperf or .etl trace (or a .zip holding one).\n\nflags:\n")
 		fs.PrintDefaults()
@@ -100,6 +104,10 @@ func run(args []string, stdout, stderr io.Writer, progress bool) int {
 		}
 		o.keyword = k
 	}
+	if o.order != "time" && o.order != "file" {
+		fmt.Fprintf(stderr, "clrdump: unknown -order %q (want time or file)\n", o.order)
+		return exitUsage
+	}
 	for _, g := range []string{o.provider, o.event} {
 		if _, err := path.Match(g, ""); err != nil {
 			fmt.Fprintf(stderr, "clrdump: bad glob %q\n", g)
@@ -108,7 +116,7 @@ func run(args []string, stdout, stderr io.Writer, progress bool) int {
 	}
 	o.progress = progress
 
-	src, err := openSource(fs.Arg(0))
+	src, err := openSource(fs.Arg(0), o.order == "time")
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError

@@ -210,3 +210,39 @@ func unzipFirst(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestOrder: by default events come in timestamp order; -order file keeps
+// the stored order, which in the .NET Core 3.0 trace goes back in time.
+func TestOrder(t *testing.T) {
+	if _, _, code := dump(t, "-order", "random", small); code != exitUsage {
+		t.Errorf("-order random: exit %d", code)
+	}
+	p := filepath.Join("../../../shared/fixtures/traces/perfview", "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("the .NET Core 3.0 trace is in ../shared (CI has it): ", err)
+	}
+	backwards := func(args ...string) int {
+		out, errs, code := dump(t, append(args, "-format", "jsonl", p)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		n, prev := 0, ""
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var e struct{ Time string }
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatal(err)
+			}
+			if e.Time < prev { // RFC 3339 UTC with fixed digits sorts as time does
+				n++
+			}
+			prev = e.Time
+		}
+		return n
+	}
+	if n := backwards(); n != 0 {
+		t.Errorf("default order: %d events go back in time", n)
+	}
+	if n := backwards("-order", "file"); n == 0 {
+		t.Error("-order file: no event goes back in time; the trace interleaves threads")
+	}
+}

@@ -39,11 +39,11 @@ type source interface {
 // openSource opens a trace: an ETW log when the name says .etl (also
 // inside a .zip), else an EventPipe file; a file that is not EventPipe is
 // tried as ETW.
-func openSource(path string) (source, error) {
+func openSource(path string, timeOrder bool) (source, error) {
 	if strings.Contains(strings.ToLower(path), ".etl") {
 		return openETL(path)
 	}
-	s, err := openNettrace(path)
+	s, err := openNettrace(path, timeOrder)
 	if err != nil && errors.Is(err, nettrace.ErrFormat) {
 		if s2, err2 := openETL(path); err2 == nil {
 			return s2, nil
@@ -54,10 +54,13 @@ func openSource(path string) (source, error) {
 
 type nettraceSource struct{ r *nettrace.Reader }
 
-func openNettrace(path string) (source, error) {
+func openNettrace(path string, timeOrder bool) (source, error) {
 	r, err := nettrace.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if timeOrder {
+		r.SetOrder(nettrace.TimeOrder)
 	}
 	return &nettraceSource{r}, nil
 }
