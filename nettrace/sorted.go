@@ -39,7 +39,7 @@ func (r *Reader) SetOrder(o Order) { r.order = o }
 // sortState holds the events between two sequence points.
 type sortState struct {
 	held    []heldEvent
-	idx     []int32
+	idx     []sortKey
 	pos     int
 	payload []byte   // arena of the held events' payloads
 	stacks  []uint64 // arena of their stacks
@@ -51,6 +51,12 @@ type sortState struct {
 	carryEv  Event
 	carryPay []byte
 	carryStk []uint64
+}
+
+// sortKey orders a held event: by timestamp, then by arrival.
+type sortKey struct {
+	ts int64
+	i  int32
 }
 
 // heldEvent is an event copied out of the reader, with its payload and
@@ -67,7 +73,7 @@ func (r *Reader) nextSorted() (*Event, error) {
 	s := &r.sorted
 	for {
 		if s.pos < len(s.idx) {
-			h := &s.held[s.idx[s.pos]]
+			h := &s.held[s.idx[s.pos].i]
 			s.pos++
 			r.ev = h.ev
 			r.ev.Payload = s.payload[h.payOff : h.payOff+h.payLen : h.payOff+h.payLen]
@@ -111,12 +117,17 @@ func (r *Reader) fillSorted() {
 		}
 		s.hold(ev, ev.Payload, ev.Stack)
 	}
+	// Sort compact keys; the index breaks ties, so the order is stable
+	// (each thread's events keep their file order) without a stable sort.
 	s.idx = s.idx[:0]
 	for i := range s.held {
-		s.idx = append(s.idx, int32(i))
+		s.idx = append(s.idx, sortKey{s.held[i].ev.Timestamp, int32(i)})
 	}
-	slices.SortStableFunc(s.idx, func(a, b int32) int {
-		return cmp.Compare(s.held[a].ev.Timestamp, s.held[b].ev.Timestamp)
+	slices.SortFunc(s.idx, func(a, b sortKey) int {
+		if c := cmp.Compare(a.ts, b.ts); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
 	})
 	s.pos = 0
 }
