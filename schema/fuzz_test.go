@@ -174,7 +174,7 @@ func checkSchemaErr(t *testing.T, err error, data []byte, files ...string) {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
 	}
-	lines := bytes.Count(data, []byte("\n")) + 1
+	lines := yamlLines(data)
 	for _, e := range errs {
 		if e.Error() == "too many errors" {
 			continue
@@ -316,4 +316,24 @@ func firstLine(err error) string {
 	}
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
+}
+
+// yamlLines counts lines as YAML does: "\r\n", a lone "\r" and "\n" each
+// end a line, and so do NEL, LS and PS in UTF-8 input.
+func yamlLines(data []byte) int {
+	n := 1
+	for i := 0; i < len(data); i++ {
+		switch {
+		case data[i] == '\n':
+			n++
+		case data[i] == '\r':
+			n++
+			if i+1 < len(data) && data[i+1] == '\n' {
+				i++
+			}
+		case bytes.HasPrefix(data[i:], []byte("\u0085")), bytes.HasPrefix(data[i:], []byte("\u2028")), bytes.HasPrefix(data[i:], []byte("\u2029")):
+			n++
+		}
+	}
+	return n
 }
