@@ -3,6 +3,7 @@ package nettrace
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -55,6 +56,49 @@ func FuzzReader(f *testing.F) {
 			}
 			buf, _ = ev.Metadata.AppendJSON(buf[:0], ev.Payload)
 			buf, _ = ev.Metadata.AppendText(buf[:0], ev.Payload)
+		}
+	})
+}
+
+// FuzzTimeOrder: in time order the reader gives the same events as in file
+// order (offset, payload and stack), then the same end.
+func FuzzTimeOrder(f *testing.F) {
+	arr := loadTrace(f, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	f.Add(arr[:30000])
+	f.Add(buildV6(true))
+	f.Add(buildV6(false))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		read := func(o Order) (map[string]int, string) {
+			r, err := NewReader(bytes.NewReader(data))
+			if err != nil {
+				return nil, err.Error()
+			}
+			r.SetOrder(o)
+			seen := map[string]int{}
+			for i := 0; i < 20000; i++ {
+				ev, err := r.Next()
+				if err != nil {
+					return seen, err.Error()
+				}
+				seen[fmt.Sprintf("%d/%x/%v", ev.Offset, ev.Payload, ev.Stack)]++
+			}
+			return seen, "too many events"
+		}
+		fileSet, fileEnd := read(FileOrder)
+		timeSet, timeEnd := read(TimeOrder)
+		if fileEnd != timeEnd {
+			t.Fatalf("file order ends with %q, time order with %q", fileEnd, timeEnd)
+		}
+		if fileEnd == "too many events" {
+			return
+		}
+		if len(fileSet) != len(timeSet) {
+			t.Fatalf("%d events in file order, %d in time order", len(fileSet), len(timeSet))
+		}
+		for k, n := range fileSet {
+			if timeSet[k] != n {
+				t.Fatalf("event %s: %d in file order, %d in time order", k, n, timeSet[k])
+			}
 		}
 	})
 }
