@@ -2052,7 +2052,7 @@ func (e *FusionMessageEvent) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
-	e.Prepend = binary.LittleEndian.Uint32(b[2:]) != 0
+	e.Prepend = readBool(b, 2)
 	off = 6
 	{
 		s, next, ok := readUTF16Z(b, off)

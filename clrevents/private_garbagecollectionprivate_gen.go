@@ -30,7 +30,7 @@ func (e *GCDecision) Decode(b []byte, ptrSize int) (int, error) {
 		return 0, shortPrefix("GCDecision", len(b), ptrSize, []fieldEnd{{"DoCompact", 4, 0}})
 	}
 	_ = b[3]
-	e.DoCompact = binary.LittleEndian.Uint32(b[0:]) != 0
+	e.DoCompact = readBool(b, 0)
 	return 4, nil
 }
 
@@ -76,7 +76,7 @@ func (e *GCDecisionV1) Decode(b []byte, ptrSize int) (int, error) {
 		return 0, shortPrefix("GCDecision_V1", len(b), ptrSize, []fieldEnd{{"DoCompact", 4, 0}, {"ClrInstanceID", 6, 0}})
 	}
 	_ = b[5]
-	e.DoCompact = binary.LittleEndian.Uint32(b[0:]) != 0
+	e.DoCompact = readBool(b, 0)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
 }
@@ -132,7 +132,7 @@ func (e *GCSettings) Decode(b []byte, ptrSize int) (int, error) {
 	_ = b[19]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
 	e.LargeObjectSegmentSize = binary.LittleEndian.Uint64(b[8:])
-	e.ServerGC = binary.LittleEndian.Uint32(b[16:]) != 0
+	e.ServerGC = readBool(b, 16)
 	return 20, nil
 }
 
@@ -194,7 +194,7 @@ func (e *GCSettingsV1) Decode(b []byte, ptrSize int) (int, error) {
 	_ = b[21]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
 	e.LargeObjectSegmentSize = binary.LittleEndian.Uint64(b[8:])
-	e.ServerGC = binary.LittleEndian.Uint32(b[16:]) != 0
+	e.ServerGC = readBool(b, 16)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
 }

@@ -129,22 +129,22 @@ func (e *ModuleTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, e
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsAllCritical", off, ErrShortPayload)
 	}
-	e.IsAllCritical = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsAllCritical = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsAllTransparent", off, ErrShortPayload)
 	}
-	e.IsAllTransparent = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsAllTransparent = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsTreatAsSafe = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsOpportunisticallyCritical", off, ErrShortPayload)
 	}
-	e.IsOpportunisticallyCritical = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsOpportunisticallyCritical = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "SecurityRuleSet", off, ErrShortPayload)
@@ -356,22 +356,22 @@ func (e *TypeTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, err
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsAllCritical", off, ErrShortPayload)
 	}
-	e.IsAllCritical = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsAllCritical = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsAllTransparent", off, ErrShortPayload)
 	}
-	e.IsAllTransparent = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsAllTransparent = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsCritical = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsTreatAsSafe = readBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)
@@ -574,12 +574,12 @@ func (e *MethodTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, e
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsCritical = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsTreatAsSafe = readBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("MethodTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)
@@ -772,12 +772,12 @@ func (e *FieldTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 	if len(b)-off < 4 {
 		return 0, decodeError("FieldTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsCritical = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("FieldTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsTreatAsSafe = readBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("FieldTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)
@@ -966,12 +966,12 @@ func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 	if len(b)-off < 4 {
 		return 0, decodeError("TokenTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsCritical = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TokenTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsTreatAsSafe = readBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("TokenTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)

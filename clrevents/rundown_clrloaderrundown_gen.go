@@ -752,7 +752,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCStart_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = GUID(b[off : off+16])
+	e.ManagedPdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCStart_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -770,7 +770,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCStart_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = GUID(b[off : off+16])
+	e.NativePdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCStart_V2", "NativePdbAge", off, ErrShortPayload)
@@ -797,10 +797,10 @@ func (e *ModuleDCStartV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = appendUTF16Z(dst, e.ModuleILPath)
 	dst = appendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = append(dst, e.ManagedPdbSignature[:]...)
+	dst = appendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
 	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = append(dst, e.NativePdbSignature[:]...)
+	dst = appendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
 	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst
@@ -1154,7 +1154,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = GUID(b[off : off+16])
+	e.ManagedPdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -1172,7 +1172,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = GUID(b[off : off+16])
+	e.NativePdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V2", "NativePdbAge", off, ErrShortPayload)
@@ -1199,10 +1199,10 @@ func (e *ModuleDCEndV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = appendUTF16Z(dst, e.ModuleILPath)
 	dst = appendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = append(dst, e.ManagedPdbSignature[:]...)
+	dst = appendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
 	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = append(dst, e.NativePdbSignature[:]...)
+	dst = appendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
 	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst
@@ -1346,7 +1346,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V3", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = GUID(b[off : off+16])
+	e.ManagedPdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V3", "ManagedPdbAge", off, ErrShortPayload)
@@ -1364,7 +1364,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V3", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = GUID(b[off : off+16])
+	e.NativePdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V3", "NativePdbAge", off, ErrShortPayload)
@@ -1399,10 +1399,10 @@ func (e *ModuleDCEndV3) Encode(dst []byte, ptrSize int) []byte {
 	dst = appendUTF16Z(dst, e.ModuleILPath)
 	dst = appendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = append(dst, e.ManagedPdbSignature[:]...)
+	dst = appendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
 	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = append(dst, e.NativePdbSignature[:]...)
+	dst = appendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
 	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
 	dst = appendUTF16Z(dst, e.NativeBuildID)

@@ -215,7 +215,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("AssemblyLoadStop", "Success", off, ErrShortPayload)
 	}
-	e.Success = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.Success = readBool(b, off)
 	off += 4
 	{
 		s, next, ok := readUTF16Z(b, off)
@@ -236,7 +236,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("AssemblyLoadStop", "Cached", off, ErrShortPayload)
 	}
-	e.Cached = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.Cached = readBool(b, off)
 	off += 4
 	return off, nil
 }
@@ -720,7 +720,7 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (i
 	if len(b)-off < 4 {
 		return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", "IsTrackedLoad", off, ErrShortPayload)
 	}
-	e.IsTrackedLoad = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.IsTrackedLoad = readBool(b, off)
 	off += 4
 	{
 		s, next, ok := readUTF16Z(b, off)

@@ -724,7 +724,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = GUID(b[off : off+16])
+	e.ManagedPdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -742,7 +742,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = GUID(b[off : off+16])
+	e.NativePdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V2", "NativePdbAge", off, ErrShortPayload)
@@ -769,10 +769,10 @@ func (e *ModuleLoadV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = appendUTF16Z(dst, e.ModuleILPath)
 	dst = appendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = append(dst, e.ManagedPdbSignature[:]...)
+	dst = appendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
 	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = append(dst, e.NativePdbSignature[:]...)
+	dst = appendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
 	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst
@@ -916,7 +916,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V3", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = GUID(b[off : off+16])
+	e.ManagedPdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V3", "ManagedPdbAge", off, ErrShortPayload)
@@ -934,7 +934,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V3", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = GUID(b[off : off+16])
+	e.NativePdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V3", "NativePdbAge", off, ErrShortPayload)
@@ -969,10 +969,10 @@ func (e *ModuleLoadV3) Encode(dst []byte, ptrSize int) []byte {
 	dst = appendUTF16Z(dst, e.ModuleILPath)
 	dst = appendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = append(dst, e.ManagedPdbSignature[:]...)
+	dst = appendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
 	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = append(dst, e.NativePdbSignature[:]...)
+	dst = appendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
 	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
 	dst = appendUTF16Z(dst, e.NativeBuildID)
@@ -1331,7 +1331,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleUnload_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = GUID(b[off : off+16])
+	e.ManagedPdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleUnload_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -1349,7 +1349,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleUnload_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = GUID(b[off : off+16])
+	e.NativePdbSignature = readGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleUnload_V2", "NativePdbAge", off, ErrShortPayload)
@@ -1376,10 +1376,10 @@ func (e *ModuleUnloadV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = appendUTF16Z(dst, e.ModuleILPath)
 	dst = appendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = append(dst, e.ManagedPdbSignature[:]...)
+	dst = appendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
 	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = append(dst, e.NativePdbSignature[:]...)
+	dst = appendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
 	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst

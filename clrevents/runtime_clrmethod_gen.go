@@ -2927,7 +2927,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitInliningFailedAnsi", "FailAlways", off, ErrShortPayload)
 	}
-	e.FailAlways = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.FailAlways = readBool(b, off)
 	off += 4
 	{
 		s, next, ok := readAnsiZ(b, off)
@@ -3134,7 +3134,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallSucceeded", "TailPrefix", off, ErrShortPayload)
 	}
-	e.TailPrefix = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.TailPrefix = readBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallSucceeded", "TailCallType", off, ErrShortPayload)
@@ -3338,7 +3338,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallFailedAnsi", "TailPrefix", off, ErrShortPayload)
 	}
-	e.TailPrefix = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.TailPrefix = readBool(b, off)
 	off += 4
 	{
 		s, next, ok := readAnsiZ(b, off)
@@ -3781,7 +3781,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallFailed", "TailPrefix", off, ErrShortPayload)
 	}
-	e.TailPrefix = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.TailPrefix = readBool(b, off)
 	off += 4
 	{
 		s, next, ok := readUTF16Z(b, off)
@@ -3988,7 +3988,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitInliningFailed", "FailAlways", off, ErrShortPayload)
 	}
-	e.FailAlways = binary.LittleEndian.Uint32(b[off:]) != 0
+	e.FailAlways = readBool(b, off)
 	off += 4
 	{
 		s, next, ok := readUTF16Z(b, off)

@@ -83,7 +83,7 @@ func (e *RuntimeInformationStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("RuntimeInformationStart", "ComObjectGuid", off, ErrShortPayload)
 	}
-	e.ComObjectGuid = GUID(b[off : off+16])
+	e.ComObjectGuid = readGUID(b, off)
 	off += 16
 	{
 		s, next, ok := readUTF16Z(b, off)
@@ -111,7 +111,7 @@ func (e *RuntimeInformationStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.StartupFlags))
 	dst = append(dst, byte(e.StartupMode))
 	dst = appendUTF16Z(dst, e.CommandLine)
-	dst = append(dst, e.ComObjectGuid[:]...)
+	dst = appendGUID(dst, e.ComObjectGuid)
 	dst = appendUTF16Z(dst, e.RuntimeDllPath)
 	return dst
 }

@@ -170,7 +170,7 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 		_ = b[21]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
 		e.Overlapped = binary.LittleEndian.Uint64(b[8:])
-		e.MultiDequeues = binary.LittleEndian.Uint32(b[16:]) != 0
+		e.MultiDequeues = readBool(b, 16)
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	} else {
 		if len(b) < 14 {
@@ -179,7 +179,7 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 		_ = b[13]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.Overlapped = uint64(binary.LittleEndian.Uint32(b[4:]))
-		e.MultiDequeues = binary.LittleEndian.Uint32(b[8:]) != 0
+		e.MultiDequeues = readBool(b, 8)
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	}
 	return 6 + 2*ptrSize, nil

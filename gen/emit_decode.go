@@ -178,9 +178,9 @@ func readScalar(k schema.Kind, off *Statement, ptr int) Code {
 	case schema.KindFloat64:
 		return Qual("math", "Float64frombits").Call(le("Uint64"))
 	case schema.KindBool:
-		return le("Uint32").Op("!=").Lit(0)
+		return Id("readBool").Call(Id("b"), off)
 	case schema.KindGUID:
-		return Id("GUID").Call(Id("b").Index(off.Clone().Op(":").Add(off.Clone()).Op("+").Lit(16)))
+		return Id("readGUID").Call(Id("b"), off)
 	case schema.KindPointer:
 		switch ptr {
 		case 8:
@@ -334,7 +334,7 @@ func encodeField(f *fieldIR) Code {
 	case schema.KindBool:
 		return Id("appendBool").Call(Id("dst"), v)
 	case schema.KindGUID:
-		return Append(Id("dst"), v.Index(Op(":")).Op("..."))
+		return Id("appendGUID").Call(Id("dst"), v)
 	case schema.KindPointer:
 		return Id("appendPtr").Call(Id("dst"), v, Id("ptrSize"))
 	case schema.KindUTF16:
