@@ -1,0 +1,77 @@
+package trace
+
+import (
+	"strconv"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/etl"
+)
+
+// kernelProvider is the name TraceEvent gives the NT kernel logger's
+// events ("Windows Kernel/EventTrace" for the log header).
+const kernelProvider = "Windows Kernel"
+
+// kernelGroup names one kernel event class (a hook group) and the opcodes
+// of it that traces commonly hold.
+type kernelGroup struct {
+	task    string
+	opcodes map[uint8]string
+	names   map[uint8]string // "Task/Opcode", built once
+}
+
+// eventName is the event's name as TraceEvent prints it: the task alone
+// for opcode 0 (the EventTrace header), else "Task/Opcode", with the
+// number for an opcode not in the table.
+func (k *kernelGroup) eventName(op uint8) string {
+	if n, ok := k.names[op]; ok {
+		return n
+	}
+	return k.task + "/Opcode(" + strconv.Itoa(int(op)) + ")"
+}
+
+// The kernel event classes by hook group (the GUIDs are etl's), with the
+// opcodes of the Windows kernel logger's MOF classes that PerfView and
+// TraceEvent name.
+var kernelGroups = map[uint8]*kernelGroup{
+	0x00: {task: "EventTrace", opcodes: map[uint8]string{0: "", 5: "Extension", 8: "RundownComplete", 32: "EndExtension", 80: "PartitionInfoExtension"}},
+	0x01: {task: "DiskIO", opcodes: map[uint8]string{10: "Read", 11: "Write", 12: "ReadInit", 13: "WriteInit", 14: "FlushBuffers", 15: "FlushInit"}},
+	0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 32: "HardFault", 98: "VirtualAlloc", 99: "VirtualFree"}},
+	0x03: {task: "Process", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCEnd", 11: "Terminate", 39: "Defunct"}},
+	0x04: {task: "FileIO", opcodes: map[uint8]string{0: "Name", 32: "FileCreate", 35: "FileDelete", 36: "FileRundown", 64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
+	0x05: {task: "Thread", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCEnd", 36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
+	0x06: {task: "TcpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 12: "Connect", 13: "Disconnect"}},
+	0x08: {task: "UdpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv"}},
+	0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
+	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{10: "CPU", 11: "PhyDisk", 12: "LogDisk", 13: "NIC", 14: "Video", 15: "Services"}},
+	0x0F: {task: "PerfInfo", opcodes: map[uint8]string{46: "Sample", 51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC", 73: "CollectionStart", 74: "CollectionEnd"}},
+	0x10: {task: "Heap"},
+	0x11: {task: "Object"},
+	0x14: {task: "Image", opcodes: map[uint8]string{2: "Unload", 3: "DCStart", 4: "DCEnd", 10: "Load", 33: "KernelBase"}},
+	0x17: {task: "CritSec"},
+	0x18: {task: "StackWalk", opcodes: map[uint8]string{32: "Stack", 34: "KeyCreate", 35: "KeyDelete", 36: "KeyRundown"}},
+	0x1A: {task: "ALPC"},
+	0x1B: {task: "SplitIO"},
+	0x1C: {task: "ThreadPool"},
+}
+
+// kernelByGUID maps each kernel class GUID to its group.
+var kernelByGUID = func() map[clrevents.GUID]*kernelGroup {
+	m := make(map[clrevents.GUID]*kernelGroup, len(kernelGroups))
+	for g, k := range kernelGroups {
+		k.names = make(map[uint8]string, len(k.opcodes))
+		for op, name := range k.opcodes {
+			if name == "" {
+				k.names[op] = k.task
+			} else {
+				k.names[op] = k.task + "/" + name
+			}
+		}
+		if guid := etl.KernelGroupGUID(g); !guid.IsZero() {
+			m[guid] = k
+		}
+	}
+	return m
+}()
+
+// kernelGroupOf returns the kernel class with GUID g, or nil.
+func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }

@@ -1,0 +1,383 @@
+package trace
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/nettrace"
+)
+
+// Format is a trace file format.
+type Format uint8
+
+// The formats Open and NewReader recognise.
+const (
+	UnknownFormat Format = iota
+	// NetPerf is the .NET Core 2.0 and 2.1 EventPipe layout (.netperf):
+	// a FastSerialization stream without the Nettrace magic.
+	NetPerf
+	// NetTrace is the EventPipe layout of .NET Core 3.0 and later
+	// (.nettrace): the "Nettrace" magic, then format version 4, 5 or 6.
+	NetTrace
+	// ETL is a Windows ETW log (.etl).
+	ETL
+)
+
+var formatNames = [...]string{UnknownFormat: "unknown", NetPerf: "netperf", NetTrace: "nettrace", ETL: "etl"}
+
+// String returns "netperf", "nettrace", "etl" or "unknown".
+func (f Format) String() string {
+	if int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return "unknown"
+}
+
+// Errors that Open and NewReader wrap, with the input's name in front.
+var (
+	// ErrEmpty: the input holds no bytes.
+	ErrEmpty = errors.New("empty input: no bytes to read")
+	// ErrFormat: the input is none of the formats this package reads.
+	ErrFormat = errors.New("not a trace: the formats read are EventPipe .nettrace and .netperf, Windows ETW .etl, and a .zip holding one of them")
+)
+
+// Order is the order in which a Reader delivers events.
+type Order uint8
+
+const (
+	// TimeOrder delivers events by timestamp, as TraceEvent does: NetTrace
+	// V4+ events are sorted between sequence points, ETL buffers are merged
+	// across processors. It is the default.
+	TimeOrder Order = iota
+	// FileOrder delivers events as the file stores them. It holds nothing
+	// back, and an ETL log arriving through a pipe is then read once,
+	// front to back, instead of being spooled to a temporary file first.
+	FileOrder
+)
+
+// String returns "time" or "file".
+func (o Order) String() string {
+	if o == FileOrder {
+		return "file"
+	}
+	return "time"
+}
+
+// An Option changes how Open and NewReader read.
+type Option func(*config)
+
+type config struct {
+	order   Order
+	name    string
+	tempDir string
+	memMax  int64
+	exact   bool
+}
+
+// WithOrder chooses the event order; TimeOrder is the default.
+func WithOrder(o Order) Option { return func(c *config) { c.order = o } }
+
+// WithName sets the name that errors give for the input (NewReader's
+// default is "input"; Open's is the path).
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithTempDir sets the directory for temporary copies (a zip or an ETL log
+// that arrives through a pipe, a large ETL member of a zip); the default is
+// os.TempDir(). Close removes them.
+func WithTempDir(dir string) Option { return func(c *config) { c.tempDir = dir } }
+
+// defaultMemMax is the largest spooled input kept in memory; larger ones go
+// to a temporary file.
+const defaultMemMax = 32 << 20
+
+func newConfig(name string, opts []Option) *config {
+	c := &config{name: name, memMax: defaultMemMax}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Open opens a trace file: a .nettrace, .netperf or .etl file, or a .zip
+// archive holding exactly one of them (PerfView's .etl.zip and
+// .nettrace.zip). The format is recognised from the first bytes, not from
+// the name. A path that is not a regular file (a FIFO, /dev/stdin) is read
+// as a stream, as by NewReader. Close releases the file and removes any
+// temporary copy.
+func Open(name string, opts ...Option) (*Reader, error) {
+	c := newConfig(name, opts)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err // *PathError names the file
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	if !st.Mode().IsRegular() {
+		r, err := newStreamReader(f, c)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		r.closers = append(r.closers, f.Close)
+		return r, nil
+	}
+	r, err := openFile(f, st.Size(), c)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewReader reads a trace from r, which may be a pipe or a network stream:
+// it is read sequentially and never seeked. The format is recognised from
+// the first bytes. An EventPipe stream is decoded as it arrives; a zip
+// archive, and an ETL log in TimeOrder, are first copied to memory or a
+// temporary file (they need random access). If r is an io.Closer, Close
+// does not close it.
+func NewReader(r io.Reader, opts ...Option) (*Reader, error) {
+	c := newConfig("input", opts)
+	return newStreamReader(r, c)
+}
+
+// sniffLen is how many leading bytes recognise every format: an ETL log's
+// first buffer header (72 bytes) and the first event's 8-byte head.
+const sniffLen = 80
+
+// sniff names the format of a file from its first bytes; zip is reported
+// separately.
+func sniff(b []byte) (f Format, isZip bool) {
+	switch {
+	case len(b) >= 4 && string(b[:4]) == "PK\x03\x04":
+		return UnknownFormat, true
+	case len(b) >= 8 && string(b[:8]) == "Nettrace":
+		return NetTrace, false
+	case len(b) >= 24 && binary.LittleEndian.Uint32(b) == 20 && string(b[4:24]) == "!FastSerialization.1":
+		return NetPerf, false
+	case len(b) >= 80 && isETLHead(b):
+		return ETL, false
+	}
+	return UnknownFormat, false
+}
+
+// isETLHead reports whether b starts like an ETL log: a 72-byte buffer
+// header, then the kernel EventTrace header event, a SYSTEM_TRACE_HEADER
+// (32- or 64-bit) with the trace-header marker flags and hook id 0.
+func isETLHead(b []byte) bool {
+	const at = 72
+	typ, marker := b[at+2], b[at+3]
+	hook := binary.LittleEndian.Uint16(b[at+6:])
+	return (typ == 1 || typ == 2) && marker&0xC0 == 0xC0 && hook == 0
+}
+
+func formatError(name string, b []byte) error {
+	if len(b) == 0 {
+		return fmt.Errorf("%s: %w", name, ErrEmpty)
+	}
+	return fmt.Errorf("%s: %w", name, ErrFormat)
+}
+
+// openFile opens a regular file: it can be read at any offset.
+func openFile(f *os.File, size int64, c *config) (*Reader, error) {
+	head := make([]byte, sniffLen)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	head = head[:n]
+	format, isZip := sniff(head)
+	if isZip {
+		return openZip(f, size, c, []func() error{f.Close})
+	}
+	switch format {
+	case NetPerf, NetTrace:
+		nr, err := nettrace.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		return newNetTrace(nr, format, c, f.Close), nil
+	case ETL:
+		return newETLAt(f, size, c, f.Close)
+	}
+	return nil, formatError(c.name, head)
+}
+
+// newStreamReader reads a stream that cannot seek.
+func newStreamReader(src io.Reader, c *config) (*Reader, error) {
+	br := bufio.NewReaderSize(src, 64<<10)
+	head, err := br.Peek(sniffLen)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	format, isZip := sniff(head)
+	switch {
+	case isZip:
+		sp, err := spool(br, -1, c)
+		if err != nil {
+			return nil, err
+		}
+		r, err := openZip(sp.ra, sp.size, c, []func() error{sp.cleanup})
+		if err != nil {
+			sp.cleanup()
+			return nil, err
+		}
+		return r, nil
+	case format == NetPerf || format == NetTrace:
+		nr, err := nettrace.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.name, err)
+		}
+		return newNetTrace(nr, format, c), nil
+	case format == ETL:
+		if c.order == FileOrder {
+			er, err := etl.NewFileOrderReader(br)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.name, err)
+			}
+			return newETL(er, c), nil
+		}
+		sp, err := spool(br, -1, c)
+		if err != nil {
+			return nil, err
+		}
+		r, err := newETLAt(sp.ra, sp.size, c, sp.cleanup)
+		if err != nil {
+			sp.cleanup()
+			return nil, err
+		}
+		return r, nil
+	}
+	return nil, formatError(c.name, head)
+}
+
+func newETLAt(ra io.ReaderAt, size int64, c *config, closers ...func() error) (*Reader, error) {
+	er, err := etl.NewReaderAt(ra, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	return newETL(er, c, closers...), nil
+}
+
+// traceExts are the member names a zip may hold a trace under.
+var traceExts = []string{".nettrace", ".netperf", ".etl"}
+
+// openZip opens the one trace inside a zip archive. closers release the
+// archive when the Reader is closed (or at once, for an ETL member that
+// was copied out).
+func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Reader, error) {
+	zr, err := zip.NewReader(ra, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: zip archive: %w", c.name, err)
+	}
+	var found []*zip.File
+	var names []string
+	for _, zf := range zr.File {
+		if zf.FileInfo().IsDir() {
+			continue
+		}
+		names = append(names, zf.Name)
+		ext := strings.ToLower(path.Ext(zf.Name))
+		for _, e := range traceExts {
+			if ext == e {
+				found = append(found, zf)
+			}
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%s: zip archive holds %d .nettrace, .netperf or .etl files, want exactly one (members: %s)",
+			c.name, len(found), strings.Join(names, ", "))
+	}
+	zf := found[0]
+	member := c.name + ": " + zf.Name
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", member, err)
+	}
+	br := bufio.NewReaderSize(rc, 64<<10)
+	head, _ := br.Peek(sniffLen)
+	format, isZip := sniff(head)
+	mc := *c
+	mc.name = member
+	switch {
+	case isZip:
+		rc.Close()
+		return nil, fmt.Errorf("%s: a zip inside a zip is not read", member)
+	case format == NetPerf || format == NetTrace:
+		nr, err := nettrace.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("%s: %w", member, err)
+		}
+		return newNetTrace(nr, format, &mc, append([]func() error{rc.Close}, closers...)...), nil
+	case format == ETL:
+		// ETL needs random access for time order: expand the member
+		// (never trusting its stated size), then let the archive go.
+		sp, err := spool(br, int64(zf.UncompressedSize64), &mc)
+		rc.Close()
+		if err != nil {
+			return nil, err
+		}
+		r, err := newETLAt(sp.ra, sp.size, &mc, append([]func() error{sp.cleanup}, closers...)...)
+		if err != nil {
+			sp.cleanup()
+			return nil, err
+		}
+		return r, nil
+	}
+	rc.Close()
+	return nil, formatError(member, head)
+}
+
+// spooled is an input copied out of a stream so that it can be read at any
+// offset: in memory when small, else in a temporary file.
+type spooled struct {
+	ra      io.ReaderAt
+	size    int64
+	cleanup func() error
+}
+
+// spool copies src to memory, up to c.memMax bytes, and to a temporary file
+// past that. hint is the size src claims (-1 if unknown); it sizes the
+// memory buffer up to the limit but is not trusted.
+func spool(src io.Reader, hint int64, c *config) (*spooled, error) {
+	capHint := int64(64 << 10)
+	if hint > 0 {
+		capHint = min(hint+1, c.memMax+1)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, capHint))
+	n, err := io.Copy(buf, io.LimitReader(src, c.memMax+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	if n <= c.memMax {
+		b := buf.Bytes()
+		return &spooled{ra: bytes.NewReader(b), size: int64(len(b)), cleanup: func() error { return nil }}, nil
+	}
+	tmp, err := os.CreateTemp(c.tempDir, "clrevents-trace-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: temporary copy: %w", c.name, err)
+	}
+	cleanup := func() error { return errors.Join(tmp.Close(), os.Remove(tmp.Name())) }
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("%s: temporary copy: %w", c.name, err)
+	}
+	rest, err := io.Copy(tmp, src)
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("%s: temporary copy: %w", c.name, err)
+	}
+	return &spooled{ra: tmp, size: n + rest, cleanup: cleanup}, nil
+}

@@ -1,0 +1,335 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/nettrace"
+)
+
+// WithExactVersions makes Event.Decode refuse event versions the schema
+// does not have, instead of decoding a newer runtime's version with the
+// newest older one (the extra fields then come back as payload bytes past
+// the template; see Event.DecodeN).
+func WithExactVersions() Option { return func(c *config) { c.exact = true } }
+
+// Info describes a trace as a whole.
+type Info struct {
+	Format Format
+	// Version is the format version: 1–6 for EventPipe (see
+	// nettrace.TraceInfo.Version); for ETL the log header's major.minor
+	// OS version as major*100+minor (1000 for Windows 10).
+	Version int
+	// StartTime is the trace's start as the trace states it: the sync
+	// time of an EventPipe trace, the session start of an ETL log.
+	StartTime time.Time
+	// ClockFrequency is the tick rate of Event.Timestamp in Hz.
+	ClockFrequency int64
+	// PointerSize is the traced process's (EventPipe) or the logging
+	// kernel's (ETL) pointer size; events carry their own.
+	PointerSize int
+	// ProcessID is the traced process of an EventPipe trace; -1 for ETL,
+	// which records many.
+	ProcessID int64
+	// NumProcessors is the processor count, 0 when not recorded.
+	NumProcessors int
+}
+
+// Reader reads events from a trace of any format, in one shape. It is not
+// safe for concurrent use.
+type Reader struct {
+	cfg     config
+	format  Format
+	nt      *nettrace.Reader
+	et      *etl.Reader
+	closers []func() error
+	info    Info
+
+	ev  Event
+	dec *clrevents.Decoder
+
+	// EventPipe: what each metadata record resolves to, by metadata ID
+	// (checked against the record, since V6 may reuse IDs).
+	metaCache []metaEntry
+	metaMap   map[*nettrace.Metadata]*resolved
+	// ETW: recently seen provider GUIDs.
+	guidCache []guidEntry
+	guidNext  int
+}
+
+// resolved is what a provider (and, for EventPipe, an event) maps to.
+type resolved struct {
+	prov     clrevents.Provider // invalid when not in the schema
+	provider string             // the name to show
+	info     *clrevents.EventInfo
+	kernel   *kernelGroup
+}
+
+type metaEntry struct {
+	meta *nettrace.Metadata
+	res  resolved
+}
+
+type guidEntry struct {
+	guid clrevents.GUID
+	res  resolved
+}
+
+func newReader(c *config, format Format, closers []func() error) *Reader {
+	dec := clrevents.NewDecoder()
+	dec.OlderVersions = !c.exact
+	r := &Reader{cfg: *c, format: format, closers: closers, dec: dec}
+	r.ev.r = r
+	return r
+}
+
+func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func() error) *Reader {
+	r := newReader(c, format, closers)
+	r.nt = nr
+	if c.order == TimeOrder {
+		nr.SetOrder(nettrace.TimeOrder)
+	}
+	ti := nr.Info()
+	r.info = Info{
+		Format: format, Version: ti.Version, StartTime: ti.SyncTime, ClockFrequency: ti.QPCFrequency,
+		PointerSize: ti.PointerSize, ProcessID: ti.ProcessID, NumProcessors: ti.NumProcessors,
+	}
+	return r
+}
+
+func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
+	r := newReader(c, ETL, closers)
+	r.et = er
+	h := er.Header()
+	major, minor := h.OSVersion()
+	ptr := int(h.PointerSize)
+	if ptr != 4 && ptr != 8 {
+		ptr = 8
+	}
+	r.info = Info{
+		Format: ETL, Version: major*100 + minor, StartTime: h.StartTime, ClockFrequency: h.Frequency,
+		PointerSize: ptr, ProcessID: -1, NumProcessors: int(h.NumberOfProcessors),
+	}
+	return r
+}
+
+// Info describes the trace.
+func (r *Reader) Info() Info { return r.info }
+
+// Format returns the trace's format.
+func (r *Reader) Format() Format { return r.format }
+
+// Name returns the name errors give for the input.
+func (r *Reader) Name() string { return r.cfg.name }
+
+// NetTrace returns the EventPipe format reader, or nil for ETL.
+func (r *Reader) NetTrace() *nettrace.Reader { return r.nt }
+
+// ETL returns the ETW format reader, or nil for EventPipe.
+func (r *Reader) ETL() *etl.Reader { return r.et }
+
+// Decoder returns the Decoder that Event.Decode uses, for settings such as
+// OlderVersions.
+func (r *Reader) Decoder() *clrevents.Decoder { return r.dec }
+
+// Close releases the file and removes temporary copies. It does not close
+// an io.Reader given to NewReader.
+func (r *Reader) Close() error {
+	var errs []error
+	if r.nt != nil {
+		errs = append(errs, r.nt.Close())
+	}
+	if r.et != nil {
+		errs = append(errs, r.et.Close())
+	}
+	for _, c := range r.closers {
+		errs = append(errs, c())
+	}
+	r.closers = nil
+	return errors.Join(errs...)
+}
+
+// Next returns the next event, or io.EOF after the last one. The Event and
+// its slices are valid until the next call. Errors name the input and
+// where in it the problem is. An EventPipe error ends the trace (Next
+// returns it again); after an ETL error, Next goes on with the next
+// buffer, and a truncated log yields every complete event, then an error
+// wrapping etl.ErrTruncated, then io.EOF.
+func (r *Reader) Next() (*Event, error) {
+	if r.nt != nil {
+		e, err := r.nt.Next()
+		if err != nil {
+			return nil, r.wrap(err)
+		}
+		r.fromNetTrace(e)
+		return &r.ev, nil
+	}
+	e, err := r.et.Next()
+	if err != nil {
+		return nil, r.wrap(err)
+	}
+	r.fromETL(e)
+	return &r.ev, nil
+}
+
+func (r *Reader) wrap(err error) error {
+	if err == io.EOF {
+		return err
+	}
+	return fmt.Errorf("%s: %w", r.cfg.name, err)
+}
+
+func (r *Reader) fromNetTrace(e *nettrace.Event) {
+	res := r.resolveMeta(e)
+	ev := &r.ev
+	ev.Time, ev.Timestamp = e.Time, e.Timestamp
+	ev.Provider, ev.ProviderGUID = res.provider, e.ProviderGUID
+	ev.ID, ev.Version = e.ID, e.Version
+	ev.Opcode, ev.Level, ev.Keywords = e.Opcode, e.Level, e.Keywords
+	ev.Task = 0
+	ev.Name = e.Name
+	ev.prov, ev.info = res.prov, res.info
+	if info := res.info; info != nil {
+		ev.Name = info.Name
+		ev.Task = info.Task
+		if ev.Opcode == 0 && (e.Metadata == nil || !e.Metadata.HasOpcode) {
+			ev.Opcode = uint8(info.Opcode)
+		}
+		if ev.Level == 0 {
+			ev.Level = uint8(info.Level)
+		}
+		if ev.Keywords == 0 {
+			ev.Keywords = info.Keywords
+		}
+	}
+	ev.ProcessID, ev.ThreadID = int64(e.ProcessID), int64(e.ThreadID)
+	ev.CPU = -1
+	if r.info.Version >= 4 && e.ProcessorNumber != 0xFFFFFFFF {
+		ev.CPU = int(e.ProcessorNumber)
+	}
+	ev.PointerSize = e.PointerSize
+	ev.Payload, ev.Stack = e.Payload, e.Stack
+	ev.ActivityID, ev.RelatedActivityID = e.ActivityID, e.RelatedActivityID
+	ev.Offset = e.Offset
+	ev.nt, ev.et = e, nil
+}
+
+// resolveMeta maps an EventPipe event to the schema through its metadata
+// record, once per record.
+func (r *Reader) resolveMeta(e *nettrace.Event) resolved {
+	m := e.Metadata
+	if m == nil {
+		return r.resolveEvent(e.Provider, e.ProviderGUID, e.ID, e.Version)
+	}
+	var slot *metaEntry
+	if id := int(m.ID); id < 1<<16 {
+		if id >= len(r.metaCache) {
+			r.metaCache = append(r.metaCache, make([]metaEntry, id+1-len(r.metaCache))...)
+		}
+		slot = &r.metaCache[id]
+		if slot.meta == m && m.EventID == e.ID && m.Version == e.Version {
+			return slot.res
+		}
+	} else if res, ok := r.metaMap[m]; ok && m.EventID == e.ID && m.Version == e.Version {
+		return *res
+	}
+	res := r.resolveEvent(e.Provider, e.ProviderGUID, e.ID, e.Version)
+	if m.EventID != e.ID || m.Version != e.Version {
+		return res // a V6 label overrode the version: do not cache
+	}
+	if slot != nil {
+		*slot = metaEntry{meta: m, res: res}
+	} else {
+		if r.metaMap == nil {
+			r.metaMap = make(map[*nettrace.Metadata]*resolved)
+		}
+		r.metaMap[m] = &res
+	}
+	return res
+}
+
+// resolveEvent finds a provider by name, then by GUID, and the event in it.
+func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, version uint8) resolved {
+	res := resolved{prov: noProvider, provider: name}
+	p, ok := clrevents.ProviderByName(name)
+	if !ok && !guid.IsZero() {
+		p, ok = clrevents.ProviderByGUID(guid)
+	}
+	if ok {
+		res.prov = p
+		if res.provider == "" {
+			res.provider = p.String()
+		}
+		res.info, _ = clrevents.Lookup(p, id, version)
+	}
+	if res.provider == "" && !guid.IsZero() {
+		res.provider = guid.String()
+	}
+	return res
+}
+
+// noProvider is an invalid clrevents.Provider: the event is not in the
+// schema.
+const noProvider = clrevents.Provider(255)
+
+func (r *Reader) fromETL(e *etl.Event) {
+	res := r.resolveGUID(e.ProviderGUID)
+	ev := &r.ev
+	ev.Time, ev.Timestamp = e.Time, e.Timestamp
+	ev.Provider, ev.ProviderGUID = res.provider, e.ProviderGUID
+	ev.ID, ev.Version = e.ID, e.Version
+	ev.Task, ev.Opcode, ev.Level, ev.Keywords = e.Task, e.Opcode, e.Level, e.Keywords
+	ev.Name = ""
+	ev.prov, ev.info = res.prov, nil
+	if res.prov.Valid() {
+		if info, ok := clrevents.Lookup(res.prov, e.ID, e.Version); ok {
+			ev.info = info
+			ev.Name = info.Name
+		}
+	} else if res.kernel != nil {
+		ev.Name = res.kernel.eventName(e.Opcode)
+	}
+	ev.ProcessID, ev.ThreadID = int64(e.ProcessID), int64(e.ThreadID)
+	if e.ProcessID == 0xFFFFFFFF {
+		ev.ProcessID = -1
+	}
+	if e.ThreadID == 0xFFFFFFFF {
+		ev.ThreadID = -1
+	}
+	ev.CPU = int(e.ProcessorNumber)
+	ev.PointerSize = e.PointerSize
+	ev.Payload, ev.Stack = e.Payload, e.Stack
+	ev.ActivityID, ev.RelatedActivityID = e.ActivityID, e.RelatedActivityID
+	ev.Offset = e.Offset
+	ev.nt, ev.et = nil, e
+}
+
+// resolveGUID maps an ETW provider GUID to the schema or the kernel table,
+// keeping the last few answers.
+func (r *Reader) resolveGUID(g clrevents.GUID) resolved {
+	for i := range r.guidCache {
+		if r.guidCache[i].guid == g {
+			return r.guidCache[i].res
+		}
+	}
+	res := resolved{prov: noProvider}
+	if p, ok := clrevents.ProviderByGUID(g); ok {
+		res.prov, res.provider = p, p.String()
+	} else if k := kernelGroupOf(g); k != nil {
+		res.kernel, res.provider = k, kernelProvider
+	} else {
+		res.provider = g.String()
+	}
+	const keep = 16
+	if len(r.guidCache) < keep {
+		r.guidCache = append(r.guidCache, guidEntry{g, res})
+	} else {
+		r.guidCache[r.guidNext] = guidEntry{g, res}
+		r.guidNext = (r.guidNext + 1) % keep
+	}
+	return res
+}
