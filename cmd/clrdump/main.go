@@ -7,13 +7,46 @@
 // Usage:
 //
 //	clrdump [flags] FILE
+//	clrdump [flags] -            (standard input: a pipe, zips included)
 //
 // Output formats (-format):
 //
 //	text   one event a line: time, provider/event, pid/tid, then Name=value fields
-//	jsonl  one JSON object a line: time, provider, event, id, version, pid, tid, fields
+//	jsonl  one JSON object a line (see below)
 //	csv    long form, one row per field: index,time,provider,event,id,version,pid,tid,field,value
 //	       (an event without fields has one row with field and value empty)
+//
+// Each JSON line has these keys, always of the same JSON type:
+//
+//	time              string, RFC 3339 UTC with microseconds
+//	provider, event   strings: the provider's name (its GUID when unknown) and
+//	                  the event's name ("id5/v0" when neither the schema nor the
+//	                  trace names it)
+//	id, version       numbers
+//	task, opcode, level
+//	                  numbers, from the trace or else the schema; 0 when unknown
+//	keywords          string, hex ("0x8000000001"): a 64-bit mask
+//	pid, tid          numbers; -1 when the trace does not say
+//	cpu               number; only where the trace records the processor
+//	size              number: payload bytes
+//	activity, related_activity
+//	                  strings (GUIDs); only when the event has them
+//	fields            object: the decoded payload, or {"payload":"0x…"} for an
+//	                  event neither the schema nor the trace describes
+//	extra             string, hex: payload bytes past the template (a newer
+//	                  runtime's fields); only when there are some
+//	error, payload    strings: why the payload did not decode, and its bytes in
+//	                  hex; then there is no "fields"
+//
+// Inside "fields", each field of an event type always has the same JSON
+// type: integers are numbers (64-bit ones too, written exactly in decimal:
+// parse them as 64-bit integers, not as float64, which is exact only to
+// 2^53); fields the manifest shows in hex (addresses, IDs, handles) and
+// keyword masks are "0x…" strings, since they are identities, not
+// quantities; enums and flags are strings of their names ("Induced",
+// "Pinning|WeakRef"), with unknown values in hex; strings are strings;
+// GUIDs are strings; booleans are true/false; arrays are arrays and
+// structs objects. EventSource events follow their metadata's types.
 //
 // -stats prints, instead, the count and payload bytes of each event type.
 // Events come in timestamp order, as TraceEvent gives them; -order file
@@ -38,6 +71,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/trace"
 )
 
 const (
@@ -47,7 +81,7 @@ const (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, isTerminal(os.Stderr)))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stderr)))
 }
 
 type options struct {
@@ -62,7 +96,7 @@ type options struct {
 	progress bool
 }
 
-func run(args []string, stdout, stderr io.Writer, progress bool) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool) int {
 	fs := flag.NewFlagSet("clrdump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
@@ -75,9 +109,9 @@ func run(args []string, stdout, stderr io.Writer, progress bool) int {
 	fs.Int64Var(&o.tid, "tid", -1, "only events of this thread")
 	fs.IntVar(&o.limit, "n", 0, "stop after this many events are printed (0: all)")
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
-	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored; EventPipe only, ETL logs always come in time order)")
+	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: clrdump [flags] FILE\n\nDecodes a .nettrace, .netperf or .etl trace (or a .zip holding one).\n\nflags:\n")
+		fmt.Fprintf(stderr, "usage: clrdump [flags] FILE|-\n\nDecodes a .nettrace, .netperf or .etl trace (or a .zip holding one);\n- reads standard input.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -104,7 +138,12 @@ func run(args []string, stdout, stderr io.Writer, progress bool) int {
 		}
 		o.keyword = k
 	}
-	if o.order != "time" && o.order != "file" {
+	order := trace.TimeOrder
+	switch o.order {
+	case "time":
+	case "file":
+		order = trace.FileOrder
+	default:
 		fmt.Fprintf(stderr, "clrdump: unknown -order %q (want time or file)\n", o.order)
 		return exitUsage
 	}
@@ -116,18 +155,20 @@ func run(args []string, stdout, stderr io.Writer, progress bool) int {
 	}
 	o.progress = progress
 
-	src, err := openSource(fs.Arg(0), o.order == "time")
+	var src *trace.Reader
+	var err error
+	if name := fs.Arg(0); name == "-" {
+		src, err = trace.NewReader(stdin, trace.WithOrder(order), trace.WithName("standard input"))
+	} else {
+		src, err = trace.Open(name, trace.WithOrder(order))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
-	defer src.close()
+	defer src.Close()
 	w := bufio.NewWriterSize(stdout, 1<<16)
-	// A newer runtime's event versions decode as the newest version the
-	// schema has, with the new fields shown as extra bytes.
-	dec := clrevents.NewDecoder()
-	dec.OlderVersions = true
-	d := &dumper{o: o, w: w, stderr: stderr, dec: dec}
+	d := &dumper{o: o, w: w, stderr: stderr}
 	status := d.dump(src)
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
@@ -149,7 +190,6 @@ type dumper struct {
 	o      options
 	w      *bufio.Writer
 	stderr io.Writer
-	dec    *clrevents.Decoder
 	buf    []byte
 	obj    []byte // the JSON fields of the CSV row being written
 	stats  map[typeKey]*typeStats
@@ -159,15 +199,14 @@ type dumper struct {
 	read    int64
 }
 
-func (d *dumper) dump(src source) int {
-	var rec record
+func (d *dumper) dump(src *trace.Reader) int {
 	var lastProgress time.Time
 	status := exitOK
 	if d.o.stats {
 		d.stats = map[typeKey]*typeStats{}
 	}
 	for {
-		err := src.next(&rec)
+		e, err := src.Next()
 		if err == io.EOF {
 			break
 		}
@@ -180,12 +219,12 @@ func (d *dumper) dump(src source) int {
 		d.read++
 		if d.o.progress && d.read%4096 == 0 && time.Since(lastProgress) > 250*time.Millisecond {
 			lastProgress = time.Now()
-			fmt.Fprintf(d.stderr, "\r%d events, offset %.1f MB", d.read, float64(rec.offset)/1e6)
+			fmt.Fprintf(d.stderr, "\r%d events, offset %.1f MB", d.read, float64(e.Offset)/1e6)
 		}
-		if !d.keep(&rec) {
+		if !d.keep(e) {
 			continue
 		}
-		d.event(&rec)
+		d.event(e)
 		if d.o.limit > 0 && d.printed >= d.o.limit {
 			break
 		}
@@ -208,72 +247,49 @@ func (d *dumper) clearProgress() {
 }
 
 // keep applies the filters that need no decoding.
-func (d *dumper) keep(r *record) bool {
-	if d.o.pid >= 0 && r.pid != uint64(d.o.pid) {
+func (d *dumper) keep(e *trace.Event) bool {
+	if d.o.pid >= 0 && e.ProcessID != d.o.pid {
 		return false
 	}
-	if d.o.tid >= 0 && r.tid != uint64(d.o.tid) {
+	if d.o.tid >= 0 && e.ThreadID != d.o.tid {
 		return false
 	}
-	if d.o.keyword != 0 && r.keywords&d.o.keyword == 0 {
+	if d.o.keyword != 0 && e.Keywords&d.o.keyword == 0 {
 		return false
 	}
 	if d.o.provider != "" {
-		if ok, _ := path.Match(strings.ToLower(d.o.provider), strings.ToLower(providerName(r))); !ok {
+		if ok, _ := path.Match(strings.ToLower(d.o.provider), strings.ToLower(e.Provider)); !ok {
 			return false
 		}
 	}
 	return true
 }
 
-func providerName(r *record) string {
-	if r.provider != "" {
-		return r.provider
-	}
-	return r.guid.String()
-}
-
 // decoded is what one event became.
 type decoded struct {
 	name  string
 	ev    clrevents.Event // a CLR event, or nil
-	extra int             // payload bytes past the template
+	extra []byte          // payload bytes past the template
 	err   error
 }
 
-func (d *dumper) decode(r *record) decoded {
-	var p clrevents.Provider
-	var ok bool
-	if r.provider != "" {
-		p, ok = clrevents.ProviderByName(r.provider)
+func (d *dumper) decode(e *trace.Event) decoded {
+	name := e.Name
+	if name == "" {
+		name = "id" + strconv.Itoa(int(e.ID)) + "/v" + strconv.Itoa(int(e.Version))
 	}
-	if !ok && !r.guid.IsZero() {
-		p, ok = clrevents.ProviderByGUID(r.guid)
-	}
-	if ok {
-		ev, n, err := d.dec.Decode(p, r.id, r.version, r.ptrSize, r.payload)
-		switch {
-		case err == nil:
-			return decoded{name: ev.Info().Name, ev: ev, extra: len(r.payload) - n}
-		case !errors.Is(err, clrevents.ErrUnknownEvent):
-			name := fmt.Sprintf("id%d/v%d", r.id, r.version)
-			if info, known := clrevents.Lookup(p, r.id, r.version); known {
-				name = info.Name
-			}
-			return decoded{name: name, err: err}
-		}
-	}
+	ev, n, err := e.DecodeN()
 	switch {
-	case r.name != "":
-		return decoded{name: r.name}
-	case r.meta != nil && r.meta.Name != "":
-		return decoded{name: r.meta.Name}
+	case err == nil:
+		return decoded{name: ev.Info().Name, ev: ev, extra: e.Payload[n:]}
+	case !errors.Is(err, clrevents.ErrUnknownEvent):
+		return decoded{name: name, err: err}
 	}
-	return decoded{name: fmt.Sprintf("id%d/v%d", r.id, r.version)}
+	return decoded{name: name}
 }
 
-func (d *dumper) event(r *record) {
-	dec := d.decode(r)
+func (d *dumper) event(e *trace.Event) {
+	dec := d.decode(e)
 	if d.o.event != "" {
 		if ok, _ := path.Match(d.o.event, dec.name); !ok {
 			return
@@ -284,23 +300,23 @@ func (d *dumper) event(r *record) {
 	}
 	d.printed++
 	if d.o.stats {
-		k := typeKey{providerName(r), dec.name}
+		k := typeKey{e.Provider, dec.name}
 		s := d.stats[k]
 		if s == nil {
 			s = &typeStats{}
 			d.stats[k] = s
 		}
 		s.count++
-		s.bytes += int64(len(r.payload))
+		s.bytes += int64(len(e.Payload))
 		return
 	}
 	switch d.o.format {
 	case "text":
-		d.writeText(r, &dec)
+		d.writeText(e, &dec)
 	case "jsonl":
-		d.writeJSON(r, &dec)
+		d.writeJSON(e, &dec)
 	case "csv":
-		d.writeCSV(r, &dec)
+		d.writeCSV(e, &dec)
 	}
 }
 

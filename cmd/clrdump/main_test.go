@@ -20,7 +20,7 @@ const gcETL = "../../testdata/traces/gcevents.etl.zip"
 func dump(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(args, &out, &errb, false)
+	code := run(args, strings.NewReader(""), &out, &errb, false)
 	return out.String(), errb.String(), code
 }
 
@@ -244,5 +244,163 @@ func TestOrder(t *testing.T) {
 	}
 	if n := backwards("-order", "file"); n == 0 {
 		t.Error("-order file: no event goes back in time; the trace interleaves threads")
+	}
+}
+
+func dumpStdin(t *testing.T, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, bytes.NewReader(stdin), &out, &errb, false)
+	return out.String(), errb.String(), code
+}
+
+// TestStdin: "-" reads a pipe, zipped or not, and gives the same events as
+// the file, for every format.
+func TestStdin(t *testing.T) {
+	traces := []string{small, arrays, gcETL}
+	shared := "../../../shared/fixtures/traces/perfview"
+	for _, n := range []string{"eventpipe-dotnetcore2.1-linux-x64-objver3.netperf.zip", "net.4.5.2.x86.etl.zip"} {
+		if _, err := os.Stat(filepath.Join(shared, n)); err == nil {
+			traces = append(traces, filepath.Join(shared, n))
+		} else {
+			t.Logf("%s: not beside the checkout, skipped", n)
+		}
+	}
+	for _, p := range traces {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			want, errs, code := dump(t, "-format", "jsonl", p)
+			if code != exitOK {
+				t.Fatalf("file: exit %d: %s", code, errs)
+			}
+			zipped, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for how, data := range map[string][]byte{"zip": zipped, "unzipped": unzipTrace(t, p)} {
+				got, errs, code := dumpStdin(t, data, "-format", "jsonl", "-")
+				if code != exitOK {
+					t.Fatalf("%s on stdin: exit %d: %s", how, code, errs)
+				}
+				if got != want {
+					t.Errorf("%s on stdin: output differs from the file's (%d bytes, want %d)", how, len(got), len(want))
+				}
+			}
+		})
+	}
+}
+
+// unzipTrace returns the trace inside a zip (skipping PerfView's log files).
+func unzipTrace(t *testing.T, path string) []byte {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		switch strings.ToLower(filepath.Ext(f.Name)) {
+		case ".etl", ".nettrace", ".netperf":
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rc.Close()
+			b, err := io.ReadAll(rc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+	}
+	t.Fatalf("%s holds no trace", path)
+	return nil
+}
+
+// TestJSONKeys: every line has size; ETL lines have cpu; schema events have
+// their task, opcode, level and keywords; each key keeps one JSON type.
+func TestJSONKeys(t *testing.T) {
+	for _, p := range []string{small, arrays, gcETL} {
+		out, errs, code := dump(t, "-format", "jsonl", p)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", p, code, errs)
+		}
+		types := map[string]string{}
+		sawGCStart := false
+		for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("%s line %d: %v", p, i, err)
+			}
+			for _, k := range []string{"time", "provider", "event", "id", "version", "task", "opcode", "level", "keywords", "pid", "tid", "size"} {
+				if _, ok := m[k]; !ok {
+					t.Fatalf("%s line %d: no %q: %s", p, i, k, l)
+				}
+			}
+			if _, ok := m["cpu"]; !ok && p == gcETL {
+				t.Fatalf("%s line %d: no cpu in an ETL event: %s", p, i, l)
+			}
+			for k, v := range m {
+				typ := jsonType(v)
+				if old, ok := types[k]; ok && old != typ {
+					t.Fatalf("%s line %d: %q is a %s, earlier a %s", p, i, k, typ, old)
+				}
+				types[k] = typ
+			}
+			if m["provider"] == "Microsoft-Windows-DotNETRuntime" && m["event"] == "GCStart_V2" {
+				// GC/Start: task 1, opcode 1, level 4, GCKeyword (0x1).
+				sawGCStart = true
+				kw, _ := strconv.ParseUint(strings.TrimPrefix(m["keywords"].(string), "0x"), 16, 64)
+				if m["task"] != 1.0 || m["opcode"] != 1.0 || m["level"] != 4.0 || kw&1 == 0 {
+					t.Errorf("GCStart_V2: task %v opcode %v level %v keywords %v", m["task"], m["opcode"], m["level"], m["keywords"])
+				}
+			}
+			size, _ := m["size"].(float64)
+			if f, ok := m["fields"].(map[string]any); ok {
+				if hex, ok := f["payload"].(string); ok && len(f) == 1 && len(hex) != 2+2*int(size) {
+					t.Errorf("%s line %d: payload %s is not %v bytes", p, i, hex, size)
+				}
+			}
+		}
+		if p == gcETL && !sawGCStart {
+			t.Errorf("%s: no GCStart_V2 line", p)
+		}
+	}
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return "null"
+}
+
+func TestInputErrors(t *testing.T) {
+	// Empty input, garbage, a missing file: one line on stderr naming the
+	// input, exit 1.
+	for _, c := range []struct {
+		stdin []byte
+		want  string
+	}{
+		{nil, "clrdump: standard input: empty input"},
+		{[]byte(strings.Repeat("not a trace ", 20)), "clrdump: standard input: not a trace: the formats read are EventPipe .nettrace and .netperf, Windows ETW .etl, and a .zip holding one of them\n"},
+	} {
+		_, errs, code := dumpStdin(t, c.stdin, "-")
+		if code != exitError || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("exit %d, stderr %q; want it to start with %q", code, errs, c.want)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "empty.etl")
+	os.WriteFile(p, nil, 0o644)
+	if _, errs, code := dump(t, p); code != exitError || !strings.Contains(errs, p+": empty input") {
+		t.Errorf("empty file: exit %d, stderr %q", code, errs)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"strconv"
+
+	"github.com/clrgo/clrevents/trace"
 )
 
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
@@ -11,20 +13,20 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // fields appends the event's fields as a JSON object (json) or Name=value
 // pairs (text): through clrevents for CLR events, the trace's metadata for
 // EventSource events, else the payload in hex.
-func (d *dumper) fields(dst []byte, r *record, dec *decoded, json bool) []byte {
+func (d *dumper) fields(dst []byte, e *trace.Event, dec *decoded, json bool) []byte {
 	if dec.ev != nil {
 		if json {
 			return dec.ev.AppendJSON(dst)
 		}
 		return dec.ev.AppendText(dst)
 	}
-	if dec.err == nil && r.meta != nil && len(r.meta.Fields) > 0 {
+	if m := e.Metadata(); dec.err == nil && m != nil && len(m.Fields) > 0 {
 		var out []byte
 		var err error
 		if json {
-			out, err = r.meta.AppendJSON(dst, r.payload)
+			out, err = m.AppendJSON(dst, e.Payload)
 		} else {
-			out, err = r.meta.AppendText(dst, r.payload)
+			out, err = m.AppendText(dst, e.Payload)
 		}
 		if err == nil {
 			return out
@@ -34,11 +36,11 @@ func (d *dumper) fields(dst []byte, r *record, dec *decoded, json bool) []byte {
 	}
 	if json {
 		dst = append(dst, `{"payload":"`...)
-		dst = appendHexBytes(dst, r.payload)
+		dst = appendHexBytes(dst, e.Payload)
 		return append(dst, `"}`...)
 	}
 	dst = append(dst, "payload="...)
-	return appendHexBytes(dst, r.payload)
+	return appendHexBytes(dst, e.Payload)
 }
 
 func appendHexBytes(dst, b []byte) []byte {
@@ -50,91 +52,125 @@ func appendHexBytes(dst, b []byte) []byte {
 	return dst
 }
 
-func (d *dumper) writeText(r *record, dec *decoded) {
+func (d *dumper) writeText(e *trace.Event, dec *decoded) {
 	b := d.buf[:0]
-	b = r.time.UTC().AppendFormat(b, timeLayout)
+	b = e.Time.UTC().AppendFormat(b, timeLayout)
 	b = append(b, ' ')
-	b = append(b, providerName(r)...)
+	b = append(b, e.Provider...)
 	b = append(b, '/')
 	b = append(b, dec.name...)
 	b = append(b, " pid="...)
-	b = strconv.AppendUint(b, r.pid, 10)
+	b = strconv.AppendInt(b, e.ProcessID, 10)
 	b = append(b, " tid="...)
-	b = strconv.AppendUint(b, r.tid, 10)
+	b = strconv.AppendInt(b, e.ThreadID, 10)
 	b = append(b, ' ')
 	if dec.err != nil {
 		b = append(b, "error="...)
 		b = strconv.AppendQuote(b, dec.err.Error())
 		b = append(b, ' ')
 		b = append(b, "payload="...)
-		b = appendHexBytes(b, r.payload)
+		b = appendHexBytes(b, e.Payload)
 	} else {
-		b = d.fields(b, r, dec, false)
+		b = d.fields(b, e, dec, false)
 	}
-	if dec.extra > 0 {
+	if len(dec.extra) > 0 {
 		b = append(b, " extra="...)
-		b = strconv.AppendInt(b, int64(dec.extra), 10)
+		b = appendHexBytes(b, dec.extra)
 	}
 	b = append(b, '\n')
 	d.w.Write(b)
 	d.buf = b
 }
 
-func (d *dumper) writeJSON(r *record, dec *decoded) {
+func (d *dumper) writeJSON(e *trace.Event, dec *decoded) {
 	b := d.buf[:0]
 	b = append(b, `{"time":"`...)
-	b = r.time.UTC().AppendFormat(b, timeLayout)
+	b = e.Time.UTC().AppendFormat(b, timeLayout)
 	b = append(b, `","provider":`...)
-	b = strconv.AppendQuote(b, providerName(r))
+	b = appendJSONString(b, e.Provider)
 	b = append(b, `,"event":`...)
-	b = strconv.AppendQuote(b, dec.name)
+	b = appendJSONString(b, dec.name)
 	b = append(b, `,"id":`...)
-	b = strconv.AppendUint(b, uint64(r.id), 10)
+	b = strconv.AppendUint(b, uint64(e.ID), 10)
 	b = append(b, `,"version":`...)
-	b = strconv.AppendUint(b, uint64(r.version), 10)
-	b = append(b, `,"pid":`...)
-	b = strconv.AppendUint(b, r.pid, 10)
+	b = strconv.AppendUint(b, uint64(e.Version), 10)
+	b = append(b, `,"task":`...)
+	b = strconv.AppendUint(b, uint64(e.Task), 10)
+	b = append(b, `,"opcode":`...)
+	b = strconv.AppendUint(b, uint64(e.Opcode), 10)
+	b = append(b, `,"level":`...)
+	b = strconv.AppendUint(b, uint64(e.Level), 10)
+	b = append(b, `,"keywords":"0x`...)
+	b = strconv.AppendUint(b, e.Keywords, 16)
+	b = append(b, `","pid":`...)
+	b = strconv.AppendInt(b, e.ProcessID, 10)
 	b = append(b, `,"tid":`...)
-	b = strconv.AppendUint(b, r.tid, 10)
+	b = strconv.AppendInt(b, e.ThreadID, 10)
+	if e.CPU >= 0 {
+		b = append(b, `,"cpu":`...)
+		b = strconv.AppendInt(b, int64(e.CPU), 10)
+	}
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(len(e.Payload)), 10)
+	if !e.ActivityID.IsZero() {
+		b = append(b, `,"activity":"`...)
+		b = e.ActivityID.AppendText(b)
+		b = append(b, '"')
+	}
+	if !e.RelatedActivityID.IsZero() {
+		b = append(b, `,"related_activity":"`...)
+		b = e.RelatedActivityID.AppendText(b)
+		b = append(b, '"')
+	}
 	if dec.err != nil {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, dec.err.Error())
 		b = append(b, `,"payload":"`...)
-		b = appendHexBytes(b, r.payload)
+		b = appendHexBytes(b, e.Payload)
 		b = append(b, '"')
 	} else {
 		b = append(b, `,"fields":`...)
-		b = d.fields(b, r, dec, true)
+		b = d.fields(b, e, dec, true)
 	}
-	if dec.extra > 0 {
-		b = append(b, `,"extra":`...)
-		b = strconv.AppendInt(b, int64(dec.extra), 10)
+	if len(dec.extra) > 0 {
+		b = append(b, `,"extra":"`...)
+		b = appendHexBytes(b, dec.extra)
+		b = append(b, '"')
 	}
 	b = append(b, "}\n"...)
 	d.w.Write(b)
 	d.buf = b
 }
 
-// appendJSONString quotes s for JSON (strconv's Go quoting is not JSON for
-// control characters and non-ASCII escapes).
+// appendJSONString quotes s for JSON: plain printable ASCII, as provider
+// and event names are, directly; anything else through encoding/json
+// (strconv's Go quoting is not JSON for control characters and non-ASCII
+// escapes).
 func appendJSONString(dst []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(dst, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 var csvHeader = []string{"index", "time", "provider", "event", "id", "version", "pid", "tid", "field", "value"}
 
 // writeCSV writes the long form: one row per field. The field values are
 // those of the JSON form, strings unquoted and arrays or objects as JSON.
-func (d *dumper) writeCSV(r *record, dec *decoded) {
+func (d *dumper) writeCSV(e *trace.Event, dec *decoded) {
 	cw := csv.NewWriter(d.w)
 	if d.printed == 1 {
 		cw.Write(csvHeader)
 	}
 	row := []string{
-		strconv.Itoa(d.printed - 1), r.time.UTC().Format(timeLayout), providerName(r), dec.name,
-		strconv.Itoa(int(r.id)), strconv.Itoa(int(r.version)),
-		strconv.FormatUint(r.pid, 10), strconv.FormatUint(r.tid, 10), "", "",
+		strconv.Itoa(d.printed - 1), e.Time.UTC().Format(timeLayout), e.Provider, dec.name,
+		strconv.Itoa(int(e.ID)), strconv.Itoa(int(e.Version)),
+		strconv.FormatInt(e.ProcessID, 10), strconv.FormatInt(e.ThreadID, 10), "", "",
 	}
 	if dec.err != nil {
 		row[8], row[9] = "error", dec.err.Error()
@@ -142,7 +178,7 @@ func (d *dumper) writeCSV(r *record, dec *decoded) {
 		cw.Flush()
 		return
 	}
-	d.obj = d.fields(d.obj[:0], r, dec, true)
+	d.obj = d.fields(d.obj[:0], e, dec, true)
 	n := 0
 	eachMember(d.obj, func(key, val []byte) {
 		row[8] = string(key)
@@ -163,8 +199,8 @@ func (d *dumper) writeCSV(r *record, dec *decoded) {
 		row[8], row[9] = "", ""
 		cw.Write(row)
 	}
-	if dec.extra > 0 {
-		row[8], row[9] = "extra", strconv.Itoa(dec.extra)
+	if len(dec.extra) > 0 {
+		row[8], row[9] = "extra", string(appendHexBytes(nil, dec.extra))
 		cw.Write(row)
 	}
 	cw.Flush()
