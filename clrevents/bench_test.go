@@ -33,6 +33,7 @@ import (
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/gen"
 	"github.com/clrgo/clrevents/nettrace"
+	"github.com/clrgo/clrevents/trace"
 	"github.com/clrgo/clrevents/schema/interp"
 )
 
@@ -777,24 +778,27 @@ var readerTraces = []struct {
 	{"etl4.5.2-x86-4.4MB", traceETL, false},
 }
 
-// BenchmarkReader reads whole traces: mode=headers calls Next only (event
-// headers, no payload decoding); mode=decode also decodes every CLR event
-// with a Decoder (provider resolved by name, or by GUID for ETW). MB/s is
+// BenchmarkReader reads whole traces: mode=headers calls the format
+// reader's Next only (event headers, no payload decoding); mode=decode also
+// decodes every CLR event with a Decoder (provider resolved by name, or by
+// GUID for ETW). mode=front and mode=front-decode do the same through the
+// front door (package trace, file order for EventPipe as the format reader
+// gives it), so the pairs show what the common event shape costs. MB/s is
 // over the decompressed trace. The Decoder lives across ops, as in a
 // long-running consumer; the reader is new each op, so allocs/op counts its
 // metadata and buffers; allocs/event is the per-event figure.
 func BenchmarkReader(b *testing.B) {
 	for _, t := range readerTraces {
-		for _, decode := range []bool{false, true} {
-			mode := "headers"
-			if decode {
-				mode = "decode"
-			}
+		for _, mode := range []string{"headers", "decode", "front", "front-decode"} {
+			decode := strings.HasSuffix(mode, "decode")
 			b.Run("trace="+t.name+"/mode="+mode, func(b *testing.B) {
 				data := benchTrace(b, t.trace, t.repo)
 				isETL := strings.Contains(t.trace, ".etl")
 				dec := clrevents.NewDecoder()
 				pass := func() (events, clr, errs int) {
+					if strings.HasPrefix(mode, "front") {
+						return readFront(b, data, decode)
+					}
 					if isETL {
 						return readETL(b, data, dec, decode)
 					}
@@ -847,6 +851,34 @@ func readNettrace(b *testing.B, data []byte, dec *clrevents.Decoder, decode bool
 		if p, ok := pc.byMeta(e.Metadata, e.Provider); ok {
 			clr++
 			if _, _, err := dec.Decode(p, e.ID, e.Version, e.PointerSize, e.Payload); err != nil {
+				errs++
+			}
+		}
+	}
+}
+
+// readFront reads through the front door; its Reader (and so its Decoder)
+// is new each pass, like the format readers'.
+func readFront(b *testing.B, data []byte, decode bool) (events, clr, errs int) {
+	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				b.Fatal(err)
+			}
+			return
+		}
+		events++
+		if !decode {
+			continue
+		}
+		if _, ok := e.Schema(); ok {
+			clr++
+			if _, err := e.Decode(); err != nil {
 				errs++
 			}
 		}

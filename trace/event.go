@@ -9,64 +9,220 @@ import (
 	"github.com/clrgo/clrevents/nettrace"
 )
 
-// Event is one event in the same shape for every format. The Reader reuses
-// one Event: it and its slices (Payload, Stack) are valid until the next
-// call to Next; strings stay valid.
+// Event is one event, in the same shape for every format: accessor
+// methods give its time, provider, name, IDs, process, thread, CPU,
+// payload, stack and activity IDs whatever the trace's format, and Decode
+// gives its generated clrevents type. The accessors read the format
+// reader's record in place, so Next copies nothing; an Event and every
+// slice it returns (Payload, Stack) are valid until the next call to Next.
+// Strings stay valid.
 type Event struct {
-	// Time is the event's wall-clock time (UTC); Timestamp is the raw
-	// clock value it comes from (QPC ticks on Windows, nanoseconds on Linux
-	// and macOS; see Info.ClockFrequency).
-	Time      time.Time
-	Timestamp int64
-
-	// Provider is the provider's name. When neither the trace nor the
-	// schema names it (an ETW provider this package does not know), it is
-	// the GUID in its canonical text form.
-	Provider     string
-	ProviderGUID clrevents.GUID
-	// Name is the event's name: the manifest symbol for events in the
-	// schema ("GCStart_V2"), the trace's own name for EventSource events,
-	// "Task/Opcode" for known kernel events ("EventTrace/Header"), else
-	// empty.
-	Name    string
-	ID      uint16
-	Version uint8
-	// Task, Opcode, Level and Keywords come from the trace where it
-	// records them and from the schema where it does not (an EventPipe
-	// trace records no task and, before NetTrace V5, no opcode).
-	Task     uint16
-	Opcode   uint8
-	Level    uint8
-	Keywords uint64
-
-	// ProcessID and ThreadID are the process and thread the event is
-	// about; -1 when the trace does not say (ETW's kernel performance
-	// events).
-	ProcessID, ThreadID int64
-	// CPU is the processor number, or -1 where the trace does not record
-	// one (EventPipe before NetTrace V4; .NET 5+ runtimes often write
-	// "unknown").
-	CPU int
-	// PointerSize is 4 or 8: the size of pointer-sized payload fields.
-	PointerSize int
-	// Payload is the event's data, aliasing the reader's buffers.
-	Payload []byte
-	// Stack holds the event's stack as instruction pointers, innermost
-	// first, when the trace recorded one (EventPipe stacks, ETW stack
-	// extended items); nil otherwise.
-	Stack []uint64
-	// ActivityID and RelatedActivityID are zero when absent.
-	ActivityID, RelatedActivityID clrevents.GUID
-	// Offset is the byte offset of the event in the (decompressed) file.
-	Offset int64
-
-	r    *Reader
-	prov clrevents.Provider
+	r   *Reader
+	res *resolved // what the provider (and, for EventPipe, the event) resolve to
 	// info is the schema's description of (provider, ID, version); nil
 	// for events not in the schema.
 	info *clrevents.EventInfo
 	nt   *nettrace.Event
 	et   *etl.Event
+}
+
+// Time is the event's wall-clock time (UTC).
+func (e *Event) Time() time.Time {
+	if e.nt != nil {
+		return e.nt.Time
+	}
+	return e.et.Time
+}
+
+// Timestamp is the raw clock value Time comes from: QPC ticks on Windows,
+// nanoseconds on Linux and macOS (see Info.ClockFrequency).
+func (e *Event) Timestamp() int64 {
+	if e.nt != nil {
+		return e.nt.Timestamp
+	}
+	return e.et.Timestamp
+}
+
+// Provider is the provider's name. When neither the trace nor the schema
+// names it (an ETW provider this package does not know), it is the GUID in
+// its canonical text form.
+func (e *Event) Provider() string { return e.res.provider }
+
+// ProviderGUID is the provider's GUID (for EventPipe, as the trace states
+// it or as EventSource derives it from the name).
+func (e *Event) ProviderGUID() clrevents.GUID {
+	if e.nt != nil {
+		return e.nt.ProviderGUID
+	}
+	return e.et.ProviderGUID
+}
+
+// Name is the event's name: the manifest symbol for events in the schema
+// ("GCStart_V2"), the trace's own name for EventSource events,
+// "Task/Opcode" for known kernel events as TraceEvent names them
+// ("EventTrace" for the log header, "Process/Start"), else empty.
+func (e *Event) Name() string {
+	if e.info != nil {
+		return e.info.Name
+	}
+	if e.nt != nil {
+		return e.nt.Name
+	}
+	if k := e.res.kernel; k != nil {
+		return k.eventName(e.et.Opcode)
+	}
+	return ""
+}
+
+// ID is the event's ID within its provider.
+func (e *Event) ID() uint16 {
+	if e.nt != nil {
+		return e.nt.ID
+	}
+	return e.et.ID
+}
+
+// Version is the event's version.
+func (e *Event) Version() uint8 {
+	if e.nt != nil {
+		return e.nt.Version
+	}
+	return e.et.Version
+}
+
+// Task is the event's task: from the ETW header, or from the schema for
+// EventPipe, which records none; 0 when unknown.
+func (e *Event) Task() uint16 {
+	if e.et != nil {
+		return e.et.Task
+	}
+	if e.info != nil {
+		return e.info.Task
+	}
+	return 0
+}
+
+// Opcode is the event's opcode, from the trace, or from the schema where
+// the trace does not record it (EventPipe before NetTrace V5).
+func (e *Event) Opcode() uint8 {
+	if e.et != nil {
+		return e.et.Opcode
+	}
+	op := e.nt.Opcode
+	if op == 0 && e.info != nil && (e.nt.Metadata == nil || !e.nt.Metadata.HasOpcode) {
+		op = uint8(e.info.Opcode)
+	}
+	return op
+}
+
+// Level is the event's level (1 critical … 5 verbose), from the trace, or
+// from the schema where the trace does not record it.
+func (e *Event) Level() uint8 {
+	if e.et != nil {
+		return e.et.Level
+	}
+	if l := e.nt.Level; l != 0 || e.info == nil {
+		return l
+	}
+	return uint8(e.info.Level)
+}
+
+// Keywords are the event's keyword bits, from the trace, or from the
+// schema where the trace records none.
+func (e *Event) Keywords() uint64 {
+	if e.et != nil {
+		return e.et.Keywords
+	}
+	if k := e.nt.Keywords; k != 0 || e.info == nil {
+		return k
+	}
+	return e.info.Keywords
+}
+
+// ProcessID is the process the event is about; -1 when the trace does not
+// say (ETW's kernel performance events).
+func (e *Event) ProcessID() int64 {
+	if e.nt != nil {
+		return int64(e.nt.ProcessID)
+	}
+	if e.et.ProcessID == 0xFFFFFFFF {
+		return -1
+	}
+	return int64(e.et.ProcessID)
+}
+
+// ThreadID is the thread the event is about; -1 when the trace does not
+// say.
+func (e *Event) ThreadID() int64 {
+	if e.nt != nil {
+		return int64(e.nt.ThreadID)
+	}
+	if e.et.ThreadID == 0xFFFFFFFF {
+		return -1
+	}
+	return int64(e.et.ThreadID)
+}
+
+// CPU is the processor number, or -1 where the trace does not record one
+// (EventPipe before NetTrace V4; .NET 5+ runtimes often write "unknown").
+func (e *Event) CPU() int {
+	if e.et != nil {
+		return int(e.et.ProcessorNumber)
+	}
+	if e.r.info.Version < 4 || e.nt.ProcessorNumber == 0xFFFFFFFF {
+		return -1
+	}
+	return int(e.nt.ProcessorNumber)
+}
+
+// PointerSize is 4 or 8: the size of pointer-sized payload fields.
+func (e *Event) PointerSize() int {
+	if e.nt != nil {
+		return e.nt.PointerSize
+	}
+	return e.et.PointerSize
+}
+
+// Payload is the event's data, aliasing the reader's buffers.
+func (e *Event) Payload() []byte {
+	if e.nt != nil {
+		return e.nt.Payload
+	}
+	return e.et.Payload
+}
+
+// Stack is the event's stack as instruction pointers, innermost first,
+// when the trace recorded one (EventPipe stacks, ETW stack extended
+// items); nil otherwise. It aliases the reader's buffers.
+func (e *Event) Stack() []uint64 {
+	if e.nt != nil {
+		return e.nt.Stack
+	}
+	return e.et.Stack
+}
+
+// ActivityID is the event's activity ID; zero when absent.
+func (e *Event) ActivityID() clrevents.GUID {
+	if e.nt != nil {
+		return e.nt.ActivityID
+	}
+	return e.et.ActivityID
+}
+
+// RelatedActivityID is the event's related activity ID; zero when absent.
+func (e *Event) RelatedActivityID() clrevents.GUID {
+	if e.nt != nil {
+		return e.nt.RelatedActivityID
+	}
+	return e.et.RelatedActivityID
+}
+
+// Offset is the byte offset of the event in the (decompressed) file.
+func (e *Event) Offset() int64 {
+	if e.nt != nil {
+		return e.nt.Offset
+	}
+	return e.et.Offset
 }
 
 // Schema returns the schema's description of the event (provider, ID,
@@ -89,15 +245,12 @@ func (e *Event) Decode() (clrevents.Event, error) {
 // DecodeN is Decode that also returns how many payload bytes the template
 // used: Payload[n:] is what a newer runtime appended.
 func (e *Event) DecodeN() (clrevents.Event, int, error) {
-	if e.r == nil || !e.prov.Valid() {
+	if e.r == nil || !e.res.prov.Valid() || e.info == nil && !e.r.dec.OlderVersions {
 		return nil, 0, clrevents.ErrUnknownEvent
 	}
-	if e.info == nil && !e.r.dec.OlderVersions {
-		return nil, 0, clrevents.ErrUnknownEvent
-	}
-	ev, n, err := e.r.dec.Decode(e.prov, e.ID, e.Version, e.PointerSize, e.Payload)
+	ev, n, err := e.r.dec.Decode(e.res.prov, e.ID(), e.Version(), e.PointerSize(), e.Payload())
 	if err != nil {
-		return nil, 0, &DecodeError{Name: e.r.cfg.name, Offset: e.Offset, Err: err}
+		return nil, 0, &DecodeError{Name: e.r.cfg.name, Offset: e.Offset(), Err: err}
 	}
 	return ev, n, nil
 }

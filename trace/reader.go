@@ -55,7 +55,9 @@ type Reader struct {
 	// EventPipe: what each metadata record resolves to, by metadata ID
 	// (checked against the record, since V6 may reuse IDs).
 	metaCache []metaEntry
-	metaMap   map[*nettrace.Metadata]*resolved
+	metaMap   map[metaKey]*resolved
+	metaByPtr map[*nettrace.Metadata]*resolved
+	metaHash  [64]metaEntry // large IDs, before the map
 	// ETW: recently seen provider GUIDs.
 	guidCache []guidEntry
 	guidNext  int
@@ -69,14 +71,21 @@ type resolved struct {
 	kernel   *kernelGroup
 }
 
+type metaKey struct {
+	meta     *nettrace.Metadata
+	provider string
+	id       uint16
+	version  uint8
+}
+
 type metaEntry struct {
 	meta *nettrace.Metadata
-	res  resolved
+	res  *resolved
 }
 
 type guidEntry struct {
 	guid clrevents.GUID
-	res  resolved
+	res  *resolved
 }
 
 func newReader(c *config, format Format, closers []func() error) *Reader {
@@ -185,76 +194,65 @@ func (r *Reader) wrap(err error) error {
 
 func (r *Reader) fromNetTrace(e *nettrace.Event) {
 	res := r.resolveMeta(e)
-	ev := &r.ev
-	ev.Time, ev.Timestamp = e.Time, e.Timestamp
-	ev.Provider, ev.ProviderGUID = res.provider, e.ProviderGUID
-	ev.ID, ev.Version = e.ID, e.Version
-	ev.Opcode, ev.Level, ev.Keywords = e.Opcode, e.Level, e.Keywords
-	ev.Task = 0
-	ev.Name = e.Name
-	ev.prov, ev.info = res.prov, res.info
-	if info := res.info; info != nil {
-		ev.Name = info.Name
-		ev.Task = info.Task
-		if ev.Opcode == 0 && (e.Metadata == nil || !e.Metadata.HasOpcode) {
-			ev.Opcode = uint8(info.Opcode)
-		}
-		if ev.Level == 0 {
-			ev.Level = uint8(info.Level)
-		}
-		if ev.Keywords == 0 {
-			ev.Keywords = info.Keywords
-		}
-	}
-	ev.ProcessID, ev.ThreadID = int64(e.ProcessID), int64(e.ThreadID)
-	ev.CPU = -1
-	if r.info.Version >= 4 && e.ProcessorNumber != 0xFFFFFFFF {
-		ev.CPU = int(e.ProcessorNumber)
-	}
-	ev.PointerSize = e.PointerSize
-	ev.Payload, ev.Stack = e.Payload, e.Stack
-	ev.ActivityID, ev.RelatedActivityID = e.ActivityID, e.RelatedActivityID
-	ev.Offset = e.Offset
-	ev.nt, ev.et = e, nil
+	r.ev = Event{r: r, res: res, info: res.info, nt: e}
 }
 
 // resolveMeta maps an EventPipe event to the schema through its metadata
 // record, once per record.
-func (r *Reader) resolveMeta(e *nettrace.Event) resolved {
-	m := e.Metadata
-	if m == nil {
-		return r.resolveEvent(e.Provider, e.ProviderGUID, e.ID, e.Version)
-	}
-	var slot *metaEntry
-	if id := int(m.ID); id < 1<<16 {
-		if id >= len(r.metaCache) {
-			r.metaCache = append(r.metaCache, make([]metaEntry, id+1-len(r.metaCache))...)
-		}
-		slot = &r.metaCache[id]
-		if slot.meta == m && m.EventID == e.ID && m.Version == e.Version {
+func (r *Reader) resolveMeta(e *nettrace.Event) *resolved {
+	if m := e.Metadata; m != nil && m.EventID == e.ID && m.Version == e.Version {
+		if id := int(e.MetadataID); id < len(r.metaCache) {
+			if slot := &r.metaCache[id]; slot.meta == m {
+				return slot.res
+			}
+		} else if slot := &r.metaHash[hashID(e.MetadataID)]; slot.meta == m {
 			return slot.res
 		}
-	} else if res, ok := r.metaMap[m]; ok && m.EventID == e.ID && m.Version == e.Version {
-		return *res
+	}
+	return r.resolveMetaSlow(e)
+}
+
+func (r *Reader) resolveMetaSlow(e *nettrace.Event) *resolved {
+	m := e.Metadata
+	if m != nil && m.EventID == e.ID && m.Version == e.Version {
+		if id := int(e.MetadataID); id < 1<<16 {
+			if id >= len(r.metaCache) {
+				r.metaCache = append(r.metaCache, make([]metaEntry, id+1-len(r.metaCache))...)
+			}
+			r.metaCache[id] = metaEntry{meta: m, res: r.resolveEvent(e.Provider, e.ProviderGUID, e.ID, e.Version)}
+			return r.metaCache[id].res
+		}
+		// Metadata IDs are stream offsets before NetTrace V3.
+		res, ok := r.metaByPtr[m]
+		if !ok {
+			if r.metaByPtr == nil {
+				r.metaByPtr = make(map[*nettrace.Metadata]*resolved)
+			}
+			res = r.resolveEvent(e.Provider, e.ProviderGUID, e.ID, e.Version)
+			r.metaByPtr[m] = res
+		}
+		r.metaHash[hashID(e.MetadataID)] = metaEntry{meta: m, res: res}
+		return res
+	}
+	// No record, or a V6 label that overrode the version.
+	k := metaKey{m, e.Provider, e.ID, e.Version}
+	if res, ok := r.metaMap[k]; ok {
+		return res
+	}
+	if r.metaMap == nil {
+		r.metaMap = make(map[metaKey]*resolved)
 	}
 	res := r.resolveEvent(e.Provider, e.ProviderGUID, e.ID, e.Version)
-	if m.EventID != e.ID || m.Version != e.Version {
-		return res // a V6 label overrode the version: do not cache
-	}
-	if slot != nil {
-		*slot = metaEntry{meta: m, res: res}
-	} else {
-		if r.metaMap == nil {
-			r.metaMap = make(map[*nettrace.Metadata]*resolved)
-		}
-		r.metaMap[m] = &res
-	}
+	r.metaMap[k] = res
 	return res
 }
 
+// hashID picks a metaHash slot for a metadata ID (Fibonacci hashing).
+func hashID(id uint32) uint32 { return (id * 0x9E3779B1) >> 26 }
+
 // resolveEvent finds a provider by name, then by GUID, and the event in it.
-func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, version uint8) resolved {
-	res := resolved{prov: noProvider, provider: name}
+func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, version uint8) *resolved {
+	res := &resolved{prov: noProvider, provider: name}
 	p, ok := clrevents.ProviderByName(name)
 	if !ok && !guid.IsZero() {
 		p, ok = clrevents.ProviderByGUID(guid)
@@ -278,45 +276,22 @@ const noProvider = clrevents.Provider(255)
 
 func (r *Reader) fromETL(e *etl.Event) {
 	res := r.resolveGUID(e.ProviderGUID)
-	ev := &r.ev
-	ev.Time, ev.Timestamp = e.Time, e.Timestamp
-	ev.Provider, ev.ProviderGUID = res.provider, e.ProviderGUID
-	ev.ID, ev.Version = e.ID, e.Version
-	ev.Task, ev.Opcode, ev.Level, ev.Keywords = e.Task, e.Opcode, e.Level, e.Keywords
-	ev.Name = ""
-	ev.prov, ev.info = res.prov, nil
+	var info *clrevents.EventInfo
 	if res.prov.Valid() {
-		if info, ok := clrevents.Lookup(res.prov, e.ID, e.Version); ok {
-			ev.info = info
-			ev.Name = info.Name
-		}
-	} else if res.kernel != nil {
-		ev.Name = res.kernel.eventName(e.Opcode)
+		info, _ = clrevents.Lookup(res.prov, e.ID, e.Version)
 	}
-	ev.ProcessID, ev.ThreadID = int64(e.ProcessID), int64(e.ThreadID)
-	if e.ProcessID == 0xFFFFFFFF {
-		ev.ProcessID = -1
-	}
-	if e.ThreadID == 0xFFFFFFFF {
-		ev.ThreadID = -1
-	}
-	ev.CPU = int(e.ProcessorNumber)
-	ev.PointerSize = e.PointerSize
-	ev.Payload, ev.Stack = e.Payload, e.Stack
-	ev.ActivityID, ev.RelatedActivityID = e.ActivityID, e.RelatedActivityID
-	ev.Offset = e.Offset
-	ev.nt, ev.et = nil, e
+	r.ev = Event{r: r, res: res, info: info, et: e}
 }
 
 // resolveGUID maps an ETW provider GUID to the schema or the kernel table,
 // keeping the last few answers.
-func (r *Reader) resolveGUID(g clrevents.GUID) resolved {
+func (r *Reader) resolveGUID(g clrevents.GUID) *resolved {
 	for i := range r.guidCache {
 		if r.guidCache[i].guid == g {
 			return r.guidCache[i].res
 		}
 	}
-	res := resolved{prov: noProvider}
+	res := &resolved{prov: noProvider}
 	if p, ok := clrevents.ProviderByGUID(g); ok {
 		res.prov, res.provider = p, p.String()
 	} else if k := kernelGroupOf(g); k != nil {

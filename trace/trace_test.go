@@ -45,6 +45,7 @@ type rec struct {
 	Name         string
 	ID           uint16
 	Version      uint8
+	Task         uint16
 	Opcode       uint8
 	Level        uint8
 	Keywords     uint64
@@ -61,11 +62,11 @@ type rec struct {
 
 func recOf(e *Event) rec {
 	return rec{
-		Provider: e.Provider, GUID: e.ProviderGUID, Name: e.Name, ID: e.ID, Version: e.Version,
-		Opcode: e.Opcode, Level: e.Level, Keywords: e.Keywords,
-		PID: e.ProcessID, TID: e.ThreadID, CPU: e.CPU, Timestamp: e.Timestamp, Offset: e.Offset,
-		PtrSize: e.PointerSize, Payload: string(e.Payload), Stack: len(e.Stack),
-		Act: e.ActivityID, RelAct: e.RelatedActivityID, TimeUnixNano: e.Time.UnixNano(),
+		Provider: e.Provider(), GUID: e.ProviderGUID(), Name: e.Name(), ID: e.ID(), Version: e.Version(),
+		Task: e.Task(), Opcode: e.Opcode(), Level: e.Level(), Keywords: e.Keywords(),
+		PID: e.ProcessID(), TID: e.ThreadID(), CPU: e.CPU(), Timestamp: e.Timestamp(), Offset: e.Offset(),
+		PtrSize: e.PointerSize(), Payload: string(e.Payload()), Stack: len(e.Stack()),
+		Act: e.ActivityID(), RelAct: e.RelatedActivityID(), TimeUnixNano: e.Time().UnixNano(),
 	}
 }
 
@@ -284,13 +285,13 @@ func TestEventShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.ProcessID <= 0 || e.ThreadID <= 0 || e.Time.IsZero() || e.Provider == "" {
-			t.Errorf("event at %d: pid %d tid %d time %v provider %q", e.Offset, e.ProcessID, e.ThreadID, e.Time, e.Provider)
+		if e.ProcessID() <= 0 || e.ThreadID() <= 0 || e.Time().IsZero() || e.Provider() == "" {
+			t.Errorf("event at %d: pid %d tid %d time %v provider %q", e.Offset(), e.ProcessID(), e.ThreadID(), e.Time(), e.Provider())
 		}
 		if info, ok := e.Schema(); ok {
 			sawSchema = true
-			if e.Name != info.Name || e.Task != info.Task || (e.NetTrace().Keywords == 0 && e.Keywords != info.Keywords) {
-				t.Errorf("%s: name %q task %d keywords %#x; schema says %q task %d keywords %#x", info, e.Name, e.Task, e.Keywords, info.Name, info.Task, info.Keywords)
+			if e.Name() != info.Name || e.Task() != info.Task || (e.NetTrace().Keywords == 0 && e.Keywords() != info.Keywords) {
+				t.Errorf("%s: name %q task %d keywords %#x; schema says %q task %d keywords %#x", info, e.Name(), e.Task(), e.Keywords(), info.Name, info.Task, info.Keywords)
 			}
 			ev, err := e.Decode()
 			if err != nil {
@@ -320,24 +321,24 @@ func TestETLShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	// TraceEvent: "Windows Kernel/EventTrace PID=179356; TID=179388; ProceNum=0; DataLen=392".
-	if e.Provider != "Windows Kernel" || e.Name != "EventTrace" || e.ProcessID != 179356 || e.ThreadID != 179388 || e.CPU != 0 || len(e.Payload) != 392 {
-		t.Errorf("header event: %q %q pid %d tid %d cpu %d len %d", e.Provider, e.Name, e.ProcessID, e.ThreadID, e.CPU, len(e.Payload))
+	if e.Provider() != "Windows Kernel" || e.Name() != "EventTrace" || e.ProcessID() != 179356 || e.ThreadID() != 179388 || e.CPU() != 0 || len(e.Payload()) != 392 {
+		t.Errorf("header event: %q %q pid %d tid %d cpu %d len %d", e.Provider(), e.Name(), e.ProcessID(), e.ThreadID(), e.CPU(), len(e.Payload()))
 	}
 	if _, err := e.Decode(); !errors.Is(err, clrevents.ErrUnknownEvent) {
 		t.Errorf("Decode of the kernel header: %v, want ErrUnknownEvent", err)
 	}
 	// Then kernel rundown, then "Microsoft-Windows-DotNETRuntime/Runtime/Start
 	// PID=179596; TID=168672; ProceNum=4; DataLen=203".
-	for e.Provider == "Windows Kernel" {
-		if !strings.HasPrefix(e.Name, "EventTrace") {
-			t.Errorf("kernel event %q", e.Name)
+	for e.Provider() == "Windows Kernel" {
+		if !strings.HasPrefix(e.Name(), "EventTrace") {
+			t.Errorf("kernel event %q", e.Name())
 		}
 		if e, err = r.Next(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if e.Provider != "Microsoft-Windows-DotNETRuntime" || e.Name != "RuntimeInformationStart" || e.ProcessID != 179596 || e.ThreadID != 168672 || e.CPU != 4 || len(e.Payload) != 203 {
-		t.Errorf("runtime start: %q %q pid %d tid %d cpu %d len %d", e.Provider, e.Name, e.ProcessID, e.ThreadID, e.CPU, len(e.Payload))
+	if e.Provider() != "Microsoft-Windows-DotNETRuntime" || e.Name() != "RuntimeInformationStart" || e.ProcessID() != 179596 || e.ThreadID() != 168672 || e.CPU() != 4 || len(e.Payload()) != 203 {
+		t.Errorf("runtime start: %q %q pid %d tid %d cpu %d len %d", e.Provider(), e.Name(), e.ProcessID(), e.ThreadID(), e.CPU(), len(e.Payload()))
 	}
 	ev, err := e.Decode()
 	if err != nil {
@@ -440,16 +441,16 @@ func TestDecodeError(t *testing.T) {
 		if err != nil {
 			t.Fatal("no schema event with a payload")
 		}
-		if _, ok := e.Schema(); !ok || len(e.Payload) == 0 {
+		if _, ok := e.Schema(); !ok || len(e.Payload()) == 0 {
 			continue
 		}
-		e.Payload = e.Payload[:0]
+		e.nt.Payload = e.nt.Payload[:0]
 		_, err = e.Decode()
 		var de *DecodeError
-		if !errors.As(err, &de) || de.Offset != e.Offset || !errors.Is(err, clrevents.ErrShortPayload) {
+		if !errors.As(err, &de) || de.Offset != e.Offset() || !errors.Is(err, clrevents.ErrShortPayload) {
 			t.Fatalf("cut payload: %v", err)
 		}
-		if !strings.Contains(err.Error(), "executioncheckpoints.nettrace.zip: eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace: event at offset "+strconv.FormatInt(e.Offset, 10)+": ") {
+		if !strings.Contains(err.Error(), "executioncheckpoints.nettrace.zip: eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace: event at offset "+strconv.FormatInt(e.Offset(), 10)+": ") {
 			t.Errorf("error %q does not name the file and offset", err)
 		}
 		return

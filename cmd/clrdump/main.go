@@ -219,7 +219,7 @@ func (d *dumper) dump(src *trace.Reader) int {
 		d.read++
 		if d.o.progress && d.read%4096 == 0 && time.Since(lastProgress) > 250*time.Millisecond {
 			lastProgress = time.Now()
-			fmt.Fprintf(d.stderr, "\r%d events, offset %.1f MB", d.read, float64(e.Offset)/1e6)
+			fmt.Fprintf(d.stderr, "\r%d events, offset %.1f MB", d.read, float64(e.Offset())/1e6)
 		}
 		if !d.keep(e) {
 			continue
@@ -248,17 +248,17 @@ func (d *dumper) clearProgress() {
 
 // keep applies the filters that need no decoding.
 func (d *dumper) keep(e *trace.Event) bool {
-	if d.o.pid >= 0 && e.ProcessID != d.o.pid {
+	if d.o.pid >= 0 && e.ProcessID() != d.o.pid {
 		return false
 	}
-	if d.o.tid >= 0 && e.ThreadID != d.o.tid {
+	if d.o.tid >= 0 && e.ThreadID() != d.o.tid {
 		return false
 	}
-	if d.o.keyword != 0 && e.Keywords&d.o.keyword == 0 {
+	if d.o.keyword != 0 && e.Keywords()&d.o.keyword == 0 {
 		return false
 	}
 	if d.o.provider != "" {
-		if ok, _ := path.Match(strings.ToLower(d.o.provider), strings.ToLower(e.Provider)); !ok {
+		if ok, _ := path.Match(strings.ToLower(d.o.provider), strings.ToLower(e.Provider())); !ok {
 			return false
 		}
 	}
@@ -274,14 +274,14 @@ type decoded struct {
 }
 
 func (d *dumper) decode(e *trace.Event) decoded {
-	name := e.Name
+	name := e.Name()
 	if name == "" {
-		name = "id" + strconv.Itoa(int(e.ID)) + "/v" + strconv.Itoa(int(e.Version))
+		name = "id" + strconv.Itoa(int(e.ID())) + "/v" + strconv.Itoa(int(e.Version()))
 	}
 	ev, n, err := e.DecodeN()
 	switch {
 	case err == nil:
-		return decoded{name: ev.Info().Name, ev: ev, extra: e.Payload[n:]}
+		return decoded{name: ev.Info().Name, ev: ev, extra: e.Payload()[n:]}
 	case !errors.Is(err, clrevents.ErrUnknownEvent):
 		return decoded{name: name, err: err}
 	}
@@ -300,14 +300,14 @@ func (d *dumper) event(e *trace.Event) {
 	}
 	d.printed++
 	if d.o.stats {
-		k := typeKey{e.Provider, dec.name}
+		k := typeKey{e.Provider(), dec.name}
 		s := d.stats[k]
 		if s == nil {
 			s = &typeStats{}
 			d.stats[k] = s
 		}
 		s.count++
-		s.bytes += int64(len(e.Payload))
+		s.bytes += int64(len(e.Payload()))
 		return
 	}
 	switch d.o.format {

@@ -24,9 +24,9 @@ func (d *dumper) fields(dst []byte, e *trace.Event, dec *decoded, json bool) []b
 		var out []byte
 		var err error
 		if json {
-			out, err = m.AppendJSON(dst, e.Payload)
+			out, err = m.AppendJSON(dst, e.Payload())
 		} else {
-			out, err = m.AppendText(dst, e.Payload)
+			out, err = m.AppendText(dst, e.Payload())
 		}
 		if err == nil {
 			return out
@@ -36,11 +36,11 @@ func (d *dumper) fields(dst []byte, e *trace.Event, dec *decoded, json bool) []b
 	}
 	if json {
 		dst = append(dst, `{"payload":"`...)
-		dst = appendHexBytes(dst, e.Payload)
+		dst = appendHexBytes(dst, e.Payload())
 		return append(dst, `"}`...)
 	}
 	dst = append(dst, "payload="...)
-	return appendHexBytes(dst, e.Payload)
+	return appendHexBytes(dst, e.Payload())
 }
 
 func appendHexBytes(dst, b []byte) []byte {
@@ -54,22 +54,22 @@ func appendHexBytes(dst, b []byte) []byte {
 
 func (d *dumper) writeText(e *trace.Event, dec *decoded) {
 	b := d.buf[:0]
-	b = e.Time.UTC().AppendFormat(b, timeLayout)
+	b = e.Time().UTC().AppendFormat(b, timeLayout)
 	b = append(b, ' ')
-	b = append(b, e.Provider...)
+	b = append(b, e.Provider()...)
 	b = append(b, '/')
 	b = append(b, dec.name...)
 	b = append(b, " pid="...)
-	b = strconv.AppendInt(b, e.ProcessID, 10)
+	b = strconv.AppendInt(b, e.ProcessID(), 10)
 	b = append(b, " tid="...)
-	b = strconv.AppendInt(b, e.ThreadID, 10)
+	b = strconv.AppendInt(b, e.ThreadID(), 10)
 	b = append(b, ' ')
 	if dec.err != nil {
 		b = append(b, "error="...)
 		b = strconv.AppendQuote(b, dec.err.Error())
 		b = append(b, ' ')
 		b = append(b, "payload="...)
-		b = appendHexBytes(b, e.Payload)
+		b = appendHexBytes(b, e.Payload())
 	} else {
 		b = d.fields(b, e, dec, false)
 	}
@@ -85,48 +85,48 @@ func (d *dumper) writeText(e *trace.Event, dec *decoded) {
 func (d *dumper) writeJSON(e *trace.Event, dec *decoded) {
 	b := d.buf[:0]
 	b = append(b, `{"time":"`...)
-	b = e.Time.UTC().AppendFormat(b, timeLayout)
+	b = e.Time().UTC().AppendFormat(b, timeLayout)
 	b = append(b, `","provider":`...)
-	b = appendJSONString(b, e.Provider)
+	b = appendJSONString(b, e.Provider())
 	b = append(b, `,"event":`...)
 	b = appendJSONString(b, dec.name)
 	b = append(b, `,"id":`...)
-	b = strconv.AppendUint(b, uint64(e.ID), 10)
+	b = strconv.AppendUint(b, uint64(e.ID()), 10)
 	b = append(b, `,"version":`...)
-	b = strconv.AppendUint(b, uint64(e.Version), 10)
+	b = strconv.AppendUint(b, uint64(e.Version()), 10)
 	b = append(b, `,"task":`...)
-	b = strconv.AppendUint(b, uint64(e.Task), 10)
+	b = strconv.AppendUint(b, uint64(e.Task()), 10)
 	b = append(b, `,"opcode":`...)
-	b = strconv.AppendUint(b, uint64(e.Opcode), 10)
+	b = strconv.AppendUint(b, uint64(e.Opcode()), 10)
 	b = append(b, `,"level":`...)
-	b = strconv.AppendUint(b, uint64(e.Level), 10)
+	b = strconv.AppendUint(b, uint64(e.Level()), 10)
 	b = append(b, `,"keywords":"0x`...)
-	b = strconv.AppendUint(b, e.Keywords, 16)
+	b = strconv.AppendUint(b, e.Keywords(), 16)
 	b = append(b, `","pid":`...)
-	b = strconv.AppendInt(b, e.ProcessID, 10)
+	b = strconv.AppendInt(b, e.ProcessID(), 10)
 	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, e.ThreadID, 10)
-	if e.CPU >= 0 {
+	b = strconv.AppendInt(b, e.ThreadID(), 10)
+	if e.CPU() >= 0 {
 		b = append(b, `,"cpu":`...)
-		b = strconv.AppendInt(b, int64(e.CPU), 10)
+		b = strconv.AppendInt(b, int64(e.CPU()), 10)
 	}
 	b = append(b, `,"size":`...)
-	b = strconv.AppendInt(b, int64(len(e.Payload)), 10)
-	if !e.ActivityID.IsZero() {
+	b = strconv.AppendInt(b, int64(len(e.Payload())), 10)
+	if !e.ActivityID().IsZero() {
 		b = append(b, `,"activity":"`...)
-		b = e.ActivityID.AppendText(b)
+		b = e.ActivityID().AppendText(b)
 		b = append(b, '"')
 	}
-	if !e.RelatedActivityID.IsZero() {
+	if !e.RelatedActivityID().IsZero() {
 		b = append(b, `,"related_activity":"`...)
-		b = e.RelatedActivityID.AppendText(b)
+		b = e.RelatedActivityID().AppendText(b)
 		b = append(b, '"')
 	}
 	if dec.err != nil {
 		b = append(b, `,"error":`...)
 		b = appendJSONString(b, dec.err.Error())
 		b = append(b, `,"payload":"`...)
-		b = appendHexBytes(b, e.Payload)
+		b = appendHexBytes(b, e.Payload())
 		b = append(b, '"')
 	} else {
 		b = append(b, `,"fields":`...)
@@ -168,9 +168,9 @@ func (d *dumper) writeCSV(e *trace.Event, dec *decoded) {
 		cw.Write(csvHeader)
 	}
 	row := []string{
-		strconv.Itoa(d.printed - 1), e.Time.UTC().Format(timeLayout), e.Provider, dec.name,
-		strconv.Itoa(int(e.ID)), strconv.Itoa(int(e.Version)),
-		strconv.FormatInt(e.ProcessID, 10), strconv.FormatInt(e.ThreadID, 10), "", "",
+		strconv.Itoa(d.printed - 1), e.Time().UTC().Format(timeLayout), e.Provider(), dec.name,
+		strconv.Itoa(int(e.ID())), strconv.Itoa(int(e.Version())),
+		strconv.FormatInt(e.ProcessID(), 10), strconv.FormatInt(e.ThreadID(), 10), "", "",
 	}
 	if dec.err != nil {
 		row[8], row[9] = "error", dec.err.Error()
