@@ -33,8 +33,8 @@ import (
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/gen"
 	"github.com/clrgo/clrevents/nettrace"
-	"github.com/clrgo/clrevents/trace"
 	"github.com/clrgo/clrevents/schema/interp"
+	"github.com/clrgo/clrevents/trace"
 )
 
 const (
