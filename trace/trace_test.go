@@ -210,7 +210,7 @@ func TestStreams(t *testing.T) {
 }
 
 // unzipOne returns the trace member of a zip.
-func unzipOne(t *testing.T, data []byte) []byte {
+func unzipOne(t testing.TB, data []byte) []byte {
 	t.Helper()
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -500,3 +500,7 @@ func TestAllocs(t *testing.T) {
 		})
 	}
 }
+
+var osReadFile = os.ReadFile
+
+func unzipOneF(f *testing.F, data []byte) []byte { return unzipOne(f, data) }
