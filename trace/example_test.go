@@ -1,0 +1,63 @@
+package trace_test
+
+import (
+	"fmt"
+	"io"
+	"log"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// summarize reads any trace with the same code: an EventPipe .nettrace
+// here, a Windows ETW .etl there, both zipped.
+func summarize(path string) error {
+	r, err := trace.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var events, clr int
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		events++
+		ev, err := e.Decode()
+		if err != nil {
+			continue // not a CLR event (kernel, EventSource), or a bad payload
+		}
+		clr++
+		switch ev := ev.(type) {
+		case *clrevents.GCStartV2:
+			fmt.Printf("- pid %d: GC #%d, gen %d, %v\n", e.ProcessID(), ev.Count, ev.Depth, ev.Reason)
+		case *clrevents.ExecutionCheckpointDCEnd:
+			fmt.Printf("- pid %d: checkpoint %s\n", e.ProcessID(), ev.Name.String())
+		}
+	}
+	fmt.Printf("%s: %d events, %d CLR events\n", r.Format(), events, clr)
+	return nil
+}
+
+func Example() {
+	for _, path := range []string{
+		"../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip",
+		"../testdata/traces/gcevents.etl.zip",
+	} {
+		if err := summarize(path); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// Output:
+	// - pid 9832: checkpoint RuntimeInit
+	// - pid 9832: checkpoint RuntimeSuspend
+	// - pid 9832: checkpoint RuntimeResumed
+	// nettrace: 3 events, 3 CLR events
+	// - pid 179596: GC #1, gen 1, Induced
+	// - pid 179596: GC #2, gen 2, Induced
+	// etl: 71 events, 69 CLR events
+}
