@@ -2,13 +2,11 @@ package etl
 
 import (
 	"archive/zip"
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"strings"
+
+	"github.com/clrgo/clrevents/internal/ziptrace"
 )
 
 // inMemoryLimit is the largest zipped .etl that Open expands into memory;
@@ -57,18 +55,9 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	var found *zip.File
-	for _, zf := range zr.File {
-		if zf.FileInfo().IsDir() || !strings.EqualFold(path.Ext(zf.Name), ".etl") {
-			continue
-		}
-		if found != nil {
-			return nil, fmt.Errorf("%s: holds more than one .etl (%s, %s)", name, found.Name, zf.Name)
-		}
-		found = zf
-	}
-	if found == nil {
-		return nil, fmt.Errorf("%s: holds no .etl file", name)
+	found, err := ziptrace.Member(zr, name, ".etl")
+	if err != nil {
+		return nil, err
 	}
 	rc, err := found.Open()
 	if err != nil {
@@ -76,58 +65,20 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	}
 	defer rc.Close()
 	where := name + ": " + found.Name
-	if found.UncompressedSize64 <= inMemoryLimit {
-		// Grow as the data arrives: the stated size is not trusted.
-		var buf bytes.Buffer
-		if _, err := io.Copy(&buf, io.LimitReader(rc, inMemoryLimit+1)); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		if buf.Len() <= inMemoryLimit {
-			r, err := NewReader(bytes.NewReader(buf.Bytes()))
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
-			}
-			// Everything is in memory: the archive is no longer needed.
-			return r, f.Close()
-		}
-		// Larger than it said: spill what we have and the rest.
-		return spill(f, io.MultiReader(bytes.NewReader(buf.Bytes()), rc), where)
-	}
-	return spill(f, rc, where)
-}
-
-// spill copies src to a temporary file and reads that.
-func spill(zipFile *os.File, src io.Reader, where string) (*Reader, error) {
-	tmp, err := os.CreateTemp("", "etl-*.etl")
+	sp, err := ziptrace.Spool(rc, int64(found.UncompressedSize64), inMemoryLimit, "", where)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, err
 	}
-	cleanup := func() { tmp.Close(); os.Remove(tmp.Name()) }
-	if _, err := io.Copy(tmp, src); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	r, err := NewReader(tmp)
+	r, err := NewReaderAt(sp, sp.Size)
 	if err != nil {
-		cleanup()
+		sp.Close()
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
-	r.closer = &tempCloser{tmp: tmp, zip: zipFile}
-	return r, nil
+	// The expanded copy is all the Reader needs: let the archive go.
+	r.closer = closerFunc(func() error { return sp.Close() })
+	return r, f.Close()
 }
 
-// tempCloser closes and removes the temporary copy and closes the zip.
-type tempCloser struct {
-	tmp, zip *os.File
-}
+type closerFunc func() error
 
-func (c *tempCloser) Close() error {
-	err1 := c.tmp.Close()
-	err2 := os.Remove(c.tmp.Name())
-	err3 := c.zip.Close()
-	return errors.Join(err1, err2, err3)
-}
+func (c closerFunc) Close() error { return c() }

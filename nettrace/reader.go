@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/ziptrace"
 )
 
 // Block kinds, as V6 numbers them; FastSerialization objects map onto them.
@@ -144,7 +143,7 @@ func Open(name string) (*Reader, error) {
 		r, err := openZip(f)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("nettrace: %s: %w", name, err)
+			return nil, fmt.Errorf("nettrace: %w", err)
 		}
 		return r, nil
 	}
@@ -181,30 +180,20 @@ func openZip(f *os.File) (*Reader, error) {
 	}
 	zr, err := zip.NewReader(f, st.Size())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	var cands []*zip.File
-	for _, zf := range zr.File {
-		ext := strings.ToLower(path.Ext(zf.Name))
-		if ext == ".nettrace" || ext == ".netperf" {
-			cands = append(cands, zf)
-		}
-	}
-	if len(cands) != 1 {
-		var names []string
-		for _, zf := range zr.File {
-			names = append(names, zf.Name)
-		}
-		return nil, fmt.Errorf("zip archive should hold exactly one .nettrace or .netperf file, has %d (%s)", len(cands), strings.Join(names, ", "))
-	}
-	rc, err := cands[0].Open()
+	zf, err := ziptrace.Member(zr, f.Name(), ".nettrace", ".netperf")
 	if err != nil {
 		return nil, err
+	}
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", f.Name(), zf.Name, err)
 	}
 	r, err := NewReader(rc)
 	if err != nil {
 		rc.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s: %s: %w", f.Name(), zf.Name, err)
 	}
 	r.closer = multiCloser{rc, f}
 	return r, nil

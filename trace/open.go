@@ -3,16 +3,14 @@ package trace
 import (
 	"archive/zip"
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"strings"
 
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/internal/ziptrace"
 	"github.com/clrgo/clrevents/nettrace"
 )
 
@@ -224,13 +222,13 @@ func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 	format, isZip := sniff(head)
 	switch {
 	case isZip:
-		sp, err := spool(br, -1, c)
+		sp, err := ziptrace.Spool(br, -1, c.memMax, c.tempDir, c.name)
 		if err != nil {
 			return nil, err
 		}
-		r, err := openZip(sp.ra, sp.size, c, []func() error{sp.cleanup})
+		r, err := openZip(sp, sp.Size, c, []func() error{sp.Close})
 		if err != nil {
-			sp.cleanup()
+			sp.Close()
 			return nil, err
 		}
 		return r, nil
@@ -248,13 +246,13 @@ func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 			}
 			return newETL(er, c), nil
 		}
-		sp, err := spool(br, -1, c)
+		sp, err := ziptrace.Spool(br, -1, c.memMax, c.tempDir, c.name)
 		if err != nil {
 			return nil, err
 		}
-		r, err := newETLAt(sp.ra, sp.size, c, sp.cleanup)
+		r, err := newETLAt(sp, sp.Size, c, sp.Close)
 		if err != nil {
-			sp.cleanup()
+			sp.Close()
 			return nil, err
 		}
 		return r, nil
@@ -281,25 +279,10 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("%s: zip archive: %w", c.name, err)
 	}
-	var found []*zip.File
-	var names []string
-	for _, zf := range zr.File {
-		if zf.FileInfo().IsDir() {
-			continue
-		}
-		names = append(names, zf.Name)
-		ext := strings.ToLower(path.Ext(zf.Name))
-		for _, e := range traceExts {
-			if ext == e {
-				found = append(found, zf)
-			}
-		}
+	zf, err := ziptrace.Member(zr, c.name, traceExts...)
+	if err != nil {
+		return nil, err
 	}
-	if len(found) != 1 {
-		return nil, fmt.Errorf("%s: zip archive holds %d .nettrace, .netperf or .etl files, want exactly one (members: %s)",
-			c.name, len(found), strings.Join(names, ", "))
-	}
-	zf := found[0]
 	member := c.name + ": " + zf.Name
 	rc, err := zf.Open()
 	if err != nil {
@@ -324,60 +307,18 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	case format == ETL:
 		// ETL needs random access for time order: expand the member
 		// (never trusting its stated size), then let the archive go.
-		sp, err := spool(br, int64(zf.UncompressedSize64), &mc)
+		sp, err := ziptrace.Spool(br, int64(zf.UncompressedSize64), c.memMax, c.tempDir, member)
 		rc.Close()
 		if err != nil {
 			return nil, err
 		}
-		r, err := newETLAt(sp.ra, sp.size, &mc, append([]func() error{sp.cleanup}, closers...)...)
+		r, err := newETLAt(sp, sp.Size, &mc, append([]func() error{sp.Close}, closers...)...)
 		if err != nil {
-			sp.cleanup()
+			sp.Close()
 			return nil, err
 		}
 		return r, nil
 	}
 	rc.Close()
 	return nil, formatError(member, head)
-}
-
-// spooled is an input copied out of a stream so that it can be read at any
-// offset: in memory when small, else in a temporary file.
-type spooled struct {
-	ra      io.ReaderAt
-	size    int64
-	cleanup func() error
-}
-
-// spool copies src to memory, up to c.memMax bytes, and to a temporary file
-// past that. hint is the size src claims (-1 if unknown); it sizes the
-// memory buffer up to the limit but is not trusted.
-func spool(src io.Reader, hint int64, c *config) (*spooled, error) {
-	capHint := int64(64 << 10)
-	if hint > 0 {
-		capHint = min(hint+1, c.memMax+1)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, capHint))
-	n, err := io.Copy(buf, io.LimitReader(src, c.memMax+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.name, err)
-	}
-	if n <= c.memMax {
-		b := buf.Bytes()
-		return &spooled{ra: bytes.NewReader(b), size: int64(len(b)), cleanup: func() error { return nil }}, nil
-	}
-	tmp, err := os.CreateTemp(c.tempDir, "clrevents-trace-*")
-	if err != nil {
-		return nil, fmt.Errorf("%s: temporary copy: %w", c.name, err)
-	}
-	cleanup := func() error { return errors.Join(tmp.Close(), os.Remove(tmp.Name())) }
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		cleanup()
-		return nil, fmt.Errorf("%s: temporary copy: %w", c.name, err)
-	}
-	rest, err := io.Copy(tmp, src)
-	if err != nil {
-		cleanup()
-		return nil, fmt.Errorf("%s: temporary copy: %w", c.name, err)
-	}
-	return &spooled{ra: tmp, size: n + rest, cleanup: cleanup}, nil
 }

@@ -380,7 +380,7 @@ func TestErrors(t *testing.T) {
 		{"empty.nettrace", nil, ErrEmpty, "empty.nettrace: empty input"},
 		{"text.etl", []byte("hello, this is not a trace at all, not even close, I promise you that......."), ErrFormat, "text.etl: not a trace"},
 		{"short.bin", []byte("PK"), ErrFormat, "short.bin: not a trace"},
-		{"two.zip", zipOf(map[string][]byte{"a.etl": {1}, "b.nettrace": {2}}), nil, "two.zip: zip archive holds 2 .nettrace, .netperf or .etl files, want exactly one (members: a.etl, b.nettrace)"},
+		{"two.zip", zipOf(map[string][]byte{"a.etl": {1}, "b.nettrace": {2}}), nil, "two.zip: zip archive holds 2 trace files (.nettrace, .netperf, .etl), want exactly one (members: a.etl, b.nettrace)"},
 		{"none.zip", zipOf(map[string][]byte{"notes.txt": {1}}), nil, "none.zip: zip archive holds 0"},
 		{"badmember.zip", zipOf(map[string][]byte{"b.nettrace": []byte("garbage")}), ErrFormat, "badmember.zip: b.nettrace: not a trace"},
 		{"cut.nettrace", nettraceData[:200], nil, "cut.nettrace: "},
