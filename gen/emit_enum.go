@@ -36,7 +36,8 @@ func (g *pkgIR) keywords(f *File, pr *provIR) {
 		f.Const().Defs(defs...)
 		f.Line()
 	}
-	g.flagMethods(f, pr.kwType, lowerFirst(pr.kwType)+"Names", pr.keywords, "")
+	// Keywords are never payload fields, so they get no appendJSON.
+	g.flagMethods(f, pr.kwType, lowerFirst(pr.kwType)+"Names", pr.keywords, "", false)
 }
 
 // tasks emits task and opcode constants:
@@ -97,7 +98,7 @@ func (g *pkgIR) enumType(f *File, pr *provIR, m *mapIR) {
 				nz = append(nz, e)
 			}
 		}
-		g.flagMethods(f, m.goType, lowerFirst(m.goType)+"Names", nz, zero)
+		g.flagMethods(f, m.goType, lowerFirst(m.goType)+"Names", nz, zero, true)
 		return
 	}
 	// Values: a switch over every value; the first name of a value wins.
@@ -111,13 +112,14 @@ func (g *pkgIR) enumType(f *File, pr *provIR, m *mapIR) {
 		Switch(Id("v")).Block(cases...),
 	)
 	f.Line()
-	g.enumCommon(f, m.goType)
+	g.enumCommon(f, m.goType, true)
 }
 
-// flagMethods emits String/AppendText for a flag type through a table:
+// flagMethods emits String/AppendText for a flag type through a table
+// (and appendJSON when json is set, for types that payload fields use):
 //
 //	var gcRootFlagsNames = []flagName{{0x1, "Pinning"}, …}
-func (g *pkgIR) flagMethods(f *File, typ, table string, entries []named, zero string) {
+func (g *pkgIR) flagMethods(f *File, typ, table string, entries []named, zero string, json bool) {
 	var rows []Code
 	sorted := append([]named(nil), entries...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].value < sorted[j].value })
@@ -131,16 +133,23 @@ func (g *pkgIR) flagMethods(f *File, typ, table string, entries []named, zero st
 		Return(Id("appendFlags").Call(Id("b"), Uint64().Call(Id("v")), Id(table), Lit(zero)), Nil()),
 	)
 	f.Line()
-	g.enumCommon(f, typ)
+	g.enumCommon(f, typ, json)
 }
 
-// enumCommon emits String and appendJSON in terms of AppendText.
-func (g *pkgIR) enumCommon(f *File, typ string) {
+// enumCommon emits String and, when json is set, appendJSON in terms of
+// AppendText:
+//
+//	func (v GCReason) String() string
+//	func (v GCReason) appendJSON(b []byte) []byte
+func (g *pkgIR) enumCommon(f *File, typ string, json bool) {
 	f.Func().Params(Id("v").Id(typ)).Id("String").Params().String().Block(
 		List(Id("b"), Id("_")).Op(":=").Id("v").Dot("AppendText").Call(Nil()),
 		Return(String().Call(Id("b"))),
 	)
 	f.Line()
+	if !json {
+		return
+	}
 	f.Func().Params(Id("v").Id(typ)).Id("appendJSON").Params(Id("b").Index().Byte()).Index().Byte().Block(
 		Id("b").Op("=").Append(Id("b"), LitRune('"')),
 		List(Id("b"), Id("_")).Op("=").Id("v").Dot("AppendText").Call(Id("b")),

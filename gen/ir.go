@@ -215,10 +215,10 @@ func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeNa
 			g = "X"
 		}
 		if methodNames[g] {
-			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("Go name %s is a method of the event type", g))
+			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("its Go name %s is a method of the event type", g))
 		}
 		if prev := fieldNames[g]; prev != nil {
-			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("Go field name %s is already used by field %s (%s)", g, prev.Name, prev.Pos))
+			n.fail(lf.Pos, owner+": field "+lf.Name, fmt.Errorf("its Go field name %s is already used by field %s (%s)", g, prev.Name, prev.Pos))
 		}
 		fieldNames[g] = lf
 		f.goName = g
