@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
-	"github.com/clrgo/clrevents/etl/baseline"
+	"github.com/clrgo/clrevents/internal/baseline"
 )
 
 // traceTime formats a time as the baseline dumper does:

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/clrevents"
-	"github.com/clrgo/clrevents/etl/baseline"
+	"github.com/clrgo/clrevents/internal/baseline"
 	"github.com/clrgo/clrevents/schema"
 	"github.com/clrgo/clrevents/schema/interp"
 )
