@@ -16,12 +16,21 @@ func TestLZ77(t *testing.T) {
 	// flags: literal 'a', 'b', then a match of offset 2 length 10
 	// (overlapping: "ababababab"), then a match with the shared-nibble
 	// length (7 -> nibble 5 -> 3+7+5 = 15), offset 1.
+	//
+	// token builds a match token: offset-1 in the top 13 bits, the length
+	// field (length-3, or lenExtended when more length follows) in the low 3.
+	token := func(offset, lengthField int) uint16 { return uint16((offset-1)<<3 | lengthField) }
+	const (
+		lenExtended = 7
+		lowNibble   = 0 // extends the first extended match: 3+7+0 = 10
+		highNibble  = 5 // kept for the next extended match: 3+7+5 = 15
+	)
 	var src []byte
 	src = le.AppendUint32(src, 0b0011<<28)
 	src = append(src, 'a', 'b')
-	src = le.AppendUint16(src, uint16((2-1)<<3|7)) // length 7: extended
-	src = append(src, 0x50|0x00)                   // low nibble 0 -> 3+7+0 = 10; high nibble kept for the next
-	src = le.AppendUint16(src, uint16((1-1)<<3|7)) // uses the high nibble 5 -> 3+7+5 = 15
+	src = le.AppendUint16(src, token(2, lenExtended))
+	src = append(src, highNibble<<4|lowNibble) // the shared nibble byte, low nibble first
+	src = le.AppendUint16(src, token(1, lenExtended))
 	got, err := decompressLZ77(nil, src, 1000)
 	if err != nil {
 		t.Fatal(err)
@@ -35,9 +44,9 @@ func TestLZ77(t *testing.T) {
 	src = src[:0]
 	src = le.AppendUint32(src, 0b011<<29)
 	src = append(src, 'x')
-	src = le.AppendUint16(src, 7)
-	src = append(src, 0x0f, 20)   // 3 + 7 + 15 + 20 = 45
-	src = le.AppendUint16(src, 7) // the high nibble of 0x0f: 0 -> 3 + 7 + 0
+	src = le.AppendUint16(src, token(1, lenExtended))
+	src = append(src, 0x0f, 20)                       // 3 + 7 + 15 + 20 = 45
+	src = le.AppendUint16(src, token(1, lenExtended)) // the high nibble of 0x0f: 0 -> 3 + 7 + 0
 	got, err = decompressLZ77(nil, src, 1000)
 	if err != nil {
 		t.Fatal(err)
