@@ -39,7 +39,7 @@ var kernelGroups = map[uint8]*kernelGroup{
 	0x03: {task: "Process", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCEnd", 11: "Terminate", 39: "Defunct"}},
 	0x04: {task: "FileIO", opcodes: map[uint8]string{0: "Name", 32: "FileCreate", 35: "FileDelete", 36: "FileRundown", 64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
 	0x05: {task: "Thread", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCEnd", 36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
-	0x06: {task: "TcpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 12: "Connect", 13: "Disconnect"}},
+	0x06: {task: "TcpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 12: "Connect", 13: "Disconnect", 14: "Retransmit", 15: "Accept", 16: "Reconnect", 17: "Fail", 18: "TCPCopy", 26: "SendIPV6", 27: "RecvIPV6", 28: "ConnectIPV6", 29: "DisconnectIPV6", 30: "RetransmitIPV6", 31: "AcceptIPV6"}},
 	0x08: {task: "UdpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv"}},
 	0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
 	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{10: "CPU", 11: "PhyDisk", 12: "LogDisk", 13: "NIC", 14: "Video", 15: "Services"}},
@@ -48,7 +48,7 @@ var kernelGroups = map[uint8]*kernelGroup{
 	0x11: {task: "Object"},
 	0x14: {task: "Image", opcodes: map[uint8]string{2: "Unload", 3: "DCStart", 4: "DCEnd", 10: "Load", 33: "KernelBase"}},
 	0x17: {task: "CritSec"},
-	0x18: {task: "StackWalk", opcodes: map[uint8]string{32: "Stack", 34: "KeyCreate", 35: "KeyDelete", 36: "KeyRundown"}},
+	0x18: {task: "StackWalk", opcodes: map[uint8]string{32: "Stack", 34: "KeyCreate", 35: "KeyDelete", 36: "KeyRundown", 37: "StackKeyKernel", 38: "StackKeyUser"}},
 	0x1A: {task: "ALPC"},
 	0x1B: {task: "SplitIO"},
 	0x1C: {task: "ThreadPool"},
@@ -75,3 +75,10 @@ var kernelByGUID = func() map[clrevents.GUID]*kernelGroup {
 
 // kernelGroupOf returns the kernel class with GUID g, or nil.
 func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }
+
+// otherProviders names ETW providers that PerfView's kernel sessions log
+// beside the kernel's classes, as TraceEvent names them.
+var otherProviders = map[clrevents.GUID]string{
+	clrevents.MustParseGUID("b3e675d7-2554-4f18-830b-2762732560de"): "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
+	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
+}

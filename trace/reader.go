@@ -296,6 +296,8 @@ func (r *Reader) resolveGUID(g clrevents.GUID) *resolved {
 		res.prov, res.provider = p, p.String()
 	} else if k := kernelGroupOf(g); k != nil {
 		res.kernel, res.provider = k, kernelProvider
+	} else if name, ok := otherProviders[g]; ok {
+		res.provider = name
 	} else {
 		res.provider = g.String()
 	}

@@ -504,3 +504,26 @@ func TestAllocs(t *testing.T) {
 var osReadFile = os.ReadFile
 
 func unzipOneF(f *testing.F, data []byte) []byte { return unzipOne(f, data) }
+
+func TestKernelNames(t *testing.T) {
+	for g, k := range kernelGroups {
+		guid := etl.KernelGroupGUID(g)
+		if guid.IsZero() {
+			t.Errorf("group %#x (%s) has no GUID in package etl", g, k.task)
+			continue
+		}
+		if kernelGroupOf(guid) != k {
+			t.Errorf("group %#x: GUID %v does not resolve to %s", g, guid, k.task)
+		}
+	}
+	header := kernelGroupOf(etl.EventTraceGUID)
+	if got := header.eventName(0); got != "EventTrace" {
+		t.Errorf("header: %q", got)
+	}
+	if got := kernelGroupOf(etl.ProcessGUID).eventName(1); got != "Process/Start" {
+		t.Errorf("process start: %q", got)
+	}
+	if got := kernelGroupOf(etl.ProcessGUID).eventName(200); got != "Process/Opcode(200)" {
+		t.Errorf("unknown opcode: %q", got)
+	}
+}
