@@ -2,6 +2,28 @@
 // event logs the .NET runtime writes on every platform (dotnet-trace,
 // DiagnosticsClient, DOTNET_EnableEventPipe).
 //
+// Begin with Open, which takes a .nettrace or .netperf file or a .zip
+// holding one (NewReader reads any io.Reader); Reader.Info says what the
+// trace records about itself. Then call Reader.Next until it returns
+// io.EOF:
+//
+//	r, err := nettrace.Open("trace.nettrace")
+//	...
+//	defer r.Close()
+//	for {
+//		e, err := r.Next()
+//		if err == io.EOF {
+//			break
+//		}
+//		if err != nil {
+//			return err // an *Error: it names the block and the offset
+//		}
+//		// e.Provider, e.ID, e.Version, e.PointerSize, e.Payload, ...
+//	}
+//
+// The payloads of CLR runtime events decode with package clrevents (see
+// Payloads below).
+//
 // # Formats
 //
 // NewReader recognises the format from the first bytes:
