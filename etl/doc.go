@@ -1,13 +1,8 @@
 // Package etl reads Windows ETW log files (.etl) in pure Go, on any OS.
 //
-// An ETL file is a sequence of buffers, each a WMI_BUFFER_HEADER (72 bytes:
-// buffer size, saved offset, timestamps, processor, buffer flags and type)
-// followed by events aligned to 8 bytes; unused space is filled with 0xFF.
-// The first event of the first buffer is the kernel EventTrace header event
-// whose payload, TRACE_LOGFILE_HEADER, describes the log (Reader.Header).
-//
-// Open a file with Open (a .etl, or a zip holding one) or NewReader, then
-// call Next until io.EOF:
+// Begin with Open, which takes a .etl file or a .zip holding one (NewReader
+// reads any io.Reader); Reader.Header describes the log. Then call
+// Reader.Next until it returns io.EOF:
 //
 //	r, err := etl.Open("trace.etl.zip")
 //	...
@@ -22,6 +17,16 @@
 //		}
 //		// e.ProviderGUID, e.ID, e.Version, e.PointerSize, e.Payload, ...
 //	}
+//
+// The payloads of CLR runtime events decode with package clrevents.
+//
+// # Format
+//
+// An ETL file is a sequence of buffers, each a WMI_BUFFER_HEADER (72 bytes:
+// buffer size, saved offset, timestamps, processor, buffer flags and type)
+// followed by events aligned to 8 bytes; unused space is filled with 0xFF.
+// The first event of the first buffer is the kernel EventTrace header event
+// whose payload, TRACE_LOGFILE_HEADER, describes the log (Reader.Header).
 //
 // # Order
 //
