@@ -1,15 +1,19 @@
 // Package interp is a reference decoder for CLR event payloads that
 // interprets the lowered schema at run time instead of generating code.
 //
-// It reads any schema the generator accepts, so a program can decode events
-// from a YAML schema (or an XML manifest) without regenerating:
+// Begin with New, given the lowered Model of a schema (schema.Lower, or
+// gen.Load, which reads a schema file and applies an overrides file), then
+// call Decoder.Decode with the provider name, event ID, version, pointer
+// size and payload. It reads any schema the generator accepts, so a program
+// can decode events from a YAML schema (or an XML manifest) without
+// regenerating:
 //
 //	m, err := gen.Load("schema/clr.yaml", "schema/overrides.yaml")
 //	…
 //	d, err := interp.New(m)
 //	…
 //	v, n, err := d.Decode("Microsoft-Windows-DotNETRuntime", 1, 2, 8, payload)
-//	fmt.Println(v.Field("Reason").Text(), string(v.AppendJSON(nil)))
+//	fmt.Println(v.Get("Reason").Text(), string(v.AppendJSON(nil)))
 //
 // It is also the conformance suite's second opinion: every generated decoder
 // must agree with it on the value (AppendJSON gives byte for byte the JSON
