@@ -1,14 +1,3 @@
-// Package schema is the model of the CLR event manifest (ClrEtwAll.man): the
-// providers, their events, templates, maps, keywords, tasks and opcodes, as
-// facts a decoder needs. It loads the XML manifest and the checked-in YAML
-// form, applies our overrides, validates, and lowers the model into the
-// wire-level form the generator walks (see Lower).
-//
-// Every node remembers where it came from (Pos), so an error about bad input
-// reads "ClrEtwAll.man:1234: event GCStart_V2: …".
-//
-// Microsoft's message and description prose is not part of the model; names
-// of events, fields and map values are, and they never change on import.
 package schema
 
 import (
