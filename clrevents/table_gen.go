@@ -7804,3 +7804,218 @@ var eventTable = [...]EventInfo{{
 		return new(CLRStackWalkStress)
 	},
 }}
+
+var familyTable = [...]FamilyInfo{{
+	Members: []*EventInfo{&eventTable[2], &eventTable[3], &eventTable[4], &eventTable[5], &eventTable[208], &eventTable[209], &eventTable[210], &eventTable[211], &eventTable[503], &eventTable[504], &eventTable[505], &eventTable[506]},
+	Name:    "AppDomainLoadUnload",
+}, {
+	Members: []*EventInfo{&eventTable[204], &eventTable[205], &eventTable[206], &eventTable[207], &eventTable[499], &eventTable[500], &eventTable[501], &eventTable[502]},
+	Name:    "AssemblyLoadUnload",
+}, {
+	Members: []*EventInfo{&eventTable[27], &eventTable[29]},
+	Name:    "AssemblyLoadedUnloaded",
+}, {
+	Members: []*EventInfo{&eventTable[26], &eventTable[28]},
+	Name:    "AssemblyLoadingUnloading",
+}, {
+	Members: []*EventInfo{&eventTable[220], &eventTable[221], &eventTable[222], &eventTable[223]},
+	Name:    "AuthenticodeVerification",
+}, {
+	Members: []*EventInfo{&eventTable[310], &eventTable[311]},
+	Name:    "BGCAllocWait",
+}, {
+	Members: []*EventInfo{&eventTable[308], &eventTable[309]},
+	Name:    "BGCOverflow",
+}, {
+	Members: []*EventInfo{&eventTable[405], &eventTable[406], &eventTable[407], &eventTable[408], &eventTable[409], &eventTable[410], &eventTable[411], &eventTable[412], &eventTable[413], &eventTable[414], &eventTable[415], &eventTable[416], &eventTable[417], &eventTable[418], &eventTable[419], &eventTable[420], &eventTable[421], &eventTable[422]},
+	Name:    "Binding",
+}, {
+	Members: []*EventInfo{&eventTable[16], &eventTable[17]},
+	Name:    "ClassLoaded",
+}, {
+	Members: []*EventInfo{&eventTable[14], &eventTable[15]},
+	Name:    "ClassLoadingFailed",
+}, {
+	Members: []*EventInfo{&eventTable[161], &eventTable[403], &eventTable[462], &eventTable[515]},
+	Name:    "ClrStackWalk",
+}, {
+	Members: []*EventInfo{&eventTable[133], &eventTable[134]},
+	Name:    "ClrThreadPoolSuspend",
+}, {
+	Members: []*EventInfo{&eventTable[121], &eventTable[122], &eventTable[123], &eventTable[124]},
+	Name:    "ClrWorkerThread",
+}, {
+	Members: []*EventInfo{&eventTable[159], &eventTable[160], &eventTable[170], &eventTable[171]},
+	Name:    "Contention",
+}, {
+	Members: []*EventInfo{&eventTable[0], &eventTable[1]},
+	Name:    "ContextLoadedUnloaded",
+}, {
+	Members: []*EventInfo{&eventTable[477], &eventTable[479], &eventTable[481], &eventTable[483]},
+	Name:    "DCStartEnd",
+}, {
+	Members: []*EventInfo{&eventTable[195], &eventTable[196], &eventTable[488], &eventTable[489], &eventTable[490], &eventTable[491]},
+	Name:    "DomainModuleLoadUnload",
+}, {
+	Members: []*EventInfo{&eventTable[459], &eventTable[460]},
+	Name:    "DynamicTypeUseNoParametersPrivate",
+}, {
+	Members: []*EventInfo{&eventTable[448], &eventTable[450], &eventTable[453]},
+	Name:    "DynamicTypeUsePrivate",
+}, {
+	Members: []*EventInfo{&eventTable[451], &eventTable[454]},
+	Name:    "DynamicTypeUsePrivateVariance",
+}, {
+	Members: []*EventInfo{&eventTable[455], &eventTable[461]},
+	Name:    "DynamicTypeUseStringAndIntPrivate",
+}, {
+	Members: []*EventInfo{&eventTable[449], &eventTable[452], &eventTable[456], &eventTable[457], &eventTable[458]},
+	Name:    "DynamicTypeUseTwoParametersPrivate",
+}, {
+	Members: []*EventInfo{&eventTable[249], &eventTable[251], &eventTable[253]},
+	Name:    "ExceptionHandling",
+}, {
+	Members: []*EventInfo{&eventTable[273], &eventTable[512]},
+	Name:    "ExecutionCheckpoint",
+}, {
+	Members: []*EventInfo{&eventTable[85], &eventTable[86], &eventTable[87], &eventTable[88], &eventTable[89]},
+	Name:    "GCAllocationTick",
+}, {
+	Members: []*EventInfo{&eventTable[75], &eventTable[76]},
+	Name:    "GCCreateSegment",
+}, {
+	Members: []*EventInfo{&eventTable[277], &eventTable[278]},
+	Name:    "GCDecision",
+}, {
+	Members: []*EventInfo{&eventTable[68], &eventTable[69]},
+	Name:    "GCEnd",
+}, {
+	Members: []*EventInfo{&eventTable[94], &eventTable[95]},
+	Name:    "GCFinalizersEnd",
+}, {
+	Members: []*EventInfo{&eventTable[47], &eventTable[48]},
+	Name:    "GCFinalizingFinalizedObject",
+}, {
+	Members: []*EventInfo{&eventTable[77], &eventTable[78]},
+	Name:    "GCFreeSegment",
+}, {
+	Members: []*EventInfo{&eventTable[312], &eventTable[313]},
+	Name:    "GCFullNotify",
+}, {
+	Members: []*EventInfo{&eventTable[238], &eventTable[239], &eventTable[240], &eventTable[285], &eventTable[286]},
+	Name:    "GCGlobalHeap",
+}, {
+	Members: []*EventInfo{&eventTable[72], &eventTable[73], &eventTable[74]},
+	Name:    "GCHeapStats",
+}, {
+	Members: []*EventInfo{&eventTable[236], &eventTable[287], &eventTable[288]},
+	Name:    "GCJoin",
+}, {
+	Members: []*EventInfo{&eventTable[107], &eventTable[108], &eventTable[109], &eventTable[110]},
+	Name:    "GCMark",
+}, {
+	Members: []*EventInfo{&eventTable[71], &eventTable[80], &eventTable[82], &eventTable[97], &eventTable[297], &eventTable[298], &eventTable[299], &eventTable[300], &eventTable[301], &eventTable[302], &eventTable[303], &eventTable[304], &eventTable[305]},
+	Name:    "GCNoUserData",
+}, {
+	Members: []*EventInfo{&eventTable[281], &eventTable[282]},
+	Name:    "GCOptimized",
+}, {
+	Members: []*EventInfo{&eventTable[237], &eventTable[283], &eventTable[284]},
+	Name:    "GCPerHeapHistory",
+}, {
+	Members: []*EventInfo{&eventTable[103], &eventTable[114]},
+	Name:    "GCSampledObjectAllocation",
+}, {
+	Members: []*EventInfo{&eventTable[279], &eventTable[280], &eventTable[463]},
+	Name:    "GCSettings",
+}, {
+	Members: []*EventInfo{&eventTable[65], &eventTable[66], &eventTable[67]},
+	Name:    "GCStart",
+}, {
+	Members: []*EventInfo{&eventTable[83], &eventTable[84]},
+	Name:    "GCSuspendEE",
+}, {
+	Members: []*EventInfo{&eventTable[241], &eventTable[242]},
+	Name:    "GenAwareTemplate",
+}, {
+	Members: []*EventInfo{&eventTable[125], &eventTable[126], &eventTable[127], &eventTable[128], &eventTable[129], &eventTable[130], &eventTable[131], &eventTable[132]},
+	Name:    "IOThread",
+}, {
+	Members: []*EventInfo{&eventTable[7], &eventTable[8], &eventTable[9], &eventTable[10]},
+	Name:    "JitBeginFailedDone",
+}, {
+	Members: []*EventInfo{&eventTable[229], &eventTable[230], &eventTable[484], &eventTable[485], &eventTable[486], &eventTable[487]},
+	Name:    "MethodILToNativeMap",
+}, {
+	Members: []*EventInfo{&eventTable[190], &eventTable[191]},
+	Name:    "MethodJittingStarted",
+}, {
+	Members: []*EventInfo{&eventTable[174], &eventTable[175], &eventTable[178], &eventTable[179], &eventTable[180], &eventTable[181], &eventTable[182], &eventTable[183], &eventTable[464], &eventTable[465], &eventTable[466], &eventTable[467], &eventTable[468], &eventTable[469]},
+	Name:    "MethodLoadUnload",
+}, {
+	Members: []*EventInfo{&eventTable[176], &eventTable[177], &eventTable[184], &eventTable[185], &eventTable[186], &eventTable[187], &eventTable[188], &eventTable[189], &eventTable[470], &eventTable[471], &eventTable[472], &eventTable[473], &eventTable[474], &eventTable[475]},
+	Name:    "MethodLoadUnloadVerbose",
+}, {
+	Members: []*EventInfo{&eventTable[30], &eventTable[31], &eventTable[32], &eventTable[33], &eventTable[34], &eventTable[35], &eventTable[36]},
+	Name:    "MethodTracing",
+}, {
+	Members: []*EventInfo{&eventTable[193], &eventTable[194], &eventTable[197], &eventTable[198], &eventTable[199], &eventTable[200], &eventTable[201], &eventTable[202], &eventTable[203], &eventTable[492], &eventTable[493], &eventTable[494], &eventTable[495], &eventTable[496], &eventTable[497], &eventTable[498]},
+	Name:    "ModuleLoadUnload",
+}, {
+	Members: []*EventInfo{&eventTable[23], &eventTable[25]},
+	Name:    "ModuleLoadedUnloaded",
+}, {
+	Members: []*EventInfo{&eventTable[21], &eventTable[22], &eventTable[24]},
+	Name:    "ModuleLoadingUnloadingFailed",
+}, {
+	Members: []*EventInfo{&eventTable[212], &eventTable[508], &eventTable[509]},
+	Name:    "ModuleRange",
+}, {
+	Members: []*EventInfo{&eventTable[55], &eventTable[56], &eventTable[57]},
+	Name:    "MonitorContentionFailedAcquired",
+}, {
+	Members: []*EventInfo{&eventTable[289], &eventTable[290], &eventTable[291], &eventTable[292], &eventTable[293], &eventTable[294], &eventTable[295], &eventTable[296]},
+	Name:    "PrvGCMark",
+}, {
+	Members: []*EventInfo{&eventTable[213], &eventTable[214]},
+	Name:    "R2RGetEntryPoint",
+}, {
+	Members: []*EventInfo{&eventTable[226], &eventTable[510]},
+	Name:    "RuntimeInformation",
+}, {
+	Members: []*EventInfo{&eventTable[315], &eventTable[316], &eventTable[317], &eventTable[318], &eventTable[319], &eventTable[320], &eventTable[321], &eventTable[322], &eventTable[323], &eventTable[324], &eventTable[325], &eventTable[326], &eventTable[327], &eventTable[328], &eventTable[329], &eventTable[330], &eventTable[331], &eventTable[332], &eventTable[333], &eventTable[334], &eventTable[335], &eventTable[336], &eventTable[337], &eventTable[338], &eventTable[339], &eventTable[340], &eventTable[341], &eventTable[342], &eventTable[343], &eventTable[344], &eventTable[345], &eventTable[346], &eventTable[347], &eventTable[348], &eventTable[349], &eventTable[350], &eventTable[351], &eventTable[352], &eventTable[353], &eventTable[354], &eventTable[355], &eventTable[356], &eventTable[357], &eventTable[358], &eventTable[359], &eventTable[360], &eventTable[361], &eventTable[362], &eventTable[363], &eventTable[364], &eventTable[365], &eventTable[366], &eventTable[367], &eventTable[368], &eventTable[369], &eventTable[370], &eventTable[371], &eventTable[372], &eventTable[373], &eventTable[374], &eventTable[375], &eventTable[376], &eventTable[377], &eventTable[378], &eventTable[379], &eventTable[380], &eventTable[381], &eventTable[382], &eventTable[383], &eventTable[384], &eventTable[385], &eventTable[386], &eventTable[387], &eventTable[388], &eventTable[389], &eventTable[390], &eventTable[391], &eventTable[392], &eventTable[393], &eventTable[394], &eventTable[395], &eventTable[396], &eventTable[397], &eventTable[398], &eventTable[399], &eventTable[400], &eventTable[401], &eventTable[402]},
+	Name:    "Startup",
+}, {
+	Members: []*EventInfo{&eventTable[513], &eventTable[514]},
+	Name:    "StressLogMessage",
+}, {
+	Members: []*EventInfo{&eventTable[216], &eventTable[217], &eventTable[218], &eventTable[219]},
+	Name:    "StrongNameVerification",
+}, {
+	Members: []*EventInfo{&eventTable[164], &eventTable[507]},
+	Name:    "ThreadCreated",
+}, {
+	Members: []*EventInfo{&eventTable[149], &eventTable[150]},
+	Name:    "ThreadPoolIOWork",
+}, {
+	Members: []*EventInfo{&eventTable[146], &eventTable[147]},
+	Name:    "ThreadPoolWork",
+}, {
+	Members: []*EventInfo{&eventTable[135], &eventTable[136], &eventTable[137], &eventTable[138], &eventTable[142]},
+	Name:    "ThreadPoolWorkerThread",
+}, {
+	Members: []*EventInfo{&eventTable[151], &eventTable[152]},
+	Name:    "ThreadStartWork",
+}, {
+	Members: []*EventInfo{&eventTable[58], &eventTable[59], &eventTable[60], &eventTable[61]},
+	Name:    "ThreadStartedStoppingStoppedExited",
+}, {
+	Members: []*EventInfo{&eventTable[165], &eventTable[166]},
+	Name:    "ThreadTerminatedOrTransition",
+}, {
+	Members: []*EventInfo{&eventTable[258], &eventTable[511]},
+	Name:    "TieredCompilationSettings",
+}, {
+	Members: []*EventInfo{&eventTable[18], &eventTable[19], &eventTable[20]},
+	Name:    "VTableLoadingFailedLoaded",
+}}

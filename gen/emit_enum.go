@@ -230,4 +230,5 @@ func (g *pkgIR) table(f *File) {
 		}))
 	}
 	f.Var().Id("eventTable").Op("=").Index(Op("...")).Id("EventInfo").Values(rows...)
+	f.Line()
 }

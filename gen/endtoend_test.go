@@ -42,12 +42,13 @@ func manifestPath(t *testing.T, file string) string {
 	return p
 }
 
-// goNamesOnly returns the goNames part of schema/overrides.yaml, keeping
-// only the names of events s has. Every manifest has both the runtime
-// provider's legacy MethodDCStartV2 … (version 0) and the rundown provider's
-// MethodDCStart_V2 …, which the naming rule maps to one Go name; the other
-// overrides (map entries, counts) are corrections of the net10 manifest and
-// are left out.
+// goNamesOnly returns the naming part of schema/overrides.yaml (goNames and
+// familyNames), keeping only the names of events and templates s has. Every
+// manifest has both the runtime provider's legacy MethodDCStartV2 …
+// (version 0) and the rundown provider's MethodDCStart_V2 …, which the
+// naming rule maps to one Go name, and the StressLog family whose interface
+// would take the name of the event StressLogEvent; the other overrides (map
+// entries, counts) are corrections of the net10 manifest and are left out.
 func goNamesOnly(s *schema.Schema) (*schema.Overrides, error) {
 	o, err := schema.LoadOverrides(overridesPath)
 	if err != nil {
@@ -55,7 +56,7 @@ func goNamesOnly(s *schema.Schema) (*schema.Overrides, error) {
 	}
 	out := &schema.Overrides{File: o.File}
 	for _, e := range o.Entries {
-		if len(e.GoNames) == 0 {
+		if len(e.GoNames) == 0 && len(e.FamilyNames) == 0 {
 			continue
 		}
 		for _, pn := range e.Providers {
@@ -71,6 +72,15 @@ func goNamesOnly(s *schema.Schema) (*schema.Overrides, error) {
 			}
 			if len(names) > 0 {
 				out.Entries = append(out.Entries, &schema.Override{Why: e.Why, Providers: []string{pn}, GoNames: names, Pos: e.Pos})
+			}
+			fams := map[string]string{}
+			for tid, g := range e.FamilyNames {
+				if p.Template(tid) != nil {
+					fams[tid] = g
+				}
+			}
+			if len(fams) > 0 {
+				out.Entries = append(out.Entries, &schema.Override{Why: e.Why, Providers: []string{pn}, FamilyNames: fams, Pos: e.Pos})
 			}
 		}
 	}

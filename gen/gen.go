@@ -66,7 +66,14 @@ func Generate(m *schema.Model, cfg Config) (map[string][]byte, error) {
 
 	tf := newFile()
 	ir.table(tf)
+	ir.familyTable(tf)
 	files["table_gen.go"] = tf
+
+	if len(ir.families) > 0 {
+		ff := newFile()
+		ir.familyTypes(ff)
+		files["families_gen.go"] = ff
+	}
 
 	for _, pr := range ir.providers {
 		ef := newFile()

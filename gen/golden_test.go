@@ -30,6 +30,7 @@ var goldenCases = []string{
 	"binary_length",   // win:Binary with length=, UnicodeString with length=
 	"versions",        // V0 → V1 → V2 of one event
 	"map_two_intypes", // one valueMap read as UInt8 and UInt32; a bitMap
+	"family",          // two versions and a rundown event sharing a template key: optional, widened, left-out fields
 }
 
 const goldenExt = ".golden"
@@ -195,10 +196,17 @@ func TestGoldenBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The family test of clrevents uses only what every generated
+	// package has, so it runs on every golden case too.
+	familyTest, err := os.ReadFile(filepath.Join(primitivesDir, "family_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	pkgs := map[string]map[string][]byte{}
 	for _, c := range goldenCases {
 		files := generateCase(t, filepath.Join("testdata", c))
 		files["roundtrip_test.go"] = roundtrip
+		files["family_test.go"] = familyTest
 		pkgs[c] = files
 	}
 	dir := tempModule(t, pkgs)

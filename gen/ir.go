@@ -15,7 +15,8 @@ import (
 type pkgIR struct {
 	source    string
 	providers []*provIR
-	events    []*eventIR // table order: provider, id, version
+	events    []*eventIR  // table order: provider, id, version
+	families  []*familyIR // by name
 }
 
 type provIR struct {
@@ -61,6 +62,7 @@ type eventIR struct {
 	hasPtr   bool // any pointer-sized field anywhere in the payload
 	taskName string
 	opName   string
+	family   *familyIR // nil when in none
 }
 
 // scopeIR is a template's or a struct element's fields.
@@ -196,6 +198,7 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 	for i, ev := range p.events {
 		ev.index = i
 	}
+	p.buildFamilies(&n)
 	if len(n.errs) > 0 {
 		return nil, errors.Join(n.errs...)
 	}

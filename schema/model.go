@@ -3,6 +3,8 @@ package schema
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 )
 
 // Pos is where a node was read: a file name (base name only, so generated
@@ -101,8 +103,25 @@ type MapEntry struct {
 type Template struct {
 	TID    string   `yaml:"tid"`
 	Fields []*Field `yaml:"fields"`
-	Pos    Pos      `yaml:"-"`
+	// FamilyName, when set, is the Go name of the family of events the
+	// template belongs to, instead of the one the rule derives (see
+	// FamilyKey). Manifests never set it; an override does, where the
+	// derived name would clash.
+	FamilyName string `yaml:"familyName,omitempty"`
+	Pos        Pos    `yaml:"-"`
 }
+
+var familyVersion = regexp.MustCompile(`_V[0-9]+$`)
+
+// FamilyKey is what groups templates into a family of events: the template
+// name without a trailing _V<digits> and without any "Rundown".
+// MethodLoadUnloadRundownVerbose_V1 → MethodLoadUnloadVerbose.
+func FamilyKey(tid string) string {
+	return strings.ReplaceAll(StripVersion(tid), "Rundown", "")
+}
+
+// StripVersion removes a trailing _V<digits>: GCStart_V2 → GCStart.
+func StripVersion(s string) string { return familyVersion.ReplaceAllString(s, "") }
 
 // Field is a <data> element, or a <struct> element when Fields is set.
 //

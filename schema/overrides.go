@@ -38,6 +38,9 @@ type Override struct {
 
 	// GoNames gives events (by symbol) explicit Go type names.
 	GoNames map[string]string `yaml:"goNames,omitempty"`
+	// FamilyNames gives the families of templates (by template name) an
+	// explicit Go name, where the derived one would clash.
+	FamilyNames map[string]string `yaml:"familyNames,omitempty"`
 
 	Pos Pos `yaml:"-"`
 }
@@ -105,8 +108,8 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 			l.add(e.Pos, what, "every override needs a why")
 		case len(e.Providers) == 0:
 			l.add(e.Pos, what, "no providers named")
-		case countTrue(e.Map != "", e.Template != "", len(e.GoNames) > 0) != 1:
-			l.add(e.Pos, what, "name exactly one of map, template or goNames")
+		case countTrue(e.Map != "", e.Template != "", len(e.GoNames) > 0, len(e.FamilyNames) > 0) != 1:
+			l.add(e.Pos, what, "name exactly one of map, template, goNames or familyNames")
 		case e.Map != "" && len(e.AddEntries) == 0:
 			l.add(e.Pos, what, "map %s: nothing to add", e.Map)
 		case e.Template != "" && (e.Field == "") == (e.InsertAfter == ""):
@@ -140,6 +143,8 @@ func (o *Overrides) Apply(s *Schema) error {
 				applyInsert(e, p, &l)
 			case e.Template != "":
 				applyField(e, p, &l)
+			case len(e.FamilyNames) > 0:
+				applyFamilyNames(e, p, &l)
 			default:
 				applyGoNames(e, p, &l)
 			}
@@ -234,6 +239,26 @@ func applyGoNames(e *Override, p *Provider, l *errList) {
 			l.add(e.Pos, what, "already named %s: drop it", ev.GoName)
 		default:
 			ev.GoName = e.GoNames[sym]
+		}
+	}
+}
+
+func applyFamilyNames(e *Override, p *Provider, l *errList) {
+	tids := make([]string, 0, len(e.FamilyNames))
+	for t := range e.FamilyNames {
+		tids = append(tids, t)
+	}
+	sort.Strings(tids)
+	for _, tid := range tids {
+		t := p.Template(tid)
+		what := fmt.Sprintf("override of %s template %s", p.Name, tid)
+		switch {
+		case t == nil:
+			l.add(e.Pos, what, "no such template")
+		case t.FamilyName == e.FamilyNames[tid]:
+			l.add(e.Pos, what, "family already named %s: drop it", t.FamilyName)
+		default:
+			t.FamilyName = e.FamilyNames[tid]
 		}
 	}
 }
