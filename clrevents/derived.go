@@ -1,0 +1,81 @@
+package clrevents
+
+import "strconv"
+
+// Values that TraceEvent users know as event properties but that the
+// payload holds only implicitly. They are methods of the family types, so
+// one call serves every version of the event; none is a payload field.
+
+// OptimizationTier is the code a method load describes: how the JIT
+// compiled it. The runtime packs it into bits 7–9 of MethodFlags
+// (eventtrace.h: MethodFlagsJitOptimizationTierShift = 7, low mask 0x7;
+// the values follow eventtrace.cpp's JitOptimizationTier); runtimes before
+// .NET Core 3.0 leave the bits 0 (Unknown).
+type OptimizationTier uint8
+
+// The tiers, in the runtime's numbering.
+const (
+	TierUnknown                    OptimizationTier = 0 // not reported (older runtimes)
+	TierMinOptJitted               OptimizationTier = 1 // compiled without optimizations (MinOpts)
+	TierOptimized                  OptimizationTier = 2 // fully optimized, outside tiering
+	TierQuickJitted                OptimizationTier = 3 // tier 0
+	TierOptimizedTier1             OptimizationTier = 4 // tier 1
+	TierOptimizedTier1OSR          OptimizationTier = 5 // tier 1 on-stack-replacement code for a loop
+	TierQuickJittedInstrumented    OptimizationTier = 6 // tier 0 with instrumentation (dynamic PGO)
+	TierOptimizedTier1Instrumented OptimizationTier = 7 // tier 1 with instrumentation (dynamic PGO)
+)
+
+var tierNames = [...]string{
+	"Unknown", "MinOptJitted", "Optimized", "QuickJitted", "OptimizedTier1",
+	"OptimizedTier1OSR", "QuickJittedInstrumented", "OptimizedTier1Instrumented",
+}
+
+// String returns the tier's name, as TraceEvent and the runtime spell it.
+func (t OptimizationTier) String() string {
+	if int(t) < len(tierNames) {
+		return tierNames[t]
+	}
+	return "OptimizationTier(" + strconv.Itoa(int(t)) + ")"
+}
+
+// tierOf extracts the tier from a MethodFlags value.
+func tierOf(methodFlags uint32) OptimizationTier {
+	return OptimizationTier(methodFlags >> 7 & 0x7)
+}
+
+// OptimizationTier is the tier of the method's code, from MethodFlags bits
+// 7–9.
+func (f MethodLoadUnloadVerboseFields) OptimizationTier() OptimizationTier {
+	return tierOf(f.MethodFlags)
+}
+
+// OptimizationTier is the tier of the method's code, from MethodFlags bits
+// 7–9.
+func (f MethodLoadUnloadFields) OptimizationTier() OptimizationTier {
+	return tierOf(f.MethodFlags)
+}
+
+// TotalHeapSize is the size of every generation after the GC: generations
+// 0, 1 and 2, the large object heap (GenerationSize3) and, from version 2,
+// the pinned object heap (GenerationSize4), as TraceEvent totals it.
+func (f GCHeapStatsFields) TotalHeapSize() uint64 {
+	return f.GenerationSize0 + f.GenerationSize1 + f.GenerationSize2 + f.GenerationSize3 + f.GenerationSize4
+}
+
+// TotalPromoted is the bytes promoted out of every generation the GC
+// collected (TotalPromotedSize0 to 4), as TraceEvent totals it.
+func (f GCHeapStatsFields) TotalPromoted() uint64 {
+	return f.TotalPromotedSize0 + f.TotalPromotedSize1 + f.TotalPromotedSize2 + f.TotalPromotedSize3 + f.TotalPromotedSize4
+}
+
+// ModuleILFileName is the file name of ModuleILPath (after the last '\' or
+// '/'), as TraceEvent gives it. It allocates the string.
+func (f ModuleLoadUnloadFields) ModuleILFileName() string {
+	p := f.ModuleILPath.String()
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '\\' || p[i] == '/' {
+			return p[i+1:]
+		}
+	}
+	return p
+}

@@ -1,0 +1,45 @@
+package clrevents_test
+
+import (
+	"testing"
+
+	"github.com/clrgo/clrevents/clrevents"
+)
+
+func TestOptimizationTier(t *testing.T) {
+	for tier := clrevents.OptimizationTier(0); tier < 8; tier++ {
+		// Jitted (0x8) with the tier in bits 7–9 and the cold-section bit.
+		flags := uint32(0x8) | uint32(tier)<<7 | 0x10000000
+		v2 := &clrevents.MethodLoadVerboseV2{MethodFlags: clrevents.MethodFlags(flags)}
+		if got := v2.MethodLoadUnloadVerboseFields().OptimizationTier(); got != tier {
+			t.Errorf("flags %#x: tier %v, want %v", flags, got, tier)
+		}
+		rundown := &clrevents.MethodDCEndVerboseV1{MethodFlags: clrevents.RundownMethodFlags(flags)}
+		if got := rundown.MethodLoadUnloadVerboseFields().OptimizationTier(); got != tier {
+			t.Errorf("rundown flags %#x: tier %v, want %v", flags, got, tier)
+		}
+	}
+	if s := clrevents.TierOptimizedTier1OSR.String(); s != "OptimizedTier1OSR" {
+		t.Errorf("String: %q", s)
+	}
+	if s := clrevents.OptimizationTier(9).String(); s != "OptimizationTier(9)" {
+		t.Errorf("String of an unknown tier: %q", s)
+	}
+}
+
+func TestHeapTotals(t *testing.T) {
+	// The gcevents.etl baseline's GC #1: TotalHeapSize=657,192; TotalPromoted=310,952.
+	v2 := &clrevents.GCHeapStatsV2{
+		GenerationSize0: 584, TotalPromotedSize0: 310952, GenerationSize1: 314184,
+		GenerationSize3: 326056, GenerationSize4: 16368,
+	}
+	f := v2.GCHeapStatsFields()
+	if f.TotalHeapSize() != 657192 || f.TotalPromoted() != 310952 {
+		t.Errorf("totals %d, %d", f.TotalHeapSize(), f.TotalPromoted())
+	}
+	// Version 1 has no generation 4.
+	v1 := &clrevents.GCHeapStatsV1{GenerationSize0: 1, GenerationSize1: 2, GenerationSize2: 4, GenerationSize3: 8, TotalPromotedSize1: 16}
+	if f := v1.GCHeapStatsFields(); f.TotalHeapSize() != 15 || f.TotalPromoted() != 16 || f.HasGenerationSize4 {
+		t.Errorf("V1 totals %d, %d, has gen4 %v", f.TotalHeapSize(), f.TotalPromoted(), f.HasGenerationSize4)
+	}
+}
