@@ -61,3 +61,46 @@ func Example() {
 	// - pid 179596: GC #2, gen 2, Induced
 	// etl: 71 events, 69 CLR events
 }
+
+// One case handles every version of every method-verbose event: the
+// runtime's MethodLoadVerbose and MethodUnloadVerbose (V0–V2) and the
+// rundown's MethodDCStartVerbose and MethodDCEndVerbose (V0–V2).
+func Example_methodNames() {
+	r, err := trace.Open("../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	methods, tier1 := 0, 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		ev, err := e.Decode()
+		if err != nil {
+			continue
+		}
+		switch ev := ev.(type) {
+		case clrevents.MethodLoadUnloadVerboseEvent:
+			m := ev.MethodLoadUnloadVerboseFields()
+			if methods < 3 {
+				fmt.Printf("%s: %s.%s at %#x (%d bytes)\n", ev.Info().Name,
+					m.MethodNamespace.String(), m.MethodName.String(), m.MethodStartAddress, m.MethodSize)
+			}
+			if m.OptimizationTier() == clrevents.TierOptimizedTier1 {
+				tier1++
+			}
+			methods++
+		}
+	}
+	fmt.Printf("%d methods, %d of them at tier 1\n", methods, tier1)
+	// Output:
+	// MethodDCEndVerbose_V1: Microsoft.Diagnostics.Tracing.Parsers.SymbolTraceEventParser.EnumerateTemplates at 0x7ffd98a90890 (3367 bytes)
+	// MethodDCEndVerbose_V1: Microsoft.Diagnostics.Tracing.Parsers.Symbol.DbgIDRSDSTraceData..ctor at 0x7ffd98a91610 (229 bytes)
+	// MethodDCEndVerbose_V1: Microsoft.Diagnostics.Tracing.Parsers.Symbol.ImageIDTraceData..ctor at 0x7ffd98a91720 (229 bytes)
+	// 1499 methods, 7 of them at tier 1
+}
