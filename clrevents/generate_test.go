@@ -11,12 +11,12 @@ import (
 // TestGeneratedUpToDate regenerates the package in memory from the checked-in
 // schema and overrides and fails if any file differs from what is committed.
 func TestGeneratedUpToDate(t *testing.T) {
-	const schemaPath, overrides = "../schema/clr.yaml", "../schema/overrides.yaml"
-	m, err := gen.Load(schemaPath, overrides)
+	const schemaPath, extra, overrides = "../schema/clr.yaml", "../schema/extra.yaml", "../schema/overrides.yaml"
+	m, err := gen.Load(schemaPath, overrides, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := gen.Generate(m, gen.Config{Package: "clrevents", Sources: gen.Sources(schemaPath, overrides), Tests: true})
+	files, err := gen.Generate(m, gen.Config{Package: "clrevents", Sources: gen.Sources(schemaPath, overrides, extra), Tests: true})
 	if err != nil {
 		t.Fatal(err)
 	}

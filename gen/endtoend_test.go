@@ -31,6 +31,7 @@ var manifests = []struct{ pkg, file string }{
 const (
 	overridesPath = "../schema/overrides.yaml"
 	schemaPath    = "../schema/clr.yaml"
+	extraPath     = "../schema/extra.yaml"
 )
 
 func manifestPath(t *testing.T, file string) string {
@@ -190,16 +191,16 @@ func TestRealManifestsBuild(t *testing.T) {
 }
 
 // TestManifestGivesCommittedPackage generates from the net10 manifest itself
-// (not its import, clr.yaml) with schema/overrides.yaml and compares with the
-// committed clrevents package, file for file.
+// (not its import, clr.yaml) with schema/extra.yaml and schema/overrides.yaml
+// and compares with the committed clrevents package, file for file.
 func TestManifestGivesCommittedPackage(t *testing.T) {
 	path := manifestPath(t, manifests[len(manifests)-1].file)
-	m, err := gen.Load(path, overridesPath)
+	m, err := gen.Load(path, overridesPath, extraPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The committed header names the imported schema, not the manifest.
-	files, err := gen.Generate(m, gen.Config{Package: "clrevents", Sources: gen.Sources(schemaPath, overridesPath), Tests: true})
+	files, err := gen.Generate(m, gen.Config{Package: "clrevents", Sources: gen.Sources(schemaPath, overridesPath, extraPath), Tests: true})
 	if err != nil {
 		t.Fatal(err)
 	}

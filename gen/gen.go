@@ -193,21 +193,20 @@ func sortedNames(m map[string][]byte) []string {
 }
 
 // Load reads a schema (a YAML schema or an XML manifest, told apart by
-// content), applies the overrides file if one is named, and lowers the
-// result.
-func Load(schemaPath, overridesPath string) (*schema.Model, error) {
-	data, err := os.ReadFile(schemaPath)
+// content) and any extra schemas (providers the manifest lacks, in the same
+// format; their providers follow the schema's), applies the overrides file
+// if one is named, and lowers the result.
+func Load(schemaPath, overridesPath string, extra ...string) (*schema.Model, error) {
+	s, err := readSchema(schemaPath)
 	if err != nil {
 		return nil, err
 	}
-	var s *schema.Schema
-	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '<' {
-		s, err = schema.ParseManifest(schemaPath, data)
-	} else {
-		s, err = schema.ParseYAML(schemaPath, data)
-	}
-	if err != nil {
-		return nil, err
+	for _, p := range extra {
+		x, err := readSchema(p)
+		if err != nil {
+			return nil, err
+		}
+		s.Providers = append(s.Providers, x.Providers...)
 	}
 	if overridesPath != "" {
 		o, err := schema.LoadOverrides(overridesPath)
@@ -221,11 +220,29 @@ func Load(schemaPath, overridesPath string) (*schema.Model, error) {
 	return schema.Lower(s)
 }
 
-// Sources is how the header names a schema and an overrides file.
-func Sources(schemaPath, overridesPath string) string {
-	s := filepath.Base(schemaPath)
-	if overridesPath != "" {
-		s += " and " + filepath.Base(overridesPath)
+func readSchema(path string) (*schema.Schema, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
-	return s
+	if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '<' {
+		return schema.ParseManifest(path, data)
+	}
+	return schema.ParseYAML(path, data)
+}
+
+// Sources is how the header names a schema, the extra schemas and an
+// overrides file: "clr.yaml, extra.yaml and overrides.yaml".
+func Sources(schemaPath, overridesPath string, extra ...string) string {
+	names := []string{filepath.Base(schemaPath)}
+	for _, p := range extra {
+		names = append(names, filepath.Base(p))
+	}
+	if overridesPath != "" {
+		names = append(names, filepath.Base(overridesPath))
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

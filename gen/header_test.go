@@ -44,7 +44,7 @@ func TestGeneratedHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "// " + strings.Join(gen.Header("clr.yaml and overrides.yaml"), "\n// ") + "\n"
+		want := "// " + strings.Join(gen.Header("clr.yaml, extra.yaml and overrides.yaml"), "\n// ") + "\n"
 		if !strings.HasPrefix(string(src), want) {
 			t.Errorf("%s does not start with\n%s", name, want)
 		}

@@ -41,10 +41,10 @@ func GoName(s string) (string, error) {
 // without "Microsoft-Windows-DotNET" or "Microsoft-DotNET", and without a
 // leading "Runtime" when something follows it. Microsoft-Windows-DotNETRuntime
 // → Runtime, …RuntimeRundown → Rundown, Microsoft-DotNETRuntimeMonoProfiler →
-// MonoProfiler.
+// MonoProfiler, Microsoft-DotNETCore-SampleProfiler → SampleProfiler.
 func ProviderShort(name string) (string, error) {
 	s := name
-	for _, p := range []string{"Microsoft-Windows-DotNET", "Microsoft-DotNET"} {
+	for _, p := range []string{"Microsoft-Windows-DotNET", "Microsoft-DotNETCore-", "Microsoft-DotNET"} {
 		s = strings.TrimPrefix(s, p)
 	}
 	if len(s) > len("Runtime") {

@@ -328,7 +328,7 @@ func providerNode(p *Provider) *yaml.Node {
 	if len(p.Templates) > 0 {
 		ts := seq()
 		for _, t := range p.Templates {
-			ts.Content = append(ts.Content, mapping(false, kvs(nil, "tid", t.TID, "fields", fieldsNode(t.Fields))...))
+			ts.Content = append(ts.Content, mapping(false, kvs(nil, "tid", t.TID, "familyName", t.FamilyName, "fields", fieldsNode(t.Fields))...))
 		}
 		kv = kvs(kv, "templates", ts)
 	}

@@ -24,6 +24,7 @@ const (
 	payloadDir    = "../../testdata/payloads"
 	schemaPath    = "../../schema/clr.yaml"
 	overridesPath = "../../schema/overrides.yaml"
+	extraPath     = "../../schema/extra.yaml"
 )
 
 var (
@@ -33,11 +34,12 @@ var (
 )
 
 // reference returns the schema-interpreting decoder for the checked-in
-// schema and overrides, the inputs the generated package was made from.
+// schema, extra schema and overrides, the inputs the generated package was
+// made from.
 func reference(t testing.TB) *interp.Decoder {
 	t.Helper()
 	interpOnce.Do(func() {
-		m, err := gen.Load(schemaPath, overridesPath)
+		m, err := gen.Load(schemaPath, overridesPath, extraPath)
 		if err != nil {
 			interpErr = err
 			return

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/gen"
@@ -14,7 +15,7 @@ import (
 var generateCommand = &command{
 	name:    "generate",
 	summary: "generate the clrevents package (*_gen.go) from the schema and overrides",
-	usage:   "generate [-schema schema/clr.yaml] [-overrides schema/overrides.yaml] [-o clrevents] [-package clrevents] [-tests=true] [-v]",
+	usage:   "generate [-schema schema/clr.yaml] [-extra schema/extra.yaml]... [-overrides schema/overrides.yaml] [-o clrevents] [-package clrevents] [-tests=true] [-v]",
 	run:     runGenerate,
 }
 
@@ -25,6 +26,8 @@ var generateCommand = &command{
 func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(c, stderr)
 	schemaPath := fs.String("schema", "schema/clr.yaml", "the YAML schema, or a ClrEtwAll.man manifest")
+	var extra pathList
+	fs.Var(&extra, "extra", "a schema of providers the manifest lacks, in the YAML format; repeatable")
 	overrides := fs.String("overrides", "schema/overrides.yaml", "corrections to apply; empty for none")
 	out := fs.String("o", "clrevents", "the package folder to write")
 	pkg := fs.String("package", "clrevents", "the package name")
@@ -37,11 +40,11 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 		return usageError(c, stderr, "unexpected arguments %q", fs.Args())
 	}
 	start := time.Now()
-	m, err := gen.Load(*schemaPath, *overrides)
+	m, err := gen.Load(*schemaPath, *overrides, extra...)
 	if err != nil {
 		return inputError(stderr, err)
 	}
-	files, err := gen.Generate(m, gen.Config{Package: *pkg, Sources: gen.Sources(*schemaPath, *overrides), Tests: *tests})
+	files, err := gen.Generate(m, gen.Config{Package: *pkg, Sources: gen.Sources(*schemaPath, *overrides, extra...), Tests: *tests})
 	var fe *gen.FormatError
 	if errors.As(err, &fe) {
 		broken := filepath.Join(*out, fe.File+".broken")
@@ -75,4 +78,14 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 			types, len(files), lines, time.Since(start).Round(time.Millisecond), len(written), len(removed))
 	}
 	return exitOK
+}
+
+// pathList is a repeatable flag of paths.
+type pathList []string
+
+func (l *pathList) String() string { return strings.Join(*l, ",") }
+
+func (l *pathList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }
