@@ -28,18 +28,22 @@ type Event interface {
 
 // EventInfo describes one (provider, event ID, version).
 type EventInfo struct {
-	Provider   Provider
-	ID         uint16
-	Version    uint8
-	Name       string // the manifest symbol, e.g. "GCStart_V2"
-	TypeName   string // the Go type, e.g. "GCStartV2"
-	Task       uint16
-	TaskName   string
-	Opcode     Opcode
-	OpcodeName string
-	Level      Level
-	Keywords   uint64
-	new        func() Event
+	Provider Provider
+	ID       uint16
+	Version  uint8
+	Name     string // the manifest symbol, e.g. "GCStart_V2"
+	// DisplayName is the event's name as TraceEvent and PerfView show it,
+	// from the manifest's task and opcode messages: "GC/Start",
+	// "Method/LoadVerbose", "GC/RestartEEStart".
+	DisplayName string
+	TypeName    string // the Go type, e.g. "GCStartV2"
+	Task        uint16
+	TaskName    string
+	Opcode      Opcode
+	OpcodeName  string
+	Level       Level
+	Keywords    uint64
+	new         func() Event
 }
 
 // New returns a new zero value of the event's Go type.

@@ -215,18 +215,19 @@ func (g *pkgIR) table(f *File) {
 			task, taskName = int(le.TaskRef.Value), le.TaskRef.Name
 		}
 		rows = append(rows, Values(Dict{
-			Id("Provider"):   Id(ev.prov.constID),
-			Id("ID"):         Lit(int(le.Value)),
-			Id("Version"):    Lit(int(le.Version)),
-			Id("Name"):       Lit(le.Symbol),
-			Id("TypeName"):   Lit(ev.goName),
-			Id("Task"):       Lit(task),
-			Id("TaskName"):   Lit(taskName),
-			Id("Opcode"):     Lit(int(le.OpcodeValue)),
-			Id("OpcodeName"): Lit(le.Opcode),
-			Id("Level"):      Lit(int(le.LevelValue)),
-			Id("Keywords"):   hexCode(le.KeywordsMask),
-			Id("new"):        Func().Params().Id("Event").Block(Return(New(Id(ev.goName)))),
+			Id("Provider"):    Id(ev.prov.constID),
+			Id("ID"):          Lit(int(le.Value)),
+			Id("Version"):     Lit(int(le.Version)),
+			Id("Name"):        Lit(le.Symbol),
+			Id("DisplayName"): Lit(le.DisplayName),
+			Id("TypeName"):    Lit(ev.goName),
+			Id("Task"):        Lit(task),
+			Id("TaskName"):    Lit(taskName),
+			Id("Opcode"):      Lit(int(le.OpcodeValue)),
+			Id("OpcodeName"):  Lit(le.Opcode),
+			Id("Level"):       Lit(int(le.LevelValue)),
+			Id("Keywords"):    hexCode(le.KeywordsMask),
+			Id("new"):         Func().Params().Id("Event").Block(Return(New(Id(ev.goName)))),
 		}))
 	}
 	f.Var().Id("eventTable").Op("=").Index(Op("...")).Id("EventInfo").Values(rows...)

@@ -195,6 +195,42 @@ type LEvent struct {
 	OpcodeValue  uint8
 	LevelValue   uint8
 	KeywordsMask uint64
+	// DisplayName is the event's name as TraceEvent gives it: the task's
+	// message, then "/" and the opcode's message unless the opcode is
+	// win:Info ("GC/Start", "Method/LoadVerbose", "GC/RestartEEStart");
+	// the symbol when the event names no task.
+	DisplayName string
+}
+
+// displayName builds LEvent.DisplayName from the task and opcode messages,
+// falling back to their names where the manifest gives no message.
+func displayName(e *Event, task *Task) string {
+	if task == nil {
+		return e.Symbol
+	}
+	name := task.Message
+	if name == "" {
+		name = task.Name
+	}
+	op := ""
+	switch {
+	case e.Opcode == "" || e.Opcode == "win:Info":
+	case strings.HasPrefix(e.Opcode, "win:"):
+		op = strings.ReplaceAll(strings.TrimPrefix(e.Opcode, "win:"), "_", "")
+	default:
+		for _, o := range task.Opcodes {
+			if o.Name == e.Opcode {
+				op = o.Message
+				if op == "" {
+					op = o.Name
+				}
+			}
+		}
+	}
+	if op == "" {
+		return name
+	}
+	return name + "/" + op
 }
 
 // Validate checks s and reports every problem with its file:line.
@@ -314,6 +350,7 @@ func lowerProvider(p *Provider, l *errList) *LProvider {
 			}
 			le.OpcodeValue = v
 		}
+		le.DisplayName = displayName(e, le.TaskRef)
 		if e.Level != "" {
 			v, ok := standardLevel(e.Level)
 			if !ok {

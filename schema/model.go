@@ -58,12 +58,15 @@ type Keyword struct {
 
 // Task groups events; its opcodes are local to it.
 type Task struct {
-	Name      string    `yaml:"name"`
-	Value     uint16    `yaml:"value"`
-	Symbol    string    `yaml:"symbol,omitempty"`
-	EventGUID string    `yaml:"eventGUID,omitempty"`
-	Opcodes   []*Opcode `yaml:"opcodes,omitempty"`
-	Pos       Pos       `yaml:"-"`
+	Name      string `yaml:"name"`
+	Value     uint16 `yaml:"value"`
+	Symbol    string `yaml:"symbol,omitempty"`
+	EventGUID string `yaml:"eventGUID,omitempty"`
+	// Message is the task's display name from the manifest's string
+	// table ("GC" for GarbageCollection), as TraceEvent names events.
+	Message string    `yaml:"message,omitempty"`
+	Opcodes []*Opcode `yaml:"opcodes,omitempty"`
+	Pos     Pos       `yaml:"-"`
 }
 
 // Opcode is a task-local opcode, or one of the standard win: opcodes.
@@ -71,7 +74,10 @@ type Opcode struct {
 	Name   string `yaml:"name"`
 	Value  uint8  `yaml:"value"`
 	Symbol string `yaml:"symbol,omitempty"`
-	Pos    Pos    `yaml:"-"`
+	// Message is the opcode's display name from the string table
+	// ("RestartEEStart" for GCRestartEEBegin).
+	Message string `yaml:"message,omitempty"`
+	Pos     Pos    `yaml:"-"`
 }
 
 // MapKind says whether a map's values are exclusive (valueMap) or flags

@@ -197,6 +197,7 @@ func loadProvider(pn *xnode, strs map[string]string, l *errList) *Provider {
 					l.add(t.pos, "task "+t.get("name"), "value: %v", err)
 				}
 				task := &Task{Name: t.get("name"), Value: uint16(v), Symbol: t.get("symbol"), Pos: t.pos}
+				task.Message = loadMessage(t, strs, "task "+task.Name, l)
 				if eg, ok := t.attr("eventGUID"); ok {
 					task.EventGUID, err = canonicalGUID(eg)
 					if err != nil {
@@ -205,7 +206,9 @@ func loadProvider(pn *xnode, strs map[string]string, l *errList) *Provider {
 				}
 				if ops := t.child("opcodes"); ops != nil {
 					for _, o := range ops.kids {
-						task.Opcodes = append(task.Opcodes, loadOpcode(o, l))
+						op := loadOpcode(o, l)
+						op.Message = loadMessage(o, strs, "opcode "+op.Name, l)
+						task.Opcodes = append(task.Opcodes, op)
 					}
 				}
 				p.Tasks = append(p.Tasks, task)
@@ -231,6 +234,20 @@ func loadProvider(pn *xnode, strs map[string]string, l *errList) *Provider {
 		}
 	}
 	return p
+}
+
+// loadMessage resolves an element's optional message attribute through
+// the string table.
+func loadMessage(n *xnode, strs map[string]string, what string, l *errList) string {
+	ref, ok := n.attr("message")
+	if !ok {
+		return ""
+	}
+	s, ok := resolveString(ref, strs)
+	if !ok {
+		l.add(n.pos, what, "message %q is not in the string table", ref)
+	}
+	return s
 }
 
 func loadOpcode(o *xnode, l *errList) *Opcode {

@@ -302,11 +302,11 @@ func providerNode(p *Provider) *yaml.Node {
 	if len(p.Tasks) > 0 {
 		ts := seq()
 		for _, t := range p.Tasks {
-			tk := kvs(nil, "name", t.Name, "value", num(uint64(t.Value)), "symbol", t.Symbol, "eventGUID", t.EventGUID)
+			tk := kvs(nil, "name", t.Name, "value", num(uint64(t.Value)), "symbol", t.Symbol, "eventGUID", t.EventGUID, "message", t.Message)
 			if len(t.Opcodes) > 0 {
 				os := seq()
 				for _, o := range t.Opcodes {
-					os.Content = append(os.Content, mapping(true, kvs(nil, "name", o.Name, "value", num(uint64(o.Value)), "symbol", o.Symbol)...))
+					os.Content = append(os.Content, mapping(true, kvs(nil, "name", o.Name, "value", num(uint64(o.Value)), "symbol", o.Symbol, "message", o.Message)...))
 				}
 				tk = kvs(tk, "opcodes", os)
 			}

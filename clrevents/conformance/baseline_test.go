@@ -388,6 +388,9 @@ func compareEvent(t *testing.T, trace string, b blEvent, e *kept) {
 		t.Fatal(err)
 	}
 	event := e.Key.String()
+	if info := ev.Info(); info.DisplayName != b.Name {
+		known.mismatch(t, trace, event, "(name)", fmt.Sprintf("line %d: TraceEvent names it %q, our DisplayName is %q", b.Line, b.Name, info.DisplayName))
+	}
 	printed := map[string]bool{}
 	compared := 0
 	for _, f := range b.Fields {

@@ -103,7 +103,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	var keyword string
 	fs.StringVar(&o.format, "format", "text", "output: text, jsonl or csv")
 	fs.StringVar(&o.provider, "provider", "", "only providers whose name matches this glob (case-insensitive), e.g. '*Rundown'")
-	fs.StringVar(&o.event, "event", "", "only events whose name matches this glob, e.g. 'GC*' or 'Method*Verbose*'")
+	fs.StringVar(&o.event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*', 'Method*Verbose*') or TraceEvent's Task/Opcode name ('GC/Start', 'Method/*')")
 	fs.StringVar(&keyword, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
 	fs.Int64Var(&o.pid, "pid", -1, "only events of this process")
 	fs.Int64Var(&o.tid, "tid", -1, "only events of this thread")
@@ -290,10 +290,8 @@ func (d *dumper) decode(e *trace.Event) decoded {
 
 func (d *dumper) event(e *trace.Event) {
 	dec := d.decode(e)
-	if d.o.event != "" {
-		if ok, _ := path.Match(d.o.event, dec.name); !ok {
-			return
-		}
+	if d.o.event != "" && !d.eventMatches(e, dec.name) {
+		return
 	}
 	if dec.err != nil {
 		d.errs++
@@ -318,6 +316,19 @@ func (d *dumper) event(e *trace.Event) {
 	case "csv":
 		d.writeCSV(e, &dec)
 	}
+}
+
+// eventMatches applies -event to the event's name or, for schema events, to
+// its TraceEvent name ("GC/Start").
+func (d *dumper) eventMatches(e *trace.Event, name string) bool {
+	if ok, _ := path.Match(d.o.event, name); ok {
+		return true
+	}
+	if info, ok := e.Schema(); ok {
+		ok, _ := path.Match(d.o.event, info.DisplayName)
+		return ok
+	}
+	return false
 }
 
 func (d *dumper) writeStats() {

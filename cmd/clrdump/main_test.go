@@ -404,3 +404,20 @@ func TestInputErrors(t *testing.T) {
 		t.Errorf("empty file: exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestEventTraceEventNames: -event takes TraceEvent's Task/Opcode names too.
+func TestEventTraceEventNames(t *testing.T) {
+	bySymbol, _, _ := dump(t, "-event", "GCStart_V2", gcETL)
+	byName, _, code := dump(t, "-event", "GC/Start", gcETL)
+	if code != exitOK || byName == "" || byName != bySymbol {
+		t.Errorf("-event GC/Start gave %q, -event GCStart_V2 %q", byName, bySymbol)
+	}
+	out, _, _ := dump(t, "-event", "GC/*", gcETL)
+	if !strings.Contains(out, "GCStart_V2") || !strings.Contains(out, "GCRestartEEEnd") || strings.Contains(out, "RuntimeInformationStart") {
+		t.Errorf("-event 'GC/*':\n%s", out)
+	}
+	out, _, _ = dump(t, "-event", "EventTrace", gcETL)
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "Windows Kernel/EventTrace ") {
+		t.Errorf("-event EventTrace: %q", out)
+	}
+}
