@@ -1,6 +1,12 @@
 // Package gen generates the clrevents package from the lowered schema with
 // jennifer: one Go type per (provider, event, version) with its decoder,
-// encoder and JSON/text writers, the enums, and the event table.
+// encoder and JSON/text writers, the enums, the families and the event
+// table.
+//
+// Start with Load (a schema file, extra schemas and overrides, lowered), or
+// schema.Lower on a schema of your own; Generate renders the package's files
+// in memory, and WriteDir writes them, removing *_gen.go files it no longer
+// makes. cmd/clrgen is the command-line face of the same calls.
 //
 // It walks only the lowered model (schema.Lower) and the Go names it
 // resolves itself (buildIR); it never sees XML or YAML.
