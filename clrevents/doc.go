@@ -46,4 +46,4 @@
 // lists them all.
 package clrevents
 
-//go:generate go run ../cmd/clrgen generate -schema ../schema/clr.yaml -extra ../schema/extra.yaml -overrides ../schema/overrides.yaml -o .
+//go:generate go run ../cmd/clrgen generate -schema ../schema/clr.yaml -extra ../schema/extra.yaml -overrides ../schema/overrides.yaml -strict -package clrevents -tests -command "go generate" -o .

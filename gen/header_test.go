@@ -44,7 +44,8 @@ func TestGeneratedHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "// " + strings.Join(gen.Header("clr.yaml, extra.yaml and overrides.yaml"), "\n// ") + "\n"
+		h := gen.Header("clr.yaml, extra.yaml and overrides.yaml", "go generate")
+		want := "// " + strings.Join(h, "\n// ") + "\n"
 		if !strings.HasPrefix(string(src), want) {
 			t.Errorf("%s does not start with\n%s", name, want)
 		}

@@ -28,7 +28,12 @@ func (e *Error) Error() string {
 
 // errList collects located errors so one run reports every problem, not
 // just the first.
-type errList struct{ errs []error }
+type errList struct {
+	errs []error
+	// lenient makes skip record its problem in skipped instead of errs.
+	lenient bool
+	skipped []error
+}
 
 const maxErrors = 50
 
@@ -43,6 +48,17 @@ func (l *errList) add(pos Pos, what, format string, args ...any) {
 }
 
 func (l *errList) err() error { return errors.Join(l.errs...) }
+
+// skip reports an override that does not apply to the schema at hand (its
+// target is absent, or the schema already says what it says): an error,
+// unless the list is lenient.
+func (l *errList) skip(pos Pos, what, format string, args ...any) {
+	if !l.lenient {
+		l.add(pos, what, format, args...)
+		return
+	}
+	l.skipped = append(l.skipped, &Error{Pos: pos, What: what, Msg: fmt.Sprintf(format, args...)})
+}
 
 func eventWhat(e *Event) string { return "event " + e.Symbol }
 

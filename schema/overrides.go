@@ -126,14 +126,30 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 	return o, nil
 }
 
-// Apply applies the overrides to s in place, then validates the result.
+// Apply applies the overrides to s in place, then validates the result. An
+// override that does not apply (its provider, map, template, field or event
+// is absent, or s already says what it says) is an error: for the schema it
+// was written for, it has become stale.
 func (o *Overrides) Apply(s *Schema) error {
-	var l errList
+	_, err := o.apply(s, false)
+	return err
+}
+
+// ApplyLenient is Apply for a schema the overrides were not written for,
+// such as an older manifest: the overrides that apply are applied, and those
+// that do not are returned, each a located *Error saying why, instead of
+// failing. Malformed overrides are still errors.
+func (o *Overrides) ApplyLenient(s *Schema) (skipped []error, err error) {
+	return o.apply(s, true)
+}
+
+func (o *Overrides) apply(s *Schema, lenient bool) ([]error, error) {
+	l := errList{lenient: lenient}
 	for _, e := range o.Entries {
 		for _, pn := range e.Providers {
 			p := s.Provider(pn)
 			if p == nil {
-				l.add(e.Pos, "override", "provider %q is not in the schema", pn)
+				l.skip(e.Pos, "override", "provider %q is not in the schema", pn)
 				continue
 			}
 			switch {
@@ -151,24 +167,24 @@ func (o *Overrides) Apply(s *Schema) error {
 		}
 	}
 	if err := l.err(); err != nil {
-		return err
+		return l.skipped, err
 	}
 	canonicalize(s)
-	return Validate(s)
+	return l.skipped, Validate(s)
 }
 
 func applyMap(e *Override, p *Provider, l *errList) {
 	m := p.Map(e.Map)
 	what := fmt.Sprintf("override of %s map %s", p.Name, e.Map)
 	if m == nil {
-		l.add(e.Pos, what, "no such map")
+		l.skip(e.Pos, what, "no such map")
 		return
 	}
 	for _, add := range e.AddEntries {
 		dup := false
 		for _, have := range m.Entries {
 			if have.Value == add.Value {
-				l.add(e.Pos, what, "value 0x%x is already in the map as %q: drop this entry", add.Value, have.Name)
+				l.skip(e.Pos, what, "value 0x%x is already in the map as %q: drop this entry", add.Value, have.Name)
 				dup = true
 			}
 		}
@@ -184,12 +200,12 @@ func applyField(e *Override, p *Provider, l *errList) {
 	t := p.Template(e.Template)
 	what := fmt.Sprintf("override of %s template %s", p.Name, e.Template)
 	if t == nil {
-		l.add(e.Pos, what, "no such template")
+		l.skip(e.Pos, what, "no such template")
 		return
 	}
 	f := findField(t.Fields, strings.Split(e.Field, "."))
 	if f == nil {
-		l.add(e.Pos, what, "no field %q", e.Field)
+		l.skip(e.Pos, what, "no field %q", e.Field)
 		return
 	}
 	changed := false
@@ -206,7 +222,7 @@ func applyField(e *Override, p *Provider, l *errList) {
 	set(&f.Length, e.Set.Length)
 	set(&f.Align, e.Set.Align)
 	if !changed {
-		l.add(e.Pos, what, "field %q already is as the override says: drop it", e.Field)
+		l.skip(e.Pos, what, "field %q already is as the override says: drop it", e.Field)
 	}
 }
 
@@ -234,9 +250,9 @@ func applyGoNames(e *Override, p *Provider, l *errList) {
 		what := fmt.Sprintf("override of %s event %s", p.Name, sym)
 		switch {
 		case ev == nil:
-			l.add(e.Pos, what, "no such event")
+			l.skip(e.Pos, what, "no such event")
 		case ev.GoName == e.GoNames[sym]:
-			l.add(e.Pos, what, "already named %s: drop it", ev.GoName)
+			l.skip(e.Pos, what, "already named %s: drop it", ev.GoName)
 		default:
 			ev.GoName = e.GoNames[sym]
 		}
@@ -254,9 +270,9 @@ func applyFamilyNames(e *Override, p *Provider, l *errList) {
 		what := fmt.Sprintf("override of %s template %s", p.Name, tid)
 		switch {
 		case t == nil:
-			l.add(e.Pos, what, "no such template")
+			l.skip(e.Pos, what, "no such template")
 		case t.FamilyName == e.FamilyNames[tid]:
-			l.add(e.Pos, what, "family already named %s: drop it", t.FamilyName)
+			l.skip(e.Pos, what, "family already named %s: drop it", t.FamilyName)
 		default:
 			t.FamilyName = e.FamilyNames[tid]
 		}
@@ -277,7 +293,7 @@ func applyInsert(e *Override, p *Provider, l *errList) {
 	t := p.Template(e.Template)
 	what := fmt.Sprintf("override of %s template %s", p.Name, e.Template)
 	if t == nil {
-		l.add(e.Pos, what, "no such template")
+		l.skip(e.Pos, what, "no such template")
 		return
 	}
 	path := strings.Split(e.InsertAfter, ".")
@@ -285,7 +301,7 @@ func applyInsert(e *Override, p *Provider, l *errList) {
 	if len(path) > 1 {
 		parent := findField(t.Fields, path[:len(path)-1])
 		if parent == nil || !parent.Struct {
-			l.add(e.Pos, what, "no struct %q", strings.Join(path[:len(path)-1], "."))
+			l.skip(e.Pos, what, "no struct %q", strings.Join(path[:len(path)-1], "."))
 			return
 		}
 		list = &parent.Fields
@@ -297,13 +313,13 @@ func applyInsert(e *Override, p *Provider, l *errList) {
 		}
 	}
 	if at < 0 {
-		l.add(e.Pos, what, "no field %q", e.InsertAfter)
+		l.skip(e.Pos, what, "no field %q", e.InsertAfter)
 		return
 	}
 	for _, nf := range e.Insert {
 		for _, f := range *list {
 			if f.Name == nf.Name {
-				l.add(e.Pos, what, "field %q is already there: drop this override", nf.Name)
+				l.skip(e.Pos, what, "field %q is already there: drop this override", nf.Name)
 				return
 			}
 		}

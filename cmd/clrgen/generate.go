@@ -3,19 +3,22 @@ package main
 import (
 	"errors"
 	"fmt"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/gen"
+	"github.com/clrgo/clrevents/schema"
 )
 
 var generateCommand = &command{
 	name:    "generate",
-	summary: "generate the clrevents package (*_gen.go) from the schema and overrides",
-	usage:   "generate [-schema schema/clr.yaml] [-extra schema/extra.yaml]... [-overrides schema/overrides.yaml] [-o clrevents] [-package clrevents] [-tests=true] [-v]",
+	summary: "generate a package of typed decoders (*_gen.go) from the schema, or a subset of it",
+	usage:   "generate [-schema FILE] [-extra FILE|none]... [-overrides FILE|none] [-strict] [-providers GLOB]... [-events GLOB]... [-keywords MASK] [-package NAME] [-o DIR] [-tests] [-command TEXT] [-v]",
 	run:     runGenerate,
 }
 
@@ -23,28 +26,75 @@ var generateCommand = &command{
 // only files whose bytes change and removing *_gen.go files it no longer
 // makes. A generator bug that emits code gofmt cannot parse leaves
 // NAME.broken beside the output and prints the numbered source.
+//
+// With no -schema it generates from the schema built into clrgen (the
+// checked-in schema/clr.yaml, schema/extra.yaml and schema/overrides.yaml),
+// so it works in any directory.
 func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(c, stderr)
-	schemaPath := fs.String("schema", "schema/clr.yaml", "the YAML schema, or a ClrEtwAll.man manifest")
-	var extra pathList
-	fs.Var(&extra, "extra", "a schema of providers the manifest lacks, in the YAML format; repeatable")
-	overrides := fs.String("overrides", "schema/overrides.yaml", "corrections to apply; empty for none")
+	schemaPath := fs.String("schema", "", "the schema: a YAML schema or a ClrEtwAll.man manifest (default: the one built into clrgen)")
+	extra := pathList{gen.BuiltinExtra}
+	fs.Var(&extra, "extra", "a schema of providers the manifest lacks, in the YAML format; repeatable; none for none (default: the built-in SampleProfiler and EventPipe providers)")
+	overrides := fs.String("overrides", gen.BuiltinOverrides, "corrections to apply; none for none (default: the built-in ones)")
+	strict := fs.Bool("strict", false, "an override that does not apply to the schema is an error (default: skipped, with a note)")
+	var providers, events globList
+	fs.Var(&providers, "providers", "only providers whose name matches `GLOB` (case-insensitive); repeatable or comma-separated")
+	fs.Var(&events, "events", "only events whose manifest symbol matches `GLOB`; repeatable or comma-separated")
+	keywords := fs.String("keywords", "", "only events with any of these keyword bits (`MASK`, hex or decimal)")
 	out := fs.String("o", "clrevents", "the package folder to write")
-	pkg := fs.String("package", "clrevents", "the package name")
-	tests := fs.Bool("tests", true, "also write the generated sample-value test file")
+	pkg := fs.String("package", "", "the package name (default: the last element of -o)")
+	tests := fs.Bool("tests", false, "also write the generated sample-value test file")
 	verbose := fs.Bool("v", false, "report what was written and the figures")
+	command := fs.String("command", "", "the command the files' header names as the way to regenerate them (default: this clrgen command line)")
 	if st, done := parseFlags(fs, args); done {
 		return st
 	}
 	if fs.NArg() != 0 {
 		return usageError(c, stderr, "unexpected arguments %q", fs.Args())
 	}
+	name := *pkg
+	if name == "" {
+		abs, err := filepath.Abs(*out)
+		if err != nil {
+			return inputError(stderr, err)
+		}
+		name = filepath.Base(abs)
+	}
+	if !token.IsIdentifier(name) || name == "_" {
+		return usageError(c, stderr, "package name %q is not a Go identifier (letters, digits and _, not starting with a digit, not a keyword); name one with -package", name)
+	}
+	cfg := gen.LoadConfig{Schema: *schemaPath, Strict: *strict, Overrides: *overrides}
+	if cfg.Overrides == "none" {
+		cfg.Overrides = ""
+	}
+	for _, x := range extra {
+		if x == "none" {
+			cfg.Extra = nil
+			continue
+		}
+		cfg.Extra = append(cfg.Extra, x)
+	}
+	cfg.Subset = schema.Subset{Providers: providers, Events: events}
+	if *keywords != "" {
+		k, err := strconv.ParseUint(*keywords, 0, 64)
+		if err != nil || k == 0 {
+			return usageError(c, stderr, "-keywords %q is not a non-zero number", *keywords)
+		}
+		cfg.Subset.Keywords = k
+	}
+	if err := cfg.Subset.Check(); err != nil {
+		return usageError(c, stderr, "%v", err)
+	}
 	start := time.Now()
-	m, err := gen.Load(*schemaPath, *overrides, extra...)
+	m, skipped, err := gen.LoadWith(cfg)
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "clrgen: skipped override: %v\n", s)
+	}
 	if err != nil {
 		return inputError(stderr, err)
 	}
-	files, err := gen.Generate(m, gen.Config{Package: *pkg, Sources: gen.Sources(*schemaPath, *overrides, extra...), Tests: *tests})
+	src := gen.Sources(cfg.Schema, cfg.Overrides, cfg.Extra...)
+	files, err := gen.Generate(m, gen.Config{Package: name, Sources: src, Tests: *tests, Command: headerCommand(*command, args)})
 	var fe *gen.FormatError
 	if errors.As(err, &fe) {
 		broken := filepath.Join(*out, fe.File+".broken")
@@ -74,18 +124,60 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 		for _, p := range m.Providers {
 			types += len(p.Events)
 		}
-		fmt.Fprintf(stdout, "clrgen: %d event types, %d files, %d lines in %v; %d written, %d removed\n",
-			types, len(files), lines, time.Since(start).Round(time.Millisecond), len(written), len(removed))
+		fmt.Fprintf(stdout, "clrgen: package %s: %d event types, %d files, %d lines in %v; %d written, %d removed\n",
+			name, types, len(files), lines, time.Since(start).Round(time.Millisecond), len(written), len(removed))
 	}
 	return exitOK
 }
 
-// pathList is a repeatable flag of paths.
+func headerCommand(flag string, args []string) string {
+	if flag != "" {
+		return flag
+	}
+	return commandLine(args)
+}
+
+// commandLine is the generate command as a shell would take it back, for
+// the generated files' header.
+func commandLine(args []string) string {
+	parts := []string{"clrgen", "generate"}
+	for _, a := range args {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// pathList is a repeatable flag of paths; the first Set replaces the
+// default.
 type pathList []string
 
 func (l *pathList) String() string { return strings.Join(*l, ",") }
 
 func (l *pathList) Set(s string) error {
+	if len(*l) == 1 && (*l)[0] == gen.BuiltinExtra {
+		*l = nil
+	}
 	*l = append(*l, s)
+	return nil
+}
+
+// globList is a repeatable flag of comma-separated globs.
+type globList []string
+
+func (l *globList) String() string { return strings.Join(*l, ",") }
+
+func (l *globList) Set(s string) error {
+	for _, g := range strings.Split(s, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			*l = append(*l, g)
+		}
+	}
 	return nil
 }

@@ -6,20 +6,23 @@ import (
 	"path"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/clrgo/clrevents/gen"
 )
 
 var listCommand = &command{
 	name:    "list",
-	summary: "list events: provider, id, version, symbol, task, opcode, level, keywords",
-	usage:   "list [-schema schema/clr.yaml] [-provider substr] [-name glob] [-format text|tsv]",
+	summary: "list events: provider, id, version, symbol, Go type, task, opcode, level, keywords",
+	usage:   "list [-schema FILE] [-provider substr] [-name glob] [-format text|tsv]",
 	run:     runList,
 }
 
 // runList prints one line per event of the schema, in schema order
-// (provider name, then event id and version).
+// (provider name, then event id and version), with the Go type that
+// generate gives it.
 func runList(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(c, stderr)
-	file := fs.String("schema", "schema/clr.yaml", "the schema: a YAML schema or an XML manifest")
+	file := fs.String("schema", "", "the schema: a YAML schema or an XML manifest (default: the one built into clrgen, with its extra providers)")
 	provider := fs.String("provider", "", "only providers whose name contains `substr` (case-insensitive)")
 	name := fs.String("name", "", "only events whose symbol matches `glob` (path.Match syntax)")
 	format := fs.String("format", "text", "output format: text (aligned columns) or tsv")
@@ -37,11 +40,18 @@ func runList(c *command, args []string, stdout, stderr io.Writer) int {
 			return usageError(c, stderr, "-name %q: %v", *name, err)
 		}
 	}
-	s, err := loadSchema(*file)
+	cfg := gen.LoadConfig{Schema: *file, Overrides: gen.BuiltinOverrides}
+	if *file == "" {
+		cfg.Extra = []string{gen.BuiltinExtra}
+	}
+	m, _, err := gen.LoadWith(cfg)
 	if err != nil {
 		return inputError(stderr, err)
 	}
-
+	names, err := gen.TypeNames(m)
+	if err != nil {
+		return inputError(stderr, err)
+	}
 	var w io.Writer = stdout
 	var tw *tabwriter.Writer
 	sep := "\t"
@@ -59,18 +69,21 @@ func runList(c *command, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(w, strings.Join(cols, sep))
 	}
-	row("PROVIDER", "ID", "VERSION", "SYMBOL", "TASK", "OPCODE", "LEVEL", "KEYWORDS")
-	for _, p := range s.Providers {
-		if !strings.Contains(strings.ToLower(p.Name), strings.ToLower(*provider)) {
-			continue
-		}
+	row("PROVIDER", "ID", "VERSION", "SYMBOL", "GOTYPE", "TASK", "OPCODE", "LEVEL", "KEYWORDS")
+	i := 0
+	for _, p := range m.Providers {
 		for _, e := range p.Events {
+			goName := names[i].GoName
+			i++
+			if !strings.Contains(strings.ToLower(p.Name), strings.ToLower(*provider)) {
+				continue
+			}
 			if *name != "" {
 				if ok, _ := path.Match(*name, e.Symbol); !ok {
 					continue
 				}
 			}
-			row(p.Name, fmt.Sprint(e.Value), fmt.Sprint(e.Version), e.Symbol, e.Task, e.Opcode, e.Level,
+			row(p.Name, fmt.Sprint(e.Value), fmt.Sprint(e.Version), e.Symbol, goName, e.Task, e.Opcode, e.Level,
 				strings.Join(e.Keywords, ","))
 		}
 	}

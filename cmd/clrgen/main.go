@@ -7,10 +7,20 @@
 //
 //	clrgen import [-o schema/clr.yaml] MANIFEST
 //	clrgen diff OLD NEW
-//	clrgen list [-schema schema/clr.yaml] [-provider substr] [-name glob] [-format text|tsv]
+//	clrgen list [-schema FILE] [-provider substr] [-name glob] [-format text|tsv]
+//	clrgen generate [-schema FILE] [-providers GLOB] [-events GLOB] [-keywords MASK] [-package NAME] [-o DIR] ...
+//
+// The schema, its extra providers and the overrides are built into clrgen,
+// so list and generate work in any directory; -schema takes a YAML schema
+// or a ClrEtwAll.man manifest instead. In a module of your own:
+//
+//	go run github.com/clrgo/clrevents/cmd/clrgen generate -providers '*DotNETRuntime' -events 'GC*' -package gcev -o ./gcev
+//
+// writes a package of just the runtime's GC events.
 //
 // Exit status: 0 on success, 1 when an input fails to load (the error names
-// file:line), 2 on a usage error.
+// file:line), 2 on a usage error. diff exits as diff(1) does: 0 when the
+// inputs describe the same events, 1 when they differ, 2 on trouble.
 package main
 
 import (
@@ -45,6 +55,10 @@ const (
 	exitOK    = 0
 	exitInput = 1 // an input failed to load
 	exitUsage = 2 // bad command line
+
+	// diff follows diff(1): 1 when the inputs differ, 2 for trouble.
+	exitDiffer  = 1
+	exitTrouble = 2
 )
 
 func main() {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +148,7 @@ func TestImportErrors(t *testing.T) {
 // TestImportCheckedIn: importing the newest real manifest reproduces
 // schema/clr.yaml byte for byte.
 func TestImportCheckedIn(t *testing.T) {
-	man := shared(t, "ClrEtwAll.runtime-main-net10.man")
+	man := shippedManifest(t)
 	st, stdout, stderr := clrgen("import", "-o", "-", man)
 	if st != 0 {
 		t.Fatalf("import: %d %s", st, stderr)
@@ -158,6 +160,33 @@ func TestImportCheckedIn(t *testing.T) {
 	if stdout != string(want) {
 		t.Errorf("stale schema/clr.yaml; run: go run ./cmd/clrgen import -o schema/clr.yaml ../shared/manifests/ClrEtwAll.runtime-main-net10.man")
 	}
+}
+
+// shippedManifest unzips testdata's copy of the newest manifest (the one
+// in ../shared, byte for byte) under its own name.
+func shippedManifest(t *testing.T) string {
+	t.Helper()
+	f, err := os.Open("../../testdata/manifests/ClrEtwAll.runtime-main-net10.man.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "ClrEtwAll.runtime-main-net10.man")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if shared, err := os.ReadFile(filepath.Join(sharedDir, "ClrEtwAll.runtime-main-net10.man")); err == nil && string(shared) != string(data) {
+		t.Fatal("testdata/manifests holds a different manifest from ../shared's")
+	}
+	return p
 }
 
 // writeChanged writes small.man's schema, with one event level changed, as
@@ -190,16 +219,17 @@ func TestDiff(t *testing.T) {
 	changed := writeChanged(t)
 	st, stdout, stderr := clrgen("diff", smallMan, changed)
 	want := "provider Test-Runtime\n  events changed:\n    ~ GCPerHeap (4 v0): level win:Verbose → win:Informational\n"
-	if st != 0 || stdout != want || stderr != "" {
-		t.Errorf("diff small changed: status %d, stdout %q, stderr %q; want 0, %q", st, stdout, stderr, want)
+	// Different inputs: status 1, as diff(1).
+	if st != 1 || stdout != want || stderr != "" {
+		t.Errorf("diff small changed: status %d, stdout %q, stderr %q; want 1, %q", st, stdout, stderr, want)
 	}
-	// A broken input: status 1 and its file:line.
+	// A broken input: status 2 and its file:line.
 	st, stdout, stderr = clrgen("diff", smallMan, brokenMan)
-	if st != 1 || stdout != "" || !strings.HasPrefix(stderr, "count_missing.man:25: ") {
+	if st != 2 || stdout != "" || !strings.HasPrefix(stderr, "count_missing.man:25: ") {
 		t.Errorf("diff with broken input: status %d, stdout %q, stderr %q", st, stdout, stderr)
 	}
 	st, _, stderr = clrgen("diff", "../../schema/testdata/broken/type.yaml", smallMan)
-	if st != 1 || !strings.HasPrefix(stderr, "type.yaml:8: ") {
+	if st != 2 || !strings.HasPrefix(stderr, "type.yaml:8: ") {
 		t.Errorf("diff with broken YAML: status %d, stderr %q", st, stderr)
 	}
 }
@@ -209,7 +239,7 @@ func TestDiff(t *testing.T) {
 func TestDiffReal(t *testing.T) {
 	old := shared(t, "ClrEtwAll.perfview-2016.man")
 	st, stdout, stderr := clrgen("diff", old, checkedIn)
-	if st != 0 || stderr != "" {
+	if st != 1 || stderr != "" {
 		t.Fatalf("status %d, stderr %q", st, stderr)
 	}
 	for _, l := range []string{
@@ -235,29 +265,29 @@ func TestDiffReal(t *testing.T) {
 
 func TestList(t *testing.T) {
 	st, stdout, stderr := clrgen("list", "-schema", smallMan, "-format", "tsv")
-	want := "PROVIDER\tID\tVERSION\tSYMBOL\tTASK\tOPCODE\tLEVEL\tKEYWORDS\n" +
-		"Test-Rundown\t144\t0\tModuleDCStop\t\twin:DC_Stop\twin:LogAlways\tLoaderRundownKeyword\n" +
-		"Test-Runtime\t4\t0\tGCPerHeap\tGarbageCollection\tGCHeapStats\twin:Verbose\tGCKeyword\n" +
-		"Test-Runtime\t9\t1\tGCStart_V1\tGarbageCollection\twin:Start\twin:Informational\tGCKeyword\n" +
-		"Test-Runtime\t9\t2\tGCStart_V2\tGarbageCollection\twin:Start\twin:Informational\tGCKeyword\n" +
-		"Test-Runtime\t15\t0\tBulkType\tCLRLoader\twin:Info\twin:Informational\tGCKeyword,LoaderKeyword\n" +
-		"Test-Runtime\t144\t0\tModuleLoad\tCLRLoader\twin:DC_Start\twin:Verbose\tLoaderKeyword\n" +
-		"Test-Runtime\t190\t0\tMethodILToNativeMap\t\t\twin:Verbose\t\n"
+	want := "PROVIDER\tID\tVERSION\tSYMBOL\tGOTYPE\tTASK\tOPCODE\tLEVEL\tKEYWORDS\n" +
+		"Test-Rundown\t144\t0\tModuleDCStop\tModuleDCStop\t\twin:DC_Stop\twin:LogAlways\tLoaderRundownKeyword\n" +
+		"Test-Runtime\t4\t0\tGCPerHeap\tGCPerHeap\tGarbageCollection\tGCHeapStats\twin:Verbose\tGCKeyword\n" +
+		"Test-Runtime\t9\t1\tGCStart_V1\tGCStartV1\tGarbageCollection\twin:Start\twin:Informational\tGCKeyword\n" +
+		"Test-Runtime\t9\t2\tGCStart_V2\tGCStartV2\tGarbageCollection\twin:Start\twin:Informational\tGCKeyword\n" +
+		"Test-Runtime\t15\t0\tBulkType\tBulkType\tCLRLoader\twin:Info\twin:Informational\tGCKeyword,LoaderKeyword\n" +
+		"Test-Runtime\t144\t0\tModuleLoad\tModuleLoad\tCLRLoader\twin:DC_Start\twin:Verbose\tLoaderKeyword\n" +
+		"Test-Runtime\t190\t0\tMethodILToNativeMap\tMethodILToNativeMap\t\t\twin:Verbose\t\n"
 	if st != 0 || stdout != want || stderr != "" {
 		t.Errorf("list tsv: status %d, stderr %q, stdout:\n%s\nwant:\n%s", st, stderr, stdout, want)
 	}
 
 	st, stdout, _ = clrgen("list", "-schema", smallMan, "-provider", "RUNDOWN")
-	want = "PROVIDER      ID   VERSION  SYMBOL        TASK  OPCODE       LEVEL          KEYWORDS\n" +
-		"Test-Rundown  144  0        ModuleDCStop  -     win:DC_Stop  win:LogAlways  LoaderRundownKeyword\n"
+	want = "PROVIDER      ID   VERSION  SYMBOL        GOTYPE        TASK  OPCODE       LEVEL          KEYWORDS\n" +
+		"Test-Rundown  144  0        ModuleDCStop  ModuleDCStop  -     win:DC_Stop  win:LogAlways  LoaderRundownKeyword\n"
 	if st != 0 || stdout != want {
 		t.Errorf("list -provider RUNDOWN:\n%s\nwant:\n%s", stdout, want)
 	}
 
 	st, stdout, _ = clrgen("list", "-schema", checkedIn, "-name", "WaitHandleWait*", "-format", "tsv")
-	want = "PROVIDER\tID\tVERSION\tSYMBOL\tTASK\tOPCODE\tLEVEL\tKEYWORDS\n" +
-		"Microsoft-Windows-DotNETRuntime\t301\t0\tWaitHandleWaitStart\tWaitHandleWait\twin:Start\twin:Verbose\tWaitHandleKeyword\n" +
-		"Microsoft-Windows-DotNETRuntime\t302\t0\tWaitHandleWaitStop\tWaitHandleWait\twin:Stop\twin:Verbose\tWaitHandleKeyword\n"
+	want = "PROVIDER\tID\tVERSION\tSYMBOL\tGOTYPE\tTASK\tOPCODE\tLEVEL\tKEYWORDS\n" +
+		"Microsoft-Windows-DotNETRuntime\t301\t0\tWaitHandleWaitStart\tWaitHandleWaitStart\tWaitHandleWait\twin:Start\twin:Verbose\tWaitHandleKeyword\n" +
+		"Microsoft-Windows-DotNETRuntime\t302\t0\tWaitHandleWaitStop\tWaitHandleWaitStop\tWaitHandleWait\twin:Stop\twin:Verbose\tWaitHandleKeyword\n"
 	if st != 0 || stdout != want {
 		t.Errorf("list -name WaitHandleWait*:\n%s\nwant:\n%s", stdout, want)
 	}
