@@ -4,11 +4,70 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/clrgo/clrevents/trace"
 )
 
 const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// appendTime appends t in UTC as timeLayout writes it (RFC 3339 with the
+// microseconds truncated, "Z" for the zone), without time.AppendFormat's
+// layout interpretation: that was a third of the time of -format text.
+// Times before 1970 or after 9999 go through AppendFormat.
+func appendTime(dst []byte, t time.Time) []byte {
+	sec := t.Unix()
+	if sec < 0 || sec >= 253402300800 { // 10000-01-01
+		return t.UTC().AppendFormat(dst, timeLayout)
+	}
+	u := uint64(sec)
+	days, sod := u/86400, u%86400
+	// Civil date from days since 1970-01-01 (H. Hinnant's civil_from_days),
+	// in eras of 400 years from 0000-03-01; unsigned, as the time is after
+	// 1970.
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+		y++
+	}
+	us := uint64(t.Nanosecond()) / 1000
+	var b [27]byte
+	put2(b[0:], y/100)
+	put2(b[2:], y%100)
+	b[4] = '-'
+	put2(b[5:], m)
+	b[7] = '-'
+	put2(b[8:], d)
+	b[10] = 'T'
+	put2(b[11:], sod/3600)
+	b[13] = ':'
+	put2(b[14:], sod/60%60)
+	b[16] = ':'
+	put2(b[17:], sod%60)
+	b[19] = '.'
+	put2(b[20:], us/10000)
+	put2(b[22:], us/100%100)
+	put2(b[24:], us%100)
+	b[26] = 'Z'
+	return append(dst, b[:]...)
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// put2 writes v (< 100) as two digits.
+func put2(b []byte, v uint64) {
+	b[0], b[1] = digitPairs[2*v], digitPairs[2*v+1]
+}
 
 // fields appends the event's fields as a JSON object (json) or Name=value
 // pairs (text): through clrevents for CLR events, the trace's metadata for
@@ -54,7 +113,7 @@ func appendHexBytes(dst, b []byte) []byte {
 
 func (d *dumper) writeText(e *trace.Event, dec *decoded) {
 	b := d.buf[:0]
-	b = e.Time().UTC().AppendFormat(b, timeLayout)
+	b = appendTime(b, e.Time())
 	b = append(b, ' ')
 	b = append(b, e.Provider()...)
 	b = append(b, '/')
@@ -85,7 +144,7 @@ func (d *dumper) writeText(e *trace.Event, dec *decoded) {
 func (d *dumper) writeJSON(e *trace.Event, dec *decoded) {
 	b := d.buf[:0]
 	b = append(b, `{"time":"`...)
-	b = e.Time().UTC().AppendFormat(b, timeLayout)
+	b = appendTime(b, e.Time())
 	b = append(b, `","provider":`...)
 	b = appendJSONString(b, e.Provider())
 	b = append(b, `,"event":`...)
@@ -147,7 +206,14 @@ func (d *dumper) writeJSON(e *trace.Event, dec *decoded) {
 // (strconv's Go quoting is not JSON for control characters and non-ASCII
 // escapes).
 func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !jsonPlain8(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56) {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			q, _ := json.Marshal(s)
 			return append(dst, q...)
@@ -156,6 +222,18 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// jsonPlain8 reports whether the eight bytes of v are printable ASCII that
+// JSON writes unescaped: 0x20–0x7e, not '"' or '\\'. In each byte, x - k
+// borrows into the top bit exactly when x < k (x < 0x80); a borrow into
+// the byte above happens only after a byte below has matched.
+func jsonPlain8(v uint64) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	if v&high != 0 {
+		return false
+	}
+	return ((v-0x20*ones)|((v^0x7f*ones)-ones)|((v^'"'*ones)-ones)|((v^'\\'*ones)-ones))&high == 0
 }
 
 var csvHeader = []string{"index", "time", "provider", "event", "id", "version", "pid", "tid", "field", "value"}
@@ -168,7 +246,7 @@ func (d *dumper) writeCSV(e *trace.Event, dec *decoded) {
 		cw.Write(csvHeader)
 	}
 	row := []string{
-		strconv.Itoa(d.printed - 1), e.Time().UTC().Format(timeLayout), e.Provider(), dec.name,
+		strconv.Itoa(d.printed - 1), string(appendTime(nil, e.Time())), e.Provider(), dec.name,
 		strconv.Itoa(int(e.ID())), strconv.Itoa(int(e.Version())),
 		strconv.FormatInt(e.ProcessID(), 10), strconv.FormatInt(e.ThreadID(), 10), "", "",
 	}
