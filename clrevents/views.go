@@ -117,6 +117,21 @@ func decodeUTF16(b []byte) (rune, int) {
 // four ASCII code units.
 func asciiQuad(v uint64) bool { return v&0xff80ff80ff80ff80 == 0 }
 
+// jsonSafeQuad reports whether v, eight payload bytes read little-endian,
+// holds four ASCII code units that JSON writes unescaped: none below 0x20,
+// none '"' or '\\'. In each 16-bit lane, x - k borrows into the lane's top
+// bit exactly when x < k (x < 0x80, so the top bit starts clear); a borrow
+// into the lane above happens only after a lane below has matched.
+func jsonSafeQuad(v uint64) bool {
+	const ones, high = 0x0001000100010001, 0x8000800080008000
+	if v&0xff80ff80ff80ff80 != 0 {
+		return false
+	}
+	q := v ^ ('"' * ones)
+	bs := v ^ ('\\' * ones)
+	return ((v-0x20*ones)|(q-ones)|(bs-ones))&high == 0
+}
+
 // utf8Len returns the length of s's UTF-8 encoding.
 func (s UTF16) utf8Len() int {
 	n := 0
@@ -239,6 +254,13 @@ func (s UTF16) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '"')
 	b := s.b
 	for len(b) >= 2 {
+		if len(b) >= 8 {
+			if v := binary.LittleEndian.Uint64(b); jsonSafeQuad(v) {
+				dst = append(dst, byte(v), byte(v>>16), byte(v>>32), byte(v>>48))
+				b = b[8:]
+				continue
+			}
+		}
 		if b[1] == 0 && b[0] < utf8.RuneSelf {
 			if c := b[0]; jsonSafe[c] {
 				dst = append(dst, c)

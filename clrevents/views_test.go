@@ -645,3 +645,52 @@ func ExampleUTF16_AppendJSON() {
 	fmt.Println(string(buf))
 	// Output: "C:\\app\"x\".dll"
 }
+
+// TestJSONSafeQuad: the four-unit test agrees with jsonSafe for every code
+// unit in every lane, next to safe and unsafe neighbours.
+func TestJSONSafeQuad(t *testing.T) {
+	ref := func(v uint64) bool {
+		for i := 0; i < 64; i += 16 {
+			u := uint16(v >> i)
+			if u >= utf8.RuneSelf || !jsonSafe[u] {
+				return false
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	neighbours := []uint16{'a', ' ', '~', 0x7f, '!', '#', '[', ']', 0, 0x1f, '"', '\\', 0x80, 0x22 + 0x100, 0x5c00}
+	for lane := 0; lane < 64; lane += 16 {
+		for u := 0; u < 1<<16; u++ {
+			for k := 0; k < 3; k++ {
+				var v uint64
+				for i := 0; i < 64; i += 16 {
+					v |= uint64(neighbours[r.IntN(len(neighbours))]) << i
+				}
+				v = v&^(0xffff<<lane) | uint64(u)<<lane
+				if got, want := jsonSafeQuad(v), ref(v); got != want {
+					t.Fatalf("jsonSafeQuad(%#016x) = %v, want %v", v, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestUTF16ASCIIRandom: mostly-ASCII strings, which take the four-unit
+// paths, with the odd unit that must be escaped or is not ASCII.
+func TestUTF16ASCIIRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	odd := []uint16{0, 1, '\n', '"', '\\', 0x7f, 0x80, 0xe9, 0x2028, 0xd800, 0xdc00}
+	for range 20000 {
+		n := r.IntN(40)
+		b := make([]byte, 0, 2*n+1)
+		for range n {
+			u := uint16(0x20 + r.IntN(0x5f))
+			if r.IntN(12) == 0 {
+				u = odd[r.IntN(len(odd))]
+			}
+			b = binary.LittleEndian.AppendUint16(b, u)
+		}
+		checkUTF16(t, b)
+	}
+}
