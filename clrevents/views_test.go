@@ -694,3 +694,41 @@ func TestUTF16ASCIIRandom(t *testing.T) {
 		checkUTF16(t, b)
 	}
 }
+
+// rundownStrings is a MethodDCEndVerbose-like run of UTF-16 strings
+// (namespace, name, signature), as .NET rundown events carry them.
+func rundownStrings() []byte {
+	var b []byte
+	for _, s := range []string{
+		"System.Collections.Generic.Dictionary`2[System.__Canon,System.__Canon]", "TryInsert",
+		"instance bool  (!0,!1,value class System.Collections.Generic.InsertionBehavior)",
+		"System.String", "Concat", "string  (string,string)",
+		"System.Runtime.CompilerServices.AsyncTaskMethodBuilder`1+AsyncStateMachineBox`1[System.Threading.Tasks.VoidTaskResult,Microsoft.AspNetCore.Server.Kestrel.Core.Internal.Http.HttpProtocol+<ProcessRequestsAsync>d__223`1[System.__Canon]]",
+		"MoveNext", "instance void  ()",
+		"System.Linq.Enumerable", "Any", "bool  (class System.Collections.Generic.IEnumerable`1<!!0>)",
+		"System.Text.Json.JsonSerializer", "WriteCore", "void  (class System.Text.Json.Utf8JsonWriter,!!0&,class System.Text.Json.JsonSerializerOptions)",
+		"Program", "Main", "void  (string[])",
+	} {
+		b = append(b, u16s(s)...)
+		b = append(b, 0, 0)
+	}
+	return b
+}
+
+// BenchmarkUTF16Z: the terminator scan alone, over rundownStrings (see
+// BENCHMARKS.md, issue 17, and bench/proposals/utf16z-16byte.diff).
+func BenchmarkUTF16Z(b *testing.B) {
+	p := rundownStrings()
+	b.Run("impl=readUTF16Z", func(b *testing.B) {
+		b.SetBytes(int64(len(p)))
+		for i := 0; i < b.N; i++ {
+			for off := 0; off < len(p); {
+				_, next, ok := readUTF16Z(p, off)
+				if !ok {
+					b.Fatal("no terminator")
+				}
+				off = next
+			}
+		}
+	})
+}
