@@ -30,6 +30,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/gen"
 	"github.com/clrgo/clrevents/nettrace"
@@ -302,7 +303,7 @@ func synthBulkType() []byte {
 				ps = append(ps, 0x7ff9a1c301a8)
 			}
 			el.TypeParameterCount = uint32(len(ps))
-			el.TypeParameters = clrevents.Uint64ArrayOf(ps...)
+			el.TypeParameters = clrimpl.Uint64ArrayOf(ps...)
 		}
 		elems[i] = el
 	}

@@ -3,14 +3,16 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // EventPipeKeywords are the keywords of Microsoft-DotNETCore-EventPipe, a 64-bit flag set.
 type EventPipeKeywords uint64
 
-var eventPipeKeywordsNames = []flagName{}
+var eventPipeKeywordsNames = []clrimpl.FlagName{}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v EventPipeKeywords) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), eventPipeKeywordsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), eventPipeKeywordsNames, ""), nil
 }
 
 func (v EventPipeKeywords) String() string {

@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // ProcessInfo is the payload of ProcessInfo: event 1 version 0 of Microsoft-DotNETCore-EventPipe.
 // Level win:LogAlways (0).
 // Template ProcessInfo.
@@ -21,7 +23,7 @@ func (*ProcessInfo) Info() *EventInfo {
 func (e *ProcessInfo) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ProcessInfo", "CommandLine", off, ErrUnterminatedString)
 		}
@@ -33,7 +35,7 @@ func (e *ProcessInfo) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ProcessInfo wire form for the pointer size.
 func (e *ProcessInfo) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.CommandLine)
+	dst = clrimpl.AppendUTF16Z(dst, e.CommandLine)
 	return dst
 }
 
@@ -73,7 +75,7 @@ func (*ProcessInfoV1) Info() *EventInfo {
 func (e *ProcessInfoV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ProcessInfo_V1", "CommandLine", off, ErrUnterminatedString)
 		}
@@ -81,7 +83,7 @@ func (e *ProcessInfoV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ProcessInfo_V1", "OSInformation", off, ErrUnterminatedString)
 		}
@@ -89,7 +91,7 @@ func (e *ProcessInfoV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ProcessInfo_V1", "ArchInformation", off, ErrUnterminatedString)
 		}
@@ -101,9 +103,9 @@ func (e *ProcessInfoV1) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ProcessInfo_V1 wire form for the pointer size.
 func (e *ProcessInfoV1) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.CommandLine)
-	dst = appendUTF16Z(dst, e.OSInformation)
-	dst = appendUTF16Z(dst, e.ArchInformation)
+	dst = clrimpl.AppendUTF16Z(dst, e.CommandLine)
+	dst = clrimpl.AppendUTF16Z(dst, e.OSInformation)
+	dst = clrimpl.AppendUTF16Z(dst, e.ArchInformation)
 	return dst
 }
 

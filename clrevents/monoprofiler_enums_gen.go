@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // MonoProfilerKeywords are the keywords of Microsoft-DotNETRuntimeMonoProfiler, a 64-bit flag set.
 type MonoProfilerKeywords uint64
 
@@ -45,11 +47,65 @@ const (
 	MonoProfilerMonitorKeyword MonoProfilerKeywords = 0x10000000000
 )
 
-var monoProfilerKeywordsNames = []flagName{{0x1, "GCKeyword"}, {0x2, "GCHandleKeyword"}, {0x8, "LoaderKeyword"}, {0x10, "JitKeyword"}, {0x4000, "ContentionKeyword"}, {0x8000, "ExceptionKeyword"}, {0x10000, "ThreadingKeyword"}, {0x100000, "GCHeapDumpKeyword"}, {0x200000, "GCAllocationKeyword"}, {0x400000, "GCMovesKeyword"}, {0x800000, "GCHeapCollectKeyword"}, {0x1000000, "GCFinalizationKeyword"}, {0x2000000, "GCResizeKeyword"}, {0x4000000, "GCRootKeyword"}, {0x8000000, "GCHeapDumpVTableClassReferenceKeyword"}, {0x20000000, "MethodTracingKeyword"}, {0x8000000000, "TypeLoadingKeyword"}, {0x10000000000, "MonitorKeyword"}}
+var monoProfilerKeywordsNames = []clrimpl.FlagName{{
+	Name:  "GCKeyword",
+	Value: 0x1,
+}, {
+	Name:  "GCHandleKeyword",
+	Value: 0x2,
+}, {
+	Name:  "LoaderKeyword",
+	Value: 0x8,
+}, {
+	Name:  "JitKeyword",
+	Value: 0x10,
+}, {
+	Name:  "ContentionKeyword",
+	Value: 0x4000,
+}, {
+	Name:  "ExceptionKeyword",
+	Value: 0x8000,
+}, {
+	Name:  "ThreadingKeyword",
+	Value: 0x10000,
+}, {
+	Name:  "GCHeapDumpKeyword",
+	Value: 0x100000,
+}, {
+	Name:  "GCAllocationKeyword",
+	Value: 0x200000,
+}, {
+	Name:  "GCMovesKeyword",
+	Value: 0x400000,
+}, {
+	Name:  "GCHeapCollectKeyword",
+	Value: 0x800000,
+}, {
+	Name:  "GCFinalizationKeyword",
+	Value: 0x1000000,
+}, {
+	Name:  "GCResizeKeyword",
+	Value: 0x2000000,
+}, {
+	Name:  "GCRootKeyword",
+	Value: 0x4000000,
+}, {
+	Name:  "GCHeapDumpVTableClassReferenceKeyword",
+	Value: 0x8000000,
+}, {
+	Name:  "MethodTracingKeyword",
+	Value: 0x20000000,
+}, {
+	Name:  "TypeLoadingKeyword",
+	Value: 0x8000000000,
+}, {
+	Name:  "MonitorKeyword",
+	Value: 0x10000000000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v MonoProfilerKeywords) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), monoProfilerKeywordsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), monoProfilerKeywordsNames, ""), nil
 }
 
 func (v MonoProfilerKeywords) String() string {
@@ -213,7 +269,7 @@ func (v MonoProfilerExceptionClauseType) AppendText(b []byte) ([]byte, error) {
 	case 0x3:
 		return append(b, "Fault"...), nil
 	default:
-		return appendUnknown(b, "MonoProfilerExceptionClauseType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "MonoProfilerExceptionClauseType", uint64(v)), nil
 	}
 }
 
@@ -262,7 +318,7 @@ func (v MonoProfilerGCEventType) AppendText(b []byte) ([]byte, error) {
 	case 0xb:
 		return append(b, "PostStartWorldUnlocked"...), nil
 	default:
-		return appendUnknown(b, "MonoProfilerGCEventType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "MonoProfilerGCEventType", uint64(v)), nil
 	}
 }
 
@@ -299,7 +355,7 @@ func (v MonoProfilerGCHandleType) AppendText(b []byte) ([]byte, error) {
 	case 0x3:
 		return append(b, "Pinned"...), nil
 	default:
-		return appendUnknown(b, "MonoProfilerGCHandleType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "MonoProfilerGCHandleType", uint64(v)), nil
 	}
 }
 
@@ -375,7 +431,7 @@ func (v MonoProfilerGCRootType) AppendText(b []byte) ([]byte, error) {
 	case 0x10:
 		return append(b, "ToggleRef"...), nil
 	default:
-		return appendUnknown(b, "MonoProfilerGCRootType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "MonoProfilerGCRootType", uint64(v)), nil
 	}
 }
 
@@ -421,7 +477,7 @@ func (v MonoProfilerJitCodeBufferType) AppendText(b []byte) ([]byte, error) {
 	case 0x6:
 		return append(b, "Helper"...), nil
 	default:
-		return appendUnknown(b, "MonoProfilerJitCodeBufferType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "MonoProfilerJitCodeBufferType", uint64(v)), nil
 	}
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"iter"
 	"strconv"
 )
@@ -34,7 +35,19 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AppDomainID", 8, 1}, {"ContextID", 16, 1}})
+			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "AppDomainID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ContextID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[23]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -42,7 +55,19 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		e.ContextID = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AppDomainID", 8, 1}, {"ContextID", 16, 1}})
+			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "AppDomainID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ContextID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[19]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -54,7 +79,7 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the MonoProfilerContextLoaded wire form for the pointer size.
 func (e *MonoProfilerContextLoaded) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ContextID))
 	return dst
@@ -63,22 +88,22 @@ func (e *MonoProfilerContextLoaded) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerContextLoaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ContextID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ContextID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ContextID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerContextLoaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ContextID="...)
-	dst = appendHex(dst, uint64(e.ContextID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ContextID))
 	return dst
 }
 
@@ -107,7 +132,19 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AppDomainID", 8, 1}, {"ContextID", 16, 1}})
+			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "AppDomainID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ContextID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[23]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -115,7 +152,19 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 		e.ContextID = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AppDomainID", 8, 1}, {"ContextID", 16, 1}})
+			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "AppDomainID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ContextID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[19]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -127,7 +176,7 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 
 // Encode appends the MonoProfilerContextUnloaded wire form for the pointer size.
 func (e *MonoProfilerContextUnloaded) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ContextID))
 	return dst
@@ -136,22 +185,22 @@ func (e *MonoProfilerContextUnloaded) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerContextUnloaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ContextID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ContextID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ContextID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerContextUnloaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ContextID="...)
-	dst = appendHex(dst, uint64(e.ContextID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ContextID))
 	return dst
 }
 
@@ -172,7 +221,11 @@ func (*MonoProfilerAppDomainLoading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainLoading", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerAppDomainLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -188,14 +241,14 @@ func (e *MonoProfilerAppDomainLoading) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAppDomainLoading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAppDomainLoading) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
 
@@ -216,7 +269,11 @@ func (*MonoProfilerAppDomainLoaded) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainLoaded", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerAppDomainLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -232,14 +289,14 @@ func (e *MonoProfilerAppDomainLoaded) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAppDomainLoaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAppDomainLoaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
 
@@ -260,7 +317,11 @@ func (*MonoProfilerAppDomainUnloading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainUnloading", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerAppDomainUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -276,14 +337,14 @@ func (e *MonoProfilerAppDomainUnloading) Encode(dst []byte, ptrSize int) []byte 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAppDomainUnloading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAppDomainUnloading) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
 
@@ -304,7 +365,11 @@ func (*MonoProfilerAppDomainUnloaded) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainUnloaded", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerAppDomainUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -320,14 +385,14 @@ func (e *MonoProfilerAppDomainUnloaded) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAppDomainUnloaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAppDomainUnloaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
 
@@ -351,13 +416,17 @@ func (*MonoProfilerAppDomainName) Info() *EventInfo {
 func (e *MonoProfilerAppDomainName) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainName", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerAppDomainName", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerAppDomainName", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -370,14 +439,14 @@ func (e *MonoProfilerAppDomainName) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the MonoProfilerAppDomainName wire form for the pointer size.
 func (e *MonoProfilerAppDomainName) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAppDomainName) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainName\":"...)
 	dst = e.AppDomainName.AppendJSON(dst)
 	return append(dst, '}')
@@ -386,7 +455,7 @@ func (e *MonoProfilerAppDomainName) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAppDomainName) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainName="...)
 	dst = e.AppDomainName.AppendJSON(dst)
 	return dst
@@ -413,7 +482,19 @@ func (*MonoProfilerJitBegin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitBegin", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodToken", 20, 0}})
+		return 0, shortPrefix("MonoProfilerJitBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -433,22 +514,22 @@ func (e *MonoProfilerJitBegin) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitBegin) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitBegin) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	return dst
 }
 
@@ -473,7 +554,19 @@ func (*MonoProfilerJitFailed) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitFailed", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodToken", 20, 0}})
+		return 0, shortPrefix("MonoProfilerJitFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -493,22 +586,22 @@ func (e *MonoProfilerJitFailed) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitFailed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitFailed) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	return dst
 }
 
@@ -533,7 +626,19 @@ func (*MonoProfilerJitDone) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitDone) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitDone", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodToken", 20, 0}})
+		return 0, shortPrefix("MonoProfilerJitDone", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -553,22 +658,22 @@ func (e *MonoProfilerJitDone) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitDone) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitDone) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	return dst
 }
 
@@ -599,7 +704,15 @@ type MonoProfilerJitDoneV1ValuesElem struct {
 func (e *MonoProfilerJitDoneV1ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 9 {
 		{
-			f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Type", 1, 0}, {"ClassID", 9, 0}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "Type",
+				Ptrs:  0,
+			}, {
+				Bytes: 9,
+				Name:  "ClassID",
+				Ptrs:  0,
+			}})
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -617,9 +730,9 @@ func (e *MonoProfilerJitDoneV1ValuesElem) encode(dst []byte, ptrSize int) []byte
 
 func (e *MonoProfilerJitDoneV1ValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Type\":"...)
-	dst = appendJSONUint(dst, uint64(e.Type))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Type))
 	dst = append(dst, ",\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	return append(dst, '}')
 }
 
@@ -722,7 +835,23 @@ func (*MonoProfilerJitDoneV1) Info() *EventInfo {
 func (e *MonoProfilerJitDoneV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerJitDone_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodToken", 20, 0}, {"Count", 24, 0}})
+		return 0, shortPrefix("MonoProfilerJitDone_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Count",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -731,7 +860,7 @@ func (e *MonoProfilerJitDoneV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Count = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 9)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 9)
 		if !ok {
 			return 0, decodeError("MonoProfilerJitDone_V1", "Values", off, ErrCountTooLarge)
 		}
@@ -757,13 +886,13 @@ func (e *MonoProfilerJitDoneV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitDoneV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -772,13 +901,13 @@ func (e *MonoProfilerJitDoneV1) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitDoneV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " Count="...)
-	dst = appendHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendHex(dst, uint64(e.Count))
 	dst = append(dst, " Values="...)
 	dst = e.Values.appendJSON(dst)
 	return dst
@@ -807,14 +936,30 @@ func (e *MonoProfilerJitChunkCreated) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 16 {
-			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []fieldEnd{{"ChunkID", 0, 1}, {"ChunkSize", 8, 1}})
+			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ChunkID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "ChunkSize",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[15]
 		e.ChunkID = binary.LittleEndian.Uint64(b[0:])
 		e.ChunkSize = binary.LittleEndian.Uint64(b[8:])
 	} else {
 		if len(b) < 12 {
-			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []fieldEnd{{"ChunkID", 0, 1}, {"ChunkSize", 8, 1}})
+			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ChunkID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "ChunkSize",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[11]
 		e.ChunkID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -825,7 +970,7 @@ func (e *MonoProfilerJitChunkCreated) Decode(b []byte, ptrSize int) (int, error)
 
 // Encode appends the MonoProfilerJitChunkCreated wire form for the pointer size.
 func (e *MonoProfilerJitChunkCreated) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ChunkID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ChunkID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ChunkSize))
 	return dst
 }
@@ -833,18 +978,18 @@ func (e *MonoProfilerJitChunkCreated) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitChunkCreated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ChunkID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ChunkID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ChunkID))
 	dst = append(dst, ",\"ChunkSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.ChunkSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ChunkSize))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitChunkCreated) AppendText(dst []byte) []byte {
 	dst = append(dst, "ChunkID="...)
-	dst = appendHex(dst, uint64(e.ChunkID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ChunkID))
 	dst = append(dst, " ChunkSize="...)
-	dst = appendHex(dst, uint64(e.ChunkSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.ChunkSize))
 	return dst
 }
 
@@ -869,13 +1014,21 @@ func (e *MonoProfilerJitChunkDestroyed) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []fieldEnd{{"ChunkID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ChunkID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[7]
 		e.ChunkID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []fieldEnd{{"ChunkID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ChunkID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[3]
 		e.ChunkID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -885,21 +1038,21 @@ func (e *MonoProfilerJitChunkDestroyed) Decode(b []byte, ptrSize int) (int, erro
 
 // Encode appends the MonoProfilerJitChunkDestroyed wire form for the pointer size.
 func (e *MonoProfilerJitChunkDestroyed) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ChunkID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ChunkID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitChunkDestroyed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ChunkID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ChunkID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ChunkID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitChunkDestroyed) AppendText(dst []byte) []byte {
 	dst = append(dst, "ChunkID="...)
-	dst = appendHex(dst, uint64(e.ChunkID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ChunkID))
 	return dst
 }
 
@@ -928,7 +1081,19 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 17 {
-			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []fieldEnd{{"BufferID", 0, 1}, {"BufferSize", 8, 1}, {"BufferType", 9, 1}})
+			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "BufferID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "BufferSize",
+				Ptrs:  1,
+			}, {
+				Bytes: 9,
+				Name:  "BufferType",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[16]
 		e.BufferID = binary.LittleEndian.Uint64(b[0:])
@@ -936,7 +1101,19 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 		e.BufferType = MonoProfilerJitCodeBufferType(b[16])
 	} else {
 		if len(b) < 13 {
-			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []fieldEnd{{"BufferID", 0, 1}, {"BufferSize", 8, 1}, {"BufferType", 9, 1}})
+			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "BufferID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "BufferSize",
+				Ptrs:  1,
+			}, {
+				Bytes: 9,
+				Name:  "BufferType",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[12]
 		e.BufferID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -948,7 +1125,7 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the MonoProfilerJitCodeBuffer wire form for the pointer size.
 func (e *MonoProfilerJitCodeBuffer) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.BufferID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.BufferID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.BufferSize))
 	dst = append(dst, byte(e.BufferType))
 	return dst
@@ -957,9 +1134,9 @@ func (e *MonoProfilerJitCodeBuffer) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitCodeBuffer) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"BufferID\":"...)
-	dst = appendJSONHex(dst, uint64(e.BufferID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.BufferID))
 	dst = append(dst, ",\"BufferSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.BufferSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.BufferSize))
 	dst = append(dst, ",\"BufferType\":"...)
 	dst = e.BufferType.appendJSON(dst)
 	return append(dst, '}')
@@ -968,9 +1145,9 @@ func (e *MonoProfilerJitCodeBuffer) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitCodeBuffer) AppendText(dst []byte) []byte {
 	dst = append(dst, "BufferID="...)
-	dst = appendHex(dst, uint64(e.BufferID))
+	dst = clrimpl.AppendHex(dst, uint64(e.BufferID))
 	dst = append(dst, " BufferSize="...)
-	dst = appendHex(dst, uint64(e.BufferSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.BufferSize))
 	dst = append(dst, " BufferType="...)
 	dst, _ = e.BufferType.AppendText(dst)
 	return dst
@@ -995,7 +1172,15 @@ func (*MonoProfilerClassLoading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerClassLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoading", len(b), ptrSize, []fieldEnd{{"ClassID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerClassLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
@@ -1013,18 +1198,18 @@ func (e *MonoProfilerClassLoading) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerClassLoading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerClassLoading) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
 
@@ -1047,7 +1232,15 @@ func (*MonoProfilerClassFailed) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerClassFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassFailed", len(b), ptrSize, []fieldEnd{{"ClassID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerClassFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
@@ -1065,18 +1258,18 @@ func (e *MonoProfilerClassFailed) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerClassFailed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerClassFailed) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
 
@@ -1102,14 +1295,22 @@ func (*MonoProfilerClassLoaded) Info() *EventInfo {
 func (e *MonoProfilerClassLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoaded", len(b), ptrSize, []fieldEnd{{"ClassID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerClassLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerClassLoaded", "ClassName", off, ErrUnterminatedString)
 		}
@@ -1123,16 +1324,16 @@ func (e *MonoProfilerClassLoaded) Decode(b []byte, ptrSize int) (int, error) {
 func (e *MonoProfilerClassLoaded) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ClassID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
-	dst = appendUTF16Z(dst, e.ClassName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ClassName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerClassLoaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"ClassName\":"...)
 	dst = e.ClassName.AppendJSON(dst)
 	return append(dst, '}')
@@ -1141,9 +1342,9 @@ func (e *MonoProfilerClassLoaded) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerClassLoaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " ClassName="...)
 	dst = e.ClassName.AppendJSON(dst)
 	return dst
@@ -1176,7 +1377,15 @@ type MonoProfilerClassLoadedV1ValuesElem struct {
 func (e *MonoProfilerClassLoadedV1ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 9 {
 		{
-			f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Type", 1, 0}, {"ClassID", 9, 0}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "Type",
+				Ptrs:  0,
+			}, {
+				Bytes: 9,
+				Name:  "ClassID",
+				Ptrs:  0,
+			}})
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -1194,9 +1403,9 @@ func (e *MonoProfilerClassLoadedV1ValuesElem) encode(dst []byte, ptrSize int) []
 
 func (e *MonoProfilerClassLoadedV1ValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Type\":"...)
-	dst = appendJSONUint(dst, uint64(e.Type))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Type))
 	dst = append(dst, ",\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	return append(dst, '}')
 }
 
@@ -1299,14 +1508,22 @@ func (*MonoProfilerClassLoadedV1) Info() *EventInfo {
 func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoaded_V1", len(b), ptrSize, []fieldEnd{{"ClassID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerClassLoaded_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerClassLoaded_V1", "ClassName", off, ErrUnterminatedString)
 		}
@@ -1319,7 +1536,7 @@ func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Count = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 9)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 9)
 		if !ok {
 			return 0, decodeError("MonoProfilerClassLoaded_V1", "Values", off, ErrCountTooLarge)
 		}
@@ -1336,7 +1553,7 @@ func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
 func (e *MonoProfilerClassLoadedV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ClassID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
-	dst = appendUTF16Z(dst, e.ClassName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ClassName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Count))
 	dst = e.Values.appendWire(dst, ptrSize)
 	return dst
@@ -1345,13 +1562,13 @@ func (e *MonoProfilerClassLoadedV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerClassLoadedV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"ClassName\":"...)
 	dst = e.ClassName.AppendJSON(dst)
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -1360,13 +1577,13 @@ func (e *MonoProfilerClassLoadedV1) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerClassLoadedV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " ClassName="...)
 	dst = e.ClassName.AppendJSON(dst)
 	dst = append(dst, " Count="...)
-	dst = appendHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendHex(dst, uint64(e.Count))
 	dst = append(dst, " Values="...)
 	dst = e.Values.appendJSON(dst)
 	return dst
@@ -1393,7 +1610,19 @@ func (*MonoProfilerVTableLoading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableLoading", len(b), ptrSize, []fieldEnd{{"VTableID", 8, 0}, {"ClassID", 16, 0}, {"AppDomainID", 24, 0}})
+		return 0, shortPrefix("MonoProfilerVTableLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "VTableID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -1413,22 +1642,22 @@ func (e *MonoProfilerVTableLoading) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerVTableLoading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VTableID\":"...)
-	dst = appendJSONHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VTableID))
 	dst = append(dst, ",\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerVTableLoading) AppendText(dst []byte) []byte {
 	dst = append(dst, "VTableID="...)
-	dst = appendHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendHex(dst, uint64(e.VTableID))
 	dst = append(dst, " ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
 
@@ -1453,7 +1682,19 @@ func (*MonoProfilerVTableFailed) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableFailed", len(b), ptrSize, []fieldEnd{{"VTableID", 8, 0}, {"ClassID", 16, 0}, {"AppDomainID", 24, 0}})
+		return 0, shortPrefix("MonoProfilerVTableFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "VTableID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -1473,22 +1714,22 @@ func (e *MonoProfilerVTableFailed) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerVTableFailed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VTableID\":"...)
-	dst = appendJSONHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VTableID))
 	dst = append(dst, ",\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerVTableFailed) AppendText(dst []byte) []byte {
 	dst = append(dst, "VTableID="...)
-	dst = appendHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendHex(dst, uint64(e.VTableID))
 	dst = append(dst, " ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
 
@@ -1513,7 +1754,19 @@ func (*MonoProfilerVTableLoaded) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableLoaded", len(b), ptrSize, []fieldEnd{{"VTableID", 8, 0}, {"ClassID", 16, 0}, {"AppDomainID", 24, 0}})
+		return 0, shortPrefix("MonoProfilerVTableLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "VTableID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -1533,22 +1786,22 @@ func (e *MonoProfilerVTableLoaded) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerVTableLoaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VTableID\":"...)
-	dst = appendJSONHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VTableID))
 	dst = append(dst, ",\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerVTableLoaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "VTableID="...)
-	dst = appendHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendHex(dst, uint64(e.VTableID))
 	dst = append(dst, " ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
 
@@ -1569,7 +1822,11 @@ func (*MonoProfilerModuleLoading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleLoading", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerModuleLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1585,14 +1842,14 @@ func (e *MonoProfilerModuleLoading) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerModuleLoading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerModuleLoading) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
 
@@ -1613,7 +1870,11 @@ func (*MonoProfilerModuleFailed) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleFailed", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerModuleFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1629,14 +1890,14 @@ func (e *MonoProfilerModuleFailed) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerModuleFailed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerModuleFailed) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
 
@@ -1662,13 +1923,17 @@ func (*MonoProfilerModuleLoaded) Info() *EventInfo {
 func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleLoaded", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerModuleLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerModuleLoaded", "ModuleName", off, ErrUnterminatedString)
 		}
@@ -1676,7 +1941,7 @@ func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerModuleLoaded", "ModuleSignature", off, ErrUnterminatedString)
 		}
@@ -1689,15 +1954,15 @@ func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the MonoProfilerModuleLoaded wire form for the pointer size.
 func (e *MonoProfilerModuleLoaded) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
-	dst = appendUTF16Z(dst, e.ModuleName)
-	dst = appendUTF16Z(dst, e.ModuleSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerModuleLoaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"ModuleName\":"...)
 	dst = e.ModuleName.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleSignature\":"...)
@@ -1708,7 +1973,7 @@ func (e *MonoProfilerModuleLoaded) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerModuleLoaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " ModuleName="...)
 	dst = e.ModuleName.AppendJSON(dst)
 	dst = append(dst, " ModuleSignature="...)
@@ -1733,7 +1998,11 @@ func (*MonoProfilerModuleUnloading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleUnloading", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerModuleUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1749,14 +2018,14 @@ func (e *MonoProfilerModuleUnloading) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerModuleUnloading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerModuleUnloading) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
 
@@ -1782,13 +2051,17 @@ func (*MonoProfilerModuleUnloaded) Info() *EventInfo {
 func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleUnloaded", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerModuleUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerModuleUnloaded", "ModuleName", off, ErrUnterminatedString)
 		}
@@ -1796,7 +2069,7 @@ func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerModuleUnloaded", "ModuleSignature", off, ErrUnterminatedString)
 		}
@@ -1809,15 +2082,15 @@ func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) 
 // Encode appends the MonoProfilerModuleUnloaded wire form for the pointer size.
 func (e *MonoProfilerModuleUnloaded) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
-	dst = appendUTF16Z(dst, e.ModuleName)
-	dst = appendUTF16Z(dst, e.ModuleSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerModuleUnloaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"ModuleName\":"...)
 	dst = e.ModuleName.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleSignature\":"...)
@@ -1828,7 +2101,7 @@ func (e *MonoProfilerModuleUnloaded) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerModuleUnloaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " ModuleName="...)
 	dst = e.ModuleName.AppendJSON(dst)
 	dst = append(dst, " ModuleSignature="...)
@@ -1855,7 +2128,15 @@ func (*MonoProfilerAssemblyLoading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAssemblyLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyLoading", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerAssemblyLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1873,18 +2154,18 @@ func (e *MonoProfilerAssemblyLoading) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAssemblyLoading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAssemblyLoading) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
 
@@ -1910,14 +2191,22 @@ func (*MonoProfilerAssemblyLoaded) Info() *EventInfo {
 func (e *MonoProfilerAssemblyLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyLoaded", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerAssemblyLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerAssemblyLoaded", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1931,16 +2220,16 @@ func (e *MonoProfilerAssemblyLoaded) Decode(b []byte, ptrSize int) (int, error) 
 func (e *MonoProfilerAssemblyLoaded) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAssemblyLoaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	return append(dst, '}')
@@ -1949,9 +2238,9 @@ func (e *MonoProfilerAssemblyLoaded) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAssemblyLoaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyName="...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	return dst
@@ -1976,7 +2265,15 @@ func (*MonoProfilerAssemblyUnloading) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAssemblyUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyUnloading", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerAssemblyUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1994,18 +2291,18 @@ func (e *MonoProfilerAssemblyUnloading) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAssemblyUnloading) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAssemblyUnloading) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
 
@@ -2031,14 +2328,22 @@ func (*MonoProfilerAssemblyUnloaded) Info() *EventInfo {
 func (e *MonoProfilerAssemblyUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyUnloaded", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"ModuleID", 16, 0}})
+		return 0, shortPrefix("MonoProfilerAssemblyUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerAssemblyUnloaded", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -2052,16 +2357,16 @@ func (e *MonoProfilerAssemblyUnloaded) Decode(b []byte, ptrSize int) (int, error
 func (e *MonoProfilerAssemblyUnloaded) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerAssemblyUnloaded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	return append(dst, '}')
@@ -2070,9 +2375,9 @@ func (e *MonoProfilerAssemblyUnloaded) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerAssemblyUnloaded) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyName="...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	return dst
@@ -2095,7 +2400,11 @@ func (*MonoProfilerMethodEnter) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodEnter) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodEnter", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerMethodEnter", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2111,14 +2420,14 @@ func (e *MonoProfilerMethodEnter) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMethodEnter) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMethodEnter) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
 
@@ -2139,7 +2448,11 @@ func (*MonoProfilerMethodLeave) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodLeave) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodLeave", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerMethodLeave", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2155,14 +2468,14 @@ func (e *MonoProfilerMethodLeave) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMethodLeave) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMethodLeave) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
 
@@ -2183,7 +2496,11 @@ func (*MonoProfilerMethodTailCall) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodTailCall) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodTailCall", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerMethodTailCall", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2199,14 +2516,14 @@ func (e *MonoProfilerMethodTailCall) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMethodTailCall) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMethodTailCall) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
 
@@ -2227,7 +2544,11 @@ func (*MonoProfilerMethodExceptionLeave) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodExceptionLeave) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodExceptionLeave", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerMethodExceptionLeave", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2243,14 +2564,14 @@ func (e *MonoProfilerMethodExceptionLeave) Encode(dst []byte, ptrSize int) []byt
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMethodExceptionLeave) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMethodExceptionLeave) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
 
@@ -2271,7 +2592,11 @@ func (*MonoProfilerMethodFree) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodFree) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodFree", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerMethodFree", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2287,14 +2612,14 @@ func (e *MonoProfilerMethodFree) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMethodFree) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMethodFree) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
 
@@ -2315,7 +2640,11 @@ func (*MonoProfilerMethodBeginInvoke) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodBeginInvoke) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodBeginInvoke", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerMethodBeginInvoke", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2331,14 +2660,14 @@ func (e *MonoProfilerMethodBeginInvoke) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMethodBeginInvoke) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMethodBeginInvoke) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
 
@@ -2359,7 +2688,11 @@ func (*MonoProfilerMethodEndInvoke) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodEndInvoke) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodEndInvoke", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerMethodEndInvoke", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2375,14 +2708,14 @@ func (e *MonoProfilerMethodEndInvoke) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMethodEndInvoke) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMethodEndInvoke) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
 
@@ -2409,14 +2742,30 @@ func (e *MonoProfilerExceptionThrow) Decode(b []byte, ptrSize int) (int, error) 
 	}
 	if ptrSize == 8 {
 		if len(b) < 16 {
-			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []fieldEnd{{"TypeID", 8, 0}, {"ObjectID", 8, 1}})
+			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[15]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
 		e.ObjectID = binary.LittleEndian.Uint64(b[8:])
 	} else {
 		if len(b) < 12 {
-			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []fieldEnd{{"TypeID", 8, 0}, {"ObjectID", 8, 1}})
+			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[11]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
@@ -2428,25 +2777,25 @@ func (e *MonoProfilerExceptionThrow) Decode(b []byte, ptrSize int) (int, error) 
 // Encode appends the MonoProfilerExceptionThrow wire form for the pointer size.
 func (e *MonoProfilerExceptionThrow) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.TypeID))
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerExceptionThrow) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerExceptionThrow) AppendText(dst []byte) []byte {
 	dst = append(dst, "TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -2479,7 +2828,27 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 29 {
-			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []fieldEnd{{"ClauseType", 1, 0}, {"ClauseIdx", 5, 0}, {"MethodID", 13, 0}, {"TypeID", 21, 0}, {"ObjectID", 21, 1}})
+			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "ClauseType",
+				Ptrs:  0,
+			}, {
+				Bytes: 5,
+				Name:  "ClauseIdx",
+				Ptrs:  0,
+			}, {
+				Bytes: 13,
+				Name:  "MethodID",
+				Ptrs:  0,
+			}, {
+				Bytes: 21,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 21,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[28]
 		e.ClauseType = MonoProfilerExceptionClauseType(b[0])
@@ -2489,7 +2858,27 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = binary.LittleEndian.Uint64(b[21:])
 	} else {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []fieldEnd{{"ClauseType", 1, 0}, {"ClauseIdx", 5, 0}, {"MethodID", 13, 0}, {"TypeID", 21, 0}, {"ObjectID", 21, 1}})
+			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "ClauseType",
+				Ptrs:  0,
+			}, {
+				Bytes: 5,
+				Name:  "ClauseIdx",
+				Ptrs:  0,
+			}, {
+				Bytes: 13,
+				Name:  "MethodID",
+				Ptrs:  0,
+			}, {
+				Bytes: 21,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 21,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[24]
 		e.ClauseType = MonoProfilerExceptionClauseType(b[0])
@@ -2507,7 +2896,7 @@ func (e *MonoProfilerExceptionClause) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ClauseIdx))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.MethodID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.TypeID))
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
@@ -2516,13 +2905,13 @@ func (e *MonoProfilerExceptionClause) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClauseType\":"...)
 	dst = e.ClauseType.appendJSON(dst)
 	dst = append(dst, ",\"ClauseIdx\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClauseIdx))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClauseIdx))
 	dst = append(dst, ",\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
@@ -2533,11 +2922,11 @@ func (e *MonoProfilerExceptionClause) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClauseIdx="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClauseIdx), 10)
 	dst = append(dst, " MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -2560,7 +2949,15 @@ func (*MonoProfilerGCEvent) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCEvent) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 5 {
-		return 0, shortPrefix("MonoProfilerGCEvent", len(b), ptrSize, []fieldEnd{{"GCEventType", 1, 0}, {"GCGeneration", 5, 0}})
+		return 0, shortPrefix("MonoProfilerGCEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 1,
+			Name:  "GCEventType",
+			Ptrs:  0,
+		}, {
+			Bytes: 5,
+			Name:  "GCGeneration",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[4]
 	e.GCEventType = MonoProfilerGCEventType(b[0])
@@ -2580,7 +2977,7 @@ func (e *MonoProfilerGCEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GCEventType\":"...)
 	dst = e.GCEventType.appendJSON(dst)
 	dst = append(dst, ",\"GCGeneration\":"...)
-	dst = appendJSONUint(dst, uint64(e.GCGeneration))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GCGeneration))
 	return append(dst, '}')
 }
 
@@ -2618,7 +3015,19 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []fieldEnd{{"VTableID", 8, 0}, {"ObjectID", 8, 1}, {"ObjectSize", 16, 1}})
+			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "VTableID",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ObjectSize",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[23]
 		e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -2626,7 +3035,19 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 		e.ObjectSize = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []fieldEnd{{"VTableID", 8, 0}, {"ObjectID", 8, 1}, {"ObjectSize", 16, 1}})
+			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "VTableID",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ObjectSize",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[19]
 		e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -2639,7 +3060,7 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the MonoProfilerGCAllocation wire form for the pointer size.
 func (e *MonoProfilerGCAllocation) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.VTableID))
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ObjectSize))
 	return dst
 }
@@ -2647,22 +3068,22 @@ func (e *MonoProfilerGCAllocation) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCAllocation) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VTableID\":"...)
-	dst = appendJSONHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VTableID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"ObjectSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectSize))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCAllocation) AppendText(dst []byte) []byte {
 	dst = append(dst, "VTableID="...)
-	dst = appendHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendHex(dst, uint64(e.VTableID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " ObjectSize="...)
-	dst = appendHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectSize))
 	return dst
 }
 
@@ -2688,7 +3109,15 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AddressID", 0, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "ObjectID",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "AddressID",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2698,7 +3127,15 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AddressID", 0, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "ObjectID",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "AddressID",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2710,16 +3147,16 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 }
 
 func (e *MonoProfilerGCMovesValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
-	dst = appendPtr(dst, e.AddressID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.AddressID, ptrSize)
 	return dst
 }
 
 func (e *MonoProfilerGCMovesValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"AddressID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AddressID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AddressID))
 	return append(dst, '}')
 }
 
@@ -2825,13 +3262,17 @@ func (e *MonoProfilerGCMoves) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("MonoProfilerGCMoves", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}})
+		return 0, shortPrefix("MonoProfilerGCMoves", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	off = 4
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 2*ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 2*ptrSize)
 		if !ok {
 			return 0, decodeError("MonoProfilerGCMoves", "Values", off, ErrCountTooLarge)
 		}
@@ -2854,7 +3295,7 @@ func (e *MonoProfilerGCMoves) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCMoves) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -2863,7 +3304,7 @@ func (e *MonoProfilerGCMoves) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCMoves) AppendText(dst []byte) []byte {
 	dst = append(dst, "Count="...)
-	dst = appendHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendHex(dst, uint64(e.Count))
 	dst = append(dst, " Values="...)
 	dst = e.Values.appendJSON(dst)
 	return dst
@@ -2886,7 +3327,11 @@ func (*MonoProfilerGCResize) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCResize) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerGCResize", len(b), ptrSize, []fieldEnd{{"NewSize", 8, 0}})
+		return 0, shortPrefix("MonoProfilerGCResize", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "NewSize",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.NewSize = binary.LittleEndian.Uint64(b[0:])
@@ -2902,14 +3347,14 @@ func (e *MonoProfilerGCResize) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCResize) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"NewSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.NewSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NewSize))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCResize) AppendText(dst []byte) []byte {
 	dst = append(dst, "NewSize="...)
-	dst = appendHex(dst, uint64(e.NewSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.NewSize))
 	return dst
 }
 
@@ -2938,7 +3383,19 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 17 {
-			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []fieldEnd{{"HandleID", 8, 0}, {"HandleType", 9, 0}, {"ObjectID", 9, 1}})
+			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "HandleID",
+				Ptrs:  0,
+			}, {
+				Bytes: 9,
+				Name:  "HandleType",
+				Ptrs:  0,
+			}, {
+				Bytes: 9,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[16]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -2946,7 +3403,19 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = binary.LittleEndian.Uint64(b[9:])
 	} else {
 		if len(b) < 13 {
-			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []fieldEnd{{"HandleID", 8, 0}, {"HandleType", 9, 0}, {"ObjectID", 9, 1}})
+			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "HandleID",
+				Ptrs:  0,
+			}, {
+				Bytes: 9,
+				Name:  "HandleType",
+				Ptrs:  0,
+			}, {
+				Bytes: 9,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[12]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -2960,29 +3429,29 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 func (e *MonoProfilerGCHandleCreated) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.HandleID))
 	dst = append(dst, byte(e.HandleType))
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCHandleCreated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"HandleType\":"...)
 	dst = e.HandleType.appendJSON(dst)
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCHandleCreated) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " HandleType="...)
 	dst, _ = e.HandleType.AppendText(dst)
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -3005,7 +3474,15 @@ func (*MonoProfilerGCHandleDeleted) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCHandleDeleted) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 9 {
-		return 0, shortPrefix("MonoProfilerGCHandleDeleted", len(b), ptrSize, []fieldEnd{{"HandleID", 8, 0}, {"HandleType", 9, 0}})
+		return 0, shortPrefix("MonoProfilerGCHandleDeleted", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "HandleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 9,
+			Name:  "HandleType",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[8]
 	e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -3023,7 +3500,7 @@ func (e *MonoProfilerGCHandleDeleted) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCHandleDeleted) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"HandleType\":"...)
 	dst = e.HandleType.appendJSON(dst)
 	return append(dst, '}')
@@ -3032,7 +3509,7 @@ func (e *MonoProfilerGCHandleDeleted) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCHandleDeleted) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " HandleType="...)
 	dst, _ = e.HandleType.AppendText(dst)
 	return dst
@@ -3121,13 +3598,21 @@ func (e *MonoProfilerGCFinalizingObject) Decode(b []byte, ptrSize int) (int, err
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3137,21 +3622,21 @@ func (e *MonoProfilerGCFinalizingObject) Decode(b []byte, ptrSize int) (int, err
 
 // Encode appends the MonoProfilerGCFinalizingObject wire form for the pointer size.
 func (e *MonoProfilerGCFinalizingObject) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCFinalizingObject) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCFinalizingObject) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -3176,13 +3661,21 @@ func (e *MonoProfilerGCFinalizedObject) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3192,21 +3685,21 @@ func (e *MonoProfilerGCFinalizedObject) Decode(b []byte, ptrSize int) (int, erro
 
 // Encode appends the MonoProfilerGCFinalizedObject wire form for the pointer size.
 func (e *MonoProfilerGCFinalizedObject) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCFinalizedObject) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCFinalizedObject) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -3240,7 +3733,23 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []fieldEnd{{"RootID", 0, 1}, {"RootSize", 8, 1}, {"RootType", 9, 1}, {"RootKeyID", 17, 1}})
+			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "RootID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "RootSize",
+				Ptrs:  1,
+			}, {
+				Bytes: 9,
+				Name:  "RootType",
+				Ptrs:  1,
+			}, {
+				Bytes: 17,
+				Name:  "RootKeyID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[24]
 		e.RootID = binary.LittleEndian.Uint64(b[0:])
@@ -3250,7 +3759,23 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 		off = 25
 	} else {
 		if len(b) < 21 {
-			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []fieldEnd{{"RootID", 0, 1}, {"RootSize", 8, 1}, {"RootType", 9, 1}, {"RootKeyID", 17, 1}})
+			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "RootID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "RootSize",
+				Ptrs:  1,
+			}, {
+				Bytes: 9,
+				Name:  "RootType",
+				Ptrs:  1,
+			}, {
+				Bytes: 17,
+				Name:  "RootKeyID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[20]
 		e.RootID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3260,7 +3785,7 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 		off = 21
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerGCRootRegister", "RootKeyName", off, ErrUnterminatedString)
 		}
@@ -3272,24 +3797,24 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 
 // Encode appends the MonoProfilerGCRootRegister wire form for the pointer size.
 func (e *MonoProfilerGCRootRegister) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.RootID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.RootID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.RootSize))
 	dst = append(dst, byte(e.RootType))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.RootKeyID))
-	dst = appendUTF16Z(dst, e.RootKeyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.RootKeyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCRootRegister) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"RootID\":"...)
-	dst = appendJSONHex(dst, uint64(e.RootID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RootID))
 	dst = append(dst, ",\"RootSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.RootSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RootSize))
 	dst = append(dst, ",\"RootType\":"...)
 	dst = e.RootType.appendJSON(dst)
 	dst = append(dst, ",\"RootKeyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.RootKeyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RootKeyID))
 	dst = append(dst, ",\"RootKeyName\":"...)
 	dst = e.RootKeyName.AppendJSON(dst)
 	return append(dst, '}')
@@ -3298,13 +3823,13 @@ func (e *MonoProfilerGCRootRegister) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCRootRegister) AppendText(dst []byte) []byte {
 	dst = append(dst, "RootID="...)
-	dst = appendHex(dst, uint64(e.RootID))
+	dst = clrimpl.AppendHex(dst, uint64(e.RootID))
 	dst = append(dst, " RootSize="...)
-	dst = appendHex(dst, uint64(e.RootSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.RootSize))
 	dst = append(dst, " RootType="...)
 	dst, _ = e.RootType.AppendText(dst)
 	dst = append(dst, " RootKeyID="...)
-	dst = appendHex(dst, uint64(e.RootKeyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.RootKeyID))
 	dst = append(dst, " RootKeyName="...)
 	dst = e.RootKeyName.AppendJSON(dst)
 	return dst
@@ -3331,13 +3856,21 @@ func (e *MonoProfilerGCRootUnregister) Decode(b []byte, ptrSize int) (int, error
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []fieldEnd{{"RootID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "RootID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[7]
 		e.RootID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []fieldEnd{{"RootID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "RootID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[3]
 		e.RootID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3347,21 +3880,21 @@ func (e *MonoProfilerGCRootUnregister) Decode(b []byte, ptrSize int) (int, error
 
 // Encode appends the MonoProfilerGCRootUnregister wire form for the pointer size.
 func (e *MonoProfilerGCRootUnregister) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.RootID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.RootID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCRootUnregister) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"RootID\":"...)
-	dst = appendJSONHex(dst, uint64(e.RootID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RootID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCRootUnregister) AppendText(dst []byte) []byte {
 	dst = append(dst, "RootID="...)
-	dst = appendHex(dst, uint64(e.RootID))
+	dst = clrimpl.AppendHex(dst, uint64(e.RootID))
 	return dst
 }
 
@@ -3387,7 +3920,15 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AddressID", 0, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "ObjectID",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "AddressID",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3397,7 +3938,15 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"AddressID", 0, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "ObjectID",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "AddressID",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3409,16 +3958,16 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 }
 
 func (e *MonoProfilerGCRootsValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
-	dst = appendPtr(dst, e.AddressID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.AddressID, ptrSize)
 	return dst
 }
 
 func (e *MonoProfilerGCRootsValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"AddressID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AddressID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AddressID))
 	return append(dst, '}')
 }
 
@@ -3524,13 +4073,17 @@ func (e *MonoProfilerGCRoots) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("MonoProfilerGCRoots", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}})
+		return 0, shortPrefix("MonoProfilerGCRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	off = 4
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 2*ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 2*ptrSize)
 		if !ok {
 			return 0, decodeError("MonoProfilerGCRoots", "Values", off, ErrCountTooLarge)
 		}
@@ -3553,7 +4106,7 @@ func (e *MonoProfilerGCRoots) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCRoots) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -3562,7 +4115,7 @@ func (e *MonoProfilerGCRoots) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCRoots) AppendText(dst []byte) []byte {
 	dst = append(dst, "Count="...)
-	dst = appendHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendHex(dst, uint64(e.Count))
 	dst = append(dst, " Values="...)
 	dst = e.Values.appendJSON(dst)
 	return dst
@@ -3586,7 +4139,7 @@ func (*MonoProfilerGCHeapDumpStart) Info() *EventInfo {
 func (e *MonoProfilerGCHeapDumpStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerGCHeapDumpStart", "HeapCollectParam", off, ErrUnterminatedString)
 		}
@@ -3598,7 +4151,7 @@ func (e *MonoProfilerGCHeapDumpStart) Decode(b []byte, ptrSize int) (int, error)
 
 // Encode appends the MonoProfilerGCHeapDumpStart wire form for the pointer size.
 func (e *MonoProfilerGCHeapDumpStart) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.HeapCollectParam)
+	dst = clrimpl.AppendUTF16Z(dst, e.HeapCollectParam)
 	return dst
 }
 
@@ -3677,7 +4230,15 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 	if ptrSize == 8 {
 		if len(b) < 12 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"ReferenceOffset", 4, 0}, {"ObjectID", 4, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 4,
+					Name:  "ReferenceOffset",
+					Ptrs:  0,
+				}, {
+					Bytes: 4,
+					Name:  "ObjectID",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3687,7 +4248,15 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"ReferenceOffset", 4, 0}, {"ObjectID", 4, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 4,
+					Name:  "ReferenceOffset",
+					Ptrs:  0,
+				}, {
+					Bytes: 4,
+					Name:  "ObjectID",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3700,15 +4269,15 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 
 func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ReferenceOffset))
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ReferenceOffset\":"...)
-	dst = appendJSONUint(dst, uint64(e.ReferenceOffset))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ReferenceOffset))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
@@ -3815,7 +4384,27 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 29 {
-			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"VTableID", 8, 1}, {"ObjectSize", 16, 1}, {"ObjectGeneration", 17, 1}, {"Count", 21, 1}})
+			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "VTableID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ObjectSize",
+				Ptrs:  1,
+			}, {
+				Bytes: 17,
+				Name:  "ObjectGeneration",
+				Ptrs:  1,
+			}, {
+				Bytes: 21,
+				Name:  "Count",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[28]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -3826,7 +4415,27 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 		off = 29
 	} else {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}, {"VTableID", 8, 1}, {"ObjectSize", 16, 1}, {"ObjectGeneration", 17, 1}, {"Count", 21, 1}})
+			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 8,
+				Name:  "VTableID",
+				Ptrs:  1,
+			}, {
+				Bytes: 16,
+				Name:  "ObjectSize",
+				Ptrs:  1,
+			}, {
+				Bytes: 17,
+				Name:  "ObjectGeneration",
+				Ptrs:  1,
+			}, {
+				Bytes: 21,
+				Name:  "Count",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[24]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3837,7 +4446,7 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 		off = 25
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 4+ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 4+ptrSize)
 		if !ok {
 			return 0, decodeError("MonoProfilerGCHeapDumpObjectReference", "Values", off, ErrCountTooLarge)
 		}
@@ -3852,7 +4461,7 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 
 // Encode appends the MonoProfilerGCHeapDumpObjectReference wire form for the pointer size.
 func (e *MonoProfilerGCHeapDumpObjectReference) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.VTableID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ObjectSize))
 	dst = append(dst, byte(e.ObjectGeneration))
@@ -3864,15 +4473,15 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Encode(dst []byte, ptrSize int) 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCHeapDumpObjectReference) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"VTableID\":"...)
-	dst = appendJSONHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VTableID))
 	dst = append(dst, ",\"ObjectSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectSize))
 	dst = append(dst, ",\"ObjectGeneration\":"...)
-	dst = appendJSONUint(dst, uint64(e.ObjectGeneration))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ObjectGeneration))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -3881,15 +4490,15 @@ func (e *MonoProfilerGCHeapDumpObjectReference) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCHeapDumpObjectReference) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " VTableID="...)
-	dst = appendHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendHex(dst, uint64(e.VTableID))
 	dst = append(dst, " ObjectSize="...)
-	dst = appendHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectSize))
 	dst = append(dst, " ObjectGeneration="...)
 	dst = strconv.AppendUint(dst, uint64(e.ObjectGeneration), 10)
 	dst = append(dst, " Count="...)
-	dst = appendHex(dst, uint64(e.Count))
+	dst = clrimpl.AppendHex(dst, uint64(e.Count))
 	dst = append(dst, " Values="...)
 	dst = e.Values.appendJSON(dst)
 	return dst
@@ -3916,13 +4525,21 @@ func (e *MonoProfilerMonitorContention) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3932,21 +4549,21 @@ func (e *MonoProfilerMonitorContention) Decode(b []byte, ptrSize int) (int, erro
 
 // Encode appends the MonoProfilerMonitorContention wire form for the pointer size.
 func (e *MonoProfilerMonitorContention) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMonitorContention) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMonitorContention) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -3971,13 +4588,21 @@ func (e *MonoProfilerMonitorFailed) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3987,21 +4612,21 @@ func (e *MonoProfilerMonitorFailed) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the MonoProfilerMonitorFailed wire form for the pointer size.
 func (e *MonoProfilerMonitorFailed) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMonitorFailed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMonitorFailed) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -4026,13 +4651,21 @@ func (e *MonoProfilerMonitorAcquired) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []fieldEnd{{"ObjectID", 0, 1}})
+			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4042,21 +4675,21 @@ func (e *MonoProfilerMonitorAcquired) Decode(b []byte, ptrSize int) (int, error)
 
 // Encode appends the MonoProfilerMonitorAcquired wire form for the pointer size.
 func (e *MonoProfilerMonitorAcquired) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerMonitorAcquired) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerMonitorAcquired) AppendText(dst []byte) []byte {
 	dst = append(dst, "ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
 
@@ -4077,7 +4710,11 @@ func (*MonoProfilerThreadStarted) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStarted) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStarted", len(b), ptrSize, []fieldEnd{{"ThreadID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerThreadStarted", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ThreadID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -4093,14 +4730,14 @@ func (e *MonoProfilerThreadStarted) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerThreadStarted) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ThreadID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerThreadStarted) AppendText(dst []byte) []byte {
 	dst = append(dst, "ThreadID="...)
-	dst = appendHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ThreadID))
 	return dst
 }
 
@@ -4121,7 +4758,11 @@ func (*MonoProfilerThreadStopping) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStopping) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStopping", len(b), ptrSize, []fieldEnd{{"ThreadID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerThreadStopping", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ThreadID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -4137,14 +4778,14 @@ func (e *MonoProfilerThreadStopping) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerThreadStopping) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ThreadID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerThreadStopping) AppendText(dst []byte) []byte {
 	dst = append(dst, "ThreadID="...)
-	dst = appendHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ThreadID))
 	return dst
 }
 
@@ -4165,7 +4806,11 @@ func (*MonoProfilerThreadStopped) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStopped) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStopped", len(b), ptrSize, []fieldEnd{{"ThreadID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerThreadStopped", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ThreadID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -4181,14 +4826,14 @@ func (e *MonoProfilerThreadStopped) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerThreadStopped) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ThreadID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerThreadStopped) AppendText(dst []byte) []byte {
 	dst = append(dst, "ThreadID="...)
-	dst = appendHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ThreadID))
 	return dst
 }
 
@@ -4209,7 +4854,11 @@ func (*MonoProfilerThreadExited) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadExited) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadExited", len(b), ptrSize, []fieldEnd{{"ThreadID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerThreadExited", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ThreadID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -4225,14 +4874,14 @@ func (e *MonoProfilerThreadExited) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerThreadExited) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ThreadID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerThreadExited) AppendText(dst []byte) []byte {
 	dst = append(dst, "ThreadID="...)
-	dst = appendHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ThreadID))
 	return dst
 }
 
@@ -4256,13 +4905,17 @@ func (*MonoProfilerThreadName) Info() *EventInfo {
 func (e *MonoProfilerThreadName) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadName", len(b), ptrSize, []fieldEnd{{"ThreadID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerThreadName", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ThreadID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerThreadName", "ThreadName", off, ErrUnterminatedString)
 		}
@@ -4275,14 +4928,14 @@ func (e *MonoProfilerThreadName) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the MonoProfilerThreadName wire form for the pointer size.
 func (e *MonoProfilerThreadName) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ThreadID))
-	dst = appendUTF16Z(dst, e.ThreadName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ThreadName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerThreadName) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ThreadID))
 	dst = append(dst, ",\"ThreadName\":"...)
 	dst = e.ThreadName.AppendJSON(dst)
 	return append(dst, '}')
@@ -4291,7 +4944,7 @@ func (e *MonoProfilerThreadName) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerThreadName) AppendText(dst []byte) []byte {
 	dst = append(dst, "ThreadID="...)
-	dst = appendHex(dst, uint64(e.ThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ThreadID))
 	dst = append(dst, " ThreadName="...)
 	dst = e.ThreadName.AppendJSON(dst)
 	return dst
@@ -4321,13 +4974,17 @@ func (*MonoProfilerJitDoneVerbose) Info() *EventInfo {
 func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerJitDoneVerbose", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("MonoProfilerJitDoneVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerJitDoneVerbose", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -4335,7 +4992,7 @@ func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerJitDoneVerbose", "MethodName", off, ErrUnterminatedString)
 		}
@@ -4343,7 +5000,7 @@ func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerJitDoneVerbose", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -4356,16 +5013,16 @@ func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) 
 // Encode appends the MonoProfilerJitDoneVerbose wire form for the pointer size.
 func (e *MonoProfilerJitDoneVerbose) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.MethodID))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerJitDoneVerbose) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"MethodNamespace\":"...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"MethodName\":"...)
@@ -4378,7 +5035,7 @@ func (e *MonoProfilerJitDoneVerbose) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerJitDoneVerbose) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " MethodNamespace="...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, " MethodName="...)
@@ -4412,7 +5069,19 @@ func (*MonoProfilerGCHeapDumpVTableClassReference) Info() *EventInfo {
 func (e *MonoProfilerGCHeapDumpVTableClassReference) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerGCHeapDumpVTableClassReference", len(b), ptrSize, []fieldEnd{{"VTableID", 8, 0}, {"ClassID", 16, 0}, {"ModuleID", 24, 0}})
+		return 0, shortPrefix("MonoProfilerGCHeapDumpVTableClassReference", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "VTableID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ClassID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -4420,7 +5089,7 @@ func (e *MonoProfilerGCHeapDumpVTableClassReference) Decode(b []byte, ptrSize in
 	e.ModuleID = binary.LittleEndian.Uint64(b[16:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MonoProfilerGCHeapDumpVTableClassReference", "ClassName", off, ErrUnterminatedString)
 		}
@@ -4435,18 +5104,18 @@ func (e *MonoProfilerGCHeapDumpVTableClassReference) Encode(dst []byte, ptrSize 
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.VTableID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ClassID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
-	dst = appendUTF16Z(dst, e.ClassName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ClassName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MonoProfilerGCHeapDumpVTableClassReference) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VTableID\":"...)
-	dst = appendJSONHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VTableID))
 	dst = append(dst, ",\"ClassID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ClassID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"ClassName\":"...)
 	dst = e.ClassName.AppendJSON(dst)
 	return append(dst, '}')
@@ -4455,11 +5124,11 @@ func (e *MonoProfilerGCHeapDumpVTableClassReference) AppendJSON(dst []byte) []by
 // AppendText appends the fields as Name=value pairs.
 func (e *MonoProfilerGCHeapDumpVTableClassReference) AppendText(dst []byte) []byte {
 	dst = append(dst, "VTableID="...)
-	dst = appendHex(dst, uint64(e.VTableID))
+	dst = clrimpl.AppendHex(dst, uint64(e.VTableID))
 	dst = append(dst, " ClassID="...)
-	dst = appendHex(dst, uint64(e.ClassID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ClassID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " ClassName="...)
 	dst = e.ClassName.AppendJSON(dst)
 	return dst

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -38,7 +39,23 @@ func (*BindingPolicyPhaseStart) Info() *EventInfo {
 func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPolicyPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingPolicyPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -47,7 +64,7 @@ func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPolicyPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -55,7 +72,7 @@ func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPolicyPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -76,8 +93,8 @@ func (e *BindingPolicyPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -85,19 +102,19 @@ func (e *BindingPolicyPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingPolicyPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -150,7 +167,23 @@ func (*BindingPolicyPhaseEnd) Info() *EventInfo {
 func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPolicyPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingPolicyPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -159,7 +192,7 @@ func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPolicyPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -167,7 +200,7 @@ func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPolicyPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -188,8 +221,8 @@ func (e *BindingPolicyPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -197,19 +230,19 @@ func (e *BindingPolicyPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingPolicyPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -262,7 +295,23 @@ func (*BindingNgenPhaseStart) Info() *EventInfo {
 func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingNgenPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingNgenPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -271,7 +320,7 @@ func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingNgenPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -279,7 +328,7 @@ func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingNgenPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -300,8 +349,8 @@ func (e *BindingNgenPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -309,19 +358,19 @@ func (e *BindingNgenPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingNgenPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -374,7 +423,23 @@ func (*BindingNgenPhaseEnd) Info() *EventInfo {
 func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingNgenPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingNgenPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -383,7 +448,7 @@ func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingNgenPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -391,7 +456,7 @@ func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingNgenPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -412,8 +477,8 @@ func (e *BindingNgenPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -421,19 +486,19 @@ func (e *BindingNgenPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingNgenPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -486,7 +551,23 @@ func (*BindingLookupAndProbingPhaseStart) Info() *EventInfo {
 func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingLookupAndProbingPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingLookupAndProbingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -495,7 +576,7 @@ func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, 
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingLookupAndProbingPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -503,7 +584,7 @@ func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingLookupAndProbingPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -524,8 +605,8 @@ func (e *BindingLookupAndProbingPhaseStart) Encode(dst []byte, ptrSize int) []by
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -533,19 +614,19 @@ func (e *BindingLookupAndProbingPhaseStart) Encode(dst []byte, ptrSize int) []by
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingLookupAndProbingPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -598,7 +679,23 @@ func (*BindingLookupAndProbingPhaseEnd) Info() *EventInfo {
 func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingLookupAndProbingPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingLookupAndProbingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -607,7 +704,7 @@ func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, er
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingLookupAndProbingPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -615,7 +712,7 @@ func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, er
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingLookupAndProbingPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -636,8 +733,8 @@ func (e *BindingLookupAndProbingPhaseEnd) Encode(dst []byte, ptrSize int) []byte
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -645,19 +742,19 @@ func (e *BindingLookupAndProbingPhaseEnd) Encode(dst []byte, ptrSize int) []byte
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingLookupAndProbingPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -710,7 +807,23 @@ func (*LoaderPhaseStart) Info() *EventInfo {
 func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -719,7 +832,7 @@ func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -727,7 +840,7 @@ func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -748,8 +861,8 @@ func (e *LoaderPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -757,19 +870,19 @@ func (e *LoaderPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -822,7 +935,23 @@ func (*LoaderPhaseEnd) Info() *EventInfo {
 func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -831,7 +960,7 @@ func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -839,7 +968,7 @@ func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -860,8 +989,8 @@ func (e *LoaderPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -869,19 +998,19 @@ func (e *LoaderPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -934,7 +1063,23 @@ func (*BindingPhaseStart) Info() *EventInfo {
 func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -943,7 +1088,7 @@ func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -951,7 +1096,7 @@ func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -972,8 +1117,8 @@ func (e *BindingPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -981,19 +1126,19 @@ func (e *BindingPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1046,7 +1191,23 @@ func (*BindingPhaseEnd) Info() *EventInfo {
 func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1055,7 +1216,7 @@ func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1063,7 +1224,7 @@ func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1084,8 +1245,8 @@ func (e *BindingPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1093,19 +1254,19 @@ func (e *BindingPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1158,7 +1319,23 @@ func (*BindingDownloadPhaseStart) Info() *EventInfo {
 func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingDownloadPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingDownloadPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1167,7 +1344,7 @@ func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingDownloadPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1175,7 +1352,7 @@ func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingDownloadPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1196,8 +1373,8 @@ func (e *BindingDownloadPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1205,19 +1382,19 @@ func (e *BindingDownloadPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingDownloadPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1270,7 +1447,23 @@ func (*BindingDownloadPhaseEnd) Info() *EventInfo {
 func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingDownloadPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("BindingDownloadPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1279,7 +1472,7 @@ func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingDownloadPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1287,7 +1480,7 @@ func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("BindingDownloadPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1308,8 +1501,8 @@ func (e *BindingDownloadPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1317,19 +1510,19 @@ func (e *BindingDownloadPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BindingDownloadPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1382,7 +1575,23 @@ func (*LoaderAssemblyInitPhaseStart) Info() *EventInfo {
 func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderAssemblyInitPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderAssemblyInitPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1391,7 +1600,7 @@ func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderAssemblyInitPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1399,7 +1608,7 @@ func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderAssemblyInitPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1420,8 +1629,8 @@ func (e *LoaderAssemblyInitPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1429,19 +1638,19 @@ func (e *LoaderAssemblyInitPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderAssemblyInitPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1494,7 +1703,23 @@ func (*LoaderAssemblyInitPhaseEnd) Info() *EventInfo {
 func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderAssemblyInitPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderAssemblyInitPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1503,7 +1728,7 @@ func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) 
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderAssemblyInitPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1511,7 +1736,7 @@ func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderAssemblyInitPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1532,8 +1757,8 @@ func (e *LoaderAssemblyInitPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1541,19 +1766,19 @@ func (e *LoaderAssemblyInitPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderAssemblyInitPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1606,7 +1831,23 @@ func (*LoaderMappingPhaseStart) Info() *EventInfo {
 func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderMappingPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderMappingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1615,7 +1856,7 @@ func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderMappingPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1623,7 +1864,7 @@ func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderMappingPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1644,8 +1885,8 @@ func (e *LoaderMappingPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1653,19 +1894,19 @@ func (e *LoaderMappingPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderMappingPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1718,7 +1959,23 @@ func (*LoaderMappingPhaseEnd) Info() *EventInfo {
 func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderMappingPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderMappingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1727,7 +1984,7 @@ func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderMappingPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1735,7 +1992,7 @@ func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderMappingPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1756,8 +2013,8 @@ func (e *LoaderMappingPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1765,19 +2022,19 @@ func (e *LoaderMappingPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderMappingPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1830,7 +2087,23 @@ func (*LoaderDeliverEventsPhaseStart) Info() *EventInfo {
 func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderDeliverEventsPhaseStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderDeliverEventsPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1839,7 +2112,7 @@ func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, erro
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderDeliverEventsPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1847,7 +2120,7 @@ func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderDeliverEventsPhaseStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1868,8 +2141,8 @@ func (e *LoaderDeliverEventsPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1877,19 +2150,19 @@ func (e *LoaderDeliverEventsPhaseStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderDeliverEventsPhaseStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1942,7 +2215,23 @@ func (*LoaderDeliverEventsPhaseEnd) Info() *EventInfo {
 func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderDeliverEventsPhaseEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 4, 0}, {"LoadContextID", 8, 0}, {"FromLoaderCache", 12, 0}, {"DynamicLoad", 16, 0}})
+		return 0, shortPrefix("LoaderDeliverEventsPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadContextID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "FromLoaderCache",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "DynamicLoad",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1951,7 +2240,7 @@ func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error)
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderDeliverEventsPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
 		}
@@ -1959,7 +2248,7 @@ func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("LoaderDeliverEventsPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -1980,8 +2269,8 @@ func (e *LoaderDeliverEventsPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.LoadContextID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.FromLoaderCache))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DynamicLoad))
-	dst = appendUTF16Z(dst, e.AssemblyCodebase)
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyCodebase)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1989,19 +2278,19 @@ func (e *LoaderDeliverEventsPhaseEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *LoaderDeliverEventsPhaseEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"LoadContextID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadContextID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadContextID))
 	dst = append(dst, ",\"FromLoaderCache\":"...)
-	dst = appendJSONUint(dst, uint64(e.FromLoaderCache))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FromLoaderCache))
 	dst = append(dst, ",\"DynamicLoad\":"...)
-	dst = appendJSONUint(dst, uint64(e.DynamicLoad))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DynamicLoad))
 	dst = append(dst, ",\"AssemblyCodebase\":"...)
 	dst = e.AssemblyCodebase.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -2046,14 +2335,22 @@ func (*FusionMessageEvent) Info() *EventInfo {
 func (e *FusionMessageEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("FusionMessageEvent", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Prepend", 6, 0}})
+		return 0, shortPrefix("FusionMessageEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "Prepend",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
-	e.Prepend = readBool(b, 2)
+	e.Prepend = clrimpl.ReadBool(b, 2)
 	off = 6
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("FusionMessageEvent", "Message", off, ErrUnterminatedString)
 		}
@@ -2066,17 +2363,17 @@ func (e *FusionMessageEvent) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the FusionMessageEvent wire form for the pointer size.
 func (e *FusionMessageEvent) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendBool(dst, e.Prepend)
-	dst = appendUTF16Z(dst, e.Message)
+	dst = clrimpl.AppendBool(dst, e.Prepend)
+	dst = clrimpl.AppendUTF16Z(dst, e.Message)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *FusionMessageEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Prepend\":"...)
-	dst = appendJSONBool(dst, e.Prepend)
+	dst = clrimpl.AppendJSONBool(dst, e.Prepend)
 	dst = append(dst, ",\"Message\":"...)
 	dst = e.Message.AppendJSON(dst)
 	return append(dst, '}')
@@ -2114,7 +2411,19 @@ func (*FusionErrorCodeEvent) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *FusionErrorCodeEvent) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("FusionErrorCodeEvent", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Category", 6, 0}, {"ErrorCode", 10, 0}})
+		return 0, shortPrefix("FusionErrorCodeEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "Category",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ErrorCode",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -2134,11 +2443,11 @@ func (e *FusionErrorCodeEvent) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *FusionErrorCodeEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Category\":"...)
-	dst = appendJSONUint(dst, uint64(e.Category))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Category))
 	dst = append(dst, ",\"ErrorCode\":"...)
-	dst = appendJSONUint(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ErrorCode))
 	return append(dst, '}')
 }
 

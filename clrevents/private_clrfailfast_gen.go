@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -37,7 +38,7 @@ func (e *FailFast) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("FailFast", "FailFastUserMessage", off, ErrUnterminatedString)
 		}
@@ -47,7 +48,7 @@ func (e *FailFast) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < ptrSize {
 		return 0, decodeError("FailFast", "FailedEIP", off, ErrShortPayload)
 	}
-	e.FailedEIP = readPtr(b, off, ptrSize)
+	e.FailedEIP = clrimpl.ReadPtr(b, off, ptrSize)
 	off += ptrSize
 	if len(b)-off < 4 {
 		return 0, decodeError("FailFast", "OSExitCode", off, ErrShortPayload)
@@ -69,8 +70,8 @@ func (e *FailFast) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the FailFast wire form for the pointer size.
 func (e *FailFast) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.FailFastUserMessage)
-	dst = appendPtr(dst, e.FailedEIP, ptrSize)
+	dst = clrimpl.AppendUTF16Z(dst, e.FailFastUserMessage)
+	dst = clrimpl.AppendPtr(dst, e.FailedEIP, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.OSExitCode))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ClrExitCode))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
@@ -82,13 +83,13 @@ func (e *FailFast) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"FailFastUserMessage\":"...)
 	dst = e.FailFastUserMessage.AppendJSON(dst)
 	dst = append(dst, ",\"FailedEIP\":"...)
-	dst = appendJSONHex(dst, uint64(e.FailedEIP))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FailedEIP))
 	dst = append(dst, ",\"OSExitCode\":"...)
-	dst = appendJSONUint(dst, uint64(e.OSExitCode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OSExitCode))
 	dst = append(dst, ",\"ClrExitCode\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrExitCode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrExitCode))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -97,7 +98,7 @@ func (e *FailFast) AppendText(dst []byte) []byte {
 	dst = append(dst, "FailFastUserMessage="...)
 	dst = e.FailFastUserMessage.AppendJSON(dst)
 	dst = append(dst, " FailedEIP="...)
-	dst = appendHex(dst, uint64(e.FailedEIP))
+	dst = clrimpl.AppendHex(dst, uint64(e.FailedEIP))
 	dst = append(dst, " OSExitCode="...)
 	dst = strconv.AppendUint(dst, uint64(e.OSExitCode), 10)
 	dst = append(dst, " ClrExitCode="...)

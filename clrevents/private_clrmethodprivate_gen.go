@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -38,7 +39,31 @@ func (*JittedMethodRichDebugInfo) Info() *EventInfo {
 func (e *JittedMethodRichDebugInfo) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 34 {
-		return 0, shortPrefix("JittedMethodRichDebugInfo", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"MethodID", 10, 0}, {"ReJITID", 18, 0}, {"ILVersionID", 26, 0}, {"ChunkIndex", 30, 0}, {"DataSize", 34, 0}})
+		return 0, shortPrefix("JittedMethodRichDebugInfo", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}, {
+			Bytes: 26,
+			Name:  "ILVersionID",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ChunkIndex",
+			Ptrs:  0,
+		}, {
+			Bytes: 34,
+			Name:  "DataSize",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[33]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -49,11 +74,11 @@ func (e *JittedMethodRichDebugInfo) Decode(b []byte, ptrSize int) (int, error) {
 	e.DataSize = binary.LittleEndian.Uint32(b[30:])
 	off = 34
 	{
-		n, ok := arrayLen(b, off, uint64(e.DataSize), 1)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.DataSize), 1)
 		if !ok {
 			return 0, decodeError("JittedMethodRichDebugInfo", "Data", off, ErrCountTooLarge)
 		}
-		e.Data = MakeBinary(b[off : off+n])
+		e.Data = clrimpl.MakeBinary(b[off : off+n])
 		off += n
 	}
 	return off, nil
@@ -74,17 +99,17 @@ func (e *JittedMethodRichDebugInfo) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *JittedMethodRichDebugInfo) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	dst = append(dst, ",\"ILVersionID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ILVersionID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ILVersionID))
 	dst = append(dst, ",\"ChunkIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.ChunkIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ChunkIndex))
 	dst = append(dst, ",\"DataSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.DataSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DataSize))
 	dst = append(dst, ",\"Data\":"...)
 	dst = e.Data.AppendJSON(dst)
 	return append(dst, '}')
@@ -95,9 +120,9 @@ func (e *JittedMethodRichDebugInfo) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	dst = append(dst, " ILVersionID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ILVersionID), 10)
 	dst = append(dst, " ChunkIndex="...)

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -36,13 +37,17 @@ func (*MulticoreJit) Info() *EventInfo {
 func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("MulticoreJit", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("MulticoreJit", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MulticoreJit", "String1", off, ErrUnterminatedString)
 		}
@@ -50,7 +55,7 @@ func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MulticoreJit", "String2", off, ErrUnterminatedString)
 		}
@@ -78,8 +83,8 @@ func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the MulticoreJit wire form for the pointer size.
 func (e *MulticoreJit) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.String1)
-	dst = appendUTF16Z(dst, e.String2)
+	dst = clrimpl.AppendUTF16Z(dst, e.String1)
+	dst = clrimpl.AppendUTF16Z(dst, e.String2)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Int1))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Int2))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Int3))
@@ -89,17 +94,17 @@ func (e *MulticoreJit) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MulticoreJit) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"String1\":"...)
 	dst = e.String1.AppendJSON(dst)
 	dst = append(dst, ",\"String2\":"...)
 	dst = e.String2.AppendJSON(dst)
 	dst = append(dst, ",\"Int1\":"...)
-	dst = appendJSONInt(dst, int64(e.Int1))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.Int1))
 	dst = append(dst, ",\"Int2\":"...)
-	dst = appendJSONInt(dst, int64(e.Int2))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.Int2))
 	dst = append(dst, ",\"Int3\":"...)
-	dst = appendJSONInt(dst, int64(e.Int3))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.Int3))
 	return append(dst, '}')
 }
 
@@ -141,7 +146,19 @@ func (*MulticoreJitMethodCodeReturned) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MulticoreJitMethodCodeReturned) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("MulticoreJitMethodCodeReturned", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"ModuleID", 10, 0}, {"MethodID", 18, 0}})
+		return 0, shortPrefix("MulticoreJitMethodCodeReturned", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -161,11 +178,11 @@ func (e *MulticoreJitMethodCodeReturned) Encode(dst []byte, ptrSize int) []byte 
 // AppendJSON appends the fields as a JSON object.
 func (e *MulticoreJitMethodCodeReturned) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodID\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodID))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -32,7 +33,19 @@ func (*NgenBindEvent) Info() *EventInfo {
 func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("NgenBindEvent", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"BindingID", 10, 0}, {"ReasonCode", 14, 0}})
+		return 0, shortPrefix("NgenBindEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "BindingID",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "ReasonCode",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[13]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -40,7 +53,7 @@ func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReasonCode = binary.LittleEndian.Uint32(b[10:])
 	off = 14
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("NgenBindEvent", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -55,18 +68,18 @@ func (e *NgenBindEvent) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.BindingID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ReasonCode))
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *NgenBindEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"BindingID\":"...)
-	dst = appendJSONUint(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BindingID))
 	dst = append(dst, ",\"ReasonCode\":"...)
-	dst = appendJSONUint(dst, uint64(e.ReasonCode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ReasonCode))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	return append(dst, '}')

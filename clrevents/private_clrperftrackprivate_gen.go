@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -37,7 +38,35 @@ func (*ModuleRangeLoadPrivate) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoadPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("ModuleRangeLoadPrivate", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"ModuleID", 10, 0}, {"RangeBegin", 14, 0}, {"RangeSize", 18, 0}, {"RangeType", 19, 0}, {"IBCType", 20, 0}, {"SectionType", 22, 0}})
+		return 0, shortPrefix("ModuleRangeLoadPrivate", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "RangeBegin",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "RangeSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "RangeType",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "IBCType",
+			Ptrs:  0,
+		}, {
+			Bytes: 22,
+			Name:  "SectionType",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[21]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -65,13 +94,13 @@ func (e *ModuleRangeLoadPrivate) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleRangeLoadPrivate) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"RangeBegin\":"...)
-	dst = appendJSONHex(dst, uint64(e.RangeBegin))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RangeBegin))
 	dst = append(dst, ",\"RangeSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.RangeSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RangeSize))
 	dst = append(dst, ",\"RangeType\":"...)
 	dst = e.RangeType.appendJSON(dst)
 	dst = append(dst, ",\"IBCType\":"...)
@@ -86,11 +115,11 @@ func (e *ModuleRangeLoadPrivate) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " RangeBegin="...)
-	dst = appendHex(dst, uint64(e.RangeBegin))
+	dst = clrimpl.AppendHex(dst, uint64(e.RangeBegin))
 	dst = append(dst, " RangeSize="...)
-	dst = appendHex(dst, uint64(e.RangeSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.RangeSize))
 	dst = append(dst, " RangeType="...)
 	dst, _ = e.RangeType.AppendText(dst)
 	dst = append(dst, " IBCType="...)

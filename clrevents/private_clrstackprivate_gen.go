@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -37,7 +38,23 @@ func (e *CLRStackWalkPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("CLRStackWalkPrivate", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Reserved1", 3, 0}, {"Reserved2", 4, 0}, {"FrameCount", 8, 0}})
+		return 0, shortPrefix("CLRStackWalkPrivate", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 3,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}, {
+			Bytes: 4,
+			Name:  "Reserved2",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "FrameCount",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -46,11 +63,11 @@ func (e *CLRStackWalkPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	e.FrameCount = binary.LittleEndian.Uint32(b[4:])
 	off = 8
 	{
-		n, ok := arrayLen(b, off, uint64(e.FrameCount), ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.FrameCount), ptrSize)
 		if !ok {
 			return 0, decodeError("CLRStackWalkPrivate", "Stack", off, ErrCountTooLarge)
 		}
-		e.Stack = MakePointerArray(b[off:off+n], ptrSize)
+		e.Stack = clrimpl.MakePointerArray(b[off:off+n], ptrSize)
 		off += n
 	}
 	return off, nil
@@ -69,13 +86,13 @@ func (e *CLRStackWalkPrivate) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *CLRStackWalkPrivate) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"Reserved2\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved2))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved2))
 	dst = append(dst, ",\"FrameCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.FrameCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FrameCount))
 	dst = append(dst, ",\"Stack\":"...)
 	dst = e.Stack.AppendJSONHex(dst)
 	return append(dst, '}')

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -28,7 +29,7 @@ func (*IInspectableRuntimeClassName) Info() *EventInfo {
 func (e *IInspectableRuntimeClassName) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("IInspectableRuntimeClassName", "TypeName", off, ErrUnterminatedString)
 		}
@@ -45,7 +46,7 @@ func (e *IInspectableRuntimeClassName) Decode(b []byte, ptrSize int) (int, error
 
 // Encode appends the IInspectableRuntimeClassName wire form for the pointer size.
 func (e *IInspectableRuntimeClassName) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -55,7 +56,7 @@ func (e *IInspectableRuntimeClassName) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -90,7 +91,7 @@ func (*WinRTUnbox) Info() *EventInfo {
 func (e *WinRTUnbox) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("WinRTUnbox", "TypeName", off, ErrUnterminatedString)
 		}
@@ -98,7 +99,7 @@ func (e *WinRTUnbox) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("WinRTUnbox", "SecondTypeName", off, ErrUnterminatedString)
 		}
@@ -115,8 +116,8 @@ func (e *WinRTUnbox) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the WinRTUnbox wire form for the pointer size.
 func (e *WinRTUnbox) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendUTF16Z(dst, e.SecondTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.SecondTypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -128,7 +129,7 @@ func (e *WinRTUnbox) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"SecondTypeName\":"...)
 	dst = e.SecondTypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -163,7 +164,7 @@ func (*CreateRCW) Info() *EventInfo {
 func (e *CreateRCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CreateRCW", "TypeName", off, ErrUnterminatedString)
 		}
@@ -180,7 +181,7 @@ func (e *CreateRCW) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the CreateRCW wire form for the pointer size.
 func (e *CreateRCW) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -190,7 +191,7 @@ func (e *CreateRCW) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -227,7 +228,7 @@ func (*RCWVariance) Info() *EventInfo {
 func (e *RCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("RCWVariance", "TypeName", off, ErrUnterminatedString)
 		}
@@ -235,7 +236,7 @@ func (e *RCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("RCWVariance", "InterfaceTypeName", off, ErrUnterminatedString)
 		}
@@ -243,7 +244,7 @@ func (e *RCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("RCWVariance", "VariantInterfaceTypeName", off, ErrUnterminatedString)
 		}
@@ -260,9 +261,9 @@ func (e *RCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the RCWVariance wire form for the pointer size.
 func (e *RCWVariance) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendUTF16Z(dst, e.InterfaceTypeName)
-	dst = appendUTF16Z(dst, e.VariantInterfaceTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InterfaceTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.VariantInterfaceTypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -276,7 +277,7 @@ func (e *RCWVariance) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"VariantInterfaceTypeName\":"...)
 	dst = e.VariantInterfaceTypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -315,7 +316,7 @@ func (*RCWIEnumerableCasting) Info() *EventInfo {
 func (e *RCWIEnumerableCasting) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("RCWIEnumerableCasting", "TypeName", off, ErrUnterminatedString)
 		}
@@ -323,7 +324,7 @@ func (e *RCWIEnumerableCasting) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("RCWIEnumerableCasting", "SecondTypeName", off, ErrUnterminatedString)
 		}
@@ -340,8 +341,8 @@ func (e *RCWIEnumerableCasting) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the RCWIEnumerableCasting wire form for the pointer size.
 func (e *RCWIEnumerableCasting) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendUTF16Z(dst, e.SecondTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.SecondTypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -353,7 +354,7 @@ func (e *RCWIEnumerableCasting) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"SecondTypeName\":"...)
 	dst = e.SecondTypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -388,7 +389,7 @@ func (*CreateCCW) Info() *EventInfo {
 func (e *CreateCCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CreateCCW", "TypeName", off, ErrUnterminatedString)
 		}
@@ -405,7 +406,7 @@ func (e *CreateCCW) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the CreateCCW wire form for the pointer size.
 func (e *CreateCCW) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -415,7 +416,7 @@ func (e *CreateCCW) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -452,7 +453,7 @@ func (*CCWVariance) Info() *EventInfo {
 func (e *CCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CCWVariance", "TypeName", off, ErrUnterminatedString)
 		}
@@ -460,7 +461,7 @@ func (e *CCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CCWVariance", "InterfaceTypeName", off, ErrUnterminatedString)
 		}
@@ -468,7 +469,7 @@ func (e *CCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CCWVariance", "VariantInterfaceTypeName", off, ErrUnterminatedString)
 		}
@@ -485,9 +486,9 @@ func (e *CCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the CCWVariance wire form for the pointer size.
 func (e *CCWVariance) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendUTF16Z(dst, e.InterfaceTypeName)
-	dst = appendUTF16Z(dst, e.VariantInterfaceTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InterfaceTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.VariantInterfaceTypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -501,7 +502,7 @@ func (e *CCWVariance) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"VariantInterfaceTypeName\":"...)
 	dst = e.VariantInterfaceTypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -540,7 +541,7 @@ func (*ObjectVariantMarshallingToNative) Info() *EventInfo {
 func (e *ObjectVariantMarshallingToNative) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ObjectVariantMarshallingToNative", "TypeName", off, ErrUnterminatedString)
 		}
@@ -562,7 +563,7 @@ func (e *ObjectVariantMarshallingToNative) Decode(b []byte, ptrSize int) (int, e
 
 // Encode appends the ObjectVariantMarshallingToNative wire form for the pointer size.
 func (e *ObjectVariantMarshallingToNative) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Int1))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -573,9 +574,9 @@ func (e *ObjectVariantMarshallingToNative) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"Int1\":"...)
-	dst = appendJSONInt(dst, int64(e.Int1))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.Int1))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -612,7 +613,7 @@ func (*GetTypeFromGUID) Info() *EventInfo {
 func (e *GetTypeFromGUID) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GetTypeFromGUID", "TypeName", off, ErrUnterminatedString)
 		}
@@ -620,7 +621,7 @@ func (e *GetTypeFromGUID) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GetTypeFromGUID", "SecondTypeName", off, ErrUnterminatedString)
 		}
@@ -637,8 +638,8 @@ func (e *GetTypeFromGUID) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the GetTypeFromGUID wire form for the pointer size.
 func (e *GetTypeFromGUID) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendUTF16Z(dst, e.SecondTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.SecondTypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -650,7 +651,7 @@ func (e *GetTypeFromGUID) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"SecondTypeName\":"...)
 	dst = e.SecondTypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -687,7 +688,7 @@ func (*GetTypeFromProgID) Info() *EventInfo {
 func (e *GetTypeFromProgID) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GetTypeFromProgID", "TypeName", off, ErrUnterminatedString)
 		}
@@ -695,7 +696,7 @@ func (e *GetTypeFromProgID) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GetTypeFromProgID", "SecondTypeName", off, ErrUnterminatedString)
 		}
@@ -712,8 +713,8 @@ func (e *GetTypeFromProgID) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the GetTypeFromProgID wire form for the pointer size.
 func (e *GetTypeFromProgID) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendUTF16Z(dst, e.SecondTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.SecondTypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -725,7 +726,7 @@ func (e *GetTypeFromProgID) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"SecondTypeName\":"...)
 	dst = e.SecondTypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -762,7 +763,7 @@ func (*ConvertToCallbackEtw) Info() *EventInfo {
 func (e *ConvertToCallbackEtw) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ConvertToCallbackEtw", "TypeName", off, ErrUnterminatedString)
 		}
@@ -770,7 +771,7 @@ func (e *ConvertToCallbackEtw) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ConvertToCallbackEtw", "SecondTypeName", off, ErrUnterminatedString)
 		}
@@ -787,8 +788,8 @@ func (e *ConvertToCallbackEtw) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ConvertToCallbackEtw wire form for the pointer size.
 func (e *ConvertToCallbackEtw) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendUTF16Z(dst, e.SecondTypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.SecondTypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -800,7 +801,7 @@ func (e *ConvertToCallbackEtw) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"SecondTypeName\":"...)
 	dst = e.SecondTypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -832,7 +833,11 @@ func (*BeginCreateManagedReference) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BeginCreateManagedReference) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BeginCreateManagedReference", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BeginCreateManagedReference", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -848,7 +853,7 @@ func (e *BeginCreateManagedReference) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BeginCreateManagedReference) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -876,7 +881,11 @@ func (*EndCreateManagedReference) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *EndCreateManagedReference) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EndCreateManagedReference", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("EndCreateManagedReference", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -892,7 +901,7 @@ func (e *EndCreateManagedReference) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *EndCreateManagedReference) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -925,7 +934,7 @@ func (*ObjectVariantMarshallingToManaged) Info() *EventInfo {
 func (e *ObjectVariantMarshallingToManaged) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ObjectVariantMarshallingToManaged", "TypeName", off, ErrUnterminatedString)
 		}
@@ -947,7 +956,7 @@ func (e *ObjectVariantMarshallingToManaged) Decode(b []byte, ptrSize int) (int, 
 
 // Encode appends the ObjectVariantMarshallingToManaged wire form for the pointer size.
 func (e *ObjectVariantMarshallingToManaged) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Int1))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -958,9 +967,9 @@ func (e *ObjectVariantMarshallingToManaged) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"Int1\":"...)
-	dst = appendJSONInt(dst, int64(e.Int1))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.Int1))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // PrivateKeywords are the keywords of Microsoft-Windows-DotNETRuntimePrivate, a 64-bit flag set.
 type PrivateKeywords uint64
 
@@ -37,11 +39,53 @@ const (
 	PrivateStartupKeyword PrivateKeywords = 0x80000000
 )
 
-var privateKeywordsNames = []flagName{{0x1, "GCPrivateKeyword"}, {0x2, "BindingKeyword"}, {0x4, "NGenForceRestoreKeyword"}, {0x8, "PrivateFusionKeyword"}, {0x10, "LoaderHeapPrivateKeyword"}, {0x20, "DynamicTypeUsageKeyword"}, {0x400, "SecurityPrivateKeyword"}, {0x2000, "InteropPrivateKeyword"}, {0x4000, "GCHandlePrivateKeyword"}, {0x20000, "MulticoreJitPrivateKeyword"}, {0x40000, "JittedMethodRichDebugInfoKeyword"}, {0x20000000, "PerfTrackPrivateKeyword"}, {0x40000000, "StackKeyword"}, {0x80000000, "StartupKeyword"}}
+var privateKeywordsNames = []clrimpl.FlagName{{
+	Name:  "GCPrivateKeyword",
+	Value: 0x1,
+}, {
+	Name:  "BindingKeyword",
+	Value: 0x2,
+}, {
+	Name:  "NGenForceRestoreKeyword",
+	Value: 0x4,
+}, {
+	Name:  "PrivateFusionKeyword",
+	Value: 0x8,
+}, {
+	Name:  "LoaderHeapPrivateKeyword",
+	Value: 0x10,
+}, {
+	Name:  "DynamicTypeUsageKeyword",
+	Value: 0x20,
+}, {
+	Name:  "SecurityPrivateKeyword",
+	Value: 0x400,
+}, {
+	Name:  "InteropPrivateKeyword",
+	Value: 0x2000,
+}, {
+	Name:  "GCHandlePrivateKeyword",
+	Value: 0x4000,
+}, {
+	Name:  "MulticoreJitPrivateKeyword",
+	Value: 0x20000,
+}, {
+	Name:  "JittedMethodRichDebugInfoKeyword",
+	Value: 0x40000,
+}, {
+	Name:  "PerfTrackPrivateKeyword",
+	Value: 0x20000000,
+}, {
+	Name:  "StackKeyword",
+	Value: 0x40000000,
+}, {
+	Name:  "StartupKeyword",
+	Value: 0x80000000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v PrivateKeywords) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), privateKeywordsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), privateKeywordsNames, ""), nil
 }
 
 func (v PrivateKeywords) String() string {
@@ -374,7 +418,7 @@ func (v PrivateGCHandleKind) AppendText(b []byte) ([]byte, error) {
 	case 0x8:
 		return append(b, "SizedRef"...), nil
 	default:
-		return appendUnknown(b, "PrivateGCHandleKind", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "PrivateGCHandleKind", uint64(v)), nil
 	}
 }
 
@@ -397,11 +441,17 @@ const (
 	PrivateModuleRangeIBCTypeIBCProfiledSection   PrivateModuleRangeIBCType = 0x2
 )
 
-var privateModuleRangeIBCTypeNames = []flagName{{0x1, "IBCUnprofiledSection"}, {0x2, "IBCProfiledSection"}}
+var privateModuleRangeIBCTypeNames = []clrimpl.FlagName{{
+	Name:  "IBCUnprofiledSection",
+	Value: 0x1,
+}, {
+	Name:  "IBCProfiledSection",
+	Value: 0x2,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v PrivateModuleRangeIBCType) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), privateModuleRangeIBCTypeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), privateModuleRangeIBCTypeNames, ""), nil
 }
 
 func (v PrivateModuleRangeIBCType) String() string {
@@ -563,7 +613,7 @@ func (v PrivateModuleRangeSectionType) AppendText(b []byte) ([]byte, error) {
 	case 0x2e:
 		return append(b, "BaseRelocsSection"...), nil
 	default:
-		return appendUnknown(b, "PrivateModuleRangeSectionType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "PrivateModuleRangeSectionType", uint64(v)), nil
 	}
 }
 
@@ -588,11 +638,23 @@ const (
 	PrivateModuleRangeTypeHotColdSortedRange PrivateModuleRangeType = 0x8
 )
 
-var privateModuleRangeTypeNames = []flagName{{0x1, "HotRange"}, {0x2, "WarmRange"}, {0x4, "ColdRange"}, {0x8, "HotColdSortedRange"}}
+var privateModuleRangeTypeNames = []clrimpl.FlagName{{
+	Name:  "HotRange",
+	Value: 0x1,
+}, {
+	Name:  "WarmRange",
+	Value: 0x2,
+}, {
+	Name:  "ColdRange",
+	Value: 0x4,
+}, {
+	Name:  "HotColdSortedRange",
+	Value: 0x8,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v PrivateModuleRangeType) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), privateModuleRangeTypeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), privateModuleRangeTypeNames, ""), nil
 }
 
 func (v PrivateModuleRangeType) String() string {

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -32,14 +33,22 @@ func (*EvidenceGenerated) Info() *EventInfo {
 func (e *EvidenceGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("EvidenceGenerated", len(b), ptrSize, []fieldEnd{{"Type", 4, 0}, {"AppDomain", 8, 0}})
+		return 0, shortPrefix("EvidenceGenerated", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Type",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "AppDomain",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.Type = binary.LittleEndian.Uint32(b[0:])
 	e.AppDomain = binary.LittleEndian.Uint32(b[4:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("EvidenceGenerated", "ILImage", off, ErrUnterminatedString)
 		}
@@ -58,7 +67,7 @@ func (e *EvidenceGenerated) Decode(b []byte, ptrSize int) (int, error) {
 func (e *EvidenceGenerated) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Type))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomain))
-	dst = appendUTF16Z(dst, e.ILImage)
+	dst = clrimpl.AppendUTF16Z(dst, e.ILImage)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -66,13 +75,13 @@ func (e *EvidenceGenerated) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *EvidenceGenerated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Type\":"...)
-	dst = appendJSONUint(dst, uint64(e.Type))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Type))
 	dst = append(dst, ",\"AppDomain\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomain))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomain))
 	dst = append(dst, ",\"ILImage\":"...)
 	dst = e.ILImage.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -25,23 +26,27 @@ func (*GCDecision) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCDecision) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("GCDecision", len(b), ptrSize, []fieldEnd{{"DoCompact", 4, 0}})
+		return 0, shortPrefix("GCDecision", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "DoCompact",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
-	e.DoCompact = readBool(b, 0)
+	e.DoCompact = clrimpl.ReadBool(b, 0)
 	return 4, nil
 }
 
 // Encode appends the GCDecision wire form for the pointer size.
 func (e *GCDecision) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendBool(dst, e.DoCompact)
+	dst = clrimpl.AppendBool(dst, e.DoCompact)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *GCDecision) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"DoCompact\":"...)
-	dst = appendJSONBool(dst, e.DoCompact)
+	dst = clrimpl.AppendJSONBool(dst, e.DoCompact)
 	return append(dst, '}')
 }
 
@@ -71,17 +76,25 @@ func (*GCDecisionV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCDecisionV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCDecision_V1", len(b), ptrSize, []fieldEnd{{"DoCompact", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCDecision_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "DoCompact",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
-	e.DoCompact = readBool(b, 0)
+	e.DoCompact = clrimpl.ReadBool(b, 0)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
 }
 
 // Encode appends the GCDecision_V1 wire form for the pointer size.
 func (e *GCDecisionV1) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendBool(dst, e.DoCompact)
+	dst = clrimpl.AppendBool(dst, e.DoCompact)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -89,9 +102,9 @@ func (e *GCDecisionV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCDecisionV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"DoCompact\":"...)
-	dst = appendJSONBool(dst, e.DoCompact)
+	dst = clrimpl.AppendJSONBool(dst, e.DoCompact)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -125,12 +138,24 @@ func (*GCSettings) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCSettings) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCSettings", len(b), ptrSize, []fieldEnd{{"SegmentSize", 8, 0}, {"LargeObjectSegmentSize", 16, 0}, {"ServerGC", 20, 0}})
+		return 0, shortPrefix("GCSettings", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "SegmentSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "LargeObjectSegmentSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ServerGC",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
 	e.LargeObjectSegmentSize = binary.LittleEndian.Uint64(b[8:])
-	e.ServerGC = readBool(b, 16)
+	e.ServerGC = clrimpl.ReadBool(b, 16)
 	return 20, nil
 }
 
@@ -138,18 +163,18 @@ func (e *GCSettings) Decode(b []byte, ptrSize int) (int, error) {
 func (e *GCSettings) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.SegmentSize))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.LargeObjectSegmentSize))
-	dst = appendBool(dst, e.ServerGC)
+	dst = clrimpl.AppendBool(dst, e.ServerGC)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *GCSettings) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"SegmentSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.SegmentSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SegmentSize))
 	dst = append(dst, ",\"LargeObjectSegmentSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.LargeObjectSegmentSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LargeObjectSegmentSize))
 	dst = append(dst, ",\"ServerGC\":"...)
-	dst = appendJSONBool(dst, e.ServerGC)
+	dst = clrimpl.AppendJSONBool(dst, e.ServerGC)
 	return append(dst, '}')
 }
 
@@ -187,12 +212,28 @@ func (*GCSettingsV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCSettingsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCSettings_V1", len(b), ptrSize, []fieldEnd{{"SegmentSize", 8, 0}, {"LargeObjectSegmentSize", 16, 0}, {"ServerGC", 20, 0}, {"ClrInstanceID", 22, 0}})
+		return 0, shortPrefix("GCSettings_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "SegmentSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "LargeObjectSegmentSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ServerGC",
+			Ptrs:  0,
+		}, {
+			Bytes: 22,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[21]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
 	e.LargeObjectSegmentSize = binary.LittleEndian.Uint64(b[8:])
-	e.ServerGC = readBool(b, 16)
+	e.ServerGC = clrimpl.ReadBool(b, 16)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
 }
@@ -201,7 +242,7 @@ func (e *GCSettingsV1) Decode(b []byte, ptrSize int) (int, error) {
 func (e *GCSettingsV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.SegmentSize))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.LargeObjectSegmentSize))
-	dst = appendBool(dst, e.ServerGC)
+	dst = clrimpl.AppendBool(dst, e.ServerGC)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -209,13 +250,13 @@ func (e *GCSettingsV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCSettingsV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"SegmentSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.SegmentSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SegmentSize))
 	dst = append(dst, ",\"LargeObjectSegmentSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.LargeObjectSegmentSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LargeObjectSegmentSize))
 	dst = append(dst, ",\"ServerGC\":"...)
-	dst = appendJSONBool(dst, e.ServerGC)
+	dst = clrimpl.AppendJSONBool(dst, e.ServerGC)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -253,7 +294,19 @@ func (*GCOptimized) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCOptimized) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCOptimized", len(b), ptrSize, []fieldEnd{{"DesiredAllocation", 8, 0}, {"NewAllocation", 16, 0}, {"GenerationNumber", 20, 0}})
+		return 0, shortPrefix("GCOptimized", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "DesiredAllocation",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "NewAllocation",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "GenerationNumber",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.DesiredAllocation = binary.LittleEndian.Uint64(b[0:])
@@ -273,20 +326,20 @@ func (e *GCOptimized) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCOptimized) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"DesiredAllocation\":"...)
-	dst = appendJSONHex(dst, uint64(e.DesiredAllocation))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DesiredAllocation))
 	dst = append(dst, ",\"NewAllocation\":"...)
-	dst = appendJSONHex(dst, uint64(e.NewAllocation))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NewAllocation))
 	dst = append(dst, ",\"GenerationNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.GenerationNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GenerationNumber))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCOptimized) AppendText(dst []byte) []byte {
 	dst = append(dst, "DesiredAllocation="...)
-	dst = appendHex(dst, uint64(e.DesiredAllocation))
+	dst = clrimpl.AppendHex(dst, uint64(e.DesiredAllocation))
 	dst = append(dst, " NewAllocation="...)
-	dst = appendHex(dst, uint64(e.NewAllocation))
+	dst = clrimpl.AppendHex(dst, uint64(e.NewAllocation))
 	dst = append(dst, " GenerationNumber="...)
 	dst = strconv.AppendUint(dst, uint64(e.GenerationNumber), 10)
 	return dst
@@ -315,7 +368,23 @@ func (*GCOptimizedV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCOptimizedV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCOptimized_V1", len(b), ptrSize, []fieldEnd{{"DesiredAllocation", 8, 0}, {"NewAllocation", 16, 0}, {"GenerationNumber", 20, 0}, {"ClrInstanceID", 22, 0}})
+		return 0, shortPrefix("GCOptimized_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "DesiredAllocation",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "NewAllocation",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "GenerationNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 22,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[21]
 	e.DesiredAllocation = binary.LittleEndian.Uint64(b[0:])
@@ -337,22 +406,22 @@ func (e *GCOptimizedV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCOptimizedV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"DesiredAllocation\":"...)
-	dst = appendJSONHex(dst, uint64(e.DesiredAllocation))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DesiredAllocation))
 	dst = append(dst, ",\"NewAllocation\":"...)
-	dst = appendJSONHex(dst, uint64(e.NewAllocation))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NewAllocation))
 	dst = append(dst, ",\"GenerationNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.GenerationNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GenerationNumber))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCOptimizedV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "DesiredAllocation="...)
-	dst = appendHex(dst, uint64(e.DesiredAllocation))
+	dst = clrimpl.AppendHex(dst, uint64(e.DesiredAllocation))
 	dst = append(dst, " NewAllocation="...)
-	dst = appendHex(dst, uint64(e.NewAllocation))
+	dst = clrimpl.AppendHex(dst, uint64(e.NewAllocation))
 	dst = append(dst, " GenerationNumber="...)
 	dst = strconv.AppendUint(dst, uint64(e.GenerationNumber), 10)
 	dst = append(dst, " ClrInstanceID="...)
@@ -377,7 +446,11 @@ func (*GCPerHeapHistoryV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCPerHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCPerHeapHistory_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("GCPerHeapHistory_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -393,7 +466,7 @@ func (e *GCPerHeapHistoryV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCPerHeapHistoryV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -462,7 +535,31 @@ func (*GCGlobalHeapHistory) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 28 {
-		return 0, shortPrefix("GCGlobalHeapHistory", len(b), ptrSize, []fieldEnd{{"FinalYoungestDesired", 8, 0}, {"NumHeaps", 12, 0}, {"CondemnedGeneration", 16, 0}, {"Gen0ReductionCount", 20, 0}, {"Reason", 24, 0}, {"GlobalMechanisms", 28, 0}})
+		return 0, shortPrefix("GCGlobalHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "FinalYoungestDesired",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "NumHeaps",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "CondemnedGeneration",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Gen0ReductionCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "GlobalMechanisms",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[27]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -488,24 +585,24 @@ func (e *GCGlobalHeapHistory) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCGlobalHeapHistory) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"FinalYoungestDesired\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, ",\"NumHeaps\":"...)
-	dst = appendJSONInt(dst, int64(e.NumHeaps))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.NumHeaps))
 	dst = append(dst, ",\"CondemnedGeneration\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnedGeneration))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnedGeneration))
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.Gen0ReductionCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reason))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = appendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCGlobalHeapHistory) AppendText(dst []byte) []byte {
 	dst = append(dst, "FinalYoungestDesired="...)
-	dst = appendHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, " NumHeaps="...)
 	dst = strconv.AppendInt(dst, int64(e.NumHeaps), 10)
 	dst = append(dst, " CondemnedGeneration="...)
@@ -548,7 +645,35 @@ func (*GCGlobalHeapHistoryV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V1", len(b), ptrSize, []fieldEnd{{"FinalYoungestDesired", 8, 0}, {"NumHeaps", 12, 0}, {"CondemnedGeneration", 16, 0}, {"Gen0ReductionCount", 20, 0}, {"Reason", 24, 0}, {"GlobalMechanisms", 28, 0}, {"ClrInstanceID", 30, 0}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "FinalYoungestDesired",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "NumHeaps",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "CondemnedGeneration",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Gen0ReductionCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "GlobalMechanisms",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[29]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -576,26 +701,26 @@ func (e *GCGlobalHeapHistoryV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCGlobalHeapHistoryV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"FinalYoungestDesired\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, ",\"NumHeaps\":"...)
-	dst = appendJSONInt(dst, int64(e.NumHeaps))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.NumHeaps))
 	dst = append(dst, ",\"CondemnedGeneration\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnedGeneration))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnedGeneration))
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.Gen0ReductionCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reason))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = appendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCGlobalHeapHistoryV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "FinalYoungestDesired="...)
-	dst = appendHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, " NumHeaps="...)
 	dst = strconv.AppendInt(dst, int64(e.NumHeaps), 10)
 	dst = append(dst, " CondemnedGeneration="...)
@@ -632,7 +757,19 @@ func (*GCJoin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCJoin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 12 {
-		return 0, shortPrefix("GCJoin", len(b), ptrSize, []fieldEnd{{"Heap", 4, 0}, {"JoinTime", 8, 0}, {"JoinType", 12, 0}})
+		return 0, shortPrefix("GCJoin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Heap",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "JoinTime",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "JoinType",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
@@ -652,11 +789,11 @@ func (e *GCJoin) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCJoin) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Heap\":"...)
-	dst = appendJSONUint(dst, uint64(e.Heap))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Heap))
 	dst = append(dst, ",\"JoinTime\":"...)
-	dst = appendJSONUint(dst, uint64(e.JoinTime))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JoinTime))
 	dst = append(dst, ",\"JoinType\":"...)
-	dst = appendJSONUint(dst, uint64(e.JoinType))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JoinType))
 	return append(dst, '}')
 }
 
@@ -694,7 +831,23 @@ func (*GCJoinV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCJoinV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 14 {
-		return 0, shortPrefix("GCJoin_V1", len(b), ptrSize, []fieldEnd{{"Heap", 4, 0}, {"JoinTime", 8, 0}, {"JoinType", 12, 0}, {"ClrInstanceID", 14, 0}})
+		return 0, shortPrefix("GCJoin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Heap",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "JoinTime",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "JoinType",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[13]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
@@ -716,13 +869,13 @@ func (e *GCJoinV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCJoinV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Heap\":"...)
-	dst = appendJSONUint(dst, uint64(e.Heap))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Heap))
 	dst = append(dst, ",\"JoinTime\":"...)
-	dst = appendJSONUint(dst, uint64(e.JoinTime))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JoinTime))
 	dst = append(dst, ",\"JoinType\":"...)
-	dst = appendJSONUint(dst, uint64(e.JoinType))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JoinType))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -756,7 +909,11 @@ func (*PrvGCMarkStackRoots) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkStackRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkStackRoots", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}})
+		return 0, shortPrefix("PrvGCMarkStackRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -772,7 +929,7 @@ func (e *PrvGCMarkStackRoots) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkStackRoots) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	return append(dst, '}')
 }
 
@@ -802,7 +959,15 @@ func (*PrvGCMarkStackRootsV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkStackRootsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkStackRoots_V1", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("PrvGCMarkStackRoots_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -820,9 +985,9 @@ func (e *PrvGCMarkStackRootsV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkStackRootsV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -852,7 +1017,11 @@ func (*PrvGCMarkFinalizeQueueRoots) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkFinalizeQueueRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}})
+		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -868,7 +1037,7 @@ func (e *PrvGCMarkFinalizeQueueRoots) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkFinalizeQueueRoots) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	return append(dst, '}')
 }
 
@@ -898,7 +1067,15 @@ func (*PrvGCMarkFinalizeQueueRootsV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkFinalizeQueueRootsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots_V1", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -916,9 +1093,9 @@ func (e *PrvGCMarkFinalizeQueueRootsV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkFinalizeQueueRootsV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -948,7 +1125,11 @@ func (*PrvGCMarkHandles) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkHandles) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkHandles", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}})
+		return 0, shortPrefix("PrvGCMarkHandles", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -964,7 +1145,7 @@ func (e *PrvGCMarkHandles) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkHandles) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	return append(dst, '}')
 }
 
@@ -994,7 +1175,15 @@ func (*PrvGCMarkHandlesV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkHandlesV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkHandles_V1", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("PrvGCMarkHandles_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -1012,9 +1201,9 @@ func (e *PrvGCMarkHandlesV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkHandlesV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1044,7 +1233,11 @@ func (*PrvGCMarkCards) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkCards) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkCards", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}})
+		return 0, shortPrefix("PrvGCMarkCards", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -1060,7 +1253,7 @@ func (e *PrvGCMarkCards) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkCards) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	return append(dst, '}')
 }
 
@@ -1090,7 +1283,15 @@ func (*PrvGCMarkCardsV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkCardsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkCards_V1", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("PrvGCMarkCards_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -1108,9 +1309,9 @@ func (e *PrvGCMarkCardsV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvGCMarkCardsV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1140,7 +1341,11 @@ func (*BGCBegin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCBegin", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGCBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1156,7 +1361,7 @@ func (e *BGCBegin) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCBegin) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1184,7 +1389,11 @@ func (*BGC1stNonConEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGC1stNonConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC1stNonConEnd", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGC1stNonConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1200,7 +1409,7 @@ func (e *BGC1stNonConEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGC1stNonConEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1228,7 +1437,11 @@ func (*BGC1stConEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGC1stConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC1stConEnd", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGC1stConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1244,7 +1457,7 @@ func (e *BGC1stConEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGC1stConEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1272,7 +1485,11 @@ func (*BGC2ndNonConBegin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndNonConBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndNonConBegin", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGC2ndNonConBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1288,7 +1505,7 @@ func (e *BGC2ndNonConBegin) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGC2ndNonConBegin) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1316,7 +1533,11 @@ func (*BGC2ndNonConEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndNonConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndNonConEnd", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGC2ndNonConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1332,7 +1553,7 @@ func (e *BGC2ndNonConEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGC2ndNonConEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1360,7 +1581,11 @@ func (*BGC2ndConBegin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndConBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndConBegin", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGC2ndConBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1376,7 +1601,7 @@ func (e *BGC2ndConBegin) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGC2ndConBegin) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1404,7 +1629,11 @@ func (*BGC2ndConEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndConEnd", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGC2ndConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1420,7 +1649,7 @@ func (e *BGC2ndConEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGC2ndConEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1448,7 +1677,11 @@ func (*BGCPlanEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCPlanEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCPlanEnd", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGCPlanEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1464,7 +1697,7 @@ func (e *BGCPlanEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCPlanEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1492,7 +1725,11 @@ func (*BGCSweepEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCSweepEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCSweepEnd", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("BGCSweepEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1508,7 +1745,7 @@ func (e *BGCSweepEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCSweepEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1538,7 +1775,15 @@ func (*BGCDrainMark) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCDrainMark) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("BGCDrainMark", len(b), ptrSize, []fieldEnd{{"Objects", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("BGCDrainMark", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Objects",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Objects = binary.LittleEndian.Uint64(b[0:])
@@ -1556,9 +1801,9 @@ func (e *BGCDrainMark) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCDrainMark) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Objects\":"...)
-	dst = appendJSONUint(dst, uint64(e.Objects))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Objects))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1594,7 +1839,23 @@ func (*BGCRevisit) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCRevisit) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("BGCRevisit", len(b), ptrSize, []fieldEnd{{"Pages", 8, 0}, {"Objects", 16, 0}, {"IsLarge", 20, 0}, {"ClrInstanceID", 22, 0}})
+		return 0, shortPrefix("BGCRevisit", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Pages",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Objects",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "IsLarge",
+			Ptrs:  0,
+		}, {
+			Bytes: 22,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[21]
 	e.Pages = binary.LittleEndian.Uint64(b[0:])
@@ -1616,13 +1877,13 @@ func (e *BGCRevisit) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCRevisit) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Pages\":"...)
-	dst = appendJSONUint(dst, uint64(e.Pages))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Pages))
 	dst = append(dst, ",\"Objects\":"...)
-	dst = appendJSONUint(dst, uint64(e.Objects))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Objects))
 	dst = append(dst, ",\"IsLarge\":"...)
-	dst = appendJSONUint(dst, uint64(e.IsLarge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IsLarge))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1664,7 +1925,27 @@ func (*BGCOverflow) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCOverflow) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("BGCOverflow", len(b), ptrSize, []fieldEnd{{"Min", 8, 0}, {"Max", 16, 0}, {"Objects", 24, 0}, {"IsLarge", 28, 0}, {"ClrInstanceID", 30, 0}})
+		return 0, shortPrefix("BGCOverflow", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Min",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Max",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Objects",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "IsLarge",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[29]
 	e.Min = binary.LittleEndian.Uint64(b[0:])
@@ -1688,15 +1969,15 @@ func (e *BGCOverflow) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCOverflow) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Min\":"...)
-	dst = appendJSONUint(dst, uint64(e.Min))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Min))
 	dst = append(dst, ",\"Max\":"...)
-	dst = appendJSONUint(dst, uint64(e.Max))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Max))
 	dst = append(dst, ",\"Objects\":"...)
-	dst = appendJSONUint(dst, uint64(e.Objects))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Objects))
 	dst = append(dst, ",\"IsLarge\":"...)
-	dst = appendJSONUint(dst, uint64(e.IsLarge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IsLarge))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1742,7 +2023,31 @@ func (*BGCOverflowV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCOverflowV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 34 {
-		return 0, shortPrefix("BGCOverflow_V1", len(b), ptrSize, []fieldEnd{{"Min", 8, 0}, {"Max", 16, 0}, {"Objects", 24, 0}, {"IsLarge", 28, 0}, {"ClrInstanceID", 30, 0}, {"GenNumber", 34, 0}})
+		return 0, shortPrefix("BGCOverflow_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Min",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Max",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Objects",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "IsLarge",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 34,
+			Name:  "GenNumber",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[33]
 	e.Min = binary.LittleEndian.Uint64(b[0:])
@@ -1768,17 +2073,17 @@ func (e *BGCOverflowV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCOverflowV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Min\":"...)
-	dst = appendJSONUint(dst, uint64(e.Min))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Min))
 	dst = append(dst, ",\"Max\":"...)
-	dst = appendJSONUint(dst, uint64(e.Max))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Max))
 	dst = append(dst, ",\"Objects\":"...)
-	dst = appendJSONUint(dst, uint64(e.Objects))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Objects))
 	dst = append(dst, ",\"IsLarge\":"...)
-	dst = appendJSONUint(dst, uint64(e.IsLarge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IsLarge))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"GenNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.GenNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GenNumber))
 	return append(dst, '}')
 }
 
@@ -1818,7 +2123,15 @@ func (*BGCAllocWaitBegin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCAllocWaitBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGCAllocWaitBegin", len(b), ptrSize, []fieldEnd{{"Reason", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("BGCAllocWaitBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Reason = binary.LittleEndian.Uint32(b[0:])
@@ -1836,9 +2149,9 @@ func (e *BGCAllocWaitBegin) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCAllocWaitBegin) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Reason\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reason))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1870,7 +2183,15 @@ func (*BGCAllocWaitEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGCAllocWaitEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGCAllocWaitEnd", len(b), ptrSize, []fieldEnd{{"Reason", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("BGCAllocWaitEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Reason = binary.LittleEndian.Uint32(b[0:])
@@ -1888,9 +2209,9 @@ func (e *BGCAllocWaitEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGCAllocWaitEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Reason\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reason))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1922,7 +2243,15 @@ func (*GCFullNotify) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCFullNotify) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCFullNotify", len(b), ptrSize, []fieldEnd{{"GenNumber", 4, 0}, {"IsAlloc", 8, 0}})
+		return 0, shortPrefix("GCFullNotify", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "GenNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "IsAlloc",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
@@ -1940,9 +2269,9 @@ func (e *GCFullNotify) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFullNotify) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GenNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.GenNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GenNumber))
 	dst = append(dst, ",\"IsAlloc\":"...)
-	dst = appendJSONUint(dst, uint64(e.IsAlloc))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IsAlloc))
 	return append(dst, '}')
 }
 
@@ -1976,7 +2305,19 @@ func (*GCFullNotifyV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCFullNotifyV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCFullNotify_V1", len(b), ptrSize, []fieldEnd{{"GenNumber", 4, 0}, {"IsAlloc", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCFullNotify_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "GenNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "IsAlloc",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
@@ -1996,11 +2337,11 @@ func (e *GCFullNotifyV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFullNotifyV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GenNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.GenNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GenNumber))
 	dst = append(dst, ",\"IsAlloc\":"...)
-	dst = appendJSONUint(dst, uint64(e.IsAlloc))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IsAlloc))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -2034,7 +2375,15 @@ func (*BGC1stSweepEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *BGC1stSweepEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGC1stSweepEnd", len(b), ptrSize, []fieldEnd{{"GenNumber", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("BGC1stSweepEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "GenNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
@@ -2052,9 +2401,9 @@ func (e *BGC1stSweepEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BGC1stSweepEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GenNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.GenNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GenNumber))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -2095,7 +2444,19 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []fieldEnd{{"TypeID", 0, 1}, {"ObjectID", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[17]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
@@ -2104,7 +2465,19 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		off = 18
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []fieldEnd{{"TypeID", 0, 1}, {"ObjectID", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[9]
 		e.TypeID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -2113,7 +2486,7 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		off = 10
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("PrvFinalizeObject", "TypeName", off, ErrUnterminatedString)
 		}
@@ -2125,21 +2498,21 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the PrvFinalizeObject wire form for the pointer size.
 func (e *PrvFinalizeObject) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.TypeID, ptrSize)
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvFinalizeObject) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	return append(dst, '}')
@@ -2148,9 +2521,9 @@ func (e *PrvFinalizeObject) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *PrvFinalizeObject) AppendText(dst []byte) []byte {
 	dst = append(dst, "TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " TypeName="...)
@@ -2196,7 +2569,27 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 36 {
-			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"COMInterfacePointer", 0, 3}, {"NewRefCount", 4, 3}, {"AppDomainID", 12, 3}})
+			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 0,
+				Name:  "COMInterfacePointer",
+				Ptrs:  3,
+			}, {
+				Bytes: 4,
+				Name:  "NewRefCount",
+				Ptrs:  3,
+			}, {
+				Bytes: 12,
+				Name:  "AppDomainID",
+				Ptrs:  3,
+			}})
 		}
 		_ = b[35]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -2207,7 +2600,27 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 		off = 36
 	} else {
 		if len(b) < 24 {
-			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"COMInterfacePointer", 0, 3}, {"NewRefCount", 4, 3}, {"AppDomainID", 12, 3}})
+			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 0,
+				Name:  "COMInterfacePointer",
+				Ptrs:  3,
+			}, {
+				Bytes: 4,
+				Name:  "NewRefCount",
+				Ptrs:  3,
+			}, {
+				Bytes: 12,
+				Name:  "AppDomainID",
+				Ptrs:  3,
+			}})
 		}
 		_ = b[23]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -2218,7 +2631,7 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 		off = 24
 	}
 	{
-		s, next, ok := readAnsiZ(b, off)
+		s, next, ok := clrimpl.ReadAnsiZ(b, off)
 		if !ok {
 			return 0, decodeError("CCWRefCountChangeAnsi", "ClassName", off, ErrUnterminatedString)
 		}
@@ -2226,7 +2639,7 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readAnsiZ(b, off)
+		s, next, ok := clrimpl.ReadAnsiZ(b, off)
 		if !ok {
 			return 0, decodeError("CCWRefCountChangeAnsi", "NameSpace", off, ErrUnterminatedString)
 		}
@@ -2234,7 +2647,7 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CCWRefCountChangeAnsi", "Operation", off, ErrUnterminatedString)
 		}
@@ -2251,14 +2664,14 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the CCWRefCountChangeAnsi wire form for the pointer size.
 func (e *CCWRefCountChangeAnsi) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.HandleID, ptrSize)
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
-	dst = appendPtr(dst, e.COMInterfacePointer, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.HandleID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.COMInterfacePointer, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NewRefCount))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
-	dst = appendAnsiZ(dst, e.ClassName)
-	dst = appendAnsiZ(dst, e.NameSpace)
-	dst = appendUTF16Z(dst, e.Operation)
+	dst = clrimpl.AppendAnsiZ(dst, e.ClassName)
+	dst = clrimpl.AppendAnsiZ(dst, e.NameSpace)
+	dst = clrimpl.AppendUTF16Z(dst, e.Operation)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -2266,15 +2679,15 @@ func (e *CCWRefCountChangeAnsi) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *CCWRefCountChangeAnsi) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"COMInterfacePointer\":"...)
-	dst = appendJSONHex(dst, uint64(e.COMInterfacePointer))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.COMInterfacePointer))
 	dst = append(dst, ",\"NewRefCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.NewRefCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewRefCount))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClassName\":"...)
 	dst = e.ClassName.AppendJSON(dst)
 	dst = append(dst, ",\"NameSpace\":"...)
@@ -2282,22 +2695,22 @@ func (e *CCWRefCountChangeAnsi) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Operation\":"...)
 	dst = e.Operation.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *CCWRefCountChangeAnsi) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " COMInterfacePointer="...)
-	dst = appendHex(dst, uint64(e.COMInterfacePointer))
+	dst = clrimpl.AppendHex(dst, uint64(e.COMInterfacePointer))
 	dst = append(dst, " NewRefCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.NewRefCount), 10)
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ClassName="...)
 	dst = e.ClassName.AppendJSON(dst)
 	dst = append(dst, " NameSpace="...)
@@ -2340,7 +2753,31 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"Kind", 4, 2}, {"Generation", 8, 2}, {"AppDomainID", 16, 2}, {"ClrInstanceID", 18, 2}})
+			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "Kind",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "Generation",
+				Ptrs:  2,
+			}, {
+				Bytes: 16,
+				Name:  "AppDomainID",
+				Ptrs:  2,
+			}, {
+				Bytes: 18,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[33]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -2351,7 +2788,31 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"Kind", 4, 2}, {"Generation", 8, 2}, {"AppDomainID", 16, 2}, {"ClrInstanceID", 18, 2}})
+			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "Kind",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "Generation",
+				Ptrs:  2,
+			}, {
+				Bytes: 16,
+				Name:  "AppDomainID",
+				Ptrs:  2,
+			}, {
+				Bytes: 18,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[25]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -2366,8 +2827,8 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the PrvSetGCHandle wire form for the pointer size.
 func (e *PrvSetGCHandle) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.HandleID, ptrSize)
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.HandleID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Kind))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Generation))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
@@ -2378,32 +2839,32 @@ func (e *PrvSetGCHandle) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvSetGCHandle) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"Kind\":"...)
 	dst = e.Kind.appendJSON(dst)
 	dst = append(dst, ",\"Generation\":"...)
-	dst = appendJSONUint(dst, uint64(e.Generation))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Generation))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *PrvSetGCHandle) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " Kind="...)
 	dst, _ = e.Kind.AppendText(dst)
 	dst = append(dst, " Generation="...)
 	dst = strconv.AppendUint(dst, uint64(e.Generation), 10)
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -2432,14 +2893,30 @@ func (e *PrvDestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[9]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[5]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -2450,7 +2927,7 @@ func (e *PrvDestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the PrvDestroyGCHandle wire form for the pointer size.
 func (e *PrvDestroyGCHandle) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.HandleID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.HandleID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -2458,16 +2935,16 @@ func (e *PrvDestroyGCHandle) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PrvDestroyGCHandle) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *PrvDestroyGCHandle) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -2500,7 +2977,23 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []fieldEnd{{"PlugStart", 0, 1}, {"PlugEnd", 0, 2}, {"GapBeforeSize", 0, 3}, {"ClrInstanceID", 2, 3}})
+			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "PlugStart",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "PlugEnd",
+				Ptrs:  2,
+			}, {
+				Bytes: 0,
+				Name:  "GapBeforeSize",
+				Ptrs:  3,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  3,
+			}})
 		}
 		_ = b[25]
 		e.PlugStart = binary.LittleEndian.Uint64(b[0:])
@@ -2509,7 +3002,23 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	} else {
 		if len(b) < 14 {
-			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []fieldEnd{{"PlugStart", 0, 1}, {"PlugEnd", 0, 2}, {"GapBeforeSize", 0, 3}, {"ClrInstanceID", 2, 3}})
+			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "PlugStart",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "PlugEnd",
+				Ptrs:  2,
+			}, {
+				Bytes: 0,
+				Name:  "GapBeforeSize",
+				Ptrs:  3,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  3,
+			}})
 		}
 		_ = b[13]
 		e.PlugStart = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -2522,9 +3031,9 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the PinPlugAtGCTime wire form for the pointer size.
 func (e *PinPlugAtGCTime) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.PlugStart, ptrSize)
-	dst = appendPtr(dst, e.PlugEnd, ptrSize)
-	dst = appendPtr(dst, e.GapBeforeSize, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.PlugStart, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.PlugEnd, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.GapBeforeSize, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -2532,24 +3041,24 @@ func (e *PinPlugAtGCTime) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PinPlugAtGCTime) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"PlugStart\":"...)
-	dst = appendJSONHex(dst, uint64(e.PlugStart))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.PlugStart))
 	dst = append(dst, ",\"PlugEnd\":"...)
-	dst = appendJSONHex(dst, uint64(e.PlugEnd))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.PlugEnd))
 	dst = append(dst, ",\"GapBeforeSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.GapBeforeSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GapBeforeSize))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *PinPlugAtGCTime) AppendText(dst []byte) []byte {
 	dst = append(dst, "PlugStart="...)
-	dst = appendHex(dst, uint64(e.PlugStart))
+	dst = clrimpl.AppendHex(dst, uint64(e.PlugStart))
 	dst = append(dst, " PlugEnd="...)
-	dst = appendHex(dst, uint64(e.PlugEnd))
+	dst = clrimpl.AppendHex(dst, uint64(e.PlugEnd))
 	dst = append(dst, " GapBeforeSize="...)
-	dst = appendHex(dst, uint64(e.GapBeforeSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.GapBeforeSize))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -2593,7 +3102,27 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 36 {
-			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"COMInterfacePointer", 0, 3}, {"NewRefCount", 4, 3}, {"AppDomainID", 12, 3}})
+			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 0,
+				Name:  "COMInterfacePointer",
+				Ptrs:  3,
+			}, {
+				Bytes: 4,
+				Name:  "NewRefCount",
+				Ptrs:  3,
+			}, {
+				Bytes: 12,
+				Name:  "AppDomainID",
+				Ptrs:  3,
+			}})
 		}
 		_ = b[35]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -2604,7 +3133,27 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 		off = 36
 	} else {
 		if len(b) < 24 {
-			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"COMInterfacePointer", 0, 3}, {"NewRefCount", 4, 3}, {"AppDomainID", 12, 3}})
+			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 0,
+				Name:  "COMInterfacePointer",
+				Ptrs:  3,
+			}, {
+				Bytes: 4,
+				Name:  "NewRefCount",
+				Ptrs:  3,
+			}, {
+				Bytes: 12,
+				Name:  "AppDomainID",
+				Ptrs:  3,
+			}})
 		}
 		_ = b[23]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -2615,7 +3164,7 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 		off = 24
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CCWRefCountChange", "ClassName", off, ErrUnterminatedString)
 		}
@@ -2623,7 +3172,7 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CCWRefCountChange", "NameSpace", off, ErrUnterminatedString)
 		}
@@ -2631,7 +3180,7 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("CCWRefCountChange", "Operation", off, ErrUnterminatedString)
 		}
@@ -2648,14 +3197,14 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the CCWRefCountChange wire form for the pointer size.
 func (e *CCWRefCountChange) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.HandleID, ptrSize)
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
-	dst = appendPtr(dst, e.COMInterfacePointer, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.HandleID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.COMInterfacePointer, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NewRefCount))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
-	dst = appendUTF16Z(dst, e.ClassName)
-	dst = appendUTF16Z(dst, e.NameSpace)
-	dst = appendUTF16Z(dst, e.Operation)
+	dst = clrimpl.AppendUTF16Z(dst, e.ClassName)
+	dst = clrimpl.AppendUTF16Z(dst, e.NameSpace)
+	dst = clrimpl.AppendUTF16Z(dst, e.Operation)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -2663,15 +3212,15 @@ func (e *CCWRefCountChange) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *CCWRefCountChange) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"COMInterfacePointer\":"...)
-	dst = appendJSONHex(dst, uint64(e.COMInterfacePointer))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.COMInterfacePointer))
 	dst = append(dst, ",\"NewRefCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.NewRefCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewRefCount))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClassName\":"...)
 	dst = e.ClassName.AppendJSON(dst)
 	dst = append(dst, ",\"NameSpace\":"...)
@@ -2679,22 +3228,22 @@ func (e *CCWRefCountChange) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Operation\":"...)
 	dst = e.Operation.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *CCWRefCountChange) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " COMInterfacePointer="...)
-	dst = appendHex(dst, uint64(e.COMInterfacePointer))
+	dst = clrimpl.AppendHex(dst, uint64(e.COMInterfacePointer))
 	dst = append(dst, " NewRefCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.NewRefCount), 10)
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ClassName="...)
 	dst = e.ClassName.AppendJSON(dst)
 	dst = append(dst, " NameSpace="...)

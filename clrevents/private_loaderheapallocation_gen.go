@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -39,7 +40,31 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []fieldEnd{{"LoaderHeapPtr", 0, 1}, {"MemoryAddress", 0, 2}, {"RequestSize", 4, 2}, {"Unused1", 8, 2}, {"Unused2", 16, 2}, {"ClrInstanceID", 18, 2}})
+			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "LoaderHeapPtr",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "MemoryAddress",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "RequestSize",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "Unused1",
+				Ptrs:  2,
+			}, {
+				Bytes: 16,
+				Name:  "Unused2",
+				Ptrs:  2,
+			}, {
+				Bytes: 18,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[33]
 		e.LoaderHeapPtr = binary.LittleEndian.Uint64(b[0:])
@@ -50,7 +75,31 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []fieldEnd{{"LoaderHeapPtr", 0, 1}, {"MemoryAddress", 0, 2}, {"RequestSize", 4, 2}, {"Unused1", 8, 2}, {"Unused2", 16, 2}, {"ClrInstanceID", 18, 2}})
+			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "LoaderHeapPtr",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "MemoryAddress",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "RequestSize",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "Unused1",
+				Ptrs:  2,
+			}, {
+				Bytes: 16,
+				Name:  "Unused2",
+				Ptrs:  2,
+			}, {
+				Bytes: 18,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[25]
 		e.LoaderHeapPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -65,8 +114,8 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the AllocRequest wire form for the pointer size.
 func (e *AllocRequest) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.LoaderHeapPtr, ptrSize)
-	dst = appendPtr(dst, e.MemoryAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.LoaderHeapPtr, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.MemoryAddress, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.RequestSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Unused1))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Unused2))
@@ -77,32 +126,32 @@ func (e *AllocRequest) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AllocRequest) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"LoaderHeapPtr\":"...)
-	dst = appendJSONHex(dst, uint64(e.LoaderHeapPtr))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.LoaderHeapPtr))
 	dst = append(dst, ",\"MemoryAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MemoryAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MemoryAddress))
 	dst = append(dst, ",\"RequestSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.RequestSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RequestSize))
 	dst = append(dst, ",\"Unused1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Unused1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Unused1))
 	dst = append(dst, ",\"Unused2\":"...)
-	dst = appendJSONHex(dst, uint64(e.Unused2))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Unused2))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AllocRequest) AppendText(dst []byte) []byte {
 	dst = append(dst, "LoaderHeapPtr="...)
-	dst = appendHex(dst, uint64(e.LoaderHeapPtr))
+	dst = clrimpl.AppendHex(dst, uint64(e.LoaderHeapPtr))
 	dst = append(dst, " MemoryAddress="...)
-	dst = appendHex(dst, uint64(e.MemoryAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MemoryAddress))
 	dst = append(dst, " RequestSize="...)
 	dst = strconv.AppendUint(dst, uint64(e.RequestSize), 10)
 	dst = append(dst, " Unused1="...)
 	dst = strconv.AppendUint(dst, uint64(e.Unused1), 10)
 	dst = append(dst, " Unused2="...)
-	dst = appendHex(dst, uint64(e.Unused2))
+	dst = clrimpl.AppendHex(dst, uint64(e.Unused2))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst

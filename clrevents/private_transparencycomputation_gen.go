@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -30,7 +31,7 @@ func (*ModuleTransparencyComputationStart) Info() *EventInfo {
 func (e *ModuleTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleTransparencyComputationStart", "Module", off, ErrUnterminatedString)
 		}
@@ -52,7 +53,7 @@ func (e *ModuleTransparencyComputationStart) Decode(b []byte, ptrSize int) (int,
 
 // Encode appends the ModuleTransparencyComputationStart wire form for the pointer size.
 func (e *ModuleTransparencyComputationStart) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -63,9 +64,9 @@ func (e *ModuleTransparencyComputationStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -112,7 +113,7 @@ func (*ModuleTransparencyComputationEnd) Info() *EventInfo {
 func (e *ModuleTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
 		}
@@ -127,22 +128,22 @@ func (e *ModuleTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, e
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsAllCritical", off, ErrShortPayload)
 	}
-	e.IsAllCritical = readBool(b, off)
+	e.IsAllCritical = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsAllTransparent", off, ErrShortPayload)
 	}
-	e.IsAllTransparent = readBool(b, off)
+	e.IsAllTransparent = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = readBool(b, off)
+	e.IsTreatAsSafe = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "IsOpportunisticallyCritical", off, ErrShortPayload)
 	}
-	e.IsOpportunisticallyCritical = readBool(b, off)
+	e.IsOpportunisticallyCritical = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleTransparencyComputationEnd", "SecurityRuleSet", off, ErrShortPayload)
@@ -159,12 +160,12 @@ func (e *ModuleTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, e
 
 // Encode appends the ModuleTransparencyComputationEnd wire form for the pointer size.
 func (e *ModuleTransparencyComputationEnd) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
-	dst = appendBool(dst, e.IsAllCritical)
-	dst = appendBool(dst, e.IsAllTransparent)
-	dst = appendBool(dst, e.IsTreatAsSafe)
-	dst = appendBool(dst, e.IsOpportunisticallyCritical)
+	dst = clrimpl.AppendBool(dst, e.IsAllCritical)
+	dst = clrimpl.AppendBool(dst, e.IsAllTransparent)
+	dst = clrimpl.AppendBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendBool(dst, e.IsOpportunisticallyCritical)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.SecurityRuleSet))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -175,19 +176,19 @@ func (e *ModuleTransparencyComputationEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"IsAllCritical\":"...)
-	dst = appendJSONBool(dst, e.IsAllCritical)
+	dst = clrimpl.AppendJSONBool(dst, e.IsAllCritical)
 	dst = append(dst, ",\"IsAllTransparent\":"...)
-	dst = appendJSONBool(dst, e.IsAllTransparent)
+	dst = clrimpl.AppendJSONBool(dst, e.IsAllTransparent)
 	dst = append(dst, ",\"IsTreatAsSafe\":"...)
-	dst = appendJSONBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendJSONBool(dst, e.IsTreatAsSafe)
 	dst = append(dst, ",\"IsOpportunisticallyCritical\":"...)
-	dst = appendJSONBool(dst, e.IsOpportunisticallyCritical)
+	dst = clrimpl.AppendJSONBool(dst, e.IsOpportunisticallyCritical)
 	dst = append(dst, ",\"SecurityRuleSet\":"...)
-	dst = appendJSONUint(dst, uint64(e.SecurityRuleSet))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SecurityRuleSet))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -236,7 +237,7 @@ func (*TypeTransparencyComputationStart) Info() *EventInfo {
 func (e *TypeTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("TypeTransparencyComputationStart", "Type", off, ErrUnterminatedString)
 		}
@@ -244,7 +245,7 @@ func (e *TypeTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, e
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("TypeTransparencyComputationStart", "Module", off, ErrUnterminatedString)
 		}
@@ -266,8 +267,8 @@ func (e *TypeTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, e
 
 // Encode appends the TypeTransparencyComputationStart wire form for the pointer size.
 func (e *TypeTransparencyComputationStart) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Type)
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Type)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -280,9 +281,9 @@ func (e *TypeTransparencyComputationStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -331,7 +332,7 @@ func (*TypeTransparencyComputationEnd) Info() *EventInfo {
 func (e *TypeTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("TypeTransparencyComputationEnd", "Type", off, ErrUnterminatedString)
 		}
@@ -339,7 +340,7 @@ func (e *TypeTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, err
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("TypeTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
 		}
@@ -354,22 +355,22 @@ func (e *TypeTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, err
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsAllCritical", off, ErrShortPayload)
 	}
-	e.IsAllCritical = readBool(b, off)
+	e.IsAllCritical = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsAllTransparent", off, ErrShortPayload)
 	}
-	e.IsAllTransparent = readBool(b, off)
+	e.IsAllTransparent = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = readBool(b, off)
+	e.IsCritical = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = readBool(b, off)
+	e.IsTreatAsSafe = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("TypeTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)
@@ -381,13 +382,13 @@ func (e *TypeTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, err
 
 // Encode appends the TypeTransparencyComputationEnd wire form for the pointer size.
 func (e *TypeTransparencyComputationEnd) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Type)
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Type)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
-	dst = appendBool(dst, e.IsAllCritical)
-	dst = appendBool(dst, e.IsAllTransparent)
-	dst = appendBool(dst, e.IsCritical)
-	dst = appendBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendBool(dst, e.IsAllCritical)
+	dst = clrimpl.AppendBool(dst, e.IsAllTransparent)
+	dst = clrimpl.AppendBool(dst, e.IsCritical)
+	dst = clrimpl.AppendBool(dst, e.IsTreatAsSafe)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -399,17 +400,17 @@ func (e *TypeTransparencyComputationEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"IsAllCritical\":"...)
-	dst = appendJSONBool(dst, e.IsAllCritical)
+	dst = clrimpl.AppendJSONBool(dst, e.IsAllCritical)
 	dst = append(dst, ",\"IsAllTransparent\":"...)
-	dst = appendJSONBool(dst, e.IsAllTransparent)
+	dst = clrimpl.AppendJSONBool(dst, e.IsAllTransparent)
 	dst = append(dst, ",\"IsCritical\":"...)
-	dst = appendJSONBool(dst, e.IsCritical)
+	dst = clrimpl.AppendJSONBool(dst, e.IsCritical)
 	dst = append(dst, ",\"IsTreatAsSafe\":"...)
-	dst = appendJSONBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendJSONBool(dst, e.IsTreatAsSafe)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -458,7 +459,7 @@ func (*MethodTransparencyComputationStart) Info() *EventInfo {
 func (e *MethodTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodTransparencyComputationStart", "Method", off, ErrUnterminatedString)
 		}
@@ -466,7 +467,7 @@ func (e *MethodTransparencyComputationStart) Decode(b []byte, ptrSize int) (int,
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodTransparencyComputationStart", "Module", off, ErrUnterminatedString)
 		}
@@ -488,8 +489,8 @@ func (e *MethodTransparencyComputationStart) Decode(b []byte, ptrSize int) (int,
 
 // Encode appends the MethodTransparencyComputationStart wire form for the pointer size.
 func (e *MethodTransparencyComputationStart) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Method)
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Method)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -502,9 +503,9 @@ func (e *MethodTransparencyComputationStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -549,7 +550,7 @@ func (*MethodTransparencyComputationEnd) Info() *EventInfo {
 func (e *MethodTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodTransparencyComputationEnd", "Method", off, ErrUnterminatedString)
 		}
@@ -557,7 +558,7 @@ func (e *MethodTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, e
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
 		}
@@ -572,12 +573,12 @@ func (e *MethodTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, e
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = readBool(b, off)
+	e.IsCritical = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = readBool(b, off)
+	e.IsTreatAsSafe = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("MethodTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)
@@ -589,11 +590,11 @@ func (e *MethodTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, e
 
 // Encode appends the MethodTransparencyComputationEnd wire form for the pointer size.
 func (e *MethodTransparencyComputationEnd) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Method)
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Method)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
-	dst = appendBool(dst, e.IsCritical)
-	dst = appendBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendBool(dst, e.IsCritical)
+	dst = clrimpl.AppendBool(dst, e.IsTreatAsSafe)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -605,13 +606,13 @@ func (e *MethodTransparencyComputationEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"IsCritical\":"...)
-	dst = appendJSONBool(dst, e.IsCritical)
+	dst = clrimpl.AppendJSONBool(dst, e.IsCritical)
 	dst = append(dst, ",\"IsTreatAsSafe\":"...)
-	dst = appendJSONBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendJSONBool(dst, e.IsTreatAsSafe)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -656,7 +657,7 @@ func (*FieldTransparencyComputationStart) Info() *EventInfo {
 func (e *FieldTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("FieldTransparencyComputationStart", "Field", off, ErrUnterminatedString)
 		}
@@ -664,7 +665,7 @@ func (e *FieldTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("FieldTransparencyComputationStart", "Module", off, ErrUnterminatedString)
 		}
@@ -686,8 +687,8 @@ func (e *FieldTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, 
 
 // Encode appends the FieldTransparencyComputationStart wire form for the pointer size.
 func (e *FieldTransparencyComputationStart) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Field)
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Field)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -700,9 +701,9 @@ func (e *FieldTransparencyComputationStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -747,7 +748,7 @@ func (*FieldTransparencyComputationEnd) Info() *EventInfo {
 func (e *FieldTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("FieldTransparencyComputationEnd", "Field", off, ErrUnterminatedString)
 		}
@@ -755,7 +756,7 @@ func (e *FieldTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("FieldTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
 		}
@@ -770,12 +771,12 @@ func (e *FieldTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 	if len(b)-off < 4 {
 		return 0, decodeError("FieldTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = readBool(b, off)
+	e.IsCritical = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("FieldTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = readBool(b, off)
+	e.IsTreatAsSafe = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("FieldTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)
@@ -787,11 +788,11 @@ func (e *FieldTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 
 // Encode appends the FieldTransparencyComputationEnd wire form for the pointer size.
 func (e *FieldTransparencyComputationEnd) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Field)
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Field)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
-	dst = appendBool(dst, e.IsCritical)
-	dst = appendBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendBool(dst, e.IsCritical)
+	dst = clrimpl.AppendBool(dst, e.IsTreatAsSafe)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -803,13 +804,13 @@ func (e *FieldTransparencyComputationEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"IsCritical\":"...)
-	dst = appendJSONBool(dst, e.IsCritical)
+	dst = clrimpl.AppendJSONBool(dst, e.IsCritical)
 	dst = append(dst, ",\"IsTreatAsSafe\":"...)
-	dst = appendJSONBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendJSONBool(dst, e.IsTreatAsSafe)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -854,13 +855,17 @@ func (*TokenTransparencyComputationStart) Info() *EventInfo {
 func (e *TokenTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("TokenTransparencyComputationStart", len(b), ptrSize, []fieldEnd{{"Token", 4, 0}})
+		return 0, shortPrefix("TokenTransparencyComputationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Token",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.Token = binary.LittleEndian.Uint32(b[0:])
 	off = 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("TokenTransparencyComputationStart", "Module", off, ErrUnterminatedString)
 		}
@@ -883,7 +888,7 @@ func (e *TokenTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, 
 // Encode appends the TokenTransparencyComputationStart wire form for the pointer size.
 func (e *TokenTransparencyComputationStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Token))
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -892,13 +897,13 @@ func (e *TokenTransparencyComputationStart) Encode(dst []byte, ptrSize int) []by
 // AppendJSON appends the fields as a JSON object.
 func (e *TokenTransparencyComputationStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Token\":"...)
-	dst = appendJSONUint(dst, uint64(e.Token))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Token))
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -943,13 +948,17 @@ func (*TokenTransparencyComputationEnd) Info() *EventInfo {
 func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("TokenTransparencyComputationEnd", len(b), ptrSize, []fieldEnd{{"Token", 4, 0}})
+		return 0, shortPrefix("TokenTransparencyComputationEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Token",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.Token = binary.LittleEndian.Uint32(b[0:])
 	off = 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("TokenTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
 		}
@@ -964,12 +973,12 @@ func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 	if len(b)-off < 4 {
 		return 0, decodeError("TokenTransparencyComputationEnd", "IsCritical", off, ErrShortPayload)
 	}
-	e.IsCritical = readBool(b, off)
+	e.IsCritical = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("TokenTransparencyComputationEnd", "IsTreatAsSafe", off, ErrShortPayload)
 	}
-	e.IsTreatAsSafe = readBool(b, off)
+	e.IsTreatAsSafe = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 2 {
 		return 0, decodeError("TokenTransparencyComputationEnd", "ClrInstanceID", off, ErrShortPayload)
@@ -982,10 +991,10 @@ func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 // Encode appends the TokenTransparencyComputationEnd wire form for the pointer size.
 func (e *TokenTransparencyComputationEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Token))
-	dst = appendUTF16Z(dst, e.Module)
+	dst = clrimpl.AppendUTF16Z(dst, e.Module)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainID))
-	dst = appendBool(dst, e.IsCritical)
-	dst = appendBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendBool(dst, e.IsCritical)
+	dst = clrimpl.AppendBool(dst, e.IsTreatAsSafe)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -993,17 +1002,17 @@ func (e *TokenTransparencyComputationEnd) Encode(dst []byte, ptrSize int) []byte
 // AppendJSON appends the fields as a JSON object.
 func (e *TokenTransparencyComputationEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Token\":"...)
-	dst = appendJSONUint(dst, uint64(e.Token))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Token))
 	dst = append(dst, ",\"Module\":"...)
 	dst = e.Module.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"IsCritical\":"...)
-	dst = appendJSONBool(dst, e.IsCritical)
+	dst = clrimpl.AppendJSONBool(dst, e.IsCritical)
 	dst = append(dst, ",\"IsTreatAsSafe\":"...)
-	dst = appendJSONBool(dst, e.IsTreatAsSafe)
+	dst = clrimpl.AppendJSONBool(dst, e.IsTreatAsSafe)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -39,7 +40,39 @@ func (*GCSettingsRundown) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCSettingsRundown) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 50 {
-		return 0, shortPrefix("GCSettingsRundown", len(b), ptrSize, []fieldEnd{{"HardLimit", 8, 0}, {"LOHThreshold", 16, 0}, {"PhysicalMemoryConfig", 24, 0}, {"Gen0MinBudgetConfig", 32, 0}, {"Gen0MaxBudgetConfig", 40, 0}, {"HighMemPercentConfig", 44, 0}, {"BitSettings", 48, 0}, {"ClrInstanceID", 50, 0}})
+		return 0, shortPrefix("GCSettingsRundown", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "HardLimit",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "LOHThreshold",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "PhysicalMemoryConfig",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "Gen0MinBudgetConfig",
+			Ptrs:  0,
+		}, {
+			Bytes: 40,
+			Name:  "Gen0MaxBudgetConfig",
+			Ptrs:  0,
+		}, {
+			Bytes: 44,
+			Name:  "HighMemPercentConfig",
+			Ptrs:  0,
+		}, {
+			Bytes: 48,
+			Name:  "BitSettings",
+			Ptrs:  0,
+		}, {
+			Bytes: 50,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[49]
 	e.HardLimit = binary.LittleEndian.Uint64(b[0:])
@@ -69,21 +102,21 @@ func (e *GCSettingsRundown) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCSettingsRundown) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HardLimit\":"...)
-	dst = appendJSONUint(dst, uint64(e.HardLimit))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HardLimit))
 	dst = append(dst, ",\"LOHThreshold\":"...)
-	dst = appendJSONUint(dst, uint64(e.LOHThreshold))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LOHThreshold))
 	dst = append(dst, ",\"PhysicalMemoryConfig\":"...)
-	dst = appendJSONUint(dst, uint64(e.PhysicalMemoryConfig))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PhysicalMemoryConfig))
 	dst = append(dst, ",\"Gen0MinBudgetConfig\":"...)
-	dst = appendJSONUint(dst, uint64(e.Gen0MinBudgetConfig))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0MinBudgetConfig))
 	dst = append(dst, ",\"Gen0MaxBudgetConfig\":"...)
-	dst = appendJSONUint(dst, uint64(e.Gen0MaxBudgetConfig))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0MaxBudgetConfig))
 	dst = append(dst, ",\"HighMemPercentConfig\":"...)
-	dst = appendJSONUint(dst, uint64(e.HighMemPercentConfig))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HighMemPercentConfig))
 	dst = append(dst, ",\"BitSettings\":"...)
-	dst = appendJSONUint(dst, uint64(e.BitSettings))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BitSettings))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

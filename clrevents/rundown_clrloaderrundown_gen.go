@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -38,7 +39,27 @@ func (*DomainModuleDCStart) Info() *EventInfo {
 func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCStart", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"AppDomainID", 24, 0}, {"ModuleFlags", 28, 0}, {"Reserved1", 32, 0}})
+		return 0, shortPrefix("DomainModuleDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -48,7 +69,7 @@ func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCStart", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -56,7 +77,7 @@ func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCStart", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -73,23 +94,23 @@ func (e *DomainModuleDCStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *DomainModuleDCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -100,11 +121,11 @@ func (e *DomainModuleDCStart) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *DomainModuleDCStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -148,7 +169,27 @@ func (*DomainModuleDCStartV1) Info() *EventInfo {
 func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCStart_V1", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"AppDomainID", 24, 0}, {"ModuleFlags", 28, 0}, {"Reserved1", 32, 0}})
+		return 0, shortPrefix("DomainModuleDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -158,7 +199,7 @@ func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCStart_V1", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -166,7 +207,7 @@ func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCStart_V1", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -188,8 +229,8 @@ func (e *DomainModuleDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -197,32 +238,32 @@ func (e *DomainModuleDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DomainModuleDCStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *DomainModuleDCStartV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -266,7 +307,27 @@ func (*DomainModuleDCEnd) Info() *EventInfo {
 func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCEnd", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"AppDomainID", 24, 0}, {"ModuleFlags", 28, 0}, {"Reserved1", 32, 0}})
+		return 0, shortPrefix("DomainModuleDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -276,7 +337,7 @@ func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCEnd", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -284,7 +345,7 @@ func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCEnd", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -301,23 +362,23 @@ func (e *DomainModuleDCEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *DomainModuleDCEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -328,11 +389,11 @@ func (e *DomainModuleDCEnd) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *DomainModuleDCEnd) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -376,7 +437,27 @@ func (*DomainModuleDCEndV1) Info() *EventInfo {
 func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCEnd_V1", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"AppDomainID", 24, 0}, {"ModuleFlags", 28, 0}, {"Reserved1", 32, 0}})
+		return 0, shortPrefix("DomainModuleDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -386,7 +467,7 @@ func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCEnd_V1", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -394,7 +475,7 @@ func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleDCEnd_V1", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -416,8 +497,8 @@ func (e *DomainModuleDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -425,32 +506,32 @@ func (e *DomainModuleDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DomainModuleDCEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *DomainModuleDCEndV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -492,7 +573,23 @@ func (*ModuleDCStart) Info() *EventInfo {
 func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -501,7 +598,7 @@ func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -509,7 +606,7 @@ func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -525,21 +622,21 @@ func (e *ModuleDCStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleDCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -550,9 +647,9 @@ func (e *ModuleDCStart) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleDCStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -594,7 +691,23 @@ func (*ModuleDCStartV1) Info() *EventInfo {
 func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart_V1", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -603,7 +716,7 @@ func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart_V1", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -611,7 +724,7 @@ func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart_V1", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -632,8 +745,8 @@ func (e *ModuleDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -641,28 +754,28 @@ func (e *ModuleDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleDCStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleDCStartV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -718,7 +831,23 @@ func (*ModuleDCStartV2) Info() *EventInfo {
 func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart_V2", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -727,7 +856,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart_V2", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -735,7 +864,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart_V2", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -750,7 +879,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCStart_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = readGUID(b, off)
+	e.ManagedPdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCStart_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -758,7 +887,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedPdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart_V2", "ManagedPdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -768,7 +897,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCStart_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = readGUID(b, off)
+	e.NativePdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCStart_V2", "NativePdbAge", off, ErrShortPayload)
@@ -776,7 +905,7 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStart_V2", "NativePdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -792,44 +921,44 @@ func (e *ModuleDCStartV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendGUID(dst, e.ManagedPdbSignature)
+	dst = clrimpl.AppendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
-	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = appendGUID(dst, e.NativePdbSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedPdbBuildPath)
+	dst = clrimpl.AppendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
-	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleDCStartV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ManagedPdbSignature\":"...)
 	dst = e.ManagedPdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedPdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedPdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedPdbAge))
 	dst = append(dst, ",\"ManagedPdbBuildPath\":"...)
 	dst = e.ManagedPdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbSignature\":"...)
 	dst = e.NativePdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.NativePdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NativePdbAge))
 	dst = append(dst, ",\"NativePdbBuildPath\":"...)
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	return append(dst, '}')
@@ -838,9 +967,9 @@ func (e *ModuleDCStartV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleDCStartV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -894,7 +1023,23 @@ func (*ModuleDCEnd) Info() *EventInfo {
 func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -903,7 +1048,7 @@ func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -911,7 +1056,7 @@ func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -927,21 +1072,21 @@ func (e *ModuleDCEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleDCEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -952,9 +1097,9 @@ func (e *ModuleDCEnd) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleDCEnd) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -996,7 +1141,23 @@ func (*ModuleDCEndV1) Info() *EventInfo {
 func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V1", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1005,7 +1166,7 @@ func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V1", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -1013,7 +1174,7 @@ func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V1", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -1034,8 +1195,8 @@ func (e *ModuleDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1043,28 +1204,28 @@ func (e *ModuleDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleDCEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleDCEndV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -1120,7 +1281,23 @@ func (*ModuleDCEndV2) Info() *EventInfo {
 func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V2", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCEnd_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1129,7 +1306,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V2", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -1137,7 +1314,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V2", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -1152,7 +1329,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = readGUID(b, off)
+	e.ManagedPdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -1160,7 +1337,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedPdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V2", "ManagedPdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -1170,7 +1347,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = readGUID(b, off)
+	e.NativePdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V2", "NativePdbAge", off, ErrShortPayload)
@@ -1178,7 +1355,7 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V2", "NativePdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -1194,44 +1371,44 @@ func (e *ModuleDCEndV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendGUID(dst, e.ManagedPdbSignature)
+	dst = clrimpl.AppendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
-	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = appendGUID(dst, e.NativePdbSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedPdbBuildPath)
+	dst = clrimpl.AppendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
-	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleDCEndV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ManagedPdbSignature\":"...)
 	dst = e.ManagedPdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedPdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedPdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedPdbAge))
 	dst = append(dst, ",\"ManagedPdbBuildPath\":"...)
 	dst = e.ManagedPdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbSignature\":"...)
 	dst = e.NativePdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.NativePdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NativePdbAge))
 	dst = append(dst, ",\"NativePdbBuildPath\":"...)
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	return append(dst, '}')
@@ -1240,9 +1417,9 @@ func (e *ModuleDCEndV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleDCEndV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -1312,7 +1489,23 @@ func (*ModuleDCEndV3) Info() *EventInfo {
 func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V3", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCEnd_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1321,7 +1514,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V3", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -1329,7 +1522,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V3", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -1344,7 +1537,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V3", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = readGUID(b, off)
+	e.ManagedPdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V3", "ManagedPdbAge", off, ErrShortPayload)
@@ -1352,7 +1545,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedPdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V3", "ManagedPdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -1362,7 +1555,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleDCEnd_V3", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = readGUID(b, off)
+	e.NativePdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleDCEnd_V3", "NativePdbAge", off, ErrShortPayload)
@@ -1370,7 +1563,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V3", "NativePdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -1378,7 +1571,7 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEnd_V3", "NativeBuildID", off, ErrUnterminatedString)
 		}
@@ -1394,45 +1587,45 @@ func (e *ModuleDCEndV3) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendGUID(dst, e.ManagedPdbSignature)
+	dst = clrimpl.AppendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
-	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = appendGUID(dst, e.NativePdbSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedPdbBuildPath)
+	dst = clrimpl.AppendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
-	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
-	dst = appendUTF16Z(dst, e.NativeBuildID)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativePdbBuildPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativeBuildID)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleDCEndV3) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ManagedPdbSignature\":"...)
 	dst = e.ManagedPdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedPdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedPdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedPdbAge))
 	dst = append(dst, ",\"ManagedPdbBuildPath\":"...)
 	dst = e.ManagedPdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbSignature\":"...)
 	dst = e.NativePdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.NativePdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NativePdbAge))
 	dst = append(dst, ",\"NativePdbBuildPath\":"...)
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativeBuildID\":"...)
@@ -1443,9 +1636,9 @@ func (e *ModuleDCEndV3) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleDCEndV3) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -1497,7 +1690,19 @@ func (*AssemblyDCStart) Info() *EventInfo {
 func (e *AssemblyDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyDCStart", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"AssemblyFlags", 20, 0}})
+		return 0, shortPrefix("AssemblyDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1505,7 +1710,7 @@ func (e *AssemblyDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = RundownAssemblyFlags(binary.LittleEndian.Uint32(b[16:]))
 	off = 20
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyDCStart", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1520,16 +1725,16 @@ func (e *AssemblyDCStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyDCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
@@ -1540,9 +1745,9 @@ func (e *AssemblyDCStart) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyDCStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1578,7 +1783,23 @@ func (*AssemblyDCStartV1) Info() *EventInfo {
 func (e *AssemblyDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyDCStart_V1", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"BindingID", 24, 0}, {"AssemblyFlags", 28, 0}})
+		return 0, shortPrefix("AssemblyDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "BindingID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1587,7 +1808,7 @@ func (e *AssemblyDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = RundownAssemblyFlags(binary.LittleEndian.Uint32(b[24:]))
 	off = 28
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyDCStart_V1", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1608,7 +1829,7 @@ func (e *AssemblyDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.BindingID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1616,28 +1837,28 @@ func (e *AssemblyDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyDCStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"BindingID\":"...)
-	dst = appendJSONHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.BindingID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyDCStartV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " BindingID="...)
-	dst = appendHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendHex(dst, uint64(e.BindingID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1671,7 +1892,19 @@ func (*AssemblyDCEnd) Info() *EventInfo {
 func (e *AssemblyDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyDCEnd", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"AssemblyFlags", 20, 0}})
+		return 0, shortPrefix("AssemblyDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1679,7 +1912,7 @@ func (e *AssemblyDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = RundownAssemblyFlags(binary.LittleEndian.Uint32(b[16:]))
 	off = 20
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyDCEnd", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1694,16 +1927,16 @@ func (e *AssemblyDCEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyDCEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
@@ -1714,9 +1947,9 @@ func (e *AssemblyDCEnd) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyDCEnd) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1752,7 +1985,23 @@ func (*AssemblyDCEndV1) Info() *EventInfo {
 func (e *AssemblyDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyDCEnd_V1", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"BindingID", 24, 0}, {"AssemblyFlags", 28, 0}})
+		return 0, shortPrefix("AssemblyDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "BindingID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1761,7 +2010,7 @@ func (e *AssemblyDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = RundownAssemblyFlags(binary.LittleEndian.Uint32(b[24:]))
 	off = 28
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyDCEnd_V1", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1782,7 +2031,7 @@ func (e *AssemblyDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.BindingID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1790,28 +2039,28 @@ func (e *AssemblyDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyDCEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"BindingID\":"...)
-	dst = appendJSONHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.BindingID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyDCEndV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " BindingID="...)
-	dst = appendHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendHex(dst, uint64(e.BindingID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1843,14 +2092,22 @@ func (*AppDomainDCStart) Info() *EventInfo {
 func (e *AppDomainDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCStart", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = RundownAppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainDCStart", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -1864,14 +2121,14 @@ func (e *AppDomainDCStart) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainDCStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainDCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
@@ -1882,7 +2139,7 @@ func (e *AppDomainDCStart) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainDCStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)
@@ -1916,14 +2173,22 @@ func (*AppDomainDCStartV1) Info() *EventInfo {
 func (e *AppDomainDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCStart_V1", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = RundownAppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainDCStart_V1", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -1947,7 +2212,7 @@ func (e *AppDomainDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainIndex))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -1956,22 +2221,22 @@ func (e *AppDomainDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainDCStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
 	dst = e.AppDomainName.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainIndex))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainDCStartV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)
@@ -2005,14 +2270,22 @@ func (*AppDomainDCEnd) Info() *EventInfo {
 func (e *AppDomainDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCEnd", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = RundownAppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainDCEnd", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -2026,14 +2299,14 @@ func (e *AppDomainDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainDCEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainDCEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
@@ -2044,7 +2317,7 @@ func (e *AppDomainDCEnd) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainDCEnd) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)
@@ -2078,14 +2351,22 @@ func (*AppDomainDCEndV1) Info() *EventInfo {
 func (e *AppDomainDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCEnd_V1", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = RundownAppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainDCEnd_V1", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -2109,7 +2390,7 @@ func (e *AppDomainDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainIndex))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -2118,22 +2399,22 @@ func (e *AppDomainDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainDCEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
 	dst = e.AppDomainName.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainIndex))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainDCEndV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)
@@ -2172,7 +2453,31 @@ func (*ThreadDC) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadDC) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("ThreadDC", len(b), ptrSize, []fieldEnd{{"ManagedThreadID", 8, 0}, {"AppDomainID", 16, 0}, {"Flags", 20, 0}, {"ManagedThreadIndex", 24, 0}, {"OSThreadID", 28, 0}, {"ClrInstanceID", 30, 0}})
+		return 0, shortPrefix("ThreadDC", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ManagedThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Flags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "ManagedThreadIndex",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "OSThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[29]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -2198,26 +2503,26 @@ func (e *ThreadDC) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadDC) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ManagedThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"Flags\":"...)
 	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"ManagedThreadIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedThreadIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedThreadIndex))
 	dst = append(dst, ",\"OSThreadID\":"...)
-	dst = appendJSONUint(dst, uint64(e.OSThreadID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OSThreadID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadDC) AppendText(dst []byte) []byte {
 	dst = append(dst, "ManagedThreadID="...)
-	dst = appendHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " Flags="...)
 	dst, _ = e.Flags.AppendText(dst)
 	dst = append(dst, " ManagedThreadIndex="...)

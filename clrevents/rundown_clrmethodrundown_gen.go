@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -35,7 +36,31 @@ func (*MethodDCStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStart", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -61,15 +86,15 @@ func (e *MethodDCStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	return append(dst, '}')
@@ -78,11 +103,11 @@ func (e *MethodDCStart) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodSize), 10)
 	dst = append(dst, " MethodToken="...)
@@ -121,7 +146,35 @@ func (*MethodDCStartV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodDCStart_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}})
+		return 0, shortPrefix("MethodDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -149,34 +202,34 @@ func (e *MethodDCStartV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStartV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
@@ -215,7 +268,39 @@ func (*MethodDCStartV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodDCStart_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}, {"ReJITID", 46, 0}})
+		return 0, shortPrefix("MethodDCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 46,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -245,42 +330,42 @@ func (e *MethodDCStartV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStartV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStartV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -311,7 +396,31 @@ func (*MethodDCEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEnd", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -337,15 +446,15 @@ func (e *MethodDCEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	return append(dst, '}')
@@ -354,11 +463,11 @@ func (e *MethodDCEnd) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEnd) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodSize), 10)
 	dst = append(dst, " MethodToken="...)
@@ -397,7 +506,35 @@ func (*MethodDCEndV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodDCEnd_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}})
+		return 0, shortPrefix("MethodDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -425,34 +562,34 @@ func (e *MethodDCEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEndV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
@@ -491,7 +628,39 @@ func (*MethodDCEndV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodDCEnd_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}, {"ReJITID", 46, 0}})
+		return 0, shortPrefix("MethodDCEnd_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 46,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -521,42 +690,42 @@ func (e *MethodDCEndV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEndV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEndV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -594,7 +763,31 @@ func (*MethodDCStartVerbose) Info() *EventInfo {
 func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCStartVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -605,7 +798,7 @@ func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -613,7 +806,7 @@ func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose", "MethodName", off, ErrUnterminatedString)
 		}
@@ -621,7 +814,7 @@ func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -639,24 +832,24 @@ func (e *MethodDCStartVerbose) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStartVerbose) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -671,15 +864,15 @@ func (e *MethodDCStartVerbose) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStartVerbose) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -727,7 +920,31 @@ func (*MethodDCStartVerboseV1) Info() *EventInfo {
 func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCStartVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -738,7 +955,7 @@ func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -746,7 +963,7 @@ func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose_V1", "MethodName", off, ErrUnterminatedString)
 		}
@@ -754,7 +971,7 @@ func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -777,9 +994,9 @@ func (e *MethodDCStartVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -787,15 +1004,15 @@ func (e *MethodDCStartVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStartVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -805,22 +1022,22 @@ func (e *MethodDCStartVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStartVerboseV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -872,7 +1089,31 @@ func (*MethodDCStartVerboseV2) Info() *EventInfo {
 func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCStartVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -883,7 +1124,7 @@ func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -891,7 +1132,7 @@ func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose_V2", "MethodName", off, ErrUnterminatedString)
 		}
@@ -899,7 +1140,7 @@ func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -927,9 +1168,9 @@ func (e *MethodDCStartVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ReJITID))
 	return dst
@@ -938,15 +1179,15 @@ func (e *MethodDCStartVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStartVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -956,24 +1197,24 @@ func (e *MethodDCStartVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStartVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -985,7 +1226,7 @@ func (e *MethodDCStartVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -1023,7 +1264,31 @@ func (*MethodDCEndVerbose) Info() *EventInfo {
 func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCEndVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1034,7 +1299,7 @@ func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1042,7 +1307,7 @@ func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1050,7 +1315,7 @@ func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1068,24 +1333,24 @@ func (e *MethodDCEndVerbose) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEndVerbose) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1100,15 +1365,15 @@ func (e *MethodDCEndVerbose) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEndVerbose) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1156,7 +1421,31 @@ func (*MethodDCEndVerboseV1) Info() *EventInfo {
 func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCEndVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1167,7 +1456,7 @@ func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1175,7 +1464,7 @@ func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose_V1", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1183,7 +1472,7 @@ func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1206,9 +1495,9 @@ func (e *MethodDCEndVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1216,15 +1505,15 @@ func (e *MethodDCEndVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEndVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1234,22 +1523,22 @@ func (e *MethodDCEndVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEndVerboseV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1301,7 +1590,31 @@ func (*MethodDCEndVerboseV2) Info() *EventInfo {
 func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCEndVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1312,7 +1625,7 @@ func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1320,7 +1633,7 @@ func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose_V2", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1328,7 +1641,7 @@ func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1356,9 +1669,9 @@ func (e *MethodDCEndVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ReJITID))
 	return dst
@@ -1367,15 +1680,15 @@ func (e *MethodDCEndVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEndVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1385,24 +1698,24 @@ func (e *MethodDCEndVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEndVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1414,7 +1727,7 @@ func (e *MethodDCEndVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -1466,7 +1779,11 @@ func (*DCStartCompleteV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *DCStartCompleteV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCStartComplete_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("DCStartComplete_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1482,7 +1799,7 @@ func (e *DCStartCompleteV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DCStartCompleteV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1541,7 +1858,11 @@ func (*DCEndCompleteV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *DCEndCompleteV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCEndComplete_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("DCEndComplete_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1557,7 +1878,7 @@ func (e *DCEndCompleteV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DCEndCompleteV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1616,7 +1937,11 @@ func (*DCStartInitV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *DCStartInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCStartInit_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("DCStartInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1632,7 +1957,7 @@ func (e *DCStartInitV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DCStartInitV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1691,7 +2016,11 @@ func (*DCEndInitV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *DCEndInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCEndInit_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("DCEndInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1707,7 +2036,7 @@ func (e *DCEndInitV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DCEndInitV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1748,7 +2077,23 @@ func (*MethodDCStartILToNativeMap) Info() *EventInfo {
 func (e *MethodDCStartILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCStartILToNativeMap", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ReJITID", 16, 0}, {"MethodExtent", 17, 0}, {"CountOfMapEntries", 19, 0}})
+		return 0, shortPrefix("MethodDCStartILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}, {
+			Bytes: 17,
+			Name:  "MethodExtent",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "CountOfMapEntries",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1757,19 +2102,19 @@ func (e *MethodDCStartILToNativeMap) Decode(b []byte, ptrSize int) (int, error) 
 	e.CountOfMapEntries = binary.LittleEndian.Uint16(b[17:])
 	off = 19
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCStartILToNativeMap", "ILOffsets", off, ErrCountTooLarge)
 		}
-		e.ILOffsets = MakeUint32Array(b[off : off+n])
+		e.ILOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCStartILToNativeMap", "NativeOffsets", off, ErrCountTooLarge)
 		}
-		e.NativeOffsets = MakeUint32Array(b[off : off+n])
+		e.NativeOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -1795,28 +2140,28 @@ func (e *MethodDCStartILToNativeMap) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStartILToNativeMap) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	dst = append(dst, ",\"MethodExtent\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodExtent))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodExtent))
 	dst = append(dst, ",\"CountOfMapEntries\":"...)
-	dst = appendJSONUint(dst, uint64(e.CountOfMapEntries))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CountOfMapEntries))
 	dst = append(dst, ",\"ILOffsets\":"...)
 	dst = e.ILOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"NativeOffsets\":"...)
 	dst = e.NativeOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStartILToNativeMap) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	dst = append(dst, " MethodExtent="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodExtent), 10)
 	dst = append(dst, " CountOfMapEntries="...)
@@ -1862,7 +2207,23 @@ func (*MethodDCStartILToNativeMapV1) Info() *EventInfo {
 func (e *MethodDCStartILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCStartILToNativeMap_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ReJITID", 16, 0}, {"MethodExtent", 17, 0}, {"CountOfMapEntries", 19, 0}})
+		return 0, shortPrefix("MethodDCStartILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}, {
+			Bytes: 17,
+			Name:  "MethodExtent",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "CountOfMapEntries",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1871,19 +2232,19 @@ func (e *MethodDCStartILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error
 	e.CountOfMapEntries = binary.LittleEndian.Uint16(b[17:])
 	off = 19
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCStartILToNativeMap_V1", "ILOffsets", off, ErrCountTooLarge)
 		}
-		e.ILOffsets = MakeUint32Array(b[off : off+n])
+		e.ILOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCStartILToNativeMap_V1", "NativeOffsets", off, ErrCountTooLarge)
 		}
-		e.NativeOffsets = MakeUint32Array(b[off : off+n])
+		e.NativeOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -1915,30 +2276,30 @@ func (e *MethodDCStartILToNativeMapV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCStartILToNativeMapV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	dst = append(dst, ",\"MethodExtent\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodExtent))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodExtent))
 	dst = append(dst, ",\"CountOfMapEntries\":"...)
-	dst = appendJSONUint(dst, uint64(e.CountOfMapEntries))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CountOfMapEntries))
 	dst = append(dst, ",\"ILOffsets\":"...)
 	dst = e.ILOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"NativeOffsets\":"...)
 	dst = e.NativeOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ILVersionID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ILVersionID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ILVersionID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCStartILToNativeMapV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	dst = append(dst, " MethodExtent="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodExtent), 10)
 	dst = append(dst, " CountOfMapEntries="...)
@@ -1984,7 +2345,23 @@ func (*MethodDCEndILToNativeMap) Info() *EventInfo {
 func (e *MethodDCEndILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCEndILToNativeMap", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ReJITID", 16, 0}, {"MethodExtent", 17, 0}, {"CountOfMapEntries", 19, 0}})
+		return 0, shortPrefix("MethodDCEndILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}, {
+			Bytes: 17,
+			Name:  "MethodExtent",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "CountOfMapEntries",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1993,19 +2370,19 @@ func (e *MethodDCEndILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	e.CountOfMapEntries = binary.LittleEndian.Uint16(b[17:])
 	off = 19
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCEndILToNativeMap", "ILOffsets", off, ErrCountTooLarge)
 		}
-		e.ILOffsets = MakeUint32Array(b[off : off+n])
+		e.ILOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCEndILToNativeMap", "NativeOffsets", off, ErrCountTooLarge)
 		}
-		e.NativeOffsets = MakeUint32Array(b[off : off+n])
+		e.NativeOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -2031,28 +2408,28 @@ func (e *MethodDCEndILToNativeMap) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEndILToNativeMap) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	dst = append(dst, ",\"MethodExtent\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodExtent))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodExtent))
 	dst = append(dst, ",\"CountOfMapEntries\":"...)
-	dst = appendJSONUint(dst, uint64(e.CountOfMapEntries))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CountOfMapEntries))
 	dst = append(dst, ",\"ILOffsets\":"...)
 	dst = e.ILOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"NativeOffsets\":"...)
 	dst = e.NativeOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEndILToNativeMap) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	dst = append(dst, " MethodExtent="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodExtent), 10)
 	dst = append(dst, " CountOfMapEntries="...)
@@ -2098,7 +2475,23 @@ func (*MethodDCEndILToNativeMapV1) Info() *EventInfo {
 func (e *MethodDCEndILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCEndILToNativeMap_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ReJITID", 16, 0}, {"MethodExtent", 17, 0}, {"CountOfMapEntries", 19, 0}})
+		return 0, shortPrefix("MethodDCEndILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}, {
+			Bytes: 17,
+			Name:  "MethodExtent",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "CountOfMapEntries",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2107,19 +2500,19 @@ func (e *MethodDCEndILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) 
 	e.CountOfMapEntries = binary.LittleEndian.Uint16(b[17:])
 	off = 19
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCEndILToNativeMap_V1", "ILOffsets", off, ErrCountTooLarge)
 		}
-		e.ILOffsets = MakeUint32Array(b[off : off+n])
+		e.ILOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodDCEndILToNativeMap_V1", "NativeOffsets", off, ErrCountTooLarge)
 		}
-		e.NativeOffsets = MakeUint32Array(b[off : off+n])
+		e.NativeOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -2151,30 +2544,30 @@ func (e *MethodDCEndILToNativeMapV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDCEndILToNativeMapV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	dst = append(dst, ",\"MethodExtent\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodExtent))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodExtent))
 	dst = append(dst, ",\"CountOfMapEntries\":"...)
-	dst = appendJSONUint(dst, uint64(e.CountOfMapEntries))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CountOfMapEntries))
 	dst = append(dst, ",\"ILOffsets\":"...)
 	dst = e.ILOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"NativeOffsets\":"...)
 	dst = e.NativeOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ILVersionID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ILVersionID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ILVersionID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDCEndILToNativeMapV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	dst = append(dst, " MethodExtent="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodExtent), 10)
 	dst = append(dst, " CountOfMapEntries="...)

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -54,7 +55,55 @@ func (*RuntimeInformationDCStart) Info() *EventInfo {
 func (e *RuntimeInformationDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 25 {
-		return 0, shortPrefix("RuntimeInformationDCStart", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Sku", 4, 0}, {"BclMajorVersion", 6, 0}, {"BclMinorVersion", 8, 0}, {"BclBuildNumber", 10, 0}, {"BclQfeNumber", 12, 0}, {"VMMajorVersion", 14, 0}, {"VMMinorVersion", 16, 0}, {"VMBuildNumber", 18, 0}, {"VMQfeNumber", 20, 0}, {"StartupFlags", 24, 0}, {"StartupMode", 25, 0}})
+		return 0, shortPrefix("RuntimeInformationDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 4,
+			Name:  "Sku",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "BclMajorVersion",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "BclMinorVersion",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "BclBuildNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "BclQfeNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "VMMajorVersion",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "VMMinorVersion",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "VMBuildNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "VMQfeNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "StartupFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 25,
+			Name:  "StartupMode",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[24]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -71,7 +120,7 @@ func (e *RuntimeInformationDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.StartupMode = RundownStartupMode(b[24])
 	off = 25
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("RuntimeInformationDCStart", "CommandLine", off, ErrUnterminatedString)
 		}
@@ -81,10 +130,10 @@ func (e *RuntimeInformationDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("RuntimeInformationDCStart", "ComObjectGuid", off, ErrShortPayload)
 	}
-	e.ComObjectGuid = readGUID(b, off)
+	e.ComObjectGuid = clrimpl.ReadGUID(b, off)
 	off += 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("RuntimeInformationDCStart", "RuntimeDllPath", off, ErrUnterminatedString)
 		}
@@ -108,34 +157,34 @@ func (e *RuntimeInformationDCStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.VMQfeNumber))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.StartupFlags))
 	dst = append(dst, byte(e.StartupMode))
-	dst = appendUTF16Z(dst, e.CommandLine)
-	dst = appendGUID(dst, e.ComObjectGuid)
-	dst = appendUTF16Z(dst, e.RuntimeDllPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.CommandLine)
+	dst = clrimpl.AppendGUID(dst, e.ComObjectGuid)
+	dst = clrimpl.AppendUTF16Z(dst, e.RuntimeDllPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *RuntimeInformationDCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Sku\":"...)
 	dst = e.Sku.appendJSON(dst)
 	dst = append(dst, ",\"BclMajorVersion\":"...)
-	dst = appendJSONUint(dst, uint64(e.BclMajorVersion))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BclMajorVersion))
 	dst = append(dst, ",\"BclMinorVersion\":"...)
-	dst = appendJSONUint(dst, uint64(e.BclMinorVersion))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BclMinorVersion))
 	dst = append(dst, ",\"BclBuildNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.BclBuildNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BclBuildNumber))
 	dst = append(dst, ",\"BclQfeNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.BclQfeNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BclQfeNumber))
 	dst = append(dst, ",\"VMMajorVersion\":"...)
-	dst = appendJSONUint(dst, uint64(e.VMMajorVersion))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.VMMajorVersion))
 	dst = append(dst, ",\"VMMinorVersion\":"...)
-	dst = appendJSONUint(dst, uint64(e.VMMinorVersion))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.VMMinorVersion))
 	dst = append(dst, ",\"VMBuildNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.VMBuildNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.VMBuildNumber))
 	dst = append(dst, ",\"VMQfeNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.VMQfeNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.VMQfeNumber))
 	dst = append(dst, ",\"StartupFlags\":"...)
 	dst = e.StartupFlags.appendJSON(dst)
 	dst = append(dst, ",\"StartupMode\":"...)

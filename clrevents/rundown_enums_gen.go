@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // RundownKeywords are the keywords of Microsoft-Windows-DotNETRuntimeRundown, a 64-bit flag set.
 type RundownKeywords uint64
 
@@ -35,11 +37,50 @@ const (
 	RundownCompilationKeyword RundownKeywords = 0x1000000000
 )
 
-var rundownKeywordsNames = []flagName{{0x1, "GCRundownKeyword"}, {0x8, "LoaderRundownKeyword"}, {0x10, "JitRundownKeyword"}, {0x20, "NGenRundownKeyword"}, {0x40, "StartRundownKeyword"}, {0x100, "EndRundownKeyword"}, {0x800, "AppDomainResourceManagementRundownKeyword"}, {0x10000, "ThreadingKeyword"}, {0x20000, "JittedMethodILToNativeMapRundownKeyword"}, {0x40000, "OverrideAndSuppressNGenEventsRundownKeyword"}, {0x20000000, "PerfTrackRundownKeyword"}, {0x40000000, "StackKeyword"}, {0x1000000000, "CompilationKeyword"}}
+var rundownKeywordsNames = []clrimpl.FlagName{{
+	Name:  "GCRundownKeyword",
+	Value: 0x1,
+}, {
+	Name:  "LoaderRundownKeyword",
+	Value: 0x8,
+}, {
+	Name:  "JitRundownKeyword",
+	Value: 0x10,
+}, {
+	Name:  "NGenRundownKeyword",
+	Value: 0x20,
+}, {
+	Name:  "StartRundownKeyword",
+	Value: 0x40,
+}, {
+	Name:  "EndRundownKeyword",
+	Value: 0x100,
+}, {
+	Name:  "AppDomainResourceManagementRundownKeyword",
+	Value: 0x800,
+}, {
+	Name:  "ThreadingKeyword",
+	Value: 0x10000,
+}, {
+	Name:  "JittedMethodILToNativeMapRundownKeyword",
+	Value: 0x20000,
+}, {
+	Name:  "OverrideAndSuppressNGenEventsRundownKeyword",
+	Value: 0x40000,
+}, {
+	Name:  "PerfTrackRundownKeyword",
+	Value: 0x20000000,
+}, {
+	Name:  "StackKeyword",
+	Value: 0x40000000,
+}, {
+	Name:  "CompilationKeyword",
+	Value: 0x1000000000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownKeywords) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownKeywordsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownKeywordsNames, ""), nil
 }
 
 func (v RundownKeywords) String() string {
@@ -128,11 +169,20 @@ const (
 	RundownAppDomainFlagsShared     RundownAppDomainFlags = 0x4
 )
 
-var rundownAppDomainFlagsNames = []flagName{{0x1, "Default"}, {0x2, "Executable"}, {0x4, "Shared"}}
+var rundownAppDomainFlagsNames = []clrimpl.FlagName{{
+	Name:  "Default",
+	Value: 0x1,
+}, {
+	Name:  "Executable",
+	Value: 0x2,
+}, {
+	Name:  "Shared",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownAppDomainFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownAppDomainFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownAppDomainFlagsNames, ""), nil
 }
 
 func (v RundownAppDomainFlags) String() string {
@@ -157,11 +207,26 @@ const (
 	RundownAssemblyFlagsReadyToRun    RundownAssemblyFlags = 0x10
 )
 
-var rundownAssemblyFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Dynamic"}, {0x4, "Native"}, {0x8, "Collectible"}, {0x10, "ReadyToRun"}}
+var rundownAssemblyFlagsNames = []clrimpl.FlagName{{
+	Name:  "DomainNeutral",
+	Value: 0x1,
+}, {
+	Name:  "Dynamic",
+	Value: 0x2,
+}, {
+	Name:  "Native",
+	Value: 0x4,
+}, {
+	Name:  "Collectible",
+	Value: 0x8,
+}, {
+	Name:  "ReadyToRun",
+	Value: 0x10,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownAssemblyFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownAssemblyFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownAssemblyFlagsNames, ""), nil
 }
 
 func (v RundownAssemblyFlags) String() string {
@@ -188,11 +253,32 @@ const (
 	RundownMethodFlagsReadyToRunRejectedPrecompiledCode RundownMethodFlags = 0x40
 )
 
-var rundownMethodFlagsNames = []flagName{{0x1, "Dynamic"}, {0x2, "Generic"}, {0x4, "HasSharedGenericCode"}, {0x8, "Jitted"}, {0x10, "JitHelper"}, {0x20, "ProfilerRejectedPrecompiledCode"}, {0x40, "ReadyToRunRejectedPrecompiledCode"}}
+var rundownMethodFlagsNames = []clrimpl.FlagName{{
+	Name:  "Dynamic",
+	Value: 0x1,
+}, {
+	Name:  "Generic",
+	Value: 0x2,
+}, {
+	Name:  "HasSharedGenericCode",
+	Value: 0x4,
+}, {
+	Name:  "Jitted",
+	Value: 0x8,
+}, {
+	Name:  "JitHelper",
+	Value: 0x10,
+}, {
+	Name:  "ProfilerRejectedPrecompiledCode",
+	Value: 0x20,
+}, {
+	Name:  "ReadyToRunRejectedPrecompiledCode",
+	Value: 0x40,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownMethodFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownMethodFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownMethodFlagsNames, ""), nil
 }
 
 func (v RundownMethodFlags) String() string {
@@ -219,11 +305,32 @@ const (
 	RundownModuleFlagsPartialReadyToRunModule RundownModuleFlags = 0x40
 )
 
-var rundownModuleFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Native"}, {0x4, "Dynamic"}, {0x8, "Manifest"}, {0x10, "IbcOptimized"}, {0x20, "ReadyToRunModule"}, {0x40, "PartialReadyToRunModule"}}
+var rundownModuleFlagsNames = []clrimpl.FlagName{{
+	Name:  "DomainNeutral",
+	Value: 0x1,
+}, {
+	Name:  "Native",
+	Value: 0x2,
+}, {
+	Name:  "Dynamic",
+	Value: 0x4,
+}, {
+	Name:  "Manifest",
+	Value: 0x8,
+}, {
+	Name:  "IbcOptimized",
+	Value: 0x10,
+}, {
+	Name:  "ReadyToRunModule",
+	Value: 0x20,
+}, {
+	Name:  "PartialReadyToRunModule",
+	Value: 0x40,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownModuleFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownModuleFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownModuleFlagsNames, ""), nil
 }
 
 func (v RundownModuleFlags) String() string {
@@ -244,11 +351,14 @@ const (
 	RundownModuleRangeTypeColdRange RundownModuleRangeType = 0x4
 )
 
-var rundownModuleRangeTypeNames = []flagName{{0x4, "ColdRange"}}
+var rundownModuleRangeTypeNames = []clrimpl.FlagName{{
+	Name:  "ColdRange",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownModuleRangeType) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownModuleRangeTypeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownModuleRangeTypeNames, ""), nil
 }
 
 func (v RundownModuleRangeType) String() string {
@@ -271,11 +381,20 @@ const (
 	RundownRuntimeSkuMono       RundownRuntimeSku = 0x4
 )
 
-var rundownRuntimeSkuNames = []flagName{{0x1, "DesktopClr"}, {0x2, "CoreClr"}, {0x4, "Mono"}}
+var rundownRuntimeSkuNames = []clrimpl.FlagName{{
+	Name:  "DesktopClr",
+	Value: 0x1,
+}, {
+	Name:  "CoreClr",
+	Value: 0x2,
+}, {
+	Name:  "Mono",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownRuntimeSku) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownRuntimeSkuNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownRuntimeSkuNames, ""), nil
 }
 
 func (v RundownRuntimeSku) String() string {
@@ -310,11 +429,56 @@ const (
 	RundownStartupFlagsARM                            RundownStartupFlags = 0x400000
 )
 
-var rundownStartupFlagsNames = []flagName{{0x1, "CONCURRENT_GC"}, {0x2, "LOADER_OPTIMIZATION_SINGLE_DOMAIN"}, {0x4, "LOADER_OPTIMIZATION_MULTI_DOMAIN"}, {0x10, "LOADER_SAFEMODE"}, {0x100, "LOADER_SETPREFERENCE"}, {0x1000, "SERVER_GC"}, {0x2000, "HOARD_GC_VM"}, {0x4000, "SINGLE_VERSION_HOSTING_INTERFACE"}, {0x10000, "LEGACY_IMPERSONATION"}, {0x20000, "DISABLE_COMMITTHREADSTACK"}, {0x40000, "ALWAYSFLOW_IMPERSONATION"}, {0x80000, "TRIM_GC_COMMIT"}, {0x100000, "ETW"}, {0x200000, "SERVER_BUILD"}, {0x400000, "ARM"}}
+var rundownStartupFlagsNames = []clrimpl.FlagName{{
+	Name:  "CONCURRENT_GC",
+	Value: 0x1,
+}, {
+	Name:  "LOADER_OPTIMIZATION_SINGLE_DOMAIN",
+	Value: 0x2,
+}, {
+	Name:  "LOADER_OPTIMIZATION_MULTI_DOMAIN",
+	Value: 0x4,
+}, {
+	Name:  "LOADER_SAFEMODE",
+	Value: 0x10,
+}, {
+	Name:  "LOADER_SETPREFERENCE",
+	Value: 0x100,
+}, {
+	Name:  "SERVER_GC",
+	Value: 0x1000,
+}, {
+	Name:  "HOARD_GC_VM",
+	Value: 0x2000,
+}, {
+	Name:  "SINGLE_VERSION_HOSTING_INTERFACE",
+	Value: 0x4000,
+}, {
+	Name:  "LEGACY_IMPERSONATION",
+	Value: 0x10000,
+}, {
+	Name:  "DISABLE_COMMITTHREADSTACK",
+	Value: 0x20000,
+}, {
+	Name:  "ALWAYSFLOW_IMPERSONATION",
+	Value: 0x40000,
+}, {
+	Name:  "TRIM_GC_COMMIT",
+	Value: 0x80000,
+}, {
+	Name:  "ETW",
+	Value: 0x100000,
+}, {
+	Name:  "SERVER_BUILD",
+	Value: 0x200000,
+}, {
+	Name:  "ARM",
+	Value: 0x400000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownStartupFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownStartupFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownStartupFlagsNames, ""), nil
 }
 
 func (v RundownStartupFlags) String() string {
@@ -339,11 +503,26 @@ const (
 	RundownStartupModeOther        RundownStartupMode = 0x10
 )
 
-var rundownStartupModeNames = []flagName{{0x1, "ManagedExe"}, {0x2, "HostedClr"}, {0x4, "IjwDll"}, {0x8, "ComActivated"}, {0x10, "Other"}}
+var rundownStartupModeNames = []clrimpl.FlagName{{
+	Name:  "ManagedExe",
+	Value: 0x1,
+}, {
+	Name:  "HostedClr",
+	Value: 0x2,
+}, {
+	Name:  "IjwDll",
+	Value: 0x4,
+}, {
+	Name:  "ComActivated",
+	Value: 0x8,
+}, {
+	Name:  "Other",
+	Value: 0x10,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownStartupMode) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownStartupModeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownStartupModeNames, ""), nil
 }
 
 func (v RundownStartupMode) String() string {
@@ -366,11 +545,20 @@ const (
 	RundownThreadFlagsThreadPoolWorker RundownThreadFlags = 0x4
 )
 
-var rundownThreadFlagsNames = []flagName{{0x1, "GCSpecial"}, {0x2, "Finalizer"}, {0x4, "ThreadPoolWorker"}}
+var rundownThreadFlagsNames = []clrimpl.FlagName{{
+	Name:  "GCSpecial",
+	Value: 0x1,
+}, {
+	Name:  "Finalizer",
+	Value: 0x2,
+}, {
+	Name:  "ThreadPoolWorker",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownThreadFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownThreadFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownThreadFlagsNames, ""), nil
 }
 
 func (v RundownThreadFlags) String() string {
@@ -395,11 +583,23 @@ const (
 	RundownTieredCompilationSettingsFlagsReadyToRun       RundownTieredCompilationSettingsFlags = 0x8
 )
 
-var rundownTieredCompilationSettingsFlagsNames = []flagName{{0x1, "QuickJit"}, {0x2, "QuickJitForLoops"}, {0x4, "TieredPGO"}, {0x8, "ReadyToRun"}}
+var rundownTieredCompilationSettingsFlagsNames = []clrimpl.FlagName{{
+	Name:  "QuickJit",
+	Value: 0x1,
+}, {
+	Name:  "QuickJitForLoops",
+	Value: 0x2,
+}, {
+	Name:  "TieredPGO",
+	Value: 0x4,
+}, {
+	Name:  "ReadyToRun",
+	Value: 0x8,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownTieredCompilationSettingsFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), rundownTieredCompilationSettingsFlagsNames, "None"), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownTieredCompilationSettingsFlagsNames, "None"), nil
 }
 
 func (v RundownTieredCompilationSettingsFlags) String() string {

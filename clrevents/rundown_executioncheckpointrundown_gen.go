@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -30,13 +31,17 @@ func (*ExecutionCheckpointDCEnd) Info() *EventInfo {
 func (e *ExecutionCheckpointDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecutionCheckpointDCEnd", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("ExecutionCheckpointDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ExecutionCheckpointDCEnd", "Name", off, ErrUnterminatedString)
 		}
@@ -54,7 +59,7 @@ func (e *ExecutionCheckpointDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the ExecutionCheckpointDCEnd wire form for the pointer size.
 func (e *ExecutionCheckpointDCEnd) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.Name)
+	dst = clrimpl.AppendUTF16Z(dst, e.Name)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Timestamp))
 	return dst
 }
@@ -62,11 +67,11 @@ func (e *ExecutionCheckpointDCEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ExecutionCheckpointDCEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Name\":"...)
 	dst = e.Name.AppendJSON(dst)
 	dst = append(dst, ",\"Timestamp\":"...)
-	dst = appendJSONInt(dst, int64(e.Timestamp))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.Timestamp))
 	return append(dst, '}')
 }
 

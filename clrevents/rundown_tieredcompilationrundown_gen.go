@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -27,7 +28,15 @@ func (*TieredCompilationSettingsDCStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettingsDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationSettingsDCStart", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Flags", 6, 0}})
+		return 0, shortPrefix("TieredCompilationSettingsDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "Flags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -45,7 +54,7 @@ func (e *TieredCompilationSettingsDCStart) Encode(dst []byte, ptrSize int) []byt
 // AppendJSON appends the fields as a JSON object.
 func (e *TieredCompilationSettingsDCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Flags\":"...)
 	dst = e.Flags.appendJSON(dst)
 	return append(dst, '}')

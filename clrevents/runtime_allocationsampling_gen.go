@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -42,7 +43,19 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 14 {
-			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []fieldEnd{{"AllocationKind", 4, 0}, {"ClrInstanceID", 6, 0}, {"TypeID", 6, 1}})
+			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 6,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 6,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[13]
 		e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[0:]))
@@ -51,7 +64,19 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 		off = 14
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []fieldEnd{{"AllocationKind", 4, 0}, {"ClrInstanceID", 6, 0}, {"TypeID", 6, 1}})
+			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 6,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 6,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[9]
 		e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[0:]))
@@ -60,7 +85,7 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 		off = 10
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AllocationSampled", "TypeName", off, ErrUnterminatedString)
 		}
@@ -70,7 +95,7 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < ptrSize {
 		return 0, decodeError("AllocationSampled", "Address", off, ErrShortPayload)
 	}
-	e.Address = readPtr(b, off, ptrSize)
+	e.Address = clrimpl.ReadPtr(b, off, ptrSize)
 	off += ptrSize
 	if len(b)-off < 8 {
 		return 0, decodeError("AllocationSampled", "ObjectSize", off, ErrShortPayload)
@@ -89,9 +114,9 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AllocationSampled) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AllocationKind))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendPtr(dst, e.TypeID, ptrSize)
-	dst = appendUTF16Z(dst, e.TypeName)
-	dst = appendPtr(dst, e.Address, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendPtr(dst, e.Address, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ObjectSize))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.SampledByteOffset))
 	return dst
@@ -102,17 +127,17 @@ func (e *AllocationSampled) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AllocationKind\":"...)
 	dst = e.AllocationKind.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"ObjectSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectSize))
 	dst = append(dst, ",\"SampledByteOffset\":"...)
-	dst = appendJSONHex(dst, uint64(e.SampledByteOffset))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SampledByteOffset))
 	return append(dst, '}')
 }
 
@@ -123,14 +148,14 @@ func (e *AllocationSampled) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " TypeName="...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, " Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	dst = append(dst, " ObjectSize="...)
-	dst = appendHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectSize))
 	dst = append(dst, " SampledByteOffset="...)
-	dst = appendHex(dst, uint64(e.SampledByteOffset))
+	dst = clrimpl.AppendHex(dst, uint64(e.SampledByteOffset))
 	return dst
 }

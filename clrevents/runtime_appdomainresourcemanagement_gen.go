@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -29,7 +30,19 @@ func (*AppDomainMemAllocated) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *AppDomainMemAllocated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("AppDomainMemAllocated", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"Allocated", 16, 0}, {"ClrInstanceID", 18, 0}})
+		return 0, shortPrefix("AppDomainMemAllocated", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Allocated",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -49,20 +62,20 @@ func (e *AppDomainMemAllocated) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainMemAllocated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"Allocated\":"...)
-	dst = appendJSONHex(dst, uint64(e.Allocated))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Allocated))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainMemAllocated) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " Allocated="...)
-	dst = appendHex(dst, uint64(e.Allocated))
+	dst = clrimpl.AppendHex(dst, uint64(e.Allocated))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -91,7 +104,23 @@ func (*AppDomainMemSurvived) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *AppDomainMemSurvived) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 26 {
-		return 0, shortPrefix("AppDomainMemSurvived", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"Survived", 16, 0}, {"ProcessSurvived", 24, 0}, {"ClrInstanceID", 26, 0}})
+		return 0, shortPrefix("AppDomainMemSurvived", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Survived",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "ProcessSurvived",
+			Ptrs:  0,
+		}, {
+			Bytes: 26,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[25]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -113,24 +142,24 @@ func (e *AppDomainMemSurvived) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainMemSurvived) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"Survived\":"...)
-	dst = appendJSONHex(dst, uint64(e.Survived))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Survived))
 	dst = append(dst, ",\"ProcessSurvived\":"...)
-	dst = appendJSONHex(dst, uint64(e.ProcessSurvived))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ProcessSurvived))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainMemSurvived) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " Survived="...)
-	dst = appendHex(dst, uint64(e.Survived))
+	dst = clrimpl.AppendHex(dst, uint64(e.Survived))
 	dst = append(dst, " ProcessSurvived="...)
-	dst = appendHex(dst, uint64(e.ProcessSurvived))
+	dst = clrimpl.AppendHex(dst, uint64(e.ProcessSurvived))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -163,7 +192,31 @@ func (*ThreadCreated) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadCreated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("ThreadCreated", len(b), ptrSize, []fieldEnd{{"ManagedThreadID", 8, 0}, {"AppDomainID", 16, 0}, {"Flags", 20, 0}, {"ManagedThreadIndex", 24, 0}, {"OSThreadID", 28, 0}, {"ClrInstanceID", 30, 0}})
+		return 0, shortPrefix("ThreadCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ManagedThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Flags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "ManagedThreadIndex",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "OSThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[29]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -189,26 +242,26 @@ func (e *ThreadCreated) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadCreated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ManagedThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"Flags\":"...)
 	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"ManagedThreadIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedThreadIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedThreadIndex))
 	dst = append(dst, ",\"OSThreadID\":"...)
-	dst = appendJSONUint(dst, uint64(e.OSThreadID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.OSThreadID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadCreated) AppendText(dst []byte) []byte {
 	dst = append(dst, "ManagedThreadID="...)
-	dst = appendHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " Flags="...)
 	dst, _ = e.Flags.AppendText(dst)
 	dst = append(dst, " ManagedThreadIndex="...)
@@ -241,7 +294,19 @@ func (*ThreadTerminated) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadTerminated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadTerminated", len(b), ptrSize, []fieldEnd{{"ManagedThreadID", 8, 0}, {"AppDomainID", 16, 0}, {"ClrInstanceID", 18, 0}})
+		return 0, shortPrefix("ThreadTerminated", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ManagedThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -261,20 +326,20 @@ func (e *ThreadTerminated) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadTerminated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ManagedThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadTerminated) AppendText(dst []byte) []byte {
 	dst = append(dst, "ManagedThreadID="...)
-	dst = appendHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -301,7 +366,19 @@ func (*ThreadDomainEnter) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadDomainEnter) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadDomainEnter", len(b), ptrSize, []fieldEnd{{"ManagedThreadID", 8, 0}, {"AppDomainID", 16, 0}, {"ClrInstanceID", 18, 0}})
+		return 0, shortPrefix("ThreadDomainEnter", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ManagedThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -321,20 +398,20 @@ func (e *ThreadDomainEnter) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadDomainEnter) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ManagedThreadID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadDomainEnter) AppendText(dst []byte) []byte {
 	dst = append(dst, "ManagedThreadID="...)
-	dst = appendHex(dst, uint64(e.ManagedThreadID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ManagedThreadID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst

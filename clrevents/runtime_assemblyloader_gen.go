@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -36,13 +37,17 @@ func (*AssemblyLoadStart) Info() *EventInfo {
 func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadStart", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("AssemblyLoadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStart", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -50,7 +55,7 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStart", "AssemblyPath", off, ErrUnterminatedString)
 		}
@@ -58,7 +63,7 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStart", "RequestingAssembly", off, ErrUnterminatedString)
 		}
@@ -66,7 +71,7 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStart", "AssemblyLoadContext", off, ErrUnterminatedString)
 		}
@@ -74,7 +79,7 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStart", "RequestingAssemblyLoadContext", off, ErrUnterminatedString)
 		}
@@ -87,18 +92,18 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the AssemblyLoadStart wire form for the pointer size.
 func (e *AssemblyLoadStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
-	dst = appendUTF16Z(dst, e.AssemblyPath)
-	dst = appendUTF16Z(dst, e.RequestingAssembly)
-	dst = appendUTF16Z(dst, e.AssemblyLoadContext)
-	dst = appendUTF16Z(dst, e.RequestingAssemblyLoadContext)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.RequestingAssembly)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyLoadContext)
+	dst = clrimpl.AppendUTF16Z(dst, e.RequestingAssemblyLoadContext)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyLoadStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyPath\":"...)
@@ -165,13 +170,17 @@ func (*AssemblyLoadStop) Info() *EventInfo {
 func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadStop", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("AssemblyLoadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStop", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -179,7 +188,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStop", "AssemblyPath", off, ErrUnterminatedString)
 		}
@@ -187,7 +196,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStop", "RequestingAssembly", off, ErrUnterminatedString)
 		}
@@ -195,7 +204,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStop", "AssemblyLoadContext", off, ErrUnterminatedString)
 		}
@@ -203,7 +212,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStop", "RequestingAssemblyLoadContext", off, ErrUnterminatedString)
 		}
@@ -213,10 +222,10 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("AssemblyLoadStop", "Success", off, ErrShortPayload)
 	}
-	e.Success = readBool(b, off)
+	e.Success = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStop", "ResultAssemblyName", off, ErrUnterminatedString)
 		}
@@ -224,7 +233,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadStop", "ResultAssemblyPath", off, ErrUnterminatedString)
 		}
@@ -234,7 +243,7 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("AssemblyLoadStop", "Cached", off, ErrShortPayload)
 	}
-	e.Cached = readBool(b, off)
+	e.Cached = clrimpl.ReadBool(b, off)
 	off += 4
 	return off, nil
 }
@@ -242,22 +251,22 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the AssemblyLoadStop wire form for the pointer size.
 func (e *AssemblyLoadStop) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
-	dst = appendUTF16Z(dst, e.AssemblyPath)
-	dst = appendUTF16Z(dst, e.RequestingAssembly)
-	dst = appendUTF16Z(dst, e.AssemblyLoadContext)
-	dst = appendUTF16Z(dst, e.RequestingAssemblyLoadContext)
-	dst = appendBool(dst, e.Success)
-	dst = appendUTF16Z(dst, e.ResultAssemblyName)
-	dst = appendUTF16Z(dst, e.ResultAssemblyPath)
-	dst = appendBool(dst, e.Cached)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.RequestingAssembly)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyLoadContext)
+	dst = clrimpl.AppendUTF16Z(dst, e.RequestingAssemblyLoadContext)
+	dst = clrimpl.AppendBool(dst, e.Success)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyPath)
+	dst = clrimpl.AppendBool(dst, e.Cached)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyLoadStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"AssemblyPath\":"...)
@@ -269,13 +278,13 @@ func (e *AssemblyLoadStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"RequestingAssemblyLoadContext\":"...)
 	dst = e.RequestingAssemblyLoadContext.AppendJSON(dst)
 	dst = append(dst, ",\"Success\":"...)
-	dst = appendJSONBool(dst, e.Success)
+	dst = clrimpl.AppendJSONBool(dst, e.Success)
 	dst = append(dst, ",\"ResultAssemblyName\":"...)
 	dst = e.ResultAssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ResultAssemblyPath\":"...)
 	dst = e.ResultAssemblyPath.AppendJSON(dst)
 	dst = append(dst, ",\"Cached\":"...)
-	dst = appendJSONBool(dst, e.Cached)
+	dst = clrimpl.AppendJSONBool(dst, e.Cached)
 	return append(dst, '}')
 }
 
@@ -336,13 +345,17 @@ func (*ResolutionAttempted) Info() *EventInfo {
 func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ResolutionAttempted", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("ResolutionAttempted", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ResolutionAttempted", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -355,7 +368,7 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 	e.Stage = ResolutionAttemptedStage(binary.LittleEndian.Uint16(b[off:]))
 	off += 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ResolutionAttempted", "AssemblyLoadContext", off, ErrUnterminatedString)
 		}
@@ -368,7 +381,7 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 	e.Result = ResolutionAttemptedResult(binary.LittleEndian.Uint16(b[off:]))
 	off += 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ResolutionAttempted", "ResultAssemblyName", off, ErrUnterminatedString)
 		}
@@ -376,7 +389,7 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ResolutionAttempted", "ResultAssemblyPath", off, ErrUnterminatedString)
 		}
@@ -384,7 +397,7 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ResolutionAttempted", "ErrorMessage", off, ErrUnterminatedString)
 		}
@@ -397,20 +410,20 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the ResolutionAttempted wire form for the pointer size.
 func (e *ResolutionAttempted) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Stage))
-	dst = appendUTF16Z(dst, e.AssemblyLoadContext)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyLoadContext)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Result))
-	dst = appendUTF16Z(dst, e.ResultAssemblyName)
-	dst = appendUTF16Z(dst, e.ResultAssemblyPath)
-	dst = appendUTF16Z(dst, e.ErrorMessage)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ErrorMessage)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ResolutionAttempted) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"Stage\":"...)
@@ -477,13 +490,17 @@ func (*AssemblyLoadContextResolvingHandlerInvoked) Info() *EventInfo {
 func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadContextResolvingHandlerInvoked", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("AssemblyLoadContextResolvingHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -491,7 +508,7 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "HandlerName", off, ErrUnterminatedString)
 		}
@@ -499,7 +516,7 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "AssemblyLoadContext", off, ErrUnterminatedString)
 		}
@@ -507,7 +524,7 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "ResultAssemblyName", off, ErrUnterminatedString)
 		}
@@ -515,7 +532,7 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "ResultAssemblyPath", off, ErrUnterminatedString)
 		}
@@ -528,18 +545,18 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 // Encode appends the AssemblyLoadContextResolvingHandlerInvoked wire form for the pointer size.
 func (e *AssemblyLoadContextResolvingHandlerInvoked) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
-	dst = appendUTF16Z(dst, e.HandlerName)
-	dst = appendUTF16Z(dst, e.AssemblyLoadContext)
-	dst = appendUTF16Z(dst, e.ResultAssemblyName)
-	dst = appendUTF16Z(dst, e.ResultAssemblyPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.HandlerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyLoadContext)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyLoadContextResolvingHandlerInvoked) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"HandlerName\":"...)
@@ -596,13 +613,17 @@ func (*AppDomainAssemblyResolveHandlerInvoked) Info() *EventInfo {
 func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AppDomainAssemblyResolveHandlerInvoked", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("AppDomainAssemblyResolveHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -610,7 +631,7 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "HandlerName", off, ErrUnterminatedString)
 		}
@@ -618,7 +639,7 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "ResultAssemblyName", off, ErrUnterminatedString)
 		}
@@ -626,7 +647,7 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "ResultAssemblyPath", off, ErrUnterminatedString)
 		}
@@ -639,17 +660,17 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (
 // Encode appends the AppDomainAssemblyResolveHandlerInvoked wire form for the pointer size.
 func (e *AppDomainAssemblyResolveHandlerInvoked) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
-	dst = appendUTF16Z(dst, e.HandlerName)
-	dst = appendUTF16Z(dst, e.ResultAssemblyName)
-	dst = appendUTF16Z(dst, e.ResultAssemblyPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.HandlerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ResultAssemblyPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainAssemblyResolveHandlerInvoked) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"HandlerName\":"...)
@@ -702,13 +723,17 @@ func (*AssemblyLoadFromResolveHandlerInvoked) Info() *EventInfo {
 func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadFromResolveHandlerInvoked", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("AssemblyLoadFromResolveHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", "AssemblyName", off, ErrUnterminatedString)
 		}
@@ -718,10 +743,10 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (i
 	if len(b)-off < 4 {
 		return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", "IsTrackedLoad", off, ErrShortPayload)
 	}
-	e.IsTrackedLoad = readBool(b, off)
+	e.IsTrackedLoad = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", "RequestingAssemblyPath", off, ErrUnterminatedString)
 		}
@@ -729,7 +754,7 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (i
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", "ComputedRequestedAssemblyPath", off, ErrUnterminatedString)
 		}
@@ -742,21 +767,21 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (i
 // Encode appends the AssemblyLoadFromResolveHandlerInvoked wire form for the pointer size.
 func (e *AssemblyLoadFromResolveHandlerInvoked) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.AssemblyName)
-	dst = appendBool(dst, e.IsTrackedLoad)
-	dst = appendUTF16Z(dst, e.RequestingAssemblyPath)
-	dst = appendUTF16Z(dst, e.ComputedRequestedAssemblyPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.AssemblyName)
+	dst = clrimpl.AppendBool(dst, e.IsTrackedLoad)
+	dst = clrimpl.AppendUTF16Z(dst, e.RequestingAssemblyPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ComputedRequestedAssemblyPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyLoadFromResolveHandlerInvoked) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"IsTrackedLoad\":"...)
-	dst = appendJSONBool(dst, e.IsTrackedLoad)
+	dst = clrimpl.AppendJSONBool(dst, e.IsTrackedLoad)
 	dst = append(dst, ",\"RequestingAssemblyPath\":"...)
 	dst = e.RequestingAssemblyPath.AppendJSON(dst)
 	dst = append(dst, ",\"ComputedRequestedAssemblyPath\":"...)
@@ -803,13 +828,17 @@ func (*KnownPathProbed) Info() *EventInfo {
 func (e *KnownPathProbed) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("KnownPathProbed", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("KnownPathProbed", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("KnownPathProbed", "FilePath", off, ErrUnterminatedString)
 		}
@@ -832,7 +861,7 @@ func (e *KnownPathProbed) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the KnownPathProbed wire form for the pointer size.
 func (e *KnownPathProbed) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.FilePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.FilePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Source))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Result))
 	return dst
@@ -841,13 +870,13 @@ func (e *KnownPathProbed) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *KnownPathProbed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"FilePath\":"...)
 	dst = e.FilePath.AppendJSON(dst)
 	dst = append(dst, ",\"Source\":"...)
 	dst = e.Source.appendJSON(dst)
 	dst = append(dst, ",\"Result\":"...)
-	dst = appendJSONInt(dst, int64(e.Result))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.Result))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -30,14 +31,22 @@ func (*AuthenticodeVerificationStart) Info() *EventInfo {
 func (e *AuthenticodeVerificationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStart", len(b), ptrSize, []fieldEnd{{"VerificationFlags", 4, 0}, {"ErrorCode", 8, 0}})
+		return 0, shortPrefix("AuthenticodeVerificationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "VerificationFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "ErrorCode",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
 	e.ErrorCode = binary.LittleEndian.Uint32(b[4:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AuthenticodeVerificationStart", "ModulePath", off, ErrUnterminatedString)
 		}
@@ -51,16 +60,16 @@ func (e *AuthenticodeVerificationStart) Decode(b []byte, ptrSize int) (int, erro
 func (e *AuthenticodeVerificationStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.VerificationFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ErrorCode))
-	dst = appendUTF16Z(dst, e.ModulePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModulePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AuthenticodeVerificationStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VerificationFlags\":"...)
-	dst = appendJSONHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, ",\"ErrorCode\":"...)
-	dst = appendJSONHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, ",\"ModulePath\":"...)
 	dst = e.ModulePath.AppendJSON(dst)
 	return append(dst, '}')
@@ -69,9 +78,9 @@ func (e *AuthenticodeVerificationStart) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AuthenticodeVerificationStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "VerificationFlags="...)
-	dst = appendHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, " ErrorCode="...)
-	dst = appendHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, " ModulePath="...)
 	dst = e.ModulePath.AppendJSON(dst)
 	return dst
@@ -101,14 +110,22 @@ func (*AuthenticodeVerificationStartV1) Info() *EventInfo {
 func (e *AuthenticodeVerificationStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStart_V1", len(b), ptrSize, []fieldEnd{{"VerificationFlags", 4, 0}, {"ErrorCode", 8, 0}})
+		return 0, shortPrefix("AuthenticodeVerificationStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "VerificationFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "ErrorCode",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
 	e.ErrorCode = binary.LittleEndian.Uint32(b[4:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AuthenticodeVerificationStart_V1", "ModulePath", off, ErrUnterminatedString)
 		}
@@ -127,7 +144,7 @@ func (e *AuthenticodeVerificationStartV1) Decode(b []byte, ptrSize int) (int, er
 func (e *AuthenticodeVerificationStartV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.VerificationFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ErrorCode))
-	dst = appendUTF16Z(dst, e.ModulePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModulePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -135,22 +152,22 @@ func (e *AuthenticodeVerificationStartV1) Encode(dst []byte, ptrSize int) []byte
 // AppendJSON appends the fields as a JSON object.
 func (e *AuthenticodeVerificationStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VerificationFlags\":"...)
-	dst = appendJSONHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, ",\"ErrorCode\":"...)
-	dst = appendJSONHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, ",\"ModulePath\":"...)
 	dst = e.ModulePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AuthenticodeVerificationStartV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "VerificationFlags="...)
-	dst = appendHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, " ErrorCode="...)
-	dst = appendHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, " ModulePath="...)
 	dst = e.ModulePath.AppendJSON(dst)
 	dst = append(dst, " ClrInstanceID="...)
@@ -180,14 +197,22 @@ func (*AuthenticodeVerificationStop) Info() *EventInfo {
 func (e *AuthenticodeVerificationStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStop", len(b), ptrSize, []fieldEnd{{"VerificationFlags", 4, 0}, {"ErrorCode", 8, 0}})
+		return 0, shortPrefix("AuthenticodeVerificationStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "VerificationFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "ErrorCode",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
 	e.ErrorCode = binary.LittleEndian.Uint32(b[4:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AuthenticodeVerificationStop", "ModulePath", off, ErrUnterminatedString)
 		}
@@ -201,16 +226,16 @@ func (e *AuthenticodeVerificationStop) Decode(b []byte, ptrSize int) (int, error
 func (e *AuthenticodeVerificationStop) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.VerificationFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ErrorCode))
-	dst = appendUTF16Z(dst, e.ModulePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModulePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AuthenticodeVerificationStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VerificationFlags\":"...)
-	dst = appendJSONHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, ",\"ErrorCode\":"...)
-	dst = appendJSONHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, ",\"ModulePath\":"...)
 	dst = e.ModulePath.AppendJSON(dst)
 	return append(dst, '}')
@@ -219,9 +244,9 @@ func (e *AuthenticodeVerificationStop) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AuthenticodeVerificationStop) AppendText(dst []byte) []byte {
 	dst = append(dst, "VerificationFlags="...)
-	dst = appendHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, " ErrorCode="...)
-	dst = appendHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, " ModulePath="...)
 	dst = e.ModulePath.AppendJSON(dst)
 	return dst
@@ -251,14 +276,22 @@ func (*AuthenticodeVerificationStopV1) Info() *EventInfo {
 func (e *AuthenticodeVerificationStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStop_V1", len(b), ptrSize, []fieldEnd{{"VerificationFlags", 4, 0}, {"ErrorCode", 8, 0}})
+		return 0, shortPrefix("AuthenticodeVerificationStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "VerificationFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "ErrorCode",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
 	e.ErrorCode = binary.LittleEndian.Uint32(b[4:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AuthenticodeVerificationStop_V1", "ModulePath", off, ErrUnterminatedString)
 		}
@@ -277,7 +310,7 @@ func (e *AuthenticodeVerificationStopV1) Decode(b []byte, ptrSize int) (int, err
 func (e *AuthenticodeVerificationStopV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.VerificationFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ErrorCode))
-	dst = appendUTF16Z(dst, e.ModulePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModulePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -285,22 +318,22 @@ func (e *AuthenticodeVerificationStopV1) Encode(dst []byte, ptrSize int) []byte 
 // AppendJSON appends the fields as a JSON object.
 func (e *AuthenticodeVerificationStopV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"VerificationFlags\":"...)
-	dst = appendJSONHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, ",\"ErrorCode\":"...)
-	dst = appendJSONHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, ",\"ModulePath\":"...)
 	dst = e.ModulePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AuthenticodeVerificationStopV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "VerificationFlags="...)
-	dst = appendHex(dst, uint64(e.VerificationFlags))
+	dst = clrimpl.AppendHex(dst, uint64(e.VerificationFlags))
 	dst = append(dst, " ErrorCode="...)
-	dst = appendHex(dst, uint64(e.ErrorCode))
+	dst = clrimpl.AppendHex(dst, uint64(e.ErrorCode))
 	dst = append(dst, " ModulePath="...)
 	dst = e.ModulePath.AppendJSON(dst)
 	dst = append(dst, " ClrInstanceID="...)

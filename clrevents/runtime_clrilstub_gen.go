@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -46,7 +47,27 @@ func (*ILStubGenerated) Info() *EventInfo {
 func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 26 {
-		return 0, shortPrefix("ILStubGenerated", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"ModuleID", 10, 0}, {"StubMethodID", 18, 0}, {"StubFlags", 22, 0}, {"ManagedInteropMethodToken", 26, 0}})
+		return 0, shortPrefix("ILStubGenerated", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "StubMethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 22,
+			Name:  "StubFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 26,
+			Name:  "ManagedInteropMethodToken",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[25]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -56,7 +77,7 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedInteropMethodToken = binary.LittleEndian.Uint32(b[22:])
 	off = 26
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubGenerated", "ManagedInteropMethodNamespace", off, ErrUnterminatedString)
 		}
@@ -64,7 +85,7 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubGenerated", "ManagedInteropMethodName", off, ErrUnterminatedString)
 		}
@@ -72,7 +93,7 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubGenerated", "ManagedInteropMethodSignature", off, ErrUnterminatedString)
 		}
@@ -80,7 +101,7 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubGenerated", "NativeMethodSignature", off, ErrUnterminatedString)
 		}
@@ -88,7 +109,7 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubGenerated", "StubMethodSignature", off, ErrUnterminatedString)
 		}
@@ -96,7 +117,7 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubGenerated", "StubMethodILCode", off, ErrUnterminatedString)
 		}
@@ -113,27 +134,27 @@ func (e *ILStubGenerated) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.StubMethodID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.StubFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedInteropMethodToken))
-	dst = appendUTF16Z(dst, e.ManagedInteropMethodNamespace)
-	dst = appendUTF16Z(dst, e.ManagedInteropMethodName)
-	dst = appendUTF16Z(dst, e.ManagedInteropMethodSignature)
-	dst = appendUTF16Z(dst, e.NativeMethodSignature)
-	dst = appendUTF16Z(dst, e.StubMethodSignature)
-	dst = appendUTF16Z(dst, e.StubMethodILCode)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedInteropMethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedInteropMethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedInteropMethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativeMethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.StubMethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.StubMethodILCode)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ILStubGenerated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"StubMethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.StubMethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StubMethodID))
 	dst = append(dst, ",\"StubFlags\":"...)
 	dst = e.StubFlags.appendJSON(dst)
 	dst = append(dst, ",\"ManagedInteropMethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.ManagedInteropMethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ManagedInteropMethodToken))
 	dst = append(dst, ",\"ManagedInteropMethodNamespace\":"...)
 	dst = e.ManagedInteropMethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedInteropMethodName\":"...)
@@ -154,13 +175,13 @@ func (e *ILStubGenerated) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " StubMethodID="...)
-	dst = appendHex(dst, uint64(e.StubMethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.StubMethodID))
 	dst = append(dst, " StubFlags="...)
 	dst, _ = e.StubFlags.AppendText(dst)
 	dst = append(dst, " ManagedInteropMethodToken="...)
-	dst = appendHex(dst, uint64(e.ManagedInteropMethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.ManagedInteropMethodToken))
 	dst = append(dst, " ManagedInteropMethodNamespace="...)
 	dst = e.ManagedInteropMethodNamespace.AppendJSON(dst)
 	dst = append(dst, " ManagedInteropMethodName="...)
@@ -206,7 +227,23 @@ func (*ILStubCacheHit) Info() *EventInfo {
 func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 22 {
-		return 0, shortPrefix("ILStubCacheHit", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"ModuleID", 10, 0}, {"StubMethodID", 18, 0}, {"ManagedInteropMethodToken", 22, 0}})
+		return 0, shortPrefix("ILStubCacheHit", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "StubMethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 22,
+			Name:  "ManagedInteropMethodToken",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[21]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -215,7 +252,7 @@ func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedInteropMethodToken = binary.LittleEndian.Uint32(b[18:])
 	off = 22
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubCacheHit", "ManagedInteropMethodNamespace", off, ErrUnterminatedString)
 		}
@@ -223,7 +260,7 @@ func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubCacheHit", "ManagedInteropMethodName", off, ErrUnterminatedString)
 		}
@@ -231,7 +268,7 @@ func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ILStubCacheHit", "ManagedInteropMethodSignature", off, ErrUnterminatedString)
 		}
@@ -247,22 +284,22 @@ func (e *ILStubCacheHit) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.StubMethodID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedInteropMethodToken))
-	dst = appendUTF16Z(dst, e.ManagedInteropMethodNamespace)
-	dst = appendUTF16Z(dst, e.ManagedInteropMethodName)
-	dst = appendUTF16Z(dst, e.ManagedInteropMethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedInteropMethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedInteropMethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedInteropMethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ILStubCacheHit) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"StubMethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.StubMethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StubMethodID))
 	dst = append(dst, ",\"ManagedInteropMethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.ManagedInteropMethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ManagedInteropMethodToken))
 	dst = append(dst, ",\"ManagedInteropMethodNamespace\":"...)
 	dst = e.ManagedInteropMethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedInteropMethodName\":"...)
@@ -277,11 +314,11 @@ func (e *ILStubCacheHit) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " StubMethodID="...)
-	dst = appendHex(dst, uint64(e.StubMethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.StubMethodID))
 	dst = append(dst, " ManagedInteropMethodToken="...)
-	dst = appendHex(dst, uint64(e.ManagedInteropMethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.ManagedInteropMethodToken))
 	dst = append(dst, " ManagedInteropMethodNamespace="...)
 	dst = e.ManagedInteropMethodNamespace.AppendJSON(dst)
 	dst = append(dst, " ManagedInteropMethodName="...)

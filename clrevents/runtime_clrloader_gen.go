@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -36,7 +37,23 @@ func (*RuntimeModuleDCStartV2) Info() *EventInfo {
 func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStartV2", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCStartV2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -45,7 +62,7 @@ func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStartV2", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -53,7 +70,7 @@ func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCStartV2", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -69,21 +86,21 @@ func (e *RuntimeModuleDCStartV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *RuntimeModuleDCStartV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -94,9 +111,9 @@ func (e *RuntimeModuleDCStartV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *RuntimeModuleDCStartV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -136,7 +153,23 @@ func (*RuntimeModuleDCEndV2) Info() *EventInfo {
 func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEndV2", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleDCEndV2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -145,7 +178,7 @@ func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEndV2", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -153,7 +186,7 @@ func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleDCEndV2", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -169,21 +202,21 @@ func (e *RuntimeModuleDCEndV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *RuntimeModuleDCEndV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -194,9 +227,9 @@ func (e *RuntimeModuleDCEndV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *RuntimeModuleDCEndV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -238,7 +271,27 @@ func (*DomainModuleLoad) Info() *EventInfo {
 func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleLoad", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"AppDomainID", 24, 0}, {"ModuleFlags", 28, 0}, {"Reserved1", 32, 0}})
+		return 0, shortPrefix("DomainModuleLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -248,7 +301,7 @@ func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleLoad", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -256,7 +309,7 @@ func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleLoad", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -273,23 +326,23 @@ func (e *DomainModuleLoad) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *DomainModuleLoad) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -300,11 +353,11 @@ func (e *DomainModuleLoad) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *DomainModuleLoad) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -348,7 +401,27 @@ func (*DomainModuleLoadV1) Info() *EventInfo {
 func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleLoad_V1", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"AppDomainID", 24, 0}, {"ModuleFlags", 28, 0}, {"Reserved1", 32, 0}})
+		return 0, shortPrefix("DomainModuleLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -358,7 +431,7 @@ func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleLoad_V1", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -366,7 +439,7 @@ func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("DomainModuleLoad_V1", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -388,8 +461,8 @@ func (e *DomainModuleLoadV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -397,32 +470,32 @@ func (e *DomainModuleLoadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DomainModuleLoadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *DomainModuleLoadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -464,7 +537,23 @@ func (*ModuleLoad) Info() *EventInfo {
 func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -473,7 +562,7 @@ func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -481,7 +570,7 @@ func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -497,21 +586,21 @@ func (e *ModuleLoad) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleLoad) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -522,9 +611,9 @@ func (e *ModuleLoad) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleLoad) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -566,7 +655,23 @@ func (*ModuleLoadV1) Info() *EventInfo {
 func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V1", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -575,7 +680,7 @@ func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V1", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -583,7 +688,7 @@ func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V1", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -604,8 +709,8 @@ func (e *ModuleLoadV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -613,28 +718,28 @@ func (e *ModuleLoadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleLoadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleLoadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -690,7 +795,23 @@ func (*ModuleLoadV2) Info() *EventInfo {
 func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V2", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleLoad_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -699,7 +820,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V2", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -707,7 +828,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V2", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -722,7 +843,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = readGUID(b, off)
+	e.ManagedPdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -730,7 +851,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedPdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V2", "ManagedPdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -740,7 +861,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = readGUID(b, off)
+	e.NativePdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V2", "NativePdbAge", off, ErrShortPayload)
@@ -748,7 +869,7 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V2", "NativePdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -764,44 +885,44 @@ func (e *ModuleLoadV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendGUID(dst, e.ManagedPdbSignature)
+	dst = clrimpl.AppendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
-	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = appendGUID(dst, e.NativePdbSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedPdbBuildPath)
+	dst = clrimpl.AppendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
-	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleLoadV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ManagedPdbSignature\":"...)
 	dst = e.ManagedPdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedPdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedPdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedPdbAge))
 	dst = append(dst, ",\"ManagedPdbBuildPath\":"...)
 	dst = e.ManagedPdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbSignature\":"...)
 	dst = e.NativePdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.NativePdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NativePdbAge))
 	dst = append(dst, ",\"NativePdbBuildPath\":"...)
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	return append(dst, '}')
@@ -810,9 +931,9 @@ func (e *ModuleLoadV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleLoadV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -882,7 +1003,23 @@ func (*ModuleLoadV3) Info() *EventInfo {
 func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V3", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleLoad_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -891,7 +1028,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V3", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -899,7 +1036,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V3", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -914,7 +1051,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V3", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = readGUID(b, off)
+	e.ManagedPdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V3", "ManagedPdbAge", off, ErrShortPayload)
@@ -922,7 +1059,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedPdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V3", "ManagedPdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -932,7 +1069,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleLoad_V3", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = readGUID(b, off)
+	e.NativePdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleLoad_V3", "NativePdbAge", off, ErrShortPayload)
@@ -940,7 +1077,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V3", "NativePdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -948,7 +1085,7 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleLoad_V3", "NativeBuildID", off, ErrUnterminatedString)
 		}
@@ -964,45 +1101,45 @@ func (e *ModuleLoadV3) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendGUID(dst, e.ManagedPdbSignature)
+	dst = clrimpl.AppendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
-	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = appendGUID(dst, e.NativePdbSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedPdbBuildPath)
+	dst = clrimpl.AppendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
-	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
-	dst = appendUTF16Z(dst, e.NativeBuildID)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativePdbBuildPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativeBuildID)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleLoadV3) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ManagedPdbSignature\":"...)
 	dst = e.ManagedPdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedPdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedPdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedPdbAge))
 	dst = append(dst, ",\"ManagedPdbBuildPath\":"...)
 	dst = e.ManagedPdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbSignature\":"...)
 	dst = e.NativePdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.NativePdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NativePdbAge))
 	dst = append(dst, ",\"NativePdbBuildPath\":"...)
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativeBuildID\":"...)
@@ -1013,9 +1150,9 @@ func (e *ModuleLoadV3) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleLoadV3) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -1071,7 +1208,23 @@ func (*ModuleUnload) Info() *EventInfo {
 func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1080,7 +1233,7 @@ func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -1088,7 +1241,7 @@ func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -1104,21 +1257,21 @@ func (e *ModuleUnload) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleUnload) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
@@ -1129,9 +1282,9 @@ func (e *ModuleUnload) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleUnload) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -1173,7 +1326,23 @@ func (*ModuleUnloadV1) Info() *EventInfo {
 func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload_V1", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1182,7 +1351,7 @@ func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload_V1", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -1190,7 +1359,7 @@ func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload_V1", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -1211,8 +1380,8 @@ func (e *ModuleUnloadV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1220,28 +1389,28 @@ func (e *ModuleUnloadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleUnloadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleUnloadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -1297,7 +1466,23 @@ func (*ModuleUnloadV2) Info() *EventInfo {
 func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload_V2", len(b), ptrSize, []fieldEnd{{"ModuleID", 8, 0}, {"AssemblyID", 16, 0}, {"ModuleFlags", 20, 0}, {"Reserved1", 24, 0}})
+		return 0, shortPrefix("ModuleUnload_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "ModuleFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reserved1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1306,7 +1491,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload_V2", "ModuleILPath", off, ErrUnterminatedString)
 		}
@@ -1314,7 +1499,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload_V2", "ModuleNativePath", off, ErrUnterminatedString)
 		}
@@ -1329,7 +1514,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleUnload_V2", "ManagedPdbSignature", off, ErrShortPayload)
 	}
-	e.ManagedPdbSignature = readGUID(b, off)
+	e.ManagedPdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleUnload_V2", "ManagedPdbAge", off, ErrShortPayload)
@@ -1337,7 +1522,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedPdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload_V2", "ManagedPdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -1347,7 +1532,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 16 {
 		return 0, decodeError("ModuleUnload_V2", "NativePdbSignature", off, ErrShortPayload)
 	}
-	e.NativePdbSignature = readGUID(b, off)
+	e.NativePdbSignature = clrimpl.ReadGUID(b, off)
 	off += 16
 	if len(b)-off < 4 {
 		return 0, decodeError("ModuleUnload_V2", "NativePdbAge", off, ErrShortPayload)
@@ -1355,7 +1540,7 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ModuleUnload_V2", "NativePdbBuildPath", off, ErrUnterminatedString)
 		}
@@ -1371,44 +1556,44 @@ func (e *ModuleUnloadV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ModuleFlags))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Reserved1))
-	dst = appendUTF16Z(dst, e.ModuleILPath)
-	dst = appendUTF16Z(dst, e.ModuleNativePath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleILPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.ModuleNativePath)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendGUID(dst, e.ManagedPdbSignature)
+	dst = clrimpl.AppendGUID(dst, e.ManagedPdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ManagedPdbAge))
-	dst = appendUTF16Z(dst, e.ManagedPdbBuildPath)
-	dst = appendGUID(dst, e.NativePdbSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.ManagedPdbBuildPath)
+	dst = clrimpl.AppendGUID(dst, e.NativePdbSignature)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.NativePdbAge))
-	dst = appendUTF16Z(dst, e.NativePdbBuildPath)
+	dst = clrimpl.AppendUTF16Z(dst, e.NativePdbBuildPath)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleUnloadV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"ModuleFlags\":"...)
 	dst = e.ModuleFlags.appendJSON(dst)
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"ModuleILPath\":"...)
 	dst = e.ModuleILPath.AppendJSON(dst)
 	dst = append(dst, ",\"ModuleNativePath\":"...)
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ManagedPdbSignature\":"...)
 	dst = e.ManagedPdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ManagedPdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.ManagedPdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ManagedPdbAge))
 	dst = append(dst, ",\"ManagedPdbBuildPath\":"...)
 	dst = e.ManagedPdbBuildPath.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbSignature\":"...)
 	dst = e.NativePdbSignature.AppendJSON(dst)
 	dst = append(dst, ",\"NativePdbAge\":"...)
-	dst = appendJSONUint(dst, uint64(e.NativePdbAge))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NativePdbAge))
 	dst = append(dst, ",\"NativePdbBuildPath\":"...)
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	return append(dst, '}')
@@ -1417,9 +1602,9 @@ func (e *ModuleUnloadV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *ModuleUnloadV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " ModuleFlags="...)
 	dst, _ = e.ModuleFlags.AppendText(dst)
 	dst = append(dst, " Reserved1="...)
@@ -1469,7 +1654,19 @@ func (*AssemblyLoad) Info() *EventInfo {
 func (e *AssemblyLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyLoad", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"AssemblyFlags", 20, 0}})
+		return 0, shortPrefix("AssemblyLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1477,7 +1674,7 @@ func (e *AssemblyLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = AssemblyFlags(binary.LittleEndian.Uint32(b[16:]))
 	off = 20
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoad", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1492,16 +1689,16 @@ func (e *AssemblyLoad) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyLoad) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
@@ -1512,9 +1709,9 @@ func (e *AssemblyLoad) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyLoad) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1550,7 +1747,23 @@ func (*AssemblyLoadV1) Info() *EventInfo {
 func (e *AssemblyLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyLoad_V1", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"BindingID", 24, 0}, {"AssemblyFlags", 28, 0}})
+		return 0, shortPrefix("AssemblyLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "BindingID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1559,7 +1772,7 @@ func (e *AssemblyLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = AssemblyFlags(binary.LittleEndian.Uint32(b[24:]))
 	off = 28
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyLoad_V1", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1580,7 +1793,7 @@ func (e *AssemblyLoadV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.BindingID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1588,28 +1801,28 @@ func (e *AssemblyLoadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyLoadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"BindingID\":"...)
-	dst = appendJSONHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.BindingID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyLoadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " BindingID="...)
-	dst = appendHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendHex(dst, uint64(e.BindingID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1643,7 +1856,19 @@ func (*AssemblyUnload) Info() *EventInfo {
 func (e *AssemblyUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyUnload", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"AssemblyFlags", 20, 0}})
+		return 0, shortPrefix("AssemblyUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1651,7 +1876,7 @@ func (e *AssemblyUnload) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = AssemblyFlags(binary.LittleEndian.Uint32(b[16:]))
 	off = 20
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyUnload", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1666,16 +1891,16 @@ func (e *AssemblyUnload) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AssemblyID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyUnload) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
@@ -1686,9 +1911,9 @@ func (e *AssemblyUnload) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyUnload) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1724,7 +1949,23 @@ func (*AssemblyUnloadV1) Info() *EventInfo {
 func (e *AssemblyUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyUnload_V1", len(b), ptrSize, []fieldEnd{{"AssemblyID", 8, 0}, {"AppDomainID", 16, 0}, {"BindingID", 24, 0}, {"AssemblyFlags", 28, 0}})
+		return 0, shortPrefix("AssemblyUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AssemblyID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "BindingID",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "AssemblyFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -1733,7 +1974,7 @@ func (e *AssemblyUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.AssemblyFlags = AssemblyFlags(binary.LittleEndian.Uint32(b[24:]))
 	off = 28
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AssemblyUnload_V1", "FullyQualifiedAssemblyName", off, ErrUnterminatedString)
 		}
@@ -1754,7 +1995,7 @@ func (e *AssemblyUnloadV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.BindingID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AssemblyFlags))
-	dst = appendUTF16Z(dst, e.FullyQualifiedAssemblyName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FullyQualifiedAssemblyName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1762,28 +2003,28 @@ func (e *AssemblyUnloadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AssemblyUnloadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AssemblyID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"BindingID\":"...)
-	dst = appendJSONHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.BindingID))
 	dst = append(dst, ",\"AssemblyFlags\":"...)
 	dst = e.AssemblyFlags.appendJSON(dst)
 	dst = append(dst, ",\"FullyQualifiedAssemblyName\":"...)
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AssemblyUnloadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AssemblyID="...)
-	dst = appendHex(dst, uint64(e.AssemblyID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssemblyID))
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " BindingID="...)
-	dst = appendHex(dst, uint64(e.BindingID))
+	dst = clrimpl.AppendHex(dst, uint64(e.BindingID))
 	dst = append(dst, " AssemblyFlags="...)
 	dst, _ = e.AssemblyFlags.AppendText(dst)
 	dst = append(dst, " FullyQualifiedAssemblyName="...)
@@ -1815,14 +2056,22 @@ func (*AppDomainLoad) Info() *EventInfo {
 func (e *AppDomainLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainLoad", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = AppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainLoad", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -1836,14 +2085,14 @@ func (e *AppDomainLoad) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainLoad) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainLoad) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
@@ -1854,7 +2103,7 @@ func (e *AppDomainLoad) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainLoad) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)
@@ -1888,14 +2137,22 @@ func (*AppDomainLoadV1) Info() *EventInfo {
 func (e *AppDomainLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainLoad_V1", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = AppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainLoad_V1", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -1919,7 +2176,7 @@ func (e *AppDomainLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainLoadV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainIndex))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -1928,22 +2185,22 @@ func (e *AppDomainLoadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainLoadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
 	dst = e.AppDomainName.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainIndex))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainLoadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)
@@ -1977,14 +2234,22 @@ func (*AppDomainUnload) Info() *EventInfo {
 func (e *AppDomainUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainUnload", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = AppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainUnload", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -1998,14 +2263,14 @@ func (e *AppDomainUnload) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainUnload) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainUnload) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
@@ -2016,7 +2281,7 @@ func (e *AppDomainUnload) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainUnload) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)
@@ -2050,14 +2315,22 @@ func (*AppDomainUnloadV1) Info() *EventInfo {
 func (e *AppDomainUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainUnload_V1", len(b), ptrSize, []fieldEnd{{"AppDomainID", 8, 0}, {"AppDomainFlags", 12, 0}})
+		return 0, shortPrefix("AppDomainUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainFlags = AppDomainFlags(binary.LittleEndian.Uint32(b[8:]))
 	off = 12
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("AppDomainUnload_V1", "AppDomainName", off, ErrUnterminatedString)
 		}
@@ -2081,7 +2354,7 @@ func (e *AppDomainUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 func (e *AppDomainUnloadV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainFlags))
-	dst = appendUTF16Z(dst, e.AppDomainName)
+	dst = clrimpl.AppendUTF16Z(dst, e.AppDomainName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AppDomainIndex))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -2090,22 +2363,22 @@ func (e *AppDomainUnloadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *AppDomainUnloadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"AppDomainFlags\":"...)
 	dst = e.AppDomainFlags.appendJSON(dst)
 	dst = append(dst, ",\"AppDomainName\":"...)
 	dst = e.AppDomainName.AppendJSON(dst)
 	dst = append(dst, ",\"AppDomainIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.AppDomainIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AppDomainIndex))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *AppDomainUnloadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " AppDomainFlags="...)
 	dst, _ = e.AppDomainFlags.AppendText(dst)
 	dst = append(dst, " AppDomainName="...)

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -36,7 +37,27 @@ func (*MethodDetails) Info() *EventInfo {
 func (e *MethodDetails) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("MethodDetails", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"TypeID", 16, 0}, {"MethodToken", 20, 0}, {"TypeParameterCount", 24, 0}, {"LoaderModuleID", 32, 0}})
+		return 0, shortPrefix("MethodDetails", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "TypeID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "TypeParameterCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "LoaderModuleID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[31]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -46,11 +67,11 @@ func (e *MethodDetails) Decode(b []byte, ptrSize int) (int, error) {
 	e.LoaderModuleID = binary.LittleEndian.Uint64(b[24:])
 	off = 32
 	{
-		n, ok := arrayLen(b, off, uint64(e.TypeParameterCount), 8)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.TypeParameterCount), 8)
 		if !ok {
 			return 0, decodeError("MethodDetails", "TypeParameters", off, ErrCountTooLarge)
 		}
-		e.TypeParameters = MakeUint64Array(b[off : off+n])
+		e.TypeParameters = clrimpl.MakeUint64Array(b[off : off+n])
 		off += n
 	}
 	return off, nil
@@ -70,15 +91,15 @@ func (e *MethodDetails) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodDetails) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"TypeParameterCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.TypeParameterCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TypeParameterCount))
 	dst = append(dst, ",\"LoaderModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.LoaderModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.LoaderModuleID))
 	dst = append(dst, ",\"TypeParameters\":"...)
 	dst = e.TypeParameters.AppendJSONHex(dst)
 	return append(dst, '}')
@@ -87,15 +108,15 @@ func (e *MethodDetails) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodDetails) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " TypeParameterCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.TypeParameterCount), 10)
 	dst = append(dst, " LoaderModuleID="...)
-	dst = appendHex(dst, uint64(e.LoaderModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.LoaderModuleID))
 	dst = append(dst, " TypeParameters="...)
 	dst = e.TypeParameters.AppendJSONHex(dst)
 	return dst
@@ -190,7 +211,31 @@ func (*RuntimeMethodDCStartV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *RuntimeMethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartV2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCStartV2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -216,15 +261,15 @@ func (e *RuntimeMethodDCStartV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *RuntimeMethodDCStartV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	return append(dst, '}')
@@ -233,15 +278,15 @@ func (e *RuntimeMethodDCStartV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *RuntimeMethodDCStartV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
@@ -274,7 +319,31 @@ func (*RuntimeMethodDCEndV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *RuntimeMethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndV2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCEndV2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -300,15 +369,15 @@ func (e *RuntimeMethodDCEndV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *RuntimeMethodDCEndV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	return append(dst, '}')
@@ -317,15 +386,15 @@ func (e *RuntimeMethodDCEndV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *RuntimeMethodDCEndV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
@@ -365,7 +434,31 @@ func (*RuntimeMethodDCStartVerboseV2) Info() *EventInfo {
 func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerboseV2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCStartVerboseV2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -376,7 +469,7 @@ func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, erro
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerboseV2", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -384,7 +477,7 @@ func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerboseV2", "MethodName", off, ErrUnterminatedString)
 		}
@@ -392,7 +485,7 @@ func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCStartVerboseV2", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -410,24 +503,24 @@ func (e *RuntimeMethodDCStartVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *RuntimeMethodDCStartVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -442,15 +535,15 @@ func (e *RuntimeMethodDCStartVerboseV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *RuntimeMethodDCStartVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -496,7 +589,31 @@ func (*RuntimeMethodDCEndVerboseV2) Info() *EventInfo {
 func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerboseV2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodDCEndVerboseV2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -507,7 +624,7 @@ func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error)
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerboseV2", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -515,7 +632,7 @@ func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerboseV2", "MethodName", off, ErrUnterminatedString)
 		}
@@ -523,7 +640,7 @@ func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodDCEndVerboseV2", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -541,24 +658,24 @@ func (e *RuntimeMethodDCEndVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *RuntimeMethodDCEndVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -573,15 +690,15 @@ func (e *RuntimeMethodDCEndVerboseV2) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *RuntimeMethodDCEndVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -620,7 +737,31 @@ func (*MethodLoad) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodLoad) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoad", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -646,15 +787,15 @@ func (e *MethodLoad) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodLoad) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	return append(dst, '}')
@@ -663,15 +804,15 @@ func (e *MethodLoad) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodLoad) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
@@ -706,7 +847,35 @@ func (*MethodLoadV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodLoad_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}})
+		return 0, shortPrefix("MethodLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -734,34 +903,34 @@ func (e *MethodLoadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodLoadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodLoadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
@@ -800,7 +969,39 @@ func (*MethodLoadV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodLoad_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}, {"ReJITID", 46, 0}})
+		return 0, shortPrefix("MethodLoad_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 46,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -830,42 +1031,42 @@ func (e *MethodLoadV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodLoadV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodLoadV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -896,7 +1097,31 @@ func (*MethodUnload) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodUnload) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnload", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -922,15 +1147,15 @@ func (e *MethodUnload) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodUnload) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	return append(dst, '}')
@@ -939,15 +1164,15 @@ func (e *MethodUnload) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodUnload) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
@@ -982,7 +1207,35 @@ func (*MethodUnloadV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodUnload_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}})
+		return 0, shortPrefix("MethodUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1010,34 +1263,34 @@ func (e *MethodUnloadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodUnloadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodUnloadV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
@@ -1076,7 +1329,39 @@ func (*MethodUnloadV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodUnload_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}, {"ClrInstanceID", 38, 0}, {"ReJITID", 46, 0}})
+		return 0, shortPrefix("MethodUnload_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 46,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1106,42 +1391,42 @@ func (e *MethodUnloadV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodUnloadV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodUnloadV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -1179,7 +1464,31 @@ func (*MethodLoadVerbose) Info() *EventInfo {
 func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodLoadVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1190,7 +1499,7 @@ func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1198,7 +1507,7 @@ func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1206,7 +1515,7 @@ func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1224,24 +1533,24 @@ func (e *MethodLoadVerbose) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodLoadVerbose) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1256,15 +1565,15 @@ func (e *MethodLoadVerbose) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodLoadVerbose) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1312,7 +1621,31 @@ func (*MethodLoadVerboseV1) Info() *EventInfo {
 func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodLoadVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1323,7 +1656,7 @@ func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1331,7 +1664,7 @@ func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose_V1", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1339,7 +1672,7 @@ func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1362,9 +1695,9 @@ func (e *MethodLoadVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1372,15 +1705,15 @@ func (e *MethodLoadVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodLoadVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1390,22 +1723,22 @@ func (e *MethodLoadVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodLoadVerboseV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1457,7 +1790,31 @@ func (*MethodLoadVerboseV2) Info() *EventInfo {
 func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodLoadVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1468,7 +1825,7 @@ func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1476,7 +1833,7 @@ func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose_V2", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1484,7 +1841,7 @@ func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodLoadVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1512,9 +1869,9 @@ func (e *MethodLoadVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ReJITID))
 	return dst
@@ -1523,15 +1880,15 @@ func (e *MethodLoadVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodLoadVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1541,24 +1898,24 @@ func (e *MethodLoadVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodLoadVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1570,7 +1927,7 @@ func (e *MethodLoadVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -1608,7 +1965,31 @@ func (*MethodUnloadVerbose) Info() *EventInfo {
 func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodUnloadVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1619,7 +2000,7 @@ func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1627,7 +2008,7 @@ func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1635,7 +2016,7 @@ func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1653,24 +2034,24 @@ func (e *MethodUnloadVerbose) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodUnloadVerbose) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1685,15 +2066,15 @@ func (e *MethodUnloadVerbose) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodUnloadVerbose) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1741,7 +2122,31 @@ func (*MethodUnloadVerboseV1) Info() *EventInfo {
 func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodUnloadVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1752,7 +2157,7 @@ func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1760,7 +2165,7 @@ func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose_V1", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1768,7 +2173,7 @@ func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1791,9 +2196,9 @@ func (e *MethodUnloadVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -1801,15 +2206,15 @@ func (e *MethodUnloadVerboseV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodUnloadVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1819,22 +2224,22 @@ func (e *MethodUnloadVerboseV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodUnloadVerboseV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1886,7 +2291,31 @@ func (*MethodUnloadVerboseV2) Info() *EventInfo {
 func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose_V2", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodStartAddress", 24, 0}, {"MethodSize", 28, 0}, {"MethodToken", 32, 0}, {"MethodFlags", 36, 0}})
+		return 0, shortPrefix("MethodUnloadVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodStartAddress",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "MethodSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 36,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1897,7 +2326,7 @@ func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -1905,7 +2334,7 @@ func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose_V2", "MethodName", off, ErrUnterminatedString)
 		}
@@ -1913,7 +2342,7 @@ func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodUnloadVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -1941,9 +2370,9 @@ func (e *MethodUnloadVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodFlags))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ReJITID))
 	return dst
@@ -1952,15 +2381,15 @@ func (e *MethodUnloadVerboseV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodUnloadVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodStartAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodFlags\":"...)
 	dst = e.MethodFlags.appendJSON(dst)
 	dst = append(dst, ",\"MethodNamespace\":"...)
@@ -1970,24 +2399,24 @@ func (e *MethodUnloadVerboseV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodUnloadVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodStartAddress="...)
-	dst = appendHex(dst, uint64(e.MethodStartAddress))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodStartAddress))
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodFlags="...)
 	dst, _ = e.MethodFlags.AppendText(dst)
 	dst = append(dst, " MethodNamespace="...)
@@ -1999,7 +2428,7 @@ func (e *MethodUnloadVerboseV2) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
 
@@ -2033,7 +2462,23 @@ func (*MethodJittingStarted) Info() *EventInfo {
 func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MethodJittingStarted", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodToken", 20, 0}, {"MethodILSize", 24, 0}})
+		return 0, shortPrefix("MethodJittingStarted", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodILSize",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2042,7 +2487,7 @@ func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodILSize = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJittingStarted", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -2050,7 +2495,7 @@ func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJittingStarted", "MethodName", off, ErrUnterminatedString)
 		}
@@ -2058,7 +2503,7 @@ func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJittingStarted", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -2074,22 +2519,22 @@ func (e *MethodJittingStarted) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodILSize))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodJittingStarted) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodILSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodILSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodILSize))
 	dst = append(dst, ",\"MethodNamespace\":"...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"MethodName\":"...)
@@ -2102,13 +2547,13 @@ func (e *MethodJittingStarted) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodJittingStarted) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodILSize="...)
-	dst = appendHex(dst, uint64(e.MethodILSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodILSize))
 	dst = append(dst, " MethodNamespace="...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, " MethodName="...)
@@ -2150,7 +2595,23 @@ func (*MethodJittingStartedV1) Info() *EventInfo {
 func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MethodJittingStarted_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"MethodToken", 20, 0}, {"MethodILSize", 24, 0}})
+		return 0, shortPrefix("MethodJittingStarted_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "MethodILSize",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2159,7 +2620,7 @@ func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodILSize = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJittingStarted_V1", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -2167,7 +2628,7 @@ func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJittingStarted_V1", "MethodName", off, ErrUnterminatedString)
 		}
@@ -2175,7 +2636,7 @@ func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJittingStarted_V1", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -2196,9 +2657,9 @@ func (e *MethodJittingStartedV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodILSize))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -2206,13 +2667,13 @@ func (e *MethodJittingStartedV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodJittingStartedV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodILSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodILSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodILSize))
 	dst = append(dst, ",\"MethodNamespace\":"...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"MethodName\":"...)
@@ -2220,20 +2681,20 @@ func (e *MethodJittingStartedV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodJittingStartedV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodILSize="...)
-	dst = appendHex(dst, uint64(e.MethodILSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodILSize))
 	dst = append(dst, " MethodNamespace="...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, " MethodName="...)
@@ -2274,7 +2735,35 @@ func (*MethodJitMemoryAllocatedForCode) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *MethodJitMemoryAllocatedForCode) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodJitMemoryAllocatedForCode", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ModuleID", 16, 0}, {"JitHotCodeRequestSize", 24, 0}, {"JitRODataRequestSize", 32, 0}, {"AllocatedSizeForJitCode", 40, 0}, {"JitAllocFlag", 44, 0}, {"ClrInstanceID", 46, 0}})
+		return 0, shortPrefix("MethodJitMemoryAllocatedForCode", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "JitHotCodeRequestSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "JitRODataRequestSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 40,
+			Name:  "AllocatedSizeForJitCode",
+			Ptrs:  0,
+		}, {
+			Bytes: 44,
+			Name:  "JitAllocFlag",
+			Ptrs:  0,
+		}, {
+			Bytes: 46,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2302,28 +2791,28 @@ func (e *MethodJitMemoryAllocatedForCode) Encode(dst []byte, ptrSize int) []byte
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodJitMemoryAllocatedForCode) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"JitHotCodeRequestSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.JitHotCodeRequestSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JitHotCodeRequestSize))
 	dst = append(dst, ",\"JitRODataRequestSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.JitRODataRequestSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JitRODataRequestSize))
 	dst = append(dst, ",\"AllocatedSizeForJitCode\":"...)
-	dst = appendJSONUint(dst, uint64(e.AllocatedSizeForJitCode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.AllocatedSizeForJitCode))
 	dst = append(dst, ",\"JitAllocFlag\":"...)
-	dst = appendJSONUint(dst, uint64(e.JitAllocFlag))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JitAllocFlag))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodJitMemoryAllocatedForCode) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " JitHotCodeRequestSize="...)
 	dst = strconv.AppendUint(dst, uint64(e.JitHotCodeRequestSize), 10)
 	dst = append(dst, " JitRODataRequestSize="...)
@@ -2365,13 +2854,17 @@ func (*R2RGetEntryPoint) Info() *EventInfo {
 func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("R2RGetEntryPoint", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("R2RGetEntryPoint", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("R2RGetEntryPoint", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -2379,7 +2872,7 @@ func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("R2RGetEntryPoint", "MethodName", off, ErrUnterminatedString)
 		}
@@ -2387,7 +2880,7 @@ func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("R2RGetEntryPoint", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -2410,9 +2903,9 @@ func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the R2RGetEntryPoint wire form for the pointer size.
 func (e *R2RGetEntryPoint) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.MethodID))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.EntryPoint))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -2421,7 +2914,7 @@ func (e *R2RGetEntryPoint) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *R2RGetEntryPoint) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"MethodNamespace\":"...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"MethodName\":"...)
@@ -2429,16 +2922,16 @@ func (e *R2RGetEntryPoint) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"EntryPoint\":"...)
-	dst = appendJSONHex(dst, uint64(e.EntryPoint))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.EntryPoint))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *R2RGetEntryPoint) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " MethodNamespace="...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, " MethodName="...)
@@ -2446,7 +2939,7 @@ func (e *R2RGetEntryPoint) AppendText(dst []byte) []byte {
 	dst = append(dst, " MethodSignature="...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, " EntryPoint="...)
-	dst = appendHex(dst, uint64(e.EntryPoint))
+	dst = clrimpl.AppendHex(dst, uint64(e.EntryPoint))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -2482,13 +2975,17 @@ func (*R2RGetEntryPointV1) Info() *EventInfo {
 func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("R2RGetEntryPoint_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}})
+		return 0, shortPrefix("R2RGetEntryPoint_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("R2RGetEntryPoint_V1", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -2496,7 +2993,7 @@ func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("R2RGetEntryPoint_V1", "MethodName", off, ErrUnterminatedString)
 		}
@@ -2504,7 +3001,7 @@ func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("R2RGetEntryPoint_V1", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -2532,9 +3029,9 @@ func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the R2RGetEntryPoint_V1 wire form for the pointer size.
 func (e *R2RGetEntryPointV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.MethodID))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.EntryPoint))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodSize))
@@ -2544,7 +3041,7 @@ func (e *R2RGetEntryPointV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *R2RGetEntryPointV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"MethodNamespace\":"...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"MethodName\":"...)
@@ -2552,18 +3049,18 @@ func (e *R2RGetEntryPointV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"MethodSignature\":"...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, ",\"EntryPoint\":"...)
-	dst = appendJSONHex(dst, uint64(e.EntryPoint))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.EntryPoint))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"MethodSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodSize))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *R2RGetEntryPointV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " MethodNamespace="...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, " MethodName="...)
@@ -2571,11 +3068,11 @@ func (e *R2RGetEntryPointV1) AppendText(dst []byte) []byte {
 	dst = append(dst, " MethodSignature="...)
 	dst = e.MethodSignature.AppendJSON(dst)
 	dst = append(dst, " EntryPoint="...)
-	dst = appendHex(dst, uint64(e.EntryPoint))
+	dst = clrimpl.AppendHex(dst, uint64(e.EntryPoint))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " MethodSize="...)
-	dst = appendHex(dst, uint64(e.MethodSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodSize))
 	return dst
 }
 
@@ -2598,7 +3095,15 @@ func (*R2RGetEntryPointStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *R2RGetEntryPointStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("R2RGetEntryPointStart", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("R2RGetEntryPointStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2616,16 +3121,16 @@ func (e *R2RGetEntryPointStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *R2RGetEntryPointStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *R2RGetEntryPointStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -2667,7 +3172,7 @@ func (*MethodJitInliningSucceeded) Info() *EventInfo {
 func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
 		}
@@ -2675,7 +3180,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "MethodBeingCompiledName", off, ErrUnterminatedString)
 		}
@@ -2683,7 +3188,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
 		}
@@ -2691,7 +3196,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "InlinerNamespace", off, ErrUnterminatedString)
 		}
@@ -2699,7 +3204,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "InlinerName", off, ErrUnterminatedString)
 		}
@@ -2707,7 +3212,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "InlinerNameSignature", off, ErrUnterminatedString)
 		}
@@ -2715,7 +3220,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "InlineeNamespace", off, ErrUnterminatedString)
 		}
@@ -2723,7 +3228,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "InlineeName", off, ErrUnterminatedString)
 		}
@@ -2731,7 +3236,7 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningSucceeded", "InlineeNameSignature", off, ErrUnterminatedString)
 		}
@@ -2748,15 +3253,15 @@ func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 
 // Encode appends the MethodJitInliningSucceeded wire form for the pointer size.
 func (e *MethodJitInliningSucceeded) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNamespace)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledName)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
-	dst = appendUTF16Z(dst, e.InlinerNamespace)
-	dst = appendUTF16Z(dst, e.InlinerName)
-	dst = appendUTF16Z(dst, e.InlinerNameSignature)
-	dst = appendUTF16Z(dst, e.InlineeNamespace)
-	dst = appendUTF16Z(dst, e.InlineeName)
-	dst = appendUTF16Z(dst, e.InlineeNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeNameSignature)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -2782,7 +3287,7 @@ func (e *MethodJitInliningSucceeded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"InlineeNameSignature\":"...)
 	dst = e.InlineeNameSignature.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -2851,7 +3356,7 @@ func (*MethodJitInliningFailedAnsi) Info() *EventInfo {
 func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
 		}
@@ -2859,7 +3364,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "MethodBeingCompiledName", off, ErrUnterminatedString)
 		}
@@ -2867,7 +3372,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
 		}
@@ -2875,7 +3380,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "InlinerNamespace", off, ErrUnterminatedString)
 		}
@@ -2883,7 +3388,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "InlinerName", off, ErrUnterminatedString)
 		}
@@ -2891,7 +3396,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "InlinerNameSignature", off, ErrUnterminatedString)
 		}
@@ -2899,7 +3404,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "InlineeNamespace", off, ErrUnterminatedString)
 		}
@@ -2907,7 +3412,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "InlineeName", off, ErrUnterminatedString)
 		}
@@ -2915,7 +3420,7 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "InlineeNameSignature", off, ErrUnterminatedString)
 		}
@@ -2925,10 +3430,10 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitInliningFailedAnsi", "FailAlways", off, ErrShortPayload)
 	}
-	e.FailAlways = readBool(b, off)
+	e.FailAlways = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := readAnsiZ(b, off)
+		s, next, ok := clrimpl.ReadAnsiZ(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailedAnsi", "FailReason", off, ErrUnterminatedString)
 		}
@@ -2945,17 +3450,17 @@ func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 
 // Encode appends the MethodJitInliningFailedAnsi wire form for the pointer size.
 func (e *MethodJitInliningFailedAnsi) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNamespace)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledName)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
-	dst = appendUTF16Z(dst, e.InlinerNamespace)
-	dst = appendUTF16Z(dst, e.InlinerName)
-	dst = appendUTF16Z(dst, e.InlinerNameSignature)
-	dst = appendUTF16Z(dst, e.InlineeNamespace)
-	dst = appendUTF16Z(dst, e.InlineeName)
-	dst = appendUTF16Z(dst, e.InlineeNameSignature)
-	dst = appendBool(dst, e.FailAlways)
-	dst = appendAnsiZ(dst, e.FailReason)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeNameSignature)
+	dst = clrimpl.AppendBool(dst, e.FailAlways)
+	dst = clrimpl.AppendAnsiZ(dst, e.FailReason)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -2981,11 +3486,11 @@ func (e *MethodJitInliningFailedAnsi) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"InlineeNameSignature\":"...)
 	dst = e.InlineeNameSignature.AppendJSON(dst)
 	dst = append(dst, ",\"FailAlways\":"...)
-	dst = appendJSONBool(dst, e.FailAlways)
+	dst = clrimpl.AppendJSONBool(dst, e.FailAlways)
 	dst = append(dst, ",\"FailReason\":"...)
 	dst = e.FailReason.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3058,7 +3563,7 @@ func (*MethodJitTailCallSucceeded) Info() *EventInfo {
 func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
 		}
@@ -3066,7 +3571,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "MethodBeingCompiledName", off, ErrUnterminatedString)
 		}
@@ -3074,7 +3579,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
 		}
@@ -3082,7 +3587,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "CallerNamespace", off, ErrUnterminatedString)
 		}
@@ -3090,7 +3595,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "CallerName", off, ErrUnterminatedString)
 		}
@@ -3098,7 +3603,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "CallerNameSignature", off, ErrUnterminatedString)
 		}
@@ -3106,7 +3611,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "CalleeNamespace", off, ErrUnterminatedString)
 		}
@@ -3114,7 +3619,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "CalleeName", off, ErrUnterminatedString)
 		}
@@ -3122,7 +3627,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallSucceeded", "CalleeNameSignature", off, ErrUnterminatedString)
 		}
@@ -3132,7 +3637,7 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallSucceeded", "TailPrefix", off, ErrShortPayload)
 	}
-	e.TailPrefix = readBool(b, off)
+	e.TailPrefix = clrimpl.ReadBool(b, off)
 	off += 4
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallSucceeded", "TailCallType", off, ErrShortPayload)
@@ -3149,16 +3654,16 @@ func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) 
 
 // Encode appends the MethodJitTailCallSucceeded wire form for the pointer size.
 func (e *MethodJitTailCallSucceeded) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNamespace)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledName)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
-	dst = appendUTF16Z(dst, e.CallerNamespace)
-	dst = appendUTF16Z(dst, e.CallerName)
-	dst = appendUTF16Z(dst, e.CallerNameSignature)
-	dst = appendUTF16Z(dst, e.CalleeNamespace)
-	dst = appendUTF16Z(dst, e.CalleeName)
-	dst = appendUTF16Z(dst, e.CalleeNameSignature)
-	dst = appendBool(dst, e.TailPrefix)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeNameSignature)
+	dst = clrimpl.AppendBool(dst, e.TailPrefix)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TailCallType))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
@@ -3185,11 +3690,11 @@ func (e *MethodJitTailCallSucceeded) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"CalleeNameSignature\":"...)
 	dst = e.CalleeNameSignature.AppendJSON(dst)
 	dst = append(dst, ",\"TailPrefix\":"...)
-	dst = appendJSONBool(dst, e.TailPrefix)
+	dst = clrimpl.AppendJSONBool(dst, e.TailPrefix)
 	dst = append(dst, ",\"TailCallType\":"...)
 	dst = e.TailCallType.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3262,7 +3767,7 @@ func (*MethodJitTailCallFailedAnsi) Info() *EventInfo {
 func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
 		}
@@ -3270,7 +3775,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "MethodBeingCompiledName", off, ErrUnterminatedString)
 		}
@@ -3278,7 +3783,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
 		}
@@ -3286,7 +3791,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "CallerNamespace", off, ErrUnterminatedString)
 		}
@@ -3294,7 +3799,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "CallerName", off, ErrUnterminatedString)
 		}
@@ -3302,7 +3807,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "CallerNameSignature", off, ErrUnterminatedString)
 		}
@@ -3310,7 +3815,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "CalleeNamespace", off, ErrUnterminatedString)
 		}
@@ -3318,7 +3823,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "CalleeName", off, ErrUnterminatedString)
 		}
@@ -3326,7 +3831,7 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "CalleeNameSignature", off, ErrUnterminatedString)
 		}
@@ -3336,10 +3841,10 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallFailedAnsi", "TailPrefix", off, ErrShortPayload)
 	}
-	e.TailPrefix = readBool(b, off)
+	e.TailPrefix = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := readAnsiZ(b, off)
+		s, next, ok := clrimpl.ReadAnsiZ(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailedAnsi", "FailReason", off, ErrUnterminatedString)
 		}
@@ -3356,17 +3861,17 @@ func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error)
 
 // Encode appends the MethodJitTailCallFailedAnsi wire form for the pointer size.
 func (e *MethodJitTailCallFailedAnsi) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNamespace)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledName)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
-	dst = appendUTF16Z(dst, e.CallerNamespace)
-	dst = appendUTF16Z(dst, e.CallerName)
-	dst = appendUTF16Z(dst, e.CallerNameSignature)
-	dst = appendUTF16Z(dst, e.CalleeNamespace)
-	dst = appendUTF16Z(dst, e.CalleeName)
-	dst = appendUTF16Z(dst, e.CalleeNameSignature)
-	dst = appendBool(dst, e.TailPrefix)
-	dst = appendAnsiZ(dst, e.FailReason)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeNameSignature)
+	dst = clrimpl.AppendBool(dst, e.TailPrefix)
+	dst = clrimpl.AppendAnsiZ(dst, e.FailReason)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -3392,11 +3897,11 @@ func (e *MethodJitTailCallFailedAnsi) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"CalleeNameSignature\":"...)
 	dst = e.CalleeNameSignature.AppendJSON(dst)
 	dst = append(dst, ",\"TailPrefix\":"...)
-	dst = appendJSONBool(dst, e.TailPrefix)
+	dst = clrimpl.AppendJSONBool(dst, e.TailPrefix)
 	dst = append(dst, ",\"FailReason\":"...)
 	dst = e.FailReason.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3459,7 +3964,23 @@ func (*MethodILToNativeMap) Info() *EventInfo {
 func (e *MethodILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodILToNativeMap", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ReJITID", 16, 0}, {"MethodExtent", 17, 0}, {"CountOfMapEntries", 19, 0}})
+		return 0, shortPrefix("MethodILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}, {
+			Bytes: 17,
+			Name:  "MethodExtent",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "CountOfMapEntries",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3468,19 +3989,19 @@ func (e *MethodILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	e.CountOfMapEntries = binary.LittleEndian.Uint16(b[17:])
 	off = 19
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodILToNativeMap", "ILOffsets", off, ErrCountTooLarge)
 		}
-		e.ILOffsets = MakeUint32Array(b[off : off+n])
+		e.ILOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodILToNativeMap", "NativeOffsets", off, ErrCountTooLarge)
 		}
-		e.NativeOffsets = MakeUint32Array(b[off : off+n])
+		e.NativeOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -3506,28 +4027,28 @@ func (e *MethodILToNativeMap) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodILToNativeMap) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	dst = append(dst, ",\"MethodExtent\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodExtent))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodExtent))
 	dst = append(dst, ",\"CountOfMapEntries\":"...)
-	dst = appendJSONUint(dst, uint64(e.CountOfMapEntries))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CountOfMapEntries))
 	dst = append(dst, ",\"ILOffsets\":"...)
 	dst = e.ILOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"NativeOffsets\":"...)
 	dst = e.NativeOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodILToNativeMap) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	dst = append(dst, " MethodExtent="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodExtent), 10)
 	dst = append(dst, " CountOfMapEntries="...)
@@ -3573,7 +4094,23 @@ func (*MethodILToNativeMapV1) Info() *EventInfo {
 func (e *MethodILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodILToNativeMap_V1", len(b), ptrSize, []fieldEnd{{"MethodID", 8, 0}, {"ReJITID", 16, 0}, {"MethodExtent", 17, 0}, {"CountOfMapEntries", 19, 0}})
+		return 0, shortPrefix("MethodILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ReJITID",
+			Ptrs:  0,
+		}, {
+			Bytes: 17,
+			Name:  "MethodExtent",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "CountOfMapEntries",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3582,19 +4119,19 @@ func (e *MethodILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.CountOfMapEntries = binary.LittleEndian.Uint16(b[17:])
 	off = 19
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodILToNativeMap_V1", "ILOffsets", off, ErrCountTooLarge)
 		}
-		e.ILOffsets = MakeUint32Array(b[off : off+n])
+		e.ILOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.CountOfMapEntries), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.CountOfMapEntries), 4)
 		if !ok {
 			return 0, decodeError("MethodILToNativeMap_V1", "NativeOffsets", off, ErrCountTooLarge)
 		}
-		e.NativeOffsets = MakeUint32Array(b[off : off+n])
+		e.NativeOffsets = clrimpl.MakeUint32Array(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -3626,30 +4163,30 @@ func (e *MethodILToNativeMapV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *MethodILToNativeMapV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ReJITID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ReJITID))
 	dst = append(dst, ",\"MethodExtent\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodExtent))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodExtent))
 	dst = append(dst, ",\"CountOfMapEntries\":"...)
-	dst = appendJSONUint(dst, uint64(e.CountOfMapEntries))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CountOfMapEntries))
 	dst = append(dst, ",\"ILOffsets\":"...)
 	dst = e.ILOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"NativeOffsets\":"...)
 	dst = e.NativeOffsets.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ILVersionID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ILVersionID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ILVersionID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *MethodILToNativeMapV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ReJITID="...)
-	dst = appendHex(dst, uint64(e.ReJITID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	dst = append(dst, " MethodExtent="...)
 	dst = strconv.AppendUint(dst, uint64(e.MethodExtent), 10)
 	dst = append(dst, " CountOfMapEntries="...)
@@ -3705,7 +4242,7 @@ func (*MethodJitTailCallFailed) Info() *EventInfo {
 func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
 		}
@@ -3713,7 +4250,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "MethodBeingCompiledName", off, ErrUnterminatedString)
 		}
@@ -3721,7 +4258,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
 		}
@@ -3729,7 +4266,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "CallerNamespace", off, ErrUnterminatedString)
 		}
@@ -3737,7 +4274,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "CallerName", off, ErrUnterminatedString)
 		}
@@ -3745,7 +4282,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "CallerNameSignature", off, ErrUnterminatedString)
 		}
@@ -3753,7 +4290,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "CalleeNamespace", off, ErrUnterminatedString)
 		}
@@ -3761,7 +4298,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "CalleeName", off, ErrUnterminatedString)
 		}
@@ -3769,7 +4306,7 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "CalleeNameSignature", off, ErrUnterminatedString)
 		}
@@ -3779,10 +4316,10 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitTailCallFailed", "TailPrefix", off, ErrShortPayload)
 	}
-	e.TailPrefix = readBool(b, off)
+	e.TailPrefix = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitTailCallFailed", "FailReason", off, ErrUnterminatedString)
 		}
@@ -3799,17 +4336,17 @@ func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the MethodJitTailCallFailed wire form for the pointer size.
 func (e *MethodJitTailCallFailed) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNamespace)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledName)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
-	dst = appendUTF16Z(dst, e.CallerNamespace)
-	dst = appendUTF16Z(dst, e.CallerName)
-	dst = appendUTF16Z(dst, e.CallerNameSignature)
-	dst = appendUTF16Z(dst, e.CalleeNamespace)
-	dst = appendUTF16Z(dst, e.CalleeName)
-	dst = appendUTF16Z(dst, e.CalleeNameSignature)
-	dst = appendBool(dst, e.TailPrefix)
-	dst = appendUTF16Z(dst, e.FailReason)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.CallerNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.CalleeNameSignature)
+	dst = clrimpl.AppendBool(dst, e.TailPrefix)
+	dst = clrimpl.AppendUTF16Z(dst, e.FailReason)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -3835,11 +4372,11 @@ func (e *MethodJitTailCallFailed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"CalleeNameSignature\":"...)
 	dst = e.CalleeNameSignature.AppendJSON(dst)
 	dst = append(dst, ",\"TailPrefix\":"...)
-	dst = appendJSONBool(dst, e.TailPrefix)
+	dst = clrimpl.AppendJSONBool(dst, e.TailPrefix)
 	dst = append(dst, ",\"FailReason\":"...)
 	dst = e.FailReason.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3912,7 +4449,7 @@ func (*MethodJitInliningFailed) Info() *EventInfo {
 func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
 		}
@@ -3920,7 +4457,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "MethodBeingCompiledName", off, ErrUnterminatedString)
 		}
@@ -3928,7 +4465,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
 		}
@@ -3936,7 +4473,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "InlinerNamespace", off, ErrUnterminatedString)
 		}
@@ -3944,7 +4481,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "InlinerName", off, ErrUnterminatedString)
 		}
@@ -3952,7 +4489,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "InlinerNameSignature", off, ErrUnterminatedString)
 		}
@@ -3960,7 +4497,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "InlineeNamespace", off, ErrUnterminatedString)
 		}
@@ -3968,7 +4505,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "InlineeName", off, ErrUnterminatedString)
 		}
@@ -3976,7 +4513,7 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "InlineeNameSignature", off, ErrUnterminatedString)
 		}
@@ -3986,10 +4523,10 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < 4 {
 		return 0, decodeError("MethodJitInliningFailed", "FailAlways", off, ErrShortPayload)
 	}
-	e.FailAlways = readBool(b, off)
+	e.FailAlways = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("MethodJitInliningFailed", "FailReason", off, ErrUnterminatedString)
 		}
@@ -4006,17 +4543,17 @@ func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the MethodJitInliningFailed wire form for the pointer size.
 func (e *MethodJitInliningFailed) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNamespace)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledName)
-	dst = appendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
-	dst = appendUTF16Z(dst, e.InlinerNamespace)
-	dst = appendUTF16Z(dst, e.InlinerName)
-	dst = appendUTF16Z(dst, e.InlinerNameSignature)
-	dst = appendUTF16Z(dst, e.InlineeNamespace)
-	dst = appendUTF16Z(dst, e.InlineeName)
-	dst = appendUTF16Z(dst, e.InlineeNameSignature)
-	dst = appendBool(dst, e.FailAlways)
-	dst = appendUTF16Z(dst, e.FailReason)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodBeingCompiledNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlinerNameSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.InlineeNameSignature)
+	dst = clrimpl.AppendBool(dst, e.FailAlways)
+	dst = clrimpl.AppendUTF16Z(dst, e.FailReason)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -4042,11 +4579,11 @@ func (e *MethodJitInliningFailed) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"InlineeNameSignature\":"...)
 	dst = e.InlineeNameSignature.AppendJSON(dst)
 	dst = append(dst, ",\"FailAlways\":"...)
-	dst = appendJSONBool(dst, e.FailAlways)
+	dst = clrimpl.AppendJSONBool(dst, e.FailAlways)
 	dst = append(dst, ",\"FailReason\":"...)
 	dst = e.FailReason.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -33,7 +34,27 @@ func (*ModuleRangeLoad) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoad) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 19 {
-		return 0, shortPrefix("ModuleRangeLoad", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"ModuleID", 10, 0}, {"RangeBegin", 14, 0}, {"RangeSize", 18, 0}, {"RangeType", 19, 0}})
+		return 0, shortPrefix("ModuleRangeLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "RangeBegin",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "RangeSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 19,
+			Name:  "RangeType",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[18]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -57,13 +78,13 @@ func (e *ModuleRangeLoad) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ModuleRangeLoad) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"RangeBegin\":"...)
-	dst = appendJSONHex(dst, uint64(e.RangeBegin))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RangeBegin))
 	dst = append(dst, ",\"RangeSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.RangeSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RangeSize))
 	dst = append(dst, ",\"RangeType\":"...)
 	dst = e.RangeType.appendJSON(dst)
 	return append(dst, '}')
@@ -74,11 +95,11 @@ func (e *ModuleRangeLoad) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " RangeBegin="...)
-	dst = appendHex(dst, uint64(e.RangeBegin))
+	dst = clrimpl.AppendHex(dst, uint64(e.RangeBegin))
 	dst = append(dst, " RangeSize="...)
-	dst = appendHex(dst, uint64(e.RangeSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.RangeSize))
 	dst = append(dst, " RangeType="...)
 	dst, _ = e.RangeType.AppendText(dst)
 	return dst

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -36,7 +37,23 @@ func (*CodeSymbols) Info() *EventInfo {
 func (e *CodeSymbols) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("CodeSymbols", len(b), ptrSize, []fieldEnd{{"ModuleId", 8, 0}, {"TotalChunks", 10, 0}, {"ChunkNumber", 12, 0}, {"ChunkLength", 16, 0}})
+		return 0, shortPrefix("CodeSymbols", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "ModuleId",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "TotalChunks",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "ChunkNumber",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "ChunkLength",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.ModuleId = binary.LittleEndian.Uint64(b[0:])
@@ -45,11 +62,11 @@ func (e *CodeSymbols) Decode(b []byte, ptrSize int) (int, error) {
 	e.ChunkLength = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		n, ok := arrayLen(b, off, uint64(e.ChunkLength), 1)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.ChunkLength), 1)
 		if !ok {
 			return 0, decodeError("CodeSymbols", "Chunk", off, ErrCountTooLarge)
 		}
-		e.Chunk = MakeBinary(b[off : off+n])
+		e.Chunk = clrimpl.MakeBinary(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -74,17 +91,17 @@ func (e *CodeSymbols) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *CodeSymbols) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ModuleId\":"...)
-	dst = appendJSONUint(dst, uint64(e.ModuleId))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ModuleId))
 	dst = append(dst, ",\"TotalChunks\":"...)
-	dst = appendJSONUint(dst, uint64(e.TotalChunks))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TotalChunks))
 	dst = append(dst, ",\"ChunkNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.ChunkNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ChunkNumber))
 	dst = append(dst, ",\"ChunkLength\":"...)
-	dst = appendJSONUint(dst, uint64(e.ChunkLength))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ChunkLength))
 	dst = append(dst, ",\"Chunk\":"...)
 	dst = e.Chunk.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

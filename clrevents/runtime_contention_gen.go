@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"math"
 	"strconv"
 )
@@ -59,7 +60,15 @@ func (*ContentionStartV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ContentionStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 3 {
-		return 0, shortPrefix("ContentionStart_V1", len(b), ptrSize, []fieldEnd{{"ContentionFlags", 1, 0}, {"ClrInstanceID", 3, 0}})
+		return 0, shortPrefix("ContentionStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 1,
+			Name:  "ContentionFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 3,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[2]
 	e.ContentionFlags = ContentionFlags(b[0])
@@ -79,7 +88,7 @@ func (e *ContentionStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ContentionFlags\":"...)
 	dst = e.ContentionFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -121,7 +130,27 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 27 {
-			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []fieldEnd{{"ContentionFlags", 1, 0}, {"ClrInstanceID", 3, 0}, {"LockID", 3, 1}, {"AssociatedObjectID", 3, 2}, {"LockOwnerThreadID", 11, 2}})
+			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "ContentionFlags",
+				Ptrs:  0,
+			}, {
+				Bytes: 3,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 3,
+				Name:  "LockID",
+				Ptrs:  1,
+			}, {
+				Bytes: 3,
+				Name:  "AssociatedObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 11,
+				Name:  "LockOwnerThreadID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[26]
 		e.ContentionFlags = ContentionFlags(b[0])
@@ -131,7 +160,27 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		e.LockOwnerThreadID = binary.LittleEndian.Uint64(b[19:])
 	} else {
 		if len(b) < 19 {
-			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []fieldEnd{{"ContentionFlags", 1, 0}, {"ClrInstanceID", 3, 0}, {"LockID", 3, 1}, {"AssociatedObjectID", 3, 2}, {"LockOwnerThreadID", 11, 2}})
+			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "ContentionFlags",
+				Ptrs:  0,
+			}, {
+				Bytes: 3,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 3,
+				Name:  "LockID",
+				Ptrs:  1,
+			}, {
+				Bytes: 3,
+				Name:  "AssociatedObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 11,
+				Name:  "LockOwnerThreadID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[18]
 		e.ContentionFlags = ContentionFlags(b[0])
@@ -147,8 +196,8 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 func (e *ContentionStartV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = append(dst, byte(e.ContentionFlags))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendPtr(dst, e.LockID, ptrSize)
-	dst = appendPtr(dst, e.AssociatedObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.LockID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.AssociatedObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.LockOwnerThreadID))
 	return dst
 }
@@ -158,13 +207,13 @@ func (e *ContentionStartV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ContentionFlags\":"...)
 	dst = e.ContentionFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"LockID\":"...)
-	dst = appendJSONHex(dst, uint64(e.LockID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.LockID))
 	dst = append(dst, ",\"AssociatedObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssociatedObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssociatedObjectID))
 	dst = append(dst, ",\"LockOwnerThreadID\":"...)
-	dst = appendJSONUint(dst, uint64(e.LockOwnerThreadID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LockOwnerThreadID))
 	return append(dst, '}')
 }
 
@@ -175,9 +224,9 @@ func (e *ContentionStartV2) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " LockID="...)
-	dst = appendHex(dst, uint64(e.LockID))
+	dst = clrimpl.AppendHex(dst, uint64(e.LockID))
 	dst = append(dst, " AssociatedObjectID="...)
-	dst = appendHex(dst, uint64(e.AssociatedObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssociatedObjectID))
 	dst = append(dst, " LockOwnerThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.LockOwnerThreadID), 10)
 	return dst
@@ -208,7 +257,19 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []fieldEnd{{"LockID", 0, 1}, {"AssociatedObjectID", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "LockID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "AssociatedObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[17]
 		e.LockID = binary.LittleEndian.Uint64(b[0:])
@@ -216,7 +277,19 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []fieldEnd{{"LockID", 0, 1}, {"AssociatedObjectID", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "LockID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "AssociatedObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[9]
 		e.LockID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -228,8 +301,8 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ContentionLockCreated wire form for the pointer size.
 func (e *ContentionLockCreated) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.LockID, ptrSize)
-	dst = appendPtr(dst, e.AssociatedObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.LockID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.AssociatedObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -237,20 +310,20 @@ func (e *ContentionLockCreated) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ContentionLockCreated) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"LockID\":"...)
-	dst = appendJSONHex(dst, uint64(e.LockID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.LockID))
 	dst = append(dst, ",\"AssociatedObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssociatedObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssociatedObjectID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ContentionLockCreated) AppendText(dst []byte) []byte {
 	dst = append(dst, "LockID="...)
-	dst = appendHex(dst, uint64(e.LockID))
+	dst = clrimpl.AppendHex(dst, uint64(e.LockID))
 	dst = append(dst, " AssociatedObjectID="...)
-	dst = appendHex(dst, uint64(e.AssociatedObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssociatedObjectID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -275,7 +348,15 @@ func (*ContentionStop) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ContentionStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 3 {
-		return 0, shortPrefix("ContentionStop", len(b), ptrSize, []fieldEnd{{"ContentionFlags", 1, 0}, {"ClrInstanceID", 3, 0}})
+		return 0, shortPrefix("ContentionStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 1,
+			Name:  "ContentionFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 3,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[2]
 	e.ContentionFlags = ContentionFlags(b[0])
@@ -295,7 +376,7 @@ func (e *ContentionStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ContentionFlags\":"...)
 	dst = e.ContentionFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -329,7 +410,19 @@ func (*ContentionStopV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ContentionStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 11 {
-		return 0, shortPrefix("ContentionStop_V1", len(b), ptrSize, []fieldEnd{{"ContentionFlags", 1, 0}, {"ClrInstanceID", 3, 0}, {"DurationNs", 11, 0}})
+		return 0, shortPrefix("ContentionStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 1,
+			Name:  "ContentionFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 3,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 11,
+			Name:  "DurationNs",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[10]
 	e.ContentionFlags = ContentionFlags(b[0])
@@ -351,9 +444,9 @@ func (e *ContentionStopV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ContentionFlags\":"...)
 	dst = e.ContentionFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"DurationNs\":"...)
-	dst = appendJSONFloat(dst, float64(e.DurationNs))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.DurationNs))
 	return append(dst, '}')
 }
 

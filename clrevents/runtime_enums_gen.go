@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // RuntimeKeywords are the keywords of Microsoft-Windows-DotNETRuntime, a 64-bit flag set.
 type RuntimeKeywords uint64
 
@@ -87,11 +89,128 @@ const (
 	RuntimeAllocationSamplingKeyword RuntimeKeywords = 0x80000000000
 )
 
-var runtimeKeywordsNames = []flagName{{0x1, "GCKeyword"}, {0x2, "GCHandleKeyword"}, {0x4, "AssemblyLoaderKeyword"}, {0x8, "LoaderKeyword"}, {0x10, "JitKeyword"}, {0x20, "NGenKeyword"}, {0x40, "StartEnumerationKeyword"}, {0x80, "EndEnumerationKeyword"}, {0x400, "SecurityKeyword"}, {0x800, "AppDomainResourceManagementKeyword"}, {0x1000, "JitTracingKeyword"}, {0x2000, "InteropKeyword"}, {0x4000, "ContentionKeyword"}, {0x8000, "ExceptionKeyword"}, {0x10000, "ThreadingKeyword"}, {0x20000, "JittedMethodILToNativeMapKeyword"}, {0x40000, "OverrideAndSuppressNGenEventsKeyword"}, {0x80000, "TypeKeyword"}, {0x100000, "GCHeapDumpKeyword"}, {0x200000, "GCSampledObjectAllocationHighKeyword"}, {0x400000, "GCHeapSurvivalAndMovementKeyword"}, {0x800000, "ManagedHeapCollectKeyword"}, {0x1000000, "GCHeapAndTypeNamesKeyword"}, {0x2000000, "GCSampledObjectAllocationLowKeyword"}, {0x20000000, "PerfTrackKeyword"}, {0x40000000, "StackKeyword"}, {0x80000000, "ThreadTransferKeyword"}, {0x100000000, "DebuggerKeyword"}, {0x200000000, "MonitoringKeyword"}, {0x400000000, "CodeSymbolsKeyword"}, {0x800000000, "EventSourceKeyword"}, {0x1000000000, "CompilationKeyword"}, {0x2000000000, "CompilationDiagnosticKeyword"}, {0x4000000000, "MethodDiagnosticKeyword"}, {0x8000000000, "TypeDiagnosticKeyword"}, {0x10000000000, "JitInstrumentationDataKeyword"}, {0x20000000000, "ProfilerKeyword"}, {0x40000000000, "WaitHandleKeyword"}, {0x80000000000, "AllocationSamplingKeyword"}}
+var runtimeKeywordsNames = []clrimpl.FlagName{{
+	Name:  "GCKeyword",
+	Value: 0x1,
+}, {
+	Name:  "GCHandleKeyword",
+	Value: 0x2,
+}, {
+	Name:  "AssemblyLoaderKeyword",
+	Value: 0x4,
+}, {
+	Name:  "LoaderKeyword",
+	Value: 0x8,
+}, {
+	Name:  "JitKeyword",
+	Value: 0x10,
+}, {
+	Name:  "NGenKeyword",
+	Value: 0x20,
+}, {
+	Name:  "StartEnumerationKeyword",
+	Value: 0x40,
+}, {
+	Name:  "EndEnumerationKeyword",
+	Value: 0x80,
+}, {
+	Name:  "SecurityKeyword",
+	Value: 0x400,
+}, {
+	Name:  "AppDomainResourceManagementKeyword",
+	Value: 0x800,
+}, {
+	Name:  "JitTracingKeyword",
+	Value: 0x1000,
+}, {
+	Name:  "InteropKeyword",
+	Value: 0x2000,
+}, {
+	Name:  "ContentionKeyword",
+	Value: 0x4000,
+}, {
+	Name:  "ExceptionKeyword",
+	Value: 0x8000,
+}, {
+	Name:  "ThreadingKeyword",
+	Value: 0x10000,
+}, {
+	Name:  "JittedMethodILToNativeMapKeyword",
+	Value: 0x20000,
+}, {
+	Name:  "OverrideAndSuppressNGenEventsKeyword",
+	Value: 0x40000,
+}, {
+	Name:  "TypeKeyword",
+	Value: 0x80000,
+}, {
+	Name:  "GCHeapDumpKeyword",
+	Value: 0x100000,
+}, {
+	Name:  "GCSampledObjectAllocationHighKeyword",
+	Value: 0x200000,
+}, {
+	Name:  "GCHeapSurvivalAndMovementKeyword",
+	Value: 0x400000,
+}, {
+	Name:  "ManagedHeapCollectKeyword",
+	Value: 0x800000,
+}, {
+	Name:  "GCHeapAndTypeNamesKeyword",
+	Value: 0x1000000,
+}, {
+	Name:  "GCSampledObjectAllocationLowKeyword",
+	Value: 0x2000000,
+}, {
+	Name:  "PerfTrackKeyword",
+	Value: 0x20000000,
+}, {
+	Name:  "StackKeyword",
+	Value: 0x40000000,
+}, {
+	Name:  "ThreadTransferKeyword",
+	Value: 0x80000000,
+}, {
+	Name:  "DebuggerKeyword",
+	Value: 0x100000000,
+}, {
+	Name:  "MonitoringKeyword",
+	Value: 0x200000000,
+}, {
+	Name:  "CodeSymbolsKeyword",
+	Value: 0x400000000,
+}, {
+	Name:  "EventSourceKeyword",
+	Value: 0x800000000,
+}, {
+	Name:  "CompilationKeyword",
+	Value: 0x1000000000,
+}, {
+	Name:  "CompilationDiagnosticKeyword",
+	Value: 0x2000000000,
+}, {
+	Name:  "MethodDiagnosticKeyword",
+	Value: 0x4000000000,
+}, {
+	Name:  "TypeDiagnosticKeyword",
+	Value: 0x8000000000,
+}, {
+	Name:  "JitInstrumentationDataKeyword",
+	Value: 0x10000000000,
+}, {
+	Name:  "ProfilerKeyword",
+	Value: 0x20000000000,
+}, {
+	Name:  "WaitHandleKeyword",
+	Value: 0x40000000000,
+}, {
+	Name:  "AllocationSamplingKeyword",
+	Value: 0x80000000000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RuntimeKeywords) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), runtimeKeywordsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), runtimeKeywordsNames, ""), nil
 }
 
 func (v RuntimeKeywords) String() string {
@@ -402,11 +521,20 @@ const (
 	AppDomainFlagsShared     AppDomainFlags = 0x4
 )
 
-var appDomainFlagsNames = []flagName{{0x1, "Default"}, {0x2, "Executable"}, {0x4, "Shared"}}
+var appDomainFlagsNames = []clrimpl.FlagName{{
+	Name:  "Default",
+	Value: 0x1,
+}, {
+	Name:  "Executable",
+	Value: 0x2,
+}, {
+	Name:  "Shared",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v AppDomainFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), appDomainFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), appDomainFlagsNames, ""), nil
 }
 
 func (v AppDomainFlags) String() string {
@@ -431,11 +559,26 @@ const (
 	AssemblyFlagsReadyToRun    AssemblyFlags = 0x10
 )
 
-var assemblyFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Dynamic"}, {0x4, "Native"}, {0x8, "Collectible"}, {0x10, "ReadyToRun"}}
+var assemblyFlagsNames = []clrimpl.FlagName{{
+	Name:  "DomainNeutral",
+	Value: 0x1,
+}, {
+	Name:  "Dynamic",
+	Value: 0x2,
+}, {
+	Name:  "Native",
+	Value: 0x4,
+}, {
+	Name:  "Collectible",
+	Value: 0x8,
+}, {
+	Name:  "ReadyToRun",
+	Value: 0x10,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v AssemblyFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), assemblyFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), assemblyFlagsNames, ""), nil
 }
 
 func (v AssemblyFlags) String() string {
@@ -465,7 +608,7 @@ func (v ContentionFlags) AppendText(b []byte) ([]byte, error) {
 	case 0x1:
 		return append(b, "Native"...), nil
 	default:
-		return appendUnknown(b, "ContentionFlags", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "ContentionFlags", uint64(v)), nil
 	}
 }
 
@@ -491,11 +634,26 @@ const (
 	ExceptionThrownFlagsCLSCompliant      ExceptionThrownFlags = 0x10
 )
 
-var exceptionThrownFlagsNames = []flagName{{0x1, "HasInnerException"}, {0x2, "Nested"}, {0x4, "ReThrown"}, {0x8, "CorruptedState"}, {0x10, "CLSCompliant"}}
+var exceptionThrownFlagsNames = []clrimpl.FlagName{{
+	Name:  "HasInnerException",
+	Value: 0x1,
+}, {
+	Name:  "Nested",
+	Value: 0x2,
+}, {
+	Name:  "ReThrown",
+	Value: 0x4,
+}, {
+	Name:  "CorruptedState",
+	Value: 0x8,
+}, {
+	Name:  "CLSCompliant",
+	Value: 0x10,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v ExceptionThrownFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), exceptionThrownFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), exceptionThrownFlagsNames, ""), nil
 }
 
 func (v ExceptionThrownFlags) String() string {
@@ -528,7 +686,7 @@ func (v GCAllocationKind) AppendText(b []byte) ([]byte, error) {
 	case 0x2:
 		return append(b, "Pinned"...), nil
 	default:
-		return appendUnknown(b, "GCAllocationKind", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCAllocationKind", uint64(v)), nil
 	}
 }
 
@@ -559,7 +717,7 @@ func (v GCBucketKind) AppendText(b []byte) ([]byte, error) {
 	case 0x1:
 		return append(b, "Plug"...), nil
 	default:
-		return appendUnknown(b, "GCBucketKind", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCBucketKind", uint64(v)), nil
 	}
 }
 
@@ -611,7 +769,7 @@ func (v GCHandleKind) AppendText(b []byte) ([]byte, error) {
 	case 0x8:
 		return append(b, "SizedRef"...), nil
 	default:
-		return appendUnknown(b, "GCHandleKind", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCHandleKind", uint64(v)), nil
 	}
 }
 
@@ -690,7 +848,7 @@ func (v GCReason) AppendText(b []byte) ([]byte, error) {
 	case 0x11:
 		return append(b, "InducedAggressive"...), nil
 	default:
-		return appendUnknown(b, "GCReason", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCReason", uint64(v)), nil
 	}
 }
 
@@ -713,11 +871,17 @@ const (
 	GCRootCCWFlagsPegged GCRootCCWFlags = 0x2
 )
 
-var gCRootCCWFlagsNames = []flagName{{0x1, "Strong"}, {0x2, "Pegged"}}
+var gCRootCCWFlagsNames = []clrimpl.FlagName{{
+	Name:  "Strong",
+	Value: 0x1,
+}, {
+	Name:  "Pegged",
+	Value: 0x2,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v GCRootCCWFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), gCRootCCWFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), gCRootCCWFlagsNames, ""), nil
 }
 
 func (v GCRootCCWFlags) String() string {
@@ -741,11 +905,23 @@ const (
 	GCRootFlagsRefCounted GCRootFlags = 0x8
 )
 
-var gCRootFlagsNames = []flagName{{0x1, "Pinning"}, {0x2, "WeakRef"}, {0x4, "Interior"}, {0x8, "RefCounted"}}
+var gCRootFlagsNames = []clrimpl.FlagName{{
+	Name:  "Pinning",
+	Value: 0x1,
+}, {
+	Name:  "WeakRef",
+	Value: 0x2,
+}, {
+	Name:  "Interior",
+	Value: 0x4,
+}, {
+	Name:  "RefCounted",
+	Value: 0x8,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v GCRootFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), gCRootFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), gCRootFlagsNames, ""), nil
 }
 
 func (v GCRootFlags) String() string {
@@ -799,7 +975,7 @@ func (v GCRootKind) AppendText(b []byte) ([]byte, error) {
 	case 0x9:
 		return append(b, "BGC"...), nil
 	default:
-		return appendUnknown(b, "GCRootKind", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCRootKind", uint64(v)), nil
 	}
 }
 
@@ -821,11 +997,14 @@ const (
 	GCRootStaticVarFlagsThreadLocal GCRootStaticVarFlags = 0x1
 )
 
-var gCRootStaticVarFlagsNames = []flagName{{0x1, "ThreadLocal"}}
+var gCRootStaticVarFlagsNames = []clrimpl.FlagName{{
+	Name:  "ThreadLocal",
+	Value: 0x1,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v GCRootStaticVarFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), gCRootStaticVarFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), gCRootStaticVarFlagsNames, ""), nil
 }
 
 func (v GCRootStaticVarFlags) String() string {
@@ -861,7 +1040,7 @@ func (v GCSegmentType) AppendText(b []byte) ([]byte, error) {
 	case 0x3:
 		return append(b, "PinnedHeap"...), nil
 	default:
-		return appendUnknown(b, "GCSegmentType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCSegmentType", uint64(v)), nil
 	}
 }
 
@@ -910,7 +1089,7 @@ func (v GCSuspendEEReason) AppendText(b []byte) ([]byte, error) {
 	case 0x7:
 		return append(b, "SuspendForDebuggerSweep"...), nil
 	default:
-		return appendUnknown(b, "GCSuspendEEReason", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCSuspendEEReason", uint64(v)), nil
 	}
 }
 
@@ -944,7 +1123,7 @@ func (v GCType) AppendText(b []byte) ([]byte, error) {
 	case 0x2:
 		return append(b, "ForegroundGC"...), nil
 	default:
-		return appendUnknown(b, "GCType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "GCType", uint64(v)), nil
 	}
 }
 
@@ -972,11 +1151,32 @@ const (
 	ILStubGeneratedFlagsStructMarshal   ILStubGeneratedFlags = 0x40
 )
 
-var iLStubGeneratedFlagsNames = []flagName{{0x1, "ReverseInterop"}, {0x2, "ComInterop"}, {0x4, "NGenedStub"}, {0x8, "Delegate"}, {0x10, "VarArg"}, {0x20, "UnmanagedCallee"}, {0x40, "StructMarshal"}}
+var iLStubGeneratedFlagsNames = []clrimpl.FlagName{{
+	Name:  "ReverseInterop",
+	Value: 0x1,
+}, {
+	Name:  "ComInterop",
+	Value: 0x2,
+}, {
+	Name:  "NGenedStub",
+	Value: 0x4,
+}, {
+	Name:  "Delegate",
+	Value: 0x8,
+}, {
+	Name:  "VarArg",
+	Value: 0x10,
+}, {
+	Name:  "UnmanagedCallee",
+	Value: 0x20,
+}, {
+	Name:  "StructMarshal",
+	Value: 0x40,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v ILStubGeneratedFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), iLStubGeneratedFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), iLStubGeneratedFlagsNames, ""), nil
 }
 
 func (v ILStubGeneratedFlags) String() string {
@@ -1015,7 +1215,7 @@ func (v KnownPathSource) AppendText(b []byte) ([]byte, error) {
 	case 0x4:
 		return append(b, "SatelliteSubdirectory"...), nil
 	default:
-		return appendUnknown(b, "KnownPathSource", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "KnownPathSource", uint64(v)), nil
 	}
 }
 
@@ -1043,11 +1243,32 @@ const (
 	MethodFlagsReadyToRunRejectedPrecompiledCode MethodFlags = 0x40
 )
 
-var methodFlagsNames = []flagName{{0x1, "Dynamic"}, {0x2, "Generic"}, {0x4, "HasSharedGenericCode"}, {0x8, "Jitted"}, {0x10, "JitHelper"}, {0x20, "ProfilerRejectedPrecompiledCode"}, {0x40, "ReadyToRunRejectedPrecompiledCode"}}
+var methodFlagsNames = []clrimpl.FlagName{{
+	Name:  "Dynamic",
+	Value: 0x1,
+}, {
+	Name:  "Generic",
+	Value: 0x2,
+}, {
+	Name:  "HasSharedGenericCode",
+	Value: 0x4,
+}, {
+	Name:  "Jitted",
+	Value: 0x8,
+}, {
+	Name:  "JitHelper",
+	Value: 0x10,
+}, {
+	Name:  "ProfilerRejectedPrecompiledCode",
+	Value: 0x20,
+}, {
+	Name:  "ReadyToRunRejectedPrecompiledCode",
+	Value: 0x40,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v MethodFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), methodFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), methodFlagsNames, ""), nil
 }
 
 func (v MethodFlags) String() string {
@@ -1074,11 +1295,32 @@ const (
 	ModuleFlagsPartialReadyToRunModule ModuleFlags = 0x40
 )
 
-var moduleFlagsNames = []flagName{{0x1, "DomainNeutral"}, {0x2, "Native"}, {0x4, "Dynamic"}, {0x8, "Manifest"}, {0x10, "IbcOptimized"}, {0x20, "ReadyToRunModule"}, {0x40, "PartialReadyToRunModule"}}
+var moduleFlagsNames = []clrimpl.FlagName{{
+	Name:  "DomainNeutral",
+	Value: 0x1,
+}, {
+	Name:  "Native",
+	Value: 0x2,
+}, {
+	Name:  "Dynamic",
+	Value: 0x4,
+}, {
+	Name:  "Manifest",
+	Value: 0x8,
+}, {
+	Name:  "IbcOptimized",
+	Value: 0x10,
+}, {
+	Name:  "ReadyToRunModule",
+	Value: 0x20,
+}, {
+	Name:  "PartialReadyToRunModule",
+	Value: 0x40,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v ModuleFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), moduleFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), moduleFlagsNames, ""), nil
 }
 
 func (v ModuleFlags) String() string {
@@ -1099,11 +1341,14 @@ const (
 	ModuleRangeTypeColdRange ModuleRangeType = 0x4
 )
 
-var moduleRangeTypeNames = []flagName{{0x4, "ColdRange"}}
+var moduleRangeTypeNames = []clrimpl.FlagName{{
+	Name:  "ColdRange",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v ModuleRangeType) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), moduleRangeTypeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), moduleRangeTypeNames, ""), nil
 }
 
 func (v ModuleRangeType) String() string {
@@ -1145,7 +1390,7 @@ func (v ResolutionAttemptedResult) AppendText(b []byte) ([]byte, error) {
 	case 0x5:
 		return append(b, "Exception"...), nil
 	default:
-		return appendUnknown(b, "ResolutionAttemptedResult", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "ResolutionAttemptedResult", uint64(v)), nil
 	}
 }
 
@@ -1191,7 +1436,7 @@ func (v ResolutionAttemptedStage) AppendText(b []byte) ([]byte, error) {
 	case 0x6:
 		return append(b, "AppDomainAssemblyResolveEvent"...), nil
 	default:
-		return appendUnknown(b, "ResolutionAttemptedStage", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "ResolutionAttemptedStage", uint64(v)), nil
 	}
 }
 
@@ -1215,11 +1460,20 @@ const (
 	RuntimeSkuMono       RuntimeSku = 0x4
 )
 
-var runtimeSkuNames = []flagName{{0x1, "DesktopClr"}, {0x2, "CoreClr"}, {0x4, "Mono"}}
+var runtimeSkuNames = []clrimpl.FlagName{{
+	Name:  "DesktopClr",
+	Value: 0x1,
+}, {
+	Name:  "CoreClr",
+	Value: 0x2,
+}, {
+	Name:  "Mono",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RuntimeSku) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), runtimeSkuNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), runtimeSkuNames, ""), nil
 }
 
 func (v RuntimeSku) String() string {
@@ -1254,11 +1508,56 @@ const (
 	StartupFlagsARM                            StartupFlags = 0x400000
 )
 
-var startupFlagsNames = []flagName{{0x1, "CONCURRENT_GC"}, {0x2, "LOADER_OPTIMIZATION_SINGLE_DOMAIN"}, {0x4, "LOADER_OPTIMIZATION_MULTI_DOMAIN"}, {0x10, "LOADER_SAFEMODE"}, {0x100, "LOADER_SETPREFERENCE"}, {0x1000, "SERVER_GC"}, {0x2000, "HOARD_GC_VM"}, {0x4000, "SINGLE_VERSION_HOSTING_INTERFACE"}, {0x10000, "LEGACY_IMPERSONATION"}, {0x20000, "DISABLE_COMMITTHREADSTACK"}, {0x40000, "ALWAYSFLOW_IMPERSONATION"}, {0x80000, "TRIM_GC_COMMIT"}, {0x100000, "ETW"}, {0x200000, "SERVER_BUILD"}, {0x400000, "ARM"}}
+var startupFlagsNames = []clrimpl.FlagName{{
+	Name:  "CONCURRENT_GC",
+	Value: 0x1,
+}, {
+	Name:  "LOADER_OPTIMIZATION_SINGLE_DOMAIN",
+	Value: 0x2,
+}, {
+	Name:  "LOADER_OPTIMIZATION_MULTI_DOMAIN",
+	Value: 0x4,
+}, {
+	Name:  "LOADER_SAFEMODE",
+	Value: 0x10,
+}, {
+	Name:  "LOADER_SETPREFERENCE",
+	Value: 0x100,
+}, {
+	Name:  "SERVER_GC",
+	Value: 0x1000,
+}, {
+	Name:  "HOARD_GC_VM",
+	Value: 0x2000,
+}, {
+	Name:  "SINGLE_VERSION_HOSTING_INTERFACE",
+	Value: 0x4000,
+}, {
+	Name:  "LEGACY_IMPERSONATION",
+	Value: 0x10000,
+}, {
+	Name:  "DISABLE_COMMITTHREADSTACK",
+	Value: 0x20000,
+}, {
+	Name:  "ALWAYSFLOW_IMPERSONATION",
+	Value: 0x40000,
+}, {
+	Name:  "TRIM_GC_COMMIT",
+	Value: 0x80000,
+}, {
+	Name:  "ETW",
+	Value: 0x100000,
+}, {
+	Name:  "SERVER_BUILD",
+	Value: 0x200000,
+}, {
+	Name:  "ARM",
+	Value: 0x400000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v StartupFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), startupFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), startupFlagsNames, ""), nil
 }
 
 func (v StartupFlags) String() string {
@@ -1283,11 +1582,26 @@ const (
 	StartupModeOther        StartupMode = 0x10
 )
 
-var startupModeNames = []flagName{{0x1, "ManagedExe"}, {0x2, "HostedClr"}, {0x4, "IjwDll"}, {0x8, "ComActivated"}, {0x10, "Other"}}
+var startupModeNames = []clrimpl.FlagName{{
+	Name:  "ManagedExe",
+	Value: 0x1,
+}, {
+	Name:  "HostedClr",
+	Value: 0x2,
+}, {
+	Name:  "IjwDll",
+	Value: 0x4,
+}, {
+	Name:  "ComActivated",
+	Value: 0x8,
+}, {
+	Name:  "Other",
+	Value: 0x10,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v StartupMode) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), startupModeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), startupModeNames, ""), nil
 }
 
 func (v StartupMode) String() string {
@@ -1320,7 +1634,7 @@ func (v TailCallType) AppendText(b []byte) ([]byte, error) {
 	case 0x2:
 		return append(b, "HelperAssistedTailCall"...), nil
 	default:
-		return appendUnknown(b, "TailCallType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "TailCallType", uint64(v)), nil
 	}
 }
 
@@ -1369,7 +1683,7 @@ func (v ThreadAdjustmentReason) AppendText(b []byte) ([]byte, error) {
 	case 0x7:
 		return append(b, "ThreadTimedOut"...), nil
 	default:
-		return appendUnknown(b, "ThreadAdjustmentReason", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "ThreadAdjustmentReason", uint64(v)), nil
 	}
 }
 
@@ -1393,11 +1707,20 @@ const (
 	ThreadFlagsThreadPoolWorker ThreadFlags = 0x4
 )
 
-var threadFlagsNames = []flagName{{0x1, "GCSpecial"}, {0x2, "Finalizer"}, {0x4, "ThreadPoolWorker"}}
+var threadFlagsNames = []clrimpl.FlagName{{
+	Name:  "GCSpecial",
+	Value: 0x1,
+}, {
+	Name:  "Finalizer",
+	Value: 0x2,
+}, {
+	Name:  "ThreadPoolWorker",
+	Value: 0x4,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v ThreadFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), threadFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), threadFlagsNames, ""), nil
 }
 
 func (v ThreadFlags) String() string {
@@ -1422,11 +1745,23 @@ const (
 	TieredCompilationSettingsFlagsReadyToRun       TieredCompilationSettingsFlags = 0x8
 )
 
-var tieredCompilationSettingsFlagsNames = []flagName{{0x1, "QuickJit"}, {0x2, "QuickJitForLoops"}, {0x4, "TieredPGO"}, {0x8, "ReadyToRun"}}
+var tieredCompilationSettingsFlagsNames = []clrimpl.FlagName{{
+	Name:  "QuickJit",
+	Value: 0x1,
+}, {
+	Name:  "QuickJitForLoops",
+	Value: 0x2,
+}, {
+	Name:  "TieredPGO",
+	Value: 0x4,
+}, {
+	Name:  "ReadyToRun",
+	Value: 0x8,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v TieredCompilationSettingsFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), tieredCompilationSettingsFlagsNames, "None"), nil
+	return clrimpl.AppendFlags(b, uint64(v), tieredCompilationSettingsFlagsNames, "None"), nil
 }
 
 func (v TieredCompilationSettingsFlags) String() string {
@@ -1457,11 +1792,44 @@ const (
 	TypeFlagsArrayRankBit5                  TypeFlags = 0x2000
 )
 
-var typeFlagsNames = []flagName{{0x1, "Delegate"}, {0x2, "Finalizable"}, {0x4, "ExternallyImplementedCOMObject"}, {0x8, "Array"}, {0x10, "ModuleBaseAddress"}, {0x100, "ArrayRankBit0"}, {0x200, "ArrayRankBit1"}, {0x400, "ArrayRankBit2"}, {0x800, "ArrayRankBit3"}, {0x1000, "ArrayRankBit4"}, {0x2000, "ArrayRankBit5"}}
+var typeFlagsNames = []clrimpl.FlagName{{
+	Name:  "Delegate",
+	Value: 0x1,
+}, {
+	Name:  "Finalizable",
+	Value: 0x2,
+}, {
+	Name:  "ExternallyImplementedCOMObject",
+	Value: 0x4,
+}, {
+	Name:  "Array",
+	Value: 0x8,
+}, {
+	Name:  "ModuleBaseAddress",
+	Value: 0x10,
+}, {
+	Name:  "ArrayRankBit0",
+	Value: 0x100,
+}, {
+	Name:  "ArrayRankBit1",
+	Value: 0x200,
+}, {
+	Name:  "ArrayRankBit2",
+	Value: 0x400,
+}, {
+	Name:  "ArrayRankBit3",
+	Value: 0x800,
+}, {
+	Name:  "ArrayRankBit4",
+	Value: 0x1000,
+}, {
+	Name:  "ArrayRankBit5",
+	Value: 0x2000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v TypeFlags) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), typeFlagsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), typeFlagsNames, ""), nil
 }
 
 func (v TypeFlags) String() string {
@@ -1491,7 +1859,7 @@ func (v WaitHandleWaitSource) AppendText(b []byte) ([]byte, error) {
 	case 0x1:
 		return append(b, "MonitorWait"...), nil
 	default:
-		return appendUnknown(b, "WaitHandleWaitSource", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "WaitHandleWaitSource", uint64(v)), nil
 	}
 }
 

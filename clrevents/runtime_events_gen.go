@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -32,13 +33,17 @@ func (*EventSource) Info() *EventInfo {
 func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("EventSource", len(b), ptrSize, []fieldEnd{{"EventID", 4, 0}})
+		return 0, shortPrefix("EventSource", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "EventID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.EventID = int32(binary.LittleEndian.Uint32(b[0:]))
 	off = 4
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("EventSource", "EventName", off, ErrUnterminatedString)
 		}
@@ -46,7 +51,7 @@ func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("EventSource", "EventSourceName", off, ErrUnterminatedString)
 		}
@@ -54,7 +59,7 @@ func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("EventSource", "Payload", off, ErrUnterminatedString)
 		}
@@ -67,16 +72,16 @@ func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the EventSource wire form for the pointer size.
 func (e *EventSource) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.EventID))
-	dst = appendUTF16Z(dst, e.EventName)
-	dst = appendUTF16Z(dst, e.EventSourceName)
-	dst = appendUTF16Z(dst, e.Payload)
+	dst = clrimpl.AppendUTF16Z(dst, e.EventName)
+	dst = clrimpl.AppendUTF16Z(dst, e.EventSourceName)
+	dst = clrimpl.AppendUTF16Z(dst, e.Payload)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *EventSource) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"EventID\":"...)
-	dst = appendJSONInt(dst, int64(e.EventID))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.EventID))
 	dst = append(dst, ",\"EventName\":"...)
 	dst = e.EventName.AppendJSON(dst)
 	dst = append(dst, ",\"EventSourceName\":"...)

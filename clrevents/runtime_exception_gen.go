@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -70,7 +71,7 @@ func (e *ExceptionThrownV1) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ExceptionThrown_V1", "ExceptionType", off, ErrUnterminatedString)
 		}
@@ -78,7 +79,7 @@ func (e *ExceptionThrownV1) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ExceptionThrown_V1", "ExceptionMessage", off, ErrUnterminatedString)
 		}
@@ -88,7 +89,7 @@ func (e *ExceptionThrownV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < ptrSize {
 		return 0, decodeError("ExceptionThrown_V1", "ExceptionEIP", off, ErrShortPayload)
 	}
-	e.ExceptionEIP = readPtr(b, off, ptrSize)
+	e.ExceptionEIP = clrimpl.ReadPtr(b, off, ptrSize)
 	off += ptrSize
 	if len(b)-off < 4 {
 		return 0, decodeError("ExceptionThrown_V1", "ExceptionHRESULT", off, ErrShortPayload)
@@ -110,9 +111,9 @@ func (e *ExceptionThrownV1) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ExceptionThrown_V1 wire form for the pointer size.
 func (e *ExceptionThrownV1) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.ExceptionType)
-	dst = appendUTF16Z(dst, e.ExceptionMessage)
-	dst = appendPtr(dst, e.ExceptionEIP, ptrSize)
+	dst = clrimpl.AppendUTF16Z(dst, e.ExceptionType)
+	dst = clrimpl.AppendUTF16Z(dst, e.ExceptionMessage)
+	dst = clrimpl.AppendPtr(dst, e.ExceptionEIP, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ExceptionHRESULT))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ExceptionFlags))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
@@ -126,13 +127,13 @@ func (e *ExceptionThrownV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"ExceptionMessage\":"...)
 	dst = e.ExceptionMessage.AppendJSON(dst)
 	dst = append(dst, ",\"ExceptionEIP\":"...)
-	dst = appendJSONHex(dst, uint64(e.ExceptionEIP))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExceptionEIP))
 	dst = append(dst, ",\"ExceptionHRESULT\":"...)
-	dst = appendJSONHex(dst, uint64(e.ExceptionHRESULT))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExceptionHRESULT))
 	dst = append(dst, ",\"ExceptionFlags\":"...)
 	dst = e.ExceptionFlags.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -143,9 +144,9 @@ func (e *ExceptionThrownV1) AppendText(dst []byte) []byte {
 	dst = append(dst, " ExceptionMessage="...)
 	dst = e.ExceptionMessage.AppendJSON(dst)
 	dst = append(dst, " ExceptionEIP="...)
-	dst = appendHex(dst, uint64(e.ExceptionEIP))
+	dst = clrimpl.AppendHex(dst, uint64(e.ExceptionEIP))
 	dst = append(dst, " ExceptionHRESULT="...)
-	dst = appendHex(dst, uint64(e.ExceptionHRESULT))
+	dst = clrimpl.AppendHex(dst, uint64(e.ExceptionHRESULT))
 	dst = append(dst, " ExceptionFlags="...)
 	dst, _ = e.ExceptionFlags.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)

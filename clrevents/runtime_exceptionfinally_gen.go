@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -32,14 +33,22 @@ func (*ExceptionFinallyStart) Info() *EventInfo {
 func (e *ExceptionFinallyStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("ExceptionFinallyStart", len(b), ptrSize, []fieldEnd{{"EntryEIP", 8, 0}, {"MethodID", 16, 0}})
+		return 0, shortPrefix("ExceptionFinallyStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "EntryEIP",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.EntryEIP = binary.LittleEndian.Uint64(b[0:])
 	e.MethodID = binary.LittleEndian.Uint64(b[8:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ExceptionFinallyStart", "MethodName", off, ErrUnterminatedString)
 		}
@@ -58,7 +67,7 @@ func (e *ExceptionFinallyStart) Decode(b []byte, ptrSize int) (int, error) {
 func (e *ExceptionFinallyStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.EntryEIP))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.MethodID))
-	dst = appendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -66,22 +75,22 @@ func (e *ExceptionFinallyStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ExceptionFinallyStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"EntryEIP\":"...)
-	dst = appendJSONHex(dst, uint64(e.EntryEIP))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.EntryEIP))
 	dst = append(dst, ",\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"MethodName\":"...)
 	dst = e.MethodName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ExceptionFinallyStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "EntryEIP="...)
-	dst = appendHex(dst, uint64(e.EntryEIP))
+	dst = clrimpl.AppendHex(dst, uint64(e.EntryEIP))
 	dst = append(dst, " MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " MethodName="...)
 	dst = e.MethodName.AppendJSON(dst)
 	dst = append(dst, " ClrInstanceID="...)

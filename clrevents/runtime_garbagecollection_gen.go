@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"iter"
 	"strconv"
 )
@@ -28,7 +29,15 @@ func (*GCStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCStart", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"Reason", 8, 0}})
+		return 0, shortPrefix("GCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Reason",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -46,7 +55,7 @@ func (e *GCStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Reason\":"...)
 	dst = e.Reason.appendJSON(dst)
 	return append(dst, '}')
@@ -86,7 +95,27 @@ func (*GCStartV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCStart_V1", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"Depth", 8, 0}, {"Reason", 12, 0}, {"Type", 16, 0}, {"ClrInstanceID", 18, 0}})
+		return 0, shortPrefix("GCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Depth",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Type",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -110,15 +139,15 @@ func (e *GCStartV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCStartV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Depth\":"...)
-	dst = appendJSONUint(dst, uint64(e.Depth))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Depth))
 	dst = append(dst, ",\"Reason\":"...)
 	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"Type\":"...)
 	dst = e.Type.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -164,7 +193,31 @@ func (*GCStartV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 26 {
-		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"Depth", 8, 0}, {"Reason", 12, 0}, {"Type", 16, 0}, {"ClrInstanceID", 18, 0}, {"ClientSequenceNumber", 26, 0}})
+		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Depth",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Type",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 26,
+			Name:  "ClientSequenceNumber",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[25]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -190,17 +243,17 @@ func (e *GCStartV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCStartV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Depth\":"...)
-	dst = appendJSONUint(dst, uint64(e.Depth))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Depth))
 	dst = append(dst, ",\"Reason\":"...)
 	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"Type\":"...)
 	dst = e.Type.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"ClientSequenceNumber\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClientSequenceNumber))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClientSequenceNumber))
 	return append(dst, '}')
 }
 
@@ -240,7 +293,15 @@ func (*GCEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCEnd", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"Depth", 6, 0}})
+		return 0, shortPrefix("GCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "Depth",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -258,9 +319,9 @@ func (e *GCEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Depth\":"...)
-	dst = appendJSONUint(dst, uint64(e.Depth))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Depth))
 	return append(dst, '}')
 }
 
@@ -294,7 +355,19 @@ func (*GCEndV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCEnd_V1", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"Depth", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Depth",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -314,11 +387,11 @@ func (e *GCEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Depth\":"...)
-	dst = appendJSONUint(dst, uint64(e.Depth))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Depth))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -381,7 +454,11 @@ func (*GCRestartEEEndV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCRestartEEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCRestartEEEnd_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("GCRestartEEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -397,7 +474,7 @@ func (e *GCRestartEEEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCRestartEEEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -449,7 +526,59 @@ func (*GCHeapStats) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCHeapStats) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 92 {
-		return 0, shortPrefix("GCHeapStats", len(b), ptrSize, []fieldEnd{{"GenerationSize0", 8, 0}, {"TotalPromotedSize0", 16, 0}, {"GenerationSize1", 24, 0}, {"TotalPromotedSize1", 32, 0}, {"GenerationSize2", 40, 0}, {"TotalPromotedSize2", 48, 0}, {"GenerationSize3", 56, 0}, {"TotalPromotedSize3", 64, 0}, {"FinalizationPromotedSize", 72, 0}, {"FinalizationPromotedCount", 80, 0}, {"PinnedObjectCount", 84, 0}, {"SinkBlockCount", 88, 0}, {"GCHandleCount", 92, 0}})
+		return 0, shortPrefix("GCHeapStats", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "GenerationSize0",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "TotalPromotedSize0",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "GenerationSize1",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "TotalPromotedSize1",
+			Ptrs:  0,
+		}, {
+			Bytes: 40,
+			Name:  "GenerationSize2",
+			Ptrs:  0,
+		}, {
+			Bytes: 48,
+			Name:  "TotalPromotedSize2",
+			Ptrs:  0,
+		}, {
+			Bytes: 56,
+			Name:  "GenerationSize3",
+			Ptrs:  0,
+		}, {
+			Bytes: 64,
+			Name:  "TotalPromotedSize3",
+			Ptrs:  0,
+		}, {
+			Bytes: 72,
+			Name:  "FinalizationPromotedSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 80,
+			Name:  "FinalizationPromotedCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 84,
+			Name:  "PinnedObjectCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 88,
+			Name:  "SinkBlockCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 92,
+			Name:  "GCHandleCount",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[91]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -489,54 +618,54 @@ func (e *GCHeapStats) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCHeapStats) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GenerationSize0\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize0))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize0))
 	dst = append(dst, ",\"TotalPromotedSize0\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize0))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize0))
 	dst = append(dst, ",\"GenerationSize1\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize1))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize1))
 	dst = append(dst, ",\"TotalPromotedSize1\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize1))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize1))
 	dst = append(dst, ",\"GenerationSize2\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize2))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize2))
 	dst = append(dst, ",\"TotalPromotedSize2\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize2))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize2))
 	dst = append(dst, ",\"GenerationSize3\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize3))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize3))
 	dst = append(dst, ",\"TotalPromotedSize3\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize3))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize3))
 	dst = append(dst, ",\"FinalizationPromotedSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalizationPromotedSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalizationPromotedSize))
 	dst = append(dst, ",\"FinalizationPromotedCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.FinalizationPromotedCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FinalizationPromotedCount))
 	dst = append(dst, ",\"PinnedObjectCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.PinnedObjectCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PinnedObjectCount))
 	dst = append(dst, ",\"SinkBlockCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.SinkBlockCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SinkBlockCount))
 	dst = append(dst, ",\"GCHandleCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.GCHandleCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GCHandleCount))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCHeapStats) AppendText(dst []byte) []byte {
 	dst = append(dst, "GenerationSize0="...)
-	dst = appendHex(dst, uint64(e.GenerationSize0))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize0))
 	dst = append(dst, " TotalPromotedSize0="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize0))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize0))
 	dst = append(dst, " GenerationSize1="...)
-	dst = appendHex(dst, uint64(e.GenerationSize1))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize1))
 	dst = append(dst, " TotalPromotedSize1="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize1))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize1))
 	dst = append(dst, " GenerationSize2="...)
-	dst = appendHex(dst, uint64(e.GenerationSize2))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize2))
 	dst = append(dst, " TotalPromotedSize2="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize2))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize2))
 	dst = append(dst, " GenerationSize3="...)
-	dst = appendHex(dst, uint64(e.GenerationSize3))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize3))
 	dst = append(dst, " TotalPromotedSize3="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize3))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize3))
 	dst = append(dst, " FinalizationPromotedSize="...)
-	dst = appendHex(dst, uint64(e.FinalizationPromotedSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalizationPromotedSize))
 	dst = append(dst, " FinalizationPromotedCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.FinalizationPromotedCount), 10)
 	dst = append(dst, " PinnedObjectCount="...)
@@ -591,7 +720,63 @@ func (*GCHeapStatsV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCHeapStatsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 94 {
-		return 0, shortPrefix("GCHeapStats_V1", len(b), ptrSize, []fieldEnd{{"GenerationSize0", 8, 0}, {"TotalPromotedSize0", 16, 0}, {"GenerationSize1", 24, 0}, {"TotalPromotedSize1", 32, 0}, {"GenerationSize2", 40, 0}, {"TotalPromotedSize2", 48, 0}, {"GenerationSize3", 56, 0}, {"TotalPromotedSize3", 64, 0}, {"FinalizationPromotedSize", 72, 0}, {"FinalizationPromotedCount", 80, 0}, {"PinnedObjectCount", 84, 0}, {"SinkBlockCount", 88, 0}, {"GCHandleCount", 92, 0}, {"ClrInstanceID", 94, 0}})
+		return 0, shortPrefix("GCHeapStats_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "GenerationSize0",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "TotalPromotedSize0",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "GenerationSize1",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "TotalPromotedSize1",
+			Ptrs:  0,
+		}, {
+			Bytes: 40,
+			Name:  "GenerationSize2",
+			Ptrs:  0,
+		}, {
+			Bytes: 48,
+			Name:  "TotalPromotedSize2",
+			Ptrs:  0,
+		}, {
+			Bytes: 56,
+			Name:  "GenerationSize3",
+			Ptrs:  0,
+		}, {
+			Bytes: 64,
+			Name:  "TotalPromotedSize3",
+			Ptrs:  0,
+		}, {
+			Bytes: 72,
+			Name:  "FinalizationPromotedSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 80,
+			Name:  "FinalizationPromotedCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 84,
+			Name:  "PinnedObjectCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 88,
+			Name:  "SinkBlockCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 92,
+			Name:  "GCHandleCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 94,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[93]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -633,56 +818,56 @@ func (e *GCHeapStatsV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCHeapStatsV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GenerationSize0\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize0))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize0))
 	dst = append(dst, ",\"TotalPromotedSize0\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize0))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize0))
 	dst = append(dst, ",\"GenerationSize1\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize1))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize1))
 	dst = append(dst, ",\"TotalPromotedSize1\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize1))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize1))
 	dst = append(dst, ",\"GenerationSize2\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize2))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize2))
 	dst = append(dst, ",\"TotalPromotedSize2\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize2))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize2))
 	dst = append(dst, ",\"GenerationSize3\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize3))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize3))
 	dst = append(dst, ",\"TotalPromotedSize3\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize3))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize3))
 	dst = append(dst, ",\"FinalizationPromotedSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalizationPromotedSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalizationPromotedSize))
 	dst = append(dst, ",\"FinalizationPromotedCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.FinalizationPromotedCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FinalizationPromotedCount))
 	dst = append(dst, ",\"PinnedObjectCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.PinnedObjectCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PinnedObjectCount))
 	dst = append(dst, ",\"SinkBlockCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.SinkBlockCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SinkBlockCount))
 	dst = append(dst, ",\"GCHandleCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.GCHandleCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GCHandleCount))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCHeapStatsV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "GenerationSize0="...)
-	dst = appendHex(dst, uint64(e.GenerationSize0))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize0))
 	dst = append(dst, " TotalPromotedSize0="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize0))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize0))
 	dst = append(dst, " GenerationSize1="...)
-	dst = appendHex(dst, uint64(e.GenerationSize1))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize1))
 	dst = append(dst, " TotalPromotedSize1="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize1))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize1))
 	dst = append(dst, " GenerationSize2="...)
-	dst = appendHex(dst, uint64(e.GenerationSize2))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize2))
 	dst = append(dst, " TotalPromotedSize2="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize2))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize2))
 	dst = append(dst, " GenerationSize3="...)
-	dst = appendHex(dst, uint64(e.GenerationSize3))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize3))
 	dst = append(dst, " TotalPromotedSize3="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize3))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize3))
 	dst = append(dst, " FinalizationPromotedSize="...)
-	dst = appendHex(dst, uint64(e.FinalizationPromotedSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalizationPromotedSize))
 	dst = append(dst, " FinalizationPromotedCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.FinalizationPromotedCount), 10)
 	dst = append(dst, " PinnedObjectCount="...)
@@ -743,7 +928,71 @@ func (*GCHeapStatsV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCHeapStatsV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 110 {
-		return 0, shortPrefix("GCHeapStats_V2", len(b), ptrSize, []fieldEnd{{"GenerationSize0", 8, 0}, {"TotalPromotedSize0", 16, 0}, {"GenerationSize1", 24, 0}, {"TotalPromotedSize1", 32, 0}, {"GenerationSize2", 40, 0}, {"TotalPromotedSize2", 48, 0}, {"GenerationSize3", 56, 0}, {"TotalPromotedSize3", 64, 0}, {"FinalizationPromotedSize", 72, 0}, {"FinalizationPromotedCount", 80, 0}, {"PinnedObjectCount", 84, 0}, {"SinkBlockCount", 88, 0}, {"GCHandleCount", 92, 0}, {"ClrInstanceID", 94, 0}, {"GenerationSize4", 102, 0}, {"TotalPromotedSize4", 110, 0}})
+		return 0, shortPrefix("GCHeapStats_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "GenerationSize0",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "TotalPromotedSize0",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "GenerationSize1",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "TotalPromotedSize1",
+			Ptrs:  0,
+		}, {
+			Bytes: 40,
+			Name:  "GenerationSize2",
+			Ptrs:  0,
+		}, {
+			Bytes: 48,
+			Name:  "TotalPromotedSize2",
+			Ptrs:  0,
+		}, {
+			Bytes: 56,
+			Name:  "GenerationSize3",
+			Ptrs:  0,
+		}, {
+			Bytes: 64,
+			Name:  "TotalPromotedSize3",
+			Ptrs:  0,
+		}, {
+			Bytes: 72,
+			Name:  "FinalizationPromotedSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 80,
+			Name:  "FinalizationPromotedCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 84,
+			Name:  "PinnedObjectCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 88,
+			Name:  "SinkBlockCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 92,
+			Name:  "GCHandleCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 94,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 102,
+			Name:  "GenerationSize4",
+			Ptrs:  0,
+		}, {
+			Bytes: 110,
+			Name:  "TotalPromotedSize4",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[109]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -789,60 +1038,60 @@ func (e *GCHeapStatsV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCHeapStatsV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GenerationSize0\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize0))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize0))
 	dst = append(dst, ",\"TotalPromotedSize0\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize0))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize0))
 	dst = append(dst, ",\"GenerationSize1\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize1))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize1))
 	dst = append(dst, ",\"TotalPromotedSize1\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize1))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize1))
 	dst = append(dst, ",\"GenerationSize2\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize2))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize2))
 	dst = append(dst, ",\"TotalPromotedSize2\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize2))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize2))
 	dst = append(dst, ",\"GenerationSize3\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize3))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize3))
 	dst = append(dst, ",\"TotalPromotedSize3\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize3))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize3))
 	dst = append(dst, ",\"FinalizationPromotedSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalizationPromotedSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalizationPromotedSize))
 	dst = append(dst, ",\"FinalizationPromotedCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.FinalizationPromotedCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FinalizationPromotedCount))
 	dst = append(dst, ",\"PinnedObjectCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.PinnedObjectCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PinnedObjectCount))
 	dst = append(dst, ",\"SinkBlockCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.SinkBlockCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.SinkBlockCount))
 	dst = append(dst, ",\"GCHandleCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.GCHandleCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GCHandleCount))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"GenerationSize4\":"...)
-	dst = appendJSONHex(dst, uint64(e.GenerationSize4))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GenerationSize4))
 	dst = append(dst, ",\"TotalPromotedSize4\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalPromotedSize4))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalPromotedSize4))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCHeapStatsV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "GenerationSize0="...)
-	dst = appendHex(dst, uint64(e.GenerationSize0))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize0))
 	dst = append(dst, " TotalPromotedSize0="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize0))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize0))
 	dst = append(dst, " GenerationSize1="...)
-	dst = appendHex(dst, uint64(e.GenerationSize1))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize1))
 	dst = append(dst, " TotalPromotedSize1="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize1))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize1))
 	dst = append(dst, " GenerationSize2="...)
-	dst = appendHex(dst, uint64(e.GenerationSize2))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize2))
 	dst = append(dst, " TotalPromotedSize2="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize2))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize2))
 	dst = append(dst, " GenerationSize3="...)
-	dst = appendHex(dst, uint64(e.GenerationSize3))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize3))
 	dst = append(dst, " TotalPromotedSize3="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize3))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize3))
 	dst = append(dst, " FinalizationPromotedSize="...)
-	dst = appendHex(dst, uint64(e.FinalizationPromotedSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalizationPromotedSize))
 	dst = append(dst, " FinalizationPromotedCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.FinalizationPromotedCount), 10)
 	dst = append(dst, " PinnedObjectCount="...)
@@ -854,9 +1103,9 @@ func (e *GCHeapStatsV2) AppendText(dst []byte) []byte {
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " GenerationSize4="...)
-	dst = appendHex(dst, uint64(e.GenerationSize4))
+	dst = clrimpl.AppendHex(dst, uint64(e.GenerationSize4))
 	dst = append(dst, " TotalPromotedSize4="...)
-	dst = appendHex(dst, uint64(e.TotalPromotedSize4))
+	dst = clrimpl.AppendHex(dst, uint64(e.TotalPromotedSize4))
 	return dst
 }
 
@@ -881,7 +1130,19 @@ func (*GCCreateSegment) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCCreateSegment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCCreateSegment", len(b), ptrSize, []fieldEnd{{"Address", 8, 0}, {"Size", 16, 0}, {"Type", 20, 0}})
+		return 0, shortPrefix("GCCreateSegment", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Address",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Size",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Type",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[19]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -901,9 +1162,9 @@ func (e *GCCreateSegment) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCCreateSegment) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"Size\":"...)
-	dst = appendJSONHex(dst, uint64(e.Size))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Size))
 	dst = append(dst, ",\"Type\":"...)
 	dst = e.Type.appendJSON(dst)
 	return append(dst, '}')
@@ -912,9 +1173,9 @@ func (e *GCCreateSegment) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *GCCreateSegment) AppendText(dst []byte) []byte {
 	dst = append(dst, "Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	dst = append(dst, " Size="...)
-	dst = appendHex(dst, uint64(e.Size))
+	dst = clrimpl.AppendHex(dst, uint64(e.Size))
 	dst = append(dst, " Type="...)
 	dst, _ = e.Type.AppendText(dst)
 	return dst
@@ -943,7 +1204,23 @@ func (*GCCreateSegmentV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCCreateSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCCreateSegment_V1", len(b), ptrSize, []fieldEnd{{"Address", 8, 0}, {"Size", 16, 0}, {"Type", 20, 0}, {"ClrInstanceID", 22, 0}})
+		return 0, shortPrefix("GCCreateSegment_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Address",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Size",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Type",
+			Ptrs:  0,
+		}, {
+			Bytes: 22,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[21]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -965,22 +1242,22 @@ func (e *GCCreateSegmentV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCCreateSegmentV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"Size\":"...)
-	dst = appendJSONHex(dst, uint64(e.Size))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Size))
 	dst = append(dst, ",\"Type\":"...)
 	dst = e.Type.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCCreateSegmentV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	dst = append(dst, " Size="...)
-	dst = appendHex(dst, uint64(e.Size))
+	dst = clrimpl.AppendHex(dst, uint64(e.Size))
 	dst = append(dst, " Type="...)
 	dst, _ = e.Type.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
@@ -1005,7 +1282,11 @@ func (*GCFreeSegment) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCFreeSegment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCFreeSegment", len(b), ptrSize, []fieldEnd{{"Address", 8, 0}})
+		return 0, shortPrefix("GCFreeSegment", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Address",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -1021,14 +1302,14 @@ func (e *GCFreeSegment) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFreeSegment) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCFreeSegment) AppendText(dst []byte) []byte {
 	dst = append(dst, "Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	return dst
 }
 
@@ -1051,7 +1332,15 @@ func (*GCFreeSegmentV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCFreeSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCFreeSegment_V1", len(b), ptrSize, []fieldEnd{{"Address", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCFreeSegment_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Address",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -1069,16 +1358,16 @@ func (e *GCFreeSegmentV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFreeSegmentV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCFreeSegmentV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -1132,7 +1421,11 @@ func (*GCRestartEEBeginV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCRestartEEBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCRestartEEBegin_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("GCRestartEEBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1148,7 +1441,7 @@ func (e *GCRestartEEBeginV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCRestartEEBeginV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1207,7 +1500,11 @@ func (*GCSuspendEEEndV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCSuspendEEEnd_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("GCSuspendEEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1223,7 +1520,7 @@ func (e *GCSuspendEEEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCSuspendEEEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1251,7 +1548,11 @@ func (*GCSuspendEEBegin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCSuspendEEBegin", len(b), ptrSize, []fieldEnd{{"Reason", 2, 0}})
+		return 0, shortPrefix("GCSuspendEEBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "Reason",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.Reason = GCSuspendEEReason(binary.LittleEndian.Uint16(b[0:]))
@@ -1299,7 +1600,19 @@ func (*GCSuspendEEBeginV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCSuspendEEBegin_V1", len(b), ptrSize, []fieldEnd{{"Reason", 4, 0}, {"Count", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCSuspendEEBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Reason = GCSuspendEEReason(binary.LittleEndian.Uint32(b[0:]))
@@ -1321,9 +1634,9 @@ func (e *GCSuspendEEBeginV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Reason\":"...)
 	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1357,7 +1670,15 @@ func (*GCAllocationTick) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCAllocationTick) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCAllocationTick", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}})
+		return 0, shortPrefix("GCAllocationTick", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AllocationAmount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "AllocationKind",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1375,7 +1696,7 @@ func (e *GCAllocationTick) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCAllocationTick) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AllocationAmount\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, ",\"AllocationKind\":"...)
 	dst = e.AllocationKind.appendJSON(dst)
 	return append(dst, '}')
@@ -1384,7 +1705,7 @@ func (e *GCAllocationTick) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *GCAllocationTick) AppendText(dst []byte) []byte {
 	dst = append(dst, "AllocationAmount="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, " AllocationKind="...)
 	dst, _ = e.AllocationKind.AppendText(dst)
 	return dst
@@ -1411,7 +1732,19 @@ func (*GCAllocationTickV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCAllocationTickV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCAllocationTick_V1", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCAllocationTick_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "AllocationAmount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "AllocationKind",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1431,18 +1764,18 @@ func (e *GCAllocationTickV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCAllocationTickV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AllocationAmount\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, ",\"AllocationKind\":"...)
 	dst = e.AllocationKind.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCAllocationTickV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "AllocationAmount="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, " AllocationKind="...)
 	dst, _ = e.AllocationKind.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
@@ -1484,7 +1817,27 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}, {"ClrInstanceID", 10, 0}, {"AllocationAmount64", 18, 0}, {"TypeID", 18, 1}})
+			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationAmount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 10,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "AllocationAmount64",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1495,7 +1848,27 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}, {"ClrInstanceID", 10, 0}, {"AllocationAmount64", 18, 0}, {"TypeID", 18, 1}})
+			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationAmount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 10,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "AllocationAmount64",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1506,7 +1879,7 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = 22
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GCAllocationTick_V2", "TypeName", off, ErrUnterminatedString)
 		}
@@ -1527,8 +1900,8 @@ func (e *GCAllocationTickV2) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AllocationKind))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AllocationAmount64))
-	dst = appendPtr(dst, e.TypeID, ptrSize)
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.HeapIndex))
 	return dst
 }
@@ -1536,34 +1909,34 @@ func (e *GCAllocationTickV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCAllocationTickV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AllocationAmount\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, ",\"AllocationKind\":"...)
 	dst = e.AllocationKind.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AllocationAmount64\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount64))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount64))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"HeapIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapIndex))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCAllocationTickV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "AllocationAmount="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, " AllocationKind="...)
 	dst, _ = e.AllocationKind.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " AllocationAmount64="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount64))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount64))
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " TypeName="...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, " HeapIndex="...)
@@ -1607,7 +1980,27 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}, {"ClrInstanceID", 10, 0}, {"AllocationAmount64", 18, 0}, {"TypeID", 18, 1}})
+			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationAmount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 10,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "AllocationAmount64",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1618,7 +2011,27 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}, {"ClrInstanceID", 10, 0}, {"AllocationAmount64", 18, 0}, {"TypeID", 18, 1}})
+			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationAmount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 10,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "AllocationAmount64",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1629,7 +2042,7 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 22
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GCAllocationTick_V3", "TypeName", off, ErrUnterminatedString)
 		}
@@ -1644,7 +2057,7 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < ptrSize {
 		return 0, decodeError("GCAllocationTick_V3", "Address", off, ErrShortPayload)
 	}
-	e.Address = readPtr(b, off, ptrSize)
+	e.Address = clrimpl.ReadPtr(b, off, ptrSize)
 	off += ptrSize
 	return off, nil
 }
@@ -1655,52 +2068,52 @@ func (e *GCAllocationTickV3) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AllocationKind))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AllocationAmount64))
-	dst = appendPtr(dst, e.TypeID, ptrSize)
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.HeapIndex))
-	dst = appendPtr(dst, e.Address, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Address, ptrSize)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *GCAllocationTickV3) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AllocationAmount\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, ",\"AllocationKind\":"...)
 	dst = e.AllocationKind.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AllocationAmount64\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount64))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount64))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"HeapIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapIndex))
 	dst = append(dst, ",\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCAllocationTickV3) AppendText(dst []byte) []byte {
 	dst = append(dst, "AllocationAmount="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, " AllocationKind="...)
 	dst, _ = e.AllocationKind.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " AllocationAmount64="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount64))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount64))
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " TypeName="...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, " HeapIndex="...)
 	dst = strconv.AppendUint(dst, uint64(e.HeapIndex), 10)
 	dst = append(dst, " Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	return dst
 }
 
@@ -1742,7 +2155,27 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}, {"ClrInstanceID", 10, 0}, {"AllocationAmount64", 18, 0}, {"TypeID", 18, 1}})
+			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationAmount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 10,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "AllocationAmount64",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1753,7 +2186,27 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []fieldEnd{{"AllocationAmount", 4, 0}, {"AllocationKind", 8, 0}, {"ClrInstanceID", 10, 0}, {"AllocationAmount64", 18, 0}, {"TypeID", 18, 1}})
+			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "AllocationAmount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "AllocationKind",
+				Ptrs:  0,
+			}, {
+				Bytes: 10,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "AllocationAmount64",
+				Ptrs:  0,
+			}, {
+				Bytes: 18,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -1764,7 +2217,7 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 		off = 22
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GCAllocationTick_V4", "TypeName", off, ErrUnterminatedString)
 		}
@@ -1779,7 +2232,7 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b)-off < ptrSize {
 		return 0, decodeError("GCAllocationTick_V4", "Address", off, ErrShortPayload)
 	}
-	e.Address = readPtr(b, off, ptrSize)
+	e.Address = clrimpl.ReadPtr(b, off, ptrSize)
 	off += ptrSize
 	if len(b)-off < 8 {
 		return 0, decodeError("GCAllocationTick_V4", "ObjectSize", off, ErrShortPayload)
@@ -1795,10 +2248,10 @@ func (e *GCAllocationTickV4) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.AllocationKind))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AllocationAmount64))
-	dst = appendPtr(dst, e.TypeID, ptrSize)
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.HeapIndex))
-	dst = appendPtr(dst, e.Address, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Address, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ObjectSize))
 	return dst
 }
@@ -1806,46 +2259,46 @@ func (e *GCAllocationTickV4) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCAllocationTickV4) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AllocationAmount\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, ",\"AllocationKind\":"...)
 	dst = e.AllocationKind.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"AllocationAmount64\":"...)
-	dst = appendJSONHex(dst, uint64(e.AllocationAmount64))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AllocationAmount64))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"HeapIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapIndex))
 	dst = append(dst, ",\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"ObjectSize\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectSize))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCAllocationTickV4) AppendText(dst []byte) []byte {
 	dst = append(dst, "AllocationAmount="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount))
 	dst = append(dst, " AllocationKind="...)
 	dst, _ = e.AllocationKind.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " AllocationAmount64="...)
-	dst = appendHex(dst, uint64(e.AllocationAmount64))
+	dst = clrimpl.AppendHex(dst, uint64(e.AllocationAmount64))
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " TypeName="...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, " HeapIndex="...)
 	dst = strconv.AppendUint(dst, uint64(e.HeapIndex), 10)
 	dst = append(dst, " Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	dst = append(dst, " ObjectSize="...)
-	dst = appendHex(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectSize))
 	return dst
 }
 
@@ -1897,7 +2350,11 @@ func (*GCCreateConcurrentThreadV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCCreateConcurrentThreadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCCreateConcurrentThread_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("GCCreateConcurrentThread_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1913,7 +2370,7 @@ func (e *GCCreateConcurrentThreadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCCreateConcurrentThreadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -1972,7 +2429,11 @@ func (*GCTerminateConcurrentThreadV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCTerminateConcurrentThreadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCTerminateConcurrentThread_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("GCTerminateConcurrentThread_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1988,7 +2449,7 @@ func (e *GCTerminateConcurrentThreadV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCTerminateConcurrentThreadV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -2016,7 +2477,11 @@ func (*GCFinalizersEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("GCFinalizersEnd", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}})
+		return 0, shortPrefix("GCFinalizersEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -2032,7 +2497,7 @@ func (e *GCFinalizersEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFinalizersEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	return append(dst, '}')
 }
 
@@ -2062,7 +2527,15 @@ func (*GCFinalizersEndV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCFinalizersEnd_V1", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCFinalizersEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -2080,9 +2553,9 @@ func (e *GCFinalizersEndV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFinalizersEndV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -2143,7 +2616,11 @@ func (*GCFinalizersBeginV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCFinalizersBegin_V1", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("GCFinalizersBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -2159,7 +2636,7 @@ func (e *GCFinalizersBeginV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFinalizersBeginV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -2200,7 +2677,23 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 	if ptrSize == 8 {
 		if len(b) < 21 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"RootedNodeAddress", 0, 1}, {"GCRootKind", 1, 1}, {"GCRootFlag", 5, 1}, {"GCRootID", 5, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "RootedNodeAddress",
+					Ptrs:  1,
+				}, {
+					Bytes: 1,
+					Name:  "GCRootKind",
+					Ptrs:  1,
+				}, {
+					Bytes: 5,
+					Name:  "GCRootFlag",
+					Ptrs:  1,
+				}, {
+					Bytes: 5,
+					Name:  "GCRootID",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2212,7 +2705,23 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 	} else {
 		if len(b) < 13 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"RootedNodeAddress", 0, 1}, {"GCRootKind", 1, 1}, {"GCRootFlag", 5, 1}, {"GCRootID", 5, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "RootedNodeAddress",
+					Ptrs:  1,
+				}, {
+					Bytes: 1,
+					Name:  "GCRootKind",
+					Ptrs:  1,
+				}, {
+					Bytes: 5,
+					Name:  "GCRootFlag",
+					Ptrs:  1,
+				}, {
+					Bytes: 5,
+					Name:  "GCRootID",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2226,22 +2735,22 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 }
 
 func (e *GCBulkRootEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.RootedNodeAddress, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.RootedNodeAddress, ptrSize)
 	dst = append(dst, byte(e.GCRootKind))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.GCRootFlag))
-	dst = appendPtr(dst, e.GCRootID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.GCRootID, ptrSize)
 	return dst
 }
 
 func (e *GCBulkRootEdgeValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"RootedNodeAddress\":"...)
-	dst = appendJSONHex(dst, uint64(e.RootedNodeAddress))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RootedNodeAddress))
 	dst = append(dst, ",\"GCRootKind\":"...)
 	dst = e.GCRootKind.appendJSON(dst)
 	dst = append(dst, ",\"GCRootFlag\":"...)
 	dst = e.GCRootFlag.appendJSON(dst)
 	dst = append(dst, ",\"GCRootID\":"...)
-	dst = appendJSONHex(dst, uint64(e.GCRootID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GCRootID))
 	return append(dst, '}')
 }
 
@@ -2349,7 +2858,19 @@ func (e *GCBulkRootEdge) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkRootEdge", len(b), ptrSize, []fieldEnd{{"Index", 4, 0}, {"Count", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCBulkRootEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Index",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -2357,7 +2878,7 @@ func (e *GCBulkRootEdge) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	off = 10
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 5+2*ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 5+2*ptrSize)
 		if !ok {
 			return 0, decodeError("GCBulkRootEdge", "Values", off, ErrCountTooLarge)
 		}
@@ -2382,11 +2903,11 @@ func (e *GCBulkRootEdge) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkRootEdge) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
-	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Index))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -2433,7 +2954,19 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 	if ptrSize == 8 {
 		if len(b) < 24 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"GCKeyNodeID", 0, 1}, {"GCValueNodeID", 0, 2}, {"GCRootID", 0, 3}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "GCKeyNodeID",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "GCValueNodeID",
+					Ptrs:  2,
+				}, {
+					Bytes: 0,
+					Name:  "GCRootID",
+					Ptrs:  3,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2444,7 +2977,19 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"GCKeyNodeID", 0, 1}, {"GCValueNodeID", 0, 2}, {"GCRootID", 0, 3}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "GCKeyNodeID",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "GCValueNodeID",
+					Ptrs:  2,
+				}, {
+					Bytes: 0,
+					Name:  "GCRootID",
+					Ptrs:  3,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2457,19 +3002,19 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 }
 
 func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.GCKeyNodeID, ptrSize)
-	dst = appendPtr(dst, e.GCValueNodeID, ptrSize)
-	dst = appendPtr(dst, e.GCRootID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.GCKeyNodeID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.GCValueNodeID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.GCRootID, ptrSize)
 	return dst
 }
 
 func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GCKeyNodeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.GCKeyNodeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GCKeyNodeID))
 	dst = append(dst, ",\"GCValueNodeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.GCValueNodeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GCValueNodeID))
 	dst = append(dst, ",\"GCRootID\":"...)
-	dst = appendJSONHex(dst, uint64(e.GCRootID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GCRootID))
 	return append(dst, '}')
 }
 
@@ -2576,7 +3121,19 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) Decode(b []byte, ptrSize int
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkRootConditionalWeakTableElementEdge", len(b), ptrSize, []fieldEnd{{"Index", 4, 0}, {"Count", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCBulkRootConditionalWeakTableElementEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Index",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -2584,7 +3141,7 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) Decode(b []byte, ptrSize int
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	off = 10
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 3*ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 3*ptrSize)
 		if !ok {
 			return 0, decodeError("GCBulkRootConditionalWeakTableElementEdge", "Values", off, ErrCountTooLarge)
 		}
@@ -2609,11 +3166,11 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) Encode(dst []byte, ptrSize i
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkRootConditionalWeakTableElementEdge) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
-	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Index))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -2662,7 +3219,23 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	if ptrSize == 8 {
 		if len(b) < 32 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Address", 0, 1}, {"Size", 8, 1}, {"TypeID", 16, 1}, {"EdgeCount", 24, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "Address",
+					Ptrs:  1,
+				}, {
+					Bytes: 8,
+					Name:  "Size",
+					Ptrs:  1,
+				}, {
+					Bytes: 16,
+					Name:  "TypeID",
+					Ptrs:  1,
+				}, {
+					Bytes: 24,
+					Name:  "EdgeCount",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2674,7 +3247,23 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	} else {
 		if len(b) < 28 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Address", 0, 1}, {"Size", 8, 1}, {"TypeID", 16, 1}, {"EdgeCount", 24, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "Address",
+					Ptrs:  1,
+				}, {
+					Bytes: 8,
+					Name:  "Size",
+					Ptrs:  1,
+				}, {
+					Bytes: 16,
+					Name:  "TypeID",
+					Ptrs:  1,
+				}, {
+					Bytes: 24,
+					Name:  "EdgeCount",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2688,7 +3277,7 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 }
 
 func (e *GCBulkNodeValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.Address, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Address, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.Size))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.TypeID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.EdgeCount))
@@ -2697,13 +3286,13 @@ func (e *GCBulkNodeValuesElem) encode(dst []byte, ptrSize int) []byte {
 
 func (e *GCBulkNodeValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"Size\":"...)
-	dst = appendJSONUint(dst, uint64(e.Size))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Size))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONUint(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"EdgeCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.EdgeCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.EdgeCount))
 	return append(dst, '}')
 }
 
@@ -2811,7 +3400,19 @@ func (e *GCBulkNode) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkNode", len(b), ptrSize, []fieldEnd{{"Index", 4, 0}, {"Count", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCBulkNode", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Index",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -2819,7 +3420,7 @@ func (e *GCBulkNode) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	off = 10
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 24+ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 24+ptrSize)
 		if !ok {
 			return 0, decodeError("GCBulkNode", "Values", off, ErrCountTooLarge)
 		}
@@ -2844,11 +3445,11 @@ func (e *GCBulkNode) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkNode) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
-	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Index))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -2893,7 +3494,15 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	if ptrSize == 8 {
 		if len(b) < 12 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Value", 0, 1}, {"ReferencingFieldID", 4, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "Value",
+					Ptrs:  1,
+				}, {
+					Bytes: 4,
+					Name:  "ReferencingFieldID",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2903,7 +3512,15 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Value", 0, 1}, {"ReferencingFieldID", 4, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "Value",
+					Ptrs:  1,
+				}, {
+					Bytes: 4,
+					Name:  "ReferencingFieldID",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -2915,16 +3532,16 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 }
 
 func (e *GCBulkEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.Value, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Value, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ReferencingFieldID))
 	return dst
 }
 
 func (e *GCBulkEdgeValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Value\":"...)
-	dst = appendJSONHex(dst, uint64(e.Value))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Value))
 	dst = append(dst, ",\"ReferencingFieldID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ReferencingFieldID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ReferencingFieldID))
 	return append(dst, '}')
 }
 
@@ -3030,7 +3647,19 @@ func (e *GCBulkEdge) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkEdge", len(b), ptrSize, []fieldEnd{{"Index", 4, 0}, {"Count", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCBulkEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Index",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -3038,7 +3667,7 @@ func (e *GCBulkEdge) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	off = 10
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 4+ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 4+ptrSize)
 		if !ok {
 			return 0, decodeError("GCBulkEdge", "Values", off, ErrCountTooLarge)
 		}
@@ -3063,11 +3692,11 @@ func (e *GCBulkEdge) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkEdge) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
-	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Index))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -3115,7 +3744,27 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 30 {
-			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []fieldEnd{{"Address", 0, 1}, {"TypeID", 0, 2}, {"ObjectCountForTypeSample", 4, 2}, {"TotalSizeForTypeSample", 12, 2}, {"ClrInstanceID", 14, 2}})
+			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "Address",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "ObjectCountForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 12,
+				Name:  "TotalSizeForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 14,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[29]
 		e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -3125,7 +3774,27 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []fieldEnd{{"Address", 0, 1}, {"TypeID", 0, 2}, {"ObjectCountForTypeSample", 4, 2}, {"TotalSizeForTypeSample", 12, 2}, {"ClrInstanceID", 14, 2}})
+			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "Address",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "ObjectCountForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 12,
+				Name:  "TotalSizeForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 14,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[21]
 		e.Address = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3139,8 +3808,8 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 
 // Encode appends the GCSampledObjectAllocationHigh wire form for the pointer size.
 func (e *GCSampledObjectAllocationHigh) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.Address, ptrSize)
-	dst = appendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Address, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ObjectCountForTypeSample))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.TotalSizeForTypeSample))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
@@ -3150,24 +3819,24 @@ func (e *GCSampledObjectAllocationHigh) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCSampledObjectAllocationHigh) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"ObjectCountForTypeSample\":"...)
-	dst = appendJSONUint(dst, uint64(e.ObjectCountForTypeSample))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ObjectCountForTypeSample))
 	dst = append(dst, ",\"TotalSizeForTypeSample\":"...)
-	dst = appendJSONUint(dst, uint64(e.TotalSizeForTypeSample))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TotalSizeForTypeSample))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCSampledObjectAllocationHigh) AppendText(dst []byte) []byte {
 	dst = append(dst, "Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " ObjectCountForTypeSample="...)
 	dst = strconv.AppendUint(dst, uint64(e.ObjectCountForTypeSample), 10)
 	dst = append(dst, " TotalSizeForTypeSample="...)
@@ -3203,7 +3872,15 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"RangeBase", 0, 1}, {"RangeLength", 8, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "RangeBase",
+					Ptrs:  1,
+				}, {
+					Bytes: 8,
+					Name:  "RangeLength",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3213,7 +3890,15 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"RangeBase", 0, 1}, {"RangeLength", 8, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "RangeBase",
+					Ptrs:  1,
+				}, {
+					Bytes: 8,
+					Name:  "RangeLength",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3225,16 +3910,16 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 }
 
 func (e *GCBulkSurvivingObjectRangesValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.RangeBase, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.RangeBase, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.RangeLength))
 	return dst
 }
 
 func (e *GCBulkSurvivingObjectRangesValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"RangeBase\":"...)
-	dst = appendJSONHex(dst, uint64(e.RangeBase))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RangeBase))
 	dst = append(dst, ",\"RangeLength\":"...)
-	dst = appendJSONUint(dst, uint64(e.RangeLength))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RangeLength))
 	return append(dst, '}')
 }
 
@@ -3340,7 +4025,19 @@ func (e *GCBulkSurvivingObjectRanges) Decode(b []byte, ptrSize int) (int, error)
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkSurvivingObjectRanges", len(b), ptrSize, []fieldEnd{{"Index", 4, 0}, {"Count", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCBulkSurvivingObjectRanges", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Index",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -3348,7 +4045,7 @@ func (e *GCBulkSurvivingObjectRanges) Decode(b []byte, ptrSize int) (int, error)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	off = 10
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 8+ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 8+ptrSize)
 		if !ok {
 			return 0, decodeError("GCBulkSurvivingObjectRanges", "Values", off, ErrCountTooLarge)
 		}
@@ -3373,11 +4070,11 @@ func (e *GCBulkSurvivingObjectRanges) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkSurvivingObjectRanges) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
-	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Index))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -3424,7 +4121,19 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 	if ptrSize == 8 {
 		if len(b) < 24 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"OldRangeBase", 0, 1}, {"NewRangeBase", 0, 2}, {"RangeLength", 8, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "OldRangeBase",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "NewRangeBase",
+					Ptrs:  2,
+				}, {
+					Bytes: 8,
+					Name:  "RangeLength",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3435,7 +4144,19 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 	} else {
 		if len(b) < 16 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"OldRangeBase", 0, 1}, {"NewRangeBase", 0, 2}, {"RangeLength", 8, 2}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "OldRangeBase",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "NewRangeBase",
+					Ptrs:  2,
+				}, {
+					Bytes: 8,
+					Name:  "RangeLength",
+					Ptrs:  2,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3448,19 +4169,19 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 }
 
 func (e *GCBulkMovedObjectRangesValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.OldRangeBase, ptrSize)
-	dst = appendPtr(dst, e.NewRangeBase, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.OldRangeBase, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.NewRangeBase, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.RangeLength))
 	return dst
 }
 
 func (e *GCBulkMovedObjectRangesValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"OldRangeBase\":"...)
-	dst = appendJSONHex(dst, uint64(e.OldRangeBase))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.OldRangeBase))
 	dst = append(dst, ",\"NewRangeBase\":"...)
-	dst = appendJSONHex(dst, uint64(e.NewRangeBase))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NewRangeBase))
 	dst = append(dst, ",\"RangeLength\":"...)
-	dst = appendJSONUint(dst, uint64(e.RangeLength))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RangeLength))
 	return append(dst, '}')
 }
 
@@ -3567,7 +4288,19 @@ func (e *GCBulkMovedObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkMovedObjectRanges", len(b), ptrSize, []fieldEnd{{"Index", 4, 0}, {"Count", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("GCBulkMovedObjectRanges", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Index",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -3575,7 +4308,7 @@ func (e *GCBulkMovedObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	off = 10
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 8+2*ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 8+2*ptrSize)
 		if !ok {
 			return 0, decodeError("GCBulkMovedObjectRanges", "Values", off, ErrCountTooLarge)
 		}
@@ -3600,11 +4333,11 @@ func (e *GCBulkMovedObjectRanges) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkMovedObjectRanges) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
-	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Index))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -3652,7 +4385,27 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 27 {
-			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []fieldEnd{{"Generation", 1, 0}, {"RangeStart", 1, 1}, {"RangeUsedLength", 9, 1}, {"RangeReservedLength", 17, 1}, {"ClrInstanceID", 19, 1}})
+			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "Generation",
+				Ptrs:  0,
+			}, {
+				Bytes: 1,
+				Name:  "RangeStart",
+				Ptrs:  1,
+			}, {
+				Bytes: 9,
+				Name:  "RangeUsedLength",
+				Ptrs:  1,
+			}, {
+				Bytes: 17,
+				Name:  "RangeReservedLength",
+				Ptrs:  1,
+			}, {
+				Bytes: 19,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[26]
 		e.Generation = b[0]
@@ -3662,7 +4415,27 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[25:])
 	} else {
 		if len(b) < 23 {
-			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []fieldEnd{{"Generation", 1, 0}, {"RangeStart", 1, 1}, {"RangeUsedLength", 9, 1}, {"RangeReservedLength", 17, 1}, {"ClrInstanceID", 19, 1}})
+			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "Generation",
+				Ptrs:  0,
+			}, {
+				Bytes: 1,
+				Name:  "RangeStart",
+				Ptrs:  1,
+			}, {
+				Bytes: 9,
+				Name:  "RangeUsedLength",
+				Ptrs:  1,
+			}, {
+				Bytes: 17,
+				Name:  "RangeReservedLength",
+				Ptrs:  1,
+			}, {
+				Bytes: 19,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[22]
 		e.Generation = b[0]
@@ -3677,7 +4450,7 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the GCGenerationRange wire form for the pointer size.
 func (e *GCGenerationRange) Encode(dst []byte, ptrSize int) []byte {
 	dst = append(dst, byte(e.Generation))
-	dst = appendPtr(dst, e.RangeStart, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.RangeStart, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.RangeUsedLength))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.RangeReservedLength))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
@@ -3687,15 +4460,15 @@ func (e *GCGenerationRange) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCGenerationRange) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Generation\":"...)
-	dst = appendJSONUint(dst, uint64(e.Generation))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Generation))
 	dst = append(dst, ",\"RangeStart\":"...)
-	dst = appendJSONHex(dst, uint64(e.RangeStart))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.RangeStart))
 	dst = append(dst, ",\"RangeUsedLength\":"...)
-	dst = appendJSONUint(dst, uint64(e.RangeUsedLength))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RangeUsedLength))
 	dst = append(dst, ",\"RangeReservedLength\":"...)
-	dst = appendJSONUint(dst, uint64(e.RangeReservedLength))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RangeReservedLength))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3704,7 +4477,7 @@ func (e *GCGenerationRange) AppendText(dst []byte) []byte {
 	dst = append(dst, "Generation="...)
 	dst = strconv.AppendUint(dst, uint64(e.Generation), 10)
 	dst = append(dst, " RangeStart="...)
-	dst = appendHex(dst, uint64(e.RangeStart))
+	dst = clrimpl.AppendHex(dst, uint64(e.RangeStart))
 	dst = append(dst, " RangeUsedLength="...)
 	dst = strconv.AppendUint(dst, uint64(e.RangeUsedLength), 10)
 	dst = append(dst, " RangeReservedLength="...)
@@ -3733,7 +4506,15 @@ func (*GCMarkStackRoots) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCMarkStackRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkStackRoots", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCMarkStackRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -3751,9 +4532,9 @@ func (e *GCMarkStackRoots) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCMarkStackRoots) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3785,7 +4566,15 @@ func (*GCMarkFinalizeQueueRoots) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCMarkFinalizeQueueRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkFinalizeQueueRoots", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCMarkFinalizeQueueRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -3803,9 +4592,9 @@ func (e *GCMarkFinalizeQueueRoots) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCMarkFinalizeQueueRoots) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3837,7 +4626,15 @@ func (*GCMarkHandles) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCMarkHandles) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkHandles", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCMarkHandles", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -3855,9 +4652,9 @@ func (e *GCMarkHandles) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCMarkHandles) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3889,7 +4686,15 @@ func (*GCMarkOlderGenerationRoots) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCMarkOlderGenerationRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkOlderGenerationRoots", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCMarkOlderGenerationRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -3907,9 +4712,9 @@ func (e *GCMarkOlderGenerationRoots) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCMarkOlderGenerationRoots) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -3947,7 +4752,19 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []fieldEnd{{"TypeID", 0, 1}, {"ObjectID", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[17]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
@@ -3955,7 +4772,19 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []fieldEnd{{"TypeID", 0, 1}, {"ObjectID", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[9]
 		e.TypeID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3967,8 +4796,8 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the FinalizeObject wire form for the pointer size.
 func (e *FinalizeObject) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.TypeID, ptrSize)
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -3976,20 +4805,20 @@ func (e *FinalizeObject) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *FinalizeObject) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *FinalizeObject) AppendText(dst []byte) []byte {
 	dst = append(dst, "TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -4026,7 +4855,31 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"Kind", 4, 2}, {"Generation", 8, 2}, {"AppDomainID", 16, 2}, {"ClrInstanceID", 18, 2}})
+			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "Kind",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "Generation",
+				Ptrs:  2,
+			}, {
+				Bytes: 16,
+				Name:  "AppDomainID",
+				Ptrs:  2,
+			}, {
+				Bytes: 18,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[33]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -4037,7 +4890,31 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"Kind", 4, 2}, {"Generation", 8, 2}, {"AppDomainID", 16, 2}, {"ClrInstanceID", 18, 2}})
+			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "Kind",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "Generation",
+				Ptrs:  2,
+			}, {
+				Bytes: 16,
+				Name:  "AppDomainID",
+				Ptrs:  2,
+			}, {
+				Bytes: 18,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[25]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4052,8 +4929,8 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the SetGCHandle wire form for the pointer size.
 func (e *SetGCHandle) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.HandleID, ptrSize)
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.HandleID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Kind))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Generation))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.AppDomainID))
@@ -4064,32 +4941,32 @@ func (e *SetGCHandle) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *SetGCHandle) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"Kind\":"...)
 	dst = e.Kind.appendJSON(dst)
 	dst = append(dst, ",\"Generation\":"...)
-	dst = appendJSONUint(dst, uint64(e.Generation))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Generation))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *SetGCHandle) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " Kind="...)
 	dst, _ = e.Kind.AppendText(dst)
 	dst = append(dst, " Generation="...)
 	dst = strconv.AppendUint(dst, uint64(e.Generation), 10)
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -4118,14 +4995,30 @@ func (e *DestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[9]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[5]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4136,7 +5029,7 @@ func (e *DestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the DestroyGCHandle wire form for the pointer size.
 func (e *DestroyGCHandle) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.HandleID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.HandleID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -4144,16 +5037,16 @@ func (e *DestroyGCHandle) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DestroyGCHandle) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *DestroyGCHandle) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -4188,7 +5081,27 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 	}
 	if ptrSize == 8 {
 		if len(b) < 30 {
-			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []fieldEnd{{"Address", 0, 1}, {"TypeID", 0, 2}, {"ObjectCountForTypeSample", 4, 2}, {"TotalSizeForTypeSample", 12, 2}, {"ClrInstanceID", 14, 2}})
+			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "Address",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "ObjectCountForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 12,
+				Name:  "TotalSizeForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 14,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[29]
 		e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -4198,7 +5111,27 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []fieldEnd{{"Address", 0, 1}, {"TypeID", 0, 2}, {"ObjectCountForTypeSample", 4, 2}, {"TotalSizeForTypeSample", 12, 2}, {"ClrInstanceID", 14, 2}})
+			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "Address",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "TypeID",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "ObjectCountForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 12,
+				Name:  "TotalSizeForTypeSample",
+				Ptrs:  2,
+			}, {
+				Bytes: 14,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[21]
 		e.Address = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4212,8 +5145,8 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 
 // Encode appends the GCSampledObjectAllocationLow wire form for the pointer size.
 func (e *GCSampledObjectAllocationLow) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.Address, ptrSize)
-	dst = appendPtr(dst, e.TypeID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Address, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TypeID, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ObjectCountForTypeSample))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.TotalSizeForTypeSample))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
@@ -4223,24 +5156,24 @@ func (e *GCSampledObjectAllocationLow) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCSampledObjectAllocationLow) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Address\":"...)
-	dst = appendJSONHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Address))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"ObjectCountForTypeSample\":"...)
-	dst = appendJSONUint(dst, uint64(e.ObjectCountForTypeSample))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ObjectCountForTypeSample))
 	dst = append(dst, ",\"TotalSizeForTypeSample\":"...)
-	dst = appendJSONUint(dst, uint64(e.TotalSizeForTypeSample))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TotalSizeForTypeSample))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCSampledObjectAllocationLow) AppendText(dst []byte) []byte {
 	dst = append(dst, "Address="...)
-	dst = appendHex(dst, uint64(e.Address))
+	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " ObjectCountForTypeSample="...)
 	dst = strconv.AppendUint(dst, uint64(e.ObjectCountForTypeSample), 10)
 	dst = append(dst, " TotalSizeForTypeSample="...)
@@ -4280,7 +5213,19 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"ObjectSize", 8, 2}})
+			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "ObjectSize",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[23]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -4289,7 +5234,19 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		off = 24
 	} else {
 		if len(b) < 16 {
-			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []fieldEnd{{"HandleID", 0, 1}, {"ObjectID", 0, 2}, {"ObjectSize", 8, 2}})
+			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "HandleID",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "ObjectID",
+				Ptrs:  2,
+			}, {
+				Bytes: 8,
+				Name:  "ObjectSize",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[15]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4298,7 +5255,7 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		off = 16
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("PinObjectAtGCTime", "TypeName", off, ErrUnterminatedString)
 		}
@@ -4315,10 +5272,10 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the PinObjectAtGCTime wire form for the pointer size.
 func (e *PinObjectAtGCTime) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.HandleID, ptrSize)
-	dst = appendPtr(dst, e.ObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.HandleID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ObjectSize))
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -4326,24 +5283,24 @@ func (e *PinObjectAtGCTime) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *PinObjectAtGCTime) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HandleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.HandleID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"ObjectSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.ObjectSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ObjectSize))
 	dst = append(dst, ",\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *PinObjectAtGCTime) AppendText(dst []byte) []byte {
 	dst = append(dst, "HandleID="...)
-	dst = appendHex(dst, uint64(e.HandleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.HandleID))
 	dst = append(dst, " ObjectID="...)
-	dst = appendHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	dst = append(dst, " ObjectSize="...)
 	dst = strconv.AppendUint(dst, uint64(e.ObjectSize), 10)
 	dst = append(dst, " TypeName="...)
@@ -4372,7 +5329,15 @@ func (*GCTriggered) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCTriggered) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCTriggered", len(b), ptrSize, []fieldEnd{{"Reason", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCTriggered", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Reason = GCReason(binary.LittleEndian.Uint32(b[0:]))
@@ -4392,7 +5357,7 @@ func (e *GCTriggered) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Reason\":"...)
 	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -4438,7 +5403,35 @@ type GCBulkRootCCWValuesElem struct {
 func (e *GCBulkRootCCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 44 {
 		{
-			f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"GCRootID", 8, 0}, {"ObjectID", 16, 0}, {"TypeID", 24, 0}, {"IUnknown", 32, 0}, {"RefCount", 36, 0}, {"PeggedRefCount", 40, 0}, {"Flags", 44, 0}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "GCRootID",
+				Ptrs:  0,
+			}, {
+				Bytes: 16,
+				Name:  "ObjectID",
+				Ptrs:  0,
+			}, {
+				Bytes: 24,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 32,
+				Name:  "IUnknown",
+				Ptrs:  0,
+			}, {
+				Bytes: 36,
+				Name:  "RefCount",
+				Ptrs:  0,
+			}, {
+				Bytes: 40,
+				Name:  "PeggedRefCount",
+				Ptrs:  0,
+			}, {
+				Bytes: 44,
+				Name:  "Flags",
+				Ptrs:  0,
+			}})
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -4466,17 +5459,17 @@ func (e *GCBulkRootCCWValuesElem) encode(dst []byte, ptrSize int) []byte {
 
 func (e *GCBulkRootCCWValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GCRootID\":"...)
-	dst = appendJSONHex(dst, uint64(e.GCRootID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GCRootID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"IUnknown\":"...)
-	dst = appendJSONHex(dst, uint64(e.IUnknown))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IUnknown))
 	dst = append(dst, ",\"RefCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.RefCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RefCount))
 	dst = append(dst, ",\"PeggedRefCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.PeggedRefCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PeggedRefCount))
 	dst = append(dst, ",\"Flags\":"...)
 	dst = e.Flags.appendJSON(dst)
 	return append(dst, '}')
@@ -4586,14 +5579,22 @@ func (*GCBulkRootCCW) Info() *EventInfo {
 func (e *GCBulkRootCCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("GCBulkRootCCW", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCBulkRootCCW", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	off = 6
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 44)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 44)
 		if !ok {
 			return 0, decodeError("GCBulkRootCCW", "Values", off, ErrCountTooLarge)
 		}
@@ -4617,9 +5618,9 @@ func (e *GCBulkRootCCW) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkRootCCW) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -4667,7 +5668,31 @@ type GCBulkRCWValuesElem struct {
 func (e *GCBulkRCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 40 {
 		{
-			f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"ObjectID", 8, 0}, {"TypeID", 16, 0}, {"IUnknown", 24, 0}, {"VTable", 32, 0}, {"RefCount", 36, 0}, {"Flags", 40, 0}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "ObjectID",
+				Ptrs:  0,
+			}, {
+				Bytes: 16,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 24,
+				Name:  "IUnknown",
+				Ptrs:  0,
+			}, {
+				Bytes: 32,
+				Name:  "VTable",
+				Ptrs:  0,
+			}, {
+				Bytes: 36,
+				Name:  "RefCount",
+				Ptrs:  0,
+			}, {
+				Bytes: 40,
+				Name:  "Flags",
+				Ptrs:  0,
+			}})
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -4693,17 +5718,17 @@ func (e *GCBulkRCWValuesElem) encode(dst []byte, ptrSize int) []byte {
 
 func (e *GCBulkRCWValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"IUnknown\":"...)
-	dst = appendJSONHex(dst, uint64(e.IUnknown))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.IUnknown))
 	dst = append(dst, ",\"VTable\":"...)
-	dst = appendJSONHex(dst, uint64(e.VTable))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.VTable))
 	dst = append(dst, ",\"RefCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.RefCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RefCount))
 	dst = append(dst, ",\"Flags\":"...)
-	dst = appendJSONUint(dst, uint64(e.Flags))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Flags))
 	return append(dst, '}')
 }
 
@@ -4810,14 +5835,22 @@ func (*GCBulkRCW) Info() *EventInfo {
 func (e *GCBulkRCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("GCBulkRCW", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GCBulkRCW", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	off = 6
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 40)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 40)
 		if !ok {
 			return 0, decodeError("GCBulkRCW", "Values", off, ErrCountTooLarge)
 		}
@@ -4841,9 +5874,9 @@ func (e *GCBulkRCW) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkRCW) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -4892,7 +5925,23 @@ func (e *GCBulkRootStaticVarValuesElem) decode(b []byte, ptrSize int) (int, stri
 	var off int
 	if len(b) < 28 {
 		{
-			f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"GCRootID", 8, 0}, {"ObjectID", 16, 0}, {"TypeID", 24, 0}, {"Flags", 28, 0}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "GCRootID",
+				Ptrs:  0,
+			}, {
+				Bytes: 16,
+				Name:  "ObjectID",
+				Ptrs:  0,
+			}, {
+				Bytes: 24,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 28,
+				Name:  "Flags",
+				Ptrs:  0,
+			}})
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -4903,7 +5952,7 @@ func (e *GCBulkRootStaticVarValuesElem) decode(b []byte, ptrSize int) (int, stri
 	e.Flags = GCRootStaticVarFlags(binary.LittleEndian.Uint32(b[24:]))
 	off = 28
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, "FieldName", off, ErrUnterminatedString
 		}
@@ -4918,17 +5967,17 @@ func (e *GCBulkRootStaticVarValuesElem) encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ObjectID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.TypeID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Flags))
-	dst = appendUTF16Z(dst, e.FieldName)
+	dst = clrimpl.AppendUTF16Z(dst, e.FieldName)
 	return dst
 }
 
 func (e *GCBulkRootStaticVarValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"GCRootID\":"...)
-	dst = appendJSONHex(dst, uint64(e.GCRootID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.GCRootID))
 	dst = append(dst, ",\"ObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ObjectID))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"Flags\":"...)
 	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"FieldName\":"...)
@@ -5031,7 +6080,19 @@ func (*GCBulkRootStaticVar) Info() *EventInfo {
 func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("GCBulkRootStaticVar", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"AppDomainID", 12, 0}, {"ClrInstanceID", 14, 0}})
+		return 0, shortPrefix("GCBulkRootStaticVar", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "AppDomainID",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[13]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -5040,7 +6101,7 @@ func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
 	off = 14
 	{
 		cnt := uint64(e.Count)
-		if _, ok := arrayLen(b, off, cnt, 28); !ok {
+		if _, ok := clrimpl.ArrayLen(b, off, cnt, 28); !ok {
 			return 0, decodeError("GCBulkRootStaticVar", "Values", off, ErrCountTooLarge)
 		}
 		start := off
@@ -5048,7 +6109,7 @@ func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
 			var el GCBulkRootStaticVarValuesElem
 			n, sub, at, err := el.decode(b[off:], ptrSize)
 			if err != nil {
-				return 0, decodeError("GCBulkRootStaticVar", elemPath("Values", i, sub), off+at, err)
+				return 0, decodeError("GCBulkRootStaticVar", clrimpl.ElemPath("Values", i, sub), off+at, err)
 			}
 			off += n
 		}
@@ -5073,11 +6134,11 @@ func (e *GCBulkRootStaticVar) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCBulkRootStaticVar) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"AppDomainID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -5088,7 +6149,7 @@ func (e *GCBulkRootStaticVar) AppendText(dst []byte) []byte {
 	dst = append(dst, "Count="...)
 	dst = strconv.AppendUint(dst, uint64(e.Count), 10)
 	dst = append(dst, " AppDomainID="...)
-	dst = appendHex(dst, uint64(e.AppDomainID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " Values="...)
@@ -5120,7 +6181,7 @@ func (*GCDynamicEvent) Info() *EventInfo {
 func (e *GCDynamicEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("GCDynamicEvent", "Name", off, ErrUnterminatedString)
 		}
@@ -5133,11 +6194,11 @@ func (e *GCDynamicEvent) Decode(b []byte, ptrSize int) (int, error) {
 	e.DataSize = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		n, ok := arrayLen(b, off, uint64(e.DataSize), 1)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.DataSize), 1)
 		if !ok {
 			return 0, decodeError("GCDynamicEvent", "Data", off, ErrCountTooLarge)
 		}
-		e.Data = MakeBinary(b[off : off+n])
+		e.Data = clrimpl.MakeBinary(b[off : off+n])
 		off += n
 	}
 	if len(b)-off < 2 {
@@ -5150,7 +6211,7 @@ func (e *GCDynamicEvent) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the GCDynamicEvent wire form for the pointer size.
 func (e *GCDynamicEvent) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendUTF16Z(dst, e.Name)
+	dst = clrimpl.AppendUTF16Z(dst, e.Name)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.DataSize))
 	dst = append(dst, e.Data.Bytes()...)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
@@ -5162,11 +6223,11 @@ func (e *GCDynamicEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Name\":"...)
 	dst = e.Name.AppendJSON(dst)
 	dst = append(dst, ",\"DataSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.DataSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DataSize))
 	dst = append(dst, ",\"Data\":"...)
 	dst = e.Data.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -5202,7 +6263,15 @@ func (*IncreaseMemoryPressure) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *IncreaseMemoryPressure) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IncreaseMemoryPressure", len(b), ptrSize, []fieldEnd{{"BytesAllocated", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("IncreaseMemoryPressure", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "BytesAllocated",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.BytesAllocated = binary.LittleEndian.Uint64(b[0:])
@@ -5220,9 +6289,9 @@ func (e *IncreaseMemoryPressure) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *IncreaseMemoryPressure) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"BytesAllocated\":"...)
-	dst = appendJSONUint(dst, uint64(e.BytesAllocated))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BytesAllocated))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -5254,7 +6323,15 @@ func (*DecreaseMemoryPressure) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *DecreaseMemoryPressure) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("DecreaseMemoryPressure", len(b), ptrSize, []fieldEnd{{"BytesFreed", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("DecreaseMemoryPressure", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "BytesFreed",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.BytesFreed = binary.LittleEndian.Uint64(b[0:])
@@ -5272,9 +6349,9 @@ func (e *DecreaseMemoryPressure) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *DecreaseMemoryPressure) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"BytesFreed\":"...)
-	dst = appendJSONUint(dst, uint64(e.BytesFreed))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BytesFreed))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -5310,7 +6387,23 @@ func (*GCMarkWithType) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCMarkWithType) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCMarkWithType", len(b), ptrSize, []fieldEnd{{"HeapNum", 4, 0}, {"ClrInstanceID", 6, 0}, {"Type", 10, 0}, {"Bytes", 18, 0}})
+		return 0, shortPrefix("GCMarkWithType", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "HeapNum",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "Type",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "Bytes",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -5332,13 +6425,13 @@ func (e *GCMarkWithType) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCMarkWithType) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"HeapNum\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapNum))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapNum))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Type\":"...)
 	dst = e.Type.appendJSON(dst)
 	dst = append(dst, ",\"Bytes\":"...)
-	dst = appendJSONUint(dst, uint64(e.Bytes))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Bytes))
 	return append(dst, '}')
 }
 
@@ -5380,7 +6473,27 @@ func (*GCJoinV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCJoinV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCJoin_V2", len(b), ptrSize, []fieldEnd{{"Heap", 4, 0}, {"JoinTime", 8, 0}, {"JoinType", 12, 0}, {"ClrInstanceID", 14, 0}, {"JoinID", 18, 0}})
+		return 0, shortPrefix("GCJoin_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Heap",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "JoinTime",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "JoinType",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "JoinID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
@@ -5404,15 +6517,15 @@ func (e *GCJoinV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCJoinV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Heap\":"...)
-	dst = appendJSONUint(dst, uint64(e.Heap))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Heap))
 	dst = append(dst, ",\"JoinTime\":"...)
-	dst = appendJSONUint(dst, uint64(e.JoinTime))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JoinTime))
 	dst = append(dst, ",\"JoinType\":"...)
-	dst = appendJSONUint(dst, uint64(e.JoinType))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JoinType))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"JoinID\":"...)
-	dst = appendJSONUint(dst, uint64(e.JoinID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JoinID))
 	return append(dst, '}')
 }
 
@@ -5497,7 +6610,47 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 	if ptrSize == 8 {
 		if len(b) < 80 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"SizeBefore", 0, 1}, {"FreeListBefore", 0, 2}, {"FreeObjBefore", 0, 3}, {"SizeAfter", 0, 4}, {"FreeListAfter", 0, 5}, {"FreeObjAfter", 0, 6}, {"In", 0, 7}, {"PinnedSurv", 0, 8}, {"NonePinnedSurv", 0, 9}, {"NewAllocation", 0, 10}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "SizeBefore",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListBefore",
+					Ptrs:  2,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjBefore",
+					Ptrs:  3,
+				}, {
+					Bytes: 0,
+					Name:  "SizeAfter",
+					Ptrs:  4,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListAfter",
+					Ptrs:  5,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjAfter",
+					Ptrs:  6,
+				}, {
+					Bytes: 0,
+					Name:  "In",
+					Ptrs:  7,
+				}, {
+					Bytes: 0,
+					Name:  "PinnedSurv",
+					Ptrs:  8,
+				}, {
+					Bytes: 0,
+					Name:  "NonePinnedSurv",
+					Ptrs:  9,
+				}, {
+					Bytes: 0,
+					Name:  "NewAllocation",
+					Ptrs:  10,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5515,7 +6668,47 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 	} else {
 		if len(b) < 40 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"SizeBefore", 0, 1}, {"FreeListBefore", 0, 2}, {"FreeObjBefore", 0, 3}, {"SizeAfter", 0, 4}, {"FreeListAfter", 0, 5}, {"FreeObjAfter", 0, 6}, {"In", 0, 7}, {"PinnedSurv", 0, 8}, {"NonePinnedSurv", 0, 9}, {"NewAllocation", 0, 10}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "SizeBefore",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListBefore",
+					Ptrs:  2,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjBefore",
+					Ptrs:  3,
+				}, {
+					Bytes: 0,
+					Name:  "SizeAfter",
+					Ptrs:  4,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListAfter",
+					Ptrs:  5,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjAfter",
+					Ptrs:  6,
+				}, {
+					Bytes: 0,
+					Name:  "In",
+					Ptrs:  7,
+				}, {
+					Bytes: 0,
+					Name:  "PinnedSurv",
+					Ptrs:  8,
+				}, {
+					Bytes: 0,
+					Name:  "NonePinnedSurv",
+					Ptrs:  9,
+				}, {
+					Bytes: 0,
+					Name:  "NewAllocation",
+					Ptrs:  10,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5535,40 +6728,40 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 }
 
 func (e *GCPerHeapHistoryV3ValuesElem) encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.SizeBefore, ptrSize)
-	dst = appendPtr(dst, e.FreeListBefore, ptrSize)
-	dst = appendPtr(dst, e.FreeObjBefore, ptrSize)
-	dst = appendPtr(dst, e.SizeAfter, ptrSize)
-	dst = appendPtr(dst, e.FreeListAfter, ptrSize)
-	dst = appendPtr(dst, e.FreeObjAfter, ptrSize)
-	dst = appendPtr(dst, e.In, ptrSize)
-	dst = appendPtr(dst, e.PinnedSurv, ptrSize)
-	dst = appendPtr(dst, e.NonePinnedSurv, ptrSize)
-	dst = appendPtr(dst, e.NewAllocation, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.SizeBefore, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeListBefore, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeObjBefore, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.SizeAfter, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeListAfter, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeObjAfter, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.In, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.PinnedSurv, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.NonePinnedSurv, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.NewAllocation, ptrSize)
 	return dst
 }
 
 func (e *GCPerHeapHistoryV3ValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"SizeBefore\":"...)
-	dst = appendJSONHex(dst, uint64(e.SizeBefore))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SizeBefore))
 	dst = append(dst, ",\"FreeListBefore\":"...)
-	dst = appendJSONHex(dst, uint64(e.FreeListBefore))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeListBefore))
 	dst = append(dst, ",\"FreeObjBefore\":"...)
-	dst = appendJSONHex(dst, uint64(e.FreeObjBefore))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeObjBefore))
 	dst = append(dst, ",\"SizeAfter\":"...)
-	dst = appendJSONHex(dst, uint64(e.SizeAfter))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SizeAfter))
 	dst = append(dst, ",\"FreeListAfter\":"...)
-	dst = appendJSONHex(dst, uint64(e.FreeListAfter))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeListAfter))
 	dst = append(dst, ",\"FreeObjAfter\":"...)
-	dst = appendJSONHex(dst, uint64(e.FreeObjAfter))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeObjAfter))
 	dst = append(dst, ",\"In\":"...)
-	dst = appendJSONHex(dst, uint64(e.In))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.In))
 	dst = append(dst, ",\"PinnedSurv\":"...)
-	dst = appendJSONHex(dst, uint64(e.PinnedSurv))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.PinnedSurv))
 	dst = append(dst, ",\"NonePinnedSurv\":"...)
-	dst = appendJSONHex(dst, uint64(e.NonePinnedSurv))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NonePinnedSurv))
 	dst = append(dst, ",\"NewAllocation\":"...)
-	dst = appendJSONHex(dst, uint64(e.NewAllocation))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NewAllocation))
 	return append(dst, '}')
 }
 
@@ -5683,7 +6876,67 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 86 {
-			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"FreeListAllocated", 2, 1}, {"FreeListRejected", 2, 2}, {"EndOfSegAllocated", 2, 3}, {"CondemnedAllocated", 2, 4}, {"PinnedAllocated", 2, 5}, {"PinnedAllocatedAdvance", 2, 6}, {"RunningFreeListEfficiency", 6, 6}, {"CondemnReasons0", 10, 6}, {"CondemnReasons1", 14, 6}, {"CompactMechanisms", 18, 6}, {"ExpandMechanisms", 22, 6}, {"HeapIndex", 26, 6}, {"ExtraGen0Commit", 26, 7}, {"Count", 30, 7}})
+			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 2,
+				Name:  "FreeListAllocated",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "FreeListRejected",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "EndOfSegAllocated",
+				Ptrs:  3,
+			}, {
+				Bytes: 2,
+				Name:  "CondemnedAllocated",
+				Ptrs:  4,
+			}, {
+				Bytes: 2,
+				Name:  "PinnedAllocated",
+				Ptrs:  5,
+			}, {
+				Bytes: 2,
+				Name:  "PinnedAllocatedAdvance",
+				Ptrs:  6,
+			}, {
+				Bytes: 6,
+				Name:  "RunningFreeListEfficiency",
+				Ptrs:  6,
+			}, {
+				Bytes: 10,
+				Name:  "CondemnReasons0",
+				Ptrs:  6,
+			}, {
+				Bytes: 14,
+				Name:  "CondemnReasons1",
+				Ptrs:  6,
+			}, {
+				Bytes: 18,
+				Name:  "CompactMechanisms",
+				Ptrs:  6,
+			}, {
+				Bytes: 22,
+				Name:  "ExpandMechanisms",
+				Ptrs:  6,
+			}, {
+				Bytes: 26,
+				Name:  "HeapIndex",
+				Ptrs:  6,
+			}, {
+				Bytes: 26,
+				Name:  "ExtraGen0Commit",
+				Ptrs:  7,
+			}, {
+				Bytes: 30,
+				Name:  "Count",
+				Ptrs:  7,
+			}})
 		}
 		_ = b[85]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -5704,7 +6957,67 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 86
 	} else {
 		if len(b) < 58 {
-			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"FreeListAllocated", 2, 1}, {"FreeListRejected", 2, 2}, {"EndOfSegAllocated", 2, 3}, {"CondemnedAllocated", 2, 4}, {"PinnedAllocated", 2, 5}, {"PinnedAllocatedAdvance", 2, 6}, {"RunningFreeListEfficiency", 6, 6}, {"CondemnReasons0", 10, 6}, {"CondemnReasons1", 14, 6}, {"CompactMechanisms", 18, 6}, {"ExpandMechanisms", 22, 6}, {"HeapIndex", 26, 6}, {"ExtraGen0Commit", 26, 7}, {"Count", 30, 7}})
+			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 2,
+				Name:  "FreeListAllocated",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "FreeListRejected",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "EndOfSegAllocated",
+				Ptrs:  3,
+			}, {
+				Bytes: 2,
+				Name:  "CondemnedAllocated",
+				Ptrs:  4,
+			}, {
+				Bytes: 2,
+				Name:  "PinnedAllocated",
+				Ptrs:  5,
+			}, {
+				Bytes: 2,
+				Name:  "PinnedAllocatedAdvance",
+				Ptrs:  6,
+			}, {
+				Bytes: 6,
+				Name:  "RunningFreeListEfficiency",
+				Ptrs:  6,
+			}, {
+				Bytes: 10,
+				Name:  "CondemnReasons0",
+				Ptrs:  6,
+			}, {
+				Bytes: 14,
+				Name:  "CondemnReasons1",
+				Ptrs:  6,
+			}, {
+				Bytes: 18,
+				Name:  "CompactMechanisms",
+				Ptrs:  6,
+			}, {
+				Bytes: 22,
+				Name:  "ExpandMechanisms",
+				Ptrs:  6,
+			}, {
+				Bytes: 26,
+				Name:  "HeapIndex",
+				Ptrs:  6,
+			}, {
+				Bytes: 26,
+				Name:  "ExtraGen0Commit",
+				Ptrs:  7,
+			}, {
+				Bytes: 30,
+				Name:  "Count",
+				Ptrs:  7,
+			}})
 		}
 		_ = b[57]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -5725,7 +7038,7 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 58
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 10*ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 10*ptrSize)
 		if !ok {
 			return 0, decodeError("GCPerHeapHistory_V3", "Values", off, ErrCountTooLarge)
 		}
@@ -5741,19 +7054,19 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the GCPerHeapHistory_V3 wire form for the pointer size.
 func (e *GCPerHeapHistoryV3) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendPtr(dst, e.FreeListAllocated, ptrSize)
-	dst = appendPtr(dst, e.FreeListRejected, ptrSize)
-	dst = appendPtr(dst, e.EndOfSegAllocated, ptrSize)
-	dst = appendPtr(dst, e.CondemnedAllocated, ptrSize)
-	dst = appendPtr(dst, e.PinnedAllocated, ptrSize)
-	dst = appendPtr(dst, e.PinnedAllocatedAdvance, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeListAllocated, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeListRejected, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.EndOfSegAllocated, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.CondemnedAllocated, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.PinnedAllocated, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.PinnedAllocatedAdvance, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.RunningFreeListEfficiency))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CondemnReasons0))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CondemnReasons1))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CompactMechanisms))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ExpandMechanisms))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.HeapIndex))
-	dst = appendPtr(dst, e.ExtraGen0Commit, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ExtraGen0Commit, ptrSize)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Count))
 	dst = e.Values.appendWire(dst, ptrSize)
 	return dst
@@ -5762,35 +7075,35 @@ func (e *GCPerHeapHistoryV3) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCPerHeapHistoryV3) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"FreeListAllocated\":"...)
-	dst = appendJSONHex(dst, uint64(e.FreeListAllocated))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeListAllocated))
 	dst = append(dst, ",\"FreeListRejected\":"...)
-	dst = appendJSONHex(dst, uint64(e.FreeListRejected))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeListRejected))
 	dst = append(dst, ",\"EndOfSegAllocated\":"...)
-	dst = appendJSONHex(dst, uint64(e.EndOfSegAllocated))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.EndOfSegAllocated))
 	dst = append(dst, ",\"CondemnedAllocated\":"...)
-	dst = appendJSONHex(dst, uint64(e.CondemnedAllocated))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.CondemnedAllocated))
 	dst = append(dst, ",\"PinnedAllocated\":"...)
-	dst = appendJSONHex(dst, uint64(e.PinnedAllocated))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.PinnedAllocated))
 	dst = append(dst, ",\"PinnedAllocatedAdvance\":"...)
-	dst = appendJSONHex(dst, uint64(e.PinnedAllocatedAdvance))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.PinnedAllocatedAdvance))
 	dst = append(dst, ",\"RunningFreeListEfficiency\":"...)
-	dst = appendJSONUint(dst, uint64(e.RunningFreeListEfficiency))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RunningFreeListEfficiency))
 	dst = append(dst, ",\"CondemnReasons0\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnReasons0))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons0))
 	dst = append(dst, ",\"CondemnReasons1\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnReasons1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons1))
 	dst = append(dst, ",\"CompactMechanisms\":"...)
-	dst = appendJSONUint(dst, uint64(e.CompactMechanisms))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CompactMechanisms))
 	dst = append(dst, ",\"ExpandMechanisms\":"...)
-	dst = appendJSONUint(dst, uint64(e.ExpandMechanisms))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ExpandMechanisms))
 	dst = append(dst, ",\"HeapIndex\":"...)
-	dst = appendJSONUint(dst, uint64(e.HeapIndex))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapIndex))
 	dst = append(dst, ",\"ExtraGen0Commit\":"...)
-	dst = appendJSONHex(dst, uint64(e.ExtraGen0Commit))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ExtraGen0Commit))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -5801,17 +7114,17 @@ func (e *GCPerHeapHistoryV3) AppendText(dst []byte) []byte {
 	dst = append(dst, "ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " FreeListAllocated="...)
-	dst = appendHex(dst, uint64(e.FreeListAllocated))
+	dst = clrimpl.AppendHex(dst, uint64(e.FreeListAllocated))
 	dst = append(dst, " FreeListRejected="...)
-	dst = appendHex(dst, uint64(e.FreeListRejected))
+	dst = clrimpl.AppendHex(dst, uint64(e.FreeListRejected))
 	dst = append(dst, " EndOfSegAllocated="...)
-	dst = appendHex(dst, uint64(e.EndOfSegAllocated))
+	dst = clrimpl.AppendHex(dst, uint64(e.EndOfSegAllocated))
 	dst = append(dst, " CondemnedAllocated="...)
-	dst = appendHex(dst, uint64(e.CondemnedAllocated))
+	dst = clrimpl.AppendHex(dst, uint64(e.CondemnedAllocated))
 	dst = append(dst, " PinnedAllocated="...)
-	dst = appendHex(dst, uint64(e.PinnedAllocated))
+	dst = clrimpl.AppendHex(dst, uint64(e.PinnedAllocated))
 	dst = append(dst, " PinnedAllocatedAdvance="...)
-	dst = appendHex(dst, uint64(e.PinnedAllocatedAdvance))
+	dst = clrimpl.AppendHex(dst, uint64(e.PinnedAllocatedAdvance))
 	dst = append(dst, " RunningFreeListEfficiency="...)
 	dst = strconv.AppendUint(dst, uint64(e.RunningFreeListEfficiency), 10)
 	dst = append(dst, " CondemnReasons0="...)
@@ -5825,7 +7138,7 @@ func (e *GCPerHeapHistoryV3) AppendText(dst []byte) []byte {
 	dst = append(dst, " HeapIndex="...)
 	dst = strconv.AppendUint(dst, uint64(e.HeapIndex), 10)
 	dst = append(dst, " ExtraGen0Commit="...)
-	dst = appendHex(dst, uint64(e.ExtraGen0Commit))
+	dst = clrimpl.AppendHex(dst, uint64(e.ExtraGen0Commit))
 	dst = append(dst, " Count="...)
 	dst = strconv.AppendUint(dst, uint64(e.Count), 10)
 	dst = append(dst, " Values="...)
@@ -5866,7 +7179,43 @@ func (*GCGlobalHeapHistoryV2) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V2", len(b), ptrSize, []fieldEnd{{"FinalYoungestDesired", 8, 0}, {"NumHeaps", 12, 0}, {"CondemnedGeneration", 16, 0}, {"Gen0ReductionCount", 20, 0}, {"Reason", 24, 0}, {"GlobalMechanisms", 28, 0}, {"ClrInstanceID", 30, 0}, {"PauseMode", 34, 0}, {"MemoryPressure", 38, 0}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "FinalYoungestDesired",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "NumHeaps",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "CondemnedGeneration",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Gen0ReductionCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "GlobalMechanisms",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 34,
+			Name:  "PauseMode",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "MemoryPressure",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[37]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -5898,30 +7247,30 @@ func (e *GCGlobalHeapHistoryV2) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCGlobalHeapHistoryV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"FinalYoungestDesired\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, ",\"NumHeaps\":"...)
-	dst = appendJSONInt(dst, int64(e.NumHeaps))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.NumHeaps))
 	dst = append(dst, ",\"CondemnedGeneration\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnedGeneration))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnedGeneration))
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.Gen0ReductionCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reason))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = appendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PauseMode\":"...)
-	dst = appendJSONUint(dst, uint64(e.PauseMode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PauseMode))
 	dst = append(dst, ",\"MemoryPressure\":"...)
-	dst = appendJSONUint(dst, uint64(e.MemoryPressure))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MemoryPressure))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCGlobalHeapHistoryV2) AppendText(dst []byte) []byte {
 	dst = append(dst, "FinalYoungestDesired="...)
-	dst = appendHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, " NumHeaps="...)
 	dst = strconv.AppendInt(dst, int64(e.NumHeaps), 10)
 	dst = append(dst, " CondemnedGeneration="...)
@@ -5978,7 +7327,51 @@ func (*GCGlobalHeapHistoryV3) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V3", len(b), ptrSize, []fieldEnd{{"FinalYoungestDesired", 8, 0}, {"NumHeaps", 12, 0}, {"CondemnedGeneration", 16, 0}, {"Gen0ReductionCount", 20, 0}, {"Reason", 24, 0}, {"GlobalMechanisms", 28, 0}, {"ClrInstanceID", 30, 0}, {"PauseMode", 34, 0}, {"MemoryPressure", 38, 0}, {"CondemnReasons0", 42, 0}, {"CondemnReasons1", 46, 0}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "FinalYoungestDesired",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "NumHeaps",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "CondemnedGeneration",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Gen0ReductionCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "GlobalMechanisms",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 34,
+			Name:  "PauseMode",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "MemoryPressure",
+			Ptrs:  0,
+		}, {
+			Bytes: 42,
+			Name:  "CondemnReasons0",
+			Ptrs:  0,
+		}, {
+			Bytes: 46,
+			Name:  "CondemnReasons1",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[45]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -6014,34 +7407,34 @@ func (e *GCGlobalHeapHistoryV3) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCGlobalHeapHistoryV3) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"FinalYoungestDesired\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, ",\"NumHeaps\":"...)
-	dst = appendJSONInt(dst, int64(e.NumHeaps))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.NumHeaps))
 	dst = append(dst, ",\"CondemnedGeneration\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnedGeneration))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnedGeneration))
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.Gen0ReductionCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reason))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = appendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PauseMode\":"...)
-	dst = appendJSONUint(dst, uint64(e.PauseMode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PauseMode))
 	dst = append(dst, ",\"MemoryPressure\":"...)
-	dst = appendJSONUint(dst, uint64(e.MemoryPressure))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MemoryPressure))
 	dst = append(dst, ",\"CondemnReasons0\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnReasons0))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons0))
 	dst = append(dst, ",\"CondemnReasons1\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnReasons1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons1))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCGlobalHeapHistoryV3) AppendText(dst []byte) []byte {
 	dst = append(dst, "FinalYoungestDesired="...)
-	dst = appendHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, " NumHeaps="...)
 	dst = strconv.AppendInt(dst, int64(e.NumHeaps), 10)
 	dst = append(dst, " CondemnedGeneration="...)
@@ -6106,7 +7499,11 @@ type GCGlobalHeapHistoryV4ValuesElem struct {
 func (e *GCGlobalHeapHistoryV4ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 4 {
 		{
-			f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Time", 4, 0}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 4,
+				Name:  "Time",
+				Ptrs:  0,
+			}})
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -6122,7 +7519,7 @@ func (e *GCGlobalHeapHistoryV4ValuesElem) encode(dst []byte, ptrSize int) []byte
 
 func (e *GCGlobalHeapHistoryV4ValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Time\":"...)
-	dst = appendJSONUint(dst, uint64(e.Time))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Time))
 	return append(dst, '}')
 }
 
@@ -6224,7 +7621,55 @@ func (*GCGlobalHeapHistoryV4) Info() *EventInfo {
 func (e *GCGlobalHeapHistoryV4) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 50 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V4", len(b), ptrSize, []fieldEnd{{"FinalYoungestDesired", 8, 0}, {"NumHeaps", 12, 0}, {"CondemnedGeneration", 16, 0}, {"Gen0ReductionCount", 20, 0}, {"Reason", 24, 0}, {"GlobalMechanisms", 28, 0}, {"ClrInstanceID", 30, 0}, {"PauseMode", 34, 0}, {"MemoryPressure", 38, 0}, {"CondemnReasons0", 42, 0}, {"CondemnReasons1", 46, 0}, {"Count", 50, 0}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "FinalYoungestDesired",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "NumHeaps",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "CondemnedGeneration",
+			Ptrs:  0,
+		}, {
+			Bytes: 20,
+			Name:  "Gen0ReductionCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 28,
+			Name:  "GlobalMechanisms",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 34,
+			Name:  "PauseMode",
+			Ptrs:  0,
+		}, {
+			Bytes: 38,
+			Name:  "MemoryPressure",
+			Ptrs:  0,
+		}, {
+			Bytes: 42,
+			Name:  "CondemnReasons0",
+			Ptrs:  0,
+		}, {
+			Bytes: 46,
+			Name:  "CondemnReasons1",
+			Ptrs:  0,
+		}, {
+			Bytes: 50,
+			Name:  "Count",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[49]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -6241,7 +7686,7 @@ func (e *GCGlobalHeapHistoryV4) Decode(b []byte, ptrSize int) (int, error) {
 	e.Count = binary.LittleEndian.Uint32(b[46:])
 	off = 50
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 4)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 4)
 		if !ok {
 			return 0, decodeError("GCGlobalHeapHistory_V4", "Values", off, ErrCountTooLarge)
 		}
@@ -6275,29 +7720,29 @@ func (e *GCGlobalHeapHistoryV4) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCGlobalHeapHistoryV4) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"FinalYoungestDesired\":"...)
-	dst = appendJSONHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, ",\"NumHeaps\":"...)
-	dst = appendJSONInt(dst, int64(e.NumHeaps))
+	dst = clrimpl.AppendJSONInt(dst, int64(e.NumHeaps))
 	dst = append(dst, ",\"CondemnedGeneration\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnedGeneration))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnedGeneration))
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.Gen0ReductionCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reason))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = appendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PauseMode\":"...)
-	dst = appendJSONUint(dst, uint64(e.PauseMode))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PauseMode))
 	dst = append(dst, ",\"MemoryPressure\":"...)
-	dst = appendJSONUint(dst, uint64(e.MemoryPressure))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MemoryPressure))
 	dst = append(dst, ",\"CondemnReasons0\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnReasons0))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons0))
 	dst = append(dst, ",\"CondemnReasons1\":"...)
-	dst = appendJSONUint(dst, uint64(e.CondemnReasons1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons1))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -6306,7 +7751,7 @@ func (e *GCGlobalHeapHistoryV4) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *GCGlobalHeapHistoryV4) AppendText(dst []byte) []byte {
 	dst = append(dst, "FinalYoungestDesired="...)
-	dst = appendHex(dst, uint64(e.FinalYoungestDesired))
+	dst = clrimpl.AppendHex(dst, uint64(e.FinalYoungestDesired))
 	dst = append(dst, " NumHeaps="...)
 	dst = strconv.AppendInt(dst, int64(e.NumHeaps), 10)
 	dst = append(dst, " CondemnedGeneration="...)
@@ -6353,7 +7798,15 @@ func (*GenAwareBegin) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GenAwareBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GenAwareBegin", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GenAwareBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -6371,9 +7824,9 @@ func (e *GenAwareBegin) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GenAwareBegin) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -6405,7 +7858,15 @@ func (*GenAwareEnd) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *GenAwareEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GenAwareEnd", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("GenAwareEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -6423,9 +7884,9 @@ func (e *GenAwareEnd) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GenAwareEnd) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -6468,7 +7929,27 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 	if ptrSize == 8 {
 		if len(b) < 32 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"TimePlan", 4, 0}, {"TimeCompact", 8, 0}, {"TimeRelocate", 12, 0}, {"TotalRefs", 8, 2}, {"ZeroRefs", 8, 3}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 4,
+					Name:  "TimePlan",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "TimeCompact",
+					Ptrs:  0,
+				}, {
+					Bytes: 12,
+					Name:  "TimeRelocate",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "TotalRefs",
+					Ptrs:  2,
+				}, {
+					Bytes: 8,
+					Name:  "ZeroRefs",
+					Ptrs:  3,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6481,7 +7962,27 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 	} else {
 		if len(b) < 20 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"TimePlan", 4, 0}, {"TimeCompact", 8, 0}, {"TimeRelocate", 12, 0}, {"TotalRefs", 8, 2}, {"ZeroRefs", 8, 3}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 4,
+					Name:  "TimePlan",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "TimeCompact",
+					Ptrs:  0,
+				}, {
+					Bytes: 12,
+					Name:  "TimeRelocate",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "TotalRefs",
+					Ptrs:  2,
+				}, {
+					Bytes: 8,
+					Name:  "ZeroRefs",
+					Ptrs:  3,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6500,22 +8001,22 @@ func (e *GCLOHCompactValuesElem) encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TimeCompact))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TimeRelocate))
 	dst = append(dst, make([]byte, -4+ptrSize)...)
-	dst = appendPtr(dst, e.TotalRefs, ptrSize)
-	dst = appendPtr(dst, e.ZeroRefs, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.TotalRefs, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ZeroRefs, ptrSize)
 	return dst
 }
 
 func (e *GCLOHCompactValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TimePlan\":"...)
-	dst = appendJSONUint(dst, uint64(e.TimePlan))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TimePlan))
 	dst = append(dst, ",\"TimeCompact\":"...)
-	dst = appendJSONUint(dst, uint64(e.TimeCompact))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TimeCompact))
 	dst = append(dst, ",\"TimeRelocate\":"...)
-	dst = appendJSONUint(dst, uint64(e.TimeRelocate))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TimeRelocate))
 	dst = append(dst, ",\"TotalRefs\":"...)
-	dst = appendJSONHex(dst, uint64(e.TotalRefs))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TotalRefs))
 	dst = append(dst, ",\"ZeroRefs\":"...)
-	dst = appendJSONHex(dst, uint64(e.ZeroRefs))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ZeroRefs))
 	return append(dst, '}')
 }
 
@@ -6624,14 +8125,22 @@ func (e *GCLOHCompact) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("GCLOHCompact", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Count", 4, 0}})
+		return 0, shortPrefix("GCLOHCompact", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.Count = binary.LittleEndian.Uint16(b[2:])
 	off = 4
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 8+3*ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 8+3*ptrSize)
 		if !ok {
 			return 0, decodeError("GCLOHCompact", "Values", off, ErrCountTooLarge)
 		}
@@ -6655,9 +8164,9 @@ func (e *GCLOHCompact) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCLOHCompact) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')
@@ -6706,7 +8215,23 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Index", 2, 0}, {"Padding", 4, 0}, {"Count", 8, 0}, {"Size", 8, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 2,
+					Name:  "Index",
+					Ptrs:  0,
+				}, {
+					Bytes: 4,
+					Name:  "Padding",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "Count",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "Size",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6718,7 +8243,23 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"Index", 2, 0}, {"Padding", 4, 0}, {"Count", 8, 0}, {"Size", 8, 1}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 2,
+					Name:  "Index",
+					Ptrs:  0,
+				}, {
+					Bytes: 4,
+					Name:  "Padding",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "Count",
+					Ptrs:  0,
+				}, {
+					Bytes: 8,
+					Name:  "Size",
+					Ptrs:  1,
+				}})
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6735,19 +8276,19 @@ func (e *GCFitBucketInfoValuesElem) encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Index))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.Padding))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Count))
-	dst = appendPtr(dst, e.Size, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Size, ptrSize)
 	return dst
 }
 
 func (e *GCFitBucketInfoValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Index\":"...)
-	dst = appendJSONUint(dst, uint64(e.Index))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Index))
 	dst = append(dst, ",\"Padding\":"...)
-	dst = appendJSONUint(dst, uint64(e.Padding))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Padding))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Size\":"...)
-	dst = appendJSONHex(dst, uint64(e.Size))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Size))
 	return append(dst, '}')
 }
 
@@ -6855,7 +8396,23 @@ func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("GCFitBucketInfo", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"BucketKind", 4, 0}, {"TotalSize", 12, 0}, {"Count", 14, 0}})
+		return 0, shortPrefix("GCFitBucketInfo", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 4,
+			Name:  "BucketKind",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "TotalSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 14,
+			Name:  "Count",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[13]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -6864,7 +8421,7 @@ func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
 	e.Count = binary.LittleEndian.Uint16(b[12:])
 	off = 14
 	{
-		n, ok := arrayLen(b, off, uint64(e.Count), 8+ptrSize)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.Count), 8+ptrSize)
 		if !ok {
 			return 0, decodeError("GCFitBucketInfo", "Values", off, ErrCountTooLarge)
 		}
@@ -6890,13 +8447,13 @@ func (e *GCFitBucketInfo) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *GCFitBucketInfo) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"BucketKind\":"...)
 	dst = e.BucketKind.appendJSON(dst)
 	dst = append(dst, ",\"TotalSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.TotalSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TotalSize))
 	dst = append(dst, ",\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')

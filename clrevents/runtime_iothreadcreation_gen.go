@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -27,7 +28,15 @@ func (*IOThreadCreate) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *IOThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadCreate", len(b), ptrSize, []fieldEnd{{"IOThreadCount", 4, 0}, {"RetiredIOThreads", 8, 0}})
+		return 0, shortPrefix("IOThreadCreate", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "IOThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredIOThreads",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -45,9 +54,9 @@ func (e *IOThreadCreate) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *IOThreadCreate) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"IOThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.IOThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IOThreadCount))
 	dst = append(dst, ",\"RetiredIOThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredIOThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredIOThreads))
 	return append(dst, '}')
 }
 
@@ -81,7 +90,19 @@ func (*IOThreadCreateV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *IOThreadCreateV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadCreate_V1", len(b), ptrSize, []fieldEnd{{"IOThreadCount", 4, 0}, {"RetiredIOThreads", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("IOThreadCreate_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "IOThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredIOThreads",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -101,11 +122,11 @@ func (e *IOThreadCreateV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *IOThreadCreateV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"IOThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.IOThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IOThreadCount))
 	dst = append(dst, ",\"RetiredIOThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredIOThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredIOThreads))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -139,7 +160,15 @@ func (*IOThreadTerminate) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *IOThreadTerminate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadTerminate", len(b), ptrSize, []fieldEnd{{"IOThreadCount", 4, 0}, {"RetiredIOThreads", 8, 0}})
+		return 0, shortPrefix("IOThreadTerminate", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "IOThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredIOThreads",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -157,9 +186,9 @@ func (e *IOThreadTerminate) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *IOThreadTerminate) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"IOThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.IOThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IOThreadCount))
 	dst = append(dst, ",\"RetiredIOThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredIOThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredIOThreads))
 	return append(dst, '}')
 }
 
@@ -193,7 +222,19 @@ func (*IOThreadTerminateV1) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *IOThreadTerminateV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadTerminate_V1", len(b), ptrSize, []fieldEnd{{"IOThreadCount", 4, 0}, {"RetiredIOThreads", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("IOThreadTerminate_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "IOThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredIOThreads",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -213,11 +254,11 @@ func (e *IOThreadTerminateV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *IOThreadTerminateV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"IOThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.IOThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IOThreadCount))
 	dst = append(dst, ",\"RetiredIOThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredIOThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredIOThreads))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

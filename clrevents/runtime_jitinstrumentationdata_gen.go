@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -34,7 +35,23 @@ func (*JitInstrumentationData) Info() *EventInfo {
 func (e *JitInstrumentationData) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 18 {
-		return 0, shortPrefix("JitInstrumentationData", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"MethodFlags", 6, 0}, {"DataSize", 10, 0}, {"MethodID", 18, 0}})
+		return 0, shortPrefix("JitInstrumentationData", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "DataSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -43,11 +60,11 @@ func (e *JitInstrumentationData) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodID = binary.LittleEndian.Uint64(b[10:])
 	off = 18
 	{
-		n, ok := arrayLen(b, off, uint64(e.DataSize), 1)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.DataSize), 1)
 		if !ok {
 			return 0, decodeError("JitInstrumentationData", "Data", off, ErrCountTooLarge)
 		}
-		e.Data = MakeBinary(b[off : off+n])
+		e.Data = clrimpl.MakeBinary(b[off : off+n])
 		off += n
 	}
 	return off, nil
@@ -66,13 +83,13 @@ func (e *JitInstrumentationData) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *JitInstrumentationData) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"MethodFlags\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodFlags))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodFlags))
 	dst = append(dst, ",\"DataSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.DataSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DataSize))
 	dst = append(dst, ",\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"Data\":"...)
 	dst = e.Data.AppendJSON(dst)
 	return append(dst, '}')
@@ -87,7 +104,7 @@ func (e *JitInstrumentationData) AppendText(dst []byte) []byte {
 	dst = append(dst, " DataSize="...)
 	dst = strconv.AppendUint(dst, uint64(e.DataSize), 10)
 	dst = append(dst, " MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " Data="...)
 	dst = e.Data.AppendJSON(dst)
 	return dst
@@ -129,7 +146,31 @@ func (*JitInstrumentationDataVerbose) Info() *EventInfo {
 func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 30 {
-		return 0, shortPrefix("JitInstrumentationDataVerbose", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"MethodFlags", 6, 0}, {"DataSize", 10, 0}, {"MethodID", 18, 0}, {"ModuleID", 26, 0}, {"MethodToken", 30, 0}})
+		return 0, shortPrefix("JitInstrumentationDataVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "MethodFlags",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "DataSize",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "MethodID",
+			Ptrs:  0,
+		}, {
+			Bytes: 26,
+			Name:  "ModuleID",
+			Ptrs:  0,
+		}, {
+			Bytes: 30,
+			Name:  "MethodToken",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[29]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -140,7 +181,7 @@ func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, erro
 	e.MethodToken = binary.LittleEndian.Uint32(b[26:])
 	off = 30
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("JitInstrumentationDataVerbose", "MethodNamespace", off, ErrUnterminatedString)
 		}
@@ -148,7 +189,7 @@ func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("JitInstrumentationDataVerbose", "MethodName", off, ErrUnterminatedString)
 		}
@@ -156,7 +197,7 @@ func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("JitInstrumentationDataVerbose", "MethodSignature", off, ErrUnterminatedString)
 		}
@@ -164,11 +205,11 @@ func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	{
-		n, ok := arrayLen(b, off, uint64(e.DataSize), 1)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.DataSize), 1)
 		if !ok {
 			return 0, decodeError("JitInstrumentationDataVerbose", "Data", off, ErrCountTooLarge)
 		}
-		e.Data = MakeBinary(b[off : off+n])
+		e.Data = clrimpl.MakeBinary(b[off : off+n])
 		off += n
 	}
 	return off, nil
@@ -182,9 +223,9 @@ func (e *JitInstrumentationDataVerbose) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.MethodID))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ModuleID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MethodToken))
-	dst = appendUTF16Z(dst, e.MethodNamespace)
-	dst = appendUTF16Z(dst, e.MethodName)
-	dst = appendUTF16Z(dst, e.MethodSignature)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodNamespace)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodName)
+	dst = clrimpl.AppendUTF16Z(dst, e.MethodSignature)
 	dst = append(dst, e.Data.Bytes()...)
 	return dst
 }
@@ -192,17 +233,17 @@ func (e *JitInstrumentationDataVerbose) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *JitInstrumentationDataVerbose) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"MethodFlags\":"...)
-	dst = appendJSONUint(dst, uint64(e.MethodFlags))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MethodFlags))
 	dst = append(dst, ",\"DataSize\":"...)
-	dst = appendJSONUint(dst, uint64(e.DataSize))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.DataSize))
 	dst = append(dst, ",\"MethodID\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"MethodToken\":"...)
-	dst = appendJSONHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.MethodToken))
 	dst = append(dst, ",\"MethodNamespace\":"...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, ",\"MethodName\":"...)
@@ -223,11 +264,11 @@ func (e *JitInstrumentationDataVerbose) AppendText(dst []byte) []byte {
 	dst = append(dst, " DataSize="...)
 	dst = strconv.AppendUint(dst, uint64(e.DataSize), 10)
 	dst = append(dst, " MethodID="...)
-	dst = appendHex(dst, uint64(e.MethodID))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	dst = append(dst, " ModuleID="...)
-	dst = appendHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	dst = append(dst, " MethodToken="...)
-	dst = appendHex(dst, uint64(e.MethodToken))
+	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	dst = append(dst, " MethodNamespace="...)
 	dst = e.MethodNamespace.AppendJSON(dst)
 	dst = append(dst, " MethodName="...)

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -28,13 +29,17 @@ func (*ProfilerMessage) Info() *EventInfo {
 func (e *ProfilerMessage) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ProfilerMessage", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("ProfilerMessage", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("ProfilerMessage", "Message", off, ErrUnterminatedString)
 		}
@@ -47,14 +52,14 @@ func (e *ProfilerMessage) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the ProfilerMessage wire form for the pointer size.
 func (e *ProfilerMessage) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
-	dst = appendUTF16Z(dst, e.Message)
+	dst = clrimpl.AppendUTF16Z(dst, e.Message)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProfilerMessage) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Message\":"...)
 	dst = e.Message.AppendJSON(dst)
 	return append(dst, '}')

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -31,14 +32,30 @@ func (e *ThreadCreating) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, []fieldEnd{{"ID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[9]
 		e.ID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, []fieldEnd{{"ID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[5]
 		e.ID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -49,7 +66,7 @@ func (e *ThreadCreating) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ThreadCreating wire form for the pointer size.
 func (e *ThreadCreating) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -57,16 +74,16 @@ func (e *ThreadCreating) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadCreating) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadCreating) AppendText(dst []byte) []byte {
 	dst = append(dst, "ID="...)
-	dst = appendHex(dst, uint64(e.ID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -95,14 +112,30 @@ func (e *ThreadRunning) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, []fieldEnd{{"ID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[9]
 		e.ID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, []fieldEnd{{"ID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "ID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[5]
 		e.ID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -113,7 +146,7 @@ func (e *ThreadRunning) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ThreadRunning wire form for the pointer size.
 func (e *ThreadRunning) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.ID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.ID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -121,16 +154,16 @@ func (e *ThreadRunning) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadRunning) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadRunning) AppendText(dst []byte) []byte {
 	dst = append(dst, "ID="...)
-	dst = appendHex(dst, uint64(e.ID))
+	dst = clrimpl.AppendHex(dst, uint64(e.ID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst

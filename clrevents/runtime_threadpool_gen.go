@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -31,14 +32,30 @@ func (e *ThreadPoolEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []fieldEnd{{"WorkID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "WorkID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[9]
 		e.WorkID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []fieldEnd{{"WorkID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "WorkID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[5]
 		e.WorkID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -49,7 +66,7 @@ func (e *ThreadPoolEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ThreadPoolEnqueue wire form for the pointer size.
 func (e *ThreadPoolEnqueue) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.WorkID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.WorkID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -57,16 +74,16 @@ func (e *ThreadPoolEnqueue) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolEnqueue) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"WorkID\":"...)
-	dst = appendJSONHex(dst, uint64(e.WorkID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.WorkID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadPoolEnqueue) AppendText(dst []byte) []byte {
 	dst = append(dst, "WorkID="...)
-	dst = appendHex(dst, uint64(e.WorkID))
+	dst = clrimpl.AppendHex(dst, uint64(e.WorkID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -95,14 +112,30 @@ func (e *ThreadPoolDequeue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []fieldEnd{{"WorkID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "WorkID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[9]
 		e.WorkID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []fieldEnd{{"WorkID", 0, 1}, {"ClrInstanceID", 2, 1}})
+			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "WorkID",
+				Ptrs:  1,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[5]
 		e.WorkID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -113,7 +146,7 @@ func (e *ThreadPoolDequeue) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ThreadPoolDequeue wire form for the pointer size.
 func (e *ThreadPoolDequeue) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.WorkID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.WorkID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -121,16 +154,16 @@ func (e *ThreadPoolDequeue) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolDequeue) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"WorkID\":"...)
-	dst = appendJSONHex(dst, uint64(e.WorkID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.WorkID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadPoolDequeue) AppendText(dst []byte) []byte {
 	dst = append(dst, "WorkID="...)
-	dst = appendHex(dst, uint64(e.WorkID))
+	dst = clrimpl.AppendHex(dst, uint64(e.WorkID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -163,21 +196,53 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 22 {
-			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []fieldEnd{{"NativeOverlapped", 0, 1}, {"Overlapped", 0, 2}, {"MultiDequeues", 4, 2}, {"ClrInstanceID", 6, 2}})
+			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "NativeOverlapped",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "Overlapped",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "MultiDequeues",
+				Ptrs:  2,
+			}, {
+				Bytes: 6,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[21]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
 		e.Overlapped = binary.LittleEndian.Uint64(b[8:])
-		e.MultiDequeues = readBool(b, 16)
+		e.MultiDequeues = clrimpl.ReadBool(b, 16)
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	} else {
 		if len(b) < 14 {
-			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []fieldEnd{{"NativeOverlapped", 0, 1}, {"Overlapped", 0, 2}, {"MultiDequeues", 4, 2}, {"ClrInstanceID", 6, 2}})
+			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "NativeOverlapped",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "Overlapped",
+				Ptrs:  2,
+			}, {
+				Bytes: 4,
+				Name:  "MultiDequeues",
+				Ptrs:  2,
+			}, {
+				Bytes: 6,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[13]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.Overlapped = uint64(binary.LittleEndian.Uint32(b[4:]))
-		e.MultiDequeues = readBool(b, 8)
+		e.MultiDequeues = clrimpl.ReadBool(b, 8)
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	}
 	return 6 + 2*ptrSize, nil
@@ -185,9 +250,9 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ThreadPoolIOEnqueue wire form for the pointer size.
 func (e *ThreadPoolIOEnqueue) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.NativeOverlapped, ptrSize)
-	dst = appendPtr(dst, e.Overlapped, ptrSize)
-	dst = appendBool(dst, e.MultiDequeues)
+	dst = clrimpl.AppendPtr(dst, e.NativeOverlapped, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Overlapped, ptrSize)
+	dst = clrimpl.AppendBool(dst, e.MultiDequeues)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -195,22 +260,22 @@ func (e *ThreadPoolIOEnqueue) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolIOEnqueue) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"NativeOverlapped\":"...)
-	dst = appendJSONHex(dst, uint64(e.NativeOverlapped))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NativeOverlapped))
 	dst = append(dst, ",\"Overlapped\":"...)
-	dst = appendJSONHex(dst, uint64(e.Overlapped))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Overlapped))
 	dst = append(dst, ",\"MultiDequeues\":"...)
-	dst = appendJSONBool(dst, e.MultiDequeues)
+	dst = clrimpl.AppendJSONBool(dst, e.MultiDequeues)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadPoolIOEnqueue) AppendText(dst []byte) []byte {
 	dst = append(dst, "NativeOverlapped="...)
-	dst = appendHex(dst, uint64(e.NativeOverlapped))
+	dst = clrimpl.AppendHex(dst, uint64(e.NativeOverlapped))
 	dst = append(dst, " Overlapped="...)
-	dst = appendHex(dst, uint64(e.Overlapped))
+	dst = clrimpl.AppendHex(dst, uint64(e.Overlapped))
 	dst = append(dst, " MultiDequeues="...)
 	dst = strconv.AppendBool(dst, e.MultiDequeues)
 	dst = append(dst, " ClrInstanceID="...)
@@ -243,7 +308,19 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []fieldEnd{{"NativeOverlapped", 0, 1}, {"Overlapped", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "NativeOverlapped",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "Overlapped",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[17]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -251,7 +328,19 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []fieldEnd{{"NativeOverlapped", 0, 1}, {"Overlapped", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "NativeOverlapped",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "Overlapped",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[9]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -263,8 +352,8 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ThreadPoolIODequeue wire form for the pointer size.
 func (e *ThreadPoolIODequeue) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.NativeOverlapped, ptrSize)
-	dst = appendPtr(dst, e.Overlapped, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.NativeOverlapped, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Overlapped, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -272,20 +361,20 @@ func (e *ThreadPoolIODequeue) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolIODequeue) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"NativeOverlapped\":"...)
-	dst = appendJSONHex(dst, uint64(e.NativeOverlapped))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NativeOverlapped))
 	dst = append(dst, ",\"Overlapped\":"...)
-	dst = appendJSONHex(dst, uint64(e.Overlapped))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Overlapped))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadPoolIODequeue) AppendText(dst []byte) []byte {
 	dst = append(dst, "NativeOverlapped="...)
-	dst = appendHex(dst, uint64(e.NativeOverlapped))
+	dst = clrimpl.AppendHex(dst, uint64(e.NativeOverlapped))
 	dst = append(dst, " Overlapped="...)
-	dst = appendHex(dst, uint64(e.Overlapped))
+	dst = clrimpl.AppendHex(dst, uint64(e.Overlapped))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -316,7 +405,19 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []fieldEnd{{"NativeOverlapped", 0, 1}, {"Overlapped", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "NativeOverlapped",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "Overlapped",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[17]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -324,7 +425,19 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []fieldEnd{{"NativeOverlapped", 0, 1}, {"Overlapped", 0, 2}, {"ClrInstanceID", 2, 2}})
+			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "NativeOverlapped",
+				Ptrs:  1,
+			}, {
+				Bytes: 0,
+				Name:  "Overlapped",
+				Ptrs:  2,
+			}, {
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[9]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -336,8 +449,8 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 
 // Encode appends the ThreadPoolIOPack wire form for the pointer size.
 func (e *ThreadPoolIOPack) Encode(dst []byte, ptrSize int) []byte {
-	dst = appendPtr(dst, e.NativeOverlapped, ptrSize)
-	dst = appendPtr(dst, e.Overlapped, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.NativeOverlapped, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Overlapped, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -345,20 +458,20 @@ func (e *ThreadPoolIOPack) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolIOPack) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"NativeOverlapped\":"...)
-	dst = appendJSONHex(dst, uint64(e.NativeOverlapped))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NativeOverlapped))
 	dst = append(dst, ",\"Overlapped\":"...)
-	dst = appendJSONHex(dst, uint64(e.Overlapped))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Overlapped))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ThreadPoolIOPack) AppendText(dst []byte) []byte {
 	dst = append(dst, "NativeOverlapped="...)
-	dst = appendHex(dst, uint64(e.NativeOverlapped))
+	dst = clrimpl.AppendHex(dst, uint64(e.NativeOverlapped))
 	dst = append(dst, " Overlapped="...)
-	dst = appendHex(dst, uint64(e.Overlapped))
+	dst = clrimpl.AppendHex(dst, uint64(e.Overlapped))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -33,7 +34,27 @@ func (*ThreadPoolMinMaxThreads) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolMinMaxThreads) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolMinMaxThreads", len(b), ptrSize, []fieldEnd{{"MinWorkerThreads", 2, 0}, {"MaxWorkerThreads", 4, 0}, {"MinIOCompletionThreads", 6, 0}, {"MaxIOCompletionThreads", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("ThreadPoolMinMaxThreads", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "MinWorkerThreads",
+			Ptrs:  0,
+		}, {
+			Bytes: 4,
+			Name:  "MaxWorkerThreads",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "MinIOCompletionThreads",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "MaxIOCompletionThreads",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.MinWorkerThreads = binary.LittleEndian.Uint16(b[0:])
@@ -57,15 +78,15 @@ func (e *ThreadPoolMinMaxThreads) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolMinMaxThreads) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"MinWorkerThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.MinWorkerThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MinWorkerThreads))
 	dst = append(dst, ",\"MaxWorkerThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.MaxWorkerThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MaxWorkerThreads))
 	dst = append(dst, ",\"MinIOCompletionThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.MinIOCompletionThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MinIOCompletionThreads))
 	dst = append(dst, ",\"MaxIOCompletionThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.MaxIOCompletionThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MaxIOCompletionThreads))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -27,7 +28,15 @@ func (*ThreadpoolSuspensionSuspendThread) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadpoolSuspensionSuspendThread) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("ThreadpoolSuspensionSuspendThread", len(b), ptrSize, []fieldEnd{{"ClrThreadID", 4, 0}, {"CpuUtilization", 8, 0}})
+		return 0, shortPrefix("ThreadpoolSuspensionSuspendThread", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "ClrThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "CpuUtilization",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ClrThreadID = binary.LittleEndian.Uint32(b[0:])
@@ -45,9 +54,9 @@ func (e *ThreadpoolSuspensionSuspendThread) Encode(dst []byte, ptrSize int) []by
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadpoolSuspensionSuspendThread) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrThreadID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrThreadID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrThreadID))
 	dst = append(dst, ",\"CpuUtilization\":"...)
-	dst = appendJSONUint(dst, uint64(e.CpuUtilization))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CpuUtilization))
 	return append(dst, '}')
 }
 
@@ -79,7 +88,15 @@ func (*ThreadpoolSuspensionResumeThread) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadpoolSuspensionResumeThread) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("ThreadpoolSuspensionResumeThread", len(b), ptrSize, []fieldEnd{{"ClrThreadID", 4, 0}, {"CpuUtilization", 8, 0}})
+		return 0, shortPrefix("ThreadpoolSuspensionResumeThread", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "ClrThreadID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "CpuUtilization",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.ClrThreadID = binary.LittleEndian.Uint32(b[0:])
@@ -97,9 +114,9 @@ func (e *ThreadpoolSuspensionResumeThread) Encode(dst []byte, ptrSize int) []byt
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadpoolSuspensionResumeThread) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrThreadID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrThreadID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrThreadID))
 	dst = append(dst, ",\"CpuUtilization\":"...)
-	dst = appendJSONUint(dst, uint64(e.CpuUtilization))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CpuUtilization))
 	return append(dst, '}')
 }
 

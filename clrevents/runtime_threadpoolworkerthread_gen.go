@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -29,7 +30,19 @@ func (*ThreadPoolWorkerThreadStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadStart", len(b), ptrSize, []fieldEnd{{"ActiveWorkerThreadCount", 4, 0}, {"RetiredWorkerThreadCount", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "ActiveWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -49,11 +62,11 @@ func (e *ThreadPoolWorkerThreadStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ActiveWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
 	dst = append(dst, ",\"RetiredWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -89,7 +102,19 @@ func (*ThreadPoolWorkerThreadStop) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadStop", len(b), ptrSize, []fieldEnd{{"ActiveWorkerThreadCount", 4, 0}, {"RetiredWorkerThreadCount", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "ActiveWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -109,11 +134,11 @@ func (e *ThreadPoolWorkerThreadStop) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ActiveWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
 	dst = append(dst, ",\"RetiredWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -149,7 +174,19 @@ func (*ThreadPoolWorkerThreadWait) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadWait) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadWait", len(b), ptrSize, []fieldEnd{{"ActiveWorkerThreadCount", 4, 0}, {"RetiredWorkerThreadCount", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadWait", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "ActiveWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -169,11 +206,11 @@ func (e *ThreadPoolWorkerThreadWait) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadWait) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ActiveWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
 	dst = append(dst, ",\"RetiredWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"math"
 	"strconv"
 )
@@ -28,7 +29,15 @@ func (*ThreadPoolWorkerThreadAdjustmentSample) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentSample) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentSample", len(b), ptrSize, []fieldEnd{{"Throughput", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentSample", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Throughput",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.Throughput = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
@@ -46,9 +55,9 @@ func (e *ThreadPoolWorkerThreadAdjustmentSample) Encode(dst []byte, ptrSize int)
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadAdjustmentSample) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Throughput\":"...)
-	dst = appendJSONFloat(dst, float64(e.Throughput))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.Throughput))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -84,7 +93,23 @@ func (*ThreadPoolWorkerThreadAdjustmentAdjustment) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentAdjustment", len(b), ptrSize, []fieldEnd{{"AverageThroughput", 8, 0}, {"NewWorkerThreadCount", 12, 0}, {"Reason", 16, 0}, {"ClrInstanceID", 18, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentAdjustment", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "AverageThroughput",
+			Ptrs:  0,
+		}, {
+			Bytes: 12,
+			Name:  "NewWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Reason",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.AverageThroughput = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
@@ -106,13 +131,13 @@ func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) Encode(dst []byte, ptrSize 
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"AverageThroughput\":"...)
-	dst = appendJSONFloat(dst, float64(e.AverageThroughput))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.AverageThroughput))
 	dst = append(dst, ",\"NewWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.NewWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewWorkerThreadCount))
 	dst = append(dst, ",\"Reason\":"...)
 	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -166,7 +191,51 @@ func (*ThreadPoolWorkerThreadAdjustmentStats) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentStats) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 76 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentStats", len(b), ptrSize, []fieldEnd{{"Duration", 8, 0}, {"Throughput", 16, 0}, {"ThreadWave", 24, 0}, {"ThroughputWave", 32, 0}, {"ThroughputErrorEstimate", 40, 0}, {"AverageThroughputErrorEstimate", 48, 0}, {"ThroughputRatio", 56, 0}, {"Confidence", 64, 0}, {"NewControlSetting", 72, 0}, {"NewThreadWaveMagnitude", 74, 0}, {"ClrInstanceID", 76, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentStats", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 8,
+			Name:  "Duration",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "Throughput",
+			Ptrs:  0,
+		}, {
+			Bytes: 24,
+			Name:  "ThreadWave",
+			Ptrs:  0,
+		}, {
+			Bytes: 32,
+			Name:  "ThroughputWave",
+			Ptrs:  0,
+		}, {
+			Bytes: 40,
+			Name:  "ThroughputErrorEstimate",
+			Ptrs:  0,
+		}, {
+			Bytes: 48,
+			Name:  "AverageThroughputErrorEstimate",
+			Ptrs:  0,
+		}, {
+			Bytes: 56,
+			Name:  "ThroughputRatio",
+			Ptrs:  0,
+		}, {
+			Bytes: 64,
+			Name:  "Confidence",
+			Ptrs:  0,
+		}, {
+			Bytes: 72,
+			Name:  "NewControlSetting",
+			Ptrs:  0,
+		}, {
+			Bytes: 74,
+			Name:  "NewThreadWaveMagnitude",
+			Ptrs:  0,
+		}, {
+			Bytes: 76,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[75]
 	e.Duration = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
@@ -202,27 +271,27 @@ func (e *ThreadPoolWorkerThreadAdjustmentStats) Encode(dst []byte, ptrSize int) 
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadAdjustmentStats) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Duration\":"...)
-	dst = appendJSONFloat(dst, float64(e.Duration))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.Duration))
 	dst = append(dst, ",\"Throughput\":"...)
-	dst = appendJSONFloat(dst, float64(e.Throughput))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.Throughput))
 	dst = append(dst, ",\"ThreadWave\":"...)
-	dst = appendJSONFloat(dst, float64(e.ThreadWave))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.ThreadWave))
 	dst = append(dst, ",\"ThroughputWave\":"...)
-	dst = appendJSONFloat(dst, float64(e.ThroughputWave))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.ThroughputWave))
 	dst = append(dst, ",\"ThroughputErrorEstimate\":"...)
-	dst = appendJSONFloat(dst, float64(e.ThroughputErrorEstimate))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.ThroughputErrorEstimate))
 	dst = append(dst, ",\"AverageThroughputErrorEstimate\":"...)
-	dst = appendJSONFloat(dst, float64(e.AverageThroughputErrorEstimate))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.AverageThroughputErrorEstimate))
 	dst = append(dst, ",\"ThroughputRatio\":"...)
-	dst = appendJSONFloat(dst, float64(e.ThroughputRatio))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.ThroughputRatio))
 	dst = append(dst, ",\"Confidence\":"...)
-	dst = appendJSONFloat(dst, float64(e.Confidence))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.Confidence))
 	dst = append(dst, ",\"NewControlSetting\":"...)
-	dst = appendJSONFloat(dst, float64(e.NewControlSetting))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.NewControlSetting))
 	dst = append(dst, ",\"NewThreadWaveMagnitude\":"...)
-	dst = appendJSONUint(dst, uint64(e.NewThreadWaveMagnitude))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewThreadWaveMagnitude))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

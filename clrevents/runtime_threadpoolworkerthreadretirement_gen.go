@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -29,7 +30,19 @@ func (*ThreadPoolWorkerThreadRetirementStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadRetirementStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStart", len(b), ptrSize, []fieldEnd{{"ActiveWorkerThreadCount", 4, 0}, {"RetiredWorkerThreadCount", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "ActiveWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -49,11 +62,11 @@ func (e *ThreadPoolWorkerThreadRetirementStart) Encode(dst []byte, ptrSize int) 
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadRetirementStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ActiveWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
 	dst = append(dst, ",\"RetiredWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -89,7 +102,19 @@ func (*ThreadPoolWorkerThreadRetirementStop) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadRetirementStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStop", len(b), ptrSize, []fieldEnd{{"ActiveWorkerThreadCount", 4, 0}, {"RetiredWorkerThreadCount", 8, 0}, {"ClrInstanceID", 10, 0}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "ActiveWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredWorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -109,11 +134,11 @@ func (e *ThreadPoolWorkerThreadRetirementStop) Encode(dst []byte, ptrSize int) [
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkerThreadRetirementStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ActiveWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ActiveWorkerThreadCount))
 	dst = append(dst, ",\"RetiredWorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredWorkerThreadCount))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

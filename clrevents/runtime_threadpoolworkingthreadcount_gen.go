@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -27,7 +28,15 @@ func (*ThreadPoolWorkingThreadCount) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkingThreadCount) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("ThreadPoolWorkingThreadCount", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("ThreadPoolWorkingThreadCount", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -45,9 +54,9 @@ func (e *ThreadPoolWorkingThreadCount) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *ThreadPoolWorkingThreadCount) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

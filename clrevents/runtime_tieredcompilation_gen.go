@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -27,7 +28,15 @@ func (*TieredCompilationSettings) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettings) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationSettings", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Flags", 6, 0}})
+		return 0, shortPrefix("TieredCompilationSettings", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "Flags",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -45,7 +54,7 @@ func (e *TieredCompilationSettings) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *TieredCompilationSettings) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Flags\":"...)
 	dst = e.Flags.appendJSON(dst)
 	return append(dst, '}')
@@ -77,7 +86,11 @@ func (*TieredCompilationPause) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationPause) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("TieredCompilationPause", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("TieredCompilationPause", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -93,7 +106,7 @@ func (e *TieredCompilationPause) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *TieredCompilationPause) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -123,7 +136,15 @@ func (*TieredCompilationResume) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationResume) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationResume", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"NewMethodCount", 6, 0}})
+		return 0, shortPrefix("TieredCompilationResume", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "NewMethodCount",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -141,9 +162,9 @@ func (e *TieredCompilationResume) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *TieredCompilationResume) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"NewMethodCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.NewMethodCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.NewMethodCount))
 	return append(dst, '}')
 }
 
@@ -175,7 +196,15 @@ func (*TieredCompilationBackgroundJitStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationBackgroundJitStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationBackgroundJitStart", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"PendingMethodCount", 6, 0}})
+		return 0, shortPrefix("TieredCompilationBackgroundJitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "PendingMethodCount",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -193,9 +222,9 @@ func (e *TieredCompilationBackgroundJitStart) Encode(dst []byte, ptrSize int) []
 // AppendJSON appends the fields as a JSON object.
 func (e *TieredCompilationBackgroundJitStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PendingMethodCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.PendingMethodCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PendingMethodCount))
 	return append(dst, '}')
 }
 
@@ -229,7 +258,19 @@ func (*TieredCompilationBackgroundJitStop) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationBackgroundJitStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("TieredCompilationBackgroundJitStop", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"PendingMethodCount", 6, 0}, {"JittedMethodCount", 10, 0}})
+		return 0, shortPrefix("TieredCompilationBackgroundJitStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "PendingMethodCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "JittedMethodCount",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[9]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -249,11 +290,11 @@ func (e *TieredCompilationBackgroundJitStop) Encode(dst []byte, ptrSize int) []b
 // AppendJSON appends the fields as a JSON object.
 func (e *TieredCompilationBackgroundJitStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PendingMethodCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.PendingMethodCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PendingMethodCount))
 	dst = append(dst, ",\"JittedMethodCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.JittedMethodCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.JittedMethodCount))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"iter"
 	"strconv"
 )
@@ -45,7 +46,27 @@ func (e *BulkTypeValuesElem) decode(b []byte, ptrSize int) (int, string, int, er
 	var off int
 	if len(b) < 25 {
 		{
-			f, o := prefixShort(len(b), ptrSize, []fieldEnd{{"TypeID", 8, 0}, {"ModuleID", 16, 0}, {"TypeNameID", 20, 0}, {"Flags", 24, 0}, {"CorElementType", 25, 0}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 8,
+				Name:  "TypeID",
+				Ptrs:  0,
+			}, {
+				Bytes: 16,
+				Name:  "ModuleID",
+				Ptrs:  0,
+			}, {
+				Bytes: 20,
+				Name:  "TypeNameID",
+				Ptrs:  0,
+			}, {
+				Bytes: 24,
+				Name:  "Flags",
+				Ptrs:  0,
+			}, {
+				Bytes: 25,
+				Name:  "CorElementType",
+				Ptrs:  0,
+			}})
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -57,7 +78,7 @@ func (e *BulkTypeValuesElem) decode(b []byte, ptrSize int) (int, string, int, er
 	e.CorElementType = b[24]
 	off = 25
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, "Name", off, ErrUnterminatedString
 		}
@@ -70,11 +91,11 @@ func (e *BulkTypeValuesElem) decode(b []byte, ptrSize int) (int, string, int, er
 	e.TypeParameterCount = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		n, ok := arrayLen(b, off, uint64(e.TypeParameterCount), 8)
+		n, ok := clrimpl.ArrayLen(b, off, uint64(e.TypeParameterCount), 8)
 		if !ok {
 			return 0, "TypeParameters", off, ErrCountTooLarge
 		}
-		e.TypeParameters = MakeUint64Array(b[off : off+n])
+		e.TypeParameters = clrimpl.MakeUint64Array(b[off : off+n])
 		off += n
 	}
 	return off, "", 0, nil
@@ -86,7 +107,7 @@ func (e *BulkTypeValuesElem) encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TypeNameID))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Flags))
 	dst = append(dst, byte(e.CorElementType))
-	dst = appendUTF16Z(dst, e.Name)
+	dst = clrimpl.AppendUTF16Z(dst, e.Name)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.TypeParameterCount))
 	dst = e.TypeParameters.AppendWire(dst, ptrSize)
 	return dst
@@ -94,19 +115,19 @@ func (e *BulkTypeValuesElem) encode(dst []byte, ptrSize int) []byte {
 
 func (e *BulkTypeValuesElem) appendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"ModuleID\":"...)
-	dst = appendJSONHex(dst, uint64(e.ModuleID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.ModuleID))
 	dst = append(dst, ",\"TypeNameID\":"...)
-	dst = appendJSONUint(dst, uint64(e.TypeNameID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TypeNameID))
 	dst = append(dst, ",\"Flags\":"...)
 	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"CorElementType\":"...)
-	dst = appendJSONUint(dst, uint64(e.CorElementType))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CorElementType))
 	dst = append(dst, ",\"Name\":"...)
 	dst = e.Name.AppendJSON(dst)
 	dst = append(dst, ",\"TypeParameterCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.TypeParameterCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TypeParameterCount))
 	dst = append(dst, ",\"TypeParameters\":"...)
 	dst = e.TypeParameters.AppendJSONHex(dst)
 	return append(dst, '}')
@@ -210,7 +231,15 @@ func (*BulkType) Info() *EventInfo {
 func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("BulkType", len(b), ptrSize, []fieldEnd{{"Count", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("BulkType", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Count",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -218,7 +247,7 @@ func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
 	off = 6
 	{
 		cnt := uint64(e.Count)
-		if _, ok := arrayLen(b, off, cnt, 25); !ok {
+		if _, ok := clrimpl.ArrayLen(b, off, cnt, 25); !ok {
 			return 0, decodeError("BulkType", "Values", off, ErrCountTooLarge)
 		}
 		start := off
@@ -226,7 +255,7 @@ func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
 			var el BulkTypeValuesElem
 			n, sub, at, err := el.decode(b[off:], ptrSize)
 			if err != nil {
-				return 0, decodeError("BulkType", elemPath("Values", i, sub), off+at, err)
+				return 0, decodeError("BulkType", clrimpl.ElemPath("Values", i, sub), off+at, err)
 			}
 			off += n
 		}
@@ -250,9 +279,9 @@ func (e *BulkType) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *BulkType) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Count\":"...)
-	dst = appendJSONUint(dst, uint64(e.Count))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Count))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Values\":"...)
 	dst = e.Values.appendJSON(dst)
 	return append(dst, '}')

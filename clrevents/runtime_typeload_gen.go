@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -27,7 +28,15 @@ func (*TypeLoadStart) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *TypeLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TypeLoadStart", len(b), ptrSize, []fieldEnd{{"TypeLoadStartID", 4, 0}, {"ClrInstanceID", 6, 0}})
+		return 0, shortPrefix("TypeLoadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "TypeLoadStartID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[5]
 	e.TypeLoadStartID = binary.LittleEndian.Uint32(b[0:])
@@ -45,9 +54,9 @@ func (e *TypeLoadStart) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *TypeLoadStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeLoadStartID\":"...)
-	dst = appendJSONUint(dst, uint64(e.TypeLoadStartID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TypeLoadStartID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -86,7 +95,23 @@ func (*TypeLoadStop) Info() *EventInfo {
 func (e *TypeLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("TypeLoadStop", len(b), ptrSize, []fieldEnd{{"TypeLoadStartID", 4, 0}, {"ClrInstanceID", 6, 0}, {"LoadLevel", 8, 0}, {"TypeID", 16, 0}})
+		return 0, shortPrefix("TypeLoadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "TypeLoadStartID",
+			Ptrs:  0,
+		}, {
+			Bytes: 6,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "LoadLevel",
+			Ptrs:  0,
+		}, {
+			Bytes: 16,
+			Name:  "TypeID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[15]
 	e.TypeLoadStartID = binary.LittleEndian.Uint32(b[0:])
@@ -95,7 +120,7 @@ func (e *TypeLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	e.TypeID = binary.LittleEndian.Uint64(b[8:])
 	off = 16
 	{
-		s, next, ok := readUTF16Z(b, off)
+		s, next, ok := clrimpl.ReadUTF16Z(b, off)
 		if !ok {
 			return 0, decodeError("TypeLoadStop", "TypeName", off, ErrUnterminatedString)
 		}
@@ -111,20 +136,20 @@ func (e *TypeLoadStop) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.LoadLevel))
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.TypeID))
-	dst = appendUTF16Z(dst, e.TypeName)
+	dst = clrimpl.AppendUTF16Z(dst, e.TypeName)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *TypeLoadStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"TypeLoadStartID\":"...)
-	dst = appendJSONUint(dst, uint64(e.TypeLoadStartID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.TypeLoadStartID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"LoadLevel\":"...)
-	dst = appendJSONUint(dst, uint64(e.LoadLevel))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LoadLevel))
 	dst = append(dst, ",\"TypeID\":"...)
-	dst = appendJSONHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TypeID))
 	dst = append(dst, ",\"TypeName\":"...)
 	dst = e.TypeName.AppendJSON(dst)
 	return append(dst, '}')
@@ -139,7 +164,7 @@ func (e *TypeLoadStop) AppendText(dst []byte) []byte {
 	dst = append(dst, " LoadLevel="...)
 	dst = strconv.AppendUint(dst, uint64(e.LoadLevel), 10)
 	dst = append(dst, " TypeID="...)
-	dst = appendHex(dst, uint64(e.TypeID))
+	dst = clrimpl.AppendHex(dst, uint64(e.TypeID))
 	dst = append(dst, " TypeName="...)
 	dst = e.TypeName.AppendJSON(dst)
 	return dst

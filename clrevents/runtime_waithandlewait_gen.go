@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -33,7 +34,19 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 11 {
-			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []fieldEnd{{"WaitSource", 1, 0}, {"AssociatedObjectID", 1, 1}, {"ClrInstanceID", 3, 1}})
+			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "WaitSource",
+				Ptrs:  0,
+			}, {
+				Bytes: 1,
+				Name:  "AssociatedObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 3,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[10]
 		e.WaitSource = WaitHandleWaitSource(b[0])
@@ -41,7 +54,19 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[9:])
 	} else {
 		if len(b) < 7 {
-			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []fieldEnd{{"WaitSource", 1, 0}, {"AssociatedObjectID", 1, 1}, {"ClrInstanceID", 3, 1}})
+			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 1,
+				Name:  "WaitSource",
+				Ptrs:  0,
+			}, {
+				Bytes: 1,
+				Name:  "AssociatedObjectID",
+				Ptrs:  1,
+			}, {
+				Bytes: 3,
+				Name:  "ClrInstanceID",
+				Ptrs:  1,
+			}})
 		}
 		_ = b[6]
 		e.WaitSource = WaitHandleWaitSource(b[0])
@@ -54,7 +79,7 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 // Encode appends the WaitHandleWaitStart wire form for the pointer size.
 func (e *WaitHandleWaitStart) Encode(dst []byte, ptrSize int) []byte {
 	dst = append(dst, byte(e.WaitSource))
-	dst = appendPtr(dst, e.AssociatedObjectID, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.AssociatedObjectID, ptrSize)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -64,9 +89,9 @@ func (e *WaitHandleWaitStart) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"WaitSource\":"...)
 	dst = e.WaitSource.appendJSON(dst)
 	dst = append(dst, ",\"AssociatedObjectID\":"...)
-	dst = appendJSONHex(dst, uint64(e.AssociatedObjectID))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.AssociatedObjectID))
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
@@ -75,7 +100,7 @@ func (e *WaitHandleWaitStart) AppendText(dst []byte) []byte {
 	dst = append(dst, "WaitSource="...)
 	dst, _ = e.WaitSource.AppendText(dst)
 	dst = append(dst, " AssociatedObjectID="...)
-	dst = appendHex(dst, uint64(e.AssociatedObjectID))
+	dst = clrimpl.AppendHex(dst, uint64(e.AssociatedObjectID))
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
@@ -98,7 +123,11 @@ func (*WaitHandleWaitStop) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *WaitHandleWaitStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("WaitHandleWaitStop", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}})
+		return 0, shortPrefix("WaitHandleWaitStop", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -114,7 +143,7 @@ func (e *WaitHandleWaitStop) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *WaitHandleWaitStop) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -27,7 +28,15 @@ func (*WorkerThreadCreate) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadCreate", len(b), ptrSize, []fieldEnd{{"WorkerThreadCount", 4, 0}, {"RetiredWorkerThreads", 8, 0}})
+		return 0, shortPrefix("WorkerThreadCreate", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "WorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredWorkerThreads",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -45,9 +54,9 @@ func (e *WorkerThreadCreate) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *WorkerThreadCreate) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"WorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.WorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.WorkerThreadCount))
 	dst = append(dst, ",\"RetiredWorkerThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredWorkerThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredWorkerThreads))
 	return append(dst, '}')
 }
 
@@ -79,7 +88,15 @@ func (*WorkerThreadTerminate) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadTerminate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadTerminate", len(b), ptrSize, []fieldEnd{{"WorkerThreadCount", 4, 0}, {"RetiredWorkerThreads", 8, 0}})
+		return 0, shortPrefix("WorkerThreadTerminate", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "WorkerThreadCount",
+			Ptrs:  0,
+		}, {
+			Bytes: 8,
+			Name:  "RetiredWorkerThreads",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
@@ -97,9 +114,9 @@ func (e *WorkerThreadTerminate) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *WorkerThreadTerminate) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"WorkerThreadCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.WorkerThreadCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.WorkerThreadCount))
 	dst = append(dst, ",\"RetiredWorkerThreads\":"...)
-	dst = appendJSONUint(dst, uint64(e.RetiredWorkerThreads))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.RetiredWorkerThreads))
 	return append(dst, '}')
 }
 

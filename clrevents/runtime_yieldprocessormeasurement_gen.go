@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"math"
 	"strconv"
 )
@@ -30,7 +31,19 @@ func (*YieldProcessorMeasurement) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *YieldProcessorMeasurement) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("YieldProcessorMeasurement", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"NsPerYield", 10, 0}, {"EstablishedNsPerYield", 18, 0}})
+		return 0, shortPrefix("YieldProcessorMeasurement", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 2,
+			Name:  "ClrInstanceID",
+			Ptrs:  0,
+		}, {
+			Bytes: 10,
+			Name:  "NsPerYield",
+			Ptrs:  0,
+		}, {
+			Bytes: 18,
+			Name:  "EstablishedNsPerYield",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -50,11 +63,11 @@ func (e *YieldProcessorMeasurement) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *YieldProcessorMeasurement) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"NsPerYield\":"...)
-	dst = appendJSONFloat(dst, float64(e.NsPerYield))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.NsPerYield))
 	dst = append(dst, ",\"EstablishedNsPerYield\":"...)
-	dst = appendJSONFloat(dst, float64(e.EstablishedNsPerYield))
+	dst = clrimpl.AppendJSONFloat(dst, float64(e.EstablishedNsPerYield))
 	return append(dst, '}')
 }
 

@@ -3,14 +3,16 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // SampleProfilerKeywords are the keywords of Microsoft-DotNETCore-SampleProfiler, a 64-bit flag set.
 type SampleProfilerKeywords uint64
 
-var sampleProfilerKeywordsNames = []flagName{}
+var sampleProfilerKeywordsNames = []clrimpl.FlagName{}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v SampleProfilerKeywords) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), sampleProfilerKeywordsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), sampleProfilerKeywordsNames, ""), nil
 }
 
 func (v SampleProfilerKeywords) String() string {
@@ -34,7 +36,7 @@ func (v SampleProfilerSampleType) AppendText(b []byte) ([]byte, error) {
 	case 0x2:
 		return append(b, "Managed"...), nil
 	default:
-		return appendUnknown(b, "SampleProfilerSampleType", uint64(v)), nil
+		return clrimpl.AppendUnknown(b, "SampleProfilerSampleType", uint64(v)), nil
 	}
 }
 

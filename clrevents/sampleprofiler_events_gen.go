@@ -3,7 +3,10 @@
 
 package clrevents
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
+)
 
 // ThreadSample is the payload of ThreadSample: event 0 version 0 of Microsoft-DotNETCore-SampleProfiler.
 // Level win:Informational (4).
@@ -22,7 +25,11 @@ func (*ThreadSample) Info() *EventInfo {
 // it used. Strings and arrays alias b.
 func (e *ThreadSample) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("ThreadSample", len(b), ptrSize, []fieldEnd{{"Type", 4, 0}})
+		return 0, shortPrefix("ThreadSample", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Type",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[3]
 	e.Type = SampleProfilerSampleType(binary.LittleEndian.Uint32(b[0:]))

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -37,24 +38,64 @@ func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Reserved1", 3, 0}, {"Reserved2", 4, 0}, {"FrameCount", 8, 0}, {"Stack", 8, 2}})
+			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 3,
+				Name:  "Reserved1",
+				Ptrs:  0,
+			}, {
+				Bytes: 4,
+				Name:  "Reserved2",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "FrameCount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "Stack",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[23]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 		e.Reserved1 = b[2]
 		e.Reserved2 = b[3]
 		e.FrameCount = binary.LittleEndian.Uint32(b[4:])
-		e.Stack = MakePointerArray(b[8:24], 8)
+		e.Stack = clrimpl.MakePointerArray(b[8:24], 8)
 	} else {
 		if len(b) < 16 {
-			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []fieldEnd{{"ClrInstanceID", 2, 0}, {"Reserved1", 3, 0}, {"Reserved2", 4, 0}, {"FrameCount", 8, 0}, {"Stack", 8, 2}})
+			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 2,
+				Name:  "ClrInstanceID",
+				Ptrs:  0,
+			}, {
+				Bytes: 3,
+				Name:  "Reserved1",
+				Ptrs:  0,
+			}, {
+				Bytes: 4,
+				Name:  "Reserved2",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "FrameCount",
+				Ptrs:  0,
+			}, {
+				Bytes: 8,
+				Name:  "Stack",
+				Ptrs:  2,
+			}})
 		}
 		_ = b[15]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 		e.Reserved1 = b[2]
 		e.Reserved2 = b[3]
 		e.FrameCount = binary.LittleEndian.Uint32(b[4:])
-		e.Stack = MakePointerArray(b[8:16], 4)
+		e.Stack = clrimpl.MakePointerArray(b[8:16], 4)
 	}
 	return 8 + 2*ptrSize, nil
 }
@@ -72,13 +113,13 @@ func (e *CLRStackWalkStress) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *CLRStackWalkStress) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"Reserved1\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved1))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved1))
 	dst = append(dst, ",\"Reserved2\":"...)
-	dst = appendJSONUint(dst, uint64(e.Reserved2))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reserved2))
 	dst = append(dst, ",\"FrameCount\":"...)
-	dst = appendJSONUint(dst, uint64(e.FrameCount))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.FrameCount))
 	dst = append(dst, ",\"Stack\":"...)
 	dst = e.Stack.AppendJSONHex(dst)
 	return append(dst, '}')

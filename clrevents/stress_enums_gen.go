@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // StressKeywords are the keywords of Microsoft-Windows-DotNETRuntimeStress, a 64-bit flag set.
 type StressKeywords uint64
 
@@ -11,11 +13,14 @@ const (
 	StressStackKeyword StressKeywords = 0x40000000
 )
 
-var stressKeywordsNames = []flagName{{0x40000000, "StackKeyword"}}
+var stressKeywordsNames = []clrimpl.FlagName{{
+	Name:  "StackKeyword",
+	Value: 0x40000000,
+}}
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v StressKeywords) AppendText(b []byte) ([]byte, error) {
-	return appendFlags(b, uint64(v), stressKeywordsNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), stressKeywordsNames, ""), nil
 }
 
 func (v StressKeywords) String() string {

@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"encoding/binary"
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
 	"strconv"
 )
 
@@ -30,14 +31,22 @@ func (*StressLogEvent) Info() *EventInfo {
 func (e *StressLogEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 5 {
-		return 0, shortPrefix("StressLogEvent", len(b), ptrSize, []fieldEnd{{"Facility", 4, 0}, {"LogLevel", 5, 0}})
+		return 0, shortPrefix("StressLogEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Facility",
+			Ptrs:  0,
+		}, {
+			Bytes: 5,
+			Name:  "LogLevel",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[4]
 	e.Facility = binary.LittleEndian.Uint32(b[0:])
 	e.LogLevel = b[4]
 	off = 5
 	{
-		s, next, ok := readAnsiZ(b, off)
+		s, next, ok := clrimpl.ReadAnsiZ(b, off)
 		if !ok {
 			return 0, decodeError("StressLogEvent", "Message", off, ErrUnterminatedString)
 		}
@@ -51,16 +60,16 @@ func (e *StressLogEvent) Decode(b []byte, ptrSize int) (int, error) {
 func (e *StressLogEvent) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Facility))
 	dst = append(dst, byte(e.LogLevel))
-	dst = appendAnsiZ(dst, e.Message)
+	dst = clrimpl.AppendAnsiZ(dst, e.Message)
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *StressLogEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Facility\":"...)
-	dst = appendJSONHex(dst, uint64(e.Facility))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Facility))
 	dst = append(dst, ",\"LogLevel\":"...)
-	dst = appendJSONUint(dst, uint64(e.LogLevel))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LogLevel))
 	dst = append(dst, ",\"Message\":"...)
 	dst = e.Message.AppendJSON(dst)
 	return append(dst, '}')
@@ -69,7 +78,7 @@ func (e *StressLogEvent) AppendJSON(dst []byte) []byte {
 // AppendText appends the fields as Name=value pairs.
 func (e *StressLogEvent) AppendText(dst []byte) []byte {
 	dst = append(dst, "Facility="...)
-	dst = appendHex(dst, uint64(e.Facility))
+	dst = clrimpl.AppendHex(dst, uint64(e.Facility))
 	dst = append(dst, " LogLevel="...)
 	dst = strconv.AppendUint(dst, uint64(e.LogLevel), 10)
 	dst = append(dst, " Message="...)
@@ -101,14 +110,22 @@ func (*StressLogEventV1) Info() *EventInfo {
 func (e *StressLogEventV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 5 {
-		return 0, shortPrefix("StressLogEvent_V1", len(b), ptrSize, []fieldEnd{{"Facility", 4, 0}, {"LogLevel", 5, 0}})
+		return 0, shortPrefix("StressLogEvent_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
+			Bytes: 4,
+			Name:  "Facility",
+			Ptrs:  0,
+		}, {
+			Bytes: 5,
+			Name:  "LogLevel",
+			Ptrs:  0,
+		}})
 	}
 	_ = b[4]
 	e.Facility = binary.LittleEndian.Uint32(b[0:])
 	e.LogLevel = b[4]
 	off = 5
 	{
-		s, next, ok := readAnsiZ(b, off)
+		s, next, ok := clrimpl.ReadAnsiZ(b, off)
 		if !ok {
 			return 0, decodeError("StressLogEvent_V1", "Message", off, ErrUnterminatedString)
 		}
@@ -127,7 +144,7 @@ func (e *StressLogEventV1) Decode(b []byte, ptrSize int) (int, error) {
 func (e *StressLogEventV1) Encode(dst []byte, ptrSize int) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.Facility))
 	dst = append(dst, byte(e.LogLevel))
-	dst = appendAnsiZ(dst, e.Message)
+	dst = clrimpl.AppendAnsiZ(dst, e.Message)
 	dst = binary.LittleEndian.AppendUint16(dst, uint16(e.ClrInstanceID))
 	return dst
 }
@@ -135,20 +152,20 @@ func (e *StressLogEventV1) Encode(dst []byte, ptrSize int) []byte {
 // AppendJSON appends the fields as a JSON object.
 func (e *StressLogEventV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, "{\"Facility\":"...)
-	dst = appendJSONHex(dst, uint64(e.Facility))
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Facility))
 	dst = append(dst, ",\"LogLevel\":"...)
-	dst = appendJSONUint(dst, uint64(e.LogLevel))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.LogLevel))
 	dst = append(dst, ",\"Message\":"...)
 	dst = e.Message.AppendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
-	dst = appendJSONUint(dst, uint64(e.ClrInstanceID))
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *StressLogEventV1) AppendText(dst []byte) []byte {
 	dst = append(dst, "Facility="...)
-	dst = appendHex(dst, uint64(e.Facility))
+	dst = clrimpl.AppendHex(dst, uint64(e.Facility))
 	dst = append(dst, " LogLevel="...)
 	dst = strconv.AppendUint(dst, uint64(e.LogLevel), 10)
 	dst = append(dst, " Message="...)

@@ -55,7 +55,13 @@ providers:
 		"KindA    Kind = 0x1", "KindB    Kind = 0x1", "KindSame Kind = 0x2", // constants: one per name
 		"case 0x1:\n\t\treturn append(b, \"A\"...), nil", // the first name of a value
 		"case 0x3:\n\t\treturn append(b, \"Same\"...), nil",
-		`{0x1, "F1"}, {0x2, "F2"}`, // one flag name per value
+		`{
+	Name:  "F1",
+	Value: 0x1,
+}, {
+	Name:  "F2",
+	Value: 0x2,
+}}`, // one flag name per value
 	} {
 		if !strings.Contains(enums, want) {
 			t.Errorf("generated enums lack %q:\n%s", want, enums)

@@ -77,17 +77,17 @@ func appendValue(f *fieldIR, mode appendMode) Code {
 			return set(appendUint(Id(unsignedOf(lf.Kind)).Call(v), true, mode))
 		}
 		if mode == modeJSON {
-			return set(Id("appendJSONInt").Call(Id("dst"), Int64().Call(v)))
+			return set(Qual(implPkg, "AppendJSONInt").Call(Id("dst"), Int64().Call(v)))
 		}
 		return set(Qual("strconv", "AppendInt").Call(Id("dst"), Int64().Call(v), Lit(10)))
 	case schema.KindFloat32, schema.KindFloat64:
 		if mode == modeJSON {
-			return set(Id("appendJSONFloat").Call(Id("dst"), Float64().Call(v)))
+			return set(Qual(implPkg, "AppendJSONFloat").Call(Id("dst"), Float64().Call(v)))
 		}
 		return set(Qual("strconv", "AppendFloat").Call(Id("dst"), Float64().Call(v), LitRune('g'), Lit(-1), Lit(64)))
 	case schema.KindBool:
 		if mode == modeJSON {
-			return set(Id("appendJSONBool").Call(Id("dst"), v))
+			return set(Qual(implPkg, "AppendJSONBool").Call(Id("dst"), v))
 		}
 		return set(Qual("strconv", "AppendBool").Call(Id("dst"), v))
 	case schema.KindGUID:
@@ -104,11 +104,11 @@ func appendValue(f *fieldIR, mode appendMode) Code {
 func appendUint(v Code, hex bool, mode appendMode) Code {
 	switch {
 	case hex && mode == modeJSON:
-		return Id("appendJSONHex").Call(Id("dst"), Uint64().Call(v))
+		return Qual(implPkg, "AppendJSONHex").Call(Id("dst"), Uint64().Call(v))
 	case hex:
-		return Id("appendHex").Call(Id("dst"), Uint64().Call(v))
+		return Qual(implPkg, "AppendHex").Call(Id("dst"), Uint64().Call(v))
 	case mode == modeJSON:
-		return Id("appendJSONUint").Call(Id("dst"), Uint64().Call(v))
+		return Qual(implPkg, "AppendJSONUint").Call(Id("dst"), Uint64().Call(v))
 	}
 	return Qual("strconv", "AppendUint").Call(Id("dst"), Uint64().Call(v), Lit(10))
 }

@@ -30,7 +30,7 @@ func (e eventFail) prefix(ends Code) Code {
 }
 
 func (e eventFail) wrap(field string, i Code, sub, off, err Code) Code {
-	return Return(Lit(0), Id("decodeError").Call(Lit(e.symbol), Id("elemPath").Call(Lit(field), i, sub), off, err))
+	return Return(Lit(0), Id("decodeError").Call(Lit(e.symbol), Qual(implPkg, "ElemPath").Call(Lit(field), i, sub), off, err))
 }
 
 func (e eventFail) results(n Code) []Code { return []Code{n, Nil()} }
@@ -43,13 +43,13 @@ func (elemFail) fail(field string, off Code, sentinel string) Code {
 
 func (elemFail) prefix(ends Code) Code {
 	return Block(
-		List(Id("f"), Id("o")).Op(":=").Id("prefixShort").Call(Len(Id("b")), Id("ptrSize"), ends),
+		List(Id("f"), Id("o")).Op(":=").Qual(implPkg, "PrefixShort").Call(Len(Id("b")), Id("ptrSize"), ends),
 		Return(Lit(0), Id("f"), Id("o"), Id("ErrShortPayload")),
 	)
 }
 
 func (elemFail) wrap(field string, i Code, sub, off, err Code) Code {
-	return Return(Lit(0), Id("elemPath").Call(Lit(field), i, sub), off, err)
+	return Return(Lit(0), Qual(implPkg, "ElemPath").Call(Lit(field), i, sub), off, err)
 }
 
 func (elemFail) results(n Code) []Code { return []Code{n, Lit(""), Lit(0), Nil()} }
@@ -101,10 +101,10 @@ func prefixBlock(s *scopeIR, fl failer, ptr int, variable bool) []Code {
 	var ends []Code
 	for _, f := range s.fields[:s.prefix] {
 		end := f.lf.Offset.Add(f.lf.Size)
-		ends = append(ends, Values(Lit(f.lf.Name), Lit(end.Bytes), Lit(end.Ptrs)))
+		ends = append(ends, Values(Dict{Id("Name"): Lit(f.lf.Name), Id("Bytes"): Lit(end.Bytes), Id("Ptrs"): Lit(end.Ptrs)}))
 	}
 	out := []Code{
-		If(Len(Id("b")).Op("<").Lit(n)).Block(fl.prefix(Index().Id("fieldEnd").Values(ends...))),
+		If(Len(Id("b")).Op("<").Lit(n)).Block(fl.prefix(Index().Qual(implPkg, "FieldEnd").Values(ends...))),
 		Id("_").Op("=").Id("b").Index(Lit(n - 1)),
 	}
 	ptrCode := Id("ptrSize")
@@ -132,15 +132,15 @@ func readFixed(f *fieldIR, from, to *Statement, ptr int, ptrCode Code) Code {
 	case lf.IsArray():
 		t, _ := arrayType(lf.Kind)
 		if lf.Kind == schema.KindPointer {
-			return Id("Make"+t).Call(sl, ptrCode)
+			return Qual(implPkg, "Make"+t).Call(sl, ptrCode)
 		}
-		return Id("Make" + t).Call(sl)
+		return Qual(implPkg, "Make"+t).Call(sl)
 	case lf.Kind == schema.KindUTF16:
-		return Id("MakeUTF16").Call(sl)
+		return Qual(implPkg, "MakeUTF16").Call(sl)
 	case lf.Kind == schema.KindAnsi:
-		return Id("MakeAnsi").Call(sl)
+		return Qual(implPkg, "MakeAnsi").Call(sl)
 	case lf.Kind == schema.KindBinary:
-		return Id("MakeBinary").Call(sl)
+		return Qual(implPkg, "MakeBinary").Call(sl)
 	}
 	v := readScalar(lf.Kind, from, ptr)
 	if f.enum != nil {
@@ -178,9 +178,9 @@ func readScalar(k schema.Kind, off *Statement, ptr int) Code {
 	case schema.KindFloat64:
 		return Qual("math", "Float64frombits").Call(le("Uint64"))
 	case schema.KindBool:
-		return Id("readBool").Call(Id("b"), off)
+		return Qual(implPkg, "ReadBool").Call(Id("b"), off)
 	case schema.KindGUID:
-		return Id("readGUID").Call(Id("b"), off)
+		return Qual(implPkg, "ReadGUID").Call(Id("b"), off)
 	case schema.KindPointer:
 		switch ptr {
 		case 8:
@@ -188,7 +188,7 @@ func readScalar(k schema.Kind, off *Statement, ptr int) Code {
 		case 4:
 			return Uint64().Call(le("Uint32"))
 		}
-		return Id("readPtr").Call(Id("b"), off, Id("ptrSize"))
+		return Qual(implPkg, "ReadPtr").Call(Id("b"), off, Id("ptrSize"))
 	}
 	panic("readScalar: " + k.String())
 }
@@ -213,7 +213,7 @@ func cursorField(f *fieldIR, fl failer) []Code {
 		// smallest element first, then decode each one to find the end.
 		return []Code{Block(
 			Id("cnt").Op(":=").Add(countExpr(lf.Count, f.count)),
-			If(List(Id("_"), Id("ok")).Op(":=").Id("arrayLen").Call(Id("b"), Id("off"), Id("cnt"), Lit(f.elem.min)), Op("!").Id("ok")).Block(
+			If(List(Id("_"), Id("ok")).Op(":=").Qual(implPkg, "ArrayLen").Call(Id("b"), Id("off"), Id("cnt"), Lit(f.elem.min)), Op("!").Id("ok")).Block(
 				fl.fail(name, Id("off"), "ErrCountTooLarge")),
 			Id("start").Op(":=").Id("off"),
 			For(Id("i").Op(":=").Uint64().Call(Lit(0)), Id("i").Op("<").Id("cnt"), Id("i").Op("++")).Block(
@@ -248,18 +248,18 @@ func cursorField(f *fieldIR, fl failer) []Code {
 			}
 		}
 		return []Code{Block(
-			List(Id("n"), Id("ok")).Op(":=").Id("arrayLen").Call(Id("b"), Id("off"), cnt, unit),
+			List(Id("n"), Id("ok")).Op(":=").Qual(implPkg, "ArrayLen").Call(Id("b"), Id("off"), cnt, unit),
 			If(Op("!").Id("ok")).Block(fl.fail(name, Id("off"), "ErrCountTooLarge")),
 			Id("e").Dot(f.goName).Op("=").Add(readFixed(f, Id("off"), Id("off").Op("+").Id("n"), 0, ptr)),
 			Id("off").Op("+=").Id("n"),
 		)}
 	case lf.Kind == schema.KindUTF16 || lf.Kind == schema.KindAnsi:
-		fn := "readUTF16Z"
+		fn := "ReadUTF16Z"
 		if lf.Kind == schema.KindAnsi {
-			fn = "readAnsiZ"
+			fn = "ReadAnsiZ"
 		}
 		return []Code{Block(
-			List(Id("s"), Id("next"), Id("ok")).Op(":=").Id(fn).Call(Id("b"), Id("off")),
+			List(Id("s"), Id("next"), Id("ok")).Op(":=").Qual(implPkg, fn).Call(Id("b"), Id("off")),
 			If(Op("!").Id("ok")).Block(fl.fail(name, Id("off"), "ErrUnterminatedString")),
 			Id("e").Dot(f.goName).Op("=").Id("s"),
 			Id("off").Op("=").Id("next"),
@@ -332,15 +332,15 @@ func encodeField(f *fieldIR) Code {
 	case schema.KindFloat64:
 		return le("AppendUint64", Qual("math", "Float64bits").Call(v))
 	case schema.KindBool:
-		return Id("appendBool").Call(Id("dst"), v)
+		return Qual(implPkg, "AppendBool").Call(Id("dst"), v)
 	case schema.KindGUID:
-		return Id("appendGUID").Call(Id("dst"), v)
+		return Qual(implPkg, "AppendGUID").Call(Id("dst"), v)
 	case schema.KindPointer:
-		return Id("appendPtr").Call(Id("dst"), v, Id("ptrSize"))
+		return Qual(implPkg, "AppendPtr").Call(Id("dst"), v, Id("ptrSize"))
 	case schema.KindUTF16:
-		return Id("appendUTF16Z").Call(Id("dst"), v)
+		return Qual(implPkg, "AppendUTF16Z").Call(Id("dst"), v)
 	case schema.KindAnsi:
-		return Id("appendAnsiZ").Call(Id("dst"), v)
+		return Qual(implPkg, "AppendAnsiZ").Call(Id("dst"), v)
 	}
 	panic("encodeField: " + lf.Kind.String())
 }

@@ -106,7 +106,7 @@ func (g *pkgIR) enumType(f *File, pr *provIR, m *mapIR) {
 	for _, e := range m.byValue {
 		cases = append(cases, Case(hexCode(e.value)).Block(Return(Append(Id("b"), Lit(e.name).Op("...")), Nil())))
 	}
-	cases = append(cases, Default().Block(Return(Id("appendUnknown").Call(Id("b"), Lit(m.goType), Uint64().Call(Id("v"))), Nil())))
+	cases = append(cases, Default().Block(Return(Qual(implPkg, "AppendUnknown").Call(Id("b"), Lit(m.goType), Uint64().Call(Id("v"))), Nil())))
 	f.Comment("AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.")
 	f.Func().Params(Id("v").Id(m.goType)).Id("AppendText").Params(Id("b").Index().Byte()).Params(Index().Byte(), Error()).Block(
 		Switch(Id("v")).Block(cases...),
@@ -124,13 +124,13 @@ func (g *pkgIR) flagMethods(f *File, typ, table string, entries []named, zero st
 	sorted := append([]named(nil), entries...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].value < sorted[j].value })
 	for _, e := range sorted {
-		rows = append(rows, Values(hexCode(e.value), Lit(e.name)))
+		rows = append(rows, Values(Dict{Id("Value"): hexCode(e.value), Id("Name"): Lit(e.name)}))
 	}
-	f.Var().Id(table).Op("=").Index().Id("flagName").Values(rows...)
+	f.Var().Id(table).Op("=").Index().Qual(implPkg, "FlagName").Values(rows...)
 	f.Line()
 	f.Comment("AppendText appends the names of the set flags joined by |, unknown bits in hex.")
 	f.Func().Params(Id("v").Id(typ)).Id("AppendText").Params(Id("b").Index().Byte()).Params(Index().Byte(), Error()).Block(
-		Return(Id("appendFlags").Call(Id("b"), Uint64().Call(Id("v")), Id(table), Lit(zero)), Nil()),
+		Return(Qual(implPkg, "AppendFlags").Call(Id("b"), Uint64().Call(Id("v")), Id(table), Lit(zero)), Nil()),
 	)
 	f.Line()
 	g.enumCommon(f, typ, json)

@@ -9,7 +9,11 @@ import (
 	"github.com/clrgo/clrevents/schema"
 )
 
-const binaryPkg = "encoding/binary"
+const (
+	binaryPkg = "encoding/binary"
+	// implPkg is the support package that generated code stands on.
+	implPkg = "github.com/clrgo/clrevents/clrimpl"
+)
 
 // eventType emits an event's struct, its element types and all methods.
 func (g *pkgIR) eventType(f *File, ev *eventIR) {

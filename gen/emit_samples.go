@@ -85,7 +85,7 @@ func (s *sampler) value(f *fieldIR) Code {
 		for i := 0; i < n; i++ {
 			vals = append(vals, s.scalar(lf.Kind))
 		}
-		return Id(t + "Of").Call(vals...)
+		return Qual(implPkg, t+"Of").Call(vals...)
 	case lf.Kind == schema.KindUTF16 || lf.Kind == schema.KindAnsi:
 		str := fmt.Sprintf("s%d é", s.next())
 		if lf.Kind == schema.KindAnsi {
@@ -95,15 +95,15 @@ func (s *sampler) value(f *fieldIR) Code {
 			str = strings.Repeat("x", n)
 		}
 		if lf.Kind == schema.KindAnsi {
-			return Id("AnsiOf").Call(Lit(str))
+			return Qual(implPkg, "AnsiOf").Call(Lit(str))
 		}
-		return Id("UTF16Of").Call(Lit(str))
+		return Qual(implPkg, "UTF16Of").Call(Lit(str))
 	case lf.Kind == schema.KindBinary:
 		var bs []Code
 		for i := 0; i < n; i++ {
 			bs = append(bs, Lit(s.next()%256))
 		}
-		return Id("BinaryOf").Call(Index().Byte().Values(bs...))
+		return Qual(implPkg, "BinaryOf").Call(Index().Byte().Values(bs...))
 	}
 	return s.scalar(lf.Kind)
 }

@@ -51,6 +51,7 @@ func Example() {
 		fmt.Println(name)
 	}
 	// Output:
+	// package_gen.go
 	// runtime_enums_gen.go
 	// runtime_garbagecollection_gen.go
 	// table_gen.go

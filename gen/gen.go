@@ -81,6 +81,10 @@ func Generate(m *schema.Model, cfg Config) (map[string][]byte, error) {
 	}
 	files := map[string]*File{}
 
+	sh := newFile()
+	ir.shell(sh, cfg.Package)
+	files["package_gen.go"] = sh
+
 	tf := newFile()
 	ir.table(tf)
 	ir.familyTable(tf)

@@ -12,65 +12,45 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/clrgo/clrevents/gen"
 )
 
-// primitivesDir holds the hand-written half of the generated package.
+// primitivesDir holds the committed clrevents package (generated files,
+// and the hand-written extras only it has).
 const primitivesDir = "../clrevents"
 
-// notPrimitives are hand-written files of clrevents that build on specific
-// generated types (the families of the real schema), so they belong to the
-// clrevents package only, not beside every generated package.
-var notPrimitives = []string{
-	"derived.go", // derived values as methods of MethodLoadUnloadVerboseFields, GCHeapStatsFields, …
-}
+// implDir is the support package every generated package imports.
+const implDir = "../clrimpl"
 
-// primitives returns the hand-written files of the clrevents package (not
-// *_gen.go, not tests, not notPrimitives), which every generated package
-// needs beside it. It
-// fails if one of them imports anything but the standard library, since the
-// temporary modules built from them have no network and no requirements.
-func primitives(t *testing.T) map[string][]byte {
+// checkImplStdlib fails if the support package imports anything but the
+// standard library: a generated package must need only it.
+func checkImplStdlib(t *testing.T) {
 	t.Helper()
-	entries, err := os.ReadDir(primitivesDir)
+	entries, err := os.ReadDir(implDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]byte{}
 	fset := token.NewFileSet()
-	skip := map[string]bool{}
-	for _, n := range notPrimitives {
-		if _, err := os.Stat(filepath.Join(primitivesDir, n)); err != nil {
-			t.Fatalf("notPrimitives names %s: %v; drop it from the list", n, err)
-		}
-		skip[n] = true
-	}
+	n := 0
 	for _, e := range entries {
-		n := e.Name()
-		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || gen.IsGenerated(n) || skip[n] {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		src, err := os.ReadFile(filepath.Join(primitivesDir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(fset, n, src, parser.ImportsOnly)
+		n++
+		f, err := parser.ParseFile(fset, filepath.Join(implDir, name), nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if first, _, _ := strings.Cut(p, "/"); strings.Contains(first, ".") {
-				t.Fatalf("%s imports %s: the primitives must use only the standard library", n, p)
+				t.Fatalf("clrimpl/%s imports %s: the support package must use only the standard library", name, p)
 			}
 		}
-		out[n] = src
 	}
-	if len(out) == 0 {
-		t.Fatalf("no hand-written files in %s", primitivesDir)
+	if n == 0 {
+		t.Fatalf("no files in %s", implDir)
 	}
-	return out
 }
 
 // goVersion is the go directive of this module, for the temporary modules.
@@ -88,15 +68,20 @@ func goVersion(t *testing.T) string {
 }
 
 // tempModule makes a module example.com/x in a temporary directory with one
-// package per entry of pkgs (directory → files), each holding the
-// hand-written primitives and the given files.
+// package per entry of pkgs (directory → files). It requires this module
+// (replaced by the checkout, so nothing is fetched) for the support package
+// clrimpl, as a user's module requires it with go get.
 func tempModule(t *testing.T, pkgs map[string]map[string][]byte) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command in PATH")
 	}
+	checkImplStdlib(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	prims := primitives(t)
 	write := func(p string, data []byte) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -105,11 +90,14 @@ func tempModule(t *testing.T, pkgs map[string]map[string][]byte) string {
 			t.Fatal(err)
 		}
 	}
-	write(filepath.Join(dir, "go.mod"), []byte("module example.com/x\n\ngo "+goVersion(t)+"\n"))
+	write(filepath.Join(dir, "go.mod"), []byte("module example.com/x\n\ngo "+goVersion(t)+
+		"\n\nrequire github.com/clrgo/clrevents v0.0.0\n\nreplace github.com/clrgo/clrevents => "+root+"\n"))
+	sum, err := os.ReadFile("../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(dir, "go.sum"), sum)
 	for pkg, files := range pkgs {
-		for n, src := range prims {
-			write(filepath.Join(dir, pkg, n), src)
-		}
 		for n, src := range files {
 			write(filepath.Join(dir, pkg, n), src)
 		}

@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"math"
@@ -52,9 +52,9 @@ func appendJSONRune(dst []byte, r rune) []byte {
 	return utf8.AppendRune(dst, r)
 }
 
-// appendJSONString appends s as a quoted JSON string literal, escaped per
+// AppendJSONString appends s as a quoted JSON string literal, escaped per
 // RFC 8259 exactly as encoding/json does with HTML escaping off.
-func appendJSONString(dst []byte, s string) []byte {
+func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -90,29 +90,29 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendJSONHex appends v as a quoted lower-case hex string, "0x1f"; zero is
+// AppendJSONHex appends v as a quoted lower-case hex string, "0x1f"; zero is
 // "0x0".
-func appendJSONHex(dst []byte, v uint64) []byte {
+func AppendJSONHex(dst []byte, v uint64) []byte {
 	dst = append(dst, '"', '0', 'x')
 	dst = strconv.AppendUint(dst, v, 16)
 	return append(dst, '"')
 }
 
-// appendJSONUint appends v as a JSON number.
-func appendJSONUint(dst []byte, v uint64) []byte {
+// AppendJSONUint appends v as a JSON number.
+func AppendJSONUint(dst []byte, v uint64) []byte {
 	return strconv.AppendUint(dst, v, 10)
 }
 
-// appendJSONInt appends v as a JSON number.
-func appendJSONInt(dst []byte, v int64) []byte {
+// AppendJSONInt appends v as a JSON number.
+func AppendJSONInt(dst []byte, v int64) []byte {
 	return strconv.AppendInt(dst, v, 10)
 }
 
-// appendJSONFloat appends f as a JSON number in the shortest form that
+// AppendJSONFloat appends f as a JSON number in the shortest form that
 // round-trips, formatted as encoding/json formats a float64 (plain decimal
 // from 1e-6 up to 1e21, exponent form outside). JSON has no NaN or infinity:
 // they become null.
-func appendJSONFloat(dst []byte, f float64) []byte {
+func AppendJSONFloat(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(dst, "null"...)
 	}
@@ -132,8 +132,8 @@ func appendJSONFloat(dst []byte, f float64) []byte {
 	return dst
 }
 
-// appendJSONBool appends true or false.
-func appendJSONBool(dst []byte, v bool) []byte {
+// AppendJSONBool appends true or false.
+func AppendJSONBool(dst []byte, v bool) []byte {
 	if v {
 		return append(dst, "true"...)
 	}

@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 // data is little-endian. Every read helper is safe for any input: it either
 // checks bounds itself or documents that its caller has.
 
-// readUTF16Z reads a NUL-terminated win:UnicodeString that starts at off.
+// ReadUTF16Z reads a NUL-terminated win:UnicodeString that starts at off.
 // The terminator is a zero UTF-16 code unit at an even distance from off: a
 // zero byte pair straddling two code units (say 'A' then U+0100, bytes 41 00
 // 00 01) does not end the string. It returns the string without its
 // terminator, aliasing b, and the offset just past the terminator. ok is
 // false when there is no terminator or off is outside [0, len(b)].
-func readUTF16Z(b []byte, off int) (s UTF16, next int, ok bool) {
+func ReadUTF16Z(b []byte, off int) (s UTF16, next int, ok bool) {
 	if off < 0 || off > len(b) {
 		return UTF16{}, 0, false
 	}
@@ -40,11 +40,11 @@ func readUTF16Z(b []byte, off int) (s UTF16, next int, ok bool) {
 	return UTF16{}, 0, false
 }
 
-// readAnsiZ reads a NUL-terminated win:AnsiString that starts at off. It
+// ReadAnsiZ reads a NUL-terminated win:AnsiString that starts at off. It
 // returns the string without its terminator, aliasing b, and the offset just
 // past the terminator. ok is false when there is no terminator or off is
 // outside [0, len(b)].
-func readAnsiZ(b []byte, off int) (s Ansi, next int, ok bool) {
+func ReadAnsiZ(b []byte, off int) (s Ansi, next int, ok bool) {
 	if off < 0 || off > len(b) {
 		return Ansi{}, 0, false
 	}
@@ -56,13 +56,13 @@ func readAnsiZ(b []byte, off int) (s Ansi, next int, ok bool) {
 	return Ansi{b[off:end:end]}, end + 1, true
 }
 
-// arrayLen returns the byte length count*elemSize of an array of count
+// ArrayLen returns the byte length count*elemSize of an array of count
 // fixed-size elements starting at off, and ok=true when it fits in b:
 // off+count*elemSize <= len(b). count comes from the payload and may be
 // anything up to 2^64-1; the multiplication cannot overflow here. ok is false
 // when off is outside [0, len(b)] or elemSize is not positive. It never
 // allocates, so a hostile count costs nothing.
-func arrayLen(b []byte, off int, count uint64, elemSize int) (n int, ok bool) {
+func ArrayLen(b []byte, off int, count uint64, elemSize int) (n int, ok bool) {
 	if off < 0 || off > len(b) || elemSize <= 0 {
 		return 0, false
 	}
@@ -73,37 +73,37 @@ func arrayLen(b []byte, off int, count uint64, elemSize int) (n int, ok bool) {
 	return int(lo), true
 }
 
-// readPtr reads a win:Pointer at off: 4 bytes when ptrSize is 4, 8 bytes
+// ReadPtr reads a win:Pointer at off: 4 bytes when ptrSize is 4, 8 bytes
 // otherwise (decoders reject sizes other than 4 and 8 with ErrPointerSize
 // before reading). The caller has checked bounds.
-func readPtr(b []byte, off int, ptrSize int) uint64 {
+func ReadPtr(b []byte, off int, ptrSize int) uint64 {
 	if ptrSize == 4 {
 		return uint64(binary.LittleEndian.Uint32(b[off:]))
 	}
 	return binary.LittleEndian.Uint64(b[off:])
 }
 
-// appendPtr appends v as a win:Pointer of ptrSize bytes: the 4-byte form
+// AppendPtr appends v as a win:Pointer of ptrSize bytes: the 4-byte form
 // truncates v to uint32; any size other than 4 writes 8 bytes.
-func appendPtr(dst []byte, v uint64, ptrSize int) []byte {
+func AppendPtr(dst []byte, v uint64, ptrSize int) []byte {
 	if ptrSize == 4 {
 		return binary.LittleEndian.AppendUint32(dst, uint32(v))
 	}
 	return binary.LittleEndian.AppendUint64(dst, v)
 }
 
-// appendUTF16Z appends s's UTF-16LE bytes and a 2-byte NUL terminator.
-func appendUTF16Z(dst []byte, s UTF16) []byte {
+// AppendUTF16Z appends s's UTF-16LE bytes and a 2-byte NUL terminator.
+func AppendUTF16Z(dst []byte, s UTF16) []byte {
 	return append(append(dst, s.b...), 0, 0)
 }
 
-// appendAnsiZ appends s's bytes and a NUL terminator.
-func appendAnsiZ(dst []byte, s Ansi) []byte {
+// AppendAnsiZ appends s's bytes and a NUL terminator.
+func AppendAnsiZ(dst []byte, s Ansi) []byte {
 	return append(append(dst, s.b...), 0)
 }
 
-// appendBool appends a win:Boolean: 4 bytes, 1 or 0.
-func appendBool(dst []byte, v bool) []byte {
+// AppendBool appends a win:Boolean: 4 bytes, 1 or 0.
+func AppendBool(dst []byte, v bool) []byte {
 	var u byte
 	if v {
 		u = 1
@@ -111,24 +111,24 @@ func appendBool(dst []byte, v bool) []byte {
 	return append(dst, u, 0, 0, 0)
 }
 
-// readBool reads a win:Boolean (4 bytes) at off: any non-zero value is true.
+// ReadBool reads a win:Boolean (4 bytes) at off: any non-zero value is true.
 // The caller has checked bounds.
-func readBool(b []byte, off int) bool {
+func ReadBool(b []byte, off int) bool {
 	return binary.LittleEndian.Uint32(b[off:]) != 0
 }
 
-// readGUID reads a win:GUID (16 bytes) at off. The caller has checked bounds.
-func readGUID(b []byte, off int) GUID {
+// ReadGUID reads a win:GUID (16 bytes) at off. The caller has checked bounds.
+func ReadGUID(b []byte, off int) GUID {
 	return GUID(b[off : off+16])
 }
 
-// appendGUID appends g's 16 wire bytes.
-func appendGUID(dst []byte, g GUID) []byte {
+// AppendGUID appends g's 16 wire bytes.
+func AppendGUID(dst []byte, g GUID) []byte {
 	return append(dst, g[:]...)
 }
 
-// validPtrSize reports whether ptrSize is 4 or 8; decoders return
+// ValidPtrSize reports whether ptrSize is 4 or 8; decoders return
 // ErrPointerSize when it is not.
-func validPtrSize(ptrSize int) bool {
+func ValidPtrSize(ptrSize int) bool {
 	return ptrSize == 4 || ptrSize == 8
 }

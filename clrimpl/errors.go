@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"errors"
@@ -44,18 +44,22 @@ func (e *shortError) Is(target error) bool { return target == ErrShortPayload }
 // It says which event and field failed and where in the payload the field
 // starts; Err is one of the sentinel errors above.
 type DecodeError struct {
-	Event  string // manifest symbol, e.g. "GCStart_V2"
-	Field  string // field path, e.g. "Depth" or "Values[3].Name"; may be empty
-	Offset int    // byte offset in the payload where the field starts
-	Err    error  // one of the sentinels
+	Package string // the generated package, e.g. "clrevents"
+	Event   string // manifest symbol, e.g. "GCStart_V2"
+	Field   string // field path, e.g. "Depth" or "Values[3].Name"; may be empty
+	Offset  int    // byte offset in the payload where the field starts
+	Err     error  // one of the sentinels
 }
 
 // Error formats e as
 //
 //	clrevents: GCStart_V2: field "Depth" at byte 4: payload too short
 func (e *DecodeError) Error() string {
-	b := make([]byte, 0, 64+len(e.Event)+len(e.Field))
-	b = append(b, "clrevents: "...)
+	b := make([]byte, 0, 64+len(e.Package)+len(e.Event)+len(e.Field))
+	if e.Package != "" {
+		b = append(b, e.Package...)
+		b = append(b, ": "...)
+	}
 	if e.Event != "" {
 		b = append(b, e.Event...)
 		b = append(b, ": "...)
@@ -80,10 +84,11 @@ func (e *DecodeError) Error() string {
 // *DecodeError.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// decodeError builds a *DecodeError. Generated decoders call it on their
+// NewDecodeError builds a *DecodeError for the generated package pkg.
+// Generated decoders call it on their
 // error paths; it is kept out of line so the hot path stays small.
 //
 //go:noinline
-func decodeError(event, field string, off int, err error) error {
-	return &DecodeError{Event: event, Field: field, Offset: off, Err: err}
+func NewDecodeError(pkg, event, field string, off int, err error) error {
+	return &DecodeError{Package: pkg, Event: event, Field: field, Offset: off, Err: err}
 }

@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"bytes"
@@ -280,9 +280,9 @@ func TestUTF16EqualStringEdges(t *testing.T) {
 // and String do not.
 func TestUTF16Aliasing(t *testing.T) {
 	payload := append(u16s("GCStart"), 0, 0, 7, 7)
-	s, next, ok := readUTF16Z(payload, 0)
+	s, next, ok := ReadUTF16Z(payload, 0)
 	if !ok || next != 16 {
-		t.Fatalf("readUTF16Z = %v, %d", ok, next)
+		t.Fatalf("ReadUTF16Z = %v, %d", ok, next)
 	}
 	c, str := s.Clone(), s.String()
 	if &s.Bytes()[0] != &payload[0] {
@@ -402,9 +402,9 @@ func FuzzAnsi(f *testing.F) {
 
 func TestAnsiAliasing(t *testing.T) {
 	payload := []byte("Loader\x00more")
-	s, next, ok := readAnsiZ(payload, 0)
+	s, next, ok := ReadAnsiZ(payload, 0)
 	if !ok || next != 7 {
-		t.Fatalf("readAnsiZ = %v, %d", ok, next)
+		t.Fatalf("ReadAnsiZ = %v, %d", ok, next)
 	}
 	c := s.Clone()
 	payload[0] = 'l'
@@ -479,7 +479,7 @@ type viewEvent struct {
 func TestCmpUsesEqual(t *testing.T) {
 	build := func() viewEvent {
 		payload := append(u16s("GCHeapStats"), 0, 0)
-		name, _, _ := readUTF16Z(payload, 0)
+		name, _, _ := ReadUTF16Z(payload, 0)
 		return viewEvent{
 			ID:       4,
 			Name:     name,

@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"bytes"
@@ -34,23 +34,23 @@ func TestAppendJSONString(t *testing.T) {
 
 func checkAppendJSONString(t testing.TB, s string) {
 	t.Helper()
-	got := appendJSONString([]byte("x"), s)
+	got := AppendJSONString([]byte("x"), s)
 	if got[0] != 'x' {
-		t.Fatalf("appendJSONString(%q) does not append", s)
+		t.Fatalf("AppendJSONString(%q) does not append", s)
 	}
 	want := stdJSON(t, s)
 	if !bytes.Equal(got[1:], want) {
-		t.Fatalf("appendJSONString(%q) = %s, encoding/json writes %s", s, got[1:], want)
+		t.Fatalf("AppendJSONString(%q) = %s, encoding/json writes %s", s, got[1:], want)
 	}
 	if !json.Valid(got[1:]) {
-		t.Fatalf("appendJSONString(%q) = %s is not valid JSON", s, got[1:])
+		t.Fatalf("AppendJSONString(%q) = %s is not valid JSON", s, got[1:])
 	}
 	var back string
 	if err := json.Unmarshal(got[1:], &back); err != nil {
 		t.Fatal(err)
 	}
 	if utf8.ValidString(s) && back != s {
-		t.Fatalf("appendJSONString(%q) decodes to %q", s, back)
+		t.Fatalf("AppendJSONString(%q) decodes to %q", s, back)
 	}
 }
 
@@ -63,38 +63,38 @@ func FuzzJSONString(f *testing.F) {
 
 func TestAppendJSONNumbers(t *testing.T) {
 	for _, v := range []uint64{0, 1, 9, 10, 1 << 32, 1 << 53, 1<<53 + 1, math.MaxUint64} {
-		got := appendJSONUint(nil, v)
+		got := AppendJSONUint(nil, v)
 		if !bytes.Equal(got, stdJSON(t, v)) {
-			t.Errorf("appendJSONUint(%d) = %s", v, got)
+			t.Errorf("AppendJSONUint(%d) = %s", v, got)
 		}
 		var back uint64
 		if err := json.Unmarshal(got, &back); err != nil || back != v {
-			t.Errorf("appendJSONUint(%d) reads back as %d, %v", v, back, err)
+			t.Errorf("AppendJSONUint(%d) reads back as %d, %v", v, back, err)
 		}
-		hex := appendJSONHex(nil, v)
+		hex := AppendJSONHex(nil, v)
 		if want := `"0x` + strconv.FormatUint(v, 16) + `"`; string(hex) != want {
-			t.Errorf("appendJSONHex(%d) = %s, want %s", v, hex, want)
+			t.Errorf("AppendJSONHex(%d) = %s, want %s", v, hex, want)
 		}
 		var hs string
 		if err := json.Unmarshal(hex, &hs); err != nil {
-			t.Errorf("appendJSONHex(%d) = %s: %v", v, hex, err)
+			t.Errorf("AppendJSONHex(%d) = %s: %v", v, hex, err)
 		} else if back, err := strconv.ParseUint(hs, 0, 64); err != nil || back != v {
-			t.Errorf("appendJSONHex(%d) = %s reads back as %d, %v", v, hex, back, err)
+			t.Errorf("AppendJSONHex(%d) = %s reads back as %d, %v", v, hex, back, err)
 		}
 	}
-	if got := string(appendJSONHex(nil, 0x1f)); got != `"0x1f"` {
-		t.Errorf("appendJSONHex(0x1f) = %s", got)
+	if got := string(AppendJSONHex(nil, 0x1f)); got != `"0x1f"` {
+		t.Errorf("AppendJSONHex(0x1f) = %s", got)
 	}
 	for _, v := range []int64{0, 1, -1, math.MaxInt32, math.MinInt32, math.MaxInt64, math.MinInt64} {
-		got := appendJSONInt(nil, v)
+		got := AppendJSONInt(nil, v)
 		var back int64
 		if !bytes.Equal(got, stdJSON(t, v)) || json.Unmarshal(got, &back) != nil || back != v {
-			t.Errorf("appendJSONInt(%d) = %s", v, got)
+			t.Errorf("AppendJSONInt(%d) = %s", v, got)
 		}
 	}
 	for _, v := range []bool{true, false} {
-		if got := appendJSONBool([]byte("x"), v); string(got[1:]) != strconv.FormatBool(v) {
-			t.Errorf("appendJSONBool(%v) = %s", v, got)
+		if got := AppendJSONBool([]byte("x"), v); string(got[1:]) != strconv.FormatBool(v) {
+			t.Errorf("AppendJSONBool(%v) = %s", v, got)
 		}
 	}
 }
@@ -114,19 +114,19 @@ func TestAppendJSONFloat(t *testing.T) {
 		floats = append(floats, r.Float64()*math.Pow(10, float64(r.IntN(60)-30)))
 	}
 	for _, f := range floats {
-		got := appendJSONFloat([]byte("x"), f)
+		got := AppendJSONFloat([]byte("x"), f)
 		want := stdJSON(t, f)
 		if !bytes.Equal(got[1:], want) {
-			t.Fatalf("appendJSONFloat(%v) = %s, encoding/json writes %s", f, got[1:], want)
+			t.Fatalf("AppendJSONFloat(%v) = %s, encoding/json writes %s", f, got[1:], want)
 		}
 		var back float64
 		if err := json.Unmarshal(got[1:], &back); err != nil || math.Float64bits(back) != math.Float64bits(f) {
-			t.Fatalf("appendJSONFloat(%v) = %s reads back as %v, %v", f, got[1:], back, err)
+			t.Fatalf("AppendJSONFloat(%v) = %s reads back as %v, %v", f, got[1:], back, err)
 		}
 	}
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if got := string(appendJSONFloat(nil, f)); got != "null" {
-			t.Errorf("appendJSONFloat(%v) = %s, want null", f, got)
+		if got := string(AppendJSONFloat(nil, f)); got != "null" {
+			t.Errorf("AppendJSONFloat(%v) = %s, want null", f, got)
 		}
 	}
 }
@@ -150,13 +150,13 @@ func TestJSONAllocs(t *testing.T) {
 	g := MustParseGUID("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
 	s := "C:\\path\\\"x\"\n\u2028\xff é"
 	for name, fn := range map[string]func(){
-		"appendJSONString":   func() { buf = appendJSONString(buf[:0], s) },
-		"appendJSONHex":      func() { buf = appendJSONHex(buf[:0], math.MaxUint64) },
-		"appendJSONUint":     func() { buf = appendJSONUint(buf[:0], math.MaxUint64) },
-		"appendJSONInt":      func() { buf = appendJSONInt(buf[:0], math.MinInt64) },
-		"appendJSONFloat":    func() { buf = appendJSONFloat(buf[:0], 1.2345678e-9) },
-		"appendJSONFloatNaN": func() { buf = appendJSONFloat(buf[:0], math.NaN()) },
-		"appendJSONBool":     func() { buf = appendJSONBool(buf[:0], true) },
+		"AppendJSONString":   func() { buf = AppendJSONString(buf[:0], s) },
+		"AppendJSONHex":      func() { buf = AppendJSONHex(buf[:0], math.MaxUint64) },
+		"AppendJSONUint":     func() { buf = AppendJSONUint(buf[:0], math.MaxUint64) },
+		"AppendJSONInt":      func() { buf = AppendJSONInt(buf[:0], math.MinInt64) },
+		"AppendJSONFloat":    func() { buf = AppendJSONFloat(buf[:0], 1.2345678e-9) },
+		"appendJSONFloatNaN": func() { buf = AppendJSONFloat(buf[:0], math.NaN()) },
+		"AppendJSONBool":     func() { buf = AppendJSONBool(buf[:0], true) },
 		"GUID.AppendJSON":    func() { buf = g.AppendJSON(buf[:0]) },
 	} {
 		if n := testing.AllocsPerRun(100, fn); n != 0 {

@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func u16(units ...uint16) []byte {
 // u16s returns the UTF-16LE bytes of s, without terminator.
 func u16s(s string) []byte { return u16(utf16.Encode([]rune(s))...) }
 
-// refReadUTF16Z is the obvious implementation readUTF16Z must agree with.
+// refReadUTF16Z is the obvious implementation ReadUTF16Z must agree with.
 func refReadUTF16Z(b []byte, off int) ([]byte, int, bool) {
 	if off < 0 || off > len(b) {
 		return nil, 0, false
@@ -68,9 +68,9 @@ func TestReadUTF16Z(t *testing.T) {
 		// Units with a zero low or high byte are not terminators.
 		{"zero bytes in units", cat(u16(0x0100, 0x0001, 0x1000, 0x0010, 0xff00), u16(0)), 0, u16(0x0100, 0x0001, 0x1000, 0x0010, 0xff00), 12, true},
 	} {
-		s, next, ok := readUTF16Z(tc.b, tc.off)
+		s, next, ok := ReadUTF16Z(tc.b, tc.off)
 		if ok != tc.ok || next != tc.next || !bytes.Equal(s.Bytes(), tc.want) {
-			t.Errorf("%s: readUTF16Z(% x, %d) = (% x, %d, %v), want (% x, %d, %v)",
+			t.Errorf("%s: ReadUTF16Z(% x, %d) = (% x, %d, %v), want (% x, %d, %v)",
 				tc.name, tc.b, tc.off, s.Bytes(), next, ok, tc.want, tc.next, tc.ok)
 		}
 		if ok && cap(s.Bytes()) != len(s.Bytes()) {
@@ -93,12 +93,12 @@ func TestReadUTF16ZEveryPosition(t *testing.T) {
 				b = binary.LittleEndian.AppendUint16(b, uint16([]uint16{0x0100, 0x0001, 'a', 0x4e00}[i%4]))
 			}
 			b = append(b, 0, 0, 0x41, 0)
-			s, next, ok := readUTF16Z(b, pre)
+			s, next, ok := ReadUTF16Z(b, pre)
 			if !ok || s.Len() != n || next != pre+2*n+2 {
 				t.Errorf("pre=%d n=%d: got (len %d, %d, %v), want (len %d, %d, true)", pre, n, s.Len(), next, ok, n, pre+2*n+2)
 			}
 			// Without the terminator there is nothing to find.
-			if _, _, ok := readUTF16Z(b[:pre+2*n+1], pre); ok {
+			if _, _, ok := ReadUTF16Z(b[:pre+2*n+1], pre); ok {
 				t.Errorf("pre=%d n=%d: found a terminator in a cut buffer", pre, n)
 			}
 		}
@@ -121,25 +121,25 @@ func TestReadUTF16ZRandom(t *testing.T) {
 
 func checkReadUTF16Z(t *testing.T, b []byte, off int) {
 	t.Helper()
-	s, next, ok := readUTF16Z(b, off)
+	s, next, ok := ReadUTF16Z(b, off)
 	ws, wnext, wok := refReadUTF16Z(b, off)
 	if ok != wok || next != wnext || !bytes.Equal(s.Bytes(), ws) {
-		t.Fatalf("readUTF16Z(% x, %d) = (% x, %d, %v), reference (% x, %d, %v)", b, off, s.Bytes(), next, ok, ws, wnext, wok)
+		t.Fatalf("ReadUTF16Z(% x, %d) = (% x, %d, %v), reference (% x, %d, %v)", b, off, s.Bytes(), next, ok, ws, wnext, wok)
 	}
 	if !ok {
 		return
 	}
 	if len(s.Bytes())%2 != 0 || next != off+len(s.Bytes())+2 || next > len(b) || b[next-2] != 0 || b[next-1] != 0 {
-		t.Fatalf("readUTF16Z(% x, %d): inconsistent result (% x, %d)", b, off, s.Bytes(), next)
+		t.Fatalf("ReadUTF16Z(% x, %d): inconsistent result (% x, %d)", b, off, s.Bytes(), next)
 	}
 	for i := 0; i < len(s.Bytes()); i += 2 {
 		if s.Bytes()[i] == 0 && s.Bytes()[i+1] == 0 {
-			t.Fatalf("readUTF16Z(% x, %d): string holds a NUL unit at %d", b, off, i)
+			t.Fatalf("ReadUTF16Z(% x, %d): string holds a NUL unit at %d", b, off, i)
 		}
 	}
 	// The view aliases b.
 	if len(s.Bytes()) > 0 && &s.Bytes()[0] != &b[off] {
-		t.Fatalf("readUTF16Z(% x, %d): view does not alias the payload", b, off)
+		t.Fatalf("ReadUTF16Z(% x, %d): view does not alias the payload", b, off)
 	}
 }
 
@@ -176,9 +176,9 @@ func TestReadAnsiZ(t *testing.T) {
 		{"at offset", "x\x00yz\x00", 2, "yz", 5, true},
 		{"high bytes", "\xe9t\xe9\x00", 0, "\xe9t\xe9", 4, true},
 	} {
-		s, next, ok := readAnsiZ([]byte(tc.b), tc.off)
+		s, next, ok := ReadAnsiZ([]byte(tc.b), tc.off)
 		if ok != tc.ok || next != tc.next || string(s.Bytes()) != tc.want {
-			t.Errorf("%s: readAnsiZ(%q, %d) = (%q, %d, %v), want (%q, %d, %v)",
+			t.Errorf("%s: ReadAnsiZ(%q, %d) = (%q, %d, %v), want (%q, %d, %v)",
 				tc.name, tc.b, tc.off, s.Bytes(), next, ok, tc.want, tc.next, tc.ok)
 		}
 		if cap(s.Bytes()) != len(s.Bytes()) {
@@ -219,15 +219,15 @@ func TestArrayLen(t *testing.T) {
 		{"2^63 bytes, negative as int", 0, 1 << 63, 1, 0, false},
 		{"2^64-1 of max int", 0, math.MaxUint64, math.MaxInt, 0, false},
 	} {
-		n, ok := arrayLen(b, tc.off, tc.count, tc.elemSize)
+		n, ok := ArrayLen(b, tc.off, tc.count, tc.elemSize)
 		if n != tc.n || ok != tc.ok {
-			t.Errorf("%s: arrayLen(len 100, %d, %d, %d) = (%d, %v), want (%d, %v)",
+			t.Errorf("%s: ArrayLen(len 100, %d, %d, %d) = (%d, %v), want (%d, %v)",
 				tc.name, tc.off, tc.count, tc.elemSize, n, ok, tc.n, tc.ok)
 		}
 	}
 }
 
-// refArrayLen computes arrayLen with big integers.
+// refArrayLen computes ArrayLen with big integers.
 func refArrayLen(blen, off int, count uint64, elemSize int) (int, bool) {
 	if off < 0 || off > blen || elemSize <= 0 {
 		return 0, false
@@ -251,10 +251,10 @@ func FuzzArrayLen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, blen, off int, count uint64, elemSize int) {
 		blen &= 1<<16 - 1
 		b := make([]byte, blen)
-		n, ok := arrayLen(b, off, count, elemSize)
+		n, ok := ArrayLen(b, off, count, elemSize)
 		wn, wok := refArrayLen(blen, off, count, elemSize)
 		if n != wn || ok != wok {
-			t.Fatalf("arrayLen(len %d, %d, %d, %d) = (%d, %v), want (%d, %v)", blen, off, count, elemSize, n, ok, wn, wok)
+			t.Fatalf("ArrayLen(len %d, %d, %d, %d) = (%d, %v), want (%d, %v)", blen, off, count, elemSize, n, ok, wn, wok)
 		}
 		if ok {
 			_ = b[off : off+n] // must be in bounds
@@ -272,28 +272,28 @@ func TestPtr(t *testing.T) {
 		{4, []byte{0x88, 0x77, 0x66, 0x55}, 0x55667788},
 		{8, []byte{0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}, v},
 	} {
-		b := appendPtr([]byte{0xee}, v, tc.size)
+		b := AppendPtr([]byte{0xee}, v, tc.size)
 		if !bytes.Equal(b[1:], tc.wire) {
-			t.Errorf("appendPtr(%#x, %d) = % x, want % x", v, tc.size, b[1:], tc.wire)
+			t.Errorf("AppendPtr(%#x, %d) = % x, want % x", v, tc.size, b[1:], tc.wire)
 		}
-		if got := readPtr(b, 1, tc.size); got != tc.back {
-			t.Errorf("readPtr(%d) = %#x, want %#x", tc.size, got, tc.back)
+		if got := ReadPtr(b, 1, tc.size); got != tc.back {
+			t.Errorf("ReadPtr(%d) = %#x, want %#x", tc.size, got, tc.back)
 		}
-		if got := readPtr(append(b, 0xff, 0xff, 0xff, 0xff), 1, tc.size); got != tc.back {
-			t.Errorf("readPtr(%d) with bytes after = %#x, want %#x", tc.size, got, tc.back)
+		if got := ReadPtr(append(b, 0xff, 0xff, 0xff, 0xff), 1, tc.size); got != tc.back {
+			t.Errorf("ReadPtr(%d) with bytes after = %#x, want %#x", tc.size, got, tc.back)
 		}
 	}
-	if !validPtrSize(4) || !validPtrSize(8) || validPtrSize(0) || validPtrSize(2) || validPtrSize(16) {
-		t.Error("validPtrSize is wrong")
+	if !ValidPtrSize(4) || !ValidPtrSize(8) || ValidPtrSize(0) || ValidPtrSize(2) || ValidPtrSize(16) {
+		t.Error("ValidPtrSize is wrong")
 	}
 }
 
 func TestBool(t *testing.T) {
-	if got := appendBool(nil, true); !bytes.Equal(got, []byte{1, 0, 0, 0}) {
-		t.Errorf("appendBool(true) = % x", got)
+	if got := AppendBool(nil, true); !bytes.Equal(got, []byte{1, 0, 0, 0}) {
+		t.Errorf("AppendBool(true) = % x", got)
 	}
-	if got := appendBool([]byte{9}, false); !bytes.Equal(got, []byte{9, 0, 0, 0, 0}) {
-		t.Errorf("appendBool(false) = % x", got)
+	if got := AppendBool([]byte{9}, false); !bytes.Equal(got, []byte{9, 0, 0, 0, 0}) {
+		t.Errorf("AppendBool(false) = % x", got)
 	}
 	for _, tc := range []struct {
 		b    []byte
@@ -305,35 +305,35 @@ func TestBool(t *testing.T) {
 		{[]byte{2, 0, 0, 0}, true},
 		{[]byte{0, 1, 0, 0}, true},
 	} {
-		if got := readBool(append([]byte{7}, tc.b...), 1); got != tc.want {
-			t.Errorf("readBool(% x) = %v, want %v", tc.b, got, tc.want)
+		if got := ReadBool(append([]byte{7}, tc.b...), 1); got != tc.want {
+			t.Errorf("ReadBool(% x) = %v, want %v", tc.b, got, tc.want)
 		}
 	}
 }
 
 func TestAppendZ(t *testing.T) {
 	s := UTF16Of("hé")
-	if got, want := appendUTF16Z([]byte{1}, s), []byte{1, 'h', 0, 0xe9, 0, 0, 0}; !bytes.Equal(got, want) {
-		t.Errorf("appendUTF16Z = % x, want % x", got, want)
+	if got, want := AppendUTF16Z([]byte{1}, s), []byte{1, 'h', 0, 0xe9, 0, 0, 0}; !bytes.Equal(got, want) {
+		t.Errorf("AppendUTF16Z = % x, want % x", got, want)
 	}
-	if got, want := appendUTF16Z(nil, UTF16{}), []byte{0, 0}; !bytes.Equal(got, want) {
-		t.Errorf("appendUTF16Z(empty) = % x, want % x", got, want)
+	if got, want := AppendUTF16Z(nil, UTF16{}), []byte{0, 0}; !bytes.Equal(got, want) {
+		t.Errorf("AppendUTF16Z(empty) = % x, want % x", got, want)
 	}
-	if got, want := appendAnsiZ([]byte{1}, AnsiOf("ab")), []byte{1, 'a', 'b', 0}; !bytes.Equal(got, want) {
-		t.Errorf("appendAnsiZ = % x, want % x", got, want)
+	if got, want := AppendAnsiZ([]byte{1}, AnsiOf("ab")), []byte{1, 'a', 'b', 0}; !bytes.Equal(got, want) {
+		t.Errorf("AppendAnsiZ = % x, want % x", got, want)
 	}
-	if got, want := appendAnsiZ(nil, Ansi{}), []byte{0}; !bytes.Equal(got, want) {
-		t.Errorf("appendAnsiZ(empty) = % x, want % x", got, want)
+	if got, want := AppendAnsiZ(nil, Ansi{}), []byte{0}; !bytes.Equal(got, want) {
+		t.Errorf("AppendAnsiZ(empty) = % x, want % x", got, want)
 	}
 	// Round trips through the readers.
 	for _, str := range []string{"", "a", "GC heap", "日本語", "😀 x"} {
-		w := appendUTF16Z([]byte{0xff}, UTF16Of(str))
-		w = appendAnsiZ(w, AnsiOf(str))
-		u, next, ok := readUTF16Z(w, 1)
+		w := AppendUTF16Z([]byte{0xff}, UTF16Of(str))
+		w = AppendAnsiZ(w, AnsiOf(str))
+		u, next, ok := ReadUTF16Z(w, 1)
 		if !ok || u.String() != str {
 			t.Errorf("UTF-16 round trip of %q = %q, %v", str, u.String(), ok)
 		}
-		a, next, ok := readAnsiZ(w, next)
+		a, next, ok := ReadAnsiZ(w, next)
 		if !ok || a.String() != str || next != len(w) {
 			t.Errorf("ANSI round trip of %q = %q, %d, %v", str, a.String(), next, ok)
 		}
@@ -342,8 +342,8 @@ func TestAppendZ(t *testing.T) {
 
 func TestGUIDWire(t *testing.T) {
 	g := MustParseGUID("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
-	b := appendGUID([]byte{1, 2, 3}, g)
-	if len(b) != 19 || readGUID(b, 3) != g {
+	b := AppendGUID([]byte{1, 2, 3}, g)
+	if len(b) != 19 || ReadGUID(b, 3) != g {
 		t.Errorf("GUID wire round trip: % x", b)
 	}
 	want := []byte{0x23, 0x0d, 0x3c, 0xe1, 0xbc, 0xcc, 0x12, 0x4e, 0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}
@@ -357,13 +357,13 @@ func TestWireAllocs(t *testing.T) {
 	buf := make([]byte, 0, 64)
 	var sink int
 	for name, fn := range map[string]func(){
-		"readUTF16Z": func() { _, n, _ := readUTF16Z(payload, 0); sink += n },
-		"readAnsiZ":  func() { _, n, _ := readAnsiZ(payload, len(payload)-2); sink += n },
-		"arrayLen":   func() { n, _ := arrayLen(payload, 2, 3, 4); sink += n },
-		"readPtr":    func() { sink += int(readPtr(payload, 0, 8) + readPtr(payload, 0, 4)) },
-		"appendPtr":  func() { buf = appendPtr(appendPtr(buf[:0], 1, 4), 2, 8) },
-		"readBool":   func() { _ = readBool(payload, 0) },
-		"appendBool": func() { buf = appendBool(buf[:0], true) },
+		"ReadUTF16Z": func() { _, n, _ := ReadUTF16Z(payload, 0); sink += n },
+		"ReadAnsiZ":  func() { _, n, _ := ReadAnsiZ(payload, len(payload)-2); sink += n },
+		"ArrayLen":   func() { n, _ := ArrayLen(payload, 2, 3, 4); sink += n },
+		"ReadPtr":    func() { sink += int(ReadPtr(payload, 0, 8) + ReadPtr(payload, 0, 4)) },
+		"AppendPtr":  func() { buf = AppendPtr(AppendPtr(buf[:0], 1, 4), 2, 8) },
+		"ReadBool":   func() { _ = ReadBool(payload, 0) },
+		"AppendBool": func() { buf = AppendBool(buf[:0], true) },
 	} {
 		if n := testing.AllocsPerRun(100, fn); n != 0 {
 			t.Errorf("%s: %v allocs per run, want 0", name, n)
@@ -380,7 +380,7 @@ func BenchmarkReadUTF16Z(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(82)
 	for b.Loop() {
-		s, next, ok := readUTF16Z(payload, 0)
+		s, next, ok := ReadUTF16Z(payload, 0)
 		if !ok {
 			b.Fatal("no terminator")
 		}

@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func TestSentinelsAreShortPayload(t *testing.T) {
 		if !errors.Is(tc.err, tc.err) {
 			t.Errorf("errors.Is(%v, itself) = false", tc.err)
 		}
-		wrapped := decodeError("E", "F", 1, tc.err)
+		wrapped := NewDecodeError("clrevents", "E", "F", 1, tc.err)
 		if got := errors.Is(wrapped, ErrShortPayload); got != tc.short {
 			t.Errorf("errors.Is(DecodeError{%v}, ErrShortPayload) = %v, want %v", tc.err, got, tc.short)
 		}
@@ -63,15 +63,15 @@ func TestDecodeError(t *testing.T) {
 		e    *DecodeError
 		want string
 	}{
-		{&DecodeError{"GCStart_V2", "Depth", 4, ErrShortPayload},
+		{&DecodeError{"clrevents", "GCStart_V2", "Depth", 4, ErrShortPayload},
 			`clrevents: GCStart_V2: field "Depth" at byte 4: payload too short`},
-		{&DecodeError{"GCHeapStats", "Values[3].Name", 120, ErrUnterminatedString},
+		{&DecodeError{"clrevents", "GCHeapStats", "Values[3].Name", 120, ErrUnterminatedString},
 			`clrevents: GCHeapStats: field "Values[3].Name" at byte 120: string has no terminator`},
-		{&DecodeError{"BulkType", "", 0, ErrUnknownEvent},
+		{&DecodeError{"clrevents", "BulkType", "", 0, ErrUnknownEvent},
 			`clrevents: BulkType: at byte 0: event not in schema`},
-		{&DecodeError{"", "X", 2, ErrPointerSize},
+		{&DecodeError{"clrevents", "", "X", 2, ErrPointerSize},
 			`clrevents: field "X" at byte 2: pointer size must be 4 or 8`},
-		{&DecodeError{"E", "F", 7, nil},
+		{&DecodeError{"clrevents", "E", "F", 7, nil},
 			`clrevents: E: field "F" at byte 7: decode error`},
 	} {
 		if got := tc.e.Error(); got != tc.want {
@@ -82,13 +82,13 @@ func TestDecodeError(t *testing.T) {
 		}
 	}
 
-	err := decodeError("GCStart_V2", "Depth", 4, ErrShortPayload)
+	err := NewDecodeError("clrevents", "GCStart_V2", "Depth", 4, ErrShortPayload)
 	var de *DecodeError
 	if !errors.As(err, &de) {
 		t.Fatalf("errors.As(%T, *DecodeError) = false", err)
 	}
-	want := DecodeError{Event: "GCStart_V2", Field: "Depth", Offset: 4, Err: ErrShortPayload}
+	want := DecodeError{Package: "clrevents", Event: "GCStart_V2", Field: "Depth", Offset: 4, Err: ErrShortPayload}
 	if *de != want {
-		t.Errorf("decodeError = %+v, want %+v", *de, want)
+		t.Errorf("DecodeError = %+v, want %+v", *de, want)
 	}
 }

@@ -1,4 +1,4 @@
-package clrevents
+package clrimpl
 
 import (
 	"bytes"
@@ -95,7 +95,7 @@ func (a Uint8Array) AppendJSON(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONUint(dst, uint64(v))
+		dst = AppendJSONUint(dst, uint64(v))
 	}
 	return append(dst, ']')
 }
@@ -192,7 +192,7 @@ func (a Uint16Array) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		v := binary.LittleEndian.Uint16(b)
-		dst = appendJSONUint(dst, uint64(v))
+		dst = AppendJSONUint(dst, uint64(v))
 	}
 	return append(dst, ']')
 }
@@ -289,7 +289,7 @@ func (a Uint32Array) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		v := binary.LittleEndian.Uint32(b)
-		dst = appendJSONUint(dst, uint64(v))
+		dst = AppendJSONUint(dst, uint64(v))
 	}
 	return append(dst, ']')
 }
@@ -303,7 +303,7 @@ func (a Uint32Array) AppendJSONHex(dst []byte) []byte {
 		if len(b) < len(a.b) {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONHex(dst, uint64(binary.LittleEndian.Uint32(b)))
+		dst = AppendJSONHex(dst, uint64(binary.LittleEndian.Uint32(b)))
 	}
 	return append(dst, ']')
 }
@@ -400,7 +400,7 @@ func (a Uint64Array) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		v := binary.LittleEndian.Uint64(b)
-		dst = appendJSONUint(dst, v)
+		dst = AppendJSONUint(dst, v)
 	}
 	return append(dst, ']')
 }
@@ -414,7 +414,7 @@ func (a Uint64Array) AppendJSONHex(dst []byte) []byte {
 		if len(b) < len(a.b) {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONHex(dst, uint64(binary.LittleEndian.Uint64(b)))
+		dst = AppendJSONHex(dst, uint64(binary.LittleEndian.Uint64(b)))
 	}
 	return append(dst, ']')
 }
@@ -511,7 +511,7 @@ func (a Int32Array) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		v := int32(binary.LittleEndian.Uint32(b))
-		dst = appendJSONInt(dst, int64(v))
+		dst = AppendJSONInt(dst, int64(v))
 	}
 	return append(dst, ']')
 }
@@ -608,7 +608,7 @@ func (a Int64Array) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		v := int64(binary.LittleEndian.Uint64(b))
-		dst = appendJSONInt(dst, v)
+		dst = AppendJSONInt(dst, v)
 	}
 	return append(dst, ']')
 }
@@ -706,7 +706,7 @@ func (a Float64Array) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
-		dst = appendJSONFloat(dst, v)
+		dst = AppendJSONFloat(dst, v)
 	}
 	return append(dst, ']')
 }
@@ -736,7 +736,7 @@ func MakeBoolArray(raw []byte) BoolArray {
 func BoolArrayOf(v ...bool) BoolArray {
 	b := make([]byte, 0, len(v)*4)
 	for _, v := range v {
-		b = appendBool(b, v)
+		b = AppendBool(b, v)
 	}
 	return BoolArray{b}
 }
@@ -812,7 +812,7 @@ func (a BoolArray) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		v := binary.LittleEndian.Uint32(b) != 0
-		dst = appendJSONBool(dst, v)
+		dst = AppendJSONBool(dst, v)
 	}
 	return append(dst, ']')
 }
@@ -952,7 +952,7 @@ func PointerArrayOf(ptrSize int, v ...uint64) PointerArray {
 	}
 	b := make([]byte, 0, len(v)*ptrSize)
 	for _, v := range v {
-		b = appendPtr(b, v, ptrSize)
+		b = AppendPtr(b, v, ptrSize)
 	}
 	return PointerArray{b, ptrSize == 4}
 }
@@ -1040,7 +1040,7 @@ func (a PointerArray) AppendWire(dst []byte, ptrSize int) []byte {
 	}
 	dst = slices.Grow(dst, a.Len()*ptrSize)
 	for i := range a.Len() {
-		dst = appendPtr(dst, a.At(i), ptrSize)
+		dst = AppendPtr(dst, a.At(i), ptrSize)
 	}
 	return dst
 }
@@ -1072,7 +1072,7 @@ func (a PointerArray) AppendJSON(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONHex(dst, a.At(i))
+		dst = AppendJSONHex(dst, a.At(i))
 	}
 	return append(dst, ']')
 }
