@@ -719,11 +719,11 @@ func rundownStrings() []byte {
 // BENCHMARKS.md, issue 17, and bench/proposals/utf16z-16byte.diff).
 func BenchmarkUTF16Z(b *testing.B) {
 	p := rundownStrings()
-	b.Run("impl=readUTF16Z", func(b *testing.B) {
+	b.Run("impl=ReadUTF16Z", func(b *testing.B) {
 		b.SetBytes(int64(len(p)))
 		for i := 0; i < b.N; i++ {
 			for off := 0; off < len(p); {
-				_, next, ok := readUTF16Z(p, off)
+				_, next, ok := ReadUTF16Z(p, off)
 				if !ok {
 					b.Fatal("no terminator")
 				}
