@@ -1,0 +1,106 @@
+package ziptrace
+
+import (
+	"archive/zip"
+	"bytes"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+func zipOf(t *testing.T, names ...string) *zip.Reader {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(n))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return zr
+}
+
+func TestMember(t *testing.T) {
+	zf, err := Member(zipOf(t, "gcevents/", "gcevents/LogFile.txt", "gcevents/PerfViewData.ETL"), "a.zip", ".etl")
+	if err != nil || zf.Name != "gcevents/PerfViewData.ETL" {
+		t.Fatalf("Member: %v, %v", zf, err)
+	}
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"LogFile.txt"}, "a.zip: zip archive holds 0 trace files (.nettrace, .etl), want exactly one (members: LogFile.txt)"},
+		{[]string{"x.etl", "y.nettrace"}, "a.zip: zip archive holds 2 trace files (.nettrace, .etl), want exactly one (members: x.etl, y.nettrace)"},
+	} {
+		if _, err := Member(zipOf(t, c.names...), "a.zip", ".nettrace", ".etl"); err == nil || err.Error() != c.want {
+			t.Errorf("Member(%v): %v, want %q", c.names, err, c.want)
+		}
+	}
+}
+
+// onlyReader hides everything but Read.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+func TestSpool(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 1000) // 10,000 bytes
+	for _, c := range []struct {
+		name   string
+		memMax int64
+		hint   int64
+		inFile bool
+	}{
+		{"memory", 1 << 20, -1, false},
+		{"memory, exact claim", 1 << 20, 10000, false},
+		{"memory, false small claim", 1 << 20, 10, false},
+		{"memory, false huge claim", 1 << 20, 1 << 40, false},
+		{"file", 4096, -1, true},
+		{"file at the limit", 9999, -1, true},
+		{"memory at the limit", 10000, -1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sp, err := Spool(onlyReader{bytes.NewReader(data)}, c.hint, c.memMax, dir, "in")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sp.Size != int64(len(data)) {
+				t.Fatalf("size %d", sp.Size)
+			}
+			got := make([]byte, len(data))
+			if _, err := sp.ReadAt(got, 0); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("ReadAt: %v", err)
+			}
+			files, _ := os.ReadDir(dir)
+			if (len(files) == 1) != c.inFile {
+				t.Errorf("%d temporary files, want a file: %v", len(files), c.inFile)
+			}
+			if err := sp.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if files, _ := os.ReadDir(dir); len(files) != 0 {
+				t.Errorf("Close left %d files", len(files))
+			}
+		})
+	}
+	// A read error names the input.
+	_, err := Spool(io.MultiReader(bytes.NewReader(data), errReader{}), -1, 1<<20, t.TempDir(), "pipe")
+	if err == nil || !strings.HasPrefix(err.Error(), "pipe: ") {
+		t.Errorf("read error: %v", err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, io.ErrClosedPipe }
