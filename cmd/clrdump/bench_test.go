@@ -2,11 +2,14 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,6 +188,53 @@ func TestAppendJSONString(t *testing.T) {
 		want := refAppendJSONString(nil, string(b))
 		if got := appendJSONString([]byte("x"), string(b)); string(got) != "x"+string(want) {
 			t.Fatalf("appendJSONString(%q) = %s, want %s", b, got[1:], want)
+		}
+	}
+}
+
+// TestAppendCSVField: fields and JSON values are written as encoding/csv
+// writes them (after encoding/json unquotes a string value).
+func TestAppendCSVField(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	pool := []string{"a", "Z", "0", " ", "\t", ",", "\"", "\r", "\n", "\\", "\\.", ".", "\u00a0", "\u0085", "é", "\u2028", "\x00", "\x1f", "\xff", "{", "[", ":"}
+	var fields []string
+	for range 30000 {
+		var sb strings.Builder
+		for range r.IntN(8) {
+			sb.WriteString(pool[r.IntN(len(pool))])
+		}
+		fields = append(fields, sb.String())
+	}
+	fields = append(fields, "", `\.`, " x", "x ", `""`)
+	for _, f := range fields {
+		var want bytes.Buffer
+		w := csv.NewWriter(&want)
+		w.Write([]string{"p", f})
+		w.Flush()
+		if got := "p," + string(appendCSVField(nil, f)) + "\n"; got != want.String() {
+			t.Fatalf("appendCSVField(%q) = %q, want %q", f, got, want.String())
+		}
+		if got := "p," + string(appendCSVField(nil, []byte(f))) + "\n"; got != want.String() {
+			t.Fatalf("appendCSVField([]byte(%q)) = %q, want %q", f, got, want.String())
+		}
+		// As a JSON value: a quoted string is unquoted first.
+		val := []byte(f)
+		if r.IntN(2) == 0 {
+			val, _ = json.Marshal(f)
+			val = bytes.ReplaceAll(val, []byte(`\u003c`), []byte("<"))
+		}
+		s := string(val)
+		if len(val) > 0 && val[0] == '"' {
+			var u string
+			if json.Unmarshal(val, &u) == nil {
+				s = u
+			}
+		}
+		want.Reset()
+		w.Write([]string{"p", s})
+		w.Flush()
+		if got := "p," + string(appendCSVValue(nil, val)) + "\n"; got != want.String() {
+			t.Fatalf("appendCSVValue(%q) = %q, want %q", val, got, want.String())
 		}
 	}
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clrgo/clrevents/trace"
 )
@@ -240,49 +241,155 @@ var csvHeader = []string{"index", "time", "provider", "event", "id", "version", 
 
 // writeCSV writes the long form: one row per field. The field values are
 // those of the JSON form, strings unquoted and arrays or objects as JSON.
+// Rows are built in one buffer, quoted as encoding/csv quotes them
+// (appendCSVField), from a prefix of the event's columns that every row
+// repeats.
 func (d *dumper) writeCSV(e *trace.Event, dec *decoded) {
-	cw := csv.NewWriter(d.w)
+	b := d.buf[:0]
 	if d.printed == 1 {
-		cw.Write(csvHeader)
+		for i, h := range csvHeader {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCSVField(b, h)
+		}
+		b = append(b, '\n')
 	}
-	row := []string{
-		strconv.Itoa(d.printed - 1), string(appendTime(nil, e.Time())), e.Provider(), dec.name,
-		strconv.Itoa(int(e.ID())), strconv.Itoa(int(e.Version())),
-		strconv.FormatInt(e.ProcessID(), 10), strconv.FormatInt(e.ThreadID(), 10), "", "",
+	// The prefix, index to tid and the comma before field, sits at
+	// b[start:end]; rows are appended after it and written from end.
+	start := len(b)
+	b = strconv.AppendInt(b, int64(d.printed-1), 10)
+	b = append(b, ',')
+	b = appendTime(b, e.Time())
+	b = append(b, ',')
+	b = appendCSVField(b, e.Provider())
+	b = append(b, ',')
+	b = appendCSVField(b, dec.name)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(e.ID()), 10)
+	b = append(b, ',')
+	b = strconv.AppendUint(b, uint64(e.Version()), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, e.ProcessID(), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, e.ThreadID(), 10)
+	b = append(b, ',')
+	end := len(b)
+	row := func(b []byte, field, value string) []byte {
+		b = append(b, b[start:end]...)
+		b = appendCSVField(b, field)
+		b = append(b, ',')
+		b = appendCSVField(b, value)
+		return append(b, '\n')
 	}
 	if dec.err != nil {
-		row[8], row[9] = "error", dec.err.Error()
-		cw.Write(row)
-		cw.Flush()
-		return
-	}
-	d.obj = d.fields(d.obj[:0], e, dec, true)
-	n := 0
-	eachMember(d.obj, func(key, val []byte) {
-		row[8] = string(key)
-		if len(val) > 0 && val[0] == '"' {
-			var s string
-			if json.Unmarshal(val, &s) == nil {
-				row[9] = s
-			} else {
-				row[9] = string(val)
-			}
-		} else {
-			row[9] = string(val)
+		b = row(b, "error", dec.err.Error())
+	} else {
+		d.obj = d.fields(d.obj[:0], e, dec, true)
+		n := 0
+		eachMember(d.obj, func(key, val []byte) {
+			b = append(b, b[start:end]...)
+			b = appendCSVField(b, key)
+			b = append(b, ',')
+			b = appendCSVValue(b, val)
+			b = append(b, '\n')
+			n++
+		})
+		if n == 0 {
+			b = row(b, "", "")
 		}
-		cw.Write(row)
-		n++
-	})
-	if n == 0 {
-		row[8], row[9] = "", ""
-		cw.Write(row)
+		if len(dec.extra) > 0 {
+			b = append(b, b[start:end]...)
+			b = append(b, "extra,"...)
+			b = appendHexBytes(b, dec.extra)
+			b = append(b, '\n')
+		}
 	}
-	if len(dec.extra) > 0 {
-		row[8], row[9] = "extra", string(appendHexBytes(nil, dec.extra))
-		cw.Write(row)
-	}
-	cw.Flush()
+	d.w.Write(b[:start])
+	d.w.Write(b[end:])
+	d.buf = b
 }
+
+// appendCSVValue appends the CSV field for a JSON value: a string's
+// contents, anything else as it is. A string with escapes, control bytes
+// or invalid UTF-8 goes through encoding/json, as before.
+func appendCSVValue(dst, val []byte) []byte {
+	if len(val) == 0 || val[0] != '"' {
+		return appendCSVField(dst, val)
+	}
+	if n := len(val); n >= 2 && val[n-1] == '"' && plainJSONString(val[1:n-1]) {
+		return appendCSVField(dst, val[1:n-1])
+	}
+	var s string
+	if json.Unmarshal(val, &s) == nil {
+		return appendCSVField(dst, s)
+	}
+	return appendCSVField(dst, val)
+}
+
+// plainJSONString reports whether the contents of a JSON string literal
+// are printable ASCII without escapes or quotes: what encoding/json
+// unquotes to the same bytes.
+func plainJSONString(in []byte) bool {
+	for _, c := range in {
+		if c < 0x20 || c == '\\' || c == '"' || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// appendCSVField appends f as encoding/csv's Writer (comma, no CRLF)
+// writes a field: quoted, with quotes doubled, when it holds a comma, a
+// quote, CR or LF, starts with a Unicode space or is \.
+func appendCSVField[S string | []byte](dst []byte, f S) []byte {
+	quote := false
+	i := 0
+	for ; i+8 <= len(f); i += 8 {
+		if csvSpecial8(uint64(f[i]) | uint64(f[i+1])<<8 | uint64(f[i+2])<<16 | uint64(f[i+3])<<24 |
+			uint64(f[i+4])<<32 | uint64(f[i+5])<<40 | uint64(f[i+6])<<48 | uint64(f[i+7])<<56) {
+			break
+		}
+	}
+	for ; i < len(f); i++ {
+		if c := f[i]; c == '\n' || c == '\r' || c == '"' || c == ',' {
+			quote = true
+			break
+		}
+	}
+	if !quote && len(f) > 0 {
+		if f[0] < utf8.RuneSelf {
+			quote = asciiSpace[f[0]] || string(f) == `\.`
+		} else {
+			r, _ := utf8.DecodeRuneInString(string(f[:min(len(f), utf8.UTFMax)]))
+			quote = unicode.IsSpace(r)
+		}
+	}
+	if !quote {
+		return append(dst, f...)
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(f); i++ {
+		if f[i] == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, f[i])
+	}
+	return append(dst, '"')
+}
+
+// csvSpecial8 reports whether any of the eight bytes of v is ',', '"', CR
+// or LF: a zero byte of v ^ c*0x01… marks c, and (x - 0x01…) &^ x &
+// 0x80… finds a zero byte (bytes above it may be marked falsely by the
+// borrow, never when none is zero).
+func csvSpecial8(v uint64) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	z := func(x uint64) uint64 { return (x - ones) &^ x & high }
+	return z(v^','*ones)|z(v^'"'*ones)|z(v^'\r'*ones)|z(v^'\n'*ones) != 0
+}
+
+// asciiSpace marks the ASCII bytes unicode.IsSpace reports.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // eachMember calls fn with the key (unquoted; our keys are Go identifiers)
 // and the raw JSON value of each member of the JSON object obj, which must
