@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -235,6 +236,49 @@ func TestAppendCSVField(t *testing.T) {
 		w.Flush()
 		if got := "p," + string(appendCSVValue(nil, val)) + "\n"; got != want.String() {
 			t.Fatalf("appendCSVValue(%q) = %q, want %q", val, got, want.String())
+		}
+	}
+}
+
+// TestEachMember: members of objects with strings (escaped quotes and
+// backslashes among them), numbers, literals, arrays and nested objects
+// come out as encoding/json reads them.
+func TestEachMember(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	strs := []string{"", "a", `"`, `\`, `\"`, `a\`, `x"y`, "{[,]}", "é\n"}
+	val := func() any {
+		switch r.IntN(6) {
+		case 0:
+			return strs[r.IntN(len(strs))]
+		case 1:
+			return r.Int64() - r.Int64()
+		case 2:
+			return r.IntN(2) == 0
+		case 3:
+			return nil
+		case 4:
+			return []any{strs[r.IntN(len(strs))], 1, map[string]any{"k": strs[r.IntN(len(strs))]}}
+		}
+		return map[string]any{"a": []any{}, "b": strs[r.IntN(len(strs))]}
+	}
+	for range 5000 {
+		var keys []string
+		var sb strings.Builder
+		sb.WriteByte('{')
+		for i := range r.IntN(5) {
+			k := "F" + strconv.Itoa(i)
+			v, _ := json.Marshal(val())
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(`"` + k + `":` + string(v))
+			keys = append(keys, k+"="+string(v))
+		}
+		sb.WriteByte('}')
+		var got []string
+		eachMember([]byte(sb.String()), func(key, val []byte) { got = append(got, string(key)+"="+string(val)) })
+		if strings.Join(got, "\n") != strings.Join(keys, "\n") {
+			t.Fatalf("eachMember(%s) = %q, want %q", sb.String(), got, keys)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -403,6 +404,23 @@ func eachMember(obj []byte, fn func(key, val []byte)) {
 		key := obj[k:i]
 		i += 2 // '"' and ':'
 		start := i
+		// Fast paths: a string without escapes, and a number or literal,
+		// end at the first quote or at the first ',' or '}'.
+		if i < len(obj) && obj[i] == '"' {
+			if n := bytes.IndexByte(obj[i+1:], '"'); n >= 0 && obj[i+n] != '\\' {
+				i += n + 2
+				fn(key, obj[start:i])
+				i++
+				continue
+			}
+		} else if i < len(obj) && obj[i] != '[' && obj[i] != '{' {
+			for i < len(obj) && obj[i] != ',' && obj[i] != '}' {
+				i++
+			}
+			fn(key, obj[start:i])
+			i++
+			continue
+		}
 		depth, inStr := 0, false
 	scan:
 		for ; i < len(obj); i++ {
