@@ -128,13 +128,17 @@ func (a *mergeRun) less(b *mergeRun) bool {
 func (s *sortState) rec(i int32) *heldRec { return &s.chunks[i/recChunk][i%recChunk] }
 
 // push appends h to the held events.
-func (s *sortState) push(h *heldRec) {
+func (s *sortState) push(h *heldRec) { *s.add() = *h }
+
+// add appends a held event and returns it, for the caller to fill in.
+func (s *sortState) add() *heldRec {
 	c := int(s.n / recChunk)
 	if c == len(s.chunks) {
 		s.chunks = append(s.chunks, make([]heldRec, recChunk))
 	}
-	s.chunks[c][s.n%recChunk] = *h
+	h := &s.chunks[c][s.n%recChunk]
 	s.n++
+	return h
 }
 
 // nextSorted hands out the held events in timestamp order, reading the
@@ -440,7 +444,8 @@ func (r *Reader) hold(start int) {
 	s := &r.sorted
 	ev := &r.ev
 	m := ev.Metadata
-	h := heldRec{
+	h := s.add()
+	*h = heldRec{
 		ts: ev.Timestamp, offset: ev.Offset,
 		thread: ev.ThreadID, capture: ev.CaptureThreadID,
 		meta: s.metaIndex(m),
@@ -489,7 +494,6 @@ func (r *Reader) hold(start int) {
 			h.flags |= recStkCopy
 		}
 	}
-	s.push(&h)
 }
 
 // stackRow returns the offset in r.ips of stack id's row.
