@@ -1,0 +1,449 @@
+// Package symbols turns the instruction pointers of a .NET trace's stacks into
+// managed method names: per process and over time, it keeps the code map
+// that the CLR's method and module events describe (JIT-compiled methods as
+// they load and unload, precompiled and earlier-compiled ones as the rundown
+// lists them), resolves an address at a time to
+// module!Namespace.Method(Signature), counts what it could not resolve and
+// why, and interns stacks into stable IDs.
+//
+// Feed it every event of a trace (Map.Add, or Map.Observe with an event
+// already decoded), then resolve: rundown events come at the end of a trace,
+// so resolve after the last event for the best result.
+//
+//	m := symbols.NewMap()
+//	for each event e { m.Add(e) }
+//	f, reason := m.Resolve(pid, ip, timestamp)
+//	fmt.Println(m.Frame(f)) // "System.Private.CoreLib!System.String.Concat(class System.String,class System.String)"
+//
+// Method events of every version come through the generated families
+// (clrevents.MethodLoadUnloadVerboseEvent, clrevents.MethodLoadUnloadEvent,
+// clrevents.ModuleLoadUnloadEvent), in the runtime and rundown providers.
+//
+// Time is the trace's raw clock (trace.Event.Timestamp). A method loaded at
+// t1 and unloaded at t2 covers its range over [t1, t2); methods listed by
+// the rundown (DCStart, DCEnd) have no known load time and cover their range
+// from the start of the trace. When an address range is reused, the method
+// live at the time asked wins.
+//
+// Resolving and interning allocate nothing once the addresses and stacks
+// have been seen.
+package symbols
+
+import (
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// Reason says why an address did or did not resolve.
+type Reason uint8
+
+const (
+	// Resolved: a method live at the time covers the address.
+	Resolved Reason = iota
+	// NoProcess: no method event of the process is in the trace (enable
+	// the runtime's Loader and JIT keywords, or its rundown provider).
+	NoProcess
+	// NoMethod: no method event covers the address: native code (the
+	// runtime, the OS, stubs) or a method neither loaded during the trace
+	// nor listed by a rundown.
+	NoMethod
+	// NotLive: methods covered the address, but none at that time (it was
+	// unloaded before, or loaded after).
+	NotLive
+	// NumReasons is the number of reasons.
+	NumReasons
+)
+
+var reasonNames = [NumReasons]string{"resolved", "no process", "no method covers the address", "no method live at that time"}
+
+func (r Reason) String() string {
+	if r < NumReasons {
+		return reasonNames[r]
+	}
+	return "unknown reason"
+}
+
+// FrameID names a frame of a Map. IDs are dense, from 0, in the order frames
+// are first resolved.
+type FrameID uint32
+
+// Frame is a resolved or unresolved code location.
+type Frame struct {
+	// Module is the module's file name without its extension, as pyroscope
+	// prints it ("System.Private.CoreLib"); "" when unknown.
+	Module string
+	// ModulePath is the module's IL path (or native path), "" when unknown.
+	ModulePath string
+	// Method is Namespace.Name(Signature); "" for an unresolved frame.
+	Method string
+	// Address is the method's start address, or the unresolved address.
+	Address uint64
+	// Size is the method's code size; 0 for an unresolved frame.
+	Size uint32
+	// PID is the process the frame is in.
+	PID int64
+	// Reason is Resolved, or why the address did not resolve.
+	Reason Reason
+}
+
+// Unresolved is how an unresolved frame prints, pyroscope's convention.
+const Unresolved = "?!?"
+
+// String is module!Method, "?!Method" when the module is unknown, and
+// "?!?" for an unresolved frame.
+func (f *Frame) String() string {
+	if f.Reason != Resolved {
+		return Unresolved
+	}
+	mod := f.Module
+	if mod == "" {
+		mod = "?"
+	}
+	return mod + "!" + f.Method
+}
+
+const (
+	never  = math.MinInt64
+	always = math.MaxInt64
+)
+
+type method struct {
+	start      uint64
+	size       uint32
+	load       int64 // never: from the start of the trace
+	unload     int64 // always: to its end
+	methodID   uint64
+	moduleID   uint64
+	name       string // Namespace.Name(Signature)
+	frame      FrameID
+	hasFrame   bool
+	frameModID bool // the module was known when the frame was made
+}
+
+type module struct {
+	name, path string
+}
+
+type process struct {
+	methods []method
+	sorted  bool
+	maxSize uint64
+	// open maps (MethodID, start) to the index of the live entry, before
+	// sorting; rebuilt after.
+	open    map[[2]uint64]int
+	modules map[uint64]module
+}
+
+type addrKey struct {
+	pid  int64
+	addr uint64
+}
+
+// Map is the code map of every process of a trace. It is not safe for
+// concurrent use.
+type Map struct {
+	procs      map[int64]*process
+	frames     []Frame
+	unresolved map[addrKey]FrameID
+	counts     [NumReasons]int64
+	methods    int
+}
+
+// NewMap returns an empty Map.
+func NewMap() *Map {
+	return &Map{procs: map[int64]*process{}, unresolved: map[addrKey]FrameID{}}
+}
+
+// Add feeds an event to the map: method and module events are kept, the
+// rest ignored. It returns an error only for a method or module event whose
+// payload does not decode.
+func (m *Map) Add(e *trace.Event) error {
+	info, ok := e.Schema()
+	if !ok || !IsCodeEvent(info.Name) {
+		return nil
+	}
+	ev, err := e.Decode()
+	if err != nil {
+		return err
+	}
+	m.Observe(e.ProcessID(), e.Timestamp(), ev)
+	return nil
+}
+
+// IsCodeEvent tells whether an event name is one of the method or module
+// events a Map keeps.
+func IsCodeEvent(name string) bool {
+	return strings.HasPrefix(name, "Method") || strings.HasPrefix(name, "Module") ||
+		strings.HasPrefix(name, "RuntimeMethod") || strings.HasPrefix(name, "RuntimeModule")
+}
+
+type kind uint8
+
+const (
+	kLoad kind = iota
+	kUnload
+	kRundown
+)
+
+func kindOf(name string) kind {
+	switch {
+	case strings.Contains(name, "Unload"):
+		return kUnload
+	case strings.Contains(name, "DCStart"), strings.Contains(name, "DCEnd"):
+		return kRundown
+	}
+	return kLoad
+}
+
+// Observe feeds an event already decoded (pid and ts as the trace gives
+// them). It reports whether the event was a method or module event.
+func (m *Map) Observe(pid int64, ts int64, ev clrevents.Event) bool {
+	switch x := ev.(type) {
+	case clrevents.MethodLoadUnloadVerboseEvent:
+		f := x.MethodLoadUnloadVerboseFields()
+		m.method(pid, ts, kindOf(ev.Info().Name), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize,
+			methodName(f.MethodNamespace.String(), f.MethodName.String(), f.MethodSignature.String()))
+		return true
+	case clrevents.MethodLoadUnloadEvent:
+		f := x.MethodLoadUnloadFields()
+		m.method(pid, ts, kindOf(ev.Info().Name), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize, "")
+		return true
+	case clrevents.ModuleLoadUnloadEvent:
+		f := x.ModuleLoadUnloadFields()
+		p := m.proc(pid)
+		if _, ok := p.modules[f.ModuleID]; ok && kindOf(ev.Info().Name) == kUnload {
+			return true // keep the name: samples before the unload still need it
+		}
+		mp := f.ModuleILPath.String()
+		if mp == "" {
+			mp = f.ModuleNativePath.String()
+		}
+		p.modules[f.ModuleID] = module{name: moduleName(mp), path: mp}
+		return true
+	}
+	return false
+}
+
+// methodName is Namespace.Name followed by the signature from its '(' on,
+// as pyroscope's profiler writes it.
+func methodName(ns, name, sig string) string {
+	if i := strings.IndexByte(sig, '('); i >= 0 {
+		sig = sig[i:]
+	}
+	if ns == "" {
+		return name + sig
+	}
+	return ns + "." + name + sig
+}
+
+// moduleName is a module path's file name without its extension, for
+// Windows and Unix paths alike.
+func moduleName(p string) string {
+	if i := strings.LastIndexAny(p, `\/`); i >= 0 {
+		p = p[i+1:]
+	}
+	return strings.TrimSuffix(p, path.Ext(p))
+}
+
+func (m *Map) proc(pid int64) *process {
+	p := m.procs[pid]
+	if p == nil {
+		p = &process{open: map[[2]uint64]int{}, modules: map[uint64]module{}}
+		m.procs[pid] = p
+	}
+	return p
+}
+
+func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32, name string) {
+	p := m.proc(pid)
+	key := [2]uint64{id, start}
+	i, live := p.open[key]
+	switch k {
+	case kUnload:
+		if live {
+			p.methods[i].unload = ts
+			if p.methods[i].name == "" {
+				p.methods[i].name = name
+			}
+			delete(p.open, key)
+			return
+		}
+		// Loaded before the trace began and not listed by a rundown.
+		p.add(method{start: start, size: size, load: never, unload: ts, methodID: id, moduleID: modID, name: name})
+		m.methods++
+		return
+	case kRundown, kLoad:
+		if live {
+			if p.methods[i].name == "" {
+				p.methods[i].name = name
+			}
+			return
+		}
+		load := ts
+		if k == kRundown {
+			load = never
+		}
+		p.open[key] = len(p.methods)
+		p.add(method{start: start, size: size, load: load, unload: always, methodID: id, moduleID: modID, name: name})
+		m.methods++
+	}
+}
+
+func (p *process) add(me method) {
+	p.methods = append(p.methods, me)
+	p.sorted = false
+	if uint64(me.size) > p.maxSize {
+		p.maxSize = uint64(me.size)
+	}
+}
+
+func (p *process) sort() {
+	sort.SliceStable(p.methods, func(i, j int) bool {
+		a, b := &p.methods[i], &p.methods[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		return a.load < b.load
+	})
+	p.sorted = true
+	clear(p.open)
+	for i := range p.methods {
+		if p.methods[i].unload == always {
+			p.open[[2]uint64{p.methods[i].methodID, p.methods[i].start}] = i
+		}
+	}
+}
+
+// Methods returns how many method entries the map holds.
+func (m *Map) Methods() int { return m.methods }
+
+// Resolve names the code at addr in process pid at time ts (the trace's raw
+// clock). An unresolved address gets a frame of its own (per process and
+// address) that keeps the address, and the reason. Every call counts in
+// Counts.
+func (m *Map) Resolve(pid int64, addr uint64, ts int64) (FrameID, Reason) {
+	p := m.procs[pid]
+	if p == nil || len(p.methods) == 0 {
+		return m.unresolvedFrame(pid, addr, NoProcess), NoProcess
+	}
+	if !p.sorted {
+		p.sort()
+	}
+	ms := p.methods
+	// The first method starting past addr.
+	lo, hi := 0, len(ms)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if ms[mid].start <= addr {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	best := -1
+	covered := false
+	for j := lo - 1; j >= 0; j-- {
+		me := &ms[j]
+		if addr-me.start >= p.maxSize {
+			break
+		}
+		if addr-me.start >= uint64(me.size) {
+			continue
+		}
+		covered = true
+		if me.load <= ts && ts < me.unload && (best < 0 || me.load > ms[best].load) {
+			best = j
+		}
+	}
+	if best < 0 {
+		r := NoMethod
+		if covered {
+			r = NotLive
+		}
+		return m.unresolvedFrame(pid, addr, r), r
+	}
+	me := &ms[best]
+	if !me.hasFrame || (!me.frameModID && p.hasModule(me.moduleID)) {
+		mod := p.modules[me.moduleID]
+		_, known := p.modules[me.moduleID]
+		name := me.name
+		if name == "" {
+			name = "0x" + hex(me.start)
+		}
+		me.frame = FrameID(len(m.frames))
+		me.hasFrame, me.frameModID = true, known
+		m.frames = append(m.frames, Frame{Module: mod.name, ModulePath: mod.path, Method: name,
+			Address: me.start, Size: me.size, PID: pid, Reason: Resolved})
+	}
+	m.counts[Resolved]++
+	return me.frame, Resolved
+}
+
+func (p *process) hasModule(id uint64) bool {
+	_, ok := p.modules[id]
+	return ok
+}
+
+func (m *Map) unresolvedFrame(pid int64, addr uint64, r Reason) FrameID {
+	m.counts[r]++
+	k := addrKey{pid, addr}
+	if f, ok := m.unresolved[k]; ok {
+		return f
+	}
+	f := FrameID(len(m.frames))
+	m.frames = append(m.frames, Frame{Address: addr, PID: pid, Reason: r})
+	m.unresolved[k] = f
+	return f
+}
+
+func hex(v uint64) string {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = digits[v&15]
+		v >>= 4
+		if v == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
+
+// Frame returns a frame by ID. The pointer stays valid until the next
+// Resolve.
+func (m *Map) Frame(id FrameID) *Frame { return &m.frames[id] }
+
+// NumFrames returns how many frames have been made.
+func (m *Map) NumFrames() int { return len(m.frames) }
+
+// Counts returns how many Resolve calls ended with each reason.
+func (m *Map) Counts() [NumReasons]int64 { return m.counts }
+
+// Share is the fraction of Resolve calls that resolved; 0 when none.
+func (m *Map) Share() float64 {
+	var total int64
+	for _, c := range m.counts {
+		total += c
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(m.counts[Resolved]) / float64(total)
+}
+
+// ResolveStack resolves a stack as events carry it (innermost first) and
+// appends its frames to dst in call order, root first.
+func (m *Map) ResolveStack(pid int64, ts int64, ips []uint64, dst []FrameID) []FrameID {
+	for i := len(ips) - 1; i >= 0; i-- {
+		f, _ := m.Resolve(pid, ips[i], ts)
+		dst = append(dst, f)
+	}
+	return dst
+}

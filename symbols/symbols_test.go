@@ -1,0 +1,218 @@
+package symbols
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/trace"
+)
+
+func load(id, mod, start uint64, size uint32, ns, name, sig string) *clrevents.MethodLoadVerboseV1 {
+	return &clrevents.MethodLoadVerboseV1{MethodID: id, ModuleID: mod, MethodStartAddress: start, MethodSize: size,
+		MethodNamespace: clrevents.UTF16Of(ns), MethodName: clrevents.UTF16Of(name), MethodSignature: clrevents.UTF16Of(sig)}
+}
+
+func unload(id, mod, start uint64, size uint32) *clrevents.MethodUnloadVerboseV1 {
+	return &clrevents.MethodUnloadVerboseV1{MethodID: id, ModuleID: mod, MethodStartAddress: start, MethodSize: size}
+}
+
+func TestResolveOverTime(t *testing.T) {
+	m := NewMap()
+	const pid = 7
+	m.Observe(pid, 0, &clrevents.ModuleLoadV2{ModuleID: 1, ModuleILPath: clrevents.UTF16Of(`C:\app\bin\App.dll`)})
+	m.Observe(pid, 10, load(100, 1, 0x1000, 0x100, "App.Program", "Main", "void  (class System.String[])"))
+	m.Observe(pid, 20, unload(100, 1, 0x1000, 0x100))
+	// The range is reused by another method later.
+	m.Observe(pid, 30, load(200, 1, 0x1000, 0x80, "App.Program", "Other", "int32  (int32)"))
+	// A rundown lists a precompiled method.
+	m.Observe(pid, 90, &clrevents.MethodDCEndVerboseV1{MethodID: 300, ModuleID: 2, MethodStartAddress: 0x5000, MethodSize: 0x10,
+		MethodNamespace: clrevents.UTF16Of("Lib.C"), MethodName: clrevents.UTF16Of("M"), MethodSignature: clrevents.UTF16Of("void  ()")})
+	m.Observe(pid, 91, &clrevents.ModuleDCEndV2{ModuleID: 2, ModuleILPath: clrevents.UTF16Of("/usr/share/dotnet/Lib.dll")})
+
+	for _, c := range []struct {
+		pid    int64
+		addr   uint64
+		ts     int64
+		want   string
+		reason Reason
+	}{
+		{pid, 0x1010, 15, "App!App.Program.Main(class System.String[])", Resolved},
+		{pid, 0x10ff, 15, "App!App.Program.Main(class System.String[])", Resolved},
+		{pid, 0x1100, 15, Unresolved, NoMethod},
+		{pid, 0x1010, 5, Unresolved, NotLive},
+		{pid, 0x1010, 25, Unresolved, NotLive},
+		{pid, 0x1010, 35, "App!App.Program.Other(int32)", Resolved},
+		{pid, 0x1090, 35, Unresolved, NotLive},
+		{pid, 0x5004, 1, "Lib!Lib.C.M()", Resolved},
+		{pid, 0x0fff, 15, Unresolved, NoMethod},
+		{8, 0x1010, 15, Unresolved, NoProcess},
+	} {
+		f, r := m.Resolve(c.pid, c.addr, c.ts)
+		if got := m.Frame(f).String(); got != c.want || r != c.reason {
+			t.Errorf("Resolve(%d, %#x, %d) = %q, %v; want %q, %v", c.pid, c.addr, c.ts, got, r, c.want, c.reason)
+		}
+		if r != Resolved && m.Frame(f).Address != c.addr {
+			t.Errorf("unresolved frame keeps %#x, want %#x", m.Frame(f).Address, c.addr)
+		}
+	}
+	cnt := m.Counts()
+	if cnt[Resolved] != 4 || cnt[NotLive] != 3 || cnt[NoMethod] != 2 || cnt[NoProcess] != 1 {
+		t.Errorf("counts %v", cnt)
+	}
+}
+
+func TestUnloadWithoutLoad(t *testing.T) {
+	m := NewMap()
+	m.Observe(1, 50, unload(1, 9, 0x2000, 0x10))
+	if _, r := m.Resolve(1, 0x2001, 10); r != Resolved {
+		t.Errorf("before its unload: %v", r)
+	}
+	f, r := m.Resolve(1, 0x2001, 60)
+	if r != NotLive {
+		t.Errorf("after its unload: %v", r)
+	}
+	_ = f
+	// A module never seen: "?!" plus the method address.
+	f, _ = m.Resolve(1, 0x2001, 10)
+	if got := m.Frame(f).String(); got != "?!0x2000" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestStacks(t *testing.T) {
+	s := NewStacks()
+	a := s.Intern([]FrameID{1, 2, 3})
+	b := s.Intern([]FrameID{1, 2})
+	c := s.Intern([]FrameID{1, 2, 3})
+	if a != c || a == b || a == 0 || s.Intern(nil) != 0 {
+		t.Fatalf("ids %d %d %d", a, b, c)
+	}
+	if got := s.Frames(b); len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		t.Errorf("Frames(b) = %v", got)
+	}
+	if s.Len() != 3 || s.Frames(99) != nil {
+		t.Errorf("Len %d", s.Len())
+	}
+}
+
+func steadyMap() (*Map, []uint64) {
+	m := NewMap()
+	var ips []uint64
+	for i := uint64(0); i < 2000; i++ {
+		m.Observe(1, 0, load(i, 1, 0x10000+i*0x100, 0x80, "N.S", "M", "void  ()"))
+	}
+	for i := uint64(0); i < 32; i++ {
+		ips = append(ips, 0x10000+(i*61%2000)*0x100+0x10)
+	}
+	ips = append(ips, 0x1) // native
+	return m, ips
+}
+
+func TestZeroAllocSteadyState(t *testing.T) {
+	m, ips := steadyMap()
+	s := NewStacks()
+	buf := make([]FrameID, 0, 64)
+	step := func() { s.Intern(m.ResolveStack(1, 5, ips, buf[:0])) }
+	step()
+	if n := testing.AllocsPerRun(100, step); n != 0 {
+		t.Errorf("resolve+intern allocates %v times per stack", n)
+	}
+}
+
+func BenchmarkResolveIntern(b *testing.B) {
+	m, ips := steadyMap()
+	s := NewStacks()
+	buf := make([]FrameID, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Intern(m.ResolveStack(1, 5, ips, buf[:0]))
+	}
+	b.ReportMetric(float64(len(ips)), "frames/op")
+}
+
+// sharedShares are the shares of stack frames resolved per shared trace,
+// as measured; a drop fails the test.
+var sharedShares = map[string]float64{
+	"eventpipe-dotnetcore2.0-linux-objver2.netperf.zip":       0.9871,
+	"eventpipe-dotnetcore2.1-linux-x64-objver3.netperf.zip":   0.8571,
+	"eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip":    0.0663, // mostly native runtime frames
+	"eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip": 1,
+	"net.4.5.2.x86.etl.zip":                                   0.0619, // kernel and native frames: no image map yet
+	"only_managed_samples.nettrace.zip":                       1,
+	"dotnet-5.0-SampleProfiler-single-thread.golden.nettrace": 1,
+}
+
+// TestSharedTraces resolves every stack of every shared trace that has
+// stacks, after the whole trace was read, and logs the share resolved.
+func TestSharedTraces(t *testing.T) {
+	dirs := []string{"../../shared/fixtures/traces/perfview", "../../shared/fixtures/traces/pyroscope-dotnetdiag", "testdata"}
+	var files []string
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			n := e.Name()
+			if filepath.Ext(n) == ".txt" || filepath.Ext(n) == ".md" || e.IsDir() {
+				continue
+			}
+			files = append(files, filepath.Join(d, n))
+		}
+	}
+	if len(files) == 0 {
+		t.Skip("no shared traces beside the checkout")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			share, frames := resolveShare(t, f)
+			if frames == 0 {
+				t.Logf("%s: no stacks", filepath.Base(f))
+				return
+			}
+			t.Logf("%s: %d frames, %.2f%% resolved", filepath.Base(f), frames, 100*share)
+			if want, ok := sharedShares[filepath.Base(f)]; ok && share < want-1e-9 {
+				t.Errorf("share resolved %.4f dropped below %.4f", share, want)
+			}
+		})
+	}
+}
+
+type held struct {
+	pid int64
+	ts  int64
+	ips []uint64
+}
+
+func resolveShare(t *testing.T, name string) (float64, int) {
+	r, err := trace.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m := NewMap()
+	var hs []held
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(e); err != nil {
+			t.Logf("%v", err)
+		}
+		if st := e.Stack(); len(st) > 0 {
+			hs = append(hs, held{e.ProcessID(), e.Timestamp(), append([]uint64(nil), st...)})
+		}
+	}
+	var buf []FrameID
+	n := 0
+	for _, h := range hs {
+		buf = m.ResolveStack(h.pid, h.ts, h.ips, buf[:0])
+		n += len(buf)
+	}
+	t.Logf("counts by reason: %v", m.Counts())
+	return m.Share(), n
+}
