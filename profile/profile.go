@@ -1,0 +1,470 @@
+// Package profile builds profiles from .NET runtime traces: CPU and thread
+// time from the SampleProfiler's ThreadSample events, allocations from
+// GCAllocationTick and AllocationSampled, lock contention from
+// ContentionStart/Stop and exceptions from ExceptionThrown, each sample with
+// its managed stack resolved by package symbols. A Profile writes itself as
+// pprof (what go tool pprof reads), folded stacks (as pyroscope and
+// FlameGraph read them) and speedscope JSON.
+//
+//	r, err := trace.Open("app.nettrace")
+//	…
+//	p, err := profile.Build(r, profile.Options{Kind: profile.CPU})
+//	…
+//	err = p.WriteFolded(os.Stdout)
+//
+// Build works on any source the front door reads (a file, a pipe, a live
+// stream) and any format; it reads the trace once and resolves the stacks at
+// the end, when the rundown has listed every method.
+//
+// # CPU and thread time
+//
+// The SampleProfiler samples every managed thread about once a millisecond
+// and says whether the thread was in managed code (Managed) or outside it
+// (External: native code, waiting, sleeping). The time between two samples
+// of a thread is attributed to the second sample's stack, as
+// pyroscope-io/dotnetdiag's profiler does: per thread, a run of managed
+// samples counts the time since the previous managed sample, a run of
+// external samples the time since the previous external one, and a switch
+// between the two counts on the side the thread came from; samples before
+// the trace's sync time are dropped. With ManagedOnly, time outside managed
+// code is left out. Values are nanoseconds.
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unsafe"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/symbols"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// Kind is what a profile measures.
+type Kind uint8
+
+const (
+	CPU Kind = iota
+	Alloc
+	Contention
+	Exception
+)
+
+var kindNames = []string{"cpu", "alloc", "contention", "exception"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// ParseKind reads "cpu", "alloc", "contention" or "exception".
+func ParseKind(s string) (Kind, error) {
+	for i, n := range kindNames {
+		if s == n {
+			return Kind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown profile %q (want cpu, alloc, contention or exception)", s)
+}
+
+// ValueType is a sample value's type and unit, as pprof names them.
+type ValueType struct {
+	Type, Unit string
+}
+
+// SampleTypes returns the kind's values, as Go's profiles name them: the
+// last is the main one (pprof's default, and the folded value).
+func (k Kind) SampleTypes() []ValueType {
+	switch k {
+	case CPU:
+		return []ValueType{{"samples", "count"}, {"cpu", "nanoseconds"}}
+	case Alloc:
+		return []ValueType{{"alloc_objects", "count"}, {"alloc_space", "bytes"}}
+	case Contention:
+		return []ValueType{{"contentions", "count"}, {"delay", "nanoseconds"}}
+	}
+	return []ValueType{{"exceptions", "count"}}
+}
+
+// missing says what a trace lacks for a kind, and what to enable.
+func (k Kind) missing() string {
+	switch k {
+	case CPU:
+		return "no SampleProfiler ThreadSample events with stacks; enable the Microsoft-DotNETCore-SampleProfiler provider"
+	case Alloc:
+		return "no GCAllocationTick or AllocationSampled events with stacks; enable the Microsoft-Windows-DotNETRuntime provider with the GC keyword (0x1) at level 5 (verbose), or the AllocationSampling keyword (0x80000000000) on .NET 10+"
+	case Contention:
+		return "no ContentionStart/ContentionStop events; enable the Microsoft-Windows-DotNETRuntime provider with the Contention keyword (0x4000)"
+	}
+	return "no ExceptionThrown events; enable the Microsoft-Windows-DotNETRuntime provider with the Exception keyword (0x8000)"
+}
+
+// Options choose the profile.
+type Options struct {
+	Kind Kind
+	// ManagedOnly leaves out CPU time outside managed code.
+	ManagedOnly bool
+	// PID keeps only one process; a negative PID keeps all.
+	PID int64
+}
+
+// Sample is one aggregated sample: the values of one stack on one thread.
+type Sample struct {
+	PID, TID int64
+	Stack    symbols.StackID
+	// Values has one value per SampleType.
+	Values []int64
+}
+
+// Profile is a built profile.
+type Profile struct {
+	Kind        Kind
+	SampleTypes []ValueType
+	// Samples in a stable order: by process, thread, then first
+	// appearance.
+	Samples []Sample
+	// Map resolved the frames; Stacks interns them, root first.
+	Map    *symbols.Map
+	Stacks *symbols.Stacks
+	// Events is the number of events that made samples.
+	Events int
+	// StartNanos and DurationNanos give the trace's span (Unix nanoseconds
+	// and nanoseconds).
+	StartNanos, DurationNanos int64
+	// Name is the trace's name.
+	Name string
+}
+
+// raw is a sample as read: its stack not yet resolved.
+type raw struct {
+	pid, tid int64
+	ts       int64
+	stack    uint32 // index into the raw stack table
+	v0, v1   int64
+}
+
+type threadKey struct{ pid, tid int64 }
+
+// cpuThread is the attribution state of one thread, dotnetdiag's: the
+// relative times of the last external and managed samples; the sign of
+// lastExternal tells the thread's state (0 none yet, < 0 managed, > 0
+// external).
+type cpuThread struct {
+	lastExternal, lastManaged int64
+}
+
+type pending struct {
+	ts    int64
+	stack uint32
+	ok    bool
+}
+
+// Builder builds a profile from events fed one at a time; Build does it
+// for a whole trace.
+type Builder struct {
+	o Options
+	m *symbols.Map
+
+	raws     []raw
+	rawIndex map[string]uint32
+	rawIPs   []uint64
+	rawOffs  []uint32
+	key      []byte
+
+	origin      int64 // clock ticks at the trace's sync time
+	freq        int64
+	threads     map[threadKey]*cpuThread
+	contention  map[threadKey]pending
+	first, last int64
+	seen        bool
+}
+
+// NewBuilder starts a profile. origin is the clock value the trace counts
+// relative time from (its sync time) and freq the clock's ticks per
+// second.
+func NewBuilder(o Options, origin, freq int64) *Builder {
+	if freq <= 0 {
+		freq = 1e9
+	}
+	return &Builder{o: o, m: symbols.NewMap(), rawIndex: map[string]uint32{}, rawOffs: []uint32{0},
+		origin: origin, freq: freq, threads: map[threadKey]*cpuThread{}, contention: map[threadKey]pending{}}
+}
+
+// Build reads a trace to its end and builds the profile. A trace without
+// the events the kind needs is an error naming the trace and what to enable.
+func Build(r *trace.Reader, o Options) (*Profile, error) {
+	info := r.Info()
+	origin, freq := int64(math.MinInt64), info.ClockFrequency
+	if nt := r.NetTrace(); nt != nil {
+		origin, freq = nt.Info().SyncTimeQPC, nt.Info().QPCFrequency
+	}
+	b := NewBuilder(o, origin, freq)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if b.origin == math.MinInt64 {
+			b.origin = e.Timestamp()
+		}
+		if err := b.Add(e); err != nil {
+			return nil, fmt.Errorf("%s: %w", r.Name(), err)
+		}
+	}
+	p, err := b.Finish()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Name(), err)
+	}
+	p.Name = r.Name()
+	if !info.StartTime.IsZero() {
+		p.StartNanos = info.StartTime.UnixNano()
+	}
+	return p, nil
+}
+
+// ErrNoEvents is wrapped by the error of a profile without usable events.
+var ErrNoEvents = errors.New("no usable events")
+
+// Add feeds one event. It returns an error only for an event of interest
+// whose payload does not decode.
+func (b *Builder) Add(e *trace.Event) error {
+	info, ok := e.Schema()
+	if !ok {
+		return nil
+	}
+	name := info.Name
+	pid := e.ProcessID()
+	if symbols.IsCodeEvent(name) {
+		return b.m.Add(e)
+	}
+	if b.o.PID >= 0 && pid != b.o.PID {
+		return nil
+	}
+	ts := e.Timestamp()
+	if !b.seen {
+		b.first, b.seen = ts, true
+	}
+	b.last = ts
+	switch b.o.Kind {
+	case CPU:
+		if info.Provider != clrevents.ProviderSampleProfiler || name != "ThreadSample" {
+			return nil
+		}
+		ev, err := e.Decode()
+		if err != nil {
+			return err
+		}
+		s, ok := ev.(*clrevents.ThreadSample)
+		if !ok {
+			return nil
+		}
+		b.cpu(pid, e.ThreadID(), ts, s.Type, e.Stack())
+	case Alloc:
+		switch {
+		case strings.HasPrefix(name, "GCAllocationTick"):
+			ev, err := e.Decode()
+			if err != nil {
+				return err
+			}
+			x, ok := ev.(clrevents.GCAllocationTickEvent)
+			if !ok {
+				return nil
+			}
+			f := x.GCAllocationTickFields()
+			n := int64(f.AllocationAmount)
+			if f.HasAllocationAmount64 {
+				n = int64(f.AllocationAmount64)
+			}
+			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, n)
+		case name == "AllocationSampled":
+			ev, err := e.Decode()
+			if err != nil {
+				return err
+			}
+			x, ok := ev.(*clrevents.AllocationSampled)
+			if !ok {
+				return nil
+			}
+			c, n := upscale(x.ObjectSize)
+			b.add(pid, e.ThreadID(), ts, e.Stack(), c, n)
+		}
+	case Contention:
+		if !strings.HasPrefix(name, "Contention") {
+			return nil
+		}
+		ev, err := e.Decode()
+		if err != nil {
+			return err
+		}
+		x, ok := ev.(clrevents.ContentionEvent)
+		if !ok {
+			return nil
+		}
+		k := threadKey{pid, e.ThreadID()}
+		if strings.HasPrefix(name, "ContentionStart") {
+			b.contention[k] = pending{ts: ts, stack: b.intern(pid, e.Stack()), ok: true}
+			return nil
+		}
+		st, ok := b.contention[k]
+		if !ok || !st.ok {
+			return nil
+		}
+		delete(b.contention, k)
+		f := x.ContentionFields()
+		d := b.nanos(ts - st.ts)
+		if f.HasDurationNs && f.DurationNs >= 0 && f.DurationNs < math.MaxInt64 {
+			d = int64(f.DurationNs)
+		}
+		b.raws = append(b.raws, raw{pid: pid, tid: k.tid, ts: st.ts, stack: st.stack, v0: 1, v1: d})
+	case Exception:
+		if strings.HasPrefix(name, "ExceptionThrown") && name != "ExceptionThrownStop" {
+			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, 0)
+		}
+	}
+	return nil
+}
+
+// allocationSamplingMean is the mean distance in bytes between two
+// AllocationSampled events (dotnet/runtime's randomized allocation
+// sampling: 100 KiB).
+const allocationSamplingMean = 100 * 1024
+
+// upscale turns one sampled allocation of size bytes into the count and
+// bytes it stands for: an object of that size is sampled with probability
+// 1 - exp(-size/mean), so it stands for 1/p objects.
+func upscale(size uint64) (count, bytes int64) {
+	if size == 0 {
+		return 1, 0
+	}
+	p := -math.Expm1(-float64(size) / allocationSamplingMean)
+	if p <= 0 {
+		return 1, int64(size)
+	}
+	return int64(math.Round(1 / p)), int64(math.Round(float64(size) / p))
+}
+
+// nanos converts clock ticks to nanoseconds: exactly by a whole factor when
+// the clock's frequency divides a second (as dotnetdiag does), rounding
+// down otherwise.
+func (b *Builder) nanos(ticks int64) int64 {
+	if 1e9%b.freq == 0 {
+		return ticks * (1e9 / b.freq)
+	}
+	hi, lo := ticks/b.freq, ticks%b.freq
+	return hi*1e9 + lo*1e9/b.freq
+}
+
+func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType, ips []uint64) {
+	if ts < b.origin {
+		return
+	}
+	rel := b.nanos(ts - b.origin)
+	k := threadKey{pid, tid}
+	t := b.threads[k]
+	if t == nil {
+		t = &cpuThread{}
+		b.threads[k] = t
+	}
+	var v int64 // time attributed to this sample's stack
+	managedSince := func() {
+		if t.lastManaged > 0 {
+			v = rel - t.lastManaged
+		}
+	}
+	externalSince := func() {
+		if t.lastExternal > 0 && !b.o.ManagedOnly {
+			v = rel - t.lastExternal
+		}
+	}
+	switch typ {
+	case clrevents.SampleProfilerSampleTypeManaged:
+		switch {
+		case t.lastExternal == 0:
+			managedSince()
+			t.lastExternal = -1
+		case t.lastExternal < 0:
+			managedSince()
+		default:
+			externalSince()
+			t.lastExternal = -rel
+		}
+		t.lastManaged = rel
+	case clrevents.SampleProfilerSampleTypeExternal:
+		if t.lastExternal < 0 {
+			managedSince()
+		} else {
+			externalSince()
+		}
+		t.lastExternal = rel
+	default:
+		return
+	}
+	if v != 0 {
+		b.add(pid, tid, ts, ips, 1, v)
+	}
+}
+
+func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {
+	b.raws = append(b.raws, raw{pid: pid, tid: tid, ts: ts, stack: b.intern(pid, ips), v0: v0, v1: v1})
+}
+
+// intern keeps a raw stack (innermost first) of a process once.
+func (b *Builder) intern(pid int64, ips []uint64) uint32 {
+	b.key = b.key[:0]
+	b.key = append(b.key, unsafe.Slice((*byte)(unsafe.Pointer(&pid)), 8)...)
+	if len(ips) > 0 {
+		b.key = append(b.key, unsafe.Slice((*byte)(unsafe.Pointer(&ips[0])), len(ips)*8)...)
+	}
+	if id, ok := b.rawIndex[string(b.key)]; ok {
+		return id
+	}
+	id := uint32(len(b.rawOffs) - 1)
+	b.rawIPs = append(b.rawIPs, ips...)
+	b.rawOffs = append(b.rawOffs, uint32(len(b.rawIPs)))
+	b.rawIndex[string(b.key)] = id
+	return id
+}
+
+type aggKey struct {
+	pid, tid int64
+	stack    symbols.StackID
+}
+
+// Finish resolves the samples' stacks and aggregates them. It fails when
+// no event made a sample.
+func (b *Builder) Finish() (*Profile, error) {
+	if len(b.raws) == 0 {
+		return nil, fmt.Errorf("%w for a %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
+	}
+	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: len(b.raws)}
+	if b.seen {
+		p.DurationNanos = b.nanos(b.last - b.first)
+	}
+	nv := len(p.SampleTypes)
+	index := map[aggKey]int{}
+	var frames []symbols.FrameID
+	for _, r := range b.raws {
+		ips := b.rawIPs[b.rawOffs[r.stack]:b.rawOffs[r.stack+1]]
+		frames = b.m.ResolveStack(r.pid, r.ts, ips, frames[:0])
+		k := aggKey{r.pid, r.tid, p.Stacks.Intern(frames)}
+		i, ok := index[k]
+		if !ok {
+			i = len(p.Samples)
+			index[k] = i
+			p.Samples = append(p.Samples, Sample{PID: r.pid, TID: r.tid, Stack: k.stack, Values: make([]int64, nv)})
+		}
+		p.Samples[i].Values[0] += r.v0
+		if nv > 1 {
+			p.Samples[i].Values[1] += r.v1
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,267 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/clrgo/clrevents/trace"
+)
+
+const golden = "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
+
+func build(t *testing.T, name string, o Options) (*Profile, error) {
+	t.Helper()
+	r, err := trace.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return Build(r, o)
+}
+
+func sortedLines(b []byte) []string {
+	ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	sort.Strings(ls)
+	return ls
+}
+
+// goldenTraces lists pyroscope-style golden traces: X.golden.nettrace
+// beside X.txt (all time) and X-managed-only.txt, in testdata, in the
+// shared fixtures and in $CLREVENTS_PYROSCOPE_TESTDATA (for instance
+// dotnetdiag's own nettrace/testdata, with its web app trace).
+func goldenTraces() []string {
+	dirs := []string{"../testdata/pyroscope-dotnetdiag", "../../shared/fixtures/traces/pyroscope-dotnetdiag"}
+	if d := os.Getenv("CLREVENTS_PYROSCOPE_TESTDATA"); d != "" {
+		dirs = append(dirs, d)
+	}
+	var out []string
+	for _, d := range dirs {
+		m, _ := filepath.Glob(filepath.Join(d, "*.golden.nettrace"))
+		out = append(out, m...)
+	}
+	return out
+}
+
+// TestPyroscopeExpected: the folded CPU profile equals dotnetdiag's
+// expected outputs line for line, all time and managed code only.
+func TestPyroscopeExpected(t *testing.T) {
+	traces := goldenTraces()
+	if len(traces) == 0 {
+		t.Fatal("no golden traces: testdata/pyroscope-dotnetdiag is missing")
+	}
+	for _, tr := range traces {
+		base := strings.TrimSuffix(tr, ".golden.nettrace")
+		for _, c := range []struct {
+			suffix      string
+			managedOnly bool
+		}{{".txt", false}, {"-managed-only.txt", true}} {
+			want, err := os.ReadFile(base + c.suffix)
+			if err != nil {
+				t.Errorf("%v", err)
+				continue
+			}
+			t.Run(filepath.Base(base+c.suffix), func(t *testing.T) {
+				p, err := build(t, tr, Options{Kind: CPU, ManagedOnly: c.managedOnly, PID: -1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got bytes.Buffer
+				if err := p.WriteFolded(&got); err != nil {
+					t.Fatal(err)
+				}
+				g, w := sortedLines(got.Bytes()), sortedLines(want)
+				if len(g) != len(w) {
+					t.Errorf("%d lines, want %d", len(g), len(w))
+				}
+				for i := 0; i < len(g) && i < len(w); i++ {
+					if g[i] != w[i] {
+						t.Errorf("line %d:\n got %s\nwant %s", i+1, g[i], w[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+func foldedTotal(t *testing.T, p *Profile) int64 {
+	var n int64
+	for _, v := range p.Folded() {
+		n += v
+	}
+	return n
+}
+
+var totalRE = regexp.MustCompile(`of (\d+)[a-zA-Z]* total`)
+
+// TestPprofGoTool: go tool pprof reads the pprof output, and its total
+// equals the folded total.
+func TestPprofGoTool(t *testing.T) {
+	p, err := build(t, golden, Options{Kind: CPU, PID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "cpu.pb.gz")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WritePprof(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// Our own reader first: the library's parser and checks.
+	raw, _ := os.ReadFile(file)
+	pp, err := profile.ParseData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	if pp.SampleType[0].Type != "samples" || pp.SampleType[1].Type != "cpu" || pp.SampleType[1].Unit != "nanoseconds" {
+		t.Errorf("sample types %v %v", pp.SampleType[0], pp.SampleType[1])
+	}
+	want := foldedTotal(t, p)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH: cannot run go tool pprof")
+	}
+	out, err := exec.Command(goBin, "tool", "pprof", "-top", "-unit=ns", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, out)
+	}
+	m := totalRE.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no total in go tool pprof's output:\n%s", out)
+	}
+	got, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	if got != want {
+		t.Errorf("go tool pprof total %d, folded total %d", got, want)
+	}
+	if !bytes.Contains(out, []byte("mvc-hello-world!Example.Program.Work")) {
+		t.Errorf("function names missing:\n%s", out)
+	}
+}
+
+// TestSpeedscope checks the JSON against the file format's rules: frame
+// indices in range, one weight per sample, end value the sum of weights.
+func TestSpeedscope(t *testing.T) {
+	p, err := build(t, golden, Options{Kind: CPU, PID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := p.WriteSpeedscope(&b); err != nil {
+		t.Fatal(err)
+	}
+	var f ssFile
+	if err := json.Unmarshal(b.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Schema != "https://www.speedscope.app/file-format-schema.json" || len(f.Profiles) == 0 {
+		t.Fatalf("schema %q, %d profiles", f.Schema, len(f.Profiles))
+	}
+	var total int64
+	for _, pr := range f.Profiles {
+		if pr.Type != "sampled" || pr.Unit != "nanoseconds" || len(pr.Samples) != len(pr.Weights) {
+			t.Errorf("profile %q: type %s unit %s, %d samples %d weights", pr.Name, pr.Type, pr.Unit, len(pr.Samples), len(pr.Weights))
+		}
+		var sum int64
+		for i, s := range pr.Samples {
+			for _, fi := range s {
+				if fi < 0 || fi >= len(f.Shared.Frames) {
+					t.Fatalf("frame index %d out of range", fi)
+				}
+			}
+			sum += pr.Weights[i]
+		}
+		if sum != pr.EndValue-pr.StartValue {
+			t.Errorf("weights sum %d, end-start %d", sum, pr.EndValue-pr.StartValue)
+		}
+		total += sum
+	}
+	if want := foldedTotal(t, p); total != want {
+		t.Errorf("speedscope total %d, folded %d", total, want)
+	}
+}
+
+// TestNoEvents: a trace without the events a kind needs is an error that
+// names the trace and says what to enable.
+func TestNoEvents(t *testing.T) {
+	_, err := build(t, golden, Options{Kind: Contention, PID: -1})
+	if !errors.Is(err, ErrNoEvents) || !strings.Contains(err.Error(), "golden.nettrace") || !strings.Contains(err.Error(), "Contention keyword") {
+		t.Errorf("got %v", err)
+	}
+	_, err = build(t, golden, Options{Kind: CPU, PID: 12345})
+	if !errors.Is(err, ErrNoEvents) || !strings.Contains(err.Error(), "Microsoft-DotNETCore-SampleProfiler") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestSharedTraces builds every kind from every shared trace and logs what
+// came out; the profiles must be consistent in every format.
+func TestSharedTraces(t *testing.T) {
+	files, _ := filepath.Glob("../../shared/fixtures/traces/perfview/*.zip")
+	if len(files) == 0 {
+		t.Skip("no shared traces beside the checkout")
+	}
+	for _, f := range files {
+		for k := CPU; k <= Exception; k++ {
+			p, err := build(t, f, Options{Kind: k, PID: -1})
+			if errors.Is(err, ErrNoEvents) {
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s %s: %v", filepath.Base(f), k, err)
+				continue
+			}
+			var pb bytes.Buffer
+			if err := p.WritePprof(&pb); err != nil {
+				t.Fatal(err)
+			}
+			pp, err := profile.Parse(&pb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var total int64
+			for _, s := range pp.Sample {
+				total += s.Value[len(s.Value)-1]
+			}
+			ft := foldedTotal(t, p)
+			if total != ft {
+				t.Errorf("%s %s: pprof total %d, folded %d", filepath.Base(f), k, total, ft)
+			}
+			t.Logf("%s %s: %d events, %d samples, total %d %s, frames resolved %.1f%%", filepath.Base(f), k, p.Events,
+				len(p.Samples), ft, p.SampleTypes[len(p.SampleTypes)-1].Unit, 100*p.Map.Share())
+		}
+	}
+}
+
+func TestUpscaleAndNanos(t *testing.T) {
+	c, n := upscale(100 * 1024)
+	if c != 2 || n < 160000 || n > 165000 { // 1/(1-e^-1) = 1.582
+		t.Errorf("upscale(100 KiB) = %d, %d", c, n)
+	}
+	if c, n := upscale(10 << 20); c != 1 || n != 10<<20 {
+		t.Errorf("upscale(10 MiB) = %d, %d", c, n)
+	}
+	b := NewBuilder(Options{}, 0, 10_000_000)
+	if got := b.nanos(3); got != 300 {
+		t.Errorf("10 MHz: %d", got)
+	}
+	b = NewBuilder(Options{}, 0, 3_579_545)
+	if got := b.nanos(3_579_545 * 2); got != 2e9 {
+		t.Errorf("3.58 MHz: %d", got)
+	}
+}

@@ -1,0 +1,227 @@
+package profile
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/clrgo/clrevents/symbols"
+)
+
+// main is the index of the value folded stacks and speedscope show: the
+// last sample type, as pprof's default.
+func (p *Profile) main() int { return len(p.SampleTypes) - 1 }
+
+// frameName is a frame as folded stacks and speedscope print it:
+// module!Namespace.Method(Signature), "?!?" when unresolved.
+func (p *Profile) frameName(f symbols.FrameID) string { return p.Map.Frame(f).String() }
+
+// Folded returns the profile as folded stacks: each distinct stack (frame
+// names joined by ';', root first) with the sum of its main value over
+// every thread, zero sums left out, sorted.
+func (p *Profile) Folded() map[string]int64 {
+	vi := p.main()
+	names := make([]string, p.Stacks.Len())
+	out := map[string]int64{}
+	var sb strings.Builder
+	for _, s := range p.Samples {
+		if s.Values[vi] == 0 {
+			continue
+		}
+		n := names[s.Stack]
+		if n == "" && s.Stack != 0 {
+			sb.Reset()
+			for i, f := range p.Stacks.Frames(s.Stack) {
+				if i > 0 {
+					sb.WriteByte(';')
+				}
+				sb.WriteString(p.frameName(f))
+			}
+			n = sb.String()
+			names[s.Stack] = n
+		}
+		out[n] += s.Values[vi]
+	}
+	return out
+}
+
+// WriteFolded writes folded stacks, `frame;frame;...;leaf VALUE` a line,
+// root first, sorted by stack.
+func (p *Profile) WriteFolded(w io.Writer) error {
+	f := p.Folded()
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	bw := bufio.NewWriter(w)
+	for _, k := range keys {
+		bw.WriteString(k)
+		bw.WriteByte(' ')
+		bw.WriteString(strconv.FormatInt(f[k], 10))
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// Pprof returns the profile in pprof's form: one Mapping per module, one
+// Location per frame (an unresolved frame keeps its address and has no
+// function), Function names module!Namespace.Method(Signature), and the
+// thread (and process) as numeric labels.
+func (p *Profile) Pprof() *profile.Profile {
+	out := &profile.Profile{TimeNanos: p.StartNanos, DurationNanos: p.DurationNanos}
+	for _, t := range p.SampleTypes {
+		out.SampleType = append(out.SampleType, &profile.ValueType{Type: t.Type, Unit: t.Unit})
+	}
+	if p.Kind == CPU {
+		out.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+	}
+	out.DefaultSampleType = p.SampleTypes[p.main()].Type
+	mappings := map[string]*profile.Mapping{}
+	functions := map[string]*profile.Function{}
+	locs := map[symbols.FrameID]*profile.Location{}
+	location := func(id symbols.FrameID) *profile.Location {
+		if l := locs[id]; l != nil {
+			return l
+		}
+		f := p.Map.Frame(id)
+		l := &profile.Location{ID: uint64(len(out.Location) + 1), Address: f.Address}
+		if f.Reason == symbols.Resolved {
+			mk := f.ModulePath
+			if mk == "" {
+				mk = f.Module
+			}
+			if mk != "" {
+				m := mappings[mk]
+				if m == nil {
+					m = &profile.Mapping{ID: uint64(len(out.Mapping) + 1), File: mk, HasFunctions: true}
+					mappings[mk] = m
+					out.Mapping = append(out.Mapping, m)
+				}
+				l.Mapping = m
+			}
+			name := f.String()
+			fn := functions[name]
+			if fn == nil {
+				fn = &profile.Function{ID: uint64(len(out.Function) + 1), Name: name, SystemName: name, Filename: f.ModulePath}
+				functions[name] = fn
+				out.Function = append(out.Function, fn)
+			}
+			l.Line = []profile.Line{{Function: fn}}
+		}
+		locs[id] = l
+		out.Location = append(out.Location, l)
+		return l
+	}
+	for _, s := range p.Samples {
+		frames := p.Stacks.Frames(s.Stack)
+		ls := make([]*profile.Location, 0, len(frames))
+		for i := len(frames) - 1; i >= 0; i-- { // pprof lists the leaf first
+			ls = append(ls, location(frames[i]))
+		}
+		out.Sample = append(out.Sample, &profile.Sample{
+			Location: ls,
+			Value:    append([]int64(nil), s.Values...),
+			NumLabel: map[string][]int64{"thread": {s.TID}, "pid": {s.PID}},
+		})
+	}
+	return out
+}
+
+// WritePprof writes the gzipped protocol buffer go tool pprof reads.
+func (p *Profile) WritePprof(w io.Writer) error {
+	return p.Pprof().Write(w)
+}
+
+// speedscope's file format (https://www.speedscope.app/file-format-schema.json).
+type ssFile struct {
+	Schema             string      `json:"$schema"`
+	Shared             ssShared    `json:"shared"`
+	Profiles           []ssProfile `json:"profiles"`
+	Name               string      `json:"name,omitempty"`
+	ActiveProfileIndex int         `json:"activeProfileIndex"`
+	Exporter           string      `json:"exporter"`
+}
+
+type ssShared struct {
+	Frames []ssFrame `json:"frames"`
+}
+
+type ssFrame struct {
+	Name string `json:"name"`
+	File string `json:"file,omitempty"`
+}
+
+type ssProfile struct {
+	Type       string  `json:"type"`
+	Name       string  `json:"name"`
+	Unit       string  `json:"unit"`
+	StartValue int64   `json:"startValue"`
+	EndValue   int64   `json:"endValue"`
+	Samples    [][]int `json:"samples"`
+	Weights    []int64 `json:"weights"`
+}
+
+// ssUnit maps a pprof unit to one of speedscope's.
+func ssUnit(u string) string {
+	switch u {
+	case "nanoseconds", "bytes":
+		return u
+	}
+	return "none"
+}
+
+// WriteSpeedscope writes speedscope's JSON: one sampled profile per thread
+// (weights are the main value), frames shared.
+func (p *Profile) WriteSpeedscope(w io.Writer) error {
+	vi := p.main()
+	f := ssFile{Schema: "https://www.speedscope.app/file-format-schema.json", Name: p.Name,
+		Exporter: "clrevents", Shared: ssShared{Frames: []ssFrame{}}, Profiles: []ssProfile{}}
+	frameIdx := map[string]int{}
+	byThread := map[threadKey]int{}
+	for _, s := range p.Samples {
+		if s.Values[vi] == 0 {
+			continue
+		}
+		k := threadKey{s.PID, s.TID}
+		pi, ok := byThread[k]
+		if !ok {
+			pi = len(f.Profiles)
+			byThread[k] = pi
+			f.Profiles = append(f.Profiles, ssProfile{Type: "sampled", Unit: ssUnit(p.SampleTypes[vi].Unit),
+				Name: fmt.Sprintf("%s: process %d, thread %d", p.Kind, s.PID, s.TID), Samples: [][]int{}, Weights: []int64{}})
+		}
+		frames := p.Stacks.Frames(s.Stack)
+		stack := make([]int, len(frames))
+		for i, fr := range frames {
+			fm := p.Map.Frame(fr)
+			name := fm.String()
+			if fm.Reason != symbols.Resolved {
+				name = fmt.Sprintf("?!0x%x", fm.Address)
+			}
+			j, ok := frameIdx[name]
+			if !ok {
+				j = len(f.Shared.Frames)
+				frameIdx[name] = j
+				f.Shared.Frames = append(f.Shared.Frames, ssFrame{Name: name, File: fm.ModulePath})
+			}
+			stack[i] = j
+		}
+		pr := &f.Profiles[pi]
+		pr.Samples = append(pr.Samples, stack)
+		pr.Weights = append(pr.Weights, s.Values[vi])
+		pr.EndValue += s.Values[vi]
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(&f); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
