@@ -110,6 +110,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs.IntVar(&o.limit, "n", 0, "stop after this many events are printed (0: all)")
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
+	pf := addProfileFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: clrdump [flags] FILE|-\n\nDecodes a .nettrace, .netperf or .etl trace (or a .zip holding one);\n- reads standard input.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -119,6 +120,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 			return exitOK
 		}
 		return exitUsage
+	}
+	if code := pf.run(fs, o.format, o.pid, stdin, stdout, stderr); code >= 0 {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
