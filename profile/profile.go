@@ -182,6 +182,18 @@ type Builder struct {
 	contention  map[threadKey]pending
 	first, last int64
 	seen        bool
+
+	// ETW: a CLRStackWalk event carries the stack of the event just
+	// before it on the same thread.
+	lastOnThread map[threadKey]lastEvent
+	walk         []uint64
+}
+
+// lastEvent is the last event of a thread in an ETW trace: a sample
+// (raw index), a ContentionStart, or something else.
+type lastEvent struct {
+	raw        int
+	contention bool
 }
 
 // NewBuilder starts a profile. origin is the clock value the trace counts
@@ -192,7 +204,8 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 		freq = 1e9
 	}
 	return &Builder{o: o, m: symbols.NewMap(), rawIndex: map[string]uint32{}, rawOffs: []uint32{0},
-		origin: origin, freq: freq, threads: map[threadKey]*cpuThread{}, contention: map[threadKey]pending{}}
+		origin: origin, freq: freq, threads: map[threadKey]*cpuThread{}, contention: map[threadKey]pending{},
+		lastOnThread: map[threadKey]lastEvent{}}
 }
 
 // Build reads a trace to its end and builds the profile. A trace without
@@ -248,6 +261,60 @@ func (b *Builder) Add(e *trace.Event) error {
 	if b.o.PID >= 0 && pid != b.o.PID {
 		return nil
 	}
+	if e.ETL() != nil {
+		return b.addETW(e, info)
+	}
+	return b.add1(e, info)
+}
+
+// addETW handles an ETW event: a CLRStackWalk gives its stack to the
+// thread's previous event when that made a sample without a stack.
+func (b *Builder) addETW(e *trace.Event, info *clrevents.EventInfo) error {
+	k := threadKey{e.ProcessID(), e.ThreadID()}
+	if strings.HasPrefix(info.Name, "CLRStackWalk") {
+		last, ok := b.lastOnThread[k]
+		delete(b.lastOnThread, k)
+		if !ok {
+			return nil
+		}
+		ev, err := e.Decode()
+		if err != nil {
+			return err
+		}
+		x, ok := ev.(clrevents.ClrStackWalkEvent)
+		if !ok {
+			return nil
+		}
+		b.walk = x.ClrStackWalkFields().Stack.AppendTo(b.walk[:0])
+		id := b.intern(k.pid, b.walk)
+		if last.contention {
+			if st, ok := b.contention[k]; ok {
+				st.stack = id
+				b.contention[k] = st
+			}
+		} else {
+			b.raws[last.raw].stack = id
+		}
+		return nil
+	}
+	n, started := len(b.raws), b.contention[k].ts
+	if err := b.add1(e, info); err != nil {
+		return err
+	}
+	switch st, ok := b.contention[k]; {
+	case len(b.raws) == n+1 && len(e.Stack()) == 0:
+		b.lastOnThread[k] = lastEvent{raw: n}
+	case ok && st.ts != started && len(e.Stack()) == 0:
+		b.lastOnThread[k] = lastEvent{contention: true}
+	default:
+		delete(b.lastOnThread, k)
+	}
+	return nil
+}
+
+func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo) error {
+	name := info.Name
+	pid := e.ProcessID()
 	ts := e.Timestamp()
 	if !b.seen {
 		b.first, b.seen = ts, true

@@ -265,3 +265,35 @@ func TestUpscaleAndNanos(t *testing.T) {
 		t.Errorf("3.58 MHz: %d", got)
 	}
 }
+
+// TestETWStackWalk: in an ETW log, the CLRStackWalk event after an event on
+// the same thread gives that event's stack.
+func TestETWStackWalk(t *testing.T) {
+	const etl = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	if _, err := os.Stat(etl); err != nil {
+		t.Skip("shared traces absent")
+	}
+	for _, c := range []struct {
+		kind Kind
+		want string
+	}{
+		{Alloc, "Test.x86!Test.Program.Main(class System.String[]);"},
+		{Contention, "mscorlib!"},
+		{Exception, "!"},
+	} {
+		p, err := build(t, etl, Options{Kind: c.kind, PID: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for k := range p.Folded() {
+			if k == "" {
+				t.Errorf("%s: a sample without a stack", c.kind)
+			}
+			found = found || strings.Contains(k, c.want)
+		}
+		if !found {
+			t.Errorf("%s: no stack holds %q", c.kind, c.want)
+		}
+	}
+}
