@@ -35,16 +35,17 @@ func (r *Reader) SetOrder(o Order) { r.order = o }
 
 // sortState holds the events between two sequence points.
 //
-// Each held event is a small pointer-free record (heldRec), so holding a
-// stretch gives the GC nothing to scan and no write barriers to run. The
-// payloads stay in the stretch's event blocks and the stacks in its stack
-// table, which the reader does not reuse until the stretch has been handed
-// out: an event block that is used up is kept in blocks while the reader
-// goes on in a spare buffer, and at the sequence point that ends the
-// stretch the reader's stack table moves to a spare array (stretchIPs
-// keeps the old one). Metadata pointers are kept once per stretch (metas);
-// what only some events have (activity IDs, V6 threads and label lists,
-// values a label list overrides) goes to exts.
+// Each held event is a small pointer-free record (heldRec), decoded from
+// its header straight into the record (holdRecord), so holding a stretch
+// gives the GC nothing to scan and no write barriers to run. The payloads
+// stay in the stretch's event blocks and the stacks in its stack table,
+// which the reader does not reuse until the stretch has been handed out: an
+// event block that is used up is kept in blocks while the reader goes on in
+// a spare buffer, and at the sequence point that ends the stretch the
+// reader's stack table moves to a spare array (stretchIPs keeps the old
+// one). Metadata pointers are kept once per stretch (metas); what only some
+// events have (activity IDs, V6 threads and label lists, values a label
+// list overrides) goes to exts.
 //
 // The runtime writes each thread's events in time order, and a block holds
 // runs of one thread's events, so the held events fall into runs of
@@ -61,12 +62,11 @@ type sortState struct {
 	exts    []heldExt   // heldRec.ext-1 indexes it
 
 	blocks     [][]byte // the stretch's used-up blocks; heldRec.blk indexes them
+	blockOffs  []int64  // their offsets in the stream
 	spare      [][]byte // block buffers free for reuse
 	stretchIPs []uint64 // the stack table the held events' stacks are in
 	spareIPs   []uint64 // the stack table array free for reuse
 	ipsMoved   bool     // this stretch's stack table has moved to the spare array
-	payCopy    []byte   // payloads that were not found in a block (never expected)
-	stkCopy    []uint64 // stacks that were not found in the stack table (never expected)
 
 	err error // what ended the raw stream, handed out after the held events
 
@@ -76,8 +76,6 @@ type sortState struct {
 	carryRec  heldRec
 	carryExt  heldExt
 	carryMeta *Metadata
-	carryPay  []byte   // its payload, if it was copied
-	carryStk  []uint64 // its stack, if it was copied
 }
 
 const recChunk = 1 << 11
@@ -87,21 +85,16 @@ const recChunk = 1 << 11
 // the event has an ext.
 type heldRec struct {
 	ts              int64
-	offset          int64
 	thread, capture uint64
 	meta            uint32 // index in metas
 	proc, seq, sid  uint32
-	payOff, payLen  uint32
-	stkOff, stkLen  uint32
-	blk             int32 // index in blocks; -1: payload in payCopy
-	ext             int32 // index+1 in exts; 0: none
-	flags           uint8
+	payOff, payLen  uint32 // the payload in blocks[blk]
+	stkOff, stkLen  uint32 // the stack in stretchIPs
+	blk             int32  // index in blocks and blockOffs
+	ext             int32  // index+1 in exts; 0: none
+	at              uint32 // the record's offset in its block
+	sorted          bool   // the header's IsSorted flag
 }
-
-const (
-	recSorted  = 1 << iota // the header's IsSorted flag
-	recStkCopy             // the stack is in stkCopy, not in the stack table
-)
 
 // heldExt is what some events have beyond heldRec.
 type heldExt struct {
@@ -126,9 +119,6 @@ func (a *mergeRun) less(b *mergeRun) bool {
 
 // rec returns held event i.
 func (s *sortState) rec(i int32) *heldRec { return &s.chunks[i/recChunk][i%recChunk] }
-
-// push appends h to the held events.
-func (s *sortState) push(h *heldRec) { *s.add() = *h }
 
 // add appends a held event and returns it, for the caller to fill in.
 func (s *sortState) add() *heldRec {
@@ -191,13 +181,13 @@ func (s *sortState) pop() int32 {
 	return i
 }
 
-// release fills r.ev from held event i.
+// release fills r.ev from held event i, as decodeEvent would have.
 func (r *Reader) release(i int32) *Event {
 	s := &r.sorted
 	h := s.rec(i)
 	m := s.metas[h.meta]
 	ev := &r.ev
-	ev.Offset = h.offset
+	ev.Offset = s.blockOffs[h.blk] + int64(h.at)
 	ev.MetadataID = m.ID
 	if ev.Metadata != m {
 		// Pointer writes only when they change: while the GC runs, each
@@ -212,7 +202,7 @@ func (r *Reader) release(i int32) *Event {
 	ev.CaptureThreadID = h.capture
 	ev.ProcessorNumber = h.proc
 	ev.SequenceNumber = h.seq
-	ev.IsSorted = h.flags&recSorted != 0
+	ev.IsSorted = h.sorted
 	ev.Timestamp = h.ts
 	ev.Time = r.info.TicksToTime(h.ts)
 	ev.StackID = h.sid
@@ -243,19 +233,11 @@ func (r *Reader) release(i int32) *Event {
 		ev.Labels = x.labels
 	}
 	po, pe := h.payOff, h.payOff+h.payLen
-	if h.blk >= 0 {
-		ev.Payload = s.blocks[h.blk][po:pe:pe]
-	} else {
-		ev.Payload = s.payCopy[po:pe:pe]
-	}
+	ev.Payload = s.blocks[h.blk][po:pe:pe]
 	ev.Stack = nil
 	if h.stkLen > 0 {
 		so, se := h.stkOff, h.stkOff+h.stkLen
-		if h.flags&recStkCopy != 0 {
-			ev.Stack = s.stkCopy[so:se:se]
-		} else {
-			ev.Stack = s.stretchIPs[so:se:se]
-		}
+		ev.Stack = s.stretchIPs[so:se:se]
 	}
 	return ev
 }
@@ -269,31 +251,21 @@ func (r *Reader) fillSorted() {
 		s.spare = append(s.spare, b)
 		s.blocks[i] = nil
 	}
-	s.blocks = s.blocks[:0]
+	s.blocks, s.blockOffs = s.blocks[:0], s.blockOffs[:0]
 	s.n, s.runs = 0, s.runs[:0]
 	clear(s.metas)
 	clear(s.exts)
 	s.metas, s.exts = s.metas[:0], s.exts[:0]
-	s.payCopy, s.stkCopy = s.payCopy[:0], s.stkCopy[:0]
 	s.ipsMoved = false
 	if s.carry {
-		c := &s.carryRec
-		if c.blk < 0 {
-			c.payOff = 0
-			s.payCopy = append(s.payCopy, s.carryPay...)
-		}
-		if c.flags&recStkCopy != 0 {
-			c.stkOff = 0
-			s.stkCopy = append(s.stkCopy, s.carryStk...)
-		}
+		c := s.add()
+		*c = s.carryRec
 		c.meta = s.metaIndex(s.carryMeta)
-		s.carryMeta = nil
 		if c.ext != 0 {
 			s.exts = append(s.exts, s.carryExt)
 			c.ext = int32(len(s.exts))
 		}
-		s.push(c)
-		s.carryExt = heldExt{}
+		s.carryMeta, s.carryExt = nil, heldExt{}
 		s.carry = false
 	}
 	for {
@@ -304,6 +276,7 @@ func (r *Reader) fillSorted() {
 			// Nothing more will be read: the current block and stack
 			// table can be handed out in place.
 			s.blocks = append(s.blocks, r.blk)
+			s.blockOffs = append(s.blockOffs, r.blkOff)
 			if !s.ipsMoved {
 				s.stretchIPs = r.ips[:cap(r.ips)]
 			}
@@ -312,19 +285,12 @@ func (r *Reader) fillSorted() {
 		if r.spSeen && s.n > 1 {
 			// The event just held came after a sequence point: everything
 			// before it is complete. It opens the next stretch, where its
-			// payload is in the first block.
+			// block is the first.
 			s.n--
 			c := &s.carryRec
 			*c = *s.rec(s.n)
+			c.blk = 0
 			s.carryMeta = s.metas[c.meta]
-			if c.blk >= 0 {
-				c.blk = 0
-			} else {
-				s.carryPay = append(s.carryPay[:0], s.payCopy[c.payOff:c.payOff+c.payLen]...)
-			}
-			if c.flags&recStkCopy != 0 {
-				s.carryStk = append(s.carryStk[:0], s.stkCopy[c.stkOff:c.stkOff+c.stkLen]...)
-			}
 			if c.ext != 0 {
 				s.carryExt = s.exts[c.ext-1]
 			}
@@ -372,21 +338,16 @@ func (r *Reader) nextHeld() error {
 	for {
 		if r.inEvents {
 			if r.pos < len(r.blk) {
-				start := r.pos
-				ok, err := r.decodeEvent()
-				if err != nil {
+				if err := r.holdRecord(); err != nil {
 					r.err = err
 					return err
 				}
-				if ok {
-					r.hold(start)
-					return nil
-				}
-				continue
+				return nil
 			}
 			r.inEvents = false
 			// The block is used up; events held from it stay valid.
 			s.blocks = append(s.blocks, r.blk)
+			s.blockOffs = append(s.blockOffs, r.blkOff)
 			r.blk = nil
 			if n := len(s.spare); n > 0 {
 				r.blk = s.spare[n-1][:0]
@@ -415,6 +376,90 @@ func (r *Reader) nextHeld() error {
 	}
 }
 
+// holdRecord decodes the event record at r.pos (V4 and later) into a held
+// record, as decodeEvent decodes it into r.ev, with decodeEvent's errors;
+// release makes the Event. Its payload is in r.blk, which becomes
+// blocks[len(blocks)] when it is used up, and its stack in r.ips.
+func (r *Reader) holdRecord() error {
+	start := r.pos
+	p, end, _, err := r.readEventHeader()
+	if err != nil {
+		return err
+	}
+	r.pos = end
+	hd := &r.hdr
+	m := r.lookupMeta(hd.metaID)
+	if m == nil {
+		return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", hd.metaID)
+	}
+	x := heldExt{
+		activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
+		keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
+	}
+	thread, capture := hd.threadID, hd.captureThreadID
+	if r.ver == 6 {
+		t := r.threads[hd.threadID]
+		if t == nil {
+			return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to thread index %d, which is not defined", hd.threadID)
+		}
+		x.thread = t
+		thread = t.ThreadID
+		if t.ProcessID != 0 {
+			x.pid = t.ProcessID
+		}
+		capture = 0
+		if ct := r.threads[hd.captureThreadID]; ct != nil {
+			capture = ct.ThreadID
+		}
+		x.activity, x.related = clrevents.GUID{}, clrevents.GUID{}
+		if hd.labelID != 0 {
+			l := r.labels[hd.labelID]
+			if l == nil {
+				return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to label list %d, which is not defined", hd.labelID)
+			}
+			x.labels = l
+			x.activity, x.related = l.ActivityID, l.RelatedActivityID
+			if l.HasOpcode {
+				x.opcode = l.Opcode
+			}
+			if l.HasKeywords {
+				x.keywords = l.Keywords
+			}
+			if l.HasLevel {
+				x.level = l.Level
+			}
+			if l.HasVersion {
+				x.version = l.Version
+			}
+		}
+	}
+	s := &r.sorted
+	h := s.add()
+	*h = heldRec{
+		ts: hd.ts, thread: thread, capture: capture,
+		meta: s.metaIndex(m),
+		proc: hd.proc, seq: hd.seq, sid: hd.stackID,
+		payOff: uint32(p), payLen: hd.payloadSize,
+		blk: int32(len(s.blocks)), at: uint32(start), sorted: hd.sorted,
+	}
+	if hd.stackID != 0 {
+		// The stack table row, found as decodeEvent finds it; none if
+		// the ID is not in the table.
+		if i := hd.stackID - r.stackBase; hd.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
+			h.stkOff, h.stkLen = r.stackRefs[i].off, r.stackRefs[i].n
+		} else if sr, ok := r.stacks[hd.stackID]; ok {
+			h.stkOff, h.stkLen = sr.off, sr.n
+		}
+	}
+	if x.thread != nil || x.labels != nil || !x.activity.IsZero() || !x.related.IsZero() ||
+		x.pid != uint64(r.info.ProcessID) || x.version != m.Version || x.level != m.Level ||
+		x.opcode != m.Opcode || x.keywords != m.Keywords {
+		s.exts = append(s.exts, x)
+		h.ext = int32(len(s.exts))
+	}
+	return nil
+}
+
 // metaIndex returns m's index in metas, adding it if needed.
 func (s *sortState) metaIndex(m *Metadata) uint32 {
 	if m.ID < 1<<16 {
@@ -435,74 +480,4 @@ func (s *sortState) metaIndex(m *Metadata) uint32 {
 	}
 	s.metas = append(s.metas, m)
 	return uint32(len(s.metas) - 1)
-}
-
-// hold records r.ev, decoded from the record at start in r.blk, for the
-// current stretch. Its payload is found in r.blk, which becomes
-// blocks[len(blocks)] when it is used up, and its stack in r.ips.
-func (r *Reader) hold(start int) {
-	s := &r.sorted
-	ev := &r.ev
-	m := ev.Metadata
-	h := s.add()
-	*h = heldRec{
-		ts: ev.Timestamp, offset: ev.Offset,
-		thread: ev.ThreadID, capture: ev.CaptureThreadID,
-		meta: s.metaIndex(m),
-		proc: ev.ProcessorNumber, seq: ev.SequenceNumber, sid: ev.StackID,
-		payLen: uint32(len(ev.Payload)), stkLen: uint32(len(ev.Stack)),
-		blk: int32(len(s.blocks)),
-	}
-	if ev.IsSorted {
-		h.flags |= recSorted
-	}
-	if ev.Thread != nil || ev.Labels != nil || !ev.ActivityID.IsZero() || !ev.RelatedActivityID.IsZero() ||
-		ev.ProcessID != uint64(r.info.ProcessID) || ev.Version != m.Version || ev.Level != m.Level ||
-		ev.Opcode != m.Opcode || ev.Keywords != m.Keywords {
-		s.exts = append(s.exts, heldExt{
-			activity: ev.ActivityID, related: ev.RelatedActivityID, pid: ev.ProcessID,
-			keywords: ev.Keywords, version: ev.Version, level: ev.Level, opcode: ev.Opcode,
-			thread: ev.Thread, labels: ev.Labels,
-		})
-		h.ext = int32(len(s.exts))
-	}
-	// Where the payload starts: readEventHeader puts it right after the
-	// fixed header of an uncompressed record, and ends the record with it
-	// in a compressed one. A pointer comparison confirms it; if it ever
-	// fails, the payload is copied.
-	p := r.pos - len(ev.Payload)
-	if !r.compress {
-		p = start + 84
-		if r.ver == 6 {
-			p = start + 52
-		}
-	}
-	if len(ev.Payload) > 0 && (p < 0 || p+len(ev.Payload) > len(r.blk) || &r.blk[p] != &ev.Payload[0]) {
-		p = len(s.payCopy)
-		s.payCopy = append(s.payCopy, ev.Payload...)
-		h.blk = -1
-	}
-	h.payOff = uint32(p)
-	if len(ev.Stack) > 0 {
-		// The stack is a row of r.ips, found as decodeEvent found it.
-		o, ok := r.stackRow(ev.StackID)
-		if ok && o+len(ev.Stack) <= len(r.ips) && &r.ips[o] == &ev.Stack[0] {
-			h.stkOff = uint32(o)
-		} else {
-			h.stkOff = uint32(len(s.stkCopy))
-			s.stkCopy = append(s.stkCopy, ev.Stack...)
-			h.flags |= recStkCopy
-		}
-	}
-}
-
-// stackRow returns the offset in r.ips of stack id's row.
-func (r *Reader) stackRow(id uint32) (int, bool) {
-	if i := id - r.stackBase; id >= r.stackBase && int(i) < len(r.stackRefs) {
-		return int(r.stackRefs[i].off), true
-	}
-	if sr, ok := r.stacks[id]; ok {
-		return int(sr.off), true
-	}
-	return 0, false
 }
