@@ -142,11 +142,34 @@ type Profile struct {
 
 // raw is a sample as read: its stack not yet resolved.
 type raw struct {
-	pid, tid int64
-	ts       int64
-	stack    uint32 // index into the raw stack table
-	v0, v1   int64
+	ts     int64
+	v1     int64
+	stack  uint32 // index into the raw stack table
+	thread uint32 // index into Builder.threadKeys
+	v0     int64
 }
+
+// chunk is how many raws a block of Builder.raws holds: growing by blocks
+// copies nothing.
+const chunk = 4096
+
+// raws holds the samples as read, in blocks.
+type raws struct {
+	blocks [][]raw
+	n      int
+}
+
+func (rs *raws) add(r raw) int {
+	if rs.n%chunk == 0 {
+		rs.blocks = append(rs.blocks, make([]raw, 0, chunk))
+	}
+	b := &rs.blocks[len(rs.blocks)-1]
+	*b = append(*b, r)
+	rs.n++
+	return rs.n - 1
+}
+
+func (rs *raws) at(i int) *raw { return &rs.blocks[i/chunk][i%chunk] }
 
 type threadKey struct{ pid, tid int64 }
 
@@ -170,11 +193,13 @@ type Builder struct {
 	o Options
 	m *symbols.Map
 
-	raws     []raw
-	rawIndex map[string]uint32
-	rawIPs   []uint64
-	rawOffs  []uint32
-	key      []byte
+	raws       raws
+	threadIdx  map[threadKey]uint32
+	threadKeys []threadKey
+	rawIndex   map[string]uint32
+	rawIPs     []uint64
+	rawOffs    []uint32
+	key        []byte
 
 	origin      int64 // clock ticks at the trace's sync time
 	freq        int64
@@ -205,7 +230,7 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 	}
 	return &Builder{o: o, m: symbols.NewMap(), rawIndex: map[string]uint32{}, rawOffs: []uint32{0},
 		origin: origin, freq: freq, threads: map[threadKey]*cpuThread{}, contention: map[threadKey]pending{},
-		lastOnThread: map[threadKey]lastEvent{}}
+		lastOnThread: map[threadKey]lastEvent{}, threadIdx: map[threadKey]uint32{}}
 }
 
 // Build reads a trace to its end and builds the profile. A trace without
@@ -293,16 +318,16 @@ func (b *Builder) addETW(e *trace.Event, info *clrevents.EventInfo) error {
 				b.contention[k] = st
 			}
 		} else {
-			b.raws[last.raw].stack = id
+			b.raws.at(last.raw).stack = id
 		}
 		return nil
 	}
-	n, started := len(b.raws), b.contention[k].ts
+	n, started := b.raws.n, b.contention[k].ts
 	if err := b.add1(e, info); err != nil {
 		return err
 	}
 	switch st, ok := b.contention[k]; {
-	case len(b.raws) == n+1 && len(e.Stack()) == 0:
+	case b.raws.n == n+1 && len(e.Stack()) == 0:
 		b.lastOnThread[k] = lastEvent{raw: n}
 	case ok && st.ts != started && len(e.Stack()) == 0:
 		b.lastOnThread[k] = lastEvent{contention: true}
@@ -390,7 +415,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo) error {
 		if f.HasDurationNs && f.DurationNs >= 0 && f.DurationNs < math.MaxInt64 {
 			d = int64(f.DurationNs)
 		}
-		b.raws = append(b.raws, raw{pid: pid, tid: k.tid, ts: st.ts, stack: st.stack, v0: 1, v1: d})
+		b.raws.add(raw{thread: b.thread(k), ts: st.ts, stack: st.stack, v0: 1, v1: d})
 	case Exception:
 		if strings.HasPrefix(name, "ExceptionThrown") && name != "ExceptionThrownStop" {
 			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, 0)
@@ -480,7 +505,18 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 }
 
 func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {
-	b.raws = append(b.raws, raw{pid: pid, tid: tid, ts: ts, stack: b.intern(pid, ips), v0: v0, v1: v1})
+	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.intern(pid, ips), v0: v0, v1: v1})
+}
+
+// thread numbers the threads.
+func (b *Builder) thread(k threadKey) uint32 {
+	i, ok := b.threadIdx[k]
+	if !ok {
+		i = uint32(len(b.threadKeys))
+		b.threadKeys = append(b.threadKeys, k)
+		b.threadIdx[k] = i
+	}
+	return i
 }
 
 // intern keeps a raw stack (innermost first) of a process once.
@@ -508,29 +544,54 @@ type aggKey struct {
 // Finish resolves the samples' stacks and aggregates them. It fails when
 // no event made a sample.
 func (b *Builder) Finish() (*Profile, error) {
-	if len(b.raws) == 0 {
+	if b.raws.n == 0 {
 		return nil, fmt.Errorf("%w for a %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
 	}
-	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: len(b.raws)}
+	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n}
 	if b.seen {
 		p.DurationNanos = b.nanos(b.last - b.first)
 	}
 	nv := len(p.SampleTypes)
 	index := map[aggKey]int{}
+	// A raw stack resolves to the same frames over a span of time: most
+	// samples reuse the last resolution of their raw stack.
+	type resolved struct {
+		from, to int64
+		stack    symbols.StackID
+		counts   [symbols.NumReasons]int64
+		ok       bool
+	}
+	cache := make([]resolved, len(b.rawOffs)-1)
 	var frames []symbols.FrameID
-	for _, r := range b.raws {
-		ips := b.rawIPs[b.rawOffs[r.stack]:b.rawOffs[r.stack+1]]
-		frames = b.m.ResolveStack(r.pid, r.ts, ips, frames[:0])
-		k := aggKey{r.pid, r.tid, p.Stacks.Intern(frames)}
-		i, ok := index[k]
-		if !ok {
-			i = len(p.Samples)
-			index[k] = i
-			p.Samples = append(p.Samples, Sample{PID: r.pid, TID: r.tid, Stack: k.stack, Values: make([]int64, nv)})
-		}
-		p.Samples[i].Values[0] += r.v0
-		if nv > 1 {
-			p.Samples[i].Values[1] += r.v1
+	for _, blk := range b.raws.blocks {
+		for i := range blk {
+			r := &blk[i]
+			k := b.threadKeys[r.thread]
+			c := &cache[r.stack]
+			if c.ok && c.from <= r.ts && r.ts < c.to {
+				for reason, n := range c.counts {
+					if n != 0 {
+						b.m.Count(symbols.Reason(reason), n)
+					}
+				}
+			} else {
+				ips := b.rawIPs[b.rawOffs[r.stack]:b.rawOffs[r.stack+1]]
+				var from, to int64
+				var counts [symbols.NumReasons]int64
+				frames, from, to, counts = b.m.ResolveStackSpan(k.pid, r.ts, ips, frames[:0])
+				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true}
+			}
+			ak := aggKey{k.pid, k.tid, c.stack}
+			j, ok := index[ak]
+			if !ok {
+				j = len(p.Samples)
+				index[ak] = j
+				p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: ak.stack, Values: make([]int64, nv)})
+			}
+			p.Samples[j].Values[0] += r.v0
+			if nv > 1 {
+				p.Samples[j].Values[1] += r.v1
+			}
 		}
 	}
 	return p, nil

@@ -327,9 +327,18 @@ func (m *Map) Methods() int { return m.methods }
 // address) that keeps the address, and the reason. Every call counts in
 // Counts.
 func (m *Map) Resolve(pid int64, addr uint64, ts int64) (FrameID, Reason) {
+	f, r, _, _ := m.resolve(pid, addr, ts)
+	m.counts[r]++
+	return f, r
+}
+
+// resolve is Resolve without counting; it also returns the span of time
+// [from, to) around ts over which the address resolves the same.
+func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, from, to int64) {
+	from, to = never, always
 	p := m.procs[pid]
 	if p == nil || len(p.methods) == 0 {
-		return m.unresolvedFrame(pid, addr, NoProcess), NoProcess
+		return m.unresolvedFrame(pid, addr, NoProcess), NoProcess, from, to
 	}
 	if !p.sorted {
 		p.sort()
@@ -356,6 +365,15 @@ func (m *Map) Resolve(pid int64, addr uint64, ts int64) (FrameID, Reason) {
 			continue
 		}
 		covered = true
+		for _, t := range [2]int64{me.load, me.unload} {
+			switch {
+			case t == never || t == always:
+			case t <= ts:
+				from = max(from, t)
+			default:
+				to = min(to, t)
+			}
+		}
 		if me.load <= ts && ts < me.unload && (best < 0 || me.load > ms[best].load) {
 			best = j
 		}
@@ -365,7 +383,7 @@ func (m *Map) Resolve(pid int64, addr uint64, ts int64) (FrameID, Reason) {
 		if covered {
 			r = NotLive
 		}
-		return m.unresolvedFrame(pid, addr, r), r
+		return m.unresolvedFrame(pid, addr, r), r, from, to
 	}
 	me := &ms[best]
 	if !me.hasFrame || (!me.frameModID && p.hasModule(me.moduleID)) {
@@ -380,8 +398,7 @@ func (m *Map) Resolve(pid int64, addr uint64, ts int64) (FrameID, Reason) {
 		m.frames = append(m.frames, Frame{Module: mod.name, ModulePath: mod.path, Method: name,
 			Address: me.start, Size: me.size, PID: pid, Reason: Resolved})
 	}
-	m.counts[Resolved]++
-	return me.frame, Resolved
+	return me.frame, Resolved, from, to
 }
 
 func (p *process) hasModule(id uint64) bool {
@@ -390,7 +407,6 @@ func (p *process) hasModule(id uint64) bool {
 }
 
 func (m *Map) unresolvedFrame(pid int64, addr uint64, r Reason) FrameID {
-	m.counts[r]++
 	k := addrKey{pid, addr}
 	if f, ok := m.unresolved[k]; ok {
 		return f
@@ -436,6 +452,33 @@ func (m *Map) Share() float64 {
 		return 0
 	}
 	return float64(m.counts[Resolved]) / float64(total)
+}
+
+// Count adds n resolutions with reason r to Counts, for a caller that
+// reuses the frames of an earlier ResolveStackSpan instead of resolving
+// again.
+func (m *Map) Count(r Reason, n int64) {
+	if r < NumReasons {
+		m.counts[r] += n
+	}
+}
+
+// ResolveStackSpan is ResolveStack that also says over which span of time
+// [from, to) around ts the stack resolves to the same frames, and how
+// many frames ended with each reason (already added to Counts): a caller
+// may reuse the frames for any time in the span.
+func (m *Map) ResolveStackSpan(pid int64, ts int64, ips []uint64, dst []FrameID) (frames []FrameID, from, to int64, counts [NumReasons]int64) {
+	from, to = never, always
+	for i := len(ips) - 1; i >= 0; i-- {
+		f, r, lo, hi := m.resolve(pid, ips[i], ts)
+		from, to = max(from, lo), min(to, hi)
+		counts[r]++
+		dst = append(dst, f)
+	}
+	for r, n := range counts {
+		m.counts[r] += n
+	}
+	return dst, from, to, counts
 }
 
 // ResolveStack resolves a stack as events carry it (innermost first) and

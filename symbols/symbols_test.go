@@ -64,6 +64,20 @@ func TestResolveOverTime(t *testing.T) {
 	}
 }
 
+func TestResolveStackSpan(t *testing.T) {
+	m := NewMap()
+	m.Observe(1, 10, load(100, 1, 0x1000, 0x100, "A", "M", "()"))
+	m.Observe(1, 20, unload(100, 1, 0x1000, 0x100))
+	m.Observe(1, 30, load(200, 1, 0x1000, 0x80, "A", "N", "()"))
+	m.Observe(1, 0, &clrevents.MethodDCEndVerboseV1{MethodID: 3, ModuleID: 1, MethodStartAddress: 0x5000, MethodSize: 0x10})
+	for _, c := range []struct{ ts, from, to int64 }{{15, 10, 20}, {25, 20, 30}, {5, never, 10}, {35, 30, always}} {
+		fr, from, to, counts := m.ResolveStackSpan(1, c.ts, []uint64{0x1010, 0x5001, 0x9}, nil)
+		if len(fr) != 3 || from != c.from || to != c.to || counts[NoMethod] != 1 {
+			t.Errorf("ts %d: span [%d, %d), counts %v; want [%d, %d)", c.ts, from, to, counts, c.from, c.to)
+		}
+	}
+}
+
 func TestUnloadWithoutLoad(t *testing.T) {
 	m := NewMap()
 	m.Observe(1, 50, unload(1, 9, 0x2000, 0x10))
