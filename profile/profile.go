@@ -203,7 +203,7 @@ type Builder struct {
 
 	origin      int64 // clock ticks at the trace's sync time
 	freq        int64
-	threads     map[threadKey]*cpuThread
+	cpuThreads  []cpuThread // by thread index
 	contention  map[threadKey]pending
 	first, last int64
 	seen        bool
@@ -229,7 +229,7 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 		freq = 1e9
 	}
 	return &Builder{o: o, m: symbols.NewMap(), rawIndex: map[string]uint32{}, rawOffs: []uint32{0},
-		origin: origin, freq: freq, threads: map[threadKey]*cpuThread{}, contention: map[threadKey]pending{},
+		origin: origin, freq: freq, contention: map[threadKey]pending{},
 		lastOnThread: map[threadKey]lastEvent{}, threadIdx: map[threadKey]uint32{}}
 }
 
@@ -459,12 +459,11 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		return
 	}
 	rel := b.nanos(ts - b.origin)
-	k := threadKey{pid, tid}
-	t := b.threads[k]
-	if t == nil {
-		t = &cpuThread{}
-		b.threads[k] = t
+	ti := b.thread(threadKey{pid, tid})
+	for int(ti) >= len(b.cpuThreads) {
+		b.cpuThreads = append(b.cpuThreads, cpuThread{})
 	}
+	t := &b.cpuThreads[ti]
 	var v int64 // time attributed to this sample's stack
 	managedSince := func() {
 		if t.lastManaged > 0 {
@@ -500,7 +499,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		return
 	}
 	if v != 0 {
-		b.add(pid, tid, ts, ips, 1, v)
+		b.raws.add(raw{thread: ti, ts: ts, stack: b.intern(pid, ips), v0: 1, v1: v})
 	}
 }
 
