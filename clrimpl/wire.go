@@ -20,20 +20,38 @@ func ReadUTF16Z(b []byte, off int) (s UTF16, next int, ok bool) {
 	if off < 0 || off > len(b) {
 		return UTF16{}, 0, false
 	}
-	i := off
-	// Eight bytes (four code units) at a time: the lowest set bit of
-	// (v - 0x0001…) &^ v & 0x8000… marks the first zero 16-bit lane.
-	// Lanes above it may be marked falsely by the borrow, never below.
-	for i+8 <= len(b) {
-		v := binary.LittleEndian.Uint64(b[i:])
-		if t := (v - 0x0001000100010001) &^ v & 0x8000800080008000; t != 0 {
-			i += bits.TrailingZeros64(t) >> 4 << 1
+	const ones, high = 0x0001000100010001, 0x8000800080008000
+	p := b[off:]
+	// Sixteen bytes (eight code units) a step, one branch: the lowest set
+	// bit of (v - 0x0001…) &^ v & 0x8000… marks the first zero 16-bit lane
+	// of v. Lanes above it may be marked falsely by the borrow, never below.
+	for len(p) >= 16 {
+		v0 := binary.LittleEndian.Uint64(p)
+		v1 := binary.LittleEndian.Uint64(p[8:16])
+		t0 := (v0 - ones) &^ v0 & high
+		t1 := (v1 - ones) &^ v1 & high
+		if t0|t1 != 0 {
+			i := len(b) - len(p)
+			if t0 != 0 {
+				i += bits.TrailingZeros64(t0) >> 4 << 1
+			} else {
+				i += 8 + bits.TrailingZeros64(t1)>>4<<1
+			}
 			return UTF16{b[off:i:i]}, i + 2, true
 		}
-		i += 8
+		p = p[16:]
 	}
-	for ; i+2 <= len(b); i += 2 {
-		if b[i] == 0 && b[i+1] == 0 {
+	if len(p) >= 8 {
+		v := binary.LittleEndian.Uint64(p)
+		if t := (v - ones) &^ v & high; t != 0 {
+			i := len(b) - len(p) + bits.TrailingZeros64(t)>>4<<1
+			return UTF16{b[off:i:i]}, i + 2, true
+		}
+		p = p[8:]
+	}
+	for ; len(p) >= 2; p = p[2:] {
+		if p[0] == 0 && p[1] == 0 {
+			i := len(b) - len(p)
 			return UTF16{b[off:i:i]}, i + 2, true
 		}
 	}

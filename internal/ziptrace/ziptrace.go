@@ -55,9 +55,12 @@ type Spooled struct {
 // claims (-1 if unknown): it sizes the memory buffer up to memMax but is not
 // trusted, so a false claim costs nothing. Errors start with name.
 func Spool(src io.Reader, hint, memMax int64, tempDir, name string) (*Spooled, error) {
+	// bytes.Buffer.ReadFrom wants MinRead bytes free before each read: a
+	// buffer sized to the claim plus MinRead holds a truthful input without
+	// growing (doubling) at its end.
 	capHint := int64(64 << 10)
 	if hint > 0 {
-		capHint = min(hint+1, memMax+1)
+		capHint = min(hint, memMax) + bytes.MinRead
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, capHint))
 	n, err := io.Copy(buf, io.LimitReader(src, memMax+1))
