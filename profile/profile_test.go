@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/clrgo/clrevents/trace"
 )
@@ -295,5 +296,58 @@ func TestETWStackWalk(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no stack holds %q", c.kind, c.want)
 		}
+	}
+}
+
+// TestSpeedscopeSchema validates the speedscope output against speedscope's
+// published file-format schema (testdata/speedscope, with provenance).
+func TestSpeedscopeSchema(t *testing.T) {
+	f, err := os.Open("../testdata/speedscope/file-format-schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("https://www.speedscope.app/file-format-schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("https://www.speedscope.app/file-format-schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tc struct {
+		trace string
+		kind  Kind
+	}
+	cases := []tc{{golden, CPU}}
+	const etl = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	if _, err := os.Stat(etl); err == nil {
+		cases = append(cases, tc{etl, Alloc}, tc{etl, Contention}, tc{etl, Exception})
+	}
+	for _, c := range cases {
+		p, err := build(t, c.trace, Options{Kind: c.kind, PID: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := p.WriteSpeedscope(&b); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(inst); err != nil {
+			t.Errorf("%s %s: %v", filepath.Base(c.trace), c.kind, err)
+		}
+	}
+	// The validator catches a broken file.
+	bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(`{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[]},"profiles":[{"type":"sampled","unit":"furlongs"}]}`))
+	if sch.Validate(bad) == nil {
+		t.Error("a file with a bad unit validated")
 	}
 }
