@@ -30,6 +30,7 @@
 package symbols
 
 import (
+	"bytes"
 	"math"
 	"path"
 	"sort"
@@ -152,6 +153,7 @@ type Map struct {
 	unresolved map[addrKey]FrameID
 	counts     [NumReasons]int64
 	methods    int
+	buf        []byte
 }
 
 // NewMap returns an empty Map.
@@ -207,11 +209,11 @@ func (m *Map) Observe(pid int64, ts int64, ev clrevents.Event) bool {
 	case clrevents.MethodLoadUnloadVerboseEvent:
 		f := x.MethodLoadUnloadVerboseFields()
 		m.method(pid, ts, kindOf(ev.Info().Name), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize,
-			methodName(f.MethodNamespace.String(), f.MethodName.String(), f.MethodSignature.String()))
+			&[3]clrevents.UTF16{f.MethodNamespace, f.MethodName, f.MethodSignature})
 		return true
 	case clrevents.MethodLoadUnloadEvent:
 		f := x.MethodLoadUnloadFields()
-		m.method(pid, ts, kindOf(ev.Info().Name), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize, "")
+		m.method(pid, ts, kindOf(ev.Info().Name), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize, nil)
 		return true
 	case clrevents.ModuleLoadUnloadEvent:
 		f := x.ModuleLoadUnloadFields()
@@ -230,15 +232,23 @@ func (m *Map) Observe(pid int64, ts int64, ev clrevents.Event) bool {
 }
 
 // methodName is Namespace.Name followed by the signature from its '(' on,
-// as pyroscope's profiler writes it.
-func methodName(ns, name, sig string) string {
-	if i := strings.IndexByte(sig, '('); i >= 0 {
-		sig = sig[i:]
+// as pyroscope's profiler writes it; "" for nil. It makes one string.
+func (m *Map) methodName(n *[3]clrevents.UTF16) string {
+	if n == nil {
+		return ""
 	}
-	if ns == "" {
-		return name + sig
+	b := n[0].AppendUTF8(m.buf[:0])
+	if len(b) > 0 {
+		b = append(b, '.')
 	}
-	return ns + "." + name + sig
+	b = n[1].AppendUTF8(b)
+	nb := len(b)
+	b = n[2].AppendUTF8(b)
+	if i := bytes.IndexByte(b[nb:], '('); i > 0 {
+		b = append(b[:nb], b[nb+i:]...)
+	}
+	m.buf = b
+	return string(b)
 }
 
 // moduleName is a module path's file name without its extension, for
@@ -259,7 +269,7 @@ func (m *Map) proc(pid int64) *process {
 	return p
 }
 
-func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32, name string) {
+func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32, names *[3]clrevents.UTF16) {
 	p := m.proc(pid)
 	key := [2]uint64{id, start}
 	i, live := p.open[key]
@@ -268,19 +278,19 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 		if live {
 			p.methods[i].unload = ts
 			if p.methods[i].name == "" {
-				p.methods[i].name = name
+				p.methods[i].name = m.methodName(names)
 			}
 			delete(p.open, key)
 			return
 		}
 		// Loaded before the trace began and not listed by a rundown.
-		p.add(method{start: start, size: size, load: never, unload: ts, methodID: id, moduleID: modID, name: name})
+		p.add(method{start: start, size: size, load: never, unload: ts, methodID: id, moduleID: modID, name: m.methodName(names)})
 		m.methods++
 		return
 	case kRundown, kLoad:
 		if live {
 			if p.methods[i].name == "" {
-				p.methods[i].name = name
+				p.methods[i].name = m.methodName(names)
 			}
 			return
 		}
@@ -289,7 +299,7 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 			load = never
 		}
 		p.open[key] = len(p.methods)
-		p.add(method{start: start, size: size, load: load, unload: always, methodID: id, moduleID: modID, name: name})
+		p.add(method{start: start, size: size, load: load, unload: always, methodID: id, moduleID: modID, name: m.methodName(names)})
 		m.methods++
 	}
 }
