@@ -196,6 +196,8 @@ type Builder struct {
 	raws       raws
 	threadIdx  map[threadKey]uint32
 	threadKeys []threadKey
+	pid0       int64            // the first thread's process
+	tidIdx     map[int64]uint32 // thread indices of pid0's threads
 	rawIndex   map[string]uint32
 	rawIPs     []uint64
 	rawOffs    []uint32
@@ -230,7 +232,7 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 	}
 	return &Builder{o: o, m: symbols.NewMap(), rawIndex: map[string]uint32{}, rawOffs: []uint32{0},
 		origin: origin, freq: freq, contention: map[threadKey]pending{},
-		lastOnThread: map[threadKey]lastEvent{}, threadIdx: map[threadKey]uint32{}}
+		lastOnThread: map[threadKey]lastEvent{}, threadIdx: map[threadKey]uint32{}, tidIdx: map[int64]uint32{}}
 }
 
 // Build reads a trace to its end and builds the profile. A trace without
@@ -509,11 +511,22 @@ func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {
 
 // thread numbers the threads.
 func (b *Builder) thread(k threadKey) uint32 {
+	if k.pid == b.pid0 { // the common case: one process, a faster map
+		if i, ok := b.tidIdx[k.tid]; ok {
+			return i
+		}
+	}
 	i, ok := b.threadIdx[k]
 	if !ok {
 		i = uint32(len(b.threadKeys))
 		b.threadKeys = append(b.threadKeys, k)
 		b.threadIdx[k] = i
+		if len(b.threadKeys) == 1 {
+			b.pid0 = k.pid
+		}
+		if k.pid == b.pid0 {
+			b.tidIdx[k.tid] = i
+		}
 	}
 	return i
 }
@@ -559,6 +572,9 @@ func (b *Builder) Finish() (*Profile, error) {
 		stack    symbols.StackID
 		counts   [symbols.NumReasons]int64
 		ok       bool
+		// The sample the last raw of this stack went to, and its thread.
+		thread uint32
+		sample int
 	}
 	cache := make([]resolved, len(b.rawOffs)-1)
 	var frames []symbols.FrameID
@@ -578,14 +594,19 @@ func (b *Builder) Finish() (*Profile, error) {
 				var from, to int64
 				var counts [symbols.NumReasons]int64
 				frames, from, to, counts = b.m.ResolveStackSpan(k.pid, r.ts, ips, frames[:0])
-				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true}
+				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1}
 			}
-			ak := aggKey{k.pid, k.tid, c.stack}
-			j, ok := index[ak]
-			if !ok {
-				j = len(p.Samples)
-				index[ak] = j
-				p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: ak.stack, Values: make([]int64, nv)})
+			j := c.sample
+			if j < 0 || c.thread != r.thread || p.Samples[j].Stack != c.stack {
+				ak := aggKey{k.pid, k.tid, c.stack}
+				var ok bool
+				j, ok = index[ak]
+				if !ok {
+					j = len(p.Samples)
+					index[ak] = j
+					p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: ak.stack, Values: make([]int64, nv)})
+				}
+				c.thread, c.sample = r.thread, j
 			}
 			p.Samples[j].Values[0] += r.v0
 			if nv > 1 {
