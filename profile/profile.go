@@ -557,7 +557,7 @@ type aggKey struct {
 // no event made a sample.
 func (b *Builder) Finish() (*Profile, error) {
 	if b.raws.n == 0 {
-		return nil, fmt.Errorf("%w for a %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
+		return nil, fmt.Errorf("%w for the %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
 	}
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n}
 	if b.seen {
