@@ -40,6 +40,6 @@ fuzz:
 		done; \
 	done
 
-# The README's first command: decode a small real trace shipped in testdata.
+# The README's first command: the CPU profile of a small real trace shipped in testdata.
 demo:
-	$(GO) run ./cmd/clrdump testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip
+	$(GO) run ./cmd/clrdump -profile cpu testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace
