@@ -10,8 +10,14 @@ import (
 )
 
 // BenchmarkBuildCPU builds the CPU profile of the golden trace from memory,
-// reading included, and folds it.
-func BenchmarkBuildCPU(b *testing.B) {
+// reading (in file order, as clrdump does) included, and folds it.
+func BenchmarkBuildCPU(b *testing.B) { benchBuild(b, trace.FileOrder) }
+
+// BenchmarkBuildCPUTimeOrder is BenchmarkBuildCPU with the reader in time
+// order.
+func BenchmarkBuildCPUTimeOrder(b *testing.B) { benchBuild(b, trace.TimeOrder) }
+
+func benchBuild(b *testing.B, o trace.Order) {
 	data, err := os.ReadFile(golden)
 	if err != nil {
 		b.Fatal(err)
@@ -19,7 +25,7 @@ func BenchmarkBuildCPU(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := trace.NewReader(bytes.NewReader(data))
+		r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(o))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,7 +14,11 @@
 //
 // Build works on any source the front door reads (a file, a pipe, a live
 // stream) and any format; it reads the trace once and resolves the stacks at
-// the end, when the rundown has listed every method.
+// the end, when the rundown has listed every method. It needs each thread's
+// events in order, not the whole trace's: an EventPipe reader in file order
+// (trace.WithOrder(trace.FileOrder)) builds the same profile without the
+// cost of merging by time, and is what clrdump uses. (ETW logs keep a
+// thread's events in order only across processors, by time.)
 //
 // # CPU and thread time
 //
@@ -31,12 +35,14 @@
 package profile
 
 import (
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/symbols"
@@ -198,15 +204,27 @@ type Builder struct {
 	threadKeys []threadKey
 	pid0       int64            // the first thread's process
 	tidIdx     map[int64]uint32 // thread indices of pid0's threads
-	rawIndex   map[string]uint32
+	rawTable   []uint32         // open addressing: raw stack ID+1, 0 empty
+	rawHashes  []uint64         // by raw stack ID
+	rawPIDs    []int64          // by raw stack ID
 	rawIPs     []uint64
 	rawOffs    []uint32
-	key        []byte
+
+	// The last thread seen, the common case being the next one.
+	lastKey   threadKey
+	lastIdx   uint32
+	lastValid bool
+
+	// What each kind of event is to the builder, by schema entry.
+	classes   map[*clrevents.EventInfo]class
+	lastInfo  *clrevents.EventInfo
+	lastClass class
 
 	origin      int64 // clock ticks at the trace's sync time
 	freq        int64
 	cpuThreads  []cpuThread // by thread index
 	contention  map[threadKey]pending
+	stops       []int64 // by raw: when the contention ended, its place in time
 	first, last int64
 	seen        bool
 
@@ -230,7 +248,7 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 	if freq <= 0 {
 		freq = 1e9
 	}
-	return &Builder{o: o, m: symbols.NewMap(), rawIndex: map[string]uint32{}, rawOffs: []uint32{0},
+	return &Builder{o: o, m: symbols.NewMap(), rawOffs: []uint32{0}, classes: map[*clrevents.EventInfo]class{},
 		origin: origin, freq: freq, contention: map[threadKey]pending{},
 		lastOnThread: map[threadKey]lastEvent{}, threadIdx: map[threadKey]uint32{}, tidIdx: map[int64]uint32{}}
 }
@@ -273,25 +291,85 @@ func Build(r *trace.Reader, o Options) (*Profile, error) {
 // ErrNoEvents is wrapped by the error of a profile without usable events.
 var ErrNoEvents = errors.New("no usable events")
 
+// class is what an event is to a Builder, by its schema entry.
+type class uint8
+
+const (
+	classOther        class = iota // maybe of use to the kind: add1 looks
+	classCode                      // a method or module event
+	classThreadSample              // SampleProfiler ThreadSample, for a CPU profile
+	classSkip                      // of no use to the kind
+)
+
+var threadSampleInfo = (*clrevents.ThreadSample)(nil).Info()
+
+// classify says what events of a schema entry are to the builder.
+func (b *Builder) classify(info *clrevents.EventInfo) class {
+	if info == b.lastInfo {
+		return b.lastClass
+	}
+	c, ok := b.classes[info]
+	if !ok {
+		name := info.Name
+		switch {
+		case symbols.IsCodeEvent(name):
+			c = classCode
+		case b.o.Kind == CPU && info.Provider == clrevents.ProviderSampleProfiler && name == "ThreadSample":
+			c = classThreadSample
+		case b.o.Kind == CPU:
+			c = classSkip
+		case b.o.Kind == Alloc && !strings.HasPrefix(name, "GCAllocationTick") && name != "AllocationSampled":
+			c = classSkip
+		case b.o.Kind == Contention && !strings.HasPrefix(name, "Contention"):
+			c = classSkip
+		case b.o.Kind == Exception && !(strings.HasPrefix(name, "ExceptionThrown") && name != "ExceptionThrownStop"):
+			c = classSkip
+		}
+		b.classes[info] = c
+	}
+	b.lastInfo, b.lastClass = info, c
+	return c
+}
+
 // Add feeds one event. It returns an error only for an event of interest
-// whose payload does not decode.
+// whose payload does not decode. Events may come in file order: only the
+// order of each thread's events matters.
 func (b *Builder) Add(e *trace.Event) error {
 	info, ok := e.Schema()
 	if !ok {
 		return nil
 	}
-	name := info.Name
-	pid := e.ProcessID()
-	if symbols.IsCodeEvent(name) {
+	c := b.classify(info)
+	if c == classCode {
 		return b.m.Add(e)
 	}
+	pid := e.ProcessID()
 	if b.o.PID >= 0 && pid != b.o.PID {
 		return nil
 	}
 	if e.ETL() != nil {
 		return b.addETW(e, info)
 	}
-	return b.add1(e, info)
+	ts := e.Timestamp()
+	b.span(ts)
+	switch c {
+	case classSkip:
+		return nil
+	case classThreadSample:
+		if p := e.Payload(); info == threadSampleInfo && len(p) >= 4 { // Decode's reading, without its call
+			b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack())
+			return nil
+		}
+	}
+	return b.add1(e, info, ts)
+}
+
+// span widens the trace's span to ts.
+func (b *Builder) span(ts int64) {
+	if !b.seen {
+		b.first, b.last, b.seen = ts, ts, true
+	}
+	b.first, b.last = min(b.first, ts), max(b.last, ts)
 }
 
 // addETW handles an ETW event: a CLRStackWalk gives its stack to the
@@ -325,7 +403,9 @@ func (b *Builder) addETW(e *trace.Event, info *clrevents.EventInfo) error {
 		return nil
 	}
 	n, started := b.raws.n, b.contention[k].ts
-	if err := b.add1(e, info); err != nil {
+	ts := e.Timestamp()
+	b.span(ts)
+	if err := b.add1(e, info, ts); err != nil {
 		return err
 	}
 	switch st, ok := b.contention[k]; {
@@ -339,14 +419,9 @@ func (b *Builder) addETW(e *trace.Event, info *clrevents.EventInfo) error {
 	return nil
 }
 
-func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo) error {
+func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) error {
 	name := info.Name
 	pid := e.ProcessID()
-	ts := e.Timestamp()
-	if !b.seen {
-		b.first, b.seen = ts, true
-	}
-	b.last = ts
 	switch b.o.Kind {
 	case CPU:
 		if info.Provider != clrevents.ProviderSampleProfiler || name != "ThreadSample" {
@@ -418,6 +493,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo) error {
 			d = int64(f.DurationNs)
 		}
 		b.raws.add(raw{thread: b.thread(k), ts: st.ts, stack: st.stack, v0: 1, v1: d})
+		b.stops = append(b.stops, ts)
 	case Exception:
 		if strings.HasPrefix(name, "ExceptionThrown") && name != "ExceptionThrownStop" {
 			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, 0)
@@ -511,6 +587,15 @@ func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {
 
 // thread numbers the threads.
 func (b *Builder) thread(k threadKey) uint32 {
+	if b.lastValid && k == b.lastKey {
+		return b.lastIdx
+	}
+	i := b.thread1(k)
+	b.lastKey, b.lastIdx, b.lastValid = k, i, true
+	return i
+}
+
+func (b *Builder) thread1(k threadKey) uint32 {
 	if k.pid == b.pid0 { // the common case: one process, a faster map
 		if i, ok := b.tidIdx[k.tid]; ok {
 			return i
@@ -531,21 +616,96 @@ func (b *Builder) thread(k threadKey) uint32 {
 	return i
 }
 
-// intern keeps a raw stack (innermost first) of a process once.
+// intern keeps a raw stack (innermost first) of a process once, in an
+// open-addressing table keyed by a hash of the process and addresses.
 func (b *Builder) intern(pid int64, ips []uint64) uint32 {
-	b.key = b.key[:0]
-	b.key = append(b.key, unsafe.Slice((*byte)(unsafe.Pointer(&pid)), 8)...)
-	if len(ips) > 0 {
-		b.key = append(b.key, unsafe.Slice((*byte)(unsafe.Pointer(&ips[0])), len(ips)*8)...)
+	h := hashStack(pid, ips)
+	if len(b.rawTable) == 0 {
+		b.rawTable = make([]uint32, 1024)
 	}
-	if id, ok := b.rawIndex[string(b.key)]; ok {
-		return id
+	mask := uint64(len(b.rawTable) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		slot := b.rawTable[i]
+		if slot == 0 {
+			break
+		}
+		id := slot - 1
+		if b.rawHashes[id] == h && b.rawPIDs[id] == pid && equalIPs(b.rawIPs[b.rawOffs[id]:b.rawOffs[id+1]], ips) {
+			return id
+		}
 	}
 	id := uint32(len(b.rawOffs) - 1)
 	b.rawIPs = append(b.rawIPs, ips...)
 	b.rawOffs = append(b.rawOffs, uint32(len(b.rawIPs)))
-	b.rawIndex[string(b.key)] = id
+	b.rawHashes = append(b.rawHashes, h)
+	b.rawPIDs = append(b.rawPIDs, pid)
+	if 2*len(b.rawHashes) > len(b.rawTable) {
+		b.rawTable = make([]uint32, 2*len(b.rawTable))
+		mask = uint64(len(b.rawTable) - 1)
+		for j, hj := range b.rawHashes {
+			i := hj & mask
+			for b.rawTable[i] != 0 {
+				i = (i + 1) & mask
+			}
+			b.rawTable[i] = uint32(j) + 1
+		}
+		return id
+	}
+	i := h & mask
+	for b.rawTable[i] != 0 {
+		i = (i + 1) & mask
+	}
+	b.rawTable[i] = id + 1
 	return id
+}
+
+// hashStack hashes a process ID and a stack's addresses.
+func hashStack(pid int64, ips []uint64) uint64 {
+	const m = 0x9E3779B97F4A7C15
+	h := uint64(pid)*m ^ uint64(len(ips))
+	for _, ip := range ips {
+		h = (h ^ ip) * m
+		h ^= h >> 29
+	}
+	return h ^ h>>32
+}
+
+func equalIPs(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// timeOrder returns the raws' indices sorted by the time of the event that
+// made them (a contention's end), stably; nil when they already are in
+// that order.
+func (b *Builder) timeOrder() []int32 {
+	at := func(i int) int64 { return b.raws.at(i).ts }
+	if len(b.stops) == b.raws.n && b.raws.n > 0 {
+		at = func(i int) int64 { return b.stops[i] }
+	}
+	sorted := true
+	for i := 1; i < b.raws.n; i++ {
+		if at(i) < at(i-1) {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return nil
+	}
+	order := make([]int32, b.raws.n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(at(int(x)), at(int(y))) })
+	return order
 }
 
 type aggKey struct {
@@ -578,9 +738,16 @@ func (b *Builder) Finish() (*Profile, error) {
 	}
 	cache := make([]resolved, len(b.rawOffs)-1)
 	var frames []symbols.FrameID
-	for _, blk := range b.raws.blocks {
-		for i := range blk {
-			r := &blk[i]
+	// Samples go to the profile in time order (stable: file order for
+	// equal times), whatever order the reader gave the events in.
+	order := b.timeOrder()
+	for n := range b.raws.n {
+		i := n
+		if order != nil {
+			i = int(order[n])
+		}
+		{
+			r := b.raws.at(i)
 			k := b.threadKeys[r.thread]
 			c := &cache[r.stack]
 			if c.ok && c.from <= r.ts && r.ts < c.to {

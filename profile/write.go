@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -28,22 +28,33 @@ func (p *Profile) frameName(f symbols.FrameID) string { return p.Map.Frame(f).St
 func (p *Profile) Folded() map[string]int64 {
 	vi := p.main()
 	names := make([]string, p.Stacks.Len())
-	out := map[string]int64{}
-	var sb strings.Builder
+	frameNames := make([]string, p.Map.NumFrames())
+	out := make(map[string]int64, len(p.Samples)/4)
+	var buf []byte
 	for _, s := range p.Samples {
 		if s.Values[vi] == 0 {
 			continue
 		}
 		n := names[s.Stack]
 		if n == "" && s.Stack != 0 {
-			sb.Reset()
-			for i, f := range p.Stacks.Frames(s.Stack) {
-				if i > 0 {
-					sb.WriteByte(';')
+			frames := p.Stacks.Frames(s.Stack)
+			size := len(frames) - 1
+			for _, f := range frames {
+				fn := frameNames[f]
+				if fn == "" {
+					fn = p.frameName(f)
+					frameNames[f] = fn
 				}
-				sb.WriteString(p.frameName(f))
+				size += len(fn)
 			}
-			n = sb.String()
+			buf = slices.Grow(buf[:0], size)
+			for i, f := range frames {
+				if i > 0 {
+					buf = append(buf, ';')
+				}
+				buf = append(buf, frameNames[f]...)
+			}
+			n = string(buf)
 			names[s.Stack] = n
 		}
 		out[n] += s.Values[vi]

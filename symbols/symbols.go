@@ -31,9 +31,10 @@ package symbols
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/clrgo/clrevents/clrevents"
@@ -136,8 +137,9 @@ type process struct {
 	maxSize uint64
 	// open maps (MethodID, start) to the index of the live entry, before
 	// sorting; rebuilt after.
-	open    map[[2]uint64]int
-	modules map[uint64]module
+	open      map[[2]uint64]int
+	openStale bool // open needs reopen
+	modules   map[uint64]module
 }
 
 type addrKey struct {
@@ -154,6 +156,9 @@ type Map struct {
 	counts     [NumReasons]int64
 	methods    int
 	buf        []byte
+	// Schema entries whose events Observe ignores (IL maps, JIT
+	// details...), found at their first event: later ones are not decoded.
+	ignored map[*clrevents.EventInfo]bool
 }
 
 // NewMap returns an empty Map.
@@ -166,14 +171,19 @@ func NewMap() *Map {
 // payload does not decode.
 func (m *Map) Add(e *trace.Event) error {
 	info, ok := e.Schema()
-	if !ok || !IsCodeEvent(info.Name) {
+	if !ok || m.ignored[info] || !IsCodeEvent(info.Name) {
 		return nil
 	}
 	ev, err := e.Decode()
 	if err != nil {
 		return err
 	}
-	m.Observe(e.ProcessID(), e.Timestamp(), ev)
+	if !m.Observe(e.ProcessID(), e.Timestamp(), ev) && ev.Info() == info {
+		if m.ignored == nil {
+			m.ignored = map[*clrevents.EventInfo]bool{}
+		}
+		m.ignored[info] = true
+	}
 	return nil
 }
 
@@ -271,6 +281,9 @@ func (m *Map) proc(pid int64) *process {
 
 func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32, names *[3]clrevents.UTF16) {
 	p := m.proc(pid)
+	if p.openStale {
+		p.reopen()
+	}
 	key := [2]uint64{id, start}
 	i, live := p.open[key]
 	switch k {
@@ -313,20 +326,52 @@ func (p *process) add(me method) {
 }
 
 func (p *process) sort() {
-	sort.SliceStable(p.methods, func(i, j int) bool {
-		a, b := &p.methods[i], &p.methods[j]
-		if a.start != b.start {
-			return a.start < b.start
+	// By start, then load, then arrival: the order of a stable sort by
+	// start and load. Sorting small keys moves less than sorting methods.
+	type key struct {
+		start uint64
+		load  int64
+		i     uint32
+	}
+	keys := make([]key, len(p.methods))
+	sorted := true
+	for i := range p.methods {
+		me := &p.methods[i]
+		keys[i] = key{me.start, me.load, uint32(i)}
+		if i > 0 && (keys[i-1].start > me.start || keys[i-1].start == me.start && keys[i-1].load > me.load) {
+			sorted = false
 		}
-		return a.load < b.load
-	})
+	}
+	if !sorted {
+		slices.SortFunc(keys, func(a, b key) int {
+			if c := cmp.Compare(a.start, b.start); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.load, b.load); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.i, b.i)
+		})
+		ms := make([]method, len(p.methods))
+		for i, k := range keys {
+			ms[i] = p.methods[k.i]
+		}
+		p.methods = ms
+	}
 	p.sorted = true
+	p.openStale = true
+}
+
+// reopen rebuilds open after a sort, for events that come after a
+// resolution.
+func (p *process) reopen() {
 	clear(p.open)
 	for i := range p.methods {
 		if p.methods[i].unload == always {
 			p.open[[2]uint64{p.methods[i].methodID, p.methods[i].start}] = i
 		}
 	}
+	p.openStale = false
 }
 
 // Methods returns how many method entries the map holds.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/clrgo/clrevents/nettrace"
 	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/symbols"
 	"github.com/clrgo/clrevents/trace"
@@ -91,6 +92,11 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 		return exitError
 	}
 	defer src.Close()
+	if nt := src.NetTrace(); nt != nil {
+		// A profile needs each thread's events in order, which file order
+		// gives; time order would only cost a merge.
+		nt.SetOrder(nettrace.FileOrder)
+	}
 	p, err := profile.Build(src, profile.Options{Kind: kind, ManagedOnly: pf.managedOnly, PID: pid})
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
