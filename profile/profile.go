@@ -152,7 +152,7 @@ type raw struct {
 	v1     int64
 	stack  uint32 // index into the raw stack table
 	thread uint32 // index into Builder.threadKeys
-	v0     int64
+	// The first value is 1 but for allocations (Builder.v0s).
 }
 
 // chunk is how many raws a block of Builder.raws holds: growing by blocks
@@ -178,6 +178,12 @@ func (rs *raws) add(r raw) int {
 func (rs *raws) at(i int) *raw { return &rs.blocks[i/chunk][i%chunk] }
 
 type threadKey struct{ pid, tid int64 }
+
+type threadSlot struct {
+	k  threadKey
+	i  uint32
+	ok bool
+}
 
 // cpuThread is the attribution state of one thread, dotnetdiag's: the
 // relative times of the last external and managed samples; the sign of
@@ -210,10 +216,9 @@ type Builder struct {
 	rawIPs     []uint64
 	rawOffs    []uint32
 
-	// The last thread seen, the common case being the next one.
-	lastKey   threadKey
-	lastIdx   uint32
-	lastValid bool
+	// Recent threads, direct-mapped by thread ID: most samples find
+	// their thread here without a map lookup.
+	tcache [64]threadSlot
 
 	// What each kind of event is to the builder, by schema entry.
 	classes   map[*clrevents.EventInfo]class
@@ -225,6 +230,7 @@ type Builder struct {
 	cpuThreads  []cpuThread // by thread index
 	contention  map[threadKey]pending
 	stops       []int64 // by raw: when the contention ended, its place in time
+	v0s         []int64 // by raw: the first value of an allocation
 	first, last int64
 	seen        bool
 
@@ -492,7 +498,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if f.HasDurationNs && f.DurationNs >= 0 && f.DurationNs < math.MaxInt64 {
 			d = int64(f.DurationNs)
 		}
-		b.raws.add(raw{thread: b.thread(k), ts: st.ts, stack: st.stack, v0: 1, v1: d})
+		b.raws.add(raw{thread: b.thread(k), ts: st.ts, stack: st.stack, v1: d})
 		b.stops = append(b.stops, ts)
 	case Exception:
 		if strings.HasPrefix(name, "ExceptionThrown") && name != "ExceptionThrownStop" {
@@ -577,21 +583,25 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		return
 	}
 	if v != 0 {
-		b.raws.add(raw{thread: ti, ts: ts, stack: b.intern(pid, ips), v0: 1, v1: v})
+		b.raws.add(raw{thread: ti, ts: ts, stack: b.intern(pid, ips), v1: v})
 	}
 }
 
 func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {
-	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.intern(pid, ips), v0: v0, v1: v1})
+	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.intern(pid, ips), v1: v1})
+	if b.o.Kind == Alloc {
+		b.v0s = append(b.v0s, v0)
+	}
 }
 
 // thread numbers the threads.
 func (b *Builder) thread(k threadKey) uint32 {
-	if b.lastValid && k == b.lastKey {
-		return b.lastIdx
+	slot := &b.tcache[uint64(k.tid^k.pid*31)%uint64(len(b.tcache))]
+	if slot.ok && slot.k == k {
+		return slot.i
 	}
 	i := b.thread1(k)
-	b.lastKey, b.lastIdx, b.lastValid = k, i, true
+	*slot = threadSlot{k: k, i: i, ok: true}
 	return i
 }
 
@@ -708,6 +718,32 @@ func (b *Builder) timeOrder() []int32 {
 	return order
 }
 
+// resolved is the last resolution of a raw stack: a raw stack resolves to
+// the same frames over a span of time, and most samples reuse it.
+type resolved struct {
+	from, to int64
+	stack    symbols.StackID
+	counts   [symbols.NumReasons]int64
+	ok       bool
+	hits     int64 // reuses of the resolution, not yet counted
+	// The sample the last raw of this stack went to, and its thread.
+	thread uint32
+	sample int
+}
+
+// flush adds the reuses of the resolution to the map's counts.
+func (c *resolved) flush(m *symbols.Map) {
+	if c.hits == 0 {
+		return
+	}
+	for reason, n := range c.counts {
+		if n != 0 {
+			m.Count(symbols.Reason(reason), n*c.hits)
+		}
+	}
+	c.hits = 0
+}
+
 type aggKey struct {
 	pid, tid int64
 	stack    symbols.StackID
@@ -725,18 +761,7 @@ func (b *Builder) Finish() (*Profile, error) {
 	}
 	nv := len(p.SampleTypes)
 	index := map[aggKey]int{}
-	// A raw stack resolves to the same frames over a span of time: most
-	// samples reuse the last resolution of their raw stack.
-	type resolved struct {
-		from, to int64
-		stack    symbols.StackID
-		counts   [symbols.NumReasons]int64
-		ok       bool
-		// The sample the last raw of this stack went to, and its thread.
-		thread uint32
-		sample int
-	}
-	cache := make([]resolved, len(b.rawOffs)-1)
+	cache := make([]resolved, len(b.rawOffs)-1) // by raw stack
 	var frames []symbols.FrameID
 	// Samples go to the profile in time order (stable: file order for
 	// equal times), whatever order the reader gave the events in.
@@ -751,12 +776,9 @@ func (b *Builder) Finish() (*Profile, error) {
 			k := b.threadKeys[r.thread]
 			c := &cache[r.stack]
 			if c.ok && c.from <= r.ts && r.ts < c.to {
-				for reason, n := range c.counts {
-					if n != 0 {
-						b.m.Count(symbols.Reason(reason), n)
-					}
-				}
+				c.hits++
 			} else {
+				c.flush(b.m)
 				ips := b.rawIPs[b.rawOffs[r.stack]:b.rawOffs[r.stack+1]]
 				var from, to int64
 				var counts [symbols.NumReasons]int64
@@ -775,11 +797,18 @@ func (b *Builder) Finish() (*Profile, error) {
 				}
 				c.thread, c.sample = r.thread, j
 			}
-			p.Samples[j].Values[0] += r.v0
+			v0 := int64(1)
+			if b.o.Kind == Alloc {
+				v0 = b.v0s[i]
+			}
+			p.Samples[j].Values[0] += v0
 			if nv > 1 {
 				p.Samples[j].Values[1] += r.v1
 			}
 		}
+	}
+	for i := range cache {
+		cache[i].flush(b.m)
 	}
 	return p, nil
 }

@@ -30,12 +30,12 @@
 package symbols
 
 import (
-	"bytes"
 	"cmp"
 	"math"
 	"path"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/trace"
@@ -156,6 +156,7 @@ type Map struct {
 	counts     [NumReasons]int64
 	methods    int
 	buf        []byte
+	arena      []byte // the current block of method names
 	// Schema entries whose events Observe ignores (IL maps, JIT
 	// details...), found at their first event: later ones are not decoded.
 	ignored map[*clrevents.EventInfo]bool
@@ -242,7 +243,9 @@ func (m *Map) Observe(pid int64, ts int64, ev clrevents.Event) bool {
 }
 
 // methodName is Namespace.Name followed by the signature from its '(' on,
-// as pyroscope's profiler writes it; "" for nil. It makes one string.
+// as pyroscope's profiler writes it; "" for nil. The part of the signature
+// before '(' (the return type) is not converted at all, and the names live
+// in blocks of one arena rather than a string each.
 func (m *Map) methodName(n *[3]clrevents.UTF16) string {
 	if n == nil {
 		return ""
@@ -252,13 +255,44 @@ func (m *Map) methodName(n *[3]clrevents.UTF16) string {
 		b = append(b, '.')
 	}
 	b = n[1].AppendUTF8(b)
-	nb := len(b)
-	b = n[2].AppendUTF8(b)
-	if i := bytes.IndexByte(b[nb:], '('); i > 0 {
-		b = append(b[:nb], b[nb+i:]...)
+	sig := n[2]
+	if i := indexParen(sig.Bytes()); i > 0 {
+		sig = clrevents.MakeUTF16(sig.Bytes()[2*i:])
 	}
+	b = sig.AppendUTF8(b)
 	m.buf = b
-	return string(b)
+	return m.arenaString(b)
+}
+
+// indexParen is the index in code units of the first '(' of UTF-16LE
+// bytes, -1 when none.
+func indexParen(b []byte) int {
+	for i := 0; i+1 < len(b); i += 2 {
+		if b[i] == '(' && b[i+1] == 0 {
+			return i / 2
+		}
+	}
+	return -1
+}
+
+// arenaBlock is the size of the arena's blocks.
+const arenaBlock = 64 << 10
+
+// arenaString copies b into the arena and returns it as a string. A block
+// is never written again where strings point into it.
+func (m *Map) arenaString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > arenaBlock/4 {
+		return string(b)
+	}
+	if cap(m.arena)-len(m.arena) < len(b) {
+		m.arena = make([]byte, 0, arenaBlock)
+	}
+	at := len(m.arena)
+	m.arena = append(m.arena, b...)
+	return unsafe.String(&m.arena[at], len(b))
 }
 
 // moduleName is a module path's file name without its extension, for
