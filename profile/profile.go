@@ -43,6 +43,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/symbols"
@@ -191,6 +192,9 @@ type threadSlot struct {
 // external).
 type cpuThread struct {
 	lastExternal, lastManaged int64
+	// The thread's last raw stack (+1; 0 none): a thread often stays in
+	// one place, and comparing is cheaper than hashing.
+	lastStack uint32
 }
 
 type pending struct {
@@ -583,7 +587,14 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		return
 	}
 	if v != 0 {
-		b.raws.add(raw{thread: ti, ts: ts, stack: b.intern(pid, ips), v1: v})
+		var id uint32
+		if t.lastStack != 0 && equalIPs(b.rawIPs[b.rawOffs[t.lastStack-1]:b.rawOffs[t.lastStack]], ips) {
+			id = t.lastStack - 1
+		} else {
+			id = b.intern(pid, ips)
+			t.lastStack = id + 1
+		}
+		b.raws.add(raw{thread: ti, ts: ts, stack: id, v1: v})
 	}
 }
 
@@ -684,12 +695,11 @@ func equalIPs(a, b []uint64) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	if len(a) == 0 {
+		return true
 	}
-	return true
+	// As strings, for the runtime's vectorized comparison.
+	return unsafe.String((*byte)(unsafe.Pointer(&a[0])), 8*len(a)) == unsafe.String((*byte)(unsafe.Pointer(&b[0])), 8*len(b))
 }
 
 // timeOrder returns the raws' indices sorted by the time of the event that
@@ -701,10 +711,17 @@ func (b *Builder) timeOrder() []int32 {
 		at = func(i int) int64 { return b.stops[i] }
 	}
 	sorted := true
-	for i := 1; i < b.raws.n; i++ {
-		if at(i) < at(i-1) {
-			sorted = false
-			break
+	if len(b.stops) == b.raws.n && b.raws.n > 0 {
+		sorted = slices.IsSorted(b.stops)
+	} else {
+		prev := int64(math.MinInt64)
+		for _, blk := range b.raws.blocks {
+			for i := range blk {
+				if blk[i].ts < prev {
+					sorted = false
+				}
+				prev = blk[i].ts
+			}
 		}
 	}
 	if sorted {

@@ -137,7 +137,7 @@ type process struct {
 	maxSize uint64
 	// open maps (MethodID, start) to the index of the live entry, before
 	// sorting; rebuilt after.
-	open      map[[2]uint64]int
+	open      openIndex
 	openStale bool // open needs reopen
 	modules   map[uint64]module
 }
@@ -307,7 +307,7 @@ func moduleName(p string) string {
 func (m *Map) proc(pid int64) *process {
 	p := m.procs[pid]
 	if p == nil {
-		p = &process{open: map[[2]uint64]int{}, modules: map[uint64]module{}}
+		p = &process{modules: map[uint64]module{}}
 		m.procs[pid] = p
 	}
 	return p
@@ -319,7 +319,7 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 		p.reopen()
 	}
 	key := [2]uint64{id, start}
-	i, live := p.open[key]
+	i, live := p.open.get(key)
 	switch k {
 	case kUnload:
 		if live {
@@ -327,7 +327,7 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 			if p.methods[i].name == "" {
 				p.methods[i].name = m.methodName(names)
 			}
-			delete(p.open, key)
+			p.open.del(key)
 			return
 		}
 		// Loaded before the trace began and not listed by a rundown.
@@ -345,7 +345,7 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 		if k == kRundown {
 			load = never
 		}
-		p.open[key] = len(p.methods)
+		p.open.put(key, len(p.methods))
 		p.add(method{start: start, size: size, load: load, unload: always, methodID: id, moduleID: modID, name: m.methodName(names)})
 		m.methods++
 	}
@@ -399,10 +399,10 @@ func (p *process) sort() {
 // reopen rebuilds open after a sort, for events that come after a
 // resolution.
 func (p *process) reopen() {
-	clear(p.open)
+	p.open.clear()
 	for i := range p.methods {
 		if p.methods[i].unload == always {
-			p.open[[2]uint64{p.methods[i].methodID, p.methods[i].start}] = i
+			p.open.put([2]uint64{p.methods[i].methodID, p.methods[i].start}, i)
 		}
 	}
 	p.openStale = false
