@@ -14,8 +14,11 @@ type openSlot struct {
 }
 
 func (t *openIndex) hash(k [2]uint64) uint64 {
-	h := (k[0]*0x9E3779B97F4A7C15 ^ k[1]) * 0xBF58476D1CE4E5B9
-	return h ^ h>>31
+	// Addresses and method IDs are aligned: mix the high bits down.
+	h := k[0]*0x9E3779B97F4A7C15 + k[1]
+	h ^= h >> 32
+	h *= 0xBF58476D1CE4E5B9
+	return h ^ h>>29
 }
 
 func (t *openIndex) get(k [2]uint64) (int, bool) {
