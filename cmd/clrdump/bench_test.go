@@ -23,6 +23,20 @@ import (
 
 var unzipped sync.Map // zip path → unzipped path
 
+// tempDirs are the directories unzippedTrace made; TestMain removes them
+// when the test binary is done (the traces in them are kept across
+// benchmarks, so no single benchmark's cleanup may remove them).
+var tempDirs sync.Map
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	tempDirs.Range(func(dir, _ any) bool {
+		os.RemoveAll(dir.(string))
+		return true
+	})
+	os.Exit(code)
+}
+
 // unzippedTrace expands the shared trace name (a zip) once per test binary
 // into a temporary directory, or skips the benchmark when it is absent.
 func unzippedTrace(b *testing.B, name string) string {
@@ -40,6 +54,7 @@ func unzippedTrace(b *testing.B, name string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	tempDirs.Store(dir, true)
 	for _, f := range zr.File {
 		if f.FileInfo().IsDir() || filepath.Ext(f.Name) == ".txt" {
 			continue
