@@ -2103,9 +2103,11 @@ type GCGlobalHeapFields struct {
 	CondemnedGeneration uint32
 	// Gen0ReductionCount is carried by every member.
 	Gen0ReductionCount uint32
-	// Reason is carried by every member.
+	// Reason is carried by every member; converted to uint32 from GCReason,
+	// PrivateGCReason.
 	Reason uint32
-	// GlobalMechanisms is carried by every member.
+	// GlobalMechanisms is carried by every member; converted to uint32 from
+	// GCGlobalMechanisms, PrivateGCGlobalMechanisms.
 	GlobalMechanisms uint32
 	// HasClrInstanceID tells whether the event had ClrInstanceID.
 	HasClrInstanceID bool
@@ -2115,7 +2117,7 @@ type GCGlobalHeapFields struct {
 	HasPauseMode bool
 	// PauseMode is carried by every member but GCGlobalHeapHistory,
 	// GCGlobalHeapHistoryV1.
-	PauseMode uint32
+	PauseMode GCPauseMode
 	// HasMemoryPressure tells whether the event had MemoryPressure.
 	HasMemoryPressure bool
 	// MemoryPressure is carried by every member but GCGlobalHeapHistory,
@@ -2154,14 +2156,14 @@ func (e *GCGlobalHeapHistoryV2) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     e.GlobalMechanisms,
+		GlobalMechanisms:     uint32(e.GlobalMechanisms),
 		HasClrInstanceID:     true,
 		HasMemoryPressure:    true,
 		HasPauseMode:         true,
 		MemoryPressure:       e.MemoryPressure,
 		NumHeaps:             e.NumHeaps,
 		PauseMode:            e.PauseMode,
-		Reason:               e.Reason,
+		Reason:               uint32(e.Reason),
 	}
 }
 
@@ -2174,7 +2176,7 @@ func (e *GCGlobalHeapHistoryV3) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     e.GlobalMechanisms,
+		GlobalMechanisms:     uint32(e.GlobalMechanisms),
 		HasClrInstanceID:     true,
 		HasCondemnReasons0:   true,
 		HasCondemnReasons1:   true,
@@ -2183,7 +2185,7 @@ func (e *GCGlobalHeapHistoryV3) GCGlobalHeapFields() GCGlobalHeapFields {
 		MemoryPressure:       e.MemoryPressure,
 		NumHeaps:             e.NumHeaps,
 		PauseMode:            e.PauseMode,
-		Reason:               e.Reason,
+		Reason:               uint32(e.Reason),
 	}
 }
 
@@ -2197,7 +2199,7 @@ func (e *GCGlobalHeapHistoryV4) GCGlobalHeapFields() GCGlobalHeapFields {
 		Count:                e.Count,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     e.GlobalMechanisms,
+		GlobalMechanisms:     uint32(e.GlobalMechanisms),
 		HasClrInstanceID:     true,
 		HasCondemnReasons0:   true,
 		HasCondemnReasons1:   true,
@@ -2208,7 +2210,7 @@ func (e *GCGlobalHeapHistoryV4) GCGlobalHeapFields() GCGlobalHeapFields {
 		MemoryPressure:       e.MemoryPressure,
 		NumHeaps:             e.NumHeaps,
 		PauseMode:            e.PauseMode,
-		Reason:               e.Reason,
+		Reason:               uint32(e.Reason),
 		Values:               e.Values,
 	}
 }
@@ -2219,9 +2221,9 @@ func (e *GCGlobalHeapHistory) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     e.GlobalMechanisms,
+		GlobalMechanisms:     uint32(e.GlobalMechanisms),
 		NumHeaps:             e.NumHeaps,
-		Reason:               e.Reason,
+		Reason:               uint32(e.Reason),
 	}
 }
 
@@ -2232,10 +2234,10 @@ func (e *GCGlobalHeapHistoryV1) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     e.GlobalMechanisms,
+		GlobalMechanisms:     uint32(e.GlobalMechanisms),
 		HasClrInstanceID:     true,
 		NumHeaps:             e.NumHeaps,
-		Reason:               e.Reason,
+		Reason:               uint32(e.Reason),
 	}
 }
 
@@ -2617,10 +2619,11 @@ func (e *GCOptimizedV1) GCOptimizedFields() GCOptimizedFields {
 // A field that not every member carries comes with a HasX field, true when the
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
+// Left out, their Go types differ across members: Values
+// (GCPerHeapHistoryV3ValuesArray in GCPerHeapHistoryV3,
+// GCPerHeapHistoryValuesArray in GCPerHeapHistory).
 type GCPerHeapHistoryFields struct {
-	// HasClrInstanceID tells whether the event had ClrInstanceID.
-	HasClrInstanceID bool
-	// ClrInstanceID is carried by every member but GCPerHeapHistory.
+	// ClrInstanceID is carried by every member; converted to uint16 from uint8.
 	ClrInstanceID uint16
 	// HasFreeListAllocated tells whether the event had FreeListAllocated.
 	HasFreeListAllocated bool
@@ -2652,36 +2655,39 @@ type GCPerHeapHistoryFields struct {
 	RunningFreeListEfficiency uint32
 	// HasCondemnReasons0 tells whether the event had CondemnReasons0.
 	HasCondemnReasons0 bool
-	// CondemnReasons0 is carried by GCPerHeapHistoryV3.
+	// CondemnReasons0 is carried by every member but GCPerHeapHistoryV1.
 	CondemnReasons0 uint32
 	// HasCondemnReasons1 tells whether the event had CondemnReasons1.
 	HasCondemnReasons1 bool
-	// CondemnReasons1 is carried by GCPerHeapHistoryV3.
+	// CondemnReasons1 is carried by every member but GCPerHeapHistoryV1.
 	CondemnReasons1 uint32
 	// HasCompactMechanisms tells whether the event had CompactMechanisms.
 	HasCompactMechanisms bool
-	// CompactMechanisms is carried by GCPerHeapHistoryV3.
+	// CompactMechanisms is carried by every member but GCPerHeapHistoryV1;
+	// converted to uint32 from GCHeapCompactReason, PrivateGCHeapCompactReason.
 	CompactMechanisms uint32
 	// HasExpandMechanisms tells whether the event had ExpandMechanisms.
 	HasExpandMechanisms bool
-	// ExpandMechanisms is carried by GCPerHeapHistoryV3.
+	// ExpandMechanisms is carried by every member but GCPerHeapHistoryV1;
+	// converted to uint32 from GCHeapExpandMechanism,
+	// PrivateGCHeapExpandMechanism.
 	ExpandMechanisms uint32
 	// HasHeapIndex tells whether the event had HeapIndex.
 	HasHeapIndex bool
-	// HeapIndex is carried by GCPerHeapHistoryV3.
+	// HeapIndex is carried by every member but GCPerHeapHistoryV1.
 	HeapIndex uint32
 	// HasExtraGen0Commit tells whether the event had ExtraGen0Commit.
 	HasExtraGen0Commit bool
-	// ExtraGen0Commit is carried by GCPerHeapHistoryV3.
+	// ExtraGen0Commit is carried by every member but GCPerHeapHistoryV1.
 	ExtraGen0Commit uint64
 	// HasCount tells whether the event had Count.
 	HasCount bool
 	// Count is carried by GCPerHeapHistoryV3.
 	Count uint32
-	// HasValues tells whether the event had Values.
-	HasValues bool
-	// Values is carried by GCPerHeapHistoryV3.
-	Values GCPerHeapHistoryV3ValuesArray
+	// HasMemoryPressure tells whether the event had MemoryPressure.
+	HasMemoryPressure bool
+	// MemoryPressure is carried by GCPerHeapHistory.
+	MemoryPressure uint32
 }
 
 // GCPerHeapHistoryEvent is implemented by every member of the GCPerHeapHistory
@@ -2696,17 +2702,16 @@ type GCPerHeapHistoryEvent interface {
 func (e *GCPerHeapHistoryV3) GCPerHeapHistoryFields() GCPerHeapHistoryFields {
 	return GCPerHeapHistoryFields{
 		ClrInstanceID:                e.ClrInstanceID,
-		CompactMechanisms:            e.CompactMechanisms,
+		CompactMechanisms:            uint32(e.CompactMechanisms),
 		CondemnReasons0:              e.CondemnReasons0,
 		CondemnReasons1:              e.CondemnReasons1,
 		CondemnedAllocated:           e.CondemnedAllocated,
 		Count:                        e.Count,
 		EndOfSegAllocated:            e.EndOfSegAllocated,
-		ExpandMechanisms:             e.ExpandMechanisms,
+		ExpandMechanisms:             uint32(e.ExpandMechanisms),
 		ExtraGen0Commit:              e.ExtraGen0Commit,
 		FreeListAllocated:            e.FreeListAllocated,
 		FreeListRejected:             e.FreeListRejected,
-		HasClrInstanceID:             true,
 		HasCompactMechanisms:         true,
 		HasCondemnReasons0:           true,
 		HasCondemnReasons1:           true,
@@ -2721,26 +2726,37 @@ func (e *GCPerHeapHistoryV3) GCPerHeapHistoryFields() GCPerHeapHistoryFields {
 		HasPinnedAllocated:           true,
 		HasPinnedAllocatedAdvance:    true,
 		HasRunningFreeListEfficiency: true,
-		HasValues:                    true,
 		HeapIndex:                    e.HeapIndex,
 		PinnedAllocated:              e.PinnedAllocated,
 		PinnedAllocatedAdvance:       e.PinnedAllocatedAdvance,
 		RunningFreeListEfficiency:    e.RunningFreeListEfficiency,
-		Values:                       e.Values,
 	}
 }
 
 // GCPerHeapHistoryFields returns the fields of GCPerHeapHistory_V1 in the form of the GCPerHeapHistory family.
 func (e *GCPerHeapHistoryV1) GCPerHeapHistoryFields() GCPerHeapHistoryFields {
-	return GCPerHeapHistoryFields{
-		ClrInstanceID:    e.ClrInstanceID,
-		HasClrInstanceID: true,
-	}
+	return GCPerHeapHistoryFields{ClrInstanceID: e.ClrInstanceID}
 }
 
 // GCPerHeapHistoryFields returns the fields of GCPerHeapHistory in the form of the GCPerHeapHistory family.
 func (e *GCPerHeapHistory) GCPerHeapHistoryFields() GCPerHeapHistoryFields {
-	return GCPerHeapHistoryFields{}
+	return GCPerHeapHistoryFields{
+		ClrInstanceID:        uint16(e.ClrInstanceID),
+		CompactMechanisms:    uint32(e.CompactMechanisms),
+		CondemnReasons0:      e.CondemnReasons0,
+		CondemnReasons1:      e.CondemnReasons1,
+		ExpandMechanisms:     uint32(e.ExpandMechanisms),
+		ExtraGen0Commit:      e.ExtraGen0Commit,
+		HasCompactMechanisms: true,
+		HasCondemnReasons0:   true,
+		HasCondemnReasons1:   true,
+		HasExpandMechanisms:  true,
+		HasExtraGen0Commit:   true,
+		HasHeapIndex:         true,
+		HasMemoryPressure:    true,
+		HeapIndex:            e.HeapIndex,
+		MemoryPressure:       e.MemoryPressure,
+	}
 }
 
 // GCSampledObjectAllocationFields holds the fields of the
@@ -2828,7 +2844,7 @@ type GCSettingsFields struct {
 	// HasBitSettings tells whether the event had BitSettings.
 	HasBitSettings bool
 	// BitSettings is carried by GCSettingsRundown.
-	BitSettings uint32
+	BitSettings RundownGCSettingsFlags
 	// HasClrInstanceID tells whether the event had ClrInstanceID.
 	HasClrInstanceID bool
 	// ClrInstanceID is carried by every member but GCSettings.

@@ -17,8 +17,8 @@ type NgenBindEvent struct {
 	ClrInstanceID uint16
 	// BindingID is win:UInt64.
 	BindingID uint64
-	// ReasonCode is win:UInt32.
-	ReasonCode uint32
+	// ReasonCode is win:UInt32, map NgenBindReasonMap.
+	ReasonCode PrivateNgenBindReason
 	// AssemblyName is win:UnicodeString, NUL-terminated on the wire.
 	AssemblyName UTF16
 }
@@ -50,7 +50,7 @@ func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
 	_ = b[13]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.BindingID = binary.LittleEndian.Uint64(b[2:])
-	e.ReasonCode = binary.LittleEndian.Uint32(b[10:])
+	e.ReasonCode = PrivateNgenBindReason(binary.LittleEndian.Uint32(b[10:]))
 	off = 14
 	{
 		s, next, ok := clrimpl.ReadUTF16Z(b, off)
@@ -79,7 +79,7 @@ func (e *NgenBindEvent) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"BindingID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.BindingID))
 	dst = append(dst, ",\"ReasonCode\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.ReasonCode))
+	dst = e.ReasonCode.appendJSON(dst)
 	dst = append(dst, ",\"AssemblyName\":"...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	return append(dst, '}')
@@ -92,7 +92,7 @@ func (e *NgenBindEvent) AppendText(dst []byte) []byte {
 	dst = append(dst, " BindingID="...)
 	dst = strconv.AppendUint(dst, uint64(e.BindingID), 10)
 	dst = append(dst, " ReasonCode="...)
-	dst = strconv.AppendUint(dst, uint64(e.ReasonCode), 10)
+	dst, _ = e.ReasonCode.AppendText(dst)
 	dst = append(dst, " AssemblyName="...)
 	dst = e.AssemblyName.AppendJSON(dst)
 	return dst

@@ -381,6 +381,55 @@ const (
 	PrivateOpcodeDynamicTypeUsageObjectVariantMarshallingToManaged Opcode = 24
 )
 
+// PrivateGCGlobalMechanisms holds the flags of GCGlobalMechanismsMap in Microsoft-Windows-DotNETRuntimePrivate.
+type PrivateGCGlobalMechanisms uint32
+
+const (
+	PrivateGCGlobalMechanismsNone        PrivateGCGlobalMechanisms = 0x0
+	PrivateGCGlobalMechanismsConcurrent  PrivateGCGlobalMechanisms = 0x1
+	PrivateGCGlobalMechanismsCompaction  PrivateGCGlobalMechanisms = 0x2
+	PrivateGCGlobalMechanismsPromotion   PrivateGCGlobalMechanisms = 0x4
+	PrivateGCGlobalMechanismsDemotion    PrivateGCGlobalMechanisms = 0x8
+	PrivateGCGlobalMechanismsCardBundles PrivateGCGlobalMechanisms = 0x10
+	PrivateGCGlobalMechanismsElevation   PrivateGCGlobalMechanisms = 0x20
+)
+
+var privateGCGlobalMechanismsNames = []clrimpl.FlagName{{
+	Name:  "Concurrent",
+	Value: 0x1,
+}, {
+	Name:  "Compaction",
+	Value: 0x2,
+}, {
+	Name:  "Promotion",
+	Value: 0x4,
+}, {
+	Name:  "Demotion",
+	Value: 0x8,
+}, {
+	Name:  "CardBundles",
+	Value: 0x10,
+}, {
+	Name:  "Elevation",
+	Value: 0x20,
+}}
+
+// AppendText appends the names of the set flags joined by |, unknown bits in hex.
+func (v PrivateGCGlobalMechanisms) AppendText(b []byte) ([]byte, error) {
+	return clrimpl.AppendFlags(b, uint64(v), privateGCGlobalMechanismsNames, "None"), nil
+}
+
+func (v PrivateGCGlobalMechanisms) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v PrivateGCGlobalMechanisms) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
 // PrivateGCHandleKind holds the values of GCHandleKindMap in Microsoft-Windows-DotNETRuntimePrivate.
 type PrivateGCHandleKind uint32
 
@@ -428,6 +477,192 @@ func (v PrivateGCHandleKind) String() string {
 }
 
 func (v PrivateGCHandleKind) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// PrivateGCHeapCompactReason holds the values of GCHeapCompactReasonMap in Microsoft-Windows-DotNETRuntimePrivate.
+type PrivateGCHeapCompactReason uint32
+
+const (
+	PrivateGCHeapCompactReasonNotSpecified             PrivateGCHeapCompactReason = 0x0
+	PrivateGCHeapCompactReasonCompactLowEphemeral      PrivateGCHeapCompactReason = 0x80000001
+	PrivateGCHeapCompactReasonCompactHighFrag          PrivateGCHeapCompactReason = 0x80000002
+	PrivateGCHeapCompactReasonCompactNoGaps            PrivateGCHeapCompactReason = 0x80000004
+	PrivateGCHeapCompactReasonCompactLohForced         PrivateGCHeapCompactReason = 0x80000008
+	PrivateGCHeapCompactReasonCompactLastGc            PrivateGCHeapCompactReason = 0x80000010
+	PrivateGCHeapCompactReasonCompactInducedCompacting PrivateGCHeapCompactReason = 0x80000020
+	PrivateGCHeapCompactReasonCompactFragmentedGen0    PrivateGCHeapCompactReason = 0x80000040
+	PrivateGCHeapCompactReasonCompactHighMemLoad       PrivateGCHeapCompactReason = 0x80000080
+	PrivateGCHeapCompactReasonCompactHighMemFrag       PrivateGCHeapCompactReason = 0x80000100
+	PrivateGCHeapCompactReasonCompactVhighMemFrag      PrivateGCHeapCompactReason = 0x80000200
+	PrivateGCHeapCompactReasonCompactNoGcMode          PrivateGCHeapCompactReason = 0x80000400
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v PrivateGCHeapCompactReason) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "not_specified"...), nil
+	case 0x80000001:
+		return append(b, "compact_low_ephemeral"...), nil
+	case 0x80000002:
+		return append(b, "compact_high_frag"...), nil
+	case 0x80000004:
+		return append(b, "compact_no_gaps"...), nil
+	case 0x80000008:
+		return append(b, "compact_loh_forced"...), nil
+	case 0x80000010:
+		return append(b, "compact_last_gc"...), nil
+	case 0x80000020:
+		return append(b, "compact_induced_compacting"...), nil
+	case 0x80000040:
+		return append(b, "compact_fragmented_gen0"...), nil
+	case 0x80000080:
+		return append(b, "compact_high_mem_load"...), nil
+	case 0x80000100:
+		return append(b, "compact_high_mem_frag"...), nil
+	case 0x80000200:
+		return append(b, "compact_vhigh_mem_frag"...), nil
+	case 0x80000400:
+		return append(b, "compact_no_gc_mode"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "PrivateGCHeapCompactReason", uint64(v)), nil
+	}
+}
+
+func (v PrivateGCHeapCompactReason) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v PrivateGCHeapCompactReason) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// PrivateGCHeapExpandMechanism holds the values of GCHeapExpandMechanismMap in Microsoft-Windows-DotNETRuntimePrivate.
+type PrivateGCHeapExpandMechanism uint32
+
+const (
+	PrivateGCHeapExpandMechanismNotSpecified       PrivateGCHeapExpandMechanism = 0x0
+	PrivateGCHeapExpandMechanismExpandReuseNormal  PrivateGCHeapExpandMechanism = 0x80000001
+	PrivateGCHeapExpandMechanismExpandReuseBestfit PrivateGCHeapExpandMechanism = 0x80000002
+	PrivateGCHeapExpandMechanismExpandNewSegEp     PrivateGCHeapExpandMechanism = 0x80000004
+	PrivateGCHeapExpandMechanismExpandNewSeg       PrivateGCHeapExpandMechanism = 0x80000008
+	PrivateGCHeapExpandMechanismExpandNoMemory     PrivateGCHeapExpandMechanism = 0x80000010
+	PrivateGCHeapExpandMechanismExpandNextFullGc   PrivateGCHeapExpandMechanism = 0x80000020
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v PrivateGCHeapExpandMechanism) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "not_specified"...), nil
+	case 0x80000001:
+		return append(b, "expand_reuse_normal"...), nil
+	case 0x80000002:
+		return append(b, "expand_reuse_bestfit"...), nil
+	case 0x80000004:
+		return append(b, "expand_new_seg_ep"...), nil
+	case 0x80000008:
+		return append(b, "expand_new_seg"...), nil
+	case 0x80000010:
+		return append(b, "expand_no_memory"...), nil
+	case 0x80000020:
+		return append(b, "expand_next_full_gc"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "PrivateGCHeapExpandMechanism", uint64(v)), nil
+	}
+}
+
+func (v PrivateGCHeapExpandMechanism) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v PrivateGCHeapExpandMechanism) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// PrivateGCReason holds the values of GCReasonMap in Microsoft-Windows-DotNETRuntimePrivate.
+type PrivateGCReason uint32
+
+const (
+	PrivateGCReasonAllocSmall                PrivateGCReason = 0x0
+	PrivateGCReasonInduced                   PrivateGCReason = 0x1
+	PrivateGCReasonLowMemory                 PrivateGCReason = 0x2
+	PrivateGCReasonEmpty                     PrivateGCReason = 0x3
+	PrivateGCReasonAllocLarge                PrivateGCReason = 0x4
+	PrivateGCReasonOutOfSpaceSmallObjectHeap PrivateGCReason = 0x5
+	PrivateGCReasonOutOfSpaceLargeObjectHeap PrivateGCReason = 0x6
+	PrivateGCReasonInducedNoForce            PrivateGCReason = 0x7
+	PrivateGCReasonStress                    PrivateGCReason = 0x8
+	PrivateGCReasonInducedLowMemory          PrivateGCReason = 0x9
+	PrivateGCReasonInducedCompacting         PrivateGCReason = 0xa
+	PrivateGCReasonLowMemoryHost             PrivateGCReason = 0xb
+	PrivateGCReasonPMFullGC                  PrivateGCReason = 0xc
+	PrivateGCReasonLowMemoryHostBlocking     PrivateGCReason = 0xd
+	PrivateGCReasonBGCTuningSOH              PrivateGCReason = 0xe
+	PrivateGCReasonBGCTuningLOH              PrivateGCReason = 0xf
+	PrivateGCReasonBGCStepping               PrivateGCReason = 0x10
+	PrivateGCReasonInducedAggressive         PrivateGCReason = 0x11
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v PrivateGCReason) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "AllocSmall"...), nil
+	case 0x1:
+		return append(b, "Induced"...), nil
+	case 0x2:
+		return append(b, "LowMemory"...), nil
+	case 0x3:
+		return append(b, "Empty"...), nil
+	case 0x4:
+		return append(b, "AllocLarge"...), nil
+	case 0x5:
+		return append(b, "OutOfSpaceSmallObjectHeap"...), nil
+	case 0x6:
+		return append(b, "OutOfSpaceLargeObjectHeap"...), nil
+	case 0x7:
+		return append(b, "InducedNoForce"...), nil
+	case 0x8:
+		return append(b, "Stress"...), nil
+	case 0x9:
+		return append(b, "InducedLowMemory"...), nil
+	case 0xa:
+		return append(b, "InducedCompacting"...), nil
+	case 0xb:
+		return append(b, "LowMemoryHost"...), nil
+	case 0xc:
+		return append(b, "PMFullGC"...), nil
+	case 0xd:
+		return append(b, "LowMemoryHostBlocking"...), nil
+	case 0xe:
+		return append(b, "BGCTuningSOH"...), nil
+	case 0xf:
+		return append(b, "BGCTuningLOH"...), nil
+	case 0x10:
+		return append(b, "BGCStepping"...), nil
+	case 0x11:
+		return append(b, "InducedAggressive"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "PrivateGCReason", uint64(v)), nil
+	}
+}
+
+func (v PrivateGCReason) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v PrivateGCReason) appendJSON(b []byte) []byte {
 	b = append(b, '"')
 	b, _ = v.AppendText(b)
 	return append(b, '"')
@@ -663,6 +898,103 @@ func (v PrivateModuleRangeType) String() string {
 }
 
 func (v PrivateModuleRangeType) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// PrivateNgenBindReason holds the values of NgenBindReasonMap in Microsoft-Windows-DotNETRuntimePrivate.
+type PrivateNgenBindReason uint32
+
+const (
+	PrivateNgenBindReasonSTARTBIND                             PrivateNgenBindReason = 0x0
+	PrivateNgenBindReasonNOINDEX                               PrivateNgenBindReason = 0x1
+	PrivateNgenBindReasonSYSTEMASSEMBLYNOTAVAILABLE            PrivateNgenBindReason = 0x2
+	PrivateNgenBindReasonNONATIVEIMAGE                         PrivateNgenBindReason = 0x3
+	PrivateNgenBindReasonREJECTCONFIGMASK                      PrivateNgenBindReason = 0x4
+	PrivateNgenBindReasonFAIL                                  PrivateNgenBindReason = 0x5
+	PrivateNgenBindReasonINDEXCORRUPTION                       PrivateNgenBindReason = 0x6
+	PrivateNgenBindReasonREJECTTIMESTAMP                       PrivateNgenBindReason = 0x7
+	PrivateNgenBindReasonREJECTNATIVEIMAGENOTFOUND             PrivateNgenBindReason = 0x8
+	PrivateNgenBindReasonREJECTILSIG                           PrivateNgenBindReason = 0x9
+	PrivateNgenBindReasonREJECTLOADEREVALFAIL                  PrivateNgenBindReason = 0xa
+	PrivateNgenBindReasonMISSINGFOUND                          PrivateNgenBindReason = 0xb
+	PrivateNgenBindReasonREJECTHOSTASM                         PrivateNgenBindReason = 0xc
+	PrivateNgenBindReasonREJECTILNOTFOUND                      PrivateNgenBindReason = 0xd
+	PrivateNgenBindReasonREJECTAPPBASENOTFILE                  PrivateNgenBindReason = 0xe
+	PrivateNgenBindReasonBINDDEPENDREJECTREFDEFMISMATCH        PrivateNgenBindReason = 0xf
+	PrivateNgenBindReasonBINDDEPENDREJECTNGENSIG               PrivateNgenBindReason = 0x10
+	PrivateNgenBindReasonAPPLYEXTERNALRELOCSFAILED             PrivateNgenBindReason = 0x11
+	PrivateNgenBindReasonSYSTEMASSEMBLYNATIVEIMAGENOTAVAILABLE PrivateNgenBindReason = 0x12
+	PrivateNgenBindReasonASSEMBLYHASDIFFERENTGRANT             PrivateNgenBindReason = 0x13
+	PrivateNgenBindReasonASSEMBLYNOTDOMAINNEUTRAL              PrivateNgenBindReason = 0x14
+	PrivateNgenBindReasonNATIVEIMAGEVERSIONMISMATCH            PrivateNgenBindReason = 0x15
+	PrivateNgenBindReasonLOADFROMNOTALLOWED                    PrivateNgenBindReason = 0x16
+	PrivateNgenBindReasonDEPENDENCYHASDIFFERENTIDENTITY        PrivateNgenBindReason = 0x17
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v PrivateNgenBindReason) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "START_BIND"...), nil
+	case 0x1:
+		return append(b, "NO_INDEX"...), nil
+	case 0x2:
+		return append(b, "SYSTEM_ASSEMBLY_NOT_AVAILABLE"...), nil
+	case 0x3:
+		return append(b, "NO_NATIVE_IMAGE"...), nil
+	case 0x4:
+		return append(b, "REJECT_CONFIG_MASK"...), nil
+	case 0x5:
+		return append(b, "FAIL"...), nil
+	case 0x6:
+		return append(b, "INDEX_CORRUPTION"...), nil
+	case 0x7:
+		return append(b, "REJECT_TIMESTAMP"...), nil
+	case 0x8:
+		return append(b, "REJECT_NATIVEIMAGE_NOT_FOUND"...), nil
+	case 0x9:
+		return append(b, "REJECT_IL_SIG"...), nil
+	case 0xa:
+		return append(b, "REJECT_LOADER_EVAL_FAIL"...), nil
+	case 0xb:
+		return append(b, "MISSING_FOUND"...), nil
+	case 0xc:
+		return append(b, "REJECT_HOSTASM"...), nil
+	case 0xd:
+		return append(b, "REJECT_IL_NOT_FOUND"...), nil
+	case 0xe:
+		return append(b, "REJECT_APPBASE_NOT_FILE"...), nil
+	case 0xf:
+		return append(b, "BIND_DEPEND_REJECT_REF_DEF_MISMATCH"...), nil
+	case 0x10:
+		return append(b, "BIND_DEPEND_REJECT_NGEN_SIG"...), nil
+	case 0x11:
+		return append(b, "APPLY_EXTERNAL_RELOCS_FAILED"...), nil
+	case 0x12:
+		return append(b, "SYSTEM_ASSEMBLY_NATIVEIMAGE_NOT_AVAILABLE"...), nil
+	case 0x13:
+		return append(b, "ASSEMBLY_HAS_DIFFERENT_GRANT"...), nil
+	case 0x14:
+		return append(b, "ASSEMBLY_NOT_DOMAIN_NEUTRAL"...), nil
+	case 0x15:
+		return append(b, "NATIVEIMAGE_VERSION_MISMATCH"...), nil
+	case 0x16:
+		return append(b, "LOADFROM_NOT_ALLOWED"...), nil
+	case 0x17:
+		return append(b, "DEPENDENCY_HAS_DIFFERENT_IDENTITY"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "PrivateNgenBindReason", uint64(v)), nil
+	}
+}
+
+func (v PrivateNgenBindReason) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v PrivateNgenBindReason) appendJSON(b []byte) []byte {
 	b = append(b, '"')
 	b, _ = v.AppendText(b)
 	return append(b, '"')

@@ -6,6 +6,7 @@ package clrevents
 import (
 	"encoding/binary"
 	clrimpl "github.com/clrgo/clrevents/clrimpl"
+	"iter"
 	"strconv"
 )
 
@@ -479,8 +480,307 @@ func (e *GCPerHeapHistoryV1) AppendText(dst []byte) []byte {
 
 // GCPerHeapHistory is the payload of GCPerHeapHistory: event 4 version 2 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCPerHeapHistory (17), level win:Informational (4), keywords GCPrivateKeyword (0x1).
-// Template GCPerHeapHistory.
-type GCPerHeapHistory struct{}
+// Template GCPerHeapHistory. Its layout depends on the pointer size.
+type GCPerHeapHistory struct {
+	// Values is an array of fixed-size structs, 5 elements.
+	Values GCPerHeapHistoryValuesArray
+	// CondemnReasons0 is win:UInt32.
+	CondemnReasons0 uint32
+	// CondemnReasons1 is win:UInt32.
+	CondemnReasons1 uint32
+	// MemoryPressure is win:UInt32.
+	MemoryPressure uint32
+	// ExpandMechanisms is win:UInt32, map GCHeapExpandMechanismMap.
+	ExpandMechanisms PrivateGCHeapExpandMechanism
+	// CompactMechanisms is win:UInt32, map GCHeapCompactReasonMap.
+	CompactMechanisms PrivateGCHeapCompactReason
+	// HeapIndex is win:UInt32.
+	HeapIndex uint32
+	// ExtraGen0Commit is win:UInt64.
+	ExtraGen0Commit uint64
+	// ClrInstanceID is win:UInt8.
+	ClrInstanceID uint8
+}
+
+// GCPerHeapHistoryValuesElem is one element of GCPerHeapHistory.Values.
+type GCPerHeapHistoryValuesElem struct {
+	// SizeBefore is win:Pointer, pointer-sized on the wire.
+	SizeBefore uint64
+	// FreeListBefore is win:Pointer, pointer-sized on the wire.
+	FreeListBefore uint64
+	// FreeObjBefore is win:Pointer, pointer-sized on the wire.
+	FreeObjBefore uint64
+	// SizeAfter is win:Pointer, pointer-sized on the wire.
+	SizeAfter uint64
+	// FreeListAfter is win:Pointer, pointer-sized on the wire.
+	FreeListAfter uint64
+	// FreeObjAfter is win:Pointer, pointer-sized on the wire.
+	FreeObjAfter uint64
+	// In is win:Pointer, pointer-sized on the wire.
+	In uint64
+	// Out is win:Pointer, pointer-sized on the wire.
+	Out uint64
+	// NewAllocation is win:Pointer, pointer-sized on the wire.
+	NewAllocation uint64
+	// Surv is win:Pointer, pointer-sized on the wire.
+	Surv uint64
+}
+
+func (e *GCPerHeapHistoryValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
+	if ptrSize == 8 {
+		if len(b) < 80 {
+			{
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "SizeBefore",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListBefore",
+					Ptrs:  2,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjBefore",
+					Ptrs:  3,
+				}, {
+					Bytes: 0,
+					Name:  "SizeAfter",
+					Ptrs:  4,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListAfter",
+					Ptrs:  5,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjAfter",
+					Ptrs:  6,
+				}, {
+					Bytes: 0,
+					Name:  "In",
+					Ptrs:  7,
+				}, {
+					Bytes: 0,
+					Name:  "Out",
+					Ptrs:  8,
+				}, {
+					Bytes: 0,
+					Name:  "NewAllocation",
+					Ptrs:  9,
+				}, {
+					Bytes: 0,
+					Name:  "Surv",
+					Ptrs:  10,
+				}})
+				return 0, f, o, ErrShortPayload
+			}
+		}
+		_ = b[79]
+		e.SizeBefore = binary.LittleEndian.Uint64(b[0:])
+		e.FreeListBefore = binary.LittleEndian.Uint64(b[8:])
+		e.FreeObjBefore = binary.LittleEndian.Uint64(b[16:])
+		e.SizeAfter = binary.LittleEndian.Uint64(b[24:])
+		e.FreeListAfter = binary.LittleEndian.Uint64(b[32:])
+		e.FreeObjAfter = binary.LittleEndian.Uint64(b[40:])
+		e.In = binary.LittleEndian.Uint64(b[48:])
+		e.Out = binary.LittleEndian.Uint64(b[56:])
+		e.NewAllocation = binary.LittleEndian.Uint64(b[64:])
+		e.Surv = binary.LittleEndian.Uint64(b[72:])
+	} else {
+		if len(b) < 40 {
+			{
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
+					Bytes: 0,
+					Name:  "SizeBefore",
+					Ptrs:  1,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListBefore",
+					Ptrs:  2,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjBefore",
+					Ptrs:  3,
+				}, {
+					Bytes: 0,
+					Name:  "SizeAfter",
+					Ptrs:  4,
+				}, {
+					Bytes: 0,
+					Name:  "FreeListAfter",
+					Ptrs:  5,
+				}, {
+					Bytes: 0,
+					Name:  "FreeObjAfter",
+					Ptrs:  6,
+				}, {
+					Bytes: 0,
+					Name:  "In",
+					Ptrs:  7,
+				}, {
+					Bytes: 0,
+					Name:  "Out",
+					Ptrs:  8,
+				}, {
+					Bytes: 0,
+					Name:  "NewAllocation",
+					Ptrs:  9,
+				}, {
+					Bytes: 0,
+					Name:  "Surv",
+					Ptrs:  10,
+				}})
+				return 0, f, o, ErrShortPayload
+			}
+		}
+		_ = b[39]
+		e.SizeBefore = uint64(binary.LittleEndian.Uint32(b[0:]))
+		e.FreeListBefore = uint64(binary.LittleEndian.Uint32(b[4:]))
+		e.FreeObjBefore = uint64(binary.LittleEndian.Uint32(b[8:]))
+		e.SizeAfter = uint64(binary.LittleEndian.Uint32(b[12:]))
+		e.FreeListAfter = uint64(binary.LittleEndian.Uint32(b[16:]))
+		e.FreeObjAfter = uint64(binary.LittleEndian.Uint32(b[20:]))
+		e.In = uint64(binary.LittleEndian.Uint32(b[24:]))
+		e.Out = uint64(binary.LittleEndian.Uint32(b[28:]))
+		e.NewAllocation = uint64(binary.LittleEndian.Uint32(b[32:]))
+		e.Surv = uint64(binary.LittleEndian.Uint32(b[36:]))
+	}
+	return 10 * ptrSize, "", 0, nil
+}
+
+func (e *GCPerHeapHistoryValuesElem) encode(dst []byte, ptrSize int) []byte {
+	dst = clrimpl.AppendPtr(dst, e.SizeBefore, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeListBefore, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeObjBefore, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.SizeAfter, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeListAfter, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.FreeObjAfter, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.In, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Out, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.NewAllocation, ptrSize)
+	dst = clrimpl.AppendPtr(dst, e.Surv, ptrSize)
+	return dst
+}
+
+func (e *GCPerHeapHistoryValuesElem) appendJSON(dst []byte) []byte {
+	dst = append(dst, "{\"SizeBefore\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SizeBefore))
+	dst = append(dst, ",\"FreeListBefore\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeListBefore))
+	dst = append(dst, ",\"FreeObjBefore\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeObjBefore))
+	dst = append(dst, ",\"SizeAfter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SizeAfter))
+	dst = append(dst, ",\"FreeListAfter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeListAfter))
+	dst = append(dst, ",\"FreeObjAfter\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.FreeObjAfter))
+	dst = append(dst, ",\"In\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.In))
+	dst = append(dst, ",\"Out\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Out))
+	dst = append(dst, ",\"NewAllocation\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.NewAllocation))
+	dst = append(dst, ",\"Surv\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Surv))
+	return append(dst, '}')
+}
+
+func (e *GCPerHeapHistoryValuesElem) equal(o *GCPerHeapHistoryValuesElem) bool {
+	return e.SizeBefore == o.SizeBefore &&
+		e.FreeListBefore == o.FreeListBefore &&
+		e.FreeObjBefore == o.FreeObjBefore &&
+		e.SizeAfter == o.SizeAfter &&
+		e.FreeListAfter == o.FreeListAfter &&
+		e.FreeObjAfter == o.FreeObjAfter &&
+		e.In == o.In &&
+		e.Out == o.Out &&
+		e.NewAllocation == o.NewAllocation &&
+		e.Surv == o.Surv
+}
+
+// GCPerHeapHistoryValuesArray is the Values array of GCPerHeapHistory: fixed-size elements that alias the payload.
+type GCPerHeapHistoryValuesArray struct {
+	b       []byte
+	ptrSize int
+}
+
+// GCPerHeapHistoryValuesArrayOf builds a GCPerHeapHistoryValuesArray holding elems (encoded with 8-byte pointers).
+func GCPerHeapHistoryValuesArrayOf(elems ...GCPerHeapHistoryValuesElem) GCPerHeapHistoryValuesArray {
+	var b []byte
+	for i := range elems {
+		b = elems[i].encode(b, 8)
+	}
+	return GCPerHeapHistoryValuesArray{
+		b:       b,
+		ptrSize: 8,
+	}
+}
+
+func (a GCPerHeapHistoryValuesArray) elemSize() int {
+	return 10 * a.ptrSize
+}
+
+// Len is the number of elements.
+func (a GCPerHeapHistoryValuesArray) Len() int {
+	n := a.elemSize()
+	if n == 0 {
+		return 0
+	}
+	return len(a.b) / n
+}
+
+// At decodes element i; it panics if i is out of range, as a slice index does.
+func (a GCPerHeapHistoryValuesArray) At(i int) GCPerHeapHistoryValuesElem {
+	n := a.elemSize()
+	var e GCPerHeapHistoryValuesElem
+	e.decode(a.b[i*n:(i+1)*n], a.ptrSize)
+	return e
+}
+
+// All yields the elements in order.
+func (a GCPerHeapHistoryValuesArray) All() iter.Seq2[int, GCPerHeapHistoryValuesElem] {
+	return func(yield func(int, GCPerHeapHistoryValuesElem) bool) {
+		for i := range a.Len() {
+			if !yield(i, a.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Equal reports whether both hold the same element values, whatever their pointer sizes.
+func (a GCPerHeapHistoryValuesArray) Equal(o GCPerHeapHistoryValuesArray) bool {
+	if a.Len() != o.Len() {
+		return false
+	}
+	for i := range a.Len() {
+		x, y := a.At(i), o.At(i)
+		if !x.equal(&y) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a GCPerHeapHistoryValuesArray) appendWire(dst []byte, ptrSize int) []byte {
+	for i := range a.Len() {
+		e := a.At(i)
+		dst = e.encode(dst, ptrSize)
+	}
+	return dst
+}
+
+func (a GCPerHeapHistoryValuesArray) appendJSON(dst []byte) []byte {
+	dst = append(dst, '[')
+	for i := range a.Len() {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		e := a.At(i)
+		dst = e.appendJSON(dst)
+	}
+	return append(dst, ']')
+}
 
 // Info describes GCPerHeapHistory.
 func (*GCPerHeapHistory) Info() *EventInfo {
@@ -490,21 +790,176 @@ func (*GCPerHeapHistory) Info() *EventInfo {
 // Decode reads a GCPerHeapHistory payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
-	return 0, nil
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, decodeError("GCPerHeapHistory", "", 0, ErrPointerSize)
+	}
+	if ptrSize == 8 {
+		if len(b) < 433 {
+			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "Values",
+				Ptrs:  50,
+			}, {
+				Bytes: 4,
+				Name:  "CondemnReasons0",
+				Ptrs:  50,
+			}, {
+				Bytes: 8,
+				Name:  "CondemnReasons1",
+				Ptrs:  50,
+			}, {
+				Bytes: 12,
+				Name:  "MemoryPressure",
+				Ptrs:  50,
+			}, {
+				Bytes: 16,
+				Name:  "ExpandMechanisms",
+				Ptrs:  50,
+			}, {
+				Bytes: 20,
+				Name:  "CompactMechanisms",
+				Ptrs:  50,
+			}, {
+				Bytes: 24,
+				Name:  "HeapIndex",
+				Ptrs:  50,
+			}, {
+				Bytes: 32,
+				Name:  "ExtraGen0Commit",
+				Ptrs:  50,
+			}, {
+				Bytes: 33,
+				Name:  "ClrInstanceID",
+				Ptrs:  50,
+			}})
+		}
+		_ = b[432]
+		e.Values = GCPerHeapHistoryValuesArray{
+			b:       b[0:400],
+			ptrSize: 8,
+		}
+		e.CondemnReasons0 = binary.LittleEndian.Uint32(b[400:])
+		e.CondemnReasons1 = binary.LittleEndian.Uint32(b[404:])
+		e.MemoryPressure = binary.LittleEndian.Uint32(b[408:])
+		e.ExpandMechanisms = PrivateGCHeapExpandMechanism(binary.LittleEndian.Uint32(b[412:]))
+		e.CompactMechanisms = PrivateGCHeapCompactReason(binary.LittleEndian.Uint32(b[416:]))
+		e.HeapIndex = binary.LittleEndian.Uint32(b[420:])
+		e.ExtraGen0Commit = binary.LittleEndian.Uint64(b[424:])
+		e.ClrInstanceID = b[432]
+	} else {
+		if len(b) < 233 {
+			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
+				Bytes: 0,
+				Name:  "Values",
+				Ptrs:  50,
+			}, {
+				Bytes: 4,
+				Name:  "CondemnReasons0",
+				Ptrs:  50,
+			}, {
+				Bytes: 8,
+				Name:  "CondemnReasons1",
+				Ptrs:  50,
+			}, {
+				Bytes: 12,
+				Name:  "MemoryPressure",
+				Ptrs:  50,
+			}, {
+				Bytes: 16,
+				Name:  "ExpandMechanisms",
+				Ptrs:  50,
+			}, {
+				Bytes: 20,
+				Name:  "CompactMechanisms",
+				Ptrs:  50,
+			}, {
+				Bytes: 24,
+				Name:  "HeapIndex",
+				Ptrs:  50,
+			}, {
+				Bytes: 32,
+				Name:  "ExtraGen0Commit",
+				Ptrs:  50,
+			}, {
+				Bytes: 33,
+				Name:  "ClrInstanceID",
+				Ptrs:  50,
+			}})
+		}
+		_ = b[232]
+		e.Values = GCPerHeapHistoryValuesArray{
+			b:       b[0:200],
+			ptrSize: 4,
+		}
+		e.CondemnReasons0 = binary.LittleEndian.Uint32(b[200:])
+		e.CondemnReasons1 = binary.LittleEndian.Uint32(b[204:])
+		e.MemoryPressure = binary.LittleEndian.Uint32(b[208:])
+		e.ExpandMechanisms = PrivateGCHeapExpandMechanism(binary.LittleEndian.Uint32(b[212:]))
+		e.CompactMechanisms = PrivateGCHeapCompactReason(binary.LittleEndian.Uint32(b[216:]))
+		e.HeapIndex = binary.LittleEndian.Uint32(b[220:])
+		e.ExtraGen0Commit = binary.LittleEndian.Uint64(b[224:])
+		e.ClrInstanceID = b[232]
+	}
+	return 33 + 50*ptrSize, nil
 }
 
 // Encode appends the GCPerHeapHistory wire form for the pointer size.
 func (e *GCPerHeapHistory) Encode(dst []byte, ptrSize int) []byte {
+	dst = e.Values.appendWire(dst, ptrSize)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CondemnReasons0))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CondemnReasons1))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.MemoryPressure))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.ExpandMechanisms))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.CompactMechanisms))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(e.HeapIndex))
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(e.ExtraGen0Commit))
+	dst = append(dst, byte(e.ClrInstanceID))
 	return dst
 }
 
 // AppendJSON appends the fields as a JSON object.
 func (e *GCPerHeapHistory) AppendJSON(dst []byte) []byte {
-	return append(dst, "{}"...)
+	dst = append(dst, "{\"Values\":"...)
+	dst = e.Values.appendJSON(dst)
+	dst = append(dst, ",\"CondemnReasons0\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons0))
+	dst = append(dst, ",\"CondemnReasons1\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons1))
+	dst = append(dst, ",\"MemoryPressure\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.MemoryPressure))
+	dst = append(dst, ",\"ExpandMechanisms\":"...)
+	dst = e.ExpandMechanisms.appendJSON(dst)
+	dst = append(dst, ",\"CompactMechanisms\":"...)
+	dst = e.CompactMechanisms.appendJSON(dst)
+	dst = append(dst, ",\"HeapIndex\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapIndex))
+	dst = append(dst, ",\"ExtraGen0Commit\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ExtraGen0Commit))
+	dst = append(dst, ",\"ClrInstanceID\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
+	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *GCPerHeapHistory) AppendText(dst []byte) []byte {
+	dst = append(dst, "Values="...)
+	dst = e.Values.appendJSON(dst)
+	dst = append(dst, " CondemnReasons0="...)
+	dst = strconv.AppendUint(dst, uint64(e.CondemnReasons0), 10)
+	dst = append(dst, " CondemnReasons1="...)
+	dst = strconv.AppendUint(dst, uint64(e.CondemnReasons1), 10)
+	dst = append(dst, " MemoryPressure="...)
+	dst = strconv.AppendUint(dst, uint64(e.MemoryPressure), 10)
+	dst = append(dst, " ExpandMechanisms="...)
+	dst, _ = e.ExpandMechanisms.AppendText(dst)
+	dst = append(dst, " CompactMechanisms="...)
+	dst, _ = e.CompactMechanisms.AppendText(dst)
+	dst = append(dst, " HeapIndex="...)
+	dst = strconv.AppendUint(dst, uint64(e.HeapIndex), 10)
+	dst = append(dst, " ExtraGen0Commit="...)
+	dst = strconv.AppendUint(dst, uint64(e.ExtraGen0Commit), 10)
+	dst = append(dst, " ClrInstanceID="...)
+	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
 
@@ -520,10 +975,10 @@ type GCGlobalHeapHistory struct {
 	CondemnedGeneration uint32
 	// Gen0ReductionCount is win:UInt32.
 	Gen0ReductionCount uint32
-	// Reason is win:UInt32.
-	Reason uint32
-	// GlobalMechanisms is win:UInt32.
-	GlobalMechanisms uint32
+	// Reason is win:UInt32, map GCReasonMap.
+	Reason PrivateGCReason
+	// GlobalMechanisms is win:UInt32, map GCGlobalMechanismsMap.
+	GlobalMechanisms PrivateGCGlobalMechanisms
 }
 
 // Info describes GCGlobalHeapHistory.
@@ -566,8 +1021,8 @@ func (e *GCGlobalHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	e.NumHeaps = int32(binary.LittleEndian.Uint32(b[8:]))
 	e.CondemnedGeneration = binary.LittleEndian.Uint32(b[12:])
 	e.Gen0ReductionCount = binary.LittleEndian.Uint32(b[16:])
-	e.Reason = binary.LittleEndian.Uint32(b[20:])
-	e.GlobalMechanisms = binary.LittleEndian.Uint32(b[24:])
+	e.Reason = PrivateGCReason(binary.LittleEndian.Uint32(b[20:]))
+	e.GlobalMechanisms = PrivateGCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	return 28, nil
 }
 
@@ -593,9 +1048,9 @@ func (e *GCGlobalHeapHistory) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
+	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = e.GlobalMechanisms.appendJSON(dst)
 	return append(dst, '}')
 }
 
@@ -610,9 +1065,9 @@ func (e *GCGlobalHeapHistory) AppendText(dst []byte) []byte {
 	dst = append(dst, " Gen0ReductionCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.Gen0ReductionCount), 10)
 	dst = append(dst, " Reason="...)
-	dst = strconv.AppendUint(dst, uint64(e.Reason), 10)
+	dst, _ = e.Reason.AppendText(dst)
 	dst = append(dst, " GlobalMechanisms="...)
-	dst = strconv.AppendUint(dst, uint64(e.GlobalMechanisms), 10)
+	dst, _ = e.GlobalMechanisms.AppendText(dst)
 	return dst
 }
 
@@ -628,10 +1083,10 @@ type GCGlobalHeapHistoryV1 struct {
 	CondemnedGeneration uint32
 	// Gen0ReductionCount is win:UInt32.
 	Gen0ReductionCount uint32
-	// Reason is win:UInt32.
-	Reason uint32
-	// GlobalMechanisms is win:UInt32.
-	GlobalMechanisms uint32
+	// Reason is win:UInt32, map GCReasonMap.
+	Reason PrivateGCReason
+	// GlobalMechanisms is win:UInt32, map GCGlobalMechanismsMap.
+	GlobalMechanisms PrivateGCGlobalMechanisms
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
 }
@@ -680,8 +1135,8 @@ func (e *GCGlobalHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.NumHeaps = int32(binary.LittleEndian.Uint32(b[8:]))
 	e.CondemnedGeneration = binary.LittleEndian.Uint32(b[12:])
 	e.Gen0ReductionCount = binary.LittleEndian.Uint32(b[16:])
-	e.Reason = binary.LittleEndian.Uint32(b[20:])
-	e.GlobalMechanisms = binary.LittleEndian.Uint32(b[24:])
+	e.Reason = PrivateGCReason(binary.LittleEndian.Uint32(b[20:]))
+	e.GlobalMechanisms = PrivateGCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
 }
@@ -709,9 +1164,9 @@ func (e *GCGlobalHeapHistoryV1) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
+	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = e.GlobalMechanisms.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
@@ -728,9 +1183,9 @@ func (e *GCGlobalHeapHistoryV1) AppendText(dst []byte) []byte {
 	dst = append(dst, " Gen0ReductionCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.Gen0ReductionCount), 10)
 	dst = append(dst, " Reason="...)
-	dst = strconv.AppendUint(dst, uint64(e.Reason), 10)
+	dst, _ = e.Reason.AppendText(dst)
 	dst = append(dst, " GlobalMechanisms="...)
-	dst = strconv.AppendUint(dst, uint64(e.GlobalMechanisms), 10)
+	dst, _ = e.GlobalMechanisms.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst

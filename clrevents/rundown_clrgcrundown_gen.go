@@ -25,8 +25,8 @@ type GCSettingsRundown struct {
 	Gen0MaxBudgetConfig uint64
 	// HighMemPercentConfig is win:UInt32.
 	HighMemPercentConfig uint32
-	// BitSettings is win:UInt32.
-	BitSettings uint32
+	// BitSettings is win:UInt32, map GCSettingsFlagsMap.
+	BitSettings RundownGCSettingsFlags
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
 }
@@ -81,7 +81,7 @@ func (e *GCSettingsRundown) Decode(b []byte, ptrSize int) (int, error) {
 	e.Gen0MinBudgetConfig = binary.LittleEndian.Uint64(b[24:])
 	e.Gen0MaxBudgetConfig = binary.LittleEndian.Uint64(b[32:])
 	e.HighMemPercentConfig = binary.LittleEndian.Uint32(b[40:])
-	e.BitSettings = binary.LittleEndian.Uint32(b[44:])
+	e.BitSettings = RundownGCSettingsFlags(binary.LittleEndian.Uint32(b[44:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[48:])
 	return 50, nil
 }
@@ -114,7 +114,7 @@ func (e *GCSettingsRundown) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"HighMemPercentConfig\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.HighMemPercentConfig))
 	dst = append(dst, ",\"BitSettings\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.BitSettings))
+	dst = e.BitSettings.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	return append(dst, '}')
@@ -135,7 +135,7 @@ func (e *GCSettingsRundown) AppendText(dst []byte) []byte {
 	dst = append(dst, " HighMemPercentConfig="...)
 	dst = strconv.AppendUint(dst, uint64(e.HighMemPercentConfig), 10)
 	dst = append(dst, " BitSettings="...)
-	dst = strconv.AppendUint(dst, uint64(e.BitSettings), 10)
+	dst, _ = e.BitSettings.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst

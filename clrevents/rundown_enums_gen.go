@@ -240,6 +240,50 @@ func (v RundownAssemblyFlags) appendJSON(b []byte) []byte {
 	return append(b, '"')
 }
 
+// RundownGCSettingsFlags holds the flags of GCSettingsFlagsMap in Microsoft-Windows-DotNETRuntimeRundown.
+type RundownGCSettingsFlags uint32
+
+const (
+	RundownGCSettingsFlagsGCSettingsConcurrent      RundownGCSettingsFlags = 0x1
+	RundownGCSettingsFlagsGCSettingsLargePages      RundownGCSettingsFlags = 0x2
+	RundownGCSettingsFlagsGCSettingsFrozenSegs      RundownGCSettingsFlags = 0x4
+	RundownGCSettingsFlagsGCSettingsHardLimitConfig RundownGCSettingsFlags = 0x8
+	RundownGCSettingsFlagsGCSettingsNoAffinitize    RundownGCSettingsFlags = 0x10
+)
+
+var rundownGCSettingsFlagsNames = []clrimpl.FlagName{{
+	Name:  "GCSettingsConcurrent",
+	Value: 0x1,
+}, {
+	Name:  "GCSettingsLargePages",
+	Value: 0x2,
+}, {
+	Name:  "GCSettingsFrozenSegs",
+	Value: 0x4,
+}, {
+	Name:  "GCSettingsHardLimitConfig",
+	Value: 0x8,
+}, {
+	Name:  "GCSettingsNoAffinitize",
+	Value: 0x10,
+}}
+
+// AppendText appends the names of the set flags joined by |, unknown bits in hex.
+func (v RundownGCSettingsFlags) AppendText(b []byte) ([]byte, error) {
+	return clrimpl.AppendFlags(b, uint64(v), rundownGCSettingsFlagsNames, ""), nil
+}
+
+func (v RundownGCSettingsFlags) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v RundownGCSettingsFlags) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
 // RundownMethodFlags holds the flags of MethodFlagsMap in Microsoft-Windows-DotNETRuntimeRundown.
 type RundownMethodFlags uint32
 
@@ -496,6 +540,7 @@ func (v RundownStartupFlags) appendJSON(b []byte) []byte {
 type RundownStartupMode uint8
 
 const (
+	RundownStartupModeNone         RundownStartupMode = 0x0
 	RundownStartupModeManagedExe   RundownStartupMode = 0x1
 	RundownStartupModeHostedClr    RundownStartupMode = 0x2
 	RundownStartupModeIjwDll       RundownStartupMode = 0x4
@@ -522,7 +567,7 @@ var rundownStartupModeNames = []clrimpl.FlagName{{
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v RundownStartupMode) AppendText(b []byte) ([]byte, error) {
-	return clrimpl.AppendFlags(b, uint64(v), rundownStartupModeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), rundownStartupModeNames, "None"), nil
 }
 
 func (v RundownStartupMode) String() string {

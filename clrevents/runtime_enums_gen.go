@@ -732,6 +732,55 @@ func (v GCBucketKind) appendJSON(b []byte) []byte {
 	return append(b, '"')
 }
 
+// GCGlobalMechanisms holds the flags of GCGlobalMechanismsMap in Microsoft-Windows-DotNETRuntime.
+type GCGlobalMechanisms uint32
+
+const (
+	GCGlobalMechanismsNone        GCGlobalMechanisms = 0x0
+	GCGlobalMechanismsConcurrent  GCGlobalMechanisms = 0x1
+	GCGlobalMechanismsCompaction  GCGlobalMechanisms = 0x2
+	GCGlobalMechanismsPromotion   GCGlobalMechanisms = 0x4
+	GCGlobalMechanismsDemotion    GCGlobalMechanisms = 0x8
+	GCGlobalMechanismsCardBundles GCGlobalMechanisms = 0x10
+	GCGlobalMechanismsElevation   GCGlobalMechanisms = 0x20
+)
+
+var gCGlobalMechanismsNames = []clrimpl.FlagName{{
+	Name:  "Concurrent",
+	Value: 0x1,
+}, {
+	Name:  "Compaction",
+	Value: 0x2,
+}, {
+	Name:  "Promotion",
+	Value: 0x4,
+}, {
+	Name:  "Demotion",
+	Value: 0x8,
+}, {
+	Name:  "CardBundles",
+	Value: 0x10,
+}, {
+	Name:  "Elevation",
+	Value: 0x20,
+}}
+
+// AppendText appends the names of the set flags joined by |, unknown bits in hex.
+func (v GCGlobalMechanisms) AppendText(b []byte) ([]byte, error) {
+	return clrimpl.AppendFlags(b, uint64(v), gCGlobalMechanismsNames, "None"), nil
+}
+
+func (v GCGlobalMechanisms) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v GCGlobalMechanisms) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
 // GCHandleKind holds the values of GCHandleKindMap in Microsoft-Windows-DotNETRuntime.
 type GCHandleKind uint32
 
@@ -779,6 +828,153 @@ func (v GCHandleKind) String() string {
 }
 
 func (v GCHandleKind) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// GCHeapCompactReason holds the values of GCHeapCompactReasonMap in Microsoft-Windows-DotNETRuntime.
+type GCHeapCompactReason uint32
+
+const (
+	GCHeapCompactReasonNotSpecified             GCHeapCompactReason = 0x0
+	GCHeapCompactReasonCompactLowEphemeral      GCHeapCompactReason = 0x80000001
+	GCHeapCompactReasonCompactHighFrag          GCHeapCompactReason = 0x80000002
+	GCHeapCompactReasonCompactNoGaps            GCHeapCompactReason = 0x80000004
+	GCHeapCompactReasonCompactLohForced         GCHeapCompactReason = 0x80000008
+	GCHeapCompactReasonCompactLastGc            GCHeapCompactReason = 0x80000010
+	GCHeapCompactReasonCompactInducedCompacting GCHeapCompactReason = 0x80000020
+	GCHeapCompactReasonCompactFragmentedGen0    GCHeapCompactReason = 0x80000040
+	GCHeapCompactReasonCompactHighMemLoad       GCHeapCompactReason = 0x80000080
+	GCHeapCompactReasonCompactHighMemFrag       GCHeapCompactReason = 0x80000100
+	GCHeapCompactReasonCompactVhighMemFrag      GCHeapCompactReason = 0x80000200
+	GCHeapCompactReasonCompactNoGcMode          GCHeapCompactReason = 0x80000400
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v GCHeapCompactReason) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "not_specified"...), nil
+	case 0x80000001:
+		return append(b, "compact_low_ephemeral"...), nil
+	case 0x80000002:
+		return append(b, "compact_high_frag"...), nil
+	case 0x80000004:
+		return append(b, "compact_no_gaps"...), nil
+	case 0x80000008:
+		return append(b, "compact_loh_forced"...), nil
+	case 0x80000010:
+		return append(b, "compact_last_gc"...), nil
+	case 0x80000020:
+		return append(b, "compact_induced_compacting"...), nil
+	case 0x80000040:
+		return append(b, "compact_fragmented_gen0"...), nil
+	case 0x80000080:
+		return append(b, "compact_high_mem_load"...), nil
+	case 0x80000100:
+		return append(b, "compact_high_mem_frag"...), nil
+	case 0x80000200:
+		return append(b, "compact_vhigh_mem_frag"...), nil
+	case 0x80000400:
+		return append(b, "compact_no_gc_mode"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "GCHeapCompactReason", uint64(v)), nil
+	}
+}
+
+func (v GCHeapCompactReason) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v GCHeapCompactReason) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// GCHeapExpandMechanism holds the values of GCHeapExpandMechanismMap in Microsoft-Windows-DotNETRuntime.
+type GCHeapExpandMechanism uint32
+
+const (
+	GCHeapExpandMechanismNotSpecified       GCHeapExpandMechanism = 0x0
+	GCHeapExpandMechanismExpandReuseNormal  GCHeapExpandMechanism = 0x80000001
+	GCHeapExpandMechanismExpandReuseBestfit GCHeapExpandMechanism = 0x80000002
+	GCHeapExpandMechanismExpandNewSegEp     GCHeapExpandMechanism = 0x80000004
+	GCHeapExpandMechanismExpandNewSeg       GCHeapExpandMechanism = 0x80000008
+	GCHeapExpandMechanismExpandNoMemory     GCHeapExpandMechanism = 0x80000010
+	GCHeapExpandMechanismExpandNextFullGc   GCHeapExpandMechanism = 0x80000020
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v GCHeapExpandMechanism) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "not_specified"...), nil
+	case 0x80000001:
+		return append(b, "expand_reuse_normal"...), nil
+	case 0x80000002:
+		return append(b, "expand_reuse_bestfit"...), nil
+	case 0x80000004:
+		return append(b, "expand_new_seg_ep"...), nil
+	case 0x80000008:
+		return append(b, "expand_new_seg"...), nil
+	case 0x80000010:
+		return append(b, "expand_no_memory"...), nil
+	case 0x80000020:
+		return append(b, "expand_next_full_gc"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "GCHeapExpandMechanism", uint64(v)), nil
+	}
+}
+
+func (v GCHeapExpandMechanism) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v GCHeapExpandMechanism) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}
+
+// GCPauseMode holds the values of GCPauseModeMap in Microsoft-Windows-DotNETRuntime.
+type GCPauseMode uint32
+
+const (
+	GCPauseModeBatch               GCPauseMode = 0x0
+	GCPauseModeInteractive         GCPauseMode = 0x1
+	GCPauseModeLowLatency          GCPauseMode = 0x2
+	GCPauseModeSustainedLowLatency GCPauseMode = 0x3
+	GCPauseModeNoGC                GCPauseMode = 0x4
+)
+
+// AppendText appends the value's name, or TypeName(0x…) for a value the map lacks.
+func (v GCPauseMode) AppendText(b []byte) ([]byte, error) {
+	switch v {
+	case 0x0:
+		return append(b, "Batch"...), nil
+	case 0x1:
+		return append(b, "Interactive"...), nil
+	case 0x2:
+		return append(b, "LowLatency"...), nil
+	case 0x3:
+		return append(b, "SustainedLowLatency"...), nil
+	case 0x4:
+		return append(b, "NoGC"...), nil
+	default:
+		return clrimpl.AppendUnknown(b, "GCPauseMode", uint64(v)), nil
+	}
+}
+
+func (v GCPauseMode) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v GCPauseMode) appendJSON(b []byte) []byte {
 	b = append(b, '"')
 	b, _ = v.AppendText(b)
 	return append(b, '"')
@@ -1575,6 +1771,7 @@ func (v StartupFlags) appendJSON(b []byte) []byte {
 type StartupMode uint8
 
 const (
+	StartupModeNone         StartupMode = 0x0
 	StartupModeManagedExe   StartupMode = 0x1
 	StartupModeHostedClr    StartupMode = 0x2
 	StartupModeIjwDll       StartupMode = 0x4
@@ -1601,7 +1798,7 @@ var startupModeNames = []clrimpl.FlagName{{
 
 // AppendText appends the names of the set flags joined by |, unknown bits in hex.
 func (v StartupMode) AppendText(b []byte) ([]byte, error) {
-	return clrimpl.AppendFlags(b, uint64(v), startupModeNames, ""), nil
+	return clrimpl.AppendFlags(b, uint64(v), startupModeNames, "None"), nil
 }
 
 func (v StartupMode) String() string {

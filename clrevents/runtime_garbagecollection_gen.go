@@ -6568,10 +6568,10 @@ type GCPerHeapHistoryV3 struct {
 	CondemnReasons0 uint32
 	// CondemnReasons1 is win:UInt32.
 	CondemnReasons1 uint32
-	// CompactMechanisms is win:UInt32.
-	CompactMechanisms uint32
-	// ExpandMechanisms is win:UInt32.
-	ExpandMechanisms uint32
+	// CompactMechanisms is win:UInt32, map GCHeapCompactReasonMap.
+	CompactMechanisms GCHeapCompactReason
+	// ExpandMechanisms is win:UInt32, map GCHeapExpandMechanismMap.
+	ExpandMechanisms GCHeapExpandMechanism
 	// HeapIndex is win:UInt32.
 	HeapIndex uint32
 	// ExtraGen0Commit is win:Pointer (win:HexInt64), pointer-sized on the wire.
@@ -6949,8 +6949,8 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		e.RunningFreeListEfficiency = binary.LittleEndian.Uint32(b[50:])
 		e.CondemnReasons0 = binary.LittleEndian.Uint32(b[54:])
 		e.CondemnReasons1 = binary.LittleEndian.Uint32(b[58:])
-		e.CompactMechanisms = binary.LittleEndian.Uint32(b[62:])
-		e.ExpandMechanisms = binary.LittleEndian.Uint32(b[66:])
+		e.CompactMechanisms = GCHeapCompactReason(binary.LittleEndian.Uint32(b[62:]))
+		e.ExpandMechanisms = GCHeapExpandMechanism(binary.LittleEndian.Uint32(b[66:]))
 		e.HeapIndex = binary.LittleEndian.Uint32(b[70:])
 		e.ExtraGen0Commit = binary.LittleEndian.Uint64(b[74:])
 		e.Count = binary.LittleEndian.Uint32(b[82:])
@@ -7030,8 +7030,8 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		e.RunningFreeListEfficiency = binary.LittleEndian.Uint32(b[26:])
 		e.CondemnReasons0 = binary.LittleEndian.Uint32(b[30:])
 		e.CondemnReasons1 = binary.LittleEndian.Uint32(b[34:])
-		e.CompactMechanisms = binary.LittleEndian.Uint32(b[38:])
-		e.ExpandMechanisms = binary.LittleEndian.Uint32(b[42:])
+		e.CompactMechanisms = GCHeapCompactReason(binary.LittleEndian.Uint32(b[38:]))
+		e.ExpandMechanisms = GCHeapExpandMechanism(binary.LittleEndian.Uint32(b[42:]))
 		e.HeapIndex = binary.LittleEndian.Uint32(b[46:])
 		e.ExtraGen0Commit = uint64(binary.LittleEndian.Uint32(b[50:]))
 		e.Count = binary.LittleEndian.Uint32(b[54:])
@@ -7095,9 +7095,9 @@ func (e *GCPerHeapHistoryV3) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"CondemnReasons1\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.CondemnReasons1))
 	dst = append(dst, ",\"CompactMechanisms\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.CompactMechanisms))
+	dst = e.CompactMechanisms.appendJSON(dst)
 	dst = append(dst, ",\"ExpandMechanisms\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.ExpandMechanisms))
+	dst = e.ExpandMechanisms.appendJSON(dst)
 	dst = append(dst, ",\"HeapIndex\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.HeapIndex))
 	dst = append(dst, ",\"ExtraGen0Commit\":"...)
@@ -7132,9 +7132,9 @@ func (e *GCPerHeapHistoryV3) AppendText(dst []byte) []byte {
 	dst = append(dst, " CondemnReasons1="...)
 	dst = strconv.AppendUint(dst, uint64(e.CondemnReasons1), 10)
 	dst = append(dst, " CompactMechanisms="...)
-	dst = strconv.AppendUint(dst, uint64(e.CompactMechanisms), 10)
+	dst, _ = e.CompactMechanisms.AppendText(dst)
 	dst = append(dst, " ExpandMechanisms="...)
-	dst = strconv.AppendUint(dst, uint64(e.ExpandMechanisms), 10)
+	dst, _ = e.ExpandMechanisms.AppendText(dst)
 	dst = append(dst, " HeapIndex="...)
 	dst = strconv.AppendUint(dst, uint64(e.HeapIndex), 10)
 	dst = append(dst, " ExtraGen0Commit="...)
@@ -7158,14 +7158,14 @@ type GCGlobalHeapHistoryV2 struct {
 	CondemnedGeneration uint32
 	// Gen0ReductionCount is win:UInt32.
 	Gen0ReductionCount uint32
-	// Reason is win:UInt32.
-	Reason uint32
-	// GlobalMechanisms is win:UInt32.
-	GlobalMechanisms uint32
+	// Reason is win:UInt32, map GCReasonMap.
+	Reason GCReason
+	// GlobalMechanisms is win:UInt32, map GCGlobalMechanismsMap.
+	GlobalMechanisms GCGlobalMechanisms
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// PauseMode is win:UInt32.
-	PauseMode uint32
+	// PauseMode is win:UInt32, map GCPauseModeMap.
+	PauseMode GCPauseMode
 	// MemoryPressure is win:UInt32.
 	MemoryPressure uint32
 }
@@ -7222,10 +7222,10 @@ func (e *GCGlobalHeapHistoryV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.NumHeaps = int32(binary.LittleEndian.Uint32(b[8:]))
 	e.CondemnedGeneration = binary.LittleEndian.Uint32(b[12:])
 	e.Gen0ReductionCount = binary.LittleEndian.Uint32(b[16:])
-	e.Reason = binary.LittleEndian.Uint32(b[20:])
-	e.GlobalMechanisms = binary.LittleEndian.Uint32(b[24:])
+	e.Reason = GCReason(binary.LittleEndian.Uint32(b[20:]))
+	e.GlobalMechanisms = GCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
-	e.PauseMode = binary.LittleEndian.Uint32(b[30:])
+	e.PauseMode = GCPauseMode(binary.LittleEndian.Uint32(b[30:]))
 	e.MemoryPressure = binary.LittleEndian.Uint32(b[34:])
 	return 38, nil
 }
@@ -7255,13 +7255,13 @@ func (e *GCGlobalHeapHistoryV2) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
+	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = e.GlobalMechanisms.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PauseMode\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.PauseMode))
+	dst = e.PauseMode.appendJSON(dst)
 	dst = append(dst, ",\"MemoryPressure\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.MemoryPressure))
 	return append(dst, '}')
@@ -7278,13 +7278,13 @@ func (e *GCGlobalHeapHistoryV2) AppendText(dst []byte) []byte {
 	dst = append(dst, " Gen0ReductionCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.Gen0ReductionCount), 10)
 	dst = append(dst, " Reason="...)
-	dst = strconv.AppendUint(dst, uint64(e.Reason), 10)
+	dst, _ = e.Reason.AppendText(dst)
 	dst = append(dst, " GlobalMechanisms="...)
-	dst = strconv.AppendUint(dst, uint64(e.GlobalMechanisms), 10)
+	dst, _ = e.GlobalMechanisms.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " PauseMode="...)
-	dst = strconv.AppendUint(dst, uint64(e.PauseMode), 10)
+	dst, _ = e.PauseMode.AppendText(dst)
 	dst = append(dst, " MemoryPressure="...)
 	dst = strconv.AppendUint(dst, uint64(e.MemoryPressure), 10)
 	return dst
@@ -7302,14 +7302,14 @@ type GCGlobalHeapHistoryV3 struct {
 	CondemnedGeneration uint32
 	// Gen0ReductionCount is win:UInt32.
 	Gen0ReductionCount uint32
-	// Reason is win:UInt32.
-	Reason uint32
-	// GlobalMechanisms is win:UInt32.
-	GlobalMechanisms uint32
+	// Reason is win:UInt32, map GCReasonMap.
+	Reason GCReason
+	// GlobalMechanisms is win:UInt32, map GCGlobalMechanismsMap.
+	GlobalMechanisms GCGlobalMechanisms
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// PauseMode is win:UInt32.
-	PauseMode uint32
+	// PauseMode is win:UInt32, map GCPauseModeMap.
+	PauseMode GCPauseMode
 	// MemoryPressure is win:UInt32.
 	MemoryPressure uint32
 	// CondemnReasons0 is win:UInt32.
@@ -7378,10 +7378,10 @@ func (e *GCGlobalHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.NumHeaps = int32(binary.LittleEndian.Uint32(b[8:]))
 	e.CondemnedGeneration = binary.LittleEndian.Uint32(b[12:])
 	e.Gen0ReductionCount = binary.LittleEndian.Uint32(b[16:])
-	e.Reason = binary.LittleEndian.Uint32(b[20:])
-	e.GlobalMechanisms = binary.LittleEndian.Uint32(b[24:])
+	e.Reason = GCReason(binary.LittleEndian.Uint32(b[20:]))
+	e.GlobalMechanisms = GCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
-	e.PauseMode = binary.LittleEndian.Uint32(b[30:])
+	e.PauseMode = GCPauseMode(binary.LittleEndian.Uint32(b[30:]))
 	e.MemoryPressure = binary.LittleEndian.Uint32(b[34:])
 	e.CondemnReasons0 = binary.LittleEndian.Uint32(b[38:])
 	e.CondemnReasons1 = binary.LittleEndian.Uint32(b[42:])
@@ -7415,13 +7415,13 @@ func (e *GCGlobalHeapHistoryV3) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
+	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = e.GlobalMechanisms.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PauseMode\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.PauseMode))
+	dst = e.PauseMode.appendJSON(dst)
 	dst = append(dst, ",\"MemoryPressure\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.MemoryPressure))
 	dst = append(dst, ",\"CondemnReasons0\":"...)
@@ -7442,13 +7442,13 @@ func (e *GCGlobalHeapHistoryV3) AppendText(dst []byte) []byte {
 	dst = append(dst, " Gen0ReductionCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.Gen0ReductionCount), 10)
 	dst = append(dst, " Reason="...)
-	dst = strconv.AppendUint(dst, uint64(e.Reason), 10)
+	dst, _ = e.Reason.AppendText(dst)
 	dst = append(dst, " GlobalMechanisms="...)
-	dst = strconv.AppendUint(dst, uint64(e.GlobalMechanisms), 10)
+	dst, _ = e.GlobalMechanisms.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " PauseMode="...)
-	dst = strconv.AppendUint(dst, uint64(e.PauseMode), 10)
+	dst, _ = e.PauseMode.AppendText(dst)
 	dst = append(dst, " MemoryPressure="...)
 	dst = strconv.AppendUint(dst, uint64(e.MemoryPressure), 10)
 	dst = append(dst, " CondemnReasons0="...)
@@ -7470,14 +7470,14 @@ type GCGlobalHeapHistoryV4 struct {
 	CondemnedGeneration uint32
 	// Gen0ReductionCount is win:UInt32.
 	Gen0ReductionCount uint32
-	// Reason is win:UInt32.
-	Reason uint32
-	// GlobalMechanisms is win:UInt32.
-	GlobalMechanisms uint32
+	// Reason is win:UInt32, map GCReasonMap.
+	Reason GCReason
+	// GlobalMechanisms is win:UInt32, map GCGlobalMechanismsMap.
+	GlobalMechanisms GCGlobalMechanisms
 	// ClrInstanceID is win:UInt16.
 	ClrInstanceID uint16
-	// PauseMode is win:UInt32.
-	PauseMode uint32
+	// PauseMode is win:UInt32, map GCPauseModeMap.
+	PauseMode GCPauseMode
 	// MemoryPressure is win:UInt32.
 	MemoryPressure uint32
 	// CondemnReasons0 is win:UInt32.
@@ -7676,10 +7676,10 @@ func (e *GCGlobalHeapHistoryV4) Decode(b []byte, ptrSize int) (int, error) {
 	e.NumHeaps = int32(binary.LittleEndian.Uint32(b[8:]))
 	e.CondemnedGeneration = binary.LittleEndian.Uint32(b[12:])
 	e.Gen0ReductionCount = binary.LittleEndian.Uint32(b[16:])
-	e.Reason = binary.LittleEndian.Uint32(b[20:])
-	e.GlobalMechanisms = binary.LittleEndian.Uint32(b[24:])
+	e.Reason = GCReason(binary.LittleEndian.Uint32(b[20:]))
+	e.GlobalMechanisms = GCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
-	e.PauseMode = binary.LittleEndian.Uint32(b[30:])
+	e.PauseMode = GCPauseMode(binary.LittleEndian.Uint32(b[30:]))
 	e.MemoryPressure = binary.LittleEndian.Uint32(b[34:])
 	e.CondemnReasons0 = binary.LittleEndian.Uint32(b[38:])
 	e.CondemnReasons1 = binary.LittleEndian.Uint32(b[42:])
@@ -7728,13 +7728,13 @@ func (e *GCGlobalHeapHistoryV4) AppendJSON(dst []byte) []byte {
 	dst = append(dst, ",\"Gen0ReductionCount\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.Gen0ReductionCount))
 	dst = append(dst, ",\"Reason\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.Reason))
+	dst = e.Reason.appendJSON(dst)
 	dst = append(dst, ",\"GlobalMechanisms\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.GlobalMechanisms))
+	dst = e.GlobalMechanisms.appendJSON(dst)
 	dst = append(dst, ",\"ClrInstanceID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ClrInstanceID))
 	dst = append(dst, ",\"PauseMode\":"...)
-	dst = clrimpl.AppendJSONUint(dst, uint64(e.PauseMode))
+	dst = e.PauseMode.appendJSON(dst)
 	dst = append(dst, ",\"MemoryPressure\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.MemoryPressure))
 	dst = append(dst, ",\"CondemnReasons0\":"...)
@@ -7759,13 +7759,13 @@ func (e *GCGlobalHeapHistoryV4) AppendText(dst []byte) []byte {
 	dst = append(dst, " Gen0ReductionCount="...)
 	dst = strconv.AppendUint(dst, uint64(e.Gen0ReductionCount), 10)
 	dst = append(dst, " Reason="...)
-	dst = strconv.AppendUint(dst, uint64(e.Reason), 10)
+	dst, _ = e.Reason.AppendText(dst)
 	dst = append(dst, " GlobalMechanisms="...)
-	dst = strconv.AppendUint(dst, uint64(e.GlobalMechanisms), 10)
+	dst, _ = e.GlobalMechanisms.AppendText(dst)
 	dst = append(dst, " ClrInstanceID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	dst = append(dst, " PauseMode="...)
-	dst = strconv.AppendUint(dst, uint64(e.PauseMode), 10)
+	dst, _ = e.PauseMode.AppendText(dst)
 	dst = append(dst, " MemoryPressure="...)
 	dst = strconv.AppendUint(dst, uint64(e.MemoryPressure), 10)
 	dst = append(dst, " CondemnReasons0="...)

@@ -20,7 +20,9 @@ type Overrides struct {
 }
 
 // Override is one correction. It names one or more providers and exactly one
-// target: a map (to add entries) or a template field (to change attributes).
+// target: a map (to add entries), a new map, a template (to change a field's
+// attributes, insert fields, or give an empty template its fields), or Go
+// names.
 type Override struct {
 	Why       string   `yaml:"why"`
 	Providers []string `yaml:"providers"`
@@ -28,13 +30,25 @@ type Override struct {
 	Map        string      `yaml:"map,omitempty"`
 	AddEntries []*MapEntry `yaml:"addEntries,omitempty"`
 
-	Template string      `yaml:"template,omitempty"`
-	Field    string      `yaml:"field,omitempty"` // a path: "Values.Name" for a struct's field
-	Set      *FieldPatch `yaml:"set,omitempty"`
+	// NewMap adds a map the manifest does not define: an enum the
+	// runtime's headers give names to but the manifest leaves as bare
+	// integers. A field override (set: {map: …}) binds it to fields.
+	NewMap *Map `yaml:"newMap,omitempty"`
+
+	// Template, or Templates for the same field of several templates (the
+	// versions of one event), names what Field, InsertAfter or Fields
+	// changes; Templates only goes with field and set.
+	Template  string      `yaml:"template,omitempty"`
+	Templates []string    `yaml:"templates,omitempty"`
+	Field     string      `yaml:"field,omitempty"` // a path: "Values.Name" for a struct's field
+	Set       *FieldPatch `yaml:"set,omitempty"`
 	// InsertAfter (a field path) and Insert add fields the manifest leaves
 	// out, such as padding the runtime writes inside a struct.
 	InsertAfter string   `yaml:"insertAfter,omitempty"`
 	Insert      []*Field `yaml:"insert,omitempty"`
+	// Fields gives a template the manifest leaves empty its fields: the
+	// layout of a raw struct the runtime logs behind an empty template.
+	Fields []*Field `yaml:"fields,omitempty"`
 
 	// GoNames gives events (by symbol) explicit Go type names.
 	GoNames map[string]string `yaml:"goNames,omitempty"`
@@ -96,6 +110,16 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 				l.add(Pos{File: o.File, Line: e.Pos.Line}, "override", "empty item in insert")
 			}
 		}
+		if hasNilField(e.Fields) {
+			l.add(Pos{File: o.File, Line: e.Pos.Line}, "override", "empty item in fields")
+		}
+		if e.NewMap != nil {
+			for _, x := range e.NewMap.Entries {
+				if x == nil {
+					l.add(Pos{File: o.File, Line: e.Pos.Line}, "override", "empty item in newMap entries")
+				}
+			}
+		}
 	}
 	if err := l.err(); err != nil {
 		return nil, err
@@ -108,12 +132,18 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 			l.add(e.Pos, what, "every override needs a why")
 		case len(e.Providers) == 0:
 			l.add(e.Pos, what, "no providers named")
-		case countTrue(e.Map != "", e.Template != "", len(e.GoNames) > 0, len(e.FamilyNames) > 0) != 1:
-			l.add(e.Pos, what, "name exactly one of map, template, goNames or familyNames")
+		case countTrue(e.Map != "", e.NewMap != nil, e.Template != "", len(e.Templates) > 0, len(e.GoNames) > 0, len(e.FamilyNames) > 0) != 1:
+			l.add(e.Pos, what, "name exactly one of map, newMap, template, templates, goNames or familyNames")
 		case e.Map != "" && len(e.AddEntries) == 0:
 			l.add(e.Pos, what, "map %s: nothing to add", e.Map)
-		case e.Template != "" && (e.Field == "") == (e.InsertAfter == ""):
-			l.add(e.Pos, what, "template %s: name either field (with set) or insertAfter (with insert)", e.Template)
+		case e.NewMap != nil && (e.NewMap.Name == "" || len(e.NewMap.Entries) == 0):
+			l.add(e.Pos, what, "newMap needs a name and entries")
+		case e.NewMap != nil && e.NewMap.Kind != ValueMap && e.NewMap.Kind != BitMap:
+			l.add(e.Pos, what, "newMap %s: kind %q is neither %s nor %s", e.NewMap.Name, e.NewMap.Kind, ValueMap, BitMap)
+		case len(e.Templates) > 0 && (e.Field == "" || e.Set == nil):
+			l.add(e.Pos, what, "templates %v: name field and set", e.Templates)
+		case e.Template != "" && countTrue(e.Field != "", e.InsertAfter != "", len(e.Fields) > 0) != 1:
+			l.add(e.Pos, what, "template %s: name either field (with set), insertAfter (with insert) or fields", e.Template)
 		case e.Template != "" && e.Field != "" && e.Set == nil:
 			l.add(e.Pos, what, "template %s: field %s needs set", e.Template, e.Field)
 		case e.Template != "" && e.InsertAfter != "" && len(e.Insert) == 0:
@@ -155,6 +185,16 @@ func (o *Overrides) apply(s *Schema, lenient bool) ([]error, error) {
 			switch {
 			case e.Map != "":
 				applyMap(e, p, &l)
+			case e.NewMap != nil:
+				applyNewMap(e, p, &l)
+			case len(e.Templates) > 0:
+				for _, tid := range e.Templates {
+					one := *e
+					one.Template = tid
+					applyField(&one, p, &l)
+				}
+			case e.Template != "" && len(e.Fields) > 0:
+				applyFields(e, p, &l)
 			case e.Template != "" && e.InsertAfter != "":
 				applyInsert(e, p, &l)
 			case e.Template != "":
@@ -332,4 +372,57 @@ func applyInsert(e *Override, p *Provider, l *errList) {
 	}
 	rest := append(ins, (*list)[at+1:]...)
 	*list = append((*list)[:at+1:at+1], rest...)
+}
+
+func hasNilField(fs []*Field) bool {
+	for _, f := range fs {
+		if f == nil || hasNilField(f.Fields) {
+			return true
+		}
+	}
+	return false
+}
+
+func applyNewMap(e *Override, p *Provider, l *errList) {
+	what := fmt.Sprintf("override of %s map %s", p.Name, e.NewMap.Name)
+	if p.Map(e.NewMap.Name) != nil {
+		l.skip(e.Pos, what, "the map is already defined: drop this override")
+		return
+	}
+	m := &Map{Name: e.NewMap.Name, Kind: e.NewMap.Kind, Pos: e.Pos}
+	for _, x := range e.NewMap.Entries {
+		c := *x
+		c.Pos = e.Pos
+		m.Entries = append(m.Entries, &c)
+	}
+	p.Maps = append(p.Maps, m)
+}
+
+// applyFields gives an empty template the override's fields, each a copy
+// located at the override.
+func applyFields(e *Override, p *Provider, l *errList) {
+	t := p.Template(e.Template)
+	what := fmt.Sprintf("override of %s template %s", p.Name, e.Template)
+	switch {
+	case t == nil:
+		l.skip(e.Pos, what, "no such template")
+	case len(t.Fields) > 0:
+		l.skip(e.Pos, what, "the template already has fields: drop this override")
+	default:
+		t.Fields = copyFields(e.Fields, e.Pos)
+	}
+}
+
+func copyFields(fs []*Field, pos Pos) []*Field {
+	if fs == nil {
+		return nil
+	}
+	out := make([]*Field, len(fs))
+	for i, f := range fs {
+		c := *f
+		c.Pos = pos
+		c.Fields = copyFields(f.Fields, pos)
+		out[i] = &c
+	}
+	return out
 }

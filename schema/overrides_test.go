@@ -51,6 +51,9 @@ func TestRealOverrides(t *testing.T) {
 		t.Fatal("applying overrides.yaml twice succeeded")
 	}
 	for _, l := range strings.Split(err.Error(), "\n") {
+		if l == "too many errors" {
+			continue
+		}
 		if !strings.HasPrefix(l, "overrides.yaml:") || !strings.Contains(l, "drop") {
 			t.Errorf("stale override error %q does not name overrides.yaml:line and say drop", l)
 		}
