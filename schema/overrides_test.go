@@ -38,6 +38,12 @@ func TestRealOverrides(t *testing.T) {
 		t.Errorf("last GCReasonMap entry %+v, want 0x11 InducedAggressive from overrides.yaml", last)
 	}
 	lm := lowerOrFail(t, s)
+	// The .NET Framework 4.5.2 per-heap history: 233 bytes with 4-byte
+	// pointers, 433 with 8, as net.4.5.2.x86.etl's DataLen and TraceEvent say.
+	ph := lm.provider(t, "Microsoft-Windows-DotNETRuntimePrivate").template(t, "GCPerHeapHistory")
+	if ph.Variable() || ph.PrefixSize.At(4) != 233 || ph.PrefixSize.At(8) != 433 {
+		t.Errorf("private GCPerHeapHistory: %d bytes (x86), %d (x64), variable %v; want 233, 433, fixed", ph.PrefixSize.At(4), ph.PrefixSize.At(8), ph.Variable())
+	}
 	for _, pn := range []string{"Microsoft-Windows-DotNETRuntime", "Microsoft-Windows-DotNETRuntimeRundown", "Microsoft-Windows-DotNETRuntimePrivate"} {
 		sw := lm.provider(t, pn).template(t, "ClrStackWalk")
 		st := field(t, sw.Fields, "Stack")
@@ -110,5 +116,99 @@ func TestOverridesInvalidFile(t *testing.T) {
 	_, err := LoadOverrides("testdata/overrides/no_why.yaml")
 	if want := "no_why.yaml:3: override: every override needs a why"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
+	}
+}
+
+// TestOverridesNewKinds covers newMap (a map the manifest lacks), templates
+// (one field set applied to several templates) and fields (the layout of a
+// template the manifest leaves empty, with pointer-sized and aligned parts).
+func TestOverridesNewKinds(t *testing.T) {
+	s := loadSmall(t)
+	rt := s.Provider("Test-Runtime")
+	rt.Template("GCStart_V2").Fields = nil // as the manifest leaves a raw struct's template
+	o, err := ParseOverrides("kinds.yaml", []byte(`overrides:
+  - why: the GC type is an enum
+    providers: [Test-Runtime]
+    newMap:
+      name: GCTypeMap
+      kind: valueMap
+      entries:
+        - {value: 0, name: NonConcurrentGC}
+        - {value: 1, name: BackgroundGC}
+  - why: both carry the instance in hex
+    providers: [Test-Runtime]
+    templates: [MethodILToNativeMap, ModuleLoad]
+    field: ModuleID
+    set: {outType: 'win:HexInt64'}
+  - why: a raw struct behind an empty template
+    providers: [Test-Runtime]
+    template: GCStart_V2
+    fields:
+      - name: Gens
+        count: '2'
+        struct: true
+        align: natural
+        fields:
+          - {name: Size, inType: 'win:Pointer'}
+          - {name: Flag, inType: 'win:UInt8'}
+      - {name: Type, inType: 'win:UInt32', map: GCTypeMap}
+      - {name: ClrInstanceID, inType: 'win:UInt8'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ModuleID is only in ModuleLoad: the templates entry fails for
+	// MethodILToNativeMap and names it.
+	err = o.Apply(s)
+	if want := `kinds.yaml:10: override of Test-Runtime template MethodILToNativeMap: no field "ModuleID"`; err == nil || err.Error() != want {
+		t.Fatalf("Apply: %v, want %s", err, want)
+	}
+	o.Entries[1].Templates = []string{"ModuleLoad"}
+	s = loadSmall(t)
+	rt = s.Provider("Test-Runtime")
+	rt.Template("GCStart_V2").Fields = nil
+	if err := o.Apply(s); err != nil {
+		t.Fatal(err)
+	}
+	if m := rt.Map("GCTypeMap"); m == nil || m.Kind != ValueMap || len(m.Entries) != 2 || m.Pos.String() != "kinds.yaml:2" {
+		t.Fatalf("GCTypeMap after overrides: %+v", m)
+	}
+	if f := rt.Template("ModuleLoad").Fields[0]; f.OutType != "win:HexInt64" {
+		t.Errorf("ModuleLoad.ModuleID outType %q", f.OutType)
+	}
+	lt := lowerOrFail(t, s).provider(t, "Test-Runtime").template(t, "GCStart_V2")
+	if lt.Variable() || lt.PrefixSize.At(4) != 2*8+4+1 || lt.PrefixSize.At(8) != 2*16+4+1 {
+		t.Errorf("GCStart_V2 sizes %d (x86) %d (x64), want 21 and 37", lt.PrefixSize.At(4), lt.PrefixSize.At(8))
+	}
+	if ty := field(t, lt.Fields, "Type"); ty.Map == nil || ty.Map.Name != "GCTypeMap" || ty.Pos.String() != "kinds.yaml:15" {
+		t.Errorf("Type: map %v at %s", ty.Map, ty.Pos)
+	}
+	// Applied again, each is stale and says so.
+	err = o.Apply(s)
+	for _, want := range []string{
+		"kinds.yaml:2: override of Test-Runtime map GCTypeMap: the map is already defined: drop this override",
+		`kinds.yaml:10: override of Test-Runtime template ModuleLoad: field "ModuleID" already is as the override says: drop it`,
+		"kinds.yaml:15: override of Test-Runtime template GCStart_V2: the template already has fields: drop this override",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("second Apply: %v\nwant a line %s", err, want)
+		}
+	}
+}
+
+func TestOverridesNewKindsInvalid(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"newMap: {name: M, kind: enum, entries: [{value: 1, name: A}]}", `newMap M: kind "enum" is neither valueMap nor bitMap`},
+		{"newMap: {name: M, kind: bitMap}", "newMap needs a name and entries"},
+		{"templates: [A, B]\n    field: X", "templates [A B]: name field and set"},
+		{"template: A\n    field: X\n    set: {map: M}\n    fields: [{name: Y, inType: 'win:UInt8'}]", "template A: name either field (with set), insertAfter (with insert) or fields"},
+		{"template: A\n    templates: [B]\n    field: X\n    set: {map: M}", "name exactly one of map, newMap, template, templates, goNames or familyNames"},
+		{"template: A\n    fields: [{name: S, struct: true, fields: [null]}]", "empty item in fields"},
+	}
+	for _, tt := range tests {
+		_, err := ParseOverrides("bad.yaml", []byte("overrides:\n  - why: test\n    providers: [P]\n    "+tt.yaml+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s:\nerror %v, want %s", tt.yaml, err, tt.want)
+		}
 	}
 }
