@@ -893,18 +893,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 			ev.Labels = l
 			ev.ActivityID = l.ActivityID
 			ev.RelatedActivityID = l.RelatedActivityID
-			if l.HasOpcode {
-				ev.Opcode = l.Opcode
-			}
-			if l.HasKeywords {
-				ev.Keywords = l.Keywords
-			}
-			if l.HasLevel {
-				ev.Level = l.Level
-			}
-			if l.HasVersion {
-				ev.Version = l.Version
-			}
+			l.override(&ev.Opcode, &ev.Level, &ev.Version, &ev.Keywords)
 		}
 	}
 	return true, nil

@@ -419,18 +419,7 @@ func (r *Reader) holdRecord() error {
 			}
 			x.labels = l
 			x.activity, x.related = l.ActivityID, l.RelatedActivityID
-			if l.HasOpcode {
-				x.opcode = l.Opcode
-			}
-			if l.HasKeywords {
-				x.keywords = l.Keywords
-			}
-			if l.HasLevel {
-				x.level = l.Level
-			}
-			if l.HasVersion {
-				x.version = l.Version
-			}
+			l.override(&x.opcode, &x.level, &x.version, &x.keywords)
 		}
 	}
 	s := &r.sorted

@@ -337,6 +337,23 @@ type LabelList struct {
 	Other []Label
 }
 
+// override applies the list's opcode, level, version and keywords, where it
+// has them, over the metadata's values.
+func (l *LabelList) override(opcode, level, version *uint8, keywords *uint64) {
+	if l.HasOpcode {
+		*opcode = l.Opcode
+	}
+	if l.HasLevel {
+		*level = l.Level
+	}
+	if l.HasVersion {
+		*version = l.Version
+	}
+	if l.HasKeywords {
+		*keywords = l.Keywords
+	}
+}
+
 // Label is a key/value label. Exactly one of String or Int is meaningful,
 // as IsInt says.
 type Label struct {
