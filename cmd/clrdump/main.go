@@ -48,7 +48,9 @@
 // GUIDs are strings; booleans are true/false; arrays are arrays and
 // structs objects. EventSource events follow their metadata's types.
 //
-// -stats prints, instead, the count and payload bytes of each event type.
+// -stats prints, instead, the count and payload bytes of each event type;
+// -profile builds a profile and -report a GC or JIT report (see profile.go
+// and report.go for their flags and output).
 // Events come in timestamp order, as TraceEvent gives them; -order file
 // keeps an EventPipe file's stored order (cheaper: nothing is held back).
 //
@@ -111,6 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
 	pf := addProfileFlags(fs)
+	rf := addReportFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: clrdump [flags] FILE|-\n\nDecodes a .nettrace, .netperf or .etl trace (or a .zip holding one);\n- reads standard input.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -120,6 +123,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 			return exitOK
 		}
 		return exitUsage
+	}
+	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: o.pid, top: o.limit, topIsSet: isSet(fs, "n")}, stdin, stdout, stderr); code >= 0 {
+		return code
 	}
 	if code := pf.run(fs, o.format, o.pid, stdin, stdout, stderr); code >= 0 {
 		return code
@@ -159,13 +165,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	}
 	o.progress = progress
 
-	var src *trace.Reader
-	var err error
-	if name := fs.Arg(0); name == "-" {
-		src, err = trace.NewReader(stdin, trace.WithOrder(order), trace.WithName("standard input"))
-	} else {
-		src, err = trace.Open(name, trace.WithOrder(order))
-	}
+	src, err := openTrace(fs.Arg(0), stdin, trace.WithOrder(order))
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError

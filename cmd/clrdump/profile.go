@@ -5,13 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/clrgo/clrevents/nettrace"
 	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/symbols"
-	"github.com/clrgo/clrevents/trace"
 )
 
 // Profiles (-profile):
@@ -37,7 +35,7 @@ type profileFlags struct {
 func addProfileFlags(fs *flag.FlagSet) *profileFlags {
 	pf := &profileFlags{}
 	fs.StringVar(&pf.kind, "profile", "", "build a profile instead of printing events: cpu, alloc, contention or exception (-format pprof, folded or speedscope)")
-	fs.StringVar(&pf.out, "o", "", "with -profile: write to this file (folded and speedscope go to standard output without it)")
+	fs.StringVar(&pf.out, "o", "", "with -profile or -report: write to this file instead of standard output (-format pprof needs it)")
 	fs.BoolVar(&pf.managedOnly, "managed-only", false, "with -profile cpu: leave out time outside managed code")
 	return pf
 }
@@ -57,9 +55,7 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 		fmt.Fprintf(stderr, "clrdump: -profile: %v\n", err)
 		return exitUsage
 	}
-	formatSet := false
-	fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
-	if !formatSet {
+	if !isSet(fs, "format") {
 		format = "folded"
 	}
 	switch format {
@@ -81,12 +77,7 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 		fs.Usage()
 		return exitUsage
 	}
-	var src *trace.Reader
-	if name := fs.Arg(0); name == "-" {
-		src, err = trace.NewReader(stdin, trace.WithName("standard input"))
-	} else {
-		src, err = trace.Open(name)
-	}
+	src, err := openTrace(fs.Arg(0), stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
@@ -102,36 +93,17 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
-	w, closeOut := stdout, func() error { return nil }
-	if pf.out != "" {
-		f, err := os.Create(pf.out)
-		if err != nil {
-			fmt.Fprintf(stderr, "clrdump: %v\n", err)
-			return exitError
+	err = writeOut(pf.out, stdout, func(bw *bufio.Writer) error {
+		switch format {
+		case "folded":
+			return p.WriteFolded(bw)
+		case "speedscope":
+			return p.WriteSpeedscope(bw)
 		}
-		w, closeOut = f, f.Close
-	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	switch format {
-	case "folded":
-		err = p.WriteFolded(bw)
-	case "speedscope":
-		err = p.WriteSpeedscope(bw)
-	case "pprof":
-		err = p.WritePprof(bw)
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := closeOut(); err == nil {
-		err = cerr
-	}
+		return p.WritePprof(bw)
+	})
 	if err != nil {
-		if pf.out != "" {
-			fmt.Fprintf(stderr, "clrdump: %s: %v\n", pf.out, err)
-		} else {
-			fmt.Fprintf(stderr, "clrdump: %v\n", err)
-		}
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
 	if note := unresolvedNote(p.Map); note != "" {

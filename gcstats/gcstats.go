@@ -1,0 +1,519 @@
+// Package gcstats computes the garbage collections of the .NET processes in
+// a trace: each GC's generation, reason, type, pauses, duration and heap
+// sizes, and per-generation summaries, as PerfView's GCStats view and
+// TraceEvent's TraceManagedProcess give them.
+//
+// Feed it every event of a trace in time order (the trace package's
+// default), with Add, or with Observe for events decoded elsewhere:
+//
+//	r, err := trace.Open("app.nettrace")
+//	...
+//	a, err := gcstats.Read(r)
+//	for _, p := range a.Processes() {
+//		for _, gc := range p.GCs {
+//			fmt.Println(gc.Number, gc.Generation, gc.Pause)
+//		}
+//	}
+//
+// # How pauses are measured
+//
+// A GC's pause runs from the runtime's suspension for the GC
+// (GCSuspendEEBegin with reason SuspendForGC) to the end of the restart
+// (GCRestartEEEnd) on the thread that suspended. The runtime suspends for
+// other reasons too (the SampleProfiler suspends for every sample, with
+// reason SuspendOther, on its own thread): those suspensions are not GC
+// pauses and are left out, which pairing begin and end events naively
+// does not do. A background GC pauses more than once: at its start (the
+// initial suspension, through the ephemeral GC that may precede it) and
+// for each later suspension it asks for (reason SuspendForGCPrep); its
+// Pause is their sum and Pauses their count. A foreground GC during a
+// background GC is a GC of its own with its own pause.
+//
+// The trace needs the runtime's GC keyword (0x1) at level Informational
+// (4); AllocationTick events (level Verbose) add allocation volumes, and
+// the per-heap history events (GCPerHeapHistory) exact heap sizes before
+// each GC, which are otherwise estimated.
+package gcstats
+
+import (
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/feed"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// NumGens is the number of generations a GC reports sizes for: 0, 1 and 2,
+// the large object heap (index 3) and the pinned object heap (index 4,
+// .NET 5 and later).
+const NumGens = 5
+
+// Generation indexes in GC's per-generation arrays.
+const (
+	Gen0 = 0
+	Gen1 = 1
+	Gen2 = 2
+	LOH  = 3
+	POH  = 4
+)
+
+// GC is one garbage collection.
+type GC struct {
+	// Number is the GC's number in its process (GCStart's Count), from 1.
+	Number int64
+	// Generation is the condemned generation: 0, 1 or 2.
+	Generation int
+	// Reason is why the GC happened.
+	Reason clrevents.GCReason
+	// Type is NonConcurrentGC (blocking), BackgroundGC or ForegroundGC (a
+	// blocking GC during a background one). Runtimes that do not report
+	// the type (GCStart version 0) give NonConcurrentGC.
+	Type clrevents.GCType
+
+	// Start is the time of the GC's start event; PauseStart the time of the
+	// suspension that began its first pause.
+	Start, PauseStart time.Time
+	// Pause is the time the runtime was suspended for this GC, summed over
+	// its pauses; Pauses counts them (1 for a blocking GC, more for a
+	// background one); Suspend is the time the first suspension took to
+	// stop the threads.
+	Pause   time.Duration
+	Pauses  int
+	Suspend time.Duration
+	// Duration runs from the GC's start event to its end event.
+	Duration time.Duration
+	// PausePercent is the share of time paused since the previous GC, in
+	// percent: Pause over Pause plus the time since the previous GC ended
+	// (for a background GC, over the time from the previous GC's end to
+	// this one's).
+	PausePercent float64
+
+	// HeapBefore and HeapAfter are the heap's size in bytes before and
+	// after the GC, every generation included. HeapAfter comes from
+	// GCHeapStats; HeapBefore from the per-heap histories when the trace
+	// has them, else it is estimated (HeapBeforeEstimated) from the
+	// previous GC's sizes and the allocations since.
+	HeapBefore, HeapAfter uint64
+	HeapBeforeEstimated   bool
+	// GenSizeBefore and GenSizeAfter are the sizes by generation (see
+	// NumGens); GenSizeBefore is zero without per-heap histories.
+	GenSizeBefore, GenSizeAfter [NumGens]uint64
+	// Promoted is the bytes that survived the GC, by generation they
+	// were in (GCHeapStats' TotalPromotedSizeN).
+	Promoted [NumGens]uint64
+	// PinnedObjects is the number of pinned objects the GC saw.
+	PinnedObjects uint32
+	// Heaps is the number of GC heaps (more than 1 under server GC); 0 when
+	// the trace has no global heap history for the GC.
+	Heaps int
+	// Allocated is the bytes allocated since the previous GC, by small,
+	// large and pinned object heap, from the AllocationTick events (one
+	// per about 100 KB allocated); zero when the trace has none.
+	Allocated [3]uint64
+
+	// Complete tells whether the trace holds the GC's end: its end event,
+	// heap statistics and, for a blocking GC, the restart after it.
+	Complete bool
+
+	ended, hasHeapStats, concurrent bool
+	perHeap                         int
+	sinceLastEnd                    time.Duration
+}
+
+// Process is the GCs of one process.
+type Process struct {
+	PID int64
+	// GCs are the process's GCs in the order they started.
+	GCs []*GC
+	// Heaps is the largest number of GC heaps seen (0 when unknown).
+	Heaps int
+	// Skipped counts GC start events that could not be attributed: the
+	// trace began after the GC's suspension.
+	Skipped int
+	// Allocated is the bytes allocated in the whole trace by small, large
+	// and pinned object heap, from AllocationTick events.
+	Allocated [3]uint64
+
+	s state
+}
+
+// state is what the model needs to remember between events.
+type state struct {
+	gcTID, prepTID, otherTID int64
+	suspendReason            clrevents.GCSuspendEEReason
+	suspendStart, suspendEnd time.Time
+	bgc                      *GC // the background GC in progress
+	lastEnd                  time.Time
+	allocAtLastGC            [3]uint64
+	prevStats                *GC // the last GC with heap statistics
+}
+
+// Analyzer builds the GC model of every process in a trace.
+type Analyzer struct {
+	procs map[int64]*Process
+	feed  feed.Feed
+}
+
+// NewAnalyzer returns an empty Analyzer.
+func NewAnalyzer() *Analyzer {
+	return &Analyzer{procs: make(map[int64]*Process)}
+}
+
+// Read feeds every event of r to a new Analyzer. It returns the Analyzer
+// and the first error reading r (not decoding errors, which the Analyzer
+// counts).
+func Read(r *trace.Reader) (*Analyzer, error) {
+	a := NewAnalyzer()
+	return a, feed.ReadAll(r, a.Add)
+}
+
+// Add feeds one event. Events the model does not use cost a map lookup;
+// the others are decoded, and one that fails to decode is counted in
+// DecodeErrors and otherwise ignored.
+func (a *Analyzer) Add(e *trace.Event) {
+	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
+		a.Observe(e.Time(), e.ProcessID(), e.ThreadID(), ev)
+	}
+}
+
+// Origin is the time of the first event Add saw (zero if none): reports
+// give times relative to it, as PerfView does.
+func (a *Analyzer) Origin() time.Time { return a.feed.Origin }
+
+// SetOrigin sets the time reports count from, for events fed by Observe.
+func (a *Analyzer) SetOrigin(t time.Time) { a.feed.Origin = t }
+
+// DecodeErrors returns the number of events the model needed that did not
+// decode (Add skips them), and the first of their errors.
+func (a *Analyzer) DecodeErrors() (int, error) {
+	return a.feed.DecodeErrors, a.feed.FirstDecodeError
+}
+
+// Processes returns the processes that had GC events, by process ID.
+func (a *Analyzer) Processes() []*Process {
+	return feed.ByPID(a.procs)
+}
+
+func (a *Analyzer) proc(pid int64) *Process {
+	p := a.procs[pid]
+	if p == nil {
+		// Until a GC ends, the time since the last one counts from the
+		// trace's start.
+		p = &Process{PID: pid, s: state{gcTID: -1, prepTID: -1, otherTID: -1, lastEnd: a.feed.Origin}}
+		a.procs[pid] = p
+	}
+	return p
+}
+
+// Observe feeds one decoded event that happened at t in process pid on
+// thread tid. Events must come in time order. The event is not retained.
+func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
+	k := kinds[ev.Info()]
+	if k == kNone {
+		return
+	}
+	p := a.proc(pid)
+	switch k {
+	case kSuspendBegin:
+		if f, ok := ev.(clrevents.GCSuspendEEEvent); ok {
+			p.suspendBegin(t, tid, f.GCSuspendEEFields().Reason)
+		}
+	case kSuspendEnd:
+		p.suspendEnd(t, tid)
+	case kRestartEnd:
+		p.restartEnd(t, tid)
+	case kStart:
+		if f, ok := ev.(clrevents.GCStartEvent); ok {
+			p.start(t, f.GCStartFields())
+		}
+	case kEnd:
+		if gc := p.current(); gc != nil {
+			gc.Duration = t.Sub(gc.Start)
+			gc.ended = true
+		}
+	case kHeapStats:
+		if f, ok := ev.(clrevents.GCHeapStatsEvent); ok {
+			p.heapStats(t, f.GCHeapStatsFields())
+		}
+	case kGlobalHistory:
+		if f, ok := ev.(clrevents.GCGlobalHeapEvent); ok {
+			p.globalHistory(f.GCGlobalHeapFields())
+		}
+	case kPerHeapHistory:
+		p.perHeapHistory(ev)
+	case kAllocTick:
+		if f, ok := ev.(clrevents.GCAllocationTickEvent); ok {
+			p.allocTick(f.GCAllocationTickFields())
+		}
+	}
+}
+
+// current is the GC that events about "the GC" refer to: the last one
+// started if it is not complete, else the background GC in progress.
+func (p *Process) current() *GC {
+	if n := len(p.GCs); n > 0 && !p.GCs[n-1].Complete {
+		return p.GCs[n-1]
+	}
+	return p.s.bgc
+}
+
+func (p *Process) suspendBegin(t time.Time, tid int64, reason clrevents.GCSuspendEEReason) {
+	s := &p.s
+	switch reason {
+	case clrevents.GCSuspendEEReasonSuspendForGC:
+		s.gcTID = tid
+	case clrevents.GCSuspendEEReasonSuspendForGCPrep:
+		s.prepTID = tid
+	default:
+		// Suspensions for other reasons (the sampling profiler, the
+		// debugger, a thread abort, ...) are not GC pauses.
+		s.otherTID = tid
+		return
+	}
+	s.suspendReason = reason
+	s.suspendStart = t
+	s.suspendEnd = time.Time{}
+}
+
+// ours reports whether a suspend or restart event on tid belongs to a GC
+// suspension: the runtime ends a suspension on the thread that began it.
+func (s *state) ours(tid int64) bool {
+	return tid == s.gcTID || tid == s.prepTID
+}
+
+func (p *Process) suspendEnd(t time.Time, tid int64) {
+	s := &p.s
+	if !s.ours(tid) {
+		return
+	}
+	if s.prepTID >= 0 && s.bgc != nil && !s.suspendStart.IsZero() {
+		s.bgc.Suspend += t.Sub(s.suspendStart)
+	}
+	s.suspendEnd = t
+}
+
+func (p *Process) restartEnd(t time.Time, tid int64) {
+	s := &p.s
+	if tid == s.otherTID {
+		s.otherTID = -1
+	}
+	if !s.ours(tid) {
+		return
+	}
+	if gc := p.current(); gc != nil {
+		switch {
+		case gc.Type == clrevents.GCTypeBackgroundGC:
+			p.addConcurrentPause(gc, t)
+		case !gc.ended:
+			// A restart before the GC's end: a concurrent GC of a runtime
+			// that does not report GC types (.NET Framework 2.0-era
+			// events). Its pauses add up like a background GC's, and it
+			// ends with its heap statistics.
+			gc.concurrent = true
+			p.addConcurrentPause(gc, t)
+		default:
+			gc.Pause = t.Sub(gc.PauseStart)
+			gc.Pauses = 1
+			if gc.hasHeapStats {
+				p.complete(gc)
+			}
+		}
+	}
+	s.suspendStart = time.Time{}
+	s.gcTID, s.prepTID = -1, -1
+}
+
+// addConcurrentPause counts the suspension ending at t in gc's pauses.
+func (p *Process) addConcurrentPause(gc *GC, t time.Time) {
+	s := &p.s
+	if s.prepTID >= 0 && !s.suspendStart.IsZero() {
+		gc.Pause += t.Sub(s.suspendStart)
+		gc.Pauses++
+		return
+	}
+	// The initial pause: from the GC's first suspension to this restart.
+	// GCStart seeded Pause with the suspension time; this replaces it.
+	gc.Pause = t.Sub(gc.PauseStart)
+	gc.Pauses = 1
+}
+
+func (p *Process) start(t time.Time, f clrevents.GCStartFields) {
+	s := &p.s
+	n := len(p.GCs)
+	if n > 0 && p.GCs[n-1].Number == int64(f.Count) {
+		// Some runtimes log two start events per GC (two versions of
+		// the event); the first one counts.
+		return
+	}
+	if s.gcTID < 0 && s.otherTID < 0 {
+		p.Skipped++
+		return
+	}
+	gc := &GC{
+		Number:     int64(f.Count),
+		Generation: int(f.Depth),
+		Reason:     f.Reason,
+		Type:       f.Type,
+		Start:      t,
+	}
+	ephemeralBeforeBGC := n > 0 && p.GCs[n-1].Type == clrevents.GCTypeBackgroundGC &&
+		!p.GCs[n-1].Complete && gc.Type == clrevents.GCTypeNonConcurrentGC
+	if ephemeralBeforeBGC || gc.Reason == clrevents.GCReasonPMFullGC || s.suspendStart.IsZero() {
+		gc.PauseStart = t
+		if gc.Reason == clrevents.GCReasonPMFullGC {
+			if cur := p.current(); cur != nil {
+				p.complete(cur)
+			}
+		}
+	} else {
+		gc.PauseStart = s.suspendStart
+		end := s.suspendEnd
+		if end.IsZero() {
+			end = t
+		}
+		gc.Suspend = end.Sub(s.suspendStart)
+	}
+	p.GCs = append(p.GCs, gc)
+	if gc.Type == clrevents.GCTypeBackgroundGC {
+		s.bgc = gc
+		gc.Pause = gc.Suspend
+	}
+}
+
+func (p *Process) heapStats(t time.Time, f clrevents.GCHeapStatsFields) {
+	s := &p.s
+	if gc := p.current(); gc != nil {
+		gc.hasHeapStats = true
+		gc.GenSizeAfter = [NumGens]uint64{f.GenerationSize0, f.GenerationSize1, f.GenerationSize2, f.GenerationSize3, f.GenerationSize4}
+		gc.Promoted = [NumGens]uint64{f.TotalPromotedSize0, f.TotalPromotedSize1, f.TotalPromotedSize2, f.TotalPromotedSize3, f.TotalPromotedSize4}
+		gc.HeapAfter = f.TotalHeapSize()
+		gc.PinnedObjects = f.PinnedObjectCount
+		for i := range gc.Allocated {
+			gc.Allocated[i] = p.Allocated[i] - s.allocAtLastGC[i]
+		}
+		if !s.lastEnd.IsZero() {
+			if gc.Type == clrevents.GCTypeBackgroundGC {
+				gc.sinceLastEnd = t.Sub(s.lastEnd)
+			} else {
+				gc.sinceLastEnd = gc.PauseStart.Sub(s.lastEnd)
+			}
+		}
+		p.estimateHeapBefore(gc)
+		s.prevStats = gc
+		// A background GC ends with its heap statistics; so does a
+		// concurrent GC of the older runtimes.
+		if gc.Type == clrevents.GCTypeBackgroundGC && s.bgc != nil {
+			p.complete(s.bgc)
+			s.bgc = nil
+		} else if gc.concurrent {
+			p.complete(gc)
+		}
+	}
+	s.allocAtLastGC = p.Allocated
+	s.lastEnd = t
+}
+
+// estimateHeapBefore sets HeapBefore when the per-heap histories did not:
+// the previous GC's sizes, with generation 0 grown by what was allocated
+// since (it cannot have shrunk), as PerfView estimates it.
+func (p *Process) estimateHeapBefore(gc *GC) {
+	if gc.perHeap > 0 {
+		return
+	}
+	gc.HeapBeforeEstimated = true
+	gen0 := gc.Allocated[0]
+	prev := p.s.prevStats
+	if prev == nil {
+		gc.HeapBefore = gen0
+		return
+	}
+	gen0 = max(gen0, prev.GenSizeAfter[Gen0])
+	gc.HeapBefore = prev.HeapAfter - prev.GenSizeAfter[Gen0] + gen0
+}
+
+func (p *Process) globalHistory(f clrevents.GCGlobalHeapFields) {
+	gc := p.current()
+	if gc == nil && len(p.GCs) > 0 {
+		// Server background GCs log their histories after the end.
+		gc = p.GCs[len(p.GCs)-1]
+	}
+	n := int(f.NumHeaps)
+	if gc != nil && n > 0 {
+		gc.Heaps = n
+	}
+	p.Heaps = max(p.Heaps, n)
+}
+
+// perHeapHistory adds one heap's sizes before the GC. The runtime
+// provider's version 3 and the private provider's raw layout (.NET
+// Framework) carry them in per-generation arrays of different shapes.
+func (p *Process) perHeapHistory(ev clrevents.Event) {
+	gc := p.current()
+	if gc == nil && len(p.GCs) > 0 {
+		gc = p.GCs[len(p.GCs)-1]
+	}
+	if gc == nil {
+		return
+	}
+	switch e := ev.(type) {
+	case *clrevents.GCPerHeapHistoryV3:
+		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
+			gc.GenSizeBefore[i] += e.Values.At(i).SizeBefore
+		}
+	case *clrevents.GCPerHeapHistory:
+		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
+			gc.GenSizeBefore[i] += e.Values.At(i).SizeBefore
+		}
+	default:
+		return
+	}
+	gc.perHeap++
+	gc.HeapBefore = 0
+	for _, v := range gc.GenSizeBefore {
+		gc.HeapBefore += v
+	}
+	gc.HeapBeforeEstimated = false
+}
+
+func (p *Process) allocTick(f clrevents.GCAllocationTickFields) {
+	amount := uint64(f.AllocationAmount)
+	if f.HasAllocationAmount64 {
+		amount = f.AllocationAmount64
+	}
+	switch f.AllocationKind {
+	case clrevents.GCAllocationKindSmall:
+		p.Allocated[0] += amount
+	case clrevents.GCAllocationKindLarge:
+		p.Allocated[1] += amount
+	default:
+		p.Allocated[2] += amount
+	}
+}
+
+// complete marks gc complete and works out the figures that need its
+// neighbours.
+func (p *Process) complete(gc *GC) {
+	if gc.Complete {
+		return
+	}
+	gc.Complete = true
+	if gc.Type == clrevents.GCTypeBackgroundGC {
+		// From the end of the GC before it to this one's end.
+		i := len(p.GCs) - 1
+		for i >= 0 && p.GCs[i] != gc {
+			i--
+		}
+		from := p.GCs[0].Start
+		if i > 0 {
+			prev := p.GCs[i-1]
+			from = prev.Start.Add(prev.Duration)
+		}
+		if total := gc.Start.Add(gc.Duration).Sub(from); total > 0 {
+			gc.PausePercent = 100 * float64(gc.Pause) / float64(total)
+		}
+		return
+	}
+	if total := gc.Pause + gc.sinceLastEnd; total > 0 {
+		gc.PausePercent = 100 * float64(gc.Pause) / float64(total)
+	}
+}

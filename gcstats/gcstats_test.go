@@ -1,0 +1,300 @@
+package gcstats_test
+
+import (
+	"io"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/gcstats"
+	"github.com/clrgo/clrevents/internal/baseline"
+	"github.com/clrgo/clrevents/trace"
+)
+
+const (
+	gcevents     = "../testdata/traces/gcevents.etl.zip"
+	gceventsBase = "../testdata/traces/gcevents.baseline.txt"
+	sharedDir    = "../../shared/fixtures/traces/perfview"
+	core30       = sharedDir + "/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	net452       = sharedDir + "/net.4.5.2.x86.etl.zip"
+)
+
+func analyze(t *testing.T, path string) *gcstats.Analyzer {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a, err := gcstats.Read(r)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if n, err := a.DecodeErrors(); n > 0 {
+		t.Errorf("%s: %d decode errors, first %v", path, n, err)
+	}
+	return a
+}
+
+func needShared(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("%s is not here (it comes with ../shared beside the checkout): %v", path, err)
+	}
+}
+
+// baselineGC is a GC as TraceEvent's dump of gcevents.etl shows it, its
+// figures derived here from the dumped timestamps alone.
+type baselineGC struct {
+	number, gen         int64
+	reason              string
+	startMS, pauseStart float64
+	pauseMS, durationMS float64
+	heapAfter           int64
+	pauseDone, ended    bool
+	suspendTID          int64
+}
+
+// TestAgainstTraceEvent: the GCs of gcevents.etl as TraceEvent dumped
+// them (every GC event of that trace is in the baseline): the pause is the
+// time from the SuspendForGC suspension to the restart's end on the same
+// thread, the duration from GC/Start to GC/Stop, both from TraceEvent's
+// timestamps; the heap after the GC is HeapStats' TotalHeapSize.
+func TestAgainstTraceEvent(t *testing.T) {
+	b, err := baseline.ParseFile(gceventsBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []*baselineGC
+	var suspendMS float64
+	suspendTID := int64(-1)
+	var cur *baselineGC
+	for i := range b.Events {
+		e := &b.Events[i]
+		if e.Provider != "Microsoft-Windows-DotNETRuntime" {
+			continue
+		}
+		field := func(name string) int64 {
+			v, ok := e.Field(name)
+			if !ok {
+				t.Fatalf("line %d: no %s", e.Line, name)
+			}
+			n, err := baseline.ParseInt(v)
+			if err != nil {
+				t.Fatalf("line %d: %s=%q: %v", e.Line, name, v, err)
+			}
+			return n
+		}
+		switch e.Name {
+		case "GC/SuspendEEStart":
+			if r, _ := e.Field("Reason"); r == "SuspendForGC" {
+				suspendMS, suspendTID = e.MSec, e.TID
+			}
+		case "GC/Start":
+			r, _ := e.Field("Reason")
+			cur = &baselineGC{number: field("Count"), gen: field("Depth"), reason: r, startMS: e.MSec, pauseStart: suspendMS, suspendTID: suspendTID}
+			want = append(want, cur)
+		case "GC/Stop":
+			cur.durationMS = e.MSec - cur.startMS
+			cur.ended = true
+		case "GC/HeapStats":
+			cur.heapAfter = field("TotalHeapSize")
+		case "GC/RestartEEStop":
+			if cur != nil && e.TID == cur.suspendTID && !cur.pauseDone {
+				cur.pauseMS = e.MSec - cur.pauseStart
+				cur.pauseDone = true
+			}
+		}
+	}
+	if len(want) != 2 {
+		t.Fatalf("baseline has %d GCs, want 2", len(want))
+	}
+
+	a := analyze(t, gcevents)
+	procs := a.Processes()
+	if len(procs) != 1 || procs[0].PID != 179596 {
+		t.Fatalf("processes %v, want one, 179596", procs)
+	}
+	got := procs[0].GCs
+	if len(got) != len(want) {
+		t.Fatalf("%d GCs, want %d", len(got), len(want))
+	}
+	// The baseline's times are rounded to a microsecond, and differences
+	// of two of them are within 1 µs of the exact value.
+	const tol = 0.0011
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	for i, w := range want {
+		g := got[i]
+		if g.Number != w.number || int64(g.Generation) != w.gen || g.Reason.String() != w.reason {
+			t.Errorf("GC %d: number %d gen %d reason %s, want %d %d %s", i, g.Number, g.Generation, g.Reason, w.number, w.gen, w.reason)
+		}
+		if d := ms(g.Start.Sub(a.Origin())); math.Abs(d-w.startMS) > tol {
+			t.Errorf("GC %d: start %.4f ms, TraceEvent %.3f", w.number, d, w.startMS)
+		}
+		if math.Abs(ms(g.Pause)-w.pauseMS) > tol {
+			t.Errorf("GC %d: pause %.4f ms, from TraceEvent's timestamps %.3f", w.number, ms(g.Pause), w.pauseMS)
+		}
+		if math.Abs(ms(g.Duration)-w.durationMS) > tol {
+			t.Errorf("GC %d: duration %.4f ms, from TraceEvent's timestamps %.3f", w.number, ms(g.Duration), w.durationMS)
+		}
+		if int64(g.HeapAfter) != w.heapAfter {
+			t.Errorf("GC %d: heap after %d, TraceEvent's TotalHeapSize %d", w.number, g.HeapAfter, w.heapAfter)
+		}
+		if !g.Complete || g.Pauses != 1 {
+			t.Errorf("GC %d: complete %v pauses %d, want true 1", w.number, g.Complete, g.Pauses)
+		}
+		if g.HeapBeforeEstimated || g.HeapBefore == 0 {
+			t.Errorf("GC %d: heap before %d (estimated %v); the trace has per-heap histories", w.number, g.HeapBefore, g.HeapBeforeEstimated)
+		}
+	}
+	// Per-heap history of GC 1 (gen 1): SizeBefore of gen 0 is 0x112d30.
+	if g := got[0].GenSizeBefore[gcstats.Gen0]; g != 0x112d30 {
+		t.Errorf("GC 1 gen 0 size before %#x, want 0x112d30", g)
+	}
+}
+
+// TestSampleProfilerSuspensions: on the 3.0 trace the SampleProfiler
+// suspends the runtime 5475 times (reason SuspendOther, on its own
+// thread), interleaved with the GC's suspensions; none of them may count
+// as a GC pause. GC 1's pause is 20.865 ms (TraceEvent's GCStats: 20.9).
+func TestSampleProfilerSuspensions(t *testing.T) {
+	needShared(t, core30)
+	a := analyze(t, core30)
+	procs := a.Processes()
+	if len(procs) != 1 {
+		t.Fatalf("%d processes with GCs, want 1", len(procs))
+	}
+	p := procs[0]
+	if len(p.GCs) != 478 {
+		t.Fatalf("%d GCs, want 478", len(p.GCs))
+	}
+	if d := p.GCs[0].Pause; d < 20860*time.Microsecond || d > 20870*time.Microsecond {
+		t.Errorf("GC 1 pause %v, want 20.865ms", d)
+	}
+	for _, gc := range p.GCs {
+		if !gc.Complete || gc.Pauses != 1 {
+			t.Errorf("GC %d: complete %v, %d pauses", gc.Number, gc.Complete, gc.Pauses)
+		}
+		if gc.Pause < gc.Suspend+gc.Duration {
+			t.Errorf("GC %d: pause %v for a %v suspension and a %v GC", gc.Number, gc.Pause, gc.Suspend, gc.Duration)
+		}
+		if gc.Type.String() != "NonConcurrentGC" {
+			t.Errorf("GC %d: type %v", gc.Number, gc.Type)
+		}
+	}
+	// Independently: each SuspendForGC suspension paired with the next
+	// restart on its own thread, whatever else suspends in between.
+	want := forGCSuspensions(t, core30)
+	if len(want) != len(p.GCs) {
+		t.Fatalf("%d SuspendForGC suspensions, %d GCs", len(want), len(p.GCs))
+	}
+	for i, gc := range p.GCs {
+		if gc.Pause != want[i] {
+			t.Errorf("GC %d: pause %v, suspension to restart %v", gc.Number, gc.Pause, want[i])
+		}
+	}
+	s := p.Summary()
+	if s.All.Count != 478 || s.Gens[0].Count != 473 || s.Gens[1].Count != 5 {
+		t.Errorf("summary counts %d (gen0 %d, gen1 %d), want 478 (473, 5)", s.All.Count, s.Gens[0].Count, s.Gens[1].Count)
+	}
+	if s.PausePercent <= 0 || s.PausePercent >= 100 {
+		t.Errorf("paused %.2f%%", s.PausePercent)
+	}
+}
+
+// forGCSuspensions pairs every SuspendForGC suspension with the next
+// restart end on the thread that suspended.
+func forGCSuspensions(t *testing.T, path string) []time.Duration {
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	open := map[int64]time.Time{}
+	var out []time.Duration
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.Name() {
+		case "GCSuspendEEBegin_V1":
+			ev, err := e.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.(*clrevents.GCSuspendEEBeginV1).Reason == clrevents.GCSuspendEEReasonSuspendForGC {
+				open[e.ThreadID()] = e.Time()
+			}
+		case "GCRestartEEEnd_V1":
+			if t0, ok := open[e.ThreadID()]; ok {
+				out = append(out, e.Time().Sub(t0))
+				delete(open, e.ThreadID())
+			}
+		}
+	}
+}
+
+// TestFrameworkDoubleStart: .NET Framework 4.5.2 logs GCStart twice per GC
+// (versions 1 and 2); each GC counts once, and the private provider's
+// per-heap histories give the heap before.
+func TestFrameworkDoubleStart(t *testing.T) {
+	needShared(t, net452)
+	a := analyze(t, net452)
+	var n int
+	for _, p := range a.Processes() {
+		for i, gc := range p.GCs {
+			n++
+			if i > 0 && gc.Number != p.GCs[i-1].Number+1 {
+				t.Errorf("pid %d: GC %d follows %d", p.PID, gc.Number, p.GCs[i-1].Number)
+			}
+			if gc.Complete && gc.HeapBeforeEstimated {
+				t.Errorf("pid %d GC %d: heap before estimated; the trace has private per-heap histories", p.PID, gc.Number)
+			}
+		}
+	}
+	if n != 80 {
+		t.Errorf("%d GCs, want 80", n)
+	}
+}
+
+func TestNoGCEvents(t *testing.T) {
+	r, err := trace.Open("../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a, err := gcstats.Read(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := a.Processes(); len(ps) != 0 {
+		t.Errorf("%d processes with GC events, want none", len(ps))
+	}
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	a := analyze(t, gcevents)
+	var b strings.Builder
+	if err := gcstats.WriteHTML(&b, a.Origin(), a.Processes(), "gcevents <etl>"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, bad := range []string{"http://", "https://", "<script", "src="} {
+		if i := strings.Index(page, bad); i >= 0 && !strings.HasPrefix(page[i:], "http://www.w3.org/2000/svg") {
+			t.Errorf("page refers to %q: %s", bad, page[max(0, i-40):min(len(page), i+40)])
+		}
+	}
+	if !strings.Contains(page, "gcevents &lt;etl&gt;") {
+		t.Error("title not escaped")
+	}
+	if n := strings.Count(page, `class="pause gen`); n != 2 {
+		t.Errorf("%d pause bars, want 2", n)
+	}
+}

@@ -1,0 +1,108 @@
+// Package feed is what the analyses (gcstats, jitstats) share: taking the
+// events they need from a trace, decoding only those, and counting the
+// ones that did not decode.
+package feed
+
+import (
+	"errors"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// Kinds maps the schema's events to what they mean to an analysis.
+type Kinds[K comparable] map[*clrevents.EventInfo]K
+
+// ByDisplayName builds Kinds from the events of the named providers whose
+// TraceEvent name (task/opcode, "GC/Start") is a key of byName: every
+// version of an event shares that name, so new versions need no change.
+// keep, when not nil, may drop or change an event's kind.
+func ByDisplayName[K comparable](providers []string, byName map[string]K, keep func(info *clrevents.EventInfo, k K) (K, bool)) Kinds[K] {
+	m := make(Kinds[K])
+	events := clrevents.Events()
+	for i := range events {
+		info := &events[i]
+		p := info.Provider.String()
+		ok := false
+		for _, name := range providers {
+			ok = ok || p == name
+		}
+		if !ok {
+			continue
+		}
+		k, ok := byName[info.DisplayName]
+		if ok && keep != nil {
+			k, ok = keep(info, k)
+		}
+		if ok {
+			m[info] = k
+		}
+	}
+	return m
+}
+
+// Feed takes events from a trace for an analysis.
+type Feed struct {
+	// Origin is the time of the first event seen.
+	Origin time.Time
+	// DecodeErrors counts events the analysis needed that did not
+	// decode; FirstDecodeError is the first of them.
+	DecodeErrors     int
+	FirstDecodeError error
+}
+
+// Take returns e decoded when want holds its type, and false for every
+// other event and for one that does not decode (which it counts).
+func Take[K comparable](f *Feed, e *trace.Event, want Kinds[K]) (clrevents.Event, bool) {
+	if f.Origin.IsZero() {
+		f.Origin = e.Time()
+	}
+	info, ok := e.Schema()
+	if !ok {
+		return nil, false
+	}
+	if _, ok := want[info]; !ok {
+		return nil, false
+	}
+	ev, err := e.Decode()
+	if err != nil {
+		f.DecodeErrors++
+		if f.FirstDecodeError == nil {
+			f.FirstDecodeError = err
+		}
+		return nil, false
+	}
+	return ev, true
+}
+
+// ReadAll calls add with every event of r, and returns the first error
+// reading r (nil at its end).
+func ReadAll(r *trace.Reader, add func(*trace.Event)) error {
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		add(e)
+	}
+}
+
+// ByPID returns the values of m sorted by their process ID.
+func ByPID[P any](m map[int64]*P) []*P {
+	pids := make([]int64, 0, len(m))
+	for pid := range m {
+		pids = append(pids, pid)
+	}
+	sort.Slice(pids, func(i, j int) bool { return pids[i] < pids[j] })
+	out := make([]*P, len(pids))
+	for i, pid := range pids {
+		out[i] = m[pid]
+	}
+	return out
+}

@@ -1,0 +1,313 @@
+// Package jitstats computes what the JIT compiler did in the .NET processes
+// of a trace: every method compiled, its tier, the time it took, its IL and
+// native code sizes, and the inlining decisions, as PerfView's JITStats view
+// gives them.
+//
+// Feed it every event of a trace in time order (the trace package's
+// default), with Add, or with Observe for events decoded elsewhere:
+//
+//	a, err := jitstats.Read(r)
+//	for _, p := range a.Processes() {
+//		for _, m := range p.Slowest(10) {
+//			fmt.Println(m.Name, m.Tier, m.JitTime)
+//		}
+//	}
+//
+// A method's compile time runs from its MethodJittingStarted event to the
+// MethodLoad(Verbose) event for the same method on the same thread. The
+// trace needs the runtime's JIT keyword (0x10) at level Verbose (5) for
+// the start events and the names; at level Informational the loads alone
+// give tiers and sizes but no compile times. Inlining decisions need the
+// JitTracing keyword (0x1000) at Verbose; methods restored from ReadyToRun
+// images (R2RGetEntryPoint) need the CompilationDiagnostic keyword
+// (0x2000000000).
+package jitstats
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/feed"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// Method is one compilation of a method: a method compiled at tier 0 and
+// again at tier 1 is two Methods.
+type Method struct {
+	// MethodID identifies the method in its process (a MethodDesc address).
+	MethodID uint64
+	// Name is Namespace.Name(parameters), as profiles show it.
+	Name string
+	// Tier is the code the JIT produced; TierUnknown on runtimes before
+	// .NET Core 3.0, which do not report it.
+	Tier clrevents.OptimizationTier
+	// Flags are the load event's method flags (Jitted, Generic, ...).
+	Flags clrevents.MethodFlags
+	// Start is the time of the compile's start event, or of the load when
+	// the trace has no start event; ThreadID the compiling thread.
+	Start    time.Time
+	ThreadID int64
+	// JitTime is the compile time; HasJitTime is false when the trace has
+	// no start event for the compile.
+	JitTime    time.Duration
+	HasJitTime bool
+	// ILSize is the method's IL size in bytes (from the start event; 0
+	// without one); NativeSize the size of the code the JIT produced.
+	ILSize, NativeSize uint32
+}
+
+// TierName is the tier as tables show it: "Unknown" for runtimes that do
+// not report tiers, else the runtime's name of the tier.
+func (m *Method) TierName() string { return m.Tier.String() }
+
+// Inlining counts the inlining decisions of one process.
+type Inlining struct {
+	// Succeeded and Failed count the decisions.
+	Succeeded, Failed int
+	// Reasons counts the failures by the JIT's reason.
+	Reasons map[string]int
+}
+
+// Process is the JIT activity of one process.
+type Process struct {
+	PID int64
+	// Methods are the compiled methods, in the order their code was
+	// loaded.
+	Methods []*Method
+	// ReadyToRun counts methods whose precompiled code was used
+	// (R2RGetEntryPoint events).
+	ReadyToRun int
+	// Inlining sums up the inlining decisions.
+	Inlining Inlining
+
+	pending map[pendingKey]*pendingJit
+}
+
+type pendingKey struct {
+	methodID uint64
+	tid      int64
+}
+
+type pendingJit struct {
+	start  time.Time
+	ilSize uint32
+	name   string
+}
+
+// Analyzer builds the JIT model of every process in a trace.
+type Analyzer struct {
+	procs map[int64]*Process
+	feed  feed.Feed
+}
+
+// NewAnalyzer returns an empty Analyzer.
+func NewAnalyzer() *Analyzer {
+	return &Analyzer{procs: make(map[int64]*Process)}
+}
+
+// Read feeds every event of r to a new Analyzer. It returns the Analyzer
+// and the first error reading r (not decoding errors, which the Analyzer
+// counts).
+func Read(r *trace.Reader) (*Analyzer, error) {
+	a := NewAnalyzer()
+	return a, feed.ReadAll(r, a.Add)
+}
+
+// Add feeds one event; events the model does not use cost a map lookup.
+func (a *Analyzer) Add(e *trace.Event) {
+	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
+		a.Observe(e.Time(), e.ProcessID(), e.ThreadID(), ev)
+	}
+}
+
+// Origin is the time of the first event Add saw (zero if none).
+func (a *Analyzer) Origin() time.Time { return a.feed.Origin }
+
+// SetOrigin sets the time reports count from, for events fed by Observe.
+func (a *Analyzer) SetOrigin(t time.Time) { a.feed.Origin = t }
+
+// DecodeErrors returns the number of events the model needed that did not
+// decode (Add skips them), and the first of their errors.
+func (a *Analyzer) DecodeErrors() (int, error) {
+	return a.feed.DecodeErrors, a.feed.FirstDecodeError
+}
+
+// Processes returns the processes that had JIT events, by process ID.
+func (a *Analyzer) Processes() []*Process {
+	return feed.ByPID(a.procs)
+}
+
+func (a *Analyzer) proc(pid int64) *Process {
+	p := a.procs[pid]
+	if p == nil {
+		p = &Process{PID: pid, pending: make(map[pendingKey]*pendingJit), Inlining: Inlining{Reasons: map[string]int{}}}
+		a.procs[pid] = p
+	}
+	return p
+}
+
+// Observe feeds one decoded event that happened at t in process pid on
+// thread tid. Events must come in time order. The event is not retained.
+func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
+	k := kinds[ev.Info()]
+	if k == kNone {
+		return
+	}
+	p := a.proc(pid)
+	switch k {
+	case kJitStart:
+		if e, ok := ev.(clrevents.MethodJittingStartedEvent); ok {
+			f := e.MethodJittingStartedFields()
+			p.pending[pendingKey{f.MethodID, tid}] = &pendingJit{
+				start:  t,
+				ilSize: f.MethodILSize,
+				name:   methodName(f.MethodNamespace, f.MethodName, f.MethodSignature),
+			}
+		}
+	case kLoad:
+		switch e := ev.(type) {
+		case clrevents.MethodLoadUnloadVerboseEvent:
+			f := e.MethodLoadUnloadVerboseFields()
+			p.load(t, tid, f.MethodID, f.MethodSize, f.MethodFlags, f.OptimizationTier(),
+				methodName(f.MethodNamespace, f.MethodName, f.MethodSignature))
+		case clrevents.MethodLoadUnloadEvent:
+			f := e.MethodLoadUnloadFields()
+			p.load(t, tid, f.MethodID, f.MethodSize, f.MethodFlags, f.OptimizationTier(), "")
+		}
+	case kR2R:
+		p.ReadyToRun++
+	case kInlineOK:
+		p.Inlining.Succeeded++
+	case kInlineFailed:
+		p.Inlining.Failed++
+		var reason string
+		switch e := ev.(type) {
+		case *clrevents.MethodJitInliningFailed:
+			reason = e.FailReason.String()
+		case *clrevents.MethodJitInliningFailedAnsi:
+			reason = e.FailReason.String()
+		}
+		p.Inlining.Reasons[reason]++
+	}
+}
+
+// load records a method's code. A load without a start event on the
+// same thread is a compile only when the runtime flags the code as
+// jitted; other loads (rundown-less precompiled code, helpers) are not
+// compiles.
+func (p *Process) load(t time.Time, tid int64, id uint64, size, flags uint32, tier clrevents.OptimizationTier, name string) {
+	k := pendingKey{id, tid}
+	pj := p.pending[k]
+	if pj == nil && clrevents.MethodFlags(flags)&clrevents.MethodFlagsJitted == 0 {
+		return
+	}
+	m := &Method{
+		MethodID:   id,
+		Name:       name,
+		Tier:       tier,
+		Flags:      clrevents.MethodFlags(flags),
+		Start:      t,
+		ThreadID:   tid,
+		NativeSize: size,
+	}
+	if pj != nil {
+		delete(p.pending, k)
+		m.Start = pj.start
+		m.JitTime = t.Sub(pj.start)
+		m.HasJitTime = true
+		m.ILSize = pj.ilSize
+		if m.Name == "" {
+			m.Name = pj.name
+		}
+	}
+	p.Methods = append(p.Methods, m)
+}
+
+// methodName is Namespace.Name followed by the signature from its '(' on
+// (the return type before it left out), as profiles show methods.
+func methodName(ns, name, sig clrevents.UTF16) string {
+	var b strings.Builder
+	if s := ns.String(); s != "" {
+		b.WriteString(s)
+		b.WriteByte('.')
+	}
+	b.WriteString(name.String())
+	s := sig.String()
+	if i := strings.IndexByte(s, '('); i >= 0 {
+		b.WriteString(s[i:])
+	}
+	return b.String()
+}
+
+// Slowest returns the n methods that took longest to compile, slowest
+// first (all of them when n <= 0).
+func (p *Process) Slowest(n int) []*Method {
+	ms := make([]*Method, 0, len(p.Methods))
+	for _, m := range p.Methods {
+		if m.HasJitTime {
+			ms = append(ms, m)
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].JitTime > ms[j].JitTime })
+	if n > 0 && len(ms) > n {
+		ms = ms[:n]
+	}
+	return ms
+}
+
+// TierSummary sums up the methods of one tier.
+type TierSummary struct {
+	Tier clrevents.OptimizationTier
+	// Count is the number of methods; Timed how many of them have a
+	// compile time.
+	Count, Timed int
+	// JitTime is their compile time.
+	JitTime time.Duration
+	// ILSize and NativeSize sum their sizes.
+	ILSize, NativeSize uint64
+}
+
+// Summary sums up a process's JIT activity.
+type Summary struct {
+	// Tiers sums up by tier, in the runtime's tier order, only tiers with
+	// methods; All every method.
+	Tiers []TierSummary
+	All   TierSummary
+	// Pending counts compiles the trace holds the start of but not the
+	// end.
+	Pending int
+}
+
+// Summary sums up the process's methods.
+func (p *Process) Summary() Summary {
+	var byTier [8]TierSummary
+	var s Summary
+	for _, m := range p.Methods {
+		t := &s.All
+		t.add(m)
+		if int(m.Tier) < len(byTier) {
+			bt := &byTier[m.Tier]
+			bt.Tier = m.Tier
+			bt.add(m)
+		}
+	}
+	for _, t := range byTier {
+		if t.Count > 0 {
+			s.Tiers = append(s.Tiers, t)
+		}
+	}
+	s.Pending = len(p.pending)
+	return s
+}
+
+func (t *TierSummary) add(m *Method) {
+	t.Count++
+	if m.HasJitTime {
+		t.Timed++
+		t.JitTime += m.JitTime
+	}
+	t.ILSize += uint64(m.ILSize)
+	t.NativeSize += uint64(m.NativeSize)
+}
