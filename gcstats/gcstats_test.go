@@ -298,3 +298,22 @@ func TestHTMLSelfContained(t *testing.T) {
 		t.Errorf("%d pause bars, want 2", n)
 	}
 }
+
+// BenchmarkRead: the whole GC model of the 3.0 trace (105,540 events, 478
+// GCs), reading included.
+func BenchmarkRead(b *testing.B) {
+	if _, err := os.Stat(core30); err != nil {
+		b.Skipf("%s is not here (it comes with ../shared): %v", core30, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := trace.Open(core30)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := gcstats.Read(r); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+}
