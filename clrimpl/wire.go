@@ -22,25 +22,18 @@ func ReadUTF16Z(b []byte, off int) (s UTF16, next int, ok bool) {
 	}
 	const ones, high = 0x0001000100010001, 0x8000800080008000
 	p := b[off:]
-	// Sixteen bytes (eight code units) a step, one branch: the lowest set
-	// bit of (v - 0x0001…) &^ v & 0x8000… marks the first zero 16-bit lane
-	// of v. Lanes above it may be marked falsely by the borrow, never below.
-	for len(p) >= 16 {
-		v0 := binary.LittleEndian.Uint64(p)
-		v1 := binary.LittleEndian.Uint64(p[8:16])
-		t0 := (v0 - ones) &^ v0 & high
-		t1 := (v1 - ones) &^ v1 & high
-		if t0|t1 != 0 {
-			i := len(b) - len(p)
-			if t0 != 0 {
-				i += bits.TrailingZeros64(t0) >> 4 << 1
-			} else {
-				i += 8 + bits.TrailingZeros64(t1)>>4<<1
-			}
+	// Whole 16-byte blocks (eight code units) first: vectorised where the
+	// platform allows (indexZeroUnit), then the tail.
+	if len(p) >= 16 {
+		if i := indexZeroUnit(p); i >= 0 {
+			i += off
 			return UTF16{b[off:i:i]}, i + 2, true
 		}
-		p = p[16:]
+		p = p[len(p)&^15:]
 	}
+	// The lowest set bit of (v - 0x0001…) &^ v & 0x8000… marks the first
+	// zero 16-bit lane of v; lanes above it may be marked falsely by the
+	// borrow, never below.
 	if len(p) >= 8 {
 		v := binary.LittleEndian.Uint64(p)
 		if t := (v - ones) &^ v & high; t != 0 {

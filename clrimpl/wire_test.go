@@ -86,7 +86,7 @@ func TestReadUTF16Z(t *testing.T) {
 // to the 8-byte blocks the scan reads, from every start offset.
 func TestReadUTF16ZEveryPosition(t *testing.T) {
 	for pre := range 9 {
-		for n := range 21 {
+		for n := range 90 { // past the 64-byte steps of the vectorised scan
 			b := bytes.Repeat([]byte{0xff}, pre)
 			for i := range n {
 				// Units whose bytes are often zero but never both.
@@ -108,7 +108,7 @@ func TestReadUTF16ZEveryPosition(t *testing.T) {
 func TestReadUTF16ZRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
-		b := make([]byte, r.IntN(40))
+		b := make([]byte, r.IntN(200))
 		for i := range b {
 			if r.IntN(3) == 0 {
 				b[i] = byte(r.IntN(256))
@@ -116,6 +116,39 @@ func TestReadUTF16ZRandom(t *testing.T) {
 		}
 		off := r.IntN(len(b)+3) - 1
 		checkReadUTF16Z(t, b, off)
+	}
+}
+
+// TestIndexZeroUnit holds the platform's scan and the portable one to the
+// same answers where both look (whole 16-byte blocks).
+func TestIndexZeroUnit(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 50000 {
+		b := make([]byte, r.IntN(160))
+		for i := range b {
+			if r.IntN(8) != 0 {
+				b[i] = byte(1 + r.IntN(255))
+			}
+		}
+		want := -1
+		for i := 0; i+1 < len(b); i += 2 {
+			if b[i] == 0 && b[i+1] == 0 {
+				want = i
+				break
+			}
+		}
+		blocks := len(b) &^ 15
+		wantBlocks := want
+		if want >= blocks {
+			wantBlocks = -1
+		}
+		if got := indexZeroUnitGo(b); got != wantBlocks {
+			t.Fatalf("indexZeroUnitGo(% x) = %d, want %d", b, got, wantBlocks)
+		}
+		got := indexZeroUnit(b)
+		if got != want && got != wantBlocks {
+			t.Fatalf("indexZeroUnit(% x) = %d, want %d (or %d, whole blocks only)", b, got, want, wantBlocks)
+		}
 	}
 }
 
