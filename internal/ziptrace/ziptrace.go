@@ -52,31 +52,69 @@ type Spooled struct {
 
 // Spool copies src to memory, up to memMax bytes, and past that to a
 // temporary file in tempDir ("" for os.TempDir()). hint is the size src
-// claims (-1 if unknown): it sizes the memory buffer up to memMax but is not
-// trusted, so a false claim costs nothing. Errors start with name.
+// claims (-1 if unknown): it sizes the memory buffer, and a claim past
+// memMax sends src straight to the file; it is not trusted otherwise (a
+// false claim costs at most a file). Errors start with name.
 func Spool(src io.Reader, hint, memMax int64, tempDir, name string) (*Spooled, error) {
-	// bytes.Buffer.ReadFrom wants MinRead bytes free before each read: a
-	// buffer sized to the claim plus MinRead holds a truthful input without
-	// growing (doubling) at its end.
-	capHint := int64(64 << 10)
+	// The buffer starts at the claimed size (or 64 KB) and doubles up to
+	// memMax bytes, never past: a bytes.Buffer would double a full 32 MB
+	// buffer to 64 MB just to find the input's end. Whether there is more
+	// than memMax is learnt by reading into a small probe.
+	size := int64(64 << 10)
 	if hint > 0 {
-		capHint = min(hint, memMax) + bytes.MinRead
+		size = hint
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, capHint))
-	n, err := io.Copy(buf, io.LimitReader(src, memMax+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	limit := memMax
+	if hint > memMax {
+		// A claim past memMax goes straight to a file; were it false,
+		// the file would only be slower than memory.
+		limit = 0
 	}
-	if n <= memMax {
-		b := buf.Bytes()
-		return &Spooled{ReaderAt: bytes.NewReader(b), Size: int64(len(b)), Close: func() error { return nil }}, nil
+	buf := make([]byte, 0, max(min(size, limit), 1))
+	var probe []byte
+	for {
+		if int64(len(buf)) == limit {
+			var p [512]byte
+			n, err := src.Read(p[:])
+			if n > 0 {
+				probe = p[:n]
+				break
+			}
+			if err == io.EOF {
+				return &Spooled{ReaderAt: bytes.NewReader(buf), Size: int64(len(buf)), Close: func() error { return nil }}, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			continue
+		}
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return &Spooled{ReaderAt: bytes.NewReader(buf), Size: int64(len(buf)), Close: func() error { return nil }}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	tmp, err := os.CreateTemp(tempDir, "clrevents-trace-*")
 	if err != nil {
 		return nil, fmt.Errorf("%s: temporary copy: %w", name, err)
 	}
 	cleanup := func() error { return errors.Join(tmp.Close(), os.Remove(tmp.Name())) }
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
+	n, err := tmp.Write(buf)
+	buf = nil // the file holds it now; let the memory go
+	if err == nil {
+		var m int
+		m, err = tmp.Write(probe)
+		n += m
+	}
+	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("%s: temporary copy: %w", name, err)
 	}
@@ -85,5 +123,5 @@ func Spool(src io.Reader, hint, memMax int64, tempDir, name string) (*Spooled, e
 		cleanup()
 		return nil, fmt.Errorf("%s: temporary copy: %w", name, err)
 	}
-	return &Spooled{ReaderAt: tmp, Size: n + rest, Close: cleanup}, nil
+	return &Spooled{ReaderAt: tmp, Size: int64(n) + rest, Close: cleanup}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -64,7 +65,7 @@ func TestSpool(t *testing.T) {
 		{"memory", 1 << 20, -1, false},
 		{"memory, exact claim", 1 << 20, 10000, false},
 		{"memory, false small claim", 1 << 20, 10, false},
-		{"memory, false huge claim", 1 << 20, 1 << 40, false},
+		{"file, false huge claim", 1 << 20, 1 << 40, true},
 		{"file", 4096, -1, true},
 		{"file at the limit", 9999, -1, true},
 		{"memory at the limit", 10000, -1, false},
@@ -99,6 +100,35 @@ func TestSpool(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "pipe: ") {
 		t.Errorf("read error: %v", err)
 	}
+}
+
+// TestSpoolMemoryBound: a long stream of unknown size costs at most the
+// buffer's doublings up to memMax+1 bytes (under 2×memMax in all), never a
+// buffer past memMax, before it goes to a file.
+func TestSpoolMemoryBound(t *testing.T) {
+	const memMax = 4 << 20
+	src := io.LimitReader(zeros{}, 5*memMax)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	sp, err := Spool(src, -1, memMax, t.TempDir(), "in")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if sp.Size != 5*memMax {
+		t.Fatalf("size %d", sp.Size)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2*memMax+(1<<20) {
+		t.Errorf("spooling allocated %d bytes, want under %d", got, 2*memMax+(1<<20))
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 type errReader struct{}
