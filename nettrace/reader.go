@@ -86,12 +86,13 @@ type Reader struct {
 	inEvents  bool
 
 	// TimeOrder (see sorted.go).
-	order    Order
-	spSeen   bool // a sequence point passed since the last raw event
-	sorted   sortState
-	compress bool
-	endTag   bool // a FastSerialization EndObject tag follows blk
-	hdr      evHeader
+	order      Order
+	lowLatency bool
+	spSeen     bool // a sequence point passed since the last raw event
+	sorted     sortState
+	compress   bool
+	endTag     bool // a FastSerialization EndObject tag follows blk
+	hdr        evHeader
 
 	// Stack table (V4+): IPs of all stacks since the last sequence point.
 	stacks    map[uint32]stackRef
@@ -99,6 +100,8 @@ type Reader struct {
 	stackBase uint32
 	ips       []uint64
 	stackBuf  []uint64 // inline stack of the current V1–V3 event
+
+	drops dropCounter
 
 	// V6 tables.
 	threads map[uint64]*Thread
@@ -383,6 +386,7 @@ func (r *Reader) readV6Header() error {
 		return r.errf(ErrUnsupported, "stream header", 8, "NetTrace major version %d: %v", major, ErrUnsupported)
 	}
 	r.ver = 6
+	r.drops.v6 = true
 	r.info.Version = 6
 	r.info.MinorVersion = int(minor)
 	kind, err := r.readV6Block()
@@ -826,6 +830,9 @@ func (r *Reader) decodeEvent() (bool, error) {
 	if m == nil {
 		return false, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID)
 	}
+	if r.ver >= 4 {
+		r.drops.event(h.captureThreadID, h.seq)
+	}
 	ev := &r.ev
 	ev.Offset = off
 	ev.MetadataID = h.metaID
@@ -1054,6 +1061,12 @@ func (r *Reader) sequencePoint() error {
 		if len(r.blk) < 12 {
 			return r.errf(ErrFormat, "", 0, "sequence point of %d bytes is too short", len(r.blk))
 		}
+		// uint64 timestamp, uint32 count, count × {uint64 capture
+		// thread ID, uint32 sequence number}.
+		n := binary.LittleEndian.Uint32(r.blk[8:])
+		for i, at := uint32(0), 12; i < n && at+12 <= len(r.blk); i, at = i+1, at+12 {
+			r.drops.checkpoint(binary.LittleEndian.Uint64(r.blk[at:]), binary.LittleEndian.Uint32(r.blk[at+8:]))
+		}
 		return nil
 	}
 	clear(r.labels)
@@ -1062,14 +1075,18 @@ func (r *Reader) sequencePoint() error {
 	flags := c.u32()
 	n := c.u32()
 	for i := uint32(0); i < n && !c.bad; i++ {
-		c.varu64()
-		c.varu32()
+		th := c.varu64()
+		seq := c.varu32()
+		if !c.bad {
+			r.drops.checkpoint(th, seq)
+		}
 	}
 	if c.bad {
 		return r.errf(ErrFormat, "", 0, "sequence point runs past the end of the block at %d", r.blkOff+int64(c.badI))
 	}
 	if flags&1 != 0 {
 		clear(r.threads)
+		r.drops.forget(0, true)
 	}
 	if flags&2 != 0 {
 		clear(r.meta)
@@ -1122,10 +1139,12 @@ func (r *Reader) removeThreadBlock() error {
 	c := &cursor{b: r.blk}
 	for c.left() > 0 {
 		idx := c.varu64()
-		c.varu32()
+		seq := c.varu32()
 		if c.bad {
 			return r.errf(ErrFormat, "thread", r.blkOff+int64(c.badI), "entry runs past the end of the block")
 		}
+		r.drops.checkpoint(idx, seq)
+		r.drops.forget(idx, false)
 		delete(r.threads, idx)
 	}
 	return nil

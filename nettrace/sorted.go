@@ -33,6 +33,19 @@ func (o Order) String() string {
 // default. Call it before the first Next.
 func (r *Reader) SetOrder(o Order) { r.order = o }
 
+// SetLowLatency makes TimeOrder hand events out as soon as the stream's
+// ordering marks allow, instead of at the next sequence point, which a
+// runtime writes only every few megabytes: for live sessions, where that
+// can be minutes away. Events are then released in the same order, block
+// by block: after each event block, every held event no later than the
+// latest event flagged IsSorted. The format guarantees that every event
+// after an IsSorted one in the stream has a timestamp at least as late
+// (NetTraceFormat.md, "Event TimeStamp sorting"), and the runtime flags
+// at least one event in each batch it writes (every 100 ms), so an event
+// waits about one batch. FileOrder holds nothing back anyway. Call it
+// before the first Next.
+func (r *Reader) SetLowLatency(on bool) { r.lowLatency = on }
+
 // sortState holds the events between two sequence points.
 //
 // Each held event is a small pointer-free record (heldRec), decoded from
@@ -69,6 +82,15 @@ type sortState struct {
 	ipsMoved   bool     // this stretch's stack table has moved to the spare array
 
 	err error // what ended the raw stream, handed out after the held events
+
+	// open: the stretch is still being read (no sequence point or end of
+	// the stream yet). Only with SetLowLatency are events handed out of
+	// an open stretch: those no later than mark, the latest IsSorted
+	// timestamp seen (marked says there is one).
+	open   bool
+	built  int32 // held events already in runs
+	mark   int64
+	marked bool
 
 	// The event read just after a sequence point, which opens the next
 	// stretch.
@@ -136,11 +158,14 @@ func (s *sortState) add() *heldRec {
 func (r *Reader) nextSorted() (*Event, error) {
 	s := &r.sorted
 	for {
-		if len(s.runs) > 0 {
+		if len(s.runs) > 0 && (!s.open || s.marked && s.runs[0].ts <= s.mark) {
 			return r.release(s.pop()), nil
 		}
-		if s.err != nil {
-			return nil, s.err
+		if !s.open {
+			if s.err != nil {
+				return nil, s.err
+			}
+			r.startStretch()
 		}
 		r.fillSorted()
 	}
@@ -242,9 +267,9 @@ func (r *Reader) release(i int32) *Event {
 	return ev
 }
 
-// fillSorted reads raw events up to the next sequence point (or the end),
-// holds them and sets up the merge.
-func (r *Reader) fillSorted() {
+// startStretch frees the previous stretch, which has been handed out, and
+// opens the next one with the event carried over from it.
+func (r *Reader) startStretch() {
 	s := &r.sorted
 	// The previous stretch has been handed out: its blocks are free.
 	for i, b := range s.blocks {
@@ -268,6 +293,14 @@ func (r *Reader) fillSorted() {
 		s.carryMeta, s.carryExt = nil, heldExt{}
 		s.carry = false
 	}
+	s.open, s.built, s.marked = true, 0, false
+}
+
+// fillSorted reads raw events up to the next sequence point (or the end),
+// holds them and adds them to the merge; with SetLowLatency it stops
+// after each event block instead, leaving the stretch open.
+func (r *Reader) fillSorted() {
+	s := &r.sorted
 	for {
 		r.spSeen = false
 		err := r.nextHeld()
@@ -280,6 +313,7 @@ func (r *Reader) fillSorted() {
 			if !s.ipsMoved {
 				s.stretchIPs = r.ips[:cap(r.ips)]
 			}
+			s.open = false
 			break
 		}
 		if r.spSeen && s.n > 1 {
@@ -295,19 +329,37 @@ func (r *Reader) fillSorted() {
 				s.carryExt = s.exts[c.ext-1]
 			}
 			s.carry = true
+			s.open = false
+			break
+		}
+		if r.lowLatency && r.inEvents && r.pos >= len(r.blk) {
+			// The block is used up: hand out what it allows before
+			// waiting for the next one.
+			r.retireBlock()
+			if !s.ipsMoved {
+				s.stretchIPs = r.ips[:cap(r.ips)]
+			}
 			break
 		}
 	}
 	// Runs: contiguous ranges of non-decreasing timestamps. Sift each new
 	// run up into the heap.
 	n := s.n
-	for start := int32(0); start < n; {
+	for start := s.built; start < n; {
 		end := start + 1
-		prev := s.rec(start).ts
+		h0 := s.rec(start)
+		prev := h0.ts
+		if h0.sorted && (!s.marked || prev > s.mark) {
+			s.mark, s.marked = prev, true
+		}
 		for end < n {
-			ts := s.rec(end).ts
+			h := s.rec(end)
+			ts := h.ts
 			if ts < prev {
 				break
+			}
+			if h.sorted && (!s.marked || ts > s.mark) {
+				s.mark, s.marked = ts, true
 			}
 			prev = ts
 			end++
@@ -324,6 +376,7 @@ func (r *Reader) fillSorted() {
 		}
 		start = end
 	}
+	s.built = n
 }
 
 // nextHeld reads the next event as nextRaw does (V4 and later only) and
@@ -344,16 +397,7 @@ func (r *Reader) nextHeld() error {
 				}
 				return nil
 			}
-			r.inEvents = false
-			// The block is used up; events held from it stay valid.
-			s.blocks = append(s.blocks, r.blk)
-			s.blockOffs = append(s.blockOffs, r.blkOff)
-			r.blk = nil
-			if n := len(s.spare); n > 0 {
-				r.blk = s.spare[n-1][:0]
-				s.spare[n-1] = nil
-				s.spare = s.spare[:n-1]
-			}
+			r.retireBlock()
 		}
 		var err error
 		if r.ver == 6 {
@@ -376,6 +420,21 @@ func (r *Reader) nextHeld() error {
 	}
 }
 
+// retireBlock keeps the used-up event block for the held events that point
+// into it, and takes a spare buffer for the next block.
+func (r *Reader) retireBlock() {
+	s := &r.sorted
+	r.inEvents = false
+	s.blocks = append(s.blocks, r.blk)
+	s.blockOffs = append(s.blockOffs, r.blkOff)
+	r.blk = nil
+	if n := len(s.spare); n > 0 {
+		r.blk = s.spare[n-1][:0]
+		s.spare[n-1] = nil
+		s.spare = s.spare[:n-1]
+	}
+}
+
 // holdRecord decodes the event record at r.pos (V4 and later) into a held
 // record, as decodeEvent decodes it into r.ev, with decodeEvent's errors;
 // release makes the Event. Its payload is in r.blk, which becomes
@@ -392,6 +451,7 @@ func (r *Reader) holdRecord() error {
 	if m == nil {
 		return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", hd.metaID)
 	}
+	r.drops.event(hd.captureThreadID, hd.seq)
 	x := heldExt{
 		activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
 		keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,

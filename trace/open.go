@@ -141,7 +141,12 @@ func Open(name string, opts ...Option) (*Reader, error) {
 
 // NewReader reads a trace from r, which may be a pipe or a network stream:
 // it is read sequentially and never seeked. The format is recognised from
-// the first bytes. An EventPipe stream is decoded as it arrives; a zip
+// the first bytes. An EventPipe stream is decoded as it arrives, and in
+// TimeOrder each event is handed out as soon as the stream's IsSorted
+// marks show that no earlier event can follow (within about one of the
+// runtime's 100 ms batches; see nettrace.Reader.SetLowLatency), so a
+// live session's events come without waiting for the next sequence
+// point. A zip
 // archive, and an ETL log in TimeOrder, are first copied to memory or a
 // temporary file (they need random access). If r is an io.Closer, Close
 // does not close it.
@@ -237,6 +242,10 @@ func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
+		// A stream may be live (a diagnostics session, a pipe from
+		// one): release events as soon as the format's ordering marks
+		// allow, not at the next sequence point.
+		nr.SetLowLatency(true)
 		return newNetTrace(nr, format, c), nil
 	case format == ETL:
 		if c.order == FileOrder {

@@ -129,6 +129,18 @@ func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
 // Info describes the trace.
 func (r *Reader) Info() Info { return r.info }
 
+// Dropped returns how many events the runtime dropped, as an EventPipe
+// trace's per-thread sequence numbers show them (see
+// nettrace.Reader.Dropped); it grows as the trace is read and is complete
+// at io.EOF. It is 0 for ETL logs, whose lost events this package does not
+// count.
+func (r *Reader) Dropped() uint64 {
+	if r.nt != nil {
+		return r.nt.Dropped()
+	}
+	return 0
+}
+
 // Format returns the trace's format.
 func (r *Reader) Format() Format { return r.format }
 

@@ -1,0 +1,81 @@
+package nettrace
+
+// dropCounter counts the events a runtime dropped, from the per-thread
+// sequence numbers (NetTrace V4 and later): each capture thread numbers
+// its events 1, 2, 3, …, counting the ones it had to drop, and each
+// sequence point records every thread's latest number. A gap between two
+// events of a thread, or between a thread's last event and the number a
+// sequence point records, is that many dropped events. As TraceEvent does,
+// a thread before V6 whose last number was 0 is taken to be a recycled
+// thread ID, not a gap.
+//
+// Events of one thread come in runs, so the current thread's number is
+// kept outside the map and the map is touched only when the thread
+// changes.
+type dropCounter struct {
+	seqs    map[uint64]uint32 // capture thread → last sequence number
+	cur     uint64
+	curSeq  uint32
+	have    bool // cur and curSeq hold a thread
+	dropped uint64
+	v6      bool
+}
+
+// event notes an event of capture thread th with sequence number seq.
+func (d *dropCounter) event(th uint64, seq uint32) {
+	if !d.have || th != d.cur {
+		d.switchTo(th, seq-1)
+	}
+	d.gap(d.curSeq, seq-1)
+	d.curSeq = seq
+}
+
+// checkpoint notes a sequence point's number for thread th.
+func (d *dropCounter) checkpoint(th uint64, seq uint32) {
+	d.switchTo(th, seq)
+	d.gap(d.curSeq, seq)
+	d.curSeq = seq
+}
+
+// forget drops every thread (a V6 sequence point that flushes the thread
+// table) or one (a RemoveThread entry, after its checkpoint).
+func (d *dropCounter) forget(th uint64, all bool) {
+	if d.have && (all || th == d.cur) {
+		d.have = false
+	}
+	if all {
+		clear(d.seqs)
+	} else {
+		delete(d.seqs, th)
+	}
+}
+
+func (d *dropCounter) switchTo(th uint64, ifNew uint32) {
+	if d.seqs == nil {
+		d.seqs = make(map[uint64]uint32)
+	}
+	if d.have {
+		d.seqs[d.cur] = d.curSeq
+	}
+	s, ok := d.seqs[th]
+	if !ok {
+		s = ifNew
+	}
+	d.cur, d.curSeq, d.have = th, s, true
+}
+
+func (d *dropCounter) gap(last, expected uint32) {
+	if !d.v6 && last == 0 {
+		return
+	}
+	if n := int32(expected - last); n > 0 {
+		d.dropped += uint64(n)
+	}
+}
+
+// Dropped returns how many events the runtime reported dropping so far,
+// counted from the gaps in each thread's sequence numbers (NetTrace V4 and
+// later; 0 for older formats, which do not number events). A session whose
+// buffers overflowed drops events; the count grows as the trace is read,
+// and is complete at io.EOF.
+func (r *Reader) Dropped() uint64 { return r.drops.dropped }

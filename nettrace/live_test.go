@@ -1,0 +1,234 @@
+package nettrace
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// liveStream is a V6 stream written block by block: a thread, one
+// metadata row, then event blocks of a writer thread whose first event is
+// flagged IsSorted, as the runtime flags each batch.
+func liveStream() (head []byte, blocks [][]byte, tail []byte) {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, pid: 7, tid: 70}, wThread{index: 2, pid: 7, tid: 71})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E"})
+	head = bytes.Clone(w.buf.Bytes())
+	seq := map[uint64]uint32{}
+	ev := func(th uint64, ts int64, sorted bool) wEvent {
+		seq[th]++
+		return wEvent{meta: 1, seq: seq[th], thread: th, capThread: th, ts: ts, sorted: sorted, payload: []byte{byte(ts)}}
+	}
+	for b := range 3 {
+		w.buf.Reset()
+		base := int64(100 * (b + 1))
+		// Thread 2's run is earlier than thread 1's: the merge must
+		// reorder within the block.
+		w.events(false, ev(1, base+5, true), ev(1, base+7, false), ev(2, base+1, false), ev(2, base+6, false))
+		blocks = append(blocks, bytes.Clone(w.buf.Bytes()))
+	}
+	w.buf.Reset()
+	w.sequencePoint(1000, 0, 1, uint64(seq[1]), 2, uint64(seq[2]))
+	tail = w.end()
+	return head, blocks, tail
+}
+
+// TestLowLatencyReleasesBeforeNextBlock feeds a stream through a pipe and
+// checks that each block's events that the IsSorted marks allow come out
+// before the next block is written, in the order TimeOrder gives without
+// low latency.
+func TestLowLatencyReleasesBeforeNextBlock(t *testing.T) {
+	head, blocks, tail := liveStream()
+	all := append(append(bytes.Clone(head), bytes.Join(blocks, nil)...), tail...)
+	want, err := readOrdered(t, all, TimeOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write(head)
+		pw.Write(blocks[0])
+	}()
+	r, err := NewReader(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetOrder(TimeOrder)
+	r.SetLowLatency(true)
+	var got []int64
+	next := func() {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() {
+			e, err := r.Next()
+			if err == nil {
+				got = append(got, e.Timestamp)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("event %d was held back waiting for more of the stream (got %v)", len(got)+1, got)
+		}
+	}
+	// Block 1: mark 105; events 101 and 105 are released, 106 and 107
+	// wait (a later block may still hold an event at 105 or after).
+	next()
+	next()
+	if got[0] != 101 || got[1] != 105 {
+		t.Fatalf("first block released %v, want [101 105]", got)
+	}
+	go pw.Write(blocks[1])
+	next() // 106
+	next() // 107
+	next() // 201
+	next() // 205
+	go func() {
+		pw.Write(blocks[2])
+		pw.Write(tail)
+		pw.Close()
+	}()
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.Timestamp)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("low latency gave %d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i].timestamp {
+			t.Fatalf("event %d: timestamp %d, want %d (order %v)", i, got[i], want[i].timestamp, got)
+		}
+	}
+	if r.Dropped() != 0 {
+		t.Errorf("Dropped = %d, want 0", r.Dropped())
+	}
+}
+
+// TestLowLatencySameOrder reads every real trace in TimeOrder with and
+// without low latency: the events, their payloads and stacks must be the
+// same, in the same order.
+func TestLowLatencySameOrder(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join(repoTraces, "*.nettrace.zip"))
+	paths = append(paths, "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	if more, _ := filepath.Glob(filepath.Join(sharedTraces, "*", "*.nettrace*")); len(more) > 0 {
+		paths = append(paths, more...)
+	}
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".txt") {
+			continue
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			data := loadTrace(t, p)
+			want, werr := readOrdered(t, data, TimeOrder)
+			r, err := NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetOrder(TimeOrder)
+			r.SetLowLatency(true)
+			i := 0
+			for ; ; i++ {
+				e, err := r.Next()
+				if err != nil {
+					if err != io.EOF && (werr == nil || err.Error() != werr.Error()) {
+						t.Fatalf("event %d: %v (without low latency: %v)", i, err, werr)
+					}
+					break
+				}
+				if i >= len(want) {
+					t.Fatalf("more events than without low latency (%d)", len(want))
+				}
+				w := want[i]
+				if e.Offset != w.offset || e.Timestamp != w.timestamp || len(e.Stack) != w.stack {
+					t.Fatalf("event %d: offset %d ts %d stack %d, want offset %d ts %d stack %d",
+						i, e.Offset, e.Timestamp, len(e.Stack), w.offset, w.timestamp, w.stack)
+				}
+			}
+			if i != len(want) {
+				t.Fatalf("%d events, want %d", i, len(want))
+			}
+		})
+	}
+}
+
+// TestDropped counts gaps in the sequence numbers: within a thread's
+// events, and between a thread's last event and a sequence point.
+func TestDropped(t *testing.T) {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, pid: 7, tid: 70}, wThread{index: 2, pid: 7, tid: 71})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E"})
+	ev := func(th uint64, seq uint32, ts int64) wEvent {
+		return wEvent{meta: 1, seq: seq, thread: th, capThread: th, ts: ts, sorted: true}
+	}
+	// Thread 1: 1, 2, 5 (3 and 4 dropped); thread 2: 10, 11 (its first
+	// number is where it starts: nothing dropped before it).
+	w.events(false, ev(1, 1, 10), ev(1, 2, 11), ev(2, 10, 12), ev(2, 11, 13), ev(1, 5, 14))
+	// The sequence point says thread 1 reached 8 (6–8 dropped) and
+	// thread 2 reached 11.
+	w.sequencePoint(20, 0, 1, 8, 2, 11)
+	w.events(true, ev(1, 9, 21), ev(2, 14, 22)) // 12, 13 dropped
+	data := w.end()
+	for _, o := range []Order{FileOrder, TimeOrder} {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOrder(o)
+		n := 0
+		for {
+			_, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+		if n != 7 {
+			t.Fatalf("%v: %d events, want 7", o, n)
+		}
+		if got := r.Dropped(); got != 7 {
+			t.Errorf("%v: Dropped = %d, want 7 (2 + 3 + 2)", o, got)
+		}
+	}
+}
+
+// TestDroppedRealTraces: the real traces lost nothing.
+func TestDroppedRealTraces(t *testing.T) {
+	p := "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := r.Next(); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if r.Dropped() != 0 {
+		t.Errorf("Dropped = %d, want 0", r.Dropped())
+	}
+}
