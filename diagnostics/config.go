@@ -1,0 +1,374 @@
+package diagnostics
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DefaultRundownKeyword is the rundown provider's keyword mask that
+// CollectTracing's "requestRundown = true" stands for (method and module
+// rundown, as dotnet-trace asks for it).
+const DefaultRundownKeyword = 0x80020139
+
+// Event levels, as EventPipe and ETW number them.
+const (
+	LevelLogAlways     = 0
+	LevelCritical      = 1
+	LevelError         = 2
+	LevelWarning       = 3
+	LevelInformational = 4
+	LevelVerbose       = 5
+)
+
+// Provider is one provider to enable in a session.
+type Provider struct {
+	Name     string
+	Keywords uint64
+	Level    uint32
+	// Args is the provider's argument string, "key=value;key=value"
+	// (EventCounterIntervalSec=1, FilterAndPayloadSpecs=…), sent as is.
+	Args string
+	// Filter, when not nil, enables or disables events by ID after the
+	// keyword and level checks (CollectTracing5, .NET 10 and later).
+	Filter *EventFilter
+}
+
+// EventFilter is an enable or disable list of event IDs.
+type EventFilter struct {
+	Enable bool
+	IDs    []uint32
+}
+
+// String returns the provider in the Name:0xKeywords:Level[:Args] form
+// that ParseProviders reads.
+func (p Provider) String() string {
+	s := fmt.Sprintf("%s:0x%X:%d", p.Name, p.Keywords, p.Level)
+	if p.Args != "" {
+		s += ":" + p.Args
+	}
+	return s
+}
+
+// SessionConfig describes an EventPipe streaming session. The zero value
+// of each option is what dotnet-trace does by default: a 256 MB buffer,
+// the default rundown at the end, stacks on every event, dropping events
+// when the buffer is full.
+type SessionConfig struct {
+	Providers []Provider
+	// BufferMB is the runtime's circular buffer size; 0 means 256.
+	BufferMB uint32
+	// NoRundown asks for no rundown at the end of the session.
+	NoRundown bool
+	// RundownKeyword, when not 0, replaces the default rundown keywords
+	// (CollectTracing4, .NET 9 and later). Ignored with NoRundown.
+	RundownKeyword uint64
+	// NoStacks asks the runtime not to walk a stack for each event
+	// (CollectTracing3, .NET 7 and later).
+	NoStacks bool
+	// Blocking makes the runtime block event writers instead of dropping
+	// events when the buffer is full (CollectTracing6, .NET 11 and later).
+	Blocking bool
+}
+
+func (c *SessionConfig) bufferMB() uint32 {
+	if c.BufferMB == 0 {
+		return 256
+	}
+	return c.BufferMB
+}
+
+func (c *SessionConfig) rundownKeyword() uint64 {
+	switch {
+	case c.NoRundown:
+		return 0
+	case c.RundownKeyword != 0:
+		return c.RundownKeyword
+	}
+	return DefaultRundownKeyword
+}
+
+func (c *SessionConfig) hasFilter() bool {
+	for _, p := range c.Providers {
+		if p.Filter != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// MinVersion returns the lowest CollectTracing version (1–6) that can
+// express c exactly.
+func (c *SessionConfig) MinVersion() int {
+	switch rk := c.rundownKeyword(); {
+	case c.Blocking:
+		return 6
+	case c.hasFilter():
+		return 5
+	case rk != 0 && rk != DefaultRundownKeyword:
+		return 4
+	case c.NoStacks:
+		return 3
+	case rk == 0:
+		return 2
+	}
+	return 1
+}
+
+// Approximations returns what CollectTracing version v cannot express of
+// c, one phrase each; nil when v expresses c exactly.
+func (c *SessionConfig) Approximations(v int) []string {
+	var out []string
+	rk := c.rundownKeyword()
+	if v < 6 && c.Blocking {
+		out = append(out, "events are dropped, not blocked, when the buffer is full")
+	}
+	if v < 5 && c.hasFilter() {
+		out = append(out, "event ID filters are not applied")
+	}
+	if v < 4 && rk != 0 && rk != DefaultRundownKeyword {
+		out = append(out, fmt.Sprintf("the default rundown keywords 0x%X are used instead of 0x%X", DefaultRundownKeyword, rk))
+	}
+	if v < 3 && c.NoStacks {
+		out = append(out, "stacks are collected")
+	}
+	if v < 2 && rk == 0 {
+		out = append(out, "the runtime writes a rundown at the end")
+	}
+	return out
+}
+
+// EncodeCollectTracing returns the payload of CollectTracing version v
+// (1–6) for c, as the protocol document and the .NET client lay it out.
+// A version too old for some of c's options sends the closest request it
+// can (Approximations lists what is lost).
+func EncodeCollectTracing(v int, c *SessionConfig) ([]byte, error) {
+	if v < 1 || v > 6 {
+		return nil, fmt.Errorf("CollectTracing version %d: the versions are 1 to 6", v)
+	}
+	if len(c.Providers) == 0 {
+		return nil, fmt.Errorf("%v: no providers", CollectTracingCommand(v))
+	}
+	const formatNetTrace = 1
+	var b []byte
+	if v >= 5 {
+		b = binary.LittleEndian.AppendUint32(b, 0) // session type: IPC stream
+	}
+	b = binary.LittleEndian.AppendUint32(b, c.bufferMB())
+	b = binary.LittleEndian.AppendUint32(b, formatNetTrace)
+	rk := c.rundownKeyword()
+	switch {
+	case v >= 4:
+		b = binary.LittleEndian.AppendUint64(b, rk)
+	case v >= 2:
+		b = appendBool(b, rk != 0)
+	}
+	if v >= 3 {
+		b = appendBool(b, !c.NoStacks)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Providers)))
+	for _, p := range c.Providers {
+		b = binary.LittleEndian.AppendUint64(b, p.Keywords)
+		b = binary.LittleEndian.AppendUint32(b, p.Level)
+		b = AppendString(b, p.Name)
+		b = AppendString(b, p.Args)
+		if v >= 5 {
+			if p.Filter == nil {
+				b = append(b, 0, 0, 0, 0, 0)
+			} else {
+				b = appendBool(b, p.Filter.Enable)
+				b = binary.LittleEndian.AppendUint32(b, uint32(len(p.Filter.IDs)))
+				for _, id := range p.Filter.IDs {
+					b = binary.LittleEndian.AppendUint32(b, id)
+				}
+			}
+		}
+	}
+	if v >= 6 {
+		mode := uint32(0)
+		if c.Blocking {
+			mode = 1
+		}
+		b = binary.LittleEndian.AppendUint32(b, mode)
+	}
+	if len(b) > MaxPayload {
+		return nil, fmt.Errorf("%v: the request is %d bytes, more than a message holds (%d)", CollectTracingCommand(v), len(b), MaxPayload)
+	}
+	return b, nil
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
+	}
+	return append(b, 0)
+}
+
+var levelNames = map[string]uint32{
+	"logalways": LevelLogAlways, "critical": LevelCritical, "error": LevelError,
+	"warning": LevelWarning, "informational": LevelInformational, "info": LevelInformational,
+	"verbose": LevelVerbose,
+}
+
+// ParseProviders reads providers as dotnet-trace's --providers does: a
+// comma-separated list of Name[:Keywords[:Level[:Args]]]. Keywords are
+// hexadecimal (with or without 0x; "*" for all) and default to all; the
+// level is 0–5 or a name (critical, error, warning, informational,
+// verbose) and defaults to verbose; Args is "key=value;…", where a value
+// may be double-quoted to hold commas, colons or semicolons.
+func ParseProviders(spec string) ([]Provider, error) {
+	var out []Provider
+	for _, item := range splitOutsideQuotes(spec, ',', -1) {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		parts := splitOutsideQuotes(item, ':', 4)
+		p := Provider{Name: strings.TrimSpace(parts[0]), Keywords: ^uint64(0), Level: LevelVerbose}
+		if p.Name == "" {
+			return nil, fmt.Errorf("provider %q: no name", item)
+		}
+		if len(parts) > 1 && parts[1] != "" && parts[1] != "*" {
+			k := strings.TrimPrefix(strings.TrimPrefix(parts[1], "0x"), "0X")
+			v, err := strconv.ParseUint(k, 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("provider %s: keywords %q are not a hexadecimal mask", p.Name, parts[1])
+			}
+			p.Keywords = v
+		}
+		if len(parts) > 2 && parts[2] != "" {
+			l, ok := levelNames[strings.ToLower(parts[2])]
+			if !ok {
+				n, err := strconv.ParseUint(parts[2], 10, 8)
+				if err != nil || n > LevelVerbose {
+					return nil, fmt.Errorf("provider %s: level %q is not 0–5 or a level name", p.Name, parts[2])
+				}
+				l = uint32(n)
+			}
+			p.Level = l
+		}
+		if len(parts) > 3 {
+			p.Args = parts[3]
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no providers in %q", spec)
+	}
+	return out, nil
+}
+
+// splitOutsideQuotes splits s at sep where sep is not inside double
+// quotes, into at most n parts (n < 0: all).
+func splitOutsideQuotes(s string, sep byte, n int) []string {
+	var out []string
+	quoted := false
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '"':
+			quoted = !quoted
+		case s[i] == sep && !quoted && (n < 0 || len(out) < n-1):
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// Provider names the profiles use.
+const (
+	RuntimeProvider       = "Microsoft-Windows-DotNETRuntime"
+	RuntimePrivate        = "Microsoft-Windows-DotNETRuntimePrivate"
+	SampleProfilerName    = "Microsoft-DotNETCore-SampleProfiler"
+	SystemRuntimeCounters = "System.Runtime"
+)
+
+// Runtime provider keywords the profiles use (ClrEtwAll.man).
+const (
+	KeywordGC                  = 0x1
+	KeywordGCHandle            = 0x2
+	KeywordLoader              = 0x8
+	KeywordJit                 = 0x10
+	KeywordNGen                = 0x20
+	KeywordContention          = 0x4000
+	KeywordException           = 0x8000
+	KeywordThreading           = 0x10000
+	KeywordJittedMethodILToNat = 0x20000
+	KeywordType                = 0x80000
+	KeywordGCHeapAndTypeNames  = 0x1000000
+	KeywordCompilation         = 0x1000000000
+)
+
+// dotnet-trace's default runtime keywords for CPU sampling.
+const cpuSamplingRuntimeKeywords = 0x00000014C14FCCBD
+
+var profiles = map[string]struct {
+	about string
+	cfg   SessionConfig
+}{
+	"cpu-sampling": {"CPU samples with stacks, the runtime's default events, method rundown", SessionConfig{Providers: []Provider{
+		{Name: SampleProfilerName, Keywords: 0xF00000000000, Level: LevelInformational},
+		{Name: RuntimeProvider, Keywords: cpuSamplingRuntimeKeywords, Level: LevelInformational},
+	}}},
+	"gc": {"GC start/end, heap statistics and suspensions, without stacks or rundown", SessionConfig{
+		Providers: []Provider{{Name: RuntimeProvider, Keywords: KeywordGC, Level: LevelInformational}},
+		NoStacks:  true, NoRundown: true,
+	}},
+	"gc-verbose": {"GC events with allocation ticks, handles and type names, with stacks", SessionConfig{Providers: []Provider{
+		{Name: RuntimeProvider, Keywords: KeywordGC | KeywordGCHandle | KeywordType | KeywordGCHeapAndTypeNames, Level: LevelVerbose},
+	}}},
+	"jit": {"JIT compilation, loader and IL-to-native maps, with rundown", SessionConfig{Providers: []Provider{
+		{Name: RuntimeProvider, Keywords: KeywordJit | KeywordLoader | KeywordNGen | KeywordJittedMethodILToNat | KeywordCompilation, Level: LevelVerbose},
+	}}},
+	"exceptions": {"exceptions thrown and caught, with stacks", SessionConfig{Providers: []Provider{
+		{Name: RuntimeProvider, Keywords: KeywordException, Level: LevelInformational},
+	}}},
+	"contention": {"lock contention and thread pool events, with stacks", SessionConfig{Providers: []Provider{
+		{Name: RuntimeProvider, Keywords: KeywordContention | KeywordThreading, Level: LevelInformational},
+	}}},
+}
+
+// Profile returns a named session configuration: cpu-sampling,
+// gc, gc-verbose, jit, exceptions or contention.
+func Profile(name string) (SessionConfig, error) {
+	p, ok := profiles[name]
+	if !ok {
+		return SessionConfig{}, fmt.Errorf("unknown profile %q (the profiles are %s)", name, strings.Join(ProfileNames(), ", "))
+	}
+	c := p.cfg
+	c.Providers = append([]Provider(nil), p.cfg.Providers...)
+	return c, nil
+}
+
+// ProfileNames lists the named profiles, sorted.
+func ProfileNames() []string {
+	var n []string
+	for k := range profiles {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// ProfileAbout returns a profile's one-line description.
+func ProfileAbout(name string) string { return profiles[name].about }
+
+// CountersConfig is the session dotnet-counters starts for the given
+// EventCounters providers (System.Runtime when none), reporting every
+// interval seconds: all keywords, verbose, no rundown and no stacks.
+func CountersConfig(intervalSec float64, providers ...string) SessionConfig {
+	if len(providers) == 0 {
+		providers = []string{SystemRuntimeCounters}
+	}
+	c := SessionConfig{NoRundown: true, NoStacks: true, BufferMB: 16}
+	for _, name := range providers {
+		c.Providers = append(c.Providers, Provider{
+			Name: name, Keywords: 0xFFFFFFFF, Level: LevelVerbose,
+			Args: "EventCounterIntervalSec=" + strconv.FormatFloat(intervalSec, 'f', -1, 64),
+		})
+	}
+	return c
+}

@@ -1,0 +1,149 @@
+package diagnostics
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// procfs reads what discovery needs from a /proc tree; tests point it at
+// a fake one.
+type procfs struct{ root string }
+
+var hostProc = procfs{root: "/proc"}
+
+// Find returns the diagnostic socket of process pid. It looks where the
+// runtime puts it: the process's TMPDIR (read from /proc/PID/environ;
+// /tmp when unset), seen through /proc/PID/root so that processes in
+// containers are found, under the PID the process has in its own PID
+// namespace (the last NSpid of /proc/PID/status); then this process's
+// TMPDIR and /tmp. The newest matching socket wins.
+func Find(pid int) (string, error) { return hostProc.find(pid) }
+
+func (p procfs) find(pid int) (string, error) {
+	if pid <= 0 {
+		return "", fmt.Errorf("process %d: %w", pid, ErrNoProcess)
+	}
+	dir := filepath.Join(p.root, strconv.Itoa(pid))
+	if _, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("process %d: %w", pid, ErrNoProcess)
+		}
+		return "", fmt.Errorf("process %d: %w", pid, err)
+	}
+	var looked []string
+	tmp := p.tmpDir(pid)
+	nspid := p.nsPID(pid)
+	// Through the process's root: right inside a container, and the same
+	// directory as the host's otherwise.
+	inRoot := filepath.Join(dir, "root", tmp)
+	if s := newestSocket(inRoot, nspid); s != "" {
+		return s, nil
+	}
+	looked = append(looked, inRoot)
+	if nspid == pid {
+		for _, d := range append([]string{tmp}, clientTempDirs()...) {
+			if s := newestSocket(d, pid); s != "" {
+				return s, nil
+			}
+			looked = append(looked, d)
+		}
+	}
+	return "", noEndpoint(pid, dedupe(looked))
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// tmpDir returns the TMPDIR in the process's environment, or /tmp.
+func (p procfs) tmpDir(pid int) string {
+	env, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "environ"))
+	if err == nil {
+		if v, ok := envValue(env, "TMPDIR"); ok && v != "" {
+			return v
+		}
+	}
+	return "/tmp"
+}
+
+// envValue finds key in a NUL-separated environment block.
+func envValue(env []byte, key string) (string, bool) {
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if k, v, ok := bytes.Cut(kv, []byte{'='}); ok && string(k) == key {
+			return string(v), true
+		}
+	}
+	return "", false
+}
+
+// nsPID returns the process's PID in its innermost PID namespace (the last
+// NSpid field of /proc/PID/status), or pid when the kernel does not say.
+func (p procfs) nsPID(pid int) int {
+	st, err := os.ReadFile(filepath.Join(p.root, strconv.Itoa(pid), "status"))
+	if err != nil {
+		return pid
+	}
+	return parseNSpid(st, pid)
+}
+
+func parseNSpid(status []byte, pid int) int {
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return pid
+			}
+			if n, err := strconv.Atoi(f[len(f)-1]); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return pid
+}
+
+// Processes lists the processes with a diagnostic endpoint that this user
+// can see, by PID.
+func Processes() ([]Process, error) { return hostProc.processes() }
+
+func (p procfs) processes() ([]Process, error) {
+	ents, err := os.ReadDir(p.root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Process
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if addr, err := p.find(pid); err == nil {
+			out = append(out, Process{PID: pid, Address: addr})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	return out, nil
+}
+
+// commandLine returns /proc/PID/cmdline with spaces between arguments.
+func commandLine(pid int) string {
+	b, err := os.ReadFile(filepath.Join(hostProc.root, strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}

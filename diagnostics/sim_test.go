@@ -1,0 +1,389 @@
+package diagnostics
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrgo/clrevents/internal/simruntime"
+	"github.com/clrgo/clrevents/nettrace"
+)
+
+const realTrace = "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
+
+// realStream returns the real .NET 5 trace and where its rundown starts.
+func realStream(t *testing.T) ([]byte, int) {
+	t.Helper()
+	data, err := os.ReadFile(realTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := nettrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatalf("no rundown event in %s: %v", realTrace, err)
+		}
+		if e.Provider == "Microsoft-Windows-DotNETRuntimeRundown" {
+			live := simruntime.SplitBeforeRundown(data, e.Offset)
+			if live <= 0 || live >= len(data) {
+				t.Fatalf("split at %d of %d", live, len(data))
+			}
+			return data, live
+		}
+	}
+}
+
+func startSim(t *testing.T, cfg simruntime.Config) (*simruntime.Server, *Client) {
+	t.Helper()
+	if cfg.PID == 0 {
+		cfg.PID = 4321
+	}
+	s, err := simruntime.Start(shortTempDir(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, NewClientAddress(cfg.PID, s.Addr())
+}
+
+// shortTempDir is a temporary directory with a path short enough for a
+// Unix socket (108 bytes).
+func shortTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "clrd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// TestSessionStreamsAndDrains: the stream carries the trace up to the
+// rundown, and after StopTracing on a second connection, the rest; the
+// bytes are the trace's, exactly.
+func TestSessionStreamsAndDrains(t *testing.T) {
+	data, live := realStream(t)
+	sim, cl := startSim(t, simruntime.Config{Trace: data, Live: live, Chunk: 8192})
+	cfg, _ := Profile("cpu-sampling")
+	s, err := cl.StartSession(ctx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Version != 1 || len(s.Refused) != 0 || len(s.Approximations) != 0 {
+		t.Fatalf("session %+v", s)
+	}
+	var got bytes.Buffer
+	if _, err := io.CopyN(&got, s, int64(live)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(ctx(t), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(&got, s); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), data) {
+		t.Fatalf("streamed %d bytes, not the trace's %d", got.Len(), len(data))
+	}
+	reqs := sim.Requests()
+	if len(reqs) != 2 || reqs[0].Collect == nil || reqs[1].ID != 1 {
+		t.Fatalf("requests %+v", reqs)
+	}
+	c := reqs[0].Collect
+	if c.Version != 1 || c.BufferMB != 256 || c.Format != 1 || len(c.Providers) != 2 ||
+		c.Providers[0].Name != SampleProfilerName || c.Providers[1].Keywords != cpuSamplingRuntimeKeywords {
+		t.Fatalf("runtime parsed %+v", c)
+	}
+	if id := reqs[1].Payload; len(id) != 8 || s.ID != 0x7f1e0001 {
+		t.Fatalf("StopTracing payload %X for session %#x", id, s.ID)
+	}
+}
+
+// TestCollectFallback: a runtime that knows only CollectTracing2 refuses
+// 3 (unknown command) and the client goes down, saying what is lost.
+func TestCollectFallback(t *testing.T) {
+	sim, cl := startSim(t, simruntime.Config{MaxCollect: 2, Trace: []byte("Nettrace")})
+	cfg, _ := Profile("gc")
+	s, err := cl.StartSession(ctx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Version != 2 || strings.Join(s.Refused, ",") != "CollectTracing3" ||
+		len(s.Approximations) != 1 || !strings.Contains(s.Approximations[0], "stacks") {
+		t.Fatalf("session version %d, refused %v, approximations %v", s.Version, s.Refused, s.Approximations)
+	}
+	reqs := sim.Requests()
+	if len(reqs) != 2 || reqs[0].Answer != simruntime.EUnknownCommand || reqs[1].Collect == nil || reqs[1].Collect.RequestRundown {
+		t.Fatalf("requests %+v", reqs)
+	}
+	// A CollectTracing1-only runtime: down to 1, which can't turn the
+	// rundown off either.
+	_, cl1 := startSim(t, simruntime.Config{MaxCollect: 1, Trace: []byte("Nettrace")})
+	s1, err := cl1.StartSession(ctx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1.Close()
+	if s1.Version != 1 || len(s1.Refused) != 2 || len(s1.Approximations) != 2 {
+		t.Fatalf("session %+v", s1)
+	}
+}
+
+func TestRuntimeErrors(t *testing.T) {
+	_, cl := startSim(t, simruntime.Config{CollectError: simruntime.EFail})
+	_, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
+	var e *Error
+	if !errors.As(err, &e) || e.HRESULT != EFail || e.PID != 4321 {
+		t.Fatalf("error %v", err)
+	}
+	if want := "process 4321: CollectTracing: the runtime answered error 0x80004005 (failure)"; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	// Stopping a session that does not exist.
+	if err := cl.StopTracing(ctx(t), 99); !errors.As(err, &e) || e.HRESULT != EFail {
+		t.Errorf("StopTracing(99): %v", err)
+	}
+	// A socket nobody listens on.
+	dead := filepath.Join(shortTempDir(t), "dotnet-diagnostic-5-1-socket")
+	ln, err := net.Listen("unix", dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	_, err = NewClientAddress(5, dead).ProcessInfo(ctx(t))
+	if err == nil || !strings.HasPrefix(err.Error(), "process 5: ProcessInfo3: ") || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("refusing socket: %v", err)
+	}
+}
+
+// TestBadReplies: a server that answers garbage gets an error naming what
+// was wrong.
+func TestBadReplies(t *testing.T) {
+	for name, reply := range map[string][]byte{
+		"magic":     []byte("DOTNET_IPC_V2\x00\x14\x00\xFF\x00\x00\x00"),
+		"short":     []byte("DOTNET_IPC_V1\x00\x14"),
+		"errorsize": []byte("DOTNET_IPC_V1\x00\x14\x00\xFF\xFF\x00\x00"),
+		"command":   []byte("DOTNET_IPC_V1\x00\x14\x00\x02\x02\x00\x00"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr := filepath.Join(shortTempDir(t), "s")
+			ln, err := net.Listen("unix", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				io.ReadFull(c, make([]byte, 20))
+				c.Write(reply)
+				c.Close()
+			}()
+			err = NewClientAddress(9, addr).ResumeRuntime(ctx(t))
+			if err == nil || !strings.HasPrefix(err.Error(), "process 9: ResumeRuntime: ") || !errors.Is(err, ErrProtocol) {
+				t.Fatalf("error %v", err)
+			}
+		})
+	}
+}
+
+func TestProcessCommands(t *testing.T) {
+	cookie := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	base := simruntime.Config{Cookie: cookie, CommandLine: "/usr/bin/dotnet app.dll --flag", OS: "Linux", Arch: "x64",
+		Entrypoint: "app", ClrVersion: "8.0.11+abc", RID: "linux-x64"}
+	for maxInfo, want := range map[int]Command{3: CmdProcessInfo3, 2: CmdProcessInfo2, 1: CmdProcessInfo} {
+		cfg := base
+		cfg.MaxInfo = maxInfo
+		_, cl := startSim(t, cfg)
+		pi, err := cl.ProcessInfo(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pi.Command != want || pi.ProcessID != 4321 || pi.RuntimeCookie != cookie || pi.CommandLine != base.CommandLine || pi.OS != "Linux" || pi.Arch != "x64" {
+			t.Fatalf("ProcessInfo via %v: %+v", want, pi)
+		}
+		if (maxInfo >= 2) != (pi.ClrProductVersion == "8.0.11+abc") || (maxInfo == 3) != (pi.RuntimeIdentifier == "linux-x64") {
+			t.Fatalf("ProcessInfo via %v: %+v", want, pi)
+		}
+	}
+	sim, cl := startSim(t, base)
+	c := ctx(t)
+	if err := cl.ResumeRuntime(c); err != nil || !sim.Resumed() {
+		t.Fatalf("ResumeRuntime: %v", err)
+	}
+	if err := cl.SetEnvironmentVariable(c, "DOTNET_gcServer", "1"); err != nil || sim.Env()["DOTNET_gcServer"] != "1" {
+		t.Fatalf("SetEnvironmentVariable: %v %v", err, sim.Env())
+	}
+	if err := cl.EnablePerfMap(c, PerfMapJitDump); err != nil || sim.PerfMap() != 2 {
+		t.Fatalf("EnablePerfMap: %v", err)
+	}
+	if err := cl.DisablePerfMap(c); err != nil || sim.PerfMap() != 0 {
+		t.Fatalf("DisablePerfMap: %v", err)
+	}
+}
+
+// TestLiveReader: events arrive through the front door before the session
+// is stopped, then the rundown after it; all of them, none dropped.
+func TestLiveReader(t *testing.T) {
+	data, live := realStream(t)
+	_, cl := startSim(t, simruntime.Config{Trace: data, Live: live, Chunk: 4096, ChunkDelay: time.Millisecond})
+	cfg, _ := Profile("cpu-sampling")
+	s, err := cl.StartSession(ctx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	before, rundown := 0, 0
+	for before < 100 {
+		if _, err := r.Next(); err != nil {
+			t.Fatalf("event %d before the stop: %v", before, err)
+		}
+		before++
+	}
+	if err := s.Stop(ctx(t), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	total := before
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		total++
+		if e.Provider() == "Microsoft-Windows-DotNETRuntimeRundown" {
+			rundown++
+		}
+	}
+	want := countEvents(t, data)
+	if total != want || rundown == 0 || r.Dropped() != 0 {
+		t.Fatalf("%d events (%d rundown, %d dropped), want %d", total, rundown, r.Dropped(), want)
+	}
+}
+
+func countEvents(t *testing.T, data []byte) int {
+	r, err := nettrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		if _, err := r.Next(); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			return n
+		}
+		n++
+	}
+}
+
+// TestDrainDeadline: a runtime that never ends the stream after the stop
+// gets cut off at the deadline, with an error that says so.
+func TestDrainDeadline(t *testing.T) {
+	data, live := realStream(t)
+	_, cl := startSim(t, simruntime.Config{Trace: data, Live: live, StallAfterStop: true})
+	s, err := cl.StartSession(ctx(t), SessionConfig{Providers: []Provider{{Name: "P"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := io.CopyN(io.Discard, s, int64(live)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.Stop(ctx(t), 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(io.Discard, s)
+	if !errors.Is(err, ErrDrainTimeout) || !strings.Contains(err.Error(), "process 4321: session") {
+		t.Fatalf("drain error %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("drain took %v", d)
+	}
+}
+
+// TestReverse: a runtime started with DOTNET_DiagnosticPorts connects,
+// advertises ADVR_V1 and takes one command per connection.
+func TestReverse(t *testing.T) {
+	addr := filepath.Join(shortTempDir(t), "port.sock")
+	l, err := Listen(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cookie := [16]byte{0xAA, 15: 0xBB}
+	sim := simNoListen(t, simruntime.Config{PID: 777, Cookie: cookie, OS: "Linux"})
+	sim.Advertise(addr)
+	cl, err := l.Accept(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.PID() != 777 {
+		t.Fatalf("advertised pid %d", cl.PID())
+	}
+	if err := cl.ResumeRuntime(ctx(t)); err != nil || !sim.Resumed() {
+		t.Fatalf("ResumeRuntime: %v", err)
+	}
+	pi, err := cl.ProcessInfo(ctx(t))
+	if err != nil || pi.ProcessID != 777 || pi.RuntimeCookie != cookie {
+		t.Fatalf("ProcessInfo over the reverse port: %+v %v", pi, err)
+	}
+}
+
+func simNoListen(t *testing.T, cfg simruntime.Config) *simruntime.Server {
+	s, err := simruntime.Start(shortTempDir(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestAdvertisement(t *testing.T) {
+	b := unhex(t, "41 44 56 52 5F 56 31 00 | 00112233445566778899AABBCCDDEEFF | 39 30 00 00 00 00 00 00 | 00 00")
+	a, err := ParseAdvertisement(b)
+	if err != nil || a.ProcessID != 12345 || a.RuntimeCookie[1] != 0x11 {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if got := AppendAdvertisement(nil, a); !bytes.Equal(got, b) {
+		t.Fatalf("AppendAdvertisement = %X", got)
+	}
+	b[0] = 'X'
+	if _, err := ParseAdvertisement(b); err == nil {
+		t.Error("bad magic accepted")
+	}
+	if _, err := ParseAdvertisement(b[:10]); err == nil {
+		t.Error("short advertisement accepted")
+	}
+}
