@@ -1,0 +1,404 @@
+// Command clrtrace traces running .NET processes over the runtime's
+// diagnostics IPC channel, in pure Go.
+//
+//	clrtrace ps
+//	clrtrace collect -p PID [-providers SPEC] [-profile NAME] [-duration D] -o FILE
+//	clrtrace watch -p PID [-format text|jsonl] [-provider GLOB] [-event GLOB] [-keyword MASK] [-pid N] [-tid N] [-n N]
+//	clrtrace counters -p PID [-interval S]
+//
+// ps lists the .NET processes this user can trace: PID and command line.
+//
+// collect writes the session's nettrace stream to FILE, byte for byte as
+// the runtime sends it (clrdump, PerfView and TraceEvent read it). It ends
+// after D, on SIGINT or SIGTERM, or when the process exits: clrtrace then
+// sends StopTracing on a new connection and copies the rest of the stream,
+// the rundown that resolves method addresses, until the runtime ends it
+// (at most 30 s). -providers takes dotnet-trace's
+// Name[:Keywords[:Level[:Args]]] list; -profile one of cpu-sampling (the
+// default), gc, gc-verbose, jit, exceptions, contention; both together
+// enable the union. The newest CollectTracing command the request needs
+// is tried first; an older runtime that does not know it gets the closest
+// older one, and clrtrace says what that loses.
+//
+// watch prints the events live, as clrdump prints a file (text or JSON
+// lines, with clrdump's filters -provider, -event, -keyword, -pid, -tid
+// and -n). It enables the runtime provider with dotnet-trace's default
+// keywords, plus every provider -provider names without wildcards.
+//
+// counters prints the System.Runtime EventCounters every S seconds (1 by
+// default), as dotnet-counters does.
+//
+// Every failure is one line on stderr naming the process and what
+// happened, and exit status 1; usage errors exit 2.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/clrgo/clrevents/diagnostics"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `usage:
+  clrtrace ps
+  clrtrace collect -p PID [-providers SPEC] [-profile NAME] [-duration D] -o FILE
+  clrtrace watch -p PID [-format text|jsonl] [-provider GLOB] [-event GLOB] [-keyword MASK] [-pid N] [-tid N] [-n N]
+  clrtrace counters -p PID [-interval S]
+`
+
+// Timeouts: a command's answer, and the rundown after a stop.
+const (
+	commandTimeout = 10 * time.Second
+	drainTimeout   = 30 * time.Second
+)
+
+// run is the command; ctx ends on SIGINT or SIGTERM.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "ps":
+		if len(args) > 1 {
+			fmt.Fprint(stderr, usage)
+			return 2
+		}
+		err = ps(ctx, stdout)
+	case "collect":
+		err = collect(ctx, args[1:], stderr)
+	case "watch":
+		err = watch(ctx, args[1:], stdout, stderr)
+	case "counters":
+		err = counters(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "clrtrace: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "clrtrace %s: %v\n", args[0], ue.error)
+		return 2
+	}
+	fmt.Fprintf(stderr, "clrtrace: %s\n", oneLine(err.Error()))
+	return 1
+}
+
+type usageError struct{ error }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("clrtrace "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+// client finds process pid's endpoint.
+func client(pid int) (*diagnostics.Client, error) {
+	if pid <= 0 {
+		return nil, usageError{errors.New("-p PID is required")}
+	}
+	return diagnostics.NewClient(pid)
+}
+
+func ps(ctx context.Context, stdout io.Writer) error {
+	procs, err := diagnostics.Processes()
+	if err != nil {
+		return fmt.Errorf("listing processes: %w", err)
+	}
+	for _, p := range procs {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		info, err := diagnostics.NewClientAddress(p.PID, p.Address).ProcessInfo(c)
+		cancel()
+		line := ""
+		switch {
+		case err != nil:
+			line = "(no answer: " + oneLine(err.Error()) + ")"
+		default:
+			line = info.CommandLine
+		}
+		fmt.Fprintf(stdout, "%7d  %s\n", p.PID, line)
+	}
+	return nil
+}
+
+// startSession starts cfg on pid and reports on stderr what was started.
+func startSession(ctx context.Context, cl *diagnostics.Client, cfg diagnostics.SessionConfig, stderr io.Writer) (*diagnostics.Session, error) {
+	c, cancel := context.WithTimeout(ctx, commandTimeout)
+	defer cancel()
+	s, err := cl.StartSession(c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	msg := fmt.Sprintf("process %d: session %#x started with %v", cl.PID(), s.ID, diagnostics.CollectTracingCommand(s.Version))
+	if len(s.Refused) > 0 {
+		msg += fmt.Sprintf(" (the runtime does not know %s", strings.Join(s.Refused, ", "))
+		if len(s.Approximations) > 0 {
+			msg += ": " + strings.Join(s.Approximations, "; ")
+		}
+		msg += ")"
+	}
+	fmt.Fprintln(stderr, msg)
+	return s, nil
+}
+
+// stopSession sends StopTracing and bounds the drain.
+func stopSession(cl *diagnostics.Client, s *diagnostics.Session) error {
+	c, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	return s.Stop(c, drainTimeout)
+}
+
+func collect(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("collect", stderr)
+	pid := fs.Int("p", 0, "process ID")
+	spec := fs.String("providers", "", "providers, Name[:Keywords[:Level[:Args]]],…")
+	profile := fs.String("profile", "", "named profile: "+strings.Join(diagnostics.ProfileNames(), ", ")+" (cpu-sampling when no -providers)")
+	dur := fs.Duration("duration", 0, "stop after this long (0: at SIGINT/SIGTERM or when the process exits)")
+	out := fs.String("o", "", "output file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return usageError{errors.New("-o FILE is required")}
+	}
+	var cfg diagnostics.SessionConfig
+	if *profile != "" || *spec == "" {
+		name := *profile
+		if name == "" {
+			name = "cpu-sampling"
+		}
+		c, err := diagnostics.Profile(name)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg = c
+	}
+	if *spec != "" {
+		ps, err := diagnostics.ParseProviders(*spec)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg.Providers = append(cfg.Providers, ps...)
+	}
+	cl, err := client(*pid)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return fmt.Errorf("process %d: %w", *pid, err)
+	}
+	s, err := startSession(ctx, cl, cfg, stderr)
+	if err != nil {
+		f.Close()
+		os.Remove(*out)
+		return err
+	}
+	defer s.Close()
+	type result struct {
+		n   int64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := io.Copy(f, s)
+		done <- result{n, err}
+	}()
+	var timer <-chan time.Time
+	if *dur > 0 {
+		t := time.NewTimer(*dur)
+		defer t.Stop()
+		timer = t.C
+	}
+	var res result
+	ended := false
+	select {
+	case <-ctx.Done():
+	case <-timer:
+	case res = <-done:
+		ended = true // the process ended the session
+	}
+	var stopErr error
+	if !ended {
+		stopErr = stopSession(cl, s)
+		res = <-done
+	}
+	if err := f.Close(); err != nil && res.err == nil {
+		res.err = err
+	}
+	if res.err != nil {
+		return fmt.Errorf("process %d: writing %s after %d bytes: %w", *pid, *out, res.n, res.err)
+	}
+	if stopErr != nil && !ended {
+		fmt.Fprintf(stderr, "clrtrace: %s\n", oneLine(stopErr.Error()))
+	}
+	how := "stopped"
+	if ended {
+		how = "the runtime ended the session"
+	}
+	fmt.Fprintf(stderr, "process %d: %s; wrote %d bytes to %s\n", *pid, how, res.n, *out)
+	return nil
+}
+
+// runtimeDefaultKeywords are dotnet-trace's default runtime keywords.
+const runtimeDefaultKeywords = 0x00000014C14FCCBD
+
+func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("watch", stderr)
+	pid := fs.Int("p", 0, "process ID")
+	var f filters
+	format := fs.String("format", "text", "output: text or jsonl")
+	f.register(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "jsonl" {
+		return usageError{fmt.Errorf("-format %q: text or jsonl", *format)}
+	}
+	if err := f.compile(); err != nil {
+		return usageError{err}
+	}
+	cl, err := client(*pid)
+	if err != nil {
+		return err
+	}
+	cfg := diagnostics.SessionConfig{BufferMB: 64, NoStacks: true, Providers: []diagnostics.Provider{
+		{Name: diagnostics.RuntimeProvider, Keywords: runtimeDefaultKeywords, Level: diagnostics.LevelInformational},
+	}}
+	for _, name := range strings.Split(f.provider, ",") {
+		if name != "" && !strings.ContainsAny(name, "*?[") && !strings.EqualFold(name, diagnostics.RuntimeProvider) {
+			cfg.Providers = append(cfg.Providers, diagnostics.Provider{Name: name, Keywords: ^uint64(0), Level: diagnostics.LevelVerbose})
+		}
+	}
+	s, err := startSession(ctx, cl, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r, err := s.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			stopSession(cl, s)
+		case <-stopped:
+		}
+	}()
+	defer close(stopped)
+	p := newPrinter(stdout, *format == "jsonl")
+	seen := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if !f.keep(e) {
+			continue
+		}
+		p.print(e)
+		seen++
+		if f.limit > 0 && seen >= f.limit {
+			stopSession(cl, s)
+			break
+		}
+	}
+	if err := p.flush(); err != nil {
+		return fmt.Errorf("process %d: %w", *pid, err)
+	}
+	fmt.Fprintf(stderr, "process %d: %d events printed, %d dropped by the runtime\n", *pid, seen, r.Dropped())
+	return nil
+}
+
+func counters(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("counters", stderr)
+	pid := fs.Int("p", 0, "process ID")
+	interval := fs.Float64("interval", 1, "seconds between reports")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *interval <= 0 {
+		return usageError{fmt.Errorf("-interval %v: must be more than 0", *interval)}
+	}
+	cl, err := client(*pid)
+	if err != nil {
+		return err
+	}
+	s, err := startSession(ctx, cl, diagnostics.CountersConfig(*interval), stderr)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r, err := s.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	go func() {
+		<-ctx.Done()
+		stopSession(cl, s)
+	}()
+	cp := newCounterPrinter(stdout)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if e.Name() != "EventCounters" {
+			continue
+		}
+		if err := cp.event(e); err != nil {
+			fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
+		}
+	}
+	return cp.flush()
+}
+

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clrgo/clrevents/internal/simruntime"
+	"github.com/clrgo/clrevents/nettrace"
+)
+
+const realTrace = "../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
+
+// sim starts a simulated runtime for this test process's PID in a fresh
+// TMPDIR, where clrtrace looks (the .NET client's rule).
+func sim(t *testing.T, cfg simruntime.Config) *simruntime.Server {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "clrt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Setenv("TMPDIR", dir)
+	cfg.PID = os.Getpid()
+	s, err := simruntime.Start(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func realStream(t *testing.T) ([]byte, int) {
+	data, err := os.ReadFile(realTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := nettrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider == "Microsoft-Windows-DotNETRuntimeRundown" {
+			return data, simruntime.SplitBeforeRundown(data, e.Offset)
+		}
+	}
+}
+
+// syncBuf is a writer the test can read while clrtrace writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var pid = strconv.Itoa(os.Getpid())
+
+func TestCollectByteIdentical(t *testing.T) {
+	data, live := realStream(t)
+	for _, c := range []struct {
+		name       string
+		maxCollect int
+		args       []string
+		version    string
+	}{
+		{"cpu-sampling", 6, nil, "started with CollectTracing\n"},
+		{"gc on an older runtime", 2, []string{"-profile", "gc"}, "started with CollectTracing2 (the runtime does not know CollectTracing3: stacks are collected)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := sim(t, simruntime.Config{Trace: data, Live: live, MaxCollect: c.maxCollect})
+			out := filepath.Join(t.TempDir(), "out.nettrace")
+			var stderr syncBuf
+			args := append([]string{"collect", "-p", pid, "-duration", "300ms", "-o", out}, c.args...)
+			if code := run(context.Background(), args, &stderr, &stderr); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, data) {
+				t.Fatalf("wrote %d bytes, not the %d streamed", len(got), len(data))
+			}
+			if !strings.Contains(stderr.String(), c.version) || !strings.Contains(stderr.String(), "stopped; wrote 344314 bytes") {
+				t.Fatalf("stderr: %s", stderr.String())
+			}
+			reqs := s.Requests()
+			last := reqs[len(reqs)-1]
+			if last.Set != 2 || last.ID != 1 {
+				t.Fatalf("last request %d/%d, want StopTracing", last.Set, last.ID)
+			}
+		})
+	}
+}
+
+// runUntil runs clrtrace in the background and cancels it (SIGINT) once
+// stdout holds want.
+func runUntil(t *testing.T, args []string, want string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuf
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, &out, &errb) }()
+	deadline := time.After(20 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		select {
+		case code := <-done:
+			t.Fatalf("exited %d before printing %q: %s%s", code, want, out.String(), errb.String())
+		case <-deadline:
+			t.Fatalf("no %q after 20s: %s", want, out.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel() // the stream is still open: this output is live
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no exit after the stop")
+	}
+	return out.String(), errb.String()
+}
+
+func TestWatchLive(t *testing.T) {
+	data, live := realStream(t)
+	sim(t, simruntime.Config{Trace: data, Live: live, ChunkDelay: time.Millisecond})
+	out, errs := runUntil(t, []string{"watch", "-p", pid, "-format", "jsonl", "-provider", "*SampleProfiler"}, `"event":"ThreadSample"`)
+	if strings.Contains(out, "Rundown") {
+		t.Errorf("-provider let rundown events through")
+	}
+	if !strings.Contains(errs, "events printed, 0 dropped") {
+		t.Errorf("stderr: %s", errs)
+	}
+}
+
+func TestCounters(t *testing.T) {
+	tr, live := simruntime.CountersTrace(os.Getpid(), [][]simruntime.Counter{
+		{{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 12.5},
+			{Name: "alloc-rate", DisplayName: "Allocation Rate", Units: "B", Increment: true, Value: 8168}},
+		{{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 3}},
+	})
+	s := sim(t, simruntime.Config{Trace: tr, Live: live})
+	out, _ := runUntil(t, []string{"counters", "-p", pid, "-interval", "2"}, "CPU Usage (%)                                                      3")
+	for _, want := range []string{"[System.Runtime]", "CPU Usage (%)", "12.500", "Allocation Rate (B / 1 sec)", "8,168"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "[System.Runtime]") != 2 {
+		t.Errorf("want two reports:\n%s", out)
+	}
+	c := s.Requests()[0].Collect
+	if c == nil || c.Providers[0].Name != "System.Runtime" || c.Providers[0].Args != "EventCounterIntervalSec=2" || c.Stackwalk || c.RequestRundown {
+		t.Fatalf("counters session %+v", c)
+	}
+}
+
+func TestPs(t *testing.T) {
+	sim(t, simruntime.Config{CommandLine: "/usr/share/dotnet/dotnet /app/web.dll"})
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"ps"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if want := pid + "  /usr/share/dotnet/dotnet /app/web.dll"; !strings.Contains(out.String(), want) {
+		t.Fatalf("ps printed %q, want a line %q", out.String(), want)
+	}
+}
+
+// TestErrors: each failure is one line naming the process, exit 1.
+func TestErrors(t *testing.T) {
+	check := func(t *testing.T, args []string, want string) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb)
+		msg := errb.String()
+		if code != 1 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, want) {
+			t.Fatalf("exit %d, stderr %q; want exit 1 and one line with %q", code, msg, want)
+		}
+	}
+	t.Run("unknown pid", func(t *testing.T) {
+		check(t, []string{"collect", "-p", "2147483000", "-o", filepath.Join(t.TempDir(), "x")}, "process 2147483000: no such process")
+	})
+	t.Run("no socket", func(t *testing.T) {
+		t.Setenv("TMPDIR", t.TempDir())
+		check(t, []string{"counters", "-p", "1"}, "process 1: no diagnostic socket")
+	})
+	t.Run("refused", func(t *testing.T) {
+		dir, _ := os.MkdirTemp("", "clrt")
+		defer os.RemoveAll(dir)
+		t.Setenv("TMPDIR", dir)
+		ln, err := net.Listen("unix", filepath.Join(dir, "dotnet-diagnostic-"+pid+"-1-socket"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+		check(t, []string{"watch", "-p", pid}, "process "+pid+": CollectTracing3: dial unix")
+	})
+	t.Run("runtime error", func(t *testing.T) {
+		sim(t, simruntime.Config{CollectError: simruntime.EFail})
+		check(t, []string{"collect", "-p", pid, "-o", filepath.Join(t.TempDir(), "x")},
+			"process "+pid+": CollectTracing: the runtime answered error 0x80004005 (failure)")
+	})
+	t.Run("usage", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{"collect", "-p", pid}, &out, &errb); code != 2 {
+			t.Fatalf("missing -o: exit %d", code)
+		}
+	})
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// filters are clrdump's event filters, with its flag names and meaning.
+type filters struct {
+	provider, event, keywordS string
+	keyword                   uint64
+	pid, tid                  int64
+	limit                     int
+}
+
+func (f *filters) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.provider, "provider", "", "only providers whose name matches this glob (case-insensitive); a name without wildcards is also enabled in the session")
+	fs.StringVar(&f.event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*') or TraceEvent's Task/Opcode name ('GC/Start')")
+	fs.StringVar(&f.keywordS, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
+	fs.Int64Var(&f.pid, "pid", -1, "only events of this process")
+	fs.Int64Var(&f.tid, "tid", -1, "only events of this thread")
+	fs.IntVar(&f.limit, "n", 0, "stop after this many events are printed (0: until SIGINT or the process exits)")
+}
+
+func (f *filters) compile() error {
+	if f.keywordS != "" {
+		k, err := strconv.ParseUint(f.keywordS, 0, 64)
+		if err != nil {
+			return fmt.Errorf("-keyword %q: not a number", f.keywordS)
+		}
+		f.keyword = k
+	}
+	for _, g := range []string{f.provider, f.event} {
+		if _, err := path.Match(g, ""); err != nil {
+			return fmt.Errorf("bad glob %q", g)
+		}
+	}
+	return nil
+}
+
+func (f *filters) keep(e *trace.Event) bool {
+	if f.pid >= 0 && e.ProcessID() != f.pid || f.tid >= 0 && e.ThreadID() != f.tid ||
+		f.keyword != 0 && e.Keywords()&f.keyword == 0 {
+		return false
+	}
+	if f.provider != "" {
+		if ok, _ := path.Match(strings.ToLower(f.provider), strings.ToLower(e.Provider())); !ok {
+			return false
+		}
+	}
+	if f.event != "" {
+		if ok, _ := path.Match(f.event, e.Name()); ok {
+			return true
+		}
+		info, ok := e.Schema()
+		if !ok {
+			return false
+		}
+		ok, _ = path.Match(f.event, info.DisplayName)
+		return ok
+	}
+	return true
+}
+
+// printer writes events as text lines or JSON lines, flushing after each
+// event so that a live session shows at once.
+type printer struct {
+	w    *bufio.Writer
+	json bool
+	buf  []byte
+	err  error
+}
+
+func newPrinter(w io.Writer, json bool) *printer {
+	return &printer{w: bufio.NewWriter(w), json: json}
+}
+
+func (p *printer) print(e *trace.Event) {
+	name := e.Name()
+	var fields []byte
+	var derr error
+	ev, err := e.Decode()
+	switch {
+	case err == nil:
+		name = ev.Info().Name
+		if p.json {
+			fields = ev.AppendJSON(nil)
+		} else {
+			fields = ev.AppendText(nil)
+		}
+	case !errors.Is(err, clrevents.ErrUnknownEvent):
+		derr = err
+	default:
+		if m := e.Metadata(); m != nil && len(m.Fields) > 0 {
+			if p.json {
+				fields, derr = m.AppendJSON(nil, e.Payload())
+			} else {
+				fields, derr = m.AppendText(nil, e.Payload())
+			}
+		}
+	}
+	if name == "" {
+		name = "id" + strconv.Itoa(int(e.ID())) + "/v" + strconv.Itoa(int(e.Version()))
+	}
+	b := p.buf[:0]
+	ts := e.Time().UTC().Format(time.RFC3339Nano)
+	if p.json {
+		b = append(b, `{"time":`...)
+		b = strconv.AppendQuote(b, ts)
+		b = append(b, `,"provider":`...)
+		b = appendJSON(b, e.Provider())
+		b = append(b, `,"event":`...)
+		b = appendJSON(b, name)
+		b = fmt.Appendf(b, `,"id":%d,"version":%d,"pid":%d,"tid":%d`, e.ID(), e.Version(), e.ProcessID(), e.ThreadID())
+		switch {
+		case derr != nil:
+			b = append(b, `,"error":`...)
+			b = appendJSON(b, derr.Error())
+		case fields != nil:
+			b = append(b, `,"fields":`...)
+			b = append(b, fields...)
+		}
+		b = append(b, `,"payload_size":`...)
+		b = strconv.AppendInt(b, int64(len(e.Payload())), 10)
+		b = append(b, "}\n"...)
+	} else {
+		b = fmt.Appendf(b, "%s %s/%s pid=%d tid=%d", ts, e.Provider(), name, e.ProcessID(), e.ThreadID())
+		switch {
+		case derr != nil:
+			b = append(b, " error="...)
+			b = strconv.AppendQuote(b, derr.Error())
+		case fields != nil:
+			b = append(b, ' ')
+			b = append(b, fields...)
+		default:
+			b = fmt.Appendf(b, " payload=%x", e.Payload())
+		}
+		b = append(b, '\n')
+	}
+	p.buf = b
+	if p.err == nil {
+		_, p.err = p.w.Write(b)
+	}
+	if p.err == nil {
+		p.err = p.w.Flush()
+	}
+}
+
+func (p *printer) flush() error {
+	if p.err != nil {
+		return p.err
+	}
+	return p.w.Flush()
+}
+
+func appendJSON(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// counterPrinter prints EventCounters payloads as dotnet-counters does:
+// a [Provider] heading per report, then each counter's display name, its
+// units (a rate as "units / interval") and its value.
+type counterPrinter struct {
+	w    *bufio.Writer
+	seen map[string]bool // counters in the current report
+	err  error
+}
+
+func newCounterPrinter(w io.Writer) *counterPrinter {
+	return &counterPrinter{w: bufio.NewWriter(w), seen: map[string]bool{}}
+}
+
+// event prints one EventCounters event, decoded from its metadata.
+func (c *counterPrinter) event(e *trace.Event) error {
+	m := e.Metadata()
+	if m == nil {
+		return fmt.Errorf("%s/EventCounters at offset %d: no metadata to decode it", e.Provider(), e.Offset())
+	}
+	js, err := m.AppendJSON(nil, e.Payload())
+	if err != nil {
+		return fmt.Errorf("%s/EventCounters at offset %d: %w", e.Provider(), e.Offset(), err)
+	}
+	var v struct{ Payload map[string]any }
+	if err := json.Unmarshal(js, &v); err != nil || v.Payload == nil {
+		return fmt.Errorf("%s/EventCounters at offset %d: payload is not a counter: %s", e.Provider(), e.Offset(), js)
+	}
+	p := v.Payload
+	name, _ := p["Name"].(string)
+	if c.seen[name] || len(c.seen) == 0 {
+		clear(c.seen)
+		fmt.Fprintf(c.w, "[%s] %s\n", e.Provider(), e.Time().Local().Format("15:04:05"))
+	}
+	c.seen[name] = true
+	label, _ := p["DisplayName"].(string)
+	if label == "" {
+		label = name
+	}
+	units, _ := p["DisplayUnits"].(string)
+	value, isRate := num(p["Increment"])
+	if !isRate {
+		value, _ = num(p["Mean"])
+	}
+	if isRate {
+		scale, _ := p["DisplayRateTimeScale"].(string)
+		if units == "" {
+			units = "Count"
+		}
+		units += " / " + rateScale(scale)
+	}
+	if units != "" {
+		label += " (" + units + ")"
+	}
+	fmt.Fprintf(c.w, "    %-52s %15s\n", label, formatValue(value))
+	if c.err == nil {
+		c.err = c.w.Flush()
+	}
+	return nil
+}
+
+func (c *counterPrinter) flush() error {
+	if c.err != nil {
+		return c.err
+	}
+	return c.w.Flush()
+}
+
+func num(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// rateScale turns a TimeSpan such as "00:00:01" into "1 sec".
+func rateScale(s string) string {
+	var h, m int
+	var sec float64
+	if _, err := fmt.Sscanf(s, "%d:%d:%g", &h, &m, &sec); err != nil {
+		return "1 sec"
+	}
+	return strconv.FormatFloat(float64(h*3600+m*60)+sec, 'f', -1, 64) + " sec"
+}
+
+// formatValue prints whole numbers with thousands separators and others
+// with up to three decimals, as dotnet-counters does.
+func formatValue(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		s := strconv.FormatInt(int64(math.Abs(v)), 10)
+		var out []byte
+		for i := range len(s) {
+			if i > 0 && (len(s)-i)%3 == 0 {
+				out = append(out, ',')
+			}
+			out = append(out, s[i])
+		}
+		if v < 0 {
+			return "-" + string(out)
+		}
+		return string(out)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
