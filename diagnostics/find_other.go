@@ -53,5 +53,4 @@ func Processes() ([]Process, error) {
 	return out, nil
 }
 
-
 func commandLine(int) string { return "" }

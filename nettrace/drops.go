@@ -21,6 +21,13 @@ type dropCounter struct {
 	v6      bool
 }
 
+// next reports whether seq is the next number of the current thread th,
+// the usual case, which the readers' loops check inline (a call would
+// not be inlined) before calling event.
+func (d *dropCounter) next(th uint64, seq uint32) bool {
+	return th == d.cur && seq-d.curSeq == 1 && d.have
+}
+
 // event notes an event of capture thread th with sequence number seq.
 func (d *dropCounter) event(th uint64, seq uint32) {
 	if !d.have || th != d.cur {

@@ -101,11 +101,11 @@ type Reader struct {
 	ips       []uint64
 	stackBuf  []uint64 // inline stack of the current V1–V3 event
 
-	drops dropCounter
-
 	// V6 tables.
 	threads map[uint64]*Thread
 	labels  map[uint32]*LabelList
+
+	drops dropCounter // dropped-event count (drops.go)
 
 	scratch [64]byte // object type names
 	hbuf    [16]byte // small headers (a local array would escape to the heap)
@@ -831,7 +831,11 @@ func (r *Reader) decodeEvent() (bool, error) {
 		return false, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID)
 	}
 	if r.ver >= 4 {
-		r.drops.event(h.captureThreadID, h.seq)
+		if d := &r.drops; d.next(h.captureThreadID, h.seq) {
+			d.curSeq = h.seq
+		} else {
+			d.event(h.captureThreadID, h.seq)
+		}
 	}
 	ev := &r.ev
 	ev.Offset = off

@@ -451,7 +451,11 @@ func (r *Reader) holdRecord() error {
 	if m == nil {
 		return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", hd.metaID)
 	}
-	r.drops.event(hd.captureThreadID, hd.seq)
+	if d := &r.drops; d.next(hd.captureThreadID, hd.seq) {
+		d.curSeq = hd.seq
+	} else {
+		d.event(hd.captureThreadID, hd.seq)
+	}
 	x := heldExt{
 		activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
 		keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,

@@ -401,4 +401,3 @@ func counters(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	return cp.flush()
 }
-
