@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -153,6 +154,11 @@ func TestWatchLive(t *testing.T) {
 	if strings.Contains(out, "Rundown") {
 		t.Errorf("-provider let rundown events through")
 	}
+	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !json.Valid([]byte(line)) || !strings.Contains(line, `"provider":"Microsoft-DotNETCore-SampleProfiler"`) {
+			t.Fatalf("line %d is not a SampleProfiler JSON line: %s", i+1, line)
+		}
+	}
 	if !strings.Contains(errs, "events printed, 0 dropped") {
 		t.Errorf("stderr: %s", errs)
 	}
@@ -232,4 +238,24 @@ func TestErrors(t *testing.T) {
 			t.Fatalf("missing -o: exit %d", code)
 		}
 	})
+}
+
+// TestWatchLimit: text output, -event on the TraceEvent name, -n: the
+// session is stopped after n events.
+func TestWatchLimit(t *testing.T) {
+	data, live := realStream(t)
+	s := sim(t, simruntime.Config{Trace: data, Live: live})
+	var out, errb syncBuf
+	code := run(context.Background(), []string{"watch", "-p", pid, "-event", "ThreadSample", "-n", "3"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], " Microsoft-DotNETCore-SampleProfiler/ThreadSample pid=") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	reqs := s.Requests()
+	if reqs[len(reqs)-1].ID != 1 {
+		t.Fatalf("no StopTracing after -n: %+v", reqs)
+	}
 }

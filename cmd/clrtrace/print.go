@@ -11,7 +11,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/trace"
@@ -87,14 +86,20 @@ func newPrinter(w io.Writer, json bool) *printer {
 	return &printer{w: bufio.NewWriter(w), json: json}
 }
 
+// timeLayout is clrdump's: UTC, microseconds.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// print writes e in clrdump's text or JSON-lines form: the same fields,
+// keys and value types.
 func (p *printer) print(e *trace.Event) {
 	name := e.Name()
-	var fields []byte
+	var fields, extra []byte
 	var derr error
-	ev, err := e.Decode()
+	ev, n, err := e.DecodeN()
 	switch {
 	case err == nil:
 		name = ev.Info().Name
+		extra = e.Payload()[n:]
 		if p.json {
 			fields = ev.AppendJSON(nil)
 		} else {
@@ -115,37 +120,53 @@ func (p *printer) print(e *trace.Event) {
 		name = "id" + strconv.Itoa(int(e.ID())) + "/v" + strconv.Itoa(int(e.Version()))
 	}
 	b := p.buf[:0]
-	ts := e.Time().UTC().Format(time.RFC3339Nano)
+	ts := e.Time().UTC().Format(timeLayout)
 	if p.json {
-		b = append(b, `{"time":`...)
-		b = strconv.AppendQuote(b, ts)
-		b = append(b, `,"provider":`...)
+		b = fmt.Appendf(b, `{"time":%q,"provider":`, ts)
 		b = appendJSON(b, e.Provider())
 		b = append(b, `,"event":`...)
 		b = appendJSON(b, name)
-		b = fmt.Appendf(b, `,"id":%d,"version":%d,"pid":%d,"tid":%d`, e.ID(), e.Version(), e.ProcessID(), e.ThreadID())
+		b = fmt.Appendf(b, `,"id":%d,"version":%d,"task":%d,"opcode":%d,"level":%d,"keywords":"0x%x","pid":%d,"tid":%d`,
+			e.ID(), e.Version(), e.Task(), e.Opcode(), e.Level(), e.Keywords(), e.ProcessID(), e.ThreadID())
+		if e.CPU() >= 0 {
+			b = fmt.Appendf(b, `,"cpu":%d`, e.CPU())
+		}
+		b = fmt.Appendf(b, `,"size":%d`, len(e.Payload()))
+		if a := e.ActivityID(); !a.IsZero() {
+			b = append(b, `,"activity":"`...)
+			b = append(a.AppendText(b), '"')
+		}
+		if a := e.RelatedActivityID(); !a.IsZero() {
+			b = append(b, `,"related_activity":"`...)
+			b = append(a.AppendText(b), '"')
+		}
 		switch {
 		case derr != nil:
 			b = append(b, `,"error":`...)
 			b = appendJSON(b, derr.Error())
+			b = fmt.Appendf(b, `,"payload":"%x"`, e.Payload())
 		case fields != nil:
 			b = append(b, `,"fields":`...)
 			b = append(b, fields...)
+		default:
+			b = fmt.Appendf(b, `,"fields":{"payload":"%x"}`, e.Payload())
 		}
-		b = append(b, `,"payload_size":`...)
-		b = strconv.AppendInt(b, int64(len(e.Payload())), 10)
+		if len(extra) > 0 {
+			b = fmt.Appendf(b, `,"extra":"%x"`, extra)
+		}
 		b = append(b, "}\n"...)
 	} else {
-		b = fmt.Appendf(b, "%s %s/%s pid=%d tid=%d", ts, e.Provider(), name, e.ProcessID(), e.ThreadID())
+		b = fmt.Appendf(b, "%s %s/%s pid=%d tid=%d ", ts, e.Provider(), name, e.ProcessID(), e.ThreadID())
 		switch {
 		case derr != nil:
-			b = append(b, " error="...)
-			b = strconv.AppendQuote(b, derr.Error())
+			b = fmt.Appendf(b, "error=%q payload=%x", derr.Error(), e.Payload())
 		case fields != nil:
-			b = append(b, ' ')
 			b = append(b, fields...)
 		default:
-			b = fmt.Appendf(b, " payload=%x", e.Payload())
+			b = fmt.Appendf(b, "payload=%x", e.Payload())
+		}
+		if len(extra) > 0 {
+			b = fmt.Appendf(b, " extra=%x", extra)
 		}
 		b = append(b, '\n')
 	}
