@@ -138,12 +138,3 @@ func (p procfs) processes() ([]Process, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out, nil
 }
-
-// commandLine returns /proc/PID/cmdline with spaces between arguments.
-func commandLine(pid int) string {
-	b, err := os.ReadFile(filepath.Join(hostProc.root, strconv.Itoa(pid), "cmdline"))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
-}

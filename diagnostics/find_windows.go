@@ -45,5 +45,3 @@ func Processes() ([]Process, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
 	return out, nil
 }
-
-func commandLine(int) string { return "" }
