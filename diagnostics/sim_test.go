@@ -18,30 +18,13 @@ import (
 
 const realTrace = "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
 
-// realStream returns the real .NET 5 trace and where its rundown starts.
 func realStream(t *testing.T) ([]byte, int) {
 	t.Helper()
-	data, err := os.ReadFile(realTrace)
+	data, live, err := simruntime.RealTrace(realTrace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := nettrace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		e, err := r.Next()
-		if err != nil {
-			t.Fatalf("no rundown event in %s: %v", realTrace, err)
-		}
-		if e.Provider == "Microsoft-Windows-DotNETRuntimeRundown" {
-			live := simruntime.SplitBeforeRundown(data, e.Offset)
-			if live <= 0 || live >= len(data) {
-				t.Fatalf("split at %d of %d", live, len(data))
-			}
-			return data, live
-		}
-	}
+	return data, live
 }
 
 func startSim(t *testing.T, cfg simruntime.Config) (*simruntime.Server, *Client) {

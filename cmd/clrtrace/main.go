@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/diagnostics"
+	"github.com/clrgo/clrevents/trace"
 )
 
 func main() {
@@ -181,7 +182,7 @@ func startSession(ctx context.Context, cl *diagnostics.Client, cfg diagnostics.S
 }
 
 // stopSession sends StopTracing and bounds the drain.
-func stopSession(cl *diagnostics.Client, s *diagnostics.Session) error {
+func stopSession(s *diagnostics.Session) error {
 	c, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	return s.Stop(c, drainTimeout)
@@ -259,7 +260,7 @@ func collect(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	var stopErr error
 	if !ended {
-		stopErr = stopSession(cl, s)
+		stopErr = stopSession(s)
 		res = <-done
 	}
 	if err := f.Close(); err != nil && res.err == nil {
@@ -309,44 +310,27 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			cfg.Providers = append(cfg.Providers, diagnostics.Provider{Name: name, Keywords: ^uint64(0), Level: diagnostics.LevelVerbose})
 		}
 	}
-	s, err := startSession(ctx, cl, cfg, stderr)
+	s, r, end, err := liveSession(ctx, cl, cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	r, err := s.Reader()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			stopSession(cl, s)
-		case <-stopped:
-		}
-	}()
-	defer close(stopped)
+	defer end()
 	p := newPrinter(stdout, *format == "jsonl")
 	seen := 0
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err = each(r, func(e *trace.Event) bool {
 		if !f.keep(e) {
-			continue
+			return true
 		}
 		p.print(e)
 		seen++
 		if f.limit > 0 && seen >= f.limit {
-			stopSession(cl, s)
-			break
+			stopSession(s)
+			return false
 		}
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	if err := p.flush(); err != nil {
 		return fmt.Errorf("process %d: %w", *pid, err)
@@ -369,35 +353,67 @@ func counters(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	s, err := startSession(ctx, cl, diagnostics.CountersConfig(*interval), stderr)
+	_, r, end, err := liveSession(ctx, cl, diagnostics.CountersConfig(*interval), stderr)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer end()
+	cp := newCounterPrinter(stdout)
+	err = each(r, func(e *trace.Event) bool {
+		if e.Name() == "EventCounters" {
+			if err := cp.event(e); err != nil {
+				fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return cp.flush()
+}
+
+// liveSession starts cfg and opens its live reader; when ctx ends (SIGINT,
+// SIGTERM) it stops the session, and the reader then gets the rundown and
+// the end of the stream. end releases it all.
+func liveSession(ctx context.Context, cl *diagnostics.Client, cfg diagnostics.SessionConfig, stderr io.Writer) (*diagnostics.Session, *trace.Reader, func(), error) {
+	s, err := startSession(ctx, cl, cfg, stderr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	r, err := s.Reader()
 	if err != nil {
-		return err
+		s.Close()
+		return nil, nil, nil, err
 	}
-	defer r.Close()
+	ended := make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		stopSession(cl, s)
+		select {
+		case <-ctx.Done():
+			stopSession(s)
+		case <-ended:
+		}
 	}()
-	cp := newCounterPrinter(stdout)
+	return s, r, func() {
+		close(ended)
+		r.Close()
+		s.Close()
+	}, nil
+}
+
+// each calls fn for every event until the end of the stream or until fn
+// returns false.
+func each(r *trace.Reader, fn func(*trace.Event) bool) error {
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if e.Name() != "EventCounters" {
-			continue
-		}
-		if err := cp.event(e); err != nil {
-			fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
+		if !fn(e) {
+			return nil
 		}
 	}
-	return cp.flush()
 }

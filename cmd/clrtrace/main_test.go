@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/internal/simruntime"
-	"github.com/clrgo/clrevents/nettrace"
 )
 
 const realTrace = "../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
@@ -39,23 +38,12 @@ func sim(t *testing.T, cfg simruntime.Config) *simruntime.Server {
 }
 
 func realStream(t *testing.T) ([]byte, int) {
-	data, err := os.ReadFile(realTrace)
+	t.Helper()
+	data, live, err := simruntime.RealTrace(realTrace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := nettrace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		e, err := r.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Provider == "Microsoft-Windows-DotNETRuntimeRundown" {
-			return data, simruntime.SplitBeforeRundown(data, e.Offset)
-		}
-	}
+	return data, live
 }
 
 // syncBuf is a writer the test can read while clrtrace writes.

@@ -3,9 +3,13 @@ package simruntime
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"os"
 	"math"
 	"strconv"
 	"unicode/utf16"
+
+	"github.com/clrgo/clrevents/nettrace"
 )
 
 // Counter is one EventCounters value a simulated System.Runtime reports.
@@ -207,3 +211,30 @@ func SplitBeforeRundown(trace []byte, firstRundownOffset int64) int {
 }
 
 func isBegin(tag byte) bool { return tag == 4 || tag == 5 }
+
+// RealTrace reads a real NetTrace V4/V5 file and returns its bytes and the
+// offset where a runtime's stream would stand when StopTracing arrives:
+// the start of the event block that holds the first rundown event.
+func RealTrace(path string) (data []byte, live int, err error) {
+	data, err = os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := nettrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, 0, err
+	}
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: no rundown event: %w", path, err)
+		}
+		if e.Provider == "Microsoft-Windows-DotNETRuntimeRundown" {
+			live = SplitBeforeRundown(data, e.Offset)
+			if live >= len(data) {
+				return nil, 0, fmt.Errorf("%s: no event block header before the rundown at %d", path, e.Offset)
+			}
+			return data, live, nil
+		}
+	}
+}
