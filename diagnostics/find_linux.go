@@ -32,6 +32,13 @@ func (p procfs) find(pid int) (string, error) {
 	}
 	dir := filepath.Join(p.root, strconv.Itoa(pid))
 	if _, err := os.Stat(dir); err != nil {
+		// Not in our /proc (another PID namespace, or gone): a socket
+		// under that PID in our TMPDIR is still worth a try.
+		for _, d := range clientTempDirs() {
+			if s := newestSocket(d, pid); s != "" {
+				return s, nil
+			}
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 		}

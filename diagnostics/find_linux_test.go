@@ -39,6 +39,18 @@ func TestFindContainer(t *testing.T) {
 	if _, err := fs.find(124); !errors.Is(err, ErrNoProcess) {
 		t.Errorf("missing pid: %v", err)
 	}
+	// A PID not in /proc whose socket is in our TMPDIR (a process in
+	// another PID namespace sharing /tmp) is still found.
+	tmp := shortTempDir(t)
+	t.Setenv("TMPDIR", tmp)
+	ln2, err := net.Listen("unix", filepath.Join(tmp, "dotnet-diagnostic-124-5-socket"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln2.Close()
+	if got, err := fs.find(124); err != nil || got != filepath.Join(tmp, "dotnet-diagnostic-124-5-socket") {
+		t.Errorf("pid 124 via TMPDIR: %q, %v", got, err)
+	}
 	if pid, ok := parseSocketName("dotnet-diagnostic-42-1700000000-socket"); !ok || pid != 42 {
 		t.Errorf("parseSocketName = %d, %v", pid, ok)
 	}

@@ -14,7 +14,7 @@ import (
 // dotnet-diagnostic-PID-KEY-socket in this process's TMPDIR or /tmp (on
 // macOS the runtime uses its TMPDIR, which a user's processes share).
 func Find(pid int) (string, error) {
-	if pid <= 0 || !alive(pid) {
+	if pid <= 0 {
 		return "", fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 	}
 	dirs := clientTempDirs()
@@ -22,6 +22,9 @@ func Find(pid int) (string, error) {
 		if s := newestSocket(d, pid); s != "" {
 			return s, nil
 		}
+	}
+	if !alive(pid) {
+		return "", fmt.Errorf("process %d: %w", pid, ErrNoProcess)
 	}
 	return "", noEndpoint(pid, dirs)
 }

@@ -234,17 +234,16 @@ func (c *counterPrinter) event(e *trace.Event) error {
 	if !isRate {
 		value, _ = num(p["Mean"])
 	}
+	if units == "count" || isRate && units == "" {
+		units = "Count"
+	}
 	if isRate {
-		scale, _ := p["DisplayRateTimeScale"].(string)
-		if units == "" {
-			units = "Count"
-		}
-		units += " / " + rateScale(scale)
+		units += " / " + rateSeconds(p) + " sec"
 	}
 	if units != "" {
 		label += " (" + units + ")"
 	}
-	fmt.Fprintf(c.w, "    %-52s %15s\n", label, formatValue(value))
+	fmt.Fprintf(c.w, "    %-52s %s\n", label, formatValue(value))
 	if c.err == nil {
 		c.err = c.w.Flush()
 	}
@@ -269,35 +268,56 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
-// rateScale turns a TimeSpan such as "00:00:01" into "1 sec".
-func rateScale(s string) string {
-	var h, m int
-	var sec float64
-	if _, err := fmt.Sscanf(s, "%d:%d:%g", &h, &m, &sec); err != nil {
-		return "1 sec"
+// rateSeconds returns the rate's interval in seconds as dotnet-counters
+// shows it: from the payload's Series ("Interval=1000", milliseconds),
+// else IntervalSec, else 1.
+func rateSeconds(p map[string]any) string {
+	if s, ok := p["Series"].(string); ok {
+		if ms, ok := strings.CutPrefix(s, "Interval="); ok {
+			if v, err := strconv.ParseFloat(ms, 64); err == nil && v > 0 {
+				return strconv.FormatFloat(v/1000, 'f', -1, 64)
+			}
+		}
 	}
-	return strconv.FormatFloat(float64(h*3600+m*60)+sec, 'f', -1, 64) + " sec"
+	if v, ok := num(p["IntervalSec"]); ok && v > 0 {
+		return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	}
+	return "1"
 }
 
-// formatValue prints whole numbers with thousands separators and others
-// with up to three decimals, as dotnet-counters does.
+// formatValue formats a counter value as dotnet-counters does: up to
+// three decimals ("##,###,##0.###"), thousands separated, padded so that
+// decimal points line up in a 15-character column, and 0.####e+00 from
+// 10^8 on.
 func formatValue(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'f', -1, 64)
+		return fmt.Sprintf("%15s    ", strconv.FormatFloat(v, 'f', -1, 64))
 	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		s := strconv.FormatInt(int64(math.Abs(v)), 10)
-		var out []byte
-		for i := range len(s) {
-			if i > 0 && (len(s)-i)%3 == 0 {
-				out = append(out, ',')
-			}
-			out = append(out, s[i])
-		}
-		if v < 0 {
-			return "-" + string(out)
-		}
-		return string(out)
+	if math.Abs(v) >= 100_000_000 {
+		m := strconv.FormatFloat(v, 'e', 4, 64) // d.dddde±XX
+		mant, exp, _ := strings.Cut(m, "e")
+		mant = strings.TrimRight(strings.TrimRight(mant, "0"), ".")
+		return fmt.Sprintf("%15s   ", mant+"e"+exp)
 	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
+	s := strconv.FormatFloat(math.Abs(v), 'f', 3, 64)
+	ip, fp, _ := strings.Cut(s, ".")
+	fp = strings.TrimRight(fp, "0")
+	var out []byte
+	if v < 0 && (ip != "0" || fp != "") {
+		out = append(out, '-')
+	}
+	for i := range len(ip) {
+		if i > 0 && (len(ip)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, ip[i])
+	}
+	if fp == "" {
+		out = append(out, "    "...)
+	} else {
+		out = append(out, '.')
+		out = append(out, fp...)
+		out = append(out, strings.Repeat(" ", 3-len(fp))...)
+	}
+	return fmt.Sprintf("%19s", out)
 }

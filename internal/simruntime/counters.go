@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"math"
+	"os"
 	"strconv"
 	"unicode/utf16"
 
