@@ -54,13 +54,15 @@ func (p procfs) find(pid int) (string, error) {
 		return s, nil
 	}
 	looked = append(looked, inRoot)
+	dirs := clientTempDirs()
 	if nspid == pid {
-		for _, d := range append([]string{tmp}, clientTempDirs()...) {
-			if s := newestSocket(d, pid); s != "" {
-				return s, nil
-			}
-			looked = append(looked, d)
+		dirs = append([]string{tmp}, dirs...)
+	}
+	for _, d := range dirs {
+		if s := newestSocket(d, pid); s != "" {
+			return s, nil
 		}
+		looked = append(looked, d)
 	}
 	return "", noEndpoint(pid, dedupe(looked))
 }
