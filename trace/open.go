@@ -220,7 +220,12 @@ func openFile(f *os.File, size int64, c *config) (*Reader, error) {
 // newStreamReader reads a stream that cannot seek.
 func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 	br := bufio.NewReaderSize(src, 64<<10)
-	head, err := br.Peek(sniffLen)
+	// "Nettrace" is recognised from 8 bytes: a live session's stream
+	// may pause after a header shorter than sniffLen.
+	head, err := br.Peek(8)
+	if err == nil && string(head) != "Nettrace" {
+		head, err = br.Peek(sniffLen)
+	}
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, fmt.Errorf("%s: %w", c.name, err)
 	}

@@ -3,13 +3,16 @@ package trace
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/etl"
@@ -525,5 +528,47 @@ func TestKernelNames(t *testing.T) {
 	}
 	if got := kernelGroupOf(etl.ProcessGUID).eventName(200); got != "Process/Opcode(200)" {
 		t.Errorf("unknown opcode: %q", got)
+	}
+}
+
+// TestNewReaderShortLiveHead: a NetTrace V6 stream whose header and
+// TraceBlock are shorter than the sniffing length, and which then pauses
+// (a live session of an idle process), opens without waiting for more.
+func TestNewReaderShortLiveHead(t *testing.T) {
+	head := []byte("Nettrace")
+	head = binary.LittleEndian.AppendUint32(head, 0)
+	head = binary.LittleEndian.AppendUint32(head, 6) // major
+	head = binary.LittleEndian.AppendUint32(head, 0) // minor
+	var tb []byte
+	for _, v := range []uint16{2026, 11, 1, 23, 12, 0, 0, 0} {
+		tb = binary.LittleEndian.AppendUint16(tb, v)
+	}
+	tb = binary.LittleEndian.AppendUint64(tb, 1)
+	tb = binary.LittleEndian.AppendUint64(tb, 10_000_000)
+	tb = binary.LittleEndian.AppendUint32(tb, 8) // pointer size
+	tb = binary.LittleEndian.AppendUint32(tb, 0) // no key/value pairs
+	head = binary.LittleEndian.AppendUint32(head, uint32(len(tb))|1<<24)
+	head = append(head, tb...)
+	if len(head) >= sniffLen {
+		t.Fatalf("header of %d bytes tests nothing", len(head))
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write(head) // then nothing
+	done := make(chan error, 1)
+	go func() {
+		r, err := NewReader(pr)
+		if err == nil && r.Info().Version != 6 {
+			err = fmt.Errorf("version %d", r.Info().Version)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("NewReader waited for more than the stream had sent")
 	}
 }
