@@ -156,7 +156,7 @@ func closeOnDone(ctx context.Context, conn Conn) (stop func() bool) {
 			d.SetDeadline(dl)
 		}
 	}
-	af := context.AfterFunc(ctx, func() { conn.Close() })
+	af := context.AfterFunc(ctx, func() { interrupt(conn) })
 	return func() bool {
 		ok := af()
 		if d, isD := conn.(deadliner); isD && ok {
@@ -397,7 +397,7 @@ func (s *Session) Stop(ctx context.Context, drain time.Duration) error {
 		if d, ok := s.conn.(deadliner); ok && d.SetReadDeadline(time.Now().Add(drain)) == nil {
 			return err
 		}
-		time.AfterFunc(drain, func() { s.conn.Close() })
+		time.AfterFunc(drain, func() { interrupt(s.conn) })
 	}
 	return err
 }

@@ -21,3 +21,6 @@ func dialAddress(ctx context.Context, addr string) (Conn, error) {
 func listenAddress(addr string) (net.Listener, error) {
 	return net.Listen("unix", addr)
 }
+
+// interrupt ends a connection that a read may be blocked on.
+func interrupt(c Conn) { c.Close() }

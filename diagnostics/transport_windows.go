@@ -39,3 +39,13 @@ func dialAddress(ctx context.Context, addr string) (Conn, error) {
 func listenAddress(addr string) (net.Listener, error) {
 	return nil, fmt.Errorf("listening on %s: reverse-mode diagnostic ports are not supported on Windows yet", addr)
 }
+
+// interrupt ends a connection that a read may be blocked on. A pipe
+// opened by os.OpenFile does synchronous I/O, which closing the handle
+// does not cancel: CancelIoEx does, from any thread.
+func interrupt(c Conn) {
+	if f, ok := c.(*os.File); ok {
+		syscall.CancelIoEx(syscall.Handle(f.Fd()), nil)
+	}
+	c.Close()
+}

@@ -73,6 +73,14 @@
 // allocate; it allocates only when new metadata, stack, thread or label
 // blocks arrive, or when a block is larger than any seen before.
 //
+// # Live streams
+//
+// A stream from a live session (package diagnostics) arrives over
+// minutes. In TimeOrder, SetLowLatency hands each event out as soon as
+// the stream's IsSorted marks allow instead of at the next sequence point,
+// in the same order. Reader.Dropped counts the events the runtime dropped,
+// from the gaps in each thread's sequence numbers.
+//
 // # Payloads
 //
 // Event.Payload is the raw payload. CLR runtime events (providers

@@ -317,7 +317,14 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer end()
 	p := newPrinter(stdout, *format == "jsonl")
 	seen := 0
+	var dropped uint64
 	err = each(r, func(e *trace.Event) bool {
+		if d := r.Dropped(); d != dropped {
+			// Say so as it happens: the output has gaps from here.
+			dropped = d
+			p.flush()
+			fmt.Fprintf(stderr, "clrtrace: process %d: the runtime has dropped %d events so far (its buffer was full)\n", *pid, d)
+		}
 		if !f.keep(e) {
 			return true
 		}

@@ -272,3 +272,27 @@ func TestFormatValue(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchReportsDrops: a gap in the sequence numbers is reported as it
+// is seen, and in the summary.
+func TestWatchReportsDrops(t *testing.T) {
+	cpu := func(v float64, dropped uint32) simruntime.Counter {
+		return simruntime.Counter{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: v, Dropped: dropped}
+	}
+	tr, _ := simruntime.CountersTrace(os.Getpid(), [][]simruntime.Counter{{cpu(1, 0), cpu(2, 5)}, {cpu(3, 0)}})
+	sim(t, simruntime.Config{Trace: tr, Live: len(tr)})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errb syncBuf
+	if code := run(ctx, []string{"watch", "-p", pid, "-n", "3"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(out.String(), "System.Runtime/EventCounters"); n != 3 {
+		t.Fatalf("%d events printed:\n%s", n, out.String())
+	}
+	for _, want := range []string{"the runtime has dropped 5 events so far", "3 events printed, 5 dropped by the runtime"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+}

@@ -19,6 +19,9 @@ type Counter struct {
 	// has Increment and DisplayRateTimeScale), false for a mean counter.
 	Increment bool
 	Value     float64
+	// Dropped makes the sequence numbers skip this many events before
+	// this one, as when the runtime's buffer was full.
+	Dropped uint32
 }
 
 // CountersTrace builds a NetTrace V6 stream in which System.Runtime
@@ -100,7 +103,7 @@ func CountersTrace(pid int, intervals [][]Counter) (trace []byte, live int) {
 		eb = binary.LittleEndian.AppendUint64(eb, uint64(ts))
 		eb = binary.LittleEndian.AppendUint64(eb, uint64(ts+int64(len(iv))))
 		for i, c := range iv {
-			seq++
+			seq += 1 + c.Dropped
 			var p []byte
 			meta := uint32(1)
 			if c.Increment {
