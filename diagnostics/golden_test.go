@@ -251,3 +251,18 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("unknown profile: %v", err)
 	}
 }
+
+// BenchmarkEncodeCollectTracing encodes dotnet-trace's usual request.
+func BenchmarkEncodeCollectTracing(b *testing.B) {
+	cfg, _ := Profile("cpu-sampling")
+	b.ReportAllocs()
+	for range b.N {
+		p, err := EncodeCollectTracing(cfg.MinVersion(), &cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := EncodeMessage(CmdCollectTracing, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

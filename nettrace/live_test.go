@@ -232,3 +232,69 @@ func TestDroppedRealTraces(t *testing.T) {
 		t.Errorf("Dropped = %d, want 0", r.Dropped())
 	}
 }
+
+// TestLowLatencyAllocs: releasing at IsSorted marks allocates no more per
+// event than waiting for sequence points: reading a real trace costs
+// allocations for its metadata, stacks and blocks, not per event.
+func TestLowLatencyAllocs(t *testing.T) {
+	data, err := os.ReadFile("../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perEvent := func(low bool) float64 {
+		n := 0
+		allocs := testing.AllocsPerRun(3, func() {
+			r, err := NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetOrder(TimeOrder)
+			r.SetLowLatency(low)
+			n = 0
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+				n++
+			}
+		})
+		return allocs / float64(n)
+	}
+	held, low := perEvent(false), perEvent(true)
+	t.Logf("allocations per event: %.4f at sequence points, %.4f low latency", held, low)
+	if low > 0.05 || low > held*1.5+0.001 {
+		t.Errorf("low latency: %.4f allocations per event (%.4f without)", low, held)
+	}
+}
+
+// BenchmarkLowLatency reads the real .NET 5 trace in TimeOrder, releasing
+// at sequence points and at IsSorted marks.
+func BenchmarkLowLatency(b *testing.B) {
+	data, err := os.ReadFile("../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, low := range []bool{false, true} {
+		name := "SequencePoints"
+		if low {
+			name = "IsSortedMarks"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for range b.N {
+				r, err := NewReader(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.SetOrder(TimeOrder)
+				r.SetLowLatency(low)
+				for {
+					if _, err := r.Next(); err != nil {
+						break
+					}
+				}
+			}
+		})
+	}
+}
