@@ -2,6 +2,8 @@ package nettrace
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -296,5 +298,77 @@ func BenchmarkLowLatency(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// richV6 is a V6 stream with what held events point into: stacks, label
+// lists (activity IDs), two capture threads whose runs overlap in time,
+// IsSorted marks on some events, and sequence points that end stretches
+// (and flush the stack and label tables) between blocks.
+func richV6() []byte {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, tid: 100, pid: 1}, wThread{index: 2, tid: 200, pid: 1})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E", fields: []Field{{Name: "V", Type: TypeInt64}}})
+	seq := map[uint64]uint32{}
+	ts := int64(1000)
+	for stretch := range 3 {
+		w.stacks(1, []uint64{uint64(stretch), 2, 3}, []uint64{4, uint64(stretch) + 5})
+		w.labelLists(1, [][]byte{labActivity(guidA)}, [][]byte{labActivity(guidB)})
+		for blk := range 4 {
+			var evs []wEvent
+			for th := uint64(1); th <= 2; th++ {
+				// Thread 2's run starts before thread 1's ends.
+				t0 := ts + int64(th)*3
+				for i := range 5 {
+					seq[th]++
+					evs = append(evs, wEvent{meta: 1, seq: seq[th], thread: th, capThread: th,
+						stack: uint32(1 + i%2), label: uint32(i % 3), ts: t0 + int64(i*4),
+						sorted: i == 0 && (blk+int(th))%2 == 0, payload: binary.LittleEndian.AppendUint64(nil, uint64(i))})
+				}
+			}
+			w.events(blk%2 == 0, evs...)
+			ts += 40
+		}
+		w.sequencePoint(ts, 0, 1, uint64(seq[1]), 2, uint64(seq[2]))
+		ts += 10
+	}
+	return w.end()
+}
+
+// TestLowLatencyV6SameEvents compares every field a held event carries,
+// low latency against sequence points, on richV6.
+func TestLowLatencyV6SameEvents(t *testing.T) {
+	data := richV6()
+	read := func(low bool) []string {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOrder(TimeOrder)
+		r.SetLowLatency(low)
+		var out []string
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				return out
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("off=%d ts=%d tid=%d seq=%d stack=%v act=%v pay=%x sorted=%v",
+				e.Offset, e.Timestamp, e.ThreadID, e.SequenceNumber, e.Stack, e.ActivityID, e.Payload, e.IsSorted))
+		}
+	}
+	want, got := read(false), read(true)
+	if len(want) != 120 {
+		t.Fatalf("%d events, want 120", len(want))
+	}
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			t.Fatalf("event %d:\n got %v\nwant %s", i, got[min(i, len(got)-1)], want[i])
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d events, want %d", len(got), len(want))
 	}
 }
