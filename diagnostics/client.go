@@ -59,12 +59,12 @@ func (c *Client) Address() string { return c.addr }
 
 // Error is a failed command: which process, which command, what happened.
 type Error struct {
-	PID     int
-	Command Command
+	PID     int     // the process (0 when unknown)
+	Command Command // the command that failed
 	// HRESULT is the runtime's error code, 0 when the failure was not an
 	// error reply (a connection problem, a malformed reply).
 	HRESULT HRESULT
-	Err     error
+	Err     error // what happened; errRuntime for an error reply
 }
 
 // Error formats as "process 123: CollectTracing2: the runtime answered
@@ -182,13 +182,13 @@ type ProcessInfo struct {
 	Command Command
 	// ProcessID is the process ID in the process's own PID namespace.
 	ProcessID     uint64
-	RuntimeCookie clrevents.GUID
-	CommandLine   string
-	OS            string // "Linux", "macOS", "Windows", "Unknown"
-	Arch          string // "x64", "x86", "arm64", "arm32", "Unknown"
+	RuntimeCookie clrevents.GUID // unique per runtime instance, across PID namespaces
+	CommandLine   string         // argv joined by spaces (GetCommandLineW on Windows)
+	OS            string         // "Linux", "macOS", "Windows", "Unknown"
+	Arch          string         // "x64", "x86", "arm64", "arm32", "Unknown"
 	// The following come with ProcessInfo2 (.NET 6) and later.
-	EntrypointAssembly string
-	ClrProductVersion  string
+	EntrypointAssembly string // the entry assembly's simple name
+	ClrProductVersion  string // e.g. "8.0.11+…", prerelease labels included
 	// RuntimeIdentifier comes with ProcessInfo3 (.NET 8) and later.
 	RuntimeIdentifier string
 }

@@ -25,9 +25,9 @@ const (
 
 // Provider is one provider to enable in a session.
 type Provider struct {
-	Name     string
-	Keywords uint64
-	Level    uint32
+	Name     string // the EventSource or provider name
+	Keywords uint64 // the keyword mask to enable
+	Level    uint32 // 0–5: LogAlways, Critical, Error, Warning, Informational, Verbose
 	// Args is the provider's argument string, "key=value;key=value"
 	// (EventCounterIntervalSec=1, FilterAndPayloadSpecs=…), sent as is.
 	Args string
@@ -38,8 +38,8 @@ type Provider struct {
 
 // EventFilter is an enable or disable list of event IDs.
 type EventFilter struct {
-	Enable bool
-	IDs    []uint32
+	Enable bool     // true: only IDs; false: all but IDs
+	IDs    []uint32 // event IDs
 }
 
 // String returns the provider in the Name:0xKeywords:Level[:Args] form
@@ -57,7 +57,7 @@ func (p Provider) String() string {
 // the default rundown at the end, stacks on every event, dropping events
 // when the buffer is full.
 type SessionConfig struct {
-	Providers []Provider
+	Providers []Provider // at least one
 	// BufferMB is the runtime's circular buffer size; 0 means 256.
 	BufferMB uint32
 	// NoRundown asks for no rundown at the end of the session.

@@ -14,6 +14,6 @@ var ErrNoEndpoint = errors.New("no diagnostic socket (not a .NET process, DOTNET
 
 // Process is a .NET process with a diagnostic endpoint.
 type Process struct {
-	PID     int
-	Address string
+	PID     int    // in this process's PID namespace
+	Address string // the socket path or pipe name
 }

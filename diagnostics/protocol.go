@@ -30,7 +30,7 @@ const MaxPayload = 0xFFFF - HeaderSize
 
 // Command is a Diagnostics IPC command: a command set and an ID within it.
 type Command struct {
-	Set, ID uint8
+	Set, ID uint8 // command set (0x02 EventPipe, 0x04 Process, 0xFF server) and ID within it
 }
 
 // The commands this package sends, and the server's replies.
@@ -136,9 +136,9 @@ func EncodeMessage(cmd Command, payload []byte) ([]byte, error) {
 
 // Header is a decoded message header.
 type Header struct {
-	Size     uint16 // header and payload
-	Command  Command
-	Reserved uint16
+	Size     uint16  // header and payload
+	Command  Command // the command, or ReplyOK / ReplyError
+	Reserved uint16  // 0 in DOTNET_IPC_V1
 }
 
 // ErrProtocol is wrapped by errors about malformed messages.

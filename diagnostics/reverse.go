@@ -16,8 +16,8 @@ import (
 // Advertisement is what a runtime sends first on each connection it opens
 // to a reverse-mode diagnostic port.
 type Advertisement struct {
-	RuntimeCookie clrevents.GUID
-	ProcessID     uint64
+	RuntimeCookie clrevents.GUID // the runtime instance's cookie, as ProcessInfo gives it
+	ProcessID     uint64         // in the runtime's own PID namespace
 }
 
 // ParseAdvertisement decodes an ADVR_V1 advertisement.

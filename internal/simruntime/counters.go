@@ -14,11 +14,11 @@ import (
 
 // Counter is one EventCounters value a simulated System.Runtime reports.
 type Counter struct {
-	Name, DisplayName, Units string
+	Name, DisplayName, Units string // as EventSource reports them ("cpu-usage", "CPU Usage", "%")
 	// Increment is true for an incrementing counter (a rate: the payload
 	// has Increment and DisplayRateTimeScale), false for a mean counter.
 	Increment bool
-	Value     float64
+	Value     float64 // Mean, or Increment for a rate
 	// Dropped makes the sequence numbers skip this many events before
 	// this one, as when the runtime's buffer was full.
 	Dropped uint32

@@ -38,29 +38,29 @@ const (
 
 // Config describes the simulated process and runtime.
 type Config struct {
-	PID            int
-	Cookie         [16]byte
-	CommandLine    string
+	PID            int      // the PID it reports and names its socket with
+	Cookie         [16]byte // the runtime instance cookie
+	CommandLine    string   // ProcessInfo's fields from here to RID
 	OS, Arch       string
 	Entrypoint     string
 	ClrVersion     string
 	RID            string
-	DisambigKey    uint64 // the socket name's key; 0: 1234567
-	MaxCollect     int    // newest CollectTracing version known (1–6); 0: 6
-	MaxInfo        int    // newest ProcessInfo version known (1–3); 0: 3
-	Trace          []byte // what a session streams
-	Live           int    // bytes streamed before StopTracing; <0 or > len: all but the end
-	Chunk          int    // size of the writes before the stop; 0: 4096
-	ChunkDelay     time.Duration
-	CollectError   uint32 // answer every CollectTracing with this HRESULT
-	RefuseStreams  bool   // close session connections right after the reply
-	StallAfterStop bool   // after StopTracing, neither write the rest nor close
+	DisambigKey    uint64        // the socket name's key; 0: 1234567
+	MaxCollect     int           // newest CollectTracing version known (1–6); 0: 6
+	MaxInfo        int           // newest ProcessInfo version known (1–3); 0: 3
+	Trace          []byte        // what a session streams
+	Live           int           // bytes streamed before StopTracing (0: none; <0 or past the end: all)
+	Chunk          int           // size of the writes before the stop; 0: 4096
+	ChunkDelay     time.Duration // pause after each of those writes
+	CollectError   uint32        // answer every CollectTracing with this HRESULT
+	RefuseStreams  bool          // close session connections right after the reply
+	StallAfterStop bool          // after StopTracing, neither write the rest nor close
 }
 
 // Request is one request the server received, as parsed.
 type Request struct {
-	Set, ID uint8
-	Payload []byte
+	Set, ID uint8  // the command
+	Payload []byte // as received
 	// Collect is the parsed CollectTracing request (nil otherwise).
 	Collect *Collect
 	// Answer is the HRESULT sent back, 0 for OK.
@@ -69,24 +69,24 @@ type Request struct {
 
 // Collect is a parsed CollectTracing request.
 type Collect struct {
-	Version        int
-	BufferMB       uint32
-	Format         uint32
-	RequestRundown bool   // versions 1–3 (1 always asks)
-	RundownKeyword uint64 // versions 4–6
-	Stackwalk      bool   // versions 3–6 (1–2 always walk)
-	Providers      []Provider
-	BufferMode     uint32 // version 6
+	Version        int        // 1–6
+	BufferMB       uint32     // circularBufferMB
+	Format         uint32     // 0 NetPerf, 1 NetTrace
+	RequestRundown bool       // versions 1–3 (1 always asks)
+	RundownKeyword uint64     // versions 4–6
+	Stackwalk      bool       // versions 3–6 (1–2 always walk)
+	Providers      []Provider // in request order
+	BufferMode     uint32     // version 6
 }
 
 // Provider is a parsed provider_config.
 type Provider struct {
-	Keywords      uint64
-	Level         uint32
-	Name, Args    string
-	HasFilter     bool
-	FilterEnable  bool
-	FilterEventID []uint32
+	Keywords      uint64   // the keyword mask
+	Level         uint32   // 0–5
+	Name, Args    string   // provider name and argument string
+	HasFilter     bool     // versions 5–6: a filter other than (false, none)
+	FilterEnable  bool     // the filter's enable flag
+	FilterEventID []uint32 // the filter's event IDs
 }
 
 // Server is a running simulated runtime.
