@@ -42,8 +42,10 @@ func (r *Reader) SetOrder(o Order) { r.order = o }
 // after an IsSorted one in the stream has a timestamp at least as late
 // (NetTraceFormat.md, "Event TimeStamp sorting"), and the runtime flags
 // at least one event in each batch it writes (every 100 ms), so an event
-// waits about one batch. FileOrder holds nothing back anyway. Call it
-// before the first Next.
+// waits about one batch. A corrupt stream that breaks the promise (an
+// event earlier than a flagged one before it) yields the same events, but
+// not in timestamp order: those already handed out cannot be taken back.
+// FileOrder holds nothing back anyway. Call it before the first Next.
 func (r *Reader) SetLowLatency(on bool) { r.lowLatency = on }
 
 // sortState holds the events between two sequence points.
