@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stderr, usage)
 			return 2
 		}
-		err = ps(ctx, stdout)
+		err = ps(ctx, stdout, stderr)
 	case "collect":
 		err = collect(ctx, args[1:], stderr)
 	case "watch":
@@ -140,10 +140,15 @@ func client(pid int) (*diagnostics.Client, error) {
 	return diagnostics.NewClient(pid)
 }
 
-func ps(ctx context.Context, stdout io.Writer) error {
+func ps(ctx context.Context, stdout, stderr io.Writer) error {
 	procs, err := diagnostics.Processes()
 	if err != nil {
 		return fmt.Errorf("listing processes: %w", err)
+	}
+	if len(procs) == 0 {
+		// Nothing on stdout, so that scripts see an empty list; a person
+		// sees why.
+		fmt.Fprintln(stderr, "clrtrace: no .NET process with a diagnostic socket found (looked in each process's TMPDIR, ours and /tmp)")
 	}
 	for _, p := range procs {
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
