@@ -53,6 +53,17 @@ func (e *ProcessInfo) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ProcessInfo) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+}
+
+// columnsProcessInfo lists the columns of ProcessInfo (EventInfo.Columns).
+var columnsProcessInfo = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "CommandLine",
+}}
+
 // ProcessInfoV1 is the payload of ProcessInfo_V1: event 1 version 1 of Microsoft-DotNETCore-EventPipe.
 // Level win:LogAlways (0).
 // Template ProcessInfo_V1.
@@ -130,3 +141,22 @@ func (e *ProcessInfoV1) AppendText(dst []byte) []byte {
 	dst = e.ArchInformation.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ProcessInfoV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+	a.Bytes(e.OSInformation.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ArchInformation.AppendUTF8(a.Scratch()))
+}
+
+// columnsProcessInfoV1 lists the columns of ProcessInfo_V1 (EventInfo.Columns).
+var columnsProcessInfoV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "CommandLine",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "OSInformation",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ArchInformation",
+}}

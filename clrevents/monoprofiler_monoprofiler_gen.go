@@ -107,6 +107,28 @@ func (e *MonoProfilerContextLoaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerContextLoaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ContextID))
+}
+
+// columnsMonoProfilerContextLoaded lists the columns of MonoProfilerContextLoaded (EventInfo.Columns).
+var columnsMonoProfilerContextLoaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ContextID",
+}}
+
 // MonoProfilerContextUnloaded is the payload of MonoProfilerContextUnloaded: event 2 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ContextUnloaded (19), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ContextLoadedUnloaded. Its layout depends on the pointer size.
@@ -204,6 +226,28 @@ func (e *MonoProfilerContextUnloaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerContextUnloaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ContextID))
+}
+
+// columnsMonoProfilerContextUnloaded lists the columns of MonoProfilerContextUnloaded (EventInfo.Columns).
+var columnsMonoProfilerContextUnloaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ContextID",
+}}
+
 // MonoProfilerAppDomainLoading is the payload of MonoProfilerAppDomainLoading: event 3 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainLoading (20), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -251,6 +295,18 @@ func (e *MonoProfilerAppDomainLoading) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAppDomainLoading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+}
+
+// columnsMonoProfilerAppDomainLoading lists the columns of MonoProfilerAppDomainLoading (EventInfo.Columns).
+var columnsMonoProfilerAppDomainLoading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}}
 
 // MonoProfilerAppDomainLoaded is the payload of MonoProfilerAppDomainLoaded: event 4 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainLoaded (21), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -300,6 +356,18 @@ func (e *MonoProfilerAppDomainLoaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAppDomainLoaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+}
+
+// columnsMonoProfilerAppDomainLoaded lists the columns of MonoProfilerAppDomainLoaded (EventInfo.Columns).
+var columnsMonoProfilerAppDomainLoaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}}
+
 // MonoProfilerAppDomainUnloading is the payload of MonoProfilerAppDomainUnloading: event 5 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainUnloading (22), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -348,6 +416,18 @@ func (e *MonoProfilerAppDomainUnloading) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAppDomainUnloading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+}
+
+// columnsMonoProfilerAppDomainUnloading lists the columns of MonoProfilerAppDomainUnloading (EventInfo.Columns).
+var columnsMonoProfilerAppDomainUnloading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}}
+
 // MonoProfilerAppDomainUnloaded is the payload of MonoProfilerAppDomainUnloaded: event 6 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainUnloaded (23), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -395,6 +475,18 @@ func (e *MonoProfilerAppDomainUnloaded) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAppDomainUnloaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+}
+
+// columnsMonoProfilerAppDomainUnloaded lists the columns of MonoProfilerAppDomainUnloaded (EventInfo.Columns).
+var columnsMonoProfilerAppDomainUnloaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}}
 
 // MonoProfilerAppDomainName is the payload of MonoProfilerAppDomainName: event 7 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainName (24), level win:Verbose (5), keywords LoaderKeyword (0x8).
@@ -460,6 +552,22 @@ func (e *MonoProfilerAppDomainName) AppendText(dst []byte) []byte {
 	dst = e.AppDomainName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAppDomainName) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerAppDomainName lists the columns of MonoProfilerAppDomainName (EventInfo.Columns).
+var columnsMonoProfilerAppDomainName = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}}
 
 // MonoProfilerJitBegin is the payload of MonoProfilerJitBegin: event 8 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitBegin (25), level win:Informational (4), keywords JitKeyword (0x10).
@@ -533,6 +641,28 @@ func (e *MonoProfilerJitBegin) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitBegin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodToken))
+}
+
+// columnsMonoProfilerJitBegin lists the columns of MonoProfilerJitBegin (EventInfo.Columns).
+var columnsMonoProfilerJitBegin = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}}
+
 // MonoProfilerJitFailed is the payload of MonoProfilerJitFailed: event 9 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitFailed (26), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -605,6 +735,28 @@ func (e *MonoProfilerJitFailed) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitFailed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodToken))
+}
+
+// columnsMonoProfilerJitFailed lists the columns of MonoProfilerJitFailed (EventInfo.Columns).
+var columnsMonoProfilerJitFailed = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}}
+
 // MonoProfilerJitDone is the payload of MonoProfilerJitDone: event 10 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDone (27), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -676,6 +828,28 @@ func (e *MonoProfilerJitDone) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.MethodToken))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitDone) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodToken))
+}
+
+// columnsMonoProfilerJitDone lists the columns of MonoProfilerJitDone (EventInfo.Columns).
+var columnsMonoProfilerJitDone = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}}
 
 // MonoProfilerJitDoneV1 is the payload of MonoProfilerJitDone_V1: event 10 version 1 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDone (27), level win:Informational (4), keywords JitKeyword (0x10).
@@ -913,6 +1087,37 @@ func (e *MonoProfilerJitDoneV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitDoneV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsMonoProfilerJitDoneV1 lists the columns of MonoProfilerJitDone_V1 (EventInfo.Columns).
+var columnsMonoProfilerJitDoneV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // MonoProfilerJitChunkCreated is the payload of MonoProfilerJitChunkCreated: event 11 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitChunkCreated (28), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitChunkCreated. Its layout depends on the pointer size.
@@ -993,6 +1198,23 @@ func (e *MonoProfilerJitChunkCreated) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitChunkCreated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ChunkID))
+	a.Uint(uint64(e.ChunkSize))
+}
+
+// columnsMonoProfilerJitChunkCreated lists the columns of MonoProfilerJitChunkCreated (EventInfo.Columns).
+var columnsMonoProfilerJitChunkCreated = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ChunkID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ChunkSize",
+}}
+
 // MonoProfilerJitChunkDestroyed is the payload of MonoProfilerJitChunkDestroyed: event 12 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitChunkDestroyed (29), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitChunkDestroyed. Its layout depends on the pointer size.
@@ -1055,6 +1277,18 @@ func (e *MonoProfilerJitChunkDestroyed) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ChunkID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitChunkDestroyed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ChunkID))
+}
+
+// columnsMonoProfilerJitChunkDestroyed lists the columns of MonoProfilerJitChunkDestroyed (EventInfo.Columns).
+var columnsMonoProfilerJitChunkDestroyed = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ChunkID",
+}}
 
 // MonoProfilerJitCodeBuffer is the payload of MonoProfilerJitCodeBuffer: event 13 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitCodeBuffer (30), level win:Informational (4), keywords JitKeyword (0x10).
@@ -1153,6 +1387,34 @@ func (e *MonoProfilerJitCodeBuffer) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitCodeBuffer) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.BufferID))
+	a.Uint(uint64(e.BufferSize))
+	a.Uint(uint64(e.BufferType))
+	{
+		b, _ := e.BufferType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsMonoProfilerJitCodeBuffer lists the columns of MonoProfilerJitCodeBuffer (EventInfo.Columns).
+var columnsMonoProfilerJitCodeBuffer = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "BufferID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "BufferSize",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "BufferType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "BufferType_name",
+}}
+
 // MonoProfilerClassLoading is the payload of MonoProfilerClassLoading: event 14 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoading (31), level win:Verbose (5), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoadingFailed.
@@ -1213,6 +1475,23 @@ func (e *MonoProfilerClassLoading) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerClassLoading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.ModuleID))
+}
+
+// columnsMonoProfilerClassLoading lists the columns of MonoProfilerClassLoading (EventInfo.Columns).
+var columnsMonoProfilerClassLoading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}}
+
 // MonoProfilerClassFailed is the payload of MonoProfilerClassFailed: event 15 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassFailed (32), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoadingFailed.
@@ -1272,6 +1551,23 @@ func (e *MonoProfilerClassFailed) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerClassFailed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.ModuleID))
+}
+
+// columnsMonoProfilerClassFailed lists the columns of MonoProfilerClassFailed (EventInfo.Columns).
+var columnsMonoProfilerClassFailed = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}}
 
 // MonoProfilerClassLoaded is the payload of MonoProfilerClassLoaded: event 16 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoaded (33), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
@@ -1349,6 +1645,27 @@ func (e *MonoProfilerClassLoaded) AppendText(dst []byte) []byte {
 	dst = e.ClassName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerClassLoaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.ModuleID))
+	a.Bytes(e.ClassName.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerClassLoaded lists the columns of MonoProfilerClassLoaded (EventInfo.Columns).
+var columnsMonoProfilerClassLoaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ClassName",
+}}
 
 // MonoProfilerClassLoadedV1 is the payload of MonoProfilerClassLoaded_V1: event 16 version 1 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoaded (33), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
@@ -1589,6 +1906,36 @@ func (e *MonoProfilerClassLoadedV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerClassLoadedV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.ModuleID))
+	a.Bytes(e.ClassName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsMonoProfilerClassLoadedV1 lists the columns of MonoProfilerClassLoaded_V1 (EventInfo.Columns).
+var columnsMonoProfilerClassLoadedV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ClassName",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // MonoProfilerVTableLoading is the payload of MonoProfilerVTableLoading: event 17 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableLoading (34), level win:Verbose (5), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -1660,6 +2007,28 @@ func (e *MonoProfilerVTableLoading) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.AppDomainID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerVTableLoading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VTableID))
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.AppDomainID))
+}
+
+// columnsMonoProfilerVTableLoading lists the columns of MonoProfilerVTableLoading (EventInfo.Columns).
+var columnsMonoProfilerVTableLoading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VTableID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}}
 
 // MonoProfilerVTableFailed is the payload of MonoProfilerVTableFailed: event 18 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableFailed (35), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
@@ -1733,6 +2102,28 @@ func (e *MonoProfilerVTableFailed) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerVTableFailed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VTableID))
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.AppDomainID))
+}
+
+// columnsMonoProfilerVTableFailed lists the columns of MonoProfilerVTableFailed (EventInfo.Columns).
+var columnsMonoProfilerVTableFailed = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VTableID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}}
+
 // MonoProfilerVTableLoaded is the payload of MonoProfilerVTableLoaded: event 19 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableLoaded (36), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -1805,6 +2196,28 @@ func (e *MonoProfilerVTableLoaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerVTableLoaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VTableID))
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.AppDomainID))
+}
+
+// columnsMonoProfilerVTableLoaded lists the columns of MonoProfilerVTableLoaded (EventInfo.Columns).
+var columnsMonoProfilerVTableLoaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VTableID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}}
+
 // MonoProfilerModuleLoading is the payload of MonoProfilerModuleLoading: event 20 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleLoading (37), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -1853,6 +2266,18 @@ func (e *MonoProfilerModuleLoading) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerModuleLoading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+}
+
+// columnsMonoProfilerModuleLoading lists the columns of MonoProfilerModuleLoading (EventInfo.Columns).
+var columnsMonoProfilerModuleLoading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}}
+
 // MonoProfilerModuleFailed is the payload of MonoProfilerModuleFailed: event 21 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleFailed (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -1900,6 +2325,18 @@ func (e *MonoProfilerModuleFailed) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerModuleFailed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+}
+
+// columnsMonoProfilerModuleFailed lists the columns of MonoProfilerModuleFailed (EventInfo.Columns).
+var columnsMonoProfilerModuleFailed = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}}
 
 // MonoProfilerModuleLoaded is the payload of MonoProfilerModuleLoaded: event 22 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleLoaded (39), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -1981,6 +2418,26 @@ func (e *MonoProfilerModuleLoaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerModuleLoaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Bytes(e.ModuleName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerModuleLoaded lists the columns of MonoProfilerModuleLoaded (EventInfo.Columns).
+var columnsMonoProfilerModuleLoaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleSignature",
+}}
+
 // MonoProfilerModuleUnloading is the payload of MonoProfilerModuleUnloading: event 23 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleUnloading (40), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -2028,6 +2485,18 @@ func (e *MonoProfilerModuleUnloading) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerModuleUnloading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+}
+
+// columnsMonoProfilerModuleUnloading lists the columns of MonoProfilerModuleUnloading (EventInfo.Columns).
+var columnsMonoProfilerModuleUnloading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}}
 
 // MonoProfilerModuleUnloaded is the payload of MonoProfilerModuleUnloaded: event 24 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleUnloaded (41), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -2109,6 +2578,26 @@ func (e *MonoProfilerModuleUnloaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerModuleUnloaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Bytes(e.ModuleName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerModuleUnloaded lists the columns of MonoProfilerModuleUnloaded (EventInfo.Columns).
+var columnsMonoProfilerModuleUnloaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleSignature",
+}}
+
 // MonoProfilerAssemblyLoading is the payload of MonoProfilerAssemblyLoading: event 25 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyLoading (42), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadingUnloading.
@@ -2168,6 +2657,23 @@ func (e *MonoProfilerAssemblyLoading) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAssemblyLoading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleID))
+}
+
+// columnsMonoProfilerAssemblyLoading lists the columns of MonoProfilerAssemblyLoading (EventInfo.Columns).
+var columnsMonoProfilerAssemblyLoading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}}
 
 // MonoProfilerAssemblyLoaded is the payload of MonoProfilerAssemblyLoaded: event 26 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyLoaded (43), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -2246,6 +2752,27 @@ func (e *MonoProfilerAssemblyLoaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAssemblyLoaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerAssemblyLoaded lists the columns of MonoProfilerAssemblyLoaded (EventInfo.Columns).
+var columnsMonoProfilerAssemblyLoaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}}
+
 // MonoProfilerAssemblyUnloading is the payload of MonoProfilerAssemblyUnloading: event 27 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyUnloading (44), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadingUnloading.
@@ -2305,6 +2832,23 @@ func (e *MonoProfilerAssemblyUnloading) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ModuleID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAssemblyUnloading) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleID))
+}
+
+// columnsMonoProfilerAssemblyUnloading lists the columns of MonoProfilerAssemblyUnloading (EventInfo.Columns).
+var columnsMonoProfilerAssemblyUnloading = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}}
 
 // MonoProfilerAssemblyUnloaded is the payload of MonoProfilerAssemblyUnloaded: event 28 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyUnloaded (45), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -2383,6 +2927,27 @@ func (e *MonoProfilerAssemblyUnloaded) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerAssemblyUnloaded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerAssemblyUnloaded lists the columns of MonoProfilerAssemblyUnloaded (EventInfo.Columns).
+var columnsMonoProfilerAssemblyUnloaded = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}}
+
 // MonoProfilerMethodEnter is the payload of MonoProfilerMethodEnter: event 29 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodEnter (46), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -2430,6 +2995,18 @@ func (e *MonoProfilerMethodEnter) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMethodEnter) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMonoProfilerMethodEnter lists the columns of MonoProfilerMethodEnter (EventInfo.Columns).
+var columnsMonoProfilerMethodEnter = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}
 
 // MonoProfilerMethodLeave is the payload of MonoProfilerMethodLeave: event 30 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodLeave (47), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
@@ -2479,6 +3056,18 @@ func (e *MonoProfilerMethodLeave) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMethodLeave) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMonoProfilerMethodLeave lists the columns of MonoProfilerMethodLeave (EventInfo.Columns).
+var columnsMonoProfilerMethodLeave = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}
+
 // MonoProfilerMethodTailCall is the payload of MonoProfilerMethodTailCall: event 31 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodTailCall (48), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -2526,6 +3115,18 @@ func (e *MonoProfilerMethodTailCall) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMethodTailCall) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMonoProfilerMethodTailCall lists the columns of MonoProfilerMethodTailCall (EventInfo.Columns).
+var columnsMonoProfilerMethodTailCall = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}
 
 // MonoProfilerMethodExceptionLeave is the payload of MonoProfilerMethodExceptionLeave: event 32 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodExceptionLeave (49), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
@@ -2575,6 +3176,18 @@ func (e *MonoProfilerMethodExceptionLeave) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMethodExceptionLeave) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMonoProfilerMethodExceptionLeave lists the columns of MonoProfilerMethodExceptionLeave (EventInfo.Columns).
+var columnsMonoProfilerMethodExceptionLeave = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}
+
 // MonoProfilerMethodFree is the payload of MonoProfilerMethodFree: event 33 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodFree (50), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -2622,6 +3235,18 @@ func (e *MonoProfilerMethodFree) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMethodFree) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMonoProfilerMethodFree lists the columns of MonoProfilerMethodFree (EventInfo.Columns).
+var columnsMonoProfilerMethodFree = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}
 
 // MonoProfilerMethodBeginInvoke is the payload of MonoProfilerMethodBeginInvoke: event 34 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodBeginInvoke (51), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
@@ -2671,6 +3296,18 @@ func (e *MonoProfilerMethodBeginInvoke) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMethodBeginInvoke) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMonoProfilerMethodBeginInvoke lists the columns of MonoProfilerMethodBeginInvoke (EventInfo.Columns).
+var columnsMonoProfilerMethodBeginInvoke = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}
+
 // MonoProfilerMethodEndInvoke is the payload of MonoProfilerMethodEndInvoke: event 35 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodEndInvoke (52), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -2718,6 +3355,18 @@ func (e *MonoProfilerMethodEndInvoke) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.MethodID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMethodEndInvoke) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMonoProfilerMethodEndInvoke lists the columns of MonoProfilerMethodEndInvoke (EventInfo.Columns).
+var columnsMonoProfilerMethodEndInvoke = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}
 
 // MonoProfilerExceptionThrow is the payload of MonoProfilerExceptionThrow: event 36 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ExceptionThrow (53), level win:Informational (4), keywords ExceptionKeyword (0x8000).
@@ -2798,6 +3447,23 @@ func (e *MonoProfilerExceptionThrow) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerExceptionThrow) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.TypeID))
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerExceptionThrow lists the columns of MonoProfilerExceptionThrow (EventInfo.Columns).
+var columnsMonoProfilerExceptionThrow = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
 
 // MonoProfilerExceptionClause is the payload of MonoProfilerExceptionClause: event 37 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ExceptionClause (54), level win:Informational (4), keywords ExceptionKeyword (0x8000).
@@ -2930,6 +3596,43 @@ func (e *MonoProfilerExceptionClause) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerExceptionClause) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClauseType))
+	{
+		b, _ := e.ClauseType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClauseIdx))
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.TypeID))
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerExceptionClause lists the columns of MonoProfilerExceptionClause (EventInfo.Columns).
+var columnsMonoProfilerExceptionClause = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "ClauseType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ClauseType_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ClauseIdx",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
+
 // MonoProfilerGCEvent is the payload of MonoProfilerGCEvent: event 38 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCEvent (55), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEvent.
@@ -2989,6 +3692,28 @@ func (e *MonoProfilerGCEvent) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.GCGeneration), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCEvent) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.GCEventType))
+	{
+		b, _ := e.GCEventType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.GCGeneration))
+}
+
+// columnsMonoProfilerGCEvent lists the columns of MonoProfilerGCEvent (EventInfo.Columns).
+var columnsMonoProfilerGCEvent = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "GCEventType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "GCEventType_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GCGeneration",
+}}
 
 // MonoProfilerGCAllocation is the payload of MonoProfilerGCAllocation: event 39 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCAllocation (56), level win:Informational (4), keywords GCAllocationKeyword (0x200000).
@@ -3086,6 +3811,28 @@ func (e *MonoProfilerGCAllocation) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ObjectSize))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCAllocation) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VTableID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.ObjectSize))
+}
+
+// columnsMonoProfilerGCAllocation lists the columns of MonoProfilerGCAllocation (EventInfo.Columns).
+var columnsMonoProfilerGCAllocation = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VTableID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectSize",
+}}
 
 // MonoProfilerGCMoves is the payload of MonoProfilerGCMoves: event 40 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCMoves (57), level win:Informational (4), keywords GCMovesKeyword (0x400000).
@@ -3310,6 +4057,22 @@ func (e *MonoProfilerGCMoves) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCMoves) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsMonoProfilerGCMoves lists the columns of MonoProfilerGCMoves (EventInfo.Columns).
+var columnsMonoProfilerGCMoves = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // MonoProfilerGCResize is the payload of MonoProfilerGCResize: event 41 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCResize (58), level win:Informational (4), keywords GCResizeKeyword (0x2000000).
 // Template GCResize.
@@ -3357,6 +4120,18 @@ func (e *MonoProfilerGCResize) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.NewSize))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCResize) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.NewSize))
+}
+
+// columnsMonoProfilerGCResize lists the columns of MonoProfilerGCResize (EventInfo.Columns).
+var columnsMonoProfilerGCResize = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "NewSize",
+}}
 
 // MonoProfilerGCHandleCreated is the payload of MonoProfilerGCHandleCreated: event 42 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHandleCreated (59), level win:Informational (4), keywords GCHandleKeyword (0x2).
@@ -3455,6 +4230,34 @@ func (e *MonoProfilerGCHandleCreated) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCHandleCreated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.HandleType))
+	{
+		b, _ := e.HandleType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerGCHandleCreated lists the columns of MonoProfilerGCHandleCreated (EventInfo.Columns).
+var columnsMonoProfilerGCHandleCreated = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "HandleType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "HandleType_name",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
+
 // MonoProfilerGCHandleDeleted is the payload of MonoProfilerGCHandleDeleted: event 43 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHandleDeleted (60), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template GCHandleDeleted.
@@ -3515,6 +4318,29 @@ func (e *MonoProfilerGCHandleDeleted) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCHandleDeleted) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.HandleType))
+	{
+		b, _ := e.HandleType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsMonoProfilerGCHandleDeleted lists the columns of MonoProfilerGCHandleDeleted (EventInfo.Columns).
+var columnsMonoProfilerGCHandleDeleted = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "HandleType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "HandleType_name",
+}}
+
 // MonoProfilerGCFinalizing is the payload of MonoProfilerGCFinalizing: event 44 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizing (61), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // It has no payload.
@@ -3546,6 +4372,12 @@ func (e *MonoProfilerGCFinalizing) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCFinalizing) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsMonoProfilerGCFinalizing lists the columns of MonoProfilerGCFinalizing (EventInfo.Columns).
+var columnsMonoProfilerGCFinalizing = []clrimpl.Column{}
+
 // MonoProfilerGCFinalized is the payload of MonoProfilerGCFinalized: event 45 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalized (62), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // It has no payload.
@@ -3576,6 +4408,12 @@ func (e *MonoProfilerGCFinalized) AppendJSON(dst []byte) []byte {
 func (e *MonoProfilerGCFinalized) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCFinalized) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsMonoProfilerGCFinalized lists the columns of MonoProfilerGCFinalized (EventInfo.Columns).
+var columnsMonoProfilerGCFinalized = []clrimpl.Column{}
 
 // MonoProfilerGCFinalizingObject is the payload of MonoProfilerGCFinalizingObject: event 46 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizingObject (63), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
@@ -3640,6 +4478,18 @@ func (e *MonoProfilerGCFinalizingObject) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCFinalizingObject) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerGCFinalizingObject lists the columns of MonoProfilerGCFinalizingObject (EventInfo.Columns).
+var columnsMonoProfilerGCFinalizingObject = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
+
 // MonoProfilerGCFinalizedObject is the payload of MonoProfilerGCFinalizedObject: event 47 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizedObject (64), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // Template GCFinalizingFinalizedObject. Its layout depends on the pointer size.
@@ -3702,6 +4552,18 @@ func (e *MonoProfilerGCFinalizedObject) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCFinalizedObject) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerGCFinalizedObject lists the columns of MonoProfilerGCFinalizedObject (EventInfo.Columns).
+var columnsMonoProfilerGCFinalizedObject = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
 
 // MonoProfilerGCRootRegister is the payload of MonoProfilerGCRootRegister: event 48 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRootRegister (65), level win:Informational (4), keywords GCRootKeyword (0x4000000).
@@ -3835,6 +4697,43 @@ func (e *MonoProfilerGCRootRegister) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCRootRegister) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.RootID))
+	a.Uint(uint64(e.RootSize))
+	a.Uint(uint64(e.RootType))
+	{
+		b, _ := e.RootType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.RootKeyID))
+	a.Bytes(e.RootKeyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerGCRootRegister lists the columns of MonoProfilerGCRootRegister (EventInfo.Columns).
+var columnsMonoProfilerGCRootRegister = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "RootID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "RootSize",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "RootType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RootType_name",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "RootKeyID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RootKeyName",
+}}
+
 // MonoProfilerGCRootUnregister is the payload of MonoProfilerGCRootUnregister: event 49 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRootUnregister (66), level win:Informational (4), keywords GCRootKeyword (0x4000000).
 // Template GCRootUnregister. Its layout depends on the pointer size.
@@ -3897,6 +4796,18 @@ func (e *MonoProfilerGCRootUnregister) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.RootID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCRootUnregister) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.RootID))
+}
+
+// columnsMonoProfilerGCRootUnregister lists the columns of MonoProfilerGCRootUnregister (EventInfo.Columns).
+var columnsMonoProfilerGCRootUnregister = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "RootID",
+}}
 
 // MonoProfilerGCRoots is the payload of MonoProfilerGCRoots: event 50 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRoots (67), level win:Informational (4), keywords GCRootKeyword (0x4000000).
@@ -4121,6 +5032,22 @@ func (e *MonoProfilerGCRoots) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCRoots) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsMonoProfilerGCRoots lists the columns of MonoProfilerGCRoots (EventInfo.Columns).
+var columnsMonoProfilerGCRoots = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // MonoProfilerGCHeapDumpStart is the payload of MonoProfilerGCHeapDumpStart: event 51 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpStart (68), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCHeapDumpStart.
@@ -4169,6 +5096,17 @@ func (e *MonoProfilerGCHeapDumpStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCHeapDumpStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.HeapCollectParam.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerGCHeapDumpStart lists the columns of MonoProfilerGCHeapDumpStart (EventInfo.Columns).
+var columnsMonoProfilerGCHeapDumpStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "HeapCollectParam",
+}}
+
 // MonoProfilerGCHeapDumpStop is the payload of MonoProfilerGCHeapDumpStop: event 52 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpStop (69), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // It has no payload.
@@ -4199,6 +5137,12 @@ func (e *MonoProfilerGCHeapDumpStop) AppendJSON(dst []byte) []byte {
 func (e *MonoProfilerGCHeapDumpStop) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCHeapDumpStop) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsMonoProfilerGCHeapDumpStop lists the columns of MonoProfilerGCHeapDumpStop (EventInfo.Columns).
+var columnsMonoProfilerGCHeapDumpStop = []clrimpl.Column{}
 
 // MonoProfilerGCHeapDumpObjectReference is the payload of MonoProfilerGCHeapDumpObjectReference: event 53 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpObjectReference (70), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
@@ -4504,6 +5448,41 @@ func (e *MonoProfilerGCHeapDumpObjectReference) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCHeapDumpObjectReference) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.VTableID))
+	a.Uint(uint64(e.ObjectSize))
+	a.Uint(uint64(e.ObjectGeneration))
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsMonoProfilerGCHeapDumpObjectReference lists the columns of MonoProfilerGCHeapDumpObjectReference (EventInfo.Columns).
+var columnsMonoProfilerGCHeapDumpObjectReference = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VTableID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectSize",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "ObjectGeneration",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // MonoProfilerMonitorContention is the payload of MonoProfilerMonitorContention: event 54 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorContention (71), level win:Informational (4), keywords MonitorKeyword, ContentionKeyword (0x10000004000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -4566,6 +5545,18 @@ func (e *MonoProfilerMonitorContention) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ObjectID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMonitorContention) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerMonitorContention lists the columns of MonoProfilerMonitorContention (EventInfo.Columns).
+var columnsMonoProfilerMonitorContention = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
 
 // MonoProfilerMonitorFailed is the payload of MonoProfilerMonitorFailed: event 55 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorFailed (72), level win:Informational (4), keywords MonitorKeyword (0x10000000000).
@@ -4630,6 +5621,18 @@ func (e *MonoProfilerMonitorFailed) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMonitorFailed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerMonitorFailed lists the columns of MonoProfilerMonitorFailed (EventInfo.Columns).
+var columnsMonoProfilerMonitorFailed = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
+
 // MonoProfilerMonitorAcquired is the payload of MonoProfilerMonitorAcquired: event 56 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorAquired (73), level win:Informational (4), keywords MonitorKeyword (0x10000000000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -4693,6 +5696,18 @@ func (e *MonoProfilerMonitorAcquired) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerMonitorAcquired) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ObjectID))
+}
+
+// columnsMonoProfilerMonitorAcquired lists the columns of MonoProfilerMonitorAcquired (EventInfo.Columns).
+var columnsMonoProfilerMonitorAcquired = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}}
+
 // MonoProfilerThreadStarted is the payload of MonoProfilerThreadStarted: event 57 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStarted (74), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -4740,6 +5755,18 @@ func (e *MonoProfilerThreadStarted) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ThreadID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerThreadStarted) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ThreadID))
+}
+
+// columnsMonoProfilerThreadStarted lists the columns of MonoProfilerThreadStarted (EventInfo.Columns).
+var columnsMonoProfilerThreadStarted = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ThreadID",
+}}
 
 // MonoProfilerThreadStopping is the payload of MonoProfilerThreadStopping: event 58 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStopping (75), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
@@ -4789,6 +5816,18 @@ func (e *MonoProfilerThreadStopping) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerThreadStopping) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ThreadID))
+}
+
+// columnsMonoProfilerThreadStopping lists the columns of MonoProfilerThreadStopping (EventInfo.Columns).
+var columnsMonoProfilerThreadStopping = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ThreadID",
+}}
+
 // MonoProfilerThreadStopped is the payload of MonoProfilerThreadStopped: event 59 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStopped (76), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -4837,6 +5876,18 @@ func (e *MonoProfilerThreadStopped) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerThreadStopped) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ThreadID))
+}
+
+// columnsMonoProfilerThreadStopped lists the columns of MonoProfilerThreadStopped (EventInfo.Columns).
+var columnsMonoProfilerThreadStopped = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ThreadID",
+}}
+
 // MonoProfilerThreadExited is the payload of MonoProfilerThreadExited: event 60 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadExited (77), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -4884,6 +5935,18 @@ func (e *MonoProfilerThreadExited) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ThreadID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerThreadExited) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ThreadID))
+}
+
+// columnsMonoProfilerThreadExited lists the columns of MonoProfilerThreadExited (EventInfo.Columns).
+var columnsMonoProfilerThreadExited = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ThreadID",
+}}
 
 // MonoProfilerThreadName is the payload of MonoProfilerThreadName: event 61 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadName (78), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
@@ -4949,6 +6012,22 @@ func (e *MonoProfilerThreadName) AppendText(dst []byte) []byte {
 	dst = e.ThreadName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerThreadName) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ThreadID))
+	a.Bytes(e.ThreadName.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerThreadName lists the columns of MonoProfilerThreadName (EventInfo.Columns).
+var columnsMonoProfilerThreadName = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ThreadID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ThreadName",
+}}
 
 // MonoProfilerJitDoneVerbose is the payload of MonoProfilerJitDoneVerbose: event 62 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDoneVerbose (79), level win:Verbose (5), keywords JitKeyword (0x10).
@@ -5045,6 +6124,30 @@ func (e *MonoProfilerJitDoneVerbose) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerJitDoneVerbose) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerJitDoneVerbose lists the columns of MonoProfilerJitDoneVerbose (EventInfo.Columns).
+var columnsMonoProfilerJitDoneVerbose = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
+
 // MonoProfilerGCHeapDumpVTableClassReference is the payload of MonoProfilerGCHeapDumpVTableClassReference: event 63 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpVTableClassReference (80), level win:Informational (4), keywords GCHeapDumpVTableClassReferenceKeyword (0x8000000).
 // Template GCHeapDumpVTableClassReference.
@@ -5133,3 +6236,29 @@ func (e *MonoProfilerGCHeapDumpVTableClassReference) AppendText(dst []byte) []by
 	dst = e.ClassName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MonoProfilerGCHeapDumpVTableClassReference) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VTableID))
+	a.Uint(uint64(e.ClassID))
+	a.Uint(uint64(e.ModuleID))
+	a.Bytes(e.ClassName.AppendUTF8(a.Scratch()))
+}
+
+// columnsMonoProfilerGCHeapDumpVTableClassReference lists the columns of MonoProfilerGCHeapDumpVTableClassReference (EventInfo.Columns).
+var columnsMonoProfilerGCHeapDumpVTableClassReference = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "VTableID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClassID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ClassName",
+}}

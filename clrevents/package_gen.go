@@ -29,6 +29,9 @@ type (
 	ProviderInfo      = clrimpl.ProviderInfo
 	Level             = clrimpl.Level
 	Opcode            = clrimpl.Opcode
+	Column            = clrimpl.Column
+	ColumnKind        = clrimpl.ColumnKind
+	ColumnAppender    = clrimpl.ColumnAppender
 )
 
 // The support package's sentinel errors and constructors.
@@ -78,6 +81,9 @@ type Event interface {
 	AppendJSON(dst []byte) []byte
 	// AppendText appends the fields as space-separated Name=value pairs.
 	AppendText(dst []byte) []byte
+	// AppendColumns appends the fields to a as one row of the columns
+	// EventInfo.Columns lists, one call per column.
+	AppendColumns(a ColumnAppender)
 }
 
 // EventInfo describes one (provider, event ID, version).
@@ -96,7 +102,10 @@ type EventInfo struct {
 	OpcodeName  string
 	Level       Level
 	Keywords    uint64
-	new         func() Event
+	// Columns are the event's fields as flat typed columns, in the order
+	// AppendColumns appends them (see ColumnAppender).
+	Columns []Column
+	new     func() Event
 }
 
 // New returns a new zero value of the event's Go type.

@@ -137,6 +137,41 @@ func (e *BindingPolicyPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingPolicyPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingPolicyPhaseStart lists the columns of BindingPolicyPhaseStart (EventInfo.Columns).
+var columnsBindingPolicyPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BindingPolicyPhaseEnd is the payload of BindingPolicyPhaseEnd: event 160 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPolicyPhaseEnd (52), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -264,6 +299,41 @@ func (e *BindingPolicyPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingPolicyPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingPolicyPhaseEnd lists the columns of BindingPolicyPhaseEnd (EventInfo.Columns).
+var columnsBindingPolicyPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BindingNgenPhaseStart is the payload of BindingNgenPhaseStart: event 161 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingNgenPhaseStart (53), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -393,6 +463,41 @@ func (e *BindingNgenPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingNgenPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingNgenPhaseStart lists the columns of BindingNgenPhaseStart (EventInfo.Columns).
+var columnsBindingNgenPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BindingNgenPhaseEnd is the payload of BindingNgenPhaseEnd: event 162 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingNgenPhaseEnd (54), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -520,6 +625,41 @@ func (e *BindingNgenPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingNgenPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingNgenPhaseEnd lists the columns of BindingNgenPhaseEnd (EventInfo.Columns).
+var columnsBindingNgenPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BindingLookupAndProbingPhaseStart is the payload of BindingLookupAndProbingPhaseStart: event 163 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingLookupAndProbingPhaseStart (55), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -649,6 +789,41 @@ func (e *BindingLookupAndProbingPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingLookupAndProbingPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingLookupAndProbingPhaseStart lists the columns of BindingLookupAndProbingPhaseStart (EventInfo.Columns).
+var columnsBindingLookupAndProbingPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BindingLookupAndProbingPhaseEnd is the payload of BindingLookupAndProbingPhaseEnd: event 164 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingLookupAndProbingPhaseEnd (56), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -776,6 +951,41 @@ func (e *BindingLookupAndProbingPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingLookupAndProbingPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingLookupAndProbingPhaseEnd lists the columns of BindingLookupAndProbingPhaseEnd (EventInfo.Columns).
+var columnsBindingLookupAndProbingPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // LoaderPhaseStart is the payload of LoaderPhaseStart: event 165 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderPhaseStart (57), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -905,6 +1115,41 @@ func (e *LoaderPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderPhaseStart lists the columns of LoaderPhaseStart (EventInfo.Columns).
+var columnsLoaderPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LoaderPhaseEnd is the payload of LoaderPhaseEnd: event 166 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderPhaseEnd (58), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1032,6 +1277,41 @@ func (e *LoaderPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderPhaseEnd lists the columns of LoaderPhaseEnd (EventInfo.Columns).
+var columnsLoaderPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BindingPhaseStart is the payload of BindingPhaseStart: event 167 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPhaseStart (59), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -1161,6 +1441,41 @@ func (e *BindingPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingPhaseStart lists the columns of BindingPhaseStart (EventInfo.Columns).
+var columnsBindingPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BindingPhaseEnd is the payload of BindingPhaseEnd: event 168 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPhaseEnd (60), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1288,6 +1603,41 @@ func (e *BindingPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingPhaseEnd lists the columns of BindingPhaseEnd (EventInfo.Columns).
+var columnsBindingPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BindingDownloadPhaseStart is the payload of BindingDownloadPhaseStart: event 169 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingDownloadPhaseStart (61), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -1417,6 +1767,41 @@ func (e *BindingDownloadPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingDownloadPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingDownloadPhaseStart lists the columns of BindingDownloadPhaseStart (EventInfo.Columns).
+var columnsBindingDownloadPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BindingDownloadPhaseEnd is the payload of BindingDownloadPhaseEnd: event 170 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingDownloadPhaseEnd (62), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1544,6 +1929,41 @@ func (e *BindingDownloadPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BindingDownloadPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBindingDownloadPhaseEnd lists the columns of BindingDownloadPhaseEnd (EventInfo.Columns).
+var columnsBindingDownloadPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // LoaderAssemblyInitPhaseStart is the payload of LoaderAssemblyInitPhaseStart: event 171 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderAssemblyInitPhaseStart (63), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -1673,6 +2093,41 @@ func (e *LoaderAssemblyInitPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderAssemblyInitPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderAssemblyInitPhaseStart lists the columns of LoaderAssemblyInitPhaseStart (EventInfo.Columns).
+var columnsLoaderAssemblyInitPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LoaderAssemblyInitPhaseEnd is the payload of LoaderAssemblyInitPhaseEnd: event 172 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderAssemblyInitPhaseEnd (64), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1800,6 +2255,41 @@ func (e *LoaderAssemblyInitPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderAssemblyInitPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderAssemblyInitPhaseEnd lists the columns of LoaderAssemblyInitPhaseEnd (EventInfo.Columns).
+var columnsLoaderAssemblyInitPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // LoaderMappingPhaseStart is the payload of LoaderMappingPhaseStart: event 173 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderMappingPhaseStart (65), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -1929,6 +2419,41 @@ func (e *LoaderMappingPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderMappingPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderMappingPhaseStart lists the columns of LoaderMappingPhaseStart (EventInfo.Columns).
+var columnsLoaderMappingPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LoaderMappingPhaseEnd is the payload of LoaderMappingPhaseEnd: event 174 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderMappingPhaseEnd (66), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2056,6 +2581,41 @@ func (e *LoaderMappingPhaseEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderMappingPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderMappingPhaseEnd lists the columns of LoaderMappingPhaseEnd (EventInfo.Columns).
+var columnsLoaderMappingPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // LoaderDeliverEventsPhaseStart is the payload of LoaderDeliverEventsPhaseStart: event 175 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderDeliverEventsPhaseStart (67), level win:Informational (4), keywords BindingKeyword (0x2).
@@ -2185,6 +2745,41 @@ func (e *LoaderDeliverEventsPhaseStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderDeliverEventsPhaseStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderDeliverEventsPhaseStart lists the columns of LoaderDeliverEventsPhaseStart (EventInfo.Columns).
+var columnsLoaderDeliverEventsPhaseStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LoaderDeliverEventsPhaseEnd is the payload of LoaderDeliverEventsPhaseEnd: event 176 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderDeliverEventsPhaseEnd (68), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2313,6 +2908,41 @@ func (e *LoaderDeliverEventsPhaseEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderDeliverEventsPhaseEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.LoadContextID))
+	a.Uint(uint64(e.FromLoaderCache))
+	a.Uint(uint64(e.DynamicLoad))
+	a.Bytes(e.AssemblyCodebase.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderDeliverEventsPhaseEnd lists the columns of LoaderDeliverEventsPhaseEnd (EventInfo.Columns).
+var columnsLoaderDeliverEventsPhaseEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "LoadContextID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FromLoaderCache",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DynamicLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyCodebase",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FusionMessageEvent is the payload of FusionMessageEvent: event 196 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode FusionMessage (70), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template FusionMessage.
@@ -2390,6 +3020,25 @@ func (e *FusionMessageEvent) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionMessageEvent) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bool(e.Prepend)
+	a.Bytes(e.Message.AppendUTF8(a.Scratch()))
+}
+
+// columnsFusionMessageEvent lists the columns of FusionMessageEvent (EventInfo.Columns).
+var columnsFusionMessageEvent = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "Prepend",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Message",
+}}
+
 // FusionErrorCodeEvent is the payload of FusionErrorCodeEvent: event 197 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode FusionErrorCode (71), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template FusionErrorCode.
@@ -2461,3 +3110,22 @@ func (e *FusionErrorCodeEvent) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ErrorCode), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionErrorCodeEvent) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Category))
+	a.Uint(uint64(e.ErrorCode))
+}
+
+// columnsFusionErrorCodeEvent lists the columns of FusionErrorCodeEvent (EventInfo.Columns).
+var columnsFusionErrorCodeEvent = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Category",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}}

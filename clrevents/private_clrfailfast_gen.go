@@ -107,3 +107,31 @@ func (e *FailFast) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FailFast) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.FailFastUserMessage.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.FailedEIP))
+	a.Uint(uint64(e.OSExitCode))
+	a.Uint(uint64(e.ClrExitCode))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFailFast lists the columns of FailFast (EventInfo.Columns).
+var columnsFailFast = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "FailFastUserMessage",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FailedEIP",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "OSExitCode",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ClrExitCode",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

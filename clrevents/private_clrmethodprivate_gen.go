@@ -133,3 +133,40 @@ func (e *JittedMethodRichDebugInfo) AppendText(dst []byte) []byte {
 	dst = e.Data.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *JittedMethodRichDebugInfo) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ReJITID))
+	a.Uint(uint64(e.ILVersionID))
+	a.Uint(uint64(e.ChunkIndex))
+	a.Uint(uint64(e.DataSize))
+	a.Bytes(e.Data.Bytes())
+}
+
+// columnsJittedMethodRichDebugInfo lists the columns of JittedMethodRichDebugInfo (EventInfo.Columns).
+var columnsJittedMethodRichDebugInfo = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ILVersionID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ChunkIndex",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DataSize",
+}, {
+	Kind: clrimpl.ColumnBinary,
+	Name: "Data",
+}}

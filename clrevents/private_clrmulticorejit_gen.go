@@ -125,6 +125,37 @@ func (e *MulticoreJit) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MulticoreJit) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.String1.AppendUTF8(a.Scratch()))
+	a.Bytes(e.String2.AppendUTF8(a.Scratch()))
+	a.Int(int64(e.Int1))
+	a.Int(int64(e.Int2))
+	a.Int(int64(e.Int3))
+}
+
+// columnsMulticoreJit lists the columns of MulticoreJit (EventInfo.Columns).
+var columnsMulticoreJit = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "String1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "String2",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "Int1",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "Int2",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "Int3",
+}}
+
 // MulticoreJitMethodCodeReturned is the payload of MulticoreJitMethodCodeReturned: event 202 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task CLRMulticoreJit (17), opcode MethodCodeReturned (11), level win:Informational (4), keywords MulticoreJitPrivateKeyword (0x20000).
 // Template MulticoreJitMethodCodeReturnedPrivate.
@@ -196,3 +227,22 @@ func (e *MulticoreJitMethodCodeReturned) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.MethodID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MulticoreJitMethodCodeReturned) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodID))
+}
+
+// columnsMulticoreJitMethodCodeReturned lists the columns of MulticoreJitMethodCodeReturned (EventInfo.Columns).
+var columnsMulticoreJitMethodCodeReturned = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}}

@@ -97,3 +97,33 @@ func (e *NgenBindEvent) AppendText(dst []byte) []byte {
 	dst = e.AssemblyName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *NgenBindEvent) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.BindingID))
+	a.Uint(uint64(e.ReasonCode))
+	{
+		b, _ := e.ReasonCode.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsNgenBindEvent lists the columns of NgenBindEvent (EventInfo.Columns).
+var columnsNgenBindEvent = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "BindingID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ReasonCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ReasonCode_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}}

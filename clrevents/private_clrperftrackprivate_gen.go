@@ -128,3 +128,62 @@ func (e *ModuleRangeLoadPrivate) AppendText(dst []byte) []byte {
 	dst, _ = e.SectionType.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleRangeLoadPrivate) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.RangeBegin))
+	a.Uint(uint64(e.RangeSize))
+	a.Uint(uint64(e.RangeType))
+	{
+		b, _ := e.RangeType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.IBCType))
+	{
+		b, _ := e.IBCType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.SectionType))
+	{
+		b, _ := e.SectionType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsModuleRangeLoadPrivate lists the columns of ModuleRangeLoadPrivate (EventInfo.Columns).
+var columnsModuleRangeLoadPrivate = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeBegin",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeSize",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "RangeType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RangeType_name",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "IBCType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "IBCType_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "SectionType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "SectionType_name",
+}}

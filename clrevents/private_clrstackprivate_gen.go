@@ -112,3 +112,30 @@ func (e *CLRStackWalkPrivate) AppendText(dst []byte) []byte {
 	dst = e.Stack.AppendJSONHex(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CLRStackWalkPrivate) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Reserved1))
+	a.Uint(uint64(e.Reserved2))
+	a.Uint(uint64(e.FrameCount))
+	a.Bytes(e.Stack.AppendJSONHex(a.Scratch()))
+}
+
+// columnsCLRStackWalkPrivate lists the columns of CLRStackWalkPrivate (EventInfo.Columns).
+var columnsCLRStackWalkPrivate = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "Reserved2",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FrameCount",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Stack",
+}}

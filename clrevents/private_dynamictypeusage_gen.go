@@ -69,6 +69,21 @@ func (e *IInspectableRuntimeClassName) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IInspectableRuntimeClassName) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsIInspectableRuntimeClassName lists the columns of IInspectableRuntimeClassName (EventInfo.Columns).
+var columnsIInspectableRuntimeClassName = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // WinRTUnbox is the payload of WinRTUnbox: event 401 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode WinRTUnbox (12), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -144,6 +159,25 @@ func (e *WinRTUnbox) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *WinRTUnbox) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.SecondTypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsWinRTUnbox lists the columns of WinRTUnbox (EventInfo.Columns).
+var columnsWinRTUnbox = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "SecondTypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // CreateRCW is the payload of CreateRCW: event 402 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CreateRCW (13), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
@@ -203,6 +237,21 @@ func (e *CreateRCW) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CreateRCW) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsCreateRCW lists the columns of CreateRCW (EventInfo.Columns).
+var columnsCreateRCW = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // RCWVariance is the payload of RCWVariance: event 403 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode RCWVariance (14), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
@@ -294,6 +343,29 @@ func (e *RCWVariance) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RCWVariance) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InterfaceTypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.VariantInterfaceTypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsRCWVariance lists the columns of RCWVariance (EventInfo.Columns).
+var columnsRCWVariance = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InterfaceTypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "VariantInterfaceTypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // RCWIEnumerableCasting is the payload of RCWIEnumerableCasting: event 404 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode RCWIEnumerableCasting (15), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -369,6 +441,25 @@ func (e *RCWIEnumerableCasting) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RCWIEnumerableCasting) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.SecondTypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsRCWIEnumerableCasting lists the columns of RCWIEnumerableCasting (EventInfo.Columns).
+var columnsRCWIEnumerableCasting = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "SecondTypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // CreateCCW is the payload of CreateCCW: event 405 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CreateCCW (16), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
@@ -428,6 +519,21 @@ func (e *CreateCCW) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CreateCCW) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsCreateCCW lists the columns of CreateCCW (EventInfo.Columns).
+var columnsCreateCCW = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // CCWVariance is the payload of CCWVariance: event 406 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CCWVariance (17), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
@@ -519,6 +625,29 @@ func (e *CCWVariance) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CCWVariance) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InterfaceTypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.VariantInterfaceTypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsCCWVariance lists the columns of CCWVariance (EventInfo.Columns).
+var columnsCCWVariance = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InterfaceTypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "VariantInterfaceTypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ObjectVariantMarshallingToNative is the payload of ObjectVariantMarshallingToNative: event 407 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToNative (18), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseStringAndIntPrivate.
@@ -590,6 +719,25 @@ func (e *ObjectVariantMarshallingToNative) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ObjectVariantMarshallingToNative) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Int(int64(e.Int1))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsObjectVariantMarshallingToNative lists the columns of ObjectVariantMarshallingToNative (EventInfo.Columns).
+var columnsObjectVariantMarshallingToNative = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "Int1",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GetTypeFromGUID is the payload of GetTypeFromGUID: event 408 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode GetTypeFromGUID (19), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
@@ -666,6 +814,25 @@ func (e *GetTypeFromGUID) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GetTypeFromGUID) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.SecondTypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGetTypeFromGUID lists the columns of GetTypeFromGUID (EventInfo.Columns).
+var columnsGetTypeFromGUID = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "SecondTypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GetTypeFromProgID is the payload of GetTypeFromProgID: event 409 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode GetTypeFromProgID (20), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -740,6 +907,25 @@ func (e *GetTypeFromProgID) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GetTypeFromProgID) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.SecondTypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGetTypeFromProgID lists the columns of GetTypeFromProgID (EventInfo.Columns).
+var columnsGetTypeFromProgID = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "SecondTypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ConvertToCallbackEtw is the payload of ConvertToCallbackEtw: event 410 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ConvertToCallbackEtw (21), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
@@ -816,6 +1002,25 @@ func (e *ConvertToCallbackEtw) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ConvertToCallbackEtw) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.SecondTypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsConvertToCallbackEtw lists the columns of ConvertToCallbackEtw (EventInfo.Columns).
+var columnsConvertToCallbackEtw = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "SecondTypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BeginCreateManagedReference is the payload of BeginCreateManagedReference: event 411 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode BeginCreateManagedReference (22), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseNoParametersPrivate.
@@ -864,6 +1069,17 @@ func (e *BeginCreateManagedReference) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BeginCreateManagedReference) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBeginCreateManagedReference lists the columns of BeginCreateManagedReference (EventInfo.Columns).
+var columnsBeginCreateManagedReference = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // EndCreateManagedReference is the payload of EndCreateManagedReference: event 412 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode EndCreateManagedReference (23), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseNoParametersPrivate.
@@ -911,6 +1127,17 @@ func (e *EndCreateManagedReference) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EndCreateManagedReference) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEndCreateManagedReference lists the columns of EndCreateManagedReference (EventInfo.Columns).
+var columnsEndCreateManagedReference = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ObjectVariantMarshallingToManaged is the payload of ObjectVariantMarshallingToManaged: event 413 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToManaged (24), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
@@ -983,3 +1210,22 @@ func (e *ObjectVariantMarshallingToManaged) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ObjectVariantMarshallingToManaged) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Int(int64(e.Int1))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsObjectVariantMarshallingToManaged lists the columns of ObjectVariantMarshallingToManaged (EventInfo.Columns).
+var columnsObjectVariantMarshallingToManaged = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "Int1",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -97,3 +97,26 @@ func (e *EvidenceGenerated) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EvidenceGenerated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Type))
+	a.Uint(uint64(e.AppDomain))
+	a.Bytes(e.ILImage.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEvidenceGenerated lists the columns of EvidenceGenerated (EventInfo.Columns).
+var columnsEvidenceGenerated = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomain",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ILImage",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -58,6 +58,17 @@ func (e *GCDecision) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCDecision) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bool(e.DoCompact)
+}
+
+// columnsGCDecision lists the columns of GCDecision (EventInfo.Columns).
+var columnsGCDecision = []clrimpl.Column{{
+	Kind: clrimpl.ColumnBool,
+	Name: "DoCompact",
+}}
+
 // GCDecisionV1 is the payload of GCDecision_V1: event 1 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCDecision (132), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCDecision_V1.
@@ -117,6 +128,21 @@ func (e *GCDecisionV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCDecisionV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bool(e.DoCompact)
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCDecisionV1 lists the columns of GCDecision_V1 (EventInfo.Columns).
+var columnsGCDecisionV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnBool,
+	Name: "DoCompact",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCSettings is the payload of GCSettings: event 2 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCSettings (14), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -189,6 +215,25 @@ func (e *GCSettings) AppendText(dst []byte) []byte {
 	dst = strconv.AppendBool(dst, e.ServerGC)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSettings) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.SegmentSize))
+	a.Uint(uint64(e.LargeObjectSegmentSize))
+	a.Bool(e.ServerGC)
+}
+
+// columnsGCSettings lists the columns of GCSettings (EventInfo.Columns).
+var columnsGCSettings = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "SegmentSize",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "LargeObjectSegmentSize",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "ServerGC",
+}}
 
 // GCSettingsV1 is the payload of GCSettings_V1: event 2 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCSettings (14), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -274,6 +319,29 @@ func (e *GCSettingsV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSettingsV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.SegmentSize))
+	a.Uint(uint64(e.LargeObjectSegmentSize))
+	a.Bool(e.ServerGC)
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCSettingsV1 lists the columns of GCSettings_V1 (EventInfo.Columns).
+var columnsGCSettingsV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "SegmentSize",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "LargeObjectSegmentSize",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "ServerGC",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCOptimized is the payload of GCOptimized: event 3 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCOptimized (16), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCOptimized.
@@ -345,6 +413,27 @@ func (e *GCOptimized) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.GenerationNumber), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCOptimized) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.DesiredAllocation))
+	a.Uint(uint64(e.NewAllocation))
+	a.Uint(uint64(e.GenerationNumber))
+}
+
+// columnsGCOptimized lists the columns of GCOptimized (EventInfo.Columns).
+var columnsGCOptimized = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DesiredAllocation",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "NewAllocation",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GenerationNumber",
+}}
 
 // GCOptimizedV1 is the payload of GCOptimized_V1: event 3 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCOptimized (16), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
@@ -430,6 +519,31 @@ func (e *GCOptimizedV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCOptimizedV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.DesiredAllocation))
+	a.Uint(uint64(e.NewAllocation))
+	a.Uint(uint64(e.GenerationNumber))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCOptimizedV1 lists the columns of GCOptimized_V1 (EventInfo.Columns).
+var columnsGCOptimizedV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DesiredAllocation",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "NewAllocation",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GenerationNumber",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCPerHeapHistoryV1 is the payload of GCPerHeapHistory_V1: event 4 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCPerHeapHistory (17), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCPerHeapHistory_V1.
@@ -477,6 +591,17 @@ func (e *GCPerHeapHistoryV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCPerHeapHistoryV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCPerHeapHistoryV1 lists the columns of GCPerHeapHistory_V1 (EventInfo.Columns).
+var columnsGCPerHeapHistoryV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCPerHeapHistory is the payload of GCPerHeapHistory: event 4 version 2 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCPerHeapHistory (17), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -963,6 +1088,63 @@ func (e *GCPerHeapHistory) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCPerHeapHistory) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+	a.Uint(uint64(e.CondemnReasons0))
+	a.Uint(uint64(e.CondemnReasons1))
+	a.Uint(uint64(e.MemoryPressure))
+	a.Uint(uint64(e.ExpandMechanisms))
+	{
+		b, _ := e.ExpandMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.CompactMechanisms))
+	{
+		b, _ := e.CompactMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.HeapIndex))
+	a.Uint(uint64(e.ExtraGen0Commit))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCPerHeapHistory lists the columns of GCPerHeapHistory (EventInfo.Columns).
+var columnsGCPerHeapHistory = []clrimpl.Column{{
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons0",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons1",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MemoryPressure",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ExpandMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ExpandMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CompactMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CompactMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapIndex",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraGen0Commit",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "ClrInstanceID",
+}}
+
 // GCGlobalHeapHistory is the payload of GCGlobalHeapHistory: event 5 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCGlobalHeapHistory (18), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCGlobalHeap.
@@ -1070,6 +1252,52 @@ func (e *GCGlobalHeapHistory) AppendText(dst []byte) []byte {
 	dst, _ = e.GlobalMechanisms.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCGlobalHeapHistory) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.FinalYoungestDesired))
+	a.Int(int64(e.NumHeaps))
+	a.Uint(uint64(e.CondemnedGeneration))
+	a.Uint(uint64(e.Gen0ReductionCount))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.GlobalMechanisms))
+	{
+		b, _ := e.GlobalMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsGCGlobalHeapHistory lists the columns of GCGlobalHeapHistory (EventInfo.Columns).
+var columnsGCGlobalHeapHistory = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalYoungestDesired",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "NumHeaps",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnedGeneration",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Gen0ReductionCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GlobalMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "GlobalMechanisms_name",
+}}
 
 // GCGlobalHeapHistoryV1 is the payload of GCGlobalHeapHistory_V1: event 5 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCGlobalHeapHistory (18), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -1191,6 +1419,56 @@ func (e *GCGlobalHeapHistoryV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCGlobalHeapHistoryV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.FinalYoungestDesired))
+	a.Int(int64(e.NumHeaps))
+	a.Uint(uint64(e.CondemnedGeneration))
+	a.Uint(uint64(e.Gen0ReductionCount))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.GlobalMechanisms))
+	{
+		b, _ := e.GlobalMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCGlobalHeapHistoryV1 lists the columns of GCGlobalHeapHistory_V1 (EventInfo.Columns).
+var columnsGCGlobalHeapHistoryV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalYoungestDesired",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "NumHeaps",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnedGeneration",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Gen0ReductionCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GlobalMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "GlobalMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCJoin is the payload of GCJoin: event 6 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCJoin (20), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCJoin.
@@ -1262,6 +1540,25 @@ func (e *GCJoin) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.JoinType), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCJoin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Heap))
+	a.Uint(uint64(e.JoinTime))
+	a.Uint(uint64(e.JoinType))
+}
+
+// columnsGCJoin lists the columns of GCJoin (EventInfo.Columns).
+var columnsGCJoin = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Heap",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JoinTime",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JoinType",
+}}
 
 // GCJoinV1 is the payload of GCJoin_V1: event 6 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCJoin (20), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
@@ -1347,6 +1644,29 @@ func (e *GCJoinV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCJoinV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Heap))
+	a.Uint(uint64(e.JoinTime))
+	a.Uint(uint64(e.JoinType))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCJoinV1 lists the columns of GCJoin_V1 (EventInfo.Columns).
+var columnsGCJoinV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Heap",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JoinTime",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JoinType",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrvGCMarkStackRoots is the payload of PrvGCMarkStackRoots: event 7 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkStackRoots (21), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1394,6 +1714,17 @@ func (e *PrvGCMarkStackRoots) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.HeapNum), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkStackRoots) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+}
+
+// columnsPrvGCMarkStackRoots lists the columns of PrvGCMarkStackRoots (EventInfo.Columns).
+var columnsPrvGCMarkStackRoots = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}}
 
 // PrvGCMarkStackRootsV1 is the payload of PrvGCMarkStackRoots_V1: event 7 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkStackRoots (21), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -1455,6 +1786,21 @@ func (e *PrvGCMarkStackRootsV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkStackRootsV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrvGCMarkStackRootsV1 lists the columns of PrvGCMarkStackRoots_V1 (EventInfo.Columns).
+var columnsPrvGCMarkStackRootsV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrvGCMarkFinalizeQueueRoots is the payload of PrvGCMarkFinalizeQueueRoots: event 8 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkFinalizeQueueRoots (22), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1502,6 +1848,17 @@ func (e *PrvGCMarkFinalizeQueueRoots) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.HeapNum), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkFinalizeQueueRoots) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+}
+
+// columnsPrvGCMarkFinalizeQueueRoots lists the columns of PrvGCMarkFinalizeQueueRoots (EventInfo.Columns).
+var columnsPrvGCMarkFinalizeQueueRoots = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}}
 
 // PrvGCMarkFinalizeQueueRootsV1 is the payload of PrvGCMarkFinalizeQueueRoots_V1: event 8 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkFinalizeQueueRoots (22), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -1563,6 +1920,21 @@ func (e *PrvGCMarkFinalizeQueueRootsV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkFinalizeQueueRootsV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrvGCMarkFinalizeQueueRootsV1 lists the columns of PrvGCMarkFinalizeQueueRoots_V1 (EventInfo.Columns).
+var columnsPrvGCMarkFinalizeQueueRootsV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrvGCMarkHandles is the payload of PrvGCMarkHandles: event 9 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkHandles (23), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1610,6 +1982,17 @@ func (e *PrvGCMarkHandles) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.HeapNum), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkHandles) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+}
+
+// columnsPrvGCMarkHandles lists the columns of PrvGCMarkHandles (EventInfo.Columns).
+var columnsPrvGCMarkHandles = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}}
 
 // PrvGCMarkHandlesV1 is the payload of PrvGCMarkHandles_V1: event 9 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkHandles (23), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -1671,6 +2054,21 @@ func (e *PrvGCMarkHandlesV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkHandlesV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrvGCMarkHandlesV1 lists the columns of PrvGCMarkHandles_V1 (EventInfo.Columns).
+var columnsPrvGCMarkHandlesV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrvGCMarkCards is the payload of PrvGCMarkCards: event 10 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkCards (24), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1718,6 +2116,17 @@ func (e *PrvGCMarkCards) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.HeapNum), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkCards) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+}
+
+// columnsPrvGCMarkCards lists the columns of PrvGCMarkCards (EventInfo.Columns).
+var columnsPrvGCMarkCards = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}}
 
 // PrvGCMarkCardsV1 is the payload of PrvGCMarkCards_V1: event 10 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkCards (24), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -1779,6 +2188,21 @@ func (e *PrvGCMarkCardsV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvGCMarkCardsV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrvGCMarkCardsV1 lists the columns of PrvGCMarkCards_V1 (EventInfo.Columns).
+var columnsPrvGCMarkCardsV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BGCBegin is the payload of BGCBegin: event 11 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCBegin (25), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -1826,6 +2250,17 @@ func (e *BGCBegin) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCBegin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCBegin lists the columns of BGCBegin (EventInfo.Columns).
+var columnsBGCBegin = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGC1stNonConEnd is the payload of BGC1stNonConEnd: event 12 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stNonConEnd (26), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -1875,6 +2310,17 @@ func (e *BGC1stNonConEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGC1stNonConEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGC1stNonConEnd lists the columns of BGC1stNonConEnd (EventInfo.Columns).
+var columnsBGC1stNonConEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BGC1stConEnd is the payload of BGC1stConEnd: event 13 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stConEnd (27), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -1922,6 +2368,17 @@ func (e *BGC1stConEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGC1stConEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGC1stConEnd lists the columns of BGC1stConEnd (EventInfo.Columns).
+var columnsBGC1stConEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGC2ndNonConBegin is the payload of BGC2ndNonConBegin: event 14 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndNonConBegin (28), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -1971,6 +2428,17 @@ func (e *BGC2ndNonConBegin) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGC2ndNonConBegin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGC2ndNonConBegin lists the columns of BGC2ndNonConBegin (EventInfo.Columns).
+var columnsBGC2ndNonConBegin = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BGC2ndNonConEnd is the payload of BGC2ndNonConEnd: event 15 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndNonConEnd (29), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2018,6 +2486,17 @@ func (e *BGC2ndNonConEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGC2ndNonConEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGC2ndNonConEnd lists the columns of BGC2ndNonConEnd (EventInfo.Columns).
+var columnsBGC2ndNonConEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGC2ndConBegin is the payload of BGC2ndConBegin: event 16 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndConBegin (30), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2067,6 +2546,17 @@ func (e *BGC2ndConBegin) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGC2ndConBegin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGC2ndConBegin lists the columns of BGC2ndConBegin (EventInfo.Columns).
+var columnsBGC2ndConBegin = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BGC2ndConEnd is the payload of BGC2ndConEnd: event 17 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndConEnd (31), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2114,6 +2604,17 @@ func (e *BGC2ndConEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGC2ndConEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGC2ndConEnd lists the columns of BGC2ndConEnd (EventInfo.Columns).
+var columnsBGC2ndConEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGCPlanEnd is the payload of BGCPlanEnd: event 18 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCPlanEnd (32), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2163,6 +2664,17 @@ func (e *BGCPlanEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCPlanEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCPlanEnd lists the columns of BGCPlanEnd (EventInfo.Columns).
+var columnsBGCPlanEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BGCSweepEnd is the payload of BGCSweepEnd: event 19 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCSweepEnd (33), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2210,6 +2722,17 @@ func (e *BGCSweepEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCSweepEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCSweepEnd lists the columns of BGCSweepEnd (EventInfo.Columns).
+var columnsBGCSweepEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGCDrainMark is the payload of BGCDrainMark: event 20 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCDrainMark (34), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2270,6 +2793,21 @@ func (e *BGCDrainMark) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCDrainMark) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Objects))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCDrainMark lists the columns of BGCDrainMark (EventInfo.Columns).
+var columnsBGCDrainMark = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Objects",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGCRevisit is the payload of BGCRevisit: event 21 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCRevisit (35), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2354,6 +2892,29 @@ func (e *BGCRevisit) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCRevisit) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Pages))
+	a.Uint(uint64(e.Objects))
+	a.Uint(uint64(e.IsLarge))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCRevisit lists the columns of BGCRevisit (EventInfo.Columns).
+var columnsBGCRevisit = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Pages",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Objects",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IsLarge",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGCOverflow is the payload of BGCOverflow: event 22 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCOverflow (36), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2450,6 +3011,33 @@ func (e *BGCOverflow) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCOverflow) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Min))
+	a.Uint(uint64(e.Max))
+	a.Uint(uint64(e.Objects))
+	a.Uint(uint64(e.IsLarge))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCOverflow lists the columns of BGCOverflow (EventInfo.Columns).
+var columnsBGCOverflow = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Min",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Max",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Objects",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IsLarge",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGCOverflowV1 is the payload of BGCOverflow_V1: event 22 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCOverflow (36), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2559,6 +3147,37 @@ func (e *BGCOverflowV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCOverflowV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Min))
+	a.Uint(uint64(e.Max))
+	a.Uint(uint64(e.Objects))
+	a.Uint(uint64(e.IsLarge))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.GenNumber))
+}
+
+// columnsBGCOverflowV1 lists the columns of BGCOverflow_V1 (EventInfo.Columns).
+var columnsBGCOverflowV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "Min",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Max",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Objects",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IsLarge",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GenNumber",
+}}
+
 // BGCAllocWaitBegin is the payload of BGCAllocWaitBegin: event 23 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCAllocWaitBegin (37), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCAllocWait.
@@ -2618,6 +3237,21 @@ func (e *BGCAllocWaitBegin) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCAllocWaitBegin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Reason))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCAllocWaitBegin lists the columns of BGCAllocWaitBegin (EventInfo.Columns).
+var columnsBGCAllocWaitBegin = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // BGCAllocWaitEnd is the payload of BGCAllocWaitEnd: event 24 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCAllocWaitEnd (38), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2679,6 +3313,21 @@ func (e *BGCAllocWaitEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGCAllocWaitEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Reason))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGCAllocWaitEnd lists the columns of BGCAllocWaitEnd (EventInfo.Columns).
+var columnsBGCAllocWaitEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCFullNotify is the payload of GCFullNotify: event 25 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCFullNotify (19), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCFullNotify.
@@ -2738,6 +3387,21 @@ func (e *GCFullNotify) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.IsAlloc), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFullNotify) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.GenNumber))
+	a.Uint(uint64(e.IsAlloc))
+}
+
+// columnsGCFullNotify lists the columns of GCFullNotify (EventInfo.Columns).
+var columnsGCFullNotify = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "GenNumber",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IsAlloc",
+}}
 
 // GCFullNotifyV1 is the payload of GCFullNotify_V1: event 25 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCFullNotify (19), level win:Informational (4), keywords GCPrivateKeyword (0x1).
@@ -2811,6 +3475,25 @@ func (e *GCFullNotifyV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFullNotifyV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.GenNumber))
+	a.Uint(uint64(e.IsAlloc))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCFullNotifyV1 lists the columns of GCFullNotify_V1 (EventInfo.Columns).
+var columnsGCFullNotifyV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "GenNumber",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "IsAlloc",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // BGC1stSweepEnd is the payload of BGC1stSweepEnd: event 26 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stSweepEnd (45), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGC1stSweepEnd.
@@ -2870,6 +3553,21 @@ func (e *BGC1stSweepEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BGC1stSweepEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.GenNumber))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsBGC1stSweepEnd lists the columns of BGC1stSweepEnd (EventInfo.Columns).
+var columnsBGC1stSweepEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "GenNumber",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // PrvFinalizeObject is the payload of PrvFinalizeObject: event 192 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvFinalizeObject (39), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
@@ -2985,6 +3683,31 @@ func (e *PrvFinalizeObject) AppendText(dst []byte) []byte {
 	dst = e.TypeName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvFinalizeObject) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.TypeID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+}
+
+// columnsPrvFinalizeObject lists the columns of PrvFinalizeObject (EventInfo.Columns).
+var columnsPrvFinalizeObject = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}}
 
 // CCWRefCountChangeAnsi is the payload of CCWRefCountChangeAnsi: event 193 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode CCWRefCountChange (40), level win:Verbose (5), keywords InteropPrivateKeyword (0x2000).
@@ -3177,6 +3900,53 @@ func (e *CCWRefCountChangeAnsi) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CCWRefCountChangeAnsi) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.COMInterfacePointer))
+	a.Uint(uint64(e.NewRefCount))
+	a.Uint(uint64(e.AppDomainID))
+	a.Bytes(e.ClassName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.NameSpace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Operation.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsCCWRefCountChangeAnsi lists the columns of CCWRefCountChangeAnsi (EventInfo.Columns).
+var columnsCCWRefCountChangeAnsi = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "COMInterfacePointer",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewRefCount",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ClassName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NameSpace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Operation",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrvSetGCHandle is the payload of PrvSetGCHandle: event 194 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode SetGCHandle (42), level win:Verbose (5), keywords GCHandlePrivateKeyword (0x4000).
 // Template PrvSetGCHandle. Its layout depends on the pointer size.
@@ -3325,6 +4095,47 @@ func (e *PrvSetGCHandle) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvSetGCHandle) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.Kind))
+	{
+		b, _ := e.Kind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Generation))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrvSetGCHandle lists the columns of PrvSetGCHandle (EventInfo.Columns).
+var columnsPrvSetGCHandle = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Kind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Kind_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Generation",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrvDestroyGCHandle is the payload of PrvDestroyGCHandle: event 195 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode DestroyGCHandle (43), level win:Verbose (5), keywords GCHandlePrivateKeyword (0x4000).
 // Template PrvDestroyGCHandle. Its layout depends on the pointer size.
@@ -3404,6 +4215,22 @@ func (e *PrvDestroyGCHandle) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrvDestroyGCHandle) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrvDestroyGCHandle lists the columns of PrvDestroyGCHandle (EventInfo.Columns).
+var columnsPrvDestroyGCHandle = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // PinPlugAtGCTime is the payload of PinPlugAtGCTime: event 199 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PinPlugAtGCTime (44), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
@@ -3518,6 +4345,32 @@ func (e *PinPlugAtGCTime) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PinPlugAtGCTime) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.PlugStart))
+	a.Uint(uint64(e.PlugEnd))
+	a.Uint(uint64(e.GapBeforeSize))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPinPlugAtGCTime lists the columns of PinPlugAtGCTime (EventInfo.Columns).
+var columnsPinPlugAtGCTime = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "PlugStart",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "PlugEnd",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GapBeforeSize",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // CCWRefCountChange is the payload of CCWRefCountChange: event 200 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode CCWRefCountChange (40), level win:Verbose (5), keywords InteropPrivateKeyword (0x2000).
@@ -3709,3 +4562,50 @@ func (e *CCWRefCountChange) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CCWRefCountChange) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.COMInterfacePointer))
+	a.Uint(uint64(e.NewRefCount))
+	a.Uint(uint64(e.AppDomainID))
+	a.Bytes(e.ClassName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.NameSpace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Operation.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsCCWRefCountChange lists the columns of CCWRefCountChange (EventInfo.Columns).
+var columnsCCWRefCountChange = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "COMInterfacePointer",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewRefCount",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ClassName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NameSpace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Operation",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

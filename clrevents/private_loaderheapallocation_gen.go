@@ -156,3 +156,37 @@ func (e *AllocRequest) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AllocRequest) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.LoaderHeapPtr))
+	a.Uint(uint64(e.MemoryAddress))
+	a.Uint(uint64(e.RequestSize))
+	a.Uint(uint64(e.Unused1))
+	a.Uint(uint64(e.Unused2))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAllocRequest lists the columns of AllocRequest (EventInfo.Columns).
+var columnsAllocRequest = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "LoaderHeapPtr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MemoryAddress",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RequestSize",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Unused1",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Unused2",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -40,6 +40,12 @@ func (e *EEStartupStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEStartupStart) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsEEStartupStart lists the columns of EEStartupStart (EventInfo.Columns).
+var columnsEEStartupStart = []clrimpl.Column{}
+
 // EEStartupStartV1 is the payload of EEStartupStart_V1: event 80 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupStart (128), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -88,6 +94,17 @@ func (e *EEStartupStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEStartupStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEEStartupStartV1 lists the columns of EEStartupStart_V1 (EventInfo.Columns).
+var columnsEEStartupStartV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // EEStartupEnd is the payload of EEStartupEnd: event 81 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupEnd (129), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -118,6 +135,12 @@ func (e *EEStartupEnd) AppendJSON(dst []byte) []byte {
 func (e *EEStartupEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEStartupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsEEStartupEnd lists the columns of EEStartupEnd (EventInfo.Columns).
+var columnsEEStartupEnd = []clrimpl.Column{}
 
 // EEStartupEndV1 is the payload of EEStartupEnd_V1: event 81 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupEnd (129), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -167,6 +190,17 @@ func (e *EEStartupEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEStartupEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEEStartupEndV1 lists the columns of EEStartupEnd_V1 (EventInfo.Columns).
+var columnsEEStartupEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // EEConfigSetup is the payload of EEConfigSetup: event 82 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetup (130), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -197,6 +231,12 @@ func (e *EEConfigSetup) AppendJSON(dst []byte) []byte {
 func (e *EEConfigSetup) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSetup) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsEEConfigSetup lists the columns of EEConfigSetup (EventInfo.Columns).
+var columnsEEConfigSetup = []clrimpl.Column{}
 
 // EEConfigSetupV1 is the payload of EEConfigSetup_V1: event 82 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetup (130), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -246,6 +286,17 @@ func (e *EEConfigSetupV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSetupV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEEConfigSetupV1 lists the columns of EEConfigSetup_V1 (EventInfo.Columns).
+var columnsEEConfigSetupV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // EEConfigSetupEnd is the payload of EEConfigSetupEnd: event 83 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetupEnd (131), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -276,6 +327,12 @@ func (e *EEConfigSetupEnd) AppendJSON(dst []byte) []byte {
 func (e *EEConfigSetupEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSetupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsEEConfigSetupEnd lists the columns of EEConfigSetupEnd (EventInfo.Columns).
+var columnsEEConfigSetupEnd = []clrimpl.Column{}
 
 // EEConfigSetupEndV1 is the payload of EEConfigSetupEnd_V1: event 83 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetupEnd (131), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -325,6 +382,17 @@ func (e *EEConfigSetupEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSetupEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEEConfigSetupEndV1 lists the columns of EEConfigSetupEnd_V1 (EventInfo.Columns).
+var columnsEEConfigSetupEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LdSysBases is the payload of LdSysBases: event 84 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBases (132), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -355,6 +423,12 @@ func (e *LdSysBases) AppendJSON(dst []byte) []byte {
 func (e *LdSysBases) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdSysBases) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsLdSysBases lists the columns of LdSysBases (EventInfo.Columns).
+var columnsLdSysBases = []clrimpl.Column{}
 
 // LdSysBasesV1 is the payload of LdSysBases_V1: event 84 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBases (132), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -404,6 +478,17 @@ func (e *LdSysBasesV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdSysBasesV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLdSysBasesV1 lists the columns of LdSysBases_V1 (EventInfo.Columns).
+var columnsLdSysBasesV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LdSysBasesEnd is the payload of LdSysBasesEnd: event 85 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBasesEnd (133), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -434,6 +519,12 @@ func (e *LdSysBasesEnd) AppendJSON(dst []byte) []byte {
 func (e *LdSysBasesEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdSysBasesEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsLdSysBasesEnd lists the columns of LdSysBasesEnd (EventInfo.Columns).
+var columnsLdSysBasesEnd = []clrimpl.Column{}
 
 // LdSysBasesEndV1 is the payload of LdSysBasesEnd_V1: event 85 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBasesEnd (133), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -483,6 +574,17 @@ func (e *LdSysBasesEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdSysBasesEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLdSysBasesEndV1 lists the columns of LdSysBasesEnd_V1 (EventInfo.Columns).
+var columnsLdSysBasesEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExecExe is the payload of ExecExe: event 86 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExe (134), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -513,6 +615,12 @@ func (e *ExecExe) AppendJSON(dst []byte) []byte {
 func (e *ExecExe) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExecExe) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExecExe lists the columns of ExecExe (EventInfo.Columns).
+var columnsExecExe = []clrimpl.Column{}
 
 // ExecExeV1 is the payload of ExecExe_V1: event 86 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExe (134), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -562,6 +670,17 @@ func (e *ExecExeV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExecExeV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExecExeV1 lists the columns of ExecExe_V1 (EventInfo.Columns).
+var columnsExecExeV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExecExeEnd is the payload of ExecExeEnd: event 87 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExeEnd (135), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -592,6 +711,12 @@ func (e *ExecExeEnd) AppendJSON(dst []byte) []byte {
 func (e *ExecExeEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExecExeEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExecExeEnd lists the columns of ExecExeEnd (EventInfo.Columns).
+var columnsExecExeEnd = []clrimpl.Column{}
 
 // ExecExeEndV1 is the payload of ExecExeEnd_V1: event 87 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExeEnd (135), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -641,6 +766,17 @@ func (e *ExecExeEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExecExeEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExecExeEndV1 lists the columns of ExecExeEnd_V1 (EventInfo.Columns).
+var columnsExecExeEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // Main is the payload of Main: event 88 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Main (136), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -671,6 +807,12 @@ func (e *Main) AppendJSON(dst []byte) []byte {
 func (e *Main) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *Main) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsMain lists the columns of Main (EventInfo.Columns).
+var columnsMain = []clrimpl.Column{}
 
 // MainV1 is the payload of Main_V1: event 88 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Main (136), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -720,6 +862,17 @@ func (e *MainV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MainV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMainV1 lists the columns of Main_V1 (EventInfo.Columns).
+var columnsMainV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // MainEnd is the payload of MainEnd: event 89 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode MainEnd (137), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -750,6 +903,12 @@ func (e *MainEnd) AppendJSON(dst []byte) []byte {
 func (e *MainEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsMainEnd lists the columns of MainEnd (EventInfo.Columns).
+var columnsMainEnd = []clrimpl.Column{}
 
 // MainEndV1 is the payload of MainEnd_V1: event 89 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode MainEnd (137), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -799,6 +958,17 @@ func (e *MainEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MainEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMainEndV1 lists the columns of MainEnd_V1 (EventInfo.Columns).
+var columnsMainEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ApplyPolicyStart is the payload of ApplyPolicyStart: event 90 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyStart (10), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -829,6 +999,12 @@ func (e *ApplyPolicyStart) AppendJSON(dst []byte) []byte {
 func (e *ApplyPolicyStart) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ApplyPolicyStart) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsApplyPolicyStart lists the columns of ApplyPolicyStart (EventInfo.Columns).
+var columnsApplyPolicyStart = []clrimpl.Column{}
 
 // ApplyPolicyStartV1 is the payload of ApplyPolicyStart_V1: event 90 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyStart (10), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -878,6 +1054,17 @@ func (e *ApplyPolicyStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ApplyPolicyStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsApplyPolicyStartV1 lists the columns of ApplyPolicyStart_V1 (EventInfo.Columns).
+var columnsApplyPolicyStartV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ApplyPolicyEnd is the payload of ApplyPolicyEnd: event 91 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyEnd (11), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -908,6 +1095,12 @@ func (e *ApplyPolicyEnd) AppendJSON(dst []byte) []byte {
 func (e *ApplyPolicyEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ApplyPolicyEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsApplyPolicyEnd lists the columns of ApplyPolicyEnd (EventInfo.Columns).
+var columnsApplyPolicyEnd = []clrimpl.Column{}
 
 // ApplyPolicyEndV1 is the payload of ApplyPolicyEnd_V1: event 91 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyEnd (11), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -957,6 +1150,17 @@ func (e *ApplyPolicyEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ApplyPolicyEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsApplyPolicyEndV1 lists the columns of ApplyPolicyEnd_V1 (EventInfo.Columns).
+var columnsApplyPolicyEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LdLibShFolder is the payload of LdLibShFolder: event 92 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolder (12), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -987,6 +1191,12 @@ func (e *LdLibShFolder) AppendJSON(dst []byte) []byte {
 func (e *LdLibShFolder) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdLibShFolder) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsLdLibShFolder lists the columns of LdLibShFolder (EventInfo.Columns).
+var columnsLdLibShFolder = []clrimpl.Column{}
 
 // LdLibShFolderV1 is the payload of LdLibShFolder_V1: event 92 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolder (12), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1036,6 +1246,17 @@ func (e *LdLibShFolderV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdLibShFolderV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLdLibShFolderV1 lists the columns of LdLibShFolder_V1 (EventInfo.Columns).
+var columnsLdLibShFolderV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LdLibShFolderEnd is the payload of LdLibShFolderEnd: event 93 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolderEnd (13), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1066,6 +1287,12 @@ func (e *LdLibShFolderEnd) AppendJSON(dst []byte) []byte {
 func (e *LdLibShFolderEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdLibShFolderEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsLdLibShFolderEnd lists the columns of LdLibShFolderEnd (EventInfo.Columns).
+var columnsLdLibShFolderEnd = []clrimpl.Column{}
 
 // LdLibShFolderEndV1 is the payload of LdLibShFolderEnd_V1: event 93 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolderEnd (13), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1115,6 +1342,17 @@ func (e *LdLibShFolderEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LdLibShFolderEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLdLibShFolderEndV1 lists the columns of LdLibShFolderEnd_V1 (EventInfo.Columns).
+var columnsLdLibShFolderEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrestubWorker is the payload of PrestubWorker: event 94 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorker (14), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1145,6 +1383,12 @@ func (e *PrestubWorker) AppendJSON(dst []byte) []byte {
 func (e *PrestubWorker) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrestubWorker) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsPrestubWorker lists the columns of PrestubWorker (EventInfo.Columns).
+var columnsPrestubWorker = []clrimpl.Column{}
 
 // PrestubWorkerV1 is the payload of PrestubWorker_V1: event 94 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorker (14), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1194,6 +1438,17 @@ func (e *PrestubWorkerV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrestubWorkerV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrestubWorkerV1 lists the columns of PrestubWorker_V1 (EventInfo.Columns).
+var columnsPrestubWorkerV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PrestubWorkerEnd is the payload of PrestubWorkerEnd: event 95 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorkerEnd (15), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1224,6 +1479,12 @@ func (e *PrestubWorkerEnd) AppendJSON(dst []byte) []byte {
 func (e *PrestubWorkerEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrestubWorkerEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsPrestubWorkerEnd lists the columns of PrestubWorkerEnd (EventInfo.Columns).
+var columnsPrestubWorkerEnd = []clrimpl.Column{}
 
 // PrestubWorkerEndV1 is the payload of PrestubWorkerEnd_V1: event 95 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorkerEnd (15), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1273,6 +1534,17 @@ func (e *PrestubWorkerEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PrestubWorkerEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPrestubWorkerEndV1 lists the columns of PrestubWorkerEnd_V1 (EventInfo.Columns).
+var columnsPrestubWorkerEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GetInstallationStart is the payload of GetInstallationStart: event 96 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationStart (16), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1303,6 +1575,12 @@ func (e *GetInstallationStart) AppendJSON(dst []byte) []byte {
 func (e *GetInstallationStart) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GetInstallationStart) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGetInstallationStart lists the columns of GetInstallationStart (EventInfo.Columns).
+var columnsGetInstallationStart = []clrimpl.Column{}
 
 // GetInstallationStartV1 is the payload of GetInstallationStart_V1: event 96 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationStart (16), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1352,6 +1630,17 @@ func (e *GetInstallationStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GetInstallationStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGetInstallationStartV1 lists the columns of GetInstallationStart_V1 (EventInfo.Columns).
+var columnsGetInstallationStartV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GetInstallationEnd is the payload of GetInstallationEnd: event 97 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationEnd (17), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1382,6 +1671,12 @@ func (e *GetInstallationEnd) AppendJSON(dst []byte) []byte {
 func (e *GetInstallationEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GetInstallationEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGetInstallationEnd lists the columns of GetInstallationEnd (EventInfo.Columns).
+var columnsGetInstallationEnd = []clrimpl.Column{}
 
 // GetInstallationEndV1 is the payload of GetInstallationEnd_V1: event 97 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationEnd (17), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1431,6 +1726,17 @@ func (e *GetInstallationEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GetInstallationEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGetInstallationEndV1 lists the columns of GetInstallationEnd_V1 (EventInfo.Columns).
+var columnsGetInstallationEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // OpenHModule is the payload of OpenHModule: event 98 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModule (18), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1461,6 +1767,12 @@ func (e *OpenHModule) AppendJSON(dst []byte) []byte {
 func (e *OpenHModule) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *OpenHModule) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsOpenHModule lists the columns of OpenHModule (EventInfo.Columns).
+var columnsOpenHModule = []clrimpl.Column{}
 
 // OpenHModuleV1 is the payload of OpenHModule_V1: event 98 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModule (18), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1510,6 +1822,17 @@ func (e *OpenHModuleV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *OpenHModuleV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsOpenHModuleV1 lists the columns of OpenHModule_V1 (EventInfo.Columns).
+var columnsOpenHModuleV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // OpenHModuleEnd is the payload of OpenHModuleEnd: event 99 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModuleEnd (19), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1540,6 +1863,12 @@ func (e *OpenHModuleEnd) AppendJSON(dst []byte) []byte {
 func (e *OpenHModuleEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *OpenHModuleEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsOpenHModuleEnd lists the columns of OpenHModuleEnd (EventInfo.Columns).
+var columnsOpenHModuleEnd = []clrimpl.Column{}
 
 // OpenHModuleEndV1 is the payload of OpenHModuleEnd_V1: event 99 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModuleEnd (19), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1589,6 +1918,17 @@ func (e *OpenHModuleEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *OpenHModuleEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsOpenHModuleEndV1 lists the columns of OpenHModuleEnd_V1 (EventInfo.Columns).
+var columnsOpenHModuleEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExplicitBindStart is the payload of ExplicitBindStart: event 100 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindStart (20), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1619,6 +1959,12 @@ func (e *ExplicitBindStart) AppendJSON(dst []byte) []byte {
 func (e *ExplicitBindStart) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExplicitBindStart) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExplicitBindStart lists the columns of ExplicitBindStart (EventInfo.Columns).
+var columnsExplicitBindStart = []clrimpl.Column{}
 
 // ExplicitBindStartV1 is the payload of ExplicitBindStart_V1: event 100 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindStart (20), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1668,6 +2014,17 @@ func (e *ExplicitBindStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExplicitBindStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExplicitBindStartV1 lists the columns of ExplicitBindStart_V1 (EventInfo.Columns).
+var columnsExplicitBindStartV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExplicitBindEnd is the payload of ExplicitBindEnd: event 101 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindEnd (21), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1698,6 +2055,12 @@ func (e *ExplicitBindEnd) AppendJSON(dst []byte) []byte {
 func (e *ExplicitBindEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExplicitBindEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExplicitBindEnd lists the columns of ExplicitBindEnd (EventInfo.Columns).
+var columnsExplicitBindEnd = []clrimpl.Column{}
 
 // ExplicitBindEndV1 is the payload of ExplicitBindEnd_V1: event 101 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindEnd (21), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1747,6 +2110,17 @@ func (e *ExplicitBindEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExplicitBindEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExplicitBindEndV1 lists the columns of ExplicitBindEnd_V1 (EventInfo.Columns).
+var columnsExplicitBindEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ParseXml is the payload of ParseXml: event 102 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXml (22), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1777,6 +2151,12 @@ func (e *ParseXml) AppendJSON(dst []byte) []byte {
 func (e *ParseXml) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ParseXml) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsParseXml lists the columns of ParseXml (EventInfo.Columns).
+var columnsParseXml = []clrimpl.Column{}
 
 // ParseXmlV1 is the payload of ParseXml_V1: event 102 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXml (22), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1826,6 +2206,17 @@ func (e *ParseXmlV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ParseXmlV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsParseXmlV1 lists the columns of ParseXml_V1 (EventInfo.Columns).
+var columnsParseXmlV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ParseXmlEnd is the payload of ParseXmlEnd: event 103 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXmlEnd (23), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1856,6 +2247,12 @@ func (e *ParseXmlEnd) AppendJSON(dst []byte) []byte {
 func (e *ParseXmlEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ParseXmlEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsParseXmlEnd lists the columns of ParseXmlEnd (EventInfo.Columns).
+var columnsParseXmlEnd = []clrimpl.Column{}
 
 // ParseXmlEndV1 is the payload of ParseXmlEnd_V1: event 103 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXmlEnd (23), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1905,6 +2302,17 @@ func (e *ParseXmlEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ParseXmlEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsParseXmlEndV1 lists the columns of ParseXmlEnd_V1 (EventInfo.Columns).
+var columnsParseXmlEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // InitDefaultDomain is the payload of InitDefaultDomain: event 104 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomain (24), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1935,6 +2343,12 @@ func (e *InitDefaultDomain) AppendJSON(dst []byte) []byte {
 func (e *InitDefaultDomain) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitDefaultDomain) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsInitDefaultDomain lists the columns of InitDefaultDomain (EventInfo.Columns).
+var columnsInitDefaultDomain = []clrimpl.Column{}
 
 // InitDefaultDomainV1 is the payload of InitDefaultDomain_V1: event 104 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomain (24), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -1984,6 +2398,17 @@ func (e *InitDefaultDomainV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitDefaultDomainV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsInitDefaultDomainV1 lists the columns of InitDefaultDomain_V1 (EventInfo.Columns).
+var columnsInitDefaultDomainV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // InitDefaultDomainEnd is the payload of InitDefaultDomainEnd: event 105 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomainEnd (25), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2014,6 +2439,12 @@ func (e *InitDefaultDomainEnd) AppendJSON(dst []byte) []byte {
 func (e *InitDefaultDomainEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitDefaultDomainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsInitDefaultDomainEnd lists the columns of InitDefaultDomainEnd (EventInfo.Columns).
+var columnsInitDefaultDomainEnd = []clrimpl.Column{}
 
 // InitDefaultDomainEndV1 is the payload of InitDefaultDomainEnd_V1: event 105 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomainEnd (25), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2063,6 +2494,17 @@ func (e *InitDefaultDomainEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitDefaultDomainEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsInitDefaultDomainEndV1 lists the columns of InitDefaultDomainEnd_V1 (EventInfo.Columns).
+var columnsInitDefaultDomainEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // InitSecurity is the payload of InitSecurity: event 106 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurity (26), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2093,6 +2535,12 @@ func (e *InitSecurity) AppendJSON(dst []byte) []byte {
 func (e *InitSecurity) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitSecurity) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsInitSecurity lists the columns of InitSecurity (EventInfo.Columns).
+var columnsInitSecurity = []clrimpl.Column{}
 
 // InitSecurityV1 is the payload of InitSecurity_V1: event 106 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurity (26), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2142,6 +2590,17 @@ func (e *InitSecurityV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitSecurityV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsInitSecurityV1 lists the columns of InitSecurity_V1 (EventInfo.Columns).
+var columnsInitSecurityV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // InitSecurityEnd is the payload of InitSecurityEnd: event 107 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurityEnd (27), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2172,6 +2631,12 @@ func (e *InitSecurityEnd) AppendJSON(dst []byte) []byte {
 func (e *InitSecurityEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitSecurityEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsInitSecurityEnd lists the columns of InitSecurityEnd (EventInfo.Columns).
+var columnsInitSecurityEnd = []clrimpl.Column{}
 
 // InitSecurityEndV1 is the payload of InitSecurityEnd_V1: event 107 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurityEnd (27), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2221,6 +2686,17 @@ func (e *InitSecurityEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *InitSecurityEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsInitSecurityEndV1 lists the columns of InitSecurityEnd_V1 (EventInfo.Columns).
+var columnsInitSecurityEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AllowBindingRedirs is the payload of AllowBindingRedirs: event 108 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirs (28), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2251,6 +2727,12 @@ func (e *AllowBindingRedirs) AppendJSON(dst []byte) []byte {
 func (e *AllowBindingRedirs) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AllowBindingRedirs) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsAllowBindingRedirs lists the columns of AllowBindingRedirs (EventInfo.Columns).
+var columnsAllowBindingRedirs = []clrimpl.Column{}
 
 // AllowBindingRedirsV1 is the payload of AllowBindingRedirs_V1: event 108 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirs (28), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2300,6 +2782,17 @@ func (e *AllowBindingRedirsV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AllowBindingRedirsV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAllowBindingRedirsV1 lists the columns of AllowBindingRedirs_V1 (EventInfo.Columns).
+var columnsAllowBindingRedirsV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AllowBindingRedirsEnd is the payload of AllowBindingRedirsEnd: event 109 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirsEnd (29), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2330,6 +2823,12 @@ func (e *AllowBindingRedirsEnd) AppendJSON(dst []byte) []byte {
 func (e *AllowBindingRedirsEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AllowBindingRedirsEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsAllowBindingRedirsEnd lists the columns of AllowBindingRedirsEnd (EventInfo.Columns).
+var columnsAllowBindingRedirsEnd = []clrimpl.Column{}
 
 // AllowBindingRedirsEndV1 is the payload of AllowBindingRedirsEnd_V1: event 109 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirsEnd (29), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2379,6 +2878,17 @@ func (e *AllowBindingRedirsEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AllowBindingRedirsEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAllowBindingRedirsEndV1 lists the columns of AllowBindingRedirsEnd_V1 (EventInfo.Columns).
+var columnsAllowBindingRedirsEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // EEConfigSync is the payload of EEConfigSync: event 110 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSync (30), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2409,6 +2919,12 @@ func (e *EEConfigSync) AppendJSON(dst []byte) []byte {
 func (e *EEConfigSync) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSync) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsEEConfigSync lists the columns of EEConfigSync (EventInfo.Columns).
+var columnsEEConfigSync = []clrimpl.Column{}
 
 // EEConfigSyncV1 is the payload of EEConfigSync_V1: event 110 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSync (30), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2458,6 +2974,17 @@ func (e *EEConfigSyncV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSyncV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEEConfigSyncV1 lists the columns of EEConfigSync_V1 (EventInfo.Columns).
+var columnsEEConfigSyncV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // EEConfigSyncEnd is the payload of EEConfigSyncEnd: event 111 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSyncEnd (31), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2488,6 +3015,12 @@ func (e *EEConfigSyncEnd) AppendJSON(dst []byte) []byte {
 func (e *EEConfigSyncEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSyncEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsEEConfigSyncEnd lists the columns of EEConfigSyncEnd (EventInfo.Columns).
+var columnsEEConfigSyncEnd = []clrimpl.Column{}
 
 // EEConfigSyncEndV1 is the payload of EEConfigSyncEnd_V1: event 111 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSyncEnd (31), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2537,6 +3070,17 @@ func (e *EEConfigSyncEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EEConfigSyncEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsEEConfigSyncEndV1 lists the columns of EEConfigSyncEnd_V1 (EventInfo.Columns).
+var columnsEEConfigSyncEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FusionBinding is the payload of FusionBinding: event 112 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBinding (32), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2567,6 +3111,12 @@ func (e *FusionBinding) AppendJSON(dst []byte) []byte {
 func (e *FusionBinding) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionBinding) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusionBinding lists the columns of FusionBinding (EventInfo.Columns).
+var columnsFusionBinding = []clrimpl.Column{}
 
 // FusionBindingV1 is the payload of FusionBinding_V1: event 112 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBinding (32), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2616,6 +3166,17 @@ func (e *FusionBindingV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionBindingV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusionBindingV1 lists the columns of FusionBinding_V1 (EventInfo.Columns).
+var columnsFusionBindingV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FusionBindingEnd is the payload of FusionBindingEnd: event 113 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBindingEnd (33), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2646,6 +3207,12 @@ func (e *FusionBindingEnd) AppendJSON(dst []byte) []byte {
 func (e *FusionBindingEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionBindingEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusionBindingEnd lists the columns of FusionBindingEnd (EventInfo.Columns).
+var columnsFusionBindingEnd = []clrimpl.Column{}
 
 // FusionBindingEndV1 is the payload of FusionBindingEnd_V1: event 113 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBindingEnd (33), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2695,6 +3262,17 @@ func (e *FusionBindingEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionBindingEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusionBindingEndV1 lists the columns of FusionBindingEnd_V1 (EventInfo.Columns).
+var columnsFusionBindingEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LoaderCatchCall is the payload of LoaderCatchCall: event 114 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCall (34), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2725,6 +3303,12 @@ func (e *LoaderCatchCall) AppendJSON(dst []byte) []byte {
 func (e *LoaderCatchCall) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsLoaderCatchCall lists the columns of LoaderCatchCall (EventInfo.Columns).
+var columnsLoaderCatchCall = []clrimpl.Column{}
 
 // LoaderCatchCallV1 is the payload of LoaderCatchCall_V1: event 114 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCall (34), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2774,6 +3358,17 @@ func (e *LoaderCatchCallV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderCatchCallV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderCatchCallV1 lists the columns of LoaderCatchCall_V1 (EventInfo.Columns).
+var columnsLoaderCatchCallV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // LoaderCatchCallEnd is the payload of LoaderCatchCallEnd: event 115 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCallEnd (35), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2804,6 +3399,12 @@ func (e *LoaderCatchCallEnd) AppendJSON(dst []byte) []byte {
 func (e *LoaderCatchCallEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsLoaderCatchCallEnd lists the columns of LoaderCatchCallEnd (EventInfo.Columns).
+var columnsLoaderCatchCallEnd = []clrimpl.Column{}
 
 // LoaderCatchCallEndV1 is the payload of LoaderCatchCallEnd_V1: event 115 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCallEnd (35), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2853,6 +3454,17 @@ func (e *LoaderCatchCallEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *LoaderCatchCallEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsLoaderCatchCallEndV1 lists the columns of LoaderCatchCallEnd_V1 (EventInfo.Columns).
+var columnsLoaderCatchCallEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FusionInit is the payload of FusionInit: event 116 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInit (36), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2883,6 +3495,12 @@ func (e *FusionInit) AppendJSON(dst []byte) []byte {
 func (e *FusionInit) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionInit) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusionInit lists the columns of FusionInit (EventInfo.Columns).
+var columnsFusionInit = []clrimpl.Column{}
 
 // FusionInitV1 is the payload of FusionInit_V1: event 116 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInit (36), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -2932,6 +3550,17 @@ func (e *FusionInitV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionInitV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusionInitV1 lists the columns of FusionInit_V1 (EventInfo.Columns).
+var columnsFusionInitV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FusionInitEnd is the payload of FusionInitEnd: event 117 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInitEnd (37), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2962,6 +3591,12 @@ func (e *FusionInitEnd) AppendJSON(dst []byte) []byte {
 func (e *FusionInitEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionInitEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusionInitEnd lists the columns of FusionInitEnd (EventInfo.Columns).
+var columnsFusionInitEnd = []clrimpl.Column{}
 
 // FusionInitEndV1 is the payload of FusionInitEnd_V1: event 117 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInitEnd (37), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -3011,6 +3646,17 @@ func (e *FusionInitEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionInitEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusionInitEndV1 lists the columns of FusionInitEnd_V1 (EventInfo.Columns).
+var columnsFusionInitEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FusionAppCtx is the payload of FusionAppCtx: event 118 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtx (38), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3041,6 +3687,12 @@ func (e *FusionAppCtx) AppendJSON(dst []byte) []byte {
 func (e *FusionAppCtx) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionAppCtx) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusionAppCtx lists the columns of FusionAppCtx (EventInfo.Columns).
+var columnsFusionAppCtx = []clrimpl.Column{}
 
 // FusionAppCtxV1 is the payload of FusionAppCtx_V1: event 118 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtx (38), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -3090,6 +3742,17 @@ func (e *FusionAppCtxV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionAppCtxV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusionAppCtxV1 lists the columns of FusionAppCtx_V1 (EventInfo.Columns).
+var columnsFusionAppCtxV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FusionAppCtxEnd is the payload of FusionAppCtxEnd: event 119 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtxEnd (39), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3120,6 +3783,12 @@ func (e *FusionAppCtxEnd) AppendJSON(dst []byte) []byte {
 func (e *FusionAppCtxEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionAppCtxEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusionAppCtxEnd lists the columns of FusionAppCtxEnd (EventInfo.Columns).
+var columnsFusionAppCtxEnd = []clrimpl.Column{}
 
 // FusionAppCtxEndV1 is the payload of FusionAppCtxEnd_V1: event 119 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtxEnd (39), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -3169,6 +3838,17 @@ func (e *FusionAppCtxEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FusionAppCtxEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusionAppCtxEndV1 lists the columns of FusionAppCtxEnd_V1 (EventInfo.Columns).
+var columnsFusionAppCtxEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // Fusion2EE is the payload of Fusion2EE: event 120 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EE (40), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3199,6 +3879,12 @@ func (e *Fusion2EE) AppendJSON(dst []byte) []byte {
 func (e *Fusion2EE) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *Fusion2EE) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusion2EE lists the columns of Fusion2EE (EventInfo.Columns).
+var columnsFusion2EE = []clrimpl.Column{}
 
 // Fusion2EEV1 is the payload of Fusion2EE_V1: event 120 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EE (40), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -3248,6 +3934,17 @@ func (e *Fusion2EEV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *Fusion2EEV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusion2EEV1 lists the columns of Fusion2EE_V1 (EventInfo.Columns).
+var columnsFusion2EEV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // Fusion2EEEnd is the payload of Fusion2EEEnd: event 121 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EEEnd (41), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3278,6 +3975,12 @@ func (e *Fusion2EEEnd) AppendJSON(dst []byte) []byte {
 func (e *Fusion2EEEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *Fusion2EEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsFusion2EEEnd lists the columns of Fusion2EEEnd (EventInfo.Columns).
+var columnsFusion2EEEnd = []clrimpl.Column{}
 
 // Fusion2EEEndV1 is the payload of Fusion2EEEnd_V1: event 121 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EEEnd (41), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -3327,6 +4030,17 @@ func (e *Fusion2EEEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *Fusion2EEEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFusion2EEEndV1 lists the columns of Fusion2EEEnd_V1 (EventInfo.Columns).
+var columnsFusion2EEEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // SecurityCatchCall is the payload of SecurityCatchCall: event 122 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCall (42), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3357,6 +4071,12 @@ func (e *SecurityCatchCall) AppendJSON(dst []byte) []byte {
 func (e *SecurityCatchCall) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *SecurityCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsSecurityCatchCall lists the columns of SecurityCatchCall (EventInfo.Columns).
+var columnsSecurityCatchCall = []clrimpl.Column{}
 
 // SecurityCatchCallV1 is the payload of SecurityCatchCall_V1: event 122 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCall (42), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -3406,6 +4126,17 @@ func (e *SecurityCatchCallV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *SecurityCatchCallV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsSecurityCatchCallV1 lists the columns of SecurityCatchCall_V1 (EventInfo.Columns).
+var columnsSecurityCatchCallV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // SecurityCatchCallEnd is the payload of SecurityCatchCallEnd: event 123 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCallEnd (43), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3436,6 +4167,12 @@ func (e *SecurityCatchCallEnd) AppendJSON(dst []byte) []byte {
 func (e *SecurityCatchCallEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *SecurityCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsSecurityCatchCallEnd lists the columns of SecurityCatchCallEnd (EventInfo.Columns).
+var columnsSecurityCatchCallEnd = []clrimpl.Column{}
 
 // SecurityCatchCallEndV1 is the payload of SecurityCatchCallEnd_V1: event 123 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCallEnd (43), level win:Informational (4), keywords StartupKeyword (0x80000000).
@@ -3484,3 +4221,14 @@ func (e *SecurityCatchCallEndV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *SecurityCatchCallEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsSecurityCatchCallEndV1 lists the columns of SecurityCatchCallEnd_V1 (EventInfo.Columns).
+var columnsSecurityCatchCallEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

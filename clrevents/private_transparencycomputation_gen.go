@@ -81,6 +81,25 @@ func (e *ModuleTransparencyComputationStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleTransparencyComputationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsModuleTransparencyComputationStart lists the columns of ModuleTransparencyComputationStart (EventInfo.Columns).
+var columnsModuleTransparencyComputationStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ModuleTransparencyComputationEnd is the payload of ModuleTransparencyComputationEnd: event 179 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode ModuleTransparencyComputationEnd (84), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template ModuleTransparencyCalculationResult.
@@ -213,6 +232,45 @@ func (e *ModuleTransparencyComputationEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleTransparencyComputationEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Bool(e.IsAllCritical)
+	a.Bool(e.IsAllTransparent)
+	a.Bool(e.IsTreatAsSafe)
+	a.Bool(e.IsOpportunisticallyCritical)
+	a.Uint(uint64(e.SecurityRuleSet))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsModuleTransparencyComputationEnd lists the columns of ModuleTransparencyComputationEnd (EventInfo.Columns).
+var columnsModuleTransparencyComputationEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsAllCritical",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsAllTransparent",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsTreatAsSafe",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsOpportunisticallyCritical",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "SecurityRuleSet",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // TypeTransparencyComputationStart is the payload of TypeTransparencyComputationStart: event 180 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationStart (85), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TypeTransparencyCalculation.
@@ -299,6 +357,29 @@ func (e *TypeTransparencyComputationStart) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TypeTransparencyComputationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Type.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsTypeTransparencyComputationStart lists the columns of TypeTransparencyComputationStart (EventInfo.Columns).
+var columnsTypeTransparencyComputationStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // TypeTransparencyComputationEnd is the payload of TypeTransparencyComputationEnd: event 181 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationEnd (86), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
@@ -435,6 +516,45 @@ func (e *TypeTransparencyComputationEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TypeTransparencyComputationEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Type.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Bool(e.IsAllCritical)
+	a.Bool(e.IsAllTransparent)
+	a.Bool(e.IsCritical)
+	a.Bool(e.IsTreatAsSafe)
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsTypeTransparencyComputationEnd lists the columns of TypeTransparencyComputationEnd (EventInfo.Columns).
+var columnsTypeTransparencyComputationEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsAllCritical",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsAllTransparent",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsCritical",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsTreatAsSafe",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // MethodTransparencyComputationStart is the payload of MethodTransparencyComputationStart: event 182 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationStart (87), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template MethodTransparencyCalculation.
@@ -521,6 +641,29 @@ func (e *MethodTransparencyComputationStart) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodTransparencyComputationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Method.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodTransparencyComputationStart lists the columns of MethodTransparencyComputationStart (EventInfo.Columns).
+var columnsMethodTransparencyComputationStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Method",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodTransparencyComputationEnd is the payload of MethodTransparencyComputationEnd: event 183 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationEnd (88), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
@@ -633,6 +776,37 @@ func (e *MethodTransparencyComputationEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodTransparencyComputationEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Method.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Bool(e.IsCritical)
+	a.Bool(e.IsTreatAsSafe)
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodTransparencyComputationEnd lists the columns of MethodTransparencyComputationEnd (EventInfo.Columns).
+var columnsMethodTransparencyComputationEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Method",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsCritical",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsTreatAsSafe",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // FieldTransparencyComputationStart is the payload of FieldTransparencyComputationStart: event 184 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationStart (89), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template FieldTransparencyCalculation.
@@ -719,6 +893,29 @@ func (e *FieldTransparencyComputationStart) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FieldTransparencyComputationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Field.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFieldTransparencyComputationStart lists the columns of FieldTransparencyComputationStart (EventInfo.Columns).
+var columnsFieldTransparencyComputationStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Field",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // FieldTransparencyComputationEnd is the payload of FieldTransparencyComputationEnd: event 185 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationEnd (90), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
@@ -831,6 +1028,37 @@ func (e *FieldTransparencyComputationEnd) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FieldTransparencyComputationEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Field.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Bool(e.IsCritical)
+	a.Bool(e.IsTreatAsSafe)
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFieldTransparencyComputationEnd lists the columns of FieldTransparencyComputationEnd (EventInfo.Columns).
+var columnsFieldTransparencyComputationEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Field",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsCritical",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsTreatAsSafe",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // TokenTransparencyComputationStart is the payload of TokenTransparencyComputationStart: event 186 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TokenTransparencyComputationStart (91), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TokenTransparencyCalculation.
@@ -919,6 +1147,29 @@ func (e *TokenTransparencyComputationStart) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TokenTransparencyComputationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Token))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsTokenTransparencyComputationStart lists the columns of TokenTransparencyComputationStart (EventInfo.Columns).
+var columnsTokenTransparencyComputationStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Token",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // TokenTransparencyComputationEnd is the payload of TokenTransparencyComputationEnd: event 187 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TokenTransparencyComputationEnd (92), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
@@ -1032,3 +1283,34 @@ func (e *TokenTransparencyComputationEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TokenTransparencyComputationEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Token))
+	a.Bytes(e.Module.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainID))
+	a.Bool(e.IsCritical)
+	a.Bool(e.IsTreatAsSafe)
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsTokenTransparencyComputationEnd lists the columns of TokenTransparencyComputationEnd (EventInfo.Columns).
+var columnsTokenTransparencyComputationEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Token",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Module",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsCritical",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsTreatAsSafe",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

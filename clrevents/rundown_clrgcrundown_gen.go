@@ -140,3 +140,49 @@ func (e *GCSettingsRundown) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSettingsRundown) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HardLimit))
+	a.Uint(uint64(e.LOHThreshold))
+	a.Uint(uint64(e.PhysicalMemoryConfig))
+	a.Uint(uint64(e.Gen0MinBudgetConfig))
+	a.Uint(uint64(e.Gen0MaxBudgetConfig))
+	a.Uint(uint64(e.HighMemPercentConfig))
+	a.Uint(uint64(e.BitSettings))
+	{
+		b, _ := e.BitSettings.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCSettingsRundown lists the columns of GCSettingsRundown (EventInfo.Columns).
+var columnsGCSettingsRundown = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "HardLimit",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "LOHThreshold",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "PhysicalMemoryConfig",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Gen0MinBudgetConfig",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Gen0MaxBudgetConfig",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "HighMemPercentConfig",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "BitSettings",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "BitSettings_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -137,6 +137,51 @@ func (e *DomainModuleDCStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DomainModuleDCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsDomainModuleDCStart lists the columns of DomainModuleDCStart (EventInfo.Columns).
+var columnsDomainModuleDCStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
+
 // DomainModuleDCStartV1 is the payload of DomainModuleDCStart_V1: event 151 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCStart (46), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown_V1.
@@ -277,6 +322,55 @@ func (e *DomainModuleDCStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DomainModuleDCStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDomainModuleDCStartV1 lists the columns of DomainModuleDCStart_V1 (EventInfo.Columns).
+var columnsDomainModuleDCStartV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // DomainModuleDCEnd is the payload of DomainModuleDCEnd: event 152 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCEnd (47), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown.
@@ -404,6 +498,51 @@ func (e *DomainModuleDCEnd) AppendText(dst []byte) []byte {
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DomainModuleDCEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsDomainModuleDCEnd lists the columns of DomainModuleDCEnd (EventInfo.Columns).
+var columnsDomainModuleDCEnd = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
 
 // DomainModuleDCEndV1 is the payload of DomainModuleDCEnd_V1: event 152 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCEnd (47), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
@@ -545,6 +684,55 @@ func (e *DomainModuleDCEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DomainModuleDCEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDomainModuleDCEndV1 lists the columns of DomainModuleDCEnd_V1 (EventInfo.Columns).
+var columnsDomainModuleDCEndV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ModuleDCStart is the payload of ModuleDCStart: event 153 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template ModuleLoadUnloadRundown.
@@ -660,6 +848,46 @@ func (e *ModuleDCStart) AppendText(dst []byte) []byte {
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleDCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleDCStart lists the columns of ModuleDCStart (EventInfo.Columns).
+var columnsModuleDCStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
 
 // ModuleDCStartV1 is the payload of ModuleDCStart_V1: event 153 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
@@ -788,6 +1016,50 @@ func (e *ModuleDCStartV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleDCStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsModuleDCStartV1 lists the columns of ModuleDCStart_V1 (EventInfo.Columns).
+var columnsModuleDCStartV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ModuleDCStartV2 is the payload of ModuleDCStart_V2: event 153 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
@@ -995,6 +1267,74 @@ func (e *ModuleDCStartV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleDCStartV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.GUID(e.ManagedPdbSignature)
+	a.Uint(uint64(e.ManagedPdbAge))
+	a.Bytes(e.ManagedPdbBuildPath.AppendUTF8(a.Scratch()))
+	a.GUID(e.NativePdbSignature)
+	a.Uint(uint64(e.NativePdbAge))
+	a.Bytes(e.NativePdbBuildPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleDCStartV2 lists the columns of ModuleDCStart_V2 (EventInfo.Columns).
+var columnsModuleDCStartV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "ManagedPdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedPdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedPdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "NativePdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NativePdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativePdbBuildPath",
+}}
+
 // ModuleDCEnd is the payload of ModuleDCEnd: event 154 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template ModuleLoadUnloadRundown.
@@ -1110,6 +1450,46 @@ func (e *ModuleDCEnd) AppendText(dst []byte) []byte {
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleDCEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleDCEnd lists the columns of ModuleDCEnd (EventInfo.Columns).
+var columnsModuleDCEnd = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
 
 // ModuleDCEndV1 is the payload of ModuleDCEnd_V1: event 154 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
@@ -1238,6 +1618,50 @@ func (e *ModuleDCEndV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleDCEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsModuleDCEndV1 lists the columns of ModuleDCEnd_V1 (EventInfo.Columns).
+var columnsModuleDCEndV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ModuleDCEndV2 is the payload of ModuleDCEnd_V2: event 154 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
@@ -1444,6 +1868,74 @@ func (e *ModuleDCEndV2) AppendText(dst []byte) []byte {
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleDCEndV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.GUID(e.ManagedPdbSignature)
+	a.Uint(uint64(e.ManagedPdbAge))
+	a.Bytes(e.ManagedPdbBuildPath.AppendUTF8(a.Scratch()))
+	a.GUID(e.NativePdbSignature)
+	a.Uint(uint64(e.NativePdbAge))
+	a.Bytes(e.NativePdbBuildPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleDCEndV2 lists the columns of ModuleDCEnd_V2 (EventInfo.Columns).
+var columnsModuleDCEndV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "ManagedPdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedPdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedPdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "NativePdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NativePdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativePdbBuildPath",
+}}
 
 // ModuleDCEndV3 is the payload of ModuleDCEnd_V3: event 154 version 3 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
@@ -1666,6 +2158,78 @@ func (e *ModuleDCEndV3) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleDCEndV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.GUID(e.ManagedPdbSignature)
+	a.Uint(uint64(e.ManagedPdbAge))
+	a.Bytes(e.ManagedPdbBuildPath.AppendUTF8(a.Scratch()))
+	a.GUID(e.NativePdbSignature)
+	a.Uint(uint64(e.NativePdbAge))
+	a.Bytes(e.NativePdbBuildPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.NativeBuildID.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleDCEndV3 lists the columns of ModuleDCEnd_V3 (EventInfo.Columns).
+var columnsModuleDCEndV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "ManagedPdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedPdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedPdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "NativePdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NativePdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativePdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativeBuildID",
+}}
+
 // AssemblyDCStart is the payload of AssemblyDCStart: event 155 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCStart (39), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown.
@@ -1754,6 +2318,38 @@ func (e *AssemblyDCStart) AppendText(dst []byte) []byte {
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyDCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAssemblyDCStart lists the columns of AssemblyDCStart (EventInfo.Columns).
+var columnsAssemblyDCStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}}
 
 // AssemblyDCStartV1 is the payload of AssemblyDCStart_V1: event 155 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCStart (39), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
@@ -1868,6 +2464,47 @@ func (e *AssemblyDCStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyDCStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.BindingID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAssemblyDCStartV1 lists the columns of AssemblyDCStart_V1 (EventInfo.Columns).
+var columnsAssemblyDCStartV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "BindingID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AssemblyDCEnd is the payload of AssemblyDCEnd: event 156 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCEnd (40), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown.
@@ -1956,6 +2593,38 @@ func (e *AssemblyDCEnd) AppendText(dst []byte) []byte {
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyDCEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAssemblyDCEnd lists the columns of AssemblyDCEnd (EventInfo.Columns).
+var columnsAssemblyDCEnd = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}}
 
 // AssemblyDCEndV1 is the payload of AssemblyDCEnd_V1: event 156 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCEnd (40), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
@@ -2070,6 +2739,47 @@ func (e *AssemblyDCEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyDCEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.BindingID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAssemblyDCEndV1 lists the columns of AssemblyDCEnd_V1 (EventInfo.Columns).
+var columnsAssemblyDCEndV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "BindingID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AppDomainDCStart is the payload of AppDomainDCStart: event 157 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCStart (43), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown.
@@ -2146,6 +2856,33 @@ func (e *AppDomainDCStart) AppendText(dst []byte) []byte {
 	dst = e.AppDomainName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainDCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAppDomainDCStart lists the columns of AppDomainDCStart (EventInfo.Columns).
+var columnsAppDomainDCStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}}
 
 // AppDomainDCStartV1 is the payload of AppDomainDCStart_V1: event 157 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCStart (43), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
@@ -2248,6 +2985,41 @@ func (e *AppDomainDCStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainDCStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainIndex))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAppDomainDCStartV1 lists the columns of AppDomainDCStart_V1 (EventInfo.Columns).
+var columnsAppDomainDCStartV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainIndex",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AppDomainDCEnd is the payload of AppDomainDCEnd: event 158 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCEnd (44), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown.
@@ -2324,6 +3096,33 @@ func (e *AppDomainDCEnd) AppendText(dst []byte) []byte {
 	dst = e.AppDomainName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainDCEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAppDomainDCEnd lists the columns of AppDomainDCEnd (EventInfo.Columns).
+var columnsAppDomainDCEnd = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}}
 
 // AppDomainDCEndV1 is the payload of AppDomainDCEnd_V1: event 158 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCEnd (44), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
@@ -2425,6 +3224,41 @@ func (e *AppDomainDCEndV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainDCEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainIndex))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAppDomainDCEndV1 lists the columns of AppDomainDCEnd_V1 (EventInfo.Columns).
+var columnsAppDomainDCEndV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainIndex",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ThreadDC is the payload of ThreadDC: event 159 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ThreadDC (48), level win:Informational (4), keywords AppDomainResourceManagementRundownKeyword, ThreadingKeyword (0x10800).
@@ -2533,3 +3367,43 @@ func (e *ThreadDC) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadDC) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ManagedThreadID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ManagedThreadIndex))
+	a.Uint(uint64(e.OSThreadID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadDC lists the columns of ThreadDC (EventInfo.Columns).
+var columnsThreadDC = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ManagedThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedThreadIndex",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "OSThreadID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

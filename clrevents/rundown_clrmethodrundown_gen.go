@@ -117,6 +117,47 @@ func (e *MethodDCStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsMethodDCStart lists the columns of MethodDCStart (EventInfo.Columns).
+var columnsMethodDCStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}}
+
 // MethodDCStartV1 is the payload of MethodDCStart_V1: event 141 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStart (35), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V1.
@@ -236,6 +277,53 @@ func (e *MethodDCStartV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodDCStartV1 lists the columns of MethodDCStart_V1 (EventInfo.Columns).
+var columnsMethodDCStartV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodDCStartV2 is the payload of MethodDCStart_V2: event 141 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStart (35), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -369,6 +457,58 @@ func (e *MethodDCStartV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStartV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodDCStartV2 lists the columns of MethodDCStart_V2 (EventInfo.Columns).
+var columnsMethodDCStartV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
+
 // MethodDCEnd is the payload of MethodDCEnd: event 142 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown.
@@ -476,6 +616,47 @@ func (e *MethodDCEnd) AppendText(dst []byte) []byte {
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsMethodDCEnd lists the columns of MethodDCEnd (EventInfo.Columns).
+var columnsMethodDCEnd = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}}
 
 // MethodDCEndV1 is the payload of MethodDCEnd_V1: event 142 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -596,6 +777,53 @@ func (e *MethodDCEndV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodDCEndV1 lists the columns of MethodDCEnd_V1 (EventInfo.Columns).
+var columnsMethodDCEndV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodDCEndV2 is the payload of MethodDCEnd_V2: event 142 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -728,6 +956,58 @@ func (e *MethodDCEndV2) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEndV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodDCEndV2 lists the columns of MethodDCEnd_V2 (EventInfo.Columns).
+var columnsMethodDCEndV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
 
 // MethodDCStartVerbose is the payload of MethodDCStartVerbose: event 143 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -883,6 +1163,61 @@ func (e *MethodDCStartVerbose) AppendText(dst []byte) []byte {
 	dst = e.MethodSignature.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStartVerbose) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMethodDCStartVerbose lists the columns of MethodDCStartVerbose (EventInfo.Columns).
+var columnsMethodDCStartVerbose = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
 
 // MethodDCStartVerboseV1 is the payload of MethodDCStartVerbose_V1: event 143 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -1050,6 +1385,65 @@ func (e *MethodDCStartVerboseV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStartVerboseV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodDCStartVerboseV1 lists the columns of MethodDCStartVerbose_V1 (EventInfo.Columns).
+var columnsMethodDCStartVerboseV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodDCStartVerboseV2 is the payload of MethodDCStartVerbose_V2: event 143 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -1230,6 +1624,70 @@ func (e *MethodDCStartVerboseV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStartVerboseV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodDCStartVerboseV2 lists the columns of MethodDCStartVerbose_V2 (EventInfo.Columns).
+var columnsMethodDCStartVerboseV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
+
 // MethodDCEndVerbose is the payload of MethodDCEndVerbose: event 144 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose.
@@ -1384,6 +1842,61 @@ func (e *MethodDCEndVerbose) AppendText(dst []byte) []byte {
 	dst = e.MethodSignature.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEndVerbose) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMethodDCEndVerbose lists the columns of MethodDCEndVerbose (EventInfo.Columns).
+var columnsMethodDCEndVerbose = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
 
 // MethodDCEndVerboseV1 is the payload of MethodDCEndVerbose_V1: event 144 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -1551,6 +2064,65 @@ func (e *MethodDCEndVerboseV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEndVerboseV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodDCEndVerboseV1 lists the columns of MethodDCEndVerbose_V1 (EventInfo.Columns).
+var columnsMethodDCEndVerboseV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodDCEndVerboseV2 is the payload of MethodDCEndVerbose_V2: event 144 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
@@ -1731,6 +2303,70 @@ func (e *MethodDCEndVerboseV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEndVerboseV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodDCEndVerboseV2 lists the columns of MethodDCEndVerbose_V2 (EventInfo.Columns).
+var columnsMethodDCEndVerboseV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
+
 // DCStartComplete is the payload of DCStartComplete: event 145 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartComplete (14), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -1761,6 +2397,12 @@ func (e *DCStartComplete) AppendJSON(dst []byte) []byte {
 func (e *DCStartComplete) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCStartComplete) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDCStartComplete lists the columns of DCStartComplete (EventInfo.Columns).
+var columnsDCStartComplete = []clrimpl.Column{}
 
 // DCStartCompleteV1 is the payload of DCStartComplete_V1: event 145 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartComplete (14), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
@@ -1810,6 +2452,17 @@ func (e *DCStartCompleteV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCStartCompleteV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDCStartCompleteV1 lists the columns of DCStartComplete_V1 (EventInfo.Columns).
+var columnsDCStartCompleteV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // DCEndComplete is the payload of DCEndComplete: event 146 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndComplete (15), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -1840,6 +2493,12 @@ func (e *DCEndComplete) AppendJSON(dst []byte) []byte {
 func (e *DCEndComplete) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCEndComplete) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDCEndComplete lists the columns of DCEndComplete (EventInfo.Columns).
+var columnsDCEndComplete = []clrimpl.Column{}
 
 // DCEndCompleteV1 is the payload of DCEndComplete_V1: event 146 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndComplete (15), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
@@ -1889,6 +2548,17 @@ func (e *DCEndCompleteV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCEndCompleteV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDCEndCompleteV1 lists the columns of DCEndComplete_V1 (EventInfo.Columns).
+var columnsDCEndCompleteV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // DCStartInit is the payload of DCStartInit: event 147 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartInit (16), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -1919,6 +2589,12 @@ func (e *DCStartInit) AppendJSON(dst []byte) []byte {
 func (e *DCStartInit) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCStartInit) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDCStartInit lists the columns of DCStartInit (EventInfo.Columns).
+var columnsDCStartInit = []clrimpl.Column{}
 
 // DCStartInitV1 is the payload of DCStartInit_V1: event 147 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartInit (16), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
@@ -1968,6 +2644,17 @@ func (e *DCStartInitV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCStartInitV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDCStartInitV1 lists the columns of DCStartInit_V1 (EventInfo.Columns).
+var columnsDCStartInitV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // DCEndInit is the payload of DCEndInit: event 148 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndInit (17), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -1998,6 +2685,12 @@ func (e *DCEndInit) AppendJSON(dst []byte) []byte {
 func (e *DCEndInit) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCEndInit) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDCEndInit lists the columns of DCEndInit (EventInfo.Columns).
+var columnsDCEndInit = []clrimpl.Column{}
 
 // DCEndInitV1 is the payload of DCEndInit_V1: event 148 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndInit (17), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
@@ -2046,6 +2739,17 @@ func (e *DCEndInitV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DCEndInitV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDCEndInitV1 lists the columns of DCEndInit_V1 (EventInfo.Columns).
+var columnsDCEndInitV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodDCStartILToNativeMap is the payload of MethodDCStartILToNativeMap: event 149 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartILToNativeMap (41), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
@@ -2174,6 +2878,43 @@ func (e *MethodDCStartILToNativeMap) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStartILToNativeMap) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ReJITID))
+	a.Uint(uint64(e.MethodExtent))
+	a.Uint(uint64(e.CountOfMapEntries))
+	a.Bytes(e.ILOffsets.AppendJSON(a.Scratch()))
+	a.Bytes(e.NativeOffsets.AppendJSON(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodDCStartILToNativeMap lists the columns of MethodDCStartILToNativeMap (EventInfo.Columns).
+var columnsMethodDCStartILToNativeMap = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "MethodExtent",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "CountOfMapEntries",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "ILOffsets",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "NativeOffsets",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodDCStartILToNativeMapV1 is the payload of MethodDCStartILToNativeMap_V1: event 149 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartILToNativeMap (41), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
@@ -2315,6 +3056,47 @@ func (e *MethodDCStartILToNativeMapV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCStartILToNativeMapV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ReJITID))
+	a.Uint(uint64(e.MethodExtent))
+	a.Uint(uint64(e.CountOfMapEntries))
+	a.Bytes(e.ILOffsets.AppendJSON(a.Scratch()))
+	a.Bytes(e.NativeOffsets.AppendJSON(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ILVersionID))
+}
+
+// columnsMethodDCStartILToNativeMapV1 lists the columns of MethodDCStartILToNativeMap_V1 (EventInfo.Columns).
+var columnsMethodDCStartILToNativeMapV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "MethodExtent",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "CountOfMapEntries",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "ILOffsets",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "NativeOffsets",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ILVersionID",
+}}
+
 // MethodDCEndILToNativeMap is the payload of MethodDCEndILToNativeMap: event 150 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndILToNativeMap (42), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown.
@@ -2442,6 +3224,43 @@ func (e *MethodDCEndILToNativeMap) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEndILToNativeMap) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ReJITID))
+	a.Uint(uint64(e.MethodExtent))
+	a.Uint(uint64(e.CountOfMapEntries))
+	a.Bytes(e.ILOffsets.AppendJSON(a.Scratch()))
+	a.Bytes(e.NativeOffsets.AppendJSON(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodDCEndILToNativeMap lists the columns of MethodDCEndILToNativeMap (EventInfo.Columns).
+var columnsMethodDCEndILToNativeMap = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "MethodExtent",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "CountOfMapEntries",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "ILOffsets",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "NativeOffsets",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodDCEndILToNativeMapV1 is the payload of MethodDCEndILToNativeMap_V1: event 150 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndILToNativeMap (42), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
@@ -2582,3 +3401,44 @@ func (e *MethodDCEndILToNativeMapV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ILVersionID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDCEndILToNativeMapV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ReJITID))
+	a.Uint(uint64(e.MethodExtent))
+	a.Uint(uint64(e.CountOfMapEntries))
+	a.Bytes(e.ILOffsets.AppendJSON(a.Scratch()))
+	a.Bytes(e.NativeOffsets.AppendJSON(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ILVersionID))
+}
+
+// columnsMethodDCEndILToNativeMapV1 lists the columns of MethodDCEndILToNativeMap_V1 (EventInfo.Columns).
+var columnsMethodDCEndILToNativeMapV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "MethodExtent",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "CountOfMapEntries",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "ILOffsets",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "NativeOffsets",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ILVersionID",
+}}

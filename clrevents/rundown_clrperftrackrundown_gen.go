@@ -105,6 +105,43 @@ func (e *ModuleRangeDCStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleRangeDCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.RangeBegin))
+	a.Uint(uint64(e.RangeSize))
+	a.Uint(uint64(e.RangeType))
+	{
+		b, _ := e.RangeType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsModuleRangeDCStart lists the columns of ModuleRangeDCStart (EventInfo.Columns).
+var columnsModuleRangeDCStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeBegin",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeSize",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "RangeType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RangeType_name",
+}}
+
 // ModuleRangeDCEnd is the payload of ModuleRangeDCEnd: event 161 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRPerfTrackRundown (20), opcode ModuleRangeDCEnd (11), level win:Informational (4), keywords PerfTrackRundownKeyword (0x20000000).
 // Template ModuleRangeRundown.
@@ -200,3 +237,40 @@ func (e *ModuleRangeDCEnd) AppendText(dst []byte) []byte {
 	dst, _ = e.RangeType.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleRangeDCEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.RangeBegin))
+	a.Uint(uint64(e.RangeSize))
+	a.Uint(uint64(e.RangeType))
+	{
+		b, _ := e.RangeType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsModuleRangeDCEnd lists the columns of ModuleRangeDCEnd (EventInfo.Columns).
+var columnsModuleRangeDCEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeBegin",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeSize",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "RangeType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RangeType_name",
+}}

@@ -68,3 +68,26 @@ func (e *TieredCompilationSettingsDCStart) AppendText(dst []byte) []byte {
 	dst, _ = e.Flags.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TieredCompilationSettingsDCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsTieredCompilationSettingsDCStart lists the columns of TieredCompilationSettingsDCStart (EventInfo.Columns).
+var columnsTieredCompilationSettingsDCStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}}

@@ -159,3 +159,49 @@ func (e *AllocationSampled) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.SampledByteOffset))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AllocationSampled) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AllocationKind))
+	{
+		b, _ := e.AllocationKind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.TypeID))
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.Address))
+	a.Uint(uint64(e.ObjectSize))
+	a.Uint(uint64(e.SampledByteOffset))
+}
+
+// columnsAllocationSampled lists the columns of AllocationSampled (EventInfo.Columns).
+var columnsAllocationSampled = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationKind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AllocationKind_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "SampledByteOffset",
+}}

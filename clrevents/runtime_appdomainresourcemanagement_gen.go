@@ -81,6 +81,27 @@ func (e *AppDomainMemAllocated) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainMemAllocated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.Allocated))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAppDomainMemAllocated lists the columns of AppDomainMemAllocated (EventInfo.Columns).
+var columnsAppDomainMemAllocated = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Allocated",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AppDomainMemSurvived is the payload of AppDomainMemSurvived: event 84 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode AppDomainMemSurvived (49), level win:Informational (4), keywords AppDomainResourceManagementKeyword (0x800).
 // Template AppDomainMemSurvived.
@@ -164,6 +185,32 @@ func (e *AppDomainMemSurvived) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainMemSurvived) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.Survived))
+	a.Uint(uint64(e.ProcessSurvived))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAppDomainMemSurvived lists the columns of AppDomainMemSurvived (EventInfo.Columns).
+var columnsAppDomainMemSurvived = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Survived",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ProcessSurvived",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ThreadCreated is the payload of ThreadCreated: event 85 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadCreated (50), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
@@ -273,6 +320,46 @@ func (e *ThreadCreated) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadCreated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ManagedThreadID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ManagedThreadIndex))
+	a.Uint(uint64(e.OSThreadID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadCreated lists the columns of ThreadCreated (EventInfo.Columns).
+var columnsThreadCreated = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ManagedThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedThreadIndex",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "OSThreadID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadTerminated is the payload of ThreadTerminated: event 86 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadTerminated (51), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadTerminatedOrTransition.
@@ -345,6 +432,27 @@ func (e *ThreadTerminated) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadTerminated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ManagedThreadID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadTerminated lists the columns of ThreadTerminated (EventInfo.Columns).
+var columnsThreadTerminated = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ManagedThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadDomainEnter is the payload of ThreadDomainEnter: event 87 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadDomainEnter (52), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadTerminatedOrTransition.
@@ -416,3 +524,24 @@ func (e *ThreadDomainEnter) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadDomainEnter) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ManagedThreadID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadDomainEnter lists the columns of ThreadDomainEnter (EventInfo.Columns).
+var columnsThreadDomainEnter = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ManagedThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

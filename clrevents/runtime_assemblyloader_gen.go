@@ -134,6 +134,37 @@ func (e *AssemblyLoadStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyLoadStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.RequestingAssembly.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyLoadContext.AppendUTF8(a.Scratch()))
+	a.Bytes(e.RequestingAssemblyLoadContext.AppendUTF8(a.Scratch()))
+}
+
+// columnsAssemblyLoadStart lists the columns of AssemblyLoadStart (EventInfo.Columns).
+var columnsAssemblyLoadStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RequestingAssembly",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyLoadContext",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RequestingAssemblyLoadContext",
+}}
+
 // AssemblyLoadStop is the payload of AssemblyLoadStop: event 291 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode win:Stop (2), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadStop.
@@ -313,6 +344,53 @@ func (e *AssemblyLoadStop) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyLoadStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.RequestingAssembly.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyLoadContext.AppendUTF8(a.Scratch()))
+	a.Bytes(e.RequestingAssemblyLoadContext.AppendUTF8(a.Scratch()))
+	a.Bool(e.Success)
+	a.Bytes(e.ResultAssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ResultAssemblyPath.AppendUTF8(a.Scratch()))
+	a.Bool(e.Cached)
+}
+
+// columnsAssemblyLoadStop lists the columns of AssemblyLoadStop (EventInfo.Columns).
+var columnsAssemblyLoadStop = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RequestingAssembly",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyLoadContext",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RequestingAssemblyLoadContext",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "Success",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyPath",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "Cached",
+}}
+
 // ResolutionAttempted is the payload of ResolutionAttempted: event 292 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode ResolutionAttempted (11), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template ResolutionAttempted.
@@ -462,6 +540,59 @@ func (e *ResolutionAttempted) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ResolutionAttempted) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.Stage))
+	{
+		b, _ := e.Stage.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AssemblyLoadContext.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.Result))
+	{
+		b, _ := e.Result.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.ResultAssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ResultAssemblyPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ErrorMessage.AppendUTF8(a.Scratch()))
+}
+
+// columnsResolutionAttempted lists the columns of ResolutionAttempted (EventInfo.Columns).
+var columnsResolutionAttempted = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "Stage",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Stage_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyLoadContext",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "Result",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Result_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ErrorMessage",
+}}
+
 // AssemblyLoadContextResolvingHandlerInvoked is the payload of AssemblyLoadContextResolvingHandlerInvoked: event 293 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AssemblyLoadContextResolvingHandlerInvoked (12), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadContextResolvingHandlerInvoked.
@@ -587,6 +718,37 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) AppendText(dst []byte) []by
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyLoadContextResolvingHandlerInvoked) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.HandlerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.AssemblyLoadContext.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ResultAssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ResultAssemblyPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsAssemblyLoadContextResolvingHandlerInvoked lists the columns of AssemblyLoadContextResolvingHandlerInvoked (EventInfo.Columns).
+var columnsAssemblyLoadContextResolvingHandlerInvoked = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "HandlerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyLoadContext",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyPath",
+}}
+
 // AppDomainAssemblyResolveHandlerInvoked is the payload of AppDomainAssemblyResolveHandlerInvoked: event 294 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AppDomainAssemblyResolveHandlerInvoked (13), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AppDomainAssemblyResolveHandlerInvoked.
@@ -697,6 +859,33 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainAssemblyResolveHandlerInvoked) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.HandlerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ResultAssemblyName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ResultAssemblyPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsAppDomainAssemblyResolveHandlerInvoked lists the columns of AppDomainAssemblyResolveHandlerInvoked (EventInfo.Columns).
+var columnsAppDomainAssemblyResolveHandlerInvoked = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "HandlerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ResultAssemblyPath",
+}}
+
 // AssemblyLoadFromResolveHandlerInvoked is the payload of AssemblyLoadFromResolveHandlerInvoked: event 295 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AssemblyLoadFromResolveHandlerInvoked (14), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadFromResolveHandlerInvoked.
@@ -804,6 +993,33 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyLoadFromResolveHandlerInvoked) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.AssemblyName.AppendUTF8(a.Scratch()))
+	a.Bool(e.IsTrackedLoad)
+	a.Bytes(e.RequestingAssemblyPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ComputedRequestedAssemblyPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsAssemblyLoadFromResolveHandlerInvoked lists the columns of AssemblyLoadFromResolveHandlerInvoked (EventInfo.Columns).
+var columnsAssemblyLoadFromResolveHandlerInvoked = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyName",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "IsTrackedLoad",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RequestingAssemblyPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ComputedRequestedAssemblyPath",
+}}
+
 // KnownPathProbed is the payload of KnownPathProbed: event 296 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode KnownPathProbed (15), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template KnownPathProbed.
@@ -892,3 +1108,33 @@ func (e *KnownPathProbed) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.Result), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *KnownPathProbed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.FilePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.Source))
+	{
+		b, _ := e.Source.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Int(int64(e.Result))
+}
+
+// columnsKnownPathProbed lists the columns of KnownPathProbed (EventInfo.Columns).
+var columnsKnownPathProbed = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FilePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "Source",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Source_name",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "Result",
+}}

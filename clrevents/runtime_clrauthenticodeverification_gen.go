@@ -86,6 +86,27 @@ func (e *AuthenticodeVerificationStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AuthenticodeVerificationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.ModulePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsAuthenticodeVerificationStart lists the columns of AuthenticodeVerificationStart (EventInfo.Columns).
+var columnsAuthenticodeVerificationStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModulePath",
+}}
+
 // AuthenticodeVerificationStartV1 is the payload of AuthenticodeVerificationStart_V1: event 183 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Start (1), level win:Verbose (5), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification_V1.
@@ -175,6 +196,31 @@ func (e *AuthenticodeVerificationStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AuthenticodeVerificationStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.ModulePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAuthenticodeVerificationStartV1 lists the columns of AuthenticodeVerificationStart_V1 (EventInfo.Columns).
+var columnsAuthenticodeVerificationStartV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModulePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AuthenticodeVerificationStop is the payload of AuthenticodeVerificationStop: event 184 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification.
@@ -251,6 +297,27 @@ func (e *AuthenticodeVerificationStop) AppendText(dst []byte) []byte {
 	dst = e.ModulePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AuthenticodeVerificationStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.ModulePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsAuthenticodeVerificationStop lists the columns of AuthenticodeVerificationStop (EventInfo.Columns).
+var columnsAuthenticodeVerificationStop = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModulePath",
+}}
 
 // AuthenticodeVerificationStopV1 is the payload of AuthenticodeVerificationStop_V1: event 184 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
@@ -340,3 +407,28 @@ func (e *AuthenticodeVerificationStopV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AuthenticodeVerificationStopV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.ModulePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAuthenticodeVerificationStopV1 lists the columns of AuthenticodeVerificationStop_V1 (EventInfo.Columns).
+var columnsAuthenticodeVerificationStopV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModulePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -197,6 +197,67 @@ func (e *ILStubGenerated) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ILStubGenerated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.StubMethodID))
+	a.Uint(uint64(e.StubFlags))
+	{
+		b, _ := e.StubFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ManagedInteropMethodToken))
+	a.Bytes(e.ManagedInteropMethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ManagedInteropMethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ManagedInteropMethodSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.NativeMethodSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.StubMethodSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.StubMethodILCode.AppendUTF8(a.Scratch()))
+}
+
+// columnsILStubGenerated lists the columns of ILStubGenerated (EventInfo.Columns).
+var columnsILStubGenerated = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StubMethodID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "StubFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "StubFlags_name",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedInteropMethodToken",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedInteropMethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedInteropMethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedInteropMethodSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativeMethodSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "StubMethodSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "StubMethodILCode",
+}}
+
 // ILStubCacheHit is the payload of ILStubCacheHit: event 89 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRILStub (15), opcode ILStubCacheHit (89), level win:Informational (4), keywords InteropKeyword (0x2000).
 // Template ILStubCacheHit.
@@ -327,3 +388,41 @@ func (e *ILStubCacheHit) AppendText(dst []byte) []byte {
 	dst = e.ManagedInteropMethodSignature.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ILStubCacheHit) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.StubMethodID))
+	a.Uint(uint64(e.ManagedInteropMethodToken))
+	a.Bytes(e.ManagedInteropMethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ManagedInteropMethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ManagedInteropMethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsILStubCacheHit lists the columns of ILStubCacheHit (EventInfo.Columns).
+var columnsILStubCacheHit = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StubMethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedInteropMethodToken",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedInteropMethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedInteropMethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedInteropMethodSignature",
+}}

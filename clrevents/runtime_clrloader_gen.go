@@ -125,6 +125,46 @@ func (e *RuntimeModuleDCStartV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeModuleDCStartV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsRuntimeModuleDCStartV2 lists the columns of ModuleDCStartV2 (EventInfo.Columns).
+var columnsRuntimeModuleDCStartV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
+
 // RuntimeModuleDCEndV2 is the payload of ModuleDCEndV2: event 150 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -240,6 +280,46 @@ func (e *RuntimeModuleDCEndV2) AppendText(dst []byte) []byte {
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeModuleDCEndV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsRuntimeModuleDCEndV2 lists the columns of ModuleDCEndV2 (EventInfo.Columns).
+var columnsRuntimeModuleDCEndV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
 
 // DomainModuleLoad is the payload of DomainModuleLoad: event 151 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode DomainModuleLoad (45), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -368,6 +448,51 @@ func (e *DomainModuleLoad) AppendText(dst []byte) []byte {
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DomainModuleLoad) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsDomainModuleLoad lists the columns of DomainModuleLoad (EventInfo.Columns).
+var columnsDomainModuleLoad = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
 
 // DomainModuleLoadV1 is the payload of DomainModuleLoad_V1: event 151 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode DomainModuleLoad (45), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -509,6 +634,55 @@ func (e *DomainModuleLoadV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DomainModuleLoadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDomainModuleLoadV1 lists the columns of DomainModuleLoad_V1 (EventInfo.Columns).
+var columnsDomainModuleLoadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ModuleLoad is the payload of ModuleLoad: event 152 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -624,6 +798,46 @@ func (e *ModuleLoad) AppendText(dst []byte) []byte {
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleLoad) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleLoad lists the columns of ModuleLoad (EventInfo.Columns).
+var columnsModuleLoad = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
 
 // ModuleLoadV1 is the payload of ModuleLoad_V1: event 152 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
@@ -752,6 +966,50 @@ func (e *ModuleLoadV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleLoadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsModuleLoadV1 lists the columns of ModuleLoad_V1 (EventInfo.Columns).
+var columnsModuleLoadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ModuleLoadV2 is the payload of ModuleLoad_V2: event 152 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
@@ -958,6 +1216,74 @@ func (e *ModuleLoadV2) AppendText(dst []byte) []byte {
 	dst = e.NativePdbBuildPath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleLoadV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.GUID(e.ManagedPdbSignature)
+	a.Uint(uint64(e.ManagedPdbAge))
+	a.Bytes(e.ManagedPdbBuildPath.AppendUTF8(a.Scratch()))
+	a.GUID(e.NativePdbSignature)
+	a.Uint(uint64(e.NativePdbAge))
+	a.Bytes(e.NativePdbBuildPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleLoadV2 lists the columns of ModuleLoad_V2 (EventInfo.Columns).
+var columnsModuleLoadV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "ManagedPdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedPdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedPdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "NativePdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NativePdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativePdbBuildPath",
+}}
 
 // ModuleLoadV3 is the payload of ModuleLoad_V3: event 152 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
@@ -1180,6 +1506,78 @@ func (e *ModuleLoadV3) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleLoadV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.GUID(e.ManagedPdbSignature)
+	a.Uint(uint64(e.ManagedPdbAge))
+	a.Bytes(e.ManagedPdbBuildPath.AppendUTF8(a.Scratch()))
+	a.GUID(e.NativePdbSignature)
+	a.Uint(uint64(e.NativePdbAge))
+	a.Bytes(e.NativePdbBuildPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.NativeBuildID.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleLoadV3 lists the columns of ModuleLoad_V3 (EventInfo.Columns).
+var columnsModuleLoadV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "ManagedPdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedPdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedPdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "NativePdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NativePdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativePdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativeBuildID",
+}}
+
 // ModuleUnload is the payload of ModuleUnload: event 153 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -1295,6 +1693,46 @@ func (e *ModuleUnload) AppendText(dst []byte) []byte {
 	dst = e.ModuleNativePath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleUnload) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleUnload lists the columns of ModuleUnload (EventInfo.Columns).
+var columnsModuleUnload = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}}
 
 // ModuleUnloadV1 is the payload of ModuleUnload_V1: event 153 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
@@ -1423,6 +1861,50 @@ func (e *ModuleUnloadV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleUnloadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsModuleUnloadV1 lists the columns of ModuleUnload_V1 (EventInfo.Columns).
+var columnsModuleUnloadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ModuleUnloadV2 is the payload of ModuleUnload_V2: event 153 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
@@ -1630,6 +2112,74 @@ func (e *ModuleUnloadV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleUnloadV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.ModuleFlags))
+	{
+		b, _ := e.ModuleFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Reserved1))
+	a.Bytes(e.ModuleILPath.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ModuleNativePath.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.GUID(e.ManagedPdbSignature)
+	a.Uint(uint64(e.ManagedPdbAge))
+	a.Bytes(e.ManagedPdbBuildPath.AppendUTF8(a.Scratch()))
+	a.GUID(e.NativePdbSignature)
+	a.Uint(uint64(e.NativePdbAge))
+	a.Bytes(e.NativePdbBuildPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsModuleUnloadV2 lists the columns of ModuleUnload_V2 (EventInfo.Columns).
+var columnsModuleUnloadV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ModuleFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleILPath",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ModuleNativePath",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "ManagedPdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ManagedPdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ManagedPdbBuildPath",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "NativePdbSignature",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NativePdbAge",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "NativePdbBuildPath",
+}}
+
 // AssemblyLoad is the payload of AssemblyLoad: event 154 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyLoad (37), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload.
@@ -1718,6 +2268,38 @@ func (e *AssemblyLoad) AppendText(dst []byte) []byte {
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyLoad) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAssemblyLoad lists the columns of AssemblyLoad (EventInfo.Columns).
+var columnsAssemblyLoad = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}}
 
 // AssemblyLoadV1 is the payload of AssemblyLoad_V1: event 154 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyLoad (37), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -1832,6 +2414,47 @@ func (e *AssemblyLoadV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyLoadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.BindingID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAssemblyLoadV1 lists the columns of AssemblyLoad_V1 (EventInfo.Columns).
+var columnsAssemblyLoadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "BindingID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AssemblyUnload is the payload of AssemblyUnload: event 155 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyUnload (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload.
@@ -1920,6 +2543,38 @@ func (e *AssemblyUnload) AppendText(dst []byte) []byte {
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyUnload) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAssemblyUnload lists the columns of AssemblyUnload (EventInfo.Columns).
+var columnsAssemblyUnload = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}}
 
 // AssemblyUnloadV1 is the payload of AssemblyUnload_V1: event 155 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyUnload (38), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -2034,6 +2689,47 @@ func (e *AssemblyUnloadV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AssemblyUnloadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AssemblyID))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.BindingID))
+	a.Uint(uint64(e.AssemblyFlags))
+	{
+		b, _ := e.AssemblyFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAssemblyUnloadV1 lists the columns of AssemblyUnload_V1 (EventInfo.Columns).
+var columnsAssemblyUnloadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssemblyID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "BindingID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AssemblyFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AssemblyFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AppDomainLoad is the payload of AppDomainLoad: event 156 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainLoad (41), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -2110,6 +2806,33 @@ func (e *AppDomainLoad) AppendText(dst []byte) []byte {
 	dst = e.AppDomainName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainLoad) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAppDomainLoad lists the columns of AppDomainLoad (EventInfo.Columns).
+var columnsAppDomainLoad = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}}
 
 // AppDomainLoadV1 is the payload of AppDomainLoad_V1: event 156 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainLoad (41), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -2212,6 +2935,41 @@ func (e *AppDomainLoadV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainLoadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainIndex))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAppDomainLoadV1 lists the columns of AppDomainLoad_V1 (EventInfo.Columns).
+var columnsAppDomainLoadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainIndex",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // AppDomainUnload is the payload of AppDomainUnload: event 157 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainUnload (42), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -2288,6 +3046,33 @@ func (e *AppDomainUnload) AppendText(dst []byte) []byte {
 	dst = e.AppDomainName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainUnload) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+}
+
+// columnsAppDomainUnload lists the columns of AppDomainUnload (EventInfo.Columns).
+var columnsAppDomainUnload = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}}
 
 // AppDomainUnloadV1 is the payload of AppDomainUnload_V1: event 157 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainUnload (42), level win:Informational (4), keywords LoaderKeyword (0x8).
@@ -2389,3 +3174,38 @@ func (e *AppDomainUnloadV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *AppDomainUnloadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.AppDomainFlags))
+	{
+		b, _ := e.AppDomainFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.AppDomainName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.AppDomainIndex))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsAppDomainUnloadV1 lists the columns of AppDomainUnload_V1 (EventInfo.Columns).
+var columnsAppDomainUnloadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AppDomainName",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AppDomainIndex",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -122,6 +122,41 @@ func (e *MethodDetails) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodDetails) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.TypeID))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.TypeParameterCount))
+	a.Uint(uint64(e.LoaderModuleID))
+	a.Bytes(e.TypeParameters.AppendJSONHex(a.Scratch()))
+}
+
+// columnsMethodDetails lists the columns of MethodDetails (EventInfo.Columns).
+var columnsMethodDetails = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "TypeParameterCount",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "LoaderModuleID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "TypeParameters",
+}}
+
 // RuntimeDCStartCompleteV2 is the payload of DCStartCompleteV2: event 135 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode DCStartComplete (14), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // It has no payload.
@@ -153,6 +188,12 @@ func (e *RuntimeDCStartCompleteV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeDCStartCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsRuntimeDCStartCompleteV2 lists the columns of DCStartCompleteV2 (EventInfo.Columns).
+var columnsRuntimeDCStartCompleteV2 = []clrimpl.Column{}
+
 // RuntimeDCEndCompleteV2 is the payload of DCEndCompleteV2: event 136 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode DCEndComplete (15), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // It has no payload.
@@ -183,6 +224,12 @@ func (e *RuntimeDCEndCompleteV2) AppendJSON(dst []byte) []byte {
 func (e *RuntimeDCEndCompleteV2) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeDCEndCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsRuntimeDCEndCompleteV2 lists the columns of DCEndCompleteV2 (EventInfo.Columns).
+var columnsRuntimeDCEndCompleteV2 = []clrimpl.Column{}
 
 // RuntimeMethodDCStartV2 is the payload of MethodDCStartV2: event 137 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCStart (35), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -292,6 +339,49 @@ func (e *RuntimeMethodDCStartV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeMethodDCStartV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsRuntimeMethodDCStartV2 lists the columns of MethodDCStartV2 (EventInfo.Columns).
+var columnsRuntimeMethodDCStartV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}}
+
 // RuntimeMethodDCEndV2 is the payload of MethodDCEndV2: event 138 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCEnd (36), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -399,6 +489,49 @@ func (e *RuntimeMethodDCEndV2) AppendText(dst []byte) []byte {
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeMethodDCEndV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsRuntimeMethodDCEndV2 lists the columns of MethodDCEndV2 (EventInfo.Columns).
+var columnsRuntimeMethodDCEndV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}}
 
 // RuntimeMethodDCStartVerboseV2 is the payload of MethodDCStartVerboseV2: event 139 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -555,6 +688,61 @@ func (e *RuntimeMethodDCStartVerboseV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeMethodDCStartVerboseV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsRuntimeMethodDCStartVerboseV2 lists the columns of MethodDCStartVerboseV2 (EventInfo.Columns).
+var columnsRuntimeMethodDCStartVerboseV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
+
 // RuntimeMethodDCEndVerboseV2 is the payload of MethodDCEndVerboseV2: event 140 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -710,6 +898,61 @@ func (e *RuntimeMethodDCEndVerboseV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeMethodDCEndVerboseV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsRuntimeMethodDCEndVerboseV2 lists the columns of MethodDCEndVerboseV2 (EventInfo.Columns).
+var columnsRuntimeMethodDCEndVerboseV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
+
 // MethodLoad is the payload of MethodLoad: event 141 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -817,6 +1060,49 @@ func (e *MethodLoad) AppendText(dst []byte) []byte {
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodLoad) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsMethodLoad lists the columns of MethodLoad (EventInfo.Columns).
+var columnsMethodLoad = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}}
 
 // MethodLoadV1 is the payload of MethodLoad_V1: event 141 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -937,6 +1223,53 @@ func (e *MethodLoadV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodLoadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodLoadV1 lists the columns of MethodLoad_V1 (EventInfo.Columns).
+var columnsMethodLoadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodLoadV2 is the payload of MethodLoad_V2: event 141 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -1070,6 +1403,58 @@ func (e *MethodLoadV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodLoadV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodLoadV2 lists the columns of MethodLoad_V2 (EventInfo.Columns).
+var columnsMethodLoadV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
+
 // MethodUnload is the payload of MethodUnload: event 142 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -1177,6 +1562,49 @@ func (e *MethodUnload) AppendText(dst []byte) []byte {
 	dst, _ = e.MethodFlags.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodUnload) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsMethodUnload lists the columns of MethodUnload (EventInfo.Columns).
+var columnsMethodUnload = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}}
 
 // MethodUnloadV1 is the payload of MethodUnload_V1: event 142 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -1297,6 +1725,53 @@ func (e *MethodUnloadV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodUnloadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodUnloadV1 lists the columns of MethodUnload_V1 (EventInfo.Columns).
+var columnsMethodUnloadV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodUnloadV2 is the payload of MethodUnload_V2: event 142 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -1429,6 +1904,58 @@ func (e *MethodUnloadV2) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.ReJITID))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodUnloadV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodUnloadV2 lists the columns of MethodUnload_V2 (EventInfo.Columns).
+var columnsMethodUnloadV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
 
 // MethodLoadVerbose is the payload of MethodLoadVerbose: event 143 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -1584,6 +2111,61 @@ func (e *MethodLoadVerbose) AppendText(dst []byte) []byte {
 	dst = e.MethodSignature.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodLoadVerbose) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMethodLoadVerbose lists the columns of MethodLoadVerbose (EventInfo.Columns).
+var columnsMethodLoadVerbose = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
 
 // MethodLoadVerboseV1 is the payload of MethodLoadVerbose_V1: event 143 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -1751,6 +2333,65 @@ func (e *MethodLoadVerboseV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodLoadVerboseV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodLoadVerboseV1 lists the columns of MethodLoadVerbose_V1 (EventInfo.Columns).
+var columnsMethodLoadVerboseV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodLoadVerboseV2 is the payload of MethodLoadVerbose_V2: event 143 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -1931,6 +2572,70 @@ func (e *MethodLoadVerboseV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodLoadVerboseV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodLoadVerboseV2 lists the columns of MethodLoadVerbose_V2 (EventInfo.Columns).
+var columnsMethodLoadVerboseV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
+
 // MethodUnloadVerbose is the payload of MethodUnloadVerbose: event 144 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -2085,6 +2790,61 @@ func (e *MethodUnloadVerbose) AppendText(dst []byte) []byte {
 	dst = e.MethodSignature.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodUnloadVerbose) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMethodUnloadVerbose lists the columns of MethodUnloadVerbose (EventInfo.Columns).
+var columnsMethodUnloadVerbose = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
 
 // MethodUnloadVerboseV1 is the payload of MethodUnloadVerbose_V1: event 144 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -2252,6 +3012,65 @@ func (e *MethodUnloadVerboseV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodUnloadVerboseV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodUnloadVerboseV1 lists the columns of MethodUnloadVerbose_V1 (EventInfo.Columns).
+var columnsMethodUnloadVerboseV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodUnloadVerboseV2 is the payload of MethodUnloadVerbose_V2: event 144 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
@@ -2432,6 +3251,70 @@ func (e *MethodUnloadVerboseV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodUnloadVerboseV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodStartAddress))
+	a.Uint(uint64(e.MethodSize))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodFlags))
+	{
+		b, _ := e.MethodFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ReJITID))
+}
+
+// columnsMethodUnloadVerboseV2 lists the columns of MethodUnloadVerbose_V2 (EventInfo.Columns).
+var columnsMethodUnloadVerboseV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodStartAddress",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodFlags_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}}
+
 // MethodJittingStarted is the payload of MethodJittingStarted: event 145 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodJittingStarted (42), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJittingStarted.
@@ -2562,6 +3445,45 @@ func (e *MethodJittingStarted) AppendText(dst []byte) []byte {
 	dst = e.MethodSignature.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJittingStarted) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodILSize))
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+}
+
+// columnsMethodJittingStarted lists the columns of MethodJittingStarted (EventInfo.Columns).
+var columnsMethodJittingStarted = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodILSize",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}}
 
 // MethodJittingStartedV1 is the payload of MethodJittingStarted_V1: event 145 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodJittingStarted (42), level win:Verbose (5), keywords JitKeyword (0x10).
@@ -2706,6 +3628,49 @@ func (e *MethodJittingStartedV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJittingStartedV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodToken))
+	a.Uint(uint64(e.MethodILSize))
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJittingStartedV1 lists the columns of MethodJittingStarted_V1 (EventInfo.Columns).
+var columnsMethodJittingStartedV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodILSize",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // MethodJitMemoryAllocatedForCode is the payload of MethodJitMemoryAllocatedForCode: event 146 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MemoryAllocatedForJitCode (103), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJitMemoryAllocatedForCode.
@@ -2826,6 +3791,43 @@ func (e *MethodJitMemoryAllocatedForCode) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJitMemoryAllocatedForCode) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.JitHotCodeRequestSize))
+	a.Uint(uint64(e.JitRODataRequestSize))
+	a.Uint(uint64(e.AllocatedSizeForJitCode))
+	a.Uint(uint64(e.JitAllocFlag))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJitMemoryAllocatedForCode lists the columns of MethodJitMemoryAllocatedForCode (EventInfo.Columns).
+var columnsMethodJitMemoryAllocatedForCode = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "JitHotCodeRequestSize",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "JitRODataRequestSize",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "AllocatedSizeForJitCode",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JitAllocFlag",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // R2RGetEntryPoint is the payload of R2RGetEntryPoint: event 159 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPoint.
@@ -2944,6 +3946,39 @@ func (e *R2RGetEntryPoint) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *R2RGetEntryPoint) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.EntryPoint))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsR2RGetEntryPoint lists the columns of R2RGetEntryPoint (EventInfo.Columns).
+var columnsR2RGetEntryPoint = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "EntryPoint",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // R2RGetEntryPointV1 is the payload of R2RGetEntryPoint_V1: event 159 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
@@ -3076,6 +4111,44 @@ func (e *R2RGetEntryPointV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *R2RGetEntryPointV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.EntryPoint))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.MethodSize))
+}
+
+// columnsR2RGetEntryPointV1 lists the columns of R2RGetEntryPoint_V1 (EventInfo.Columns).
+var columnsR2RGetEntryPointV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "EntryPoint",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodSize",
+}}
+
 // R2RGetEntryPointStart is the payload of R2RGetEntryPointStart: event 160 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPointStart.
@@ -3135,6 +4208,22 @@ func (e *R2RGetEntryPointStart) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *R2RGetEntryPointStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsR2RGetEntryPointStart lists the columns of R2RGetEntryPointStart (EventInfo.Columns).
+var columnsR2RGetEntryPointStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodJitInliningSucceeded is the payload of MethodJitInliningSucceeded: event 185 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningSucceeded (83), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
@@ -3315,6 +4404,53 @@ func (e *MethodJitInliningSucceeded) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJitInliningSucceeded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.MethodBeingCompiledNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeNameSignature.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJitInliningSucceeded lists the columns of MethodJitInliningSucceeded (EventInfo.Columns).
+var columnsMethodJitInliningSucceeded = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeNameSignature",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodJitInliningFailedAnsi is the payload of MethodJitInliningFailedAnsi: event 186 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
@@ -3523,6 +4659,61 @@ func (e *MethodJitInliningFailedAnsi) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJitInliningFailedAnsi) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.MethodBeingCompiledNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeNameSignature.AppendUTF8(a.Scratch()))
+	a.Bool(e.FailAlways)
+	a.Bytes(e.FailReason.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJitInliningFailedAnsi lists the columns of MethodJitInliningFailedAnsi (EventInfo.Columns).
+var columnsMethodJitInliningFailedAnsi = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeNameSignature",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "FailAlways",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FailReason",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // MethodJitTailCallSucceeded is the payload of MethodJitTailCallSucceeded: event 188 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallSucceeded (85), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallSucceeded.
@@ -3726,6 +4917,68 @@ func (e *MethodJitTailCallSucceeded) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJitTailCallSucceeded) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.MethodBeingCompiledNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeNameSignature.AppendUTF8(a.Scratch()))
+	a.Bool(e.TailPrefix)
+	a.Uint(uint64(e.TailCallType))
+	{
+		b, _ := e.TailCallType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJitTailCallSucceeded lists the columns of MethodJitTailCallSucceeded (EventInfo.Columns).
+var columnsMethodJitTailCallSucceeded = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeNameSignature",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "TailPrefix",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "TailCallType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TailCallType_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodJitTailCallFailedAnsi is the payload of MethodJitTailCallFailedAnsi: event 189 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
@@ -3934,6 +5187,61 @@ func (e *MethodJitTailCallFailedAnsi) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJitTailCallFailedAnsi) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.MethodBeingCompiledNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeNameSignature.AppendUTF8(a.Scratch()))
+	a.Bool(e.TailPrefix)
+	a.Bytes(e.FailReason.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJitTailCallFailedAnsi lists the columns of MethodJitTailCallFailedAnsi (EventInfo.Columns).
+var columnsMethodJitTailCallFailedAnsi = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeNameSignature",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "TailPrefix",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FailReason",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // MethodILToNativeMap is the payload of MethodILToNativeMap: event 190 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodILToNativeMap (87), level win:Verbose (5), keywords JittedMethodILToNativeMapKeyword (0x20000).
 // Template MethodILToNativeMap.
@@ -4061,6 +5369,43 @@ func (e *MethodILToNativeMap) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodILToNativeMap) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ReJITID))
+	a.Uint(uint64(e.MethodExtent))
+	a.Uint(uint64(e.CountOfMapEntries))
+	a.Bytes(e.ILOffsets.AppendJSON(a.Scratch()))
+	a.Bytes(e.NativeOffsets.AppendJSON(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodILToNativeMap lists the columns of MethodILToNativeMap (EventInfo.Columns).
+var columnsMethodILToNativeMap = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "MethodExtent",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "CountOfMapEntries",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "ILOffsets",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "NativeOffsets",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // MethodILToNativeMapV1 is the payload of MethodILToNativeMap_V1: event 190 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodILToNativeMap (87), level win:Verbose (5), keywords JittedMethodILToNativeMapKeyword (0x20000).
@@ -4201,6 +5546,47 @@ func (e *MethodILToNativeMapV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ILVersionID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodILToNativeMapV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ReJITID))
+	a.Uint(uint64(e.MethodExtent))
+	a.Uint(uint64(e.CountOfMapEntries))
+	a.Bytes(e.ILOffsets.AppendJSON(a.Scratch()))
+	a.Bytes(e.NativeOffsets.AppendJSON(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ILVersionID))
+}
+
+// columnsMethodILToNativeMapV1 lists the columns of MethodILToNativeMap_V1 (EventInfo.Columns).
+var columnsMethodILToNativeMapV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ReJITID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "MethodExtent",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "CountOfMapEntries",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "ILOffsets",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "NativeOffsets",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ILVersionID",
+}}
 
 // MethodJitTailCallFailed is the payload of MethodJitTailCallFailed: event 191 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
@@ -4409,6 +5795,61 @@ func (e *MethodJitTailCallFailed) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJitTailCallFailed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.MethodBeingCompiledNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CallerNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.CalleeNameSignature.AppendUTF8(a.Scratch()))
+	a.Bool(e.TailPrefix)
+	a.Bytes(e.FailReason.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJitTailCallFailed lists the columns of MethodJitTailCallFailed (EventInfo.Columns).
+var columnsMethodJitTailCallFailed = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CallerNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CalleeNameSignature",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "TailPrefix",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FailReason",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // MethodJitInliningFailed is the payload of MethodJitInliningFailed: event 192 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningFailed.
@@ -4615,3 +6056,58 @@ func (e *MethodJitInliningFailed) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *MethodJitInliningFailed) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.MethodBeingCompiledNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodBeingCompiledNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlinerNameSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.InlineeNameSignature.AppendUTF8(a.Scratch()))
+	a.Bool(e.FailAlways)
+	a.Bytes(e.FailReason.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsMethodJitInliningFailed lists the columns of MethodJitInliningFailed (EventInfo.Columns).
+var columnsMethodJitInliningFailed = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodBeingCompiledNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlinerNameSignature",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "InlineeNameSignature",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "FailAlways",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FailReason",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -104,3 +104,40 @@ func (e *ModuleRangeLoad) AppendText(dst []byte) []byte {
 	dst, _ = e.RangeType.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ModuleRangeLoad) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.RangeBegin))
+	a.Uint(uint64(e.RangeSize))
+	a.Uint(uint64(e.RangeType))
+	{
+		b, _ := e.RangeType.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsModuleRangeLoad lists the columns of ModuleRangeLoad (EventInfo.Columns).
+var columnsModuleRangeLoad = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeBegin",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "RangeSize",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "RangeType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RangeType_name",
+}}

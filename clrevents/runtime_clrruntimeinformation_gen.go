@@ -232,3 +232,91 @@ func (e *RuntimeInformationStart) AppendText(dst []byte) []byte {
 	dst = e.RuntimeDllPath.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *RuntimeInformationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Sku))
+	{
+		b, _ := e.Sku.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.BclMajorVersion))
+	a.Uint(uint64(e.BclMinorVersion))
+	a.Uint(uint64(e.BclBuildNumber))
+	a.Uint(uint64(e.BclQfeNumber))
+	a.Uint(uint64(e.VMMajorVersion))
+	a.Uint(uint64(e.VMMinorVersion))
+	a.Uint(uint64(e.VMBuildNumber))
+	a.Uint(uint64(e.VMQfeNumber))
+	a.Uint(uint64(e.StartupFlags))
+	{
+		b, _ := e.StartupFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.StartupMode))
+	{
+		b, _ := e.StartupMode.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+	a.GUID(e.ComObjectGuid)
+	a.Bytes(e.RuntimeDllPath.AppendUTF8(a.Scratch()))
+}
+
+// columnsRuntimeInformationStart lists the columns of RuntimeInformationStart (EventInfo.Columns).
+var columnsRuntimeInformationStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "Sku",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Sku_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "BclMajorVersion",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "BclMinorVersion",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "BclBuildNumber",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "BclQfeNumber",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "VMMajorVersion",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "VMMinorVersion",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "VMBuildNumber",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "VMQfeNumber",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "StartupFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "StartupFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "StartupMode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "StartupMode_name",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CommandLine",
+}, {
+	Kind: clrimpl.ColumnGUID,
+	Name: "ComObjectGuid",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "RuntimeDllPath",
+}}

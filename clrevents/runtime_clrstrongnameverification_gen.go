@@ -86,6 +86,27 @@ func (e *StrongNameVerificationStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *StrongNameVerificationStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsStrongNameVerificationStart lists the columns of StrongNameVerificationStart (EventInfo.Columns).
+var columnsStrongNameVerificationStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}}
+
 // StrongNameVerificationStartV1 is the payload of StrongNameVerificationStart_V1: event 181 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Start (1), level win:Verbose (5), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification_V1.
@@ -175,6 +196,31 @@ func (e *StrongNameVerificationStartV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *StrongNameVerificationStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsStrongNameVerificationStartV1 lists the columns of StrongNameVerificationStart_V1 (EventInfo.Columns).
+var columnsStrongNameVerificationStartV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // StrongNameVerificationStop is the payload of StrongNameVerificationStop: event 182 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification.
@@ -251,6 +297,27 @@ func (e *StrongNameVerificationStop) AppendText(dst []byte) []byte {
 	dst = e.FullyQualifiedAssemblyName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *StrongNameVerificationStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+}
+
+// columnsStrongNameVerificationStop lists the columns of StrongNameVerificationStop (EventInfo.Columns).
+var columnsStrongNameVerificationStop = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}}
 
 // StrongNameVerificationStopV1 is the payload of StrongNameVerificationStop_V1: event 182 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
@@ -340,3 +407,28 @@ func (e *StrongNameVerificationStopV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *StrongNameVerificationStopV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.VerificationFlags))
+	a.Uint(uint64(e.ErrorCode))
+	a.Bytes(e.FullyQualifiedAssemblyName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsStrongNameVerificationStopV1 lists the columns of StrongNameVerificationStop_V1 (EventInfo.Columns).
+var columnsStrongNameVerificationStopV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "VerificationFlags",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ErrorCode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "FullyQualifiedAssemblyName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -121,3 +121,34 @@ func (e *CodeSymbols) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CodeSymbols) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ModuleId))
+	a.Uint(uint64(e.TotalChunks))
+	a.Uint(uint64(e.ChunkNumber))
+	a.Uint(uint64(e.ChunkLength))
+	a.Bytes(e.Chunk.Bytes())
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsCodeSymbols lists the columns of CodeSymbols (EventInfo.Columns).
+var columnsCodeSymbols = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleId",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "TotalChunks",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ChunkNumber",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ChunkLength",
+}, {
+	Kind: clrimpl.ColumnBinary,
+	Name: "Chunk",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -41,6 +41,12 @@ func (e *Contention) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *Contention) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsContention lists the columns of Contention (EventInfo.Columns).
+var columnsContention = []clrimpl.Column{}
+
 // ContentionStartV1 is the payload of ContentionStart_V1: event 81 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Start (1), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template Contention.
@@ -100,6 +106,28 @@ func (e *ContentionStartV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ContentionStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ContentionFlags))
+	{
+		b, _ := e.ContentionFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsContentionStartV1 lists the columns of ContentionStart_V1 (EventInfo.Columns).
+var columnsContentionStartV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "ContentionFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ContentionFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ContentionStartV2 is the payload of ContentionStart_V2: event 81 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Start (1), level win:Informational (4), keywords ContentionKeyword (0x4000).
@@ -232,6 +260,42 @@ func (e *ContentionStartV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ContentionStartV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ContentionFlags))
+	{
+		b, _ := e.ContentionFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.LockID))
+	a.Uint(uint64(e.AssociatedObjectID))
+	a.Uint(uint64(e.LockOwnerThreadID))
+}
+
+// columnsContentionStartV2 lists the columns of ContentionStart_V2 (EventInfo.Columns).
+var columnsContentionStartV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "ContentionFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ContentionFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "LockID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssociatedObjectID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "LockOwnerThreadID",
+}}
+
 // ContentionLockCreated is the payload of ContentionLockCreated: event 90 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode LockCreated (11), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template ContentionLockCreated. Its layout depends on the pointer size.
@@ -329,6 +393,27 @@ func (e *ContentionLockCreated) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ContentionLockCreated) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.LockID))
+	a.Uint(uint64(e.AssociatedObjectID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsContentionLockCreated lists the columns of ContentionLockCreated (EventInfo.Columns).
+var columnsContentionLockCreated = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "LockID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssociatedObjectID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ContentionStop is the payload of ContentionStop: event 91 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Stop (2), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template Contention.
@@ -388,6 +473,28 @@ func (e *ContentionStop) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ContentionStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ContentionFlags))
+	{
+		b, _ := e.ContentionFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsContentionStop lists the columns of ContentionStop (EventInfo.Columns).
+var columnsContentionStop = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "ContentionFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ContentionFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ContentionStopV1 is the payload of ContentionStop_V1: event 91 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Stop (2), level win:Informational (4), keywords ContentionKeyword (0x4000).
@@ -460,3 +567,29 @@ func (e *ContentionStopV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendFloat(dst, float64(e.DurationNs), 'g', -1, 64)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ContentionStopV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ContentionFlags))
+	{
+		b, _ := e.ContentionFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Float(float64(e.DurationNs))
+}
+
+// columnsContentionStopV1 lists the columns of ContentionStop_V1 (EventInfo.Columns).
+var columnsContentionStopV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "ContentionFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ContentionFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "DurationNs",
+}}

@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // DebugExceptionProcessingStart is the payload of DebugExceptionProcessingStart: event 242 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task DebugExceptionProcessing (26), opcode win:Start (1), level win:Informational (4), keywords DebuggerKeyword (0x100000000).
 // It has no payload.
@@ -34,6 +36,12 @@ func (e *DebugExceptionProcessingStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DebugExceptionProcessingStart) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDebugExceptionProcessingStart lists the columns of DebugExceptionProcessingStart (EventInfo.Columns).
+var columnsDebugExceptionProcessingStart = []clrimpl.Column{}
+
 // DebugExceptionProcessingEnd is the payload of DebugExceptionProcessingEnd: event 243 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task DebugExceptionProcessing (26), opcode win:Stop (2), level win:Informational (4), keywords DebuggerKeyword (0x100000000).
 // It has no payload.
@@ -64,3 +72,9 @@ func (e *DebugExceptionProcessingEnd) AppendJSON(dst []byte) []byte {
 func (e *DebugExceptionProcessingEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DebugExceptionProcessingEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDebugExceptionProcessingEnd lists the columns of DebugExceptionProcessingEnd (EventInfo.Columns).
+var columnsDebugExceptionProcessingEnd = []clrimpl.Column{}

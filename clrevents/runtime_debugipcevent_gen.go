@@ -3,6 +3,8 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
 // DebugIPCEventStart is the payload of DebugIPCEventStart: event 240 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task DebugIPCEvent (25), opcode win:Start (1), level win:Informational (4), keywords DebuggerKeyword (0x100000000).
 // It has no payload.
@@ -34,6 +36,12 @@ func (e *DebugIPCEventStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DebugIPCEventStart) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDebugIPCEventStart lists the columns of DebugIPCEventStart (EventInfo.Columns).
+var columnsDebugIPCEventStart = []clrimpl.Column{}
+
 // DebugIPCEventEnd is the payload of DebugIPCEventEnd: event 241 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task DebugIPCEvent (25), opcode win:Stop (2), level win:Informational (4), keywords DebuggerKeyword (0x100000000).
 // It has no payload.
@@ -64,3 +72,9 @@ func (e *DebugIPCEventEnd) AppendJSON(dst []byte) []byte {
 func (e *DebugIPCEventEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DebugIPCEventEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsDebugIPCEventEnd lists the columns of DebugIPCEventEnd (EventInfo.Columns).
+var columnsDebugIPCEventEnd = []clrimpl.Column{}

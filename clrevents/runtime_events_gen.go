@@ -103,3 +103,26 @@ func (e *EventSource) AppendText(dst []byte) []byte {
 	dst = e.Payload.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *EventSource) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Int(int64(e.EventID))
+	a.Bytes(e.EventName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.EventSourceName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Payload.AppendUTF8(a.Scratch()))
+}
+
+// columnsEventSource lists the columns of EventSource (EventInfo.Columns).
+var columnsEventSource = []clrimpl.Column{{
+	Kind: clrimpl.ColumnInt32,
+	Name: "EventID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "EventName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "EventSourceName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Payload",
+}}

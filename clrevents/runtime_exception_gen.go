@@ -40,6 +40,12 @@ func (e *ExceptionThrown) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionThrown) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExceptionThrown lists the columns of ExceptionThrown (EventInfo.Columns).
+var columnsExceptionThrown = []clrimpl.Column{}
+
 // ExceptionThrownV1 is the payload of ExceptionThrown_V1: event 80 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Exception (7), opcode win:Start (1), level win:Error (2), keywords ExceptionKeyword, MonitoringKeyword (0x200008000).
 // Template Exception. Its layout depends on the pointer size.
@@ -154,6 +160,46 @@ func (e *ExceptionThrownV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionThrownV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.ExceptionType.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ExceptionMessage.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ExceptionEIP))
+	a.Uint(uint64(e.ExceptionHRESULT))
+	a.Uint(uint64(e.ExceptionFlags))
+	{
+		b, _ := e.ExceptionFlags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExceptionThrownV1 lists the columns of ExceptionThrown_V1 (EventInfo.Columns).
+var columnsExceptionThrownV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "ExceptionType",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ExceptionMessage",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExceptionEIP",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "ExceptionHRESULT",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ExceptionFlags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ExceptionFlags_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExceptionThrownStop is the payload of ExceptionThrownStop: event 256 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Exception (7), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -184,3 +230,9 @@ func (e *ExceptionThrownStop) AppendJSON(dst []byte) []byte {
 func (e *ExceptionThrownStop) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionThrownStop) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExceptionThrownStop lists the columns of ExceptionThrownStop (EventInfo.Columns).
+var columnsExceptionThrownStop = []clrimpl.Column{}

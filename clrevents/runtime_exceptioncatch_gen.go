@@ -98,6 +98,31 @@ func (e *ExceptionCatchStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionCatchStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.EntryEIP))
+	a.Uint(uint64(e.MethodID))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExceptionCatchStart lists the columns of ExceptionCatchStart (EventInfo.Columns).
+var columnsExceptionCatchStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "EntryEIP",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExceptionCatchStop is the payload of ExceptionCatchStop: event 251 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionCatch (27), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -128,3 +153,9 @@ func (e *ExceptionCatchStop) AppendJSON(dst []byte) []byte {
 func (e *ExceptionCatchStop) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionCatchStop) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExceptionCatchStop lists the columns of ExceptionCatchStop (EventInfo.Columns).
+var columnsExceptionCatchStop = []clrimpl.Column{}

@@ -98,6 +98,31 @@ func (e *ExceptionFilterStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionFilterStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.EntryEIP))
+	a.Uint(uint64(e.MethodID))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExceptionFilterStart lists the columns of ExceptionFilterStart (EventInfo.Columns).
+var columnsExceptionFilterStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "EntryEIP",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExceptionFilterStop is the payload of ExceptionFilterStop: event 255 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionFilter (29), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -128,3 +153,9 @@ func (e *ExceptionFilterStop) AppendJSON(dst []byte) []byte {
 func (e *ExceptionFilterStop) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionFilterStop) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExceptionFilterStop lists the columns of ExceptionFilterStop (EventInfo.Columns).
+var columnsExceptionFilterStop = []clrimpl.Column{}

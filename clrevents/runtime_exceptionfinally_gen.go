@@ -98,6 +98,31 @@ func (e *ExceptionFinallyStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionFinallyStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.EntryEIP))
+	a.Uint(uint64(e.MethodID))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsExceptionFinallyStart lists the columns of ExceptionFinallyStart (EventInfo.Columns).
+var columnsExceptionFinallyStart = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "EntryEIP",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ExceptionFinallyStop is the payload of ExceptionFinallyStop: event 253 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionFinally (28), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -128,3 +153,9 @@ func (e *ExceptionFinallyStop) AppendJSON(dst []byte) []byte {
 func (e *ExceptionFinallyStop) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExceptionFinallyStop) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsExceptionFinallyStop lists the columns of ExceptionFinallyStop (EventInfo.Columns).
+var columnsExceptionFinallyStop = []clrimpl.Column{}

@@ -85,3 +85,22 @@ func (e *ExecutionCheckpoint) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.Timestamp), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ExecutionCheckpoint) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Name.AppendUTF8(a.Scratch()))
+	a.Int(int64(e.Timestamp))
+}
+
+// columnsExecutionCheckpoint lists the columns of ExecutionCheckpoint (EventInfo.Columns).
+var columnsExecutionCheckpoint = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Name",
+}, {
+	Kind: clrimpl.ColumnInt64,
+	Name: "Timestamp",
+}}

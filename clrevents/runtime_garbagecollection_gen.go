@@ -70,6 +70,28 @@ func (e *GCStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsGCStart lists the columns of GCStart (EventInfo.Columns).
+var columnsGCStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}}
+
 // GCStartV1 is the payload of GCStart_V1: event 1 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Start (1), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCStart_V1.
@@ -165,6 +187,47 @@ func (e *GCStartV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCStartV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.Depth))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Type))
+	{
+		b, _ := e.Type.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCStartV1 lists the columns of GCStart_V1 (EventInfo.Columns).
+var columnsGCStartV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Depth",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Type_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCStartV2 is the payload of GCStart_V2: event 1 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Start (1), level win:Informational (4), keywords GCKeyword (0x1).
@@ -274,6 +337,51 @@ func (e *GCStartV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCStartV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.Depth))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Type))
+	{
+		b, _ := e.Type.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.ClientSequenceNumber))
+}
+
+// columnsGCStartV2 lists the columns of GCStart_V2 (EventInfo.Columns).
+var columnsGCStartV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Depth",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Type_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ClientSequenceNumber",
+}}
+
 // GCEnd is the payload of GCEnd: event 2 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Stop (2), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEnd.
@@ -333,6 +441,21 @@ func (e *GCEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.Depth), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.Depth))
+}
+
+// columnsGCEnd lists the columns of GCEnd (EventInfo.Columns).
+var columnsGCEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "Depth",
+}}
 
 // GCEndV1 is the payload of GCEnd_V1: event 2 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Stop (2), level win:Informational (4), keywords GCKeyword (0x1).
@@ -406,6 +529,25 @@ func (e *GCEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.Depth))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCEndV1 lists the columns of GCEnd_V1 (EventInfo.Columns).
+var columnsGCEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Depth",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCRestartEEEnd is the payload of GCRestartEEEnd: event 3 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEEnd (132), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -436,6 +578,12 @@ func (e *GCRestartEEEnd) AppendJSON(dst []byte) []byte {
 func (e *GCRestartEEEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCRestartEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGCRestartEEEnd lists the columns of GCRestartEEEnd (EventInfo.Columns).
+var columnsGCRestartEEEnd = []clrimpl.Column{}
 
 // GCRestartEEEndV1 is the payload of GCRestartEEEnd_V1: event 3 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEEnd (132), level win:Informational (4), keywords GCKeyword (0x1).
@@ -484,6 +632,17 @@ func (e *GCRestartEEEndV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCRestartEEEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCRestartEEEndV1 lists the columns of GCRestartEEEnd_V1 (EventInfo.Columns).
+var columnsGCRestartEEEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCHeapStats is the payload of GCHeapStats: event 4 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
@@ -676,6 +835,74 @@ func (e *GCHeapStats) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.GCHandleCount), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCHeapStats) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.GenerationSize0))
+	a.Uint(uint64(e.TotalPromotedSize0))
+	a.Uint(uint64(e.GenerationSize1))
+	a.Uint(uint64(e.TotalPromotedSize1))
+	a.Uint(uint64(e.GenerationSize2))
+	a.Uint(uint64(e.TotalPromotedSize2))
+	a.Uint(uint64(e.GenerationSize3))
+	a.Uint(uint64(e.TotalPromotedSize3))
+	a.Uint(uint64(e.FinalizationPromotedSize))
+	a.Uint(uint64(e.FinalizationPromotedCount))
+	a.Uint(uint64(e.PinnedObjectCount))
+	a.Uint(uint64(e.SinkBlockCount))
+	a.Uint(uint64(e.GCHandleCount))
+}
+
+// columnsGCHeapStats lists the columns of GCHeapStats (EventInfo.Columns).
+var columnsGCHeapStats = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize0",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize0",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize1",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize1",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize2",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize2",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize3",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize3",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalizationPromotedSize",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalizationPromotedCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PinnedObjectCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "SinkBlockCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GCHandleCount",
+}}
 
 // GCHeapStatsV1 is the payload of GCHeapStats_V1: event 4 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
@@ -880,6 +1107,78 @@ func (e *GCHeapStatsV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCHeapStatsV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.GenerationSize0))
+	a.Uint(uint64(e.TotalPromotedSize0))
+	a.Uint(uint64(e.GenerationSize1))
+	a.Uint(uint64(e.TotalPromotedSize1))
+	a.Uint(uint64(e.GenerationSize2))
+	a.Uint(uint64(e.TotalPromotedSize2))
+	a.Uint(uint64(e.GenerationSize3))
+	a.Uint(uint64(e.TotalPromotedSize3))
+	a.Uint(uint64(e.FinalizationPromotedSize))
+	a.Uint(uint64(e.FinalizationPromotedCount))
+	a.Uint(uint64(e.PinnedObjectCount))
+	a.Uint(uint64(e.SinkBlockCount))
+	a.Uint(uint64(e.GCHandleCount))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCHeapStatsV1 lists the columns of GCHeapStats_V1 (EventInfo.Columns).
+var columnsGCHeapStatsV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize0",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize0",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize1",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize1",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize2",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize2",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize3",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize3",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalizationPromotedSize",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalizationPromotedCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PinnedObjectCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "SinkBlockCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GCHandleCount",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCHeapStatsV2 is the payload of GCHeapStats_V2: event 4 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
@@ -1109,6 +1408,88 @@ func (e *GCHeapStatsV2) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCHeapStatsV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.GenerationSize0))
+	a.Uint(uint64(e.TotalPromotedSize0))
+	a.Uint(uint64(e.GenerationSize1))
+	a.Uint(uint64(e.TotalPromotedSize1))
+	a.Uint(uint64(e.GenerationSize2))
+	a.Uint(uint64(e.TotalPromotedSize2))
+	a.Uint(uint64(e.GenerationSize3))
+	a.Uint(uint64(e.TotalPromotedSize3))
+	a.Uint(uint64(e.FinalizationPromotedSize))
+	a.Uint(uint64(e.FinalizationPromotedCount))
+	a.Uint(uint64(e.PinnedObjectCount))
+	a.Uint(uint64(e.SinkBlockCount))
+	a.Uint(uint64(e.GCHandleCount))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.GenerationSize4))
+	a.Uint(uint64(e.TotalPromotedSize4))
+}
+
+// columnsGCHeapStatsV2 lists the columns of GCHeapStats_V2 (EventInfo.Columns).
+var columnsGCHeapStatsV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize0",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize0",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize1",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize1",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize2",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize2",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize3",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize3",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalizationPromotedSize",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalizationPromotedCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PinnedObjectCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "SinkBlockCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GCHandleCount",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "GenerationSize4",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalPromotedSize4",
+}}
+
 // GCCreateSegment is the payload of GCCreateSegment: event 5 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateSegment (134), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCCreateSegment.
@@ -1180,6 +1561,34 @@ func (e *GCCreateSegment) AppendText(dst []byte) []byte {
 	dst, _ = e.Type.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCCreateSegment) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Address))
+	a.Uint(uint64(e.Size))
+	a.Uint(uint64(e.Type))
+	{
+		b, _ := e.Type.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsGCCreateSegment lists the columns of GCCreateSegment (EventInfo.Columns).
+var columnsGCCreateSegment = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Size",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Type_name",
+}}
 
 // GCCreateSegmentV1 is the payload of GCCreateSegment_V1: event 5 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateSegment (134), level win:Informational (4), keywords GCKeyword (0x1).
@@ -1265,6 +1674,38 @@ func (e *GCCreateSegmentV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCCreateSegmentV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Address))
+	a.Uint(uint64(e.Size))
+	a.Uint(uint64(e.Type))
+	{
+		b, _ := e.Type.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCCreateSegmentV1 lists the columns of GCCreateSegment_V1 (EventInfo.Columns).
+var columnsGCCreateSegmentV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Size",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Type_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCFreeSegment is the payload of GCFreeSegment: event 6 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFreeSegment (135), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFreeSegment.
@@ -1312,6 +1753,18 @@ func (e *GCFreeSegment) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFreeSegment) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Address))
+}
+
+// columnsGCFreeSegment lists the columns of GCFreeSegment (EventInfo.Columns).
+var columnsGCFreeSegment = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}}
 
 // GCFreeSegmentV1 is the payload of GCFreeSegment_V1: event 6 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFreeSegment (135), level win:Informational (4), keywords GCKeyword (0x1).
@@ -1373,6 +1826,22 @@ func (e *GCFreeSegmentV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFreeSegmentV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Address))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCFreeSegmentV1 lists the columns of GCFreeSegment_V1 (EventInfo.Columns).
+var columnsGCFreeSegmentV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCRestartEEBegin is the payload of GCRestartEEBegin: event 7 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEBegin (136), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -1403,6 +1872,12 @@ func (e *GCRestartEEBegin) AppendJSON(dst []byte) []byte {
 func (e *GCRestartEEBegin) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCRestartEEBegin) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGCRestartEEBegin lists the columns of GCRestartEEBegin (EventInfo.Columns).
+var columnsGCRestartEEBegin = []clrimpl.Column{}
 
 // GCRestartEEBeginV1 is the payload of GCRestartEEBegin_V1: event 7 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEBegin (136), level win:Informational (4), keywords GCKeyword (0x1).
@@ -1452,6 +1927,17 @@ func (e *GCRestartEEBeginV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCRestartEEBeginV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCRestartEEBeginV1 lists the columns of GCRestartEEBegin_V1 (EventInfo.Columns).
+var columnsGCRestartEEBeginV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCSuspendEEEnd is the payload of GCSuspendEEEnd: event 8 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEEnd (137), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -1482,6 +1968,12 @@ func (e *GCSuspendEEEnd) AppendJSON(dst []byte) []byte {
 func (e *GCSuspendEEEnd) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSuspendEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGCSuspendEEEnd lists the columns of GCSuspendEEEnd (EventInfo.Columns).
+var columnsGCSuspendEEEnd = []clrimpl.Column{}
 
 // GCSuspendEEEndV1 is the payload of GCSuspendEEEnd_V1: event 8 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEEnd (137), level win:Informational (4), keywords GCKeyword (0x1).
@@ -1531,6 +2023,17 @@ func (e *GCSuspendEEEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSuspendEEEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCSuspendEEEndV1 lists the columns of GCSuspendEEEnd_V1 (EventInfo.Columns).
+var columnsGCSuspendEEEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCSuspendEEBegin is the payload of GCSuspendEEBegin: event 9 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEBegin (10), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCSuspendEE.
@@ -1578,6 +2081,24 @@ func (e *GCSuspendEEBegin) AppendText(dst []byte) []byte {
 	dst, _ = e.Reason.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSuspendEEBegin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsGCSuspendEEBegin lists the columns of GCSuspendEEBegin (EventInfo.Columns).
+var columnsGCSuspendEEBegin = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}}
 
 // GCSuspendEEBeginV1 is the payload of GCSuspendEEBegin_V1: event 9 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEBegin (10), level win:Informational (4), keywords GCKeyword (0x1).
@@ -1651,6 +2172,32 @@ func (e *GCSuspendEEBeginV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSuspendEEBeginV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCSuspendEEBeginV1 lists the columns of GCSuspendEEBegin_V1 (EventInfo.Columns).
+var columnsGCSuspendEEBeginV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCAllocationTick is the payload of GCAllocationTick: event 10 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick.
@@ -1710,6 +2257,29 @@ func (e *GCAllocationTick) AppendText(dst []byte) []byte {
 	dst, _ = e.AllocationKind.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCAllocationTick) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AllocationAmount))
+	a.Uint(uint64(e.AllocationKind))
+	{
+		b, _ := e.AllocationKind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsGCAllocationTick lists the columns of GCAllocationTick (EventInfo.Columns).
+var columnsGCAllocationTick = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationAmount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationKind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AllocationKind_name",
+}}
 
 // GCAllocationTickV1 is the payload of GCAllocationTick_V1: event 10 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
@@ -1782,6 +2352,33 @@ func (e *GCAllocationTickV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCAllocationTickV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AllocationAmount))
+	a.Uint(uint64(e.AllocationKind))
+	{
+		b, _ := e.AllocationKind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCAllocationTickV1 lists the columns of GCAllocationTick_V1 (EventInfo.Columns).
+var columnsGCAllocationTickV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationAmount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationKind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AllocationKind_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCAllocationTickV2 is the payload of GCAllocationTick_V2: event 10 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
@@ -1943,6 +2540,51 @@ func (e *GCAllocationTickV2) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.HeapIndex), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCAllocationTickV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AllocationAmount))
+	a.Uint(uint64(e.AllocationKind))
+	{
+		b, _ := e.AllocationKind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.AllocationAmount64))
+	a.Uint(uint64(e.TypeID))
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.HeapIndex))
+}
+
+// columnsGCAllocationTickV2 lists the columns of GCAllocationTick_V2 (EventInfo.Columns).
+var columnsGCAllocationTickV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationAmount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationKind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AllocationKind_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AllocationAmount64",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapIndex",
+}}
 
 // GCAllocationTickV3 is the payload of GCAllocationTick_V3: event 10 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
@@ -2116,6 +2758,56 @@ func (e *GCAllocationTickV3) AppendText(dst []byte) []byte {
 	dst = clrimpl.AppendHex(dst, uint64(e.Address))
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCAllocationTickV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AllocationAmount))
+	a.Uint(uint64(e.AllocationKind))
+	{
+		b, _ := e.AllocationKind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.AllocationAmount64))
+	a.Uint(uint64(e.TypeID))
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.HeapIndex))
+	a.Uint(uint64(e.Address))
+}
+
+// columnsGCAllocationTickV3 lists the columns of GCAllocationTick_V3 (EventInfo.Columns).
+var columnsGCAllocationTickV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationAmount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationKind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AllocationKind_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AllocationAmount64",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapIndex",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}}
 
 // GCAllocationTickV4 is the payload of GCAllocationTick_V4: event 10 version 4 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
@@ -2302,6 +2994,61 @@ func (e *GCAllocationTickV4) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCAllocationTickV4) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.AllocationAmount))
+	a.Uint(uint64(e.AllocationKind))
+	{
+		b, _ := e.AllocationKind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.AllocationAmount64))
+	a.Uint(uint64(e.TypeID))
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.HeapIndex))
+	a.Uint(uint64(e.Address))
+	a.Uint(uint64(e.ObjectSize))
+}
+
+// columnsGCAllocationTickV4 lists the columns of GCAllocationTick_V4 (EventInfo.Columns).
+var columnsGCAllocationTickV4 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationAmount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "AllocationKind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "AllocationKind_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AllocationAmount64",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapIndex",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectSize",
+}}
+
 // GCCreateConcurrentThread is the payload of GCCreateConcurrentThread: event 11 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateConcurrentThread (12), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -2332,6 +3079,12 @@ func (e *GCCreateConcurrentThread) AppendJSON(dst []byte) []byte {
 func (e *GCCreateConcurrentThread) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCCreateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGCCreateConcurrentThread lists the columns of GCCreateConcurrentThread (EventInfo.Columns).
+var columnsGCCreateConcurrentThread = []clrimpl.Column{}
 
 // GCCreateConcurrentThreadV1 is the payload of GCCreateConcurrentThread_V1: event 11 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateConcurrentThread (12), level win:Informational (4), keywords GCKeyword, ThreadingKeyword (0x10001).
@@ -2381,6 +3134,17 @@ func (e *GCCreateConcurrentThreadV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCCreateConcurrentThreadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCCreateConcurrentThreadV1 lists the columns of GCCreateConcurrentThread_V1 (EventInfo.Columns).
+var columnsGCCreateConcurrentThreadV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCTerminateConcurrentThread is the payload of GCTerminateConcurrentThread: event 12 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCTerminateConcurrentThread (13), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -2411,6 +3175,12 @@ func (e *GCTerminateConcurrentThread) AppendJSON(dst []byte) []byte {
 func (e *GCTerminateConcurrentThread) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCTerminateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGCTerminateConcurrentThread lists the columns of GCTerminateConcurrentThread (EventInfo.Columns).
+var columnsGCTerminateConcurrentThread = []clrimpl.Column{}
 
 // GCTerminateConcurrentThreadV1 is the payload of GCTerminateConcurrentThread_V1: event 12 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCTerminateConcurrentThread (13), level win:Informational (4), keywords GCKeyword, ThreadingKeyword (0x10001).
@@ -2460,6 +3230,17 @@ func (e *GCTerminateConcurrentThreadV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCTerminateConcurrentThreadV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCTerminateConcurrentThreadV1 lists the columns of GCTerminateConcurrentThread_V1 (EventInfo.Columns).
+var columnsGCTerminateConcurrentThreadV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCFinalizersEnd is the payload of GCFinalizersEnd: event 13 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersEnd (15), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFinalizersEnd.
@@ -2507,6 +3288,17 @@ func (e *GCFinalizersEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.Count), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFinalizersEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+}
+
+// columnsGCFinalizersEnd lists the columns of GCFinalizersEnd (EventInfo.Columns).
+var columnsGCFinalizersEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}}
 
 // GCFinalizersEndV1 is the payload of GCFinalizersEnd_V1: event 13 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersEnd (15), level win:Informational (4), keywords GCKeyword (0x1).
@@ -2568,6 +3360,21 @@ func (e *GCFinalizersEndV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFinalizersEndV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCFinalizersEndV1 lists the columns of GCFinalizersEnd_V1 (EventInfo.Columns).
+var columnsGCFinalizersEndV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCFinalizersBegin is the payload of GCFinalizersBegin: event 14 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersBegin (19), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -2598,6 +3405,12 @@ func (e *GCFinalizersBegin) AppendJSON(dst []byte) []byte {
 func (e *GCFinalizersBegin) AppendText(dst []byte) []byte {
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFinalizersBegin) AppendColumns(a clrimpl.ColumnAppender) {}
+
+// columnsGCFinalizersBegin lists the columns of GCFinalizersBegin (EventInfo.Columns).
+var columnsGCFinalizersBegin = []clrimpl.Column{}
 
 // GCFinalizersBeginV1 is the payload of GCFinalizersBegin_V1: event 14 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersBegin (19), level win:Informational (4), keywords GCKeyword (0x1).
@@ -2646,6 +3459,17 @@ func (e *GCFinalizersBeginV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFinalizersBeginV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCFinalizersBeginV1 lists the columns of GCFinalizersBegin_V1 (EventInfo.Columns).
+var columnsGCFinalizersBeginV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCBulkRootEdge is the payload of GCBulkRootEdge: event 16 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootEdge (20), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
@@ -2926,6 +3750,29 @@ func (e *GCBulkRootEdge) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkRootEdge) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Index))
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkRootEdge lists the columns of GCBulkRootEdge (EventInfo.Columns).
+var columnsGCBulkRootEdge = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Index",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GCBulkRootConditionalWeakTableElementEdge is the payload of GCBulkRootConditionalWeakTableElementEdge: event 17 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootConditionalWeakTableElementEdge (21), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkRootConditionalWeakTableElementEdge. Its layout depends on the pointer size.
@@ -3188,6 +4035,29 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) AppendText(dst []byte) []byt
 	dst = e.Values.appendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkRootConditionalWeakTableElementEdge) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Index))
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkRootConditionalWeakTableElementEdge lists the columns of GCBulkRootConditionalWeakTableElementEdge (EventInfo.Columns).
+var columnsGCBulkRootConditionalWeakTableElementEdge = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Index",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
 
 // GCBulkNode is the payload of GCBulkNode: event 18 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkNode (22), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
@@ -3468,6 +4338,29 @@ func (e *GCBulkNode) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkNode) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Index))
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkNode lists the columns of GCBulkNode (EventInfo.Columns).
+var columnsGCBulkNode = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Index",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GCBulkEdge is the payload of GCBulkEdge: event 19 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkEdge (23), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkEdge. Its layout depends on the pointer size.
@@ -3715,6 +4608,29 @@ func (e *GCBulkEdge) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkEdge) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Index))
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkEdge lists the columns of GCBulkEdge (EventInfo.Columns).
+var columnsGCBulkEdge = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Index",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GCSampledObjectAllocationHigh is the payload of GCSampledObjectAllocationHigh: event 20 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSampledObjectAllocation (24), level win:Informational (4), keywords GCSampledObjectAllocationHighKeyword (0x200000).
 // Template GCSampledObjectAllocation. Its layout depends on the pointer size.
@@ -3845,6 +4761,35 @@ func (e *GCSampledObjectAllocationHigh) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSampledObjectAllocationHigh) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Address))
+	a.Uint(uint64(e.TypeID))
+	a.Uint(uint64(e.ObjectCountForTypeSample))
+	a.Uint(uint64(e.TotalSizeForTypeSample))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCSampledObjectAllocationHigh lists the columns of GCSampledObjectAllocationHigh (EventInfo.Columns).
+var columnsGCSampledObjectAllocationHigh = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ObjectCountForTypeSample",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalSizeForTypeSample",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCBulkSurvivingObjectRanges is the payload of GCBulkSurvivingObjectRanges: event 21 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkSurvivingObjectRanges (25), level win:Informational (4), keywords GCHeapSurvivalAndMovementKeyword (0x400000).
@@ -4092,6 +5037,29 @@ func (e *GCBulkSurvivingObjectRanges) AppendText(dst []byte) []byte {
 	dst = e.Values.appendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkSurvivingObjectRanges) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Index))
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkSurvivingObjectRanges lists the columns of GCBulkSurvivingObjectRanges (EventInfo.Columns).
+var columnsGCBulkSurvivingObjectRanges = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Index",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
 
 // GCBulkMovedObjectRanges is the payload of GCBulkMovedObjectRanges: event 22 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkMovedObjectRanges (26), level win:Informational (4), keywords GCHeapSurvivalAndMovementKeyword (0x400000).
@@ -4356,6 +5324,29 @@ func (e *GCBulkMovedObjectRanges) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkMovedObjectRanges) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Index))
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkMovedObjectRanges lists the columns of GCBulkMovedObjectRanges (EventInfo.Columns).
+var columnsGCBulkMovedObjectRanges = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Index",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GCGenerationRange is the payload of GCGenerationRange: event 23 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGenerationRange (27), level win:Informational (4), keywords GCHeapSurvivalAndMovementKeyword (0x400000).
 // Template GCGenerationRange. Its layout depends on the pointer size.
@@ -4487,6 +5478,34 @@ func (e *GCGenerationRange) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCGenerationRange) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Generation))
+	a.Uint(uint64(e.RangeStart))
+	a.Uint(uint64(e.RangeUsedLength))
+	a.Uint(uint64(e.RangeReservedLength))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCGenerationRange lists the columns of GCGenerationRange (EventInfo.Columns).
+var columnsGCGenerationRange = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "Generation",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "RangeStart",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "RangeUsedLength",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "RangeReservedLength",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCMarkStackRoots is the payload of GCMarkStackRoots: event 25 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkStackRoots (28), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -4546,6 +5565,21 @@ func (e *GCMarkStackRoots) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCMarkStackRoots) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCMarkStackRoots lists the columns of GCMarkStackRoots (EventInfo.Columns).
+var columnsGCMarkStackRoots = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCMarkFinalizeQueueRoots is the payload of GCMarkFinalizeQueueRoots: event 26 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkFinalizeQueueRoots (29), level win:Informational (4), keywords GCKeyword (0x1).
@@ -4607,6 +5641,21 @@ func (e *GCMarkFinalizeQueueRoots) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCMarkFinalizeQueueRoots) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCMarkFinalizeQueueRoots lists the columns of GCMarkFinalizeQueueRoots (EventInfo.Columns).
+var columnsGCMarkFinalizeQueueRoots = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCMarkHandles is the payload of GCMarkHandles: event 27 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkHandles (30), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -4667,6 +5716,21 @@ func (e *GCMarkHandles) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCMarkHandles) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCMarkHandles lists the columns of GCMarkHandles (EventInfo.Columns).
+var columnsGCMarkHandles = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCMarkOlderGenerationRoots is the payload of GCMarkOlderGenerationRoots: event 28 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkOlderGenerationRoots (31), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -4726,6 +5790,21 @@ func (e *GCMarkOlderGenerationRoots) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCMarkOlderGenerationRoots) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCMarkOlderGenerationRoots lists the columns of GCMarkOlderGenerationRoots (EventInfo.Columns).
+var columnsGCMarkOlderGenerationRoots = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // FinalizeObject is the payload of FinalizeObject: event 29 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode FinalizeObject (32), level win:Verbose (5), keywords GCKeyword (0x1).
@@ -4823,6 +5902,27 @@ func (e *FinalizeObject) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *FinalizeObject) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.TypeID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsFinalizeObject lists the columns of FinalizeObject (EventInfo.Columns).
+var columnsFinalizeObject = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // SetGCHandle is the payload of SetGCHandle: event 30 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode SetGCHandle (33), level win:Informational (4), keywords GCHandleKeyword (0x2).
@@ -4972,6 +6072,47 @@ func (e *SetGCHandle) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *SetGCHandle) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.Kind))
+	{
+		b, _ := e.Kind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Generation))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsSetGCHandle lists the columns of SetGCHandle (EventInfo.Columns).
+var columnsSetGCHandle = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Kind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Kind_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Generation",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // DestroyGCHandle is the payload of DestroyGCHandle: event 31 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode DestroyGCHandle (34), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template DestroyGCHandle. Its layout depends on the pointer size.
@@ -5051,6 +6192,22 @@ func (e *DestroyGCHandle) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DestroyGCHandle) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDestroyGCHandle lists the columns of DestroyGCHandle (EventInfo.Columns).
+var columnsDestroyGCHandle = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCSampledObjectAllocationLow is the payload of GCSampledObjectAllocationLow: event 32 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSampledObjectAllocation (24), level win:Informational (4), keywords GCSampledObjectAllocationLowKeyword (0x2000000).
@@ -5183,6 +6340,35 @@ func (e *GCSampledObjectAllocationLow) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCSampledObjectAllocationLow) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Address))
+	a.Uint(uint64(e.TypeID))
+	a.Uint(uint64(e.ObjectCountForTypeSample))
+	a.Uint(uint64(e.TotalSizeForTypeSample))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCSampledObjectAllocationLow lists the columns of GCSampledObjectAllocationLow (EventInfo.Columns).
+var columnsGCSampledObjectAllocationLow = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Address",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ObjectCountForTypeSample",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalSizeForTypeSample",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // PinObjectAtGCTime is the payload of PinObjectAtGCTime: event 33 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode PinObjectAtGCTime (36), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template PinObjectAtGCTime. Its layout depends on the pointer size.
@@ -5310,6 +6496,35 @@ func (e *PinObjectAtGCTime) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *PinObjectAtGCTime) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HandleID))
+	a.Uint(uint64(e.ObjectID))
+	a.Uint(uint64(e.ObjectSize))
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsPinObjectAtGCTime lists the columns of PinObjectAtGCTime (EventInfo.Columns).
+var columnsPinObjectAtGCTime = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "HandleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectID",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "ObjectSize",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GCTriggered is the payload of GCTriggered: event 35 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode Triggered (35), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCTriggered.
@@ -5369,6 +6584,28 @@ func (e *GCTriggered) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCTriggered) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCTriggered lists the columns of GCTriggered (EventInfo.Columns).
+var columnsGCTriggered = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCBulkRootCCW is the payload of GCBulkRootCCW: event 36 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootCCW (38), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
@@ -5637,6 +6874,25 @@ func (e *GCBulkRootCCW) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkRootCCW) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkRootCCW lists the columns of GCBulkRootCCW (EventInfo.Columns).
+var columnsGCBulkRootCCW = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GCBulkRCW is the payload of GCBulkRCW: event 37 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRCW (39), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkRCW.
@@ -5892,6 +7148,25 @@ func (e *GCBulkRCW) AppendText(dst []byte) []byte {
 	dst = e.Values.appendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkRCW) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkRCW lists the columns of GCBulkRCW (EventInfo.Columns).
+var columnsGCBulkRCW = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
 
 // GCBulkRootStaticVar is the payload of GCBulkRootStaticVar: event 38 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootStaticVar (40), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
@@ -6157,6 +7432,30 @@ func (e *GCBulkRootStaticVar) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCBulkRootStaticVar) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.AppDomainID))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCBulkRootStaticVar lists the columns of GCBulkRootStaticVar (EventInfo.Columns).
+var columnsGCBulkRootStaticVar = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AppDomainID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GCDynamicEvent is the payload of GCDynamicEvent: event 39 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCDynamicEvent (41), level win:Informational (4), keywords GCKeyword, GCHandleKeyword, GCHeapDumpKeyword, GCSampledObjectAllocationHighKeyword, GCHeapSurvivalAndMovementKeyword, ManagedHeapCollectKeyword, GCHeapAndTypeNamesKeyword, GCSampledObjectAllocationLowKeyword (0x3f00003).
 // Template GCDynamicEvent.
@@ -6244,6 +7543,29 @@ func (e *GCDynamicEvent) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCDynamicEvent) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Bytes(e.Name.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.DataSize))
+	a.Bytes(e.Data.Bytes())
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGCDynamicEvent lists the columns of GCDynamicEvent (EventInfo.Columns).
+var columnsGCDynamicEvent = []clrimpl.Column{{
+	Kind: clrimpl.ColumnString,
+	Name: "Name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DataSize",
+}, {
+	Kind: clrimpl.ColumnBinary,
+	Name: "Data",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // IncreaseMemoryPressure is the payload of IncreaseMemoryPressure: event 200 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode IncreaseMemoryPressure (200), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template IncreaseMemoryPressure.
@@ -6304,6 +7626,21 @@ func (e *IncreaseMemoryPressure) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IncreaseMemoryPressure) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.BytesAllocated))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsIncreaseMemoryPressure lists the columns of IncreaseMemoryPressure (EventInfo.Columns).
+var columnsIncreaseMemoryPressure = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "BytesAllocated",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // DecreaseMemoryPressure is the payload of DecreaseMemoryPressure: event 201 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode DecreaseMemoryPressure (201), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template DecreaseMemoryPressure.
@@ -6363,6 +7700,21 @@ func (e *DecreaseMemoryPressure) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *DecreaseMemoryPressure) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.BytesFreed))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsDecreaseMemoryPressure lists the columns of DecreaseMemoryPressure (EventInfo.Columns).
+var columnsDecreaseMemoryPressure = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint64,
+	Name: "BytesFreed",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCMarkWithType is the payload of GCMarkWithType: event 202 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkWithType (202), level win:Informational (4), keywords GCKeyword (0x1).
@@ -6447,6 +7799,36 @@ func (e *GCMarkWithType) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.Bytes), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCMarkWithType) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.HeapNum))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Type))
+	{
+		b, _ := e.Type.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.Bytes))
+}
+
+// columnsGCMarkWithType lists the columns of GCMarkWithType (EventInfo.Columns).
+var columnsGCMarkWithType = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapNum",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Type_name",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "Bytes",
+}}
 
 // GCJoinV2 is the payload of GCJoin_V2: event 203 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCJoin (203), level win:Verbose (5), keywords GCKeyword (0x1).
@@ -6543,6 +7925,33 @@ func (e *GCJoinV2) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.JoinID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCJoinV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Heap))
+	a.Uint(uint64(e.JoinTime))
+	a.Uint(uint64(e.JoinType))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.JoinID))
+}
+
+// columnsGCJoinV2 lists the columns of GCJoin_V2 (EventInfo.Columns).
+var columnsGCJoinV2 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Heap",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JoinTime",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JoinType",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JoinID",
+}}
 
 // GCPerHeapHistoryV3 is the payload of GCPerHeapHistory_V3: event 204 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCPerHeapHistory (204), level win:Informational (4), keywords GCKeyword (0x1).
@@ -7146,6 +8555,98 @@ func (e *GCPerHeapHistoryV3) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCPerHeapHistoryV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.FreeListAllocated))
+	a.Uint(uint64(e.FreeListRejected))
+	a.Uint(uint64(e.EndOfSegAllocated))
+	a.Uint(uint64(e.CondemnedAllocated))
+	a.Uint(uint64(e.PinnedAllocated))
+	a.Uint(uint64(e.PinnedAllocatedAdvance))
+	a.Uint(uint64(e.RunningFreeListEfficiency))
+	a.Uint(uint64(e.CondemnReasons0))
+	a.Uint(uint64(e.CondemnReasons1))
+	a.Uint(uint64(e.CompactMechanisms))
+	{
+		b, _ := e.CompactMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ExpandMechanisms))
+	{
+		b, _ := e.ExpandMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.HeapIndex))
+	a.Uint(uint64(e.ExtraGen0Commit))
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCPerHeapHistoryV3 lists the columns of GCPerHeapHistory_V3 (EventInfo.Columns).
+var columnsGCPerHeapHistoryV3 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FreeListAllocated",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FreeListRejected",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "EndOfSegAllocated",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "CondemnedAllocated",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "PinnedAllocated",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "PinnedAllocatedAdvance",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RunningFreeListEfficiency",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons0",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons1",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CompactMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "CompactMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "ExpandMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ExpandMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "HeapIndex",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ExtraGen0Commit",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GCGlobalHeapHistoryV2 is the payload of GCGlobalHeapHistory_V2: event 205 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCGlobalHeap_V2.
@@ -7289,6 +8790,71 @@ func (e *GCGlobalHeapHistoryV2) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.MemoryPressure), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCGlobalHeapHistoryV2) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.FinalYoungestDesired))
+	a.Int(int64(e.NumHeaps))
+	a.Uint(uint64(e.CondemnedGeneration))
+	a.Uint(uint64(e.Gen0ReductionCount))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.GlobalMechanisms))
+	{
+		b, _ := e.GlobalMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.PauseMode))
+	{
+		b, _ := e.PauseMode.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.MemoryPressure))
+}
+
+// columnsGCGlobalHeapHistoryV2 lists the columns of GCGlobalHeapHistory_V2 (EventInfo.Columns).
+var columnsGCGlobalHeapHistoryV2 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalYoungestDesired",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "NumHeaps",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnedGeneration",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Gen0ReductionCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GlobalMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "GlobalMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PauseMode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PauseMode_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MemoryPressure",
+}}
 
 // GCGlobalHeapHistoryV3 is the payload of GCGlobalHeapHistory_V3: event 205 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
@@ -7457,6 +9023,79 @@ func (e *GCGlobalHeapHistoryV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.CondemnReasons1), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCGlobalHeapHistoryV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.FinalYoungestDesired))
+	a.Int(int64(e.NumHeaps))
+	a.Uint(uint64(e.CondemnedGeneration))
+	a.Uint(uint64(e.Gen0ReductionCount))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.GlobalMechanisms))
+	{
+		b, _ := e.GlobalMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.PauseMode))
+	{
+		b, _ := e.PauseMode.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.MemoryPressure))
+	a.Uint(uint64(e.CondemnReasons0))
+	a.Uint(uint64(e.CondemnReasons1))
+}
+
+// columnsGCGlobalHeapHistoryV3 lists the columns of GCGlobalHeapHistory_V3 (EventInfo.Columns).
+var columnsGCGlobalHeapHistoryV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalYoungestDesired",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "NumHeaps",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnedGeneration",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Gen0ReductionCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GlobalMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "GlobalMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PauseMode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PauseMode_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MemoryPressure",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons0",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons1",
+}}
 
 // GCGlobalHeapHistoryV4 is the payload of GCGlobalHeapHistory_V4: event 205 version 4 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
@@ -7779,6 +9418,87 @@ func (e *GCGlobalHeapHistoryV4) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCGlobalHeapHistoryV4) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.FinalYoungestDesired))
+	a.Int(int64(e.NumHeaps))
+	a.Uint(uint64(e.CondemnedGeneration))
+	a.Uint(uint64(e.Gen0ReductionCount))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.GlobalMechanisms))
+	{
+		b, _ := e.GlobalMechanisms.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.PauseMode))
+	{
+		b, _ := e.PauseMode.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.MemoryPressure))
+	a.Uint(uint64(e.CondemnReasons0))
+	a.Uint(uint64(e.CondemnReasons1))
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCGlobalHeapHistoryV4 lists the columns of GCGlobalHeapHistory_V4 (EventInfo.Columns).
+var columnsGCGlobalHeapHistoryV4 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "FinalYoungestDesired",
+}, {
+	Kind: clrimpl.ColumnInt32,
+	Name: "NumHeaps",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnedGeneration",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Gen0ReductionCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "GlobalMechanisms",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "GlobalMechanisms_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PauseMode",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PauseMode_name",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MemoryPressure",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons0",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CondemnReasons1",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
+
 // GenAwareBegin is the payload of GenAwareBegin: event 206 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GenAwareBegin (206), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GenAwareTemplate.
@@ -7839,6 +9559,21 @@ func (e *GenAwareBegin) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GenAwareBegin) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGenAwareBegin lists the columns of GenAwareBegin (EventInfo.Columns).
+var columnsGenAwareBegin = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // GenAwareEnd is the payload of GenAwareEnd: event 207 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GenAwareEnd (207), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GenAwareTemplate.
@@ -7898,6 +9633,21 @@ func (e *GenAwareEnd) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GenAwareEnd) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsGenAwareEnd lists the columns of GenAwareEnd (EventInfo.Columns).
+var columnsGenAwareEnd = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // GCLOHCompact is the payload of GCLOHCompact: event 208 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCLOHCompact (208), level win:Informational (4), keywords GCKeyword (0x1).
@@ -8182,6 +9932,25 @@ func (e *GCLOHCompact) AppendText(dst []byte) []byte {
 	dst = e.Values.appendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCLOHCompact) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCLOHCompact lists the columns of GCLOHCompact (EventInfo.Columns).
+var columnsGCLOHCompact = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}
 
 // GCFitBucketInfo is the payload of GCFitBucketInfo: event 209 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFitBucketInfo (209), level win:Verbose (5), keywords GCKeyword (0x1).
@@ -8473,3 +10242,37 @@ func (e *GCFitBucketInfo) AppendText(dst []byte) []byte {
 	dst = e.Values.appendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *GCFitBucketInfo) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.BucketKind))
+	{
+		b, _ := e.BucketKind.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.TotalSize))
+	a.Uint(uint64(e.Count))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsGCFitBucketInfo lists the columns of GCFitBucketInfo (EventInfo.Columns).
+var columnsGCFitBucketInfo = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "BucketKind",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "BucketKind_name",
+}, {
+	Kind: clrimpl.ColumnUint64,
+	Name: "TotalSize",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}

@@ -69,6 +69,21 @@ func (e *IOThreadCreate) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadCreate) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+}
+
+// columnsIOThreadCreate lists the columns of IOThreadCreate (EventInfo.Columns).
+var columnsIOThreadCreate = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}}
+
 // IOThreadCreateV1 is the payload of IOThreadCreate_V1: event 44 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Start (1), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -141,6 +156,25 @@ func (e *IOThreadCreateV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadCreateV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsIOThreadCreateV1 lists the columns of IOThreadCreate_V1 (EventInfo.Columns).
+var columnsIOThreadCreateV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // IOThreadTerminate is the payload of IOThreadTerminate: event 45 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread.
@@ -200,6 +234,21 @@ func (e *IOThreadTerminate) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.RetiredIOThreads), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadTerminate) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+}
+
+// columnsIOThreadTerminate lists the columns of IOThreadTerminate (EventInfo.Columns).
+var columnsIOThreadTerminate = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}}
 
 // IOThreadTerminateV1 is the payload of IOThreadTerminate_V1: event 45 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
@@ -272,3 +321,22 @@ func (e *IOThreadTerminateV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadTerminateV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsIOThreadTerminateV1 lists the columns of IOThreadTerminate_V1 (EventInfo.Columns).
+var columnsIOThreadTerminateV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -69,6 +69,21 @@ func (e *IOThreadRetire) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadRetire) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+}
+
+// columnsIOThreadRetire lists the columns of IOThreadRetire (EventInfo.Columns).
+var columnsIOThreadRetire = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}}
+
 // IOThreadRetireV1 is the payload of IOThreadRetire_V1: event 46 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Start (1), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -141,6 +156,25 @@ func (e *IOThreadRetireV1) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadRetireV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsIOThreadRetireV1 lists the columns of IOThreadRetire_V1 (EventInfo.Columns).
+var columnsIOThreadRetireV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // IOThreadUnretire is the payload of IOThreadUnretire: event 47 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread.
@@ -200,6 +234,21 @@ func (e *IOThreadUnretire) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.RetiredIOThreads), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadUnretire) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+}
+
+// columnsIOThreadUnretire lists the columns of IOThreadUnretire (EventInfo.Columns).
+var columnsIOThreadUnretire = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}}
 
 // IOThreadUnretireV1 is the payload of IOThreadUnretire_V1: event 47 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
@@ -272,3 +321,22 @@ func (e *IOThreadUnretireV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *IOThreadUnretireV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.IOThreadCount))
+	a.Uint(uint64(e.RetiredIOThreads))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsIOThreadUnretireV1 lists the columns of IOThreadUnretire_V1 (EventInfo.Columns).
+var columnsIOThreadUnretireV1 = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "IOThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredIOThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -110,6 +110,34 @@ func (e *JitInstrumentationData) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *JitInstrumentationData) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.MethodFlags))
+	a.Uint(uint64(e.DataSize))
+	a.Uint(uint64(e.MethodID))
+	a.Bytes(e.Data.Bytes())
+}
+
+// columnsJitInstrumentationData lists the columns of JitInstrumentationData (EventInfo.Columns).
+var columnsJitInstrumentationData = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DataSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Kind: clrimpl.ColumnBinary,
+	Name: "Data",
+}}
+
 // JitInstrumentationDataVerbose is the payload of JitInstrumentationDataVerbose: event 298 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task JitInstrumentationData (34), opcode InstrumentationDataVerbose (12), level win:Informational (4), keywords JitInstrumentationDataKeyword (0x10000000000).
 // Template JitInstrumentationDataVerbose.
@@ -279,3 +307,53 @@ func (e *JitInstrumentationDataVerbose) AppendText(dst []byte) []byte {
 	dst = e.Data.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *JitInstrumentationDataVerbose) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.MethodFlags))
+	a.Uint(uint64(e.DataSize))
+	a.Uint(uint64(e.MethodID))
+	a.Uint(uint64(e.ModuleID))
+	a.Uint(uint64(e.MethodToken))
+	a.Bytes(e.MethodNamespace.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.MethodSignature.AppendUTF8(a.Scratch()))
+	a.Bytes(e.Data.Bytes())
+}
+
+// columnsJitInstrumentationDataVerbose lists the columns of JitInstrumentationDataVerbose (EventInfo.Columns).
+var columnsJitInstrumentationDataVerbose = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodFlags",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "DataSize",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "MethodID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ModuleID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "MethodToken",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodNamespace",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "MethodSignature",
+}, {
+	Kind: clrimpl.ColumnBinary,
+	Name: "Data",
+}}

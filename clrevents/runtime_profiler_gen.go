@@ -73,3 +73,18 @@ func (e *ProfilerMessage) AppendText(dst []byte) []byte {
 	dst = e.Message.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ProfilerMessage) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Message.AppendUTF8(a.Scratch()))
+}
+
+// columnsProfilerMessage lists the columns of ProfilerMessage (EventInfo.Columns).
+var columnsProfilerMessage = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Message",
+}}

@@ -89,6 +89,22 @@ func (e *ThreadCreating) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadCreating) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadCreating lists the columns of ThreadCreating (EventInfo.Columns).
+var columnsThreadCreating = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadRunning is the payload of ThreadRunning: event 71 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Thread (24), opcode Running (12), level win:Informational (4), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadStartWork. Its layout depends on the pointer size.
@@ -168,3 +184,19 @@ func (e *ThreadRunning) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadRunning) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadRunning lists the columns of ThreadRunning (EventInfo.Columns).
+var columnsThreadRunning = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "ID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

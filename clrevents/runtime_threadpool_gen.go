@@ -89,6 +89,22 @@ func (e *ThreadPoolEnqueue) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolEnqueue) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.WorkID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolEnqueue lists the columns of ThreadPoolEnqueue (EventInfo.Columns).
+var columnsThreadPoolEnqueue = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "WorkID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadPoolDequeue is the payload of ThreadPoolDequeue: event 62 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode Dequeue (12), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolWork. Its layout depends on the pointer size.
@@ -168,6 +184,22 @@ func (e *ThreadPoolDequeue) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolDequeue) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.WorkID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolDequeue lists the columns of ThreadPoolDequeue (EventInfo.Columns).
+var columnsThreadPoolDequeue = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "WorkID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ThreadPoolIOEnqueue is the payload of ThreadPoolIOEnqueue: event 63 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IOEnqueue (13), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
@@ -283,6 +315,31 @@ func (e *ThreadPoolIOEnqueue) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolIOEnqueue) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.NativeOverlapped))
+	a.Uint(uint64(e.Overlapped))
+	a.Bool(e.MultiDequeues)
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolIOEnqueue lists the columns of ThreadPoolIOEnqueue (EventInfo.Columns).
+var columnsThreadPoolIOEnqueue = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "NativeOverlapped",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Overlapped",
+}, {
+	Kind: clrimpl.ColumnBool,
+	Name: "MultiDequeues",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadPoolIODequeue is the payload of ThreadPoolIODequeue: event 64 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IODequeue (14), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolIOWork. Its layout depends on the pointer size.
@@ -380,6 +437,27 @@ func (e *ThreadPoolIODequeue) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolIODequeue) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.NativeOverlapped))
+	a.Uint(uint64(e.Overlapped))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolIODequeue lists the columns of ThreadPoolIODequeue (EventInfo.Columns).
+var columnsThreadPoolIODequeue = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "NativeOverlapped",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Overlapped",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadPoolIOPack is the payload of ThreadPoolIOPack: event 65 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IOPack (15), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolIOWork. Its layout depends on the pointer size.
@@ -476,3 +554,24 @@ func (e *ThreadPoolIOPack) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolIOPack) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.NativeOverlapped))
+	a.Uint(uint64(e.Overlapped))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolIOPack lists the columns of ThreadPoolIOPack (EventInfo.Columns).
+var columnsThreadPoolIOPack = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "NativeOverlapped",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Overlapped",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

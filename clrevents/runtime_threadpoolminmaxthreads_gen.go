@@ -104,3 +104,30 @@ func (e *ThreadPoolMinMaxThreads) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolMinMaxThreads) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.MinWorkerThreads))
+	a.Uint(uint64(e.MaxWorkerThreads))
+	a.Uint(uint64(e.MinIOCompletionThreads))
+	a.Uint(uint64(e.MaxIOCompletionThreads))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolMinMaxThreads lists the columns of ThreadPoolMinMaxThreads (EventInfo.Columns).
+var columnsThreadPoolMinMaxThreads = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "MinWorkerThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "MaxWorkerThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "MinIOCompletionThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "MaxIOCompletionThreads",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -69,6 +69,21 @@ func (e *ThreadpoolSuspensionSuspendThread) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadpoolSuspensionSuspendThread) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrThreadID))
+	a.Uint(uint64(e.CpuUtilization))
+}
+
+// columnsThreadpoolSuspensionSuspendThread lists the columns of ThreadpoolSuspensionSuspendThread (EventInfo.Columns).
+var columnsThreadpoolSuspensionSuspendThread = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "ClrThreadID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CpuUtilization",
+}}
+
 // ThreadpoolSuspensionResumeThread is the payload of ThreadpoolSuspensionResumeThread: event 49 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadpoolSuspension (6), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrThreadPoolSuspend.
@@ -128,3 +143,18 @@ func (e *ThreadpoolSuspensionResumeThread) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.CpuUtilization), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadpoolSuspensionResumeThread) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrThreadID))
+	a.Uint(uint64(e.CpuUtilization))
+}
+
+// columnsThreadpoolSuspensionResumeThread lists the columns of ThreadpoolSuspensionResumeThread (EventInfo.Columns).
+var columnsThreadpoolSuspensionResumeThread = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "ClrThreadID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "CpuUtilization",
+}}

@@ -81,6 +81,25 @@ func (e *ThreadPoolWorkerThreadStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ActiveWorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreadCount))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadStart lists the columns of ThreadPoolWorkerThreadStart (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "ActiveWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadPoolWorkerThreadStop is the payload of ThreadPoolWorkerThreadStop: event 51 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThread (16), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -153,6 +172,25 @@ func (e *ThreadPoolWorkerThreadStop) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ActiveWorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreadCount))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadStop lists the columns of ThreadPoolWorkerThreadStop (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadStop = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "ActiveWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadPoolWorkerThreadWait is the payload of ThreadPoolWorkerThreadWait: event 57 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThread (16), opcode Wait (90), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -224,3 +262,22 @@ func (e *ThreadPoolWorkerThreadWait) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadWait) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ActiveWorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreadCount))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadWait lists the columns of ThreadPoolWorkerThreadWait (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadWait = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "ActiveWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -70,6 +70,21 @@ func (e *ThreadPoolWorkerThreadAdjustmentSample) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadAdjustmentSample) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Float(float64(e.Throughput))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadAdjustmentSample lists the columns of ThreadPoolWorkerThreadAdjustmentSample (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadAdjustmentSample = []clrimpl.Column{{
+	Kind: clrimpl.ColumnFloat64,
+	Name: "Throughput",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadPoolWorkerThreadAdjustmentAdjustment is the payload of ThreadPoolWorkerThreadAdjustmentAdjustment: event 55 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadAdjustment (18), opcode Adjustment (101), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThreadAdjustmentAdjustment.
@@ -153,6 +168,36 @@ func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) AppendText(dst []byte) []by
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Float(float64(e.AverageThroughput))
+	a.Uint(uint64(e.NewWorkerThreadCount))
+	a.Uint(uint64(e.Reason))
+	{
+		b, _ := e.Reason.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadAdjustmentAdjustment lists the columns of ThreadPoolWorkerThreadAdjustmentAdjustment (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadAdjustmentAdjustment = []clrimpl.Column{{
+	Kind: clrimpl.ColumnFloat64,
+	Name: "AverageThroughput",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Reason",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Reason_name",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // ThreadPoolWorkerThreadAdjustmentStats is the payload of ThreadPoolWorkerThreadAdjustmentStats: event 56 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadAdjustment (18), opcode Stats (102), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
@@ -321,3 +366,54 @@ func (e *ThreadPoolWorkerThreadAdjustmentStats) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadAdjustmentStats) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Float(float64(e.Duration))
+	a.Float(float64(e.Throughput))
+	a.Float(float64(e.ThreadWave))
+	a.Float(float64(e.ThroughputWave))
+	a.Float(float64(e.ThroughputErrorEstimate))
+	a.Float(float64(e.AverageThroughputErrorEstimate))
+	a.Float(float64(e.ThroughputRatio))
+	a.Float(float64(e.Confidence))
+	a.Float(float64(e.NewControlSetting))
+	a.Uint(uint64(e.NewThreadWaveMagnitude))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadAdjustmentStats lists the columns of ThreadPoolWorkerThreadAdjustmentStats (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadAdjustmentStats = []clrimpl.Column{{
+	Kind: clrimpl.ColumnFloat64,
+	Name: "Duration",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "Throughput",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "ThreadWave",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "ThroughputWave",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "ThroughputErrorEstimate",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "AverageThroughputErrorEstimate",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "ThroughputRatio",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "Confidence",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "NewControlSetting",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "NewThreadWaveMagnitude",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

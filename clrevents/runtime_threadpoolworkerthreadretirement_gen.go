@@ -81,6 +81,25 @@ func (e *ThreadPoolWorkerThreadRetirementStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadRetirementStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ActiveWorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreadCount))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadRetirementStart lists the columns of ThreadPoolWorkerThreadRetirementStart (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadRetirementStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "ActiveWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // ThreadPoolWorkerThreadRetirementStop is the payload of ThreadPoolWorkerThreadRetirementStop: event 53 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadRetirement (17), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -152,3 +171,22 @@ func (e *ThreadPoolWorkerThreadRetirementStop) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkerThreadRetirementStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ActiveWorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreadCount))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkerThreadRetirementStop lists the columns of ThreadPoolWorkerThreadRetirementStop (EventInfo.Columns).
+var columnsThreadPoolWorkerThreadRetirementStop = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "ActiveWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

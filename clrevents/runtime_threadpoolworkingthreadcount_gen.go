@@ -68,3 +68,18 @@ func (e *ThreadPoolWorkingThreadCount) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadPoolWorkingThreadCount) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsThreadPoolWorkingThreadCount lists the columns of ThreadPoolWorkingThreadCount (EventInfo.Columns).
+var columnsThreadPoolWorkingThreadCount = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -69,6 +69,29 @@ func (e *TieredCompilationSettings) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TieredCompilationSettings) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsTieredCompilationSettings lists the columns of TieredCompilationSettings (EventInfo.Columns).
+var columnsTieredCompilationSettings = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}}
+
 // TieredCompilationPause is the payload of TieredCompilationPause: event 281 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode Pause (12), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationEmpty.
@@ -116,6 +139,17 @@ func (e *TieredCompilationPause) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TieredCompilationPause) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsTieredCompilationPause lists the columns of TieredCompilationPause (EventInfo.Columns).
+var columnsTieredCompilationPause = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
 
 // TieredCompilationResume is the payload of TieredCompilationResume: event 282 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode Resume (13), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
@@ -177,6 +211,21 @@ func (e *TieredCompilationResume) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TieredCompilationResume) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.NewMethodCount))
+}
+
+// columnsTieredCompilationResume lists the columns of TieredCompilationResume (EventInfo.Columns).
+var columnsTieredCompilationResume = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "NewMethodCount",
+}}
+
 // TieredCompilationBackgroundJitStart is the payload of TieredCompilationBackgroundJitStart: event 283 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode win:Start (1), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationBackgroundJitStart.
@@ -236,6 +285,21 @@ func (e *TieredCompilationBackgroundJitStart) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.PendingMethodCount), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TieredCompilationBackgroundJitStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.PendingMethodCount))
+}
+
+// columnsTieredCompilationBackgroundJitStart lists the columns of TieredCompilationBackgroundJitStart (EventInfo.Columns).
+var columnsTieredCompilationBackgroundJitStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PendingMethodCount",
+}}
 
 // TieredCompilationBackgroundJitStop is the payload of TieredCompilationBackgroundJitStop: event 284 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode win:Stop (2), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
@@ -308,3 +372,22 @@ func (e *TieredCompilationBackgroundJitStop) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.JittedMethodCount), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TieredCompilationBackgroundJitStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.PendingMethodCount))
+	a.Uint(uint64(e.JittedMethodCount))
+}
+
+// columnsTieredCompilationBackgroundJitStop lists the columns of TieredCompilationBackgroundJitStop (EventInfo.Columns).
+var columnsTieredCompilationBackgroundJitStop = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "PendingMethodCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "JittedMethodCount",
+}}

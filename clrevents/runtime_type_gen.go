@@ -297,3 +297,22 @@ func (e *BulkType) AppendText(dst []byte) []byte {
 	dst = e.Values.appendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *BulkType) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Count))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Bytes(e.Values.appendJSON(a.Scratch()))
+}
+
+// columnsBulkType lists the columns of BulkType (EventInfo.Columns).
+var columnsBulkType = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Count",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Values",
+}}

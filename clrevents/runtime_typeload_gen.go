@@ -69,6 +69,21 @@ func (e *TypeLoadStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TypeLoadStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.TypeLoadStartID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsTypeLoadStart lists the columns of TypeLoadStart (EventInfo.Columns).
+var columnsTypeLoadStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "TypeLoadStartID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // TypeLoadStop is the payload of TypeLoadStop: event 74 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TypeLoad (33), opcode win:Stop (2), level win:Informational (4), keywords TypeDiagnosticKeyword (0x8000000000).
 // Template TypeLoadStop.
@@ -169,3 +184,31 @@ func (e *TypeLoadStop) AppendText(dst []byte) []byte {
 	dst = e.TypeName.AppendJSON(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *TypeLoadStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.TypeLoadStartID))
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.LoadLevel))
+	a.Uint(uint64(e.TypeID))
+	a.Bytes(e.TypeName.AppendUTF8(a.Scratch()))
+}
+
+// columnsTypeLoadStop lists the columns of TypeLoadStop (EventInfo.Columns).
+var columnsTypeLoadStop = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "TypeLoadStartID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "LoadLevel",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TypeID",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "TypeName",
+}}

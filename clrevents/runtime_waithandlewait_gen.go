@@ -106,6 +106,33 @@ func (e *WaitHandleWaitStart) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *WaitHandleWaitStart) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.WaitSource))
+	{
+		b, _ := e.WaitSource.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+	a.Uint(uint64(e.AssociatedObjectID))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsWaitHandleWaitStart lists the columns of WaitHandleWaitStart (EventInfo.Columns).
+var columnsWaitHandleWaitStart = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint8,
+	Name: "WaitSource",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "WaitSource_name",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "AssociatedObjectID",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}
+
 // WaitHandleWaitStop is the payload of WaitHandleWaitStop: event 302 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WaitHandleWait (39), opcode win:Stop (2), level win:Verbose (5), keywords WaitHandleKeyword (0x40000000000).
 // Template WaitHandleWaitStop.
@@ -153,3 +180,14 @@ func (e *WaitHandleWaitStop) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *WaitHandleWaitStop) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsWaitHandleWaitStop lists the columns of WaitHandleWaitStop (EventInfo.Columns).
+var columnsWaitHandleWaitStop = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

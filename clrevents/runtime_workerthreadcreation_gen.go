@@ -69,6 +69,21 @@ func (e *WorkerThreadCreate) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *WorkerThreadCreate) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.WorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreads))
+}
+
+// columnsWorkerThreadCreate lists the columns of WorkerThreadCreate (EventInfo.Columns).
+var columnsWorkerThreadCreate = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "WorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreads",
+}}
+
 // WorkerThreadTerminate is the payload of WorkerThreadTerminate: event 41 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WorkerThreadCreation (2), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrWorkerThread.
@@ -128,3 +143,18 @@ func (e *WorkerThreadTerminate) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.RetiredWorkerThreads), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *WorkerThreadTerminate) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.WorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreads))
+}
+
+// columnsWorkerThreadTerminate lists the columns of WorkerThreadTerminate (EventInfo.Columns).
+var columnsWorkerThreadTerminate = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "WorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreads",
+}}

@@ -69,6 +69,21 @@ func (e *WorkerThreadRetire) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *WorkerThreadRetire) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.WorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreads))
+}
+
+// columnsWorkerThreadRetire lists the columns of WorkerThreadRetire (EventInfo.Columns).
+var columnsWorkerThreadRetire = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "WorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreads",
+}}
+
 // WorkerThreadUnretire is the payload of WorkerThreadUnretire: event 43 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WorkerThreadRetirement (4), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrWorkerThread.
@@ -128,3 +143,18 @@ func (e *WorkerThreadUnretire) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.RetiredWorkerThreads), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *WorkerThreadUnretire) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.WorkerThreadCount))
+	a.Uint(uint64(e.RetiredWorkerThreads))
+}
+
+// columnsWorkerThreadUnretire lists the columns of WorkerThreadUnretire (EventInfo.Columns).
+var columnsWorkerThreadUnretire = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "WorkerThreadCount",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "RetiredWorkerThreads",
+}}

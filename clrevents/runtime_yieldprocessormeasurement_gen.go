@@ -81,3 +81,22 @@ func (e *YieldProcessorMeasurement) AppendText(dst []byte) []byte {
 	dst = strconv.AppendFloat(dst, float64(e.EstablishedNsPerYield), 'g', -1, 64)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *YieldProcessorMeasurement) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Float(float64(e.NsPerYield))
+	a.Float(float64(e.EstablishedNsPerYield))
+}
+
+// columnsYieldProcessorMeasurement lists the columns of YieldProcessorMeasurement (EventInfo.Columns).
+var columnsYieldProcessorMeasurement = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "NsPerYield",
+}, {
+	Kind: clrimpl.ColumnFloat64,
+	Name: "EstablishedNsPerYield",
+}}

@@ -55,3 +55,21 @@ func (e *ThreadSample) AppendText(dst []byte) []byte {
 	dst, _ = e.Type.AppendText(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *ThreadSample) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Type))
+	{
+		b, _ := e.Type.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
+}
+
+// columnsThreadSample lists the columns of ThreadSample (EventInfo.Columns).
+var columnsThreadSample = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint32,
+	Name: "Type",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Type_name",
+}}

@@ -139,3 +139,30 @@ func (e *CLRStackWalkStress) AppendText(dst []byte) []byte {
 	dst = e.Stack.AppendJSONHex(dst)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *CLRStackWalkStress) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.ClrInstanceID))
+	a.Uint(uint64(e.Reserved1))
+	a.Uint(uint64(e.Reserved2))
+	a.Uint(uint64(e.FrameCount))
+	a.Bytes(e.Stack.AppendJSONHex(a.Scratch()))
+}
+
+// columnsCLRStackWalkStress lists the columns of CLRStackWalkStress (EventInfo.Columns).
+var columnsCLRStackWalkStress = []clrimpl.Column{{
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "Reserved1",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "Reserved2",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "FrameCount",
+}, {
+	Kind: clrimpl.ColumnJSON,
+	Name: "Stack",
+}}

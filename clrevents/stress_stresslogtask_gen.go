@@ -86,6 +86,26 @@ func (e *StressLogEvent) AppendText(dst []byte) []byte {
 	return dst
 }
 
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *StressLogEvent) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Facility))
+	a.Uint(uint64(e.LogLevel))
+	a.Bytes(e.Message.AppendUTF8(a.Scratch()))
+}
+
+// columnsStressLogEvent lists the columns of StressLogEvent (EventInfo.Columns).
+var columnsStressLogEvent = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Facility",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "LogLevel",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Message",
+}}
+
 // StressLogEventV1 is the payload of StressLogEvent_V1: event 0 version 1 of Microsoft-Windows-DotNETRuntimeStress.
 // Task StressLogTask (1), opcode win:Start (1), level win:Informational (4).
 // Template StressLog_V1.
@@ -174,3 +194,27 @@ func (e *StressLogEventV1) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ClrInstanceID), 10)
 	return dst
 }
+
+// AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
+func (e *StressLogEventV1) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.Facility))
+	a.Uint(uint64(e.LogLevel))
+	a.Bytes(e.Message.AppendUTF8(a.Scratch()))
+	a.Uint(uint64(e.ClrInstanceID))
+}
+
+// columnsStressLogEventV1 lists the columns of StressLogEvent_V1 (EventInfo.Columns).
+var columnsStressLogEventV1 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "Facility",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "LogLevel",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Message",
+}, {
+	Kind: clrimpl.ColumnUint16,
+	Name: "ClrInstanceID",
+}}

@@ -76,6 +76,7 @@ const (
 )
 
 var eventTable = [...]EventInfo{{
+	Columns:     columnsProcessInfo,
 	DisplayName: "ProcessInfo",
 	ID:          1,
 	Keywords:    0x0,
@@ -92,6 +93,7 @@ var eventTable = [...]EventInfo{{
 		return new(ProcessInfo)
 	},
 }, {
+	Columns:     columnsProcessInfoV1,
 	DisplayName: "ProcessInfo_V1",
 	ID:          1,
 	Keywords:    0x0,
@@ -108,6 +110,7 @@ var eventTable = [...]EventInfo{{
 		return new(ProcessInfoV1)
 	},
 }, {
+	Columns:     columnsThreadSample,
 	DisplayName: "ThreadSample",
 	ID:          0,
 	Keywords:    0x0,
@@ -124,6 +127,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadSample)
 	},
 }, {
+	Columns:     columnsMonoProfilerContextLoaded,
 	DisplayName: "MonoProfiler/ContextLoaded",
 	ID:          1,
 	Keywords:    0x8,
@@ -140,6 +144,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerContextLoaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerContextUnloaded,
 	DisplayName: "MonoProfiler/ContextUnloaded",
 	ID:          2,
 	Keywords:    0x8,
@@ -156,6 +161,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerContextUnloaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerAppDomainLoading,
 	DisplayName: "MonoProfiler/AppDomainLoading",
 	ID:          3,
 	Keywords:    0x8,
@@ -172,6 +178,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAppDomainLoading)
 	},
 }, {
+	Columns:     columnsMonoProfilerAppDomainLoaded,
 	DisplayName: "MonoProfiler/AppDomainLoaded",
 	ID:          4,
 	Keywords:    0x8,
@@ -188,6 +195,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAppDomainLoaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerAppDomainUnloading,
 	DisplayName: "MonoProfiler/AppDomainUnloading",
 	ID:          5,
 	Keywords:    0x8,
@@ -204,6 +212,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAppDomainUnloading)
 	},
 }, {
+	Columns:     columnsMonoProfilerAppDomainUnloaded,
 	DisplayName: "MonoProfiler/AppDomainUnloaded",
 	ID:          6,
 	Keywords:    0x8,
@@ -220,6 +229,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAppDomainUnloaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerAppDomainName,
 	DisplayName: "MonoProfiler/AppDomainName",
 	ID:          7,
 	Keywords:    0x8,
@@ -236,6 +246,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAppDomainName)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitBegin,
 	DisplayName: "MonoProfiler/JitBegin",
 	ID:          8,
 	Keywords:    0x10,
@@ -252,6 +263,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitBegin)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitFailed,
 	DisplayName: "MonoProfiler/JitFailed",
 	ID:          9,
 	Keywords:    0x10,
@@ -268,6 +280,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitFailed)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitDone,
 	DisplayName: "MonoProfiler/JitDone",
 	ID:          10,
 	Keywords:    0x10,
@@ -284,6 +297,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitDone)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitDoneV1,
 	DisplayName: "MonoProfiler/JitDone",
 	ID:          10,
 	Keywords:    0x10,
@@ -300,6 +314,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitDoneV1)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitChunkCreated,
 	DisplayName: "MonoProfiler/JitChunkCreated",
 	ID:          11,
 	Keywords:    0x10,
@@ -316,6 +331,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitChunkCreated)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitChunkDestroyed,
 	DisplayName: "MonoProfiler/JitChunkDestroyed",
 	ID:          12,
 	Keywords:    0x10,
@@ -332,6 +348,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitChunkDestroyed)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitCodeBuffer,
 	DisplayName: "MonoProfiler/JitCodeBuffer",
 	ID:          13,
 	Keywords:    0x10,
@@ -348,6 +365,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitCodeBuffer)
 	},
 }, {
+	Columns:     columnsMonoProfilerClassLoading,
 	DisplayName: "MonoProfiler/ClassLoading",
 	ID:          14,
 	Keywords:    0x8000000000,
@@ -364,6 +382,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerClassLoading)
 	},
 }, {
+	Columns:     columnsMonoProfilerClassFailed,
 	DisplayName: "MonoProfiler/ClassFailed",
 	ID:          15,
 	Keywords:    0x8000000000,
@@ -380,6 +399,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerClassFailed)
 	},
 }, {
+	Columns:     columnsMonoProfilerClassLoaded,
 	DisplayName: "MonoProfiler/ClassLoaded",
 	ID:          16,
 	Keywords:    0x8000000000,
@@ -396,6 +416,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerClassLoaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerClassLoadedV1,
 	DisplayName: "MonoProfiler/ClassLoaded",
 	ID:          16,
 	Keywords:    0x8000000000,
@@ -412,6 +433,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerClassLoadedV1)
 	},
 }, {
+	Columns:     columnsMonoProfilerVTableLoading,
 	DisplayName: "MonoProfiler/VTableLoading",
 	ID:          17,
 	Keywords:    0x8000000000,
@@ -428,6 +450,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerVTableLoading)
 	},
 }, {
+	Columns:     columnsMonoProfilerVTableFailed,
 	DisplayName: "MonoProfiler/VTableFailed",
 	ID:          18,
 	Keywords:    0x8000000000,
@@ -444,6 +467,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerVTableFailed)
 	},
 }, {
+	Columns:     columnsMonoProfilerVTableLoaded,
 	DisplayName: "MonoProfiler/VTableLoaded",
 	ID:          19,
 	Keywords:    0x8000000000,
@@ -460,6 +484,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerVTableLoaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerModuleLoading,
 	DisplayName: "MonoProfiler/ModuleLoading",
 	ID:          20,
 	Keywords:    0x8,
@@ -476,6 +501,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerModuleLoading)
 	},
 }, {
+	Columns:     columnsMonoProfilerModuleFailed,
 	DisplayName: "MonoProfiler/ModuleFailed",
 	ID:          21,
 	Keywords:    0x8,
@@ -492,6 +518,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerModuleFailed)
 	},
 }, {
+	Columns:     columnsMonoProfilerModuleLoaded,
 	DisplayName: "MonoProfiler/ModuleLoaded",
 	ID:          22,
 	Keywords:    0x8,
@@ -508,6 +535,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerModuleLoaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerModuleUnloading,
 	DisplayName: "MonoProfiler/ModuleUnloading",
 	ID:          23,
 	Keywords:    0x8,
@@ -524,6 +552,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerModuleUnloading)
 	},
 }, {
+	Columns:     columnsMonoProfilerModuleUnloaded,
 	DisplayName: "MonoProfiler/ModuleUnloaded",
 	ID:          24,
 	Keywords:    0x8,
@@ -540,6 +569,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerModuleUnloaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerAssemblyLoading,
 	DisplayName: "MonoProfiler/AssemblyLoading",
 	ID:          25,
 	Keywords:    0x8,
@@ -556,6 +586,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAssemblyLoading)
 	},
 }, {
+	Columns:     columnsMonoProfilerAssemblyLoaded,
 	DisplayName: "MonoProfiler/AssemblyLoaded",
 	ID:          26,
 	Keywords:    0x8,
@@ -572,6 +603,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAssemblyLoaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerAssemblyUnloading,
 	DisplayName: "MonoProfiler/AssemblyUnloading",
 	ID:          27,
 	Keywords:    0x8,
@@ -588,6 +620,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAssemblyUnloading)
 	},
 }, {
+	Columns:     columnsMonoProfilerAssemblyUnloaded,
 	DisplayName: "MonoProfiler/AssemblyUnloaded",
 	ID:          28,
 	Keywords:    0x8,
@@ -604,6 +637,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerAssemblyUnloaded)
 	},
 }, {
+	Columns:     columnsMonoProfilerMethodEnter,
 	DisplayName: "MonoProfiler/MethodEnter",
 	ID:          29,
 	Keywords:    0x20000000,
@@ -620,6 +654,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMethodEnter)
 	},
 }, {
+	Columns:     columnsMonoProfilerMethodLeave,
 	DisplayName: "MonoProfiler/MethodLeave",
 	ID:          30,
 	Keywords:    0x20000000,
@@ -636,6 +671,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMethodLeave)
 	},
 }, {
+	Columns:     columnsMonoProfilerMethodTailCall,
 	DisplayName: "MonoProfiler/MethodTailCall",
 	ID:          31,
 	Keywords:    0x20000000,
@@ -652,6 +688,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMethodTailCall)
 	},
 }, {
+	Columns:     columnsMonoProfilerMethodExceptionLeave,
 	DisplayName: "MonoProfiler/MethodExceptionLeave",
 	ID:          32,
 	Keywords:    0x20000000,
@@ -668,6 +705,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMethodExceptionLeave)
 	},
 }, {
+	Columns:     columnsMonoProfilerMethodFree,
 	DisplayName: "MonoProfiler/MethodFree",
 	ID:          33,
 	Keywords:    0x20000000,
@@ -684,6 +722,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMethodFree)
 	},
 }, {
+	Columns:     columnsMonoProfilerMethodBeginInvoke,
 	DisplayName: "MonoProfiler/MethodBeginInvoke",
 	ID:          34,
 	Keywords:    0x20000000,
@@ -700,6 +739,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMethodBeginInvoke)
 	},
 }, {
+	Columns:     columnsMonoProfilerMethodEndInvoke,
 	DisplayName: "MonoProfiler/MethodEndInvoke",
 	ID:          35,
 	Keywords:    0x20000000,
@@ -716,6 +756,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMethodEndInvoke)
 	},
 }, {
+	Columns:     columnsMonoProfilerExceptionThrow,
 	DisplayName: "MonoProfiler/ExceptionThrow",
 	ID:          36,
 	Keywords:    0x8000,
@@ -732,6 +773,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerExceptionThrow)
 	},
 }, {
+	Columns:     columnsMonoProfilerExceptionClause,
 	DisplayName: "MonoProfiler/ExceptionClause",
 	ID:          37,
 	Keywords:    0x8000,
@@ -748,6 +790,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerExceptionClause)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCEvent,
 	DisplayName: "MonoProfiler/GCEvent",
 	ID:          38,
 	Keywords:    0x1,
@@ -764,6 +807,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCEvent)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCAllocation,
 	DisplayName: "MonoProfiler/GCAllocation",
 	ID:          39,
 	Keywords:    0x200000,
@@ -780,6 +824,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCAllocation)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCMoves,
 	DisplayName: "MonoProfiler/GCMoves",
 	ID:          40,
 	Keywords:    0x400000,
@@ -796,6 +841,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCMoves)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCResize,
 	DisplayName: "MonoProfiler/GCResize",
 	ID:          41,
 	Keywords:    0x2000000,
@@ -812,6 +858,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCResize)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCHandleCreated,
 	DisplayName: "MonoProfiler/GCHandleCreated",
 	ID:          42,
 	Keywords:    0x2,
@@ -828,6 +875,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCHandleCreated)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCHandleDeleted,
 	DisplayName: "MonoProfiler/GCHandleDeleted",
 	ID:          43,
 	Keywords:    0x2,
@@ -844,6 +892,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCHandleDeleted)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCFinalizing,
 	DisplayName: "MonoProfiler/GCFinalizing",
 	ID:          44,
 	Keywords:    0x1000000,
@@ -860,6 +909,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCFinalizing)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCFinalized,
 	DisplayName: "MonoProfiler/GCFinalized",
 	ID:          45,
 	Keywords:    0x1000000,
@@ -876,6 +926,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCFinalized)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCFinalizingObject,
 	DisplayName: "MonoProfiler/GCFinalizingObject",
 	ID:          46,
 	Keywords:    0x1000000,
@@ -892,6 +943,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCFinalizingObject)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCFinalizedObject,
 	DisplayName: "MonoProfiler/GCFinalizedObject",
 	ID:          47,
 	Keywords:    0x1000000,
@@ -908,6 +960,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCFinalizedObject)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCRootRegister,
 	DisplayName: "MonoProfiler/GCRootRegister",
 	ID:          48,
 	Keywords:    0x4000000,
@@ -924,6 +977,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCRootRegister)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCRootUnregister,
 	DisplayName: "MonoProfiler/GCRootUnregister",
 	ID:          49,
 	Keywords:    0x4000000,
@@ -940,6 +994,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCRootUnregister)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCRoots,
 	DisplayName: "MonoProfiler/GCRoots",
 	ID:          50,
 	Keywords:    0x4000000,
@@ -956,6 +1011,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCRoots)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCHeapDumpStart,
 	DisplayName: "MonoProfiler/GCHeapDumpStart",
 	ID:          51,
 	Keywords:    0x100000,
@@ -972,6 +1028,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCHeapDumpStart)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCHeapDumpStop,
 	DisplayName: "MonoProfiler/GCHeapDumpStop",
 	ID:          52,
 	Keywords:    0x100000,
@@ -988,6 +1045,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCHeapDumpStop)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCHeapDumpObjectReference,
 	DisplayName: "MonoProfiler/GCHeapDumpObjectReference",
 	ID:          53,
 	Keywords:    0x100000,
@@ -1004,6 +1062,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCHeapDumpObjectReference)
 	},
 }, {
+	Columns:     columnsMonoProfilerMonitorContention,
 	DisplayName: "MonoProfiler/MonitorContention",
 	ID:          54,
 	Keywords:    0x10000004000,
@@ -1020,6 +1079,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMonitorContention)
 	},
 }, {
+	Columns:     columnsMonoProfilerMonitorFailed,
 	DisplayName: "MonoProfiler/MonitorFailed",
 	ID:          55,
 	Keywords:    0x10000000000,
@@ -1036,6 +1096,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMonitorFailed)
 	},
 }, {
+	Columns:     columnsMonoProfilerMonitorAcquired,
 	DisplayName: "MonoProfiler/MonitorAquired",
 	ID:          56,
 	Keywords:    0x10000000000,
@@ -1052,6 +1113,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerMonitorAcquired)
 	},
 }, {
+	Columns:     columnsMonoProfilerThreadStarted,
 	DisplayName: "MonoProfiler/ThreadStarted",
 	ID:          57,
 	Keywords:    0x10000,
@@ -1068,6 +1130,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerThreadStarted)
 	},
 }, {
+	Columns:     columnsMonoProfilerThreadStopping,
 	DisplayName: "MonoProfiler/ThreadStopping",
 	ID:          58,
 	Keywords:    0x10000,
@@ -1084,6 +1147,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerThreadStopping)
 	},
 }, {
+	Columns:     columnsMonoProfilerThreadStopped,
 	DisplayName: "MonoProfiler/ThreadStopped",
 	ID:          59,
 	Keywords:    0x10000,
@@ -1100,6 +1164,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerThreadStopped)
 	},
 }, {
+	Columns:     columnsMonoProfilerThreadExited,
 	DisplayName: "MonoProfiler/ThreadExited",
 	ID:          60,
 	Keywords:    0x10000,
@@ -1116,6 +1181,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerThreadExited)
 	},
 }, {
+	Columns:     columnsMonoProfilerThreadName,
 	DisplayName: "MonoProfiler/ThreadName",
 	ID:          61,
 	Keywords:    0x10000,
@@ -1132,6 +1198,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerThreadName)
 	},
 }, {
+	Columns:     columnsMonoProfilerJitDoneVerbose,
 	DisplayName: "MonoProfiler/JitDoneVerbose",
 	ID:          62,
 	Keywords:    0x10,
@@ -1148,6 +1215,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerJitDoneVerbose)
 	},
 }, {
+	Columns:     columnsMonoProfilerGCHeapDumpVTableClassReference,
 	DisplayName: "MonoProfiler/GCHeapDumpVTableClassReference",
 	ID:          63,
 	Keywords:    0x8000000,
@@ -1164,6 +1232,7 @@ var eventTable = [...]EventInfo{{
 		return new(MonoProfilerGCHeapDumpVTableClassReference)
 	},
 }, {
+	Columns:     columnsGCStart,
 	DisplayName: "GC/Start",
 	ID:          1,
 	Keywords:    0x1,
@@ -1180,6 +1249,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCStart)
 	},
 }, {
+	Columns:     columnsGCStartV1,
 	DisplayName: "GC/Start",
 	ID:          1,
 	Keywords:    0x1,
@@ -1196,6 +1266,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCStartV1)
 	},
 }, {
+	Columns:     columnsGCStartV2,
 	DisplayName: "GC/Start",
 	ID:          1,
 	Keywords:    0x1,
@@ -1212,6 +1283,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCStartV2)
 	},
 }, {
+	Columns:     columnsGCEnd,
 	DisplayName: "GC/Stop",
 	ID:          2,
 	Keywords:    0x1,
@@ -1228,6 +1300,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCEnd)
 	},
 }, {
+	Columns:     columnsGCEndV1,
 	DisplayName: "GC/Stop",
 	ID:          2,
 	Keywords:    0x1,
@@ -1244,6 +1317,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCEndV1)
 	},
 }, {
+	Columns:     columnsGCRestartEEEnd,
 	DisplayName: "GC/RestartEEStop",
 	ID:          3,
 	Keywords:    0x1,
@@ -1260,6 +1334,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCRestartEEEnd)
 	},
 }, {
+	Columns:     columnsGCRestartEEEndV1,
 	DisplayName: "GC/RestartEEStop",
 	ID:          3,
 	Keywords:    0x1,
@@ -1276,6 +1351,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCRestartEEEndV1)
 	},
 }, {
+	Columns:     columnsGCHeapStats,
 	DisplayName: "GC/HeapStats",
 	ID:          4,
 	Keywords:    0x1,
@@ -1292,6 +1368,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCHeapStats)
 	},
 }, {
+	Columns:     columnsGCHeapStatsV1,
 	DisplayName: "GC/HeapStats",
 	ID:          4,
 	Keywords:    0x1,
@@ -1308,6 +1385,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCHeapStatsV1)
 	},
 }, {
+	Columns:     columnsGCHeapStatsV2,
 	DisplayName: "GC/HeapStats",
 	ID:          4,
 	Keywords:    0x1,
@@ -1324,6 +1402,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCHeapStatsV2)
 	},
 }, {
+	Columns:     columnsGCCreateSegment,
 	DisplayName: "GC/CreateSegment",
 	ID:          5,
 	Keywords:    0x1,
@@ -1340,6 +1419,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCCreateSegment)
 	},
 }, {
+	Columns:     columnsGCCreateSegmentV1,
 	DisplayName: "GC/CreateSegment",
 	ID:          5,
 	Keywords:    0x1,
@@ -1356,6 +1436,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCCreateSegmentV1)
 	},
 }, {
+	Columns:     columnsGCFreeSegment,
 	DisplayName: "GC/FreeSegment",
 	ID:          6,
 	Keywords:    0x1,
@@ -1372,6 +1453,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFreeSegment)
 	},
 }, {
+	Columns:     columnsGCFreeSegmentV1,
 	DisplayName: "GC/FreeSegment",
 	ID:          6,
 	Keywords:    0x1,
@@ -1388,6 +1470,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFreeSegmentV1)
 	},
 }, {
+	Columns:     columnsGCRestartEEBegin,
 	DisplayName: "GC/RestartEEStart",
 	ID:          7,
 	Keywords:    0x1,
@@ -1404,6 +1487,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCRestartEEBegin)
 	},
 }, {
+	Columns:     columnsGCRestartEEBeginV1,
 	DisplayName: "GC/RestartEEStart",
 	ID:          7,
 	Keywords:    0x1,
@@ -1420,6 +1504,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCRestartEEBeginV1)
 	},
 }, {
+	Columns:     columnsGCSuspendEEEnd,
 	DisplayName: "GC/SuspendEEStop",
 	ID:          8,
 	Keywords:    0x1,
@@ -1436,6 +1521,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSuspendEEEnd)
 	},
 }, {
+	Columns:     columnsGCSuspendEEEndV1,
 	DisplayName: "GC/SuspendEEStop",
 	ID:          8,
 	Keywords:    0x1,
@@ -1452,6 +1538,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSuspendEEEndV1)
 	},
 }, {
+	Columns:     columnsGCSuspendEEBegin,
 	DisplayName: "GC/SuspendEEStart",
 	ID:          9,
 	Keywords:    0x1,
@@ -1468,6 +1555,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSuspendEEBegin)
 	},
 }, {
+	Columns:     columnsGCSuspendEEBeginV1,
 	DisplayName: "GC/SuspendEEStart",
 	ID:          9,
 	Keywords:    0x1,
@@ -1484,6 +1572,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSuspendEEBeginV1)
 	},
 }, {
+	Columns:     columnsGCAllocationTick,
 	DisplayName: "GC/AllocationTick",
 	ID:          10,
 	Keywords:    0x1,
@@ -1500,6 +1589,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCAllocationTick)
 	},
 }, {
+	Columns:     columnsGCAllocationTickV1,
 	DisplayName: "GC/AllocationTick",
 	ID:          10,
 	Keywords:    0x1,
@@ -1516,6 +1606,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCAllocationTickV1)
 	},
 }, {
+	Columns:     columnsGCAllocationTickV2,
 	DisplayName: "GC/AllocationTick",
 	ID:          10,
 	Keywords:    0x1,
@@ -1532,6 +1623,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCAllocationTickV2)
 	},
 }, {
+	Columns:     columnsGCAllocationTickV3,
 	DisplayName: "GC/AllocationTick",
 	ID:          10,
 	Keywords:    0x1,
@@ -1548,6 +1640,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCAllocationTickV3)
 	},
 }, {
+	Columns:     columnsGCAllocationTickV4,
 	DisplayName: "GC/AllocationTick",
 	ID:          10,
 	Keywords:    0x1,
@@ -1564,6 +1657,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCAllocationTickV4)
 	},
 }, {
+	Columns:     columnsGCCreateConcurrentThread,
 	DisplayName: "GC/CreateConcurrentThread",
 	ID:          11,
 	Keywords:    0x1,
@@ -1580,6 +1674,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCCreateConcurrentThread)
 	},
 }, {
+	Columns:     columnsGCCreateConcurrentThreadV1,
 	DisplayName: "GC/CreateConcurrentThread",
 	ID:          11,
 	Keywords:    0x10001,
@@ -1596,6 +1691,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCCreateConcurrentThreadV1)
 	},
 }, {
+	Columns:     columnsGCTerminateConcurrentThread,
 	DisplayName: "GC/TerminateConcurrentThread",
 	ID:          12,
 	Keywords:    0x1,
@@ -1612,6 +1708,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCTerminateConcurrentThread)
 	},
 }, {
+	Columns:     columnsGCTerminateConcurrentThreadV1,
 	DisplayName: "GC/TerminateConcurrentThread",
 	ID:          12,
 	Keywords:    0x10001,
@@ -1628,6 +1725,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCTerminateConcurrentThreadV1)
 	},
 }, {
+	Columns:     columnsGCFinalizersEnd,
 	DisplayName: "GC/FinalizersStop",
 	ID:          13,
 	Keywords:    0x1,
@@ -1644,6 +1742,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFinalizersEnd)
 	},
 }, {
+	Columns:     columnsGCFinalizersEndV1,
 	DisplayName: "GC/FinalizersStop",
 	ID:          13,
 	Keywords:    0x1,
@@ -1660,6 +1759,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFinalizersEndV1)
 	},
 }, {
+	Columns:     columnsGCFinalizersBegin,
 	DisplayName: "GC/FinalizersStart",
 	ID:          14,
 	Keywords:    0x1,
@@ -1676,6 +1776,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFinalizersBegin)
 	},
 }, {
+	Columns:     columnsGCFinalizersBeginV1,
 	DisplayName: "GC/FinalizersStart",
 	ID:          14,
 	Keywords:    0x1,
@@ -1692,6 +1793,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFinalizersBeginV1)
 	},
 }, {
+	Columns:     columnsBulkType,
 	DisplayName: "Type/BulkType",
 	ID:          15,
 	Keywords:    0x80000,
@@ -1708,6 +1810,7 @@ var eventTable = [...]EventInfo{{
 		return new(BulkType)
 	},
 }, {
+	Columns:     columnsGCBulkRootEdge,
 	DisplayName: "GC/GCBulkRootEdge",
 	ID:          16,
 	Keywords:    0x100000,
@@ -1724,6 +1827,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkRootEdge)
 	},
 }, {
+	Columns:     columnsGCBulkRootConditionalWeakTableElementEdge,
 	DisplayName: "GC/GCBulkRootConditionalWeakTableElementEdge",
 	ID:          17,
 	Keywords:    0x100000,
@@ -1740,6 +1844,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkRootConditionalWeakTableElementEdge)
 	},
 }, {
+	Columns:     columnsGCBulkNode,
 	DisplayName: "GC/GCBulkNode",
 	ID:          18,
 	Keywords:    0x100000,
@@ -1756,6 +1861,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkNode)
 	},
 }, {
+	Columns:     columnsGCBulkEdge,
 	DisplayName: "GC/GCBulkEdge",
 	ID:          19,
 	Keywords:    0x100000,
@@ -1772,6 +1878,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkEdge)
 	},
 }, {
+	Columns:     columnsGCSampledObjectAllocationHigh,
 	DisplayName: "GC/GCSampledObjectAllocation",
 	ID:          20,
 	Keywords:    0x200000,
@@ -1788,6 +1895,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSampledObjectAllocationHigh)
 	},
 }, {
+	Columns:     columnsGCBulkSurvivingObjectRanges,
 	DisplayName: "GC/GCBulkSurvivingObjectRanges",
 	ID:          21,
 	Keywords:    0x400000,
@@ -1804,6 +1912,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkSurvivingObjectRanges)
 	},
 }, {
+	Columns:     columnsGCBulkMovedObjectRanges,
 	DisplayName: "GC/GCBulkMovedObjectRanges",
 	ID:          22,
 	Keywords:    0x400000,
@@ -1820,6 +1929,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkMovedObjectRanges)
 	},
 }, {
+	Columns:     columnsGCGenerationRange,
 	DisplayName: "GC/GCGenerationRange",
 	ID:          23,
 	Keywords:    0x400000,
@@ -1836,6 +1946,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCGenerationRange)
 	},
 }, {
+	Columns:     columnsGCMarkStackRoots,
 	DisplayName: "GC/MarkStackRoots",
 	ID:          25,
 	Keywords:    0x1,
@@ -1852,6 +1963,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCMarkStackRoots)
 	},
 }, {
+	Columns:     columnsGCMarkFinalizeQueueRoots,
 	DisplayName: "GC/MarkFinalizeQueueRoots",
 	ID:          26,
 	Keywords:    0x1,
@@ -1868,6 +1980,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCMarkFinalizeQueueRoots)
 	},
 }, {
+	Columns:     columnsGCMarkHandles,
 	DisplayName: "GC/MarkHandles",
 	ID:          27,
 	Keywords:    0x1,
@@ -1884,6 +1997,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCMarkHandles)
 	},
 }, {
+	Columns:     columnsGCMarkOlderGenerationRoots,
 	DisplayName: "GC/MarkCards",
 	ID:          28,
 	Keywords:    0x1,
@@ -1900,6 +2014,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCMarkOlderGenerationRoots)
 	},
 }, {
+	Columns:     columnsFinalizeObject,
 	DisplayName: "GC/FinalizeObject",
 	ID:          29,
 	Keywords:    0x1,
@@ -1916,6 +2031,7 @@ var eventTable = [...]EventInfo{{
 		return new(FinalizeObject)
 	},
 }, {
+	Columns:     columnsSetGCHandle,
 	DisplayName: "GC/SetGCHandle",
 	ID:          30,
 	Keywords:    0x2,
@@ -1932,6 +2048,7 @@ var eventTable = [...]EventInfo{{
 		return new(SetGCHandle)
 	},
 }, {
+	Columns:     columnsDestroyGCHandle,
 	DisplayName: "GC/DestroyGCHandle",
 	ID:          31,
 	Keywords:    0x2,
@@ -1948,6 +2065,7 @@ var eventTable = [...]EventInfo{{
 		return new(DestroyGCHandle)
 	},
 }, {
+	Columns:     columnsGCSampledObjectAllocationLow,
 	DisplayName: "GC/GCSampledObjectAllocation",
 	ID:          32,
 	Keywords:    0x2000000,
@@ -1964,6 +2082,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSampledObjectAllocationLow)
 	},
 }, {
+	Columns:     columnsPinObjectAtGCTime,
 	DisplayName: "GC/PinObjectAtGCTime",
 	ID:          33,
 	Keywords:    0x1,
@@ -1980,6 +2099,7 @@ var eventTable = [...]EventInfo{{
 		return new(PinObjectAtGCTime)
 	},
 }, {
+	Columns:     columnsGCTriggered,
 	DisplayName: "GC/Triggered",
 	ID:          35,
 	Keywords:    0x1,
@@ -1996,6 +2116,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCTriggered)
 	},
 }, {
+	Columns:     columnsGCBulkRootCCW,
 	DisplayName: "GC/GCBulkRootCCW",
 	ID:          36,
 	Keywords:    0x100000,
@@ -2012,6 +2133,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkRootCCW)
 	},
 }, {
+	Columns:     columnsGCBulkRCW,
 	DisplayName: "GC/GCBulkRCW",
 	ID:          37,
 	Keywords:    0x100000,
@@ -2028,6 +2150,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkRCW)
 	},
 }, {
+	Columns:     columnsGCBulkRootStaticVar,
 	DisplayName: "GC/GCBulkRootStaticVar",
 	ID:          38,
 	Keywords:    0x100000,
@@ -2044,6 +2167,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCBulkRootStaticVar)
 	},
 }, {
+	Columns:     columnsGCDynamicEvent,
 	DisplayName: "GC/GCDynamicEvent",
 	ID:          39,
 	Keywords:    0x3f00003,
@@ -2060,6 +2184,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCDynamicEvent)
 	},
 }, {
+	Columns:     columnsWorkerThreadCreate,
 	DisplayName: "WorkerThreadCreationV2/Start",
 	ID:          40,
 	Keywords:    0x10000,
@@ -2076,6 +2201,7 @@ var eventTable = [...]EventInfo{{
 		return new(WorkerThreadCreate)
 	},
 }, {
+	Columns:     columnsWorkerThreadTerminate,
 	DisplayName: "WorkerThreadCreationV2/Stop",
 	ID:          41,
 	Keywords:    0x10000,
@@ -2092,6 +2218,7 @@ var eventTable = [...]EventInfo{{
 		return new(WorkerThreadTerminate)
 	},
 }, {
+	Columns:     columnsWorkerThreadRetire,
 	DisplayName: "WorkerThreadRetirementV2/Start",
 	ID:          42,
 	Keywords:    0x10000,
@@ -2108,6 +2235,7 @@ var eventTable = [...]EventInfo{{
 		return new(WorkerThreadRetire)
 	},
 }, {
+	Columns:     columnsWorkerThreadUnretire,
 	DisplayName: "WorkerThreadRetirementV2/Stop",
 	ID:          43,
 	Keywords:    0x10000,
@@ -2124,6 +2252,7 @@ var eventTable = [...]EventInfo{{
 		return new(WorkerThreadUnretire)
 	},
 }, {
+	Columns:     columnsIOThreadCreate,
 	DisplayName: "IOThreadCreation/Start",
 	ID:          44,
 	Keywords:    0x10000,
@@ -2140,6 +2269,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadCreate)
 	},
 }, {
+	Columns:     columnsIOThreadCreateV1,
 	DisplayName: "IOThreadCreation/Start",
 	ID:          44,
 	Keywords:    0x10000,
@@ -2156,6 +2286,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadCreateV1)
 	},
 }, {
+	Columns:     columnsIOThreadTerminate,
 	DisplayName: "IOThreadCreation/Stop",
 	ID:          45,
 	Keywords:    0x10000,
@@ -2172,6 +2303,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadTerminate)
 	},
 }, {
+	Columns:     columnsIOThreadTerminateV1,
 	DisplayName: "IOThreadCreation/Stop",
 	ID:          45,
 	Keywords:    0x10000,
@@ -2188,6 +2320,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadTerminateV1)
 	},
 }, {
+	Columns:     columnsIOThreadRetire,
 	DisplayName: "IOThreadRetirement/Start",
 	ID:          46,
 	Keywords:    0x10000,
@@ -2204,6 +2337,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadRetire)
 	},
 }, {
+	Columns:     columnsIOThreadRetireV1,
 	DisplayName: "IOThreadRetirement/Start",
 	ID:          46,
 	Keywords:    0x10000,
@@ -2220,6 +2354,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadRetireV1)
 	},
 }, {
+	Columns:     columnsIOThreadUnretire,
 	DisplayName: "IOThreadRetirement/Stop",
 	ID:          47,
 	Keywords:    0x10000,
@@ -2236,6 +2371,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadUnretire)
 	},
 }, {
+	Columns:     columnsIOThreadUnretireV1,
 	DisplayName: "IOThreadRetirement/Stop",
 	ID:          47,
 	Keywords:    0x10000,
@@ -2252,6 +2388,7 @@ var eventTable = [...]EventInfo{{
 		return new(IOThreadUnretireV1)
 	},
 }, {
+	Columns:     columnsThreadpoolSuspensionSuspendThread,
 	DisplayName: "ThreadpoolSuspensionV2/Start",
 	ID:          48,
 	Keywords:    0x10000,
@@ -2268,6 +2405,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadpoolSuspensionSuspendThread)
 	},
 }, {
+	Columns:     columnsThreadpoolSuspensionResumeThread,
 	DisplayName: "ThreadpoolSuspensionV2/Stop",
 	ID:          49,
 	Keywords:    0x10000,
@@ -2284,6 +2422,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadpoolSuspensionResumeThread)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadStart,
 	DisplayName: "ThreadPoolWorkerThread/Start",
 	ID:          50,
 	Keywords:    0x10000,
@@ -2300,6 +2439,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadStart)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadStop,
 	DisplayName: "ThreadPoolWorkerThread/Stop",
 	ID:          51,
 	Keywords:    0x10000,
@@ -2316,6 +2456,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadStop)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadRetirementStart,
 	DisplayName: "ThreadPoolWorkerThreadRetirement/Start",
 	ID:          52,
 	Keywords:    0x10000,
@@ -2332,6 +2473,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadRetirementStart)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadRetirementStop,
 	DisplayName: "ThreadPoolWorkerThreadRetirement/Stop",
 	ID:          53,
 	Keywords:    0x10000,
@@ -2348,6 +2490,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadRetirementStop)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentSample,
 	DisplayName: "ThreadPoolWorkerThreadAdjustment/Sample",
 	ID:          54,
 	Keywords:    0x10000,
@@ -2364,6 +2507,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadAdjustmentSample)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentAdjustment,
 	DisplayName: "ThreadPoolWorkerThreadAdjustment/Adjustment",
 	ID:          55,
 	Keywords:    0x10000,
@@ -2380,6 +2524,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadAdjustmentAdjustment)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentStats,
 	DisplayName: "ThreadPoolWorkerThreadAdjustment/Stats",
 	ID:          56,
 	Keywords:    0x10000,
@@ -2396,6 +2541,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadAdjustmentStats)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkerThreadWait,
 	DisplayName: "ThreadPoolWorkerThread/Wait",
 	ID:          57,
 	Keywords:    0x10000,
@@ -2412,6 +2558,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkerThreadWait)
 	},
 }, {
+	Columns:     columnsYieldProcessorMeasurement,
 	DisplayName: "YieldProcessorMeasurement",
 	ID:          58,
 	Keywords:    0x10000,
@@ -2428,6 +2575,7 @@ var eventTable = [...]EventInfo{{
 		return new(YieldProcessorMeasurement)
 	},
 }, {
+	Columns:     columnsThreadPoolMinMaxThreads,
 	DisplayName: "ThreadPoolMinMaxThreads",
 	ID:          59,
 	Keywords:    0x10000,
@@ -2444,6 +2592,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolMinMaxThreads)
 	},
 }, {
+	Columns:     columnsThreadPoolWorkingThreadCount,
 	DisplayName: "ThreadPoolWorkingThreadCount/Start",
 	ID:          60,
 	Keywords:    0x10000,
@@ -2460,6 +2609,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolWorkingThreadCount)
 	},
 }, {
+	Columns:     columnsThreadPoolEnqueue,
 	DisplayName: "ThreadPool/Enqueue",
 	ID:          61,
 	Keywords:    0x80010000,
@@ -2476,6 +2626,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolEnqueue)
 	},
 }, {
+	Columns:     columnsThreadPoolDequeue,
 	DisplayName: "ThreadPool/Dequeue",
 	ID:          62,
 	Keywords:    0x80010000,
@@ -2492,6 +2643,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolDequeue)
 	},
 }, {
+	Columns:     columnsThreadPoolIOEnqueue,
 	DisplayName: "ThreadPool/IOEnqueue",
 	ID:          63,
 	Keywords:    0x80010000,
@@ -2508,6 +2660,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolIOEnqueue)
 	},
 }, {
+	Columns:     columnsThreadPoolIODequeue,
 	DisplayName: "ThreadPool/IODequeue",
 	ID:          64,
 	Keywords:    0x80010000,
@@ -2524,6 +2677,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolIODequeue)
 	},
 }, {
+	Columns:     columnsThreadPoolIOPack,
 	DisplayName: "ThreadPool/IOPack",
 	ID:          65,
 	Keywords:    0x10000,
@@ -2540,6 +2694,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadPoolIOPack)
 	},
 }, {
+	Columns:     columnsThreadCreating,
 	DisplayName: "Thread/Creating",
 	ID:          70,
 	Keywords:    0x80010000,
@@ -2556,6 +2711,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadCreating)
 	},
 }, {
+	Columns:     columnsThreadRunning,
 	DisplayName: "Thread/Running",
 	ID:          71,
 	Keywords:    0x80010000,
@@ -2572,6 +2728,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadRunning)
 	},
 }, {
+	Columns:     columnsMethodDetails,
 	DisplayName: "Method/MethodDetails",
 	ID:          72,
 	Keywords:    0x4000000000,
@@ -2588,6 +2745,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDetails)
 	},
 }, {
+	Columns:     columnsTypeLoadStart,
 	DisplayName: "TypeLoad/Start",
 	ID:          73,
 	Keywords:    0x8000000000,
@@ -2604,6 +2762,7 @@ var eventTable = [...]EventInfo{{
 		return new(TypeLoadStart)
 	},
 }, {
+	Columns:     columnsTypeLoadStop,
 	DisplayName: "TypeLoad/Stop",
 	ID:          74,
 	Keywords:    0x8000000000,
@@ -2620,6 +2779,7 @@ var eventTable = [...]EventInfo{{
 		return new(TypeLoadStop)
 	},
 }, {
+	Columns:     columnsExceptionThrown,
 	DisplayName: "Exception/Start",
 	ID:          80,
 	Keywords:    0x0,
@@ -2636,6 +2796,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionThrown)
 	},
 }, {
+	Columns:     columnsExceptionThrownV1,
 	DisplayName: "Exception/Start",
 	ID:          80,
 	Keywords:    0x200008000,
@@ -2652,6 +2813,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionThrownV1)
 	},
 }, {
+	Columns:     columnsContention,
 	DisplayName: "Contention/Start",
 	ID:          81,
 	Keywords:    0x0,
@@ -2668,6 +2830,7 @@ var eventTable = [...]EventInfo{{
 		return new(Contention)
 	},
 }, {
+	Columns:     columnsContentionStartV1,
 	DisplayName: "Contention/Start",
 	ID:          81,
 	Keywords:    0x4000,
@@ -2684,6 +2847,7 @@ var eventTable = [...]EventInfo{{
 		return new(ContentionStartV1)
 	},
 }, {
+	Columns:     columnsContentionStartV2,
 	DisplayName: "Contention/Start",
 	ID:          81,
 	Keywords:    0x4000,
@@ -2700,6 +2864,7 @@ var eventTable = [...]EventInfo{{
 		return new(ContentionStartV2)
 	},
 }, {
+	Columns:     columnsCLRStackWalk,
 	DisplayName: "ClrStack/Walk",
 	ID:          82,
 	Keywords:    0x40000000,
@@ -2716,6 +2881,7 @@ var eventTable = [...]EventInfo{{
 		return new(CLRStackWalk)
 	},
 }, {
+	Columns:     columnsAppDomainMemAllocated,
 	DisplayName: "AppDomainResourceManagement/MemAllocated",
 	ID:          83,
 	Keywords:    0x800,
@@ -2732,6 +2898,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainMemAllocated)
 	},
 }, {
+	Columns:     columnsAppDomainMemSurvived,
 	DisplayName: "AppDomainResourceManagement/MemSurvived",
 	ID:          84,
 	Keywords:    0x800,
@@ -2748,6 +2915,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainMemSurvived)
 	},
 }, {
+	Columns:     columnsThreadCreated,
 	DisplayName: "AppDomainResourceManagement/ThreadCreated",
 	ID:          85,
 	Keywords:    0x10800,
@@ -2764,6 +2932,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadCreated)
 	},
 }, {
+	Columns:     columnsThreadTerminated,
 	DisplayName: "AppDomainResourceManagement/ThreadTerminated",
 	ID:          86,
 	Keywords:    0x10800,
@@ -2780,6 +2949,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadTerminated)
 	},
 }, {
+	Columns:     columnsThreadDomainEnter,
 	DisplayName: "AppDomainResourceManagement/DomainEnter",
 	ID:          87,
 	Keywords:    0x10800,
@@ -2796,6 +2966,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadDomainEnter)
 	},
 }, {
+	Columns:     columnsILStubGenerated,
 	DisplayName: "ILStub/StubGenerated",
 	ID:          88,
 	Keywords:    0x2000,
@@ -2812,6 +2983,7 @@ var eventTable = [...]EventInfo{{
 		return new(ILStubGenerated)
 	},
 }, {
+	Columns:     columnsILStubCacheHit,
 	DisplayName: "ILStub/StubCacheHit",
 	ID:          89,
 	Keywords:    0x2000,
@@ -2828,6 +3000,7 @@ var eventTable = [...]EventInfo{{
 		return new(ILStubCacheHit)
 	},
 }, {
+	Columns:     columnsContentionLockCreated,
 	DisplayName: "Contention/LockCreated",
 	ID:          90,
 	Keywords:    0x4000,
@@ -2844,6 +3017,7 @@ var eventTable = [...]EventInfo{{
 		return new(ContentionLockCreated)
 	},
 }, {
+	Columns:     columnsContentionStop,
 	DisplayName: "Contention/Stop",
 	ID:          91,
 	Keywords:    0x4000,
@@ -2860,6 +3034,7 @@ var eventTable = [...]EventInfo{{
 		return new(ContentionStop)
 	},
 }, {
+	Columns:     columnsContentionStopV1,
 	DisplayName: "Contention/Stop",
 	ID:          91,
 	Keywords:    0x4000,
@@ -2876,6 +3051,7 @@ var eventTable = [...]EventInfo{{
 		return new(ContentionStopV1)
 	},
 }, {
+	Columns:     columnsRuntimeDCStartCompleteV2,
 	DisplayName: "Method/DCStartCompleteV2",
 	ID:          135,
 	Keywords:    0x30,
@@ -2892,6 +3068,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeDCStartCompleteV2)
 	},
 }, {
+	Columns:     columnsRuntimeDCEndCompleteV2,
 	DisplayName: "Method/DCEndCompleteV2",
 	ID:          136,
 	Keywords:    0x30,
@@ -2908,6 +3085,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeDCEndCompleteV2)
 	},
 }, {
+	Columns:     columnsRuntimeMethodDCStartV2,
 	DisplayName: "Method/DCStartV2",
 	ID:          137,
 	Keywords:    0x30,
@@ -2924,6 +3102,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeMethodDCStartV2)
 	},
 }, {
+	Columns:     columnsRuntimeMethodDCEndV2,
 	DisplayName: "Method/DCStopV2",
 	ID:          138,
 	Keywords:    0x30,
@@ -2940,6 +3119,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeMethodDCEndV2)
 	},
 }, {
+	Columns:     columnsRuntimeMethodDCStartVerboseV2,
 	DisplayName: "Method/DCStartVerboseV2",
 	ID:          139,
 	Keywords:    0x30,
@@ -2956,6 +3136,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeMethodDCStartVerboseV2)
 	},
 }, {
+	Columns:     columnsRuntimeMethodDCEndVerboseV2,
 	DisplayName: "Method/DCStopVerboseV2",
 	ID:          140,
 	Keywords:    0x30,
@@ -2972,6 +3153,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeMethodDCEndVerboseV2)
 	},
 }, {
+	Columns:     columnsMethodLoad,
 	DisplayName: "Method/Load",
 	ID:          141,
 	Keywords:    0x30,
@@ -2988,6 +3170,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodLoad)
 	},
 }, {
+	Columns:     columnsMethodLoadV1,
 	DisplayName: "Method/Load",
 	ID:          141,
 	Keywords:    0x30,
@@ -3004,6 +3187,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodLoadV1)
 	},
 }, {
+	Columns:     columnsMethodLoadV2,
 	DisplayName: "Method/Load",
 	ID:          141,
 	Keywords:    0x30,
@@ -3020,6 +3204,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodLoadV2)
 	},
 }, {
+	Columns:     columnsMethodUnload,
 	DisplayName: "Method/Unload",
 	ID:          142,
 	Keywords:    0x30,
@@ -3036,6 +3221,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodUnload)
 	},
 }, {
+	Columns:     columnsMethodUnloadV1,
 	DisplayName: "Method/Unload",
 	ID:          142,
 	Keywords:    0x30,
@@ -3052,6 +3238,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodUnloadV1)
 	},
 }, {
+	Columns:     columnsMethodUnloadV2,
 	DisplayName: "Method/Unload",
 	ID:          142,
 	Keywords:    0x30,
@@ -3068,6 +3255,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodUnloadV2)
 	},
 }, {
+	Columns:     columnsMethodLoadVerbose,
 	DisplayName: "Method/LoadVerbose",
 	ID:          143,
 	Keywords:    0x30,
@@ -3084,6 +3272,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodLoadVerbose)
 	},
 }, {
+	Columns:     columnsMethodLoadVerboseV1,
 	DisplayName: "Method/LoadVerbose",
 	ID:          143,
 	Keywords:    0x30,
@@ -3100,6 +3289,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodLoadVerboseV1)
 	},
 }, {
+	Columns:     columnsMethodLoadVerboseV2,
 	DisplayName: "Method/LoadVerbose",
 	ID:          143,
 	Keywords:    0x30,
@@ -3116,6 +3306,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodLoadVerboseV2)
 	},
 }, {
+	Columns:     columnsMethodUnloadVerbose,
 	DisplayName: "Method/UnloadVerbose",
 	ID:          144,
 	Keywords:    0x30,
@@ -3132,6 +3323,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodUnloadVerbose)
 	},
 }, {
+	Columns:     columnsMethodUnloadVerboseV1,
 	DisplayName: "Method/UnloadVerbose",
 	ID:          144,
 	Keywords:    0x30,
@@ -3148,6 +3340,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodUnloadVerboseV1)
 	},
 }, {
+	Columns:     columnsMethodUnloadVerboseV2,
 	DisplayName: "Method/UnloadVerbose",
 	ID:          144,
 	Keywords:    0x30,
@@ -3164,6 +3357,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodUnloadVerboseV2)
 	},
 }, {
+	Columns:     columnsMethodJittingStarted,
 	DisplayName: "Method/JittingStarted",
 	ID:          145,
 	Keywords:    0x10,
@@ -3180,6 +3374,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJittingStarted)
 	},
 }, {
+	Columns:     columnsMethodJittingStartedV1,
 	DisplayName: "Method/JittingStarted",
 	ID:          145,
 	Keywords:    0x10,
@@ -3196,6 +3391,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJittingStartedV1)
 	},
 }, {
+	Columns:     columnsMethodJitMemoryAllocatedForCode,
 	DisplayName: "Method/MemoryAllocatedForJitCode",
 	ID:          146,
 	Keywords:    0x10,
@@ -3212,6 +3408,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJitMemoryAllocatedForCode)
 	},
 }, {
+	Columns:     columnsRuntimeModuleDCStartV2,
 	DisplayName: "Loader/ModuleDCStartV2",
 	ID:          149,
 	Keywords:    0x8,
@@ -3228,6 +3425,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeModuleDCStartV2)
 	},
 }, {
+	Columns:     columnsRuntimeModuleDCEndV2,
 	DisplayName: "Loader/ModuleDCStopV2",
 	ID:          150,
 	Keywords:    0x8,
@@ -3244,6 +3442,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeModuleDCEndV2)
 	},
 }, {
+	Columns:     columnsDomainModuleLoad,
 	DisplayName: "Loader/DomainModuleLoad",
 	ID:          151,
 	Keywords:    0x8,
@@ -3260,6 +3459,7 @@ var eventTable = [...]EventInfo{{
 		return new(DomainModuleLoad)
 	},
 }, {
+	Columns:     columnsDomainModuleLoadV1,
 	DisplayName: "Loader/DomainModuleLoad",
 	ID:          151,
 	Keywords:    0x8,
@@ -3276,6 +3476,7 @@ var eventTable = [...]EventInfo{{
 		return new(DomainModuleLoadV1)
 	},
 }, {
+	Columns:     columnsModuleLoad,
 	DisplayName: "Loader/ModuleLoad",
 	ID:          152,
 	Keywords:    0x8,
@@ -3292,6 +3493,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleLoad)
 	},
 }, {
+	Columns:     columnsModuleLoadV1,
 	DisplayName: "Loader/ModuleLoad",
 	ID:          152,
 	Keywords:    0x20000008,
@@ -3308,6 +3510,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleLoadV1)
 	},
 }, {
+	Columns:     columnsModuleLoadV2,
 	DisplayName: "Loader/ModuleLoad",
 	ID:          152,
 	Keywords:    0x20000008,
@@ -3324,6 +3527,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleLoadV2)
 	},
 }, {
+	Columns:     columnsModuleLoadV3,
 	DisplayName: "Loader/ModuleLoad",
 	ID:          152,
 	Keywords:    0x20000008,
@@ -3340,6 +3544,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleLoadV3)
 	},
 }, {
+	Columns:     columnsModuleUnload,
 	DisplayName: "Loader/ModuleUnload",
 	ID:          153,
 	Keywords:    0x8,
@@ -3356,6 +3561,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleUnload)
 	},
 }, {
+	Columns:     columnsModuleUnloadV1,
 	DisplayName: "Loader/ModuleUnload",
 	ID:          153,
 	Keywords:    0x20000008,
@@ -3372,6 +3578,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleUnloadV1)
 	},
 }, {
+	Columns:     columnsModuleUnloadV2,
 	DisplayName: "Loader/ModuleUnload",
 	ID:          153,
 	Keywords:    0x20000008,
@@ -3388,6 +3595,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleUnloadV2)
 	},
 }, {
+	Columns:     columnsAssemblyLoad,
 	DisplayName: "Loader/AssemblyLoad",
 	ID:          154,
 	Keywords:    0x8,
@@ -3404,6 +3612,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyLoad)
 	},
 }, {
+	Columns:     columnsAssemblyLoadV1,
 	DisplayName: "Loader/AssemblyLoad",
 	ID:          154,
 	Keywords:    0x8,
@@ -3420,6 +3629,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyLoadV1)
 	},
 }, {
+	Columns:     columnsAssemblyUnload,
 	DisplayName: "Loader/AssemblyUnload",
 	ID:          155,
 	Keywords:    0x8,
@@ -3436,6 +3646,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyUnload)
 	},
 }, {
+	Columns:     columnsAssemblyUnloadV1,
 	DisplayName: "Loader/AssemblyUnload",
 	ID:          155,
 	Keywords:    0x8,
@@ -3452,6 +3663,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyUnloadV1)
 	},
 }, {
+	Columns:     columnsAppDomainLoad,
 	DisplayName: "Loader/AppDomainLoad",
 	ID:          156,
 	Keywords:    0x8,
@@ -3468,6 +3680,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainLoad)
 	},
 }, {
+	Columns:     columnsAppDomainLoadV1,
 	DisplayName: "Loader/AppDomainLoad",
 	ID:          156,
 	Keywords:    0x8,
@@ -3484,6 +3697,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainLoadV1)
 	},
 }, {
+	Columns:     columnsAppDomainUnload,
 	DisplayName: "Loader/AppDomainUnload",
 	ID:          157,
 	Keywords:    0x8,
@@ -3500,6 +3714,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainUnload)
 	},
 }, {
+	Columns:     columnsAppDomainUnloadV1,
 	DisplayName: "Loader/AppDomainUnload",
 	ID:          157,
 	Keywords:    0x8,
@@ -3516,6 +3731,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainUnloadV1)
 	},
 }, {
+	Columns:     columnsModuleRangeLoad,
 	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
 	ID:          158,
 	Keywords:    0x20000000,
@@ -3532,6 +3748,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleRangeLoad)
 	},
 }, {
+	Columns:     columnsR2RGetEntryPoint,
 	DisplayName: "Method/Load",
 	ID:          159,
 	Keywords:    0x2000000000,
@@ -3548,6 +3765,7 @@ var eventTable = [...]EventInfo{{
 		return new(R2RGetEntryPoint)
 	},
 }, {
+	Columns:     columnsR2RGetEntryPointV1,
 	DisplayName: "Method/Load",
 	ID:          159,
 	Keywords:    0x2000000000,
@@ -3564,6 +3782,7 @@ var eventTable = [...]EventInfo{{
 		return new(R2RGetEntryPointV1)
 	},
 }, {
+	Columns:     columnsR2RGetEntryPointStart,
 	DisplayName: "Method/Load",
 	ID:          160,
 	Keywords:    0x2000000000,
@@ -3580,6 +3799,7 @@ var eventTable = [...]EventInfo{{
 		return new(R2RGetEntryPointStart)
 	},
 }, {
+	Columns:     columnsStrongNameVerificationStart,
 	DisplayName: "StrongNameVerification/Start",
 	ID:          181,
 	Keywords:    0x400,
@@ -3596,6 +3816,7 @@ var eventTable = [...]EventInfo{{
 		return new(StrongNameVerificationStart)
 	},
 }, {
+	Columns:     columnsStrongNameVerificationStartV1,
 	DisplayName: "StrongNameVerification/Start",
 	ID:          181,
 	Keywords:    0x400,
@@ -3612,6 +3833,7 @@ var eventTable = [...]EventInfo{{
 		return new(StrongNameVerificationStartV1)
 	},
 }, {
+	Columns:     columnsStrongNameVerificationStop,
 	DisplayName: "StrongNameVerification/Stop",
 	ID:          182,
 	Keywords:    0x400,
@@ -3628,6 +3850,7 @@ var eventTable = [...]EventInfo{{
 		return new(StrongNameVerificationStop)
 	},
 }, {
+	Columns:     columnsStrongNameVerificationStopV1,
 	DisplayName: "StrongNameVerification/Stop",
 	ID:          182,
 	Keywords:    0x400,
@@ -3644,6 +3867,7 @@ var eventTable = [...]EventInfo{{
 		return new(StrongNameVerificationStopV1)
 	},
 }, {
+	Columns:     columnsAuthenticodeVerificationStart,
 	DisplayName: "AuthenticodeVerification/Start",
 	ID:          183,
 	Keywords:    0x400,
@@ -3660,6 +3884,7 @@ var eventTable = [...]EventInfo{{
 		return new(AuthenticodeVerificationStart)
 	},
 }, {
+	Columns:     columnsAuthenticodeVerificationStartV1,
 	DisplayName: "AuthenticodeVerification/Start",
 	ID:          183,
 	Keywords:    0x400,
@@ -3676,6 +3901,7 @@ var eventTable = [...]EventInfo{{
 		return new(AuthenticodeVerificationStartV1)
 	},
 }, {
+	Columns:     columnsAuthenticodeVerificationStop,
 	DisplayName: "AuthenticodeVerification/Stop",
 	ID:          184,
 	Keywords:    0x400,
@@ -3692,6 +3918,7 @@ var eventTable = [...]EventInfo{{
 		return new(AuthenticodeVerificationStop)
 	},
 }, {
+	Columns:     columnsAuthenticodeVerificationStopV1,
 	DisplayName: "AuthenticodeVerification/Stop",
 	ID:          184,
 	Keywords:    0x400,
@@ -3708,6 +3935,7 @@ var eventTable = [...]EventInfo{{
 		return new(AuthenticodeVerificationStopV1)
 	},
 }, {
+	Columns:     columnsMethodJitInliningSucceeded,
 	DisplayName: "Method/InliningSucceeded",
 	ID:          185,
 	Keywords:    0x1000,
@@ -3724,6 +3952,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJitInliningSucceeded)
 	},
 }, {
+	Columns:     columnsMethodJitInliningFailedAnsi,
 	DisplayName: "Method/InliningFailed",
 	ID:          186,
 	Keywords:    0x1000,
@@ -3740,6 +3969,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJitInliningFailedAnsi)
 	},
 }, {
+	Columns:     columnsRuntimeInformationStart,
 	DisplayName: "Runtime/Start",
 	ID:          187,
 	Keywords:    0x0,
@@ -3756,6 +3986,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeInformationStart)
 	},
 }, {
+	Columns:     columnsMethodJitTailCallSucceeded,
 	DisplayName: "Method/TailCallSucceeded",
 	ID:          188,
 	Keywords:    0x1000,
@@ -3772,6 +4003,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJitTailCallSucceeded)
 	},
 }, {
+	Columns:     columnsMethodJitTailCallFailedAnsi,
 	DisplayName: "Method/TailCallFailed",
 	ID:          189,
 	Keywords:    0x1000,
@@ -3788,6 +4020,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJitTailCallFailedAnsi)
 	},
 }, {
+	Columns:     columnsMethodILToNativeMap,
 	DisplayName: "Method/MethodILToNativeMap",
 	ID:          190,
 	Keywords:    0x20000,
@@ -3804,6 +4037,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodILToNativeMap)
 	},
 }, {
+	Columns:     columnsMethodILToNativeMapV1,
 	DisplayName: "Method/MethodILToNativeMap",
 	ID:          190,
 	Keywords:    0x20000,
@@ -3820,6 +4054,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodILToNativeMapV1)
 	},
 }, {
+	Columns:     columnsMethodJitTailCallFailed,
 	DisplayName: "Method/TailCallFailed",
 	ID:          191,
 	Keywords:    0x1000,
@@ -3836,6 +4071,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJitTailCallFailed)
 	},
 }, {
+	Columns:     columnsMethodJitInliningFailed,
 	DisplayName: "Method/InliningFailed",
 	ID:          192,
 	Keywords:    0x1000,
@@ -3852,6 +4088,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodJitInliningFailed)
 	},
 }, {
+	Columns:     columnsIncreaseMemoryPressure,
 	DisplayName: "GC/IncreaseMemoryPressure",
 	ID:          200,
 	Keywords:    0x1,
@@ -3868,6 +4105,7 @@ var eventTable = [...]EventInfo{{
 		return new(IncreaseMemoryPressure)
 	},
 }, {
+	Columns:     columnsDecreaseMemoryPressure,
 	DisplayName: "GC/DecreaseMemoryPressure",
 	ID:          201,
 	Keywords:    0x1,
@@ -3884,6 +4122,7 @@ var eventTable = [...]EventInfo{{
 		return new(DecreaseMemoryPressure)
 	},
 }, {
+	Columns:     columnsGCMarkWithType,
 	DisplayName: "GC/Mark",
 	ID:          202,
 	Keywords:    0x1,
@@ -3900,6 +4139,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCMarkWithType)
 	},
 }, {
+	Columns:     columnsGCJoinV2,
 	DisplayName: "GC/GCJoin",
 	ID:          203,
 	Keywords:    0x1,
@@ -3916,6 +4156,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCJoinV2)
 	},
 }, {
+	Columns:     columnsGCPerHeapHistoryV3,
 	DisplayName: "GC/PerHeapHistory",
 	ID:          204,
 	Keywords:    0x1,
@@ -3932,6 +4173,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCPerHeapHistoryV3)
 	},
 }, {
+	Columns:     columnsGCGlobalHeapHistoryV2,
 	DisplayName: "GC/GlobalHeapHistory",
 	ID:          205,
 	Keywords:    0x1,
@@ -3948,6 +4190,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCGlobalHeapHistoryV2)
 	},
 }, {
+	Columns:     columnsGCGlobalHeapHistoryV3,
 	DisplayName: "GC/GlobalHeapHistory",
 	ID:          205,
 	Keywords:    0x1,
@@ -3964,6 +4207,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCGlobalHeapHistoryV3)
 	},
 }, {
+	Columns:     columnsGCGlobalHeapHistoryV4,
 	DisplayName: "GC/GlobalHeapHistory",
 	ID:          205,
 	Keywords:    0x1,
@@ -3980,6 +4224,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCGlobalHeapHistoryV4)
 	},
 }, {
+	Columns:     columnsGenAwareBegin,
 	DisplayName: "GC/GenAwareBegin",
 	ID:          206,
 	Keywords:    0x100000,
@@ -3996,6 +4241,7 @@ var eventTable = [...]EventInfo{{
 		return new(GenAwareBegin)
 	},
 }, {
+	Columns:     columnsGenAwareEnd,
 	DisplayName: "GC/GenAwareEnd",
 	ID:          207,
 	Keywords:    0x100000,
@@ -4012,6 +4258,7 @@ var eventTable = [...]EventInfo{{
 		return new(GenAwareEnd)
 	},
 }, {
+	Columns:     columnsGCLOHCompact,
 	DisplayName: "GC/GCLOHCompact",
 	ID:          208,
 	Keywords:    0x1,
@@ -4028,6 +4275,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCLOHCompact)
 	},
 }, {
+	Columns:     columnsGCFitBucketInfo,
 	DisplayName: "GC/GCFitBucketInfo",
 	ID:          209,
 	Keywords:    0x1,
@@ -4044,6 +4292,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFitBucketInfo)
 	},
 }, {
+	Columns:     columnsDebugIPCEventStart,
 	DisplayName: "DebugIPCEvent/Start",
 	ID:          240,
 	Keywords:    0x100000000,
@@ -4060,6 +4309,7 @@ var eventTable = [...]EventInfo{{
 		return new(DebugIPCEventStart)
 	},
 }, {
+	Columns:     columnsDebugIPCEventEnd,
 	DisplayName: "DebugIPCEvent/Stop",
 	ID:          241,
 	Keywords:    0x100000000,
@@ -4076,6 +4326,7 @@ var eventTable = [...]EventInfo{{
 		return new(DebugIPCEventEnd)
 	},
 }, {
+	Columns:     columnsDebugExceptionProcessingStart,
 	DisplayName: "DebugExceptionProcessing/Start",
 	ID:          242,
 	Keywords:    0x100000000,
@@ -4092,6 +4343,7 @@ var eventTable = [...]EventInfo{{
 		return new(DebugExceptionProcessingStart)
 	},
 }, {
+	Columns:     columnsDebugExceptionProcessingEnd,
 	DisplayName: "DebugExceptionProcessing/Stop",
 	ID:          243,
 	Keywords:    0x100000000,
@@ -4108,6 +4360,7 @@ var eventTable = [...]EventInfo{{
 		return new(DebugExceptionProcessingEnd)
 	},
 }, {
+	Columns:     columnsExceptionCatchStart,
 	DisplayName: "ExceptionCatch/Start",
 	ID:          250,
 	Keywords:    0x8000,
@@ -4124,6 +4377,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionCatchStart)
 	},
 }, {
+	Columns:     columnsExceptionCatchStop,
 	DisplayName: "ExceptionCatch/Stop",
 	ID:          251,
 	Keywords:    0x8000,
@@ -4140,6 +4394,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionCatchStop)
 	},
 }, {
+	Columns:     columnsExceptionFinallyStart,
 	DisplayName: "ExceptionFinally/Start",
 	ID:          252,
 	Keywords:    0x8000,
@@ -4156,6 +4411,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionFinallyStart)
 	},
 }, {
+	Columns:     columnsExceptionFinallyStop,
 	DisplayName: "ExceptionFinally/Stop",
 	ID:          253,
 	Keywords:    0x8000,
@@ -4172,6 +4428,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionFinallyStop)
 	},
 }, {
+	Columns:     columnsExceptionFilterStart,
 	DisplayName: "ExceptionFilter/Start",
 	ID:          254,
 	Keywords:    0x8000,
@@ -4188,6 +4445,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionFilterStart)
 	},
 }, {
+	Columns:     columnsExceptionFilterStop,
 	DisplayName: "ExceptionFilter/Stop",
 	ID:          255,
 	Keywords:    0x8000,
@@ -4204,6 +4462,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionFilterStop)
 	},
 }, {
+	Columns:     columnsExceptionThrownStop,
 	DisplayName: "Exception/Stop",
 	ID:          256,
 	Keywords:    0x8000,
@@ -4220,6 +4479,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExceptionThrownStop)
 	},
 }, {
+	Columns:     columnsCodeSymbols,
 	DisplayName: "CodeSymbols/Start",
 	ID:          260,
 	Keywords:    0x400000000,
@@ -4236,6 +4496,7 @@ var eventTable = [...]EventInfo{{
 		return new(CodeSymbols)
 	},
 }, {
+	Columns:     columnsEventSource,
 	DisplayName: "EventSource",
 	ID:          270,
 	Keywords:    0x800000000,
@@ -4252,6 +4513,7 @@ var eventTable = [...]EventInfo{{
 		return new(EventSource)
 	},
 }, {
+	Columns:     columnsTieredCompilationSettings,
 	DisplayName: "TieredCompilation/Settings",
 	ID:          280,
 	Keywords:    0x1000000000,
@@ -4268,6 +4530,7 @@ var eventTable = [...]EventInfo{{
 		return new(TieredCompilationSettings)
 	},
 }, {
+	Columns:     columnsTieredCompilationPause,
 	DisplayName: "TieredCompilation/Pause",
 	ID:          281,
 	Keywords:    0x1000000000,
@@ -4284,6 +4547,7 @@ var eventTable = [...]EventInfo{{
 		return new(TieredCompilationPause)
 	},
 }, {
+	Columns:     columnsTieredCompilationResume,
 	DisplayName: "TieredCompilation/Resume",
 	ID:          282,
 	Keywords:    0x1000000000,
@@ -4300,6 +4564,7 @@ var eventTable = [...]EventInfo{{
 		return new(TieredCompilationResume)
 	},
 }, {
+	Columns:     columnsTieredCompilationBackgroundJitStart,
 	DisplayName: "TieredCompilation/Start",
 	ID:          283,
 	Keywords:    0x1000000000,
@@ -4316,6 +4581,7 @@ var eventTable = [...]EventInfo{{
 		return new(TieredCompilationBackgroundJitStart)
 	},
 }, {
+	Columns:     columnsTieredCompilationBackgroundJitStop,
 	DisplayName: "TieredCompilation/Stop",
 	ID:          284,
 	Keywords:    0x1000000000,
@@ -4332,6 +4598,7 @@ var eventTable = [...]EventInfo{{
 		return new(TieredCompilationBackgroundJitStop)
 	},
 }, {
+	Columns:     columnsAssemblyLoadStart,
 	DisplayName: "AssemblyLoader/Start",
 	ID:          290,
 	Keywords:    0x4,
@@ -4348,6 +4615,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyLoadStart)
 	},
 }, {
+	Columns:     columnsAssemblyLoadStop,
 	DisplayName: "AssemblyLoader/Stop",
 	ID:          291,
 	Keywords:    0x4,
@@ -4364,6 +4632,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyLoadStop)
 	},
 }, {
+	Columns:     columnsResolutionAttempted,
 	DisplayName: "AssemblyLoader/ResolutionAttempted",
 	ID:          292,
 	Keywords:    0x4,
@@ -4380,6 +4649,7 @@ var eventTable = [...]EventInfo{{
 		return new(ResolutionAttempted)
 	},
 }, {
+	Columns:     columnsAssemblyLoadContextResolvingHandlerInvoked,
 	DisplayName: "AssemblyLoader/AssemblyLoadContextResolvingHandlerInvoked",
 	ID:          293,
 	Keywords:    0x4,
@@ -4396,6 +4666,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyLoadContextResolvingHandlerInvoked)
 	},
 }, {
+	Columns:     columnsAppDomainAssemblyResolveHandlerInvoked,
 	DisplayName: "AssemblyLoader/AppDomainAssemblyResolveHandlerInvoked",
 	ID:          294,
 	Keywords:    0x4,
@@ -4412,6 +4683,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainAssemblyResolveHandlerInvoked)
 	},
 }, {
+	Columns:     columnsAssemblyLoadFromResolveHandlerInvoked,
 	DisplayName: "AssemblyLoader/AssemblyLoadFromResolveHandlerInvoked",
 	ID:          295,
 	Keywords:    0x4,
@@ -4428,6 +4700,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyLoadFromResolveHandlerInvoked)
 	},
 }, {
+	Columns:     columnsKnownPathProbed,
 	DisplayName: "AssemblyLoader/KnownPathProbed",
 	ID:          296,
 	Keywords:    0x4,
@@ -4444,6 +4717,7 @@ var eventTable = [...]EventInfo{{
 		return new(KnownPathProbed)
 	},
 }, {
+	Columns:     columnsJitInstrumentationData,
 	DisplayName: "JitInstrumentationData/InstrumentationData",
 	ID:          297,
 	Keywords:    0x10000000000,
@@ -4460,6 +4734,7 @@ var eventTable = [...]EventInfo{{
 		return new(JitInstrumentationData)
 	},
 }, {
+	Columns:     columnsJitInstrumentationDataVerbose,
 	DisplayName: "JitInstrumentationData/InstrumentationData",
 	ID:          298,
 	Keywords:    0x10000000000,
@@ -4476,6 +4751,7 @@ var eventTable = [...]EventInfo{{
 		return new(JitInstrumentationDataVerbose)
 	},
 }, {
+	Columns:     columnsProfilerMessage,
 	DisplayName: "Profiler/ProfilerMessage",
 	ID:          299,
 	Keywords:    0x20000000000,
@@ -4492,6 +4768,7 @@ var eventTable = [...]EventInfo{{
 		return new(ProfilerMessage)
 	},
 }, {
+	Columns:     columnsExecutionCheckpoint,
 	DisplayName: "ExecutionCheckpoint/ExecutionCheckpoint",
 	ID:          300,
 	Keywords:    0x20000000,
@@ -4508,6 +4785,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExecutionCheckpoint)
 	},
 }, {
+	Columns:     columnsWaitHandleWaitStart,
 	DisplayName: "WaitHandleWait/Start",
 	ID:          301,
 	Keywords:    0x40000000000,
@@ -4524,6 +4802,7 @@ var eventTable = [...]EventInfo{{
 		return new(WaitHandleWaitStart)
 	},
 }, {
+	Columns:     columnsWaitHandleWaitStop,
 	DisplayName: "WaitHandleWait/Stop",
 	ID:          302,
 	Keywords:    0x40000000000,
@@ -4540,6 +4819,7 @@ var eventTable = [...]EventInfo{{
 		return new(WaitHandleWaitStop)
 	},
 }, {
+	Columns:     columnsAllocationSampled,
 	DisplayName: "AllocationSampling",
 	ID:          303,
 	Keywords:    0x80000000000,
@@ -4556,6 +4836,7 @@ var eventTable = [...]EventInfo{{
 		return new(AllocationSampled)
 	},
 }, {
+	Columns:     columnsGCDecision,
 	DisplayName: "GC/Decision",
 	ID:          1,
 	Keywords:    0x1,
@@ -4572,6 +4853,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCDecision)
 	},
 }, {
+	Columns:     columnsGCDecisionV1,
 	DisplayName: "GC/Decision",
 	ID:          1,
 	Keywords:    0x1,
@@ -4588,6 +4870,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCDecisionV1)
 	},
 }, {
+	Columns:     columnsGCSettings,
 	DisplayName: "GC/Settings",
 	ID:          2,
 	Keywords:    0x1,
@@ -4604,6 +4887,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSettings)
 	},
 }, {
+	Columns:     columnsGCSettingsV1,
 	DisplayName: "GC/Settings",
 	ID:          2,
 	Keywords:    0x1,
@@ -4620,6 +4904,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSettingsV1)
 	},
 }, {
+	Columns:     columnsGCOptimized,
 	DisplayName: "GC/Optimized",
 	ID:          3,
 	Keywords:    0x1,
@@ -4636,6 +4921,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCOptimized)
 	},
 }, {
+	Columns:     columnsGCOptimizedV1,
 	DisplayName: "GC/Optimized",
 	ID:          3,
 	Keywords:    0x1,
@@ -4652,6 +4938,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCOptimizedV1)
 	},
 }, {
+	Columns:     columnsGCPerHeapHistoryV1,
 	DisplayName: "GC/PerHeapHistory",
 	ID:          4,
 	Keywords:    0x1,
@@ -4668,6 +4955,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCPerHeapHistoryV1)
 	},
 }, {
+	Columns:     columnsGCPerHeapHistory,
 	DisplayName: "GC/PerHeapHistory",
 	ID:          4,
 	Keywords:    0x1,
@@ -4684,6 +4972,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCPerHeapHistory)
 	},
 }, {
+	Columns:     columnsGCGlobalHeapHistory,
 	DisplayName: "GC/GlobalHeapHistory",
 	ID:          5,
 	Keywords:    0x1,
@@ -4700,6 +4989,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCGlobalHeapHistory)
 	},
 }, {
+	Columns:     columnsGCGlobalHeapHistoryV1,
 	DisplayName: "GC/GlobalHeapHistory",
 	ID:          5,
 	Keywords:    0x1,
@@ -4716,6 +5006,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCGlobalHeapHistoryV1)
 	},
 }, {
+	Columns:     columnsGCJoin,
 	DisplayName: "GC/Join",
 	ID:          6,
 	Keywords:    0x1,
@@ -4732,6 +5023,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCJoin)
 	},
 }, {
+	Columns:     columnsGCJoinV1,
 	DisplayName: "GC/Join",
 	ID:          6,
 	Keywords:    0x1,
@@ -4748,6 +5040,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCJoinV1)
 	},
 }, {
+	Columns:     columnsPrvGCMarkStackRoots,
 	DisplayName: "GC/MarkStackRoots",
 	ID:          7,
 	Keywords:    0x1,
@@ -4764,6 +5057,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkStackRoots)
 	},
 }, {
+	Columns:     columnsPrvGCMarkStackRootsV1,
 	DisplayName: "GC/MarkStackRoots",
 	ID:          7,
 	Keywords:    0x1,
@@ -4780,6 +5074,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkStackRootsV1)
 	},
 }, {
+	Columns:     columnsPrvGCMarkFinalizeQueueRoots,
 	DisplayName: "GC/MarkFinalizeQueueRoots",
 	ID:          8,
 	Keywords:    0x1,
@@ -4796,6 +5091,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkFinalizeQueueRoots)
 	},
 }, {
+	Columns:     columnsPrvGCMarkFinalizeQueueRootsV1,
 	DisplayName: "GC/MarkFinalizeQueueRoots",
 	ID:          8,
 	Keywords:    0x1,
@@ -4812,6 +5108,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkFinalizeQueueRootsV1)
 	},
 }, {
+	Columns:     columnsPrvGCMarkHandles,
 	DisplayName: "GC/MarkHandles",
 	ID:          9,
 	Keywords:    0x1,
@@ -4828,6 +5125,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkHandles)
 	},
 }, {
+	Columns:     columnsPrvGCMarkHandlesV1,
 	DisplayName: "GC/MarkHandles",
 	ID:          9,
 	Keywords:    0x1,
@@ -4844,6 +5142,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkHandlesV1)
 	},
 }, {
+	Columns:     columnsPrvGCMarkCards,
 	DisplayName: "GC/MarkCards",
 	ID:          10,
 	Keywords:    0x1,
@@ -4860,6 +5159,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkCards)
 	},
 }, {
+	Columns:     columnsPrvGCMarkCardsV1,
 	DisplayName: "GC/MarkCards",
 	ID:          10,
 	Keywords:    0x1,
@@ -4876,6 +5176,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvGCMarkCardsV1)
 	},
 }, {
+	Columns:     columnsBGCBegin,
 	DisplayName: "GC/BGCStart",
 	ID:          11,
 	Keywords:    0x1,
@@ -4892,6 +5193,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCBegin)
 	},
 }, {
+	Columns:     columnsBGC1stNonConEnd,
 	DisplayName: "GC/BGC1stNonCondStop",
 	ID:          12,
 	Keywords:    0x1,
@@ -4908,6 +5210,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGC1stNonConEnd)
 	},
 }, {
+	Columns:     columnsBGC1stConEnd,
 	DisplayName: "GC/BGC1stConStop",
 	ID:          13,
 	Keywords:    0x1,
@@ -4924,6 +5227,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGC1stConEnd)
 	},
 }, {
+	Columns:     columnsBGC2ndNonConBegin,
 	DisplayName: "GC/BGC2ndNonConStart",
 	ID:          14,
 	Keywords:    0x1,
@@ -4940,6 +5244,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGC2ndNonConBegin)
 	},
 }, {
+	Columns:     columnsBGC2ndNonConEnd,
 	DisplayName: "GC/BGC2ndNonConStop",
 	ID:          15,
 	Keywords:    0x1,
@@ -4956,6 +5261,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGC2ndNonConEnd)
 	},
 }, {
+	Columns:     columnsBGC2ndConBegin,
 	DisplayName: "GC/BGC2ndConStart",
 	ID:          16,
 	Keywords:    0x1,
@@ -4972,6 +5278,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGC2ndConBegin)
 	},
 }, {
+	Columns:     columnsBGC2ndConEnd,
 	DisplayName: "GC/BGC2ndConStop",
 	ID:          17,
 	Keywords:    0x1,
@@ -4988,6 +5295,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGC2ndConEnd)
 	},
 }, {
+	Columns:     columnsBGCPlanEnd,
 	DisplayName: "GC/BGCPlanStop",
 	ID:          18,
 	Keywords:    0x1,
@@ -5004,6 +5312,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCPlanEnd)
 	},
 }, {
+	Columns:     columnsBGCSweepEnd,
 	DisplayName: "GC/BGCSweepStop",
 	ID:          19,
 	Keywords:    0x1,
@@ -5020,6 +5329,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCSweepEnd)
 	},
 }, {
+	Columns:     columnsBGCDrainMark,
 	DisplayName: "GC/BGCDrainMark",
 	ID:          20,
 	Keywords:    0x1,
@@ -5036,6 +5346,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCDrainMark)
 	},
 }, {
+	Columns:     columnsBGCRevisit,
 	DisplayName: "GC/BGCRevisit",
 	ID:          21,
 	Keywords:    0x1,
@@ -5052,6 +5363,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCRevisit)
 	},
 }, {
+	Columns:     columnsBGCOverflow,
 	DisplayName: "GC/BGCOverflow",
 	ID:          22,
 	Keywords:    0x1,
@@ -5068,6 +5380,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCOverflow)
 	},
 }, {
+	Columns:     columnsBGCOverflowV1,
 	DisplayName: "GC/BGCOverflow",
 	ID:          22,
 	Keywords:    0x1,
@@ -5084,6 +5397,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCOverflowV1)
 	},
 }, {
+	Columns:     columnsBGCAllocWaitBegin,
 	DisplayName: "GC/BGCAllocWaitStart",
 	ID:          23,
 	Keywords:    0x1,
@@ -5100,6 +5414,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCAllocWaitBegin)
 	},
 }, {
+	Columns:     columnsBGCAllocWaitEnd,
 	DisplayName: "GC/BGCAllocWaitStop",
 	ID:          24,
 	Keywords:    0x1,
@@ -5116,6 +5431,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGCAllocWaitEnd)
 	},
 }, {
+	Columns:     columnsGCFullNotify,
 	DisplayName: "GC/FullNotify",
 	ID:          25,
 	Keywords:    0x1,
@@ -5132,6 +5448,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFullNotify)
 	},
 }, {
+	Columns:     columnsGCFullNotifyV1,
 	DisplayName: "GC/FullNotify",
 	ID:          25,
 	Keywords:    0x1,
@@ -5148,6 +5465,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCFullNotifyV1)
 	},
 }, {
+	Columns:     columnsBGC1stSweepEnd,
 	DisplayName: "GC/BGC1stSweepEnd",
 	ID:          26,
 	Keywords:    0x1,
@@ -5164,6 +5482,7 @@ var eventTable = [...]EventInfo{{
 		return new(BGC1stSweepEnd)
 	},
 }, {
+	Columns:     columnsEEStartupStart,
 	DisplayName: "Startup/EEStartupStart",
 	ID:          80,
 	Keywords:    0x80000000,
@@ -5180,6 +5499,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEStartupStart)
 	},
 }, {
+	Columns:     columnsEEStartupStartV1,
 	DisplayName: "Startup/EEStartupStart",
 	ID:          80,
 	Keywords:    0x80000000,
@@ -5196,6 +5516,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEStartupStartV1)
 	},
 }, {
+	Columns:     columnsEEStartupEnd,
 	DisplayName: "Startup/EEStartupStop",
 	ID:          81,
 	Keywords:    0x80000000,
@@ -5212,6 +5533,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEStartupEnd)
 	},
 }, {
+	Columns:     columnsEEStartupEndV1,
 	DisplayName: "Startup/EEStartupStop",
 	ID:          81,
 	Keywords:    0x80000000,
@@ -5228,6 +5550,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEStartupEndV1)
 	},
 }, {
+	Columns:     columnsEEConfigSetup,
 	DisplayName: "Startup/EEConfigSetupStart",
 	ID:          82,
 	Keywords:    0x80000000,
@@ -5244,6 +5567,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSetup)
 	},
 }, {
+	Columns:     columnsEEConfigSetupV1,
 	DisplayName: "Startup/EEConfigSetupStart",
 	ID:          82,
 	Keywords:    0x80000000,
@@ -5260,6 +5584,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSetupV1)
 	},
 }, {
+	Columns:     columnsEEConfigSetupEnd,
 	DisplayName: "Startup/EEConfigSetupStop",
 	ID:          83,
 	Keywords:    0x80000000,
@@ -5276,6 +5601,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSetupEnd)
 	},
 }, {
+	Columns:     columnsEEConfigSetupEndV1,
 	DisplayName: "Startup/EEConfigSetupStop",
 	ID:          83,
 	Keywords:    0x80000000,
@@ -5292,6 +5618,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSetupEndV1)
 	},
 }, {
+	Columns:     columnsLdSysBases,
 	DisplayName: "Startup/LoadSystemBasesStart",
 	ID:          84,
 	Keywords:    0x80000000,
@@ -5308,6 +5635,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdSysBases)
 	},
 }, {
+	Columns:     columnsLdSysBasesV1,
 	DisplayName: "Startup/LoadSystemBasesStart",
 	ID:          84,
 	Keywords:    0x80000000,
@@ -5324,6 +5652,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdSysBasesV1)
 	},
 }, {
+	Columns:     columnsLdSysBasesEnd,
 	DisplayName: "Startup/LoadSystemBasesStop",
 	ID:          85,
 	Keywords:    0x80000000,
@@ -5340,6 +5669,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdSysBasesEnd)
 	},
 }, {
+	Columns:     columnsLdSysBasesEndV1,
 	DisplayName: "Startup/LoadSystemBasesStop",
 	ID:          85,
 	Keywords:    0x80000000,
@@ -5356,6 +5686,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdSysBasesEndV1)
 	},
 }, {
+	Columns:     columnsExecExe,
 	DisplayName: "Startup/ExecExeStart",
 	ID:          86,
 	Keywords:    0x80000000,
@@ -5372,6 +5703,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExecExe)
 	},
 }, {
+	Columns:     columnsExecExeV1,
 	DisplayName: "Startup/ExecExeStart",
 	ID:          86,
 	Keywords:    0x80000000,
@@ -5388,6 +5720,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExecExeV1)
 	},
 }, {
+	Columns:     columnsExecExeEnd,
 	DisplayName: "Startup/ExecExeStop",
 	ID:          87,
 	Keywords:    0x80000000,
@@ -5404,6 +5737,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExecExeEnd)
 	},
 }, {
+	Columns:     columnsExecExeEndV1,
 	DisplayName: "Startup/ExecExeStop",
 	ID:          87,
 	Keywords:    0x80000000,
@@ -5420,6 +5754,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExecExeEndV1)
 	},
 }, {
+	Columns:     columnsMain,
 	DisplayName: "Startup/MainStart",
 	ID:          88,
 	Keywords:    0x80000000,
@@ -5436,6 +5771,7 @@ var eventTable = [...]EventInfo{{
 		return new(Main)
 	},
 }, {
+	Columns:     columnsMainV1,
 	DisplayName: "Startup/MainStart",
 	ID:          88,
 	Keywords:    0x80000000,
@@ -5452,6 +5788,7 @@ var eventTable = [...]EventInfo{{
 		return new(MainV1)
 	},
 }, {
+	Columns:     columnsMainEnd,
 	DisplayName: "Startup/MainStop",
 	ID:          89,
 	Keywords:    0x80000000,
@@ -5468,6 +5805,7 @@ var eventTable = [...]EventInfo{{
 		return new(MainEnd)
 	},
 }, {
+	Columns:     columnsMainEndV1,
 	DisplayName: "Startup/MainStop",
 	ID:          89,
 	Keywords:    0x80000000,
@@ -5484,6 +5822,7 @@ var eventTable = [...]EventInfo{{
 		return new(MainEndV1)
 	},
 }, {
+	Columns:     columnsApplyPolicyStart,
 	DisplayName: "Startup/ApplyPolicyStart",
 	ID:          90,
 	Keywords:    0x80000000,
@@ -5500,6 +5839,7 @@ var eventTable = [...]EventInfo{{
 		return new(ApplyPolicyStart)
 	},
 }, {
+	Columns:     columnsApplyPolicyStartV1,
 	DisplayName: "Startup/ApplyPolicyStart",
 	ID:          90,
 	Keywords:    0x80000000,
@@ -5516,6 +5856,7 @@ var eventTable = [...]EventInfo{{
 		return new(ApplyPolicyStartV1)
 	},
 }, {
+	Columns:     columnsApplyPolicyEnd,
 	DisplayName: "Startup/ApplyPolicyStop",
 	ID:          91,
 	Keywords:    0x80000000,
@@ -5532,6 +5873,7 @@ var eventTable = [...]EventInfo{{
 		return new(ApplyPolicyEnd)
 	},
 }, {
+	Columns:     columnsApplyPolicyEndV1,
 	DisplayName: "Startup/ApplyPolicyStop",
 	ID:          91,
 	Keywords:    0x80000000,
@@ -5548,6 +5890,7 @@ var eventTable = [...]EventInfo{{
 		return new(ApplyPolicyEndV1)
 	},
 }, {
+	Columns:     columnsLdLibShFolder,
 	DisplayName: "Startup/LdLibShFolderStart",
 	ID:          92,
 	Keywords:    0x80000000,
@@ -5564,6 +5907,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdLibShFolder)
 	},
 }, {
+	Columns:     columnsLdLibShFolderV1,
 	DisplayName: "Startup/LdLibShFolderStart",
 	ID:          92,
 	Keywords:    0x80000000,
@@ -5580,6 +5924,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdLibShFolderV1)
 	},
 }, {
+	Columns:     columnsLdLibShFolderEnd,
 	DisplayName: "Startup/LdLibShFolderStop",
 	ID:          93,
 	Keywords:    0x80000000,
@@ -5596,6 +5941,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdLibShFolderEnd)
 	},
 }, {
+	Columns:     columnsLdLibShFolderEndV1,
 	DisplayName: "Startup/LdLibShFolderStop",
 	ID:          93,
 	Keywords:    0x80000000,
@@ -5612,6 +5958,7 @@ var eventTable = [...]EventInfo{{
 		return new(LdLibShFolderEndV1)
 	},
 }, {
+	Columns:     columnsPrestubWorker,
 	DisplayName: "Startup/PrestubWorkerStart",
 	ID:          94,
 	Keywords:    0x80000000,
@@ -5628,6 +5975,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrestubWorker)
 	},
 }, {
+	Columns:     columnsPrestubWorkerV1,
 	DisplayName: "Startup/PrestubWorkerStart",
 	ID:          94,
 	Keywords:    0x80000000,
@@ -5644,6 +5992,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrestubWorkerV1)
 	},
 }, {
+	Columns:     columnsPrestubWorkerEnd,
 	DisplayName: "Startup/PrestubWorkerStop",
 	ID:          95,
 	Keywords:    0x80000000,
@@ -5660,6 +6009,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrestubWorkerEnd)
 	},
 }, {
+	Columns:     columnsPrestubWorkerEndV1,
 	DisplayName: "Startup/PrestubWorkerStop",
 	ID:          95,
 	Keywords:    0x80000000,
@@ -5676,6 +6026,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrestubWorkerEndV1)
 	},
 }, {
+	Columns:     columnsGetInstallationStart,
 	DisplayName: "Startup/GetInstallationStart",
 	ID:          96,
 	Keywords:    0x80000000,
@@ -5692,6 +6043,7 @@ var eventTable = [...]EventInfo{{
 		return new(GetInstallationStart)
 	},
 }, {
+	Columns:     columnsGetInstallationStartV1,
 	DisplayName: "Startup/GetInstallationStart",
 	ID:          96,
 	Keywords:    0x80000000,
@@ -5708,6 +6060,7 @@ var eventTable = [...]EventInfo{{
 		return new(GetInstallationStartV1)
 	},
 }, {
+	Columns:     columnsGetInstallationEnd,
 	DisplayName: "Startup/GetInstallationStop",
 	ID:          97,
 	Keywords:    0x80000000,
@@ -5724,6 +6077,7 @@ var eventTable = [...]EventInfo{{
 		return new(GetInstallationEnd)
 	},
 }, {
+	Columns:     columnsGetInstallationEndV1,
 	DisplayName: "Startup/GetInstallationStop",
 	ID:          97,
 	Keywords:    0x80000000,
@@ -5740,6 +6094,7 @@ var eventTable = [...]EventInfo{{
 		return new(GetInstallationEndV1)
 	},
 }, {
+	Columns:     columnsOpenHModule,
 	DisplayName: "Startup/OpenHModuleStart",
 	ID:          98,
 	Keywords:    0x80000000,
@@ -5756,6 +6111,7 @@ var eventTable = [...]EventInfo{{
 		return new(OpenHModule)
 	},
 }, {
+	Columns:     columnsOpenHModuleV1,
 	DisplayName: "Startup/OpenHModuleStart",
 	ID:          98,
 	Keywords:    0x80000000,
@@ -5772,6 +6128,7 @@ var eventTable = [...]EventInfo{{
 		return new(OpenHModuleV1)
 	},
 }, {
+	Columns:     columnsOpenHModuleEnd,
 	DisplayName: "Startup/OpenHModuleStop",
 	ID:          99,
 	Keywords:    0x80000000,
@@ -5788,6 +6145,7 @@ var eventTable = [...]EventInfo{{
 		return new(OpenHModuleEnd)
 	},
 }, {
+	Columns:     columnsOpenHModuleEndV1,
 	DisplayName: "Startup/OpenHModuleStop",
 	ID:          99,
 	Keywords:    0x80000000,
@@ -5804,6 +6162,7 @@ var eventTable = [...]EventInfo{{
 		return new(OpenHModuleEndV1)
 	},
 }, {
+	Columns:     columnsExplicitBindStart,
 	DisplayName: "Startup/ExplicitBindStart",
 	ID:          100,
 	Keywords:    0x80000000,
@@ -5820,6 +6179,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExplicitBindStart)
 	},
 }, {
+	Columns:     columnsExplicitBindStartV1,
 	DisplayName: "Startup/ExplicitBindStart",
 	ID:          100,
 	Keywords:    0x80000000,
@@ -5836,6 +6196,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExplicitBindStartV1)
 	},
 }, {
+	Columns:     columnsExplicitBindEnd,
 	DisplayName: "Startup/ExplicitBindStop",
 	ID:          101,
 	Keywords:    0x80000000,
@@ -5852,6 +6213,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExplicitBindEnd)
 	},
 }, {
+	Columns:     columnsExplicitBindEndV1,
 	DisplayName: "Startup/ExplicitBindStop",
 	ID:          101,
 	Keywords:    0x80000000,
@@ -5868,6 +6230,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExplicitBindEndV1)
 	},
 }, {
+	Columns:     columnsParseXml,
 	DisplayName: "Startup/ParseXmlStart",
 	ID:          102,
 	Keywords:    0x80000000,
@@ -5884,6 +6247,7 @@ var eventTable = [...]EventInfo{{
 		return new(ParseXml)
 	},
 }, {
+	Columns:     columnsParseXmlV1,
 	DisplayName: "Startup/ParseXmlStart",
 	ID:          102,
 	Keywords:    0x80000000,
@@ -5900,6 +6264,7 @@ var eventTable = [...]EventInfo{{
 		return new(ParseXmlV1)
 	},
 }, {
+	Columns:     columnsParseXmlEnd,
 	DisplayName: "Startup/ParseXmlStop",
 	ID:          103,
 	Keywords:    0x80000000,
@@ -5916,6 +6281,7 @@ var eventTable = [...]EventInfo{{
 		return new(ParseXmlEnd)
 	},
 }, {
+	Columns:     columnsParseXmlEndV1,
 	DisplayName: "Startup/ParseXmlStop",
 	ID:          103,
 	Keywords:    0x80000000,
@@ -5932,6 +6298,7 @@ var eventTable = [...]EventInfo{{
 		return new(ParseXmlEndV1)
 	},
 }, {
+	Columns:     columnsInitDefaultDomain,
 	DisplayName: "Startup/InitDefaultDomainStart",
 	ID:          104,
 	Keywords:    0x80000000,
@@ -5948,6 +6315,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitDefaultDomain)
 	},
 }, {
+	Columns:     columnsInitDefaultDomainV1,
 	DisplayName: "Startup/InitDefaultDomainStart",
 	ID:          104,
 	Keywords:    0x80000000,
@@ -5964,6 +6332,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitDefaultDomainV1)
 	},
 }, {
+	Columns:     columnsInitDefaultDomainEnd,
 	DisplayName: "Startup/InitDefaultDomainStop",
 	ID:          105,
 	Keywords:    0x80000000,
@@ -5980,6 +6349,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitDefaultDomainEnd)
 	},
 }, {
+	Columns:     columnsInitDefaultDomainEndV1,
 	DisplayName: "Startup/InitDefaultDomainStop",
 	ID:          105,
 	Keywords:    0x80000000,
@@ -5996,6 +6366,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitDefaultDomainEndV1)
 	},
 }, {
+	Columns:     columnsInitSecurity,
 	DisplayName: "Startup/InitSecurityStart",
 	ID:          106,
 	Keywords:    0x80000000,
@@ -6012,6 +6383,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitSecurity)
 	},
 }, {
+	Columns:     columnsInitSecurityV1,
 	DisplayName: "Startup/InitSecurityStart",
 	ID:          106,
 	Keywords:    0x80000000,
@@ -6028,6 +6400,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitSecurityV1)
 	},
 }, {
+	Columns:     columnsInitSecurityEnd,
 	DisplayName: "Startup/InitSecurityStop",
 	ID:          107,
 	Keywords:    0x80000000,
@@ -6044,6 +6417,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitSecurityEnd)
 	},
 }, {
+	Columns:     columnsInitSecurityEndV1,
 	DisplayName: "Startup/InitSecurityStop",
 	ID:          107,
 	Keywords:    0x80000000,
@@ -6060,6 +6434,7 @@ var eventTable = [...]EventInfo{{
 		return new(InitSecurityEndV1)
 	},
 }, {
+	Columns:     columnsAllowBindingRedirs,
 	DisplayName: "Startup/AllowBindingRedirsStart",
 	ID:          108,
 	Keywords:    0x80000000,
@@ -6076,6 +6451,7 @@ var eventTable = [...]EventInfo{{
 		return new(AllowBindingRedirs)
 	},
 }, {
+	Columns:     columnsAllowBindingRedirsV1,
 	DisplayName: "Startup/AllowBindingRedirsStart",
 	ID:          108,
 	Keywords:    0x80000000,
@@ -6092,6 +6468,7 @@ var eventTable = [...]EventInfo{{
 		return new(AllowBindingRedirsV1)
 	},
 }, {
+	Columns:     columnsAllowBindingRedirsEnd,
 	DisplayName: "Startup/AllowBindingRedirsStop",
 	ID:          109,
 	Keywords:    0x80000000,
@@ -6108,6 +6485,7 @@ var eventTable = [...]EventInfo{{
 		return new(AllowBindingRedirsEnd)
 	},
 }, {
+	Columns:     columnsAllowBindingRedirsEndV1,
 	DisplayName: "Startup/AllowBindingRedirsStop",
 	ID:          109,
 	Keywords:    0x80000000,
@@ -6124,6 +6502,7 @@ var eventTable = [...]EventInfo{{
 		return new(AllowBindingRedirsEndV1)
 	},
 }, {
+	Columns:     columnsEEConfigSync,
 	DisplayName: "Startup/EEConfigSyncStart",
 	ID:          110,
 	Keywords:    0x80000000,
@@ -6140,6 +6519,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSync)
 	},
 }, {
+	Columns:     columnsEEConfigSyncV1,
 	DisplayName: "Startup/EEConfigSyncStart",
 	ID:          110,
 	Keywords:    0x80000000,
@@ -6156,6 +6536,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSyncV1)
 	},
 }, {
+	Columns:     columnsEEConfigSyncEnd,
 	DisplayName: "Startup/EEConfigSyncStop",
 	ID:          111,
 	Keywords:    0x80000000,
@@ -6172,6 +6553,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSyncEnd)
 	},
 }, {
+	Columns:     columnsEEConfigSyncEndV1,
 	DisplayName: "Startup/EEConfigSyncStop",
 	ID:          111,
 	Keywords:    0x80000000,
@@ -6188,6 +6570,7 @@ var eventTable = [...]EventInfo{{
 		return new(EEConfigSyncEndV1)
 	},
 }, {
+	Columns:     columnsFusionBinding,
 	DisplayName: "Startup/BindingStart",
 	ID:          112,
 	Keywords:    0x80000000,
@@ -6204,6 +6587,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionBinding)
 	},
 }, {
+	Columns:     columnsFusionBindingV1,
 	DisplayName: "Startup/BindingStart",
 	ID:          112,
 	Keywords:    0x80000000,
@@ -6220,6 +6604,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionBindingV1)
 	},
 }, {
+	Columns:     columnsFusionBindingEnd,
 	DisplayName: "Startup/BindingStop",
 	ID:          113,
 	Keywords:    0x80000000,
@@ -6236,6 +6621,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionBindingEnd)
 	},
 }, {
+	Columns:     columnsFusionBindingEndV1,
 	DisplayName: "Startup/BindingStop",
 	ID:          113,
 	Keywords:    0x80000000,
@@ -6252,6 +6638,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionBindingEndV1)
 	},
 }, {
+	Columns:     columnsLoaderCatchCall,
 	DisplayName: "Startup/LoaderCatchCallStart",
 	ID:          114,
 	Keywords:    0x80000000,
@@ -6268,6 +6655,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderCatchCall)
 	},
 }, {
+	Columns:     columnsLoaderCatchCallV1,
 	DisplayName: "Startup/LoaderCatchCallStart",
 	ID:          114,
 	Keywords:    0x80000000,
@@ -6284,6 +6672,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderCatchCallV1)
 	},
 }, {
+	Columns:     columnsLoaderCatchCallEnd,
 	DisplayName: "Startup/LoaderCatchCallStop",
 	ID:          115,
 	Keywords:    0x80000000,
@@ -6300,6 +6689,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderCatchCallEnd)
 	},
 }, {
+	Columns:     columnsLoaderCatchCallEndV1,
 	DisplayName: "Startup/LoaderCatchCallStop",
 	ID:          115,
 	Keywords:    0x80000000,
@@ -6316,6 +6706,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderCatchCallEndV1)
 	},
 }, {
+	Columns:     columnsFusionInit,
 	DisplayName: "Startup/FusionInitStart",
 	ID:          116,
 	Keywords:    0x80000000,
@@ -6332,6 +6723,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionInit)
 	},
 }, {
+	Columns:     columnsFusionInitV1,
 	DisplayName: "Startup/FusionInitStart",
 	ID:          116,
 	Keywords:    0x80000000,
@@ -6348,6 +6740,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionInitV1)
 	},
 }, {
+	Columns:     columnsFusionInitEnd,
 	DisplayName: "Startup/FusionInitStop",
 	ID:          117,
 	Keywords:    0x80000000,
@@ -6364,6 +6757,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionInitEnd)
 	},
 }, {
+	Columns:     columnsFusionInitEndV1,
 	DisplayName: "Startup/FusionInitStop",
 	ID:          117,
 	Keywords:    0x80000000,
@@ -6380,6 +6774,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionInitEndV1)
 	},
 }, {
+	Columns:     columnsFusionAppCtx,
 	DisplayName: "Startup/FusionAppCtxStart",
 	ID:          118,
 	Keywords:    0x80000000,
@@ -6396,6 +6791,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionAppCtx)
 	},
 }, {
+	Columns:     columnsFusionAppCtxV1,
 	DisplayName: "Startup/FusionAppCtxStart",
 	ID:          118,
 	Keywords:    0x80000000,
@@ -6412,6 +6808,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionAppCtxV1)
 	},
 }, {
+	Columns:     columnsFusionAppCtxEnd,
 	DisplayName: "Startup/FusionAppCtxStop",
 	ID:          119,
 	Keywords:    0x80000000,
@@ -6428,6 +6825,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionAppCtxEnd)
 	},
 }, {
+	Columns:     columnsFusionAppCtxEndV1,
 	DisplayName: "Startup/FusionAppCtxStop",
 	ID:          119,
 	Keywords:    0x80000000,
@@ -6444,6 +6842,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionAppCtxEndV1)
 	},
 }, {
+	Columns:     columnsFusion2EE,
 	DisplayName: "Startup/Fusion2EEStart",
 	ID:          120,
 	Keywords:    0x80000000,
@@ -6460,6 +6859,7 @@ var eventTable = [...]EventInfo{{
 		return new(Fusion2EE)
 	},
 }, {
+	Columns:     columnsFusion2EEV1,
 	DisplayName: "Startup/Fusion2EEStart",
 	ID:          120,
 	Keywords:    0x80000000,
@@ -6476,6 +6876,7 @@ var eventTable = [...]EventInfo{{
 		return new(Fusion2EEV1)
 	},
 }, {
+	Columns:     columnsFusion2EEEnd,
 	DisplayName: "Startup/Fusion2EEStop",
 	ID:          121,
 	Keywords:    0x80000000,
@@ -6492,6 +6893,7 @@ var eventTable = [...]EventInfo{{
 		return new(Fusion2EEEnd)
 	},
 }, {
+	Columns:     columnsFusion2EEEndV1,
 	DisplayName: "Startup/Fusion2EEStop",
 	ID:          121,
 	Keywords:    0x80000000,
@@ -6508,6 +6910,7 @@ var eventTable = [...]EventInfo{{
 		return new(Fusion2EEEndV1)
 	},
 }, {
+	Columns:     columnsSecurityCatchCall,
 	DisplayName: "Startup/SecurityCatchCallStart",
 	ID:          122,
 	Keywords:    0x80000000,
@@ -6524,6 +6927,7 @@ var eventTable = [...]EventInfo{{
 		return new(SecurityCatchCall)
 	},
 }, {
+	Columns:     columnsSecurityCatchCallV1,
 	DisplayName: "Startup/SecurityCatchCallStart",
 	ID:          122,
 	Keywords:    0x80000000,
@@ -6540,6 +6944,7 @@ var eventTable = [...]EventInfo{{
 		return new(SecurityCatchCallV1)
 	},
 }, {
+	Columns:     columnsSecurityCatchCallEnd,
 	DisplayName: "Startup/SecurityCatchCallStop",
 	ID:          123,
 	Keywords:    0x80000000,
@@ -6556,6 +6961,7 @@ var eventTable = [...]EventInfo{{
 		return new(SecurityCatchCallEnd)
 	},
 }, {
+	Columns:     columnsSecurityCatchCallEndV1,
 	DisplayName: "Startup/SecurityCatchCallStop",
 	ID:          123,
 	Keywords:    0x80000000,
@@ -6572,6 +6978,7 @@ var eventTable = [...]EventInfo{{
 		return new(SecurityCatchCallEndV1)
 	},
 }, {
+	Columns:     columnsCLRStackWalkPrivate,
 	DisplayName: "ClrStack/Walk",
 	ID:          151,
 	Keywords:    0x40000000,
@@ -6588,6 +6995,7 @@ var eventTable = [...]EventInfo{{
 		return new(CLRStackWalkPrivate)
 	},
 }, {
+	Columns:     columnsModuleRangeLoadPrivate,
 	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
 	ID:          158,
 	Keywords:    0x20000000,
@@ -6604,6 +7012,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleRangeLoadPrivate)
 	},
 }, {
+	Columns:     columnsBindingPolicyPhaseStart,
 	DisplayName: "Binding/PolicyPhaseStart",
 	ID:          159,
 	Keywords:    0x2,
@@ -6620,6 +7029,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingPolicyPhaseStart)
 	},
 }, {
+	Columns:     columnsBindingPolicyPhaseEnd,
 	DisplayName: "Binding/PolicyPhaseStop",
 	ID:          160,
 	Keywords:    0x2,
@@ -6636,6 +7046,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingPolicyPhaseEnd)
 	},
 }, {
+	Columns:     columnsBindingNgenPhaseStart,
 	DisplayName: "Binding/NgenPhaseStart",
 	ID:          161,
 	Keywords:    0x2,
@@ -6652,6 +7063,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingNgenPhaseStart)
 	},
 }, {
+	Columns:     columnsBindingNgenPhaseEnd,
 	DisplayName: "Binding/NgenPhaseStop",
 	ID:          162,
 	Keywords:    0x2,
@@ -6668,6 +7080,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingNgenPhaseEnd)
 	},
 }, {
+	Columns:     columnsBindingLookupAndProbingPhaseStart,
 	DisplayName: "Binding/LoopupAndProbingPhaseStart",
 	ID:          163,
 	Keywords:    0x2,
@@ -6684,6 +7097,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingLookupAndProbingPhaseStart)
 	},
 }, {
+	Columns:     columnsBindingLookupAndProbingPhaseEnd,
 	DisplayName: "Binding/LookupAndProbingPhaseStop",
 	ID:          164,
 	Keywords:    0x2,
@@ -6700,6 +7114,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingLookupAndProbingPhaseEnd)
 	},
 }, {
+	Columns:     columnsLoaderPhaseStart,
 	DisplayName: "Binding/LoaderPhaseStart",
 	ID:          165,
 	Keywords:    0x2,
@@ -6716,6 +7131,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderPhaseStart)
 	},
 }, {
+	Columns:     columnsLoaderPhaseEnd,
 	DisplayName: "Binding/LoaderPhaseStop",
 	ID:          166,
 	Keywords:    0x2,
@@ -6732,6 +7148,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderPhaseEnd)
 	},
 }, {
+	Columns:     columnsBindingPhaseStart,
 	DisplayName: "Binding/PhaseStart",
 	ID:          167,
 	Keywords:    0x2,
@@ -6748,6 +7165,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingPhaseStart)
 	},
 }, {
+	Columns:     columnsBindingPhaseEnd,
 	DisplayName: "Binding/PhaseStop",
 	ID:          168,
 	Keywords:    0x2,
@@ -6764,6 +7182,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingPhaseEnd)
 	},
 }, {
+	Columns:     columnsBindingDownloadPhaseStart,
 	DisplayName: "Binding/DownloadPhaseStart",
 	ID:          169,
 	Keywords:    0x2,
@@ -6780,6 +7199,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingDownloadPhaseStart)
 	},
 }, {
+	Columns:     columnsBindingDownloadPhaseEnd,
 	DisplayName: "Binding/DownloadPhaseStop",
 	ID:          170,
 	Keywords:    0x2,
@@ -6796,6 +7216,7 @@ var eventTable = [...]EventInfo{{
 		return new(BindingDownloadPhaseEnd)
 	},
 }, {
+	Columns:     columnsLoaderAssemblyInitPhaseStart,
 	DisplayName: "Binding/LoaderAssemblyInitPhaseStart",
 	ID:          171,
 	Keywords:    0x2,
@@ -6812,6 +7233,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderAssemblyInitPhaseStart)
 	},
 }, {
+	Columns:     columnsLoaderAssemblyInitPhaseEnd,
 	DisplayName: "Binding/LoaderAssemblyInitPhaseStop",
 	ID:          172,
 	Keywords:    0x2,
@@ -6828,6 +7250,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderAssemblyInitPhaseEnd)
 	},
 }, {
+	Columns:     columnsLoaderMappingPhaseStart,
 	DisplayName: "Binding/LoaderMappingPhaseStart",
 	ID:          173,
 	Keywords:    0x2,
@@ -6844,6 +7267,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderMappingPhaseStart)
 	},
 }, {
+	Columns:     columnsLoaderMappingPhaseEnd,
 	DisplayName: "Binding/LoaderMappingPhaseStop",
 	ID:          174,
 	Keywords:    0x2,
@@ -6860,6 +7284,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderMappingPhaseEnd)
 	},
 }, {
+	Columns:     columnsLoaderDeliverEventsPhaseStart,
 	DisplayName: "Binding/LoaderDeliverEventPhaseStart",
 	ID:          175,
 	Keywords:    0x2,
@@ -6876,6 +7301,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderDeliverEventsPhaseStart)
 	},
 }, {
+	Columns:     columnsLoaderDeliverEventsPhaseEnd,
 	DisplayName: "Binding/LoaderDeliverEventsPhaseStop",
 	ID:          176,
 	Keywords:    0x2,
@@ -6892,6 +7318,7 @@ var eventTable = [...]EventInfo{{
 		return new(LoaderDeliverEventsPhaseEnd)
 	},
 }, {
+	Columns:     columnsEvidenceGenerated,
 	DisplayName: "EvidenceGeneration/EvidenceGenerated",
 	ID:          177,
 	Keywords:    0x400,
@@ -6908,6 +7335,7 @@ var eventTable = [...]EventInfo{{
 		return new(EvidenceGenerated)
 	},
 }, {
+	Columns:     columnsModuleTransparencyComputationStart,
 	DisplayName: "Transparency/ModuleTransparencyComputationStart",
 	ID:          178,
 	Keywords:    0x400,
@@ -6924,6 +7352,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleTransparencyComputationStart)
 	},
 }, {
+	Columns:     columnsModuleTransparencyComputationEnd,
 	DisplayName: "Transparency/ModuleTransparencyComputationStop",
 	ID:          179,
 	Keywords:    0x400,
@@ -6940,6 +7369,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleTransparencyComputationEnd)
 	},
 }, {
+	Columns:     columnsTypeTransparencyComputationStart,
 	DisplayName: "Transparency/TypeTransparencyComputationStart",
 	ID:          180,
 	Keywords:    0x400,
@@ -6956,6 +7386,7 @@ var eventTable = [...]EventInfo{{
 		return new(TypeTransparencyComputationStart)
 	},
 }, {
+	Columns:     columnsTypeTransparencyComputationEnd,
 	DisplayName: "Transparency/TypeTransparencyComputationStop",
 	ID:          181,
 	Keywords:    0x400,
@@ -6972,6 +7403,7 @@ var eventTable = [...]EventInfo{{
 		return new(TypeTransparencyComputationEnd)
 	},
 }, {
+	Columns:     columnsMethodTransparencyComputationStart,
 	DisplayName: "Transparency/MethodTransparencyComputationStart",
 	ID:          182,
 	Keywords:    0x400,
@@ -6988,6 +7420,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodTransparencyComputationStart)
 	},
 }, {
+	Columns:     columnsMethodTransparencyComputationEnd,
 	DisplayName: "Transparency/MethodTransparencyComputationStop",
 	ID:          183,
 	Keywords:    0x400,
@@ -7004,6 +7437,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodTransparencyComputationEnd)
 	},
 }, {
+	Columns:     columnsFieldTransparencyComputationStart,
 	DisplayName: "Transparency/FieldTransparencyComputationStart",
 	ID:          184,
 	Keywords:    0x400,
@@ -7020,6 +7454,7 @@ var eventTable = [...]EventInfo{{
 		return new(FieldTransparencyComputationStart)
 	},
 }, {
+	Columns:     columnsFieldTransparencyComputationEnd,
 	DisplayName: "Transparency/FieldTransparencyComputationStop",
 	ID:          185,
 	Keywords:    0x400,
@@ -7036,6 +7471,7 @@ var eventTable = [...]EventInfo{{
 		return new(FieldTransparencyComputationEnd)
 	},
 }, {
+	Columns:     columnsTokenTransparencyComputationStart,
 	DisplayName: "Transparency/TokenTransparencyComputationStart",
 	ID:          186,
 	Keywords:    0x400,
@@ -7052,6 +7488,7 @@ var eventTable = [...]EventInfo{{
 		return new(TokenTransparencyComputationStart)
 	},
 }, {
+	Columns:     columnsTokenTransparencyComputationEnd,
 	DisplayName: "Transparency/TokenTransparencyComputationStop",
 	ID:          187,
 	Keywords:    0x400,
@@ -7068,6 +7505,7 @@ var eventTable = [...]EventInfo{{
 		return new(TokenTransparencyComputationEnd)
 	},
 }, {
+	Columns:     columnsNgenBindEvent,
 	DisplayName: "NgenBinder/NgenBind",
 	ID:          188,
 	Keywords:    0x8,
@@ -7084,6 +7522,7 @@ var eventTable = [...]EventInfo{{
 		return new(NgenBindEvent)
 	},
 }, {
+	Columns:     columnsJittedMethodRichDebugInfo,
 	DisplayName: "CLRMethodPrivate/JittedMethodRichDebugInfo",
 	ID:          189,
 	Keywords:    0x40000,
@@ -7100,6 +7539,7 @@ var eventTable = [...]EventInfo{{
 		return new(JittedMethodRichDebugInfo)
 	},
 }, {
+	Columns:     columnsFailFast,
 	DisplayName: "FailFast/FailFast",
 	ID:          191,
 	Keywords:    0x0,
@@ -7116,6 +7556,7 @@ var eventTable = [...]EventInfo{{
 		return new(FailFast)
 	},
 }, {
+	Columns:     columnsPrvFinalizeObject,
 	DisplayName: "GC/FinalizeObject",
 	ID:          192,
 	Keywords:    0x1,
@@ -7132,6 +7573,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvFinalizeObject)
 	},
 }, {
+	Columns:     columnsCCWRefCountChangeAnsi,
 	DisplayName: "GC/CCWRefCountChange",
 	ID:          193,
 	Keywords:    0x2000,
@@ -7148,6 +7590,7 @@ var eventTable = [...]EventInfo{{
 		return new(CCWRefCountChangeAnsi)
 	},
 }, {
+	Columns:     columnsPrvSetGCHandle,
 	DisplayName: "GC/SetGCHandle",
 	ID:          194,
 	Keywords:    0x4000,
@@ -7164,6 +7607,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvSetGCHandle)
 	},
 }, {
+	Columns:     columnsPrvDestroyGCHandle,
 	DisplayName: "GC/DestroyGCHandle",
 	ID:          195,
 	Keywords:    0x4000,
@@ -7180,6 +7624,7 @@ var eventTable = [...]EventInfo{{
 		return new(PrvDestroyGCHandle)
 	},
 }, {
+	Columns:     columnsFusionMessageEvent,
 	DisplayName: "Binding/FusionMessage",
 	ID:          196,
 	Keywords:    0x2,
@@ -7196,6 +7641,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionMessageEvent)
 	},
 }, {
+	Columns:     columnsFusionErrorCodeEvent,
 	DisplayName: "Binding/FusionErrorCode",
 	ID:          197,
 	Keywords:    0x2,
@@ -7212,6 +7658,7 @@ var eventTable = [...]EventInfo{{
 		return new(FusionErrorCodeEvent)
 	},
 }, {
+	Columns:     columnsPinPlugAtGCTime,
 	DisplayName: "GC/PinPlugAtGCTime",
 	ID:          199,
 	Keywords:    0x1,
@@ -7228,6 +7675,7 @@ var eventTable = [...]EventInfo{{
 		return new(PinPlugAtGCTime)
 	},
 }, {
+	Columns:     columnsCCWRefCountChange,
 	DisplayName: "GC/CCWRefCountChange",
 	ID:          200,
 	Keywords:    0x2000,
@@ -7244,6 +7692,7 @@ var eventTable = [...]EventInfo{{
 		return new(CCWRefCountChange)
 	},
 }, {
+	Columns:     columnsMulticoreJit,
 	DisplayName: "ClrMulticoreJit/Common",
 	ID:          201,
 	Keywords:    0x20000,
@@ -7260,6 +7709,7 @@ var eventTable = [...]EventInfo{{
 		return new(MulticoreJit)
 	},
 }, {
+	Columns:     columnsMulticoreJitMethodCodeReturned,
 	DisplayName: "ClrMulticoreJit/MethodCodeReturned",
 	ID:          202,
 	Keywords:    0x20000,
@@ -7276,6 +7726,7 @@ var eventTable = [...]EventInfo{{
 		return new(MulticoreJitMethodCodeReturned)
 	},
 }, {
+	Columns:     columnsAllocRequest,
 	DisplayName: "LoaderHeap/LoaderHeapAllocRequest",
 	ID:          310,
 	Keywords:    0x10,
@@ -7292,6 +7743,7 @@ var eventTable = [...]EventInfo{{
 		return new(AllocRequest)
 	},
 }, {
+	Columns:     columnsIInspectableRuntimeClassName,
 	DisplayName: "ClrDynamicTypeUsage/IInspectableRuntimeClassName",
 	ID:          400,
 	Keywords:    0x20,
@@ -7308,6 +7760,7 @@ var eventTable = [...]EventInfo{{
 		return new(IInspectableRuntimeClassName)
 	},
 }, {
+	Columns:     columnsWinRTUnbox,
 	DisplayName: "ClrDynamicTypeUsage/WinRTUnbox",
 	ID:          401,
 	Keywords:    0x20,
@@ -7324,6 +7777,7 @@ var eventTable = [...]EventInfo{{
 		return new(WinRTUnbox)
 	},
 }, {
+	Columns:     columnsCreateRCW,
 	DisplayName: "ClrDynamicTypeUsage/CreateRCW",
 	ID:          402,
 	Keywords:    0x20,
@@ -7340,6 +7794,7 @@ var eventTable = [...]EventInfo{{
 		return new(CreateRCW)
 	},
 }, {
+	Columns:     columnsRCWVariance,
 	DisplayName: "ClrDynamicTypeUsage/RCWVariance",
 	ID:          403,
 	Keywords:    0x20,
@@ -7356,6 +7811,7 @@ var eventTable = [...]EventInfo{{
 		return new(RCWVariance)
 	},
 }, {
+	Columns:     columnsRCWIEnumerableCasting,
 	DisplayName: "ClrDynamicTypeUsage/RCWIEnumerableCasting",
 	ID:          404,
 	Keywords:    0x20,
@@ -7372,6 +7828,7 @@ var eventTable = [...]EventInfo{{
 		return new(RCWIEnumerableCasting)
 	},
 }, {
+	Columns:     columnsCreateCCW,
 	DisplayName: "ClrDynamicTypeUsage/CreateCCW",
 	ID:          405,
 	Keywords:    0x20,
@@ -7388,6 +7845,7 @@ var eventTable = [...]EventInfo{{
 		return new(CreateCCW)
 	},
 }, {
+	Columns:     columnsCCWVariance,
 	DisplayName: "ClrDynamicTypeUsage/CCWVariance",
 	ID:          406,
 	Keywords:    0x20,
@@ -7404,6 +7862,7 @@ var eventTable = [...]EventInfo{{
 		return new(CCWVariance)
 	},
 }, {
+	Columns:     columnsObjectVariantMarshallingToNative,
 	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToNative",
 	ID:          407,
 	Keywords:    0x20,
@@ -7420,6 +7879,7 @@ var eventTable = [...]EventInfo{{
 		return new(ObjectVariantMarshallingToNative)
 	},
 }, {
+	Columns:     columnsGetTypeFromGUID,
 	DisplayName: "ClrDynamicTypeUsage/GetTypeFromGUID",
 	ID:          408,
 	Keywords:    0x20,
@@ -7436,6 +7896,7 @@ var eventTable = [...]EventInfo{{
 		return new(GetTypeFromGUID)
 	},
 }, {
+	Columns:     columnsGetTypeFromProgID,
 	DisplayName: "ClrDynamicTypeUsage/GetTypeFromProgID",
 	ID:          409,
 	Keywords:    0x20,
@@ -7452,6 +7913,7 @@ var eventTable = [...]EventInfo{{
 		return new(GetTypeFromProgID)
 	},
 }, {
+	Columns:     columnsConvertToCallbackEtw,
 	DisplayName: "ClrDynamicTypeUsage/ConvertToCallbackEtw",
 	ID:          410,
 	Keywords:    0x20,
@@ -7468,6 +7930,7 @@ var eventTable = [...]EventInfo{{
 		return new(ConvertToCallbackEtw)
 	},
 }, {
+	Columns:     columnsBeginCreateManagedReference,
 	DisplayName: "ClrDynamicTypeUsage/BeginCreateManagedReference",
 	ID:          411,
 	Keywords:    0x20,
@@ -7484,6 +7947,7 @@ var eventTable = [...]EventInfo{{
 		return new(BeginCreateManagedReference)
 	},
 }, {
+	Columns:     columnsEndCreateManagedReference,
 	DisplayName: "ClrDynamicTypeUsage/EndCreateManagedReference",
 	ID:          412,
 	Keywords:    0x20,
@@ -7500,6 +7964,7 @@ var eventTable = [...]EventInfo{{
 		return new(EndCreateManagedReference)
 	},
 }, {
+	Columns:     columnsObjectVariantMarshallingToManaged,
 	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToManaged",
 	ID:          413,
 	Keywords:    0x20,
@@ -7516,6 +7981,7 @@ var eventTable = [...]EventInfo{{
 		return new(ObjectVariantMarshallingToManaged)
 	},
 }, {
+	Columns:     columnsCLRStackWalkDCStart,
 	DisplayName: "ClrStack/Walk",
 	ID:          0,
 	Keywords:    0x40000000,
@@ -7532,6 +7998,7 @@ var eventTable = [...]EventInfo{{
 		return new(CLRStackWalkDCStart)
 	},
 }, {
+	Columns:     columnsGCSettingsRundown,
 	DisplayName: "GC/GCSettingsRundown",
 	ID:          10,
 	Keywords:    0x0,
@@ -7548,6 +8015,7 @@ var eventTable = [...]EventInfo{{
 		return new(GCSettingsRundown)
 	},
 }, {
+	Columns:     columnsMethodDCStart,
 	DisplayName: "Method/DCStart",
 	ID:          141,
 	Keywords:    0x30,
@@ -7564,6 +8032,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStart)
 	},
 }, {
+	Columns:     columnsMethodDCStartV1,
 	DisplayName: "Method/DCStart",
 	ID:          141,
 	Keywords:    0x30,
@@ -7580,6 +8049,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStartV1)
 	},
 }, {
+	Columns:     columnsMethodDCStartV2,
 	DisplayName: "Method/DCStart",
 	ID:          141,
 	Keywords:    0x30,
@@ -7596,6 +8066,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStartV2)
 	},
 }, {
+	Columns:     columnsMethodDCEnd,
 	DisplayName: "Method/DCStop",
 	ID:          142,
 	Keywords:    0x30,
@@ -7612,6 +8083,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEnd)
 	},
 }, {
+	Columns:     columnsMethodDCEndV1,
 	DisplayName: "Method/DCStop",
 	ID:          142,
 	Keywords:    0x30,
@@ -7628,6 +8100,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEndV1)
 	},
 }, {
+	Columns:     columnsMethodDCEndV2,
 	DisplayName: "Method/DCStop",
 	ID:          142,
 	Keywords:    0x30,
@@ -7644,6 +8117,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEndV2)
 	},
 }, {
+	Columns:     columnsMethodDCStartVerbose,
 	DisplayName: "Method/DCStartVerbose",
 	ID:          143,
 	Keywords:    0x30,
@@ -7660,6 +8134,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStartVerbose)
 	},
 }, {
+	Columns:     columnsMethodDCStartVerboseV1,
 	DisplayName: "Method/DCStartVerbose",
 	ID:          143,
 	Keywords:    0x30,
@@ -7676,6 +8151,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStartVerboseV1)
 	},
 }, {
+	Columns:     columnsMethodDCStartVerboseV2,
 	DisplayName: "Method/DCStartVerbose",
 	ID:          143,
 	Keywords:    0x30,
@@ -7692,6 +8168,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStartVerboseV2)
 	},
 }, {
+	Columns:     columnsMethodDCEndVerbose,
 	DisplayName: "Method/DCStopVerbose",
 	ID:          144,
 	Keywords:    0x30,
@@ -7708,6 +8185,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEndVerbose)
 	},
 }, {
+	Columns:     columnsMethodDCEndVerboseV1,
 	DisplayName: "Method/DCStopVerbose",
 	ID:          144,
 	Keywords:    0x30,
@@ -7724,6 +8202,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEndVerboseV1)
 	},
 }, {
+	Columns:     columnsMethodDCEndVerboseV2,
 	DisplayName: "Method/DCStopVerbose",
 	ID:          144,
 	Keywords:    0x30,
@@ -7740,6 +8219,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEndVerboseV2)
 	},
 }, {
+	Columns:     columnsDCStartComplete,
 	DisplayName: "Method/DCStartComplete",
 	ID:          145,
 	Keywords:    0x20038,
@@ -7756,6 +8236,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCStartComplete)
 	},
 }, {
+	Columns:     columnsDCStartCompleteV1,
 	DisplayName: "Method/DCStartComplete",
 	ID:          145,
 	Keywords:    0x20038,
@@ -7772,6 +8253,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCStartCompleteV1)
 	},
 }, {
+	Columns:     columnsDCEndComplete,
 	DisplayName: "Method/DCStopComplete",
 	ID:          146,
 	Keywords:    0x20038,
@@ -7788,6 +8270,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCEndComplete)
 	},
 }, {
+	Columns:     columnsDCEndCompleteV1,
 	DisplayName: "Method/DCStopComplete",
 	ID:          146,
 	Keywords:    0x20038,
@@ -7804,6 +8287,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCEndCompleteV1)
 	},
 }, {
+	Columns:     columnsDCStartInit,
 	DisplayName: "Method/DCStartInit",
 	ID:          147,
 	Keywords:    0x20038,
@@ -7820,6 +8304,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCStartInit)
 	},
 }, {
+	Columns:     columnsDCStartInitV1,
 	DisplayName: "Method/DCStartInit",
 	ID:          147,
 	Keywords:    0x20038,
@@ -7836,6 +8321,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCStartInitV1)
 	},
 }, {
+	Columns:     columnsDCEndInit,
 	DisplayName: "Method/DCStopInit",
 	ID:          148,
 	Keywords:    0x20038,
@@ -7852,6 +8338,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCEndInit)
 	},
 }, {
+	Columns:     columnsDCEndInitV1,
 	DisplayName: "Method/DCStopInit",
 	ID:          148,
 	Keywords:    0x20038,
@@ -7868,6 +8355,7 @@ var eventTable = [...]EventInfo{{
 		return new(DCEndInitV1)
 	},
 }, {
+	Columns:     columnsMethodDCStartILToNativeMap,
 	DisplayName: "Method/MethodDCStartILToNativeMap",
 	ID:          149,
 	Keywords:    0x20000,
@@ -7884,6 +8372,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStartILToNativeMap)
 	},
 }, {
+	Columns:     columnsMethodDCStartILToNativeMapV1,
 	DisplayName: "Method/MethodDCStartILToNativeMap",
 	ID:          149,
 	Keywords:    0x20000,
@@ -7900,6 +8389,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCStartILToNativeMapV1)
 	},
 }, {
+	Columns:     columnsMethodDCEndILToNativeMap,
 	DisplayName: "Method/MethodDCEndILToNativeMap",
 	ID:          150,
 	Keywords:    0x20000,
@@ -7916,6 +8406,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEndILToNativeMap)
 	},
 }, {
+	Columns:     columnsMethodDCEndILToNativeMapV1,
 	DisplayName: "Method/MethodDCEndILToNativeMap",
 	ID:          150,
 	Keywords:    0x20000,
@@ -7932,6 +8423,7 @@ var eventTable = [...]EventInfo{{
 		return new(MethodDCEndILToNativeMapV1)
 	},
 }, {
+	Columns:     columnsDomainModuleDCStart,
 	DisplayName: "Loader/DomainModuleDCStart",
 	ID:          151,
 	Keywords:    0x8,
@@ -7948,6 +8440,7 @@ var eventTable = [...]EventInfo{{
 		return new(DomainModuleDCStart)
 	},
 }, {
+	Columns:     columnsDomainModuleDCStartV1,
 	DisplayName: "Loader/DomainModuleDCStart",
 	ID:          151,
 	Keywords:    0x8,
@@ -7964,6 +8457,7 @@ var eventTable = [...]EventInfo{{
 		return new(DomainModuleDCStartV1)
 	},
 }, {
+	Columns:     columnsDomainModuleDCEnd,
 	DisplayName: "Loader/DomainModuleDCStop",
 	ID:          152,
 	Keywords:    0x8,
@@ -7980,6 +8474,7 @@ var eventTable = [...]EventInfo{{
 		return new(DomainModuleDCEnd)
 	},
 }, {
+	Columns:     columnsDomainModuleDCEndV1,
 	DisplayName: "Loader/DomainModuleDCStop",
 	ID:          152,
 	Keywords:    0x8,
@@ -7996,6 +8491,7 @@ var eventTable = [...]EventInfo{{
 		return new(DomainModuleDCEndV1)
 	},
 }, {
+	Columns:     columnsModuleDCStart,
 	DisplayName: "Loader/ModuleDCStart",
 	ID:          153,
 	Keywords:    0x8,
@@ -8012,6 +8508,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleDCStart)
 	},
 }, {
+	Columns:     columnsModuleDCStartV1,
 	DisplayName: "Loader/ModuleDCStart",
 	ID:          153,
 	Keywords:    0x20000008,
@@ -8028,6 +8525,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleDCStartV1)
 	},
 }, {
+	Columns:     columnsModuleDCStartV2,
 	DisplayName: "Loader/ModuleDCStart",
 	ID:          153,
 	Keywords:    0x20000008,
@@ -8044,6 +8542,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleDCStartV2)
 	},
 }, {
+	Columns:     columnsModuleDCEnd,
 	DisplayName: "Loader/ModuleDCStop",
 	ID:          154,
 	Keywords:    0x8,
@@ -8060,6 +8559,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleDCEnd)
 	},
 }, {
+	Columns:     columnsModuleDCEndV1,
 	DisplayName: "Loader/ModuleDCStop",
 	ID:          154,
 	Keywords:    0x20000008,
@@ -8076,6 +8576,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleDCEndV1)
 	},
 }, {
+	Columns:     columnsModuleDCEndV2,
 	DisplayName: "Loader/ModuleDCStop",
 	ID:          154,
 	Keywords:    0x20000008,
@@ -8092,6 +8593,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleDCEndV2)
 	},
 }, {
+	Columns:     columnsModuleDCEndV3,
 	DisplayName: "Loader/ModuleDCStop",
 	ID:          154,
 	Keywords:    0x20000008,
@@ -8108,6 +8610,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleDCEndV3)
 	},
 }, {
+	Columns:     columnsAssemblyDCStart,
 	DisplayName: "Loader/AssemblyDCStart",
 	ID:          155,
 	Keywords:    0x8,
@@ -8124,6 +8627,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyDCStart)
 	},
 }, {
+	Columns:     columnsAssemblyDCStartV1,
 	DisplayName: "Loader/AssemblyDCStart",
 	ID:          155,
 	Keywords:    0x8,
@@ -8140,6 +8644,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyDCStartV1)
 	},
 }, {
+	Columns:     columnsAssemblyDCEnd,
 	DisplayName: "Loader/AssemblyDCStop",
 	ID:          156,
 	Keywords:    0x8,
@@ -8156,6 +8661,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyDCEnd)
 	},
 }, {
+	Columns:     columnsAssemblyDCEndV1,
 	DisplayName: "Loader/AssemblyDCStop",
 	ID:          156,
 	Keywords:    0x8,
@@ -8172,6 +8678,7 @@ var eventTable = [...]EventInfo{{
 		return new(AssemblyDCEndV1)
 	},
 }, {
+	Columns:     columnsAppDomainDCStart,
 	DisplayName: "Loader/AppDomainDCStart",
 	ID:          157,
 	Keywords:    0x8,
@@ -8188,6 +8695,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainDCStart)
 	},
 }, {
+	Columns:     columnsAppDomainDCStartV1,
 	DisplayName: "Loader/AppDomainDCStart",
 	ID:          157,
 	Keywords:    0x8,
@@ -8204,6 +8712,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainDCStartV1)
 	},
 }, {
+	Columns:     columnsAppDomainDCEnd,
 	DisplayName: "Loader/AppDomainDCStop",
 	ID:          158,
 	Keywords:    0x8,
@@ -8220,6 +8729,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainDCEnd)
 	},
 }, {
+	Columns:     columnsAppDomainDCEndV1,
 	DisplayName: "Loader/AppDomainDCStop",
 	ID:          158,
 	Keywords:    0x8,
@@ -8236,6 +8746,7 @@ var eventTable = [...]EventInfo{{
 		return new(AppDomainDCEndV1)
 	},
 }, {
+	Columns:     columnsThreadDC,
 	DisplayName: "Loader/ThreadDCStop",
 	ID:          159,
 	Keywords:    0x10800,
@@ -8252,6 +8763,7 @@ var eventTable = [...]EventInfo{{
 		return new(ThreadDC)
 	},
 }, {
+	Columns:     columnsModuleRangeDCStart,
 	DisplayName: "ClrPerfTrack/ModuleRangeDCStart",
 	ID:          160,
 	Keywords:    0x20000000,
@@ -8268,6 +8780,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleRangeDCStart)
 	},
 }, {
+	Columns:     columnsModuleRangeDCEnd,
 	DisplayName: "ClrPerfTrack/ModuleRangeDCEnd",
 	ID:          161,
 	Keywords:    0x20000000,
@@ -8284,6 +8797,7 @@ var eventTable = [...]EventInfo{{
 		return new(ModuleRangeDCEnd)
 	},
 }, {
+	Columns:     columnsRuntimeInformationDCStart,
 	DisplayName: "Runtime/Start",
 	ID:          187,
 	Keywords:    0x0,
@@ -8300,6 +8814,7 @@ var eventTable = [...]EventInfo{{
 		return new(RuntimeInformationDCStart)
 	},
 }, {
+	Columns:     columnsTieredCompilationSettingsDCStart,
 	DisplayName: "TieredCompilation/SettingsDCStart",
 	ID:          280,
 	Keywords:    0x1000000000,
@@ -8316,6 +8831,7 @@ var eventTable = [...]EventInfo{{
 		return new(TieredCompilationSettingsDCStart)
 	},
 }, {
+	Columns:     columnsExecutionCheckpointDCEnd,
 	DisplayName: "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
 	ID:          300,
 	Keywords:    0x0,
@@ -8332,6 +8848,7 @@ var eventTable = [...]EventInfo{{
 		return new(ExecutionCheckpointDCEnd)
 	},
 }, {
+	Columns:     columnsStressLogEvent,
 	DisplayName: "StressLog/Start",
 	ID:          0,
 	Keywords:    0x0,
@@ -8348,6 +8865,7 @@ var eventTable = [...]EventInfo{{
 		return new(StressLogEvent)
 	},
 }, {
+	Columns:     columnsStressLogEventV1,
 	DisplayName: "StressLog/Start",
 	ID:          0,
 	Keywords:    0x0,
@@ -8364,6 +8882,7 @@ var eventTable = [...]EventInfo{{
 		return new(StressLogEventV1)
 	},
 }, {
+	Columns:     columnsCLRStackWalkStress,
 	DisplayName: "ClrStack/Walk",
 	ID:          1,
 	Keywords:    0x40000000,

@@ -227,6 +227,7 @@ func (g *pkgIR) table(f *File) {
 			Id("OpcodeName"):  Lit(le.Opcode),
 			Id("Level"):       Lit(int(le.LevelValue)),
 			Id("Keywords"):    hexCode(le.KeywordsMask),
+			Id("Columns"):     Id(columnsVarName(ev)),
 			Id("new"):         Func().Params().Id("Event").Block(Return(New(Id(ev.goName)))),
 		}))
 	}

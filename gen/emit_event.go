@@ -57,6 +57,13 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		Params(Id("dst").Index().Byte()).Index().Byte().
 		Block(appendBody(ev.scope, modeText)...)
 	f.Line()
+
+	f.Comment("AppendColumns appends the fields to a as one row of the columns Info().Columns lists.")
+	f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("AppendColumns").
+		Params(Id("a").Qual(implPkg, "ColumnAppender")).
+		Block(columnsBody(ev.scope)...)
+	f.Line()
+	columnsVar(f, ev)
 }
 
 func eventDoc(ev *eventIR) string {

@@ -11,6 +11,7 @@ var aliasTypes = []string{
 	"Uint8Array", "Uint16Array", "Uint32Array", "Uint64Array", "Int32Array", "Int64Array",
 	"Float64Array", "BoolArray", "GUIDArray", "PointerArray",
 	"DecodeError", "UnknownEventError", "ProviderInfo", "Level", "Opcode",
+	"Column", "ColumnKind", "ColumnAppender",
 }
 
 // aliasVars are the support package's sentinel errors and constructors,
@@ -107,6 +108,9 @@ func (g *pkgIR) shellEvent(f *File) {
 		Id("AppendJSON").Params(Id("dst").Index().Byte()).Index().Byte(),
 		Comment("AppendText appends the fields as space-separated Name=value pairs."),
 		Id("AppendText").Params(Id("dst").Index().Byte()).Index().Byte(),
+		Comment("AppendColumns appends the fields to a as one row of the columns"),
+		Comment("EventInfo.Columns lists, one call per column."),
+		Id("AppendColumns").Params(Id("a").Id("ColumnAppender")),
 	)
 	f.Line()
 	f.Comment("EventInfo describes one (provider, event ID, version).")
@@ -125,6 +129,9 @@ func (g *pkgIR) shellEvent(f *File) {
 		Id("OpcodeName").String(),
 		Id("Level").Id("Level"),
 		Id("Keywords").Uint64(),
+		Comment("Columns are the event's fields as flat typed columns, in the order"),
+		Comment("AppendColumns appends them (see ColumnAppender)."),
+		Id("Columns").Index().Id("Column"),
 		Id("new").Func().Params().Id("Event"),
 	)
 	f.Line()
