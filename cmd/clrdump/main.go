@@ -15,6 +15,8 @@
 //	jsonl  one JSON object a line (see below)
 //	csv    long form, one row per field: index,time,provider,event,id,version,pid,tid,field,value
 //	       (an event without fields has one row with field and value empty)
+//	parquet  clrdump -format parquet -o DIR [-append] TRACE...: a Parquet dataset
+//	       of one or many traces (see parquet.go and package dataset)
 //
 // Each JSON line has these keys, always of the same JSON type:
 //
@@ -103,7 +105,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs.SetOutput(stderr)
 	var o options
 	var keyword string
-	fs.StringVar(&o.format, "format", "text", "output: text, jsonl or csv")
+	fs.StringVar(&o.format, "format", "text", "output: text, jsonl, csv or parquet (with -o)")
 	fs.StringVar(&o.provider, "provider", "", "only providers whose name matches this glob (case-insensitive), e.g. '*Rundown'")
 	fs.StringVar(&o.event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*', 'Method*Verbose*') or TraceEvent's Task/Opcode name ('GC/Start', 'Method/*')")
 	fs.StringVar(&keyword, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
@@ -114,6 +116,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
 	pf := addProfileFlags(fs)
 	rf := addReportFlags(fs)
+	pq := addParquetFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: clrdump [flags] FILE|-\n\nDecodes a .nettrace, .netperf or .etl trace (or a .zip holding one);\n- reads standard input.\n\nflags:\n")
 		fs.PrintDefaults()
@@ -123,6 +126,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 			return exitOK
 		}
 		return exitUsage
+	}
+	if code := pq.run(fs, o.format, stderr); code >= 0 {
+		return code
 	}
 	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: o.pid, top: o.limit, topIsSet: isSet(fs, "n")}, stdin, stdout, stderr); code >= 0 {
 		return code

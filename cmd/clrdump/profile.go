@@ -35,7 +35,7 @@ type profileFlags struct {
 func addProfileFlags(fs *flag.FlagSet) *profileFlags {
 	pf := &profileFlags{}
 	fs.StringVar(&pf.kind, "profile", "", "build a profile instead of printing events: cpu, alloc, contention or exception (-format pprof, folded or speedscope)")
-	fs.StringVar(&pf.out, "o", "", "with -profile or -report: write to this file instead of standard output (-format pprof needs it)")
+	fs.StringVar(&pf.out, "o", "", "with -profile or -report: write to this file instead of standard output (-format pprof needs it); with -format parquet: the dataset directory")
 	fs.BoolVar(&pf.managedOnly, "managed-only", false, "with -profile cpu: leave out time outside managed code")
 	return pf
 }

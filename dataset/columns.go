@@ -1,0 +1,78 @@
+package dataset
+
+import (
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
+)
+
+// headerColumns start every row of the event and generic tables. Their
+// names are lower case with underscores, and no field's Go name matches
+// one in any case (engines such as DuckDB fold case): a field named ID or
+// Size exists, so the header says event_id and payload_size.
+var headerColumns = []column{
+	{name: "trace", kind: clrimpl.ColumnString},
+	{name: "seq", kind: clrimpl.ColumnInt64},
+	{name: "time", kind: clrimpl.ColumnInt64, time: true},
+	{name: "event_id", kind: clrimpl.ColumnUint16},
+	{name: "event_version", kind: clrimpl.ColumnUint8},
+	{name: "task", kind: clrimpl.ColumnUint16},
+	{name: "opcode", kind: clrimpl.ColumnUint8},
+	{name: "level", kind: clrimpl.ColumnUint8},
+	{name: "keywords", kind: clrimpl.ColumnUint64},
+	{name: "pid", kind: clrimpl.ColumnInt64, optional: true},
+	{name: "tid", kind: clrimpl.ColumnInt64, optional: true},
+	{name: "cpu", kind: clrimpl.ColumnInt32, optional: true},
+	{name: "payload_size", kind: clrimpl.ColumnInt32},
+	{name: "activity", kind: clrimpl.ColumnGUID, optional: true},
+	{name: "related_activity", kind: clrimpl.ColumnGUID, optional: true},
+	{name: "extra", kind: clrimpl.ColumnBinary, optional: true},
+}
+
+// HeaderColumns are the names of the columns that start every row of the
+// event and generic tables, in order.
+func HeaderColumns() []string {
+	out := make([]string, len(headerColumns))
+	for i, c := range headerColumns {
+		out[i] = c.name
+	}
+	return out
+}
+
+// eventColumns are the columns of an event type's table: the header, then
+// the payload's.
+func eventColumns(info *clrevents.EventInfo) []column {
+	cols := append([]column(nil), headerColumns...)
+	for _, c := range info.Columns {
+		cols = append(cols, column{name: c.Name, kind: c.Kind})
+	}
+	return cols
+}
+
+var genericColumns = append(append([]column(nil), headerColumns...),
+	column{name: "provider", kind: clrimpl.ColumnString},
+	column{name: "event", kind: clrimpl.ColumnString},
+	column{name: "fields", kind: clrimpl.ColumnJSON, optional: true},
+	column{name: "error", kind: clrimpl.ColumnString, optional: true},
+	column{name: "payload", kind: clrimpl.ColumnBinary, optional: true},
+)
+
+// stacksColumns: one row per frame, innermost first (frame 0).
+var stacksColumns = []column{
+	{name: "trace", kind: clrimpl.ColumnString},
+	{name: "seq", kind: clrimpl.ColumnInt64},
+	{name: "frame", kind: clrimpl.ColumnInt32},
+	{name: "ip", kind: clrimpl.ColumnUint64},
+}
+
+var tracesColumns = []column{
+	{name: "trace", kind: clrimpl.ColumnString},
+	{name: "format", kind: clrimpl.ColumnString},
+	{name: "format_version", kind: clrimpl.ColumnInt32},
+	{name: "start_time", kind: clrimpl.ColumnInt64, time: true},
+	{name: "clock_frequency", kind: clrimpl.ColumnInt64},
+	{name: "pointer_size", kind: clrimpl.ColumnInt32},
+	{name: "pid", kind: clrimpl.ColumnInt64, optional: true},
+	{name: "processors", kind: clrimpl.ColumnInt32},
+	{name: "events", kind: clrimpl.ColumnInt64},
+	{name: "decode_errors", kind: clrimpl.ColumnInt64},
+}

@@ -1,0 +1,424 @@
+// Package dataset writes .NET runtime traces as a Parquet dataset that
+// DuckDB, Spark, Trino, ClickHouse and BigQuery query unchanged: one table
+// per event type, typed columns from the schema, one file per trace and
+// table, partitioned on disk by provider and event.
+//
+// # Layout
+//
+//	DIR/_clrevents_dataset                            marks a dataset (engines skip _ files)
+//	DIR/events/provider=P/event=E/T.parquet           one table per event type
+//	DIR/generic/T.parquet                              EventSource and unknown events, decode errors
+//	DIR/stacks/T.parquet                               one row per stack frame
+//	DIR/traces/T.parquet                               one row per trace
+//
+// P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
+// manifest symbol of the event type (GCStart_V2), T the trace's file name
+// plus a hash of the name the trace was given by
+// (gc.nettrace-1f2e3d4c5b6a7988.parquet): stable, so that adding a trace
+// twice is an error instead of a duplicate. Each version of an event is its
+// own table, because versions add columns; engines read the versions
+// together by name (DuckDB: read_parquet('DIR/events/*/event=GCStart*/*.parquet',
+// union_by_name=true)), with NULL for the columns an older version lacks.
+//
+// # Columns
+//
+// Every row of an event table starts with the header columns (see
+// HeaderColumns): trace (the name the trace was given by), seq (the
+// event's index in the trace, in time order, as clrdump -format jsonl
+// writes them; the key of the stacks table), time (TIMESTAMP(NANOS, UTC)),
+// event_id, event_version (the trace's, which may be newer than the
+// table's when a newer runtime's event decoded as the newest known
+// version), task, opcode, level, keywords, pid, tid, cpu (NULL where the
+// trace does not record them), payload_size, activity and
+// related_activity (UUID, NULL when zero), extra (payload bytes past the
+// template, NULL when none). The payload's fields follow in template
+// order, flattened as clrimpl/columns.go describes: integers by width and
+// sign (Parquet INT(bits, signed)), pointers as UINT64, booleans, GUIDs
+// as UUID, strings as UTF-8, a map-bound field as its number plus
+// Field_name (its name, as the JSON lines write it), arrays and struct
+// arrays as a JSON column with the JSON lines' array.
+//
+// The generic table holds, with the same header, provider, event, fields
+// (JSON: an EventSource event's fields from the trace's metadata, or
+// {"payload":"0x…"} for an event nothing describes), and error and payload
+// for an event that did not decode.
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/uncompressed"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// MarkerFile is the file at the root of a dataset that marks it as one.
+const MarkerFile = "_clrevents_dataset"
+
+// DefaultRowGroupRows is the default number of rows in a row group.
+const DefaultRowGroupRows = 64 << 10
+
+// Options configure a dataset.
+type Options struct {
+	// Compression is "zstd" (the default), "snappy" or "none".
+	Compression string
+	// RowGroupRows is the most rows a table holds in memory before writing
+	// them out as a row group; 0 means DefaultRowGroupRows. It bounds the
+	// memory a trace takes, whatever the trace's size.
+	RowGroupRows int
+	// Append allows adding traces to a directory that already holds a
+	// dataset.
+	Append bool
+}
+
+// ErrExists is returned by Create for a directory that already holds a
+// dataset when Options.Append is not set.
+var ErrExists = errors.New("already holds a dataset (add traces to it with append)")
+
+// Dataset is a dataset being written. WriteTrace may be called
+// concurrently, for different traces.
+type Dataset struct {
+	dir   string
+	codec compress.Codec
+	rows  int64
+}
+
+// Create opens the dataset at dir for writing, creating dir if needed. A
+// directory holding a dataset is an error (ErrExists) unless o.Append is
+// set; a non-empty directory that is not a dataset is always an error.
+func Create(dir string, o Options) (*Dataset, error) {
+	d := &Dataset{dir: dir, rows: int64(o.RowGroupRows)}
+	if d.rows <= 0 {
+		d.rows = DefaultRowGroupRows
+	}
+	switch o.Compression {
+	case "", "zstd":
+		d.codec = &zstd.Codec{Level: zstd.SpeedFastest}
+	case "snappy":
+		d.codec = &snappy.Codec{}
+	case "none":
+		d.codec = &uncompressed.Codec{}
+	default:
+		return nil, fmt.Errorf("dataset: unknown compression %q (want zstd, snappy or none)", o.Compression)
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("dataset: %w", err)
+	case len(entries) > 0:
+		if _, err := os.Stat(filepath.Join(dir, MarkerFile)); err != nil {
+			return nil, fmt.Errorf("dataset: %s is not empty and holds no dataset (no %s)", dir, MarkerFile)
+		}
+		if !o.Append {
+			return nil, fmt.Errorf("dataset: %s %w", dir, ErrExists)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	marker := "clrevents dataset, layout 1: events/provider=P/event=E/*.parquet, generic/, stacks/, traces/\n"
+	if err := os.WriteFile(filepath.Join(dir, MarkerFile), []byte(marker), 0o666); err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	return d, nil
+}
+
+// Dir is the dataset's directory.
+func (d *Dataset) Dir() string { return d.dir }
+
+// FileName is the name of the files a trace given by name becomes in each
+// table: its base name, a hash of name, ".parquet".
+func FileName(name string) string {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	base := strings.Map(func(r rune) rune {
+		if r < ' ' || strings.ContainsRune(`/\:*?"<>|=`, r) {
+			return '_'
+		}
+		return r
+	}, filepath.Base(name))
+	return fmt.Sprintf("%s-%016x.parquet", strings.TrimLeft(base, "."), h.Sum64())
+}
+
+// Stats count what WriteTrace wrote.
+type Stats struct {
+	Events       int64 // rows in event and generic tables
+	DecodeErrors int64 // events that did not decode (rows of generic with an error)
+	Frames       int64 // rows in the stacks table
+	Tables       int   // files written
+}
+
+// WriteTrace reads every event of src and writes the trace's files, under
+// name (the trace column's value; usually the path it was opened from).
+// The files appear only when the whole trace is written: until then they
+// have temporary names (.T.parquet.tmp, which engines skip), and on an
+// error or when ctx is cancelled they are removed. Events that do not
+// decode are rows of the generic table with an error, counted in
+// Stats.DecodeErrors; they are not an error of WriteTrace. A trace already
+// in the dataset is an error.
+func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader) (Stats, error) {
+	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}}
+	st, err := tw.write(ctx, src)
+	if err != nil {
+		tw.abort()
+		return st, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := tw.commit(); err != nil {
+		return st, fmt.Errorf("%s: %w", name, err)
+	}
+	return st, nil
+}
+
+type traceWriter struct {
+	d      *Dataset
+	name   string
+	file   string
+	tables map[*clrevents.EventInfo]*table
+	all    []*table // in creation order; traces last when committing
+	generic,
+	stacks *table
+	buf []byte
+}
+
+func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*table, error) {
+	final := filepath.Join(append(append([]string{tw.d.dir}, rel...), tw.file)...)
+	if _, err := os.Stat(final); err == nil {
+		return nil, fmt.Errorf("already in the dataset: %s exists", final)
+	}
+	t, err := newTable(final, name, cols, tw.d.codec, tw.d.rows)
+	if err != nil {
+		return nil, err
+	}
+	tw.all = append(tw.all, t)
+	return t, nil
+}
+
+func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, error) {
+	var st Stats
+	// The traces table first: it fails at once for a trace already in the
+	// dataset.
+	traces, err := tw.newTable([]string{"traces"}, "traces", tracesColumns)
+	if err != nil {
+		return st, err
+	}
+	if tw.generic, err = tw.newTable([]string{"generic"}, "generic", genericColumns); err != nil {
+		return st, err
+	}
+	if tw.stacks, err = tw.newTable([]string{"stacks"}, "stacks", stacksColumns); err != nil {
+		return st, err
+	}
+	var seq int64
+	for {
+		if seq&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+		}
+		e, err := src.Next()
+		if err != nil {
+			if err == io.EOF {
+				break
+			}
+			return st, err
+		}
+		if err := tw.event(e, seq, &st); err != nil {
+			return st, err
+		}
+		seq++
+	}
+	info := src.Info()
+	t := traces
+	t.begin()
+	t.Bytes([]byte(tw.name))
+	t.Bytes([]byte(info.Format.String()))
+	t.Int(int64(info.Version))
+	t.Int(info.StartTime.UnixNano())
+	t.Int(info.ClockFrequency)
+	t.Int(int64(info.PointerSize))
+	optInt(t, info.ProcessID, info.ProcessID >= 0)
+	t.Int(int64(info.NumProcessors))
+	t.Int(st.Events)
+	t.Int(st.DecodeErrors)
+	if err := t.end(); err != nil {
+		return st, err
+	}
+	st.Tables = len(tw.all)
+	return st, nil
+}
+
+// event writes one event: a row of its type's table, or of generic, and
+// its stack's frames.
+func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
+	st.Events++
+	ev, n, err := e.DecodeN()
+	var t *table
+	switch {
+	case err == nil:
+		info := ev.Info()
+		t = tw.tables[info]
+		if t == nil {
+			t, err = tw.newTable([]string{"events", "provider=" + info.Provider.String(), "event=" + info.Name},
+				info.Name, eventColumns(info))
+			if err != nil {
+				return err
+			}
+			tw.tables[info] = t
+		}
+		t.begin()
+		tw.header(t, e, seq, e.Payload()[n:])
+		ev.AppendColumns(t)
+	default:
+		t = tw.generic
+		t.begin()
+		tw.header(t, e, seq, nil)
+		tw.genericFields(t, e, err, st)
+	}
+	if err := t.end(); err != nil {
+		return fmt.Errorf("event %d: %w", seq, err)
+	}
+	if stack := e.Stack(); len(stack) > 0 {
+		s := tw.stacks
+		for i, ip := range stack {
+			s.begin()
+			s.Bytes(tw.nameBytes())
+			s.Int(seq)
+			s.Int(int64(i))
+			s.Uint(ip)
+			if err := s.end(); err != nil {
+				return err
+			}
+		}
+		st.Frames += int64(len(stack))
+	}
+	return nil
+}
+
+func (tw *traceWriter) nameBytes() []byte {
+	if len(tw.buf) != len(tw.name) {
+		tw.buf = []byte(tw.name)
+	}
+	return tw.buf
+}
+
+// header appends the header columns.
+func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte) {
+	t.Bytes(tw.nameBytes())
+	t.Int(seq)
+	t.Int(e.Time().UnixNano())
+	t.Uint(uint64(e.ID()))
+	t.Uint(uint64(e.Version()))
+	t.Uint(uint64(e.Task()))
+	t.Uint(uint64(e.Opcode()))
+	t.Uint(uint64(e.Level()))
+	t.Uint(e.Keywords())
+	optInt(t, e.ProcessID(), e.ProcessID() >= 0)
+	optInt(t, e.ThreadID(), e.ThreadID() >= 0)
+	optInt(t, int64(e.CPU()), e.CPU() >= 0)
+	t.Int(int64(len(e.Payload())))
+	optGUID(t, e.ActivityID())
+	optGUID(t, e.RelatedActivityID())
+	if len(extra) > 0 {
+		t.Bytes(extra)
+	} else {
+		t.null()
+	}
+}
+
+// genericFields appends provider, event, fields, error and payload: as
+// clrdump -format jsonl writes them.
+func (tw *traceWriter) genericFields(t *table, e *trace.Event, decodeErr error, st *Stats) {
+	name := e.Name()
+	if name == "" {
+		name = "id" + strconv.Itoa(int(e.ID())) + "/v" + strconv.Itoa(int(e.Version()))
+	}
+	t.Bytes([]byte(e.Provider()))
+	t.Bytes([]byte(name))
+	if !errors.Is(decodeErr, clrevents.ErrUnknownEvent) {
+		st.DecodeErrors++
+		t.null()
+		t.Bytes([]byte(decodeErr.Error()))
+		t.Bytes(e.Payload())
+		return
+	}
+	if m := e.Metadata(); m != nil && len(m.Fields) > 0 {
+		out, err := m.AppendJSON(t.Scratch(), e.Payload())
+		if err == nil {
+			t.Bytes(out)
+			t.null()
+			t.null()
+			return
+		}
+		st.DecodeErrors++
+		t.null()
+		t.Bytes([]byte(err.Error()))
+		t.Bytes(e.Payload())
+		return
+	}
+	b := append(t.Scratch(), `{"payload":"0x`...)
+	for _, c := range e.Payload() {
+		b = append(b, hexDigits[c>>4], hexDigits[c&15])
+	}
+	t.Bytes(append(b, `"}`...))
+	t.null()
+	t.null()
+}
+
+const hexDigits = "0123456789abcdef"
+
+func optInt(t *table, v int64, ok bool) {
+	if ok {
+		t.Int(v)
+	} else {
+		t.null()
+	}
+}
+
+func optGUID(t *table, g clrimpl.GUID) {
+	if g.IsZero() {
+		t.null()
+	} else {
+		t.GUID(g)
+	}
+}
+
+// commit closes every file and gives it its final name, the traces table
+// last: a trace whose row is in traces is complete.
+func (tw *traceWriter) commit() error {
+	for _, t := range tw.all {
+		if err := t.close(); err != nil {
+			tw.abort()
+			return err
+		}
+	}
+	order := append(tw.all[1:len(tw.all):len(tw.all)], tw.all[0])
+	for i, t := range order {
+		if err := os.Rename(t.tmp, t.final); err != nil {
+			for _, done := range order[:i] {
+				os.Remove(done.final)
+			}
+			tw.abort()
+			return err
+		}
+	}
+	return nil
+}
+
+func (tw *traceWriter) abort() {
+	for _, t := range tw.all {
+		t.abort()
+	}
+}

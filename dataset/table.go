@@ -1,0 +1,254 @@
+package dataset
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+
+	"github.com/clrgo/clrevents/clrimpl"
+)
+
+// column is one column of a table: a name, a kind and whether it may be
+// null.
+type column struct {
+	name     string
+	kind     clrimpl.ColumnKind
+	optional bool
+	time     bool // an int64 of nanoseconds since 1970 as TIMESTAMP(NANOS, UTC)
+}
+
+// node is the Parquet type of a column.
+func (c column) node() parquet.Node {
+	var n parquet.Node
+	switch c.kind {
+	case clrimpl.ColumnBool:
+		n = parquet.Leaf(parquet.BooleanType)
+	case clrimpl.ColumnInt8, clrimpl.ColumnInt16, clrimpl.ColumnInt32, clrimpl.ColumnInt64:
+		n = parquet.Int(c.kind.Bits())
+		if c.time {
+			n = parquet.TimestampAdjusted(parquet.Nanosecond, true)
+		}
+	case clrimpl.ColumnUint8, clrimpl.ColumnUint16, clrimpl.ColumnUint32, clrimpl.ColumnUint64:
+		n = parquet.Uint(c.kind.Bits())
+	case clrimpl.ColumnFloat32:
+		n = parquet.Leaf(parquet.FloatType)
+	case clrimpl.ColumnFloat64:
+		n = parquet.Leaf(parquet.DoubleType)
+	case clrimpl.ColumnGUID:
+		n = parquet.UUID()
+	case clrimpl.ColumnString:
+		n = parquet.String()
+	case clrimpl.ColumnBinary:
+		n = parquet.Leaf(parquet.ByteArrayType)
+	case clrimpl.ColumnJSON:
+		n = parquet.JSON()
+	default:
+		panic("dataset: column kind " + c.kind.String())
+	}
+	if c.optional {
+		n = parquet.Optional(n)
+	}
+	return n
+}
+
+// orderedGroup is a Parquet group whose fields keep the order they were
+// given in (parquet.Group sorts them by name): header columns first, then
+// the payload's fields in template order, as the JSON lines have them.
+type orderedGroup struct {
+	parquet.Group
+	fields []parquet.Field
+}
+
+func (g *orderedGroup) Fields() []parquet.Field { return g.fields }
+
+type orderedField struct {
+	parquet.Node
+	name string
+}
+
+func (f *orderedField) Name() string                            { return f.name }
+func (f *orderedField) Value(base reflect.Value) reflect.Value { return base.FieldByName(f.name) }
+
+func newSchema(name string, cols []column) *parquet.Schema {
+	g := &orderedGroup{Group: parquet.Group{}}
+	for _, c := range cols {
+		n := c.node()
+		g.Group[c.name] = n
+		g.fields = append(g.fields, &orderedField{Node: n, name: c.name})
+	}
+	return parquet.NewSchema(name, g)
+}
+
+// table is one Parquet file being written: a temporary name until commit
+// renames it.
+type table struct {
+	final, tmp string
+	f          *os.File
+	w          *parquet.Writer
+	cols       []column
+	// The rows not yet handed to the writer: slices of vals, whose byte
+	// values alias arena. Both are reused after each batch.
+	rows    []parquet.Row
+	vals    []parquet.Value
+	arena   []byte
+	start   int // where the current row begins in vals
+	col     int // the next column of the current row
+	scratch []byte
+}
+
+// batchRows is how many rows a table collects before handing them to the
+// Parquet writer in one call.
+const batchRows = 256
+
+func newTable(final string, name string, cols []column, codec compress.Codec, rowGroupRows int64) (*table, error) {
+	if err := os.MkdirAll(filepath.Dir(final), 0o777); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	t := &table{final: final, tmp: tmp, f: f, cols: cols, rows: make([]parquet.Row, 0, batchRows), scratch: make([]byte, 0, 16<<10)}
+	t.w = parquet.NewWriter(f, newSchema(name, cols),
+		parquet.Compression(codec),
+		parquet.MaxRowsPerRowGroup(rowGroupRows),
+		parquet.PageBufferSize(pageBufferSize),
+		parquet.CreatedBy("clrevents", "dataset", "v1"),
+	)
+	return t, nil
+}
+
+// pageBufferSize is the uncompressed page size of every column.
+const pageBufferSize = 64 << 10
+
+// begin starts a row.
+func (t *table) begin() {
+	t.start = len(t.vals)
+	t.col = 0
+}
+
+// end finishes the row, writing the batch when it is full.
+func (t *table) end() error {
+	if t.col != len(t.cols) {
+		return fmt.Errorf("row of %d values for %d columns", t.col, len(t.cols))
+	}
+	t.rows = append(t.rows, t.vals[t.start:len(t.vals):len(t.vals)])
+	if len(t.rows) == cap(t.rows) {
+		return t.flushBatch()
+	}
+	return nil
+}
+
+func (t *table) flushBatch() error {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	_, err := t.w.WriteRows(t.rows)
+	clear(t.rows)
+	t.rows = t.rows[:0]
+	t.vals = t.vals[:0]
+	t.arena = t.arena[:0]
+	return err
+}
+
+func (t *table) put(v parquet.Value) {
+	if t.col >= len(t.cols) {
+		t.col++ // counted, reported by end
+		return
+	}
+	def := 0
+	if t.cols[t.col].optional {
+		def = 1
+	}
+	t.vals = append(t.vals, v.Level(0, def, t.col))
+	t.col++
+}
+
+func (t *table) null() {
+	t.vals = append(t.vals, parquet.NullValue().Level(0, 0, t.col))
+	t.col++
+}
+
+// The clrimpl.ColumnAppender methods: the generated AppendColumns calls
+// them, one per column.
+
+func (t *table) Bool(v bool) { t.put(parquet.BooleanValue(v)) }
+
+func (t *table) Int(v int64) {
+	if t.col < len(t.cols) && t.cols[t.col].kind.Bits() == 64 {
+		t.put(parquet.Int64Value(v))
+		return
+	}
+	t.put(parquet.Int32Value(int32(v)))
+}
+
+func (t *table) Uint(v uint64) {
+	if t.col < len(t.cols) && t.cols[t.col].kind.Bits() == 64 {
+		t.put(parquet.Int64Value(int64(v)))
+		return
+	}
+	t.put(parquet.Int32Value(int32(uint32(v))))
+}
+
+func (t *table) Float(v float64) {
+	if t.col < len(t.cols) && t.cols[t.col].kind == clrimpl.ColumnFloat32 {
+		t.put(parquet.FloatValue(float32(v)))
+		return
+	}
+	t.put(parquet.DoubleValue(v))
+}
+
+func (t *table) GUID(v clrimpl.GUID) {
+	// The UUID logical type is big-endian (RFC 4122 byte order); a GUID's
+	// first three fields are little-endian on the wire.
+	b := guidBytes(v)
+	t.put(parquet.FixedLenByteArrayValue(t.keep(b[:])))
+}
+
+func (t *table) Bytes(v []byte) { t.put(parquet.ByteArrayValue(t.keep(v))) }
+
+func (t *table) Scratch() []byte { return t.scratch[:0] }
+
+// keep copies b into the batch's arena. Values of earlier rows keep
+// pointing at the old array when the arena grows, which stays alive.
+func (t *table) keep(b []byte) []byte {
+	n := len(t.arena)
+	t.arena = append(t.arena, b...)
+	return t.arena[n:len(t.arena):len(t.arena)]
+}
+
+// guidBytes is the GUID in RFC 4122 (big-endian) byte order, as its text
+// form reads.
+func guidBytes(g clrimpl.GUID) [16]byte {
+	var b [16]byte
+	b[0], b[1], b[2], b[3] = g[3], g[2], g[1], g[0]
+	b[4], b[5] = g[5], g[4]
+	b[6], b[7] = g[7], g[6]
+	copy(b[8:], g[8:])
+	return b
+}
+
+// close writes the rest and the footer; the file keeps its temporary name
+// until the trace's commit renames it.
+func (t *table) close() error {
+	err := t.flushBatch()
+	if cerr := t.w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// abort removes the temporary file.
+func (t *table) abort() {
+	t.w.Close()
+	t.f.Close()
+	os.Remove(t.tmp)
+}
