@@ -1,0 +1,363 @@
+package duckdb
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/clrgo/clrevents/dataset"
+)
+
+// clrdump is built once per test binary.
+var (
+	buildOnce sync.Once
+	clrdump   string
+	buildErr  error
+)
+
+func clrdumpPath(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "clrdump-duckdb")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		clrdump = filepath.Join(dir, "clrdump")
+		goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+		// Built in the main module (../..), with its own go.sum.
+		cmd := exec.Command(goCmd, "build", "-o", clrdump, "./cmd/clrdump")
+		cmd.Dir = "../.."
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build clrdump: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return clrdump
+}
+
+// testdataTraces are the small real traces of the repository: every clone
+// has them.
+var testdataTraces = []string{
+	"../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip",
+	"../../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip",
+	"../../testdata/traces/gcevents.etl.zip",
+	"../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace",
+}
+
+const sharedDir = "../../../shared/fixtures/traces"
+
+// sharedTraces are every trace in ../shared, or nil (and why) when it is
+// not beside the checkout.
+func sharedTraces() ([]string, error) {
+	if _, err := os.Stat(sharedDir); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, pat := range []string{"*/*.zip", "*/*.nettrace"} {
+		m, _ := filepath.Glob(filepath.Join(sharedDir, pat))
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+// writeDataset runs clrdump -format parquet over traces (absolute paths)
+// into dir/ds.
+func writeDataset(t *testing.T, dir string, traces []string) {
+	t.Helper()
+	args := append([]string{"-format", "parquet", "-o", filepath.Join(dir, "ds")}, traces...)
+	out, err := exec.Command(clrdumpPath(t), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("clrdump %v: %v\n%s", args, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ds", dataset.MarkerFile)); err != nil {
+		t.Fatalf("no dataset marker: %v", err)
+	}
+}
+
+// fromJSON is what the JSON lines of a trace add up to.
+type fromJSON struct {
+	counts      map[string]int64 // "trace|provider|event" → events
+	sizes       map[string]int64 // trace → payload bytes
+	gcCount     int64            // sum of the Count field of every GCStart version
+	exceptions  map[string]int64 // ExceptionType → ExceptionThrown events
+	methodLoads int64            // MethodLoadVerbose events of the runtime provider
+}
+
+func readJSON(t *testing.T, traces []string) fromJSON {
+	t.Helper()
+	j := fromJSON{counts: map[string]int64{}, sizes: map[string]int64{}, exceptions: map[string]int64{}}
+	for _, tr := range traces {
+		cmd := exec.Command(clrdumpPath(t), "-format", "jsonl", tr)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("clrdump -format jsonl %s: %v", tr, err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var line struct {
+				Provider, Event string
+				Size            int64
+				Fields          map[string]json.RawMessage
+			}
+			d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+			d.UseNumber()
+			if err := d.Decode(&line); err != nil {
+				t.Fatal(err)
+			}
+			j.counts[tr+"|"+line.Provider+"|"+line.Event]++
+			j.sizes[tr] += line.Size
+			switch {
+			case strings.HasPrefix(line.Event, "GCStart"):
+				var n int64
+				json.Unmarshal(line.Fields["Count"], &n)
+				j.gcCount += n
+			case strings.HasPrefix(line.Event, "ExceptionThrown"):
+				var typ string
+				json.Unmarshal(line.Fields["ExceptionType"], &typ)
+				j.exceptions[typ]++
+			case strings.HasPrefix(line.Event, "MethodLoadVerbose") && line.Provider == "Microsoft-Windows-DotNETRuntime":
+				j.methodLoads++
+			}
+		}
+	}
+	return j
+}
+
+func openDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func queryMap(t *testing.T, db *sql.DB, q string) map[string]int64 {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		m[k] += v
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func queryInt(t *testing.T, db *sql.DB, q string) int64 {
+	t.Helper()
+	var v sql.NullInt64
+	if err := db.QueryRow(q).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v.Int64
+}
+
+func diffMaps(want, got map[string]int64) string {
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		if want[k] != got[k] {
+			fmt.Fprintf(&b, "%s: JSON %d, DuckDB %d\n", k, want[k], got[k])
+		}
+	}
+	return b.String()
+}
+
+// checkAgainstJSON: DuckDB's counts and sums over the dataset of traces
+// equal the JSON lines'.
+func checkAgainstJSON(t *testing.T, traces []string) {
+	dir := t.TempDir()
+	writeDataset(t, dir, traces)
+	want := readJSON(t, traces)
+	t.Chdir(dir)
+	db := openDB(t)
+	all := `(SELECT trace, provider, event, payload_size FROM read_parquet('ds/events/*/*/*.parquet', hive_partitioning = true, union_by_name = true)
+	         UNION ALL SELECT trace, provider, event, payload_size FROM read_parquet('ds/generic/*.parquet'))`
+	counts := queryMap(t, db, `SELECT trace || '|' || provider || '|' || event, count(*) FROM `+all+` GROUP BY ALL`)
+	if d := diffMaps(want.counts, counts); d != "" {
+		t.Errorf("events per trace and type differ:\n%s", d)
+	}
+	if len(counts) == 0 {
+		t.Error("no events")
+	}
+	sizes := queryMap(t, db, `SELECT trace, sum(payload_size)::BIGINT FROM `+all+` GROUP BY ALL`)
+	if d := diffMaps(want.sizes, sizes); d != "" {
+		t.Errorf("payload bytes per trace differ:\n%s", d)
+	}
+	if got := queryInt(t, db, `SELECT sum("Count")::BIGINT FROM read_parquet('ds/events/*/event=GCStart*/*.parquet', union_by_name = true)`); got != want.gcCount {
+		t.Errorf("sum of GCStart Count: DuckDB %d, JSON %d", got, want.gcCount)
+	}
+	traceRows := queryInt(t, db, `SELECT count(*) FROM read_parquet('ds/traces/*.parquet')`)
+	if traceRows != int64(len(traces)) {
+		t.Errorf("traces table: %d rows for %d traces", traceRows, len(traces))
+	}
+	if total := queryInt(t, db, `SELECT sum(events)::BIGINT FROM read_parquet('ds/traces/*.parquet')`); total != sum(want.counts) {
+		t.Errorf("traces.events sums to %d, JSON has %d lines", total, sum(want.counts))
+	}
+	if len(want.exceptions) > 0 {
+		got := queryMap(t, db, `SELECT "ExceptionType", count(*) FROM read_parquet('ds/events/*/event=ExceptionThrown*/*.parquet', union_by_name = true) GROUP BY ALL`)
+		if d := diffMaps(want.exceptions, got); d != "" {
+			t.Errorf("exceptions by type differ:\n%s", d)
+		}
+	}
+	if want.methodLoads > 0 {
+		got := queryInt(t, db, `SELECT count(*) FROM read_parquet('ds/events/provider=Microsoft-Windows-DotNETRuntime/event=MethodLoadVerbose*/*.parquet', union_by_name = true)`)
+		if got != want.methodLoads {
+			t.Errorf("MethodLoadVerbose: DuckDB %d, JSON %d", got, want.methodLoads)
+		}
+	}
+	// Types: time is a timestamp, GUIDs are UUIDs, hex fields numbers.
+	var typ string
+	if err := db.QueryRow(`SELECT typeof(time) FROM read_parquet('ds/generic/*.parquet') LIMIT 1`).Scan(&typ); err == nil && !strings.HasPrefix(typ, "TIMESTAMP") {
+		t.Errorf("time is %s", typ)
+	}
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func abs(t *testing.T, paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// TestTestdataTraces: on any clone.
+func TestTestdataTraces(t *testing.T) {
+	checkAgainstJSON(t, abs(t, testdataTraces))
+}
+
+// TestSharedTraces: every shared trace, in one dataset.
+func TestSharedTraces(t *testing.T) {
+	traces, err := sharedTraces()
+	if err != nil {
+		t.Skip("../shared/fixtures is not beside the checkout (CI has it): ", err)
+	}
+	checkAgainstJSON(t, abs(t, traces))
+}
+
+// readmeQueries are the SQL blocks of the README's "Querying many traces"
+// section that are DuckDB's (those before the Spark paragraph).
+func readmeQueries(t *testing.T) []string {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## Querying many traces")
+	if i < 0 {
+		t.Fatal("README.md has no section Querying many traces")
+	}
+	s = s[i:]
+	if j := strings.Index(s, "**Spark**"); j >= 0 {
+		s = s[:j]
+	}
+	var qs []string
+	for {
+		i := strings.Index(s, "```sql\n")
+		if i < 0 {
+			break
+		}
+		s = s[i+len("```sql\n"):]
+		j := strings.Index(s, "```")
+		qs = append(qs, s[:j])
+		s = s[j+3:]
+	}
+	return qs
+}
+
+// TestREADMEQueries: the README's DuckDB queries run as written over the
+// shared traces laid out one directory per service, and find rows.
+func TestREADMEQueries(t *testing.T) {
+	qs := readmeQueries(t)
+	if len(qs) < 4 {
+		t.Fatalf("README has %d DuckDB queries, want the 4 of the section", len(qs))
+	}
+	traces, err := sharedTraces()
+	if err != nil {
+		t.Skip("the README's queries need traces with exceptions and GCs: ../shared/fixtures is not beside the checkout (CI has it): ", err)
+	}
+	dir := t.TempDir()
+	writeDataset(t, dir, abs(t, traces))
+	t.Chdir(dir)
+	db := openDB(t)
+	for i, q := range qs {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Errorf("README query %d: %v\n%s", i+1, err, q)
+			continue
+		}
+		cols, _ := rows.Columns()
+		n := 0
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for k := range vals {
+				ptrs[k] = &vals[k]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			if n < 3 {
+				t.Logf("query %d: %v", i+1, vals)
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Errorf("README query %d: %v", i+1, err)
+		}
+		rows.Close()
+		if n == 0 {
+			t.Errorf("README query %d found no rows:\n%s", i+1, q)
+		}
+	}
+}
