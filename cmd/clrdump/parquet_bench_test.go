@@ -1,0 +1,52 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkParquetExport: -format parquet against -format jsonl on the
+// 62 MB .NET Core 2.0 trace (unzipped), in one run so that their ratio is
+// measured on the same machine state. allocs/event is the heap
+// allocations of a whole run divided by its 272,332 events.
+func BenchmarkParquetExport(b *testing.B) {
+	const v20 = "eventpipe-dotnetcore2.0-linux-objver2.netperf.zip"
+	for _, format := range []string{"jsonl", "parquet", "parquet-snappy"} {
+		b.Run("trace=2.0/format="+format, func(b *testing.B) {
+			p := unzippedTrace(b, v20)
+			if st, err := os.Stat(p); err == nil {
+				b.SetBytes(st.Size())
+			}
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			for i := 0; i < b.N; i++ {
+				var args []string
+				var out string
+				switch format {
+				case "jsonl":
+					args = []string{"-format", "jsonl", p}
+				default:
+					out = filepath.Join(b.TempDir(), "ds")
+					args = []string{"-format", "parquet", "-o", out, p}
+					if format == "parquet-snappy" {
+						args = append(args[:2], append([]string{"-compression", "snappy"}, args[2:]...)...)
+					}
+				}
+				if code := run(args, nil, io.Discard, io.Discard, false); code != 0 {
+					b.Fatalf("clrdump %v: exit %d", args, code)
+				}
+				if out != "" {
+					b.StopTimer()
+					os.RemoveAll(out)
+					b.StartTimer()
+				}
+			}
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(b.N)/272332, "allocs/event")
+		})
+	}
+}
