@@ -25,6 +25,7 @@ var headerColumns = []column{
 	{name: "payload_size", kind: clrimpl.ColumnInt32},
 	{name: "activity", kind: clrimpl.ColumnGUID, optional: true},
 	{name: "related_activity", kind: clrimpl.ColumnGUID, optional: true},
+	{name: "stack", kind: clrimpl.ColumnInt64, optional: true},
 	{name: "extra", kind: clrimpl.ColumnBinary, optional: true},
 }
 
@@ -56,12 +57,11 @@ var genericColumns = append(append([]column(nil), headerColumns...),
 	column{name: "payload", kind: clrimpl.ColumnBinary, optional: true},
 )
 
-// stacksColumns: one row per frame, innermost first (frame 0).
+// stacksColumns: one row per distinct stack of a trace.
 var stacksColumns = []column{
 	{name: "trace", kind: clrimpl.ColumnString},
-	{name: "seq", kind: clrimpl.ColumnInt64},
-	{name: "frame", kind: clrimpl.ColumnInt32},
-	{name: "ip", kind: clrimpl.ColumnUint64},
+	{name: "stack", kind: clrimpl.ColumnInt64},
+	{name: "ips", kind: clrimpl.ColumnUint64, list: true}, // innermost first
 }
 
 var tracesColumns = []column{

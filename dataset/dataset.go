@@ -8,7 +8,7 @@
 //	DIR/_clrevents_dataset                            marks a dataset (engines skip _ files)
 //	DIR/events/provider=P/event=E/T.parquet           one table per event type
 //	DIR/generic/T.parquet                              EventSource and unknown events, decode errors
-//	DIR/stacks/T.parquet                               one row per stack frame
+//	DIR/stacks/T.parquet                               each distinct stack of a trace, once
 //	DIR/traces/T.parquet                               one row per trace
 //
 // P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
@@ -25,18 +25,25 @@
 // Every row of an event table starts with the header columns (see
 // HeaderColumns): trace (the name the trace was given by), seq (the
 // event's index in the trace, in time order, as clrdump -format jsonl
-// writes them; the key of the stacks table), time (TIMESTAMP(NANOS, UTC)),
+// writes them), time (TIMESTAMP(NANOS, UTC)),
 // event_id, event_version (the trace's, which may be newer than the
 // table's when a newer runtime's event decoded as the newest known
 // version), task, opcode, level, keywords, pid, tid, cpu (NULL where the
 // trace does not record them), payload_size, activity and
-// related_activity (UUID, NULL when zero), extra (payload bytes past the
-// template, NULL when none). The payload's fields follow in template
+// related_activity (UUID, NULL when zero), stack (the event's stack: a
+// key of the stacks table with the same trace; NULL when the event has
+// none), extra (payload bytes past the template, NULL when none). The payload's fields follow in template
 // order, flattened as clrimpl/columns.go describes: integers by width and
 // sign (Parquet INT(bits, signed)), pointers as UINT64, booleans, GUIDs
 // as UUID, strings as UTF-8, a map-bound field as its number plus
 // Field_name (its name, as the JSON lines write it), arrays and struct
 // arrays as a JSON column with the JSON lines' array.
+//
+// The stacks table holds each distinct stack of a trace once: trace,
+// stack (its key, numbered from 0 in order of first use) and ips, the
+// instruction pointers innermost first as a LIST of UINT64. Events share
+// stacks (a trace of a million samples has thousands of stacks), so a row
+// per event or per frame would be most of the dataset.
 //
 // The generic table holds, with the same header, provider, event, fields
 // (JSON: an EventSource event's fields from the trace's metadata, or
@@ -46,6 +53,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -158,7 +166,7 @@ func FileName(name string) string {
 type Stats struct {
 	Events       int64 // rows in event and generic tables
 	DecodeErrors int64 // events that did not decode (rows of generic with an error)
-	Frames       int64 // rows in the stacks table
+	Stacks       int64 // rows in the stacks table: distinct stacks
 	Tables       int   // files written
 }
 
@@ -171,7 +179,7 @@ type Stats struct {
 // Stats.DecodeErrors; they are not an error of WriteTrace. A trace already
 // in the dataset is an error.
 func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader) (Stats, error) {
-	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}}
+	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}, stackIDs: map[string]int64{}}
 	st, err := tw.write(ctx, src)
 	if err != nil {
 		tw.abort()
@@ -192,6 +200,9 @@ type traceWriter struct {
 	generic,
 	stacks *table
 	buf []byte
+	// stackIDs numbers the distinct stacks by their bytes.
+	stackIDs map[string]int64
+	stackKey []byte
 }
 
 func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*table, error) {
@@ -279,30 +290,20 @@ func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 			tw.tables[info] = t
 		}
 		t.begin()
-		tw.header(t, e, seq, e.Payload()[n:])
+		if err := tw.header(t, e, seq, e.Payload()[n:], st); err != nil {
+			return err
+		}
 		ev.AppendColumns(t)
 	default:
 		t = tw.generic
 		t.begin()
-		tw.header(t, e, seq, nil)
+		if err := tw.header(t, e, seq, nil, st); err != nil {
+			return err
+		}
 		tw.genericFields(t, e, err, st)
 	}
 	if err := t.end(); err != nil {
 		return fmt.Errorf("event %d: %w", seq, err)
-	}
-	if stack := e.Stack(); len(stack) > 0 {
-		s := tw.stacks
-		for i, ip := range stack {
-			s.begin()
-			s.Bytes(tw.nameBytes())
-			s.Int(seq)
-			s.Int(int64(i))
-			s.Uint(ip)
-			if err := s.end(); err != nil {
-				return err
-			}
-		}
-		st.Frames += int64(len(stack))
 	}
 	return nil
 }
@@ -315,7 +316,7 @@ func (tw *traceWriter) nameBytes() []byte {
 }
 
 // header appends the header columns.
-func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte) {
+func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte, st *Stats) error {
 	t.Bytes(tw.nameBytes())
 	t.Int(seq)
 	t.Int(e.Time().UnixNano())
@@ -331,11 +332,43 @@ func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte)
 	t.Int(int64(len(e.Payload())))
 	optGUID(t, e.ActivityID())
 	optGUID(t, e.RelatedActivityID())
+	if stack := e.Stack(); len(stack) > 0 {
+		id, err := tw.stackID(stack, st)
+		if err != nil {
+			return err
+		}
+		t.Int(id)
+	} else {
+		t.null()
+	}
 	if len(extra) > 0 {
 		t.Bytes(extra)
 	} else {
 		t.null()
 	}
+	return nil
+}
+
+// stackID is the key of the stack in the stacks table, which gets a row
+// when the stack is new.
+func (tw *traceWriter) stackID(stack []uint64, st *Stats) (int64, error) {
+	k := tw.stackKey[:0]
+	for _, ip := range stack {
+		k = binary.LittleEndian.AppendUint64(k, ip)
+	}
+	tw.stackKey = k
+	if id, ok := tw.stackIDs[string(k)]; ok {
+		return id, nil
+	}
+	id := int64(len(tw.stackIDs))
+	tw.stackIDs[string(k)] = id
+	s := tw.stacks
+	s.begin()
+	s.Bytes(tw.nameBytes())
+	s.Int(id)
+	s.uintList(stack)
+	st.Stacks++
+	return id, s.end()
 }
 
 // genericFields appends provider, event, fields, error and payload: as

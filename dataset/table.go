@@ -19,6 +19,7 @@ type column struct {
 	kind     clrimpl.ColumnKind
 	optional bool
 	time     bool // an int64 of nanoseconds since 1970 as TIMESTAMP(NANOS, UTC)
+	list     bool // a LIST of kind (uintList writes it)
 }
 
 // node is the Parquet type of a column.
@@ -48,6 +49,9 @@ func (c column) node() parquet.Node {
 		n = parquet.JSON()
 	default:
 		panic("dataset: column kind " + c.kind.String())
+	}
+	if c.list {
+		n = parquet.List(n)
 	}
 	if c.optional {
 		n = parquet.Optional(n)
@@ -188,6 +192,19 @@ func (t *table) put(v parquet.Value) {
 		v = v.Level(0, 1, t.col)
 	}
 	t.colVals[t.col] = append(t.colVals[t.col], v)
+	t.col++
+}
+
+// uintList appends a non-empty LIST of UINT64 (columns of list set):
+// repetition level 0 starts the row's list, 1 continues it.
+func (t *table) uintList(v []uint64) {
+	if t.col < len(t.cols) {
+		vals := t.colVals[t.col]
+		for i, x := range v {
+			vals = append(vals, parquet.Int64Value(int64(x)).Level(min(i, 1), 1, t.col))
+		}
+		t.colVals[t.col] = vals
+	}
 	t.col++
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dataset"
+	"github.com/clrgo/clrevents/trace"
 )
 
 // parquetRow is one row read back: its values by column name.
@@ -160,6 +161,7 @@ func checkRoundTrip(t *testing.T, trace string) {
 	}
 	infos := eventInfos()
 	seen := make([]bool, len(lines))
+	stackOf := make([]int64, len(lines)) // the stack column, -1 for NULL
 	file := dataset.FileName(trace)
 	check := func(path string, info *clrevents.EventInfo, provider, event string) {
 		for _, row := range readParquet(t, path) {
@@ -168,6 +170,10 @@ func checkRoundTrip(t *testing.T, trace string) {
 				t.Fatalf("%s: seq %d out of range or repeated", path, seq)
 			}
 			seen[seq] = true
+			stackOf[seq] = -1
+			if v := row["stack"]; !v.IsNull() {
+				stackOf[seq] = v.Int64()
+			}
 			var want map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(lines[seq]), &want); err != nil {
 				t.Fatal(err)
@@ -245,7 +251,8 @@ func checkRoundTrip(t *testing.T, trace string) {
 			t.Fatalf("JSON line %d has no row: %s", seq, lines[seq])
 		}
 	}
-	// The trace's row counts every event; stacks hold every frame.
+	checkStacks(t, trace, filepath.Join(dir, "stacks", file), stackOf)
+	// The trace's row counts every event.
 	tr := readParquet(t, filepath.Join(dir, "traces", file))
 	if len(tr) != 1 || tr[0]["events"].Int64() != int64(len(lines)) {
 		t.Errorf("traces table: %d rows, events %v; want 1 row, %d", len(tr), tr[0]["events"], len(lines))
@@ -370,4 +377,99 @@ func newTestFlagSet() *flag.FlagSet {
 	fs.String("format", "text", "")
 	addProfileFlags(fs)
 	return fs
+}
+
+// checkStacks: the stack of every event, read from the trace again, is
+// the row of the stacks table its stack column names, and stacks are
+// distinct.
+func checkStacks(t *testing.T, name, path string, stackOf []int64) {
+	t.Helper()
+	stacks := map[int64][]uint64{}
+	distinct := map[string]bool{}
+	for _, row := range readStackRows(t, path) {
+		stacks[row.id] = row.ips
+		k := fmt.Sprint(row.ips)
+		if distinct[k] {
+			t.Errorf("stack %d repeats %v", row.id, row.ips)
+		}
+		distinct[k] = true
+	}
+	src, err := trace.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	withStacks := 0
+	for seq := 0; ; seq++ {
+		e, err := src.Next()
+		if err == io.EOF {
+			if seq != len(stackOf) {
+				t.Errorf("%d events, %d JSON lines", seq, len(stackOf))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := e.Stack()
+		id := stackOf[seq]
+		if len(want) == 0 {
+			if id != -1 {
+				t.Fatalf("seq %d: no stack, stack column %d", seq, id)
+			}
+			continue
+		}
+		withStacks++
+		if got, ok := stacks[id]; !ok || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("seq %d: stack %d = %v, the trace has %v", seq, id, got, want)
+		}
+	}
+	t.Logf("%d events with stacks, %d distinct stacks", withStacks, len(stacks))
+}
+
+type stackRow struct {
+	id  int64
+	ips []uint64
+}
+
+// readStackRows reads the stacks table (its ips are a LIST, which
+// readParquet's one value per column does not hold).
+func readStackRows(t *testing.T, path string) []stackRow {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := pf.Schema().Columns()
+	r := parquet.NewReader(pf)
+	defer r.Close()
+	var out []stackRow
+	buf := make([]parquet.Row, 64)
+	for {
+		n, err := r.ReadRows(buf)
+		for _, row := range buf[:n] {
+			var s stackRow
+			for _, v := range row {
+				switch cols[v.Column()][0] {
+				case "stack":
+					s.id = v.Int64()
+				case "ips":
+					s.ips = append(s.ips, v.Uint64())
+				}
+			}
+			out = append(out, s)
+		}
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
