@@ -25,7 +25,7 @@ var headerColumns = []column{
 	{name: "payload_size", kind: clrimpl.ColumnInt32},
 	{name: "activity", kind: clrimpl.ColumnGUID, optional: true},
 	{name: "related_activity", kind: clrimpl.ColumnGUID, optional: true},
-	{name: "stack", kind: clrimpl.ColumnInt64, optional: true},
+	{name: "stack_id", kind: clrimpl.ColumnInt64, optional: true},
 	{name: "extra", kind: clrimpl.ColumnBinary, optional: true},
 }
 
@@ -60,7 +60,7 @@ var genericColumns = append(append([]column(nil), headerColumns...),
 // stacksColumns: one row per distinct stack of a trace.
 var stacksColumns = []column{
 	{name: "trace", kind: clrimpl.ColumnString},
-	{name: "stack", kind: clrimpl.ColumnInt64},
+	{name: "stack_id", kind: clrimpl.ColumnInt64},
 	{name: "ips", kind: clrimpl.ColumnUint64, list: true}, // innermost first
 }
 

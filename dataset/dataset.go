@@ -30,8 +30,8 @@
 // table's when a newer runtime's event decoded as the newest known
 // version), task, opcode, level, keywords, pid, tid, cpu (NULL where the
 // trace does not record them), payload_size, activity and
-// related_activity (UUID, NULL when zero), stack (the event's stack: a
-// key of the stacks table with the same trace; NULL when the event has
+// related_activity (UUID, NULL when zero), stack_id (the event's stack:
+// a key of the stacks table with the same trace; NULL when the event has
 // none), extra (payload bytes past the template, NULL when none). The payload's fields follow in template
 // order, flattened as clrimpl/columns.go describes: integers by width and
 // sign (Parquet INT(bits, signed)), pointers as UINT64, booleans, GUIDs
@@ -40,7 +40,7 @@
 // arrays as a JSON column with the JSON lines' array.
 //
 // The stacks table holds each distinct stack of a trace once: trace,
-// stack (its key, numbered from 0 in order of first use) and ips, the
+// stack_id (its key, numbered from 0 in order of first use) and ips, the
 // instruction pointers innermost first as a LIST of UINT64. Events share
 // stacks (a trace of a million samples has thousands of stacks), so a row
 // per event or per frame would be most of the dataset.

@@ -171,7 +171,7 @@ func checkRoundTrip(t *testing.T, trace string) {
 			}
 			seen[seq] = true
 			stackOf[seq] = -1
-			if v := row["stack"]; !v.IsNull() {
+			if v := row["stack_id"]; !v.IsNull() {
 				stackOf[seq] = v.Int64()
 			}
 			var want map[string]json.RawMessage
@@ -380,7 +380,7 @@ func newTestFlagSet() *flag.FlagSet {
 }
 
 // checkStacks: the stack of every event, read from the trace again, is
-// the row of the stacks table its stack column names, and stacks are
+// the row of the stacks table its stack_id column names, and stacks are
 // distinct.
 func checkStacks(t *testing.T, name, path string, stackOf []int64) {
 	t.Helper()
@@ -457,7 +457,7 @@ func readStackRows(t *testing.T, path string) []stackRow {
 			var s stackRow
 			for _, v := range row {
 				switch cols[v.Column()][0] {
-				case "stack":
+				case "stack_id":
 					s.id = v.Int64()
 				case "ips":
 					s.ips = append(s.ips, v.Uint64())
