@@ -94,7 +94,7 @@ func newSchema(name string, cols []column) *parquet.Schema {
 type table struct {
 	final, tmp string
 	f          *os.File
-	w          *parquet.Writer
+	w          *parquet.GenericWriter[any]
 	rg         *parquet.ConcurrentRowGroupWriter
 	cols       []column
 	colVals    [][]parquet.Value // per column, the batch's values; byte values alias arena
@@ -127,7 +127,7 @@ func newTable(final string, name string, cols []column, codec compress.Codec, ro
 			noBounds = append(noBounds, c.name)
 		}
 	}
-	t.w = parquet.NewWriter(f, newSchema(name, cols),
+	t.w = parquet.NewGenericWriter[any](f, newSchema(name, cols),
 		parquet.Compression(codec),
 		// Strings repeat (the trace, names, enum names): dictionaries make
 		// them small before compression, and cheaper to compress.

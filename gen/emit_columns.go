@@ -51,39 +51,18 @@ func fieldColumns(fl *fieldIR) []columnIR {
 	return []columnIR{c}
 }
 
-// columnKind is the clrimpl column kind of a scalar field kind.
+// columnKind is the clrimpl column kind of a scalar field kind: the Go
+// type's (ColumnUint32, ColumnGUID; pointers are ColumnUint64), strings of
+// either encoding ColumnString.
 func columnKind(k schema.Kind) string {
-	switch k {
-	case schema.KindUint8:
-		return "ColumnUint8"
-	case schema.KindUint16:
-		return "ColumnUint16"
-	case schema.KindUint32:
-		return "ColumnUint32"
-	case schema.KindUint64, schema.KindPointer:
-		return "ColumnUint64"
-	case schema.KindInt8:
-		return "ColumnInt8"
-	case schema.KindInt16:
-		return "ColumnInt16"
-	case schema.KindInt32:
-		return "ColumnInt32"
-	case schema.KindInt64:
-		return "ColumnInt64"
-	case schema.KindFloat32:
-		return "ColumnFloat32"
-	case schema.KindFloat64:
-		return "ColumnFloat64"
-	case schema.KindBool:
-		return "ColumnBool"
-	case schema.KindGUID:
-		return "ColumnGUID"
-	case schema.KindUTF16, schema.KindAnsi:
+	switch g := goKind(k); g {
+	case "UTF16", "Ansi":
 		return "ColumnString"
-	case schema.KindBinary:
-		return "ColumnBinary"
+	case "invalid":
+		panic("columnKind: " + k.String())
+	default:
+		return "Column" + capitalize(g)
 	}
-	panic("columnKind: " + k.String())
 }
 
 // columnsBody emits AppendColumns: one appender call per column, in the

@@ -26,19 +26,15 @@ import (
 // parquetRow is one row read back: its values by column name.
 type parquetRow map[string]parquet.Value
 
-// readParquet reads every row of a Parquet file with the Parquet library.
-func readParquet(t *testing.T, path string) []parquetRow {
+// eachRow reads a Parquet file with the Parquet library and calls f with
+// every row and the columns' names by index.
+func eachRow(t *testing.T, path string, f func(row parquet.Row, names []string)) {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -46,26 +42,37 @@ func readParquet(t *testing.T, path string) []parquetRow {
 	for _, c := range pf.Schema().Columns() {
 		names = append(names, c[0])
 	}
-	r := parquet.NewReader(pf)
-	defer r.Close()
-	var out []parquetRow
 	buf := make([]parquet.Row, 64)
-	for {
-		n, err := r.ReadRows(buf)
-		for _, row := range buf[:n] {
-			m := parquetRow{}
-			for _, v := range row {
-				m[names[v.Column()]] = v.Clone()
+	for _, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, row := range buf[:n] {
+				f(row, names)
 			}
-			out = append(out, m)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
+		rows.Close()
 	}
+}
+
+// readParquet reads every row of a Parquet file with the Parquet library,
+// one value per column (the LIST of the stacks table needs readStackRows).
+func readParquet(t *testing.T, path string) []parquetRow {
+	t.Helper()
+	var out []parquetRow
+	eachRow(t, path, func(row parquet.Row, names []string) {
+		m := parquetRow{}
+		for _, v := range row {
+			m[names[v.Column()]] = v.Clone()
+		}
+		out = append(out, m)
+	})
 	return out
 }
 
@@ -432,44 +439,21 @@ type stackRow struct {
 	ips []uint64
 }
 
-// readStackRows reads the stacks table (its ips are a LIST, which
-// readParquet's one value per column does not hold).
+// readStackRows reads the stacks table.
 func readStackRows(t *testing.T, path string) []stackRow {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols := pf.Schema().Columns()
-	r := parquet.NewReader(pf)
-	defer r.Close()
 	var out []stackRow
-	buf := make([]parquet.Row, 64)
-	for {
-		n, err := r.ReadRows(buf)
-		for _, row := range buf[:n] {
-			var s stackRow
-			for _, v := range row {
-				switch cols[v.Column()][0] {
-				case "stack_id":
-					s.id = v.Int64()
-				case "ips":
-					s.ips = append(s.ips, v.Uint64())
-				}
+	eachRow(t, path, func(row parquet.Row, names []string) {
+		var s stackRow
+		for _, v := range row {
+			switch names[v.Column()] {
+			case "stack_id":
+				s.id = v.Int64()
+			case "ips":
+				s.ips = append(s.ips, v.Uint64())
 			}
-			out = append(out, s)
 		}
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+		out = append(out, s)
+	})
+	return out
 }
