@@ -86,27 +86,14 @@ func (*ProcessInfoV1) Info() *EventInfo {
 func (e *ProcessInfoV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ProcessInfo_V1", "CommandLine", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("ProcessInfo_V1", [...]string{"CommandLine", "OSInformation", "ArchInformation"}[n], next, ErrUnterminatedString)
 		}
-		e.CommandLine = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ProcessInfo_V1", "OSInformation", off, ErrUnterminatedString)
-		}
-		e.OSInformation = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ProcessInfo_V1", "ArchInformation", off, ErrUnterminatedString)
-		}
-		e.ArchInformation = s
+		e.CommandLine = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.OSInformation = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.ArchInformation = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil

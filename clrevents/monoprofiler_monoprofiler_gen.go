@@ -2370,19 +2370,13 @@ func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MonoProfilerModuleLoaded", "ModuleName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("MonoProfilerModuleLoaded", [...]string{"ModuleName", "ModuleSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MonoProfilerModuleLoaded", "ModuleSignature", off, ErrUnterminatedString)
-		}
-		e.ModuleSignature = s
+		e.ModuleName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleSignature = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -2530,19 +2524,13 @@ func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) 
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MonoProfilerModuleUnloaded", "ModuleName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("MonoProfilerModuleUnloaded", [...]string{"ModuleName", "ModuleSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MonoProfilerModuleUnloaded", "ModuleSignature", off, ErrUnterminatedString)
-		}
-		e.ModuleSignature = s
+		e.ModuleName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleSignature = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -6063,27 +6051,14 @@ func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) 
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MonoProfilerJitDoneVerbose", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MonoProfilerJitDoneVerbose", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MonoProfilerJitDoneVerbose", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MonoProfilerJitDoneVerbose", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil

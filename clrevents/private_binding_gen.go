@@ -64,19 +64,13 @@ func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPolicyPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingPolicyPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPolicyPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -227,19 +221,13 @@ func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPolicyPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingPolicyPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPolicyPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -390,19 +378,13 @@ func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingNgenPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingNgenPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingNgenPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -553,19 +535,13 @@ func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingNgenPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingNgenPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingNgenPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -716,19 +692,13 @@ func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, 
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingLookupAndProbingPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingLookupAndProbingPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingLookupAndProbingPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -879,19 +849,13 @@ func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, er
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingLookupAndProbingPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingLookupAndProbingPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingLookupAndProbingPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1042,19 +1006,13 @@ func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1205,19 +1163,13 @@ func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1368,19 +1320,13 @@ func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1531,19 +1477,13 @@ func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1694,19 +1634,13 @@ func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingDownloadPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingDownloadPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingDownloadPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1857,19 +1791,13 @@ func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingDownloadPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("BindingDownloadPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("BindingDownloadPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2020,19 +1948,13 @@ func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderAssemblyInitPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderAssemblyInitPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderAssemblyInitPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2183,19 +2105,13 @@ func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) 
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderAssemblyInitPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderAssemblyInitPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderAssemblyInitPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2346,19 +2262,13 @@ func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderMappingPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderMappingPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderMappingPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2509,19 +2419,13 @@ func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderMappingPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderMappingPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderMappingPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2672,19 +2576,13 @@ func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, erro
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderDeliverEventsPhaseStart", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderDeliverEventsPhaseStart", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderDeliverEventsPhaseStart", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2835,19 +2733,13 @@ func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error)
 	e.DynamicLoad = binary.LittleEndian.Uint32(b[12:])
 	off = 16
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderDeliverEventsPhaseEnd", "AssemblyCodebase", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("LoaderDeliverEventsPhaseEnd", [...]string{"AssemblyCodebase", "AssemblyName"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyCodebase = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("LoaderDeliverEventsPhaseEnd", "AssemblyName", off, ErrUnterminatedString)
-		}
-		e.AssemblyName = s
+		e.AssemblyCodebase = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {

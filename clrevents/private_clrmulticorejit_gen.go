@@ -47,19 +47,13 @@ func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MulticoreJit", "String1", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("MulticoreJit", [...]string{"String1", "String2"}[n], next, ErrUnterminatedString)
 		}
-		e.String1 = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MulticoreJit", "String2", off, ErrUnterminatedString)
-		}
-		e.String2 = s
+		e.String1 = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.String2 = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {

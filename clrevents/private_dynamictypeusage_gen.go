@@ -106,19 +106,13 @@ func (*WinRTUnbox) Info() *EventInfo {
 func (e *WinRTUnbox) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("WinRTUnbox", "TypeName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("WinRTUnbox", [...]string{"TypeName", "SecondTypeName"}[n], next, ErrUnterminatedString)
 		}
-		e.TypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("WinRTUnbox", "SecondTypeName", off, ErrUnterminatedString)
-		}
-		e.SecondTypeName = s
+		e.TypeName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.SecondTypeName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -277,27 +271,14 @@ func (*RCWVariance) Info() *EventInfo {
 func (e *RCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("RCWVariance", "TypeName", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("RCWVariance", [...]string{"TypeName", "InterfaceTypeName", "VariantInterfaceTypeName"}[n], next, ErrUnterminatedString)
 		}
-		e.TypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("RCWVariance", "InterfaceTypeName", off, ErrUnterminatedString)
-		}
-		e.InterfaceTypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("RCWVariance", "VariantInterfaceTypeName", off, ErrUnterminatedString)
-		}
-		e.VariantInterfaceTypeName = s
+		e.TypeName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.InterfaceTypeName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.VariantInterfaceTypeName = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -388,19 +369,13 @@ func (*RCWIEnumerableCasting) Info() *EventInfo {
 func (e *RCWIEnumerableCasting) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("RCWIEnumerableCasting", "TypeName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("RCWIEnumerableCasting", [...]string{"TypeName", "SecondTypeName"}[n], next, ErrUnterminatedString)
 		}
-		e.TypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("RCWIEnumerableCasting", "SecondTypeName", off, ErrUnterminatedString)
-		}
-		e.SecondTypeName = s
+		e.TypeName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.SecondTypeName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -559,27 +534,14 @@ func (*CCWVariance) Info() *EventInfo {
 func (e *CCWVariance) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("CCWVariance", "TypeName", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("CCWVariance", [...]string{"TypeName", "InterfaceTypeName", "VariantInterfaceTypeName"}[n], next, ErrUnterminatedString)
 		}
-		e.TypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("CCWVariance", "InterfaceTypeName", off, ErrUnterminatedString)
-		}
-		e.InterfaceTypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("CCWVariance", "VariantInterfaceTypeName", off, ErrUnterminatedString)
-		}
-		e.VariantInterfaceTypeName = s
+		e.TypeName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.InterfaceTypeName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.VariantInterfaceTypeName = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -761,19 +723,13 @@ func (*GetTypeFromGUID) Info() *EventInfo {
 func (e *GetTypeFromGUID) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("GetTypeFromGUID", "TypeName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("GetTypeFromGUID", [...]string{"TypeName", "SecondTypeName"}[n], next, ErrUnterminatedString)
 		}
-		e.TypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("GetTypeFromGUID", "SecondTypeName", off, ErrUnterminatedString)
-		}
-		e.SecondTypeName = s
+		e.TypeName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.SecondTypeName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -855,19 +811,13 @@ func (*GetTypeFromProgID) Info() *EventInfo {
 func (e *GetTypeFromProgID) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("GetTypeFromProgID", "TypeName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("GetTypeFromProgID", [...]string{"TypeName", "SecondTypeName"}[n], next, ErrUnterminatedString)
 		}
-		e.TypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("GetTypeFromProgID", "SecondTypeName", off, ErrUnterminatedString)
-		}
-		e.SecondTypeName = s
+		e.TypeName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.SecondTypeName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -949,19 +899,13 @@ func (*ConvertToCallbackEtw) Info() *EventInfo {
 func (e *ConvertToCallbackEtw) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ConvertToCallbackEtw", "TypeName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ConvertToCallbackEtw", [...]string{"TypeName", "SecondTypeName"}[n], next, ErrUnterminatedString)
 		}
-		e.TypeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ConvertToCallbackEtw", "SecondTypeName", off, ErrUnterminatedString)
-		}
-		e.SecondTypeName = s
+		e.TypeName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.SecondTypeName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {

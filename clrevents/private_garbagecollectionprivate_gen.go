@@ -4472,27 +4472,14 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 		off = 24
 	}
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("CCWRefCountChange", "ClassName", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("CCWRefCountChange", [...]string{"ClassName", "NameSpace", "Operation"}[n], next, ErrUnterminatedString)
 		}
-		e.ClassName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("CCWRefCountChange", "NameSpace", off, ErrUnterminatedString)
-		}
-		e.NameSpace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("CCWRefCountChange", "Operation", off, ErrUnterminatedString)
-		}
-		e.Operation = s
+		e.ClassName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.NameSpace = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.Operation = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {

@@ -295,19 +295,13 @@ func (*TypeTransparencyComputationStart) Info() *EventInfo {
 func (e *TypeTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("TypeTransparencyComputationStart", "Type", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("TypeTransparencyComputationStart", [...]string{"Type", "Module"}[n], next, ErrUnterminatedString)
 		}
-		e.Type = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("TypeTransparencyComputationStart", "Module", off, ErrUnterminatedString)
-		}
-		e.Module = s
+		e.Type = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.Module = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -413,19 +407,13 @@ func (*TypeTransparencyComputationEnd) Info() *EventInfo {
 func (e *TypeTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("TypeTransparencyComputationEnd", "Type", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("TypeTransparencyComputationEnd", [...]string{"Type", "Module"}[n], next, ErrUnterminatedString)
 		}
-		e.Type = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("TypeTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
-		}
-		e.Module = s
+		e.Type = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.Module = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -579,19 +567,13 @@ func (*MethodTransparencyComputationStart) Info() *EventInfo {
 func (e *MethodTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodTransparencyComputationStart", "Method", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("MethodTransparencyComputationStart", [...]string{"Method", "Module"}[n], next, ErrUnterminatedString)
 		}
-		e.Method = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodTransparencyComputationStart", "Module", off, ErrUnterminatedString)
-		}
-		e.Module = s
+		e.Method = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.Module = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -693,19 +675,13 @@ func (*MethodTransparencyComputationEnd) Info() *EventInfo {
 func (e *MethodTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodTransparencyComputationEnd", "Method", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("MethodTransparencyComputationEnd", [...]string{"Method", "Module"}[n], next, ErrUnterminatedString)
 		}
-		e.Method = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
-		}
-		e.Module = s
+		e.Method = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.Module = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -831,19 +807,13 @@ func (*FieldTransparencyComputationStart) Info() *EventInfo {
 func (e *FieldTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("FieldTransparencyComputationStart", "Field", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("FieldTransparencyComputationStart", [...]string{"Field", "Module"}[n], next, ErrUnterminatedString)
 		}
-		e.Field = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("FieldTransparencyComputationStart", "Module", off, ErrUnterminatedString)
-		}
-		e.Module = s
+		e.Field = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.Module = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -945,19 +915,13 @@ func (*FieldTransparencyComputationEnd) Info() *EventInfo {
 func (e *FieldTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("FieldTransparencyComputationEnd", "Field", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("FieldTransparencyComputationEnd", [...]string{"Field", "Module"}[n], next, ErrUnterminatedString)
 		}
-		e.Field = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("FieldTransparencyComputationEnd", "Module", off, ErrUnterminatedString)
-		}
-		e.Module = s
+		e.Field = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.Module = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {

@@ -69,19 +69,13 @@ func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCStart", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("DomainModuleDCStart", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCStart", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -244,19 +238,13 @@ func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCStart_V1", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("DomainModuleDCStart_V1", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCStart_V1", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -431,19 +419,13 @@ func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCEnd", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("DomainModuleDCEnd", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCEnd", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -606,19 +588,13 @@ func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCEnd_V1", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("DomainModuleDCEnd_V1", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleDCEnd_V1", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -786,19 +762,13 @@ func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStart", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCStart", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStart", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -944,19 +914,13 @@ func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStart_V1", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCStart_V1", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStart_V1", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1128,19 +1092,13 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStart_V2", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCStart_V2", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStart_V2", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1388,19 +1346,13 @@ func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCEnd", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -1546,19 +1498,13 @@ func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V1", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCEnd_V1", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V1", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1730,19 +1676,13 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V2", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCEnd_V2", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V2", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2006,19 +1946,13 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V3", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCEnd_V3", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V3", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2055,19 +1989,13 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V3", "NativePdbBuildPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCEnd_V3", [...]string{"NativePdbBuildPath", "NativeBuildID"}[n], next, ErrUnterminatedString)
 		}
-		e.NativePdbBuildPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEnd_V3", "NativeBuildID", off, ErrUnterminatedString)
-		}
-		e.NativeBuildID = s
+		e.NativePdbBuildPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.NativeBuildID = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil

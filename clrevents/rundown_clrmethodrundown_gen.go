@@ -1078,27 +1078,14 @@ func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCStartVerbose", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -1290,27 +1277,14 @@ func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCStartVerbose_V1", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose_V1", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1518,27 +1492,14 @@ func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCStartVerbose_V2", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose_V2", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1757,27 +1718,14 @@ func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCEndVerbose", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -1969,27 +1917,14 @@ func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCEndVerbose_V1", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose_V1", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2197,27 +2132,14 @@ func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCEndVerbose_V2", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose_V2", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {

@@ -47,43 +47,16 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStart", "AssemblyName", off, ErrUnterminatedString)
+		var z [5]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 5 {
+			return 0, decodeError("AssemblyLoadStart", [...]string{"AssemblyName", "AssemblyPath", "RequestingAssembly", "AssemblyLoadContext", "RequestingAssemblyLoadContext"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStart", "AssemblyPath", off, ErrUnterminatedString)
-		}
-		e.AssemblyPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStart", "RequestingAssembly", off, ErrUnterminatedString)
-		}
-		e.RequestingAssembly = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStart", "AssemblyLoadContext", off, ErrUnterminatedString)
-		}
-		e.AssemblyLoadContext = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStart", "RequestingAssemblyLoadContext", off, ErrUnterminatedString)
-		}
-		e.RequestingAssemblyLoadContext = s
+		e.AssemblyName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyPath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.RequestingAssembly = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.AssemblyLoadContext = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.RequestingAssemblyLoadContext = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
 		off = next
 	}
 	return off, nil
@@ -211,43 +184,16 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStop", "AssemblyName", off, ErrUnterminatedString)
+		var z [5]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 5 {
+			return 0, decodeError("AssemblyLoadStop", [...]string{"AssemblyName", "AssemblyPath", "RequestingAssembly", "AssemblyLoadContext", "RequestingAssemblyLoadContext"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStop", "AssemblyPath", off, ErrUnterminatedString)
-		}
-		e.AssemblyPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStop", "RequestingAssembly", off, ErrUnterminatedString)
-		}
-		e.RequestingAssembly = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStop", "AssemblyLoadContext", off, ErrUnterminatedString)
-		}
-		e.AssemblyLoadContext = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStop", "RequestingAssemblyLoadContext", off, ErrUnterminatedString)
-		}
-		e.RequestingAssemblyLoadContext = s
+		e.AssemblyName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.AssemblyPath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.RequestingAssembly = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.AssemblyLoadContext = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.RequestingAssemblyLoadContext = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -256,19 +202,13 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	e.Success = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStop", "ResultAssemblyName", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("AssemblyLoadStop", [...]string{"ResultAssemblyName", "ResultAssemblyPath"}[n], next, ErrUnterminatedString)
 		}
-		e.ResultAssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadStop", "ResultAssemblyPath", off, ErrUnterminatedString)
-		}
-		e.ResultAssemblyPath = s
+		e.ResultAssemblyName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ResultAssemblyPath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -459,27 +399,14 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 	e.Result = ResolutionAttemptedResult(binary.LittleEndian.Uint16(b[off:]))
 	off += 2
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ResolutionAttempted", "ResultAssemblyName", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("ResolutionAttempted", [...]string{"ResultAssemblyName", "ResultAssemblyPath", "ErrorMessage"}[n], next, ErrUnterminatedString)
 		}
-		e.ResultAssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ResolutionAttempted", "ResultAssemblyPath", off, ErrUnterminatedString)
-		}
-		e.ResultAssemblyPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ResolutionAttempted", "ErrorMessage", off, ErrUnterminatedString)
-		}
-		e.ErrorMessage = s
+		e.ResultAssemblyName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ResultAssemblyPath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.ErrorMessage = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -631,43 +558,16 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "AssemblyName", off, ErrUnterminatedString)
+		var z [5]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 5 {
+			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", [...]string{"AssemblyName", "HandlerName", "AssemblyLoadContext", "ResultAssemblyName", "ResultAssemblyPath"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "HandlerName", off, ErrUnterminatedString)
-		}
-		e.HandlerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "AssemblyLoadContext", off, ErrUnterminatedString)
-		}
-		e.AssemblyLoadContext = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "ResultAssemblyName", off, ErrUnterminatedString)
-		}
-		e.ResultAssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadContextResolvingHandlerInvoked", "ResultAssemblyPath", off, ErrUnterminatedString)
-		}
-		e.ResultAssemblyPath = s
+		e.AssemblyName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.HandlerName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.AssemblyLoadContext = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.ResultAssemblyName = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.ResultAssemblyPath = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
 		off = next
 	}
 	return off, nil
@@ -785,35 +685,15 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	off = 2
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "AssemblyName", off, ErrUnterminatedString)
+		var z [4]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 4 {
+			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", [...]string{"AssemblyName", "HandlerName", "ResultAssemblyName", "ResultAssemblyPath"}[n], next, ErrUnterminatedString)
 		}
-		e.AssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "HandlerName", off, ErrUnterminatedString)
-		}
-		e.HandlerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "ResultAssemblyName", off, ErrUnterminatedString)
-		}
-		e.ResultAssemblyName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AppDomainAssemblyResolveHandlerInvoked", "ResultAssemblyPath", off, ErrUnterminatedString)
-		}
-		e.ResultAssemblyPath = s
+		e.AssemblyName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.HandlerName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.ResultAssemblyName = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.ResultAssemblyPath = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
 		off = next
 	}
 	return off, nil
@@ -935,19 +815,13 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (i
 	e.IsTrackedLoad = clrimpl.ReadBool(b, off)
 	off += 4
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", "RequestingAssemblyPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", [...]string{"RequestingAssemblyPath", "ComputedRequestedAssemblyPath"}[n], next, ErrUnterminatedString)
 		}
-		e.RequestingAssemblyPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("AssemblyLoadFromResolveHandlerInvoked", "ComputedRequestedAssemblyPath", off, ErrUnterminatedString)
-		}
-		e.ComputedRequestedAssemblyPath = s
+		e.RequestingAssemblyPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ComputedRequestedAssemblyPath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil

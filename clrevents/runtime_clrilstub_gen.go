@@ -77,51 +77,17 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedInteropMethodToken = binary.LittleEndian.Uint32(b[22:])
 	off = 26
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubGenerated", "ManagedInteropMethodNamespace", off, ErrUnterminatedString)
+		var z [6]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 6 {
+			return 0, decodeError("ILStubGenerated", [...]string{"ManagedInteropMethodNamespace", "ManagedInteropMethodName", "ManagedInteropMethodSignature", "NativeMethodSignature", "StubMethodSignature", "StubMethodILCode"}[n], next, ErrUnterminatedString)
 		}
-		e.ManagedInteropMethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubGenerated", "ManagedInteropMethodName", off, ErrUnterminatedString)
-		}
-		e.ManagedInteropMethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubGenerated", "ManagedInteropMethodSignature", off, ErrUnterminatedString)
-		}
-		e.ManagedInteropMethodSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubGenerated", "NativeMethodSignature", off, ErrUnterminatedString)
-		}
-		e.NativeMethodSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubGenerated", "StubMethodSignature", off, ErrUnterminatedString)
-		}
-		e.StubMethodSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubGenerated", "StubMethodILCode", off, ErrUnterminatedString)
-		}
-		e.StubMethodILCode = s
+		e.ManagedInteropMethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ManagedInteropMethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.ManagedInteropMethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.NativeMethodSignature = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.StubMethodSignature = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
+		e.StubMethodILCode = clrimpl.MakeUTF16(b[z[4]+2 : z[5] : z[5]])
 		off = next
 	}
 	return off, nil
@@ -313,27 +279,14 @@ func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 	e.ManagedInteropMethodToken = binary.LittleEndian.Uint32(b[18:])
 	off = 22
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubCacheHit", "ManagedInteropMethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("ILStubCacheHit", [...]string{"ManagedInteropMethodNamespace", "ManagedInteropMethodName", "ManagedInteropMethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.ManagedInteropMethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubCacheHit", "ManagedInteropMethodName", off, ErrUnterminatedString)
-		}
-		e.ManagedInteropMethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ILStubCacheHit", "ManagedInteropMethodSignature", off, ErrUnterminatedString)
-		}
-		e.ManagedInteropMethodSignature = s
+		e.ManagedInteropMethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ManagedInteropMethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.ManagedInteropMethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil

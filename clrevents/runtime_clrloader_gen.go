@@ -62,19 +62,13 @@ func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStartV2", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCStartV2", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCStartV2", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -218,19 +212,13 @@ func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEndV2", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleDCEndV2", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleDCEndV2", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -381,19 +369,13 @@ func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleLoad", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("DomainModuleLoad", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleLoad", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -556,19 +538,13 @@ func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[28:])
 	off = 32
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleLoad_V1", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("DomainModuleLoad_V1", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("DomainModuleLoad_V1", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -736,19 +712,13 @@ func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleLoad", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -894,19 +864,13 @@ func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V1", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleLoad_V1", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V1", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1078,19 +1042,13 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V2", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleLoad_V2", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V2", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1354,19 +1312,13 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V3", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleLoad_V3", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V3", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1403,19 +1355,13 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.NativePdbAge = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V3", "NativePdbBuildPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleLoad_V3", [...]string{"NativePdbBuildPath", "NativeBuildID"}[n], next, ErrUnterminatedString)
 		}
-		e.NativePdbBuildPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleLoad_V3", "NativeBuildID", off, ErrUnterminatedString)
-		}
-		e.NativeBuildID = s
+		e.NativePdbBuildPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.NativeBuildID = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -1631,19 +1577,13 @@ func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleUnload", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleUnload", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleUnload", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	return off, nil
@@ -1789,19 +1729,13 @@ func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleUnload_V1", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleUnload_V1", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleUnload_V1", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -1973,19 +1907,13 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reserved1 = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleUnload_V2", "ModuleILPath", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ModuleUnload_V2", [...]string{"ModuleILPath", "ModuleNativePath"}[n], next, ErrUnterminatedString)
 		}
-		e.ModuleILPath = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ModuleUnload_V2", "ModuleNativePath", off, ErrUnterminatedString)
-		}
-		e.ModuleNativePath = s
+		e.ModuleILPath = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ModuleNativePath = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < 2 {

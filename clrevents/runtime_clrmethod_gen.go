@@ -602,27 +602,14 @@ func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, erro
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerboseV2", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCStartVerboseV2", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerboseV2", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCStartVerboseV2", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -812,27 +799,14 @@ func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error)
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerboseV2", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodDCEndVerboseV2", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerboseV2", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodDCEndVerboseV2", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -2026,27 +2000,14 @@ func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodLoadVerbose", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -2238,27 +2199,14 @@ func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodLoadVerbose_V1", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose_V1", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2466,27 +2414,14 @@ func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodLoadVerbose_V2", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose_V2", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodLoadVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -2705,27 +2640,14 @@ func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodUnloadVerbose", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -2917,27 +2839,14 @@ func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose_V1", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodUnloadVerbose_V1", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose_V1", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose_V1", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -3145,27 +3054,14 @@ func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	off = 36
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose_V2", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodUnloadVerbose_V2", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose_V2", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodUnloadVerbose_V2", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -3370,27 +3266,14 @@ func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodILSize = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJittingStarted", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodJittingStarted", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJittingStarted", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJittingStarted", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil
@@ -3542,27 +3425,14 @@ func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodILSize = binary.LittleEndian.Uint32(b[20:])
 	off = 24
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJittingStarted_V1", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("MethodJittingStarted_V1", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJittingStarted_V1", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJittingStarted_V1", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -3866,27 +3736,14 @@ func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("R2RGetEntryPoint", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("R2RGetEntryPoint", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("R2RGetEntryPoint", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("R2RGetEntryPoint", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 8 {
@@ -4020,27 +3877,14 @@ func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	off = 8
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("R2RGetEntryPoint_V1", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("R2RGetEntryPoint_V1", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("R2RGetEntryPoint_V1", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("R2RGetEntryPoint_V1", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	if len(b)-off < 8 {
@@ -4261,75 +4105,20 @@ func (*MethodJitInliningSucceeded) Info() *EventInfo {
 func (e *MethodJitInliningSucceeded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
+		var z [9]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 9 {
+			return 0, decodeError("MethodJitInliningSucceeded", [...]string{"MethodBeingCompiledNamespace", "MethodBeingCompiledName", "MethodBeingCompiledNameSignature", "InlinerNamespace", "InlinerName", "InlinerNameSignature", "InlineeNamespace", "InlineeName", "InlineeNameSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodBeingCompiledNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "MethodBeingCompiledName", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "InlinerNamespace", off, ErrUnterminatedString)
-		}
-		e.InlinerNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "InlinerName", off, ErrUnterminatedString)
-		}
-		e.InlinerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "InlinerNameSignature", off, ErrUnterminatedString)
-		}
-		e.InlinerNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "InlineeNamespace", off, ErrUnterminatedString)
-		}
-		e.InlineeNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "InlineeName", off, ErrUnterminatedString)
-		}
-		e.InlineeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningSucceeded", "InlineeNameSignature", off, ErrUnterminatedString)
-		}
-		e.InlineeNameSignature = s
+		e.MethodBeingCompiledNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodBeingCompiledName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodBeingCompiledNameSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.InlinerNamespace = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.InlinerName = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
+		e.InlinerNameSignature = clrimpl.MakeUTF16(b[z[4]+2 : z[5] : z[5]])
+		e.InlineeNamespace = clrimpl.MakeUTF16(b[z[5]+2 : z[6] : z[6]])
+		e.InlineeName = clrimpl.MakeUTF16(b[z[6]+2 : z[7] : z[7]])
+		e.InlineeNameSignature = clrimpl.MakeUTF16(b[z[7]+2 : z[8] : z[8]])
 		off = next
 	}
 	if len(b)-off < 2 {
@@ -4492,75 +4281,20 @@ func (*MethodJitInliningFailedAnsi) Info() *EventInfo {
 func (e *MethodJitInliningFailedAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
+		var z [9]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 9 {
+			return 0, decodeError("MethodJitInliningFailedAnsi", [...]string{"MethodBeingCompiledNamespace", "MethodBeingCompiledName", "MethodBeingCompiledNameSignature", "InlinerNamespace", "InlinerName", "InlinerNameSignature", "InlineeNamespace", "InlineeName", "InlineeNameSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodBeingCompiledNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "MethodBeingCompiledName", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "InlinerNamespace", off, ErrUnterminatedString)
-		}
-		e.InlinerNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "InlinerName", off, ErrUnterminatedString)
-		}
-		e.InlinerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "InlinerNameSignature", off, ErrUnterminatedString)
-		}
-		e.InlinerNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "InlineeNamespace", off, ErrUnterminatedString)
-		}
-		e.InlineeNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "InlineeName", off, ErrUnterminatedString)
-		}
-		e.InlineeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailedAnsi", "InlineeNameSignature", off, ErrUnterminatedString)
-		}
-		e.InlineeNameSignature = s
+		e.MethodBeingCompiledNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodBeingCompiledName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodBeingCompiledNameSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.InlinerNamespace = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.InlinerName = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
+		e.InlinerNameSignature = clrimpl.MakeUTF16(b[z[4]+2 : z[5] : z[5]])
+		e.InlineeNamespace = clrimpl.MakeUTF16(b[z[5]+2 : z[6] : z[6]])
+		e.InlineeName = clrimpl.MakeUTF16(b[z[6]+2 : z[7] : z[7]])
+		e.InlineeNameSignature = clrimpl.MakeUTF16(b[z[7]+2 : z[8] : z[8]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -4754,75 +4488,20 @@ func (*MethodJitTailCallSucceeded) Info() *EventInfo {
 func (e *MethodJitTailCallSucceeded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
+		var z [9]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 9 {
+			return 0, decodeError("MethodJitTailCallSucceeded", [...]string{"MethodBeingCompiledNamespace", "MethodBeingCompiledName", "MethodBeingCompiledNameSignature", "CallerNamespace", "CallerName", "CallerNameSignature", "CalleeNamespace", "CalleeName", "CalleeNameSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodBeingCompiledNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "MethodBeingCompiledName", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "CallerNamespace", off, ErrUnterminatedString)
-		}
-		e.CallerNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "CallerName", off, ErrUnterminatedString)
-		}
-		e.CallerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "CallerNameSignature", off, ErrUnterminatedString)
-		}
-		e.CallerNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "CalleeNamespace", off, ErrUnterminatedString)
-		}
-		e.CalleeNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "CalleeName", off, ErrUnterminatedString)
-		}
-		e.CalleeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallSucceeded", "CalleeNameSignature", off, ErrUnterminatedString)
-		}
-		e.CalleeNameSignature = s
+		e.MethodBeingCompiledNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodBeingCompiledName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodBeingCompiledNameSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.CallerNamespace = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.CallerName = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
+		e.CallerNameSignature = clrimpl.MakeUTF16(b[z[4]+2 : z[5] : z[5]])
+		e.CalleeNamespace = clrimpl.MakeUTF16(b[z[5]+2 : z[6] : z[6]])
+		e.CalleeName = clrimpl.MakeUTF16(b[z[6]+2 : z[7] : z[7]])
+		e.CalleeNameSignature = clrimpl.MakeUTF16(b[z[7]+2 : z[8] : z[8]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -5020,75 +4699,20 @@ func (*MethodJitTailCallFailedAnsi) Info() *EventInfo {
 func (e *MethodJitTailCallFailedAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
+		var z [9]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 9 {
+			return 0, decodeError("MethodJitTailCallFailedAnsi", [...]string{"MethodBeingCompiledNamespace", "MethodBeingCompiledName", "MethodBeingCompiledNameSignature", "CallerNamespace", "CallerName", "CallerNameSignature", "CalleeNamespace", "CalleeName", "CalleeNameSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodBeingCompiledNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "MethodBeingCompiledName", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "CallerNamespace", off, ErrUnterminatedString)
-		}
-		e.CallerNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "CallerName", off, ErrUnterminatedString)
-		}
-		e.CallerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "CallerNameSignature", off, ErrUnterminatedString)
-		}
-		e.CallerNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "CalleeNamespace", off, ErrUnterminatedString)
-		}
-		e.CalleeNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "CalleeName", off, ErrUnterminatedString)
-		}
-		e.CalleeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailedAnsi", "CalleeNameSignature", off, ErrUnterminatedString)
-		}
-		e.CalleeNameSignature = s
+		e.MethodBeingCompiledNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodBeingCompiledName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodBeingCompiledNameSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.CallerNamespace = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.CallerName = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
+		e.CallerNameSignature = clrimpl.MakeUTF16(b[z[4]+2 : z[5] : z[5]])
+		e.CalleeNamespace = clrimpl.MakeUTF16(b[z[5]+2 : z[6] : z[6]])
+		e.CalleeName = clrimpl.MakeUTF16(b[z[6]+2 : z[7] : z[7]])
+		e.CalleeNameSignature = clrimpl.MakeUTF16(b[z[7]+2 : z[8] : z[8]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -5628,75 +5252,20 @@ func (*MethodJitTailCallFailed) Info() *EventInfo {
 func (e *MethodJitTailCallFailed) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
+		var z [9]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 9 {
+			return 0, decodeError("MethodJitTailCallFailed", [...]string{"MethodBeingCompiledNamespace", "MethodBeingCompiledName", "MethodBeingCompiledNameSignature", "CallerNamespace", "CallerName", "CallerNameSignature", "CalleeNamespace", "CalleeName", "CalleeNameSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodBeingCompiledNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "MethodBeingCompiledName", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "CallerNamespace", off, ErrUnterminatedString)
-		}
-		e.CallerNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "CallerName", off, ErrUnterminatedString)
-		}
-		e.CallerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "CallerNameSignature", off, ErrUnterminatedString)
-		}
-		e.CallerNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "CalleeNamespace", off, ErrUnterminatedString)
-		}
-		e.CalleeNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "CalleeName", off, ErrUnterminatedString)
-		}
-		e.CalleeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitTailCallFailed", "CalleeNameSignature", off, ErrUnterminatedString)
-		}
-		e.CalleeNameSignature = s
+		e.MethodBeingCompiledNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodBeingCompiledName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodBeingCompiledNameSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.CallerNamespace = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.CallerName = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
+		e.CallerNameSignature = clrimpl.MakeUTF16(b[z[4]+2 : z[5] : z[5]])
+		e.CalleeNamespace = clrimpl.MakeUTF16(b[z[5]+2 : z[6] : z[6]])
+		e.CalleeName = clrimpl.MakeUTF16(b[z[6]+2 : z[7] : z[7]])
+		e.CalleeNameSignature = clrimpl.MakeUTF16(b[z[7]+2 : z[8] : z[8]])
 		off = next
 	}
 	if len(b)-off < 4 {
@@ -5890,75 +5459,20 @@ func (*MethodJitInliningFailed) Info() *EventInfo {
 func (e *MethodJitInliningFailed) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "MethodBeingCompiledNamespace", off, ErrUnterminatedString)
+		var z [9]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 9 {
+			return 0, decodeError("MethodJitInliningFailed", [...]string{"MethodBeingCompiledNamespace", "MethodBeingCompiledName", "MethodBeingCompiledNameSignature", "InlinerNamespace", "InlinerName", "InlinerNameSignature", "InlineeNamespace", "InlineeName", "InlineeNameSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodBeingCompiledNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "MethodBeingCompiledName", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "MethodBeingCompiledNameSignature", off, ErrUnterminatedString)
-		}
-		e.MethodBeingCompiledNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "InlinerNamespace", off, ErrUnterminatedString)
-		}
-		e.InlinerNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "InlinerName", off, ErrUnterminatedString)
-		}
-		e.InlinerName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "InlinerNameSignature", off, ErrUnterminatedString)
-		}
-		e.InlinerNameSignature = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "InlineeNamespace", off, ErrUnterminatedString)
-		}
-		e.InlineeNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "InlineeName", off, ErrUnterminatedString)
-		}
-		e.InlineeName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("MethodJitInliningFailed", "InlineeNameSignature", off, ErrUnterminatedString)
-		}
-		e.InlineeNameSignature = s
+		e.MethodBeingCompiledNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodBeingCompiledName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodBeingCompiledNameSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
+		e.InlinerNamespace = clrimpl.MakeUTF16(b[z[2]+2 : z[3] : z[3]])
+		e.InlinerName = clrimpl.MakeUTF16(b[z[3]+2 : z[4] : z[4]])
+		e.InlinerNameSignature = clrimpl.MakeUTF16(b[z[4]+2 : z[5] : z[5]])
+		e.InlineeNamespace = clrimpl.MakeUTF16(b[z[5]+2 : z[6] : z[6]])
+		e.InlineeName = clrimpl.MakeUTF16(b[z[6]+2 : z[7] : z[7]])
+		e.InlineeNameSignature = clrimpl.MakeUTF16(b[z[7]+2 : z[8] : z[8]])
 		off = next
 	}
 	if len(b)-off < 4 {

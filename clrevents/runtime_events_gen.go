@@ -43,27 +43,14 @@ func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 	e.EventID = int32(binary.LittleEndian.Uint32(b[0:]))
 	off = 4
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("EventSource", "EventName", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("EventSource", [...]string{"EventName", "EventSourceName", "Payload"}[n], next, ErrUnterminatedString)
 		}
-		e.EventName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("EventSource", "EventSourceName", off, ErrUnterminatedString)
-		}
-		e.EventSourceName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("EventSource", "Payload", off, ErrUnterminatedString)
-		}
-		e.Payload = s
+		e.EventName = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.EventSourceName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.Payload = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	return off, nil

@@ -77,19 +77,13 @@ func (e *ExceptionThrownV1) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ExceptionThrown_V1", "ExceptionType", off, ErrUnterminatedString)
+		var z [2]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 2 {
+			return 0, decodeError("ExceptionThrown_V1", [...]string{"ExceptionType", "ExceptionMessage"}[n], next, ErrUnterminatedString)
 		}
-		e.ExceptionType = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("ExceptionThrown_V1", "ExceptionMessage", off, ErrUnterminatedString)
-		}
-		e.ExceptionMessage = s
+		e.ExceptionType = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.ExceptionMessage = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
 		off = next
 	}
 	if len(b)-off < ptrSize {

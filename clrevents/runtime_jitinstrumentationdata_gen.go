@@ -209,27 +209,14 @@ func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, erro
 	e.MethodToken = binary.LittleEndian.Uint32(b[26:])
 	off = 30
 	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("JitInstrumentationDataVerbose", "MethodNamespace", off, ErrUnterminatedString)
+		var z [3]int
+		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+		if n < 3 {
+			return 0, decodeError("JitInstrumentationDataVerbose", [...]string{"MethodNamespace", "MethodName", "MethodSignature"}[n], next, ErrUnterminatedString)
 		}
-		e.MethodNamespace = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("JitInstrumentationDataVerbose", "MethodName", off, ErrUnterminatedString)
-		}
-		e.MethodName = s
-		off = next
-	}
-	{
-		s, next, ok := clrimpl.ReadUTF16Z(b, off)
-		if !ok {
-			return 0, decodeError("JitInstrumentationDataVerbose", "MethodSignature", off, ErrUnterminatedString)
-		}
-		e.MethodSignature = s
+		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+		e.MethodSignature = clrimpl.MakeUTF16(b[z[1]+2 : z[2] : z[2]])
 		off = next
 	}
 	{

@@ -51,6 +51,29 @@ func ReadUTF16Z(b []byte, off int) (s UTF16, next int, ok bool) {
 	return UTF16{}, 0, false
 }
 
+// UTF16ZEnds finds the terminators of len(ends) consecutive NUL-terminated
+// win:UnicodeStrings, the first starting at off, in one pass: string i
+// ends at ends[i] (its terminator's offset in b) and string i+1 starts at
+// ends[i]+2. It returns how many it found and where the next field starts
+// (ends[len(ends)-1]+2); when string n (n < len(ends)) has no terminator,
+// or off is outside [0, len(b)], it returns n and the offset where string
+// n starts. Generated decoders call it for runs of strings such as
+// MethodNamespace, MethodName, MethodSignature:
+//
+//	var z [3]int
+//	n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+//	e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+func UTF16ZEnds(b []byte, off int, ends []int) (n, next int) {
+	if uint(off) > uint(len(b)) {
+		return 0, off
+	}
+	next = off
+	if n = indexZeroUnits(b[off:], off, ends); n > 0 {
+		next = ends[n-1] + 2
+	}
+	return n, next
+}
+
 // ReadAnsiZ reads a NUL-terminated win:AnsiString that starts at off. It
 // returns the string without its terminator, aliasing b, and the offset just
 // past the terminator. ok is false when there is no terminator or off is

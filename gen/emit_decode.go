@@ -10,8 +10,9 @@ import (
 // bad. Event decoders return a *DecodeError; element decoders return the
 // field and offset, and the event's decoder wraps them.
 type failer interface {
-	// fail: return 0, decodeError("GCStart_V2", "Depth", off, ErrShortPayload)
-	fail(field string, off Code, sentinel string) Code
+	// fail: return 0, decodeError("GCStart_V2", "Depth", off, ErrShortPayload);
+	// field is the field's name (a literal, or an expression choosing one)
+	fail(field, off Code, sentinel string) Code
 	// prefix: return 0, shortPrefix("GCStart_V2", len(b), ptrSize, []fieldEnd{…})
 	prefix(ends Code) Code
 	// wrap: the error of element i of a variable-size struct array.
@@ -21,8 +22,8 @@ type failer interface {
 
 type eventFail struct{ symbol string }
 
-func (e eventFail) fail(field string, off Code, sentinel string) Code {
-	return Return(Lit(0), Id("decodeError").Call(Lit(e.symbol), Lit(field), off, Id(sentinel)))
+func (e eventFail) fail(field, off Code, sentinel string) Code {
+	return Return(Lit(0), Id("decodeError").Call(Lit(e.symbol), field, off, Id(sentinel)))
 }
 
 func (e eventFail) prefix(ends Code) Code {
@@ -37,8 +38,8 @@ func (e eventFail) results(n Code) []Code { return []Code{n, Nil()} }
 
 type elemFail struct{}
 
-func (elemFail) fail(field string, off Code, sentinel string) Code {
-	return Return(Lit(0), Lit(field), off, Id(sentinel))
+func (elemFail) fail(field, off Code, sentinel string) Code {
+	return Return(Lit(0), field, off, Id(sentinel))
 }
 
 func (elemFail) prefix(ends Code) Code {
@@ -69,7 +70,7 @@ func decodeBody(s *scopeIR, fl failer, checkPtr bool) []Code {
 	var out []Code
 	if checkPtr {
 		out = append(out, If(Id("ptrSize").Op("!=").Lit(4).Op("&&").Id("ptrSize").Op("!=").Lit(8)).Block(
-			fl.fail("", Lit(0), "ErrPointerSize")))
+			fl.fail(Lit(""), Lit(0), "ErrPointerSize")))
 	}
 	variable := s.prefix < len(s.fields)
 	prefixPtr := s.size.Ptrs > 0
@@ -87,8 +88,15 @@ func decodeBody(s *scopeIR, fl failer, checkPtr bool) []Code {
 	if !variable {
 		return append(out, Return(fl.results(sizeExpr(s.size, Id("ptrSize")))...))
 	}
-	for _, f := range s.fields[s.prefix:] {
-		out = append(out, cursorField(f, fl)...)
+	rest := s.fields[s.prefix:]
+	for len(rest) > 0 {
+		if n := stringRun(rest); n > 1 {
+			out = append(out, stringRunBlock(rest[:n], fl))
+			rest = rest[n:]
+			continue
+		}
+		out = append(out, cursorField(rest[0], fl)...)
+		rest = rest[1:]
 	}
 	return append(out, Return(fl.results(Id("off"))...))
 }
@@ -202,6 +210,64 @@ func countExpr(ref schema.Ref, field *fieldIR) Code {
 	return Uint64().Call(Lit(ref.Lit))
 }
 
+// isUTF16Z tells whether f is a NUL-terminated UTF-16 string.
+func isUTF16Z(f *fieldIR) bool {
+	lf := f.lf
+	return lf.Kind == schema.KindUTF16 && f.elem == nil && !lf.IsArray() && !lf.Length.Set
+}
+
+// stringRun is the number of NUL-terminated UTF-16 strings that fields
+// starts with, one after another.
+func stringRun(fields []*fieldIR) int {
+	n := 0
+	for n < len(fields) && isUTF16Z(fields[n]) {
+		n++
+	}
+	return n
+}
+
+// stringRunBlock reads consecutive NUL-terminated UTF-16 strings with one
+// scan for all their terminators (a run such as MethodNamespace,
+// MethodName, MethodSignature):
+//
+//	{
+//		var z [3]int
+//		n, next := clrimpl.UTF16ZEnds(b, off, z[:])
+//		if n < 3 {
+//			return 0, decodeError("MethodLoadVerbose_V1", [...]string{"MethodNamespace", …}[n], next, ErrUnterminatedString)
+//		}
+//		e.MethodNamespace = clrimpl.MakeUTF16(b[off:z[0]:z[0]])
+//		e.MethodName = clrimpl.MakeUTF16(b[z[0]+2 : z[1] : z[1]])
+//		…
+//		off = next
+//	}
+//
+// The error names the string without a terminator and the offset where it
+// starts, as one ReadUTF16Z per field would.
+func stringRunBlock(run []*fieldIR, fl failer) Code {
+	k := len(run)
+	var names []Code
+	for _, f := range run {
+		names = append(names, Lit(f.lf.Name))
+	}
+	out := []Code{
+		Var().Id("z").Index(Lit(k)).Int(),
+		List(Id("n"), Id("next")).Op(":=").Qual(implPkg, "UTF16ZEnds").Call(Id("b"), Id("off"), Id("z").Index(Op(":"))),
+		If(Id("n").Op("<").Lit(k)).Block(
+			fl.fail(Index(Op("...")).String().Values(names...).Index(Id("n")), Id("next"), "ErrUnterminatedString")),
+	}
+	for i, f := range run {
+		start := Id("off")
+		if i > 0 {
+			start = Id("z").Index(Lit(i - 1)).Op("+").Lit(2)
+		}
+		end := Id("z").Index(Lit(i))
+		out = append(out, Id("e").Dot(f.goName).Op("=").Qual(implPkg, "MakeUTF16").Call(
+			Id("b").Index(start.Op(":").Add(end.Clone()).Op(":").Add(end))))
+	}
+	return Block(append(out, Id("off").Op("=").Id("next"))...)
+}
+
 // cursorField reads one field of the variable part at off and advances off.
 func cursorField(f *fieldIR, fl failer) []Code {
 	lf := f.lf
@@ -214,7 +280,7 @@ func cursorField(f *fieldIR, fl failer) []Code {
 		return []Code{Block(
 			Id("cnt").Op(":=").Add(countExpr(lf.Count, f.count)),
 			If(List(Id("_"), Id("ok")).Op(":=").Qual(implPkg, "ArrayLen").Call(Id("b"), Id("off"), Id("cnt"), Lit(f.elem.min)), Op("!").Id("ok")).Block(
-				fl.fail(name, Id("off"), "ErrCountTooLarge")),
+				fl.fail(Lit(name), Id("off"), "ErrCountTooLarge")),
 			Id("start").Op(":=").Id("off"),
 			For(Id("i").Op(":=").Uint64().Call(Lit(0)), Id("i").Op("<").Id("cnt"), Id("i").Op("++")).Block(
 				Var().Id("el").Id(f.elem.goName),
@@ -249,7 +315,7 @@ func cursorField(f *fieldIR, fl failer) []Code {
 		}
 		return []Code{Block(
 			List(Id("n"), Id("ok")).Op(":=").Qual(implPkg, "ArrayLen").Call(Id("b"), Id("off"), cnt, unit),
-			If(Op("!").Id("ok")).Block(fl.fail(name, Id("off"), "ErrCountTooLarge")),
+			If(Op("!").Id("ok")).Block(fl.fail(Lit(name), Id("off"), "ErrCountTooLarge")),
 			Id("e").Dot(f.goName).Op("=").Add(readFixed(f, Id("off"), Id("off").Op("+").Id("n"), 0, ptr)),
 			Id("off").Op("+=").Id("n"),
 		)}
@@ -260,7 +326,7 @@ func cursorField(f *fieldIR, fl failer) []Code {
 		}
 		return []Code{Block(
 			List(Id("s"), Id("next"), Id("ok")).Op(":=").Qual(implPkg, fn).Call(Id("b"), Id("off")),
-			If(Op("!").Id("ok")).Block(fl.fail(name, Id("off"), "ErrUnterminatedString")),
+			If(Op("!").Id("ok")).Block(fl.fail(Lit(name), Id("off"), "ErrUnterminatedString")),
 			Id("e").Dot(f.goName).Op("=").Id("s"),
 			Id("off").Op("=").Id("next"),
 		)}
@@ -273,7 +339,7 @@ func cursorField(f *fieldIR, fl failer) []Code {
 		read = Id(f.enum.goType).Call(read)
 	}
 	return []Code{
-		If(Len(Id("b")).Op("-").Id("off").Op("<").Add(size)).Block(fl.fail(name, Id("off"), "ErrShortPayload")),
+		If(Len(Id("b")).Op("-").Id("off").Op("<").Add(size)).Block(fl.fail(Lit(name), Id("off"), "ErrShortPayload")),
 		Id("e").Dot(f.goName).Op("=").Add(read),
 		Id("off").Op("+=").Add(sizeExpr(sz, ptr)),
 	}
