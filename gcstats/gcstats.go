@@ -32,7 +32,8 @@
 // The trace needs the runtime's GC keyword (0x1) at level Informational
 // (4); AllocationTick events (level Verbose) add allocation volumes, and
 // the per-heap history events (GCPerHeapHistory) exact heap sizes before
-// each GC, which are otherwise estimated.
+// each GC, which are otherwise estimated, and the free space each
+// generation keeps after it (fragmentation, often from pinned objects).
 package gcstats
 
 import (
@@ -98,6 +99,12 @@ type GC struct {
 	// GenSizeBefore and GenSizeAfter are the sizes by generation (see
 	// NumGens); GenSizeBefore is zero without per-heap histories.
 	GenSizeBefore, GenSizeAfter [NumGens]uint64
+	// Fragmentation is the free space each generation holds after the GC,
+	// its free-list space and free objects summed over the heaps, from the
+	// per-heap histories (as PerfView's GCStats counts it);
+	// HasFragmentation is false when the trace has none for the GC.
+	Fragmentation    [NumGens]uint64
+	HasFragmentation bool
 	// Promoted is the bytes that survived the GC, by generation they
 	// were in (GCHeapStats' TotalPromotedSizeN).
 	Promoted [NumGens]uint64
@@ -118,6 +125,25 @@ type GC struct {
 	ended, hasHeapStats, concurrent bool
 	perHeap                         int
 	sinceLastEnd                    time.Duration
+}
+
+// TotalFragmentation is the free space of all generations after the GC.
+func (gc *GC) TotalFragmentation() uint64 {
+	var n uint64
+	for _, v := range gc.Fragmentation {
+		n += v
+	}
+	return n
+}
+
+// FragmentationPercent is the share of generation gen, after the GC, that
+// is free space, in percent: 0 when the trace has no per-heap history for
+// the GC or the generation is empty.
+func (gc *GC) FragmentationPercent(gen int) float64 {
+	if gen < 0 || gen >= NumGens || gc.GenSizeAfter[gen] == 0 {
+		return 0
+	}
+	return 100 * float64(gc.Fragmentation[gen]) / float64(gc.GenSizeAfter[gen])
 }
 
 // Process is the GCs of one process.
@@ -458,16 +484,21 @@ func (p *Process) perHeapHistory(ev clrevents.Event) {
 	switch e := ev.(type) {
 	case *clrevents.GCPerHeapHistoryV3:
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
-			gc.GenSizeBefore[i] += e.Values.At(i).SizeBefore
+			v := e.Values.At(i)
+			gc.GenSizeBefore[i] += v.SizeBefore
+			gc.Fragmentation[i] += v.FreeListAfter + v.FreeObjAfter
 		}
 	case *clrevents.GCPerHeapHistory:
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
-			gc.GenSizeBefore[i] += e.Values.At(i).SizeBefore
+			v := e.Values.At(i)
+			gc.GenSizeBefore[i] += v.SizeBefore
+			gc.Fragmentation[i] += v.FreeListAfter + v.FreeObjAfter
 		}
 	default:
 		return
 	}
 	gc.perHeap++
+	gc.HasFragmentation = true
 	gc.HeapBefore = 0
 	for _, v := range gc.GenSizeBefore {
 		gc.HeapBefore += v

@@ -317,3 +317,91 @@ func BenchmarkRead(b *testing.B) {
 		r.Close()
 	}
 }
+
+// TestFragmentation: each GC's free space after it, by generation, equals
+// the free-list and free-object space of the per-heap histories logged
+// after its start event, summed independently here; the runtime's and
+// the .NET Framework private provider's layouts.
+func TestFragmentation(t *testing.T) {
+	for _, path := range []string{gcevents, core30, net452} {
+		t.Run(path[strings.LastIndexByte(path, '/')+1:], func(t *testing.T) {
+			needShared(t, path)
+			want := fragmentationByGC(t, path)
+			checked := 0
+			for _, p := range analyze(t, path).Processes() {
+				for _, gc := range p.GCs {
+					w, ok := want[[2]int64{p.PID, gc.Number}]
+					if !ok {
+						if gc.HasFragmentation {
+							t.Errorf("pid %d GC %d: fragmentation %v without per-heap histories", p.PID, gc.Number, gc.Fragmentation)
+						}
+						continue
+					}
+					checked++
+					if !gc.HasFragmentation || gc.Fragmentation != w {
+						t.Errorf("pid %d GC %d: fragmentation %v (has %v), want %v", p.PID, gc.Number, gc.Fragmentation, gc.HasFragmentation, w)
+					}
+					for g := range gcstats.NumGens {
+						if pct := gc.FragmentationPercent(g); gc.Complete && (pct < 0 || pct > 100) {
+							t.Errorf("pid %d GC %d gen %d: %.1f%% fragmented (%d free of %d)", p.PID, gc.Number, g, pct, gc.Fragmentation[g], gc.GenSizeAfter[g])
+						}
+					}
+				}
+			}
+			if checked == 0 || checked < len(want)-1 {
+				t.Errorf("checked %d GCs of %d with per-heap histories", checked, len(want))
+			}
+		})
+	}
+}
+
+// fragmentationByGC sums FreeListAfter and FreeObjAfter per generation of
+// every per-heap history into the latest GC started in its process.
+func fragmentationByGC(t *testing.T, path string) map[[2]int64][gcstats.NumGens]uint64 {
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	current := map[int64]int64{} // pid → the latest GC number
+	out := map[[2]int64][gcstats.NumGens]uint64{}
+	add := func(pid int64, gen int, free uint64) {
+		k := [2]int64{pid, current[pid]}
+		v := out[k]
+		if gen < gcstats.NumGens {
+			v[gen] += free
+		}
+		out[k] = v
+	}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(e.Name(), "GCStart") && !strings.HasPrefix(e.Name(), "GCPerHeapHistory") {
+			continue
+		}
+		ev, err := e.Decode()
+		if err != nil {
+			continue
+		}
+		switch ev := ev.(type) {
+		case clrevents.GCStartEvent:
+			current[e.ProcessID()] = int64(ev.GCStartFields().Count)
+		case *clrevents.GCPerHeapHistoryV3:
+			for g := range ev.Values.Len() {
+				v := ev.Values.At(g)
+				add(e.ProcessID(), g, v.FreeListAfter+v.FreeObjAfter)
+			}
+		case *clrevents.GCPerHeapHistory:
+			for g := range ev.Values.Len() {
+				v := ev.Values.At(g)
+				add(e.ProcessID(), g, v.FreeListAfter+v.FreeObjAfter)
+			}
+		}
+	}
+	return out
+}

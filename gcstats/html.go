@@ -82,16 +82,20 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 	w.WriteString("</div>\n")
 	heapChart(w, origin, p)
 
-	w.WriteString("<h3>GCs</h3>\n<table class=\"gcs\"><tr><th>GC</th><th>start ms</th><th>gen</th><th>type</th><th>reason</th><th>pause ms</th><th>pauses</th><th>duration ms</th><th>before MB</th><th>after MB</th><th>pinned</th></tr>\n")
+	w.WriteString("<h3>GCs</h3>\n<table class=\"gcs\"><tr><th>GC</th><th>start ms</th><th>gen</th><th>type</th><th>reason</th><th>pause ms</th><th>pauses</th><th>duration ms</th><th>before MB</th><th>after MB</th><th>free after MB</th><th>pinned</th></tr>\n")
 	for _, gc := range p.GCs {
 		before := mbString(gc.HeapBefore)
 		if gc.HeapBeforeEstimated {
 			before = "~" + before
 		}
-		fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
+		free := "-"
+		if gc.HasFragmentation {
+			free = mbString(gc.TotalFragmentation())
+		}
+		fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
 			gc.Number, msString(gc.Start.Sub(origin)), gc.Generation,
 			html.EscapeString(gc.Type.String()), html.EscapeString(gc.Reason.String()),
-			msString(gc.Pause), gc.Pauses, msString(gc.Duration), before, mbString(gc.HeapAfter), gc.PinnedObjects)
+			msString(gc.Pause), gc.Pauses, msString(gc.Duration), before, mbString(gc.HeapAfter), free, gc.PinnedObjects)
 	}
 	w.WriteString("</table>\n</section>\n")
 }

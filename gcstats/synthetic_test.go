@@ -117,8 +117,8 @@ func TestServerGC(t *testing.T) {
 			Count:     5,
 			Values: clrevents.GCPerHeapHistoryV3ValuesArrayOf(
 				clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: 1000},
-				clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: 100},
-				clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: 10},
+				clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: 100, FreeListAfter: 30, FreeObjAfter: uint64(h)},
+				clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: 10, FreeObjAfter: 2},
 				clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: 1},
 				clrevents.GCPerHeapHistoryV3ValuesElem{},
 			),
@@ -139,6 +139,17 @@ func TestServerGC(t *testing.T) {
 	}
 	if gc.Heaps != 4 || !gc.Complete || !near(msOf(gc.Pause), 3) {
 		t.Errorf("heaps %d complete %v pause %v, want 4 true 3ms", gc.Heaps, gc.Complete, gc.Pause)
+	}
+	// Free space after the GC, summed over the heaps: gen 1 holds
+	// 4*30 + (0+1+2+3) of its 400 bytes, gen 2 4*2 of its 40.
+	if !gc.HasFragmentation || gc.Fragmentation != [gcstats.NumGens]uint64{0, 126, 8, 0, 0} || gc.TotalFragmentation() != 134 {
+		t.Errorf("fragmentation %v (has %v), want [0 126 8 0 0]", gc.Fragmentation, gc.HasFragmentation)
+	}
+	if got := gc.FragmentationPercent(1); !near(got, 31.5) {
+		t.Errorf("gen 1 fragmentation %.2f%%, want 31.5%%", got)
+	}
+	if got := gc.FragmentationPercent(0); got != 0 {
+		t.Errorf("gen 0 (empty) fragmentation %.2f%%, want 0", got)
 	}
 }
 

@@ -28,7 +28,9 @@ import (
 // trace's first event. Keys of a GC line: pid, gc, gen, reason, type,
 // start_ms, pause_ms, pauses, suspend_ms, duration_ms, pause_percent,
 // heap_before_bytes, heap_before_estimated, heap_after_bytes,
-// promoted_bytes, pinned_objects, heaps, complete. Keys of a method
+// fragmentation_bytes (the free space left in the heap after the GC; -1
+// when the trace has no per-heap history for it), promoted_bytes,
+// pinned_objects, heaps, complete. Keys of a method
 // line: pid, method, method_id, tier, start_ms, tid, jit_ms (-1 when the
 // trace has no start event for it), il_size, native_size.
 
@@ -212,7 +214,7 @@ func appendMS(b []byte, d time.Duration) []byte {
 func mb(b uint64) string { return strconv.FormatFloat(float64(b)/1e6, 'f', 3, 64) }
 
 // gcColumns are the keys of a GC line in jsonl and the header of csv.
-var gcColumns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete"}
+var gcColumns = []string{"pid", "gc", "gen", "reason", "type", "start_ms", "pause_ms", "pauses", "suspend_ms", "duration_ms", "pause_percent", "heap_before_bytes", "heap_before_estimated", "heap_after_bytes", "fragmentation_bytes", "promoted_bytes", "pinned_objects", "heaps", "complete"}
 
 // gcRow appends the values of a GC's line to b, each after sep (JSON key
 // or CSV comma); strings go through str (JSON or CSV quoting).
@@ -253,12 +255,18 @@ func gcRow(b []byte, pid int64, gc *gcstats.GC, origin time.Time, sep func([]byt
 		case 13:
 			b = strconv.AppendUint(b, gc.HeapAfter, 10)
 		case 14:
-			b = strconv.AppendUint(b, promoted, 10)
+			if gc.HasFragmentation {
+				b = strconv.AppendUint(b, gc.TotalFragmentation(), 10)
+			} else {
+				b = append(b, "-1"...)
+			}
 		case 15:
-			b = strconv.AppendUint(b, uint64(gc.PinnedObjects), 10)
+			b = strconv.AppendUint(b, promoted, 10)
 		case 16:
-			b = strconv.AppendInt(b, int64(gc.Heaps), 10)
+			b = strconv.AppendUint(b, uint64(gc.PinnedObjects), 10)
 		case 17:
+			b = strconv.AppendInt(b, int64(gc.Heaps), 10)
+		case 18:
 			b = strconv.AppendBool(b, gc.Complete)
 		}
 	}
@@ -396,7 +404,7 @@ func writeGCText(w *bufio.Writer, origin time.Time, p *gcstats.Process) {
 	tw.row("all", strconv.Itoa(all.Count), fmtMS(all.MeanPause()), fmtMS(all.MaxPause), fmtMS(all.TotalPause), fmtMS(all.TotalDuration), mb(all.Promoted))
 	tw.flush()
 	w.WriteString("\n")
-	tw = newTable(w, "GC", "start ms", "gen", "type", "reason", "pause ms", "pauses", "suspend ms", "duration ms", "pause %", "before MB", "after MB", "promoted MB", "pinned", "heaps")
+	tw = newTable(w, "GC", "start ms", "gen", "type", "reason", "pause ms", "pauses", "suspend ms", "duration ms", "pause %", "before MB", "after MB", "free MB", "promoted MB", "pinned", "heaps")
 	for _, gc := range p.GCs {
 		var promoted uint64
 		for _, v := range gc.Promoted {
@@ -410,9 +418,13 @@ func writeGCText(w *bufio.Writer, origin time.Time, p *gcstats.Process) {
 		if !gc.Complete {
 			number += "*"
 		}
+		free := "-"
+		if gc.HasFragmentation {
+			free = mb(gc.TotalFragmentation())
+		}
 		tw.row(number, fmtMS(gc.Start.Sub(origin)), strconv.Itoa(gc.Generation), gcTypeName(gc), gc.Reason.String(),
 			fmtMS(gc.Pause), strconv.Itoa(gc.Pauses), fmtMS(gc.Suspend), fmtMS(gc.Duration),
-			strconv.FormatFloat(gc.PausePercent, 'f', 1, 64), before, mb(gc.HeapAfter), mb(promoted),
+			strconv.FormatFloat(gc.PausePercent, 'f', 1, 64), before, mb(gc.HeapAfter), free, mb(promoted),
 			strconv.FormatUint(uint64(gc.PinnedObjects), 10), strconv.Itoa(gc.Heaps))
 	}
 	tw.flush()

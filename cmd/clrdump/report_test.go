@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/gcstats"
 )
@@ -32,7 +34,7 @@ func TestReportGCJSON(t *testing.T) {
 		"pid": "number", "gc": "number", "gen": "number", "reason": "string", "type": "string",
 		"start_ms": "number", "pause_ms": "number", "pauses": "number", "suspend_ms": "number", "duration_ms": "number",
 		"pause_percent": "number", "heap_before_bytes": "number", "heap_before_estimated": "bool",
-		"heap_after_bytes": "number", "promoted_bytes": "number", "pinned_objects": "number", "heaps": "number", "complete": "bool",
+		"heap_after_bytes": "number", "fragmentation_bytes": "number", "promoted_bytes": "number", "pinned_objects": "number", "heaps": "number", "complete": "bool",
 	}
 	for i, l := range lines {
 		var m map[string]any
@@ -49,6 +51,11 @@ func TestReportGCJSON(t *testing.T) {
 		}
 		if m["gc"] != float64(i+1) || m["gen"] != float64(i+1) || m["reason"] != "Induced" || m["type"] != "NonConcurrentGC" {
 			t.Errorf("line %d: %s", i+1, l)
+		}
+		// The trace has per-heap histories: the free space is known, and
+		// part of the heap.
+		if f, ok := m["fragmentation_bytes"].(float64); !ok || f <= 0 || f >= m["heap_after_bytes"].(float64) {
+			t.Errorf("line %d: fragmentation_bytes %v of a %v-byte heap", i+1, m["fragmentation_bytes"], m["heap_after_bytes"])
 		}
 	}
 	// GC 1's heap after is TraceEvent's TotalHeapSize=657,192.
@@ -230,4 +237,30 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// TestReportUnknownFragmentation: a GC without per-heap histories has no
+// free-space figure, written as -1 (not 0, which would claim none).
+func TestReportUnknownFragmentation(t *testing.T) {
+	comma := func(b []byte, i int) []byte {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		return b
+	}
+	plain := func(b []byte, s string) []byte { return append(b, s...) }
+	col := slices.Index(gcColumns, "fragmentation_bytes")
+	for _, c := range []struct {
+		gc   gcstats.GC
+		want string
+	}{
+		{gcstats.GC{Number: 1}, "-1"},
+		{gcstats.GC{Number: 2, HasFragmentation: true}, "0"},
+		{gcstats.GC{Number: 3, HasFragmentation: true, Fragmentation: [gcstats.NumGens]uint64{5, 0, 7}}, "12"},
+	} {
+		row := strings.Split(string(gcRow(nil, 1, &c.gc, time.Time{}, comma, plain)), ",")
+		if len(row) != len(gcColumns) || row[col] != c.want {
+			t.Errorf("GC %d: fragmentation_bytes %q, want %q (row %v)", c.gc.Number, row[col], c.want, row)
+		}
+	}
 }
