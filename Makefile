@@ -1,7 +1,7 @@
 # clrevents: the .NET runtime's event stream for Go.
 GO ?= go
 
-.PHONY: all build generate check-generate test test-short bench fuzz vet demo
+.PHONY: all build generate check-generate test test-short bench bench-smoke fuzz vet demo
 
 all: check-generate vet test
 
@@ -29,6 +29,11 @@ test-short:
 
 bench:
 	GO=$(GO) sh bench/run
+
+# Every benchmark once: a benchmark that fails or panics is caught in CI, not
+# the next time someone measures.
+bench-smoke:
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 # A short smoke run of every fuzz target. The budget is a count of
 # executions, not a duration: with a duration, go1.26's fuzz coordinator can

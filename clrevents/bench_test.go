@@ -598,12 +598,12 @@ var (
 	interpErr  error
 )
 
-// interpDecoder returns the reference decoder for the checked-in schema and
-// overrides, the inputs clrevents was generated from.
+// interpDecoder returns the reference decoder for the checked-in schema,
+// extra providers and overrides: the inputs clrevents was generated from.
 func interpDecoder(tb testing.TB) *interp.Decoder {
 	tb.Helper()
 	interpOnce.Do(func() {
-		m, err := gen.Load("../schema/clr.yaml", "../schema/overrides.yaml")
+		m, err := gen.Load("../schema/clr.yaml", "../schema/overrides.yaml", "../schema/extra.yaml")
 		if err != nil {
 			interpErr = err
 			return
@@ -678,7 +678,10 @@ func BenchmarkDecoder(b *testing.B) {
 			id := interpDecoder(b)
 			var provs []*interp.Provider
 			for _, pi := range clrevents.Providers() {
-				ip, _ := id.ProviderByName(pi.Name)
+				ip, ok := id.ProviderByName(pi.Name)
+				if !ok {
+					b.Fatalf("the reference decoder has no provider %s", pi.Name)
+				}
 				provs = append(provs, ip)
 			}
 			runMix(b, recs, func(recs []record) (errs int) {
