@@ -179,7 +179,8 @@ type Stats struct {
 // Stats.DecodeErrors; they are not an error of WriteTrace. A trace already
 // in the dataset is an error.
 func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader) (Stats, error) {
-	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}, stackIDs: map[string]int64{}}
+	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}, stackIDs: map[string]int64{},
+		fl: newFlusher()}
 	st, err := tw.write(ctx, src)
 	if err != nil {
 		tw.abort()
@@ -193,6 +194,7 @@ func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader
 
 type traceWriter struct {
 	d      *Dataset
+	fl     *flusher // nil once stopped
 	name   string
 	file   string
 	tables map[*clrevents.EventInfo]*table
@@ -210,10 +212,7 @@ func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*tabl
 	if _, err := os.Stat(final); err == nil {
 		return nil, fmt.Errorf("already in the dataset: %s exists", final)
 	}
-	t, err := newTable(final, name, cols, tw.d.codec, tw.d.rows)
-	if err != nil {
-		return nil, err
-	}
+	t := newTable(final, name, cols, tw.d.codec, tw.d.rows, tw.fl)
 	tw.all = append(tw.all, t)
 	return t, nil
 }
@@ -431,11 +430,18 @@ func optGUID(t *table, g clrimpl.GUID) {
 // commit closes every file and gives it its final name, the traces table
 // last: a trace whose row is in traces is complete.
 func (tw *traceWriter) commit() error {
+	var err error
 	for _, t := range tw.all {
-		if err := t.close(); err != nil {
-			tw.abort()
-			return err
+		if err = tw.fl.send(job{t: t, b: t.cur, last: true}); err != nil {
+			break
 		}
+	}
+	if serr := tw.stopFlusher(); err == nil {
+		err = serr
+	}
+	if err != nil {
+		tw.abort()
+		return err
 	}
 	order := append(tw.all[1:len(tw.all):len(tw.all)], tw.all[0])
 	for i, t := range order {
@@ -450,7 +456,18 @@ func (tw *traceWriter) commit() error {
 	return nil
 }
 
+// stopFlusher waits for the flusher to finish what it was sent.
+func (tw *traceWriter) stopFlusher() error {
+	if tw.fl == nil {
+		return nil
+	}
+	err := tw.fl.stop()
+	tw.fl = nil
+	return err
+}
+
 func (tw *traceWriter) abort() {
+	tw.stopFlusher()
 	for _, t := range tw.all {
 		t.abort()
 	}

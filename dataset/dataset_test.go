@@ -145,3 +145,38 @@ func TestAllocsPerEvent(t *testing.T) {
 		t.Logf("%.0f allocations for %d events: %.3f an event", allocs, events, per)
 	}
 }
+
+// TestWriteFailure: a table whose file cannot be created (here a
+// temporary file left in its place) fails the trace with an error naming
+// the file, after the flusher has finished, and leaves nothing but what
+// was there before; a later write of the trace succeeds once it is gone.
+func TestWriteFailure(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	d, err := Create(dir, Options{RowGroupRows: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(dir, "generic", "."+FileName(small)+".tmp")
+	if err := os.MkdirAll(filepath.Dir(blocker), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocker, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_, err = writeSmall(t, d, context.Background())
+	if err == nil || !strings.Contains(err.Error(), blocker) || !errors.Is(err, os.ErrExist) {
+		t.Fatalf("err = %v, want one naming %s and wrapping os.ErrExist", err, blocker)
+	}
+	t.Log(err)
+	if f := files(t, dir); len(f) != 1 || f[0] != blocker {
+		t.Errorf("files left: %v, want only %s", f, blocker)
+	}
+	os.Remove(blocker)
+	st, err := writeSmall(t, d, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(files(t, dir)); n != st.Tables {
+		t.Errorf("%d files, want %d", n, st.Tables)
+	}
+}

@@ -88,47 +88,102 @@ func newSchema(name string, cols []column) *parquet.Schema {
 }
 
 // table is one Parquet file being written: a temporary name until the
-// trace's commit renames it. Values are collected per column and handed to
-// the column writers a batch at a time, with no parquet.Row in between (a
-// row-wise write costs twice as much).
+// trace's commit renames it. Values are collected per column, a batch of
+// rows at a time, with no parquet.Row in between (a row-wise write costs
+// twice as much). A full batch goes to the trace's flusher, which hands it
+// to the column writers, compresses and writes the pages on a goroutine of
+// its own, while the trace's reader fills the table's other batch.
+//
+// The fields above the line are the reading side's; the file and the
+// Parquet writer are the flusher's alone (it opens them on the table's
+// first batch, so even the file system's work is off the reading side).
 type table struct {
 	final, tmp string
-	f          *os.File
-	w          *parquet.GenericWriter[any]
-	rg         *parquet.ConcurrentRowGroupWriter
 	cols       []column
-	colVals    [][]parquet.Value // per column, the batch's values; byte values alias arena
-	arena      []byte
-	batch      int   // rows in the batch
-	inGroup    int64 // rows in the row group, written or batched
-	maxRows    int64 // rows per row group
-	col        int   // the next column of the current row
+	wide       []bool // per column: a 64-bit integer
+	fl         *flusher
+	cur        *batch      // the batch being filled
+	free       chan *batch // batches the flusher is done with
+	inGroup    int64       // rows in the row group, written or batched
+	maxRows    int64       // rows per row group
+	col        int         // the next column of the current row
 	scratch    []byte
+
+	// The flusher's.
+	name   string
+	codec  compress.Codec
+	opened chan error // open's result, once
+	ready  bool       // opened was received
+	ours   bool       // open created the temporary file
+	f      *os.File
+	w      *parquet.GenericWriter[any]
+	rg     *parquet.ConcurrentRowGroupWriter
+}
+
+// batch is a batch of rows, column by column.
+type batch struct {
+	vals   [][]parquet.Value // per column; byte values alias arena
+	arena  []byte
+	rows   int
+	commit bool // the row group ends with this batch
 }
 
 // batchRows is how many rows a table collects before handing them to the
-// column writers.
+// flusher. Each table has two batches: one being filled, one being
+// written.
 const batchRows = 1024
 
-func newTable(final string, name string, cols []column, codec compress.Codec, rowGroupRows int64) (*table, error) {
-	if err := os.MkdirAll(filepath.Dir(final), 0o777); err != nil {
-		return nil, err
+func newTable(final string, name string, cols []column, codec compress.Codec, rowGroupRows int64, fl *flusher) *table {
+	t := &table{final: final, tmp: filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp"),
+		name: name, codec: codec, cols: cols, maxRows: rowGroupRows, fl: fl,
+		wide: make([]bool, len(cols)), free: make(chan *batch, 2), scratch: make([]byte, 0, 16<<10)}
+	for i, c := range cols {
+		t.wide[i] = c.kind.Bits() == 64
 	}
-	tmp := filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	t.cur = &batch{vals: make([][]parquet.Value, len(cols))}
+	t.free <- &batch{vals: make([][]parquet.Value, len(cols))}
+	// Creating directories and files takes system calls that some file
+	// systems make slow; they overlap the reading and the other tables'
+	// writing instead of holding up either.
+	t.opened = make(chan error, 1)
+	go func() { t.opened <- t.open() }()
+	return t
+}
+
+// wait waits for open (the flusher's, or the trace's once the flusher
+// has stopped).
+func (t *table) wait() error {
+	if !t.ready {
+		t.ready = true
+		if err := <-t.opened; err != nil {
+			t.w = nil
+			return err
+		}
+	}
+	if t.w == nil {
+		return fmt.Errorf("not open")
+	}
+	return nil
+}
+
+// open creates the temporary file and the Parquet writer.
+func (t *table) open() error {
+	if err := os.MkdirAll(filepath.Dir(t.final), 0o777); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(t.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	t := &table{final: final, tmp: tmp, f: f, cols: cols, maxRows: rowGroupRows,
-		colVals: make([][]parquet.Value, len(cols)), scratch: make([]byte, 0, 16<<10)}
 	var noBounds []string
-	for _, c := range cols {
+	for _, c := range t.cols {
 		if c.kind == clrimpl.ColumnJSON || c.kind == clrimpl.ColumnBinary {
 			noBounds = append(noBounds, c.name)
 		}
 	}
-	t.w = parquet.NewGenericWriter[any](f, newSchema(name, cols),
-		parquet.Compression(codec),
+	t.f, t.ours = f, true
+	t.w = parquet.NewGenericWriter[any](f, newSchema(t.name, t.cols),
+		parquet.Compression(t.codec),
 		// Strings repeat (the trace, names, enum names): dictionaries make
 		// them small before compression, and cheaper to compress.
 		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.RLEDictionary),
@@ -139,7 +194,7 @@ func newTable(final string, name string, cols []column, codec compress.Codec, ro
 		parquet.CreatedBy("clrevents", "dataset", "v1"),
 	)
 	t.rg = t.w.BeginRowGroup()
-	return t, nil
+	return nil
 }
 
 // pageBufferSize is the uncompressed page size of every column.
@@ -148,34 +203,48 @@ const pageBufferSize = 64 << 10
 // begin starts a row.
 func (t *table) begin() { t.col = 0 }
 
-// end finishes the row, writing the batch when it is full and the row
-// group when it has its rows.
+// end finishes the row, shipping the batch when it is full or the row
+// group has its rows.
 func (t *table) end() error {
 	if t.col != len(t.cols) {
 		return fmt.Errorf("row of %d values for %d columns", t.col, len(t.cols))
 	}
-	t.batch++
+	t.cur.rows++
 	t.inGroup++
-	if t.batch == batchRows || t.inGroup >= t.maxRows {
-		return t.flushBatch()
+	if t.inGroup >= t.maxRows {
+		t.inGroup = 0
+		t.cur.commit = true
+		return t.ship()
+	}
+	if t.cur.rows == batchRows {
+		return t.ship()
 	}
 	return nil
 }
 
-func (t *table) flushBatch() error {
-	if t.batch > 0 {
+// ship hands the batch to the flusher and takes the other one back,
+// waiting for the flusher to finish with it.
+func (t *table) ship() error {
+	if err := t.fl.send(job{t: t, b: t.cur}); err != nil {
+		return err
+	}
+	t.cur = <-t.free
+	return nil
+}
+
+// write hands a batch to the column writers (the flusher's work).
+func (t *table) write(b *batch) error {
+	if err := t.wait(); err != nil {
+		return err
+	}
+	if b.rows > 0 {
 		for i, cw := range t.rg.ColumnWriters() {
-			if _, err := cw.WriteRowValues(t.colVals[i]); err != nil {
+			if _, err := cw.WriteRowValues(b.vals[i]); err != nil {
 				return err
 			}
-			clear(t.colVals[i])
-			t.colVals[i] = t.colVals[i][:0]
 		}
-		t.batch = 0
-		t.arena = t.arena[:0]
 	}
-	if t.inGroup >= t.maxRows {
-		t.inGroup = 0
+	if b.commit {
 		if _, err := t.rg.Commit(); err != nil {
 			return err
 		}
@@ -183,15 +252,30 @@ func (t *table) flushBatch() error {
 	return nil
 }
 
+// recycle empties a batch the flusher is done with and gives it back.
+// The values are not cleared: the only memory they point to is the
+// batch's own arena (and the arrays it grew from, until the next rows
+// overwrite them).
+func (t *table) recycle(b *batch) {
+	for i := range b.vals {
+		b.vals[i] = b.vals[i][:0]
+	}
+	b.arena = b.arena[:0]
+	b.rows = 0
+	b.commit = false
+	t.free <- b
+}
+
 func (t *table) put(v parquet.Value) {
 	if t.col >= len(t.cols) {
 		t.col++ // counted, reported by end
 		return
 	}
+	vals := append(t.cur.vals[t.col], v)
 	if t.cols[t.col].optional {
-		v = v.Level(0, 1, t.col)
+		vals[len(vals)-1].SetDefinitionLevel(1)
 	}
-	t.colVals[t.col] = append(t.colVals[t.col], v)
+	t.cur.vals[t.col] = vals
 	t.col++
 }
 
@@ -199,18 +283,18 @@ func (t *table) put(v parquet.Value) {
 // repetition level 0 starts the row's list, 1 continues it.
 func (t *table) uintList(v []uint64) {
 	if t.col < len(t.cols) {
-		vals := t.colVals[t.col]
+		vals := t.cur.vals[t.col]
 		for i, x := range v {
 			vals = append(vals, parquet.Int64Value(int64(x)).Level(min(i, 1), 1, t.col))
 		}
-		t.colVals[t.col] = vals
+		t.cur.vals[t.col] = vals
 	}
 	t.col++
 }
 
 func (t *table) null() {
 	if t.col < len(t.cols) {
-		t.colVals[t.col] = append(t.colVals[t.col], parquet.NullValue().Level(0, 0, t.col))
+		t.cur.vals[t.col] = append(t.cur.vals[t.col], parquet.Value{})
 	}
 	t.col++
 }
@@ -221,7 +305,7 @@ func (t *table) null() {
 func (t *table) Bool(v bool) { t.put(parquet.BooleanValue(v)) }
 
 func (t *table) Int(v int64) {
-	if t.col < len(t.cols) && t.cols[t.col].kind.Bits() == 64 {
+	if t.col < len(t.cols) && t.wide[t.col] {
 		t.put(parquet.Int64Value(v))
 		return
 	}
@@ -229,7 +313,7 @@ func (t *table) Int(v int64) {
 }
 
 func (t *table) Uint(v uint64) {
-	if t.col < len(t.cols) && t.cols[t.col].kind.Bits() == 64 {
+	if t.col < len(t.cols) && t.wide[t.col] {
 		t.put(parquet.Int64Value(int64(v)))
 		return
 	}
@@ -258,9 +342,11 @@ func (t *table) Scratch() []byte { return t.scratch[:0] }
 // keep copies b into the batch's arena. Values of earlier rows keep
 // pointing at the old array when the arena grows, which stays alive.
 func (t *table) keep(b []byte) []byte {
-	n := len(t.arena)
-	t.arena = append(t.arena, b...)
-	return t.arena[n:len(t.arena):len(t.arena)]
+	a := t.cur.arena
+	n := len(a)
+	a = append(a, b...)
+	t.cur.arena = a
+	return a[n:len(a):len(a)]
 }
 
 // guidBytes is the GUID in RFC 4122 (big-endian) byte order, as its text
@@ -274,23 +360,31 @@ func guidBytes(g clrimpl.GUID) [16]byte {
 	return b
 }
 
-// close writes the rest and the footer; the file keeps its temporary name
-// until the trace's commit renames it.
-func (t *table) close() error {
-	t.inGroup = max(t.inGroup, 1) * t.maxRows // commit what is left
-	err := t.flushBatch()
-	if cerr := t.w.Close(); err == nil {
-		err = cerr
+// finish writes the rest and the footer (the flusher's work); the file
+// keeps its temporary name until the trace's commit renames it.
+func (t *table) finish(b *batch) error {
+	b.commit = true // what is left, as one more row group (none when empty)
+	if err := t.write(b); err != nil {
+		return err
 	}
+	err := t.w.Close()
 	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}
+	t.w, t.f = nil, nil
 	return err
 }
 
-// abort removes the temporary file.
+// abort removes the temporary file if open created it (once the flusher
+// has stopped).
 func (t *table) abort() {
-	t.w.Close()
-	t.f.Close()
-	os.Remove(t.tmp)
+	t.wait()
+	if t.w != nil {
+		t.w.Close()
+		t.f.Close()
+		t.w, t.f = nil, nil
+	}
+	if t.ours {
+		os.Remove(t.tmp)
+	}
 }
