@@ -32,7 +32,9 @@ func ExampleBuild() {
 	for frames, v := range p.Folded() {
 		stacks = append(stacks, stack{frames, v})
 	}
-	slices.SortFunc(stacks, func(a, b stack) int { return cmp.Or(cmp.Compare(b.nanos, a.nanos), strings.Compare(a.frames, b.frames)) })
+	slices.SortFunc(stacks, func(a, b stack) int {
+		return cmp.Or(cmp.Compare(b.nanos, a.nanos), strings.Compare(a.frames, b.frames))
+	})
 	for _, s := range stacks[:3] {
 		frames := strings.Split(s.frames, ";") // root first
 		caller, leaf := frames[len(frames)-2], frames[len(frames)-1]

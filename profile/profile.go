@@ -1,5 +1,7 @@
 // Package profile builds profiles from .NET runtime traces: CPU and thread
-// time from the SampleProfiler's ThreadSample events, allocations from
+// time from the SampleProfiler's ThreadSample events (EventPipe) or the
+// kernel's CPU samples and stack walks (ETW, see "CPU in an ETW trace"
+// below), allocations from
 // GCAllocationTick and AllocationSampled, lock contention from
 // ContentionStart/Stop and exceptions from ExceptionThrown, each sample with
 // its managed stack resolved by package symbols. A Profile writes itself as
@@ -32,6 +34,22 @@
 // between the two counts on the side the thread came from; samples before
 // the trace's sync time are dropped. With ManagedOnly, time outside managed
 // code is left out. Values are nanoseconds.
+//
+// # CPU in an ETW trace
+//
+// A kernel session (PerfView's default) samples every processor once a
+// millisecond, or at the interval the trace's PerfInfo/CollectionStart
+// gives, and walks each sample's stack. Each sample counts that interval
+// (times its Count) on the stack the kernel walked: the kernel-mode
+// frames, then the user-mode ones, whether the walk came whole
+// (StackWalk/Stack) or as keys of cached stacks that a later KeyDelete or
+// KeyRundown (or an earlier KeyCreate) defines; a sample whose walk never
+// came has its sampled address alone. A sample names its thread, and the
+// kernel's Thread events its process (-1 when the trace does not say).
+// The idle processors are thread 0 of process 0, whose samples have no
+// stack walk. Native frames resolve to their image (symbols.Native); a run
+// of frames in one image is one frame. ManagedOnly keeps the samples whose
+// innermost frame is a managed method.
 package profile
 
 import (
@@ -102,7 +120,7 @@ func (k Kind) SampleTypes() []ValueType {
 func (k Kind) missing() string {
 	switch k {
 	case CPU:
-		return "no SampleProfiler ThreadSample events with stacks; enable the Microsoft-DotNETCore-SampleProfiler provider"
+		return "no SampleProfiler ThreadSample events with stacks (EventPipe: enable the Microsoft-DotNETCore-SampleProfiler provider) and no kernel CPU samples (ETW: enable the kernel's Profile flag with stack walks, as PerfView collect does)"
 	case Alloc:
 		return "no GCAllocationTick or AllocationSampled events with stacks; enable the Microsoft-Windows-DotNETRuntime provider with the GC keyword (0x1) at level 5 (verbose), or the AllocationSampling keyword (0x80000000000) on .NET 10+"
 	case Contention:
@@ -234,7 +252,7 @@ type Builder struct {
 	cpuThreads  []cpuThread // by thread index
 	contention  map[threadKey]pending
 	stops       []int64 // by raw: when the contention ended, its place in time
-	v0s         []int64 // by raw: the first value of an allocation
+	v0s         []int64 // by raw: the first value of an allocation or a kernel sample
 	first, last int64
 	seen        bool
 
@@ -242,6 +260,8 @@ type Builder struct {
 	// before it on the same thread.
 	lastOnThread map[threadKey]lastEvent
 	walk         []uint64
+	// ETW: the kernel's CPU samples and their stacks (kernel.go).
+	k kstate
 }
 
 // lastEvent is the last event of a thread in an ETW trace: a sample
@@ -347,6 +367,10 @@ func (b *Builder) classify(info *clrevents.EventInfo) class {
 func (b *Builder) Add(e *trace.Event) error {
 	info, ok := e.Schema()
 	if !ok {
+		if x := e.ETL(); x != nil {
+			_, err := b.kernelEvent(x)
+			return err
+		}
 		return nil
 	}
 	c := b.classify(info)
@@ -742,6 +766,7 @@ type resolved struct {
 	stack    symbols.StackID
 	counts   [symbols.NumReasons]int64
 	ok       bool
+	managed  bool  // the innermost frame is a managed method
 	hits     int64 // reuses of the resolution, not yet counted
 	// The sample the last raw of this stack went to, and its thread.
 	thread uint32
@@ -766,12 +791,34 @@ type aggKey struct {
 	stack    symbols.StackID
 }
 
+// collapseNative keeps one frame of each run of native frames in one
+// module: without native symbols they differ only by address, and a
+// flame graph of a dozen "clr!?" frames says no more than one.
+func (b *Builder) collapseNative(frames []symbols.FrameID) []symbols.FrameID {
+	out := frames[:0]
+	prev := ""
+	for _, id := range frames {
+		f := b.m.Frame(id)
+		if f.Reason == symbols.Native {
+			if f.ModulePath == prev && len(out) > 0 {
+				continue
+			}
+			prev = f.ModulePath
+		} else {
+			prev = ""
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
 // Finish resolves the samples' stacks and aggregates them. It fails when
 // no event made a sample.
 func (b *Builder) Finish() (*Profile, error) {
 	if b.raws.n == 0 {
 		return nil, fmt.Errorf("%w for the %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
 	}
+	b.finishKernel()
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n}
 	if b.seen {
 		p.DurationNanos = b.nanos(b.last - b.first)
@@ -800,7 +847,12 @@ func (b *Builder) Finish() (*Profile, error) {
 				var from, to int64
 				var counts [symbols.NumReasons]int64
 				frames, from, to, counts = b.m.ResolveStackSpan(k.pid, r.ts, ips, frames[:0])
-				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1}
+				managed := len(frames) > 0 && b.m.Frame(frames[len(frames)-1]).Reason == symbols.Resolved
+				frames = b.collapseNative(frames)
+				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
+			}
+			if b.o.ManagedOnly && i < len(b.k.samples) && b.k.samples[i].set && !c.managed {
+				continue // a kernel sample outside managed code
 			}
 			j := c.sample
 			if j < 0 || c.thread != r.thread || p.Samples[j].Stack != c.stack {
@@ -815,7 +867,7 @@ func (b *Builder) Finish() (*Profile, error) {
 				c.thread, c.sample = r.thread, j
 			}
 			v0 := int64(1)
-			if b.o.Kind == Alloc {
+			if i < len(b.v0s) { // allocations, and kernel samples that stand for several
 				v0 = b.v0s[i]
 			}
 			p.Samples[j].Values[0] += v0

@@ -38,6 +38,7 @@ import (
 	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -57,11 +58,15 @@ const (
 	// NotLive: methods covered the address, but none at that time (it was
 	// unloaded before, or loaded after).
 	NotLive
+	// Native: no method covers the address, but a native image the trace
+	// lists does (an ETW trace's kernel Image events): the frame names the
+	// module, not the function.
+	Native
 	// NumReasons is the number of reasons.
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"resolved", "no process", "no method covers the address", "no method live at that time"}
+var reasonNames = [NumReasons]string{"resolved", "no process", "no method covers the address", "no method live at that time", "native code (module only)"}
 
 func (r Reason) String() string {
 	if r < NumReasons {
@@ -96,9 +101,13 @@ type Frame struct {
 // Unresolved is how an unresolved frame prints, pyroscope's convention.
 const Unresolved = "?!?"
 
-// String is module!Method, "?!Method" when the module is unknown, and
+// String is module!Method, "?!Method" when the module is unknown,
+// "module!?" for native code in a known image (PerfView's convention), and
 // "?!?" for an unresolved frame.
 func (f *Frame) String() string {
+	if f.Reason == Native {
+		return f.Module + "!?"
+	}
 	if f.Reason != Resolved {
 		return Unresolved
 	}
@@ -160,6 +169,19 @@ type Map struct {
 	// Schema entries whose events Observe ignores (IL maps, JIT
 	// details...), found at their first event: later ones are not decoded.
 	ignored map[*clrevents.EventInfo]bool
+	// Native images by process (native.go), and their frames by process
+	// and address.
+	imgs     map[int64]*images
+	kernel32 bool // the kernel's images are 32-bit
+	native   map[nativeKey]FrameID
+}
+
+// nativeKey names a native frame: an address of a process in one mapping
+// of an image (a range may be mapped again by another image).
+type nativeKey struct {
+	addrKey
+	load int64
+	base uint64
 }
 
 // NewMap returns an empty Map.
@@ -167,10 +189,13 @@ func NewMap() *Map {
 	return &Map{procs: map[int64]*process{}, unresolved: map[addrKey]FrameID{}}
 }
 
-// Add feeds an event to the map: method and module events are kept, the
-// rest ignored. It returns an error only for a method or module event whose
-// payload does not decode.
+// Add feeds an event to the map: method and module events, and an ETW
+// trace's kernel Image events, are kept, the rest ignored. It returns an
+// error only for one of those whose payload does not decode.
 func (m *Map) Add(e *trace.Event) error {
+	if x := e.ETL(); x != nil && x.IsKernel(etl.GroupImage, -1) {
+		return m.AddETL(x)
+	}
 	info, ok := e.Schema()
 	if !ok || m.ignored[info] || !IsCodeEvent(info.Name) {
 		return nil
@@ -427,7 +452,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 	from, to = never, always
 	p := m.procs[pid]
 	if p == nil || len(p.methods) == 0 {
-		return m.unresolvedFrame(pid, addr, NoProcess), NoProcess, from, to
+		return m.notManaged(pid, addr, ts, NoProcess, from, to)
 	}
 	if !p.sorted {
 		p.sort()
@@ -454,15 +479,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 			continue
 		}
 		covered = true
-		for _, t := range [2]int64{me.load, me.unload} {
-			switch {
-			case t == never || t == always:
-			case t <= ts:
-				from = max(from, t)
-			default:
-				to = min(to, t)
-			}
-		}
+		from, to = narrow(from, to, ts, me.load, me.unload)
 		if me.load <= ts && ts < me.unload && (best < 0 || me.load > ms[best].load) {
 			best = j
 		}
@@ -472,7 +489,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 		if covered {
 			r = NotLive
 		}
-		return m.unresolvedFrame(pid, addr, r), r, from, to
+		return m.notManaged(pid, addr, ts, r, from, to)
 	}
 	me := &ms[best]
 	if !me.hasFrame || (!me.frameModID && p.hasModule(me.moduleID)) {
@@ -490,9 +507,49 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 	return me.frame, Resolved, from, to
 }
 
+// narrow narrows the span [from, to) around ts by the load and unload
+// times of an entry that covers the address: the answer may change at
+// either.
+func narrow(from, to, ts, load, unload int64) (int64, int64) {
+	for _, t := range [2]int64{load, unload} {
+		switch {
+		case t == never || t == always:
+		case t <= ts:
+			from = max(from, t)
+		default:
+			to = min(to, t)
+		}
+	}
+	return from, to
+}
+
 func (p *process) hasModule(id uint64) bool {
 	_, ok := p.modules[id]
 	return ok
+}
+
+// notManaged resolves an address no live method covers: to a native
+// image when one is mapped there at ts, else unresolved for reason r.
+func (m *Map) notManaged(pid int64, addr uint64, ts int64, r Reason, from, to int64) (FrameID, Reason, int64, int64) {
+	if m.imgs == nil {
+		return m.unresolvedFrame(pid, addr, r), r, from, to
+	}
+	im, lo, hi := m.findImage(pid, addr, ts)
+	from, to = max(from, lo), min(to, hi)
+	if im == nil {
+		return m.unresolvedFrame(pid, addr, r), r, from, to
+	}
+	k := nativeKey{addrKey{pid, addr}, im.load, im.base}
+	f, ok := m.native[k]
+	if !ok {
+		if m.native == nil {
+			m.native = map[nativeKey]FrameID{}
+		}
+		f = FrameID(len(m.frames))
+		m.frames = append(m.frames, Frame{Module: im.name, ModulePath: im.path, Address: addr, PID: pid, Reason: Native})
+		m.native[k] = f
+	}
+	return f, Native, from, to
 }
 
 func (m *Map) unresolvedFrame(pid int64, addr uint64, r Reason) FrameID {

@@ -112,20 +112,25 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 	return exitOK
 }
 
-// unresolvedNote says how many frames did not resolve and why; "" when all
-// did.
+// unresolvedNote says how many frames did not resolve and why, and how
+// many are native code named by module only; "" when every frame resolved
+// to a method.
 func unresolvedNote(m *symbols.Map) string {
 	c := m.Counts()
-	var total int64
-	var parts []string
+	var total, unresolved int64
+	var parts, out []string
 	for r := symbols.Reason(0); r < symbols.NumReasons; r++ {
 		total += c[r]
-		if r != symbols.Resolved && c[r] > 0 {
+		if r != symbols.Resolved && r != symbols.Native && c[r] > 0 {
+			unresolved += c[r]
 			parts = append(parts, fmt.Sprintf("%s %d", r, c[r]))
 		}
 	}
-	if len(parts) == 0 {
-		return ""
+	if c[symbols.Native] > 0 {
+		out = append(out, fmt.Sprintf("%d of %d frames in native images, named by module only", c[symbols.Native], total))
 	}
-	return fmt.Sprintf("%d of %d frames unresolved (%s)", total-c[symbols.Resolved], total, strings.Join(parts, ", "))
+	if unresolved > 0 {
+		out = append(out, fmt.Sprintf("%d of %d frames unresolved (%s)", unresolved, total, strings.Join(parts, ", ")))
+	}
+	return strings.Join(out, "; ")
 }

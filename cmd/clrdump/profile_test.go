@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,5 +108,47 @@ func TestProfileErrors(t *testing.T) {
 	// The error names the trace.
 	if _, errs, _ := dump(t, "-profile", "contention", tr); !strings.Contains(errs, "single-thread.golden.nettrace") {
 		t.Errorf("error does not name the trace: %q", errs)
+	}
+}
+
+// TestProfileETWKernel: the CPU profile of an ETW log comes from the
+// kernel's samples: the .NET process of the 4.5.2 trace, with managed
+// frames resolved, native ones named by module, and the note on stderr;
+// -managed-only keeps the samples in managed code.
+func TestProfileETWKernel(t *testing.T) {
+	const etl = "../../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	if _, err := os.Stat(etl); err != nil {
+		t.Skip("shared traces absent (../shared beside the checkout)")
+	}
+	total := func(folded string) int64 {
+		var n int64
+		for _, l := range strings.Split(strings.TrimSpace(folded), "\n") {
+			v, err := strconv.ParseInt(l[strings.LastIndexByte(l, ' ')+1:], 10, 64)
+			if err != nil {
+				t.Fatalf("line %q: %v", l, err)
+			}
+			n += v
+		}
+		return n
+	}
+	out, errs, code := dump(t, "-profile", "cpu", "-pid", "3644", etl)
+	if code != exitOK || !strings.Contains(errs, "frames in native images, named by module only") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	for _, want := range []string{";clr!?;", "Test.x86!Test.Program.Main(class System.String[]);mscorlib!System.DateTime.get_UtcNow()", "ntoskrnl!?"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no stack holds %q", want)
+		}
+	}
+	managed, _, code := dump(t, "-profile", "cpu", "-managed-only", "-pid", "3644", etl)
+	all, m := total(out), total(managed)
+	if code != exitOK || m <= 0 || m >= all || all%1_000_000 != 0 {
+		t.Errorf("exit %d: %d ns in all, %d managed", code, all, m)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(managed), "\n") {
+		stack := l[:strings.LastIndexByte(l, ' ')]
+		if leaf := stack[strings.LastIndexByte(stack, ';')+1:]; strings.HasSuffix(leaf, "!?") {
+			t.Errorf("-managed-only kept a native leaf: %s", l)
+		}
 	}
 }

@@ -1,0 +1,260 @@
+package etl
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/clrgo/clrevents/clrimpl"
+)
+
+// The payloads of the NT kernel logger's events that CPU profiles of an
+// ETW trace need: CPU samples, the stacks the kernel walks for them, the
+// threads' processes and the images (native modules) loaded in each
+// process. The layouts are those of the kernel's MOF classes
+// (PerfInfo_SampledProfile, StackWalk_Event, StackWalk_Key,
+// StackWalk_TypeGroup1, Thread_TypeGroup1, Image_Load), with pointers of
+// the event's PointerSize. Each Parse function checks the event's hook
+// (group and opcode) and length and reports a short payload with the
+// event's offset.
+
+// Kernel hook groups (the high byte of HookID) and opcodes used here.
+const (
+	GroupProcess   = 0x03
+	GroupThread    = 0x05
+	GroupPerfInfo  = 0x0F
+	GroupImage     = 0x14
+	GroupStackWalk = 0x18
+
+	// Thread and Image opcodes (Process's are the same).
+	OpStart   = 1 // Thread/Start
+	OpEnd     = 2 // Thread/End, Image/Unload
+	OpDCStart = 3 // rundown at the trace's start
+	OpDCEnd   = 4 // rundown at the trace's end
+	OpLoad    = 10
+
+	OpSampledProfile  = 46 // PerfInfo/Sample
+	OpCollectionStart = 73 // PerfInfo: a profile source's interval
+
+	OpStack          = 32 // StackWalk/Stack: the frames themselves
+	OpKeyCreate      = 34 // StackWalk: a cached stack's frames
+	OpKeyDelete      = 35
+	OpKeyRundown     = 36
+	OpStackKeyKernel = 37 // StackWalk: the key of an event's kernel frames
+	OpStackKeyUser   = 38 // StackWalk: the key of an event's user frames
+)
+
+// IsKernel reports whether e is a kernel logger event of the hook group
+// and, when op is not negative, the opcode.
+func (e *Event) IsKernel(group uint8, op int) bool {
+	switch e.HeaderKind {
+	case SystemHeader, CompactSystemHeader, PerfInfoHeader:
+	default:
+		return false
+	}
+	return uint8(e.HookID>>8) == group && (op < 0 || int(e.Opcode) == op)
+}
+
+// SampledProfile is a CPU sample (PerfInfo/Sample): the address the
+// processor was executing and the thread it was running.
+type SampledProfile struct {
+	IP       uint64
+	ThreadID uint32
+	// Count is the number of samples this event stands for (1 but when
+	// the kernel coalesced them).
+	Count uint16
+}
+
+// ParseSampledProfile reads a PerfInfo/Sample event.
+func ParseSampledProfile(e *Event) (SampledProfile, error) {
+	if !e.IsKernel(GroupPerfInfo, OpSampledProfile) {
+		return SampledProfile{}, e.notKernel("PerfInfo/Sample")
+	}
+	p, ps := e.Payload, e.PointerSize
+	if len(p) < ps+6 {
+		return SampledProfile{}, e.short("PerfInfo/Sample", ps+6)
+	}
+	return SampledProfile{IP: ptr(p, 0, ps), ThreadID: binary.LittleEndian.Uint32(p[ps:]), Count: binary.LittleEndian.Uint16(p[ps+4:])}, nil
+}
+
+// SampleInterval is a PerfInfo/CollectionStart event: the interval of a
+// profile source (source 0 is the timer CPU samples come from), in 100 ns
+// units.
+type SampleInterval struct {
+	Source, NewInterval, OldInterval uint32
+}
+
+// ParseSampleInterval reads a PerfInfo/CollectionStart event.
+func ParseSampleInterval(e *Event) (SampleInterval, error) {
+	if !e.IsKernel(GroupPerfInfo, OpCollectionStart) {
+		return SampleInterval{}, e.notKernel("PerfInfo/CollectionStart")
+	}
+	p := e.Payload
+	if len(p) < 12 {
+		return SampleInterval{}, e.short("PerfInfo/CollectionStart", 12)
+	}
+	le := binary.LittleEndian
+	return SampleInterval{Source: le.Uint32(p), NewInterval: le.Uint32(p[4:]), OldInterval: le.Uint32(p[8:])}, nil
+}
+
+// StackRef is what a stack walk event says of the event it belongs to:
+// that event's timestamp, process and thread, and either its frames
+// (StackWalk/Stack) or the key of cached frames (StackKeyKernel,
+// StackKeyUser), defined by a StackDef before or after it.
+type StackRef struct {
+	EventTimestamp      int64
+	ProcessID, ThreadID uint32
+	// Key is the cache key of a StackKeyKernel or StackKeyUser event;
+	// Kernel tells which.
+	Key    uint64
+	Kernel bool
+	// Frames are the addresses, innermost first, of a StackWalk/Stack
+	// event: its payload, PointerSize bytes each (see Frames).
+	frames []byte
+	ps     int
+}
+
+// Frames appends the addresses of a StackWalk/Stack event to dst.
+func (s *StackRef) Frames(dst []uint64) []uint64 { return appendPtrs(dst, s.frames, s.ps) }
+
+// HasFrames reports whether the event held its frames (StackWalk/Stack)
+// rather than a key.
+func (s *StackRef) HasFrames() bool { return s.frames != nil }
+
+// ParseStackRef reads a StackWalk/Stack, StackKeyKernel or StackKeyUser
+// event.
+func ParseStackRef(e *Event) (StackRef, error) {
+	const what = "StackWalk/Stack, StackKeyKernel or StackKeyUser"
+	if !e.IsKernel(GroupStackWalk, -1) {
+		return StackRef{}, e.notKernel(what)
+	}
+	p, ps := e.Payload, e.PointerSize
+	if len(p) < 16 {
+		return StackRef{}, e.short(what, 16)
+	}
+	le := binary.LittleEndian
+	s := StackRef{EventTimestamp: int64(le.Uint64(p)), ProcessID: le.Uint32(p[8:]), ThreadID: le.Uint32(p[12:]), ps: ps}
+	switch e.Opcode {
+	case OpStack:
+		s.frames = p[16 : 16+(len(p)-16)/ps*ps]
+	case OpStackKeyKernel, OpStackKeyUser:
+		if len(p) < 16+ps {
+			return StackRef{}, e.short(what, 16+ps)
+		}
+		s.Key, s.Kernel = ptr(p, 16, ps), e.Opcode == OpStackKeyKernel
+	default:
+		return StackRef{}, e.notKernel(what)
+	}
+	return s, nil
+}
+
+// StackDef is a cached stack's definition (StackWalk KeyCreate,
+// KeyDelete or KeyRundown): a key and its frames. References to the key
+// (StackKeyKernel, StackKeyUser) made while it was cached resolve to the
+// frames of the definition that follows them: the kernel writes a
+// definition when it drops the key from its cache (KeyDelete) and for
+// every key still cached when the trace stops (KeyRundown); a key may be
+// reused after it was deleted.
+type StackDef struct {
+	Key    uint64
+	frames []byte
+	ps     int
+}
+
+// Frames appends the definition's addresses, innermost first, to dst.
+func (s *StackDef) Frames(dst []uint64) []uint64 { return appendPtrs(dst, s.frames, s.ps) }
+
+// ParseStackDef reads a StackWalk KeyCreate, KeyDelete or KeyRundown event.
+func ParseStackDef(e *Event) (StackDef, error) {
+	const what = "StackWalk KeyCreate, KeyDelete or KeyRundown"
+	if !e.IsKernel(GroupStackWalk, -1) || e.Opcode < OpKeyCreate || e.Opcode > OpKeyRundown {
+		return StackDef{}, e.notKernel(what)
+	}
+	p, ps := e.Payload, e.PointerSize
+	if len(p) < ps {
+		return StackDef{}, e.short(what, ps)
+	}
+	return StackDef{Key: ptr(p, 0, ps), frames: p[ps : ps+(len(p)-ps)/ps*ps], ps: ps}, nil
+}
+
+// ThreadInfo is a Thread Start, End, DCStart or DCEnd event: which
+// process a thread belongs to, from when it starts to when it ends.
+type ThreadInfo struct {
+	ProcessID, ThreadID uint32
+}
+
+// ParseThread reads a Thread Start, End, DCStart or DCEnd event.
+func ParseThread(e *Event) (ThreadInfo, error) {
+	if !e.IsKernel(GroupThread, -1) || e.Opcode < OpStart || e.Opcode > OpDCEnd {
+		return ThreadInfo{}, e.notKernel("Thread Start, End, DCStart or DCEnd")
+	}
+	p := e.Payload
+	if len(p) < 8 {
+		return ThreadInfo{}, e.short("Thread", 8)
+	}
+	return ThreadInfo{ProcessID: binary.LittleEndian.Uint32(p), ThreadID: binary.LittleEndian.Uint32(p[4:])}, nil
+}
+
+// Image is an Image Load, Unload, DCStart or DCEnd event: a native module
+// mapped into a process (process 0 for the kernel's own modules).
+type Image struct {
+	Base, Size    uint64
+	ProcessID     uint32
+	Checksum      uint32
+	TimeDateStamp uint32
+	DefaultBase   uint64
+	// FileName is the image's path as the kernel names it
+	// (\Device\HarddiskVolume2\Windows\System32\ntdll.dll).
+	FileName clrimpl.UTF16
+}
+
+// ParseImage reads an Image Load, Unload, DCStart or DCEnd event of
+// version 2 or later (Windows Vista on).
+func ParseImage(e *Event) (Image, error) {
+	if !e.IsKernel(GroupImage, -1) || !(e.Opcode == OpLoad || (e.Opcode >= OpEnd && e.Opcode <= OpDCEnd)) {
+		return Image{}, e.notKernel("Image Load, Unload, DCStart or DCEnd")
+	}
+	if e.Version < 2 {
+		return Image{}, fmt.Errorf("etl: Image event at offset %d: version %d (want 2 or later)", e.Offset, e.Version)
+	}
+	p, ps := e.Payload, e.PointerSize
+	// ImageBase, ImageSize, ProcessId, ImageChecksum, TimeDateStamp,
+	// Reserved0 (signature level and type in version 3), DefaultBase,
+	// Reserved1-4, FileName.
+	fixed := 3*ps + 8*4
+	if len(p) < fixed {
+		return Image{}, e.short("Image", fixed)
+	}
+	le := binary.LittleEndian
+	im := Image{Base: ptr(p, 0, ps), Size: ptr(p, ps, ps), ProcessID: le.Uint32(p[2*ps:]),
+		Checksum: le.Uint32(p[2*ps+4:]), TimeDateStamp: le.Uint32(p[2*ps+8:]), DefaultBase: ptr(p, 2*ps+16, ps)}
+	name, _, ok := clrimpl.ReadUTF16Z(p, fixed)
+	if !ok {
+		return Image{}, fmt.Errorf("etl: Image event at offset %d: FileName at payload offset %d has no terminator", e.Offset, fixed)
+	}
+	im.FileName = name
+	return im, nil
+}
+
+func (e *Event) notKernel(what string) error {
+	return fmt.Errorf("etl: event at offset %d (hook 0x%04x) is not a kernel %s event", e.Offset, e.HookID, what)
+}
+
+func (e *Event) short(what string, want int) error {
+	return fmt.Errorf("etl: %s event at offset %d: payload of %d bytes, want at least %d", what, e.Offset, len(e.Payload), want)
+}
+
+// ptr reads a pointer of ps bytes at off (the caller has checked the
+// length).
+func ptr(p []byte, off, ps int) uint64 {
+	if ps == 4 {
+		return uint64(binary.LittleEndian.Uint32(p[off:]))
+	}
+	return binary.LittleEndian.Uint64(p[off:])
+}
+
+func appendPtrs(dst []uint64, b []byte, ps int) []uint64 {
+	for off := 0; off+ps <= len(b); off += ps {
+		dst = append(dst, ptr(b, off, ps))
+	}
+	return dst
+}

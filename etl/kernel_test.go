@@ -1,0 +1,211 @@
+package etl
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/internal/baseline"
+)
+
+// kev is a kernel event with a system header of the hook group and
+// opcode, pointers of ps bytes, and payload p.
+func kev(group, op uint8, ps int, p []byte) *Event {
+	return &Event{HeaderKind: SystemHeader, HookID: uint16(group)<<8 | uint16(op), Opcode: op, Version: 2, PointerSize: ps, Payload: p, Offset: 4096}
+}
+
+type pl []byte
+
+func (b pl) u16(v uint16) pl { return binary.LittleEndian.AppendUint16(b, v) }
+func (b pl) u32(v uint32) pl { return binary.LittleEndian.AppendUint32(b, v) }
+func (b pl) u64(v uint64) pl { return binary.LittleEndian.AppendUint64(b, v) }
+func (b pl) ptr(v uint64, ps int) pl {
+	if ps == 4 {
+		return b.u32(uint32(v))
+	}
+	return b.u64(v)
+}
+func (b pl) wstr(s string) pl {
+	for _, r := range s {
+		b = b.u16(uint16(r))
+	}
+	return b.u16(0)
+}
+
+func TestParseKernel(t *testing.T) {
+	for _, ps := range []int{4, 8} {
+		t.Run(strconv.Itoa(8*ps)+"bit", func(t *testing.T) {
+			s, err := ParseSampledProfile(kev(GroupPerfInfo, OpSampledProfile, ps, pl{}.ptr(0x7ff01234, ps).u32(77).u16(3).u16(0)))
+			if err != nil || s != (SampledProfile{IP: 0x7ff01234, ThreadID: 77, Count: 3}) {
+				t.Errorf("SampledProfile = %+v, %v", s, err)
+			}
+			iv, err := ParseSampleInterval(kev(GroupPerfInfo, OpCollectionStart, ps, pl{}.u32(0).u32(5000).u32(10000).wstr("Timer")))
+			if err != nil || iv != (SampleInterval{0, 5000, 10000}) {
+				t.Errorf("SampleInterval = %+v, %v", iv, err)
+			}
+			ref, err := ParseStackRef(kev(GroupStackWalk, OpStack, ps, pl{}.u64(123456).u32(10).u32(77).ptr(0x1000, ps).ptr(0x2000, ps).ptr(0x3000, ps)))
+			if fr := ref.Frames(nil); err != nil || ref.EventTimestamp != 123456 || ref.ProcessID != 10 || ref.ThreadID != 77 || !ref.HasFrames() || len(fr) != 3 || fr[0] != 0x1000 || fr[2] != 0x3000 {
+				t.Errorf("Stack = %+v %x, %v", ref, fr, err)
+			}
+			for _, op := range []uint8{OpStackKeyKernel, OpStackKeyUser} {
+				ref, err := ParseStackRef(kev(GroupStackWalk, op, ps, pl{}.u64(99).u32(10).u32(77).ptr(0xabc0, ps)))
+				if err != nil || ref.Key != 0xabc0 || ref.Kernel != (op == OpStackKeyKernel) || ref.HasFrames() {
+					t.Errorf("op %d: StackKey = %+v, %v", op, ref, err)
+				}
+			}
+			def, err := ParseStackDef(kev(GroupStackWalk, OpKeyRundown, ps, pl{}.ptr(0xabc0, ps).ptr(0x10, ps).ptr(0x20, ps)))
+			if fr := def.Frames(nil); err != nil || def.Key != 0xabc0 || len(fr) != 2 || fr[1] != 0x20 {
+				t.Errorf("KeyRundown = %+v %x, %v", def, fr, err)
+			}
+			th, err := ParseThread(kev(GroupThread, OpDCStart, ps, pl{}.u32(10).u32(77).ptr(0, ps)))
+			if err != nil || th != (ThreadInfo{10, 77}) {
+				t.Errorf("Thread = %+v, %v", th, err)
+			}
+			img := pl{}.ptr(0x10000000, ps).ptr(0x5000, ps).u32(10).u32(0xc0ffee).u32(0x5f000000).u32(0).ptr(0x10000000, ps).u32(0).u32(0).u32(0).u32(0).wstr(`\Device\HarddiskVolume2\Windows\System32\ntdll.dll`)
+			im, err := ParseImage(kev(GroupImage, OpLoad, ps, img))
+			if err != nil || im.Base != 0x10000000 || im.Size != 0x5000 || im.ProcessID != 10 || im.Checksum != 0xc0ffee || im.TimeDateStamp != 0x5f000000 ||
+				im.DefaultBase != 0x10000000 || !strings.HasSuffix(im.FileName.String(), `System32\ntdll.dll`) {
+				t.Errorf("Image = %+v, %v", im, err)
+			}
+			// Every cut short of the fixed part is an error naming the
+			// offset; so is a file name without its terminator.
+			for n := range 3*ps + 32 {
+				if _, err := ParseImage(kev(GroupImage, OpLoad, ps, img[:n])); err == nil || !strings.Contains(err.Error(), "offset 4096") {
+					t.Fatalf("Image cut to %d bytes: %v", n, err)
+				}
+			}
+			if _, err := ParseImage(kev(GroupImage, OpLoad, ps, img[:len(img)-2])); err == nil {
+				t.Error("Image without a terminated file name: no error")
+			}
+		})
+	}
+	// Wrong hooks and short payloads.
+	if _, err := ParseSampledProfile(kev(GroupThread, OpSampledProfile, 8, make([]byte, 16))); err == nil || !strings.Contains(err.Error(), "not a kernel PerfInfo/Sample") {
+		t.Errorf("wrong group: %v", err)
+	}
+	if _, err := ParseSampledProfile(&Event{HeaderKind: EventHeader, HookID: 0x0F2E, Opcode: 46, PointerSize: 8, Payload: make([]byte, 16)}); err == nil {
+		t.Error("an EventHeader event parsed as a kernel sample")
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"sample", func() error {
+			_, err := ParseSampledProfile(kev(GroupPerfInfo, OpSampledProfile, 8, make([]byte, 13)))
+			return err
+		}()},
+		{"interval", func() error {
+			_, err := ParseSampleInterval(kev(GroupPerfInfo, OpCollectionStart, 8, make([]byte, 11)))
+			return err
+		}()},
+		{"stack", func() error { _, err := ParseStackRef(kev(GroupStackWalk, OpStack, 8, make([]byte, 15))); return err }()},
+		{"key", func() error {
+			_, err := ParseStackRef(kev(GroupStackWalk, OpStackKeyUser, 8, make([]byte, 20)))
+			return err
+		}()},
+		{"def", func() error {
+			_, err := ParseStackDef(kev(GroupStackWalk, OpKeyDelete, 8, make([]byte, 7)))
+			return err
+		}()},
+		{"thread", func() error { _, err := ParseThread(kev(GroupThread, OpStart, 8, make([]byte, 7))); return err }()},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), "at offset 4096") || !strings.Contains(c.err.Error(), "want at least") {
+			t.Errorf("%s: short payload: %v", c.name, c.err)
+		}
+	}
+	old := kev(GroupImage, OpLoad, 8, make([]byte, 100))
+	old.Version = 1
+	if _, err := ParseImage(old); err == nil || !strings.Contains(err.Error(), "version 1") {
+		t.Errorf("Image version 1: %v", err)
+	}
+}
+
+// addr formats an address as the baseline does: 0x and at least eight
+// hexadecimal digits.
+func addr(v uint64) string { return fmt.Sprintf("0x%08x", v) }
+
+// TestKernelPayloadsBaseline compares the parsed kernel payloads of the
+// 4.5.2 trace with TraceEvent's values on the baseline's PerfInfo/Sample
+// and Image/DCStart lines.
+func TestKernelPayloadsBaseline(t *testing.T) {
+	data := netETL(t)
+	bl, err := baseline.ParseFile(netBaseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustReader(t, data)
+	type key struct {
+		ms  string
+		len int
+	}
+	samples, images := map[key]SampledProfile{}, map[key]Image{}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := key{baseline.FormatMSec(r.RelativeMSec(e.Timestamp)), len(e.Payload)}
+		switch {
+		case e.IsKernel(GroupPerfInfo, OpSampledProfile):
+			s, err := ParseSampledProfile(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples[k] = s
+		case e.IsKernel(GroupImage, OpDCStart):
+			im, err := ParseImage(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, dup := images[k]; !dup {
+				images[k] = im
+			}
+		}
+	}
+	checked := 0
+	for _, b := range bl.Events {
+		k := key{b.MSecText, b.DataLen}
+		want := map[string]string{}
+		switch b.FullName() {
+		case "Windows Kernel/PerfInfo/Sample":
+			s, ok := samples[k]
+			if !ok {
+				t.Errorf("line %d: no sample at %s ms", b.Line, b.MSecText)
+				continue
+			}
+			want["InstructionPointer"] = addr(s.IP)
+			want["Count"] = strconv.Itoa(int(s.Count))
+		case "Windows Kernel/Image/DCStart":
+			im, ok := images[k]
+			if !ok {
+				t.Errorf("line %d: no image at %s ms", b.Line, b.MSecText)
+				continue
+			}
+			want["ImageBase"] = addr(im.Base)
+			want["ImageSize"] = n0(int64(im.Size))
+			want["ImageChecksum"] = n0(int64(im.Checksum))
+			want["DefaultBase"] = addr(im.DefaultBase)
+			if b.PID != int64(im.ProcessID) {
+				t.Errorf("line %d: image process %d, baseline PID %d", b.Line, im.ProcessID, b.PID)
+			}
+		default:
+			continue
+		}
+		for name, w := range want {
+			if got, _ := b.Field(name); got != w {
+				t.Errorf("line %d: %s %s = %s, baseline %s", b.Line, b.FullName(), name, w, got)
+			}
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Fatalf("only %d baseline lines checked", checked)
+	}
+	t.Logf("%d baseline lines checked", checked)
+}

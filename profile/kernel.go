@@ -1,0 +1,234 @@
+package profile
+
+import (
+	"github.com/clrgo/clrevents/etl"
+)
+
+// CPU samples of an ETW trace. A kernel session samples every processor
+// (PerfInfo/Sample, once a millisecond unless the session set another
+// interval: PerfInfo/CollectionStart) and walks each sample's stack: the
+// frames come in a StackWalk/Stack event, or as keys of frames the kernel
+// cached (StackKeyKernel for the kernel-mode part, StackKeyUser for the
+// user-mode part), whose frames a KeyDelete or KeyRundown event gives
+// later (or a KeyCreate earlier). A stack event names its sample by the
+// sample's timestamp and thread. A sample carries a thread, not a process:
+// the kernel's Thread events say which process a thread is in.
+//
+// Each sample counts the interval times its Count, and its stack is the
+// kernel frames, then the user frames, innermost first; a sample whose
+// stack never came has the sampled address alone.
+
+// ksample is a kernel CPU sample waiting for its stack.
+type ksample struct {
+	ip           uint64
+	pid          int64
+	kernel, user uint32 // part index + 1; 0 when not (yet) known
+	set          bool
+}
+
+type kkey struct {
+	ts  int64
+	tid uint32
+}
+
+type kwait struct {
+	raw    int32
+	kernel bool
+}
+
+// kstate is a Builder's state for kernel samples.
+type kstate struct {
+	threads  map[uint32]int64 // thread ID -> process ID
+	interval int64            // nanoseconds per sample
+	samples  []ksample        // by raw index
+	pending  map[kkey]int32   // sample (timestamp, thread) -> raw index
+	waiting  map[uint64][]kwait
+	created  map[uint64]uint32 // keys defined by KeyCreate: part index + 1
+	partIPs  []uint64
+	partOffs []uint32
+	frames   []uint64
+	bad      int // stack events that did not parse
+}
+
+// defaultInterval is the kernel's default sampling interval, 1 ms.
+const defaultInterval = 1_000_000
+
+// kernelEvent handles a kernel event of an ETW trace: threads, sample
+// intervals, samples and their stacks for a CPU profile, images for the
+// map. It reports whether the event was one of those.
+func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
+	switch uint8(x.HookID >> 8) {
+	case etl.GroupImage:
+		return true, b.m.AddETL(x)
+	case etl.GroupThread, etl.GroupPerfInfo, etl.GroupStackWalk:
+	default:
+		return false, nil
+	}
+	if b.o.Kind != CPU || !x.IsKernel(uint8(x.HookID>>8), -1) {
+		return false, nil
+	}
+	k := &b.k
+	if k.threads == nil {
+		k.threads = map[uint32]int64{}
+		k.pending = map[kkey]int32{}
+		k.waiting = map[uint64][]kwait{}
+		k.created = map[uint64]uint32{}
+		k.partOffs = []uint32{0}
+	}
+	switch uint8(x.HookID >> 8) {
+	case etl.GroupThread:
+		if x.Opcode == etl.OpStart || x.Opcode == etl.OpDCStart {
+			t, err := etl.ParseThread(x)
+			if err != nil {
+				return true, err
+			}
+			k.threads[t.ThreadID] = int64(t.ProcessID)
+		}
+	case etl.GroupPerfInfo:
+		switch x.Opcode {
+		case etl.OpCollectionStart:
+			iv, err := etl.ParseSampleInterval(x)
+			if err != nil {
+				return true, err
+			}
+			if iv.Source == 0 && iv.NewInterval > 0 {
+				k.interval = int64(iv.NewInterval) * 100
+			}
+		case etl.OpSampledProfile:
+			s, err := etl.ParseSampledProfile(x)
+			if err != nil {
+				return true, err
+			}
+			pid, ok := k.threads[s.ThreadID]
+			if !ok {
+				pid = -1
+			}
+			if b.o.PID >= 0 && pid != b.o.PID {
+				return true, nil
+			}
+			ts := x.Timestamp
+			b.span(ts)
+			c := int64(max(s.Count, 1))
+			i := b.raws.add(raw{thread: b.thread(threadKey{pid, int64(s.ThreadID)}), ts: ts, v1: c})
+			for len(k.samples) < i {
+				k.samples = append(k.samples, ksample{})
+			}
+			for len(b.v0s) < i {
+				b.v0s = append(b.v0s, 1)
+			}
+			b.v0s = append(b.v0s, c)
+			k.samples = append(k.samples, ksample{ip: s.IP, pid: pid, set: true})
+			k.pending[kkey{ts, s.ThreadID}] = int32(i)
+		}
+	case etl.GroupStackWalk:
+		switch x.Opcode {
+		case etl.OpStack, etl.OpStackKeyKernel, etl.OpStackKeyUser:
+			ref, err := etl.ParseStackRef(x)
+			if err != nil {
+				k.bad++
+				return true, nil
+			}
+			i, ok := k.pending[kkey{ref.EventTimestamp, ref.ThreadID}]
+			if !ok {
+				return true, nil // the stack of another kind of event
+			}
+			if ref.HasFrames() {
+				k.frames = ref.Frames(k.frames[:0])
+				if len(k.frames) == 0 {
+					return true, nil
+				}
+				part := k.addPart(k.frames)
+				if isKernelAddr(k.frames[0], x.PointerSize) {
+					k.samples[i].kernel = part
+				} else {
+					k.samples[i].user = part
+				}
+			} else if part, ok := k.created[ref.Key]; ok {
+				k.assign(kwait{raw: i, kernel: ref.Kernel}, part)
+			} else {
+				k.waiting[ref.Key] = append(k.waiting[ref.Key], kwait{raw: i, kernel: ref.Kernel})
+			}
+			if !ref.Kernel && !ref.HasFrames() {
+				delete(k.pending, kkey{ref.EventTimestamp, ref.ThreadID}) // the user part comes last
+			}
+		case etl.OpKeyCreate, etl.OpKeyDelete, etl.OpKeyRundown:
+			def, err := etl.ParseStackDef(x)
+			if err != nil {
+				k.bad++
+				return true, nil
+			}
+			w, waiting := k.waiting[def.Key]
+			if !waiting && x.Opcode != etl.OpKeyCreate {
+				delete(k.created, def.Key)
+				return true, nil
+			}
+			k.frames = def.Frames(k.frames[:0])
+			part := k.addPart(k.frames)
+			for _, r := range w {
+				k.assign(r, part)
+			}
+			delete(k.waiting, def.Key)
+			if x.Opcode == etl.OpKeyCreate {
+				k.created[def.Key] = part
+			} else {
+				delete(k.created, def.Key)
+			}
+		}
+	}
+	return true, nil
+}
+
+// isKernelAddr reports whether an address is in kernel space.
+func isKernelAddr(a uint64, ptrSize int) bool {
+	if ptrSize == 4 {
+		return a >= 0x80000000
+	}
+	return a >= 0xFFFF800000000000
+}
+
+func (k *kstate) addPart(frames []uint64) uint32 {
+	k.partIPs = append(k.partIPs, frames...)
+	k.partOffs = append(k.partOffs, uint32(len(k.partIPs)))
+	return uint32(len(k.partOffs) - 1) // index + 1
+}
+
+func (k *kstate) part(p uint32) []uint64 {
+	if p == 0 {
+		return nil
+	}
+	return k.partIPs[k.partOffs[p-1]:k.partOffs[p]]
+}
+
+func (k *kstate) assign(w kwait, part uint32) {
+	if w.kernel {
+		k.samples[w.raw].kernel = part
+	} else {
+		k.samples[w.raw].user = part
+	}
+}
+
+// finishKernel gives each kernel sample its stack and its time.
+func (b *Builder) finishKernel() {
+	k := &b.k
+	if len(k.samples) == 0 {
+		return
+	}
+	interval := k.interval
+	if interval == 0 {
+		interval = defaultInterval
+	}
+	var ips []uint64
+	for i := range k.samples {
+		s := &k.samples[i]
+		if !s.set {
+			continue
+		}
+		ips = append(append(ips[:0], k.part(s.kernel)...), k.part(s.user)...)
+		if len(ips) == 0 {
+			ips = append(ips, s.ip)
+		}
+		r := b.raws.at(i)
+		r.stack = b.intern(s.pid, ips)
+		r.v1 *= interval
+	}
+}

@@ -1,0 +1,196 @@
+package profile
+
+import (
+	"encoding/binary"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// kernel builds synthetic kernel events (64-bit pointers).
+type kpl []byte
+
+func (b kpl) u16(v uint16) kpl { return binary.LittleEndian.AppendUint16(b, v) }
+func (b kpl) u32(v uint32) kpl { return binary.LittleEndian.AppendUint32(b, v) }
+func (b kpl) u64(v uint64) kpl { return binary.LittleEndian.AppendUint64(b, v) }
+func (b kpl) ptrs(v ...uint64) kpl {
+	for _, x := range v {
+		b = b.u64(x)
+	}
+	return b
+}
+
+func kev(ts int64, group, op uint8, p kpl) *etl.Event {
+	return &etl.Event{HeaderKind: etl.SystemHeader, HookID: uint16(group)<<8 | uint16(op), Opcode: op, Version: 2, PointerSize: 8, Timestamp: ts, Payload: p}
+}
+
+func imageEvent(pid uint32, base, size uint64, name string) *etl.Event {
+	p := kkpl().ptrs(base, size).u32(pid).u32(0).u32(0).u32(0).ptrs(base).u32(0).u32(0).u32(0).u32(0)
+	for _, r := range name {
+		p = p.u16(uint16(r))
+	}
+	return kev(0, etl.GroupImage, etl.OpDCStart, p.u16(0))
+}
+
+func kkpl() kpl { return kpl{} }
+
+const (
+	kbase  = 0xfffff80000000000 // ntoskrnl
+	app    = 0x400000
+	ntdll  = 0x77000000
+	stackA = 0xfffffa8000001000 // kernel key
+	stackU = 0xfffffa8000002000 // user key
+	stackC = 0xfffffa8000003000 // created key
+)
+
+// TestKernelCPUSynthetic: kernel samples with each form of stack (cached
+// kernel and user parts defined later, a direct stack, a key created
+// before, none), a thread the trace never named, and a sampling interval
+// of 0.5 ms.
+func TestKernelCPUSynthetic(t *testing.T) {
+	b := NewBuilder(Options{Kind: CPU, PID: -1}, 0, 10_000_000)
+	sample := func(ts int64, tid uint32, ip uint64, count uint16) *etl.Event {
+		return kev(ts, etl.GroupPerfInfo, etl.OpSampledProfile, kkpl().ptrs(ip).u32(tid).u16(count).u16(0))
+	}
+	ref := func(ts int64, op uint8, tid uint32, rest kpl) *etl.Event {
+		return kev(ts+1, etl.GroupStackWalk, op, append(kkpl().u64(uint64(ts)).u32(10).u32(tid), rest...))
+	}
+	events := []*etl.Event{
+		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(10).u32(77).ptrs(0, 0)),
+		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(0).u32(0).ptrs(0, 0)),
+		imageEvent(10, app, 0x10000, `\Device\HarddiskVolume2\app\app.exe`),
+		imageEvent(10, ntdll, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`),
+		imageEvent(0, kbase, 0x100000, `\SystemRoot\system32\ntoskrnl.exe`),
+		kev(1, etl.GroupPerfInfo, etl.OpCollectionStart, kkpl().u32(0).u32(5000).u32(10000)),
+		// A: in the kernel; both parts cached, defined later.
+		sample(100, 77, kbase+0x10, 1),
+		ref(100, etl.OpStackKeyKernel, 77, kkpl().ptrs(stackA)),
+		ref(100, etl.OpStackKeyUser, 77, kkpl().ptrs(stackU)),
+		// B: in user code, a direct stack, two samples coalesced.
+		sample(200, 77, app+0x50, 2),
+		ref(200, etl.OpStack, 77, kkpl().ptrs(app+0x50, ntdll+0x20)),
+		// C: no stack ever comes.
+		sample(300, 77, app+0x60, 1),
+		// D: a thread no Thread event named.
+		sample(400, 999, 0x1234, 1),
+		// E: a key created before it is used.
+		kev(450, etl.GroupStackWalk, etl.OpKeyCreate, kkpl().ptrs(stackC, kbase+0x30)),
+		sample(500, 77, kbase+0x30, 1),
+		ref(500, etl.OpStackKeyKernel, 77, kkpl().ptrs(stackC)),
+		// The definitions of A's keys.
+		kev(600, etl.GroupStackWalk, etl.OpKeyDelete, kkpl().ptrs(stackA, kbase+0x10, kbase+0x20)),
+		kev(700, etl.GroupStackWalk, etl.OpKeyRundown, kkpl().ptrs(stackU, ntdll+0x10, app+0x10, ntdll+0x20)),
+	}
+	for _, e := range events {
+		if ok, err := b.kernelEvent(e); !ok || err != nil {
+			t.Fatalf("hook %#x: %v %v", e.HookID, ok, err)
+		}
+	}
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ms = 500_000 // the interval, in nanoseconds
+	want := map[string]int64{
+		"ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,     // A: kernel frames (one run), then user
+		"ntdll!?;app!?":                    2 * ms, // B
+		"app!?":                            ms,     // C: the sampled address alone
+		"?!?":                              ms,     // D: no process, no image
+		"ntoskrnl!?":                       ms,     // E
+	}
+	if diff := cmp.Diff(want, p.Folded()); diff != "" {
+		t.Errorf("folded (-want +got):\n%s", diff)
+	}
+	var samples int64
+	for _, s := range p.Samples {
+		samples += s.Values[0]
+		if s.TID == 999 && s.PID != -1 {
+			t.Errorf("unknown thread in process %d", s.PID)
+		}
+	}
+	if samples != 6 {
+		t.Errorf("%d samples, want 6 (B counts 2)", samples)
+	}
+}
+
+// TestKernelCPUNet452: the kernel's CPU samples of the 4.5.2 trace
+// (a 64-bit kernel, an x86 .NET process): every sample counted at the
+// trace's 1 ms interval, each stack starting where the processor was,
+// managed frames resolved in the .NET process.
+func TestKernelCPUNet452(t *testing.T) {
+	const name = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	if _, err := os.Stat(name); err != nil {
+		t.Skip("shared traces absent (../shared beside the checkout)")
+	}
+	r, err := trace.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := NewBuilder(Options{Kind: CPU, PID: -1}, 0, r.Info().ClockFrequency)
+	var count, events, busy int64
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := e.ETL(); x != nil && x.IsKernel(etl.GroupPerfInfo, etl.OpSampledProfile) {
+			s, err := etl.ParseSampledProfile(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			count += int64(s.Count)
+			events++
+			if s.ThreadID != 0 {
+				busy++ // the kernel walks no stack for the idle threads (thread 0)
+			}
+		}
+		if err := b.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before Finish: each composed stack starts at the sampled address.
+	k := &b.k
+	var withStack, leafIsIP int
+	for i := range k.samples {
+		s := &k.samples[i]
+		ips := append(append([]uint64(nil), k.part(s.kernel)...), k.part(s.user)...)
+		if len(ips) == 0 {
+			continue
+		}
+		withStack++
+		if ips[0] == s.ip {
+			leafIsIP++
+		}
+	}
+	if events != 88809 || withStack < int(busy)*9/10 || leafIsIP < withStack*99/100 {
+		t.Errorf("%d samples, %d not idle, %d with stacks, %d of those starting at the sampled address", events, busy, withStack, leafIsIP)
+	}
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, ns int64
+	managed := false
+	for _, s := range p.Samples {
+		n += s.Values[0]
+		ns += s.Values[1]
+	}
+	for stack := range p.Folded() {
+		managed = managed || strings.Contains(stack, "mscorlib!System.")
+	}
+	if n != count || ns != count*1_000_000 || !managed {
+		t.Errorf("samples %d (want %d), %d ns (want %d), managed frames %v", n, count, ns, count*1_000_000, managed)
+	}
+	t.Logf("%d samples, %d not idle, %d with stacks, %d starting at the sampled address; frames resolved %.1f%%, counts %v",
+		events, busy, withStack, leafIsIP, 100*p.Map.Share(), p.Map.Counts())
+}

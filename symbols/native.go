@@ -1,0 +1,164 @@
+package symbols
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/clrgo/clrevents/etl"
+)
+
+// Native images. An ETW trace from a kernel session lists the native
+// modules (images) mapped into each process (Image Load, Unload, DCStart
+// and DCEnd events of the kernel logger; process 0 holds the kernel's own
+// modules). The Map keeps them per process over time, and an address no
+// managed method covers but an image does resolves to that image with the
+// reason Native: the module is known, the function is not (a trace holds
+// no native symbols).
+
+// image is one native module mapping.
+type image struct {
+	base, end    uint64
+	load, unload int64 // never / always when not known
+	name, path   string
+}
+
+type images struct {
+	list   []image
+	sorted bool
+	open   map[uint64]int // base -> index of the mapping still loaded
+}
+
+// kernelSpace is where kernel addresses start in a 64-bit process; a
+// 32-bit kernel's start at 0x80000000.
+const (
+	kernelSpace64 = 0xFFFF800000000000
+	kernelSpace32 = 0x80000000
+)
+
+// AddETL feeds an event read by package etl: the kernel's Image Load,
+// Unload, DCStart and DCEnd events are kept (Add does the same for a
+// trace.Event), the rest ignored. It returns an error only for an Image
+// event whose payload does not parse.
+func (m *Map) AddETL(e *etl.Event) error {
+	if !e.IsKernel(etl.GroupImage, -1) {
+		return nil
+	}
+	switch e.Opcode {
+	case etl.OpLoad, etl.OpEnd, etl.OpDCStart, etl.OpDCEnd:
+		return m.addImage(e)
+	}
+	return nil
+}
+
+// addImage records an Image event.
+func (m *Map) addImage(e *etl.Event) error {
+	im, err := etl.ParseImage(e)
+	if err != nil {
+		return err
+	}
+	if im.Size == 0 {
+		return nil
+	}
+	pid := int64(im.ProcessID)
+	if pid == 0 {
+		m.kernel32 = e.PointerSize == 4
+	}
+	ims := m.imgs[pid]
+	if ims == nil {
+		if m.imgs == nil {
+			m.imgs = map[int64]*images{}
+		}
+		ims = &images{open: map[uint64]int{}}
+		m.imgs[pid] = ims
+	}
+	ts := e.Timestamp
+	switch e.Opcode {
+	case etl.OpEnd: // Unload
+		if i, ok := ims.open[im.Base]; ok {
+			ims.list[i].unload = ts
+			delete(ims.open, im.Base)
+			return nil
+		}
+		// Loaded before the trace began.
+		ims.add(image{base: im.Base, end: im.Base + im.Size, load: never, unload: ts}, im.FileName.String())
+		return nil
+	case etl.OpDCStart, etl.OpDCEnd, etl.OpLoad:
+		if _, ok := ims.open[im.Base]; ok {
+			return nil // listed again (the rundown at the end)
+		}
+		load := ts
+		if e.Opcode != etl.OpLoad {
+			load = never
+		}
+		ims.open[im.Base] = len(ims.list)
+		ims.add(image{base: im.Base, end: im.Base + im.Size, load: load, unload: always}, im.FileName.String())
+	}
+	return nil
+}
+
+func (ims *images) add(im image, path string) {
+	im.path, im.name = path, moduleName(path)
+	if ims.sorted && len(ims.list) > 0 && ims.list[len(ims.list)-1].base > im.base {
+		ims.sorted = false
+	}
+	if len(ims.list) == 0 {
+		ims.sorted = true
+	}
+	ims.list = append(ims.list, im)
+}
+
+// findImage returns the image mapped at addr in process pid (process 0
+// for a kernel address) at time ts, nil when none, and the span of time
+// [from, to) around ts over which that answer holds.
+func (m *Map) findImage(pid int64, addr uint64, ts int64) (found *image, from, to int64) {
+	from, to = never, always
+	if addr >= kernelSpace64 || (m.kernel32 && addr >= kernelSpace32 && addr>>32 == 0) {
+		pid = 0
+	}
+	ims := m.imgs[pid]
+	if ims == nil {
+		return nil, from, to
+	}
+	if !ims.sorted {
+		// Sorting moves entries: rebuild the index of open mappings.
+		slices.SortStableFunc(ims.list, func(a, b image) int { return cmp.Compare(a.base, b.base) })
+		clear(ims.open)
+		for i := range ims.list {
+			if ims.list[i].unload == always {
+				ims.open[ims.list[i].base] = i
+			}
+		}
+		ims.sorted = true
+	}
+	// Images starting at or below addr, nearest first: images do not
+	// overlap at one time, but a range may be mapped again later.
+	i, _ := slices.BinarySearchFunc(ims.list, addr, func(im image, a uint64) int {
+		if im.base <= a {
+			return -1
+		}
+		return 1
+	})
+	for j := i - 1; j >= 0 && j >= i-maxReuse; j-- {
+		im := &ims.list[j]
+		if addr >= im.end {
+			continue
+		}
+		from, to = narrow(from, to, ts, im.load, im.unload)
+		if found == nil && im.load <= ts && ts < im.unload {
+			found = im
+		}
+	}
+	return found, from, to
+}
+
+// maxReuse is how many mappings below an address findImage looks at.
+const maxReuse = 16
+
+// Images returns how many native image mappings the map holds.
+func (m *Map) Images() int {
+	n := 0
+	for _, ims := range m.imgs {
+		n += len(ims.list)
+	}
+	return n
+}

@@ -1,0 +1,87 @@
+package symbols
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/clrgo/clrevents/etl"
+)
+
+func imageEvent(op uint8, ts int64, pid uint32, base, size uint64, name string, ps int) *etl.Event {
+	var p []byte
+	ptr := func(v uint64) {
+		if ps == 4 {
+			p = binary.LittleEndian.AppendUint32(p, uint32(v))
+		} else {
+			p = binary.LittleEndian.AppendUint64(p, v)
+		}
+	}
+	ptr(base)
+	ptr(size)
+	p = binary.LittleEndian.AppendUint32(p, pid)
+	p = append(p, make([]byte, 12)...)
+	ptr(base)
+	p = append(p, make([]byte, 16)...)
+	for _, r := range name {
+		p = binary.LittleEndian.AppendUint16(p, uint16(r))
+	}
+	p = append(p, 0, 0)
+	return &etl.Event{HeaderKind: etl.SystemHeader, HookID: uint16(etl.GroupImage)<<8 | uint16(op), Opcode: op, Version: 2, PointerSize: ps, Timestamp: ts, Payload: p}
+}
+
+// TestNativeImages: addresses no method covers resolve to the native image
+// mapped there at the time (kernel addresses to process 0's), with the
+// span over which that holds; an address outside every image, or outside
+// an image's lifetime, stays unresolved.
+func TestNativeImages(t *testing.T) {
+	m := NewMap()
+	for _, e := range []*etl.Event{
+		imageEvent(etl.OpDCStart, 0, 10, 0x77000000, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`, 8),
+		imageEvent(etl.OpLoad, 1000, 10, 0x10000000, 0x10000, `C:\app\plugin.dll`, 8),
+		imageEvent(etl.OpEnd, 2000, 10, 0x10000000, 0x10000, `C:\app\plugin.dll`, 8),
+		imageEvent(etl.OpLoad, 3000, 10, 0x10000000, 0x8000, `C:\app\other.dll`, 8),
+		imageEvent(etl.OpDCStart, 0, 0, 0xfffff80000000000, 0x800000, `\SystemRoot\system32\ntoskrnl.exe`, 8),
+		imageEvent(etl.OpDCEnd, 5000, 10, 0x77000000, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`, 8), // listed again
+	} {
+		if err := m.AddETL(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Images() != 4 {
+		t.Errorf("%d images, want 4 (the rundown's second listing is not another)", m.Images())
+	}
+	for _, c := range []struct {
+		addr     uint64
+		ts       int64
+		want     string
+		reason   Reason
+		from, to int64
+	}{
+		{0x77000010, 100, "ntdll!?", Native, never, always},
+		{0xfffff80000001000, 100, "ntoskrnl!?", Native, never, always}, // kernel space: process 0's images
+		{0x10000100, 1500, "plugin!?", Native, 1000, 2000},
+		{0x10000100, 500, Unresolved, NoProcess, never, 1000},
+		{0x10000100, 2500, Unresolved, NoProcess, 2000, 3000},
+		{0x10000100, 3500, "other!?", Native, 3000, always},
+		{0x10009000, 3500, Unresolved, NoProcess, 2000, always}, // past other.dll's end
+		{0x5000, 100, Unresolved, NoProcess, never, always},
+	} {
+		f, r, from, to := m.resolve(10, c.addr, c.ts)
+		if got := m.Frame(f).String(); got != c.want || r != c.reason || from != c.from || to != c.to {
+			t.Errorf("%#x at %d: %s (%v) over [%d, %d), want %s (%v) over [%d, %d)", c.addr, c.ts, got, r, from, to, c.want, c.reason, c.from, c.to)
+		}
+	}
+	if f := m.Frame(must(m.resolve(10, 0x77000010, 100))); f.ModulePath != `\Device\HarddiskVolume2\Windows\System32\ntdll.dll` || f.Address != 0x77000010 {
+		t.Errorf("frame %+v", f)
+	}
+	// A 32-bit kernel: its addresses start at 0x80000000.
+	m32 := NewMap()
+	if err := m32.AddETL(imageEvent(etl.OpDCStart, 0, 0, 0x82000000, 0x100000, `\SystemRoot\system32\ntoskrnl.exe`, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if f, r := m32.Resolve(10, 0x82000010, 0); m32.Frame(f).String() != "ntoskrnl!?" || r != Native {
+		t.Errorf("32-bit kernel address: %s %v", m32.Frame(f), r)
+	}
+}
+
+func must(f FrameID, _ Reason, _, _ int64) FrameID { return f }
