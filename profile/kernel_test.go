@@ -117,6 +117,25 @@ func TestKernelCPUSynthetic(t *testing.T) {
 	if samples != 6 {
 		t.Errorf("%d samples, want 6 (B counts 2)", samples)
 	}
+	// pprof: native frames have their image's mapping and a module!?
+	// function; speedscope names them the same way.
+	pp := p.Pprof()
+	fn := map[string]string{}
+	for _, l := range pp.Location {
+		if len(l.Line) > 0 && l.Mapping != nil {
+			fn[l.Line[0].Function.Name] = l.Mapping.File
+		}
+	}
+	if fn["ntdll!?"] != `\Device\HarddiskVolume2\Windows\System32\ntdll.dll` || fn["ntoskrnl!?"] != `\SystemRoot\system32\ntoskrnl.exe` {
+		t.Errorf("pprof functions and mappings: %v", fn)
+	}
+	var ss strings.Builder
+	if err := p.WriteSpeedscope(&ss); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ss.String(), `"name":"app!?"`) {
+		t.Errorf("speedscope: %s", ss.String())
+	}
 }
 
 // TestKernelCPUNet452: the kernel's CPU samples of the 4.5.2 trace

@@ -83,8 +83,9 @@ func (p *Profile) WriteFolded(w io.Writer) error {
 
 // Pprof returns the profile in pprof's form: one Mapping per module, one
 // Location per frame (an unresolved frame keeps its address and has no
-// function), Function names module!Namespace.Method(Signature), and the
-// thread (and process) as numeric labels.
+// function), Function names module!Namespace.Method(Signature) (module!?
+// for native code in a known image), and the thread (and process) as
+// numeric labels.
 func (p *Profile) Pprof() *profile.Profile {
 	out := &profile.Profile{TimeNanos: p.StartNanos, DurationNanos: p.DurationNanos}
 	for _, t := range p.SampleTypes {
@@ -103,7 +104,7 @@ func (p *Profile) Pprof() *profile.Profile {
 		}
 		f := p.Map.Frame(id)
 		l := &profile.Location{ID: uint64(len(out.Location) + 1), Address: f.Address}
-		if f.Reason == symbols.Resolved {
+		if f.Reason == symbols.Resolved || f.Reason == symbols.Native {
 			mk := f.ModulePath
 			if mk == "" {
 				mk = f.Module
@@ -213,7 +214,7 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 		for i, fr := range frames {
 			fm := p.Map.Frame(fr)
 			name := fm.String()
-			if fm.Reason != symbols.Resolved {
+			if fm.Reason != symbols.Resolved && fm.Reason != symbols.Native {
 				name = fmt.Sprintf("?!0x%x", fm.Address)
 			}
 			j, ok := frameIdx[name]
