@@ -194,6 +194,71 @@ func ParseThread(e *Event) (ThreadInfo, error) {
 	return ThreadInfo{ProcessID: binary.LittleEndian.Uint32(p), ThreadID: binary.LittleEndian.Uint32(p[4:])}, nil
 }
 
+// Process is a Process Start, End, DCStart or DCEnd event.
+type Process struct {
+	ProcessID, ParentID, SessionID uint32
+	ExitStatus                     int32
+	// ImageFileName is the executable's file name (test.exe), as the
+	// kernel writes it (ANSI, usually ASCII).
+	ImageFileName string
+	// CommandLine is the process's command line.
+	CommandLine clrimpl.UTF16
+}
+
+// ParseProcess reads a Process Start, End, DCStart or DCEnd event of
+// version 3 or 4 (Windows Vista on; version 4 adds Flags).
+func ParseProcess(e *Event) (Process, error) {
+	if !e.IsKernel(GroupProcess, -1) || e.Opcode < OpStart || e.Opcode > OpDCEnd {
+		return Process{}, e.notKernel("Process Start, End, DCStart or DCEnd")
+	}
+	if e.Version < 3 || e.Version > 4 {
+		return Process{}, fmt.Errorf("etl: Process event at offset %d: version %d (want 3 or 4)", e.Offset, e.Version)
+	}
+	p, ps := e.Payload, e.PointerSize
+	// UniqueProcessKey, ProcessId, ParentId, SessionId, ExitStatus,
+	// DirectoryTableBase, Flags (version 4), UserSID, ImageFileName,
+	// CommandLine, and in version 4 two more strings.
+	off := 2*ps + 16
+	if e.Version == 4 {
+		off += 4
+	}
+	if len(p) < off+4 {
+		return Process{}, e.short("Process", off+4)
+	}
+	le := binary.LittleEndian
+	pr := Process{ProcessID: le.Uint32(p[ps:]), ParentID: le.Uint32(p[ps+4:]), SessionID: le.Uint32(p[ps+8:]), ExitStatus: int32(le.Uint32(p[ps+12:]))}
+	// The user's SID: 4 zero bytes when there is none, else a TOKEN_USER
+	// (a pointer and a 32-bit value, padded to two pointers) followed by
+	// the SID (revision, sub-authority count, 6-byte authority, 4 bytes a
+	// sub-authority).
+	if le.Uint32(p[off:]) == 0 {
+		off += 4
+	} else {
+		tok := 2 * ps
+		if len(p) < off+tok+8 {
+			return Process{}, e.short("Process", off+tok+8)
+		}
+		off += tok + 8 + 4*int(p[off+tok+1])
+	}
+	if off > len(p) {
+		return Process{}, e.short("Process", off)
+	}
+	end := off
+	for end < len(p) && p[end] != 0 {
+		end++
+	}
+	if end == len(p) {
+		return Process{}, fmt.Errorf("etl: Process event at offset %d: ImageFileName at payload offset %d has no terminator", e.Offset, off)
+	}
+	pr.ImageFileName = string(p[off:end])
+	cmd, _, ok := clrimpl.ReadUTF16Z(p, end+1)
+	if !ok {
+		return Process{}, fmt.Errorf("etl: Process event at offset %d: CommandLine at payload offset %d has no terminator", e.Offset, end+1)
+	}
+	pr.CommandLine = cmd
+	return pr, nil
+}
+
 // Image is an Image Load, Unload, DCStart or DCEnd event: a native module
 // mapped into a process (process 0 for the kernel's own modules).
 type Image struct {

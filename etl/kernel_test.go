@@ -70,6 +70,35 @@ func TestParseKernel(t *testing.T) {
 				im.DefaultBase != 0x10000000 || !strings.HasSuffix(im.FileName.String(), `System32\ntdll.dll`) {
 				t.Errorf("Image = %+v, %v", im, err)
 			}
+			for _, v := range []uint8{3, 4} {
+				for _, withSID := range []bool{false, true} {
+					pr := pl{}.ptr(0xfffffa80, ps).u32(3644).u32(3508).u32(1).u32(259).ptr(0x1000, ps)
+					if v == 4 {
+						pr = pr.u32(0) // Flags
+					}
+					if withSID {
+						pr = pr.ptr(0xfffff8a0, ps).ptr(0, ps)                  // TOKEN_USER
+						pr = append(pr, 1, 2, 0, 0, 0, 0, 0, 5).u32(21).u32(42) // S-1-5-21-42
+					} else {
+						pr = pr.u32(0)
+					}
+					pr = append(append(pr, "Test.x86.exe"...), 0).wstr(`Test.x86.exe -n 3`).wstr("").wstr("")
+					e := kev(GroupProcess, OpDCStart, ps, pr)
+					e.Version = v
+					got, err := ParseProcess(e)
+					if err != nil || got.ProcessID != 3644 || got.ParentID != 3508 || got.SessionID != 1 || got.ExitStatus != 259 ||
+						got.ImageFileName != "Test.x86.exe" || got.CommandLine.String() != "Test.x86.exe -n 3" {
+						t.Errorf("Process v%d (SID %v) = %+v %q, %v", v, withSID, got, got.CommandLine.String(), err)
+					}
+					for _, n := range []int{10, len(pr) - 40, len(pr) - 8} {
+						cut := kev(GroupProcess, OpDCStart, ps, pr[:n])
+						cut.Version = v
+						if _, err := ParseProcess(cut); err == nil || !strings.Contains(err.Error(), "offset 4096") || strings.Contains(err.Error(), "version") {
+							t.Errorf("Process v%d cut to %d bytes: %v", v, n, err)
+						}
+					}
+				}
+			}
 			// Every cut short of the fixed part is an error naming the
 			// offset; so is a file name without its terminator.
 			for n := range 3*ps + 32 {
@@ -141,7 +170,11 @@ func TestKernelPayloadsBaseline(t *testing.T) {
 		ms  string
 		len int
 	}
-	samples, images := map[key]SampledProfile{}, map[key]Image{}
+	type proc struct {
+		Process
+		cmd string // CommandLine aliases the reader's buffer
+	}
+	samples, images, procs := map[key]SampledProfile{}, map[key]Image{}, map[key]proc{}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -158,6 +191,12 @@ func TestKernelPayloadsBaseline(t *testing.T) {
 				t.Fatal(err)
 			}
 			samples[k] = s
+		case e.IsKernel(GroupProcess, OpDCStart), e.IsKernel(GroupProcess, OpStart):
+			pr, err := ParseProcess(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			procs[k] = proc{pr, pr.CommandLine.String()}
 		case e.IsKernel(GroupImage, OpDCStart):
 			im, err := ParseImage(e)
 			if err != nil {
@@ -181,6 +220,18 @@ func TestKernelPayloadsBaseline(t *testing.T) {
 			}
 			want["InstructionPointer"] = addr(s.IP)
 			want["Count"] = strconv.Itoa(int(s.Count))
+		case "Windows Kernel/Process/DCStart", "Windows Kernel/Process/Start":
+			pr, ok := procs[k]
+			if !ok {
+				t.Errorf("line %d: no process at %s ms", b.Line, b.MSecText)
+				continue
+			}
+			want["ProcessID"] = n0(int64(pr.ProcessID))
+			want["ParentID"] = n0(int64(pr.ParentID))
+			want["ImageFileName"] = cut20(pr.ImageFileName)
+			want["CommandLine"] = cut20(pr.cmd)
+			want["ExitStatus"] = n0(int64(pr.ExitStatus))
+			want["SessionID"] = n0(int64(int32(pr.SessionID)))
 		case "Windows Kernel/Image/DCStart":
 			im, ok := images[k]
 			if !ok {

@@ -60,6 +60,19 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 	switch uint8(x.HookID >> 8) {
 	case etl.GroupImage:
 		return true, b.m.AddETL(x)
+	case etl.GroupProcess:
+		if x.IsKernel(etl.GroupProcess, etl.OpStart) || x.IsKernel(etl.GroupProcess, etl.OpDCStart) {
+			pr, err := etl.ParseProcess(x)
+			if err != nil {
+				return true, err
+			}
+			if b.procNames == nil {
+				b.procNames = map[int64]string{}
+			}
+			b.procNames[int64(pr.ProcessID)] = pr.ImageFileName
+			return true, nil
+		}
+		return false, nil
 	case etl.GroupThread, etl.GroupPerfInfo, etl.GroupStackWalk:
 	default:
 		return false, nil

@@ -61,7 +61,10 @@ func TestKernelCPUSynthetic(t *testing.T) {
 	ref := func(ts int64, op uint8, tid uint32, rest kpl) *etl.Event {
 		return kev(ts+1, etl.GroupStackWalk, op, append(kkpl().u64(uint64(ts)).u32(10).u32(tid), rest...))
 	}
+	proc := kev(0, etl.GroupProcess, etl.OpDCStart, append(kkpl().ptrs(0).u32(10).u32(4).u32(1).u32(0).ptrs(0).u32(0).u32(0), "app.exe\x00"...).u16(0).u16(0).u16(0))
+	proc.Version = 4
 	events := []*etl.Event{
+		proc,
 		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(10).u32(77).ptrs(0, 0)),
 		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(0).u32(0).ptrs(0, 0)),
 		imageEvent(10, app, 0x10000, `\Device\HarddiskVolume2\app\app.exe`),
@@ -97,12 +100,13 @@ func TestKernelCPUSynthetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ms = 500_000 // the interval, in nanoseconds
+	// Two processes: each stack starts with its process.
 	want := map[string]int64{
-		"ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,     // A: kernel frames (one run), then user
-		"ntdll!?;app!?":                    2 * ms, // B
-		"app!?":                            ms,     // C: the sampled address alone
-		"?!?":                              ms,     // D: no process, no image
-		"ntoskrnl!?":                       ms,     // E
+		"app.exe (10);ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,     // A: kernel frames (one run), then user
+		"app.exe (10);ntdll!?;app!?":                    2 * ms, // B
+		"app.exe (10);app!?":                            ms,     // C: the sampled address alone
+		"process unknown;?!?":                           ms,     // D: no process, no image
+		"app.exe (10);ntoskrnl!?":                       ms,     // E
 	}
 	if diff := cmp.Diff(want, p.Folded()); diff != "" {
 		t.Errorf("folded (-want +got):\n%s", diff)
@@ -126,6 +130,11 @@ func TestKernelCPUSynthetic(t *testing.T) {
 			fn[l.Line[0].Function.Name] = l.Mapping.File
 		}
 	}
+	for _, s := range pp.Sample {
+		if pid := s.NumLabel["pid"][0]; (pid == 10) != (len(s.Label["process"]) == 1 && s.Label["process"][0] == "app.exe") {
+			t.Errorf("pprof sample of process %d labelled %v", pid, s.Label)
+		}
+	}
 	if fn["ntdll!?"] != `\Device\HarddiskVolume2\Windows\System32\ntdll.dll` || fn["ntoskrnl!?"] != `\SystemRoot\system32\ntoskrnl.exe` {
 		t.Errorf("pprof functions and mappings: %v", fn)
 	}
@@ -133,7 +142,7 @@ func TestKernelCPUSynthetic(t *testing.T) {
 	if err := p.WriteSpeedscope(&ss); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(ss.String(), `"name":"app!?"`) {
+	if !strings.Contains(ss.String(), `"name":"app!?"`) || !strings.Contains(ss.String(), `"name":"cpu: app.exe (10), thread 77"`) {
 		t.Errorf("speedscope: %s", ss.String())
 	}
 }

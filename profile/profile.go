@@ -163,6 +163,10 @@ type Profile struct {
 	StartNanos, DurationNanos int64
 	// Name is the trace's name.
 	Name string
+	// ProcessNames are the executables' names by process ID, where the
+	// trace gives them (an ETW trace's kernel Process events); nil when
+	// none.
+	ProcessNames map[int64]string
 }
 
 // raw is a sample as read: its stack not yet resolved.
@@ -260,8 +264,10 @@ type Builder struct {
 	// before it on the same thread.
 	lastOnThread map[threadKey]lastEvent
 	walk         []uint64
-	// ETW: the kernel's CPU samples and their stacks (kernel.go).
-	k kstate
+	// ETW: the kernel's CPU samples and their stacks (kernel.go), and the
+	// processes' names.
+	k         kstate
+	procNames map[int64]string
 }
 
 // lastEvent is the last event of a thread in an ETW trace: a sample
@@ -819,7 +825,8 @@ func (b *Builder) Finish() (*Profile, error) {
 		return nil, fmt.Errorf("%w for the %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
 	}
 	b.finishKernel()
-	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n}
+	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n,
+		ProcessNames: b.procNames}
 	if b.seen {
 		p.DurationNanos = b.nanos(b.last - b.first)
 	}

@@ -22,11 +22,37 @@ func (p *Profile) main() int { return len(p.SampleTypes) - 1 }
 // module!Namespace.Method(Signature), "?!?" when unresolved.
 func (p *Profile) frameName(f symbols.FrameID) string { return p.Map.Frame(f).String() }
 
+// processName names a process as folded stacks and speedscope show it:
+// "test.exe (3644)", or "process 3644" when the trace does not name it.
+func (p *Profile) processName(pid int64) string {
+	if n := p.ProcessNames[pid]; n != "" {
+		return n + " (" + strconv.FormatInt(pid, 10) + ")"
+	}
+	if pid < 0 {
+		return "process unknown"
+	}
+	return "process " + strconv.FormatInt(pid, 10)
+}
+
+// processes reports whether the samples come from more than one process.
+func (p *Profile) processes() bool {
+	for _, s := range p.Samples {
+		if s.PID != p.Samples[0].PID {
+			return true
+		}
+	}
+	return false
+}
+
 // Folded returns the profile as folded stacks: each distinct stack (frame
 // names joined by ';', root first) with the sum of its main value over
-// every thread, zero sums left out, sorted.
+// every thread, zero sums left out, sorted. When the samples come from
+// more than one process (an ETW trace of a whole machine), each stack
+// starts with its process (processName), so that processes do not merge.
 func (p *Profile) Folded() map[string]int64 {
 	vi := p.main()
+	multi := p.processes()
+	var procs map[int64]string
 	names := make([]string, p.Stacks.Len())
 	frameNames := make([]string, p.Map.NumFrames())
 	out := make(map[string]int64, len(p.Samples)/4)
@@ -56,6 +82,21 @@ func (p *Profile) Folded() map[string]int64 {
 			}
 			n = string(buf)
 			names[s.Stack] = n
+		}
+		if multi {
+			if procs == nil {
+				procs = map[int64]string{}
+			}
+			pn, ok := procs[s.PID]
+			if !ok {
+				pn = p.processName(s.PID)
+				procs[s.PID] = pn
+			}
+			if n == "" {
+				n = pn
+			} else {
+				n = pn + ";" + n
+			}
 		}
 		out[n] += s.Values[vi]
 	}
@@ -137,11 +178,15 @@ func (p *Profile) Pprof() *profile.Profile {
 		for i := len(frames) - 1; i >= 0; i-- { // pprof lists the leaf first
 			ls = append(ls, location(frames[i]))
 		}
-		out.Sample = append(out.Sample, &profile.Sample{
+		ps := &profile.Sample{
 			Location: ls,
 			Value:    append([]int64(nil), s.Values...),
 			NumLabel: map[string][]int64{"thread": {s.TID}, "pid": {s.PID}},
-		})
+		}
+		if n := p.ProcessNames[s.PID]; n != "" {
+			ps.Label = map[string][]string{"process": {n}}
+		}
+		out.Sample = append(out.Sample, ps)
 	}
 	return out
 }
@@ -207,7 +252,7 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 			pi = len(f.Profiles)
 			byThread[k] = pi
 			f.Profiles = append(f.Profiles, ssProfile{Type: "sampled", Unit: ssUnit(p.SampleTypes[vi].Unit),
-				Name: fmt.Sprintf("%s: process %d, thread %d", p.Kind, s.PID, s.TID), Samples: [][]int{}, Weights: []int64{}})
+				Name: fmt.Sprintf("%s: %s, thread %d", p.Kind, p.processName(s.PID), s.TID), Samples: [][]int{}, Weights: []int64{}})
 		}
 		frames := p.Stacks.Frames(s.Stack)
 		stack := make([]int, len(frames))
