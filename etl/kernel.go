@@ -69,7 +69,7 @@ func ParseSampledProfile(e *Event) (SampledProfile, error) {
 	if !e.IsKernel(GroupPerfInfo, OpSampledProfile) {
 		return SampledProfile{}, e.notKernel("PerfInfo/Sample")
 	}
-	p, ps := e.Payload, e.PointerSize
+	p, ps := e.Payload, e.ptrSize()
 	if len(p) < ps+6 {
 		return SampledProfile{}, e.short("PerfInfo/Sample", ps+6)
 	}
@@ -127,7 +127,7 @@ func ParseStackRef(e *Event) (StackRef, error) {
 	if !e.IsKernel(GroupStackWalk, -1) {
 		return StackRef{}, e.notKernel(what)
 	}
-	p, ps := e.Payload, e.PointerSize
+	p, ps := e.Payload, e.ptrSize()
 	if len(p) < 16 {
 		return StackRef{}, e.short(what, 16)
 	}
@@ -169,7 +169,7 @@ func ParseStackDef(e *Event) (StackDef, error) {
 	if !e.IsKernel(GroupStackWalk, -1) || e.Opcode < OpKeyCreate || e.Opcode > OpKeyRundown {
 		return StackDef{}, e.notKernel(what)
 	}
-	p, ps := e.Payload, e.PointerSize
+	p, ps := e.Payload, e.ptrSize()
 	if len(p) < ps {
 		return StackDef{}, e.short(what, ps)
 	}
@@ -214,7 +214,7 @@ func ParseProcess(e *Event) (Process, error) {
 	if e.Version < 3 || e.Version > 4 {
 		return Process{}, fmt.Errorf("etl: Process event at offset %d: version %d (want 3 or 4)", e.Offset, e.Version)
 	}
-	p, ps := e.Payload, e.PointerSize
+	p, ps := e.Payload, e.ptrSize()
 	// UniqueProcessKey, ProcessId, ParentId, SessionId, ExitStatus,
 	// DirectoryTableBase, Flags (version 4), UserSID, ImageFileName,
 	// CommandLine, and in version 4 two more strings.
@@ -281,7 +281,7 @@ func ParseImage(e *Event) (Image, error) {
 	if e.Version < 2 {
 		return Image{}, fmt.Errorf("etl: Image event at offset %d: version %d (want 2 or later)", e.Offset, e.Version)
 	}
-	p, ps := e.Payload, e.PointerSize
+	p, ps := e.Payload, e.ptrSize()
 	// ImageBase, ImageSize, ProcessId, ImageChecksum, TimeDateStamp,
 	// Reserved0 (signature level and type in version 3), DefaultBase,
 	// Reserved1-4, FileName.
@@ -298,6 +298,14 @@ func ParseImage(e *Event) (Image, error) {
 	}
 	im.FileName = name
 	return im, nil
+}
+
+// ptrSize is the event's pointer size, 8 unless it is 4.
+func (e *Event) ptrSize() int {
+	if e.PointerSize == 4 {
+		return 4
+	}
+	return 8
 }
 
 func (e *Event) notKernel(what string) error {

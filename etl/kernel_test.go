@@ -260,3 +260,39 @@ func TestKernelPayloadsBaseline(t *testing.T) {
 	}
 	t.Logf("%d baseline lines checked", checked)
 }
+
+// FuzzKernelPayloads: no payload makes a kernel parser panic or read out of
+// bounds, and what parses stays within the payload.
+func FuzzKernelPayloads(f *testing.F) {
+	f.Add([]byte{}, uint8(OpSampledProfile), false, uint8(2))
+	f.Add(make([]byte, 90), uint8(OpDCStart), true, uint8(4))
+	f.Add(append(make([]byte, 60), 'a', 0, 0, 0), uint8(OpLoad), true, uint8(2))
+	f.Add(make([]byte, 40), uint8(OpStack), true, uint8(2))
+	f.Add(make([]byte, 24), uint8(OpKeyRundown), false, uint8(2))
+	f.Add(make([]byte, 24), uint8(OpStackKeyUser), true, uint8(2))
+	f.Fuzz(func(t *testing.T, p []byte, op uint8, wide bool, version uint8) {
+		ps := 4
+		if wide {
+			ps = 8
+		}
+		for _, g := range []uint8{GroupPerfInfo, GroupStackWalk, GroupThread, GroupImage, GroupProcess} {
+			e := kev(g, op, ps, p)
+			e.Version = version
+			ParseSampledProfile(e)
+			ParseSampleInterval(e)
+			if r, err := ParseStackRef(e); err == nil && len(r.Frames(nil))*ps > len(p) {
+				t.Fatalf("%d frames from %d bytes", len(r.Frames(nil)), len(p))
+			}
+			if d, err := ParseStackDef(e); err == nil && len(d.Frames(nil))*ps > len(p) {
+				t.Fatalf("%d frames from %d bytes", len(d.Frames(nil)), len(p))
+			}
+			ParseThread(e)
+			if im, err := ParseImage(e); err == nil && len(im.FileName.Bytes()) > len(p) {
+				t.Fatal("file name longer than the payload")
+			}
+			if pr, err := ParseProcess(e); err == nil && len(pr.ImageFileName)+len(pr.CommandLine.Bytes()) > len(p) {
+				t.Fatal("names longer than the payload")
+			}
+		}
+	})
+}
