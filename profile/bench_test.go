@@ -1,8 +1,11 @@
 package profile
 
 import (
+	"archive/zip"
 	"bytes"
+	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/clrgo/clrevents/clrevents"
@@ -52,5 +55,61 @@ func TestSampleZeroAlloc(t *testing.T) {
 	step()
 	if n := testing.AllocsPerRun(1000, step); n != 0 {
 		t.Errorf("a sample allocates %v times", n)
+	}
+}
+
+// BenchmarkBuildCPUETW builds the CPU profile of the 4.5.2 ETW trace
+// (88,809 kernel samples, 6,806 stack walks) from memory and folds it;
+// sub-benchmark read is the reading alone, for the ratio.
+func BenchmarkBuildCPUETW(b *testing.B) {
+	const name = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	zr, err := zip.OpenReader(name)
+	if err != nil {
+		b.Skip("shared traces absent (../shared beside the checkout)")
+	}
+	defer zr.Close()
+	var data []byte
+	for _, f := range zr.File {
+		if strings.HasSuffix(f.Name, ".etl") {
+			rc, err := f.Open()
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, err = io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, build := range []bool{false, true} {
+		name := "read"
+		if build {
+			name = "profile"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := trace.NewReader(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if build {
+					p, err := Build(r, Options{Kind: CPU, PID: -1})
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = p.Folded()
+				} else {
+					for {
+						if _, err := r.Next(); err != nil {
+							break
+						}
+					}
+				}
+				r.Close()
+			}
+		})
 	}
 }

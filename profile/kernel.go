@@ -22,8 +22,39 @@ import (
 type ksample struct {
 	ip           uint64
 	pid          int64
+	count        int64  // the samples it stands for
 	kernel, user uint32 // part index + 1; 0 when not (yet) known
 	set          bool
+}
+
+// ksamples are the kernel samples by raw index, in blocks of chunk
+// (raws's): growing copies nothing.
+type ksamples struct {
+	blocks [][]ksample
+	n      int // raw index + 1 of the last sample
+}
+
+// at returns the kernel sample of raw i, nil when raw i is not one.
+func (ks *ksamples) at(i int) *ksample {
+	if i/chunk >= len(ks.blocks) || ks.blocks[i/chunk] == nil {
+		return nil
+	}
+	if s := &ks.blocks[i/chunk][i%chunk]; s.set {
+		return s
+	}
+	return nil
+}
+
+func (ks *ksamples) put(i int, s ksample) {
+	for i/chunk >= len(ks.blocks) {
+		ks.blocks = append(ks.blocks, nil)
+	}
+	if ks.blocks[i/chunk] == nil {
+		ks.blocks[i/chunk] = make([]ksample, chunk)
+	}
+	s.set = true
+	ks.blocks[i/chunk][i%chunk] = s
+	ks.n = max(ks.n, i+1)
 }
 
 type kkey struct {
@@ -40,7 +71,7 @@ type kwait struct {
 type kstate struct {
 	threads  map[uint32]int64 // thread ID -> process ID
 	interval int64            // nanoseconds per sample
-	samples  []ksample        // by raw index
+	samples  ksamples
 	pending  map[kkey]int32   // sample (timestamp, thread) -> raw index
 	waiting  map[uint64][]kwait
 	created  map[uint64]uint32 // keys defined by KeyCreate: part index + 1
@@ -123,14 +154,7 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 			b.span(ts)
 			c := int64(max(s.Count, 1))
 			i := b.raws.add(raw{thread: b.thread(threadKey{pid, int64(s.ThreadID)}), ts: ts, v1: c})
-			for len(k.samples) < i {
-				k.samples = append(k.samples, ksample{})
-			}
-			for len(b.v0s) < i {
-				b.v0s = append(b.v0s, 1)
-			}
-			b.v0s = append(b.v0s, c)
-			k.samples = append(k.samples, ksample{ip: s.IP, pid: pid, set: true})
+			k.samples.put(i, ksample{ip: s.IP, pid: pid, count: c})
 			k.pending[kkey{ts, s.ThreadID}] = int32(i)
 		}
 	case etl.GroupStackWalk:
@@ -152,9 +176,9 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 				}
 				part := k.addPart(k.frames)
 				if isKernelAddr(k.frames[0], x.PointerSize) {
-					k.samples[i].kernel = part
+					k.samples.at(int(i)).kernel = part
 				} else {
-					k.samples[i].user = part
+					k.samples.at(int(i)).user = part
 				}
 			} else if part, ok := k.created[ref.Key]; ok {
 				k.assign(kwait{raw: i, kernel: ref.Kernel}, part)
@@ -214,16 +238,16 @@ func (k *kstate) part(p uint32) []uint64 {
 
 func (k *kstate) assign(w kwait, part uint32) {
 	if w.kernel {
-		k.samples[w.raw].kernel = part
+		k.samples.at(int(w.raw)).kernel = part
 	} else {
-		k.samples[w.raw].user = part
+		k.samples.at(int(w.raw)).user = part
 	}
 }
 
 // finishKernel gives each kernel sample its stack and its time.
 func (b *Builder) finishKernel() {
 	k := &b.k
-	if len(k.samples) == 0 {
+	if k.samples.n == 0 {
 		return
 	}
 	interval := k.interval
@@ -231,9 +255,9 @@ func (b *Builder) finishKernel() {
 		interval = defaultInterval
 	}
 	var ips []uint64
-	for i := range k.samples {
-		s := &k.samples[i]
-		if !s.set {
+	for i := range k.samples.n {
+		s := k.samples.at(i)
+		if s == nil {
 			continue
 		}
 		ips = append(append(ips[:0], k.part(s.kernel)...), k.part(s.user)...)

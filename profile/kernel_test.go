@@ -189,8 +189,11 @@ func TestKernelCPUNet452(t *testing.T) {
 	// Before Finish: each composed stack starts at the sampled address.
 	k := &b.k
 	var withStack, leafIsIP int
-	for i := range k.samples {
-		s := &k.samples[i]
+	for i := range k.samples.n {
+		s := k.samples.at(i)
+		if s == nil {
+			continue
+		}
 		ips := append(append([]uint64(nil), k.part(s.kernel)...), k.part(s.user)...)
 		if len(ips) == 0 {
 			continue

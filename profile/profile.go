@@ -256,7 +256,7 @@ type Builder struct {
 	cpuThreads  []cpuThread // by thread index
 	contention  map[threadKey]pending
 	stops       []int64 // by raw: when the contention ended, its place in time
-	v0s         []int64 // by raw: the first value of an allocation or a kernel sample
+	v0s         []int64 // by raw: the first value of an allocation
 	first, last int64
 	seen        bool
 
@@ -858,7 +858,8 @@ func (b *Builder) Finish() (*Profile, error) {
 				frames = b.collapseNative(frames)
 				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
 			}
-			if b.o.ManagedOnly && i < len(b.k.samples) && b.k.samples[i].set && !c.managed {
+			ks := b.k.samples.at(i)
+			if b.o.ManagedOnly && ks != nil && !c.managed {
 				continue // a kernel sample outside managed code
 			}
 			j := c.sample
@@ -874,7 +875,10 @@ func (b *Builder) Finish() (*Profile, error) {
 				c.thread, c.sample = r.thread, j
 			}
 			v0 := int64(1)
-			if i < len(b.v0s) { // allocations, and kernel samples that stand for several
+			switch {
+			case ks != nil:
+				v0 = ks.count
+			case b.o.Kind == Alloc:
 				v0 = b.v0s[i]
 			}
 			p.Samples[j].Values[0] += v0
