@@ -46,8 +46,9 @@
 // per event or per frame would be most of the dataset.
 //
 // The generic table holds, with the same header, provider, event, fields
-// (JSON: an EventSource event's fields from the trace's metadata, or
-// {"payload":"0x…"} for an event nothing describes), and error and payload
+// (JSON: an EventSource event's fields from the trace's metadata, a
+// kernel event's that package etl parses, or {"payload":"0x…"} for an
+// event nothing describes), and error and payload
 // for an event that did not decode.
 package dataset
 
@@ -399,6 +400,14 @@ func (tw *traceWriter) genericFields(t *table, e *trace.Event, decodeErr error, 
 		t.Bytes([]byte(err.Error()))
 		t.Bytes(e.Payload())
 		return
+	}
+	if x := e.ETL(); x != nil {
+		if out, ok := x.AppendKernelFields(t.Scratch(), true); ok {
+			t.Bytes(out)
+			t.null()
+			t.null()
+			return
+		}
 	}
 	b := append(t.Scratch(), `{"payload":"0x`...)
 	for _, c := range e.Payload() {

@@ -2,6 +2,7 @@ package etl
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -287,6 +288,10 @@ func FuzzKernelPayloads(f *testing.F) {
 				t.Fatalf("%d frames from %d bytes", len(d.Frames(nil)), len(p))
 			}
 			ParseThread(e)
+			if out, ok := e.AppendKernelFields(nil, true); ok && !json.Valid(out) {
+				t.Fatalf("invalid JSON %s", out)
+			}
+			e.AppendKernelFields(nil, false)
 			if im, err := ParseImage(e); err == nil && len(im.FileName.Bytes()) > len(p) {
 				t.Fatal("file name longer than the payload")
 			}
@@ -295,4 +300,47 @@ func FuzzKernelPayloads(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAppendKernelFields: each parsed kind as JSON (valid, TraceEvent's
+// field names) and as Name=value pairs; other events are left alone.
+func TestAppendKernelFields(t *testing.T) {
+	for _, c := range []struct {
+		e          *Event
+		json, text string
+	}{
+		{kev(GroupPerfInfo, OpSampledProfile, 8, pl{}.ptr(0xfffff80021561f43, 8).u32(2784).u16(1).u16(0)),
+			`{"InstructionPointer":"0xfffff80021561f43","ThreadID":2784,"Count":1}`,
+			`InstructionPointer=0xfffff80021561f43 ThreadID=2784 Count=1`},
+		{kev(GroupStackWalk, OpStack, 4, pl{}.u64(99).u32(10).u32(77).ptr(0x1000, 4).ptr(0x2000, 4)),
+			`{"EventTimeStamp":99,"StackProcess":10,"StackThread":77,"Stack":["0x1000","0x2000"]}`,
+			`EventTimeStamp=99 StackProcess=10 StackThread=77 Stack=["0x1000","0x2000"]`},
+		{kev(GroupStackWalk, OpStackKeyUser, 8, pl{}.u64(99).u32(10).u32(77).ptr(0xabc0, 8)),
+			`{"EventTimeStamp":99,"StackProcess":10,"StackThread":77,"StackKey":"0xabc0"}`, ""},
+		{kev(GroupStackWalk, OpKeyDelete, 8, pl{}.ptr(0xabc0, 8).ptr(0x10, 8)),
+			`{"StackKey":"0xabc0","Stack":["0x10"]}`, ""},
+		{kev(GroupThread, OpStart, 8, pl{}.u32(10).u32(77)),
+			`{"ProcessID":10,"ThreadID":77}`, `ProcessID=10 ThreadID=77`},
+		{kev(GroupImage, OpLoad, 8, pl{}.ptr(0x10000000, 8).ptr(0x5000, 8).u32(10).u32(7).u32(8).u32(0).ptr(0x10000000, 8).u32(0).u32(0).u32(0).u32(0).wstr(`C:\a "b".dll`)),
+			`{"ImageBase":"0x10000000","ImageSize":20480,"ProcessID":10,"ImageChecksum":7,"TimeDateStamp":8,"DefaultBase":"0x10000000","FileName":"C:\\a \"b\".dll"}`, ""},
+	} {
+		got, ok := c.e.AppendKernelFields([]byte("x"), true)
+		if !ok || string(got) != "x"+c.json || !json.Valid(got[1:]) {
+			t.Errorf("hook %#x: %s (%v), want %s", c.e.HookID, got, ok, c.json)
+		}
+		if c.text != "" {
+			if got, _ := c.e.AppendKernelFields(nil, false); string(got) != c.text {
+				t.Errorf("hook %#x text: %s, want %s", c.e.HookID, got, c.text)
+			}
+		}
+	}
+	for _, e := range []*Event{
+		kev(GroupPerfInfo, OpSampledProfile, 8, make([]byte, 3)), // short
+		kev(0x04, 64, 8, make([]byte, 40)),                       // FileIO: not parsed here
+		{HeaderKind: EventHeader, HookID: 0x0F2E, Opcode: 46, PointerSize: 8, Payload: make([]byte, 16)},
+	} {
+		if got, ok := e.AppendKernelFields([]byte("x"), true); ok || string(got) != "x" {
+			t.Errorf("hook %#x: %q %v, want dst unchanged and false", e.HookID, got, ok)
+		}
+	}
 }

@@ -33,8 +33,9 @@
 //	size              number: payload bytes
 //	activity, related_activity
 //	                  strings (GUIDs); only when the event has them
-//	fields            object: the decoded payload, or {"payload":"0x…"} for an
-//	                  event neither the schema nor the trace describes
+//	fields            object: the decoded payload (CLR events, EventSource
+//	                  events, and the kernel events package etl parses), or
+//	                  {"payload":"0x…"} for an event nothing describes
 //	extra             string, hex: payload bytes past the template (a newer
 //	                  runtime's fields); only when there are some
 //	error, payload    strings: why the payload did not decode, and its bytes in

@@ -73,7 +73,8 @@ func put2(b []byte, v uint64) {
 
 // fields appends the event's fields as a JSON object (json) or Name=value
 // pairs (text): through clrevents for CLR events, the trace's metadata for
-// EventSource events, else the payload in hex.
+// EventSource events, package etl for the kernel events it parses, else
+// the payload in hex.
 func (d *dumper) fields(dst []byte, e *trace.Event, dec *decoded, json bool) []byte {
 	if dec.ev != nil {
 		if json {
@@ -94,6 +95,11 @@ func (d *dumper) fields(dst []byte, e *trace.Event, dec *decoded, json bool) []b
 		}
 		dec.err = err
 		d.errs++
+	}
+	if x := e.ETL(); x != nil {
+		if out, ok := x.AppendKernelFields(dst, json); ok {
+			return out
+		}
 	}
 	if json {
 		dst = append(dst, `{"payload":"`...)
