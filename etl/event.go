@@ -241,7 +241,7 @@ func parseEvent(e *Event, buf []byte, pos int, logPtr int) (size int, err error)
 		e.Version = uint8(le.Uint16(b[0:]))
 		e.HookID = le.Uint16(b[6:])
 		e.Opcode = uint8(e.HookID)
-		e.ProviderGUID = kernelGroupGUID[e.HookID>>8]
+		e.ProviderGUID = kernelGroupGUID[e.KernelGroup()]
 		e.Flags = FlagClassicHeader
 		if e.HeaderKind == PerfInfoHeader {
 			e.ProcessID, e.ThreadID = 0xFFFFFFFF, 0xFFFFFFFF

@@ -31,6 +31,7 @@ const (
 	OpDCStart = 3 // rundown at the trace's start
 	OpDCEnd   = 4 // rundown at the trace's end
 	OpLoad    = 10
+	OpDefunct = 39 // Process/Defunct: a process that exited, still referenced
 
 	OpSampledProfile  = 46 // PerfInfo/Sample
 	OpCollectionStart = 73 // PerfInfo: a profile source's interval
@@ -43,15 +44,29 @@ const (
 	OpStackKeyUser   = 38 // StackWalk: the key of an event's user frames
 )
 
-// IsKernel reports whether e is a kernel logger event of the hook group
-// and, when op is not negative, the opcode.
+// KernelGroup is the event class (hook group) of a kernel logger event:
+// the high byte of HookID, but for image loads, which the kernel logs with
+// the Process group's hook 0x030A and which belong to the Image class (as
+// ProviderGUID, ImageLoadGUID, says).
+func (e *Event) KernelGroup() uint8 {
+	if e.HookID == hookImageLoad {
+		return GroupImage
+	}
+	return uint8(e.HookID >> 8)
+}
+
+// hookImageLoad is the hook of an image load: group Process, type 10.
+const hookImageLoad = 0x030A
+
+// IsKernel reports whether e is a kernel logger event of the event class
+// (KernelGroup) and, when op is not negative, the opcode.
 func (e *Event) IsKernel(group uint8, op int) bool {
 	switch e.HeaderKind {
 	case SystemHeader, CompactSystemHeader, PerfInfoHeader:
 	default:
 		return false
 	}
-	return uint8(e.HookID>>8) == group && (op < 0 || int(e.Opcode) == op)
+	return e.KernelGroup() == group && (op < 0 || int(e.Opcode) == op)
 }
 
 // SampledProfile is a CPU sample (PerfInfo/Sample): the address the
@@ -205,11 +220,11 @@ type Process struct {
 	CommandLine clrimpl.UTF16
 }
 
-// ParseProcess reads a Process Start, End, DCStart or DCEnd event of
-// version 3 or 4 (Windows Vista on; version 4 adds Flags).
+// ParseProcess reads a Process Start, End, DCStart, DCEnd or Defunct event
+// of version 3 or 4 (Windows Vista on; version 4 adds Flags).
 func ParseProcess(e *Event) (Process, error) {
-	if !e.IsKernel(GroupProcess, -1) || e.Opcode < OpStart || e.Opcode > OpDCEnd {
-		return Process{}, e.notKernel("Process Start, End, DCStart or DCEnd")
+	if !e.IsKernel(GroupProcess, -1) || (e.Opcode < OpStart || e.Opcode > OpDCEnd) && e.Opcode != OpDefunct {
+		return Process{}, e.notKernel("Process Start, End, DCStart, DCEnd or Defunct")
 	}
 	if e.Version < 3 || e.Version > 4 {
 		return Process{}, fmt.Errorf("etl: Process event at offset %d: version %d (want 3 or 4)", e.Offset, e.Version)

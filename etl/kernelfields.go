@@ -22,7 +22,7 @@ func (e *Event) AppendKernelFields(dst []byte, json bool) (out []byte, ok bool) 
 	}
 	w := fieldWriter{b: dst, json: json}
 	w.open()
-	switch group, op := uint8(e.HookID>>8), e.Opcode; {
+	switch group, op := e.KernelGroup(), e.Opcode; {
 	case group == GroupPerfInfo && op == OpSampledProfile:
 		s, err := ParseSampledProfile(e)
 		if err != nil {
@@ -79,7 +79,7 @@ func (e *Event) AppendKernelFields(dst []byte, json bool) (out []byte, ok bool) 
 		w.hex("DefaultBase", s.DefaultBase)
 		w.name("FileName")
 		w.b = s.FileName.AppendJSON(w.b)
-	case group == GroupProcess && op >= OpStart && op <= OpDCEnd:
+	case group == GroupProcess && (op >= OpStart && op <= OpDCEnd || op == OpDefunct):
 		s, err := ParseProcess(e)
 		if err != nil {
 			return dst, false

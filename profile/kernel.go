@@ -25,6 +25,7 @@ type ksample struct {
 	count        int64  // the samples it stands for
 	kernel, user uint32 // part index + 1; 0 when not (yet) known
 	set          bool
+	drop         bool // of a process the profile leaves out
 }
 
 // ksamples are the kernel samples by raw index, in blocks of chunk
@@ -88,7 +89,7 @@ const defaultInterval = 1_000_000
 // intervals, samples and their stacks for a CPU profile, images for the
 // map. It reports whether the event was one of those.
 func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
-	switch uint8(x.HookID >> 8) {
+	switch x.KernelGroup() {
 	case etl.GroupImage:
 		return true, b.m.AddETL(x)
 	case etl.GroupProcess:
@@ -108,7 +109,7 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 	default:
 		return false, nil
 	}
-	if b.o.Kind != CPU || !x.IsKernel(uint8(x.HookID>>8), -1) {
+	if b.o.Kind != CPU || !x.IsKernel(x.KernelGroup(), -1) {
 		return false, nil
 	}
 	k := &b.k
@@ -119,7 +120,7 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 		k.created = map[uint64]uint32{}
 		k.partOffs = []uint32{0}
 	}
-	switch uint8(x.HookID >> 8) {
+	switch x.KernelGroup() {
 	case etl.GroupThread:
 		if x.Opcode == etl.OpStart || x.Opcode == etl.OpDCStart {
 			t, err := etl.ParseThread(x)
@@ -145,9 +146,9 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 			}
 			pid, ok := k.threads[s.ThreadID]
 			if !ok {
-				pid = -1
+				pid = -1 // until a stack walk or a later Thread event says
 			}
-			if b.o.PID >= 0 && pid != b.o.PID {
+			if b.o.PID >= 0 && ok && pid != b.o.PID {
 				return true, nil
 			}
 			ts := x.Timestamp
@@ -168,6 +169,9 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 			i, ok := k.pending[kkey{ref.EventTimestamp, ref.ThreadID}]
 			if !ok {
 				return true, nil // the stack of another kind of event
+			}
+			if s := k.samples.at(int(i)); s.pid < 0 {
+				s.pid = int64(ref.ProcessID)
 			}
 			if ref.HasFrames() {
 				k.frames = ref.Frames(k.frames[:0])
@@ -244,11 +248,13 @@ func (k *kstate) assign(w kwait, part uint32) {
 	}
 }
 
-// finishKernel gives each kernel sample its stack and its time.
-func (b *Builder) finishKernel() {
+// finishKernel gives each kernel sample its process, stack and time, and
+// returns how many it dropped: samples whose process, known only now, is
+// not the one the profile keeps.
+func (b *Builder) finishKernel() (dropped int) {
 	k := &b.k
 	if k.samples.n == 0 {
-		return
+		return 0
 	}
 	interval := k.interval
 	if interval == 0 {
@@ -260,12 +266,29 @@ func (b *Builder) finishKernel() {
 		if s == nil {
 			continue
 		}
+		r := b.raws.at(i)
+		if s.pid < 0 {
+			// The thread's process came after the sample (the rundown of
+			// threads at the start of a trace takes a while).
+			tid := b.threadKeys[r.thread].tid
+			if pid, ok := k.threads[uint32(tid)]; ok {
+				s.pid = pid
+			}
+			if s.pid >= 0 {
+				r.thread = b.thread(threadKey{s.pid, tid})
+			}
+		}
+		if b.o.PID >= 0 && s.pid != b.o.PID {
+			s.drop = true
+			dropped++
+			continue
+		}
 		ips = append(append(ips[:0], k.part(s.kernel)...), k.part(s.user)...)
 		if len(ips) == 0 {
 			ips = append(ips, s.ip)
 		}
-		r := b.raws.at(i)
 		r.stack = b.intern(s.pid, ips)
 		r.v1 *= interval
 	}
+	return dropped
 }

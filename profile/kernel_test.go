@@ -54,7 +54,13 @@ const (
 // before, none), a thread the trace never named, and a sampling interval
 // of 0.5 ms.
 func TestKernelCPUSynthetic(t *testing.T) {
-	b := NewBuilder(Options{Kind: CPU, PID: -1}, 0, 10_000_000)
+	for _, pid := range []int64{-1, 10} {
+		kernelCPUSynthetic(t, pid)
+	}
+}
+
+func kernelCPUSynthetic(t *testing.T, pid int64) {
+	b := NewBuilder(Options{Kind: CPU, PID: pid}, 0, 10_000_000)
 	sample := func(ts int64, tid uint32, ip uint64, count uint16) *etl.Event {
 		return kev(ts, etl.GroupPerfInfo, etl.OpSampledProfile, kkpl().ptrs(ip).u32(tid).u16(count).u16(0))
 	}
@@ -89,6 +95,9 @@ func TestKernelCPUSynthetic(t *testing.T) {
 		// The definitions of A's keys.
 		kev(600, etl.GroupStackWalk, etl.OpKeyDelete, kkpl().ptrs(stackA, kbase+0x10, kbase+0x20)),
 		kev(700, etl.GroupStackWalk, etl.OpKeyRundown, kkpl().ptrs(stackU, ntdll+0x10, app+0x10, ntdll+0x20)),
+		// F: a thread whose Thread event comes after its sample.
+		sample(800, 55, app+0x60, 1),
+		kev(900, etl.GroupThread, etl.OpStart, kkpl().u32(10).u32(55).ptrs(0, 0)),
 	}
 	for _, e := range events {
 		if ok, err := b.kernelEvent(e); !ok || err != nil {
@@ -104,9 +113,18 @@ func TestKernelCPUSynthetic(t *testing.T) {
 	want := map[string]int64{
 		"app.exe (10);ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,     // A: kernel frames (one run), then user
 		"app.exe (10);ntdll!?;app!?":                    2 * ms, // B
-		"app.exe (10);app!?":                            ms,     // C: the sampled address alone
+		"app.exe (10);app!?":                            2 * ms, // C (the sampled address alone) and F
 		"process unknown;?!?":                           ms,     // D: no process, no image
 		"app.exe (10);ntoskrnl!?":                       ms,     // E
+	}
+	if pid == 10 {
+		// Process 10 alone: no process frame, and D left out.
+		want = map[string]int64{
+			"ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,
+			"ntdll!?;app!?":                    2 * ms,
+			"app!?":                            2 * ms,
+			"ntoskrnl!?":                       ms,
+		}
 	}
 	if diff := cmp.Diff(want, p.Folded()); diff != "" {
 		t.Errorf("folded (-want +got):\n%s", diff)
@@ -118,8 +136,11 @@ func TestKernelCPUSynthetic(t *testing.T) {
 			t.Errorf("unknown thread in process %d", s.PID)
 		}
 	}
-	if samples != 6 {
-		t.Errorf("%d samples, want 6 (B counts 2)", samples)
+	if wantN := map[int64]int64{-1: 7, 10: 6}[pid]; samples != wantN {
+		t.Errorf("PID %d: %d samples, want %d (B counts 2)", pid, samples, wantN)
+	}
+	if pid == 10 {
+		return
 	}
 	// pprof: native frames have their image's mapping and a module!?
 	// function; speedscope names them the same way.

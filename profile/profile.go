@@ -821,11 +821,11 @@ func (b *Builder) collapseNative(frames []symbols.FrameID) []symbols.FrameID {
 // Finish resolves the samples' stacks and aggregates them. It fails when
 // no event made a sample.
 func (b *Builder) Finish() (*Profile, error) {
-	if b.raws.n == 0 {
+	dropped := b.finishKernel()
+	if b.raws.n == dropped {
 		return nil, fmt.Errorf("%w for the %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
 	}
-	b.finishKernel()
-	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n,
+	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n - dropped,
 		ProcessNames: b.procNames}
 	if b.seen {
 		p.DurationNanos = b.nanos(b.last - b.first)
@@ -841,6 +841,9 @@ func (b *Builder) Finish() (*Profile, error) {
 		i := n
 		if order != nil {
 			i = int(order[n])
+		}
+		if ks := b.k.samples.at(i); ks != nil && ks.drop {
+			continue
 		}
 		{
 			r := b.raws.at(i)

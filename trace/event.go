@@ -24,6 +24,9 @@ type Event struct {
 	info *clrevents.EventInfo
 	nt   *nettrace.Event
 	et   *etl.Event
+	// kernel: pid and tid replace the header's (Reader.kernelIDs).
+	kernel   bool
+	pid, tid int64
 }
 
 // Time is the event's wall-clock time (UTC).
@@ -140,10 +143,15 @@ func (e *Event) Keywords() uint64 {
 }
 
 // ProcessID is the process the event is about; -1 when the trace does not
-// say (ETW's kernel performance events).
+// say. For the ETW kernel events package etl parses it is TraceEvent's:
+// the payload's process (a CPU sample's: its thread's, from the trace's
+// Thread events), not the logging thread's.
 func (e *Event) ProcessID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ProcessID)
+	}
+	if e.kernel {
+		return e.pid
 	}
 	if e.et.ProcessID == 0xFFFFFFFF {
 		return -1
@@ -152,10 +160,14 @@ func (e *Event) ProcessID() int64 {
 }
 
 // ThreadID is the thread the event is about; -1 when the trace does not
-// say.
+// say. For the ETW kernel events package etl parses it is TraceEvent's (see
+// ProcessID).
 func (e *Event) ThreadID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ThreadID)
+	}
+	if e.kernel {
+		return e.tid
 	}
 	if e.et.ThreadID == 0xFFFFFFFF {
 		return -1

@@ -36,9 +36,9 @@ var kernelGroups = map[uint8]*kernelGroup{
 	0x00: {task: "EventTrace", opcodes: map[uint8]string{0: "", 5: "Extension", 8: "RundownComplete", 32: "EndExtension", 80: "PartitionInfoExtension"}},
 	0x01: {task: "DiskIO", opcodes: map[uint8]string{10: "Read", 11: "Write", 12: "ReadInit", 13: "WriteInit", 14: "FlushBuffers", 15: "FlushInit"}},
 	0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 32: "HardFault", 98: "VirtualAlloc", 99: "VirtualFree"}},
-	0x03: {task: "Process", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCEnd", 11: "Terminate", 39: "Defunct"}},
+	0x03: {task: "Process", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCStop", 11: "Terminate", 32: "PerfCtr", 33: "PerfCtrRundown", 39: "Defunct"}},
 	0x04: {task: "FileIO", opcodes: map[uint8]string{0: "Name", 32: "FileCreate", 35: "FileDelete", 36: "FileRundown", 64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
-	0x05: {task: "Thread", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCEnd", 36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
+	0x05: {task: "Thread", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCStop", 36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
 	0x06: {task: "TcpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 12: "Connect", 13: "Disconnect", 14: "Retransmit", 15: "Accept", 16: "Reconnect", 17: "Fail", 18: "TCPCopy", 26: "SendIPV6", 27: "RecvIPV6", 28: "ConnectIPV6", 29: "DisconnectIPV6", 30: "RetransmitIPV6", 31: "AcceptIPV6"}},
 	0x08: {task: "UdpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv"}},
 	0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
@@ -46,7 +46,7 @@ var kernelGroups = map[uint8]*kernelGroup{
 	0x0F: {task: "PerfInfo", opcodes: map[uint8]string{46: "Sample", 51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC", 73: "CollectionStart", 74: "CollectionEnd"}},
 	0x10: {task: "Heap"},
 	0x11: {task: "Object"},
-	0x14: {task: "Image", opcodes: map[uint8]string{2: "Unload", 3: "DCStart", 4: "DCEnd", 10: "Load", 33: "KernelBase"}},
+	0x14: {task: "Image", opcodes: map[uint8]string{2: "Unload", 3: "DCStart", 4: "DCStop", 10: "Load", 33: "KernelBase"}},
 	0x17: {task: "CritSec"},
 	0x18: {task: "StackWalk", opcodes: map[uint8]string{32: "Stack", 34: "KeyCreate", 35: "KeyDelete", 36: "KeyRundown", 37: "StackKeyKernel", 38: "StackKeyUser"}},
 	0x1A: {task: "ALPC"},
@@ -81,4 +81,64 @@ func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }
 var otherProviders = map[clrevents.GUID]string{
 	clrevents.MustParseGUID("b3e675d7-2554-4f18-830b-2762732560de"): "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
 	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
+}
+
+// kernelIDs is the process and thread a kernel event is about, as
+// TraceEvent gives them, for the events package etl parses: a CPU sample's
+// thread from its payload and that thread's process from the trace's
+// Thread events so far; a stack walk's from its payload; a Thread event's
+// from its payload; an Image or Process event's process from its payload,
+// with no thread but for an Image Load (the loading thread, from the
+// header). ok is false for other events, which keep their header's.
+func (r *Reader) kernelIDs(e *etl.Event) (pid, tid int64, ok bool) {
+	switch e.KernelGroup() {
+	case etl.GroupPerfInfo:
+		if e.Opcode != etl.OpSampledProfile {
+			return 0, 0, false
+		}
+		s, err := etl.ParseSampledProfile(e)
+		if err != nil {
+			return 0, 0, false
+		}
+		p, known := r.threads[s.ThreadID]
+		if !known {
+			return -1, int64(s.ThreadID), true
+		}
+		return int64(p), int64(s.ThreadID), true
+	case etl.GroupStackWalk:
+		s, err := etl.ParseStackRef(e)
+		if err != nil {
+			return 0, 0, false
+		}
+		return int64(s.ProcessID), int64(s.ThreadID), true
+	case etl.GroupThread:
+		t, err := etl.ParseThread(e)
+		if err != nil {
+			return 0, 0, false
+		}
+		if e.Opcode == etl.OpStart || e.Opcode == etl.OpDCStart {
+			if r.threads == nil {
+				r.threads = map[uint32]uint32{}
+			}
+			r.threads[t.ThreadID] = t.ProcessID
+		}
+		return int64(t.ProcessID), int64(t.ThreadID), true
+	case etl.GroupImage:
+		im, err := etl.ParseImage(e)
+		if err != nil {
+			return 0, 0, false
+		}
+		tid := int64(-1)
+		if e.Opcode == etl.OpLoad && e.ThreadID != 0xFFFFFFFF {
+			tid = int64(e.ThreadID)
+		}
+		return int64(im.ProcessID), tid, true
+	case etl.GroupProcess:
+		pr, err := etl.ParseProcess(e)
+		if err != nil {
+			return 0, 0, false
+		}
+		return int64(pr.ProcessID), -1, true
+	}
+	return 0, 0, false
 }

@@ -60,6 +60,9 @@ type Reader struct {
 	metaHash  [64]metaEntry // large IDs, before the map
 	// ETW: recently seen provider GUIDs.
 	guidCache []guidEntry
+	// threads maps an ETW trace's threads to their processes, from its
+	// kernel Thread events so far.
+	threads map[uint32]uint32
 	guidNext  int
 }
 
@@ -293,6 +296,9 @@ func (r *Reader) fromETL(e *etl.Event) {
 		info, _ = clrevents.Lookup(res.prov, e.ID, e.Version)
 	}
 	r.ev = Event{r: r, res: res, info: info, et: e}
+	if res.kernel != nil {
+		r.ev.pid, r.ev.tid, r.ev.kernel = r.kernelIDs(e)
+	}
 }
 
 // resolveGUID maps an ETW provider GUID to the schema or the kernel table,

@@ -1,0 +1,103 @@
+package trace
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/internal/baseline"
+)
+
+// TestKernelIDsBaseline: the names, processes and threads of the 4.5.2
+// trace's kernel events that package etl parses agree with TraceEvent's
+// baseline lines (PerfInfo/Sample, Thread, Image and Process events), and
+// so do the counts of the Image and Process events by name.
+func TestKernelIDsBaseline(t *testing.T) {
+	const dir = "../../shared/fixtures/traces/perfview/"
+	if _, err := os.Stat(dir + "net.4.5.2.x86.etl.zip"); err != nil {
+		t.Skip("shared traces absent (../shared beside the checkout)")
+	}
+	bl, err := baseline.ParseFile(dir + "net.4.5.2.x86.baseline.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(dir + "net.4.5.2.x86.etl.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	type key struct {
+		ms, name string
+		len      int
+	}
+	type ids struct{ pid, tid int64 }
+	got := map[key][]ids{}
+	er := r.ETL()
+	// A sample's process comes from its thread's Thread event; the
+	// threads' rundown at the start of the trace may come after the first
+	// samples, which then have process -1.
+	firstThread := map[int64]float64{}
+	counts := map[string]int{}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider() != "Windows Kernel" {
+			continue
+		}
+		ms := er.RelativeMSec(e.Timestamp())
+		if _, seen := firstThread[e.ThreadID()]; !seen && strings.HasPrefix(e.Name(), "Thread/") {
+			firstThread[e.ThreadID()] = ms
+		}
+		counts[e.Name()]++
+		k := key{baseline.FormatMSec(ms), e.Name(), len(e.Payload())}
+		got[k] = append(got[k], ids{e.ProcessID(), e.ThreadID()})
+	}
+	checked := 0
+	for _, b := range bl.Events {
+		if b.Provider != "Windows Kernel" || !strings.HasPrefix(b.Name, "PerfInfo/Sample") && !strings.HasPrefix(b.Name, "Thread/") &&
+			!strings.HasPrefix(b.Name, "Image/") && !strings.HasPrefix(b.Name, "Process/") {
+			continue
+		}
+		if b.Name == "Process/PerfCtr" || b.Name == "Process/PerfCtrRundown" {
+			continue // not parsed: the header's IDs
+		}
+		checked++
+		cands, ok := got[key{b.MSecText, b.Name, b.DataLen}]
+		if !ok {
+			t.Errorf("line %d: no %s at %s ms with %d bytes", b.Line, b.Name, b.MSecText, b.DataLen)
+			continue
+		}
+		match := false
+		for _, c := range cands {
+			match = match || c == ids{b.PID, b.TID}
+			if first, ok := firstThread[c.tid]; b.Name == "PerfInfo/Sample" && c.pid == -1 && c.tid == b.TID && ok && first > b.MSec {
+				match = true // before the thread's Thread event
+			}
+		}
+		if !match {
+			t.Errorf("line %d: %s at %s ms: pid/tid %v, baseline %d/%d", b.Line, b.Name, b.MSecText, cands, b.PID, b.TID)
+		}
+	}
+	// The Image and Process events and the threads' starts and stops,
+	// counted by name as TraceEvent counts them (it keeps no Thread
+	// rundown events, and counts CPU samples after TraceLog's filtering).
+	for name, n := range bl.Counts {
+		task, ok := strings.CutPrefix(name, "Windows Kernel/")
+		if ok && (strings.HasPrefix(task, "Image/") || strings.HasPrefix(task, "Process/") || task == "Thread/Start" || task == "Thread/Stop") {
+			if counts[task] != n {
+				t.Errorf("%d %s events, baseline %d", counts[task], task, n)
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d lines checked", checked)
+	}
+	t.Logf("%d kernel lines checked", checked)
+}
