@@ -73,7 +73,7 @@ type kstate struct {
 	threads  map[uint32]int64 // thread ID -> process ID
 	interval int64            // nanoseconds per sample
 	samples  ksamples
-	pending  map[kkey]int32   // sample (timestamp, thread) -> raw index
+	pending  map[kkey]int32 // sample (timestamp, thread) -> raw index
 	waiting  map[uint64][]kwait
 	created  map[uint64]uint32 // keys defined by KeyCreate: part index + 1
 	partIPs  []uint64

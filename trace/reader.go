@@ -62,8 +62,8 @@ type Reader struct {
 	guidCache []guidEntry
 	// threads maps an ETW trace's threads to their processes, from its
 	// kernel Thread events so far.
-	threads map[uint32]uint32
-	guidNext  int
+	threads  map[uint32]uint32
+	guidNext int
 }
 
 // resolved is what a provider (and, for EventPipe, an event) maps to.
