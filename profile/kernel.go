@@ -79,7 +79,6 @@ type kstate struct {
 	partIPs  []uint64
 	partOffs []uint32
 	frames   []uint64
-	bad      int // stack events that did not parse
 }
 
 // defaultInterval is the kernel's default sampling interval, 1 ms.
@@ -163,8 +162,7 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 		case etl.OpStack, etl.OpStackKeyKernel, etl.OpStackKeyUser:
 			ref, err := etl.ParseStackRef(x)
 			if err != nil {
-				k.bad++
-				return true, nil
+				return true, err
 			}
 			i, ok := k.pending[kkey{ref.EventTimestamp, ref.ThreadID}]
 			if !ok {
@@ -195,8 +193,7 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 		case etl.OpKeyCreate, etl.OpKeyDelete, etl.OpKeyRundown:
 			def, err := etl.ParseStackDef(x)
 			if err != nil {
-				k.bad++
-				return true, nil
+				return true, err
 			}
 			w, waiting := k.waiting[def.Key]
 			if !waiting && x.Opcode != etl.OpKeyCreate {
