@@ -24,9 +24,30 @@ type Event struct {
 	info *clrevents.EventInfo
 	nt   *nettrace.Event
 	et   *etl.Event
-	// kernel: pid and tid replace the header's (Reader.kernelIDs).
-	kernel   bool
+	// ids says whether pid and tid replace the header's, for a kernel
+	// event (Reader.kernelIDs), or are not known yet.
+	ids      idState
 	pid, tid int64
+}
+
+type idState uint8
+
+const (
+	idsHeader  idState = iota // the header's
+	idsUnknown                // a kernel event's, not looked at yet
+	idsKernel                 // pid and tid
+)
+
+// kernelIDs settles a kernel event's process and thread, once; it reports
+// whether they replace the header's.
+func (e *Event) kernelIDs() bool {
+	if e.ids == idsUnknown {
+		e.ids = idsHeader
+		if pid, tid, ok := e.r.kernelIDs(e.et); ok {
+			e.pid, e.tid, e.ids = pid, tid, idsKernel
+		}
+	}
+	return e.ids == idsKernel
 }
 
 // Time is the event's wall-clock time (UTC).
@@ -150,7 +171,7 @@ func (e *Event) ProcessID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ProcessID)
 	}
-	if e.kernel {
+	if e.ids != idsHeader && e.kernelIDs() {
 		return e.pid
 	}
 	if e.et.ProcessID == 0xFFFFFFFF {
@@ -166,7 +187,7 @@ func (e *Event) ThreadID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ThreadID)
 	}
-	if e.kernel {
+	if e.ids != idsHeader && e.kernelIDs() {
 		return e.tid
 	}
 	if e.et.ThreadID == 0xFFFFFFFF {

@@ -83,10 +83,24 @@ var otherProviders = map[clrevents.GUID]string{
 	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
 }
 
+// noteThread keeps the process of a thread a Thread Start or DCStart
+// event names, for the CPU samples that follow.
+func (r *Reader) noteThread(e *etl.Event) {
+	if !e.IsKernel(etl.GroupThread, etl.OpStart) && !e.IsKernel(etl.GroupThread, etl.OpDCStart) {
+		return
+	}
+	if t, err := etl.ParseThread(e); err == nil {
+		if r.threads == nil {
+			r.threads = map[uint32]uint32{}
+		}
+		r.threads[t.ThreadID] = t.ProcessID
+	}
+}
+
 // kernelIDs is the process and thread a kernel event is about, as
 // TraceEvent gives them, for the events package etl parses: a CPU sample's
 // thread from its payload and that thread's process from the trace's
-// Thread events so far; a stack walk's from its payload; a Thread event's
+// Thread events before it (noteThread); a stack walk's from its payload; a Thread event's
 // from its payload; an Image or Process event's process from its payload,
 // with no thread but for an Image Load (the loading thread, from the
 // header). ok is false for other events, which keep their header's.
@@ -115,12 +129,6 @@ func (r *Reader) kernelIDs(e *etl.Event) (pid, tid int64, ok bool) {
 		t, err := etl.ParseThread(e)
 		if err != nil {
 			return 0, 0, false
-		}
-		if e.Opcode == etl.OpStart || e.Opcode == etl.OpDCStart {
-			if r.threads == nil {
-				r.threads = map[uint32]uint32{}
-			}
-			r.threads[t.ThreadID] = t.ProcessID
 		}
 		return int64(t.ProcessID), int64(t.ThreadID), true
 	case etl.GroupImage:

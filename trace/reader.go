@@ -297,7 +297,8 @@ func (r *Reader) fromETL(e *etl.Event) {
 	}
 	r.ev = Event{r: r, res: res, info: info, et: e}
 	if res.kernel != nil {
-		r.ev.pid, r.ev.tid, r.ev.kernel = r.kernelIDs(e)
+		r.noteThread(e)
+		r.ev.ids = idsUnknown // found on the first ProcessID or ThreadID
 	}
 }
 
