@@ -120,6 +120,9 @@ func (r *Reader) kernelIDs(e *etl.Event) (pid, tid int64, ok bool) {
 		}
 		return int64(p), int64(s.ThreadID), true
 	case etl.GroupStackWalk:
+		if e.Opcode != etl.OpStack && e.Opcode != etl.OpStackKeyKernel && e.Opcode != etl.OpStackKeyUser {
+			return 0, 0, false // a cached stack's definition: no process or thread
+		}
 		s, err := etl.ParseStackRef(e)
 		if err != nil {
 			return 0, 0, false
