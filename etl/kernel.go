@@ -323,6 +323,50 @@ func (e *Event) ptrSize() int {
 	return 8
 }
 
+// The image identity events a kernel session's merge adds (xperf and
+// PerfView's KernelTraceControl): classic events of class ImageIDGUID,
+// told apart by opcode, logged with each image's rundown and load.
+var ImageIDGUID = clrimpl.MustParseGUID("b3e675d7-2554-4f18-830b-2762732560de")
+
+// ImageID opcodes.
+const (
+	OpImageID     = 0  // ImageID: the image's original file name
+	OpDbgIDRSDS   = 36 // ImageID/DbgID_RSDS: the image's PDB
+	OpFileVersion = 64 // ImageID/FileVersion
+	OpImageIDNone = 32 // ImageID/None
+	OpDbgIDILRSDS = 37 // ImageID/DbgID_ILRSDS: an IL image's PDB
+)
+
+// DbgID is an ImageID/DbgID_RSDS event: the PDB of the image mapped at
+// Base in a process, which a symbol server finds by its GUID and age.
+type DbgID struct {
+	Base      uint64
+	ProcessID uint32
+	GUID      clrimpl.GUID
+	Age       uint32
+	// PDBFileName is the PDB's name as the image records it (ANSI).
+	PDBFileName string
+}
+
+// ParseDbgID reads an ImageID/DbgID_RSDS (or DbgID_ILRSDS) event.
+func ParseDbgID(e *Event) (DbgID, error) {
+	if e.ProviderGUID != ImageIDGUID || e.Opcode != OpDbgIDRSDS && e.Opcode != OpDbgIDILRSDS {
+		return DbgID{}, fmt.Errorf("etl: event at offset %d is not an ImageID/DbgID_RSDS event", e.Offset)
+	}
+	p, ps := e.Payload, e.ptrSize()
+	if len(p) < ps+24 {
+		return DbgID{}, e.short("ImageID/DbgID_RSDS", ps+24)
+	}
+	d := DbgID{Base: ptr(p, 0, ps), ProcessID: binary.LittleEndian.Uint32(p[ps:]), Age: binary.LittleEndian.Uint32(p[ps+20:])}
+	copy(d.GUID[:], p[ps+4:ps+20])
+	name, _, ok := clrimpl.ReadAnsiZ(p, ps+24)
+	if !ok {
+		return DbgID{}, fmt.Errorf("etl: ImageID/DbgID_RSDS event at offset %d: PdbFileName at payload offset %d has no terminator", e.Offset, ps+24)
+	}
+	d.PDBFileName = name.String()
+	return d, nil
+}
+
 func (e *Event) notKernel(what string) error {
 	return fmt.Errorf("etl: event at offset %d (hook 0x%04x) is not a kernel %s event", e.Offset, e.HookID, what)
 }

@@ -175,7 +175,7 @@ func TestKernelPayloadsBaseline(t *testing.T) {
 		Process
 		cmd string // CommandLine aliases the reader's buffer
 	}
-	samples, images, procs := map[key]SampledProfile{}, map[key]Image{}, map[key]proc{}
+	samples, images, procs, dbgs := map[key]SampledProfile{}, map[key]Image{}, map[key]proc{}, map[key]DbgID{}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -198,6 +198,12 @@ func TestKernelPayloadsBaseline(t *testing.T) {
 				t.Fatal(err)
 			}
 			procs[k] = proc{pr, pr.CommandLine.String()}
+		case e.ProviderGUID == ImageIDGUID && e.Opcode == OpDbgIDRSDS:
+			d, err := ParseDbgID(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dbgs[k] = d
 		case e.IsKernel(GroupImage, OpDCStart):
 			im, err := ParseImage(e)
 			if err != nil {
@@ -233,6 +239,16 @@ func TestKernelPayloadsBaseline(t *testing.T) {
 			want["CommandLine"] = cut20(pr.cmd)
 			want["ExitStatus"] = n0(int64(pr.ExitStatus))
 			want["SessionID"] = n0(int64(int32(pr.SessionID)))
+		case "KernelTraceControl/ImageID/DbgID_RSDS":
+			d, ok := dbgs[k]
+			if !ok {
+				t.Errorf("line %d: no DbgID_RSDS at %s ms", b.Line, b.MSecText)
+				continue
+			}
+			want["ImageBase"] = addr(d.Base)
+			want["GuidSig"] = cut20(d.GUID.String())
+			want["Age"] = n0(int64(d.Age))
+			want["PDBFileName"] = cut20(d.PDBFileName)
 		case "Windows Kernel/Image/DCStart":
 			im, ok := images[k]
 			if !ok {
@@ -288,6 +304,14 @@ func FuzzKernelPayloads(f *testing.F) {
 				t.Fatalf("%d frames from %d bytes", len(d.Frames(nil)), len(p))
 			}
 			ParseThread(e)
+			c := *e
+			c.HeaderKind, c.ProviderGUID = TraceHeader, ImageIDGUID
+			if d, err := ParseDbgID(&c); err == nil && len(d.PDBFileName) > len(p) {
+				t.Fatal("PDB name longer than the payload")
+			}
+			if out, ok := c.AppendKernelFields(nil, true); ok && !json.Valid(out) {
+				t.Fatalf("invalid JSON %s", out)
+			}
 			if out, ok := e.AppendKernelFields(nil, true); ok && !json.Valid(out) {
 				t.Fatalf("invalid JSON %s", out)
 			}
@@ -300,6 +324,31 @@ func FuzzKernelPayloads(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseDbgID(t *testing.T) {
+	for _, ps := range []int{4, 8} {
+		guid := []byte{0xdf, 0xd8, 0x83, 0xec, 0x59, 0x55, 0xe0, 0x46, 0xb6, 0x30, 0x13, 0x3e, 0xbd, 0x97, 0x92, 0x66}
+		p := append(append(pl{}.ptr(0x77710000, ps).u32(4), guid...).u32(2), "wntdll.pdb\x00"...)
+		e := &Event{HeaderKind: TraceHeader, ProviderGUID: ImageIDGUID, Opcode: OpDbgIDRSDS, PointerSize: ps, Payload: p, Offset: 4096}
+		d, err := ParseDbgID(e)
+		if err != nil || d.Base != 0x77710000 || d.ProcessID != 4 || d.GUID.String() != "ec83d8df-5559-46e0-b630-133ebd979266" || d.Age != 2 || d.PDBFileName != "wntdll.pdb" {
+			t.Errorf("%d-byte pointers: %+v, %v", ps, d, err)
+		}
+		out, ok := e.AppendKernelFields(nil, true)
+		if want := `{"ImageBase":"0x77710000","ProcessID":4,"GuidSig":"ec83d8df-5559-46e0-b630-133ebd979266","Age":2,"PDBFileName":"wntdll.pdb"}`; !ok || string(out) != want {
+			t.Errorf("fields %s, want %s", out, want)
+		}
+		for _, n := range []int{ps + 23, len(p) - 1} {
+			e.Payload = p[:n]
+			if _, err := ParseDbgID(e); err == nil || !strings.Contains(err.Error(), "offset 4096") {
+				t.Errorf("cut to %d bytes: %v", n, err)
+			}
+		}
+	}
+	if _, err := ParseDbgID(kev(GroupImage, OpDbgIDRSDS, 8, make([]byte, 64))); err == nil {
+		t.Error("a kernel Image event parsed as DbgID_RSDS")
+	}
 }
 
 // TestAppendKernelFields: each parsed kind as JSON (valid, TraceEvent's

@@ -8,19 +8,37 @@ import (
 
 // AppendKernelFields appends the payload of a kernel event that this
 // package parses (PerfInfo Sample and CollectionStart, StackWalk, Thread,
-// Image and Process events) as a JSON object (json) or as Name=value
+// Image and Process events, and ImageID/DbgID_RSDS) as a JSON object (json) or as Name=value
 // pairs, in the style of clrevents' AppendJSON and AppendText: numbers in
 // decimal, addresses in hexadecimal ("0x…", quoted in JSON), strings
 // quoted, stacks as JSON arrays of addresses. Field names are
 // TraceEvent's. ok is false, and dst returned as it was, for any other
 // event and for a payload that does not parse.
 func (e *Event) AppendKernelFields(dst []byte, json bool) (out []byte, ok bool) {
+	w := fieldWriter{b: dst, json: json}
 	switch e.HeaderKind {
 	case SystemHeader, CompactSystemHeader, PerfInfoHeader:
 	default:
-		return dst, false
+		if e.ProviderGUID != ImageIDGUID || e.Opcode != OpDbgIDRSDS && e.Opcode != OpDbgIDILRSDS {
+			return dst, false
+		}
+		d, err := ParseDbgID(e)
+		if err != nil {
+			return dst, false
+		}
+		w.open()
+		w.hex("ImageBase", d.Base)
+		w.uint("ProcessID", uint64(d.ProcessID))
+		w.name("GuidSig")
+		w.b = append(w.b, '"')
+		w.b = d.GUID.AppendText(w.b)
+		w.b = append(w.b, '"')
+		w.uint("Age", uint64(d.Age))
+		w.name("PDBFileName")
+		w.b = clrimpl.AppendJSONString(w.b, d.PDBFileName)
+		w.close()
+		return w.b, true
 	}
-	w := fieldWriter{b: dst, json: json}
 	w.open()
 	switch group, op := e.KernelGroup(), e.Opcode; {
 	case group == GroupPerfInfo && op == OpSampledProfile:

@@ -88,6 +88,9 @@ const defaultInterval = 1_000_000
 // intervals, samples and their stacks for a CPU profile, images for the
 // map. It reports whether the event was one of those.
 func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
+	if x.ProviderGUID == etl.ImageIDGUID {
+		return true, b.m.AddETL(x) // an image's PDB
+	}
 	switch x.KernelGroup() {
 	case etl.GroupImage:
 		return true, b.m.AddETL(x)

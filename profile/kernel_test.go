@@ -243,6 +243,21 @@ func TestKernelCPUNet452(t *testing.T) {
 	if n != count || ns != count*1_000_000 || !managed {
 		t.Errorf("samples %d (want %d), %d ns (want %d), managed frames %v", n, count, ns, count*1_000_000, managed)
 	}
+	// Native mappings carry their image's range and PDB identity: the
+	// baseline's DbgID_RSDS line for System32\ntdll.dll at 0x7f9d02f0000
+	// shows GuidSig 6048fdb6-2dcd-41c1-8… and Age 2.
+	found := false
+	for _, m := range p.Pprof().Mapping {
+		if strings.HasSuffix(m.File, `System32\ntdll.dll`) && m.Start == 0x7f9d02f0000 {
+			found = true
+			if !strings.HasPrefix(m.BuildID, "6048FDB62DCD41C18") || !strings.HasSuffix(m.BuildID, "2") || len(m.BuildID) != 33 || m.Limit != m.Start+1826816 {
+				t.Errorf("ntdll mapping %+v", m)
+			}
+		}
+	}
+	if !found {
+		t.Error("no mapping of System32\\ntdll.dll at 0x7f9d02f0000")
+	}
 	t.Logf("%d samples, %d not idle, %d with stacks, %d starting at the sampled address; frames resolved %.1f%%, counts %v",
 		events, busy, withStack, leafIsIP, 100*p.Map.Share(), p.Map.Counts())
 }

@@ -151,10 +151,15 @@ func (p *Profile) Pprof() *profile.Profile {
 				mk = f.Module
 			}
 			if mk != "" {
-				m := mappings[mk]
+				key := mk
+				if f.Reason == symbols.Native {
+					key += "@" + strconv.FormatUint(f.ImageBase, 16) // an image may be mapped at other bases
+				}
+				m := mappings[key]
 				if m == nil {
-					m = &profile.Mapping{ID: uint64(len(out.Mapping) + 1), File: mk, HasFunctions: true}
-					mappings[mk] = m
+					m = &profile.Mapping{ID: uint64(len(out.Mapping) + 1), File: mk, BuildID: f.BuildID,
+						Start: f.ImageBase, Limit: f.ImageEnd, HasFunctions: true}
+					mappings[key] = m
 					out.Mapping = append(out.Mapping, m)
 				}
 				l.Mapping = m

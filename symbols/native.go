@@ -3,6 +3,10 @@ package symbols
 import (
 	"cmp"
 	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/clrgo/clrevents/clrevents"
 
 	"github.com/clrgo/clrevents/etl"
 )
@@ -20,6 +24,13 @@ type image struct {
 	base, end    uint64
 	load, unload int64 // never / always when not known
 	name, path   string
+	buildID      string
+}
+
+// pdbKey is where an ImageID/DbgID_RSDS event says an image is mapped.
+type pdbKey struct {
+	pid  int64
+	base uint64
 }
 
 type images struct {
@@ -40,6 +51,18 @@ const (
 // trace.Event), the rest ignored. It returns an error only for an Image
 // event whose payload does not parse.
 func (m *Map) AddETL(e *etl.Event) error {
+	if e.ProviderGUID == etl.ImageIDGUID && e.Opcode == etl.OpDbgIDRSDS {
+		// The image's PDB, logged just before the image's own event.
+		d, err := etl.ParseDbgID(e)
+		if err != nil {
+			return err
+		}
+		if m.pdbs == nil {
+			m.pdbs = map[pdbKey]string{}
+		}
+		m.pdbs[pdbKey{int64(d.ProcessID), d.Base}] = BuildID(d.GUID, d.Age)
+		return nil
+	}
 	if !e.IsKernel(etl.GroupImage, -1) {
 		return nil
 	}
@@ -72,6 +95,7 @@ func (m *Map) addImage(e *etl.Event) error {
 		m.imgs[pid] = ims
 	}
 	ts := e.Timestamp
+	bid := m.pdbs[pdbKey{pid, im.Base}]
 	switch e.Opcode {
 	case etl.OpEnd: // Unload
 		if i, ok := ims.open[im.Base]; ok {
@@ -80,7 +104,7 @@ func (m *Map) addImage(e *etl.Event) error {
 			return nil
 		}
 		// Loaded before the trace began.
-		ims.add(image{base: im.Base, end: im.Base + im.Size, load: never, unload: ts}, im.FileName.String())
+		ims.add(image{base: im.Base, end: im.Base + im.Size, load: never, unload: ts, buildID: bid}, im.FileName.String())
 		return nil
 	case etl.OpDCStart, etl.OpDCEnd, etl.OpLoad:
 		if _, ok := ims.open[im.Base]; ok {
@@ -91,7 +115,7 @@ func (m *Map) addImage(e *etl.Event) error {
 			load = never
 		}
 		ims.open[im.Base] = len(ims.list)
-		ims.add(image{base: im.Base, end: im.Base + im.Size, load: load, unload: always}, im.FileName.String())
+		ims.add(image{base: im.Base, end: im.Base + im.Size, load: load, unload: always, buildID: bid}, im.FileName.String())
 	}
 	return nil
 }
@@ -153,6 +177,14 @@ func (m *Map) findImage(pid int64, addr uint64, ts int64) (found *image, from, t
 
 // maxReuse is how many mappings below an address findImage looks at.
 const maxReuse = 16
+
+// BuildID is a PDB's identity as Windows symbol servers key it: the GUID's
+// 32 hexadecimal digits, upper case, without dashes, in the GUID's text
+// order, followed by the age in hexadecimal.
+func BuildID(g clrevents.GUID, age uint32) string {
+	t := strings.ToUpper(strings.ReplaceAll(g.String(), "-", ""))
+	return t + strings.ToUpper(strconv.FormatUint(uint64(age), 16))
+}
 
 // Images returns how many native image mappings the map holds.
 func (m *Map) Images() int {

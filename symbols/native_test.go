@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/etl"
 )
 
@@ -73,6 +74,25 @@ func TestNativeImages(t *testing.T) {
 	}
 	if f := m.Frame(must(m.resolve(10, 0x77000010, 100))); f.ModulePath != `\Device\HarddiskVolume2\Windows\System32\ntdll.dll` || f.Address != 0x77000010 {
 		t.Errorf("frame %+v", f)
+	}
+	// An ImageID/DbgID_RSDS event before an image gives it its PDB's
+	// identity.
+	guid := clrevents.MustParseGUID("ec83d8df-5559-46e0-b630-133ebd979266")
+	dbg := binary.LittleEndian.AppendUint64(nil, 0x20000000)
+	dbg = binary.LittleEndian.AppendUint32(dbg, 10)
+	dbg = binary.LittleEndian.AppendUint32(append(dbg, guid[:]...), 2)
+	dbg = append(dbg, "lib.pdb\x00"...)
+	if err := m.AddETL(&etl.Event{HeaderKind: etl.TraceHeader, ProviderGUID: etl.ImageIDGUID, Opcode: etl.OpDbgIDRSDS, PointerSize: 8, Payload: dbg}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddETL(imageEvent(etl.OpDCStart, 0, 10, 0x20000000, 0x1000, `C:\app\lib.dll`, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if f := m.Frame(must(m.resolve(10, 0x20000010, 100))); f.BuildID != "EC83D8DF555946E0B630133EBD9792662" || f.ImageBase != 0x20000000 || f.ImageEnd != 0x20001000 {
+		t.Errorf("frame %+v", f)
+	}
+	if f := m.Frame(must(m.resolve(10, 0x77000010, 100))); f.BuildID != "" {
+		t.Errorf("ntdll has no PDB in this trace: %+v", f)
 	}
 	// A 32-bit kernel: its addresses start at 0x80000000.
 	m32 := NewMap()

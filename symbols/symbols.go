@@ -92,6 +92,12 @@ type Frame struct {
 	Address uint64
 	// Size is the method's code size; 0 for an unresolved frame.
 	Size uint32
+	// BuildID identifies a native frame's image for symbol servers (its
+	// PDB's GUID and age, see BuildID) where the trace says it; "".
+	BuildID string
+	// ImageBase and ImageEnd are a native frame's image mapping [base,
+	// end); 0 otherwise.
+	ImageBase, ImageEnd uint64
 	// PID is the process the frame is in.
 	PID int64
 	// Reason is Resolved, or why the address did not resolve.
@@ -172,7 +178,8 @@ type Map struct {
 	// Native images by process (native.go), and their frames by process
 	// and address.
 	imgs     map[int64]*images
-	kernel32 bool // the kernel's images are 32-bit
+	pdbs     map[pdbKey]string // build IDs of the images the trace names a PDB for
+	kernel32 bool              // the kernel's images are 32-bit
 	native   map[nativeKey]FrameID
 }
 
@@ -193,7 +200,7 @@ func NewMap() *Map {
 // trace's kernel Image events, are kept, the rest ignored. It returns an
 // error only for one of those whose payload does not decode.
 func (m *Map) Add(e *trace.Event) error {
-	if x := e.ETL(); x != nil && x.IsKernel(etl.GroupImage, -1) {
+	if x := e.ETL(); x != nil && (x.IsKernel(etl.GroupImage, -1) || x.ProviderGUID == etl.ImageIDGUID) {
 		return m.AddETL(x)
 	}
 	info, ok := e.Schema()
@@ -546,7 +553,8 @@ func (m *Map) notManaged(pid int64, addr uint64, ts int64, r Reason, from, to in
 			m.native = map[nativeKey]FrameID{}
 		}
 		f = FrameID(len(m.frames))
-		m.frames = append(m.frames, Frame{Module: im.name, ModulePath: im.path, Address: addr, PID: pid, Reason: Native})
+		m.frames = append(m.frames, Frame{Module: im.name, ModulePath: im.path, BuildID: im.buildID,
+			ImageBase: im.base, ImageEnd: im.end, Address: addr, PID: pid, Reason: Native})
 		m.native[k] = f
 	}
 	return f, Native, from, to

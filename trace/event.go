@@ -83,8 +83,9 @@ func (e *Event) ProviderGUID() clrevents.GUID {
 
 // Name is the event's name: the manifest symbol for events in the schema
 // ("GCStart_V2"), the trace's own name for EventSource events,
-// "Task/Opcode" for known kernel events as TraceEvent names them
-// ("EventTrace" for the log header, "Process/Start"), else empty.
+// "Task/Opcode" for known kernel events and the image identity events of
+// kernel sessions as TraceEvent names them ("EventTrace" for the log
+// header, "Process/Start", "ImageID/DbgID_RSDS"), else empty.
 func (e *Event) Name() string {
 	if e.info != nil {
 		return e.info.Name
@@ -93,6 +94,9 @@ func (e *Event) Name() string {
 		return e.nt.Name
 	}
 	if k := e.res.kernel; k != nil {
+		return k.eventName(e.et.Opcode)
+	}
+	if k := e.res.class; k != nil {
 		return k.eventName(e.et.Opcode)
 	}
 	return ""

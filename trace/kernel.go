@@ -58,14 +58,7 @@ var kernelGroups = map[uint8]*kernelGroup{
 var kernelByGUID = func() map[clrevents.GUID]*kernelGroup {
 	m := make(map[clrevents.GUID]*kernelGroup, len(kernelGroups))
 	for g, k := range kernelGroups {
-		k.names = make(map[uint8]string, len(k.opcodes))
-		for op, name := range k.opcodes {
-			if name == "" {
-				k.names[op] = k.task
-			} else {
-				k.names[op] = k.task + "/" + name
-			}
-		}
+		k.nameOpcodes()
 		if guid := etl.KernelGroupGUID(g); !guid.IsZero() {
 			m[guid] = k
 		}
@@ -73,14 +66,43 @@ var kernelByGUID = func() map[clrevents.GUID]*kernelGroup {
 	return m
 }()
 
+// nameOpcodes builds names: "Task/Opcode", the task alone for "".
+func (k *kernelGroup) nameOpcodes() {
+	k.names = make(map[uint8]string, len(k.opcodes))
+	for op, name := range k.opcodes {
+		if name == "" {
+			k.names[op] = k.task
+		} else {
+			k.names[op] = k.task + "/" + name
+		}
+	}
+}
+
+func newClass(task string, opcodes map[uint8]string) *kernelGroup {
+	k := &kernelGroup{task: task, opcodes: opcodes}
+	k.nameOpcodes()
+	return k
+}
+
 // kernelGroupOf returns the kernel class with GUID g, or nil.
 func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }
 
 // otherProviders names ETW providers that PerfView's kernel sessions log
 // beside the kernel's classes, as TraceEvent names them.
 var otherProviders = map[clrevents.GUID]string{
-	clrevents.MustParseGUID("b3e675d7-2554-4f18-830b-2762732560de"): "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
+	etl.ImageIDGUID: "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
+	metaDataGUID:    "KernelTraceControl", // the merge's event descriptions
 	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
+}
+
+var metaDataGUID = clrevents.MustParseGUID("bbccf6c1-6cd1-48c4-80ff-839482e37671")
+
+// otherClasses names, by opcode, the events of the classic (MOF) classes
+// of otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS").
+var otherClasses = map[clrevents.GUID]*kernelGroup{
+	etl.ImageIDGUID: newClass("ImageID", map[uint8]string{etl.OpImageID: "", etl.OpImageIDNone: "None",
+		etl.OpDbgIDRSDS: "DbgID_RSDS", etl.OpDbgIDILRSDS: "DbgID_ILRSDS", etl.OpFileVersion: "FileVersion"}),
+	metaDataGUID: newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
 }
 
 // noteThread keeps the process of a thread a Thread Start or DCStart

@@ -12,7 +12,8 @@ import (
 // TestKernelIDsBaseline: the names, processes and threads of the 4.5.2
 // trace's kernel events that package etl parses agree with TraceEvent's
 // baseline lines (PerfInfo/Sample, Thread, Image and Process events), and
-// so do the counts of the Image and Process events by name.
+// so do the counts of the Image and Process events and of the
+// KernelTraceControl events (image identities, event descriptions) by name.
 func TestKernelIDsBaseline(t *testing.T) {
 	const dir = "../../shared/fixtures/traces/perfview/"
 	if _, err := os.Stat(dir + "net.4.5.2.x86.etl.zip"); err != nil {
@@ -38,7 +39,7 @@ func TestKernelIDsBaseline(t *testing.T) {
 	// threads' rundown at the start of the trace may come after the first
 	// samples, which then have process -1.
 	firstThread := map[int64]float64{}
-	counts := map[string]int{}
+	counts, ktc := map[string]int{}, map[string]int{}
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -46,6 +47,9 @@ func TestKernelIDsBaseline(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		if e.Provider() == "KernelTraceControl" {
+			ktc[e.Name()]++
 		}
 		if e.Provider() != "Windows Kernel" {
 			continue
@@ -92,6 +96,12 @@ func TestKernelIDsBaseline(t *testing.T) {
 		if ok && (strings.HasPrefix(task, "Image/") || strings.HasPrefix(task, "Process/") || task == "Thread/Start" || task == "Thread/Stop") {
 			if counts[task] != n {
 				t.Errorf("%d %s events, baseline %d", counts[task], task, n)
+			}
+			checked++
+		}
+		if task, ok := strings.CutPrefix(name, "KernelTraceControl/"); ok {
+			if ktc[task] != n {
+				t.Errorf("%d KernelTraceControl/%s events, baseline %d", ktc[task], task, n)
 			}
 			checked++
 		}

@@ -71,7 +71,8 @@ type resolved struct {
 	prov     clrevents.Provider // invalid when not in the schema
 	provider string             // the name to show
 	info     *clrevents.EventInfo
-	kernel   *kernelGroup
+	kernel   *kernelGroup // a kernel event class
+	class    *kernelGroup // another classic (MOF) class with opcode names
 }
 
 type metaKey struct {
@@ -316,7 +317,7 @@ func (r *Reader) resolveGUID(g clrevents.GUID) *resolved {
 	} else if k := kernelGroupOf(g); k != nil {
 		res.kernel, res.provider = k, kernelProvider
 	} else if name, ok := otherProviders[g]; ok {
-		res.provider = name
+		res.provider, res.class = name, otherClasses[g]
 	} else {
 		res.provider = g.String()
 	}
