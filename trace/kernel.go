@@ -2,6 +2,7 @@ package trace
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/etl"
@@ -35,14 +36,14 @@ func (k *kernelGroup) eventName(op uint8) string {
 var kernelGroups = map[uint8]*kernelGroup{
 	0x00: {task: "EventTrace", opcodes: map[uint8]string{0: "", 5: "Extension", 8: "RundownComplete", 32: "EndExtension", 80: "PartitionInfoExtension"}},
 	0x01: {task: "DiskIO", opcodes: map[uint8]string{10: "Read", 11: "Write", 12: "ReadInit", 13: "WriteInit", 14: "FlushBuffers", 15: "FlushInit"}},
-	0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 32: "HardFault", 98: "VirtualAlloc", 99: "VirtualFree"}},
+	0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 32: "Memory/HardFault", 98: "VirtualAlloc", 99: "VirtualFree"}},
 	0x03: {task: "Process", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCStop", 11: "Terminate", 32: "PerfCtr", 33: "PerfCtrRundown", 39: "Defunct"}},
 	0x04: {task: "FileIO", opcodes: map[uint8]string{0: "Name", 32: "FileCreate", 35: "FileDelete", 36: "FileRundown", 64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
 	0x05: {task: "Thread", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCStop", 36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
 	0x06: {task: "TcpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 12: "Connect", 13: "Disconnect", 14: "Retransmit", 15: "Accept", 16: "Reconnect", 17: "Fail", 18: "TCPCopy", 26: "SendIPV6", 27: "RecvIPV6", 28: "ConnectIPV6", 29: "DisconnectIPV6", 30: "RetransmitIPV6", 31: "AcceptIPV6"}},
-	0x08: {task: "UdpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv"}},
+	0x08: {task: "UdpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 26: "SendIPV6", 27: "RecvIPV6"}},
 	0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
-	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{10: "CPU", 11: "PhyDisk", 12: "LogDisk", 13: "NIC", 14: "Video", 15: "Services"}},
+	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{10: "CPU", 11: "PhyDisk", 12: "LogDisk", 13: "NIC", 14: "Video", 15: "Services", 16: "Power", 17: "Network", 22: "PnP", 23: "IDEChannel"}},
 	0x0F: {task: "PerfInfo", opcodes: map[uint8]string{46: "Sample", 51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC", 73: "CollectionStart", 74: "CollectionEnd"}},
 	0x10: {task: "Heap"},
 	0x11: {task: "Object"},
@@ -66,13 +67,18 @@ var kernelByGUID = func() map[clrevents.GUID]*kernelGroup {
 	return m
 }()
 
-// nameOpcodes builds names: "Task/Opcode", the task alone for "".
+// nameOpcodes builds names: "Task/Opcode", the task alone for "", and
+// an opcode's name as it is when it has a task of its own ("Memory/HardFault"
+// in the PageFault class, as TraceEvent names it).
 func (k *kernelGroup) nameOpcodes() {
 	k.names = make(map[uint8]string, len(k.opcodes))
 	for op, name := range k.opcodes {
-		if name == "" {
+		switch {
+		case name == "":
 			k.names[op] = k.task
-		} else {
+		case strings.Contains(name, "/"):
+			k.names[op] = name
+		default:
 			k.names[op] = k.task + "/" + name
 		}
 	}
@@ -92,17 +98,22 @@ func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }
 var otherProviders = map[clrevents.GUID]string{
 	etl.ImageIDGUID: "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
 	metaDataGUID:    "KernelTraceControl", // the merge's event descriptions
+	sysConfigGUID:   kernelProvider,       // the merge's system paths and volumes
 	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
 }
 
-var metaDataGUID = clrevents.MustParseGUID("bbccf6c1-6cd1-48c4-80ff-839482e37671")
+var (
+	metaDataGUID  = clrevents.MustParseGUID("bbccf6c1-6cd1-48c4-80ff-839482e37671")
+	sysConfigGUID = clrevents.MustParseGUID("9b79ee91-b5fd-41c0-a243-4248e266e9d0")
+)
 
 // otherClasses names, by opcode, the events of the classic (MOF) classes
 // of otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS").
 var otherClasses = map[clrevents.GUID]*kernelGroup{
 	etl.ImageIDGUID: newClass("ImageID", map[uint8]string{etl.OpImageID: "", etl.OpImageIDNone: "None",
 		etl.OpDbgIDRSDS: "DbgID_RSDS", etl.OpDbgIDILRSDS: "DbgID_ILRSDS", etl.OpFileVersion: "FileVersion"}),
-	metaDataGUID: newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
+	metaDataGUID:  newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
+	sysConfigGUID: newClass("SysConfig", map[uint8]string{32: "BuildInfo", 33: "SystemPaths", 34: "UnknownVolume", 35: "VolumeMapping"}),
 }
 
 // noteThread keeps the process of a thread a Thread Start or DCStart

@@ -12,8 +12,8 @@ import (
 // TestKernelIDsBaseline: the names, processes and threads of the 4.5.2
 // trace's kernel events that package etl parses agree with TraceEvent's
 // baseline lines (PerfInfo/Sample, Thread, Image and Process events), and
-// so do the counts of the Image and Process events and of the
-// KernelTraceControl events (image identities, event descriptions) by name.
+// the kernel's and KernelTraceControl's events have TraceEvent's names, in
+// TraceEvent's numbers.
 func TestKernelIDsBaseline(t *testing.T) {
 	const dir = "../../shared/fixtures/traces/perfview/"
 	if _, err := os.Stat(dir + "net.4.5.2.x86.etl.zip"); err != nil {
@@ -88,12 +88,14 @@ func TestKernelIDsBaseline(t *testing.T) {
 			t.Errorf("line %d: %s at %s ms: pid/tid %v, baseline %d/%d", b.Line, b.Name, b.MSecText, cands, b.PID, b.TID)
 		}
 	}
-	// The Image and Process events and the threads' starts and stops,
-	// counted by name as TraceEvent counts them (it keeps no Thread
-	// rundown events, and counts CPU samples after TraceLog's filtering).
+	// Every kernel event name TraceEvent counts, with its count. The
+	// events TraceLog consumes (thread rundown, stack walks, file rundown)
+	// are not in its counts, and its count of CPU samples (6,810 of the
+	// trace's 88,809, 82,128 of them on the idle threads) comes after
+	// TraceLog's processing, which is not reproduced here.
 	for name, n := range bl.Counts {
 		task, ok := strings.CutPrefix(name, "Windows Kernel/")
-		if ok && (strings.HasPrefix(task, "Image/") || strings.HasPrefix(task, "Process/") || task == "Thread/Start" || task == "Thread/Stop") {
+		if ok && task != "PerfInfo/Sample" {
 			if counts[task] != n {
 				t.Errorf("%d %s events, baseline %d", counts[task], task, n)
 			}
