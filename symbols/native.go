@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/clrgo/clrevents/clrevents"
-
 	"github.com/clrgo/clrevents/etl"
 )
 
@@ -47,9 +46,10 @@ const (
 )
 
 // AddETL feeds an event read by package etl: the kernel's Image Load,
-// Unload, DCStart and DCEnd events are kept (Add does the same for a
-// trace.Event), the rest ignored. It returns an error only for an Image
-// event whose payload does not parse.
+// Unload, DCStart and DCStop events, and the ImageID/DbgID_RSDS events
+// that name the images' PDBs, are kept (Add does the same for a
+// trace.Event), the rest ignored. It returns an error only for one of
+// those whose payload does not parse.
 func (m *Map) AddETL(e *etl.Event) error {
 	if e.ProviderGUID == etl.ImageIDGUID && e.Opcode == etl.OpDbgIDRSDS {
 		// The image's PDB, logged just before the image's own event.
