@@ -131,12 +131,13 @@ func (r *Reader) noteThread(e *etl.Event) {
 }
 
 // kernelIDs is the process and thread a kernel event is about, as
-// TraceEvent gives them, for the events package etl parses: a CPU sample's
-// thread from its payload and that thread's process from the trace's
-// Thread events before it (noteThread); a stack walk's from its payload; a Thread event's
-// from its payload; an Image or Process event's process from its payload,
-// with no thread but for an Image Load (the loading thread, from the
-// header). ok is false for other events, which keep their header's.
+// TraceEvent gives them, for the events package etl parses: a CPU
+// sample's thread from its payload and that thread's process from the
+// trace's Thread events before it (noteThread); a stack walk's and a
+// Thread event's from their payloads; an Image or Process event's process
+// from its payload, with no thread but for an Image Load (the loading
+// thread, from the header). ok is false for other events, which keep
+// their header's.
 func (r *Reader) kernelIDs(e *etl.Event) (pid, tid int64, ok bool) {
 	switch e.KernelGroup() {
 	case etl.GroupPerfInfo:
