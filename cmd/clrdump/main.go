@@ -69,13 +69,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -164,11 +162,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		fmt.Fprintf(stderr, "clrdump: unknown -order %q (want time or file)\n", o.order)
 		return exitUsage
 	}
-	for _, g := range []string{o.provider, o.event} {
-		if _, err := path.Match(g, ""); err != nil {
-			fmt.Fprintf(stderr, "clrdump: bad glob %q\n", g)
-			return exitUsage
-		}
+	filter := eventfmt.Filter{Provider: o.provider, Event: o.event, Keyword: o.keyword, PID: o.pid, TID: o.tid}
+	if err := filter.Check(); err != nil {
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
+		return exitUsage
 	}
 	o.progress = progress
 
@@ -179,7 +176,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	}
 	defer src.Close()
 	w := bufio.NewWriterSize(stdout, 1<<16)
-	d := &dumper{o: o, w: w, stderr: stderr}
+	d := &dumper{o: o, filter: filter, w: w, stderr: stderr}
 	status := d.dump(src)
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
@@ -199,6 +196,7 @@ type typeStats struct {
 
 type dumper struct {
 	o      options
+	filter eventfmt.Filter
 	w      *bufio.Writer
 	stderr io.Writer
 	buf    []byte
@@ -232,7 +230,7 @@ func (d *dumper) dump(src *trace.Reader) int {
 			lastProgress = time.Now()
 			fmt.Fprintf(d.stderr, "\r%d events, offset %.1f MB", d.read, float64(e.Offset())/1e6)
 		}
-		if !d.keep(e) {
+		if !d.filter.Keep(e) {
 			continue
 		}
 		d.event(e)
@@ -257,59 +255,17 @@ func (d *dumper) clearProgress() {
 	}
 }
 
-// keep applies the filters that need no decoding.
-func (d *dumper) keep(e *trace.Event) bool {
-	if d.o.pid >= 0 && e.ProcessID() != d.o.pid {
-		return false
-	}
-	if d.o.tid >= 0 && e.ThreadID() != d.o.tid {
-		return false
-	}
-	if d.o.keyword != 0 && e.Keywords()&d.o.keyword == 0 {
-		return false
-	}
-	if d.o.provider != "" {
-		if ok, _ := path.Match(strings.ToLower(d.o.provider), strings.ToLower(e.Provider())); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// decoded is what one event became.
-type decoded struct {
-	name  string
-	ev    clrevents.Event // a CLR event, or nil
-	extra []byte          // payload bytes past the template
-	err   error
-}
-
-func (d *dumper) decode(e *trace.Event) decoded {
-	name := e.Name()
-	if name == "" {
-		name = "id" + strconv.Itoa(int(e.ID())) + "/v" + strconv.Itoa(int(e.Version()))
-	}
-	ev, n, err := e.DecodeN()
-	switch {
-	case err == nil:
-		return decoded{name: ev.Info().Name, ev: ev, extra: e.Payload()[n:]}
-	case !errors.Is(err, clrevents.ErrUnknownEvent):
-		return decoded{name: name, err: err}
-	}
-	return decoded{name: name}
-}
-
 func (d *dumper) event(e *trace.Event) {
-	dec := d.decode(e)
-	if d.o.event != "" && !d.eventMatches(e, dec.name) {
+	dec := eventfmt.Decode(e)
+	if !d.filter.KeepName(e, dec.Name) {
 		return
 	}
-	if dec.err != nil {
+	if dec.Err != nil {
 		d.errs++
 	}
 	d.printed++
 	if d.o.stats {
-		k := typeKey{e.Provider(), dec.name}
+		k := typeKey{e.Provider(), dec.Name}
 		s := d.stats[k]
 		if s == nil {
 			s = &typeStats{}
@@ -319,29 +275,24 @@ func (d *dumper) event(e *trace.Event) {
 		s.bytes += int64(len(e.Payload()))
 		return
 	}
+	failed := dec.Err != nil
 	switch d.o.format {
 	case "text":
-		d.writeText(e, &dec)
+		d.buf = eventfmt.AppendText(d.buf[:0], e, &dec)
+		d.w.Write(d.buf)
 	case "jsonl":
-		d.writeJSON(e, &dec)
+		d.buf = eventfmt.AppendJSON(d.buf[:0], e, &dec)
+		d.w.Write(d.buf)
 	case "csv":
 		d.writeCSV(e, &dec)
+	}
+	if !failed && dec.Err != nil {
+		d.errs++ // an EventSource payload that does not match its metadata
 	}
 }
 
 // eventMatches applies -event to the event's name or, for schema events, to
 // its TraceEvent name ("GC/Start").
-func (d *dumper) eventMatches(e *trace.Event, name string) bool {
-	if ok, _ := path.Match(d.o.event, name); ok {
-		return true
-	}
-	if info, ok := e.Schema(); ok {
-		ok, _ := path.Match(d.o.event, info.DisplayName)
-		return ok
-	}
-	return false
-}
-
 func (d *dumper) writeStats() {
 	keys := make([]typeKey, 0, len(d.stats))
 	var total, bytes int64

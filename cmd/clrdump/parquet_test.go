@@ -20,6 +20,7 @@ import (
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dataset"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -198,7 +199,7 @@ func checkRoundTrip(t *testing.T, trace string) {
 			if got := row["trace"].String(); got != trace {
 				diffs = append(diffs, "trace "+got)
 			}
-			expect("time", `"`+string(appendTime(nil, time.Unix(0, row["time"].Int64())))+`"`)
+			expect("time", `"`+string(eventfmt.AppendTime(nil, time.Unix(0, row["time"].Int64())))+`"`)
 			expect("keywords", `"0x`+strconv.FormatUint(row["keywords"].Uint64(), 16)+`"`)
 			for _, k := range []string{"pid", "tid"} {
 				got := "-1"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/gcstats"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/jitstats"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -327,7 +328,7 @@ func csvSep(b []byte, i int) []byte {
 	return b
 }
 
-func jsonStr(b []byte, s string) []byte { return appendJSONString(b, s) }
+func jsonStr(b []byte, s string) []byte { return eventfmt.AppendJSONString(b, s) }
 
 func csvStr(b []byte, s string) []byte { return appendCSVField(b, s) }
 

@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/diagnostics"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -310,7 +311,7 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := diagnostics.SessionConfig{BufferMB: 64, NoStacks: true, Providers: []diagnostics.Provider{
 		{Name: diagnostics.RuntimeProvider, Keywords: runtimeDefaultKeywords, Level: diagnostics.LevelInformational},
 	}}
-	for _, name := range strings.Split(f.provider, ",") {
+	for _, name := range strings.Split(f.Provider, ",") {
 		if name != "" && !strings.ContainsAny(name, "*?[") && !strings.EqualFold(name, diagnostics.RuntimeProvider) {
 			cfg.Providers = append(cfg.Providers, diagnostics.Provider{Name: name, Keywords: ^uint64(0), Level: diagnostics.LevelVerbose})
 		}
@@ -330,10 +331,14 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			p.flush()
 			fmt.Fprintf(stderr, "clrtrace: process %d: the runtime has dropped %d events so far (its buffer was full)\n", *pid, d)
 		}
-		if !f.keep(e) {
+		if !f.Keep(e) {
 			return true
 		}
-		p.print(e)
+		dec := eventfmt.Decode(e)
+		if !f.KeepName(e, dec.Name) {
+			return true
+		}
+		p.print(e, &dec)
 		seen++
 		if f.limit > 0 && seen >= f.limit {
 			stopSession(s)

@@ -3,33 +3,31 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"path"
 	"strconv"
 	"strings"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
-// filters are clrdump's event filters, with its flag names and meaning.
+// filters are clrdump's event filters, with its flag names and meaning
+// (eventfmt.Filter).
 type filters struct {
-	provider, event, keywordS string
-	keyword                   uint64
-	pid, tid                  int64
-	limit                     int
+	eventfmt.Filter
+	keywordS string
+	limit    int
 }
 
 func (f *filters) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.provider, "provider", "", "only providers whose name matches this glob (case-insensitive); a name without wildcards is also enabled in the session")
-	fs.StringVar(&f.event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*') or TraceEvent's Task/Opcode name ('GC/Start')")
+	fs.StringVar(&f.Provider, "provider", "", "only providers whose name matches this glob (case-insensitive); a name without wildcards is also enabled in the session")
+	fs.StringVar(&f.Event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*') or TraceEvent's Task/Opcode name ('GC/Start')")
 	fs.StringVar(&f.keywordS, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
-	fs.Int64Var(&f.pid, "pid", -1, "only events of this process")
-	fs.Int64Var(&f.tid, "tid", -1, "only events of this thread")
+	fs.Int64Var(&f.PID, "pid", -1, "only events of this process")
+	fs.Int64Var(&f.TID, "tid", -1, "only events of this thread")
 	fs.IntVar(&f.limit, "n", 0, "stop after this many events are printed (0: until SIGINT or the process exits)")
 }
 
@@ -39,42 +37,13 @@ func (f *filters) compile() error {
 		if err != nil {
 			return fmt.Errorf("-keyword %q: not a number", f.keywordS)
 		}
-		f.keyword = k
+		f.Keyword = k
 	}
-	for _, g := range []string{f.provider, f.event} {
-		if _, err := path.Match(g, ""); err != nil {
-			return fmt.Errorf("bad glob %q", g)
-		}
-	}
-	return nil
+	return f.Check()
 }
 
-func (f *filters) keep(e *trace.Event) bool {
-	if f.pid >= 0 && e.ProcessID() != f.pid || f.tid >= 0 && e.ThreadID() != f.tid ||
-		f.keyword != 0 && e.Keywords()&f.keyword == 0 {
-		return false
-	}
-	if f.provider != "" {
-		if ok, _ := path.Match(strings.ToLower(f.provider), strings.ToLower(e.Provider())); !ok {
-			return false
-		}
-	}
-	if f.event != "" {
-		if ok, _ := path.Match(f.event, e.Name()); ok {
-			return true
-		}
-		info, ok := e.Schema()
-		if !ok {
-			return false
-		}
-		ok, _ = path.Match(f.event, info.DisplayName)
-		return ok
-	}
-	return true
-}
-
-// printer writes events as text lines or JSON lines, flushing after each
-// event so that a live session shows at once.
+// printer writes events as clrdump's text lines or JSON lines, flushing
+// after each event so that a live session shows at once.
 type printer struct {
 	w    *bufio.Writer
 	json bool
@@ -86,93 +55,15 @@ func newPrinter(w io.Writer, json bool) *printer {
 	return &printer{w: bufio.NewWriter(w), json: json}
 }
 
-// timeLayout is clrdump's: UTC, microseconds.
-const timeLayout = "2006-01-02T15:04:05.000000Z"
-
-// print writes e in clrdump's text or JSON-lines form: the same fields,
-// keys and value types.
-func (p *printer) print(e *trace.Event) {
-	name := e.Name()
-	var fields, extra []byte
-	var derr error
-	ev, n, err := e.DecodeN()
-	switch {
-	case err == nil:
-		name = ev.Info().Name
-		extra = e.Payload()[n:]
-		if p.json {
-			fields = ev.AppendJSON(nil)
-		} else {
-			fields = ev.AppendText(nil)
-		}
-	case !errors.Is(err, clrevents.ErrUnknownEvent):
-		derr = err
-	default:
-		if m := e.Metadata(); m != nil && len(m.Fields) > 0 {
-			if p.json {
-				fields, derr = m.AppendJSON(nil, e.Payload())
-			} else {
-				fields, derr = m.AppendText(nil, e.Payload())
-			}
-		}
-	}
-	if name == "" {
-		name = "id" + strconv.Itoa(int(e.ID())) + "/v" + strconv.Itoa(int(e.Version()))
-	}
-	b := p.buf[:0]
-	ts := e.Time().UTC().Format(timeLayout)
+// print writes e, decoded as dec.
+func (p *printer) print(e *trace.Event, dec *eventfmt.Decoded) {
 	if p.json {
-		b = fmt.Appendf(b, `{"time":%q,"provider":`, ts)
-		b = appendJSON(b, e.Provider())
-		b = append(b, `,"event":`...)
-		b = appendJSON(b, name)
-		b = fmt.Appendf(b, `,"id":%d,"version":%d,"task":%d,"opcode":%d,"level":%d,"keywords":"0x%x","pid":%d,"tid":%d`,
-			e.ID(), e.Version(), e.Task(), e.Opcode(), e.Level(), e.Keywords(), e.ProcessID(), e.ThreadID())
-		if e.CPU() >= 0 {
-			b = fmt.Appendf(b, `,"cpu":%d`, e.CPU())
-		}
-		b = fmt.Appendf(b, `,"size":%d`, len(e.Payload()))
-		if a := e.ActivityID(); !a.IsZero() {
-			b = append(b, `,"activity":"`...)
-			b = append(a.AppendText(b), '"')
-		}
-		if a := e.RelatedActivityID(); !a.IsZero() {
-			b = append(b, `,"related_activity":"`...)
-			b = append(a.AppendText(b), '"')
-		}
-		switch {
-		case derr != nil:
-			b = append(b, `,"error":`...)
-			b = appendJSON(b, derr.Error())
-			b = fmt.Appendf(b, `,"payload":"%x"`, e.Payload())
-		case fields != nil:
-			b = append(b, `,"fields":`...)
-			b = append(b, fields...)
-		default:
-			b = fmt.Appendf(b, `,"fields":{"payload":"%x"}`, e.Payload())
-		}
-		if len(extra) > 0 {
-			b = fmt.Appendf(b, `,"extra":"%x"`, extra)
-		}
-		b = append(b, "}\n"...)
+		p.buf = eventfmt.AppendJSON(p.buf[:0], e, dec)
 	} else {
-		b = fmt.Appendf(b, "%s %s/%s pid=%d tid=%d ", ts, e.Provider(), name, e.ProcessID(), e.ThreadID())
-		switch {
-		case derr != nil:
-			b = fmt.Appendf(b, "error=%q payload=%x", derr.Error(), e.Payload())
-		case fields != nil:
-			b = append(b, fields...)
-		default:
-			b = fmt.Appendf(b, "payload=%x", e.Payload())
-		}
-		if len(extra) > 0 {
-			b = fmt.Appendf(b, " extra=%x", extra)
-		}
-		b = append(b, '\n')
+		p.buf = eventfmt.AppendText(p.buf[:0], e, dec)
 	}
-	p.buf = b
 	if p.err == nil {
-		_, p.err = p.w.Write(b)
+		_, p.err = p.w.Write(p.buf)
 	}
 	if p.err == nil {
 		p.err = p.w.Flush()
@@ -184,11 +75,6 @@ func (p *printer) flush() error {
 		return p.err
 	}
 	return p.w.Flush()
-}
-
-func appendJSON(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
 }
 
 // counterPrinter prints EventCounters payloads as dotnet-counters does:

@@ -1,0 +1,328 @@
+// Package eventfmt writes events as clrdump's text and JSON lines, for
+// every command that prints events (clrdump, clrtrace watch), so that
+// their lines are the same byte for byte; and it holds their event
+// filters.
+package eventfmt
+
+import (
+	"encoding/json"
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// Decoded is what one event became.
+type Decoded struct {
+	// Name is the schema's name of a decoded CLR event, else the trace's
+	// (Event.Name), else "idN/vM".
+	Name  string
+	Event clrevents.Event // a decoded CLR event, or nil
+	Extra []byte          // payload bytes past the template
+	Err   error           // why the payload did not decode
+}
+
+// Decode decodes e through the schema where it can.
+func Decode(e *trace.Event) Decoded {
+	name := e.Name()
+	if name == "" {
+		name = "id" + strconv.Itoa(int(e.ID())) + "/v" + strconv.Itoa(int(e.Version()))
+	}
+	ev, n, err := e.DecodeN()
+	switch {
+	case err == nil:
+		return Decoded{Name: ev.Info().Name, Event: ev, Extra: e.Payload()[n:]}
+	case !errors.Is(err, clrevents.ErrUnknownEvent):
+		return Decoded{Name: name, Err: err}
+	}
+	return Decoded{Name: name}
+}
+
+// Filter selects events as clrdump's -provider, -event, -keyword, -pid
+// and -tid do.
+type Filter struct {
+	// Provider and Event are globs (path.Match); Provider matches case
+	// insensitively, Event the schema's name or TraceEvent's Task/Opcode
+	// name. "" matches everything.
+	Provider, Event string
+	// Keyword keeps events with any of its bits; 0 keeps all.
+	Keyword uint64
+	// PID and TID keep one process or thread; -1 keeps all.
+	PID, TID int64
+}
+
+// Check reports a malformed glob.
+func (f *Filter) Check() error {
+	for _, g := range []string{f.Provider, f.Event} {
+		if _, err := path.Match(g, ""); err != nil {
+			return errors.New("bad glob " + strconv.Quote(g))
+		}
+	}
+	return nil
+}
+
+// Keep applies the filters that need no decoding: all but Event.
+func (f *Filter) Keep(e *trace.Event) bool {
+	if f.PID >= 0 && e.ProcessID() != f.PID || f.TID >= 0 && e.ThreadID() != f.TID ||
+		f.Keyword != 0 && e.Keywords()&f.Keyword == 0 {
+		return false
+	}
+	if f.Provider != "" {
+		if ok, _ := path.Match(strings.ToLower(f.Provider), strings.ToLower(e.Provider())); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// KeepName applies Event to an event whose name (Decoded.Name) is name:
+// it matches that name or the schema's TraceEvent name ("GC/Start").
+func (f *Filter) KeepName(e *trace.Event, name string) bool {
+	if f.Event == "" {
+		return true
+	}
+	if ok, _ := path.Match(f.Event, name); ok {
+		return true
+	}
+	if info, ok := e.Schema(); ok {
+		ok, _ := path.Match(f.Event, info.DisplayName)
+		return ok
+	}
+	return false
+}
+
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// AppendTime appends t in UTC as timeLayout writes it (RFC 3339 with the
+// microseconds truncated, "Z" for the zone), without time.AppendFormat's
+// layout interpretation: that was a third of the time of -format text.
+// Times before 1970 or after 9999 go through AppendFormat.
+func AppendTime(dst []byte, t time.Time) []byte {
+	sec := t.Unix()
+	if sec < 0 || sec >= 253402300800 { // 10000-01-01
+		return t.UTC().AppendFormat(dst, timeLayout)
+	}
+	u := uint64(sec)
+	days, sod := u/86400, u%86400
+	// Civil date from days since 1970-01-01 (H. Hinnant's civil_from_days),
+	// in eras of 400 years from 0000-03-01; unsigned, as the time is after
+	// 1970.
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+		y++
+	}
+	us := uint64(t.Nanosecond()) / 1000
+	var b [27]byte
+	put2(b[0:], y/100)
+	put2(b[2:], y%100)
+	b[4] = '-'
+	put2(b[5:], m)
+	b[7] = '-'
+	put2(b[8:], d)
+	b[10] = 'T'
+	put2(b[11:], sod/3600)
+	b[13] = ':'
+	put2(b[14:], sod/60%60)
+	b[16] = ':'
+	put2(b[17:], sod%60)
+	b[19] = '.'
+	put2(b[20:], us/10000)
+	put2(b[22:], us/100%100)
+	put2(b[24:], us%100)
+	b[26] = 'Z'
+	return append(dst, b[:]...)
+}
+
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// put2 writes v (< 100) as two digits.
+func put2(b []byte, v uint64) {
+	b[0], b[1] = digitPairs[2*v], digitPairs[2*v+1]
+}
+
+// AppendFields appends the event's fields as a JSON object (json) or
+// Name=value pairs (text): through clrevents for CLR events, the trace's
+// metadata for EventSource events, package etl for the kernel events it
+// parses, else the payload in hex. An EventSource payload that does not
+// match its metadata sets dec.Err (and the payload is written in hex).
+func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
+	if dec.Event != nil {
+		if json {
+			return dec.Event.AppendJSON(dst)
+		}
+		return dec.Event.AppendText(dst)
+	}
+	if m := e.Metadata(); dec.Err == nil && m != nil && len(m.Fields) > 0 {
+		var out []byte
+		var err error
+		if json {
+			out, err = m.AppendJSON(dst, e.Payload())
+		} else {
+			out, err = m.AppendText(dst, e.Payload())
+		}
+		if err == nil {
+			return out
+		}
+		dec.Err = err
+	}
+	if x := e.ETL(); x != nil {
+		if out, ok := x.AppendKernelFields(dst, json); ok {
+			return out
+		}
+	}
+	if json {
+		dst = append(dst, `{"payload":"`...)
+		dst = AppendHex(dst, e.Payload())
+		return append(dst, `"}`...)
+	}
+	dst = append(dst, "payload="...)
+	return AppendHex(dst, e.Payload())
+}
+
+func AppendHex(dst, b []byte) []byte {
+	const digits = "0123456789abcdef"
+	dst = append(dst, "0x"...)
+	for _, c := range b {
+		dst = append(dst, digits[c>>4], digits[c&15])
+	}
+	return dst
+}
+
+// AppendText appends the event as one line of clrdump's text form:
+// time, provider/event, pid and tid, then its fields (or its error and
+// payload), and the bytes past the template.
+func AppendText(b []byte, e *trace.Event, dec *Decoded) []byte {
+	b = AppendTime(b, e.Time())
+	b = append(b, ' ')
+	b = append(b, e.Provider()...)
+	b = append(b, '/')
+	b = append(b, dec.Name...)
+	b = append(b, " pid="...)
+	b = strconv.AppendInt(b, e.ProcessID(), 10)
+	b = append(b, " tid="...)
+	b = strconv.AppendInt(b, e.ThreadID(), 10)
+	b = append(b, ' ')
+	if dec.Err != nil {
+		b = append(b, "error="...)
+		b = strconv.AppendQuote(b, dec.Err.Error())
+		b = append(b, ' ')
+		b = append(b, "payload="...)
+		b = AppendHex(b, e.Payload())
+	} else {
+		b = AppendFields(b, e, dec, false)
+	}
+	if len(dec.Extra) > 0 {
+		b = append(b, " extra="...)
+		b = AppendHex(b, dec.Extra)
+	}
+	return append(b, '\n')
+}
+
+// AppendJSON appends the event as one JSON line of clrdump's -format
+// jsonl (cmd/clrdump documents the keys and their types).
+func AppendJSON(b []byte, e *trace.Event, dec *Decoded) []byte {
+	b = append(b, `{"time":"`...)
+	b = AppendTime(b, e.Time())
+	b = append(b, `","provider":`...)
+	b = AppendJSONString(b, e.Provider())
+	b = append(b, `,"event":`...)
+	b = AppendJSONString(b, dec.Name)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendUint(b, uint64(e.ID()), 10)
+	b = append(b, `,"version":`...)
+	b = strconv.AppendUint(b, uint64(e.Version()), 10)
+	b = append(b, `,"task":`...)
+	b = strconv.AppendUint(b, uint64(e.Task()), 10)
+	b = append(b, `,"opcode":`...)
+	b = strconv.AppendUint(b, uint64(e.Opcode()), 10)
+	b = append(b, `,"level":`...)
+	b = strconv.AppendUint(b, uint64(e.Level()), 10)
+	b = append(b, `,"keywords":"0x`...)
+	b = strconv.AppendUint(b, e.Keywords(), 16)
+	b = append(b, `","pid":`...)
+	b = strconv.AppendInt(b, e.ProcessID(), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, e.ThreadID(), 10)
+	if e.CPU() >= 0 {
+		b = append(b, `,"cpu":`...)
+		b = strconv.AppendInt(b, int64(e.CPU()), 10)
+	}
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(len(e.Payload())), 10)
+	if !e.ActivityID().IsZero() {
+		b = append(b, `,"activity":"`...)
+		b = e.ActivityID().AppendText(b)
+		b = append(b, '"')
+	}
+	if !e.RelatedActivityID().IsZero() {
+		b = append(b, `,"related_activity":"`...)
+		b = e.RelatedActivityID().AppendText(b)
+		b = append(b, '"')
+	}
+	if dec.Err != nil {
+		b = append(b, `,"error":`...)
+		b = AppendJSONString(b, dec.Err.Error())
+		b = append(b, `,"payload":"`...)
+		b = AppendHex(b, e.Payload())
+		b = append(b, '"')
+	} else {
+		b = append(b, `,"fields":`...)
+		b = AppendFields(b, e, dec, true)
+	}
+	if len(dec.Extra) > 0 {
+		b = append(b, `,"extra":"`...)
+		b = AppendHex(b, dec.Extra)
+		b = append(b, '"')
+	}
+	return append(b, "}\n"...)
+}
+
+// AppendJSONString quotes s for JSON: plain printable ASCII, as provider
+// and event names are, directly; anything else through encoding/json
+// (strconv's Go quoting is not JSON for control characters and non-ASCII
+// escapes).
+func AppendJSONString(dst []byte, s string) []byte {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !jsonPlain8(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56) {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// jsonPlain8 reports whether the eight bytes of v are printable ASCII that
+// JSON writes unescaped: 0x20–0x7e, not '"' or '\\'. In each byte, x - k
+// borrows into the top bit exactly when x < k (x < 0x80); a borrow into
+// the byte above happens only after a byte below has matched.
+func jsonPlain8(v uint64) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	if v&high != 0 {
+		return false
+	}
+	return ((v-0x20*ones)|((v^0x7f*ones)-ones)|((v^'"'*ones)-ones)|((v^'\\'*ones)-ones))&high == 0
+}
