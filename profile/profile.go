@@ -842,7 +842,8 @@ func (b *Builder) Finish() (*Profile, error) {
 		if order != nil {
 			i = int(order[n])
 		}
-		if ks := b.k.samples.at(i); ks != nil && ks.drop {
+		ks := b.k.samples.at(i) // nil but for a kernel CPU sample
+		if ks != nil && ks.drop {
 			continue
 		}
 		{
@@ -861,7 +862,6 @@ func (b *Builder) Finish() (*Profile, error) {
 				frames = b.collapseNative(frames)
 				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
 			}
-			ks := b.k.samples.at(i)
 			if b.o.ManagedOnly && ks != nil && !c.managed {
 				continue // a kernel sample outside managed code
 			}
