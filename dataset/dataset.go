@@ -71,6 +71,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -387,38 +388,21 @@ func (tw *traceWriter) genericFields(t *table, e *trace.Event, decodeErr error, 
 		t.Bytes(e.Payload())
 		return
 	}
-	if m := e.Metadata(); m != nil && len(m.Fields) > 0 {
-		out, err := m.AppendJSON(t.Scratch(), e.Payload())
-		if err == nil {
-			t.Bytes(out)
-			t.null()
-			t.null()
-			return
-		}
+	// As clrdump -format jsonl writes them: the fields from the trace's
+	// metadata or from package etl, else the payload in hex.
+	var dec eventfmt.Decoded
+	out := eventfmt.AppendFields(t.Scratch(), e, &dec, true)
+	if dec.Err != nil { // a payload that does not match its metadata
 		st.DecodeErrors++
 		t.null()
-		t.Bytes([]byte(err.Error()))
+		t.Bytes([]byte(dec.Err.Error()))
 		t.Bytes(e.Payload())
 		return
 	}
-	if x := e.ETL(); x != nil {
-		if out, ok := x.AppendKernelFields(t.Scratch(), true); ok {
-			t.Bytes(out)
-			t.null()
-			t.null()
-			return
-		}
-	}
-	b := append(t.Scratch(), `{"payload":"0x`...)
-	for _, c := range e.Payload() {
-		b = append(b, hexDigits[c>>4], hexDigits[c&15])
-	}
-	t.Bytes(append(b, `"}`...))
+	t.Bytes(out)
 	t.null()
 	t.null()
 }
-
-const hexDigits = "0123456789abcdef"
 
 func optInt(t *table, v int64, ok bool) {
 	if ok {
