@@ -149,6 +149,9 @@ func (gc *GC) FragmentationPercent(gen int) float64 {
 // Process is the GCs of one process.
 type Process struct {
 	PID int64
+	// Name is the executable's name where the trace gives it (an ETW
+	// trace's kernel Process events), else "".
+	Name string
 	// GCs are the process's GCs in the order they started.
 	GCs []*GC
 	// Heaps is the largest number of GC heaps seen (0 when unknown).
@@ -199,6 +202,9 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
 		a.Observe(e.Time(), e.ProcessID(), e.ThreadID(), ev)
+		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
+			p.Name = e.ProcessName()
+		}
 	}
 }
 

@@ -249,6 +249,11 @@ func TestFrameworkDoubleStart(t *testing.T) {
 	a := analyze(t, net452)
 	var n int
 	for _, p := range a.Processes() {
+		// The kernel's Process events name the executable (the
+		// baseline's PName for the process's lines is Test.x86).
+		if p.PID == 3644 && p.Name != "Test.x86.exe" {
+			t.Errorf("pid 3644 named %q", p.Name)
+		}
 		for i, gc := range p.GCs {
 			n++
 			if i > 0 && gc.Number != p.GCs[i-1].Number+1 {

@@ -60,7 +60,11 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 	if p.Heaps > 1 {
 		kind = fmt.Sprintf("server GC, %d heaps", p.Heaps)
 	}
-	fmt.Fprintf(w, "<section class=\"process\" data-pid=\"%d\">\n<h2>Process %d</h2>\n", p.PID, p.PID)
+	title := fmt.Sprintf("Process %d", p.PID)
+	if p.Name != "" {
+		title += " (" + p.Name + ")"
+	}
+	fmt.Fprintf(w, "<section class=\"process\" data-pid=\"%d\">\n<h2>%s</h2>\n", p.PID, html.EscapeString(title))
 	fmt.Fprintf(w, "<p>%d GCs (%s); %.2f%% of %.3f s paused; %s MB allocated; largest heap after a GC %s MB.</p>\n",
 		len(p.GCs), kind, s.PausePercent, s.Span.Seconds(), mbString(s.Allocated), mbString(s.MaxHeap))
 	w.WriteString("<table class=\"summary\"><tr><th>gen</th><th>count</th><th>mean pause ms</th><th>max pause ms</th><th>total pause ms</th></tr>\n")

@@ -73,6 +73,9 @@ type Inlining struct {
 // Process is the JIT activity of one process.
 type Process struct {
 	PID int64
+	// Name is the executable's name where the trace gives it (an ETW
+	// trace's kernel Process events), else "".
+	Name string
 	// Methods are the compiled methods, in the order their code was
 	// loaded.
 	Methods []*Method
@@ -119,6 +122,9 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
 		a.Observe(e.Time(), e.ProcessID(), e.ThreadID(), ev)
+		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
+			p.Name = e.ProcessName()
+		}
 	}
 }
 

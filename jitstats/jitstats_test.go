@@ -93,6 +93,15 @@ func TestCompileTimes(t *testing.T) {
 				t.Errorf("%d decode errors: %v", n, err)
 			}
 			for _, p := range a.Processes() {
+				// ETW's kernel Process events name the executables;
+				// EventPipe traces do not.
+				name := map[int64]string{3644: "Test.x86.exe", 3988: "PerfView.exe"}[p.PID]
+				if path == core30 {
+					name = ""
+				}
+				if p.Name != name {
+					t.Errorf("pid %d named %q, want %q", p.PID, p.Name, name)
+				}
 				var got []time.Duration
 				for _, m := range p.Methods {
 					if m.HasJitTime {

@@ -184,6 +184,16 @@ func (e *Event) ProcessID() int64 {
 	return int64(e.et.ProcessID)
 }
 
+// ProcessName is the executable's name of the event's process
+// ("Test.x86.exe"), where the trace has given it so far (an ETW trace's
+// kernel Process events); "" otherwise.
+func (e *Event) ProcessName() string {
+	if e.r == nil || e.r.procNames == nil {
+		return ""
+	}
+	return e.r.procNames[e.ProcessID()]
+}
+
 // ThreadID is the thread the event is about; -1 when the trace does not
 // say. For the ETW kernel events package etl parses it is TraceEvent's (see
 // ProcessID).

@@ -116,6 +116,20 @@ var otherClasses = map[clrevents.GUID]*kernelGroup{
 	sysConfigGUID: newClass("SysConfig", map[uint8]string{32: "BuildInfo", 33: "SystemPaths", 34: "UnknownVolume", 35: "VolumeMapping"}),
 }
 
+// noteProcess keeps the executable's name a Process Start or DCStart
+// event gives (Event.ProcessName).
+func (r *Reader) noteProcess(e *etl.Event) {
+	if !e.IsKernel(etl.GroupProcess, etl.OpStart) && !e.IsKernel(etl.GroupProcess, etl.OpDCStart) {
+		return
+	}
+	if p, err := etl.ParseProcess(e); err == nil && p.ImageFileName != "" {
+		if r.procNames == nil {
+			r.procNames = map[int64]string{}
+		}
+		r.procNames[int64(p.ProcessID)] = p.ImageFileName
+	}
+}
+
 // noteThread keeps the process of a thread a Thread Start or DCStart
 // event names, for the CPU samples that follow.
 func (r *Reader) noteThread(e *etl.Event) {

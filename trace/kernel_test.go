@@ -3,6 +3,7 @@ package trace
 import (
 	"io"
 	"os"
+	"path"
 	"strings"
 	"testing"
 
@@ -32,7 +33,10 @@ func TestKernelIDsBaseline(t *testing.T) {
 		ms, name string
 		len      int
 	}
-	type ids struct{ pid, tid int64 }
+	type ids struct {
+		pid, tid int64
+		pname    string
+	}
 	got := map[key][]ids{}
 	er := r.ETL()
 	// A sample's process comes from its thread's Thread event; the
@@ -60,9 +64,9 @@ func TestKernelIDsBaseline(t *testing.T) {
 		}
 		counts[e.Name()]++
 		k := key{baseline.FormatMSec(ms), e.Name(), len(e.Payload())}
-		got[k] = append(got[k], ids{e.ProcessID(), e.ThreadID()})
+		got[k] = append(got[k], ids{e.ProcessID(), e.ThreadID(), e.ProcessName()})
 	}
-	checked := 0
+	checked, lines, named := 0, 0, 0
 	for _, b := range bl.Events {
 		if b.Provider != "Windows Kernel" || !strings.HasPrefix(b.Name, "PerfInfo/Sample") && !strings.HasPrefix(b.Name, "Thread/") &&
 			!strings.HasPrefix(b.Name, "Image/") && !strings.HasPrefix(b.Name, "Process/") {
@@ -72,6 +76,7 @@ func TestKernelIDsBaseline(t *testing.T) {
 			continue // not parsed: the header's IDs
 		}
 		checked++
+		lines++
 		cands, ok := got[key{b.MSecText, b.Name, b.DataLen}]
 		if !ok {
 			t.Errorf("line %d: no %s at %s ms with %d bytes", b.Line, b.Name, b.MSecText, b.DataLen)
@@ -79,7 +84,14 @@ func TestKernelIDsBaseline(t *testing.T) {
 		}
 		match := false
 		for _, c := range cands {
-			match = match || c == ids{b.PID, b.TID}
+			// TraceEvent's process name is the executable's without its
+			// extension.
+			if c.pid == b.PID && c.tid == b.TID && (c.pname == "" || strings.TrimSuffix(c.pname, path.Ext(c.pname)) == b.PName) {
+				match = true
+				if c.pname != "" {
+					named++
+				}
+			}
 			if first, ok := firstThread[c.tid]; b.Name == "PerfInfo/Sample" && c.pid == -1 && c.tid == b.TID && ok && first > b.MSec {
 				match = true // before the thread's Thread event
 			}
@@ -108,8 +120,11 @@ func TestKernelIDsBaseline(t *testing.T) {
 			checked++
 		}
 	}
+	if named < lines*3/4 {
+		t.Errorf("only %d of %d lines' processes named", named, lines)
+	}
 	if checked < 20 {
 		t.Fatalf("only %d lines checked", checked)
 	}
-	t.Logf("%d kernel lines checked", checked)
+	t.Logf("%d checks: %d kernel lines (%d with the process's name), the rest counts", checked, lines, named)
 }

@@ -62,8 +62,11 @@ type Reader struct {
 	guidCache []guidEntry
 	// threads maps an ETW trace's threads to their processes, from its
 	// kernel Thread events so far.
-	threads  map[uint32]uint32
-	guidNext int
+	threads map[uint32]uint32
+	// procNames are the executables' names from its kernel Process events
+	// so far.
+	procNames map[int64]string
+	guidNext  int
 }
 
 // resolved is what a provider (and, for EventPipe, an event) maps to.
@@ -299,6 +302,7 @@ func (r *Reader) fromETL(e *etl.Event) {
 	r.ev = Event{r: r, res: res, info: info, et: e}
 	if res.kernel != nil {
 		r.noteThread(e)
+		r.noteProcess(e)
 		r.ev.ids = idsUnknown // found on the first ProcessID or ThreadID
 	}
 }

@@ -391,8 +391,8 @@ func writeGCText(w *bufio.Writer, origin time.Time, p *gcstats.Process) {
 	if p.Heaps > 1 {
 		heaps = fmt.Sprintf("server GC, %d heaps", p.Heaps)
 	}
-	fmt.Fprintf(w, "Process %d: %d GCs (%s); %.2f%% of %.3f s paused; %s MB allocated; max heap %s MB\n",
-		p.PID, len(p.GCs), heaps, s.PausePercent, s.Span.Seconds(), mb(s.Allocated), mb(s.MaxHeap))
+	fmt.Fprintf(w, "%s: %d GCs (%s); %.2f%% of %.3f s paused; %s MB allocated; max heap %s MB\n",
+		processTitle(p.PID, p.Name), len(p.GCs), heaps, s.PausePercent, s.Span.Seconds(), mb(s.Allocated), mb(s.MaxHeap))
 	if p.Skipped > 0 {
 		fmt.Fprintf(w, "(%d GCs began before the trace did and are left out)\n", p.Skipped)
 	}
@@ -479,8 +479,8 @@ func writeJITReport(w *bufio.Writer, format string, origin time.Time, procs []*j
 
 func writeJITText(w *bufio.Writer, origin time.Time, p *jitstats.Process, top int) {
 	s := p.Summary()
-	fmt.Fprintf(w, "Process %d: %d methods compiled in %s ms (%d timed); %d ReadyToRun methods used\n",
-		p.PID, s.All.Count, fmtMS(s.All.JitTime), s.All.Timed, p.ReadyToRun)
+	fmt.Fprintf(w, "%s: %d methods compiled in %s ms (%d timed); %d ReadyToRun methods used\n",
+		processTitle(p.PID, p.Name), s.All.Count, fmtMS(s.All.JitTime), s.All.Timed, p.ReadyToRun)
 	tw := newTable(w, "tier", "methods", "jit ms", "IL bytes", "native bytes")
 	for _, t := range s.Tiers {
 		tw.row(t.Tier.String(), strconv.Itoa(t.Count), fmtMS(t.JitTime), strconv.FormatUint(t.ILSize, 10), strconv.FormatUint(t.NativeSize, 10))
@@ -554,4 +554,13 @@ func (t *table) flush() {
 		t.w.WriteByte('\n')
 	}
 	t.rows = t.rows[:1]
+}
+
+// processTitle is "Process 3644 (Test.x86.exe)", or "Process 3644" when
+// the trace does not name the executable.
+func processTitle(pid int64, name string) string {
+	if name == "" {
+		return "Process " + strconv.FormatInt(pid, 10)
+	}
+	return "Process " + strconv.FormatInt(pid, 10) + " (" + name + ")"
 }
