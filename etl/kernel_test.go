@@ -20,6 +20,9 @@ func kev(group, op uint8, ps int, p []byte) *Event {
 
 type pl []byte
 
+// errOf is a parser's error, its value dropped.
+func errOf[T any](_ T, err error) error { return err }
+
 func (b pl) u16(v uint16) pl { return binary.LittleEndian.AppendUint16(b, v) }
 func (b pl) u32(v uint32) pl { return binary.LittleEndian.AppendUint32(b, v) }
 func (b pl) u64(v uint64) pl { return binary.LittleEndian.AppendUint64(b, v) }
@@ -123,24 +126,12 @@ func TestParseKernel(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"sample", func() error {
-			_, err := ParseSampledProfile(kev(GroupPerfInfo, OpSampledProfile, 8, make([]byte, 13)))
-			return err
-		}()},
-		{"interval", func() error {
-			_, err := ParseSampleInterval(kev(GroupPerfInfo, OpCollectionStart, 8, make([]byte, 11)))
-			return err
-		}()},
-		{"stack", func() error { _, err := ParseStackRef(kev(GroupStackWalk, OpStack, 8, make([]byte, 15))); return err }()},
-		{"key", func() error {
-			_, err := ParseStackRef(kev(GroupStackWalk, OpStackKeyUser, 8, make([]byte, 20)))
-			return err
-		}()},
-		{"def", func() error {
-			_, err := ParseStackDef(kev(GroupStackWalk, OpKeyDelete, 8, make([]byte, 7)))
-			return err
-		}()},
-		{"thread", func() error { _, err := ParseThread(kev(GroupThread, OpStart, 8, make([]byte, 7))); return err }()},
+		{"sample", errOf(ParseSampledProfile(kev(GroupPerfInfo, OpSampledProfile, 8, make([]byte, 13))))},
+		{"interval", errOf(ParseSampleInterval(kev(GroupPerfInfo, OpCollectionStart, 8, make([]byte, 11))))},
+		{"stack", errOf(ParseStackRef(kev(GroupStackWalk, OpStack, 8, make([]byte, 15))))},
+		{"key", errOf(ParseStackRef(kev(GroupStackWalk, OpStackKeyUser, 8, make([]byte, 20))))},
+		{"def", errOf(ParseStackDef(kev(GroupStackWalk, OpKeyDelete, 8, make([]byte, 7))))},
+		{"thread", errOf(ParseThread(kev(GroupThread, OpStart, 8, make([]byte, 7))))},
 	} {
 		if c.err == nil || !strings.Contains(c.err.Error(), "at offset 4096") || !strings.Contains(c.err.Error(), "want at least") {
 			t.Errorf("%s: short payload: %v", c.name, c.err)
