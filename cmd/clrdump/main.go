@@ -249,6 +249,18 @@ func (d *dumper) dump(src *trace.Reader) int {
 	return status
 }
 
+// out is the output buffer's free space, for one event's output to be
+// built in place and handed to Write at once (bufio.Writer's
+// AvailableBuffer): the bytes are copied once, not built elsewhere and
+// copied in. It flushes first when too little is left for an event, so
+// that appending rarely outgrows it.
+func (d *dumper) out() []byte {
+	if d.w.Available() < 16<<10 {
+		d.w.Flush()
+	}
+	return d.w.AvailableBuffer()
+}
+
 func (d *dumper) clearProgress() {
 	if d.o.progress && d.read >= 4096 {
 		fmt.Fprintf(d.stderr, "\r%60s\r", "")
@@ -278,11 +290,9 @@ func (d *dumper) event(e *trace.Event) {
 	failed := dec.Err != nil
 	switch d.o.format {
 	case "text":
-		d.buf = eventfmt.AppendText(d.buf[:0], e, &dec)
-		d.w.Write(d.buf)
+		d.w.Write(eventfmt.AppendText(d.out(), e, &dec))
 	case "jsonl":
-		d.buf = eventfmt.AppendJSON(d.buf[:0], e, &dec)
-		d.w.Write(d.buf)
+		d.w.Write(eventfmt.AppendJSON(d.out(), e, &dec))
 	case "csv":
 		d.writeCSV(e, &dec)
 	}

@@ -15,54 +15,55 @@ var csvHeader = []string{"index", "time", "provider", "event", "id", "version", 
 
 // writeCSV writes the long form: one row per field. The field values are
 // those of the JSON form, strings unquoted and arrays or objects as JSON.
-// Rows are built in one buffer, quoted as encoding/csv quotes them
-// (appendCSVField), from a prefix of the event's columns that every row
-// repeats.
+// Rows are built in the output buffer itself (out), quoted as encoding/csv
+// quotes them (appendCSVField), from a prefix of the event's columns that
+// every row repeats.
 func (d *dumper) writeCSV(e *trace.Event, dec *eventfmt.Decoded) {
-	b := d.buf[:0]
 	if d.printed == 1 {
-		for i, h := range csvHeader {
+		h := d.buf[:0]
+		for i, c := range csvHeader {
 			if i > 0 {
-				b = append(b, ',')
+				h = append(h, ',')
 			}
-			b = appendCSVField(b, h)
+			h = appendCSVField(h, c)
 		}
-		b = append(b, '\n')
+		d.w.Write(append(h, '\n'))
 	}
-	// The prefix, index to tid and the comma before field, sits at
-	// b[start:end]; rows are appended after it and written from end.
-	start := len(b)
-	b = strconv.AppendInt(b, int64(d.printed-1), 10)
-	b = append(b, ',')
-	b = eventfmt.AppendTime(b, e.Time())
-	b = append(b, ',')
-	b = appendCSVField(b, e.Provider())
-	b = append(b, ',')
-	b = appendCSVField(b, dec.Name)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(e.ID()), 10)
-	b = append(b, ',')
-	b = strconv.AppendUint(b, uint64(e.Version()), 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, e.ProcessID(), 10)
-	b = append(b, ',')
-	b = strconv.AppendInt(b, e.ThreadID(), 10)
-	b = append(b, ',')
-	end := len(b)
+	// The prefix, index to tid and the comma before field, that every
+	// row of the event repeats.
+	p := d.buf[:0]
+	p = strconv.AppendInt(p, int64(d.printed-1), 10)
+	p = append(p, ',')
+	p = eventfmt.AppendTime(p, e.Time())
+	p = append(p, ',')
+	p = appendCSVField(p, e.Provider())
+	p = append(p, ',')
+	p = appendCSVField(p, dec.Name)
+	p = append(p, ',')
+	p = strconv.AppendUint(p, uint64(e.ID()), 10)
+	p = append(p, ',')
+	p = strconv.AppendUint(p, uint64(e.Version()), 10)
+	p = append(p, ',')
+	p = strconv.AppendInt(p, e.ProcessID(), 10)
+	p = append(p, ',')
+	p = strconv.AppendInt(p, e.ThreadID(), 10)
+	p = append(p, ',')
+	d.buf = p
 	row := func(b []byte, field, value string) []byte {
-		b = append(b, b[start:end]...)
+		b = append(b, p...)
 		b = appendCSVField(b, field)
 		b = append(b, ',')
 		b = appendCSVField(b, value)
 		return append(b, '\n')
 	}
+	b := d.out()
 	if dec.Err != nil {
 		b = row(b, "error", dec.Err.Error())
 	} else {
 		d.obj = eventfmt.AppendFields(d.obj[:0], e, dec, true)
 		n := 0
 		eachMember(d.obj, func(key, val []byte) {
-			b = append(b, b[start:end]...)
+			b = append(b, p...)
 			b = appendCSVField(b, key)
 			b = append(b, ',')
 			b = appendCSVValue(b, val)
@@ -73,15 +74,13 @@ func (d *dumper) writeCSV(e *trace.Event, dec *eventfmt.Decoded) {
 			b = row(b, "", "")
 		}
 		if len(dec.Extra) > 0 {
-			b = append(b, b[start:end]...)
+			b = append(b, p...)
 			b = append(b, "extra,"...)
 			b = eventfmt.AppendHex(b, dec.Extra)
 			b = append(b, '\n')
 		}
 	}
-	d.w.Write(b[:start])
-	d.w.Write(b[end:])
-	d.buf = b
+	d.w.Write(b)
 }
 
 // appendCSVValue appends the CSV field for a JSON value: a string's
