@@ -19,8 +19,12 @@ import (
 
 // Kernel hook groups (the high byte of HookID) and opcodes used here.
 const (
+	GroupDiskIO    = 0x01
+	GroupPageFault = 0x02
 	GroupProcess   = 0x03
 	GroupThread    = 0x05
+	GroupTcpIP     = 0x06
+	GroupUdpIP     = 0x08
 	GroupPerfInfo  = 0x0F
 	GroupImage     = 0x14
 	GroupStackWalk = 0x18
@@ -321,6 +325,41 @@ func (e *Event) ptrSize() int {
 		return 4
 	}
 	return 8
+}
+
+// IssuingThread is the thread a disk I/O or a hard page fault is about,
+// as its payload says: DiskIO Read and Write (IssuingThreadId after the
+// disk number, flags, size, offset, file object, IRP and response time),
+// ReadInit, WriteInit and FlushInit (after the IRP), and
+// PageFault/HardFault (TThreadId after the times, the address and the
+// file object). ok is false for other events and short payloads.
+func (e *Event) IssuingThread() (tid uint32, ok bool) {
+	ps := e.ptrSize()
+	off := -1
+	switch g := e.KernelGroup(); {
+	case !e.IsKernel(g, -1):
+	case g == GroupDiskIO && (e.Opcode == 10 || e.Opcode == 11): // Read, Write
+		off = 16 + 8 + 2*ps + 8
+	case g == GroupDiskIO && (e.Opcode == 12 || e.Opcode == 13 || e.Opcode == 15): // ReadInit, WriteInit, FlushInit
+		off = ps
+	case g == GroupPageFault && e.Opcode == 32: // HardFault
+		off = 16 + 2*ps
+	}
+	if off < 0 || len(e.Payload) < off+4 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(e.Payload[off:]), true
+}
+
+// NetworkProcess is the process a TcpIp or UdpIp event is about: the
+// first field of every layout but TcpIp/Fail's. ok is false for other
+// events and short payloads.
+func (e *Event) NetworkProcess() (pid uint32, ok bool) {
+	g := e.KernelGroup()
+	if !e.IsKernel(g, -1) || g != GroupTcpIP && g != GroupUdpIP || g == GroupTcpIP && e.Opcode == 17 || len(e.Payload) < 4 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(e.Payload), true
 }
 
 // The image identity events a kernel session's merge adds (xperf and

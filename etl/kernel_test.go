@@ -283,7 +283,7 @@ func FuzzKernelPayloads(f *testing.F) {
 		if wide {
 			ps = 8
 		}
-		for _, g := range []uint8{GroupPerfInfo, GroupStackWalk, GroupThread, GroupImage, GroupProcess} {
+		for _, g := range []uint8{GroupPerfInfo, GroupStackWalk, GroupThread, GroupImage, GroupProcess, GroupDiskIO, GroupPageFault, GroupTcpIP, GroupUdpIP} {
 			e := kev(g, op, ps, p)
 			e.Version = version
 			ParseSampledProfile(e)
@@ -295,6 +295,8 @@ func FuzzKernelPayloads(f *testing.F) {
 				t.Fatalf("%d frames from %d bytes", len(d.Frames(nil)), len(p))
 			}
 			ParseThread(e)
+			e.IssuingThread()
+			e.NetworkProcess()
 			c := *e
 			c.HeaderKind, c.ProviderGUID = TraceHeader, ImageIDGUID
 			if d, err := ParseDbgID(&c); err == nil && len(d.PDBFileName) > len(p) {
@@ -315,6 +317,52 @@ func FuzzKernelPayloads(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIssuingThreadAndNetworkProcess: the thread of disk I/O and hard
+// faults, and the process of TCP and UDP events, from their payloads.
+func TestIssuingThreadAndNetworkProcess(t *testing.T) {
+	for _, ps := range []int{4, 8} {
+		read := pl{}.u32(0).u32(0).u32(4096).u32(0).u64(1<<20).ptr(0xf11e, ps).ptr(0x1a, ps).u64(99).u32(2784)
+		initEv := pl{}.ptr(0x1a, ps).u32(3992)
+		fault := pl{}.u64(1).u64(2).ptr(0x7770, ps).ptr(0xf11e, ps).u32(55).u32(4096)
+		for _, c := range []struct {
+			e     *Event
+			want  uint32
+			after int // payload bytes after the thread
+		}{
+			{kev(GroupDiskIO, 10, ps, read), 2784, 0},
+			{kev(GroupDiskIO, 11, ps, read), 2784, 0},
+			{kev(GroupDiskIO, 12, ps, initEv), 3992, 0},
+			{kev(GroupDiskIO, 15, ps, initEv), 3992, 0},
+			{kev(GroupPageFault, 32, ps, fault), 55, 4},
+		} {
+			if tid, ok := c.e.IssuingThread(); !ok || tid != c.want {
+				t.Errorf("%d-byte pointers, hook %#x: %d %v, want %d", ps, c.e.HookID, tid, ok, c.want)
+			}
+			c.e.Payload = c.e.Payload[:len(c.e.Payload)-c.after-1]
+			if _, ok := c.e.IssuingThread(); ok {
+				t.Errorf("hook %#x: a thread from a short payload", c.e.HookID)
+			}
+		}
+	}
+	if _, ok := kev(GroupDiskIO, 14, 8, make([]byte, 64)).IssuingThread(); ok {
+		t.Error("FlushBuffers: a thread")
+	}
+	for _, c := range []struct {
+		e  *Event
+		ok bool
+	}{
+		{kev(GroupTcpIP, 26, 8, pl{}.u32(4).u32(65652)), true},
+		{kev(GroupUdpIP, 11, 8, pl{}.u32(4).u32(84)), true},
+		{kev(GroupTcpIP, 17, 8, pl{}.u16(1).u16(2)), false}, // Fail: no PID
+		{kev(GroupTcpIP, 10, 8, pl{}.u16(4)), false},        // short
+		{kev(GroupDiskIO, 10, 8, pl{}.u32(4)), false},
+	} {
+		if pid, ok := c.e.NetworkProcess(); ok != c.ok || ok && pid != 4 {
+			t.Errorf("hook %#x: %d %v", c.e.HookID, pid, ok)
+		}
+	}
 }
 
 func TestParseDbgID(t *testing.T) {

@@ -150,8 +150,10 @@ func (r *Reader) noteThread(e *etl.Event) {
 // trace's Thread events before it (noteThread); a stack walk's and a
 // Thread event's from their payloads; an Image or Process event's process
 // from its payload, with no thread but for an Image Load (the loading
-// thread, from the header). ok is false for other events, which keep
-// their header's.
+// thread, from the header); a disk I/O's and a hard fault's thread from
+// their payloads and its process from the Thread events; a TcpIp or
+// UdpIp event's process from its payload, with no thread. ok is false
+// for other events, which keep their header's.
 func (r *Reader) kernelIDs(e *etl.Event) (pid, tid int64, ok bool) {
 	switch e.KernelGroup() {
 	case etl.GroupPerfInfo:
@@ -198,6 +200,22 @@ func (r *Reader) kernelIDs(e *etl.Event) (pid, tid int64, ok bool) {
 			return 0, 0, false
 		}
 		return int64(pr.ProcessID), -1, true
+	case etl.GroupDiskIO, etl.GroupPageFault:
+		tid, ok := e.IssuingThread()
+		if !ok {
+			return 0, 0, false
+		}
+		p, known := r.threads[tid]
+		if !known {
+			return -1, int64(tid), true
+		}
+		return int64(p), int64(tid), true
+	case etl.GroupTcpIP, etl.GroupUdpIP:
+		pid, ok := e.NetworkProcess()
+		if !ok {
+			return 0, 0, false
+		}
+		return int64(pid), -1, true
 	}
 	return 0, 0, false
 }

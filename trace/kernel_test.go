@@ -12,7 +12,8 @@ import (
 
 // TestKernelIDsBaseline: the names, processes and threads of the 4.5.2
 // trace's kernel events that package etl parses agree with TraceEvent's
-// baseline lines (PerfInfo/Sample, Thread, Image and Process events), and
+// baseline lines (PerfInfo/Sample, Thread, Image and Process events, disk
+// I/O, hard faults, TCP and UDP), and
 // the kernel's and KernelTraceControl's events have TraceEvent's names, in
 // TraceEvent's numbers.
 func TestKernelIDsBaseline(t *testing.T) {
@@ -68,8 +69,13 @@ func TestKernelIDsBaseline(t *testing.T) {
 	}
 	checked, lines, named := 0, 0, 0
 	for _, b := range bl.Events {
-		if b.Provider != "Windows Kernel" || !strings.HasPrefix(b.Name, "PerfInfo/Sample") && !strings.HasPrefix(b.Name, "Thread/") &&
-			!strings.HasPrefix(b.Name, "Image/") && !strings.HasPrefix(b.Name, "Process/") {
+		if b.Provider != "Windows Kernel" {
+			continue
+		}
+		switch task, _, _ := strings.Cut(b.Name, "/"); {
+		case b.Name == "PerfInfo/Sample", b.Name == "Memory/HardFault", task == "Thread", task == "Image", task == "Process",
+			task == "TcpIp", task == "UdpIp", task == "DiskIO" && b.Name != "DiskIO/FlushBuffers":
+		default:
 			continue
 		}
 		if b.Name == "Process/PerfCtr" || b.Name == "Process/PerfCtrRundown" {
