@@ -1,6 +1,7 @@
 package etl
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/clrgo/clrevents/internal/baseline"
 )
@@ -278,6 +280,8 @@ func FuzzKernelPayloads(f *testing.F) {
 	f.Add(make([]byte, 40), uint8(OpStack), true, uint8(2))
 	f.Add(make([]byte, 24), uint8(OpKeyRundown), false, uint8(2))
 	f.Add(make([]byte, 24), uint8(OpStackKeyUser), true, uint8(2))
+	// A Latin-1 PDB name: each byte becomes two in the Go string.
+	f.Add(append(append(make([]byte, 32), bytes.Repeat([]byte{0xe9}, 40)...), 0), uint8(OpDbgIDRSDS), true, uint8(2))
 	f.Fuzz(func(t *testing.T, p []byte, op uint8, wide bool, version uint8) {
 		ps := 4
 		if wide {
@@ -299,7 +303,9 @@ func FuzzKernelPayloads(f *testing.F) {
 			e.NetworkProcess()
 			c := *e
 			c.HeaderKind, c.ProviderGUID = TraceHeader, ImageIDGUID
-			if d, err := ParseDbgID(&c); err == nil && len(d.PDBFileName) > len(p) {
+			// A PDB name byte that is not UTF-8 reads as Latin-1 and
+			// takes two bytes in Go, so count characters.
+			if d, err := ParseDbgID(&c); err == nil && utf8.RuneCountInString(d.PDBFileName) > len(p) {
 				t.Fatal("PDB name longer than the payload")
 			}
 			if out, ok := c.AppendKernelFields(nil, true); ok && !json.Valid(out) {
