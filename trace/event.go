@@ -24,6 +24,9 @@ type Event struct {
 	info *clrevents.EventInfo
 	nt   *nettrace.Event
 	et   *etl.Event
+	// dyn is the trace's own description of an ETW event outside the
+	// schema, or nil.
+	dyn *etl.EventSchema
 	// ids says whether pid and tid replace the header's, for a kernel
 	// event (Reader.kernelIDs), or are not known yet.
 	ids      idState
@@ -85,13 +88,18 @@ func (e *Event) ProviderGUID() clrevents.GUID {
 // ("GCStart_V2"), the trace's own name for EventSource events,
 // "Task/Opcode" for known kernel events and the image identity events of
 // kernel sessions as TraceEvent names them ("EventTrace" for the log
-// header, "Process/Start", "ImageID/DbgID_RSDS"), else empty.
+// header, "Process/Start", "ImageID/DbgID_RSDS"), the name TraceEvent
+// gives an ETW event the trace describes itself (TraceSchema), else
+// empty.
 func (e *Event) Name() string {
 	if e.info != nil {
 		return e.info.Name
 	}
 	if e.nt != nil {
 		return e.nt.Name
+	}
+	if e.dyn != nil {
+		return e.dyn.Name
 	}
 	if k := e.res.kernel; k != nil {
 		return k.eventName(e.et.Opcode)
@@ -310,6 +318,15 @@ func (e *Event) Metadata() *nettrace.Metadata {
 	}
 	return e.nt.Metadata
 }
+
+// TraceSchema returns the description an ETW trace carries of an event
+// outside the schema, or nil: events of manifest-based Windows providers
+// that KernelTraceControl described when the trace was merged
+// (Microsoft-Windows-Kernel-File/Create, …), and events of .NET
+// EventSources that logged their manifest into the trace. Its AppendJSON
+// and AppendText decode the payload. A description applies from the
+// event that carries it on, as the events go by.
+func (e *Event) TraceSchema() *etl.EventSchema { return e.dyn }
 
 // NetTrace returns the format reader's record of the event for EventPipe
 // traces (thread tables, labels, sequence numbers), or nil.

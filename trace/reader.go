@@ -67,6 +67,10 @@ type Reader struct {
 	// so far.
 	procNames map[int64]string
 	guidNext  int
+	// schemas holds the descriptions an ETW trace carries of providers
+	// outside the schema (KernelTraceControl's EventInfo events, the
+	// manifests of .NET EventSources).
+	schemas etl.Schemas
 }
 
 // resolved is what a provider (and, for EventPipe, an event) maps to.
@@ -294,12 +298,23 @@ func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, versi
 const noProvider = clrevents.Provider(255)
 
 func (r *Reader) fromETL(e *etl.Event) {
+	if e.ProviderGUID == etl.MetaDataGUID || e.ID == etl.ManifestDataID {
+		// A description that does not parse leaves its events undescribed;
+		// the event itself is still delivered.
+		if ok, _ := r.schemas.Observe(e); ok {
+			r.guidCache = r.guidCache[:0] // a provider may have a name now
+			r.guidNext = 0
+		}
+	}
 	res := r.resolveGUID(e.ProviderGUID)
 	var info *clrevents.EventInfo
+	var dyn *etl.EventSchema
 	if res.prov.Valid() {
 		info, _ = clrevents.Lookup(res.prov, e.ID, e.Version)
+	} else if res.kernel == nil && res.class == nil {
+		dyn = r.schemas.Lookup(e)
 	}
-	r.ev = Event{r: r, res: res, info: info, et: e}
+	r.ev = Event{r: r, res: res, info: info, et: e, dyn: dyn}
 	if res.kernel != nil {
 		r.noteThread(e)
 		r.noteProcess(e)
@@ -322,6 +337,8 @@ func (r *Reader) resolveGUID(g clrevents.GUID) *resolved {
 		res.kernel, res.provider = k, kernelProvider
 	} else if name, ok := otherProviders[g]; ok {
 		res.provider, res.class = name, otherClasses[g]
+	} else if name, ok := r.schemas.ProviderName(g); ok {
+		res.provider = name
 	} else {
 		res.provider = g.String()
 	}

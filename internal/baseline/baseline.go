@@ -20,11 +20,13 @@ package baseline
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Field is one payload field=value pair of an event line, in line order.
@@ -295,4 +297,52 @@ func FormatMSec(ms float64) string {
 	b.WriteByte('.')
 	b.WriteString(frac)
 	return b.String()
+}
+
+// SameValue reports whether ours, a field value as JSON (a number, a
+// string, a boolean), is the value TraceEvent printed as want. It undoes
+// the printer's forms: thousands separators, hexadecimal where we print
+// decimal (or the other way), "True"/"False", flag names joined by ", "
+// where we join them by "|", DateTimes as "yy/MM/dd HH:mm:ss.ff" (ours are
+// RFC 3339), and the cut to 20 characters.
+func SameValue(ours any, want string) bool {
+	var s string
+	switch v := ours.(type) {
+	case string:
+		s = v
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			s = t.UTC().Format("06/01/02 15:04:05.000000")
+		}
+	case float64:
+		s = strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		s = strconv.FormatBool(v)
+	case json.Number:
+		s = v.String()
+	default:
+		return false
+	}
+	if Truncated(want) {
+		p := want[:20]
+		return strings.HasPrefix(s, p) || strings.HasPrefix(strings.ReplaceAll(s, "|", ", "), p)
+	}
+	if s == want || strings.EqualFold(s, want) || strings.ReplaceAll(s, "|", ", ") == want {
+		return true
+	}
+	a, aok := parseNumber(s)
+	b, bok := parseNumber(strings.ReplaceAll(want, ",", ""))
+	return aok && bok && a == b
+}
+
+// parseNumber reads a decimal or 0x-prefixed integer, as uint64 bits.
+func parseNumber(s string) (uint64, bool) {
+	if h, ok := strings.CutPrefix(s, "0x"); ok {
+		v, err := strconv.ParseUint(h, 16, 64)
+		return v, err == nil
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return uint64(v), true
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	return v, err == nil
 }

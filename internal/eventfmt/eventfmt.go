@@ -180,6 +180,19 @@ func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 		}
 		dec.Err = err
 	}
+	if s := e.TraceSchema(); s != nil && dec.Err == nil {
+		var out []byte
+		var err error
+		if json {
+			out, err = s.AppendJSON(dst, e.Payload(), e.PointerSize())
+		} else {
+			out, err = s.AppendText(dst, e.Payload(), e.PointerSize())
+		}
+		if err == nil {
+			return out
+		}
+		dec.Err = err
+	}
 	if x := e.ETL(); x != nil {
 		if out, ok := x.AppendKernelFields(dst, json); ok {
 			return out
