@@ -74,8 +74,20 @@
 //
 // Not supported: the TIMED, ERROR and WNODE_HEADER header types (an error
 // names the event), buffers compressed any other way (an error wrapping
-// ErrUnsupported names the buffer), real-time sessions, and the decoding of
-// payloads (see package clrevents for the CLR's).
+// ErrUnsupported names the buffer), real-time sessions, and payloads
+// nothing describes (see package clrevents for the CLR's).
+//
+// # Events the trace describes
+//
+// Schemas gathers, as events go by, the descriptions a trace carries of
+// its own events: KernelTraceControl's MetaData/EventInfo and EventMapInfo
+// events (ParseEventInfo, ParseEventMapInfo: the TDH TRACE_EVENT_INFO and
+// EVENT_MAP_INFO of the manifest-based providers a merged trace holds) and
+// the manifests .NET EventSources log in their ManifestData events (ID
+// 65534, in chunks). Its EventSchema for an event names it as TraceEvent
+// does and decodes its payload to JSON or text (AppendJSON, AppendText),
+// with errors that name the field and its byte offset. The kernel's own
+// events have parsers of their own (ParseSampledProfile, ParseImage, …).
 //
 // # Errors and hostile input
 //
