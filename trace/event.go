@@ -73,7 +73,12 @@ func (e *Event) Timestamp() int64 {
 // Provider is the provider's name. When neither the trace nor the schema
 // names it (an ETW provider this package does not know), it is the GUID in
 // its canonical text form.
-func (e *Event) Provider() string { return e.res.provider }
+func (e *Event) Provider() string {
+	if k := e.res.kernel; k != nil && k.msnt[e.et.Opcode] {
+		return msntProvider
+	}
+	return e.res.provider
+}
 
 // ProviderGUID is the provider's GUID (for EventPipe, as the trace states
 // it or as EventSource derives it from the name).

@@ -18,7 +18,14 @@ type kernelGroup struct {
 	task    string
 	opcodes map[uint8]string
 	names   map[uint8]string // "Task/Opcode", built once
+	// msnt holds the opcodes TraceEvent shows under the kernel's MOF
+	// provider name, msntProvider, rather than kernelProvider: the ones its
+	// kernel parser leaves to the MOF descriptions.
+	msnt map[uint8]bool
 }
+
+// msntProvider is the kernel logger's MOF provider name.
+const msntProvider = "MSNT_SystemTrace"
 
 // eventName is the event's name as TraceEvent prints it: the task alone
 // for opcode 0 (the EventTrace header), else "Task/Opcode", with the
@@ -43,11 +50,13 @@ var kernelGroups = map[uint8]*kernelGroup{
 	0x06: {task: "TcpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 12: "Connect", 13: "Disconnect", 14: "Retransmit", 15: "Accept", 16: "Reconnect", 17: "Fail", 18: "TCPCopy", 26: "SendIPV6", 27: "RecvIPV6", 28: "ConnectIPV6", 29: "DisconnectIPV6", 30: "RetransmitIPV6", 31: "AcceptIPV6"}},
 	0x08: {task: "UdpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 26: "SendIPV6", 27: "RecvIPV6"}},
 	0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
-	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{10: "CPU", 11: "PhyDisk", 12: "LogDisk", 13: "NIC", 14: "Video", 15: "Services", 16: "Power", 17: "Network", 22: "PnP", 23: "IDEChannel"}},
+	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{10: "CPU", 11: "PhyDisk", 12: "LogDisk", 13: "NIC", 14: "Video", 15: "Services", 16: "Power", 17: "Network", 22: "PnP", 23: "IDEChannel", 25: "Platform"},
+		msnt: map[uint8]bool{25: true}},
 	0x0F: {task: "PerfInfo", opcodes: map[uint8]string{46: "Sample", 51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC", 73: "CollectionStart", 74: "CollectionEnd"}},
 	0x10: {task: "Heap"},
 	0x11: {task: "Object"},
-	0x14: {task: "Image", opcodes: map[uint8]string{2: "Unload", 3: "DCStart", 4: "DCStop", 10: "Load", 33: "KernelBase"}},
+	0x14: {task: "Image", opcodes: map[uint8]string{2: "Unload", 3: "DCStart", 4: "DCStop", 10: "Load", 33: "KernelBase"},
+		msnt: map[uint8]bool{33: true}},
 	0x17: {task: "CritSec"},
 	0x18: {task: "StackWalk", opcodes: map[uint8]string{32: "Stack", 34: "KeyCreate", 35: "KeyDelete", 36: "KeyRundown", 37: "StackKeyKernel", 38: "StackKeyUser"}},
 	0x1A: {task: "ALPC"},

@@ -56,6 +56,9 @@ func TestKernelIDsBaseline(t *testing.T) {
 		if e.Provider() == "KernelTraceControl" {
 			ktc[e.Name()]++
 		}
+		if e.Provider() == "MSNT_SystemTrace" {
+			counts["MSNT_SystemTrace/"+e.Name()]++
+		}
 		if e.Provider() != "Windows Kernel" {
 			continue
 		}
@@ -112,6 +115,9 @@ func TestKernelIDsBaseline(t *testing.T) {
 	// trace's 88,809, 82,128 of them on the idle threads) comes after
 	// TraceLog's processing, which is not reproduced here.
 	for name, n := range bl.Counts {
+		if strings.HasPrefix(name, "MSNT_SystemTrace/") && counts[name] != n {
+			t.Errorf("%d %s events, baseline %d", counts[name], name, n)
+		}
 		task, ok := strings.CutPrefix(name, "Windows Kernel/")
 		if ok && task != "PerfInfo/Sample" {
 			if counts[task] != n {
