@@ -19,15 +19,18 @@ import (
 
 // Kernel hook groups (the high byte of HookID) and opcodes used here.
 const (
-	GroupDiskIO    = 0x01
-	GroupPageFault = 0x02
-	GroupProcess   = 0x03
-	GroupThread    = 0x05
-	GroupTcpIP     = 0x06
-	GroupUdpIP     = 0x08
-	GroupPerfInfo  = 0x0F
-	GroupImage     = 0x14
-	GroupStackWalk = 0x18
+	GroupEventTrace   = 0x00
+	GroupDiskIO       = 0x01
+	GroupPageFault    = 0x02
+	GroupProcess      = 0x03
+	GroupFileIO       = 0x04
+	GroupThread       = 0x05
+	GroupTcpIP        = 0x06
+	GroupUdpIP        = 0x08
+	GroupSystemConfig = 0x0B
+	GroupPerfInfo     = 0x0F
+	GroupImage        = 0x14
+	GroupStackWalk    = 0x18
 
 	// Thread and Image opcodes (Process's are the same).
 	OpStart   = 1 // Thread/Start

@@ -15,6 +15,28 @@ import (
 // TraceEvent's. ok is false, and dst returned as it was, for any other
 // event and for a payload that does not parse.
 func (e *Event) AppendKernelFields(dst []byte, json bool) (out []byte, ok bool) {
+	if out, ok := e.appendParsedFields(dst, json); ok {
+		return out, true
+	}
+	s := KernelSchema(e)
+	if s == nil {
+		return dst, false
+	}
+	var err error
+	if json {
+		out, err = s.AppendJSON(dst, e.Payload, e.ptrSize())
+	} else {
+		out, err = s.AppendText(dst, e.Payload, e.ptrSize())
+	}
+	if err != nil {
+		return dst, false
+	}
+	return out, true
+}
+
+// appendParsedFields appends the fields of the events the Parse functions
+// read.
+func (e *Event) appendParsedFields(dst []byte, json bool) (out []byte, ok bool) {
 	w := fieldWriter{b: dst, json: json}
 	switch e.HeaderKind {
 	case SystemHeader, CompactSystemHeader, PerfInfoHeader:

@@ -105,24 +105,19 @@ func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }
 // otherProviders names ETW providers that PerfView's kernel sessions log
 // beside the kernel's classes, as TraceEvent names them.
 var otherProviders = map[clrevents.GUID]string{
-	etl.ImageIDGUID: "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
-	metaDataGUID:    "KernelTraceControl", // the merge's event descriptions
-	sysConfigGUID:   kernelProvider,       // the merge's system paths and volumes
+	etl.ImageIDGUID:   "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
+	etl.MetaDataGUID:  "KernelTraceControl", // the merge's event descriptions
+	etl.SysConfigGUID: kernelProvider,       // the merge's system paths and volumes
 	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
 }
-
-var (
-	metaDataGUID  = clrevents.MustParseGUID("bbccf6c1-6cd1-48c4-80ff-839482e37671")
-	sysConfigGUID = clrevents.MustParseGUID("9b79ee91-b5fd-41c0-a243-4248e266e9d0")
-)
 
 // otherClasses names, by opcode, the events of the classic (MOF) classes
 // of otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS").
 var otherClasses = map[clrevents.GUID]*kernelGroup{
 	etl.ImageIDGUID: newClass("ImageID", map[uint8]string{etl.OpImageID: "", etl.OpImageIDNone: "None",
 		etl.OpDbgIDRSDS: "DbgID_RSDS", etl.OpDbgIDILRSDS: "DbgID_ILRSDS", etl.OpFileVersion: "FileVersion"}),
-	metaDataGUID:  newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
-	sysConfigGUID: newClass("SysConfig", map[uint8]string{32: "BuildInfo", 33: "SystemPaths", 34: "UnknownVolume", 35: "VolumeMapping"}),
+	etl.MetaDataGUID:  newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
+	etl.SysConfigGUID: newClass("SysConfig", map[uint8]string{32: "BuildInfo", 33: "SystemPaths", 34: "UnknownVolume", 35: "VolumeMapping"}),
 }
 
 // noteProcess keeps the executable's name a Process Start or DCStart

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/internal/baseline"
@@ -549,7 +550,7 @@ func sameValue(bv string, v *interp.Value, gj json.RawMessage) (bool, string) {
 		if v.Kind == schema.KindUTF16 || v.Kind == schema.KindAnsi {
 			text = v.String()
 		}
-		return strings.HasPrefix(text, bv[:20]) && len(text) > 20, "cut to 20 characters"
+		return strings.HasPrefix(text, baseline.TruncatedPrefix(bv)) && utf8.RuneCountInString(text) > 20, "cut to 20 characters"
 	}
 	if _, isEnum := v.EnumName(); isEnum || v.Text() != v.String() {
 		if n, ok := parseNum(bv); ok {

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Field is one payload field=value pair of an event line, in line order.
@@ -70,7 +71,20 @@ func (e *Event) Field(name string) (string, bool) {
 
 // Truncated reports whether a value was cut by the dumper (it ends in
 // "..." after 20 characters), so only its first 20 characters compare.
-func Truncated(v string) bool { return len(v) == 23 && strings.HasSuffix(v, "...") }
+// Characters, not bytes: "Microsoft® Windows® ..." is cut too.
+func Truncated(v string) bool { return utf8.RuneCountInString(v) == 23 && strings.HasSuffix(v, "...") }
+
+// TruncatedPrefix is the part of a Truncated value the dumper kept.
+func TruncatedPrefix(v string) string {
+	n := 0
+	for i := range v {
+		if n == 20 {
+			return v[:i]
+		}
+		n++
+	}
+	return v
+}
 
 // File is a parsed baseline.
 type File struct {
@@ -323,7 +337,7 @@ func SameValue(ours any, want string) bool {
 		return false
 	}
 	if Truncated(want) {
-		p := want[:20]
+		p := TruncatedPrefix(want)
 		return strings.HasPrefix(s, p) || strings.HasPrefix(strings.ReplaceAll(s, "|", ", "), p)
 	}
 	if s == want || strings.EqualFold(s, want) || strings.ReplaceAll(s, "|", ", ") == want {
