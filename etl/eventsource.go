@@ -156,7 +156,7 @@ func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*Even
 				}
 				m.Entries = append(m.Entries, MapEntry{Value: v, Name: name})
 			}
-			m.sort()
+			m.prepare()
 			maps[m.Name] = m
 		}
 	}

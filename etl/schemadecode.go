@@ -460,45 +460,26 @@ func systemTime(b []byte) time.Time {
 	return time.Date(u(0), time.Month(u(1)), u(3), u(4), u(5), u(6), u(7)*1e6, time.UTC)
 }
 
-// appendName appends the map's name for v: a value map's entry, or a bit
-// map's set flags joined by "|", with any bits no flag names in hex; a
-// value without a name is written as a number.
+// appendName appends the map's name for v as a JSON string, as the
+// generated enums write theirs: a value map's entry, or "Map(0x1a)" for a
+// value it does not name; a bit map's set flags joined by "|", with any
+// bits no flag names in hex.
 func (m *Map) appendName(dst []byte, v uint64) []byte {
-	if !m.Bits {
+	var buf [64]byte
+	b := buf[:0]
+	if m.Bits {
+		b = clrimpl.AppendFlags(b, v, m.flags, m.zero)
+	} else {
+		found := false
 		for _, e := range m.Entries {
 			if e.Value == v {
-				return clrimpl.AppendJSONString(dst, e.Name)
+				b, found = append(b, e.Name...), true
+				break
 			}
 		}
-		return strconv.AppendUint(dst, v, 10)
-	}
-	var b []byte
-	rest := v
-	for _, e := range m.Entries {
-		if e.Value != 0 && v&e.Value == e.Value && rest&e.Value != 0 {
-			if len(b) > 0 {
-				b = append(b, '|')
-			}
-			b = append(b, e.Name...)
-			rest &^= e.Value
+		if !found {
+			b = clrimpl.AppendUnknown(b, m.Name, v)
 		}
-	}
-	if v == 0 {
-		for _, e := range m.Entries {
-			if e.Value == 0 {
-				b = append(b, e.Name...)
-			}
-		}
-	}
-	if rest != 0 || len(b) == 0 && v != 0 {
-		if len(b) > 0 {
-			b = append(b, '|')
-		}
-		b = append(b, "0x"...)
-		b = strconv.AppendUint(b, rest, 16)
-	}
-	if len(b) == 0 {
-		b = append(b, '0')
 	}
 	return clrimpl.AppendJSONString(dst, string(b))
 }

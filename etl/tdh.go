@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // MetaDataGUID is the classic event class of KernelTraceControl's event
@@ -117,6 +118,9 @@ type Map struct {
 	Name    string
 	Bits    bool // a bit map: the value is a set of flags
 	Entries []MapEntry
+
+	flags []clrimpl.FlagName // a bit map's entries, by value
+	zero  string             // a bit map's name for 0
 }
 
 // MapEntry is one named value of a Map.
@@ -375,15 +379,24 @@ func parseEventMapInfo(p []byte) (clrevents.GUID, *Map, error) {
 		}
 		m.Entries[i] = MapEntry{Value: uint64(le.Uint32(b[4:])), Name: trimSpaceRight(s)}
 	}
-	m.sort()
+	m.prepare()
 	return g, m, nil
 }
 
-// sort puts a bit map's entries in ascending order of value, the order
-// its flags are named in.
-func (m *Map) sort() {
-	if m.Bits {
-		slices.SortStableFunc(m.Entries, func(a, b MapEntry) int { return cmp.Compare(a.Value, b.Value) })
+// prepare puts a bit map's entries in ascending order of value, the
+// order its flags are named in, and keeps them in the form
+// clrimpl.AppendFlags takes.
+func (m *Map) prepare() {
+	if !m.Bits {
+		return
+	}
+	slices.SortStableFunc(m.Entries, func(a, b MapEntry) int { return cmp.Compare(a.Value, b.Value) })
+	m.flags = m.flags[:0]
+	for _, e := range m.Entries {
+		if e.Value == 0 {
+			m.zero = e.Name
+		}
+		m.flags = append(m.flags, clrimpl.FlagName{Value: e.Value, Name: e.Name})
 	}
 }
 

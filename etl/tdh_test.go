@@ -185,6 +185,12 @@ func TestEventInfoDecode(t *testing.T) {
 	if want := `Count=2 Items=[7 9] Len=3 Blob=0xdeadbe Name="héllo" Flags="One|Four" Kind="Two" Ptr=0xabc`; !strings.HasPrefix(string(txt), want) {
 		t.Errorf("text\n got %s\nwant %s…", txt, want)
 	}
+	// Values a map does not name, as the generated enums write them.
+	odd := append([]byte(nil), e.Payload...)
+	odd[29], odd[33] = 0x0d, 3 // Flags 1|4|8, Kind 3
+	if out, err := es.AppendJSON(nil, odd, 8); err != nil || !strings.Contains(string(out), `"Flags":"One|Four|0x8","Kind":"KindMap(0x3)"`) {
+		t.Errorf("unnamed values: %s, %v", out, err)
+	}
 	// Every truncation fails with the field and offset, never a panic.
 	for n := 0; n < len(e.Payload); n++ {
 		_, err := es.AppendJSON(nil, e.Payload[:n], 8)

@@ -1,8 +1,10 @@
 // Command clrdump decodes a .NET runtime trace: an EventPipe file
 // (.nettrace, .netperf) or a Windows ETW log (.etl), zipped or not. CLR
 // events decode through the generated clrevents package; EventSource events
-// decode from the trace's own metadata; anything else prints its payload in
-// hex.
+// decode from the trace's own metadata (an ETW log's also from the
+// manifests its EventSources logged, and manifest-based Windows providers
+// from the descriptions a merge adds); the kernel's events by their MOF
+// layouts; anything else prints its payload in hex.
 //
 // Usage:
 //
@@ -34,7 +36,8 @@
 //	activity, related_activity
 //	                  strings (GUIDs); only when the event has them
 //	fields            object: the decoded payload (CLR events, EventSource
-//	                  events, and the kernel events package etl parses), or
+//	                  events, events an ETW log describes itself, and the
+//	                  kernel events package etl knows), or
 //	                  {"payload":"0x…"} for an event nothing describes
 //	extra             string, hex: payload bytes past the template (a newer
 //	                  runtime's fields); only when there are some
@@ -49,7 +52,8 @@
 // quantities; enums and flags are strings of their names ("Induced",
 // "Pinning|WeakRef"), with unknown values in hex; strings are strings;
 // GUIDs are strings; booleans are true/false; arrays are arrays and
-// structs objects. EventSource events follow their metadata's types.
+// structs objects. EventSource events and the events an ETW log describes
+// follow their descriptions' types, with the same rules.
 //
 // -stats prints, instead, the count and payload bytes of each event type;
 // -profile builds a profile and -report a GC or JIT report (see profile.go
