@@ -2,7 +2,6 @@ package trace
 
 import (
 	"io"
-	"os"
 	"path"
 	"strings"
 	"testing"
@@ -17,19 +16,7 @@ import (
 // the kernel's and KernelTraceControl's events have TraceEvent's names, in
 // TraceEvent's numbers.
 func TestKernelIDsBaseline(t *testing.T) {
-	const dir = "../../shared/fixtures/traces/perfview/"
-	if _, err := os.Stat(dir + "net.4.5.2.x86.etl.zip"); err != nil {
-		t.Skip("shared traces absent (../shared beside the checkout)")
-	}
-	bl, err := baseline.ParseFile(dir + "net.4.5.2.x86.baseline.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(dir + "net.4.5.2.x86.etl.zip")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, bl := openNet452(t)
 	type key struct {
 		ms, name string
 		len      int
