@@ -84,7 +84,9 @@
 // events (ParseEventInfo, ParseEventMapInfo: the TDH TRACE_EVENT_INFO and
 // EVENT_MAP_INFO of the manifest-based providers a merged trace holds) and
 // the manifests .NET EventSources log in their ManifestData events (ID
-// 65534, in chunks). Its EventSchema for an event names it as TraceEvent
+// 65534, in chunks); TraceLogging events (EventSource.Write, sources made
+// with EtwSelfDescribingEventFormat, many Windows components) carry their
+// own in extended data items (ParseTraceLogging). Its EventSchema for an event names it as TraceEvent
 // does and decodes its payload to JSON or text (AppendJSON, AppendText),
 // with errors that name the field and its byte offset. The kernel's own
 // events have parsers of their own (ParseSampledProfile, ParseImage, …).

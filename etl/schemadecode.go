@@ -105,8 +105,15 @@ func (d *schemaDecoder) fields(dst []byte, fs []Field, path string) ([]byte, err
 		var err error
 		if f.Array {
 			n := f.Count
-			if f.CountField >= 0 {
+			switch {
+			case f.CountField >= 0:
 				n = int(min(vals[f.CountField], math.MaxInt32))
+			case f.PrefixCount:
+				if len(d.p)-d.i < 2 {
+					return dst, d.fail(fp, d.i, "a 2-byte element count needs 2 bytes, %d left", len(d.p)-d.i)
+				}
+				n = int(le.Uint16(d.p[d.i:]))
+				d.i += 2
 			}
 			dst, err = d.array(dst, f, n, length, fp)
 		} else {
@@ -280,6 +287,8 @@ func (d *schemaDecoder) value(dst []byte, f *Field, length int, path string) ([]
 	switch {
 	case f.Map != nil:
 		return f.Map.appendName(dst, u), u, nil
+	case f.Out == OutBoolean:
+		return strconv.AppendBool(dst, u != 0), u, nil
 	case f.Out == OutPort && n == 2:
 		return strconv.AppendUint(dst, uint64(u>>8|(u&0xff)<<8), 10), u, nil
 	case f.Out == OutIPv4 && n == 4:

@@ -20,6 +20,9 @@ type Schemas struct {
 	maps      map[mapKey]*Map
 	providers map[clrevents.GUID]string
 	chunks    map[clrevents.GUID]*manifestChunks
+	// tl holds each TraceLogging event's schema by provider and metadata
+	// (nil when the metadata does not parse).
+	tl map[clrevents.GUID]map[string]*EventSchema
 }
 
 type schemaKey struct {
@@ -69,10 +72,27 @@ func (e *Event) IsManifestData() bool {
 }
 
 // Observe takes in e if it describes events (an EventInfo, EventMapInfo
-// or ManifestData event) and reports whether it was one. A description
-// that does not parse is an error naming the event's offset; the events it
+// or ManifestData event, or the first TraceLogging event of a provider,
+// which names it) and reports whether it was one. A description that
+// does not parse is an error naming the event's offset; the events it
 // would have described stay undescribed.
 func (s *Schemas) Observe(e *Event) (bool, error) {
+	if e.HeaderKind == EventHeader && len(e.Extended) > 0 && !e.IsManifestData() {
+		traits, ok := e.ExtendedItem(ExtProvTraits)
+		if !ok {
+			return false, nil
+		}
+		if _, known := s.providers[e.ProviderGUID]; known {
+			return false, nil
+		}
+		name, ok := tlProviderName(traits)
+		if !ok {
+			return false, fmt.Errorf("etl: TraceLogging event at offset %d: its provider traits name no provider", e.Offset)
+		}
+		s.init()
+		s.providers[e.ProviderGUID] = name
+		return true, nil
+	}
 	switch {
 	case e.ProviderGUID == MetaDataGUID && e.HeaderKind == TraceHeader:
 		switch e.Opcode {
@@ -100,6 +120,11 @@ func (s *Schemas) Observe(e *Event) (bool, error) {
 // Lookup returns the schema of e, or nil when the trace has not
 // described it (so far). An EventSource's ManifestData event has one too.
 func (s *Schemas) Lookup(e *Event) *EventSchema {
+	if e.HeaderKind == EventHeader && len(e.Extended) > 0 {
+		if meta, ok := e.ExtendedItem(ExtEventSchemaTL); ok {
+			return s.traceLogging(e, meta)
+		}
+	}
 	if s.events == nil {
 		return nil
 	}
@@ -108,6 +133,30 @@ func (s *Schemas) Lookup(e *Event) *EventSchema {
 		k.id, k.classic = uint16(e.Opcode), true
 	}
 	return s.events[k]
+}
+
+// traceLogging returns the schema of a TraceLogging event, parsing its
+// metadata the first time it is seen.
+func (s *Schemas) traceLogging(e *Event, meta []byte) *EventSchema {
+	byMeta := s.tl[e.ProviderGUID]
+	if es, ok := byMeta[string(meta)]; ok {
+		return es
+	}
+	es, err := ParseTraceLogging(e)
+	if err != nil {
+		es = nil
+	} else if es.Provider == "" {
+		es.Provider = s.providers[e.ProviderGUID]
+	}
+	if s.tl == nil {
+		s.tl = make(map[clrevents.GUID]map[string]*EventSchema)
+	}
+	if byMeta == nil {
+		byMeta = make(map[string]*EventSchema)
+		s.tl[e.ProviderGUID] = byMeta
+	}
+	byMeta[string(meta)] = es
+	return es
 }
 
 // ProviderName returns the name the trace's descriptions give provider g.

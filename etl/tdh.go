@@ -80,6 +80,7 @@ const (
 	OutHexInt16      OutType = 17
 	OutHexInt32      OutType = 18
 	OutHexInt64      OutType = 19
+	OutBoolean       OutType = 13 // an integer as true or false
 	OutPort          OutType = 22 // a 16-bit port in network byte order
 	OutIPv4          OutType = 23 // 4 bytes in network byte order
 	OutIPv6          OutType = 24 // 16 bytes
@@ -101,10 +102,12 @@ type Field struct {
 	MapName string
 	// Array says the field repeats: Count times, or as many times as the
 	// field CountField (an index into the schema's Fields at the same
-	// level, or -1) says.
-	Array      bool
-	Count      int
-	CountField int
+	// level, or -1) says, or, with PrefixCount, as many times as the
+	// uint16 before the elements in the payload says (TraceLogging).
+	Array       bool
+	Count       int
+	CountField  int
+	PrefixCount bool
 	// Length is the size of a string (in characters), binary or
 	// fixed-size field, or the field LengthField says it (-1 for none).
 	Length      int

@@ -327,8 +327,9 @@ func (e *Event) Metadata() *nettrace.Metadata {
 // TraceSchema returns the description an ETW trace carries of an event
 // outside the schema, or nil: events of manifest-based Windows providers
 // that KernelTraceControl described when the trace was merged
-// (Microsoft-Windows-Kernel-File/Create, …), and events of .NET
-// EventSources that logged their manifest into the trace. Its AppendJSON
+// (Microsoft-Windows-Kernel-File/Create, …), events of .NET
+// EventSources that logged their manifest into the trace, and TraceLogging
+// (self-describing) events. Its AppendJSON
 // and AppendText decode the payload. A description applies from the
 // event that carries it on, as the events go by.
 func (e *Event) TraceSchema() *etl.EventSchema { return e.dyn }

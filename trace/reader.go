@@ -298,7 +298,7 @@ func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, versi
 const noProvider = clrevents.Provider(255)
 
 func (r *Reader) fromETL(e *etl.Event) {
-	if e.ProviderGUID == etl.MetaDataGUID || e.ID == etl.ManifestDataID {
+	if e.ProviderGUID == etl.MetaDataGUID || e.ID == etl.ManifestDataID || len(e.Extended) > 0 {
 		// A description that does not parse leaves its events undescribed;
 		// the event itself is still delivered.
 		if ok, _ := r.schemas.Observe(e); ok {
