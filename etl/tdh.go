@@ -180,6 +180,10 @@ const decodingWBEM = 1
 // maxStructDepth bounds the nesting of struct properties.
 const maxStructDepth = 8
 
+// maxDescribedFields bounds the fields (struct members counted each time
+// they appear) of one event's description.
+const maxDescribedFields = 4096
+
 // ParseEventInfo parses a KernelTraceControl MetaData/EventInfo event: the
 // TRACE_EVENT_INFO of one event, with its names and its fields. Each
 // field's map is left for the EventMapInfo events to fill (Field.MapName).
@@ -260,7 +264,8 @@ func parseEventInfo(p []byte) (*EventSchema, error) {
 		}
 		rp.count, rp.length = le.Uint16(b[16:]), le.Uint16(b[18:])
 	}
-	if s.Fields, err = buildFields(props, 0, int(top), 0); err != nil {
+	budget := maxDescribedFields
+	if s.Fields, err = buildFields(props, 0, int(top), 0, &budget); err != nil {
 		return nil, err
 	}
 	s.OpcodeName = trimWin(s.OpcodeName)
@@ -280,9 +285,14 @@ type rawProperty struct {
 // buildFields turns properties [from, to) into fields; count and length
 // references become indexes relative to from, and must point into the
 // same level before the field.
-func buildFields(props []rawProperty, from, to, depth int) ([]Field, error) {
+func buildFields(props []rawProperty, from, to, depth int, budget *int) ([]Field, error) {
 	if depth > maxStructDepth {
 		return nil, errors.New("structs nested too deep")
+	}
+	// Structs may name the same members more than once, and each other:
+	// the budget bounds the fields built, not only the properties read.
+	if *budget -= to - from; *budget < 0 {
+		return nil, fmt.Errorf("more than %d fields", maxDescribedFields)
 	}
 	fs := make([]Field, 0, to-from)
 	for i := from; i < to; i++ {
@@ -316,7 +326,7 @@ func buildFields(props []rawProperty, from, to, depth int) ([]Field, error) {
 			if start+num > len(props) || num == 0 {
 				return nil, fmt.Errorf("property %d (%s): struct members %d..%d outside the %d properties", i, rp.name, start, start+num, len(props))
 			}
-			if f.Fields, err = buildFields(props, start, start+num, depth+1); err != nil {
+			if f.Fields, err = buildFields(props, start, start+num, depth+1, budget); err != nil {
 				return nil, err
 			}
 		} else {

@@ -454,3 +454,23 @@ func FuzzManifestData(f *testing.F) {
 		}
 	})
 }
+
+// TestEventInfoStructBlowUp: structs that share their members cannot make
+// a description of exponential size: eight layers of ten structs, each
+// holding the ten of the next layer, would be 10^8 fields.
+func TestEventInfoStructBlowUp(t *testing.T) {
+	var props []tdhProp
+	for layer := 0; layer < 8; layer++ {
+		for i := 0; i < 10; i++ {
+			if layer == 7 {
+				props = append(props, tdhProp{name: "v", in: uint16(InUInt8), count: 1})
+			} else {
+				props = append(props, tdhProp{name: "s", flags: propStruct, in: uint16(10 * (layer + 1)), out: 10, count: 1})
+			}
+		}
+	}
+	_, err := parseEventInfo(buildEventInfo(1, 0, "P", "T", "", 10, props))
+	if err == nil || !strings.Contains(err.Error(), "more than 4096 fields") {
+		t.Fatalf("got %v", err)
+	}
+}

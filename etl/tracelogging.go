@@ -48,9 +48,6 @@ var tlOutTypes = map[byte]OutType{
 	13: OutWin32Error, 14: OutNTStatus, 15: OutHResult, 37: OutHexInt64,
 }
 
-// maxTLFields bounds the fields of one event's metadata.
-const maxTLFields = 1024
-
 // ParseTraceLogging describes a TraceLogging event from its own metadata
 // (its ExtEventSchemaTL item) and provider traits. It returns nil and no
 // error for an event without TraceLogging metadata; malformed metadata is
@@ -165,8 +162,8 @@ func (p *tlParser) fields(n, depth int) ([]Field, error) {
 	}
 	var fs []Field
 	for k := 0; n < 0 && p.i < len(p.b) || k < n; k++ {
-		if p.n++; p.n > maxTLFields {
-			return nil, p.fail("fields", fmt.Errorf("more than %d", maxTLFields))
+		if p.n++; p.n > maxDescribedFields {
+			return nil, p.fail("fields", fmt.Errorf("more than %d", maxDescribedFields))
 		}
 		f := Field{Count: 1, CountField: -1, LengthField: -1}
 		var err error
