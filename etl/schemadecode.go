@@ -130,10 +130,13 @@ func (d *schemaDecoder) fields(dst []byte, fs []Field, path string) ([]byte, err
 func (d *schemaDecoder) array(dst []byte, f *Field, n, length int, path string) ([]byte, error) {
 	// Character arrays are strings, as TraceEvent shows them.
 	switch f.In {
-	case InUnicodeChar:
-		return d.str(dst, path, 2*n, true)
-	case InAnsiChar:
-		return d.str(dst, path, n, false)
+	case InUnicodeChar, InAnsiChar:
+		w := f.fixedSize(d.ptr)
+		b, err := d.str(path, w*n, w == 2)
+		if err != nil {
+			return dst, err
+		}
+		return d.format(dst, f, 0, b), nil
 	}
 	if sz := f.fixedSize(d.ptr); sz > 0 && int64(n)*int64(sz) > int64(len(d.p)-d.i) {
 		return dst, d.fail(path, d.i, "%d elements of %d bytes exceed the %d bytes left", n, sz, len(d.p)-d.i)
@@ -177,13 +180,35 @@ func (f *Field) fixedSize(ptr int) int {
 // value appends one value of f and returns it as an integer (for the
 // fields whose counts and lengths it gives).
 func (d *schemaDecoder) value(dst []byte, f *Field, length int, path string) ([]byte, uint64, error) {
-	d.steps++
-	if d.steps > maxSchemaSteps {
-		return dst, 0, d.fail(path, d.i, "more than %d values", maxSchemaSteps)
-	}
 	if f.Fields != nil {
+		if err := d.step(path); err != nil {
+			return dst, 0, err
+		}
 		dst, err := d.object(dst, f.Fields, path)
 		return dst, 0, err
+	}
+	u, b, err := d.scalar(f, length, path)
+	if err != nil {
+		return dst, 0, err
+	}
+	return d.format(dst, f, u, b), u, nil
+}
+
+func (d *schemaDecoder) step(path string) error {
+	d.steps++
+	if d.steps > maxSchemaSteps {
+		return d.fail(path, d.i, "more than %d values", maxSchemaSteps)
+	}
+	return nil
+}
+
+// scalar reads one value of a field that is not a struct: its integer
+// (sign-extended for signed types), and the bytes of a fixed-size value,
+// a string (UTF-16LE or 8-bit, without terminator), binary data or a SID
+// (nil for a WBEM SID without one).
+func (d *schemaDecoder) scalar(f *Field, length int, path string) (uint64, []byte, error) {
+	if err := d.step(path); err != nil {
+		return 0, nil, err
 	}
 	at := d.i
 	left := len(d.p) - d.i
@@ -194,18 +219,19 @@ func (d *schemaDecoder) value(dst []byte, f *Field, length int, path string) ([]
 			if wide {
 				length *= 2
 			}
-			dst, err := d.str(dst, path, length, wide)
-			return dst, 0, err
+			b, err := d.str(path, length, wide)
+			return 0, b, err
 		}
-		dst, err := d.strz(dst, path, wide)
-		return dst, 0, err
+		b, err := d.strz(path, wide)
+		return 0, b, err
 	case InNonNullTerminatedString, InNonNullTerminatedAnsiString:
-		dst, err := d.str(dst, path, left&^boolInt(f.In == InNonNullTerminatedString), f.In == InNonNullTerminatedString)
-		return dst, 0, err
+		wide := f.In == InNonNullTerminatedString
+		b, err := d.str(path, left&^boolInt(wide), wide)
+		return 0, b, err
 	case InManifestCountedString, InManifestCountedAnsiString, InCountedString, InCountedAnsiString,
 		InReversedCountedString, InReversedCountedAnsiString, InManifestCountedBinary:
 		if left < 2 {
-			return dst, 0, d.fail(path, at, "a 2-byte length needs 2 bytes, %d left", left)
+			return 0, nil, d.fail(path, at, "a 2-byte length needs 2 bytes, %d left", left)
 		}
 		n := int(le.Uint16(d.p[d.i:]))
 		if f.In == InReversedCountedString || f.In == InReversedCountedAnsiString {
@@ -213,38 +239,36 @@ func (d *schemaDecoder) value(dst []byte, f *Field, length int, path string) ([]
 		}
 		d.i += 2
 		if f.In == InManifestCountedBinary {
-			dst, err := d.binary(dst, f, path, n)
-			return dst, 0, err
+			b, err := d.bytes(path, n)
+			return 0, b, err
 		}
-		wide := f.In == InManifestCountedString || f.In == InCountedString || f.In == InReversedCountedString
-		dst, err := d.str(dst, path, n, wide)
-		return dst, 0, err
+		b, err := d.str(path, n, f.wide())
+		return 0, b, err
 	case InBinary:
-		dst, err := d.binary(dst, f, path, length)
-		return dst, 0, err
+		b, err := d.bytes(path, length)
+		return 0, b, err
 	case InHexDump:
 		if left < 4 {
-			return dst, 0, d.fail(path, at, "a 4-byte length needs 4 bytes, %d left", left)
+			return 0, nil, d.fail(path, at, "a 4-byte length needs 4 bytes, %d left", left)
 		}
 		n := int(min(le.Uint32(d.p[d.i:]), math.MaxInt32))
 		d.i += 4
-		dst, err := d.binary(dst, f, path, n)
-		return dst, 0, err
+		b, err := d.bytes(path, n)
+		return 0, b, err
 	case InSID, InWBEMSID:
-		dst, err := d.sid(dst, f, path)
-		return dst, 0, err
+		b, err := d.sid(f, path)
+		return 0, b, err
 	}
 	n := f.fixedSize(d.ptr)
 	if n == 0 {
-		return dst, 0, d.fail(path, at, "in-type %d has no size", f.In)
+		return 0, nil, d.fail(path, at, "in-type %d has no size", f.In)
 	}
 	if left < n {
-		return dst, 0, d.fail(path, at, "needs %d bytes, %d left", n, left)
+		return 0, nil, d.fail(path, at, "needs %d bytes, %d left", n, left)
 	}
 	b := d.p[d.i : d.i+n]
 	d.i += n
 	var u uint64
-	var signed bool
 	switch n {
 	case 1:
 		u = uint64(b[0])
@@ -257,51 +281,80 @@ func (d *schemaDecoder) value(dst []byte, f *Field, length int, path string) ([]
 	}
 	switch f.In {
 	case InInt8:
-		u, signed = uint64(int64(int8(u))), true
+		u = uint64(int64(int8(u)))
 	case InInt16:
-		u, signed = uint64(int64(int16(u))), true
+		u = uint64(int64(int16(u)))
 	case InInt32:
-		u, signed = uint64(int64(int32(u))), true
-	case InInt64:
-		signed = true
+		u = uint64(int64(int32(u)))
+	}
+	return u, b, nil
+}
+
+// wide reports whether f's strings are UTF-16.
+func (f *Field) wide() bool {
+	switch f.In {
+	case InUnicodeString, InNonNullTerminatedString, InManifestCountedString, InCountedString,
+		InReversedCountedString, InUnicodeChar:
+		return true
+	}
+	return false
+}
+
+// signed reports whether f is a signed integer.
+func (f *Field) signed() bool {
+	switch f.In {
+	case InInt8, InInt16, InInt32, InInt64:
+		return true
+	}
+	return false
+}
+
+// format appends a value scalar read, as AppendJSON writes it.
+func (d *schemaDecoder) format(dst []byte, f *Field, u uint64, b []byte) []byte {
+	switch f.In {
+	case InUnicodeString, InNonNullTerminatedString, InManifestCountedString, InCountedString, InReversedCountedString,
+		InUnicodeChar:
+		return clrimpl.MakeUTF16(b).AppendJSON(dst)
+	case InAnsiString, InNonNullTerminatedAnsiString, InManifestCountedAnsiString, InCountedAnsiString,
+		InReversedCountedAnsiString, InAnsiChar:
+		return clrimpl.MakeAnsi(b).AppendJSON(dst)
+	case InBinary, InManifestCountedBinary, InHexDump:
+		return d.binary(dst, f, b)
+	case InSID, InWBEMSID:
+		return d.quoted(dst, sidString(b))
 	case InFloat:
-		return clrimpl.AppendJSONFloat(dst, float64(math.Float32frombits(uint32(u)))), 0, nil
+		return clrimpl.AppendJSONFloat(dst, float64(math.Float32frombits(uint32(u))))
 	case InDouble:
-		return clrimpl.AppendJSONFloat(dst, math.Float64frombits(u)), 0, nil
+		return clrimpl.AppendJSONFloat(dst, math.Float64frombits(u))
 	case InBoolean:
-		return strconv.AppendBool(dst, u != 0), u, nil
+		return strconv.AppendBool(dst, u != 0)
 	case InGUID:
 		var g clrevents.GUID
 		copy(g[:], b)
-		return g.AppendJSON(dst), 0, nil
+		return g.AppendJSON(dst)
 	case InFileTime:
-		return d.time(dst, fileTime(int64(u))), u, nil
+		return d.time(dst, fileTime(int64(u)))
 	case InSystemTime:
-		return d.time(dst, systemTime(b)), 0, nil
-	case InUnicodeChar:
-		dst = clrimpl.MakeUTF16(b).AppendJSON(dst)
-		return dst, u, nil
-	case InAnsiChar:
-		return clrimpl.MakeAnsi(b).AppendJSON(dst), u, nil
+		return d.time(dst, systemTime(b))
 	}
 	switch {
 	case f.Map != nil:
-		return f.Map.appendName(dst, u), u, nil
+		return f.Map.appendName(dst, u)
 	case f.Out == OutBoolean:
-		return strconv.AppendBool(dst, u != 0), u, nil
-	case f.Out == OutPort && n == 2:
-		return strconv.AppendUint(dst, uint64(u>>8|(u&0xff)<<8), 10), u, nil
-	case f.Out == OutIPv4 && n == 4:
-		return d.quoted(dst, netip.AddrFrom4([4]byte(b)).String()), u, nil
+		return strconv.AppendBool(dst, u != 0)
+	case f.Out == OutPort && len(b) == 2:
+		return strconv.AppendUint(dst, uint64(u>>8|(u&0xff)<<8), 10)
+	case f.Out == OutIPv4 && len(b) == 4:
+		return d.quoted(dst, netip.AddrFrom4([4]byte(b)).String())
 	case f.hex(), f.In == InPointer, f.In == InSizeT && f.Out != 0:
 		if d.json {
-			return clrimpl.AppendJSONHex(dst, u), u, nil
+			return clrimpl.AppendJSONHex(dst, u)
 		}
-		return strconv.AppendUint(append(dst, "0x"...), u, 16), u, nil
-	case signed:
-		return strconv.AppendInt(dst, int64(u), 10), u, nil
+		return strconv.AppendUint(append(dst, "0x"...), u, 16)
+	case f.signed():
+		return strconv.AppendInt(dst, int64(u), 10)
 	}
-	return strconv.AppendUint(dst, u, 10), u, nil
+	return strconv.AppendUint(dst, u, 10)
 }
 
 func boolInt(b bool) int {
@@ -327,67 +380,62 @@ func (d *schemaDecoder) time(dst []byte, t time.Time) []byte {
 	return d.quoted(dst, t.UTC().Format(time.RFC3339Nano))
 }
 
-// str appends the n bytes at the cursor as a string.
-func (d *schemaDecoder) str(dst []byte, path string, n int, wide bool) ([]byte, error) {
-	if n < 0 || n > len(d.p)-d.i {
-		return dst, d.fail(path, d.i, "string of %d bytes exceeds the %d bytes left", n, len(d.p)-d.i)
+// str reads the n bytes at the cursor as a string, without the
+// terminator and padding a fixed-length string may hold.
+func (d *schemaDecoder) str(path string, n int, wide bool) ([]byte, error) {
+	b, err := d.bytes(path, n)
+	if err != nil {
+		return nil, err
 	}
-	b := d.p[d.i : d.i+n]
-	d.i += n
 	if wide {
 		b = b[:len(b)&^1]
-		// A fixed-length string may hold its terminator and padding.
 		for j := 0; j+1 < len(b); j += 2 {
 			if b[j] == 0 && b[j+1] == 0 {
-				b = b[:j]
-				break
+				return b[:j], nil
 			}
 		}
-		return clrimpl.MakeUTF16(b).AppendJSON(dst), nil
+		return b, nil
 	}
 	for j, c := range b {
 		if c == 0 {
-			b = b[:j]
-			break
+			return b[:j], nil
 		}
 	}
-	return clrimpl.MakeAnsi(b).AppendJSON(dst), nil
+	return b, nil
 }
 
-// strz appends the NUL-terminated string at the cursor.
-func (d *schemaDecoder) strz(dst []byte, path string, wide bool) ([]byte, error) {
+// strz reads the NUL-terminated string at the cursor.
+func (d *schemaDecoder) strz(path string, wide bool) ([]byte, error) {
 	if wide {
 		s, next, ok := clrimpl.ReadUTF16Z(d.p, d.i)
 		if !ok {
-			return dst, d.fail(path, d.i, "string has no terminator")
+			return nil, d.fail(path, d.i, "string has no terminator")
 		}
 		d.i = next
-		return s.AppendJSON(dst), nil
+		return s.Bytes(), nil
 	}
 	s, next, ok := clrimpl.ReadAnsiZ(d.p, d.i)
 	if !ok {
-		return dst, d.fail(path, d.i, "string has no terminator")
+		return nil, d.fail(path, d.i, "string has no terminator")
 	}
 	d.i = next
-	return s.AppendJSON(dst), nil
+	return s.Bytes(), nil
 }
 
-// binary appends n bytes as hex, or as the address they hold.
-func (d *schemaDecoder) binary(dst []byte, f *Field, path string, n int) ([]byte, error) {
+// bytes reads n bytes.
+func (d *schemaDecoder) bytes(path string, n int) ([]byte, error) {
 	if n < 0 || n > len(d.p)-d.i {
-		return dst, d.fail(path, d.i, "%d bytes exceed the %d bytes left", n, len(d.p)-d.i)
+		return nil, d.fail(path, d.i, "%d bytes exceed the %d bytes left", n, len(d.p)-d.i)
 	}
-	b := d.p[d.i : d.i+n]
+	b := d.p[d.i : d.i+n : d.i+n]
 	d.i += n
-	switch {
-	case f.Out == OutIPv6 && n == 16:
-		return d.quoted(dst, netip.AddrFrom16([16]byte(b)).String()), nil
-	case f.Out == OutIPv4 && n == 4:
-		return d.quoted(dst, netip.AddrFrom4([4]byte(b)).String()), nil
-	case f.Out == OutSocketAddress:
-		if s, ok := socketAddress(b); ok {
-			return d.quoted(dst, s), nil
-		}
+	return b, nil
+}
+
+// binary appends bytes as hex, or as the address they hold.
+func (d *schemaDecoder) binary(dst []byte, f *Field, b []byte) []byte {
+	if s, ok := address(f.Out, b); ok {
+		return d.quoted(dst, s)
 	}
 	if d.json {
 		dst = append(dst, '"')
@@ -399,7 +447,20 @@ func (d *schemaDecoder) binary(dst []byte, f *Field, path string, n int) ([]byte
 	if d.json {
 		dst = append(dst, '"')
 	}
-	return dst, nil
+	return dst
+}
+
+// address formats binary data an out-type says is an address.
+func address(out OutType, b []byte) (string, bool) {
+	switch {
+	case out == OutIPv6 && len(b) == 16:
+		return netip.AddrFrom16([16]byte(b)).String(), true
+	case out == OutIPv4 && len(b) == 4:
+		return netip.AddrFrom4([4]byte(b)).String(), true
+	case out == OutSocketAddress:
+		return socketAddress(b)
+	}
+	return "", false
 }
 
 const hexDigits = "0123456789abcdef"
@@ -423,43 +484,49 @@ func socketAddress(b []byte) (string, bool) {
 	return "", false
 }
 
-// sid appends a security identifier as "S-1-5-21-…". A WBEM SID starts
-// with a TOKEN_USER: two pointers, the first 0 when there is no SID.
-func (d *schemaDecoder) sid(dst []byte, f *Field, path string) ([]byte, error) {
+// sid reads a security identifier. A WBEM SID starts with a TOKEN_USER:
+// two pointers, the first 0 when there is no SID (then the result is nil).
+func (d *schemaDecoder) sid(f *Field, path string) ([]byte, error) {
 	at := d.i
 	if f.In == InWBEMSID {
 		if len(d.p)-d.i < 2*d.ptr {
-			return dst, d.fail(path, at, "TOKEN_USER needs %d bytes, %d left", 2*d.ptr, len(d.p)-d.i)
+			return nil, d.fail(path, at, "TOKEN_USER needs %d bytes, %d left", 2*d.ptr, len(d.p)-d.i)
 		}
 		null := le.Uint32(d.p[d.i:]) == 0
 		d.i += 2 * d.ptr
 		if null {
-			return d.quoted(dst, ""), nil
+			return nil, nil
 		}
 	}
 	if len(d.p)-d.i < 8 {
-		return dst, d.fail(path, d.i, "a SID needs at least 8 bytes, %d left", len(d.p)-d.i)
+		return nil, d.fail(path, d.i, "a SID needs at least 8 bytes, %d left", len(d.p)-d.i)
 	}
-	b := d.p[d.i:]
-	n := int(b[1])
-	if 8+4*n > len(b) {
-		return dst, d.fail(path, d.i, "a SID of %d sub-authorities exceeds the %d bytes left", n, len(b))
+	n := int(d.p[d.i+1])
+	if 8+4*n > len(d.p)-d.i {
+		return nil, d.fail(path, d.i, "a SID of %d sub-authorities exceeds the %d bytes left", n, len(d.p)-d.i)
+	}
+	return d.bytes(path, 8+4*n)
+}
+
+// sidString formats a SID as "S-1-5-21-…" ("" for none).
+func sidString(b []byte) string {
+	if len(b) < 8 {
+		return ""
 	}
 	var auth uint64
 	for _, c := range b[2:8] {
 		auth = auth<<8 | uint64(c)
 	}
-	s := make([]byte, 0, 16+11*n)
+	s := make([]byte, 0, 16+11*int(b[1]))
 	s = append(s, "S-"...)
 	s = strconv.AppendUint(s, uint64(b[0]), 10)
 	s = append(s, '-')
 	s = strconv.AppendUint(s, auth, 10)
-	for k := 0; k < n; k++ {
+	for k := 8; k+4 <= len(b); k += 4 {
 		s = append(s, '-')
-		s = strconv.AppendUint(s, uint64(le.Uint32(b[8+4*k:])), 10)
+		s = strconv.AppendUint(s, uint64(le.Uint32(b[k:])), 10)
 	}
-	d.i += 8 + 4*n
-	return d.quoted(dst, string(s)), nil
+	return string(s)
 }
 
 // systemTime converts a SYSTEMTIME: year, month, day of week, day, hour,
