@@ -12,7 +12,10 @@
 //	DIR/traces/T.parquet                               one row per trace
 //
 // P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
-// manifest symbol of the event type (GCStart_V2), T the trace's file name
+// manifest symbol of the event type (GCStart_V2), or, for an event an ETW
+// log describes itself (etl.Schemas: manifest-based providers, EventSource
+// manifests, TraceLogging) or the kernel's by layout (etl.KernelSchema),
+// its name with "_" for "/" (TcpIp_SendIPV6); T the trace's file name
 // plus a hash of the name the trace was given by
 // (gc.nettrace-1f2e3d4c5b6a7988.parquet): stable, so that adding a trace
 // twice is an error instead of a duplicate. Each version of an event is its
@@ -45,11 +48,18 @@
 // stacks (a trace of a million samples has thousands of stacks), so a row
 // per event or per frame would be most of the dataset.
 //
+// The tables of described events have the same header, then the
+// description's fields flattened by the same rules (etl.EventSchema's
+// Columns), named as the trace names them; one whose name folds to a
+// header column's gets "_field" appended (TcpIp's PID_field). Their
+// versions share a table; a second layout of one event within a trace
+// goes to the generic table.
+//
 // The generic table holds, with the same header, provider, event, fields
-// (JSON: an EventSource event's fields from the trace's metadata, a
-// kernel event's that package etl parses, or {"payload":"0x…"} for an
-// event nothing describes), and error and payload
-// for an event that did not decode.
+// (JSON: an EventPipe EventSource event's fields from the trace's
+// metadata, a kernel event's that package etl parses, or
+// {"payload":"0x…"} for an event nothing describes), and error and
+// payload for an event that did not decode.
 package dataset
 
 import (
@@ -200,7 +210,12 @@ type traceWriter struct {
 	name   string
 	file   string
 	tables map[*clrevents.EventInfo]*table
-	all    []*table // in creation order; traces last when committing
+	// described are the tables of events the trace describes itself (an
+	// ETW log's EventSource, TraceLogging and manifest-based providers,
+	// the kernel's events by layout), by "provider/event" directories.
+	described map[string]*describedTable
+	check     []byte   // scratch for checking a described payload
+	all       []*table // in creation order; traces last when committing
 	generic,
 	stacks *table
 	buf []byte
@@ -296,6 +311,16 @@ func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 		}
 		ev.AppendColumns(t)
 	default:
+		if errors.Is(err, clrevents.ErrUnknownEvent) {
+			dt, ok, derr := tw.describedRow(e, seq, st)
+			if derr != nil {
+				return derr
+			}
+			if ok {
+				t = dt
+				break
+			}
+		}
 		t = tw.generic
 		t.begin()
 		if err := tw.header(t, e, seq, nil, st); err != nil {

@@ -96,35 +96,44 @@ func (d *schemaDecoder) fields(dst []byte, fs []Field, path string) ([]byte, err
 			dst = append(dst, f.Name...)
 			dst = append(dst, '=')
 		}
-		fp := join(path, f.Name)
-		length := f.Length
-		if f.LengthField >= 0 {
-			length = int(min(vals[f.LengthField], math.MaxInt32))
-		}
 		var v uint64
 		var err error
-		if f.Array {
-			n := f.Count
-			switch {
-			case f.CountField >= 0:
-				n = int(min(vals[f.CountField], math.MaxInt32))
-			case f.PrefixCount:
-				if len(d.p)-d.i < 2 {
-					return dst, d.fail(fp, d.i, "a 2-byte element count needs 2 bytes, %d left", len(d.p)-d.i)
-				}
-				n = int(le.Uint16(d.p[d.i:]))
-				d.i += 2
-			}
-			dst, err = d.array(dst, f, n, length, fp)
-		} else {
-			dst, v, err = d.value(dst, f, length, fp)
-		}
-		if err != nil {
+		if dst, v, err = d.field(dst, f, vals, join(path, f.Name)); err != nil {
 			return dst, err
 		}
 		vals = append(vals, v)
 	}
 	return dst, nil
+}
+
+// lengthOf is f's length: its own, or the value of the field it names
+// (vals holds the integers of the fields before it).
+func (f *Field) lengthOf(vals []uint64) int {
+	if f.LengthField >= 0 {
+		return int(min(vals[f.LengthField], math.MaxInt32))
+	}
+	return f.Length
+}
+
+// field appends the value of f, an array or not, and returns its integer.
+func (d *schemaDecoder) field(dst []byte, f *Field, vals []uint64, path string) ([]byte, uint64, error) {
+	length := f.lengthOf(vals)
+	if !f.Array {
+		return d.value(dst, f, length, path)
+	}
+	n := f.Count
+	switch {
+	case f.CountField >= 0:
+		n = int(min(vals[f.CountField], math.MaxInt32))
+	case f.PrefixCount:
+		if len(d.p)-d.i < 2 {
+			return dst, 0, d.fail(path, d.i, "a 2-byte element count needs 2 bytes, %d left", len(d.p)-d.i)
+		}
+		n = int(le.Uint16(d.p[d.i:]))
+		d.i += 2
+	}
+	dst, err := d.array(dst, f, n, length, path)
+	return dst, 0, err
 }
 
 func (d *schemaDecoder) array(dst []byte, f *Field, n, length int, path string) ([]byte, error) {
@@ -536,26 +545,24 @@ func systemTime(b []byte) time.Time {
 	return time.Date(u(0), time.Month(u(1)), u(3), u(4), u(5), u(6), u(7)*1e6, time.UTC)
 }
 
-// appendName appends the map's name for v as a JSON string, as the
-// generated enums write theirs: a value map's entry, or "Map(0x1a)" for a
-// value it does not name; a bit map's set flags joined by "|", with any
-// bits no flag names in hex.
+// appendName appends the map's name for v as a JSON string (appendText).
 func (m *Map) appendName(dst []byte, v uint64) []byte {
 	var buf [64]byte
-	b := buf[:0]
+	return clrimpl.AppendJSONString(dst, string(m.appendText(buf[:0], v)))
+}
+
+// appendText appends the map's name for v, as the generated enums write
+// theirs: a value map's entry, or "Map(0x1a)" for a value it does not
+// name; a bit map's set flags joined by "|", with any bits no flag names
+// in hex.
+func (m *Map) appendText(dst []byte, v uint64) []byte {
 	if m.Bits {
-		b = clrimpl.AppendFlags(b, v, m.flags, m.zero)
-	} else {
-		found := false
-		for _, e := range m.Entries {
-			if e.Value == v {
-				b, found = append(b, e.Name...), true
-				break
-			}
-		}
-		if !found {
-			b = clrimpl.AppendUnknown(b, m.Name, v)
+		return clrimpl.AppendFlags(dst, v, m.flags, m.zero)
+	}
+	for _, e := range m.Entries {
+		if e.Value == v {
+			return append(dst, e.Name...)
 		}
 	}
-	return clrimpl.AppendJSONString(dst, string(b))
+	return clrimpl.AppendUnknown(dst, m.Name, v)
 }

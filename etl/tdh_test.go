@@ -4,11 +4,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf16"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // tdhProp is one EVENT_PROPERTY_INFO for buildEventInfo.
@@ -431,6 +433,7 @@ func FuzzEventInfo(f *testing.F) {
 			t.Fatalf("invalid JSON %s", out)
 		}
 		es.AppendText(nil, payload, ptr)
+		checkColumns(t, es, payload, ptr, err == nil)
 	})
 }
 
@@ -450,6 +453,7 @@ func FuzzManifestData(f *testing.F) {
 				if err == nil && !json.Valid(out) {
 					t.Fatalf("invalid JSON %s", out)
 				}
+				checkColumns(t, es, payload, 8, err == nil)
 			}
 		}
 	})
@@ -472,5 +476,65 @@ func TestEventInfoStructBlowUp(t *testing.T) {
 	_, err := parseEventInfo(buildEventInfo(1, 0, "P", "T", "", 10, props))
 	if err == nil || !strings.Contains(err.Error(), "more than 4096 fields") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// colRecorder is a clrimpl.ColumnAppender that keeps each value as text.
+type colRecorder struct{ vals []string }
+
+func (r *colRecorder) Bool(v bool)         { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colRecorder) Int(v int64)         { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colRecorder) Uint(v uint64)       { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colRecorder) Float(v float64)     { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colRecorder) GUID(v clrimpl.GUID) { r.vals = append(r.vals, v.String()) }
+func (r *colRecorder) Bytes(v []byte)      { r.vals = append(r.vals, string(v)) }
+func (r *colRecorder) Scratch() []byte     { return nil }
+
+// TestSchemaColumns: a described event's columns, one per field (two for
+// a map-bound one), typed as the generated events' are, with the values
+// the JSON form has.
+func TestSchemaColumns(t *testing.T) {
+	var s Schemas
+	s.Observe(metaEvent(OpEventInfo, buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps)))
+	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"})))
+	e := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1001, PointerSize: 8, Payload: samplePayload()}
+	es := s.Lookup(e)
+	var names []string
+	for _, c := range es.Columns() {
+		h := ""
+		if c.Hex {
+			h = "(hex)"
+		}
+		names = append(names, c.Name+":"+c.Kind.String()+h)
+	}
+	want := "Count:uint16 Items:json Len:uint32 Blob:binary Name:string Flags:uint32 Kind:uint8 Kind_name:string " +
+		"Ptr:uint64(hex) Addr:string Pairs:json When:string User:string Tag:string Delta:int16"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("columns\n got %s\nwant %s", got, want)
+	}
+	var r colRecorder
+	if err := es.AppendColumns(&r, e.Payload, 8); err != nil {
+		t.Fatal(err)
+	}
+	wantVals := []string{"2", "[7,9]", "3", "\xde\xad\xbe", "héllo", "5", "2", "Two", "2748", "10.0.0.1:8080",
+		`[{"A":-2,"B":"0x10"},{"A":3,"B":"0xff"}]`, "2020-07-29T00:06:22.4039008Z", "S-1-5-18-7", "ab", "-1"}
+	if strings.Join(r.vals, "|") != strings.Join(wantVals, "|") {
+		t.Errorf("values\n got %q\nwant %q", r.vals, wantVals)
+	}
+	if err := es.AppendColumns(&colRecorder{}, e.Payload[:20], 8); err == nil {
+		t.Error("a short payload gave a row")
+	}
+}
+
+// checkColumns: a row of es's columns for payload has one value per
+// column when the payload decodes, and fails when it does not.
+func checkColumns(t *testing.T, es *EventSchema, payload []byte, ptr int, decodes bool) {
+	var r colRecorder
+	err := es.AppendColumns(&r, payload, ptr)
+	if (err == nil) != decodes {
+		t.Fatalf("columns: %v, JSON decodes: %v", err, decodes)
+	}
+	if err == nil && len(r.vals) != len(es.Columns()) {
+		t.Fatalf("%d values for %d columns", len(r.vals), len(es.Columns()))
 	}
 }

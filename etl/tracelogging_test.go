@@ -176,5 +176,6 @@ func FuzzTraceLogging(f *testing.F) {
 			t.Fatalf("invalid JSON %s", out)
 		}
 		es.AppendText(nil, payload, 4)
+		checkColumns(t, es, payload, 8, err == nil)
 	})
 }

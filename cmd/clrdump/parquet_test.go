@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dataset"
+	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -168,10 +170,14 @@ func checkRoundTrip(t *testing.T, trace string) {
 		t.Fatalf("parquet: exit %d: %s", code, errs)
 	}
 	infos := eventInfos()
+	described := describedColumns(t, trace, len(lines))
 	seen := make([]bool, len(lines))
 	stackOf := make([]int64, len(lines)) // the stack column, -1 for NULL
 	file := dataset.FileName(trace)
-	check := func(path string, info *clrevents.EventInfo, provider, event string) {
+	// check compares the rows of a table with the JSON lines: for an event
+	// table, the header and the columns colsOf gives for the row's event;
+	// for the generic table (colsOf nil), the header.
+	check := func(path string, colsOf func(seq int) []clrevents.Column, provider, event string, inPath bool) {
 		for _, row := range readParquet(t, path) {
 			seq := int(row["seq"].Int64())
 			if seq < 0 || seq >= len(lines) || seen[seq] {
@@ -213,18 +219,31 @@ func checkRoundTrip(t *testing.T, trace string) {
 					expect(h.key, jsonOf(clrevents.Column{Kind: h.kind}, v))
 				}
 			}
-			if info != nil {
-				expect("provider", strconv.Quote(provider))
-				expect("event", strconv.Quote(event))
+			if colsOf != nil {
+				if inPath { // the names as a directory holds them
+					var p, e string
+					json.Unmarshal(want["provider"], &p)
+					json.Unmarshal(want["event"], &e)
+					if dirName(p) != provider || dirName(e) != event {
+						diffs = append(diffs, fmt.Sprintf("in directories provider=%s/event=%s", provider, event))
+					}
+				} else {
+					expect("provider", strconv.Quote(provider))
+					expect("event", strconv.Quote(event))
+				}
 				var fields map[string]json.RawMessage
 				if err := json.Unmarshal(want["fields"], &fields); err != nil {
 					t.Fatalf("seq %d: fields: %v", seq, err)
 				}
-				for _, col := range info.Columns {
+				for _, col := range colsOf(seq) {
 					name, isName := strings.CutSuffix(col.Name, "_name")
-					got := jsonOf(col, row[col.Name])
+					colName := col.Name
+					if isHeader(colName) {
+						colName += "_field" // the dataset's name for a field named like a header column
+					}
+					got := jsonOf(col, row[colName])
 					if isName {
-						got = jsonOf(clrevents.Column{Kind: clrimpl.ColumnString}, row[col.Name])
+						got = jsonOf(clrevents.Column{Kind: clrimpl.ColumnString}, row[colName])
 					} else if len(fields[name]) > 0 && fields[name][0] == '"' && !col.Hex && col.Kind != clrimpl.ColumnString &&
 						col.Kind != clrimpl.ColumnGUID && col.Kind != clrimpl.ColumnBinary {
 						continue // the number of a map-bound field: JSON has its name, checked by Field_name
@@ -247,13 +266,24 @@ func checkRoundTrip(t *testing.T, trace string) {
 	for _, path := range events {
 		event := strings.TrimPrefix(filepath.Base(filepath.Dir(path)), "event=")
 		provider := strings.TrimPrefix(filepath.Base(filepath.Dir(filepath.Dir(path))), "provider=")
-		info := infos[[2]string{provider, event}]
-		if info == nil {
-			t.Fatalf("%s: no event type %s/%s", path, provider, event)
+		if info := infos[[2]string{provider, event}]; info != nil {
+			check(path, func(int) []clrevents.Column { return info.Columns }, provider, event, false)
+			continue
 		}
-		check(path, info, provider, event)
+		// A table of events the trace describes itself: each row's columns
+		// are its event's description's.
+		check(path, func(seq int) []clrevents.Column {
+			cols, ok := described[seq]
+			if !ok {
+				t.Fatalf("%s: row %d is not a described event", path, seq)
+			}
+			return cols
+		}, provider, event, true)
 	}
-	check(filepath.Join(dir, "generic", file), nil, "", "")
+	check(filepath.Join(dir, "generic", file), nil, "", "", false)
+	if len(described) > 0 {
+		t.Logf("%d events of described tables checked", len(described))
+	}
 	for seq, ok := range seen {
 		if !ok {
 			t.Fatalf("JSON line %d has no row: %s", seq, lines[seq])
@@ -269,6 +299,61 @@ func checkRoundTrip(t *testing.T, trace string) {
 	if len(leftovers) > 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
+}
+
+// describedColumns gives, by JSON line, the payload columns of the events
+// that package dataset gives a table from the trace's own description
+// (or etl's kernel layouts).
+func describedColumns(t *testing.T, name string, n int) map[int][]clrevents.Column {
+	t.Helper()
+	r, err := trace.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := map[int][]clrevents.Column{}
+	for seq := 0; ; seq++ {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Decode(); !errors.Is(err, clrevents.ErrUnknownEvent) {
+			continue
+		}
+		s := e.TraceSchema()
+		if s == nil && e.ETL() != nil {
+			s = etl.KernelSchema(e.ETL())
+		}
+		if s != nil {
+			if _, err := s.AppendJSON(nil, e.Payload(), e.PointerSize()); err == nil {
+				out[seq] = s.Columns()
+			}
+		}
+	}
+	return out
+}
+
+// dirName is a name as a dataset directory holds it.
+func dirName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == '=' || r == ':' || r < 0x20 {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// isHeader reports whether name is a header column's in any case.
+func isHeader(name string) bool {
+	for _, h := range dataset.HeaderColumns() {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestParquetRoundTrip: the small real traces in testdata, on any clone.
