@@ -90,9 +90,11 @@ func (s *EventSchema) AppendColumns(a clrimpl.ColumnAppender, payload []byte, pt
 		kind, _ := f.columnKind()
 		var v uint64
 		var err error
+		d.depth = 0
+		d.enter(f.Name)
 		if kind == clrimpl.ColumnJSON {
 			var out []byte
-			if out, v, err = d.field(a.Scratch(), f, vals, f.Name); err != nil {
+			if out, v, err = d.field(a.Scratch(), f, vals); err != nil {
 				return err
 			}
 			a.Bytes(out)
@@ -112,9 +114,9 @@ func (d *schemaDecoder) appendColumn(a clrimpl.ColumnAppender, f *Field, kind cl
 	var err error
 	if f.Array { // a character array: one string
 		w := f.fixedSize(d.ptr)
-		b, err = d.str(f.Name, w*f.Count, w == 2)
+		b, err = d.str(w*f.Count, w == 2)
 	} else {
-		u, b, err = d.scalar(f, f.lengthOf(vals), f.Name)
+		u, b, err = d.scalar(f, f.lengthOf(vals))
 	}
 	if err != nil {
 		return 0, err
@@ -159,12 +161,12 @@ func (d *schemaDecoder) text(dst []byte, f *Field, u uint64, b []byte) []byte {
 	case InSystemTime:
 		return systemTime(b).AppendFormat(dst, time.RFC3339Nano)
 	case InSID, InWBEMSID:
-		return append(dst, sidString(b)...)
+		return appendSID(dst, b)
 	case InUInt32, InHexInt32:
-		return append(dst, netip.AddrFrom4([4]byte(b)).String()...) // OutIPv4
+		return netip.AddrFrom4([4]byte(b)).AppendTo(dst) // OutIPv4
 	case InBinary, InManifestCountedBinary, InHexDump:
-		s, _ := address(f.Out, b)
-		return append(dst, s...)
+		dst, _ = appendAddress(dst, f.Out, b)
+		return dst
 	}
 	if f.wide() {
 		return clrimpl.MakeUTF16(b).AppendUTF8(dst)

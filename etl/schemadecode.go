@@ -22,14 +22,14 @@ import (
 // and its byte offset.
 func (s *EventSchema) AppendJSON(dst, payload []byte, ptrSize int) ([]byte, error) {
 	d := schemaDecoder{p: payload, ptr: ptrSize, json: true}
-	return d.object(dst, s.Fields, "")
+	return d.object(dst, s.Fields)
 }
 
 // AppendText appends the payload's fields as "name=value" pairs separated
 // by spaces, values written as AppendJSON writes them.
 func (s *EventSchema) AppendText(dst, payload []byte, ptrSize int) ([]byte, error) {
 	d := schemaDecoder{p: payload, ptr: ptrSize}
-	return d.fields(dst, s.Fields, "")
+	return d.fields(dst, s.Fields)
 }
 
 // FieldError is a payload that does not fit an EventSchema.
@@ -49,32 +49,62 @@ type schemaDecoder struct {
 	ptr   int
 	json  bool
 	steps int
+	// path[:depth] is the field being read, for errors only: building its
+	// text for every value would allocate. Structs nest at most
+	// maxStructDepth deep.
+	path  [maxStructDepth + 2]pathElem
+	depth int
+}
+
+// pathElem is a field's name and, inside an array, the element's index
+// (-1 outside one).
+type pathElem struct {
+	name  string
+	index int
+}
+
+// enter notes that the field name is being read.
+func (d *schemaDecoder) enter(name string) {
+	if d.depth < len(d.path) {
+		d.path[d.depth] = pathElem{name: name, index: -1}
+	}
+	d.depth++
+}
+
+// pathString is the field being read as text: "Addresses[2].Port".
+func (d *schemaDecoder) pathString() string {
+	var b []byte
+	for i, p := range d.path[:min(d.depth, len(d.path))] {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, p.name...)
+		if p.index >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(p.index), 10)
+			b = append(b, ']')
+		}
+	}
+	return string(b)
 }
 
 // maxSchemaSteps bounds the values one payload may produce (arrays of
 // empty structs would otherwise loop on a count from the payload).
 const maxSchemaSteps = 1 << 20
 
-func (d *schemaDecoder) fail(path string, at int, format string, args ...any) error {
-	return &FieldError{Field: path, Offset: at, Msg: fmt.Sprintf(format, args...)}
+func (d *schemaDecoder) fail(at int, format string, args ...any) error {
+	return &FieldError{Field: d.pathString(), Offset: at, Msg: fmt.Sprintf(format, args...)}
 }
 
-func join(prefix, name string) string {
-	if prefix == "" {
-		return name
-	}
-	return prefix + "." + name
-}
-
-func (d *schemaDecoder) object(dst []byte, fs []Field, path string) ([]byte, error) {
+func (d *schemaDecoder) object(dst []byte, fs []Field) ([]byte, error) {
 	dst = append(dst, '{')
-	dst, err := d.fields(dst, fs, path)
+	dst, err := d.fields(dst, fs)
 	return append(dst, '}'), err
 }
 
 // fields appends the fields of one level; the integers read so far give
 // later fields their counts and lengths.
-func (d *schemaDecoder) fields(dst []byte, fs []Field, path string) ([]byte, error) {
+func (d *schemaDecoder) fields(dst []byte, fs []Field) ([]byte, error) {
 	var small [16]uint64
 	vals := small[:0]
 	if len(fs) > len(small) {
@@ -98,9 +128,11 @@ func (d *schemaDecoder) fields(dst []byte, fs []Field, path string) ([]byte, err
 		}
 		var v uint64
 		var err error
-		if dst, v, err = d.field(dst, f, vals, join(path, f.Name)); err != nil {
+		d.enter(f.Name)
+		if dst, v, err = d.field(dst, f, vals); err != nil {
 			return dst, err
 		}
+		d.depth--
 		vals = append(vals, v)
 	}
 	return dst, nil
@@ -116,10 +148,10 @@ func (f *Field) lengthOf(vals []uint64) int {
 }
 
 // field appends the value of f, an array or not, and returns its integer.
-func (d *schemaDecoder) field(dst []byte, f *Field, vals []uint64, path string) ([]byte, uint64, error) {
+func (d *schemaDecoder) field(dst []byte, f *Field, vals []uint64) ([]byte, uint64, error) {
 	length := f.lengthOf(vals)
 	if !f.Array {
-		return d.value(dst, f, length, path)
+		return d.value(dst, f, length)
 	}
 	n := f.Count
 	switch {
@@ -127,28 +159,28 @@ func (d *schemaDecoder) field(dst []byte, f *Field, vals []uint64, path string) 
 		n = int(min(vals[f.CountField], math.MaxInt32))
 	case f.PrefixCount:
 		if len(d.p)-d.i < 2 {
-			return dst, 0, d.fail(path, d.i, "a 2-byte element count needs 2 bytes, %d left", len(d.p)-d.i)
+			return dst, 0, d.fail(d.i, "a 2-byte element count needs 2 bytes, %d left", len(d.p)-d.i)
 		}
 		n = int(le.Uint16(d.p[d.i:]))
 		d.i += 2
 	}
-	dst, err := d.array(dst, f, n, length, path)
+	dst, err := d.array(dst, f, n, length)
 	return dst, 0, err
 }
 
-func (d *schemaDecoder) array(dst []byte, f *Field, n, length int, path string) ([]byte, error) {
+func (d *schemaDecoder) array(dst []byte, f *Field, n, length int) ([]byte, error) {
 	// Character arrays are strings, as TraceEvent shows them.
 	switch f.In {
 	case InUnicodeChar, InAnsiChar:
 		w := f.fixedSize(d.ptr)
-		b, err := d.str(path, w*n, w == 2)
+		b, err := d.str(w*n, w == 2)
 		if err != nil {
 			return dst, err
 		}
 		return d.format(dst, f, 0, b), nil
 	}
 	if sz := f.fixedSize(d.ptr); sz > 0 && int64(n)*int64(sz) > int64(len(d.p)-d.i) {
-		return dst, d.fail(path, d.i, "%d elements of %d bytes exceed the %d bytes left", n, sz, len(d.p)-d.i)
+		return dst, d.fail(d.i, "%d elements of %d bytes exceed the %d bytes left", n, sz, len(d.p)-d.i)
 	}
 	dst = append(dst, '[')
 	for k := 0; k < n; k++ {
@@ -160,7 +192,10 @@ func (d *schemaDecoder) array(dst []byte, f *Field, n, length int, path string) 
 			}
 		}
 		var err error
-		if dst, _, err = d.value(dst, f, length, path+"["+strconv.Itoa(k)+"]"); err != nil {
+		if d.depth > 0 {
+			d.path[d.depth-1].index = k
+		}
+		if dst, _, err = d.value(dst, f, length); err != nil {
 			return dst, err
 		}
 	}
@@ -188,25 +223,25 @@ func (f *Field) fixedSize(ptr int) int {
 
 // value appends one value of f and returns it as an integer (for the
 // fields whose counts and lengths it gives).
-func (d *schemaDecoder) value(dst []byte, f *Field, length int, path string) ([]byte, uint64, error) {
+func (d *schemaDecoder) value(dst []byte, f *Field, length int) ([]byte, uint64, error) {
 	if f.Fields != nil {
-		if err := d.step(path); err != nil {
+		if err := d.step(); err != nil {
 			return dst, 0, err
 		}
-		dst, err := d.object(dst, f.Fields, path)
+		dst, err := d.object(dst, f.Fields)
 		return dst, 0, err
 	}
-	u, b, err := d.scalar(f, length, path)
+	u, b, err := d.scalar(f, length)
 	if err != nil {
 		return dst, 0, err
 	}
 	return d.format(dst, f, u, b), u, nil
 }
 
-func (d *schemaDecoder) step(path string) error {
+func (d *schemaDecoder) step() error {
 	d.steps++
 	if d.steps > maxSchemaSteps {
-		return d.fail(path, d.i, "more than %d values", maxSchemaSteps)
+		return d.fail(d.i, "more than %d values", maxSchemaSteps)
 	}
 	return nil
 }
@@ -215,8 +250,8 @@ func (d *schemaDecoder) step(path string) error {
 // (sign-extended for signed types), and the bytes of a fixed-size value,
 // a string (UTF-16LE or 8-bit, without terminator), binary data or a SID
 // (nil for a WBEM SID without one).
-func (d *schemaDecoder) scalar(f *Field, length int, path string) (uint64, []byte, error) {
-	if err := d.step(path); err != nil {
+func (d *schemaDecoder) scalar(f *Field, length int) (uint64, []byte, error) {
+	if err := d.step(); err != nil {
 		return 0, nil, err
 	}
 	at := d.i
@@ -228,19 +263,19 @@ func (d *schemaDecoder) scalar(f *Field, length int, path string) (uint64, []byt
 			if wide {
 				length *= 2
 			}
-			b, err := d.str(path, length, wide)
+			b, err := d.str(length, wide)
 			return 0, b, err
 		}
-		b, err := d.strz(path, wide)
+		b, err := d.strz(wide)
 		return 0, b, err
 	case InNonNullTerminatedString, InNonNullTerminatedAnsiString:
 		wide := f.In == InNonNullTerminatedString
-		b, err := d.str(path, left&^boolInt(wide), wide)
+		b, err := d.str(left&^boolInt(wide), wide)
 		return 0, b, err
 	case InManifestCountedString, InManifestCountedAnsiString, InCountedString, InCountedAnsiString,
 		InReversedCountedString, InReversedCountedAnsiString, InManifestCountedBinary:
 		if left < 2 {
-			return 0, nil, d.fail(path, at, "a 2-byte length needs 2 bytes, %d left", left)
+			return 0, nil, d.fail(at, "a 2-byte length needs 2 bytes, %d left", left)
 		}
 		n := int(le.Uint16(d.p[d.i:]))
 		if f.In == InReversedCountedString || f.In == InReversedCountedAnsiString {
@@ -248,32 +283,32 @@ func (d *schemaDecoder) scalar(f *Field, length int, path string) (uint64, []byt
 		}
 		d.i += 2
 		if f.In == InManifestCountedBinary {
-			b, err := d.bytes(path, n)
+			b, err := d.bytes(n)
 			return 0, b, err
 		}
-		b, err := d.str(path, n, f.wide())
+		b, err := d.str(n, f.wide())
 		return 0, b, err
 	case InBinary:
-		b, err := d.bytes(path, length)
+		b, err := d.bytes(length)
 		return 0, b, err
 	case InHexDump:
 		if left < 4 {
-			return 0, nil, d.fail(path, at, "a 4-byte length needs 4 bytes, %d left", left)
+			return 0, nil, d.fail(at, "a 4-byte length needs 4 bytes, %d left", left)
 		}
 		n := int(min(le.Uint32(d.p[d.i:]), math.MaxInt32))
 		d.i += 4
-		b, err := d.bytes(path, n)
+		b, err := d.bytes(n)
 		return 0, b, err
 	case InSID, InWBEMSID:
-		b, err := d.sid(f, path)
+		b, err := d.sid(f)
 		return 0, b, err
 	}
 	n := f.fixedSize(d.ptr)
 	if n == 0 {
-		return 0, nil, d.fail(path, at, "in-type %d has no size", f.In)
+		return 0, nil, d.fail(at, "in-type %d has no size", f.In)
 	}
 	if left < n {
-		return 0, nil, d.fail(path, at, "needs %d bytes, %d left", n, left)
+		return 0, nil, d.fail(at, "needs %d bytes, %d left", n, left)
 	}
 	b := d.p[d.i : d.i+n]
 	d.i += n
@@ -330,7 +365,7 @@ func (d *schemaDecoder) format(dst []byte, f *Field, u uint64, b []byte) []byte 
 	case InBinary, InManifestCountedBinary, InHexDump:
 		return d.binary(dst, f, b)
 	case InSID, InWBEMSID:
-		return d.quoted(dst, sidString(b))
+		return append(appendSID(append(dst, '"'), b), '"')
 	case InFloat:
 		return clrimpl.AppendJSONFloat(dst, float64(math.Float32frombits(uint32(u))))
 	case InDouble:
@@ -354,7 +389,7 @@ func (d *schemaDecoder) format(dst []byte, f *Field, u uint64, b []byte) []byte 
 	case f.Out == OutPort && len(b) == 2:
 		return strconv.AppendUint(dst, uint64(u>>8|(u&0xff)<<8), 10)
 	case f.Out == OutIPv4 && len(b) == 4:
-		return d.quoted(dst, netip.AddrFrom4([4]byte(b)).String())
+		return append(netip.AddrFrom4([4]byte(b)).AppendTo(append(dst, '"')), '"')
 	case f.hex(), f.In == InPointer, f.In == InSizeT && f.Out != 0:
 		if d.json {
 			return clrimpl.AppendJSONHex(dst, u)
@@ -381,18 +416,14 @@ func (f *Field) hex() bool {
 	return f.In == InHexInt32 || f.In == InHexInt64
 }
 
-func (d *schemaDecoder) quoted(dst []byte, s string) []byte {
-	return clrimpl.AppendJSONString(dst, s)
-}
-
 func (d *schemaDecoder) time(dst []byte, t time.Time) []byte {
-	return d.quoted(dst, t.UTC().Format(time.RFC3339Nano))
+	return append(t.UTC().AppendFormat(append(dst, '"'), time.RFC3339Nano), '"')
 }
 
 // str reads the n bytes at the cursor as a string, without the
 // terminator and padding a fixed-length string may hold.
-func (d *schemaDecoder) str(path string, n int, wide bool) ([]byte, error) {
-	b, err := d.bytes(path, n)
+func (d *schemaDecoder) str(n int, wide bool) ([]byte, error) {
+	b, err := d.bytes(n)
 	if err != nil {
 		return nil, err
 	}
@@ -414,27 +445,27 @@ func (d *schemaDecoder) str(path string, n int, wide bool) ([]byte, error) {
 }
 
 // strz reads the NUL-terminated string at the cursor.
-func (d *schemaDecoder) strz(path string, wide bool) ([]byte, error) {
+func (d *schemaDecoder) strz(wide bool) ([]byte, error) {
 	if wide {
 		s, next, ok := clrimpl.ReadUTF16Z(d.p, d.i)
 		if !ok {
-			return nil, d.fail(path, d.i, "string has no terminator")
+			return nil, d.fail(d.i, "string has no terminator")
 		}
 		d.i = next
 		return s.Bytes(), nil
 	}
 	s, next, ok := clrimpl.ReadAnsiZ(d.p, d.i)
 	if !ok {
-		return nil, d.fail(path, d.i, "string has no terminator")
+		return nil, d.fail(d.i, "string has no terminator")
 	}
 	d.i = next
 	return s.Bytes(), nil
 }
 
 // bytes reads n bytes.
-func (d *schemaDecoder) bytes(path string, n int) ([]byte, error) {
+func (d *schemaDecoder) bytes(n int) ([]byte, error) {
 	if n < 0 || n > len(d.p)-d.i {
-		return nil, d.fail(path, d.i, "%d bytes exceed the %d bytes left", n, len(d.p)-d.i)
+		return nil, d.fail(d.i, "%d bytes exceed the %d bytes left", n, len(d.p)-d.i)
 	}
 	b := d.p[d.i : d.i+n : d.i+n]
 	d.i += n
@@ -443,8 +474,8 @@ func (d *schemaDecoder) bytes(path string, n int) ([]byte, error) {
 
 // binary appends bytes as hex, or as the address they hold.
 func (d *schemaDecoder) binary(dst []byte, f *Field, b []byte) []byte {
-	if s, ok := address(f.Out, b); ok {
-		return d.quoted(dst, s)
+	if out, ok := appendAddress(append(dst, '"'), f.Out, b); ok {
+		return append(out, '"')
 	}
 	if d.json {
 		dst = append(dst, '"')
@@ -459,47 +490,47 @@ func (d *schemaDecoder) binary(dst []byte, f *Field, b []byte) []byte {
 	return dst
 }
 
-// address formats binary data an out-type says is an address.
-func address(out OutType, b []byte) (string, bool) {
+// appendAddress appends binary data an out-type says is an address.
+func appendAddress(dst []byte, out OutType, b []byte) ([]byte, bool) {
 	switch {
 	case out == OutIPv6 && len(b) == 16:
-		return netip.AddrFrom16([16]byte(b)).String(), true
+		return netip.AddrFrom16([16]byte(b)).AppendTo(dst), true
 	case out == OutIPv4 && len(b) == 4:
-		return netip.AddrFrom4([4]byte(b)).String(), true
+		return netip.AddrFrom4([4]byte(b)).AppendTo(dst), true
 	case out == OutSocketAddress:
-		return socketAddress(b)
+		return appendSocketAddress(dst, b)
 	}
-	return "", false
+	return dst, false
 }
 
 const hexDigits = "0123456789abcdef"
 
-// socketAddress formats a SOCKADDR_IN or SOCKADDR_IN6 as "a.b.c.d:port"
-// or "[v6]:port".
-func socketAddress(b []byte) (string, bool) {
+// appendSocketAddress appends a SOCKADDR_IN or SOCKADDR_IN6 as
+// "a.b.c.d:port" or "[v6]:port".
+func appendSocketAddress(dst, b []byte) ([]byte, bool) {
 	if len(b) < 2 {
-		return "", false
+		return dst, false
 	}
 	switch le.Uint16(b) {
 	case 2: // AF_INET
 		if len(b) >= 8 {
-			return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:])).String(), true
+			return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:])).AppendTo(dst), true
 		}
 	case 23: // AF_INET6
 		if len(b) >= 24 {
-			return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:])).String(), true
+			return netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[8:24])), binary.BigEndian.Uint16(b[2:])).AppendTo(dst), true
 		}
 	}
-	return "", false
+	return dst, false
 }
 
 // sid reads a security identifier. A WBEM SID starts with a TOKEN_USER:
 // two pointers, the first 0 when there is no SID (then the result is nil).
-func (d *schemaDecoder) sid(f *Field, path string) ([]byte, error) {
+func (d *schemaDecoder) sid(f *Field) ([]byte, error) {
 	at := d.i
 	if f.In == InWBEMSID {
 		if len(d.p)-d.i < 2*d.ptr {
-			return nil, d.fail(path, at, "TOKEN_USER needs %d bytes, %d left", 2*d.ptr, len(d.p)-d.i)
+			return nil, d.fail(at, "TOKEN_USER needs %d bytes, %d left", 2*d.ptr, len(d.p)-d.i)
 		}
 		null := le.Uint32(d.p[d.i:]) == 0
 		d.i += 2 * d.ptr
@@ -508,34 +539,33 @@ func (d *schemaDecoder) sid(f *Field, path string) ([]byte, error) {
 		}
 	}
 	if len(d.p)-d.i < 8 {
-		return nil, d.fail(path, d.i, "a SID needs at least 8 bytes, %d left", len(d.p)-d.i)
+		return nil, d.fail(d.i, "a SID needs at least 8 bytes, %d left", len(d.p)-d.i)
 	}
 	n := int(d.p[d.i+1])
 	if 8+4*n > len(d.p)-d.i {
-		return nil, d.fail(path, d.i, "a SID of %d sub-authorities exceeds the %d bytes left", n, len(d.p)-d.i)
+		return nil, d.fail(d.i, "a SID of %d sub-authorities exceeds the %d bytes left", n, len(d.p)-d.i)
 	}
-	return d.bytes(path, 8+4*n)
+	return d.bytes(8 + 4*n)
 }
 
-// sidString formats a SID as "S-1-5-21-…" ("" for none).
-func sidString(b []byte) string {
+// appendSID appends a SID as "S-1-5-21-…" (nothing for none).
+func appendSID(dst, b []byte) []byte {
 	if len(b) < 8 {
-		return ""
+		return dst
 	}
 	var auth uint64
 	for _, c := range b[2:8] {
 		auth = auth<<8 | uint64(c)
 	}
-	s := make([]byte, 0, 16+11*int(b[1]))
-	s = append(s, "S-"...)
-	s = strconv.AppendUint(s, uint64(b[0]), 10)
-	s = append(s, '-')
-	s = strconv.AppendUint(s, auth, 10)
+	dst = append(dst, "S-"...)
+	dst = strconv.AppendUint(dst, uint64(b[0]), 10)
+	dst = append(dst, '-')
+	dst = strconv.AppendUint(dst, auth, 10)
 	for k := 8; k+4 <= len(b); k += 4 {
-		s = append(s, '-')
-		s = strconv.AppendUint(s, uint64(le.Uint32(b[k:])), 10)
+		dst = append(dst, '-')
+		dst = strconv.AppendUint(dst, uint64(le.Uint32(b[k:])), 10)
 	}
-	return string(s)
+	return dst
 }
 
 // systemTime converts a SYSTEMTIME: year, month, day of week, day, hour,
@@ -548,7 +578,7 @@ func systemTime(b []byte) time.Time {
 // appendName appends the map's name for v as a JSON string (appendText).
 func (m *Map) appendName(dst []byte, v uint64) []byte {
 	var buf [64]byte
-	return clrimpl.AppendJSONString(dst, string(m.appendText(buf[:0], v)))
+	return clrimpl.MakeAnsi(m.appendText(buf[:0], v)).AppendJSON(dst) // UTF-8 as it is
 }
 
 // appendText appends the map's name for v, as the generated enums write

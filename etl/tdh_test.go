@@ -201,6 +201,11 @@ func TestEventInfoDecode(t *testing.T) {
 			t.Fatalf("payload cut to %d bytes: %v", n, err)
 		}
 	}
+	// The error names the element and member.
+	var fe *FieldError
+	if _, err := es.AppendJSON(nil, e.Payload[:67], 8); !errors.As(err, &fe) || fe.Field != "Pairs[1].B" || fe.Offset != 66 {
+		t.Errorf("cut inside Pairs[1].B: %v", err)
+	}
 	// With 4-byte pointers the pointer takes 4 bytes and the rest shifts.
 	p4 := append(append([]byte(nil), e.Payload[:38]...), e.Payload[42:]...)
 	out4, err := es.AppendJSON(nil, p4, 4)
@@ -536,5 +541,30 @@ func checkColumns(t *testing.T, es *EventSchema, payload []byte, ptr int, decode
 	}
 	if err == nil && len(r.vals) != len(es.Columns()) {
 		t.Fatalf("%d values for %d columns", len(r.vals), len(es.Columns()))
+	}
+}
+
+// TestSchemaDecodeAllocs: decoding a described payload allocates nothing
+// when the buffer has room: numbers, strings, maps, times, SIDs and
+// addresses are written in place.
+func TestSchemaDecodeAllocs(t *testing.T) {
+	var s Schemas
+	s.Observe(metaEvent(OpEventInfo, buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps)))
+	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"})))
+	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("FlagMap", true, MapEntry{4, "Four"}, MapEntry{1, "One"})))
+	e := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1001, PointerSize: 8, Payload: samplePayload()}
+	es := s.Lookup(e)
+	tl := tlEvent(sampleTLMeta, sampleTLPayload(), "P")
+	tls := s.Lookup(tl)
+	buf := make([]byte, 0, 4096)
+	for name, f := range map[string]func(){
+		"TDH JSON":         func() { es.AppendJSON(buf[:0], e.Payload, 8) },
+		"TDH text":         func() { es.AppendText(buf[:0], e.Payload, 8) },
+		"TraceLogging":     func() { tls.AppendJSON(buf[:0], tl.Payload, 8) },
+		"TraceLogging get": func() { s.Lookup(tl) },
+	} {
+		if n := testing.AllocsPerRun(100, f); n != 0 {
+			t.Errorf("%s: %v allocations", name, n)
+		}
 	}
 }
