@@ -568,3 +568,53 @@ func TestSchemaDecodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSchemaDecode: a described payload to JSON, and to a row of
+// columns, through its description: the synthetic TDH event (every kind of
+// field), a TraceLogging event and a kernel TCP send.
+func BenchmarkSchemaDecode(b *testing.B) {
+	var s Schemas
+	s.Observe(metaEvent(OpEventInfo, buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps)))
+	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"})))
+	tdh := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1001, PointerSize: 8, Payload: samplePayload()}
+	tl := tlEvent(sampleTLMeta, sampleTLPayload(), "P")
+	send := pl{}.u32(4).u32(65652).u32(0x4d00800a).u32(0x3700800a).u16(0xbd01).u16(0x16fa).u32(1534).u32(1534).u32(0).ptr(0, 8)
+	tcp := kev(GroupTcpIP, 10, 8, send)
+	for _, c := range []struct {
+		name string
+		es   *EventSchema
+		e    *Event
+	}{{"tdh", s.Lookup(tdh), tdh}, {"tracelogging", s.Lookup(tl), tl}, {"kernel-tcp-send", KernelSchema(tcp), tcp}} {
+		buf := make([]byte, 0, 4096)
+		b.Run("to=json/event="+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.e.Payload)))
+			for i := 0; i < b.N; i++ {
+				if _, err := c.es.AppendJSON(buf[:0], c.e.Payload, 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("to=columns/event="+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.e.Payload)))
+			var r discardColumns
+			for i := 0; i < b.N; i++ {
+				if err := c.es.AppendColumns(&r, c.e.Payload, 8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// discardColumns is a clrimpl.ColumnAppender that keeps nothing.
+type discardColumns struct{ scratch [256]byte }
+
+func (r *discardColumns) Bool(bool)         {}
+func (r *discardColumns) Int(int64)         {}
+func (r *discardColumns) Uint(uint64)       {}
+func (r *discardColumns) Float(float64)     {}
+func (r *discardColumns) GUID(clrimpl.GUID) {}
+func (r *discardColumns) Bytes([]byte)      {}
+func (r *discardColumns) Scratch() []byte   { return r.scratch[:0] }
