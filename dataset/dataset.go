@@ -7,15 +7,16 @@
 //
 //	DIR/_clrevents_dataset                            marks a dataset (engines skip _ files)
 //	DIR/events/provider=P/event=E/T.parquet           one table per event type
-//	DIR/generic/T.parquet                              EventSource and unknown events, decode errors
+//	DIR/generic/T.parquet                              events nothing describes, decode errors
 //	DIR/stacks/T.parquet                               each distinct stack of a trace, once
 //	DIR/traces/T.parquet                               one row per trace
 //
 // P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
-// manifest symbol of the event type (GCStart_V2), or, for an event an ETW
-// log describes itself (etl.Schemas: manifest-based providers, EventSource
-// manifests, TraceLogging) or the kernel's by layout (etl.KernelSchema),
-// its name with "_" for "/" (TcpIp_SendIPV6); T the trace's file name
+// manifest symbol of the event type (GCStart_V2), or, for an event the
+// trace describes itself (an EventSource event's metadata; an ETW log's
+// etl.Schemas: manifest-based providers, EventSource manifests,
+// TraceLogging) or the kernel's by layout (etl.KernelSchema), its name
+// with "_" for "/" (TcpIp_SendIPV6); T the trace's file name
 // plus a hash of the name the trace was given by
 // (gc.nettrace-1f2e3d4c5b6a7988.parquet): stable, so that adding a trace
 // twice is an error instead of a duplicate. Each version of an event is its
@@ -49,17 +50,16 @@
 // per event or per frame would be most of the dataset.
 //
 // The tables of described events have the same header, then the
-// description's fields flattened by the same rules (etl.EventSchema's
-// Columns), named as the trace names them; one whose name folds to a
+// description's fields flattened by the same rules (etl.EventSchema's and
+// nettrace.Metadata's Columns), named as the trace names them; one whose name folds to a
 // header column's gets "_field" appended (TcpIp's PID_field). Their
 // versions share a table; a second layout of one event within a trace
 // goes to the generic table.
 //
 // The generic table holds, with the same header, provider, event, fields
-// (JSON: an EventPipe EventSource event's fields from the trace's
-// metadata, a kernel event's that package etl parses, or
-// {"payload":"0x…"} for an event nothing describes), and error and
-// payload for an event that did not decode.
+// (JSON: a kernel event's that package etl parses, or {"payload":"0x…"}
+// for an event nothing describes), and error and payload for an event
+// that did not decode.
 package dataset
 
 import (
@@ -214,8 +214,9 @@ type traceWriter struct {
 	// ETW log's EventSource, TraceLogging and manifest-based providers,
 	// the kernel's events by layout), by "provider/event" directories.
 	described map[string]*describedTable
-	check     []byte   // scratch for checking a described payload
-	all       []*table // in creation order; traces last when committing
+	byDesc    map[descKey]*describedTable // nil for a description whose events go to generic
+	check     []byte                      // scratch for checking a described payload
+	all       []*table                    // in creation order; traces last when committing
 	generic,
 	stacks *table
 	buf []byte

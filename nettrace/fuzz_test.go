@@ -54,8 +54,13 @@ func FuzzReader(f *testing.F) {
 			if ev.Metadata == nil {
 				t.Fatal("event without metadata")
 			}
-			buf, _ = ev.Metadata.AppendJSON(buf[:0], ev.Payload)
+			var jerr error
+			buf, jerr = ev.Metadata.AppendJSON(buf[:0], ev.Payload)
 			buf, _ = ev.Metadata.AppendText(buf[:0], ev.Payload)
+			// A row of columns fails exactly where the JSON does.
+			if cerr := ev.Metadata.AppendColumns(&colValues{}, ev.Payload); (cerr == nil) != (jerr == nil) {
+				t.Fatalf("columns: %v, JSON: %v", cerr, jerr)
+			}
 		}
 	})
 }

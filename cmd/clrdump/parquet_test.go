@@ -302,8 +302,8 @@ func checkRoundTrip(t *testing.T, trace string) {
 }
 
 // describedColumns gives, by JSON line, the payload columns of the events
-// that package dataset gives a table from the trace's own description
-// (or etl's kernel layouts).
+// that package dataset gives a table from the trace's own description (an
+// ETW log's, an EventPipe event's metadata) or etl's kernel layouts.
 func describedColumns(t *testing.T, name string, n int) map[int][]clrevents.Column {
 	t.Helper()
 	r, err := trace.Open(name)
@@ -330,6 +330,10 @@ func describedColumns(t *testing.T, name string, n int) map[int][]clrevents.Colu
 		if s != nil {
 			if _, err := s.AppendJSON(nil, e.Payload(), e.PointerSize()); err == nil {
 				out[seq] = s.Columns()
+			}
+		} else if m := e.Metadata(); m != nil && len(m.Fields) > 0 && m.FieldsErr == nil {
+			if _, err := m.AppendJSON(nil, e.Payload()); err == nil {
+				out[seq] = m.Columns()
 			}
 		}
 	}

@@ -1,0 +1,98 @@
+package nettrace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/clrgo/clrevents/clrimpl"
+)
+
+// colValues is a clrimpl.ColumnAppender that keeps each value as text.
+type colValues struct{ vals []string }
+
+func (r *colValues) Bool(v bool)         { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colValues) Int(v int64)         { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colValues) Uint(v uint64)       { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colValues) Float(v float64)     { r.vals = append(r.vals, fmt.Sprint(v)) }
+func (r *colValues) GUID(v clrimpl.GUID) { r.vals = append(r.vals, v.String()) }
+func (r *colValues) Bytes(v []byte)      { r.vals = append(r.vals, string(v)) }
+func (r *colValues) Scratch() []byte     { return nil }
+
+// TestMetadataColumns: an EventSource event's columns, one per field,
+// typed by its metadata, with the values AppendJSON writes.
+func TestMetadataColumns(t *testing.T) {
+	u16 := func(s string) []byte {
+		var b []byte
+		for _, u := range utf16.Encode([]rune(s)) {
+			b = binary.LittleEndian.AppendUint16(b, u)
+		}
+		return b
+	}
+	m := &Metadata{Provider: "P", Name: "E", Fields: []Field{
+		{Name: "ok", Type: TypeBoolean32},
+		{Name: "c", Type: TypeUTF16CodeUnit},
+		{Name: "sb", Type: TypeSByte},
+		{Name: "i16", Type: TypeInt16},
+		{Name: "u32", Type: TypeUInt32},
+		{Name: "i64", Type: TypeInt64},
+		{Name: "f", Type: TypeSingle},
+		{Name: "d", Type: TypeDouble},
+		{Name: "g", Type: TypeGUID},
+		{Name: "s", Type: TypeNullTerminatedUTF16String},
+		{Name: "when", Type: TypeDateTime},
+		{Name: "ids", Type: TypeArray, Elem: &Field{Type: TypeInt32}},
+		{Name: "chars", Type: TypeArray, Elem: &Field{Type: TypeUTF16CodeUnit}},
+		{Name: "tag", Type: TypeFixedLengthArray, Count: 3, Elem: &Field{Type: TypeUTF8CodeUnit}},
+		{Name: "o", Type: TypeObject, Fields: []Field{{Name: "x", Type: TypeByte}}},
+		{Name: "v", Type: TypeVarInt},
+		{Name: "uv", Type: TypeVarUInt},
+	}}
+	p := binary.LittleEndian.AppendUint32(nil, 1)
+	p = append(p, u16("é")...)
+	p = append(p, 0xfe)
+	p = binary.LittleEndian.AppendUint16(p, 0xfffd)
+	p = binary.LittleEndian.AppendUint32(p, 7)
+	p = binary.LittleEndian.AppendUint64(p, ^uint64(4))
+	p = binary.LittleEndian.AppendUint32(p, 0x3fc00000)         // 1.5
+	p = binary.LittleEndian.AppendUint64(p, 0x4004000000000000) // 2.5
+	p = append(p, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+	p = append(append(p, u16("hi")...), 0, 0)
+	p = binary.LittleEndian.AppendUint64(p, 132404547824039008)
+	p = binary.LittleEndian.AppendUint16(p, 2)
+	p = binary.LittleEndian.AppendUint32(p, 5)
+	p = binary.LittleEndian.AppendUint32(p, 6)
+	p = binary.LittleEndian.AppendUint16(p, 2)
+	p = append(p, u16("ab")...)
+	p = append(p, 'x', 'y', 'z', 9)
+	p = append(p, 3)       // zig-zag -2
+	p = append(p, 0x80, 1) // 128
+	var names []string
+	for _, c := range m.Columns() {
+		names = append(names, c.Name+":"+c.Kind.String())
+	}
+	wantCols := "ok:bool c:string sb:int8 i16:int16 u32:uint32 i64:int64 f:float32 d:float64 g:guid s:string when:string " +
+		"ids:json chars:string tag:string o:json v:int64 uv:uint64"
+	if got := strings.Join(names, " "); got != wantCols {
+		t.Errorf("columns\n got %s\nwant %s", got, wantCols)
+	}
+	var r colValues
+	if err := m.AppendColumns(&r, p); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"true", "é", "-2", "-3", "7", "-5", "1.5", "2.5", "04030201-0605-0807-090a-0b0c0d0e0f10", "hi",
+		"2020-07-29T00:06:22.4039008Z", "[5,6]", "ab", "xyz", `{"x":9}`, "-2", "128"}
+	if strings.Join(r.vals, "|") != strings.Join(want, "|") {
+		t.Errorf("values\n got %q\nwant %q", r.vals, want)
+	}
+	// Every cut payload fails as AppendJSON does.
+	for n := 0; n < len(p); n++ {
+		_, jerr := m.AppendJSON(nil, p[:n])
+		cerr := m.AppendColumns(&colValues{}, p[:n])
+		if (jerr == nil) != (cerr == nil) {
+			t.Fatalf("cut to %d: JSON %v, columns %v", n, jerr, cerr)
+		}
+	}
+}
