@@ -37,8 +37,11 @@
 // not record them), process and thread IDs, CPU (-1 where not recorded),
 // pointer size, payload, stack and activity IDs. CLR events are named by
 // their manifest symbol ("GCStart_V2"), EventSource events by the trace's
-// metadata, and the ETW kernel logger's events as TraceEvent names them
-// ("Windows Kernel", "EventTrace").
+// metadata, the ETW kernel logger's events as TraceEvent names them
+// ("Windows Kernel", "EventTrace"), and the other events an ETW log
+// describes itself (EventSource manifests, TraceLogging, the descriptions
+// a merge adds for manifest-based providers) by those descriptions, which
+// Event.TraceSchema gives to decode them.
 //
 // # Order
 //
