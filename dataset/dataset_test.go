@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -178,5 +181,70 @@ func TestWriteFailure(t *testing.T) {
 	}
 	if n := len(files(t, dir)); n != st.Tables {
 		t.Errorf("%d files, want %d", n, st.Tables)
+	}
+}
+
+// TestAbandon: a row taken back leaves each column with one value per
+// ended row, whatever column it stopped at, and the file holds only the
+// ended rows.
+func TestAbandon(t *testing.T) {
+	dir := t.TempDir()
+	fl := newFlusher()
+	cols := describedColumns([]clrimpl.Column{{Name: "A", Kind: clrimpl.ColumnUint32}, {Name: "PID", Kind: clrimpl.ColumnString}})
+	if cols[len(cols)-1].name != "PID_field" {
+		t.Errorf("a field named like a header column: %s", cols[len(cols)-1].name)
+	}
+	tb := newTable(filepath.Join(dir, "x.parquet"), "x", cols, nil, 1000, fl)
+	row := func(stop int) {
+		tb.begin()
+		for i, c := range cols {
+			if i == stop {
+				tb.abandon()
+				return
+			}
+			switch {
+			case c.optional:
+				tb.null()
+			case c.kind == clrimpl.ColumnString || c.kind == clrimpl.ColumnBinary:
+				tb.Bytes([]byte("s"))
+			case c.kind == clrimpl.ColumnGUID:
+				tb.GUID(clrimpl.GUID{})
+			case c.kind.Signed():
+				tb.Int(1)
+			default:
+				tb.Uint(1)
+			}
+		}
+		if err := tb.end(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for stop := range cols {
+		row(-1)
+		row(stop)
+	}
+	for i, v := range tb.cur.vals {
+		if len(v) != tb.cur.rows {
+			t.Fatalf("column %s: %d values for %d rows", cols[i].name, len(v), tb.cur.rows)
+		}
+	}
+	if err := fl.send(job{t: tb, b: tb.cur, last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.stop(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(tb.tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf.NumRows() != int64(len(cols)) {
+		t.Errorf("%d rows in the file, want %d", pf.NumRows(), len(cols))
 	}
 }

@@ -90,13 +90,6 @@ func (tw *traceWriter) describedRow(e *trace.Event, seq int64, st *Stats) (*tabl
 	if !ok {
 		return nil, false, nil
 	}
-	// The row is only begun once the payload is known to fit: a row cut
-	// short would leave the table's columns uneven.
-	check, cerr := desc.check(tw.check[:0])
-	tw.check = check
-	if cerr != nil {
-		return nil, false, nil
-	}
 	dt, ok, err := tw.describedTableOf(e, &desc)
 	if !ok || err != nil {
 		return nil, ok, err
@@ -106,7 +99,11 @@ func (tw *traceWriter) describedRow(e *trace.Event, seq int64, st *Stats) (*tabl
 	if err := tw.header(t, e, seq, nil, st); err != nil {
 		return t, true, err
 	}
-	return t, true, desc.row(t)
+	if err := desc.row(t); err != nil {
+		t.abandon()
+		return nil, false, nil
+	}
+	return t, true, nil
 }
 
 // describedTableOf finds or makes the table of e's description, once per
@@ -116,6 +113,14 @@ func (tw *traceWriter) describedTableOf(e *trace.Event, desc *description) (dt *
 	k := desc.key(e)
 	if dt, seen := tw.byDesc[k]; seen {
 		return dt, dt != nil, nil
+	}
+	// A table is made only for an event that fits its description, so
+	// that no table holds no rows; later events that do not fit leave
+	// their row (table.abandon).
+	check, cerr := desc.check(tw.check[:0])
+	tw.check = check
+	if cerr != nil {
+		return nil, false, nil
 	}
 	cols := desc.columns()
 	prov, dir := pathPart(e.Provider()), describedDir(e)

@@ -203,6 +203,16 @@ const pageBufferSize = 64 << 10
 // begin starts a row.
 func (t *table) begin() { t.col = 0 }
 
+// abandon takes back the values of the row begun, which will not end (a
+// payload that stopped fitting its description part way). Only for
+// tables without list columns: each column holds one value per row.
+func (t *table) abandon() {
+	for i := 0; i < t.col && i < len(t.cols); i++ {
+		t.cur.vals[i] = t.cur.vals[i][:len(t.cur.vals[i])-1]
+	}
+	t.col = 0
+}
+
 // end finishes the row, shipping the batch when it is full or the row
 // group has its rows.
 func (t *table) end() error {
