@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf16"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/internal/columntest"
 )
 
 // tdhProp is one EVENT_PROPERTY_INFO for buildEventInfo.
@@ -484,17 +484,6 @@ func TestEventInfoStructBlowUp(t *testing.T) {
 	}
 }
 
-// colRecorder is a clrimpl.ColumnAppender that keeps each value as text.
-type colRecorder struct{ vals []string }
-
-func (r *colRecorder) Bool(v bool)         { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colRecorder) Int(v int64)         { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colRecorder) Uint(v uint64)       { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colRecorder) Float(v float64)     { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colRecorder) GUID(v clrimpl.GUID) { r.vals = append(r.vals, v.String()) }
-func (r *colRecorder) Bytes(v []byte)      { r.vals = append(r.vals, string(v)) }
-func (r *colRecorder) Scratch() []byte     { return nil }
-
 // TestSchemaColumns: a described event's columns, one per field (two for
 // a map-bound one), typed as the generated events' are, with the values
 // the JSON form has.
@@ -517,16 +506,16 @@ func TestSchemaColumns(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("columns\n got %s\nwant %s", got, want)
 	}
-	var r colRecorder
+	var r columntest.Recorder
 	if err := es.AppendColumns(&r, e.Payload, 8); err != nil {
 		t.Fatal(err)
 	}
 	wantVals := []string{"2", "[7,9]", "3", "\xde\xad\xbe", "héllo", "5", "2", "Two", "2748", "10.0.0.1:8080",
 		`[{"A":-2,"B":"0x10"},{"A":3,"B":"0xff"}]`, "2020-07-29T00:06:22.4039008Z", "S-1-5-18-7", "ab", "-1"}
-	if strings.Join(r.vals, "|") != strings.Join(wantVals, "|") {
-		t.Errorf("values\n got %q\nwant %q", r.vals, wantVals)
+	if strings.Join(r.Vals, "|") != strings.Join(wantVals, "|") {
+		t.Errorf("values\n got %q\nwant %q", r.Vals, wantVals)
 	}
-	if err := es.AppendColumns(&colRecorder{}, e.Payload[:20], 8); err == nil {
+	if err := es.AppendColumns(&columntest.Recorder{}, e.Payload[:20], 8); err == nil {
 		t.Error("a short payload gave a row")
 	}
 }
@@ -534,13 +523,13 @@ func TestSchemaColumns(t *testing.T) {
 // checkColumns: a row of es's columns for payload has one value per
 // column when the payload decodes, and fails when it does not.
 func checkColumns(t *testing.T, es *EventSchema, payload []byte, ptr int, decodes bool) {
-	var r colRecorder
+	var r columntest.Recorder
 	err := es.AppendColumns(&r, payload, ptr)
 	if (err == nil) != decodes {
 		t.Fatalf("columns: %v, JSON decodes: %v", err, decodes)
 	}
-	if err == nil && len(r.vals) != len(es.Columns()) {
-		t.Fatalf("%d values for %d columns", len(r.vals), len(es.Columns()))
+	if err == nil && len(r.Vals) != len(es.Columns()) {
+		t.Fatalf("%d values for %d columns", len(r.Vals), len(es.Columns()))
 	}
 }
 

@@ -2,24 +2,12 @@ package nettrace
 
 import (
 	"encoding/binary"
-	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf16"
 
-	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/internal/columntest"
 )
-
-// colValues is a clrimpl.ColumnAppender that keeps each value as text.
-type colValues struct{ vals []string }
-
-func (r *colValues) Bool(v bool)         { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colValues) Int(v int64)         { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colValues) Uint(v uint64)       { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colValues) Float(v float64)     { r.vals = append(r.vals, fmt.Sprint(v)) }
-func (r *colValues) GUID(v clrimpl.GUID) { r.vals = append(r.vals, v.String()) }
-func (r *colValues) Bytes(v []byte)      { r.vals = append(r.vals, string(v)) }
-func (r *colValues) Scratch() []byte     { return nil }
 
 // TestMetadataColumns: an EventSource event's columns, one per field,
 // typed by its metadata, with the values AppendJSON writes.
@@ -78,19 +66,19 @@ func TestMetadataColumns(t *testing.T) {
 	if got := strings.Join(names, " "); got != wantCols {
 		t.Errorf("columns\n got %s\nwant %s", got, wantCols)
 	}
-	var r colValues
+	var r columntest.Recorder
 	if err := m.AppendColumns(&r, p); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"true", "é", "-2", "-3", "7", "-5", "1.5", "2.5", "04030201-0605-0807-090a-0b0c0d0e0f10", "hi",
 		"2020-07-29T00:06:22.4039008Z", "[5,6]", "ab", "xyz", `{"x":9}`, "-2", "128"}
-	if strings.Join(r.vals, "|") != strings.Join(want, "|") {
-		t.Errorf("values\n got %q\nwant %q", r.vals, want)
+	if strings.Join(r.Vals, "|") != strings.Join(want, "|") {
+		t.Errorf("values\n got %q\nwant %q", r.Vals, want)
 	}
 	// Every cut payload fails as AppendJSON does.
 	for n := 0; n < len(p); n++ {
 		_, jerr := m.AppendJSON(nil, p[:n])
-		cerr := m.AppendColumns(&colValues{}, p[:n])
+		cerr := m.AppendColumns(&columntest.Recorder{}, p[:n])
 		if (jerr == nil) != (cerr == nil) {
 			t.Fatalf("cut to %d: JSON %v, columns %v", n, jerr, cerr)
 		}

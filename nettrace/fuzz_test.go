@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/columntest"
 )
 
 // FuzzReader feeds arbitrary bytes to the reader and the payload decoders:
@@ -58,7 +60,7 @@ func FuzzReader(f *testing.F) {
 			buf, jerr = ev.Metadata.AppendJSON(buf[:0], ev.Payload)
 			buf, _ = ev.Metadata.AppendText(buf[:0], ev.Payload)
 			// A row of columns fails exactly where the JSON does.
-			if cerr := ev.Metadata.AppendColumns(&colValues{}, ev.Payload); (cerr == nil) != (jerr == nil) {
+			if cerr := ev.Metadata.AppendColumns(&columntest.Recorder{}, ev.Payload); (cerr == nil) != (jerr == nil) {
 				t.Fatalf("columns: %v, JSON: %v", cerr, jerr)
 			}
 		}
