@@ -2,6 +2,7 @@ package etl
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/clrgo/clrevents/clrimpl"
 )
@@ -134,11 +135,53 @@ func (e *Event) appendParsedFields(dst []byte, json bool) (out []byte, ok bool) 
 		w.b = clrimpl.AppendJSONString(w.b, s.ImageFileName)
 		w.name("CommandLine")
 		w.b = s.CommandLine.AppendJSON(w.b)
+	case group == GroupEventTrace && op == 0:
+		// The log header event: TRACE_LOGFILE_HEADER, as TraceEvent names
+		// its fields.
+		var h LogHeader
+		if err := parseLogHeader(&h, e.Payload, e.ptrSize()); err != nil {
+			return dst, false
+		}
+		for _, f := range []struct {
+			name string
+			v    uint32
+		}{{"BufferSize", h.BufferSize}, {"Version", h.Version}, {"ProviderVersion", h.ProviderVersion},
+			{"NumberOfProcessors", h.NumberOfProcessors}} {
+			w.uint(f.name, uint64(f.v))
+		}
+		w.time("EndTime", h.EndTime)
+		for _, f := range []struct {
+			name string
+			v    uint32
+		}{{"TimerResolution", h.TimerResolution}, {"MaxFileSize", h.MaximumFileSize}, {"LogFileMode", h.LogFileMode},
+			{"BuffersWritten", h.BuffersWritten}, {"StartBuffers", h.StartBuffers}, {"PointerSize", h.PointerSize},
+			{"EventsLost", h.EventsLost}, {"CPUSpeed", h.CPUSpeedMHz}} {
+			w.uint(f.name, uint64(f.v))
+		}
+		w.time("BootTime", h.BootTime)
+		w.name("PerfFreq")
+		w.b = strconv.AppendInt(w.b, h.PerfFreq, 10)
+		w.time("StartTime", h.StartTime)
+		w.uint("ReservedFlags", uint64(h.ClockType))
+		w.uint("BuffersLost", uint64(h.BuffersLost))
+		w.name("SessionName")
+		w.b = clrimpl.AppendJSONString(w.b, h.SessionName)
+		w.name("LogFileName")
+		w.b = clrimpl.AppendJSONString(w.b, h.LogFileName)
+		w.name("UtcOffsetMinutes")
+		w.b = strconv.AppendInt(w.b, int64(h.UTCOffsetMinutes), 10)
 	default:
 		return dst, false
 	}
 	w.close()
 	return w.b, true
+}
+
+// time writes t (UTC) as an RFC 3339 string, as the JSON lines write
+// times.
+func (w *fieldWriter) time(n string, t time.Time) {
+	w.name(n)
+	w.b = append(t.UTC().AppendFormat(append(w.b, '"'), time.RFC3339Nano), '"')
 }
 
 // fieldWriter writes fields as a JSON object or Name=value pairs.

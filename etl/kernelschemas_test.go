@@ -1,7 +1,12 @@
 package etl
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/baseline"
 )
 
 // TestKernelSchema: kernel events without a parser decode by their MOF
@@ -51,3 +56,60 @@ func TestKernelSchema(t *testing.T) {
 }
 
 func withVersion(e *Event, v uint8) *Event { e.Version = v; return e }
+
+// TestHeaderEventFields: the log header event's fields (EventTrace, the
+// TRACE_LOGFILE_HEADER) are every field of TraceEvent's line for it, with
+// its values: gcevents on any clone, the 4.5.2 trace with ../shared.
+func TestHeaderEventFields(t *testing.T) {
+	cases := []struct{ name, trace, baseline string }{{"gcevents", gcZip, gcBaseline}}
+	if _, err := os.Stat(netZip); err == nil {
+		cases = append(cases, struct{ name, trace, baseline string }{"net.4.5.2", netZip, netBaseline})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bl, err := baseline.ParseFile(c.baseline)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var line *baseline.Event
+			for i := range bl.Events {
+				if bl.Events[i].FullName() == "Windows Kernel/EventTrace" {
+					line = &bl.Events[i]
+					break
+				}
+			}
+			if line == nil {
+				t.Fatal("no EventTrace line")
+			}
+			r := mustReader(t, unzipETL(t, c.trace))
+			e, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, ok := e.AppendKernelFields(nil, true)
+			if !ok {
+				t.Fatalf("header event (hook %#x) has no fields", e.HookID)
+			}
+			d := json.NewDecoder(bytes.NewReader(out))
+			d.UseNumber()
+			var fields map[string]any
+			if err := d.Decode(&fields); err != nil {
+				t.Fatalf("%s: %v", out, err)
+			}
+			for _, f := range line.Fields {
+				name := f.Name
+				v, ok := fields[name]
+				if !ok {
+					t.Errorf("no field %s (ours: %s)", name, out)
+					continue
+				}
+				if !baseline.SameValue(v, f.Value) {
+					t.Errorf("%s = %v, baseline %s", name, v, f.Value)
+				}
+			}
+			if len(fields) != len(line.Fields) {
+				t.Errorf("%d fields, baseline %d: %s", len(fields), len(line.Fields), out)
+			}
+		})
+	}
+}
