@@ -31,10 +31,13 @@ func kU64(name string) Field   { return kFld(name, InUInt64) }
 func kI64(name string) Field   { return kFld(name, InInt64) }
 func kPtr(name string) Field   { return kFld(name, InPointer) }
 func kSizeT(name string) Field { return kFld(name, InSizeT) }
-func kStr(name string) Field   { return kFld(name, InUnicodeString) }
-func kHex32(name string) Field { f := kFld(name, InUInt32); f.Out = OutHexInt32; return f }
-func kPort(name string) Field  { f := kFld(name, InUInt16); f.Out = OutPort; return f }
-func kIpv4(name string) Field  { f := kFld(name, InUInt32); f.Out = OutIPv4; return f }
+
+// kHexPtr is a pointer-sized value shown in hex.
+func kHexPtr(name string) Field { f := kFld(name, InSizeT); f.Out = OutHexInt64; return f }
+func kStr(name string) Field    { return kFld(name, InUnicodeString) }
+func kHex32(name string) Field  { f := kFld(name, InUInt32); f.Out = OutHexInt32; return f }
+func kPort(name string) Field   { f := kFld(name, InUInt16); f.Out = OutPort; return f }
+func kIpv4(name string) Field   { f := kFld(name, InUInt32); f.Out = OutIPv4; return f }
 
 func kIpv6(name string) Field {
 	f := kFld(name, InBinary)
@@ -133,6 +136,12 @@ var kernelDefs = []kernelDef{
 	{class: KernelGroupGUID(GroupEventTrace), opcodes: []uint8{8}, minVersion: 0, schema: &EventSchema{}},
 	// SystemConfig: disks, services, power, network, IDE channels and the
 	// platform.
+	{class: KernelGroupGUID(GroupSystemConfig), opcodes: []uint8{10}, minVersion: 2, schema: &EventSchema{Fields: kFields(
+		kU32("MHz"), kU32("NumberOfProcessors"), kU32("MemSize"), kU32("PageSize"), kU32("AllocationGranularity"),
+		kChars("ComputerName", 256), kChars("DomainName", 134), kHexPtr("HyperThreadingFlag"))}},
+	{class: KernelGroupGUID(GroupSystemConfig), opcodes: []uint8{13}, minVersion: 2, schema: &EventSchema{Fields: kFields(
+		kI64("PhysicalAddr"), kU32("PhysicalAddrLen"), kU32("Ipv4Index"), kU32("Ipv6Index"),
+		kStr("NICDescription"), kStr("IpAddresses"), kStr("DnsServerAddresses"))}},
 	{class: KernelGroupGUID(GroupSystemConfig), opcodes: []uint8{11}, minVersion: 2, schema: &EventSchema{Fields: kFields(
 		kU32("DiskNumber"), kU32("BytesPerSector"), kU32("SectorsPerTrack"), kU32("TracksPerCylinder"), kU64("Cylinders"),
 		kU32("SCSIPort"), kU32("SCSIPath"), kU32("SCSITarget"), kU32("SCSILun"), kChars("Manufacturer", 256),

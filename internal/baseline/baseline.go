@@ -338,7 +338,8 @@ func SameValue(ours any, want string) bool {
 	}
 	if Truncated(want) {
 		p := TruncatedPrefix(want)
-		return strings.HasPrefix(s, p) || strings.HasPrefix(strings.ReplaceAll(s, "|", ", "), p)
+		return strings.HasPrefix(s, p) || strings.HasPrefix(strings.ReplaceAll(s, "|", ", "), p) ||
+			strings.HasPrefix(thousands(s), p)
 	}
 	if s == want || strings.EqualFold(s, want) || strings.ReplaceAll(s, "|", ", ") == want {
 		return true
@@ -346,6 +347,26 @@ func SameValue(ours any, want string) bool {
 	a, aok := parseNumber(s)
 	b, bok := parseNumber(strings.ReplaceAll(want, ",", ""))
 	return aok && bok && a == b
+}
+
+// thousands writes a decimal integer with en-US thousands separators, as
+// the dumper does ("-2,305,843,009"); anything else is returned as it is.
+func thousands(s string) string {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return s
+	}
+	var b strings.Builder
+	if len(digits) < len(s) {
+		b.WriteByte('-')
+	}
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // parseNumber reads a decimal or 0x-prefixed integer, as uint64 bits.

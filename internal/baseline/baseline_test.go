@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,29 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse(strings.NewReader("EVENT x: y\n")); err == nil || !strings.HasPrefix(err.Error(), "1: ") {
 		t.Errorf("bad line: err %v", err)
+	}
+}
+
+func TestSameValue(t *testing.T) {
+	for _, c := range []struct {
+		ours any
+		want string
+		same bool
+	}{
+		{json.Number("65536"), "65,536", true},
+		{json.Number("-2305843009213693952"), "-2,305,843,009,213,6...", true},
+		{json.Number("-2305843009213693952"), "-2,305,843,009,213,7...", false},
+		{"0x70", "0x00000070", true},
+		{json.Number("112"), "0x00000070", true},
+		{"Process|Thread|ImageLoad", "Process|Thread|Image...", true},
+		{"ReadWrite|Delete", "ReadWrite, Delete", true},
+		{true, "True", true},
+		{"2020-07-29T00:06:22.4039008Z", "20/07/29 00:06:22.40...", true},
+		{"Microsoft® Windows® Operating System", "Microsoft® Windows® ...", true},
+		{json.Number("1"), "2", false},
+	} {
+		if got := SameValue(c.ours, c.want); got != c.same {
+			t.Errorf("SameValue(%v, %q) = %v", c.ours, c.want, got)
+		}
 	}
 }
