@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -333,6 +334,50 @@ func (e *Event) Metadata() *nettrace.Metadata {
 // and AppendText decode the payload. A description applies from the
 // event that carries it on, as the events go by.
 func (e *Event) TraceSchema() *etl.EventSchema { return e.dyn }
+
+// AppendJSON appends the event's fields as one JSON object, decoded by
+// what describes them: the schema (a CLR event's generated type, as
+// Decode gives it), an EventPipe event's metadata, an ETW log's own
+// description (TraceSchema), or package etl's parsers and layouts of the
+// kernel's events. An event nothing describes gives
+// clrevents.ErrUnknownEvent; a payload that does not fit its description,
+// the error naming the field and its offset. Payload bytes past a CLR
+// template are left out (DecodeN says how many were used).
+func (e *Event) AppendJSON(dst []byte) ([]byte, error) { return e.appendFields(dst, true) }
+
+// AppendText is AppendJSON's text form: Name=value pairs, as clrdump's
+// text output writes them.
+func (e *Event) AppendText(dst []byte) ([]byte, error) { return e.appendFields(dst, false) }
+
+func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
+	ev, err := e.Decode()
+	switch {
+	case err == nil && json:
+		return ev.AppendJSON(dst), nil
+	case err == nil:
+		return ev.AppendText(dst), nil
+	case !errors.Is(err, clrevents.ErrUnknownEvent):
+		return dst, err
+	}
+	if m := e.Metadata(); m != nil && len(m.Fields) > 0 {
+		if json {
+			return m.AppendJSON(dst, e.Payload())
+		}
+		return m.AppendText(dst, e.Payload())
+	}
+	if s := e.dyn; s != nil {
+		if json {
+			return s.AppendJSON(dst, e.Payload(), e.PointerSize())
+		}
+		return s.AppendText(dst, e.Payload(), e.PointerSize())
+	}
+	if e.et != nil {
+		if out, ok := e.et.AppendKernelFields(dst, json); ok {
+			return out, nil
+		}
+	}
+	return dst, clrevents.ErrUnknownEvent
+}
 
 // NetTrace returns the format reader's record of the event for EventPipe
 // traces (thread tables, labels, sequence numbers), or nil.

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -570,5 +571,57 @@ func TestNewReaderShortLiveHead(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("NewReader waited for more than the stream had sent")
+	}
+}
+
+// TestAppendJSON: every event of the repository's traces writes its fields
+// through Event.AppendJSON as valid JSON, by whatever describes it (the
+// schema, EventSource metadata, the kernel's parsers and layouts), and
+// the rest give clrevents.ErrUnknownEvent.
+func TestAppendJSON(t *testing.T) {
+	for _, name := range []string{
+		"../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip",
+		"../testdata/traces/gcevents.etl.zip",
+	} {
+		r, err := Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds := map[string]int{}
+		var out []byte
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err = e.AppendJSON(out[:0])
+			_, schemaErr := e.Decode()
+			switch {
+			case errors.Is(err, clrevents.ErrUnknownEvent):
+				kinds["unknown"]++
+			case err != nil:
+				t.Fatalf("%s/%s: %v", e.Provider(), e.Name(), err)
+			case !json.Valid(out):
+				t.Fatalf("%s/%s: invalid JSON %s", e.Provider(), e.Name(), out)
+			case schemaErr == nil:
+				kinds["schema"]++
+			case e.Metadata() != nil:
+				kinds["metadata"]++
+			default:
+				kinds["kernel"]++
+			}
+			txt, terr := e.AppendText(nil)
+			if (terr == nil) != (err == nil) || err == nil && len(txt) == 0 && len(out) > 2 {
+				t.Fatalf("%s/%s: text %q, %v; JSON %v", e.Provider(), e.Name(), txt, terr, err)
+			}
+		}
+		r.Close()
+		t.Logf("%s: %v", name, kinds)
+		if kinds["schema"] == 0 || kinds["metadata"]+kinds["kernel"] == 0 {
+			t.Errorf("%s: %v: want events decoded by the schema and by the trace", name, kinds)
+		}
 	}
 }

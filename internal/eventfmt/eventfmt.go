@@ -156,10 +156,11 @@ func put2(b []byte, v uint64) {
 }
 
 // AppendFields appends the event's fields as a JSON object (json) or
-// Name=value pairs (text): through clrevents for CLR events, the trace's
-// metadata for EventSource events, package etl for the kernel events it
-// parses, else the payload in hex. An EventSource payload that does not
-// match its metadata sets dec.Err (and the payload is written in hex).
+// Name=value pairs (text): dec's decoded CLR event, else what
+// trace.Event.AppendJSON decodes them by (an EventSource event's
+// metadata, an ETW log's own description, package etl's kernel parsers
+// and layouts), else the payload in hex. A payload that does not fit its
+// description sets dec.Err (and the payload is written in hex).
 func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 	if dec.Event != nil {
 		if json {
@@ -167,35 +168,19 @@ func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 		}
 		return dec.Event.AppendText(dst)
 	}
-	if m := e.Metadata(); dec.Err == nil && m != nil && len(m.Fields) > 0 {
+	if dec.Err == nil {
 		var out []byte
 		var err error
 		if json {
-			out, err = m.AppendJSON(dst, e.Payload())
+			out, err = e.AppendJSON(dst)
 		} else {
-			out, err = m.AppendText(dst, e.Payload())
+			out, err = e.AppendText(dst)
 		}
 		if err == nil {
 			return out
 		}
-		dec.Err = err
-	}
-	if s := e.TraceSchema(); s != nil && dec.Err == nil {
-		var out []byte
-		var err error
-		if json {
-			out, err = s.AppendJSON(dst, e.Payload(), e.PointerSize())
-		} else {
-			out, err = s.AppendText(dst, e.Payload(), e.PointerSize())
-		}
-		if err == nil {
-			return out
-		}
-		dec.Err = err
-	}
-	if x := e.ETL(); x != nil {
-		if out, ok := x.AppendKernelFields(dst, json); ok {
-			return out
+		if !errors.Is(err, clrevents.ErrUnknownEvent) {
+			dec.Err = err // a payload that does not fit its description
 		}
 	}
 	if json {
