@@ -68,10 +68,12 @@ func (m *Metadata) AppendColumns(a clrimpl.ColumnAppender, payload []byte) error
 	for i := range m.Fields {
 		f := &m.Fields[i]
 		start := d.i
-		out, err := d.value(a.Scratch(), f, f.Name)
+		d.enter(f.Name, -1)
+		out, err := d.value(a.Scratch(), f)
 		if err != nil {
 			return err
 		}
+		d.leave()
 		raw := d.p[start:d.i] // the field's bytes; for Objects and arrays, all of them
 		switch kind := columnKind(f); kind {
 		case clrimpl.ColumnJSON:

@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"encoding/binary"
+	"errors"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -81,6 +82,34 @@ func TestMetadataColumns(t *testing.T) {
 		cerr := m.AppendColumns(&columntest.Recorder{}, p[:n])
 		if (jerr == nil) != (cerr == nil) {
 			t.Fatalf("cut to %d: JSON %v, columns %v", n, jerr, cerr)
+		}
+	}
+}
+
+// TestMetadataDecodeAllocs: an EventSource payload with arrays and a
+// nested object writes as JSON without allocating when the buffer has
+// room; its errors still name the element ("names[1]").
+func TestMetadataDecodeAllocs(t *testing.T) {
+	str := &Field{Type: TypeNullTerminatedUTF16String}
+	m := &Metadata{Provider: "P", Name: "E", Fields: []Field{
+		{Name: "names", Type: TypeArray, Elem: str},
+		{Name: "o", Type: TypeObject, Fields: []Field{{Name: "x", Type: TypeByte}, {Name: "pairs", Type: TypeArray,
+			Elem: &Field{Type: TypeObject, Fields: []Field{{Name: "s", Type: TypeNullTerminatedUTF16String}}}}}},
+	}}
+	p := []byte{2, 0, 'a', 0, 0, 0, 'b', 0, 0, 0, 9, 2, 0, 'c', 0, 0, 0, 'd', 0, 0, 0}
+	buf := make([]byte, 0, 256)
+	if n := testing.AllocsPerRun(100, func() { m.AppendJSON(buf[:0], p) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+	out, err := m.AppendJSON(nil, p)
+	if err != nil || string(out) != `{"names":["a","b"],"o":{"x":9,"pairs":[{"s":"c"},{"s":"d"}]}}` {
+		t.Errorf("%s, %v", out, err)
+	}
+	for cut, want := range map[int]string{8: "names[1]", 19: "o.pairs[1].s"} {
+		_, err := m.AppendJSON(nil, p[:cut])
+		var pe *PayloadError
+		if !errors.As(err, &pe) || pe.Field != want {
+			t.Errorf("cut to %d: %v, want field %s", cut, err, want)
 		}
 	}
 }

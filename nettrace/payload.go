@@ -46,7 +46,7 @@ func (e *PayloadError) Unwrap() error { return ErrPayload }
 // string. A Metadata without Fields gives "{}".
 func (m *Metadata) AppendJSON(dst, payload []byte) ([]byte, error) {
 	d := payloadDecoder{m: m, p: payload, json: true}
-	return d.object(dst, m.Fields, "")
+	return d.object(dst, m.Fields)
 }
 
 // AppendText is AppendJSON's compact text form: space-separated
@@ -54,7 +54,7 @@ func (m *Metadata) AppendJSON(dst, payload []byte) ([]byte, error) {
 // as [1 2 3]. For example: `Name="RuntimeInit" Timestamp=11111925598665`.
 func (m *Metadata) AppendText(dst, payload []byte) ([]byte, error) {
 	d := payloadDecoder{m: m, p: payload}
-	return d.fieldList(dst, m.Fields, "")
+	return d.fieldList(dst, m.Fields)
 }
 
 // payloadDecoder walks a payload by its fields. steps bounds the work a
@@ -65,36 +65,69 @@ type payloadDecoder struct {
 	i     int
 	json  bool
 	steps int
+	// path[:depth] is the field being read, for errors only: building its
+	// text for every value would allocate. Fields nest at most
+	// maxFieldDepth deep, each level a name and maybe an array index.
+	path  [2*maxFieldDepth + 4]pathElem
+	depth int
+}
+
+// pathElem is a field's name, or an array element's index (name "").
+type pathElem struct {
+	name  string
+	index int // -1 for a field
+}
+
+// enter notes that a field (name) or an array element (index) is being
+// read; leave ends it.
+func (d *payloadDecoder) enter(name string, index int) {
+	if d.depth < len(d.path) {
+		d.path[d.depth] = pathElem{name, index}
+	}
+	d.depth++
+}
+
+func (d *payloadDecoder) leave() { d.depth-- }
+
+// pathString is the field being read as text: "Values[3].Name".
+func (d *payloadDecoder) pathString() string {
+	var b []byte
+	for _, p := range d.path[:min(d.depth, len(d.path))] {
+		if p.index >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(p.index), 10)
+			b = append(b, ']')
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, p.name...)
+	}
+	return string(b)
 }
 
 const maxPayloadSteps = 1 << 20
 
-func (d *payloadDecoder) errAt(path string, at int, msg string) error {
+func (d *payloadDecoder) errAt(at int, msg string) error {
 	ev := d.m.Provider + "/"
 	if d.m.Name != "" {
 		ev += d.m.Name
 	} else {
 		ev += "id " + strconv.Itoa(int(d.m.EventID))
 	}
-	return &PayloadError{Event: ev, Field: path, Offset: at, Msg: msg}
+	return &PayloadError{Event: ev, Field: d.pathString(), Offset: at, Msg: msg}
 }
 
-func (d *payloadDecoder) short(path string, n int) error {
-	return d.errAt(path, d.i, "needs "+strconv.Itoa(n)+" bytes, "+strconv.Itoa(len(d.p)-d.i)+" left")
-}
-
-func joinPath(prefix, name string) string {
-	if prefix == "" {
-		return name
-	}
-	return prefix + "." + name
+func (d *payloadDecoder) short(n int) error {
+	return d.errAt(d.i, "needs "+strconv.Itoa(n)+" bytes, "+strconv.Itoa(len(d.p)-d.i)+" left")
 }
 
 // object appends {"a":…,"b":…} (JSON form).
-func (d *payloadDecoder) object(dst []byte, fields []Field, path string) ([]byte, error) {
+func (d *payloadDecoder) object(dst []byte, fields []Field) ([]byte, error) {
 	if !d.json {
 		dst = append(dst, '{')
-		dst, err := d.fieldList(dst, fields, path)
+		dst, err := d.fieldList(dst, fields)
 		if err != nil {
 			return dst, err
 		}
@@ -109,16 +142,18 @@ func (d *payloadDecoder) object(dst []byte, fields []Field, path string) ([]byte
 		dst = appendJSONString(dst, f.Name)
 		dst = append(dst, ':')
 		var err error
-		dst, err = d.value(dst, f, joinPath(path, f.Name))
+		d.enter(f.Name, -1)
+		dst, err = d.value(dst, f)
 		if err != nil {
 			return dst, err
 		}
+		d.leave()
 	}
 	return append(dst, '}'), nil
 }
 
 // fieldList appends a=… b=… (text form).
-func (d *payloadDecoder) fieldList(dst []byte, fields []Field, path string) ([]byte, error) {
+func (d *payloadDecoder) fieldList(dst []byte, fields []Field) ([]byte, error) {
 	for k := range fields {
 		f := &fields[k]
 		if k > 0 {
@@ -127,34 +162,36 @@ func (d *payloadDecoder) fieldList(dst []byte, fields []Field, path string) ([]b
 		dst = append(dst, f.Name...)
 		dst = append(dst, '=')
 		var err error
-		dst, err = d.value(dst, f, joinPath(path, f.Name))
+		d.enter(f.Name, -1)
+		dst, err = d.value(dst, f)
 		if err != nil {
 			return dst, err
 		}
+		d.leave()
 	}
 	return dst, nil
 }
 
-func (d *payloadDecoder) value(dst []byte, f *Field, path string) ([]byte, error) {
+func (d *payloadDecoder) value(dst []byte, f *Field) ([]byte, error) {
 	d.steps++
 	if d.steps > maxPayloadSteps {
-		return dst, d.errAt(path, d.i, "too many values")
+		return dst, d.errAt(d.i, "too many values")
 	}
 	switch f.Type {
 	case TypeObject:
-		return d.object(dst, f.Fields, path)
+		return d.object(dst, f.Fields)
 	case TypeArray:
 		if len(d.p)-d.i < 2 {
-			return dst, d.short(path, 2)
+			return dst, d.short(2)
 		}
 		n := int(binary.LittleEndian.Uint16(d.p[d.i:]))
 		d.i += 2
-		return d.array(dst, f.Elem, n, path)
+		return d.array(dst, f.Elem, n)
 	case TypeFixedLengthArray:
-		return d.array(dst, f.Elem, int(f.Count), path)
+		return d.array(dst, f.Elem, int(f.Count))
 	case TypeRelLoc, TypeDataLoc:
 		if len(d.p)-d.i < 4 {
-			return dst, d.short(path, 4)
+			return dst, d.short(4)
 		}
 		v := binary.LittleEndian.Uint32(d.p[d.i:])
 		at := d.i
@@ -165,14 +202,15 @@ func (d *payloadDecoder) value(dst []byte, f *Field, path string) ([]byte, error
 		}
 		es := fixedSizeOf(f.Elem)
 		if es < 0 || off+size > len(d.p) || (es > 0 && size%es != 0) || (es == 0 && size != 0) {
-			return dst, d.errAt(path, at, "location "+strconv.Itoa(off)+"+"+strconv.Itoa(size)+" outside the payload or not a whole number of elements")
+			return dst, d.errAt(at, "location "+strconv.Itoa(off)+"+"+strconv.Itoa(size)+" outside the payload or not a whole number of elements")
 		}
 		n := 0
 		if es > 0 {
 			n = size / es
 		}
-		sub := payloadDecoder{m: d.m, p: d.p[:off+size], i: off, json: d.json, steps: d.steps}
-		dst, err := sub.array(dst, f.Elem, n, path)
+		sub := *d // the same path
+		sub.p, sub.i = d.p[:off+size], off
+		dst, err := sub.array(dst, f.Elem, n)
 		d.steps = sub.steps
 		return dst, err
 	case TypeNullTerminatedUTF16String:
@@ -183,11 +221,11 @@ func (d *payloadDecoder) value(dst []byte, f *Field, path string) ([]byte, error
 				return appendQuotedUTF16(dst, d.p[start:j]), nil
 			}
 		}
-		return dst, d.errAt(path, start, "string has no terminator")
+		return dst, d.errAt(start, "string has no terminator")
 	case TypeVarInt, TypeVarUInt:
 		v, n := uvarint(d.p[d.i:])
 		if n <= 0 {
-			return dst, d.errAt(path, d.i, "bad varint")
+			return dst, d.errAt(d.i, "bad varint")
 		}
 		d.i += n
 		if f.Type == TypeVarInt {
@@ -197,10 +235,10 @@ func (d *payloadDecoder) value(dst []byte, f *Field, path string) ([]byte, error
 	}
 	n := f.Type.fixedSize()
 	if n == 0 {
-		return dst, d.errAt(path, d.i, "unknown type "+f.Type.String())
+		return dst, d.errAt(d.i, "unknown type "+f.Type.String())
 	}
 	if len(d.p)-d.i < n {
-		return dst, d.short(path, n)
+		return dst, d.short(n)
 	}
 	b := d.p[d.i : d.i+n]
 	d.i += n
@@ -249,15 +287,15 @@ func (d *payloadDecoder) value(dst []byte, f *Field, path string) ([]byte, error
 	return strconv.AppendUint(dst, uint64(binary.LittleEndian.Uint32(b)), 10), nil
 }
 
-func (d *payloadDecoder) array(dst []byte, elem *Field, n int, path string) ([]byte, error) {
+func (d *payloadDecoder) array(dst []byte, elem *Field, n int) ([]byte, error) {
 	if elem == nil {
-		return dst, d.errAt(path, d.i, "array without element type")
+		return dst, d.errAt(d.i, "array without element type")
 	}
 	// Character arrays read as strings, as TraceEvent shows them.
 	if elem.Type == TypeUTF16CodeUnit || elem.Type == TypeUTF8CodeUnit {
 		w := elem.Type.fixedSize()
 		if int64(w)*int64(n) > int64(len(d.p)-d.i) {
-			return dst, d.short(path, w*n)
+			return dst, d.short(w * n)
 		}
 		b := d.p[d.i : d.i+w*n]
 		d.i += w * n
@@ -268,7 +306,7 @@ func (d *payloadDecoder) array(dst []byte, elem *Field, n int, path string) ([]b
 	}
 	// Cheap bound: a fixed-size element array must fit in what is left.
 	if es := fixedSizeOf(elem); es > 0 && int64(es)*int64(n) > int64(len(d.p)-d.i) {
-		return dst, d.errAt(path, d.i, "array of "+strconv.Itoa(n)+" × "+strconv.Itoa(es)+" bytes exceeds the "+strconv.Itoa(len(d.p)-d.i)+" bytes left")
+		return dst, d.errAt(d.i, "array of "+strconv.Itoa(n)+" × "+strconv.Itoa(es)+" bytes exceeds the "+strconv.Itoa(len(d.p)-d.i)+" bytes left")
 	}
 	dst = append(dst, '[')
 	for k := 0; k < n; k++ {
@@ -280,10 +318,12 @@ func (d *payloadDecoder) array(dst []byte, elem *Field, n int, path string) ([]b
 			}
 		}
 		var err error
-		dst, err = d.value(dst, elem, path+"["+strconv.Itoa(k)+"]")
+		d.enter("", k)
+		dst, err = d.value(dst, elem)
 		if err != nil {
 			return dst, err
 		}
+		d.leave()
 	}
 	return append(dst, ']'), nil
 }
