@@ -10,10 +10,11 @@ import (
 // outside the CLR schema, as they go by: KernelTraceControl's EventInfo
 // and EventMapInfo events (what TDH knew on the recording machine about
 // every manifest-based provider the trace holds, such as
-// Microsoft-Windows-Kernel-File or Microsoft-Windows-DNS-Client), and the
+// Microsoft-Windows-Kernel-File or Microsoft-Windows-DNS-Client), the
 // manifests .NET EventSources log as their ManifestData event (ID 65534),
-// in one or more chunks. Feed it every event in order (Observe); Lookup
-// then gives the schema of the events it describes. The zero value is
+// in one or more chunks, and the metadata TraceLogging events carry. Feed
+// it every event in order (Observe); Lookup then gives the schema of the
+// events it describes. The zero value is
 // ready to use. It is not safe for concurrent use.
 type Schemas struct {
 	events    map[schemaKey]*EventSchema

@@ -132,9 +132,11 @@ type MapEntry struct {
 	Name  string
 }
 
-// EventSchema describes one event the trace itself describes: a
-// manifest-based provider through KernelTraceControl's EventInfo events,
-// or a .NET EventSource through its ManifestData events.
+// EventSchema describes the payload of one kind of event: one the trace
+// itself describes (a manifest-based provider's through KernelTraceControl's
+// EventInfo events, a .NET EventSource's through its ManifestData events, a
+// TraceLogging event's through its own metadata), or a kernel event's MOF
+// layout (KernelSchema).
 type EventSchema struct {
 	ProviderGUID clrevents.GUID
 	Provider     string // the provider's name
