@@ -16,18 +16,21 @@ func traceTime(t time.Time) string {
 }
 
 // checkHeader compares Header() with the baseline's EventTrace header line.
-func checkHeader(t *testing.T, r *Reader, bl *baseline.File) {
+// headerLine is the baseline's line for the log header event.
+func headerLine(t *testing.T, bl *baseline.File) *baseline.Event {
 	t.Helper()
-	var line *baseline.Event
 	for i := range bl.Events {
 		if bl.Events[i].FullName() == "Windows Kernel/EventTrace" {
-			line = &bl.Events[i]
-			break
+			return &bl.Events[i]
 		}
 	}
-	if line == nil {
-		t.Fatal("baseline has no Windows Kernel/EventTrace line")
-	}
+	t.Fatal("baseline has no Windows Kernel/EventTrace line")
+	return nil
+}
+
+func checkHeader(t *testing.T, r *Reader, bl *baseline.File) {
+	t.Helper()
+	line := headerLine(t, bl)
 	h := r.Header()
 	if line.MSec != 0 {
 		t.Errorf("header line at %v ms, want 0", line.MSec)

@@ -71,16 +71,7 @@ func TestHeaderEventFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var line *baseline.Event
-			for i := range bl.Events {
-				if bl.Events[i].FullName() == "Windows Kernel/EventTrace" {
-					line = &bl.Events[i]
-					break
-				}
-			}
-			if line == nil {
-				t.Fatal("no EventTrace line")
-			}
+			line := headerLine(t, bl)
 			r := mustReader(t, unzipETL(t, c.trace))
 			e, err := r.Next()
 			if err != nil {
