@@ -232,6 +232,7 @@ func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*Even
 			if es.Fields, err = manifestFields(templates[ev.Template], maps, 0); err != nil {
 				return nil, fmt.Errorf("event %d: %w", id, err)
 			}
+			prepareFields(es.Fields)
 		}
 		es.Name = ev.Symbol
 		es.setName()

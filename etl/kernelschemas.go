@@ -192,6 +192,7 @@ var kernelSchemas = func() map[kernelKey][]*kernelDef {
 	m := map[kernelKey][]*kernelDef{}
 	for i := range kernelDefs {
 		d := &kernelDefs[i]
+		prepareFields(d.schema.Fields)
 		for _, op := range d.opcodes {
 			k := kernelKey{d.class, op}
 			m[k] = append(m[k], d)

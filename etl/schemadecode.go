@@ -120,8 +120,12 @@ func (d *schemaDecoder) fields(dst []byte, fs []Field) ([]byte, error) {
 			}
 		}
 		if d.json {
-			dst = clrimpl.AppendJSONString(dst, f.Name)
-			dst = append(dst, ':')
+			if f.jsonKey != "" {
+				dst = append(dst, f.jsonKey...)
+			} else {
+				dst = clrimpl.AppendJSONString(dst, f.Name)
+				dst = append(dst, ':')
+			}
 		} else {
 			dst = append(dst, f.Name...)
 			dst = append(dst, '=')

@@ -114,6 +114,20 @@ type Field struct {
 	LengthField int
 	// Fields are a struct's members (In is 0).
 	Fields []Field
+
+	// jsonKey is the name as a JSON object key with its colon, made once
+	// (prepareFields); "" until then.
+	jsonKey string
+}
+
+// prepareFields makes each field's JSON key once, so that decoding does
+// not escape names per event.
+func prepareFields(fs []Field) {
+	for i := range fs {
+		f := &fs[i]
+		f.jsonKey = string(append(clrimpl.AppendJSONString(nil, f.Name), ':'))
+		prepareFields(f.Fields)
+	}
 }
 
 // Map is a value map or a bit map: names for a field's values.
@@ -270,6 +284,7 @@ func parseEventInfo(p []byte) (*EventSchema, error) {
 	if s.Fields, err = buildFields(props, 0, int(top), 0, &budget); err != nil {
 		return nil, err
 	}
+	prepareFields(s.Fields)
 	s.OpcodeName = trimWin(s.OpcodeName)
 	s.Name = eventName
 	s.setName()

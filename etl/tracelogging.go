@@ -152,6 +152,7 @@ func parseTLMeta(meta []byte) (*EventSchema, error) {
 	if s.Fields, err = p.fields(-1, 0); err != nil {
 		return nil, err
 	}
+	prepareFields(s.Fields)
 	return s, nil
 }
 
