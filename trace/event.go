@@ -345,8 +345,13 @@ func (e *Event) TraceSchema() *etl.EventSchema { return e.dyn }
 // template are left out (DecodeN says how many were used).
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) { return e.appendFields(dst, true) }
 
-// AppendText is AppendJSON's text form: Name=value pairs, as clrdump's
-// text output writes them.
+// AppendText is AppendJSON's text form: the payload's fields as
+// space-separated Name=value pairs (strings quoted, maps by name), decoded
+// and failing as AppendJSON does. It writes the fields only: a line of
+// clrdump's text output is the event's Time, Provider and Name, pid= and
+// tid= (ProcessID, ThreadID), then these pairs, and for an event nothing
+// describes (clrevents.ErrUnknownEvent here) payload=0x followed by the
+// Payload in hex.
 func (e *Event) AppendText(dst []byte) ([]byte, error) { return e.appendFields(dst, false) }
 
 func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
