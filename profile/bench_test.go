@@ -32,7 +32,7 @@ func benchBuild(b *testing.B, o trace.Order) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := Build(r, Options{Kind: CPU, PID: -1})
+		p, err := Build(r, Options{Kind: CPU})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func benchBuild(b *testing.B, o trace.Order) {
 // TestSampleZeroAlloc: a sample of a known thread and stack costs no
 // allocation (the sample store grows by blocks of 4096).
 func TestSampleZeroAlloc(t *testing.T) {
-	b := NewBuilder(Options{Kind: CPU, PID: -1}, 0, 1e9)
+	b := NewBuilder(Options{Kind: CPU}, 0, 1e9)
 	ips := []uint64{0x1000, 0x2000, 0x3000, 0x4000}
 	ts := int64(1)
 	step := func() {
@@ -96,7 +96,7 @@ func BenchmarkBuildCPUETW(b *testing.B) {
 					b.Fatal(err)
 				}
 				if build {
-					p, err := Build(r, Options{Kind: CPU, PID: -1})
+					p, err := Build(r, Options{Kind: CPU})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -20,7 +20,7 @@ func ExampleBuild() {
 		log.Fatal(err)
 	}
 	defer r.Close()
-	p, err := profile.Build(r, profile.Options{Kind: profile.CPU, ManagedOnly: true, PID: -1})
+	p, err := profile.Build(r, profile.Options{Kind: profile.CPU, ManagedOnly: true})
 	if err != nil {
 		log.Fatal(err)
 	}

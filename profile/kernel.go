@@ -150,7 +150,8 @@ func (b *Builder) kernelEvent(x *etl.Event) (bool, error) {
 			if !ok {
 				pid = -1 // until a stack walk or a later Thread event says
 			}
-			if b.o.PID >= 0 && ok && pid != b.o.PID {
+			if ok && !b.keep(pid) {
+				b.leftOut(pid)
 				return true, nil
 			}
 			ts := x.Timestamp
@@ -278,7 +279,8 @@ func (b *Builder) finishKernel() (dropped int) {
 				r.thread = b.thread(threadKey{s.pid, tid})
 			}
 		}
-		if b.o.PID >= 0 && s.pid != b.o.PID {
+		if !b.keep(s.pid) {
+			b.leftOut(s.pid)
 			s.drop = true
 			dropped++
 			continue

@@ -2,7 +2,9 @@ package profile
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -52,15 +54,15 @@ const (
 // TestKernelCPUSynthetic: kernel samples with each form of stack (cached
 // kernel and user parts defined later, a direct stack, a key created
 // before, none), a thread the trace never named, and a sampling interval
-// of 0.5 ms.
+// of 0.5 ms; every process, one, the idle process alone, and two.
 func TestKernelCPUSynthetic(t *testing.T) {
-	for _, pid := range []int64{-1, 10} {
-		kernelCPUSynthetic(t, pid)
+	for _, pids := range [][]int64{nil, {10}, {0}, {0, 10}} {
+		t.Run(fmt.Sprint(pids), func(t *testing.T) { kernelCPUSynthetic(t, pids) })
 	}
 }
 
-func kernelCPUSynthetic(t *testing.T, pid int64) {
-	b := NewBuilder(Options{Kind: CPU, PID: pid}, 0, 10_000_000)
+func kernelCPUSynthetic(t *testing.T, pids []int64) {
+	b := NewBuilder(Options{PIDs: pids}, 0, 10_000_000) // Kind CPU: the zero value
 	sample := func(ts int64, tid uint32, ip uint64, count uint16) *etl.Event {
 		return kev(ts, etl.GroupPerfInfo, etl.OpSampledProfile, kkpl().ptrs(ip).u32(tid).u16(count).u16(0))
 	}
@@ -69,8 +71,11 @@ func kernelCPUSynthetic(t *testing.T, pid int64) {
 	}
 	proc := kev(0, etl.GroupProcess, etl.OpDCStart, append(kkpl().ptrs(0).u32(10).u32(4).u32(1).u32(0).ptrs(0).u32(0).u32(0), "app.exe\x00"...).u16(0).u16(0).u16(0))
 	proc.Version = 4
+	idle := kev(0, etl.GroupProcess, etl.OpDCStart, append(kkpl().ptrs(0).u32(0).u32(0).u32(1).u32(0).ptrs(0).u32(0).u32(0), "Idle\x00"...).u16(0).u16(0).u16(0))
+	idle.Version = 4
 	events := []*etl.Event{
 		proc,
+		idle,
 		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(10).u32(77).ptrs(0, 0)),
 		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(0).u32(0).ptrs(0, 0)),
 		imageEvent(10, app, 0x10000, `\Device\HarddiskVolume2\app\app.exe`),
@@ -98,6 +103,11 @@ func kernelCPUSynthetic(t *testing.T, pid int64) {
 		// F: a thread whose Thread event comes after its sample.
 		sample(800, 55, app+0x60, 1),
 		kev(900, etl.GroupThread, etl.OpStart, kkpl().u32(10).u32(55).ptrs(0, 0)),
+		// G: runs of addresses no image covers, one broken by ntdll.
+		sample(1000, 77, 0x7000, 1),
+		ref(1000, etl.OpStack, 77, kkpl().ptrs(0x7000, ntdll+0x10, 0x6000, 0x5000, app+0x10)),
+		// H: an idle processor (thread 0 of process 0), no stack walk.
+		sample(1100, 0, kbase+0x40, 1),
 	}
 	for _, e := range events {
 		if ok, err := b.kernelEvent(e); !ok || err != nil {
@@ -109,22 +119,36 @@ func kernelCPUSynthetic(t *testing.T, pid int64) {
 		t.Fatal(err)
 	}
 	const ms = 500_000 // the interval, in nanoseconds
-	// Two processes: each stack starts with its process.
-	want := map[string]int64{
+	// Every process: each stack starts with its process.
+	all := map[string]int64{
 		"app.exe (10);ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,     // A: kernel frames (one run), then user
 		"app.exe (10);ntdll!?;app!?":                    2 * ms, // B
 		"app.exe (10);app!?":                            2 * ms, // C (the sampled address alone) and F
 		"process unknown;?!?":                           ms,     // D: no process, no image
 		"app.exe (10);ntoskrnl!?":                       ms,     // E
+		"app.exe (10);app!?;?!?;ntdll!?;?!?":            ms,     // G: each run of unresolved frames is one
+		"Idle (0);ntoskrnl!?":                           ms,     // H
 	}
-	if pid == 10 {
-		// Process 10 alone: no process frame, and D left out.
-		want = map[string]int64{
+	want, wantN, exe := all, int64(9), ""
+	switch fmt.Sprint(pids) {
+	case "[10]":
+		// Process 10 alone: no process frame; pprof's main binary is
+		// its executable.
+		want, wantN, exe = map[string]int64{
 			"ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,
 			"ntdll!?;app!?":                    2 * ms,
 			"app!?":                            2 * ms,
 			"ntoskrnl!?":                       ms,
-		}
+			"app!?;?!?;ntdll!?;?!?":            ms,
+		}, 7, `\Device\HarddiskVolume2\app\app.exe`
+	case "[0]":
+		// The idle process alone: no process frame; the kernel names its
+		// executable Idle, and no image of that name holds samples.
+		want, wantN, exe = map[string]int64{"ntoskrnl!?": ms}, 1, "Idle"
+	case "[0 10]":
+		// Two processes: their frames, and no main binary.
+		want, wantN = maps.Clone(all), 8
+		delete(want, "process unknown;?!?")
 	}
 	if diff := cmp.Diff(want, p.Folded()); diff != "" {
 		t.Errorf("folded (-want +got):\n%s", diff)
@@ -136,15 +160,19 @@ func kernelCPUSynthetic(t *testing.T, pid int64) {
 			t.Errorf("unknown thread in process %d", s.PID)
 		}
 	}
-	if wantN := map[int64]int64{-1: 7, 10: 6}[pid]; samples != wantN {
-		t.Errorf("PID %d: %d samples, want %d (B counts 2)", pid, samples, wantN)
+	if samples != wantN {
+		t.Errorf("%d samples, want %d (B counts 2)", samples, wantN)
 	}
-	if pid == 10 {
+	// pprof and speedscope hold the same stacks, process frames included.
+	pp := writersAgree(t, p)
+	if pp.Mapping[0].File != exe {
+		t.Errorf("pprof's main binary %q, want %q", pp.Mapping[0].File, exe)
+	}
+	if pids != nil {
 		return
 	}
 	// pprof: native frames have their image's mapping and a module!?
 	// function; speedscope names them the same way.
-	pp := p.Pprof()
 	fn := map[string]string{}
 	for _, l := range pp.Location {
 		if len(l.Line) > 0 && l.Mapping != nil {
@@ -182,7 +210,7 @@ func TestKernelCPUNet452(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	b := NewBuilder(Options{Kind: CPU, PID: -1}, 0, r.Info().ClockFrequency)
+	b := NewBuilder(Options{Kind: CPU}, 0, r.Info().ClockFrequency)
 	var count, events, busy int64
 	for {
 		e, err := r.Next()
@@ -257,6 +285,22 @@ func TestKernelCPUNet452(t *testing.T) {
 	}
 	if !found {
 		t.Error("no mapping of System32\\ntdll.dll at 0x7f9d02f0000")
+	}
+	// Every writer starts each stack with its process: the idle time is
+	// under Idle (0), and pprof names no main binary.
+	pp := writersAgree(t, p)
+	if pp.Mapping[0].File != "" {
+		t.Errorf("main mapping %+v", pp.Mapping[0])
+	}
+	roots := map[string]int64{}
+	for _, s := range pp.Sample {
+		roots[s.Location[len(s.Location)-1].Line[0].Function.Name] += s.Value[1]
+		if len(s.NumLabel["pid"]) != 1 || len(s.NumLabel["thread"]) != 1 {
+			t.Fatalf("sample labels %v", s.NumLabel) // pid 0 and thread 0 too
+		}
+	}
+	if roots["Idle (0)"] != 82_128e6 || roots["Test.x86.exe (3644)"] != 4_900e6 || roots["ntoskrnl!?"] != 0 {
+		t.Errorf("pprof roots: %v", roots)
 	}
 	t.Logf("%d samples, %d not idle, %d with stacks, %d starting at the sampled address; frames resolved %.1f%%, counts %v",
 		events, busy, withStack, leafIsIP, 100*p.Map.Share(), p.Map.Counts())

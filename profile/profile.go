@@ -14,6 +14,9 @@
 //	…
 //	err = p.WriteFolded(os.Stdout)
 //
+// The zero Options build a CPU profile of every process in the trace;
+// Options.PIDs picks some.
+//
 // Build works on any source the front door reads (a file, a pipe, a live
 // stream) and any format; it reads the trace once and resolves the stacks at
 // the end, when the rundown has listed every method. It needs each thread's
@@ -50,6 +53,24 @@
 // stack walk. Native frames resolve to their image (symbols.Native); a run
 // of frames in one image is one frame. ManagedOnly keeps the samples whose
 // innermost frame is a managed method.
+//
+// # Frames and processes
+//
+// A frame prints as module!Namespace.Method(Signature), module!? for
+// native code in an image the trace names, and ?!? when nothing the trace
+// holds covers its address; a run of ?!? frames is one frame, as PerfView
+// shows it. The same stacks go to every writer.
+//
+// When a profile's samples come from more than one process (an ETW trace
+// of a whole machine), every writer starts each stack with a frame naming
+// its process, so that processes do not merge and idle time reads as
+// idle: "Idle (0)" and "test.exe (3644)" where the trace names the
+// executable, "process 3644" where it does not, "process unknown" for
+// samples whose process the trace does not say. That frame is the root of
+// a folded stack, the outermost location of a pprof sample (a function of
+// that name, without a mapping) and the first frame of a speedscope
+// sample. A profile of one process has no such frame: its stacks are the
+// same whether or not Options.PIDs picked it.
 package profile
 
 import (
@@ -58,8 +79,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -129,13 +152,17 @@ func (k Kind) missing() string {
 	return "no ExceptionThrown events; enable the Microsoft-Windows-DotNETRuntime provider with the Exception keyword (0x8000)"
 }
 
-// Options choose the profile.
+// Options choose the profile. The zero value is a CPU profile of every
+// process in the trace.
 type Options struct {
 	Kind Kind
 	// ManagedOnly leaves out CPU time outside managed code.
 	ManagedOnly bool
-	// PID keeps only one process; a negative PID keeps all.
-	PID int64
+	// PIDs keeps the samples of these processes only; nil (or empty)
+	// keeps every process. In an ETW trace, process 0 is the idle
+	// processors (the kernel's Idle process), and -1 picks the samples
+	// whose process the trace does not say.
+	PIDs []int64
 }
 
 // Sample is one aggregated sample: the values of one stack on one thread.
@@ -230,6 +257,8 @@ type pending struct {
 type Builder struct {
 	o Options
 	m *symbols.Map
+	// The events of interest that Options.PIDs left out, by process.
+	others map[int64]int
 
 	raws       raws
 	threadIdx  map[threadKey]uint32
@@ -284,6 +313,7 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 	if freq <= 0 {
 		freq = 1e9
 	}
+	o.PIDs = slices.Clone(o.PIDs) // the caller may reuse its slice
 	return &Builder{o: o, m: symbols.NewMap(), rawOffs: []uint32{0}, classes: map[*clrevents.EventInfo]class{},
 		origin: origin, freq: freq, contention: map[threadKey]pending{},
 		lastOnThread: map[threadKey]lastEvent{}, threadIdx: map[threadKey]uint32{}, tidIdx: map[int64]uint32{}}
@@ -384,7 +414,10 @@ func (b *Builder) Add(e *trace.Event) error {
 		return b.m.Add(e)
 	}
 	pid := e.ProcessID()
-	if b.o.PID >= 0 && pid != b.o.PID {
+	if !b.keep(pid) {
+		if c != classSkip {
+			b.leftOut(pid)
+		}
 		return nil
 	}
 	if e.ETL() != nil {
@@ -402,6 +435,62 @@ func (b *Builder) Add(e *trace.Event) error {
 		}
 	}
 	return b.add1(e, info, ts)
+}
+
+// keep reports whether Options.PIDs keeps the process.
+func (b *Builder) keep(pid int64) bool {
+	return len(b.o.PIDs) == 0 || slices.Contains(b.o.PIDs, pid)
+}
+
+// leftOut counts an event of interest of a process that Options.PIDs left
+// out, for the error when no process it keeps has any.
+func (b *Builder) leftOut(pid int64) {
+	if b.others == nil {
+		b.others = map[int64]int{}
+	}
+	b.others[pid]++
+}
+
+// noEvents is the error of a profile without samples: what the trace
+// lacks, or, when Options.PIDs left out the processes that had events of
+// interest, which those are.
+func (b *Builder) noEvents() error {
+	if len(b.others) == 0 {
+		return fmt.Errorf("%w for the %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
+	}
+	pids := slices.Sorted(maps.Keys(b.others))
+	slices.SortStableFunc(pids, func(x, y int64) int { return cmp.Compare(b.others[y], b.others[x]) })
+	const most = 10
+	var list []string
+	for _, pid := range pids[:min(len(pids), most)] {
+		n := b.others[pid]
+		switch name := b.procNames[pid]; {
+		case pid < 0:
+			list = append(list, fmt.Sprintf("process unknown (%d events)", n))
+		case name != "":
+			list = append(list, fmt.Sprintf("%s (process %d, %d events)", name, pid, n))
+		default:
+			list = append(list, fmt.Sprintf("process %d (%d events)", pid, n))
+		}
+	}
+	if len(pids) > most {
+		list = append(list, fmt.Sprintf("%d more", len(pids)-most))
+	}
+	return fmt.Errorf("%w for the %s profile of %s: the trace has them only for %s", ErrNoEvents, b.o.Kind,
+		b.pidsLabel(), strings.Join(list, ", "))
+}
+
+// pidsLabel names the processes Options.PIDs keeps: "process 1",
+// "processes 1 and 2".
+func (b *Builder) pidsLabel() string {
+	var list []string
+	for _, pid := range b.o.PIDs {
+		list = append(list, strconv.FormatInt(pid, 10))
+	}
+	if len(list) == 1 {
+		return "process " + list[0]
+	}
+	return "processes " + strings.Join(list, ", ")
 }
 
 // span widens the trace's span to ts.
@@ -797,25 +886,34 @@ type aggKey struct {
 	stack    symbols.StackID
 }
 
-// collapseNative keeps one frame of each run of native frames in one
-// module: without native symbols they differ only by address, and a
-// flame graph of a dozen "clr!?" frames says no more than one.
-func (b *Builder) collapseNative(frames []symbols.FrameID) []symbols.FrameID {
+// collapse keeps one frame of each run of frames that print alike
+// without symbols: native frames of one image, which differ only by
+// address (a flame graph of a dozen "clr!?" frames says no more than
+// one), and unresolved frames, "?!?" whatever their reason, as PerfView
+// shows them. The run's outermost frame stands for it.
+func (b *Builder) collapse(frames []symbols.FrameID) []symbols.FrameID {
 	out := frames[:0]
-	prev := ""
+	var prev *symbols.Frame
 	for _, id := range frames {
 		f := b.m.Frame(id)
-		if f.Reason == symbols.Native {
-			if f.ModulePath == prev && len(out) > 0 {
-				continue
-			}
-			prev = f.ModulePath
-		} else {
-			prev = ""
+		if prev != nil && sameRun(prev, f) {
+			continue
 		}
+		prev = f
 		out = append(out, id)
 	}
 	return out
+}
+
+// sameRun reports whether frame f continues the run of frame prev.
+func sameRun(prev, f *symbols.Frame) bool {
+	switch f.Reason {
+	case symbols.Resolved:
+		return false
+	case symbols.Native:
+		return prev.Reason == symbols.Native && prev.ModulePath == f.ModulePath
+	}
+	return prev.Reason != symbols.Resolved && prev.Reason != symbols.Native
 }
 
 // Finish resolves the samples' stacks and aggregates them. It fails when
@@ -823,7 +921,7 @@ func (b *Builder) collapseNative(frames []symbols.FrameID) []symbols.FrameID {
 func (b *Builder) Finish() (*Profile, error) {
 	dropped := b.finishKernel()
 	if b.raws.n == dropped {
-		return nil, fmt.Errorf("%w for the %s profile: %s", ErrNoEvents, b.o.Kind, b.o.Kind.missing())
+		return nil, b.noEvents()
 	}
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n - dropped,
 		ProcessNames: b.procNames}
@@ -859,7 +957,7 @@ func (b *Builder) Finish() (*Profile, error) {
 				var counts [symbols.NumReasons]int64
 				frames, from, to, counts = b.m.ResolveStackSpan(k.pid, r.ts, ips, frames[:0])
 				managed := len(frames) > 0 && b.m.Frame(frames[len(frames)-1]).Reason == symbols.Resolved
-				frames = b.collapseNative(frames)
+				frames = b.collapse(frames)
 				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
 			}
 			if b.o.ManagedOnly && ks != nil && !c.managed {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -73,7 +74,7 @@ func TestPyroscopeExpected(t *testing.T) {
 				continue
 			}
 			t.Run(filepath.Base(base+c.suffix), func(t *testing.T) {
-				p, err := build(t, tr, Options{Kind: CPU, ManagedOnly: c.managedOnly, PID: -1})
+				p, err := build(t, tr, Options{Kind: CPU, ManagedOnly: c.managedOnly})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -108,7 +109,7 @@ var totalRE = regexp.MustCompile(`of (\d+)[a-zA-Z]* total`)
 // TestPprofGoTool: go tool pprof reads the pprof output, and its total
 // equals the folded total.
 func TestPprofGoTool(t *testing.T) {
-	p, err := build(t, golden, Options{Kind: CPU, PID: -1})
+	p, err := build(t, golden, Options{Kind: CPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,12 +154,18 @@ func TestPprofGoTool(t *testing.T) {
 	if !bytes.Contains(out, []byte("mvc-hello-world!Example.Program.Work")) {
 		t.Errorf("function names missing:\n%s", out)
 	}
+	// An EventPipe trace does not name its executable: pprof names no
+	// main binary rather than the first module it met.
+	if pp.Mapping[0].File != "" || bytes.Contains(out, []byte("File:")) {
+		t.Errorf("main mapping %q:\n%s", pp.Mapping[0].File, out)
+	}
+	writersAgree(t, p)
 }
 
 // TestSpeedscope checks the JSON against the file format's rules: frame
 // indices in range, one weight per sample, end value the sum of weights.
 func TestSpeedscope(t *testing.T) {
-	p, err := build(t, golden, Options{Kind: CPU, PID: -1})
+	p, err := build(t, golden, Options{Kind: CPU})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +207,62 @@ func TestSpeedscope(t *testing.T) {
 // TestNoEvents: a trace without the events a kind needs is an error that
 // names the trace and says what to enable.
 func TestNoEvents(t *testing.T) {
-	_, err := build(t, golden, Options{Kind: Contention, PID: -1})
+	_, err := build(t, golden, Options{Kind: Contention})
 	if !errors.Is(err, ErrNoEvents) || !strings.Contains(err.Error(), "golden.nettrace") || !strings.Contains(err.Error(), "Contention keyword") {
 		t.Errorf("got %v", err)
 	}
-	_, err = build(t, golden, Options{Kind: CPU, PID: 12345})
-	if !errors.Is(err, ErrNoEvents) || !strings.Contains(err.Error(), "Microsoft-DotNETCore-SampleProfiler") {
+	// A process the trace does not have: the error names the one it has,
+	// instead of asking for a provider the trace already holds.
+	_, err = build(t, golden, Options{Kind: CPU, PIDs: []int64{12345}})
+	if !errors.Is(err, ErrNoEvents) || !strings.Contains(err.Error(), "cpu profile of process 12345: the trace has them only for process 55960 (5564 events)") ||
+		strings.Contains(err.Error(), "enable") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestZeroOptions: the zero Options are a CPU profile of every process,
+// on an EventPipe trace (one process, not process 0) and on ETW traces
+// (many processes, process 0 the idle one).
+func TestZeroOptions(t *testing.T) {
+	p, err := build(t, golden, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(strings.TrimSuffix(golden, ".golden.nettrace") + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := p.WriteFolded(&got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(sortedLines(want), sortedLines(got.Bytes())); diff != "" {
+		t.Errorf("zero Options on %s (-want +got):\n%s", filepath.Base(golden), diff)
+	}
+	// gcevents.etl has GCAllocationTick events of one process, not 0.
+	p, err = build(t, "../testdata/traces/gcevents.etl.zip", Options{Kind: Alloc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Samples) == 0 || p.Samples[0].PID == 0 || p.rooted() {
+		t.Errorf("gcevents.etl allocations: %d samples, first of process %d", len(p.Samples), p.Samples[0].PID)
+	}
+	const etl = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	if _, err := os.Stat(etl); err != nil {
+		t.Skip("shared traces absent (../shared beside the checkout)")
+	}
+	p, err = build(t, etl, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProcess := map[string]int64{}
+	for stack, v := range p.Folded() {
+		root, _, _ := strings.Cut(stack, ";")
+		byProcess[root] += v
+	}
+	// The trace's kernel samples: 88,809 of 1 ms; 82,128 of them idle.
+	if byProcess["Idle (0)"] != 82_128e6 || byProcess["Test.x86.exe (3644)"] != 4_900e6 || len(byProcess) < 10 {
+		t.Errorf("CPU time by process: %v", byProcess)
 	}
 }
 
@@ -219,7 +275,7 @@ func TestSharedTraces(t *testing.T) {
 	}
 	for _, f := range files {
 		for k := CPU; k <= Exception; k++ {
-			p, err := build(t, f, Options{Kind: k, PID: -1})
+			p, err := build(t, f, Options{Kind: k})
 			if errors.Is(err, ErrNoEvents) {
 				continue
 			}
@@ -282,7 +338,7 @@ func TestETWStackWalk(t *testing.T) {
 		{Contention, "mscorlib!"},
 		{Exception, "!"},
 	} {
-		p, err := build(t, etl, Options{Kind: c.kind, PID: -1})
+		p, err := build(t, etl, Options{Kind: c.kind})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +385,7 @@ func TestSpeedscopeSchema(t *testing.T) {
 		cases = append(cases, tc{etl, Alloc}, tc{etl, Contention}, tc{etl, Exception})
 	}
 	for _, c := range cases {
-		p, err := build(t, c.trace, Options{Kind: c.kind, PID: -1})
+		p, err := build(t, c.trace, Options{Kind: c.kind})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,4 +406,66 @@ func TestSpeedscopeSchema(t *testing.T) {
 	if sch.Validate(bad) == nil {
 		t.Error("a file with a bad unit validated")
 	}
+}
+
+// writersAgree writes the profile as pprof (parsed back by pprof's own
+// reader) and as speedscope, reads each back as folded stacks (function
+// names joined root first, summed main values) and checks that both equal
+// Folded: the same frames, the same process frames, the same totals. It
+// returns the parsed pprof.
+func writersAgree(t *testing.T, p *Profile) *profile.Profile {
+	t.Helper()
+	want := p.Folded()
+	var pb bytes.Buffer
+	if err := p.WritePprof(&pb); err != nil {
+		t.Fatal(err)
+	}
+	pp, err := profile.Parse(&pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.CheckValid(); err != nil {
+		t.Fatal(err)
+	}
+	vi := len(pp.SampleType) - 1
+	fromPprof := map[string]int64{}
+	for _, s := range pp.Sample {
+		if s.Value[vi] == 0 {
+			continue
+		}
+		var names []string
+		for i := len(s.Location) - 1; i >= 0; i-- { // pprof lists the leaf first
+			l := s.Location[i]
+			if len(l.Line) != 1 {
+				t.Fatalf("pprof location %d (%#x) has %d lines", l.ID, l.Address, len(l.Line))
+			}
+			names = append(names, l.Line[0].Function.Name)
+		}
+		fromPprof[strings.Join(names, ";")] += s.Value[vi]
+	}
+	if diff := cmp.Diff(want, fromPprof); diff != "" {
+		t.Errorf("pprof's stacks differ from the folded ones (-folded +pprof):\n%s", diff)
+	}
+	var sb bytes.Buffer
+	if err := p.WriteSpeedscope(&sb); err != nil {
+		t.Fatal(err)
+	}
+	var f ssFile
+	if err := json.Unmarshal(sb.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	fromSS := map[string]int64{}
+	for _, pr := range f.Profiles {
+		for i, s := range pr.Samples {
+			var names []string
+			for _, fi := range s {
+				names = append(names, f.Shared.Frames[fi].Name)
+			}
+			fromSS[strings.Join(names, ";")] += pr.Weights[i]
+		}
+	}
+	if diff := cmp.Diff(want, fromSS); diff != "" {
+		t.Errorf("speedscope's stacks differ from the folded ones (-folded +speedscope):\n%s", diff)
+	}
+	return pp
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -22,20 +23,23 @@ func (p *Profile) main() int { return len(p.SampleTypes) - 1 }
 // module!Namespace.Method(Signature), "?!?" when unresolved.
 func (p *Profile) frameName(f symbols.FrameID) string { return p.Map.Frame(f).String() }
 
-// processName names a process as folded stacks and speedscope show it:
-// "test.exe (3644)", or "process 3644" when the trace does not name it.
+// processName names a process as its root frame: "test.exe (3644)",
+// "process 3644" when the trace does not name it, "process unknown" when
+// it does not say which process a sample is of.
 func (p *Profile) processName(pid int64) string {
-	if n := p.ProcessNames[pid]; n != "" {
-		return n + " (" + strconv.FormatInt(pid, 10) + ")"
-	}
 	if pid < 0 {
 		return "process unknown"
+	}
+	if n := p.ProcessNames[pid]; n != "" {
+		return n + " (" + strconv.FormatInt(pid, 10) + ")"
 	}
 	return "process " + strconv.FormatInt(pid, 10)
 }
 
-// processes reports whether the samples come from more than one process.
-func (p *Profile) processes() bool {
+// rooted reports whether the writers start each stack with its process's
+// frame: when the samples come from more than one process (see the
+// package doc, "Frames and processes").
+func (p *Profile) rooted() bool {
 	for _, s := range p.Samples {
 		if s.PID != p.Samples[0].PID {
 			return true
@@ -46,12 +50,13 @@ func (p *Profile) processes() bool {
 
 // Folded returns the profile as folded stacks: each distinct stack (frame
 // names joined by ';', root first) with the sum of its main value over
-// every thread, zero sums left out, sorted. When the samples come from
-// more than one process (an ETW trace of a whole machine), each stack
-// starts with its process (processName), so that processes do not merge.
+// every thread, zero sums left out. When the samples come from more than
+// one process (an ETW trace of a whole machine), each stack starts with
+// its process, "Idle (0);ntoskrnl!?" (see "Frames and processes" in the
+// package doc).
 func (p *Profile) Folded() map[string]int64 {
 	vi := p.main()
-	multi := p.processes()
+	multi := p.rooted()
 	var procs map[int64]string
 	names := make([]string, p.Stacks.Len())
 	frameNames := make([]string, p.Map.NumFrames())
@@ -123,10 +128,20 @@ func (p *Profile) WriteFolded(w io.Writer) error {
 }
 
 // Pprof returns the profile in pprof's form: one Mapping per module, one
-// Location per frame (an unresolved frame keeps its address and has no
-// function), Function names module!Namespace.Method(Signature) (module!?
-// for native code in a known image), and the thread (and process) as
-// numeric labels.
+// Location per frame, Function names as the folded form prints them
+// (module!Namespace.Method(Signature), module!? for native code in a
+// known image, ?!? for an unresolved frame, which keeps its address and
+// has no mapping), and the thread and process as numeric labels "thread"
+// and "pid" (units "thread" and "pid") and the executable, where the trace
+// names it, as label "process". When the samples come from more than one process, each
+// sample's outermost location is its process (see "Frames and processes"
+// in the package doc).
+//
+// The first Mapping is what pprof calls the main binary ("File:" in go
+// tool pprof's header): for a profile of one process whose executable the
+// trace names, that executable's mapping; otherwise a mapping without a
+// file, so that pprof names none (a trace of a whole machine has no main
+// binary, and an EventPipe trace does not name its executable).
 func (p *Profile) Pprof() *profile.Profile {
 	out := &profile.Profile{TimeNanos: p.StartNanos, DurationNanos: p.DurationNanos}
 	for _, t := range p.SampleTypes {
@@ -138,6 +153,15 @@ func (p *Profile) Pprof() *profile.Profile {
 	out.DefaultSampleType = p.SampleTypes[p.main()].Type
 	mappings := map[string]*profile.Mapping{}
 	functions := map[string]*profile.Function{}
+	function := func(name, file string) *profile.Function {
+		fn := functions[name]
+		if fn == nil {
+			fn = &profile.Function{ID: uint64(len(out.Function) + 1), Name: name, SystemName: name, Filename: file}
+			functions[name] = fn
+			out.Function = append(out.Function, fn)
+		}
+		return fn
+	}
 	locs := map[symbols.FrameID]*profile.Location{}
 	location := func(id symbols.FrameID) *profile.Location {
 		if l := locs[id]; l != nil {
@@ -164,36 +188,77 @@ func (p *Profile) Pprof() *profile.Profile {
 				}
 				l.Mapping = m
 			}
-			name := f.String()
-			fn := functions[name]
-			if fn == nil {
-				fn = &profile.Function{ID: uint64(len(out.Function) + 1), Name: name, SystemName: name, Filename: f.ModulePath}
-				functions[name] = fn
-				out.Function = append(out.Function, fn)
-			}
-			l.Line = []profile.Line{{Function: fn}}
+			l.Line = []profile.Line{{Function: function(f.String(), f.ModulePath)}}
+		} else {
+			l.Line = []profile.Line{{Function: function(f.String(), "")}}
 		}
 		locs[id] = l
 		out.Location = append(out.Location, l)
 		return l
 	}
+	rooted := p.rooted()
+	procLocs := map[int64]*profile.Location{}
 	for _, s := range p.Samples {
 		frames := p.Stacks.Frames(s.Stack)
-		ls := make([]*profile.Location, 0, len(frames))
+		ls := make([]*profile.Location, 0, len(frames)+1)
 		for i := len(frames) - 1; i >= 0; i-- { // pprof lists the leaf first
 			ls = append(ls, location(frames[i]))
+		}
+		if rooted {
+			l := procLocs[s.PID]
+			if l == nil {
+				l = &profile.Location{ID: uint64(len(out.Location) + 1),
+					Line: []profile.Line{{Function: function(p.processName(s.PID), "")}}}
+				procLocs[s.PID] = l
+				out.Location = append(out.Location, l)
+			}
+			ls = append(ls, l)
 		}
 		ps := &profile.Sample{
 			Location: ls,
 			Value:    append([]int64(nil), s.Values...),
 			NumLabel: map[string][]int64{"thread": {s.TID}, "pid": {s.PID}},
+			// The unit pprof would infer (the key), stated: a numeric
+			// label of 0 without a unit (the idle process and thread)
+			// does not survive pprof's encoding.
+			NumUnit: map[string][]string{"thread": {"thread"}, "pid": {"pid"}},
 		}
 		if n := p.ProcessNames[s.PID]; n != "" {
 			ps.Label = map[string][]string{"process": {n}}
 		}
 		out.Sample = append(out.Sample, ps)
 	}
+	out.Mapping = p.mainFirst(out.Mapping, rooted)
 	return out
+}
+
+// mainFirst puts first the mapping pprof takes for the main binary (see
+// Pprof) and numbers the mappings again.
+func (p *Profile) mainFirst(ms []*profile.Mapping, rooted bool) []*profile.Mapping {
+	main := &profile.Mapping{HasFunctions: true} // no file: pprof names none
+	if !rooted && len(p.Samples) > 0 {
+		if exe := p.ProcessNames[p.Samples[0].PID]; exe != "" {
+			main = &profile.Mapping{File: exe, HasFunctions: true} // unless a mapping of the executable holds samples
+			for i, m := range ms {
+				if strings.EqualFold(baseName(m.File), exe) {
+					main = m
+					ms = slices.Delete(ms, i, i+1)
+					break
+				}
+			}
+		}
+	}
+	ms = slices.Insert(ms, 0, main)
+	for i, m := range ms {
+		m.ID = uint64(i + 1)
+	}
+	return ms
+}
+
+// baseName is a path's last element, whether its separators are Windows'
+// or not.
+func baseName(path string) string {
+	return path[strings.LastIndexAny(path, `/\`)+1:]
 }
 
 // WritePprof writes the gzipped protocol buffer go tool pprof reads.
@@ -240,12 +305,25 @@ func ssUnit(u string) string {
 }
 
 // WriteSpeedscope writes speedscope's JSON: one sampled profile per thread
-// (weights are the main value), frames shared.
+// (weights are the main value), frames shared and named as the folded
+// form names them. When the samples come from more than one process, each
+// sample's first frame is its process (see "Frames and processes" in the
+// package doc).
 func (p *Profile) WriteSpeedscope(w io.Writer) error {
 	vi := p.main()
+	rooted := p.rooted()
 	f := ssFile{Schema: "https://www.speedscope.app/file-format-schema.json", Name: p.Name,
 		Exporter: "clrevents", Shared: ssShared{Frames: []ssFrame{}}, Profiles: []ssProfile{}}
 	frameIdx := map[string]int{}
+	frame := func(name, file string) int {
+		j, ok := frameIdx[name]
+		if !ok {
+			j = len(f.Shared.Frames)
+			frameIdx[name] = j
+			f.Shared.Frames = append(f.Shared.Frames, ssFrame{Name: name, File: file})
+		}
+		return j
+	}
 	byThread := map[threadKey]int{}
 	for _, s := range p.Samples {
 		if s.Values[vi] == 0 {
@@ -260,20 +338,13 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 				Name: fmt.Sprintf("%s: %s, thread %d", p.Kind, p.processName(s.PID), s.TID), Samples: [][]int{}, Weights: []int64{}})
 		}
 		frames := p.Stacks.Frames(s.Stack)
-		stack := make([]int, len(frames))
-		for i, fr := range frames {
+		stack := make([]int, 0, len(frames)+1)
+		if rooted {
+			stack = append(stack, frame(p.processName(s.PID), ""))
+		}
+		for _, fr := range frames {
 			fm := p.Map.Frame(fr)
-			name := fm.String()
-			if fm.Reason != symbols.Resolved && fm.Reason != symbols.Native {
-				name = fmt.Sprintf("?!0x%x", fm.Address)
-			}
-			j, ok := frameIdx[name]
-			if !ok {
-				j = len(f.Shared.Frames)
-				frameIdx[name] = j
-				f.Shared.Frames = append(f.Shared.Frames, ssFrame{Name: name, File: fm.ModulePath})
-			}
-			stack[i] = j
+			stack = append(stack, frame(fm.String(), fm.ModulePath))
 		}
 		pr := &f.Profiles[pi]
 		pr.Samples = append(pr.Samples, stack)

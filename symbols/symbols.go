@@ -66,7 +66,8 @@ const (
 	NumReasons
 )
 
-var reasonNames = [NumReasons]string{"resolved", "no process", "no method covers the address", "no method live at that time", "native code (module only)"}
+// reasonNames say what happened to a frame, to follow "N frames: ".
+var reasonNames = [NumReasons]string{"resolved", "no method events of their process", "no method covers the address", "no method live at that time", "native code, named by its module only"}
 
 func (r Reason) String() string {
 	if r < NumReasons {

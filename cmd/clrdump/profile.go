@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/clrgo/clrevents/nettrace"
@@ -21,8 +24,15 @@ import (
 // exceptions, each with its managed stacks. -format defaults to folded;
 // folded and speedscope go to standard output without -o, pprof (binary)
 // needs -o. -managed-only leaves out CPU time outside managed code; -pid
-// keeps one process. A trace without the events the profile needs is an
-// error that says what to enable.
+// keeps one process (without it, or with -pid -1, every process; an ETW
+// trace's -pid 0 is its idle processors). A trace without the events the
+// profile needs is an error that says what to enable, or which processes
+// have them when -pid left them out.
+//
+// After writing the profile, clrdump says on stderr how many frames did
+// not resolve to a method, and why, one reason a clause:
+//
+//	clrdump: app.etl: 199,149 of 233,564 frames: native code, named by its module only; 239 of 233,564 frames: no method covers the address
 
 // profileFlags are the flags of -profile mode.
 type profileFlags struct {
@@ -88,7 +98,11 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 		// gives; time order would only cost a merge.
 		nt.SetOrder(nettrace.FileOrder)
 	}
-	p, err := profile.Build(src, profile.Options{Kind: kind, ManagedOnly: pf.managedOnly, PID: pid})
+	o := profile.Options{Kind: kind, ManagedOnly: pf.managedOnly}
+	if pid >= 0 {
+		o.PIDs = []int64{pid} // -pid 0: the idle processors of an ETW trace
+	}
+	p, err := profile.Build(src, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
@@ -112,25 +126,44 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 	return exitOK
 }
 
-// unresolvedNote says how many frames did not resolve and why, and how
-// many are native code named by module only; "" when every frame resolved
-// to a method.
+// unresolvedNote says how many frames did not resolve to a method and
+// why, the most common reason first: "505,490 of 539,860 frames: no
+// method covers the address", one clause a reason, joined by "; "; ""
+// when every frame resolved.
 func unresolvedNote(m *symbols.Map) string {
 	c := m.Counts()
-	var total, unresolved int64
-	var parts, out []string
+	var total int64
+	var reasons []symbols.Reason
 	for r := symbols.Reason(0); r < symbols.NumReasons; r++ {
 		total += c[r]
-		if r != symbols.Resolved && r != symbols.Native && c[r] > 0 {
-			unresolved += c[r]
-			parts = append(parts, fmt.Sprintf("%s %d", r, c[r]))
+		if r != symbols.Resolved && c[r] > 0 {
+			reasons = append(reasons, r)
 		}
 	}
-	if c[symbols.Native] > 0 {
-		out = append(out, fmt.Sprintf("%d of %d frames in native images, named by module only", c[symbols.Native], total))
-	}
-	if unresolved > 0 {
-		out = append(out, fmt.Sprintf("%d of %d frames unresolved (%s)", unresolved, total, strings.Join(parts, ", ")))
+	slices.SortStableFunc(reasons, func(a, b symbols.Reason) int { return cmp.Compare(c[b], c[a]) })
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = fmt.Sprintf("%s of %s frames: %s", commaGrouped(c[r]), commaGrouped(total), r)
 	}
 	return strings.Join(out, "; ")
+}
+
+// commaGrouped writes n with a comma between groups of three digits.
+func commaGrouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/clrgo/clrevents/symbols"
 )
 
 const pyroscope = "../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread"
@@ -97,7 +101,8 @@ func TestProfileErrors(t *testing.T) {
 		{[]string{"-profile", "alloc", "-managed-only", tr}, exitUsage, "-managed-only goes with -profile cpu"},
 		{[]string{"-managed-only", tr}, exitUsage, "go with -profile"},
 		{[]string{"-profile", "exception", tr}, exitError, "no ExceptionThrown events; enable"},
-		{[]string{"-profile", "cpu", "-pid", "1", tr}, exitError, "enable the Microsoft-DotNETCore-SampleProfiler provider"},
+		{[]string{"-profile", "cpu", "-pid", "1", tr}, exitError, "no usable events for the cpu profile of process 1: the trace has them only for process 55960 (5564 events)"},
+		{[]string{"-profile", "cpu", "-pid", "0", tr}, exitError, "of process 0: the trace has them only for process 55960"},
 		{[]string{"-profile", "cpu", "no-such-file.nettrace"}, exitError, "no-such-file.nettrace"},
 	} {
 		_, errs, code := dump(t, c.args...)
@@ -132,8 +137,11 @@ func TestProfileETWKernel(t *testing.T) {
 		return n
 	}
 	out, errs, code := dump(t, "-profile", "cpu", "-pid", "3644", etl)
-	if code != exitOK || !strings.Contains(errs, "frames in native images, named by module only") {
+	if code != exitOK || !strings.Contains(errs, ": 73,579 of 101,835 frames: native code, named by its module only; 5 of 101,835 frames: no method covers the address\n") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if strings.Contains(out, "Test.x86.exe (3644)") {
+		t.Errorf("one process, yet stacks start with it:\n%.500s", out)
 	}
 	for _, want := range []string{";clr!?;", "Test.x86!Test.Program.Main(class System.String[]);mscorlib!System.DateTime.get_UtcNow()", "ntoskrnl!?"} {
 		if !strings.Contains(out, want) {
@@ -149,6 +157,114 @@ func TestProfileETWKernel(t *testing.T) {
 		stack := l[:strings.LastIndexByte(l, ' ')]
 		if leaf := stack[strings.LastIndexByte(stack, ';')+1:]; strings.HasSuffix(leaf, "!?") {
 			t.Errorf("-managed-only kept a native leaf: %s", l)
+		}
+	}
+}
+
+// TestProfileETWAllProcesses: without -pid, the CPU profile of an ETW log
+// holds every process, and each of the three formats starts every stack
+// with its process, so that the idle processors read as idle; pprof names
+// no main binary.
+func TestProfileETWAllProcesses(t *testing.T) {
+	const etl = "../../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	if _, err := os.Stat(etl); err != nil {
+		t.Skip("shared traces absent (../shared beside the checkout)")
+	}
+	roots := map[string]map[string]int64{"folded": {}, "pprof": {}, "speedscope": {}}
+	out, errs, code := dump(t, "-profile", "cpu", etl)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		stack, v := l[:strings.LastIndexByte(l, ' ')], l[strings.LastIndexByte(l, ' ')+1:]
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		root, _, _ := strings.Cut(stack, ";")
+		roots["folded"][root] += n
+	}
+	pb := filepath.Join(t.TempDir(), "cpu.pb.gz")
+	if _, errs, code := dump(t, "-profile", "cpu", "-format", "pprof", "-o", pb, etl); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	f, err := os.Open(pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range p.Sample {
+		name := "" // an unresolved location without a function
+		if l := s.Location[len(s.Location)-1]; len(l.Line) > 0 {
+			name = l.Line[0].Function.Name
+		}
+		roots["pprof"][name] += s.Value[1]
+	}
+	if p.Mapping[0].File != "" {
+		t.Errorf("pprof's main binary is %q in a profile of the whole machine", p.Mapping[0].File)
+	}
+	ssOut, errs, code := dump(t, "-profile", "cpu", "-format", "speedscope", etl)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var ss struct {
+		Shared   struct{ Frames []struct{ Name string } }
+		Profiles []struct {
+			Samples [][]int
+			Weights []int64
+		}
+	}
+	if err := json.Unmarshal([]byte(ssOut), &ss); err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range ss.Profiles {
+		for i, s := range pr.Samples {
+			roots["speedscope"][ss.Shared.Frames[s[0]].Name] += pr.Weights[i]
+		}
+	}
+	for format, r := range roots {
+		if r["Idle (0)"] != 82_128e6 || r["Test.x86.exe (3644)"] != 4_900e6 || r["ntoskrnl!?"] != 0 || len(r) < 10 {
+			t.Errorf("%s: CPU time by root frame %v", format, r)
+		}
+	}
+	if goBin, err := exec.LookPath("go"); err == nil {
+		top, err := exec.Command(goBin, "tool", "pprof", "-top", pb).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go tool pprof: %v\n%s", err, top)
+		}
+		// The header names no driver as the main binary, and the idle
+		// process holds its 92%.
+		if bytes.Contains(top, []byte("File:")) || !regexp.MustCompile(`(?m)^\s+0\s+0%\s+\S+\s+82128ms 92\.48%  Idle \(0\)$`).Match(top) {
+			t.Errorf("go tool pprof -top:\n%s", top)
+		}
+	}
+}
+
+// TestUnresolvedNote: the note on stderr reads as a sentence, one clause
+// a reason, most frequent first, counts grouped by thousands.
+func TestUnresolvedNote(t *testing.T) {
+	m := symbols.NewMap()
+	if got := unresolvedNote(m); got != "" {
+		t.Errorf("no frames: %q", got)
+	}
+	m.Count(symbols.Resolved, 34_370)
+	m.Count(symbols.NoMethod, 505_490)
+	if got, want := unresolvedNote(m), "505,490 of 539,860 frames: no method covers the address"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	m.Count(symbols.NoProcess, 7)
+	m.Count(symbols.Native, 1_000_000)
+	want := "1,000,000 of 1,539,867 frames: native code, named by its module only; 505,490 of 1,539,867 frames: no method covers the address; 7 of 1,539,867 frames: no method events of their process"
+	if got := unresolvedNote(m); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 123456: "123,456", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := commaGrouped(n); got != want {
+			t.Errorf("commaGrouped(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

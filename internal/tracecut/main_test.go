@@ -173,7 +173,7 @@ func folded(t *testing.T, name string, kind profile.Kind) string {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	p, err := profile.Build(r, profile.Options{Kind: kind, PID: -1})
+	p, err := profile.Build(r, profile.Options{Kind: kind})
 	if err != nil {
 		t.Fatal(err)
 	}
