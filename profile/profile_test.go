@@ -17,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/clrgo/clrevents/symbols"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -247,6 +248,28 @@ func TestZeroOptions(t *testing.T) {
 	if len(p.Samples) == 0 || p.Samples[0].PID == 0 || p.rooted() {
 		t.Errorf("gcevents.etl allocations: %d samples, first of process %d", len(p.Samples), p.Samples[0].PID)
 	}
+	// A cut of the 4.5.2 ETL log: kernel CPU samples of several
+	// processes. Every writer starts each stack with its process, and
+	// pprof names no main binary.
+	p, err = build(t, "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp := writersAgree(t, p); pp.Mapping[0].File != "" {
+		t.Errorf("main mapping of a profile of %d processes: %+v", len(p.ProcessNames), pp.Mapping[0])
+	}
+	procRoot := regexp.MustCompile(`^(\S+ \(\d+\)|process \d+|process unknown)$`)
+	cut := map[string]int64{}
+	for stack, v := range p.Folded() {
+		root, _, _ := strings.Cut(stack, ";")
+		if !procRoot.MatchString(root) {
+			t.Errorf("stack does not start with its process: %s", stack)
+		}
+		cut[root] += v
+	}
+	if cut["PerfView.exe (3988)"] == 0 || len(cut) < 3 {
+		t.Errorf("CPU time of the cut by process: %v", cut)
+	}
 	const etl = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
 	if _, err := os.Stat(etl); err != nil {
 		t.Skip("shared traces absent (../shared beside the checkout)")
@@ -468,4 +491,29 @@ func writersAgree(t *testing.T, p *Profile) *profile.Profile {
 		t.Errorf("speedscope's stacks differ from the folded ones (-folded +speedscope):\n%s", diff)
 	}
 	return pp
+}
+
+// TestUnresolvedRuns: in a .NET Core 3.0 trace whose stacks are mostly
+// addresses no method covers, each run of them is one ?!? frame, in
+// every writer; the folded total stays the same.
+func TestUnresolvedRuns(t *testing.T) {
+	p, err := build(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for stack, v := range p.Folded() {
+		if strings.Contains(stack, "?!?;?!?") {
+			t.Errorf("a run of unresolved frames: %s", stack)
+		}
+		total += v
+	}
+	var samples int64
+	for _, s := range p.Samples {
+		samples += s.Values[1]
+	}
+	if c := p.Map.Counts(); total != samples || c[symbols.NoMethod] != 505_490 || len(p.Folded()) != 36 {
+		t.Errorf("folded total %d, samples %d, unresolved %d, %d stacks", total, samples, c[symbols.NoMethod], len(p.Folded()))
+	}
+	writersAgree(t, p)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
 
 	"github.com/clrgo/clrevents/symbols"
@@ -164,14 +165,49 @@ func TestProfileETWKernel(t *testing.T) {
 // TestProfileETWAllProcesses: without -pid, the CPU profile of an ETW log
 // holds every process, and each of the three formats starts every stack
 // with its process, so that the idle processors read as idle; pprof names
-// no main binary.
+// no main binary. On the cut of the 4.5.2 log shipped in testdata, and on
+// the whole log in ../shared.
 func TestProfileETWAllProcesses(t *testing.T) {
+	procRoot := regexp.MustCompile(`^(\S+ \(\d+\)|process \d+|process unknown)$`)
+	roots, top := rootsByFormat(t, "../../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip")
+	for format, r := range roots {
+		if diff := cmp.Diff(roots["folded"], r); diff != "" {
+			t.Errorf("%s's roots differ from folded's (-folded +%s):\n%s", format, format, diff)
+		}
+		for root := range r {
+			if !procRoot.MatchString(root) {
+				t.Errorf("%s: a stack starts with %q", format, root)
+			}
+		}
+	}
+	if roots["folded"]["PerfView.exe (3988)"] == 0 || len(roots["folded"]) < 3 || bytes.Contains(top, []byte("File:")) {
+		t.Errorf("roots %v\ngo tool pprof -top:\n%s", roots["folded"], top)
+	}
 	const etl = "../../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
 	if _, err := os.Stat(etl); err != nil {
 		t.Skip("shared traces absent (../shared beside the checkout)")
 	}
+	roots, top = rootsByFormat(t, etl)
+	for format, r := range roots {
+		if r["Idle (0)"] != 82_128e6 || r["Test.x86.exe (3644)"] != 4_900e6 || r["ntoskrnl!?"] != 0 || len(r) < 10 {
+			t.Errorf("%s: CPU time by root frame %v", format, r)
+		}
+	}
+	// The header names no driver as the main binary, and the idle process
+	// holds its 92%.
+	if top != nil && (bytes.Contains(top, []byte("File:")) || !regexp.MustCompile(`(?m)^\s+0\s+0%\s+\S+\s+82128ms 92\.48%  Idle \(0\)$`).Match(top)) {
+		t.Errorf("go tool pprof -top:\n%s", top)
+	}
+}
+
+// rootsByFormat writes the CPU profile of a trace as folded stacks, pprof
+// and speedscope, and sums each format's main value by the root frame of
+// its stacks. It also returns go tool pprof -top's output, nil without a
+// go command.
+func rootsByFormat(t *testing.T, trace string) (map[string]map[string]int64, []byte) {
+	t.Helper()
 	roots := map[string]map[string]int64{"folded": {}, "pprof": {}, "speedscope": {}}
-	out, errs, code := dump(t, "-profile", "cpu", etl)
+	out, errs, code := dump(t, "-profile", "cpu", trace)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -185,7 +221,7 @@ func TestProfileETWAllProcesses(t *testing.T) {
 		roots["folded"][root] += n
 	}
 	pb := filepath.Join(t.TempDir(), "cpu.pb.gz")
-	if _, errs, code := dump(t, "-profile", "cpu", "-format", "pprof", "-o", pb, etl); code != exitOK {
+	if _, errs, code := dump(t, "-profile", "cpu", "-format", "pprof", "-o", pb, trace); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	f, err := os.Open(pb)
@@ -202,12 +238,14 @@ func TestProfileETWAllProcesses(t *testing.T) {
 		if l := s.Location[len(s.Location)-1]; len(l.Line) > 0 {
 			name = l.Line[0].Function.Name
 		}
-		roots["pprof"][name] += s.Value[1]
+		if s.Value[1] != 0 {
+			roots["pprof"][name] += s.Value[1]
+		}
 	}
 	if p.Mapping[0].File != "" {
-		t.Errorf("pprof's main binary is %q in a profile of the whole machine", p.Mapping[0].File)
+		t.Errorf("pprof's main binary is %q in a profile of several processes", p.Mapping[0].File)
 	}
-	ssOut, errs, code := dump(t, "-profile", "cpu", "-format", "speedscope", etl)
+	ssOut, errs, code := dump(t, "-profile", "cpu", "-format", "speedscope", trace)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -226,21 +264,28 @@ func TestProfileETWAllProcesses(t *testing.T) {
 			roots["speedscope"][ss.Shared.Frames[s[0]].Name] += pr.Weights[i]
 		}
 	}
-	for format, r := range roots {
-		if r["Idle (0)"] != 82_128e6 || r["Test.x86.exe (3644)"] != 4_900e6 || r["ntoskrnl!?"] != 0 || len(r) < 10 {
-			t.Errorf("%s: CPU time by root frame %v", format, r)
-		}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return roots, nil
 	}
-	if goBin, err := exec.LookPath("go"); err == nil {
-		top, err := exec.Command(goBin, "tool", "pprof", "-top", pb).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go tool pprof: %v\n%s", err, top)
-		}
-		// The header names no driver as the main binary, and the idle
-		// process holds its 92%.
-		if bytes.Contains(top, []byte("File:")) || !regexp.MustCompile(`(?m)^\s+0\s+0%\s+\S+\s+82128ms 92\.48%  Idle \(0\)$`).Match(top) {
-			t.Errorf("go tool pprof -top:\n%s", top)
-		}
+	top, err := exec.Command(goBin, "tool", "pprof", "-top", pb).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, top)
+	}
+	return roots, top
+}
+
+// TestProfileUnresolvedRuns: a .NET Core 3.0 trace whose stacks are
+// mostly addresses no method covers: each run of them is one ?!? frame,
+// and the note says how many frames there were.
+func TestProfileUnresolvedRuns(t *testing.T) {
+	const tr = "../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	out, errs, code := dump(t, "-profile", "cpu", tr)
+	if code != exitOK || !strings.HasSuffix(errs, ".nettrace: 505,490 of 539,860 frames: no method covers the address\n") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	if strings.Contains(out, "?!?;?!?") || !strings.HasPrefix(out, "?!? ") {
+		t.Errorf("folded:\n%.1000s", out)
 	}
 }
 
