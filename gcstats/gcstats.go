@@ -29,14 +29,28 @@
 // Pause is their sum and Pauses their count. A foreground GC during a
 // background GC is a GC of its own with its own pause.
 //
+// Suspensions are followed thread by thread: the runtime logs a
+// suspension's begin before it waits for the runtime to be free, so a
+// foreground GC's suspension may begin while the background GC's own
+// suspension still holds the runtime. Its pause then counts from that
+// suspension's restart, when it could begin to stop the threads, so that
+// no stopped time counts in two GCs' pauses.
+//
+// Every GCStart of a trace is a GC. One whose suspension the trace does
+// not hold (the trace began while the runtime was suspended for it) has
+// no pause (HasPause is false): it is counted, never guessed.
+//
 // The trace needs the runtime's GC keyword (0x1) at level Informational
-// (4); AllocationTick events (level Verbose) add allocation volumes, and
+// (4); Read returns ErrNoEvents for a trace without GCs. AllocationTick
+// events (the same keyword at level Verbose, 5) add allocation volumes
+// (without them allocation is unknown: HasAllocated is false), and
 // the per-heap history events (GCPerHeapHistory) exact heap sizes before
 // each GC, which are otherwise estimated, and the free space each
 // generation keeps after it (fragmentation, often from pinned objects).
 package gcstats
 
 import (
+	"errors"
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
@@ -72,8 +86,13 @@ type GC struct {
 	Type clrevents.GCType
 
 	// Start is the time of the GC's start event; PauseStart the time of the
-	// suspension that began its first pause.
+	// suspension that began its first pause (zero without HasPause).
 	Start, PauseStart time.Time
+	// HasPause tells whether the trace holds the suspension the GC began
+	// in. Without it (the trace began while the runtime was suspended
+	// for the GC) the pause is unknown: PauseStart, Pause, Pauses,
+	// Suspend and PausePercent are zero and measure nothing.
+	HasPause bool
 	// Pause is the time the runtime was suspended for this GC, summed over
 	// its pauses; Pauses counts them (1 for a blocking GC, more for a
 	// background one); Suspend is the time the first suspension took to
@@ -86,7 +105,7 @@ type GC struct {
 	// PausePercent is the share of time paused since the previous GC, in
 	// percent: Pause over Pause plus the time since the previous GC ended
 	// (for a background GC, over the time from the previous GC's end to
-	// this one's).
+	// this one's). It is set when the GC is complete and has a pause.
 	PausePercent float64
 
 	// HeapBefore and HeapAfter are the heap's size in bytes before and
@@ -115,16 +134,18 @@ type GC struct {
 	Heaps int
 	// Allocated is the bytes allocated since the previous GC, by small,
 	// large and pinned object heap, from the AllocationTick events (one
-	// per about 100 KB allocated); zero when the trace has none.
+	// per about 100 KB allocated); unknown, not zero, when the process
+	// has none (Process.HasAllocated).
 	Allocated [3]uint64
 
 	// Complete tells whether the trace holds the GC's end: its end event,
 	// heap statistics and, for a blocking GC, the restart after it.
 	Complete bool
 
-	ended, hasHeapStats, concurrent bool
-	perHeap                         int
-	sinceLastEnd                    time.Duration
+	ended, hasHeapStats, concurrent, restarted bool
+	perHeap                                    int
+	tid                                        int64 // the thread of its start event
+	sinceLastEnd                               time.Duration
 }
 
 // TotalFragmentation is the free space of all generations after the GC.
@@ -156,31 +177,56 @@ type Process struct {
 	GCs []*GC
 	// Heaps is the largest number of GC heaps seen (0 when unknown).
 	Heaps int
-	// Skipped counts GC start events that could not be attributed: the
-	// trace began after the GC's suspension.
-	Skipped int
 	// Allocated is the bytes allocated in the whole trace by small, large
-	// and pinned object heap, from AllocationTick events.
-	Allocated [3]uint64
+	// and pinned object heap, from AllocationTick events; HasAllocated
+	// tells whether the trace has any for the process. Without them
+	// allocation is unknown, not zero: they need the GC keyword (0x1) at
+	// level Verbose (5).
+	Allocated    [3]uint64
+	HasAllocated bool
 
+	a *Analyzer
 	s state
+}
+
+// suspension is a suspension of the runtime, from its begin event to the
+// end of its restart, on the thread that asked for it.
+type suspension struct {
+	reason clrevents.GCSuspendEEReason
+	// begin is when it began, or when the GC suspension it waited
+	// behind ended (see waited); end when the threads were stopped (zero
+	// until then).
+	begin, end time.Time
+	// gc is the last GC started in it.
+	gc *GC
+	// tid is the thread that asked for it.
+	tid int64
 }
 
 // state is what the model needs to remember between events.
 type state struct {
-	gcTID, prepTID, otherTID int64
-	suspendReason            clrevents.GCSuspendEEReason
-	suspendStart, suspendEnd time.Time
-	bgc                      *GC // the background GC in progress
-	lastEnd                  time.Time
-	allocAtLastGC            [3]uint64
-	prevStats                *GC // the last GC with heap statistics
+	open        []suspension // begun, not yet restarted: one per thread, a few at most
+	lastRestart time.Time    // the end of the last GC suspension's restart
+	bgc         *GC          // the background GC in progress
+	lastEnd     time.Time
+	// allocAtLastGC is Allocated at the last GC's heap statistics.
+	allocAtLastGC [3]uint64
+	prevStats     *GC // the last GC with heap statistics
 }
+
+// ErrNoEvents is the error Read returns when the trace has no GC: no
+// process's GCStart event. Analyses fed event by event can tell the same
+// from an empty Processes.
+var ErrNoEvents = errors.New("no GC events: record the runtime provider with the GC keyword (0x1) at level Informational (4), e.g. dotnet-trace collect --providers Microsoft-Windows-DotNETRuntime:0x1:4")
 
 // Analyzer builds the GC model of every process in a trace.
 type Analyzer struct {
 	procs map[int64]*Process
 	feed  feed.Feed
+	// last is the time of the last event seen; started and stopped the
+	// processes' start and exit where the trace records them.
+	last             time.Time
+	started, stopped map[int64]time.Time
 }
 
 // NewAnalyzer returns an empty Analyzer.
@@ -190,26 +236,94 @@ func NewAnalyzer() *Analyzer {
 
 // Read feeds every event of r to a new Analyzer. It returns the Analyzer
 // and the first error reading r (not decoding errors, which the Analyzer
-// counts).
+// counts), or ErrNoEvents when r has no GC.
 func Read(r *trace.Reader) (*Analyzer, error) {
 	a := NewAnalyzer()
-	return a, feed.ReadAll(r, a.Add)
+	if err := feed.ReadAll(r, a.Add); err != nil {
+		return a, err
+	}
+	if len(a.Processes()) == 0 {
+		return a, ErrNoEvents
+	}
+	return a, nil
 }
 
 // Add feeds one event. Events the model does not use cost a map lookup;
 // the others are decoded, and one that fails to decode is counted in
-// DecodeErrors and otherwise ignored.
+// DecodeErrors and otherwise ignored. Every event moves the end of the
+// trace (see Process.TimeInTrace), and the ETW kernel's Process Start
+// and Stop events bound their process's time in it.
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
 		a.Observe(e.Time(), e.ProcessID(), e.ThreadID(), ev)
 		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
 			p.Name = e.ProcessName()
 		}
+		return
+	}
+	t := e.Time()
+	if t.After(a.last) {
+		a.last = t
+	}
+	if op := e.Opcode(); (op == opProcessStart || op == opProcessStop) && e.Provider() == kernelProvider {
+		switch e.Name() {
+		case "Process/Start":
+			a.processStart(e.ProcessID(), t)
+		case "Process/Stop":
+			a.processStop(e.ProcessID(), t)
+		}
 	}
 }
 
-// Origin is the time of the first event Add saw (zero if none): reports
-// give times relative to it, as PerfView does.
+// The ETW kernel's Process events, as the trace package names them.
+const (
+	kernelProvider                = "Windows Kernel"
+	opProcessStart, opProcessStop = 1, 2
+)
+
+func (a *Analyzer) processStart(pid int64, t time.Time) {
+	if a.started == nil {
+		a.started, a.stopped = map[int64]time.Time{}, map[int64]time.Time{}
+	}
+	if _, ok := a.started[pid]; !ok {
+		a.started[pid] = t
+	}
+	// A process ID used again after an exit: the exit is not this one's.
+	delete(a.stopped, pid)
+}
+
+func (a *Analyzer) processStop(pid int64, t time.Time) {
+	if a.stopped == nil {
+		a.started, a.stopped = map[int64]time.Time{}, map[int64]time.Time{}
+	}
+	a.stopped[pid] = t
+}
+
+// TimeInTrace returns the span of the trace the process was alive in:
+// from the trace's first event (the Analyzer's Origin), or the process's
+// start when the trace records it (an ETW kernel Process/Start event), to
+// the trace's last event, or the process's exit when the trace records it
+// (Process/Stop). Summary's PausePercent is measured over it.
+func (p *Process) TimeInTrace() (start, end time.Time) {
+	if p.a == nil {
+		return time.Time{}, time.Time{}
+	}
+	start, end = p.a.feed.Origin, p.a.last
+	if t, ok := p.a.started[p.PID]; ok && t.After(start) {
+		start = t
+	}
+	if t, ok := p.a.stopped[p.PID]; ok && t.Before(end) {
+		end = t
+	}
+	if end.Before(start) {
+		end = start
+	}
+	return start, end
+}
+
+// Origin is the time of the first event Add or Observe saw, unless
+// SetOrigin set it (zero if none): reports give times relative to it, as
+// PerfView does.
 func (a *Analyzer) Origin() time.Time { return a.feed.Origin }
 
 // SetOrigin sets the time reports count from, for events fed by Observe.
@@ -221,9 +335,16 @@ func (a *Analyzer) DecodeErrors() (int, error) {
 	return a.feed.DecodeErrors, a.feed.FirstDecodeError
 }
 
-// Processes returns the processes that had GC events, by process ID.
+// Processes returns the processes that had GCs (GCStart events), by
+// process ID.
 func (a *Analyzer) Processes() []*Process {
-	return feed.ByPID(a.procs)
+	var out []*Process
+	for _, p := range feed.ByPID(a.procs) {
+		if len(p.GCs) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (a *Analyzer) proc(pid int64) *Process {
@@ -231,7 +352,7 @@ func (a *Analyzer) proc(pid int64) *Process {
 	if p == nil {
 		// Until a GC ends, the time since the last one counts from the
 		// trace's start.
-		p = &Process{PID: pid, s: state{gcTID: -1, prepTID: -1, otherTID: -1, lastEnd: a.feed.Origin}}
+		p = &Process{PID: pid, a: a, s: state{lastEnd: a.feed.Origin}}
 		a.procs[pid] = p
 	}
 	return p
@@ -239,7 +360,15 @@ func (a *Analyzer) proc(pid int64) *Process {
 
 // Observe feeds one decoded event that happened at t in process pid on
 // thread tid. Events must come in time order. The event is not retained.
+// The first event observed is the Origin unless SetOrigin set one, and
+// each moves the end of the trace (see Process.TimeInTrace).
 func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
+	if a.feed.Origin.IsZero() {
+		a.feed.Origin = t
+	}
+	if t.After(a.last) {
+		a.last = t
+	}
 	k := kinds[ev.Info()]
 	if k == kNone {
 		return
@@ -256,12 +385,14 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
 		p.restartEnd(t, tid)
 	case kStart:
 		if f, ok := ev.(clrevents.GCStartEvent); ok {
-			p.start(t, f.GCStartFields())
+			p.start(t, tid, f.GCStartFields())
 		}
 	case kEnd:
-		if gc := p.current(); gc != nil {
-			gc.Duration = t.Sub(gc.Start)
-			gc.ended = true
+		if f, ok := ev.(clrevents.GCEndEvent); ok {
+			if gc := p.ending(int64(f.GCEndFields().Count)); gc != nil {
+				gc.Duration = t.Sub(gc.Start)
+				gc.ended = true
+			}
 		}
 	case kHeapStats:
 		if f, ok := ev.(clrevents.GCHeapStatsEvent); ok {
@@ -289,96 +420,176 @@ func (p *Process) current() *GC {
 	return p.s.bgc
 }
 
-func (p *Process) suspendBegin(t time.Time, tid int64, reason clrevents.GCSuspendEEReason) {
-	s := &p.s
-	switch reason {
-	case clrevents.GCSuspendEEReasonSuspendForGC:
-		s.gcTID = tid
-	case clrevents.GCSuspendEEReasonSuspendForGCPrep:
-		s.prepTID = tid
-	default:
-		// Suspensions for other reasons (the sampling profiler, the
-		// debugger, a thread abort, ...) are not GC pauses.
-		s.otherTID = tid
-		return
+// ending is the GC a GCEnd event with count ends: the latest GC of that
+// number not yet ended among the few that can be in progress together (a
+// background GC, a foreground GC, the ephemeral GC before a background
+// one), or nil when the trace does not hold its start.
+func (p *Process) ending(count int64) *GC {
+	for i, n := len(p.GCs)-1, 0; i >= 0 && n < 4; i, n = i-1, n+1 {
+		if gc := p.GCs[i]; gc.Number == count && !gc.ended {
+			return gc
+		}
 	}
-	s.suspendReason = reason
-	s.suspendStart = t
-	s.suspendEnd = time.Time{}
+	if gc := p.s.bgc; gc != nil && gc.Number == count && !gc.ended {
+		return gc
+	}
+	return nil
 }
 
-// ours reports whether a suspend or restart event on tid belongs to a GC
-// suspension: the runtime ends a suspension on the thread that began it.
-func (s *state) ours(tid int64) bool {
-	return tid == s.gcTID || tid == s.prepTID
+// forGC reports whether a suspension's reason is a GC's.
+func forGC(r clrevents.GCSuspendEEReason) bool {
+	return r == clrevents.GCSuspendEEReasonSuspendForGC || r == clrevents.GCSuspendEEReasonSuspendForGCPrep
+}
+
+// opened returns the open suspension of thread tid, or nil.
+func (s *state) opened(tid int64) *suspension {
+	for i := range s.open {
+		if s.open[i].tid == tid {
+			return &s.open[i]
+		}
+	}
+	return nil
+}
+
+// close forgets the open suspension of thread tid.
+func (s *state) close(tid int64) {
+	for i := range s.open {
+		if s.open[i].tid == tid {
+			s.open = append(s.open[:i], s.open[i+1:]...)
+			return
+		}
+	}
+}
+
+func (p *Process) suspendBegin(t time.Time, tid int64, reason clrevents.GCSuspendEEReason) {
+	// Suspensions for other reasons (the sampling profiler, the
+	// debugger, a thread abort, ...) are not GC pauses, but a GC may
+	// start inside one. A thread that begins again without its restart
+	// in the trace starts afresh.
+	s := &p.s
+	s.close(tid)
+	s.open = append(s.open, suspension{reason: reason, begin: t, tid: tid})
+}
+
+// waited moves the begin of a GC suspension to the end of the restart of
+// the GC suspension it waited behind: the runtime logs the begin before
+// it takes the lock that one holds, so a foreground GC's suspension can
+// begin while the background GC's (SuspendForGCPrep) is still on. A GC
+// suspension's restart between another's begin and its restart can only
+// be that one's. Suspensions for other reasons are left alone, as
+// TraceEvent leaves them.
+func (s *state) waited(sus *suspension) {
+	if forGC(sus.reason) && s.lastRestart.After(sus.begin) {
+		sus.begin = s.lastRestart
+	}
 }
 
 func (p *Process) suspendEnd(t time.Time, tid int64) {
 	s := &p.s
-	if !s.ours(tid) {
+	sus := s.opened(tid)
+	if sus == nil || !forGC(sus.reason) {
 		return
 	}
-	if s.prepTID >= 0 && s.bgc != nil && !s.suspendStart.IsZero() {
-		s.bgc.Suspend += t.Sub(s.suspendStart)
+	s.waited(sus)
+	sus.end = t
+	if sus.reason == clrevents.GCSuspendEEReasonSuspendForGCPrep && s.bgc != nil && s.bgc.HasPause {
+		s.bgc.Suspend += t.Sub(sus.begin)
 	}
-	s.suspendEnd = t
 }
 
 func (p *Process) restartEnd(t time.Time, tid int64) {
 	s := &p.s
-	if tid == s.otherTID {
-		s.otherTID = -1
-	}
-	if !s.ours(tid) {
+	sus := s.opened(tid)
+	if sus == nil {
+		// The restart of a suspension the trace does not hold: it ends a
+		// GC started on this thread whose pause is unknown.
+		if gc := p.current(); gc != nil && !gc.HasPause && gc.tid == tid && gc.Type != clrevents.GCTypeBackgroundGC {
+			p.restarted(gc, t)
+		}
 		return
 	}
-	if gc := p.current(); gc != nil {
-		switch {
-		case gc.Type == clrevents.GCTypeBackgroundGC:
-			p.addConcurrentPause(gc, t)
-		case !gc.ended:
-			// A restart before the GC's end: a concurrent GC of a runtime
-			// that does not report GC types (.NET Framework 2.0-era
-			// events). Its pauses add up like a background GC's, and it
-			// ends with its heap statistics.
-			gc.concurrent = true
-			p.addConcurrentPause(gc, t)
-		default:
-			gc.Pause = t.Sub(gc.PauseStart)
-			gc.Pauses = 1
-			if gc.hasHeapStats {
-				p.complete(gc)
-			}
+	closed := *sus
+	sus = &closed
+	s.close(tid)
+	if !forGC(sus.reason) && sus.gc == nil {
+		return
+	}
+	s.waited(sus)
+	if forGC(sus.reason) {
+		s.lastRestart = t
+	}
+	if sus.reason == clrevents.GCSuspendEEReasonSuspendForGCPrep {
+		// A later pause of the background GC in progress.
+		if gc := s.bgc; gc != nil && gc.HasPause {
+			gc.Pause += t.Sub(sus.begin)
+			gc.Pauses++
+		}
+		return
+	}
+	gc := sus.gc
+	if gc == nil {
+		// A suspension for a GC that logged no start: the later pauses
+		// of a concurrent GC of a runtime that does not report GC types
+		// (.NET Framework 2.0-era events) are those.
+		gc = p.current()
+		if gc == nil || gc.Type == clrevents.GCTypeBackgroundGC {
+			return
 		}
 	}
-	s.suspendStart = time.Time{}
-	s.gcTID, s.prepTID = -1, -1
+	p.restarted(gc, t)
 }
 
-// addConcurrentPause counts the suspension ending at t in gc's pauses.
-func (p *Process) addConcurrentPause(gc *GC, t time.Time) {
-	s := &p.s
-	if s.prepTID >= 0 && !s.suspendStart.IsZero() {
-		gc.Pause += t.Sub(s.suspendStart)
-		gc.Pauses++
-		return
+// restarted ends the pause of gc, blocking or the initial one of a
+// concurrent GC, with a restart at t.
+func (p *Process) restarted(gc *GC, t time.Time) {
+	if gc.HasPause {
+		gc.Pause = t.Sub(gc.PauseStart)
+		gc.Pauses = 1
 	}
-	// The initial pause: from the GC's first suspension to this restart.
-	// GCStart seeded Pause with the suspension time; this replaces it.
-	gc.Pause = t.Sub(gc.PauseStart)
-	gc.Pauses = 1
+	switch {
+	case gc.Type == clrevents.GCTypeBackgroundGC:
+		// The initial pause; the background GC goes on.
+	case !gc.ended:
+		// A restart before the GC's end: a concurrent GC of a runtime
+		// that does not report GC types. Its pauses add up like a
+		// background GC's, from its first suspension (as TraceEvent
+		// counts them), and it ends with its heap statistics.
+		gc.concurrent = true
+	default:
+		gc.restarted = true
+		if gc.hasHeapStats {
+			p.complete(gc)
+		}
+	}
 }
 
-func (p *Process) start(t time.Time, f clrevents.GCStartFields) {
+// suspensionFor is the open suspension a GC starting on thread tid runs
+// in: the thread's own, else the GC suspension that holds the runtime
+// (the one whose threads are stopped, else the latest begun), or nil.
+func (s *state) suspensionFor(tid int64) *suspension {
+	if sus := s.opened(tid); sus != nil {
+		return sus
+	}
+	var best *suspension
+	for i := range s.open {
+		sus := &s.open[i]
+		if sus.reason != clrevents.GCSuspendEEReasonSuspendForGC {
+			continue
+		}
+		if best == nil || !sus.end.IsZero() && best.end.IsZero() ||
+			sus.end.IsZero() == best.end.IsZero() && sus.begin.After(best.begin) {
+			best = sus
+		}
+	}
+	return best
+}
+
+func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) {
 	s := &p.s
 	n := len(p.GCs)
 	if n > 0 && p.GCs[n-1].Number == int64(f.Count) {
 		// Some runtimes log two start events per GC (two versions of
 		// the event); the first one counts.
-		return
-	}
-	if s.gcTID < 0 && s.otherTID < 0 {
-		p.Skipped++
 		return
 	}
 	gc := &GC{
@@ -387,23 +598,32 @@ func (p *Process) start(t time.Time, f clrevents.GCStartFields) {
 		Reason:     f.Reason,
 		Type:       f.Type,
 		Start:      t,
+		tid:        tid,
 	}
-	ephemeralBeforeBGC := n > 0 && p.GCs[n-1].Type == clrevents.GCTypeBackgroundGC &&
-		!p.GCs[n-1].Complete && gc.Type == clrevents.GCTypeNonConcurrentGC
-	if ephemeralBeforeBGC || gc.Reason == clrevents.GCReasonPMFullGC || s.suspendStart.IsZero() {
-		gc.PauseStart = t
-		if gc.Reason == clrevents.GCReasonPMFullGC {
-			if cur := p.current(); cur != nil {
-				p.complete(cur)
+	if gc.Reason == clrevents.GCReasonPMFullGC {
+		if cur := p.current(); cur != nil {
+			p.complete(cur)
+		}
+	}
+	if sus := s.suspensionFor(tid); sus != nil {
+		s.waited(sus)
+		sus.gc = gc
+		gc.HasPause = true
+		ephemeralBeforeBGC := n > 0 && p.GCs[n-1].Type == clrevents.GCTypeBackgroundGC &&
+			!p.GCs[n-1].Complete && gc.Type == clrevents.GCTypeNonConcurrentGC
+		if ephemeralBeforeBGC || gc.Reason == clrevents.GCReasonPMFullGC || !forGC(sus.reason) {
+			// The background GC's suspension is its; the ephemeral GC's
+			// pause counts from its start (as TraceEvent counts it). So
+			// does a GC's inside a suspension for another reason.
+			gc.PauseStart = t
+		} else {
+			gc.PauseStart = sus.begin
+			end := sus.end
+			if end.IsZero() {
+				end = t
 			}
+			gc.Suspend = end.Sub(sus.begin)
 		}
-	} else {
-		gc.PauseStart = s.suspendStart
-		end := s.suspendEnd
-		if end.IsZero() {
-			end = t
-		}
-		gc.Suspend = end.Sub(s.suspendStart)
 	}
 	p.GCs = append(p.GCs, gc)
 	if gc.Type == clrevents.GCTypeBackgroundGC {
@@ -437,7 +657,7 @@ func (p *Process) heapStats(t time.Time, f clrevents.GCHeapStatsFields) {
 		if gc.Type == clrevents.GCTypeBackgroundGC && s.bgc != nil {
 			p.complete(s.bgc)
 			s.bgc = nil
-		} else if gc.concurrent {
+		} else if gc.concurrent || gc.restarted {
 			p.complete(gc)
 		}
 	}
@@ -517,6 +737,7 @@ func (p *Process) allocTick(f clrevents.GCAllocationTickFields) {
 	if f.HasAllocationAmount64 {
 		amount = f.AllocationAmount64
 	}
+	p.HasAllocated = true
 	switch f.AllocationKind {
 	case clrevents.GCAllocationKindSmall:
 		p.Allocated[0] += amount
@@ -534,6 +755,9 @@ func (p *Process) complete(gc *GC) {
 		return
 	}
 	gc.Complete = true
+	if !gc.HasPause {
+		return
+	}
 	if gc.Type == clrevents.GCTypeBackgroundGC {
 		// From the end of the GC before it to this one's end.
 		i := len(p.GCs) - 1

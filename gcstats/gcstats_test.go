@@ -1,9 +1,12 @@
 package gcstats_test
 
 import (
+	"errors"
 	"io"
 	"math"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -269,6 +272,8 @@ func TestFrameworkDoubleStart(t *testing.T) {
 	}
 }
 
+// TestNoGCEvents: a trace without GCs is ErrNoEvents, whose text names
+// the keyword and level to record, as clrdump says it.
 func TestNoGCEvents(t *testing.T) {
 	r, err := trace.Open("../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip")
 	if err != nil {
@@ -276,11 +281,30 @@ func TestNoGCEvents(t *testing.T) {
 	}
 	defer r.Close()
 	a, err := gcstats.Read(r)
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, gcstats.ErrNoEvents) {
+		t.Fatalf("error %v, want ErrNoEvents", err)
+	}
+	if !strings.Contains(err.Error(), "GC keyword (0x1) at level Informational (4)") {
+		t.Errorf("error %q does not name the keyword", err)
 	}
 	if ps := a.Processes(); len(ps) != 0 {
 		t.Errorf("%d processes with GC events, want none", len(ps))
+	}
+}
+
+// TestSuspensionsWithoutGCs: the 2.0 trace's 14,846 suspensions are the
+// sampling profiler's (SuspendOther); with no GCStart it has no GC and no
+// process to report.
+func TestSuspensionsWithoutGCs(t *testing.T) {
+	path := sharedDir + "/eventpipe-dotnetcore2.0-linux-objver2.netperf.zip"
+	needShared(t, path)
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if a, err := gcstats.Read(r); !errors.Is(err, gcstats.ErrNoEvents) || len(a.Processes()) != 0 {
+		t.Errorf("error %v, %d processes; want ErrNoEvents and none", err, len(a.Processes()))
 	}
 }
 
@@ -409,4 +433,160 @@ func fragmentationByGC(t *testing.T, path string) map[[2]int64][gcstats.NumGens]
 		}
 	}
 	return out
+}
+
+// eventSpan returns, independently of the package, the times of a
+// trace's first and last events and those of the kernel's Process/Start
+// and Process/Stop events for pid (zero when the trace has none).
+func eventSpan(t *testing.T, path string, pid int64) (first, last, started, stopped time.Time) {
+	t.Helper()
+	r, err := trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.IsZero() {
+			first = e.Time()
+		}
+		last = e.Time()
+		if e.Provider() == "Windows Kernel" && e.ProcessID() == pid {
+			switch e.Name() {
+			case "Process/Start":
+				started = e.Time()
+			case "Process/Stop":
+				stopped = e.Time()
+			}
+		}
+	}
+}
+
+// TestTimeInTrace: the share of time paused is over the process's time in
+// the trace, not over the span of its GCs (gcevents.etl's two GCs, 1.3 ms
+// of pauses 0.75 ms apart, read 99.45% paused): the whole trace when it
+// does not record the process's start and exit (gcevents.etl, 11.6 s),
+// from its Process/Start to its Process/Stop when it does (the 4.5.2
+// trace's Test.x86.exe).
+func TestTimeInTrace(t *testing.T) {
+	for _, c := range []struct {
+		path      string
+		pid       int64
+		boundedBy bool
+	}{{gcevents, 179596, false}, {net452, 3644, true}} {
+		t.Run(c.path[strings.LastIndexByte(c.path, '/')+1:], func(t *testing.T) {
+			needShared(t, c.path)
+			first, last, started, stopped := eventSpan(t, c.path, c.pid)
+			if c.boundedBy == started.IsZero() || c.boundedBy == stopped.IsZero() {
+				t.Fatalf("Process/Start %v, Process/Stop %v in the trace", started, stopped)
+			}
+			wantStart, wantEnd := first, last
+			if c.boundedBy {
+				wantStart, wantEnd = started, stopped
+			}
+			a := analyze(t, c.path)
+			var p *gcstats.Process
+			for _, q := range a.Processes() {
+				if q.PID == c.pid {
+					p = q
+				}
+			}
+			if p == nil {
+				t.Fatalf("no process %d", c.pid)
+			}
+			start, end := p.TimeInTrace()
+			if !start.Equal(wantStart) || !end.Equal(wantEnd) {
+				t.Errorf("time in trace %v to %v, want %v to %v", start, end, wantStart, wantEnd)
+			}
+			s := p.Summary()
+			if s.Span != wantEnd.Sub(wantStart) {
+				t.Errorf("span %v, want %v", s.Span, wantEnd.Sub(wantStart))
+			}
+			var paused time.Duration
+			for _, gc := range p.GCs {
+				paused += gc.Pause
+			}
+			if want := 100 * float64(paused) / float64(wantEnd.Sub(wantStart)); math.Abs(s.PausePercent-want) > 1e-9 || s.PausePercent >= 1 {
+				t.Errorf("paused %.4f%%, want %.4f%%", s.PausePercent, want)
+			}
+		})
+	}
+}
+
+// TestAllocationTicksLeftOut: gcevents.etl read without its AllocationTick
+// events (as a trace recorded at level Informational holds it): the
+// allocation is unknown, not zero; the pauses do not change.
+func TestAllocationTicksLeftOut(t *testing.T) {
+	full := analyze(t, gcevents).Processes()[0]
+	if !full.HasAllocated || full.Summary().Allocated == 0 {
+		t.Fatalf("the whole trace: allocation known %v, %d bytes", full.HasAllocated, full.Summary().Allocated)
+	}
+	r, err := trace.Open(gcevents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a := gcstats.NewAnalyzer()
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(e.Name(), "GCAllocationTick") {
+			a.Add(e)
+		}
+	}
+	p := a.Processes()[0]
+	if s := p.Summary(); p.HasAllocated || s.HasAllocated {
+		t.Errorf("allocation known (%v, %v, %d bytes) without AllocationTick events", p.HasAllocated, s.HasAllocated, s.Allocated)
+	}
+	for i, gc := range p.GCs {
+		if gc.Pause != full.GCs[i].Pause {
+			t.Errorf("GC %d: pause %v, %v with the ticks", gc.Number, gc.Pause, full.GCs[i].Pause)
+		}
+	}
+}
+
+// TestHTMLHeapLine: the heap line runs through each complete GC's size
+// before it (a point, at its pause) and after it, starting at the first
+// point, not detached from it.
+func TestHTMLHeapLine(t *testing.T) {
+	a := analyze(t, gcevents)
+	var b strings.Builder
+	if err := gcstats.WriteHTML(&b, a.Origin(), a.Processes(), "gcevents"); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	m := regexp.MustCompile(`class="heap-line"[^>]* points="([^"]*)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no heap line")
+	}
+	points := strings.Fields(m[1])
+	circles := regexp.MustCompile(`class="heap-before" cx="([^"]*)" cy="([^"]*)"`).FindAllStringSubmatch(page, -1)
+	if len(points) != 4 || len(circles) != 2 {
+		t.Fatalf("%d line points, %d before points; want 4, 2 (two GCs)", len(points), len(circles))
+	}
+	for i, c := range circles {
+		if points[2*i] != c[1]+","+c[2] {
+			t.Errorf("GC %d: the line passes %s, its before point is at %s,%s", i+1, points[2*i], c[1], c[2])
+		}
+	}
+	y := func(p string) float64 {
+		v, _ := strconv.ParseFloat(p[strings.IndexByte(p, ',')+1:], 64)
+		return v
+	}
+	// Both GCs shrank the heap: the line drops at each (SVG's y grows
+	// downwards).
+	if y(points[1]) <= y(points[0]) || y(points[3]) <= y(points[2]) {
+		t.Errorf("the line does not drop at the GCs: %v", points)
+	}
 }

@@ -5,24 +5,26 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"math"
 	"strconv"
 	"time"
 )
 
-// GenColors are the colours the HTML report gives generations 0, 1 and 2
+// genColors are the colours the HTML report gives generations 0, 1 and 2
 // (the pause bars and the table's generation column).
-var GenColors = [3]string{"#4e79a7", "#f28e2b", "#e15759"}
+var genColors = [3]string{"#4e79a7", "#f28e2b", "#e15759"}
 
-// HeapColors are the colours of the heap chart: the size after each GC
-// and the size before it.
-var HeapColors = [2]string{"#59a14f", "#b07aa1"}
+// heapColor is the colour of the heap chart's line and points.
+const heapColor = "#59a14f"
+
+// unknownColor marks GCs whose pause the trace does not hold.
+const unknownColor = "#888"
 
 // WriteHTML writes a self-contained HTML page (inline SVG and CSS, no
 // scripts, nothing fetched) with, for each process, its summary, a
-// timeline of the GC pauses coloured by generation, the heap's size before
-// and after each GC over time, and the table of GCs. Times count from
-// origin; name titles the page (the trace's name).
+// timeline of the GC pauses coloured by generation, the heap's size over
+// time (before each GC and after it), and the table of GCs. Times count
+// from origin (the Analyzer's Origin); name titles the page (the trace's
+// name).
 func WriteHTML(w io.Writer, origin time.Time, procs []*Process, name string) error {
 	bw := bufio.NewWriter(w)
 	title := "GC report: " + name
@@ -65,24 +67,32 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 		title += " (" + p.Name + ")"
 	}
 	fmt.Fprintf(w, "<section class=\"process\" data-pid=\"%d\">\n<h2>%s</h2>\n", p.PID, html.EscapeString(title))
-	fmt.Fprintf(w, "<p>%d GCs (%s); %.2f%% of %.3f s paused; %s MB allocated; largest heap after a GC %s MB.</p>\n",
-		len(p.GCs), kind, s.PausePercent, s.Span.Seconds(), mbString(s.Allocated), mbString(s.MaxHeap))
+	start, end := p.TimeInTrace()
+	fmt.Fprintf(w, "<p>%d GCs (%s). Paused %s ms: %.2f%% of the process's %.3f s in the trace (%s to %s from the trace's start). %s. Largest heap after a GC %s MB.</p>\n",
+		len(p.GCs), kind, msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
+		secondsString(start.Sub(origin)), secondsString(end.Sub(origin)), html.EscapeString(allocationNote(s)), mbString(s.MaxHeap))
+	if s.PauseUnknown > 0 {
+		fmt.Fprintf(w, "<p>Pauses unknown (marked ? and grey, not in the pause figures): %d of the GCs began before the trace did.</p>\n", s.PauseUnknown)
+	}
 	w.WriteString("<table class=\"summary\"><tr><th>gen</th><th>count</th><th>mean pause ms</th><th>max pause ms</th><th>total pause ms</th></tr>\n")
 	for g, gs := range s.Gens {
 		fmt.Fprintf(w, "<tr><td>%d</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-			g, gs.Count, msString(gs.MeanPause()), msString(gs.MaxPause), msString(gs.TotalPause))
+			g, gs.Count, pauseCell(gs, gs.MeanPause()), pauseCell(gs, gs.MaxPause), pauseCell(gs, gs.TotalPause))
 	}
 	fmt.Fprintf(w, "<tr><td>all</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td></tr>\n</table>\n",
-		s.All.Count, msString(s.All.MeanPause()), msString(s.All.MaxPause), msString(s.All.TotalPause))
+		s.All.Count, pauseCell(s.All, s.All.MeanPause()), pauseCell(s.All, s.All.MaxPause), pauseCell(s.All, s.All.TotalPause))
 
 	w.WriteString("<h3>Pauses</h3>\n<div class=\"legend\">")
-	for g, c := range GenColors {
+	for g, c := range genColors {
 		fmt.Fprintf(w, "<span style=\"background:%s\"></span>gen %d", c, g)
+	}
+	if s.PauseUnknown > 0 {
+		fmt.Fprintf(w, "<span style=\"background:%s\"></span>pause unknown", unknownColor)
 	}
 	w.WriteString("</div>\n")
 	pauseChart(w, origin, p)
 	w.WriteString("<h3>Heap size</h3>\n<div class=\"legend\">")
-	fmt.Fprintf(w, "<span style=\"background:%s\"></span>after GC<span style=\"background:%s\"></span>before GC", HeapColors[0], HeapColors[1])
+	fmt.Fprintf(w, "<span style=\"background:%s\"></span>heap: before each GC (point), after it (end of the drop)", heapColor)
 	w.WriteString("</div>\n")
 	heapChart(w, origin, p)
 
@@ -96,17 +106,30 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 		if gc.HasFragmentation {
 			free = mbString(gc.TotalFragmentation())
 		}
-		fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
+		pause, pauses := "?", "?"
+		if gc.HasPause {
+			pause, pauses = msString(gc.Pause), strconv.Itoa(gc.Pauses)
+		}
+		fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td></tr>\n",
 			gc.Number, msString(gc.Start.Sub(origin)), gc.Generation,
 			html.EscapeString(gc.Type.String()), html.EscapeString(gc.Reason.String()),
-			msString(gc.Pause), gc.Pauses, msString(gc.Duration), before, mbString(gc.HeapAfter), free, gc.PinnedObjects)
+			pause, pauses, msString(gc.Duration), before, mbString(gc.HeapAfter), free, gc.PinnedObjects)
 	}
 	w.WriteString("</table>\n</section>\n")
 }
 
+// pauseCell is d, a pause figure of gs, in milliseconds, or "?" when
+// none of its GCs has a known pause.
+func pauseCell(gs GenSummary, d time.Duration) string {
+	if gs.Count > 0 && gs.Measured == 0 {
+		return "?"
+	}
+	return msString(d)
+}
+
 func genColor(g int) string {
-	if g >= 0 && g < len(GenColors) {
-		return GenColors[g]
+	if g >= 0 && g < len(genColors) {
+		return genColors[g]
 	}
 	return "#888"
 }
@@ -117,120 +140,16 @@ func msString(d time.Duration) string {
 
 func mbString(b uint64) string { return strconv.FormatFloat(float64(b)/1e6, 'f', 3, 64) }
 
-// chart is the frame of one SVG chart: the plot area and the scales.
-type chart struct {
-	width, height, left, right, top, bottom float64
-	x0, x1, y1                              float64 // data ranges: x in seconds, y from 0
+// allocationNote says what the process allocated, or that the trace does
+// not say and what would.
+func allocationNote(s Summary) string {
+	if !s.HasAllocated {
+		return "Allocation unknown: the trace has no AllocationTick events (the GC keyword, 0x1, at level Verbose, 5)"
+	}
+	return "Allocated " + mbString(s.Allocated) + " MB (AllocationTick)"
 }
 
-func newChart(x0, x1, y1 float64) *chart {
-	if x1 <= x0 {
-		x1 = x0 + 1
-	}
-	if y1 <= 0 {
-		y1 = 1
-	}
-	return &chart{width: 960, height: 260, left: 64, right: 40, top: 12, bottom: 36, x0: x0, x1: x1, y1: niceCeil(y1)}
-}
-
-func (c *chart) x(v float64) float64 {
-	return c.left + (v-c.x0)/(c.x1-c.x0)*(c.width-c.left-c.right)
-}
-
-func (c *chart) y(v float64) float64 {
-	return c.height - c.bottom - v/c.y1*(c.height-c.top-c.bottom)
-}
-
-// open writes the SVG element and the axes with five ticks each.
-func (c *chart) open(w *bufio.Writer, class, yLabel string) {
-	fmt.Fprintf(w, "<svg class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" role=\"img\">\n", class, c.width, c.height, c.width, c.height)
-	for i := 0; i <= 4; i++ {
-		v := c.y1 * float64(i) / 4
-		y := c.y(v)
-		fmt.Fprintf(w, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", c.left, y, c.width-c.right, y)
-		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", c.left-6, y+4, strconv.FormatFloat(v, 'g', 4, 64))
-	}
-	for i := 0; i <= 4; i++ {
-		v := c.x0 + (c.x1-c.x0)*float64(i)/4
-		x := c.x(v)
-		fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s s</text>\n", x, c.height-c.bottom+16, strconv.FormatFloat(v, 'f', 2, 64))
-	}
-	fmt.Fprintf(w, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", c.left, c.height-c.bottom, c.width-c.right, c.height-c.bottom)
-	fmt.Fprintf(w, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", c.left, c.top, c.left, c.height-c.bottom)
-	fmt.Fprintf(w, "<text x=\"12\" y=\"%.1f\" transform=\"rotate(-90 12 %.1f)\" text-anchor=\"middle\">%s</text>\n", (c.top+c.height-c.bottom)/2, (c.top+c.height-c.bottom)/2, html.EscapeString(yLabel))
-}
-
-// timeRange is the span of the process's GCs in seconds from origin.
-func timeRange(origin time.Time, p *Process) (float64, float64) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, gc := range p.GCs {
-		s := gc.PauseStart.Sub(origin).Seconds()
-		e := gc.Start.Add(gc.Duration).Sub(origin).Seconds()
-		lo, hi = math.Min(lo, s), math.Max(hi, math.Max(s, e))
-	}
-	if lo > hi {
-		return 0, 1
-	}
-	pad := (hi - lo) * 0.02
-	return math.Max(0, lo-pad), hi + pad
-}
-
-// pauseChart draws each GC's pause as a bar at its time, as tall as the
-// pause, coloured by generation.
-func pauseChart(w *bufio.Writer, origin time.Time, p *Process) {
-	x0, x1 := timeRange(origin, p)
-	var maxPause float64
-	for _, gc := range p.GCs {
-		maxPause = math.Max(maxPause, float64(gc.Pause)/float64(time.Millisecond))
-	}
-	c := newChart(x0, x1, maxPause)
-	c.open(w, "pauses", "pause (ms)")
-	for _, gc := range p.GCs {
-		pause := float64(gc.Pause) / float64(time.Millisecond)
-		x := c.x(gc.PauseStart.Sub(origin).Seconds())
-		y := c.y(pause)
-		h := math.Max(c.height-c.bottom-y, 1)
-		fmt.Fprintf(w, "<rect class=\"pause gen%d\" x=\"%.1f\" y=\"%.1f\" width=\"3\" height=\"%.1f\" fill=\"%s\"><title>GC %d (gen %d, %s): %s ms</title></rect>\n",
-			gc.Generation, x-1, c.height-c.bottom-h, h, genColor(gc.Generation), gc.Number, gc.Generation, html.EscapeString(gc.Reason.String()), msString(gc.Pause))
-	}
-	w.WriteString("</svg>\n")
-}
-
-// heapChart draws the heap's size after each GC as a line, and its size
-// before each GC as points.
-func heapChart(w *bufio.Writer, origin time.Time, p *Process) {
-	x0, x1 := timeRange(origin, p)
-	var top float64
-	for _, gc := range p.GCs {
-		top = math.Max(top, math.Max(float64(gc.HeapAfter), float64(gc.HeapBefore))/1e6)
-	}
-	c := newChart(x0, x1, top)
-	c.open(w, "heap", "heap (MB)")
-	fmt.Fprintf(w, "<polyline class=\"heap-after\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", HeapColors[0])
-	for _, gc := range p.GCs {
-		if !gc.Complete {
-			continue
-		}
-		fmt.Fprintf(w, "%.1f,%.1f ", c.x(gc.Start.Add(gc.Duration).Sub(origin).Seconds()), c.y(float64(gc.HeapAfter)/1e6))
-	}
-	w.WriteString("\"/>\n")
-	for _, gc := range p.GCs {
-		if !gc.Complete {
-			continue
-		}
-		fmt.Fprintf(w, "<circle class=\"heap-before\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>GC %d: %s MB before, %s MB after</title></circle>\n",
-			c.x(gc.PauseStart.Sub(origin).Seconds()), c.y(float64(gc.HeapBefore)/1e6), HeapColors[1], gc.Number, mbString(gc.HeapBefore), mbString(gc.HeapAfter))
-	}
-	w.WriteString("</svg>\n")
-}
-
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten.
-func niceCeil(v float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if v <= m*p {
-			return m * p
-		}
-	}
-	return 10 * p
+// secondsString is d in seconds with three decimals.
+func secondsString(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + " s"
 }

@@ -189,17 +189,145 @@ func TestEstimatedHeapBefore(t *testing.T) {
 	}
 }
 
-// TestStartWithoutSuspension: a trace that begins inside a GC has its
-// start event but not its suspension: it is counted as skipped, not
-// reported with a made-up pause.
+// TestStartWithoutSuspension: a trace that begins while the runtime is
+// suspended for a GC has the GC's start event but not its suspension: the
+// GC is a row with its pause unknown (not made up), complete once its
+// thread restarts the runtime, and the summary counts it without a pause.
 func TestStartWithoutSuspension(t *testing.T) {
 	f := newFeed()
+	f.at(0.5, 1, &clrevents.GCSuspendEEEndV1{}) // the suspension's end, its begin before the trace
 	f.at(1, 1, &clrevents.GCStartV2{Count: 3})
 	f.at(2, 1, &clrevents.GCEndV1{Count: 3})
-	f.at(2.1, 1, &clrevents.GCHeapStatsV2{})
+	f.at(2.1, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 10})
 	f.at(2.2, 1, &clrevents.GCRestartEEEndV1{})
+	f.suspend(10, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.1, 1, &clrevents.GCStartV2{Count: 4})
+	f.at(10.5, 1, &clrevents.GCEndV1{Count: 4})
+	f.at(10.6, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 20})
+	f.at(10.7, 1, &clrevents.GCRestartEEEndV1{})
 	p := f.process(t)
-	if len(p.GCs) != 0 || p.Skipped != 1 {
-		t.Errorf("%d GCs, %d skipped; want 0, 1", len(p.GCs), p.Skipped)
+	if len(p.GCs) != 2 {
+		t.Fatalf("%d GCs, want 2 (every GCStart is a GC)", len(p.GCs))
+	}
+	g := p.GCs[0]
+	if g.Number != 3 || g.HasPause || g.Pause != 0 || g.Pauses != 0 || !g.PauseStart.IsZero() || g.PausePercent != 0 {
+		t.Errorf("GC 3: has pause %v, pause %v (%d), pause start %v, %.1f%%; want an unknown pause", g.HasPause, g.Pause, g.Pauses, g.PauseStart, g.PausePercent)
+	}
+	if !g.Complete || !near(msOf(g.Duration), 1) || g.HeapAfter != 10 {
+		t.Errorf("GC 3: complete %v, duration %v, heap after %d; want true, 1ms, 10", g.Complete, g.Duration, g.HeapAfter)
+	}
+	if g := p.GCs[1]; !g.HasPause || !g.Complete || !near(msOf(g.Pause), 0.7) {
+		t.Errorf("GC 4: has pause %v, complete %v, pause %v; want true, true, 0.7ms", g.HasPause, g.Complete, g.Pause)
+	}
+	s := p.Summary()
+	if s.All.Count != 2 || s.All.Measured != 1 || s.PauseUnknown != 1 || !near(msOf(s.All.TotalPause), 0.7) || !near(msOf(s.All.MeanPause()), 0.7) {
+		t.Errorf("summary: %d GCs, %d measured, %d unknown, total pause %v, mean %v; want 2, 1, 1, 0.7ms, 0.7ms",
+			s.All.Count, s.All.Measured, s.PauseUnknown, s.All.TotalPause, s.All.MeanPause())
+	}
+}
+
+// TestForegroundGCDuringBackgroundSuspension: the runtime logs a
+// suspension's begin before it waits for the runtime to be free, so a
+// foreground GC's suspension (SuspendForGC, its Count still the background
+// GC's number) can begin while the background GC's own SuspendForGCPrep
+// suspension holds the runtime. The foreground GC is a GC with its own
+// pause, from the background GC's restart (when it could suspend) to its
+// own; the background GC keeps its events.
+func TestForegroundGCDuringBackgroundSuspension(t *testing.T) {
+	const user, bgc = 100, 200
+	f := newFeed()
+	f.suspend(10, user, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.5, user, &clrevents.GCSuspendEEEndV1{})
+	f.at(11, user, &clrevents.GCStartV2{Count: 7, Depth: 2, Reason: clrevents.GCReasonAllocSmall, Type: clrevents.GCTypeBackgroundGC})
+	f.at(12, user, &clrevents.GCRestartEEEndV1{}) // initial pause: 10 → 12
+	// The background GC's final phase; the user thread asks for a GC
+	// while it holds the runtime.
+	f.suspend(30, bgc, clrevents.GCSuspendEEReasonSuspendForGCPrep)
+	f.at(30.1, user, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC, Count: 7})
+	f.at(30.5, bgc, &clrevents.GCSuspendEEEndV1{})
+	f.at(33, bgc, &clrevents.GCRestartEEEndV1{}) // 30 → 33
+	f.at(33.4, user, &clrevents.GCSuspendEEEndV1{})
+	f.at(33.5, user, &clrevents.GCStartV2{Count: 8, Depth: 1, Reason: clrevents.GCReasonAllocSmall, Type: clrevents.GCTypeForegroundGC})
+	f.at(36, user, &clrevents.GCEndV1{Count: 8, Depth: 1})
+	f.at(36.1, user, &clrevents.GCHeapStatsV2{GenerationSize0: 100, GenerationSize1: 200})
+	f.at(37, user, &clrevents.GCRestartEEEndV1{}) // 33 → 37
+	f.at(40, bgc, &clrevents.GCEndV1{Count: 7, Depth: 2})
+	f.at(40.1, bgc, &clrevents.GCHeapStatsV2{GenerationSize0: 10, GenerationSize2: 5000})
+
+	p := f.process(t)
+	if len(p.GCs) != 2 {
+		t.Fatalf("%d GCs, want 2", len(p.GCs))
+	}
+	b, fg := p.GCs[0], p.GCs[1]
+	if fg.Number != 8 || fg.Type != clrevents.GCTypeForegroundGC || !fg.HasPause || !fg.Complete {
+		t.Fatalf("GC 8: number %d type %v has pause %v complete %v", fg.Number, fg.Type, fg.HasPause, fg.Complete)
+	}
+	if fg.Pauses != 1 || !near(msOf(fg.Pause), 4) || !near(msOf(fg.Suspend), 0.4) || !near(msOf(fg.PauseStart.Sub(f.t0)), 33) {
+		t.Errorf("GC 8: %d pauses of %v from %v, suspend %v; want 1 of 4ms from 33ms, suspend 0.4ms",
+			fg.Pauses, fg.Pause, fg.PauseStart.Sub(f.t0), fg.Suspend)
+	}
+	if !near(msOf(fg.Duration), 2.5) || fg.HeapAfter != 300 {
+		t.Errorf("GC 8: duration %v heap after %d, want 2.5ms 300", fg.Duration, fg.HeapAfter)
+	}
+	if !b.Complete || b.Pauses != 2 || !near(msOf(b.Pause), 2+3) || !near(msOf(b.Suspend), 0.5+0.5) {
+		t.Errorf("GC 7: complete %v, %d pauses of %v, suspend %v; want true, 2 of 5ms, 1ms", b.Complete, b.Pauses, b.Pause, b.Suspend)
+	}
+	if !near(msOf(b.Duration), 29) || b.HeapAfter != 5010 {
+		t.Errorf("GC 7: duration %v heap after %d, want 29ms 5010", b.Duration, b.HeapAfter)
+	}
+	s := p.Summary()
+	if s.All.Count != 2 || s.PauseUnknown != 0 || !near(msOf(s.All.TotalPause), 9) {
+		t.Errorf("summary: %d GCs, %d unknown, %v paused; want 2, 0, 9ms", s.All.Count, s.PauseUnknown, s.All.TotalPause)
+	}
+	// The process's time in the trace runs from the origin to the last
+	// event: 40.1 ms, 9 of them paused.
+	if !near(msOf(s.Span), 40.1) || !near(s.PausePercent, 100*9/40.1) {
+		t.Errorf("paused %.3f%% of %v, want %.3f%% of 40.1ms", s.PausePercent, s.Span, 100*9/40.1)
+	}
+}
+
+// TestBackgroundGCBeganBeforeTrace: the events of a background GC that
+// started before the trace (its final suspension, end and heap
+// statistics) belong to no GC of the trace; they neither end nor
+// complete the foreground GC that runs meanwhile.
+func TestBackgroundGCBeganBeforeTrace(t *testing.T) {
+	const user, bgc = 100, 200
+	f := newFeed()
+	f.suspend(1, user, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(1.1, user, &clrevents.GCSuspendEEEndV1{})
+	f.at(1.2, user, &clrevents.GCStartV2{Count: 6, Depth: 0, Type: clrevents.GCTypeForegroundGC})
+	f.at(2, bgc, &clrevents.GCEndV1{Count: 5, Depth: 2}) // not GC 6's end
+	f.at(3, user, &clrevents.GCEndV1{Count: 6})
+	f.at(3.1, user, &clrevents.GCHeapStatsV2{GenerationSize0: 7})
+	f.at(3.2, user, &clrevents.GCRestartEEEndV1{})
+	f.suspend(5, bgc, clrevents.GCSuspendEEReasonSuspendForGCPrep)
+	f.at(5.5, bgc, &clrevents.GCRestartEEEndV1{})
+	f.at(6, bgc, &clrevents.GCHeapStatsV2{GenerationSize2: 900})
+	p := f.process(t)
+	if len(p.GCs) != 1 {
+		t.Fatalf("%d GCs, want 1", len(p.GCs))
+	}
+	g := p.GCs[0]
+	if !g.Complete || !near(msOf(g.Duration), 1.8) || !near(msOf(g.Pause), 2.2) || g.HeapAfter != 7 {
+		t.Errorf("GC 6: complete %v duration %v pause %v heap after %d; want true 1.8ms 2.2ms 7", g.Complete, g.Duration, g.Pause, g.HeapAfter)
+	}
+}
+
+// TestAllocationUnknown: without AllocationTick events the allocation is
+// unknown, not zero.
+func TestAllocationUnknown(t *testing.T) {
+	f := newFeed()
+	f.suspend(1, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(1.1, 1, &clrevents.GCStartV2{Count: 1})
+	f.at(1.5, 1, &clrevents.GCEndV1{Count: 1})
+	f.at(1.6, 1, &clrevents.GCHeapStatsV2{GenerationSize0: 50})
+	f.at(1.7, 1, &clrevents.GCRestartEEEndV1{})
+	p := f.process(t)
+	if s := p.Summary(); p.HasAllocated || s.HasAllocated {
+		t.Errorf("allocation known (%v, %v) without AllocationTick events", p.HasAllocated, s.HasAllocated)
+	}
+	f.at(2, 1, &clrevents.GCAllocationTickV4{AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
+	if s := p.Summary(); !s.HasAllocated || s.Allocated != 100_000 {
+		t.Errorf("allocated %d (known %v), want 100000", s.Allocated, s.HasAllocated)
 	}
 }

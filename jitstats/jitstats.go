@@ -20,10 +20,12 @@
 // give tiers and sizes but no compile times. Inlining decisions need the
 // JitTracing keyword (0x1000) at Verbose; methods restored from ReadyToRun
 // images (R2RGetEntryPoint) need the CompilationDiagnostic keyword
-// (0x2000000000).
+// (0x2000000000). Read returns ErrNoEvents for a trace with none of
+// these.
 package jitstats
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -110,12 +112,24 @@ func NewAnalyzer() *Analyzer {
 	return &Analyzer{procs: make(map[int64]*Process)}
 }
 
+// ErrNoEvents is the error Read returns when the trace has no JIT
+// activity: no compiled method, ReadyToRun method used or inlining
+// decision in any process. Analyses fed event by event can tell the same
+// from an empty Processes.
+var ErrNoEvents = errors.New("no JIT events: record the runtime provider with the JIT keyword (0x10) at level Verbose (5), e.g. dotnet-trace collect --providers Microsoft-Windows-DotNETRuntime:0x10:5")
+
 // Read feeds every event of r to a new Analyzer. It returns the Analyzer
 // and the first error reading r (not decoding errors, which the Analyzer
-// counts).
+// counts), or ErrNoEvents when r has no JIT activity.
 func Read(r *trace.Reader) (*Analyzer, error) {
 	a := NewAnalyzer()
-	return a, feed.ReadAll(r, a.Add)
+	if err := feed.ReadAll(r, a.Add); err != nil {
+		return a, err
+	}
+	if len(a.Processes()) == 0 {
+		return a, ErrNoEvents
+	}
+	return a, nil
 }
 
 // Add feeds one event; events the model does not use cost a map lookup.
@@ -140,9 +154,16 @@ func (a *Analyzer) DecodeErrors() (int, error) {
 	return a.feed.DecodeErrors, a.feed.FirstDecodeError
 }
 
-// Processes returns the processes that had JIT events, by process ID.
+// Processes returns the processes with JIT activity (a compiled method, a
+// ReadyToRun method used or an inlining decision), by process ID.
 func (a *Analyzer) Processes() []*Process {
-	return feed.ByPID(a.procs)
+	var out []*Process
+	for _, p := range feed.ByPID(a.procs) {
+		if len(p.Methods) > 0 || p.ReadyToRun > 0 || p.Inlining.Succeeded+p.Inlining.Failed > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (a *Analyzer) proc(pid int64) *Process {

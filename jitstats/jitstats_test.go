@@ -1,8 +1,10 @@
 package jitstats_test
 
 import (
+	"errors"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +215,28 @@ func TestSynthetic(t *testing.T) {
 	}
 	if p.ReadyToRun != 1 || p.Inlining.Failed != 2 || p.Inlining.Succeeded != 1 || p.Inlining.Reasons["too many il bytes"] != 2 {
 		t.Errorf("R2R %d, inlining %+v", p.ReadyToRun, p.Inlining)
+	}
+}
+
+// TestNoJITEvents: a trace without JIT activity (gcevents.etl has only GC
+// events) is ErrNoEvents, whose text names the keyword to record, as
+// clrdump says it; so is a process with only a compile's start.
+func TestNoJITEvents(t *testing.T) {
+	r, err := trace.Open("../testdata/traces/gcevents.etl.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	a, err := jitstats.Read(r)
+	if !errors.Is(err, jitstats.ErrNoEvents) || len(a.Processes()) != 0 {
+		t.Fatalf("error %v, %d processes; want ErrNoEvents, none", err, len(a.Processes()))
+	}
+	if !strings.Contains(err.Error(), "JIT keyword (0x10) at level Verbose (5)") {
+		t.Errorf("error %q does not name the keyword", err)
+	}
+	b := jitstats.NewAnalyzer()
+	b.Observe(time.Now(), 1, 1, &clrevents.MethodJittingStartedV1{MethodID: 1})
+	if ps := b.Processes(); len(ps) != 0 {
+		t.Errorf("%d processes for a compile that never ended", len(ps))
 	}
 }

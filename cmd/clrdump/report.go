@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,14 +27,20 @@ import (
 // jsonl is one object per GC or per compiled method; csv the same as rows
 // with a header; html (gc only) a self-contained page with the pause
 // timeline and the heap over time. Times are milliseconds from the
-// trace's first event. Keys of a GC line: pid, gc, gen, reason, type,
-// start_ms, pause_ms, pauses, suspend_ms, duration_ms, pause_percent,
-// heap_before_bytes, heap_before_estimated, heap_after_bytes,
-// fragmentation_bytes (the free space left in the heap after the GC; -1
-// when the trace has no per-heap history for it), promoted_bytes,
-// pinned_objects, heaps, complete. Keys of a method
+// trace's first event. Every GCStart is a GC; one whose suspension the
+// trace does not hold (it began before the trace) has its pause unknown:
+// "?" in text, -1 in jsonl and csv. Keys of a GC line: pid, gc, gen,
+// reason, type (NonConcurrentGC, BackgroundGC or ForegroundGC, as
+// TraceEvent names them), start_ms, pause_ms (-1: unknown), pauses,
+// suspend_ms (-1: unknown), duration_ms, pause_percent (-1 without a
+// pause or the GC's end), heap_before_bytes, heap_before_estimated,
+// heap_after_bytes, fragmentation_bytes (the free space left in the heap
+// after the GC; -1 when the trace has no per-heap history for it),
+// promoted_bytes, pinned_objects, heaps, complete. Keys of a method
 // line: pid, method, method_id, tier, start_ms, tid, jit_ms (-1 when the
-// trace has no start event for it), il_size, native_size.
+// trace has no start event for it), il_size, native_size. A trace
+// without the events is an error that names the keyword to record
+// (gcstats.ErrNoEvents, jitstats.ErrNoEvents).
 
 // reportFlags are the flags of -report mode.
 type reportFlags struct {
@@ -96,27 +103,27 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 	switch rf.kind {
 	case "gc":
 		a, err := gcstats.Read(src)
-		if err != nil {
+		if err != nil && !errors.Is(err, gcstats.ErrNoEvents) {
 			fmt.Fprintf(stderr, "clrdump: %v (the report covers the events before it)\n", err)
 			status = exitError
 		}
 		decodeErrors, firstDecodeError = a.DecodeErrors()
 		procs := filterGC(a.Processes(), o.pid)
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s: no GC events%s: record the runtime provider with the GC keyword (0x1) at level Informational (4), e.g. dotnet-trace collect --providers Microsoft-Windows-DotNETRuntime:0x1:4\n", src.Name(), pidNote(o.pid))
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), gcstats.ErrNoEvents)
 			return exitError
 		}
 		write = func(w *bufio.Writer) error { return writeGCReport(w, o.format, a.Origin(), procs, src.Name()) }
 	case "jit":
 		a, err := jitstats.Read(src)
-		if err != nil {
+		if err != nil && !errors.Is(err, jitstats.ErrNoEvents) {
 			fmt.Fprintf(stderr, "clrdump: %v (the report covers the events before it)\n", err)
 			status = exitError
 		}
 		decodeErrors, firstDecodeError = a.DecodeErrors()
 		procs := filterJIT(a.Processes(), o.pid)
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s: no JIT events%s: record the runtime provider with the JIT keyword (0x10) at level Verbose (5), e.g. dotnet-trace collect --providers Microsoft-Windows-DotNETRuntime:0x10:5\n", src.Name(), pidNote(o.pid))
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), jitstats.ErrNoEvents)
 			return exitError
 		}
 		top := 10
@@ -155,7 +162,7 @@ func pidNote(pid int64) string {
 	if pid < 0 {
 		return ""
 	}
-	return " for process " + strconv.FormatInt(pid, 10)
+	return ": process " + strconv.FormatInt(pid, 10)
 }
 
 // writeOut runs write on a buffered standard output, or on the file out,
@@ -186,7 +193,7 @@ func writeOut(out string, stdout io.Writer, write func(*bufio.Writer) error) err
 func filterGC(ps []*gcstats.Process, pid int64) []*gcstats.Process {
 	var out []*gcstats.Process
 	for _, p := range ps {
-		if (pid < 0 || p.PID == pid) && len(p.GCs) > 0 {
+		if pid < 0 || p.PID == pid {
 			out = append(out, p)
 		}
 	}
@@ -196,7 +203,7 @@ func filterGC(ps []*gcstats.Process, pid int64) []*gcstats.Process {
 func filterJIT(ps []*jitstats.Process, pid int64) []*jitstats.Process {
 	var out []*jitstats.Process
 	for _, p := range ps {
-		if (pid < 0 || p.PID == pid) && (len(p.Methods) > 0 || p.ReadyToRun > 0 || p.Inlining.Failed+p.Inlining.Succeeded > 0) {
+		if pid < 0 || p.PID == pid {
 			out = append(out, p)
 		}
 	}
@@ -240,15 +247,19 @@ func gcRow(b []byte, pid int64, gc *gcstats.GC, origin time.Time, sep func([]byt
 		case 5:
 			b = appendMS(b, gc.Start.Sub(origin))
 		case 6:
-			b = appendMS(b, gc.Pause)
+			b = appendPauseMS(b, gc, gc.Pause)
 		case 7:
 			b = strconv.AppendInt(b, int64(gc.Pauses), 10)
 		case 8:
-			b = appendMS(b, gc.Suspend)
+			b = appendPauseMS(b, gc, gc.Suspend)
 		case 9:
 			b = appendMS(b, gc.Duration)
 		case 10:
-			b = strconv.AppendFloat(b, gc.PausePercent, 'f', 2, 64)
+			if gc.HasPause && gc.Complete {
+				b = strconv.AppendFloat(b, gc.PausePercent, 'f', 2, 64)
+			} else {
+				b = append(b, "-1"...)
+			}
 		case 11:
 			b = strconv.AppendUint(b, gc.HeapBefore, 10)
 		case 12:
@@ -272,6 +283,15 @@ func gcRow(b []byte, pid int64, gc *gcstats.GC, origin time.Time, sep func([]byt
 		}
 	}
 	return b
+}
+
+// appendPauseMS appends d, one of gc's pause figures, in milliseconds, or
+// -1 when the trace does not hold the GC's pause.
+func appendPauseMS(b []byte, gc *gcstats.GC, d time.Duration) []byte {
+	if !gc.HasPause {
+		return append(b, "-1"...)
+	}
+	return appendMS(b, d)
 }
 
 var jitColumns = []string{"pid", "method", "method_id", "tier", "start_ms", "tid", "jit_ms", "il_size", "native_size"}
@@ -391,18 +411,17 @@ func writeGCText(w *bufio.Writer, origin time.Time, p *gcstats.Process) {
 	if p.Heaps > 1 {
 		heaps = fmt.Sprintf("server GC, %d heaps", p.Heaps)
 	}
-	fmt.Fprintf(w, "%s: %d GCs (%s); %.2f%% of %.3f s paused; %s MB allocated; max heap %s MB\n",
-		processTitle(p.PID, p.Name), len(p.GCs), heaps, s.PausePercent, s.Span.Seconds(), mb(s.Allocated), mb(s.MaxHeap))
-	if p.Skipped > 0 {
-		fmt.Fprintf(w, "(%d GCs began before the trace did and are left out)\n", p.Skipped)
-	}
+	start, end := p.TimeInTrace()
+	fmt.Fprintf(w, "%s: %d GCs (%s); paused %s ms, %.2f%% of its %.3f s in the trace (%.3f s to %.3f s from the trace's start); %s; max heap %s MB\n",
+		processTitle(p.PID, p.Name), len(p.GCs), heaps, fmtMS(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
+		start.Sub(origin).Seconds(), end.Sub(origin).Seconds(), allocationNote(s), mb(s.MaxHeap))
 	tw := newTable(w, "gen", "count", "mean pause ms", "max pause ms", "total pause ms", "total duration ms", "promoted MB")
 	for g := range s.Gens {
 		gs := s.Gens[g]
-		tw.row(strconv.Itoa(g), strconv.Itoa(gs.Count), fmtMS(gs.MeanPause()), fmtMS(gs.MaxPause), fmtMS(gs.TotalPause), fmtMS(gs.TotalDuration), mb(gs.Promoted))
+		tw.row(strconv.Itoa(g), strconv.Itoa(gs.Count), pauseCell(gs, gs.MeanPause()), pauseCell(gs, gs.MaxPause), pauseCell(gs, gs.TotalPause), fmtMS(gs.TotalDuration), mb(gs.Promoted))
 	}
 	all := s.All
-	tw.row("all", strconv.Itoa(all.Count), fmtMS(all.MeanPause()), fmtMS(all.MaxPause), fmtMS(all.TotalPause), fmtMS(all.TotalDuration), mb(all.Promoted))
+	tw.row("all", strconv.Itoa(all.Count), pauseCell(all, all.MeanPause()), pauseCell(all, all.MaxPause), pauseCell(all, all.TotalPause), fmtMS(all.TotalDuration), mb(all.Promoted))
 	tw.flush()
 	w.WriteString("\n")
 	tw = newTable(w, "GC", "start ms", "gen", "type", "reason", "pause ms", "pauses", "suspend ms", "duration ms", "pause %", "before MB", "after MB", "free MB", "promoted MB", "pinned", "heaps")
@@ -423,14 +442,24 @@ func writeGCText(w *bufio.Writer, origin time.Time, p *gcstats.Process) {
 		if gc.HasFragmentation {
 			free = mb(gc.TotalFragmentation())
 		}
-		tw.row(number, fmtMS(gc.Start.Sub(origin)), strconv.Itoa(gc.Generation), gcTypeName(gc), gc.Reason.String(),
-			fmtMS(gc.Pause), strconv.Itoa(gc.Pauses), fmtMS(gc.Suspend), fmtMS(gc.Duration),
-			strconv.FormatFloat(gc.PausePercent, 'f', 1, 64), before, mb(gc.HeapAfter), free, mb(promoted),
+		pause, pauses, suspend, percent := "?", "?", "?", "?"
+		if gc.HasPause {
+			pause, pauses, suspend = fmtMS(gc.Pause), strconv.Itoa(gc.Pauses), fmtMS(gc.Suspend)
+			percent = "-"
+			if gc.Complete {
+				percent = strconv.FormatFloat(gc.PausePercent, 'f', 1, 64)
+			}
+		}
+		tw.row(number, fmtMS(gc.Start.Sub(origin)), strconv.Itoa(gc.Generation), gc.Type.String(), gc.Reason.String(),
+			pause, pauses, suspend, fmtMS(gc.Duration), percent, before, mb(gc.HeapAfter), free, mb(promoted),
 			strconv.FormatUint(uint64(gc.PinnedObjects), 10), strconv.Itoa(gc.Heaps))
 	}
 	tw.flush()
 	if s.Incomplete > 0 {
 		fmt.Fprintf(w, "* the trace does not hold this GC's end (%d GCs); it is not in the sums\n", s.Incomplete)
+	}
+	if s.PauseUnknown > 0 {
+		fmt.Fprintf(w, "? the trace began after this GC's suspension: its pause is unknown (%d of the GCs); it is counted, its pause not summed\n", s.PauseUnknown)
 	}
 	for _, gc := range p.GCs {
 		if gc.HeapBeforeEstimated {
@@ -440,17 +469,22 @@ func writeGCText(w *bufio.Writer, origin time.Time, p *gcstats.Process) {
 	}
 }
 
-// gcTypeName is the GC's type as PerfView abbreviates it.
-func gcTypeName(gc *gcstats.GC) string {
-	switch gc.Type.String() {
-	case "NonConcurrentGC":
-		return "NonConcurrent"
-	case "BackgroundGC":
-		return "Background"
-	case "ForegroundGC":
-		return "Foreground"
+// pauseCell is d, a pause figure of gs, or "?" when none of its GCs has a
+// known pause.
+func pauseCell(gs gcstats.GenSummary, d time.Duration) string {
+	if gs.Count > 0 && gs.Measured == 0 {
+		return "?"
 	}
-	return gc.Type.String()
+	return fmtMS(d)
+}
+
+// allocationNote is what the process allocated, or that the trace does not
+// say and which events would.
+func allocationNote(s gcstats.Summary) string {
+	if !s.HasAllocated {
+		return "allocation unknown (no AllocationTick events: record the GC keyword, 0x1, at level Verbose, 5)"
+	}
+	return mb(s.Allocated) + " MB allocated"
 }
 
 func fmtMS(d time.Duration) string { return string(appendMS(nil, d)) }
