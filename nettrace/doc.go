@@ -81,6 +81,22 @@
 // in the same order. Reader.Dropped counts the events the runtime dropped,
 // from the gaps in each thread's sequence numbers.
 //
+// # Checking a stream
+//
+// A Checker checks the framing of a NetTrace stream (V4 to V6) as it is
+// written to it, without keeping it: headers, object tags and type names,
+// block sizes and padding, and the end of the stream. A program that
+// copies a live stream to a file writes it to a Checker too, and its
+// Close says whether the copy is a whole trace, or where and how it was
+// cut:
+//
+//	var c nettrace.Checker
+//	n, err := io.Copy(io.MultiWriter(f, &c), stream)
+//	...
+//	if err := c.Close(); err != nil {
+//		return err // a *CheckError: "the stream ended in the middle of an EventBlock at byte 1,234,567 (65,536-byte block, 12,000 bytes read)"
+//	}
+//
 // # Payloads
 //
 // Event.Payload is the raw payload. CLR runtime events (providers

@@ -9,11 +9,17 @@
 // ps lists the .NET processes this user can trace: PID and command line.
 //
 // collect writes the session's nettrace stream to FILE, byte for byte as
-// the runtime sends it (clrdump, PerfView and TraceEvent read it). It ends
+// the runtime sends it (clrdump, PerfView and TraceEvent read it), and
+// checks its framing on the way (package nettrace's Checker). It ends
 // after D, on SIGINT or SIGTERM, or when the process exits: clrtrace then
 // sends StopTracing on a new connection and copies the rest of the stream,
 // the rundown that resolves method addresses, until the runtime ends it
-// (at most 30 s). -providers takes dotnet-trace's
+// (at most 30 s); a second SIGINT or SIGTERM during that wait (or the
+// first, after -duration) ends it at once, keeping what came. A stream
+// that is not a trace, goes bad, or ends in the middle of a block or
+// before its end-of-stream tag is a failure that says what was seen and
+// at which byte; the file keeps what was read (it is removed when none of
+// it is a trace). -providers takes dotnet-trace's
 // Name[:Keywords[:Level[:Args]]] list; -profile one of cpu-sampling (the
 // default), gc, gc-verbose, jit, exceptions, contention; both together
 // enable the union. The newest CollectTracing command the request needs
@@ -23,7 +29,9 @@
 // watch prints the events live, as clrdump prints a file (text or JSON
 // lines, with clrdump's filters -provider, -event, -keyword, -pid, -tid
 // and -n). It enables the runtime provider with dotnet-trace's default
-// keywords, plus every provider -provider names without wildcards.
+// keywords, plus every provider -provider names without wildcards. Like
+// counters, it stops the session at SIGINT or SIGTERM, prints the rest of
+// the stream, and quits at once on the next one.
 //
 // counters prints the System.Runtime EventCounters every S seconds (1 by
 // default), as dotnet-counters does.
@@ -41,6 +49,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -50,10 +59,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	os.Exit(run(sigs, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 const usage = `usage:
@@ -63,14 +71,17 @@ const usage = `usage:
   clrtrace counters -p PID [-interval S]
 `
 
-// Timeouts: a command's answer, and the rundown after a stop.
-const (
-	commandTimeout = 10 * time.Second
-	drainTimeout   = 30 * time.Second
-)
+// Timeouts: a command's answer, and the rundown after a stop (a variable
+// for tests).
+const commandTimeout = 10 * time.Second
 
-// run is the command; ctx ends on SIGINT or SIGTERM.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+var drainTimeout = 30 * time.Second
+
+// run is the command; sigs delivers SIGINT and SIGTERM (nil: none).
+func run(sigs <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
+	sig := watchSignals(sigs)
+	defer sig.release()
+	ctx := sig.stop
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -84,11 +95,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		err = ps(ctx, stdout, stderr)
 	case "collect":
-		err = collect(ctx, args[1:], stderr)
+		err = collect(sig, args[1:], stderr)
 	case "watch":
-		err = watch(ctx, args[1:], stdout, stderr)
+		err = watch(sig, args[1:], stdout, stderr)
 	case "counters":
-		err = counters(ctx, args[1:], stdout, stderr)
+		err = counters(sig, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -187,109 +198,76 @@ func startSession(ctx context.Context, cl *diagnostics.Client, cfg diagnostics.S
 	return s, nil
 }
 
-// stopSession sends StopTracing and bounds the drain.
-func stopSession(s *diagnostics.Session) error {
-	c, cancel := context.WithTimeout(context.Background(), commandTimeout)
+// stopSession sends StopTracing and bounds the drain; ctx ends the
+// command early.
+func stopSession(ctx context.Context, s *diagnostics.Session) error {
+	c, cancel := context.WithTimeout(ctx, commandTimeout)
 	defer cancel()
 	return s.Stop(c, drainTimeout)
 }
 
-func collect(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := newFlags("collect", stderr)
-	pid := fs.Int("p", 0, "process ID")
-	spec := fs.String("providers", "", "providers, Name[:Keywords[:Level[:Args]]],…")
-	profile := fs.String("profile", "", "named profile: "+strings.Join(diagnostics.ProfileNames(), ", ")+" (cpu-sampling when no -providers)")
-	dur := fs.Duration("duration", 0, "stop after this long (0: at SIGINT/SIGTERM or when the process exits)")
-	out := fs.String("o", "", "output file")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if *out == "" {
-		return usageError{errors.New("-o FILE is required")}
-	}
-	var cfg diagnostics.SessionConfig
-	if *profile != "" || *spec == "" {
-		name := *profile
-		if name == "" {
-			name = "cpu-sampling"
-		}
-		c, err := diagnostics.Profile(name)
-		if err != nil {
-			return usageError{err}
-		}
-		cfg = c
-	}
-	if *spec != "" {
-		ps, err := diagnostics.ParseProviders(*spec)
-		if err != nil {
-			return usageError{err}
-		}
-		cfg.Providers = append(cfg.Providers, ps...)
-	}
-	cl, err := client(*pid)
-	if err != nil {
-		return err
-	}
-	f, err := os.Create(*out)
-	if err != nil {
-		return fmt.Errorf("process %d: %w", *pid, err)
-	}
-	s, err := startSession(ctx, cl, cfg, stderr)
-	if err != nil {
-		f.Close()
-		os.Remove(*out)
-		return err
-	}
-	defer s.Close()
-	type result struct {
-		n   int64
-		err error
-	}
-	done := make(chan result, 1)
+// signals turns SIGINT and SIGTERM into two steps, as Go's tools do: the
+// first asks the command to finish (stop the session and take the rest of
+// the stream, the rundown), the next asks it to quit at once. Once a
+// command finishes on its own (-duration, -n) the first signal quits.
+type signals struct {
+	stop, quit             context.Context // done at the first signal; at the one that quits
+	cancelStop, cancelQuit context.CancelFunc
+	mu                     sync.Mutex
+	ending                 bool // the command is finishing: the next signal quits
+	done                   chan struct{}
+}
+
+func watchSignals(ch <-chan os.Signal) *signals {
+	s := &signals{done: make(chan struct{})}
+	s.stop, s.cancelStop = context.WithCancel(context.Background())
+	s.quit, s.cancelQuit = context.WithCancel(context.Background())
 	go func() {
-		n, err := io.Copy(f, s)
-		done <- result{n, err}
+		for {
+			select {
+			case <-ch:
+				s.mu.Lock()
+				quit := s.ending
+				s.ending = true
+				s.mu.Unlock()
+				if quit {
+					s.cancelQuit()
+					return
+				}
+				s.cancelStop()
+			case <-s.done:
+				return
+			}
+		}
 	}()
-	var timer <-chan time.Time
-	if *dur > 0 {
-		t := time.NewTimer(*dur)
-		defer t.Stop()
-		timer = t.C
+	return s
+}
+
+// finishing says the command has begun to finish: the next signal quits.
+func (s *signals) finishing() {
+	s.mu.Lock()
+	s.ending = true
+	s.mu.Unlock()
+}
+
+// hint is what to press to quit now.
+func (s *signals) hint() string {
+	if s.stop.Err() != nil {
+		return "^C again to quit now"
 	}
-	var res result
-	ended := false
-	select {
-	case <-ctx.Done():
-	case <-timer:
-	case res = <-done:
-		ended = true // the process ended the session
-	}
-	var stopErr error
-	if !ended {
-		stopErr = stopSession(s)
-		res = <-done
-	}
-	if err := f.Close(); err != nil && res.err == nil {
-		res.err = err
-	}
-	if res.err != nil {
-		return fmt.Errorf("process %d: writing %s after %d bytes: %w", *pid, *out, res.n, res.err)
-	}
-	if stopErr != nil && !ended {
-		fmt.Fprintf(stderr, "clrtrace: %s\n", oneLine(stopErr.Error()))
-	}
-	how := "stopped"
-	if ended {
-		how = "the runtime ended the session"
-	}
-	fmt.Fprintf(stderr, "process %d: %s; wrote %d bytes to %s\n", *pid, how, res.n, *out)
-	return nil
+	return "^C to quit now"
+}
+
+func (s *signals) release() {
+	close(s.done)
+	s.cancelStop()
+	s.cancelQuit()
 }
 
 // runtimeDefaultKeywords are dotnet-trace's default runtime keywords.
 const runtimeDefaultKeywords = 0x00000014C14FCCBD
 
-func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("watch", stderr)
 	pid := fs.Int("p", 0, "process ID")
 	var f filters
@@ -316,11 +294,12 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			cfg.Providers = append(cfg.Providers, diagnostics.Provider{Name: name, Keywords: ^uint64(0), Level: diagnostics.LevelVerbose})
 		}
 	}
-	s, r, end, err := liveSession(ctx, cl, cfg, stderr)
+	ls, err := liveSession(sig, cl, cfg, stderr)
 	if err != nil {
 		return err
 	}
-	defer end()
+	defer ls.end()
+	r := ls.r
 	p := newPrinter(stdout, *format == "jsonl")
 	seen := 0
 	var dropped uint64
@@ -341,12 +320,13 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		p.print(e, &dec)
 		seen++
 		if f.limit > 0 && seen >= f.limit {
-			stopSession(s)
+			sig.finishing()
+			stopSession(context.Background(), ls.s)
 			return false
 		}
 		return true
 	})
-	if err != nil {
+	if err := ls.check(err); err != nil {
 		return err
 	}
 	if err := p.flush(); err != nil {
@@ -356,7 +336,7 @@ func watch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func counters(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func counters(sig *signals, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("counters", stderr)
 	pid := fs.Int("p", 0, "process ID")
 	interval := fs.Float64("interval", 1, "seconds between reports")
@@ -370,13 +350,13 @@ func counters(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	_, r, end, err := liveSession(ctx, cl, diagnostics.CountersConfig(*interval), stderr)
+	ls, err := liveSession(sig, cl, diagnostics.CountersConfig(*interval), stderr)
 	if err != nil {
 		return err
 	}
-	defer end()
+	defer ls.end()
 	cp := newCounterPrinter(stdout)
-	err = each(r, func(e *trace.Event) bool {
+	err = each(ls.r, func(e *trace.Event) bool {
 		if e.Name() == "EventCounters" {
 			if err := cp.event(e); err != nil {
 				fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
@@ -384,38 +364,72 @@ func counters(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return true
 	})
-	if err != nil {
+	if err := ls.check(err); err != nil {
 		return err
 	}
 	return cp.flush()
 }
 
-// liveSession starts cfg and opens its live reader; when ctx ends (SIGINT,
-// SIGTERM) it stops the session, and the reader then gets the rundown and
-// the end of the stream. end releases it all.
-func liveSession(ctx context.Context, cl *diagnostics.Client, cfg diagnostics.SessionConfig, stderr io.Writer) (*diagnostics.Session, *trace.Reader, func(), error) {
-	s, err := startSession(ctx, cl, cfg, stderr)
+// live is a session and its live reader.
+type live struct {
+	pid  int
+	s    *diagnostics.Session
+	r    *trace.Reader
+	end  func()
+	quit chan struct{} // closed if a signal ended the drain at once
+}
+
+// liveSession starts cfg and opens its live reader; at the first SIGINT
+// or SIGTERM it stops the session, and the reader then gets the rundown
+// and the end of the stream; at the next it closes the session at once.
+// end releases it all.
+func liveSession(sig *signals, cl *diagnostics.Client, cfg diagnostics.SessionConfig, stderr io.Writer) (*live, error) {
+	s, err := startSession(sig.stop, cl, cfg, stderr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	r, err := s.Reader()
 	if err != nil {
 		s.Close()
-		return nil, nil, nil, err
+		return nil, err
 	}
+	l := &live{pid: cl.PID(), s: s, r: r, quit: make(chan struct{})}
 	ended := make(chan struct{})
+	watched := make(chan struct{})
 	go func() {
+		defer close(watched)
 		select {
-		case <-ctx.Done():
-			stopSession(s)
+		case <-sig.stop.Done():
+			fmt.Fprintf(stderr, "process %d: stopping; waiting up to %v for the end of the stream; %s\n", l.pid, drainTimeout, sig.hint())
+			stopSession(sig.quit, s)
+		case <-sig.quit.Done():
+		case <-ended:
+			return
+		}
+		select {
+		case <-sig.quit.Done():
+			close(l.quit)
+			s.Close()
 		case <-ended:
 		}
 	}()
-	return s, r, func() {
+	l.end = func() {
 		close(ended)
+		<-watched
 		r.Close()
 		s.Close()
-	}, nil
+	}
+	return l, nil
+}
+
+// check turns the error that ended the stream into the one to report.
+func (l *live) check(err error) error {
+	select {
+	case <-l.quit:
+		return fmt.Errorf("process %d: interrupted while waiting for the end of the stream", l.pid)
+	default:
+	}
+	return err
 }
 
 // each calls fn for every event until the end of the stream or until fn

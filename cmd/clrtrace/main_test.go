@@ -2,18 +2,21 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/clrgo/clrevents/internal/simruntime"
+	"github.com/clrgo/clrevents/nettrace"
 )
 
 const realTrace = "../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
@@ -82,7 +85,7 @@ func TestCollectByteIdentical(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.nettrace")
 			var stderr syncBuf
 			args := append([]string{"collect", "-p", pid, "-duration", "300ms", "-o", out}, c.args...)
-			if code := run(context.Background(), args, &stderr, &stderr); code != 0 {
+			if code := run(nil, args, &stderr, &stderr); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			got, err := os.ReadFile(out)
@@ -104,15 +107,14 @@ func TestCollectByteIdentical(t *testing.T) {
 	}
 }
 
-// runUntil runs clrtrace in the background and cancels it (SIGINT) once
-// stdout holds want.
+// runUntil runs clrtrace in the background and interrupts it (SIGINT)
+// once stdout holds want.
 func runUntil(t *testing.T, args []string, want string) (stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	sigs := make(chan os.Signal, 1)
 	var out, errb syncBuf
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, args, &out, &errb) }()
+	go func() { done <- run(sigs, args, &out, &errb) }()
 	deadline := time.After(20 * time.Second)
 	for !strings.Contains(out.String(), want) {
 		select {
@@ -123,7 +125,7 @@ func runUntil(t *testing.T, args []string, want string) (stdout, stderr string) 
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-	cancel() // the stream is still open: this output is live
+	sigs <- os.Interrupt // the stream is still open: this output is live
 	select {
 	case code := <-done:
 		if code != 0 {
@@ -177,7 +179,7 @@ func TestCounters(t *testing.T) {
 func TestPs(t *testing.T) {
 	sim(t, simruntime.Config{CommandLine: "/usr/share/dotnet/dotnet /app/web.dll"})
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"ps"}, &out, &errb); code != 0 {
+	if code := run(nil, []string{"ps"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if want := pid + "  /usr/share/dotnet/dotnet /app/web.dll"; !strings.Contains(out.String(), want) {
@@ -190,7 +192,7 @@ func TestErrors(t *testing.T) {
 	check := func(t *testing.T, args []string, want string) {
 		t.Helper()
 		var out, errb bytes.Buffer
-		code := run(context.Background(), args, &out, &errb)
+		code := run(nil, args, &out, &errb)
 		msg := errb.String()
 		if code != 1 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, want) {
 			t.Fatalf("exit %d, stderr %q; want exit 1 and one line with %q", code, msg, want)
@@ -222,7 +224,7 @@ func TestErrors(t *testing.T) {
 	})
 	t.Run("usage", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), []string{"collect", "-p", pid}, &out, &errb); code != 2 {
+		if code := run(nil, []string{"collect", "-p", pid}, &out, &errb); code != 2 {
 			t.Fatalf("missing -o: exit %d", code)
 		}
 	})
@@ -234,7 +236,7 @@ func TestWatchLimit(t *testing.T) {
 	data, live := realStream(t)
 	s := sim(t, simruntime.Config{Trace: data, Live: live})
 	var out, errb syncBuf
-	code := run(context.Background(), []string{"watch", "-p", pid, "-event", "ThreadSample", "-n", "3"}, &out, &errb)
+	code := run(nil, []string{"watch", "-p", pid, "-event", "ThreadSample", "-n", "3"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -281,10 +283,8 @@ func TestWatchReportsDrops(t *testing.T) {
 	}
 	tr, _ := simruntime.CountersTrace(os.Getpid(), [][]simruntime.Counter{{cpu(1, 0), cpu(2, 5)}, {cpu(3, 0)}})
 	sim(t, simruntime.Config{Trace: tr, Live: len(tr)})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	var out, errb syncBuf
-	if code := run(ctx, []string{"watch", "-p", pid, "-n", "3"}, &out, &errb); code != 0 {
+	if code := run(nil, []string{"watch", "-p", pid, "-n", "3"}, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if n := strings.Count(out.String(), "System.Runtime/EventCounters"); n != 3 {
@@ -293,6 +293,257 @@ func TestWatchReportsDrops(t *testing.T) {
 	for _, want := range []string{"the runtime has dropped 5 events so far", "3 events printed, 5 dropped by the runtime"} {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+}
+
+// lastLine is the last line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// verdictOf is what nettrace.Checker says of data.
+func verdictOf(data []byte) string {
+	var c nettrace.Checker
+	c.Write(data)
+	return c.Close().Error()
+}
+
+// TestCollectBadStreams: a stream cut short, not a trace, missing its end
+// or damaged ends collect with status 1 and one line that names the
+// process and says what was seen, where; the file holds exactly what was
+// sent, or is removed when none of it is a trace.
+func TestCollectBadStreams(t *testing.T) {
+	data, live := realStream(t)
+	noise := make([]byte, 50000)
+	rand.NewChaCha8([32]byte{5, 6}).Read(noise)
+	noise[0] = 0x3f
+	cut := live + 5000 // inside the first block of the rundown
+	damaged := bytes.Clone(data)
+	damaged[live] = 0x3f // the tag that begins the rundown's first block
+	for _, c := range []struct {
+		name string
+		cfg  simruntime.Config
+		args []string
+		kept []byte // nil: the file is removed
+		part bool   // the file holds a beginning of kept (at least to the fault), of SIZE
+		want string // the line, from "process PID: "
+		has  string // a part of it, in words the test states
+	}{
+		{"the process exits mid-block", simruntime.Config{Trace: data[:cut], Live: -1, ExitAfterLive: true}, nil, data[:cut], false,
+			"the runtime ended the session: " + verdictOf(data[:cut]) + "; kept the " + size(int64(cut)) + " read so far in OUT",
+			"the stream ended in the middle of an EventBlock at byte "},
+		{"cut mid-block after the stop", simruntime.Config{Trace: data[:cut], Live: live}, []string{"-duration", "100ms"}, data[:cut], false,
+			verdictOf(data[:cut]) + "; kept the " + size(int64(cut)) + " read so far in OUT",
+			"the stream ended in the middle of an EventBlock at byte "},
+		{"no end tag", simruntime.Config{Trace: data[:len(data)-1], Live: live}, []string{"-duration", "100ms"}, data[:len(data)-1], false,
+			verdictOf(data[:len(data)-1]) + "; kept the 344 kB read so far in OUT",
+			"the stream ended before the end-of-stream tag, at byte 344,313, after "},
+		{"random bytes", simruntime.Config{Trace: noise, Live: -1}, nil, nil, false,
+			"not a nettrace stream: it begins with " + hexStart(noise) + " …; removed OUT",
+			"not a nettrace stream: it begins with 3f "},
+		{"damaged", simruntime.Config{Trace: damaged, Live: -1}, nil, damaged, true,
+			verdictOf(damaged) + "; kept the SIZE read so far in OUT (well-formed up to byte " + commas(int64(live)) + ")",
+			"the stream is not well-formed at byte " + commas(int64(live)) + ": found 3f where an object (05) or the end-of-stream tag (01) should begin"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := sim(t, c.cfg)
+			out := filepath.Join(t.TempDir(), "out.nettrace")
+			var stderr syncBuf
+			args := append([]string{"collect", "-p", pid, "-o", out}, c.args...)
+			begin := time.Now()
+			if code := run(nil, args, &stderr, &stderr); code != 1 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if d := time.Since(begin); d > 10*time.Second {
+				t.Errorf("took %v", d)
+			}
+			got, err := os.ReadFile(out)
+			switch {
+			case c.kept == nil && !os.IsNotExist(err):
+				t.Fatalf("the file is still there (%d bytes, %v)", len(got), err)
+			case c.part && (!bytes.HasPrefix(c.kept, got) || len(got) <= live):
+				t.Fatalf("the file holds %d bytes, not a beginning of the %d sent past the fault at %d (%v)", len(got), len(c.kept), live, err)
+			case c.kept != nil && !c.part && !bytes.Equal(got, c.kept):
+				t.Fatalf("the file holds %d bytes, not the %d sent (%v)", len(got), len(c.kept), err)
+			}
+			line := lastLine(stderr.String())
+			want := "clrtrace: process " + pid + ": " + strings.NewReplacer("OUT", out, "SIZE", size(int64(len(got)))).Replace(c.want)
+			if line != want || !strings.Contains(line, c.has) {
+				t.Fatalf("stderr:\n%s\nwant the last line\n%s\nholding %q", stderr.String(), want, c.has)
+			}
+			// A stream that is no trace, or goes bad, ends the session at
+			// once: no StopTracing, no wait for -duration.
+			if c.cfg.Live < 0 {
+				for _, r := range s.Requests() {
+					if r.Set == 2 && r.ID == 1 {
+						t.Errorf("StopTracing sent")
+					}
+				}
+			}
+		})
+	}
+}
+
+func hexStart(b []byte) string {
+	var s []string
+	for _, x := range b[:8] {
+		s = append(s, fmt.Sprintf("%02x", x))
+	}
+	return strings.Join(s, " ")
+}
+
+// TestCollectInterruptedDrain: while collect waits for the rundown after
+// StopTracing, a second SIGINT (or the first, when -duration stopped the
+// session) ends it at once, with status 1 and the file kept as far as it
+// came; the runtime here would never end the stream.
+func TestCollectInterruptedDrain(t *testing.T) {
+	data, live := realStream(t)
+	for _, c := range []struct {
+		name  string
+		args  []string
+		first bool // send a signal to stop
+		hint  string
+	}{
+		{"second SIGINT", nil, true, "^C again to quit now"},
+		{"SIGINT after -duration", []string{"-duration", "50ms"}, false, "; ^C to quit now"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sim(t, simruntime.Config{Trace: data, Live: live, StallAfterStop: true})
+			out := filepath.Join(t.TempDir(), "out.nettrace")
+			sigs := make(chan os.Signal, 1)
+			var stderr syncBuf
+			done := make(chan int, 1)
+			go func() {
+				done <- run(sigs, append([]string{"collect", "-p", pid, "-o", out}, c.args...), &stderr, &stderr)
+			}()
+			waitFor := func(cond func() bool, what string) {
+				t.Helper()
+				for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+					select {
+					case code := <-done:
+						t.Fatalf("exit %d before %s: %s", code, what, stderr.String())
+					default:
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no %s after 20s: %s", what, stderr.String())
+					}
+				}
+			}
+			if c.first {
+				waitFor(func() bool { st, err := os.Stat(out); return err == nil && st.Size() == int64(live) }, "live part in the file")
+				sigs <- os.Interrupt
+			}
+			waitFor(func() bool { return strings.Contains(stderr.String(), "stopping; waiting up to 30s") }, "stopping")
+			if !strings.Contains(stderr.String(), c.hint) {
+				t.Errorf("no %q in %s", c.hint, stderr.String())
+			}
+			sigs <- syscall.SIGTERM
+			select {
+			case code := <-done:
+				if code != 1 {
+					t.Fatalf("exit %d: %s", code, stderr.String())
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("still running 5s after the second signal")
+			}
+			want := "clrtrace: process " + pid + ": interrupted while waiting for the rest of the stream after StopTracing; kept the " +
+				size(int64(live)) + " read so far in " + out + " (without the rundown, method names may be missing)"
+			if line := lastLine(stderr.String()); line != want {
+				t.Fatalf("last line\n%s\nwant\n%s", line, want)
+			}
+			t.Log(stderr.String())
+			if got, _ := os.ReadFile(out); !bytes.Equal(got, data[:live]) {
+				t.Fatalf("the file holds %d bytes, not the %d sent", len(got), live)
+			}
+		})
+	}
+}
+
+// TestCollectNewerVersion: a NetTrace version the checker does not know
+// is copied whole, unchecked, and collect says so.
+func TestCollectNewerVersion(t *testing.T) {
+	tr := []byte("Nettrace\x00\x00\x00\x00\x07\x00\x00\x00\x01\x00\x00\x00")
+	tr = append(tr, bytes.Repeat([]byte{0xAB}, 100000)...)
+	sim(t, simruntime.Config{Trace: tr, Live: -1, ExitAfterLive: true})
+	out := filepath.Join(t.TempDir(), "out.nettrace")
+	var stderr syncBuf
+	if code := run(nil, []string{"collect", "-p", pid, "-o", out}, &stderr, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{
+		"clrtrace: process " + pid + ": the stream was copied but not checked: NetTrace version 7.1: a version newer than this program reads (6)\n",
+		"process " + pid + ": the runtime ended the session; wrote 100020 bytes to " + out + "\n",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, tr) {
+		t.Fatalf("the file holds %d bytes, not the %d sent", len(got), len(tr))
+	}
+}
+
+// TestCollectDrainTimeout: a runtime that never ends the stream after
+// StopTracing fails collect when the drain deadline passes, and the file
+// keeps what came.
+func TestCollectDrainTimeout(t *testing.T) {
+	data, live := realStream(t)
+	sim(t, simruntime.Config{Trace: data, Live: live, StallAfterStop: true})
+	defer func(d time.Duration) { drainTimeout = d }(drainTimeout)
+	drainTimeout = 300 * time.Millisecond
+	out := filepath.Join(t.TempDir(), "out.nettrace")
+	var stderr syncBuf
+	if code := run(nil, []string{"collect", "-p", pid, "-o", out, "-duration", "50ms"}, &stderr, &stderr); code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want := "clrtrace: process " + pid + ": the runtime did not end the stream within 300ms of StopTracing; kept the 315 kB read so far in " + out + " (it ends before the end-of-stream tag)"
+	if line := lastLine(stderr.String()); line != want {
+		t.Fatalf("last line\n%s\nwant\n%s", line, want)
+	}
+	if got, _ := os.ReadFile(out); !bytes.Equal(got, data[:live]) {
+		t.Fatalf("the file holds %d bytes, not the %d sent", len(got), live)
+	}
+}
+
+// TestWatchInterruptedDrain: watch too quits at the second SIGINT while
+// it waits for the end of the stream.
+func TestWatchInterruptedDrain(t *testing.T) {
+	data, live := realStream(t)
+	sim(t, simruntime.Config{Trace: data, Live: live, StallAfterStop: true})
+	sigs := make(chan os.Signal, 2)
+	var out, stderr syncBuf
+	done := make(chan int, 1)
+	go func() { done <- run(sigs, []string{"watch", "-p", pid}, &out, &stderr) }()
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "ThreadSample"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing printed: %s", stderr.String())
+		}
+	}
+	sigs <- os.Interrupt
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(stderr.String(), "stopping;"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stop: %s", stderr.String())
+		}
+	}
+	sigs <- os.Interrupt
+	select {
+	case code := <-done:
+		if code != 1 || lastLine(stderr.String()) != "clrtrace: process "+pid+": interrupted while waiting for the end of the stream" {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("still running 5s after the second signal")
+	}
+}
+
+// TestSize: the sizes collect reports.
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 999: "999 bytes", 1000: "1.0 kB", 12345: "12 kB",
+		344314: "344 kB", 999_499: "999 kB", 999_500: "1.0 MB", 1_234_567: "1.2 MB", 50_000_000: "50 MB", 3_400_000_000: "3.4 GB"} {
+		if got := size(n); got != want {
+			t.Errorf("size(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -12,7 +12,10 @@
 // A CollectTracing session writes the reply, then the first part of the
 // trace (Config.Live bytes, in chunks), then waits until StopTracing for
 // its session ID arrives on another connection, then writes the rest (the
-// rundown) and closes the stream, as the runtime does.
+// rundown) and closes the stream, as the runtime does. Config.Trace is
+// streamed as it is, whatever it holds, so a test can send a cut or
+// damaged trace, or bytes that are no trace at all; Config.ExitAfterLive
+// and Config.StallAfterStop end a session as a dying or hung process does.
 package simruntime
 
 import (
@@ -55,6 +58,11 @@ type Config struct {
 	CollectError   uint32        // answer every CollectTracing with this HRESULT
 	RefuseStreams  bool          // close session connections right after the reply
 	StallAfterStop bool          // after StopTracing, neither write the rest nor close
+	// ExitAfterLive closes the stream right after the live part, without
+	// waiting for StopTracing or writing the rest, as a process that exits
+	// or crashes does. With a Trace cut short, the stream ends where the
+	// cut is.
+	ExitAfterLive bool
 }
 
 // Request is one request the server received, as parsed.
@@ -400,6 +408,9 @@ func (s *Server) stream(c net.Conn, stop chan struct{}) {
 				return
 			}
 		}
+	}
+	if s.cfg.ExitAfterLive {
+		return
 	}
 	select {
 	case <-stop:

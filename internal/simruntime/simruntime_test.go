@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -100,5 +101,50 @@ func TestCountersTrace(t *testing.T) {
 	}
 	if _, err := r.Next(); err != io.EOF {
 		t.Fatalf("after the only event: %v", err)
+	}
+}
+
+// collect starts a CollectTracing1 session and returns its stream, after
+// the reply.
+func collect(t *testing.T, s *Server) net.Conn {
+	t.Helper()
+	c, err := net.Dial("unix", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	p := binary.LittleEndian.AppendUint32(nil, 1) // circularBufferMB
+	p = binary.LittleEndian.AppendUint32(p, 1)    // NetTrace
+	p = binary.LittleEndian.AppendUint32(p, 1)    // one provider
+	p = binary.LittleEndian.AppendUint64(p, 1)
+	p = binary.LittleEndian.AppendUint32(p, 4)
+	p = appendStr(p, "P")
+	p = appendStr(p, "")
+	c.Write(append(header(2, 2, len(p)), p...))
+	var h [28]byte
+	if _, err := io.ReadFull(c, h[:]); err != nil || h[16] != 0xFF || h[17] != 0 {
+		t.Fatalf("reply %x, %v", h, err)
+	}
+	return c
+}
+
+// TestExitAfterLive: the stream is the live part, then it closes with no
+// StopTracing; without the flag it waits for one.
+func TestExitAfterLive(t *testing.T) {
+	tr := []byte("0123456789abcdefghij")
+	s := start(t, Config{PID: 1, Trace: tr, Live: 12, Chunk: 5, ExitAfterLive: true})
+	c := collect(t, s)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "0123456789ab" {
+		t.Fatalf("read %q, %v; want the live part and the end of the stream", got, err)
+	}
+
+	s = start(t, Config{PID: 1, Trace: tr, Live: 12})
+	c = collect(t, s)
+	c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	got, err = io.ReadAll(c)
+	if ne, ok := err.(net.Error); !ok || !ne.Timeout() || string(got) != "0123456789ab" {
+		t.Fatalf("read %q, %v; want the live part, then nothing until a stop", got, err)
 	}
 }
