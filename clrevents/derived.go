@@ -39,7 +39,7 @@ func (t OptimizationTier) String() string {
 }
 
 // tierOf extracts the tier from a MethodFlags value.
-func tierOf(methodFlags uint32) OptimizationTier {
+func tierOf(methodFlags MethodFlags) OptimizationTier {
 	return OptimizationTier(methodFlags >> 7 & 0x7)
 }
 

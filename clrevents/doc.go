@@ -45,11 +45,30 @@
 // For a family F there is a struct FFields, the union of the members'
 // fields by Go name (the fields of the newest, largest member first, in wire
 // order); a field some members lack comes with HasX, true when the event
-// had it. Integer fields whose types differ are widened (enums become their
-// integer type); fields whose types cannot be reconciled are left out and
-// named in FFields' doc. The interface FEvent is Event plus the accessor
-// FFields(), which every member implements without allocating. Families
-// lists them all.
+// had it. Integer fields whose types differ are widened. A field the
+// members bind to different maps (the runtime provider's MethodFlags, the
+// rundown provider's RundownMethodFlags) has the type of the map that names
+// every value the others name, by the same name (the shortest type name
+// among those that do: MethodFlags); when no map does, it is the integer.
+// Fields whose types cannot be reconciled are left out and named in
+// FFields' doc. The interface FEvent is Event plus the accessor FFields(),
+// which every member implements without allocating. Families lists them
+// all.
+//
+// When a family's members mean different things (loads, unloads, and the
+// rundown's DCStart and DCEnd), FFields.Kind tells them apart, a value of
+// the family's FKind: one constant per opcode (KindMethodLoadVerbose,
+// KindMethodUnloadVerbose, KindMethodDCStartVerbose,
+// KindMethodDCEndVerbose), the same for every version and for the runtime's
+// and the rundown's events; for a standard opcode such as win:Start, one
+// per task and opcode (KindWorkerThreadCreationStart). The methods the JIT
+// compiled while the trace ran:
+//
+//	case clrevents.MethodLoadUnloadVerboseEvent:
+//		m := ev.MethodLoadUnloadVerboseFields()
+//		if m.Kind == clrevents.KindMethodLoadVerbose && m.MethodFlags&clrevents.MethodFlagsJitted != 0 {
+//			fmt.Println(m.MethodNamespace, m.MethodName, m.OptimizationTier())
+//		}
 package clrevents
 
 //go:generate go run ../cmd/clrgen generate -schema ../schema/clr.yaml -extra ../schema/extra.yaml -overrides ../schema/overrides.yaml -strict -package clrevents -tests -command "go generate" -o .

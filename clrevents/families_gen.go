@@ -3,6 +3,67 @@
 
 package clrevents
 
+import clrimpl "github.com/clrgo/clrevents/clrimpl"
+
+// AppDomainLoadUnloadKind tells the events of the AppDomainLoadUnload family apart
+// by what they mean (AppDomainLoadUnloadFields.Kind): by their opcode, or by task
+// and opcode for a standard opcode such as win:Start. The versions of an event are
+// one kind, and so are events of two providers with the same opcode (the runtime's
+// and the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type AppDomainLoadUnloadKind uint8
+
+const (
+	// KindAppDomainLoading is the kind of MonoProfilerAppDomainLoading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAppDomainLoading AppDomainLoadUnloadKind = 1
+	// KindAppDomainLoaded is the kind of MonoProfilerAppDomainLoaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAppDomainLoaded AppDomainLoadUnloadKind = 2
+	// KindAppDomainUnloading is the kind of MonoProfilerAppDomainUnloading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAppDomainUnloading AppDomainLoadUnloadKind = 3
+	// KindAppDomainUnloaded is the kind of MonoProfilerAppDomainUnloaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAppDomainUnloaded AppDomainLoadUnloadKind = 4
+	// KindAppDomainLoad is the kind of AppDomainLoad, AppDomainLoadV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindAppDomainLoad AppDomainLoadUnloadKind = 5
+	// KindAppDomainUnload is the kind of AppDomainUnload, AppDomainUnloadV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindAppDomainUnload AppDomainLoadUnloadKind = 6
+	// KindAppDomainDCStart is the kind of AppDomainDCStart, AppDomainDCStartV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindAppDomainDCStart AppDomainLoadUnloadKind = 7
+	// KindAppDomainDCEnd is the kind of AppDomainDCEnd, AppDomainDCEndV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindAppDomainDCEnd AppDomainLoadUnloadKind = 8
+)
+
+// String returns the kind's name, "AppDomainLoading", or AppDomainLoadUnloadKind(0x…) for a value without one.
+func (k AppDomainLoadUnloadKind) String() string {
+	switch k {
+	case KindAppDomainLoading:
+		return "AppDomainLoading"
+	case KindAppDomainLoaded:
+		return "AppDomainLoaded"
+	case KindAppDomainUnloading:
+		return "AppDomainUnloading"
+	case KindAppDomainUnloaded:
+		return "AppDomainUnloaded"
+	case KindAppDomainLoad:
+		return "AppDomainLoad"
+	case KindAppDomainUnload:
+		return "AppDomainUnload"
+	case KindAppDomainDCStart:
+		return "AppDomainDCStart"
+	case KindAppDomainDCEnd:
+		return "AppDomainDCEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "AppDomainLoadUnloadKind", uint64(k)))
+}
+
 // AppDomainLoadUnloadFields holds the fields of the AppDomainLoadUnload family of
 // events, whatever the member type. Members: MonoProfilerAppDomainLoading,
 // MonoProfilerAppDomainLoaded, MonoProfilerAppDomainUnloading,
@@ -14,15 +75,18 @@ package clrevents
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type AppDomainLoadUnloadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see AppDomainLoadUnloadKind).
+	Kind AppDomainLoadUnloadKind
 	// AppDomainID is carried by every member.
 	AppDomainID uint64
 	// HasAppDomainFlags tells whether the event had AppDomainFlags.
 	HasAppDomainFlags bool
 	// AppDomainFlags is carried by every member but MonoProfilerAppDomainLoading,
 	// MonoProfilerAppDomainLoaded, MonoProfilerAppDomainUnloading,
-	// MonoProfilerAppDomainUnloaded; converted to uint32 from AppDomainFlags,
+	// MonoProfilerAppDomainUnloaded; converted to AppDomainFlags from
 	// RundownAppDomainFlags.
-	AppDomainFlags uint32
+	AppDomainFlags AppDomainFlags
 	// HasAppDomainName tells whether the event had AppDomainName.
 	HasAppDomainName bool
 	// AppDomainName is carried by every member but MonoProfilerAppDomainLoading,
@@ -51,39 +115,52 @@ type AppDomainLoadUnloadEvent interface {
 
 // AppDomainLoadUnloadFields returns the fields of MonoProfilerAppDomainLoading in the form of the AppDomainLoadUnload family.
 func (e *MonoProfilerAppDomainLoading) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
-	return AppDomainLoadUnloadFields{AppDomainID: e.AppDomainID}
+	return AppDomainLoadUnloadFields{
+		AppDomainID: e.AppDomainID,
+		Kind:        KindAppDomainLoading,
+	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of MonoProfilerAppDomainLoaded in the form of the AppDomainLoadUnload family.
 func (e *MonoProfilerAppDomainLoaded) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
-	return AppDomainLoadUnloadFields{AppDomainID: e.AppDomainID}
+	return AppDomainLoadUnloadFields{
+		AppDomainID: e.AppDomainID,
+		Kind:        KindAppDomainLoaded,
+	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of MonoProfilerAppDomainUnloading in the form of the AppDomainLoadUnload family.
 func (e *MonoProfilerAppDomainUnloading) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
-	return AppDomainLoadUnloadFields{AppDomainID: e.AppDomainID}
+	return AppDomainLoadUnloadFields{
+		AppDomainID: e.AppDomainID,
+		Kind:        KindAppDomainUnloading,
+	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of MonoProfilerAppDomainUnloaded in the form of the AppDomainLoadUnload family.
 func (e *MonoProfilerAppDomainUnloaded) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
-	return AppDomainLoadUnloadFields{AppDomainID: e.AppDomainID}
+	return AppDomainLoadUnloadFields{
+		AppDomainID: e.AppDomainID,
+		Kind:        KindAppDomainUnloaded,
+	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainLoad in the form of the AppDomainLoadUnload family.
 func (e *AppDomainLoad) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    e.AppDomainFlags,
 		AppDomainID:       e.AppDomainID,
 		AppDomainName:     e.AppDomainName,
 		HasAppDomainFlags: true,
 		HasAppDomainName:  true,
+		Kind:              KindAppDomainLoad,
 	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainLoad_V1 in the form of the AppDomainLoadUnload family.
 func (e *AppDomainLoadV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    e.AppDomainFlags,
 		AppDomainID:       e.AppDomainID,
 		AppDomainIndex:    e.AppDomainIndex,
 		AppDomainName:     e.AppDomainName,
@@ -92,24 +169,26 @@ func (e *AppDomainLoadV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields 
 		HasAppDomainIndex: true,
 		HasAppDomainName:  true,
 		HasClrInstanceID:  true,
+		Kind:              KindAppDomainLoad,
 	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainUnload in the form of the AppDomainLoadUnload family.
 func (e *AppDomainUnload) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    e.AppDomainFlags,
 		AppDomainID:       e.AppDomainID,
 		AppDomainName:     e.AppDomainName,
 		HasAppDomainFlags: true,
 		HasAppDomainName:  true,
+		Kind:              KindAppDomainUnload,
 	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainUnload_V1 in the form of the AppDomainLoadUnload family.
 func (e *AppDomainUnloadV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    e.AppDomainFlags,
 		AppDomainID:       e.AppDomainID,
 		AppDomainIndex:    e.AppDomainIndex,
 		AppDomainName:     e.AppDomainName,
@@ -118,24 +197,26 @@ func (e *AppDomainUnloadV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadField
 		HasAppDomainIndex: true,
 		HasAppDomainName:  true,
 		HasClrInstanceID:  true,
+		Kind:              KindAppDomainUnload,
 	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainDCStart in the form of the AppDomainLoadUnload family.
 func (e *AppDomainDCStart) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    AppDomainFlags(e.AppDomainFlags),
 		AppDomainID:       e.AppDomainID,
 		AppDomainName:     e.AppDomainName,
 		HasAppDomainFlags: true,
 		HasAppDomainName:  true,
+		Kind:              KindAppDomainDCStart,
 	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainDCStart_V1 in the form of the AppDomainLoadUnload family.
 func (e *AppDomainDCStartV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    AppDomainFlags(e.AppDomainFlags),
 		AppDomainID:       e.AppDomainID,
 		AppDomainIndex:    e.AppDomainIndex,
 		AppDomainName:     e.AppDomainName,
@@ -144,24 +225,26 @@ func (e *AppDomainDCStartV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFiel
 		HasAppDomainIndex: true,
 		HasAppDomainName:  true,
 		HasClrInstanceID:  true,
+		Kind:              KindAppDomainDCStart,
 	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainDCEnd in the form of the AppDomainLoadUnload family.
 func (e *AppDomainDCEnd) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    AppDomainFlags(e.AppDomainFlags),
 		AppDomainID:       e.AppDomainID,
 		AppDomainName:     e.AppDomainName,
 		HasAppDomainFlags: true,
 		HasAppDomainName:  true,
+		Kind:              KindAppDomainDCEnd,
 	}
 }
 
 // AppDomainLoadUnloadFields returns the fields of AppDomainDCEnd_V1 in the form of the AppDomainLoadUnload family.
 func (e *AppDomainDCEndV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields {
 	return AppDomainLoadUnloadFields{
-		AppDomainFlags:    uint32(e.AppDomainFlags),
+		AppDomainFlags:    AppDomainFlags(e.AppDomainFlags),
 		AppDomainID:       e.AppDomainID,
 		AppDomainIndex:    e.AppDomainIndex,
 		AppDomainName:     e.AppDomainName,
@@ -170,7 +253,47 @@ func (e *AppDomainDCEndV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields
 		HasAppDomainIndex: true,
 		HasAppDomainName:  true,
 		HasClrInstanceID:  true,
+		Kind:              KindAppDomainDCEnd,
 	}
+}
+
+// AssemblyLoadUnloadKind tells the events of the AssemblyLoadUnload family apart
+// by what they mean (AssemblyLoadUnloadFields.Kind): by their opcode, or by task
+// and opcode for a standard opcode such as win:Start. The versions of an event are
+// one kind, and so are events of two providers with the same opcode (the runtime's
+// and the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type AssemblyLoadUnloadKind uint8
+
+const (
+	// KindAssemblyLoad is the kind of AssemblyLoad, AssemblyLoadV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindAssemblyLoad AssemblyLoadUnloadKind = 1
+	// KindAssemblyUnload is the kind of AssemblyUnload, AssemblyUnloadV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindAssemblyUnload AssemblyLoadUnloadKind = 2
+	// KindAssemblyDCStart is the kind of AssemblyDCStart, AssemblyDCStartV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindAssemblyDCStart AssemblyLoadUnloadKind = 3
+	// KindAssemblyDCEnd is the kind of AssemblyDCEnd, AssemblyDCEndV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindAssemblyDCEnd AssemblyLoadUnloadKind = 4
+)
+
+// String returns the kind's name, "AssemblyLoad", or AssemblyLoadUnloadKind(0x…) for a value without one.
+func (k AssemblyLoadUnloadKind) String() string {
+	switch k {
+	case KindAssemblyLoad:
+		return "AssemblyLoad"
+	case KindAssemblyUnload:
+		return "AssemblyUnload"
+	case KindAssemblyDCStart:
+		return "AssemblyDCStart"
+	case KindAssemblyDCEnd:
+		return "AssemblyDCEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "AssemblyLoadUnloadKind", uint64(k)))
 }
 
 // AssemblyLoadUnloadFields holds the fields of the AssemblyLoadUnload family of
@@ -182,6 +305,9 @@ func (e *AppDomainDCEndV1) AppDomainLoadUnloadFields() AppDomainLoadUnloadFields
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type AssemblyLoadUnloadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see AssemblyLoadUnloadKind).
+	Kind AssemblyLoadUnloadKind
 	// AssemblyID is carried by every member.
 	AssemblyID uint64
 	// AppDomainID is carried by every member.
@@ -191,9 +317,9 @@ type AssemblyLoadUnloadFields struct {
 	// BindingID is carried by AssemblyLoadV1, AssemblyUnloadV1, AssemblyDCStartV1,
 	// AssemblyDCEndV1.
 	BindingID uint64
-	// AssemblyFlags is carried by every member; converted to uint32 from
-	// AssemblyFlags, RundownAssemblyFlags.
-	AssemblyFlags uint32
+	// AssemblyFlags is carried by every member; converted to AssemblyFlags from
+	// RundownAssemblyFlags.
+	AssemblyFlags AssemblyFlags
 	// FullyQualifiedAssemblyName is carried by every member.
 	FullyQualifiedAssemblyName UTF16
 	// HasClrInstanceID tells whether the event had ClrInstanceID.
@@ -215,9 +341,10 @@ type AssemblyLoadUnloadEvent interface {
 func (e *AssemblyLoad) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              e.AssemblyFlags,
 		AssemblyID:                 e.AssemblyID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
+		Kind:                       KindAssemblyLoad,
 	}
 }
 
@@ -225,13 +352,14 @@ func (e *AssemblyLoad) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 func (e *AssemblyLoadV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              e.AssemblyFlags,
 		AssemblyID:                 e.AssemblyID,
 		BindingID:                  e.BindingID,
 		ClrInstanceID:              e.ClrInstanceID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
 		HasBindingID:               true,
 		HasClrInstanceID:           true,
+		Kind:                       KindAssemblyLoad,
 	}
 }
 
@@ -239,9 +367,10 @@ func (e *AssemblyLoadV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 func (e *AssemblyUnload) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              e.AssemblyFlags,
 		AssemblyID:                 e.AssemblyID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
+		Kind:                       KindAssemblyUnload,
 	}
 }
 
@@ -249,13 +378,14 @@ func (e *AssemblyUnload) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 func (e *AssemblyUnloadV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              e.AssemblyFlags,
 		AssemblyID:                 e.AssemblyID,
 		BindingID:                  e.BindingID,
 		ClrInstanceID:              e.ClrInstanceID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
 		HasBindingID:               true,
 		HasClrInstanceID:           true,
+		Kind:                       KindAssemblyUnload,
 	}
 }
 
@@ -263,9 +393,10 @@ func (e *AssemblyUnloadV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 func (e *AssemblyDCStart) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              AssemblyFlags(e.AssemblyFlags),
 		AssemblyID:                 e.AssemblyID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
+		Kind:                       KindAssemblyDCStart,
 	}
 }
 
@@ -273,13 +404,14 @@ func (e *AssemblyDCStart) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 func (e *AssemblyDCStartV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              AssemblyFlags(e.AssemblyFlags),
 		AssemblyID:                 e.AssemblyID,
 		BindingID:                  e.BindingID,
 		ClrInstanceID:              e.ClrInstanceID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
 		HasBindingID:               true,
 		HasClrInstanceID:           true,
+		Kind:                       KindAssemblyDCStart,
 	}
 }
 
@@ -287,9 +419,10 @@ func (e *AssemblyDCStartV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields 
 func (e *AssemblyDCEnd) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              AssemblyFlags(e.AssemblyFlags),
 		AssemblyID:                 e.AssemblyID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
+		Kind:                       KindAssemblyDCEnd,
 	}
 }
 
@@ -297,14 +430,44 @@ func (e *AssemblyDCEnd) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 func (e *AssemblyDCEndV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 	return AssemblyLoadUnloadFields{
 		AppDomainID:                e.AppDomainID,
-		AssemblyFlags:              uint32(e.AssemblyFlags),
+		AssemblyFlags:              AssemblyFlags(e.AssemblyFlags),
 		AssemblyID:                 e.AssemblyID,
 		BindingID:                  e.BindingID,
 		ClrInstanceID:              e.ClrInstanceID,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
 		HasBindingID:               true,
 		HasClrInstanceID:           true,
+		Kind:                       KindAssemblyDCEnd,
 	}
+}
+
+// AssemblyLoadedUnloadedKind tells the events of the AssemblyLoadedUnloaded family
+// apart by what they mean (AssemblyLoadedUnloadedFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type AssemblyLoadedUnloadedKind uint8
+
+const (
+	// KindAssemblyLoaded is the kind of MonoProfilerAssemblyLoaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAssemblyLoaded AssemblyLoadedUnloadedKind = 1
+	// KindAssemblyUnloaded is the kind of MonoProfilerAssemblyUnloaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAssemblyUnloaded AssemblyLoadedUnloadedKind = 2
+)
+
+// String returns the kind's name, "AssemblyLoaded", or AssemblyLoadedUnloadedKind(0x…) for a value without one.
+func (k AssemblyLoadedUnloadedKind) String() string {
+	switch k {
+	case KindAssemblyLoaded:
+		return "AssemblyLoaded"
+	case KindAssemblyUnloaded:
+		return "AssemblyUnloaded"
+	}
+	return string(clrimpl.AppendUnknown(nil, "AssemblyLoadedUnloadedKind", uint64(k)))
 }
 
 // AssemblyLoadedUnloadedFields holds the fields of the AssemblyLoadedUnloaded
@@ -314,6 +477,9 @@ func (e *AssemblyDCEndV1) AssemblyLoadUnloadFields() AssemblyLoadUnloadFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type AssemblyLoadedUnloadedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see AssemblyLoadedUnloadedKind).
+	Kind AssemblyLoadedUnloadedKind
 	// AssemblyID is carried by every member.
 	AssemblyID uint64
 	// ModuleID is carried by every member.
@@ -335,6 +501,7 @@ func (e *MonoProfilerAssemblyLoaded) AssemblyLoadedUnloadedFields() AssemblyLoad
 	return AssemblyLoadedUnloadedFields{
 		AssemblyID:   e.AssemblyID,
 		AssemblyName: e.AssemblyName,
+		Kind:         KindAssemblyLoaded,
 		ModuleID:     e.ModuleID,
 	}
 }
@@ -344,8 +511,38 @@ func (e *MonoProfilerAssemblyUnloaded) AssemblyLoadedUnloadedFields() AssemblyLo
 	return AssemblyLoadedUnloadedFields{
 		AssemblyID:   e.AssemblyID,
 		AssemblyName: e.AssemblyName,
+		Kind:         KindAssemblyUnloaded,
 		ModuleID:     e.ModuleID,
 	}
+}
+
+// AssemblyLoadingUnloadingKind tells the events of the AssemblyLoadingUnloading
+// family apart by what they mean (AssemblyLoadingUnloadingFields.Kind): by their
+// opcode, or by task and opcode for a standard opcode such as win:Start. The
+// versions of an event are one kind, and so are events of two providers with the
+// same opcode (the runtime's and the rundown's DCStart). The zero value is no
+// kind. Compare it with the constants: their names stay when a newer manifest adds
+// events, their numbers may not.
+type AssemblyLoadingUnloadingKind uint8
+
+const (
+	// KindAssemblyLoading is the kind of MonoProfilerAssemblyLoading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAssemblyLoading AssemblyLoadingUnloadingKind = 1
+	// KindAssemblyUnloading is the kind of MonoProfilerAssemblyUnloading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindAssemblyUnloading AssemblyLoadingUnloadingKind = 2
+)
+
+// String returns the kind's name, "AssemblyLoading", or AssemblyLoadingUnloadingKind(0x…) for a value without one.
+func (k AssemblyLoadingUnloadingKind) String() string {
+	switch k {
+	case KindAssemblyLoading:
+		return "AssemblyLoading"
+	case KindAssemblyUnloading:
+		return "AssemblyUnloading"
+	}
+	return string(clrimpl.AppendUnknown(nil, "AssemblyLoadingUnloadingKind", uint64(k)))
 }
 
 // AssemblyLoadingUnloadingFields holds the fields of the AssemblyLoadingUnloading
@@ -356,6 +553,9 @@ func (e *MonoProfilerAssemblyUnloaded) AssemblyLoadedUnloadedFields() AssemblyLo
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type AssemblyLoadingUnloadingFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see AssemblyLoadingUnloadingKind).
+	Kind AssemblyLoadingUnloadingKind
 	// AssemblyID is carried by every member.
 	AssemblyID uint64
 	// ModuleID is carried by every member.
@@ -374,6 +574,7 @@ type AssemblyLoadingUnloadingEvent interface {
 func (e *MonoProfilerAssemblyLoading) AssemblyLoadingUnloadingFields() AssemblyLoadingUnloadingFields {
 	return AssemblyLoadingUnloadingFields{
 		AssemblyID: e.AssemblyID,
+		Kind:       KindAssemblyLoading,
 		ModuleID:   e.ModuleID,
 	}
 }
@@ -382,8 +583,40 @@ func (e *MonoProfilerAssemblyLoading) AssemblyLoadingUnloadingFields() AssemblyL
 func (e *MonoProfilerAssemblyUnloading) AssemblyLoadingUnloadingFields() AssemblyLoadingUnloadingFields {
 	return AssemblyLoadingUnloadingFields{
 		AssemblyID: e.AssemblyID,
+		Kind:       KindAssemblyUnloading,
 		ModuleID:   e.ModuleID,
 	}
+}
+
+// AuthenticodeVerificationKind tells the events of the AuthenticodeVerification
+// family apart by what they mean (AuthenticodeVerificationFields.Kind): by their
+// opcode, or by task and opcode for a standard opcode such as win:Start. The
+// versions of an event are one kind, and so are events of two providers with the
+// same opcode (the runtime's and the rundown's DCStart). The zero value is no
+// kind. Compare it with the constants: their names stay when a newer manifest adds
+// events, their numbers may not.
+type AuthenticodeVerificationKind uint8
+
+const (
+	// KindCLRAuthenticodeVerificationStart is the kind of
+	// AuthenticodeVerificationStart, AuthenticodeVerificationStartV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindCLRAuthenticodeVerificationStart AuthenticodeVerificationKind = 1
+	// KindCLRAuthenticodeVerificationStop is the kind of
+	// AuthenticodeVerificationStop, AuthenticodeVerificationStopV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindCLRAuthenticodeVerificationStop AuthenticodeVerificationKind = 2
+)
+
+// String returns the kind's name, "CLRAuthenticodeVerificationStart", or AuthenticodeVerificationKind(0x…) for a value without one.
+func (k AuthenticodeVerificationKind) String() string {
+	switch k {
+	case KindCLRAuthenticodeVerificationStart:
+		return "CLRAuthenticodeVerificationStart"
+	case KindCLRAuthenticodeVerificationStop:
+		return "CLRAuthenticodeVerificationStop"
+	}
+	return string(clrimpl.AppendUnknown(nil, "AuthenticodeVerificationKind", uint64(k)))
 }
 
 // AuthenticodeVerificationFields holds the fields of the AuthenticodeVerification
@@ -395,6 +628,9 @@ func (e *MonoProfilerAssemblyUnloading) AssemblyLoadingUnloadingFields() Assembl
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type AuthenticodeVerificationFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see AuthenticodeVerificationKind).
+	Kind AuthenticodeVerificationKind
 	// VerificationFlags is carried by every member.
 	VerificationFlags uint32
 	// ErrorCode is carried by every member.
@@ -420,6 +656,7 @@ type AuthenticodeVerificationEvent interface {
 func (e *AuthenticodeVerificationStart) AuthenticodeVerificationFields() AuthenticodeVerificationFields {
 	return AuthenticodeVerificationFields{
 		ErrorCode:         e.ErrorCode,
+		Kind:              KindCLRAuthenticodeVerificationStart,
 		ModulePath:        e.ModulePath,
 		VerificationFlags: e.VerificationFlags,
 	}
@@ -431,6 +668,7 @@ func (e *AuthenticodeVerificationStartV1) AuthenticodeVerificationFields() Authe
 		ClrInstanceID:     e.ClrInstanceID,
 		ErrorCode:         e.ErrorCode,
 		HasClrInstanceID:  true,
+		Kind:              KindCLRAuthenticodeVerificationStart,
 		ModulePath:        e.ModulePath,
 		VerificationFlags: e.VerificationFlags,
 	}
@@ -440,6 +678,7 @@ func (e *AuthenticodeVerificationStartV1) AuthenticodeVerificationFields() Authe
 func (e *AuthenticodeVerificationStop) AuthenticodeVerificationFields() AuthenticodeVerificationFields {
 	return AuthenticodeVerificationFields{
 		ErrorCode:         e.ErrorCode,
+		Kind:              KindCLRAuthenticodeVerificationStop,
 		ModulePath:        e.ModulePath,
 		VerificationFlags: e.VerificationFlags,
 	}
@@ -451,9 +690,38 @@ func (e *AuthenticodeVerificationStopV1) AuthenticodeVerificationFields() Authen
 		ClrInstanceID:     e.ClrInstanceID,
 		ErrorCode:         e.ErrorCode,
 		HasClrInstanceID:  true,
+		Kind:              KindCLRAuthenticodeVerificationStop,
 		ModulePath:        e.ModulePath,
 		VerificationFlags: e.VerificationFlags,
 	}
+}
+
+// BGCAllocWaitKind tells the events of the BGCAllocWait family apart by what they
+// mean (BGCAllocWaitFields.Kind): by their opcode, or by task and opcode for a
+// standard opcode such as win:Start. The versions of an event are one kind, and so
+// are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type BGCAllocWaitKind uint8
+
+const (
+	// KindBGCAllocWaitBegin is the kind of BGCAllocWaitBegin
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGCAllocWaitBegin BGCAllocWaitKind = 1
+	// KindBGCAllocWaitEnd is the kind of BGCAllocWaitEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGCAllocWaitEnd BGCAllocWaitKind = 2
+)
+
+// String returns the kind's name, "BGCAllocWaitBegin", or BGCAllocWaitKind(0x…) for a value without one.
+func (k BGCAllocWaitKind) String() string {
+	switch k {
+	case KindBGCAllocWaitBegin:
+		return "BGCAllocWaitBegin"
+	case KindBGCAllocWaitEnd:
+		return "BGCAllocWaitEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "BGCAllocWaitKind", uint64(k)))
 }
 
 // BGCAllocWaitFields holds the fields of the BGCAllocWait family of events,
@@ -463,6 +731,9 @@ func (e *AuthenticodeVerificationStopV1) AuthenticodeVerificationFields() Authen
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type BGCAllocWaitFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see BGCAllocWaitKind).
+	Kind BGCAllocWaitKind
 	// Reason is carried by every member.
 	Reason uint32
 	// ClrInstanceID is carried by every member.
@@ -481,6 +752,7 @@ type BGCAllocWaitEvent interface {
 func (e *BGCAllocWaitBegin) BGCAllocWaitFields() BGCAllocWaitFields {
 	return BGCAllocWaitFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGCAllocWaitBegin,
 		Reason:        e.Reason,
 	}
 }
@@ -489,6 +761,7 @@ func (e *BGCAllocWaitBegin) BGCAllocWaitFields() BGCAllocWaitFields {
 func (e *BGCAllocWaitEnd) BGCAllocWaitFields() BGCAllocWaitFields {
 	return BGCAllocWaitFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGCAllocWaitEnd,
 		Reason:        e.Reason,
 	}
 }
@@ -548,6 +821,114 @@ func (e *BGCOverflowV1) BGCOverflowFields() BGCOverflowFields {
 	}
 }
 
+// BindingKind tells the events of the Binding family apart by what they mean
+// (BindingFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type BindingKind uint8
+
+const (
+	// KindBindingPolicyPhaseStart is the kind of BindingPolicyPhaseStart
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingPolicyPhaseStart BindingKind = 1
+	// KindBindingPolicyPhaseEnd is the kind of BindingPolicyPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingPolicyPhaseEnd BindingKind = 2
+	// KindBindingNgenPhaseStart is the kind of BindingNgenPhaseStart
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingNgenPhaseStart BindingKind = 3
+	// KindBindingNgenPhaseEnd is the kind of BindingNgenPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingNgenPhaseEnd BindingKind = 4
+	// KindBindingLookupAndProbingPhaseStart is the kind of
+	// BindingLookupAndProbingPhaseStart (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingLookupAndProbingPhaseStart BindingKind = 5
+	// KindBindingLookupAndProbingPhaseEnd is the kind of
+	// BindingLookupAndProbingPhaseEnd (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingLookupAndProbingPhaseEnd BindingKind = 6
+	// KindLoaderPhaseStart is the kind of LoaderPhaseStart
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderPhaseStart BindingKind = 7
+	// KindLoaderPhaseEnd is the kind of LoaderPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderPhaseEnd BindingKind = 8
+	// KindBindingPhaseStart is the kind of BindingPhaseStart
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingPhaseStart BindingKind = 9
+	// KindBindingPhaseEnd is the kind of BindingPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingPhaseEnd BindingKind = 10
+	// KindBindingDownloadPhaseStart is the kind of BindingDownloadPhaseStart
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingDownloadPhaseStart BindingKind = 11
+	// KindBindingDownloadPhaseEnd is the kind of BindingDownloadPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBindingDownloadPhaseEnd BindingKind = 12
+	// KindLoaderAssemblyInitPhaseStart is the kind of LoaderAssemblyInitPhaseStart
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderAssemblyInitPhaseStart BindingKind = 13
+	// KindLoaderAssemblyInitPhaseEnd is the kind of LoaderAssemblyInitPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderAssemblyInitPhaseEnd BindingKind = 14
+	// KindLoaderMappingPhaseStart is the kind of LoaderMappingPhaseStart
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderMappingPhaseStart BindingKind = 15
+	// KindLoaderMappingPhaseEnd is the kind of LoaderMappingPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderMappingPhaseEnd BindingKind = 16
+	// KindLoaderDeliverEventsPhaseStart is the kind of
+	// LoaderDeliverEventsPhaseStart (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderDeliverEventsPhaseStart BindingKind = 17
+	// KindLoaderDeliverEventsPhaseEnd is the kind of LoaderDeliverEventsPhaseEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderDeliverEventsPhaseEnd BindingKind = 18
+)
+
+// String returns the kind's name, "BindingPolicyPhaseStart", or BindingKind(0x…) for a value without one.
+func (k BindingKind) String() string {
+	switch k {
+	case KindBindingPolicyPhaseStart:
+		return "BindingPolicyPhaseStart"
+	case KindBindingPolicyPhaseEnd:
+		return "BindingPolicyPhaseEnd"
+	case KindBindingNgenPhaseStart:
+		return "BindingNgenPhaseStart"
+	case KindBindingNgenPhaseEnd:
+		return "BindingNgenPhaseEnd"
+	case KindBindingLookupAndProbingPhaseStart:
+		return "BindingLookupAndProbingPhaseStart"
+	case KindBindingLookupAndProbingPhaseEnd:
+		return "BindingLookupAndProbingPhaseEnd"
+	case KindLoaderPhaseStart:
+		return "LoaderPhaseStart"
+	case KindLoaderPhaseEnd:
+		return "LoaderPhaseEnd"
+	case KindBindingPhaseStart:
+		return "BindingPhaseStart"
+	case KindBindingPhaseEnd:
+		return "BindingPhaseEnd"
+	case KindBindingDownloadPhaseStart:
+		return "BindingDownloadPhaseStart"
+	case KindBindingDownloadPhaseEnd:
+		return "BindingDownloadPhaseEnd"
+	case KindLoaderAssemblyInitPhaseStart:
+		return "LoaderAssemblyInitPhaseStart"
+	case KindLoaderAssemblyInitPhaseEnd:
+		return "LoaderAssemblyInitPhaseEnd"
+	case KindLoaderMappingPhaseStart:
+		return "LoaderMappingPhaseStart"
+	case KindLoaderMappingPhaseEnd:
+		return "LoaderMappingPhaseEnd"
+	case KindLoaderDeliverEventsPhaseStart:
+		return "LoaderDeliverEventsPhaseStart"
+	case KindLoaderDeliverEventsPhaseEnd:
+		return "LoaderDeliverEventsPhaseEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "BindingKind", uint64(k)))
+}
+
 // BindingFields holds the fields of the Binding family of events, whatever the
 // member type. Members: BindingPolicyPhaseStart, BindingPolicyPhaseEnd,
 // BindingNgenPhaseStart, BindingNgenPhaseEnd, BindingLookupAndProbingPhaseStart,
@@ -561,6 +942,9 @@ func (e *BGCOverflowV1) BGCOverflowFields() BGCOverflowFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type BindingFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see BindingKind).
+	Kind BindingKind
 	// AppDomainID is carried by every member.
 	AppDomainID uint32
 	// LoadContextID is carried by every member.
@@ -594,6 +978,7 @@ func (e *BindingPolicyPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingPolicyPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -607,6 +992,7 @@ func (e *BindingPolicyPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingPolicyPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -620,6 +1006,7 @@ func (e *BindingNgenPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingNgenPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -633,6 +1020,7 @@ func (e *BindingNgenPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingNgenPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -646,6 +1034,7 @@ func (e *BindingLookupAndProbingPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingLookupAndProbingPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -659,6 +1048,7 @@ func (e *BindingLookupAndProbingPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingLookupAndProbingPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -672,6 +1062,7 @@ func (e *LoaderPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -685,6 +1076,7 @@ func (e *LoaderPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -698,6 +1090,7 @@ func (e *BindingPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -711,6 +1104,7 @@ func (e *BindingPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -724,6 +1118,7 @@ func (e *BindingDownloadPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingDownloadPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -737,6 +1132,7 @@ func (e *BindingDownloadPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindBindingDownloadPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -750,6 +1146,7 @@ func (e *LoaderAssemblyInitPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderAssemblyInitPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -763,6 +1160,7 @@ func (e *LoaderAssemblyInitPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderAssemblyInitPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -776,6 +1174,7 @@ func (e *LoaderMappingPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderMappingPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -789,6 +1188,7 @@ func (e *LoaderMappingPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderMappingPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -802,6 +1202,7 @@ func (e *LoaderDeliverEventsPhaseStart) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderDeliverEventsPhaseStart,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -815,6 +1216,7 @@ func (e *LoaderDeliverEventsPhaseEnd) BindingFields() BindingFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		DynamicLoad:      e.DynamicLoad,
 		FromLoaderCache:  e.FromLoaderCache,
+		Kind:             KindLoaderDeliverEventsPhaseEnd,
 		LoadContextID:    e.LoadContextID,
 	}
 }
@@ -872,6 +1274,35 @@ func (e *MonoProfilerClassLoadedV1) ClassLoadedFields() ClassLoadedFields {
 	}
 }
 
+// ClassLoadingFailedKind tells the events of the ClassLoadingFailed family apart
+// by what they mean (ClassLoadingFailedFields.Kind): by their opcode, or by task
+// and opcode for a standard opcode such as win:Start. The versions of an event are
+// one kind, and so are events of two providers with the same opcode (the runtime's
+// and the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ClassLoadingFailedKind uint8
+
+const (
+	// KindClassLoading is the kind of MonoProfilerClassLoading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindClassLoading ClassLoadingFailedKind = 1
+	// KindClassFailed is the kind of MonoProfilerClassFailed
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindClassFailed ClassLoadingFailedKind = 2
+)
+
+// String returns the kind's name, "ClassLoading", or ClassLoadingFailedKind(0x…) for a value without one.
+func (k ClassLoadingFailedKind) String() string {
+	switch k {
+	case KindClassLoading:
+		return "ClassLoading"
+	case KindClassFailed:
+		return "ClassFailed"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ClassLoadingFailedKind", uint64(k)))
+}
+
 // ClassLoadingFailedFields holds the fields of the ClassLoadingFailed family of
 // events, whatever the member type. Members: MonoProfilerClassLoading,
 // MonoProfilerClassFailed (Microsoft-DotNETRuntimeMonoProfiler).
@@ -879,6 +1310,9 @@ func (e *MonoProfilerClassLoadedV1) ClassLoadedFields() ClassLoadedFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ClassLoadingFailedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ClassLoadingFailedKind).
+	Kind ClassLoadingFailedKind
 	// ClassID is carried by every member.
 	ClassID uint64
 	// ModuleID is carried by every member.
@@ -897,6 +1331,7 @@ type ClassLoadingFailedEvent interface {
 func (e *MonoProfilerClassLoading) ClassLoadingFailedFields() ClassLoadingFailedFields {
 	return ClassLoadingFailedFields{
 		ClassID:  e.ClassID,
+		Kind:     KindClassLoading,
 		ModuleID: e.ModuleID,
 	}
 }
@@ -905,6 +1340,7 @@ func (e *MonoProfilerClassLoading) ClassLoadingFailedFields() ClassLoadingFailed
 func (e *MonoProfilerClassFailed) ClassLoadingFailedFields() ClassLoadingFailedFields {
 	return ClassLoadingFailedFields{
 		ClassID:  e.ClassID,
+		Kind:     KindClassFailed,
 		ModuleID: e.ModuleID,
 	}
 }
@@ -983,6 +1419,35 @@ func (e *CLRStackWalkStress) ClrStackWalkFields() ClrStackWalkFields {
 	}
 }
 
+// ClrThreadPoolSuspendKind tells the events of the ClrThreadPoolSuspend family
+// apart by what they mean (ClrThreadPoolSuspendFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type ClrThreadPoolSuspendKind uint8
+
+const (
+	// KindThreadpoolSuspensionStart is the kind of
+	// ThreadpoolSuspensionSuspendThread (Microsoft-Windows-DotNETRuntime).
+	KindThreadpoolSuspensionStart ClrThreadPoolSuspendKind = 1
+	// KindThreadpoolSuspensionStop is the kind of ThreadpoolSuspensionResumeThread
+	// (Microsoft-Windows-DotNETRuntime).
+	KindThreadpoolSuspensionStop ClrThreadPoolSuspendKind = 2
+)
+
+// String returns the kind's name, "ThreadpoolSuspensionStart", or ClrThreadPoolSuspendKind(0x…) for a value without one.
+func (k ClrThreadPoolSuspendKind) String() string {
+	switch k {
+	case KindThreadpoolSuspensionStart:
+		return "ThreadpoolSuspensionStart"
+	case KindThreadpoolSuspensionStop:
+		return "ThreadpoolSuspensionStop"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ClrThreadPoolSuspendKind", uint64(k)))
+}
+
 // ClrThreadPoolSuspendFields holds the fields of the ClrThreadPoolSuspend family
 // of events, whatever the member type. Members: ThreadpoolSuspensionSuspendThread,
 // ThreadpoolSuspensionResumeThread (Microsoft-Windows-DotNETRuntime).
@@ -990,6 +1455,9 @@ func (e *CLRStackWalkStress) ClrStackWalkFields() ClrStackWalkFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ClrThreadPoolSuspendFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ClrThreadPoolSuspendKind).
+	Kind ClrThreadPoolSuspendKind
 	// ClrThreadID is carried by every member.
 	ClrThreadID uint32
 	// CpuUtilization is carried by every member.
@@ -1009,6 +1477,7 @@ func (e *ThreadpoolSuspensionSuspendThread) ClrThreadPoolSuspendFields() ClrThre
 	return ClrThreadPoolSuspendFields{
 		ClrThreadID:    e.ClrThreadID,
 		CpuUtilization: e.CpuUtilization,
+		Kind:           KindThreadpoolSuspensionStart,
 	}
 }
 
@@ -1017,7 +1486,46 @@ func (e *ThreadpoolSuspensionResumeThread) ClrThreadPoolSuspendFields() ClrThrea
 	return ClrThreadPoolSuspendFields{
 		ClrThreadID:    e.ClrThreadID,
 		CpuUtilization: e.CpuUtilization,
+		Kind:           KindThreadpoolSuspensionStop,
 	}
+}
+
+// ClrWorkerThreadKind tells the events of the ClrWorkerThread family apart by what
+// they mean (ClrWorkerThreadFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ClrWorkerThreadKind uint8
+
+const (
+	// KindWorkerThreadCreationStart is the kind of WorkerThreadCreate
+	// (Microsoft-Windows-DotNETRuntime).
+	KindWorkerThreadCreationStart ClrWorkerThreadKind = 1
+	// KindWorkerThreadCreationStop is the kind of WorkerThreadTerminate
+	// (Microsoft-Windows-DotNETRuntime).
+	KindWorkerThreadCreationStop ClrWorkerThreadKind = 2
+	// KindWorkerThreadRetirementStart is the kind of WorkerThreadRetire
+	// (Microsoft-Windows-DotNETRuntime).
+	KindWorkerThreadRetirementStart ClrWorkerThreadKind = 3
+	// KindWorkerThreadRetirementStop is the kind of WorkerThreadUnretire
+	// (Microsoft-Windows-DotNETRuntime).
+	KindWorkerThreadRetirementStop ClrWorkerThreadKind = 4
+)
+
+// String returns the kind's name, "WorkerThreadCreationStart", or ClrWorkerThreadKind(0x…) for a value without one.
+func (k ClrWorkerThreadKind) String() string {
+	switch k {
+	case KindWorkerThreadCreationStart:
+		return "WorkerThreadCreationStart"
+	case KindWorkerThreadCreationStop:
+		return "WorkerThreadCreationStop"
+	case KindWorkerThreadRetirementStart:
+		return "WorkerThreadRetirementStart"
+	case KindWorkerThreadRetirementStop:
+		return "WorkerThreadRetirementStop"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ClrWorkerThreadKind", uint64(k)))
 }
 
 // ClrWorkerThreadFields holds the fields of the ClrWorkerThread family of events,
@@ -1027,6 +1535,9 @@ func (e *ThreadpoolSuspensionResumeThread) ClrThreadPoolSuspendFields() ClrThrea
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ClrWorkerThreadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ClrWorkerThreadKind).
+	Kind ClrWorkerThreadKind
 	// WorkerThreadCount is carried by every member.
 	WorkerThreadCount uint32
 	// RetiredWorkerThreads is carried by every member.
@@ -1044,6 +1555,7 @@ type ClrWorkerThreadEvent interface {
 // ClrWorkerThreadFields returns the fields of WorkerThreadCreate in the form of the ClrWorkerThread family.
 func (e *WorkerThreadCreate) ClrWorkerThreadFields() ClrWorkerThreadFields {
 	return ClrWorkerThreadFields{
+		Kind:                 KindWorkerThreadCreationStart,
 		RetiredWorkerThreads: e.RetiredWorkerThreads,
 		WorkerThreadCount:    e.WorkerThreadCount,
 	}
@@ -1052,6 +1564,7 @@ func (e *WorkerThreadCreate) ClrWorkerThreadFields() ClrWorkerThreadFields {
 // ClrWorkerThreadFields returns the fields of WorkerThreadTerminate in the form of the ClrWorkerThread family.
 func (e *WorkerThreadTerminate) ClrWorkerThreadFields() ClrWorkerThreadFields {
 	return ClrWorkerThreadFields{
+		Kind:                 KindWorkerThreadCreationStop,
 		RetiredWorkerThreads: e.RetiredWorkerThreads,
 		WorkerThreadCount:    e.WorkerThreadCount,
 	}
@@ -1060,6 +1573,7 @@ func (e *WorkerThreadTerminate) ClrWorkerThreadFields() ClrWorkerThreadFields {
 // ClrWorkerThreadFields returns the fields of WorkerThreadRetire in the form of the ClrWorkerThread family.
 func (e *WorkerThreadRetire) ClrWorkerThreadFields() ClrWorkerThreadFields {
 	return ClrWorkerThreadFields{
+		Kind:                 KindWorkerThreadRetirementStart,
 		RetiredWorkerThreads: e.RetiredWorkerThreads,
 		WorkerThreadCount:    e.WorkerThreadCount,
 	}
@@ -1068,9 +1582,38 @@ func (e *WorkerThreadRetire) ClrWorkerThreadFields() ClrWorkerThreadFields {
 // ClrWorkerThreadFields returns the fields of WorkerThreadUnretire in the form of the ClrWorkerThread family.
 func (e *WorkerThreadUnretire) ClrWorkerThreadFields() ClrWorkerThreadFields {
 	return ClrWorkerThreadFields{
+		Kind:                 KindWorkerThreadRetirementStop,
 		RetiredWorkerThreads: e.RetiredWorkerThreads,
 		WorkerThreadCount:    e.WorkerThreadCount,
 	}
+}
+
+// ContentionKind tells the events of the Contention family apart by what they mean
+// (ContentionFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type ContentionKind uint8
+
+const (
+	// KindContentionStart is the kind of ContentionStartV1, ContentionStartV2
+	// (Microsoft-Windows-DotNETRuntime).
+	KindContentionStart ContentionKind = 1
+	// KindContentionStop is the kind of ContentionStop, ContentionStopV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindContentionStop ContentionKind = 2
+)
+
+// String returns the kind's name, "ContentionStart", or ContentionKind(0x…) for a value without one.
+func (k ContentionKind) String() string {
+	switch k {
+	case KindContentionStart:
+		return "ContentionStart"
+	case KindContentionStop:
+		return "ContentionStop"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ContentionKind", uint64(k)))
 }
 
 // ContentionFields holds the fields of the Contention family of events, whatever
@@ -1080,6 +1623,9 @@ func (e *WorkerThreadUnretire) ClrWorkerThreadFields() ClrWorkerThreadFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ContentionFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ContentionKind).
+	Kind ContentionKind
 	// ContentionFlags is carried by every member.
 	ContentionFlags ContentionFlags
 	// ClrInstanceID is carried by every member.
@@ -1115,6 +1661,7 @@ func (e *ContentionStartV1) ContentionFields() ContentionFields {
 	return ContentionFields{
 		ClrInstanceID:   e.ClrInstanceID,
 		ContentionFlags: e.ContentionFlags,
+		Kind:            KindContentionStart,
 	}
 }
 
@@ -1127,6 +1674,7 @@ func (e *ContentionStartV2) ContentionFields() ContentionFields {
 		HasAssociatedObjectID: true,
 		HasLockID:             true,
 		HasLockOwnerThreadID:  true,
+		Kind:                  KindContentionStart,
 		LockID:                e.LockID,
 		LockOwnerThreadID:     e.LockOwnerThreadID,
 	}
@@ -1137,6 +1685,7 @@ func (e *ContentionStop) ContentionFields() ContentionFields {
 	return ContentionFields{
 		ClrInstanceID:   e.ClrInstanceID,
 		ContentionFlags: e.ContentionFlags,
+		Kind:            KindContentionStop,
 	}
 }
 
@@ -1147,7 +1696,37 @@ func (e *ContentionStopV1) ContentionFields() ContentionFields {
 		ContentionFlags: e.ContentionFlags,
 		DurationNs:      e.DurationNs,
 		HasDurationNs:   true,
+		Kind:            KindContentionStop,
 	}
+}
+
+// ContextLoadedUnloadedKind tells the events of the ContextLoadedUnloaded family
+// apart by what they mean (ContextLoadedUnloadedFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type ContextLoadedUnloadedKind uint8
+
+const (
+	// KindContextLoaded is the kind of MonoProfilerContextLoaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindContextLoaded ContextLoadedUnloadedKind = 1
+	// KindContextUnloaded is the kind of MonoProfilerContextUnloaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindContextUnloaded ContextLoadedUnloadedKind = 2
+)
+
+// String returns the kind's name, "ContextLoaded", or ContextLoadedUnloadedKind(0x…) for a value without one.
+func (k ContextLoadedUnloadedKind) String() string {
+	switch k {
+	case KindContextLoaded:
+		return "ContextLoaded"
+	case KindContextUnloaded:
+		return "ContextUnloaded"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ContextLoadedUnloadedKind", uint64(k)))
 }
 
 // ContextLoadedUnloadedFields holds the fields of the ContextLoadedUnloaded family
@@ -1157,6 +1736,9 @@ func (e *ContentionStopV1) ContentionFields() ContentionFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ContextLoadedUnloadedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ContextLoadedUnloadedKind).
+	Kind ContextLoadedUnloadedKind
 	// ObjectID is carried by every member.
 	ObjectID uint64
 	// AppDomainID is carried by every member.
@@ -1178,6 +1760,7 @@ func (e *MonoProfilerContextLoaded) ContextLoadedUnloadedFields() ContextLoadedU
 	return ContextLoadedUnloadedFields{
 		AppDomainID: e.AppDomainID,
 		ContextID:   e.ContextID,
+		Kind:        KindContextLoaded,
 		ObjectID:    e.ObjectID,
 	}
 }
@@ -1187,8 +1770,47 @@ func (e *MonoProfilerContextUnloaded) ContextLoadedUnloadedFields() ContextLoade
 	return ContextLoadedUnloadedFields{
 		AppDomainID: e.AppDomainID,
 		ContextID:   e.ContextID,
+		Kind:        KindContextUnloaded,
 		ObjectID:    e.ObjectID,
 	}
+}
+
+// DCStartEndKind tells the events of the DCStartEnd family apart by what they mean
+// (DCStartEndFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type DCStartEndKind uint8
+
+const (
+	// KindDCStartComplete is the kind of DCStartCompleteV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindDCStartComplete DCStartEndKind = 1
+	// KindDCEndComplete is the kind of DCEndCompleteV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindDCEndComplete DCStartEndKind = 2
+	// KindDCStartInit is the kind of DCStartInitV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindDCStartInit DCStartEndKind = 3
+	// KindDCEndInit is the kind of DCEndInitV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindDCEndInit DCStartEndKind = 4
+)
+
+// String returns the kind's name, "DCStartComplete", or DCStartEndKind(0x…) for a value without one.
+func (k DCStartEndKind) String() string {
+	switch k {
+	case KindDCStartComplete:
+		return "DCStartComplete"
+	case KindDCEndComplete:
+		return "DCEndComplete"
+	case KindDCStartInit:
+		return "DCStartInit"
+	case KindDCEndInit:
+		return "DCEndInit"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DCStartEndKind", uint64(k)))
 }
 
 // DCStartEndFields holds the fields of the DCStartEnd family of events, whatever
@@ -1198,6 +1820,9 @@ func (e *MonoProfilerContextUnloaded) ContextLoadedUnloadedFields() ContextLoade
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type DCStartEndFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DCStartEndKind).
+	Kind DCStartEndKind
 	// ClrInstanceID is carried by every member.
 	ClrInstanceID uint16
 }
@@ -1212,22 +1837,68 @@ type DCStartEndEvent interface {
 
 // DCStartEndFields returns the fields of DCStartComplete_V1 in the form of the DCStartEnd family.
 func (e *DCStartCompleteV1) DCStartEndFields() DCStartEndFields {
-	return DCStartEndFields{ClrInstanceID: e.ClrInstanceID}
+	return DCStartEndFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindDCStartComplete,
+	}
 }
 
 // DCStartEndFields returns the fields of DCEndComplete_V1 in the form of the DCStartEnd family.
 func (e *DCEndCompleteV1) DCStartEndFields() DCStartEndFields {
-	return DCStartEndFields{ClrInstanceID: e.ClrInstanceID}
+	return DCStartEndFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindDCEndComplete,
+	}
 }
 
 // DCStartEndFields returns the fields of DCStartInit_V1 in the form of the DCStartEnd family.
 func (e *DCStartInitV1) DCStartEndFields() DCStartEndFields {
-	return DCStartEndFields{ClrInstanceID: e.ClrInstanceID}
+	return DCStartEndFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindDCStartInit,
+	}
 }
 
 // DCStartEndFields returns the fields of DCEndInit_V1 in the form of the DCStartEnd family.
 func (e *DCEndInitV1) DCStartEndFields() DCStartEndFields {
-	return DCStartEndFields{ClrInstanceID: e.ClrInstanceID}
+	return DCStartEndFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindDCEndInit,
+	}
+}
+
+// DomainModuleLoadUnloadKind tells the events of the DomainModuleLoadUnload family
+// apart by what they mean (DomainModuleLoadUnloadFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type DomainModuleLoadUnloadKind uint8
+
+const (
+	// KindDomainModuleLoad is the kind of DomainModuleLoad, DomainModuleLoadV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindDomainModuleLoad DomainModuleLoadUnloadKind = 1
+	// KindDomainModuleDCStart is the kind of DomainModuleDCStart,
+	// DomainModuleDCStartV1 (Microsoft-Windows-DotNETRuntimeRundown).
+	KindDomainModuleDCStart DomainModuleLoadUnloadKind = 2
+	// KindDomainModuleDCEnd is the kind of DomainModuleDCEnd, DomainModuleDCEndV1
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindDomainModuleDCEnd DomainModuleLoadUnloadKind = 3
+)
+
+// String returns the kind's name, "DomainModuleLoad", or DomainModuleLoadUnloadKind(0x…) for a value without one.
+func (k DomainModuleLoadUnloadKind) String() string {
+	switch k {
+	case KindDomainModuleLoad:
+		return "DomainModuleLoad"
+	case KindDomainModuleDCStart:
+		return "DomainModuleDCStart"
+	case KindDomainModuleDCEnd:
+		return "DomainModuleDCEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DomainModuleLoadUnloadKind", uint64(k)))
 }
 
 // DomainModuleLoadUnloadFields holds the fields of the DomainModuleLoadUnload
@@ -1239,15 +1910,18 @@ func (e *DCEndInitV1) DCStartEndFields() DCStartEndFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type DomainModuleLoadUnloadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DomainModuleLoadUnloadKind).
+	Kind DomainModuleLoadUnloadKind
 	// ModuleID is carried by every member.
 	ModuleID uint64
 	// AssemblyID is carried by every member.
 	AssemblyID uint64
 	// AppDomainID is carried by every member.
 	AppDomainID uint64
-	// ModuleFlags is carried by every member; converted to uint32 from
-	// ModuleFlags, RundownModuleFlags.
-	ModuleFlags uint32
+	// ModuleFlags is carried by every member; converted to ModuleFlags from
+	// RundownModuleFlags.
+	ModuleFlags ModuleFlags
 	// Reserved1 is carried by every member.
 	Reserved1 uint32
 	// ModuleILPath is carried by every member.
@@ -1274,7 +1948,8 @@ func (e *DomainModuleLoad) DomainModuleLoadUnloadFields() DomainModuleLoadUnload
 	return DomainModuleLoadUnloadFields{
 		AppDomainID:      e.AppDomainID,
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindDomainModuleLoad,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -1289,7 +1964,8 @@ func (e *DomainModuleLoadV1) DomainModuleLoadUnloadFields() DomainModuleLoadUnlo
 		AssemblyID:       e.AssemblyID,
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindDomainModuleLoad,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -1302,7 +1978,8 @@ func (e *DomainModuleDCStart) DomainModuleLoadUnloadFields() DomainModuleLoadUnl
 	return DomainModuleLoadUnloadFields{
 		AppDomainID:      e.AppDomainID,
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindDomainModuleDCStart,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -1317,7 +1994,8 @@ func (e *DomainModuleDCStartV1) DomainModuleLoadUnloadFields() DomainModuleLoadU
 		AssemblyID:       e.AssemblyID,
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindDomainModuleDCStart,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -1330,7 +2008,8 @@ func (e *DomainModuleDCEnd) DomainModuleLoadUnloadFields() DomainModuleLoadUnloa
 	return DomainModuleLoadUnloadFields{
 		AppDomainID:      e.AppDomainID,
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindDomainModuleDCEnd,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -1345,12 +2024,43 @@ func (e *DomainModuleDCEndV1) DomainModuleLoadUnloadFields() DomainModuleLoadUnl
 		AssemblyID:       e.AssemblyID,
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindDomainModuleDCEnd,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
 		Reserved1:        e.Reserved1,
 	}
+}
+
+// DynamicTypeUseNoParametersPrivateKind tells the events of the
+// DynamicTypeUseNoParametersPrivate family apart by what they mean
+// (DynamicTypeUseNoParametersPrivateFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type DynamicTypeUseNoParametersPrivateKind uint8
+
+const (
+	// KindBeginCreateManagedReference is the kind of BeginCreateManagedReference
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBeginCreateManagedReference DynamicTypeUseNoParametersPrivateKind = 1
+	// KindEndCreateManagedReference is the kind of EndCreateManagedReference
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindEndCreateManagedReference DynamicTypeUseNoParametersPrivateKind = 2
+)
+
+// String returns the kind's name, "BeginCreateManagedReference", or DynamicTypeUseNoParametersPrivateKind(0x…) for a value without one.
+func (k DynamicTypeUseNoParametersPrivateKind) String() string {
+	switch k {
+	case KindBeginCreateManagedReference:
+		return "BeginCreateManagedReference"
+	case KindEndCreateManagedReference:
+		return "EndCreateManagedReference"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DynamicTypeUseNoParametersPrivateKind", uint64(k)))
 }
 
 // DynamicTypeUseNoParametersPrivateFields holds the fields of the
@@ -1361,6 +2071,9 @@ func (e *DomainModuleDCEndV1) DomainModuleLoadUnloadFields() DomainModuleLoadUnl
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type DynamicTypeUseNoParametersPrivateFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DynamicTypeUseNoParametersPrivateKind).
+	Kind DynamicTypeUseNoParametersPrivateKind
 	// ClrInstanceID is carried by every member.
 	ClrInstanceID uint16
 }
@@ -1376,12 +2089,52 @@ type DynamicTypeUseNoParametersPrivateEvent interface {
 
 // DynamicTypeUseNoParametersPrivateFields returns the fields of BeginCreateManagedReference in the form of the DynamicTypeUseNoParametersPrivate family.
 func (e *BeginCreateManagedReference) DynamicTypeUseNoParametersPrivateFields() DynamicTypeUseNoParametersPrivateFields {
-	return DynamicTypeUseNoParametersPrivateFields{ClrInstanceID: e.ClrInstanceID}
+	return DynamicTypeUseNoParametersPrivateFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBeginCreateManagedReference,
+	}
 }
 
 // DynamicTypeUseNoParametersPrivateFields returns the fields of EndCreateManagedReference in the form of the DynamicTypeUseNoParametersPrivate family.
 func (e *EndCreateManagedReference) DynamicTypeUseNoParametersPrivateFields() DynamicTypeUseNoParametersPrivateFields {
-	return DynamicTypeUseNoParametersPrivateFields{ClrInstanceID: e.ClrInstanceID}
+	return DynamicTypeUseNoParametersPrivateFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindEndCreateManagedReference,
+	}
+}
+
+// DynamicTypeUsePrivateKind tells the events of the DynamicTypeUsePrivate family
+// apart by what they mean (DynamicTypeUsePrivateFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type DynamicTypeUsePrivateKind uint8
+
+const (
+	// KindIInspectableRuntimeClassName is the kind of IInspectableRuntimeClassName
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindIInspectableRuntimeClassName DynamicTypeUsePrivateKind = 1
+	// KindCreateRCW is the kind of CreateRCW
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindCreateRCW DynamicTypeUsePrivateKind = 2
+	// KindCreateCCW is the kind of CreateCCW
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindCreateCCW DynamicTypeUsePrivateKind = 3
+)
+
+// String returns the kind's name, "IInspectableRuntimeClassName", or DynamicTypeUsePrivateKind(0x…) for a value without one.
+func (k DynamicTypeUsePrivateKind) String() string {
+	switch k {
+	case KindIInspectableRuntimeClassName:
+		return "IInspectableRuntimeClassName"
+	case KindCreateRCW:
+		return "CreateRCW"
+	case KindCreateCCW:
+		return "CreateCCW"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DynamicTypeUsePrivateKind", uint64(k)))
 }
 
 // DynamicTypeUsePrivateFields holds the fields of the DynamicTypeUsePrivate family
@@ -1391,6 +2144,9 @@ func (e *EndCreateManagedReference) DynamicTypeUseNoParametersPrivateFields() Dy
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type DynamicTypeUsePrivateFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DynamicTypeUsePrivateKind).
+	Kind DynamicTypeUsePrivateKind
 	// TypeName is carried by every member.
 	TypeName UTF16
 	// ClrInstanceID is carried by every member.
@@ -1409,6 +2165,7 @@ type DynamicTypeUsePrivateEvent interface {
 func (e *IInspectableRuntimeClassName) DynamicTypeUsePrivateFields() DynamicTypeUsePrivateFields {
 	return DynamicTypeUsePrivateFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindIInspectableRuntimeClassName,
 		TypeName:      e.TypeName,
 	}
 }
@@ -1417,6 +2174,7 @@ func (e *IInspectableRuntimeClassName) DynamicTypeUsePrivateFields() DynamicType
 func (e *CreateRCW) DynamicTypeUsePrivateFields() DynamicTypeUsePrivateFields {
 	return DynamicTypeUsePrivateFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindCreateRCW,
 		TypeName:      e.TypeName,
 	}
 }
@@ -1425,8 +2183,39 @@ func (e *CreateRCW) DynamicTypeUsePrivateFields() DynamicTypeUsePrivateFields {
 func (e *CreateCCW) DynamicTypeUsePrivateFields() DynamicTypeUsePrivateFields {
 	return DynamicTypeUsePrivateFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindCreateCCW,
 		TypeName:      e.TypeName,
 	}
+}
+
+// DynamicTypeUsePrivateVarianceKind tells the events of the
+// DynamicTypeUsePrivateVariance family apart by what they mean
+// (DynamicTypeUsePrivateVarianceFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type DynamicTypeUsePrivateVarianceKind uint8
+
+const (
+	// KindRCWVariance is the kind of RCWVariance
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindRCWVariance DynamicTypeUsePrivateVarianceKind = 1
+	// KindCCWVariance is the kind of CCWVariance
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindCCWVariance DynamicTypeUsePrivateVarianceKind = 2
+)
+
+// String returns the kind's name, "RCWVariance", or DynamicTypeUsePrivateVarianceKind(0x…) for a value without one.
+func (k DynamicTypeUsePrivateVarianceKind) String() string {
+	switch k {
+	case KindRCWVariance:
+		return "RCWVariance"
+	case KindCCWVariance:
+		return "CCWVariance"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DynamicTypeUsePrivateVarianceKind", uint64(k)))
 }
 
 // DynamicTypeUsePrivateVarianceFields holds the fields of the
@@ -1436,6 +2225,9 @@ func (e *CreateCCW) DynamicTypeUsePrivateFields() DynamicTypeUsePrivateFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type DynamicTypeUsePrivateVarianceFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DynamicTypeUsePrivateVarianceKind).
+	Kind DynamicTypeUsePrivateVarianceKind
 	// TypeName is carried by every member.
 	TypeName UTF16
 	// InterfaceTypeName is carried by every member.
@@ -1459,6 +2251,7 @@ func (e *RCWVariance) DynamicTypeUsePrivateVarianceFields() DynamicTypeUsePrivat
 	return DynamicTypeUsePrivateVarianceFields{
 		ClrInstanceID:            e.ClrInstanceID,
 		InterfaceTypeName:        e.InterfaceTypeName,
+		Kind:                     KindRCWVariance,
 		TypeName:                 e.TypeName,
 		VariantInterfaceTypeName: e.VariantInterfaceTypeName,
 	}
@@ -1469,9 +2262,40 @@ func (e *CCWVariance) DynamicTypeUsePrivateVarianceFields() DynamicTypeUsePrivat
 	return DynamicTypeUsePrivateVarianceFields{
 		ClrInstanceID:            e.ClrInstanceID,
 		InterfaceTypeName:        e.InterfaceTypeName,
+		Kind:                     KindCCWVariance,
 		TypeName:                 e.TypeName,
 		VariantInterfaceTypeName: e.VariantInterfaceTypeName,
 	}
+}
+
+// DynamicTypeUseStringAndIntPrivateKind tells the events of the
+// DynamicTypeUseStringAndIntPrivate family apart by what they mean
+// (DynamicTypeUseStringAndIntPrivateFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type DynamicTypeUseStringAndIntPrivateKind uint8
+
+const (
+	// KindObjectVariantMarshallingToNative is the kind of
+	// ObjectVariantMarshallingToNative (Microsoft-Windows-DotNETRuntimePrivate).
+	KindObjectVariantMarshallingToNative DynamicTypeUseStringAndIntPrivateKind = 1
+	// KindObjectVariantMarshallingToManaged is the kind of
+	// ObjectVariantMarshallingToManaged (Microsoft-Windows-DotNETRuntimePrivate).
+	KindObjectVariantMarshallingToManaged DynamicTypeUseStringAndIntPrivateKind = 2
+)
+
+// String returns the kind's name, "ObjectVariantMarshallingToNative", or DynamicTypeUseStringAndIntPrivateKind(0x…) for a value without one.
+func (k DynamicTypeUseStringAndIntPrivateKind) String() string {
+	switch k {
+	case KindObjectVariantMarshallingToNative:
+		return "ObjectVariantMarshallingToNative"
+	case KindObjectVariantMarshallingToManaged:
+		return "ObjectVariantMarshallingToManaged"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DynamicTypeUseStringAndIntPrivateKind", uint64(k)))
 }
 
 // DynamicTypeUseStringAndIntPrivateFields holds the fields of the
@@ -1482,6 +2306,9 @@ func (e *CCWVariance) DynamicTypeUsePrivateVarianceFields() DynamicTypeUsePrivat
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type DynamicTypeUseStringAndIntPrivateFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DynamicTypeUseStringAndIntPrivateKind).
+	Kind DynamicTypeUseStringAndIntPrivateKind
 	// TypeName is carried by every member.
 	TypeName UTF16
 	// Int1 is carried by every member.
@@ -1504,6 +2331,7 @@ func (e *ObjectVariantMarshallingToNative) DynamicTypeUseStringAndIntPrivateFiel
 	return DynamicTypeUseStringAndIntPrivateFields{
 		ClrInstanceID: e.ClrInstanceID,
 		Int1:          e.Int1,
+		Kind:          KindObjectVariantMarshallingToNative,
 		TypeName:      e.TypeName,
 	}
 }
@@ -1513,8 +2341,54 @@ func (e *ObjectVariantMarshallingToManaged) DynamicTypeUseStringAndIntPrivateFie
 	return DynamicTypeUseStringAndIntPrivateFields{
 		ClrInstanceID: e.ClrInstanceID,
 		Int1:          e.Int1,
+		Kind:          KindObjectVariantMarshallingToManaged,
 		TypeName:      e.TypeName,
 	}
+}
+
+// DynamicTypeUseTwoParametersPrivateKind tells the events of the
+// DynamicTypeUseTwoParametersPrivate family apart by what they mean
+// (DynamicTypeUseTwoParametersPrivateFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type DynamicTypeUseTwoParametersPrivateKind uint8
+
+const (
+	// KindWinRTUnbox is the kind of WinRTUnbox
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindWinRTUnbox DynamicTypeUseTwoParametersPrivateKind = 1
+	// KindRCWIEnumerableCasting is the kind of RCWIEnumerableCasting
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindRCWIEnumerableCasting DynamicTypeUseTwoParametersPrivateKind = 2
+	// KindGetTypeFromGUID is the kind of GetTypeFromGUID
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindGetTypeFromGUID DynamicTypeUseTwoParametersPrivateKind = 3
+	// KindGetTypeFromProgID is the kind of GetTypeFromProgID
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindGetTypeFromProgID DynamicTypeUseTwoParametersPrivateKind = 4
+	// KindConvertToCallbackEtw is the kind of ConvertToCallbackEtw
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindConvertToCallbackEtw DynamicTypeUseTwoParametersPrivateKind = 5
+)
+
+// String returns the kind's name, "WinRTUnbox", or DynamicTypeUseTwoParametersPrivateKind(0x…) for a value without one.
+func (k DynamicTypeUseTwoParametersPrivateKind) String() string {
+	switch k {
+	case KindWinRTUnbox:
+		return "WinRTUnbox"
+	case KindRCWIEnumerableCasting:
+		return "RCWIEnumerableCasting"
+	case KindGetTypeFromGUID:
+		return "GetTypeFromGUID"
+	case KindGetTypeFromProgID:
+		return "GetTypeFromProgID"
+	case KindConvertToCallbackEtw:
+		return "ConvertToCallbackEtw"
+	}
+	return string(clrimpl.AppendUnknown(nil, "DynamicTypeUseTwoParametersPrivateKind", uint64(k)))
 }
 
 // DynamicTypeUseTwoParametersPrivateFields holds the fields of the
@@ -1525,6 +2399,9 @@ func (e *ObjectVariantMarshallingToManaged) DynamicTypeUseStringAndIntPrivateFie
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type DynamicTypeUseTwoParametersPrivateFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see DynamicTypeUseTwoParametersPrivateKind).
+	Kind DynamicTypeUseTwoParametersPrivateKind
 	// TypeName is carried by every member.
 	TypeName UTF16
 	// SecondTypeName is carried by every member.
@@ -1546,6 +2423,7 @@ type DynamicTypeUseTwoParametersPrivateEvent interface {
 func (e *WinRTUnbox) DynamicTypeUseTwoParametersPrivateFields() DynamicTypeUseTwoParametersPrivateFields {
 	return DynamicTypeUseTwoParametersPrivateFields{
 		ClrInstanceID:  e.ClrInstanceID,
+		Kind:           KindWinRTUnbox,
 		SecondTypeName: e.SecondTypeName,
 		TypeName:       e.TypeName,
 	}
@@ -1555,6 +2433,7 @@ func (e *WinRTUnbox) DynamicTypeUseTwoParametersPrivateFields() DynamicTypeUseTw
 func (e *RCWIEnumerableCasting) DynamicTypeUseTwoParametersPrivateFields() DynamicTypeUseTwoParametersPrivateFields {
 	return DynamicTypeUseTwoParametersPrivateFields{
 		ClrInstanceID:  e.ClrInstanceID,
+		Kind:           KindRCWIEnumerableCasting,
 		SecondTypeName: e.SecondTypeName,
 		TypeName:       e.TypeName,
 	}
@@ -1564,6 +2443,7 @@ func (e *RCWIEnumerableCasting) DynamicTypeUseTwoParametersPrivateFields() Dynam
 func (e *GetTypeFromGUID) DynamicTypeUseTwoParametersPrivateFields() DynamicTypeUseTwoParametersPrivateFields {
 	return DynamicTypeUseTwoParametersPrivateFields{
 		ClrInstanceID:  e.ClrInstanceID,
+		Kind:           KindGetTypeFromGUID,
 		SecondTypeName: e.SecondTypeName,
 		TypeName:       e.TypeName,
 	}
@@ -1573,6 +2453,7 @@ func (e *GetTypeFromGUID) DynamicTypeUseTwoParametersPrivateFields() DynamicType
 func (e *GetTypeFromProgID) DynamicTypeUseTwoParametersPrivateFields() DynamicTypeUseTwoParametersPrivateFields {
 	return DynamicTypeUseTwoParametersPrivateFields{
 		ClrInstanceID:  e.ClrInstanceID,
+		Kind:           KindGetTypeFromProgID,
 		SecondTypeName: e.SecondTypeName,
 		TypeName:       e.TypeName,
 	}
@@ -1582,9 +2463,44 @@ func (e *GetTypeFromProgID) DynamicTypeUseTwoParametersPrivateFields() DynamicTy
 func (e *ConvertToCallbackEtw) DynamicTypeUseTwoParametersPrivateFields() DynamicTypeUseTwoParametersPrivateFields {
 	return DynamicTypeUseTwoParametersPrivateFields{
 		ClrInstanceID:  e.ClrInstanceID,
+		Kind:           KindConvertToCallbackEtw,
 		SecondTypeName: e.SecondTypeName,
 		TypeName:       e.TypeName,
 	}
+}
+
+// ExceptionHandlingKind tells the events of the ExceptionHandling family apart by
+// what they mean (ExceptionHandlingFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ExceptionHandlingKind uint8
+
+const (
+	// KindExceptionCatchStart is the kind of ExceptionCatchStart
+	// (Microsoft-Windows-DotNETRuntime).
+	KindExceptionCatchStart ExceptionHandlingKind = 1
+	// KindExceptionFinallyStart is the kind of ExceptionFinallyStart
+	// (Microsoft-Windows-DotNETRuntime).
+	KindExceptionFinallyStart ExceptionHandlingKind = 2
+	// KindExceptionFilterStart is the kind of ExceptionFilterStart
+	// (Microsoft-Windows-DotNETRuntime).
+	KindExceptionFilterStart ExceptionHandlingKind = 3
+)
+
+// String returns the kind's name, "ExceptionCatchStart", or ExceptionHandlingKind(0x…) for a value without one.
+func (k ExceptionHandlingKind) String() string {
+	switch k {
+	case KindExceptionCatchStart:
+		return "ExceptionCatchStart"
+	case KindExceptionFinallyStart:
+		return "ExceptionFinallyStart"
+	case KindExceptionFilterStart:
+		return "ExceptionFilterStart"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ExceptionHandlingKind", uint64(k)))
 }
 
 // ExceptionHandlingFields holds the fields of the ExceptionHandling family of
@@ -1594,6 +2510,9 @@ func (e *ConvertToCallbackEtw) DynamicTypeUseTwoParametersPrivateFields() Dynami
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ExceptionHandlingFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ExceptionHandlingKind).
+	Kind ExceptionHandlingKind
 	// EntryEIP is carried by every member.
 	EntryEIP uint64
 	// MethodID is carried by every member.
@@ -1617,6 +2536,7 @@ func (e *ExceptionCatchStart) ExceptionHandlingFields() ExceptionHandlingFields 
 	return ExceptionHandlingFields{
 		ClrInstanceID: e.ClrInstanceID,
 		EntryEIP:      e.EntryEIP,
+		Kind:          KindExceptionCatchStart,
 		MethodID:      e.MethodID,
 		MethodName:    e.MethodName,
 	}
@@ -1627,6 +2547,7 @@ func (e *ExceptionFinallyStart) ExceptionHandlingFields() ExceptionHandlingField
 	return ExceptionHandlingFields{
 		ClrInstanceID: e.ClrInstanceID,
 		EntryEIP:      e.EntryEIP,
+		Kind:          KindExceptionFinallyStart,
 		MethodID:      e.MethodID,
 		MethodName:    e.MethodName,
 	}
@@ -1637,9 +2558,39 @@ func (e *ExceptionFilterStart) ExceptionHandlingFields() ExceptionHandlingFields
 	return ExceptionHandlingFields{
 		ClrInstanceID: e.ClrInstanceID,
 		EntryEIP:      e.EntryEIP,
+		Kind:          KindExceptionFilterStart,
 		MethodID:      e.MethodID,
 		MethodName:    e.MethodName,
 	}
+}
+
+// ExecutionCheckpointKind tells the events of the ExecutionCheckpoint family apart
+// by what they mean (ExecutionCheckpointFields.Kind): by their opcode, or by task
+// and opcode for a standard opcode such as win:Start. The versions of an event are
+// one kind, and so are events of two providers with the same opcode (the runtime's
+// and the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ExecutionCheckpointKind uint8
+
+const (
+	// KindExecutionCheckpoint is the kind of ExecutionCheckpoint
+	// (Microsoft-Windows-DotNETRuntime).
+	KindExecutionCheckpoint ExecutionCheckpointKind = 1
+	// KindExecutionCheckpointDCEnd is the kind of ExecutionCheckpointDCEnd
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindExecutionCheckpointDCEnd ExecutionCheckpointKind = 2
+)
+
+// String returns the kind's name, "ExecutionCheckpoint", or ExecutionCheckpointKind(0x…) for a value without one.
+func (k ExecutionCheckpointKind) String() string {
+	switch k {
+	case KindExecutionCheckpoint:
+		return "ExecutionCheckpoint"
+	case KindExecutionCheckpointDCEnd:
+		return "ExecutionCheckpointDCEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ExecutionCheckpointKind", uint64(k)))
 }
 
 // ExecutionCheckpointFields holds the fields of the ExecutionCheckpoint family of
@@ -1650,6 +2601,9 @@ func (e *ExceptionFilterStart) ExceptionHandlingFields() ExceptionHandlingFields
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ExecutionCheckpointFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ExecutionCheckpointKind).
+	Kind ExecutionCheckpointKind
 	// ClrInstanceID is carried by every member.
 	ClrInstanceID uint16
 	// Name is carried by every member.
@@ -1670,6 +2624,7 @@ type ExecutionCheckpointEvent interface {
 func (e *ExecutionCheckpoint) ExecutionCheckpointFields() ExecutionCheckpointFields {
 	return ExecutionCheckpointFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindExecutionCheckpoint,
 		Name:          e.Name,
 		Timestamp:     e.Timestamp,
 	}
@@ -1679,6 +2634,7 @@ func (e *ExecutionCheckpoint) ExecutionCheckpointFields() ExecutionCheckpointFie
 func (e *ExecutionCheckpointDCEnd) ExecutionCheckpointFields() ExecutionCheckpointFields {
 	return ExecutionCheckpointFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindExecutionCheckpointDCEnd,
 		Name:          e.Name,
 		Timestamp:     e.Timestamp,
 	}
@@ -1977,6 +2933,35 @@ func (e *GCFinalizersEndV1) GCFinalizersEndFields() GCFinalizersEndFields {
 	}
 }
 
+// GCFinalizingFinalizedObjectKind tells the events of the
+// GCFinalizingFinalizedObject family apart by what they mean
+// (GCFinalizingFinalizedObjectFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type GCFinalizingFinalizedObjectKind uint8
+
+const (
+	// KindGCFinalizingObject is the kind of MonoProfilerGCFinalizingObject
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindGCFinalizingObject GCFinalizingFinalizedObjectKind = 1
+	// KindGCFinalizedObject is the kind of MonoProfilerGCFinalizedObject
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindGCFinalizedObject GCFinalizingFinalizedObjectKind = 2
+)
+
+// String returns the kind's name, "GCFinalizingObject", or GCFinalizingFinalizedObjectKind(0x…) for a value without one.
+func (k GCFinalizingFinalizedObjectKind) String() string {
+	switch k {
+	case KindGCFinalizingObject:
+		return "GCFinalizingObject"
+	case KindGCFinalizedObject:
+		return "GCFinalizedObject"
+	}
+	return string(clrimpl.AppendUnknown(nil, "GCFinalizingFinalizedObjectKind", uint64(k)))
+}
+
 // GCFinalizingFinalizedObjectFields holds the fields of the
 // GCFinalizingFinalizedObject family of events, whatever the member type. Members:
 // MonoProfilerGCFinalizingObject, MonoProfilerGCFinalizedObject
@@ -1985,6 +2970,9 @@ func (e *GCFinalizersEndV1) GCFinalizersEndFields() GCFinalizersEndFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type GCFinalizingFinalizedObjectFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see GCFinalizingFinalizedObjectKind).
+	Kind GCFinalizingFinalizedObjectKind
 	// ObjectID is carried by every member.
 	ObjectID uint64
 }
@@ -1999,12 +2987,18 @@ type GCFinalizingFinalizedObjectEvent interface {
 
 // GCFinalizingFinalizedObjectFields returns the fields of MonoProfilerGCFinalizingObject in the form of the GCFinalizingFinalizedObject family.
 func (e *MonoProfilerGCFinalizingObject) GCFinalizingFinalizedObjectFields() GCFinalizingFinalizedObjectFields {
-	return GCFinalizingFinalizedObjectFields{ObjectID: e.ObjectID}
+	return GCFinalizingFinalizedObjectFields{
+		Kind:     KindGCFinalizingObject,
+		ObjectID: e.ObjectID,
+	}
 }
 
 // GCFinalizingFinalizedObjectFields returns the fields of MonoProfilerGCFinalizedObject in the form of the GCFinalizingFinalizedObject family.
 func (e *MonoProfilerGCFinalizedObject) GCFinalizingFinalizedObjectFields() GCFinalizingFinalizedObjectFields {
-	return GCFinalizingFinalizedObjectFields{ObjectID: e.ObjectID}
+	return GCFinalizingFinalizedObjectFields{
+		Kind:     KindGCFinalizedObject,
+		ObjectID: e.ObjectID,
+	}
 }
 
 // GCFreeSegmentFields holds the fields of the GCFreeSegment family of events,
@@ -2103,12 +3097,12 @@ type GCGlobalHeapFields struct {
 	CondemnedGeneration uint32
 	// Gen0ReductionCount is carried by every member.
 	Gen0ReductionCount uint32
-	// Reason is carried by every member; converted to uint32 from GCReason,
+	// Reason is carried by every member; converted to GCReason from
 	// PrivateGCReason.
-	Reason uint32
-	// GlobalMechanisms is carried by every member; converted to uint32 from
-	// GCGlobalMechanisms, PrivateGCGlobalMechanisms.
-	GlobalMechanisms uint32
+	Reason GCReason
+	// GlobalMechanisms is carried by every member; converted to GCGlobalMechanisms
+	// from PrivateGCGlobalMechanisms.
+	GlobalMechanisms GCGlobalMechanisms
 	// HasClrInstanceID tells whether the event had ClrInstanceID.
 	HasClrInstanceID bool
 	// ClrInstanceID is carried by every member but GCGlobalHeapHistory.
@@ -2156,14 +3150,14 @@ func (e *GCGlobalHeapHistoryV2) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     uint32(e.GlobalMechanisms),
+		GlobalMechanisms:     e.GlobalMechanisms,
 		HasClrInstanceID:     true,
 		HasMemoryPressure:    true,
 		HasPauseMode:         true,
 		MemoryPressure:       e.MemoryPressure,
 		NumHeaps:             e.NumHeaps,
 		PauseMode:            e.PauseMode,
-		Reason:               uint32(e.Reason),
+		Reason:               e.Reason,
 	}
 }
 
@@ -2176,7 +3170,7 @@ func (e *GCGlobalHeapHistoryV3) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     uint32(e.GlobalMechanisms),
+		GlobalMechanisms:     e.GlobalMechanisms,
 		HasClrInstanceID:     true,
 		HasCondemnReasons0:   true,
 		HasCondemnReasons1:   true,
@@ -2185,7 +3179,7 @@ func (e *GCGlobalHeapHistoryV3) GCGlobalHeapFields() GCGlobalHeapFields {
 		MemoryPressure:       e.MemoryPressure,
 		NumHeaps:             e.NumHeaps,
 		PauseMode:            e.PauseMode,
-		Reason:               uint32(e.Reason),
+		Reason:               e.Reason,
 	}
 }
 
@@ -2199,7 +3193,7 @@ func (e *GCGlobalHeapHistoryV4) GCGlobalHeapFields() GCGlobalHeapFields {
 		Count:                e.Count,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     uint32(e.GlobalMechanisms),
+		GlobalMechanisms:     e.GlobalMechanisms,
 		HasClrInstanceID:     true,
 		HasCondemnReasons0:   true,
 		HasCondemnReasons1:   true,
@@ -2210,7 +3204,7 @@ func (e *GCGlobalHeapHistoryV4) GCGlobalHeapFields() GCGlobalHeapFields {
 		MemoryPressure:       e.MemoryPressure,
 		NumHeaps:             e.NumHeaps,
 		PauseMode:            e.PauseMode,
-		Reason:               uint32(e.Reason),
+		Reason:               e.Reason,
 		Values:               e.Values,
 	}
 }
@@ -2221,9 +3215,9 @@ func (e *GCGlobalHeapHistory) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     uint32(e.GlobalMechanisms),
+		GlobalMechanisms:     GCGlobalMechanisms(e.GlobalMechanisms),
 		NumHeaps:             e.NumHeaps,
-		Reason:               uint32(e.Reason),
+		Reason:               GCReason(e.Reason),
 	}
 }
 
@@ -2234,10 +3228,10 @@ func (e *GCGlobalHeapHistoryV1) GCGlobalHeapFields() GCGlobalHeapFields {
 		CondemnedGeneration:  e.CondemnedGeneration,
 		FinalYoungestDesired: e.FinalYoungestDesired,
 		Gen0ReductionCount:   e.Gen0ReductionCount,
-		GlobalMechanisms:     uint32(e.GlobalMechanisms),
+		GlobalMechanisms:     GCGlobalMechanisms(e.GlobalMechanisms),
 		HasClrInstanceID:     true,
 		NumHeaps:             e.NumHeaps,
-		Reason:               uint32(e.Reason),
+		Reason:               GCReason(e.Reason),
 	}
 }
 
@@ -2425,6 +3419,44 @@ func (e *GCJoinV1) GCJoinFields() GCJoinFields {
 	}
 }
 
+// GCMarkKind tells the events of the GCMark family apart by what they mean
+// (GCMarkFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type GCMarkKind uint8
+
+const (
+	// KindGCMarkStackRoots is the kind of GCMarkStackRoots
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCMarkStackRoots GCMarkKind = 1
+	// KindGCMarkFinalizeQueueRoots is the kind of GCMarkFinalizeQueueRoots
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCMarkFinalizeQueueRoots GCMarkKind = 2
+	// KindGCMarkHandles is the kind of GCMarkHandles
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCMarkHandles GCMarkKind = 3
+	// KindGCMarkOlderGenerationRoots is the kind of GCMarkOlderGenerationRoots
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCMarkOlderGenerationRoots GCMarkKind = 4
+)
+
+// String returns the kind's name, "GCMarkStackRoots", or GCMarkKind(0x…) for a value without one.
+func (k GCMarkKind) String() string {
+	switch k {
+	case KindGCMarkStackRoots:
+		return "GCMarkStackRoots"
+	case KindGCMarkFinalizeQueueRoots:
+		return "GCMarkFinalizeQueueRoots"
+	case KindGCMarkHandles:
+		return "GCMarkHandles"
+	case KindGCMarkOlderGenerationRoots:
+		return "GCMarkOlderGenerationRoots"
+	}
+	return string(clrimpl.AppendUnknown(nil, "GCMarkKind", uint64(k)))
+}
+
 // GCMarkFields holds the fields of the GCMark family of events, whatever the
 // member type. Members: GCMarkStackRoots, GCMarkFinalizeQueueRoots, GCMarkHandles,
 // GCMarkOlderGenerationRoots (Microsoft-Windows-DotNETRuntime).
@@ -2432,6 +3464,9 @@ func (e *GCJoinV1) GCJoinFields() GCJoinFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type GCMarkFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see GCMarkKind).
+	Kind GCMarkKind
 	// HeapNum is carried by every member.
 	HeapNum uint32
 	// ClrInstanceID is carried by every member.
@@ -2451,6 +3486,7 @@ func (e *GCMarkStackRoots) GCMarkFields() GCMarkFields {
 	return GCMarkFields{
 		ClrInstanceID: e.ClrInstanceID,
 		HeapNum:       e.HeapNum,
+		Kind:          KindGCMarkStackRoots,
 	}
 }
 
@@ -2459,6 +3495,7 @@ func (e *GCMarkFinalizeQueueRoots) GCMarkFields() GCMarkFields {
 	return GCMarkFields{
 		ClrInstanceID: e.ClrInstanceID,
 		HeapNum:       e.HeapNum,
+		Kind:          KindGCMarkFinalizeQueueRoots,
 	}
 }
 
@@ -2467,6 +3504,7 @@ func (e *GCMarkHandles) GCMarkFields() GCMarkFields {
 	return GCMarkFields{
 		ClrInstanceID: e.ClrInstanceID,
 		HeapNum:       e.HeapNum,
+		Kind:          KindGCMarkHandles,
 	}
 }
 
@@ -2475,7 +3513,91 @@ func (e *GCMarkOlderGenerationRoots) GCMarkFields() GCMarkFields {
 	return GCMarkFields{
 		ClrInstanceID: e.ClrInstanceID,
 		HeapNum:       e.HeapNum,
+		Kind:          KindGCMarkOlderGenerationRoots,
 	}
+}
+
+// GCNoUserDataKind tells the events of the GCNoUserData family apart by what they
+// mean (GCNoUserDataFields.Kind): by their opcode, or by task and opcode for a
+// standard opcode such as win:Start. The versions of an event are one kind, and so
+// are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type GCNoUserDataKind uint8
+
+const (
+	// KindGCRestartEEEnd is the kind of GCRestartEEEndV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCRestartEEEnd GCNoUserDataKind = 1
+	// KindGCRestartEEBegin is the kind of GCRestartEEBeginV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCRestartEEBegin GCNoUserDataKind = 2
+	// KindGCSuspendEEEnd is the kind of GCSuspendEEEndV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCSuspendEEEnd GCNoUserDataKind = 3
+	// KindGCFinalizersBegin is the kind of GCFinalizersBeginV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGCFinalizersBegin GCNoUserDataKind = 4
+	// KindBGCBegin is the kind of BGCBegin
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGCBegin GCNoUserDataKind = 5
+	// KindBGC1stNonConEnd is the kind of BGC1stNonConEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGC1stNonConEnd GCNoUserDataKind = 6
+	// KindBGC1stConEnd is the kind of BGC1stConEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGC1stConEnd GCNoUserDataKind = 7
+	// KindBGC2ndNonConBegin is the kind of BGC2ndNonConBegin
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGC2ndNonConBegin GCNoUserDataKind = 8
+	// KindBGC2ndNonConEnd is the kind of BGC2ndNonConEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGC2ndNonConEnd GCNoUserDataKind = 9
+	// KindBGC2ndConBegin is the kind of BGC2ndConBegin
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGC2ndConBegin GCNoUserDataKind = 10
+	// KindBGC2ndConEnd is the kind of BGC2ndConEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGC2ndConEnd GCNoUserDataKind = 11
+	// KindBGCPlanEnd is the kind of BGCPlanEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGCPlanEnd GCNoUserDataKind = 12
+	// KindBGCSweepEnd is the kind of BGCSweepEnd
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindBGCSweepEnd GCNoUserDataKind = 13
+)
+
+// String returns the kind's name, "GCRestartEEEnd", or GCNoUserDataKind(0x…) for a value without one.
+func (k GCNoUserDataKind) String() string {
+	switch k {
+	case KindGCRestartEEEnd:
+		return "GCRestartEEEnd"
+	case KindGCRestartEEBegin:
+		return "GCRestartEEBegin"
+	case KindGCSuspendEEEnd:
+		return "GCSuspendEEEnd"
+	case KindGCFinalizersBegin:
+		return "GCFinalizersBegin"
+	case KindBGCBegin:
+		return "BGCBegin"
+	case KindBGC1stNonConEnd:
+		return "BGC1stNonConEnd"
+	case KindBGC1stConEnd:
+		return "BGC1stConEnd"
+	case KindBGC2ndNonConBegin:
+		return "BGC2ndNonConBegin"
+	case KindBGC2ndNonConEnd:
+		return "BGC2ndNonConEnd"
+	case KindBGC2ndConBegin:
+		return "BGC2ndConBegin"
+	case KindBGC2ndConEnd:
+		return "BGC2ndConEnd"
+	case KindBGCPlanEnd:
+		return "BGCPlanEnd"
+	case KindBGCSweepEnd:
+		return "BGCSweepEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "GCNoUserDataKind", uint64(k)))
 }
 
 // GCNoUserDataFields holds the fields of the GCNoUserData family of events,
@@ -2488,6 +3610,9 @@ func (e *GCMarkOlderGenerationRoots) GCMarkFields() GCMarkFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type GCNoUserDataFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see GCNoUserDataKind).
+	Kind GCNoUserDataKind
 	// ClrInstanceID is carried by every member.
 	ClrInstanceID uint16
 }
@@ -2502,67 +3627,106 @@ type GCNoUserDataEvent interface {
 
 // GCNoUserDataFields returns the fields of GCRestartEEEnd_V1 in the form of the GCNoUserData family.
 func (e *GCRestartEEEndV1) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindGCRestartEEEnd,
+	}
 }
 
 // GCNoUserDataFields returns the fields of GCRestartEEBegin_V1 in the form of the GCNoUserData family.
 func (e *GCRestartEEBeginV1) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindGCRestartEEBegin,
+	}
 }
 
 // GCNoUserDataFields returns the fields of GCSuspendEEEnd_V1 in the form of the GCNoUserData family.
 func (e *GCSuspendEEEndV1) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindGCSuspendEEEnd,
+	}
 }
 
 // GCNoUserDataFields returns the fields of GCFinalizersBegin_V1 in the form of the GCNoUserData family.
 func (e *GCFinalizersBeginV1) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindGCFinalizersBegin,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGCBegin in the form of the GCNoUserData family.
 func (e *BGCBegin) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGCBegin,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGC1stNonConEnd in the form of the GCNoUserData family.
 func (e *BGC1stNonConEnd) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGC1stNonConEnd,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGC1stConEnd in the form of the GCNoUserData family.
 func (e *BGC1stConEnd) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGC1stConEnd,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGC2ndNonConBegin in the form of the GCNoUserData family.
 func (e *BGC2ndNonConBegin) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGC2ndNonConBegin,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGC2ndNonConEnd in the form of the GCNoUserData family.
 func (e *BGC2ndNonConEnd) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGC2ndNonConEnd,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGC2ndConBegin in the form of the GCNoUserData family.
 func (e *BGC2ndConBegin) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGC2ndConBegin,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGC2ndConEnd in the form of the GCNoUserData family.
 func (e *BGC2ndConEnd) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGC2ndConEnd,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGCPlanEnd in the form of the GCNoUserData family.
 func (e *BGCPlanEnd) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGCPlanEnd,
+	}
 }
 
 // GCNoUserDataFields returns the fields of BGCSweepEnd in the form of the GCNoUserData family.
 func (e *BGCSweepEnd) GCNoUserDataFields() GCNoUserDataFields {
-	return GCNoUserDataFields{ClrInstanceID: e.ClrInstanceID}
+	return GCNoUserDataFields{
+		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindBGCSweepEnd,
+	}
 }
 
 // GCOptimizedFields holds the fields of the GCOptimized family of events, whatever
@@ -2664,14 +3828,13 @@ type GCPerHeapHistoryFields struct {
 	// HasCompactMechanisms tells whether the event had CompactMechanisms.
 	HasCompactMechanisms bool
 	// CompactMechanisms is carried by every member but GCPerHeapHistoryV1;
-	// converted to uint32 from GCHeapCompactReason, PrivateGCHeapCompactReason.
-	CompactMechanisms uint32
+	// converted to GCHeapCompactReason from PrivateGCHeapCompactReason.
+	CompactMechanisms GCHeapCompactReason
 	// HasExpandMechanisms tells whether the event had ExpandMechanisms.
 	HasExpandMechanisms bool
 	// ExpandMechanisms is carried by every member but GCPerHeapHistoryV1;
-	// converted to uint32 from GCHeapExpandMechanism,
-	// PrivateGCHeapExpandMechanism.
-	ExpandMechanisms uint32
+	// converted to GCHeapExpandMechanism from PrivateGCHeapExpandMechanism.
+	ExpandMechanisms GCHeapExpandMechanism
 	// HasHeapIndex tells whether the event had HeapIndex.
 	HasHeapIndex bool
 	// HeapIndex is carried by every member but GCPerHeapHistoryV1.
@@ -2702,13 +3865,13 @@ type GCPerHeapHistoryEvent interface {
 func (e *GCPerHeapHistoryV3) GCPerHeapHistoryFields() GCPerHeapHistoryFields {
 	return GCPerHeapHistoryFields{
 		ClrInstanceID:                e.ClrInstanceID,
-		CompactMechanisms:            uint32(e.CompactMechanisms),
+		CompactMechanisms:            e.CompactMechanisms,
 		CondemnReasons0:              e.CondemnReasons0,
 		CondemnReasons1:              e.CondemnReasons1,
 		CondemnedAllocated:           e.CondemnedAllocated,
 		Count:                        e.Count,
 		EndOfSegAllocated:            e.EndOfSegAllocated,
-		ExpandMechanisms:             uint32(e.ExpandMechanisms),
+		ExpandMechanisms:             e.ExpandMechanisms,
 		ExtraGen0Commit:              e.ExtraGen0Commit,
 		FreeListAllocated:            e.FreeListAllocated,
 		FreeListRejected:             e.FreeListRejected,
@@ -2742,10 +3905,10 @@ func (e *GCPerHeapHistoryV1) GCPerHeapHistoryFields() GCPerHeapHistoryFields {
 func (e *GCPerHeapHistory) GCPerHeapHistoryFields() GCPerHeapHistoryFields {
 	return GCPerHeapHistoryFields{
 		ClrInstanceID:        uint16(e.ClrInstanceID),
-		CompactMechanisms:    uint32(e.CompactMechanisms),
+		CompactMechanisms:    GCHeapCompactReason(e.CompactMechanisms),
 		CondemnReasons0:      e.CondemnReasons0,
 		CondemnReasons1:      e.CondemnReasons1,
-		ExpandMechanisms:     uint32(e.ExpandMechanisms),
+		ExpandMechanisms:     GCHeapExpandMechanism(e.ExpandMechanisms),
 		ExtraGen0Commit:      e.ExtraGen0Commit,
 		HasCompactMechanisms: true,
 		HasCondemnReasons0:   true,
@@ -2809,6 +3972,34 @@ func (e *GCSampledObjectAllocationLow) GCSampledObjectAllocationFields() GCSampl
 	}
 }
 
+// GCSettingsKind tells the events of the GCSettings family apart by what they mean
+// (GCSettingsFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type GCSettingsKind uint8
+
+const (
+	// KindGCSettings is the kind of GCSettings, GCSettingsV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindGCSettings GCSettingsKind = 1
+	// KindGCSettingsRundown is the kind of GCSettingsRundown
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindGCSettingsRundown GCSettingsKind = 2
+)
+
+// String returns the kind's name, "GCSettings", or GCSettingsKind(0x…) for a value without one.
+func (k GCSettingsKind) String() string {
+	switch k {
+	case KindGCSettings:
+		return "GCSettings"
+	case KindGCSettingsRundown:
+		return "GCSettingsRundown"
+	}
+	return string(clrimpl.AppendUnknown(nil, "GCSettingsKind", uint64(k)))
+}
+
 // GCSettingsFields holds the fields of the GCSettings family of events, whatever
 // the member type. Members: GCSettings, GCSettingsV1
 // (Microsoft-Windows-DotNETRuntimePrivate); GCSettingsRundown
@@ -2817,6 +4008,9 @@ func (e *GCSampledObjectAllocationLow) GCSampledObjectAllocationFields() GCSampl
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type GCSettingsFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see GCSettingsKind).
+	Kind GCSettingsKind
 	// HasHardLimit tells whether the event had HardLimit.
 	HasHardLimit bool
 	// HardLimit is carried by GCSettingsRundown.
@@ -2877,6 +4071,7 @@ func (e *GCSettings) GCSettingsFields() GCSettingsFields {
 		HasLargeObjectSegmentSize: true,
 		HasSegmentSize:            true,
 		HasServerGC:               true,
+		Kind:                      KindGCSettings,
 		LargeObjectSegmentSize:    e.LargeObjectSegmentSize,
 		SegmentSize:               e.SegmentSize,
 		ServerGC:                  e.ServerGC,
@@ -2891,6 +4086,7 @@ func (e *GCSettingsV1) GCSettingsFields() GCSettingsFields {
 		HasLargeObjectSegmentSize: true,
 		HasSegmentSize:            true,
 		HasServerGC:               true,
+		Kind:                      KindGCSettings,
 		LargeObjectSegmentSize:    e.LargeObjectSegmentSize,
 		SegmentSize:               e.SegmentSize,
 		ServerGC:                  e.ServerGC,
@@ -2914,6 +4110,7 @@ func (e *GCSettingsRundown) GCSettingsFields() GCSettingsFields {
 		HasLOHThreshold:         true,
 		HasPhysicalMemoryConfig: true,
 		HighMemPercentConfig:    e.HighMemPercentConfig,
+		Kind:                    KindGCSettingsRundown,
 		LOHThreshold:            e.LOHThreshold,
 		PhysicalMemoryConfig:    e.PhysicalMemoryConfig,
 	}
@@ -3037,6 +4234,35 @@ func (e *GCSuspendEEBeginV1) GCSuspendEEFields() GCSuspendEEFields {
 	}
 }
 
+// GenAwareTemplateKind tells the events of the GenAwareTemplate family apart by
+// what they mean (GenAwareTemplateFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type GenAwareTemplateKind uint8
+
+const (
+	// KindGenAwareBegin is the kind of GenAwareBegin
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGenAwareBegin GenAwareTemplateKind = 1
+	// KindGenAwareEnd is the kind of GenAwareEnd
+	// (Microsoft-Windows-DotNETRuntime).
+	KindGenAwareEnd GenAwareTemplateKind = 2
+)
+
+// String returns the kind's name, "GenAwareBegin", or GenAwareTemplateKind(0x…) for a value without one.
+func (k GenAwareTemplateKind) String() string {
+	switch k {
+	case KindGenAwareBegin:
+		return "GenAwareBegin"
+	case KindGenAwareEnd:
+		return "GenAwareEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "GenAwareTemplateKind", uint64(k)))
+}
+
 // GenAwareTemplateFields holds the fields of the GenAwareTemplate family of
 // events, whatever the member type. Members: GenAwareBegin, GenAwareEnd
 // (Microsoft-Windows-DotNETRuntime).
@@ -3044,6 +4270,9 @@ func (e *GCSuspendEEBeginV1) GCSuspendEEFields() GCSuspendEEFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type GenAwareTemplateFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see GenAwareTemplateKind).
+	Kind GenAwareTemplateKind
 	// Count is carried by every member.
 	Count uint32
 	// ClrInstanceID is carried by every member.
@@ -3063,6 +4292,7 @@ func (e *GenAwareBegin) GenAwareTemplateFields() GenAwareTemplateFields {
 	return GenAwareTemplateFields{
 		ClrInstanceID: e.ClrInstanceID,
 		Count:         e.Count,
+		Kind:          KindGenAwareBegin,
 	}
 }
 
@@ -3071,7 +4301,46 @@ func (e *GenAwareEnd) GenAwareTemplateFields() GenAwareTemplateFields {
 	return GenAwareTemplateFields{
 		ClrInstanceID: e.ClrInstanceID,
 		Count:         e.Count,
+		Kind:          KindGenAwareEnd,
 	}
+}
+
+// IOThreadKind tells the events of the IOThread family apart by what they mean
+// (IOThreadFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type IOThreadKind uint8
+
+const (
+	// KindIOThreadCreationStart is the kind of IOThreadCreate, IOThreadCreateV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindIOThreadCreationStart IOThreadKind = 1
+	// KindIOThreadCreationStop is the kind of IOThreadTerminate,
+	// IOThreadTerminateV1 (Microsoft-Windows-DotNETRuntime).
+	KindIOThreadCreationStop IOThreadKind = 2
+	// KindIOThreadRetirementStart is the kind of IOThreadRetire, IOThreadRetireV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindIOThreadRetirementStart IOThreadKind = 3
+	// KindIOThreadRetirementStop is the kind of IOThreadUnretire,
+	// IOThreadUnretireV1 (Microsoft-Windows-DotNETRuntime).
+	KindIOThreadRetirementStop IOThreadKind = 4
+)
+
+// String returns the kind's name, "IOThreadCreationStart", or IOThreadKind(0x…) for a value without one.
+func (k IOThreadKind) String() string {
+	switch k {
+	case KindIOThreadCreationStart:
+		return "IOThreadCreationStart"
+	case KindIOThreadCreationStop:
+		return "IOThreadCreationStop"
+	case KindIOThreadRetirementStart:
+		return "IOThreadRetirementStart"
+	case KindIOThreadRetirementStop:
+		return "IOThreadRetirementStop"
+	}
+	return string(clrimpl.AppendUnknown(nil, "IOThreadKind", uint64(k)))
 }
 
 // IOThreadFields holds the fields of the IOThread family of events, whatever the
@@ -3082,6 +4351,9 @@ func (e *GenAwareEnd) GenAwareTemplateFields() GenAwareTemplateFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type IOThreadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see IOThreadKind).
+	Kind IOThreadKind
 	// IOThreadCount is carried by every member.
 	IOThreadCount uint32
 	// RetiredIOThreads is carried by every member.
@@ -3105,6 +4377,7 @@ type IOThreadEvent interface {
 func (e *IOThreadCreate) IOThreadFields() IOThreadFields {
 	return IOThreadFields{
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadCreationStart,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
 }
@@ -3115,6 +4388,7 @@ func (e *IOThreadCreateV1) IOThreadFields() IOThreadFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadCreationStart,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
 }
@@ -3123,6 +4397,7 @@ func (e *IOThreadCreateV1) IOThreadFields() IOThreadFields {
 func (e *IOThreadTerminate) IOThreadFields() IOThreadFields {
 	return IOThreadFields{
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadCreationStop,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
 }
@@ -3133,6 +4408,7 @@ func (e *IOThreadTerminateV1) IOThreadFields() IOThreadFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadCreationStop,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
 }
@@ -3141,6 +4417,7 @@ func (e *IOThreadTerminateV1) IOThreadFields() IOThreadFields {
 func (e *IOThreadRetire) IOThreadFields() IOThreadFields {
 	return IOThreadFields{
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadRetirementStart,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
 }
@@ -3151,6 +4428,7 @@ func (e *IOThreadRetireV1) IOThreadFields() IOThreadFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadRetirementStart,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
 }
@@ -3159,6 +4437,7 @@ func (e *IOThreadRetireV1) IOThreadFields() IOThreadFields {
 func (e *IOThreadUnretire) IOThreadFields() IOThreadFields {
 	return IOThreadFields{
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadRetirementStop,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
 }
@@ -3169,8 +4448,43 @@ func (e *IOThreadUnretireV1) IOThreadFields() IOThreadFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		IOThreadCount:    e.IOThreadCount,
+		Kind:             KindIOThreadRetirementStop,
 		RetiredIOThreads: e.RetiredIOThreads,
 	}
+}
+
+// JitBeginFailedDoneKind tells the events of the JitBeginFailedDone family apart
+// by what they mean (JitBeginFailedDoneFields.Kind): by their opcode, or by task
+// and opcode for a standard opcode such as win:Start. The versions of an event are
+// one kind, and so are events of two providers with the same opcode (the runtime's
+// and the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type JitBeginFailedDoneKind uint8
+
+const (
+	// KindJitBegin is the kind of MonoProfilerJitBegin
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindJitBegin JitBeginFailedDoneKind = 1
+	// KindJitFailed is the kind of MonoProfilerJitFailed
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindJitFailed JitBeginFailedDoneKind = 2
+	// KindJitDone is the kind of MonoProfilerJitDone, MonoProfilerJitDoneV1
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindJitDone JitBeginFailedDoneKind = 3
+)
+
+// String returns the kind's name, "JitBegin", or JitBeginFailedDoneKind(0x…) for a value without one.
+func (k JitBeginFailedDoneKind) String() string {
+	switch k {
+	case KindJitBegin:
+		return "JitBegin"
+	case KindJitFailed:
+		return "JitFailed"
+	case KindJitDone:
+		return "JitDone"
+	}
+	return string(clrimpl.AppendUnknown(nil, "JitBeginFailedDoneKind", uint64(k)))
 }
 
 // JitBeginFailedDoneFields holds the fields of the JitBeginFailedDone family of
@@ -3181,6 +4495,9 @@ func (e *IOThreadUnretireV1) IOThreadFields() IOThreadFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type JitBeginFailedDoneFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see JitBeginFailedDoneKind).
+	Kind JitBeginFailedDoneKind
 	// MethodID is carried by every member.
 	MethodID uint64
 	// ModuleID is carried by every member.
@@ -3208,6 +4525,7 @@ type JitBeginFailedDoneEvent interface {
 // JitBeginFailedDoneFields returns the fields of MonoProfilerJitBegin in the form of the JitBeginFailedDone family.
 func (e *MonoProfilerJitBegin) JitBeginFailedDoneFields() JitBeginFailedDoneFields {
 	return JitBeginFailedDoneFields{
+		Kind:        KindJitBegin,
 		MethodID:    e.MethodID,
 		MethodToken: e.MethodToken,
 		ModuleID:    e.ModuleID,
@@ -3217,6 +4535,7 @@ func (e *MonoProfilerJitBegin) JitBeginFailedDoneFields() JitBeginFailedDoneFiel
 // JitBeginFailedDoneFields returns the fields of MonoProfilerJitFailed in the form of the JitBeginFailedDone family.
 func (e *MonoProfilerJitFailed) JitBeginFailedDoneFields() JitBeginFailedDoneFields {
 	return JitBeginFailedDoneFields{
+		Kind:        KindJitFailed,
 		MethodID:    e.MethodID,
 		MethodToken: e.MethodToken,
 		ModuleID:    e.ModuleID,
@@ -3226,6 +4545,7 @@ func (e *MonoProfilerJitFailed) JitBeginFailedDoneFields() JitBeginFailedDoneFie
 // JitBeginFailedDoneFields returns the fields of MonoProfilerJitDone in the form of the JitBeginFailedDone family.
 func (e *MonoProfilerJitDone) JitBeginFailedDoneFields() JitBeginFailedDoneFields {
 	return JitBeginFailedDoneFields{
+		Kind:        KindJitDone,
 		MethodID:    e.MethodID,
 		MethodToken: e.MethodToken,
 		ModuleID:    e.ModuleID,
@@ -3238,11 +4558,46 @@ func (e *MonoProfilerJitDoneV1) JitBeginFailedDoneFields() JitBeginFailedDoneFie
 		Count:       e.Count,
 		HasCount:    true,
 		HasValues:   true,
+		Kind:        KindJitDone,
 		MethodID:    e.MethodID,
 		MethodToken: e.MethodToken,
 		ModuleID:    e.ModuleID,
 		Values:      e.Values,
 	}
+}
+
+// MethodILToNativeMapKind tells the events of the MethodILToNativeMap family apart
+// by what they mean (MethodILToNativeMapFields.Kind): by their opcode, or by task
+// and opcode for a standard opcode such as win:Start. The versions of an event are
+// one kind, and so are events of two providers with the same opcode (the runtime's
+// and the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type MethodILToNativeMapKind uint8
+
+const (
+	// KindMethodILToNativeMap is the kind of MethodILToNativeMap,
+	// MethodILToNativeMapV1 (Microsoft-Windows-DotNETRuntime).
+	KindMethodILToNativeMap MethodILToNativeMapKind = 1
+	// KindMethodDCStartILToNativeMap is the kind of MethodDCStartILToNativeMap,
+	// MethodDCStartILToNativeMapV1 (Microsoft-Windows-DotNETRuntimeRundown).
+	KindMethodDCStartILToNativeMap MethodILToNativeMapKind = 2
+	// KindMethodDCEndILToNativeMap is the kind of MethodDCEndILToNativeMap,
+	// MethodDCEndILToNativeMapV1 (Microsoft-Windows-DotNETRuntimeRundown).
+	KindMethodDCEndILToNativeMap MethodILToNativeMapKind = 3
+)
+
+// String returns the kind's name, "MethodILToNativeMap", or MethodILToNativeMapKind(0x…) for a value without one.
+func (k MethodILToNativeMapKind) String() string {
+	switch k {
+	case KindMethodILToNativeMap:
+		return "MethodILToNativeMap"
+	case KindMethodDCStartILToNativeMap:
+		return "MethodDCStartILToNativeMap"
+	case KindMethodDCEndILToNativeMap:
+		return "MethodDCEndILToNativeMap"
+	}
+	return string(clrimpl.AppendUnknown(nil, "MethodILToNativeMapKind", uint64(k)))
 }
 
 // MethodILToNativeMapFields holds the fields of the MethodILToNativeMap family of
@@ -3255,6 +4610,9 @@ func (e *MonoProfilerJitDoneV1) JitBeginFailedDoneFields() JitBeginFailedDoneFie
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type MethodILToNativeMapFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see MethodILToNativeMapKind).
+	Kind MethodILToNativeMapKind
 	// MethodID is carried by every member.
 	MethodID uint64
 	// ReJITID is carried by every member.
@@ -3290,6 +4648,7 @@ func (e *MethodILToNativeMap) MethodILToNativeMapFields() MethodILToNativeMapFie
 		ClrInstanceID:     e.ClrInstanceID,
 		CountOfMapEntries: e.CountOfMapEntries,
 		ILOffsets:         e.ILOffsets,
+		Kind:              KindMethodILToNativeMap,
 		MethodExtent:      e.MethodExtent,
 		MethodID:          e.MethodID,
 		NativeOffsets:     e.NativeOffsets,
@@ -3305,6 +4664,7 @@ func (e *MethodILToNativeMapV1) MethodILToNativeMapFields() MethodILToNativeMapF
 		HasILVersionID:    true,
 		ILOffsets:         e.ILOffsets,
 		ILVersionID:       e.ILVersionID,
+		Kind:              KindMethodILToNativeMap,
 		MethodExtent:      e.MethodExtent,
 		MethodID:          e.MethodID,
 		NativeOffsets:     e.NativeOffsets,
@@ -3318,6 +4678,7 @@ func (e *MethodDCStartILToNativeMap) MethodILToNativeMapFields() MethodILToNativ
 		ClrInstanceID:     e.ClrInstanceID,
 		CountOfMapEntries: e.CountOfMapEntries,
 		ILOffsets:         e.ILOffsets,
+		Kind:              KindMethodDCStartILToNativeMap,
 		MethodExtent:      e.MethodExtent,
 		MethodID:          e.MethodID,
 		NativeOffsets:     e.NativeOffsets,
@@ -3333,6 +4694,7 @@ func (e *MethodDCStartILToNativeMapV1) MethodILToNativeMapFields() MethodILToNat
 		HasILVersionID:    true,
 		ILOffsets:         e.ILOffsets,
 		ILVersionID:       e.ILVersionID,
+		Kind:              KindMethodDCStartILToNativeMap,
 		MethodExtent:      e.MethodExtent,
 		MethodID:          e.MethodID,
 		NativeOffsets:     e.NativeOffsets,
@@ -3346,6 +4708,7 @@ func (e *MethodDCEndILToNativeMap) MethodILToNativeMapFields() MethodILToNativeM
 		ClrInstanceID:     e.ClrInstanceID,
 		CountOfMapEntries: e.CountOfMapEntries,
 		ILOffsets:         e.ILOffsets,
+		Kind:              KindMethodDCEndILToNativeMap,
 		MethodExtent:      e.MethodExtent,
 		MethodID:          e.MethodID,
 		NativeOffsets:     e.NativeOffsets,
@@ -3361,6 +4724,7 @@ func (e *MethodDCEndILToNativeMapV1) MethodILToNativeMapFields() MethodILToNativ
 		HasILVersionID:    true,
 		ILOffsets:         e.ILOffsets,
 		ILVersionID:       e.ILVersionID,
+		Kind:              KindMethodDCEndILToNativeMap,
 		MethodExtent:      e.MethodExtent,
 		MethodID:          e.MethodID,
 		NativeOffsets:     e.NativeOffsets,
@@ -3431,6 +4795,47 @@ func (e *MethodJittingStartedV1) MethodJittingStartedFields() MethodJittingStart
 	}
 }
 
+// MethodLoadUnloadKind tells the events of the MethodLoadUnload family apart by
+// what they mean (MethodLoadUnloadFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type MethodLoadUnloadKind uint8
+
+const (
+	// KindMethodDCStart is the kind of RuntimeMethodDCStartV2
+	// (Microsoft-Windows-DotNETRuntime); MethodDCStart, MethodDCStartV1,
+	// MethodDCStartV2 (Microsoft-Windows-DotNETRuntimeRundown).
+	KindMethodDCStart MethodLoadUnloadKind = 1
+	// KindMethodDCEnd is the kind of RuntimeMethodDCEndV2
+	// (Microsoft-Windows-DotNETRuntime); MethodDCEnd, MethodDCEndV1, MethodDCEndV2
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindMethodDCEnd MethodLoadUnloadKind = 2
+	// KindMethodLoad is the kind of MethodLoad, MethodLoadV1, MethodLoadV2
+	// (Microsoft-Windows-DotNETRuntime).
+	KindMethodLoad MethodLoadUnloadKind = 3
+	// KindMethodUnload is the kind of MethodUnload, MethodUnloadV1, MethodUnloadV2
+	// (Microsoft-Windows-DotNETRuntime).
+	KindMethodUnload MethodLoadUnloadKind = 4
+)
+
+// String returns the kind's name, "MethodDCStart", or MethodLoadUnloadKind(0x…) for a value without one.
+func (k MethodLoadUnloadKind) String() string {
+	switch k {
+	case KindMethodDCStart:
+		return "MethodDCStart"
+	case KindMethodDCEnd:
+		return "MethodDCEnd"
+	case KindMethodLoad:
+		return "MethodLoad"
+	case KindMethodUnload:
+		return "MethodUnload"
+	}
+	return string(clrimpl.AppendUnknown(nil, "MethodLoadUnloadKind", uint64(k)))
+}
+
 // MethodLoadUnloadFields holds the fields of the MethodLoadUnload family of
 // events, whatever the member type. Members: RuntimeMethodDCStartV2,
 // RuntimeMethodDCEndV2, MethodLoad, MethodLoadV1, MethodLoadV2, MethodUnload,
@@ -3441,6 +4846,9 @@ func (e *MethodJittingStartedV1) MethodJittingStartedFields() MethodJittingStart
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type MethodLoadUnloadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see MethodLoadUnloadKind).
+	Kind MethodLoadUnloadKind
 	// MethodID is carried by every member.
 	MethodID uint64
 	// ModuleID is carried by every member.
@@ -3451,9 +4859,9 @@ type MethodLoadUnloadFields struct {
 	MethodSize uint32
 	// MethodToken is carried by every member.
 	MethodToken uint32
-	// MethodFlags is carried by every member; converted to uint32 from
-	// MethodFlags, RundownMethodFlags.
-	MethodFlags uint32
+	// MethodFlags is carried by every member; converted to MethodFlags from
+	// RundownMethodFlags.
+	MethodFlags MethodFlags
 	// HasClrInstanceID tells whether the event had ClrInstanceID.
 	HasClrInstanceID bool
 	// ClrInstanceID is carried by every member but RuntimeMethodDCStartV2,
@@ -3477,7 +4885,8 @@ type MethodLoadUnloadEvent interface {
 // MethodLoadUnloadFields returns the fields of MethodDCStartV2 in the form of the MethodLoadUnload family.
 func (e *RuntimeMethodDCStartV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStart,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3489,7 +4898,8 @@ func (e *RuntimeMethodDCStartV2) MethodLoadUnloadFields() MethodLoadUnloadFields
 // MethodLoadUnloadFields returns the fields of MethodDCEndV2 in the form of the MethodLoadUnload family.
 func (e *RuntimeMethodDCEndV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEnd,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3501,7 +4911,8 @@ func (e *RuntimeMethodDCEndV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 // MethodLoadUnloadFields returns the fields of MethodLoad in the form of the MethodLoadUnload family.
 func (e *MethodLoad) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodLoad,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3515,7 +4926,8 @@ func (e *MethodLoadV1) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodLoad,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3530,7 +4942,8 @@ func (e *MethodLoadV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodLoad,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3543,7 +4956,8 @@ func (e *MethodLoadV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 // MethodLoadUnloadFields returns the fields of MethodUnload in the form of the MethodLoadUnload family.
 func (e *MethodUnload) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodUnload,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3557,7 +4971,8 @@ func (e *MethodUnloadV1) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodUnload,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3572,7 +4987,8 @@ func (e *MethodUnloadV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodUnload,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3585,7 +5001,8 @@ func (e *MethodUnloadV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 // MethodLoadUnloadFields returns the fields of MethodDCStart in the form of the MethodLoadUnload family.
 func (e *MethodDCStart) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStart,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3599,7 +5016,8 @@ func (e *MethodDCStartV1) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStart,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3614,7 +5032,8 @@ func (e *MethodDCStartV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStart,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3627,7 +5046,8 @@ func (e *MethodDCStartV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 // MethodLoadUnloadFields returns the fields of MethodDCEnd in the form of the MethodLoadUnload family.
 func (e *MethodDCEnd) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEnd,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3641,7 +5061,8 @@ func (e *MethodDCEndV1) MethodLoadUnloadFields() MethodLoadUnloadFields {
 	return MethodLoadUnloadFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEnd,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3656,7 +5077,8 @@ func (e *MethodDCEndV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEnd,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodSize:         e.MethodSize,
 		MethodStartAddress: e.MethodStartAddress,
@@ -3664,6 +5086,49 @@ func (e *MethodDCEndV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 		ModuleID:           e.ModuleID,
 		ReJITID:            e.ReJITID,
 	}
+}
+
+// MethodLoadUnloadVerboseKind tells the events of the MethodLoadUnloadVerbose
+// family apart by what they mean (MethodLoadUnloadVerboseFields.Kind): by their
+// opcode, or by task and opcode for a standard opcode such as win:Start. The
+// versions of an event are one kind, and so are events of two providers with the
+// same opcode (the runtime's and the rundown's DCStart). The zero value is no
+// kind. Compare it with the constants: their names stay when a newer manifest adds
+// events, their numbers may not.
+type MethodLoadUnloadVerboseKind uint8
+
+const (
+	// KindMethodDCStartVerbose is the kind of RuntimeMethodDCStartVerboseV2
+	// (Microsoft-Windows-DotNETRuntime); MethodDCStartVerbose,
+	// MethodDCStartVerboseV1, MethodDCStartVerboseV2
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindMethodDCStartVerbose MethodLoadUnloadVerboseKind = 1
+	// KindMethodDCEndVerbose is the kind of RuntimeMethodDCEndVerboseV2
+	// (Microsoft-Windows-DotNETRuntime); MethodDCEndVerbose, MethodDCEndVerboseV1,
+	// MethodDCEndVerboseV2 (Microsoft-Windows-DotNETRuntimeRundown).
+	KindMethodDCEndVerbose MethodLoadUnloadVerboseKind = 2
+	// KindMethodLoadVerbose is the kind of MethodLoadVerbose, MethodLoadVerboseV1,
+	// MethodLoadVerboseV2 (Microsoft-Windows-DotNETRuntime).
+	KindMethodLoadVerbose MethodLoadUnloadVerboseKind = 3
+	// KindMethodUnloadVerbose is the kind of MethodUnloadVerbose,
+	// MethodUnloadVerboseV1, MethodUnloadVerboseV2
+	// (Microsoft-Windows-DotNETRuntime).
+	KindMethodUnloadVerbose MethodLoadUnloadVerboseKind = 4
+)
+
+// String returns the kind's name, "MethodDCStartVerbose", or MethodLoadUnloadVerboseKind(0x…) for a value without one.
+func (k MethodLoadUnloadVerboseKind) String() string {
+	switch k {
+	case KindMethodDCStartVerbose:
+		return "MethodDCStartVerbose"
+	case KindMethodDCEndVerbose:
+		return "MethodDCEndVerbose"
+	case KindMethodLoadVerbose:
+		return "MethodLoadVerbose"
+	case KindMethodUnloadVerbose:
+		return "MethodUnloadVerbose"
+	}
+	return string(clrimpl.AppendUnknown(nil, "MethodLoadUnloadVerboseKind", uint64(k)))
 }
 
 // MethodLoadUnloadVerboseFields holds the fields of the MethodLoadUnloadVerbose
@@ -3678,6 +5143,9 @@ func (e *MethodDCEndV2) MethodLoadUnloadFields() MethodLoadUnloadFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type MethodLoadUnloadVerboseFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see MethodLoadUnloadVerboseKind).
+	Kind MethodLoadUnloadVerboseKind
 	// MethodID is carried by every member.
 	MethodID uint64
 	// ModuleID is carried by every member.
@@ -3688,9 +5156,9 @@ type MethodLoadUnloadVerboseFields struct {
 	MethodSize uint32
 	// MethodToken is carried by every member.
 	MethodToken uint32
-	// MethodFlags is carried by every member; converted to uint32 from
-	// MethodFlags, RundownMethodFlags.
-	MethodFlags uint32
+	// MethodFlags is carried by every member; converted to MethodFlags from
+	// RundownMethodFlags.
+	MethodFlags MethodFlags
 	// MethodNamespace is carried by every member.
 	MethodNamespace UTF16
 	// MethodName is carried by every member.
@@ -3721,7 +5189,8 @@ type MethodLoadUnloadVerboseEvent interface {
 // MethodLoadUnloadVerboseFields returns the fields of MethodDCStartVerboseV2 in the form of the MethodLoadUnloadVerbose family.
 func (e *RuntimeMethodDCStartVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloadVerboseFields {
 	return MethodLoadUnloadVerboseFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStartVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3736,7 +5205,8 @@ func (e *RuntimeMethodDCStartVerboseV2) MethodLoadUnloadVerboseFields() MethodLo
 // MethodLoadUnloadVerboseFields returns the fields of MethodDCEndVerboseV2 in the form of the MethodLoadUnloadVerbose family.
 func (e *RuntimeMethodDCEndVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloadVerboseFields {
 	return MethodLoadUnloadVerboseFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEndVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3751,7 +5221,8 @@ func (e *RuntimeMethodDCEndVerboseV2) MethodLoadUnloadVerboseFields() MethodLoad
 // MethodLoadUnloadVerboseFields returns the fields of MethodLoadVerbose in the form of the MethodLoadUnloadVerbose family.
 func (e *MethodLoadVerbose) MethodLoadUnloadVerboseFields() MethodLoadUnloadVerboseFields {
 	return MethodLoadUnloadVerboseFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodLoadVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3768,7 +5239,8 @@ func (e *MethodLoadVerboseV1) MethodLoadUnloadVerboseFields() MethodLoadUnloadVe
 	return MethodLoadUnloadVerboseFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodLoadVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3786,7 +5258,8 @@ func (e *MethodLoadVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloadVe
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodLoadVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3802,7 +5275,8 @@ func (e *MethodLoadVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloadVe
 // MethodLoadUnloadVerboseFields returns the fields of MethodUnloadVerbose in the form of the MethodLoadUnloadVerbose family.
 func (e *MethodUnloadVerbose) MethodLoadUnloadVerboseFields() MethodLoadUnloadVerboseFields {
 	return MethodLoadUnloadVerboseFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodUnloadVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3819,7 +5293,8 @@ func (e *MethodUnloadVerboseV1) MethodLoadUnloadVerboseFields() MethodLoadUnload
 	return MethodLoadUnloadVerboseFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodUnloadVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3837,7 +5312,8 @@ func (e *MethodUnloadVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnload
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodUnloadVerbose,
+		MethodFlags:        e.MethodFlags,
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3853,7 +5329,8 @@ func (e *MethodUnloadVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnload
 // MethodLoadUnloadVerboseFields returns the fields of MethodDCStartVerbose in the form of the MethodLoadUnloadVerbose family.
 func (e *MethodDCStartVerbose) MethodLoadUnloadVerboseFields() MethodLoadUnloadVerboseFields {
 	return MethodLoadUnloadVerboseFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStartVerbose,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3870,7 +5347,8 @@ func (e *MethodDCStartVerboseV1) MethodLoadUnloadVerboseFields() MethodLoadUnloa
 	return MethodLoadUnloadVerboseFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStartVerbose,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3888,7 +5366,8 @@ func (e *MethodDCStartVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloa
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCStartVerbose,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3904,7 +5383,8 @@ func (e *MethodDCStartVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloa
 // MethodLoadUnloadVerboseFields returns the fields of MethodDCEndVerbose in the form of the MethodLoadUnloadVerbose family.
 func (e *MethodDCEndVerbose) MethodLoadUnloadVerboseFields() MethodLoadUnloadVerboseFields {
 	return MethodLoadUnloadVerboseFields{
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEndVerbose,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3921,7 +5401,8 @@ func (e *MethodDCEndVerboseV1) MethodLoadUnloadVerboseFields() MethodLoadUnloadV
 	return MethodLoadUnloadVerboseFields{
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEndVerbose,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3939,7 +5420,8 @@ func (e *MethodDCEndVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloadV
 		ClrInstanceID:      e.ClrInstanceID,
 		HasClrInstanceID:   true,
 		HasReJITID:         true,
-		MethodFlags:        uint32(e.MethodFlags),
+		Kind:               KindMethodDCEndVerbose,
+		MethodFlags:        MethodFlags(e.MethodFlags),
 		MethodID:           e.MethodID,
 		MethodName:         e.MethodName,
 		MethodNamespace:    e.MethodNamespace,
@@ -3952,6 +5434,59 @@ func (e *MethodDCEndVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloadV
 	}
 }
 
+// MethodTracingKind tells the events of the MethodTracing family apart by what
+// they mean (MethodTracingFields.Kind): by their opcode, or by task and opcode for
+// a standard opcode such as win:Start. The versions of an event are one kind, and
+// so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type MethodTracingKind uint8
+
+const (
+	// KindMethodEnter is the kind of MonoProfilerMethodEnter
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMethodEnter MethodTracingKind = 1
+	// KindMethodLeave is the kind of MonoProfilerMethodLeave
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMethodLeave MethodTracingKind = 2
+	// KindMethodTailCall is the kind of MonoProfilerMethodTailCall
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMethodTailCall MethodTracingKind = 3
+	// KindMethodExceptionLeave is the kind of MonoProfilerMethodExceptionLeave
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMethodExceptionLeave MethodTracingKind = 4
+	// KindMethodFree is the kind of MonoProfilerMethodFree
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMethodFree MethodTracingKind = 5
+	// KindMethodBeginInvoke is the kind of MonoProfilerMethodBeginInvoke
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMethodBeginInvoke MethodTracingKind = 6
+	// KindMethodEndInvoke is the kind of MonoProfilerMethodEndInvoke
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMethodEndInvoke MethodTracingKind = 7
+)
+
+// String returns the kind's name, "MethodEnter", or MethodTracingKind(0x…) for a value without one.
+func (k MethodTracingKind) String() string {
+	switch k {
+	case KindMethodEnter:
+		return "MethodEnter"
+	case KindMethodLeave:
+		return "MethodLeave"
+	case KindMethodTailCall:
+		return "MethodTailCall"
+	case KindMethodExceptionLeave:
+		return "MethodExceptionLeave"
+	case KindMethodFree:
+		return "MethodFree"
+	case KindMethodBeginInvoke:
+		return "MethodBeginInvoke"
+	case KindMethodEndInvoke:
+		return "MethodEndInvoke"
+	}
+	return string(clrimpl.AppendUnknown(nil, "MethodTracingKind", uint64(k)))
+}
+
 // MethodTracingFields holds the fields of the MethodTracing family of events,
 // whatever the member type. Members: MonoProfilerMethodEnter,
 // MonoProfilerMethodLeave, MonoProfilerMethodTailCall,
@@ -3962,6 +5497,9 @@ func (e *MethodDCEndVerboseV2) MethodLoadUnloadVerboseFields() MethodLoadUnloadV
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type MethodTracingFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see MethodTracingKind).
+	Kind MethodTracingKind
 	// MethodID is carried by every member.
 	MethodID uint64
 }
@@ -3976,37 +5514,99 @@ type MethodTracingEvent interface {
 
 // MethodTracingFields returns the fields of MonoProfilerMethodEnter in the form of the MethodTracing family.
 func (e *MonoProfilerMethodEnter) MethodTracingFields() MethodTracingFields {
-	return MethodTracingFields{MethodID: e.MethodID}
+	return MethodTracingFields{
+		Kind:     KindMethodEnter,
+		MethodID: e.MethodID,
+	}
 }
 
 // MethodTracingFields returns the fields of MonoProfilerMethodLeave in the form of the MethodTracing family.
 func (e *MonoProfilerMethodLeave) MethodTracingFields() MethodTracingFields {
-	return MethodTracingFields{MethodID: e.MethodID}
+	return MethodTracingFields{
+		Kind:     KindMethodLeave,
+		MethodID: e.MethodID,
+	}
 }
 
 // MethodTracingFields returns the fields of MonoProfilerMethodTailCall in the form of the MethodTracing family.
 func (e *MonoProfilerMethodTailCall) MethodTracingFields() MethodTracingFields {
-	return MethodTracingFields{MethodID: e.MethodID}
+	return MethodTracingFields{
+		Kind:     KindMethodTailCall,
+		MethodID: e.MethodID,
+	}
 }
 
 // MethodTracingFields returns the fields of MonoProfilerMethodExceptionLeave in the form of the MethodTracing family.
 func (e *MonoProfilerMethodExceptionLeave) MethodTracingFields() MethodTracingFields {
-	return MethodTracingFields{MethodID: e.MethodID}
+	return MethodTracingFields{
+		Kind:     KindMethodExceptionLeave,
+		MethodID: e.MethodID,
+	}
 }
 
 // MethodTracingFields returns the fields of MonoProfilerMethodFree in the form of the MethodTracing family.
 func (e *MonoProfilerMethodFree) MethodTracingFields() MethodTracingFields {
-	return MethodTracingFields{MethodID: e.MethodID}
+	return MethodTracingFields{
+		Kind:     KindMethodFree,
+		MethodID: e.MethodID,
+	}
 }
 
 // MethodTracingFields returns the fields of MonoProfilerMethodBeginInvoke in the form of the MethodTracing family.
 func (e *MonoProfilerMethodBeginInvoke) MethodTracingFields() MethodTracingFields {
-	return MethodTracingFields{MethodID: e.MethodID}
+	return MethodTracingFields{
+		Kind:     KindMethodBeginInvoke,
+		MethodID: e.MethodID,
+	}
 }
 
 // MethodTracingFields returns the fields of MonoProfilerMethodEndInvoke in the form of the MethodTracing family.
 func (e *MonoProfilerMethodEndInvoke) MethodTracingFields() MethodTracingFields {
-	return MethodTracingFields{MethodID: e.MethodID}
+	return MethodTracingFields{
+		Kind:     KindMethodEndInvoke,
+		MethodID: e.MethodID,
+	}
+}
+
+// ModuleLoadUnloadKind tells the events of the ModuleLoadUnload family apart by
+// what they mean (ModuleLoadUnloadFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ModuleLoadUnloadKind uint8
+
+const (
+	// KindModuleDCStart is the kind of RuntimeModuleDCStartV2
+	// (Microsoft-Windows-DotNETRuntime); ModuleDCStart, ModuleDCStartV1,
+	// ModuleDCStartV2 (Microsoft-Windows-DotNETRuntimeRundown).
+	KindModuleDCStart ModuleLoadUnloadKind = 1
+	// KindModuleDCEnd is the kind of RuntimeModuleDCEndV2
+	// (Microsoft-Windows-DotNETRuntime); ModuleDCEnd, ModuleDCEndV1,
+	// ModuleDCEndV2, ModuleDCEndV3 (Microsoft-Windows-DotNETRuntimeRundown).
+	KindModuleDCEnd ModuleLoadUnloadKind = 2
+	// KindModuleLoad is the kind of ModuleLoad, ModuleLoadV1, ModuleLoadV2,
+	// ModuleLoadV3 (Microsoft-Windows-DotNETRuntime).
+	KindModuleLoad ModuleLoadUnloadKind = 3
+	// KindModuleUnload is the kind of ModuleUnload, ModuleUnloadV1, ModuleUnloadV2
+	// (Microsoft-Windows-DotNETRuntime).
+	KindModuleUnload ModuleLoadUnloadKind = 4
+)
+
+// String returns the kind's name, "ModuleDCStart", or ModuleLoadUnloadKind(0x…) for a value without one.
+func (k ModuleLoadUnloadKind) String() string {
+	switch k {
+	case KindModuleDCStart:
+		return "ModuleDCStart"
+	case KindModuleDCEnd:
+		return "ModuleDCEnd"
+	case KindModuleLoad:
+		return "ModuleLoad"
+	case KindModuleUnload:
+		return "ModuleUnload"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ModuleLoadUnloadKind", uint64(k)))
 }
 
 // ModuleLoadUnloadFields holds the fields of the ModuleLoadUnload family of
@@ -4019,13 +5619,16 @@ func (e *MonoProfilerMethodEndInvoke) MethodTracingFields() MethodTracingFields 
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ModuleLoadUnloadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ModuleLoadUnloadKind).
+	Kind ModuleLoadUnloadKind
 	// ModuleID is carried by every member.
 	ModuleID uint64
 	// AssemblyID is carried by every member.
 	AssemblyID uint64
-	// ModuleFlags is carried by every member; converted to uint32 from
-	// ModuleFlags, RundownModuleFlags.
-	ModuleFlags uint32
+	// ModuleFlags is carried by every member; converted to ModuleFlags from
+	// RundownModuleFlags.
+	ModuleFlags ModuleFlags
 	// Reserved1 is carried by every member.
 	Reserved1 uint32
 	// ModuleILPath is carried by every member.
@@ -4085,7 +5688,8 @@ type ModuleLoadUnloadEvent interface {
 func (e *RuntimeModuleDCStartV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 	return ModuleLoadUnloadFields{
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleDCStart,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4097,7 +5701,8 @@ func (e *RuntimeModuleDCStartV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields
 func (e *RuntimeModuleDCEndV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 	return ModuleLoadUnloadFields{
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleDCEnd,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4109,7 +5714,8 @@ func (e *RuntimeModuleDCEndV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 func (e *ModuleLoad) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 	return ModuleLoadUnloadFields{
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleLoad,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4123,7 +5729,8 @@ func (e *ModuleLoadV1) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		AssemblyID:       e.AssemblyID,
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleLoad,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4143,10 +5750,11 @@ func (e *ModuleLoadV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		HasNativePdbAge:        true,
 		HasNativePdbBuildPath:  true,
 		HasNativePdbSignature:  true,
+		Kind:                   KindModuleLoad,
 		ManagedPdbAge:          e.ManagedPdbAge,
 		ManagedPdbBuildPath:    e.ManagedPdbBuildPath,
 		ManagedPdbSignature:    e.ManagedPdbSignature,
-		ModuleFlags:            uint32(e.ModuleFlags),
+		ModuleFlags:            e.ModuleFlags,
 		ModuleID:               e.ModuleID,
 		ModuleILPath:           e.ModuleILPath,
 		ModuleNativePath:       e.ModuleNativePath,
@@ -4170,10 +5778,11 @@ func (e *ModuleLoadV3) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		HasNativePdbAge:        true,
 		HasNativePdbBuildPath:  true,
 		HasNativePdbSignature:  true,
+		Kind:                   KindModuleLoad,
 		ManagedPdbAge:          e.ManagedPdbAge,
 		ManagedPdbBuildPath:    e.ManagedPdbBuildPath,
 		ManagedPdbSignature:    e.ManagedPdbSignature,
-		ModuleFlags:            uint32(e.ModuleFlags),
+		ModuleFlags:            e.ModuleFlags,
 		ModuleID:               e.ModuleID,
 		ModuleILPath:           e.ModuleILPath,
 		ModuleNativePath:       e.ModuleNativePath,
@@ -4189,7 +5798,8 @@ func (e *ModuleLoadV3) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 func (e *ModuleUnload) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 	return ModuleLoadUnloadFields{
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleUnload,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4203,7 +5813,8 @@ func (e *ModuleUnloadV1) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		AssemblyID:       e.AssemblyID,
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleUnload,
+		ModuleFlags:      e.ModuleFlags,
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4223,10 +5834,11 @@ func (e *ModuleUnloadV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		HasNativePdbAge:        true,
 		HasNativePdbBuildPath:  true,
 		HasNativePdbSignature:  true,
+		Kind:                   KindModuleUnload,
 		ManagedPdbAge:          e.ManagedPdbAge,
 		ManagedPdbBuildPath:    e.ManagedPdbBuildPath,
 		ManagedPdbSignature:    e.ManagedPdbSignature,
-		ModuleFlags:            uint32(e.ModuleFlags),
+		ModuleFlags:            e.ModuleFlags,
 		ModuleID:               e.ModuleID,
 		ModuleILPath:           e.ModuleILPath,
 		ModuleNativePath:       e.ModuleNativePath,
@@ -4241,7 +5853,8 @@ func (e *ModuleUnloadV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 func (e *ModuleDCStart) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 	return ModuleLoadUnloadFields{
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleDCStart,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4255,7 +5868,8 @@ func (e *ModuleDCStartV1) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		AssemblyID:       e.AssemblyID,
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleDCStart,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4275,10 +5889,11 @@ func (e *ModuleDCStartV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		HasNativePdbAge:        true,
 		HasNativePdbBuildPath:  true,
 		HasNativePdbSignature:  true,
+		Kind:                   KindModuleDCStart,
 		ManagedPdbAge:          e.ManagedPdbAge,
 		ManagedPdbBuildPath:    e.ManagedPdbBuildPath,
 		ManagedPdbSignature:    e.ManagedPdbSignature,
-		ModuleFlags:            uint32(e.ModuleFlags),
+		ModuleFlags:            ModuleFlags(e.ModuleFlags),
 		ModuleID:               e.ModuleID,
 		ModuleILPath:           e.ModuleILPath,
 		ModuleNativePath:       e.ModuleNativePath,
@@ -4293,7 +5908,8 @@ func (e *ModuleDCStartV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 func (e *ModuleDCEnd) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 	return ModuleLoadUnloadFields{
 		AssemblyID:       e.AssemblyID,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleDCEnd,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4307,7 +5923,8 @@ func (e *ModuleDCEndV1) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		AssemblyID:       e.AssemblyID,
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
-		ModuleFlags:      uint32(e.ModuleFlags),
+		Kind:             KindModuleDCEnd,
+		ModuleFlags:      ModuleFlags(e.ModuleFlags),
 		ModuleID:         e.ModuleID,
 		ModuleILPath:     e.ModuleILPath,
 		ModuleNativePath: e.ModuleNativePath,
@@ -4327,10 +5944,11 @@ func (e *ModuleDCEndV2) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		HasNativePdbAge:        true,
 		HasNativePdbBuildPath:  true,
 		HasNativePdbSignature:  true,
+		Kind:                   KindModuleDCEnd,
 		ManagedPdbAge:          e.ManagedPdbAge,
 		ManagedPdbBuildPath:    e.ManagedPdbBuildPath,
 		ManagedPdbSignature:    e.ManagedPdbSignature,
-		ModuleFlags:            uint32(e.ModuleFlags),
+		ModuleFlags:            ModuleFlags(e.ModuleFlags),
 		ModuleID:               e.ModuleID,
 		ModuleILPath:           e.ModuleILPath,
 		ModuleNativePath:       e.ModuleNativePath,
@@ -4354,10 +5972,11 @@ func (e *ModuleDCEndV3) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 		HasNativePdbAge:        true,
 		HasNativePdbBuildPath:  true,
 		HasNativePdbSignature:  true,
+		Kind:                   KindModuleDCEnd,
 		ManagedPdbAge:          e.ManagedPdbAge,
 		ManagedPdbBuildPath:    e.ManagedPdbBuildPath,
 		ManagedPdbSignature:    e.ManagedPdbSignature,
-		ModuleFlags:            uint32(e.ModuleFlags),
+		ModuleFlags:            ModuleFlags(e.ModuleFlags),
 		ModuleID:               e.ModuleID,
 		ModuleILPath:           e.ModuleILPath,
 		ModuleNativePath:       e.ModuleNativePath,
@@ -4369,6 +5988,35 @@ func (e *ModuleDCEndV3) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 	}
 }
 
+// ModuleLoadedUnloadedKind tells the events of the ModuleLoadedUnloaded family
+// apart by what they mean (ModuleLoadedUnloadedFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type ModuleLoadedUnloadedKind uint8
+
+const (
+	// KindModuleLoaded is the kind of MonoProfilerModuleLoaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindModuleLoaded ModuleLoadedUnloadedKind = 1
+	// KindModuleUnloaded is the kind of MonoProfilerModuleUnloaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindModuleUnloaded ModuleLoadedUnloadedKind = 2
+)
+
+// String returns the kind's name, "ModuleLoaded", or ModuleLoadedUnloadedKind(0x…) for a value without one.
+func (k ModuleLoadedUnloadedKind) String() string {
+	switch k {
+	case KindModuleLoaded:
+		return "ModuleLoaded"
+	case KindModuleUnloaded:
+		return "ModuleUnloaded"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ModuleLoadedUnloadedKind", uint64(k)))
+}
+
 // ModuleLoadedUnloadedFields holds the fields of the ModuleLoadedUnloaded family
 // of events, whatever the member type. Members: MonoProfilerModuleLoaded,
 // MonoProfilerModuleUnloaded (Microsoft-DotNETRuntimeMonoProfiler).
@@ -4376,6 +6024,9 @@ func (e *ModuleDCEndV3) ModuleLoadUnloadFields() ModuleLoadUnloadFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ModuleLoadedUnloadedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ModuleLoadedUnloadedKind).
+	Kind ModuleLoadedUnloadedKind
 	// ModuleID is carried by every member.
 	ModuleID uint64
 	// ModuleName is carried by every member.
@@ -4395,6 +6046,7 @@ type ModuleLoadedUnloadedEvent interface {
 // ModuleLoadedUnloadedFields returns the fields of MonoProfilerModuleLoaded in the form of the ModuleLoadedUnloaded family.
 func (e *MonoProfilerModuleLoaded) ModuleLoadedUnloadedFields() ModuleLoadedUnloadedFields {
 	return ModuleLoadedUnloadedFields{
+		Kind:            KindModuleLoaded,
 		ModuleID:        e.ModuleID,
 		ModuleName:      e.ModuleName,
 		ModuleSignature: e.ModuleSignature,
@@ -4404,10 +6056,46 @@ func (e *MonoProfilerModuleLoaded) ModuleLoadedUnloadedFields() ModuleLoadedUnlo
 // ModuleLoadedUnloadedFields returns the fields of MonoProfilerModuleUnloaded in the form of the ModuleLoadedUnloaded family.
 func (e *MonoProfilerModuleUnloaded) ModuleLoadedUnloadedFields() ModuleLoadedUnloadedFields {
 	return ModuleLoadedUnloadedFields{
+		Kind:            KindModuleUnloaded,
 		ModuleID:        e.ModuleID,
 		ModuleName:      e.ModuleName,
 		ModuleSignature: e.ModuleSignature,
 	}
+}
+
+// ModuleLoadingUnloadingFailedKind tells the events of the
+// ModuleLoadingUnloadingFailed family apart by what they mean
+// (ModuleLoadingUnloadingFailedFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ModuleLoadingUnloadingFailedKind uint8
+
+const (
+	// KindModuleLoading is the kind of MonoProfilerModuleLoading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindModuleLoading ModuleLoadingUnloadingFailedKind = 1
+	// KindModuleFailed is the kind of MonoProfilerModuleFailed
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindModuleFailed ModuleLoadingUnloadingFailedKind = 2
+	// KindModuleUnloading is the kind of MonoProfilerModuleUnloading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindModuleUnloading ModuleLoadingUnloadingFailedKind = 3
+)
+
+// String returns the kind's name, "ModuleLoading", or ModuleLoadingUnloadingFailedKind(0x…) for a value without one.
+func (k ModuleLoadingUnloadingFailedKind) String() string {
+	switch k {
+	case KindModuleLoading:
+		return "ModuleLoading"
+	case KindModuleFailed:
+		return "ModuleFailed"
+	case KindModuleUnloading:
+		return "ModuleUnloading"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ModuleLoadingUnloadingFailedKind", uint64(k)))
 }
 
 // ModuleLoadingUnloadingFailedFields holds the fields of the
@@ -4418,6 +6106,9 @@ func (e *MonoProfilerModuleUnloaded) ModuleLoadedUnloadedFields() ModuleLoadedUn
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ModuleLoadingUnloadingFailedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ModuleLoadingUnloadingFailedKind).
+	Kind ModuleLoadingUnloadingFailedKind
 	// ModuleID is carried by every member.
 	ModuleID uint64
 }
@@ -4432,17 +6123,59 @@ type ModuleLoadingUnloadingFailedEvent interface {
 
 // ModuleLoadingUnloadingFailedFields returns the fields of MonoProfilerModuleLoading in the form of the ModuleLoadingUnloadingFailed family.
 func (e *MonoProfilerModuleLoading) ModuleLoadingUnloadingFailedFields() ModuleLoadingUnloadingFailedFields {
-	return ModuleLoadingUnloadingFailedFields{ModuleID: e.ModuleID}
+	return ModuleLoadingUnloadingFailedFields{
+		Kind:     KindModuleLoading,
+		ModuleID: e.ModuleID,
+	}
 }
 
 // ModuleLoadingUnloadingFailedFields returns the fields of MonoProfilerModuleFailed in the form of the ModuleLoadingUnloadingFailed family.
 func (e *MonoProfilerModuleFailed) ModuleLoadingUnloadingFailedFields() ModuleLoadingUnloadingFailedFields {
-	return ModuleLoadingUnloadingFailedFields{ModuleID: e.ModuleID}
+	return ModuleLoadingUnloadingFailedFields{
+		Kind:     KindModuleFailed,
+		ModuleID: e.ModuleID,
+	}
 }
 
 // ModuleLoadingUnloadingFailedFields returns the fields of MonoProfilerModuleUnloading in the form of the ModuleLoadingUnloadingFailed family.
 func (e *MonoProfilerModuleUnloading) ModuleLoadingUnloadingFailedFields() ModuleLoadingUnloadingFailedFields {
-	return ModuleLoadingUnloadingFailedFields{ModuleID: e.ModuleID}
+	return ModuleLoadingUnloadingFailedFields{
+		Kind:     KindModuleUnloading,
+		ModuleID: e.ModuleID,
+	}
+}
+
+// ModuleRangeKind tells the events of the ModuleRange family apart by what they
+// mean (ModuleRangeFields.Kind): by their opcode, or by task and opcode for a
+// standard opcode such as win:Start. The versions of an event are one kind, and so
+// are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ModuleRangeKind uint8
+
+const (
+	// KindModuleRangeLoad is the kind of ModuleRangeLoad
+	// (Microsoft-Windows-DotNETRuntime).
+	KindModuleRangeLoad ModuleRangeKind = 1
+	// KindModuleRangeDCStart is the kind of ModuleRangeDCStart
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindModuleRangeDCStart ModuleRangeKind = 2
+	// KindModuleRangeDCEnd is the kind of ModuleRangeDCEnd
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindModuleRangeDCEnd ModuleRangeKind = 3
+)
+
+// String returns the kind's name, "ModuleRangeLoad", or ModuleRangeKind(0x…) for a value without one.
+func (k ModuleRangeKind) String() string {
+	switch k {
+	case KindModuleRangeLoad:
+		return "ModuleRangeLoad"
+	case KindModuleRangeDCStart:
+		return "ModuleRangeDCStart"
+	case KindModuleRangeDCEnd:
+		return "ModuleRangeDCEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ModuleRangeKind", uint64(k)))
 }
 
 // ModuleRangeFields holds the fields of the ModuleRange family of events, whatever
@@ -4452,6 +6185,9 @@ func (e *MonoProfilerModuleUnloading) ModuleLoadingUnloadingFailedFields() Modul
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ModuleRangeFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ModuleRangeKind).
+	Kind ModuleRangeKind
 	// ClrInstanceID is carried by every member.
 	ClrInstanceID uint16
 	// ModuleID is carried by every member.
@@ -4460,9 +6196,9 @@ type ModuleRangeFields struct {
 	RangeBegin uint32
 	// RangeSize is carried by every member.
 	RangeSize uint32
-	// RangeType is carried by every member; converted to uint8 from
-	// ModuleRangeType, RundownModuleRangeType.
-	RangeType uint8
+	// RangeType is carried by every member; converted to ModuleRangeType from
+	// RundownModuleRangeType.
+	RangeType ModuleRangeType
 }
 
 // ModuleRangeEvent is implemented by every member of the ModuleRange family (see
@@ -4477,10 +6213,11 @@ type ModuleRangeEvent interface {
 func (e *ModuleRangeLoad) ModuleRangeFields() ModuleRangeFields {
 	return ModuleRangeFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindModuleRangeLoad,
 		ModuleID:      e.ModuleID,
 		RangeBegin:    e.RangeBegin,
 		RangeSize:     e.RangeSize,
-		RangeType:     uint8(e.RangeType),
+		RangeType:     e.RangeType,
 	}
 }
 
@@ -4488,10 +6225,11 @@ func (e *ModuleRangeLoad) ModuleRangeFields() ModuleRangeFields {
 func (e *ModuleRangeDCStart) ModuleRangeFields() ModuleRangeFields {
 	return ModuleRangeFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindModuleRangeDCStart,
 		ModuleID:      e.ModuleID,
 		RangeBegin:    e.RangeBegin,
 		RangeSize:     e.RangeSize,
-		RangeType:     uint8(e.RangeType),
+		RangeType:     ModuleRangeType(e.RangeType),
 	}
 }
 
@@ -4499,11 +6237,47 @@ func (e *ModuleRangeDCStart) ModuleRangeFields() ModuleRangeFields {
 func (e *ModuleRangeDCEnd) ModuleRangeFields() ModuleRangeFields {
 	return ModuleRangeFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindModuleRangeDCEnd,
 		ModuleID:      e.ModuleID,
 		RangeBegin:    e.RangeBegin,
 		RangeSize:     e.RangeSize,
-		RangeType:     uint8(e.RangeType),
+		RangeType:     ModuleRangeType(e.RangeType),
 	}
+}
+
+// MonitorContentionFailedAcquiredKind tells the events of the
+// MonitorContentionFailedAcquired family apart by what they mean
+// (MonitorContentionFailedAcquiredFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type MonitorContentionFailedAcquiredKind uint8
+
+const (
+	// KindMonitorContention is the kind of MonoProfilerMonitorContention
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMonitorContention MonitorContentionFailedAcquiredKind = 1
+	// KindMonitorFailed is the kind of MonoProfilerMonitorFailed
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMonitorFailed MonitorContentionFailedAcquiredKind = 2
+	// KindMonitorAquired is the kind of MonoProfilerMonitorAcquired
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindMonitorAquired MonitorContentionFailedAcquiredKind = 3
+)
+
+// String returns the kind's name, "MonitorContention", or MonitorContentionFailedAcquiredKind(0x…) for a value without one.
+func (k MonitorContentionFailedAcquiredKind) String() string {
+	switch k {
+	case KindMonitorContention:
+		return "MonitorContention"
+	case KindMonitorFailed:
+		return "MonitorFailed"
+	case KindMonitorAquired:
+		return "MonitorAquired"
+	}
+	return string(clrimpl.AppendUnknown(nil, "MonitorContentionFailedAcquiredKind", uint64(k)))
 }
 
 // MonitorContentionFailedAcquiredFields holds the fields of the
@@ -4514,6 +6288,9 @@ func (e *ModuleRangeDCEnd) ModuleRangeFields() ModuleRangeFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type MonitorContentionFailedAcquiredFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see MonitorContentionFailedAcquiredKind).
+	Kind MonitorContentionFailedAcquiredKind
 	// ObjectID is carried by every member.
 	ObjectID uint64
 }
@@ -4529,17 +6306,26 @@ type MonitorContentionFailedAcquiredEvent interface {
 
 // MonitorContentionFailedAcquiredFields returns the fields of MonoProfilerMonitorContention in the form of the MonitorContentionFailedAcquired family.
 func (e *MonoProfilerMonitorContention) MonitorContentionFailedAcquiredFields() MonitorContentionFailedAcquiredFields {
-	return MonitorContentionFailedAcquiredFields{ObjectID: e.ObjectID}
+	return MonitorContentionFailedAcquiredFields{
+		Kind:     KindMonitorContention,
+		ObjectID: e.ObjectID,
+	}
 }
 
 // MonitorContentionFailedAcquiredFields returns the fields of MonoProfilerMonitorFailed in the form of the MonitorContentionFailedAcquired family.
 func (e *MonoProfilerMonitorFailed) MonitorContentionFailedAcquiredFields() MonitorContentionFailedAcquiredFields {
-	return MonitorContentionFailedAcquiredFields{ObjectID: e.ObjectID}
+	return MonitorContentionFailedAcquiredFields{
+		Kind:     KindMonitorFailed,
+		ObjectID: e.ObjectID,
+	}
 }
 
 // MonitorContentionFailedAcquiredFields returns the fields of MonoProfilerMonitorAcquired in the form of the MonitorContentionFailedAcquired family.
 func (e *MonoProfilerMonitorAcquired) MonitorContentionFailedAcquiredFields() MonitorContentionFailedAcquiredFields {
-	return MonitorContentionFailedAcquiredFields{ObjectID: e.ObjectID}
+	return MonitorContentionFailedAcquiredFields{
+		Kind:     KindMonitorAquired,
+		ObjectID: e.ObjectID,
+	}
 }
 
 // ProcessInfoFields holds the fields of the ProcessInfo family of events, whatever
@@ -4585,6 +6371,44 @@ func (e *ProcessInfoV1) ProcessInfoFields() ProcessInfoFields {
 	}
 }
 
+// PrvGCMarkKind tells the events of the PrvGCMark family apart by what they mean
+// (PrvGCMarkFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type PrvGCMarkKind uint8
+
+const (
+	// KindPrvGCMarkStackRoots is the kind of PrvGCMarkStackRoots,
+	// PrvGCMarkStackRootsV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindPrvGCMarkStackRoots PrvGCMarkKind = 1
+	// KindPrvGCMarkFinalizeQueueRoots is the kind of PrvGCMarkFinalizeQueueRoots,
+	// PrvGCMarkFinalizeQueueRootsV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindPrvGCMarkFinalizeQueueRoots PrvGCMarkKind = 2
+	// KindPrvGCMarkHandles is the kind of PrvGCMarkHandles, PrvGCMarkHandlesV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindPrvGCMarkHandles PrvGCMarkKind = 3
+	// KindPrvGCMarkCards is the kind of PrvGCMarkCards, PrvGCMarkCardsV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindPrvGCMarkCards PrvGCMarkKind = 4
+)
+
+// String returns the kind's name, "PrvGCMarkStackRoots", or PrvGCMarkKind(0x…) for a value without one.
+func (k PrvGCMarkKind) String() string {
+	switch k {
+	case KindPrvGCMarkStackRoots:
+		return "PrvGCMarkStackRoots"
+	case KindPrvGCMarkFinalizeQueueRoots:
+		return "PrvGCMarkFinalizeQueueRoots"
+	case KindPrvGCMarkHandles:
+		return "PrvGCMarkHandles"
+	case KindPrvGCMarkCards:
+		return "PrvGCMarkCards"
+	}
+	return string(clrimpl.AppendUnknown(nil, "PrvGCMarkKind", uint64(k)))
+}
+
 // PrvGCMarkFields holds the fields of the PrvGCMark family of events, whatever the
 // member type. Members: PrvGCMarkStackRoots, PrvGCMarkStackRootsV1,
 // PrvGCMarkFinalizeQueueRoots, PrvGCMarkFinalizeQueueRootsV1, PrvGCMarkHandles,
@@ -4594,6 +6418,9 @@ func (e *ProcessInfoV1) ProcessInfoFields() ProcessInfoFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type PrvGCMarkFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see PrvGCMarkKind).
+	Kind PrvGCMarkKind
 	// HeapNum is carried by every member.
 	HeapNum uint32
 	// HasClrInstanceID tells whether the event had ClrInstanceID.
@@ -4613,7 +6440,10 @@ type PrvGCMarkEvent interface {
 
 // PrvGCMarkFields returns the fields of PrvGCMarkStackRoots in the form of the PrvGCMark family.
 func (e *PrvGCMarkStackRoots) PrvGCMarkFields() PrvGCMarkFields {
-	return PrvGCMarkFields{HeapNum: e.HeapNum}
+	return PrvGCMarkFields{
+		HeapNum: e.HeapNum,
+		Kind:    KindPrvGCMarkStackRoots,
+	}
 }
 
 // PrvGCMarkFields returns the fields of PrvGCMarkStackRoots_V1 in the form of the PrvGCMark family.
@@ -4622,12 +6452,16 @@ func (e *PrvGCMarkStackRootsV1) PrvGCMarkFields() PrvGCMarkFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		HeapNum:          e.HeapNum,
+		Kind:             KindPrvGCMarkStackRoots,
 	}
 }
 
 // PrvGCMarkFields returns the fields of PrvGCMarkFinalizeQueueRoots in the form of the PrvGCMark family.
 func (e *PrvGCMarkFinalizeQueueRoots) PrvGCMarkFields() PrvGCMarkFields {
-	return PrvGCMarkFields{HeapNum: e.HeapNum}
+	return PrvGCMarkFields{
+		HeapNum: e.HeapNum,
+		Kind:    KindPrvGCMarkFinalizeQueueRoots,
+	}
 }
 
 // PrvGCMarkFields returns the fields of PrvGCMarkFinalizeQueueRoots_V1 in the form of the PrvGCMark family.
@@ -4636,12 +6470,16 @@ func (e *PrvGCMarkFinalizeQueueRootsV1) PrvGCMarkFields() PrvGCMarkFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		HeapNum:          e.HeapNum,
+		Kind:             KindPrvGCMarkFinalizeQueueRoots,
 	}
 }
 
 // PrvGCMarkFields returns the fields of PrvGCMarkHandles in the form of the PrvGCMark family.
 func (e *PrvGCMarkHandles) PrvGCMarkFields() PrvGCMarkFields {
-	return PrvGCMarkFields{HeapNum: e.HeapNum}
+	return PrvGCMarkFields{
+		HeapNum: e.HeapNum,
+		Kind:    KindPrvGCMarkHandles,
+	}
 }
 
 // PrvGCMarkFields returns the fields of PrvGCMarkHandles_V1 in the form of the PrvGCMark family.
@@ -4650,12 +6488,16 @@ func (e *PrvGCMarkHandlesV1) PrvGCMarkFields() PrvGCMarkFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		HeapNum:          e.HeapNum,
+		Kind:             KindPrvGCMarkHandles,
 	}
 }
 
 // PrvGCMarkFields returns the fields of PrvGCMarkCards in the form of the PrvGCMark family.
 func (e *PrvGCMarkCards) PrvGCMarkFields() PrvGCMarkFields {
-	return PrvGCMarkFields{HeapNum: e.HeapNum}
+	return PrvGCMarkFields{
+		HeapNum: e.HeapNum,
+		Kind:    KindPrvGCMarkCards,
+	}
 }
 
 // PrvGCMarkFields returns the fields of PrvGCMarkCards_V1 in the form of the PrvGCMark family.
@@ -4664,6 +6506,7 @@ func (e *PrvGCMarkCardsV1) PrvGCMarkFields() PrvGCMarkFields {
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
 		HeapNum:          e.HeapNum,
+		Kind:             KindPrvGCMarkCards,
 	}
 }
 
@@ -4736,9 +6579,9 @@ func (e *R2RGetEntryPointV1) R2RGetEntryPointFields() R2RGetEntryPointFields {
 type RuntimeInformationFields struct {
 	// ClrInstanceID is carried by every member.
 	ClrInstanceID uint16
-	// Sku is carried by every member; converted to uint16 from RuntimeSku,
+	// Sku is carried by every member; converted to RuntimeSku from
 	// RundownRuntimeSku.
-	Sku uint16
+	Sku RuntimeSku
 	// BclMajorVersion is carried by every member.
 	BclMajorVersion uint16
 	// BclMinorVersion is carried by every member.
@@ -4755,12 +6598,12 @@ type RuntimeInformationFields struct {
 	VMBuildNumber uint16
 	// VMQfeNumber is carried by every member.
 	VMQfeNumber uint16
-	// StartupFlags is carried by every member; converted to uint32 from
-	// StartupFlags, RundownStartupFlags.
-	StartupFlags uint32
-	// StartupMode is carried by every member; converted to uint8 from StartupMode,
+	// StartupFlags is carried by every member; converted to StartupFlags from
+	// RundownStartupFlags.
+	StartupFlags StartupFlags
+	// StartupMode is carried by every member; converted to StartupMode from
 	// RundownStartupMode.
-	StartupMode uint8
+	StartupMode StartupMode
 	// CommandLine is carried by every member.
 	CommandLine UTF16
 	// ComObjectGuid is carried by every member.
@@ -4788,9 +6631,9 @@ func (e *RuntimeInformationStart) RuntimeInformationFields() RuntimeInformationF
 		ComObjectGuid:   e.ComObjectGuid,
 		CommandLine:     e.CommandLine,
 		RuntimeDllPath:  e.RuntimeDllPath,
-		Sku:             uint16(e.Sku),
-		StartupFlags:    uint32(e.StartupFlags),
-		StartupMode:     uint8(e.StartupMode),
+		Sku:             e.Sku,
+		StartupFlags:    e.StartupFlags,
+		StartupMode:     e.StartupMode,
 		VMBuildNumber:   e.VMBuildNumber,
 		VMMajorVersion:  e.VMMajorVersion,
 		VMMinorVersion:  e.VMMinorVersion,
@@ -4809,14 +6652,252 @@ func (e *RuntimeInformationDCStart) RuntimeInformationFields() RuntimeInformatio
 		ComObjectGuid:   e.ComObjectGuid,
 		CommandLine:     e.CommandLine,
 		RuntimeDllPath:  e.RuntimeDllPath,
-		Sku:             uint16(e.Sku),
-		StartupFlags:    uint32(e.StartupFlags),
-		StartupMode:     uint8(e.StartupMode),
+		Sku:             RuntimeSku(e.Sku),
+		StartupFlags:    StartupFlags(e.StartupFlags),
+		StartupMode:     StartupMode(e.StartupMode),
 		VMBuildNumber:   e.VMBuildNumber,
 		VMMajorVersion:  e.VMMajorVersion,
 		VMMinorVersion:  e.VMMinorVersion,
 		VMQfeNumber:     e.VMQfeNumber,
 	}
+}
+
+// StartupKind tells the events of the Startup family apart by what they mean
+// (StartupFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type StartupKind uint8
+
+const (
+	// KindEEStartupStart is the kind of EEStartupStart, EEStartupStartV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindEEStartupStart StartupKind = 1
+	// KindEEStartupEnd is the kind of EEStartupEnd, EEStartupEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindEEStartupEnd StartupKind = 2
+	// KindEEConfigSetup is the kind of EEConfigSetup, EEConfigSetupV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindEEConfigSetup StartupKind = 3
+	// KindEEConfigSetupEnd is the kind of EEConfigSetupEnd, EEConfigSetupEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindEEConfigSetupEnd StartupKind = 4
+	// KindLoadSystemBases is the kind of LdSysBases, LdSysBasesV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoadSystemBases StartupKind = 5
+	// KindLoadSystemBasesEnd is the kind of LdSysBasesEnd, LdSysBasesEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoadSystemBasesEnd StartupKind = 6
+	// KindExecExe is the kind of ExecExe, ExecExeV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindExecExe StartupKind = 7
+	// KindExecExeEnd is the kind of ExecExeEnd, ExecExeEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindExecExeEnd StartupKind = 8
+	// KindMain is the kind of Main, MainV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindMain StartupKind = 9
+	// KindMainEnd is the kind of MainEnd, MainEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindMainEnd StartupKind = 10
+	// KindApplyPolicyStart is the kind of ApplyPolicyStart, ApplyPolicyStartV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindApplyPolicyStart StartupKind = 11
+	// KindApplyPolicyEnd is the kind of ApplyPolicyEnd, ApplyPolicyEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindApplyPolicyEnd StartupKind = 12
+	// KindLdLibShFolder is the kind of LdLibShFolder, LdLibShFolderV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLdLibShFolder StartupKind = 13
+	// KindLdLibShFolderEnd is the kind of LdLibShFolderEnd, LdLibShFolderEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLdLibShFolderEnd StartupKind = 14
+	// KindPrestubWorker is the kind of PrestubWorker, PrestubWorkerV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindPrestubWorker StartupKind = 15
+	// KindPrestubWorkerEnd is the kind of PrestubWorkerEnd, PrestubWorkerEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindPrestubWorkerEnd StartupKind = 16
+	// KindGetInstallationStart is the kind of GetInstallationStart,
+	// GetInstallationStartV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindGetInstallationStart StartupKind = 17
+	// KindGetInstallationEnd is the kind of GetInstallationEnd,
+	// GetInstallationEndV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindGetInstallationEnd StartupKind = 18
+	// KindOpenHModule is the kind of OpenHModule, OpenHModuleV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindOpenHModule StartupKind = 19
+	// KindOpenHModuleEnd is the kind of OpenHModuleEnd, OpenHModuleEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindOpenHModuleEnd StartupKind = 20
+	// KindExplicitBindStart is the kind of ExplicitBindStart, ExplicitBindStartV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindExplicitBindStart StartupKind = 21
+	// KindExplicitBindEnd is the kind of ExplicitBindEnd, ExplicitBindEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindExplicitBindEnd StartupKind = 22
+	// KindParseXml is the kind of ParseXml, ParseXmlV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindParseXml StartupKind = 23
+	// KindParseXmlEnd is the kind of ParseXmlEnd, ParseXmlEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindParseXmlEnd StartupKind = 24
+	// KindInitDefaultDomain is the kind of InitDefaultDomain, InitDefaultDomainV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindInitDefaultDomain StartupKind = 25
+	// KindInitDefaultDomainEnd is the kind of InitDefaultDomainEnd,
+	// InitDefaultDomainEndV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindInitDefaultDomainEnd StartupKind = 26
+	// KindInitSecurity is the kind of InitSecurity, InitSecurityV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindInitSecurity StartupKind = 27
+	// KindInitSecurityEnd is the kind of InitSecurityEnd, InitSecurityEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindInitSecurityEnd StartupKind = 28
+	// KindAllowBindingRedirs is the kind of AllowBindingRedirs,
+	// AllowBindingRedirsV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindAllowBindingRedirs StartupKind = 29
+	// KindAllowBindingRedirsEnd is the kind of AllowBindingRedirsEnd,
+	// AllowBindingRedirsEndV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindAllowBindingRedirsEnd StartupKind = 30
+	// KindEEConfigSync is the kind of EEConfigSync, EEConfigSyncV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindEEConfigSync StartupKind = 31
+	// KindEEConfigSyncEnd is the kind of EEConfigSyncEnd, EEConfigSyncEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindEEConfigSyncEnd StartupKind = 32
+	// KindFusionBinding is the kind of FusionBinding, FusionBindingV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusionBinding StartupKind = 33
+	// KindFusionBindingEnd is the kind of FusionBindingEnd, FusionBindingEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusionBindingEnd StartupKind = 34
+	// KindLoaderCatchCall is the kind of LoaderCatchCall, LoaderCatchCallV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderCatchCall StartupKind = 35
+	// KindLoaderCatchCallEnd is the kind of LoaderCatchCallEnd,
+	// LoaderCatchCallEndV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindLoaderCatchCallEnd StartupKind = 36
+	// KindFusionInit is the kind of FusionInit, FusionInitV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusionInit StartupKind = 37
+	// KindFusionInitEnd is the kind of FusionInitEnd, FusionInitEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusionInitEnd StartupKind = 38
+	// KindFusionAppCtx is the kind of FusionAppCtx, FusionAppCtxV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusionAppCtx StartupKind = 39
+	// KindFusionAppCtxEnd is the kind of FusionAppCtxEnd, FusionAppCtxEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusionAppCtxEnd StartupKind = 40
+	// KindFusion2EE is the kind of Fusion2EE, Fusion2EEV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusion2EE StartupKind = 41
+	// KindFusion2EEEnd is the kind of Fusion2EEEnd, Fusion2EEEndV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindFusion2EEEnd StartupKind = 42
+	// KindSecurityCatchCall is the kind of SecurityCatchCall, SecurityCatchCallV1
+	// (Microsoft-Windows-DotNETRuntimePrivate).
+	KindSecurityCatchCall StartupKind = 43
+	// KindSecurityCatchCallEnd is the kind of SecurityCatchCallEnd,
+	// SecurityCatchCallEndV1 (Microsoft-Windows-DotNETRuntimePrivate).
+	KindSecurityCatchCallEnd StartupKind = 44
+)
+
+// String returns the kind's name, "EEStartupStart", or StartupKind(0x…) for a value without one.
+func (k StartupKind) String() string {
+	switch k {
+	case KindEEStartupStart:
+		return "EEStartupStart"
+	case KindEEStartupEnd:
+		return "EEStartupEnd"
+	case KindEEConfigSetup:
+		return "EEConfigSetup"
+	case KindEEConfigSetupEnd:
+		return "EEConfigSetupEnd"
+	case KindLoadSystemBases:
+		return "LoadSystemBases"
+	case KindLoadSystemBasesEnd:
+		return "LoadSystemBasesEnd"
+	case KindExecExe:
+		return "ExecExe"
+	case KindExecExeEnd:
+		return "ExecExeEnd"
+	case KindMain:
+		return "Main"
+	case KindMainEnd:
+		return "MainEnd"
+	case KindApplyPolicyStart:
+		return "ApplyPolicyStart"
+	case KindApplyPolicyEnd:
+		return "ApplyPolicyEnd"
+	case KindLdLibShFolder:
+		return "LdLibShFolder"
+	case KindLdLibShFolderEnd:
+		return "LdLibShFolderEnd"
+	case KindPrestubWorker:
+		return "PrestubWorker"
+	case KindPrestubWorkerEnd:
+		return "PrestubWorkerEnd"
+	case KindGetInstallationStart:
+		return "GetInstallationStart"
+	case KindGetInstallationEnd:
+		return "GetInstallationEnd"
+	case KindOpenHModule:
+		return "OpenHModule"
+	case KindOpenHModuleEnd:
+		return "OpenHModuleEnd"
+	case KindExplicitBindStart:
+		return "ExplicitBindStart"
+	case KindExplicitBindEnd:
+		return "ExplicitBindEnd"
+	case KindParseXml:
+		return "ParseXml"
+	case KindParseXmlEnd:
+		return "ParseXmlEnd"
+	case KindInitDefaultDomain:
+		return "InitDefaultDomain"
+	case KindInitDefaultDomainEnd:
+		return "InitDefaultDomainEnd"
+	case KindInitSecurity:
+		return "InitSecurity"
+	case KindInitSecurityEnd:
+		return "InitSecurityEnd"
+	case KindAllowBindingRedirs:
+		return "AllowBindingRedirs"
+	case KindAllowBindingRedirsEnd:
+		return "AllowBindingRedirsEnd"
+	case KindEEConfigSync:
+		return "EEConfigSync"
+	case KindEEConfigSyncEnd:
+		return "EEConfigSyncEnd"
+	case KindFusionBinding:
+		return "FusionBinding"
+	case KindFusionBindingEnd:
+		return "FusionBindingEnd"
+	case KindLoaderCatchCall:
+		return "LoaderCatchCall"
+	case KindLoaderCatchCallEnd:
+		return "LoaderCatchCallEnd"
+	case KindFusionInit:
+		return "FusionInit"
+	case KindFusionInitEnd:
+		return "FusionInitEnd"
+	case KindFusionAppCtx:
+		return "FusionAppCtx"
+	case KindFusionAppCtxEnd:
+		return "FusionAppCtxEnd"
+	case KindFusion2EE:
+		return "Fusion2EE"
+	case KindFusion2EEEnd:
+		return "Fusion2EEEnd"
+	case KindSecurityCatchCall:
+		return "SecurityCatchCall"
+	case KindSecurityCatchCallEnd:
+		return "SecurityCatchCallEnd"
+	}
+	return string(clrimpl.AppendUnknown(nil, "StartupKind", uint64(k)))
 }
 
 // StartupFields holds the fields of the Startup family of events, whatever the
@@ -4846,6 +6927,9 @@ func (e *RuntimeInformationDCStart) RuntimeInformationFields() RuntimeInformatio
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type StartupFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see StartupKind).
+	Kind StartupKind
 	// HasClrInstanceID tells whether the event had ClrInstanceID.
 	HasClrInstanceID bool
 	// ClrInstanceID is carried by EEStartupStartV1, EEStartupEndV1,
@@ -4873,7 +6957,7 @@ type StartupEvent interface {
 
 // StartupFields returns the fields of EEStartupStart in the form of the Startup family.
 func (e *EEStartupStart) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindEEStartupStart}
 }
 
 // StartupFields returns the fields of EEStartupStart_V1 in the form of the Startup family.
@@ -4881,12 +6965,13 @@ func (e *EEStartupStartV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindEEStartupStart,
 	}
 }
 
 // StartupFields returns the fields of EEStartupEnd in the form of the Startup family.
 func (e *EEStartupEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindEEStartupEnd}
 }
 
 // StartupFields returns the fields of EEStartupEnd_V1 in the form of the Startup family.
@@ -4894,12 +6979,13 @@ func (e *EEStartupEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindEEStartupEnd,
 	}
 }
 
 // StartupFields returns the fields of EEConfigSetup in the form of the Startup family.
 func (e *EEConfigSetup) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindEEConfigSetup}
 }
 
 // StartupFields returns the fields of EEConfigSetup_V1 in the form of the Startup family.
@@ -4907,12 +6993,13 @@ func (e *EEConfigSetupV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindEEConfigSetup,
 	}
 }
 
 // StartupFields returns the fields of EEConfigSetupEnd in the form of the Startup family.
 func (e *EEConfigSetupEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindEEConfigSetupEnd}
 }
 
 // StartupFields returns the fields of EEConfigSetupEnd_V1 in the form of the Startup family.
@@ -4920,12 +7007,13 @@ func (e *EEConfigSetupEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindEEConfigSetupEnd,
 	}
 }
 
 // StartupFields returns the fields of LdSysBases in the form of the Startup family.
 func (e *LdSysBases) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindLoadSystemBases}
 }
 
 // StartupFields returns the fields of LdSysBases_V1 in the form of the Startup family.
@@ -4933,12 +7021,13 @@ func (e *LdSysBasesV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindLoadSystemBases,
 	}
 }
 
 // StartupFields returns the fields of LdSysBasesEnd in the form of the Startup family.
 func (e *LdSysBasesEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindLoadSystemBasesEnd}
 }
 
 // StartupFields returns the fields of LdSysBasesEnd_V1 in the form of the Startup family.
@@ -4946,12 +7035,13 @@ func (e *LdSysBasesEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindLoadSystemBasesEnd,
 	}
 }
 
 // StartupFields returns the fields of ExecExe in the form of the Startup family.
 func (e *ExecExe) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindExecExe}
 }
 
 // StartupFields returns the fields of ExecExe_V1 in the form of the Startup family.
@@ -4959,12 +7049,13 @@ func (e *ExecExeV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindExecExe,
 	}
 }
 
 // StartupFields returns the fields of ExecExeEnd in the form of the Startup family.
 func (e *ExecExeEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindExecExeEnd}
 }
 
 // StartupFields returns the fields of ExecExeEnd_V1 in the form of the Startup family.
@@ -4972,12 +7063,13 @@ func (e *ExecExeEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindExecExeEnd,
 	}
 }
 
 // StartupFields returns the fields of Main in the form of the Startup family.
 func (e *Main) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindMain}
 }
 
 // StartupFields returns the fields of Main_V1 in the form of the Startup family.
@@ -4985,12 +7077,13 @@ func (e *MainV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindMain,
 	}
 }
 
 // StartupFields returns the fields of MainEnd in the form of the Startup family.
 func (e *MainEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindMainEnd}
 }
 
 // StartupFields returns the fields of MainEnd_V1 in the form of the Startup family.
@@ -4998,12 +7091,13 @@ func (e *MainEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindMainEnd,
 	}
 }
 
 // StartupFields returns the fields of ApplyPolicyStart in the form of the Startup family.
 func (e *ApplyPolicyStart) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindApplyPolicyStart}
 }
 
 // StartupFields returns the fields of ApplyPolicyStart_V1 in the form of the Startup family.
@@ -5011,12 +7105,13 @@ func (e *ApplyPolicyStartV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindApplyPolicyStart,
 	}
 }
 
 // StartupFields returns the fields of ApplyPolicyEnd in the form of the Startup family.
 func (e *ApplyPolicyEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindApplyPolicyEnd}
 }
 
 // StartupFields returns the fields of ApplyPolicyEnd_V1 in the form of the Startup family.
@@ -5024,12 +7119,13 @@ func (e *ApplyPolicyEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindApplyPolicyEnd,
 	}
 }
 
 // StartupFields returns the fields of LdLibShFolder in the form of the Startup family.
 func (e *LdLibShFolder) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindLdLibShFolder}
 }
 
 // StartupFields returns the fields of LdLibShFolder_V1 in the form of the Startup family.
@@ -5037,12 +7133,13 @@ func (e *LdLibShFolderV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindLdLibShFolder,
 	}
 }
 
 // StartupFields returns the fields of LdLibShFolderEnd in the form of the Startup family.
 func (e *LdLibShFolderEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindLdLibShFolderEnd}
 }
 
 // StartupFields returns the fields of LdLibShFolderEnd_V1 in the form of the Startup family.
@@ -5050,12 +7147,13 @@ func (e *LdLibShFolderEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindLdLibShFolderEnd,
 	}
 }
 
 // StartupFields returns the fields of PrestubWorker in the form of the Startup family.
 func (e *PrestubWorker) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindPrestubWorker}
 }
 
 // StartupFields returns the fields of PrestubWorker_V1 in the form of the Startup family.
@@ -5063,12 +7161,13 @@ func (e *PrestubWorkerV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindPrestubWorker,
 	}
 }
 
 // StartupFields returns the fields of PrestubWorkerEnd in the form of the Startup family.
 func (e *PrestubWorkerEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindPrestubWorkerEnd}
 }
 
 // StartupFields returns the fields of PrestubWorkerEnd_V1 in the form of the Startup family.
@@ -5076,12 +7175,13 @@ func (e *PrestubWorkerEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindPrestubWorkerEnd,
 	}
 }
 
 // StartupFields returns the fields of GetInstallationStart in the form of the Startup family.
 func (e *GetInstallationStart) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindGetInstallationStart}
 }
 
 // StartupFields returns the fields of GetInstallationStart_V1 in the form of the Startup family.
@@ -5089,12 +7189,13 @@ func (e *GetInstallationStartV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindGetInstallationStart,
 	}
 }
 
 // StartupFields returns the fields of GetInstallationEnd in the form of the Startup family.
 func (e *GetInstallationEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindGetInstallationEnd}
 }
 
 // StartupFields returns the fields of GetInstallationEnd_V1 in the form of the Startup family.
@@ -5102,12 +7203,13 @@ func (e *GetInstallationEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindGetInstallationEnd,
 	}
 }
 
 // StartupFields returns the fields of OpenHModule in the form of the Startup family.
 func (e *OpenHModule) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindOpenHModule}
 }
 
 // StartupFields returns the fields of OpenHModule_V1 in the form of the Startup family.
@@ -5115,12 +7217,13 @@ func (e *OpenHModuleV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindOpenHModule,
 	}
 }
 
 // StartupFields returns the fields of OpenHModuleEnd in the form of the Startup family.
 func (e *OpenHModuleEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindOpenHModuleEnd}
 }
 
 // StartupFields returns the fields of OpenHModuleEnd_V1 in the form of the Startup family.
@@ -5128,12 +7231,13 @@ func (e *OpenHModuleEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindOpenHModuleEnd,
 	}
 }
 
 // StartupFields returns the fields of ExplicitBindStart in the form of the Startup family.
 func (e *ExplicitBindStart) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindExplicitBindStart}
 }
 
 // StartupFields returns the fields of ExplicitBindStart_V1 in the form of the Startup family.
@@ -5141,12 +7245,13 @@ func (e *ExplicitBindStartV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindExplicitBindStart,
 	}
 }
 
 // StartupFields returns the fields of ExplicitBindEnd in the form of the Startup family.
 func (e *ExplicitBindEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindExplicitBindEnd}
 }
 
 // StartupFields returns the fields of ExplicitBindEnd_V1 in the form of the Startup family.
@@ -5154,12 +7259,13 @@ func (e *ExplicitBindEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindExplicitBindEnd,
 	}
 }
 
 // StartupFields returns the fields of ParseXml in the form of the Startup family.
 func (e *ParseXml) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindParseXml}
 }
 
 // StartupFields returns the fields of ParseXml_V1 in the form of the Startup family.
@@ -5167,12 +7273,13 @@ func (e *ParseXmlV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindParseXml,
 	}
 }
 
 // StartupFields returns the fields of ParseXmlEnd in the form of the Startup family.
 func (e *ParseXmlEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindParseXmlEnd}
 }
 
 // StartupFields returns the fields of ParseXmlEnd_V1 in the form of the Startup family.
@@ -5180,12 +7287,13 @@ func (e *ParseXmlEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindParseXmlEnd,
 	}
 }
 
 // StartupFields returns the fields of InitDefaultDomain in the form of the Startup family.
 func (e *InitDefaultDomain) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindInitDefaultDomain}
 }
 
 // StartupFields returns the fields of InitDefaultDomain_V1 in the form of the Startup family.
@@ -5193,12 +7301,13 @@ func (e *InitDefaultDomainV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindInitDefaultDomain,
 	}
 }
 
 // StartupFields returns the fields of InitDefaultDomainEnd in the form of the Startup family.
 func (e *InitDefaultDomainEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindInitDefaultDomainEnd}
 }
 
 // StartupFields returns the fields of InitDefaultDomainEnd_V1 in the form of the Startup family.
@@ -5206,12 +7315,13 @@ func (e *InitDefaultDomainEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindInitDefaultDomainEnd,
 	}
 }
 
 // StartupFields returns the fields of InitSecurity in the form of the Startup family.
 func (e *InitSecurity) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindInitSecurity}
 }
 
 // StartupFields returns the fields of InitSecurity_V1 in the form of the Startup family.
@@ -5219,12 +7329,13 @@ func (e *InitSecurityV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindInitSecurity,
 	}
 }
 
 // StartupFields returns the fields of InitSecurityEnd in the form of the Startup family.
 func (e *InitSecurityEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindInitSecurityEnd}
 }
 
 // StartupFields returns the fields of InitSecurityEnd_V1 in the form of the Startup family.
@@ -5232,12 +7343,13 @@ func (e *InitSecurityEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindInitSecurityEnd,
 	}
 }
 
 // StartupFields returns the fields of AllowBindingRedirs in the form of the Startup family.
 func (e *AllowBindingRedirs) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindAllowBindingRedirs}
 }
 
 // StartupFields returns the fields of AllowBindingRedirs_V1 in the form of the Startup family.
@@ -5245,12 +7357,13 @@ func (e *AllowBindingRedirsV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindAllowBindingRedirs,
 	}
 }
 
 // StartupFields returns the fields of AllowBindingRedirsEnd in the form of the Startup family.
 func (e *AllowBindingRedirsEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindAllowBindingRedirsEnd}
 }
 
 // StartupFields returns the fields of AllowBindingRedirsEnd_V1 in the form of the Startup family.
@@ -5258,12 +7371,13 @@ func (e *AllowBindingRedirsEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindAllowBindingRedirsEnd,
 	}
 }
 
 // StartupFields returns the fields of EEConfigSync in the form of the Startup family.
 func (e *EEConfigSync) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindEEConfigSync}
 }
 
 // StartupFields returns the fields of EEConfigSync_V1 in the form of the Startup family.
@@ -5271,12 +7385,13 @@ func (e *EEConfigSyncV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindEEConfigSync,
 	}
 }
 
 // StartupFields returns the fields of EEConfigSyncEnd in the form of the Startup family.
 func (e *EEConfigSyncEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindEEConfigSyncEnd}
 }
 
 // StartupFields returns the fields of EEConfigSyncEnd_V1 in the form of the Startup family.
@@ -5284,12 +7399,13 @@ func (e *EEConfigSyncEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindEEConfigSyncEnd,
 	}
 }
 
 // StartupFields returns the fields of FusionBinding in the form of the Startup family.
 func (e *FusionBinding) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusionBinding}
 }
 
 // StartupFields returns the fields of FusionBinding_V1 in the form of the Startup family.
@@ -5297,12 +7413,13 @@ func (e *FusionBindingV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusionBinding,
 	}
 }
 
 // StartupFields returns the fields of FusionBindingEnd in the form of the Startup family.
 func (e *FusionBindingEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusionBindingEnd}
 }
 
 // StartupFields returns the fields of FusionBindingEnd_V1 in the form of the Startup family.
@@ -5310,12 +7427,13 @@ func (e *FusionBindingEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusionBindingEnd,
 	}
 }
 
 // StartupFields returns the fields of LoaderCatchCall in the form of the Startup family.
 func (e *LoaderCatchCall) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindLoaderCatchCall}
 }
 
 // StartupFields returns the fields of LoaderCatchCall_V1 in the form of the Startup family.
@@ -5323,12 +7441,13 @@ func (e *LoaderCatchCallV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindLoaderCatchCall,
 	}
 }
 
 // StartupFields returns the fields of LoaderCatchCallEnd in the form of the Startup family.
 func (e *LoaderCatchCallEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindLoaderCatchCallEnd}
 }
 
 // StartupFields returns the fields of LoaderCatchCallEnd_V1 in the form of the Startup family.
@@ -5336,12 +7455,13 @@ func (e *LoaderCatchCallEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindLoaderCatchCallEnd,
 	}
 }
 
 // StartupFields returns the fields of FusionInit in the form of the Startup family.
 func (e *FusionInit) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusionInit}
 }
 
 // StartupFields returns the fields of FusionInit_V1 in the form of the Startup family.
@@ -5349,12 +7469,13 @@ func (e *FusionInitV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusionInit,
 	}
 }
 
 // StartupFields returns the fields of FusionInitEnd in the form of the Startup family.
 func (e *FusionInitEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusionInitEnd}
 }
 
 // StartupFields returns the fields of FusionInitEnd_V1 in the form of the Startup family.
@@ -5362,12 +7483,13 @@ func (e *FusionInitEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusionInitEnd,
 	}
 }
 
 // StartupFields returns the fields of FusionAppCtx in the form of the Startup family.
 func (e *FusionAppCtx) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusionAppCtx}
 }
 
 // StartupFields returns the fields of FusionAppCtx_V1 in the form of the Startup family.
@@ -5375,12 +7497,13 @@ func (e *FusionAppCtxV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusionAppCtx,
 	}
 }
 
 // StartupFields returns the fields of FusionAppCtxEnd in the form of the Startup family.
 func (e *FusionAppCtxEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusionAppCtxEnd}
 }
 
 // StartupFields returns the fields of FusionAppCtxEnd_V1 in the form of the Startup family.
@@ -5388,12 +7511,13 @@ func (e *FusionAppCtxEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusionAppCtxEnd,
 	}
 }
 
 // StartupFields returns the fields of Fusion2EE in the form of the Startup family.
 func (e *Fusion2EE) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusion2EE}
 }
 
 // StartupFields returns the fields of Fusion2EE_V1 in the form of the Startup family.
@@ -5401,12 +7525,13 @@ func (e *Fusion2EEV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusion2EE,
 	}
 }
 
 // StartupFields returns the fields of Fusion2EEEnd in the form of the Startup family.
 func (e *Fusion2EEEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindFusion2EEEnd}
 }
 
 // StartupFields returns the fields of Fusion2EEEnd_V1 in the form of the Startup family.
@@ -5414,12 +7539,13 @@ func (e *Fusion2EEEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindFusion2EEEnd,
 	}
 }
 
 // StartupFields returns the fields of SecurityCatchCall in the form of the Startup family.
 func (e *SecurityCatchCall) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindSecurityCatchCall}
 }
 
 // StartupFields returns the fields of SecurityCatchCall_V1 in the form of the Startup family.
@@ -5427,12 +7553,13 @@ func (e *SecurityCatchCallV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindSecurityCatchCall,
 	}
 }
 
 // StartupFields returns the fields of SecurityCatchCallEnd in the form of the Startup family.
 func (e *SecurityCatchCallEnd) StartupFields() StartupFields {
-	return StartupFields{}
+	return StartupFields{Kind: KindSecurityCatchCallEnd}
 }
 
 // StartupFields returns the fields of SecurityCatchCallEnd_V1 in the form of the Startup family.
@@ -5440,6 +7567,7 @@ func (e *SecurityCatchCallEndV1) StartupFields() StartupFields {
 	return StartupFields{
 		ClrInstanceID:    e.ClrInstanceID,
 		HasClrInstanceID: true,
+		Kind:             KindSecurityCatchCallEnd,
 	}
 }
 
@@ -5490,6 +7618,36 @@ func (e *StressLogEventV1) StressLogMessageFields() StressLogMessageFields {
 	}
 }
 
+// StrongNameVerificationKind tells the events of the StrongNameVerification family
+// apart by what they mean (StrongNameVerificationFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type StrongNameVerificationKind uint8
+
+const (
+	// KindCLRStrongNameVerificationStart is the kind of
+	// StrongNameVerificationStart, StrongNameVerificationStartV1
+	// (Microsoft-Windows-DotNETRuntime).
+	KindCLRStrongNameVerificationStart StrongNameVerificationKind = 1
+	// KindCLRStrongNameVerificationStop is the kind of StrongNameVerificationStop,
+	// StrongNameVerificationStopV1 (Microsoft-Windows-DotNETRuntime).
+	KindCLRStrongNameVerificationStop StrongNameVerificationKind = 2
+)
+
+// String returns the kind's name, "CLRStrongNameVerificationStart", or StrongNameVerificationKind(0x…) for a value without one.
+func (k StrongNameVerificationKind) String() string {
+	switch k {
+	case KindCLRStrongNameVerificationStart:
+		return "CLRStrongNameVerificationStart"
+	case KindCLRStrongNameVerificationStop:
+		return "CLRStrongNameVerificationStop"
+	}
+	return string(clrimpl.AppendUnknown(nil, "StrongNameVerificationKind", uint64(k)))
+}
+
 // StrongNameVerificationFields holds the fields of the StrongNameVerification
 // family of events, whatever the member type. Members:
 // StrongNameVerificationStart, StrongNameVerificationStartV1,
@@ -5499,6 +7657,9 @@ func (e *StressLogEventV1) StressLogMessageFields() StressLogMessageFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type StrongNameVerificationFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see StrongNameVerificationKind).
+	Kind StrongNameVerificationKind
 	// VerificationFlags is carried by every member.
 	VerificationFlags uint32
 	// ErrorCode is carried by every member.
@@ -5525,6 +7686,7 @@ func (e *StrongNameVerificationStart) StrongNameVerificationFields() StrongNameV
 	return StrongNameVerificationFields{
 		ErrorCode:                  e.ErrorCode,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
+		Kind:                       KindCLRStrongNameVerificationStart,
 		VerificationFlags:          e.VerificationFlags,
 	}
 }
@@ -5536,6 +7698,7 @@ func (e *StrongNameVerificationStartV1) StrongNameVerificationFields() StrongNam
 		ErrorCode:                  e.ErrorCode,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
 		HasClrInstanceID:           true,
+		Kind:                       KindCLRStrongNameVerificationStart,
 		VerificationFlags:          e.VerificationFlags,
 	}
 }
@@ -5545,6 +7708,7 @@ func (e *StrongNameVerificationStop) StrongNameVerificationFields() StrongNameVe
 	return StrongNameVerificationFields{
 		ErrorCode:                  e.ErrorCode,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
+		Kind:                       KindCLRStrongNameVerificationStop,
 		VerificationFlags:          e.VerificationFlags,
 	}
 }
@@ -5556,8 +7720,37 @@ func (e *StrongNameVerificationStopV1) StrongNameVerificationFields() StrongName
 		ErrorCode:                  e.ErrorCode,
 		FullyQualifiedAssemblyName: e.FullyQualifiedAssemblyName,
 		HasClrInstanceID:           true,
+		Kind:                       KindCLRStrongNameVerificationStop,
 		VerificationFlags:          e.VerificationFlags,
 	}
+}
+
+// ThreadCreatedKind tells the events of the ThreadCreated family apart by what
+// they mean (ThreadCreatedFields.Kind): by their opcode, or by task and opcode for
+// a standard opcode such as win:Start. The versions of an event are one kind, and
+// so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ThreadCreatedKind uint8
+
+const (
+	// KindThreadCreated is the kind of ThreadCreated
+	// (Microsoft-Windows-DotNETRuntime).
+	KindThreadCreated ThreadCreatedKind = 1
+	// KindThreadDC is the kind of ThreadDC
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindThreadDC ThreadCreatedKind = 2
+)
+
+// String returns the kind's name, "ThreadCreated", or ThreadCreatedKind(0x…) for a value without one.
+func (k ThreadCreatedKind) String() string {
+	switch k {
+	case KindThreadCreated:
+		return "ThreadCreated"
+	case KindThreadDC:
+		return "ThreadDC"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ThreadCreatedKind", uint64(k)))
 }
 
 // ThreadCreatedFields holds the fields of the ThreadCreated family of events,
@@ -5568,13 +7761,16 @@ func (e *StrongNameVerificationStopV1) StrongNameVerificationFields() StrongName
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ThreadCreatedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ThreadCreatedKind).
+	Kind ThreadCreatedKind
 	// ManagedThreadID is carried by every member.
 	ManagedThreadID uint64
 	// AppDomainID is carried by every member.
 	AppDomainID uint64
-	// Flags is carried by every member; converted to uint32 from ThreadFlags,
+	// Flags is carried by every member; converted to ThreadFlags from
 	// RundownThreadFlags.
-	Flags uint32
+	Flags ThreadFlags
 	// ManagedThreadIndex is carried by every member.
 	ManagedThreadIndex uint32
 	// OSThreadID is carried by every member.
@@ -5596,7 +7792,8 @@ func (e *ThreadCreated) ThreadCreatedFields() ThreadCreatedFields {
 	return ThreadCreatedFields{
 		AppDomainID:        e.AppDomainID,
 		ClrInstanceID:      e.ClrInstanceID,
-		Flags:              uint32(e.Flags),
+		Flags:              e.Flags,
+		Kind:               KindThreadCreated,
 		ManagedThreadID:    e.ManagedThreadID,
 		ManagedThreadIndex: e.ManagedThreadIndex,
 		OSThreadID:         e.OSThreadID,
@@ -5608,11 +7805,41 @@ func (e *ThreadDC) ThreadCreatedFields() ThreadCreatedFields {
 	return ThreadCreatedFields{
 		AppDomainID:        e.AppDomainID,
 		ClrInstanceID:      e.ClrInstanceID,
-		Flags:              uint32(e.Flags),
+		Flags:              ThreadFlags(e.Flags),
+		Kind:               KindThreadDC,
 		ManagedThreadID:    e.ManagedThreadID,
 		ManagedThreadIndex: e.ManagedThreadIndex,
 		OSThreadID:         e.OSThreadID,
 	}
+}
+
+// ThreadPoolIOWorkKind tells the events of the ThreadPoolIOWork family apart by
+// what they mean (ThreadPoolIOWorkFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ThreadPoolIOWorkKind uint8
+
+const (
+	// KindIODequeue is the kind of ThreadPoolIODequeue
+	// (Microsoft-Windows-DotNETRuntime).
+	KindIODequeue ThreadPoolIOWorkKind = 1
+	// KindIOPack is the kind of ThreadPoolIOPack
+	// (Microsoft-Windows-DotNETRuntime).
+	KindIOPack ThreadPoolIOWorkKind = 2
+)
+
+// String returns the kind's name, "IODequeue", or ThreadPoolIOWorkKind(0x…) for a value without one.
+func (k ThreadPoolIOWorkKind) String() string {
+	switch k {
+	case KindIODequeue:
+		return "IODequeue"
+	case KindIOPack:
+		return "IOPack"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ThreadPoolIOWorkKind", uint64(k)))
 }
 
 // ThreadPoolIOWorkFields holds the fields of the ThreadPoolIOWork family of
@@ -5622,6 +7849,9 @@ func (e *ThreadDC) ThreadCreatedFields() ThreadCreatedFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ThreadPoolIOWorkFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ThreadPoolIOWorkKind).
+	Kind ThreadPoolIOWorkKind
 	// NativeOverlapped is carried by every member.
 	NativeOverlapped uint64
 	// Overlapped is carried by every member.
@@ -5642,6 +7872,7 @@ type ThreadPoolIOWorkEvent interface {
 func (e *ThreadPoolIODequeue) ThreadPoolIOWorkFields() ThreadPoolIOWorkFields {
 	return ThreadPoolIOWorkFields{
 		ClrInstanceID:    e.ClrInstanceID,
+		Kind:             KindIODequeue,
 		NativeOverlapped: e.NativeOverlapped,
 		Overlapped:       e.Overlapped,
 	}
@@ -5651,9 +7882,38 @@ func (e *ThreadPoolIODequeue) ThreadPoolIOWorkFields() ThreadPoolIOWorkFields {
 func (e *ThreadPoolIOPack) ThreadPoolIOWorkFields() ThreadPoolIOWorkFields {
 	return ThreadPoolIOWorkFields{
 		ClrInstanceID:    e.ClrInstanceID,
+		Kind:             KindIOPack,
 		NativeOverlapped: e.NativeOverlapped,
 		Overlapped:       e.Overlapped,
 	}
+}
+
+// ThreadPoolWorkKind tells the events of the ThreadPoolWork family apart by what
+// they mean (ThreadPoolWorkFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ThreadPoolWorkKind uint8
+
+const (
+	// KindEnqueue is the kind of ThreadPoolEnqueue
+	// (Microsoft-Windows-DotNETRuntime).
+	KindEnqueue ThreadPoolWorkKind = 1
+	// KindDequeue is the kind of ThreadPoolDequeue
+	// (Microsoft-Windows-DotNETRuntime).
+	KindDequeue ThreadPoolWorkKind = 2
+)
+
+// String returns the kind's name, "Enqueue", or ThreadPoolWorkKind(0x…) for a value without one.
+func (k ThreadPoolWorkKind) String() string {
+	switch k {
+	case KindEnqueue:
+		return "Enqueue"
+	case KindDequeue:
+		return "Dequeue"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ThreadPoolWorkKind", uint64(k)))
 }
 
 // ThreadPoolWorkFields holds the fields of the ThreadPoolWork family of events,
@@ -5663,6 +7923,9 @@ func (e *ThreadPoolIOPack) ThreadPoolIOWorkFields() ThreadPoolIOWorkFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ThreadPoolWorkFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ThreadPoolWorkKind).
+	Kind ThreadPoolWorkKind
 	// WorkID is carried by every member.
 	WorkID uint64
 	// ClrInstanceID is carried by every member.
@@ -5681,6 +7944,7 @@ type ThreadPoolWorkEvent interface {
 func (e *ThreadPoolEnqueue) ThreadPoolWorkFields() ThreadPoolWorkFields {
 	return ThreadPoolWorkFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindEnqueue,
 		WorkID:        e.WorkID,
 	}
 }
@@ -5689,8 +7953,53 @@ func (e *ThreadPoolEnqueue) ThreadPoolWorkFields() ThreadPoolWorkFields {
 func (e *ThreadPoolDequeue) ThreadPoolWorkFields() ThreadPoolWorkFields {
 	return ThreadPoolWorkFields{
 		ClrInstanceID: e.ClrInstanceID,
+		Kind:          KindDequeue,
 		WorkID:        e.WorkID,
 	}
+}
+
+// ThreadPoolWorkerThreadKind tells the events of the ThreadPoolWorkerThread family
+// apart by what they mean (ThreadPoolWorkerThreadFields.Kind): by their opcode, or
+// by task and opcode for a standard opcode such as win:Start. The versions of an
+// event are one kind, and so are events of two providers with the same opcode (the
+// runtime's and the rundown's DCStart). The zero value is no kind. Compare it with
+// the constants: their names stay when a newer manifest adds events, their numbers
+// may not.
+type ThreadPoolWorkerThreadKind uint8
+
+const (
+	// KindThreadPoolWorkerThreadStart is the kind of ThreadPoolWorkerThreadStart
+	// (Microsoft-Windows-DotNETRuntime).
+	KindThreadPoolWorkerThreadStart ThreadPoolWorkerThreadKind = 1
+	// KindThreadPoolWorkerThreadStop is the kind of ThreadPoolWorkerThreadStop
+	// (Microsoft-Windows-DotNETRuntime).
+	KindThreadPoolWorkerThreadStop ThreadPoolWorkerThreadKind = 2
+	// KindThreadPoolWorkerThreadRetirementStart is the kind of
+	// ThreadPoolWorkerThreadRetirementStart (Microsoft-Windows-DotNETRuntime).
+	KindThreadPoolWorkerThreadRetirementStart ThreadPoolWorkerThreadKind = 3
+	// KindThreadPoolWorkerThreadRetirementStop is the kind of
+	// ThreadPoolWorkerThreadRetirementStop (Microsoft-Windows-DotNETRuntime).
+	KindThreadPoolWorkerThreadRetirementStop ThreadPoolWorkerThreadKind = 4
+	// KindWait is the kind of ThreadPoolWorkerThreadWait
+	// (Microsoft-Windows-DotNETRuntime).
+	KindWait ThreadPoolWorkerThreadKind = 5
+)
+
+// String returns the kind's name, "ThreadPoolWorkerThreadStart", or ThreadPoolWorkerThreadKind(0x…) for a value without one.
+func (k ThreadPoolWorkerThreadKind) String() string {
+	switch k {
+	case KindThreadPoolWorkerThreadStart:
+		return "ThreadPoolWorkerThreadStart"
+	case KindThreadPoolWorkerThreadStop:
+		return "ThreadPoolWorkerThreadStop"
+	case KindThreadPoolWorkerThreadRetirementStart:
+		return "ThreadPoolWorkerThreadRetirementStart"
+	case KindThreadPoolWorkerThreadRetirementStop:
+		return "ThreadPoolWorkerThreadRetirementStop"
+	case KindWait:
+		return "Wait"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ThreadPoolWorkerThreadKind", uint64(k)))
 }
 
 // ThreadPoolWorkerThreadFields holds the fields of the ThreadPoolWorkerThread
@@ -5702,6 +8011,9 @@ func (e *ThreadPoolDequeue) ThreadPoolWorkFields() ThreadPoolWorkFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ThreadPoolWorkerThreadFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ThreadPoolWorkerThreadKind).
+	Kind ThreadPoolWorkerThreadKind
 	// ActiveWorkerThreadCount is carried by every member.
 	ActiveWorkerThreadCount uint32
 	// RetiredWorkerThreadCount is carried by every member.
@@ -5723,6 +8035,7 @@ func (e *ThreadPoolWorkerThreadStart) ThreadPoolWorkerThreadFields() ThreadPoolW
 	return ThreadPoolWorkerThreadFields{
 		ActiveWorkerThreadCount:  e.ActiveWorkerThreadCount,
 		ClrInstanceID:            e.ClrInstanceID,
+		Kind:                     KindThreadPoolWorkerThreadStart,
 		RetiredWorkerThreadCount: e.RetiredWorkerThreadCount,
 	}
 }
@@ -5732,6 +8045,7 @@ func (e *ThreadPoolWorkerThreadStop) ThreadPoolWorkerThreadFields() ThreadPoolWo
 	return ThreadPoolWorkerThreadFields{
 		ActiveWorkerThreadCount:  e.ActiveWorkerThreadCount,
 		ClrInstanceID:            e.ClrInstanceID,
+		Kind:                     KindThreadPoolWorkerThreadStop,
 		RetiredWorkerThreadCount: e.RetiredWorkerThreadCount,
 	}
 }
@@ -5741,6 +8055,7 @@ func (e *ThreadPoolWorkerThreadRetirementStart) ThreadPoolWorkerThreadFields() T
 	return ThreadPoolWorkerThreadFields{
 		ActiveWorkerThreadCount:  e.ActiveWorkerThreadCount,
 		ClrInstanceID:            e.ClrInstanceID,
+		Kind:                     KindThreadPoolWorkerThreadRetirementStart,
 		RetiredWorkerThreadCount: e.RetiredWorkerThreadCount,
 	}
 }
@@ -5750,6 +8065,7 @@ func (e *ThreadPoolWorkerThreadRetirementStop) ThreadPoolWorkerThreadFields() Th
 	return ThreadPoolWorkerThreadFields{
 		ActiveWorkerThreadCount:  e.ActiveWorkerThreadCount,
 		ClrInstanceID:            e.ClrInstanceID,
+		Kind:                     KindThreadPoolWorkerThreadRetirementStop,
 		RetiredWorkerThreadCount: e.RetiredWorkerThreadCount,
 	}
 }
@@ -5759,8 +8075,36 @@ func (e *ThreadPoolWorkerThreadWait) ThreadPoolWorkerThreadFields() ThreadPoolWo
 	return ThreadPoolWorkerThreadFields{
 		ActiveWorkerThreadCount:  e.ActiveWorkerThreadCount,
 		ClrInstanceID:            e.ClrInstanceID,
+		Kind:                     KindWait,
 		RetiredWorkerThreadCount: e.RetiredWorkerThreadCount,
 	}
+}
+
+// ThreadStartWorkKind tells the events of the ThreadStartWork family apart by what
+// they mean (ThreadStartWorkFields.Kind): by their opcode, or by task and opcode
+// for a standard opcode such as win:Start. The versions of an event are one kind,
+// and so are events of two providers with the same opcode (the runtime's and the
+// rundown's DCStart). The zero value is no kind. Compare it with the constants:
+// their names stay when a newer manifest adds events, their numbers may not.
+type ThreadStartWorkKind uint8
+
+const (
+	// KindCreating is the kind of ThreadCreating
+	// (Microsoft-Windows-DotNETRuntime).
+	KindCreating ThreadStartWorkKind = 1
+	// KindRunning is the kind of ThreadRunning (Microsoft-Windows-DotNETRuntime).
+	KindRunning ThreadStartWorkKind = 2
+)
+
+// String returns the kind's name, "Creating", or ThreadStartWorkKind(0x…) for a value without one.
+func (k ThreadStartWorkKind) String() string {
+	switch k {
+	case KindCreating:
+		return "Creating"
+	case KindRunning:
+		return "Running"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ThreadStartWorkKind", uint64(k)))
 }
 
 // ThreadStartWorkFields holds the fields of the ThreadStartWork family of events,
@@ -5770,6 +8114,9 @@ func (e *ThreadPoolWorkerThreadWait) ThreadPoolWorkerThreadFields() ThreadPoolWo
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ThreadStartWorkFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ThreadStartWorkKind).
+	Kind ThreadStartWorkKind
 	// ID is carried by every member.
 	ID uint64
 	// ClrInstanceID is carried by every member.
@@ -5789,6 +8136,7 @@ func (e *ThreadCreating) ThreadStartWorkFields() ThreadStartWorkFields {
 	return ThreadStartWorkFields{
 		ClrInstanceID: e.ClrInstanceID,
 		ID:            e.ID,
+		Kind:          KindCreating,
 	}
 }
 
@@ -5797,7 +8145,48 @@ func (e *ThreadRunning) ThreadStartWorkFields() ThreadStartWorkFields {
 	return ThreadStartWorkFields{
 		ClrInstanceID: e.ClrInstanceID,
 		ID:            e.ID,
+		Kind:          KindRunning,
 	}
+}
+
+// ThreadStartedStoppingStoppedExitedKind tells the events of the
+// ThreadStartedStoppingStoppedExited family apart by what they mean
+// (ThreadStartedStoppingStoppedExitedFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ThreadStartedStoppingStoppedExitedKind uint8
+
+const (
+	// KindThreadStarted is the kind of MonoProfilerThreadStarted
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindThreadStarted ThreadStartedStoppingStoppedExitedKind = 1
+	// KindThreadStopping is the kind of MonoProfilerThreadStopping
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindThreadStopping ThreadStartedStoppingStoppedExitedKind = 2
+	// KindThreadStopped is the kind of MonoProfilerThreadStopped
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindThreadStopped ThreadStartedStoppingStoppedExitedKind = 3
+	// KindThreadExited is the kind of MonoProfilerThreadExited
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindThreadExited ThreadStartedStoppingStoppedExitedKind = 4
+)
+
+// String returns the kind's name, "ThreadStarted", or ThreadStartedStoppingStoppedExitedKind(0x…) for a value without one.
+func (k ThreadStartedStoppingStoppedExitedKind) String() string {
+	switch k {
+	case KindThreadStarted:
+		return "ThreadStarted"
+	case KindThreadStopping:
+		return "ThreadStopping"
+	case KindThreadStopped:
+		return "ThreadStopped"
+	case KindThreadExited:
+		return "ThreadExited"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ThreadStartedStoppingStoppedExitedKind", uint64(k)))
 }
 
 // ThreadStartedStoppingStoppedExitedFields holds the fields of the
@@ -5809,6 +8198,9 @@ func (e *ThreadRunning) ThreadStartWorkFields() ThreadStartWorkFields {
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ThreadStartedStoppingStoppedExitedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ThreadStartedStoppingStoppedExitedKind).
+	Kind ThreadStartedStoppingStoppedExitedKind
 	// ThreadID is carried by every member.
 	ThreadID uint64
 }
@@ -5824,22 +8216,64 @@ type ThreadStartedStoppingStoppedExitedEvent interface {
 
 // ThreadStartedStoppingStoppedExitedFields returns the fields of MonoProfilerThreadStarted in the form of the ThreadStartedStoppingStoppedExited family.
 func (e *MonoProfilerThreadStarted) ThreadStartedStoppingStoppedExitedFields() ThreadStartedStoppingStoppedExitedFields {
-	return ThreadStartedStoppingStoppedExitedFields{ThreadID: e.ThreadID}
+	return ThreadStartedStoppingStoppedExitedFields{
+		Kind:     KindThreadStarted,
+		ThreadID: e.ThreadID,
+	}
 }
 
 // ThreadStartedStoppingStoppedExitedFields returns the fields of MonoProfilerThreadStopping in the form of the ThreadStartedStoppingStoppedExited family.
 func (e *MonoProfilerThreadStopping) ThreadStartedStoppingStoppedExitedFields() ThreadStartedStoppingStoppedExitedFields {
-	return ThreadStartedStoppingStoppedExitedFields{ThreadID: e.ThreadID}
+	return ThreadStartedStoppingStoppedExitedFields{
+		Kind:     KindThreadStopping,
+		ThreadID: e.ThreadID,
+	}
 }
 
 // ThreadStartedStoppingStoppedExitedFields returns the fields of MonoProfilerThreadStopped in the form of the ThreadStartedStoppingStoppedExited family.
 func (e *MonoProfilerThreadStopped) ThreadStartedStoppingStoppedExitedFields() ThreadStartedStoppingStoppedExitedFields {
-	return ThreadStartedStoppingStoppedExitedFields{ThreadID: e.ThreadID}
+	return ThreadStartedStoppingStoppedExitedFields{
+		Kind:     KindThreadStopped,
+		ThreadID: e.ThreadID,
+	}
 }
 
 // ThreadStartedStoppingStoppedExitedFields returns the fields of MonoProfilerThreadExited in the form of the ThreadStartedStoppingStoppedExited family.
 func (e *MonoProfilerThreadExited) ThreadStartedStoppingStoppedExitedFields() ThreadStartedStoppingStoppedExitedFields {
-	return ThreadStartedStoppingStoppedExitedFields{ThreadID: e.ThreadID}
+	return ThreadStartedStoppingStoppedExitedFields{
+		Kind:     KindThreadExited,
+		ThreadID: e.ThreadID,
+	}
+}
+
+// ThreadTerminatedOrTransitionKind tells the events of the
+// ThreadTerminatedOrTransition family apart by what they mean
+// (ThreadTerminatedOrTransitionFields.Kind): by their opcode, or by task and
+// opcode for a standard opcode such as win:Start. The versions of an event are one
+// kind, and so are events of two providers with the same opcode (the runtime's and
+// the rundown's DCStart). The zero value is no kind. Compare it with the
+// constants: their names stay when a newer manifest adds events, their numbers may
+// not.
+type ThreadTerminatedOrTransitionKind uint8
+
+const (
+	// KindThreadTerminated is the kind of ThreadTerminated
+	// (Microsoft-Windows-DotNETRuntime).
+	KindThreadTerminated ThreadTerminatedOrTransitionKind = 1
+	// KindThreadDomainEnter is the kind of ThreadDomainEnter
+	// (Microsoft-Windows-DotNETRuntime).
+	KindThreadDomainEnter ThreadTerminatedOrTransitionKind = 2
+)
+
+// String returns the kind's name, "ThreadTerminated", or ThreadTerminatedOrTransitionKind(0x…) for a value without one.
+func (k ThreadTerminatedOrTransitionKind) String() string {
+	switch k {
+	case KindThreadTerminated:
+		return "ThreadTerminated"
+	case KindThreadDomainEnter:
+		return "ThreadDomainEnter"
+	}
+	return string(clrimpl.AppendUnknown(nil, "ThreadTerminatedOrTransitionKind", uint64(k)))
 }
 
 // ThreadTerminatedOrTransitionFields holds the fields of the
@@ -5849,6 +8283,9 @@ func (e *MonoProfilerThreadExited) ThreadStartedStoppingStoppedExitedFields() Th
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type ThreadTerminatedOrTransitionFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see ThreadTerminatedOrTransitionKind).
+	Kind ThreadTerminatedOrTransitionKind
 	// ManagedThreadID is carried by every member.
 	ManagedThreadID uint64
 	// AppDomainID is carried by every member.
@@ -5870,6 +8307,7 @@ func (e *ThreadTerminated) ThreadTerminatedOrTransitionFields() ThreadTerminated
 	return ThreadTerminatedOrTransitionFields{
 		AppDomainID:     e.AppDomainID,
 		ClrInstanceID:   e.ClrInstanceID,
+		Kind:            KindThreadTerminated,
 		ManagedThreadID: e.ManagedThreadID,
 	}
 }
@@ -5879,8 +8317,38 @@ func (e *ThreadDomainEnter) ThreadTerminatedOrTransitionFields() ThreadTerminate
 	return ThreadTerminatedOrTransitionFields{
 		AppDomainID:     e.AppDomainID,
 		ClrInstanceID:   e.ClrInstanceID,
+		Kind:            KindThreadDomainEnter,
 		ManagedThreadID: e.ManagedThreadID,
 	}
+}
+
+// TieredCompilationSettingsKind tells the events of the TieredCompilationSettings
+// family apart by what they mean (TieredCompilationSettingsFields.Kind): by their
+// opcode, or by task and opcode for a standard opcode such as win:Start. The
+// versions of an event are one kind, and so are events of two providers with the
+// same opcode (the runtime's and the rundown's DCStart). The zero value is no
+// kind. Compare it with the constants: their names stay when a newer manifest adds
+// events, their numbers may not.
+type TieredCompilationSettingsKind uint8
+
+const (
+	// KindSettings is the kind of TieredCompilationSettings
+	// (Microsoft-Windows-DotNETRuntime).
+	KindSettings TieredCompilationSettingsKind = 1
+	// KindSettingsDCStart is the kind of TieredCompilationSettingsDCStart
+	// (Microsoft-Windows-DotNETRuntimeRundown).
+	KindSettingsDCStart TieredCompilationSettingsKind = 2
+)
+
+// String returns the kind's name, "Settings", or TieredCompilationSettingsKind(0x…) for a value without one.
+func (k TieredCompilationSettingsKind) String() string {
+	switch k {
+	case KindSettings:
+		return "Settings"
+	case KindSettingsDCStart:
+		return "SettingsDCStart"
+	}
+	return string(clrimpl.AppendUnknown(nil, "TieredCompilationSettingsKind", uint64(k)))
 }
 
 // TieredCompilationSettingsFields holds the fields of the
@@ -5891,11 +8359,14 @@ func (e *ThreadDomainEnter) ThreadTerminatedOrTransitionFields() ThreadTerminate
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type TieredCompilationSettingsFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see TieredCompilationSettingsKind).
+	Kind TieredCompilationSettingsKind
 	// ClrInstanceID is carried by every member.
 	ClrInstanceID uint16
-	// Flags is carried by every member; converted to uint32 from
-	// TieredCompilationSettingsFlags, RundownTieredCompilationSettingsFlags.
-	Flags uint32
+	// Flags is carried by every member; converted to
+	// TieredCompilationSettingsFlags from RundownTieredCompilationSettingsFlags.
+	Flags TieredCompilationSettingsFlags
 }
 
 // TieredCompilationSettingsEvent is implemented by every member of the
@@ -5910,7 +8381,8 @@ type TieredCompilationSettingsEvent interface {
 func (e *TieredCompilationSettings) TieredCompilationSettingsFields() TieredCompilationSettingsFields {
 	return TieredCompilationSettingsFields{
 		ClrInstanceID: e.ClrInstanceID,
-		Flags:         uint32(e.Flags),
+		Flags:         e.Flags,
+		Kind:          KindSettings,
 	}
 }
 
@@ -5918,8 +8390,43 @@ func (e *TieredCompilationSettings) TieredCompilationSettingsFields() TieredComp
 func (e *TieredCompilationSettingsDCStart) TieredCompilationSettingsFields() TieredCompilationSettingsFields {
 	return TieredCompilationSettingsFields{
 		ClrInstanceID: e.ClrInstanceID,
-		Flags:         uint32(e.Flags),
+		Flags:         TieredCompilationSettingsFlags(e.Flags),
+		Kind:          KindSettingsDCStart,
 	}
+}
+
+// VTableLoadingFailedLoadedKind tells the events of the VTableLoadingFailedLoaded
+// family apart by what they mean (VTableLoadingFailedLoadedFields.Kind): by their
+// opcode, or by task and opcode for a standard opcode such as win:Start. The
+// versions of an event are one kind, and so are events of two providers with the
+// same opcode (the runtime's and the rundown's DCStart). The zero value is no
+// kind. Compare it with the constants: their names stay when a newer manifest adds
+// events, their numbers may not.
+type VTableLoadingFailedLoadedKind uint8
+
+const (
+	// KindVTableLoading is the kind of MonoProfilerVTableLoading
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindVTableLoading VTableLoadingFailedLoadedKind = 1
+	// KindVTableFailed is the kind of MonoProfilerVTableFailed
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindVTableFailed VTableLoadingFailedLoadedKind = 2
+	// KindVTableLoaded is the kind of MonoProfilerVTableLoaded
+	// (Microsoft-DotNETRuntimeMonoProfiler).
+	KindVTableLoaded VTableLoadingFailedLoadedKind = 3
+)
+
+// String returns the kind's name, "VTableLoading", or VTableLoadingFailedLoadedKind(0x…) for a value without one.
+func (k VTableLoadingFailedLoadedKind) String() string {
+	switch k {
+	case KindVTableLoading:
+		return "VTableLoading"
+	case KindVTableFailed:
+		return "VTableFailed"
+	case KindVTableLoaded:
+		return "VTableLoaded"
+	}
+	return string(clrimpl.AppendUnknown(nil, "VTableLoadingFailedLoadedKind", uint64(k)))
 }
 
 // VTableLoadingFailedLoadedFields holds the fields of the
@@ -5930,6 +8437,9 @@ func (e *TieredCompilationSettingsDCStart) TieredCompilationSettingsFields() Tie
 // decoded event had it. Strings and arrays alias the payload the event was decoded
 // from.
 type VTableLoadingFailedLoadedFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see VTableLoadingFailedLoadedKind).
+	Kind VTableLoadingFailedLoadedKind
 	// VTableID is carried by every member.
 	VTableID uint64
 	// ClassID is carried by every member.
@@ -5951,6 +8461,7 @@ func (e *MonoProfilerVTableLoading) VTableLoadingFailedLoadedFields() VTableLoad
 	return VTableLoadingFailedLoadedFields{
 		AppDomainID: e.AppDomainID,
 		ClassID:     e.ClassID,
+		Kind:        KindVTableLoading,
 		VTableID:    e.VTableID,
 	}
 }
@@ -5960,6 +8471,7 @@ func (e *MonoProfilerVTableFailed) VTableLoadingFailedLoadedFields() VTableLoadi
 	return VTableLoadingFailedLoadedFields{
 		AppDomainID: e.AppDomainID,
 		ClassID:     e.ClassID,
+		Kind:        KindVTableFailed,
 		VTableID:    e.VTableID,
 	}
 }
@@ -5969,6 +8481,7 @@ func (e *MonoProfilerVTableLoaded) VTableLoadingFailedLoadedFields() VTableLoadi
 	return VTableLoadingFailedLoadedFields{
 		AppDomainID: e.AppDomainID,
 		ClassID:     e.ClassID,
+		Kind:        KindVTableLoaded,
 		VTableID:    e.VTableID,
 	}
 }

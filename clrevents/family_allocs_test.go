@@ -33,6 +33,10 @@ func TestFamilyAccessorAllocs(t *testing.T) {
 				if m.HasReJITID {
 					familySink++
 				}
+				if m.Kind == KindMethodLoadVerbose && m.MethodFlags&MethodFlagsJitted != 0 {
+					familySink++
+				}
+				familySink += len(m.Kind.String())
 			case GCStartEvent:
 				g := ev.GCStartFields()
 				familySink += int(g.Count) + int(g.Depth)

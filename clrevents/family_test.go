@@ -5,6 +5,7 @@ package clrevents
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -14,7 +15,9 @@ import (
 // family accessor, and compare the family's fields with the member's by
 // name (reflection here only): a field the member has must hold its value
 // (widened, for integers) with HasX true; a field it lacks must be zero with
-// HasX false.
+// HasX false. A family whose members mean different things has a Kind
+// field: it must name what the member's EventInfo says it is (wantKind),
+// one value per meaning, never zero.
 func TestFamilyFields(t *testing.T) {
 	samples := sampleEvents()
 	index := map[*EventInfo]int{}
@@ -26,6 +29,8 @@ func TestFamilyFields(t *testing.T) {
 		if len(fam.Members) < 2 {
 			t.Errorf("family %s has %d members", fam.Name, len(fam.Members))
 		}
+		kinds := map[string]uint64{} // meaning → Kind
+		byKind := map[uint64]string{}
 		for _, info := range fam.Members {
 			if prev, dup := inFamily[info]; dup {
 				t.Errorf("%s is in families %s and %s", info, prev, fam.Name)
@@ -37,19 +42,57 @@ func TestFamilyFields(t *testing.T) {
 				if _, err := ev.Decode(payload, ptr); err != nil {
 					t.Fatalf("%s: %v", info, err)
 				}
-				checkFamily(t, fam.Name, ev)
+				k, ok := checkFamily(t, fam.Name, ev)
+				if !ok {
+					continue
+				}
+				want := wantKind(info)
+				if prev, seen := kinds[want]; seen && prev != k {
+					t.Errorf("%s: Kind %d, but an earlier %s member was %d", info.TypeName, k, want, prev)
+				}
+				if prev, seen := byKind[k]; seen && prev != want {
+					t.Errorf("%s: Kind %d is both %s and %s", info.TypeName, k, prev, want)
+				}
+				kinds[want], byKind[k] = k, want
 			}
+		}
+		if len(kinds) == 1 {
+			t.Errorf("family %s has a Kind, but all its members are %v", fam.Name, kinds)
 		}
 	}
 }
 
-func checkFamily(t *testing.T, family string, ev Event) {
+// wantKind is what a member means within its family, from its EventInfo
+// alone: an opcode of the task's own by its name; a standard opcode
+// (win:Start, …) after the task's name without "Rundown" (win:Info: the
+// task alone); without a task, the symbol without _V<n>.
+func wantKind(info *EventInfo) string {
+	op := info.OpcodeName
+	if op != "" && !strings.HasPrefix(op, "win:") {
+		return op
+	}
+	if info.TaskName == "" {
+		return regexp.MustCompile(`_V[0-9]+$`).ReplaceAllString(info.Name, "")
+	}
+	task := strings.ReplaceAll(info.TaskName, "Rundown", "")
+	if task == "" {
+		task = info.TaskName
+	}
+	if op == "" || op == "win:Info" {
+		return task
+	}
+	return task + strings.TrimPrefix(op, "win:")
+}
+
+// checkFamily compares ev's family fields with its own, and returns the
+// family's Kind if it has one.
+func checkFamily(t *testing.T, family string, ev Event) (kind uint64, hasKind bool) {
 	t.Helper()
 	info := ev.Info()
 	m := reflect.ValueOf(ev).MethodByName(family + "Fields")
 	if !m.IsValid() {
 		t.Errorf("%s has no method %sFields", info.TypeName, family)
-		return
+		return 0, false
 	}
 	ff := m.Call(nil)[0]
 	if got := ff.Type().Name(); got != family+"Fields" {
@@ -59,6 +102,17 @@ func checkFamily(t *testing.T, family string, ev Event) {
 	seen := map[string]bool{}
 	for j := 0; j < ff.NumField(); j++ {
 		name := ff.Type().Field(j).Name
+		if name == "Kind" && ff.Field(j).Type().Name() == family+"Kind" {
+			k := ff.Field(j)
+			kind, hasKind = k.Uint(), true
+			if kind == 0 {
+				t.Errorf("%s: %s.Kind is zero", info.TypeName, ff.Type().Name())
+			}
+			if got, want := k.Interface().(interface{ String() string }).String(), wantKind(info); got != want {
+				t.Errorf("%s: %s.Kind is %s, want %s", info.TypeName, ff.Type().Name(), got, want)
+			}
+			continue
+		}
 		if rest, ok := strings.CutPrefix(name, "Has"); ok && ff.Field(j).Kind() == reflect.Bool {
 			if _, isFlag := ff.Type().FieldByName(rest); isFlag {
 				continue // checked with its field
@@ -91,6 +145,7 @@ func checkFamily(t *testing.T, family string, ev Event) {
 			t.Logf("%s.%s is not in %s (types differ across the family)", info.TypeName, n, ff.Type().Name())
 		}
 	}
+	return kind, hasKind
 }
 
 // sameValue compares a member's field with the family's: views by their

@@ -11,6 +11,7 @@ import (
 // the accessor on each member (see family.go for how families are made).
 func (g *pkgIR) familyTypes(f *File) {
 	for _, fam := range g.families {
+		g.familyKind(f, fam)
 		g.familyFields(f, fam)
 		g.familyInterface(f, fam)
 		for _, ev := range fam.members {
@@ -43,6 +44,12 @@ func (g *pkgIR) familyFields(f *File, fam *familyIR) {
 	}
 	docComment(f, wrap(b.String(), 80))
 	var fields []Code
+	if fam.kindT != "" {
+		for _, l := range strings.Split(wrap(fmt.Sprintf("%s tells which event of the family this is, whatever its version and provider (see %s).", kindFieldName, fam.kindT), 76), "\n") {
+			fields = append(fields, Comment(l))
+		}
+		fields = append(fields, Id(kindFieldName).Id(fam.kindT))
+	}
 	for _, ff := range fam.fields {
 		if ff.optional {
 			fields = append(fields, Comment(fmt.Sprintf("%s tells whether the event had %s.", ff.hasName, ff.goName)), Id(ff.hasName).Bool())
@@ -53,6 +60,49 @@ func (g *pkgIR) familyFields(f *File, fam *familyIR) {
 		fields = append(fields, Id(ff.goName).Id(ff.typ))
 	}
 	f.Type().Id(fam.fieldsT).Struct(fields...)
+	f.Line()
+}
+
+// familyKind emits the kinds of a family whose members mean more than one
+// thing (see kindLabel):
+//
+//	type MethodLoadUnloadVerboseKind uint8
+//	const (
+//		KindMethodLoadVerbose MethodLoadUnloadVerboseKind = 1
+//		…
+//	)
+//	func (k MethodLoadUnloadVerboseKind) String() string
+func (g *pkgIR) familyKind(f *File, fam *familyIR) {
+	if fam.kindT == "" {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s tells the events of the %s family apart by what they mean (%s.%s): ", fam.kindT, fam.name, fam.fieldsT, kindFieldName)
+	b.WriteString("by their opcode, or by task and opcode for a standard opcode such as win:Start. ")
+	b.WriteString("The versions of an event are one kind, and so are events of two providers with the same opcode ")
+	b.WriteString("(the runtime's and the rundown's DCStart). The zero value is no kind. ")
+	b.WriteString("Compare it with the constants: their names stay when a newer manifest adds events, their numbers may not.")
+	docComment(f, wrap(b.String(), 80))
+	f.Type().Id(fam.kindT).Uint8()
+	f.Line()
+	var defs []Code
+	for _, k := range fam.kinds {
+		for _, l := range strings.Split(wrap(fmt.Sprintf("%s is the kind of %s.", k.goName, memberList(k.members)), 76), "\n") {
+			defs = append(defs, Comment(l))
+		}
+		defs = append(defs, Id(k.goName).Id(fam.kindT).Op("=").Lit(k.value))
+	}
+	f.Const().Defs(defs...)
+	f.Line()
+	var cases []Code
+	for _, k := range fam.kinds {
+		cases = append(cases, Case(Id(k.goName)).Block(Return(Lit(k.label))))
+	}
+	f.Commentf("String returns the kind's name, %q, or %s(0x…) for a value without one.", fam.kinds[0].label, fam.kindT)
+	f.Func().Params(Id("k").Id(fam.kindT)).Id("String").Params().String().Block(
+		Switch(Id("k")).Block(cases...),
+		Return(String().Call(Qual(implPkg, "AppendUnknown").Call(Nil(), Lit(fam.kindT), Uint64().Call(Id("k"))))),
+	)
 	f.Line()
 }
 
@@ -82,6 +132,9 @@ func famFieldDoc(fam *familyIR, ff *famField) string {
 	}
 	if len(from) > 0 {
 		b.WriteString("; converted to " + ff.typ + " from " + strings.Join(from, ", "))
+	}
+	if ff.untyped != "" {
+		b.WriteString(" (" + ff.untyped + ")")
 	}
 	b.WriteString(".")
 	return b.String()
@@ -125,8 +178,13 @@ func (g *pkgIR) familyInterface(f *File, fam *familyIR) {
 //	func (e *GCStartV1) GCStartFields() GCStartFields {
 //		return GCStartFields{Count: e.Count, HasDepth: true, Depth: e.Depth, …}
 //	}
+//
+// and, in a family with kinds, Kind: KindMethodLoadVerbose.
 func (g *pkgIR) familyAccessor(f *File, fam *familyIR, ev *eventIR) {
 	d := Dict{}
+	if fam.kindT != "" {
+		d[Id(kindFieldName)] = Id(fam.kindOf[ev].goName)
+	}
 	for _, ff := range fam.fields {
 		src := ff.src[ev]
 		if src == nil {

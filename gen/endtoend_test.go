@@ -379,3 +379,99 @@ func TestNameStability(t *testing.T) {
 		}
 	}
 }
+
+// familyAPI is what the generated families give users: each FFields
+// struct's fields with their types, and each kind constant with its type.
+type familyAPI struct {
+	fields map[string]string // "MethodLoadUnloadVerboseFields.MethodFlags" → "MethodFlags"
+	kinds  map[string]string // "KindMethodLoadVerbose" → "MethodLoadUnloadVerboseKind"
+}
+
+// goFamilies reads the families out of the generated families_gen.go.
+func goFamilies(t *testing.T, files map[string][]byte) familyAPI {
+	t.Helper()
+	api := familyAPI{fields: map[string]string{}, kinds: map[string]string{}}
+	f, err := parser.ParseFile(token.NewFileSet(), "families_gen.go", files["families_gen.go"], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typeString := func(e ast.Expr) string {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return e.Name
+		case *ast.SelectorExpr:
+			return fmt.Sprint(e.X) + "." + e.Sel.Name
+		}
+		return fmt.Sprintf("%T", e)
+	}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, sp := range gd.Specs {
+			switch sp := sp.(type) {
+			case *ast.TypeSpec:
+				st, ok := sp.Type.(*ast.StructType)
+				if !ok || !strings.HasSuffix(sp.Name.Name, "Fields") {
+					continue
+				}
+				for _, fl := range st.Fields.List {
+					for _, id := range fl.Names {
+						api.fields[sp.Name.Name+"."+id.Name] = typeString(fl.Type)
+					}
+				}
+			case *ast.ValueSpec:
+				if gd.Tok == token.CONST && sp.Type != nil && strings.HasSuffix(typeString(sp.Type), "Kind") {
+					for _, id := range sp.Names {
+						api.kinds[id.Name] = typeString(sp.Type)
+					}
+				}
+			}
+		}
+	}
+	return api
+}
+
+// TestFamilyStability extends the names' promise to the families: a
+// family field present in an older manifest's package keeps its type in a
+// newer one's (the maps the family's type comes from still agree), and a
+// kind keeps its constant and the family it belongs to.
+func TestFamilyStability(t *testing.T) {
+	real := generateReal(t)
+	apis := map[string]familyAPI{}
+	for _, m := range manifests {
+		apis[m.pkg] = goFamilies(t, real[m.pkg].files)
+		if len(apis[m.pkg].kinds) < 100 || apis[m.pkg].fields["MethodLoadUnloadVerboseFields.MethodFlags"] != "MethodFlags" ||
+			apis[m.pkg].kinds["KindMethodLoadVerbose"] != "MethodLoadUnloadVerboseKind" {
+			t.Fatalf("%s: %d kinds, MethodLoadUnloadVerboseFields.MethodFlags is %q, KindMethodLoadVerbose is %q", m.file,
+				len(apis[m.pkg].kinds), apis[m.pkg].fields["MethodLoadUnloadVerboseFields.MethodFlags"], apis[m.pkg].kinds["KindMethodLoadVerbose"])
+		}
+	}
+	for i, older := range manifests {
+		for _, newer := range manifests[i+1:] {
+			o, n := apis[older.pkg], apis[newer.pkg]
+			sharedFields, sharedKinds := 0, 0
+			for _, k := range sortedKeys(o.fields) {
+				if nt, ok := n.fields[k]; ok {
+					sharedFields++
+					if nt != o.fields[k] {
+						t.Errorf("%s → %s: %s is %s, then %s", older.pkg, newer.pkg, k, o.fields[k], nt)
+					}
+				}
+			}
+			for _, k := range sortedKeys(o.kinds) {
+				nt, ok := n.kinds[k]
+				if !ok {
+					t.Errorf("%s → %s: kind %s (%s) is gone", older.pkg, newer.pkg, k, o.kinds[k])
+					continue
+				}
+				sharedKinds++
+				if nt != o.kinds[k] {
+					t.Errorf("%s → %s: kind %s is a %s, then a %s", older.pkg, newer.pkg, k, o.kinds[k], nt)
+				}
+			}
+			t.Logf("%s → %s: %d family fields and %d kinds in both", older.pkg, newer.pkg, sharedFields, sharedKinds)
+		}
+	}
+}

@@ -26,16 +26,21 @@ import (
 //
 // For a family F the generator emits FFields (the union of the members'
 // fields), FEvent (an interface: Event plus the accessor) and, on every
-// member, func (e *T) FFields() FFields.
+// member, func (e *T) FFields() FFields. When the members mean more than
+// one thing (loads, unloads and the rundown's DCStart and DCEnd), it also
+// emits FKind, one constant per meaning, and FFields.Kind (see kindLabel).
 
 type familyIR struct {
 	name      string // F
 	fieldsT   string // FFields: the struct and the accessor method
 	iface     string // FEvent
+	kindT     string // FKind, when the family has two kinds or more
 	keys      []string
 	members   []*eventIR // table order
 	fields    []*famField
 	conflicts []*famField // left out: their Go types differ
+	kinds     []*famKind  // in the order of their first member
+	kindOf    map[*eventIR]*famKind
 }
 
 type famField struct {
@@ -43,11 +48,24 @@ type famField struct {
 	hasName  string // HasX, for optional fields
 	typ      string // the family's Go type
 	under    string // the integer kind, when the type is integer-like
+	enum     *mapIR // the map whose type typ is, when the members' maps agree
+	untyped  string // why the members' maps did not give the type, when they differ
 	optional bool
 	in       []*eventIR
 	src      map[*eventIR]*fieldIR
 	conflict bool
 }
+
+// famKind is one meaning of a family's members: a value of FKind.
+type famKind struct {
+	label   string // "MethodLoadVerbose", what String returns
+	goName  string // KindMethodLoadVerbose
+	value   int    // 1, 2, …: 0 is no kind
+	members []*eventIR
+}
+
+// kindFieldName is the FFields field that holds the kind.
+const kindFieldName = "Kind"
 
 func familyKey(tid string) string { return schema.FamilyKey(tid) }
 
@@ -142,6 +160,7 @@ func (p *pkgIR) buildFamilies(n *names) {
 		n.declare(fam.fieldsT, "fields of family "+g, first.le.Pos)
 		n.declare(fam.iface, "interface of family "+g, first.le.Pos)
 		fam.resolveFields(n)
+		fam.resolveKinds(n)
 		for _, ev := range fam.members {
 			ev.family = fam
 		}
@@ -190,6 +209,11 @@ func (fam *familyIR) resolveFields(n *names) {
 				ff.in = append(ff.in, ev)
 			}
 		}
+		if m, why := commonMap(ff); m != nil {
+			ff.typ, ff.under, ff.enum, ff.conflict = m.goType, intKind(m.under), m, false
+		} else {
+			ff.untyped = why
+		}
 		if ff.conflict {
 			fam.conflicts = append(fam.conflicts, ff)
 			continue
@@ -217,6 +241,170 @@ func (fam *familyIR) resolveFields(n *names) {
 				n.fail(f.lf.Pos, "event "+ev.le.Symbol+": field "+f.lf.Name,
 					fmt.Errorf("its Go name %s clashes with the method %s of family %s on %s", f.goName, fam.fieldsT, fam.name, ev.goName))
 			}
+		}
+	}
+}
+
+// commonMap is the map whose type a family field takes when its members
+// bind it to different maps (the runtime provider's MethodFlagsMap and the
+// rundown provider's, which are two Go types): nil unless that is sound.
+// The rule, for every family alike:
+//
+//   - every member's field is a scalar bound to a map, all maps of one
+//     kind (valueMap or bitMap) and one Go integer type;
+//   - the chosen map names every value any of the others names, by the
+//     same name, so that the family's value prints as the member's would;
+//   - of the maps that qualify, the one with the shortest Go name wins
+//     (the runtime provider's, whose maps carry no provider prefix), then
+//     the first in alphabetical order.
+//
+// Otherwise the field keeps the integer type mergeTypes gives it, and why
+// says why when the members' maps were the reason.
+func commonMap(ff *famField) (m *mapIR, why string) {
+	var maps []*mapIR
+	for _, ev := range ff.in {
+		f := ff.src[ev]
+		if f.enum == nil || f.elem != nil || f.lf.IsArray() {
+			return nil, ""
+		}
+		if !containsMap(maps, f.enum) {
+			maps = append(maps, f.enum)
+		}
+	}
+	if len(maps) < 2 {
+		return nil, "" // one map: the members' type is already the family's
+	}
+	for _, m := range maps[1:] {
+		if m.bitmap != maps[0].bitmap {
+			return nil, "one map is a valueMap, another a bitMap"
+		}
+		if m.under != maps[0].under {
+			return nil, "the maps' integer types differ"
+		}
+	}
+	var best *mapIR
+	for _, m := range maps {
+		if !namesAll(m, maps) {
+			continue
+		}
+		if best == nil || len(m.goType) < len(best.goType) || len(m.goType) == len(best.goType) && m.goType < best.goType {
+			best = m
+		}
+	}
+	if best == nil {
+		return nil, "no map names every value the others name, by the same name"
+	}
+	return best, ""
+}
+
+// namesAll reports whether m names every value each of maps names, by the
+// same name (the name a value prints as), and defines a constant of the
+// same name and value for each of their constants.
+func namesAll(m *mapIR, maps []*mapIR) bool {
+	printed := map[uint64]string{}
+	for _, e := range m.byValue {
+		printed[e.value] = e.name
+	}
+	consts := map[string]uint64{}
+	for _, e := range m.entries {
+		consts[e.name] = e.value
+	}
+	for _, o := range maps {
+		for _, e := range o.byValue {
+			if n, ok := printed[e.value]; !ok || n != e.name {
+				return false
+			}
+		}
+		for _, e := range o.entries {
+			if v, ok := consts[e.name]; !ok || v != e.value {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func containsMap(ms []*mapIR, m *mapIR) bool {
+	for _, x := range ms {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// kindLabel is what a member of a family means, as its opcode says it:
+//
+//   - an opcode the task defines, by its name: MethodLoadVerbose,
+//     MethodDCStartVerbose (the runtime provider's and the rundown
+//     provider's alike; opcode numbers are not compared, since providers
+//     number their opcodes apart: ModuleRangeLoad and ModuleRangeDCStart
+//     are both 10);
+//   - a standard opcode (win:Start, win:Stop, …) says nothing alone, so the
+//     task's name comes first, without "Rundown" as in family keys:
+//     WorkerThreadCreationStart, WorkerThreadRetirementStart; win:Info, or
+//     no opcode, is the task's name alone;
+//   - an event with neither task nor opcode of its own is its symbol
+//     without _V<n>.
+//
+// Versions of one event always share their label, so a newer manifest that
+// adds versions adds no kind and renames none.
+func kindLabel(le *schema.LEvent) string {
+	op := le.Opcode
+	if op != "" && !strings.HasPrefix(op, "win:") {
+		return op
+	}
+	if le.Task == "" {
+		return schema.StripVersion(le.Symbol)
+	}
+	task := strings.ReplaceAll(le.Task, "Rundown", "")
+	if task == "" {
+		task = le.Task
+	}
+	if op == "" || op == "win:Info" {
+		return task
+	}
+	return task + strings.TrimPrefix(op, "win:")
+}
+
+// resolveKinds groups the members by kindLabel; a family with two kinds or
+// more gets FKind, its constants Kind<label> and the field FFields.Kind.
+func (fam *familyIR) resolveKinds(n *names) {
+	byLabel := map[string]*famKind{}
+	kindOf := map[*eventIR]*famKind{}
+	var kinds []*famKind
+	for _, ev := range fam.members {
+		l := kindLabel(ev.le)
+		k := byLabel[l]
+		if k == nil {
+			k = &famKind{label: l, value: len(kinds) + 1}
+			byLabel[l] = k
+			kinds = append(kinds, k)
+		}
+		k.members = append(k.members, ev)
+		kindOf[ev] = k
+	}
+	if len(kinds) < 2 {
+		return
+	}
+	fam.kindT, fam.kinds, fam.kindOf = fam.name+"Kind", kinds, kindOf
+	first := fam.members[0]
+	n.declare(fam.kindT, "kinds of family "+fam.name, first.le.Pos)
+	for _, k := range kinds {
+		g, err := GoName(k.label)
+		if err != nil {
+			n.fail(k.members[0].le.Pos, "event "+k.members[0].le.Symbol, fmt.Errorf("family %s: kind %q: %v", fam.name, k.label, err))
+			continue
+		}
+		k.goName = "Kind" + g
+		n.declareHint(k.goName, "kind "+k.label+" of family "+fam.name, k.members[0].le.Pos,
+			"kinds are named after opcodes (and tasks), which must then differ between families")
+	}
+	for _, ff := range append(append([]*famField(nil), fam.fields...), fam.conflicts...) {
+		if ff.goName == kindFieldName {
+			ev := ff.in[0]
+			n.fail(ff.src[ev].lf.Pos, "event "+ev.le.Symbol+": field "+ff.src[ev].lf.Name,
+				fmt.Errorf("its Go name %s clashes with the field %s.%s, which tells the members of family %s apart", ff.goName, fam.fieldsT, kindFieldName, fam.name))
 		}
 	}
 }

@@ -30,7 +30,7 @@ var goldenCases = []string{
 	"binary_length",   // win:Binary with length=, UnicodeString with length=
 	"versions",        // V0 → V1 → V2 of one event
 	"map_two_intypes", // one valueMap read as UInt8 and UInt32; a bitMap
-	"family",          // two versions and a rundown event sharing a template key: optional, widened, left-out fields
+	"family",          // two versions and a rundown event sharing a template key: optional, widened, left-out and map-typed fields, kinds
 }
 
 const goldenExt = ".golden"

@@ -79,12 +79,17 @@ type names struct {
 }
 
 func (n *names) declare(id, what string, pos schema.Pos) {
+	n.declareHint(id, what, pos, "rename one in the schema")
+}
+
+// declareHint is declare with the advice a clash of id gives.
+func (n *names) declareHint(id, what string, pos schema.Pos, hint string) {
 	if n.used == nil {
 		n.used = map[string]string{}
 	}
 	if prev, ok := n.used[id]; ok {
 		n.errs = append(n.errs, &schema.Error{Pos: pos, What: what,
-			Msg: fmt.Sprintf("Go name %s is already used by %s; rename one in the schema", id, prev)})
+			Msg: fmt.Sprintf("Go name %s is already used by %s; %s", id, prev, hint)})
 		return
 	}
 	n.used[id] = fmt.Sprintf("%s (%s)", what, pos)

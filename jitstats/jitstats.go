@@ -224,17 +224,17 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
 // same thread is a compile only when the runtime flags the code as
 // jitted; other loads (rundown-less precompiled code, helpers) are not
 // compiles.
-func (p *Process) load(t time.Time, tid int64, id uint64, size, flags uint32, tier clrevents.OptimizationTier, name string) {
+func (p *Process) load(t time.Time, tid int64, id uint64, size uint32, flags clrevents.MethodFlags, tier clrevents.OptimizationTier, name string) {
 	k := pendingKey{id, tid}
 	pj := p.pending[k]
-	if pj == nil && clrevents.MethodFlags(flags)&clrevents.MethodFlagsJitted == 0 {
+	if pj == nil && flags&clrevents.MethodFlagsJitted == 0 {
 		return
 	}
 	m := &Method{
 		MethodID:   id,
 		Name:       name,
 		Tier:       tier,
-		Flags:      clrevents.MethodFlags(flags),
+		Flags:      flags,
 		Start:      t,
 		ThreadID:   tid,
 		NativeSize: size,

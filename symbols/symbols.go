@@ -236,11 +236,24 @@ const (
 	kRundown
 )
 
-func kindOf(name string) kind {
-	switch {
-	case strings.Contains(name, "Unload"):
+// The families' kinds, as a Map treats them: loads, unloads, and the
+// rundown's DCStart and DCEnd (from either provider).
+
+func verboseKind(k clrevents.MethodLoadUnloadVerboseKind) kind {
+	switch k {
+	case clrevents.KindMethodUnloadVerbose:
 		return kUnload
-	case strings.Contains(name, "DCStart"), strings.Contains(name, "DCEnd"):
+	case clrevents.KindMethodDCStartVerbose, clrevents.KindMethodDCEndVerbose:
+		return kRundown
+	}
+	return kLoad
+}
+
+func methodKind(k clrevents.MethodLoadUnloadKind) kind {
+	switch k {
+	case clrevents.KindMethodUnload:
+		return kUnload
+	case clrevents.KindMethodDCStart, clrevents.KindMethodDCEnd:
 		return kRundown
 	}
 	return kLoad
@@ -252,17 +265,17 @@ func (m *Map) Observe(pid int64, ts int64, ev clrevents.Event) bool {
 	switch x := ev.(type) {
 	case clrevents.MethodLoadUnloadVerboseEvent:
 		f := x.MethodLoadUnloadVerboseFields()
-		m.method(pid, ts, kindOf(ev.Info().Name), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize,
+		m.method(pid, ts, verboseKind(f.Kind), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize,
 			&[3]clrevents.UTF16{f.MethodNamespace, f.MethodName, f.MethodSignature})
 		return true
 	case clrevents.MethodLoadUnloadEvent:
 		f := x.MethodLoadUnloadFields()
-		m.method(pid, ts, kindOf(ev.Info().Name), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize, nil)
+		m.method(pid, ts, methodKind(f.Kind), f.MethodID, f.ModuleID, f.MethodStartAddress, f.MethodSize, nil)
 		return true
 	case clrevents.ModuleLoadUnloadEvent:
 		f := x.ModuleLoadUnloadFields()
 		p := m.proc(pid)
-		if _, ok := p.modules[f.ModuleID]; ok && kindOf(ev.Info().Name) == kUnload {
+		if _, ok := p.modules[f.ModuleID]; ok && f.Kind == clrevents.KindModuleUnload {
 			return true // keep the name: samples before the unload still need it
 		}
 		mp := f.ModuleILPath.String()

@@ -12,11 +12,16 @@
 //
 // The schema, its extra providers and the overrides are built into clrgen,
 // so list and generate work in any directory; -schema takes a YAML schema
-// or a ClrEtwAll.man manifest instead. In a module of your own:
+// or a ClrEtwAll.man manifest instead. In a module of your own (Go 1.24 or
+// later), make clrgen a tool of the module:
 //
-//	go run github.com/clrgo/clrevents/cmd/clrgen generate -providers '*DotNETRuntime' -events 'GC*' -package gcev -o ./gcev
+//	go get -tool github.com/clrgo/clrevents/cmd/clrgen@latest
 //
-// writes a package of just the runtime's GC events.
+// and a file gcev/gen.go holding
+//
+//	//go:generate go tool clrgen generate -providers "*DotNETRuntime" -events "GC*" -package gcev -o .
+//
+// makes gcev, on go generate, a package of just the runtime's GC events.
 //
 // Exit status: 0 on success, 1 when an input fails to load (the error names
 // file:line), 2 on a usage error. diff exits as diff(1) does: 0 when the
