@@ -783,3 +783,30 @@ func TestCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyDataset: a directory holding a marker and empty table
+// folders, as a failed run of earlier versions left it, takes traces
+// without append: it holds no trace.
+func TestEmptyDataset(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	if err := os.MkdirAll(filepath.Join(dir, "events", "provider=P", "event=E"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "traces"), 0o777)
+	if err := os.WriteFile(filepath.Join(dir, MarkerFile), []byte(markerText), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Create(dir, Options{})
+	if err != nil {
+		t.Fatalf("Create over a dataset without traces: %v", err)
+	}
+	st, err := write(t, d, context.Background(), gcETL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	checkWhole(t, dir, gcETL, st)
+	if _, err := Create(dir, Options{}); !errors.Is(err, ErrExists) {
+		t.Errorf("Create over a dataset with a trace: %v", err)
+	}
+}

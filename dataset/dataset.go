@@ -69,7 +69,7 @@
 // then; after an error, a cancelled context or a crash, nothing of the
 // trace is in any table. It writes the trace's files into a staging folder
 // of its own, DIR/_clrevents_tmp/T-N/ (names that do not end in .parquet,
-// in a folder engines skip), then commits them:
+// in a folder engines skip), flushes them to disk, then commits them:
 //
 //  1. it creates DIR/_clrevents_tmp/T.commit, which fails when another
 //     writer is committing the same trace, and checks that no file of the
@@ -81,14 +81,14 @@
 //     traces table last;
 //  4. it removes the list and the staging folder.
 //
-// A cancelled context stops a trace until the commit point, not after:
-// the renames take milliseconds. A failed rename takes back the renames
-// before it and the folders it made. A writer that stops in between
-// (killed, out of power) leaves its staging folder, and the list if it
-// got to step 2; the next Create of the dataset completes the renames of
-// each whole list (Recovered names those traces) and removes everything
-// else in DIR/_clrevents_tmp. Until then, engines may see part of such a
-// trace.
+// A cancelled context stops a trace until its commit begins (step 1), not
+// after: the renames take milliseconds. A failed rename takes back the
+// renames before it and the folders it made. A writer that stops dead
+// (killed, crashed, out of power) leaves its staging folder, and the list
+// if it got to step 2; the next Create of the dataset completes the
+// renames of each whole list (Recovered names those traces) and removes
+// everything else in DIR/_clrevents_tmp. Until then, engines may see part
+// of such a trace.
 //
 // Each writer holds a shared lock on DIR/_clrevents_tmp/lock from Create
 // to Close, and Create clears leftovers only when it can take the lock
@@ -100,7 +100,8 @@
 // and the tables' folders appear with the first trace committed. Close
 // removes the staging folder (unless another writer still uses it) and,
 // when nothing was written, what Create made: a run that wrote nothing
-// leaves the file system as it was.
+// leaves the file system as it was. (A writer that stopped dead before
+// writing anything leaves DIR, which the next Create leaves empty.)
 package dataset
 
 import (
