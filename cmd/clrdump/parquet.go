@@ -29,9 +29,10 @@ import (
 // SIGTERM the traces being read stop and nothing of them is written; a
 // second signal stops at once, and the next run completes or removes
 // what that left. When not every trace was written, clrdump ends with a
-// line per trace: "written: T" for those entirely in the dataset, "not
-// written: T" for those with nothing in it. A run that writes nothing
-// leaves DIR as it was, not created if it was not there.
+// line per trace: "written: T" for those this run put in the dataset,
+// entirely, "not written: T" for those it wrote nothing of (a trace
+// already in the dataset among them). A run that writes nothing leaves
+// DIR as it was, not created if it was not there.
 
 type parquetFlags struct {
 	appendTo    bool
@@ -213,7 +214,7 @@ feed:
 	if interrupted {
 		what += "interrupted: "
 	}
-	fmt.Fprintf(stderr, "%s%d of %d traces written to %s, each entirely; nothing of the others is in it:\n", what, n, len(names), out)
+	fmt.Fprintf(stderr, "%s%d of %d traces written to %s, each entirely; this run wrote nothing of the others:\n", what, n, len(names), out)
 	for i, name := range names {
 		if written[i] {
 			fmt.Fprintf(stderr, "clrdump: written: %s\n", name)

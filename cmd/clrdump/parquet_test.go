@@ -983,3 +983,69 @@ func TestParquetSignal(t *testing.T) {
 	}
 	checkReport(t, dir, stderr.String(), names, written)
 }
+
+// TestParquetKill: the command killed outright (SIGKILL) while writing,
+// then run again with -append over the same traces: the second run
+// clears what the first left, and afterwards every trace is in the
+// dataset once, whole; the only errors are for the traces the first run
+// had written.
+func TestParquetKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: writes 16 traces twice")
+	}
+	src, err := os.ReadFile(sampleTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tdir := t.TempDir()
+	var names []string
+	for i := range 16 {
+		p := filepath.Join(tdir, fmt.Sprintf("k%02d.nettrace", i))
+		if err := os.WriteFile(p, src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+	}
+	dir := filepath.Join(t.TempDir(), "ds")
+	arg, _ := json.Marshal(append([]string{"-format", "parquet", "-o", dir}, names...))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParquetChild$")
+	cmd.Env = append(os.Environ(), parquetChildEnv+"="+string(arg), "GOMAXPROCS=2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); ; {
+		if e, _ := os.ReadDir(filepath.Join(dir, "traces")); len(e) > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("clrdump ended before its first trace was written: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	cmd.Process.Kill()
+	<-done
+	if _, err := os.Stat(filepath.Join(dir, "_clrevents_tmp")); err != nil {
+		t.Errorf("a killed run left no staging folder (%v): was it killed while writing?", err)
+	}
+	errs, code := parquetRun(t, &parquetFlags{}, append([]string{"-o", dir, "-append"}, names...)...)
+	written, notWritten := summary(errs)
+	t.Logf("exit %d; the second run wrote %d traces, %d were in the dataset already", code, len(written), len(notWritten))
+	for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if !strings.Contains(line, "already in the dataset") && !strings.Contains(line, "written") &&
+			!strings.Contains(line, "completed the commit") {
+			t.Errorf("unexpected: %s", line)
+		}
+	}
+	for _, name := range names {
+		checkWritten(t, dir, name)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_clrevents_tmp")); err == nil {
+		t.Error("the staging folder is left")
+	}
+}
