@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The staging folder (see "Writing, failures and interrupts" in the
@@ -177,11 +179,47 @@ func mkdirs(dir string) ([]string, error) {
 	return made, nil
 }
 
-// removeEmpty removes the folders mkdirs made, innermost first, as long
-// as they are empty.
+// makeFolders makes the folders of the files, each with a goroutine of
+// its own: a new dataset's first trace makes dozens, and each waits for
+// the file system (0.2-0.4 ms here), so they overlap. It returns those it
+// made.
+func makeFolders(files []*table) ([]string, error) {
+	var (
+		mu       sync.Mutex
+		made     []string
+		firstErr error
+		wg       sync.WaitGroup
+		seen     = map[string]bool{}
+	)
+	for _, t := range files {
+		dir := filepath.Dir(t.final)
+		if seen[dir] || exists(dir) {
+			continue
+		}
+		seen[dir] = true
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m, err := mkdirs(dir)
+			mu.Lock()
+			made = append(made, m...)
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return made, firstErr
+}
+
+// removeEmpty removes the folders made, innermost first, as long as they
+// are empty.
 func removeEmpty(made []string) {
-	for i := len(made) - 1; i >= 0; i-- {
-		os.Remove(made[i]) // fails, and leaves it, when something is in it
+	made = slices.Clone(made)
+	slices.SortFunc(made, func(a, b string) int { return len(b) - len(a) }) // a folder's path is longer than its parent's
+	for _, dir := range made {
+		os.Remove(dir) // fails, and leaves it, when something is in it
 	}
 }
 
@@ -353,14 +391,14 @@ func (tw *traceWriter) commitFiles() (keep bool, err error) {
 		os.Remove(jpath)
 		return false, err
 	}
-	var made []string
+	made, err := makeFolders(order)
+	if err != nil {
+		removeEmpty(made)
+		os.Remove(jpath)
+		return false, err
+	}
 	for i, t := range order {
 		err := tw.at("rename", i)
-		if err == nil {
-			var m []string
-			m, err = mkdirs(filepath.Dir(t.final))
-			made = append(made, m...)
-		}
 		if err == nil {
 			err = os.Rename(t.tmp, t.final)
 		}
