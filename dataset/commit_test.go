@@ -673,9 +673,6 @@ func TestCrashChild(t *testing.T) {
 // trace's files stay byte for byte, and the staging folder goes with
 // Close.
 func TestCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: starts a process per case")
-	}
 	want := tables(t, sample)
 	n := want.Tables
 	for _, c := range []struct {

@@ -990,9 +990,6 @@ func TestParquetSignal(t *testing.T) {
 // dataset once, whole; the only errors are for the traces the first run
 // had written.
 func TestParquetKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: writes 16 traces twice")
-	}
 	src, err := os.ReadFile(sampleTrace)
 	if err != nil {
 		t.Fatal(err)
