@@ -10,6 +10,7 @@
 //	DIR/generic/T.parquet                              events nothing describes, decode errors
 //	DIR/stacks/T.parquet                               each distinct stack of a trace, once
 //	DIR/traces/T.parquet                               one row per trace
+//	DIR/_clrevents_tmp/                                writers' staging folder, while they run
 //
 // P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
 // manifest symbol of the event type (GCStart_V2), or, for an event the
@@ -60,6 +61,47 @@
 // (JSON: a kernel event's that package etl parses, or {"payload":"0x…"}
 // for an event nothing describes), and error and payload for an event
 // that did not decode.
+//
+// # Writing, failures and interrupts
+//
+// A trace is in the dataset entirely or not at all: "written" means every
+// file of the trace is in its table, complete. WriteTrace returns nil only
+// then; after an error, a cancelled context or a crash, nothing of the
+// trace is in any table. It writes the trace's files into a staging folder
+// of its own, DIR/_clrevents_tmp/T-N/ (names that do not end in .parquet,
+// in a folder engines skip), flushes them to disk, then commits them:
+//
+//  1. it creates DIR/_clrevents_tmp/T.commit, which fails when another
+//     writer is committing the same trace, and checks that no file of the
+//     trace is in the dataset;
+//  2. it writes there the list of files to move, flushed to disk, with a
+//     last line that tells a whole list from one cut short: the commit
+//     point;
+//  3. it renames each file into its table's folder, made if missing, the
+//     traces table last;
+//  4. it removes the list and the staging folder.
+//
+// A cancelled context stops a trace until its commit begins (step 1), not
+// after: the renames take milliseconds. A failed rename takes back the
+// renames before it and the folders it made. A writer that stops dead
+// (killed, crashed, out of power) leaves its staging folder, and the list
+// if it got to step 2; the next Create of the dataset completes the
+// renames of each whole list (Recovered names those traces) and removes
+// everything else in DIR/_clrevents_tmp. Until then, engines may see part
+// of such a trace.
+//
+// Each writer holds a shared lock on DIR/_clrevents_tmp/lock from Create
+// to Close, and Create clears leftovers only when it can take the lock
+// exclusively: no live writer's staging folder is touched, and several
+// processes may add traces to one dataset at once. (On platforms without
+// file locks, plan9 and some others, one process at a time may.)
+//
+// Create makes DIR when it is missing, and the staging folder; the marker
+// and the tables' folders appear with the first trace committed. Close
+// removes the staging folder (unless another writer still uses it) and,
+// when nothing was written, what Create made: a run that wrote nothing
+// leaves the file system as it was. (A writer that stopped dead before
+// writing anything leaves DIR, which the next Create leaves empty.)
 package dataset
 
 import (
@@ -69,10 +111,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/snappy"
@@ -109,18 +153,39 @@ type Options struct {
 var ErrExists = errors.New("already holds a dataset (add traces to it with append)")
 
 // Dataset is a dataset being written. WriteTrace may be called
-// concurrently, for different traces.
+// concurrently, for different traces. Close it when done.
 type Dataset struct {
 	dir   string
 	codec compress.Codec
 	rows  int64
+	tmp   string   // the staging folder
+	lock  dirLock  // shared from Create to Close
+	made  []string // the folders Create made, outermost first
+
+	mu         sync.Mutex // commits one at a time, and the fields below
+	closed     bool
+	madeMarker bool
+	recovered  []string
+
+	// hook, when set (by tests), is called at each stage of writing a
+	// trace: "open" (table i's file), "read" (every 1024 events, i the
+	// next event's index), "commit" (all read, before the last look at
+	// the context), "claim" (T.commit created), "journal" (its list
+	// whole: the commit point), "rename" (before the rename of file i),
+	// "renamed". An error fails the trace there.
+	hook func(trace, stage string, i int) error
 }
 
 // Create opens the dataset at dir for writing, creating dir if needed. A
-// directory holding a dataset is an error (ErrExists) unless o.Append is
-// set; a non-empty directory that is not a dataset is always an error.
+// directory holding a dataset with traces is an error (ErrExists) unless
+// o.Append is set; a non-empty directory that is not a dataset is always
+// an error, and neither is touched. Create completes or removes what
+// writers that stopped (crashed, were killed) left in the dataset (see
+// the package documentation), unless another writer is using the
+// dataset.
 func Create(dir string, o Options) (*Dataset, error) {
-	d := &Dataset{dir: dir, rows: int64(o.RowGroupRows)}
+	d := &Dataset{dir: dir, rows: int64(o.RowGroupRows), tmp: filepath.Join(dir, tempDirName)}
+	d.lock.path = filepath.Join(d.tmp, lockName)
 	if d.rows <= 0 {
 		d.rows = DefaultRowGroupRows
 	}
@@ -134,27 +199,126 @@ func Create(dir string, o Options) (*Dataset, error) {
 	default:
 		return nil, fmt.Errorf("dataset: unknown compression %q (want zstd, snappy or none)", o.Compression)
 	}
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("dataset: %w", err)
-	case len(entries) > 0:
-		if _, err := os.Stat(filepath.Join(dir, MarkerFile)); err != nil {
-			return nil, fmt.Errorf("dataset: %s is not empty and holds no dataset (no %s)", dir, MarkerFile)
-		}
-		if !o.Append {
-			return nil, fmt.Errorf("dataset: %s %w", dir, ErrExists)
+	// Refused before anything is touched.
+	if err := d.check(o.Append); err != nil {
+		return nil, err
+	}
+	made, err := mkdirs(dir)
+	d.made = made
+	if err == nil {
+		err = d.open()
+		if err == nil {
+			// Leftovers completed may have made it a dataset with traces.
+			if err = d.check(o.Append); err != nil && len(d.recovered) > 0 {
+				err = fmt.Errorf("%w; it holds %s, whose commit a writer that stopped had begun", err, strings.Join(d.recovered, ", "))
+			}
 		}
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
-	}
-	marker := "clrevents dataset, layout 1: events/provider=P/event=E/*.parquet, generic/, stacks/, traces/\n"
-	if err := os.WriteFile(filepath.Join(dir, MarkerFile), []byte(marker), 0o666); err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
+	if err != nil {
+		d.Close()
+		if !strings.HasPrefix(err.Error(), "dataset: ") {
+			err = fmt.Errorf("dataset: %w", err)
+		}
+		return nil, err
 	}
 	return d, nil
+}
+
+// check refuses a directory that holds something besides a dataset, and,
+// without appendTo, one that holds a dataset with traces. A dataset
+// without traces (a marker, empty folders) takes traces as a new one.
+func (d *Dataset) check(appendTo bool) error {
+	entries, err := os.ReadDir(d.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	marker, other := false, false
+	for _, e := range entries {
+		switch e.Name() {
+		case MarkerFile:
+			marker = true
+		case tempDirName:
+		default:
+			other = true
+		}
+	}
+	switch {
+	case other && !marker:
+		return fmt.Errorf("dataset: %s is not empty and holds no dataset (no %s)", d.dir, MarkerFile)
+	case marker && !appendTo && d.holdsTraces():
+		return fmt.Errorf("dataset: %s %w", d.dir, ErrExists)
+	}
+	return nil
+}
+
+// open takes the staging folder's lock: exclusive first, to clear what
+// stopped writers left, when no other writer is alive; then shared.
+func (d *Dataset) open() error {
+	ok, err := d.lock.take(true, false)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := d.recoverLeftovers(); err != nil {
+			return err
+		}
+		d.lock.unlock()
+	}
+	_, err = d.lock.take(false, true)
+	return err
+}
+
+// Recovered names the traces that Create found half committed by a
+// writer that stopped (crashed, was killed) during a commit, and put in
+// the dataset. That writer did not report them written.
+func (d *Dataset) Recovered() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.recovered...)
+}
+
+// Close ends writing: it waits for the commits under way, then removes
+// the staging folder, unless another writer still uses it, and, when no
+// trace is in the dataset, the marker and the folders Create made. Call
+// it when every WriteTrace has returned; WriteTrace fails afterwards.
+// Traces written are complete without Close; a process that ends without
+// it leaves the staging folder, which the next Create removes.
+func (d *Dataset) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var err error
+	if d.lock.f != nil {
+		d.lock.unlock()
+		if ok, _ := d.lock.take(true, false); ok {
+			// The last writer.
+			if d.madeMarker && !d.holdsTraces() {
+				os.Remove(filepath.Join(d.dir, MarkerFile))
+			}
+			rerr := os.Remove(d.lock.path)
+			if rerr != nil { // Windows: not while it is open
+				d.lock.close()
+				rerr = os.Remove(d.lock.path)
+			}
+			if rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+				if rerr = os.Remove(d.tmp); errors.Is(rerr, fs.ErrNotExist) {
+					rerr = nil
+				}
+			}
+			if rerr != nil {
+				err = fmt.Errorf("dataset: removing the staging folder: %w", rerr)
+			}
+		}
+		d.lock.close()
+	}
+	removeEmpty(d.made)
+	return err
 }
 
 // Dir is the dataset's directory.
@@ -184,24 +348,44 @@ type Stats struct {
 
 // WriteTrace reads every event of src and writes the trace's files, under
 // name (the trace column's value; usually the path it was opened from).
-// The files appear only when the whole trace is written: until then they
-// have temporary names (.T.parquet.tmp, which engines skip), and on an
-// error or when ctx is cancelled they are removed. Events that do not
-// decode are rows of the generic table with an error, counted in
-// Stats.DecodeErrors; they are not an error of WriteTrace. A trace already
-// in the dataset is an error.
+// It returns nil once the trace is in the dataset, entirely; on an error
+// or when ctx is cancelled before the commit, nothing of it is (see
+// "Writing, failures and interrupts"). Events that do not decode are rows
+// of the generic table with an error, counted in Stats.DecodeErrors; they
+// are not an error of WriteTrace. A trace already in the dataset is an
+// error.
 func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader) (Stats, error) {
-	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}, stackIDs: map[string]int64{},
-		fl: newFlusher()}
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return Stats{}, fmt.Errorf("%s: dataset %s is closed", name, d.dir)
+	}
+	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}, stackIDs: map[string]int64{}}
+	stage, err := os.MkdirTemp(d.tmp, tw.file+"-*")
+	if err != nil {
+		return Stats{}, traceError(name, err)
+	}
+	tw.stage = stage
+	tw.fl = newFlusher()
 	st, err := tw.write(ctx, src)
 	if err != nil {
 		tw.abort()
-		return st, fmt.Errorf("%s: %w", name, err)
+		return st, traceError(name, err)
 	}
-	if err := tw.commit(); err != nil {
-		return st, fmt.Errorf("%s: %w", name, err)
+	if err := tw.commit(ctx); err != nil {
+		return st, traceError(name, err)
 	}
 	return st, nil
+}
+
+// traceError names the trace in err, unless err begins with its name (a
+// trace reader's error names its file).
+func traceError(name string, err error) error {
+	if strings.HasPrefix(err.Error(), name+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 type traceWriter struct {
@@ -209,6 +393,7 @@ type traceWriter struct {
 	fl     *flusher // nil once stopped
 	name   string
 	file   string
+	stage  string // the staging folder, which holds the files until the commit
 	tables map[*clrevents.EventInfo]*table
 	// described are the tables of events the trace describes itself (an
 	// ETW log's EventSource, TraceLogging and manifest-based providers,
@@ -230,7 +415,9 @@ func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*tabl
 	if _, err := os.Stat(final); err == nil {
 		return nil, fmt.Errorf("already in the dataset: %s exists", final)
 	}
-	t := newTable(final, name, cols, tw.d.codec, tw.d.rows, tw.fl)
+	i := len(tw.all)
+	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.d.codec, tw.d.rows, tw.fl,
+		tw.at("open", i))
 	tw.all = append(tw.all, t)
 	return t, nil
 }
@@ -253,6 +440,9 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 	for {
 		if seq&1023 == 0 {
 			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			if err := tw.at("read", int(seq)); err != nil {
 				return st, err
 			}
 		}
@@ -446,9 +636,10 @@ func optGUID(t *table, g clrimpl.GUID) {
 	}
 }
 
-// commit closes every file and gives it its final name, the traces table
-// last: a trace whose row is in traces is complete.
-func (tw *traceWriter) commit() error {
+// commit finishes every file and, unless ctx was cancelled meanwhile,
+// moves them into the dataset (commitFiles); on an error nothing of the
+// trace is in the dataset.
+func (tw *traceWriter) commit(ctx context.Context) error {
 	var err error
 	for _, t := range tw.all {
 		if err = tw.fl.send(job{t: t, b: t.cur, last: true}); err != nil {
@@ -458,21 +649,28 @@ func (tw *traceWriter) commit() error {
 	if serr := tw.stopFlusher(); err == nil {
 		err = serr
 	}
+	if err == nil {
+		err = tw.at("commit", 0)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		tw.abort()
 		return err
 	}
-	order := append(tw.all[1:len(tw.all):len(tw.all)], tw.all[0])
-	for i, t := range order {
-		if err := os.Rename(t.tmp, t.final); err != nil {
-			for _, done := range order[:i] {
-				os.Remove(done.final)
-			}
-			tw.abort()
-			return err
-		}
+	d := tw.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		tw.abort()
+		return fmt.Errorf("dataset %s was closed", d.dir)
 	}
-	return nil
+	keep, err := tw.commitFiles()
+	if err != nil && !keep {
+		tw.abort()
+	}
+	return err
 }
 
 // stopFlusher waits for the flusher to finish what it was sent.
@@ -485,9 +683,11 @@ func (tw *traceWriter) stopFlusher() error {
 	return err
 }
 
+// abort closes the trace's files and removes its staging folder.
 func (tw *traceWriter) abort() {
 	tw.stopFlusher()
 	for _, t := range tw.all {
 		t.abort()
 	}
+	os.RemoveAll(tw.stage)
 }

@@ -58,10 +58,14 @@ func writeSmall(t *testing.T, d *Dataset, ctx context.Context) (Stats, error) {
 	return d.WriteTrace(ctx, small, src)
 }
 
-// files lists the files under dir but the marker.
+// files lists the files under dir but the marker and the staging
+// folder.
 func files(t *testing.T, dir string) []string {
 	var out []string
 	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.IsDir() && fi.Name() == tempDirName {
+			return filepath.SkipDir
+		}
 		if err == nil && !fi.IsDir() && fi.Name() != MarkerFile {
 			out = append(out, p)
 		}
@@ -86,6 +90,9 @@ func TestCreateAndAppend(t *testing.T) {
 	if st.Events == 0 || st.Tables < 4 || len(files(t, dir)) != st.Tables {
 		t.Errorf("stats %+v, files %v", st, files(t, dir))
 	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Create(dir, Options{}); !errors.Is(err, ErrExists) {
 		t.Errorf("Create over a dataset: %v", err)
 	}
@@ -99,9 +106,16 @@ func TestCreateAndAppend(t *testing.T) {
 	if n := len(files(t, dir)); n != st.Tables {
 		t.Errorf("%d files after a refused append, want %d", n, st.Tables)
 	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(dir, tempDirName)) {
+		t.Errorf("Close left %s", tempDirName)
+	}
 }
 
-// TestCancel: a cancelled write leaves no file, temporary or final.
+// TestCancel: a cancelled write leaves no file, temporary or final, and
+// after Close no directory either.
 func TestCancel(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ds")
 	d, err := Create(dir, Options{})
@@ -115,6 +129,12 @@ func TestCancel(t *testing.T) {
 	}
 	if f := files(t, dir); len(f) > 0 {
 		t.Errorf("files left: %v", f)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(dir) {
+		t.Errorf("%s exists after a run that wrote nothing", dir)
 	}
 }
 
@@ -149,32 +169,33 @@ func TestAllocsPerEvent(t *testing.T) {
 	}
 }
 
-// TestWriteFailure: a table whose file cannot be created (here a
-// temporary file left in its place) fails the trace with an error naming
-// the file, after the flusher has finished, and leaves nothing but what
-// was there before; a later write of the trace succeeds once it is gone.
+// TestWriteFailure: a table whose file cannot be created (the fifth
+// table's, a failure the hook injects) fails the trace with an error
+// naming the file, after the flusher has finished, and leaves nothing; a
+// later write of the trace succeeds.
 func TestWriteFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ds")
 	d, err := Create(dir, Options{RowGroupRows: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocker := filepath.Join(dir, "generic", "."+FileName(small)+".tmp")
-	if err := os.MkdirAll(filepath.Dir(blocker), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(blocker, nil, 0o666); err != nil {
-		t.Fatal(err)
+	defer d.Close()
+	injected := errors.New("injected failure")
+	d.hook = func(_, stage string, i int) error {
+		if stage == "open" && i == 4 {
+			return injected
+		}
+		return nil
 	}
 	_, err = writeSmall(t, d, context.Background())
-	if err == nil || !strings.Contains(err.Error(), blocker) || !errors.Is(err, os.ErrExist) {
-		t.Fatalf("err = %v, want one naming %s and wrapping os.ErrExist", err, blocker)
+	if err == nil || !errors.Is(err, injected) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), small) {
+		t.Fatalf("err = %v, want one naming the trace and a file in %s, wrapping the failure", err, dir)
 	}
 	t.Log(err)
-	if f := files(t, dir); len(f) != 1 || f[0] != blocker {
-		t.Errorf("files left: %v, want only %s", f, blocker)
+	if f := all(t, dir); len(f) > 0 {
+		t.Errorf("left in %s: %v", dir, f)
 	}
-	os.Remove(blocker)
+	d.hook = nil
 	st, err := writeSmall(t, d, context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +215,7 @@ func TestAbandon(t *testing.T) {
 	if cols[len(cols)-1].name != "PID_field" {
 		t.Errorf("a field named like a header column: %s", cols[len(cols)-1].name)
 	}
-	tb := newTable(filepath.Join(dir, "x.parquet"), "x", cols, nil, 1000, fl)
+	tb := newTable(filepath.Join(dir, "x.parquet"), filepath.Join(dir, "0.tmp"), "x", cols, nil, 1000, fl, nil)
 	row := func(stop int) {
 		tb.begin()
 		for i, c := range cols {

@@ -16,7 +16,8 @@ import (
 // A trace written as a Parquet dataset: a table per event type, a table
 // for events without a type, the stacks, and a row for the trace. More
 // traces go into the same dataset (WriteTrace from several goroutines at
-// once); DuckDB, Spark or ClickHouse then query them all, e.g.
+// once), each entirely or not at all; DuckDB, Spark or ClickHouse then
+// query them all, e.g.
 // read_parquet('DIR/**/*.parquet', union_by_name=true).
 func ExampleDataset_WriteTrace() {
 	dir, err := os.MkdirTemp("", "clrevents-dataset")
@@ -29,6 +30,7 @@ func ExampleDataset_WriteTrace() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer d.Close()
 	r, err := trace.Open("../testdata/traces/gcevents.etl.zip")
 	if err != nil {
 		log.Fatal(err)

@@ -3,7 +3,6 @@ package dataset
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 
 	"github.com/parquet-go/parquet-go"
@@ -87,8 +86,8 @@ func newSchema(name string, cols []column) *parquet.Schema {
 	return parquet.NewSchema(name, g)
 }
 
-// table is one Parquet file being written: a temporary name until the
-// trace's commit renames it. Values are collected per column, a batch of
+// table is one Parquet file being written: in the trace's staging
+// folder until the trace's commit renames it into the dataset. Values are collected per column, a batch of
 // rows at a time, with no parquet.Row in between (a row-wise write costs
 // twice as much). A full batch goes to the trace's flusher, which hands it
 // to the column writers, compresses and writes the pages on a goroutine of
@@ -110,14 +109,14 @@ type table struct {
 	scratch    []byte
 
 	// The flusher's.
-	name   string
-	codec  compress.Codec
-	opened chan error // open's result, once
-	ready  bool       // opened was received
-	ours   bool       // open created the temporary file
-	f      *os.File
-	w      *parquet.GenericWriter[any]
-	rg     *parquet.ConcurrentRowGroupWriter
+	name    string
+	codec   compress.Codec
+	opened  chan error // open's result, once
+	ready   bool       // opened was received
+	openErr error      // open fails with it (a test's)
+	f       *os.File
+	w       *parquet.GenericWriter[any]
+	rg      *parquet.ConcurrentRowGroupWriter
 }
 
 // batch is a batch of rows, column by column.
@@ -133,8 +132,10 @@ type batch struct {
 // written.
 const batchRows = 1024
 
-func newTable(final string, name string, cols []column, codec compress.Codec, rowGroupRows int64, fl *flusher) *table {
-	t := &table{final: final, tmp: filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".tmp"),
+// newTable starts the table whose file is written at tmp, to be renamed
+// final; a non-nil openErr fails its opening.
+func newTable(final, tmp string, name string, cols []column, codec compress.Codec, rowGroupRows int64, fl *flusher, openErr error) *table {
+	t := &table{final: final, tmp: tmp, openErr: openErr,
 		name: name, codec: codec, cols: cols, maxRows: rowGroupRows, fl: fl,
 		wide: make([]bool, len(cols)), free: make(chan *batch, 2), scratch: make([]byte, 0, 16<<10)}
 	for i, c := range cols {
@@ -168,8 +169,8 @@ func (t *table) wait() error {
 
 // open creates the temporary file and the Parquet writer.
 func (t *table) open() error {
-	if err := os.MkdirAll(filepath.Dir(t.final), 0o777); err != nil {
-		return err
+	if t.openErr != nil {
+		return t.openErr
 	}
 	f, err := os.OpenFile(t.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
@@ -181,7 +182,7 @@ func (t *table) open() error {
 			noBounds = append(noBounds, c.name)
 		}
 	}
-	t.f, t.ours = f, true
+	t.f = f
 	t.w = parquet.NewGenericWriter[any](f, newSchema(t.name, t.cols),
 		parquet.Compression(t.codec),
 		// Strings repeat (the trace, names, enum names): dictionaries make
@@ -370,14 +371,18 @@ func guidBytes(g clrimpl.GUID) [16]byte {
 	return b
 }
 
-// finish writes the rest and the footer (the flusher's work); the file
-// keeps its temporary name until the trace's commit renames it.
+// finish writes the rest and the footer (the flusher's work), and
+// flushes the file to disk before the trace's commit renames it: a trace
+// committed is complete on disk, whatever happens after.
 func (t *table) finish(b *batch) error {
 	b.commit = true // what is left, as one more row group (none when empty)
 	if err := t.write(b); err != nil {
 		return err
 	}
 	err := t.w.Close()
+	if err == nil {
+		err = t.f.Sync()
+	}
 	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}
@@ -385,16 +390,13 @@ func (t *table) finish(b *batch) error {
 	return err
 }
 
-// abort removes the temporary file if open created it (once the flusher
-// has stopped).
+// abort closes the file (once the flusher has stopped); the trace's
+// abort removes it with the staging folder.
 func (t *table) abort() {
 	t.wait()
 	if t.w != nil {
 		t.w.Close()
 		t.f.Close()
 		t.w, t.f = nil, nil
-	}
-	if t.ours {
-		os.Remove(t.tmp)
 	}
 }

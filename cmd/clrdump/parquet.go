@@ -20,6 +20,19 @@ import (
 // dataset (package dataset describes the layout).
 //
 //	clrdump -format parquet -o DIR [-append] [-compression zstd|snappy|none] [-rowgroup N] TRACE...
+//
+// Each trace is written entirely or not at all (package dataset's
+// "Writing, failures and interrupts"). Every path is checked before
+// anything is written: one that is not a file writes nothing. A trace
+// that fails (it does not read to its end, a file cannot be written)
+// leaves nothing in the dataset, and the others go on. On SIGINT or
+// SIGTERM the traces being read stop and nothing of them is written; a
+// second signal stops at once, and the next run completes or removes
+// what that left. When not every trace was written, clrdump ends with a
+// line per trace: "written: T" for those this run put in the dataset,
+// entirely, "not written: T" for those it wrote nothing of (a trace
+// already in the dataset among them). A run that writes nothing leaves
+// DIR as it was, not created if it was not there.
 
 type parquetFlags struct {
 	appendTo    bool
@@ -28,6 +41,12 @@ type parquetFlags struct {
 	// interrupt is the context a run stops on; nil means SIGINT and
 	// SIGTERM (tests set their own).
 	interrupt context.Context
+	// workers is how many traces are written at once; 0 means one per
+	// processor.
+	workers int
+	// afterTrace, when set (by tests), is called with each trace's name
+	// as soon as its WriteTrace returns.
+	afterTrace func(name string)
 }
 
 func addParquetFlags(fs *flag.FlagSet) *parquetFlags {
@@ -64,11 +83,31 @@ func (p *parquetFlags) run(fs *flag.FlagSet, format string, stderr io.Writer) in
 		fmt.Fprintf(stderr, "usage: clrdump -format parquet -o DIR [-append] TRACE...\n")
 		return exitUsage
 	}
+	// Every path is checked first: a mistyped name among good ones
+	// writes nothing, instead of a dataset short of a trace.
+	seen := map[string]bool{}
+	missing := false
 	for _, name := range fs.Args() {
 		if name == "-" {
 			fmt.Fprintf(stderr, "clrdump: -format parquet reads files, not standard input\n")
 			return exitUsage
 		}
+		if seen[name] {
+			fmt.Fprintf(stderr, "clrdump: %s is given twice\n", name)
+			return exitUsage
+		}
+		seen[name] = true
+		if fi, err := os.Stat(name); err != nil {
+			fmt.Fprintf(stderr, "clrdump: %v\n", err)
+			missing = true
+		} else if fi.IsDir() {
+			fmt.Fprintf(stderr, "clrdump: %s is a directory, not a trace\n", name)
+			missing = true
+		}
+	}
+	if missing {
+		fmt.Fprintf(stderr, "clrdump: nothing written\n")
+		return exitError
 	}
 	ds, err := dataset.Create(out, dataset.Options{Compression: p.compression, RowGroupRows: p.rowGroup, Append: p.appendTo})
 	if err != nil {
@@ -78,23 +117,31 @@ func (p *parquetFlags) run(fs *flag.FlagSet, format string, stderr io.Writer) in
 		}
 		return exitError
 	}
+	for _, name := range ds.Recovered() {
+		fmt.Fprintf(stderr, "clrdump: %s: completed the commit of trace %s, begun by a run that stopped (killed, crashed)\n", out, name)
+	}
 	ctx := p.interrupt
 	if ctx == nil {
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		// A second signal stops at once: nothing in the dataset is half
+		// written, and the next run clears what is left.
+		context.AfterFunc(ctx, stop)
 	}
-	return writeDataset(ctx, ds, fs.Args(), stderr)
+	return p.writeDataset(ctx, ds, out, fs.Args(), stderr)
 }
 
 // writeDataset writes each trace, as many at once as there are
-// processors.
-func writeDataset(ctx context.Context, ds *dataset.Dataset, names []string, stderr io.Writer) int {
+// processors, closes the dataset, and when not every trace was written
+// says which were.
+func (p *parquetFlags) writeDataset(ctx context.Context, ds *dataset.Dataset, out string, names []string, stderr io.Writer) int {
 	var (
-		mu     sync.Mutex
-		status = exitOK
-		wg     sync.WaitGroup
-		next   = make(chan string)
+		mu      sync.Mutex
+		status  = exitOK
+		wg      sync.WaitGroup
+		next    = make(chan int)
+		written = make([]bool, len(names)) // by index, each set by one worker
 	)
 	report := func(code int, format string, args ...any) {
 		mu.Lock()
@@ -104,11 +151,16 @@ func writeDataset(ctx context.Context, ds *dataset.Dataset, names []string, stde
 			status = code
 		}
 	}
-	for range min(runtime.GOMAXPROCS(0), len(names)) {
+	workers := p.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for range min(workers, len(names)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for name := range next {
+			for i := range next {
+				name := names[i]
 				src, err := trace.Open(name)
 				if err != nil {
 					report(exitError, "clrdump: %v\n", err)
@@ -116,30 +168,62 @@ func writeDataset(ctx context.Context, ds *dataset.Dataset, names []string, stde
 				}
 				st, err := ds.WriteTrace(ctx, name, src)
 				src.Close()
+				if p.afterTrace != nil {
+					p.afterTrace(name)
+				}
+				// WriteTrace's answer is the truth, whenever the
+				// interrupt came: nil means the trace is in the dataset.
 				switch {
-				case ctx.Err() != nil:
-					return
-				case err != nil:
+				case err == nil:
+					written[i] = true
+					if st.DecodeErrors > 0 {
+						report(exitError, "clrdump: %s: %d events did not decode (rows of generic with an error)\n", name, st.DecodeErrors)
+					}
+				case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+					// interrupted: the summary says so
+				default:
 					report(exitError, "clrdump: %v\n", err)
-				case st.DecodeErrors > 0:
-					report(exitError, "clrdump: %s: %d events did not decode (rows of generic with an error)\n", name, st.DecodeErrors)
 				}
 			}
 		}()
 	}
 feed:
-	for _, name := range names {
+	for i := range names {
 		select {
-		case next <- name:
+		case next <- i:
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(next)
 	wg.Wait()
-	if ctx.Err() != nil {
-		fmt.Fprintf(stderr, "clrdump: interrupted: the traces not finished were not written\n")
+	if err := ds.Close(); err != nil {
+		report(exitError, "clrdump: %v\n", err)
+	}
+	n := 0
+	for _, ok := range written {
+		if ok {
+			n++
+		}
+	}
+	if n == len(names) {
+		return status
+	}
+	interrupted := ctx.Err() != nil
+	what := "clrdump: "
+	if interrupted {
+		what += "interrupted: "
+	}
+	fmt.Fprintf(stderr, "%s%d of %d traces written to %s, each entirely; this run wrote nothing of the others:\n", what, n, len(names), out)
+	for i, name := range names {
+		if written[i] {
+			fmt.Fprintf(stderr, "clrdump: written: %s\n", name)
+		} else {
+			fmt.Fprintf(stderr, "clrdump: not written: %s\n", name)
+		}
+	}
+	if interrupted {
 		return exitInterrupted
 	}
-	return status
+	return exitError
 }

@@ -3,16 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -295,9 +302,8 @@ func checkRoundTrip(t *testing.T, trace string) {
 	if len(tr) != 1 || tr[0]["events"].Int64() != int64(len(lines)) {
 		t.Errorf("traces table: %d rows, events %v; want 1 row, %d", len(tr), tr[0]["events"], len(lines))
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(dir, "*", "*.tmp"))
-	if len(leftovers) > 0 {
-		t.Errorf("temporary files left: %v", leftovers)
+	if _, err := os.Stat(filepath.Join(dir, "_clrevents_tmp")); err == nil {
+		t.Errorf("the staging folder is left")
 	}
 }
 
@@ -418,9 +424,8 @@ func TestParquetManyAndAppend(t *testing.T) {
 	if len(traces) != 3 {
 		t.Errorf("%d traces, want 3: %v", len(traces), traces)
 	}
-	tmp, _ := filepath.Glob(filepath.Join(dir, "*", ".*.tmp"))
-	if len(tmp) > 0 {
-		t.Errorf("temporary files left: %v", tmp)
+	if _, err := os.Stat(filepath.Join(dir, "_clrevents_tmp")); err == nil {
+		t.Errorf("the staging folder is left")
 	}
 	for _, args := range [][]string{
 		{"-format", "parquet", a},                                       // no -o
@@ -437,34 +442,6 @@ func TestParquetManyAndAppend(t *testing.T) {
 	os.WriteFile(filepath.Join(other, "x"), nil, 0o644)
 	if _, errs, code := dump(t, "-format", "parquet", "-append", "-o", other, a); code == exitOK || !strings.Contains(errs, "holds no dataset") {
 		t.Errorf("non-dataset directory: exit %d, %q", code, errs)
-	}
-}
-
-// TestParquetInterrupt: an interrupt (a cancelled context) leaves no file
-// at all: neither temporary nor final.
-func TestParquetInterrupt(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "ds")
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	var stderr bytes.Buffer
-	fs := newTestFlagSet()
-	pq := addParquetFlags(fs)
-	pq.interrupt = ctx
-	if err := fs.Parse([]string{"-format", "parquet", "-o", dir, "../../testdata/traces/gcevents.etl.zip"}); err != nil {
-		t.Fatal(err)
-	}
-	if code := pq.run(fs, "parquet", &stderr); code != exitInterrupted {
-		t.Errorf("exit %d, want %d: %s", code, exitInterrupted, stderr.String())
-	}
-	var files []string
-	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() && fi.Name() != dataset.MarkerFile {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if len(files) > 0 {
-		t.Errorf("files left after an interrupt: %v", files)
 	}
 }
 
@@ -546,4 +523,526 @@ func readStackRows(t *testing.T, path string) []stackRow {
 		out = append(out, s)
 	})
 	return out
+}
+
+// Failures and interrupts: a trace is in the dataset entirely or not at
+// all, and clrdump's last lines say which.
+
+// sampleTrace has 27,951 events in 20 tables: long enough to be stopped
+// in the middle.
+const sampleTrace = "../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
+
+// cutTrace writes the SampleProfiler trace cut in a block, which fails
+// after about 17,000 events, and a file that is no trace.
+func cutTrace(t *testing.T) (cut, garbage string) {
+	t.Helper()
+	b, err := os.ReadFile(sampleTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut, garbage = filepath.Join(dir, "cut.nettrace"), filepath.Join(dir, "garbage.nettrace")
+	if err := os.WriteFile(cut, b[:200000], 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(garbage, []byte("not a trace\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return cut, garbage
+}
+
+// eventCount is how many events a trace has, read again.
+func eventCount(t *testing.T, name string) int64 {
+	t.Helper()
+	r, err := trace.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var n int64
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			return n
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+}
+
+// filesOf are the files of the trace given by name in the dataset.
+func filesOf(dir, name string) []string {
+	want := dataset.FileName(name)
+	var out []string
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Name() == want {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// checkWritten fails unless the trace given by name is in the dataset
+// entirely: every file reads, the event and generic tables have a row
+// per event of the trace, and the traces table its row.
+func checkWritten(t *testing.T, dir, name string) {
+	t.Helper()
+	files := filesOf(dir, name)
+	var rows int64
+	traceRows := 0
+	for _, p := range files {
+		r := readParquet(t, p)
+		rel, _ := filepath.Rel(dir, p)
+		switch strings.Split(filepath.ToSlash(rel), "/")[0] {
+		case "events", "generic":
+			rows += int64(len(r))
+		case "traces":
+			traceRows += len(r)
+		}
+	}
+	if want := eventCount(t, name); rows != want || traceRows != 1 {
+		t.Errorf("%s: %d files, %d event rows, %d trace rows; want %d event rows and 1 trace row", name, len(files), rows, traceRows, want)
+	}
+}
+
+// checkNotWritten fails unless nothing of the trace is in the dataset.
+func checkNotWritten(t *testing.T, dir, name string) {
+	t.Helper()
+	if f := filesOf(dir, name); len(f) > 0 {
+		t.Errorf("%s: not written, but in the dataset: %v", name, f)
+	}
+}
+
+// summary reads clrdump's last lines: the traces written and not.
+func summary(stderr string) (written, notWritten []string) {
+	for _, line := range strings.Split(stderr, "\n") {
+		if name, ok := strings.CutPrefix(line, "clrdump: written: "); ok {
+			written = append(written, name)
+		} else if name, ok := strings.CutPrefix(line, "clrdump: not written: "); ok {
+			notWritten = append(notWritten, name)
+		}
+	}
+	return written, notWritten
+}
+
+// checkReport fails unless the summary names every trace once, says
+// written exactly of want, and the dataset agrees: the written traces
+// whole, the others absent, the staging folder gone.
+func checkReport(t *testing.T, dir, stderr string, names, want []string) {
+	t.Helper()
+	written, notWritten := summary(stderr)
+	if !slices.Equal(written, want) || len(written)+len(notWritten) != len(names) {
+		t.Errorf("written %v, not written %v; want written %v of %v\n%s", written, notWritten, want, names, stderr)
+	}
+	for _, name := range names {
+		if slices.Contains(want, name) {
+			checkWritten(t, dir, name)
+		} else {
+			checkNotWritten(t, dir, name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_clrevents_tmp")); err == nil {
+		t.Error("the staging folder is left")
+	}
+}
+
+// treeOf is every file and folder under dir, a file with its size and
+// SHA-256.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if fi.IsDir() {
+			out[filepath.ToSlash(rel)] = "dir"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[filepath.ToSlash(rel)] = fmt.Sprintf("%d %x", len(b), sha256.Sum256(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// parquetRun runs -format parquet with an interrupt context and a number
+// of traces at once (0: one per processor).
+func parquetRun(t *testing.T, p *parquetFlags, args ...string) (string, int) {
+	t.Helper()
+	fs := newTestFlagSet()
+	pq := addParquetFlags(fs)
+	pq.interrupt, pq.workers, pq.afterTrace = p.interrupt, p.workers, p.afterTrace
+	if pq.interrupt == nil {
+		pq.interrupt = context.Background()
+	}
+	if err := fs.Parse(append([]string{"-format", "parquet"}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := pq.run(fs, "parquet", &stderr)
+	return stderr.String(), code
+}
+
+// TestParquetBadPaths: a path that is not a file, among good ones, writes
+// nothing, and the directory is not created; a trace given twice is a
+// usage error.
+func TestParquetBadPaths(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	missing := filepath.Join(t.TempDir(), "missing.nettrace")
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{gcETL, missing, small}, exitError, "missing.nettrace: no such file"},
+		{[]string{gcETL, t.TempDir()}, exitError, "is a directory"},
+		{[]string{gcETL, small, gcETL}, exitUsage, "given twice"},
+	} {
+		errs, code := parquetRun(t, &parquetFlags{}, append([]string{"-o", dir}, c.args...)...)
+		if code != c.code || !strings.Contains(errs, c.msg) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errs, c.code, c.msg)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%v: %s was created", c.args, dir)
+		}
+	}
+}
+
+// TestParquetFailures: into a new directory, the only trace failing part
+// way leaves no directory; traces that fail among good ones written two
+// at a time (one cut short, first and later, one no trace) leave nothing,
+// and the last lines name exactly the traces written, which are whole.
+func TestParquetFailures(t *testing.T) {
+	cut, garbage := cutTrace(t)
+	dir := filepath.Join(t.TempDir(), "ds")
+	errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, cut)
+	if code != exitError || !strings.Contains(errs, "offset") || strings.Count(errs, "clrdump: "+cut+": ") != 1 {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s was created for a trace that failed", dir)
+	}
+	checkReport(t, dir, errs, []string{cut}, nil)
+	t.Log(errs)
+
+	for _, workers := range []int{1, 2} {
+		dir := filepath.Join(t.TempDir(), "ds")
+		names := []string{cut, gcETL, garbage, sampleTrace, arrays, small}
+		errs, code := parquetRun(t, &parquetFlags{workers: workers}, append([]string{"-o", dir}, names...)...)
+		if code != exitError || !strings.Contains(errs, "4 of 6 traces written") || !strings.Contains(errs, "not a trace") {
+			t.Errorf("exit %d: %s", code, errs)
+		}
+		checkReport(t, dir, errs, names, []string{gcETL, sampleTrace, arrays, small})
+		// The failed traces do not block the next run: -append adds a
+		// good one.
+		if errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, "-append", checkpointTrace(t)); code != exitOK {
+			t.Errorf("-append after failures: exit %d: %s", code, errs)
+		}
+	}
+}
+
+// checkpointTrace is a copy of a small trace under a new name.
+func checkpointTrace(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "copy.nettrace.zip")
+	if err := os.WriteFile(p, b, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestParquetAppendFailure: -append of traces that all fail leaves the
+// dataset byte for byte as it was (every file's size and SHA-256, every
+// folder); with a good trace among them, only its files and folders are
+// added.
+func TestParquetAppendFailure(t *testing.T) {
+	cut, garbage := cutTrace(t)
+	dir := filepath.Join(t.TempDir(), "ds")
+	if errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, gcETL, small); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	before := treeOf(t, dir)
+	errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, "-append", cut, garbage, gcETL)
+	if code != exitError || !strings.Contains(errs, "already in the dataset") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	after := treeOf(t, dir)
+	if !maps.Equal(before, after) {
+		t.Errorf("the dataset changed:\nbefore %v\nafter  %v", before, after)
+	}
+	names := []string{cut, sampleTrace, garbage}
+	errs, code = parquetRun(t, &parquetFlags{}, append([]string{"-o", dir, "-append"}, names...)...)
+	if code != exitError {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	checkReport(t, dir, errs, names, []string{sampleTrace})
+	// Only the trace's files and the folders that hold them are new.
+	after = treeOf(t, dir)
+	for k := range after {
+		if strings.HasSuffix(k, "/"+dataset.FileName(sampleTrace)) && before[k] == "" {
+			for p := k; p != "."; p = path.Dir(p) {
+				if before[p] == "" {
+					delete(after, p)
+				}
+			}
+		}
+	}
+	for k, v := range after {
+		if before[k] != v {
+			t.Errorf("%s: %s, was %q", k, v, before[k])
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			t.Errorf("%s removed", k)
+		}
+	}
+}
+
+// countdown is a context that is cancelled by its n-th Err call:
+// dataset.WriteTrace asks every 1,024 events and before its commit, so n
+// picks a moment inside a trace.
+type countdown struct {
+	context.Context
+	cancel context.CancelFunc
+	n      atomic.Int64
+}
+
+func newCountdown(n int64) *countdown {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &countdown{Context: ctx, cancel: cancel}
+	c.n.Store(n)
+	return c
+}
+
+func (c *countdown) Err() error {
+	if c.n.Add(-1) == 0 {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
+// TestParquetInterrupt: an interrupt at each moment of a run, the traces
+// written one at a time: before anything (no directory made), inside the
+// first trace, just after the first trace finished (it is written, and
+// said so: the interrupt used to hide it), inside the second; and with
+// two traces at once, just after one finished. The last lines name
+// exactly the traces in the dataset, whole, and nothing of the others is
+// in it.
+func TestParquetInterrupt(t *testing.T) {
+	names := []string{gcETL, sampleTrace, small, arrays}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name    string
+		ctx     func() (context.Context, func(string))
+		workers int
+		written []string
+	}{
+		{"before", func() (context.Context, func(string)) { return cancelled, nil }, 1, nil},
+		{"in the first trace", func() (context.Context, func(string)) {
+			return newCountdown(5), nil
+		}, 1, nil},
+		{"after the first trace", func() (context.Context, func(string)) {
+			ctx, cancel := context.WithCancel(context.Background())
+			return ctx, func(string) { cancel() }
+		}, 1, []string{gcETL}},
+		{"in the second trace", func() (context.Context, func(string)) {
+			return newCountdown(10), nil
+		}, 1, []string{gcETL}},
+		{"after a trace, two at once", func() (context.Context, func(string)) {
+			ctx, cancel := context.WithCancel(context.Background())
+			return ctx, func(name string) {
+				if name == gcETL {
+					cancel()
+				}
+			}
+		}, 2, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			order := names
+			if c.name == "in the first trace" {
+				order = []string{sampleTrace, gcETL, small, arrays}
+			}
+			dir := filepath.Join(t.TempDir(), "ds")
+			ctx, after := c.ctx()
+			errs, code := parquetRun(t, &parquetFlags{interrupt: ctx, workers: c.workers, afterTrace: after}, append([]string{"-o", dir}, order...)...)
+			if code != exitInterrupted || !strings.Contains(errs, "interrupted") {
+				t.Fatalf("exit %d, want %d: %s", code, exitInterrupted, errs)
+			}
+			want := c.written
+			if c.workers > 1 {
+				// Which traces finished beside gcETL depends on timing;
+				// what the report says must be what is in the dataset.
+				want, _ = summary(errs)
+				if !slices.Contains(want, gcETL) {
+					t.Errorf("gcETL, finished before the interrupt, is not reported written:\n%s", errs)
+				}
+			}
+			checkReport(t, dir, errs, order, want)
+			if len(want) == 0 {
+				if _, err := os.Stat(dir); err == nil {
+					t.Errorf("%s was created by a run that wrote nothing", dir)
+				}
+			}
+			t.Log(errs)
+		})
+	}
+}
+
+// parquetChildEnv makes the test binary run clrdump with the arguments
+// it holds (JSON), with the real signal handling: TestParquetChild.
+const parquetChildEnv = "CLRDUMP_PARQUET_CHILD"
+
+// TestParquetChild is the clrdump TestParquetSignal starts: unless
+// parquetChildEnv is set, it does nothing.
+func TestParquetChild(t *testing.T) {
+	v := os.Getenv(parquetChildEnv)
+	if v == "" {
+		return
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(v), &args); err != nil {
+		os.Exit(99)
+	}
+	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr, false))
+}
+
+// TestParquetSignal: the command itself, interrupted by a real SIGINT as
+// soon as its first trace is in the dataset, while others are being
+// written: it exits 130 and its last lines name exactly the traces in
+// the dataset, whole; nothing of the others is in it, and no staging
+// folder is left.
+func TestParquetSignal(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("os.Process.Signal cannot send os.Interrupt on Windows")
+	}
+	// 24 copies of the SampleProfiler trace under their own names.
+	src, err := os.ReadFile(sampleTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tdir := t.TempDir()
+	var names []string
+	for i := range 24 {
+		p := filepath.Join(tdir, fmt.Sprintf("s%02d.nettrace", i))
+		if err := os.WriteFile(p, src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+	}
+	dir := filepath.Join(t.TempDir(), "ds")
+	arg, _ := json.Marshal(append([]string{"-format", "parquet", "-o", dir}, names...))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParquetChild$")
+	cmd.Env = append(os.Environ(), parquetChildEnv+"="+string(arg), "GOMAXPROCS=2")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if e, _ := os.ReadDir(filepath.Join(dir, "traces")); len(e) > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("clrdump ended before its first trace was written: %v\n%s", err, stderr.String())
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("no trace written in a minute:\n%s", stderr.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	code := cmd.ProcessState.ExitCode()
+	written, _ := summary(stderr.String())
+	t.Logf("exit %d, %d of %d traces written", code, len(written), len(names))
+	if code != exitInterrupted || len(written) == 0 || len(written) == len(names) {
+		t.Fatalf("exit %d, want %d, with some traces written and not all:\n%s", code, exitInterrupted, stderr.String())
+	}
+	checkReport(t, dir, stderr.String(), names, written)
+}
+
+// TestParquetKill: the command killed outright (SIGKILL) while writing,
+// then run again with -append over the same traces: the second run
+// clears what the first left, and afterwards every trace is in the
+// dataset once, whole; the only errors are for the traces the first run
+// had written.
+func TestParquetKill(t *testing.T) {
+	src, err := os.ReadFile(sampleTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tdir := t.TempDir()
+	var names []string
+	for i := range 16 {
+		p := filepath.Join(tdir, fmt.Sprintf("k%02d.nettrace", i))
+		if err := os.WriteFile(p, src, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+	}
+	dir := filepath.Join(t.TempDir(), "ds")
+	arg, _ := json.Marshal(append([]string{"-format", "parquet", "-o", dir}, names...))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParquetChild$")
+	cmd.Env = append(os.Environ(), parquetChildEnv+"="+string(arg), "GOMAXPROCS=2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for deadline := time.Now().Add(time.Minute); ; {
+		if e, _ := os.ReadDir(filepath.Join(dir, "traces")); len(e) > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("clrdump ended before its first trace was written: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	cmd.Process.Kill()
+	<-done
+	if _, err := os.Stat(filepath.Join(dir, "_clrevents_tmp")); err != nil {
+		t.Errorf("a killed run left no staging folder (%v): was it killed while writing?", err)
+	}
+	errs, code := parquetRun(t, &parquetFlags{}, append([]string{"-o", dir, "-append"}, names...)...)
+	written, notWritten := summary(errs)
+	t.Logf("exit %d; the second run wrote %d traces, %d were in the dataset already", code, len(written), len(notWritten))
+	for _, line := range strings.Split(strings.TrimSpace(errs), "\n") {
+		if !strings.Contains(line, "already in the dataset") && !strings.Contains(line, "written") &&
+			!strings.Contains(line, "completed the commit") {
+			t.Errorf("unexpected: %s", line)
+		}
+	}
+	for _, name := range names {
+		checkWritten(t, dir, name)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_clrevents_tmp")); err == nil {
+		t.Error("the staging folder is left")
+	}
 }
