@@ -114,9 +114,47 @@
 //
 //	nettrace: EventBlock at offset 123456: event header at 123500: payload size 900 exceeds the block (12 bytes left)
 //
-// Malformed input satisfies errors.Is(err, ErrFormat). A trace that ends
-// early yields every complete event and then an error that says
-// "truncated" and satisfies errors.Is(err, io.ErrUnexpectedEOF). Lengths
-// and counts read from the file are checked against what the input holds
-// before anything is allocated for them.
+// Malformed input satisfies errors.Is(err, ErrFormat); input that ends
+// early, errors.Is(err, io.ErrUnexpectedEOF) (the message says
+// "truncated"). Lengths and counts read from the file are checked against
+// what the input holds before anything is allocated for them.
+//
+// # Damage
+//
+// A damaged trace loses only what the damage touched: the reader skips it
+// and reads on, recording each skipped range as a Damage (Reader.Damage),
+// and ends with a *DamageError instead of io.EOF (errors.Is(err,
+// ErrDamaged)), whose message counts the ranges, bytes and events lost
+// and gives the first in full. SetStrict(true) stops at the first damage
+// instead, with its *Error.
+//
+//   - Inside a block, a record that does not parse loses the rest of its
+//     block; the events before it in the block are delivered. A metadata
+//     record or V6 metadata row that does not parse loses only itself, and
+//     events whose metadata, thread or label list is not defined (lost, or
+//     never there) are skipped one by one and counted, in one Damage per
+//     kind.
+//   - The framing: a V3–V5 (FastSerialization) block whose end tag is not
+//     where its size says, or whose header is not one, is damage to the
+//     framing: the reader searches on for the next block header, whose
+//     tags and type names are distinctive (in the bytes read as the
+//     damaged block first, since a damaged size may have swallowed the
+//     next blocks). V1/V2 records and V6 blocks carry no marks; after
+//     damage the reader reads one only when it is credible (its sizes add
+//     up, it refers to metadata it has, its timestamp is in range, and
+//     the next one after it checks too), searching byte by byte for the
+//     next that is.
+//   - The end: a trace cut short yields every whole event, those of the
+//     block the cut falls in included, and a Damage that runs to the end
+//     of the input; its *DamageError also satisfies errors.Is(err,
+//     io.ErrUnexpectedEOF).
+//   - Lost events: from NetTrace V4 each thread numbers its events, and
+//     the gaps the skipped range leaves are its Damage.Events (the runtime's
+//     own drops stay in Reader.Dropped); before V4 the count is unknown
+//     (-1).
+//
+// A V6 trace whose damage destroys both a sequence point that flushes the
+// metadata and the metadata block that defines its IDs anew gives the
+// events after them under the older definitions: nothing left in the
+// trace tells them apart.
 package nettrace

@@ -9,17 +9,33 @@ package nettrace
 // a thread before V6 whose last number was 0 is taken to be a recycled
 // thread ID, not a gap.
 //
+// Damage the reader skipped also leaves gaps: the events of a skipped
+// block. Each damage starts a new epoch, and a thread remembers the epoch
+// of its last event; the first gap of a thread last seen before the
+// latest damage is that damage's lost events (lost), not the runtime's
+// drops.
+//
 // Events of one thread come in runs, so the current thread's number is
 // kept outside the map and the map is touched only when the thread
 // changes.
 type dropCounter struct {
-	seqs    map[uint64]uint32 // capture thread → last sequence number
-	cur     uint64
-	curSeq  uint32
-	have    bool // cur and curSeq hold a thread
-	dropped uint64
-	v6      bool
+	seqs     map[uint64]threadSeq // capture thread → its last number
+	cur      uint64
+	curSeq   uint32
+	curEpoch uint32
+	have     bool // cur and curSeq hold a thread
+	dropped  uint64
+	v6       bool
+
+	epoch uint32 // how many damages so far
+	// lost is called with the events a gap shows lost to the latest
+	// damage.
+	lost func(n int64)
 }
+
+// threadSeq is a thread's last sequence number and the epoch it was seen
+// in.
+type threadSeq struct{ seq, epoch uint32 }
 
 // next reports whether seq is the next number of the current thread th,
 // the usual case, which the readers' loops check inline (a call would
@@ -44,6 +60,17 @@ func (d *dropCounter) checkpoint(th uint64, seq uint32) {
 	d.curSeq = seq
 }
 
+// damaged starts a new epoch: gaps that follow, of threads not seen since,
+// are events the damage lost. The current thread is put back in the map,
+// so that its next event goes through switchTo and sees the new epoch.
+func (d *dropCounter) damaged() {
+	d.epoch++
+	if d.have {
+		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch}
+		d.have = false
+	}
+}
+
 // forget drops every thread (a V6 sequence point that flushes the thread
 // table) or one (a RemoveThread entry, after its checkpoint).
 func (d *dropCounter) forget(th uint64, all bool) {
@@ -59,23 +86,31 @@ func (d *dropCounter) forget(th uint64, all bool) {
 
 func (d *dropCounter) switchTo(th uint64, ifNew uint32) {
 	if d.seqs == nil {
-		d.seqs = make(map[uint64]uint32)
+		d.seqs = make(map[uint64]threadSeq)
 	}
 	if d.have {
-		d.seqs[d.cur] = d.curSeq
+		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch}
 	}
 	s, ok := d.seqs[th]
 	if !ok {
-		s = ifNew
+		s = threadSeq{ifNew, d.epoch}
 	}
-	d.cur, d.curSeq, d.have = th, s, true
+	d.cur, d.curSeq, d.curEpoch, d.have = th, s.seq, s.epoch, true
 }
 
+// gap counts the numbers between last and expected as dropped, or as lost
+// to damage when the thread was last seen before the latest damage.
 func (d *dropCounter) gap(last, expected uint32) {
+	stale := d.curEpoch != d.epoch
+	d.curEpoch = d.epoch
 	if !d.v6 && last == 0 {
 		return
 	}
 	if n := int32(expected - last); n > 0 {
+		if stale && d.lost != nil {
+			d.lost(int64(n))
+			return
+		}
 		d.dropped += uint64(n)
 	}
 }
@@ -84,5 +119,6 @@ func (d *dropCounter) gap(last, expected uint32) {
 // counted from the gaps in each thread's sequence numbers (NetTrace V4 and
 // later; 0 for older formats, which do not number events). A session whose
 // buffers overflowed drops events; the count grows as the trace is read,
-// and is complete at io.EOF.
+// and is complete at io.EOF. Events lost to damage the reader skipped are
+// not counted here but in the Damage records.
 func (r *Reader) Dropped() uint64 { return r.drops.dropped }

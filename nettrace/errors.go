@@ -27,6 +27,8 @@ type Error struct {
 	Offset      int64  // offset of that item (or of the fault)
 	Msg         string // what is wrong
 	Err         error  // ErrFormat, ErrUnsupported or io.ErrUnexpectedEOF
+
+	class errClass // how reading goes on after it (damage.go)
 }
 
 // Error formats e as

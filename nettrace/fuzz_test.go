@@ -41,27 +41,63 @@ func FuzzReader(f *testing.F) {
 			return
 		}
 		var buf []byte
-		for i := 0; i < 100000; i++ {
+		var offsets []int64
+		// Every event record takes bytes of the input, so the reader ends
+		// (resynchronising too: no skip loop) within len(data) events.
+		for i := 0; ; i++ {
+			if i > len(data) {
+				t.Fatalf("more than %d events from %d bytes: the reader does not stop", len(data), len(data))
+			}
 			ev, err := r.Next()
 			if err == io.EOF {
-				return
+				if len(r.Damage()) > 0 {
+					t.Fatalf("io.EOF after damage %v", r.Damage())
+				}
+				break
 			}
 			if err != nil {
 				checkErr(t, err)
 				if _, err2 := r.Next(); err2 != err {
 					t.Fatalf("error not sticky: %v then %v", err, err2)
 				}
-				return
+				var de *DamageError
+				if errors.As(err, &de) != (len(r.Damage()) > 0) {
+					t.Fatalf("final error %v with damage %v", err, r.Damage())
+				}
+				for _, d := range r.Damage() {
+					if d.Offset < 0 || d.Length < 0 || d.Offset > int64(len(data)) || d.Length > int64(len(data)) || d.Err == nil {
+						t.Fatalf("damage %+v in %d bytes", d, len(data))
+					}
+				}
+				break
 			}
 			if ev.Metadata == nil {
 				t.Fatal("event without metadata")
 			}
+			offsets = append(offsets, ev.Offset)
 			var jerr error
 			buf, jerr = ev.Metadata.AppendJSON(buf[:0], ev.Payload)
 			buf, _ = ev.Metadata.AppendText(buf[:0], ev.Payload)
 			// A row of columns fails exactly where the JSON does.
 			if cerr := ev.Metadata.AppendColumns(&columntest.Recorder{}, ev.Payload); (cerr == nil) != (jerr == nil) {
 				t.Fatalf("columns: %v, JSON: %v", cerr, jerr)
+			}
+		}
+		// In strict mode the reader stops at the first damage: its events
+		// are the first ones of the resynchronising reader.
+		r, _ = NewReader(bytes.NewReader(data))
+		r.SetStrict(true)
+		for i := 0; ; i++ {
+			ev, err := r.Next()
+			if err != nil {
+				var de *DamageError
+				if errors.As(err, &de) {
+					t.Fatalf("strict mode ended with %v", err)
+				}
+				break
+			}
+			if i >= len(offsets) || ev.Offset != offsets[i] {
+				t.Fatalf("strict event %d at %d, not the resynchronising reader's", i, ev.Offset)
 			}
 		}
 	})

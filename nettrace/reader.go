@@ -107,6 +107,18 @@ type Reader struct {
 
 	drops dropCounter // dropped-event count (drops.go)
 
+	// Damage (damage.go): what was skipped, the record kinds skipped one
+	// by one, strict mode, and the error of a block the input cut short.
+	damage      []Damage
+	recordKinds map[string]int
+	strict      bool
+	cut         *Error
+	// suspect: since the last damage no block has been read whole; V1/V2
+	// records and V6 blocks are then read only when credible.
+	suspect bool
+	damages int // addDamage calls; mark: their number when the current block began
+	mark    int
+
 	scratch [64]byte // object type names
 	hbuf    [16]byte // small headers (a local array would escape to the heap)
 }
@@ -221,9 +233,17 @@ func (r *Reader) Info() *TraceInfo { return &r.info }
 func (r *Reader) Metadata(id uint32) *Metadata { return r.meta[id] }
 
 // errf builds an *Error for the current block.
+//
+// Its class (how reading goes on after it, damage.go) is classTrunc for
+// an input that ends early, else classBlock unless the caller says
+// otherwise with as.
 func (r *Reader) errf(sentinel error, what string, at int64, format string, args ...any) error {
-	return &Error{Block: r.blkName, BlockOffset: r.blkHdrOff, What: what, Offset: at,
+	e := &Error{Block: r.blkName, BlockOffset: r.blkHdrOff, What: what, Offset: at,
 		Msg: fmt.Sprintf(format, args...), Err: sentinel}
+	if sentinel == io.ErrUnexpectedEOF {
+		e.class = classTrunc
+	}
+	return e
 }
 
 // ioErr converts a read error while reading item what at offset at.
@@ -235,7 +255,7 @@ func (r *Reader) ioErr(err error, what string, at int64, need int64) error {
 		}
 		return r.errf(io.ErrUnexpectedEOF, what, at, "%s: %v", msg, io.ErrUnexpectedEOF)
 	}
-	return r.errf(err, what, at, "%v", err)
+	return as(classFatal, r.errf(err, what, at, "%v", err))
 }
 
 func (r *Reader) readHeader() error {
@@ -282,33 +302,45 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	at := r.s.off
 	r.blkHdrOff = at
 	r.blkName = ""
-	tag, err := r.s.readByte()
-	if err != nil {
+	h, _ := r.s.peek(maxFSHeader)
+	if len(h) == 0 {
 		return nil, 0, false, r.ioErr(io.ErrUnexpectedEOF, "object header", at, 0)
 	}
+	tag := h[0]
 	if tag == tagNullReference {
+		r.s.discard(1)
 		return nil, 0, true, nil
 	}
-	h := r.hbuf[:14]
-	if err := r.s.readSmall(h); err != nil {
-		return nil, 0, false, r.ioErr(err, "object header", at, 15)
+	// A header that is not one is damage to the framing; nothing is
+	// consumed, so that the search for the next block starts here.
+	framing := func(format string, args ...any) error {
+		return as(classFraming, r.errf(ErrFormat, "object header", at, format, args...))
 	}
-	if (tag != tagBeginObject && tag != tagBeginPrivateObject) || h[0] != tag || h[1] != tagNullReference {
-		return nil, 0, false, r.errf(ErrFormat, "object header", at, "bad tags %d %d %d, want %d %d %d", tag, h[0], h[1], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
+	if len(h) < 15 {
+		if tag == tagBeginObject || tag == tagBeginPrivateObject {
+			r.s.discard(len(h))
+			return nil, 0, false, r.ioErr(io.ErrUnexpectedEOF, "object header", at, 15)
+		}
+		return nil, 0, false, framing("bad tag %d, want %d", tag, tagBeginPrivateObject)
 	}
-	version = int32(binary.LittleEndian.Uint32(h[2:]))
-	n := binary.LittleEndian.Uint32(h[10:])
+	if (tag != tagBeginObject && tag != tagBeginPrivateObject) || h[1] != tag || h[2] != tagNullReference {
+		return nil, 0, false, framing("bad tags %d %d %d, want %d %d %d", tag, h[1], h[2], tagBeginPrivateObject, tagBeginPrivateObject, tagNullReference)
+	}
+	version = int32(binary.LittleEndian.Uint32(h[3:]))
+	n := binary.LittleEndian.Uint32(h[11:])
 	if n > 48 {
-		return nil, 0, false, r.errf(ErrFormat, "object header", at, "type name length %d out of range", n)
+		return nil, 0, false, framing("type name length %d out of range", n)
 	}
-	name = r.scratch[:n+1]
-	if err := r.s.readSmall(name); err != nil {
-		return nil, 0, false, r.ioErr(err, "object header", at, 15+int64(n)+1)
+	if len(h) < 15+int(n)+1 {
+		r.s.discard(len(h))
+		return nil, 0, false, r.ioErr(io.ErrUnexpectedEOF, "object header", at, 15+int64(n)+1)
 	}
-	if name[n] != tagEndObject {
-		return nil, 0, false, r.errf(ErrFormat, "object header", at, "type %q: no EndObject tag after the type", name[:n])
+	if h[15+n] != tagEndObject {
+		return nil, 0, false, framing("type %q: no EndObject tag after the type", h[15:15+n])
 	}
-	return name[:n], version, false, nil
+	name = append(r.scratch[:0], h[15:15+n]...)
+	r.s.discard(15 + int(n) + 1)
+	return name, version, false, nil
 }
 
 func (r *Reader) readFSTrace() error {
@@ -443,6 +475,14 @@ func (r *Reader) readV6Block() (kind int, err error) {
 	at := r.s.off
 	r.blkHdrOff = at
 	r.blkName = ""
+	if r.suspect && r.ver == 6 {
+		// After damage, a block is read only when it is credible (a block
+		// the search accepted, or the one after a damaged block, may
+		// still be a stretch of the damage).
+		if b, _ := r.s.peek(searchWindow); len(b) > 0 && !r.v6BlockAt(b, at) && !(len(b) == 4 && le32(b) == 0) {
+			return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header"))
+		}
+	}
 	h := r.hbuf[:4]
 	if err := r.s.readSmall(h); err != nil {
 		if err == io.EOF {
@@ -460,7 +500,7 @@ func (r *Reader) readV6Block() (kind int, err error) {
 	r.blkOff = r.s.off
 	r.blk, err = r.s.readBlock(r.blk, size)
 	if err != nil {
-		return 0, r.ioErr(err, "", 0, int64(size))
+		return kind, r.cutBlock(kind, err, int64(size))
 	}
 	return kind, nil
 }
@@ -486,8 +526,11 @@ func (r *Reader) nextRaw() (*Event, error) {
 			if r.pos < len(r.blk) {
 				ok, err := r.decodeEvent()
 				if err != nil {
-					r.err = err
-					return nil, err
+					if err = r.recover(err); err != nil {
+						r.err = err
+						return nil, err
+					}
+					continue
 				}
 				if ok {
 					return &r.ev, nil
@@ -496,6 +539,23 @@ func (r *Reader) nextRaw() (*Event, error) {
 			}
 			r.inEvents = false
 		}
+		if err := r.nextBlock(); err != nil {
+			r.err = err
+			return nil, err
+		}
+	}
+}
+
+// nextBlock reads and handles the next block, object or (V1/V2) event
+// record, going on past damage as recover allows; it returns the error
+// that ends the trace: io.EOF at its end, a *DamageError when damage was
+// skipped, or the first error in strict mode.
+func (r *Reader) nextBlock() error {
+	for {
+		if r.damages == r.mark {
+			r.suspect = false // the previous block was read whole
+		}
+		r.mark = r.damages
 		var err error
 		switch {
 		case r.ver <= 2:
@@ -505,9 +565,20 @@ func (r *Reader) nextRaw() (*Event, error) {
 		default:
 			err = r.nextFSObject()
 		}
-		if err != nil {
-			r.err = err
-			return nil, err
+		switch {
+		case err == nil:
+			return nil
+		case err == io.EOF:
+			if r.cut != nil {
+				return r.recover(r.cut)
+			}
+			return r.end()
+		}
+		if err = r.recover(err); err != nil {
+			return err
+		}
+		if r.inEvents {
+			return nil
 		}
 	}
 }
@@ -544,11 +615,23 @@ func (r *Reader) nextV2Event() error {
 	}
 	size := binary.LittleEndian.Uint32(b)
 	if size < 52 || size > maxObjectSize {
-		return r.errf(ErrFormat, "event header", at, "event size %d out of range", size)
+		return as(classFraming, r.errf(ErrFormat, "event header", at, "event size %d out of range", size))
+	}
+	if r.suspect {
+		// After damage, a record is read only when it is credible: a
+		// record the search for the next one accepted may still be a
+		// stretch of the damage.
+		if h, _ := r.s.peek(searchWindow); !r.v2RecordAt(h, at) {
+			return as(classFraming, r.errf(ErrFormat, "event header", at, "not a credible event record"))
+		}
 	}
 	r.blk, err = r.s.readBlock(r.blk, int(size)+4)
 	if err != nil {
-		return r.ioErr(err, "event", at, int64(size)+4)
+		e := r.ioErr(err, "event", at, int64(size)+4)
+		if ce, ok := e.(*Error); ok && ce.class == classTrunc && !r.strict {
+			r.blkOff, r.cut = at, ce
+		}
+		return e
 	}
 	r.blkOff = at
 	r.pos = 0
@@ -561,13 +644,14 @@ func (r *Reader) nextV2Event() error {
 func (r *Reader) nextFSObject() error {
 	if r.endTag {
 		at := r.s.off
-		t, err := r.s.readByte()
-		if err != nil {
-			return r.errf(io.ErrUnexpectedEOF, "EndObject tag", at, "input ends before the object's EndObject tag: %v", io.ErrUnexpectedEOF)
+		t, err := r.s.peek(1)
+		if len(t) == 0 {
+			return r.errf(io.ErrUnexpectedEOF, "EndObject tag", at, "input ends before the object's EndObject tag: %v", err)
 		}
-		if t != tagEndObject {
-			return r.errf(ErrFormat, "EndObject tag", at, "found byte %d where the object should end", t)
+		if t[0] != tagEndObject {
+			return as(classFraming, r.errf(ErrFormat, "EndObject tag", at, "found byte %d where the object should end", t[0]))
 		}
+		r.s.discard(1)
 		r.endTag = false
 	}
 	name, version, end, err := r.readFSTypeHeader()
@@ -588,11 +672,11 @@ func (r *Reader) nextFSObject() error {
 	case "SPBlock":
 		kind = kindSequencePt
 	default:
-		return r.errf(ErrFormat, "object header", r.blkHdrOff, "unknown object type %q", name)
+		return as(classFraming, r.errf(ErrFormat, "object header", r.blkHdrOff, "unknown object type %q", name))
 	}
 	r.blkName = fsNames[kind]
 	if version > 2 {
-		return r.errf(ErrUnsupported, "", 0, "object version %d: %v", version, ErrUnsupported)
+		return as(classFatal, r.errf(ErrUnsupported, "", 0, "object version %d: %v", version, ErrUnsupported))
 	}
 	// int32 size, padding to a 4-byte stream offset, content.
 	at := r.s.off
@@ -602,7 +686,7 @@ func (r *Reader) nextFSObject() error {
 	}
 	size := binary.LittleEndian.Uint32(h)
 	if size > maxObjectSize {
-		return r.errf(ErrFormat, "block size", at, "block size %d out of range", size)
+		return as(classFraming, r.errf(ErrFormat, "block size", at, "block size %d out of range", size))
 	}
 	if pad := int((4 - r.s.off%4) % 4); pad > 0 {
 		if err := r.s.discard(pad); err != nil {
@@ -611,10 +695,27 @@ func (r *Reader) nextFSObject() error {
 	}
 	r.blkOff = r.s.off
 	r.blk, err = r.s.readBlock(r.blk, int(size))
-	if err != nil {
-		return r.ioErr(err, "", 0, int64(size))
-	}
 	r.endTag = true
+	if err != nil {
+		return r.cutBlock(kind, err, int64(size))
+	}
+	return r.handleBlock(kind)
+}
+
+// cutBlock handles a block the input ends inside: the events it holds
+// in full are still read (unless in strict mode), then the cut is the
+// trace's end.
+func (r *Reader) cutBlock(kind int, err error, size int64) error {
+	e := r.ioErr(err, "", 0, size)
+	ce, ok := e.(*Error)
+	if !ok || ce.class != classTrunc || r.strict {
+		return e
+	}
+	ce.What, ce.Offset = "block", r.blkHdrOff
+	r.cut = ce
+	if kind != kindEvent {
+		return e
+	}
 	return r.handleBlock(kind)
 }
 
@@ -622,7 +723,7 @@ var fsNames = [...]string{kindEvent: "EventBlock", kindMetadata: "MetadataBlock"
 
 func (r *Reader) nextV6Block() error {
 	kind, err := r.readV6Block()
-	if err != nil {
+	if err != nil || r.cut != nil {
 		return err
 	}
 	switch kind {
@@ -821,14 +922,14 @@ func (r *Reader) decodeEvent() (bool, error) {
 			m, err = parseMetadataV3(payload)
 		}
 		if err != nil {
-			return false, r.metaErr(err, off, p)
+			return false, as(classRecord, r.metaErr(err, off, p))
 		}
 		r.addMetadata(m)
 		return false, nil
 	}
 	m := r.lookupMeta(h.metaID)
 	if m == nil {
-		return false, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID)
+		return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID))
 	}
 	if r.ver >= 4 {
 		if d := &r.drops; d.next(h.captureThreadID, h.seq) {
@@ -868,7 +969,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 		ev.StackID = 0
 		ps := r.info.PointerSize
 		if len(stack)%ps != 0 {
-			return false, r.errf(ErrFormat, "event", off, "stack of %d bytes is not a whole number of %d-byte pointers", len(stack), ps)
+			return false, as(classRecord, r.errf(ErrFormat, "event", off, "stack of %d bytes is not a whole number of %d-byte pointers", len(stack), ps))
 		}
 		r.stackBuf = appendIPs(r.stackBuf[:0], stack, ps)
 		ev.Stack = r.stackBuf
@@ -883,7 +984,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 	if r.ver == 6 {
 		t := r.threads[h.threadID]
 		if t == nil {
-			return false, r.errf(ErrFormat, "event", off, "refers to thread index %d, which is not defined", h.threadID)
+			return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to thread index %d, which is not defined", h.threadID))
 		}
 		ev.Thread = t
 		ev.ThreadID = t.ThreadID
@@ -899,7 +1000,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 		if h.labelID != 0 {
 			l := r.labels[h.labelID]
 			if l == nil {
-				return false, r.errf(ErrFormat, "event", off, "refers to label list %d, which is not defined", h.labelID)
+				return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to label list %d, which is not defined", h.labelID))
 			}
 			ev.Labels = l
 			ev.ActivityID = l.ActivityID
@@ -982,7 +1083,11 @@ func (r *Reader) metadataBlock() error {
 		r.pos = end
 		m, err := parseMetadataV3(r.blk[p : p+int(r.hdr.payloadSize)])
 		if err != nil {
-			return r.metaErr(err, r.blkOff+int64(start), p)
+			// The record's size is known: only it is lost.
+			if err := r.recover(as(classRecord, r.metaErr(err, r.blkOff+int64(start), p))); err != nil {
+				return err
+			}
+			continue
 		}
 		r.addMetadata(m)
 	}
@@ -1006,7 +1111,12 @@ func (r *Reader) metadataBlockV6() error {
 		}
 		m, err := parseMetadataV6(row)
 		if err != nil {
-			return r.metaErr(err, r.blkOff+int64(at), at+2)
+			// The row's size is known: only it is lost.
+			r.pos = c.i
+			if err := r.recover(as(classRecord, r.metaErr(err, r.blkOff+int64(at), at+2))); err != nil {
+				return err
+			}
+			continue
 		}
 		r.addMetadata(m)
 	}

@@ -393,21 +393,19 @@ func (r *Reader) nextHeld() error {
 	for {
 		if r.inEvents {
 			if r.pos < len(r.blk) {
-				if err := r.holdRecord(); err != nil {
+				err := r.holdRecord()
+				if err == nil {
+					return nil
+				}
+				if err = r.recover(err); err != nil {
 					r.err = err
 					return err
 				}
-				return nil
+				continue
 			}
 			r.retireBlock()
 		}
-		var err error
-		if r.ver == 6 {
-			err = r.nextV6Block()
-		} else {
-			err = r.nextFSObject()
-		}
-		if err != nil {
+		if err := r.nextBlock(); err != nil {
 			r.err = err
 			return err
 		}
@@ -451,7 +449,7 @@ func (r *Reader) holdRecord() error {
 	hd := &r.hdr
 	m := r.lookupMeta(hd.metaID)
 	if m == nil {
-		return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", hd.metaID)
+		return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", hd.metaID))
 	}
 	if d := &r.drops; d.next(hd.captureThreadID, hd.seq) {
 		d.curSeq = hd.seq
@@ -466,7 +464,7 @@ func (r *Reader) holdRecord() error {
 	if r.ver == 6 {
 		t := r.threads[hd.threadID]
 		if t == nil {
-			return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to thread index %d, which is not defined", hd.threadID)
+			return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to thread index %d, which is not defined", hd.threadID))
 		}
 		x.thread = t
 		thread = t.ThreadID
@@ -481,7 +479,7 @@ func (r *Reader) holdRecord() error {
 		if hd.labelID != 0 {
 			l := r.labels[hd.labelID]
 			if l == nil {
-				return r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to label list %d, which is not defined", hd.labelID)
+				return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to label list %d, which is not defined", hd.labelID))
 			}
 			x.labels = l
 			x.activity, x.related = l.ActivityID, l.RelatedActivityID

@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -52,14 +53,6 @@ func (s *stream) readSmall(dst []byte) error {
 	return err
 }
 
-// readByte reads one byte; io.EOF at the end of the input.
-func (s *stream) readByte() (byte, error) {
-	c, err := s.br.ReadByte()
-	if err == nil {
-		s.off++
-	}
-	return c, err
-}
 
 // growChunk is the first step by which readBlock grows its buffer before
 // the data has been seen to exist.
@@ -106,4 +99,19 @@ func (s *stream) readBlock(buf []byte, n int) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// unread puts b back in front of the unread input (a copy: b may be
+// reused), so that the next reads return it first. The reader does this
+// only after damage, when bytes it read as one block turn out to hold the
+// next.
+func (s *stream) unread(b []byte) {
+	s.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), s.br), 64<<10)
+	s.off -= int64(len(b))
+}
+
+// discardAll skips the rest of the input, counting it.
+func (s *stream) discardAll() {
+	n, _ := io.Copy(io.Discard, s.br)
+	s.off += n
 }

@@ -64,13 +64,21 @@ func sweepTraces(t *testing.T) []sweepTrace {
 
 // sweepEvent is what the sweeps compare of one event.
 type sweepEvent struct {
-	off      int64
-	provider string
-	id       uint16
-	version  uint8
-	size     int
-	sum      uint64 // FNV-1a of the payload
-	blockEnd int64  // stream offset just past the block (or V1/V2 event object) it came from
+	off        int64
+	provider   string
+	id         uint16
+	version    uint8
+	size       int
+	sum        uint64 // FNV-1a of the payload
+	blockEnd   int64  // stream offset just past the block (or V1/V2 event object) it came from
+	recEnd     int64  // stream offset just past the event's record
+	blockStart int64  // stream offset of its block's header (V1/V2: its record)
+}
+
+// same reports whether two events are the same event of the trace: same
+// offset, provider, ID, version and payload bytes.
+func (e sweepEvent) same(o sweepEvent) bool {
+	return e.off == o.off && e.provider == o.provider && e.id == o.id && e.version == o.version && e.size == o.size && e.sum == o.sum
 }
 
 func payloadSum(b []byte) uint64 {
@@ -84,7 +92,7 @@ func (e sweepEvent) String() string {
 }
 
 func eventOf(r *Reader, ev *Event) sweepEvent {
-	return sweepEvent{ev.Offset, ev.Provider, ev.ID, ev.Version, len(ev.Payload), payloadSum(ev.Payload), r.blkOff + int64(len(r.blk))}
+	return sweepEvent{ev.Offset, ev.Provider, ev.ID, ev.Version, len(ev.Payload), payloadSum(ev.Payload), r.blkOff + int64(len(r.blk)), r.blkOff + int64(r.pos), r.blkHdrOff}
 }
 
 // readSweep reads a whole trace, recording its events and the offsets of
@@ -171,9 +179,11 @@ func isTruncation(err error) bool {
 
 // TestTruncationSweep cuts each trace at many offsets (spread evenly, and
 // at and next to every block boundary) and checks that the reader gives
-// exactly the uncut trace's events up to the last complete block (same
-// offset, provider, ID, version and payload bytes), then an error that
-// says "truncated" (io.ErrUnexpectedEOF), never io.EOF.
+// exactly the uncut trace's events (same offset, provider, ID, version and
+// payload bytes) up to the cut: every event whose record ends before it,
+// the whole events of an event block the cut falls in included, then an
+// error that says "truncated" (io.ErrUnexpectedEOF), never io.EOF. In
+// strict mode, the events stop at the last complete block.
 func TestTruncationSweep(t *testing.T) {
 	start := time.Now()
 	total := 0
@@ -191,7 +201,8 @@ func TestTruncationSweep(t *testing.T) {
 			}
 			cuts := cutOffsets(len(tr.data), limit, n, bounds, maxBounds)
 			for _, cut := range cuts {
-				checkCut(t, tr.data, cut, full, trailer)
+				checkCut(t, tr.data, cut, full, trailer, false)
+				checkCut(t, tr.data, cut, full, trailer, true)
 			}
 			total += len(cuts)
 			t.Logf("%d bytes, %d events, %d block boundaries: %d cuts", len(tr.data), len(full), len(bounds), len(cuts))
@@ -200,7 +211,7 @@ func TestTruncationSweep(t *testing.T) {
 	t.Logf("%d cuts in %v", total, time.Since(start).Round(time.Millisecond))
 }
 
-func checkCut(t *testing.T, data []byte, cut int, full []sweepEvent, trailer int64) {
+func checkCut(t *testing.T, data []byte, cut int, full []sweepEvent, trailer int64, strict bool) {
 	t.Helper()
 	r, err := NewReader(bytes.NewReader(data[:cut:cut]))
 	if err != nil {
@@ -209,6 +220,7 @@ func checkCut(t *testing.T, data []byte, cut int, full []sweepEvent, trailer int
 		}
 		return
 	}
+	r.SetStrict(strict)
 	n := 0
 	for {
 		ev, err := r.Next()
@@ -216,32 +228,48 @@ func checkCut(t *testing.T, data []byte, cut int, full []sweepEvent, trailer int
 			if err == io.EOF {
 				// Every byte of the V1/V2 trailer is checked, so no cut
 				// ends cleanly.
-				t.Errorf("cut at %d: io.EOF after %d events, want a truncation error", cut, n)
+				t.Errorf("cut at %d (strict %v): io.EOF after %d events, want a truncation error", cut, strict, n)
 			} else if !isTruncation(err) {
-				t.Errorf("cut at %d: after %d events: %v, want a truncation error", cut, n, err)
+				t.Errorf("cut at %d (strict %v): after %d events: %v, want a truncation error", cut, strict, n, err)
+			}
+			if !strict {
+				var de *DamageError
+				if !errors.As(err, &de) || len(r.Damage()) != 1 || r.Damage()[0].Offset+r.Damage()[0].Length != int64(cut) {
+					t.Errorf("cut at %d: error %v, damage %v: want one record that runs to the cut", cut, err, r.Damage())
+				}
 			}
 			break
 		}
 		if n >= len(full) {
 			t.Fatalf("cut at %d: event %d %v, the whole trace has %d", cut, n, eventOf(r, ev), len(full))
 		}
-		if got := eventOf(r, ev); got != full[n] {
-			t.Fatalf("cut at %d: event %d is %v, want %v", cut, n, got, full[n])
+		if got := eventOf(r, ev); !got.same(full[n]) {
+			t.Fatalf("cut at %d (strict %v): event %d is %v, want %v", cut, strict, n, got, full[n])
 		}
 		n++
 	}
-	// Every event of a block that ends before the cut came out (allowing
-	// the 1-byte EndObject tag after a FastSerialization block), and none
-	// from beyond it.
+	// Strict: every event of a block that ends before the cut came out
+	// (allowing the 1-byte EndObject tag after a FastSerialization
+	// block), and none from beyond it. Else: every event whose record
+	// ends before the cut (where its block's header is whole).
 	want := 0
-	for want < len(full) && full[want].blockEnd+1 <= int64(cut) {
-		want++
+	if strict {
+		for want < len(full) && full[want].blockEnd+1 <= int64(cut) {
+			want++
+		}
+	} else {
+		for want < len(full) && full[want].recEnd <= int64(cut) {
+			want++
+		}
 	}
 	if n < want {
-		t.Errorf("cut at %d: %d events, but %d lie in blocks that end before the cut (next missing: %v)", cut, n, want, full[n])
+		t.Errorf("cut at %d (strict %v): %d events, but %d lie before the cut (next missing: %v)", cut, strict, n, want, full[n])
 	}
-	if n > 0 && full[n-1].blockEnd > int64(cut) {
+	if strict && n > 0 && full[n-1].blockEnd > int64(cut) {
 		t.Errorf("cut at %d: delivered %v from a block that ends at %d", cut, full[n-1], full[n-1].blockEnd)
+	}
+	if n > 0 && full[n-1].recEnd > int64(cut) {
+		t.Errorf("cut at %d: delivered %v, whose record ends at %d", cut, full[n-1], full[n-1].recEnd)
 	}
 }
 

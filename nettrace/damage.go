@@ -1,0 +1,549 @@
+package nettrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// ErrDamaged is wrapped by the error that ends a trace in which the
+// reader skipped damage (see Damage).
+var ErrDamaged = errors.New("damaged trace")
+
+// Damage is a part of a trace that the reader could not read and skipped
+// to go on with the rest. Offsets count bytes of the (decompressed) trace
+// stream.
+type Damage struct {
+	// Block is the kind of block the damage is in ("EventBlock",
+	// "MetadataBlock", …), "" where the stream's framing itself was lost
+	// and the reader searched for the next block.
+	Block string
+	// Offset is the first byte skipped and Length how many were. Events
+	// of one kind skipped one by one across the trace (events whose
+	// metadata, thread or label list is not defined) are one record:
+	// Offset is the first of them and Length their bytes together.
+	Offset, Length int64
+	// Events is how many events were lost, where the trace tells:
+	// NetTrace V4 and later number each thread's events, and the gaps
+	// the skipped range leaves in them count its events (the runtime's
+	// own drops are Reader.Dropped). -1 where the trace does not tell
+	// (older formats, the cut-off end of a truncated trace).
+	Events int64
+	// Err says what was wrong and where.
+	Err *Error
+}
+
+// String formats the record as one line: where, how much, and the error.
+func (d Damage) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d bytes at offset %d", d.Length, d.Offset)
+	switch {
+	case d.Events == 1:
+		b.WriteString(" (1 event lost)")
+	case d.Events > 1:
+		fmt.Fprintf(&b, " (%d events lost)", d.Events)
+	}
+	b.WriteString(": ")
+	b.WriteString(d.Err.Error())
+	return b.String()
+}
+
+// DamageError ends a trace in which the reader skipped damage: Next
+// returns it after the last event it could read, instead of io.EOF (or
+// instead of the error of a trace cut short). errors.Is(err, ErrDamaged)
+// holds, and errors.Is(err, io.ErrUnexpectedEOF) too when the trace was
+// cut short.
+type DamageError struct {
+	Damage []Damage
+}
+
+// Error says how many ranges were skipped, how many bytes and events
+// (where the trace tells), and the first damage in full:
+//
+//	nettrace: 2 damaged ranges skipped (65,536 bytes, at least 5,910 events lost); the first: 64,000 bytes at offset 1234: nettrace: EventBlock at offset …
+func (e *DamageError) Error() string {
+	var bytes, events int64
+	known := false
+	for _, d := range e.Damage {
+		bytes += d.Length
+		if d.Events >= 0 {
+			events += d.Events
+			known = true
+		}
+	}
+	var b strings.Builder
+	b.WriteString("nettrace: ")
+	if len(e.Damage) == 1 {
+		b.WriteString("1 damaged range skipped (")
+	} else {
+		b.WriteString(strconv.Itoa(len(e.Damage)))
+		b.WriteString(" damaged ranges skipped (")
+	}
+	b.WriteString(thousands(bytes))
+	b.WriteString(" bytes")
+	if known && events > 0 {
+		b.WriteString(", at least ")
+		b.WriteString(thousands(events))
+		if events == 1 {
+			b.WriteString(" event lost")
+		} else {
+			b.WriteString(" events lost")
+		}
+	}
+	b.WriteString(")")
+	if e.truncated() {
+		b.WriteString(", and the trace is cut short")
+	}
+	if len(e.Damage) > 0 {
+		b.WriteString("; the first: ")
+		b.WriteString(e.Damage[0].String())
+	}
+	return b.String()
+}
+
+func (e *DamageError) truncated() bool {
+	n := len(e.Damage)
+	return n > 0 && e.Damage[n-1].Err.class == classTrunc
+}
+
+// Unwrap returns ErrDamaged and each damage's *Error, so that errors.As
+// finds the first and errors.Is their sentinels (ErrFormat, and
+// io.ErrUnexpectedEOF when the trace was cut short).
+func (e *DamageError) Unwrap() []error {
+	errs := make([]error, 0, 1+len(e.Damage))
+	errs = append(errs, ErrDamaged)
+	for _, d := range e.Damage {
+		errs = append(errs, d.Err)
+	}
+	return errs
+}
+
+// thousands formats n with comma separators.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 || len(s) <= 3 {
+		return s
+	}
+	var b []byte
+	for i, c := range []byte(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// SetStrict makes the reader stop at the first damage, as a reader that
+// does not resynchronise would: Next returns that *Error, and again on
+// every later call. Call it before the first Next.
+func (r *Reader) SetStrict(on bool) { r.strict = on }
+
+// Damage returns the damage skipped so far, in the order it was found;
+// complete once Next has returned its last error. The caller must not
+// modify it.
+func (r *Reader) Damage() []Damage { return r.damage }
+
+// errClass says how the reader goes on after an error.
+type errClass uint8
+
+const (
+	// classBlock: the rest of the current block is skipped.
+	classBlock errClass = iota
+	// classRecord: the one event record is skipped; the block goes on.
+	classRecord
+	// classFraming: the stream is searched for the next block.
+	classFraming
+	// classTrunc: the input ends; the trace ends there.
+	classTrunc
+	// classFatal: reading cannot go on (an unsupported version, an I/O
+	// error of the source).
+	classFatal
+)
+
+// as sets the class of err, an *Error, and returns it.
+func as(c errClass, err error) error {
+	if e, ok := err.(*Error); ok {
+		e.class = c
+	}
+	return err
+}
+
+// recover records the damage err describes and positions the reader
+// where reading can go on; it returns nil when it can, else the error
+// that ends the trace (err itself in strict mode).
+func (r *Reader) recover(err error) error {
+	e, ok := err.(*Error)
+	if !ok || e.class == classFatal || r.strict {
+		return err
+	}
+	if r.cut != nil && e.class != classRecord {
+		// The block was cut short by the end of the input: whatever went
+		// wrong inside it, or after it, is the cut.
+		e = r.cut
+	}
+	blkEnd := r.blkOff + int64(len(r.blk))
+	switch e.class {
+	case classRecord:
+		events := int64(1)
+		if e.What == "metadata" {
+			events = 0 // a metadata record; the events that need it are counted as they come
+		}
+		r.recordDamage(e, r.blkOff+int64(r.pos)-e.Offset, events)
+		return nil
+	case classBlock:
+		if r.ver <= 2 {
+			// A V1/V2 record is its own block: when it does not parse, its
+			// size may be what is wrong. Search from its second byte.
+			r.s.unread(r.blk[min(1, len(r.blk)):])
+			r.pos, r.inEvents = len(r.blk), false
+			e.class = classFraming
+			return r.resync(e)
+		}
+		at := e.Offset
+		if at < r.blkOff || at > blkEnd {
+			at = r.blkOff
+		}
+		events := int64(0)
+		if e.Block == "EventBlock" || e.Block == "EventPipeFile" {
+			events = -1
+			if r.ver >= 4 {
+				events = 0 // the gaps the skipped events leave will count them
+			}
+		}
+		r.addDamage(Damage{Block: e.Block, Offset: at, Length: blkEnd - at, Events: events, Err: e})
+		fault := int(at - r.blkOff)
+		r.pos = len(r.blk)
+		r.checkFraming(fault)
+		return nil
+	case classFraming:
+		return r.resync(e)
+	}
+	// classTrunc: the input ends. In a block the input cut short (whose
+	// whole events were read), the damage is from the event it ends in;
+	// otherwise from the start of the item it ends in.
+	at := e.BlockOffset
+	if e.What != "" && (e.Offset < at || at == 0) {
+		at = e.Offset
+	}
+	if r.cut != nil {
+		// The input ends inside the block: a cut, or a size the damage
+		// made too large. In the second case the next block is in the
+		// bytes read as this one: after the fault when events of the
+		// block were read, else anywhere in them.
+		at, from := r.blkOff, 0
+		if orig := err.(*Error); orig != r.cut {
+			at, from = blkEnd, 1
+			if orig.Offset >= r.blkOff && orig.Offset < blkEnd {
+				at = orig.Offset
+			}
+		}
+		fault := int(at - r.blkOff)
+		if p := r.nextInside(r.blk[min(fault, len(r.blk)):], at, from); p >= 0 {
+			r.cut = nil
+			r.addDamage(Damage{Block: e.Block, Offset: at, Length: int64(p), Events: -1, Err: e})
+			r.s.unread(r.blk[fault+p:])
+			r.pos, r.inEvents = len(r.blk), false
+			r.endTag = false
+			return nil
+		}
+	}
+	r.s.discardAll()
+	r.addDamage(Damage{Block: e.Block, Offset: at, Length: max(r.s.off-at, 0), Events: -1, Err: e})
+	return r.end()
+}
+
+// end returns the error that ends the trace when the input has been read
+// to its end: io.EOF, or a *DamageError if anything was skipped.
+func (r *Reader) end() error {
+	if len(r.damage) == 0 {
+		return io.EOF
+	}
+	return &DamageError{Damage: r.damage}
+}
+
+// addDamage appends a record and starts a new epoch for the sequence
+// numbers, whose next gaps are the record's lost events.
+func (r *Reader) addDamage(d Damage) {
+	r.damage = append(r.damage, d)
+	r.suspect = true
+	r.damages++
+	r.drops.damaged()
+	if r.drops.lost == nil {
+		r.drops.lost = func(n int64) {
+			if d := &r.damage[len(r.damage)-1]; d.Events >= 0 {
+				d.Events += n
+			}
+		}
+	}
+}
+
+// recordDamage adds one skipped record of size n, holding events events,
+// to the record of its kind (its message), or starts that record.
+func (r *Reader) recordDamage(e *Error, n, events int64) {
+	if i, ok := r.recordKinds[e.Msg]; ok {
+		d := &r.damage[i]
+		d.Length += n
+		d.Events += events
+		return
+	}
+	if r.recordKinds == nil {
+		r.recordKinds = make(map[string]int)
+	}
+	r.recordKinds[e.Msg] = len(r.damage)
+	r.damage = append(r.damage, Damage{Block: e.Block, Offset: e.Offset, Length: n, Events: events, Err: e})
+}
+
+// FastSerialization framing (V3–V5): an object header is
+//
+//	BeginPrivateObject, BeginPrivateObject, NullReference,
+//	int32 version, int32 minReaderVersion, int32 len, name, EndObject
+//
+// and each object ends with an EndObject tag. After damage the reader
+// looks for the next header, whose block names are few and known.
+const maxFSHeader = 15 + 48 + 1
+
+var fsBlockNames = [][]byte{[]byte("EventBlock"), []byte("MetadataBlock"), []byte("StackBlock"), []byte("SPBlock")}
+
+// fsHeaderAt reports whether b begins with the header of a block object
+// this reader knows; b must hold maxFSHeader bytes unless the input ends
+// sooner.
+func fsHeaderAt(b []byte, _ int64) bool {
+	if len(b) < 15 || b[0] != tagBeginPrivateObject && b[0] != tagBeginObject || b[1] != b[0] || b[2] != tagNullReference {
+		return false
+	}
+	version := le32(b[3:])
+	minVersion := le32(b[7:])
+	n := le32(b[11:])
+	if version > 2 || minVersion > 2 || n < 7 || n > 13 || len(b) < 15+int(n)+1 || b[15+n] != tagEndObject {
+		return false
+	}
+	name := b[15 : 15+n]
+	for _, k := range fsBlockNames {
+		if bytes.Equal(name, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// checkFraming runs after damage inside a block of a V3–V5 stream: when
+// the block's stated size is right, its EndObject tag follows, then the
+// next object's header or the stream's end. When it is not, the size was
+// part of the damage: the next object may be inside the bytes read as the
+// block, and is put back into the stream; failing that, the next read
+// finds no EndObject tag and searches the stream.
+func (r *Reader) checkFraming(fault int) {
+	if r.ver == 6 {
+		// V6: the next block header must be credible; when it is not,
+		// the damaged block's size may be too large, and the next block
+		// inside the bytes read as this one. The search starts there.
+		at := r.s.off
+		if b, _ := r.s.peek(searchWindow); len(b) > 0 && !r.v6BlockAt(b, at) {
+			back := r.blk[min(max(fault, 0)+1, len(r.blk)):]
+			r.damage[len(r.damage)-1].Length -= int64(len(back))
+			r.s.unread(back)
+		}
+		return
+	}
+	if r.ver != 3 && r.ver != 4 {
+		return
+	}
+	b, _ := r.s.peek(1 + maxFSHeader)
+	if len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference || fsHeaderAt(b[1:], 0)) {
+		return
+	}
+	blk := r.blk[max(fault, 0):]
+	for i := 0; i+1 < len(blk); i++ {
+		if blk[i] == tagEndObject && fsHeaderAt(blk[i+1:], 0) {
+			back := len(blk) - i
+			d := &r.damage[len(r.damage)-1]
+			d.Length -= int64(back)
+			r.s.unread(blk[i:])
+			return
+		}
+	}
+}
+
+// resync searches the stream for where reading can go on after damage to
+// its framing: the next block header in a V3–V5 stream, the next event
+// record in a V1/V2 one. It records the bytes passed over as damage.
+func (r *Reader) resync(e *Error) error {
+	at := e.Offset
+	if at < 0 || at > r.s.off {
+		at = r.s.off
+	}
+	valid := fsHeaderAt
+	if r.ver <= 2 {
+		valid = r.v2RecordAt
+	} else if r.ver == 6 {
+		valid = r.v6BlockAt
+	}
+	// The bytes from the fault to the current position were read already;
+	// the search starts at the byte after the fault's own.
+	for {
+		b, err := r.s.peek(searchWindow)
+		i := 0
+		for ; i+maxFSHeader <= len(b) || err != nil && i < len(b); i++ {
+			if valid(b[i:], r.s.off+int64(i)) {
+				r.s.discard(i)
+				r.addDamage(Damage{Offset: at, Length: r.s.off - at, Events: -1, Err: e})
+				r.endTag = false
+				return nil
+			}
+		}
+		if err != nil || len(b) < maxFSHeader {
+			// The input ends: the rest was damage.
+			r.s.discard(len(b))
+			r.addDamage(Damage{Offset: at, Length: r.s.off - at, Events: -1, Err: e})
+			return r.end()
+		}
+		r.s.discard(i)
+	}
+}
+
+// searchWindow is how much of the stream resync looks at at once; it fits
+// the stream's buffer.
+const searchWindow = 60 << 10
+
+// v2RecordAt reports whether b, at stream offset off of a V1/V2 stream,
+// begins with a credible event record, or with the EventPipeFile trailer:
+// a record's size is exactly its header, payload and stack, it refers to
+// metadata already read (or is metadata), its timestamp is within a day
+// before the trace's sync time and a month after it, and b holds it and
+// the header of the record after it, which is credible too (a record
+// larger than b is not believed: after damage, a record is read only
+// when the next one confirms it). A metadata record's ID is its offset,
+// so the record after it may refer to it.
+func (r *Reader) v2RecordAt(b []byte, off int64) bool {
+	return r.v2Record(b, off, 1, 0)
+}
+
+func (r *Reader) v2Record(b []byte, off int64, depth int, pending uint32) bool {
+	if len(b) >= 9 && b[0] == tagEndObject {
+		if n := le32(b[1:]); n >= 1 && n < 1<<16 && int64(le32(b[5:])) == off {
+			return true
+		}
+	}
+	if len(b) < 56 {
+		return false
+	}
+	total := int64(le32(b)) + 4
+	if total < 60 || total > int64(len(b)) {
+		return false
+	}
+	meta := le32(b[4:])
+	if meta != 0 && meta != pending && r.meta[meta] == nil {
+		return false
+	}
+	pay := int64(le32(b[52:]))
+	if 56+pay+4 > total || meta == 0 && pay == 0 {
+		return false
+	}
+	if 56+pay+4+int64(le32(b[56+pay:])) != total {
+		return false
+	}
+	ts := int64(le32(b[12:])) | int64(le32(b[16:]))<<32
+	f, t0 := r.info.QPCFrequency, r.info.SyncTimeQPC
+	if meta != 0 && f > 0 && (ts < t0-86400*f || ts > t0+31*86400*f) {
+		return false
+	}
+	if depth == 0 {
+		return true
+	}
+	next := b[total:]
+	if len(next) == 0 {
+		return true // the input ends after it
+	}
+	if meta == 0 {
+		pending = uint32(off)
+	}
+	return r.v2Record(next, off+total, depth-1, pending) || len(next) < 56 && len(next) < 9
+}
+
+// v6BlockAt reports whether b, at stream offset off of a V6 stream, begins
+// with a credible block: a kind this reader knows (not a second
+// TraceBlock), content that starts as that kind's does, the whole block in
+// b, and a credible header after it (or the EndOfStream block ending the
+// input) unless the input ends there. A block larger than b is not
+// believed. V6 blocks carry no marks, so after damage the reader
+// believes a block only when it passes these checks.
+func (r *Reader) v6BlockAt(b []byte, off int64) bool {
+	return v6Block(b, 1, false)
+}
+
+// v6Block checks the block at b and, depth more deep, the ones after it;
+// end says whether the EndOfStream block is credible here (after a
+// credible block, not on its own: zeros end many a cut block).
+func v6Block(b []byte, depth int, end bool) bool {
+	if len(b) < 4 {
+		return false
+	}
+	x := le32(b)
+	size, kind := int(x&0xFFFFFF), int(x>>24)
+	if x == 0 {
+		return end && len(b) == 4 // EndOfStream: the last 4 bytes
+	}
+	if kind < kindEvent || kind > kindLabelList || size == 0 || 4+size > len(b) {
+		return false
+	}
+	c := b[4:]
+	if len(c) > size {
+		c = c[:size]
+	}
+	switch kind {
+	case kindEvent, kindMetadata:
+		if len(c) < 4 {
+			return false
+		}
+		hs := int(le16(c))
+		if hs < 20 || hs > size || le16(c[2:]) > 1 {
+			return false
+		}
+	case kindStack, kindLabelList:
+		if size < 8 || len(c) >= 8 && int64(le32(c[4:])) > int64(size-8) {
+			return false
+		}
+	case kindSequencePt:
+		if size < 16 || len(c) >= 16 && le32(c[8:]) > 3 {
+			return false
+		}
+	}
+	if depth == 0 || 4+size == len(b) {
+		return true
+	}
+	return v6Block(b[4+size:], depth-1, true)
+}
+
+func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+
+// nextInside looks for the next credible block (V1/V2: event record) in
+// b, bytes at stream offset off read as part of a damaged block, and
+// returns where it starts (for V3–V5, where the EndObject tag before it
+// is), or -1. It looks from b[from] on.
+func (r *Reader) nextInside(b []byte, off int64, from int) int {
+	for i := max(from, 1); i < len(b); i++ {
+		switch {
+		case r.ver <= 2:
+			if r.v2RecordAt(b[i:], off+int64(i)) {
+				return i
+			}
+		case r.ver == 6:
+			if r.v6BlockAt(b[i:], off+int64(i)) {
+				return i
+			}
+		default:
+			if b[i-1] == tagEndObject && fsHeaderAt(b[i:], 0) {
+				return i - 1
+			}
+		}
+	}
+	return -1
+}
