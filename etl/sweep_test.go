@@ -404,14 +404,29 @@ func TestETLHostileMemoryBound(t *testing.T) {
 		binary.LittleEndian.PutUint32(b[4:], maxBufferSize)
 		binary.LittleEndian.PutUint16(b[52:], le.Uint16(b[52:])|BufferFlagCompressed)
 	})
+	// The same two with a log header whose BufferSize allows them.
+	bigHead := bytes.Clone(head)
+	binary.LittleEndian.PutUint32(bigHead[bufferHeaderSize+systemHeaderSize:], maxBufferSize) // TRACE_LOGFILE_HEADER.BufferSize
+	withBigBuf := func(mod func(b []byte)) []byte {
+		b := bytes.Clone(second[:min(len(second), 4096)])
+		mod(b)
+		return append(bytes.Clone(bigHead), b...)
+	}
+	cases["BufferSize 64 MB, buffer size 64 MB"] = withBigBuf(func(b []byte) { binary.LittleEndian.PutUint32(b, maxBufferSize) })
+	cases["BufferSize 64 MB, compressed, expands to 64 MB"] = withBigBuf(func(b []byte) {
+		binary.LittleEndian.PutUint32(b, uint32(len(b)))
+		binary.LittleEndian.PutUint32(b[4:], maxBufferSize)
+		binary.LittleEndian.PutUint16(b[52:], le.Uint16(b[52:])|BufferFlagCompressed)
+	})
 	// 512 buffers of 88 bytes (16 compressed bytes each), each on its own
-	// processor and claiming to expand to the most the ratio allows
-	// (64 KB + 256 × 16), all held at once in TimeOrder.
+	// processor and claiming to expand to the most the log's BufferSize
+	// allows (64 KB; the ratio would allow 64 KB + 256 × 16), all held at
+	// once in TimeOrder.
 	spray := bytes.Clone(head)
 	for p := range 512 {
 		b := make([]byte, bufferHeaderSize+16)
 		binary.LittleEndian.PutUint32(b, uint32(len(b)))
-		binary.LittleEndian.PutUint32(b[4:], maxExpandFloor+maxExpandRatio*16)
+		binary.LittleEndian.PutUint32(b[4:], min(maxExpandFloor+maxExpandRatio*16, le.Uint32(head[bufferHeaderSize+systemHeaderSize:])))
 		binary.LittleEndian.PutUint16(b[40:], uint16(p+1))
 		binary.LittleEndian.PutUint16(b[52:], BufferFlagCompressed|BufferFlagProcessorIndex)
 		spray = append(spray, b...)
@@ -444,12 +459,11 @@ func TestETLHostileMemoryBound(t *testing.T) {
 					return
 				}
 				for i := 0; i < 1_000_000; i++ {
-					_, err := r.Next()
-					if err == io.EOF {
+					if _, err := r.Next(); err != nil {
+						if err != io.EOF {
+							firstErr = err
+						}
 						break
-					}
-					if err != nil && firstErr == nil {
-						firstErr = err
 					}
 				}
 			})
