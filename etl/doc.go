@@ -2,7 +2,7 @@
 //
 // Begin with Open, which takes a .etl file or a .zip holding one (NewReader
 // reads any io.Reader); Reader.Header describes the log. Then call
-// Reader.Next until it returns io.EOF:
+// Reader.Next until it returns an error, io.EOF for an intact log:
 //
 //	r, err := etl.Open("trace.etl.zip")
 //	...
@@ -13,7 +13,9 @@
 //			break
 //		}
 //		if err != nil {
-//			// a *FormatError; Next may be called again to go on
+//			// a *DamageError: every event outside the damaged
+//			// buffers was delivered; r.Damage() lists what was skipped
+//			break
 //		}
 //		// e.ProviderGUID, e.ID, e.Version, e.PointerSize, e.Payload, ...
 //	}
@@ -93,14 +95,54 @@
 //
 // # Errors and hostile input
 //
-// Errors are *FormatError values naming the buffer index, its file offset
+// Damage is local: a damaged buffer loses that buffer, never the rest of
+// the log. A buffer whose header, used size, compressed data or events do
+// not parse is recorded as a Damage (its index, the file offset and length
+// skipped, and a *FormatError naming the buffer index, its file offset
 // and, for one event, the event's offset: "etl: buffer 12 at offset
-// 786432: event at 786600: …". After an error Next continues with the next
-// buffer. A truncated file yields every complete event, then an error
-// wrapping ErrTruncated. Sizes read from the file never make the Reader
-// allocate more than the file can back (buffers are read in steps, and a
-// compressed buffer expands to at most its stated used size), and no input
-// makes it panic.
+// 786432: event at 786600: …"); the events before the fault are delivered
+// (a buffer is read front to back) and reading goes on with the next
+// buffer, in TimeOrder and in FileOrder alike, from files, zips and pipes.
+//
+// A buffer header that states an impossible size (below 72 bytes; above
+// the log's BufferSize, or in a compressed log above what BufferSize bytes
+// take as literals) gives no way to the next buffer, which is then found.
+// In a log whose buffers have all been BufferSize (uncompressed logs) it
+// is at the next multiple of BufferSize. Otherwise (compressed logs, whose
+// buffers are stored at their compressed size) the Reader searches
+// forward, byte by byte, for a header that passes every check: a size the
+// log allows; a used size of at least 72 bytes and at most BufferSize, and
+// not beyond the size of a buffer stored plain; known buffer flags
+// (nothing above ETW_BUFFER_FLAG_COMPRESSED) and type (at most
+// ETW_BUFFER_TYPE_DBG_INFO); a processor below the header's
+// NumberOfProcessors; a timestamp within the session's span, in the
+// events' clock or as a FILETIME, widened by the session's length and by
+// at least ten minutes; and a first event (in a compressed buffer, the
+// start of its expansion) with a trace header marker, a known header type
+// and a size that fits. Each offset costs a bounded amount of work and
+// the search only moves forward. On the real logs these checks accept
+// every buffer header and no other offset. After a searched range,
+// Event.Buffer counts it as one buffer.
+//
+// After the last event Next returns io.EOF when nothing was skipped, and
+// otherwise a *DamageError, on that and every later call: one line giving
+// how many ranges and bytes were skipped, then the first one's error in
+// full. errors.Is(err, ErrDamaged) holds, errors.As finds the first
+// range's *FormatError, and errors.Is(err, ErrTruncated) holds when the
+// file was cut: a truncated file yields every complete event, and its cut
+// tail (or, when it ends cleanly between buffers, the buffers the log
+// header counts but the file lacks) is a Damage like any other.
+// Reader.Damage lists the ranges. Reader.SetStrict makes the Reader stop
+// at the first damage instead, returning its *FormatError (after every
+// complete event, for a truncation). The first buffer, which holds the
+// log header, must read: without it NewReader fails. An error reading the
+// underlying file ends the log.
+//
+// Sizes read from the file never make the Reader allocate more than the
+// file can back (buffers are read in steps, and a compressed buffer
+// expands to at most its stated used size), no input makes it panic, and
+// every input comes to a final error after a number of calls to Next
+// bounded by its size.
 //
 // # Allocation
 //

@@ -59,7 +59,9 @@ type Event struct {
 	// event's offset inside the buffer. For a compressed buffer the second
 	// part is an offset into the expanded buffer.
 	Offset int64
-	// Buffer is the index of the event's buffer in file order, from 0.
+	// Buffer is the index of the event's buffer in file order, from 0. A
+	// damaged range the reader had to search past counts as one buffer
+	// (see Damage).
 	Buffer int
 	// HeaderKind says which header the event was written with.
 	HeaderKind HeaderKind

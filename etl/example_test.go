@@ -34,7 +34,7 @@ func Example() {
 			break
 		}
 		if err != nil {
-			log.Fatal(err) // a *etl.FormatError naming the buffer and offset
+			log.Fatal(err) // a *etl.DamageError: damaged buffers were skipped
 		}
 		events++
 		// e and its Payload are reused by the next call to Next. Package

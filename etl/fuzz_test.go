@@ -88,6 +88,26 @@ func FuzzReader(f *testing.F) {
 	f.Add(small)
 	f.Add(compressAll(small))
 	f.Add(small[:len(small)/2])
+	// Damaged buffer headers, which send the reader looking for the
+	// next buffer: at the next multiple of BufferSize in gcevents, by
+	// search in the shrunk copy and in the compressed cut.
+	gcBad := bytes.Clone(gc[:3<<16])
+	binary.LittleEndian.PutUint32(gcBad[1<<16:], 0xdeadbeef)
+	f.Add(gcBad)
+	smallBad := bytes.Clone(small)
+	binary.LittleEndian.PutUint32(smallBad[binary.LittleEndian.Uint32(small):], 0xdeadbeef)
+	f.Add(smallBad)
+	if cut, err := readZipETL("../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip"); err == nil {
+		n := 0
+		for off, i := 0, 0; i < 4; i++ {
+			n = off + int(binary.LittleEndian.Uint32(cut[off:]))
+			off = n
+		}
+		cut = bytes.Clone(cut[:n])
+		second := int(binary.LittleEndian.Uint32(cut)) + int(binary.LittleEndian.Uint32(cut[binary.LittleEndian.Uint32(cut):]))
+		binary.LittleEndian.PutUint32(cut[second:], 0xdeadbeef)
+		f.Add(cut)
+	}
 	if net, err := readZipETL(netZip); err == nil {
 		// The header buffer and the first two compressed buffers.
 		n := 0
@@ -98,10 +118,14 @@ func FuzzReader(f *testing.F) {
 		f.Add(net[:n])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Each reader resynchronises (the default): it must still come
+		// to a final error, within a number of calls bounded by the
+		// input's size, and give it again.
 		readers := []func() (*Reader, error){
 			func() (*Reader, error) { return NewReader(bytes.NewReader(data)) },
 			func() (*Reader, error) { return NewFileOrderReader(io.MultiReader(bytes.NewReader(data))) },
 		}
+		limit := etlNextBound(len(data))
 		for _, open := range readers {
 			r, err := open()
 			if err != nil {
@@ -110,18 +134,18 @@ func FuzzReader(f *testing.F) {
 			h := r.Header()
 			_ = h.StartTime.String()
 			for i := 0; ; i++ {
-				if i > 10_000_000 {
-					t.Fatal("no end in sight")
+				if i > limit {
+					t.Fatalf("no final error after %d calls to Next for %d bytes", limit, len(data))
 				}
 				e, err := r.Next()
-				if err == io.EOF {
-					break
-				}
 				if err != nil {
 					if err.Error() == "" {
 						t.Fatal("empty error")
 					}
-					continue
+					if err := checkFinal(r, err); err != nil {
+						t.Fatal(err)
+					}
+					break
 				}
 				if e.PointerSize != 4 && e.PointerSize != 8 {
 					t.Fatalf("pointer size %d", e.PointerSize)

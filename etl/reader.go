@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strconv"
+	"time"
 )
 
 // Order is the order in which a Reader delivers events.
@@ -34,9 +38,14 @@ func (o Order) String() string {
 	return fmt.Sprintf("Order(%d)", uint8(o))
 }
 
-// ErrTruncated is wrapped by the error Next returns when the file ends
-// inside a buffer (after every complete event has been delivered).
+// ErrTruncated is wrapped by the errors about a file that ends inside a
+// buffer, or before the buffers its log header counts: the *FormatError of
+// such a Damage record, and so Next's final *DamageError.
 var ErrTruncated = errors.New("file is truncated")
+
+// ErrDamaged is wrapped by Next's final error when parts of the log could
+// not be read and were skipped (a *DamageError).
+var ErrDamaged = errors.New("damaged log")
 
 // ErrUnsupported is wrapped by errors about buffers or events in a form
 // this package cannot read.
@@ -63,27 +72,133 @@ func (e *FormatError) Error() string {
 // Unwrap returns the underlying error.
 func (e *FormatError) Unwrap() error { return e.Err }
 
+// Damage is a part of the log that the reader could not read and skipped.
+//
+// For a buffer stored uncompressed, Offset and Length are file bytes: the
+// buffer's start, or the event at fault inside it, to the end of the
+// buffer (or to where reading resumed, when the next buffer header had to
+// be searched for). A compressed buffer is one unit on disk: its record
+// covers the whole buffer as stored, and Err names the event (an offset
+// into the expanded buffer, as Event.Offset) where reading stopped; the
+// events before it were delivered. Contiguous ranges make one record.
+type Damage struct {
+	Buffer int          // index in file order of the (first) buffer skipped
+	Offset int64        // file offset of the first byte skipped (the buffer's start, or the event at fault inside it)
+	Length int64        // bytes skipped from Offset (to the end of the buffer, or to where reading resumed)
+	Events int64        // events lost, where the log tells; -1 when it does not (ETL logs never count a buffer's events)
+	Err    *FormatError // what was wrong, naming buffer, offsets and cause
+}
+
+// DamageError is Next's final error, instead of io.EOF, when parts of the
+// log were damaged and skipped; Next returns it on every call after the
+// last event. errors.Is(err, ErrDamaged) holds, and errors.Is and
+// errors.As also see each record's *FormatError (so errors.Is(err,
+// ErrTruncated) holds when the file was cut).
+type DamageError struct {
+	Damage []Damage // every skipped range, in file order
+}
+
+// Error summarises the damage in one line: how many ranges, bytes and
+// events (where known) were skipped, then the first range's error, e.g.
+// "etl: 2 damaged buffers skipped (131,072 bytes); the first: buffer 12 at
+// offset 786432: event at 786600: …".
+func (e *DamageError) Error() string {
+	if len(e.Damage) == 0 {
+		return "etl: " + ErrDamaged.Error()
+	}
+	var bytes, events int64
+	unknown := 0
+	for _, d := range e.Damage {
+		bytes += d.Length
+		if d.Events < 0 {
+			unknown++
+		} else {
+			events += d.Events
+		}
+	}
+	s := "etl: damaged buffer skipped"
+	if len(e.Damage) > 1 {
+		s = "etl: " + strconv.Itoa(len(e.Damage)) + " damaged buffers skipped"
+	}
+	s += " (" + thousands(bytes) + " bytes"
+	switch {
+	case unknown == 0:
+		s += ", " + thousands(events) + " events"
+	case events > 0:
+		s += ", at least " + thousands(events) + " events"
+	}
+	s += ")"
+	first := "?"
+	if fe := e.Damage[0].Err; fe != nil {
+		first = fe.Error()
+		if len(first) > 5 && first[:5] == "etl: " {
+			first = first[5:]
+		}
+	}
+	if len(e.Damage) > 1 {
+		return s + "; the first: " + first
+	}
+	return s + ": " + first
+}
+
+// Unwrap returns ErrDamaged and each record's *FormatError.
+func (e *DamageError) Unwrap() []error {
+	errs := make([]error, 0, 1+len(e.Damage))
+	errs = append(errs, ErrDamaged)
+	for _, d := range e.Damage {
+		if d.Err != nil {
+			errs = append(errs, d.Err)
+		}
+	}
+	return errs
+}
+
+// thousands formats v with commas between groups of three digits.
+func thousands(v int64) string {
+	s := strconv.FormatInt(v, 10)
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	b := make([]byte, 0, len(s)+len(s)/3+1)
+	if neg {
+		b = append(b, '-')
+	}
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
 // bufInfo locates one buffer in the file.
 type bufInfo struct {
 	index int
 	off   int64
 	size  int // bytes of the buffer present in the file
 	trunc bool
+	want  int64 // the size its header states
 }
 
 // stream is one sequence of buffers read in order: one processor's in
 // TimeOrder, the whole file in FileOrder.
 type stream struct {
-	proc  uint16
-	prio  int // 0 for the header buffer, which goes first
-	bufs  []bufInfo
-	next  int // next entry of bufs
-	info  bufInfo
-	raw   []byte // the buffer as stored
-	exp   []byte // header + expanded data, for compressed buffers
-	buf   []byte // the events area: raw or exp, cut at the used end
-	pos   int    // next event in buf
-	trunc bool   // buf is cut short by the end of the file
+	proc       uint16
+	prio       int // 0 for the header buffer, which goes first
+	bufs       []bufInfo
+	next       int // next entry of bufs
+	info       bufInfo
+	raw        []byte // the buffer as stored
+	exp        []byte // header + expanded data, for compressed buffers
+	buf        []byte // the events area: raw or exp, cut at the used end
+	pos        int    // next event in buf
+	trunc      bool   // buf is cut short by the end of the file
+	compressed bool   // the buffer is stored compressed
+	// fault is why buf ends early: a compressed buffer whose expansion
+	// failed part way. It is reported when reading reaches it.
+	fault *FormatError
 	ev    Event
 	has   bool  // ev holds an event not yet delivered
 	need  bool  // must move to its next event before the next merge
@@ -106,13 +221,38 @@ type Reader struct {
 
 	streams []*stream
 
-	// FileOrder state.
+	// FileOrder state: the next buffer's offset and index, and the bytes
+	// read from src but not consumed (look, which starts at file offset
+	// lookOff; its storage is lookBuf).
 	fileOff int64
-	nbuf    int
+	nbuf    int // also, in TimeOrder, the number of buffers scanned
 	eof     bool
+	look    []byte
+	lookBuf []byte
+	lookOff int64
+	srcEOF  bool
 
-	expMem   int   // capacity of all streams' expanded buffers (TimeOrder)
-	deferred error // truncation, reported when everything else is read
+	// What a buffer header may state, from the log header (setLimits).
+	sizeLimit int64 // the largest buffer size
+	usedLimit int   // the largest used (expanded) size
+	// stride is BufferSize while every buffer so far has been that size in
+	// an uncompressed log: a damaged buffer header is then skipped to the
+	// next multiple. 0 otherwise.
+	stride   int64
+	nproc    int        // processors, for the header checks of resync; 0: unknown
+	spans    [][2]int64 // ranges a buffer's timestamp may take (resync)
+	resynced bool       // a buffer header was searched for: buffer counts are estimates
+	scratch  []byte     // TimeOrder: bytes peeked for resync
+	lz       []byte     // resync: the start of a candidate's expansion
+
+	expMem int // capacity of all streams' expanded buffers (TimeOrder)
+
+	strict   bool
+	started  bool
+	damage   []Damage
+	pending  error // strict: the damage reported once every event before it is out
+	fatal    error // returned by every call to Next: I/O errors, strict damage
+	final    error // io.EOF or a *DamageError, once finished
 	finished bool
 }
 
@@ -146,11 +286,14 @@ func NewReaderAt(ra io.ReaderAt, size int64) (*Reader, error) {
 // NewFileOrderReader returns a Reader that reads r front to back once and
 // delivers events in FileOrder.
 func NewFileOrderReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{src: r, order: FileOrder}
+	rd := &Reader{src: r, order: FileOrder, sizeLimit: maxBufferSize, usedLimit: maxBufferSize}
 	s := &stream{need: true}
 	rd.streams = []*stream{s}
 	if err := rd.readSeq(s); err != nil {
 		return nil, err
+	}
+	if s.done {
+		return nil, &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: fmt.Errorf("%w: empty file", ErrTruncated)}
 	}
 	if err := rd.init(s); err != nil {
 		return nil, err
@@ -159,22 +302,50 @@ func NewFileOrderReader(r io.Reader) (*Reader, error) {
 }
 
 func newReaderAt(ra io.ReaderAt, base, size int64) (*Reader, error) {
-	rd := &Reader{ra: ra, base: base, size: size, order: TimeOrder}
-	if err := rd.scan(); err != nil {
-		return nil, err
+	rd := &Reader{ra: ra, base: base, size: size, order: TimeOrder, sizeLimit: maxBufferSize, usedLimit: maxBufferSize}
+	if size < bufferHeaderSize {
+		err := fmt.Errorf("%w: empty file", ErrTruncated)
+		if size > 0 {
+			err = fmt.Errorf("%w: %d bytes, too few for a buffer header", ErrTruncated, size)
+		}
+		return nil, &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: err}
 	}
-	first := rd.streams[0]
+	var hb [bufferHeaderSize]byte
+	if n, err := ra.ReadAt(hb[:], base); n < len(hb) {
+		return nil, &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: readErr(err)}
+	}
+	bs := int64(le.Uint32(hb[0:]))
+	if bs < bufferHeaderSize || bs > maxBufferSize {
+		return nil, &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: fmt.Errorf("buffer size %d is out of range [%d, %d]: not an ETL file?", bs, bufferHeaderSize, maxBufferSize)}
+	}
+	info := bufInfo{index: 0, off: 0, size: int(min(bs, size)), trunc: bs > size, want: bs}
+	first := &stream{proc: procOf(hb[:]), prio: 0, need: true, bufs: []bufInfo{info}}
+	rd.streams = []*stream{first}
 	if err := rd.load(first); err != nil {
 		return nil, err
 	}
+	if first.done {
+		return nil, rd.damage[0].Err // the first buffer did not read
+	}
 	if err := rd.init(first); err != nil {
+		return nil, err
+	}
+	if err := rd.scan(int64(info.size)); err != nil {
 		return nil, err
 	}
 	return rd, nil
 }
 
+// readErr is err, or io.ErrUnexpectedEOF for a short read that gave none.
+func readErr(err error) error {
+	if err == nil {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
 // init decodes the log header from the first event of the first buffer,
-// which s holds.
+// which s holds, and sets what the header tells about the other buffers.
 func (r *Reader) init(s *stream) error {
 	fail := func(err error) error {
 		if s.trunc {
@@ -211,7 +382,69 @@ func (r *Reader) init(s *stream) error {
 	if r.hdr.PointerSize == 4 || r.hdr.PointerSize == 8 {
 		r.ptr = int(r.hdr.PointerSize)
 	}
+	r.setLimits(s.info.want)
 	return nil
+}
+
+// resyncMargin widens the span a buffer's timestamp must fall in (see
+// setLimits): buffers are stamped when they are flushed, which may be a
+// little after the session says it stopped.
+const resyncMargin = 10 * time.Minute
+
+// setLimits derives from the log header what the other buffers' headers
+// may state: a buffer is at most BufferSize (compressed, at most what
+// BufferSize bytes take as literals) and uses at most BufferSize; the
+// processor is below NumberOfProcessors; the buffer's timestamp (in the
+// events' clock, or as a FILETIME) falls between the session's start and
+// its end, widened by the session's length and at least resyncMargin.
+// first is the first buffer's stated size.
+func (r *Reader) setLimits(first int64) {
+	h := &r.hdr
+	if bs := int64(h.BufferSize); bs >= bufferHeaderSize && bs <= maxBufferSize {
+		r.usedLimit = int(bs)
+		if h.Compressed() {
+			r.sizeLimit = min(bs+bs/8+bufferHeaderSize, maxBufferSize)
+		} else {
+			r.sizeLimit = bs
+			if first == bs {
+				r.stride = bs
+			}
+		}
+	}
+	if n := h.NumberOfProcessors; n > 0 && n <= 1<<16 {
+		r.nproc = int(n)
+	}
+	var dur float64 // seconds
+	known := !h.StartTime.IsZero() && h.EndTime.After(h.StartTime)
+	if known {
+		dur = h.EndTime.Sub(h.StartTime).Seconds()
+	}
+	margin := max(dur, resyncMargin.Seconds())
+	// span returns [at - margin, at + dur + margin] in units of freq Hz,
+	// open above when the end is unknown, saturating.
+	span := func(at int64, freq float64) [2]int64 {
+		lo := float64(at) - margin*freq
+		hi := math.Inf(1)
+		if known {
+			hi = float64(at) + (dur+margin)*freq
+		}
+		clamp := func(f float64) int64 {
+			if f >= math.MaxInt64 {
+				return math.MaxInt64
+			}
+			if f <= math.MinInt64 {
+				return math.MinInt64
+			}
+			return int64(f)
+		}
+		return [2]int64{clamp(lo), clamp(hi)}
+	}
+	r.spans = append(r.spans[:0], span(h.HeaderTimestamp, float64(h.Frequency)))
+	if !h.StartTime.IsZero() {
+		// FILETIME: 100 ns since 1601.
+		ft := (h.StartTime.Unix()-fileTimeEpoch)*10_000_000 + int64(h.StartTime.Nanosecond())/100
+		r.spans = append(r.spans, span(ft, 10_000_000))
+	}
 }
 
 // Header returns the log header. The value belongs to the Reader.
@@ -232,9 +465,11 @@ func (r *Reader) RelativeMSec(ts int64) float64 {
 }
 
 // Close closes what Open opened; for Readers made with NewReader and
-// friends it closes nothing.
+// friends it closes nothing. Next returns io.EOF after Close.
 func (r *Reader) Close() error {
-	r.finished = true
+	if !r.finished {
+		r.finished, r.final = true, io.EOF
+	}
 	if r.closer != nil {
 		c := r.closer
 		r.closer = nil
@@ -243,19 +478,50 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// Next returns the next event, or io.EOF after the last one. The *Event
-// and its slices are valid until the next call. A malformed buffer or
-// event gives a *FormatError; calling Next again continues with the next
-// buffer. A truncated file gives every complete event, then an error
-// wrapping ErrTruncated, then io.EOF.
+// SetStrict, called before the first Next, makes the Reader stop at the
+// first damage instead of skipping it: Next returns that *FormatError, and
+// again on every later call. A truncated file still yields every complete
+// event before its error. In strict mode nothing is skipped, and Damage
+// returns nil. Calls after the first Next do nothing.
+func (r *Reader) SetStrict(on bool) {
+	if !r.started {
+		r.strict = on
+	}
+}
+
+// Damage returns the parts of the log skipped so far, in file order. The
+// list is complete once Next has returned its final error.
+func (r *Reader) Damage() []Damage { return slices.Clone(r.damage) }
+
+// Next returns the next event. The *Event and its slices are valid until
+// the next call.
+//
+// A buffer that does not read (a bad header, used size or compressed
+// data, or an event that does not parse) is recorded as a Damage and
+// skipped: Next delivers the buffer's events before the fault and goes on
+// with the next buffer, searching for its header when the damaged one
+// gives no way to it. After the last event Next returns io.EOF when
+// nothing was skipped, else a *DamageError listing what was; a file cut
+// short yields every complete event and a Damage wrapping ErrTruncated.
+// The final error is returned again on every later call. An error
+// reading the underlying file ends the log: Next returns it, as a
+// *FormatError, on that and every later call. See SetStrict for a Reader
+// that stops at the first damage.
 func (r *Reader) Next() (*Event, error) {
+	if r.fatal != nil {
+		return nil, r.fatal
+	}
 	if r.finished {
-		return nil, io.EOF
+		return nil, r.final
+	}
+	if !r.started {
+		r.start()
 	}
 	var best *stream
 	for _, s := range r.streams {
 		if s.need {
 			if err := r.advance(s); err != nil {
+				r.fatal = err
 				return nil, err
 			}
 			s.need = false
@@ -268,43 +534,123 @@ func (r *Reader) Next() (*Event, error) {
 		}
 	}
 	if best == nil {
-		r.finished = true
-		if r.deferred == nil {
-			r.checkBufferCount()
+		r.finish()
+		if r.fatal != nil {
+			return nil, r.fatal
 		}
-		if r.deferred != nil {
-			return nil, r.deferred
-		}
-		return nil, io.EOF
+		return nil, r.final
 	}
 	best.has = false
 	best.need = true
 	return &best.ev, nil
 }
 
-// checkBufferCount notes a file that ends cleanly between two buffers but
-// holds fewer buffers than the log header says were written: it was cut.
-func (r *Reader) checkBufferCount() {
-	want := int(r.hdr.BuffersWritten)
-	seen := r.nbuf
-	if r.order == TimeOrder {
-		seen = 0
-		for _, s := range r.streams {
-			seen += len(s.bufs)
-		}
+// start runs before the first event. In strict mode, the buffer headers a
+// TimeOrder scan found damaged end the log there: the buffers from the
+// first one on are dropped, and its error waits for the events before it.
+func (r *Reader) start() {
+	r.started = true
+	if !r.strict || len(r.damage) == 0 {
+		return
 	}
-	if want > 0 && seen < want {
-		end := r.size
-		if r.order == FileOrder {
-			end = r.fileOff
+	first := r.damage[0]
+	r.damage = nil
+	r.pending = first.Err
+	for _, s := range r.streams {
+		n := 0
+		for n < len(s.bufs) && s.bufs[n].off < first.Offset {
+			n++
 		}
-		r.deferred = &FormatError{Buffer: seen, BufferOffset: end, EventOffset: -1,
-			Err: fmt.Errorf("%w: the log header says %d buffers were written, the file holds %d", ErrTruncated, want, seen)}
+		s.bufs = s.bufs[:n]
 	}
 }
 
-// advance moves s to its next event, loading buffers as needed. On error
-// s stays marked for advancing, so the next call carries on.
+// finish decides the final error once every event is out.
+func (r *Reader) finish() {
+	r.finished = true
+	r.checkBufferCount()
+	switch {
+	case r.strict && r.pending != nil:
+		r.fatal = r.pending
+	case len(r.damage) > 0:
+		r.final = &DamageError{Damage: slices.Clone(r.damage)}
+	default:
+		r.final = io.EOF
+	}
+}
+
+// damaged handles a skipped range: recorded, or, in strict mode, the error
+// that ends the log (returned; a truncation waits for the other events).
+func (r *Reader) damaged(d Damage) error {
+	if r.strict {
+		if errors.Is(d.Err, ErrTruncated) {
+			if r.pending == nil {
+				r.pending = d.Err
+			}
+			return nil
+		}
+		return d.Err
+	}
+	r.addDamage(d)
+	return nil
+}
+
+// addDamage inserts d in file order, joining it to contiguous ranges.
+func (r *Reader) addDamage(d Damage) {
+	i, _ := slices.BinarySearchFunc(r.damage, d.Offset, func(x Damage, off int64) int {
+		switch {
+		case x.Offset < off:
+			return -1
+		case x.Offset > off:
+			return 1
+		}
+		return 0
+	})
+	r.damage = slices.Insert(r.damage, i, d)
+	join := func(i int) { // join record i+1 into record i if they touch
+		a, b := &r.damage[i], r.damage[i+1]
+		if a.Length == 0 || b.Length == 0 || a.Offset+a.Length != b.Offset {
+			return
+		}
+		a.Length += b.Length
+		if a.Events < 0 || b.Events < 0 {
+			a.Events = -1
+		} else {
+			a.Events += b.Events
+		}
+		r.damage = slices.Delete(r.damage, i+1, i+2)
+	}
+	if i+1 < len(r.damage) {
+		join(i)
+	}
+	if i > 0 {
+		join(i - 1)
+	}
+}
+
+// checkBufferCount notes a file that ends cleanly between two buffers but
+// holds fewer buffers than the log header says were written: it was cut.
+// After a header was searched for, the count of buffers seen is an
+// estimate, and the check is not made.
+func (r *Reader) checkBufferCount() {
+	want := int(r.hdr.BuffersWritten)
+	seen := r.nbuf
+	if want <= 0 || seen >= want || r.resynced {
+		return
+	}
+	end := r.size
+	if r.order == FileOrder {
+		end = r.fileOff
+	}
+	if n := len(r.damage); n > 0 && r.damage[n-1].Offset+r.damage[n-1].Length >= end {
+		return // the end is damaged already
+	}
+	r.damaged(Damage{Buffer: seen, Offset: end, Length: 0, Events: -1, Err: &FormatError{Buffer: seen, BufferOffset: end, EventOffset: -1,
+		Err: fmt.Errorf("%w: the log header says %d buffers were written, the file holds %d", ErrTruncated, want, seen)}})
+}
+
+// advance moves s to its next event, loading buffers as needed. Damage
+// is recorded on the way; an error ends the log.
 func (r *Reader) advance(s *stream) error {
 	for {
 		if s.buf != nil && s.pos < len(s.buf) {
@@ -325,87 +671,135 @@ func (r *Reader) advance(s *stream) error {
 				return nil
 			}
 			s.pos = len(s.buf)
-			if err != errEndOfBuffer {
-				if s.trunc {
-					r.noteTruncated(s)
-					continue
-				}
-				return &FormatError{Buffer: s.info.index, BufferOffset: s.info.off, EventOffset: s.info.off + int64(start), Err: err}
+			if err == errEndOfBuffer {
+				// Events fill a buffer up to its used size: a padding
+				// marker before it is damage (the real logs show none).
+				err = fmt.Errorf("padding marker %#08x at %d, before the buffer's used end %d", le.Uint32(s.buf[start:]), start, len(s.buf))
 			}
-		}
-		if s.trunc {
-			r.noteTruncated(s)
-		}
-		s.buf = nil
-		if r.order == FileOrder {
-			if err := r.readSeq(s); err != nil {
+			if err := r.bufferFault(s, start, err); err != nil {
 				return err
 			}
-		} else if err := r.load(s); err != nil {
+		}
+		if s.buf != nil && (s.fault != nil || s.trunc) {
+			if err := r.bufferFault(s, len(s.buf), nil); err != nil {
+				return err
+			}
+		}
+		s.buf = nil
+		var err error
+		if r.order == FileOrder {
+			err = r.readSeq(s)
+		} else {
+			err = r.load(s)
+		}
+		if err != nil {
 			return err
 		}
 		if s.done {
 			return nil
 		}
-		s.pos = bufferHeaderSize
 	}
 }
 
-func (r *Reader) noteTruncated(s *stream) {
-	s.trunc = false
-	if r.deferred == nil {
-		r.deferred = &FormatError{Buffer: s.info.index, BufferOffset: s.info.off, EventOffset: -1,
-			Err: fmt.Errorf("%w: buffer has %d bytes in the file, its header says more", ErrTruncated, s.info.size)}
+// bufferFault records the damage of s's buffer from its event at start,
+// where reading stopped with err (nil at the end of the events): the
+// buffer is cut short, its expansion failed, or the event did not parse.
+func (r *Reader) bufferFault(s *stream, start int, err error) error {
+	info := s.info
+	evOff := info.off + int64(start)
+	var fe *FormatError
+	switch {
+	case s.trunc:
+		fe = &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: evOff, Err: truncErr(info)}
+		if s.compressed || start >= len(s.buf) {
+			fe.EventOffset = -1
+		}
+	case s.fault != nil:
+		f := *s.fault
+		f.EventOffset = evOff
+		fe = &f
+	case err != nil:
+		fe = &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: evOff, Err: err}
+	default:
+		return nil
+	}
+	s.trunc, s.fault = false, nil
+	d := Damage{Buffer: info.index, Offset: info.off, Length: int64(info.size), Events: -1, Err: fe}
+	if !s.compressed {
+		at := min(int64(start), int64(info.size))
+		d.Offset, d.Length = info.off+at, int64(info.size)-at
+	}
+	return r.damaged(d)
+}
+
+// truncErr says that a buffer is cut short by the end of the file.
+func truncErr(info bufInfo) error {
+	return fmt.Errorf("%w: buffer has %d bytes in the file, its header says %d", ErrTruncated, info.size, info.want)
+}
+
+// checkSize returns why a buffer header's stated size is impossible, or
+// nil.
+func (r *Reader) checkSize(bs int64) error {
+	if bs < bufferHeaderSize || bs > r.sizeLimit {
+		return fmt.Errorf("buffer size %d is out of range [%d, %d]", bs, bufferHeaderSize, r.sizeLimit)
+	}
+	return nil
+}
+
+// noteSize keeps stride only while every buffer is BufferSize.
+func (r *Reader) noteSize(bs int64) {
+	if bs != r.stride {
+		r.stride = 0
 	}
 }
 
-// scan reads every buffer header (TimeOrder) and sorts the buffers into
-// per-processor streams; the first buffer becomes a stream of its own.
-func (r *Reader) scan() error {
+// scan reads every buffer header after the first (TimeOrder), from
+// offset off, and sorts the buffers into per-processor streams; the first
+// buffer is a stream of its own. A header stating an impossible size is
+// recorded as damage and the next one looked for (resync).
+func (r *Reader) scan(off int64) error {
 	var hb [bufferHeaderSize]byte
 	byProc := map[uint16]*stream{}
-	for off, i := int64(0), 0; off < r.size; i++ {
+	i := 1
+	for off < r.size {
 		left := r.size - off
 		if left < bufferHeaderSize {
-			r.deferred = &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1,
-				Err: fmt.Errorf("%w: %d bytes left, too few for a buffer header", ErrTruncated, left)}
+			r.addDamage(Damage{Buffer: i, Offset: off, Length: left, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1,
+				Err: fmt.Errorf("%w: %d bytes left, too few for a buffer header", ErrTruncated, left)}})
+			i++
 			break
 		}
 		if n, err := r.ra.ReadAt(hb[:], r.base+off); n < len(hb) {
-			return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}
+			return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: readErr(err)}
 		}
 		bs := int64(le.Uint32(hb[0:]))
-		if bs < bufferHeaderSize || bs > maxBufferSize {
-			if i == 0 {
-				return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: fmt.Errorf("buffer size %d is out of range [%d, %d]: not an ETL file?", bs, bufferHeaderSize, maxBufferSize)}
+		if err := r.checkSize(bs); err != nil {
+			next, skipped, rerr := r.resync(off)
+			if rerr != nil {
+				return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: rerr}
 			}
-			// Without a size there is no way to the next buffer.
-			r.deferred = &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: fmt.Errorf("buffer size %d is out of range [%d, %d]; the rest of the file is unreadable", bs, bufferHeaderSize, maxBufferSize)}
-			break
+			r.addDamage(Damage{Buffer: i, Offset: off, Length: next - off, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
+			i += skipped
+			off = next
+			continue
 		}
-		info := bufInfo{index: i, off: off, size: int(bs)}
+		r.noteSize(bs)
+		info := bufInfo{index: i, off: off, size: int(bs), want: bs}
 		if bs > left {
 			info.size, info.trunc = int(left), true
 		}
 		proc := procOf(hb[:])
-		var s *stream
-		if i == 0 {
-			s = &stream{proc: proc, prio: 0, need: true}
-			r.streams = append(r.streams, s)
-		} else if s = byProc[proc]; s == nil {
+		s := byProc[proc]
+		if s == nil {
 			s = &stream{proc: proc, prio: 1, need: true}
 			byProc[proc] = s
 			r.streams = append(r.streams, s)
 		}
 		s.bufs = append(s.bufs, info)
 		off += int64(info.size)
+		i++
 	}
-	if len(r.streams) == 0 {
-		if r.deferred != nil {
-			return r.deferred
-		}
-		return &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: fmt.Errorf("%w: empty file", ErrTruncated)}
-	}
+	r.nbuf = i
 	return nil
 }
 
@@ -417,75 +811,319 @@ func procOf(h []byte) uint16 {
 	return uint16(h[40])
 }
 
-// load reads s's next buffer with ReadAt (TimeOrder).
+// load reads s's next buffer that reads with ReadAt (TimeOrder),
+// recording the ones that do not as damage.
 func (r *Reader) load(s *stream) error {
-	if s.next >= len(s.bufs) {
-		s.done = true
-		return nil
-	}
-	info := s.bufs[s.next]
-	s.next++
-	s.raw = grow(s.raw, info.size)
-	if n, err := r.ra.ReadAt(s.raw, r.base+info.off); n < len(s.raw) {
-		return &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1, Err: err}
-	}
-	return r.setBuffer(s, info)
-}
-
-// readSeq reads the next buffer from the sequential source (FileOrder).
-func (r *Reader) readSeq(s *stream) error {
-	if r.eof {
-		s.done = true
-		return nil
-	}
-	info := bufInfo{index: r.nbuf, off: r.fileOff}
-	s.raw = grow(s.raw, bufferHeaderSize)
-	n, err := io.ReadFull(r.src, s.raw)
-	if err == io.EOF {
-		r.eof, s.done = true, true
-		return nil
-	}
-	if err != nil {
-		r.eof, s.done = true, true
-		if err == io.ErrUnexpectedEOF {
-			r.deferred = &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1,
-				Err: fmt.Errorf("%w: %d bytes left, too few for a buffer header", ErrTruncated, n)}
-			if info.index == 0 {
-				return r.deferred
-			}
+	for s.next < len(s.bufs) {
+		info := s.bufs[s.next]
+		s.next++
+		s.raw = grow(s.raw, info.size)
+		if n, err := r.ra.ReadAt(s.raw, r.base+info.off); n < len(s.raw) {
+			return &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1, Err: readErr(err)}
+		}
+		fe := r.setBuffer(s, info)
+		if fe == nil {
 			return nil
 		}
-		return &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1, Err: err}
-	}
-	bs := int(le.Uint32(s.raw[0:]))
-	if bs < bufferHeaderSize || bs > maxBufferSize {
-		r.eof, s.done = true, true
-		return &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1,
-			Err: fmt.Errorf("buffer size %d is out of range [%d, %d]; the rest of the file is unreadable", bs, bufferHeaderSize, maxBufferSize)}
-	}
-	// Read the rest in doubling steps, so a hostile size costs at most
-	// twice what is there.
-	have := bufferHeaderSize
-	for have < bs {
-		step := min(bs-have, max(have, 4096))
-		s.raw = grow(s.raw, have+step)
-		n, err := io.ReadFull(r.src, s.raw[have:have+step])
-		have += n
-		if err != nil {
-			r.eof = true
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				info.trunc = true
-				break
-			}
-			return &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1, Err: err}
+		if err := r.damaged(Damage{Buffer: info.index, Offset: info.off, Length: int64(info.size), Events: -1, Err: fe}); err != nil {
+			return err
 		}
 	}
-	s.raw = s.raw[:have]
-	info.size = have
-	r.nbuf++
-	r.fileOff += int64(have)
-	s.proc = procOf(s.raw)
-	return r.setBuffer(s, info)
+	s.done = true
+	return nil
+}
+
+// readSeq reads the next buffer that reads from the sequential source
+// (FileOrder), recording the ones that do not as damage. The first
+// buffer must read: without it there is no log header.
+func (r *Reader) readSeq(s *stream) error {
+	for !r.eof {
+		off, idx := r.fileOff, r.nbuf
+		h, err := r.peekSeq(off, bufferHeaderSize)
+		if err != nil {
+			r.eof = true
+			return &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}
+		}
+		if len(h) == 0 {
+			break
+		}
+		if len(h) < bufferHeaderSize {
+			r.eof = true
+			r.nbuf++
+			r.fileOff += int64(len(h))
+			fe := &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1,
+				Err: fmt.Errorf("%w: %d bytes left, too few for a buffer header", ErrTruncated, len(h))}
+			if idx == 0 {
+				return fe
+			}
+			if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: int64(len(h)), Events: -1, Err: fe}); err != nil {
+				return err
+			}
+			break
+		}
+		bs := int64(le.Uint32(h))
+		if err := r.checkSize(bs); err != nil {
+			fe := &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}
+			if idx == 0 {
+				r.eof = true
+				fe.Err = fmt.Errorf("%w: not an ETL file?", err)
+				return fe
+			}
+			next, skipped, rerr := r.resync(off)
+			if rerr != nil {
+				r.eof = true
+				return &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: rerr}
+			}
+			r.nbuf += skipped
+			r.fileOff = next
+			if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: next - off, Events: -1, Err: fe}); err != nil {
+				r.eof = true
+				return err
+			}
+			continue
+		}
+		// The bytes already looked at, then the rest from the source in
+		// doubling steps, so a hostile size costs at most twice what is
+		// there.
+		have := int(min(int64(len(r.look)), bs))
+		s.raw = grow(s.raw, have)
+		copy(s.raw, r.look[:have])
+		r.look = r.look[have:]
+		r.lookOff += int64(have)
+		for int64(have) < bs && !r.srcEOF {
+			step := min(int(bs)-have, max(have, 4096))
+			s.raw = grow(s.raw, have+step)
+			n, err := io.ReadFull(r.src, s.raw[have:have+step])
+			have += n
+			r.lookOff += int64(n)
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				r.srcEOF = true
+			} else if err != nil {
+				r.eof = true
+				return &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}
+			}
+		}
+		s.raw = s.raw[:have]
+		info := bufInfo{index: idx, off: off, size: have, trunc: int64(have) < bs, want: bs}
+		r.nbuf++
+		r.fileOff += int64(have)
+		if idx > 0 {
+			r.noteSize(bs)
+		}
+		s.proc = procOf(s.raw)
+		fe := r.setBuffer(s, info)
+		if fe == nil {
+			return nil
+		}
+		if idx == 0 {
+			r.eof = true
+			return fe
+		}
+		if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: int64(have), Events: -1, Err: fe}); err != nil {
+			return err
+		}
+	}
+	r.eof = true
+	s.done = true
+	return nil
+}
+
+// peekSeq returns up to n bytes of the sequential source from file
+// offset off (fewer at its end), dropping those before off; off must not
+// be before what was consumed. The bytes stay valid until the look-ahead
+// is next changed.
+func (r *Reader) peekSeq(off int64, n int) ([]byte, error) {
+	if d := off - r.lookOff; d > 0 {
+		if d <= int64(len(r.look)) {
+			r.look = r.look[d:]
+			r.lookOff = off
+		} else {
+			// Read past the bytes in between.
+			d -= int64(len(r.look))
+			r.lookOff += int64(len(r.look))
+			r.look = r.look[:0]
+			if cap(r.lookBuf) < 4096 {
+				r.lookBuf = make([]byte, 4096)
+			}
+			for d > 0 && !r.srcEOF {
+				m, err := io.ReadFull(r.src, r.lookBuf[:min(d, int64(cap(r.lookBuf)))])
+				d -= int64(m)
+				r.lookOff += int64(m)
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
+					r.srcEOF = true
+				} else if err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if r.lookOff < off {
+		return nil, nil // the file ends before off
+	}
+	if len(r.look) < n && !r.srcEOF {
+		if cap(r.lookBuf) < n {
+			r.lookBuf = make([]byte, n)
+		}
+		have := copy(r.lookBuf[:cap(r.lookBuf)], r.look)
+		m, err := io.ReadFull(r.src, r.lookBuf[have:n])
+		r.look = r.lookBuf[:have+m]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			r.srcEOF = true
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return r.look[:min(n, len(r.look))], nil
+}
+
+// peek returns up to n bytes of the file from offset off, fewer at its
+// end, valid until the next peek. In FileOrder off only goes forward.
+func (r *Reader) peek(off int64, n int) ([]byte, error) {
+	if r.order == FileOrder {
+		return r.peekSeq(off, n)
+	}
+	if off >= r.size {
+		return nil, nil
+	}
+	n = int(min(int64(n), r.size-off))
+	r.scratch = grow(r.scratch, n)
+	if m, err := r.ra.ReadAt(r.scratch, r.base+off); m < n {
+		return nil, readErr(err)
+	}
+	return r.scratch, nil
+}
+
+// Resynchronisation: how far a search for a buffer header reads at once,
+// and how many bytes from a candidate's start the checks look at.
+const (
+	resyncChunk     = 64 << 10
+	resyncLookahead = bufferHeaderSize + 56
+)
+
+// resync finds where reading goes on after the bad buffer header at off:
+// the offset of the next buffer (the end of the file if there is none)
+// and how many buffers the skipped range is taken to hold. In a log whose
+// buffers have all been BufferSize that is the next multiple of it;
+// otherwise the first offset after off where a header passes the checks
+// of candidate. Each byte costs a bounded amount of work, and the search
+// only goes forward.
+func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
+	if r.stride > 0 {
+		next = (off/r.stride + 1) * r.stride
+		if r.order == TimeOrder && next > r.size {
+			next = r.size
+		}
+		if r.order == FileOrder {
+			// Go there, or to the end of the file if it is nearer.
+			if _, err := r.peekSeq(next, bufferHeaderSize); err != nil {
+				return 0, 0, err
+			}
+			next = min(next, r.lookOff)
+		}
+		return next, int((next - off + r.stride - 1) / r.stride), nil
+	}
+	r.resynced = true
+	pos := off + 1
+	for {
+		b, err := r.peek(pos, resyncChunk+resyncLookahead)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(b) < bufferHeaderSize {
+			return pos + int64(len(b)), 1, nil // no header before the end
+		}
+		last := len(b) - resyncLookahead // candidates with the whole look-ahead
+		if len(b) < resyncChunk+resyncLookahead {
+			last = len(b) - bufferHeaderSize + 1 // the end of the file: each with a whole header
+		}
+		for i := range last {
+			if r.candidate(b[i:]) {
+				return pos + int64(i), 1, nil
+			}
+		}
+		pos += int64(last)
+	}
+}
+
+// candidate reports whether b, at least a buffer header's bytes, starts
+// with a header this log could hold: a size the log allows (checkSize); a
+// used size of at least a header and at most BufferSize, and not beyond
+// the buffer's size unless it is compressed; known buffer flags
+// (ETW_BUFFER_FLAG_*, nothing above 0x40) and type (at most
+// ETW_BUFFER_TYPE_DBG_INFO); a processor below NumberOfProcessors; a
+// timestamp in the span setLimits gives; and a first event whose header
+// marker, type and size make sense (for a compressed buffer, in the first
+// bytes of its expansion). Each check is cheap and bounded.
+func (r *Reader) candidate(b []byte) bool {
+	size := int64(le.Uint32(b[0:]))
+	if size < bufferHeaderSize || size > r.sizeLimit {
+		return false
+	}
+	flags := le.Uint16(b[52:])
+	if flags&^0x7f != 0 || le.Uint16(b[54:]) > BufferTypeDbgInfo {
+		return false
+	}
+	saved := int64(le.Uint32(b[4:]))
+	if saved == 0 {
+		saved = int64(le.Uint32(b[48:]))
+	}
+	compressed := flags&BufferFlagCompressed != 0
+	if saved < bufferHeaderSize || saved > int64(r.usedLimit) || !compressed && saved > size {
+		return false
+	}
+	if r.nproc > 0 && int(procOf(b)) >= r.nproc {
+		return false
+	}
+	ts := int64(le.Uint64(b[16:]))
+	in := false
+	for _, sp := range r.spans {
+		if ts >= sp[0] && ts <= sp[1] {
+			in = true
+		}
+	}
+	if !in {
+		return false
+	}
+	if saved == bufferHeaderSize {
+		return true // no events
+	}
+	ev := b[bufferHeaderSize:]
+	if compressed {
+		out, _ := decompressLZ77(r.lz[:0], ev[:min(len(ev), int(size)-bufferHeaderSize)], 8)
+		r.lz = out[:0]
+		ev = out
+	}
+	return plausibleEvent(ev, saved-bufferHeaderSize)
+}
+
+// plausibleEvent reports whether b starts with an event header whose
+// marker, type and size make sense for a buffer with room bytes of
+// events. It looks at 8 bytes.
+func plausibleEvent(b []byte, room int64) bool {
+	if len(b) < 8 || b[3]&markerTraceHeader == 0 {
+		return false
+	}
+	size := int64(le.Uint16(b[0:]))
+	hsize := int64(messageHeaderSize)
+	if b[3]&markerMessage == 0 {
+		switch b[2] {
+		case typeSystem32, typeSystem64:
+			hsize, size = systemHeaderSize, int64(le.Uint16(b[4:]))
+		case typeCompact32, typeCompact64:
+			hsize, size = compactHeaderSize, int64(le.Uint16(b[4:]))
+		case typePerfInfo32, typePerfInfo64:
+			hsize, size = perfInfoHeaderSize, int64(le.Uint16(b[4:]))
+		case typeFullHeader32, typeFullHeader64:
+			hsize = traceHeaderSize
+		case typeInstance32, typeInstance64:
+			hsize = instanceHeaderSize
+		case typeEventHeader32, typeEventHeader64:
+			hsize = eventHeaderSize
+		default:
+			return false
+		}
+	}
+	return size >= hsize && size <= room
 }
 
 // Limits on compressed buffers: one may expand to at most
@@ -510,22 +1148,25 @@ func grow(b []byte, n int) []byte {
 }
 
 // setBuffer validates the buffer in s.raw and points s.buf at its events,
-// expanding it first if it is compressed.
-func (r *Reader) setBuffer(s *stream, info bufInfo) error {
+// expanding it first if it is compressed. It returns why a buffer has no
+// events to read. A compressed buffer whose expansion fails part way
+// keeps what expanded, and s.fault says why it ends there.
+func (r *Reader) setBuffer(s *stream, info bufInfo) *FormatError {
 	s.info = info
 	s.trunc = info.trunc
+	s.fault = nil
 	s.pos = bufferHeaderSize
+	s.buf = nil
 	raw := s.raw[:info.size]
-	fail := func(err error) error {
-		s.buf = nil
+	fail := func(err error) *FormatError {
+		s.buf, s.trunc = nil, false
 		if info.trunc {
-			r.noteTruncated(s)
-			return nil
+			err = fmt.Errorf("%w (%v)", truncErr(info), err)
 		}
 		return &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1, Err: err}
 	}
 	if len(raw) < bufferHeaderSize {
-		return fail(fmt.Errorf("%w: %d bytes, too few for a buffer header", ErrTruncated, len(raw)))
+		return fail(fmt.Errorf("%d bytes, too few for a buffer header", len(raw)))
 	}
 	saved := int(le.Uint32(raw[4:]))
 	flags := le.Uint16(raw[52:])
@@ -534,10 +1175,11 @@ func (r *Reader) setBuffer(s *stream, info bufInfo) error {
 	if saved == 0 {
 		saved = int(le.Uint32(raw[48:])) // Offset
 	}
-	if saved < bufferHeaderSize || saved > maxBufferSize {
-		return fail(fmt.Errorf("used size %d is out of range (buffer type %d, flags %#x)", saved, btype, flags))
+	s.compressed = flags&BufferFlagCompressed != 0
+	if saved < bufferHeaderSize || saved > r.usedLimit {
+		return fail(fmt.Errorf("used size %d is out of range [%d, %d] (buffer type %d, flags %#x)", saved, bufferHeaderSize, r.usedLimit, btype, flags))
 	}
-	if flags&BufferFlagCompressed != 0 {
+	if s.compressed {
 		// Bound what a few compressed bytes may claim to expand to, and
 		// what all the streams' expanded buffers may hold at once.
 		packed := len(raw) - bufferHeaderSize
@@ -557,15 +1199,17 @@ func (r *Reader) setBuffer(s *stream, info bufInfo) error {
 				return fail(fmt.Errorf("expanded buffers held at once reach %d bytes, over the %d-byte limit", r.expMem, maxExpandTotal))
 			}
 		}
-		if err != nil && !info.trunc {
-			return fail(fmt.Errorf("%w: compressed buffer (flags %#x): %v", ErrUnsupported, flags, err))
-		}
-		if len(s.exp) != saved && !info.trunc {
-			return fail(fmt.Errorf("%w: compressed buffer expands to %d bytes, its header says %d", ErrUnsupported, len(s.exp), saved))
-		}
 		s.buf = s.exp
-		if len(s.exp) < saved {
-			s.trunc = true
+		switch {
+		case info.trunc:
+			// The events that expanded are read; the cut is reported
+			// after them.
+		case err != nil:
+			s.fault = &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1,
+				Err: fmt.Errorf("%w: compressed buffer (flags %#x): %v, after %d of its %d bytes", ErrUnsupported, flags, err, len(s.exp), saved)}
+		case len(s.exp) != saved:
+			s.fault = &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: -1,
+				Err: fmt.Errorf("%w: compressed buffer expands to %d bytes, its header says %d", ErrUnsupported, len(s.exp), saved)}
 		}
 		return nil
 	}

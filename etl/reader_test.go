@@ -206,8 +206,12 @@ func TestTruncated(t *testing.T) {
 			if len(got) != want {
 				t.Errorf("cut %#x %v: %d events, want %d", cut, order, len(got), want)
 			}
-			if _, err := r.Next(); err != io.EOF {
-				t.Errorf("cut %#x %v: after the error: %v", cut, order, err)
+			var de *DamageError
+			if !errors.As(err, &de) || !errors.Is(err, ErrDamaged) || len(de.Damage) != 1 || !reflect.DeepEqual(de.Damage, r.Damage()) {
+				t.Errorf("cut %#x %v: final error %T %v, damage %+v", cut, order, err, err, r.Damage())
+			}
+			if _, again := r.Next(); again != err {
+				t.Errorf("cut %#x %v: after the final error: %v", cut, order, again)
 			}
 		}
 	}
@@ -250,41 +254,49 @@ func TestErrorsNameTheOffset(t *testing.T) {
 	// Buffer 1 starts at 0x10000; its first event at 0x10048. Give it an
 	// unknown header type.
 	bad[0x10048+2] = 0x33
+	want := "etl: buffer 1 at offset 65536: event at 65608: unsupported event header type 51"
+	full := len(readAll(t, mustFileOrder(t, data)))
 	r := mustFileOrder(t, bad)
-	var fe *FormatError
-	n := 0
-	for {
-		_, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %T %v", err, err)
-			}
-			want := "etl: buffer 1 at offset 65536: event at 65608: unsupported event header type 51"
-			if !strings.HasPrefix(err.Error(), want) {
-				t.Errorf("error %q, want prefix %q", err, want)
-			}
-			continue
-		}
-		n++
+	got, err := readUntilErr(r, 1e6)
+	var de *DamageError
+	if !errors.As(err, &de) || len(de.Damage) != 1 {
+		t.Fatalf("error %T %v", err, err)
 	}
-	if fe == nil {
-		t.Fatal("no error")
+	d := de.Damage[0]
+	if d.Buffer != 1 || d.Offset != 0x10048 || d.Length != 0x10000-0x48 || d.Events != -1 || !strings.HasPrefix(d.Err.Error(), want) {
+		t.Errorf("damage %+v: %v", d, d.Err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "etl: damaged buffer skipped (65,464 bytes): buffer 1 at offset 65536: event at 65608: ") {
+		t.Errorf("final error %q", msg)
+	}
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe != d.Err {
+		t.Errorf("errors.As finds %v, not the damage's error", fe)
 	}
 	// The rest of buffer 1 is dropped; the other buffers still read.
-	if full := len(readAll(t, mustFileOrder(t, data))); n >= full || n < full-20 {
+	if n := len(got); n >= full || n < full-20 {
 		t.Errorf("%d events after the error, full file has %d", n, full)
 	}
 
-	// A hostile buffer size: an error, not a 4 GB allocation.
+	// A hostile buffer size: damage, not a 4 GB allocation, and the
+	// buffers after it are read.
 	bad = append([]byte(nil), data...)
 	binary.LittleEndian.PutUint32(bad[0x10000:], 0xFFFFFFF0)
 	for _, r := range []*Reader{mustReader(t, bad), mustFileOrder(t, bad)} {
-		_, err := readUntilErr(r, 1e6)
-		if err == io.EOF || !strings.Contains(err.Error(), "buffer 1 at offset 65536") {
+		got, err := readUntilErr(r, 1e6)
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "buffer 1 at offset 65536: buffer size 4294967280 is out of range [72, 65536]") {
 			t.Errorf("%v: err %v", r.Order(), err)
+		}
+		if dm := r.Damage(); len(dm) != 1 || dm[0].Offset != 0x10000 || dm[0].Length != 0x10000 {
+			t.Errorf("%v: damage %+v", r.Order(), dm)
+		}
+		for _, e := range got {
+			if e.Buffer == 1 {
+				t.Fatalf("%v: %v delivered from the skipped buffer", r.Order(), e)
+			}
+		}
+		if len(got) < 40 {
+			t.Errorf("%v: %d events", r.Order(), len(got))
 		}
 	}
 	// Not an ETL file at all.

@@ -114,7 +114,8 @@ func etlCuts(size, limit, n int, bufs []etlBuffer, maxBufs int) []int {
 // buffer, header, IDs, timestamp and payload bytes), including every event
 // of every buffer that ends before the cut; in TimeOrder, the uncut log's
 // time-ordered events minus some, keeping those same complete buffers.
-// Then an error wrapping ErrTruncated, then io.EOF.
+// Then a *DamageError wrapping ErrTruncated, with one range that ends at
+// the cut, on this and every later call.
 func TestETLTruncationSweep(t *testing.T) {
 	start := time.Now()
 	total := 0
@@ -187,13 +188,18 @@ func checkETLCut(t *testing.T, data []byte, c etlCut, order Order, full []ev, co
 		return
 	}
 	got, err := readUntilErr(r, len(full)+10)
+	var de *DamageError
 	switch {
-	case errors.Is(err, ErrTruncated) && strings.Contains(err.Error(), "truncated"):
+	case errors.As(err, &de) && errors.Is(err, ErrTruncated) && strings.Contains(err.Error(), "truncated"):
+		// One range, from the first byte not delivered to the end.
+		if d := de.Damage; len(d) != 1 || d[0].Offset+d[0].Length != int64(cut) || d[0].Length < 0 {
+			t.Errorf("cut at %d, %v: damage %+v", cut, order, d)
+		}
 	default:
-		t.Errorf("cut at %d, %v: after %d events: %v, want ErrTruncated", cut, order, len(got), err)
+		t.Errorf("cut at %d, %v: after %d events: %v, want a *DamageError wrapping ErrTruncated", cut, order, len(got), err)
 	}
-	if _, err := r.Next(); err != io.EOF {
-		t.Errorf("cut at %d, %v: after the truncation error: %v, want io.EOF", cut, order, err)
+	if _, again := r.Next(); again != err {
+		t.Errorf("cut at %d, %v: after the final error: %v, want it again", cut, order, again)
 	}
 	// got must be full with some events left out: in FileOrder only a
 	// tail, in TimeOrder any (each processor's stream loses its tail).
@@ -221,9 +227,9 @@ func checkETLCut(t *testing.T, data []byte, c etlCut, order Order, full []ev, co
 
 // TestETLCorruptionSweep flips bytes of each log (a seeded PRNG, so
 // failures reproduce), at random offsets and inside buffer and event
-// headers, and reads it in both orders to io.EOF, calling Next again after
-// each error as the doc allows: no panic, no hang, a bounded number of
-// calls, and every error a *FormatError (or ErrTruncated).
+// headers, and reads it in both orders to its final error: no panic, no
+// hang, a bounded number of calls, and io.EOF or a *DamageError that
+// lists the reader's Damage.
 func TestETLCorruptionSweep(t *testing.T) {
 	start := time.Now()
 	total := 0
@@ -285,11 +291,11 @@ func readCorruptETL(t *testing.T, what string, data []byte, order Order) {
 	t.Helper()
 	type result struct {
 		calls int
-		err   error // the first error that is not a *FormatError
+		err   error // what is wrong
 		panic string
 	}
 	done := make(chan result, 1)
-	limit := len(data) + 100 // an event takes at least 8 bytes
+	limit := etlNextBound(len(data))
 	go func() {
 		var res result
 		defer func() {
@@ -310,15 +316,9 @@ func readCorruptETL(t *testing.T, what string, data []byte, order Order) {
 		}
 		for ; res.calls <= limit; res.calls++ {
 			e, err := r.Next()
-			if err == io.EOF {
-				return
-			}
 			if err != nil {
-				var fe *FormatError
-				if !errors.As(err, &fe) && res.err == nil {
-					res.err = err
-				}
-				continue
+				res.err = checkFinal(r, err)
+				return
 			}
 			if e.PointerSize != 4 && e.PointerSize != 8 {
 				res.err = fmt.Errorf("pointer size %d", e.PointerSize)
@@ -333,7 +333,7 @@ func readCorruptETL(t *testing.T, what string, data []byte, order Order) {
 			t.Fatalf("%s: panic: %s", what, res.panic)
 		}
 		if res.calls > limit {
-			t.Fatalf("%s: no io.EOF after %d calls to Next", what, limit)
+			t.Fatalf("%s: no final error after %d calls to Next", what, limit)
 		}
 		if res.err != nil {
 			t.Fatalf("%s: %v", what, res.err)
@@ -341,6 +341,40 @@ func readCorruptETL(t *testing.T, what string, data []byte, order Order) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s: reader did not finish within 20s", what)
 	}
+}
+
+// etlNextBound is the most calls to Next a log of n bytes may take to
+// reach its final error: an event takes at least 8 bytes of its buffer,
+// a compressed buffer (at least a header's bytes) expands to at most
+// maxExpandFloor + maxExpandRatio times its compressed bytes.
+func etlNextBound(n int) int {
+	return 2 + (n+(n/bufferHeaderSize+1)*maxExpandFloor+maxExpandRatio*n)/8
+}
+
+// checkFinal checks the error that ended a non-strict reading: io.EOF
+// with no damage, or a *DamageError that lists Damage (each range with a
+// *FormatError naming its buffer), and the same error from the next call.
+func checkFinal(r *Reader, err error) error {
+	if _, again := r.Next(); again != err {
+		return fmt.Errorf("final error %v, then %v", err, again)
+	}
+	dm := r.Damage()
+	if err == io.EOF {
+		if len(dm) != 0 {
+			return fmt.Errorf("io.EOF with damage %+v", dm)
+		}
+		return nil
+	}
+	var de *DamageError
+	if !errors.As(err, &de) || !errors.Is(err, ErrDamaged) || len(dm) == 0 || !slices.Equal(de.Damage, dm) {
+		return fmt.Errorf("final error %T %v, damage %+v", err, err, dm)
+	}
+	for i, d := range dm {
+		if d.Err == nil || d.Err.Buffer != d.Buffer || d.Length < 0 || d.Events != -1 || i > 0 && dm[i-1].Offset+dm[i-1].Length > d.Offset {
+			return fmt.Errorf("damage %d of %d: %+v", i, len(dm), d)
+		}
+	}
+	return nil
 }
 
 // etlHostileBound is the most the reader may allocate (TotalAlloc growth,
@@ -370,14 +404,29 @@ func TestETLHostileMemoryBound(t *testing.T) {
 		binary.LittleEndian.PutUint32(b[4:], maxBufferSize)
 		binary.LittleEndian.PutUint16(b[52:], le.Uint16(b[52:])|BufferFlagCompressed)
 	})
+	// The same two with a log header whose BufferSize allows them.
+	bigHead := bytes.Clone(head)
+	binary.LittleEndian.PutUint32(bigHead[bufferHeaderSize+systemHeaderSize:], maxBufferSize) // TRACE_LOGFILE_HEADER.BufferSize
+	withBigBuf := func(mod func(b []byte)) []byte {
+		b := bytes.Clone(second[:min(len(second), 4096)])
+		mod(b)
+		return append(bytes.Clone(bigHead), b...)
+	}
+	cases["BufferSize 64 MB, buffer size 64 MB"] = withBigBuf(func(b []byte) { binary.LittleEndian.PutUint32(b, maxBufferSize) })
+	cases["BufferSize 64 MB, compressed, expands to 64 MB"] = withBigBuf(func(b []byte) {
+		binary.LittleEndian.PutUint32(b, uint32(len(b)))
+		binary.LittleEndian.PutUint32(b[4:], maxBufferSize)
+		binary.LittleEndian.PutUint16(b[52:], le.Uint16(b[52:])|BufferFlagCompressed)
+	})
 	// 512 buffers of 88 bytes (16 compressed bytes each), each on its own
-	// processor and claiming to expand to the most the ratio allows
-	// (64 KB + 256 × 16), all held at once in TimeOrder.
+	// processor and claiming to expand to the most the log's BufferSize
+	// allows (64 KB; the ratio would allow 64 KB + 256 × 16), all held at
+	// once in TimeOrder.
 	spray := bytes.Clone(head)
 	for p := range 512 {
 		b := make([]byte, bufferHeaderSize+16)
 		binary.LittleEndian.PutUint32(b, uint32(len(b)))
-		binary.LittleEndian.PutUint32(b[4:], maxExpandFloor+maxExpandRatio*16)
+		binary.LittleEndian.PutUint32(b[4:], min(maxExpandFloor+maxExpandRatio*16, le.Uint32(head[bufferHeaderSize+systemHeaderSize:])))
 		binary.LittleEndian.PutUint16(b[40:], uint16(p+1))
 		binary.LittleEndian.PutUint16(b[52:], BufferFlagCompressed|BufferFlagProcessorIndex)
 		spray = append(spray, b...)
@@ -410,12 +459,11 @@ func TestETLHostileMemoryBound(t *testing.T) {
 					return
 				}
 				for i := 0; i < 1_000_000; i++ {
-					_, err := r.Next()
-					if err == io.EOF {
+					if _, err := r.Next(); err != nil {
+						if err != io.EOF {
+							firstErr = err
+						}
 						break
-					}
-					if err != nil && firstErr == nil {
-						firstErr = err
 					}
 				}
 			})
