@@ -75,4 +75,6 @@ var tracesColumns = []column{
 	{name: "processors", kind: clrimpl.ColumnInt32},
 	{name: "events", kind: clrimpl.ColumnInt64},
 	{name: "decode_errors", kind: clrimpl.ColumnInt64},
+	{name: "damaged_bytes", kind: clrimpl.ColumnInt64},
+	{name: "damage", kind: clrimpl.ColumnString, optional: true},
 }

@@ -25,7 +25,8 @@ import (
 
 // The traces of these tests: small ones of the repository, and a copy of
 // the SampleProfiler trace cut in the middle of a block, which fails part
-// way (nettrace: "EventBlock at offset 196745: truncated").
+// way when read in strict mode (nettrace: "EventBlock at offset 196745:
+// truncated"), as write reads them.
 const (
 	sample     = "../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
 	gcETL      = "../testdata/traces/gcevents.etl.zip"
@@ -47,10 +48,11 @@ func truncated(t *testing.T) string {
 	return p
 }
 
-// write writes the trace at path into d under its path.
+// write writes the trace at path into d under its path, read in strict
+// mode: the first damage is an error.
 func write(t *testing.T, d *Dataset, ctx context.Context, path string) (Stats, error) {
 	t.Helper()
-	src, err := trace.Open(path)
+	src, err := trace.Open(path, trace.WithStrict())
 	if err != nil {
 		t.Fatal(err)
 	}

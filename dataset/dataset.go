@@ -62,6 +62,13 @@
 // for an event nothing describes), and error and payload for an event
 // that did not decode.
 //
+// The traces table holds a row per trace: trace, format, format_version,
+// start_time, clock_frequency, pointer_size, pid (NULL for ETW logs,
+// which hold many), processors, events, decode_errors, and what the reader
+// skipped of a damaged or truncated trace: damaged_bytes (0 when the whole
+// trace was read) and damage (its message, naming the first damaged range
+// and its offset; NULL when none).
+//
 // # Writing, failures and interrupts
 //
 // A trace is in the dataset entirely or not at all: "written" means every
@@ -344,6 +351,16 @@ type Stats struct {
 	DecodeErrors int64 // events that did not decode (rows of generic with an error)
 	Stacks       int64 // rows in the stacks table: distinct stacks
 	Tables       int   // files written
+	// Undecoded is nil, or an error that names the first few events that
+	// did not decode and counts them (trace.ErrUndecoded).
+	Undecoded error
+	// Damage is nil, or the reader's *trace.DamageError when it skipped
+	// damage (a damaged or truncated trace): the trace is in the dataset
+	// with every event that could be read, and its traces row records
+	// the damage (damaged_bytes, damage).
+	Damage error
+
+	undecoded trace.DecodeErrors
 }
 
 // WriteTrace reads every event of src and writes the trace's files, under
@@ -352,8 +369,11 @@ type Stats struct {
 // or when ctx is cancelled before the commit, nothing of it is (see
 // "Writing, failures and interrupts"). Events that do not decode are rows
 // of the generic table with an error, counted in Stats.DecodeErrors; they
-// are not an error of WriteTrace. A trace already in the dataset is an
-// error.
+// are not an error of WriteTrace. Nor is damage the reader skipped (a
+// damaged or truncated trace): the trace is written with every event that
+// could be read, and Stats.Damage says what was lost. A trace already in
+// the dataset is an error, and so is the first damage of a reader opened
+// with trace.WithStrict.
 func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader) (Stats, error) {
 	d.mu.Lock()
 	closed := d.closed
@@ -451,7 +471,14 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 			if err == io.EOF {
 				break
 			}
-			return st, err
+			var de *trace.DamageError
+			if !errors.As(err, &de) {
+				return st, err
+			}
+			// Every event that could be read is here: the trace is
+			// written, and its row says what it lost.
+			st.Damage = de
+			break
 		}
 		if err := tw.event(e, seq, &st); err != nil {
 			return st, err
@@ -471,10 +498,25 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 	t.Int(int64(info.NumProcessors))
 	t.Int(st.Events)
 	t.Int(st.DecodeErrors)
+	var damaged int64
+	var damage string
+	if de, ok := st.Damage.(*trace.DamageError); ok {
+		for _, d := range de.Damage {
+			damaged += d.Length
+		}
+		damage = de.Error()
+	}
+	t.Int(damaged)
+	if damage != "" {
+		t.Bytes([]byte(damage))
+	} else {
+		t.null()
+	}
 	if err := t.end(); err != nil {
 		return st, err
 	}
 	st.Tables = len(tw.all)
+	st.Undecoded = st.undecoded.Err()
 	return st, nil
 }
 
@@ -599,6 +641,7 @@ func (tw *traceWriter) genericFields(t *table, e *trace.Event, decodeErr error, 
 	t.Bytes([]byte(name))
 	if !errors.Is(decodeErr, clrevents.ErrUnknownEvent) {
 		st.DecodeErrors++
+		st.undecoded.AddEvent(e, decodeErr)
 		t.null()
 		t.Bytes([]byte(decodeErr.Error()))
 		t.Bytes(e.Payload())
@@ -610,6 +653,7 @@ func (tw *traceWriter) genericFields(t *table, e *trace.Event, decodeErr error, 
 	out := eventfmt.AppendFields(t.Scratch(), e, &dec, true)
 	if dec.Err != nil { // a payload that does not match its metadata
 		st.DecodeErrors++
+		st.undecoded.AddEvent(e, dec.Err)
 		t.null()
 		t.Bytes([]byte(dec.Err.Error()))
 		t.Bytes(e.Payload())

@@ -118,18 +118,20 @@ func NewAnalyzer() *Analyzer {
 // from an empty Processes.
 var ErrNoEvents = errors.New("no JIT events: record the runtime provider with the JIT keyword (0x10) at level Verbose (5), e.g. dotnet-trace collect --providers Microsoft-Windows-DotNETRuntime:0x10:5")
 
-// Read feeds every event of r to a new Analyzer. It returns the Analyzer
-// and the first error reading r (not decoding errors, which the Analyzer
-// counts), or ErrNoEvents when r has no JIT activity.
+// Read feeds every event of r to a new Analyzer and returns it, with an
+// error that says what the model lacks: ErrNoEvents when r has no
+// JIT activity, joined with what the trace lost, since the model is made
+// of every event read: the error that ended r (a damaged or truncated
+// trace, trace.ErrDamaged) and the events it needed that did not decode
+// (DecodeErrors). The Analyzer is never nil.
 func Read(r *trace.Reader) (*Analyzer, error) {
 	a := NewAnalyzer()
-	if err := feed.ReadAll(r, a.Add); err != nil {
-		return a, err
-	}
+	readErr := feed.ReadAll(r, a.Add)
+	lost := errors.Join(readErr, a.DecodeErrors())
 	if len(a.Processes()) == 0 {
-		return a, ErrNoEvents
+		return a, errors.Join(ErrNoEvents, lost)
 	}
-	return a, nil
+	return a, lost
 }
 
 // Add feeds one event; events the model does not use cost a map lookup.
@@ -148,11 +150,10 @@ func (a *Analyzer) Origin() time.Time { return a.feed.Origin }
 // SetOrigin sets the time reports count from, for events fed by Observe.
 func (a *Analyzer) SetOrigin(t time.Time) { a.feed.Origin = t }
 
-// DecodeErrors returns the number of events the model needed that did not
-// decode (Add skips them), and the first of their errors.
-func (a *Analyzer) DecodeErrors() (int, error) {
-	return a.feed.DecodeErrors, a.feed.FirstDecodeError
-}
+// DecodeErrors returns nil, or an error that counts the events the model
+// needed that did not decode (Add leaves them out) and gives the first few
+// in full, naming each event and its offset (trace.ErrUndecoded).
+func (a *Analyzer) DecodeErrors() error { return a.feed.Undecoded.Err() }
 
 // Processes returns the processes with JIT activity (a compiled method, a
 // ReadyToRun method used or an inlining decision), by process ID.

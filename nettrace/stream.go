@@ -53,7 +53,6 @@ func (s *stream) readSmall(dst []byte) error {
 	return err
 }
 
-
 // growChunk is the first step by which readBlock grows its buffer before
 // the data has been seen to exist.
 const growChunk = 256 << 10

@@ -320,7 +320,15 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 }
 
 // Build reads a trace to its end and builds the profile. A trace without
-// the events the kind needs is an error naming the trace and what to enable.
+// the events the kind needs is an error naming the trace and what to enable
+// (ErrNoEvents), and the profile is nil.
+//
+// What the trace loses does not lose the profile: a trace that is damaged
+// or cut short (trace.ErrDamaged) gives the profile of every event read,
+// and an event the profile needs that does not decode is left out and
+// counted (trace.ErrUndecoded). Build then returns the profile and an
+// error that says what was lost: the reader's, joined with the decode
+// errors (the first few in full).
 func Build(r *trace.Reader, o Options) (*Profile, error) {
 	info := r.Info()
 	origin, freq := int64(math.MinInt64), info.ClockFrequency
@@ -328,30 +336,34 @@ func Build(r *trace.Reader, o Options) (*Profile, error) {
 		origin, freq = nt.Info().SyncTimeQPC, nt.Info().QPCFrequency
 	}
 	b := NewBuilder(o, origin, freq)
+	var undecoded trace.DecodeErrors
+	var readErr error
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			readErr = err
+			break
 		}
 		if b.origin == math.MinInt64 {
 			b.origin = e.Timestamp()
 		}
 		if err := b.Add(e); err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Name(), err)
+			undecoded.AddEvent(e, err)
 		}
 	}
+	lost := errors.Join(readErr, undecoded.Err())
 	p, err := b.Finish()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Name(), err)
+		return nil, errors.Join(fmt.Errorf("%s: %w", r.Name(), err), lost)
 	}
 	p.Name = r.Name()
 	if !info.StartTime.IsZero() {
 		p.StartNanos = info.StartTime.UnixNano()
 	}
-	return p, nil
+	return p, lost
 }
 
 // ErrNoEvents is wrapped by the error of a profile without usable events.

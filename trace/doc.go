@@ -11,7 +11,7 @@
 //	for {
 //		e, err := r.Next()
 //		if err == io.EOF { break }
-//		if err != nil { … }
+//		if err != nil { … } // a *DamageError after the last event of a damaged trace
 //		ev, err := e.Decode() // the generated clrevents type, for events in the schema
 //		…
 //	}
@@ -42,6 +42,26 @@
 // describes itself (EventSource manifests, TraceLogging, the descriptions
 // a merge adds for manifest-based providers) by those descriptions, which
 // Event.TraceSchema gives to decode them.
+//
+// # Damage
+//
+// A damaged trace loses only what the damage touched. Both formats are
+// framed (an EventPipe trace is a sequence of blocks that state their
+// size, an ETL log a sequence of buffers), so a block or buffer that does
+// not parse is skipped and reading goes on at the next one; where the
+// damage broke the framing itself, the format reader searches for the
+// next block or buffer it can believe. Reader.Damage lists each skipped
+// range (offset, length, events lost where the trace tells, the format
+// reader's error), and Next ends the trace with a *DamageError
+// (errors.Is(err, ErrDamaged)) instead of io.EOF, after every event it
+// could read. A trace cut short ends the same way, after its last whole
+// event. WithStrict stops at the first damage instead.
+//
+// What consumers build from a trace (profiles, GC and JIT reports,
+// datasets) is built from every event read: they return their result
+// together with the error that says what was lost, and DecodeErrors
+// collects the events they needed that did not decode, naming the first
+// few (event, offset) and counting the rest.
 //
 // # Order
 //

@@ -79,6 +79,7 @@ type config struct {
 	tempDir string
 	memMax  int64
 	exact   bool
+	strict  bool
 }
 
 // WithOrder chooses the event order; TimeOrder is the default.

@@ -113,6 +113,7 @@ func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func(
 	if c.order == TimeOrder {
 		nr.SetOrder(nettrace.TimeOrder)
 	}
+	nr.SetStrict(c.strict)
 	ti := nr.Info()
 	r.info = Info{
 		Format: format, Version: ti.Version, StartTime: ti.SyncTime, ClockFrequency: ti.QPCFrequency,
@@ -124,6 +125,7 @@ func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func(
 func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
 	r := newReader(c, ETL, closers)
 	r.et = er
+	er.SetStrict(c.strict)
 	h := er.Header()
 	major, minor := h.OSVersion()
 	ptr := int(h.PointerSize)
@@ -187,10 +189,18 @@ func (r *Reader) Close() error {
 
 // Next returns the next event, or io.EOF after the last one. The Event and
 // its slices are valid until the next call. Errors name the input and
-// where in it the problem is. An EventPipe error ends the trace (Next
-// returns it again); after an ETL error, Next goes on with the next
-// buffer, and a truncated log yields every complete event, then an error
-// wrapping etl.ErrTruncated, then io.EOF.
+// where in it the problem is.
+//
+// A damaged trace loses only what the damage touched: the format reader
+// skips a block or buffer that does not parse (and, where the damage broke
+// the framing, searches for the next one), Damage records each skipped
+// range, and Next returns a *DamageError (errors.Is(err, ErrDamaged))
+// after the last event it could read, instead of io.EOF; a trace cut short
+// yields every whole event and ends the same way, with a record that runs
+// to the cut. Only what cannot be read on ends the trace early: a damaged
+// stream or log header (Open and NewReader fail), an unsupported version,
+// an I/O error. WithStrict stops at the first damage instead. The error
+// that ends the trace comes again on every later call.
 func (r *Reader) Next() (*Event, error) {
 	if r.nt != nil {
 		e, err := r.nt.Next()
@@ -211,6 +221,9 @@ func (r *Reader) Next() (*Event, error) {
 func (r *Reader) wrap(err error) error {
 	if err == io.EOF {
 		return err
+	}
+	if d := r.damageError(err); d != nil {
+		return d
 	}
 	return fmt.Errorf("%s: %w", r.cfg.name, err)
 }

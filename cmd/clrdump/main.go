@@ -61,9 +61,17 @@
 // Events come in timestamp order, as TraceEvent gives them; -order file
 // keeps an EventPipe file's stored order (cheaper: nothing is held back).
 //
-// Exit status: 0 when everything decoded; 1 when an event failed to decode
-// or the file could not be read to the end (after printing what could be);
-// 2 for a usage error.
+// A damaged trace loses only what the damage touched: every mode (events,
+// -stats, -profile, -report, -format parquet) writes its whole output from
+// the events that could be read, then says on standard error what was
+// lost: the damaged ranges skipped (the first in full, with its offset),
+// and the events that did not decode (the first few in full, naming the
+// event and its offset, then a count). -strict stops at the first damage
+// instead.
+//
+// Exit status: 0 when the whole trace was read and every event decoded; 1
+// when something was lost or failed (after writing what could be: partial
+// success is not success); 2 for a usage error.
 package main
 
 import (
@@ -101,6 +109,7 @@ type options struct {
 	stats    bool
 	order    string
 	progress bool
+	strict   bool
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool) int {
@@ -117,6 +126,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs.IntVar(&o.limit, "n", 0, "stop after this many events are printed (0: all)")
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
+	fs.BoolVar(&o.strict, "strict", false, "stop at the first damage in the trace instead of reading on past it")
 	pf := addProfileFlags(fs)
 	rf := addReportFlags(fs)
 	pq := addParquetFlags(fs)
@@ -130,13 +140,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		}
 		return exitUsage
 	}
-	if code := pq.run(fs, o.format, stderr); code >= 0 {
+	if code := pq.run(fs, o.format, o.strict, stderr); code >= 0 {
 		return code
 	}
-	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: o.pid, top: o.limit, topIsSet: isSet(fs, "n")}, stdin, stdout, stderr); code >= 0 {
+	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: o.pid, top: o.limit, topIsSet: isSet(fs, "n"), strict: o.strict}, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
-	if code := pf.run(fs, o.format, o.pid, stdin, stdout, stderr); code >= 0 {
+	if code := pf.run(fs, o.format, o.pid, o.strict, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -173,7 +183,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	}
 	o.progress = progress
 
-	src, err := openTrace(fs.Arg(0), stdin, trace.WithOrder(order))
+	src, err := openTrace(fs.Arg(0), stdin, o.strict, trace.WithOrder(order))
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
@@ -206,27 +216,25 @@ type dumper struct {
 	buf    []byte
 	obj    []byte // the JSON fields of the CSV row being written
 	stats  map[typeKey]*typeStats
-	// errs counts events that failed to decode.
-	errs    int
-	printed int
-	read    int64
+	// undecoded collects the events that failed to decode.
+	undecoded trace.DecodeErrors
+	printed   int
+	read      int64
 }
 
 func (d *dumper) dump(src *trace.Reader) int {
 	var lastProgress time.Time
-	status := exitOK
 	if d.o.stats {
 		d.stats = map[typeKey]*typeStats{}
 	}
+	var readErr error
 	for {
 		e, err := src.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			d.clearProgress()
-			fmt.Fprintf(d.stderr, "clrdump: %v\n", err)
-			status = exitError
+			readErr = err
 			break
 		}
 		d.read++
@@ -246,11 +254,9 @@ func (d *dumper) dump(src *trace.Reader) int {
 	if d.o.stats {
 		d.writeStats()
 	}
-	if d.errs > 0 {
-		fmt.Fprintf(d.stderr, "clrdump: %d events did not decode\n", d.errs)
-		status = exitError
-	}
-	return status
+	// The whole output first, then what the trace lost.
+	d.w.Flush()
+	return reportLost(d.stderr, errors.Join(readErr, d.undecoded.Err()))
 }
 
 // out is the output buffer's free space, for one event's output to be
@@ -277,7 +283,7 @@ func (d *dumper) event(e *trace.Event) {
 		return
 	}
 	if dec.Err != nil {
-		d.errs++
+		d.undecoded.AddEvent(e, dec.Err)
 	}
 	d.printed++
 	if d.o.stats {
@@ -301,7 +307,7 @@ func (d *dumper) event(e *trace.Event) {
 		d.writeCSV(e, &dec)
 	}
 	if !failed && dec.Err != nil {
-		d.errs++ // an EventSource payload that does not match its metadata
+		d.undecoded.AddEvent(e, dec.Err) // an EventSource payload that does not match its metadata
 	}
 }
 

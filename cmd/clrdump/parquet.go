@@ -47,6 +47,8 @@ type parquetFlags struct {
 	// afterTrace, when set (by tests), is called with each trace's name
 	// as soon as its WriteTrace returns.
 	afterTrace func(name string)
+	// strict: the first damage in a trace is an error (-strict).
+	strict bool
 }
 
 func addParquetFlags(fs *flag.FlagSet) *parquetFlags {
@@ -62,7 +64,7 @@ const exitInterrupted = 130
 
 // run handles -format parquet and returns its exit status, or -1 for the
 // other formats.
-func (p *parquetFlags) run(fs *flag.FlagSet, format string, stderr io.Writer) int {
+func (p *parquetFlags) run(fs *flag.FlagSet, format string, strict bool, stderr io.Writer) int {
 	if format != "parquet" {
 		for _, name := range []string{"append", "compression", "rowgroup"} {
 			if isSet(fs, name) {
@@ -129,6 +131,7 @@ func (p *parquetFlags) run(fs *flag.FlagSet, format string, stderr io.Writer) in
 		// written, and the next run clears what is left.
 		context.AfterFunc(ctx, stop)
 	}
+	p.strict = p.strict || strict
 	return p.writeDataset(ctx, ds, out, fs.Args(), stderr)
 }
 
@@ -161,7 +164,11 @@ func (p *parquetFlags) writeDataset(ctx context.Context, ds *dataset.Dataset, ou
 			defer wg.Done()
 			for i := range next {
 				name := names[i]
-				src, err := trace.Open(name)
+				var opts []trace.Option
+				if p.strict {
+					opts = append(opts, trace.WithStrict())
+				}
+				src, err := trace.Open(name, opts...)
 				if err != nil {
 					report(exitError, "clrdump: %v\n", err)
 					continue
@@ -176,8 +183,13 @@ func (p *parquetFlags) writeDataset(ctx context.Context, ds *dataset.Dataset, ou
 				switch {
 				case err == nil:
 					written[i] = true
-					if st.DecodeErrors > 0 {
-						report(exitError, "clrdump: %s: %d events did not decode (rows of generic with an error)\n", name, st.DecodeErrors)
+					// Written with every event that could be read; what
+					// the trace lost is still a failure of the run.
+					if st.Damage != nil {
+						report(exitError, "clrdump: %v (the dataset holds the events read)\n", st.Damage)
+					}
+					if st.Undecoded != nil {
+						report(exitError, "clrdump: %s: %v (rows of generic with an error)\n", name, st.Undecoded)
 					}
 				case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 					// interrupted: the summary says so

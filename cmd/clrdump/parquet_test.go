@@ -688,7 +688,7 @@ func parquetRun(t *testing.T, p *parquetFlags, args ...string) (string, int) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	code := pq.run(fs, "parquet", &stderr)
+	code := pq.run(fs, "parquet", p.strict, &stderr)
 	return stderr.String(), code
 }
 
@@ -718,13 +718,14 @@ func TestParquetBadPaths(t *testing.T) {
 }
 
 // TestParquetFailures: into a new directory, the only trace failing part
-// way leaves no directory; traces that fail among good ones written two
-// at a time (one cut short, first and later, one no trace) leave nothing,
-// and the last lines name exactly the traces written, which are whole.
+// way (cut short, read with -strict) leaves no directory; traces that fail
+// among good ones written two at a time (one cut short, first and later,
+// one no trace) leave nothing, and the last lines name exactly the traces
+// written, which are whole.
 func TestParquetFailures(t *testing.T) {
 	cut, garbage := cutTrace(t)
 	dir := filepath.Join(t.TempDir(), "ds")
-	errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, cut)
+	errs, code := parquetRun(t, &parquetFlags{strict: true}, "-o", dir, cut)
 	if code != exitError || !strings.Contains(errs, "offset") || strings.Count(errs, "clrdump: "+cut+": ") != 1 {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -737,7 +738,7 @@ func TestParquetFailures(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		dir := filepath.Join(t.TempDir(), "ds")
 		names := []string{cut, gcETL, garbage, sampleTrace, arrays, small}
-		errs, code := parquetRun(t, &parquetFlags{workers: workers}, append([]string{"-o", dir}, names...)...)
+		errs, code := parquetRun(t, &parquetFlags{workers: workers, strict: true}, append([]string{"-o", dir}, names...)...)
 		if code != exitError || !strings.Contains(errs, "4 of 6 traces written") || !strings.Contains(errs, "not a trace") {
 			t.Errorf("exit %d: %s", code, errs)
 		}
@@ -775,7 +776,7 @@ func TestParquetAppendFailure(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	before := treeOf(t, dir)
-	errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, "-append", cut, garbage, gcETL)
+	errs, code := parquetRun(t, &parquetFlags{strict: true}, "-o", dir, "-append", cut, garbage, gcETL)
 	if code != exitError || !strings.Contains(errs, "already in the dataset") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -784,7 +785,7 @@ func TestParquetAppendFailure(t *testing.T) {
 		t.Errorf("the dataset changed:\nbefore %v\nafter  %v", before, after)
 	}
 	names := []string{cut, sampleTrace, garbage}
-	errs, code = parquetRun(t, &parquetFlags{}, append([]string{"-o", dir, "-append"}, names...)...)
+	errs, code = parquetRun(t, &parquetFlags{strict: true}, append([]string{"-o", dir, "-append"}, names...)...)
 	if code != exitError {
 		t.Errorf("exit %d: %s", code, errs)
 	}

@@ -52,7 +52,7 @@ func addProfileFlags(fs *flag.FlagSet) *profileFlags {
 
 // run runs -profile mode after the flags were parsed; it returns -1
 // when -profile was not given.
-func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io.Reader, stdout, stderr io.Writer) int {
+func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, strict bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	if pf.kind == "" {
 		if pf.out != "" || pf.managedOnly {
 			fmt.Fprintf(stderr, "clrdump: -o and -managed-only go with -profile\n")
@@ -87,7 +87,7 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 		fs.Usage()
 		return exitUsage
 	}
-	src, err := openTrace(fs.Arg(0), stdin)
+	src, err := openTrace(fs.Arg(0), stdin, strict)
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
@@ -102,10 +102,9 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 	if pid >= 0 {
 		o.PIDs = []int64{pid} // -pid 0: the idle processors of an ETW trace
 	}
-	p, err := profile.Build(src, o)
-	if err != nil {
-		fmt.Fprintf(stderr, "clrdump: %v\n", err)
-		return exitError
+	p, lost := profile.Build(src, o)
+	if p == nil {
+		return reportLost(stderr, lost)
 	}
 	err = writeOut(pf.out, stdout, func(bw *bufio.Writer) error {
 		switch format {
@@ -123,7 +122,8 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, stdin io
 	if note := unresolvedNote(p.Map); note != "" {
 		fmt.Fprintf(stderr, "clrdump: %s: %s\n", src.Name(), note)
 	}
-	return exitOK
+	// The profile of what was read is written; what the trace lost, after.
+	return reportLost(stderr, lost)
 }
 
 // unresolvedNote says how many frames did not resolve to a method and

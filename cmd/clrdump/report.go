@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,6 +59,7 @@ type reportOptions struct {
 	pid      int64
 	top      int
 	topIsSet bool
+	strict   bool
 }
 
 // run runs -report mode after the flags were parsed; it returns -1 when
@@ -89,41 +89,33 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		fs.Usage()
 		return exitUsage
 	}
-	src, err := openTrace(fs.Arg(0), stdin)
+	src, err := openTrace(fs.Arg(0), stdin, o.strict)
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
 	defer src.Close()
 
-	status := exitOK
 	var write func(w *bufio.Writer) error
-	var decodeErrors int
-	var firstDecodeError error
+	var lost error // what the trace lost: damage, events that did not decode
 	switch rf.kind {
 	case "gc":
 		a, err := gcstats.Read(src)
-		if err != nil && !errors.Is(err, gcstats.ErrNoEvents) {
-			fmt.Fprintf(stderr, "clrdump: %v (the report covers the events before it)\n", err)
-			status = exitError
-		}
-		decodeErrors, firstDecodeError = a.DecodeErrors()
+		lost = without(err, gcstats.ErrNoEvents)
 		procs := filterGC(a.Processes(), o.pid)
 		if len(procs) == 0 {
 			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), gcstats.ErrNoEvents)
+			reportLost(stderr, lost)
 			return exitError
 		}
 		write = func(w *bufio.Writer) error { return writeGCReport(w, o.format, a.Origin(), procs, src.Name()) }
 	case "jit":
 		a, err := jitstats.Read(src)
-		if err != nil && !errors.Is(err, jitstats.ErrNoEvents) {
-			fmt.Fprintf(stderr, "clrdump: %v (the report covers the events before it)\n", err)
-			status = exitError
-		}
-		decodeErrors, firstDecodeError = a.DecodeErrors()
+		lost = without(err, jitstats.ErrNoEvents)
 		procs := filterJIT(a.Processes(), o.pid)
 		if len(procs) == 0 {
 			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), jitstats.ErrNoEvents)
+			reportLost(stderr, lost)
 			return exitError
 		}
 		top := 10
@@ -132,19 +124,19 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		}
 		write = func(w *bufio.Writer) error { return writeJITReport(w, o.format, a.Origin(), procs, top) }
 	}
-	if decodeErrors > 0 {
-		fmt.Fprintf(stderr, "clrdump: %d events the report needs did not decode; the first: %v\n", decodeErrors, firstDecodeError)
-		status = exitError
-	}
 	if err := writeOut(o.out, stdout, write); err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
-	return status
+	return reportLost(stderr, lost)
 }
 
-// openTrace opens the trace at name, or reads standard input for "-".
-func openTrace(name string, stdin io.Reader, opts ...trace.Option) (*trace.Reader, error) {
+// openTrace opens the trace at name, or reads standard input for "-";
+// strict stops it at the first damage.
+func openTrace(name string, stdin io.Reader, strict bool, opts ...trace.Option) (*trace.Reader, error) {
+	if strict {
+		opts = append(opts, trace.WithStrict())
+	}
 	if name == "-" {
 		return trace.NewReader(stdin, append(opts, trace.WithName("standard input"))...)
 	}

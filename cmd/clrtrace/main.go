@@ -303,6 +303,7 @@ func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 	p := newPrinter(stdout, *format == "jsonl")
 	seen := 0
 	var dropped uint64
+	var undecoded trace.DecodeErrors
 	err = each(r, func(e *trace.Event) bool {
 		if d := r.Dropped(); d != dropped {
 			// Say so as it happens: the output has gaps from here.
@@ -318,6 +319,9 @@ func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 			return true
 		}
 		p.print(e, &dec)
+		if dec.Err != nil {
+			undecoded.AddEvent(e, dec.Err)
+		}
 		seen++
 		if f.limit > 0 && seen >= f.limit {
 			sig.finishing()
@@ -326,14 +330,30 @@ func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 		}
 		return true
 	})
-	if err := ls.check(err); err != nil {
+	// What was printed goes out first, whatever ended the stream.
+	ferr := p.flush()
+	var damage *trace.DamageError
+	if err := ls.check(err); err != nil && !errors.As(err, &damage) {
 		return err
 	}
-	if err := p.flush(); err != nil {
-		return fmt.Errorf("process %d: %w", *pid, err)
+	if ferr != nil {
+		return fmt.Errorf("process %d: %w", *pid, ferr)
 	}
 	fmt.Fprintf(stderr, "process %d: %d events printed, %d dropped by the runtime\n", *pid, seen, r.Dropped())
+	// Damage the reader skipped, and events that did not decode: the
+	// stream was printed, but not all of it.
+	if lost := errors.Join(errOrNil(damage), undecoded.Err()); lost != nil {
+		return errors.New(strings.ReplaceAll(lost.Error(), "\n", "; ")) // each names the session
+	}
 	return nil
+}
+
+// errOrNil returns d as an error, nil when d is nil.
+func errOrNil(d *trace.DamageError) error {
+	if d == nil {
+		return nil
+	}
+	return d
 }
 
 func counters(sig *signals, args []string, stdout, stderr io.Writer) error {
@@ -364,10 +384,12 @@ func counters(sig *signals, args []string, stdout, stderr io.Writer) error {
 		}
 		return true
 	})
+	// The reports printed go out first, whatever ended the stream.
+	ferr := cp.flush()
 	if err := ls.check(err); err != nil {
 		return err
 	}
-	return cp.flush()
+	return ferr
 }
 
 // live is a session and its live reader.

@@ -547,3 +547,23 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchDamaged: a stream damaged in the middle prints every event the
+// reader could read around the damage, then says what was skipped, naming
+// the offset, and exits 1.
+func TestWatchDamaged(t *testing.T) {
+	data, _ := realStream(t)
+	bad := bytes.Clone(data)
+	for i := len(bad) / 2; i < len(bad)/2+64; i++ {
+		bad[i] ^= 0x5a
+	}
+	sim(t, simruntime.Config{Trace: bad, Live: len(bad), ExitAfterLive: true})
+	var out, errb bytes.Buffer
+	code := run(nil, []string{"watch", "-p", pid, "-format", "jsonl"}, &out, &errb)
+	lines := strings.Count(out.String(), "\n")
+	if code != 1 || lines < 20000 || !strings.Contains(errb.String(), "damaged range skipped") ||
+		!strings.Contains(errb.String(), "events printed") || !strings.Contains(errb.String(), "at offset") {
+		t.Fatalf("exit %d, %d lines, stderr %s", code, lines, errb.String())
+	}
+	t.Log(strings.TrimSpace(errb.String()))
+}

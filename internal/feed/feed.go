@@ -48,10 +48,9 @@ func ByDisplayName[K comparable](providers []string, byName map[string]K, keep f
 type Feed struct {
 	// Origin is the time of the first event seen.
 	Origin time.Time
-	// DecodeErrors counts events the analysis needed that did not
-	// decode; FirstDecodeError is the first of them.
-	DecodeErrors     int
-	FirstDecodeError error
+	// Undecoded collects the events the analysis needed that did not
+	// decode.
+	Undecoded trace.DecodeErrors
 }
 
 // Take returns e decoded when want holds its type, and false for every
@@ -69,17 +68,15 @@ func Take[K comparable](f *Feed, e *trace.Event, want Kinds[K]) (clrevents.Event
 	}
 	ev, err := e.Decode()
 	if err != nil {
-		f.DecodeErrors++
-		if f.FirstDecodeError == nil {
-			f.FirstDecodeError = err
-		}
+		f.Undecoded.AddEvent(e, err)
 		return nil, false
 	}
 	return ev, true
 }
 
-// ReadAll calls add with every event of r, and returns the first error
-// reading r (nil at its end).
+// ReadAll calls add with every event of r, and returns the error that
+// ended r (nil at io.EOF): after the last event it could read, as the
+// trace package reads through damage (trace.ErrDamaged).
 func ReadAll(r *trace.Reader, add func(*trace.Event)) error {
 	for {
 		e, err := r.Next()

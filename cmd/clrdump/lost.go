@@ -1,0 +1,41 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// reportLost prints what a trace lost, after the output written from what
+// was read: err is the reader's error (damage skipped, a trace cut short)
+// joined with the events that did not decode (trace.DecodeErrors), each on
+// a line of its own. It returns the exit status: exitError when anything
+// was lost, since partial success is not success.
+func reportLost(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "clrdump: %s\n", line)
+	}
+	return exitError
+}
+
+// without returns err with target left out: nil when err is target, the
+// rest of a join that holds it, else err.
+func without(err, target error) error {
+	if err == nil || err == target {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok && strings.Contains(err.Error(), "\n") {
+		var rest []error
+		for _, e := range j.Unwrap() {
+			if e != target {
+				rest = append(rest, e)
+			}
+		}
+		return errors.Join(rest...)
+	}
+	return err
+}

@@ -1,0 +1,45 @@
+package jitstats_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/clrgo/clrevents/jitstats"
+	"github.com/clrgo/clrevents/trace"
+)
+
+// TestReadTruncated: the first 2 MB of the .NET Core 3.0 trace give the
+// JIT compiles in them, with an error that says the trace was cut short
+// (not that it has no JIT events).
+func TestReadTruncated(t *testing.T) {
+	zr, err := zip.OpenReader("../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	rc, err := zr.File[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(data[:2<<20]), trace.WithName("cut.nettrace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := jitstats.Read(r)
+	if !errors.Is(err, trace.ErrDamaged) || !errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, jitstats.ErrNoEvents) {
+		t.Errorf("error %v: want the cut, not ErrNoEvents", err)
+	}
+	procs := a.Processes()
+	if len(procs) != 1 || len(procs[0].Methods) == 0 {
+		t.Fatalf("%d processes; want one with JIT compiles", len(procs))
+	}
+	t.Logf("%d compiles in the first 2 MB", len(procs[0].Methods))
+}

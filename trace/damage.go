@@ -1,0 +1,135 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/nettrace"
+)
+
+// ErrDamaged is wrapped by the error that ends a trace in which the reader
+// skipped damage: Next returns a *DamageError after the last event it
+// could read, instead of io.EOF.
+var ErrDamaged = errors.New("damaged trace")
+
+// Damage is a part of a trace that the format reader could not read and
+// skipped, going on with the rest (see Reader.Damage): a damaged block or
+// buffer, framing it had to search past, events whose metadata was lost,
+// or the cut-off end of a truncated trace.
+type Damage struct {
+	Format Format
+	// Offset is the first byte skipped, in the trace's (decompressed)
+	// bytes, and Length how many were. Events of one kind skipped one by
+	// one across an EventPipe trace (their metadata lost) are one record:
+	// Offset is the first of them and Length their bytes together.
+	Offset, Length int64
+	// Events is how many events were lost, where the trace tells
+	// (EventPipe from NetTrace V4: the gaps in each thread's sequence
+	// numbers); -1 where it does not.
+	Events int64
+	// Err is the format reader's error: a *nettrace.Error or an
+	// *etl.FormatError, naming the block or buffer and the offset.
+	Err error
+}
+
+// String formats the record as one line: how much, where, and the error.
+func (d Damage) String() string {
+	var b strings.Builder
+	b.WriteString(thousands(d.Length))
+	b.WriteString(" bytes at offset ")
+	b.WriteString(strconv.FormatInt(d.Offset, 10))
+	switch {
+	case d.Events == 1:
+		b.WriteString(" (1 event lost)")
+	case d.Events > 1:
+		fmt.Fprintf(&b, " (%s events lost)", thousands(d.Events))
+	}
+	b.WriteString(": ")
+	b.WriteString(d.Err.Error())
+	return b.String()
+}
+
+// DamageError ends a trace in which the reader skipped damage. Its
+// message names the input, then counts the ranges, bytes and events lost
+// and gives the first in full:
+//
+//	app.nettrace: nettrace: 1 damaged range skipped (65,536 bytes, at least 5,910 events lost); the first: …
+//
+// errors.Is(err, ErrDamaged) holds, and so does errors.Is with the format
+// reader's sentinels (io.ErrUnexpectedEOF when the trace was cut short,
+// nettrace.ErrFormat, etl.ErrTruncated, …); errors.As finds the first
+// damage's *nettrace.Error or *etl.FormatError.
+type DamageError struct {
+	Name   string   // the input's name
+	Damage []Damage // every range skipped
+	err    error    // the format reader's *nettrace.DamageError or *etl.DamageError
+}
+
+func (e *DamageError) Error() string { return e.Name + ": " + e.err.Error() }
+
+// Unwrap returns ErrDamaged and the format reader's error.
+func (e *DamageError) Unwrap() []error { return []error{ErrDamaged, e.err} }
+
+// Events returns how many events the damage is known to have lost (a
+// lower bound where a record does not tell).
+func (e *DamageError) Events() int64 {
+	var n int64
+	for _, d := range e.Damage {
+		n += max(d.Events, 0)
+	}
+	return n
+}
+
+// WithStrict makes the reader stop at the first damage instead of
+// skipping it: Next returns the format reader's error for it (and again
+// on every later call), as a reader that does not resynchronise would.
+func WithStrict() Option { return func(c *config) { c.strict = true } }
+
+// Damage returns what the reader has skipped so far, in the order it was
+// found; it is complete once Next has returned its last error. It is
+// empty in strict mode (WithStrict), where the first damage ends the
+// trace.
+func (r *Reader) Damage() []Damage {
+	var out []Damage
+	if r.nt != nil {
+		for _, d := range r.nt.Damage() {
+			out = append(out, Damage{Format: r.format, Offset: d.Offset, Length: d.Length, Events: d.Events, Err: d.Err})
+		}
+	}
+	if r.et != nil {
+		for _, d := range r.et.Damage() {
+			out = append(out, Damage{Format: ETL, Offset: d.Offset, Length: d.Length, Events: d.Events, Err: d.Err})
+		}
+	}
+	return out
+}
+
+// damageError makes the trace's DamageError from the format reader's, or
+// returns nil when err is not one.
+func (r *Reader) damageError(err error) error {
+	var nd *nettrace.DamageError
+	var ed *etl.DamageError
+	if !errors.As(err, &nd) && !errors.As(err, &ed) {
+		return nil
+	}
+	return &DamageError{Name: r.cfg.name, Damage: r.Damage(), err: err}
+}
+
+// thousands formats n with comma separators.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 || len(s) <= 3 {
+		return s
+	}
+	var b []byte
+	for i, c := range []byte(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}

@@ -1,0 +1,208 @@
+package trace
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/nettrace"
+)
+
+// damaged returns the trace at path (unzipped) with n random bytes
+// written over it at offset at.
+func damaged(t *testing.T, path string, at, n int) []byte {
+	t.Helper()
+	b := mustRead(t, path)
+	if strings.HasSuffix(path, ".zip") {
+		b = unzipOne(t, b)
+	}
+	rng := rand.New(rand.NewPCG(uint64(at), 7))
+	for i := at; i < at+n && i < len(b); i++ {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// zipped returns b as a zip holding one member.
+func zipped(t *testing.T, member string, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.Create(member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// TestDamage reads real traces damaged in the middle (64 random bytes)
+// through every way in (a file, a zip, a pipe, a zip through a pipe) and
+// in both orders: every event of the intact trace outside the damage comes
+// out, Damage records the range, and the trace ends with a *DamageError
+// that names the input and the offset, errors.Is ErrDamaged, and errors.As
+// the format reader's error; with WithStrict it ends at the damage with the
+// format reader's error instead.
+func TestDamage(t *testing.T) {
+	for _, c := range []struct {
+		path   string
+		member string
+		at     int
+	}{
+		// .NET Core 3.0 EventPipe: 4.8 MB, damage in an EventBlock.
+		{"../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip", "t.nettrace", 2_000_000},
+		// The ETW cut of the 4.5.2 log: compressed buffers.
+		{"../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", "t.etl", 300_000},
+	} {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			intact := readOffsets(t, c.path)
+			data := damaged(t, c.path, c.at, 64)
+			dir := t.TempDir()
+			file := filepath.Join(dir, c.member)
+			zipFile := file + ".zip"
+			if err := os.WriteFile(file, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(zipFile, zipped(t, c.member, data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, how := range []string{"file", "zip", "pipe", "zip pipe"} {
+				for _, order := range []Order{TimeOrder, FileOrder} {
+					open := func(opts ...Option) *Reader {
+						opts = append(opts, WithOrder(order))
+						var r *Reader
+						var err error
+						switch how {
+						case "file":
+							r, err = Open(file, opts...)
+						case "zip":
+							r, err = Open(zipFile, opts...)
+						case "pipe":
+							r, err = NewReader(onlyReader{bytes.NewReader(data)}, append(opts, WithName("pipe"))...)
+						default:
+							r, err = NewReader(onlyReader{bytes.NewReader(mustRead(t, zipFile))}, append(opts, WithName("pipe"))...)
+						}
+						if err != nil {
+							t.Fatalf("%s %v: %v", how, order, err)
+						}
+						return r
+					}
+					r := open()
+					got := map[int64]bool{}
+					var end error
+					for {
+						e, err := r.Next()
+						if err != nil {
+							end = err
+							break
+						}
+						got[e.Offset()] = true
+					}
+					missing := 0
+					for _, off := range intact {
+						if !got[off] {
+							missing++
+						}
+					}
+					// One damaged block or buffer: a few hundred events at most.
+					if missing > len(intact)/100 || missing == 0 {
+						t.Errorf("%s %v: %d of %d events missing", how, order, missing, len(intact))
+					}
+					var de *DamageError
+					if !errors.As(end, &de) || !errors.Is(end, ErrDamaged) {
+						t.Fatalf("%s %v: the trace ended with %v, want a *DamageError", how, order, end)
+					}
+					var ne *nettrace.Error
+					var ee *etl.FormatError
+					if !errors.As(end, &ne) && !errors.As(end, &ee) {
+						t.Errorf("%s %v: %v: no format reader's error in it", how, order, end)
+					}
+					d := r.Damage()
+					if len(d) == 0 || len(de.Damage) != len(d) || d[0].Offset > int64(c.at+64) || d[0].Offset+d[0].Length < int64(c.at) {
+						t.Errorf("%s %v: damage %v, want a range over %d+64", how, order, d, c.at)
+					}
+					if !strings.Contains(end.Error(), "offset "+strconv.FormatInt(d[0].Offset, 10)) || !strings.HasPrefix(end.Error(), r.Name()+": ") {
+						t.Errorf("%s %v: %q does not name the input and the offset", how, order, end)
+					}
+					if _, err := r.Next(); err == nil || err.Error() != end.Error() {
+						t.Errorf("%s %v: after the end, %v", how, order, err)
+					}
+					r.Close()
+
+					// Strict: the first damage ends the trace, with the
+					// format reader's error.
+					r = open(WithStrict())
+					n := 0
+					for {
+						if _, err := r.Next(); err != nil {
+							end = err
+							break
+						}
+						n++
+					}
+					r.Close()
+					if errors.As(end, &de) || errors.Is(end, ErrDamaged) || end == io.EOF || n >= len(got) {
+						t.Errorf("%s %v strict: %d events, then %v", how, order, n, end)
+					}
+				}
+			}
+			t.Logf("%d events intact", len(intact))
+		})
+	}
+}
+
+// readOffsets returns the offsets of every event of the intact trace.
+func readOffsets(t *testing.T, path string) []int64 {
+	t.Helper()
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []int64
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e.Offset())
+	}
+}
+
+// TestDecodeErrors: DecodeErrors counts, keeps the first three in full,
+// and says how many more.
+func TestDecodeErrors(t *testing.T) {
+	var d DecodeErrors
+	if d.Err() != nil {
+		t.Fatal("an empty DecodeErrors has an error")
+	}
+	for i := range 5 {
+		d.Add(&DecodeError{Name: "x.nettrace", Offset: int64(100 * i), Err: errors.New("GCStart_V2: field Depth: short")})
+	}
+	err := d.Err()
+	want := "5 events did not decode; the first 3: x.nettrace: event at offset 0: GCStart_V2: field Depth: short; x.nettrace: event at offset 100: GCStart_V2: field Depth: short; x.nettrace: event at offset 200: GCStart_V2: field Depth: short (and 2 more)"
+	if err.Error() != want || !errors.Is(err, ErrUndecoded) || d.Len() != 5 {
+		t.Errorf("%q\nwant %q", err, want)
+	}
+	var de *DecodeError
+	if !errors.As(err, &de) || de.Offset != 0 {
+		t.Errorf("errors.As: %v", de)
+	}
+	var one DecodeErrors
+	one.Add(errors.New("e"))
+	if got := one.Err().Error(); got != "1 event did not decode: e" {
+		t.Errorf("%q", got)
+	}
+}
