@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 )
 
 // Reading through damage: the real logs with 64 bytes overwritten at many
@@ -733,7 +735,7 @@ func TestDamageErrorText(t *testing.T) {
 		}
 	}
 	n5, n20 := l.bufs[5].end-l.bufs[5].off, l.bufs[20].end-l.bufs[20].off
-	want := fmt.Sprintf("etl: 2 damaged buffers skipped (%s bytes); the first: buffer 5 at offset %d: buffer size ", thousands(n5+n20), l.bufs[5].off)
+	want := fmt.Sprintf("etl: 2 damaged buffers skipped (%s bytes); the first: buffer 5 at offset %d: buffer size ", numfmt.Thousands(n5+n20), l.bufs[5].off)
 	if !strings.HasPrefix(err.Error(), want) || !sawOne {
 		t.Errorf("error %q, want prefix %q (one record seen on the way: %v)", err, want, sawOne)
 	}

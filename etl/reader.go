@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 )
 
 // Order is the order in which a Reader delivers events.
@@ -120,12 +122,12 @@ func (e *DamageError) Error() string {
 	if len(e.Damage) > 1 {
 		s = "etl: " + strconv.Itoa(len(e.Damage)) + " damaged buffers skipped"
 	}
-	s += " (" + thousands(bytes) + " bytes"
+	s += " (" + numfmt.Thousands(bytes) + " bytes"
 	switch {
 	case unknown == 0:
-		s += ", " + thousands(events) + " events"
+		s += ", " + numfmt.Thousands(events) + " events"
 	case events > 0:
-		s += ", at least " + thousands(events) + " events"
+		s += ", at least " + numfmt.Thousands(events) + " events"
 	}
 	s += ")"
 	first := "?"
@@ -151,26 +153,6 @@ func (e *DamageError) Unwrap() []error {
 		}
 	}
 	return errs
-}
-
-// thousands formats v with commas between groups of three digits.
-func thousands(v int64) string {
-	s := strconv.FormatInt(v, 10)
-	neg := s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	b := make([]byte, 0, len(s)+len(s)/3+1)
-	if neg {
-		b = append(b, '-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
 }
 
 // bufInfo locates one buffer in the file.

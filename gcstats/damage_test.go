@@ -1,13 +1,13 @@
 package gcstats_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"errors"
 	"io"
 	"testing"
 
 	"github.com/clrgo/clrevents/gcstats"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -15,20 +15,7 @@ import (
 // GCs in them, with an error that says the trace was cut short (not that
 // it has no GC).
 func TestReadTruncated(t *testing.T) {
-	zr, err := zip.OpenReader("../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	rc, err := zr.File[0].Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
 	r, err := trace.NewReader(bytes.NewReader(data[:2<<20]), trace.WithName("cut.nettrace"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 )
 
 // A Checker checks the framing of a NetTrace stream as it is written to
@@ -108,7 +110,7 @@ func (c *Checker) Write(p []byte) (int, error) {
 	}
 	for len(p) > 0 && c.err == nil {
 		if c.state == csEnd {
-			c.fail(ErrFormat, "", c.off, "the stream goes on after its end at byte %s", commas(c.off))
+			c.fail(ErrFormat, "", c.off, "the stream goes on after its end at byte %s", numfmt.Thousands(c.off))
 			break
 		}
 		if c.skip > 0 {
@@ -217,7 +219,7 @@ func (c *Checker) step() {
 		switch h[0] {
 		case tagNullReference:
 			if c.blocks < 0 {
-				c.fail(ErrFormat, "object header", c.itemOff, "the stream ends at byte %s before its Trace object", commas(c.itemOff))
+				c.fail(ErrFormat, "object header", c.itemOff, "the stream ends at byte %s before its Trace object", numfmt.Thousands(c.itemOff))
 				return
 			}
 			c.state = csEnd
@@ -225,16 +227,16 @@ func (c *Checker) step() {
 			c.objTag = h[0]
 			c.state, c.need = csObjHeader, 15
 		default:
-			c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed at byte %s: found %02x where an object (05) or the end-of-stream tag (01) should begin", commas(c.itemOff), h[0])
+			c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed at byte %s: found %02x where an object (05) or the end-of-stream tag (01) should begin", numfmt.Thousands(c.itemOff), h[0])
 		}
 	case csObjHeader:
 		if h[1] != c.objTag || h[2] != tagNullReference {
-			c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed at byte %s: an object header begins %s, not %02x %02x 01", commas(c.itemOff), hexBytes(h[:3], false), c.objTag, c.objTag)
+			c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed at byte %s: an object header begins %s, not %02x %02x 01", numfmt.Thousands(c.itemOff), hexBytes(h[:3], false), c.objTag, c.objTag)
 			return
 		}
 		n := binary.LittleEndian.Uint32(h[11:])
 		if n == 0 || n > 48 {
-			c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed at byte %s: an object's type name is %d bytes long", commas(c.itemOff), n)
+			c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed at byte %s: an object's type name is %d bytes long", numfmt.Thousands(c.itemOff), n)
 			return
 		}
 		c.state, c.need = csObjName, 15+int(n)+1
@@ -243,14 +245,14 @@ func (c *Checker) step() {
 	case csTraceFields:
 		ptr := binary.LittleEndian.Uint32(h[32:])
 		if ptr != 4 && ptr != 8 {
-			c.fail(ErrFormat, "Trace", c.itemOff, "the stream is not well-formed: the Trace object at byte %s gives a pointer size of %d, not 4 or 8", commas(c.itemOff), int32(ptr))
+			c.fail(ErrFormat, "Trace", c.itemOff, "the stream is not well-formed: the Trace object at byte %s gives a pointer size of %d, not 4 or 8", numfmt.Thousands(c.itemOff), int32(ptr))
 			return
 		}
 		c.expect(csEndObject, 1)
 	case csBlockSize:
 		size := binary.LittleEndian.Uint32(h)
 		if size > maxObjectSize {
-			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s declares %s bytes (more than %s)", c.item, commas(c.itemOff), commas(int64(size)), commas(maxObjectSize))
+			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s declares %s bytes (more than %s)", c.item, numfmt.Thousands(c.itemOff), numfmt.Thousands(int64(size)), numfmt.Thousands(maxObjectSize))
 			return
 		}
 		c.size = int64(size)
@@ -262,14 +264,14 @@ func (c *Checker) step() {
 	case csPadding:
 		for i, b := range h {
 			if b != 0 {
-				c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has %02x in its padding at byte %s, not 00", c.item, commas(c.itemOff), b, commas(c.off-int64(len(h)-i)))
+				c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has %02x in its padding at byte %s, not 00", c.item, numfmt.Thousands(c.itemOff), b, numfmt.Thousands(c.off-int64(len(h)-i)))
 				return
 			}
 		}
 		c.content()
 	case csEndObject:
 		if h[0] != tagEndObject {
-			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s is followed by %02x, not its end tag (06)", c.item, commas(c.itemOff), h[0])
+			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s is followed by %02x, not its end tag (06)", c.item, numfmt.Thousands(c.itemOff), h[0])
 			return
 		}
 		if c.blocks >= 0 {
@@ -286,10 +288,10 @@ func (c *Checker) step() {
 		}
 		switch {
 		case c.blocks < 0 && kind != kindTrace:
-			c.fail(ErrFormat, c.item, c.itemOff, "not a nettrace stream: the first block, at byte %s, is %s, not a TraceBlock", commas(c.itemOff), article(c.name()))
+			c.fail(ErrFormat, c.item, c.itemOff, "not a nettrace stream: the first block, at byte %s, is %s, not a TraceBlock", numfmt.Thousands(c.itemOff), article(c.name()))
 			return
 		case c.blocks >= 0 && kind == kindTrace:
-			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: a second TraceBlock at byte %s", commas(c.itemOff))
+			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: a second TraceBlock at byte %s", numfmt.Thousands(c.itemOff))
 			return
 		}
 		c.size = size
@@ -314,17 +316,17 @@ func (c *Checker) beginV6Block() {
 func (c *Checker) objectType(h []byte) {
 	name := h[15 : len(h)-1]
 	if h[len(h)-1] != tagEndObject {
-		c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed: the object type %q at byte %s is followed by %02x, not its end tag (06)", string(name), commas(c.itemOff), h[len(h)-1])
+		c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed: the object type %q at byte %s is followed by %02x, not its end tag (06)", string(name), numfmt.Thousands(c.itemOff), h[len(h)-1])
 		return
 	}
 	version := int32(binary.LittleEndian.Uint32(h[3:]))
 	if c.blocks < 0 {
 		if string(name) != "Trace" {
-			c.fail(ErrFormat, "object header", c.itemOff, "not a nettrace stream: its first object, at byte %s, is %q, not a Trace", commas(c.itemOff), string(name))
+			c.fail(ErrFormat, "object header", c.itemOff, "not a nettrace stream: its first object, at byte %s, is %q, not a Trace", numfmt.Thousands(c.itemOff), string(name))
 			return
 		}
 		if version < 3 || version > 4 {
-			c.fail(ErrUnsupported, "Trace", c.itemOff, "a Trace object of version %d at byte %s: this program reads versions 3 (NetPerf's blocks) and 4 (NetTrace V4 and V5)", version, commas(c.itemOff))
+			c.fail(ErrUnsupported, "Trace", c.itemOff, "a Trace object of version %d at byte %s: this program reads versions 3 (NetPerf's blocks) and 4 (NetTrace V4 and V5)", version, numfmt.Thousands(c.itemOff))
 			return
 		}
 		c.item = "Trace"
@@ -341,14 +343,14 @@ func (c *Checker) objectType(h []byte) {
 	case "SPBlock":
 		c.item = fsNames[kindSequencePt]
 	case "Trace":
-		c.fail(ErrFormat, "Trace", c.itemOff, "the stream is not well-formed: a second Trace object at byte %s", commas(c.itemOff))
+		c.fail(ErrFormat, "Trace", c.itemOff, "the stream is not well-formed: a second Trace object at byte %s", numfmt.Thousands(c.itemOff))
 		return
 	default:
-		c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed: the object at byte %s is of type %q, none of EventBlock, MetadataBlock, StackBlock, SPBlock", commas(c.itemOff), string(name))
+		c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed: the object at byte %s is of type %q, none of EventBlock, MetadataBlock, StackBlock, SPBlock", numfmt.Thousands(c.itemOff), string(name))
 		return
 	}
 	if version > 2 {
-		c.fail(ErrUnsupported, c.item, c.itemOff, "the %s at byte %s has version %d: this program reads up to 2", c.item, commas(c.itemOff), version)
+		c.fail(ErrUnsupported, c.item, c.itemOff, "the %s at byte %s has version %d: this program reads up to 2", c.item, numfmt.Thousands(c.itemOff), version)
 		return
 	}
 	c.expect(csBlockSize, 4)
@@ -395,21 +397,21 @@ func (c *Checker) truncated() {
 	case c.ver == 0:
 		c.fail(eof, "stream header", 0, "the stream ended after %s, in the middle of its header", plural(c.off, "byte"))
 	case c.blocks < 0 && (c.state == csObject || c.state == csV6Block) && c.have == 0:
-		c.fail(eof, "stream header", 0, "the stream ended after its header, at byte %s, before the Trace object", commas(c.off))
+		c.fail(eof, "stream header", 0, "the stream ended after its header, at byte %s, before the Trace object", numfmt.Thousands(c.off))
 	case (c.state == csObject || c.state == csV6Block) && c.have == 0:
 		what := "block"
 		if c.blocks != 1 {
 			what = "blocks"
 		}
-		c.fail(eof, "", c.off, "the stream ended before the end-of-stream tag, at byte %s, after %s whole %s (the last %s)", commas(c.off), commas(int64(c.blocks)), what, article(kindName(c.last, c.lastKind)))
+		c.fail(eof, "", c.off, "the stream ended before the end-of-stream tag, at byte %s, after %s whole %s (the last %s)", numfmt.Thousands(c.off), numfmt.Thousands(int64(c.blocks)), what, article(kindName(c.last, c.lastKind)))
 	case c.state == csContent:
-		c.fail(eof, c.name(), c.itemOff, "the stream ended in the middle of %s at byte %s (%s-byte block, %s read)", article(c.name()), commas(c.itemOff), commas(c.size), plural(c.size-c.skip, "byte"))
+		c.fail(eof, c.name(), c.itemOff, "the stream ended in the middle of %s at byte %s (%s-byte block, %s read)", article(c.name()), numfmt.Thousands(c.itemOff), numfmt.Thousands(c.size), plural(c.size-c.skip, "byte"))
 	case c.state == csEndObject && c.item != "Trace":
-		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (all of its %s read, not its end tag)", article(c.item), commas(c.itemOff), plural(c.size, "byte"))
+		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (all of its %s read, not its end tag)", article(c.item), numfmt.Thousands(c.itemOff), plural(c.size, "byte"))
 	default:
 		// In an object or block header, the Trace fields, a block's size
 		// or its padding.
-		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (%s of it read)", article(c.item), commas(c.itemOff), plural(c.off-c.itemOff, "byte"))
+		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (%s of it read)", article(c.item), numfmt.Thousands(c.itemOff), plural(c.off-c.itemOff, "byte"))
 	}
 }
 
@@ -439,27 +441,7 @@ func plural(n int64, unit string) string {
 	if n == 1 {
 		return "1 " + unit
 	}
-	return commas(n) + " " + unit + "s"
-}
-
-// commas formats n with thousands separators: 1,234,567.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	b := make([]byte, 0, len(s)+len(s)/3+1)
-	if neg {
-		b = append(b, '-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, s[i])
-	}
-	return string(b)
+	return numfmt.Thousands(n) + " " + unit + "s"
 }
 
 // hexBytes shows b as hex bytes, then " …" if more follows, then the

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 )
 
 // ErrDamaged is wrapped by the error that ends a trace in which the
@@ -82,11 +84,11 @@ func (e *DamageError) Error() string {
 		b.WriteString(strconv.Itoa(len(e.Damage)))
 		b.WriteString(" damaged ranges skipped (")
 	}
-	b.WriteString(thousands(bytes))
+	b.WriteString(numfmt.Thousands(bytes))
 	b.WriteString(" bytes")
 	if known && events > 0 {
 		b.WriteString(", at least ")
-		b.WriteString(thousands(events))
+		b.WriteString(numfmt.Thousands(events))
 		if events == 1 {
 			b.WriteString(" event lost")
 		} else {
@@ -119,22 +121,6 @@ func (e *DamageError) Unwrap() []error {
 		errs = append(errs, d.Err)
 	}
 	return errs
-}
-
-// thousands formats n with comma separators.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 || len(s) <= 3 {
-		return s
-	}
-	var b []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, c)
-	}
-	return string(b)
 }
 
 // SetStrict makes the reader stop at the first damage, as a reader that

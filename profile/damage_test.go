@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"archive/zip"
 	"bytes"
 	"errors"
 	"io"
@@ -9,36 +8,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/trace"
 )
 
 const coreclr30 = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
 
-// unzipped returns the one member of the zip at path.
-func unzipped(t *testing.T, path string) []byte {
-	t.Helper()
-	zr, err := zip.OpenReader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	rc, err := zr.File[0].Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // TestBuildTruncated: the first 2 MB of the .NET Core 3.0 trace give a CPU
 // profile of the samples in them, with an error that says the trace was
 // cut short; the whole trace's profile has more.
 func TestBuildTruncated(t *testing.T) {
-	data := unzipped(t, coreclr30)
+	data := tracetest.Bytes(t, coreclr30)
 	whole := buildBytes(t, data, CPU)
 	cut := data[:2<<20]
 	r, err := trace.NewReader(bytes.NewReader(cut), trace.WithName("cut.nettrace"))
@@ -61,7 +41,7 @@ func TestBuildTruncated(t *testing.T) {
 // terminator does not decode; the profile is built without it, and the
 // error names the event and its offset.
 func TestBuildUndecoded(t *testing.T) {
-	data := unzipped(t, coreclr30)
+	data := tracetest.Bytes(t, coreclr30)
 	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
 	if err != nil {
 		t.Fatal(err)

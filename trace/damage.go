@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clrgo/clrevents/internal/numfmt"
+
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -38,14 +40,14 @@ type Damage struct {
 // String formats the record as one line: how much, where, and the error.
 func (d Damage) String() string {
 	var b strings.Builder
-	b.WriteString(thousands(d.Length))
+	b.WriteString(numfmt.Thousands(d.Length))
 	b.WriteString(" bytes at offset ")
 	b.WriteString(strconv.FormatInt(d.Offset, 10))
 	switch {
 	case d.Events == 1:
 		b.WriteString(" (1 event lost)")
 	case d.Events > 1:
-		fmt.Fprintf(&b, " (%s events lost)", thousands(d.Events))
+		fmt.Fprintf(&b, " (%s events lost)", numfmt.Thousands(d.Events))
 	}
 	b.WriteString(": ")
 	b.WriteString(d.Err.Error())
@@ -116,20 +118,4 @@ func (r *Reader) damageError(err error) error {
 		return nil
 	}
 	return &DamageError{Name: r.cfg.name, Damage: r.Damage(), err: err}
-}
-
-// thousands formats n with comma separators.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	if n < 0 || len(s) <= 3 {
-		return s
-	}
-	var b []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b = append(b, ',')
-		}
-		b = append(b, c)
-	}
-	return string(b)
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 )
 
 // ErrUndecoded is wrapped by the error a DecodeErrors gives for events that
@@ -59,11 +61,11 @@ func (e *undecoded) Error() string {
 	if e.n == 1 {
 		b.WriteString("1 event did not decode: ")
 	} else {
-		b.WriteString(thousands(int64(e.n)))
+		b.WriteString(numfmt.Thousands(int64(e.n)))
 		b.WriteString(" events did not decode")
 		if e.n > len(e.first) {
 			b.WriteString("; the first ")
-			b.WriteString(thousands(int64(len(e.first))))
+			b.WriteString(numfmt.Thousands(int64(len(e.first))))
 		}
 		b.WriteString(": ")
 	}
@@ -75,7 +77,7 @@ func (e *undecoded) Error() string {
 	}
 	if more := e.n - len(e.first); more > 0 {
 		b.WriteString(" (and ")
-		b.WriteString(thousands(int64(more)))
+		b.WriteString(numfmt.Thousands(int64(more)))
 		b.WriteString(" more)")
 	}
 	return b.String()

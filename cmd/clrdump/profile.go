@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 
 	"github.com/clrgo/clrevents/nettrace"
 	"github.com/clrgo/clrevents/profile"
@@ -143,27 +144,7 @@ func unresolvedNote(m *symbols.Map) string {
 	slices.SortStableFunc(reasons, func(a, b symbols.Reason) int { return cmp.Compare(c[b], c[a]) })
 	out := make([]string, len(reasons))
 	for i, r := range reasons {
-		out[i] = fmt.Sprintf("%s of %s frames: %s", commaGrouped(c[r]), commaGrouped(total), r)
+		out[i] = fmt.Sprintf("%s of %s frames: %s", numfmt.Thousands(c[r]), numfmt.Thousands(total), r)
 	}
 	return strings.Join(out, "; ")
-}
-
-// commaGrouped writes n with a comma between groups of three digits.
-func commaGrouped(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

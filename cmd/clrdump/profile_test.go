@@ -307,9 +307,4 @@ func TestUnresolvedNote(t *testing.T) {
 	if got := unresolvedNote(m); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 123456: "123,456", 1234567: "1,234,567", -1234: "-1,234"} {
-		if got := commaGrouped(n); got != want {
-			t.Errorf("commaGrouped(%d) = %q, want %q", n, got, want)
-		}
-	}
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 
 	"github.com/clrgo/clrevents/diagnostics"
 	"github.com/clrgo/clrevents/nettrace"
@@ -133,7 +134,7 @@ func collect(sig *signals, args []string, stderr io.Writer) error {
 		}
 		if res.bad {
 			// The copy ended at the chunk that held the fault.
-			kept += fmt.Sprintf(" (well-formed up to byte %s)", commas(ce.Offset))
+			kept += fmt.Sprintf(" (well-formed up to byte %s)", numfmt.Thousands(ce.Offset))
 		}
 		return fmt.Errorf("process %d: %s%w; %s", *pid, how, ce, kept)
 	case errors.Is(res.end, diagnostics.ErrDrainTimeout):
@@ -188,15 +189,6 @@ func copyStream(dst io.Writer, src io.Reader, chk *nettrace.Checker) (res copied
 			return res
 		}
 	}
-}
-
-// commas formats n with thousands separators: 1,234,567.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // size says how big n bytes are: 12 bytes, 344 kB, 1.2 MB, 3.4 GB.

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrgo/clrevents/internal/numfmt"
+
 	"github.com/clrgo/clrevents/internal/simruntime"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -344,8 +346,8 @@ func TestCollectBadStreams(t *testing.T) {
 			"not a nettrace stream: it begins with " + hexStart(noise) + " …; removed OUT",
 			"not a nettrace stream: it begins with 3f "},
 		{"damaged", simruntime.Config{Trace: damaged, Live: -1}, nil, damaged, true,
-			verdictOf(damaged) + "; kept the SIZE read so far in OUT (well-formed up to byte " + commas(int64(live)) + ")",
-			"the stream is not well-formed at byte " + commas(int64(live)) + ": found 3f where an object (05) or the end-of-stream tag (01) should begin"},
+			verdictOf(damaged) + "; kept the SIZE read so far in OUT (well-formed up to byte " + numfmt.Thousands(int64(live)) + ")",
+			"the stream is not well-formed at byte " + numfmt.Thousands(int64(live)) + ": found 3f where an object (05) or the end-of-stream tag (01) should begin"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := sim(t, c.cfg)
