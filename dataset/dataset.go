@@ -15,9 +15,9 @@
 // P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
 // manifest symbol of the event type (GCStart_V2), or, for an event the
 // trace describes itself (an EventSource event's metadata; an ETW log's
-// etl.Schemas: manifest-based providers, EventSource manifests,
-// TraceLogging) or the kernel's by layout (etl.KernelSchema), its name
-// with "_" for "/" (TcpIp_SendIPV6); T the trace's file name
+// descriptions: manifest-based providers, EventSource manifests,
+// TraceLogging) or the kernel's by layout (see trace.Event.Descriptor),
+// its name with "_" for "/" (TcpIp_SendIPV6); T the trace's file name
 // plus a hash of the name the trace was given by
 // (gc.nettrace-1f2e3d4c5b6a7988.parquet): stable, so that adding a trace
 // twice is an error instead of a duplicate. Each version of an event is its
@@ -51,8 +51,8 @@
 // per event or per frame would be most of the dataset.
 //
 // The tables of described events have the same header, then the
-// description's fields flattened by the same rules (etl.EventSchema's and
-// nettrace.Metadata's Columns), named as the trace names them; one whose name folds to a
+// description's fields flattened by the same rules (the Columns of the
+// event's trace.Event.Descriptor), named as the trace names them; one whose name folds to a
 // header column's gets "_field" appended (TcpIp's PID_field). Their
 // versions share a table; a second layout of one event within a trace
 // goes to the generic table.
@@ -419,9 +419,9 @@ type traceWriter struct {
 	// ETW log's EventSource, TraceLogging and manifest-based providers,
 	// the kernel's events by layout), by "provider/event" directories.
 	described map[string]*describedTable
-	byDesc    map[descKey]*describedTable // nil for a description whose events go to generic
-	check     []byte                      // scratch for checking a described payload
-	all       []*table                    // in creation order; traces last when committing
+	byDesc    map[*clrimpl.Descriptor]*describedTable // nil for a description whose events go to generic
+	check     []byte                                  // scratch for checking a described payload
+	all       []*table                                // in creation order; traces last when committing
 	generic,
 	stacks *table
 	buf []byte

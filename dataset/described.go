@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/clrgo/clrevents/clrimpl"
-	"github.com/clrgo/clrevents/etl"
-	"github.com/clrgo/clrevents/nettrace"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -18,79 +16,19 @@ type describedTable struct {
 	cols []clrimpl.Column
 }
 
-// description is what gives an event a table of its own: the trace's
-// own description of it (etl.Schemas for an ETW log: manifest-based
-// providers, EventSource manifests, TraceLogging; an EventPipe event's
-// metadata fields), or package etl's layout of a kernel event.
-type description struct {
-	s   *etl.EventSchema   // or
-	m   *nettrace.Metadata // the description
-	p   []byte             // the payload
-	ptr int
-}
-
-func describe(e *trace.Event) (description, bool) {
-	s := e.TraceSchema()
-	if s == nil && e.ETL() != nil {
-		s = etl.KernelSchema(e.ETL())
-	}
-	if s != nil {
-		return description{s: s, p: e.Payload(), ptr: e.PointerSize()}, true
-	}
-	if m := e.Metadata(); m != nil && len(m.Fields) > 0 && m.FieldsErr == nil {
-		return description{m: m, p: e.Payload()}, true
-	}
-	return description{}, false
-}
-
-// descKey finds an event's table by its description and name: a kernel
-// layout serves several opcodes (DiskIO Read and Write), each its own
-// table; other descriptions are one event's.
-type descKey struct {
-	desc any
-	name string
-}
-
-func (d *description) key(e *trace.Event) descKey {
-	if d.s != nil {
-		return descKey{d.s, e.Name()}
-	}
-	return descKey{d.m, e.Name()}
-}
-
-func (d *description) columns() []clrimpl.Column {
-	if d.s != nil {
-		return d.s.Columns()
-	}
-	return d.m.Columns()
-}
-
-// check appends the payload as JSON, which fails where a row would.
-func (d *description) check(dst []byte) ([]byte, error) {
-	if d.s != nil {
-		return d.s.AppendJSON(dst, d.p, d.ptr)
-	}
-	return d.m.AppendJSON(dst, d.p)
-}
-
-func (d *description) row(a clrimpl.ColumnAppender) error {
-	if d.s != nil {
-		return d.s.AppendColumns(a, d.p, d.ptr)
-	}
-	return d.m.AppendColumns(a, d.p)
-}
-
 // describedRow writes e as a row of its described table, which it
-// returns, and reports whether it did: not when nothing describes e, when
-// its payload does not fit the description (the generic table then keeps
-// it, with the error, as for any event), or when a table of the same name
-// has other columns. The row is complete but for end.
+// returns, and reports whether it did: not when nothing describes e (its
+// Descriptor: the trace's own description of it, an EventPipe event's
+// metadata or a kernel event's layout), when its payload does not fit the
+// description (the generic table then keeps it, with the error, as for
+// any event), or when a table of the same name has other columns. The row
+// is complete but for end.
 func (tw *traceWriter) describedRow(e *trace.Event, seq int64, st *Stats) (*table, bool, error) {
-	desc, ok := describe(e)
-	if !ok {
+	desc := e.Descriptor()
+	if desc == nil {
 		return nil, false, nil
 	}
-	dt, ok, err := tw.describedTableOf(e, &desc)
+	dt, ok, err := tw.describedTableOf(e, desc)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -99,7 +37,7 @@ func (tw *traceWriter) describedRow(e *trace.Event, seq int64, st *Stats) (*tabl
 	if err := tw.header(t, e, seq, nil, st); err != nil {
 		return t, true, err
 	}
-	if err := desc.row(t); err != nil {
+	if err := desc.Fields.AppendColumns(t, e.Payload(), e.PointerSize()); err != nil {
 		t.abandon()
 		return nil, false, nil
 	}
@@ -109,20 +47,19 @@ func (tw *traceWriter) describedRow(e *trace.Event, seq int64, st *Stats) (*tabl
 // describedTableOf finds or makes the table of e's description, once per
 // description; ok is false when a table of the same name has other
 // columns.
-func (tw *traceWriter) describedTableOf(e *trace.Event, desc *description) (dt *describedTable, ok bool, err error) {
-	k := desc.key(e)
-	if dt, seen := tw.byDesc[k]; seen {
+func (tw *traceWriter) describedTableOf(e *trace.Event, desc *clrimpl.Descriptor) (dt *describedTable, ok bool, err error) {
+	if dt, seen := tw.byDesc[desc]; seen {
 		return dt, dt != nil, nil
 	}
 	// A table is made only for an event that fits its description, so
 	// that no table holds no rows; later events that do not fit leave
 	// their row (table.abandon).
-	check, cerr := desc.check(tw.check[:0])
+	check, cerr := desc.Fields.AppendJSON(tw.check[:0], e.Payload(), e.PointerSize())
 	tw.check = check
 	if cerr != nil {
 		return nil, false, nil
 	}
-	cols := desc.columns()
+	cols := desc.Columns
 	prov, dir := pathPart(e.Provider()), describedDir(e)
 	key := prov + "/" + dir
 	dt = tw.described[key]
@@ -134,14 +71,14 @@ func (tw *traceWriter) describedTableOf(e *trace.Event, desc *description) (dt *
 		}
 		if tw.described == nil {
 			tw.described = map[string]*describedTable{}
-			tw.byDesc = map[descKey]*describedTable{}
+			tw.byDesc = map[*clrimpl.Descriptor]*describedTable{}
 		}
 		dt = &describedTable{t: t, cols: cols}
 		tw.described[key] = dt
 	case !slices.Equal(dt.cols, cols):
 		dt = nil
 	}
-	tw.byDesc[k] = dt
+	tw.byDesc[desc] = dt
 	return dt, dt != nil, nil
 }
 

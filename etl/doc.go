@@ -81,17 +81,16 @@
 //
 // # Events the trace describes
 //
-// Schemas gathers, as events go by, the descriptions a trace carries of
-// its own events: KernelTraceControl's MetaData/EventInfo and EventMapInfo
-// events (ParseEventInfo, ParseEventMapInfo: the TDH TRACE_EVENT_INFO and
-// EVENT_MAP_INFO of the manifest-based providers a merged trace holds) and
-// the manifests .NET EventSources log in their ManifestData events (ID
-// 65534, in chunks); TraceLogging events (EventSource.Write, sources made
-// with EtwSelfDescribingEventFormat, many Windows components) carry their
-// own in extended data items (ParseTraceLogging). Its EventSchema for an event names it as TraceEvent
-// does and decodes its payload to JSON or text (AppendJSON, AppendText),
-// with errors that name the field and its byte offset. The kernel's own
-// events have parsers of their own (ParseSampledProfile, ParseImage, …).
+// The descriptions a trace carries of its own events — KernelTraceControl's
+// MetaData/EventInfo and EventMapInfo events (the TDH TRACE_EVENT_INFO and
+// EVENT_MAP_INFO of the manifest-based providers a merged trace holds), the
+// manifests .NET EventSources log in their ManifestData events, the
+// metadata TraceLogging events carry in extended data items — are not
+// container work: package dynamic parses and interprets them, and package
+// trace collects them as the events go by. The kernel's own events have
+// parsers of their own (ParseSampledProfile, ParseImage, …), and
+// KernelSchema gives the MOF layout (as a dynamic.Description) of the
+// kernel events this package knows without a parser.
 //
 // # Errors and hostile input
 //

@@ -105,8 +105,9 @@
 // manifest (package clrevents), keyed by (Provider, ID, Version), with
 // Event.PointerSize for pointer-sized fields. Events of other EventSources
 // (TplEventSource, Microsoft-DotNETCore-EventPipe's ProcessInfo, user
-// EventSources) describe their fields in the metadata; Metadata.AppendJSON
-// and Metadata.AppendText decode them.
+// EventSources) describe their fields in the metadata; Metadata.Describe
+// gives them as a description package dynamic interprets, and
+// Metadata.AppendJSON and Metadata.AppendText decode them through it.
 //
 // # Errors
 //

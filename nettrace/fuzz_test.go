@@ -79,7 +79,7 @@ func FuzzReader(f *testing.F) {
 			buf, jerr = ev.Metadata.AppendJSON(buf[:0], ev.Payload)
 			buf, _ = ev.Metadata.AppendText(buf[:0], ev.Payload)
 			// A row of columns fails exactly where the JSON does.
-			if cerr := ev.Metadata.AppendColumns(&columntest.Recorder{}, ev.Payload); (cerr == nil) != (jerr == nil) {
+			if cerr := ev.Metadata.describe().AppendColumns(&columntest.Recorder{}, ev.Payload, 8); (cerr == nil) != (jerr == nil) {
 				t.Fatalf("columns: %v, JSON: %v", cerr, jerr)
 			}
 		}

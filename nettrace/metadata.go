@@ -396,30 +396,3 @@ func isFixedSize(f *Field) bool {
 	}
 	return f.Type.fixedSize() > 0
 }
-
-// fixedSizeOf returns the size of a fixed-size type (see isFixedSize), or
-// -1 if it is too large to matter.
-func fixedSizeOf(f *Field) int {
-	switch f.Type {
-	case TypeObject:
-		n := 0
-		for i := range f.Fields {
-			s := fixedSizeOf(&f.Fields[i])
-			if s < 0 {
-				return -1
-			}
-			n += s
-			if n > 1<<20 {
-				return -1
-			}
-		}
-		return n
-	case TypeFixedLengthArray:
-		s := fixedSizeOf(f.Elem)
-		if s < 0 || s*int(f.Count) > 1<<20 {
-			return -1
-		}
-		return s * int(f.Count)
-	}
-	return f.Type.fixedSize()
-}

@@ -1041,6 +1041,7 @@ func (r *Reader) addMetadata(m *Metadata) {
 		}
 		m.ProviderGUID = g
 	}
+	m.describe()
 	r.meta[m.ID] = m
 	// IDs are small and dense from V3 on (V1/V2 use stream offsets, which
 	// stay in the map); growing only up to twice the records read keeps a

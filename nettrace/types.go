@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/dynamic"
 )
 
 // Format says which container a trace uses.
@@ -224,6 +225,8 @@ type Metadata struct {
 	MessageTemplate string            // V6 optional metadata: message template
 	Description     string            // V6 optional metadata: human-readable description
 	Attributes      map[string]string // V6 optional metadata: key/value pairs; nil if none
+
+	desc *dynamic.Description // Fields as package dynamic describes them (describe)
 }
 
 // TypeCode is the type of an EventSource payload field, as EventPipe

@@ -40,8 +40,11 @@
 // metadata, the ETW kernel logger's events as TraceEvent names them
 // ("Windows Kernel", "EventTrace"), and the other events an ETW log
 // describes itself (EventSource manifests, TraceLogging, the descriptions
-// a merge adds for manifest-based providers) by those descriptions, which
-// Event.TraceSchema gives to decode them.
+// a merge adds for manifest-based providers) by those descriptions.
+// Event.Descriptor gives what describes the fields of an event outside the
+// schema — EventSource metadata, the ETW log's own descriptions, a kernel
+// event's layout — as one clrimpl.Descriptor (package dynamic interprets
+// them), whatever the format; AppendJSON and AppendText write through it.
 //
 // # Damage
 //

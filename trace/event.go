@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -26,8 +27,11 @@ type Event struct {
 	nt   *nettrace.Event
 	et   *etl.Event
 	// dyn is the trace's own description of an ETW event outside the
-	// schema, or nil.
-	dyn *etl.EventSchema
+	// schema and the kernel, or nil, once dynDone (etwDescription).
+	dyn     *dynamic.Description
+	dynDone bool
+	// kernelLayout says Descriptor gave a kernel layout's.
+	kernelLayout bool
 	// ids says whether pid and tid replace the header's, for a kernel
 	// event (Reader.kernelIDs), or are not known yet.
 	ids      idState
@@ -95,7 +99,7 @@ func (e *Event) ProviderGUID() clrevents.GUID {
 // "Task/Opcode" for known kernel events and the image identity events of
 // kernel sessions as TraceEvent names them ("EventTrace" for the log
 // header, "Process/Start", "ImageID/DbgID_RSDS"), the name TraceEvent
-// gives an ETW event the trace describes itself (TraceSchema), else
+// gives an ETW event the trace describes itself (see Descriptor), else
 // empty.
 func (e *Event) Name() string {
 	if e.info != nil {
@@ -104,8 +108,8 @@ func (e *Event) Name() string {
 	if e.nt != nil {
 		return e.nt.Name
 	}
-	if e.dyn != nil {
-		return e.dyn.Name
+	if d := e.etwDescription(); d != nil {
+		return d.Name
 	}
 	if k := e.res.kernel; k != nil {
 		return k.eventName(e.et.Opcode)
@@ -325,24 +329,16 @@ func (e *Event) Metadata() *nettrace.Metadata {
 	return e.nt.Metadata
 }
 
-// TraceSchema returns the description an ETW trace carries of an event
-// outside the schema, or nil: events of manifest-based Windows providers
-// that KernelTraceControl described when the trace was merged
-// (Microsoft-Windows-Kernel-File/Create, …), events of .NET
-// EventSources that logged their manifest into the trace, and TraceLogging
-// (self-describing) events. Its AppendJSON
-// and AppendText decode the payload. A description applies from the
-// event that carries it on, as the events go by.
-func (e *Event) TraceSchema() *etl.EventSchema { return e.dyn }
-
 // AppendJSON appends the event's fields as one JSON object, decoded by
 // what describes them: the schema (a CLR event's generated type, as
-// Decode gives it), an EventPipe event's metadata, an ETW log's own
-// description (TraceSchema), or package etl's parsers and layouts of the
-// kernel's events. An event nothing describes gives
-// clrevents.ErrUnknownEvent; a payload that does not fit its description,
-// the error naming the field and its offset. Payload bytes past a CLR
-// template are left out (DecodeN says how many were used).
+// Decode gives it), else its Descriptor (an EventPipe event's metadata,
+// an ETW log's own description, a kernel event's layout), else package
+// etl's parsers of the kernel's events. An event nothing describes gives
+// clrevents.ErrUnknownEvent, and so does a kernel event whose payload
+// does not fit its layout or parser; a payload that does not fit another
+// description, the *dynamic.FieldError naming the field and its offset.
+// Payload bytes past a CLR template are left out (DecodeN says how many
+// were used).
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) { return e.appendFields(dst, true) }
 
 // AppendText is AppendJSON's text form: the payload's fields as
@@ -364,17 +360,19 @@ func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
 	case !errors.Is(err, clrevents.ErrUnknownEvent):
 		return dst, err
 	}
-	if m := e.Metadata(); m != nil && len(m.Fields) > 0 {
+	if d := e.Descriptor(); d != nil {
+		var out []byte
 		if json {
-			return m.AppendJSON(dst, e.Payload())
+			out, err = d.Fields.AppendJSON(dst, e.Payload(), e.PointerSize())
+		} else {
+			out, err = d.Fields.AppendText(dst, e.Payload(), e.PointerSize())
 		}
-		return m.AppendText(dst, e.Payload())
-	}
-	if s := e.dyn; s != nil {
-		if json {
-			return s.AppendJSON(dst, e.Payload(), e.PointerSize())
+		if err == nil || !e.kernelLayout {
+			return out, err
 		}
-		return s.AppendText(dst, e.Payload(), e.PointerSize())
+		// A kernel event that does not fit its layout stays undescribed,
+		// as one that does not fit its parser.
+		return dst, clrevents.ErrUnknownEvent
 	}
 	if e.et != nil {
 		if out, ok := e.et.AppendKernelFields(dst, json); ok {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 )
 
@@ -105,9 +106,9 @@ func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }
 // otherProviders names ETW providers that PerfView's kernel sessions log
 // beside the kernel's classes, as TraceEvent names them.
 var otherProviders = map[clrevents.GUID]string{
-	etl.ImageIDGUID:   "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
-	etl.MetaDataGUID:  "KernelTraceControl", // the merge's event descriptions
-	etl.SysConfigGUID: kernelProvider,       // the merge's system paths and volumes
+	etl.ImageIDGUID:      "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
+	dynamic.MetaDataGUID: "KernelTraceControl", // the merge's event descriptions
+	etl.SysConfigGUID:    kernelProvider,       // the merge's system paths and volumes
 	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
 }
 
@@ -116,8 +117,8 @@ var otherProviders = map[clrevents.GUID]string{
 var otherClasses = map[clrevents.GUID]*kernelGroup{
 	etl.ImageIDGUID: newClass("ImageID", map[uint8]string{etl.OpImageID: "", etl.OpImageIDNone: "None",
 		etl.OpDbgIDRSDS: "DbgID_RSDS", etl.OpDbgIDILRSDS: "DbgID_ILRSDS", etl.OpFileVersion: "FileVersion"}),
-	etl.MetaDataGUID:  newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
-	etl.SysConfigGUID: newClass("SysConfig", map[uint8]string{32: "BuildInfo", 33: "SystemPaths", 34: "UnknownVolume", 35: "VolumeMapping"}),
+	dynamic.MetaDataGUID: newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
+	etl.SysConfigGUID:    newClass("SysConfig", map[uint8]string{32: "BuildInfo", 33: "SystemPaths", 34: "UnknownVolume", 35: "VolumeMapping"}),
 }
 
 // noteProcess keeps the executable's name a Process Start or DCStart

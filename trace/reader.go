@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -67,10 +69,12 @@ type Reader struct {
 	// so far.
 	procNames map[int64]string
 	guidNext  int
-	// schemas holds the descriptions an ETW trace carries of providers
+	// descs holds the descriptions an ETW trace carries of providers
 	// outside the schema (KernelTraceControl's EventInfo events, the
-	// manifests of .NET EventSources).
-	schemas etl.Schemas
+	// manifests of .NET EventSources, TraceLogging metadata).
+	descs dynamic.Descriptions
+	// kernelDescs are the descriptors of kernel events by their layouts.
+	kernelDescs map[kernelKey]*clrimpl.Descriptor
 }
 
 // resolved is what a provider (and, for EventPipe, an event) maps to.
@@ -311,23 +315,20 @@ func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, versi
 const noProvider = clrevents.Provider(255)
 
 func (r *Reader) fromETL(e *etl.Event) {
-	if e.ProviderGUID == etl.MetaDataGUID || e.ID == etl.ManifestDataID || len(e.Extended) > 0 {
+	if e.ProviderGUID == dynamic.MetaDataGUID || e.ID == dynamic.ManifestDataID || len(e.Extended) > 0 {
 		// A description that does not parse leaves its events undescribed;
 		// the event itself is still delivered.
-		if ok, _ := r.schemas.Observe(e); ok {
+		if ok, _ := r.observeETL(e); ok {
 			r.guidCache = r.guidCache[:0] // a provider may have a name now
 			r.guidNext = 0
 		}
 	}
 	res := r.resolveGUID(e.ProviderGUID)
 	var info *clrevents.EventInfo
-	var dyn *etl.EventSchema
 	if res.prov.Valid() {
 		info, _ = clrevents.Lookup(res.prov, e.ID, e.Version)
-	} else if res.kernel == nil && res.class == nil {
-		dyn = r.schemas.Lookup(e)
 	}
-	r.ev = Event{r: r, res: res, info: info, et: e, dyn: dyn}
+	r.ev = Event{r: r, res: res, info: info, et: e}
 	if res.kernel != nil {
 		r.noteThread(e)
 		r.noteProcess(e)
@@ -350,7 +351,7 @@ func (r *Reader) resolveGUID(g clrevents.GUID) *resolved {
 		res.kernel, res.provider = k, kernelProvider
 	} else if name, ok := otherProviders[g]; ok {
 		res.provider, res.class = name, otherClasses[g]
-	} else if name, ok := r.schemas.ProviderName(g); ok {
+	} else if name, ok := r.descs.ProviderName(g); ok {
 		res.provider = name
 	} else {
 		res.provider = g.String()

@@ -98,12 +98,13 @@ func TestTraceSchemasBaseline(t *testing.T) {
 	r, bl := openNet452(t)
 	counts := map[string]int{}
 	got := fieldsByLine(t, r, func(e *Event) ([]byte, bool) {
-		s := e.TraceSchema()
-		if s == nil {
+		// Described by the trace: a descriptor, not a kernel layout's.
+		s := e.Descriptor()
+		if s == nil || etl.KernelSchema(e.ETL()) != nil {
 			return nil, false
 		}
 		counts[e.Provider()+"/"+e.Name()]++
-		out, err := s.AppendJSON(nil, e.Payload(), e.PointerSize())
+		out, err := s.Fields.AppendJSON(nil, e.Payload(), e.PointerSize())
 		if err != nil {
 			t.Errorf("%s/%s at offset %d: %v", e.Provider(), e.Name(), e.Offset(), err)
 		}

@@ -28,7 +28,6 @@ import (
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dataset"
-	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -329,17 +328,9 @@ func describedColumns(t *testing.T, name string, n int) map[int][]clrevents.Colu
 		if _, err := e.Decode(); !errors.Is(err, clrevents.ErrUnknownEvent) {
 			continue
 		}
-		s := e.TraceSchema()
-		if s == nil && e.ETL() != nil {
-			s = etl.KernelSchema(e.ETL())
-		}
-		if s != nil {
-			if _, err := s.AppendJSON(nil, e.Payload(), e.PointerSize()); err == nil {
-				out[seq] = s.Columns()
-			}
-		} else if m := e.Metadata(); m != nil && len(m.Fields) > 0 && m.FieldsErr == nil {
-			if _, err := m.AppendJSON(nil, e.Payload()); err == nil {
-				out[seq] = m.Columns()
+		if d := e.Descriptor(); d != nil {
+			if _, err := d.Fields.AppendJSON(nil, e.Payload(), e.PointerSize()); err == nil {
+				out[seq] = d.Columns
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package etl
+package dynamic
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // tlMeta builds TraceLogging event metadata: the size, one tag byte of 0,
@@ -79,51 +81,51 @@ func sampleTLPayload() []byte {
 const sampleTLJSON = `{"url":"/a","status":-500,"ok":true,"ids":[7,8],"pair":{"a":"0xbeef","b":"hi"},` +
 	`"pairs":[{"x":1},{"x":-1},{"x":3}],"addr":"2001:db8::1","fixed":[1,2,3],"tagged":"0x10","custom":"0xcafe"}`
 
-func tlEvent(meta []byte, payload []byte, traits string) *Event {
-	e := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, Opcode: 1, Level: 4, PointerSize: 8,
-		Payload: payload, Offset: 8192}
-	e.Extended = append(e.Extended, ExtendedItem{Type: ExtEventSchemaTL, Data: meta})
-	if traits != "" {
-		e.Extended = append(e.Extended, ExtendedItem{Type: ExtProvTraits, Data: tlTraits(traits)})
-	}
-	return e
-}
+// tlHeader is the header of the test's TraceLogging events.
+var tlHeader = Header{ProviderGUID: testProvider, Opcode: 1, Level: 4}
 
 func TestTraceLogging(t *testing.T) {
-	var s Schemas
-	e := tlEvent(sampleTLMeta, sampleTLPayload(), "My-TL-Provider")
-	if ok, err := s.Observe(e); !ok || err != nil {
-		t.Fatalf("Observe = %v, %v; want the provider named", ok, err)
+	var s Descriptions
+	traits, payload := tlTraits("My-TL-Provider"), sampleTLPayload()
+	if ok, err := s.AddProviderTraits(testProvider, traits); !ok || err != nil {
+		t.Fatalf("AddProviderTraits = %v, %v; want the provider named", ok, err)
 	}
-	if ok, _ := s.Observe(e); ok {
+	if ok, _ := s.AddProviderTraits(testProvider, traits); ok {
 		t.Error("a known provider named again")
 	}
-	es := s.Lookup(e)
+	if _, err := s.AddProviderTraits(clrimpl.GUID{1}, []byte{3, 0, 0}); err == nil {
+		t.Error("traits without a name accepted")
+	}
+	es := s.TraceLogging(tlHeader, sampleTLMeta, traits)
 	if es == nil {
-		t.Fatal("no schema")
+		t.Fatal("no description")
 	}
 	if es.Name != "Request" || es.Provider != "My-TL-Provider" || es.Opcode != 1 || es.Level != 4 {
-		t.Errorf("schema %+v", es)
+		t.Errorf("description %+v", es)
 	}
-	if s.Lookup(e) != es {
+	if s.TraceLogging(tlHeader, sampleTLMeta, traits) != es {
 		t.Error("the metadata was parsed again")
 	}
-	out, err := es.AppendJSON(nil, e.Payload, 8)
+	out, err := es.AppendJSON(nil, payload, 8)
 	if err != nil || string(out) != sampleTLJSON {
 		t.Fatalf("JSON\n got %s (%v)\nwant %s", out, err, sampleTLJSON)
 	}
-	for n := 0; n < len(e.Payload); n++ {
-		if _, err := es.AppendJSON(nil, e.Payload[:n], 8); err == nil {
+	for n := 0; n < len(payload); n++ {
+		if _, err := es.AppendJSON(nil, payload[:n], 8); err == nil {
 			t.Fatalf("payload cut to %d bytes decoded", n)
 		}
 	}
 	// The provider name comes from the first event that carries traits.
-	other := tlEvent(tlMeta("Ping"), nil, "")
-	if es := s.Lookup(other); es == nil || es.Name != "Ping" || es.Provider != "My-TL-Provider" {
-		t.Errorf("an event without traits: %+v", es)
+	other := s.TraceLogging(tlHeader, tlMeta("Ping"), nil)
+	if other == nil || other.Name != "Ping" || other.Provider != "My-TL-Provider" {
+		t.Errorf("an event without traits: %+v", other)
 	}
-	if out, err := s.Lookup(other).AppendJSON(nil, nil, 8); err != nil || string(out) != "{}" {
+	if out, err := other.AppendJSON(nil, nil, 8); err != nil || string(out) != "{}" {
 		t.Errorf("no fields: %s, %v", out, err)
+	}
+	// Metadata that does not parse describes nothing, once.
+	if d := s.TraceLogging(tlHeader, []byte{200, 0, 0}, nil); d != nil {
+		t.Errorf("bad metadata described: %+v", d)
 	}
 }
 
@@ -140,8 +142,8 @@ func TestTraceLoggingErrors(t *testing.T) {
 		"out-type":     {tlMeta("E", []byte{'f', 0, 0x88}), "out-type"},
 		"count":        {tlMeta("E", []byte{'f', 0, 0x26, 1}), "count"},
 	} {
-		_, err := ParseTraceLogging(tlEvent(c.meta, nil, ""))
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "offset 8192") {
+		_, err := ParseTraceLogging(tlHeader, c.meta, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
@@ -155,9 +157,6 @@ func TestTraceLoggingErrors(t *testing.T) {
 		if es, err := parseTLMeta(m); err == nil && len(es.Fields) >= 10 {
 			t.Fatalf("metadata cut to %d bytes gave %d fields", n, len(es.Fields))
 		}
-	}
-	if es, err := ParseTraceLogging(&Event{}); es != nil || err != nil {
-		t.Errorf("an event without metadata: %v, %v", es, err)
 	}
 }
 

@@ -1,9 +1,11 @@
-package etl
+package dynamic
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // TraceLogging events describe themselves: each carries its metadata in
@@ -41,36 +43,46 @@ const (
 	tlTypeMask   = 0x1F
 )
 
-// tlOutTypes maps TraceLogging out-types (TlgOut*) to the ones the
-// decoder acts on; the rest format by in-type.
-var tlOutTypes = map[byte]OutType{
-	3: OutBoolean, 4: OutHexInt64, 7: OutPort, 8: OutIPv4, 9: OutIPv6, 10: OutSocketAddress,
-	13: OutWin32Error, 14: OutNTStatus, 15: OutHResult, 37: OutHexInt64,
+// tlOutTypes maps TraceLogging out-types (TlgOut*) to the TDH ones the
+// interpreter acts on; the rest format by in-type.
+var tlOutTypes = map[byte]outType{
+	3: outBoolean, 4: outHexInt64, 7: outPort, 8: outIPv4, 9: outIPv6, 10: outSocketAddress,
+	13: outWin32Error, 14: outNTStatus, 15: outHResult, 37: outHexInt64,
 }
 
-// ParseTraceLogging describes a TraceLogging event from its own metadata
-// (its ExtEventSchemaTL item) and provider traits. It returns nil and no
-// error for an event without TraceLogging metadata; malformed metadata is
-// an error naming the event's offset and the byte of the metadata.
-func ParseTraceLogging(e *Event) (*EventSchema, error) {
-	meta, ok := e.ExtendedItem(ExtEventSchemaTL)
-	if !ok {
-		return nil, nil
-	}
-	s, err := parseTLMeta(meta)
+// ParseTraceLogging describes a TraceLogging event from its metadata (the
+// event's EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL extended data item) and,
+// if the event carries one, its provider traits item (which names the
+// provider); h is the event's header, which gives the description its
+// identity. Malformed metadata is an error naming the byte of the
+// metadata.
+func ParseTraceLogging(h Header, meta, traits []byte) (*Description, error) {
+	d, err := parseTLMeta(meta)
 	if err != nil {
-		return nil, fmt.Errorf("etl: TraceLogging event at offset %d: %w", e.Offset, err)
+		return nil, fmt.Errorf("TraceLogging metadata: %w", err)
 	}
-	s.ProviderGUID, s.ID, s.Version, s.Opcode, s.Task, s.Level, s.Keywords =
-		e.ProviderGUID, e.ID, e.Version, e.Opcode, e.Task, e.Level, e.Keywords
-	if traits, ok := e.ExtendedItem(ExtProvTraits); ok {
-		s.Provider, _ = tlProviderName(traits)
+	d.ProviderGUID, d.ID, d.Version, d.Opcode, d.Task, d.Level, d.Keywords =
+		h.ProviderGUID, h.ID, h.Version, h.Opcode, h.Task, h.Level, h.Keywords
+	if traits != nil {
+		d.Provider, _ = ProviderTraitsName(traits)
 	}
-	return s, nil
+	return d, nil
 }
 
-// tlProviderName reads the provider name of a provider traits item.
-func tlProviderName(b []byte) (string, bool) {
+// Header is the identity an ETW event header gives an event.
+type Header struct {
+	ProviderGUID clrimpl.GUID
+	ID           uint16
+	Version      uint8
+	Opcode       uint8
+	Task         uint16
+	Level        uint8
+	Keywords     uint64
+}
+
+// ProviderTraitsName reads the provider name of a provider traits
+// extended data item (EVENT_HEADER_EXT_TYPE_PROV_TRAITS).
+func ProviderTraitsName(b []byte) (string, bool) {
 	if len(b) < 3 {
 		return "", false
 	}
@@ -132,7 +144,7 @@ func (p *tlParser) tags() error {
 	}
 }
 
-func parseTLMeta(meta []byte) (*EventSchema, error) {
+func parseTLMeta(meta []byte) (*Description, error) {
 	p := &tlParser{b: meta}
 	size, err := p.u16()
 	if err != nil {
@@ -145,15 +157,14 @@ func parseTLMeta(meta []byte) (*EventSchema, error) {
 	if err := p.tags(); err != nil {
 		return nil, p.fail("event tag", err)
 	}
-	s := &EventSchema{}
-	if s.Name, err = p.cstring(); err != nil {
+	d := &Description{}
+	if d.Name, err = p.cstring(); err != nil {
 		return nil, p.fail("event name", err)
 	}
-	if s.Fields, err = p.fields(-1, 0); err != nil {
+	if d.Fields, err = p.fields(-1, 0); err != nil {
 		return nil, err
 	}
-	prepareFields(s.Fields)
-	return s, nil
+	return d, nil
 }
 
 // fields reads n fields, or to the end of the metadata when n < 0.
@@ -166,7 +177,7 @@ func (p *tlParser) fields(n, depth int) ([]Field, error) {
 		if p.n++; p.n > maxDescribedFields {
 			return nil, p.fail("fields", fmt.Errorf("more than %d", maxDescribedFields))
 		}
-		f := Field{Count: 1, CountField: -1, LengthField: -1}
+		var f Field
 		var err error
 		if f.Name, err = p.cstring(); err != nil {
 			return nil, p.fail("field name", err)
@@ -188,14 +199,15 @@ func (p *tlParser) fields(n, depth int) ([]Field, error) {
 			out &^= tlChain
 		}
 		typ := in & tlTypeMask
+		count, array, prefix := 1, false, false
 		switch in & tlFlagMask {
 		case tlConstCount:
-			if f.Count, err = p.u16(); err != nil {
+			if count, err = p.u16(); err != nil {
 				return nil, p.fail("field "+f.Name+" count", err)
 			}
-			f.Array = true
+			array = true
 		case tlVarCount:
-			f.Array, f.PrefixCount = true, true
+			array, prefix = true, true
 		case tlCustom:
 			sz, err := p.u16()
 			if err == nil && sz > len(p.b)-p.i {
@@ -207,22 +219,24 @@ func (p *tlParser) fields(n, depth int) ([]Field, error) {
 			p.i += sz
 			typ = tlCountedBinary // its data: a uint16 size, then bytes
 		}
-		f.Out = tlOutTypes[out]
 		switch typ {
 		case tlStruct:
 			if out == 0 {
 				return nil, p.fail("struct "+f.Name, errors.New("has no fields"))
 			}
-			f.Out = 0
+			f.Kind = Struct
 			if f.Fields, err = p.fields(int(out), depth+1); err != nil {
 				return nil, err
 			}
 		case tlBinary, tlCountedBinary:
-			f.In = InManifestCountedBinary
+			tdhField(&f, inManifestCountedBinary, tlOutTypes[out])
 		case 0, tlPointer:
 			return nil, p.fail("field "+f.Name, fmt.Errorf("in-type %d is not a TraceLogging type", typ))
 		default:
-			f.In = InType(typ) // 1-23 are TDH's numbers
+			tdhField(&f, inType(typ), tlOutTypes[out]) // 1-23 are TDH's numbers
+		}
+		if array {
+			f = arrayOf(f, count, 0, prefix)
 		}
 		fs = append(fs, f)
 	}

@@ -1,4 +1,4 @@
-package etl
+package dynamic
 
 import (
 	"encoding/binary"
@@ -8,7 +8,6 @@ import (
 	"testing"
 	"unicode/utf16"
 
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/columntest"
 )
@@ -22,7 +21,7 @@ type tdhProp struct {
 	count, length uint16
 }
 
-var testProvider = clrevents.MustParseGUID("1c95126e-7eea-49a9-a3fe-a378b03ddb4d")
+var testProvider = clrimpl.MustParseGUID("1c95126e-7eea-49a9-a3fe-a378b03ddb4d")
 
 // buildEventInfo writes a TRACE_EVENT_INFO: the header, the properties,
 // then the strings they point at.
@@ -91,31 +90,27 @@ func buildMapInfo(name string, bits bool, entries ...MapEntry) []byte {
 	return append(append(testProvider[:len(testProvider):len(testProvider)], b...), strs...)
 }
 
-func metaEvent(opcode uint8, payload []byte) *Event {
-	return &Event{HeaderKind: TraceHeader, ProviderGUID: MetaDataGUID, Opcode: opcode, Payload: payload, Offset: 4096}
-}
-
 // sampleProps exercises every way a field gets its size: counts and
 // lengths from earlier fields, fixed arrays, structs, maps, pointers,
 // strings, addresses, times and SIDs.
 var sampleProps = []tdhProp{
-	{name: "Count", in: uint16(InUInt16), count: 1},
-	{name: "Items", flags: propParamCount, in: uint16(InUInt32), count: 0},
-	{name: "Len", in: uint16(InUInt32), count: 1},
-	{name: "Blob", flags: propParamLength, in: uint16(InBinary), count: 1, length: 2},
-	{name: "Name", in: uint16(InUnicodeString), count: 1},
-	{name: "Flags", in: uint16(InUInt32), mapName: "FlagMap", count: 1},
-	{name: "Kind", in: uint16(InUInt8), mapName: "KindMap", count: 1},
-	{name: "Ptr", in: uint16(InPointer), count: 1},
-	{name: "Addr", in: uint16(InBinary), out: uint16(OutSocketAddress), count: 1, length: 16},
+	{name: "Count", in: uint16(inUInt16), count: 1},
+	{name: "Items", flags: propParamCount, in: uint16(inUInt32), count: 0},
+	{name: "Len", in: uint16(inUInt32), count: 1},
+	{name: "Blob", flags: propParamLength, in: uint16(inBinary), count: 1, length: 2},
+	{name: "Name", in: uint16(inUnicodeString), count: 1},
+	{name: "Flags", in: uint16(inUInt32), mapName: "FlagMap", count: 1},
+	{name: "Kind", in: uint16(inUInt8), mapName: "KindMap", count: 1},
+	{name: "Ptr", in: uint16(inPointer), count: 1},
+	{name: "Addr", in: uint16(inBinary), out: uint16(outSocketAddress), count: 1, length: 16},
 	{name: "Pairs", flags: propStruct, in: 14, out: 2, count: 2},
-	{name: "When", in: uint16(InFileTime), count: 1},
-	{name: "User", in: uint16(InSID), count: 1},
-	{name: "Tag", in: uint16(InAnsiString), count: 1, length: 4},
-	{name: "Delta", in: uint16(InInt16), count: 1},
+	{name: "When", in: uint16(inFileTime), count: 1},
+	{name: "User", in: uint16(inSID), count: 1},
+	{name: "Tag", in: uint16(inAnsiString), count: 1, length: 4},
+	{name: "Delta", in: uint16(inInt16), count: 1},
 	// Pairs' members.
-	{name: "A", in: uint16(InInt16), count: 1},
-	{name: "B", in: uint16(InHexInt32), count: 1},
+	{name: "A", in: uint16(inInt16), count: 1},
+	{name: "B", in: uint16(inHexInt32), count: 1},
 }
 
 func samplePayload() []byte {
@@ -145,22 +140,22 @@ const sampleJSON = `{"Count":2,"Items":[7,9],"Len":3,"Blob":"0xdeadbe","Name":"h
 	`"User":"S-1-5-18-7","Tag":"ab","Delta":-1}`
 
 func TestEventInfoDecode(t *testing.T) {
-	var s Schemas
+	var s Descriptions
 	info := buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps)
-	if ok, err := s.Observe(metaEvent(OpEventInfo, info)); !ok || err != nil {
-		t.Fatalf("Observe(EventInfo) = %v, %v", ok, err)
+	if err := s.AddEventInfo(info); err != nil {
+		t.Fatalf("AddEventInfo: %v", err)
 	}
 	// The maps arrive after the event that uses them, as in real traces.
 	for _, m := range [][]byte{
 		buildMapInfo("FlagMap", true, MapEntry{4, "Four"}, MapEntry{1, "One"}, MapEntry{0, "None"}),
 		buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"}),
 	} {
-		if ok, err := s.Observe(metaEvent(OpEventMapInfo, m)); !ok || err != nil {
-			t.Fatalf("Observe(EventMapInfo) = %v, %v", ok, err)
+		if err := s.AddEventMapInfo(m); err != nil {
+			t.Fatalf("AddEventMapInfo: %v", err)
 		}
 	}
-	e := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1001, PointerSize: 8, Payload: samplePayload()}
-	es := s.Lookup(e)
+	e := struct{ Payload []byte }{samplePayload()}
+	es := s.Lookup(testProvider, 1001, 0)
 	if es == nil {
 		t.Fatal("no schema")
 	}
@@ -225,7 +220,7 @@ func TestEventInfoNames(t *testing.T) {
 		{"ETW_TASK_PROVIDER", "ETW_OPCODE_ENABLE", 18, "ETW_TASK_PROVIDER/ETW_OPCODE_ENABLE"},
 		{"", "", 0, "EventID(5)"},
 	} {
-		es, err := parseEventInfo(buildEventInfo(5, c.opcode, "P", c.task, c.op, 0, nil))
+		es, err := ParseEventInfo(buildEventInfo(5, c.opcode, "P", c.task, c.op, 0, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +234,7 @@ func TestEventInfoErrors(t *testing.T) {
 	good := buildEventInfo(1, 0, "P", "T", "", 2, sampleProps[:2])
 	badOffset := append([]byte(nil), good...)
 	binary.LittleEndian.PutUint32(badOffset[52:], uint32(len(good)+10))
-	forward := buildEventInfo(1, 0, "P", "T", "", 2, []tdhProp{{name: "Items", flags: propParamCount, in: uint16(InUInt32), count: 1}, {name: "Count", in: uint16(InUInt16)}})
+	forward := buildEventInfo(1, 0, "P", "T", "", 2, []tdhProp{{name: "Items", flags: propParamCount, in: uint16(inUInt32), count: 1}, {name: "Count", in: uint16(inUInt16)}})
 	unknown := buildEventInfo(1, 0, "P", "T", "", 1, []tdhProp{{name: "X", in: 99}})
 	tooMany := append([]byte(nil), good...)
 	binary.LittleEndian.PutUint32(tooMany[100:], 1<<30)
@@ -255,34 +250,31 @@ func TestEventInfoErrors(t *testing.T) {
 		"properties":    {tooMany, "exceed the payload"},
 		"struct":        {badStruct, "struct members 5..8 outside"},
 	} {
-		_, err := ParseEventInfo(metaEvent(OpEventInfo, c.p))
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "offset 4096") {
-			t.Errorf("%s: %v, want %q and the event's offset", name, err, c.want)
+		_, err := ParseEventInfo(c.p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
-	if _, _, err := ParseEventMapInfo(metaEvent(OpEventMapInfo, buildMapInfo("M", false)[:20])); err == nil {
+	if _, _, err := ParseEventMapInfo(buildMapInfo("M", false)[:20]); err == nil {
 		t.Error("short map accepted")
-	}
-	if _, err := ParseEventInfo(&Event{Offset: 1}); err == nil {
-		t.Error("ParseEventInfo of another event accepted")
 	}
 }
 
-// manifestData splits xml into ManifestData events of chunk bytes.
-func manifestData(g clrevents.GUID, xml string, chunk int) []*Event {
+// manifestData splits xml into the payloads of ManifestData events of
+// chunk bytes.
+func manifestData(xml string, chunk int) [][]byte {
 	var parts []string
 	for len(xml) > chunk {
 		parts = append(parts, xml[:chunk])
 		xml = xml[chunk:]
 	}
 	parts = append(parts, xml)
-	var evs []*Event
+	var evs [][]byte
 	for i, part := range parts {
 		p := []byte{1, 1, 0, 0x5B, 0, 0, 0, 0}
 		binary.LittleEndian.PutUint16(p[4:], uint16(len(parts)))
 		binary.LittleEndian.PutUint16(p[6:], uint16(i))
-		evs = append(evs, &Event{HeaderKind: EventHeader, ProviderGUID: g, ID: ManifestDataID, Version: 1,
-			Opcode: ManifestDataOpcode, Payload: append(p, part...), Offset: int64(1000 * (i + 1))})
+		evs = append(evs, append(p, part...))
 	}
 	return evs
 }
@@ -337,38 +329,41 @@ const sampleManifest = `<instrumentationManifest xmlns="http://schemas.microsoft
 </instrumentationManifest>`
 
 func TestManifestData(t *testing.T) {
-	var s Schemas
-	evs := manifestData(testProvider, sampleManifest, 700)
+	var s Descriptions
+	evs := manifestData(sampleManifest, 700)
 	if len(evs) < 3 {
 		t.Fatalf("%d chunks", len(evs))
 	}
-	req := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1, PointerSize: 8}
-	for i, e := range evs {
-		if ok, err := s.Observe(e); !ok || err != nil {
-			t.Fatalf("chunk %d: %v, %v", i, ok, err)
+	for i, p := range evs {
+		if err := s.AddManifestData(testProvider, ManifestDataID, 1, ManifestDataOpcode, p); err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
 		}
-		if i < len(evs)-1 && s.Lookup(req) != nil {
+		if i < len(evs)-1 && s.Lookup(testProvider, 1, 0) != nil {
 			t.Fatalf("described after chunk %d of %d", i, len(evs))
 		}
-		if ms := s.Lookup(e); ms == nil || ms.Name != "ManifestData" {
-			t.Fatalf("chunk %d has no ManifestData schema", i)
+		ms := s.Lookup(testProvider, ManifestDataID, 1)
+		if ms == nil || ms.Name != "ManifestData" {
+			t.Fatalf("chunk %d has no ManifestData description", i)
+		}
+		if out, err := ms.AppendJSON(nil, p, 8); err != nil || !strings.HasPrefix(string(out), `{"Format":1,"MajorVersion":1,"MinorVersion":0,"Magic":91,`) {
+			t.Fatalf("chunk %d: %s, %v", i, out, err)
 		}
 	}
-	es := s.Lookup(req)
+	es := s.Lookup(testProvider, 1, 0)
 	if es == nil {
 		t.Fatal("event 1 not described after the last chunk")
 	}
 	if es.Name != "Request/Start" || es.Provider != "My-Source" || es.Keywords != 4 || es.Level != 4 || es.Opcode != 1 {
 		t.Errorf("event 1: %+v", es)
 	}
-	if ms := s.Lookup(evs[0]); ms.Provider != "My-Source" {
+	if ms := s.Lookup(testProvider, ManifestDataID, 1); ms.Provider != "My-Source" {
 		t.Errorf("ManifestData provider %q", ms.Provider)
 	}
 	p := []byte{'h', 0, 'i', 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}
 	if out, err := es.AppendJSON(nil, p, 8); err != nil || string(out) != `{"url":"hi","color":"Blue","ok":true}` {
 		t.Errorf("event 1: %s, %v", out, err)
 	}
-	batch := s.Lookup(&Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 2, Version: 1})
+	batch := s.Lookup(testProvider, 2, 1)
 	if batch == nil || batch.Name != "Batch/Flush" || batch.Opcode != 11 {
 		t.Fatalf("event 2: %+v", batch)
 	}
@@ -397,19 +392,19 @@ func TestManifestDataErrors(t *testing.T) {
 		"count":  {strings.Replace(sampleManifest, `count="n"`, `count="m"`, 1), `count "m" is neither`},
 		"task":   {strings.Replace(sampleManifest, `value="2"/>`, `value="x"/>`, 1), `task Batch: "x"`},
 	} {
-		var s Schemas
+		var s Descriptions
 		var err error
-		for _, e := range manifestData(testProvider, c.xml, 1<<20) {
-			_, err = s.Observe(e)
+		for _, p := range manifestData(c.xml, 1<<20) {
+			err = s.AddManifestData(testProvider, ManifestDataID, 1, ManifestDataOpcode, p)
 		}
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "offset 1000") {
+		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
 	}
-	var s Schemas
-	e := manifestData(testProvider, sampleManifest, 1<<20)[0]
-	e.Payload[3] = 0
-	if _, err := s.Observe(e); err == nil {
+	var s Descriptions
+	p := manifestData(sampleManifest, 1<<20)[0]
+	p[3] = 0
+	if err := s.AddManifestData(testProvider, ManifestDataID, 1, ManifestDataOpcode, p); err == nil {
 		t.Error("ManifestData without its magic accepted")
 	}
 }
@@ -425,10 +420,10 @@ func FuzzEventInfo(f *testing.F) {
 		if wide {
 			ptr = 8
 		}
-		var s Schemas
-		s.Observe(metaEvent(OpEventMapInfo, info))
-		s.Observe(metaEvent(OpEventInfo, info))
-		es, err := parseEventInfo(info)
+		var s Descriptions
+		s.AddEventMapInfo(info)
+		s.AddEventInfo(info)
+		es, err := ParseEventInfo(info)
 		if err != nil {
 			return
 		}
@@ -448,12 +443,12 @@ func FuzzManifestData(f *testing.F) {
 	f.Add([]byte(sampleManifest), []byte{'h', 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0})
 	f.Add([]byte(`<instrumentationManifest><instrumentation><events><provider guid="{1c95126e-7eea-49a9-a3fe-a378b03ddb4d}"><events><event value="1" template="t"/></events><templates><template tid="t"><struct name="s" count="2"><data name="x" inType="win:UInt8"/></struct></template></templates></provider></events></instrumentation></instrumentationManifest>`), []byte{1, 2})
 	f.Fuzz(func(t *testing.T, xml, payload []byte) {
-		provs, err := parseEventSourceManifest(xml)
+		provs, err := ParseManifest(xml)
 		if err != nil {
 			return
 		}
 		for _, p := range provs {
-			for _, es := range p.events {
+			for _, es := range p.Events {
 				out, err := es.AppendJSON(nil, payload, 8)
 				if err == nil && !json.Valid(out) {
 					t.Fatalf("invalid JSON %s", out)
@@ -472,13 +467,13 @@ func TestEventInfoStructBlowUp(t *testing.T) {
 	for layer := 0; layer < 8; layer++ {
 		for i := 0; i < 10; i++ {
 			if layer == 7 {
-				props = append(props, tdhProp{name: "v", in: uint16(InUInt8), count: 1})
+				props = append(props, tdhProp{name: "v", in: uint16(inUInt8), count: 1})
 			} else {
 				props = append(props, tdhProp{name: "s", flags: propStruct, in: uint16(10 * (layer + 1)), out: 10, count: 1})
 			}
 		}
 	}
-	_, err := parseEventInfo(buildEventInfo(1, 0, "P", "T", "", 10, props))
+	_, err := ParseEventInfo(buildEventInfo(1, 0, "P", "T", "", 10, props))
 	if err == nil || !strings.Contains(err.Error(), "more than 4096 fields") {
 		t.Fatalf("got %v", err)
 	}
@@ -488,11 +483,11 @@ func TestEventInfoStructBlowUp(t *testing.T) {
 // a map-bound one), typed as the generated events' are, with the values
 // the JSON form has.
 func TestSchemaColumns(t *testing.T) {
-	var s Schemas
-	s.Observe(metaEvent(OpEventInfo, buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps)))
-	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"})))
-	e := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1001, PointerSize: 8, Payload: samplePayload()}
-	es := s.Lookup(e)
+	var s Descriptions
+	s.AddEventInfo(buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps))
+	s.AddEventMapInfo(buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"}))
+	e := struct{ Payload []byte }{samplePayload()}
+	es := s.Lookup(testProvider, 1001, 0)
 	var names []string
 	for _, c := range es.Columns() {
 		h := ""
@@ -522,7 +517,7 @@ func TestSchemaColumns(t *testing.T) {
 
 // checkColumns: a row of es's columns for payload has one value per
 // column when the payload decodes, and fails when it does not.
-func checkColumns(t *testing.T, es *EventSchema, payload []byte, ptr int, decodes bool) {
+func checkColumns(t *testing.T, es *Description, payload []byte, ptr int, decodes bool) {
 	var r columntest.Recorder
 	err := es.AppendColumns(&r, payload, ptr)
 	if (err == nil) != decodes {
@@ -537,20 +532,22 @@ func checkColumns(t *testing.T, es *EventSchema, payload []byte, ptr int, decode
 // when the buffer has room: numbers, strings, maps, times, SIDs and
 // addresses are written in place.
 func TestSchemaDecodeAllocs(t *testing.T) {
-	var s Schemas
-	s.Observe(metaEvent(OpEventInfo, buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps)))
-	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"})))
-	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("FlagMap", true, MapEntry{4, "Four"}, MapEntry{1, "One"})))
-	e := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1001, PointerSize: 8, Payload: samplePayload()}
-	es := s.Lookup(e)
-	tl := tlEvent(sampleTLMeta, sampleTLPayload(), "P")
-	tls := s.Lookup(tl)
+	var s Descriptions
+	s.AddEventInfo(buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps))
+	s.AddEventMapInfo(buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"}))
+	s.AddEventMapInfo(buildMapInfo("FlagMap", true, MapEntry{4, "Four"}, MapEntry{1, "One"}))
+	payload := samplePayload()
+	es := s.Lookup(testProvider, 1001, 0)
+	traits, tlPayload := tlTraits("P"), sampleTLPayload()
+	tls := s.TraceLogging(tlHeader, sampleTLMeta, traits)
+	var r discardColumns
 	buf := make([]byte, 0, 4096)
 	for name, f := range map[string]func(){
-		"TDH JSON":         func() { es.AppendJSON(buf[:0], e.Payload, 8) },
-		"TDH text":         func() { es.AppendText(buf[:0], e.Payload, 8) },
-		"TraceLogging":     func() { tls.AppendJSON(buf[:0], tl.Payload, 8) },
-		"TraceLogging get": func() { s.Lookup(tl) },
+		"TDH JSON":         func() { es.AppendJSON(buf[:0], payload, 8) },
+		"TDH text":         func() { es.AppendText(buf[:0], payload, 8) },
+		"TDH columns":      func() { es.AppendColumns(&r, payload, 8) },
+		"TraceLogging":     func() { tls.AppendJSON(buf[:0], tlPayload, 8) },
+		"TraceLogging get": func() { s.TraceLogging(tlHeader, sampleTLMeta, traits) },
 	} {
 		if n := testing.AllocsPerRun(100, f); n != 0 {
 			t.Errorf("%s: %v allocations", name, n)
@@ -560,36 +557,47 @@ func TestSchemaDecodeAllocs(t *testing.T) {
 
 // BenchmarkSchemaDecode: a described payload to JSON, and to a row of
 // columns, through its description: the synthetic TDH event (every kind of
-// field), a TraceLogging event and a kernel TCP send.
+// field), a TraceLogging event and a kernel TCP send (its MOF layout, as
+// package etl describes it).
 func BenchmarkSchemaDecode(b *testing.B) {
-	var s Schemas
-	s.Observe(metaEvent(OpEventInfo, buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps)))
-	s.Observe(metaEvent(OpEventMapInfo, buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"})))
-	tdh := &Event{HeaderKind: EventHeader, ProviderGUID: testProvider, ID: 1001, PointerSize: 8, Payload: samplePayload()}
-	tl := tlEvent(sampleTLMeta, sampleTLPayload(), "P")
-	send := pl{}.u32(4).u32(65652).u32(0x4d00800a).u32(0x3700800a).u16(0xbd01).u16(0x16fa).u32(1534).u32(1534).u32(0).ptr(0, 8)
-	tcp := kev(GroupTcpIP, 10, 8, send)
+	var s Descriptions
+	s.AddEventInfo(buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps))
+	s.AddEventMapInfo(buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"}))
+	u32 := func(n string) Field { return Field{Name: n, Kind: Uint32} }
+	ip := func(n string) Field { return Field{Name: n, Kind: Uint32, Format: FormatIPv4} }
+	port := func(n string) Field { return Field{Name: n, Kind: Uint16, Format: FormatPort} }
+	tcp := &Description{Fields: []Field{u32("PID"), u32("size"), ip("daddr"), ip("saddr"), port("dport"), port("sport"),
+		u32("startime"), u32("endtime"), u32("seqnum"), {Name: "connid", Kind: Pointer}}}
+	send := binary.LittleEndian.AppendUint32(nil, 4)
+	for _, v := range []uint32{65652, 0x4d00800a, 0x3700800a, 0x16fabd01, 1534, 1534, 0} {
+		send = binary.LittleEndian.AppendUint32(send, v)
+	}
+	send = binary.LittleEndian.AppendUint64(send, 0)
 	for _, c := range []struct {
-		name string
-		es   *EventSchema
-		e    *Event
-	}{{"tdh", s.Lookup(tdh), tdh}, {"tracelogging", s.Lookup(tl), tl}, {"kernel-tcp-send", KernelSchema(tcp), tcp}} {
+		name    string
+		es      *Description
+		payload []byte
+	}{
+		{"tdh", s.Lookup(testProvider, 1001, 0), samplePayload()},
+		{"tracelogging", s.TraceLogging(tlHeader, sampleTLMeta, tlTraits("P")), sampleTLPayload()},
+		{"kernel-tcp-send", tcp, send},
+	} {
 		buf := make([]byte, 0, 4096)
 		b.Run("to=json/event="+c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetBytes(int64(len(c.e.Payload)))
+			b.SetBytes(int64(len(c.payload)))
 			for i := 0; i < b.N; i++ {
-				if _, err := c.es.AppendJSON(buf[:0], c.e.Payload, 8); err != nil {
+				if _, err := c.es.AppendJSON(buf[:0], c.payload, 8); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run("to=columns/event="+c.name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.SetBytes(int64(len(c.e.Payload)))
+			b.SetBytes(int64(len(c.payload)))
 			var r discardColumns
 			for i := 0; i < b.N; i++ {
-				if err := c.es.AppendColumns(&r, c.e.Payload, 8); err != nil {
+				if err := c.es.AppendColumns(&r, c.payload, 8); err != nil {
 					b.Fatal(err)
 				}
 			}

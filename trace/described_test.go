@@ -1,4 +1,4 @@
-package etl
+package trace
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -15,10 +16,18 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/dynamic"
+	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/internal/baseline"
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 var writeDescribed = flag.Bool("write-described", false, "rewrite testdata/described.* from the shared net.4.5.2.x86 trace")
+
+const (
+	netZip      = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.etl.zip"
+	netBaseline = "../../shared/fixtures/traces/perfview/net.4.5.2.x86.baseline.txt"
+)
 
 const (
 	describedEvents   = "testdata/described.events.gz"
@@ -33,11 +42,11 @@ var describedProviders = map[string]bool{
 	"Microsoft-Windows-Immersive-Shell": true, "Microsoft-Windows-Kernel-Process": true,
 }
 
-// fixtureEvent is one event of the fixture: what Schemas and the decoder
-// look at, and the time TraceEvent prints.
+// fixtureEvent is one event of the fixture: what the descriptions and the
+// interpreter look at, and the time TraceEvent prints.
 type fixtureEvent struct {
 	ms string
-	e  Event
+	e  etl.Event
 }
 
 func (f *fixtureEvent) String() string {
@@ -66,13 +75,13 @@ func parseFixtureEvent(line string) (fixtureEvent, error) {
 	if err != nil {
 		return f, err
 	}
-	f.e = Event{HeaderKind: HeaderKind(kind), ProviderGUID: g, ID: uint16(id), Version: uint8(version),
+	f.e = etl.Event{HeaderKind: etl.HeaderKind(kind), ProviderGUID: g, ID: uint16(id), Version: uint8(version),
 		Opcode: uint8(opcode), PointerSize: ptr, Payload: p}
 	return f, nil
 }
 
 // TestWriteDescribedFixture rewrites the fixture when asked to
-// (go test ./etl -run TestWriteDescribedFixture -write-described): the
+// (go test ./trace -run TestWriteDescribedFixture -write-described): the
 // baseline lines of describedProviders, the events they show, and the
 // EventInfo, EventMapInfo and ManifestData events that describe them.
 func TestWriteDescribedFixture(t *testing.T) {
@@ -97,21 +106,21 @@ func TestWriteDescribedFixture(t *testing.T) {
 			want[b.MSecText+" "+strconv.Itoa(b.DataLen)] = true
 		}
 	}
-	r, err := NewReader(bytes.NewReader(netETL(t)))
+	r, err := etl.NewReader(bytes.NewReader(tracetest.Bytes(t, netZip)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s Schemas
+	var s Reader
 	var out []string
 	var meta []fixtureEvent
 	for _, e := range readAllEvents(t, r) {
 		ms := baseline.FormatMSec(r.RelativeMSec(e.Timestamp))
 		f := fixtureEvent{ms, e}
-		if ok, _ := s.Observe(&e); ok {
+		if ok, _ := s.observeETL(&e); ok {
 			meta = append(meta, f)
 			continue
 		}
-		if name, ok := s.ProviderName(e.ProviderGUID); ok && describedProviders[name] && want[ms+" "+strconv.Itoa(len(e.Payload))] {
+		if name, ok := s.descs.ProviderName(e.ProviderGUID); ok && describedProviders[name] && want[ms+" "+strconv.Itoa(len(e.Payload))] {
 			guids[e.ProviderGUID] = true
 			out = append(out, f.String())
 		}
@@ -120,7 +129,7 @@ func TestWriteDescribedFixture(t *testing.T) {
 	for _, f := range meta {
 		var g clrevents.GUID
 		copy(g[:], f.e.Payload) // EventInfo and EventMapInfo start with the provider
-		if f.e.IsManifestData() {
+		if isManifestData(&f.e) {
 			g = f.e.ProviderGUID
 		}
 		if guids[g] {
@@ -135,13 +144,20 @@ func TestWriteDescribedFixture(t *testing.T) {
 }
 
 // readAllEvents copies every event of r.
-func readAllEvents(t *testing.T, r *Reader) []Event {
-	var evs []Event
-	for _, e := range readAll(t, r) {
-		evs = append(evs, Event{HeaderKind: e.Kind, ProviderGUID: e.GUID, ID: e.ID, Version: e.Version,
-			Opcode: e.Opcode, PointerSize: e.Ptr, Payload: e.Payload, Timestamp: e.TS, Offset: e.Offset})
+func readAllEvents(t *testing.T, r *etl.Reader) []etl.Event {
+	var evs []etl.Event
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return evs
+		}
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(evs), err)
+		}
+		evs = append(evs, etl.Event{HeaderKind: e.HeaderKind, ProviderGUID: e.ProviderGUID, ID: e.ID,
+			Version: e.Version, Opcode: e.Opcode, PointerSize: e.PointerSize, Payload: bytes.Clone(e.Payload),
+			Timestamp: e.Timestamp, Offset: e.Offset})
 	}
-	return evs
 }
 
 func writeGz(t *testing.T, name string, lines []string) {
@@ -157,8 +173,9 @@ func writeGz(t *testing.T, name string, lines []string) {
 }
 
 // TestSchemasFixture: the described events of the 4.5.2 trace kept in
-// testdata decode, through the descriptions the trace carries, to the
-// names and field values of TraceEvent's baseline lines.
+// testdata decode, through the descriptions the trace carries (as the
+// Reader collects and finds them), to the names and field values of
+// TraceEvent's baseline lines.
 func TestSchemasFixture(t *testing.T) {
 	f, err := os.Open(describedEvents)
 	if err != nil {
@@ -173,7 +190,7 @@ func TestSchemasFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s Schemas
+	var s Reader
 	type key struct {
 		ms, name string
 		n        int
@@ -187,12 +204,12 @@ func TestSchemasFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := &fe.e
-		if ok, err := s.Observe(e); err != nil {
+		if ok, err := s.observeETL(e); err != nil {
 			t.Fatal(err)
-		} else if ok && !e.IsManifestData() {
+		} else if ok && !isManifestData(e) {
 			continue
 		}
-		es := s.Lookup(e)
+		es := s.lookupETL(e)
 		if es == nil {
 			t.Fatalf("event %s has no description", sc.Text()[:60])
 		}
@@ -256,4 +273,64 @@ func TestSchemasFixture(t *testing.T) {
 	}
 	sort.Strings(list)
 	t.Logf("%d baseline lines, %d values, %d event names: %s", len(bl.Events), values, len(list), strings.Join(list, ", "))
+}
+
+// TestObserveETL: the events that carry descriptions are told apart by
+// their headers (KernelTraceControl's MetaData class, an EventSource's
+// ManifestData event, a TraceLogging event's extended items); one that
+// does not parse is an error naming the event's offset, and the events
+// it would have described stay undescribed.
+func TestObserveETL(t *testing.T) {
+	var r Reader
+	meta := func(opcode uint8, p []byte) *etl.Event {
+		return &etl.Event{HeaderKind: etl.TraceHeader, ProviderGUID: dynamic.MetaDataGUID, Opcode: opcode,
+			Payload: p, Offset: 4096}
+	}
+	for name, e := range map[string]*etl.Event{
+		"EventInfo":    meta(dynamic.OpEventInfo, make([]byte, 50)),
+		"EventMapInfo": meta(dynamic.OpEventMapInfo, make([]byte, 20)),
+		"ManifestData": {HeaderKind: etl.EventHeader, ProviderGUID: clrevents.GUID{1}, ID: dynamic.ManifestDataID,
+			Opcode: dynamic.ManifestDataOpcode, Payload: []byte{1, 1, 0, 0}, Offset: 4096},
+		"TraceLogging traits": {HeaderKind: etl.EventHeader, ProviderGUID: clrevents.GUID{2}, Offset: 4096,
+			Extended: []etl.ExtendedItem{{Type: etl.ExtProvTraits, Data: []byte{3, 0, 0}}}},
+	} {
+		ok, err := r.observeETL(e)
+		if !ok && name != "TraceLogging traits" || err == nil || !strings.Contains(err.Error(), "offset 4096") {
+			t.Errorf("%s: %v, %v; want an error at offset 4096", name, ok, err)
+		}
+	}
+	// Other events of the MetaData class, and events of other providers,
+	// describe nothing.
+	for _, e := range []*etl.Event{meta(7, nil), {HeaderKind: etl.EventHeader, ID: dynamic.ManifestDataID}} {
+		if ok, err := r.observeETL(e); ok || err != nil {
+			t.Errorf("%+v: %v, %v", e, ok, err)
+		}
+	}
+
+	// A TraceLogging event: named by its traits, described by its
+	// metadata, found again without parsing.
+	tl := &etl.Event{HeaderKind: etl.EventHeader, ProviderGUID: clrevents.GUID{3}, ID: 9, Opcode: 1, Level: 4,
+		Extended: []etl.ExtendedItem{
+			{Type: etl.ExtEventSchemaTL, Data: []byte{8, 0, 0, 'E', 0, 'n', 0, 7}}, // E { n int32 }
+			{Type: etl.ExtProvTraits, Data: []byte{5, 0, 'T', 'L', 0}},
+		}, Payload: []byte{0xfe, 0xff, 0xff, 0xff}}
+	if ok, err := r.observeETL(tl); !ok || err != nil {
+		t.Fatalf("traits: %v, %v", ok, err)
+	}
+	if name, _ := r.descs.ProviderName(tl.ProviderGUID); name != "TL" {
+		t.Errorf("provider %q", name)
+	}
+	d := r.lookupETL(tl)
+	if d == nil || d.Name != "E" || d.Provider != "TL" || d.ID != 9 || d.Level != 4 {
+		t.Fatalf("TraceLogging description %+v", d)
+	}
+	if out, err := d.AppendJSON(nil, tl.Payload, 8); err != nil || string(out) != `{"n":-2}` {
+		t.Errorf("%s, %v", out, err)
+	}
+	if r.lookupETL(tl) != d {
+		t.Error("the metadata was parsed again")
+	}
+	if n := testing.AllocsPerRun(100, func() { r.lookupETL(tl) }); n != 0 {
+		t.Errorf("lookup of a TraceLogging description: %v allocations", n)
+	}
 }

@@ -1,4 +1,4 @@
-package etl
+package dynamic
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // The manifest a .NET EventSource logs (ManifestData) is an ETW
@@ -89,16 +89,18 @@ type esEvent struct {
 	Symbol   string `xml:"symbol,attr"`
 }
 
-// describedProvider is a provider of a manifest and its events.
-type describedProvider struct {
-	guid   clrevents.GUID
-	name   string
-	events []*EventSchema
+// Provider is a provider a manifest describes, and its events.
+type Provider struct {
+	GUID   clrimpl.GUID
+	Name   string
+	Events []*Description
 }
 
-// parseEventSourceManifest describes the events of every provider of an
-// EventSource's manifest.
-func parseEventSourceManifest(data []byte) ([]describedProvider, error) {
+// ParseManifest describes the events of every provider of an
+// EventSource's manifest (the XML its ManifestData events carry, put
+// together). An error names the provider, the event or the field that
+// does not parse.
+func ParseManifest(data []byte) ([]Provider, error) {
 	var m esManifest
 	if err := xml.NewDecoder(bytes.NewReader(data)).Decode(&m); err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
@@ -107,10 +109,10 @@ func parseEventSourceManifest(data []byte) ([]describedProvider, error) {
 	for _, s := range m.Strings {
 		strs[s.ID] = s.Value
 	}
-	var out []describedProvider
+	var out []Provider
 	for i := range m.Providers {
 		p := &m.Providers[i]
-		g, err := clrevents.ParseGUID(strings.Trim(p.GUID, "{}"))
+		g, err := clrimpl.ParseGUID(strings.Trim(p.GUID, "{}"))
 		if err != nil {
 			return nil, fmt.Errorf("manifest: provider %q: guid %q: %w", p.Name, p.GUID, err)
 		}
@@ -118,7 +120,7 @@ func parseEventSourceManifest(data []byte) ([]describedProvider, error) {
 		if err != nil {
 			return nil, fmt.Errorf("manifest: provider %s: %w", p.Name, err)
 		}
-		out = append(out, describedProvider{guid: g, name: p.Name, events: evs})
+		out = append(out, Provider{GUID: g, Name: p.Name, Events: evs})
 	}
 	return out, nil
 }
@@ -140,11 +142,11 @@ func manifestNumber(s string, bits int, what string) (uint64, error) {
 	return v, nil
 }
 
-func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*EventSchema, error) {
+func (p *esProvider) describe(g clrimpl.GUID, strs map[string]string) ([]*Description, error) {
 	maps := map[string]*Map{}
 	for k, list := range [][]esMap{p.ValueMaps, p.BitMaps} {
 		for _, em := range list {
-			m := &Map{Name: em.Name, Bits: k == 1}
+			var entries []MapEntry
 			for _, e := range em.Entries {
 				v, err := manifestNumber(e.Value, 64, "map "+em.Name)
 				if err != nil {
@@ -154,10 +156,9 @@ func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*Even
 				if id, ok := strings.CutPrefix(name, "$(string."); ok {
 					name = strs[strings.TrimSuffix(id, ")")]
 				}
-				m.Entries = append(m.Entries, MapEntry{Value: v, Name: name})
+				entries = append(entries, MapEntry{Value: v, Name: name})
 			}
-			m.prepare()
-			maps[m.Name] = m
+			maps[em.Name] = NewMap(em.Name, k == 1, entries)
 		}
 	}
 	keywords := map[string]uint64{}
@@ -200,13 +201,13 @@ func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*Even
 	for _, t := range p.Templates {
 		templates[t.TID] = t.Fields
 	}
-	var out []*EventSchema
+	var out []*Description
 	for _, ev := range p.Events {
 		id, err := manifestNumber(ev.Value, 16, "event value")
 		if err != nil {
 			return nil, err
 		}
-		es := &EventSchema{ProviderGUID: g, Provider: p.Name, ID: uint16(id), TaskName: ev.Task,
+		es := &Description{ProviderGUID: g, Provider: p.Name, ID: uint16(id), TaskName: ev.Task,
 			Level: manifestLevels[ev.Level]}
 		if ev.Version != "" {
 			v, err := manifestNumber(ev.Version, 8, "event "+ev.Value+" version")
@@ -232,7 +233,6 @@ func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*Even
 			if es.Fields, err = manifestFields(templates[ev.Template], maps, 0); err != nil {
 				return nil, fmt.Errorf("event %d: %w", id, err)
 			}
-			prepareFields(es.Fields)
 		}
 		es.Name = ev.Symbol
 		es.setName()
@@ -242,21 +242,23 @@ func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*Even
 }
 
 // inTypes maps a manifest's inType names to TDH's numbers.
-var inTypes = map[string]InType{
-	"win:UnicodeString": InUnicodeString, "win:AnsiString": InAnsiString,
-	"win:Int8": InInt8, "win:UInt8": InUInt8, "win:Int16": InInt16, "win:UInt16": InUInt16,
-	"win:Int32": InInt32, "win:UInt32": InUInt32, "win:Int64": InInt64, "win:UInt64": InUInt64,
-	"win:Float": InFloat, "win:Double": InDouble, "win:Boolean": InBoolean, "win:Binary": InBinary,
-	"win:GUID": InGUID, "win:Pointer": InPointer, "win:FILETIME": InFileTime,
-	"win:SYSTEMTIME": InSystemTime, "win:SID": InSID, "win:HexInt32": InHexInt32, "win:HexInt64": InHexInt64,
-	"win:CountedUnicodeString": InManifestCountedString, "win:CountedAnsiString": InManifestCountedAnsiString,
-	"win:CountedBinary": InManifestCountedBinary,
+var inTypes = map[string]inType{
+	"win:UnicodeString": inUnicodeString, "win:AnsiString": inAnsiString,
+	"win:Int8": inInt8, "win:UInt8": inUInt8, "win:Int16": inInt16, "win:UInt16": inUInt16,
+	"win:Int32": inInt32, "win:UInt32": inUInt32, "win:Int64": inInt64, "win:UInt64": inUInt64,
+	"win:Float": inFloat, "win:Double": inDouble, "win:Boolean": inBoolean, "win:Binary": inBinary,
+	"win:GUID": inGUID, "win:Pointer": inPointer, "win:FILETIME": inFileTime,
+	"win:SYSTEMTIME": inSystemTime, "win:SID": inSID, "win:HexInt32": inHexInt32, "win:HexInt64": inHexInt64,
+	"win:CountedUnicodeString": inManifestCountedString, "win:CountedAnsiString": inManifestCountedAnsiString,
+	"win:CountedBinary": inManifestCountedBinary,
 }
 
-var outTypes = map[string]OutType{
-	"win:HexInt8": OutHexInt8, "win:HexInt16": OutHexInt16, "win:HexInt32": OutHexInt32, "win:HexInt64": OutHexInt64,
-	"win:Port": OutPort, "win:IPv4": OutIPv4, "win:IPv6": OutIPv6, "win:SocketAddress": OutSocketAddress,
-	"win:HResult": OutHResult, "win:NTStatus": OutNTStatus, "win:Win32Error": OutWin32Error,
+// outTypes maps the manifest's outType names that change how a value is
+// shown to TDH's numbers.
+var outTypes = map[string]outType{
+	"win:HexInt8": outHexInt8, "win:HexInt16": outHexInt16, "win:HexInt32": outHexInt32, "win:HexInt64": outHexInt64,
+	"win:Port": outPort, "win:IPv4": outIPv4, "win:IPv6": outIPv6, "win:SocketAddress": outSocketAddress,
+	"win:HResult": outHResult, "win:NTStatus": outNTStatus, "win:Win32Error": outWin32Error,
 }
 
 // manifestFields turns a template's <data> and <struct> elements into
@@ -268,34 +270,34 @@ func manifestFields(ds []esData, maps map[string]*Map, depth int) ([]Field, erro
 	}
 	out := make([]Field, 0, len(ds))
 	for _, d := range ds {
-		f := Field{Name: d.Name, Out: outTypes[d.OutType], MapName: d.Map, Map: maps[d.Map],
-			Count: 1, CountField: -1, LengthField: -1}
-		ref := func(s, what string) (int, int, error) {
+		f := Field{Name: d.Name, MapName: d.Map, Map: maps[d.Map]}
+		ref := func(s, what string) (int, FieldRef, error) {
 			for j := range out {
 				if out[j].Name == s {
-					return 0, j, nil
+					return 0, RefTo(j), nil
 				}
 			}
 			v, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || v < 0 {
 				return 0, 0, fmt.Errorf("field %s: %s %q is neither an earlier field nor a number", d.Name, what, s)
 			}
-			return v, -1, nil
+			return v, 0, nil
 		}
 		var err error
+		count, countFrom := 1, FieldRef(0)
 		if d.Count != "" {
-			if f.Count, f.CountField, err = ref(d.Count, "count"); err != nil {
+			if count, countFrom, err = ref(d.Count, "count"); err != nil {
 				return nil, err
 			}
-			f.Array = f.CountField >= 0 || f.Count > 1
 		}
 		if d.Length != "" {
-			if f.Length, f.LengthField, err = ref(d.Length, "length"); err != nil {
+			if f.Length, f.LengthFrom, err = ref(d.Length, "length"); err != nil {
 				return nil, err
 			}
 		}
 		switch d.XMLName.Local {
 		case "struct":
+			f.Kind = Struct
 			if f.Fields, err = manifestFields(d.Fields, maps, depth+1); err != nil {
 				return nil, err
 			}
@@ -307,9 +309,12 @@ func manifestFields(ds []esData, maps map[string]*Map, depth int) ([]Field, erro
 			if !ok {
 				return nil, fmt.Errorf("field %s: inType %q is not one this package decodes", d.Name, d.InType)
 			}
-			f.In = in
+			tdhField(&f, in, outTypes[d.OutType])
 		default:
 			continue // <UserData> and the like: not payload
+		}
+		if countFrom != 0 || count > 1 {
+			f = arrayOf(f, count, countFrom, false)
 		}
 		out = append(out, f)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf16"
 
+	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/internal/columntest"
 )
 
@@ -59,7 +60,7 @@ func TestMetadataColumns(t *testing.T) {
 	p = append(p, 3)       // zig-zag -2
 	p = append(p, 0x80, 1) // 128
 	var names []string
-	for _, c := range m.Columns() {
+	for _, c := range m.Describe().Columns() {
 		names = append(names, c.Name+":"+c.Kind.String())
 	}
 	wantCols := "ok:bool c:string sb:int8 i16:int16 u32:uint32 i64:int64 f:float32 d:float64 g:guid s:string when:string " +
@@ -68,7 +69,7 @@ func TestMetadataColumns(t *testing.T) {
 		t.Errorf("columns\n got %s\nwant %s", got, wantCols)
 	}
 	var r columntest.Recorder
-	if err := m.AppendColumns(&r, p); err != nil {
+	if err := m.Describe().AppendColumns(&r, p, 8); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"true", "é", "-2", "-3", "7", "-5", "1.5", "2.5", "04030201-0605-0807-090a-0b0c0d0e0f10", "hi",
@@ -79,7 +80,7 @@ func TestMetadataColumns(t *testing.T) {
 	// Every cut payload fails as AppendJSON does.
 	for n := 0; n < len(p); n++ {
 		_, jerr := m.AppendJSON(nil, p[:n])
-		cerr := m.AppendColumns(&columntest.Recorder{}, p[:n])
+		cerr := m.Describe().AppendColumns(&columntest.Recorder{}, p[:n], 8)
 		if (jerr == nil) != (cerr == nil) {
 			t.Fatalf("cut to %d: JSON %v, columns %v", n, jerr, cerr)
 		}
@@ -107,7 +108,7 @@ func TestMetadataDecodeAllocs(t *testing.T) {
 	}
 	for cut, want := range map[int]string{8: "names[1]", 19: "o.pairs[1].s"} {
 		_, err := m.AppendJSON(nil, p[:cut])
-		var pe *PayloadError
+		var pe *dynamic.FieldError
 		if !errors.As(err, &pe) || pe.Field != want {
 			t.Errorf("cut to %d: %v, want field %s", cut, err, want)
 		}

@@ -1,0 +1,145 @@
+package trace
+
+import (
+	"fmt"
+
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/dynamic"
+	"github.com/clrgo/clrevents/etl"
+)
+
+// Descriptor returns what describes the event's fields when no generated
+// package does: an EventPipe event's EventSource metadata, the
+// description an ETW log carries of the event (KernelTraceControl's TDH
+// descriptions of manifest-based providers such as
+// Microsoft-Windows-Kernel-File, the manifests of .NET EventSources,
+// TraceLogging metadata; a description applies from the event that
+// carries it on, as the events go by), or the MOF layout package etl
+// knows for a kernel event. It is nil for an event nothing describes so,
+// for the kernel events package etl parses by hand, and (for now) for the
+// events of the schema, which Decode decodes. AppendJSON, AppendText and
+// the dataset's tables of described events write fields through it.
+func (e *Event) Descriptor() *clrimpl.Descriptor {
+	switch {
+	case e.info != nil:
+		return e.schemaDescriptor()
+	case e.nt != nil:
+		if m := e.nt.Metadata; m != nil {
+			if d := m.Describe(); d != nil {
+				return d.Descriptor()
+			}
+		}
+	case e.et != nil:
+		if d := e.etwDescription(); d != nil {
+			return d.Descriptor()
+		}
+		if k := etl.KernelSchema(e.et); k != nil {
+			e.kernelLayout = true
+			return e.r.kernelDescriptor(e, k)
+		}
+	}
+	return nil
+}
+
+// schemaDescriptor is the descriptor of an event the schema describes.
+//
+// TODO(P2a): return the generated EventInfo's Descriptor (e.info's, or,
+// when the Reader decodes newer versions with older ones, the version
+// Decode picks) once generated types give one; Descriptor, appendFields
+// and the dataset then take the generated descriptor first, as Decode is
+// taken first today.
+func (e *Event) schemaDescriptor() *clrimpl.Descriptor { return nil }
+
+// etwDescription is the description an ETW trace carries of an event
+// outside the schema and the kernel's classes, looked up once per event.
+func (e *Event) etwDescription() *dynamic.Description {
+	if !e.dynDone {
+		e.dynDone = true
+		if !e.res.prov.Valid() && e.res.kernel == nil && e.res.class == nil {
+			e.dyn = e.r.lookupETL(e.et)
+		}
+	}
+	return e.dyn
+}
+
+// kernelKey finds the descriptor of a kernel layout for one event type:
+// a layout serves several opcodes (DiskIO Read and Write), each named as
+// its own.
+type kernelKey struct {
+	layout         *dynamic.Description
+	provider, name string
+	version        uint8
+}
+
+// kernelDescriptor is the descriptor of kernel event e by its layout,
+// made once per event type.
+func (r *Reader) kernelDescriptor(e *Event, layout *dynamic.Description) *clrimpl.Descriptor {
+	k := kernelKey{layout, e.Provider(), e.Name(), e.Version()}
+	if d, ok := r.kernelDescs[k]; ok {
+		return d
+	}
+	d := *layout.Descriptor()
+	d.Provider, d.ProviderGUID, d.Name, d.DisplayName = k.provider, e.ProviderGUID(), k.name, k.name
+	d.ID, d.Version, d.Task, d.Opcode = e.ID(), k.version, e.Task(), clrimpl.Opcode(e.Opcode())
+	if r.kernelDescs == nil {
+		r.kernelDescs = map[kernelKey]*clrimpl.Descriptor{}
+	}
+	r.kernelDescs[k] = &d
+	return &d
+}
+
+// isManifestData reports whether e is an EventSource's ManifestData event.
+func isManifestData(e *etl.Event) bool {
+	return e.HeaderKind == etl.EventHeader && e.ID == dynamic.ManifestDataID && e.Opcode == dynamic.ManifestDataOpcode
+}
+
+// observeETL takes in e if it describes events (an EventInfo, EventMapInfo
+// or ManifestData event, or the first TraceLogging event of a provider,
+// which names it) and reports whether it was one. A description that
+// does not parse is an error naming the event's offset; the events it
+// would have described stay undescribed.
+func (r *Reader) observeETL(e *etl.Event) (bool, error) {
+	if e.HeaderKind == etl.EventHeader && len(e.Extended) > 0 && !isManifestData(e) {
+		traits, ok := e.ExtendedItem(etl.ExtProvTraits)
+		if !ok {
+			return false, nil
+		}
+		named, err := r.descs.AddProviderTraits(e.ProviderGUID, traits)
+		if err != nil {
+			return false, fmt.Errorf("etl: TraceLogging event at offset %d: %w", e.Offset, err)
+		}
+		return named, nil
+	}
+	var err error
+	switch {
+	case e.ProviderGUID == dynamic.MetaDataGUID && e.HeaderKind == etl.TraceHeader && e.Opcode == dynamic.OpEventInfo:
+		err = r.descs.AddEventInfo(e.Payload)
+	case e.ProviderGUID == dynamic.MetaDataGUID && e.HeaderKind == etl.TraceHeader && e.Opcode == dynamic.OpEventMapInfo:
+		err = r.descs.AddEventMapInfo(e.Payload)
+	case isManifestData(e):
+		err = r.descs.AddManifestData(e.ProviderGUID, e.ID, e.Version, e.Opcode, e.Payload)
+	default:
+		return false, nil
+	}
+	if err != nil {
+		err = fmt.Errorf("etl: event at offset %d: %w", e.Offset, err)
+	}
+	return true, err
+}
+
+// lookupETL finds the description of an ETW event: its TraceLogging
+// metadata's, or what the trace described (so far) of its provider's
+// event (of its class's opcode, for a classic event).
+func (r *Reader) lookupETL(e *etl.Event) *dynamic.Description {
+	if e.HeaderKind == etl.EventHeader && len(e.Extended) > 0 {
+		if meta, ok := e.ExtendedItem(etl.ExtEventSchemaTL); ok {
+			traits, _ := e.ExtendedItem(etl.ExtProvTraits)
+			return r.descs.TraceLogging(dynamic.Header{ProviderGUID: e.ProviderGUID, ID: e.ID, Version: e.Version,
+				Opcode: e.Opcode, Task: e.Task, Level: e.Level, Keywords: e.Keywords}, meta, traits)
+		}
+	}
+	if e.HeaderKind == etl.TraceHeader || e.HeaderKind == etl.InstanceHeader {
+		return r.descs.LookupClassic(e.ProviderGUID, e.Opcode, e.Version)
+	}
+	return r.descs.Lookup(e.ProviderGUID, e.ID, e.Version)
+}
