@@ -110,6 +110,7 @@ func (s *Descriptions) AddEventMapInfo(payload []byte) error {
 				}
 				return nil
 			}); nd != nil {
+				nd.Descriptor()
 				s.events[k] = nd
 			}
 		}
@@ -117,11 +118,16 @@ func (s *Descriptions) AddEventMapInfo(payload []byte) error {
 	return nil
 }
 
-// add keeps d, binding its fields to the maps described so far.
+// add keeps d, binding its fields to the maps described so far. The
+// descriptions it keeps are fixed (Descriptor) before they are handed out,
+// so that the fields they share with the descriptions that replace them
+// are never written again.
 func (s *Descriptions) add(d *Description) {
 	s.init()
+	d.Descriptor()
 	if nd := withMaps(d, func(name string) *Map { return s.maps[mapKey{d.ProviderGUID, name}] }); nd != nil {
 		d = nd
+		d.Descriptor()
 	}
 	k := descKey{guid: d.ProviderGUID, id: d.ID, version: d.Version}
 	if d.Classic {

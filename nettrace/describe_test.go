@@ -114,3 +114,34 @@ func TestMetadataDecodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribe: the description of a metadata record carries its
+// identity; a record without fields, or whose field list did not parse,
+// has none (its payload stays undescribed), though AppendJSON still
+// writes what fields there are.
+func TestDescribe(t *testing.T) {
+	m := &Metadata{Provider: "P", ProviderGUID: ProviderGUID("P"), EventID: 3, Version: 1, Name: "E", Level: 4,
+		Keywords: 8, Opcode: 1, Fields: []Field{{Name: "x", Type: TypeInt32}}}
+	d := m.Describe()
+	if d == nil || d != m.Describe() {
+		t.Fatalf("description %p, then %p", d, m.Describe())
+	}
+	desc := d.Descriptor()
+	if desc.Provider != "P" || desc.ProviderGUID != m.ProviderGUID || desc.ID != 3 || desc.Version != 1 ||
+		desc.Name != "E" || desc.Level != 4 || desc.Keywords != 8 || desc.Opcode != 1 || len(desc.Columns) != 1 {
+		t.Errorf("descriptor %+v", desc)
+	}
+	if (&Metadata{Provider: "P"}).Describe() != nil {
+		t.Error("a description without fields")
+	}
+	broken := &Metadata{Provider: "P", Fields: m.Fields, FieldsErr: errors.New("bad tag")}
+	if broken.Describe() != nil {
+		t.Error("a description of a field list that did not parse")
+	}
+	if out, err := broken.AppendJSON(nil, []byte{1, 0, 0, 0}); err != nil || string(out) != `{"x":1}` {
+		t.Errorf("AppendJSON %s, %v", out, err)
+	}
+	if out, err := (&Metadata{}).AppendJSON(nil, nil); err != nil || string(out) != "{}" {
+		t.Errorf("no fields: %s, %v", out, err)
+	}
+}

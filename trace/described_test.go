@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/internal/baseline"
@@ -332,5 +334,85 @@ func TestObserveETL(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { r.lookupETL(tl) }); n != 0 {
 		t.Errorf("lookup of a TraceLogging description: %v allocations", n)
+	}
+}
+
+// TestDescriptor: in the repository's traces, every event outside the
+// schema that something describes has a Descriptor, named as the event
+// is, and AppendJSON writes exactly what its FieldWriter writes;
+// descriptors are made once per event type (per metadata record, per
+// kernel layout and name). Schema events have none yet (TODO(P2a)).
+func TestDescriptor(t *testing.T) {
+	for _, c := range []struct {
+		path                    string
+		metadata, etw, kernel   int // events described by each, at least
+		kernelNames, eventNames int // distinct names of kernel-layout and other described events, at least
+	}{
+		{path: "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip", metadata: 3, eventNames: 3},
+		{path: "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", etw: 14, kernel: 100, kernelNames: 10, eventNames: 1},
+	} {
+		r, err := Open(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts := map[string]int{}
+		byName := map[string]*clrimpl.Descriptor{}
+		var out []byte
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := e.Descriptor()
+			if _, ok := e.Schema(); ok {
+				if d != nil {
+					t.Fatalf("%s/%s: a schema event with a descriptor", e.Provider(), e.Name())
+				}
+				continue
+			}
+			if d == nil {
+				continue
+			}
+			kind := "etw"
+			switch {
+			case e.NetTrace() != nil:
+				kind = "metadata"
+			case etl.KernelSchema(e.ETL()) != nil:
+				kind = "kernel"
+			}
+			counts[kind]++
+			if d.Name != e.Name() {
+				t.Errorf("%s event %q: descriptor named %q", kind, e.Name(), d.Name)
+			}
+			key := kind + " " + e.Provider() + "/" + e.Name()
+			if prev, ok := byName[key]; ok && prev != d {
+				t.Errorf("%s: a second descriptor", key)
+			}
+			byName[key] = d
+			want, werr := d.Fields.AppendJSON(nil, e.Payload(), e.PointerSize())
+			out, err = e.AppendJSON(out[:0])
+			switch {
+			case werr == nil && (err != nil || string(out) != string(want)):
+				t.Errorf("%s: AppendJSON %s, %v; descriptor %s", key, out, err, want)
+			case werr != nil && kind == "kernel" && !errors.Is(err, clrevents.ErrUnknownEvent):
+				t.Errorf("%s: a layout that does not fit: %v, want ErrUnknownEvent", key, err)
+			case werr != nil && kind != "kernel" && err == nil:
+				t.Errorf("%s: AppendJSON succeeds where its descriptor fails (%v)", key, werr)
+			}
+		}
+		r.Close()
+		names := map[string]int{}
+		for k := range byName {
+			kind, _, _ := strings.Cut(k, " ")
+			names[kind]++
+		}
+		t.Logf("%s: %v events, %v names", c.path, counts, names)
+		if counts["metadata"] < c.metadata || counts["etw"] < c.etw || counts["kernel"] < c.kernel ||
+			names["kernel"] < c.kernelNames || names["metadata"]+names["etw"] < c.eventNames {
+			t.Errorf("%s: %v events, %v names; want more", c.path, counts, names)
+		}
 	}
 }
