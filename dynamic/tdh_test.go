@@ -154,7 +154,7 @@ func TestEventInfoDecode(t *testing.T) {
 			t.Fatalf("AddEventMapInfo: %v", err)
 		}
 	}
-	e := struct{ Payload []byte }{samplePayload()}
+	payload := samplePayload()
 	es := s.Lookup(testProvider, 1001, 0)
 	if es == nil {
 		t.Fatal("no schema")
@@ -165,7 +165,7 @@ func TestEventInfoDecode(t *testing.T) {
 	if name, _ := s.ProviderName(testProvider); name != "Sample-Provider" {
 		t.Errorf("ProviderName = %q", name)
 	}
-	out, err := es.AppendJSON(nil, e.Payload, 8)
+	out, err := es.AppendJSON(nil, payload, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestEventInfoDecode(t *testing.T) {
 	if !json.Valid(out) {
 		t.Error("invalid JSON")
 	}
-	txt, err := es.AppendText(nil, e.Payload, 8)
+	txt, err := es.AppendText(nil, payload, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,14 +183,14 @@ func TestEventInfoDecode(t *testing.T) {
 		t.Errorf("text\n got %s\nwant %s…", txt, want)
 	}
 	// Values a map does not name, as the generated enums write them.
-	odd := append([]byte(nil), e.Payload...)
+	odd := append([]byte(nil), payload...)
 	odd[29], odd[33] = 0x0d, 3 // Flags 1|4|8, Kind 3
 	if out, err := es.AppendJSON(nil, odd, 8); err != nil || !strings.Contains(string(out), `"Flags":"One|Four|0x8","Kind":"KindMap(0x3)"`) {
 		t.Errorf("unnamed values: %s, %v", out, err)
 	}
 	// Every truncation fails with the field and offset, never a panic.
-	for n := 0; n < len(e.Payload); n++ {
-		_, err := es.AppendJSON(nil, e.Payload[:n], 8)
+	for n := 0; n < len(payload); n++ {
+		_, err := es.AppendJSON(nil, payload[:n], 8)
 		var fe *FieldError
 		if !errors.As(err, &fe) || fe.Offset > n || fe.Field == "" {
 			t.Fatalf("payload cut to %d bytes: %v", n, err)
@@ -198,11 +198,11 @@ func TestEventInfoDecode(t *testing.T) {
 	}
 	// The error names the element and member.
 	var fe *FieldError
-	if _, err := es.AppendJSON(nil, e.Payload[:67], 8); !errors.As(err, &fe) || fe.Field != "Pairs[1].B" || fe.Offset != 66 {
+	if _, err := es.AppendJSON(nil, payload[:67], 8); !errors.As(err, &fe) || fe.Field != "Pairs[1].B" || fe.Offset != 66 {
 		t.Errorf("cut inside Pairs[1].B: %v", err)
 	}
 	// With 4-byte pointers the pointer takes 4 bytes and the rest shifts.
-	p4 := append(append([]byte(nil), e.Payload[:38]...), e.Payload[42:]...)
+	p4 := append(append([]byte(nil), payload[:38]...), payload[42:]...)
 	out4, err := es.AppendJSON(nil, p4, 4)
 	if err != nil || string(out4) != sampleJSON {
 		t.Errorf("4-byte pointers: %s, %v", out4, err)
@@ -486,7 +486,7 @@ func TestSchemaColumns(t *testing.T) {
 	var s Descriptions
 	s.AddEventInfo(buildEventInfo(1001, 0, "Sample-Provider", "Thing", "win:Info", 14, sampleProps))
 	s.AddEventMapInfo(buildMapInfo("KindMap", false, MapEntry{1, "One"}, MapEntry{2, "Two"}))
-	e := struct{ Payload []byte }{samplePayload()}
+	payload := samplePayload()
 	es := s.Lookup(testProvider, 1001, 0)
 	var names []string
 	for _, c := range es.Columns() {
@@ -502,7 +502,7 @@ func TestSchemaColumns(t *testing.T) {
 		t.Errorf("columns\n got %s\nwant %s", got, want)
 	}
 	var r columntest.Recorder
-	if err := es.AppendColumns(&r, e.Payload, 8); err != nil {
+	if err := es.AppendColumns(&r, payload, 8); err != nil {
 		t.Fatal(err)
 	}
 	wantVals := []string{"2", "[7,9]", "3", "\xde\xad\xbe", "héllo", "5", "2", "Two", "2748", "10.0.0.1:8080",
@@ -510,7 +510,7 @@ func TestSchemaColumns(t *testing.T) {
 	if strings.Join(r.Vals, "|") != strings.Join(wantVals, "|") {
 		t.Errorf("values\n got %q\nwant %q", r.Vals, wantVals)
 	}
-	if err := es.AppendColumns(&columntest.Recorder{}, e.Payload[:20], 8); err == nil {
+	if err := es.AppendColumns(&columntest.Recorder{}, payload[:20], 8); err == nil {
 		t.Error("a short payload gave a row")
 	}
 }
