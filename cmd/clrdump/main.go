@@ -213,8 +213,7 @@ type dumper struct {
 	filter eventfmt.Filter
 	w      *bufio.Writer
 	stderr io.Writer
-	buf    []byte
-	obj    []byte // the JSON fields of the CSV row being written
+	csv    eventfmt.CSV
 	stats  map[typeKey]*typeStats
 	// undecoded collects the events that failed to decode.
 	undecoded trace.DecodeErrors

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/eventfmt"
 )
 
 const small = "../../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"
@@ -82,7 +84,7 @@ func TestCSVLongForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+	if strings.Join(rows[0], ",")+"\n" != eventfmt.CSVHeader {
 		t.Errorf("header %v", rows[0])
 	}
 	// 3 events × 3 fields.
