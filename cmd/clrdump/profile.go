@@ -10,10 +10,9 @@ import (
 	"strings"
 
 	"github.com/clrgo/clrevents/internal/numfmt"
-
-	"github.com/clrgo/clrevents/nettrace"
 	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/symbols"
+	"github.com/clrgo/clrevents/trace"
 )
 
 // Profiles (-profile):
@@ -88,17 +87,13 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, strict b
 		fs.Usage()
 		return exitUsage
 	}
-	src, err := openTrace(fs.Arg(0), stdin, strict)
+	// A profile needs each thread's events in order, not the trace's.
+	src, err := openTrace(fs.Arg(0), stdin, strict, trace.WithOrder(trace.ThreadOrder))
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
 	defer src.Close()
-	if nt := src.NetTrace(); nt != nil {
-		// A profile needs each thread's events in order, which file order
-		// gives; time order would only cost a merge.
-		nt.SetOrder(nettrace.FileOrder)
-	}
 	o := profile.Options{Kind: kind, ManagedOnly: pf.managedOnly}
 	if pid >= 0 {
 		o.PIDs = []int64{pid} // -pid 0: the idle processors of an ETW trace
