@@ -82,7 +82,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/clrgo/clrevents/internal/eventfmt"
@@ -101,11 +100,6 @@ func main() {
 
 type options struct {
 	format   string
-	provider string
-	event    string
-	keyword  uint64
-	pid, tid int64
-	limit    int
 	stats    bool
 	order    string
 	progress bool
@@ -116,14 +110,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs := flag.NewFlagSet("clrdump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	var keyword string
 	fs.StringVar(&o.format, "format", "text", "output: text, jsonl, csv or parquet (with -o)")
-	fs.StringVar(&o.provider, "provider", "", "only providers whose name matches this glob (case-insensitive), e.g. '*Rundown'")
-	fs.StringVar(&o.event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*', 'Method*Verbose*') or TraceEvent's Task/Opcode name ('GC/Start', 'Method/*')")
-	fs.StringVar(&keyword, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
-	fs.Int64Var(&o.pid, "pid", -1, "only events of this process")
-	fs.Int64Var(&o.tid, "tid", -1, "only events of this thread")
-	fs.IntVar(&o.limit, "n", 0, "stop after this many events are printed (0: all)")
+	ff := eventfmt.AddFilterFlags(fs)
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
 	fs.BoolVar(&o.strict, "strict", false, "stop at the first damage in the trace instead of reading on past it")
@@ -143,10 +131,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	if code := pq.run(fs, o.format, o.strict, stderr); code >= 0 {
 		return code
 	}
-	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: o.pid, top: o.limit, topIsSet: isSet(fs, "n"), strict: o.strict}, stdin, stdout, stderr); code >= 0 {
+	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: ff.PID, top: ff.Limit, topIsSet: isSet(fs, "n"), strict: o.strict}, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
-	if code := pf.run(fs, o.format, o.pid, o.strict, stdin, stdout, stderr); code >= 0 {
+	if code := pf.run(fs, o.format, ff.PID, o.strict, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -159,13 +147,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		fmt.Fprintf(stderr, "clrdump: unknown -format %q (want text, jsonl or csv)\n", o.format)
 		return exitUsage
 	}
-	if keyword != "" {
-		k, err := strconv.ParseUint(keyword, 0, 64)
-		if err != nil {
-			fmt.Fprintf(stderr, "clrdump: -keyword %q is not a number\n", keyword)
-			return exitUsage
-		}
-		o.keyword = k
+	if err := ff.Parse(); err != nil {
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
+		return exitUsage
 	}
 	order := trace.TimeOrder
 	switch o.order {
@@ -174,11 +158,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		order = trace.FileOrder
 	default:
 		fmt.Fprintf(stderr, "clrdump: unknown -order %q (want time or file)\n", o.order)
-		return exitUsage
-	}
-	filter := eventfmt.Filter{Provider: o.provider, Event: o.event, Keyword: o.keyword, PID: o.pid, TID: o.tid}
-	if err := filter.Check(); err != nil {
-		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitUsage
 	}
 	o.progress = progress
@@ -190,7 +169,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	}
 	defer src.Close()
 	w := bufio.NewWriterSize(stdout, 1<<16)
-	d := &dumper{o: o, filter: filter, w: w, stderr: stderr}
+	d := &dumper{o: o, filter: ff.Filter, limit: ff.Limit, w: w, stderr: stderr}
 	status := d.dump(src)
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
@@ -211,6 +190,7 @@ type typeStats struct {
 type dumper struct {
 	o      options
 	filter eventfmt.Filter
+	limit  int
 	w      *bufio.Writer
 	stderr io.Writer
 	csv    eventfmt.CSV
@@ -245,7 +225,7 @@ func (d *dumper) dump(src *trace.Reader) int {
 			continue
 		}
 		d.event(e)
-		if d.o.limit > 0 && d.printed >= d.o.limit {
+		if d.limit > 0 && d.printed >= d.limit {
 			break
 		}
 	}

@@ -141,8 +141,8 @@ func TestUsageAndErrors(t *testing.T) {
 	if _, _, code := dump(t, "-format", "xml", small); code != exitUsage {
 		t.Errorf("bad format: exit %d", code)
 	}
-	if _, _, code := dump(t, "-keyword", "zz", small); code != exitUsage {
-		t.Errorf("bad keyword: exit %d", code)
+	if _, errs, code := dump(t, "-keyword", "zz", small); code != exitUsage || !strings.Contains(errs, `clrdump: -keyword "zz": not a number`) {
+		t.Errorf("bad keyword: exit %d, %q", code, errs)
 	}
 	if _, errs, code := dump(t, "does-not-exist.nettrace"); code != exitError || errs == "" {
 		t.Errorf("missing file: exit %d, %q", code, errs)

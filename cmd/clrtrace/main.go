@@ -270,16 +270,16 @@ const runtimeDefaultKeywords = 0x00000014C14FCCBD
 func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("watch", stderr)
 	pid := fs.Int("p", 0, "process ID")
-	var f filters
 	format := fs.String("format", "text", "output: text or jsonl")
-	f.register(fs)
+	f := eventfmt.AddFilterFlags(fs)
+	fs.Lookup("provider").Usage += "; a name without wildcards is also enabled in the session"
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "jsonl" {
 		return usageError{fmt.Errorf("-format %q: text or jsonl", *format)}
 	}
-	if err := f.compile(); err != nil {
+	if err := f.Parse(); err != nil {
 		return usageError{err}
 	}
 	cl, err := client(*pid)
@@ -323,7 +323,7 @@ func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 			undecoded.AddEvent(e, dec.Err)
 		}
 		seen++
-		if f.limit > 0 && seen >= f.limit {
+		if f.Limit > 0 && seen >= f.Limit {
 			sig.finishing()
 			stopSession(context.Background(), ls.s)
 			return false

@@ -229,6 +229,11 @@ func TestErrors(t *testing.T) {
 		if code := run(nil, []string{"collect", "-p", pid}, &out, &errb); code != 2 {
 			t.Fatalf("missing -o: exit %d", code)
 		}
+		// watch's filters are clrdump's (eventfmt.AddFilterFlags).
+		errb.Reset()
+		if code := run(nil, []string{"watch", "-p", pid, "-keyword", "zz"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `clrtrace watch: -keyword "zz": not a number`) {
+			t.Fatalf("bad -keyword: exit %d, %q", code, errb.String())
+		}
 	})
 }
 

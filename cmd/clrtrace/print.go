@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -13,34 +12,6 @@ import (
 	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )
-
-// filters are clrdump's event filters, with its flag names and meaning
-// (eventfmt.Filter).
-type filters struct {
-	eventfmt.Filter
-	keywordS string
-	limit    int
-}
-
-func (f *filters) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Provider, "provider", "", "only providers whose name matches this glob (case-insensitive); a name without wildcards is also enabled in the session")
-	fs.StringVar(&f.Event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*') or TraceEvent's Task/Opcode name ('GC/Start')")
-	fs.StringVar(&f.keywordS, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
-	fs.Int64Var(&f.PID, "pid", -1, "only events of this process")
-	fs.Int64Var(&f.TID, "tid", -1, "only events of this thread")
-	fs.IntVar(&f.limit, "n", 0, "stop after this many events are printed (0: until SIGINT or the process exits)")
-}
-
-func (f *filters) compile() error {
-	if f.keywordS != "" {
-		k, err := strconv.ParseUint(f.keywordS, 0, 64)
-		if err != nil {
-			return fmt.Errorf("-keyword %q: not a number", f.keywordS)
-		}
-		f.Keyword = k
-	}
-	return f.Check()
-}
 
 // printer writes events as clrdump's text lines or JSON lines, flushing
 // after each event so that a live session shows at once.

@@ -1,7 +1,9 @@
 package eventfmt
 
 import (
+	"flag"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,4 +43,34 @@ func BenchmarkAppendTime(b *testing.B) {
 			buf = tm.UTC().AppendFormat(buf[:0], timeLayout)
 		}
 	})
+}
+
+// TestFilterFlags: the flags set the filter (no flag: everything kept,
+// -pid and -tid -1), -keyword reads hex or decimal, and a bad value is an
+// error that names its flag.
+func TestFilterFlags(t *testing.T) {
+	parse := func(args ...string) (*FilterFlags, error) {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		f := AddFilterFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return f, f.Parse()
+	}
+	f, err := parse()
+	if err != nil || f.Filter != (Filter{PID: -1, TID: -1}) || f.Limit != 0 {
+		t.Errorf("defaults: %+v, %v", f, err)
+	}
+	f, err = parse("-provider", "*Rundown", "-event", "GC/*", "-keyword", "0x11", "-pid", "7", "-tid", "8", "-n", "3")
+	if want := (Filter{Provider: "*Rundown", Event: "GC/*", Keyword: 0x11, PID: 7, TID: 8}); err != nil || f.Filter != want || f.Limit != 3 {
+		t.Errorf("%+v, %v; want %+v and -n 3", f, err, want)
+	}
+	if f, err = parse("-keyword", "17"); err != nil || f.Keyword != 17 {
+		t.Errorf("-keyword 17: %+v, %v", f, err)
+	}
+	for _, c := range [][]string{{"-keyword", "zz"}, {"-provider", "["}, {"-event", "a[b"}} {
+		if _, err := parse(c...); err == nil || !strings.HasPrefix(err.Error(), c[0]+" ") {
+			t.Errorf("%v: error %v, want one naming %s", c, err, c[0])
+		}
+	}
 }
