@@ -34,7 +34,7 @@
 // the stream, and quits at once on the next one.
 //
 // counters prints the System.Runtime EventCounters every S seconds (1 by
-// default), as dotnet-counters does.
+// default), as dotnet-counters does (package counters).
 //
 // Every failure is one line on stderr naming the process and what
 // happened, and exit status 1; usage errors exit 2.
@@ -53,6 +53,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clrgo/clrevents/counters"
 	"github.com/clrgo/clrevents/diagnostics"
 	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
@@ -99,7 +100,7 @@ func run(sigs <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
 	case "watch":
 		err = watch(sig, args[1:], stdout, stderr)
 	case "counters":
-		err = counters(sig, args[1:], stdout, stderr)
+		err = showCounters(sig, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -300,7 +301,7 @@ func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 	}
 	defer ls.end()
 	r := ls.r
-	p := newPrinter(stdout, *format == "jsonl")
+	p := &printer{w: stdout, json: *format == "jsonl"}
 	seen := 0
 	var dropped uint64
 	var undecoded trace.DecodeErrors
@@ -308,7 +309,6 @@ func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 		if d := r.Dropped(); d != dropped {
 			// Say so as it happens: the output has gaps from here.
 			dropped = d
-			p.flush()
 			fmt.Fprintf(stderr, "clrtrace: process %d: the runtime has dropped %d events so far (its buffer was full)\n", *pid, d)
 		}
 		if !f.Keep(e) {
@@ -330,14 +330,12 @@ func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
 		}
 		return true
 	})
-	// What was printed goes out first, whatever ended the stream.
-	ferr := p.flush()
 	var damage *trace.DamageError
 	if err := ls.check(err); err != nil && !errors.As(err, &damage) {
 		return err
 	}
-	if ferr != nil {
-		return fmt.Errorf("process %d: %w", *pid, ferr)
+	if p.err != nil {
+		return fmt.Errorf("process %d: %w", *pid, p.err)
 	}
 	fmt.Fprintf(stderr, "process %d: %d events printed, %d dropped by the runtime\n", *pid, seen, r.Dropped())
 	// Damage the reader skipped, and events that did not decode: the
@@ -356,7 +354,7 @@ func errOrNil(d *trace.DamageError) error {
 	return d
 }
 
-func counters(sig *signals, args []string, stdout, stderr io.Writer) error {
+func showCounters(sig *signals, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("counters", stderr)
 	pid := fs.Int("p", 0, "process ID")
 	interval := fs.Float64("interval", 1, "seconds between reports")
@@ -375,21 +373,23 @@ func counters(sig *signals, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ls.end()
-	cp := newCounterPrinter(stdout)
+	p := counters.NewPrinter(stdout)
+	var perr error // the first error writing stdout
 	err = each(ls.r, func(e *trace.Event) bool {
-		if e.Name() == "EventCounters" {
-			if err := cp.event(e); err != nil {
-				fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
-			}
+		c, err := counters.Decode(e)
+		switch {
+		case errors.Is(err, counters.ErrNotCounters):
+		case err != nil:
+			fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
+		case perr == nil:
+			perr = p.Print(&c)
 		}
 		return true
 	})
-	// The reports printed go out first, whatever ended the stream.
-	ferr := cp.flush()
 	if err := ls.check(err); err != nil {
 		return err
 	}
-	return ferr
+	return perr
 }
 
 // live is a session and its live reader.
