@@ -10,7 +10,7 @@
 //
 // collect writes the session's nettrace stream to FILE, byte for byte as
 // the runtime sends it (clrdump, PerfView and TraceEvent read it), and
-// checks its framing on the way (package nettrace's Checker). It ends
+// checks its framing on the way (diagnostics.Session.Copy). It ends
 // after D, on SIGINT or SIGTERM, or when the process exits: clrtrace then
 // sends StopTracing on a new connection and copies the rest of the stream,
 // the rundown that resolves method addresses, until the runtime ends it

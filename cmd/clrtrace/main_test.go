@@ -319,10 +319,10 @@ func TestCollectBadStreams(t *testing.T) {
 		has  string // a part of it, in words the test states
 	}{
 		{"the process exits mid-block", simruntime.Config{Trace: data[:cut], Live: -1, ExitAfterLive: true}, nil, data[:cut], false,
-			"the runtime ended the session: " + verdictOf(data[:cut]) + "; kept the " + size(int64(cut)) + " read so far in OUT",
+			"the runtime ended the session: " + verdictOf(data[:cut]) + "; kept the " + numfmt.Size(int64(cut)) + " read so far in OUT",
 			"the stream ended in the middle of an EventBlock at byte "},
 		{"cut mid-block after the stop", simruntime.Config{Trace: data[:cut], Live: live}, []string{"-duration", "100ms"}, data[:cut], false,
-			verdictOf(data[:cut]) + "; kept the " + size(int64(cut)) + " read so far in OUT",
+			verdictOf(data[:cut]) + "; kept the " + numfmt.Size(int64(cut)) + " read so far in OUT",
 			"the stream ended in the middle of an EventBlock at byte "},
 		{"no end tag", simruntime.Config{Trace: data[:len(data)-1], Live: live}, []string{"-duration", "100ms"}, data[:len(data)-1], false,
 			verdictOf(data[:len(data)-1]) + "; kept the 344 kB read so far in OUT",
@@ -356,7 +356,7 @@ func TestCollectBadStreams(t *testing.T) {
 				t.Fatalf("the file holds %d bytes, not the %d sent (%v)", len(got), len(c.kept), err)
 			}
 			line := lastLine(stderr.String())
-			want := "clrtrace: process " + pid + ": " + strings.NewReplacer("OUT", out, "SIZE", size(int64(len(got)))).Replace(c.want)
+			want := "clrtrace: process " + pid + ": " + strings.NewReplacer("OUT", out, "SIZE", numfmt.Size(int64(len(got)))).Replace(c.want)
 			if line != want || !strings.Contains(line, c.has) {
 				t.Fatalf("stderr:\n%s\nwant the last line\n%s\nholding %q", stderr.String(), want, c.has)
 			}
@@ -436,7 +436,7 @@ func TestCollectInterruptedDrain(t *testing.T) {
 				t.Fatal("still running 5s after the second signal")
 			}
 			want := "clrtrace: process " + pid + ": interrupted while waiting for the rest of the stream after StopTracing; kept the " +
-				size(int64(live)) + " read so far in " + out + " (without the rundown, method names may be missing)"
+				numfmt.Size(int64(live)) + " read so far in " + out + " (without the rundown, method names may be missing)"
 			if line := lastLine(stderr.String()); line != want {
 				t.Fatalf("last line\n%s\nwant\n%s", line, want)
 			}
@@ -522,16 +522,6 @@ func TestWatchInterruptedDrain(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("still running 5s after the second signal")
-	}
-}
-
-// TestSize: the sizes collect reports.
-func TestSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 999: "999 bytes", 1000: "1.0 kB", 12345: "12 kB",
-		344314: "344 kB", 999_499: "999 kB", 999_500: "1.0 MB", 1_234_567: "1.2 MB", 50_000_000: "50 MB", 3_400_000_000: "3.4 GB"} {
-		if got := size(n); got != want {
-			t.Errorf("size(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 
