@@ -1,18 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/clrgo/clrevents/diagnostics"
 	"github.com/clrgo/clrevents/internal/numfmt"
 )
 
-func collect(sig *signals, args []string, stderr io.Writer) error {
+func collect(sig *diagnostics.Steps, args []string, stderr io.Writer) error {
 	fs := newFlags("collect", stderr)
 	pid := fs.Int("p", 0, "process ID")
 	spec := fs.String("providers", "", "providers, Name[:Keywords[:Level[:Args]]],…")
@@ -25,24 +25,9 @@ func collect(sig *signals, args []string, stderr io.Writer) error {
 	if *out == "" {
 		return usageError{errors.New("-o FILE is required")}
 	}
-	var cfg diagnostics.SessionConfig
-	if *profile != "" || *spec == "" {
-		name := *profile
-		if name == "" {
-			name = "cpu-sampling"
-		}
-		c, err := diagnostics.Profile(name)
-		if err != nil {
-			return usageError{err}
-		}
-		cfg = c
-	}
-	if *spec != "" {
-		ps, err := diagnostics.ParseProviders(*spec)
-		if err != nil {
-			return usageError{err}
-		}
-		cfg.Providers = append(cfg.Providers, ps...)
+	cfg, err := diagnostics.CollectConfig(*profile, *spec)
+	if err != nil {
+		return usageError{err}
 	}
 	cl, err := client(*pid)
 	if err != nil {
@@ -52,7 +37,7 @@ func collect(sig *signals, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("process %d: %w", *pid, err)
 	}
-	s, err := startSession(sig.stop, cl, cfg, stderr)
+	s, err := startSession(sig.Stop, cl, cfg, stderr)
 	if err != nil {
 		f.Close()
 		os.Remove(*out)
@@ -60,44 +45,23 @@ func collect(sig *signals, args []string, stderr io.Writer) error {
 	}
 	defer s.Close()
 
+	// At -duration or the first signal, stop, then copy the rest (the
+	// rundown) until the runtime ends the stream or the drain deadline
+	// passes; a signal then quits.
+	stop := sig.Stop
+	if *dur > 0 {
+		var cancel context.CancelFunc
+		stop, cancel = context.WithTimeout(stop, *dur)
+		defer cancel()
+	}
+	ending := s.EndOn(stop, sig.Quit, drainTimeout, func() {
+		sig.Finishing()
+		fmt.Fprintf(stderr, "process %d: stopping; waiting up to %v for the rest of the stream (the rundown); %s\n", *pid, drainTimeout, hint(sig))
+	})
 	// Copy the stream as it comes, and check its framing on the way: a
 	// stream that is not a trace, or goes bad, ends the copy at once.
-	done := make(chan diagnostics.CopyResult, 1)
-	go func() { done <- s.Copy(f) }()
-	var timer <-chan time.Time
-	if *dur > 0 {
-		t := time.NewTimer(*dur)
-		defer t.Stop()
-		timer = t.C
-	}
-	var res diagnostics.CopyResult
-	finished, stopped, quit := false, false, false
-	var stopErr error
-	select {
-	case <-sig.stop.Done():
-	case <-timer:
-	case res = <-done:
-		finished = true
-	}
-	if !finished {
-		// Stop, then copy the rest (the rundown) until the runtime ends
-		// the stream or the drain deadline passes; a signal now quits.
-		stopped = true
-		sig.finishing()
-		fmt.Fprintf(stderr, "process %d: stopping; waiting up to %v for the rest of the stream (the rundown); %s\n", *pid, drainTimeout, sig.hint())
-		stopErr = stopSession(sig.quit, s)
-		select {
-		case res = <-done:
-		default:
-			select {
-			case res = <-done:
-			case <-sig.quit.Done():
-				quit = true
-				s.Close() // ends the copy now
-				res = <-done
-			}
-		}
-	}
+	res := s.Copy(f)
+	ending.Release()
 	if err := f.Close(); err != nil && res.WriteErr == nil {
 		res.WriteErr = err
 	}
@@ -106,7 +70,7 @@ func collect(sig *signals, args []string, stderr io.Writer) error {
 	switch {
 	case res.WriteErr != nil:
 		return fmt.Errorf("process %d: writing %s after %d bytes: %w", *pid, *out, res.N, res.WriteErr)
-	case quit:
+	case ending.Quit:
 		return fmt.Errorf("process %d: interrupted while waiting for the rest of the stream after StopTracing; %s (without the rundown, method names may be missing)", *pid, kept)
 	case res.Err == nil && res.Unchecked != nil:
 		fmt.Fprintf(stderr, "clrtrace: process %d: the stream was copied but not checked: %v\n", *pid, res.Unchecked)
@@ -118,7 +82,7 @@ func collect(sig *signals, args []string, stderr io.Writer) error {
 			return fmt.Errorf("process %d: %w; removed %s", *pid, se, *out)
 		}
 		how := ""
-		if !stopped && !se.Stopped {
+		if !ending.Stopped && !se.Stopped {
 			how = "the runtime ended the session: "
 		}
 		if se.Stopped {
@@ -131,11 +95,11 @@ func collect(sig *signals, args []string, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("process %d: reading the stream after %d bytes: %w; %s", *pid, res.N, res.Err, kept)
 	}
-	if stopErr != nil && stopped {
-		fmt.Fprintf(stderr, "clrtrace: %s\n", oneLine(stopErr.Error()))
+	if ending.StopErr != nil {
+		fmt.Fprintf(stderr, "clrtrace: %s\n", oneLine(ending.StopErr.Error()))
 	}
 	how := "stopped"
-	if !stopped {
+	if !ending.Stopped {
 		how = "the runtime ended the session"
 	}
 	fmt.Fprintf(stderr, "process %d: %s; wrote %d bytes to %s\n", *pid, how, res.N, *out)

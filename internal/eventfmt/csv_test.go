@@ -318,3 +318,47 @@ func TestCSVEventSource(t *testing.T) {
 		t.Fatalf("%d events read, want %d", n, len(payloads))
 	}
 }
+
+// TestPrinter: the printer keeps what the filter keeps, counts it, stops
+// at the limit, writes the CSV header once, before the first rows; Stats
+// counts what it is given.
+func TestPrinter(t *testing.T) {
+	r, err := trace.Open("../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	p := Printer{Filter: Filter{Event: "Method*", PID: -1, TID: -1}, Format: "csv", Limit: 5}
+	var out []byte
+	var st Stats
+	read := 0
+	for !p.Done() {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		read++
+		dec, ok := p.Keep(e)
+		if !ok {
+			continue
+		}
+		if !strings.HasPrefix(dec.Name, "Method") {
+			t.Errorf("kept %s", dec.Name)
+		}
+		st.Add(e, &dec)
+		out = p.Append(out, e, &dec)
+	}
+	if p.Printed != 5 || read <= 5 || p.Undecoded.Err() != nil {
+		t.Errorf("printed %d of %d read, %v", p.Printed, read, p.Undecoded.Err())
+	}
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil || len(rows) < 6 || strings.Join(rows[0], ",")+"\n" != CSVHeader || strings.Count(string(out), "index,") != 1 || rows[len(rows)-1][0] != "4" {
+		t.Fatalf("CSV %q, %v", out, err)
+	}
+	var b bytes.Buffer
+	st.WriteTo(&b)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) < 3 || lines[0] != "     count        bytes  provider/event" || !strings.HasPrefix(lines[len(lines)-1], "         5 ") || !strings.HasSuffix(lines[1], "  Microsoft-Windows-DotNETRuntimeRundown/MethodDCEndILToNativeMap") {
+		t.Errorf("stats:\n%s", b.String())
+	}
+}
