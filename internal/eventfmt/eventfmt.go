@@ -1,7 +1,8 @@
-// Package eventfmt writes events as clrdump's text and JSON lines, for
-// every command that prints events (clrdump, clrtrace watch), so that
-// their lines are the same byte for byte; and it holds their event
-// filters.
+// Package eventfmt writes events as clrdump's text and JSON lines and CSV
+// rows, for every command that prints events (clrdump, clrtrace watch),
+// so that their output is the same byte for byte; and it holds their
+// event filters, the flags that set them (AddFilterFlags) and the
+// printing they share (Printer, Stats).
 package eventfmt
 
 import (
