@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -348,6 +349,21 @@ type Session struct {
 	mu      sync.Mutex
 	stopped bool
 	read    int64
+}
+
+// String says what was started, and what an older runtime could not take
+// of the request: "session 0x1 started with CollectTracing2 (the runtime
+// does not know CollectTracing3: stacks are collected)".
+func (s *Session) String() string {
+	msg := fmt.Sprintf("session %#x started with %v", s.ID, CollectTracingCommand(s.Version))
+	if len(s.Refused) > 0 {
+		msg += " (the runtime does not know " + strings.Join(s.Refused, ", ")
+		if len(s.Approximations) > 0 {
+			msg += ": " + strings.Join(s.Approximations, "; ")
+		}
+		msg += ")"
+	}
+	return msg
 }
 
 // Read reads the session's trace stream. It returns io.EOF when the

@@ -23,6 +23,50 @@ const (
 	LevelVerbose       = 5
 )
 
+// WatchConfig is the session for watching a process's events as they
+// happen (clrtrace watch): the runtime provider with dotnet-trace's
+// default keywords at Informational, and each of providers (EventSource or
+// provider names; the runtime provider's is left out, as it is there)
+// with every keyword at Verbose; no stacks, a 64 MB buffer.
+func WatchConfig(providers ...string) SessionConfig {
+	c := SessionConfig{BufferMB: 64, NoStacks: true, Providers: []Provider{
+		{Name: RuntimeProvider, Keywords: cpuSamplingRuntimeKeywords, Level: LevelInformational},
+	}}
+	for _, name := range providers {
+		if !strings.EqualFold(name, RuntimeProvider) {
+			c.Providers = append(c.Providers, Provider{Name: name, Keywords: ^uint64(0), Level: LevelVerbose})
+		}
+	}
+	return c
+}
+
+// CollectConfig is the session dotnet-trace collect starts for its
+// --profile and --providers options: the named profile (Profile;
+// cpu-sampling when both are empty), its providers followed by those of
+// providers (ParseProviders' list); a profile without providers when only
+// they are given.
+func CollectConfig(profile, providers string) (SessionConfig, error) {
+	var cfg SessionConfig
+	if profile != "" || providers == "" {
+		if profile == "" {
+			profile = "cpu-sampling"
+		}
+		c, err := Profile(profile)
+		if err != nil {
+			return SessionConfig{}, err
+		}
+		cfg = c
+	}
+	if providers != "" {
+		ps, err := ParseProviders(providers)
+		if err != nil {
+			return SessionConfig{}, err
+		}
+		cfg.Providers = append(cfg.Providers, ps...)
+	}
+	return cfg, nil
+}
+
 // Provider is one provider to enable in a session.
 type Provider struct {
 	Name     string // the EventSource or provider name

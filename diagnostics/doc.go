@@ -9,6 +9,10 @@
 //	r, err := s.Reader() // a trace.Reader over the live stream
 //	for { e, err := r.Next(); … }  // until io.EOF, after s.Stop
 //
+// or copy the stream to a file as it comes, its framing checked on the
+// way (Session.Copy: a stream that is not a trace, goes bad or ends early
+// is a *StreamError that says what was seen and where).
+//
 // # Endpoints
 //
 // On Linux and macOS the runtime listens on a Unix socket named

@@ -47,6 +47,9 @@
 // the per-heap history events (GCPerHeapHistory) exact heap sizes before
 // each GC, which are otherwise estimated, and the free space each
 // generation keeps after it (fragmentation, often from pinned objects).
+//
+// WriteText, WriteJSONLines, WriteCSV and WriteHTML write the report of
+// the processes' GCs.
 package gcstats
 
 import (

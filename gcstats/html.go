@@ -62,10 +62,7 @@ func writeProcessHTML(w *bufio.Writer, origin time.Time, p *Process) {
 	if p.Heaps > 1 {
 		kind = fmt.Sprintf("server GC, %d heaps", p.Heaps)
 	}
-	title := fmt.Sprintf("Process %d", p.PID)
-	if p.Name != "" {
-		title += " (" + p.Name + ")"
-	}
+	title := processTitle(p.PID, p.Name)
 	fmt.Fprintf(w, "<section class=\"process\" data-pid=\"%d\">\n<h2>%s</h2>\n", p.PID, html.EscapeString(title))
 	start, end := p.TimeInTrace()
 	fmt.Fprintf(w, "<p>%d GCs (%s). Paused %s ms: %.2f%% of the process's %.3f s in the trace (%s to %s from the trace's start). %s. Largest heap after a GC %s MB.</p>\n",

@@ -13,6 +13,9 @@
 //		}
 //	}
 //
+// WriteText, WriteJSONLines and WriteCSV write the report of the
+// processes' compiles.
+//
 // A method's compile time runs from its MethodJittingStarted event to the
 // MethodLoad(Verbose) event for the same method on the same thread. The
 // trace needs the runtime's JIT keyword (0x10) at level Verbose (5) for

@@ -20,10 +20,10 @@
 // Build works on any source the front door reads (a file, a pipe, a live
 // stream) and any format; it reads the trace once and resolves the stacks at
 // the end, when the rundown has listed every method. It needs each thread's
-// events in order, not the whole trace's: an EventPipe reader in file order
-// (trace.WithOrder(trace.FileOrder)) builds the same profile without the
-// cost of merging by time, and is what clrdump uses. (ETW logs keep a
-// thread's events in order only across processors, by time.)
+// events in order, not the whole trace's: a reader in thread order
+// (trace.WithOrder(trace.ThreadOrder): an EventPipe trace's stored order,
+// an ETW log's time order) builds the same profile without the cost of
+// merging an EventPipe trace by time, and is what clrdump uses.
 //
 // # CPU and thread time
 //

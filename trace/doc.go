@@ -70,7 +70,9 @@
 //
 // Events come in timestamp order by default, as TraceEvent delivers them
 // (TimeOrder); WithOrder(FileOrder) keeps the stored order, which holds
-// nothing back.
+// nothing back; WithOrder(ThreadOrder) gives each thread's events in time
+// order at the least cost the format allows (an EventPipe trace's stored
+// order, an ETL log's time order).
 //
 // # Cost
 //

@@ -60,12 +60,25 @@ const (
 	// back, and an ETL log arriving through a pipe is then read once,
 	// front to back, instead of being spooled to a temporary file first.
 	FileOrder
+	// ThreadOrder delivers the events each thread logged in time order,
+	// the threads' events interleaved as cheaply as the format allows: an
+	// EventPipe trace as the file stores it (the runtime writes each
+	// thread's events in order, so nothing is held back or merged; the
+	// SampleProfiler's samples of other threads are in the order the
+	// sampling thread logged them), an ETL log by timestamp, as in
+	// TimeOrder (a thread's events are spread over the processors'
+	// buffers). It is the order for consumers that follow threads, not
+	// the whole trace, such as profile.Build.
+	ThreadOrder
 )
 
-// String returns "time" or "file".
+// String returns "time", "file" or "thread".
 func (o Order) String() string {
-	if o == FileOrder {
+	switch o {
+	case FileOrder:
 		return "file"
+	case ThreadOrder:
+		return "thread"
 	}
 	return "time"
 }

@@ -115,7 +115,7 @@ func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func(
 	r := newReader(c, format, closers)
 	r.nt = nr
 	if c.order == TimeOrder {
-		nr.SetOrder(nettrace.TimeOrder)
+		nr.SetOrder(nettrace.TimeOrder) // FileOrder and ThreadOrder: as stored
 	}
 	nr.SetStrict(c.strict)
 	ti := nr.Info()

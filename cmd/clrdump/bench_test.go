@@ -2,15 +2,9 @@ package main
 
 import (
 	"archive/zip"
-	"bytes"
-	"encoding/csv"
-	"encoding/json"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -109,97 +103,5 @@ func BenchmarkClrdump(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// The fast paths of output.go, against what they replace.
-
-// TestAppendCSVField: fields and JSON values are written as encoding/csv
-// writes them (after encoding/json unquotes a string value).
-func TestAppendCSVField(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
-	pool := []string{"a", "Z", "0", " ", "\t", ",", "\"", "\r", "\n", "\\", "\\.", ".", "\u00a0", "\u0085", "é", "\u2028", "\x00", "\x1f", "\xff", "{", "[", ":"}
-	var fields []string
-	for range 30000 {
-		var sb strings.Builder
-		for range r.IntN(8) {
-			sb.WriteString(pool[r.IntN(len(pool))])
-		}
-		fields = append(fields, sb.String())
-	}
-	fields = append(fields, "", `\.`, " x", "x ", `""`)
-	for _, f := range fields {
-		var want bytes.Buffer
-		w := csv.NewWriter(&want)
-		w.Write([]string{"p", f})
-		w.Flush()
-		if got := "p," + string(appendCSVField(nil, f)) + "\n"; got != want.String() {
-			t.Fatalf("appendCSVField(%q) = %q, want %q", f, got, want.String())
-		}
-		if got := "p," + string(appendCSVField(nil, []byte(f))) + "\n"; got != want.String() {
-			t.Fatalf("appendCSVField([]byte(%q)) = %q, want %q", f, got, want.String())
-		}
-		// As a JSON value: a quoted string is unquoted first.
-		val := []byte(f)
-		if r.IntN(2) == 0 {
-			val, _ = json.Marshal(f)
-			val = bytes.ReplaceAll(val, []byte(`\u003c`), []byte("<"))
-		}
-		s := string(val)
-		if len(val) > 0 && val[0] == '"' {
-			var u string
-			if json.Unmarshal(val, &u) == nil {
-				s = u
-			}
-		}
-		want.Reset()
-		w.Write([]string{"p", s})
-		w.Flush()
-		if got := "p," + string(appendCSVValue(nil, val)) + "\n"; got != want.String() {
-			t.Fatalf("appendCSVValue(%q) = %q, want %q", val, got, want.String())
-		}
-	}
-}
-
-// TestEachMember: members of objects with strings (escaped quotes and
-// backslashes among them), numbers, literals, arrays and nested objects
-// come out as encoding/json reads them.
-func TestEachMember(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	strs := []string{"", "a", `"`, `\`, `\"`, `a\`, `x"y`, "{[,]}", "é\n"}
-	val := func() any {
-		switch r.IntN(6) {
-		case 0:
-			return strs[r.IntN(len(strs))]
-		case 1:
-			return r.Int64() - r.Int64()
-		case 2:
-			return r.IntN(2) == 0
-		case 3:
-			return nil
-		case 4:
-			return []any{strs[r.IntN(len(strs))], 1, map[string]any{"k": strs[r.IntN(len(strs))]}}
-		}
-		return map[string]any{"a": []any{}, "b": strs[r.IntN(len(strs))]}
-	}
-	for range 5000 {
-		var keys []string
-		var sb strings.Builder
-		sb.WriteByte('{')
-		for i := range r.IntN(5) {
-			k := "F" + strconv.Itoa(i)
-			v, _ := json.Marshal(val())
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			sb.WriteString(`"` + k + `":` + string(v))
-			keys = append(keys, k+"="+string(v))
-		}
-		sb.WriteByte('}')
-		var got []string
-		eachMember([]byte(sb.String()), func(key, val []byte) { got = append(got, string(key)+"="+string(val)) })
-		if strings.Join(got, "\n") != strings.Join(keys, "\n") {
-			t.Fatalf("eachMember(%s) = %q, want %q", sb.String(), got, keys)
-		}
 	}
 }

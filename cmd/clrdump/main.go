@@ -81,8 +81,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strconv"
 	"time"
 
 	"github.com/clrgo/clrevents/internal/eventfmt"
@@ -101,11 +99,6 @@ func main() {
 
 type options struct {
 	format   string
-	provider string
-	event    string
-	keyword  uint64
-	pid, tid int64
-	limit    int
 	stats    bool
 	order    string
 	progress bool
@@ -116,14 +109,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs := flag.NewFlagSet("clrdump", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	var keyword string
 	fs.StringVar(&o.format, "format", "text", "output: text, jsonl, csv or parquet (with -o)")
-	fs.StringVar(&o.provider, "provider", "", "only providers whose name matches this glob (case-insensitive), e.g. '*Rundown'")
-	fs.StringVar(&o.event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*', 'Method*Verbose*') or TraceEvent's Task/Opcode name ('GC/Start', 'Method/*')")
-	fs.StringVar(&keyword, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
-	fs.Int64Var(&o.pid, "pid", -1, "only events of this process")
-	fs.Int64Var(&o.tid, "tid", -1, "only events of this thread")
-	fs.IntVar(&o.limit, "n", 0, "stop after this many events are printed (0: all)")
+	ff := eventfmt.AddFilterFlags(fs)
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
 	fs.BoolVar(&o.strict, "strict", false, "stop at the first damage in the trace instead of reading on past it")
@@ -143,10 +130,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	if code := pq.run(fs, o.format, o.strict, stderr); code >= 0 {
 		return code
 	}
-	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: o.pid, top: o.limit, topIsSet: isSet(fs, "n"), strict: o.strict}, stdin, stdout, stderr); code >= 0 {
+	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: ff.PID, top: ff.Limit, topIsSet: isSet(fs, "n"), strict: o.strict}, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
-	if code := pf.run(fs, o.format, o.pid, o.strict, stdin, stdout, stderr); code >= 0 {
+	if code := pf.run(fs, o.format, ff.PID, o.strict, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -159,13 +146,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		fmt.Fprintf(stderr, "clrdump: unknown -format %q (want text, jsonl or csv)\n", o.format)
 		return exitUsage
 	}
-	if keyword != "" {
-		k, err := strconv.ParseUint(keyword, 0, 64)
-		if err != nil {
-			fmt.Fprintf(stderr, "clrdump: -keyword %q is not a number\n", keyword)
-			return exitUsage
-		}
-		o.keyword = k
+	if err := ff.Parse(); err != nil {
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
+		return exitUsage
 	}
 	order := trace.TimeOrder
 	switch o.order {
@@ -174,11 +157,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		order = trace.FileOrder
 	default:
 		fmt.Fprintf(stderr, "clrdump: unknown -order %q (want time or file)\n", o.order)
-		return exitUsage
-	}
-	filter := eventfmt.Filter{Provider: o.provider, Event: o.event, Keyword: o.keyword, PID: o.pid, TID: o.tid}
-	if err := filter.Check(); err != nil {
-		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitUsage
 	}
 	o.progress = progress
@@ -190,7 +168,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	}
 	defer src.Close()
 	w := bufio.NewWriterSize(stdout, 1<<16)
-	d := &dumper{o: o, filter: filter, w: w, stderr: stderr}
+	d := &dumper{o: o, p: eventfmt.Printer{Filter: ff.Filter, Format: o.format, Limit: ff.Limit}, w: w, stderr: stderr}
 	status := d.dump(src)
 	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
@@ -199,34 +177,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	return status
 }
 
-type typeKey struct {
-	provider string
-	name     string
-}
-
-type typeStats struct {
-	count, bytes int64
-}
-
 type dumper struct {
 	o      options
-	filter eventfmt.Filter
+	p      eventfmt.Printer
+	stats  eventfmt.Stats
 	w      *bufio.Writer
 	stderr io.Writer
-	buf    []byte
-	obj    []byte // the JSON fields of the CSV row being written
-	stats  map[typeKey]*typeStats
-	// undecoded collects the events that failed to decode.
-	undecoded trace.DecodeErrors
-	printed   int
-	read      int64
+	read   int64
 }
 
 func (d *dumper) dump(src *trace.Reader) int {
 	var lastProgress time.Time
-	if d.o.stats {
-		d.stats = map[typeKey]*typeStats{}
-	}
 	var readErr error
 	for {
 		e, err := src.Next()
@@ -242,21 +203,26 @@ func (d *dumper) dump(src *trace.Reader) int {
 			lastProgress = time.Now()
 			fmt.Fprintf(d.stderr, "\r%d events, offset %.1f MB", d.read, float64(e.Offset())/1e6)
 		}
-		if !d.filter.Keep(e) {
+		dec, ok := d.p.Keep(e)
+		switch {
+		case !ok:
 			continue
+		case d.o.stats:
+			d.stats.Add(e, &dec)
+		default:
+			d.w.Write(d.p.Append(d.out(), e, &dec))
 		}
-		d.event(e)
-		if d.o.limit > 0 && d.printed >= d.o.limit {
+		if d.p.Done() {
 			break
 		}
 	}
 	d.clearProgress()
 	if d.o.stats {
-		d.writeStats()
+		d.stats.WriteTo(d.w)
 	}
 	// The whole output first, then what the trace lost.
 	d.w.Flush()
-	return reportLost(d.stderr, errors.Join(readErr, d.undecoded.Err()))
+	return reportLost(d.stderr, errors.Join(readErr, d.p.Undecoded.Err()))
 }
 
 // out is the output buffer's free space, for one event's output to be
@@ -275,66 +241,4 @@ func (d *dumper) clearProgress() {
 	if d.o.progress && d.read >= 4096 {
 		fmt.Fprintf(d.stderr, "\r%60s\r", "")
 	}
-}
-
-func (d *dumper) event(e *trace.Event) {
-	dec := eventfmt.Decode(e)
-	if !d.filter.KeepName(e, dec.Name) {
-		return
-	}
-	if dec.Err != nil {
-		d.undecoded.AddEvent(e, dec.Err)
-	}
-	d.printed++
-	if d.o.stats {
-		k := typeKey{e.Provider(), dec.Name}
-		s := d.stats[k]
-		if s == nil {
-			s = &typeStats{}
-			d.stats[k] = s
-		}
-		s.count++
-		s.bytes += int64(len(e.Payload()))
-		return
-	}
-	failed := dec.Err != nil
-	switch d.o.format {
-	case "text":
-		d.w.Write(eventfmt.AppendText(d.out(), e, &dec))
-	case "jsonl":
-		d.w.Write(eventfmt.AppendJSON(d.out(), e, &dec))
-	case "csv":
-		d.writeCSV(e, &dec)
-	}
-	if !failed && dec.Err != nil {
-		d.undecoded.AddEvent(e, dec.Err) // an EventSource payload that does not match its metadata
-	}
-}
-
-// eventMatches applies -event to the event's name or, for schema events, to
-// its TraceEvent name ("GC/Start").
-func (d *dumper) writeStats() {
-	keys := make([]typeKey, 0, len(d.stats))
-	var total, bytes int64
-	for k, s := range d.stats {
-		keys = append(keys, k)
-		total += s.count
-		bytes += s.bytes
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := d.stats[keys[i]], d.stats[keys[j]]
-		if a.count != b.count {
-			return a.count > b.count
-		}
-		if keys[i].provider != keys[j].provider {
-			return keys[i].provider < keys[j].provider
-		}
-		return keys[i].name < keys[j].name
-	})
-	fmt.Fprintf(d.w, "%10s %12s  %s\n", "count", "bytes", "provider/event")
-	for _, k := range keys {
-		s := d.stats[k]
-		fmt.Fprintf(d.w, "%10d %12d  %s/%s\n", s.count, s.bytes, k.provider, k.name)
-	}
-	fmt.Fprintf(d.w, "%10d %12d  total (%d types)\n", total, bytes, len(keys))
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/eventfmt"
 )
 
 const small = "../../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"
@@ -82,7 +84,7 @@ func TestCSVLongForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+	if strings.Join(rows[0], ",")+"\n" != eventfmt.CSVHeader {
 		t.Errorf("header %v", rows[0])
 	}
 	// 3 events × 3 fields.
@@ -139,8 +141,8 @@ func TestUsageAndErrors(t *testing.T) {
 	if _, _, code := dump(t, "-format", "xml", small); code != exitUsage {
 		t.Errorf("bad format: exit %d", code)
 	}
-	if _, _, code := dump(t, "-keyword", "zz", small); code != exitUsage {
-		t.Errorf("bad keyword: exit %d", code)
+	if _, errs, code := dump(t, "-keyword", "zz", small); code != exitUsage || !strings.Contains(errs, `clrdump: -keyword "zz": not a number`) {
+		t.Errorf("bad keyword: exit %d, %q", code, errs)
 	}
 	if _, errs, code := dump(t, "does-not-exist.nettrace"); code != exitError || errs == "" {
 		t.Errorf("missing file: exit %d, %q", code, errs)

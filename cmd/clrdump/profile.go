@@ -2,18 +2,12 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"flag"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
-	"github.com/clrgo/clrevents/internal/numfmt"
-
-	"github.com/clrgo/clrevents/nettrace"
 	"github.com/clrgo/clrevents/profile"
-	"github.com/clrgo/clrevents/symbols"
+	"github.com/clrgo/clrevents/trace"
 )
 
 // Profiles (-profile):
@@ -88,17 +82,13 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, strict b
 		fs.Usage()
 		return exitUsage
 	}
-	src, err := openTrace(fs.Arg(0), stdin, strict)
+	// A profile needs each thread's events in order, not the trace's.
+	src, err := openTrace(fs.Arg(0), stdin, strict, trace.WithOrder(trace.ThreadOrder))
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
 	defer src.Close()
-	if nt := src.NetTrace(); nt != nil {
-		// A profile needs each thread's events in order, which file order
-		// gives; time order would only cost a merge.
-		nt.SetOrder(nettrace.FileOrder)
-	}
 	o := profile.Options{Kind: kind, ManagedOnly: pf.managedOnly}
 	if pid >= 0 {
 		o.PIDs = []int64{pid} // -pid 0: the idle processors of an ETW trace
@@ -120,31 +110,9 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, strict b
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
 	}
-	if note := unresolvedNote(p.Map); note != "" {
+	if note := p.Map.Unresolved(); note != "" {
 		fmt.Fprintf(stderr, "clrdump: %s: %s\n", src.Name(), note)
 	}
 	// The profile of what was read is written; what the trace lost, after.
 	return reportLost(stderr, lost)
-}
-
-// unresolvedNote says how many frames did not resolve to a method and
-// why, the most common reason first: "505,490 of 539,860 frames: no
-// method covers the address", one clause a reason, joined by "; "; ""
-// when every frame resolved.
-func unresolvedNote(m *symbols.Map) string {
-	c := m.Counts()
-	var total int64
-	var reasons []symbols.Reason
-	for r := symbols.Reason(0); r < symbols.NumReasons; r++ {
-		total += c[r]
-		if r != symbols.Resolved && c[r] > 0 {
-			reasons = append(reasons, r)
-		}
-	}
-	slices.SortStableFunc(reasons, func(a, b symbols.Reason) int { return cmp.Compare(c[b], c[a]) })
-	out := make([]string, len(reasons))
-	for i, r := range reasons {
-		out[i] = fmt.Sprintf("%s of %s frames: %s", numfmt.Thousands(c[r]), numfmt.Thousands(total), r)
-	}
-	return strings.Join(out, "; ")
 }

@@ -14,8 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
-
-	"github.com/clrgo/clrevents/symbols"
 )
 
 const pyroscope = "../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread"
@@ -286,25 +284,5 @@ func TestProfileUnresolvedRuns(t *testing.T) {
 	}
 	if strings.Contains(out, "?!?;?!?") || !strings.HasPrefix(out, "?!? ") {
 		t.Errorf("folded:\n%.1000s", out)
-	}
-}
-
-// TestUnresolvedNote: the note on stderr reads as a sentence, one clause
-// a reason, most frequent first, counts grouped by thousands.
-func TestUnresolvedNote(t *testing.T) {
-	m := symbols.NewMap()
-	if got := unresolvedNote(m); got != "" {
-		t.Errorf("no frames: %q", got)
-	}
-	m.Count(symbols.Resolved, 34_370)
-	m.Count(symbols.NoMethod, 505_490)
-	if got, want := unresolvedNote(m), "505,490 of 539,860 frames: no method covers the address"; got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-	m.Count(symbols.NoProcess, 7)
-	m.Count(symbols.Native, 1_000_000)
-	want := "1,000,000 of 1,539,867 frames: native code, named by its module only; 505,490 of 1,539,867 frames: no method covers the address; 7 of 1,539,867 frames: no method events of their process"
-	if got := unresolvedNote(m); got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }

@@ -1,28 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"fmt"
-	stdhtml "html"
-	"image"
-	"image/png"
 	"io"
-	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/gcstats"
 	"github.com/clrgo/clrevents/jitstats"
 	"github.com/clrgo/clrevents/trace"
@@ -30,217 +19,69 @@ import (
 
 const core30 = "../../../shared/fixtures/traces/perfview/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
 
-// TestReportGCJSON: one object per GC with the documented keys, each of
-// a fixed JSON type.
-func TestReportGCJSON(t *testing.T) {
-	out, errs, code := dump(t, "-report", "gc", "-format", "jsonl", gcETL)
-	if code != exitOK || errs != "" {
-		t.Fatalf("exit %d, stderr %q", code, errs)
+// TestReportWriters: -report writes what the report packages' writers
+// write for the format, to standard output or to -o, and -pid keeps one
+// process. (The reports' contents are gcstats' and jitstats' tests.)
+func TestReportWriters(t *testing.T) {
+	path := gcETL
+	if _, err := os.Stat(core30); err == nil {
+		path = core30 // GCs and JIT compiles
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d lines, want 2 GCs:\n%s", len(lines), out)
-	}
-	types := map[string]string{
-		"pid": "number", "gc": "number", "gen": "number", "reason": "string", "type": "string",
-		"start_ms": "number", "pause_ms": "number", "pauses": "number", "suspend_ms": "number", "duration_ms": "number",
-		"pause_percent": "number", "heap_before_bytes": "number", "heap_before_estimated": "bool",
-		"heap_after_bytes": "number", "fragmentation_bytes": "number", "promoted_bytes": "number", "pinned_objects": "number", "heaps": "number", "complete": "bool",
-	}
-	for i, l := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("line %d: %v: %s", i+1, err, l)
-		}
-		if len(m) != len(types) {
-			t.Errorf("line %d has %d keys, want %d: %s", i+1, len(m), len(types), l)
-		}
-		for k, want := range types {
-			if got := jsonType(m[k]); got != want {
-				t.Errorf("line %d: %s is %s, want %s", i+1, k, got, want)
-			}
-		}
-		if m["gc"] != float64(i+1) || m["gen"] != float64(i+1) || m["reason"] != "Induced" || m["type"] != "NonConcurrentGC" {
-			t.Errorf("line %d: %s", i+1, l)
-		}
-		// The trace has per-heap histories: the free space is known, and
-		// part of the heap.
-		if f, ok := m["fragmentation_bytes"].(float64); !ok || f <= 0 || f >= m["heap_after_bytes"].(float64) {
-			t.Errorf("line %d: fragmentation_bytes %v of a %v-byte heap", i+1, m["fragmentation_bytes"], m["heap_after_bytes"])
-		}
-	}
-	// GC 1's heap after is TraceEvent's TotalHeapSize=657,192.
-	if !strings.Contains(lines[0], `"heap_after_bytes":657192`) {
-		t.Errorf("GC 1: %s", lines[0])
-	}
-}
-
-func TestReportCSV(t *testing.T) {
-	out, errs, code := dump(t, "-report", "gc", "-format", "csv", gcETL)
-	if code != exitOK || errs != "" {
-		t.Fatalf("exit %d, stderr %q", code, errs)
-	}
-	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	r, err := trace.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 || strings.Join(rows[0], ",") != strings.Join(gcColumns, ",") {
-		t.Fatalf("rows %v", rows)
-	}
-	if rows[2][1] != "2" || rows[2][2] != "2" {
-		t.Errorf("GC 2 row %v", rows[2])
-	}
-}
-
-func TestReportText(t *testing.T) {
-	out, errs, code := dump(t, "-report", "gc", gcETL)
-	if code != exitOK || errs != "" {
-		t.Fatalf("exit %d, stderr %q", code, errs)
-	}
-	for _, want := range []string{"Process 179596: 2 GCs (workstation GC)", " NonConcurrentGC ", "Induced", "1.450 MB allocated"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q in\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "estimated") {
-		t.Errorf("heap sizes marked estimated; the trace has per-heap histories:\n%s", out)
-	}
-	// The share of time paused is over the process's time in the trace
-	// (no kernel Process events: the whole trace, 11.609 s), not over the
-	// 1.3 ms from the first GC to the last, and the line says so.
-	if !strings.Contains(out, "paused 1.329 ms, 0.01% of its 11.609 s in the trace (0.000 s to 11.609 s from the trace's start)") {
-		t.Errorf("pause share not over the process's time in the trace:\n%s", out)
-	}
-}
-
-// TestReportTypeSpelling: the GC type is spelled as TraceEvent's GCType
-// names it in every format.
-func TestReportTypeSpelling(t *testing.T) {
-	for _, format := range []string{"text", "jsonl", "csv", "html"} {
-		out, errs, code := dump(t, "-report", "gc", "-format", format, gcETL)
-		if code != exitOK {
-			t.Fatalf("%s: exit %d: %s", format, code, errs)
-		}
-		if n := strings.Count(out, "NonConcurrentGC"); n != 2 {
-			t.Errorf("%s: NonConcurrentGC %d times, want 2 (one per GC)", format, n)
-		}
-		if n := strings.Count(out, "NonConcurrent"); n != 2 {
-			t.Errorf("%s: NonConcurrent %d times, another spelling", format, n)
-		}
-	}
-}
-
-// TestReportAllocationUnknown: a trace without AllocationTick events
-// (gcevents.etl's GC events at level Informational, the Verbose ticks
-// left out) says allocation is unknown and what records it, never 0 MB.
-func TestReportAllocationUnknown(t *testing.T) {
-	r, err := trace.Open(gcETL)
+	gc, err := gcstats.Read(r)
+	name := r.Name() // the zip and its member
+	r.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	a := gcstats.NewAnalyzer()
-	ticks := 0
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(e.Name(), "GCAllocationTick") {
-			ticks++
+	r, err = trace.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jit, _ := jitstats.Read(r) // gcevents.etl has none: only the usage is checked then
+	r.Close()
+	type writer = func(io.Writer, time.Time, []*gcstats.Process) error
+	for _, c := range []struct {
+		args  []string
+		write func(w io.Writer) error
+	}{
+		{[]string{"-report", "gc"}, func(w io.Writer) error { return gcstats.WriteText(w, gc.Origin(), gc.Processes()) }},
+		{[]string{"-report", "gc", "-format", "jsonl"}, func(w io.Writer) error { return gcstats.WriteJSONLines(w, gc.Origin(), gc.Processes()) }},
+		{[]string{"-report", "gc", "-format", "csv"}, func(w io.Writer) error { return gcstats.WriteCSV(w, gc.Origin(), gc.Processes()) }},
+		{[]string{"-report", "gc", "-format", "html"}, func(w io.Writer) error { return gcstats.WriteHTML(w, gc.Origin(), gc.Processes(), name) }},
+		{[]string{"-report", "jit"}, func(w io.Writer) error { return jitstats.WriteText(w, jit.Origin(), jit.Processes(), 10) }},
+		{[]string{"-report", "jit", "-n", "2"}, func(w io.Writer) error { return jitstats.WriteText(w, jit.Origin(), jit.Processes(), 2) }},
+		{[]string{"-report", "jit", "-format", "jsonl"}, func(w io.Writer) error { return jitstats.WriteJSONLines(w, jit.Origin(), jit.Processes()) }},
+		{[]string{"-report", "jit", "-format", "csv"}, func(w io.Writer) error { return jitstats.WriteCSV(w, jit.Origin(), jit.Processes()) }},
+	} {
+		if c.args[1] == "jit" && len(jit.Processes()) == 0 {
 			continue
 		}
-		a.Add(e)
-	}
-	if ticks == 0 {
-		t.Fatal("gcevents.etl has no AllocationTick events to leave out")
-	}
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	for _, format := range []string{"text", "html"} {
-		b.Reset()
-		if err := writeGCReport(w, format, a.Origin(), a.Processes(), "gcevents"); err != nil {
+		var want bytes.Buffer
+		if err := c.write(&want); err != nil {
 			t.Fatal(err)
 		}
-		w.Flush()
-		out := b.String()
-		if strings.Contains(out, "0.000 MB allocated") || strings.Contains(out, "Allocated 0.000") {
-			t.Errorf("%s: a zero allocation that is no measurement:\n%s", format, out)
+		out, errs, code := dump(t, append(c.args, path)...)
+		if code != exitOK || errs != "" || out != want.String() {
+			t.Errorf("%v: exit %d, stderr %q, output differs from the writer's (%d bytes, want %d)", c.args, code, errs, len(out), want.Len())
 		}
-		if !strings.Contains(out, "llocation unknown") || !strings.Contains(out, "at level Verbose") {
-			t.Errorf("%s: does not say allocation is unknown and what records it:\n%s", format, out)
-		}
-	}
-}
-
-// TestReportPauseUnknown: a GC whose suspension the trace does not hold is
-// a row, its pause marked unknown ("?" in text, -1 in jsonl and csv), and
-// the text says how many there are.
-func TestReportPauseUnknown(t *testing.T) {
-	a := gcstats.NewAnalyzer()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a.SetOrigin(t0)
-	at := func(ms float64, ev clrevents.Event) {
-		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 7, 1, ev)
-	}
-	at(1, &clrevents.GCStartV2{Count: 3})
-	at(2, &clrevents.GCEndV1{Count: 3})
-	at(2.1, &clrevents.GCHeapStatsV2{GenerationSize0: 10})
-	at(2.2, &clrevents.GCRestartEEEndV1{})
-	at(5, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC})
-	at(5.1, &clrevents.GCStartV2{Count: 4, Depth: 1})
-	at(6, &clrevents.GCEndV1{Count: 4})
-	at(6.1, &clrevents.GCHeapStatsV2{GenerationSize0: 10})
-	at(6.5, &clrevents.GCRestartEEEndV1{})
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	if err := writeGCReport(w, "text", a.Origin(), a.Processes(), "synthetic"); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	text := b.String()
-	if !strings.Contains(text, "Process 7: 2 GCs") || !strings.Contains(text, "its pause is unknown (1 of the GCs)") {
-		t.Errorf("text:\n%s", text)
-	}
-	lines := strings.Split(text, "\n")
-	var row3, row4 []string
-	for _, l := range lines {
-		f := strings.Fields(l)
-		if len(f) > 6 && f[0] == "3" {
-			row3 = f
-		}
-		if len(f) > 6 && f[0] == "4" {
-			row4 = f
+		file := filepath.Join(t.TempDir(), "report")
+		out, _, code = dump(t, append(c.args, "-o", file, path)...)
+		if got, err := os.ReadFile(file); code != exitOK || out != "" || err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%v -o: exit %d, %d bytes on stdout, file %d bytes (%v), want %d", c.args, code, len(out), len(got), err, want.Len())
 		}
 	}
-	if row3 == nil || row3[5] != "?" || row3[6] != "?" || row4 == nil || row4[5] != "1.500" {
-		t.Errorf("rows %v and %v; want GC 3's pause ?, GC 4's 1.500:\n%s", row3, row4, text)
-	}
-	// Generation 0's one GC has no known pause: its pause figures are
-	// unknown, not 0.
-	if !strings.Contains(text, "\n  0      1              ?             ?               ?") {
-		t.Errorf("gen 0 summary row not marked unknown:\n%s", text)
-	}
-	b.Reset()
-	if err := writeGCReport(w, "jsonl", a.Origin(), a.Processes(), "synthetic"); err != nil {
-		t.Fatal(err)
-	}
-	w.Flush()
-	var m struct {
-		GC       int64   `json:"gc"`
-		PauseMS  float64 `json:"pause_ms"`
-		Suspend  float64 `json:"suspend_ms"`
-		Percent  float64 `json:"pause_percent"`
-		Complete bool    `json:"complete"`
-	}
-	if err := json.Unmarshal([]byte(strings.SplitN(b.String(), "\n", 2)[0]), &m); err != nil {
-		t.Fatal(err)
-	}
-	if m.GC != 3 || m.PauseMS != -1 || m.Suspend != -1 || m.Percent != -1 || !m.Complete {
-		t.Errorf("GC 3 line %+v, want pause_ms, suspend_ms, pause_percent -1 and complete", m)
+	// -pid: one process's GCs.
+	var w writer = gcstats.WriteJSONLines
+	var want bytes.Buffer
+	procs := gc.Processes()
+	w(&want, gc.Origin(), procs[len(procs)-1:])
+	out, _, _ := dump(t, "-report", "gc", "-format", "jsonl", "-pid", strconv.FormatInt(procs[len(procs)-1].PID, 10), path)
+	if out != want.String() {
+		t.Errorf("-pid %d: %d bytes, want %d", procs[len(procs)-1].PID, len(out), want.Len())
 	}
 }
 
@@ -337,302 +178,5 @@ func TestReportSharedTrace(t *testing.T) {
 	text, _, _ := dump(t, "-report", "jit", "-n", "3", core30)
 	if !strings.Contains(text, "Slowest 3:") || !strings.Contains(text, "System.Marvin.ComputeHash") {
 		t.Errorf("jit text:\n%s", text)
-	}
-}
-
-// TestReportHTMLInBrowser renders the HTML report in headless Chromium:
-// the pause chart drew bars of the generations the trace's GCs condemned
-// (gcevents.etl: one gen 1 and one gen 2 GC) and the heap line; and the
-// time axes' labels, as the browser lays them out, are distinct, readable
-// times that do not overlap, on that trace (1.5 ms of GCs 11.6 s into
-// it) and on processes whose GCs span a millisecond hours into a trace,
-// a second, a minute and a half, and hours.
-func TestReportHTMLInBrowser(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CLREVENTS_REQUIRE_CHROMIUM") != "" {
-			t.Fatal("CLREVENTS_REQUIRE_CHROMIUM is set and chromium is not on PATH")
-		}
-		t.Skip("chromium is not installed (Debian's chromium package; .ci/run installs it)")
-	}
-	dir := t.TempDir()
-	page := filepath.Join(dir, "gc.html")
-	if _, errs, code := dump(t, "-report", "gc", "-format", "html", "-o", page, gcETL); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	html, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	browser := func(args ...string) []byte {
-		t.Helper()
-		cmd := exec.Command(chromium, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-			"--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--user-data-dir=" + filepath.Join(dir, "profile"), "--hide-scrollbars", "--window-size=1100,1400"}, args...)...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("chromium: %v\n%s", err, stderr.Bytes())
-		}
-		return stdout.Bytes()
-	}
-
-	shot := filepath.Join(dir, "gc.png")
-	browser("--screenshot="+shot, "file://"+page)
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for gen := 1; gen <= 2; gen++ {
-		// The legend's swatch is 100 pixels of the colour; each bar is 3
-		// pixels wide and more than 100 tall.
-		c := attrOf(t, html, fmt.Sprintf(`class="pause gen%d"`, gen), "fill")
-		if n := countColor(img, c); n < 300 {
-			t.Errorf("gen %d colour %s: %d pixels in the screenshot; the chart did not render its bar", gen, c, n)
-		}
-	}
-	if c := attrOf(t, html, `class="heap-line"`, "stroke"); countColor(img, c) < 300 {
-		t.Errorf("heap line colour %s: %d pixels; the heap chart did not render", c, countColor(img, c))
-	}
-
-	// The axes as laid out: gcevents.etl's page, and synthetic processes
-	// whose GCs span 1 ms three hours in, 1 s, 90 s and 5 hours.
-	synthetic := filepath.Join(dir, "spans.html")
-	var b bytes.Buffer
-	a := spansAnalyzer()
-	if err := gcstats.WriteHTML(&b, a.Origin(), a.Processes(), "spans"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(synthetic, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		page   string
-		charts int
-	}{{page, 2}, {synthetic, 2 * len(a.Processes())}} {
-		probe := c.page + ".probe.html"
-		src, err := os.ReadFile(c.page)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A copy of the page with a script that reports each chart's
-		// tick labels and where the browser put them.
-		src = bytes.Replace(src, []byte("</body>"), []byte(axisProbe+"</body>"), 1)
-		if err := os.WriteFile(probe, src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		dom := browser("--dump-dom", "--virtual-time-budget=2000", "file://"+probe)
-		checkAxes(t, filepath.Base(c.page), dom, c.charts)
-	}
-}
-
-// axisProbe writes, into the page, each chart's tick labels with their
-// boxes as laid out, and the chart's box.
-const axisProbe = `<script>
-const charts = [];
-for (const svg of document.querySelectorAll("svg")) {
-	const axis = cls => [...svg.querySelectorAll("text." + cls)].map(t => {
-		const r = t.getBoundingClientRect();
-		return {label: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
-	});
-	const r = svg.getBoundingClientRect();
-	charts.push({chart: svg.getAttribute("class"), left: r.left, right: r.right, top: r.top, bottom: r.bottom, x: axis("xtick"), y: axis("ytick")});
-}
-const pre = document.createElement("pre");
-pre.id = "axes";
-pre.textContent = JSON.stringify(charts);
-document.body.appendChild(pre);
-</script>
-`
-
-type probedLabel struct {
-	Label                    string
-	Left, Right, Top, Bottom float64
-}
-
-type probedChart struct {
-	Chart                    string
-	Left, Right, Top, Bottom float64
-	X, Y                     []probedLabel
-}
-
-// timeLabel is a readable time: seconds ("11.6074 s"), m:ss or h:mm:ss,
-// with decimals.
-var timeLabel = regexp.MustCompile(`^(\d+(\.\d+)? s|\d+:\d\d(\.\d+)?|\d+:\d\d:\d\d(\.\d+)?)$`)
-
-// checkAxes checks the charts the probe found in dom: each axis has at
-// least two labels, distinct, increasing, readable, inside the chart and
-// apart from each other.
-func checkAxes(t *testing.T, page string, dom []byte, charts int) {
-	t.Helper()
-	m := regexp.MustCompile(`(?s)<pre id="axes">(.*?)</pre>`).FindSubmatch(dom)
-	if m == nil {
-		t.Fatalf("%s: the probe wrote nothing:\n%.2000s", page, dom)
-	}
-	var got []probedChart
-	if err := json.Unmarshal([]byte(stdhtml.UnescapeString(string(m[1]))), &got); err != nil {
-		t.Fatalf("%s: %v", page, err)
-	}
-	if len(got) != charts {
-		t.Fatalf("%s: %d charts, want %d", page, len(got), charts)
-	}
-	for i, c := range got {
-		for axis, labels := range map[string][]probedLabel{"time": c.X, "value": c.Y} {
-			where := fmt.Sprintf("%s chart %d (%s), %s axis", page, i, c.Chart, axis)
-			if len(labels) < 2 {
-				t.Errorf("%s: %d labels", where, len(labels))
-				continue
-			}
-			var texts []string
-			prev := math.Inf(-1)
-			for j, l := range labels {
-				texts = append(texts, l.Label)
-				if axis == "time" && (!timeLabel.MatchString(l.Label) || len(l.Label) > 14) {
-					t.Errorf("%s: label %q is not a readable time", where, l.Label)
-				}
-				if v := labelValue(l.Label); !(v > prev) {
-					t.Errorf("%s: label %q does not follow %v", where, l.Label, texts[:j])
-				} else {
-					prev = v
-				}
-				if l.Left < c.Left || l.Right > c.Right || l.Top < c.Top || l.Bottom > c.Bottom || l.Right <= l.Left {
-					t.Errorf("%s: label %q at [%.0f,%.0f]x[%.0f,%.0f] is outside the chart [%.0f,%.0f]x[%.0f,%.0f]",
-						where, l.Label, l.Left, l.Right, l.Top, l.Bottom, c.Left, c.Right, c.Top, c.Bottom)
-				}
-				if j > 0 {
-					p := labels[j-1]
-					if axis == "time" && l.Left < p.Right+4 || axis == "value" && p.Top < l.Bottom {
-						t.Errorf("%s: labels %q and %q overlap", where, p.Label, l.Label)
-					}
-				}
-			}
-			t.Logf("%s: %q", where, texts)
-			if distinct := len(slices.Compact(slices.Sorted(slices.Values(texts)))); distinct != len(texts) {
-				t.Errorf("%s: labels %q repeat", where, texts)
-			}
-		}
-	}
-}
-
-// labelValue is the time (seconds) or value a tick label shows.
-func labelValue(s string) float64 {
-	s = strings.TrimSuffix(s, " s")
-	v := 0.0
-	for _, part := range strings.Split(s, ":") {
-		f, err := strconv.ParseFloat(part, 64)
-		if err != nil {
-			return math.NaN()
-		}
-		v = v*60 + f
-	}
-	return v
-}
-
-// spansAnalyzer is a GC model of four processes whose GCs span 1 ms three
-// hours into the trace, 1 s, 90 s and 5 hours, and a fifth with a GC
-// whose pause is unknown.
-func spansAnalyzer() *gcstats.Analyzer {
-	a := gcstats.NewAnalyzer()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a.SetOrigin(t0)
-	for pid, span := range []struct{ from, to, pause time.Duration }{
-		{3 * time.Hour, 3*time.Hour + time.Millisecond, 100 * time.Microsecond},
-		{2 * time.Second, 3 * time.Second, 5 * time.Millisecond},
-		{10 * time.Second, 100 * time.Second, 20 * time.Millisecond},
-		{0, 5 * time.Hour, 300 * time.Millisecond},
-	} {
-		for i := range 5 {
-			at := t0.Add(span.from + (span.to-span.from-span.pause)*time.Duration(i)/4)
-			n := uint32(i + 1)
-			a.Observe(at, int64(pid+1), 1, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC})
-			a.Observe(at.Add(span.pause/10), int64(pid+1), 1, &clrevents.GCStartV2{Count: n, Depth: uint32(i % 3)})
-			a.Observe(at.Add(span.pause/2), int64(pid+1), 1, &clrevents.GCEndV1{Count: n})
-			a.Observe(at.Add(span.pause/2), int64(pid+1), 1, &clrevents.GCHeapStatsV2{GenerationSize0: uint64(i+1) * 1_000_000, GenerationSize2: 3_000_000})
-			a.Observe(at.Add(span.pause), int64(pid+1), 1, &clrevents.GCRestartEEEndV1{})
-		}
-	}
-	// A fifth whose first GC began before the trace: its pause unknown.
-	at := func(d time.Duration, ev clrevents.Event) { a.Observe(t0.Add(5*time.Hour+d), 5, 1, ev) }
-	at(time.Second, &clrevents.GCStartV2{Count: 9})
-	at(time.Second+time.Millisecond, &clrevents.GCEndV1{Count: 9})
-	at(time.Second+time.Millisecond, &clrevents.GCHeapStatsV2{GenerationSize0: 1_000_000})
-	at(time.Second+2*time.Millisecond, &clrevents.GCRestartEEEndV1{})
-	at(2*time.Second, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC})
-	at(2*time.Second+time.Millisecond, &clrevents.GCStartV2{Count: 10})
-	at(2*time.Second+2*time.Millisecond, &clrevents.GCEndV1{Count: 10})
-	at(2*time.Second+2*time.Millisecond, &clrevents.GCHeapStatsV2{GenerationSize0: 2_000_000})
-	at(2*time.Second+3*time.Millisecond, &clrevents.GCRestartEEEndV1{})
-	return a
-}
-
-// attrOf is the value of attribute name of the first element of page
-// whose markup holds marker.
-func attrOf(t *testing.T, page []byte, marker, name string) string {
-	t.Helper()
-	i := bytes.Index(page, []byte(marker))
-	if i < 0 {
-		t.Fatalf("no %s in the page", marker)
-	}
-	end := bytes.IndexByte(page[i:], '>')
-	m := regexp.MustCompile(name + `="([^"]*)"`).FindSubmatch(page[i : i+end])
-	if m == nil {
-		t.Fatalf("no %s in %s", name, page[i:i+end])
-	}
-	return string(m[1])
-}
-
-// countColor counts the pixels of img within a small distance of the
-// colour "#rrggbb".
-func countColor(img image.Image, hex string) int {
-	v, _ := strconv.ParseUint(hex[1:], 16, 32)
-	r0, g0, b0 := int(v>>16), int(v>>8&0xff), int(v&0xff)
-	n := 0
-	bounds := img.Bounds()
-	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
-		for x := bounds.Min.X; x < bounds.Max.X; x++ {
-			r, g, b, _ := img.At(x, y).RGBA()
-			if abs(int(r>>8)-r0) <= 6 && abs(int(g>>8)-g0) <= 6 && abs(int(b>>8)-b0) <= 6 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// TestReportUnknownFragmentation: a GC without per-heap histories has no
-// free-space figure, written as -1 (not 0, which would claim none).
-func TestReportUnknownFragmentation(t *testing.T) {
-	comma := func(b []byte, i int) []byte {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		return b
-	}
-	plain := func(b []byte, s string) []byte { return append(b, s...) }
-	col := slices.Index(gcColumns, "fragmentation_bytes")
-	for _, c := range []struct {
-		gc   gcstats.GC
-		want string
-	}{
-		{gcstats.GC{Number: 1}, "-1"},
-		{gcstats.GC{Number: 2, HasFragmentation: true}, "0"},
-		{gcstats.GC{Number: 3, HasFragmentation: true, Fragmentation: [gcstats.NumGens]uint64{5, 0, 7}}, "12"},
-	} {
-		row := strings.Split(string(gcRow(nil, 1, &c.gc, time.Time{}, comma, plain)), ",")
-		if len(row) != len(gcColumns) || row[col] != c.want {
-			t.Errorf("GC %d: fragmentation_bytes %q, want %q (row %v)", c.gc.Number, row[col], c.want, row)
-		}
 	}
 }

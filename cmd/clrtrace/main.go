@@ -10,7 +10,7 @@
 //
 // collect writes the session's nettrace stream to FILE, byte for byte as
 // the runtime sends it (clrdump, PerfView and TraceEvent read it), and
-// checks its framing on the way (package nettrace's Checker). It ends
+// checks its framing on the way (diagnostics.Session.Copy). It ends
 // after D, on SIGINT or SIGTERM, or when the process exits: clrtrace then
 // sends StopTracing on a new connection and copies the rest of the stream,
 // the rundown that resolves method addresses, until the runtime ends it
@@ -34,7 +34,7 @@
 // the stream, and quits at once on the next one.
 //
 // counters prints the System.Runtime EventCounters every S seconds (1 by
-// default), as dotnet-counters does.
+// default), as dotnet-counters does (package counters).
 //
 // Every failure is one line on stderr naming the process and what
 // happened, and exit status 1; usage errors exit 2.
@@ -49,10 +49,10 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/clrgo/clrevents/counters"
 	"github.com/clrgo/clrevents/diagnostics"
 	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
@@ -79,9 +79,13 @@ var drainTimeout = 30 * time.Second
 
 // run is the command; sigs delivers SIGINT and SIGTERM (nil: none).
 func run(sigs <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
-	sig := watchSignals(sigs)
-	defer sig.release()
-	ctx := sig.stop
+	// The first SIGINT or SIGTERM asks the command to finish (stop the
+	// session and take the rest of the stream, the rundown), the next to
+	// quit at once, as Go's tools do; once a command finishes on its own
+	// (-duration, -n) the first quits.
+	sig := diagnostics.NewSteps(sigs)
+	defer sig.Release()
+	ctx := sig.Stop
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -99,7 +103,7 @@ func run(sigs <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
 	case "watch":
 		err = watch(sig, args[1:], stdout, stderr)
 	case "counters":
-		err = counters(sig, args[1:], stdout, stderr)
+		err = showCounters(sig, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -186,15 +190,7 @@ func startSession(ctx context.Context, cl *diagnostics.Client, cfg diagnostics.S
 	if err != nil {
 		return nil, err
 	}
-	msg := fmt.Sprintf("process %d: session %#x started with %v", cl.PID(), s.ID, diagnostics.CollectTracingCommand(s.Version))
-	if len(s.Refused) > 0 {
-		msg += fmt.Sprintf(" (the runtime does not know %s", strings.Join(s.Refused, ", "))
-		if len(s.Approximations) > 0 {
-			msg += ": " + strings.Join(s.Approximations, "; ")
-		}
-		msg += ")"
-	}
-	fmt.Fprintln(stderr, msg)
+	fmt.Fprintf(stderr, "process %d: %v\n", cl.PID(), s)
 	return s, nil
 }
 
@@ -206,143 +202,81 @@ func stopSession(ctx context.Context, s *diagnostics.Session) error {
 	return s.Stop(c, drainTimeout)
 }
 
-// signals turns SIGINT and SIGTERM into two steps, as Go's tools do: the
-// first asks the command to finish (stop the session and take the rest of
-// the stream, the rundown), the next asks it to quit at once. Once a
-// command finishes on its own (-duration, -n) the first signal quits.
-type signals struct {
-	stop, quit             context.Context // done at the first signal; at the one that quits
-	cancelStop, cancelQuit context.CancelFunc
-	mu                     sync.Mutex
-	ending                 bool // the command is finishing: the next signal quits
-	done                   chan struct{}
-}
-
-func watchSignals(ch <-chan os.Signal) *signals {
-	s := &signals{done: make(chan struct{})}
-	s.stop, s.cancelStop = context.WithCancel(context.Background())
-	s.quit, s.cancelQuit = context.WithCancel(context.Background())
-	go func() {
-		for {
-			select {
-			case <-ch:
-				s.mu.Lock()
-				quit := s.ending
-				s.ending = true
-				s.mu.Unlock()
-				if quit {
-					s.cancelQuit()
-					return
-				}
-				s.cancelStop()
-			case <-s.done:
-				return
-			}
-		}
-	}()
-	return s
-}
-
-// finishing says the command has begun to finish: the next signal quits.
-func (s *signals) finishing() {
-	s.mu.Lock()
-	s.ending = true
-	s.mu.Unlock()
-}
-
 // hint is what to press to quit now.
-func (s *signals) hint() string {
-	if s.stop.Err() != nil {
+func hint(sig *diagnostics.Steps) string {
+	if sig.Stop.Err() != nil {
 		return "^C again to quit now"
 	}
 	return "^C to quit now"
 }
 
-func (s *signals) release() {
-	close(s.done)
-	s.cancelStop()
-	s.cancelQuit()
-}
-
-// runtimeDefaultKeywords are dotnet-trace's default runtime keywords.
-const runtimeDefaultKeywords = 0x00000014C14FCCBD
-
-func watch(sig *signals, args []string, stdout, stderr io.Writer) error {
+func watch(sig *diagnostics.Steps, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("watch", stderr)
 	pid := fs.Int("p", 0, "process ID")
-	var f filters
 	format := fs.String("format", "text", "output: text or jsonl")
-	f.register(fs)
+	f := eventfmt.AddFilterFlags(fs)
+	fs.Lookup("provider").Usage += "; a name without wildcards is also enabled in the session"
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "jsonl" {
 		return usageError{fmt.Errorf("-format %q: text or jsonl", *format)}
 	}
-	if err := f.compile(); err != nil {
+	if err := f.Parse(); err != nil {
 		return usageError{err}
 	}
 	cl, err := client(*pid)
 	if err != nil {
 		return err
 	}
-	cfg := diagnostics.SessionConfig{BufferMB: 64, NoStacks: true, Providers: []diagnostics.Provider{
-		{Name: diagnostics.RuntimeProvider, Keywords: runtimeDefaultKeywords, Level: diagnostics.LevelInformational},
-	}}
+	var named []string // providers -provider names without wildcards
 	for _, name := range strings.Split(f.Provider, ",") {
-		if name != "" && !strings.ContainsAny(name, "*?[") && !strings.EqualFold(name, diagnostics.RuntimeProvider) {
-			cfg.Providers = append(cfg.Providers, diagnostics.Provider{Name: name, Keywords: ^uint64(0), Level: diagnostics.LevelVerbose})
+		if name != "" && !strings.ContainsAny(name, "*?[") {
+			named = append(named, name)
 		}
 	}
-	ls, err := liveSession(sig, cl, cfg, stderr)
+	ls, err := liveSession(sig, cl, diagnostics.WatchConfig(named...), stderr)
 	if err != nil {
 		return err
 	}
-	defer ls.end()
 	r := ls.r
-	p := newPrinter(stdout, *format == "jsonl")
-	seen := 0
+	p := eventfmt.Printer{Filter: f.Filter, Format: *format, Limit: f.Limit}
+	var buf []byte
 	var dropped uint64
-	var undecoded trace.DecodeErrors
+	var werr error // the first error writing stdout
 	err = each(r, func(e *trace.Event) bool {
 		if d := r.Dropped(); d != dropped {
 			// Say so as it happens: the output has gaps from here.
 			dropped = d
-			p.flush()
 			fmt.Fprintf(stderr, "clrtrace: process %d: the runtime has dropped %d events so far (its buffer was full)\n", *pid, d)
 		}
-		if !f.Keep(e) {
+		dec, ok := p.Keep(e)
+		if !ok {
 			return true
 		}
-		dec := eventfmt.Decode(e)
-		if !f.KeepName(e, dec.Name) {
-			return true
+		// A write per event, so that a live session shows at once.
+		buf = p.Append(buf[:0], e, &dec)
+		if werr == nil {
+			_, werr = stdout.Write(buf)
 		}
-		p.print(e, &dec)
-		if dec.Err != nil {
-			undecoded.AddEvent(e, dec.Err)
-		}
-		seen++
-		if f.limit > 0 && seen >= f.limit {
-			sig.finishing()
+		if p.Done() {
+			sig.Finishing()
 			stopSession(context.Background(), ls.s)
 			return false
 		}
 		return true
 	})
-	// What was printed goes out first, whatever ended the stream.
-	ferr := p.flush()
 	var damage *trace.DamageError
-	if err := ls.check(err); err != nil && !errors.As(err, &damage) {
+	if err := ls.end(err); err != nil && !errors.As(err, &damage) {
 		return err
 	}
-	if ferr != nil {
-		return fmt.Errorf("process %d: %w", *pid, ferr)
+	if werr != nil {
+		return fmt.Errorf("process %d: %w", *pid, werr)
 	}
-	fmt.Fprintf(stderr, "process %d: %d events printed, %d dropped by the runtime\n", *pid, seen, r.Dropped())
+	fmt.Fprintf(stderr, "process %d: %d events printed, %d dropped by the runtime\n", *pid, p.Printed, r.Dropped())
 	// Damage the reader skipped, and events that did not decode: the
 	// stream was printed, but not all of it.
-	if lost := errors.Join(errOrNil(damage), undecoded.Err()); lost != nil {
+	if lost := errors.Join(errOrNil(damage), p.Undecoded.Err()); lost != nil {
 		return errors.New(strings.ReplaceAll(lost.Error(), "\n", "; ")) // each names the session
 	}
 	return nil
@@ -356,7 +290,7 @@ func errOrNil(d *trace.DamageError) error {
 	return d
 }
 
-func counters(sig *signals, args []string, stdout, stderr io.Writer) error {
+func showCounters(sig *diagnostics.Steps, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("counters", stderr)
 	pid := fs.Int("p", 0, "process ID")
 	interval := fs.Float64("interval", 1, "seconds between reports")
@@ -374,39 +308,39 @@ func counters(sig *signals, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer ls.end()
-	cp := newCounterPrinter(stdout)
+	p := counters.NewPrinter(stdout)
+	var perr error // the first error writing stdout
 	err = each(ls.r, func(e *trace.Event) bool {
-		if e.Name() == "EventCounters" {
-			if err := cp.event(e); err != nil {
-				fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
-			}
+		c, err := counters.Decode(e)
+		switch {
+		case errors.Is(err, counters.ErrNotCounters):
+		case err != nil:
+			fmt.Fprintf(stderr, "clrtrace: process %d: %s\n", *pid, oneLine(err.Error()))
+		case perr == nil:
+			perr = p.Print(&c)
 		}
 		return true
 	})
-	// The reports printed go out first, whatever ended the stream.
-	ferr := cp.flush()
-	if err := ls.check(err); err != nil {
+	if err := ls.end(err); err != nil {
 		return err
 	}
-	return ferr
+	return perr
 }
 
 // live is a session and its live reader.
 type live struct {
-	pid  int
-	s    *diagnostics.Session
-	r    *trace.Reader
-	end  func()
-	quit chan struct{} // closed if a signal ended the drain at once
+	pid    int
+	s      *diagnostics.Session
+	r      *trace.Reader
+	ending *diagnostics.Ending
 }
 
 // liveSession starts cfg and opens its live reader; at the first SIGINT
 // or SIGTERM it stops the session, and the reader then gets the rundown
 // and the end of the stream; at the next it closes the session at once.
 // end releases it all.
-func liveSession(sig *signals, cl *diagnostics.Client, cfg diagnostics.SessionConfig, stderr io.Writer) (*live, error) {
-	s, err := startSession(sig.stop, cl, cfg, stderr)
+func liveSession(sig *diagnostics.Steps, cl *diagnostics.Client, cfg diagnostics.SessionConfig, stderr io.Writer) (*live, error) {
+	s, err := startSession(sig.Stop, cl, cfg, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -415,41 +349,21 @@ func liveSession(sig *signals, cl *diagnostics.Client, cfg diagnostics.SessionCo
 		s.Close()
 		return nil, err
 	}
-	l := &live{pid: cl.PID(), s: s, r: r, quit: make(chan struct{})}
-	ended := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		select {
-		case <-sig.stop.Done():
-			fmt.Fprintf(stderr, "process %d: stopping; waiting up to %v for the end of the stream; %s\n", l.pid, drainTimeout, sig.hint())
-			stopSession(sig.quit, s)
-		case <-sig.quit.Done():
-		case <-ended:
-			return
-		}
-		select {
-		case <-sig.quit.Done():
-			close(l.quit)
-			s.Close()
-		case <-ended:
-		}
-	}()
-	l.end = func() {
-		close(ended)
-		<-watched
-		r.Close()
-		s.Close()
-	}
+	l := &live{pid: cl.PID(), s: s, r: r}
+	l.ending = s.EndOn(sig.Stop, sig.Quit, drainTimeout, func() {
+		fmt.Fprintf(stderr, "process %d: stopping; waiting up to %v for the end of the stream; %s\n", l.pid, drainTimeout, hint(sig))
+	})
 	return l, nil
 }
 
-// check turns the error that ended the stream into the one to report.
-func (l *live) check(err error) error {
-	select {
-	case <-l.quit:
+// end turns the error that ended the stream into the one to report, and
+// releases the session.
+func (l *live) end(err error) error {
+	l.ending.Release()
+	l.r.Close()
+	l.s.Close()
+	if l.ending.Quit {
 		return fmt.Errorf("process %d: interrupted while waiting for the end of the stream", l.pid)
-	default:
 	}
 	return err
 }

@@ -163,8 +163,8 @@ func TestCounters(t *testing.T) {
 		{{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 3}},
 	})
 	s := sim(t, simruntime.Config{Trace: tr, Live: live})
-	out, _ := runUntil(t, []string{"counters", "-p", pid, "-interval", "2"}, row("CPU Usage (%)", 3))
-	for _, want := range []string{"[System.Runtime]", row("CPU Usage (%)", 12.5), row("Allocation Rate (B / 1 sec)", 8168)} {
+	out, _ := runUntil(t, []string{"counters", "-p", pid, "-interval", "2"}, row("CPU Usage (%)", "              3    "))
+	for _, want := range []string{"[System.Runtime]", row("CPU Usage (%)", "             12.5  "), row("Allocation Rate (B / 1 sec)", "          8,168    ")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -229,6 +229,11 @@ func TestErrors(t *testing.T) {
 		if code := run(nil, []string{"collect", "-p", pid}, &out, &errb); code != 2 {
 			t.Fatalf("missing -o: exit %d", code)
 		}
+		// watch's filters are clrdump's (eventfmt.AddFilterFlags).
+		errb.Reset()
+		if code := run(nil, []string{"watch", "-p", pid, "-keyword", "zz"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `clrtrace watch: -keyword "zz": not a number`) {
+			t.Fatalf("bad -keyword: exit %d, %q", code, errb.String())
+		}
 	})
 }
 
@@ -252,29 +257,9 @@ func TestWatchLimit(t *testing.T) {
 	}
 }
 
-// row is a counters line: the label, then the value column (which
-// TestFormatValue checks).
-func row(label string, v float64) string {
-	return "    " + label + strings.Repeat(" ", 52-len(label)) + " " + formatValue(v) + "\n"
-}
-
-// TestFormatValue: dotnet-counters' examples, with the integer part ending
-// in column 15 and room for three decimals after it.
-func TestFormatValue(t *testing.T) {
-	for v, want := range map[float64]string{
-		1421893.21:  "      1,421,893.21 ",
-		0.123:       "              0.123",
-		-0.123:      "             -0.123",
-		7:           "              7    ",
-		-675430.9:   "       -675,430.9  ",
-		-12675430.9: "    -12,675,430.9  ",
-		0:           "              0    ",
-		4.9012e25:   "     4.9012e+25   ",
-	} {
-		if got := formatValue(v); got != want {
-			t.Errorf("formatValue(%v) = %q, want %q", v, got, want)
-		}
-	}
+// row is a counters line: the label, then the value column.
+func row(label, value string) string {
+	return "    " + label + strings.Repeat(" ", 52-len(label)) + " " + value + "\n"
 }
 
 // TestWatchReportsDrops: a gap in the sequence numbers is reported as it
@@ -334,10 +319,10 @@ func TestCollectBadStreams(t *testing.T) {
 		has  string // a part of it, in words the test states
 	}{
 		{"the process exits mid-block", simruntime.Config{Trace: data[:cut], Live: -1, ExitAfterLive: true}, nil, data[:cut], false,
-			"the runtime ended the session: " + verdictOf(data[:cut]) + "; kept the " + size(int64(cut)) + " read so far in OUT",
+			"the runtime ended the session: " + verdictOf(data[:cut]) + "; kept the " + numfmt.Size(int64(cut)) + " read so far in OUT",
 			"the stream ended in the middle of an EventBlock at byte "},
 		{"cut mid-block after the stop", simruntime.Config{Trace: data[:cut], Live: live}, []string{"-duration", "100ms"}, data[:cut], false,
-			verdictOf(data[:cut]) + "; kept the " + size(int64(cut)) + " read so far in OUT",
+			verdictOf(data[:cut]) + "; kept the " + numfmt.Size(int64(cut)) + " read so far in OUT",
 			"the stream ended in the middle of an EventBlock at byte "},
 		{"no end tag", simruntime.Config{Trace: data[:len(data)-1], Live: live}, []string{"-duration", "100ms"}, data[:len(data)-1], false,
 			verdictOf(data[:len(data)-1]) + "; kept the 344 kB read so far in OUT",
@@ -371,7 +356,7 @@ func TestCollectBadStreams(t *testing.T) {
 				t.Fatalf("the file holds %d bytes, not the %d sent (%v)", len(got), len(c.kept), err)
 			}
 			line := lastLine(stderr.String())
-			want := "clrtrace: process " + pid + ": " + strings.NewReplacer("OUT", out, "SIZE", size(int64(len(got)))).Replace(c.want)
+			want := "clrtrace: process " + pid + ": " + strings.NewReplacer("OUT", out, "SIZE", numfmt.Size(int64(len(got)))).Replace(c.want)
 			if line != want || !strings.Contains(line, c.has) {
 				t.Fatalf("stderr:\n%s\nwant the last line\n%s\nholding %q", stderr.String(), want, c.has)
 			}
@@ -451,7 +436,7 @@ func TestCollectInterruptedDrain(t *testing.T) {
 				t.Fatal("still running 5s after the second signal")
 			}
 			want := "clrtrace: process " + pid + ": interrupted while waiting for the rest of the stream after StopTracing; kept the " +
-				size(int64(live)) + " read so far in " + out + " (without the rundown, method names may be missing)"
+				numfmt.Size(int64(live)) + " read so far in " + out + " (without the rundown, method names may be missing)"
 			if line := lastLine(stderr.String()); line != want {
 				t.Fatalf("last line\n%s\nwant\n%s", line, want)
 			}
@@ -537,16 +522,6 @@ func TestWatchInterruptedDrain(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("still running 5s after the second signal")
-	}
-}
-
-// TestSize: the sizes collect reports.
-func TestSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 999: "999 bytes", 1000: "1.0 kB", 12345: "12 kB",
-		344314: "344 kB", 999_499: "999 kB", 999_500: "1.0 MB", 1_234_567: "1.2 MB", 50_000_000: "50 MB", 3_400_000_000: "3.4 GB"} {
-		if got := size(n); got != want {
-			t.Errorf("size(%d) = %q, want %q", n, got, want)
-		}
 	}
 }
 

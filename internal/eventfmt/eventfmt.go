@@ -1,11 +1,11 @@
-// Package eventfmt writes events as clrdump's text and JSON lines, for
-// every command that prints events (clrdump, clrtrace watch), so that
-// their lines are the same byte for byte; and it holds their event
-// filters.
+// Package eventfmt writes events as clrdump's text and JSON lines and CSV
+// rows, for every command that prints events (clrdump, clrtrace watch),
+// so that their output is the same byte for byte; and it holds their
+// event filters, the flags that set them (AddFilterFlags) and the
+// printing they share (Printer, Stats).
 package eventfmt
 
 import (
-	"encoding/json"
 	"errors"
 	"path"
 	"strconv"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/textfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -237,9 +238,9 @@ func AppendJSON(b []byte, e *trace.Event, dec *Decoded) []byte {
 	b = append(b, `{"time":"`...)
 	b = AppendTime(b, e.Time())
 	b = append(b, `","provider":`...)
-	b = AppendJSONString(b, e.Provider())
+	b = textfmt.AppendJSONString(b, e.Provider())
 	b = append(b, `,"event":`...)
-	b = AppendJSONString(b, dec.Name)
+	b = textfmt.AppendJSONString(b, dec.Name)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendUint(b, uint64(e.ID()), 10)
 	b = append(b, `,"version":`...)
@@ -274,7 +275,7 @@ func AppendJSON(b []byte, e *trace.Event, dec *Decoded) []byte {
 	}
 	if dec.Err != nil {
 		b = append(b, `,"error":`...)
-		b = AppendJSONString(b, dec.Err.Error())
+		b = textfmt.AppendJSONString(b, dec.Err.Error())
 		b = append(b, `,"payload":"`...)
 		b = AppendHex(b, e.Payload())
 		b = append(b, '"')
@@ -288,39 +289,4 @@ func AppendJSON(b []byte, e *trace.Event, dec *Decoded) []byte {
 		b = append(b, '"')
 	}
 	return append(b, "}\n"...)
-}
-
-// AppendJSONString quotes s for JSON: plain printable ASCII, as provider
-// and event names are, directly; anything else through encoding/json
-// (strconv's Go quoting is not JSON for control characters and non-ASCII
-// escapes).
-func AppendJSONString(dst []byte, s string) []byte {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if !jsonPlain8(uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56) {
-			break
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(dst, q...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
-
-// jsonPlain8 reports whether the eight bytes of v are printable ASCII that
-// JSON writes unescaped: 0x20–0x7e, not '"' or '\\'. In each byte, x - k
-// borrows into the top bit exactly when x < k (x < 0x80); a borrow into
-// the byte above happens only after a byte below has matched.
-func jsonPlain8(v uint64) bool {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	if v&high != 0 {
-		return false
-	}
-	return ((v-0x20*ones)|((v^0x7f*ones)-ones)|((v^'"'*ones)-ones)|((v^'\\'*ones)-ones))&high == 0
 }

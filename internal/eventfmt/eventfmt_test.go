@@ -1,8 +1,9 @@
 package eventfmt
 
 import (
-	"encoding/json"
+	"flag"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,58 +45,32 @@ func BenchmarkAppendTime(b *testing.B) {
 	})
 }
 
-// refAppendJSONString is appendJSONString as it was, a byte at a time.
-func refAppendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(dst, q...)
+// TestFilterFlags: the flags set the filter (no flag: everything kept,
+// -pid and -tid -1), -keyword reads hex or decimal, and a bad value is an
+// error that names its flag.
+func TestFilterFlags(t *testing.T) {
+	parse := func(args ...string) (*FilterFlags, error) {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		f := AddFilterFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
 		}
+		return f, f.Parse()
 	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
-}
-
-// TestAppendJSONString: the eight-byte test agrees with the byte loop, and
-// so does the result.
-func TestAppendJSONString(t *testing.T) {
-	ref := func(v uint64) bool {
-		for i := 0; i < 64; i += 8 {
-			c := byte(v >> i)
-			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-				return false
-			}
-		}
-		return true
+	f, err := parse()
+	if err != nil || f.Filter != (Filter{PID: -1, TID: -1}) || f.Limit != 0 {
+		t.Errorf("defaults: %+v, %v", f, err)
 	}
-	r := rand.New(rand.NewPCG(3, 4))
-	near := []byte{'a', ' ', '~', '!', '#', '[', ']', 0x1f, 0x7f, 0x80, 0xff, '"', '\\', 0}
-	for lane := 0; lane < 64; lane += 8 {
-		for c := 0; c < 256; c++ {
-			for range 50 {
-				var v uint64
-				for i := 0; i < 64; i += 8 {
-					v |= uint64(near[r.IntN(len(near))]) << i
-				}
-				v = v&^(0xff<<lane) | uint64(c)<<lane
-				if got, want := jsonPlain8(v), ref(v); got != want {
-					t.Fatalf("jsonPlain8(%#016x) = %v, want %v", v, got, want)
-				}
-			}
-		}
+	f, err = parse("-provider", "*Rundown", "-event", "GC/*", "-keyword", "0x11", "-pid", "7", "-tid", "8", "-n", "3")
+	if want := (Filter{Provider: "*Rundown", Event: "GC/*", Keyword: 0x11, PID: 7, TID: 8}); err != nil || f.Filter != want || f.Limit != 3 {
+		t.Errorf("%+v, %v; want %+v and -n 3", f, err, want)
 	}
-	for range 20000 {
-		b := make([]byte, r.IntN(30))
-		for i := range b {
-			b[i] = byte(0x20 + r.IntN(0x5f))
-			if r.IntN(15) == 0 {
-				b[i] = near[r.IntN(len(near))]
-			}
-		}
-		want := refAppendJSONString(nil, string(b))
-		if got := AppendJSONString([]byte("x"), string(b)); string(got) != "x"+string(want) {
-			t.Fatalf("AppendJSONString(%q) = %s, want %s", b, got[1:], want)
+	if f, err = parse("-keyword", "17"); err != nil || f.Keyword != 17 {
+		t.Errorf("-keyword 17: %+v, %v", f, err)
+	}
+	for _, c := range [][]string{{"-keyword", "zz"}, {"-provider", "["}, {"-event", "a[b"}} {
+		if _, err := parse(c...); err == nil || !strings.HasPrefix(err.Error(), c[0]+" ") {
+			t.Errorf("%v: error %v, want one naming %s", c, err, c[0])
 		}
 	}
 }

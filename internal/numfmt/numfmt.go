@@ -27,3 +27,25 @@ func Thousands(n int64) string {
 	}
 	return string(b)
 }
+
+// Size says how big n bytes are, to two significant digits: 12 bytes,
+// 344 kB, 1.2 MB, 3.4 GB (decimal units).
+func Size(n int64) string {
+	if n < 1000 {
+		if n == 1 {
+			return "1 byte"
+		}
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	v, unit := float64(n)/1e3, "kB"
+	switch {
+	case n >= 999_500_000:
+		v, unit = float64(n)/1e9, "GB"
+	case n >= 999_500:
+		v, unit = float64(n)/1e6, "MB"
+	}
+	if v < 9.95 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + " " + unit
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " " + unit
+}

@@ -16,3 +16,13 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestSize: the sizes clrtrace collect reports.
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1: "1 byte", 999: "999 bytes", 1000: "1.0 kB", 12345: "12 kB",
+		344314: "344 kB", 999_499: "999 kB", 999_500: "1.0 MB", 1_234_567: "1.2 MB", 50_000_000: "50 MB", 3_400_000_000: "3.4 GB"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -31,79 +31,22 @@ type Counter struct {
 // part before the last interval's end: the end-of-stream block follows.
 // It is written from NetTraceFormat.md, for tests.
 func CountersTrace(pid int, intervals [][]Counter) (trace []byte, live int) {
-	var w v6w
-	w.b.WriteString("Nettrace")
-	w.b.Write(make([]byte, 4))
-	w.u32(6)
-	w.u32(0)
-	var tb []byte
-	for _, v := range []uint16{2026, 11, 1, 23, 12, 0, 0, 0} {
-		tb = binary.LittleEndian.AppendUint16(tb, v)
-	}
-	tb = binary.LittleEndian.AppendUint64(tb, 1_000_000)
-	tb = binary.LittleEndian.AppendUint64(tb, 10_000_000)
-	tb = binary.LittleEndian.AppendUint32(tb, 8)
-	tb = binary.LittleEndian.AppendUint32(tb, 1)
-	tb = appendUTF8(tb, "ProcessId")
-	tb = appendUTF8(tb, strconv.Itoa(pid))
-	w.block(1, tb)
-
-	str := func(n string) field { return field{n, 18} }
-	dbl := func(n string) field { return field{n, 14} }
-	meanFields := []field{str("Name"), str("DisplayName"), dbl("Mean"), dbl("StandardDeviation"),
-		{"Count", 9}, dbl("Min"), dbl("Max"), {"IntervalSec", 13}, str("Series"), str("CounterType"),
+	str := func(n string) Field { return Field{Name: n, Type: TypeString} }
+	dbl := func(n string) Field { return Field{Name: n, Type: TypeDouble} }
+	meanFields := []Field{str("Name"), str("DisplayName"), dbl("Mean"), dbl("StandardDeviation"),
+		{Name: "Count", Type: TypeInt32}, dbl("Min"), dbl("Max"), {Name: "IntervalSec", Type: TypeSingle}, str("Series"), str("CounterType"),
 		str("Metadata"), str("DisplayUnits")}
-	sumFields := []field{str("Name"), str("DisplayName"), str("DisplayRateTimeScale"), dbl("Increment"),
-		{"IntervalSec", 13}, str("Metadata"), str("Series"), str("CounterType"), str("DisplayUnits")}
-	var mb []byte
-	mb = binary.LittleEndian.AppendUint16(mb, 0) // no header bytes
-	for id, fs := range [][]field{1: meanFields, 2: sumFields} {
-		if fs == nil {
-			continue
-		}
-		var r []byte
-		r = binary.AppendUvarint(r, uint64(id))
-		r = appendUTF8(r, "System.Runtime")
-		r = binary.AppendUvarint(r, 0)
-		r = appendUTF8(r, "EventCounters")
-		r = binary.LittleEndian.AppendUint16(r, 1) // one field: Payload, an object
-		var f []byte
-		f = appendUTF8(f, "Payload")
-		f = append(f, 1)
-		f = binary.LittleEndian.AppendUint16(f, uint16(len(fs)))
-		for _, x := range fs {
-			var g []byte
-			g = appendUTF8(g, x.name)
-			g = append(g, x.typ)
-			f = binary.LittleEndian.AppendUint16(f, uint16(len(g)))
-			f = append(f, g...)
-		}
-		r = binary.LittleEndian.AppendUint16(r, uint16(len(f)))
-		r = append(r, f...)
-		r = binary.LittleEndian.AppendUint16(r, 0) // no optional metadata
-		mb = binary.LittleEndian.AppendUint16(mb, uint16(len(r)))
-		mb = append(mb, r...)
-	}
-	w.block(3, mb)
-
-	var th []byte
-	row := binary.AppendUvarint(nil, 1)
-	row = binary.AppendUvarint(append(row, 2), uint64(pid))
-	row = binary.AppendUvarint(append(row, 3), 4242)
-	th = binary.LittleEndian.AppendUint16(th, uint16(len(row)))
-	th = append(th, row...)
-	w.block(6, th)
-
-	ts := int64(2_000_000)
-	seq := uint32(0)
+	sumFields := []Field{str("Name"), str("DisplayName"), str("DisplayRateTimeScale"), dbl("Increment"),
+		{Name: "IntervalSec", Type: TypeSingle}, str("Metadata"), str("Series"), str("CounterType"), str("DisplayUnits")}
+	var w v6w
+	w.header(pid)
+	w.metadata("System.Runtime", "EventCounters",
+		[]Field{{Name: "Payload", Type: TypeObject, Fields: meanFields}},
+		[]Field{{Name: "Payload", Type: TypeObject, Fields: sumFields}})
+	w.threads(pid)
 	for _, iv := range intervals {
-		var eb []byte
-		eb = binary.LittleEndian.AppendUint16(eb, 20)
-		eb = binary.LittleEndian.AppendUint16(eb, 0)
-		eb = binary.LittleEndian.AppendUint64(eb, uint64(ts))
-		eb = binary.LittleEndian.AppendUint64(eb, uint64(ts+int64(len(iv))))
-		for i, c := range iv {
-			seq += 1 + c.Dropped
+		var events []v6Event
+		for _, c := range iv {
 			var p []byte
 			meta := uint32(1)
 			if c.Increment {
@@ -133,45 +76,177 @@ func CountersTrace(pid int, intervals [][]Counter) (trace []byte, live int) {
 				p = appendUTF16(p, "")
 				p = appendUTF16(p, c.Units)
 			}
-			if i == 0 {
-				meta |= 0x80000000 // IsSorted: a batch's first event
-			}
-			var h []byte
-			h = binary.LittleEndian.AppendUint32(h, meta)
-			h = binary.LittleEndian.AppendUint32(h, seq)
-			h = binary.LittleEndian.AppendUint64(h, 1)
-			h = binary.LittleEndian.AppendUint64(h, 1)
-			h = binary.LittleEndian.AppendUint32(h, 0)
-			h = binary.LittleEndian.AppendUint32(h, 0)
-			h = binary.LittleEndian.AppendUint64(h, uint64(ts))
-			h = binary.LittleEndian.AppendUint32(h, 0)
-			h = binary.LittleEndian.AppendUint32(h, uint32(len(p)))
-			eb = binary.LittleEndian.AppendUint32(eb, uint32(len(h)+len(p)))
-			eb = append(eb, h...)
-			eb = append(eb, p...)
-			ts++
+			events = append(events, v6Event{meta: meta, payload: p, dropped: c.Dropped})
 		}
-		w.block(2, eb)
-		ts += 10_000_000
+		w.events(events)
+		w.ts += 10_000_000
 	}
 	live = w.b.Len()
-	var sp []byte
-	sp = binary.LittleEndian.AppendUint64(sp, uint64(ts))
-	sp = binary.LittleEndian.AppendUint32(sp, 0)
-	sp = binary.LittleEndian.AppendUint32(sp, 1)
-	sp = binary.AppendUvarint(sp, 1)
-	sp = binary.AppendUvarint(sp, uint64(seq))
-	w.block(4, sp)
-	w.block(0, nil)
+	w.end()
 	return w.b.Bytes(), live
 }
 
-type field struct {
-	name string
-	typ  byte
+// EventPipe metadata field types (NetTraceFormat.md's TypeCode), for
+// Field.Type.
+const (
+	TypeObject  = 1
+	TypeBoolean = 3
+	TypeInt32   = 9
+	TypeInt64   = 11
+	TypeUInt64  = 12
+	TypeSingle  = 13
+	TypeDouble  = 14
+	TypeString  = 18 // UTF-16, NUL-terminated
+)
+
+// Field is a field of an EventSource event as its metadata describes it:
+// its name and type, and for an Object its fields.
+type Field struct {
+	Name   string
+	Type   byte
+	Fields []Field
 }
 
-type v6w struct{ b bytes.Buffer }
+// EventSourceTrace builds a NetTrace V6 stream in which provider logs the
+// event named event once per payload, its fields described by its
+// metadata as fields. It is written from NetTraceFormat.md, for tests.
+func EventSourceTrace(pid int, provider, event string, fields []Field, payloads ...[]byte) []byte {
+	var w v6w
+	w.header(pid)
+	w.metadata(provider, event, fields)
+	w.threads(pid)
+	var events []v6Event
+	for _, p := range payloads {
+		events = append(events, v6Event{meta: 1, payload: p})
+	}
+	w.events(events)
+	w.end()
+	return w.b.Bytes()
+}
+
+// v6Event is an event of an event block: its metadata ID and payload,
+// and how many events the runtime dropped before it.
+type v6Event struct {
+	meta    uint32
+	payload []byte
+	dropped uint32
+}
+
+// header writes the stream header and the trace block.
+func (w *v6w) header(pid int) {
+	w.b.WriteString("Nettrace")
+	w.b.Write(make([]byte, 4))
+	w.u32(6)
+	w.u32(0)
+	var tb []byte
+	for _, v := range []uint16{2026, 11, 1, 23, 12, 0, 0, 0} {
+		tb = binary.LittleEndian.AppendUint16(tb, v)
+	}
+	tb = binary.LittleEndian.AppendUint64(tb, 1_000_000)
+	tb = binary.LittleEndian.AppendUint64(tb, 10_000_000)
+	tb = binary.LittleEndian.AppendUint32(tb, 8)
+	tb = binary.LittleEndian.AppendUint32(tb, 1)
+	tb = appendUTF8(tb, "ProcessId")
+	tb = appendUTF8(tb, strconv.Itoa(pid))
+	w.block(1, tb)
+	w.ts = 2_000_000
+}
+
+// metadata writes a metadata block of one record per field list, with
+// IDs from 1, each the event named event of provider.
+func (w *v6w) metadata(provider, event string, lists ...[]Field) {
+	var mb []byte
+	mb = binary.LittleEndian.AppendUint16(mb, 0) // no header bytes
+	for i, fs := range lists {
+		var r []byte
+		r = binary.AppendUvarint(r, uint64(i+1))
+		r = appendUTF8(r, provider)
+		r = binary.AppendUvarint(r, 0)
+		r = appendUTF8(r, event)
+		r = appendFields(r, fs)
+		r = binary.LittleEndian.AppendUint16(r, 0) // no optional metadata
+		mb = binary.LittleEndian.AppendUint16(mb, uint16(len(r)))
+		mb = append(mb, r...)
+	}
+	w.block(3, mb)
+}
+
+// appendFields appends a V6 field list: the count, then each field's
+// length, name and type (an Object's fields after it).
+func appendFields(b []byte, fs []Field) []byte {
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(fs)))
+	for _, x := range fs {
+		var g []byte
+		g = appendUTF8(g, x.Name)
+		g = append(g, x.Type)
+		if x.Type == TypeObject {
+			g = appendFields(g, x.Fields)
+		}
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(g)))
+		b = append(b, g...)
+	}
+	return b
+}
+
+// threads writes the thread block: thread 1 of process pid, OS thread 4242.
+func (w *v6w) threads(pid int) {
+	var th []byte
+	row := binary.AppendUvarint(nil, 1)
+	row = binary.AppendUvarint(append(row, 2), uint64(pid))
+	row = binary.AppendUvarint(append(row, 3), 4242)
+	th = binary.LittleEndian.AppendUint16(th, uint16(len(row)))
+	th = append(th, row...)
+	w.block(6, th)
+}
+
+// events writes an event block of events on thread 1, a tick apart.
+func (w *v6w) events(events []v6Event) {
+	var eb []byte
+	eb = binary.LittleEndian.AppendUint16(eb, 20)
+	eb = binary.LittleEndian.AppendUint16(eb, 0)
+	eb = binary.LittleEndian.AppendUint64(eb, uint64(w.ts))
+	eb = binary.LittleEndian.AppendUint64(eb, uint64(w.ts+int64(len(events))))
+	for i, ev := range events {
+		w.seq += 1 + ev.dropped
+		meta := ev.meta
+		if i == 0 {
+			meta |= 0x80000000 // IsSorted: a batch's first event
+		}
+		var h []byte
+		h = binary.LittleEndian.AppendUint32(h, meta)
+		h = binary.LittleEndian.AppendUint32(h, w.seq)
+		h = binary.LittleEndian.AppendUint64(h, 1)
+		h = binary.LittleEndian.AppendUint64(h, 1)
+		h = binary.LittleEndian.AppendUint32(h, 0)
+		h = binary.LittleEndian.AppendUint32(h, 0)
+		h = binary.LittleEndian.AppendUint64(h, uint64(w.ts))
+		h = binary.LittleEndian.AppendUint32(h, 0)
+		h = binary.LittleEndian.AppendUint32(h, uint32(len(ev.payload)))
+		eb = binary.LittleEndian.AppendUint32(eb, uint32(len(h)+len(ev.payload)))
+		eb = append(eb, h...)
+		eb = append(eb, ev.payload...)
+		w.ts++
+	}
+	w.block(2, eb)
+}
+
+// end writes the sequence point and the end-of-stream block.
+func (w *v6w) end() {
+	var sp []byte
+	sp = binary.LittleEndian.AppendUint64(sp, uint64(w.ts))
+	sp = binary.LittleEndian.AppendUint32(sp, 0)
+	sp = binary.LittleEndian.AppendUint32(sp, 1)
+	sp = binary.AppendUvarint(sp, 1)
+	sp = binary.AppendUvarint(sp, uint64(w.seq))
+	w.block(4, sp)
+	w.block(0, nil)
+}
+
+type v6w struct {
+	b   bytes.Buffer
+	ts  int64  // the next event's timestamp
+	seq uint32 // the last event's sequence number
+}
 
 func (w *v6w) u32(v uint32) { w.b.Write(binary.LittleEndian.AppendUint32(nil, v)) }
 
