@@ -32,8 +32,6 @@ const CSVHeader = "index,time,provider,event,id,version,pid,tid,field,value\n"
 type CSV struct {
 	rows csvRows
 	obj  []byte // the JSON fields of an event only a JSON writer describes
-	// cols are the columns of the descriptions seen, made once each.
-	cols map[any][]clrimpl.Column
 }
 
 // Append appends the rows of e, decoded as dec (Decode), the index-th
@@ -100,14 +98,14 @@ func (c *CSV) fields(e *trace.Event, dec *Decoded) error {
 		r.describe(dec.Event.Info().Columns, csvStyle{names: true})
 		dec.Event.AppendColumns(r)
 		return nil
-	case e.Metadata() != nil && len(e.Metadata().Fields) > 0:
-		m := e.Metadata()
-		r.describe(c.columns(m, m.Columns), csvStyle{gFloats: true})
-		return m.AppendColumns(r, e.Payload())
-	case e.TraceSchema() != nil:
-		s := e.TraceSchema()
-		r.describe(c.columns(s, s.Columns), csvStyle{names: true, binaryPrefix: true})
-		return s.AppendColumns(r, e.Payload(), e.PointerSize())
+	case e.Descriptor() != nil:
+		d := e.Descriptor()
+		style := csvStyle{names: true, binaryPrefix: true} // an ETW log's own description
+		if e.Metadata() != nil {
+			style = csvStyle{gFloats: true} // an EventPipe event's metadata
+		}
+		r.describe(d.Columns, style)
+		return d.Fields.AppendColumns(r, e.Payload(), e.PointerSize())
 	}
 	obj, err := e.AppendJSON(c.obj[:0])
 	c.obj = obj
@@ -123,20 +121,6 @@ func (c *CSV) fields(e *trace.Event, dec *Decoded) error {
 		r.n++
 	})
 	return nil
-}
-
-// columns returns the columns of the description desc, made by build the
-// first time.
-func (c *CSV) columns(desc any, build func() []clrimpl.Column) []clrimpl.Column {
-	cols, ok := c.cols[desc]
-	if !ok {
-		if c.cols == nil {
-			c.cols = map[any][]clrimpl.Column{}
-		}
-		cols = build()
-		c.cols[desc] = cols
-	}
-	return cols
 }
 
 // csvStyle is how a description writes the values its JSON and its
