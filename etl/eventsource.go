@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // The manifest a .NET EventSource logs (ManifestData) is an ETW
@@ -91,7 +91,7 @@ type esEvent struct {
 
 // describedProvider is a provider of a manifest and its events.
 type describedProvider struct {
-	guid   clrevents.GUID
+	guid   clrimpl.GUID
 	name   string
 	events []*EventSchema
 }
@@ -110,7 +110,7 @@ func parseEventSourceManifest(data []byte) ([]describedProvider, error) {
 	var out []describedProvider
 	for i := range m.Providers {
 		p := &m.Providers[i]
-		g, err := clrevents.ParseGUID(strings.Trim(p.GUID, "{}"))
+		g, err := clrimpl.ParseGUID(strings.Trim(p.GUID, "{}"))
 		if err != nil {
 			return nil, fmt.Errorf("manifest: provider %q: guid %q: %w", p.Name, p.GUID, err)
 		}
@@ -140,7 +140,7 @@ func manifestNumber(s string, bits int, what string) (uint64, error) {
 	return v, nil
 }
 
-func (p *esProvider) describe(g clrevents.GUID, strs map[string]string) ([]*EventSchema, error) {
+func (p *esProvider) describe(g clrimpl.GUID, strs map[string]string) ([]*EventSchema, error) {
 	maps := map[string]*Map{}
 	for k, list := range [][]esMap{p.ValueMaps, p.BitMaps} {
 		for _, em := range list {

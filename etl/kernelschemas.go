@@ -1,6 +1,6 @@
 package etl
 
-import "github.com/clrgo/clrevents/clrevents"
+import "github.com/clrgo/clrevents/clrimpl"
 
 // The payload layouts of kernel logger events that have no parser of
 // their own here (disk and file I/O, TCP/IP and UDP/IP, hard faults,
@@ -12,7 +12,7 @@ import "github.com/clrgo/clrevents/clrevents"
 
 // kernelDef is the layout of some opcodes of a class from a version on.
 type kernelDef struct {
-	class      clrevents.GUID
+	class      clrimpl.GUID
 	opcodes    []uint8
 	minVersion uint8
 	schema     *EventSchema
@@ -91,7 +91,7 @@ func groupMasks() []Field {
 // SysConfigGUID is the classic event class of the system paths, volumes
 // and build information a merge adds (TraceEvent's "SysConfig" events of
 // the kernel: BuildInfo, SystemPaths, UnknownVolume, VolumeMapping).
-var SysConfigGUID = clrevents.MustParseGUID("9b79ee91-b5fd-41c0-a243-4248e266e9d0")
+var SysConfigGUID = clrimpl.MustParseGUID("9b79ee91-b5fd-41c0-a243-4248e266e9d0")
 
 var kernelDefs = []kernelDef{
 	// DiskIo_TypeGroup1..3; version 3 adds the issuing thread.
@@ -182,7 +182,7 @@ var kernelDefs = []kernelDef{
 }
 
 type kernelKey struct {
-	class  clrevents.GUID
+	class  clrimpl.GUID
 	opcode uint8
 }
 

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 )
 
@@ -377,7 +376,7 @@ func (d *schemaDecoder) format(dst []byte, f *Field, u uint64, b []byte) []byte 
 	case InBoolean:
 		return strconv.AppendBool(dst, u != 0)
 	case InGUID:
-		var g clrevents.GUID
+		var g clrimpl.GUID
 		copy(g[:], b)
 		return g.AppendJSON(dst)
 	case InFileTime:

@@ -3,7 +3,7 @@ package etl
 import (
 	"fmt"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // Schemas collects the event descriptions a trace carries for providers
@@ -19,22 +19,22 @@ import (
 type Schemas struct {
 	events    map[schemaKey]*EventSchema
 	maps      map[mapKey]*Map
-	providers map[clrevents.GUID]string
-	chunks    map[clrevents.GUID]*manifestChunks
+	providers map[clrimpl.GUID]string
+	chunks    map[clrimpl.GUID]*manifestChunks
 	// tl holds each TraceLogging event's schema by provider and metadata
 	// (nil when the metadata does not parse).
-	tl map[clrevents.GUID]map[string]*EventSchema
+	tl map[clrimpl.GUID]map[string]*EventSchema
 }
 
 type schemaKey struct {
-	guid    clrevents.GUID
+	guid    clrimpl.GUID
 	id      uint16 // the opcode for classic events
 	version uint8
 	classic bool
 }
 
 type mapKey struct {
-	guid clrevents.GUID
+	guid clrimpl.GUID
 	name string
 }
 
@@ -150,7 +150,7 @@ func (s *Schemas) traceLogging(e *Event, meta []byte) *EventSchema {
 		es.Provider = s.providers[e.ProviderGUID]
 	}
 	if s.tl == nil {
-		s.tl = make(map[clrevents.GUID]map[string]*EventSchema)
+		s.tl = make(map[clrimpl.GUID]map[string]*EventSchema)
 	}
 	if byMeta == nil {
 		byMeta = make(map[string]*EventSchema)
@@ -161,7 +161,7 @@ func (s *Schemas) traceLogging(e *Event, meta []byte) *EventSchema {
 }
 
 // ProviderName returns the name the trace's descriptions give provider g.
-func (s *Schemas) ProviderName(g clrevents.GUID) (string, bool) {
+func (s *Schemas) ProviderName(g clrimpl.GUID) (string, bool) {
 	name, ok := s.providers[g]
 	return name, ok
 }
@@ -170,7 +170,7 @@ func (s *Schemas) init() {
 	if s.events == nil {
 		s.events = make(map[schemaKey]*EventSchema)
 		s.maps = make(map[mapKey]*Map)
-		s.providers = make(map[clrevents.GUID]string)
+		s.providers = make(map[clrimpl.GUID]string)
 	}
 }
 
@@ -188,7 +188,7 @@ func (s *Schemas) add(es *EventSchema) {
 }
 
 // addMap keeps m and binds it to the fields of g's events that name it.
-func (s *Schemas) addMap(g clrevents.GUID, m *Map) {
+func (s *Schemas) addMap(g clrimpl.GUID, m *Map) {
 	s.init()
 	s.maps[mapKey{g, m.Name}] = m
 	for k, es := range s.events {
@@ -230,7 +230,7 @@ func (s *Schemas) manifestChunk(e *Event) error {
 		return fmt.Errorf("etl: ManifestData event at offset %d: chunk %d of %d", e.Offset, n, total)
 	}
 	if s.chunks == nil {
-		s.chunks = make(map[clrevents.GUID]*manifestChunks)
+		s.chunks = make(map[clrimpl.GUID]*manifestChunks)
 	}
 	c := s.chunks[g]
 	if c == nil || c.total != total || n == 0 {

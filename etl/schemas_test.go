@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/baseline"
 )
 
@@ -58,7 +58,7 @@ func parseFixtureEvent(line string) (fixtureEvent, error) {
 		return f, err
 	}
 	f.ms = baseline.FormatMSec(ms)
-	g, err := clrevents.ParseGUID(guid)
+	g, err := clrimpl.ParseGUID(guid)
 	if err != nil {
 		return f, err
 	}
@@ -84,7 +84,7 @@ func TestWriteDescribedFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	guids := map[clrevents.GUID]bool{}
+	guids := map[clrimpl.GUID]bool{}
 	want := map[string]bool{} // "ms len"
 	src, err := os.ReadFile(netBaseline)
 	if err != nil {
@@ -118,7 +118,7 @@ func TestWriteDescribedFixture(t *testing.T) {
 	}
 	var keep []string
 	for _, f := range meta {
-		var g clrevents.GUID
+		var g clrimpl.GUID
 		copy(g[:], f.e.Payload) // EventInfo and EventMapInfo start with the provider
 		if f.e.IsManifestData() {
 			g = f.e.ProviderGUID

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 )
 
@@ -18,7 +17,7 @@ import (
 // holds the TRACE_EVENT_INFO the Windows TDH API gives for that event, and
 // an EventMapInfo event (OpEventMapInfo) for each value or bit map its
 // fields use.
-var MetaDataGUID = clrevents.MustParseGUID("bbccf6c1-6cd1-48c4-80ff-839482e37671")
+var MetaDataGUID = clrimpl.MustParseGUID("bbccf6c1-6cd1-48c4-80ff-839482e37671")
 
 // The MetaData class's opcodes.
 const (
@@ -152,7 +151,7 @@ type MapEntry struct {
 // TraceLogging event's through its own metadata), or a kernel event's MOF
 // layout (KernelSchema).
 type EventSchema struct {
-	ProviderGUID clrevents.GUID
+	ProviderGUID clrimpl.GUID
 	Provider     string // the provider's name
 	ID           uint16
 	Version      uint8
@@ -359,9 +358,9 @@ func buildFields(props []rawProperty, from, to, depth int, budget *int) ([]Field
 
 // ParseEventMapInfo parses a KernelTraceControl MetaData/EventMapInfo
 // event: the provider's GUID, then the EVENT_MAP_INFO of one map.
-func ParseEventMapInfo(e *Event) (clrevents.GUID, *Map, error) {
+func ParseEventMapInfo(e *Event) (clrimpl.GUID, *Map, error) {
 	if e.ProviderGUID != MetaDataGUID || e.Opcode != OpEventMapInfo {
-		return clrevents.GUID{}, nil, fmt.Errorf("etl: event at offset %d is not a MetaData/EventMapInfo event", e.Offset)
+		return clrimpl.GUID{}, nil, fmt.Errorf("etl: event at offset %d is not a MetaData/EventMapInfo event", e.Offset)
 	}
 	g, m, err := parseEventMapInfo(e.Payload)
 	if err != nil {
@@ -381,8 +380,8 @@ const (
 	mapPattern  = 0x4
 )
 
-func parseEventMapInfo(p []byte) (clrevents.GUID, *Map, error) {
-	var g clrevents.GUID
+func parseEventMapInfo(p []byte) (clrimpl.GUID, *Map, error) {
+	var g clrimpl.GUID
 	if len(p) < 16+mapInfoHeader {
 		return g, nil, fmt.Errorf("payload of %d bytes, want at least %d", len(p), 16+mapInfoHeader)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"unicode/utf16"
 
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/columntest"
 )
@@ -22,7 +21,7 @@ type tdhProp struct {
 	count, length uint16
 }
 
-var testProvider = clrevents.MustParseGUID("1c95126e-7eea-49a9-a3fe-a378b03ddb4d")
+var testProvider = clrimpl.MustParseGUID("1c95126e-7eea-49a9-a3fe-a378b03ddb4d")
 
 // buildEventInfo writes a TRACE_EVENT_INFO: the header, the properties,
 // then the strings they point at.
@@ -269,7 +268,7 @@ func TestEventInfoErrors(t *testing.T) {
 }
 
 // manifestData splits xml into ManifestData events of chunk bytes.
-func manifestData(g clrevents.GUID, xml string, chunk int) []*Event {
+func manifestData(g clrimpl.GUID, xml string, chunk int) []*Event {
 	var parts []string
 	for len(xml) > chunk {
 		parts = append(parts, xml[:chunk])

@@ -10,7 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // ErrPayload is the sentinel wrapped by every *PayloadError.
@@ -272,7 +272,7 @@ func (d *payloadDecoder) value(dst []byte, f *Field) ([]byte, error) {
 	case TypeDouble:
 		return appendFloat(dst, math.Float64frombits(binary.LittleEndian.Uint64(b)), 64), nil
 	case TypeGUID:
-		var g clrevents.GUID
+		var g clrimpl.GUID
 		copy(g[:], b)
 		dst = append(dst, '"')
 		dst = g.AppendText(dst)
