@@ -18,6 +18,11 @@ func (*ProcessInfo) Info() *EventInfo {
 	return &eventTable[0]
 }
 
+// Descriptor describes ProcessInfo, as readers of any generated package see it.
+func (*ProcessInfo) Descriptor() *clrimpl.Descriptor {
+	return &descProcessInfo
+}
+
 // Decode reads a ProcessInfo payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ProcessInfo) Decode(b []byte, ptrSize int) (int, error) {
@@ -64,6 +69,27 @@ var columnsProcessInfo = []clrimpl.Column{{
 	Name: "CommandLine",
 }}
 
+// descProcessInfo describes ProcessInfo (EventInfo.Descriptor).
+var descProcessInfo = clrimpl.Descriptor{
+	Columns:      columnsProcessInfo,
+	DisplayName:  "ProcessInfo",
+	Fields:       &fieldsProcessInfo,
+	ID:           1,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "ProcessInfo",
+	Opcode:       0,
+	Provider:     "Microsoft-DotNETCore-EventPipe",
+	ProviderGUID: GUID{166, 40, 245, 146, 184, 245, 96, 81, 167, 238, 179, 61, 167, 115, 158, 41},
+	Task:         0,
+	Version:      0,
+}
+
+// fieldsProcessInfo writes the fields of ProcessInfo payloads (its Descriptor's Fields).
+var fieldsProcessInfo = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ProcessInfo)
+}}
+
 // ProcessInfoV1 is the payload of ProcessInfo_V1: event 1 version 1 of Microsoft-DotNETCore-EventPipe.
 // Level win:LogAlways (0).
 // Template ProcessInfo_V1.
@@ -79,6 +105,11 @@ type ProcessInfoV1 struct {
 // Info describes ProcessInfo_V1.
 func (*ProcessInfoV1) Info() *EventInfo {
 	return &eventTable[1]
+}
+
+// Descriptor describes ProcessInfo_V1, as readers of any generated package see it.
+func (*ProcessInfoV1) Descriptor() *clrimpl.Descriptor {
+	return &descProcessInfoV1
 }
 
 // Decode reads a ProcessInfo_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -146,4 +177,25 @@ var columnsProcessInfoV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ArchInformation",
+}}
+
+// descProcessInfoV1 describes ProcessInfo_V1 (EventInfo.Descriptor).
+var descProcessInfoV1 = clrimpl.Descriptor{
+	Columns:      columnsProcessInfoV1,
+	DisplayName:  "ProcessInfo_V1",
+	Fields:       &fieldsProcessInfoV1,
+	ID:           1,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "ProcessInfo_V1",
+	Opcode:       0,
+	Provider:     "Microsoft-DotNETCore-EventPipe",
+	ProviderGUID: GUID{166, 40, 245, 146, 184, 245, 96, 81, 167, 238, 179, 61, 167, 115, 158, 41},
+	Task:         0,
+	Version:      1,
+}
+
+// fieldsProcessInfoV1 writes the fields of ProcessInfo_V1 payloads (its Descriptor's Fields).
+var fieldsProcessInfoV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ProcessInfoV1)
 }}

@@ -21,8 +21,8 @@ func TestSamplesCoverTable(t *testing.T) {
 		if ev.Info() != &eventTable[i] {
 			t.Errorf("sample %d is %s, table has %s", i, ev.Info(), &eventTable[i])
 		}
-		if got := ev.Info().New(); got.Info() != ev.Info() {
-			t.Errorf("%s: New makes %s", ev.Info(), got.Info())
+		if got, ok := ev.Info().New().(Event); !ok || got.Info() != ev.Info() {
+			t.Errorf("%s: New makes %T", ev.Info(), got)
 		}
 	}
 }

@@ -27,6 +27,11 @@ func (*MonoProfilerContextLoaded) Info() *EventInfo {
 	return &eventTable[3]
 }
 
+// Descriptor describes MonoProfilerContextLoaded, as readers of any generated package see it.
+func (*MonoProfilerContextLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerContextLoaded
+}
+
 // Decode reads a MonoProfilerContextLoaded payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
@@ -129,6 +134,27 @@ var columnsMonoProfilerContextLoaded = []clrimpl.Column{{
 	Name: "ContextID",
 }}
 
+// descMonoProfilerContextLoaded describes MonoProfilerContextLoaded (EventInfo.Descriptor).
+var descMonoProfilerContextLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerContextLoaded,
+	DisplayName:  "MonoProfiler/ContextLoaded",
+	Fields:       &fieldsMonoProfilerContextLoaded,
+	ID:           1,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerContextLoaded",
+	Opcode:       18,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerContextLoaded writes the fields of MonoProfilerContextLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerContextLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerContextLoaded)
+}}
+
 // MonoProfilerContextUnloaded is the payload of MonoProfilerContextUnloaded: event 2 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ContextUnloaded (19), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ContextLoadedUnloaded. Its layout depends on the pointer size.
@@ -144,6 +170,11 @@ type MonoProfilerContextUnloaded struct {
 // Info describes MonoProfilerContextUnloaded.
 func (*MonoProfilerContextUnloaded) Info() *EventInfo {
 	return &eventTable[4]
+}
+
+// Descriptor describes MonoProfilerContextUnloaded, as readers of any generated package see it.
+func (*MonoProfilerContextUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerContextUnloaded
 }
 
 // Decode reads a MonoProfilerContextUnloaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -248,6 +279,27 @@ var columnsMonoProfilerContextUnloaded = []clrimpl.Column{{
 	Name: "ContextID",
 }}
 
+// descMonoProfilerContextUnloaded describes MonoProfilerContextUnloaded (EventInfo.Descriptor).
+var descMonoProfilerContextUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerContextUnloaded,
+	DisplayName:  "MonoProfiler/ContextUnloaded",
+	Fields:       &fieldsMonoProfilerContextUnloaded,
+	ID:           2,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerContextUnloaded",
+	Opcode:       19,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerContextUnloaded writes the fields of MonoProfilerContextUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerContextUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerContextUnloaded)
+}}
+
 // MonoProfilerAppDomainLoading is the payload of MonoProfilerAppDomainLoading: event 3 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainLoading (20), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -259,6 +311,11 @@ type MonoProfilerAppDomainLoading struct {
 // Info describes MonoProfilerAppDomainLoading.
 func (*MonoProfilerAppDomainLoading) Info() *EventInfo {
 	return &eventTable[5]
+}
+
+// Descriptor describes MonoProfilerAppDomainLoading, as readers of any generated package see it.
+func (*MonoProfilerAppDomainLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainLoading
 }
 
 // Decode reads a MonoProfilerAppDomainLoading payload for a pointer size of 4 or 8 and returns the bytes
@@ -308,6 +365,27 @@ var columnsMonoProfilerAppDomainLoading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// descMonoProfilerAppDomainLoading describes MonoProfilerAppDomainLoading (EventInfo.Descriptor).
+var descMonoProfilerAppDomainLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainLoading,
+	DisplayName:  "MonoProfiler/AppDomainLoading",
+	Fields:       &fieldsMonoProfilerAppDomainLoading,
+	ID:           3,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAppDomainLoading",
+	Opcode:       20,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainLoading writes the fields of MonoProfilerAppDomainLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainLoading)
+}}
+
 // MonoProfilerAppDomainLoaded is the payload of MonoProfilerAppDomainLoaded: event 4 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainLoaded (21), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -319,6 +397,11 @@ type MonoProfilerAppDomainLoaded struct {
 // Info describes MonoProfilerAppDomainLoaded.
 func (*MonoProfilerAppDomainLoaded) Info() *EventInfo {
 	return &eventTable[6]
+}
+
+// Descriptor describes MonoProfilerAppDomainLoaded, as readers of any generated package see it.
+func (*MonoProfilerAppDomainLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainLoaded
 }
 
 // Decode reads a MonoProfilerAppDomainLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -368,6 +451,27 @@ var columnsMonoProfilerAppDomainLoaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// descMonoProfilerAppDomainLoaded describes MonoProfilerAppDomainLoaded (EventInfo.Descriptor).
+var descMonoProfilerAppDomainLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainLoaded,
+	DisplayName:  "MonoProfiler/AppDomainLoaded",
+	Fields:       &fieldsMonoProfilerAppDomainLoaded,
+	ID:           4,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAppDomainLoaded",
+	Opcode:       21,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainLoaded writes the fields of MonoProfilerAppDomainLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainLoaded)
+}}
+
 // MonoProfilerAppDomainUnloading is the payload of MonoProfilerAppDomainUnloading: event 5 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainUnloading (22), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -379,6 +483,11 @@ type MonoProfilerAppDomainUnloading struct {
 // Info describes MonoProfilerAppDomainUnloading.
 func (*MonoProfilerAppDomainUnloading) Info() *EventInfo {
 	return &eventTable[7]
+}
+
+// Descriptor describes MonoProfilerAppDomainUnloading, as readers of any generated package see it.
+func (*MonoProfilerAppDomainUnloading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainUnloading
 }
 
 // Decode reads a MonoProfilerAppDomainUnloading payload for a pointer size of 4 or 8 and returns the bytes
@@ -428,6 +537,27 @@ var columnsMonoProfilerAppDomainUnloading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// descMonoProfilerAppDomainUnloading describes MonoProfilerAppDomainUnloading (EventInfo.Descriptor).
+var descMonoProfilerAppDomainUnloading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainUnloading,
+	DisplayName:  "MonoProfiler/AppDomainUnloading",
+	Fields:       &fieldsMonoProfilerAppDomainUnloading,
+	ID:           5,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAppDomainUnloading",
+	Opcode:       22,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainUnloading writes the fields of MonoProfilerAppDomainUnloading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainUnloading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainUnloading)
+}}
+
 // MonoProfilerAppDomainUnloaded is the payload of MonoProfilerAppDomainUnloaded: event 6 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainUnloaded (23), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -439,6 +569,11 @@ type MonoProfilerAppDomainUnloaded struct {
 // Info describes MonoProfilerAppDomainUnloaded.
 func (*MonoProfilerAppDomainUnloaded) Info() *EventInfo {
 	return &eventTable[8]
+}
+
+// Descriptor describes MonoProfilerAppDomainUnloaded, as readers of any generated package see it.
+func (*MonoProfilerAppDomainUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainUnloaded
 }
 
 // Decode reads a MonoProfilerAppDomainUnloaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -488,6 +623,27 @@ var columnsMonoProfilerAppDomainUnloaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// descMonoProfilerAppDomainUnloaded describes MonoProfilerAppDomainUnloaded (EventInfo.Descriptor).
+var descMonoProfilerAppDomainUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainUnloaded,
+	DisplayName:  "MonoProfiler/AppDomainUnloaded",
+	Fields:       &fieldsMonoProfilerAppDomainUnloaded,
+	ID:           6,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAppDomainUnloaded",
+	Opcode:       23,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainUnloaded writes the fields of MonoProfilerAppDomainUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainUnloaded)
+}}
+
 // MonoProfilerAppDomainName is the payload of MonoProfilerAppDomainName: event 7 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainName (24), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainName.
@@ -501,6 +657,11 @@ type MonoProfilerAppDomainName struct {
 // Info describes MonoProfilerAppDomainName.
 func (*MonoProfilerAppDomainName) Info() *EventInfo {
 	return &eventTable[9]
+}
+
+// Descriptor describes MonoProfilerAppDomainName, as readers of any generated package see it.
+func (*MonoProfilerAppDomainName) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainName
 }
 
 // Decode reads a MonoProfilerAppDomainName payload for a pointer size of 4 or 8 and returns the bytes
@@ -569,6 +730,27 @@ var columnsMonoProfilerAppDomainName = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// descMonoProfilerAppDomainName describes MonoProfilerAppDomainName (EventInfo.Descriptor).
+var descMonoProfilerAppDomainName = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainName,
+	DisplayName:  "MonoProfiler/AppDomainName",
+	Fields:       &fieldsMonoProfilerAppDomainName,
+	ID:           7,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAppDomainName",
+	Opcode:       24,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainName writes the fields of MonoProfilerAppDomainName payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainName = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainName)
+}}
+
 // MonoProfilerJitBegin is the payload of MonoProfilerJitBegin: event 8 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitBegin (25), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -584,6 +766,11 @@ type MonoProfilerJitBegin struct {
 // Info describes MonoProfilerJitBegin.
 func (*MonoProfilerJitBegin) Info() *EventInfo {
 	return &eventTable[10]
+}
+
+// Descriptor describes MonoProfilerJitBegin, as readers of any generated package see it.
+func (*MonoProfilerJitBegin) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitBegin
 }
 
 // Decode reads a MonoProfilerJitBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -663,6 +850,27 @@ var columnsMonoProfilerJitBegin = []clrimpl.Column{{
 	Name: "MethodToken",
 }}
 
+// descMonoProfilerJitBegin describes MonoProfilerJitBegin (EventInfo.Descriptor).
+var descMonoProfilerJitBegin = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitBegin,
+	DisplayName:  "MonoProfiler/JitBegin",
+	Fields:       &fieldsMonoProfilerJitBegin,
+	ID:           8,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitBegin",
+	Opcode:       25,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitBegin writes the fields of MonoProfilerJitBegin payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitBegin)
+}}
+
 // MonoProfilerJitFailed is the payload of MonoProfilerJitFailed: event 9 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitFailed (26), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -678,6 +886,11 @@ type MonoProfilerJitFailed struct {
 // Info describes MonoProfilerJitFailed.
 func (*MonoProfilerJitFailed) Info() *EventInfo {
 	return &eventTable[11]
+}
+
+// Descriptor describes MonoProfilerJitFailed, as readers of any generated package see it.
+func (*MonoProfilerJitFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitFailed
 }
 
 // Decode reads a MonoProfilerJitFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -757,6 +970,27 @@ var columnsMonoProfilerJitFailed = []clrimpl.Column{{
 	Name: "MethodToken",
 }}
 
+// descMonoProfilerJitFailed describes MonoProfilerJitFailed (EventInfo.Descriptor).
+var descMonoProfilerJitFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitFailed,
+	DisplayName:  "MonoProfiler/JitFailed",
+	Fields:       &fieldsMonoProfilerJitFailed,
+	ID:           9,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitFailed",
+	Opcode:       26,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitFailed writes the fields of MonoProfilerJitFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitFailed)
+}}
+
 // MonoProfilerJitDone is the payload of MonoProfilerJitDone: event 10 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDone (27), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -772,6 +1006,11 @@ type MonoProfilerJitDone struct {
 // Info describes MonoProfilerJitDone.
 func (*MonoProfilerJitDone) Info() *EventInfo {
 	return &eventTable[12]
+}
+
+// Descriptor describes MonoProfilerJitDone, as readers of any generated package see it.
+func (*MonoProfilerJitDone) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitDone
 }
 
 // Decode reads a MonoProfilerJitDone payload for a pointer size of 4 or 8 and returns the bytes
@@ -849,6 +1088,27 @@ var columnsMonoProfilerJitDone = []clrimpl.Column{{
 	Hex:  true,
 	Kind: clrimpl.ColumnUint32,
 	Name: "MethodToken",
+}}
+
+// descMonoProfilerJitDone describes MonoProfilerJitDone (EventInfo.Descriptor).
+var descMonoProfilerJitDone = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitDone,
+	DisplayName:  "MonoProfiler/JitDone",
+	Fields:       &fieldsMonoProfilerJitDone,
+	ID:           10,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitDone",
+	Opcode:       27,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitDone writes the fields of MonoProfilerJitDone payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitDone = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitDone)
 }}
 
 // MonoProfilerJitDoneV1 is the payload of MonoProfilerJitDone_V1: event 10 version 1 of Microsoft-DotNETRuntimeMonoProfiler.
@@ -1004,6 +1264,11 @@ func (*MonoProfilerJitDoneV1) Info() *EventInfo {
 	return &eventTable[13]
 }
 
+// Descriptor describes MonoProfilerJitDone_V1, as readers of any generated package see it.
+func (*MonoProfilerJitDoneV1) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitDoneV1
+}
+
 // Decode reads a MonoProfilerJitDone_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitDoneV1) Decode(b []byte, ptrSize int) (int, error) {
@@ -1118,6 +1383,27 @@ var columnsMonoProfilerJitDoneV1 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descMonoProfilerJitDoneV1 describes MonoProfilerJitDone_V1 (EventInfo.Descriptor).
+var descMonoProfilerJitDoneV1 = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitDoneV1,
+	DisplayName:  "MonoProfiler/JitDone",
+	Fields:       &fieldsMonoProfilerJitDoneV1,
+	ID:           10,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitDone_V1",
+	Opcode:       27,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMonoProfilerJitDoneV1 writes the fields of MonoProfilerJitDone_V1 payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitDoneV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitDoneV1)
+}}
+
 // MonoProfilerJitChunkCreated is the payload of MonoProfilerJitChunkCreated: event 11 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitChunkCreated (28), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitChunkCreated. Its layout depends on the pointer size.
@@ -1131,6 +1417,11 @@ type MonoProfilerJitChunkCreated struct {
 // Info describes MonoProfilerJitChunkCreated.
 func (*MonoProfilerJitChunkCreated) Info() *EventInfo {
 	return &eventTable[14]
+}
+
+// Descriptor describes MonoProfilerJitChunkCreated, as readers of any generated package see it.
+func (*MonoProfilerJitChunkCreated) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitChunkCreated
 }
 
 // Decode reads a MonoProfilerJitChunkCreated payload for a pointer size of 4 or 8 and returns the bytes
@@ -1215,6 +1506,27 @@ var columnsMonoProfilerJitChunkCreated = []clrimpl.Column{{
 	Name: "ChunkSize",
 }}
 
+// descMonoProfilerJitChunkCreated describes MonoProfilerJitChunkCreated (EventInfo.Descriptor).
+var descMonoProfilerJitChunkCreated = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitChunkCreated,
+	DisplayName:  "MonoProfiler/JitChunkCreated",
+	Fields:       &fieldsMonoProfilerJitChunkCreated,
+	ID:           11,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitChunkCreated",
+	Opcode:       28,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitChunkCreated writes the fields of MonoProfilerJitChunkCreated payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitChunkCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitChunkCreated)
+}}
+
 // MonoProfilerJitChunkDestroyed is the payload of MonoProfilerJitChunkDestroyed: event 12 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitChunkDestroyed (29), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitChunkDestroyed. Its layout depends on the pointer size.
@@ -1226,6 +1538,11 @@ type MonoProfilerJitChunkDestroyed struct {
 // Info describes MonoProfilerJitChunkDestroyed.
 func (*MonoProfilerJitChunkDestroyed) Info() *EventInfo {
 	return &eventTable[15]
+}
+
+// Descriptor describes MonoProfilerJitChunkDestroyed, as readers of any generated package see it.
+func (*MonoProfilerJitChunkDestroyed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitChunkDestroyed
 }
 
 // Decode reads a MonoProfilerJitChunkDestroyed payload for a pointer size of 4 or 8 and returns the bytes
@@ -1290,6 +1607,27 @@ var columnsMonoProfilerJitChunkDestroyed = []clrimpl.Column{{
 	Name: "ChunkID",
 }}
 
+// descMonoProfilerJitChunkDestroyed describes MonoProfilerJitChunkDestroyed (EventInfo.Descriptor).
+var descMonoProfilerJitChunkDestroyed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitChunkDestroyed,
+	DisplayName:  "MonoProfiler/JitChunkDestroyed",
+	Fields:       &fieldsMonoProfilerJitChunkDestroyed,
+	ID:           12,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitChunkDestroyed",
+	Opcode:       29,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitChunkDestroyed writes the fields of MonoProfilerJitChunkDestroyed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitChunkDestroyed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitChunkDestroyed)
+}}
+
 // MonoProfilerJitCodeBuffer is the payload of MonoProfilerJitCodeBuffer: event 13 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitCodeBuffer (30), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitCodeBuffer. Its layout depends on the pointer size.
@@ -1305,6 +1643,11 @@ type MonoProfilerJitCodeBuffer struct {
 // Info describes MonoProfilerJitCodeBuffer.
 func (*MonoProfilerJitCodeBuffer) Info() *EventInfo {
 	return &eventTable[16]
+}
+
+// Descriptor describes MonoProfilerJitCodeBuffer, as readers of any generated package see it.
+func (*MonoProfilerJitCodeBuffer) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitCodeBuffer
 }
 
 // Decode reads a MonoProfilerJitCodeBuffer payload for a pointer size of 4 or 8 and returns the bytes
@@ -1415,6 +1758,27 @@ var columnsMonoProfilerJitCodeBuffer = []clrimpl.Column{{
 	Name: "BufferType_name",
 }}
 
+// descMonoProfilerJitCodeBuffer describes MonoProfilerJitCodeBuffer (EventInfo.Descriptor).
+var descMonoProfilerJitCodeBuffer = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitCodeBuffer,
+	DisplayName:  "MonoProfiler/JitCodeBuffer",
+	Fields:       &fieldsMonoProfilerJitCodeBuffer,
+	ID:           13,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitCodeBuffer",
+	Opcode:       30,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitCodeBuffer writes the fields of MonoProfilerJitCodeBuffer payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitCodeBuffer = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitCodeBuffer)
+}}
+
 // MonoProfilerClassLoading is the payload of MonoProfilerClassLoading: event 14 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoading (31), level win:Verbose (5), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoadingFailed.
@@ -1428,6 +1792,11 @@ type MonoProfilerClassLoading struct {
 // Info describes MonoProfilerClassLoading.
 func (*MonoProfilerClassLoading) Info() *EventInfo {
 	return &eventTable[17]
+}
+
+// Descriptor describes MonoProfilerClassLoading, as readers of any generated package see it.
+func (*MonoProfilerClassLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassLoading
 }
 
 // Decode reads a MonoProfilerClassLoading payload for a pointer size of 4 or 8 and returns the bytes
@@ -1492,6 +1861,27 @@ var columnsMonoProfilerClassLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// descMonoProfilerClassLoading describes MonoProfilerClassLoading (EventInfo.Descriptor).
+var descMonoProfilerClassLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassLoading,
+	DisplayName:  "MonoProfiler/ClassLoading",
+	Fields:       &fieldsMonoProfilerClassLoading,
+	ID:           14,
+	Keywords:     0x8000000000,
+	Level:        5,
+	Name:         "MonoProfilerClassLoading",
+	Opcode:       31,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerClassLoading writes the fields of MonoProfilerClassLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassLoading)
+}}
+
 // MonoProfilerClassFailed is the payload of MonoProfilerClassFailed: event 15 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassFailed (32), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoadingFailed.
@@ -1505,6 +1895,11 @@ type MonoProfilerClassFailed struct {
 // Info describes MonoProfilerClassFailed.
 func (*MonoProfilerClassFailed) Info() *EventInfo {
 	return &eventTable[18]
+}
+
+// Descriptor describes MonoProfilerClassFailed, as readers of any generated package see it.
+func (*MonoProfilerClassFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassFailed
 }
 
 // Decode reads a MonoProfilerClassFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -1569,6 +1964,27 @@ var columnsMonoProfilerClassFailed = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// descMonoProfilerClassFailed describes MonoProfilerClassFailed (EventInfo.Descriptor).
+var descMonoProfilerClassFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassFailed,
+	DisplayName:  "MonoProfiler/ClassFailed",
+	Fields:       &fieldsMonoProfilerClassFailed,
+	ID:           15,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerClassFailed",
+	Opcode:       32,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerClassFailed writes the fields of MonoProfilerClassFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassFailed)
+}}
+
 // MonoProfilerClassLoaded is the payload of MonoProfilerClassLoaded: event 16 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoaded (33), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoaded.
@@ -1584,6 +2000,11 @@ type MonoProfilerClassLoaded struct {
 // Info describes MonoProfilerClassLoaded.
 func (*MonoProfilerClassLoaded) Info() *EventInfo {
 	return &eventTable[19]
+}
+
+// Descriptor describes MonoProfilerClassLoaded, as readers of any generated package see it.
+func (*MonoProfilerClassLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassLoaded
 }
 
 // Decode reads a MonoProfilerClassLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -1665,6 +2086,27 @@ var columnsMonoProfilerClassLoaded = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ClassName",
+}}
+
+// descMonoProfilerClassLoaded describes MonoProfilerClassLoaded (EventInfo.Descriptor).
+var descMonoProfilerClassLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassLoaded,
+	DisplayName:  "MonoProfiler/ClassLoaded",
+	Fields:       &fieldsMonoProfilerClassLoaded,
+	ID:           16,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerClassLoaded",
+	Opcode:       33,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerClassLoaded writes the fields of MonoProfilerClassLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassLoaded)
 }}
 
 // MonoProfilerClassLoadedV1 is the payload of MonoProfilerClassLoaded_V1: event 16 version 1 of Microsoft-DotNETRuntimeMonoProfiler.
@@ -1820,6 +2262,11 @@ func (*MonoProfilerClassLoadedV1) Info() *EventInfo {
 	return &eventTable[20]
 }
 
+// Descriptor describes MonoProfilerClassLoaded_V1, as readers of any generated package see it.
+func (*MonoProfilerClassLoadedV1) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassLoadedV1
+}
+
 // Decode reads a MonoProfilerClassLoaded_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
@@ -1936,6 +2383,27 @@ var columnsMonoProfilerClassLoadedV1 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descMonoProfilerClassLoadedV1 describes MonoProfilerClassLoaded_V1 (EventInfo.Descriptor).
+var descMonoProfilerClassLoadedV1 = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassLoadedV1,
+	DisplayName:  "MonoProfiler/ClassLoaded",
+	Fields:       &fieldsMonoProfilerClassLoadedV1,
+	ID:           16,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerClassLoaded_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMonoProfilerClassLoadedV1 writes the fields of MonoProfilerClassLoaded_V1 payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassLoadedV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassLoadedV1)
+}}
+
 // MonoProfilerVTableLoading is the payload of MonoProfilerVTableLoading: event 17 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableLoading (34), level win:Verbose (5), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -1951,6 +2419,11 @@ type MonoProfilerVTableLoading struct {
 // Info describes MonoProfilerVTableLoading.
 func (*MonoProfilerVTableLoading) Info() *EventInfo {
 	return &eventTable[21]
+}
+
+// Descriptor describes MonoProfilerVTableLoading, as readers of any generated package see it.
+func (*MonoProfilerVTableLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerVTableLoading
 }
 
 // Decode reads a MonoProfilerVTableLoading payload for a pointer size of 4 or 8 and returns the bytes
@@ -2030,6 +2503,27 @@ var columnsMonoProfilerVTableLoading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// descMonoProfilerVTableLoading describes MonoProfilerVTableLoading (EventInfo.Descriptor).
+var descMonoProfilerVTableLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerVTableLoading,
+	DisplayName:  "MonoProfiler/VTableLoading",
+	Fields:       &fieldsMonoProfilerVTableLoading,
+	ID:           17,
+	Keywords:     0x8000000000,
+	Level:        5,
+	Name:         "MonoProfilerVTableLoading",
+	Opcode:       34,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerVTableLoading writes the fields of MonoProfilerVTableLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerVTableLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerVTableLoading)
+}}
+
 // MonoProfilerVTableFailed is the payload of MonoProfilerVTableFailed: event 18 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableFailed (35), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -2045,6 +2539,11 @@ type MonoProfilerVTableFailed struct {
 // Info describes MonoProfilerVTableFailed.
 func (*MonoProfilerVTableFailed) Info() *EventInfo {
 	return &eventTable[22]
+}
+
+// Descriptor describes MonoProfilerVTableFailed, as readers of any generated package see it.
+func (*MonoProfilerVTableFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerVTableFailed
 }
 
 // Decode reads a MonoProfilerVTableFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -2124,6 +2623,27 @@ var columnsMonoProfilerVTableFailed = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// descMonoProfilerVTableFailed describes MonoProfilerVTableFailed (EventInfo.Descriptor).
+var descMonoProfilerVTableFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerVTableFailed,
+	DisplayName:  "MonoProfiler/VTableFailed",
+	Fields:       &fieldsMonoProfilerVTableFailed,
+	ID:           18,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerVTableFailed",
+	Opcode:       35,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerVTableFailed writes the fields of MonoProfilerVTableFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerVTableFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerVTableFailed)
+}}
+
 // MonoProfilerVTableLoaded is the payload of MonoProfilerVTableLoaded: event 19 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableLoaded (36), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -2139,6 +2659,11 @@ type MonoProfilerVTableLoaded struct {
 // Info describes MonoProfilerVTableLoaded.
 func (*MonoProfilerVTableLoaded) Info() *EventInfo {
 	return &eventTable[23]
+}
+
+// Descriptor describes MonoProfilerVTableLoaded, as readers of any generated package see it.
+func (*MonoProfilerVTableLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerVTableLoaded
 }
 
 // Decode reads a MonoProfilerVTableLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2218,6 +2743,27 @@ var columnsMonoProfilerVTableLoaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// descMonoProfilerVTableLoaded describes MonoProfilerVTableLoaded (EventInfo.Descriptor).
+var descMonoProfilerVTableLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerVTableLoaded,
+	DisplayName:  "MonoProfiler/VTableLoaded",
+	Fields:       &fieldsMonoProfilerVTableLoaded,
+	ID:           19,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerVTableLoaded",
+	Opcode:       36,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerVTableLoaded writes the fields of MonoProfilerVTableLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerVTableLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerVTableLoaded)
+}}
+
 // MonoProfilerModuleLoading is the payload of MonoProfilerModuleLoading: event 20 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleLoading (37), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -2229,6 +2775,11 @@ type MonoProfilerModuleLoading struct {
 // Info describes MonoProfilerModuleLoading.
 func (*MonoProfilerModuleLoading) Info() *EventInfo {
 	return &eventTable[24]
+}
+
+// Descriptor describes MonoProfilerModuleLoading, as readers of any generated package see it.
+func (*MonoProfilerModuleLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleLoading
 }
 
 // Decode reads a MonoProfilerModuleLoading payload for a pointer size of 4 or 8 and returns the bytes
@@ -2278,6 +2829,27 @@ var columnsMonoProfilerModuleLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// descMonoProfilerModuleLoading describes MonoProfilerModuleLoading (EventInfo.Descriptor).
+var descMonoProfilerModuleLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleLoading,
+	DisplayName:  "MonoProfiler/ModuleLoading",
+	Fields:       &fieldsMonoProfilerModuleLoading,
+	ID:           20,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerModuleLoading",
+	Opcode:       37,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleLoading writes the fields of MonoProfilerModuleLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleLoading)
+}}
+
 // MonoProfilerModuleFailed is the payload of MonoProfilerModuleFailed: event 21 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleFailed (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -2289,6 +2861,11 @@ type MonoProfilerModuleFailed struct {
 // Info describes MonoProfilerModuleFailed.
 func (*MonoProfilerModuleFailed) Info() *EventInfo {
 	return &eventTable[25]
+}
+
+// Descriptor describes MonoProfilerModuleFailed, as readers of any generated package see it.
+func (*MonoProfilerModuleFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleFailed
 }
 
 // Decode reads a MonoProfilerModuleFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -2338,6 +2915,27 @@ var columnsMonoProfilerModuleFailed = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// descMonoProfilerModuleFailed describes MonoProfilerModuleFailed (EventInfo.Descriptor).
+var descMonoProfilerModuleFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleFailed,
+	DisplayName:  "MonoProfiler/ModuleFailed",
+	Fields:       &fieldsMonoProfilerModuleFailed,
+	ID:           21,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerModuleFailed",
+	Opcode:       38,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleFailed writes the fields of MonoProfilerModuleFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleFailed)
+}}
+
 // MonoProfilerModuleLoaded is the payload of MonoProfilerModuleLoaded: event 22 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleLoaded (39), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadedUnloaded.
@@ -2353,6 +2951,11 @@ type MonoProfilerModuleLoaded struct {
 // Info describes MonoProfilerModuleLoaded.
 func (*MonoProfilerModuleLoaded) Info() *EventInfo {
 	return &eventTable[26]
+}
+
+// Descriptor describes MonoProfilerModuleLoaded, as readers of any generated package see it.
+func (*MonoProfilerModuleLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleLoaded
 }
 
 // Decode reads a MonoProfilerModuleLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2432,6 +3035,27 @@ var columnsMonoProfilerModuleLoaded = []clrimpl.Column{{
 	Name: "ModuleSignature",
 }}
 
+// descMonoProfilerModuleLoaded describes MonoProfilerModuleLoaded (EventInfo.Descriptor).
+var descMonoProfilerModuleLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleLoaded,
+	DisplayName:  "MonoProfiler/ModuleLoaded",
+	Fields:       &fieldsMonoProfilerModuleLoaded,
+	ID:           22,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerModuleLoaded",
+	Opcode:       39,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleLoaded writes the fields of MonoProfilerModuleLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleLoaded)
+}}
+
 // MonoProfilerModuleUnloading is the payload of MonoProfilerModuleUnloading: event 23 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleUnloading (40), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -2443,6 +3067,11 @@ type MonoProfilerModuleUnloading struct {
 // Info describes MonoProfilerModuleUnloading.
 func (*MonoProfilerModuleUnloading) Info() *EventInfo {
 	return &eventTable[27]
+}
+
+// Descriptor describes MonoProfilerModuleUnloading, as readers of any generated package see it.
+func (*MonoProfilerModuleUnloading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleUnloading
 }
 
 // Decode reads a MonoProfilerModuleUnloading payload for a pointer size of 4 or 8 and returns the bytes
@@ -2492,6 +3121,27 @@ var columnsMonoProfilerModuleUnloading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// descMonoProfilerModuleUnloading describes MonoProfilerModuleUnloading (EventInfo.Descriptor).
+var descMonoProfilerModuleUnloading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleUnloading,
+	DisplayName:  "MonoProfiler/ModuleUnloading",
+	Fields:       &fieldsMonoProfilerModuleUnloading,
+	ID:           23,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerModuleUnloading",
+	Opcode:       40,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleUnloading writes the fields of MonoProfilerModuleUnloading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleUnloading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleUnloading)
+}}
+
 // MonoProfilerModuleUnloaded is the payload of MonoProfilerModuleUnloaded: event 24 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleUnloaded (41), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadedUnloaded.
@@ -2507,6 +3157,11 @@ type MonoProfilerModuleUnloaded struct {
 // Info describes MonoProfilerModuleUnloaded.
 func (*MonoProfilerModuleUnloaded) Info() *EventInfo {
 	return &eventTable[28]
+}
+
+// Descriptor describes MonoProfilerModuleUnloaded, as readers of any generated package see it.
+func (*MonoProfilerModuleUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleUnloaded
 }
 
 // Decode reads a MonoProfilerModuleUnloaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2586,6 +3241,27 @@ var columnsMonoProfilerModuleUnloaded = []clrimpl.Column{{
 	Name: "ModuleSignature",
 }}
 
+// descMonoProfilerModuleUnloaded describes MonoProfilerModuleUnloaded (EventInfo.Descriptor).
+var descMonoProfilerModuleUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleUnloaded,
+	DisplayName:  "MonoProfiler/ModuleUnloaded",
+	Fields:       &fieldsMonoProfilerModuleUnloaded,
+	ID:           24,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerModuleUnloaded",
+	Opcode:       41,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleUnloaded writes the fields of MonoProfilerModuleUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleUnloaded)
+}}
+
 // MonoProfilerAssemblyLoading is the payload of MonoProfilerAssemblyLoading: event 25 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyLoading (42), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadingUnloading.
@@ -2599,6 +3275,11 @@ type MonoProfilerAssemblyLoading struct {
 // Info describes MonoProfilerAssemblyLoading.
 func (*MonoProfilerAssemblyLoading) Info() *EventInfo {
 	return &eventTable[29]
+}
+
+// Descriptor describes MonoProfilerAssemblyLoading, as readers of any generated package see it.
+func (*MonoProfilerAssemblyLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyLoading
 }
 
 // Decode reads a MonoProfilerAssemblyLoading payload for a pointer size of 4 or 8 and returns the bytes
@@ -2663,6 +3344,27 @@ var columnsMonoProfilerAssemblyLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// descMonoProfilerAssemblyLoading describes MonoProfilerAssemblyLoading (EventInfo.Descriptor).
+var descMonoProfilerAssemblyLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyLoading,
+	DisplayName:  "MonoProfiler/AssemblyLoading",
+	Fields:       &fieldsMonoProfilerAssemblyLoading,
+	ID:           25,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAssemblyLoading",
+	Opcode:       42,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyLoading writes the fields of MonoProfilerAssemblyLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyLoading)
+}}
+
 // MonoProfilerAssemblyLoaded is the payload of MonoProfilerAssemblyLoaded: event 26 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyLoaded (43), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadedUnloaded.
@@ -2678,6 +3380,11 @@ type MonoProfilerAssemblyLoaded struct {
 // Info describes MonoProfilerAssemblyLoaded.
 func (*MonoProfilerAssemblyLoaded) Info() *EventInfo {
 	return &eventTable[30]
+}
+
+// Descriptor describes MonoProfilerAssemblyLoaded, as readers of any generated package see it.
+func (*MonoProfilerAssemblyLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyLoaded
 }
 
 // Decode reads a MonoProfilerAssemblyLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2761,6 +3468,27 @@ var columnsMonoProfilerAssemblyLoaded = []clrimpl.Column{{
 	Name: "AssemblyName",
 }}
 
+// descMonoProfilerAssemblyLoaded describes MonoProfilerAssemblyLoaded (EventInfo.Descriptor).
+var descMonoProfilerAssemblyLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyLoaded,
+	DisplayName:  "MonoProfiler/AssemblyLoaded",
+	Fields:       &fieldsMonoProfilerAssemblyLoaded,
+	ID:           26,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAssemblyLoaded",
+	Opcode:       43,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyLoaded writes the fields of MonoProfilerAssemblyLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyLoaded)
+}}
+
 // MonoProfilerAssemblyUnloading is the payload of MonoProfilerAssemblyUnloading: event 27 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyUnloading (44), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadingUnloading.
@@ -2774,6 +3502,11 @@ type MonoProfilerAssemblyUnloading struct {
 // Info describes MonoProfilerAssemblyUnloading.
 func (*MonoProfilerAssemblyUnloading) Info() *EventInfo {
 	return &eventTable[31]
+}
+
+// Descriptor describes MonoProfilerAssemblyUnloading, as readers of any generated package see it.
+func (*MonoProfilerAssemblyUnloading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyUnloading
 }
 
 // Decode reads a MonoProfilerAssemblyUnloading payload for a pointer size of 4 or 8 and returns the bytes
@@ -2838,6 +3571,27 @@ var columnsMonoProfilerAssemblyUnloading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// descMonoProfilerAssemblyUnloading describes MonoProfilerAssemblyUnloading (EventInfo.Descriptor).
+var descMonoProfilerAssemblyUnloading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyUnloading,
+	DisplayName:  "MonoProfiler/AssemblyUnloading",
+	Fields:       &fieldsMonoProfilerAssemblyUnloading,
+	ID:           27,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAssemblyUnloading",
+	Opcode:       44,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyUnloading writes the fields of MonoProfilerAssemblyUnloading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyUnloading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyUnloading)
+}}
+
 // MonoProfilerAssemblyUnloaded is the payload of MonoProfilerAssemblyUnloaded: event 28 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyUnloaded (45), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadedUnloaded.
@@ -2853,6 +3607,11 @@ type MonoProfilerAssemblyUnloaded struct {
 // Info describes MonoProfilerAssemblyUnloaded.
 func (*MonoProfilerAssemblyUnloaded) Info() *EventInfo {
 	return &eventTable[32]
+}
+
+// Descriptor describes MonoProfilerAssemblyUnloaded, as readers of any generated package see it.
+func (*MonoProfilerAssemblyUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyUnloaded
 }
 
 // Decode reads a MonoProfilerAssemblyUnloaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2936,6 +3695,27 @@ var columnsMonoProfilerAssemblyUnloaded = []clrimpl.Column{{
 	Name: "AssemblyName",
 }}
 
+// descMonoProfilerAssemblyUnloaded describes MonoProfilerAssemblyUnloaded (EventInfo.Descriptor).
+var descMonoProfilerAssemblyUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyUnloaded,
+	DisplayName:  "MonoProfiler/AssemblyUnloaded",
+	Fields:       &fieldsMonoProfilerAssemblyUnloaded,
+	ID:           28,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAssemblyUnloaded",
+	Opcode:       45,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyUnloaded writes the fields of MonoProfilerAssemblyUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyUnloaded)
+}}
+
 // MonoProfilerMethodEnter is the payload of MonoProfilerMethodEnter: event 29 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodEnter (46), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -2947,6 +3727,11 @@ type MonoProfilerMethodEnter struct {
 // Info describes MonoProfilerMethodEnter.
 func (*MonoProfilerMethodEnter) Info() *EventInfo {
 	return &eventTable[33]
+}
+
+// Descriptor describes MonoProfilerMethodEnter, as readers of any generated package see it.
+func (*MonoProfilerMethodEnter) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodEnter
 }
 
 // Decode reads a MonoProfilerMethodEnter payload for a pointer size of 4 or 8 and returns the bytes
@@ -2996,6 +3781,27 @@ var columnsMonoProfilerMethodEnter = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// descMonoProfilerMethodEnter describes MonoProfilerMethodEnter (EventInfo.Descriptor).
+var descMonoProfilerMethodEnter = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodEnter,
+	DisplayName:  "MonoProfiler/MethodEnter",
+	Fields:       &fieldsMonoProfilerMethodEnter,
+	ID:           29,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodEnter",
+	Opcode:       46,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodEnter writes the fields of MonoProfilerMethodEnter payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodEnter = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodEnter)
+}}
+
 // MonoProfilerMethodLeave is the payload of MonoProfilerMethodLeave: event 30 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodLeave (47), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3007,6 +3813,11 @@ type MonoProfilerMethodLeave struct {
 // Info describes MonoProfilerMethodLeave.
 func (*MonoProfilerMethodLeave) Info() *EventInfo {
 	return &eventTable[34]
+}
+
+// Descriptor describes MonoProfilerMethodLeave, as readers of any generated package see it.
+func (*MonoProfilerMethodLeave) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodLeave
 }
 
 // Decode reads a MonoProfilerMethodLeave payload for a pointer size of 4 or 8 and returns the bytes
@@ -3056,6 +3867,27 @@ var columnsMonoProfilerMethodLeave = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// descMonoProfilerMethodLeave describes MonoProfilerMethodLeave (EventInfo.Descriptor).
+var descMonoProfilerMethodLeave = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodLeave,
+	DisplayName:  "MonoProfiler/MethodLeave",
+	Fields:       &fieldsMonoProfilerMethodLeave,
+	ID:           30,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodLeave",
+	Opcode:       47,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodLeave writes the fields of MonoProfilerMethodLeave payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodLeave = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodLeave)
+}}
+
 // MonoProfilerMethodTailCall is the payload of MonoProfilerMethodTailCall: event 31 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodTailCall (48), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3067,6 +3899,11 @@ type MonoProfilerMethodTailCall struct {
 // Info describes MonoProfilerMethodTailCall.
 func (*MonoProfilerMethodTailCall) Info() *EventInfo {
 	return &eventTable[35]
+}
+
+// Descriptor describes MonoProfilerMethodTailCall, as readers of any generated package see it.
+func (*MonoProfilerMethodTailCall) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodTailCall
 }
 
 // Decode reads a MonoProfilerMethodTailCall payload for a pointer size of 4 or 8 and returns the bytes
@@ -3116,6 +3953,27 @@ var columnsMonoProfilerMethodTailCall = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// descMonoProfilerMethodTailCall describes MonoProfilerMethodTailCall (EventInfo.Descriptor).
+var descMonoProfilerMethodTailCall = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodTailCall,
+	DisplayName:  "MonoProfiler/MethodTailCall",
+	Fields:       &fieldsMonoProfilerMethodTailCall,
+	ID:           31,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodTailCall",
+	Opcode:       48,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodTailCall writes the fields of MonoProfilerMethodTailCall payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodTailCall = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodTailCall)
+}}
+
 // MonoProfilerMethodExceptionLeave is the payload of MonoProfilerMethodExceptionLeave: event 32 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodExceptionLeave (49), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3127,6 +3985,11 @@ type MonoProfilerMethodExceptionLeave struct {
 // Info describes MonoProfilerMethodExceptionLeave.
 func (*MonoProfilerMethodExceptionLeave) Info() *EventInfo {
 	return &eventTable[36]
+}
+
+// Descriptor describes MonoProfilerMethodExceptionLeave, as readers of any generated package see it.
+func (*MonoProfilerMethodExceptionLeave) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodExceptionLeave
 }
 
 // Decode reads a MonoProfilerMethodExceptionLeave payload for a pointer size of 4 or 8 and returns the bytes
@@ -3176,6 +4039,27 @@ var columnsMonoProfilerMethodExceptionLeave = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// descMonoProfilerMethodExceptionLeave describes MonoProfilerMethodExceptionLeave (EventInfo.Descriptor).
+var descMonoProfilerMethodExceptionLeave = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodExceptionLeave,
+	DisplayName:  "MonoProfiler/MethodExceptionLeave",
+	Fields:       &fieldsMonoProfilerMethodExceptionLeave,
+	ID:           32,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodExceptionLeave",
+	Opcode:       49,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodExceptionLeave writes the fields of MonoProfilerMethodExceptionLeave payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodExceptionLeave = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodExceptionLeave)
+}}
+
 // MonoProfilerMethodFree is the payload of MonoProfilerMethodFree: event 33 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodFree (50), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3187,6 +4071,11 @@ type MonoProfilerMethodFree struct {
 // Info describes MonoProfilerMethodFree.
 func (*MonoProfilerMethodFree) Info() *EventInfo {
 	return &eventTable[37]
+}
+
+// Descriptor describes MonoProfilerMethodFree, as readers of any generated package see it.
+func (*MonoProfilerMethodFree) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodFree
 }
 
 // Decode reads a MonoProfilerMethodFree payload for a pointer size of 4 or 8 and returns the bytes
@@ -3236,6 +4125,27 @@ var columnsMonoProfilerMethodFree = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// descMonoProfilerMethodFree describes MonoProfilerMethodFree (EventInfo.Descriptor).
+var descMonoProfilerMethodFree = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodFree,
+	DisplayName:  "MonoProfiler/MethodFree",
+	Fields:       &fieldsMonoProfilerMethodFree,
+	ID:           33,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodFree",
+	Opcode:       50,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodFree writes the fields of MonoProfilerMethodFree payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodFree = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodFree)
+}}
+
 // MonoProfilerMethodBeginInvoke is the payload of MonoProfilerMethodBeginInvoke: event 34 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodBeginInvoke (51), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3247,6 +4157,11 @@ type MonoProfilerMethodBeginInvoke struct {
 // Info describes MonoProfilerMethodBeginInvoke.
 func (*MonoProfilerMethodBeginInvoke) Info() *EventInfo {
 	return &eventTable[38]
+}
+
+// Descriptor describes MonoProfilerMethodBeginInvoke, as readers of any generated package see it.
+func (*MonoProfilerMethodBeginInvoke) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodBeginInvoke
 }
 
 // Decode reads a MonoProfilerMethodBeginInvoke payload for a pointer size of 4 or 8 and returns the bytes
@@ -3296,6 +4211,27 @@ var columnsMonoProfilerMethodBeginInvoke = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// descMonoProfilerMethodBeginInvoke describes MonoProfilerMethodBeginInvoke (EventInfo.Descriptor).
+var descMonoProfilerMethodBeginInvoke = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodBeginInvoke,
+	DisplayName:  "MonoProfiler/MethodBeginInvoke",
+	Fields:       &fieldsMonoProfilerMethodBeginInvoke,
+	ID:           34,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodBeginInvoke",
+	Opcode:       51,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodBeginInvoke writes the fields of MonoProfilerMethodBeginInvoke payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodBeginInvoke = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodBeginInvoke)
+}}
+
 // MonoProfilerMethodEndInvoke is the payload of MonoProfilerMethodEndInvoke: event 35 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodEndInvoke (52), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3307,6 +4243,11 @@ type MonoProfilerMethodEndInvoke struct {
 // Info describes MonoProfilerMethodEndInvoke.
 func (*MonoProfilerMethodEndInvoke) Info() *EventInfo {
 	return &eventTable[39]
+}
+
+// Descriptor describes MonoProfilerMethodEndInvoke, as readers of any generated package see it.
+func (*MonoProfilerMethodEndInvoke) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodEndInvoke
 }
 
 // Decode reads a MonoProfilerMethodEndInvoke payload for a pointer size of 4 or 8 and returns the bytes
@@ -3356,6 +4297,27 @@ var columnsMonoProfilerMethodEndInvoke = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// descMonoProfilerMethodEndInvoke describes MonoProfilerMethodEndInvoke (EventInfo.Descriptor).
+var descMonoProfilerMethodEndInvoke = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodEndInvoke,
+	DisplayName:  "MonoProfiler/MethodEndInvoke",
+	Fields:       &fieldsMonoProfilerMethodEndInvoke,
+	ID:           35,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodEndInvoke",
+	Opcode:       52,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodEndInvoke writes the fields of MonoProfilerMethodEndInvoke payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodEndInvoke = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodEndInvoke)
+}}
+
 // MonoProfilerExceptionThrow is the payload of MonoProfilerExceptionThrow: event 36 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ExceptionThrow (53), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // Template ExceptionThrow. Its layout depends on the pointer size.
@@ -3369,6 +4331,11 @@ type MonoProfilerExceptionThrow struct {
 // Info describes MonoProfilerExceptionThrow.
 func (*MonoProfilerExceptionThrow) Info() *EventInfo {
 	return &eventTable[40]
+}
+
+// Descriptor describes MonoProfilerExceptionThrow, as readers of any generated package see it.
+func (*MonoProfilerExceptionThrow) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerExceptionThrow
 }
 
 // Decode reads a MonoProfilerExceptionThrow payload for a pointer size of 4 or 8 and returns the bytes
@@ -3453,6 +4420,27 @@ var columnsMonoProfilerExceptionThrow = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerExceptionThrow describes MonoProfilerExceptionThrow (EventInfo.Descriptor).
+var descMonoProfilerExceptionThrow = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerExceptionThrow,
+	DisplayName:  "MonoProfiler/ExceptionThrow",
+	Fields:       &fieldsMonoProfilerExceptionThrow,
+	ID:           36,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "MonoProfilerExceptionThrow",
+	Opcode:       53,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerExceptionThrow writes the fields of MonoProfilerExceptionThrow payloads (its Descriptor's Fields).
+var fieldsMonoProfilerExceptionThrow = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerExceptionThrow)
+}}
+
 // MonoProfilerExceptionClause is the payload of MonoProfilerExceptionClause: event 37 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ExceptionClause (54), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // Template ExceptionClause. Its layout depends on the pointer size.
@@ -3472,6 +4460,11 @@ type MonoProfilerExceptionClause struct {
 // Info describes MonoProfilerExceptionClause.
 func (*MonoProfilerExceptionClause) Info() *EventInfo {
 	return &eventTable[41]
+}
+
+// Descriptor describes MonoProfilerExceptionClause, as readers of any generated package see it.
+func (*MonoProfilerExceptionClause) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerExceptionClause
 }
 
 // Decode reads a MonoProfilerExceptionClause payload for a pointer size of 4 or 8 and returns the bytes
@@ -3621,6 +4614,27 @@ var columnsMonoProfilerExceptionClause = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerExceptionClause describes MonoProfilerExceptionClause (EventInfo.Descriptor).
+var descMonoProfilerExceptionClause = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerExceptionClause,
+	DisplayName:  "MonoProfiler/ExceptionClause",
+	Fields:       &fieldsMonoProfilerExceptionClause,
+	ID:           37,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "MonoProfilerExceptionClause",
+	Opcode:       54,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerExceptionClause writes the fields of MonoProfilerExceptionClause payloads (its Descriptor's Fields).
+var fieldsMonoProfilerExceptionClause = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerExceptionClause)
+}}
+
 // MonoProfilerGCEvent is the payload of MonoProfilerGCEvent: event 38 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCEvent (55), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEvent.
@@ -3634,6 +4648,11 @@ type MonoProfilerGCEvent struct {
 // Info describes MonoProfilerGCEvent.
 func (*MonoProfilerGCEvent) Info() *EventInfo {
 	return &eventTable[42]
+}
+
+// Descriptor describes MonoProfilerGCEvent, as readers of any generated package see it.
+func (*MonoProfilerGCEvent) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCEvent
 }
 
 // Decode reads a MonoProfilerGCEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -3703,6 +4722,27 @@ var columnsMonoProfilerGCEvent = []clrimpl.Column{{
 	Name: "GCGeneration",
 }}
 
+// descMonoProfilerGCEvent describes MonoProfilerGCEvent (EventInfo.Descriptor).
+var descMonoProfilerGCEvent = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCEvent,
+	DisplayName:  "MonoProfiler/GCEvent",
+	Fields:       &fieldsMonoProfilerGCEvent,
+	ID:           38,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "MonoProfilerGCEvent",
+	Opcode:       55,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCEvent writes the fields of MonoProfilerGCEvent payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCEvent)
+}}
+
 // MonoProfilerGCAllocation is the payload of MonoProfilerGCAllocation: event 39 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCAllocation (56), level win:Informational (4), keywords GCAllocationKeyword (0x200000).
 // Template GCAllocation. Its layout depends on the pointer size.
@@ -3718,6 +4758,11 @@ type MonoProfilerGCAllocation struct {
 // Info describes MonoProfilerGCAllocation.
 func (*MonoProfilerGCAllocation) Info() *EventInfo {
 	return &eventTable[43]
+}
+
+// Descriptor describes MonoProfilerGCAllocation, as readers of any generated package see it.
+func (*MonoProfilerGCAllocation) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCAllocation
 }
 
 // Decode reads a MonoProfilerGCAllocation payload for a pointer size of 4 or 8 and returns the bytes
@@ -3820,6 +4865,27 @@ var columnsMonoProfilerGCAllocation = []clrimpl.Column{{
 	Hex:  true,
 	Kind: clrimpl.ColumnUint64,
 	Name: "ObjectSize",
+}}
+
+// descMonoProfilerGCAllocation describes MonoProfilerGCAllocation (EventInfo.Descriptor).
+var descMonoProfilerGCAllocation = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCAllocation,
+	DisplayName:  "MonoProfiler/GCAllocation",
+	Fields:       &fieldsMonoProfilerGCAllocation,
+	ID:           39,
+	Keywords:     0x200000,
+	Level:        4,
+	Name:         "MonoProfilerGCAllocation",
+	Opcode:       56,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCAllocation writes the fields of MonoProfilerGCAllocation payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCAllocation = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCAllocation)
 }}
 
 // MonoProfilerGCMoves is the payload of MonoProfilerGCMoves: event 40 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
@@ -3989,6 +5055,11 @@ func (*MonoProfilerGCMoves) Info() *EventInfo {
 	return &eventTable[44]
 }
 
+// Descriptor describes MonoProfilerGCMoves, as readers of any generated package see it.
+func (*MonoProfilerGCMoves) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCMoves
+}
+
 // Decode reads a MonoProfilerGCMoves payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCMoves) Decode(b []byte, ptrSize int) (int, error) {
@@ -4061,6 +5132,27 @@ var columnsMonoProfilerGCMoves = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descMonoProfilerGCMoves describes MonoProfilerGCMoves (EventInfo.Descriptor).
+var descMonoProfilerGCMoves = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCMoves,
+	DisplayName:  "MonoProfiler/GCMoves",
+	Fields:       &fieldsMonoProfilerGCMoves,
+	ID:           40,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "MonoProfilerGCMoves",
+	Opcode:       57,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCMoves writes the fields of MonoProfilerGCMoves payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCMoves = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCMoves)
+}}
+
 // MonoProfilerGCResize is the payload of MonoProfilerGCResize: event 41 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCResize (58), level win:Informational (4), keywords GCResizeKeyword (0x2000000).
 // Template GCResize.
@@ -4072,6 +5164,11 @@ type MonoProfilerGCResize struct {
 // Info describes MonoProfilerGCResize.
 func (*MonoProfilerGCResize) Info() *EventInfo {
 	return &eventTable[45]
+}
+
+// Descriptor describes MonoProfilerGCResize, as readers of any generated package see it.
+func (*MonoProfilerGCResize) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCResize
 }
 
 // Decode reads a MonoProfilerGCResize payload for a pointer size of 4 or 8 and returns the bytes
@@ -4121,6 +5218,27 @@ var columnsMonoProfilerGCResize = []clrimpl.Column{{
 	Name: "NewSize",
 }}
 
+// descMonoProfilerGCResize describes MonoProfilerGCResize (EventInfo.Descriptor).
+var descMonoProfilerGCResize = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCResize,
+	DisplayName:  "MonoProfiler/GCResize",
+	Fields:       &fieldsMonoProfilerGCResize,
+	ID:           41,
+	Keywords:     0x2000000,
+	Level:        4,
+	Name:         "MonoProfilerGCResize",
+	Opcode:       58,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCResize writes the fields of MonoProfilerGCResize payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCResize = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCResize)
+}}
+
 // MonoProfilerGCHandleCreated is the payload of MonoProfilerGCHandleCreated: event 42 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHandleCreated (59), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template GCHandleCreated. Its layout depends on the pointer size.
@@ -4136,6 +5254,11 @@ type MonoProfilerGCHandleCreated struct {
 // Info describes MonoProfilerGCHandleCreated.
 func (*MonoProfilerGCHandleCreated) Info() *EventInfo {
 	return &eventTable[46]
+}
+
+// Descriptor describes MonoProfilerGCHandleCreated, as readers of any generated package see it.
+func (*MonoProfilerGCHandleCreated) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHandleCreated
 }
 
 // Decode reads a MonoProfilerGCHandleCreated payload for a pointer size of 4 or 8 and returns the bytes
@@ -4246,6 +5369,27 @@ var columnsMonoProfilerGCHandleCreated = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerGCHandleCreated describes MonoProfilerGCHandleCreated (EventInfo.Descriptor).
+var descMonoProfilerGCHandleCreated = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHandleCreated,
+	DisplayName:  "MonoProfiler/GCHandleCreated",
+	Fields:       &fieldsMonoProfilerGCHandleCreated,
+	ID:           42,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "MonoProfilerGCHandleCreated",
+	Opcode:       59,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHandleCreated writes the fields of MonoProfilerGCHandleCreated payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHandleCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHandleCreated)
+}}
+
 // MonoProfilerGCHandleDeleted is the payload of MonoProfilerGCHandleDeleted: event 43 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHandleDeleted (60), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template GCHandleDeleted.
@@ -4259,6 +5403,11 @@ type MonoProfilerGCHandleDeleted struct {
 // Info describes MonoProfilerGCHandleDeleted.
 func (*MonoProfilerGCHandleDeleted) Info() *EventInfo {
 	return &eventTable[47]
+}
+
+// Descriptor describes MonoProfilerGCHandleDeleted, as readers of any generated package see it.
+func (*MonoProfilerGCHandleDeleted) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHandleDeleted
 }
 
 // Decode reads a MonoProfilerGCHandleDeleted payload for a pointer size of 4 or 8 and returns the bytes
@@ -4329,6 +5478,27 @@ var columnsMonoProfilerGCHandleDeleted = []clrimpl.Column{{
 	Name: "HandleType_name",
 }}
 
+// descMonoProfilerGCHandleDeleted describes MonoProfilerGCHandleDeleted (EventInfo.Descriptor).
+var descMonoProfilerGCHandleDeleted = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHandleDeleted,
+	DisplayName:  "MonoProfiler/GCHandleDeleted",
+	Fields:       &fieldsMonoProfilerGCHandleDeleted,
+	ID:           43,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "MonoProfilerGCHandleDeleted",
+	Opcode:       60,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHandleDeleted writes the fields of MonoProfilerGCHandleDeleted payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHandleDeleted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHandleDeleted)
+}}
+
 // MonoProfilerGCFinalizing is the payload of MonoProfilerGCFinalizing: event 44 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizing (61), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // It has no payload.
@@ -4337,6 +5507,11 @@ type MonoProfilerGCFinalizing struct{}
 // Info describes MonoProfilerGCFinalizing.
 func (*MonoProfilerGCFinalizing) Info() *EventInfo {
 	return &eventTable[48]
+}
+
+// Descriptor describes MonoProfilerGCFinalizing, as readers of any generated package see it.
+func (*MonoProfilerGCFinalizing) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalizing
 }
 
 // Decode reads a MonoProfilerGCFinalizing payload for a pointer size of 4 or 8 and returns the bytes
@@ -4366,6 +5541,27 @@ func (e *MonoProfilerGCFinalizing) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMonoProfilerGCFinalizing lists the columns of MonoProfilerGCFinalizing (EventInfo.Columns).
 var columnsMonoProfilerGCFinalizing = []clrimpl.Column{}
 
+// descMonoProfilerGCFinalizing describes MonoProfilerGCFinalizing (EventInfo.Descriptor).
+var descMonoProfilerGCFinalizing = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalizing,
+	DisplayName:  "MonoProfiler/GCFinalizing",
+	Fields:       &fieldsMonoProfilerGCFinalizing,
+	ID:           44,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalizing",
+	Opcode:       61,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalizing writes the fields of MonoProfilerGCFinalizing payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalizing = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalizing)
+}}
+
 // MonoProfilerGCFinalized is the payload of MonoProfilerGCFinalized: event 45 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalized (62), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // It has no payload.
@@ -4374,6 +5570,11 @@ type MonoProfilerGCFinalized struct{}
 // Info describes MonoProfilerGCFinalized.
 func (*MonoProfilerGCFinalized) Info() *EventInfo {
 	return &eventTable[49]
+}
+
+// Descriptor describes MonoProfilerGCFinalized, as readers of any generated package see it.
+func (*MonoProfilerGCFinalized) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalized
 }
 
 // Decode reads a MonoProfilerGCFinalized payload for a pointer size of 4 or 8 and returns the bytes
@@ -4403,6 +5604,27 @@ func (e *MonoProfilerGCFinalized) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMonoProfilerGCFinalized lists the columns of MonoProfilerGCFinalized (EventInfo.Columns).
 var columnsMonoProfilerGCFinalized = []clrimpl.Column{}
 
+// descMonoProfilerGCFinalized describes MonoProfilerGCFinalized (EventInfo.Descriptor).
+var descMonoProfilerGCFinalized = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalized,
+	DisplayName:  "MonoProfiler/GCFinalized",
+	Fields:       &fieldsMonoProfilerGCFinalized,
+	ID:           45,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalized",
+	Opcode:       62,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalized writes the fields of MonoProfilerGCFinalized payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalized = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalized)
+}}
+
 // MonoProfilerGCFinalizingObject is the payload of MonoProfilerGCFinalizingObject: event 46 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizingObject (63), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // Template GCFinalizingFinalizedObject. Its layout depends on the pointer size.
@@ -4414,6 +5636,11 @@ type MonoProfilerGCFinalizingObject struct {
 // Info describes MonoProfilerGCFinalizingObject.
 func (*MonoProfilerGCFinalizingObject) Info() *EventInfo {
 	return &eventTable[50]
+}
+
+// Descriptor describes MonoProfilerGCFinalizingObject, as readers of any generated package see it.
+func (*MonoProfilerGCFinalizingObject) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalizingObject
 }
 
 // Decode reads a MonoProfilerGCFinalizingObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -4478,6 +5705,27 @@ var columnsMonoProfilerGCFinalizingObject = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerGCFinalizingObject describes MonoProfilerGCFinalizingObject (EventInfo.Descriptor).
+var descMonoProfilerGCFinalizingObject = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalizingObject,
+	DisplayName:  "MonoProfiler/GCFinalizingObject",
+	Fields:       &fieldsMonoProfilerGCFinalizingObject,
+	ID:           46,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalizingObject",
+	Opcode:       63,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalizingObject writes the fields of MonoProfilerGCFinalizingObject payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalizingObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalizingObject)
+}}
+
 // MonoProfilerGCFinalizedObject is the payload of MonoProfilerGCFinalizedObject: event 47 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizedObject (64), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // Template GCFinalizingFinalizedObject. Its layout depends on the pointer size.
@@ -4489,6 +5737,11 @@ type MonoProfilerGCFinalizedObject struct {
 // Info describes MonoProfilerGCFinalizedObject.
 func (*MonoProfilerGCFinalizedObject) Info() *EventInfo {
 	return &eventTable[51]
+}
+
+// Descriptor describes MonoProfilerGCFinalizedObject, as readers of any generated package see it.
+func (*MonoProfilerGCFinalizedObject) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalizedObject
 }
 
 // Decode reads a MonoProfilerGCFinalizedObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -4553,6 +5806,27 @@ var columnsMonoProfilerGCFinalizedObject = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerGCFinalizedObject describes MonoProfilerGCFinalizedObject (EventInfo.Descriptor).
+var descMonoProfilerGCFinalizedObject = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalizedObject,
+	DisplayName:  "MonoProfiler/GCFinalizedObject",
+	Fields:       &fieldsMonoProfilerGCFinalizedObject,
+	ID:           47,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalizedObject",
+	Opcode:       64,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalizedObject writes the fields of MonoProfilerGCFinalizedObject payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalizedObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalizedObject)
+}}
+
 // MonoProfilerGCRootRegister is the payload of MonoProfilerGCRootRegister: event 48 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRootRegister (65), level win:Informational (4), keywords GCRootKeyword (0x4000000).
 // Template GCRootRegister. Its layout depends on the pointer size.
@@ -4572,6 +5846,11 @@ type MonoProfilerGCRootRegister struct {
 // Info describes MonoProfilerGCRootRegister.
 func (*MonoProfilerGCRootRegister) Info() *EventInfo {
 	return &eventTable[52]
+}
+
+// Descriptor describes MonoProfilerGCRootRegister, as readers of any generated package see it.
+func (*MonoProfilerGCRootRegister) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCRootRegister
 }
 
 // Decode reads a MonoProfilerGCRootRegister payload for a pointer size of 4 or 8 and returns the bytes
@@ -4722,6 +6001,27 @@ var columnsMonoProfilerGCRootRegister = []clrimpl.Column{{
 	Name: "RootKeyName",
 }}
 
+// descMonoProfilerGCRootRegister describes MonoProfilerGCRootRegister (EventInfo.Descriptor).
+var descMonoProfilerGCRootRegister = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCRootRegister,
+	DisplayName:  "MonoProfiler/GCRootRegister",
+	Fields:       &fieldsMonoProfilerGCRootRegister,
+	ID:           48,
+	Keywords:     0x4000000,
+	Level:        4,
+	Name:         "MonoProfilerGCRootRegister",
+	Opcode:       65,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCRootRegister writes the fields of MonoProfilerGCRootRegister payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCRootRegister = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCRootRegister)
+}}
+
 // MonoProfilerGCRootUnregister is the payload of MonoProfilerGCRootUnregister: event 49 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRootUnregister (66), level win:Informational (4), keywords GCRootKeyword (0x4000000).
 // Template GCRootUnregister. Its layout depends on the pointer size.
@@ -4733,6 +6033,11 @@ type MonoProfilerGCRootUnregister struct {
 // Info describes MonoProfilerGCRootUnregister.
 func (*MonoProfilerGCRootUnregister) Info() *EventInfo {
 	return &eventTable[53]
+}
+
+// Descriptor describes MonoProfilerGCRootUnregister, as readers of any generated package see it.
+func (*MonoProfilerGCRootUnregister) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCRootUnregister
 }
 
 // Decode reads a MonoProfilerGCRootUnregister payload for a pointer size of 4 or 8 and returns the bytes
@@ -4795,6 +6100,27 @@ var columnsMonoProfilerGCRootUnregister = []clrimpl.Column{{
 	Hex:  true,
 	Kind: clrimpl.ColumnUint64,
 	Name: "RootID",
+}}
+
+// descMonoProfilerGCRootUnregister describes MonoProfilerGCRootUnregister (EventInfo.Descriptor).
+var descMonoProfilerGCRootUnregister = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCRootUnregister,
+	DisplayName:  "MonoProfiler/GCRootUnregister",
+	Fields:       &fieldsMonoProfilerGCRootUnregister,
+	ID:           49,
+	Keywords:     0x4000000,
+	Level:        4,
+	Name:         "MonoProfilerGCRootUnregister",
+	Opcode:       66,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCRootUnregister writes the fields of MonoProfilerGCRootUnregister payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCRootUnregister = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCRootUnregister)
 }}
 
 // MonoProfilerGCRoots is the payload of MonoProfilerGCRoots: event 50 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
@@ -4964,6 +6290,11 @@ func (*MonoProfilerGCRoots) Info() *EventInfo {
 	return &eventTable[54]
 }
 
+// Descriptor describes MonoProfilerGCRoots, as readers of any generated package see it.
+func (*MonoProfilerGCRoots) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCRoots
+}
+
 // Decode reads a MonoProfilerGCRoots payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCRoots) Decode(b []byte, ptrSize int) (int, error) {
@@ -5036,6 +6367,27 @@ var columnsMonoProfilerGCRoots = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descMonoProfilerGCRoots describes MonoProfilerGCRoots (EventInfo.Descriptor).
+var descMonoProfilerGCRoots = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCRoots,
+	DisplayName:  "MonoProfiler/GCRoots",
+	Fields:       &fieldsMonoProfilerGCRoots,
+	ID:           50,
+	Keywords:     0x4000000,
+	Level:        4,
+	Name:         "MonoProfilerGCRoots",
+	Opcode:       67,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCRoots writes the fields of MonoProfilerGCRoots payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCRoots)
+}}
+
 // MonoProfilerGCHeapDumpStart is the payload of MonoProfilerGCHeapDumpStart: event 51 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpStart (68), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCHeapDumpStart.
@@ -5047,6 +6399,11 @@ type MonoProfilerGCHeapDumpStart struct {
 // Info describes MonoProfilerGCHeapDumpStart.
 func (*MonoProfilerGCHeapDumpStart) Info() *EventInfo {
 	return &eventTable[55]
+}
+
+// Descriptor describes MonoProfilerGCHeapDumpStart, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpStart) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpStart
 }
 
 // Decode reads a MonoProfilerGCHeapDumpStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -5095,6 +6452,27 @@ var columnsMonoProfilerGCHeapDumpStart = []clrimpl.Column{{
 	Name: "HeapCollectParam",
 }}
 
+// descMonoProfilerGCHeapDumpStart describes MonoProfilerGCHeapDumpStart (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpStart = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpStart,
+	DisplayName:  "MonoProfiler/GCHeapDumpStart",
+	Fields:       &fieldsMonoProfilerGCHeapDumpStart,
+	ID:           51,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpStart",
+	Opcode:       68,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpStart writes the fields of MonoProfilerGCHeapDumpStart payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpStart)
+}}
+
 // MonoProfilerGCHeapDumpStop is the payload of MonoProfilerGCHeapDumpStop: event 52 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpStop (69), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // It has no payload.
@@ -5103,6 +6481,11 @@ type MonoProfilerGCHeapDumpStop struct{}
 // Info describes MonoProfilerGCHeapDumpStop.
 func (*MonoProfilerGCHeapDumpStop) Info() *EventInfo {
 	return &eventTable[56]
+}
+
+// Descriptor describes MonoProfilerGCHeapDumpStop, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpStop) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpStop
 }
 
 // Decode reads a MonoProfilerGCHeapDumpStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -5131,6 +6514,27 @@ func (e *MonoProfilerGCHeapDumpStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsMonoProfilerGCHeapDumpStop lists the columns of MonoProfilerGCHeapDumpStop (EventInfo.Columns).
 var columnsMonoProfilerGCHeapDumpStop = []clrimpl.Column{}
+
+// descMonoProfilerGCHeapDumpStop describes MonoProfilerGCHeapDumpStop (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpStop = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpStop,
+	DisplayName:  "MonoProfiler/GCHeapDumpStop",
+	Fields:       &fieldsMonoProfilerGCHeapDumpStop,
+	ID:           52,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpStop",
+	Opcode:       69,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpStop writes the fields of MonoProfilerGCHeapDumpStop payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpStop)
+}}
 
 // MonoProfilerGCHeapDumpObjectReference is the payload of MonoProfilerGCHeapDumpObjectReference: event 53 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpObjectReference (70), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
@@ -5307,6 +6711,11 @@ func (*MonoProfilerGCHeapDumpObjectReference) Info() *EventInfo {
 	return &eventTable[57]
 }
 
+// Descriptor describes MonoProfilerGCHeapDumpObjectReference, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpObjectReference) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpObjectReference
+}
+
 // Decode reads a MonoProfilerGCHeapDumpObjectReference payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (int, error) {
@@ -5471,6 +6880,27 @@ var columnsMonoProfilerGCHeapDumpObjectReference = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descMonoProfilerGCHeapDumpObjectReference describes MonoProfilerGCHeapDumpObjectReference (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpObjectReference = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpObjectReference,
+	DisplayName:  "MonoProfiler/GCHeapDumpObjectReference",
+	Fields:       &fieldsMonoProfilerGCHeapDumpObjectReference,
+	ID:           53,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpObjectReference",
+	Opcode:       70,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpObjectReference writes the fields of MonoProfilerGCHeapDumpObjectReference payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpObjectReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpObjectReference)
+}}
+
 // MonoProfilerMonitorContention is the payload of MonoProfilerMonitorContention: event 54 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorContention (71), level win:Informational (4), keywords MonitorKeyword, ContentionKeyword (0x10000004000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -5482,6 +6912,11 @@ type MonoProfilerMonitorContention struct {
 // Info describes MonoProfilerMonitorContention.
 func (*MonoProfilerMonitorContention) Info() *EventInfo {
 	return &eventTable[58]
+}
+
+// Descriptor describes MonoProfilerMonitorContention, as readers of any generated package see it.
+func (*MonoProfilerMonitorContention) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMonitorContention
 }
 
 // Decode reads a MonoProfilerMonitorContention payload for a pointer size of 4 or 8 and returns the bytes
@@ -5546,6 +6981,27 @@ var columnsMonoProfilerMonitorContention = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerMonitorContention describes MonoProfilerMonitorContention (EventInfo.Descriptor).
+var descMonoProfilerMonitorContention = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMonitorContention,
+	DisplayName:  "MonoProfiler/MonitorContention",
+	Fields:       &fieldsMonoProfilerMonitorContention,
+	ID:           54,
+	Keywords:     0x10000004000,
+	Level:        4,
+	Name:         "MonoProfilerMonitorContention",
+	Opcode:       71,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMonitorContention writes the fields of MonoProfilerMonitorContention payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMonitorContention = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMonitorContention)
+}}
+
 // MonoProfilerMonitorFailed is the payload of MonoProfilerMonitorFailed: event 55 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorFailed (72), level win:Informational (4), keywords MonitorKeyword (0x10000000000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -5557,6 +7013,11 @@ type MonoProfilerMonitorFailed struct {
 // Info describes MonoProfilerMonitorFailed.
 func (*MonoProfilerMonitorFailed) Info() *EventInfo {
 	return &eventTable[59]
+}
+
+// Descriptor describes MonoProfilerMonitorFailed, as readers of any generated package see it.
+func (*MonoProfilerMonitorFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMonitorFailed
 }
 
 // Decode reads a MonoProfilerMonitorFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -5621,6 +7082,27 @@ var columnsMonoProfilerMonitorFailed = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerMonitorFailed describes MonoProfilerMonitorFailed (EventInfo.Descriptor).
+var descMonoProfilerMonitorFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMonitorFailed,
+	DisplayName:  "MonoProfiler/MonitorFailed",
+	Fields:       &fieldsMonoProfilerMonitorFailed,
+	ID:           55,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "MonoProfilerMonitorFailed",
+	Opcode:       72,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMonitorFailed writes the fields of MonoProfilerMonitorFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMonitorFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMonitorFailed)
+}}
+
 // MonoProfilerMonitorAcquired is the payload of MonoProfilerMonitorAcquired: event 56 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorAquired (73), level win:Informational (4), keywords MonitorKeyword (0x10000000000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -5632,6 +7114,11 @@ type MonoProfilerMonitorAcquired struct {
 // Info describes MonoProfilerMonitorAcquired.
 func (*MonoProfilerMonitorAcquired) Info() *EventInfo {
 	return &eventTable[60]
+}
+
+// Descriptor describes MonoProfilerMonitorAcquired, as readers of any generated package see it.
+func (*MonoProfilerMonitorAcquired) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMonitorAcquired
 }
 
 // Decode reads a MonoProfilerMonitorAcquired payload for a pointer size of 4 or 8 and returns the bytes
@@ -5696,6 +7183,27 @@ var columnsMonoProfilerMonitorAcquired = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// descMonoProfilerMonitorAcquired describes MonoProfilerMonitorAcquired (EventInfo.Descriptor).
+var descMonoProfilerMonitorAcquired = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMonitorAcquired,
+	DisplayName:  "MonoProfiler/MonitorAquired",
+	Fields:       &fieldsMonoProfilerMonitorAcquired,
+	ID:           56,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "MonoProfilerMonitorAcquired",
+	Opcode:       73,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMonitorAcquired writes the fields of MonoProfilerMonitorAcquired payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMonitorAcquired = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMonitorAcquired)
+}}
+
 // MonoProfilerThreadStarted is the payload of MonoProfilerThreadStarted: event 57 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStarted (74), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5707,6 +7215,11 @@ type MonoProfilerThreadStarted struct {
 // Info describes MonoProfilerThreadStarted.
 func (*MonoProfilerThreadStarted) Info() *EventInfo {
 	return &eventTable[61]
+}
+
+// Descriptor describes MonoProfilerThreadStarted, as readers of any generated package see it.
+func (*MonoProfilerThreadStarted) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadStarted
 }
 
 // Decode reads a MonoProfilerThreadStarted payload for a pointer size of 4 or 8 and returns the bytes
@@ -5756,6 +7269,27 @@ var columnsMonoProfilerThreadStarted = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// descMonoProfilerThreadStarted describes MonoProfilerThreadStarted (EventInfo.Descriptor).
+var descMonoProfilerThreadStarted = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadStarted,
+	DisplayName:  "MonoProfiler/ThreadStarted",
+	Fields:       &fieldsMonoProfilerThreadStarted,
+	ID:           57,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "MonoProfilerThreadStarted",
+	Opcode:       74,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadStarted writes the fields of MonoProfilerThreadStarted payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadStarted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadStarted)
+}}
+
 // MonoProfilerThreadStopping is the payload of MonoProfilerThreadStopping: event 58 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStopping (75), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5767,6 +7301,11 @@ type MonoProfilerThreadStopping struct {
 // Info describes MonoProfilerThreadStopping.
 func (*MonoProfilerThreadStopping) Info() *EventInfo {
 	return &eventTable[62]
+}
+
+// Descriptor describes MonoProfilerThreadStopping, as readers of any generated package see it.
+func (*MonoProfilerThreadStopping) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadStopping
 }
 
 // Decode reads a MonoProfilerThreadStopping payload for a pointer size of 4 or 8 and returns the bytes
@@ -5816,6 +7355,27 @@ var columnsMonoProfilerThreadStopping = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// descMonoProfilerThreadStopping describes MonoProfilerThreadStopping (EventInfo.Descriptor).
+var descMonoProfilerThreadStopping = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadStopping,
+	DisplayName:  "MonoProfiler/ThreadStopping",
+	Fields:       &fieldsMonoProfilerThreadStopping,
+	ID:           58,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "MonoProfilerThreadStopping",
+	Opcode:       75,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadStopping writes the fields of MonoProfilerThreadStopping payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadStopping = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadStopping)
+}}
+
 // MonoProfilerThreadStopped is the payload of MonoProfilerThreadStopped: event 59 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStopped (76), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5827,6 +7387,11 @@ type MonoProfilerThreadStopped struct {
 // Info describes MonoProfilerThreadStopped.
 func (*MonoProfilerThreadStopped) Info() *EventInfo {
 	return &eventTable[63]
+}
+
+// Descriptor describes MonoProfilerThreadStopped, as readers of any generated package see it.
+func (*MonoProfilerThreadStopped) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadStopped
 }
 
 // Decode reads a MonoProfilerThreadStopped payload for a pointer size of 4 or 8 and returns the bytes
@@ -5876,6 +7441,27 @@ var columnsMonoProfilerThreadStopped = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// descMonoProfilerThreadStopped describes MonoProfilerThreadStopped (EventInfo.Descriptor).
+var descMonoProfilerThreadStopped = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadStopped,
+	DisplayName:  "MonoProfiler/ThreadStopped",
+	Fields:       &fieldsMonoProfilerThreadStopped,
+	ID:           59,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "MonoProfilerThreadStopped",
+	Opcode:       76,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadStopped writes the fields of MonoProfilerThreadStopped payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadStopped = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadStopped)
+}}
+
 // MonoProfilerThreadExited is the payload of MonoProfilerThreadExited: event 60 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadExited (77), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5887,6 +7473,11 @@ type MonoProfilerThreadExited struct {
 // Info describes MonoProfilerThreadExited.
 func (*MonoProfilerThreadExited) Info() *EventInfo {
 	return &eventTable[64]
+}
+
+// Descriptor describes MonoProfilerThreadExited, as readers of any generated package see it.
+func (*MonoProfilerThreadExited) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadExited
 }
 
 // Decode reads a MonoProfilerThreadExited payload for a pointer size of 4 or 8 and returns the bytes
@@ -5936,6 +7527,27 @@ var columnsMonoProfilerThreadExited = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// descMonoProfilerThreadExited describes MonoProfilerThreadExited (EventInfo.Descriptor).
+var descMonoProfilerThreadExited = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadExited,
+	DisplayName:  "MonoProfiler/ThreadExited",
+	Fields:       &fieldsMonoProfilerThreadExited,
+	ID:           60,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "MonoProfilerThreadExited",
+	Opcode:       77,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadExited writes the fields of MonoProfilerThreadExited payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadExited = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadExited)
+}}
+
 // MonoProfilerThreadName is the payload of MonoProfilerThreadName: event 61 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadName (78), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadName.
@@ -5949,6 +7561,11 @@ type MonoProfilerThreadName struct {
 // Info describes MonoProfilerThreadName.
 func (*MonoProfilerThreadName) Info() *EventInfo {
 	return &eventTable[65]
+}
+
+// Descriptor describes MonoProfilerThreadName, as readers of any generated package see it.
+func (*MonoProfilerThreadName) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadName
 }
 
 // Decode reads a MonoProfilerThreadName payload for a pointer size of 4 or 8 and returns the bytes
@@ -6017,6 +7634,27 @@ var columnsMonoProfilerThreadName = []clrimpl.Column{{
 	Name: "ThreadName",
 }}
 
+// descMonoProfilerThreadName describes MonoProfilerThreadName (EventInfo.Descriptor).
+var descMonoProfilerThreadName = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadName,
+	DisplayName:  "MonoProfiler/ThreadName",
+	Fields:       &fieldsMonoProfilerThreadName,
+	ID:           61,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "MonoProfilerThreadName",
+	Opcode:       78,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadName writes the fields of MonoProfilerThreadName payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadName = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadName)
+}}
+
 // MonoProfilerJitDoneVerbose is the payload of MonoProfilerJitDoneVerbose: event 62 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDoneVerbose (79), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template JitDoneVerbose.
@@ -6034,6 +7672,11 @@ type MonoProfilerJitDoneVerbose struct {
 // Info describes MonoProfilerJitDoneVerbose.
 func (*MonoProfilerJitDoneVerbose) Info() *EventInfo {
 	return &eventTable[66]
+}
+
+// Descriptor describes MonoProfilerJitDoneVerbose, as readers of any generated package see it.
+func (*MonoProfilerJitDoneVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitDoneVerbose
 }
 
 // Decode reads a MonoProfilerJitDoneVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -6123,6 +7766,27 @@ var columnsMonoProfilerJitDoneVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descMonoProfilerJitDoneVerbose describes MonoProfilerJitDoneVerbose (EventInfo.Descriptor).
+var descMonoProfilerJitDoneVerbose = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitDoneVerbose,
+	DisplayName:  "MonoProfiler/JitDoneVerbose",
+	Fields:       &fieldsMonoProfilerJitDoneVerbose,
+	ID:           62,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MonoProfilerJitDoneVerbose",
+	Opcode:       79,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitDoneVerbose writes the fields of MonoProfilerJitDoneVerbose payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitDoneVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitDoneVerbose)
+}}
+
 // MonoProfilerGCHeapDumpVTableClassReference is the payload of MonoProfilerGCHeapDumpVTableClassReference: event 63 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpVTableClassReference (80), level win:Informational (4), keywords GCHeapDumpVTableClassReferenceKeyword (0x8000000).
 // Template GCHeapDumpVTableClassReference.
@@ -6140,6 +7804,11 @@ type MonoProfilerGCHeapDumpVTableClassReference struct {
 // Info describes MonoProfilerGCHeapDumpVTableClassReference.
 func (*MonoProfilerGCHeapDumpVTableClassReference) Info() *EventInfo {
 	return &eventTable[67]
+}
+
+// Descriptor describes MonoProfilerGCHeapDumpVTableClassReference, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpVTableClassReference) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpVTableClassReference
 }
 
 // Decode reads a MonoProfilerGCHeapDumpVTableClassReference payload for a pointer size of 4 or 8 and returns the bytes
@@ -6236,4 +7905,25 @@ var columnsMonoProfilerGCHeapDumpVTableClassReference = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ClassName",
+}}
+
+// descMonoProfilerGCHeapDumpVTableClassReference describes MonoProfilerGCHeapDumpVTableClassReference (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpVTableClassReference = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpVTableClassReference,
+	DisplayName:  "MonoProfiler/GCHeapDumpVTableClassReference",
+	Fields:       &fieldsMonoProfilerGCHeapDumpVTableClassReference,
+	ID:           63,
+	Keywords:     0x8000000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpVTableClassReference",
+	Opcode:       80,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpVTableClassReference writes the fields of MonoProfilerGCHeapDumpVTableClassReference payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpVTableClassReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpVTableClassReference)
 }}

@@ -34,6 +34,11 @@ func (*BindingPolicyPhaseStart) Info() *EventInfo {
 	return &eventTable[408]
 }
 
+// Descriptor describes BindingPolicyPhaseStart, as readers of any generated package see it.
+func (*BindingPolicyPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPolicyPhaseStart
+}
+
 // Decode reads a BindingPolicyPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -166,6 +171,27 @@ var columnsBindingPolicyPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingPolicyPhaseStart describes BindingPolicyPhaseStart (EventInfo.Descriptor).
+var descBindingPolicyPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingPolicyPhaseStart,
+	DisplayName:  "Binding/PolicyPhaseStart",
+	Fields:       &fieldsBindingPolicyPhaseStart,
+	ID:           159,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPolicyPhaseStart",
+	Opcode:       51,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPolicyPhaseStart writes the fields of BindingPolicyPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingPolicyPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPolicyPhaseStart)
+}}
+
 // BindingPolicyPhaseEnd is the payload of BindingPolicyPhaseEnd: event 160 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPolicyPhaseEnd (52), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -189,6 +215,11 @@ type BindingPolicyPhaseEnd struct {
 // Info describes BindingPolicyPhaseEnd.
 func (*BindingPolicyPhaseEnd) Info() *EventInfo {
 	return &eventTable[409]
+}
+
+// Descriptor describes BindingPolicyPhaseEnd, as readers of any generated package see it.
+func (*BindingPolicyPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPolicyPhaseEnd
 }
 
 // Decode reads a BindingPolicyPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -323,6 +354,27 @@ var columnsBindingPolicyPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingPolicyPhaseEnd describes BindingPolicyPhaseEnd (EventInfo.Descriptor).
+var descBindingPolicyPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingPolicyPhaseEnd,
+	DisplayName:  "Binding/PolicyPhaseStop",
+	Fields:       &fieldsBindingPolicyPhaseEnd,
+	ID:           160,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPolicyPhaseEnd",
+	Opcode:       52,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPolicyPhaseEnd writes the fields of BindingPolicyPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingPolicyPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPolicyPhaseEnd)
+}}
+
 // BindingNgenPhaseStart is the payload of BindingNgenPhaseStart: event 161 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingNgenPhaseStart (53), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -346,6 +398,11 @@ type BindingNgenPhaseStart struct {
 // Info describes BindingNgenPhaseStart.
 func (*BindingNgenPhaseStart) Info() *EventInfo {
 	return &eventTable[410]
+}
+
+// Descriptor describes BindingNgenPhaseStart, as readers of any generated package see it.
+func (*BindingNgenPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingNgenPhaseStart
 }
 
 // Decode reads a BindingNgenPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -480,6 +537,27 @@ var columnsBindingNgenPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingNgenPhaseStart describes BindingNgenPhaseStart (EventInfo.Descriptor).
+var descBindingNgenPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingNgenPhaseStart,
+	DisplayName:  "Binding/NgenPhaseStart",
+	Fields:       &fieldsBindingNgenPhaseStart,
+	ID:           161,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingNgenPhaseStart",
+	Opcode:       53,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingNgenPhaseStart writes the fields of BindingNgenPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingNgenPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingNgenPhaseStart)
+}}
+
 // BindingNgenPhaseEnd is the payload of BindingNgenPhaseEnd: event 162 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingNgenPhaseEnd (54), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -503,6 +581,11 @@ type BindingNgenPhaseEnd struct {
 // Info describes BindingNgenPhaseEnd.
 func (*BindingNgenPhaseEnd) Info() *EventInfo {
 	return &eventTable[411]
+}
+
+// Descriptor describes BindingNgenPhaseEnd, as readers of any generated package see it.
+func (*BindingNgenPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingNgenPhaseEnd
 }
 
 // Decode reads a BindingNgenPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -637,6 +720,27 @@ var columnsBindingNgenPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingNgenPhaseEnd describes BindingNgenPhaseEnd (EventInfo.Descriptor).
+var descBindingNgenPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingNgenPhaseEnd,
+	DisplayName:  "Binding/NgenPhaseStop",
+	Fields:       &fieldsBindingNgenPhaseEnd,
+	ID:           162,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingNgenPhaseEnd",
+	Opcode:       54,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingNgenPhaseEnd writes the fields of BindingNgenPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingNgenPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingNgenPhaseEnd)
+}}
+
 // BindingLookupAndProbingPhaseStart is the payload of BindingLookupAndProbingPhaseStart: event 163 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingLookupAndProbingPhaseStart (55), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -660,6 +764,11 @@ type BindingLookupAndProbingPhaseStart struct {
 // Info describes BindingLookupAndProbingPhaseStart.
 func (*BindingLookupAndProbingPhaseStart) Info() *EventInfo {
 	return &eventTable[412]
+}
+
+// Descriptor describes BindingLookupAndProbingPhaseStart, as readers of any generated package see it.
+func (*BindingLookupAndProbingPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingLookupAndProbingPhaseStart
 }
 
 // Decode reads a BindingLookupAndProbingPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -794,6 +903,27 @@ var columnsBindingLookupAndProbingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingLookupAndProbingPhaseStart describes BindingLookupAndProbingPhaseStart (EventInfo.Descriptor).
+var descBindingLookupAndProbingPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingLookupAndProbingPhaseStart,
+	DisplayName:  "Binding/LoopupAndProbingPhaseStart",
+	Fields:       &fieldsBindingLookupAndProbingPhaseStart,
+	ID:           163,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingLookupAndProbingPhaseStart",
+	Opcode:       55,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingLookupAndProbingPhaseStart writes the fields of BindingLookupAndProbingPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingLookupAndProbingPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingLookupAndProbingPhaseStart)
+}}
+
 // BindingLookupAndProbingPhaseEnd is the payload of BindingLookupAndProbingPhaseEnd: event 164 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingLookupAndProbingPhaseEnd (56), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -817,6 +947,11 @@ type BindingLookupAndProbingPhaseEnd struct {
 // Info describes BindingLookupAndProbingPhaseEnd.
 func (*BindingLookupAndProbingPhaseEnd) Info() *EventInfo {
 	return &eventTable[413]
+}
+
+// Descriptor describes BindingLookupAndProbingPhaseEnd, as readers of any generated package see it.
+func (*BindingLookupAndProbingPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingLookupAndProbingPhaseEnd
 }
 
 // Decode reads a BindingLookupAndProbingPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -951,6 +1086,27 @@ var columnsBindingLookupAndProbingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingLookupAndProbingPhaseEnd describes BindingLookupAndProbingPhaseEnd (EventInfo.Descriptor).
+var descBindingLookupAndProbingPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingLookupAndProbingPhaseEnd,
+	DisplayName:  "Binding/LookupAndProbingPhaseStop",
+	Fields:       &fieldsBindingLookupAndProbingPhaseEnd,
+	ID:           164,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingLookupAndProbingPhaseEnd",
+	Opcode:       56,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingLookupAndProbingPhaseEnd writes the fields of BindingLookupAndProbingPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingLookupAndProbingPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingLookupAndProbingPhaseEnd)
+}}
+
 // LoaderPhaseStart is the payload of LoaderPhaseStart: event 165 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderPhaseStart (57), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -974,6 +1130,11 @@ type LoaderPhaseStart struct {
 // Info describes LoaderPhaseStart.
 func (*LoaderPhaseStart) Info() *EventInfo {
 	return &eventTable[414]
+}
+
+// Descriptor describes LoaderPhaseStart, as readers of any generated package see it.
+func (*LoaderPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderPhaseStart
 }
 
 // Decode reads a LoaderPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1108,6 +1269,27 @@ var columnsLoaderPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderPhaseStart describes LoaderPhaseStart (EventInfo.Descriptor).
+var descLoaderPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderPhaseStart,
+	DisplayName:  "Binding/LoaderPhaseStart",
+	Fields:       &fieldsLoaderPhaseStart,
+	ID:           165,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderPhaseStart",
+	Opcode:       57,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderPhaseStart writes the fields of LoaderPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderPhaseStart)
+}}
+
 // LoaderPhaseEnd is the payload of LoaderPhaseEnd: event 166 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderPhaseEnd (58), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1131,6 +1313,11 @@ type LoaderPhaseEnd struct {
 // Info describes LoaderPhaseEnd.
 func (*LoaderPhaseEnd) Info() *EventInfo {
 	return &eventTable[415]
+}
+
+// Descriptor describes LoaderPhaseEnd, as readers of any generated package see it.
+func (*LoaderPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderPhaseEnd
 }
 
 // Decode reads a LoaderPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1265,6 +1452,27 @@ var columnsLoaderPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderPhaseEnd describes LoaderPhaseEnd (EventInfo.Descriptor).
+var descLoaderPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderPhaseEnd,
+	DisplayName:  "Binding/LoaderPhaseStop",
+	Fields:       &fieldsLoaderPhaseEnd,
+	ID:           166,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderPhaseEnd",
+	Opcode:       58,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderPhaseEnd writes the fields of LoaderPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderPhaseEnd)
+}}
+
 // BindingPhaseStart is the payload of BindingPhaseStart: event 167 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPhaseStart (59), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1288,6 +1496,11 @@ type BindingPhaseStart struct {
 // Info describes BindingPhaseStart.
 func (*BindingPhaseStart) Info() *EventInfo {
 	return &eventTable[416]
+}
+
+// Descriptor describes BindingPhaseStart, as readers of any generated package see it.
+func (*BindingPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPhaseStart
 }
 
 // Decode reads a BindingPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1422,6 +1635,27 @@ var columnsBindingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingPhaseStart describes BindingPhaseStart (EventInfo.Descriptor).
+var descBindingPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingPhaseStart,
+	DisplayName:  "Binding/PhaseStart",
+	Fields:       &fieldsBindingPhaseStart,
+	ID:           167,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPhaseStart",
+	Opcode:       59,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPhaseStart writes the fields of BindingPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPhaseStart)
+}}
+
 // BindingPhaseEnd is the payload of BindingPhaseEnd: event 168 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPhaseEnd (60), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1445,6 +1679,11 @@ type BindingPhaseEnd struct {
 // Info describes BindingPhaseEnd.
 func (*BindingPhaseEnd) Info() *EventInfo {
 	return &eventTable[417]
+}
+
+// Descriptor describes BindingPhaseEnd, as readers of any generated package see it.
+func (*BindingPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPhaseEnd
 }
 
 // Decode reads a BindingPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1579,6 +1818,27 @@ var columnsBindingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingPhaseEnd describes BindingPhaseEnd (EventInfo.Descriptor).
+var descBindingPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingPhaseEnd,
+	DisplayName:  "Binding/PhaseStop",
+	Fields:       &fieldsBindingPhaseEnd,
+	ID:           168,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPhaseEnd",
+	Opcode:       60,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPhaseEnd writes the fields of BindingPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPhaseEnd)
+}}
+
 // BindingDownloadPhaseStart is the payload of BindingDownloadPhaseStart: event 169 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingDownloadPhaseStart (61), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1602,6 +1862,11 @@ type BindingDownloadPhaseStart struct {
 // Info describes BindingDownloadPhaseStart.
 func (*BindingDownloadPhaseStart) Info() *EventInfo {
 	return &eventTable[418]
+}
+
+// Descriptor describes BindingDownloadPhaseStart, as readers of any generated package see it.
+func (*BindingDownloadPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingDownloadPhaseStart
 }
 
 // Decode reads a BindingDownloadPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1736,6 +2001,27 @@ var columnsBindingDownloadPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingDownloadPhaseStart describes BindingDownloadPhaseStart (EventInfo.Descriptor).
+var descBindingDownloadPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingDownloadPhaseStart,
+	DisplayName:  "Binding/DownloadPhaseStart",
+	Fields:       &fieldsBindingDownloadPhaseStart,
+	ID:           169,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingDownloadPhaseStart",
+	Opcode:       61,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingDownloadPhaseStart writes the fields of BindingDownloadPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingDownloadPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingDownloadPhaseStart)
+}}
+
 // BindingDownloadPhaseEnd is the payload of BindingDownloadPhaseEnd: event 170 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingDownloadPhaseEnd (62), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1759,6 +2045,11 @@ type BindingDownloadPhaseEnd struct {
 // Info describes BindingDownloadPhaseEnd.
 func (*BindingDownloadPhaseEnd) Info() *EventInfo {
 	return &eventTable[419]
+}
+
+// Descriptor describes BindingDownloadPhaseEnd, as readers of any generated package see it.
+func (*BindingDownloadPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingDownloadPhaseEnd
 }
 
 // Decode reads a BindingDownloadPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1893,6 +2184,27 @@ var columnsBindingDownloadPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBindingDownloadPhaseEnd describes BindingDownloadPhaseEnd (EventInfo.Descriptor).
+var descBindingDownloadPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingDownloadPhaseEnd,
+	DisplayName:  "Binding/DownloadPhaseStop",
+	Fields:       &fieldsBindingDownloadPhaseEnd,
+	ID:           170,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingDownloadPhaseEnd",
+	Opcode:       62,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingDownloadPhaseEnd writes the fields of BindingDownloadPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingDownloadPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingDownloadPhaseEnd)
+}}
+
 // LoaderAssemblyInitPhaseStart is the payload of LoaderAssemblyInitPhaseStart: event 171 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderAssemblyInitPhaseStart (63), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1916,6 +2228,11 @@ type LoaderAssemblyInitPhaseStart struct {
 // Info describes LoaderAssemblyInitPhaseStart.
 func (*LoaderAssemblyInitPhaseStart) Info() *EventInfo {
 	return &eventTable[420]
+}
+
+// Descriptor describes LoaderAssemblyInitPhaseStart, as readers of any generated package see it.
+func (*LoaderAssemblyInitPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderAssemblyInitPhaseStart
 }
 
 // Decode reads a LoaderAssemblyInitPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2050,6 +2367,27 @@ var columnsLoaderAssemblyInitPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderAssemblyInitPhaseStart describes LoaderAssemblyInitPhaseStart (EventInfo.Descriptor).
+var descLoaderAssemblyInitPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderAssemblyInitPhaseStart,
+	DisplayName:  "Binding/LoaderAssemblyInitPhaseStart",
+	Fields:       &fieldsLoaderAssemblyInitPhaseStart,
+	ID:           171,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderAssemblyInitPhaseStart",
+	Opcode:       63,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderAssemblyInitPhaseStart writes the fields of LoaderAssemblyInitPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderAssemblyInitPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderAssemblyInitPhaseStart)
+}}
+
 // LoaderAssemblyInitPhaseEnd is the payload of LoaderAssemblyInitPhaseEnd: event 172 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderAssemblyInitPhaseEnd (64), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2073,6 +2411,11 @@ type LoaderAssemblyInitPhaseEnd struct {
 // Info describes LoaderAssemblyInitPhaseEnd.
 func (*LoaderAssemblyInitPhaseEnd) Info() *EventInfo {
 	return &eventTable[421]
+}
+
+// Descriptor describes LoaderAssemblyInitPhaseEnd, as readers of any generated package see it.
+func (*LoaderAssemblyInitPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderAssemblyInitPhaseEnd
 }
 
 // Decode reads a LoaderAssemblyInitPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2207,6 +2550,27 @@ var columnsLoaderAssemblyInitPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderAssemblyInitPhaseEnd describes LoaderAssemblyInitPhaseEnd (EventInfo.Descriptor).
+var descLoaderAssemblyInitPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderAssemblyInitPhaseEnd,
+	DisplayName:  "Binding/LoaderAssemblyInitPhaseStop",
+	Fields:       &fieldsLoaderAssemblyInitPhaseEnd,
+	ID:           172,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderAssemblyInitPhaseEnd",
+	Opcode:       64,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderAssemblyInitPhaseEnd writes the fields of LoaderAssemblyInitPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderAssemblyInitPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderAssemblyInitPhaseEnd)
+}}
+
 // LoaderMappingPhaseStart is the payload of LoaderMappingPhaseStart: event 173 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderMappingPhaseStart (65), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2230,6 +2594,11 @@ type LoaderMappingPhaseStart struct {
 // Info describes LoaderMappingPhaseStart.
 func (*LoaderMappingPhaseStart) Info() *EventInfo {
 	return &eventTable[422]
+}
+
+// Descriptor describes LoaderMappingPhaseStart, as readers of any generated package see it.
+func (*LoaderMappingPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderMappingPhaseStart
 }
 
 // Decode reads a LoaderMappingPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2364,6 +2733,27 @@ var columnsLoaderMappingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderMappingPhaseStart describes LoaderMappingPhaseStart (EventInfo.Descriptor).
+var descLoaderMappingPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderMappingPhaseStart,
+	DisplayName:  "Binding/LoaderMappingPhaseStart",
+	Fields:       &fieldsLoaderMappingPhaseStart,
+	ID:           173,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderMappingPhaseStart",
+	Opcode:       65,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderMappingPhaseStart writes the fields of LoaderMappingPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderMappingPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderMappingPhaseStart)
+}}
+
 // LoaderMappingPhaseEnd is the payload of LoaderMappingPhaseEnd: event 174 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderMappingPhaseEnd (66), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2387,6 +2777,11 @@ type LoaderMappingPhaseEnd struct {
 // Info describes LoaderMappingPhaseEnd.
 func (*LoaderMappingPhaseEnd) Info() *EventInfo {
 	return &eventTable[423]
+}
+
+// Descriptor describes LoaderMappingPhaseEnd, as readers of any generated package see it.
+func (*LoaderMappingPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderMappingPhaseEnd
 }
 
 // Decode reads a LoaderMappingPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2521,6 +2916,27 @@ var columnsLoaderMappingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderMappingPhaseEnd describes LoaderMappingPhaseEnd (EventInfo.Descriptor).
+var descLoaderMappingPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderMappingPhaseEnd,
+	DisplayName:  "Binding/LoaderMappingPhaseStop",
+	Fields:       &fieldsLoaderMappingPhaseEnd,
+	ID:           174,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderMappingPhaseEnd",
+	Opcode:       66,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderMappingPhaseEnd writes the fields of LoaderMappingPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderMappingPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderMappingPhaseEnd)
+}}
+
 // LoaderDeliverEventsPhaseStart is the payload of LoaderDeliverEventsPhaseStart: event 175 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderDeliverEventsPhaseStart (67), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2544,6 +2960,11 @@ type LoaderDeliverEventsPhaseStart struct {
 // Info describes LoaderDeliverEventsPhaseStart.
 func (*LoaderDeliverEventsPhaseStart) Info() *EventInfo {
 	return &eventTable[424]
+}
+
+// Descriptor describes LoaderDeliverEventsPhaseStart, as readers of any generated package see it.
+func (*LoaderDeliverEventsPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderDeliverEventsPhaseStart
 }
 
 // Decode reads a LoaderDeliverEventsPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2678,6 +3099,27 @@ var columnsLoaderDeliverEventsPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderDeliverEventsPhaseStart describes LoaderDeliverEventsPhaseStart (EventInfo.Descriptor).
+var descLoaderDeliverEventsPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderDeliverEventsPhaseStart,
+	DisplayName:  "Binding/LoaderDeliverEventPhaseStart",
+	Fields:       &fieldsLoaderDeliverEventsPhaseStart,
+	ID:           175,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderDeliverEventsPhaseStart",
+	Opcode:       67,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderDeliverEventsPhaseStart writes the fields of LoaderDeliverEventsPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderDeliverEventsPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderDeliverEventsPhaseStart)
+}}
+
 // LoaderDeliverEventsPhaseEnd is the payload of LoaderDeliverEventsPhaseEnd: event 176 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderDeliverEventsPhaseEnd (68), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2701,6 +3143,11 @@ type LoaderDeliverEventsPhaseEnd struct {
 // Info describes LoaderDeliverEventsPhaseEnd.
 func (*LoaderDeliverEventsPhaseEnd) Info() *EventInfo {
 	return &eventTable[425]
+}
+
+// Descriptor describes LoaderDeliverEventsPhaseEnd, as readers of any generated package see it.
+func (*LoaderDeliverEventsPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderDeliverEventsPhaseEnd
 }
 
 // Decode reads a LoaderDeliverEventsPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2835,6 +3282,27 @@ var columnsLoaderDeliverEventsPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderDeliverEventsPhaseEnd describes LoaderDeliverEventsPhaseEnd (EventInfo.Descriptor).
+var descLoaderDeliverEventsPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderDeliverEventsPhaseEnd,
+	DisplayName:  "Binding/LoaderDeliverEventsPhaseStop",
+	Fields:       &fieldsLoaderDeliverEventsPhaseEnd,
+	ID:           176,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderDeliverEventsPhaseEnd",
+	Opcode:       68,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderDeliverEventsPhaseEnd writes the fields of LoaderDeliverEventsPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderDeliverEventsPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderDeliverEventsPhaseEnd)
+}}
+
 // FusionMessageEvent is the payload of FusionMessageEvent: event 196 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode FusionMessage (70), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template FusionMessage.
@@ -2850,6 +3318,11 @@ type FusionMessageEvent struct {
 // Info describes FusionMessageEvent.
 func (*FusionMessageEvent) Info() *EventInfo {
 	return &eventTable[444]
+}
+
+// Descriptor describes FusionMessageEvent, as readers of any generated package see it.
+func (*FusionMessageEvent) Descriptor() *clrimpl.Descriptor {
+	return &descFusionMessageEvent
 }
 
 // Decode reads a FusionMessageEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -2931,6 +3404,27 @@ var columnsFusionMessageEvent = []clrimpl.Column{{
 	Name: "Message",
 }}
 
+// descFusionMessageEvent describes FusionMessageEvent (EventInfo.Descriptor).
+var descFusionMessageEvent = clrimpl.Descriptor{
+	Columns:      columnsFusionMessageEvent,
+	DisplayName:  "Binding/FusionMessage",
+	Fields:       &fieldsFusionMessageEvent,
+	ID:           196,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "FusionMessageEvent",
+	Opcode:       70,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsFusionMessageEvent writes the fields of FusionMessageEvent payloads (its Descriptor's Fields).
+var fieldsFusionMessageEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionMessageEvent)
+}}
+
 // FusionErrorCodeEvent is the payload of FusionErrorCodeEvent: event 197 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode FusionErrorCode (71), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template FusionErrorCode.
@@ -2946,6 +3440,11 @@ type FusionErrorCodeEvent struct {
 // Info describes FusionErrorCodeEvent.
 func (*FusionErrorCodeEvent) Info() *EventInfo {
 	return &eventTable[445]
+}
+
+// Descriptor describes FusionErrorCodeEvent, as readers of any generated package see it.
+func (*FusionErrorCodeEvent) Descriptor() *clrimpl.Descriptor {
+	return &descFusionErrorCodeEvent
 }
 
 // Decode reads a FusionErrorCodeEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -3020,4 +3519,25 @@ var columnsFusionErrorCodeEvent = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ErrorCode",
+}}
+
+// descFusionErrorCodeEvent describes FusionErrorCodeEvent (EventInfo.Descriptor).
+var descFusionErrorCodeEvent = clrimpl.Descriptor{
+	Columns:      columnsFusionErrorCodeEvent,
+	DisplayName:  "Binding/FusionErrorCode",
+	Fields:       &fieldsFusionErrorCodeEvent,
+	ID:           197,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "FusionErrorCodeEvent",
+	Opcode:       71,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsFusionErrorCodeEvent writes the fields of FusionErrorCodeEvent payloads (its Descriptor's Fields).
+var fieldsFusionErrorCodeEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionErrorCodeEvent)
 }}

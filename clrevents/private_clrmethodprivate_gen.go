@@ -34,6 +34,11 @@ func (*JittedMethodRichDebugInfo) Info() *EventInfo {
 	return &eventTable[438]
 }
 
+// Descriptor describes JittedMethodRichDebugInfo, as readers of any generated package see it.
+func (*JittedMethodRichDebugInfo) Descriptor() *clrimpl.Descriptor {
+	return &descJittedMethodRichDebugInfo
+}
+
 // Decode reads a JittedMethodRichDebugInfo payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *JittedMethodRichDebugInfo) Decode(b []byte, ptrSize int) (int, error) {
@@ -169,4 +174,25 @@ var columnsJittedMethodRichDebugInfo = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnBinary,
 	Name: "Data",
+}}
+
+// descJittedMethodRichDebugInfo describes JittedMethodRichDebugInfo (EventInfo.Descriptor).
+var descJittedMethodRichDebugInfo = clrimpl.Descriptor{
+	Columns:      columnsJittedMethodRichDebugInfo,
+	DisplayName:  "CLRMethodPrivate/JittedMethodRichDebugInfo",
+	Fields:       &fieldsJittedMethodRichDebugInfo,
+	ID:           189,
+	Keywords:     0x40000,
+	Level:        4,
+	Name:         "JittedMethodRichDebugInfo",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         21,
+	Version:      0,
+}
+
+// fieldsJittedMethodRichDebugInfo writes the fields of JittedMethodRichDebugInfo payloads (its Descriptor's Fields).
+var fieldsJittedMethodRichDebugInfo = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(JittedMethodRichDebugInfo)
 }}

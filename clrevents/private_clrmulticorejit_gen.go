@@ -32,6 +32,11 @@ func (*MulticoreJit) Info() *EventInfo {
 	return &eventTable[448]
 }
 
+// Descriptor describes MulticoreJit, as readers of any generated package see it.
+func (*MulticoreJit) Descriptor() *clrimpl.Descriptor {
+	return &descMulticoreJit
+}
+
 // Decode reads a MulticoreJit payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
@@ -150,6 +155,27 @@ var columnsMulticoreJit = []clrimpl.Column{{
 	Name: "Int3",
 }}
 
+// descMulticoreJit describes MulticoreJit (EventInfo.Descriptor).
+var descMulticoreJit = clrimpl.Descriptor{
+	Columns:      columnsMulticoreJit,
+	DisplayName:  "ClrMulticoreJit/Common",
+	Fields:       &fieldsMulticoreJit,
+	ID:           201,
+	Keywords:     0x20000,
+	Level:        4,
+	Name:         "MulticoreJit",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsMulticoreJit writes the fields of MulticoreJit payloads (its Descriptor's Fields).
+var fieldsMulticoreJit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MulticoreJit)
+}}
+
 // MulticoreJitMethodCodeReturned is the payload of MulticoreJitMethodCodeReturned: event 202 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task CLRMulticoreJit (17), opcode MethodCodeReturned (11), level win:Informational (4), keywords MulticoreJitPrivateKeyword (0x20000).
 // Template MulticoreJitMethodCodeReturnedPrivate.
@@ -165,6 +191,11 @@ type MulticoreJitMethodCodeReturned struct {
 // Info describes MulticoreJitMethodCodeReturned.
 func (*MulticoreJitMethodCodeReturned) Info() *EventInfo {
 	return &eventTable[449]
+}
+
+// Descriptor describes MulticoreJitMethodCodeReturned, as readers of any generated package see it.
+func (*MulticoreJitMethodCodeReturned) Descriptor() *clrimpl.Descriptor {
+	return &descMulticoreJitMethodCodeReturned
 }
 
 // Decode reads a MulticoreJitMethodCodeReturned payload for a pointer size of 4 or 8 and returns the bytes
@@ -239,4 +270,25 @@ var columnsMulticoreJitMethodCodeReturned = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint64,
 	Name: "MethodID",
+}}
+
+// descMulticoreJitMethodCodeReturned describes MulticoreJitMethodCodeReturned (EventInfo.Descriptor).
+var descMulticoreJitMethodCodeReturned = clrimpl.Descriptor{
+	Columns:      columnsMulticoreJitMethodCodeReturned,
+	DisplayName:  "ClrMulticoreJit/MethodCodeReturned",
+	Fields:       &fieldsMulticoreJitMethodCodeReturned,
+	ID:           202,
+	Keywords:     0x20000,
+	Level:        4,
+	Name:         "MulticoreJitMethodCodeReturned",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsMulticoreJitMethodCodeReturned writes the fields of MulticoreJitMethodCodeReturned payloads (its Descriptor's Fields).
+var fieldsMulticoreJitMethodCodeReturned = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MulticoreJitMethodCodeReturned)
 }}

@@ -28,6 +28,11 @@ func (*NgenBindEvent) Info() *EventInfo {
 	return &eventTable[437]
 }
 
+// Descriptor describes NgenBindEvent, as readers of any generated package see it.
+func (*NgenBindEvent) Descriptor() *clrimpl.Descriptor {
+	return &descNgenBindEvent
+}
+
 // Decode reads a NgenBindEvent payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
@@ -126,4 +131,25 @@ var columnsNgenBindEvent = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "AssemblyName",
+}}
+
+// descNgenBindEvent describes NgenBindEvent (EventInfo.Descriptor).
+var descNgenBindEvent = clrimpl.Descriptor{
+	Columns:      columnsNgenBindEvent,
+	DisplayName:  "NgenBinder/NgenBind",
+	Fields:       &fieldsNgenBindEvent,
+	ID:           188,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "NgenBindEvent",
+	Opcode:       69,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         13,
+	Version:      0,
+}
+
+// fieldsNgenBindEvent writes the fields of NgenBindEvent payloads (its Descriptor's Fields).
+var fieldsNgenBindEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(NgenBindEvent)
 }}

@@ -34,6 +34,11 @@ func (*ModuleRangeLoadPrivate) Info() *EventInfo {
 	return &eventTable[407]
 }
 
+// Descriptor describes ModuleRangeLoadPrivate, as readers of any generated package see it.
+func (*ModuleRangeLoadPrivate) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeLoadPrivate
+}
+
 // Decode reads a ModuleRangeLoadPrivate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoadPrivate) Decode(b []byte, ptrSize int) (int, error) {
@@ -186,4 +191,25 @@ var columnsModuleRangeLoadPrivate = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "SectionType_name",
+}}
+
+// descModuleRangeLoadPrivate describes ModuleRangeLoadPrivate (EventInfo.Descriptor).
+var descModuleRangeLoadPrivate = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeLoadPrivate,
+	DisplayName:  "ClrPerfTrack/ModuleRangeLoad",
+	Fields:       &fieldsModuleRangeLoadPrivate,
+	ID:           158,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeLoadPrivate",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeLoadPrivate writes the fields of ModuleRangeLoadPrivate payloads (its Descriptor's Fields).
+var fieldsModuleRangeLoadPrivate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeLoadPrivate)
 }}

@@ -30,6 +30,11 @@ func (*CLRStackWalkPrivate) Info() *EventInfo {
 	return &eventTable[406]
 }
 
+// Descriptor describes CLRStackWalkPrivate, as readers of any generated package see it.
+func (*CLRStackWalkPrivate) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalkPrivate
+}
+
 // Decode reads a CLRStackWalkPrivate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *CLRStackWalkPrivate) Decode(b []byte, ptrSize int) (int, error) {
@@ -138,4 +143,25 @@ var columnsCLRStackWalkPrivate = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// descCLRStackWalkPrivate describes CLRStackWalkPrivate (EventInfo.Descriptor).
+var descCLRStackWalkPrivate = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalkPrivate,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalkPrivate,
+	ID:           151,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalkPrivate",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalkPrivate writes the fields of CLRStackWalkPrivate payloads (its Descriptor's Fields).
+var fieldsCLRStackWalkPrivate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalkPrivate)
 }}

@@ -24,6 +24,11 @@ func (*IInspectableRuntimeClassName) Info() *EventInfo {
 	return &eventTable[451]
 }
 
+// Descriptor describes IInspectableRuntimeClassName, as readers of any generated package see it.
+func (*IInspectableRuntimeClassName) Descriptor() *clrimpl.Descriptor {
+	return &descIInspectableRuntimeClassName
+}
+
 // Decode reads a IInspectableRuntimeClassName payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IInspectableRuntimeClassName) Decode(b []byte, ptrSize int) (int, error) {
@@ -84,6 +89,27 @@ var columnsIInspectableRuntimeClassName = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descIInspectableRuntimeClassName describes IInspectableRuntimeClassName (EventInfo.Descriptor).
+var descIInspectableRuntimeClassName = clrimpl.Descriptor{
+	Columns:      columnsIInspectableRuntimeClassName,
+	DisplayName:  "ClrDynamicTypeUsage/IInspectableRuntimeClassName",
+	Fields:       &fieldsIInspectableRuntimeClassName,
+	ID:           400,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "IInspectableRuntimeClassName",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsIInspectableRuntimeClassName writes the fields of IInspectableRuntimeClassName payloads (its Descriptor's Fields).
+var fieldsIInspectableRuntimeClassName = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IInspectableRuntimeClassName)
+}}
+
 // WinRTUnbox is the payload of WinRTUnbox: event 401 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode WinRTUnbox (12), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -99,6 +125,11 @@ type WinRTUnbox struct {
 // Info describes WinRTUnbox.
 func (*WinRTUnbox) Info() *EventInfo {
 	return &eventTable[452]
+}
+
+// Descriptor describes WinRTUnbox, as readers of any generated package see it.
+func (*WinRTUnbox) Descriptor() *clrimpl.Descriptor {
+	return &descWinRTUnbox
 }
 
 // Decode reads a WinRTUnbox payload for a pointer size of 4 or 8 and returns the bytes
@@ -172,6 +203,27 @@ var columnsWinRTUnbox = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descWinRTUnbox describes WinRTUnbox (EventInfo.Descriptor).
+var descWinRTUnbox = clrimpl.Descriptor{
+	Columns:      columnsWinRTUnbox,
+	DisplayName:  "ClrDynamicTypeUsage/WinRTUnbox",
+	Fields:       &fieldsWinRTUnbox,
+	ID:           401,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "WinRTUnbox",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsWinRTUnbox writes the fields of WinRTUnbox payloads (its Descriptor's Fields).
+var fieldsWinRTUnbox = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WinRTUnbox)
+}}
+
 // CreateRCW is the payload of CreateRCW: event 402 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CreateRCW (13), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
@@ -185,6 +237,11 @@ type CreateRCW struct {
 // Info describes CreateRCW.
 func (*CreateRCW) Info() *EventInfo {
 	return &eventTable[453]
+}
+
+// Descriptor describes CreateRCW, as readers of any generated package see it.
+func (*CreateRCW) Descriptor() *clrimpl.Descriptor {
+	return &descCreateRCW
 }
 
 // Decode reads a CreateRCW payload for a pointer size of 4 or 8 and returns the bytes
@@ -247,6 +304,27 @@ var columnsCreateRCW = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descCreateRCW describes CreateRCW (EventInfo.Descriptor).
+var descCreateRCW = clrimpl.Descriptor{
+	Columns:      columnsCreateRCW,
+	DisplayName:  "ClrDynamicTypeUsage/CreateRCW",
+	Fields:       &fieldsCreateRCW,
+	ID:           402,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "CreateRCW",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsCreateRCW writes the fields of CreateRCW payloads (its Descriptor's Fields).
+var fieldsCreateRCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CreateRCW)
+}}
+
 // RCWVariance is the payload of RCWVariance: event 403 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode RCWVariance (14), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivateVariance.
@@ -264,6 +342,11 @@ type RCWVariance struct {
 // Info describes RCWVariance.
 func (*RCWVariance) Info() *EventInfo {
 	return &eventTable[454]
+}
+
+// Descriptor describes RCWVariance, as readers of any generated package see it.
+func (*RCWVariance) Descriptor() *clrimpl.Descriptor {
+	return &descRCWVariance
 }
 
 // Decode reads a RCWVariance payload for a pointer size of 4 or 8 and returns the bytes
@@ -347,6 +430,27 @@ var columnsRCWVariance = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descRCWVariance describes RCWVariance (EventInfo.Descriptor).
+var descRCWVariance = clrimpl.Descriptor{
+	Columns:      columnsRCWVariance,
+	DisplayName:  "ClrDynamicTypeUsage/RCWVariance",
+	Fields:       &fieldsRCWVariance,
+	ID:           403,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "RCWVariance",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsRCWVariance writes the fields of RCWVariance payloads (its Descriptor's Fields).
+var fieldsRCWVariance = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RCWVariance)
+}}
+
 // RCWIEnumerableCasting is the payload of RCWIEnumerableCasting: event 404 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode RCWIEnumerableCasting (15), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -362,6 +466,11 @@ type RCWIEnumerableCasting struct {
 // Info describes RCWIEnumerableCasting.
 func (*RCWIEnumerableCasting) Info() *EventInfo {
 	return &eventTable[455]
+}
+
+// Descriptor describes RCWIEnumerableCasting, as readers of any generated package see it.
+func (*RCWIEnumerableCasting) Descriptor() *clrimpl.Descriptor {
+	return &descRCWIEnumerableCasting
 }
 
 // Decode reads a RCWIEnumerableCasting payload for a pointer size of 4 or 8 and returns the bytes
@@ -435,6 +544,27 @@ var columnsRCWIEnumerableCasting = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descRCWIEnumerableCasting describes RCWIEnumerableCasting (EventInfo.Descriptor).
+var descRCWIEnumerableCasting = clrimpl.Descriptor{
+	Columns:      columnsRCWIEnumerableCasting,
+	DisplayName:  "ClrDynamicTypeUsage/RCWIEnumerableCasting",
+	Fields:       &fieldsRCWIEnumerableCasting,
+	ID:           404,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "RCWIEnumerableCasting",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsRCWIEnumerableCasting writes the fields of RCWIEnumerableCasting payloads (its Descriptor's Fields).
+var fieldsRCWIEnumerableCasting = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RCWIEnumerableCasting)
+}}
+
 // CreateCCW is the payload of CreateCCW: event 405 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CreateCCW (16), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
@@ -448,6 +578,11 @@ type CreateCCW struct {
 // Info describes CreateCCW.
 func (*CreateCCW) Info() *EventInfo {
 	return &eventTable[456]
+}
+
+// Descriptor describes CreateCCW, as readers of any generated package see it.
+func (*CreateCCW) Descriptor() *clrimpl.Descriptor {
+	return &descCreateCCW
 }
 
 // Decode reads a CreateCCW payload for a pointer size of 4 or 8 and returns the bytes
@@ -510,6 +645,27 @@ var columnsCreateCCW = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descCreateCCW describes CreateCCW (EventInfo.Descriptor).
+var descCreateCCW = clrimpl.Descriptor{
+	Columns:      columnsCreateCCW,
+	DisplayName:  "ClrDynamicTypeUsage/CreateCCW",
+	Fields:       &fieldsCreateCCW,
+	ID:           405,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "CreateCCW",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsCreateCCW writes the fields of CreateCCW payloads (its Descriptor's Fields).
+var fieldsCreateCCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CreateCCW)
+}}
+
 // CCWVariance is the payload of CCWVariance: event 406 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CCWVariance (17), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivateVariance.
@@ -527,6 +683,11 @@ type CCWVariance struct {
 // Info describes CCWVariance.
 func (*CCWVariance) Info() *EventInfo {
 	return &eventTable[457]
+}
+
+// Descriptor describes CCWVariance, as readers of any generated package see it.
+func (*CCWVariance) Descriptor() *clrimpl.Descriptor {
+	return &descCCWVariance
 }
 
 // Decode reads a CCWVariance payload for a pointer size of 4 or 8 and returns the bytes
@@ -610,6 +771,27 @@ var columnsCCWVariance = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descCCWVariance describes CCWVariance (EventInfo.Descriptor).
+var descCCWVariance = clrimpl.Descriptor{
+	Columns:      columnsCCWVariance,
+	DisplayName:  "ClrDynamicTypeUsage/CCWVariance",
+	Fields:       &fieldsCCWVariance,
+	ID:           406,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "CCWVariance",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsCCWVariance writes the fields of CCWVariance payloads (its Descriptor's Fields).
+var fieldsCCWVariance = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CCWVariance)
+}}
+
 // ObjectVariantMarshallingToNative is the payload of ObjectVariantMarshallingToNative: event 407 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToNative (18), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseStringAndIntPrivate.
@@ -625,6 +807,11 @@ type ObjectVariantMarshallingToNative struct {
 // Info describes ObjectVariantMarshallingToNative.
 func (*ObjectVariantMarshallingToNative) Info() *EventInfo {
 	return &eventTable[458]
+}
+
+// Descriptor describes ObjectVariantMarshallingToNative, as readers of any generated package see it.
+func (*ObjectVariantMarshallingToNative) Descriptor() *clrimpl.Descriptor {
+	return &descObjectVariantMarshallingToNative
 }
 
 // Decode reads a ObjectVariantMarshallingToNative payload for a pointer size of 4 or 8 and returns the bytes
@@ -701,6 +888,27 @@ var columnsObjectVariantMarshallingToNative = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descObjectVariantMarshallingToNative describes ObjectVariantMarshallingToNative (EventInfo.Descriptor).
+var descObjectVariantMarshallingToNative = clrimpl.Descriptor{
+	Columns:      columnsObjectVariantMarshallingToNative,
+	DisplayName:  "ClrDynamicTypeUsage/ObjectVariantMarshallingToNative",
+	Fields:       &fieldsObjectVariantMarshallingToNative,
+	ID:           407,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "ObjectVariantMarshallingToNative",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsObjectVariantMarshallingToNative writes the fields of ObjectVariantMarshallingToNative payloads (its Descriptor's Fields).
+var fieldsObjectVariantMarshallingToNative = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ObjectVariantMarshallingToNative)
+}}
+
 // GetTypeFromGUID is the payload of GetTypeFromGUID: event 408 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode GetTypeFromGUID (19), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -716,6 +924,11 @@ type GetTypeFromGUID struct {
 // Info describes GetTypeFromGUID.
 func (*GetTypeFromGUID) Info() *EventInfo {
 	return &eventTable[459]
+}
+
+// Descriptor describes GetTypeFromGUID, as readers of any generated package see it.
+func (*GetTypeFromGUID) Descriptor() *clrimpl.Descriptor {
+	return &descGetTypeFromGUID
 }
 
 // Decode reads a GetTypeFromGUID payload for a pointer size of 4 or 8 and returns the bytes
@@ -789,6 +1002,27 @@ var columnsGetTypeFromGUID = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGetTypeFromGUID describes GetTypeFromGUID (EventInfo.Descriptor).
+var descGetTypeFromGUID = clrimpl.Descriptor{
+	Columns:      columnsGetTypeFromGUID,
+	DisplayName:  "ClrDynamicTypeUsage/GetTypeFromGUID",
+	Fields:       &fieldsGetTypeFromGUID,
+	ID:           408,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "GetTypeFromGUID",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsGetTypeFromGUID writes the fields of GetTypeFromGUID payloads (its Descriptor's Fields).
+var fieldsGetTypeFromGUID = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetTypeFromGUID)
+}}
+
 // GetTypeFromProgID is the payload of GetTypeFromProgID: event 409 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode GetTypeFromProgID (20), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -804,6 +1038,11 @@ type GetTypeFromProgID struct {
 // Info describes GetTypeFromProgID.
 func (*GetTypeFromProgID) Info() *EventInfo {
 	return &eventTable[460]
+}
+
+// Descriptor describes GetTypeFromProgID, as readers of any generated package see it.
+func (*GetTypeFromProgID) Descriptor() *clrimpl.Descriptor {
+	return &descGetTypeFromProgID
 }
 
 // Decode reads a GetTypeFromProgID payload for a pointer size of 4 or 8 and returns the bytes
@@ -877,6 +1116,27 @@ var columnsGetTypeFromProgID = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGetTypeFromProgID describes GetTypeFromProgID (EventInfo.Descriptor).
+var descGetTypeFromProgID = clrimpl.Descriptor{
+	Columns:      columnsGetTypeFromProgID,
+	DisplayName:  "ClrDynamicTypeUsage/GetTypeFromProgID",
+	Fields:       &fieldsGetTypeFromProgID,
+	ID:           409,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "GetTypeFromProgID",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsGetTypeFromProgID writes the fields of GetTypeFromProgID payloads (its Descriptor's Fields).
+var fieldsGetTypeFromProgID = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetTypeFromProgID)
+}}
+
 // ConvertToCallbackEtw is the payload of ConvertToCallbackEtw: event 410 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ConvertToCallbackEtw (21), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -892,6 +1152,11 @@ type ConvertToCallbackEtw struct {
 // Info describes ConvertToCallbackEtw.
 func (*ConvertToCallbackEtw) Info() *EventInfo {
 	return &eventTable[461]
+}
+
+// Descriptor describes ConvertToCallbackEtw, as readers of any generated package see it.
+func (*ConvertToCallbackEtw) Descriptor() *clrimpl.Descriptor {
+	return &descConvertToCallbackEtw
 }
 
 // Decode reads a ConvertToCallbackEtw payload for a pointer size of 4 or 8 and returns the bytes
@@ -965,6 +1230,27 @@ var columnsConvertToCallbackEtw = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descConvertToCallbackEtw describes ConvertToCallbackEtw (EventInfo.Descriptor).
+var descConvertToCallbackEtw = clrimpl.Descriptor{
+	Columns:      columnsConvertToCallbackEtw,
+	DisplayName:  "ClrDynamicTypeUsage/ConvertToCallbackEtw",
+	Fields:       &fieldsConvertToCallbackEtw,
+	ID:           410,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "ConvertToCallbackEtw",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsConvertToCallbackEtw writes the fields of ConvertToCallbackEtw payloads (its Descriptor's Fields).
+var fieldsConvertToCallbackEtw = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ConvertToCallbackEtw)
+}}
+
 // BeginCreateManagedReference is the payload of BeginCreateManagedReference: event 411 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode BeginCreateManagedReference (22), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseNoParametersPrivate.
@@ -976,6 +1262,11 @@ type BeginCreateManagedReference struct {
 // Info describes BeginCreateManagedReference.
 func (*BeginCreateManagedReference) Info() *EventInfo {
 	return &eventTable[462]
+}
+
+// Descriptor describes BeginCreateManagedReference, as readers of any generated package see it.
+func (*BeginCreateManagedReference) Descriptor() *clrimpl.Descriptor {
+	return &descBeginCreateManagedReference
 }
 
 // Decode reads a BeginCreateManagedReference payload for a pointer size of 4 or 8 and returns the bytes
@@ -1024,6 +1315,27 @@ var columnsBeginCreateManagedReference = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBeginCreateManagedReference describes BeginCreateManagedReference (EventInfo.Descriptor).
+var descBeginCreateManagedReference = clrimpl.Descriptor{
+	Columns:      columnsBeginCreateManagedReference,
+	DisplayName:  "ClrDynamicTypeUsage/BeginCreateManagedReference",
+	Fields:       &fieldsBeginCreateManagedReference,
+	ID:           411,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "BeginCreateManagedReference",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsBeginCreateManagedReference writes the fields of BeginCreateManagedReference payloads (its Descriptor's Fields).
+var fieldsBeginCreateManagedReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BeginCreateManagedReference)
+}}
+
 // EndCreateManagedReference is the payload of EndCreateManagedReference: event 412 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode EndCreateManagedReference (23), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseNoParametersPrivate.
@@ -1035,6 +1347,11 @@ type EndCreateManagedReference struct {
 // Info describes EndCreateManagedReference.
 func (*EndCreateManagedReference) Info() *EventInfo {
 	return &eventTable[463]
+}
+
+// Descriptor describes EndCreateManagedReference, as readers of any generated package see it.
+func (*EndCreateManagedReference) Descriptor() *clrimpl.Descriptor {
+	return &descEndCreateManagedReference
 }
 
 // Decode reads a EndCreateManagedReference payload for a pointer size of 4 or 8 and returns the bytes
@@ -1083,6 +1400,27 @@ var columnsEndCreateManagedReference = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descEndCreateManagedReference describes EndCreateManagedReference (EventInfo.Descriptor).
+var descEndCreateManagedReference = clrimpl.Descriptor{
+	Columns:      columnsEndCreateManagedReference,
+	DisplayName:  "ClrDynamicTypeUsage/EndCreateManagedReference",
+	Fields:       &fieldsEndCreateManagedReference,
+	ID:           412,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "EndCreateManagedReference",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsEndCreateManagedReference writes the fields of EndCreateManagedReference payloads (its Descriptor's Fields).
+var fieldsEndCreateManagedReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EndCreateManagedReference)
+}}
+
 // ObjectVariantMarshallingToManaged is the payload of ObjectVariantMarshallingToManaged: event 413 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToManaged (24), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseStringAndIntPrivate.
@@ -1098,6 +1436,11 @@ type ObjectVariantMarshallingToManaged struct {
 // Info describes ObjectVariantMarshallingToManaged.
 func (*ObjectVariantMarshallingToManaged) Info() *EventInfo {
 	return &eventTable[464]
+}
+
+// Descriptor describes ObjectVariantMarshallingToManaged, as readers of any generated package see it.
+func (*ObjectVariantMarshallingToManaged) Descriptor() *clrimpl.Descriptor {
+	return &descObjectVariantMarshallingToManaged
 }
 
 // Decode reads a ObjectVariantMarshallingToManaged payload for a pointer size of 4 or 8 and returns the bytes
@@ -1172,4 +1515,25 @@ var columnsObjectVariantMarshallingToManaged = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descObjectVariantMarshallingToManaged describes ObjectVariantMarshallingToManaged (EventInfo.Descriptor).
+var descObjectVariantMarshallingToManaged = clrimpl.Descriptor{
+	Columns:      columnsObjectVariantMarshallingToManaged,
+	DisplayName:  "ClrDynamicTypeUsage/ObjectVariantMarshallingToManaged",
+	Fields:       &fieldsObjectVariantMarshallingToManaged,
+	ID:           413,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "ObjectVariantMarshallingToManaged",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsObjectVariantMarshallingToManaged writes the fields of ObjectVariantMarshallingToManaged payloads (its Descriptor's Fields).
+var fieldsObjectVariantMarshallingToManaged = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ObjectVariantMarshallingToManaged)
 }}

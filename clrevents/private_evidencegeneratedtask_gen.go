@@ -28,6 +28,11 @@ func (*EvidenceGenerated) Info() *EventInfo {
 	return &eventTable[426]
 }
 
+// Descriptor describes EvidenceGenerated, as readers of any generated package see it.
+func (*EvidenceGenerated) Descriptor() *clrimpl.Descriptor {
+	return &descEvidenceGenerated
+}
+
 // Decode reads a EvidenceGenerated payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EvidenceGenerated) Decode(b []byte, ptrSize int) (int, error) {
@@ -119,4 +124,25 @@ var columnsEvidenceGenerated = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descEvidenceGenerated describes EvidenceGenerated (EventInfo.Descriptor).
+var descEvidenceGenerated = clrimpl.Descriptor{
+	Columns:      columnsEvidenceGenerated,
+	DisplayName:  "EvidenceGeneration/EvidenceGenerated",
+	Fields:       &fieldsEvidenceGenerated,
+	ID:           177,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "EvidenceGenerated",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         12,
+	Version:      0,
+}
+
+// fieldsEvidenceGenerated writes the fields of EvidenceGenerated payloads (its Descriptor's Fields).
+var fieldsEvidenceGenerated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EvidenceGenerated)
 }}

@@ -23,6 +23,11 @@ func (*GCDecision) Info() *EventInfo {
 	return &eventTable[280]
 }
 
+// Descriptor describes GCDecision, as readers of any generated package see it.
+func (*GCDecision) Descriptor() *clrimpl.Descriptor {
+	return &descGCDecision
+}
+
 // Decode reads a GCDecision payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCDecision) Decode(b []byte, ptrSize int) (int, error) {
@@ -69,6 +74,27 @@ var columnsGCDecision = []clrimpl.Column{{
 	Name: "DoCompact",
 }}
 
+// descGCDecision describes GCDecision (EventInfo.Descriptor).
+var descGCDecision = clrimpl.Descriptor{
+	Columns:      columnsGCDecision,
+	DisplayName:  "GC/Decision",
+	Fields:       &fieldsGCDecision,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCDecision",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCDecision writes the fields of GCDecision payloads (its Descriptor's Fields).
+var fieldsGCDecision = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCDecision)
+}}
+
 // GCDecisionV1 is the payload of GCDecision_V1: event 1 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCDecision (132), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCDecision_V1.
@@ -82,6 +108,11 @@ type GCDecisionV1 struct {
 // Info describes GCDecision_V1.
 func (*GCDecisionV1) Info() *EventInfo {
 	return &eventTable[281]
+}
+
+// Descriptor describes GCDecision_V1, as readers of any generated package see it.
+func (*GCDecisionV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCDecisionV1
 }
 
 // Decode reads a GCDecision_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -144,6 +175,27 @@ var columnsGCDecisionV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCDecisionV1 describes GCDecision_V1 (EventInfo.Descriptor).
+var descGCDecisionV1 = clrimpl.Descriptor{
+	Columns:      columnsGCDecisionV1,
+	DisplayName:  "GC/Decision",
+	Fields:       &fieldsGCDecisionV1,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCDecision_V1",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCDecisionV1 writes the fields of GCDecision_V1 payloads (its Descriptor's Fields).
+var fieldsGCDecisionV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCDecisionV1)
+}}
+
 // GCSettings is the payload of GCSettings: event 2 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCSettings (14), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCSettings.
@@ -159,6 +211,11 @@ type GCSettings struct {
 // Info describes GCSettings.
 func (*GCSettings) Info() *EventInfo {
 	return &eventTable[282]
+}
+
+// Descriptor describes GCSettings, as readers of any generated package see it.
+func (*GCSettings) Descriptor() *clrimpl.Descriptor {
+	return &descGCSettings
 }
 
 // Decode reads a GCSettings payload for a pointer size of 4 or 8 and returns the bytes
@@ -235,6 +292,27 @@ var columnsGCSettings = []clrimpl.Column{{
 	Name: "ServerGC",
 }}
 
+// descGCSettings describes GCSettings (EventInfo.Descriptor).
+var descGCSettings = clrimpl.Descriptor{
+	Columns:      columnsGCSettings,
+	DisplayName:  "GC/Settings",
+	Fields:       &fieldsGCSettings,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSettings",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSettings writes the fields of GCSettings payloads (its Descriptor's Fields).
+var fieldsGCSettings = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSettings)
+}}
+
 // GCSettingsV1 is the payload of GCSettings_V1: event 2 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCSettings (14), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCSettings_V1.
@@ -252,6 +330,11 @@ type GCSettingsV1 struct {
 // Info describes GCSettings_V1.
 func (*GCSettingsV1) Info() *EventInfo {
 	return &eventTable[283]
+}
+
+// Descriptor describes GCSettings_V1, as readers of any generated package see it.
+func (*GCSettingsV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCSettingsV1
 }
 
 // Decode reads a GCSettings_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -342,6 +425,27 @@ var columnsGCSettingsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCSettingsV1 describes GCSettings_V1 (EventInfo.Descriptor).
+var descGCSettingsV1 = clrimpl.Descriptor{
+	Columns:      columnsGCSettingsV1,
+	DisplayName:  "GC/Settings",
+	Fields:       &fieldsGCSettingsV1,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSettings_V1",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCSettingsV1 writes the fields of GCSettings_V1 payloads (its Descriptor's Fields).
+var fieldsGCSettingsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSettingsV1)
+}}
+
 // GCOptimized is the payload of GCOptimized: event 3 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCOptimized (16), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCOptimized.
@@ -357,6 +461,11 @@ type GCOptimized struct {
 // Info describes GCOptimized.
 func (*GCOptimized) Info() *EventInfo {
 	return &eventTable[284]
+}
+
+// Descriptor describes GCOptimized, as readers of any generated package see it.
+func (*GCOptimized) Descriptor() *clrimpl.Descriptor {
+	return &descGCOptimized
 }
 
 // Decode reads a GCOptimized payload for a pointer size of 4 or 8 and returns the bytes
@@ -435,6 +544,27 @@ var columnsGCOptimized = []clrimpl.Column{{
 	Name: "GenerationNumber",
 }}
 
+// descGCOptimized describes GCOptimized (EventInfo.Descriptor).
+var descGCOptimized = clrimpl.Descriptor{
+	Columns:      columnsGCOptimized,
+	DisplayName:  "GC/Optimized",
+	Fields:       &fieldsGCOptimized,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCOptimized",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCOptimized writes the fields of GCOptimized payloads (its Descriptor's Fields).
+var fieldsGCOptimized = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCOptimized)
+}}
+
 // GCOptimizedV1 is the payload of GCOptimized_V1: event 3 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCOptimized (16), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCOptimized_V1.
@@ -452,6 +582,11 @@ type GCOptimizedV1 struct {
 // Info describes GCOptimized_V1.
 func (*GCOptimizedV1) Info() *EventInfo {
 	return &eventTable[285]
+}
+
+// Descriptor describes GCOptimized_V1, as readers of any generated package see it.
+func (*GCOptimizedV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCOptimizedV1
 }
 
 // Decode reads a GCOptimized_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -544,6 +679,27 @@ var columnsGCOptimizedV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCOptimizedV1 describes GCOptimized_V1 (EventInfo.Descriptor).
+var descGCOptimizedV1 = clrimpl.Descriptor{
+	Columns:      columnsGCOptimizedV1,
+	DisplayName:  "GC/Optimized",
+	Fields:       &fieldsGCOptimizedV1,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCOptimized_V1",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCOptimizedV1 writes the fields of GCOptimized_V1 payloads (its Descriptor's Fields).
+var fieldsGCOptimizedV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCOptimizedV1)
+}}
+
 // GCPerHeapHistoryV1 is the payload of GCPerHeapHistory_V1: event 4 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCPerHeapHistory (17), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCPerHeapHistory_V1.
@@ -555,6 +711,11 @@ type GCPerHeapHistoryV1 struct {
 // Info describes GCPerHeapHistory_V1.
 func (*GCPerHeapHistoryV1) Info() *EventInfo {
 	return &eventTable[286]
+}
+
+// Descriptor describes GCPerHeapHistory_V1, as readers of any generated package see it.
+func (*GCPerHeapHistoryV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCPerHeapHistoryV1
 }
 
 // Decode reads a GCPerHeapHistory_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -601,6 +762,27 @@ func (e *GCPerHeapHistoryV1) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsGCPerHeapHistoryV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descGCPerHeapHistoryV1 describes GCPerHeapHistory_V1 (EventInfo.Descriptor).
+var descGCPerHeapHistoryV1 = clrimpl.Descriptor{
+	Columns:      columnsGCPerHeapHistoryV1,
+	DisplayName:  "GC/PerHeapHistory",
+	Fields:       &fieldsGCPerHeapHistoryV1,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCPerHeapHistory_V1",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCPerHeapHistoryV1 writes the fields of GCPerHeapHistory_V1 payloads (its Descriptor's Fields).
+var fieldsGCPerHeapHistoryV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCPerHeapHistoryV1)
 }}
 
 // GCPerHeapHistory is the payload of GCPerHeapHistory: event 4 version 2 of Microsoft-Windows-DotNETRuntimePrivate.
@@ -912,6 +1094,11 @@ func (*GCPerHeapHistory) Info() *EventInfo {
 	return &eventTable[287]
 }
 
+// Descriptor describes GCPerHeapHistory, as readers of any generated package see it.
+func (*GCPerHeapHistory) Descriptor() *clrimpl.Descriptor {
+	return &descGCPerHeapHistory
+}
+
 // Decode reads a GCPerHeapHistory payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
@@ -1145,6 +1332,27 @@ var columnsGCPerHeapHistory = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCPerHeapHistory describes GCPerHeapHistory (EventInfo.Descriptor).
+var descGCPerHeapHistory = clrimpl.Descriptor{
+	Columns:      columnsGCPerHeapHistory,
+	DisplayName:  "GC/PerHeapHistory",
+	Fields:       &fieldsGCPerHeapHistory,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCPerHeapHistory",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCPerHeapHistory writes the fields of GCPerHeapHistory payloads (its Descriptor's Fields).
+var fieldsGCPerHeapHistory = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCPerHeapHistory)
+}}
+
 // GCGlobalHeapHistory is the payload of GCGlobalHeapHistory: event 5 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCGlobalHeapHistory (18), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCGlobalHeap.
@@ -1166,6 +1374,11 @@ type GCGlobalHeapHistory struct {
 // Info describes GCGlobalHeapHistory.
 func (*GCGlobalHeapHistory) Info() *EventInfo {
 	return &eventTable[288]
+}
+
+// Descriptor describes GCGlobalHeapHistory, as readers of any generated package see it.
+func (*GCGlobalHeapHistory) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistory
 }
 
 // Decode reads a GCGlobalHeapHistory payload for a pointer size of 4 or 8 and returns the bytes
@@ -1299,6 +1512,27 @@ var columnsGCGlobalHeapHistory = []clrimpl.Column{{
 	Name: "GlobalMechanisms_name",
 }}
 
+// descGCGlobalHeapHistory describes GCGlobalHeapHistory (EventInfo.Descriptor).
+var descGCGlobalHeapHistory = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistory,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistory,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCGlobalHeapHistory writes the fields of GCGlobalHeapHistory payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistory = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistory)
+}}
+
 // GCGlobalHeapHistoryV1 is the payload of GCGlobalHeapHistory_V1: event 5 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCGlobalHeapHistory (18), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCGlobalHeap_V1.
@@ -1322,6 +1556,11 @@ type GCGlobalHeapHistoryV1 struct {
 // Info describes GCGlobalHeapHistory_V1.
 func (*GCGlobalHeapHistoryV1) Info() *EventInfo {
 	return &eventTable[289]
+}
+
+// Descriptor describes GCGlobalHeapHistory_V1, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV1
 }
 
 // Decode reads a GCGlobalHeapHistory_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1469,6 +1708,27 @@ var columnsGCGlobalHeapHistoryV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCGlobalHeapHistoryV1 describes GCGlobalHeapHistory_V1 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV1 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV1,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV1,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V1",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCGlobalHeapHistoryV1 writes the fields of GCGlobalHeapHistory_V1 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV1)
+}}
+
 // GCJoin is the payload of GCJoin: event 6 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCJoin (20), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCJoin.
@@ -1484,6 +1744,11 @@ type GCJoin struct {
 // Info describes GCJoin.
 func (*GCJoin) Info() *EventInfo {
 	return &eventTable[290]
+}
+
+// Descriptor describes GCJoin, as readers of any generated package see it.
+func (*GCJoin) Descriptor() *clrimpl.Descriptor {
+	return &descGCJoin
 }
 
 // Decode reads a GCJoin payload for a pointer size of 4 or 8 and returns the bytes
@@ -1560,6 +1825,27 @@ var columnsGCJoin = []clrimpl.Column{{
 	Name: "JoinType",
 }}
 
+// descGCJoin describes GCJoin (EventInfo.Descriptor).
+var descGCJoin = clrimpl.Descriptor{
+	Columns:      columnsGCJoin,
+	DisplayName:  "GC/Join",
+	Fields:       &fieldsGCJoin,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCJoin",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCJoin writes the fields of GCJoin payloads (its Descriptor's Fields).
+var fieldsGCJoin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCJoin)
+}}
+
 // GCJoinV1 is the payload of GCJoin_V1: event 6 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCJoin (20), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCJoin_V1.
@@ -1577,6 +1863,11 @@ type GCJoinV1 struct {
 // Info describes GCJoin_V1.
 func (*GCJoinV1) Info() *EventInfo {
 	return &eventTable[291]
+}
+
+// Descriptor describes GCJoin_V1, as readers of any generated package see it.
+func (*GCJoinV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCJoinV1
 }
 
 // Decode reads a GCJoin_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1667,6 +1958,27 @@ var columnsGCJoinV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCJoinV1 describes GCJoin_V1 (EventInfo.Descriptor).
+var descGCJoinV1 = clrimpl.Descriptor{
+	Columns:      columnsGCJoinV1,
+	DisplayName:  "GC/Join",
+	Fields:       &fieldsGCJoinV1,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCJoin_V1",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCJoinV1 writes the fields of GCJoin_V1 payloads (its Descriptor's Fields).
+var fieldsGCJoinV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCJoinV1)
+}}
+
 // PrvGCMarkStackRoots is the payload of PrvGCMarkStackRoots: event 7 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkStackRoots (21), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1678,6 +1990,11 @@ type PrvGCMarkStackRoots struct {
 // Info describes PrvGCMarkStackRoots.
 func (*PrvGCMarkStackRoots) Info() *EventInfo {
 	return &eventTable[292]
+}
+
+// Descriptor describes PrvGCMarkStackRoots, as readers of any generated package see it.
+func (*PrvGCMarkStackRoots) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkStackRoots
 }
 
 // Decode reads a PrvGCMarkStackRoots payload for a pointer size of 4 or 8 and returns the bytes
@@ -1726,6 +2043,27 @@ var columnsPrvGCMarkStackRoots = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// descPrvGCMarkStackRoots describes PrvGCMarkStackRoots (EventInfo.Descriptor).
+var descPrvGCMarkStackRoots = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkStackRoots,
+	DisplayName:  "GC/MarkStackRoots",
+	Fields:       &fieldsPrvGCMarkStackRoots,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkStackRoots",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkStackRoots writes the fields of PrvGCMarkStackRoots payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkStackRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkStackRoots)
+}}
+
 // PrvGCMarkStackRootsV1 is the payload of PrvGCMarkStackRoots_V1: event 7 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkStackRoots (21), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -1739,6 +2077,11 @@ type PrvGCMarkStackRootsV1 struct {
 // Info describes PrvGCMarkStackRoots_V1.
 func (*PrvGCMarkStackRootsV1) Info() *EventInfo {
 	return &eventTable[293]
+}
+
+// Descriptor describes PrvGCMarkStackRoots_V1, as readers of any generated package see it.
+func (*PrvGCMarkStackRootsV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkStackRootsV1
 }
 
 // Decode reads a PrvGCMarkStackRoots_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1801,6 +2144,27 @@ var columnsPrvGCMarkStackRootsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrvGCMarkStackRootsV1 describes PrvGCMarkStackRoots_V1 (EventInfo.Descriptor).
+var descPrvGCMarkStackRootsV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkStackRootsV1,
+	DisplayName:  "GC/MarkStackRoots",
+	Fields:       &fieldsPrvGCMarkStackRootsV1,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkStackRoots_V1",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkStackRootsV1 writes the fields of PrvGCMarkStackRoots_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkStackRootsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkStackRootsV1)
+}}
+
 // PrvGCMarkFinalizeQueueRoots is the payload of PrvGCMarkFinalizeQueueRoots: event 8 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkFinalizeQueueRoots (22), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1812,6 +2176,11 @@ type PrvGCMarkFinalizeQueueRoots struct {
 // Info describes PrvGCMarkFinalizeQueueRoots.
 func (*PrvGCMarkFinalizeQueueRoots) Info() *EventInfo {
 	return &eventTable[294]
+}
+
+// Descriptor describes PrvGCMarkFinalizeQueueRoots, as readers of any generated package see it.
+func (*PrvGCMarkFinalizeQueueRoots) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkFinalizeQueueRoots
 }
 
 // Decode reads a PrvGCMarkFinalizeQueueRoots payload for a pointer size of 4 or 8 and returns the bytes
@@ -1860,6 +2229,27 @@ var columnsPrvGCMarkFinalizeQueueRoots = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// descPrvGCMarkFinalizeQueueRoots describes PrvGCMarkFinalizeQueueRoots (EventInfo.Descriptor).
+var descPrvGCMarkFinalizeQueueRoots = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkFinalizeQueueRoots,
+	DisplayName:  "GC/MarkFinalizeQueueRoots",
+	Fields:       &fieldsPrvGCMarkFinalizeQueueRoots,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkFinalizeQueueRoots",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkFinalizeQueueRoots writes the fields of PrvGCMarkFinalizeQueueRoots payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkFinalizeQueueRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkFinalizeQueueRoots)
+}}
+
 // PrvGCMarkFinalizeQueueRootsV1 is the payload of PrvGCMarkFinalizeQueueRoots_V1: event 8 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkFinalizeQueueRoots (22), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -1873,6 +2263,11 @@ type PrvGCMarkFinalizeQueueRootsV1 struct {
 // Info describes PrvGCMarkFinalizeQueueRoots_V1.
 func (*PrvGCMarkFinalizeQueueRootsV1) Info() *EventInfo {
 	return &eventTable[295]
+}
+
+// Descriptor describes PrvGCMarkFinalizeQueueRoots_V1, as readers of any generated package see it.
+func (*PrvGCMarkFinalizeQueueRootsV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkFinalizeQueueRootsV1
 }
 
 // Decode reads a PrvGCMarkFinalizeQueueRoots_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1935,6 +2330,27 @@ var columnsPrvGCMarkFinalizeQueueRootsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrvGCMarkFinalizeQueueRootsV1 describes PrvGCMarkFinalizeQueueRoots_V1 (EventInfo.Descriptor).
+var descPrvGCMarkFinalizeQueueRootsV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkFinalizeQueueRootsV1,
+	DisplayName:  "GC/MarkFinalizeQueueRoots",
+	Fields:       &fieldsPrvGCMarkFinalizeQueueRootsV1,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkFinalizeQueueRoots_V1",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkFinalizeQueueRootsV1 writes the fields of PrvGCMarkFinalizeQueueRoots_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkFinalizeQueueRootsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkFinalizeQueueRootsV1)
+}}
+
 // PrvGCMarkHandles is the payload of PrvGCMarkHandles: event 9 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkHandles (23), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1946,6 +2362,11 @@ type PrvGCMarkHandles struct {
 // Info describes PrvGCMarkHandles.
 func (*PrvGCMarkHandles) Info() *EventInfo {
 	return &eventTable[296]
+}
+
+// Descriptor describes PrvGCMarkHandles, as readers of any generated package see it.
+func (*PrvGCMarkHandles) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkHandles
 }
 
 // Decode reads a PrvGCMarkHandles payload for a pointer size of 4 or 8 and returns the bytes
@@ -1994,6 +2415,27 @@ var columnsPrvGCMarkHandles = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// descPrvGCMarkHandles describes PrvGCMarkHandles (EventInfo.Descriptor).
+var descPrvGCMarkHandles = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkHandles,
+	DisplayName:  "GC/MarkHandles",
+	Fields:       &fieldsPrvGCMarkHandles,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkHandles",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkHandles writes the fields of PrvGCMarkHandles payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkHandles = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkHandles)
+}}
+
 // PrvGCMarkHandlesV1 is the payload of PrvGCMarkHandles_V1: event 9 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkHandles (23), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -2007,6 +2449,11 @@ type PrvGCMarkHandlesV1 struct {
 // Info describes PrvGCMarkHandles_V1.
 func (*PrvGCMarkHandlesV1) Info() *EventInfo {
 	return &eventTable[297]
+}
+
+// Descriptor describes PrvGCMarkHandles_V1, as readers of any generated package see it.
+func (*PrvGCMarkHandlesV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkHandlesV1
 }
 
 // Decode reads a PrvGCMarkHandles_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2069,6 +2516,27 @@ var columnsPrvGCMarkHandlesV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrvGCMarkHandlesV1 describes PrvGCMarkHandles_V1 (EventInfo.Descriptor).
+var descPrvGCMarkHandlesV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkHandlesV1,
+	DisplayName:  "GC/MarkHandles",
+	Fields:       &fieldsPrvGCMarkHandlesV1,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkHandles_V1",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkHandlesV1 writes the fields of PrvGCMarkHandles_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkHandlesV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkHandlesV1)
+}}
+
 // PrvGCMarkCards is the payload of PrvGCMarkCards: event 10 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkCards (24), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -2080,6 +2548,11 @@ type PrvGCMarkCards struct {
 // Info describes PrvGCMarkCards.
 func (*PrvGCMarkCards) Info() *EventInfo {
 	return &eventTable[298]
+}
+
+// Descriptor describes PrvGCMarkCards, as readers of any generated package see it.
+func (*PrvGCMarkCards) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkCards
 }
 
 // Decode reads a PrvGCMarkCards payload for a pointer size of 4 or 8 and returns the bytes
@@ -2128,6 +2601,27 @@ var columnsPrvGCMarkCards = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// descPrvGCMarkCards describes PrvGCMarkCards (EventInfo.Descriptor).
+var descPrvGCMarkCards = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkCards,
+	DisplayName:  "GC/MarkCards",
+	Fields:       &fieldsPrvGCMarkCards,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkCards",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkCards writes the fields of PrvGCMarkCards payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkCards = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkCards)
+}}
+
 // PrvGCMarkCardsV1 is the payload of PrvGCMarkCards_V1: event 10 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkCards (24), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -2141,6 +2635,11 @@ type PrvGCMarkCardsV1 struct {
 // Info describes PrvGCMarkCards_V1.
 func (*PrvGCMarkCardsV1) Info() *EventInfo {
 	return &eventTable[299]
+}
+
+// Descriptor describes PrvGCMarkCards_V1, as readers of any generated package see it.
+func (*PrvGCMarkCardsV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkCardsV1
 }
 
 // Decode reads a PrvGCMarkCards_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2203,6 +2702,27 @@ var columnsPrvGCMarkCardsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrvGCMarkCardsV1 describes PrvGCMarkCards_V1 (EventInfo.Descriptor).
+var descPrvGCMarkCardsV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkCardsV1,
+	DisplayName:  "GC/MarkCards",
+	Fields:       &fieldsPrvGCMarkCardsV1,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkCards_V1",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkCardsV1 writes the fields of PrvGCMarkCards_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkCardsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkCardsV1)
+}}
+
 // BGCBegin is the payload of BGCBegin: event 11 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCBegin (25), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2214,6 +2734,11 @@ type BGCBegin struct {
 // Info describes BGCBegin.
 func (*BGCBegin) Info() *EventInfo {
 	return &eventTable[300]
+}
+
+// Descriptor describes BGCBegin, as readers of any generated package see it.
+func (*BGCBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGCBegin
 }
 
 // Decode reads a BGCBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -2262,6 +2787,27 @@ var columnsBGCBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCBegin describes BGCBegin (EventInfo.Descriptor).
+var descBGCBegin = clrimpl.Descriptor{
+	Columns:      columnsBGCBegin,
+	DisplayName:  "GC/BGCStart",
+	Fields:       &fieldsBGCBegin,
+	ID:           11,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCBegin",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCBegin writes the fields of BGCBegin payloads (its Descriptor's Fields).
+var fieldsBGCBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCBegin)
+}}
+
 // BGC1stNonConEnd is the payload of BGC1stNonConEnd: event 12 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stNonConEnd (26), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2273,6 +2819,11 @@ type BGC1stNonConEnd struct {
 // Info describes BGC1stNonConEnd.
 func (*BGC1stNonConEnd) Info() *EventInfo {
 	return &eventTable[301]
+}
+
+// Descriptor describes BGC1stNonConEnd, as readers of any generated package see it.
+func (*BGC1stNonConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC1stNonConEnd
 }
 
 // Decode reads a BGC1stNonConEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2321,6 +2872,27 @@ var columnsBGC1stNonConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGC1stNonConEnd describes BGC1stNonConEnd (EventInfo.Descriptor).
+var descBGC1stNonConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC1stNonConEnd,
+	DisplayName:  "GC/BGC1stNonCondStop",
+	Fields:       &fieldsBGC1stNonConEnd,
+	ID:           12,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC1stNonConEnd",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC1stNonConEnd writes the fields of BGC1stNonConEnd payloads (its Descriptor's Fields).
+var fieldsBGC1stNonConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC1stNonConEnd)
+}}
+
 // BGC1stConEnd is the payload of BGC1stConEnd: event 13 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stConEnd (27), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2332,6 +2904,11 @@ type BGC1stConEnd struct {
 // Info describes BGC1stConEnd.
 func (*BGC1stConEnd) Info() *EventInfo {
 	return &eventTable[302]
+}
+
+// Descriptor describes BGC1stConEnd, as readers of any generated package see it.
+func (*BGC1stConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC1stConEnd
 }
 
 // Decode reads a BGC1stConEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2380,6 +2957,27 @@ var columnsBGC1stConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGC1stConEnd describes BGC1stConEnd (EventInfo.Descriptor).
+var descBGC1stConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC1stConEnd,
+	DisplayName:  "GC/BGC1stConStop",
+	Fields:       &fieldsBGC1stConEnd,
+	ID:           13,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC1stConEnd",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC1stConEnd writes the fields of BGC1stConEnd payloads (its Descriptor's Fields).
+var fieldsBGC1stConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC1stConEnd)
+}}
+
 // BGC2ndNonConBegin is the payload of BGC2ndNonConBegin: event 14 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndNonConBegin (28), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2391,6 +2989,11 @@ type BGC2ndNonConBegin struct {
 // Info describes BGC2ndNonConBegin.
 func (*BGC2ndNonConBegin) Info() *EventInfo {
 	return &eventTable[303]
+}
+
+// Descriptor describes BGC2ndNonConBegin, as readers of any generated package see it.
+func (*BGC2ndNonConBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndNonConBegin
 }
 
 // Decode reads a BGC2ndNonConBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -2439,6 +3042,27 @@ var columnsBGC2ndNonConBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGC2ndNonConBegin describes BGC2ndNonConBegin (EventInfo.Descriptor).
+var descBGC2ndNonConBegin = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndNonConBegin,
+	DisplayName:  "GC/BGC2ndNonConStart",
+	Fields:       &fieldsBGC2ndNonConBegin,
+	ID:           14,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndNonConBegin",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndNonConBegin writes the fields of BGC2ndNonConBegin payloads (its Descriptor's Fields).
+var fieldsBGC2ndNonConBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndNonConBegin)
+}}
+
 // BGC2ndNonConEnd is the payload of BGC2ndNonConEnd: event 15 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndNonConEnd (29), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2450,6 +3074,11 @@ type BGC2ndNonConEnd struct {
 // Info describes BGC2ndNonConEnd.
 func (*BGC2ndNonConEnd) Info() *EventInfo {
 	return &eventTable[304]
+}
+
+// Descriptor describes BGC2ndNonConEnd, as readers of any generated package see it.
+func (*BGC2ndNonConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndNonConEnd
 }
 
 // Decode reads a BGC2ndNonConEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2498,6 +3127,27 @@ var columnsBGC2ndNonConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGC2ndNonConEnd describes BGC2ndNonConEnd (EventInfo.Descriptor).
+var descBGC2ndNonConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndNonConEnd,
+	DisplayName:  "GC/BGC2ndNonConStop",
+	Fields:       &fieldsBGC2ndNonConEnd,
+	ID:           15,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndNonConEnd",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndNonConEnd writes the fields of BGC2ndNonConEnd payloads (its Descriptor's Fields).
+var fieldsBGC2ndNonConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndNonConEnd)
+}}
+
 // BGC2ndConBegin is the payload of BGC2ndConBegin: event 16 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndConBegin (30), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2509,6 +3159,11 @@ type BGC2ndConBegin struct {
 // Info describes BGC2ndConBegin.
 func (*BGC2ndConBegin) Info() *EventInfo {
 	return &eventTable[305]
+}
+
+// Descriptor describes BGC2ndConBegin, as readers of any generated package see it.
+func (*BGC2ndConBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndConBegin
 }
 
 // Decode reads a BGC2ndConBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -2557,6 +3212,27 @@ var columnsBGC2ndConBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGC2ndConBegin describes BGC2ndConBegin (EventInfo.Descriptor).
+var descBGC2ndConBegin = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndConBegin,
+	DisplayName:  "GC/BGC2ndConStart",
+	Fields:       &fieldsBGC2ndConBegin,
+	ID:           16,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndConBegin",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndConBegin writes the fields of BGC2ndConBegin payloads (its Descriptor's Fields).
+var fieldsBGC2ndConBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndConBegin)
+}}
+
 // BGC2ndConEnd is the payload of BGC2ndConEnd: event 17 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndConEnd (31), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2568,6 +3244,11 @@ type BGC2ndConEnd struct {
 // Info describes BGC2ndConEnd.
 func (*BGC2ndConEnd) Info() *EventInfo {
 	return &eventTable[306]
+}
+
+// Descriptor describes BGC2ndConEnd, as readers of any generated package see it.
+func (*BGC2ndConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndConEnd
 }
 
 // Decode reads a BGC2ndConEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2616,6 +3297,27 @@ var columnsBGC2ndConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGC2ndConEnd describes BGC2ndConEnd (EventInfo.Descriptor).
+var descBGC2ndConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndConEnd,
+	DisplayName:  "GC/BGC2ndConStop",
+	Fields:       &fieldsBGC2ndConEnd,
+	ID:           17,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndConEnd",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndConEnd writes the fields of BGC2ndConEnd payloads (its Descriptor's Fields).
+var fieldsBGC2ndConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndConEnd)
+}}
+
 // BGCPlanEnd is the payload of BGCPlanEnd: event 18 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCPlanEnd (32), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2627,6 +3329,11 @@ type BGCPlanEnd struct {
 // Info describes BGCPlanEnd.
 func (*BGCPlanEnd) Info() *EventInfo {
 	return &eventTable[307]
+}
+
+// Descriptor describes BGCPlanEnd, as readers of any generated package see it.
+func (*BGCPlanEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGCPlanEnd
 }
 
 // Decode reads a BGCPlanEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2675,6 +3382,27 @@ var columnsBGCPlanEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCPlanEnd describes BGCPlanEnd (EventInfo.Descriptor).
+var descBGCPlanEnd = clrimpl.Descriptor{
+	Columns:      columnsBGCPlanEnd,
+	DisplayName:  "GC/BGCPlanStop",
+	Fields:       &fieldsBGCPlanEnd,
+	ID:           18,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCPlanEnd",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCPlanEnd writes the fields of BGCPlanEnd payloads (its Descriptor's Fields).
+var fieldsBGCPlanEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCPlanEnd)
+}}
+
 // BGCSweepEnd is the payload of BGCSweepEnd: event 19 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCSweepEnd (33), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2686,6 +3414,11 @@ type BGCSweepEnd struct {
 // Info describes BGCSweepEnd.
 func (*BGCSweepEnd) Info() *EventInfo {
 	return &eventTable[308]
+}
+
+// Descriptor describes BGCSweepEnd, as readers of any generated package see it.
+func (*BGCSweepEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGCSweepEnd
 }
 
 // Decode reads a BGCSweepEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2734,6 +3467,27 @@ var columnsBGCSweepEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCSweepEnd describes BGCSweepEnd (EventInfo.Descriptor).
+var descBGCSweepEnd = clrimpl.Descriptor{
+	Columns:      columnsBGCSweepEnd,
+	DisplayName:  "GC/BGCSweepStop",
+	Fields:       &fieldsBGCSweepEnd,
+	ID:           19,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCSweepEnd",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCSweepEnd writes the fields of BGCSweepEnd payloads (its Descriptor's Fields).
+var fieldsBGCSweepEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCSweepEnd)
+}}
+
 // BGCDrainMark is the payload of BGCDrainMark: event 20 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCDrainMark (34), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCDrainMark.
@@ -2747,6 +3501,11 @@ type BGCDrainMark struct {
 // Info describes BGCDrainMark.
 func (*BGCDrainMark) Info() *EventInfo {
 	return &eventTable[309]
+}
+
+// Descriptor describes BGCDrainMark, as readers of any generated package see it.
+func (*BGCDrainMark) Descriptor() *clrimpl.Descriptor {
+	return &descBGCDrainMark
 }
 
 // Decode reads a BGCDrainMark payload for a pointer size of 4 or 8 and returns the bytes
@@ -2809,6 +3568,27 @@ var columnsBGCDrainMark = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCDrainMark describes BGCDrainMark (EventInfo.Descriptor).
+var descBGCDrainMark = clrimpl.Descriptor{
+	Columns:      columnsBGCDrainMark,
+	DisplayName:  "GC/BGCDrainMark",
+	Fields:       &fieldsBGCDrainMark,
+	ID:           20,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCDrainMark",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCDrainMark writes the fields of BGCDrainMark payloads (its Descriptor's Fields).
+var fieldsBGCDrainMark = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCDrainMark)
+}}
+
 // BGCRevisit is the payload of BGCRevisit: event 21 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCRevisit (35), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCRevisit.
@@ -2826,6 +3606,11 @@ type BGCRevisit struct {
 // Info describes BGCRevisit.
 func (*BGCRevisit) Info() *EventInfo {
 	return &eventTable[310]
+}
+
+// Descriptor describes BGCRevisit, as readers of any generated package see it.
+func (*BGCRevisit) Descriptor() *clrimpl.Descriptor {
+	return &descBGCRevisit
 }
 
 // Decode reads a BGCRevisit payload for a pointer size of 4 or 8 and returns the bytes
@@ -2916,6 +3701,27 @@ var columnsBGCRevisit = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCRevisit describes BGCRevisit (EventInfo.Descriptor).
+var descBGCRevisit = clrimpl.Descriptor{
+	Columns:      columnsBGCRevisit,
+	DisplayName:  "GC/BGCRevisit",
+	Fields:       &fieldsBGCRevisit,
+	ID:           21,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCRevisit",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCRevisit writes the fields of BGCRevisit payloads (its Descriptor's Fields).
+var fieldsBGCRevisit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCRevisit)
+}}
+
 // BGCOverflow is the payload of BGCOverflow: event 22 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCOverflow (36), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCOverflow.
@@ -2935,6 +3741,11 @@ type BGCOverflow struct {
 // Info describes BGCOverflow.
 func (*BGCOverflow) Info() *EventInfo {
 	return &eventTable[311]
+}
+
+// Descriptor describes BGCOverflow, as readers of any generated package see it.
+func (*BGCOverflow) Descriptor() *clrimpl.Descriptor {
+	return &descBGCOverflow
 }
 
 // Decode reads a BGCOverflow payload for a pointer size of 4 or 8 and returns the bytes
@@ -3039,6 +3850,27 @@ var columnsBGCOverflow = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCOverflow describes BGCOverflow (EventInfo.Descriptor).
+var descBGCOverflow = clrimpl.Descriptor{
+	Columns:      columnsBGCOverflow,
+	DisplayName:  "GC/BGCOverflow",
+	Fields:       &fieldsBGCOverflow,
+	ID:           22,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCOverflow",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCOverflow writes the fields of BGCOverflow payloads (its Descriptor's Fields).
+var fieldsBGCOverflow = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCOverflow)
+}}
+
 // BGCOverflowV1 is the payload of BGCOverflow_V1: event 22 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCOverflow (36), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCOverflow_V1.
@@ -3060,6 +3892,11 @@ type BGCOverflowV1 struct {
 // Info describes BGCOverflow_V1.
 func (*BGCOverflowV1) Info() *EventInfo {
 	return &eventTable[312]
+}
+
+// Descriptor describes BGCOverflow_V1, as readers of any generated package see it.
+func (*BGCOverflowV1) Descriptor() *clrimpl.Descriptor {
+	return &descBGCOverflowV1
 }
 
 // Decode reads a BGCOverflow_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3178,6 +4015,27 @@ var columnsBGCOverflowV1 = []clrimpl.Column{{
 	Name: "GenNumber",
 }}
 
+// descBGCOverflowV1 describes BGCOverflow_V1 (EventInfo.Descriptor).
+var descBGCOverflowV1 = clrimpl.Descriptor{
+	Columns:      columnsBGCOverflowV1,
+	DisplayName:  "GC/BGCOverflow",
+	Fields:       &fieldsBGCOverflowV1,
+	ID:           22,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCOverflow_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsBGCOverflowV1 writes the fields of BGCOverflow_V1 payloads (its Descriptor's Fields).
+var fieldsBGCOverflowV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCOverflowV1)
+}}
+
 // BGCAllocWaitBegin is the payload of BGCAllocWaitBegin: event 23 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCAllocWaitBegin (37), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCAllocWait.
@@ -3191,6 +4049,11 @@ type BGCAllocWaitBegin struct {
 // Info describes BGCAllocWaitBegin.
 func (*BGCAllocWaitBegin) Info() *EventInfo {
 	return &eventTable[313]
+}
+
+// Descriptor describes BGCAllocWaitBegin, as readers of any generated package see it.
+func (*BGCAllocWaitBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGCAllocWaitBegin
 }
 
 // Decode reads a BGCAllocWaitBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -3253,6 +4116,27 @@ var columnsBGCAllocWaitBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCAllocWaitBegin describes BGCAllocWaitBegin (EventInfo.Descriptor).
+var descBGCAllocWaitBegin = clrimpl.Descriptor{
+	Columns:      columnsBGCAllocWaitBegin,
+	DisplayName:  "GC/BGCAllocWaitStart",
+	Fields:       &fieldsBGCAllocWaitBegin,
+	ID:           23,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCAllocWaitBegin",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCAllocWaitBegin writes the fields of BGCAllocWaitBegin payloads (its Descriptor's Fields).
+var fieldsBGCAllocWaitBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCAllocWaitBegin)
+}}
+
 // BGCAllocWaitEnd is the payload of BGCAllocWaitEnd: event 24 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCAllocWaitEnd (38), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCAllocWait.
@@ -3266,6 +4150,11 @@ type BGCAllocWaitEnd struct {
 // Info describes BGCAllocWaitEnd.
 func (*BGCAllocWaitEnd) Info() *EventInfo {
 	return &eventTable[314]
+}
+
+// Descriptor describes BGCAllocWaitEnd, as readers of any generated package see it.
+func (*BGCAllocWaitEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGCAllocWaitEnd
 }
 
 // Decode reads a BGCAllocWaitEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3328,6 +4217,27 @@ var columnsBGCAllocWaitEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGCAllocWaitEnd describes BGCAllocWaitEnd (EventInfo.Descriptor).
+var descBGCAllocWaitEnd = clrimpl.Descriptor{
+	Columns:      columnsBGCAllocWaitEnd,
+	DisplayName:  "GC/BGCAllocWaitStop",
+	Fields:       &fieldsBGCAllocWaitEnd,
+	ID:           24,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCAllocWaitEnd",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCAllocWaitEnd writes the fields of BGCAllocWaitEnd payloads (its Descriptor's Fields).
+var fieldsBGCAllocWaitEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCAllocWaitEnd)
+}}
+
 // GCFullNotify is the payload of GCFullNotify: event 25 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCFullNotify (19), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCFullNotify.
@@ -3341,6 +4251,11 @@ type GCFullNotify struct {
 // Info describes GCFullNotify.
 func (*GCFullNotify) Info() *EventInfo {
 	return &eventTable[315]
+}
+
+// Descriptor describes GCFullNotify, as readers of any generated package see it.
+func (*GCFullNotify) Descriptor() *clrimpl.Descriptor {
+	return &descGCFullNotify
 }
 
 // Decode reads a GCFullNotify payload for a pointer size of 4 or 8 and returns the bytes
@@ -3403,6 +4318,27 @@ var columnsGCFullNotify = []clrimpl.Column{{
 	Name: "IsAlloc",
 }}
 
+// descGCFullNotify describes GCFullNotify (EventInfo.Descriptor).
+var descGCFullNotify = clrimpl.Descriptor{
+	Columns:      columnsGCFullNotify,
+	DisplayName:  "GC/FullNotify",
+	Fields:       &fieldsGCFullNotify,
+	ID:           25,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFullNotify",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFullNotify writes the fields of GCFullNotify payloads (its Descriptor's Fields).
+var fieldsGCFullNotify = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFullNotify)
+}}
+
 // GCFullNotifyV1 is the payload of GCFullNotify_V1: event 25 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCFullNotify (19), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCFullNotify_V1.
@@ -3418,6 +4354,11 @@ type GCFullNotifyV1 struct {
 // Info describes GCFullNotify_V1.
 func (*GCFullNotifyV1) Info() *EventInfo {
 	return &eventTable[316]
+}
+
+// Descriptor describes GCFullNotify_V1, as readers of any generated package see it.
+func (*GCFullNotifyV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFullNotifyV1
 }
 
 // Decode reads a GCFullNotify_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3494,6 +4435,27 @@ var columnsGCFullNotifyV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCFullNotifyV1 describes GCFullNotify_V1 (EventInfo.Descriptor).
+var descGCFullNotifyV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFullNotifyV1,
+	DisplayName:  "GC/FullNotify",
+	Fields:       &fieldsGCFullNotifyV1,
+	ID:           25,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFullNotify_V1",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFullNotifyV1 writes the fields of GCFullNotify_V1 payloads (its Descriptor's Fields).
+var fieldsGCFullNotifyV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFullNotifyV1)
+}}
+
 // BGC1stSweepEnd is the payload of BGC1stSweepEnd: event 26 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stSweepEnd (45), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGC1stSweepEnd.
@@ -3507,6 +4469,11 @@ type BGC1stSweepEnd struct {
 // Info describes BGC1stSweepEnd.
 func (*BGC1stSweepEnd) Info() *EventInfo {
 	return &eventTable[317]
+}
+
+// Descriptor describes BGC1stSweepEnd, as readers of any generated package see it.
+func (*BGC1stSweepEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC1stSweepEnd
 }
 
 // Decode reads a BGC1stSweepEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3569,6 +4536,27 @@ var columnsBGC1stSweepEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descBGC1stSweepEnd describes BGC1stSweepEnd (EventInfo.Descriptor).
+var descBGC1stSweepEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC1stSweepEnd,
+	DisplayName:  "GC/BGC1stSweepEnd",
+	Fields:       &fieldsBGC1stSweepEnd,
+	ID:           26,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC1stSweepEnd",
+	Opcode:       45,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC1stSweepEnd writes the fields of BGC1stSweepEnd payloads (its Descriptor's Fields).
+var fieldsBGC1stSweepEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC1stSweepEnd)
+}}
+
 // PrvFinalizeObject is the payload of PrvFinalizeObject: event 192 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvFinalizeObject (39), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template PrvFinalizeObject. Its layout depends on the pointer size.
@@ -3586,6 +4574,11 @@ type PrvFinalizeObject struct {
 // Info describes PrvFinalizeObject.
 func (*PrvFinalizeObject) Info() *EventInfo {
 	return &eventTable[440]
+}
+
+// Descriptor describes PrvFinalizeObject, as readers of any generated package see it.
+func (*PrvFinalizeObject) Descriptor() *clrimpl.Descriptor {
+	return &descPrvFinalizeObject
 }
 
 // Decode reads a PrvFinalizeObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -3709,6 +4702,27 @@ var columnsPrvFinalizeObject = []clrimpl.Column{{
 	Name: "TypeName",
 }}
 
+// descPrvFinalizeObject describes PrvFinalizeObject (EventInfo.Descriptor).
+var descPrvFinalizeObject = clrimpl.Descriptor{
+	Columns:      columnsPrvFinalizeObject,
+	DisplayName:  "GC/FinalizeObject",
+	Fields:       &fieldsPrvFinalizeObject,
+	ID:           192,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "PrvFinalizeObject",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvFinalizeObject writes the fields of PrvFinalizeObject payloads (its Descriptor's Fields).
+var fieldsPrvFinalizeObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvFinalizeObject)
+}}
+
 // CCWRefCountChangeAnsi is the payload of CCWRefCountChangeAnsi: event 193 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode CCWRefCountChange (40), level win:Verbose (5), keywords InteropPrivateKeyword (0x2000).
 // Template CCWRefCountChangeAnsi. Its layout depends on the pointer size.
@@ -3736,6 +4750,11 @@ type CCWRefCountChangeAnsi struct {
 // Info describes CCWRefCountChangeAnsi.
 func (*CCWRefCountChangeAnsi) Info() *EventInfo {
 	return &eventTable[441]
+}
+
+// Descriptor describes CCWRefCountChangeAnsi, as readers of any generated package see it.
+func (*CCWRefCountChangeAnsi) Descriptor() *clrimpl.Descriptor {
+	return &descCCWRefCountChangeAnsi
 }
 
 // Decode reads a CCWRefCountChangeAnsi payload for a pointer size of 4 or 8 and returns the bytes
@@ -3947,6 +4966,27 @@ var columnsCCWRefCountChangeAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descCCWRefCountChangeAnsi describes CCWRefCountChangeAnsi (EventInfo.Descriptor).
+var descCCWRefCountChangeAnsi = clrimpl.Descriptor{
+	Columns:      columnsCCWRefCountChangeAnsi,
+	DisplayName:  "GC/CCWRefCountChange",
+	Fields:       &fieldsCCWRefCountChangeAnsi,
+	ID:           193,
+	Keywords:     0x2000,
+	Level:        5,
+	Name:         "CCWRefCountChangeAnsi",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsCCWRefCountChangeAnsi writes the fields of CCWRefCountChangeAnsi payloads (its Descriptor's Fields).
+var fieldsCCWRefCountChangeAnsi = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CCWRefCountChangeAnsi)
+}}
+
 // PrvSetGCHandle is the payload of PrvSetGCHandle: event 194 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode SetGCHandle (42), level win:Verbose (5), keywords GCHandlePrivateKeyword (0x4000).
 // Template PrvSetGCHandle. Its layout depends on the pointer size.
@@ -3968,6 +5008,11 @@ type PrvSetGCHandle struct {
 // Info describes PrvSetGCHandle.
 func (*PrvSetGCHandle) Info() *EventInfo {
 	return &eventTable[442]
+}
+
+// Descriptor describes PrvSetGCHandle, as readers of any generated package see it.
+func (*PrvSetGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descPrvSetGCHandle
 }
 
 // Decode reads a PrvSetGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -4136,6 +5181,27 @@ var columnsPrvSetGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrvSetGCHandle describes PrvSetGCHandle (EventInfo.Descriptor).
+var descPrvSetGCHandle = clrimpl.Descriptor{
+	Columns:      columnsPrvSetGCHandle,
+	DisplayName:  "GC/SetGCHandle",
+	Fields:       &fieldsPrvSetGCHandle,
+	ID:           194,
+	Keywords:     0x4000,
+	Level:        5,
+	Name:         "PrvSetGCHandle",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvSetGCHandle writes the fields of PrvSetGCHandle payloads (its Descriptor's Fields).
+var fieldsPrvSetGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvSetGCHandle)
+}}
+
 // PrvDestroyGCHandle is the payload of PrvDestroyGCHandle: event 195 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode DestroyGCHandle (43), level win:Verbose (5), keywords GCHandlePrivateKeyword (0x4000).
 // Template PrvDestroyGCHandle. Its layout depends on the pointer size.
@@ -4149,6 +5215,11 @@ type PrvDestroyGCHandle struct {
 // Info describes PrvDestroyGCHandle.
 func (*PrvDestroyGCHandle) Info() *EventInfo {
 	return &eventTable[443]
+}
+
+// Descriptor describes PrvDestroyGCHandle, as readers of any generated package see it.
+func (*PrvDestroyGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descPrvDestroyGCHandle
 }
 
 // Decode reads a PrvDestroyGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -4232,6 +5303,27 @@ var columnsPrvDestroyGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrvDestroyGCHandle describes PrvDestroyGCHandle (EventInfo.Descriptor).
+var descPrvDestroyGCHandle = clrimpl.Descriptor{
+	Columns:      columnsPrvDestroyGCHandle,
+	DisplayName:  "GC/DestroyGCHandle",
+	Fields:       &fieldsPrvDestroyGCHandle,
+	ID:           195,
+	Keywords:     0x4000,
+	Level:        5,
+	Name:         "PrvDestroyGCHandle",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvDestroyGCHandle writes the fields of PrvDestroyGCHandle payloads (its Descriptor's Fields).
+var fieldsPrvDestroyGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvDestroyGCHandle)
+}}
+
 // PinPlugAtGCTime is the payload of PinPlugAtGCTime: event 199 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PinPlugAtGCTime (44), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template PinPlugAtGCTime. Its layout depends on the pointer size.
@@ -4249,6 +5341,11 @@ type PinPlugAtGCTime struct {
 // Info describes PinPlugAtGCTime.
 func (*PinPlugAtGCTime) Info() *EventInfo {
 	return &eventTable[446]
+}
+
+// Descriptor describes PinPlugAtGCTime, as readers of any generated package see it.
+func (*PinPlugAtGCTime) Descriptor() *clrimpl.Descriptor {
+	return &descPinPlugAtGCTime
 }
 
 // Decode reads a PinPlugAtGCTime payload for a pointer size of 4 or 8 and returns the bytes
@@ -4372,6 +5469,27 @@ var columnsPinPlugAtGCTime = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPinPlugAtGCTime describes PinPlugAtGCTime (EventInfo.Descriptor).
+var descPinPlugAtGCTime = clrimpl.Descriptor{
+	Columns:      columnsPinPlugAtGCTime,
+	DisplayName:  "GC/PinPlugAtGCTime",
+	Fields:       &fieldsPinPlugAtGCTime,
+	ID:           199,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "PinPlugAtGCTime",
+	Opcode:       44,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPinPlugAtGCTime writes the fields of PinPlugAtGCTime payloads (its Descriptor's Fields).
+var fieldsPinPlugAtGCTime = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PinPlugAtGCTime)
+}}
+
 // CCWRefCountChange is the payload of CCWRefCountChange: event 200 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode CCWRefCountChange (40), level win:Verbose (5), keywords InteropPrivateKeyword (0x2000).
 // Template CCWRefCountChange. Its layout depends on the pointer size.
@@ -4399,6 +5517,11 @@ type CCWRefCountChange struct {
 // Info describes CCWRefCountChange.
 func (*CCWRefCountChange) Info() *EventInfo {
 	return &eventTable[447]
+}
+
+// Descriptor describes CCWRefCountChange, as readers of any generated package see it.
+func (*CCWRefCountChange) Descriptor() *clrimpl.Descriptor {
+	return &descCCWRefCountChange
 }
 
 // Decode reads a CCWRefCountChange payload for a pointer size of 4 or 8 and returns the bytes
@@ -4595,4 +5718,25 @@ var columnsCCWRefCountChange = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descCCWRefCountChange describes CCWRefCountChange (EventInfo.Descriptor).
+var descCCWRefCountChange = clrimpl.Descriptor{
+	Columns:      columnsCCWRefCountChange,
+	DisplayName:  "GC/CCWRefCountChange",
+	Fields:       &fieldsCCWRefCountChange,
+	ID:           200,
+	Keywords:     0x2000,
+	Level:        5,
+	Name:         "CCWRefCountChange",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsCCWRefCountChange writes the fields of CCWRefCountChange payloads (its Descriptor's Fields).
+var fieldsCCWRefCountChange = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CCWRefCountChange)
 }}

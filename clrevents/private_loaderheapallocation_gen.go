@@ -32,6 +32,11 @@ func (*AllocRequest) Info() *EventInfo {
 	return &eventTable[450]
 }
 
+// Descriptor describes AllocRequest, as readers of any generated package see it.
+func (*AllocRequest) Descriptor() *clrimpl.Descriptor {
+	return &descAllocRequest
+}
+
 // Decode reads a AllocRequest payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
@@ -189,4 +194,25 @@ var columnsAllocRequest = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descAllocRequest describes AllocRequest (EventInfo.Descriptor).
+var descAllocRequest = clrimpl.Descriptor{
+	Columns:      columnsAllocRequest,
+	DisplayName:  "LoaderHeap/LoaderHeapAllocRequest",
+	Fields:       &fieldsAllocRequest,
+	ID:           310,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "AllocRequest",
+	Opcode:       97,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsAllocRequest writes the fields of AllocRequest payloads (its Descriptor's Fields).
+var fieldsAllocRequest = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllocRequest)
 }}

@@ -19,6 +19,11 @@ func (*EEStartupStart) Info() *EventInfo {
 	return &eventTable[318]
 }
 
+// Descriptor describes EEStartupStart, as readers of any generated package see it.
+func (*EEStartupStart) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupStart
+}
+
 // Decode reads a EEStartupStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EEStartupStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -46,6 +51,27 @@ func (e *EEStartupStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEStartupStart lists the columns of EEStartupStart (EventInfo.Columns).
 var columnsEEStartupStart = []clrimpl.Column{}
 
+// descEEStartupStart describes EEStartupStart (EventInfo.Descriptor).
+var descEEStartupStart = clrimpl.Descriptor{
+	Columns:      columnsEEStartupStart,
+	DisplayName:  "Startup/EEStartupStart",
+	Fields:       &fieldsEEStartupStart,
+	ID:           80,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupStart",
+	Opcode:       128,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEStartupStart writes the fields of EEStartupStart payloads (its Descriptor's Fields).
+var fieldsEEStartupStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupStart)
+}}
+
 // EEStartupStartV1 is the payload of EEStartupStart_V1: event 80 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupStart (128), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -57,6 +83,11 @@ type EEStartupStartV1 struct {
 // Info describes EEStartupStart_V1.
 func (*EEStartupStartV1) Info() *EventInfo {
 	return &eventTable[319]
+}
+
+// Descriptor describes EEStartupStart_V1, as readers of any generated package see it.
+func (*EEStartupStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupStartV1
 }
 
 // Decode reads a EEStartupStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -105,6 +136,27 @@ var columnsEEStartupStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descEEStartupStartV1 describes EEStartupStart_V1 (EventInfo.Descriptor).
+var descEEStartupStartV1 = clrimpl.Descriptor{
+	Columns:      columnsEEStartupStartV1,
+	DisplayName:  "Startup/EEStartupStart",
+	Fields:       &fieldsEEStartupStartV1,
+	ID:           80,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupStart_V1",
+	Opcode:       128,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEStartupStartV1 writes the fields of EEStartupStart_V1 payloads (its Descriptor's Fields).
+var fieldsEEStartupStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupStartV1)
+}}
+
 // EEStartupEnd is the payload of EEStartupEnd: event 81 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupEnd (129), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -113,6 +165,11 @@ type EEStartupEnd struct{}
 // Info describes EEStartupEnd.
 func (*EEStartupEnd) Info() *EventInfo {
 	return &eventTable[320]
+}
+
+// Descriptor describes EEStartupEnd, as readers of any generated package see it.
+func (*EEStartupEnd) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupEnd
 }
 
 // Decode reads a EEStartupEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -142,6 +199,27 @@ func (e *EEStartupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEStartupEnd lists the columns of EEStartupEnd (EventInfo.Columns).
 var columnsEEStartupEnd = []clrimpl.Column{}
 
+// descEEStartupEnd describes EEStartupEnd (EventInfo.Descriptor).
+var descEEStartupEnd = clrimpl.Descriptor{
+	Columns:      columnsEEStartupEnd,
+	DisplayName:  "Startup/EEStartupStop",
+	Fields:       &fieldsEEStartupEnd,
+	ID:           81,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupEnd",
+	Opcode:       129,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEStartupEnd writes the fields of EEStartupEnd payloads (its Descriptor's Fields).
+var fieldsEEStartupEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupEnd)
+}}
+
 // EEStartupEndV1 is the payload of EEStartupEnd_V1: event 81 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupEnd (129), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -153,6 +231,11 @@ type EEStartupEndV1 struct {
 // Info describes EEStartupEnd_V1.
 func (*EEStartupEndV1) Info() *EventInfo {
 	return &eventTable[321]
+}
+
+// Descriptor describes EEStartupEnd_V1, as readers of any generated package see it.
+func (*EEStartupEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupEndV1
 }
 
 // Decode reads a EEStartupEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -201,6 +284,27 @@ var columnsEEStartupEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descEEStartupEndV1 describes EEStartupEnd_V1 (EventInfo.Descriptor).
+var descEEStartupEndV1 = clrimpl.Descriptor{
+	Columns:      columnsEEStartupEndV1,
+	DisplayName:  "Startup/EEStartupStop",
+	Fields:       &fieldsEEStartupEndV1,
+	ID:           81,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupEnd_V1",
+	Opcode:       129,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEStartupEndV1 writes the fields of EEStartupEnd_V1 payloads (its Descriptor's Fields).
+var fieldsEEStartupEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupEndV1)
+}}
+
 // EEConfigSetup is the payload of EEConfigSetup: event 82 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetup (130), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -209,6 +313,11 @@ type EEConfigSetup struct{}
 // Info describes EEConfigSetup.
 func (*EEConfigSetup) Info() *EventInfo {
 	return &eventTable[322]
+}
+
+// Descriptor describes EEConfigSetup, as readers of any generated package see it.
+func (*EEConfigSetup) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetup
 }
 
 // Decode reads a EEConfigSetup payload for a pointer size of 4 or 8 and returns the bytes
@@ -238,6 +347,27 @@ func (e *EEConfigSetup) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSetup lists the columns of EEConfigSetup (EventInfo.Columns).
 var columnsEEConfigSetup = []clrimpl.Column{}
 
+// descEEConfigSetup describes EEConfigSetup (EventInfo.Descriptor).
+var descEEConfigSetup = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetup,
+	DisplayName:  "Startup/EEConfigSetupStart",
+	Fields:       &fieldsEEConfigSetup,
+	ID:           82,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetup",
+	Opcode:       130,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSetup writes the fields of EEConfigSetup payloads (its Descriptor's Fields).
+var fieldsEEConfigSetup = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetup)
+}}
+
 // EEConfigSetupV1 is the payload of EEConfigSetup_V1: event 82 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetup (130), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -249,6 +379,11 @@ type EEConfigSetupV1 struct {
 // Info describes EEConfigSetup_V1.
 func (*EEConfigSetupV1) Info() *EventInfo {
 	return &eventTable[323]
+}
+
+// Descriptor describes EEConfigSetup_V1, as readers of any generated package see it.
+func (*EEConfigSetupV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetupV1
 }
 
 // Decode reads a EEConfigSetup_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -297,6 +432,27 @@ var columnsEEConfigSetupV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descEEConfigSetupV1 describes EEConfigSetup_V1 (EventInfo.Descriptor).
+var descEEConfigSetupV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetupV1,
+	DisplayName:  "Startup/EEConfigSetupStart",
+	Fields:       &fieldsEEConfigSetupV1,
+	ID:           82,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetup_V1",
+	Opcode:       130,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSetupV1 writes the fields of EEConfigSetup_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSetupV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetupV1)
+}}
+
 // EEConfigSetupEnd is the payload of EEConfigSetupEnd: event 83 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetupEnd (131), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -305,6 +461,11 @@ type EEConfigSetupEnd struct{}
 // Info describes EEConfigSetupEnd.
 func (*EEConfigSetupEnd) Info() *EventInfo {
 	return &eventTable[324]
+}
+
+// Descriptor describes EEConfigSetupEnd, as readers of any generated package see it.
+func (*EEConfigSetupEnd) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetupEnd
 }
 
 // Decode reads a EEConfigSetupEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -334,6 +495,27 @@ func (e *EEConfigSetupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSetupEnd lists the columns of EEConfigSetupEnd (EventInfo.Columns).
 var columnsEEConfigSetupEnd = []clrimpl.Column{}
 
+// descEEConfigSetupEnd describes EEConfigSetupEnd (EventInfo.Descriptor).
+var descEEConfigSetupEnd = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetupEnd,
+	DisplayName:  "Startup/EEConfigSetupStop",
+	Fields:       &fieldsEEConfigSetupEnd,
+	ID:           83,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetupEnd",
+	Opcode:       131,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSetupEnd writes the fields of EEConfigSetupEnd payloads (its Descriptor's Fields).
+var fieldsEEConfigSetupEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetupEnd)
+}}
+
 // EEConfigSetupEndV1 is the payload of EEConfigSetupEnd_V1: event 83 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetupEnd (131), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -345,6 +527,11 @@ type EEConfigSetupEndV1 struct {
 // Info describes EEConfigSetupEnd_V1.
 func (*EEConfigSetupEndV1) Info() *EventInfo {
 	return &eventTable[325]
+}
+
+// Descriptor describes EEConfigSetupEnd_V1, as readers of any generated package see it.
+func (*EEConfigSetupEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetupEndV1
 }
 
 // Decode reads a EEConfigSetupEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -393,6 +580,27 @@ var columnsEEConfigSetupEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descEEConfigSetupEndV1 describes EEConfigSetupEnd_V1 (EventInfo.Descriptor).
+var descEEConfigSetupEndV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetupEndV1,
+	DisplayName:  "Startup/EEConfigSetupStop",
+	Fields:       &fieldsEEConfigSetupEndV1,
+	ID:           83,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetupEnd_V1",
+	Opcode:       131,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSetupEndV1 writes the fields of EEConfigSetupEnd_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSetupEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetupEndV1)
+}}
+
 // LdSysBases is the payload of LdSysBases: event 84 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBases (132), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -401,6 +609,11 @@ type LdSysBases struct{}
 // Info describes LdSysBases.
 func (*LdSysBases) Info() *EventInfo {
 	return &eventTable[326]
+}
+
+// Descriptor describes LdSysBases, as readers of any generated package see it.
+func (*LdSysBases) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBases
 }
 
 // Decode reads a LdSysBases payload for a pointer size of 4 or 8 and returns the bytes
@@ -430,6 +643,27 @@ func (e *LdSysBases) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdSysBases lists the columns of LdSysBases (EventInfo.Columns).
 var columnsLdSysBases = []clrimpl.Column{}
 
+// descLdSysBases describes LdSysBases (EventInfo.Descriptor).
+var descLdSysBases = clrimpl.Descriptor{
+	Columns:      columnsLdSysBases,
+	DisplayName:  "Startup/LoadSystemBasesStart",
+	Fields:       &fieldsLdSysBases,
+	ID:           84,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBases",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdSysBases writes the fields of LdSysBases payloads (its Descriptor's Fields).
+var fieldsLdSysBases = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBases)
+}}
+
 // LdSysBasesV1 is the payload of LdSysBases_V1: event 84 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBases (132), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -441,6 +675,11 @@ type LdSysBasesV1 struct {
 // Info describes LdSysBases_V1.
 func (*LdSysBasesV1) Info() *EventInfo {
 	return &eventTable[327]
+}
+
+// Descriptor describes LdSysBases_V1, as readers of any generated package see it.
+func (*LdSysBasesV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBasesV1
 }
 
 // Decode reads a LdSysBases_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -489,6 +728,27 @@ var columnsLdSysBasesV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLdSysBasesV1 describes LdSysBases_V1 (EventInfo.Descriptor).
+var descLdSysBasesV1 = clrimpl.Descriptor{
+	Columns:      columnsLdSysBasesV1,
+	DisplayName:  "Startup/LoadSystemBasesStart",
+	Fields:       &fieldsLdSysBasesV1,
+	ID:           84,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBases_V1",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdSysBasesV1 writes the fields of LdSysBases_V1 payloads (its Descriptor's Fields).
+var fieldsLdSysBasesV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBasesV1)
+}}
+
 // LdSysBasesEnd is the payload of LdSysBasesEnd: event 85 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBasesEnd (133), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -497,6 +757,11 @@ type LdSysBasesEnd struct{}
 // Info describes LdSysBasesEnd.
 func (*LdSysBasesEnd) Info() *EventInfo {
 	return &eventTable[328]
+}
+
+// Descriptor describes LdSysBasesEnd, as readers of any generated package see it.
+func (*LdSysBasesEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBasesEnd
 }
 
 // Decode reads a LdSysBasesEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -526,6 +791,27 @@ func (e *LdSysBasesEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdSysBasesEnd lists the columns of LdSysBasesEnd (EventInfo.Columns).
 var columnsLdSysBasesEnd = []clrimpl.Column{}
 
+// descLdSysBasesEnd describes LdSysBasesEnd (EventInfo.Descriptor).
+var descLdSysBasesEnd = clrimpl.Descriptor{
+	Columns:      columnsLdSysBasesEnd,
+	DisplayName:  "Startup/LoadSystemBasesStop",
+	Fields:       &fieldsLdSysBasesEnd,
+	ID:           85,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBasesEnd",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdSysBasesEnd writes the fields of LdSysBasesEnd payloads (its Descriptor's Fields).
+var fieldsLdSysBasesEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBasesEnd)
+}}
+
 // LdSysBasesEndV1 is the payload of LdSysBasesEnd_V1: event 85 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBasesEnd (133), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -537,6 +823,11 @@ type LdSysBasesEndV1 struct {
 // Info describes LdSysBasesEnd_V1.
 func (*LdSysBasesEndV1) Info() *EventInfo {
 	return &eventTable[329]
+}
+
+// Descriptor describes LdSysBasesEnd_V1, as readers of any generated package see it.
+func (*LdSysBasesEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBasesEndV1
 }
 
 // Decode reads a LdSysBasesEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -585,6 +876,27 @@ var columnsLdSysBasesEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLdSysBasesEndV1 describes LdSysBasesEnd_V1 (EventInfo.Descriptor).
+var descLdSysBasesEndV1 = clrimpl.Descriptor{
+	Columns:      columnsLdSysBasesEndV1,
+	DisplayName:  "Startup/LoadSystemBasesStop",
+	Fields:       &fieldsLdSysBasesEndV1,
+	ID:           85,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBasesEnd_V1",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdSysBasesEndV1 writes the fields of LdSysBasesEnd_V1 payloads (its Descriptor's Fields).
+var fieldsLdSysBasesEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBasesEndV1)
+}}
+
 // ExecExe is the payload of ExecExe: event 86 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExe (134), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -593,6 +905,11 @@ type ExecExe struct{}
 // Info describes ExecExe.
 func (*ExecExe) Info() *EventInfo {
 	return &eventTable[330]
+}
+
+// Descriptor describes ExecExe, as readers of any generated package see it.
+func (*ExecExe) Descriptor() *clrimpl.Descriptor {
+	return &descExecExe
 }
 
 // Decode reads a ExecExe payload for a pointer size of 4 or 8 and returns the bytes
@@ -622,6 +939,27 @@ func (e *ExecExe) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExecExe lists the columns of ExecExe (EventInfo.Columns).
 var columnsExecExe = []clrimpl.Column{}
 
+// descExecExe describes ExecExe (EventInfo.Descriptor).
+var descExecExe = clrimpl.Descriptor{
+	Columns:      columnsExecExe,
+	DisplayName:  "Startup/ExecExeStart",
+	Fields:       &fieldsExecExe,
+	ID:           86,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExe",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExecExe writes the fields of ExecExe payloads (its Descriptor's Fields).
+var fieldsExecExe = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExe)
+}}
+
 // ExecExeV1 is the payload of ExecExe_V1: event 86 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExe (134), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -633,6 +971,11 @@ type ExecExeV1 struct {
 // Info describes ExecExe_V1.
 func (*ExecExeV1) Info() *EventInfo {
 	return &eventTable[331]
+}
+
+// Descriptor describes ExecExe_V1, as readers of any generated package see it.
+func (*ExecExeV1) Descriptor() *clrimpl.Descriptor {
+	return &descExecExeV1
 }
 
 // Decode reads a ExecExe_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -681,6 +1024,27 @@ var columnsExecExeV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExecExeV1 describes ExecExe_V1 (EventInfo.Descriptor).
+var descExecExeV1 = clrimpl.Descriptor{
+	Columns:      columnsExecExeV1,
+	DisplayName:  "Startup/ExecExeStart",
+	Fields:       &fieldsExecExeV1,
+	ID:           86,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExe_V1",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExecExeV1 writes the fields of ExecExe_V1 payloads (its Descriptor's Fields).
+var fieldsExecExeV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExeV1)
+}}
+
 // ExecExeEnd is the payload of ExecExeEnd: event 87 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExeEnd (135), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -689,6 +1053,11 @@ type ExecExeEnd struct{}
 // Info describes ExecExeEnd.
 func (*ExecExeEnd) Info() *EventInfo {
 	return &eventTable[332]
+}
+
+// Descriptor describes ExecExeEnd, as readers of any generated package see it.
+func (*ExecExeEnd) Descriptor() *clrimpl.Descriptor {
+	return &descExecExeEnd
 }
 
 // Decode reads a ExecExeEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -718,6 +1087,27 @@ func (e *ExecExeEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExecExeEnd lists the columns of ExecExeEnd (EventInfo.Columns).
 var columnsExecExeEnd = []clrimpl.Column{}
 
+// descExecExeEnd describes ExecExeEnd (EventInfo.Descriptor).
+var descExecExeEnd = clrimpl.Descriptor{
+	Columns:      columnsExecExeEnd,
+	DisplayName:  "Startup/ExecExeStop",
+	Fields:       &fieldsExecExeEnd,
+	ID:           87,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExeEnd",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExecExeEnd writes the fields of ExecExeEnd payloads (its Descriptor's Fields).
+var fieldsExecExeEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExeEnd)
+}}
+
 // ExecExeEndV1 is the payload of ExecExeEnd_V1: event 87 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExeEnd (135), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -729,6 +1119,11 @@ type ExecExeEndV1 struct {
 // Info describes ExecExeEnd_V1.
 func (*ExecExeEndV1) Info() *EventInfo {
 	return &eventTable[333]
+}
+
+// Descriptor describes ExecExeEnd_V1, as readers of any generated package see it.
+func (*ExecExeEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descExecExeEndV1
 }
 
 // Decode reads a ExecExeEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -777,6 +1172,27 @@ var columnsExecExeEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExecExeEndV1 describes ExecExeEnd_V1 (EventInfo.Descriptor).
+var descExecExeEndV1 = clrimpl.Descriptor{
+	Columns:      columnsExecExeEndV1,
+	DisplayName:  "Startup/ExecExeStop",
+	Fields:       &fieldsExecExeEndV1,
+	ID:           87,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExeEnd_V1",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExecExeEndV1 writes the fields of ExecExeEnd_V1 payloads (its Descriptor's Fields).
+var fieldsExecExeEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExeEndV1)
+}}
+
 // Main is the payload of Main: event 88 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Main (136), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -785,6 +1201,11 @@ type Main struct{}
 // Info describes Main.
 func (*Main) Info() *EventInfo {
 	return &eventTable[334]
+}
+
+// Descriptor describes Main, as readers of any generated package see it.
+func (*Main) Descriptor() *clrimpl.Descriptor {
+	return &descMain
 }
 
 // Decode reads a Main payload for a pointer size of 4 or 8 and returns the bytes
@@ -814,6 +1235,27 @@ func (e *Main) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMain lists the columns of Main (EventInfo.Columns).
 var columnsMain = []clrimpl.Column{}
 
+// descMain describes Main (EventInfo.Descriptor).
+var descMain = clrimpl.Descriptor{
+	Columns:      columnsMain,
+	DisplayName:  "Startup/MainStart",
+	Fields:       &fieldsMain,
+	ID:           88,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Main",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMain writes the fields of Main payloads (its Descriptor's Fields).
+var fieldsMain = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Main)
+}}
+
 // MainV1 is the payload of Main_V1: event 88 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Main (136), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -825,6 +1267,11 @@ type MainV1 struct {
 // Info describes Main_V1.
 func (*MainV1) Info() *EventInfo {
 	return &eventTable[335]
+}
+
+// Descriptor describes Main_V1, as readers of any generated package see it.
+func (*MainV1) Descriptor() *clrimpl.Descriptor {
+	return &descMainV1
 }
 
 // Decode reads a Main_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -873,6 +1320,27 @@ var columnsMainV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMainV1 describes Main_V1 (EventInfo.Descriptor).
+var descMainV1 = clrimpl.Descriptor{
+	Columns:      columnsMainV1,
+	DisplayName:  "Startup/MainStart",
+	Fields:       &fieldsMainV1,
+	ID:           88,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Main_V1",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMainV1 writes the fields of Main_V1 payloads (its Descriptor's Fields).
+var fieldsMainV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MainV1)
+}}
+
 // MainEnd is the payload of MainEnd: event 89 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode MainEnd (137), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -881,6 +1349,11 @@ type MainEnd struct{}
 // Info describes MainEnd.
 func (*MainEnd) Info() *EventInfo {
 	return &eventTable[336]
+}
+
+// Descriptor describes MainEnd, as readers of any generated package see it.
+func (*MainEnd) Descriptor() *clrimpl.Descriptor {
+	return &descMainEnd
 }
 
 // Decode reads a MainEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -910,6 +1383,27 @@ func (e *MainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMainEnd lists the columns of MainEnd (EventInfo.Columns).
 var columnsMainEnd = []clrimpl.Column{}
 
+// descMainEnd describes MainEnd (EventInfo.Descriptor).
+var descMainEnd = clrimpl.Descriptor{
+	Columns:      columnsMainEnd,
+	DisplayName:  "Startup/MainStop",
+	Fields:       &fieldsMainEnd,
+	ID:           89,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "MainEnd",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMainEnd writes the fields of MainEnd payloads (its Descriptor's Fields).
+var fieldsMainEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MainEnd)
+}}
+
 // MainEndV1 is the payload of MainEnd_V1: event 89 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode MainEnd (137), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -921,6 +1415,11 @@ type MainEndV1 struct {
 // Info describes MainEnd_V1.
 func (*MainEndV1) Info() *EventInfo {
 	return &eventTable[337]
+}
+
+// Descriptor describes MainEnd_V1, as readers of any generated package see it.
+func (*MainEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descMainEndV1
 }
 
 // Decode reads a MainEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -969,6 +1468,27 @@ var columnsMainEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMainEndV1 describes MainEnd_V1 (EventInfo.Descriptor).
+var descMainEndV1 = clrimpl.Descriptor{
+	Columns:      columnsMainEndV1,
+	DisplayName:  "Startup/MainStop",
+	Fields:       &fieldsMainEndV1,
+	ID:           89,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "MainEnd_V1",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMainEndV1 writes the fields of MainEnd_V1 payloads (its Descriptor's Fields).
+var fieldsMainEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MainEndV1)
+}}
+
 // ApplyPolicyStart is the payload of ApplyPolicyStart: event 90 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyStart (10), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -977,6 +1497,11 @@ type ApplyPolicyStart struct{}
 // Info describes ApplyPolicyStart.
 func (*ApplyPolicyStart) Info() *EventInfo {
 	return &eventTable[338]
+}
+
+// Descriptor describes ApplyPolicyStart, as readers of any generated package see it.
+func (*ApplyPolicyStart) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyStart
 }
 
 // Decode reads a ApplyPolicyStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1006,6 +1531,27 @@ func (e *ApplyPolicyStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsApplyPolicyStart lists the columns of ApplyPolicyStart (EventInfo.Columns).
 var columnsApplyPolicyStart = []clrimpl.Column{}
 
+// descApplyPolicyStart describes ApplyPolicyStart (EventInfo.Descriptor).
+var descApplyPolicyStart = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyStart,
+	DisplayName:  "Startup/ApplyPolicyStart",
+	Fields:       &fieldsApplyPolicyStart,
+	ID:           90,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyStart",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsApplyPolicyStart writes the fields of ApplyPolicyStart payloads (its Descriptor's Fields).
+var fieldsApplyPolicyStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyStart)
+}}
+
 // ApplyPolicyStartV1 is the payload of ApplyPolicyStart_V1: event 90 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyStart (10), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1017,6 +1563,11 @@ type ApplyPolicyStartV1 struct {
 // Info describes ApplyPolicyStart_V1.
 func (*ApplyPolicyStartV1) Info() *EventInfo {
 	return &eventTable[339]
+}
+
+// Descriptor describes ApplyPolicyStart_V1, as readers of any generated package see it.
+func (*ApplyPolicyStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyStartV1
 }
 
 // Decode reads a ApplyPolicyStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1065,6 +1616,27 @@ var columnsApplyPolicyStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descApplyPolicyStartV1 describes ApplyPolicyStart_V1 (EventInfo.Descriptor).
+var descApplyPolicyStartV1 = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyStartV1,
+	DisplayName:  "Startup/ApplyPolicyStart",
+	Fields:       &fieldsApplyPolicyStartV1,
+	ID:           90,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyStart_V1",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsApplyPolicyStartV1 writes the fields of ApplyPolicyStart_V1 payloads (its Descriptor's Fields).
+var fieldsApplyPolicyStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyStartV1)
+}}
+
 // ApplyPolicyEnd is the payload of ApplyPolicyEnd: event 91 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyEnd (11), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1073,6 +1645,11 @@ type ApplyPolicyEnd struct{}
 // Info describes ApplyPolicyEnd.
 func (*ApplyPolicyEnd) Info() *EventInfo {
 	return &eventTable[340]
+}
+
+// Descriptor describes ApplyPolicyEnd, as readers of any generated package see it.
+func (*ApplyPolicyEnd) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyEnd
 }
 
 // Decode reads a ApplyPolicyEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1102,6 +1679,27 @@ func (e *ApplyPolicyEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsApplyPolicyEnd lists the columns of ApplyPolicyEnd (EventInfo.Columns).
 var columnsApplyPolicyEnd = []clrimpl.Column{}
 
+// descApplyPolicyEnd describes ApplyPolicyEnd (EventInfo.Descriptor).
+var descApplyPolicyEnd = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyEnd,
+	DisplayName:  "Startup/ApplyPolicyStop",
+	Fields:       &fieldsApplyPolicyEnd,
+	ID:           91,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyEnd",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsApplyPolicyEnd writes the fields of ApplyPolicyEnd payloads (its Descriptor's Fields).
+var fieldsApplyPolicyEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyEnd)
+}}
+
 // ApplyPolicyEndV1 is the payload of ApplyPolicyEnd_V1: event 91 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyEnd (11), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1113,6 +1711,11 @@ type ApplyPolicyEndV1 struct {
 // Info describes ApplyPolicyEnd_V1.
 func (*ApplyPolicyEndV1) Info() *EventInfo {
 	return &eventTable[341]
+}
+
+// Descriptor describes ApplyPolicyEnd_V1, as readers of any generated package see it.
+func (*ApplyPolicyEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyEndV1
 }
 
 // Decode reads a ApplyPolicyEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1161,6 +1764,27 @@ var columnsApplyPolicyEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descApplyPolicyEndV1 describes ApplyPolicyEnd_V1 (EventInfo.Descriptor).
+var descApplyPolicyEndV1 = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyEndV1,
+	DisplayName:  "Startup/ApplyPolicyStop",
+	Fields:       &fieldsApplyPolicyEndV1,
+	ID:           91,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyEnd_V1",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsApplyPolicyEndV1 writes the fields of ApplyPolicyEnd_V1 payloads (its Descriptor's Fields).
+var fieldsApplyPolicyEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyEndV1)
+}}
+
 // LdLibShFolder is the payload of LdLibShFolder: event 92 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolder (12), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1169,6 +1793,11 @@ type LdLibShFolder struct{}
 // Info describes LdLibShFolder.
 func (*LdLibShFolder) Info() *EventInfo {
 	return &eventTable[342]
+}
+
+// Descriptor describes LdLibShFolder, as readers of any generated package see it.
+func (*LdLibShFolder) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolder
 }
 
 // Decode reads a LdLibShFolder payload for a pointer size of 4 or 8 and returns the bytes
@@ -1198,6 +1827,27 @@ func (e *LdLibShFolder) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdLibShFolder lists the columns of LdLibShFolder (EventInfo.Columns).
 var columnsLdLibShFolder = []clrimpl.Column{}
 
+// descLdLibShFolder describes LdLibShFolder (EventInfo.Descriptor).
+var descLdLibShFolder = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolder,
+	DisplayName:  "Startup/LdLibShFolderStart",
+	Fields:       &fieldsLdLibShFolder,
+	ID:           92,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolder",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdLibShFolder writes the fields of LdLibShFolder payloads (its Descriptor's Fields).
+var fieldsLdLibShFolder = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolder)
+}}
+
 // LdLibShFolderV1 is the payload of LdLibShFolder_V1: event 92 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolder (12), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1209,6 +1859,11 @@ type LdLibShFolderV1 struct {
 // Info describes LdLibShFolder_V1.
 func (*LdLibShFolderV1) Info() *EventInfo {
 	return &eventTable[343]
+}
+
+// Descriptor describes LdLibShFolder_V1, as readers of any generated package see it.
+func (*LdLibShFolderV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolderV1
 }
 
 // Decode reads a LdLibShFolder_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1257,6 +1912,27 @@ var columnsLdLibShFolderV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLdLibShFolderV1 describes LdLibShFolder_V1 (EventInfo.Descriptor).
+var descLdLibShFolderV1 = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolderV1,
+	DisplayName:  "Startup/LdLibShFolderStart",
+	Fields:       &fieldsLdLibShFolderV1,
+	ID:           92,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolder_V1",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdLibShFolderV1 writes the fields of LdLibShFolder_V1 payloads (its Descriptor's Fields).
+var fieldsLdLibShFolderV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolderV1)
+}}
+
 // LdLibShFolderEnd is the payload of LdLibShFolderEnd: event 93 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolderEnd (13), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1265,6 +1941,11 @@ type LdLibShFolderEnd struct{}
 // Info describes LdLibShFolderEnd.
 func (*LdLibShFolderEnd) Info() *EventInfo {
 	return &eventTable[344]
+}
+
+// Descriptor describes LdLibShFolderEnd, as readers of any generated package see it.
+func (*LdLibShFolderEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolderEnd
 }
 
 // Decode reads a LdLibShFolderEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1294,6 +1975,27 @@ func (e *LdLibShFolderEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdLibShFolderEnd lists the columns of LdLibShFolderEnd (EventInfo.Columns).
 var columnsLdLibShFolderEnd = []clrimpl.Column{}
 
+// descLdLibShFolderEnd describes LdLibShFolderEnd (EventInfo.Descriptor).
+var descLdLibShFolderEnd = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolderEnd,
+	DisplayName:  "Startup/LdLibShFolderStop",
+	Fields:       &fieldsLdLibShFolderEnd,
+	ID:           93,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolderEnd",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdLibShFolderEnd writes the fields of LdLibShFolderEnd payloads (its Descriptor's Fields).
+var fieldsLdLibShFolderEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolderEnd)
+}}
+
 // LdLibShFolderEndV1 is the payload of LdLibShFolderEnd_V1: event 93 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolderEnd (13), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1305,6 +2007,11 @@ type LdLibShFolderEndV1 struct {
 // Info describes LdLibShFolderEnd_V1.
 func (*LdLibShFolderEndV1) Info() *EventInfo {
 	return &eventTable[345]
+}
+
+// Descriptor describes LdLibShFolderEnd_V1, as readers of any generated package see it.
+func (*LdLibShFolderEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolderEndV1
 }
 
 // Decode reads a LdLibShFolderEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1353,6 +2060,27 @@ var columnsLdLibShFolderEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLdLibShFolderEndV1 describes LdLibShFolderEnd_V1 (EventInfo.Descriptor).
+var descLdLibShFolderEndV1 = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolderEndV1,
+	DisplayName:  "Startup/LdLibShFolderStop",
+	Fields:       &fieldsLdLibShFolderEndV1,
+	ID:           93,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolderEnd_V1",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdLibShFolderEndV1 writes the fields of LdLibShFolderEnd_V1 payloads (its Descriptor's Fields).
+var fieldsLdLibShFolderEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolderEndV1)
+}}
+
 // PrestubWorker is the payload of PrestubWorker: event 94 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorker (14), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1361,6 +2089,11 @@ type PrestubWorker struct{}
 // Info describes PrestubWorker.
 func (*PrestubWorker) Info() *EventInfo {
 	return &eventTable[346]
+}
+
+// Descriptor describes PrestubWorker, as readers of any generated package see it.
+func (*PrestubWorker) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorker
 }
 
 // Decode reads a PrestubWorker payload for a pointer size of 4 or 8 and returns the bytes
@@ -1390,6 +2123,27 @@ func (e *PrestubWorker) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsPrestubWorker lists the columns of PrestubWorker (EventInfo.Columns).
 var columnsPrestubWorker = []clrimpl.Column{}
 
+// descPrestubWorker describes PrestubWorker (EventInfo.Descriptor).
+var descPrestubWorker = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorker,
+	DisplayName:  "Startup/PrestubWorkerStart",
+	Fields:       &fieldsPrestubWorker,
+	ID:           94,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorker",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsPrestubWorker writes the fields of PrestubWorker payloads (its Descriptor's Fields).
+var fieldsPrestubWorker = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorker)
+}}
+
 // PrestubWorkerV1 is the payload of PrestubWorker_V1: event 94 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorker (14), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1401,6 +2155,11 @@ type PrestubWorkerV1 struct {
 // Info describes PrestubWorker_V1.
 func (*PrestubWorkerV1) Info() *EventInfo {
 	return &eventTable[347]
+}
+
+// Descriptor describes PrestubWorker_V1, as readers of any generated package see it.
+func (*PrestubWorkerV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorkerV1
 }
 
 // Decode reads a PrestubWorker_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1449,6 +2208,27 @@ var columnsPrestubWorkerV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrestubWorkerV1 describes PrestubWorker_V1 (EventInfo.Descriptor).
+var descPrestubWorkerV1 = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorkerV1,
+	DisplayName:  "Startup/PrestubWorkerStart",
+	Fields:       &fieldsPrestubWorkerV1,
+	ID:           94,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorker_V1",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsPrestubWorkerV1 writes the fields of PrestubWorker_V1 payloads (its Descriptor's Fields).
+var fieldsPrestubWorkerV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorkerV1)
+}}
+
 // PrestubWorkerEnd is the payload of PrestubWorkerEnd: event 95 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorkerEnd (15), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1457,6 +2237,11 @@ type PrestubWorkerEnd struct{}
 // Info describes PrestubWorkerEnd.
 func (*PrestubWorkerEnd) Info() *EventInfo {
 	return &eventTable[348]
+}
+
+// Descriptor describes PrestubWorkerEnd, as readers of any generated package see it.
+func (*PrestubWorkerEnd) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorkerEnd
 }
 
 // Decode reads a PrestubWorkerEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1486,6 +2271,27 @@ func (e *PrestubWorkerEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsPrestubWorkerEnd lists the columns of PrestubWorkerEnd (EventInfo.Columns).
 var columnsPrestubWorkerEnd = []clrimpl.Column{}
 
+// descPrestubWorkerEnd describes PrestubWorkerEnd (EventInfo.Descriptor).
+var descPrestubWorkerEnd = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorkerEnd,
+	DisplayName:  "Startup/PrestubWorkerStop",
+	Fields:       &fieldsPrestubWorkerEnd,
+	ID:           95,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorkerEnd",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsPrestubWorkerEnd writes the fields of PrestubWorkerEnd payloads (its Descriptor's Fields).
+var fieldsPrestubWorkerEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorkerEnd)
+}}
+
 // PrestubWorkerEndV1 is the payload of PrestubWorkerEnd_V1: event 95 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorkerEnd (15), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1497,6 +2303,11 @@ type PrestubWorkerEndV1 struct {
 // Info describes PrestubWorkerEnd_V1.
 func (*PrestubWorkerEndV1) Info() *EventInfo {
 	return &eventTable[349]
+}
+
+// Descriptor describes PrestubWorkerEnd_V1, as readers of any generated package see it.
+func (*PrestubWorkerEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorkerEndV1
 }
 
 // Decode reads a PrestubWorkerEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1545,6 +2356,27 @@ var columnsPrestubWorkerEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPrestubWorkerEndV1 describes PrestubWorkerEnd_V1 (EventInfo.Descriptor).
+var descPrestubWorkerEndV1 = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorkerEndV1,
+	DisplayName:  "Startup/PrestubWorkerStop",
+	Fields:       &fieldsPrestubWorkerEndV1,
+	ID:           95,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorkerEnd_V1",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsPrestubWorkerEndV1 writes the fields of PrestubWorkerEnd_V1 payloads (its Descriptor's Fields).
+var fieldsPrestubWorkerEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorkerEndV1)
+}}
+
 // GetInstallationStart is the payload of GetInstallationStart: event 96 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationStart (16), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1553,6 +2385,11 @@ type GetInstallationStart struct{}
 // Info describes GetInstallationStart.
 func (*GetInstallationStart) Info() *EventInfo {
 	return &eventTable[350]
+}
+
+// Descriptor describes GetInstallationStart, as readers of any generated package see it.
+func (*GetInstallationStart) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationStart
 }
 
 // Decode reads a GetInstallationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1582,6 +2419,27 @@ func (e *GetInstallationStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGetInstallationStart lists the columns of GetInstallationStart (EventInfo.Columns).
 var columnsGetInstallationStart = []clrimpl.Column{}
 
+// descGetInstallationStart describes GetInstallationStart (EventInfo.Descriptor).
+var descGetInstallationStart = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationStart,
+	DisplayName:  "Startup/GetInstallationStart",
+	Fields:       &fieldsGetInstallationStart,
+	ID:           96,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationStart",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsGetInstallationStart writes the fields of GetInstallationStart payloads (its Descriptor's Fields).
+var fieldsGetInstallationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationStart)
+}}
+
 // GetInstallationStartV1 is the payload of GetInstallationStart_V1: event 96 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationStart (16), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1593,6 +2451,11 @@ type GetInstallationStartV1 struct {
 // Info describes GetInstallationStart_V1.
 func (*GetInstallationStartV1) Info() *EventInfo {
 	return &eventTable[351]
+}
+
+// Descriptor describes GetInstallationStart_V1, as readers of any generated package see it.
+func (*GetInstallationStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationStartV1
 }
 
 // Decode reads a GetInstallationStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1641,6 +2504,27 @@ var columnsGetInstallationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGetInstallationStartV1 describes GetInstallationStart_V1 (EventInfo.Descriptor).
+var descGetInstallationStartV1 = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationStartV1,
+	DisplayName:  "Startup/GetInstallationStart",
+	Fields:       &fieldsGetInstallationStartV1,
+	ID:           96,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationStart_V1",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsGetInstallationStartV1 writes the fields of GetInstallationStart_V1 payloads (its Descriptor's Fields).
+var fieldsGetInstallationStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationStartV1)
+}}
+
 // GetInstallationEnd is the payload of GetInstallationEnd: event 97 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationEnd (17), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1649,6 +2533,11 @@ type GetInstallationEnd struct{}
 // Info describes GetInstallationEnd.
 func (*GetInstallationEnd) Info() *EventInfo {
 	return &eventTable[352]
+}
+
+// Descriptor describes GetInstallationEnd, as readers of any generated package see it.
+func (*GetInstallationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationEnd
 }
 
 // Decode reads a GetInstallationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1678,6 +2567,27 @@ func (e *GetInstallationEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGetInstallationEnd lists the columns of GetInstallationEnd (EventInfo.Columns).
 var columnsGetInstallationEnd = []clrimpl.Column{}
 
+// descGetInstallationEnd describes GetInstallationEnd (EventInfo.Descriptor).
+var descGetInstallationEnd = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationEnd,
+	DisplayName:  "Startup/GetInstallationStop",
+	Fields:       &fieldsGetInstallationEnd,
+	ID:           97,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationEnd",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsGetInstallationEnd writes the fields of GetInstallationEnd payloads (its Descriptor's Fields).
+var fieldsGetInstallationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationEnd)
+}}
+
 // GetInstallationEndV1 is the payload of GetInstallationEnd_V1: event 97 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationEnd (17), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1689,6 +2599,11 @@ type GetInstallationEndV1 struct {
 // Info describes GetInstallationEnd_V1.
 func (*GetInstallationEndV1) Info() *EventInfo {
 	return &eventTable[353]
+}
+
+// Descriptor describes GetInstallationEnd_V1, as readers of any generated package see it.
+func (*GetInstallationEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationEndV1
 }
 
 // Decode reads a GetInstallationEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1737,6 +2652,27 @@ var columnsGetInstallationEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGetInstallationEndV1 describes GetInstallationEnd_V1 (EventInfo.Descriptor).
+var descGetInstallationEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationEndV1,
+	DisplayName:  "Startup/GetInstallationStop",
+	Fields:       &fieldsGetInstallationEndV1,
+	ID:           97,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationEnd_V1",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsGetInstallationEndV1 writes the fields of GetInstallationEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGetInstallationEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationEndV1)
+}}
+
 // OpenHModule is the payload of OpenHModule: event 98 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModule (18), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1745,6 +2681,11 @@ type OpenHModule struct{}
 // Info describes OpenHModule.
 func (*OpenHModule) Info() *EventInfo {
 	return &eventTable[354]
+}
+
+// Descriptor describes OpenHModule, as readers of any generated package see it.
+func (*OpenHModule) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModule
 }
 
 // Decode reads a OpenHModule payload for a pointer size of 4 or 8 and returns the bytes
@@ -1774,6 +2715,27 @@ func (e *OpenHModule) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsOpenHModule lists the columns of OpenHModule (EventInfo.Columns).
 var columnsOpenHModule = []clrimpl.Column{}
 
+// descOpenHModule describes OpenHModule (EventInfo.Descriptor).
+var descOpenHModule = clrimpl.Descriptor{
+	Columns:      columnsOpenHModule,
+	DisplayName:  "Startup/OpenHModuleStart",
+	Fields:       &fieldsOpenHModule,
+	ID:           98,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModule",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsOpenHModule writes the fields of OpenHModule payloads (its Descriptor's Fields).
+var fieldsOpenHModule = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModule)
+}}
+
 // OpenHModuleV1 is the payload of OpenHModule_V1: event 98 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModule (18), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1785,6 +2747,11 @@ type OpenHModuleV1 struct {
 // Info describes OpenHModule_V1.
 func (*OpenHModuleV1) Info() *EventInfo {
 	return &eventTable[355]
+}
+
+// Descriptor describes OpenHModule_V1, as readers of any generated package see it.
+func (*OpenHModuleV1) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModuleV1
 }
 
 // Decode reads a OpenHModule_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1833,6 +2800,27 @@ var columnsOpenHModuleV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descOpenHModuleV1 describes OpenHModule_V1 (EventInfo.Descriptor).
+var descOpenHModuleV1 = clrimpl.Descriptor{
+	Columns:      columnsOpenHModuleV1,
+	DisplayName:  "Startup/OpenHModuleStart",
+	Fields:       &fieldsOpenHModuleV1,
+	ID:           98,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModule_V1",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsOpenHModuleV1 writes the fields of OpenHModule_V1 payloads (its Descriptor's Fields).
+var fieldsOpenHModuleV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModuleV1)
+}}
+
 // OpenHModuleEnd is the payload of OpenHModuleEnd: event 99 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModuleEnd (19), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1841,6 +2829,11 @@ type OpenHModuleEnd struct{}
 // Info describes OpenHModuleEnd.
 func (*OpenHModuleEnd) Info() *EventInfo {
 	return &eventTable[356]
+}
+
+// Descriptor describes OpenHModuleEnd, as readers of any generated package see it.
+func (*OpenHModuleEnd) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModuleEnd
 }
 
 // Decode reads a OpenHModuleEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1870,6 +2863,27 @@ func (e *OpenHModuleEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsOpenHModuleEnd lists the columns of OpenHModuleEnd (EventInfo.Columns).
 var columnsOpenHModuleEnd = []clrimpl.Column{}
 
+// descOpenHModuleEnd describes OpenHModuleEnd (EventInfo.Descriptor).
+var descOpenHModuleEnd = clrimpl.Descriptor{
+	Columns:      columnsOpenHModuleEnd,
+	DisplayName:  "Startup/OpenHModuleStop",
+	Fields:       &fieldsOpenHModuleEnd,
+	ID:           99,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModuleEnd",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsOpenHModuleEnd writes the fields of OpenHModuleEnd payloads (its Descriptor's Fields).
+var fieldsOpenHModuleEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModuleEnd)
+}}
+
 // OpenHModuleEndV1 is the payload of OpenHModuleEnd_V1: event 99 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModuleEnd (19), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1881,6 +2895,11 @@ type OpenHModuleEndV1 struct {
 // Info describes OpenHModuleEnd_V1.
 func (*OpenHModuleEndV1) Info() *EventInfo {
 	return &eventTable[357]
+}
+
+// Descriptor describes OpenHModuleEnd_V1, as readers of any generated package see it.
+func (*OpenHModuleEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModuleEndV1
 }
 
 // Decode reads a OpenHModuleEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1929,6 +2948,27 @@ var columnsOpenHModuleEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descOpenHModuleEndV1 describes OpenHModuleEnd_V1 (EventInfo.Descriptor).
+var descOpenHModuleEndV1 = clrimpl.Descriptor{
+	Columns:      columnsOpenHModuleEndV1,
+	DisplayName:  "Startup/OpenHModuleStop",
+	Fields:       &fieldsOpenHModuleEndV1,
+	ID:           99,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModuleEnd_V1",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsOpenHModuleEndV1 writes the fields of OpenHModuleEnd_V1 payloads (its Descriptor's Fields).
+var fieldsOpenHModuleEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModuleEndV1)
+}}
+
 // ExplicitBindStart is the payload of ExplicitBindStart: event 100 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindStart (20), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1937,6 +2977,11 @@ type ExplicitBindStart struct{}
 // Info describes ExplicitBindStart.
 func (*ExplicitBindStart) Info() *EventInfo {
 	return &eventTable[358]
+}
+
+// Descriptor describes ExplicitBindStart, as readers of any generated package see it.
+func (*ExplicitBindStart) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindStart
 }
 
 // Decode reads a ExplicitBindStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1966,6 +3011,27 @@ func (e *ExplicitBindStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExplicitBindStart lists the columns of ExplicitBindStart (EventInfo.Columns).
 var columnsExplicitBindStart = []clrimpl.Column{}
 
+// descExplicitBindStart describes ExplicitBindStart (EventInfo.Descriptor).
+var descExplicitBindStart = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindStart,
+	DisplayName:  "Startup/ExplicitBindStart",
+	Fields:       &fieldsExplicitBindStart,
+	ID:           100,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindStart",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExplicitBindStart writes the fields of ExplicitBindStart payloads (its Descriptor's Fields).
+var fieldsExplicitBindStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindStart)
+}}
+
 // ExplicitBindStartV1 is the payload of ExplicitBindStart_V1: event 100 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindStart (20), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1977,6 +3043,11 @@ type ExplicitBindStartV1 struct {
 // Info describes ExplicitBindStart_V1.
 func (*ExplicitBindStartV1) Info() *EventInfo {
 	return &eventTable[359]
+}
+
+// Descriptor describes ExplicitBindStart_V1, as readers of any generated package see it.
+func (*ExplicitBindStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindStartV1
 }
 
 // Decode reads a ExplicitBindStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2025,6 +3096,27 @@ var columnsExplicitBindStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExplicitBindStartV1 describes ExplicitBindStart_V1 (EventInfo.Descriptor).
+var descExplicitBindStartV1 = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindStartV1,
+	DisplayName:  "Startup/ExplicitBindStart",
+	Fields:       &fieldsExplicitBindStartV1,
+	ID:           100,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindStart_V1",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExplicitBindStartV1 writes the fields of ExplicitBindStart_V1 payloads (its Descriptor's Fields).
+var fieldsExplicitBindStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindStartV1)
+}}
+
 // ExplicitBindEnd is the payload of ExplicitBindEnd: event 101 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindEnd (21), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2033,6 +3125,11 @@ type ExplicitBindEnd struct{}
 // Info describes ExplicitBindEnd.
 func (*ExplicitBindEnd) Info() *EventInfo {
 	return &eventTable[360]
+}
+
+// Descriptor describes ExplicitBindEnd, as readers of any generated package see it.
+func (*ExplicitBindEnd) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindEnd
 }
 
 // Decode reads a ExplicitBindEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2062,6 +3159,27 @@ func (e *ExplicitBindEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExplicitBindEnd lists the columns of ExplicitBindEnd (EventInfo.Columns).
 var columnsExplicitBindEnd = []clrimpl.Column{}
 
+// descExplicitBindEnd describes ExplicitBindEnd (EventInfo.Descriptor).
+var descExplicitBindEnd = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindEnd,
+	DisplayName:  "Startup/ExplicitBindStop",
+	Fields:       &fieldsExplicitBindEnd,
+	ID:           101,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindEnd",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExplicitBindEnd writes the fields of ExplicitBindEnd payloads (its Descriptor's Fields).
+var fieldsExplicitBindEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindEnd)
+}}
+
 // ExplicitBindEndV1 is the payload of ExplicitBindEnd_V1: event 101 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindEnd (21), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2073,6 +3191,11 @@ type ExplicitBindEndV1 struct {
 // Info describes ExplicitBindEnd_V1.
 func (*ExplicitBindEndV1) Info() *EventInfo {
 	return &eventTable[361]
+}
+
+// Descriptor describes ExplicitBindEnd_V1, as readers of any generated package see it.
+func (*ExplicitBindEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindEndV1
 }
 
 // Decode reads a ExplicitBindEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2121,6 +3244,27 @@ var columnsExplicitBindEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExplicitBindEndV1 describes ExplicitBindEnd_V1 (EventInfo.Descriptor).
+var descExplicitBindEndV1 = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindEndV1,
+	DisplayName:  "Startup/ExplicitBindStop",
+	Fields:       &fieldsExplicitBindEndV1,
+	ID:           101,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindEnd_V1",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExplicitBindEndV1 writes the fields of ExplicitBindEnd_V1 payloads (its Descriptor's Fields).
+var fieldsExplicitBindEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindEndV1)
+}}
+
 // ParseXml is the payload of ParseXml: event 102 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXml (22), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2129,6 +3273,11 @@ type ParseXml struct{}
 // Info describes ParseXml.
 func (*ParseXml) Info() *EventInfo {
 	return &eventTable[362]
+}
+
+// Descriptor describes ParseXml, as readers of any generated package see it.
+func (*ParseXml) Descriptor() *clrimpl.Descriptor {
+	return &descParseXml
 }
 
 // Decode reads a ParseXml payload for a pointer size of 4 or 8 and returns the bytes
@@ -2158,6 +3307,27 @@ func (e *ParseXml) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsParseXml lists the columns of ParseXml (EventInfo.Columns).
 var columnsParseXml = []clrimpl.Column{}
 
+// descParseXml describes ParseXml (EventInfo.Descriptor).
+var descParseXml = clrimpl.Descriptor{
+	Columns:      columnsParseXml,
+	DisplayName:  "Startup/ParseXmlStart",
+	Fields:       &fieldsParseXml,
+	ID:           102,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXml",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsParseXml writes the fields of ParseXml payloads (its Descriptor's Fields).
+var fieldsParseXml = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXml)
+}}
+
 // ParseXmlV1 is the payload of ParseXml_V1: event 102 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXml (22), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2169,6 +3339,11 @@ type ParseXmlV1 struct {
 // Info describes ParseXml_V1.
 func (*ParseXmlV1) Info() *EventInfo {
 	return &eventTable[363]
+}
+
+// Descriptor describes ParseXml_V1, as readers of any generated package see it.
+func (*ParseXmlV1) Descriptor() *clrimpl.Descriptor {
+	return &descParseXmlV1
 }
 
 // Decode reads a ParseXml_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2217,6 +3392,27 @@ var columnsParseXmlV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descParseXmlV1 describes ParseXml_V1 (EventInfo.Descriptor).
+var descParseXmlV1 = clrimpl.Descriptor{
+	Columns:      columnsParseXmlV1,
+	DisplayName:  "Startup/ParseXmlStart",
+	Fields:       &fieldsParseXmlV1,
+	ID:           102,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXml_V1",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsParseXmlV1 writes the fields of ParseXml_V1 payloads (its Descriptor's Fields).
+var fieldsParseXmlV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXmlV1)
+}}
+
 // ParseXmlEnd is the payload of ParseXmlEnd: event 103 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXmlEnd (23), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2225,6 +3421,11 @@ type ParseXmlEnd struct{}
 // Info describes ParseXmlEnd.
 func (*ParseXmlEnd) Info() *EventInfo {
 	return &eventTable[364]
+}
+
+// Descriptor describes ParseXmlEnd, as readers of any generated package see it.
+func (*ParseXmlEnd) Descriptor() *clrimpl.Descriptor {
+	return &descParseXmlEnd
 }
 
 // Decode reads a ParseXmlEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2254,6 +3455,27 @@ func (e *ParseXmlEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsParseXmlEnd lists the columns of ParseXmlEnd (EventInfo.Columns).
 var columnsParseXmlEnd = []clrimpl.Column{}
 
+// descParseXmlEnd describes ParseXmlEnd (EventInfo.Descriptor).
+var descParseXmlEnd = clrimpl.Descriptor{
+	Columns:      columnsParseXmlEnd,
+	DisplayName:  "Startup/ParseXmlStop",
+	Fields:       &fieldsParseXmlEnd,
+	ID:           103,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXmlEnd",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsParseXmlEnd writes the fields of ParseXmlEnd payloads (its Descriptor's Fields).
+var fieldsParseXmlEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXmlEnd)
+}}
+
 // ParseXmlEndV1 is the payload of ParseXmlEnd_V1: event 103 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXmlEnd (23), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2265,6 +3487,11 @@ type ParseXmlEndV1 struct {
 // Info describes ParseXmlEnd_V1.
 func (*ParseXmlEndV1) Info() *EventInfo {
 	return &eventTable[365]
+}
+
+// Descriptor describes ParseXmlEnd_V1, as readers of any generated package see it.
+func (*ParseXmlEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descParseXmlEndV1
 }
 
 // Decode reads a ParseXmlEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2313,6 +3540,27 @@ var columnsParseXmlEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descParseXmlEndV1 describes ParseXmlEnd_V1 (EventInfo.Descriptor).
+var descParseXmlEndV1 = clrimpl.Descriptor{
+	Columns:      columnsParseXmlEndV1,
+	DisplayName:  "Startup/ParseXmlStop",
+	Fields:       &fieldsParseXmlEndV1,
+	ID:           103,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXmlEnd_V1",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsParseXmlEndV1 writes the fields of ParseXmlEnd_V1 payloads (its Descriptor's Fields).
+var fieldsParseXmlEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXmlEndV1)
+}}
+
 // InitDefaultDomain is the payload of InitDefaultDomain: event 104 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomain (24), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2321,6 +3569,11 @@ type InitDefaultDomain struct{}
 // Info describes InitDefaultDomain.
 func (*InitDefaultDomain) Info() *EventInfo {
 	return &eventTable[366]
+}
+
+// Descriptor describes InitDefaultDomain, as readers of any generated package see it.
+func (*InitDefaultDomain) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomain
 }
 
 // Decode reads a InitDefaultDomain payload for a pointer size of 4 or 8 and returns the bytes
@@ -2350,6 +3603,27 @@ func (e *InitDefaultDomain) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitDefaultDomain lists the columns of InitDefaultDomain (EventInfo.Columns).
 var columnsInitDefaultDomain = []clrimpl.Column{}
 
+// descInitDefaultDomain describes InitDefaultDomain (EventInfo.Descriptor).
+var descInitDefaultDomain = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomain,
+	DisplayName:  "Startup/InitDefaultDomainStart",
+	Fields:       &fieldsInitDefaultDomain,
+	ID:           104,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomain",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitDefaultDomain writes the fields of InitDefaultDomain payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomain = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomain)
+}}
+
 // InitDefaultDomainV1 is the payload of InitDefaultDomain_V1: event 104 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomain (24), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2361,6 +3635,11 @@ type InitDefaultDomainV1 struct {
 // Info describes InitDefaultDomain_V1.
 func (*InitDefaultDomainV1) Info() *EventInfo {
 	return &eventTable[367]
+}
+
+// Descriptor describes InitDefaultDomain_V1, as readers of any generated package see it.
+func (*InitDefaultDomainV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomainV1
 }
 
 // Decode reads a InitDefaultDomain_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2409,6 +3688,27 @@ var columnsInitDefaultDomainV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descInitDefaultDomainV1 describes InitDefaultDomain_V1 (EventInfo.Descriptor).
+var descInitDefaultDomainV1 = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomainV1,
+	DisplayName:  "Startup/InitDefaultDomainStart",
+	Fields:       &fieldsInitDefaultDomainV1,
+	ID:           104,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomain_V1",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitDefaultDomainV1 writes the fields of InitDefaultDomain_V1 payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomainV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomainV1)
+}}
+
 // InitDefaultDomainEnd is the payload of InitDefaultDomainEnd: event 105 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomainEnd (25), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2417,6 +3717,11 @@ type InitDefaultDomainEnd struct{}
 // Info describes InitDefaultDomainEnd.
 func (*InitDefaultDomainEnd) Info() *EventInfo {
 	return &eventTable[368]
+}
+
+// Descriptor describes InitDefaultDomainEnd, as readers of any generated package see it.
+func (*InitDefaultDomainEnd) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomainEnd
 }
 
 // Decode reads a InitDefaultDomainEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2446,6 +3751,27 @@ func (e *InitDefaultDomainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitDefaultDomainEnd lists the columns of InitDefaultDomainEnd (EventInfo.Columns).
 var columnsInitDefaultDomainEnd = []clrimpl.Column{}
 
+// descInitDefaultDomainEnd describes InitDefaultDomainEnd (EventInfo.Descriptor).
+var descInitDefaultDomainEnd = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomainEnd,
+	DisplayName:  "Startup/InitDefaultDomainStop",
+	Fields:       &fieldsInitDefaultDomainEnd,
+	ID:           105,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomainEnd",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitDefaultDomainEnd writes the fields of InitDefaultDomainEnd payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomainEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomainEnd)
+}}
+
 // InitDefaultDomainEndV1 is the payload of InitDefaultDomainEnd_V1: event 105 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomainEnd (25), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2457,6 +3783,11 @@ type InitDefaultDomainEndV1 struct {
 // Info describes InitDefaultDomainEnd_V1.
 func (*InitDefaultDomainEndV1) Info() *EventInfo {
 	return &eventTable[369]
+}
+
+// Descriptor describes InitDefaultDomainEnd_V1, as readers of any generated package see it.
+func (*InitDefaultDomainEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomainEndV1
 }
 
 // Decode reads a InitDefaultDomainEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2505,6 +3836,27 @@ var columnsInitDefaultDomainEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descInitDefaultDomainEndV1 describes InitDefaultDomainEnd_V1 (EventInfo.Descriptor).
+var descInitDefaultDomainEndV1 = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomainEndV1,
+	DisplayName:  "Startup/InitDefaultDomainStop",
+	Fields:       &fieldsInitDefaultDomainEndV1,
+	ID:           105,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomainEnd_V1",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitDefaultDomainEndV1 writes the fields of InitDefaultDomainEnd_V1 payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomainEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomainEndV1)
+}}
+
 // InitSecurity is the payload of InitSecurity: event 106 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurity (26), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2513,6 +3865,11 @@ type InitSecurity struct{}
 // Info describes InitSecurity.
 func (*InitSecurity) Info() *EventInfo {
 	return &eventTable[370]
+}
+
+// Descriptor describes InitSecurity, as readers of any generated package see it.
+func (*InitSecurity) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurity
 }
 
 // Decode reads a InitSecurity payload for a pointer size of 4 or 8 and returns the bytes
@@ -2542,6 +3899,27 @@ func (e *InitSecurity) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitSecurity lists the columns of InitSecurity (EventInfo.Columns).
 var columnsInitSecurity = []clrimpl.Column{}
 
+// descInitSecurity describes InitSecurity (EventInfo.Descriptor).
+var descInitSecurity = clrimpl.Descriptor{
+	Columns:      columnsInitSecurity,
+	DisplayName:  "Startup/InitSecurityStart",
+	Fields:       &fieldsInitSecurity,
+	ID:           106,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurity",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitSecurity writes the fields of InitSecurity payloads (its Descriptor's Fields).
+var fieldsInitSecurity = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurity)
+}}
+
 // InitSecurityV1 is the payload of InitSecurity_V1: event 106 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurity (26), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2553,6 +3931,11 @@ type InitSecurityV1 struct {
 // Info describes InitSecurity_V1.
 func (*InitSecurityV1) Info() *EventInfo {
 	return &eventTable[371]
+}
+
+// Descriptor describes InitSecurity_V1, as readers of any generated package see it.
+func (*InitSecurityV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurityV1
 }
 
 // Decode reads a InitSecurity_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2601,6 +3984,27 @@ var columnsInitSecurityV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descInitSecurityV1 describes InitSecurity_V1 (EventInfo.Descriptor).
+var descInitSecurityV1 = clrimpl.Descriptor{
+	Columns:      columnsInitSecurityV1,
+	DisplayName:  "Startup/InitSecurityStart",
+	Fields:       &fieldsInitSecurityV1,
+	ID:           106,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurity_V1",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitSecurityV1 writes the fields of InitSecurity_V1 payloads (its Descriptor's Fields).
+var fieldsInitSecurityV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurityV1)
+}}
+
 // InitSecurityEnd is the payload of InitSecurityEnd: event 107 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurityEnd (27), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2609,6 +4013,11 @@ type InitSecurityEnd struct{}
 // Info describes InitSecurityEnd.
 func (*InitSecurityEnd) Info() *EventInfo {
 	return &eventTable[372]
+}
+
+// Descriptor describes InitSecurityEnd, as readers of any generated package see it.
+func (*InitSecurityEnd) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurityEnd
 }
 
 // Decode reads a InitSecurityEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2638,6 +4047,27 @@ func (e *InitSecurityEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitSecurityEnd lists the columns of InitSecurityEnd (EventInfo.Columns).
 var columnsInitSecurityEnd = []clrimpl.Column{}
 
+// descInitSecurityEnd describes InitSecurityEnd (EventInfo.Descriptor).
+var descInitSecurityEnd = clrimpl.Descriptor{
+	Columns:      columnsInitSecurityEnd,
+	DisplayName:  "Startup/InitSecurityStop",
+	Fields:       &fieldsInitSecurityEnd,
+	ID:           107,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurityEnd",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitSecurityEnd writes the fields of InitSecurityEnd payloads (its Descriptor's Fields).
+var fieldsInitSecurityEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurityEnd)
+}}
+
 // InitSecurityEndV1 is the payload of InitSecurityEnd_V1: event 107 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurityEnd (27), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2649,6 +4079,11 @@ type InitSecurityEndV1 struct {
 // Info describes InitSecurityEnd_V1.
 func (*InitSecurityEndV1) Info() *EventInfo {
 	return &eventTable[373]
+}
+
+// Descriptor describes InitSecurityEnd_V1, as readers of any generated package see it.
+func (*InitSecurityEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurityEndV1
 }
 
 // Decode reads a InitSecurityEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2697,6 +4132,27 @@ var columnsInitSecurityEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descInitSecurityEndV1 describes InitSecurityEnd_V1 (EventInfo.Descriptor).
+var descInitSecurityEndV1 = clrimpl.Descriptor{
+	Columns:      columnsInitSecurityEndV1,
+	DisplayName:  "Startup/InitSecurityStop",
+	Fields:       &fieldsInitSecurityEndV1,
+	ID:           107,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurityEnd_V1",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitSecurityEndV1 writes the fields of InitSecurityEnd_V1 payloads (its Descriptor's Fields).
+var fieldsInitSecurityEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurityEndV1)
+}}
+
 // AllowBindingRedirs is the payload of AllowBindingRedirs: event 108 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirs (28), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2705,6 +4161,11 @@ type AllowBindingRedirs struct{}
 // Info describes AllowBindingRedirs.
 func (*AllowBindingRedirs) Info() *EventInfo {
 	return &eventTable[374]
+}
+
+// Descriptor describes AllowBindingRedirs, as readers of any generated package see it.
+func (*AllowBindingRedirs) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirs
 }
 
 // Decode reads a AllowBindingRedirs payload for a pointer size of 4 or 8 and returns the bytes
@@ -2734,6 +4195,27 @@ func (e *AllowBindingRedirs) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsAllowBindingRedirs lists the columns of AllowBindingRedirs (EventInfo.Columns).
 var columnsAllowBindingRedirs = []clrimpl.Column{}
 
+// descAllowBindingRedirs describes AllowBindingRedirs (EventInfo.Descriptor).
+var descAllowBindingRedirs = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirs,
+	DisplayName:  "Startup/AllowBindingRedirsStart",
+	Fields:       &fieldsAllowBindingRedirs,
+	ID:           108,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirs",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsAllowBindingRedirs writes the fields of AllowBindingRedirs payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirs = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirs)
+}}
+
 // AllowBindingRedirsV1 is the payload of AllowBindingRedirs_V1: event 108 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirs (28), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2745,6 +4227,11 @@ type AllowBindingRedirsV1 struct {
 // Info describes AllowBindingRedirs_V1.
 func (*AllowBindingRedirsV1) Info() *EventInfo {
 	return &eventTable[375]
+}
+
+// Descriptor describes AllowBindingRedirs_V1, as readers of any generated package see it.
+func (*AllowBindingRedirsV1) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirsV1
 }
 
 // Decode reads a AllowBindingRedirs_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2793,6 +4280,27 @@ var columnsAllowBindingRedirsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAllowBindingRedirsV1 describes AllowBindingRedirs_V1 (EventInfo.Descriptor).
+var descAllowBindingRedirsV1 = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirsV1,
+	DisplayName:  "Startup/AllowBindingRedirsStart",
+	Fields:       &fieldsAllowBindingRedirsV1,
+	ID:           108,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirs_V1",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsAllowBindingRedirsV1 writes the fields of AllowBindingRedirs_V1 payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirsV1)
+}}
+
 // AllowBindingRedirsEnd is the payload of AllowBindingRedirsEnd: event 109 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirsEnd (29), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2801,6 +4309,11 @@ type AllowBindingRedirsEnd struct{}
 // Info describes AllowBindingRedirsEnd.
 func (*AllowBindingRedirsEnd) Info() *EventInfo {
 	return &eventTable[376]
+}
+
+// Descriptor describes AllowBindingRedirsEnd, as readers of any generated package see it.
+func (*AllowBindingRedirsEnd) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirsEnd
 }
 
 // Decode reads a AllowBindingRedirsEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2830,6 +4343,27 @@ func (e *AllowBindingRedirsEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsAllowBindingRedirsEnd lists the columns of AllowBindingRedirsEnd (EventInfo.Columns).
 var columnsAllowBindingRedirsEnd = []clrimpl.Column{}
 
+// descAllowBindingRedirsEnd describes AllowBindingRedirsEnd (EventInfo.Descriptor).
+var descAllowBindingRedirsEnd = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirsEnd,
+	DisplayName:  "Startup/AllowBindingRedirsStop",
+	Fields:       &fieldsAllowBindingRedirsEnd,
+	ID:           109,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirsEnd",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsAllowBindingRedirsEnd writes the fields of AllowBindingRedirsEnd payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirsEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirsEnd)
+}}
+
 // AllowBindingRedirsEndV1 is the payload of AllowBindingRedirsEnd_V1: event 109 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirsEnd (29), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2841,6 +4375,11 @@ type AllowBindingRedirsEndV1 struct {
 // Info describes AllowBindingRedirsEnd_V1.
 func (*AllowBindingRedirsEndV1) Info() *EventInfo {
 	return &eventTable[377]
+}
+
+// Descriptor describes AllowBindingRedirsEnd_V1, as readers of any generated package see it.
+func (*AllowBindingRedirsEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirsEndV1
 }
 
 // Decode reads a AllowBindingRedirsEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2889,6 +4428,27 @@ var columnsAllowBindingRedirsEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAllowBindingRedirsEndV1 describes AllowBindingRedirsEnd_V1 (EventInfo.Descriptor).
+var descAllowBindingRedirsEndV1 = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirsEndV1,
+	DisplayName:  "Startup/AllowBindingRedirsStop",
+	Fields:       &fieldsAllowBindingRedirsEndV1,
+	ID:           109,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirsEnd_V1",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsAllowBindingRedirsEndV1 writes the fields of AllowBindingRedirsEnd_V1 payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirsEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirsEndV1)
+}}
+
 // EEConfigSync is the payload of EEConfigSync: event 110 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSync (30), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2897,6 +4457,11 @@ type EEConfigSync struct{}
 // Info describes EEConfigSync.
 func (*EEConfigSync) Info() *EventInfo {
 	return &eventTable[378]
+}
+
+// Descriptor describes EEConfigSync, as readers of any generated package see it.
+func (*EEConfigSync) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSync
 }
 
 // Decode reads a EEConfigSync payload for a pointer size of 4 or 8 and returns the bytes
@@ -2926,6 +4491,27 @@ func (e *EEConfigSync) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSync lists the columns of EEConfigSync (EventInfo.Columns).
 var columnsEEConfigSync = []clrimpl.Column{}
 
+// descEEConfigSync describes EEConfigSync (EventInfo.Descriptor).
+var descEEConfigSync = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSync,
+	DisplayName:  "Startup/EEConfigSyncStart",
+	Fields:       &fieldsEEConfigSync,
+	ID:           110,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSync",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSync writes the fields of EEConfigSync payloads (its Descriptor's Fields).
+var fieldsEEConfigSync = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSync)
+}}
+
 // EEConfigSyncV1 is the payload of EEConfigSync_V1: event 110 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSync (30), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2937,6 +4523,11 @@ type EEConfigSyncV1 struct {
 // Info describes EEConfigSync_V1.
 func (*EEConfigSyncV1) Info() *EventInfo {
 	return &eventTable[379]
+}
+
+// Descriptor describes EEConfigSync_V1, as readers of any generated package see it.
+func (*EEConfigSyncV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSyncV1
 }
 
 // Decode reads a EEConfigSync_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2985,6 +4576,27 @@ var columnsEEConfigSyncV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descEEConfigSyncV1 describes EEConfigSync_V1 (EventInfo.Descriptor).
+var descEEConfigSyncV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSyncV1,
+	DisplayName:  "Startup/EEConfigSyncStart",
+	Fields:       &fieldsEEConfigSyncV1,
+	ID:           110,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSync_V1",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSyncV1 writes the fields of EEConfigSync_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSyncV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSyncV1)
+}}
+
 // EEConfigSyncEnd is the payload of EEConfigSyncEnd: event 111 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSyncEnd (31), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2993,6 +4605,11 @@ type EEConfigSyncEnd struct{}
 // Info describes EEConfigSyncEnd.
 func (*EEConfigSyncEnd) Info() *EventInfo {
 	return &eventTable[380]
+}
+
+// Descriptor describes EEConfigSyncEnd, as readers of any generated package see it.
+func (*EEConfigSyncEnd) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSyncEnd
 }
 
 // Decode reads a EEConfigSyncEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3022,6 +4639,27 @@ func (e *EEConfigSyncEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSyncEnd lists the columns of EEConfigSyncEnd (EventInfo.Columns).
 var columnsEEConfigSyncEnd = []clrimpl.Column{}
 
+// descEEConfigSyncEnd describes EEConfigSyncEnd (EventInfo.Descriptor).
+var descEEConfigSyncEnd = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSyncEnd,
+	DisplayName:  "Startup/EEConfigSyncStop",
+	Fields:       &fieldsEEConfigSyncEnd,
+	ID:           111,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSyncEnd",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSyncEnd writes the fields of EEConfigSyncEnd payloads (its Descriptor's Fields).
+var fieldsEEConfigSyncEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSyncEnd)
+}}
+
 // EEConfigSyncEndV1 is the payload of EEConfigSyncEnd_V1: event 111 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSyncEnd (31), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3033,6 +4671,11 @@ type EEConfigSyncEndV1 struct {
 // Info describes EEConfigSyncEnd_V1.
 func (*EEConfigSyncEndV1) Info() *EventInfo {
 	return &eventTable[381]
+}
+
+// Descriptor describes EEConfigSyncEnd_V1, as readers of any generated package see it.
+func (*EEConfigSyncEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSyncEndV1
 }
 
 // Decode reads a EEConfigSyncEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3081,6 +4724,27 @@ var columnsEEConfigSyncEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descEEConfigSyncEndV1 describes EEConfigSyncEnd_V1 (EventInfo.Descriptor).
+var descEEConfigSyncEndV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSyncEndV1,
+	DisplayName:  "Startup/EEConfigSyncStop",
+	Fields:       &fieldsEEConfigSyncEndV1,
+	ID:           111,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSyncEnd_V1",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSyncEndV1 writes the fields of EEConfigSyncEnd_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSyncEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSyncEndV1)
+}}
+
 // FusionBinding is the payload of FusionBinding: event 112 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBinding (32), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3089,6 +4753,11 @@ type FusionBinding struct{}
 // Info describes FusionBinding.
 func (*FusionBinding) Info() *EventInfo {
 	return &eventTable[382]
+}
+
+// Descriptor describes FusionBinding, as readers of any generated package see it.
+func (*FusionBinding) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBinding
 }
 
 // Decode reads a FusionBinding payload for a pointer size of 4 or 8 and returns the bytes
@@ -3118,6 +4787,27 @@ func (e *FusionBinding) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionBinding lists the columns of FusionBinding (EventInfo.Columns).
 var columnsFusionBinding = []clrimpl.Column{}
 
+// descFusionBinding describes FusionBinding (EventInfo.Descriptor).
+var descFusionBinding = clrimpl.Descriptor{
+	Columns:      columnsFusionBinding,
+	DisplayName:  "Startup/BindingStart",
+	Fields:       &fieldsFusionBinding,
+	ID:           112,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBinding",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionBinding writes the fields of FusionBinding payloads (its Descriptor's Fields).
+var fieldsFusionBinding = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBinding)
+}}
+
 // FusionBindingV1 is the payload of FusionBinding_V1: event 112 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBinding (32), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3129,6 +4819,11 @@ type FusionBindingV1 struct {
 // Info describes FusionBinding_V1.
 func (*FusionBindingV1) Info() *EventInfo {
 	return &eventTable[383]
+}
+
+// Descriptor describes FusionBinding_V1, as readers of any generated package see it.
+func (*FusionBindingV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBindingV1
 }
 
 // Decode reads a FusionBinding_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3177,6 +4872,27 @@ var columnsFusionBindingV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusionBindingV1 describes FusionBinding_V1 (EventInfo.Descriptor).
+var descFusionBindingV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionBindingV1,
+	DisplayName:  "Startup/BindingStart",
+	Fields:       &fieldsFusionBindingV1,
+	ID:           112,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBinding_V1",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionBindingV1 writes the fields of FusionBinding_V1 payloads (its Descriptor's Fields).
+var fieldsFusionBindingV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBindingV1)
+}}
+
 // FusionBindingEnd is the payload of FusionBindingEnd: event 113 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBindingEnd (33), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3185,6 +4901,11 @@ type FusionBindingEnd struct{}
 // Info describes FusionBindingEnd.
 func (*FusionBindingEnd) Info() *EventInfo {
 	return &eventTable[384]
+}
+
+// Descriptor describes FusionBindingEnd, as readers of any generated package see it.
+func (*FusionBindingEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBindingEnd
 }
 
 // Decode reads a FusionBindingEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3214,6 +4935,27 @@ func (e *FusionBindingEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionBindingEnd lists the columns of FusionBindingEnd (EventInfo.Columns).
 var columnsFusionBindingEnd = []clrimpl.Column{}
 
+// descFusionBindingEnd describes FusionBindingEnd (EventInfo.Descriptor).
+var descFusionBindingEnd = clrimpl.Descriptor{
+	Columns:      columnsFusionBindingEnd,
+	DisplayName:  "Startup/BindingStop",
+	Fields:       &fieldsFusionBindingEnd,
+	ID:           113,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBindingEnd",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionBindingEnd writes the fields of FusionBindingEnd payloads (its Descriptor's Fields).
+var fieldsFusionBindingEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBindingEnd)
+}}
+
 // FusionBindingEndV1 is the payload of FusionBindingEnd_V1: event 113 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBindingEnd (33), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3225,6 +4967,11 @@ type FusionBindingEndV1 struct {
 // Info describes FusionBindingEnd_V1.
 func (*FusionBindingEndV1) Info() *EventInfo {
 	return &eventTable[385]
+}
+
+// Descriptor describes FusionBindingEnd_V1, as readers of any generated package see it.
+func (*FusionBindingEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBindingEndV1
 }
 
 // Decode reads a FusionBindingEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3273,6 +5020,27 @@ var columnsFusionBindingEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusionBindingEndV1 describes FusionBindingEnd_V1 (EventInfo.Descriptor).
+var descFusionBindingEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionBindingEndV1,
+	DisplayName:  "Startup/BindingStop",
+	Fields:       &fieldsFusionBindingEndV1,
+	ID:           113,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBindingEnd_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionBindingEndV1 writes the fields of FusionBindingEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusionBindingEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBindingEndV1)
+}}
+
 // LoaderCatchCall is the payload of LoaderCatchCall: event 114 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCall (34), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3281,6 +5049,11 @@ type LoaderCatchCall struct{}
 // Info describes LoaderCatchCall.
 func (*LoaderCatchCall) Info() *EventInfo {
 	return &eventTable[386]
+}
+
+// Descriptor describes LoaderCatchCall, as readers of any generated package see it.
+func (*LoaderCatchCall) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCall
 }
 
 // Decode reads a LoaderCatchCall payload for a pointer size of 4 or 8 and returns the bytes
@@ -3310,6 +5083,27 @@ func (e *LoaderCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLoaderCatchCall lists the columns of LoaderCatchCall (EventInfo.Columns).
 var columnsLoaderCatchCall = []clrimpl.Column{}
 
+// descLoaderCatchCall describes LoaderCatchCall (EventInfo.Descriptor).
+var descLoaderCatchCall = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCall,
+	DisplayName:  "Startup/LoaderCatchCallStart",
+	Fields:       &fieldsLoaderCatchCall,
+	ID:           114,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCall",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLoaderCatchCall writes the fields of LoaderCatchCall payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCall = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCall)
+}}
+
 // LoaderCatchCallV1 is the payload of LoaderCatchCall_V1: event 114 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCall (34), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3321,6 +5115,11 @@ type LoaderCatchCallV1 struct {
 // Info describes LoaderCatchCall_V1.
 func (*LoaderCatchCallV1) Info() *EventInfo {
 	return &eventTable[387]
+}
+
+// Descriptor describes LoaderCatchCall_V1, as readers of any generated package see it.
+func (*LoaderCatchCallV1) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCallV1
 }
 
 // Decode reads a LoaderCatchCall_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3369,6 +5168,27 @@ var columnsLoaderCatchCallV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderCatchCallV1 describes LoaderCatchCall_V1 (EventInfo.Descriptor).
+var descLoaderCatchCallV1 = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCallV1,
+	DisplayName:  "Startup/LoaderCatchCallStart",
+	Fields:       &fieldsLoaderCatchCallV1,
+	ID:           114,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCall_V1",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLoaderCatchCallV1 writes the fields of LoaderCatchCall_V1 payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCallV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCallV1)
+}}
+
 // LoaderCatchCallEnd is the payload of LoaderCatchCallEnd: event 115 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCallEnd (35), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3377,6 +5197,11 @@ type LoaderCatchCallEnd struct{}
 // Info describes LoaderCatchCallEnd.
 func (*LoaderCatchCallEnd) Info() *EventInfo {
 	return &eventTable[388]
+}
+
+// Descriptor describes LoaderCatchCallEnd, as readers of any generated package see it.
+func (*LoaderCatchCallEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCallEnd
 }
 
 // Decode reads a LoaderCatchCallEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3406,6 +5231,27 @@ func (e *LoaderCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLoaderCatchCallEnd lists the columns of LoaderCatchCallEnd (EventInfo.Columns).
 var columnsLoaderCatchCallEnd = []clrimpl.Column{}
 
+// descLoaderCatchCallEnd describes LoaderCatchCallEnd (EventInfo.Descriptor).
+var descLoaderCatchCallEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCallEnd,
+	DisplayName:  "Startup/LoaderCatchCallStop",
+	Fields:       &fieldsLoaderCatchCallEnd,
+	ID:           115,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCallEnd",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLoaderCatchCallEnd writes the fields of LoaderCatchCallEnd payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCallEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCallEnd)
+}}
+
 // LoaderCatchCallEndV1 is the payload of LoaderCatchCallEnd_V1: event 115 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCallEnd (35), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3417,6 +5263,11 @@ type LoaderCatchCallEndV1 struct {
 // Info describes LoaderCatchCallEnd_V1.
 func (*LoaderCatchCallEndV1) Info() *EventInfo {
 	return &eventTable[389]
+}
+
+// Descriptor describes LoaderCatchCallEnd_V1, as readers of any generated package see it.
+func (*LoaderCatchCallEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCallEndV1
 }
 
 // Decode reads a LoaderCatchCallEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3465,6 +5316,27 @@ var columnsLoaderCatchCallEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descLoaderCatchCallEndV1 describes LoaderCatchCallEnd_V1 (EventInfo.Descriptor).
+var descLoaderCatchCallEndV1 = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCallEndV1,
+	DisplayName:  "Startup/LoaderCatchCallStop",
+	Fields:       &fieldsLoaderCatchCallEndV1,
+	ID:           115,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCallEnd_V1",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLoaderCatchCallEndV1 writes the fields of LoaderCatchCallEnd_V1 payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCallEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCallEndV1)
+}}
+
 // FusionInit is the payload of FusionInit: event 116 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInit (36), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3473,6 +5345,11 @@ type FusionInit struct{}
 // Info describes FusionInit.
 func (*FusionInit) Info() *EventInfo {
 	return &eventTable[390]
+}
+
+// Descriptor describes FusionInit, as readers of any generated package see it.
+func (*FusionInit) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInit
 }
 
 // Decode reads a FusionInit payload for a pointer size of 4 or 8 and returns the bytes
@@ -3502,6 +5379,27 @@ func (e *FusionInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionInit lists the columns of FusionInit (EventInfo.Columns).
 var columnsFusionInit = []clrimpl.Column{}
 
+// descFusionInit describes FusionInit (EventInfo.Descriptor).
+var descFusionInit = clrimpl.Descriptor{
+	Columns:      columnsFusionInit,
+	DisplayName:  "Startup/FusionInitStart",
+	Fields:       &fieldsFusionInit,
+	ID:           116,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInit",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionInit writes the fields of FusionInit payloads (its Descriptor's Fields).
+var fieldsFusionInit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInit)
+}}
+
 // FusionInitV1 is the payload of FusionInit_V1: event 116 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInit (36), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3513,6 +5411,11 @@ type FusionInitV1 struct {
 // Info describes FusionInit_V1.
 func (*FusionInitV1) Info() *EventInfo {
 	return &eventTable[391]
+}
+
+// Descriptor describes FusionInit_V1, as readers of any generated package see it.
+func (*FusionInitV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInitV1
 }
 
 // Decode reads a FusionInit_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3561,6 +5464,27 @@ var columnsFusionInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusionInitV1 describes FusionInit_V1 (EventInfo.Descriptor).
+var descFusionInitV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionInitV1,
+	DisplayName:  "Startup/FusionInitStart",
+	Fields:       &fieldsFusionInitV1,
+	ID:           116,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInit_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionInitV1 writes the fields of FusionInit_V1 payloads (its Descriptor's Fields).
+var fieldsFusionInitV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInitV1)
+}}
+
 // FusionInitEnd is the payload of FusionInitEnd: event 117 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInitEnd (37), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3569,6 +5493,11 @@ type FusionInitEnd struct{}
 // Info describes FusionInitEnd.
 func (*FusionInitEnd) Info() *EventInfo {
 	return &eventTable[392]
+}
+
+// Descriptor describes FusionInitEnd, as readers of any generated package see it.
+func (*FusionInitEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInitEnd
 }
 
 // Decode reads a FusionInitEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3598,6 +5527,27 @@ func (e *FusionInitEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionInitEnd lists the columns of FusionInitEnd (EventInfo.Columns).
 var columnsFusionInitEnd = []clrimpl.Column{}
 
+// descFusionInitEnd describes FusionInitEnd (EventInfo.Descriptor).
+var descFusionInitEnd = clrimpl.Descriptor{
+	Columns:      columnsFusionInitEnd,
+	DisplayName:  "Startup/FusionInitStop",
+	Fields:       &fieldsFusionInitEnd,
+	ID:           117,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInitEnd",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionInitEnd writes the fields of FusionInitEnd payloads (its Descriptor's Fields).
+var fieldsFusionInitEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInitEnd)
+}}
+
 // FusionInitEndV1 is the payload of FusionInitEnd_V1: event 117 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInitEnd (37), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3609,6 +5559,11 @@ type FusionInitEndV1 struct {
 // Info describes FusionInitEnd_V1.
 func (*FusionInitEndV1) Info() *EventInfo {
 	return &eventTable[393]
+}
+
+// Descriptor describes FusionInitEnd_V1, as readers of any generated package see it.
+func (*FusionInitEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInitEndV1
 }
 
 // Decode reads a FusionInitEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3657,6 +5612,27 @@ var columnsFusionInitEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusionInitEndV1 describes FusionInitEnd_V1 (EventInfo.Descriptor).
+var descFusionInitEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionInitEndV1,
+	DisplayName:  "Startup/FusionInitStop",
+	Fields:       &fieldsFusionInitEndV1,
+	ID:           117,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInitEnd_V1",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionInitEndV1 writes the fields of FusionInitEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusionInitEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInitEndV1)
+}}
+
 // FusionAppCtx is the payload of FusionAppCtx: event 118 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtx (38), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3665,6 +5641,11 @@ type FusionAppCtx struct{}
 // Info describes FusionAppCtx.
 func (*FusionAppCtx) Info() *EventInfo {
 	return &eventTable[394]
+}
+
+// Descriptor describes FusionAppCtx, as readers of any generated package see it.
+func (*FusionAppCtx) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtx
 }
 
 // Decode reads a FusionAppCtx payload for a pointer size of 4 or 8 and returns the bytes
@@ -3694,6 +5675,27 @@ func (e *FusionAppCtx) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionAppCtx lists the columns of FusionAppCtx (EventInfo.Columns).
 var columnsFusionAppCtx = []clrimpl.Column{}
 
+// descFusionAppCtx describes FusionAppCtx (EventInfo.Descriptor).
+var descFusionAppCtx = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtx,
+	DisplayName:  "Startup/FusionAppCtxStart",
+	Fields:       &fieldsFusionAppCtx,
+	ID:           118,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtx",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionAppCtx writes the fields of FusionAppCtx payloads (its Descriptor's Fields).
+var fieldsFusionAppCtx = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtx)
+}}
+
 // FusionAppCtxV1 is the payload of FusionAppCtx_V1: event 118 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtx (38), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3705,6 +5707,11 @@ type FusionAppCtxV1 struct {
 // Info describes FusionAppCtx_V1.
 func (*FusionAppCtxV1) Info() *EventInfo {
 	return &eventTable[395]
+}
+
+// Descriptor describes FusionAppCtx_V1, as readers of any generated package see it.
+func (*FusionAppCtxV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtxV1
 }
 
 // Decode reads a FusionAppCtx_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3753,6 +5760,27 @@ var columnsFusionAppCtxV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusionAppCtxV1 describes FusionAppCtx_V1 (EventInfo.Descriptor).
+var descFusionAppCtxV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtxV1,
+	DisplayName:  "Startup/FusionAppCtxStart",
+	Fields:       &fieldsFusionAppCtxV1,
+	ID:           118,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtx_V1",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionAppCtxV1 writes the fields of FusionAppCtx_V1 payloads (its Descriptor's Fields).
+var fieldsFusionAppCtxV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtxV1)
+}}
+
 // FusionAppCtxEnd is the payload of FusionAppCtxEnd: event 119 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtxEnd (39), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3761,6 +5789,11 @@ type FusionAppCtxEnd struct{}
 // Info describes FusionAppCtxEnd.
 func (*FusionAppCtxEnd) Info() *EventInfo {
 	return &eventTable[396]
+}
+
+// Descriptor describes FusionAppCtxEnd, as readers of any generated package see it.
+func (*FusionAppCtxEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtxEnd
 }
 
 // Decode reads a FusionAppCtxEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3790,6 +5823,27 @@ func (e *FusionAppCtxEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionAppCtxEnd lists the columns of FusionAppCtxEnd (EventInfo.Columns).
 var columnsFusionAppCtxEnd = []clrimpl.Column{}
 
+// descFusionAppCtxEnd describes FusionAppCtxEnd (EventInfo.Descriptor).
+var descFusionAppCtxEnd = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtxEnd,
+	DisplayName:  "Startup/FusionAppCtxStop",
+	Fields:       &fieldsFusionAppCtxEnd,
+	ID:           119,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtxEnd",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionAppCtxEnd writes the fields of FusionAppCtxEnd payloads (its Descriptor's Fields).
+var fieldsFusionAppCtxEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtxEnd)
+}}
+
 // FusionAppCtxEndV1 is the payload of FusionAppCtxEnd_V1: event 119 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtxEnd (39), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3801,6 +5855,11 @@ type FusionAppCtxEndV1 struct {
 // Info describes FusionAppCtxEnd_V1.
 func (*FusionAppCtxEndV1) Info() *EventInfo {
 	return &eventTable[397]
+}
+
+// Descriptor describes FusionAppCtxEnd_V1, as readers of any generated package see it.
+func (*FusionAppCtxEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtxEndV1
 }
 
 // Decode reads a FusionAppCtxEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3849,6 +5908,27 @@ var columnsFusionAppCtxEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusionAppCtxEndV1 describes FusionAppCtxEnd_V1 (EventInfo.Descriptor).
+var descFusionAppCtxEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtxEndV1,
+	DisplayName:  "Startup/FusionAppCtxStop",
+	Fields:       &fieldsFusionAppCtxEndV1,
+	ID:           119,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtxEnd_V1",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionAppCtxEndV1 writes the fields of FusionAppCtxEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusionAppCtxEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtxEndV1)
+}}
+
 // Fusion2EE is the payload of Fusion2EE: event 120 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EE (40), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3857,6 +5937,11 @@ type Fusion2EE struct{}
 // Info describes Fusion2EE.
 func (*Fusion2EE) Info() *EventInfo {
 	return &eventTable[398]
+}
+
+// Descriptor describes Fusion2EE, as readers of any generated package see it.
+func (*Fusion2EE) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EE
 }
 
 // Decode reads a Fusion2EE payload for a pointer size of 4 or 8 and returns the bytes
@@ -3886,6 +5971,27 @@ func (e *Fusion2EE) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusion2EE lists the columns of Fusion2EE (EventInfo.Columns).
 var columnsFusion2EE = []clrimpl.Column{}
 
+// descFusion2EE describes Fusion2EE (EventInfo.Descriptor).
+var descFusion2EE = clrimpl.Descriptor{
+	Columns:      columnsFusion2EE,
+	DisplayName:  "Startup/Fusion2EEStart",
+	Fields:       &fieldsFusion2EE,
+	ID:           120,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EE",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusion2EE writes the fields of Fusion2EE payloads (its Descriptor's Fields).
+var fieldsFusion2EE = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EE)
+}}
+
 // Fusion2EEV1 is the payload of Fusion2EE_V1: event 120 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EE (40), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3897,6 +6003,11 @@ type Fusion2EEV1 struct {
 // Info describes Fusion2EE_V1.
 func (*Fusion2EEV1) Info() *EventInfo {
 	return &eventTable[399]
+}
+
+// Descriptor describes Fusion2EE_V1, as readers of any generated package see it.
+func (*Fusion2EEV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EEV1
 }
 
 // Decode reads a Fusion2EE_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3945,6 +6056,27 @@ var columnsFusion2EEV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusion2EEV1 describes Fusion2EE_V1 (EventInfo.Descriptor).
+var descFusion2EEV1 = clrimpl.Descriptor{
+	Columns:      columnsFusion2EEV1,
+	DisplayName:  "Startup/Fusion2EEStart",
+	Fields:       &fieldsFusion2EEV1,
+	ID:           120,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EE_V1",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusion2EEV1 writes the fields of Fusion2EE_V1 payloads (its Descriptor's Fields).
+var fieldsFusion2EEV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EEV1)
+}}
+
 // Fusion2EEEnd is the payload of Fusion2EEEnd: event 121 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EEEnd (41), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3953,6 +6085,11 @@ type Fusion2EEEnd struct{}
 // Info describes Fusion2EEEnd.
 func (*Fusion2EEEnd) Info() *EventInfo {
 	return &eventTable[400]
+}
+
+// Descriptor describes Fusion2EEEnd, as readers of any generated package see it.
+func (*Fusion2EEEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EEEnd
 }
 
 // Decode reads a Fusion2EEEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3982,6 +6119,27 @@ func (e *Fusion2EEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusion2EEEnd lists the columns of Fusion2EEEnd (EventInfo.Columns).
 var columnsFusion2EEEnd = []clrimpl.Column{}
 
+// descFusion2EEEnd describes Fusion2EEEnd (EventInfo.Descriptor).
+var descFusion2EEEnd = clrimpl.Descriptor{
+	Columns:      columnsFusion2EEEnd,
+	DisplayName:  "Startup/Fusion2EEStop",
+	Fields:       &fieldsFusion2EEEnd,
+	ID:           121,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EEEnd",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusion2EEEnd writes the fields of Fusion2EEEnd payloads (its Descriptor's Fields).
+var fieldsFusion2EEEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EEEnd)
+}}
+
 // Fusion2EEEndV1 is the payload of Fusion2EEEnd_V1: event 121 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EEEnd (41), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3993,6 +6151,11 @@ type Fusion2EEEndV1 struct {
 // Info describes Fusion2EEEnd_V1.
 func (*Fusion2EEEndV1) Info() *EventInfo {
 	return &eventTable[401]
+}
+
+// Descriptor describes Fusion2EEEnd_V1, as readers of any generated package see it.
+func (*Fusion2EEEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EEEndV1
 }
 
 // Decode reads a Fusion2EEEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -4041,6 +6204,27 @@ var columnsFusion2EEEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFusion2EEEndV1 describes Fusion2EEEnd_V1 (EventInfo.Descriptor).
+var descFusion2EEEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusion2EEEndV1,
+	DisplayName:  "Startup/Fusion2EEStop",
+	Fields:       &fieldsFusion2EEEndV1,
+	ID:           121,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EEEnd_V1",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusion2EEEndV1 writes the fields of Fusion2EEEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusion2EEEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EEEndV1)
+}}
+
 // SecurityCatchCall is the payload of SecurityCatchCall: event 122 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCall (42), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -4049,6 +6233,11 @@ type SecurityCatchCall struct{}
 // Info describes SecurityCatchCall.
 func (*SecurityCatchCall) Info() *EventInfo {
 	return &eventTable[402]
+}
+
+// Descriptor describes SecurityCatchCall, as readers of any generated package see it.
+func (*SecurityCatchCall) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCall
 }
 
 // Decode reads a SecurityCatchCall payload for a pointer size of 4 or 8 and returns the bytes
@@ -4078,6 +6267,27 @@ func (e *SecurityCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsSecurityCatchCall lists the columns of SecurityCatchCall (EventInfo.Columns).
 var columnsSecurityCatchCall = []clrimpl.Column{}
 
+// descSecurityCatchCall describes SecurityCatchCall (EventInfo.Descriptor).
+var descSecurityCatchCall = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCall,
+	DisplayName:  "Startup/SecurityCatchCallStart",
+	Fields:       &fieldsSecurityCatchCall,
+	ID:           122,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCall",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsSecurityCatchCall writes the fields of SecurityCatchCall payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCall = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCall)
+}}
+
 // SecurityCatchCallV1 is the payload of SecurityCatchCall_V1: event 122 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCall (42), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -4089,6 +6299,11 @@ type SecurityCatchCallV1 struct {
 // Info describes SecurityCatchCall_V1.
 func (*SecurityCatchCallV1) Info() *EventInfo {
 	return &eventTable[403]
+}
+
+// Descriptor describes SecurityCatchCall_V1, as readers of any generated package see it.
+func (*SecurityCatchCallV1) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCallV1
 }
 
 // Decode reads a SecurityCatchCall_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -4137,6 +6352,27 @@ var columnsSecurityCatchCallV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descSecurityCatchCallV1 describes SecurityCatchCall_V1 (EventInfo.Descriptor).
+var descSecurityCatchCallV1 = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCallV1,
+	DisplayName:  "Startup/SecurityCatchCallStart",
+	Fields:       &fieldsSecurityCatchCallV1,
+	ID:           122,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCall_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsSecurityCatchCallV1 writes the fields of SecurityCatchCall_V1 payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCallV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCallV1)
+}}
+
 // SecurityCatchCallEnd is the payload of SecurityCatchCallEnd: event 123 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCallEnd (43), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -4145,6 +6381,11 @@ type SecurityCatchCallEnd struct{}
 // Info describes SecurityCatchCallEnd.
 func (*SecurityCatchCallEnd) Info() *EventInfo {
 	return &eventTable[404]
+}
+
+// Descriptor describes SecurityCatchCallEnd, as readers of any generated package see it.
+func (*SecurityCatchCallEnd) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCallEnd
 }
 
 // Decode reads a SecurityCatchCallEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -4174,6 +6415,27 @@ func (e *SecurityCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsSecurityCatchCallEnd lists the columns of SecurityCatchCallEnd (EventInfo.Columns).
 var columnsSecurityCatchCallEnd = []clrimpl.Column{}
 
+// descSecurityCatchCallEnd describes SecurityCatchCallEnd (EventInfo.Descriptor).
+var descSecurityCatchCallEnd = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCallEnd,
+	DisplayName:  "Startup/SecurityCatchCallStop",
+	Fields:       &fieldsSecurityCatchCallEnd,
+	ID:           123,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCallEnd",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsSecurityCatchCallEnd writes the fields of SecurityCatchCallEnd payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCallEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCallEnd)
+}}
+
 // SecurityCatchCallEndV1 is the payload of SecurityCatchCallEnd_V1: event 123 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCallEnd (43), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -4185,6 +6447,11 @@ type SecurityCatchCallEndV1 struct {
 // Info describes SecurityCatchCallEnd_V1.
 func (*SecurityCatchCallEndV1) Info() *EventInfo {
 	return &eventTable[405]
+}
+
+// Descriptor describes SecurityCatchCallEnd_V1, as readers of any generated package see it.
+func (*SecurityCatchCallEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCallEndV1
 }
 
 // Decode reads a SecurityCatchCallEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -4231,4 +6498,25 @@ func (e *SecurityCatchCallEndV1) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsSecurityCatchCallEndV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descSecurityCatchCallEndV1 describes SecurityCatchCallEnd_V1 (EventInfo.Descriptor).
+var descSecurityCatchCallEndV1 = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCallEndV1,
+	DisplayName:  "Startup/SecurityCatchCallStop",
+	Fields:       &fieldsSecurityCatchCallEndV1,
+	ID:           123,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCallEnd_V1",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsSecurityCatchCallEndV1 writes the fields of SecurityCatchCallEnd_V1 payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCallEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCallEndV1)
 }}

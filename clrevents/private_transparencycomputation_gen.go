@@ -26,6 +26,11 @@ func (*ModuleTransparencyComputationStart) Info() *EventInfo {
 	return &eventTable[427]
 }
 
+// Descriptor describes ModuleTransparencyComputationStart, as readers of any generated package see it.
+func (*ModuleTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descModuleTransparencyComputationStart
+}
+
 // Decode reads a ModuleTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -100,6 +105,27 @@ var columnsModuleTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descModuleTransparencyComputationStart describes ModuleTransparencyComputationStart (EventInfo.Descriptor).
+var descModuleTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsModuleTransparencyComputationStart,
+	DisplayName:  "Transparency/ModuleTransparencyComputationStart",
+	Fields:       &fieldsModuleTransparencyComputationStart,
+	ID:           178,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "ModuleTransparencyComputationStart",
+	Opcode:       83,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsModuleTransparencyComputationStart writes the fields of ModuleTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsModuleTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleTransparencyComputationStart)
+}}
+
 // ModuleTransparencyComputationEnd is the payload of ModuleTransparencyComputationEnd: event 179 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode ModuleTransparencyComputationEnd (84), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template ModuleTransparencyCalculationResult.
@@ -125,6 +151,11 @@ type ModuleTransparencyComputationEnd struct {
 // Info describes ModuleTransparencyComputationEnd.
 func (*ModuleTransparencyComputationEnd) Info() *EventInfo {
 	return &eventTable[428]
+}
+
+// Descriptor describes ModuleTransparencyComputationEnd, as readers of any generated package see it.
+func (*ModuleTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descModuleTransparencyComputationEnd
 }
 
 // Decode reads a ModuleTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -271,6 +302,27 @@ var columnsModuleTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descModuleTransparencyComputationEnd describes ModuleTransparencyComputationEnd (EventInfo.Descriptor).
+var descModuleTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsModuleTransparencyComputationEnd,
+	DisplayName:  "Transparency/ModuleTransparencyComputationStop",
+	Fields:       &fieldsModuleTransparencyComputationEnd,
+	ID:           179,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "ModuleTransparencyComputationEnd",
+	Opcode:       84,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsModuleTransparencyComputationEnd writes the fields of ModuleTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsModuleTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleTransparencyComputationEnd)
+}}
+
 // TypeTransparencyComputationStart is the payload of TypeTransparencyComputationStart: event 180 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationStart (85), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TypeTransparencyCalculation.
@@ -288,6 +340,11 @@ type TypeTransparencyComputationStart struct {
 // Info describes TypeTransparencyComputationStart.
 func (*TypeTransparencyComputationStart) Info() *EventInfo {
 	return &eventTable[429]
+}
+
+// Descriptor describes TypeTransparencyComputationStart, as readers of any generated package see it.
+func (*TypeTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descTypeTransparencyComputationStart
 }
 
 // Decode reads a TypeTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -375,6 +432,27 @@ var columnsTypeTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descTypeTransparencyComputationStart describes TypeTransparencyComputationStart (EventInfo.Descriptor).
+var descTypeTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsTypeTransparencyComputationStart,
+	DisplayName:  "Transparency/TypeTransparencyComputationStart",
+	Fields:       &fieldsTypeTransparencyComputationStart,
+	ID:           180,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TypeTransparencyComputationStart",
+	Opcode:       85,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTypeTransparencyComputationStart writes the fields of TypeTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsTypeTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeTransparencyComputationStart)
+}}
+
 // TypeTransparencyComputationEnd is the payload of TypeTransparencyComputationEnd: event 181 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationEnd (86), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TypeTransparencyCalculationResult.
@@ -400,6 +478,11 @@ type TypeTransparencyComputationEnd struct {
 // Info describes TypeTransparencyComputationEnd.
 func (*TypeTransparencyComputationEnd) Info() *EventInfo {
 	return &eventTable[430]
+}
+
+// Descriptor describes TypeTransparencyComputationEnd, as readers of any generated package see it.
+func (*TypeTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descTypeTransparencyComputationEnd
 }
 
 // Decode reads a TypeTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -543,6 +626,27 @@ var columnsTypeTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descTypeTransparencyComputationEnd describes TypeTransparencyComputationEnd (EventInfo.Descriptor).
+var descTypeTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsTypeTransparencyComputationEnd,
+	DisplayName:  "Transparency/TypeTransparencyComputationStop",
+	Fields:       &fieldsTypeTransparencyComputationEnd,
+	ID:           181,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TypeTransparencyComputationEnd",
+	Opcode:       86,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTypeTransparencyComputationEnd writes the fields of TypeTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsTypeTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeTransparencyComputationEnd)
+}}
+
 // MethodTransparencyComputationStart is the payload of MethodTransparencyComputationStart: event 182 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationStart (87), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template MethodTransparencyCalculation.
@@ -560,6 +664,11 @@ type MethodTransparencyComputationStart struct {
 // Info describes MethodTransparencyComputationStart.
 func (*MethodTransparencyComputationStart) Info() *EventInfo {
 	return &eventTable[431]
+}
+
+// Descriptor describes MethodTransparencyComputationStart, as readers of any generated package see it.
+func (*MethodTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descMethodTransparencyComputationStart
 }
 
 // Decode reads a MethodTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -647,6 +756,27 @@ var columnsMethodTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodTransparencyComputationStart describes MethodTransparencyComputationStart (EventInfo.Descriptor).
+var descMethodTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsMethodTransparencyComputationStart,
+	DisplayName:  "Transparency/MethodTransparencyComputationStart",
+	Fields:       &fieldsMethodTransparencyComputationStart,
+	ID:           182,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "MethodTransparencyComputationStart",
+	Opcode:       87,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsMethodTransparencyComputationStart writes the fields of MethodTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsMethodTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodTransparencyComputationStart)
+}}
+
 // MethodTransparencyComputationEnd is the payload of MethodTransparencyComputationEnd: event 183 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationEnd (88), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template MethodTransparencyCalculationResult.
@@ -668,6 +798,11 @@ type MethodTransparencyComputationEnd struct {
 // Info describes MethodTransparencyComputationEnd.
 func (*MethodTransparencyComputationEnd) Info() *EventInfo {
 	return &eventTable[432]
+}
+
+// Descriptor describes MethodTransparencyComputationEnd, as readers of any generated package see it.
+func (*MethodTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descMethodTransparencyComputationEnd
 }
 
 // Decode reads a MethodTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -783,6 +918,27 @@ var columnsMethodTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodTransparencyComputationEnd describes MethodTransparencyComputationEnd (EventInfo.Descriptor).
+var descMethodTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsMethodTransparencyComputationEnd,
+	DisplayName:  "Transparency/MethodTransparencyComputationStop",
+	Fields:       &fieldsMethodTransparencyComputationEnd,
+	ID:           183,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "MethodTransparencyComputationEnd",
+	Opcode:       88,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsMethodTransparencyComputationEnd writes the fields of MethodTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsMethodTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodTransparencyComputationEnd)
+}}
+
 // FieldTransparencyComputationStart is the payload of FieldTransparencyComputationStart: event 184 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationStart (89), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template FieldTransparencyCalculation.
@@ -800,6 +956,11 @@ type FieldTransparencyComputationStart struct {
 // Info describes FieldTransparencyComputationStart.
 func (*FieldTransparencyComputationStart) Info() *EventInfo {
 	return &eventTable[433]
+}
+
+// Descriptor describes FieldTransparencyComputationStart, as readers of any generated package see it.
+func (*FieldTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descFieldTransparencyComputationStart
 }
 
 // Decode reads a FieldTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -887,6 +1048,27 @@ var columnsFieldTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFieldTransparencyComputationStart describes FieldTransparencyComputationStart (EventInfo.Descriptor).
+var descFieldTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsFieldTransparencyComputationStart,
+	DisplayName:  "Transparency/FieldTransparencyComputationStart",
+	Fields:       &fieldsFieldTransparencyComputationStart,
+	ID:           184,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "FieldTransparencyComputationStart",
+	Opcode:       89,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsFieldTransparencyComputationStart writes the fields of FieldTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsFieldTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FieldTransparencyComputationStart)
+}}
+
 // FieldTransparencyComputationEnd is the payload of FieldTransparencyComputationEnd: event 185 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationEnd (90), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template FieldTransparencyCalculationResult.
@@ -908,6 +1090,11 @@ type FieldTransparencyComputationEnd struct {
 // Info describes FieldTransparencyComputationEnd.
 func (*FieldTransparencyComputationEnd) Info() *EventInfo {
 	return &eventTable[434]
+}
+
+// Descriptor describes FieldTransparencyComputationEnd, as readers of any generated package see it.
+func (*FieldTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFieldTransparencyComputationEnd
 }
 
 // Decode reads a FieldTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1023,6 +1210,27 @@ var columnsFieldTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFieldTransparencyComputationEnd describes FieldTransparencyComputationEnd (EventInfo.Descriptor).
+var descFieldTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsFieldTransparencyComputationEnd,
+	DisplayName:  "Transparency/FieldTransparencyComputationStop",
+	Fields:       &fieldsFieldTransparencyComputationEnd,
+	ID:           185,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "FieldTransparencyComputationEnd",
+	Opcode:       90,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsFieldTransparencyComputationEnd writes the fields of FieldTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsFieldTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FieldTransparencyComputationEnd)
+}}
+
 // TokenTransparencyComputationStart is the payload of TokenTransparencyComputationStart: event 186 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TokenTransparencyComputationStart (91), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TokenTransparencyCalculation.
@@ -1040,6 +1248,11 @@ type TokenTransparencyComputationStart struct {
 // Info describes TokenTransparencyComputationStart.
 func (*TokenTransparencyComputationStart) Info() *EventInfo {
 	return &eventTable[435]
+}
+
+// Descriptor describes TokenTransparencyComputationStart, as readers of any generated package see it.
+func (*TokenTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descTokenTransparencyComputationStart
 }
 
 // Decode reads a TokenTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1135,6 +1348,27 @@ var columnsTokenTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descTokenTransparencyComputationStart describes TokenTransparencyComputationStart (EventInfo.Descriptor).
+var descTokenTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsTokenTransparencyComputationStart,
+	DisplayName:  "Transparency/TokenTransparencyComputationStart",
+	Fields:       &fieldsTokenTransparencyComputationStart,
+	ID:           186,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TokenTransparencyComputationStart",
+	Opcode:       91,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTokenTransparencyComputationStart writes the fields of TokenTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsTokenTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TokenTransparencyComputationStart)
+}}
+
 // TokenTransparencyComputationEnd is the payload of TokenTransparencyComputationEnd: event 187 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TokenTransparencyComputationEnd (92), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TokenTransparencyCalculationResult.
@@ -1156,6 +1390,11 @@ type TokenTransparencyComputationEnd struct {
 // Info describes TokenTransparencyComputationEnd.
 func (*TokenTransparencyComputationEnd) Info() *EventInfo {
 	return &eventTable[436]
+}
+
+// Descriptor describes TokenTransparencyComputationEnd, as readers of any generated package see it.
+func (*TokenTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descTokenTransparencyComputationEnd
 }
 
 // Decode reads a TokenTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1277,4 +1516,25 @@ var columnsTokenTransparencyComputationEnd = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descTokenTransparencyComputationEnd describes TokenTransparencyComputationEnd (EventInfo.Descriptor).
+var descTokenTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsTokenTransparencyComputationEnd,
+	DisplayName:  "Transparency/TokenTransparencyComputationStop",
+	Fields:       &fieldsTokenTransparencyComputationEnd,
+	ID:           187,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TokenTransparencyComputationEnd",
+	Opcode:       92,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTokenTransparencyComputationEnd writes the fields of TokenTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsTokenTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TokenTransparencyComputationEnd)
 }}

@@ -36,6 +36,11 @@ func (*GCSettingsRundown) Info() *EventInfo {
 	return &eventTable[466]
 }
 
+// Descriptor describes GCSettingsRundown, as readers of any generated package see it.
+func (*GCSettingsRundown) Descriptor() *clrimpl.Descriptor {
+	return &descGCSettingsRundown
+}
+
 // Decode reads a GCSettingsRundown payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCSettingsRundown) Decode(b []byte, ptrSize int) (int, error) {
@@ -185,4 +190,25 @@ var columnsGCSettingsRundown = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descGCSettingsRundown describes GCSettingsRundown (EventInfo.Descriptor).
+var descGCSettingsRundown = clrimpl.Descriptor{
+	Columns:      columnsGCSettingsRundown,
+	DisplayName:  "GC/GCSettingsRundown",
+	Fields:       &fieldsGCSettingsRundown,
+	ID:           10,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "GCSettingsRundown",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         40,
+	Version:      0,
+}
+
+// fieldsGCSettingsRundown writes the fields of GCSettingsRundown payloads (its Descriptor's Fields).
+var fieldsGCSettingsRundown = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSettingsRundown)
 }}

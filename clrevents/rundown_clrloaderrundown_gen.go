@@ -34,6 +34,11 @@ func (*DomainModuleDCStart) Info() *EventInfo {
 	return &eventTable[491]
 }
 
+// Descriptor describes DomainModuleDCStart, as readers of any generated package see it.
+func (*DomainModuleDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCStart
+}
+
 // Decode reads a DomainModuleDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -176,6 +181,27 @@ var columnsDomainModuleDCStart = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descDomainModuleDCStart describes DomainModuleDCStart (EventInfo.Descriptor).
+var descDomainModuleDCStart = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCStart,
+	DisplayName:  "Loader/DomainModuleDCStart",
+	Fields:       &fieldsDomainModuleDCStart,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCStart",
+	Opcode:       46,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsDomainModuleDCStart writes the fields of DomainModuleDCStart payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCStart)
+}}
+
 // DomainModuleDCStartV1 is the payload of DomainModuleDCStart_V1: event 151 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCStart (46), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown_V1.
@@ -201,6 +227,11 @@ type DomainModuleDCStartV1 struct {
 // Info describes DomainModuleDCStart_V1.
 func (*DomainModuleDCStartV1) Info() *EventInfo {
 	return &eventTable[492]
+}
+
+// Descriptor describes DomainModuleDCStart_V1, as readers of any generated package see it.
+func (*DomainModuleDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCStartV1
 }
 
 // Decode reads a DomainModuleDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -359,6 +390,27 @@ var columnsDomainModuleDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDomainModuleDCStartV1 describes DomainModuleDCStart_V1 (EventInfo.Descriptor).
+var descDomainModuleDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCStartV1,
+	DisplayName:  "Loader/DomainModuleDCStart",
+	Fields:       &fieldsDomainModuleDCStartV1,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCStart_V1",
+	Opcode:       46,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsDomainModuleDCStartV1 writes the fields of DomainModuleDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCStartV1)
+}}
+
 // DomainModuleDCEnd is the payload of DomainModuleDCEnd: event 152 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCEnd (47), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown.
@@ -382,6 +434,11 @@ type DomainModuleDCEnd struct {
 // Info describes DomainModuleDCEnd.
 func (*DomainModuleDCEnd) Info() *EventInfo {
 	return &eventTable[493]
+}
+
+// Descriptor describes DomainModuleDCEnd, as readers of any generated package see it.
+func (*DomainModuleDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCEnd
 }
 
 // Decode reads a DomainModuleDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -526,6 +583,27 @@ var columnsDomainModuleDCEnd = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descDomainModuleDCEnd describes DomainModuleDCEnd (EventInfo.Descriptor).
+var descDomainModuleDCEnd = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCEnd,
+	DisplayName:  "Loader/DomainModuleDCStop",
+	Fields:       &fieldsDomainModuleDCEnd,
+	ID:           152,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCEnd",
+	Opcode:       47,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsDomainModuleDCEnd writes the fields of DomainModuleDCEnd payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCEnd)
+}}
+
 // DomainModuleDCEndV1 is the payload of DomainModuleDCEnd_V1: event 152 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCEnd (47), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown_V1.
@@ -551,6 +629,11 @@ type DomainModuleDCEndV1 struct {
 // Info describes DomainModuleDCEnd_V1.
 func (*DomainModuleDCEndV1) Info() *EventInfo {
 	return &eventTable[494]
+}
+
+// Descriptor describes DomainModuleDCEnd_V1, as readers of any generated package see it.
+func (*DomainModuleDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCEndV1
 }
 
 // Decode reads a DomainModuleDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -709,6 +792,27 @@ var columnsDomainModuleDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDomainModuleDCEndV1 describes DomainModuleDCEnd_V1 (EventInfo.Descriptor).
+var descDomainModuleDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCEndV1,
+	DisplayName:  "Loader/DomainModuleDCStop",
+	Fields:       &fieldsDomainModuleDCEndV1,
+	ID:           152,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCEnd_V1",
+	Opcode:       47,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsDomainModuleDCEndV1 writes the fields of DomainModuleDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCEndV1)
+}}
+
 // ModuleDCStart is the payload of ModuleDCStart: event 153 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template ModuleLoadUnloadRundown.
@@ -730,6 +834,11 @@ type ModuleDCStart struct {
 // Info describes ModuleDCStart.
 func (*ModuleDCStart) Info() *EventInfo {
 	return &eventTable[495]
+}
+
+// Descriptor describes ModuleDCStart, as readers of any generated package see it.
+func (*ModuleDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCStart
 }
 
 // Decode reads a ModuleDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -859,6 +968,27 @@ var columnsModuleDCStart = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descModuleDCStart describes ModuleDCStart (EventInfo.Descriptor).
+var descModuleDCStart = clrimpl.Descriptor{
+	Columns:      columnsModuleDCStart,
+	DisplayName:  "Loader/ModuleDCStart",
+	Fields:       &fieldsModuleDCStart,
+	ID:           153,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCStart",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsModuleDCStart writes the fields of ModuleDCStart payloads (its Descriptor's Fields).
+var fieldsModuleDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCStart)
+}}
+
 // ModuleDCStartV1 is the payload of ModuleDCStart_V1: event 153 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V1.
@@ -882,6 +1012,11 @@ type ModuleDCStartV1 struct {
 // Info describes ModuleDCStart_V1.
 func (*ModuleDCStartV1) Info() *EventInfo {
 	return &eventTable[496]
+}
+
+// Descriptor describes ModuleDCStart_V1, as readers of any generated package see it.
+func (*ModuleDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCStartV1
 }
 
 // Decode reads a ModuleDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1025,6 +1160,27 @@ var columnsModuleDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descModuleDCStartV1 describes ModuleDCStart_V1 (EventInfo.Descriptor).
+var descModuleDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCStartV1,
+	DisplayName:  "Loader/ModuleDCStart",
+	Fields:       &fieldsModuleDCStartV1,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCStart_V1",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsModuleDCStartV1 writes the fields of ModuleDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsModuleDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCStartV1)
+}}
+
 // ModuleDCStartV2 is the payload of ModuleDCStart_V2: event 153 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V2.
@@ -1060,6 +1216,11 @@ type ModuleDCStartV2 struct {
 // Info describes ModuleDCStart_V2.
 func (*ModuleDCStartV2) Info() *EventInfo {
 	return &eventTable[497]
+}
+
+// Descriptor describes ModuleDCStart_V2, as readers of any generated package see it.
+func (*ModuleDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCStartV2
 }
 
 // Decode reads a ModuleDCStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1293,6 +1454,27 @@ var columnsModuleDCStartV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// descModuleDCStartV2 describes ModuleDCStart_V2 (EventInfo.Descriptor).
+var descModuleDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCStartV2,
+	DisplayName:  "Loader/ModuleDCStart",
+	Fields:       &fieldsModuleDCStartV2,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCStart_V2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      2,
+}
+
+// fieldsModuleDCStartV2 writes the fields of ModuleDCStart_V2 payloads (its Descriptor's Fields).
+var fieldsModuleDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCStartV2)
+}}
+
 // ModuleDCEnd is the payload of ModuleDCEnd: event 154 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template ModuleLoadUnloadRundown.
@@ -1314,6 +1496,11 @@ type ModuleDCEnd struct {
 // Info describes ModuleDCEnd.
 func (*ModuleDCEnd) Info() *EventInfo {
 	return &eventTable[498]
+}
+
+// Descriptor describes ModuleDCEnd, as readers of any generated package see it.
+func (*ModuleDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEnd
 }
 
 // Decode reads a ModuleDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1443,6 +1630,27 @@ var columnsModuleDCEnd = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descModuleDCEnd describes ModuleDCEnd (EventInfo.Descriptor).
+var descModuleDCEnd = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEnd,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEnd,
+	ID:           154,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCEnd",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsModuleDCEnd writes the fields of ModuleDCEnd payloads (its Descriptor's Fields).
+var fieldsModuleDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEnd)
+}}
+
 // ModuleDCEndV1 is the payload of ModuleDCEnd_V1: event 154 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V1.
@@ -1466,6 +1674,11 @@ type ModuleDCEndV1 struct {
 // Info describes ModuleDCEnd_V1.
 func (*ModuleDCEndV1) Info() *EventInfo {
 	return &eventTable[499]
+}
+
+// Descriptor describes ModuleDCEnd_V1, as readers of any generated package see it.
+func (*ModuleDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEndV1
 }
 
 // Decode reads a ModuleDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1609,6 +1822,27 @@ var columnsModuleDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descModuleDCEndV1 describes ModuleDCEnd_V1 (EventInfo.Descriptor).
+var descModuleDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEndV1,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEndV1,
+	ID:           154,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCEnd_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsModuleDCEndV1 writes the fields of ModuleDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsModuleDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEndV1)
+}}
+
 // ModuleDCEndV2 is the payload of ModuleDCEnd_V2: event 154 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V2.
@@ -1644,6 +1878,11 @@ type ModuleDCEndV2 struct {
 // Info describes ModuleDCEnd_V2.
 func (*ModuleDCEndV2) Info() *EventInfo {
 	return &eventTable[500]
+}
+
+// Descriptor describes ModuleDCEnd_V2, as readers of any generated package see it.
+func (*ModuleDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEndV2
 }
 
 // Decode reads a ModuleDCEnd_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1877,6 +2116,27 @@ var columnsModuleDCEndV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// descModuleDCEndV2 describes ModuleDCEnd_V2 (EventInfo.Descriptor).
+var descModuleDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEndV2,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEndV2,
+	ID:           154,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCEnd_V2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      2,
+}
+
+// fieldsModuleDCEndV2 writes the fields of ModuleDCEnd_V2 payloads (its Descriptor's Fields).
+var fieldsModuleDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEndV2)
+}}
+
 // ModuleDCEndV3 is the payload of ModuleDCEnd_V3: event 154 version 3 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V3.
@@ -1914,6 +2174,11 @@ type ModuleDCEndV3 struct {
 // Info describes ModuleDCEnd_V3.
 func (*ModuleDCEndV3) Info() *EventInfo {
 	return &eventTable[501]
+}
+
+// Descriptor describes ModuleDCEnd_V3, as readers of any generated package see it.
+func (*ModuleDCEndV3) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEndV3
 }
 
 // Decode reads a ModuleDCEnd_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2158,6 +2423,27 @@ var columnsModuleDCEndV3 = []clrimpl.Column{{
 	Name: "NativeBuildID",
 }}
 
+// descModuleDCEndV3 describes ModuleDCEnd_V3 (EventInfo.Descriptor).
+var descModuleDCEndV3 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEndV3,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEndV3,
+	ID:           154,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCEnd_V3",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      3,
+}
+
+// fieldsModuleDCEndV3 writes the fields of ModuleDCEnd_V3 payloads (its Descriptor's Fields).
+var fieldsModuleDCEndV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEndV3)
+}}
+
 // AssemblyDCStart is the payload of AssemblyDCStart: event 155 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCStart (39), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown.
@@ -2175,6 +2461,11 @@ type AssemblyDCStart struct {
 // Info describes AssemblyDCStart.
 func (*AssemblyDCStart) Info() *EventInfo {
 	return &eventTable[502]
+}
+
+// Descriptor describes AssemblyDCStart, as readers of any generated package see it.
+func (*AssemblyDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCStart
 }
 
 // Decode reads a AssemblyDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2279,6 +2570,27 @@ var columnsAssemblyDCStart = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// descAssemblyDCStart describes AssemblyDCStart (EventInfo.Descriptor).
+var descAssemblyDCStart = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCStart,
+	DisplayName:  "Loader/AssemblyDCStart",
+	Fields:       &fieldsAssemblyDCStart,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCStart",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAssemblyDCStart writes the fields of AssemblyDCStart payloads (its Descriptor's Fields).
+var fieldsAssemblyDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCStart)
+}}
+
 // AssemblyDCStartV1 is the payload of AssemblyDCStart_V1: event 155 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCStart (39), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown_V1.
@@ -2300,6 +2612,11 @@ type AssemblyDCStartV1 struct {
 // Info describes AssemblyDCStart_V1.
 func (*AssemblyDCStartV1) Info() *EventInfo {
 	return &eventTable[503]
+}
+
+// Descriptor describes AssemblyDCStart_V1, as readers of any generated package see it.
+func (*AssemblyDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCStartV1
 }
 
 // Decode reads a AssemblyDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2433,6 +2750,27 @@ var columnsAssemblyDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAssemblyDCStartV1 describes AssemblyDCStart_V1 (EventInfo.Descriptor).
+var descAssemblyDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCStartV1,
+	DisplayName:  "Loader/AssemblyDCStart",
+	Fields:       &fieldsAssemblyDCStartV1,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCStart_V1",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAssemblyDCStartV1 writes the fields of AssemblyDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCStartV1)
+}}
+
 // AssemblyDCEnd is the payload of AssemblyDCEnd: event 156 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCEnd (40), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown.
@@ -2450,6 +2788,11 @@ type AssemblyDCEnd struct {
 // Info describes AssemblyDCEnd.
 func (*AssemblyDCEnd) Info() *EventInfo {
 	return &eventTable[504]
+}
+
+// Descriptor describes AssemblyDCEnd, as readers of any generated package see it.
+func (*AssemblyDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCEnd
 }
 
 // Decode reads a AssemblyDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2554,6 +2897,27 @@ var columnsAssemblyDCEnd = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// descAssemblyDCEnd describes AssemblyDCEnd (EventInfo.Descriptor).
+var descAssemblyDCEnd = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCEnd,
+	DisplayName:  "Loader/AssemblyDCStop",
+	Fields:       &fieldsAssemblyDCEnd,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCEnd",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAssemblyDCEnd writes the fields of AssemblyDCEnd payloads (its Descriptor's Fields).
+var fieldsAssemblyDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCEnd)
+}}
+
 // AssemblyDCEndV1 is the payload of AssemblyDCEnd_V1: event 156 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCEnd (40), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown_V1.
@@ -2575,6 +2939,11 @@ type AssemblyDCEndV1 struct {
 // Info describes AssemblyDCEnd_V1.
 func (*AssemblyDCEndV1) Info() *EventInfo {
 	return &eventTable[505]
+}
+
+// Descriptor describes AssemblyDCEnd_V1, as readers of any generated package see it.
+func (*AssemblyDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCEndV1
 }
 
 // Decode reads a AssemblyDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2708,6 +3077,27 @@ var columnsAssemblyDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAssemblyDCEndV1 describes AssemblyDCEnd_V1 (EventInfo.Descriptor).
+var descAssemblyDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCEndV1,
+	DisplayName:  "Loader/AssemblyDCStop",
+	Fields:       &fieldsAssemblyDCEndV1,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCEnd_V1",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAssemblyDCEndV1 writes the fields of AssemblyDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCEndV1)
+}}
+
 // AppDomainDCStart is the payload of AppDomainDCStart: event 157 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCStart (43), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown.
@@ -2723,6 +3113,11 @@ type AppDomainDCStart struct {
 // Info describes AppDomainDCStart.
 func (*AppDomainDCStart) Info() *EventInfo {
 	return &eventTable[506]
+}
+
+// Descriptor describes AppDomainDCStart, as readers of any generated package see it.
+func (*AppDomainDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCStart
 }
 
 // Decode reads a AppDomainDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2812,6 +3207,27 @@ var columnsAppDomainDCStart = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// descAppDomainDCStart describes AppDomainDCStart (EventInfo.Descriptor).
+var descAppDomainDCStart = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCStart,
+	DisplayName:  "Loader/AppDomainDCStart",
+	Fields:       &fieldsAppDomainDCStart,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCStart",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAppDomainDCStart writes the fields of AppDomainDCStart payloads (its Descriptor's Fields).
+var fieldsAppDomainDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCStart)
+}}
+
 // AppDomainDCStartV1 is the payload of AppDomainDCStart_V1: event 157 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCStart (43), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown_V1.
@@ -2831,6 +3247,11 @@ type AppDomainDCStartV1 struct {
 // Info describes AppDomainDCStart_V1.
 func (*AppDomainDCStartV1) Info() *EventInfo {
 	return &eventTable[507]
+}
+
+// Descriptor describes AppDomainDCStart_V1, as readers of any generated package see it.
+func (*AppDomainDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCStartV1
 }
 
 // Decode reads a AppDomainDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2948,6 +3369,27 @@ var columnsAppDomainDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAppDomainDCStartV1 describes AppDomainDCStart_V1 (EventInfo.Descriptor).
+var descAppDomainDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCStartV1,
+	DisplayName:  "Loader/AppDomainDCStart",
+	Fields:       &fieldsAppDomainDCStartV1,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCStart_V1",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAppDomainDCStartV1 writes the fields of AppDomainDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCStartV1)
+}}
+
 // AppDomainDCEnd is the payload of AppDomainDCEnd: event 158 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCEnd (44), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown.
@@ -2963,6 +3405,11 @@ type AppDomainDCEnd struct {
 // Info describes AppDomainDCEnd.
 func (*AppDomainDCEnd) Info() *EventInfo {
 	return &eventTable[508]
+}
+
+// Descriptor describes AppDomainDCEnd, as readers of any generated package see it.
+func (*AppDomainDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCEnd
 }
 
 // Decode reads a AppDomainDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3052,6 +3499,27 @@ var columnsAppDomainDCEnd = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// descAppDomainDCEnd describes AppDomainDCEnd (EventInfo.Descriptor).
+var descAppDomainDCEnd = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCEnd,
+	DisplayName:  "Loader/AppDomainDCStop",
+	Fields:       &fieldsAppDomainDCEnd,
+	ID:           158,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCEnd",
+	Opcode:       44,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAppDomainDCEnd writes the fields of AppDomainDCEnd payloads (its Descriptor's Fields).
+var fieldsAppDomainDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCEnd)
+}}
+
 // AppDomainDCEndV1 is the payload of AppDomainDCEnd_V1: event 158 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCEnd (44), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown_V1.
@@ -3071,6 +3539,11 @@ type AppDomainDCEndV1 struct {
 // Info describes AppDomainDCEnd_V1.
 func (*AppDomainDCEndV1) Info() *EventInfo {
 	return &eventTable[509]
+}
+
+// Descriptor describes AppDomainDCEnd_V1, as readers of any generated package see it.
+func (*AppDomainDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCEndV1
 }
 
 // Decode reads a AppDomainDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3188,6 +3661,27 @@ var columnsAppDomainDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAppDomainDCEndV1 describes AppDomainDCEnd_V1 (EventInfo.Descriptor).
+var descAppDomainDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCEndV1,
+	DisplayName:  "Loader/AppDomainDCStop",
+	Fields:       &fieldsAppDomainDCEndV1,
+	ID:           158,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCEnd_V1",
+	Opcode:       44,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAppDomainDCEndV1 writes the fields of AppDomainDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCEndV1)
+}}
+
 // ThreadDC is the payload of ThreadDC: event 159 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ThreadDC (48), level win:Informational (4), keywords AppDomainResourceManagementRundownKeyword, ThreadingKeyword (0x10800).
 // Template ThreadCreatedRundown.
@@ -3209,6 +3703,11 @@ type ThreadDC struct {
 // Info describes ThreadDC.
 func (*ThreadDC) Info() *EventInfo {
 	return &eventTable[510]
+}
+
+// Descriptor describes ThreadDC, as readers of any generated package see it.
+func (*ThreadDC) Descriptor() *clrimpl.Descriptor {
+	return &descThreadDC
 }
 
 // Decode reads a ThreadDC payload for a pointer size of 4 or 8 and returns the bytes
@@ -3334,4 +3833,25 @@ var columnsThreadDC = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadDC describes ThreadDC (EventInfo.Descriptor).
+var descThreadDC = clrimpl.Descriptor{
+	Columns:      columnsThreadDC,
+	DisplayName:  "Loader/ThreadDCStop",
+	Fields:       &fieldsThreadDC,
+	ID:           159,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadDC",
+	Opcode:       48,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsThreadDC writes the fields of ThreadDC payloads (its Descriptor's Fields).
+var fieldsThreadDC = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadDC)
 }}

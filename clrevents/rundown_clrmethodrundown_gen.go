@@ -32,6 +32,11 @@ func (*MethodDCStart) Info() *EventInfo {
 	return &eventTable[467]
 }
 
+// Descriptor describes MethodDCStart, as readers of any generated package see it.
+func (*MethodDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStart
+}
+
 // Decode reads a MethodDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDCStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -158,6 +163,27 @@ var columnsMethodDCStart = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// descMethodDCStart describes MethodDCStart (EventInfo.Descriptor).
+var descMethodDCStart = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStart,
+	DisplayName:  "Method/DCStart",
+	Fields:       &fieldsMethodDCStart,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStart",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCStart writes the fields of MethodDCStart payloads (its Descriptor's Fields).
+var fieldsMethodDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStart)
+}}
+
 // MethodDCStartV1 is the payload of MethodDCStart_V1: event 141 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStart (35), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V1.
@@ -181,6 +207,11 @@ type MethodDCStartV1 struct {
 // Info describes MethodDCStart_V1.
 func (*MethodDCStartV1) Info() *EventInfo {
 	return &eventTable[468]
+}
+
+// Descriptor describes MethodDCStart_V1, as readers of any generated package see it.
+func (*MethodDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartV1
 }
 
 // Decode reads a MethodDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -325,6 +356,27 @@ var columnsMethodDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodDCStartV1 describes MethodDCStart_V1 (EventInfo.Descriptor).
+var descMethodDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartV1,
+	DisplayName:  "Method/DCStart",
+	Fields:       &fieldsMethodDCStartV1,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStart_V1",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCStartV1 writes the fields of MethodDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartV1)
+}}
+
 // MethodDCStartV2 is the payload of MethodDCStart_V2: event 141 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStart (35), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V2.
@@ -350,6 +402,11 @@ type MethodDCStartV2 struct {
 // Info describes MethodDCStart_V2.
 func (*MethodDCStartV2) Info() *EventInfo {
 	return &eventTable[469]
+}
+
+// Descriptor describes MethodDCStart_V2, as readers of any generated package see it.
+func (*MethodDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartV2
 }
 
 // Decode reads a MethodDCStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -509,6 +566,27 @@ var columnsMethodDCStartV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodDCStartV2 describes MethodDCStart_V2 (EventInfo.Descriptor).
+var descMethodDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartV2,
+	DisplayName:  "Method/DCStart",
+	Fields:       &fieldsMethodDCStartV2,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStart_V2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCStartV2 writes the fields of MethodDCStart_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartV2)
+}}
+
 // MethodDCEnd is the payload of MethodDCEnd: event 142 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown.
@@ -530,6 +608,11 @@ type MethodDCEnd struct {
 // Info describes MethodDCEnd.
 func (*MethodDCEnd) Info() *EventInfo {
 	return &eventTable[470]
+}
+
+// Descriptor describes MethodDCEnd, as readers of any generated package see it.
+func (*MethodDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEnd
 }
 
 // Decode reads a MethodDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -658,6 +741,27 @@ var columnsMethodDCEnd = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// descMethodDCEnd describes MethodDCEnd (EventInfo.Descriptor).
+var descMethodDCEnd = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEnd,
+	DisplayName:  "Method/DCStop",
+	Fields:       &fieldsMethodDCEnd,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEnd",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCEnd writes the fields of MethodDCEnd payloads (its Descriptor's Fields).
+var fieldsMethodDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEnd)
+}}
+
 // MethodDCEndV1 is the payload of MethodDCEnd_V1: event 142 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V1.
@@ -681,6 +785,11 @@ type MethodDCEndV1 struct {
 // Info describes MethodDCEnd_V1.
 func (*MethodDCEndV1) Info() *EventInfo {
 	return &eventTable[471]
+}
+
+// Descriptor describes MethodDCEnd_V1, as readers of any generated package see it.
+func (*MethodDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndV1
 }
 
 // Decode reads a MethodDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -825,6 +934,27 @@ var columnsMethodDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodDCEndV1 describes MethodDCEnd_V1 (EventInfo.Descriptor).
+var descMethodDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndV1,
+	DisplayName:  "Method/DCStop",
+	Fields:       &fieldsMethodDCEndV1,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEnd_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCEndV1 writes the fields of MethodDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndV1)
+}}
+
 // MethodDCEndV2 is the payload of MethodDCEnd_V2: event 142 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V2.
@@ -850,6 +980,11 @@ type MethodDCEndV2 struct {
 // Info describes MethodDCEnd_V2.
 func (*MethodDCEndV2) Info() *EventInfo {
 	return &eventTable[472]
+}
+
+// Descriptor describes MethodDCEnd_V2, as readers of any generated package see it.
+func (*MethodDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndV2
 }
 
 // Decode reads a MethodDCEnd_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1009,6 +1144,27 @@ var columnsMethodDCEndV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodDCEndV2 describes MethodDCEnd_V2 (EventInfo.Descriptor).
+var descMethodDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndV2,
+	DisplayName:  "Method/DCStop",
+	Fields:       &fieldsMethodDCEndV2,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEnd_V2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCEndV2 writes the fields of MethodDCEnd_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndV2)
+}}
+
 // MethodDCStartVerbose is the payload of MethodDCStartVerbose: event 143 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose.
@@ -1036,6 +1192,11 @@ type MethodDCStartVerbose struct {
 // Info describes MethodDCStartVerbose.
 func (*MethodDCStartVerbose) Info() *EventInfo {
 	return &eventTable[473]
+}
+
+// Descriptor describes MethodDCStartVerbose, as readers of any generated package see it.
+func (*MethodDCStartVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartVerbose
 }
 
 // Decode reads a MethodDCStartVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -1206,6 +1367,27 @@ var columnsMethodDCStartVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descMethodDCStartVerbose describes MethodDCStartVerbose (EventInfo.Descriptor).
+var descMethodDCStartVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartVerbose,
+	DisplayName:  "Method/DCStartVerbose",
+	Fields:       &fieldsMethodDCStartVerbose,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerbose",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCStartVerbose writes the fields of MethodDCStartVerbose payloads (its Descriptor's Fields).
+var fieldsMethodDCStartVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartVerbose)
+}}
+
 // MethodDCStartVerboseV1 is the payload of MethodDCStartVerbose_V1: event 143 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V1.
@@ -1235,6 +1417,11 @@ type MethodDCStartVerboseV1 struct {
 // Info describes MethodDCStartVerbose_V1.
 func (*MethodDCStartVerboseV1) Info() *EventInfo {
 	return &eventTable[474]
+}
+
+// Descriptor describes MethodDCStartVerbose_V1, as readers of any generated package see it.
+func (*MethodDCStartVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartVerboseV1
 }
 
 // Decode reads a MethodDCStartVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1419,6 +1606,27 @@ var columnsMethodDCStartVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodDCStartVerboseV1 describes MethodDCStartVerbose_V1 (EventInfo.Descriptor).
+var descMethodDCStartVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartVerboseV1,
+	DisplayName:  "Method/DCStartVerbose",
+	Fields:       &fieldsMethodDCStartVerboseV1,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerbose_V1",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCStartVerboseV1 writes the fields of MethodDCStartVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartVerboseV1)
+}}
+
 // MethodDCStartVerboseV2 is the payload of MethodDCStartVerbose_V2: event 143 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V2.
@@ -1450,6 +1658,11 @@ type MethodDCStartVerboseV2 struct {
 // Info describes MethodDCStartVerbose_V2.
 func (*MethodDCStartVerboseV2) Info() *EventInfo {
 	return &eventTable[475]
+}
+
+// Descriptor describes MethodDCStartVerbose_V2, as readers of any generated package see it.
+func (*MethodDCStartVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartVerboseV2
 }
 
 // Decode reads a MethodDCStartVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1649,6 +1862,27 @@ var columnsMethodDCStartVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodDCStartVerboseV2 describes MethodDCStartVerbose_V2 (EventInfo.Descriptor).
+var descMethodDCStartVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartVerboseV2,
+	DisplayName:  "Method/DCStartVerbose",
+	Fields:       &fieldsMethodDCStartVerboseV2,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerbose_V2",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCStartVerboseV2 writes the fields of MethodDCStartVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartVerboseV2)
+}}
+
 // MethodDCEndVerbose is the payload of MethodDCEndVerbose: event 144 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose.
@@ -1676,6 +1910,11 @@ type MethodDCEndVerbose struct {
 // Info describes MethodDCEndVerbose.
 func (*MethodDCEndVerbose) Info() *EventInfo {
 	return &eventTable[476]
+}
+
+// Descriptor describes MethodDCEndVerbose, as readers of any generated package see it.
+func (*MethodDCEndVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndVerbose
 }
 
 // Decode reads a MethodDCEndVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -1846,6 +2085,27 @@ var columnsMethodDCEndVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descMethodDCEndVerbose describes MethodDCEndVerbose (EventInfo.Descriptor).
+var descMethodDCEndVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndVerbose,
+	DisplayName:  "Method/DCStopVerbose",
+	Fields:       &fieldsMethodDCEndVerbose,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerbose",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCEndVerbose writes the fields of MethodDCEndVerbose payloads (its Descriptor's Fields).
+var fieldsMethodDCEndVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndVerbose)
+}}
+
 // MethodDCEndVerboseV1 is the payload of MethodDCEndVerbose_V1: event 144 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V1.
@@ -1875,6 +2135,11 @@ type MethodDCEndVerboseV1 struct {
 // Info describes MethodDCEndVerbose_V1.
 func (*MethodDCEndVerboseV1) Info() *EventInfo {
 	return &eventTable[477]
+}
+
+// Descriptor describes MethodDCEndVerbose_V1, as readers of any generated package see it.
+func (*MethodDCEndVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndVerboseV1
 }
 
 // Decode reads a MethodDCEndVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2059,6 +2324,27 @@ var columnsMethodDCEndVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodDCEndVerboseV1 describes MethodDCEndVerbose_V1 (EventInfo.Descriptor).
+var descMethodDCEndVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndVerboseV1,
+	DisplayName:  "Method/DCStopVerbose",
+	Fields:       &fieldsMethodDCEndVerboseV1,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerbose_V1",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCEndVerboseV1 writes the fields of MethodDCEndVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndVerboseV1)
+}}
+
 // MethodDCEndVerboseV2 is the payload of MethodDCEndVerbose_V2: event 144 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V2.
@@ -2090,6 +2376,11 @@ type MethodDCEndVerboseV2 struct {
 // Info describes MethodDCEndVerbose_V2.
 func (*MethodDCEndVerboseV2) Info() *EventInfo {
 	return &eventTable[478]
+}
+
+// Descriptor describes MethodDCEndVerbose_V2, as readers of any generated package see it.
+func (*MethodDCEndVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndVerboseV2
 }
 
 // Decode reads a MethodDCEndVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2289,6 +2580,27 @@ var columnsMethodDCEndVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodDCEndVerboseV2 describes MethodDCEndVerbose_V2 (EventInfo.Descriptor).
+var descMethodDCEndVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndVerboseV2,
+	DisplayName:  "Method/DCStopVerbose",
+	Fields:       &fieldsMethodDCEndVerboseV2,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerbose_V2",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCEndVerboseV2 writes the fields of MethodDCEndVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndVerboseV2)
+}}
+
 // DCStartComplete is the payload of DCStartComplete: event 145 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartComplete (14), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2297,6 +2609,11 @@ type DCStartComplete struct{}
 // Info describes DCStartComplete.
 func (*DCStartComplete) Info() *EventInfo {
 	return &eventTable[479]
+}
+
+// Descriptor describes DCStartComplete, as readers of any generated package see it.
+func (*DCStartComplete) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartComplete
 }
 
 // Decode reads a DCStartComplete payload for a pointer size of 4 or 8 and returns the bytes
@@ -2326,6 +2643,27 @@ func (e *DCStartComplete) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCStartComplete lists the columns of DCStartComplete (EventInfo.Columns).
 var columnsDCStartComplete = []clrimpl.Column{}
 
+// descDCStartComplete describes DCStartComplete (EventInfo.Descriptor).
+var descDCStartComplete = clrimpl.Descriptor{
+	Columns:      columnsDCStartComplete,
+	DisplayName:  "Method/DCStartComplete",
+	Fields:       &fieldsDCStartComplete,
+	ID:           145,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartComplete",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCStartComplete writes the fields of DCStartComplete payloads (its Descriptor's Fields).
+var fieldsDCStartComplete = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartComplete)
+}}
+
 // DCStartCompleteV1 is the payload of DCStartComplete_V1: event 145 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartComplete (14), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2337,6 +2675,11 @@ type DCStartCompleteV1 struct {
 // Info describes DCStartComplete_V1.
 func (*DCStartCompleteV1) Info() *EventInfo {
 	return &eventTable[480]
+}
+
+// Descriptor describes DCStartComplete_V1, as readers of any generated package see it.
+func (*DCStartCompleteV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartCompleteV1
 }
 
 // Decode reads a DCStartComplete_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2385,6 +2728,27 @@ var columnsDCStartCompleteV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDCStartCompleteV1 describes DCStartComplete_V1 (EventInfo.Descriptor).
+var descDCStartCompleteV1 = clrimpl.Descriptor{
+	Columns:      columnsDCStartCompleteV1,
+	DisplayName:  "Method/DCStartComplete",
+	Fields:       &fieldsDCStartCompleteV1,
+	ID:           145,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartComplete_V1",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCStartCompleteV1 writes the fields of DCStartComplete_V1 payloads (its Descriptor's Fields).
+var fieldsDCStartCompleteV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartCompleteV1)
+}}
+
 // DCEndComplete is the payload of DCEndComplete: event 146 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndComplete (15), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2393,6 +2757,11 @@ type DCEndComplete struct{}
 // Info describes DCEndComplete.
 func (*DCEndComplete) Info() *EventInfo {
 	return &eventTable[481]
+}
+
+// Descriptor describes DCEndComplete, as readers of any generated package see it.
+func (*DCEndComplete) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndComplete
 }
 
 // Decode reads a DCEndComplete payload for a pointer size of 4 or 8 and returns the bytes
@@ -2422,6 +2791,27 @@ func (e *DCEndComplete) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCEndComplete lists the columns of DCEndComplete (EventInfo.Columns).
 var columnsDCEndComplete = []clrimpl.Column{}
 
+// descDCEndComplete describes DCEndComplete (EventInfo.Descriptor).
+var descDCEndComplete = clrimpl.Descriptor{
+	Columns:      columnsDCEndComplete,
+	DisplayName:  "Method/DCStopComplete",
+	Fields:       &fieldsDCEndComplete,
+	ID:           146,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndComplete",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCEndComplete writes the fields of DCEndComplete payloads (its Descriptor's Fields).
+var fieldsDCEndComplete = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndComplete)
+}}
+
 // DCEndCompleteV1 is the payload of DCEndComplete_V1: event 146 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndComplete (15), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2433,6 +2823,11 @@ type DCEndCompleteV1 struct {
 // Info describes DCEndComplete_V1.
 func (*DCEndCompleteV1) Info() *EventInfo {
 	return &eventTable[482]
+}
+
+// Descriptor describes DCEndComplete_V1, as readers of any generated package see it.
+func (*DCEndCompleteV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndCompleteV1
 }
 
 // Decode reads a DCEndComplete_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2481,6 +2876,27 @@ var columnsDCEndCompleteV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDCEndCompleteV1 describes DCEndComplete_V1 (EventInfo.Descriptor).
+var descDCEndCompleteV1 = clrimpl.Descriptor{
+	Columns:      columnsDCEndCompleteV1,
+	DisplayName:  "Method/DCStopComplete",
+	Fields:       &fieldsDCEndCompleteV1,
+	ID:           146,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndComplete_V1",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCEndCompleteV1 writes the fields of DCEndComplete_V1 payloads (its Descriptor's Fields).
+var fieldsDCEndCompleteV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndCompleteV1)
+}}
+
 // DCStartInit is the payload of DCStartInit: event 147 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartInit (16), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2489,6 +2905,11 @@ type DCStartInit struct{}
 // Info describes DCStartInit.
 func (*DCStartInit) Info() *EventInfo {
 	return &eventTable[483]
+}
+
+// Descriptor describes DCStartInit, as readers of any generated package see it.
+func (*DCStartInit) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartInit
 }
 
 // Decode reads a DCStartInit payload for a pointer size of 4 or 8 and returns the bytes
@@ -2518,6 +2939,27 @@ func (e *DCStartInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCStartInit lists the columns of DCStartInit (EventInfo.Columns).
 var columnsDCStartInit = []clrimpl.Column{}
 
+// descDCStartInit describes DCStartInit (EventInfo.Descriptor).
+var descDCStartInit = clrimpl.Descriptor{
+	Columns:      columnsDCStartInit,
+	DisplayName:  "Method/DCStartInit",
+	Fields:       &fieldsDCStartInit,
+	ID:           147,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartInit",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCStartInit writes the fields of DCStartInit payloads (its Descriptor's Fields).
+var fieldsDCStartInit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartInit)
+}}
+
 // DCStartInitV1 is the payload of DCStartInit_V1: event 147 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartInit (16), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2529,6 +2971,11 @@ type DCStartInitV1 struct {
 // Info describes DCStartInit_V1.
 func (*DCStartInitV1) Info() *EventInfo {
 	return &eventTable[484]
+}
+
+// Descriptor describes DCStartInit_V1, as readers of any generated package see it.
+func (*DCStartInitV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartInitV1
 }
 
 // Decode reads a DCStartInit_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2577,6 +3024,27 @@ var columnsDCStartInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDCStartInitV1 describes DCStartInit_V1 (EventInfo.Descriptor).
+var descDCStartInitV1 = clrimpl.Descriptor{
+	Columns:      columnsDCStartInitV1,
+	DisplayName:  "Method/DCStartInit",
+	Fields:       &fieldsDCStartInitV1,
+	ID:           147,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartInit_V1",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCStartInitV1 writes the fields of DCStartInit_V1 payloads (its Descriptor's Fields).
+var fieldsDCStartInitV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartInitV1)
+}}
+
 // DCEndInit is the payload of DCEndInit: event 148 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndInit (17), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2585,6 +3053,11 @@ type DCEndInit struct{}
 // Info describes DCEndInit.
 func (*DCEndInit) Info() *EventInfo {
 	return &eventTable[485]
+}
+
+// Descriptor describes DCEndInit, as readers of any generated package see it.
+func (*DCEndInit) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndInit
 }
 
 // Decode reads a DCEndInit payload for a pointer size of 4 or 8 and returns the bytes
@@ -2614,6 +3087,27 @@ func (e *DCEndInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCEndInit lists the columns of DCEndInit (EventInfo.Columns).
 var columnsDCEndInit = []clrimpl.Column{}
 
+// descDCEndInit describes DCEndInit (EventInfo.Descriptor).
+var descDCEndInit = clrimpl.Descriptor{
+	Columns:      columnsDCEndInit,
+	DisplayName:  "Method/DCStopInit",
+	Fields:       &fieldsDCEndInit,
+	ID:           148,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndInit",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCEndInit writes the fields of DCEndInit payloads (its Descriptor's Fields).
+var fieldsDCEndInit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndInit)
+}}
+
 // DCEndInitV1 is the payload of DCEndInit_V1: event 148 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndInit (17), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2625,6 +3119,11 @@ type DCEndInitV1 struct {
 // Info describes DCEndInit_V1.
 func (*DCEndInitV1) Info() *EventInfo {
 	return &eventTable[486]
+}
+
+// Descriptor describes DCEndInit_V1, as readers of any generated package see it.
+func (*DCEndInitV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndInitV1
 }
 
 // Decode reads a DCEndInit_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2673,6 +3172,27 @@ var columnsDCEndInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDCEndInitV1 describes DCEndInit_V1 (EventInfo.Descriptor).
+var descDCEndInitV1 = clrimpl.Descriptor{
+	Columns:      columnsDCEndInitV1,
+	DisplayName:  "Method/DCStopInit",
+	Fields:       &fieldsDCEndInitV1,
+	ID:           148,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndInit_V1",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCEndInitV1 writes the fields of DCEndInit_V1 payloads (its Descriptor's Fields).
+var fieldsDCEndInitV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndInitV1)
+}}
+
 // MethodDCStartILToNativeMap is the payload of MethodDCStartILToNativeMap: event 149 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartILToNativeMap (41), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown.
@@ -2696,6 +3216,11 @@ type MethodDCStartILToNativeMap struct {
 // Info describes MethodDCStartILToNativeMap.
 func (*MethodDCStartILToNativeMap) Info() *EventInfo {
 	return &eventTable[487]
+}
+
+// Descriptor describes MethodDCStartILToNativeMap, as readers of any generated package see it.
+func (*MethodDCStartILToNativeMap) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartILToNativeMap
 }
 
 // Decode reads a MethodDCStartILToNativeMap payload for a pointer size of 4 or 8 and returns the bytes
@@ -2838,6 +3363,27 @@ var columnsMethodDCStartILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodDCStartILToNativeMap describes MethodDCStartILToNativeMap (EventInfo.Descriptor).
+var descMethodDCStartILToNativeMap = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartILToNativeMap,
+	DisplayName:  "Method/MethodDCStartILToNativeMap",
+	Fields:       &fieldsMethodDCStartILToNativeMap,
+	ID:           149,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCStartILToNativeMap",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCStartILToNativeMap writes the fields of MethodDCStartILToNativeMap payloads (its Descriptor's Fields).
+var fieldsMethodDCStartILToNativeMap = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartILToNativeMap)
+}}
+
 // MethodDCStartILToNativeMapV1 is the payload of MethodDCStartILToNativeMap_V1: event 149 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartILToNativeMap (41), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown_V1.
@@ -2863,6 +3409,11 @@ type MethodDCStartILToNativeMapV1 struct {
 // Info describes MethodDCStartILToNativeMap_V1.
 func (*MethodDCStartILToNativeMapV1) Info() *EventInfo {
 	return &eventTable[488]
+}
+
+// Descriptor describes MethodDCStartILToNativeMap_V1, as readers of any generated package see it.
+func (*MethodDCStartILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartILToNativeMapV1
 }
 
 // Decode reads a MethodDCStartILToNativeMap_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3019,6 +3570,27 @@ var columnsMethodDCStartILToNativeMapV1 = []clrimpl.Column{{
 	Name: "ILVersionID",
 }}
 
+// descMethodDCStartILToNativeMapV1 describes MethodDCStartILToNativeMap_V1 (EventInfo.Descriptor).
+var descMethodDCStartILToNativeMapV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartILToNativeMapV1,
+	DisplayName:  "Method/MethodDCStartILToNativeMap",
+	Fields:       &fieldsMethodDCStartILToNativeMapV1,
+	ID:           149,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCStartILToNativeMap_V1",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCStartILToNativeMapV1 writes the fields of MethodDCStartILToNativeMap_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartILToNativeMapV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartILToNativeMapV1)
+}}
+
 // MethodDCEndILToNativeMap is the payload of MethodDCEndILToNativeMap: event 150 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndILToNativeMap (42), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown.
@@ -3042,6 +3614,11 @@ type MethodDCEndILToNativeMap struct {
 // Info describes MethodDCEndILToNativeMap.
 func (*MethodDCEndILToNativeMap) Info() *EventInfo {
 	return &eventTable[489]
+}
+
+// Descriptor describes MethodDCEndILToNativeMap, as readers of any generated package see it.
+func (*MethodDCEndILToNativeMap) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndILToNativeMap
 }
 
 // Decode reads a MethodDCEndILToNativeMap payload for a pointer size of 4 or 8 and returns the bytes
@@ -3184,6 +3761,27 @@ var columnsMethodDCEndILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodDCEndILToNativeMap describes MethodDCEndILToNativeMap (EventInfo.Descriptor).
+var descMethodDCEndILToNativeMap = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndILToNativeMap,
+	DisplayName:  "Method/MethodDCEndILToNativeMap",
+	Fields:       &fieldsMethodDCEndILToNativeMap,
+	ID:           150,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCEndILToNativeMap",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCEndILToNativeMap writes the fields of MethodDCEndILToNativeMap payloads (its Descriptor's Fields).
+var fieldsMethodDCEndILToNativeMap = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndILToNativeMap)
+}}
+
 // MethodDCEndILToNativeMapV1 is the payload of MethodDCEndILToNativeMap_V1: event 150 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndILToNativeMap (42), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown_V1.
@@ -3209,6 +3807,11 @@ type MethodDCEndILToNativeMapV1 struct {
 // Info describes MethodDCEndILToNativeMap_V1.
 func (*MethodDCEndILToNativeMapV1) Info() *EventInfo {
 	return &eventTable[490]
+}
+
+// Descriptor describes MethodDCEndILToNativeMap_V1, as readers of any generated package see it.
+func (*MethodDCEndILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndILToNativeMapV1
 }
 
 // Decode reads a MethodDCEndILToNativeMap_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3363,4 +3966,25 @@ var columnsMethodDCEndILToNativeMapV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint64,
 	Name: "ILVersionID",
+}}
+
+// descMethodDCEndILToNativeMapV1 describes MethodDCEndILToNativeMap_V1 (EventInfo.Descriptor).
+var descMethodDCEndILToNativeMapV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndILToNativeMapV1,
+	DisplayName:  "Method/MethodDCEndILToNativeMap",
+	Fields:       &fieldsMethodDCEndILToNativeMapV1,
+	ID:           150,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCEndILToNativeMap_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCEndILToNativeMapV1 writes the fields of MethodDCEndILToNativeMap_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndILToNativeMapV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndILToNativeMapV1)
 }}

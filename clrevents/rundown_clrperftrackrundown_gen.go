@@ -30,6 +30,11 @@ func (*ModuleRangeDCStart) Info() *EventInfo {
 	return &eventTable[511]
 }
 
+// Descriptor describes ModuleRangeDCStart, as readers of any generated package see it.
+func (*ModuleRangeDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeDCStart
+}
+
 // Decode reads a ModuleRangeDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeDCStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -142,6 +147,27 @@ var columnsModuleRangeDCStart = []clrimpl.Column{{
 	Name: "RangeType_name",
 }}
 
+// descModuleRangeDCStart describes ModuleRangeDCStart (EventInfo.Descriptor).
+var descModuleRangeDCStart = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeDCStart,
+	DisplayName:  "ClrPerfTrack/ModuleRangeDCStart",
+	Fields:       &fieldsModuleRangeDCStart,
+	ID:           160,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeDCStart",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeDCStart writes the fields of ModuleRangeDCStart payloads (its Descriptor's Fields).
+var fieldsModuleRangeDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeDCStart)
+}}
+
 // ModuleRangeDCEnd is the payload of ModuleRangeDCEnd: event 161 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRPerfTrackRundown (20), opcode ModuleRangeDCEnd (11), level win:Informational (4), keywords PerfTrackRundownKeyword (0x20000000).
 // Template ModuleRangeRundown.
@@ -161,6 +187,11 @@ type ModuleRangeDCEnd struct {
 // Info describes ModuleRangeDCEnd.
 func (*ModuleRangeDCEnd) Info() *EventInfo {
 	return &eventTable[512]
+}
+
+// Descriptor describes ModuleRangeDCEnd, as readers of any generated package see it.
+func (*ModuleRangeDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeDCEnd
 }
 
 // Decode reads a ModuleRangeDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -273,4 +304,25 @@ var columnsModuleRangeDCEnd = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RangeType_name",
+}}
+
+// descModuleRangeDCEnd describes ModuleRangeDCEnd (EventInfo.Descriptor).
+var descModuleRangeDCEnd = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeDCEnd,
+	DisplayName:  "ClrPerfTrack/ModuleRangeDCEnd",
+	Fields:       &fieldsModuleRangeDCEnd,
+	ID:           161,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeDCEnd",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeDCEnd writes the fields of ModuleRangeDCEnd payloads (its Descriptor's Fields).
+var fieldsModuleRangeDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeDCEnd)
 }}

@@ -50,6 +50,11 @@ func (*RuntimeInformationDCStart) Info() *EventInfo {
 	return &eventTable[513]
 }
 
+// Descriptor describes RuntimeInformationDCStart, as readers of any generated package see it.
+func (*RuntimeInformationDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeInformationDCStart
+}
+
 // Decode reads a RuntimeInformationDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *RuntimeInformationDCStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -319,4 +324,25 @@ var columnsRuntimeInformationDCStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RuntimeDllPath",
+}}
+
+// descRuntimeInformationDCStart describes RuntimeInformationDCStart (EventInfo.Descriptor).
+var descRuntimeInformationDCStart = clrimpl.Descriptor{
+	Columns:      columnsRuntimeInformationDCStart,
+	DisplayName:  "Runtime/Start",
+	Fields:       &fieldsRuntimeInformationDCStart,
+	ID:           187,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "RuntimeInformationDCStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         19,
+	Version:      0,
+}
+
+// fieldsRuntimeInformationDCStart writes the fields of RuntimeInformationDCStart payloads (its Descriptor's Fields).
+var fieldsRuntimeInformationDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeInformationDCStart)
 }}

@@ -30,6 +30,11 @@ func (*CLRStackWalkDCStart) Info() *EventInfo {
 	return &eventTable[465]
 }
 
+// Descriptor describes CLRStackWalkDCStart, as readers of any generated package see it.
+func (*CLRStackWalkDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalkDCStart
+}
+
 // Decode reads a CLRStackWalkDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *CLRStackWalkDCStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -138,4 +143,25 @@ var columnsCLRStackWalkDCStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// descCLRStackWalkDCStart describes CLRStackWalkDCStart (EventInfo.Descriptor).
+var descCLRStackWalkDCStart = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalkDCStart,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalkDCStart,
+	ID:           0,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalkDCStart",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalkDCStart writes the fields of CLRStackWalkDCStart payloads (its Descriptor's Fields).
+var fieldsCLRStackWalkDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalkDCStart)
 }}

@@ -26,6 +26,11 @@ func (*ExecutionCheckpointDCEnd) Info() *EventInfo {
 	return &eventTable[515]
 }
 
+// Descriptor describes ExecutionCheckpointDCEnd, as readers of any generated package see it.
+func (*ExecutionCheckpointDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descExecutionCheckpointDCEnd
+}
+
 // Decode reads a ExecutionCheckpointDCEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExecutionCheckpointDCEnd) Decode(b []byte, ptrSize int) (int, error) {
@@ -103,4 +108,25 @@ var columnsExecutionCheckpointDCEnd = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt64,
 	Name: "Timestamp",
+}}
+
+// descExecutionCheckpointDCEnd describes ExecutionCheckpointDCEnd (EventInfo.Descriptor).
+var descExecutionCheckpointDCEnd = clrimpl.Descriptor{
+	Columns:      columnsExecutionCheckpointDCEnd,
+	DisplayName:  "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
+	Fields:       &fieldsExecutionCheckpointDCEnd,
+	ID:           300,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "ExecutionCheckpointDCEnd",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         35,
+	Version:      0,
+}
+
+// fieldsExecutionCheckpointDCEnd writes the fields of ExecutionCheckpointDCEnd payloads (its Descriptor's Fields).
+var fieldsExecutionCheckpointDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecutionCheckpointDCEnd)
 }}

@@ -24,6 +24,11 @@ func (*TieredCompilationSettingsDCStart) Info() *EventInfo {
 	return &eventTable[514]
 }
 
+// Descriptor describes TieredCompilationSettingsDCStart, as readers of any generated package see it.
+func (*TieredCompilationSettingsDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationSettingsDCStart
+}
+
 // Decode reads a TieredCompilationSettingsDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettingsDCStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -90,4 +95,25 @@ var columnsTieredCompilationSettingsDCStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Flags_name",
+}}
+
+// descTieredCompilationSettingsDCStart describes TieredCompilationSettingsDCStart (EventInfo.Descriptor).
+var descTieredCompilationSettingsDCStart = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationSettingsDCStart,
+	DisplayName:  "TieredCompilation/SettingsDCStart",
+	Fields:       &fieldsTieredCompilationSettingsDCStart,
+	ID:           280,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationSettingsDCStart",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationSettingsDCStart writes the fields of TieredCompilationSettingsDCStart payloads (its Descriptor's Fields).
+var fieldsTieredCompilationSettingsDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationSettingsDCStart)
 }}

@@ -34,6 +34,11 @@ func (*AllocationSampled) Info() *EventInfo {
 	return &eventTable[279]
 }
 
+// Descriptor describes AllocationSampled, as readers of any generated package see it.
+func (*AllocationSampled) Descriptor() *clrimpl.Descriptor {
+	return &descAllocationSampled
+}
+
 // Decode reads a AllocationSampled payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
@@ -204,4 +209,25 @@ var columnsAllocationSampled = []clrimpl.Column{{
 	Hex:  true,
 	Kind: clrimpl.ColumnUint64,
 	Name: "SampledByteOffset",
+}}
+
+// descAllocationSampled describes AllocationSampled (EventInfo.Descriptor).
+var descAllocationSampled = clrimpl.Descriptor{
+	Columns:      columnsAllocationSampled,
+	DisplayName:  "AllocationSampling",
+	Fields:       &fieldsAllocationSampled,
+	ID:           303,
+	Keywords:     0x80000000000,
+	Level:        4,
+	Name:         "AllocationSampled",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         40,
+	Version:      0,
+}
+
+// fieldsAllocationSampled writes the fields of AllocationSampled payloads (its Descriptor's Fields).
+var fieldsAllocationSampled = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllocationSampled)
 }}

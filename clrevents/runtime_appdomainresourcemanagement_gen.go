@@ -26,6 +26,11 @@ func (*AppDomainMemAllocated) Info() *EventInfo {
 	return &eventTable[165]
 }
 
+// Descriptor describes AppDomainMemAllocated, as readers of any generated package see it.
+func (*AppDomainMemAllocated) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainMemAllocated
+}
+
 // Decode reads a AppDomainMemAllocated payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AppDomainMemAllocated) Decode(b []byte, ptrSize int) (int, error) {
@@ -102,6 +107,27 @@ var columnsAppDomainMemAllocated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAppDomainMemAllocated describes AppDomainMemAllocated (EventInfo.Descriptor).
+var descAppDomainMemAllocated = clrimpl.Descriptor{
+	Columns:      columnsAppDomainMemAllocated,
+	DisplayName:  "AppDomainResourceManagement/MemAllocated",
+	Fields:       &fieldsAppDomainMemAllocated,
+	ID:           83,
+	Keywords:     0x800,
+	Level:        4,
+	Name:         "AppDomainMemAllocated",
+	Opcode:       48,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsAppDomainMemAllocated writes the fields of AppDomainMemAllocated payloads (its Descriptor's Fields).
+var fieldsAppDomainMemAllocated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainMemAllocated)
+}}
+
 // AppDomainMemSurvived is the payload of AppDomainMemSurvived: event 84 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode AppDomainMemSurvived (49), level win:Informational (4), keywords AppDomainResourceManagementKeyword (0x800).
 // Template AppDomainMemSurvived.
@@ -119,6 +145,11 @@ type AppDomainMemSurvived struct {
 // Info describes AppDomainMemSurvived.
 func (*AppDomainMemSurvived) Info() *EventInfo {
 	return &eventTable[166]
+}
+
+// Descriptor describes AppDomainMemSurvived, as readers of any generated package see it.
+func (*AppDomainMemSurvived) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainMemSurvived
 }
 
 // Decode reads a AppDomainMemSurvived payload for a pointer size of 4 or 8 and returns the bytes
@@ -212,6 +243,27 @@ var columnsAppDomainMemSurvived = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAppDomainMemSurvived describes AppDomainMemSurvived (EventInfo.Descriptor).
+var descAppDomainMemSurvived = clrimpl.Descriptor{
+	Columns:      columnsAppDomainMemSurvived,
+	DisplayName:  "AppDomainResourceManagement/MemSurvived",
+	Fields:       &fieldsAppDomainMemSurvived,
+	ID:           84,
+	Keywords:     0x800,
+	Level:        4,
+	Name:         "AppDomainMemSurvived",
+	Opcode:       49,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsAppDomainMemSurvived writes the fields of AppDomainMemSurvived payloads (its Descriptor's Fields).
+var fieldsAppDomainMemSurvived = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainMemSurvived)
+}}
+
 // ThreadCreated is the payload of ThreadCreated: event 85 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadCreated (50), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadCreated.
@@ -233,6 +285,11 @@ type ThreadCreated struct {
 // Info describes ThreadCreated.
 func (*ThreadCreated) Info() *EventInfo {
 	return &eventTable[167]
+}
+
+// Descriptor describes ThreadCreated, as readers of any generated package see it.
+func (*ThreadCreated) Descriptor() *clrimpl.Descriptor {
+	return &descThreadCreated
 }
 
 // Decode reads a ThreadCreated payload for a pointer size of 4 or 8 and returns the bytes
@@ -360,6 +417,27 @@ var columnsThreadCreated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadCreated describes ThreadCreated (EventInfo.Descriptor).
+var descThreadCreated = clrimpl.Descriptor{
+	Columns:      columnsThreadCreated,
+	DisplayName:  "AppDomainResourceManagement/ThreadCreated",
+	Fields:       &fieldsThreadCreated,
+	ID:           85,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadCreated",
+	Opcode:       50,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsThreadCreated writes the fields of ThreadCreated payloads (its Descriptor's Fields).
+var fieldsThreadCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadCreated)
+}}
+
 // ThreadTerminated is the payload of ThreadTerminated: event 86 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadTerminated (51), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadTerminatedOrTransition.
@@ -375,6 +453,11 @@ type ThreadTerminated struct {
 // Info describes ThreadTerminated.
 func (*ThreadTerminated) Info() *EventInfo {
 	return &eventTable[168]
+}
+
+// Descriptor describes ThreadTerminated, as readers of any generated package see it.
+func (*ThreadTerminated) Descriptor() *clrimpl.Descriptor {
+	return &descThreadTerminated
 }
 
 // Decode reads a ThreadTerminated payload for a pointer size of 4 or 8 and returns the bytes
@@ -453,6 +536,27 @@ var columnsThreadTerminated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadTerminated describes ThreadTerminated (EventInfo.Descriptor).
+var descThreadTerminated = clrimpl.Descriptor{
+	Columns:      columnsThreadTerminated,
+	DisplayName:  "AppDomainResourceManagement/ThreadTerminated",
+	Fields:       &fieldsThreadTerminated,
+	ID:           86,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadTerminated",
+	Opcode:       51,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsThreadTerminated writes the fields of ThreadTerminated payloads (its Descriptor's Fields).
+var fieldsThreadTerminated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadTerminated)
+}}
+
 // ThreadDomainEnter is the payload of ThreadDomainEnter: event 87 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadDomainEnter (52), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadTerminatedOrTransition.
@@ -468,6 +572,11 @@ type ThreadDomainEnter struct {
 // Info describes ThreadDomainEnter.
 func (*ThreadDomainEnter) Info() *EventInfo {
 	return &eventTable[169]
+}
+
+// Descriptor describes ThreadDomainEnter, as readers of any generated package see it.
+func (*ThreadDomainEnter) Descriptor() *clrimpl.Descriptor {
+	return &descThreadDomainEnter
 }
 
 // Decode reads a ThreadDomainEnter payload for a pointer size of 4 or 8 and returns the bytes
@@ -544,4 +653,25 @@ var columnsThreadDomainEnter = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadDomainEnter describes ThreadDomainEnter (EventInfo.Descriptor).
+var descThreadDomainEnter = clrimpl.Descriptor{
+	Columns:      columnsThreadDomainEnter,
+	DisplayName:  "AppDomainResourceManagement/DomainEnter",
+	Fields:       &fieldsThreadDomainEnter,
+	ID:           87,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadDomainEnter",
+	Opcode:       52,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsThreadDomainEnter writes the fields of ThreadDomainEnter payloads (its Descriptor's Fields).
+var fieldsThreadDomainEnter = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadDomainEnter)
 }}

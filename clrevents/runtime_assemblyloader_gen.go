@@ -32,6 +32,11 @@ func (*AssemblyLoadStart) Info() *EventInfo {
 	return &eventTable[266]
 }
 
+// Descriptor describes AssemblyLoadStart, as readers of any generated package see it.
+func (*AssemblyLoadStart) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadStart
+}
+
 // Decode reads a AssemblyLoadStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -138,6 +143,27 @@ var columnsAssemblyLoadStart = []clrimpl.Column{{
 	Name: "RequestingAssemblyLoadContext",
 }}
 
+// descAssemblyLoadStart describes AssemblyLoadStart (EventInfo.Descriptor).
+var descAssemblyLoadStart = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadStart,
+	DisplayName:  "AssemblyLoader/Start",
+	Fields:       &fieldsAssemblyLoadStart,
+	ID:           290,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadStart writes the fields of AssemblyLoadStart payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadStart)
+}}
+
 // AssemblyLoadStop is the payload of AssemblyLoadStop: event 291 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode win:Stop (2), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadStop.
@@ -167,6 +193,11 @@ type AssemblyLoadStop struct {
 // Info describes AssemblyLoadStop.
 func (*AssemblyLoadStop) Info() *EventInfo {
 	return &eventTable[267]
+}
+
+// Descriptor describes AssemblyLoadStop, as readers of any generated package see it.
+func (*AssemblyLoadStop) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadStop
 }
 
 // Decode reads a AssemblyLoadStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -331,6 +362,27 @@ var columnsAssemblyLoadStop = []clrimpl.Column{{
 	Name: "Cached",
 }}
 
+// descAssemblyLoadStop describes AssemblyLoadStop (EventInfo.Descriptor).
+var descAssemblyLoadStop = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadStop,
+	DisplayName:  "AssemblyLoader/Stop",
+	Fields:       &fieldsAssemblyLoadStop,
+	ID:           291,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadStop writes the fields of AssemblyLoadStop payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadStop)
+}}
+
 // ResolutionAttempted is the payload of ResolutionAttempted: event 292 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode ResolutionAttempted (11), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template ResolutionAttempted.
@@ -356,6 +408,11 @@ type ResolutionAttempted struct {
 // Info describes ResolutionAttempted.
 func (*ResolutionAttempted) Info() *EventInfo {
 	return &eventTable[268]
+}
+
+// Descriptor describes ResolutionAttempted, as readers of any generated package see it.
+func (*ResolutionAttempted) Descriptor() *clrimpl.Descriptor {
+	return &descResolutionAttempted
 }
 
 // Decode reads a ResolutionAttempted payload for a pointer size of 4 or 8 and returns the bytes
@@ -520,6 +577,27 @@ var columnsResolutionAttempted = []clrimpl.Column{{
 	Name: "ErrorMessage",
 }}
 
+// descResolutionAttempted describes ResolutionAttempted (EventInfo.Descriptor).
+var descResolutionAttempted = clrimpl.Descriptor{
+	Columns:      columnsResolutionAttempted,
+	DisplayName:  "AssemblyLoader/ResolutionAttempted",
+	Fields:       &fieldsResolutionAttempted,
+	ID:           292,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "ResolutionAttempted",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsResolutionAttempted writes the fields of ResolutionAttempted payloads (its Descriptor's Fields).
+var fieldsResolutionAttempted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ResolutionAttempted)
+}}
+
 // AssemblyLoadContextResolvingHandlerInvoked is the payload of AssemblyLoadContextResolvingHandlerInvoked: event 293 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AssemblyLoadContextResolvingHandlerInvoked (12), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadContextResolvingHandlerInvoked.
@@ -541,6 +619,11 @@ type AssemblyLoadContextResolvingHandlerInvoked struct {
 // Info describes AssemblyLoadContextResolvingHandlerInvoked.
 func (*AssemblyLoadContextResolvingHandlerInvoked) Info() *EventInfo {
 	return &eventTable[269]
+}
+
+// Descriptor describes AssemblyLoadContextResolvingHandlerInvoked, as readers of any generated package see it.
+func (*AssemblyLoadContextResolvingHandlerInvoked) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadContextResolvingHandlerInvoked
 }
 
 // Decode reads a AssemblyLoadContextResolvingHandlerInvoked payload for a pointer size of 4 or 8 and returns the bytes
@@ -649,6 +732,27 @@ var columnsAssemblyLoadContextResolvingHandlerInvoked = []clrimpl.Column{{
 	Name: "ResultAssemblyPath",
 }}
 
+// descAssemblyLoadContextResolvingHandlerInvoked describes AssemblyLoadContextResolvingHandlerInvoked (EventInfo.Descriptor).
+var descAssemblyLoadContextResolvingHandlerInvoked = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadContextResolvingHandlerInvoked,
+	DisplayName:  "AssemblyLoader/AssemblyLoadContextResolvingHandlerInvoked",
+	Fields:       &fieldsAssemblyLoadContextResolvingHandlerInvoked,
+	ID:           293,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadContextResolvingHandlerInvoked",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadContextResolvingHandlerInvoked writes the fields of AssemblyLoadContextResolvingHandlerInvoked payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadContextResolvingHandlerInvoked = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadContextResolvingHandlerInvoked)
+}}
+
 // AppDomainAssemblyResolveHandlerInvoked is the payload of AppDomainAssemblyResolveHandlerInvoked: event 294 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AppDomainAssemblyResolveHandlerInvoked (13), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AppDomainAssemblyResolveHandlerInvoked.
@@ -668,6 +772,11 @@ type AppDomainAssemblyResolveHandlerInvoked struct {
 // Info describes AppDomainAssemblyResolveHandlerInvoked.
 func (*AppDomainAssemblyResolveHandlerInvoked) Info() *EventInfo {
 	return &eventTable[270]
+}
+
+// Descriptor describes AppDomainAssemblyResolveHandlerInvoked, as readers of any generated package see it.
+func (*AppDomainAssemblyResolveHandlerInvoked) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainAssemblyResolveHandlerInvoked
 }
 
 // Decode reads a AppDomainAssemblyResolveHandlerInvoked payload for a pointer size of 4 or 8 and returns the bytes
@@ -766,6 +875,27 @@ var columnsAppDomainAssemblyResolveHandlerInvoked = []clrimpl.Column{{
 	Name: "ResultAssemblyPath",
 }}
 
+// descAppDomainAssemblyResolveHandlerInvoked describes AppDomainAssemblyResolveHandlerInvoked (EventInfo.Descriptor).
+var descAppDomainAssemblyResolveHandlerInvoked = clrimpl.Descriptor{
+	Columns:      columnsAppDomainAssemblyResolveHandlerInvoked,
+	DisplayName:  "AssemblyLoader/AppDomainAssemblyResolveHandlerInvoked",
+	Fields:       &fieldsAppDomainAssemblyResolveHandlerInvoked,
+	ID:           294,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AppDomainAssemblyResolveHandlerInvoked",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAppDomainAssemblyResolveHandlerInvoked writes the fields of AppDomainAssemblyResolveHandlerInvoked payloads (its Descriptor's Fields).
+var fieldsAppDomainAssemblyResolveHandlerInvoked = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainAssemblyResolveHandlerInvoked)
+}}
+
 // AssemblyLoadFromResolveHandlerInvoked is the payload of AssemblyLoadFromResolveHandlerInvoked: event 295 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AssemblyLoadFromResolveHandlerInvoked (14), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadFromResolveHandlerInvoked.
@@ -785,6 +915,11 @@ type AssemblyLoadFromResolveHandlerInvoked struct {
 // Info describes AssemblyLoadFromResolveHandlerInvoked.
 func (*AssemblyLoadFromResolveHandlerInvoked) Info() *EventInfo {
 	return &eventTable[271]
+}
+
+// Descriptor describes AssemblyLoadFromResolveHandlerInvoked, as readers of any generated package see it.
+func (*AssemblyLoadFromResolveHandlerInvoked) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadFromResolveHandlerInvoked
 }
 
 // Decode reads a AssemblyLoadFromResolveHandlerInvoked payload for a pointer size of 4 or 8 and returns the bytes
@@ -894,6 +1029,27 @@ var columnsAssemblyLoadFromResolveHandlerInvoked = []clrimpl.Column{{
 	Name: "ComputedRequestedAssemblyPath",
 }}
 
+// descAssemblyLoadFromResolveHandlerInvoked describes AssemblyLoadFromResolveHandlerInvoked (EventInfo.Descriptor).
+var descAssemblyLoadFromResolveHandlerInvoked = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadFromResolveHandlerInvoked,
+	DisplayName:  "AssemblyLoader/AssemblyLoadFromResolveHandlerInvoked",
+	Fields:       &fieldsAssemblyLoadFromResolveHandlerInvoked,
+	ID:           295,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadFromResolveHandlerInvoked",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadFromResolveHandlerInvoked writes the fields of AssemblyLoadFromResolveHandlerInvoked payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadFromResolveHandlerInvoked = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadFromResolveHandlerInvoked)
+}}
+
 // KnownPathProbed is the payload of KnownPathProbed: event 296 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode KnownPathProbed (15), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template KnownPathProbed.
@@ -911,6 +1067,11 @@ type KnownPathProbed struct {
 // Info describes KnownPathProbed.
 func (*KnownPathProbed) Info() *EventInfo {
 	return &eventTable[272]
+}
+
+// Descriptor describes KnownPathProbed, as readers of any generated package see it.
+func (*KnownPathProbed) Descriptor() *clrimpl.Descriptor {
+	return &descKnownPathProbed
 }
 
 // Decode reads a KnownPathProbed payload for a pointer size of 4 or 8 and returns the bytes
@@ -1011,4 +1172,25 @@ var columnsKnownPathProbed = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt32,
 	Name: "Result",
+}}
+
+// descKnownPathProbed describes KnownPathProbed (EventInfo.Descriptor).
+var descKnownPathProbed = clrimpl.Descriptor{
+	Columns:      columnsKnownPathProbed,
+	DisplayName:  "AssemblyLoader/KnownPathProbed",
+	Fields:       &fieldsKnownPathProbed,
+	ID:           296,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "KnownPathProbed",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsKnownPathProbed writes the fields of KnownPathProbed payloads (its Descriptor's Fields).
+var fieldsKnownPathProbed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(KnownPathProbed)
 }}

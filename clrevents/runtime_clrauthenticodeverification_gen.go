@@ -26,6 +26,11 @@ func (*AuthenticodeVerificationStart) Info() *EventInfo {
 	return &eventTable[223]
 }
 
+// Descriptor describes AuthenticodeVerificationStart, as readers of any generated package see it.
+func (*AuthenticodeVerificationStart) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStart
+}
+
 // Decode reads a AuthenticodeVerificationStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AuthenticodeVerificationStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -107,6 +112,27 @@ var columnsAuthenticodeVerificationStart = []clrimpl.Column{{
 	Name: "ModulePath",
 }}
 
+// descAuthenticodeVerificationStart describes AuthenticodeVerificationStart (EventInfo.Descriptor).
+var descAuthenticodeVerificationStart = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStart,
+	DisplayName:  "AuthenticodeVerification/Start",
+	Fields:       &fieldsAuthenticodeVerificationStart,
+	ID:           183,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "AuthenticodeVerificationStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      0,
+}
+
+// fieldsAuthenticodeVerificationStart writes the fields of AuthenticodeVerificationStart payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStart)
+}}
+
 // AuthenticodeVerificationStartV1 is the payload of AuthenticodeVerificationStart_V1: event 183 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Start (1), level win:Verbose (5), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification_V1.
@@ -124,6 +150,11 @@ type AuthenticodeVerificationStartV1 struct {
 // Info describes AuthenticodeVerificationStart_V1.
 func (*AuthenticodeVerificationStartV1) Info() *EventInfo {
 	return &eventTable[224]
+}
+
+// Descriptor describes AuthenticodeVerificationStart_V1, as readers of any generated package see it.
+func (*AuthenticodeVerificationStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStartV1
 }
 
 // Decode reads a AuthenticodeVerificationStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -221,6 +252,27 @@ var columnsAuthenticodeVerificationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAuthenticodeVerificationStartV1 describes AuthenticodeVerificationStart_V1 (EventInfo.Descriptor).
+var descAuthenticodeVerificationStartV1 = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStartV1,
+	DisplayName:  "AuthenticodeVerification/Start",
+	Fields:       &fieldsAuthenticodeVerificationStartV1,
+	ID:           183,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "AuthenticodeVerificationStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      1,
+}
+
+// fieldsAuthenticodeVerificationStartV1 writes the fields of AuthenticodeVerificationStart_V1 payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStartV1)
+}}
+
 // AuthenticodeVerificationStop is the payload of AuthenticodeVerificationStop: event 184 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification.
@@ -236,6 +288,11 @@ type AuthenticodeVerificationStop struct {
 // Info describes AuthenticodeVerificationStop.
 func (*AuthenticodeVerificationStop) Info() *EventInfo {
 	return &eventTable[225]
+}
+
+// Descriptor describes AuthenticodeVerificationStop, as readers of any generated package see it.
+func (*AuthenticodeVerificationStop) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStop
 }
 
 // Decode reads a AuthenticodeVerificationStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -319,6 +376,27 @@ var columnsAuthenticodeVerificationStop = []clrimpl.Column{{
 	Name: "ModulePath",
 }}
 
+// descAuthenticodeVerificationStop describes AuthenticodeVerificationStop (EventInfo.Descriptor).
+var descAuthenticodeVerificationStop = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStop,
+	DisplayName:  "AuthenticodeVerification/Stop",
+	Fields:       &fieldsAuthenticodeVerificationStop,
+	ID:           184,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "AuthenticodeVerificationStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      0,
+}
+
+// fieldsAuthenticodeVerificationStop writes the fields of AuthenticodeVerificationStop payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStop)
+}}
+
 // AuthenticodeVerificationStopV1 is the payload of AuthenticodeVerificationStop_V1: event 184 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification_V1.
@@ -336,6 +414,11 @@ type AuthenticodeVerificationStopV1 struct {
 // Info describes AuthenticodeVerificationStop_V1.
 func (*AuthenticodeVerificationStopV1) Info() *EventInfo {
 	return &eventTable[226]
+}
+
+// Descriptor describes AuthenticodeVerificationStop_V1, as readers of any generated package see it.
+func (*AuthenticodeVerificationStopV1) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStopV1
 }
 
 // Decode reads a AuthenticodeVerificationStop_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -431,4 +514,25 @@ var columnsAuthenticodeVerificationStopV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descAuthenticodeVerificationStopV1 describes AuthenticodeVerificationStop_V1 (EventInfo.Descriptor).
+var descAuthenticodeVerificationStopV1 = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStopV1,
+	DisplayName:  "AuthenticodeVerification/Stop",
+	Fields:       &fieldsAuthenticodeVerificationStopV1,
+	ID:           184,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "AuthenticodeVerificationStop_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      1,
+}
+
+// fieldsAuthenticodeVerificationStopV1 writes the fields of AuthenticodeVerificationStop_V1 payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStopV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStopV1)
 }}

@@ -42,6 +42,11 @@ func (*ILStubGenerated) Info() *EventInfo {
 	return &eventTable[170]
 }
 
+// Descriptor describes ILStubGenerated, as readers of any generated package see it.
+func (*ILStubGenerated) Descriptor() *clrimpl.Descriptor {
+	return &descILStubGenerated
+}
+
 // Decode reads a ILStubGenerated payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
@@ -224,6 +229,27 @@ var columnsILStubGenerated = []clrimpl.Column{{
 	Name: "StubMethodILCode",
 }}
 
+// descILStubGenerated describes ILStubGenerated (EventInfo.Descriptor).
+var descILStubGenerated = clrimpl.Descriptor{
+	Columns:      columnsILStubGenerated,
+	DisplayName:  "ILStub/StubGenerated",
+	Fields:       &fieldsILStubGenerated,
+	ID:           88,
+	Keywords:     0x2000,
+	Level:        4,
+	Name:         "ILStubGenerated",
+	Opcode:       88,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         15,
+	Version:      0,
+}
+
+// fieldsILStubGenerated writes the fields of ILStubGenerated payloads (its Descriptor's Fields).
+var fieldsILStubGenerated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ILStubGenerated)
+}}
+
 // ILStubCacheHit is the payload of ILStubCacheHit: event 89 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRILStub (15), opcode ILStubCacheHit (89), level win:Informational (4), keywords InteropKeyword (0x2000).
 // Template ILStubCacheHit.
@@ -247,6 +273,11 @@ type ILStubCacheHit struct {
 // Info describes ILStubCacheHit.
 func (*ILStubCacheHit) Info() *EventInfo {
 	return &eventTable[171]
+}
+
+// Descriptor describes ILStubCacheHit, as readers of any generated package see it.
+func (*ILStubCacheHit) Descriptor() *clrimpl.Descriptor {
+	return &descILStubCacheHit
 }
 
 // Decode reads a ILStubCacheHit payload for a pointer size of 4 or 8 and returns the bytes
@@ -378,4 +409,25 @@ var columnsILStubCacheHit = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ManagedInteropMethodSignature",
+}}
+
+// descILStubCacheHit describes ILStubCacheHit (EventInfo.Descriptor).
+var descILStubCacheHit = clrimpl.Descriptor{
+	Columns:      columnsILStubCacheHit,
+	DisplayName:  "ILStub/StubCacheHit",
+	Fields:       &fieldsILStubCacheHit,
+	ID:           89,
+	Keywords:     0x2000,
+	Level:        4,
+	Name:         "ILStubCacheHit",
+	Opcode:       89,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         15,
+	Version:      0,
+}
+
+// fieldsILStubCacheHit writes the fields of ILStubCacheHit payloads (its Descriptor's Fields).
+var fieldsILStubCacheHit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ILStubCacheHit)
 }}

@@ -32,6 +32,11 @@ func (*RuntimeModuleDCStartV2) Info() *EventInfo {
 	return &eventTable[196]
 }
 
+// Descriptor describes ModuleDCStartV2, as readers of any generated package see it.
+func (*RuntimeModuleDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeModuleDCStartV2
+}
+
 // Decode reads a ModuleDCStartV2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
@@ -159,6 +164,27 @@ var columnsRuntimeModuleDCStartV2 = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descRuntimeModuleDCStartV2 describes ModuleDCStartV2 (EventInfo.Descriptor).
+var descRuntimeModuleDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeModuleDCStartV2,
+	DisplayName:  "Loader/ModuleDCStartV2",
+	Fields:       &fieldsRuntimeModuleDCStartV2,
+	ID:           149,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCStartV2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsRuntimeModuleDCStartV2 writes the fields of ModuleDCStartV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeModuleDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeModuleDCStartV2)
+}}
+
 // RuntimeModuleDCEndV2 is the payload of ModuleDCEndV2: event 150 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -180,6 +206,11 @@ type RuntimeModuleDCEndV2 struct {
 // Info describes ModuleDCEndV2.
 func (*RuntimeModuleDCEndV2) Info() *EventInfo {
 	return &eventTable[197]
+}
+
+// Descriptor describes ModuleDCEndV2, as readers of any generated package see it.
+func (*RuntimeModuleDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeModuleDCEndV2
 }
 
 // Decode reads a ModuleDCEndV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -309,6 +340,27 @@ var columnsRuntimeModuleDCEndV2 = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descRuntimeModuleDCEndV2 describes ModuleDCEndV2 (EventInfo.Descriptor).
+var descRuntimeModuleDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeModuleDCEndV2,
+	DisplayName:  "Loader/ModuleDCStopV2",
+	Fields:       &fieldsRuntimeModuleDCEndV2,
+	ID:           150,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCEndV2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsRuntimeModuleDCEndV2 writes the fields of ModuleDCEndV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeModuleDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeModuleDCEndV2)
+}}
+
 // DomainModuleLoad is the payload of DomainModuleLoad: event 151 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode DomainModuleLoad (45), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template DomainModuleLoadUnload.
@@ -332,6 +384,11 @@ type DomainModuleLoad struct {
 // Info describes DomainModuleLoad.
 func (*DomainModuleLoad) Info() *EventInfo {
 	return &eventTable[198]
+}
+
+// Descriptor describes DomainModuleLoad, as readers of any generated package see it.
+func (*DomainModuleLoad) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleLoad
 }
 
 // Decode reads a DomainModuleLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -476,6 +533,27 @@ var columnsDomainModuleLoad = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descDomainModuleLoad describes DomainModuleLoad (EventInfo.Descriptor).
+var descDomainModuleLoad = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleLoad,
+	DisplayName:  "Loader/DomainModuleLoad",
+	Fields:       &fieldsDomainModuleLoad,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleLoad",
+	Opcode:       45,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsDomainModuleLoad writes the fields of DomainModuleLoad payloads (its Descriptor's Fields).
+var fieldsDomainModuleLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleLoad)
+}}
+
 // DomainModuleLoadV1 is the payload of DomainModuleLoad_V1: event 151 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode DomainModuleLoad (45), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template DomainModuleLoadUnload_V1.
@@ -501,6 +579,11 @@ type DomainModuleLoadV1 struct {
 // Info describes DomainModuleLoad_V1.
 func (*DomainModuleLoadV1) Info() *EventInfo {
 	return &eventTable[199]
+}
+
+// Descriptor describes DomainModuleLoad_V1, as readers of any generated package see it.
+func (*DomainModuleLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleLoadV1
 }
 
 // Decode reads a DomainModuleLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -659,6 +742,27 @@ var columnsDomainModuleLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDomainModuleLoadV1 describes DomainModuleLoad_V1 (EventInfo.Descriptor).
+var descDomainModuleLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleLoadV1,
+	DisplayName:  "Loader/DomainModuleLoad",
+	Fields:       &fieldsDomainModuleLoadV1,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleLoad_V1",
+	Opcode:       45,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsDomainModuleLoadV1 writes the fields of DomainModuleLoad_V1 payloads (its Descriptor's Fields).
+var fieldsDomainModuleLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleLoadV1)
+}}
+
 // ModuleLoad is the payload of ModuleLoad: event 152 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -680,6 +784,11 @@ type ModuleLoad struct {
 // Info describes ModuleLoad.
 func (*ModuleLoad) Info() *EventInfo {
 	return &eventTable[200]
+}
+
+// Descriptor describes ModuleLoad, as readers of any generated package see it.
+func (*ModuleLoad) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoad
 }
 
 // Decode reads a ModuleLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -809,6 +918,27 @@ var columnsModuleLoad = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descModuleLoad describes ModuleLoad (EventInfo.Descriptor).
+var descModuleLoad = clrimpl.Descriptor{
+	Columns:      columnsModuleLoad,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoad,
+	ID:           152,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleLoad",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsModuleLoad writes the fields of ModuleLoad payloads (its Descriptor's Fields).
+var fieldsModuleLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoad)
+}}
+
 // ModuleLoadV1 is the payload of ModuleLoad_V1: event 152 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V1.
@@ -832,6 +962,11 @@ type ModuleLoadV1 struct {
 // Info describes ModuleLoad_V1.
 func (*ModuleLoadV1) Info() *EventInfo {
 	return &eventTable[201]
+}
+
+// Descriptor describes ModuleLoad_V1, as readers of any generated package see it.
+func (*ModuleLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoadV1
 }
 
 // Decode reads a ModuleLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -975,6 +1110,27 @@ var columnsModuleLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descModuleLoadV1 describes ModuleLoad_V1 (EventInfo.Descriptor).
+var descModuleLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleLoadV1,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoadV1,
+	ID:           152,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleLoad_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsModuleLoadV1 writes the fields of ModuleLoad_V1 payloads (its Descriptor's Fields).
+var fieldsModuleLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoadV1)
+}}
+
 // ModuleLoadV2 is the payload of ModuleLoad_V2: event 152 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V2.
@@ -1010,6 +1166,11 @@ type ModuleLoadV2 struct {
 // Info describes ModuleLoad_V2.
 func (*ModuleLoadV2) Info() *EventInfo {
 	return &eventTable[202]
+}
+
+// Descriptor describes ModuleLoad_V2, as readers of any generated package see it.
+func (*ModuleLoadV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoadV2
 }
 
 // Decode reads a ModuleLoad_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1243,6 +1404,27 @@ var columnsModuleLoadV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// descModuleLoadV2 describes ModuleLoad_V2 (EventInfo.Descriptor).
+var descModuleLoadV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleLoadV2,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoadV2,
+	ID:           152,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleLoad_V2",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      2,
+}
+
+// fieldsModuleLoadV2 writes the fields of ModuleLoad_V2 payloads (its Descriptor's Fields).
+var fieldsModuleLoadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoadV2)
+}}
+
 // ModuleLoadV3 is the payload of ModuleLoad_V3: event 152 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V3.
@@ -1280,6 +1462,11 @@ type ModuleLoadV3 struct {
 // Info describes ModuleLoad_V3.
 func (*ModuleLoadV3) Info() *EventInfo {
 	return &eventTable[203]
+}
+
+// Descriptor describes ModuleLoad_V3, as readers of any generated package see it.
+func (*ModuleLoadV3) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoadV3
 }
 
 // Decode reads a ModuleLoad_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1524,6 +1711,27 @@ var columnsModuleLoadV3 = []clrimpl.Column{{
 	Name: "NativeBuildID",
 }}
 
+// descModuleLoadV3 describes ModuleLoad_V3 (EventInfo.Descriptor).
+var descModuleLoadV3 = clrimpl.Descriptor{
+	Columns:      columnsModuleLoadV3,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoadV3,
+	ID:           152,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleLoad_V3",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      3,
+}
+
+// fieldsModuleLoadV3 writes the fields of ModuleLoad_V3 payloads (its Descriptor's Fields).
+var fieldsModuleLoadV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoadV3)
+}}
+
 // ModuleUnload is the payload of ModuleUnload: event 153 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -1545,6 +1753,11 @@ type ModuleUnload struct {
 // Info describes ModuleUnload.
 func (*ModuleUnload) Info() *EventInfo {
 	return &eventTable[204]
+}
+
+// Descriptor describes ModuleUnload, as readers of any generated package see it.
+func (*ModuleUnload) Descriptor() *clrimpl.Descriptor {
+	return &descModuleUnload
 }
 
 // Decode reads a ModuleUnload payload for a pointer size of 4 or 8 and returns the bytes
@@ -1674,6 +1887,27 @@ var columnsModuleUnload = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// descModuleUnload describes ModuleUnload (EventInfo.Descriptor).
+var descModuleUnload = clrimpl.Descriptor{
+	Columns:      columnsModuleUnload,
+	DisplayName:  "Loader/ModuleUnload",
+	Fields:       &fieldsModuleUnload,
+	ID:           153,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleUnload",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsModuleUnload writes the fields of ModuleUnload payloads (its Descriptor's Fields).
+var fieldsModuleUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleUnload)
+}}
+
 // ModuleUnloadV1 is the payload of ModuleUnload_V1: event 153 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V1.
@@ -1697,6 +1931,11 @@ type ModuleUnloadV1 struct {
 // Info describes ModuleUnload_V1.
 func (*ModuleUnloadV1) Info() *EventInfo {
 	return &eventTable[205]
+}
+
+// Descriptor describes ModuleUnload_V1, as readers of any generated package see it.
+func (*ModuleUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleUnloadV1
 }
 
 // Decode reads a ModuleUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1840,6 +2079,27 @@ var columnsModuleUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descModuleUnloadV1 describes ModuleUnload_V1 (EventInfo.Descriptor).
+var descModuleUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleUnloadV1,
+	DisplayName:  "Loader/ModuleUnload",
+	Fields:       &fieldsModuleUnloadV1,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleUnload_V1",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsModuleUnloadV1 writes the fields of ModuleUnload_V1 payloads (its Descriptor's Fields).
+var fieldsModuleUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleUnloadV1)
+}}
+
 // ModuleUnloadV2 is the payload of ModuleUnload_V2: event 153 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V2.
@@ -1875,6 +2135,11 @@ type ModuleUnloadV2 struct {
 // Info describes ModuleUnload_V2.
 func (*ModuleUnloadV2) Info() *EventInfo {
 	return &eventTable[206]
+}
+
+// Descriptor describes ModuleUnload_V2, as readers of any generated package see it.
+func (*ModuleUnloadV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleUnloadV2
 }
 
 // Decode reads a ModuleUnload_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2108,6 +2373,27 @@ var columnsModuleUnloadV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// descModuleUnloadV2 describes ModuleUnload_V2 (EventInfo.Descriptor).
+var descModuleUnloadV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleUnloadV2,
+	DisplayName:  "Loader/ModuleUnload",
+	Fields:       &fieldsModuleUnloadV2,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleUnload_V2",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      2,
+}
+
+// fieldsModuleUnloadV2 writes the fields of ModuleUnload_V2 payloads (its Descriptor's Fields).
+var fieldsModuleUnloadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleUnloadV2)
+}}
+
 // AssemblyLoad is the payload of AssemblyLoad: event 154 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyLoad (37), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload.
@@ -2125,6 +2411,11 @@ type AssemblyLoad struct {
 // Info describes AssemblyLoad.
 func (*AssemblyLoad) Info() *EventInfo {
 	return &eventTable[207]
+}
+
+// Descriptor describes AssemblyLoad, as readers of any generated package see it.
+func (*AssemblyLoad) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoad
 }
 
 // Decode reads a AssemblyLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -2229,6 +2520,27 @@ var columnsAssemblyLoad = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// descAssemblyLoad describes AssemblyLoad (EventInfo.Descriptor).
+var descAssemblyLoad = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoad,
+	DisplayName:  "Loader/AssemblyLoad",
+	Fields:       &fieldsAssemblyLoad,
+	ID:           154,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyLoad",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAssemblyLoad writes the fields of AssemblyLoad payloads (its Descriptor's Fields).
+var fieldsAssemblyLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoad)
+}}
+
 // AssemblyLoadV1 is the payload of AssemblyLoad_V1: event 154 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyLoad (37), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload_V1.
@@ -2250,6 +2562,11 @@ type AssemblyLoadV1 struct {
 // Info describes AssemblyLoad_V1.
 func (*AssemblyLoadV1) Info() *EventInfo {
 	return &eventTable[208]
+}
+
+// Descriptor describes AssemblyLoad_V1, as readers of any generated package see it.
+func (*AssemblyLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadV1
 }
 
 // Decode reads a AssemblyLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2383,6 +2700,27 @@ var columnsAssemblyLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAssemblyLoadV1 describes AssemblyLoad_V1 (EventInfo.Descriptor).
+var descAssemblyLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadV1,
+	DisplayName:  "Loader/AssemblyLoad",
+	Fields:       &fieldsAssemblyLoadV1,
+	ID:           154,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyLoad_V1",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAssemblyLoadV1 writes the fields of AssemblyLoad_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadV1)
+}}
+
 // AssemblyUnload is the payload of AssemblyUnload: event 155 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyUnload (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload.
@@ -2400,6 +2738,11 @@ type AssemblyUnload struct {
 // Info describes AssemblyUnload.
 func (*AssemblyUnload) Info() *EventInfo {
 	return &eventTable[209]
+}
+
+// Descriptor describes AssemblyUnload, as readers of any generated package see it.
+func (*AssemblyUnload) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyUnload
 }
 
 // Decode reads a AssemblyUnload payload for a pointer size of 4 or 8 and returns the bytes
@@ -2504,6 +2847,27 @@ var columnsAssemblyUnload = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// descAssemblyUnload describes AssemblyUnload (EventInfo.Descriptor).
+var descAssemblyUnload = clrimpl.Descriptor{
+	Columns:      columnsAssemblyUnload,
+	DisplayName:  "Loader/AssemblyUnload",
+	Fields:       &fieldsAssemblyUnload,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyUnload",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAssemblyUnload writes the fields of AssemblyUnload payloads (its Descriptor's Fields).
+var fieldsAssemblyUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyUnload)
+}}
+
 // AssemblyUnloadV1 is the payload of AssemblyUnload_V1: event 155 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyUnload (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload_V1.
@@ -2525,6 +2889,11 @@ type AssemblyUnloadV1 struct {
 // Info describes AssemblyUnload_V1.
 func (*AssemblyUnloadV1) Info() *EventInfo {
 	return &eventTable[210]
+}
+
+// Descriptor describes AssemblyUnload_V1, as readers of any generated package see it.
+func (*AssemblyUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyUnloadV1
 }
 
 // Decode reads a AssemblyUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2658,6 +3027,27 @@ var columnsAssemblyUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAssemblyUnloadV1 describes AssemblyUnload_V1 (EventInfo.Descriptor).
+var descAssemblyUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyUnloadV1,
+	DisplayName:  "Loader/AssemblyUnload",
+	Fields:       &fieldsAssemblyUnloadV1,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyUnload_V1",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAssemblyUnloadV1 writes the fields of AssemblyUnload_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyUnloadV1)
+}}
+
 // AppDomainLoad is the payload of AppDomainLoad: event 156 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainLoad (41), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -2673,6 +3063,11 @@ type AppDomainLoad struct {
 // Info describes AppDomainLoad.
 func (*AppDomainLoad) Info() *EventInfo {
 	return &eventTable[211]
+}
+
+// Descriptor describes AppDomainLoad, as readers of any generated package see it.
+func (*AppDomainLoad) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainLoad
 }
 
 // Decode reads a AppDomainLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -2762,6 +3157,27 @@ var columnsAppDomainLoad = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// descAppDomainLoad describes AppDomainLoad (EventInfo.Descriptor).
+var descAppDomainLoad = clrimpl.Descriptor{
+	Columns:      columnsAppDomainLoad,
+	DisplayName:  "Loader/AppDomainLoad",
+	Fields:       &fieldsAppDomainLoad,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainLoad",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAppDomainLoad writes the fields of AppDomainLoad payloads (its Descriptor's Fields).
+var fieldsAppDomainLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainLoad)
+}}
+
 // AppDomainLoadV1 is the payload of AppDomainLoad_V1: event 156 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainLoad (41), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload_V1.
@@ -2781,6 +3197,11 @@ type AppDomainLoadV1 struct {
 // Info describes AppDomainLoad_V1.
 func (*AppDomainLoadV1) Info() *EventInfo {
 	return &eventTable[212]
+}
+
+// Descriptor describes AppDomainLoad_V1, as readers of any generated package see it.
+func (*AppDomainLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainLoadV1
 }
 
 // Decode reads a AppDomainLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2898,6 +3319,27 @@ var columnsAppDomainLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descAppDomainLoadV1 describes AppDomainLoad_V1 (EventInfo.Descriptor).
+var descAppDomainLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainLoadV1,
+	DisplayName:  "Loader/AppDomainLoad",
+	Fields:       &fieldsAppDomainLoadV1,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainLoad_V1",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAppDomainLoadV1 writes the fields of AppDomainLoad_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainLoadV1)
+}}
+
 // AppDomainUnload is the payload of AppDomainUnload: event 157 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainUnload (42), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -2913,6 +3355,11 @@ type AppDomainUnload struct {
 // Info describes AppDomainUnload.
 func (*AppDomainUnload) Info() *EventInfo {
 	return &eventTable[213]
+}
+
+// Descriptor describes AppDomainUnload, as readers of any generated package see it.
+func (*AppDomainUnload) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainUnload
 }
 
 // Decode reads a AppDomainUnload payload for a pointer size of 4 or 8 and returns the bytes
@@ -3002,6 +3449,27 @@ var columnsAppDomainUnload = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// descAppDomainUnload describes AppDomainUnload (EventInfo.Descriptor).
+var descAppDomainUnload = clrimpl.Descriptor{
+	Columns:      columnsAppDomainUnload,
+	DisplayName:  "Loader/AppDomainUnload",
+	Fields:       &fieldsAppDomainUnload,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainUnload",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAppDomainUnload writes the fields of AppDomainUnload payloads (its Descriptor's Fields).
+var fieldsAppDomainUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainUnload)
+}}
+
 // AppDomainUnloadV1 is the payload of AppDomainUnload_V1: event 157 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainUnload (42), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload_V1.
@@ -3021,6 +3489,11 @@ type AppDomainUnloadV1 struct {
 // Info describes AppDomainUnload_V1.
 func (*AppDomainUnloadV1) Info() *EventInfo {
 	return &eventTable[214]
+}
+
+// Descriptor describes AppDomainUnload_V1, as readers of any generated package see it.
+func (*AppDomainUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainUnloadV1
 }
 
 // Decode reads a AppDomainUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3136,4 +3609,25 @@ var columnsAppDomainUnloadV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descAppDomainUnloadV1 describes AppDomainUnload_V1 (EventInfo.Descriptor).
+var descAppDomainUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainUnloadV1,
+	DisplayName:  "Loader/AppDomainUnload",
+	Fields:       &fieldsAppDomainUnloadV1,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainUnload_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAppDomainUnloadV1 writes the fields of AppDomainUnload_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainUnloadV1)
 }}

@@ -32,6 +32,11 @@ func (*MethodDetails) Info() *EventInfo {
 	return &eventTable[156]
 }
 
+// Descriptor describes MethodDetails, as readers of any generated package see it.
+func (*MethodDetails) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDetails
+}
+
 // Decode reads a MethodDetails payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDetails) Decode(b []byte, ptrSize int) (int, error) {
@@ -157,6 +162,27 @@ var columnsMethodDetails = []clrimpl.Column{{
 	Name: "TypeParameters",
 }}
 
+// descMethodDetails describes MethodDetails (EventInfo.Descriptor).
+var descMethodDetails = clrimpl.Descriptor{
+	Columns:      columnsMethodDetails,
+	DisplayName:  "Method/MethodDetails",
+	Fields:       &fieldsMethodDetails,
+	ID:           72,
+	Keywords:     0x4000000000,
+	Level:        4,
+	Name:         "MethodDetails",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodDetails writes the fields of MethodDetails payloads (its Descriptor's Fields).
+var fieldsMethodDetails = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDetails)
+}}
+
 // RuntimeDCStartCompleteV2 is the payload of DCStartCompleteV2: event 135 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode DCStartComplete (14), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // It has no payload.
@@ -165,6 +191,11 @@ type RuntimeDCStartCompleteV2 struct{}
 // Info describes DCStartCompleteV2.
 func (*RuntimeDCStartCompleteV2) Info() *EventInfo {
 	return &eventTable[175]
+}
+
+// Descriptor describes DCStartCompleteV2, as readers of any generated package see it.
+func (*RuntimeDCStartCompleteV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeDCStartCompleteV2
 }
 
 // Decode reads a DCStartCompleteV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -194,6 +225,27 @@ func (e *RuntimeDCStartCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsRuntimeDCStartCompleteV2 lists the columns of DCStartCompleteV2 (EventInfo.Columns).
 var columnsRuntimeDCStartCompleteV2 = []clrimpl.Column{}
 
+// descRuntimeDCStartCompleteV2 describes DCStartCompleteV2 (EventInfo.Descriptor).
+var descRuntimeDCStartCompleteV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeDCStartCompleteV2,
+	DisplayName:  "Method/DCStartCompleteV2",
+	Fields:       &fieldsRuntimeDCStartCompleteV2,
+	ID:           135,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "DCStartCompleteV2",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeDCStartCompleteV2 writes the fields of DCStartCompleteV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeDCStartCompleteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeDCStartCompleteV2)
+}}
+
 // RuntimeDCEndCompleteV2 is the payload of DCEndCompleteV2: event 136 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode DCEndComplete (15), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // It has no payload.
@@ -202,6 +254,11 @@ type RuntimeDCEndCompleteV2 struct{}
 // Info describes DCEndCompleteV2.
 func (*RuntimeDCEndCompleteV2) Info() *EventInfo {
 	return &eventTable[176]
+}
+
+// Descriptor describes DCEndCompleteV2, as readers of any generated package see it.
+func (*RuntimeDCEndCompleteV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeDCEndCompleteV2
 }
 
 // Decode reads a DCEndCompleteV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -231,6 +288,27 @@ func (e *RuntimeDCEndCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsRuntimeDCEndCompleteV2 lists the columns of DCEndCompleteV2 (EventInfo.Columns).
 var columnsRuntimeDCEndCompleteV2 = []clrimpl.Column{}
 
+// descRuntimeDCEndCompleteV2 describes DCEndCompleteV2 (EventInfo.Descriptor).
+var descRuntimeDCEndCompleteV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeDCEndCompleteV2,
+	DisplayName:  "Method/DCEndCompleteV2",
+	Fields:       &fieldsRuntimeDCEndCompleteV2,
+	ID:           136,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "DCEndCompleteV2",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeDCEndCompleteV2 writes the fields of DCEndCompleteV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeDCEndCompleteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeDCEndCompleteV2)
+}}
+
 // RuntimeMethodDCStartV2 is the payload of MethodDCStartV2: event 137 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCStart (35), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -252,6 +330,11 @@ type RuntimeMethodDCStartV2 struct {
 // Info describes MethodDCStartV2.
 func (*RuntimeMethodDCStartV2) Info() *EventInfo {
 	return &eventTable[177]
+}
+
+// Descriptor describes MethodDCStartV2, as readers of any generated package see it.
+func (*RuntimeMethodDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCStartV2
 }
 
 // Decode reads a MethodDCStartV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -382,6 +465,27 @@ var columnsRuntimeMethodDCStartV2 = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// descRuntimeMethodDCStartV2 describes MethodDCStartV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCStartV2,
+	DisplayName:  "Method/DCStartV2",
+	Fields:       &fieldsRuntimeMethodDCStartV2,
+	ID:           137,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartV2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCStartV2 writes the fields of MethodDCStartV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCStartV2)
+}}
+
 // RuntimeMethodDCEndV2 is the payload of MethodDCEndV2: event 138 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCEnd (36), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -403,6 +507,11 @@ type RuntimeMethodDCEndV2 struct {
 // Info describes MethodDCEndV2.
 func (*RuntimeMethodDCEndV2) Info() *EventInfo {
 	return &eventTable[178]
+}
+
+// Descriptor describes MethodDCEndV2, as readers of any generated package see it.
+func (*RuntimeMethodDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCEndV2
 }
 
 // Decode reads a MethodDCEndV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -533,6 +642,27 @@ var columnsRuntimeMethodDCEndV2 = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// descRuntimeMethodDCEndV2 describes MethodDCEndV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCEndV2,
+	DisplayName:  "Method/DCStopV2",
+	Fields:       &fieldsRuntimeMethodDCEndV2,
+	ID:           138,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndV2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCEndV2 writes the fields of MethodDCEndV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCEndV2)
+}}
+
 // RuntimeMethodDCStartVerboseV2 is the payload of MethodDCStartVerboseV2: event 139 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -560,6 +690,11 @@ type RuntimeMethodDCStartVerboseV2 struct {
 // Info describes MethodDCStartVerboseV2.
 func (*RuntimeMethodDCStartVerboseV2) Info() *EventInfo {
 	return &eventTable[179]
+}
+
+// Descriptor describes MethodDCStartVerboseV2, as readers of any generated package see it.
+func (*RuntimeMethodDCStartVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCStartVerboseV2
 }
 
 // Decode reads a MethodDCStartVerboseV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -730,6 +865,27 @@ var columnsRuntimeMethodDCStartVerboseV2 = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descRuntimeMethodDCStartVerboseV2 describes MethodDCStartVerboseV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCStartVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCStartVerboseV2,
+	DisplayName:  "Method/DCStartVerboseV2",
+	Fields:       &fieldsRuntimeMethodDCStartVerboseV2,
+	ID:           139,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerboseV2",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCStartVerboseV2 writes the fields of MethodDCStartVerboseV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCStartVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCStartVerboseV2)
+}}
+
 // RuntimeMethodDCEndVerboseV2 is the payload of MethodDCEndVerboseV2: event 140 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -757,6 +913,11 @@ type RuntimeMethodDCEndVerboseV2 struct {
 // Info describes MethodDCEndVerboseV2.
 func (*RuntimeMethodDCEndVerboseV2) Info() *EventInfo {
 	return &eventTable[180]
+}
+
+// Descriptor describes MethodDCEndVerboseV2, as readers of any generated package see it.
+func (*RuntimeMethodDCEndVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCEndVerboseV2
 }
 
 // Decode reads a MethodDCEndVerboseV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -927,6 +1088,27 @@ var columnsRuntimeMethodDCEndVerboseV2 = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descRuntimeMethodDCEndVerboseV2 describes MethodDCEndVerboseV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCEndVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCEndVerboseV2,
+	DisplayName:  "Method/DCStopVerboseV2",
+	Fields:       &fieldsRuntimeMethodDCEndVerboseV2,
+	ID:           140,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerboseV2",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCEndVerboseV2 writes the fields of MethodDCEndVerboseV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCEndVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCEndVerboseV2)
+}}
+
 // MethodLoad is the payload of MethodLoad: event 141 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -948,6 +1130,11 @@ type MethodLoad struct {
 // Info describes MethodLoad.
 func (*MethodLoad) Info() *EventInfo {
 	return &eventTable[181]
+}
+
+// Descriptor describes MethodLoad, as readers of any generated package see it.
+func (*MethodLoad) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoad
 }
 
 // Decode reads a MethodLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -1078,6 +1265,27 @@ var columnsMethodLoad = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// descMethodLoad describes MethodLoad (EventInfo.Descriptor).
+var descMethodLoad = clrimpl.Descriptor{
+	Columns:      columnsMethodLoad,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsMethodLoad,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoad",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodLoad writes the fields of MethodLoad payloads (its Descriptor's Fields).
+var fieldsMethodLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoad)
+}}
+
 // MethodLoadV1 is the payload of MethodLoad_V1: event 141 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V1.
@@ -1101,6 +1309,11 @@ type MethodLoadV1 struct {
 // Info describes MethodLoad_V1.
 func (*MethodLoadV1) Info() *EventInfo {
 	return &eventTable[182]
+}
+
+// Descriptor describes MethodLoad_V1, as readers of any generated package see it.
+func (*MethodLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadV1
 }
 
 // Decode reads a MethodLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1245,6 +1458,27 @@ var columnsMethodLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodLoadV1 describes MethodLoad_V1 (EventInfo.Descriptor).
+var descMethodLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadV1,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsMethodLoadV1,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoad_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodLoadV1 writes the fields of MethodLoad_V1 payloads (its Descriptor's Fields).
+var fieldsMethodLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadV1)
+}}
+
 // MethodLoadV2 is the payload of MethodLoad_V2: event 141 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V2.
@@ -1270,6 +1504,11 @@ type MethodLoadV2 struct {
 // Info describes MethodLoad_V2.
 func (*MethodLoadV2) Info() *EventInfo {
 	return &eventTable[183]
+}
+
+// Descriptor describes MethodLoad_V2, as readers of any generated package see it.
+func (*MethodLoadV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadV2
 }
 
 // Decode reads a MethodLoad_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1429,6 +1668,27 @@ var columnsMethodLoadV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodLoadV2 describes MethodLoad_V2 (EventInfo.Descriptor).
+var descMethodLoadV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadV2,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsMethodLoadV2,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoad_V2",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodLoadV2 writes the fields of MethodLoad_V2 payloads (its Descriptor's Fields).
+var fieldsMethodLoadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadV2)
+}}
+
 // MethodUnload is the payload of MethodUnload: event 142 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -1450,6 +1710,11 @@ type MethodUnload struct {
 // Info describes MethodUnload.
 func (*MethodUnload) Info() *EventInfo {
 	return &eventTable[184]
+}
+
+// Descriptor describes MethodUnload, as readers of any generated package see it.
+func (*MethodUnload) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnload
 }
 
 // Decode reads a MethodUnload payload for a pointer size of 4 or 8 and returns the bytes
@@ -1580,6 +1845,27 @@ var columnsMethodUnload = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// descMethodUnload describes MethodUnload (EventInfo.Descriptor).
+var descMethodUnload = clrimpl.Descriptor{
+	Columns:      columnsMethodUnload,
+	DisplayName:  "Method/Unload",
+	Fields:       &fieldsMethodUnload,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnload",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodUnload writes the fields of MethodUnload payloads (its Descriptor's Fields).
+var fieldsMethodUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnload)
+}}
+
 // MethodUnloadV1 is the payload of MethodUnload_V1: event 142 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V1.
@@ -1603,6 +1889,11 @@ type MethodUnloadV1 struct {
 // Info describes MethodUnload_V1.
 func (*MethodUnloadV1) Info() *EventInfo {
 	return &eventTable[185]
+}
+
+// Descriptor describes MethodUnload_V1, as readers of any generated package see it.
+func (*MethodUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadV1
 }
 
 // Decode reads a MethodUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1747,6 +2038,27 @@ var columnsMethodUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodUnloadV1 describes MethodUnload_V1 (EventInfo.Descriptor).
+var descMethodUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadV1,
+	DisplayName:  "Method/Unload",
+	Fields:       &fieldsMethodUnloadV1,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnload_V1",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodUnloadV1 writes the fields of MethodUnload_V1 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadV1)
+}}
+
 // MethodUnloadV2 is the payload of MethodUnload_V2: event 142 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V2.
@@ -1772,6 +2084,11 @@ type MethodUnloadV2 struct {
 // Info describes MethodUnload_V2.
 func (*MethodUnloadV2) Info() *EventInfo {
 	return &eventTable[186]
+}
+
+// Descriptor describes MethodUnload_V2, as readers of any generated package see it.
+func (*MethodUnloadV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadV2
 }
 
 // Decode reads a MethodUnload_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1931,6 +2248,27 @@ var columnsMethodUnloadV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodUnloadV2 describes MethodUnload_V2 (EventInfo.Descriptor).
+var descMethodUnloadV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadV2,
+	DisplayName:  "Method/Unload",
+	Fields:       &fieldsMethodUnloadV2,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnload_V2",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodUnloadV2 writes the fields of MethodUnload_V2 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadV2)
+}}
+
 // MethodLoadVerbose is the payload of MethodLoadVerbose: event 143 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -1958,6 +2296,11 @@ type MethodLoadVerbose struct {
 // Info describes MethodLoadVerbose.
 func (*MethodLoadVerbose) Info() *EventInfo {
 	return &eventTable[187]
+}
+
+// Descriptor describes MethodLoadVerbose, as readers of any generated package see it.
+func (*MethodLoadVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadVerbose
 }
 
 // Decode reads a MethodLoadVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -2128,6 +2471,27 @@ var columnsMethodLoadVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descMethodLoadVerbose describes MethodLoadVerbose (EventInfo.Descriptor).
+var descMethodLoadVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadVerbose,
+	DisplayName:  "Method/LoadVerbose",
+	Fields:       &fieldsMethodLoadVerbose,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoadVerbose",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodLoadVerbose writes the fields of MethodLoadVerbose payloads (its Descriptor's Fields).
+var fieldsMethodLoadVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadVerbose)
+}}
+
 // MethodLoadVerboseV1 is the payload of MethodLoadVerbose_V1: event 143 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V1.
@@ -2157,6 +2521,11 @@ type MethodLoadVerboseV1 struct {
 // Info describes MethodLoadVerbose_V1.
 func (*MethodLoadVerboseV1) Info() *EventInfo {
 	return &eventTable[188]
+}
+
+// Descriptor describes MethodLoadVerbose_V1, as readers of any generated package see it.
+func (*MethodLoadVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadVerboseV1
 }
 
 // Decode reads a MethodLoadVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2341,6 +2710,27 @@ var columnsMethodLoadVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodLoadVerboseV1 describes MethodLoadVerbose_V1 (EventInfo.Descriptor).
+var descMethodLoadVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadVerboseV1,
+	DisplayName:  "Method/LoadVerbose",
+	Fields:       &fieldsMethodLoadVerboseV1,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoadVerbose_V1",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodLoadVerboseV1 writes the fields of MethodLoadVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodLoadVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadVerboseV1)
+}}
+
 // MethodLoadVerboseV2 is the payload of MethodLoadVerbose_V2: event 143 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V2.
@@ -2372,6 +2762,11 @@ type MethodLoadVerboseV2 struct {
 // Info describes MethodLoadVerbose_V2.
 func (*MethodLoadVerboseV2) Info() *EventInfo {
 	return &eventTable[189]
+}
+
+// Descriptor describes MethodLoadVerbose_V2, as readers of any generated package see it.
+func (*MethodLoadVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadVerboseV2
 }
 
 // Decode reads a MethodLoadVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2571,6 +2966,27 @@ var columnsMethodLoadVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodLoadVerboseV2 describes MethodLoadVerbose_V2 (EventInfo.Descriptor).
+var descMethodLoadVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadVerboseV2,
+	DisplayName:  "Method/LoadVerbose",
+	Fields:       &fieldsMethodLoadVerboseV2,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoadVerbose_V2",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodLoadVerboseV2 writes the fields of MethodLoadVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodLoadVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadVerboseV2)
+}}
+
 // MethodUnloadVerbose is the payload of MethodUnloadVerbose: event 144 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -2598,6 +3014,11 @@ type MethodUnloadVerbose struct {
 // Info describes MethodUnloadVerbose.
 func (*MethodUnloadVerbose) Info() *EventInfo {
 	return &eventTable[190]
+}
+
+// Descriptor describes MethodUnloadVerbose, as readers of any generated package see it.
+func (*MethodUnloadVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadVerbose
 }
 
 // Decode reads a MethodUnloadVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -2768,6 +3189,27 @@ var columnsMethodUnloadVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descMethodUnloadVerbose describes MethodUnloadVerbose (EventInfo.Descriptor).
+var descMethodUnloadVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadVerbose,
+	DisplayName:  "Method/UnloadVerbose",
+	Fields:       &fieldsMethodUnloadVerbose,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnloadVerbose",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodUnloadVerbose writes the fields of MethodUnloadVerbose payloads (its Descriptor's Fields).
+var fieldsMethodUnloadVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadVerbose)
+}}
+
 // MethodUnloadVerboseV1 is the payload of MethodUnloadVerbose_V1: event 144 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V1.
@@ -2797,6 +3239,11 @@ type MethodUnloadVerboseV1 struct {
 // Info describes MethodUnloadVerbose_V1.
 func (*MethodUnloadVerboseV1) Info() *EventInfo {
 	return &eventTable[191]
+}
+
+// Descriptor describes MethodUnloadVerbose_V1, as readers of any generated package see it.
+func (*MethodUnloadVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadVerboseV1
 }
 
 // Decode reads a MethodUnloadVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2981,6 +3428,27 @@ var columnsMethodUnloadVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodUnloadVerboseV1 describes MethodUnloadVerbose_V1 (EventInfo.Descriptor).
+var descMethodUnloadVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadVerboseV1,
+	DisplayName:  "Method/UnloadVerbose",
+	Fields:       &fieldsMethodUnloadVerboseV1,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnloadVerbose_V1",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodUnloadVerboseV1 writes the fields of MethodUnloadVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadVerboseV1)
+}}
+
 // MethodUnloadVerboseV2 is the payload of MethodUnloadVerbose_V2: event 144 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V2.
@@ -3012,6 +3480,11 @@ type MethodUnloadVerboseV2 struct {
 // Info describes MethodUnloadVerbose_V2.
 func (*MethodUnloadVerboseV2) Info() *EventInfo {
 	return &eventTable[192]
+}
+
+// Descriptor describes MethodUnloadVerbose_V2, as readers of any generated package see it.
+func (*MethodUnloadVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadVerboseV2
 }
 
 // Decode reads a MethodUnloadVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3211,6 +3684,27 @@ var columnsMethodUnloadVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// descMethodUnloadVerboseV2 describes MethodUnloadVerbose_V2 (EventInfo.Descriptor).
+var descMethodUnloadVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadVerboseV2,
+	DisplayName:  "Method/UnloadVerbose",
+	Fields:       &fieldsMethodUnloadVerboseV2,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnloadVerbose_V2",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodUnloadVerboseV2 writes the fields of MethodUnloadVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadVerboseV2)
+}}
+
 // MethodJittingStarted is the payload of MethodJittingStarted: event 145 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodJittingStarted (42), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJittingStarted.
@@ -3234,6 +3728,11 @@ type MethodJittingStarted struct {
 // Info describes MethodJittingStarted.
 func (*MethodJittingStarted) Info() *EventInfo {
 	return &eventTable[193]
+}
+
+// Descriptor describes MethodJittingStarted, as readers of any generated package see it.
+func (*MethodJittingStarted) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJittingStarted
 }
 
 // Decode reads a MethodJittingStarted payload for a pointer size of 4 or 8 and returns the bytes
@@ -3368,6 +3867,27 @@ var columnsMethodJittingStarted = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// descMethodJittingStarted describes MethodJittingStarted (EventInfo.Descriptor).
+var descMethodJittingStarted = clrimpl.Descriptor{
+	Columns:      columnsMethodJittingStarted,
+	DisplayName:  "Method/JittingStarted",
+	Fields:       &fieldsMethodJittingStarted,
+	ID:           145,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MethodJittingStarted",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJittingStarted writes the fields of MethodJittingStarted payloads (its Descriptor's Fields).
+var fieldsMethodJittingStarted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJittingStarted)
+}}
+
 // MethodJittingStartedV1 is the payload of MethodJittingStarted_V1: event 145 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodJittingStarted (42), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJittingStarted_V1.
@@ -3393,6 +3913,11 @@ type MethodJittingStartedV1 struct {
 // Info describes MethodJittingStarted_V1.
 func (*MethodJittingStartedV1) Info() *EventInfo {
 	return &eventTable[194]
+}
+
+// Descriptor describes MethodJittingStarted_V1, as readers of any generated package see it.
+func (*MethodJittingStartedV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJittingStartedV1
 }
 
 // Decode reads a MethodJittingStarted_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3541,6 +4066,27 @@ var columnsMethodJittingStartedV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodJittingStartedV1 describes MethodJittingStarted_V1 (EventInfo.Descriptor).
+var descMethodJittingStartedV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodJittingStartedV1,
+	DisplayName:  "Method/JittingStarted",
+	Fields:       &fieldsMethodJittingStartedV1,
+	ID:           145,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MethodJittingStarted_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodJittingStartedV1 writes the fields of MethodJittingStarted_V1 payloads (its Descriptor's Fields).
+var fieldsMethodJittingStartedV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJittingStartedV1)
+}}
+
 // MethodJitMemoryAllocatedForCode is the payload of MethodJitMemoryAllocatedForCode: event 146 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MemoryAllocatedForJitCode (103), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJitMemoryAllocatedForCode.
@@ -3564,6 +4110,11 @@ type MethodJitMemoryAllocatedForCode struct {
 // Info describes MethodJitMemoryAllocatedForCode.
 func (*MethodJitMemoryAllocatedForCode) Info() *EventInfo {
 	return &eventTable[195]
+}
+
+// Descriptor describes MethodJitMemoryAllocatedForCode, as readers of any generated package see it.
+func (*MethodJitMemoryAllocatedForCode) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitMemoryAllocatedForCode
 }
 
 // Decode reads a MethodJitMemoryAllocatedForCode payload for a pointer size of 4 or 8 and returns the bytes
@@ -3698,6 +4249,27 @@ var columnsMethodJitMemoryAllocatedForCode = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodJitMemoryAllocatedForCode describes MethodJitMemoryAllocatedForCode (EventInfo.Descriptor).
+var descMethodJitMemoryAllocatedForCode = clrimpl.Descriptor{
+	Columns:      columnsMethodJitMemoryAllocatedForCode,
+	DisplayName:  "Method/MemoryAllocatedForJitCode",
+	Fields:       &fieldsMethodJitMemoryAllocatedForCode,
+	ID:           146,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MethodJitMemoryAllocatedForCode",
+	Opcode:       103,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitMemoryAllocatedForCode writes the fields of MethodJitMemoryAllocatedForCode payloads (its Descriptor's Fields).
+var fieldsMethodJitMemoryAllocatedForCode = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitMemoryAllocatedForCode)
+}}
+
 // R2RGetEntryPoint is the payload of R2RGetEntryPoint: event 159 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPoint.
@@ -3719,6 +4291,11 @@ type R2RGetEntryPoint struct {
 // Info describes R2RGetEntryPoint.
 func (*R2RGetEntryPoint) Info() *EventInfo {
 	return &eventTable[216]
+}
+
+// Descriptor describes R2RGetEntryPoint, as readers of any generated package see it.
+func (*R2RGetEntryPoint) Descriptor() *clrimpl.Descriptor {
+	return &descR2RGetEntryPoint
 }
 
 // Decode reads a R2RGetEntryPoint payload for a pointer size of 4 or 8 and returns the bytes
@@ -3837,6 +4414,27 @@ var columnsR2RGetEntryPoint = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descR2RGetEntryPoint describes R2RGetEntryPoint (EventInfo.Descriptor).
+var descR2RGetEntryPoint = clrimpl.Descriptor{
+	Columns:      columnsR2RGetEntryPoint,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsR2RGetEntryPoint,
+	ID:           159,
+	Keywords:     0x2000000000,
+	Level:        4,
+	Name:         "R2RGetEntryPoint",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsR2RGetEntryPoint writes the fields of R2RGetEntryPoint payloads (its Descriptor's Fields).
+var fieldsR2RGetEntryPoint = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(R2RGetEntryPoint)
+}}
+
 // R2RGetEntryPointV1 is the payload of R2RGetEntryPoint_V1: event 159 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPoint_V1.
@@ -3860,6 +4458,11 @@ type R2RGetEntryPointV1 struct {
 // Info describes R2RGetEntryPoint_V1.
 func (*R2RGetEntryPointV1) Info() *EventInfo {
 	return &eventTable[217]
+}
+
+// Descriptor describes R2RGetEntryPoint_V1, as readers of any generated package see it.
+func (*R2RGetEntryPointV1) Descriptor() *clrimpl.Descriptor {
+	return &descR2RGetEntryPointV1
 }
 
 // Decode reads a R2RGetEntryPoint_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3993,6 +4596,27 @@ var columnsR2RGetEntryPointV1 = []clrimpl.Column{{
 	Name: "MethodSize",
 }}
 
+// descR2RGetEntryPointV1 describes R2RGetEntryPoint_V1 (EventInfo.Descriptor).
+var descR2RGetEntryPointV1 = clrimpl.Descriptor{
+	Columns:      columnsR2RGetEntryPointV1,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsR2RGetEntryPointV1,
+	ID:           159,
+	Keywords:     0x2000000000,
+	Level:        4,
+	Name:         "R2RGetEntryPoint_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsR2RGetEntryPointV1 writes the fields of R2RGetEntryPoint_V1 payloads (its Descriptor's Fields).
+var fieldsR2RGetEntryPointV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(R2RGetEntryPointV1)
+}}
+
 // R2RGetEntryPointStart is the payload of R2RGetEntryPointStart: event 160 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPointStart.
@@ -4006,6 +4630,11 @@ type R2RGetEntryPointStart struct {
 // Info describes R2RGetEntryPointStart.
 func (*R2RGetEntryPointStart) Info() *EventInfo {
 	return &eventTable[218]
+}
+
+// Descriptor describes R2RGetEntryPointStart, as readers of any generated package see it.
+func (*R2RGetEntryPointStart) Descriptor() *clrimpl.Descriptor {
+	return &descR2RGetEntryPointStart
 }
 
 // Decode reads a R2RGetEntryPointStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -4069,6 +4698,27 @@ var columnsR2RGetEntryPointStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descR2RGetEntryPointStart describes R2RGetEntryPointStart (EventInfo.Descriptor).
+var descR2RGetEntryPointStart = clrimpl.Descriptor{
+	Columns:      columnsR2RGetEntryPointStart,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsR2RGetEntryPointStart,
+	ID:           160,
+	Keywords:     0x2000000000,
+	Level:        4,
+	Name:         "R2RGetEntryPointStart",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsR2RGetEntryPointStart writes the fields of R2RGetEntryPointStart payloads (its Descriptor's Fields).
+var fieldsR2RGetEntryPointStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(R2RGetEntryPointStart)
+}}
+
 // MethodJitInliningSucceeded is the payload of MethodJitInliningSucceeded: event 185 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningSucceeded (83), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningSucceeded.
@@ -4098,6 +4748,11 @@ type MethodJitInliningSucceeded struct {
 // Info describes MethodJitInliningSucceeded.
 func (*MethodJitInliningSucceeded) Info() *EventInfo {
 	return &eventTable[227]
+}
+
+// Descriptor describes MethodJitInliningSucceeded, as readers of any generated package see it.
+func (*MethodJitInliningSucceeded) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitInliningSucceeded
 }
 
 // Decode reads a MethodJitInliningSucceeded payload for a pointer size of 4 or 8 and returns the bytes
@@ -4241,6 +4896,27 @@ var columnsMethodJitInliningSucceeded = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodJitInliningSucceeded describes MethodJitInliningSucceeded (EventInfo.Descriptor).
+var descMethodJitInliningSucceeded = clrimpl.Descriptor{
+	Columns:      columnsMethodJitInliningSucceeded,
+	DisplayName:  "Method/InliningSucceeded",
+	Fields:       &fieldsMethodJitInliningSucceeded,
+	ID:           185,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitInliningSucceeded",
+	Opcode:       83,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitInliningSucceeded writes the fields of MethodJitInliningSucceeded payloads (its Descriptor's Fields).
+var fieldsMethodJitInliningSucceeded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitInliningSucceeded)
+}}
+
 // MethodJitInliningFailedAnsi is the payload of MethodJitInliningFailedAnsi: event 186 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningFailedAnsi.
@@ -4274,6 +4950,11 @@ type MethodJitInliningFailedAnsi struct {
 // Info describes MethodJitInliningFailedAnsi.
 func (*MethodJitInliningFailedAnsi) Info() *EventInfo {
 	return &eventTable[228]
+}
+
+// Descriptor describes MethodJitInliningFailedAnsi, as readers of any generated package see it.
+func (*MethodJitInliningFailedAnsi) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitInliningFailedAnsi
 }
 
 // Decode reads a MethodJitInliningFailedAnsi payload for a pointer size of 4 or 8 and returns the bytes
@@ -4448,6 +5129,27 @@ var columnsMethodJitInliningFailedAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodJitInliningFailedAnsi describes MethodJitInliningFailedAnsi (EventInfo.Descriptor).
+var descMethodJitInliningFailedAnsi = clrimpl.Descriptor{
+	Columns:      columnsMethodJitInliningFailedAnsi,
+	DisplayName:  "Method/InliningFailed",
+	Fields:       &fieldsMethodJitInliningFailedAnsi,
+	ID:           186,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitInliningFailedAnsi",
+	Opcode:       84,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitInliningFailedAnsi writes the fields of MethodJitInliningFailedAnsi payloads (its Descriptor's Fields).
+var fieldsMethodJitInliningFailedAnsi = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitInliningFailedAnsi)
+}}
+
 // MethodJitTailCallSucceeded is the payload of MethodJitTailCallSucceeded: event 188 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallSucceeded (85), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallSucceeded.
@@ -4481,6 +5183,11 @@ type MethodJitTailCallSucceeded struct {
 // Info describes MethodJitTailCallSucceeded.
 func (*MethodJitTailCallSucceeded) Info() *EventInfo {
 	return &eventTable[230]
+}
+
+// Descriptor describes MethodJitTailCallSucceeded, as readers of any generated package see it.
+func (*MethodJitTailCallSucceeded) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitTailCallSucceeded
 }
 
 // Decode reads a MethodJitTailCallSucceeded payload for a pointer size of 4 or 8 and returns the bytes
@@ -4659,6 +5366,27 @@ var columnsMethodJitTailCallSucceeded = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodJitTailCallSucceeded describes MethodJitTailCallSucceeded (EventInfo.Descriptor).
+var descMethodJitTailCallSucceeded = clrimpl.Descriptor{
+	Columns:      columnsMethodJitTailCallSucceeded,
+	DisplayName:  "Method/TailCallSucceeded",
+	Fields:       &fieldsMethodJitTailCallSucceeded,
+	ID:           188,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitTailCallSucceeded",
+	Opcode:       85,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitTailCallSucceeded writes the fields of MethodJitTailCallSucceeded payloads (its Descriptor's Fields).
+var fieldsMethodJitTailCallSucceeded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitTailCallSucceeded)
+}}
+
 // MethodJitTailCallFailedAnsi is the payload of MethodJitTailCallFailedAnsi: event 189 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallFailedAnsi.
@@ -4692,6 +5420,11 @@ type MethodJitTailCallFailedAnsi struct {
 // Info describes MethodJitTailCallFailedAnsi.
 func (*MethodJitTailCallFailedAnsi) Info() *EventInfo {
 	return &eventTable[231]
+}
+
+// Descriptor describes MethodJitTailCallFailedAnsi, as readers of any generated package see it.
+func (*MethodJitTailCallFailedAnsi) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitTailCallFailedAnsi
 }
 
 // Decode reads a MethodJitTailCallFailedAnsi payload for a pointer size of 4 or 8 and returns the bytes
@@ -4866,6 +5599,27 @@ var columnsMethodJitTailCallFailedAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodJitTailCallFailedAnsi describes MethodJitTailCallFailedAnsi (EventInfo.Descriptor).
+var descMethodJitTailCallFailedAnsi = clrimpl.Descriptor{
+	Columns:      columnsMethodJitTailCallFailedAnsi,
+	DisplayName:  "Method/TailCallFailed",
+	Fields:       &fieldsMethodJitTailCallFailedAnsi,
+	ID:           189,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitTailCallFailedAnsi",
+	Opcode:       86,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitTailCallFailedAnsi writes the fields of MethodJitTailCallFailedAnsi payloads (its Descriptor's Fields).
+var fieldsMethodJitTailCallFailedAnsi = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitTailCallFailedAnsi)
+}}
+
 // MethodILToNativeMap is the payload of MethodILToNativeMap: event 190 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodILToNativeMap (87), level win:Verbose (5), keywords JittedMethodILToNativeMapKeyword (0x20000).
 // Template MethodILToNativeMap.
@@ -4889,6 +5643,11 @@ type MethodILToNativeMap struct {
 // Info describes MethodILToNativeMap.
 func (*MethodILToNativeMap) Info() *EventInfo {
 	return &eventTable[232]
+}
+
+// Descriptor describes MethodILToNativeMap, as readers of any generated package see it.
+func (*MethodILToNativeMap) Descriptor() *clrimpl.Descriptor {
+	return &descMethodILToNativeMap
 }
 
 // Decode reads a MethodILToNativeMap payload for a pointer size of 4 or 8 and returns the bytes
@@ -5031,6 +5790,27 @@ var columnsMethodILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodILToNativeMap describes MethodILToNativeMap (EventInfo.Descriptor).
+var descMethodILToNativeMap = clrimpl.Descriptor{
+	Columns:      columnsMethodILToNativeMap,
+	DisplayName:  "Method/MethodILToNativeMap",
+	Fields:       &fieldsMethodILToNativeMap,
+	ID:           190,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodILToNativeMap",
+	Opcode:       87,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodILToNativeMap writes the fields of MethodILToNativeMap payloads (its Descriptor's Fields).
+var fieldsMethodILToNativeMap = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodILToNativeMap)
+}}
+
 // MethodILToNativeMapV1 is the payload of MethodILToNativeMap_V1: event 190 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodILToNativeMap (87), level win:Verbose (5), keywords JittedMethodILToNativeMapKeyword (0x20000).
 // Template MethodILToNativeMap_V1.
@@ -5056,6 +5836,11 @@ type MethodILToNativeMapV1 struct {
 // Info describes MethodILToNativeMap_V1.
 func (*MethodILToNativeMapV1) Info() *EventInfo {
 	return &eventTable[233]
+}
+
+// Descriptor describes MethodILToNativeMap_V1, as readers of any generated package see it.
+func (*MethodILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodILToNativeMapV1
 }
 
 // Decode reads a MethodILToNativeMap_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -5212,6 +5997,27 @@ var columnsMethodILToNativeMapV1 = []clrimpl.Column{{
 	Name: "ILVersionID",
 }}
 
+// descMethodILToNativeMapV1 describes MethodILToNativeMap_V1 (EventInfo.Descriptor).
+var descMethodILToNativeMapV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodILToNativeMapV1,
+	DisplayName:  "Method/MethodILToNativeMap",
+	Fields:       &fieldsMethodILToNativeMapV1,
+	ID:           190,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodILToNativeMap_V1",
+	Opcode:       87,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodILToNativeMapV1 writes the fields of MethodILToNativeMap_V1 payloads (its Descriptor's Fields).
+var fieldsMethodILToNativeMapV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodILToNativeMapV1)
+}}
+
 // MethodJitTailCallFailed is the payload of MethodJitTailCallFailed: event 191 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallFailed.
@@ -5245,6 +6051,11 @@ type MethodJitTailCallFailed struct {
 // Info describes MethodJitTailCallFailed.
 func (*MethodJitTailCallFailed) Info() *EventInfo {
 	return &eventTable[234]
+}
+
+// Descriptor describes MethodJitTailCallFailed, as readers of any generated package see it.
+func (*MethodJitTailCallFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitTailCallFailed
 }
 
 // Decode reads a MethodJitTailCallFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -5419,6 +6230,27 @@ var columnsMethodJitTailCallFailed = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descMethodJitTailCallFailed describes MethodJitTailCallFailed (EventInfo.Descriptor).
+var descMethodJitTailCallFailed = clrimpl.Descriptor{
+	Columns:      columnsMethodJitTailCallFailed,
+	DisplayName:  "Method/TailCallFailed",
+	Fields:       &fieldsMethodJitTailCallFailed,
+	ID:           191,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitTailCallFailed",
+	Opcode:       86,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitTailCallFailed writes the fields of MethodJitTailCallFailed payloads (its Descriptor's Fields).
+var fieldsMethodJitTailCallFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitTailCallFailed)
+}}
+
 // MethodJitInliningFailed is the payload of MethodJitInliningFailed: event 192 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningFailed.
@@ -5452,6 +6284,11 @@ type MethodJitInliningFailed struct {
 // Info describes MethodJitInliningFailed.
 func (*MethodJitInliningFailed) Info() *EventInfo {
 	return &eventTable[235]
+}
+
+// Descriptor describes MethodJitInliningFailed, as readers of any generated package see it.
+func (*MethodJitInliningFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitInliningFailed
 }
 
 // Decode reads a MethodJitInliningFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -5624,4 +6461,25 @@ var columnsMethodJitInliningFailed = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descMethodJitInliningFailed describes MethodJitInliningFailed (EventInfo.Descriptor).
+var descMethodJitInliningFailed = clrimpl.Descriptor{
+	Columns:      columnsMethodJitInliningFailed,
+	DisplayName:  "Method/InliningFailed",
+	Fields:       &fieldsMethodJitInliningFailed,
+	ID:           192,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitInliningFailed",
+	Opcode:       84,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitInliningFailed writes the fields of MethodJitInliningFailed payloads (its Descriptor's Fields).
+var fieldsMethodJitInliningFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitInliningFailed)
 }}

@@ -30,6 +30,11 @@ func (*ModuleRangeLoad) Info() *EventInfo {
 	return &eventTable[215]
 }
 
+// Descriptor describes ModuleRangeLoad, as readers of any generated package see it.
+func (*ModuleRangeLoad) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeLoad
+}
+
 // Decode reads a ModuleRangeLoad payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoad) Decode(b []byte, ptrSize int) (int, error) {
@@ -140,4 +145,25 @@ var columnsModuleRangeLoad = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RangeType_name",
+}}
+
+// descModuleRangeLoad describes ModuleRangeLoad (EventInfo.Descriptor).
+var descModuleRangeLoad = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeLoad,
+	DisplayName:  "ClrPerfTrack/ModuleRangeLoad",
+	Fields:       &fieldsModuleRangeLoad,
+	ID:           158,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeLoad",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeLoad writes the fields of ModuleRangeLoad payloads (its Descriptor's Fields).
+var fieldsModuleRangeLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeLoad)
 }}

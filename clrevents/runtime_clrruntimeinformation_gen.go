@@ -50,6 +50,11 @@ func (*RuntimeInformationStart) Info() *EventInfo {
 	return &eventTable[229]
 }
 
+// Descriptor describes RuntimeInformationStart, as readers of any generated package see it.
+func (*RuntimeInformationStart) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeInformationStart
+}
+
 // Decode reads a RuntimeInformationStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *RuntimeInformationStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -319,4 +324,25 @@ var columnsRuntimeInformationStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RuntimeDllPath",
+}}
+
+// descRuntimeInformationStart describes RuntimeInformationStart (EventInfo.Descriptor).
+var descRuntimeInformationStart = clrimpl.Descriptor{
+	Columns:      columnsRuntimeInformationStart,
+	DisplayName:  "Runtime/Start",
+	Fields:       &fieldsRuntimeInformationStart,
+	ID:           187,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "RuntimeInformationStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         19,
+	Version:      0,
+}
+
+// fieldsRuntimeInformationStart writes the fields of RuntimeInformationStart payloads (its Descriptor's Fields).
+var fieldsRuntimeInformationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeInformationStart)
 }}

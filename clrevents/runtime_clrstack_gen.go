@@ -30,6 +30,11 @@ func (*CLRStackWalk) Info() *EventInfo {
 	return &eventTable[164]
 }
 
+// Descriptor describes CLRStackWalk, as readers of any generated package see it.
+func (*CLRStackWalk) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalk
+}
+
 // Decode reads a CLRStackWalk payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *CLRStackWalk) Decode(b []byte, ptrSize int) (int, error) {
@@ -138,4 +143,25 @@ var columnsCLRStackWalk = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// descCLRStackWalk describes CLRStackWalk (EventInfo.Descriptor).
+var descCLRStackWalk = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalk,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalk,
+	ID:           82,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalk",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalk writes the fields of CLRStackWalk payloads (its Descriptor's Fields).
+var fieldsCLRStackWalk = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalk)
 }}

@@ -26,6 +26,11 @@ func (*StrongNameVerificationStart) Info() *EventInfo {
 	return &eventTable[219]
 }
 
+// Descriptor describes StrongNameVerificationStart, as readers of any generated package see it.
+func (*StrongNameVerificationStart) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStart
+}
+
 // Decode reads a StrongNameVerificationStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *StrongNameVerificationStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -107,6 +112,27 @@ var columnsStrongNameVerificationStart = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// descStrongNameVerificationStart describes StrongNameVerificationStart (EventInfo.Descriptor).
+var descStrongNameVerificationStart = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStart,
+	DisplayName:  "StrongNameVerification/Start",
+	Fields:       &fieldsStrongNameVerificationStart,
+	ID:           181,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "StrongNameVerificationStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      0,
+}
+
+// fieldsStrongNameVerificationStart writes the fields of StrongNameVerificationStart payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStart)
+}}
+
 // StrongNameVerificationStartV1 is the payload of StrongNameVerificationStart_V1: event 181 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Start (1), level win:Verbose (5), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification_V1.
@@ -124,6 +150,11 @@ type StrongNameVerificationStartV1 struct {
 // Info describes StrongNameVerificationStart_V1.
 func (*StrongNameVerificationStartV1) Info() *EventInfo {
 	return &eventTable[220]
+}
+
+// Descriptor describes StrongNameVerificationStart_V1, as readers of any generated package see it.
+func (*StrongNameVerificationStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStartV1
 }
 
 // Decode reads a StrongNameVerificationStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -221,6 +252,27 @@ var columnsStrongNameVerificationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descStrongNameVerificationStartV1 describes StrongNameVerificationStart_V1 (EventInfo.Descriptor).
+var descStrongNameVerificationStartV1 = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStartV1,
+	DisplayName:  "StrongNameVerification/Start",
+	Fields:       &fieldsStrongNameVerificationStartV1,
+	ID:           181,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "StrongNameVerificationStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      1,
+}
+
+// fieldsStrongNameVerificationStartV1 writes the fields of StrongNameVerificationStart_V1 payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStartV1)
+}}
+
 // StrongNameVerificationStop is the payload of StrongNameVerificationStop: event 182 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification.
@@ -236,6 +288,11 @@ type StrongNameVerificationStop struct {
 // Info describes StrongNameVerificationStop.
 func (*StrongNameVerificationStop) Info() *EventInfo {
 	return &eventTable[221]
+}
+
+// Descriptor describes StrongNameVerificationStop, as readers of any generated package see it.
+func (*StrongNameVerificationStop) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStop
 }
 
 // Decode reads a StrongNameVerificationStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -319,6 +376,27 @@ var columnsStrongNameVerificationStop = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// descStrongNameVerificationStop describes StrongNameVerificationStop (EventInfo.Descriptor).
+var descStrongNameVerificationStop = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStop,
+	DisplayName:  "StrongNameVerification/Stop",
+	Fields:       &fieldsStrongNameVerificationStop,
+	ID:           182,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "StrongNameVerificationStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      0,
+}
+
+// fieldsStrongNameVerificationStop writes the fields of StrongNameVerificationStop payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStop)
+}}
+
 // StrongNameVerificationStopV1 is the payload of StrongNameVerificationStop_V1: event 182 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification_V1.
@@ -336,6 +414,11 @@ type StrongNameVerificationStopV1 struct {
 // Info describes StrongNameVerificationStop_V1.
 func (*StrongNameVerificationStopV1) Info() *EventInfo {
 	return &eventTable[222]
+}
+
+// Descriptor describes StrongNameVerificationStop_V1, as readers of any generated package see it.
+func (*StrongNameVerificationStopV1) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStopV1
 }
 
 // Decode reads a StrongNameVerificationStop_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -431,4 +514,25 @@ var columnsStrongNameVerificationStopV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descStrongNameVerificationStopV1 describes StrongNameVerificationStop_V1 (EventInfo.Descriptor).
+var descStrongNameVerificationStopV1 = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStopV1,
+	DisplayName:  "StrongNameVerification/Stop",
+	Fields:       &fieldsStrongNameVerificationStopV1,
+	ID:           182,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "StrongNameVerificationStop_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      1,
+}
+
+// fieldsStrongNameVerificationStopV1 writes the fields of StrongNameVerificationStop_V1 payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStopV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStopV1)
 }}

@@ -32,6 +32,11 @@ func (*CodeSymbols) Info() *EventInfo {
 	return &eventTable[259]
 }
 
+// Descriptor describes CodeSymbols, as readers of any generated package see it.
+func (*CodeSymbols) Descriptor() *clrimpl.Descriptor {
+	return &descCodeSymbols
+}
+
 // Decode reads a CodeSymbols payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *CodeSymbols) Decode(b []byte, ptrSize int) (int, error) {
@@ -151,4 +156,25 @@ var columnsCodeSymbols = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descCodeSymbols describes CodeSymbols (EventInfo.Descriptor).
+var descCodeSymbols = clrimpl.Descriptor{
+	Columns:      columnsCodeSymbols,
+	DisplayName:  "CodeSymbols/Start",
+	Fields:       &fieldsCodeSymbols,
+	ID:           260,
+	Keywords:     0x400000000,
+	Level:        5,
+	Name:         "CodeSymbols",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         30,
+	Version:      0,
+}
+
+// fieldsCodeSymbols writes the fields of CodeSymbols payloads (its Descriptor's Fields).
+var fieldsCodeSymbols = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CodeSymbols)
 }}

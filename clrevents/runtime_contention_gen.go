@@ -20,6 +20,11 @@ func (*Contention) Info() *EventInfo {
 	return &eventTable[161]
 }
 
+// Descriptor describes Contention, as readers of any generated package see it.
+func (*Contention) Descriptor() *clrimpl.Descriptor {
+	return &descContention
+}
+
 // Decode reads a Contention payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *Contention) Decode(b []byte, ptrSize int) (int, error) {
@@ -47,6 +52,27 @@ func (e *Contention) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsContention lists the columns of Contention (EventInfo.Columns).
 var columnsContention = []clrimpl.Column{}
 
+// descContention describes Contention (EventInfo.Descriptor).
+var descContention = clrimpl.Descriptor{
+	Columns:      columnsContention,
+	DisplayName:  "Contention/Start",
+	Fields:       &fieldsContention,
+	ID:           81,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "Contention",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      0,
+}
+
+// fieldsContention writes the fields of Contention payloads (its Descriptor's Fields).
+var fieldsContention = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Contention)
+}}
+
 // ContentionStartV1 is the payload of ContentionStart_V1: event 81 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Start (1), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template Contention.
@@ -60,6 +86,11 @@ type ContentionStartV1 struct {
 // Info describes ContentionStart_V1.
 func (*ContentionStartV1) Info() *EventInfo {
 	return &eventTable[162]
+}
+
+// Descriptor describes ContentionStart_V1, as readers of any generated package see it.
+func (*ContentionStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStartV1
 }
 
 // Decode reads a ContentionStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -129,6 +160,27 @@ var columnsContentionStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descContentionStartV1 describes ContentionStart_V1 (EventInfo.Descriptor).
+var descContentionStartV1 = clrimpl.Descriptor{
+	Columns:      columnsContentionStartV1,
+	DisplayName:  "Contention/Start",
+	Fields:       &fieldsContentionStartV1,
+	ID:           81,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      1,
+}
+
+// fieldsContentionStartV1 writes the fields of ContentionStart_V1 payloads (its Descriptor's Fields).
+var fieldsContentionStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStartV1)
+}}
+
 // ContentionStartV2 is the payload of ContentionStart_V2: event 81 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Start (1), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template ContentionStart_V2. Its layout depends on the pointer size.
@@ -148,6 +200,11 @@ type ContentionStartV2 struct {
 // Info describes ContentionStart_V2.
 func (*ContentionStartV2) Info() *EventInfo {
 	return &eventTable[163]
+}
+
+// Descriptor describes ContentionStart_V2, as readers of any generated package see it.
+func (*ContentionStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStartV2
 }
 
 // Decode reads a ContentionStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -296,6 +353,27 @@ var columnsContentionStartV2 = []clrimpl.Column{{
 	Name: "LockOwnerThreadID",
 }}
 
+// descContentionStartV2 describes ContentionStart_V2 (EventInfo.Descriptor).
+var descContentionStartV2 = clrimpl.Descriptor{
+	Columns:      columnsContentionStartV2,
+	DisplayName:  "Contention/Start",
+	Fields:       &fieldsContentionStartV2,
+	ID:           81,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStart_V2",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      2,
+}
+
+// fieldsContentionStartV2 writes the fields of ContentionStart_V2 payloads (its Descriptor's Fields).
+var fieldsContentionStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStartV2)
+}}
+
 // ContentionLockCreated is the payload of ContentionLockCreated: event 90 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode LockCreated (11), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template ContentionLockCreated. Its layout depends on the pointer size.
@@ -311,6 +389,11 @@ type ContentionLockCreated struct {
 // Info describes ContentionLockCreated.
 func (*ContentionLockCreated) Info() *EventInfo {
 	return &eventTable[172]
+}
+
+// Descriptor describes ContentionLockCreated, as readers of any generated package see it.
+func (*ContentionLockCreated) Descriptor() *clrimpl.Descriptor {
+	return &descContentionLockCreated
 }
 
 // Decode reads a ContentionLockCreated payload for a pointer size of 4 or 8 and returns the bytes
@@ -414,6 +497,27 @@ var columnsContentionLockCreated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descContentionLockCreated describes ContentionLockCreated (EventInfo.Descriptor).
+var descContentionLockCreated = clrimpl.Descriptor{
+	Columns:      columnsContentionLockCreated,
+	DisplayName:  "Contention/LockCreated",
+	Fields:       &fieldsContentionLockCreated,
+	ID:           90,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionLockCreated",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      0,
+}
+
+// fieldsContentionLockCreated writes the fields of ContentionLockCreated payloads (its Descriptor's Fields).
+var fieldsContentionLockCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionLockCreated)
+}}
+
 // ContentionStop is the payload of ContentionStop: event 91 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Stop (2), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template Contention.
@@ -427,6 +531,11 @@ type ContentionStop struct {
 // Info describes ContentionStop.
 func (*ContentionStop) Info() *EventInfo {
 	return &eventTable[173]
+}
+
+// Descriptor describes ContentionStop, as readers of any generated package see it.
+func (*ContentionStop) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStop
 }
 
 // Decode reads a ContentionStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -496,6 +605,27 @@ var columnsContentionStop = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descContentionStop describes ContentionStop (EventInfo.Descriptor).
+var descContentionStop = clrimpl.Descriptor{
+	Columns:      columnsContentionStop,
+	DisplayName:  "Contention/Stop",
+	Fields:       &fieldsContentionStop,
+	ID:           91,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      0,
+}
+
+// fieldsContentionStop writes the fields of ContentionStop payloads (its Descriptor's Fields).
+var fieldsContentionStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStop)
+}}
+
 // ContentionStopV1 is the payload of ContentionStop_V1: event 91 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Stop (2), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template ContentionStop_V1.
@@ -511,6 +641,11 @@ type ContentionStopV1 struct {
 // Info describes ContentionStop_V1.
 func (*ContentionStopV1) Info() *EventInfo {
 	return &eventTable[174]
+}
+
+// Descriptor describes ContentionStop_V1, as readers of any generated package see it.
+func (*ContentionStopV1) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStopV1
 }
 
 // Decode reads a ContentionStop_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -592,4 +727,25 @@ var columnsContentionStopV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnFloat64,
 	Name: "DurationNs",
+}}
+
+// descContentionStopV1 describes ContentionStop_V1 (EventInfo.Descriptor).
+var descContentionStopV1 = clrimpl.Descriptor{
+	Columns:      columnsContentionStopV1,
+	DisplayName:  "Contention/Stop",
+	Fields:       &fieldsContentionStopV1,
+	ID:           91,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStop_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      1,
+}
+
+// fieldsContentionStopV1 writes the fields of ContentionStop_V1 payloads (its Descriptor's Fields).
+var fieldsContentionStopV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStopV1)
 }}

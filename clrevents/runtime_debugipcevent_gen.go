@@ -15,6 +15,11 @@ func (*DebugIPCEventStart) Info() *EventInfo {
 	return &eventTable[248]
 }
 
+// Descriptor describes DebugIPCEventStart, as readers of any generated package see it.
+func (*DebugIPCEventStart) Descriptor() *clrimpl.Descriptor {
+	return &descDebugIPCEventStart
+}
+
 // Decode reads a DebugIPCEventStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *DebugIPCEventStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -42,6 +47,27 @@ func (e *DebugIPCEventStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDebugIPCEventStart lists the columns of DebugIPCEventStart (EventInfo.Columns).
 var columnsDebugIPCEventStart = []clrimpl.Column{}
 
+// descDebugIPCEventStart describes DebugIPCEventStart (EventInfo.Descriptor).
+var descDebugIPCEventStart = clrimpl.Descriptor{
+	Columns:      columnsDebugIPCEventStart,
+	DisplayName:  "DebugIPCEvent/Start",
+	Fields:       &fieldsDebugIPCEventStart,
+	ID:           240,
+	Keywords:     0x100000000,
+	Level:        4,
+	Name:         "DebugIPCEventStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         25,
+	Version:      0,
+}
+
+// fieldsDebugIPCEventStart writes the fields of DebugIPCEventStart payloads (its Descriptor's Fields).
+var fieldsDebugIPCEventStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DebugIPCEventStart)
+}}
+
 // DebugIPCEventEnd is the payload of DebugIPCEventEnd: event 241 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task DebugIPCEvent (25), opcode win:Stop (2), level win:Informational (4), keywords DebuggerKeyword (0x100000000).
 // It has no payload.
@@ -50,6 +76,11 @@ type DebugIPCEventEnd struct{}
 // Info describes DebugIPCEventEnd.
 func (*DebugIPCEventEnd) Info() *EventInfo {
 	return &eventTable[249]
+}
+
+// Descriptor describes DebugIPCEventEnd, as readers of any generated package see it.
+func (*DebugIPCEventEnd) Descriptor() *clrimpl.Descriptor {
+	return &descDebugIPCEventEnd
 }
 
 // Decode reads a DebugIPCEventEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -78,3 +109,24 @@ func (e *DebugIPCEventEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsDebugIPCEventEnd lists the columns of DebugIPCEventEnd (EventInfo.Columns).
 var columnsDebugIPCEventEnd = []clrimpl.Column{}
+
+// descDebugIPCEventEnd describes DebugIPCEventEnd (EventInfo.Descriptor).
+var descDebugIPCEventEnd = clrimpl.Descriptor{
+	Columns:      columnsDebugIPCEventEnd,
+	DisplayName:  "DebugIPCEvent/Stop",
+	Fields:       &fieldsDebugIPCEventEnd,
+	ID:           241,
+	Keywords:     0x100000000,
+	Level:        4,
+	Name:         "DebugIPCEventEnd",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         25,
+	Version:      0,
+}
+
+// fieldsDebugIPCEventEnd writes the fields of DebugIPCEventEnd payloads (its Descriptor's Fields).
+var fieldsDebugIPCEventEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DebugIPCEventEnd)
+}}

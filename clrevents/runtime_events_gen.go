@@ -28,6 +28,11 @@ func (*EventSource) Info() *EventInfo {
 	return &eventTable[260]
 }
 
+// Descriptor describes EventSource, as readers of any generated package see it.
+func (*EventSource) Descriptor() *clrimpl.Descriptor {
+	return &descEventSource
+}
+
 // Decode reads a EventSource payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
@@ -112,4 +117,25 @@ var columnsEventSource = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Payload",
+}}
+
+// descEventSource describes EventSource (EventInfo.Descriptor).
+var descEventSource = clrimpl.Descriptor{
+	Columns:      columnsEventSource,
+	DisplayName:  "EventSource",
+	Fields:       &fieldsEventSource,
+	ID:           270,
+	Keywords:     0x800000000,
+	Level:        4,
+	Name:         "EventSource",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         0,
+	Version:      0,
+}
+
+// fieldsEventSource writes the fields of EventSource payloads (its Descriptor's Fields).
+var fieldsEventSource = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EventSource)
 }}

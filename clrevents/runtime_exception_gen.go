@@ -19,6 +19,11 @@ func (*ExceptionThrown) Info() *EventInfo {
 	return &eventTable[159]
 }
 
+// Descriptor describes ExceptionThrown, as readers of any generated package see it.
+func (*ExceptionThrown) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionThrown
+}
+
 // Decode reads a ExceptionThrown payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExceptionThrown) Decode(b []byte, ptrSize int) (int, error) {
@@ -46,6 +51,27 @@ func (e *ExceptionThrown) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExceptionThrown lists the columns of ExceptionThrown (EventInfo.Columns).
 var columnsExceptionThrown = []clrimpl.Column{}
 
+// descExceptionThrown describes ExceptionThrown (EventInfo.Descriptor).
+var descExceptionThrown = clrimpl.Descriptor{
+	Columns:      columnsExceptionThrown,
+	DisplayName:  "Exception/Start",
+	Fields:       &fieldsExceptionThrown,
+	ID:           80,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "ExceptionThrown",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         7,
+	Version:      0,
+}
+
+// fieldsExceptionThrown writes the fields of ExceptionThrown payloads (its Descriptor's Fields).
+var fieldsExceptionThrown = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionThrown)
+}}
+
 // ExceptionThrownV1 is the payload of ExceptionThrown_V1: event 80 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Exception (7), opcode win:Start (1), level win:Error (2), keywords ExceptionKeyword, MonitoringKeyword (0x200008000).
 // Template Exception. Its layout depends on the pointer size.
@@ -67,6 +93,11 @@ type ExceptionThrownV1 struct {
 // Info describes ExceptionThrown_V1.
 func (*ExceptionThrownV1) Info() *EventInfo {
 	return &eventTable[160]
+}
+
+// Descriptor describes ExceptionThrown_V1, as readers of any generated package see it.
+func (*ExceptionThrownV1) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionThrownV1
 }
 
 // Decode reads a ExceptionThrown_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -194,6 +225,27 @@ var columnsExceptionThrownV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExceptionThrownV1 describes ExceptionThrown_V1 (EventInfo.Descriptor).
+var descExceptionThrownV1 = clrimpl.Descriptor{
+	Columns:      columnsExceptionThrownV1,
+	DisplayName:  "Exception/Start",
+	Fields:       &fieldsExceptionThrownV1,
+	ID:           80,
+	Keywords:     0x200008000,
+	Level:        2,
+	Name:         "ExceptionThrown_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         7,
+	Version:      1,
+}
+
+// fieldsExceptionThrownV1 writes the fields of ExceptionThrown_V1 payloads (its Descriptor's Fields).
+var fieldsExceptionThrownV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionThrownV1)
+}}
+
 // ExceptionThrownStop is the payload of ExceptionThrownStop: event 256 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Exception (7), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -202,6 +254,11 @@ type ExceptionThrownStop struct{}
 // Info describes ExceptionThrownStop.
 func (*ExceptionThrownStop) Info() *EventInfo {
 	return &eventTable[258]
+}
+
+// Descriptor describes ExceptionThrownStop, as readers of any generated package see it.
+func (*ExceptionThrownStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionThrownStop
 }
 
 // Decode reads a ExceptionThrownStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -230,3 +287,24 @@ func (e *ExceptionThrownStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionThrownStop lists the columns of ExceptionThrownStop (EventInfo.Columns).
 var columnsExceptionThrownStop = []clrimpl.Column{}
+
+// descExceptionThrownStop describes ExceptionThrownStop (EventInfo.Descriptor).
+var descExceptionThrownStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionThrownStop,
+	DisplayName:  "Exception/Stop",
+	Fields:       &fieldsExceptionThrownStop,
+	ID:           256,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionThrownStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         7,
+	Version:      0,
+}
+
+// fieldsExceptionThrownStop writes the fields of ExceptionThrownStop payloads (its Descriptor's Fields).
+var fieldsExceptionThrownStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionThrownStop)
+}}

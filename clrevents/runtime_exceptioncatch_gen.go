@@ -28,6 +28,11 @@ func (*ExceptionCatchStart) Info() *EventInfo {
 	return &eventTable[252]
 }
 
+// Descriptor describes ExceptionCatchStart, as readers of any generated package see it.
+func (*ExceptionCatchStart) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionCatchStart
+}
+
 // Decode reads a ExceptionCatchStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExceptionCatchStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -123,6 +128,27 @@ var columnsExceptionCatchStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExceptionCatchStart describes ExceptionCatchStart (EventInfo.Descriptor).
+var descExceptionCatchStart = clrimpl.Descriptor{
+	Columns:      columnsExceptionCatchStart,
+	DisplayName:  "ExceptionCatch/Start",
+	Fields:       &fieldsExceptionCatchStart,
+	ID:           250,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionCatchStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         27,
+	Version:      0,
+}
+
+// fieldsExceptionCatchStart writes the fields of ExceptionCatchStart payloads (its Descriptor's Fields).
+var fieldsExceptionCatchStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionCatchStart)
+}}
+
 // ExceptionCatchStop is the payload of ExceptionCatchStop: event 251 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionCatch (27), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -131,6 +157,11 @@ type ExceptionCatchStop struct{}
 // Info describes ExceptionCatchStop.
 func (*ExceptionCatchStop) Info() *EventInfo {
 	return &eventTable[253]
+}
+
+// Descriptor describes ExceptionCatchStop, as readers of any generated package see it.
+func (*ExceptionCatchStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionCatchStop
 }
 
 // Decode reads a ExceptionCatchStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -159,3 +190,24 @@ func (e *ExceptionCatchStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionCatchStop lists the columns of ExceptionCatchStop (EventInfo.Columns).
 var columnsExceptionCatchStop = []clrimpl.Column{}
+
+// descExceptionCatchStop describes ExceptionCatchStop (EventInfo.Descriptor).
+var descExceptionCatchStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionCatchStop,
+	DisplayName:  "ExceptionCatch/Stop",
+	Fields:       &fieldsExceptionCatchStop,
+	ID:           251,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionCatchStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         27,
+	Version:      0,
+}
+
+// fieldsExceptionCatchStop writes the fields of ExceptionCatchStop payloads (its Descriptor's Fields).
+var fieldsExceptionCatchStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionCatchStop)
+}}

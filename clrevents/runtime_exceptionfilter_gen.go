@@ -28,6 +28,11 @@ func (*ExceptionFilterStart) Info() *EventInfo {
 	return &eventTable[256]
 }
 
+// Descriptor describes ExceptionFilterStart, as readers of any generated package see it.
+func (*ExceptionFilterStart) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFilterStart
+}
+
 // Decode reads a ExceptionFilterStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExceptionFilterStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -123,6 +128,27 @@ var columnsExceptionFilterStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExceptionFilterStart describes ExceptionFilterStart (EventInfo.Descriptor).
+var descExceptionFilterStart = clrimpl.Descriptor{
+	Columns:      columnsExceptionFilterStart,
+	DisplayName:  "ExceptionFilter/Start",
+	Fields:       &fieldsExceptionFilterStart,
+	ID:           254,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFilterStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         29,
+	Version:      0,
+}
+
+// fieldsExceptionFilterStart writes the fields of ExceptionFilterStart payloads (its Descriptor's Fields).
+var fieldsExceptionFilterStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFilterStart)
+}}
+
 // ExceptionFilterStop is the payload of ExceptionFilterStop: event 255 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionFilter (29), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -131,6 +157,11 @@ type ExceptionFilterStop struct{}
 // Info describes ExceptionFilterStop.
 func (*ExceptionFilterStop) Info() *EventInfo {
 	return &eventTable[257]
+}
+
+// Descriptor describes ExceptionFilterStop, as readers of any generated package see it.
+func (*ExceptionFilterStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFilterStop
 }
 
 // Decode reads a ExceptionFilterStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -159,3 +190,24 @@ func (e *ExceptionFilterStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionFilterStop lists the columns of ExceptionFilterStop (EventInfo.Columns).
 var columnsExceptionFilterStop = []clrimpl.Column{}
+
+// descExceptionFilterStop describes ExceptionFilterStop (EventInfo.Descriptor).
+var descExceptionFilterStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionFilterStop,
+	DisplayName:  "ExceptionFilter/Stop",
+	Fields:       &fieldsExceptionFilterStop,
+	ID:           255,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFilterStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         29,
+	Version:      0,
+}
+
+// fieldsExceptionFilterStop writes the fields of ExceptionFilterStop payloads (its Descriptor's Fields).
+var fieldsExceptionFilterStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFilterStop)
+}}

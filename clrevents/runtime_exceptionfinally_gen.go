@@ -28,6 +28,11 @@ func (*ExceptionFinallyStart) Info() *EventInfo {
 	return &eventTable[254]
 }
 
+// Descriptor describes ExceptionFinallyStart, as readers of any generated package see it.
+func (*ExceptionFinallyStart) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFinallyStart
+}
+
 // Decode reads a ExceptionFinallyStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExceptionFinallyStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -123,6 +128,27 @@ var columnsExceptionFinallyStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descExceptionFinallyStart describes ExceptionFinallyStart (EventInfo.Descriptor).
+var descExceptionFinallyStart = clrimpl.Descriptor{
+	Columns:      columnsExceptionFinallyStart,
+	DisplayName:  "ExceptionFinally/Start",
+	Fields:       &fieldsExceptionFinallyStart,
+	ID:           252,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFinallyStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         28,
+	Version:      0,
+}
+
+// fieldsExceptionFinallyStart writes the fields of ExceptionFinallyStart payloads (its Descriptor's Fields).
+var fieldsExceptionFinallyStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFinallyStart)
+}}
+
 // ExceptionFinallyStop is the payload of ExceptionFinallyStop: event 253 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionFinally (28), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -131,6 +157,11 @@ type ExceptionFinallyStop struct{}
 // Info describes ExceptionFinallyStop.
 func (*ExceptionFinallyStop) Info() *EventInfo {
 	return &eventTable[255]
+}
+
+// Descriptor describes ExceptionFinallyStop, as readers of any generated package see it.
+func (*ExceptionFinallyStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFinallyStop
 }
 
 // Decode reads a ExceptionFinallyStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -159,3 +190,24 @@ func (e *ExceptionFinallyStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionFinallyStop lists the columns of ExceptionFinallyStop (EventInfo.Columns).
 var columnsExceptionFinallyStop = []clrimpl.Column{}
+
+// descExceptionFinallyStop describes ExceptionFinallyStop (EventInfo.Descriptor).
+var descExceptionFinallyStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionFinallyStop,
+	DisplayName:  "ExceptionFinally/Stop",
+	Fields:       &fieldsExceptionFinallyStop,
+	ID:           253,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFinallyStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         28,
+	Version:      0,
+}
+
+// fieldsExceptionFinallyStop writes the fields of ExceptionFinallyStop payloads (its Descriptor's Fields).
+var fieldsExceptionFinallyStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFinallyStop)
+}}

@@ -26,6 +26,11 @@ func (*ExecutionCheckpoint) Info() *EventInfo {
 	return &eventTable[276]
 }
 
+// Descriptor describes ExecutionCheckpoint, as readers of any generated package see it.
+func (*ExecutionCheckpoint) Descriptor() *clrimpl.Descriptor {
+	return &descExecutionCheckpoint
+}
+
 // Decode reads a ExecutionCheckpoint payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExecutionCheckpoint) Decode(b []byte, ptrSize int) (int, error) {
@@ -103,4 +108,25 @@ var columnsExecutionCheckpoint = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt64,
 	Name: "Timestamp",
+}}
+
+// descExecutionCheckpoint describes ExecutionCheckpoint (EventInfo.Descriptor).
+var descExecutionCheckpoint = clrimpl.Descriptor{
+	Columns:      columnsExecutionCheckpoint,
+	DisplayName:  "ExecutionCheckpoint/ExecutionCheckpoint",
+	Fields:       &fieldsExecutionCheckpoint,
+	ID:           300,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ExecutionCheckpoint",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         35,
+	Version:      0,
+}
+
+// fieldsExecutionCheckpoint writes the fields of ExecutionCheckpoint payloads (its Descriptor's Fields).
+var fieldsExecutionCheckpoint = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecutionCheckpoint)
 }}

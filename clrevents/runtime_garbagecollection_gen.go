@@ -25,6 +25,11 @@ func (*GCStart) Info() *EventInfo {
 	return &eventTable[68]
 }
 
+// Descriptor describes GCStart, as readers of any generated package see it.
+func (*GCStart) Descriptor() *clrimpl.Descriptor {
+	return &descGCStart
+}
+
 // Decode reads a GCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -92,6 +97,27 @@ var columnsGCStart = []clrimpl.Column{{
 	Name: "Reason_name",
 }}
 
+// descGCStart describes GCStart (EventInfo.Descriptor).
+var descGCStart = clrimpl.Descriptor{
+	Columns:      columnsGCStart,
+	DisplayName:  "GC/Start",
+	Fields:       &fieldsGCStart,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCStart writes the fields of GCStart payloads (its Descriptor's Fields).
+var fieldsGCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCStart)
+}}
+
 // GCStartV1 is the payload of GCStart_V1: event 1 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Start (1), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCStart_V1.
@@ -111,6 +137,11 @@ type GCStartV1 struct {
 // Info describes GCStart_V1.
 func (*GCStartV1) Info() *EventInfo {
 	return &eventTable[69]
+}
+
+// Descriptor describes GCStart_V1, as readers of any generated package see it.
+func (*GCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCStartV1
 }
 
 // Decode reads a GCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -229,6 +260,27 @@ var columnsGCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCStartV1 describes GCStart_V1 (EventInfo.Descriptor).
+var descGCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsGCStartV1,
+	DisplayName:  "GC/Start",
+	Fields:       &fieldsGCStartV1,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCStartV1 writes the fields of GCStart_V1 payloads (its Descriptor's Fields).
+var fieldsGCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCStartV1)
+}}
+
 // GCStartV2 is the payload of GCStart_V2: event 1 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Start (1), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCStart_V2.
@@ -250,6 +302,11 @@ type GCStartV2 struct {
 // Info describes GCStart_V2.
 func (*GCStartV2) Info() *EventInfo {
 	return &eventTable[70]
+}
+
+// Descriptor describes GCStart_V2, as readers of any generated package see it.
+func (*GCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCStartV2
 }
 
 // Decode reads a GCStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -382,6 +439,27 @@ var columnsGCStartV2 = []clrimpl.Column{{
 	Name: "ClientSequenceNumber",
 }}
 
+// descGCStartV2 describes GCStart_V2 (EventInfo.Descriptor).
+var descGCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsGCStartV2,
+	DisplayName:  "GC/Start",
+	Fields:       &fieldsGCStartV2,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCStart_V2",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCStartV2 writes the fields of GCStart_V2 payloads (its Descriptor's Fields).
+var fieldsGCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCStartV2)
+}}
+
 // GCEnd is the payload of GCEnd: event 2 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Stop (2), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEnd.
@@ -395,6 +473,11 @@ type GCEnd struct {
 // Info describes GCEnd.
 func (*GCEnd) Info() *EventInfo {
 	return &eventTable[71]
+}
+
+// Descriptor describes GCEnd, as readers of any generated package see it.
+func (*GCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCEnd
 }
 
 // Decode reads a GCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -457,6 +540,27 @@ var columnsGCEnd = []clrimpl.Column{{
 	Name: "Depth",
 }}
 
+// descGCEnd describes GCEnd (EventInfo.Descriptor).
+var descGCEnd = clrimpl.Descriptor{
+	Columns:      columnsGCEnd,
+	DisplayName:  "GC/Stop",
+	Fields:       &fieldsGCEnd,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCEnd",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCEnd writes the fields of GCEnd payloads (its Descriptor's Fields).
+var fieldsGCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCEnd)
+}}
+
 // GCEndV1 is the payload of GCEnd_V1: event 2 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Stop (2), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEnd_V1.
@@ -472,6 +576,11 @@ type GCEndV1 struct {
 // Info describes GCEnd_V1.
 func (*GCEndV1) Info() *EventInfo {
 	return &eventTable[72]
+}
+
+// Descriptor describes GCEnd_V1, as readers of any generated package see it.
+func (*GCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCEndV1
 }
 
 // Decode reads a GCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -548,6 +657,27 @@ var columnsGCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCEndV1 describes GCEnd_V1 (EventInfo.Descriptor).
+var descGCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCEndV1,
+	DisplayName:  "GC/Stop",
+	Fields:       &fieldsGCEndV1,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCEnd_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCEndV1 writes the fields of GCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCEndV1)
+}}
+
 // GCRestartEEEnd is the payload of GCRestartEEEnd: event 3 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEEnd (132), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -556,6 +686,11 @@ type GCRestartEEEnd struct{}
 // Info describes GCRestartEEEnd.
 func (*GCRestartEEEnd) Info() *EventInfo {
 	return &eventTable[73]
+}
+
+// Descriptor describes GCRestartEEEnd, as readers of any generated package see it.
+func (*GCRestartEEEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEEnd
 }
 
 // Decode reads a GCRestartEEEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -585,6 +720,27 @@ func (e *GCRestartEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCRestartEEEnd lists the columns of GCRestartEEEnd (EventInfo.Columns).
 var columnsGCRestartEEEnd = []clrimpl.Column{}
 
+// descGCRestartEEEnd describes GCRestartEEEnd (EventInfo.Descriptor).
+var descGCRestartEEEnd = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEEnd,
+	DisplayName:  "GC/RestartEEStop",
+	Fields:       &fieldsGCRestartEEEnd,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEEnd",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCRestartEEEnd writes the fields of GCRestartEEEnd payloads (its Descriptor's Fields).
+var fieldsGCRestartEEEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEEnd)
+}}
+
 // GCRestartEEEndV1 is the payload of GCRestartEEEnd_V1: event 3 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEEnd (132), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -596,6 +752,11 @@ type GCRestartEEEndV1 struct {
 // Info describes GCRestartEEEnd_V1.
 func (*GCRestartEEEndV1) Info() *EventInfo {
 	return &eventTable[74]
+}
+
+// Descriptor describes GCRestartEEEnd_V1, as readers of any generated package see it.
+func (*GCRestartEEEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEEndV1
 }
 
 // Decode reads a GCRestartEEEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -644,6 +805,27 @@ var columnsGCRestartEEEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCRestartEEEndV1 describes GCRestartEEEnd_V1 (EventInfo.Descriptor).
+var descGCRestartEEEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEEndV1,
+	DisplayName:  "GC/RestartEEStop",
+	Fields:       &fieldsGCRestartEEEndV1,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEEnd_V1",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCRestartEEEndV1 writes the fields of GCRestartEEEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCRestartEEEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEEndV1)
+}}
+
 // GCHeapStats is the payload of GCHeapStats: event 4 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCHeapStats.
@@ -679,6 +861,11 @@ type GCHeapStats struct {
 // Info describes GCHeapStats.
 func (*GCHeapStats) Info() *EventInfo {
 	return &eventTable[75]
+}
+
+// Descriptor describes GCHeapStats, as readers of any generated package see it.
+func (*GCHeapStats) Descriptor() *clrimpl.Descriptor {
+	return &descGCHeapStats
 }
 
 // Decode reads a GCHeapStats payload for a pointer size of 4 or 8 and returns the bytes
@@ -904,6 +1091,27 @@ var columnsGCHeapStats = []clrimpl.Column{{
 	Name: "GCHandleCount",
 }}
 
+// descGCHeapStats describes GCHeapStats (EventInfo.Descriptor).
+var descGCHeapStats = clrimpl.Descriptor{
+	Columns:      columnsGCHeapStats,
+	DisplayName:  "GC/HeapStats",
+	Fields:       &fieldsGCHeapStats,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCHeapStats",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCHeapStats writes the fields of GCHeapStats payloads (its Descriptor's Fields).
+var fieldsGCHeapStats = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCHeapStats)
+}}
+
 // GCHeapStatsV1 is the payload of GCHeapStats_V1: event 4 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCHeapStats_V1.
@@ -941,6 +1149,11 @@ type GCHeapStatsV1 struct {
 // Info describes GCHeapStats_V1.
 func (*GCHeapStatsV1) Info() *EventInfo {
 	return &eventTable[76]
+}
+
+// Descriptor describes GCHeapStats_V1, as readers of any generated package see it.
+func (*GCHeapStatsV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCHeapStatsV1
 }
 
 // Decode reads a GCHeapStats_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1180,6 +1393,27 @@ var columnsGCHeapStatsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCHeapStatsV1 describes GCHeapStats_V1 (EventInfo.Descriptor).
+var descGCHeapStatsV1 = clrimpl.Descriptor{
+	Columns:      columnsGCHeapStatsV1,
+	DisplayName:  "GC/HeapStats",
+	Fields:       &fieldsGCHeapStatsV1,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCHeapStats_V1",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCHeapStatsV1 writes the fields of GCHeapStats_V1 payloads (its Descriptor's Fields).
+var fieldsGCHeapStatsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCHeapStatsV1)
+}}
+
 // GCHeapStatsV2 is the payload of GCHeapStats_V2: event 4 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCHeapStats_V2.
@@ -1221,6 +1455,11 @@ type GCHeapStatsV2 struct {
 // Info describes GCHeapStats_V2.
 func (*GCHeapStatsV2) Info() *EventInfo {
 	return &eventTable[77]
+}
+
+// Descriptor describes GCHeapStats_V2, as readers of any generated package see it.
+func (*GCHeapStatsV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCHeapStatsV2
 }
 
 // Decode reads a GCHeapStats_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1490,6 +1729,27 @@ var columnsGCHeapStatsV2 = []clrimpl.Column{{
 	Name: "TotalPromotedSize4",
 }}
 
+// descGCHeapStatsV2 describes GCHeapStats_V2 (EventInfo.Descriptor).
+var descGCHeapStatsV2 = clrimpl.Descriptor{
+	Columns:      columnsGCHeapStatsV2,
+	DisplayName:  "GC/HeapStats",
+	Fields:       &fieldsGCHeapStatsV2,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCHeapStats_V2",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCHeapStatsV2 writes the fields of GCHeapStats_V2 payloads (its Descriptor's Fields).
+var fieldsGCHeapStatsV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCHeapStatsV2)
+}}
+
 // GCCreateSegment is the payload of GCCreateSegment: event 5 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateSegment (134), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCCreateSegment.
@@ -1505,6 +1765,11 @@ type GCCreateSegment struct {
 // Info describes GCCreateSegment.
 func (*GCCreateSegment) Info() *EventInfo {
 	return &eventTable[78]
+}
+
+// Descriptor describes GCCreateSegment, as readers of any generated package see it.
+func (*GCCreateSegment) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateSegment
 }
 
 // Decode reads a GCCreateSegment payload for a pointer size of 4 or 8 and returns the bytes
@@ -1590,6 +1855,27 @@ var columnsGCCreateSegment = []clrimpl.Column{{
 	Name: "Type_name",
 }}
 
+// descGCCreateSegment describes GCCreateSegment (EventInfo.Descriptor).
+var descGCCreateSegment = clrimpl.Descriptor{
+	Columns:      columnsGCCreateSegment,
+	DisplayName:  "GC/CreateSegment",
+	Fields:       &fieldsGCCreateSegment,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCCreateSegment",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCCreateSegment writes the fields of GCCreateSegment payloads (its Descriptor's Fields).
+var fieldsGCCreateSegment = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateSegment)
+}}
+
 // GCCreateSegmentV1 is the payload of GCCreateSegment_V1: event 5 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateSegment (134), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCCreateSegment_V1.
@@ -1607,6 +1893,11 @@ type GCCreateSegmentV1 struct {
 // Info describes GCCreateSegment_V1.
 func (*GCCreateSegmentV1) Info() *EventInfo {
 	return &eventTable[79]
+}
+
+// Descriptor describes GCCreateSegment_V1, as readers of any generated package see it.
+func (*GCCreateSegmentV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateSegmentV1
 }
 
 // Decode reads a GCCreateSegment_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1706,6 +1997,27 @@ var columnsGCCreateSegmentV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCCreateSegmentV1 describes GCCreateSegment_V1 (EventInfo.Descriptor).
+var descGCCreateSegmentV1 = clrimpl.Descriptor{
+	Columns:      columnsGCCreateSegmentV1,
+	DisplayName:  "GC/CreateSegment",
+	Fields:       &fieldsGCCreateSegmentV1,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCCreateSegment_V1",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCCreateSegmentV1 writes the fields of GCCreateSegment_V1 payloads (its Descriptor's Fields).
+var fieldsGCCreateSegmentV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateSegmentV1)
+}}
+
 // GCFreeSegment is the payload of GCFreeSegment: event 6 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFreeSegment (135), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFreeSegment.
@@ -1717,6 +2029,11 @@ type GCFreeSegment struct {
 // Info describes GCFreeSegment.
 func (*GCFreeSegment) Info() *EventInfo {
 	return &eventTable[80]
+}
+
+// Descriptor describes GCFreeSegment, as readers of any generated package see it.
+func (*GCFreeSegment) Descriptor() *clrimpl.Descriptor {
+	return &descGCFreeSegment
 }
 
 // Decode reads a GCFreeSegment payload for a pointer size of 4 or 8 and returns the bytes
@@ -1766,6 +2083,27 @@ var columnsGCFreeSegment = []clrimpl.Column{{
 	Name: "Address",
 }}
 
+// descGCFreeSegment describes GCFreeSegment (EventInfo.Descriptor).
+var descGCFreeSegment = clrimpl.Descriptor{
+	Columns:      columnsGCFreeSegment,
+	DisplayName:  "GC/FreeSegment",
+	Fields:       &fieldsGCFreeSegment,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFreeSegment",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFreeSegment writes the fields of GCFreeSegment payloads (its Descriptor's Fields).
+var fieldsGCFreeSegment = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFreeSegment)
+}}
+
 // GCFreeSegmentV1 is the payload of GCFreeSegment_V1: event 6 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFreeSegment (135), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFreeSegment_V1.
@@ -1779,6 +2117,11 @@ type GCFreeSegmentV1 struct {
 // Info describes GCFreeSegment_V1.
 func (*GCFreeSegmentV1) Info() *EventInfo {
 	return &eventTable[81]
+}
+
+// Descriptor describes GCFreeSegment_V1, as readers of any generated package see it.
+func (*GCFreeSegmentV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFreeSegmentV1
 }
 
 // Decode reads a GCFreeSegment_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1842,6 +2185,27 @@ var columnsGCFreeSegmentV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCFreeSegmentV1 describes GCFreeSegment_V1 (EventInfo.Descriptor).
+var descGCFreeSegmentV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFreeSegmentV1,
+	DisplayName:  "GC/FreeSegment",
+	Fields:       &fieldsGCFreeSegmentV1,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFreeSegment_V1",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFreeSegmentV1 writes the fields of GCFreeSegment_V1 payloads (its Descriptor's Fields).
+var fieldsGCFreeSegmentV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFreeSegmentV1)
+}}
+
 // GCRestartEEBegin is the payload of GCRestartEEBegin: event 7 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEBegin (136), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -1850,6 +2214,11 @@ type GCRestartEEBegin struct{}
 // Info describes GCRestartEEBegin.
 func (*GCRestartEEBegin) Info() *EventInfo {
 	return &eventTable[82]
+}
+
+// Descriptor describes GCRestartEEBegin, as readers of any generated package see it.
+func (*GCRestartEEBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEBegin
 }
 
 // Decode reads a GCRestartEEBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -1879,6 +2248,27 @@ func (e *GCRestartEEBegin) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCRestartEEBegin lists the columns of GCRestartEEBegin (EventInfo.Columns).
 var columnsGCRestartEEBegin = []clrimpl.Column{}
 
+// descGCRestartEEBegin describes GCRestartEEBegin (EventInfo.Descriptor).
+var descGCRestartEEBegin = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEBegin,
+	DisplayName:  "GC/RestartEEStart",
+	Fields:       &fieldsGCRestartEEBegin,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEBegin",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCRestartEEBegin writes the fields of GCRestartEEBegin payloads (its Descriptor's Fields).
+var fieldsGCRestartEEBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEBegin)
+}}
+
 // GCRestartEEBeginV1 is the payload of GCRestartEEBegin_V1: event 7 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEBegin (136), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -1890,6 +2280,11 @@ type GCRestartEEBeginV1 struct {
 // Info describes GCRestartEEBegin_V1.
 func (*GCRestartEEBeginV1) Info() *EventInfo {
 	return &eventTable[83]
+}
+
+// Descriptor describes GCRestartEEBegin_V1, as readers of any generated package see it.
+func (*GCRestartEEBeginV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEBeginV1
 }
 
 // Decode reads a GCRestartEEBegin_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1938,6 +2333,27 @@ var columnsGCRestartEEBeginV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCRestartEEBeginV1 describes GCRestartEEBegin_V1 (EventInfo.Descriptor).
+var descGCRestartEEBeginV1 = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEBeginV1,
+	DisplayName:  "GC/RestartEEStart",
+	Fields:       &fieldsGCRestartEEBeginV1,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEBegin_V1",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCRestartEEBeginV1 writes the fields of GCRestartEEBegin_V1 payloads (its Descriptor's Fields).
+var fieldsGCRestartEEBeginV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEBeginV1)
+}}
+
 // GCSuspendEEEnd is the payload of GCSuspendEEEnd: event 8 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEEnd (137), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -1946,6 +2362,11 @@ type GCSuspendEEEnd struct{}
 // Info describes GCSuspendEEEnd.
 func (*GCSuspendEEEnd) Info() *EventInfo {
 	return &eventTable[84]
+}
+
+// Descriptor describes GCSuspendEEEnd, as readers of any generated package see it.
+func (*GCSuspendEEEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEEnd
 }
 
 // Decode reads a GCSuspendEEEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1975,6 +2396,27 @@ func (e *GCSuspendEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCSuspendEEEnd lists the columns of GCSuspendEEEnd (EventInfo.Columns).
 var columnsGCSuspendEEEnd = []clrimpl.Column{}
 
+// descGCSuspendEEEnd describes GCSuspendEEEnd (EventInfo.Descriptor).
+var descGCSuspendEEEnd = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEEnd,
+	DisplayName:  "GC/SuspendEEStop",
+	Fields:       &fieldsGCSuspendEEEnd,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEEnd",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSuspendEEEnd writes the fields of GCSuspendEEEnd payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEEnd)
+}}
+
 // GCSuspendEEEndV1 is the payload of GCSuspendEEEnd_V1: event 8 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEEnd (137), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -1986,6 +2428,11 @@ type GCSuspendEEEndV1 struct {
 // Info describes GCSuspendEEEnd_V1.
 func (*GCSuspendEEEndV1) Info() *EventInfo {
 	return &eventTable[85]
+}
+
+// Descriptor describes GCSuspendEEEnd_V1, as readers of any generated package see it.
+func (*GCSuspendEEEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEEndV1
 }
 
 // Decode reads a GCSuspendEEEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2034,6 +2481,27 @@ var columnsGCSuspendEEEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCSuspendEEEndV1 describes GCSuspendEEEnd_V1 (EventInfo.Descriptor).
+var descGCSuspendEEEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEEndV1,
+	DisplayName:  "GC/SuspendEEStop",
+	Fields:       &fieldsGCSuspendEEEndV1,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEEnd_V1",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCSuspendEEEndV1 writes the fields of GCSuspendEEEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEEndV1)
+}}
+
 // GCSuspendEEBegin is the payload of GCSuspendEEBegin: event 9 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEBegin (10), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCSuspendEE.
@@ -2045,6 +2513,11 @@ type GCSuspendEEBegin struct {
 // Info describes GCSuspendEEBegin.
 func (*GCSuspendEEBegin) Info() *EventInfo {
 	return &eventTable[86]
+}
+
+// Descriptor describes GCSuspendEEBegin, as readers of any generated package see it.
+func (*GCSuspendEEBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEBegin
 }
 
 // Decode reads a GCSuspendEEBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -2100,6 +2573,27 @@ var columnsGCSuspendEEBegin = []clrimpl.Column{{
 	Name: "Reason_name",
 }}
 
+// descGCSuspendEEBegin describes GCSuspendEEBegin (EventInfo.Descriptor).
+var descGCSuspendEEBegin = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEBegin,
+	DisplayName:  "GC/SuspendEEStart",
+	Fields:       &fieldsGCSuspendEEBegin,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEBegin",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSuspendEEBegin writes the fields of GCSuspendEEBegin payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEBegin)
+}}
+
 // GCSuspendEEBeginV1 is the payload of GCSuspendEEBegin_V1: event 9 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEBegin (10), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCSuspendEE_V1.
@@ -2115,6 +2609,11 @@ type GCSuspendEEBeginV1 struct {
 // Info describes GCSuspendEEBegin_V1.
 func (*GCSuspendEEBeginV1) Info() *EventInfo {
 	return &eventTable[87]
+}
+
+// Descriptor describes GCSuspendEEBegin_V1, as readers of any generated package see it.
+func (*GCSuspendEEBeginV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEBeginV1
 }
 
 // Decode reads a GCSuspendEEBegin_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2198,6 +2697,27 @@ var columnsGCSuspendEEBeginV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCSuspendEEBeginV1 describes GCSuspendEEBegin_V1 (EventInfo.Descriptor).
+var descGCSuspendEEBeginV1 = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEBeginV1,
+	DisplayName:  "GC/SuspendEEStart",
+	Fields:       &fieldsGCSuspendEEBeginV1,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEBegin_V1",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCSuspendEEBeginV1 writes the fields of GCSuspendEEBegin_V1 payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEBeginV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEBeginV1)
+}}
+
 // GCAllocationTick is the payload of GCAllocationTick: event 10 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick.
@@ -2211,6 +2731,11 @@ type GCAllocationTick struct {
 // Info describes GCAllocationTick.
 func (*GCAllocationTick) Info() *EventInfo {
 	return &eventTable[88]
+}
+
+// Descriptor describes GCAllocationTick, as readers of any generated package see it.
+func (*GCAllocationTick) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTick
 }
 
 // Decode reads a GCAllocationTick payload for a pointer size of 4 or 8 and returns the bytes
@@ -2281,6 +2806,27 @@ var columnsGCAllocationTick = []clrimpl.Column{{
 	Name: "AllocationKind_name",
 }}
 
+// descGCAllocationTick describes GCAllocationTick (EventInfo.Descriptor).
+var descGCAllocationTick = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTick,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTick,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCAllocationTick writes the fields of GCAllocationTick payloads (its Descriptor's Fields).
+var fieldsGCAllocationTick = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTick)
+}}
+
 // GCAllocationTickV1 is the payload of GCAllocationTick_V1: event 10 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V1.
@@ -2296,6 +2842,11 @@ type GCAllocationTickV1 struct {
 // Info describes GCAllocationTick_V1.
 func (*GCAllocationTickV1) Info() *EventInfo {
 	return &eventTable[89]
+}
+
+// Descriptor describes GCAllocationTick_V1, as readers of any generated package see it.
+func (*GCAllocationTickV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV1
 }
 
 // Decode reads a GCAllocationTick_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2380,6 +2931,27 @@ var columnsGCAllocationTickV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCAllocationTickV1 describes GCAllocationTick_V1 (EventInfo.Descriptor).
+var descGCAllocationTickV1 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV1,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV1,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V1",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCAllocationTickV1 writes the fields of GCAllocationTick_V1 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV1)
+}}
+
 // GCAllocationTickV2 is the payload of GCAllocationTick_V2: event 10 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V2. Its layout depends on the pointer size.
@@ -2403,6 +2975,11 @@ type GCAllocationTickV2 struct {
 // Info describes GCAllocationTick_V2.
 func (*GCAllocationTickV2) Info() *EventInfo {
 	return &eventTable[90]
+}
+
+// Descriptor describes GCAllocationTick_V2, as readers of any generated package see it.
+func (*GCAllocationTickV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV2
 }
 
 // Decode reads a GCAllocationTick_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2586,6 +3163,27 @@ var columnsGCAllocationTickV2 = []clrimpl.Column{{
 	Name: "HeapIndex",
 }}
 
+// descGCAllocationTickV2 describes GCAllocationTick_V2 (EventInfo.Descriptor).
+var descGCAllocationTickV2 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV2,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV2,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V2",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCAllocationTickV2 writes the fields of GCAllocationTick_V2 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV2)
+}}
+
 // GCAllocationTickV3 is the payload of GCAllocationTick_V3: event 10 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V3. Its layout depends on the pointer size.
@@ -2611,6 +3209,11 @@ type GCAllocationTickV3 struct {
 // Info describes GCAllocationTick_V3.
 func (*GCAllocationTickV3) Info() *EventInfo {
 	return &eventTable[91]
+}
+
+// Descriptor describes GCAllocationTick_V3, as readers of any generated package see it.
+func (*GCAllocationTickV3) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV3
 }
 
 // Decode reads a GCAllocationTick_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2809,6 +3412,27 @@ var columnsGCAllocationTickV3 = []clrimpl.Column{{
 	Name: "Address",
 }}
 
+// descGCAllocationTickV3 describes GCAllocationTick_V3 (EventInfo.Descriptor).
+var descGCAllocationTickV3 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV3,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV3,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V3",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      3,
+}
+
+// fieldsGCAllocationTickV3 writes the fields of GCAllocationTick_V3 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV3)
+}}
+
 // GCAllocationTickV4 is the payload of GCAllocationTick_V4: event 10 version 4 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V4. Its layout depends on the pointer size.
@@ -2836,6 +3460,11 @@ type GCAllocationTickV4 struct {
 // Info describes GCAllocationTick_V4.
 func (*GCAllocationTickV4) Info() *EventInfo {
 	return &eventTable[92]
+}
+
+// Descriptor describes GCAllocationTick_V4, as readers of any generated package see it.
+func (*GCAllocationTickV4) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV4
 }
 
 // Decode reads a GCAllocationTick_V4 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3049,6 +3678,27 @@ var columnsGCAllocationTickV4 = []clrimpl.Column{{
 	Name: "ObjectSize",
 }}
 
+// descGCAllocationTickV4 describes GCAllocationTick_V4 (EventInfo.Descriptor).
+var descGCAllocationTickV4 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV4,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV4,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V4",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      4,
+}
+
+// fieldsGCAllocationTickV4 writes the fields of GCAllocationTick_V4 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV4 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV4)
+}}
+
 // GCCreateConcurrentThread is the payload of GCCreateConcurrentThread: event 11 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateConcurrentThread (12), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -3057,6 +3707,11 @@ type GCCreateConcurrentThread struct{}
 // Info describes GCCreateConcurrentThread.
 func (*GCCreateConcurrentThread) Info() *EventInfo {
 	return &eventTable[93]
+}
+
+// Descriptor describes GCCreateConcurrentThread, as readers of any generated package see it.
+func (*GCCreateConcurrentThread) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateConcurrentThread
 }
 
 // Decode reads a GCCreateConcurrentThread payload for a pointer size of 4 or 8 and returns the bytes
@@ -3086,6 +3741,27 @@ func (e *GCCreateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCCreateConcurrentThread lists the columns of GCCreateConcurrentThread (EventInfo.Columns).
 var columnsGCCreateConcurrentThread = []clrimpl.Column{}
 
+// descGCCreateConcurrentThread describes GCCreateConcurrentThread (EventInfo.Descriptor).
+var descGCCreateConcurrentThread = clrimpl.Descriptor{
+	Columns:      columnsGCCreateConcurrentThread,
+	DisplayName:  "GC/CreateConcurrentThread",
+	Fields:       &fieldsGCCreateConcurrentThread,
+	ID:           11,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCCreateConcurrentThread",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCCreateConcurrentThread writes the fields of GCCreateConcurrentThread payloads (its Descriptor's Fields).
+var fieldsGCCreateConcurrentThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateConcurrentThread)
+}}
+
 // GCCreateConcurrentThreadV1 is the payload of GCCreateConcurrentThread_V1: event 11 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateConcurrentThread (12), level win:Informational (4), keywords GCKeyword, ThreadingKeyword (0x10001).
 // Template GCCreateConcurrentThread.
@@ -3097,6 +3773,11 @@ type GCCreateConcurrentThreadV1 struct {
 // Info describes GCCreateConcurrentThread_V1.
 func (*GCCreateConcurrentThreadV1) Info() *EventInfo {
 	return &eventTable[94]
+}
+
+// Descriptor describes GCCreateConcurrentThread_V1, as readers of any generated package see it.
+func (*GCCreateConcurrentThreadV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateConcurrentThreadV1
 }
 
 // Decode reads a GCCreateConcurrentThread_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3145,6 +3826,27 @@ var columnsGCCreateConcurrentThreadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCCreateConcurrentThreadV1 describes GCCreateConcurrentThread_V1 (EventInfo.Descriptor).
+var descGCCreateConcurrentThreadV1 = clrimpl.Descriptor{
+	Columns:      columnsGCCreateConcurrentThreadV1,
+	DisplayName:  "GC/CreateConcurrentThread",
+	Fields:       &fieldsGCCreateConcurrentThreadV1,
+	ID:           11,
+	Keywords:     0x10001,
+	Level:        4,
+	Name:         "GCCreateConcurrentThread_V1",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCCreateConcurrentThreadV1 writes the fields of GCCreateConcurrentThread_V1 payloads (its Descriptor's Fields).
+var fieldsGCCreateConcurrentThreadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateConcurrentThreadV1)
+}}
+
 // GCTerminateConcurrentThread is the payload of GCTerminateConcurrentThread: event 12 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCTerminateConcurrentThread (13), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -3153,6 +3855,11 @@ type GCTerminateConcurrentThread struct{}
 // Info describes GCTerminateConcurrentThread.
 func (*GCTerminateConcurrentThread) Info() *EventInfo {
 	return &eventTable[95]
+}
+
+// Descriptor describes GCTerminateConcurrentThread, as readers of any generated package see it.
+func (*GCTerminateConcurrentThread) Descriptor() *clrimpl.Descriptor {
+	return &descGCTerminateConcurrentThread
 }
 
 // Decode reads a GCTerminateConcurrentThread payload for a pointer size of 4 or 8 and returns the bytes
@@ -3182,6 +3889,27 @@ func (e *GCTerminateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCTerminateConcurrentThread lists the columns of GCTerminateConcurrentThread (EventInfo.Columns).
 var columnsGCTerminateConcurrentThread = []clrimpl.Column{}
 
+// descGCTerminateConcurrentThread describes GCTerminateConcurrentThread (EventInfo.Descriptor).
+var descGCTerminateConcurrentThread = clrimpl.Descriptor{
+	Columns:      columnsGCTerminateConcurrentThread,
+	DisplayName:  "GC/TerminateConcurrentThread",
+	Fields:       &fieldsGCTerminateConcurrentThread,
+	ID:           12,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCTerminateConcurrentThread",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCTerminateConcurrentThread writes the fields of GCTerminateConcurrentThread payloads (its Descriptor's Fields).
+var fieldsGCTerminateConcurrentThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCTerminateConcurrentThread)
+}}
+
 // GCTerminateConcurrentThreadV1 is the payload of GCTerminateConcurrentThread_V1: event 12 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCTerminateConcurrentThread (13), level win:Informational (4), keywords GCKeyword, ThreadingKeyword (0x10001).
 // Template GCTerminateConcurrentThread.
@@ -3193,6 +3921,11 @@ type GCTerminateConcurrentThreadV1 struct {
 // Info describes GCTerminateConcurrentThread_V1.
 func (*GCTerminateConcurrentThreadV1) Info() *EventInfo {
 	return &eventTable[96]
+}
+
+// Descriptor describes GCTerminateConcurrentThread_V1, as readers of any generated package see it.
+func (*GCTerminateConcurrentThreadV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCTerminateConcurrentThreadV1
 }
 
 // Decode reads a GCTerminateConcurrentThread_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3241,6 +3974,27 @@ var columnsGCTerminateConcurrentThreadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCTerminateConcurrentThreadV1 describes GCTerminateConcurrentThread_V1 (EventInfo.Descriptor).
+var descGCTerminateConcurrentThreadV1 = clrimpl.Descriptor{
+	Columns:      columnsGCTerminateConcurrentThreadV1,
+	DisplayName:  "GC/TerminateConcurrentThread",
+	Fields:       &fieldsGCTerminateConcurrentThreadV1,
+	ID:           12,
+	Keywords:     0x10001,
+	Level:        4,
+	Name:         "GCTerminateConcurrentThread_V1",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCTerminateConcurrentThreadV1 writes the fields of GCTerminateConcurrentThread_V1 payloads (its Descriptor's Fields).
+var fieldsGCTerminateConcurrentThreadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCTerminateConcurrentThreadV1)
+}}
+
 // GCFinalizersEnd is the payload of GCFinalizersEnd: event 13 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersEnd (15), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFinalizersEnd.
@@ -3252,6 +4006,11 @@ type GCFinalizersEnd struct {
 // Info describes GCFinalizersEnd.
 func (*GCFinalizersEnd) Info() *EventInfo {
 	return &eventTable[97]
+}
+
+// Descriptor describes GCFinalizersEnd, as readers of any generated package see it.
+func (*GCFinalizersEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersEnd
 }
 
 // Decode reads a GCFinalizersEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3300,6 +4059,27 @@ var columnsGCFinalizersEnd = []clrimpl.Column{{
 	Name: "Count",
 }}
 
+// descGCFinalizersEnd describes GCFinalizersEnd (EventInfo.Descriptor).
+var descGCFinalizersEnd = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersEnd,
+	DisplayName:  "GC/FinalizersStop",
+	Fields:       &fieldsGCFinalizersEnd,
+	ID:           13,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersEnd",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFinalizersEnd writes the fields of GCFinalizersEnd payloads (its Descriptor's Fields).
+var fieldsGCFinalizersEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersEnd)
+}}
+
 // GCFinalizersEndV1 is the payload of GCFinalizersEnd_V1: event 13 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersEnd (15), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFinalizersEnd_V1.
@@ -3313,6 +4093,11 @@ type GCFinalizersEndV1 struct {
 // Info describes GCFinalizersEnd_V1.
 func (*GCFinalizersEndV1) Info() *EventInfo {
 	return &eventTable[98]
+}
+
+// Descriptor describes GCFinalizersEnd_V1, as readers of any generated package see it.
+func (*GCFinalizersEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersEndV1
 }
 
 // Decode reads a GCFinalizersEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3375,6 +4160,27 @@ var columnsGCFinalizersEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCFinalizersEndV1 describes GCFinalizersEnd_V1 (EventInfo.Descriptor).
+var descGCFinalizersEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersEndV1,
+	DisplayName:  "GC/FinalizersStop",
+	Fields:       &fieldsGCFinalizersEndV1,
+	ID:           13,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersEnd_V1",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFinalizersEndV1 writes the fields of GCFinalizersEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCFinalizersEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersEndV1)
+}}
+
 // GCFinalizersBegin is the payload of GCFinalizersBegin: event 14 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersBegin (19), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -3383,6 +4189,11 @@ type GCFinalizersBegin struct{}
 // Info describes GCFinalizersBegin.
 func (*GCFinalizersBegin) Info() *EventInfo {
 	return &eventTable[99]
+}
+
+// Descriptor describes GCFinalizersBegin, as readers of any generated package see it.
+func (*GCFinalizersBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersBegin
 }
 
 // Decode reads a GCFinalizersBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -3412,6 +4223,27 @@ func (e *GCFinalizersBegin) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCFinalizersBegin lists the columns of GCFinalizersBegin (EventInfo.Columns).
 var columnsGCFinalizersBegin = []clrimpl.Column{}
 
+// descGCFinalizersBegin describes GCFinalizersBegin (EventInfo.Descriptor).
+var descGCFinalizersBegin = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersBegin,
+	DisplayName:  "GC/FinalizersStart",
+	Fields:       &fieldsGCFinalizersBegin,
+	ID:           14,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersBegin",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFinalizersBegin writes the fields of GCFinalizersBegin payloads (its Descriptor's Fields).
+var fieldsGCFinalizersBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersBegin)
+}}
+
 // GCFinalizersBeginV1 is the payload of GCFinalizersBegin_V1: event 14 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersBegin (19), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -3423,6 +4255,11 @@ type GCFinalizersBeginV1 struct {
 // Info describes GCFinalizersBegin_V1.
 func (*GCFinalizersBeginV1) Info() *EventInfo {
 	return &eventTable[100]
+}
+
+// Descriptor describes GCFinalizersBegin_V1, as readers of any generated package see it.
+func (*GCFinalizersBeginV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersBeginV1
 }
 
 // Decode reads a GCFinalizersBegin_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3469,6 +4306,27 @@ func (e *GCFinalizersBeginV1) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsGCFinalizersBeginV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descGCFinalizersBeginV1 describes GCFinalizersBegin_V1 (EventInfo.Descriptor).
+var descGCFinalizersBeginV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersBeginV1,
+	DisplayName:  "GC/FinalizersStart",
+	Fields:       &fieldsGCFinalizersBeginV1,
+	ID:           14,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersBegin_V1",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFinalizersBeginV1 writes the fields of GCFinalizersBegin_V1 payloads (its Descriptor's Fields).
+var fieldsGCFinalizersBeginV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersBeginV1)
 }}
 
 // GCBulkRootEdge is the payload of GCBulkRootEdge: event 16 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -3674,6 +4532,11 @@ func (*GCBulkRootEdge) Info() *EventInfo {
 	return &eventTable[102]
 }
 
+// Descriptor describes GCBulkRootEdge, as readers of any generated package see it.
+func (*GCBulkRootEdge) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootEdge
+}
+
 // Decode reads a GCBulkRootEdge payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkRootEdge) Decode(b []byte, ptrSize int) (int, error) {
@@ -3771,6 +4634,27 @@ var columnsGCBulkRootEdge = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCBulkRootEdge describes GCBulkRootEdge (EventInfo.Descriptor).
+var descGCBulkRootEdge = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootEdge,
+	DisplayName:  "GC/GCBulkRootEdge",
+	Fields:       &fieldsGCBulkRootEdge,
+	ID:           16,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootEdge",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootEdge writes the fields of GCBulkRootEdge payloads (its Descriptor's Fields).
+var fieldsGCBulkRootEdge = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootEdge)
 }}
 
 // GCBulkRootConditionalWeakTableElementEdge is the payload of GCBulkRootConditionalWeakTableElementEdge: event 17 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -3960,6 +4844,11 @@ func (*GCBulkRootConditionalWeakTableElementEdge) Info() *EventInfo {
 	return &eventTable[103]
 }
 
+// Descriptor describes GCBulkRootConditionalWeakTableElementEdge, as readers of any generated package see it.
+func (*GCBulkRootConditionalWeakTableElementEdge) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootConditionalWeakTableElementEdge
+}
+
 // Decode reads a GCBulkRootConditionalWeakTableElementEdge payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkRootConditionalWeakTableElementEdge) Decode(b []byte, ptrSize int) (int, error) {
@@ -4057,6 +4946,27 @@ var columnsGCBulkRootConditionalWeakTableElementEdge = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCBulkRootConditionalWeakTableElementEdge describes GCBulkRootConditionalWeakTableElementEdge (EventInfo.Descriptor).
+var descGCBulkRootConditionalWeakTableElementEdge = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootConditionalWeakTableElementEdge,
+	DisplayName:  "GC/GCBulkRootConditionalWeakTableElementEdge",
+	Fields:       &fieldsGCBulkRootConditionalWeakTableElementEdge,
+	ID:           17,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootConditionalWeakTableElementEdge",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootConditionalWeakTableElementEdge writes the fields of GCBulkRootConditionalWeakTableElementEdge payloads (its Descriptor's Fields).
+var fieldsGCBulkRootConditionalWeakTableElementEdge = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootConditionalWeakTableElementEdge)
 }}
 
 // GCBulkNode is the payload of GCBulkNode: event 18 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -4262,6 +5172,11 @@ func (*GCBulkNode) Info() *EventInfo {
 	return &eventTable[104]
 }
 
+// Descriptor describes GCBulkNode, as readers of any generated package see it.
+func (*GCBulkNode) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkNode
+}
+
 // Decode reads a GCBulkNode payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkNode) Decode(b []byte, ptrSize int) (int, error) {
@@ -4359,6 +5274,27 @@ var columnsGCBulkNode = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCBulkNode describes GCBulkNode (EventInfo.Descriptor).
+var descGCBulkNode = clrimpl.Descriptor{
+	Columns:      columnsGCBulkNode,
+	DisplayName:  "GC/GCBulkNode",
+	Fields:       &fieldsGCBulkNode,
+	ID:           18,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkNode",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkNode writes the fields of GCBulkNode payloads (its Descriptor's Fields).
+var fieldsGCBulkNode = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkNode)
 }}
 
 // GCBulkEdge is the payload of GCBulkEdge: event 19 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -4532,6 +5468,11 @@ func (*GCBulkEdge) Info() *EventInfo {
 	return &eventTable[105]
 }
 
+// Descriptor describes GCBulkEdge, as readers of any generated package see it.
+func (*GCBulkEdge) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkEdge
+}
+
 // Decode reads a GCBulkEdge payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkEdge) Decode(b []byte, ptrSize int) (int, error) {
@@ -4631,6 +5572,27 @@ var columnsGCBulkEdge = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descGCBulkEdge describes GCBulkEdge (EventInfo.Descriptor).
+var descGCBulkEdge = clrimpl.Descriptor{
+	Columns:      columnsGCBulkEdge,
+	DisplayName:  "GC/GCBulkEdge",
+	Fields:       &fieldsGCBulkEdge,
+	ID:           19,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkEdge",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkEdge writes the fields of GCBulkEdge payloads (its Descriptor's Fields).
+var fieldsGCBulkEdge = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkEdge)
+}}
+
 // GCSampledObjectAllocationHigh is the payload of GCSampledObjectAllocationHigh: event 20 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSampledObjectAllocation (24), level win:Informational (4), keywords GCSampledObjectAllocationHighKeyword (0x200000).
 // Template GCSampledObjectAllocation. Its layout depends on the pointer size.
@@ -4650,6 +5612,11 @@ type GCSampledObjectAllocationHigh struct {
 // Info describes GCSampledObjectAllocationHigh.
 func (*GCSampledObjectAllocationHigh) Info() *EventInfo {
 	return &eventTable[106]
+}
+
+// Descriptor describes GCSampledObjectAllocationHigh, as readers of any generated package see it.
+func (*GCSampledObjectAllocationHigh) Descriptor() *clrimpl.Descriptor {
+	return &descGCSampledObjectAllocationHigh
 }
 
 // Decode reads a GCSampledObjectAllocationHigh payload for a pointer size of 4 or 8 and returns the bytes
@@ -4789,6 +5756,27 @@ var columnsGCSampledObjectAllocationHigh = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descGCSampledObjectAllocationHigh describes GCSampledObjectAllocationHigh (EventInfo.Descriptor).
+var descGCSampledObjectAllocationHigh = clrimpl.Descriptor{
+	Columns:      columnsGCSampledObjectAllocationHigh,
+	DisplayName:  "GC/GCSampledObjectAllocation",
+	Fields:       &fieldsGCSampledObjectAllocationHigh,
+	ID:           20,
+	Keywords:     0x200000,
+	Level:        4,
+	Name:         "GCSampledObjectAllocationHigh",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSampledObjectAllocationHigh writes the fields of GCSampledObjectAllocationHigh payloads (its Descriptor's Fields).
+var fieldsGCSampledObjectAllocationHigh = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSampledObjectAllocationHigh)
 }}
 
 // GCBulkSurvivingObjectRanges is the payload of GCBulkSurvivingObjectRanges: event 21 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -4962,6 +5950,11 @@ func (*GCBulkSurvivingObjectRanges) Info() *EventInfo {
 	return &eventTable[107]
 }
 
+// Descriptor describes GCBulkSurvivingObjectRanges, as readers of any generated package see it.
+func (*GCBulkSurvivingObjectRanges) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkSurvivingObjectRanges
+}
+
 // Decode reads a GCBulkSurvivingObjectRanges payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkSurvivingObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
@@ -5059,6 +6052,27 @@ var columnsGCBulkSurvivingObjectRanges = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCBulkSurvivingObjectRanges describes GCBulkSurvivingObjectRanges (EventInfo.Descriptor).
+var descGCBulkSurvivingObjectRanges = clrimpl.Descriptor{
+	Columns:      columnsGCBulkSurvivingObjectRanges,
+	DisplayName:  "GC/GCBulkSurvivingObjectRanges",
+	Fields:       &fieldsGCBulkSurvivingObjectRanges,
+	ID:           21,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "GCBulkSurvivingObjectRanges",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkSurvivingObjectRanges writes the fields of GCBulkSurvivingObjectRanges payloads (its Descriptor's Fields).
+var fieldsGCBulkSurvivingObjectRanges = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkSurvivingObjectRanges)
 }}
 
 // GCBulkMovedObjectRanges is the payload of GCBulkMovedObjectRanges: event 22 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -5248,6 +6262,11 @@ func (*GCBulkMovedObjectRanges) Info() *EventInfo {
 	return &eventTable[108]
 }
 
+// Descriptor describes GCBulkMovedObjectRanges, as readers of any generated package see it.
+func (*GCBulkMovedObjectRanges) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkMovedObjectRanges
+}
+
 // Decode reads a GCBulkMovedObjectRanges payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkMovedObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
@@ -5347,6 +6366,27 @@ var columnsGCBulkMovedObjectRanges = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descGCBulkMovedObjectRanges describes GCBulkMovedObjectRanges (EventInfo.Descriptor).
+var descGCBulkMovedObjectRanges = clrimpl.Descriptor{
+	Columns:      columnsGCBulkMovedObjectRanges,
+	DisplayName:  "GC/GCBulkMovedObjectRanges",
+	Fields:       &fieldsGCBulkMovedObjectRanges,
+	ID:           22,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "GCBulkMovedObjectRanges",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkMovedObjectRanges writes the fields of GCBulkMovedObjectRanges payloads (its Descriptor's Fields).
+var fieldsGCBulkMovedObjectRanges = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkMovedObjectRanges)
+}}
+
 // GCGenerationRange is the payload of GCGenerationRange: event 23 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGenerationRange (27), level win:Informational (4), keywords GCHeapSurvivalAndMovementKeyword (0x400000).
 // Template GCGenerationRange. Its layout depends on the pointer size.
@@ -5366,6 +6406,11 @@ type GCGenerationRange struct {
 // Info describes GCGenerationRange.
 func (*GCGenerationRange) Info() *EventInfo {
 	return &eventTable[109]
+}
+
+// Descriptor describes GCGenerationRange, as readers of any generated package see it.
+func (*GCGenerationRange) Descriptor() *clrimpl.Descriptor {
+	return &descGCGenerationRange
 }
 
 // Decode reads a GCGenerationRange payload for a pointer size of 4 or 8 and returns the bytes
@@ -5506,6 +6551,27 @@ var columnsGCGenerationRange = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCGenerationRange describes GCGenerationRange (EventInfo.Descriptor).
+var descGCGenerationRange = clrimpl.Descriptor{
+	Columns:      columnsGCGenerationRange,
+	DisplayName:  "GC/GCGenerationRange",
+	Fields:       &fieldsGCGenerationRange,
+	ID:           23,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "GCGenerationRange",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCGenerationRange writes the fields of GCGenerationRange payloads (its Descriptor's Fields).
+var fieldsGCGenerationRange = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGenerationRange)
+}}
+
 // GCMarkStackRoots is the payload of GCMarkStackRoots: event 25 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkStackRoots (28), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5519,6 +6585,11 @@ type GCMarkStackRoots struct {
 // Info describes GCMarkStackRoots.
 func (*GCMarkStackRoots) Info() *EventInfo {
 	return &eventTable[110]
+}
+
+// Descriptor describes GCMarkStackRoots, as readers of any generated package see it.
+func (*GCMarkStackRoots) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkStackRoots
 }
 
 // Decode reads a GCMarkStackRoots payload for a pointer size of 4 or 8 and returns the bytes
@@ -5581,6 +6652,27 @@ var columnsGCMarkStackRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCMarkStackRoots describes GCMarkStackRoots (EventInfo.Descriptor).
+var descGCMarkStackRoots = clrimpl.Descriptor{
+	Columns:      columnsGCMarkStackRoots,
+	DisplayName:  "GC/MarkStackRoots",
+	Fields:       &fieldsGCMarkStackRoots,
+	ID:           25,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkStackRoots",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkStackRoots writes the fields of GCMarkStackRoots payloads (its Descriptor's Fields).
+var fieldsGCMarkStackRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkStackRoots)
+}}
+
 // GCMarkFinalizeQueueRoots is the payload of GCMarkFinalizeQueueRoots: event 26 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkFinalizeQueueRoots (29), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5594,6 +6686,11 @@ type GCMarkFinalizeQueueRoots struct {
 // Info describes GCMarkFinalizeQueueRoots.
 func (*GCMarkFinalizeQueueRoots) Info() *EventInfo {
 	return &eventTable[111]
+}
+
+// Descriptor describes GCMarkFinalizeQueueRoots, as readers of any generated package see it.
+func (*GCMarkFinalizeQueueRoots) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkFinalizeQueueRoots
 }
 
 // Decode reads a GCMarkFinalizeQueueRoots payload for a pointer size of 4 or 8 and returns the bytes
@@ -5656,6 +6753,27 @@ var columnsGCMarkFinalizeQueueRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCMarkFinalizeQueueRoots describes GCMarkFinalizeQueueRoots (EventInfo.Descriptor).
+var descGCMarkFinalizeQueueRoots = clrimpl.Descriptor{
+	Columns:      columnsGCMarkFinalizeQueueRoots,
+	DisplayName:  "GC/MarkFinalizeQueueRoots",
+	Fields:       &fieldsGCMarkFinalizeQueueRoots,
+	ID:           26,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkFinalizeQueueRoots",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkFinalizeQueueRoots writes the fields of GCMarkFinalizeQueueRoots payloads (its Descriptor's Fields).
+var fieldsGCMarkFinalizeQueueRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkFinalizeQueueRoots)
+}}
+
 // GCMarkHandles is the payload of GCMarkHandles: event 27 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkHandles (30), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5669,6 +6787,11 @@ type GCMarkHandles struct {
 // Info describes GCMarkHandles.
 func (*GCMarkHandles) Info() *EventInfo {
 	return &eventTable[112]
+}
+
+// Descriptor describes GCMarkHandles, as readers of any generated package see it.
+func (*GCMarkHandles) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkHandles
 }
 
 // Decode reads a GCMarkHandles payload for a pointer size of 4 or 8 and returns the bytes
@@ -5731,6 +6854,27 @@ var columnsGCMarkHandles = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCMarkHandles describes GCMarkHandles (EventInfo.Descriptor).
+var descGCMarkHandles = clrimpl.Descriptor{
+	Columns:      columnsGCMarkHandles,
+	DisplayName:  "GC/MarkHandles",
+	Fields:       &fieldsGCMarkHandles,
+	ID:           27,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkHandles",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkHandles writes the fields of GCMarkHandles payloads (its Descriptor's Fields).
+var fieldsGCMarkHandles = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkHandles)
+}}
+
 // GCMarkOlderGenerationRoots is the payload of GCMarkOlderGenerationRoots: event 28 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkOlderGenerationRoots (31), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5744,6 +6888,11 @@ type GCMarkOlderGenerationRoots struct {
 // Info describes GCMarkOlderGenerationRoots.
 func (*GCMarkOlderGenerationRoots) Info() *EventInfo {
 	return &eventTable[113]
+}
+
+// Descriptor describes GCMarkOlderGenerationRoots, as readers of any generated package see it.
+func (*GCMarkOlderGenerationRoots) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkOlderGenerationRoots
 }
 
 // Decode reads a GCMarkOlderGenerationRoots payload for a pointer size of 4 or 8 and returns the bytes
@@ -5806,6 +6955,27 @@ var columnsGCMarkOlderGenerationRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCMarkOlderGenerationRoots describes GCMarkOlderGenerationRoots (EventInfo.Descriptor).
+var descGCMarkOlderGenerationRoots = clrimpl.Descriptor{
+	Columns:      columnsGCMarkOlderGenerationRoots,
+	DisplayName:  "GC/MarkCards",
+	Fields:       &fieldsGCMarkOlderGenerationRoots,
+	ID:           28,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkOlderGenerationRoots",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkOlderGenerationRoots writes the fields of GCMarkOlderGenerationRoots payloads (its Descriptor's Fields).
+var fieldsGCMarkOlderGenerationRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkOlderGenerationRoots)
+}}
+
 // FinalizeObject is the payload of FinalizeObject: event 29 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode FinalizeObject (32), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template FinalizeObject. Its layout depends on the pointer size.
@@ -5821,6 +6991,11 @@ type FinalizeObject struct {
 // Info describes FinalizeObject.
 func (*FinalizeObject) Info() *EventInfo {
 	return &eventTable[114]
+}
+
+// Descriptor describes FinalizeObject, as readers of any generated package see it.
+func (*FinalizeObject) Descriptor() *clrimpl.Descriptor {
+	return &descFinalizeObject
 }
 
 // Decode reads a FinalizeObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -5924,6 +7099,27 @@ var columnsFinalizeObject = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descFinalizeObject describes FinalizeObject (EventInfo.Descriptor).
+var descFinalizeObject = clrimpl.Descriptor{
+	Columns:      columnsFinalizeObject,
+	DisplayName:  "GC/FinalizeObject",
+	Fields:       &fieldsFinalizeObject,
+	ID:           29,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "FinalizeObject",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsFinalizeObject writes the fields of FinalizeObject payloads (its Descriptor's Fields).
+var fieldsFinalizeObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FinalizeObject)
+}}
+
 // SetGCHandle is the payload of SetGCHandle: event 30 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode SetGCHandle (33), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template SetGCHandle. Its layout depends on the pointer size.
@@ -5945,6 +7141,11 @@ type SetGCHandle struct {
 // Info describes SetGCHandle.
 func (*SetGCHandle) Info() *EventInfo {
 	return &eventTable[115]
+}
+
+// Descriptor describes SetGCHandle, as readers of any generated package see it.
+func (*SetGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descSetGCHandle
 }
 
 // Decode reads a SetGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -6113,6 +7314,27 @@ var columnsSetGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descSetGCHandle describes SetGCHandle (EventInfo.Descriptor).
+var descSetGCHandle = clrimpl.Descriptor{
+	Columns:      columnsSetGCHandle,
+	DisplayName:  "GC/SetGCHandle",
+	Fields:       &fieldsSetGCHandle,
+	ID:           30,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "SetGCHandle",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsSetGCHandle writes the fields of SetGCHandle payloads (its Descriptor's Fields).
+var fieldsSetGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SetGCHandle)
+}}
+
 // DestroyGCHandle is the payload of DestroyGCHandle: event 31 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode DestroyGCHandle (34), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template DestroyGCHandle. Its layout depends on the pointer size.
@@ -6126,6 +7348,11 @@ type DestroyGCHandle struct {
 // Info describes DestroyGCHandle.
 func (*DestroyGCHandle) Info() *EventInfo {
 	return &eventTable[116]
+}
+
+// Descriptor describes DestroyGCHandle, as readers of any generated package see it.
+func (*DestroyGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descDestroyGCHandle
 }
 
 // Decode reads a DestroyGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -6209,6 +7436,27 @@ var columnsDestroyGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDestroyGCHandle describes DestroyGCHandle (EventInfo.Descriptor).
+var descDestroyGCHandle = clrimpl.Descriptor{
+	Columns:      columnsDestroyGCHandle,
+	DisplayName:  "GC/DestroyGCHandle",
+	Fields:       &fieldsDestroyGCHandle,
+	ID:           31,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "DestroyGCHandle",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDestroyGCHandle writes the fields of DestroyGCHandle payloads (its Descriptor's Fields).
+var fieldsDestroyGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DestroyGCHandle)
+}}
+
 // GCSampledObjectAllocationLow is the payload of GCSampledObjectAllocationLow: event 32 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSampledObjectAllocation (24), level win:Informational (4), keywords GCSampledObjectAllocationLowKeyword (0x2000000).
 // Template GCSampledObjectAllocation. Its layout depends on the pointer size.
@@ -6228,6 +7476,11 @@ type GCSampledObjectAllocationLow struct {
 // Info describes GCSampledObjectAllocationLow.
 func (*GCSampledObjectAllocationLow) Info() *EventInfo {
 	return &eventTable[117]
+}
+
+// Descriptor describes GCSampledObjectAllocationLow, as readers of any generated package see it.
+func (*GCSampledObjectAllocationLow) Descriptor() *clrimpl.Descriptor {
+	return &descGCSampledObjectAllocationLow
 }
 
 // Decode reads a GCSampledObjectAllocationLow payload for a pointer size of 4 or 8 and returns the bytes
@@ -6369,6 +7622,27 @@ var columnsGCSampledObjectAllocationLow = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCSampledObjectAllocationLow describes GCSampledObjectAllocationLow (EventInfo.Descriptor).
+var descGCSampledObjectAllocationLow = clrimpl.Descriptor{
+	Columns:      columnsGCSampledObjectAllocationLow,
+	DisplayName:  "GC/GCSampledObjectAllocation",
+	Fields:       &fieldsGCSampledObjectAllocationLow,
+	ID:           32,
+	Keywords:     0x2000000,
+	Level:        4,
+	Name:         "GCSampledObjectAllocationLow",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSampledObjectAllocationLow writes the fields of GCSampledObjectAllocationLow payloads (its Descriptor's Fields).
+var fieldsGCSampledObjectAllocationLow = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSampledObjectAllocationLow)
+}}
+
 // PinObjectAtGCTime is the payload of PinObjectAtGCTime: event 33 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode PinObjectAtGCTime (36), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template PinObjectAtGCTime. Its layout depends on the pointer size.
@@ -6388,6 +7662,11 @@ type PinObjectAtGCTime struct {
 // Info describes PinObjectAtGCTime.
 func (*PinObjectAtGCTime) Info() *EventInfo {
 	return &eventTable[118]
+}
+
+// Descriptor describes PinObjectAtGCTime, as readers of any generated package see it.
+func (*PinObjectAtGCTime) Descriptor() *clrimpl.Descriptor {
+	return &descPinObjectAtGCTime
 }
 
 // Decode reads a PinObjectAtGCTime payload for a pointer size of 4 or 8 and returns the bytes
@@ -6525,6 +7804,27 @@ var columnsPinObjectAtGCTime = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descPinObjectAtGCTime describes PinObjectAtGCTime (EventInfo.Descriptor).
+var descPinObjectAtGCTime = clrimpl.Descriptor{
+	Columns:      columnsPinObjectAtGCTime,
+	DisplayName:  "GC/PinObjectAtGCTime",
+	Fields:       &fieldsPinObjectAtGCTime,
+	ID:           33,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "PinObjectAtGCTime",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPinObjectAtGCTime writes the fields of PinObjectAtGCTime payloads (its Descriptor's Fields).
+var fieldsPinObjectAtGCTime = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PinObjectAtGCTime)
+}}
+
 // GCTriggered is the payload of GCTriggered: event 35 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode Triggered (35), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCTriggered.
@@ -6538,6 +7838,11 @@ type GCTriggered struct {
 // Info describes GCTriggered.
 func (*GCTriggered) Info() *EventInfo {
 	return &eventTable[119]
+}
+
+// Descriptor describes GCTriggered, as readers of any generated package see it.
+func (*GCTriggered) Descriptor() *clrimpl.Descriptor {
+	return &descGCTriggered
 }
 
 // Decode reads a GCTriggered payload for a pointer size of 4 or 8 and returns the bytes
@@ -6605,6 +7910,27 @@ var columnsGCTriggered = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descGCTriggered describes GCTriggered (EventInfo.Descriptor).
+var descGCTriggered = clrimpl.Descriptor{
+	Columns:      columnsGCTriggered,
+	DisplayName:  "GC/Triggered",
+	Fields:       &fieldsGCTriggered,
+	ID:           35,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCTriggered",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCTriggered writes the fields of GCTriggered payloads (its Descriptor's Fields).
+var fieldsGCTriggered = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCTriggered)
 }}
 
 // GCBulkRootCCW is the payload of GCBulkRootCCW: event 36 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -6811,6 +8137,11 @@ func (*GCBulkRootCCW) Info() *EventInfo {
 	return &eventTable[120]
 }
 
+// Descriptor describes GCBulkRootCCW, as readers of any generated package see it.
+func (*GCBulkRootCCW) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootCCW
+}
+
 // Decode reads a GCBulkRootCCW payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkRootCCW) Decode(b []byte, ptrSize int) (int, error) {
@@ -6891,6 +8222,27 @@ var columnsGCBulkRootCCW = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCBulkRootCCW describes GCBulkRootCCW (EventInfo.Descriptor).
+var descGCBulkRootCCW = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootCCW,
+	DisplayName:  "GC/GCBulkRootCCW",
+	Fields:       &fieldsGCBulkRootCCW,
+	ID:           36,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootCCW",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootCCW writes the fields of GCBulkRootCCW payloads (its Descriptor's Fields).
+var fieldsGCBulkRootCCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootCCW)
 }}
 
 // GCBulkRCW is the payload of GCBulkRCW: event 37 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -7086,6 +8438,11 @@ func (*GCBulkRCW) Info() *EventInfo {
 	return &eventTable[121]
 }
 
+// Descriptor describes GCBulkRCW, as readers of any generated package see it.
+func (*GCBulkRCW) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRCW
+}
+
 // Decode reads a GCBulkRCW payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkRCW) Decode(b []byte, ptrSize int) (int, error) {
@@ -7166,6 +8523,27 @@ var columnsGCBulkRCW = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCBulkRCW describes GCBulkRCW (EventInfo.Descriptor).
+var descGCBulkRCW = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRCW,
+	DisplayName:  "GC/GCBulkRCW",
+	Fields:       &fieldsGCBulkRCW,
+	ID:           37,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRCW",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRCW writes the fields of GCBulkRCW payloads (its Descriptor's Fields).
+var fieldsGCBulkRCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRCW)
 }}
 
 // GCBulkRootStaticVar is the payload of GCBulkRootStaticVar: event 38 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -7350,6 +8728,11 @@ func (*GCBulkRootStaticVar) Info() *EventInfo {
 	return &eventTable[122]
 }
 
+// Descriptor describes GCBulkRootStaticVar, as readers of any generated package see it.
+func (*GCBulkRootStaticVar) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootStaticVar
+}
+
 // Decode reads a GCBulkRootStaticVar payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
@@ -7456,6 +8839,27 @@ var columnsGCBulkRootStaticVar = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descGCBulkRootStaticVar describes GCBulkRootStaticVar (EventInfo.Descriptor).
+var descGCBulkRootStaticVar = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootStaticVar,
+	DisplayName:  "GC/GCBulkRootStaticVar",
+	Fields:       &fieldsGCBulkRootStaticVar,
+	ID:           38,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootStaticVar",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootStaticVar writes the fields of GCBulkRootStaticVar payloads (its Descriptor's Fields).
+var fieldsGCBulkRootStaticVar = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootStaticVar)
+}}
+
 // GCDynamicEvent is the payload of GCDynamicEvent: event 39 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCDynamicEvent (41), level win:Informational (4), keywords GCKeyword, GCHandleKeyword, GCHeapDumpKeyword, GCSampledObjectAllocationHighKeyword, GCHeapSurvivalAndMovementKeyword, ManagedHeapCollectKeyword, GCHeapAndTypeNamesKeyword, GCSampledObjectAllocationLowKeyword (0x3f00003).
 // Template GCDynamicEvent.
@@ -7473,6 +8877,11 @@ type GCDynamicEvent struct {
 // Info describes GCDynamicEvent.
 func (*GCDynamicEvent) Info() *EventInfo {
 	return &eventTable[123]
+}
+
+// Descriptor describes GCDynamicEvent, as readers of any generated package see it.
+func (*GCDynamicEvent) Descriptor() *clrimpl.Descriptor {
+	return &descGCDynamicEvent
 }
 
 // Decode reads a GCDynamicEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -7566,6 +8975,27 @@ var columnsGCDynamicEvent = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGCDynamicEvent describes GCDynamicEvent (EventInfo.Descriptor).
+var descGCDynamicEvent = clrimpl.Descriptor{
+	Columns:      columnsGCDynamicEvent,
+	DisplayName:  "GC/GCDynamicEvent",
+	Fields:       &fieldsGCDynamicEvent,
+	ID:           39,
+	Keywords:     0x3f00003,
+	Level:        4,
+	Name:         "GCDynamicEvent",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCDynamicEvent writes the fields of GCDynamicEvent payloads (its Descriptor's Fields).
+var fieldsGCDynamicEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCDynamicEvent)
+}}
+
 // IncreaseMemoryPressure is the payload of IncreaseMemoryPressure: event 200 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode IncreaseMemoryPressure (200), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template IncreaseMemoryPressure.
@@ -7579,6 +9009,11 @@ type IncreaseMemoryPressure struct {
 // Info describes IncreaseMemoryPressure.
 func (*IncreaseMemoryPressure) Info() *EventInfo {
 	return &eventTable[236]
+}
+
+// Descriptor describes IncreaseMemoryPressure, as readers of any generated package see it.
+func (*IncreaseMemoryPressure) Descriptor() *clrimpl.Descriptor {
+	return &descIncreaseMemoryPressure
 }
 
 // Decode reads a IncreaseMemoryPressure payload for a pointer size of 4 or 8 and returns the bytes
@@ -7641,6 +9076,27 @@ var columnsIncreaseMemoryPressure = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descIncreaseMemoryPressure describes IncreaseMemoryPressure (EventInfo.Descriptor).
+var descIncreaseMemoryPressure = clrimpl.Descriptor{
+	Columns:      columnsIncreaseMemoryPressure,
+	DisplayName:  "GC/IncreaseMemoryPressure",
+	Fields:       &fieldsIncreaseMemoryPressure,
+	ID:           200,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "IncreaseMemoryPressure",
+	Opcode:       200,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsIncreaseMemoryPressure writes the fields of IncreaseMemoryPressure payloads (its Descriptor's Fields).
+var fieldsIncreaseMemoryPressure = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IncreaseMemoryPressure)
+}}
+
 // DecreaseMemoryPressure is the payload of DecreaseMemoryPressure: event 201 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode DecreaseMemoryPressure (201), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template DecreaseMemoryPressure.
@@ -7654,6 +9110,11 @@ type DecreaseMemoryPressure struct {
 // Info describes DecreaseMemoryPressure.
 func (*DecreaseMemoryPressure) Info() *EventInfo {
 	return &eventTable[237]
+}
+
+// Descriptor describes DecreaseMemoryPressure, as readers of any generated package see it.
+func (*DecreaseMemoryPressure) Descriptor() *clrimpl.Descriptor {
+	return &descDecreaseMemoryPressure
 }
 
 // Decode reads a DecreaseMemoryPressure payload for a pointer size of 4 or 8 and returns the bytes
@@ -7716,6 +9177,27 @@ var columnsDecreaseMemoryPressure = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descDecreaseMemoryPressure describes DecreaseMemoryPressure (EventInfo.Descriptor).
+var descDecreaseMemoryPressure = clrimpl.Descriptor{
+	Columns:      columnsDecreaseMemoryPressure,
+	DisplayName:  "GC/DecreaseMemoryPressure",
+	Fields:       &fieldsDecreaseMemoryPressure,
+	ID:           201,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "DecreaseMemoryPressure",
+	Opcode:       201,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDecreaseMemoryPressure writes the fields of DecreaseMemoryPressure payloads (its Descriptor's Fields).
+var fieldsDecreaseMemoryPressure = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DecreaseMemoryPressure)
+}}
+
 // GCMarkWithType is the payload of GCMarkWithType: event 202 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkWithType (202), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMarkWithType.
@@ -7733,6 +9215,11 @@ type GCMarkWithType struct {
 // Info describes GCMarkWithType.
 func (*GCMarkWithType) Info() *EventInfo {
 	return &eventTable[238]
+}
+
+// Descriptor describes GCMarkWithType, as readers of any generated package see it.
+func (*GCMarkWithType) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkWithType
 }
 
 // Decode reads a GCMarkWithType payload for a pointer size of 4 or 8 and returns the bytes
@@ -7830,6 +9317,27 @@ var columnsGCMarkWithType = []clrimpl.Column{{
 	Name: "Bytes",
 }}
 
+// descGCMarkWithType describes GCMarkWithType (EventInfo.Descriptor).
+var descGCMarkWithType = clrimpl.Descriptor{
+	Columns:      columnsGCMarkWithType,
+	DisplayName:  "GC/Mark",
+	Fields:       &fieldsGCMarkWithType,
+	ID:           202,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkWithType",
+	Opcode:       202,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkWithType writes the fields of GCMarkWithType payloads (its Descriptor's Fields).
+var fieldsGCMarkWithType = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkWithType)
+}}
+
 // GCJoinV2 is the payload of GCJoin_V2: event 203 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCJoin (203), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCJoin_V2.
@@ -7849,6 +9357,11 @@ type GCJoinV2 struct {
 // Info describes GCJoin_V2.
 func (*GCJoinV2) Info() *EventInfo {
 	return &eventTable[239]
+}
+
+// Descriptor describes GCJoin_V2, as readers of any generated package see it.
+func (*GCJoinV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCJoinV2
 }
 
 // Decode reads a GCJoin_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -7951,6 +9464,27 @@ var columnsGCJoinV2 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "JoinID",
+}}
+
+// descGCJoinV2 describes GCJoin_V2 (EventInfo.Descriptor).
+var descGCJoinV2 = clrimpl.Descriptor{
+	Columns:      columnsGCJoinV2,
+	DisplayName:  "GC/GCJoin",
+	Fields:       &fieldsGCJoinV2,
+	ID:           203,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCJoin_V2",
+	Opcode:       203,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCJoinV2 writes the fields of GCJoin_V2 payloads (its Descriptor's Fields).
+var fieldsGCJoinV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCJoinV2)
 }}
 
 // GCPerHeapHistoryV3 is the payload of GCPerHeapHistory_V3: event 204 version 3 of Microsoft-Windows-DotNETRuntime.
@@ -8274,6 +9808,11 @@ func (a GCPerHeapHistoryV3ValuesArray) appendJSON(dst []byte) []byte {
 // Info describes GCPerHeapHistory_V3.
 func (*GCPerHeapHistoryV3) Info() *EventInfo {
 	return &eventTable[240]
+}
+
+// Descriptor describes GCPerHeapHistory_V3, as readers of any generated package see it.
+func (*GCPerHeapHistoryV3) Descriptor() *clrimpl.Descriptor {
+	return &descGCPerHeapHistoryV3
 }
 
 // Decode reads a GCPerHeapHistory_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -8647,6 +10186,27 @@ var columnsGCPerHeapHistoryV3 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descGCPerHeapHistoryV3 describes GCPerHeapHistory_V3 (EventInfo.Descriptor).
+var descGCPerHeapHistoryV3 = clrimpl.Descriptor{
+	Columns:      columnsGCPerHeapHistoryV3,
+	DisplayName:  "GC/PerHeapHistory",
+	Fields:       &fieldsGCPerHeapHistoryV3,
+	ID:           204,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCPerHeapHistory_V3",
+	Opcode:       204,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      3,
+}
+
+// fieldsGCPerHeapHistoryV3 writes the fields of GCPerHeapHistory_V3 payloads (its Descriptor's Fields).
+var fieldsGCPerHeapHistoryV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCPerHeapHistoryV3)
+}}
+
 // GCGlobalHeapHistoryV2 is the payload of GCGlobalHeapHistory_V2: event 205 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCGlobalHeap_V2.
@@ -8674,6 +10234,11 @@ type GCGlobalHeapHistoryV2 struct {
 // Info describes GCGlobalHeapHistory_V2.
 func (*GCGlobalHeapHistoryV2) Info() *EventInfo {
 	return &eventTable[241]
+}
+
+// Descriptor describes GCGlobalHeapHistory_V2, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV2
 }
 
 // Decode reads a GCGlobalHeapHistory_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -8856,6 +10421,27 @@ var columnsGCGlobalHeapHistoryV2 = []clrimpl.Column{{
 	Name: "MemoryPressure",
 }}
 
+// descGCGlobalHeapHistoryV2 describes GCGlobalHeapHistory_V2 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV2 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV2,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV2,
+	ID:           205,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V2",
+	Opcode:       205,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCGlobalHeapHistoryV2 writes the fields of GCGlobalHeapHistory_V2 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV2)
+}}
+
 // GCGlobalHeapHistoryV3 is the payload of GCGlobalHeapHistory_V3: event 205 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCGlobalHeap_V3.
@@ -8887,6 +10473,11 @@ type GCGlobalHeapHistoryV3 struct {
 // Info describes GCGlobalHeapHistory_V3.
 func (*GCGlobalHeapHistoryV3) Info() *EventInfo {
 	return &eventTable[242]
+}
+
+// Descriptor describes GCGlobalHeapHistory_V3, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV3) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV3
 }
 
 // Decode reads a GCGlobalHeapHistory_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -9097,6 +10688,27 @@ var columnsGCGlobalHeapHistoryV3 = []clrimpl.Column{{
 	Name: "CondemnReasons1",
 }}
 
+// descGCGlobalHeapHistoryV3 describes GCGlobalHeapHistory_V3 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV3 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV3,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV3,
+	ID:           205,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V3",
+	Opcode:       205,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      3,
+}
+
+// fieldsGCGlobalHeapHistoryV3 writes the fields of GCGlobalHeapHistory_V3 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV3)
+}}
+
 // GCGlobalHeapHistoryV4 is the payload of GCGlobalHeapHistory_V4: event 205 version 4 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCGlobalHeap_V4.
@@ -9253,6 +10865,11 @@ func (a GCGlobalHeapHistoryV4ValuesArray) appendJSON(dst []byte) []byte {
 // Info describes GCGlobalHeapHistory_V4.
 func (*GCGlobalHeapHistoryV4) Info() *EventInfo {
 	return &eventTable[243]
+}
+
+// Descriptor describes GCGlobalHeapHistory_V4, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV4) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV4
 }
 
 // Decode reads a GCGlobalHeapHistory_V4 payload for a pointer size of 4 or 8 and returns the bytes
@@ -9499,6 +11116,27 @@ var columnsGCGlobalHeapHistoryV4 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// descGCGlobalHeapHistoryV4 describes GCGlobalHeapHistory_V4 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV4 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV4,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV4,
+	ID:           205,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V4",
+	Opcode:       205,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      4,
+}
+
+// fieldsGCGlobalHeapHistoryV4 writes the fields of GCGlobalHeapHistory_V4 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV4 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV4)
+}}
+
 // GenAwareBegin is the payload of GenAwareBegin: event 206 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GenAwareBegin (206), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GenAwareTemplate.
@@ -9512,6 +11150,11 @@ type GenAwareBegin struct {
 // Info describes GenAwareBegin.
 func (*GenAwareBegin) Info() *EventInfo {
 	return &eventTable[244]
+}
+
+// Descriptor describes GenAwareBegin, as readers of any generated package see it.
+func (*GenAwareBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGenAwareBegin
 }
 
 // Decode reads a GenAwareBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -9574,6 +11217,27 @@ var columnsGenAwareBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descGenAwareBegin describes GenAwareBegin (EventInfo.Descriptor).
+var descGenAwareBegin = clrimpl.Descriptor{
+	Columns:      columnsGenAwareBegin,
+	DisplayName:  "GC/GenAwareBegin",
+	Fields:       &fieldsGenAwareBegin,
+	ID:           206,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GenAwareBegin",
+	Opcode:       206,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGenAwareBegin writes the fields of GenAwareBegin payloads (its Descriptor's Fields).
+var fieldsGenAwareBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GenAwareBegin)
+}}
+
 // GenAwareEnd is the payload of GenAwareEnd: event 207 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GenAwareEnd (207), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GenAwareTemplate.
@@ -9587,6 +11251,11 @@ type GenAwareEnd struct {
 // Info describes GenAwareEnd.
 func (*GenAwareEnd) Info() *EventInfo {
 	return &eventTable[245]
+}
+
+// Descriptor describes GenAwareEnd, as readers of any generated package see it.
+func (*GenAwareEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGenAwareEnd
 }
 
 // Decode reads a GenAwareEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -9647,6 +11316,27 @@ var columnsGenAwareEnd = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descGenAwareEnd describes GenAwareEnd (EventInfo.Descriptor).
+var descGenAwareEnd = clrimpl.Descriptor{
+	Columns:      columnsGenAwareEnd,
+	DisplayName:  "GC/GenAwareEnd",
+	Fields:       &fieldsGenAwareEnd,
+	ID:           207,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GenAwareEnd",
+	Opcode:       207,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGenAwareEnd writes the fields of GenAwareEnd payloads (its Descriptor's Fields).
+var fieldsGenAwareEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GenAwareEnd)
 }}
 
 // GCLOHCompact is the payload of GCLOHCompact: event 208 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -9867,6 +11557,11 @@ func (*GCLOHCompact) Info() *EventInfo {
 	return &eventTable[246]
 }
 
+// Descriptor describes GCLOHCompact, as readers of any generated package see it.
+func (*GCLOHCompact) Descriptor() *clrimpl.Descriptor {
+	return &descGCLOHCompact
+}
+
 // Decode reads a GCLOHCompact payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCLOHCompact) Decode(b []byte, ptrSize int) (int, error) {
@@ -9950,6 +11645,27 @@ var columnsGCLOHCompact = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCLOHCompact describes GCLOHCompact (EventInfo.Descriptor).
+var descGCLOHCompact = clrimpl.Descriptor{
+	Columns:      columnsGCLOHCompact,
+	DisplayName:  "GC/GCLOHCompact",
+	Fields:       &fieldsGCLOHCompact,
+	ID:           208,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCLOHCompact",
+	Opcode:       208,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCLOHCompact writes the fields of GCLOHCompact payloads (its Descriptor's Fields).
+var fieldsGCLOHCompact = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCLOHCompact)
 }}
 
 // GCFitBucketInfo is the payload of GCFitBucketInfo: event 209 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -10157,6 +11873,11 @@ func (*GCFitBucketInfo) Info() *EventInfo {
 	return &eventTable[247]
 }
 
+// Descriptor describes GCFitBucketInfo, as readers of any generated package see it.
+func (*GCFitBucketInfo) Descriptor() *clrimpl.Descriptor {
+	return &descGCFitBucketInfo
+}
+
 // Decode reads a GCFitBucketInfo payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
@@ -10275,4 +11996,25 @@ var columnsGCFitBucketInfo = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descGCFitBucketInfo describes GCFitBucketInfo (EventInfo.Descriptor).
+var descGCFitBucketInfo = clrimpl.Descriptor{
+	Columns:      columnsGCFitBucketInfo,
+	DisplayName:  "GC/GCFitBucketInfo",
+	Fields:       &fieldsGCFitBucketInfo,
+	ID:           209,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCFitBucketInfo",
+	Opcode:       209,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFitBucketInfo writes the fields of GCFitBucketInfo payloads (its Descriptor's Fields).
+var fieldsGCFitBucketInfo = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFitBucketInfo)
 }}

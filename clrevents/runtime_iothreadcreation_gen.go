@@ -24,6 +24,11 @@ func (*IOThreadCreate) Info() *EventInfo {
 	return &eventTable[128]
 }
 
+// Descriptor describes IOThreadCreate, as readers of any generated package see it.
+func (*IOThreadCreate) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadCreate
+}
+
 // Decode reads a IOThreadCreate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
@@ -84,6 +89,27 @@ var columnsIOThreadCreate = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// descIOThreadCreate describes IOThreadCreate (EventInfo.Descriptor).
+var descIOThreadCreate = clrimpl.Descriptor{
+	Columns:      columnsIOThreadCreate,
+	DisplayName:  "IOThreadCreation/Start",
+	Fields:       &fieldsIOThreadCreate,
+	ID:           44,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadCreate",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      0,
+}
+
+// fieldsIOThreadCreate writes the fields of IOThreadCreate payloads (its Descriptor's Fields).
+var fieldsIOThreadCreate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadCreate)
+}}
+
 // IOThreadCreateV1 is the payload of IOThreadCreate_V1: event 44 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Start (1), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -99,6 +125,11 @@ type IOThreadCreateV1 struct {
 // Info describes IOThreadCreate_V1.
 func (*IOThreadCreateV1) Info() *EventInfo {
 	return &eventTable[129]
+}
+
+// Descriptor describes IOThreadCreate_V1, as readers of any generated package see it.
+func (*IOThreadCreateV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadCreateV1
 }
 
 // Decode reads a IOThreadCreate_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -175,6 +206,27 @@ var columnsIOThreadCreateV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descIOThreadCreateV1 describes IOThreadCreate_V1 (EventInfo.Descriptor).
+var descIOThreadCreateV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadCreateV1,
+	DisplayName:  "IOThreadCreation/Start",
+	Fields:       &fieldsIOThreadCreateV1,
+	ID:           44,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadCreate_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      1,
+}
+
+// fieldsIOThreadCreateV1 writes the fields of IOThreadCreate_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadCreateV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadCreateV1)
+}}
+
 // IOThreadTerminate is the payload of IOThreadTerminate: event 45 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread.
@@ -188,6 +240,11 @@ type IOThreadTerminate struct {
 // Info describes IOThreadTerminate.
 func (*IOThreadTerminate) Info() *EventInfo {
 	return &eventTable[130]
+}
+
+// Descriptor describes IOThreadTerminate, as readers of any generated package see it.
+func (*IOThreadTerminate) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadTerminate
 }
 
 // Decode reads a IOThreadTerminate payload for a pointer size of 4 or 8 and returns the bytes
@@ -250,6 +307,27 @@ var columnsIOThreadTerminate = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// descIOThreadTerminate describes IOThreadTerminate (EventInfo.Descriptor).
+var descIOThreadTerminate = clrimpl.Descriptor{
+	Columns:      columnsIOThreadTerminate,
+	DisplayName:  "IOThreadCreation/Stop",
+	Fields:       &fieldsIOThreadTerminate,
+	ID:           45,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadTerminate",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      0,
+}
+
+// fieldsIOThreadTerminate writes the fields of IOThreadTerminate payloads (its Descriptor's Fields).
+var fieldsIOThreadTerminate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadTerminate)
+}}
+
 // IOThreadTerminateV1 is the payload of IOThreadTerminate_V1: event 45 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -265,6 +343,11 @@ type IOThreadTerminateV1 struct {
 // Info describes IOThreadTerminate_V1.
 func (*IOThreadTerminateV1) Info() *EventInfo {
 	return &eventTable[131]
+}
+
+// Descriptor describes IOThreadTerminate_V1, as readers of any generated package see it.
+func (*IOThreadTerminateV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadTerminateV1
 }
 
 // Decode reads a IOThreadTerminate_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -339,4 +422,25 @@ var columnsIOThreadTerminateV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descIOThreadTerminateV1 describes IOThreadTerminate_V1 (EventInfo.Descriptor).
+var descIOThreadTerminateV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadTerminateV1,
+	DisplayName:  "IOThreadCreation/Stop",
+	Fields:       &fieldsIOThreadTerminateV1,
+	ID:           45,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadTerminate_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      1,
+}
+
+// fieldsIOThreadTerminateV1 writes the fields of IOThreadTerminate_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadTerminateV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadTerminateV1)
 }}

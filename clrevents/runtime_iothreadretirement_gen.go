@@ -24,6 +24,11 @@ func (*IOThreadRetire) Info() *EventInfo {
 	return &eventTable[132]
 }
 
+// Descriptor describes IOThreadRetire, as readers of any generated package see it.
+func (*IOThreadRetire) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadRetire
+}
+
 // Decode reads a IOThreadRetire payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadRetire) Decode(b []byte, ptrSize int) (int, error) {
@@ -84,6 +89,27 @@ var columnsIOThreadRetire = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// descIOThreadRetire describes IOThreadRetire (EventInfo.Descriptor).
+var descIOThreadRetire = clrimpl.Descriptor{
+	Columns:      columnsIOThreadRetire,
+	DisplayName:  "IOThreadRetirement/Start",
+	Fields:       &fieldsIOThreadRetire,
+	ID:           46,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadRetire",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      0,
+}
+
+// fieldsIOThreadRetire writes the fields of IOThreadRetire payloads (its Descriptor's Fields).
+var fieldsIOThreadRetire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadRetire)
+}}
+
 // IOThreadRetireV1 is the payload of IOThreadRetire_V1: event 46 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Start (1), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -99,6 +125,11 @@ type IOThreadRetireV1 struct {
 // Info describes IOThreadRetire_V1.
 func (*IOThreadRetireV1) Info() *EventInfo {
 	return &eventTable[133]
+}
+
+// Descriptor describes IOThreadRetire_V1, as readers of any generated package see it.
+func (*IOThreadRetireV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadRetireV1
 }
 
 // Decode reads a IOThreadRetire_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -175,6 +206,27 @@ var columnsIOThreadRetireV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descIOThreadRetireV1 describes IOThreadRetire_V1 (EventInfo.Descriptor).
+var descIOThreadRetireV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadRetireV1,
+	DisplayName:  "IOThreadRetirement/Start",
+	Fields:       &fieldsIOThreadRetireV1,
+	ID:           46,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadRetire_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      1,
+}
+
+// fieldsIOThreadRetireV1 writes the fields of IOThreadRetire_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadRetireV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadRetireV1)
+}}
+
 // IOThreadUnretire is the payload of IOThreadUnretire: event 47 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread.
@@ -188,6 +240,11 @@ type IOThreadUnretire struct {
 // Info describes IOThreadUnretire.
 func (*IOThreadUnretire) Info() *EventInfo {
 	return &eventTable[134]
+}
+
+// Descriptor describes IOThreadUnretire, as readers of any generated package see it.
+func (*IOThreadUnretire) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadUnretire
 }
 
 // Decode reads a IOThreadUnretire payload for a pointer size of 4 or 8 and returns the bytes
@@ -250,6 +307,27 @@ var columnsIOThreadUnretire = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// descIOThreadUnretire describes IOThreadUnretire (EventInfo.Descriptor).
+var descIOThreadUnretire = clrimpl.Descriptor{
+	Columns:      columnsIOThreadUnretire,
+	DisplayName:  "IOThreadRetirement/Stop",
+	Fields:       &fieldsIOThreadUnretire,
+	ID:           47,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadUnretire",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      0,
+}
+
+// fieldsIOThreadUnretire writes the fields of IOThreadUnretire payloads (its Descriptor's Fields).
+var fieldsIOThreadUnretire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadUnretire)
+}}
+
 // IOThreadUnretireV1 is the payload of IOThreadUnretire_V1: event 47 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -265,6 +343,11 @@ type IOThreadUnretireV1 struct {
 // Info describes IOThreadUnretire_V1.
 func (*IOThreadUnretireV1) Info() *EventInfo {
 	return &eventTable[135]
+}
+
+// Descriptor describes IOThreadUnretire_V1, as readers of any generated package see it.
+func (*IOThreadUnretireV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadUnretireV1
 }
 
 // Decode reads a IOThreadUnretire_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -339,4 +422,25 @@ var columnsIOThreadUnretireV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descIOThreadUnretireV1 describes IOThreadUnretire_V1 (EventInfo.Descriptor).
+var descIOThreadUnretireV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadUnretireV1,
+	DisplayName:  "IOThreadRetirement/Stop",
+	Fields:       &fieldsIOThreadUnretireV1,
+	ID:           47,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadUnretire_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      1,
+}
+
+// fieldsIOThreadUnretireV1 writes the fields of IOThreadUnretire_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadUnretireV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadUnretireV1)
 }}

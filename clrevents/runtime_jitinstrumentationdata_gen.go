@@ -30,6 +30,11 @@ func (*JitInstrumentationData) Info() *EventInfo {
 	return &eventTable[273]
 }
 
+// Descriptor describes JitInstrumentationData, as readers of any generated package see it.
+func (*JitInstrumentationData) Descriptor() *clrimpl.Descriptor {
+	return &descJitInstrumentationData
+}
+
 // Decode reads a JitInstrumentationData payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *JitInstrumentationData) Decode(b []byte, ptrSize int) (int, error) {
@@ -138,6 +143,27 @@ var columnsJitInstrumentationData = []clrimpl.Column{{
 	Name: "Data",
 }}
 
+// descJitInstrumentationData describes JitInstrumentationData (EventInfo.Descriptor).
+var descJitInstrumentationData = clrimpl.Descriptor{
+	Columns:      columnsJitInstrumentationData,
+	DisplayName:  "JitInstrumentationData/InstrumentationData",
+	Fields:       &fieldsJitInstrumentationData,
+	ID:           297,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "JitInstrumentationData",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         34,
+	Version:      0,
+}
+
+// fieldsJitInstrumentationData writes the fields of JitInstrumentationData payloads (its Descriptor's Fields).
+var fieldsJitInstrumentationData = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(JitInstrumentationData)
+}}
+
 // JitInstrumentationDataVerbose is the payload of JitInstrumentationDataVerbose: event 298 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task JitInstrumentationData (34), opcode InstrumentationDataVerbose (12), level win:Informational (4), keywords JitInstrumentationDataKeyword (0x10000000000).
 // Template JitInstrumentationDataVerbose.
@@ -167,6 +193,11 @@ type JitInstrumentationDataVerbose struct {
 // Info describes JitInstrumentationDataVerbose.
 func (*JitInstrumentationDataVerbose) Info() *EventInfo {
 	return &eventTable[274]
+}
+
+// Descriptor describes JitInstrumentationDataVerbose, as readers of any generated package see it.
+func (*JitInstrumentationDataVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descJitInstrumentationDataVerbose
 }
 
 // Decode reads a JitInstrumentationDataVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -343,4 +374,25 @@ var columnsJitInstrumentationDataVerbose = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnBinary,
 	Name: "Data",
+}}
+
+// descJitInstrumentationDataVerbose describes JitInstrumentationDataVerbose (EventInfo.Descriptor).
+var descJitInstrumentationDataVerbose = clrimpl.Descriptor{
+	Columns:      columnsJitInstrumentationDataVerbose,
+	DisplayName:  "JitInstrumentationData/InstrumentationData",
+	Fields:       &fieldsJitInstrumentationDataVerbose,
+	ID:           298,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "JitInstrumentationDataVerbose",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         34,
+	Version:      0,
+}
+
+// fieldsJitInstrumentationDataVerbose writes the fields of JitInstrumentationDataVerbose payloads (its Descriptor's Fields).
+var fieldsJitInstrumentationDataVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(JitInstrumentationDataVerbose)
 }}

@@ -24,6 +24,11 @@ func (*ProfilerMessage) Info() *EventInfo {
 	return &eventTable[275]
 }
 
+// Descriptor describes ProfilerMessage, as readers of any generated package see it.
+func (*ProfilerMessage) Descriptor() *clrimpl.Descriptor {
+	return &descProfilerMessage
+}
+
 // Decode reads a ProfilerMessage payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ProfilerMessage) Decode(b []byte, ptrSize int) (int, error) {
@@ -87,4 +92,25 @@ var columnsProfilerMessage = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Message",
+}}
+
+// descProfilerMessage describes ProfilerMessage (EventInfo.Descriptor).
+var descProfilerMessage = clrimpl.Descriptor{
+	Columns:      columnsProfilerMessage,
+	DisplayName:  "Profiler/ProfilerMessage",
+	Fields:       &fieldsProfilerMessage,
+	ID:           299,
+	Keywords:     0x20000000000,
+	Level:        4,
+	Name:         "ProfilerMessage",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         36,
+	Version:      0,
+}
+
+// fieldsProfilerMessage writes the fields of ProfilerMessage payloads (its Descriptor's Fields).
+var fieldsProfilerMessage = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ProfilerMessage)
 }}

@@ -24,6 +24,11 @@ func (*ThreadCreating) Info() *EventInfo {
 	return &eventTable[154]
 }
 
+// Descriptor describes ThreadCreating, as readers of any generated package see it.
+func (*ThreadCreating) Descriptor() *clrimpl.Descriptor {
+	return &descThreadCreating
+}
+
 // Decode reads a ThreadCreating payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadCreating) Decode(b []byte, ptrSize int) (int, error) {
@@ -105,6 +110,27 @@ var columnsThreadCreating = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadCreating describes ThreadCreating (EventInfo.Descriptor).
+var descThreadCreating = clrimpl.Descriptor{
+	Columns:      columnsThreadCreating,
+	DisplayName:  "Thread/Creating",
+	Fields:       &fieldsThreadCreating,
+	ID:           70,
+	Keywords:     0x80010000,
+	Level:        4,
+	Name:         "ThreadCreating",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         24,
+	Version:      0,
+}
+
+// fieldsThreadCreating writes the fields of ThreadCreating payloads (its Descriptor's Fields).
+var fieldsThreadCreating = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadCreating)
+}}
+
 // ThreadRunning is the payload of ThreadRunning: event 71 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Thread (24), opcode Running (12), level win:Informational (4), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadStartWork. Its layout depends on the pointer size.
@@ -118,6 +144,11 @@ type ThreadRunning struct {
 // Info describes ThreadRunning.
 func (*ThreadRunning) Info() *EventInfo {
 	return &eventTable[155]
+}
+
+// Descriptor describes ThreadRunning, as readers of any generated package see it.
+func (*ThreadRunning) Descriptor() *clrimpl.Descriptor {
+	return &descThreadRunning
 }
 
 // Decode reads a ThreadRunning payload for a pointer size of 4 or 8 and returns the bytes
@@ -199,4 +230,25 @@ var columnsThreadRunning = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadRunning describes ThreadRunning (EventInfo.Descriptor).
+var descThreadRunning = clrimpl.Descriptor{
+	Columns:      columnsThreadRunning,
+	DisplayName:  "Thread/Running",
+	Fields:       &fieldsThreadRunning,
+	ID:           71,
+	Keywords:     0x80010000,
+	Level:        4,
+	Name:         "ThreadRunning",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         24,
+	Version:      0,
+}
+
+// fieldsThreadRunning writes the fields of ThreadRunning payloads (its Descriptor's Fields).
+var fieldsThreadRunning = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadRunning)
 }}

@@ -24,6 +24,11 @@ func (*ThreadPoolEnqueue) Info() *EventInfo {
 	return &eventTable[149]
 }
 
+// Descriptor describes ThreadPoolEnqueue, as readers of any generated package see it.
+func (*ThreadPoolEnqueue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolEnqueue
+}
+
 // Decode reads a ThreadPoolEnqueue payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolEnqueue) Decode(b []byte, ptrSize int) (int, error) {
@@ -105,6 +110,27 @@ var columnsThreadPoolEnqueue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolEnqueue describes ThreadPoolEnqueue (EventInfo.Descriptor).
+var descThreadPoolEnqueue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolEnqueue,
+	DisplayName:  "ThreadPool/Enqueue",
+	Fields:       &fieldsThreadPoolEnqueue,
+	ID:           61,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolEnqueue",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolEnqueue writes the fields of ThreadPoolEnqueue payloads (its Descriptor's Fields).
+var fieldsThreadPoolEnqueue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolEnqueue)
+}}
+
 // ThreadPoolDequeue is the payload of ThreadPoolDequeue: event 62 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode Dequeue (12), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolWork. Its layout depends on the pointer size.
@@ -118,6 +144,11 @@ type ThreadPoolDequeue struct {
 // Info describes ThreadPoolDequeue.
 func (*ThreadPoolDequeue) Info() *EventInfo {
 	return &eventTable[150]
+}
+
+// Descriptor describes ThreadPoolDequeue, as readers of any generated package see it.
+func (*ThreadPoolDequeue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolDequeue
 }
 
 // Decode reads a ThreadPoolDequeue payload for a pointer size of 4 or 8 and returns the bytes
@@ -201,6 +232,27 @@ var columnsThreadPoolDequeue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolDequeue describes ThreadPoolDequeue (EventInfo.Descriptor).
+var descThreadPoolDequeue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolDequeue,
+	DisplayName:  "ThreadPool/Dequeue",
+	Fields:       &fieldsThreadPoolDequeue,
+	ID:           62,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolDequeue",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolDequeue writes the fields of ThreadPoolDequeue payloads (its Descriptor's Fields).
+var fieldsThreadPoolDequeue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolDequeue)
+}}
+
 // ThreadPoolIOEnqueue is the payload of ThreadPoolIOEnqueue: event 63 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IOEnqueue (13), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolIOWorkEnqueue. Its layout depends on the pointer size.
@@ -218,6 +270,11 @@ type ThreadPoolIOEnqueue struct {
 // Info describes ThreadPoolIOEnqueue.
 func (*ThreadPoolIOEnqueue) Info() *EventInfo {
 	return &eventTable[151]
+}
+
+// Descriptor describes ThreadPoolIOEnqueue, as readers of any generated package see it.
+func (*ThreadPoolIOEnqueue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolIOEnqueue
 }
 
 // Decode reads a ThreadPoolIOEnqueue payload for a pointer size of 4 or 8 and returns the bytes
@@ -340,6 +397,27 @@ var columnsThreadPoolIOEnqueue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolIOEnqueue describes ThreadPoolIOEnqueue (EventInfo.Descriptor).
+var descThreadPoolIOEnqueue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolIOEnqueue,
+	DisplayName:  "ThreadPool/IOEnqueue",
+	Fields:       &fieldsThreadPoolIOEnqueue,
+	ID:           63,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolIOEnqueue",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolIOEnqueue writes the fields of ThreadPoolIOEnqueue payloads (its Descriptor's Fields).
+var fieldsThreadPoolIOEnqueue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolIOEnqueue)
+}}
+
 // ThreadPoolIODequeue is the payload of ThreadPoolIODequeue: event 64 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IODequeue (14), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolIOWork. Its layout depends on the pointer size.
@@ -355,6 +433,11 @@ type ThreadPoolIODequeue struct {
 // Info describes ThreadPoolIODequeue.
 func (*ThreadPoolIODequeue) Info() *EventInfo {
 	return &eventTable[152]
+}
+
+// Descriptor describes ThreadPoolIODequeue, as readers of any generated package see it.
+func (*ThreadPoolIODequeue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolIODequeue
 }
 
 // Decode reads a ThreadPoolIODequeue payload for a pointer size of 4 or 8 and returns the bytes
@@ -458,6 +541,27 @@ var columnsThreadPoolIODequeue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolIODequeue describes ThreadPoolIODequeue (EventInfo.Descriptor).
+var descThreadPoolIODequeue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolIODequeue,
+	DisplayName:  "ThreadPool/IODequeue",
+	Fields:       &fieldsThreadPoolIODequeue,
+	ID:           64,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolIODequeue",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolIODequeue writes the fields of ThreadPoolIODequeue payloads (its Descriptor's Fields).
+var fieldsThreadPoolIODequeue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolIODequeue)
+}}
+
 // ThreadPoolIOPack is the payload of ThreadPoolIOPack: event 65 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IOPack (15), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolIOWork. Its layout depends on the pointer size.
@@ -473,6 +577,11 @@ type ThreadPoolIOPack struct {
 // Info describes ThreadPoolIOPack.
 func (*ThreadPoolIOPack) Info() *EventInfo {
 	return &eventTable[153]
+}
+
+// Descriptor describes ThreadPoolIOPack, as readers of any generated package see it.
+func (*ThreadPoolIOPack) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolIOPack
 }
 
 // Decode reads a ThreadPoolIOPack payload for a pointer size of 4 or 8 and returns the bytes
@@ -574,4 +683,25 @@ var columnsThreadPoolIOPack = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadPoolIOPack describes ThreadPoolIOPack (EventInfo.Descriptor).
+var descThreadPoolIOPack = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolIOPack,
+	DisplayName:  "ThreadPool/IOPack",
+	Fields:       &fieldsThreadPoolIOPack,
+	ID:           65,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "ThreadPoolIOPack",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolIOPack writes the fields of ThreadPoolIOPack payloads (its Descriptor's Fields).
+var fieldsThreadPoolIOPack = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolIOPack)
 }}

@@ -30,6 +30,11 @@ func (*ThreadPoolMinMaxThreads) Info() *EventInfo {
 	return &eventTable[147]
 }
 
+// Descriptor describes ThreadPoolMinMaxThreads, as readers of any generated package see it.
+func (*ThreadPoolMinMaxThreads) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolMinMaxThreads
+}
+
 // Decode reads a ThreadPoolMinMaxThreads payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolMinMaxThreads) Decode(b []byte, ptrSize int) (int, error) {
@@ -130,4 +135,25 @@ var columnsThreadPoolMinMaxThreads = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadPoolMinMaxThreads describes ThreadPoolMinMaxThreads (EventInfo.Descriptor).
+var descThreadPoolMinMaxThreads = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolMinMaxThreads,
+	DisplayName:  "ThreadPoolMinMaxThreads",
+	Fields:       &fieldsThreadPoolMinMaxThreads,
+	ID:           59,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolMinMaxThreads",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         38,
+	Version:      0,
+}
+
+// fieldsThreadPoolMinMaxThreads writes the fields of ThreadPoolMinMaxThreads payloads (its Descriptor's Fields).
+var fieldsThreadPoolMinMaxThreads = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolMinMaxThreads)
 }}

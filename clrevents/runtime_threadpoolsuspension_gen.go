@@ -24,6 +24,11 @@ func (*ThreadpoolSuspensionSuspendThread) Info() *EventInfo {
 	return &eventTable[136]
 }
 
+// Descriptor describes ThreadpoolSuspensionSuspendThread, as readers of any generated package see it.
+func (*ThreadpoolSuspensionSuspendThread) Descriptor() *clrimpl.Descriptor {
+	return &descThreadpoolSuspensionSuspendThread
+}
+
 // Decode reads a ThreadpoolSuspensionSuspendThread payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadpoolSuspensionSuspendThread) Decode(b []byte, ptrSize int) (int, error) {
@@ -84,6 +89,27 @@ var columnsThreadpoolSuspensionSuspendThread = []clrimpl.Column{{
 	Name: "CpuUtilization",
 }}
 
+// descThreadpoolSuspensionSuspendThread describes ThreadpoolSuspensionSuspendThread (EventInfo.Descriptor).
+var descThreadpoolSuspensionSuspendThread = clrimpl.Descriptor{
+	Columns:      columnsThreadpoolSuspensionSuspendThread,
+	DisplayName:  "ThreadpoolSuspensionV2/Start",
+	Fields:       &fieldsThreadpoolSuspensionSuspendThread,
+	ID:           48,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadpoolSuspensionSuspendThread",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         6,
+	Version:      0,
+}
+
+// fieldsThreadpoolSuspensionSuspendThread writes the fields of ThreadpoolSuspensionSuspendThread payloads (its Descriptor's Fields).
+var fieldsThreadpoolSuspensionSuspendThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadpoolSuspensionSuspendThread)
+}}
+
 // ThreadpoolSuspensionResumeThread is the payload of ThreadpoolSuspensionResumeThread: event 49 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadpoolSuspension (6), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrThreadPoolSuspend.
@@ -97,6 +123,11 @@ type ThreadpoolSuspensionResumeThread struct {
 // Info describes ThreadpoolSuspensionResumeThread.
 func (*ThreadpoolSuspensionResumeThread) Info() *EventInfo {
 	return &eventTable[137]
+}
+
+// Descriptor describes ThreadpoolSuspensionResumeThread, as readers of any generated package see it.
+func (*ThreadpoolSuspensionResumeThread) Descriptor() *clrimpl.Descriptor {
+	return &descThreadpoolSuspensionResumeThread
 }
 
 // Decode reads a ThreadpoolSuspensionResumeThread payload for a pointer size of 4 or 8 and returns the bytes
@@ -157,4 +188,25 @@ var columnsThreadpoolSuspensionResumeThread = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "CpuUtilization",
+}}
+
+// descThreadpoolSuspensionResumeThread describes ThreadpoolSuspensionResumeThread (EventInfo.Descriptor).
+var descThreadpoolSuspensionResumeThread = clrimpl.Descriptor{
+	Columns:      columnsThreadpoolSuspensionResumeThread,
+	DisplayName:  "ThreadpoolSuspensionV2/Stop",
+	Fields:       &fieldsThreadpoolSuspensionResumeThread,
+	ID:           49,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadpoolSuspensionResumeThread",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         6,
+	Version:      0,
+}
+
+// fieldsThreadpoolSuspensionResumeThread writes the fields of ThreadpoolSuspensionResumeThread payloads (its Descriptor's Fields).
+var fieldsThreadpoolSuspensionResumeThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadpoolSuspensionResumeThread)
 }}

@@ -26,6 +26,11 @@ func (*ThreadPoolWorkerThreadStart) Info() *EventInfo {
 	return &eventTable[138]
 }
 
+// Descriptor describes ThreadPoolWorkerThreadStart, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadStart) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadStart
+}
+
 // Decode reads a ThreadPoolWorkerThreadStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -100,6 +105,27 @@ var columnsThreadPoolWorkerThreadStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolWorkerThreadStart describes ThreadPoolWorkerThreadStart (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadStart = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadStart,
+	DisplayName:  "ThreadPoolWorkerThread/Start",
+	Fields:       &fieldsThreadPoolWorkerThreadStart,
+	ID:           50,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadStart writes the fields of ThreadPoolWorkerThreadStart payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadStart)
+}}
+
 // ThreadPoolWorkerThreadStop is the payload of ThreadPoolWorkerThreadStop: event 51 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThread (16), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -115,6 +141,11 @@ type ThreadPoolWorkerThreadStop struct {
 // Info describes ThreadPoolWorkerThreadStop.
 func (*ThreadPoolWorkerThreadStop) Info() *EventInfo {
 	return &eventTable[139]
+}
+
+// Descriptor describes ThreadPoolWorkerThreadStop, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadStop) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadStop
 }
 
 // Decode reads a ThreadPoolWorkerThreadStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -191,6 +222,27 @@ var columnsThreadPoolWorkerThreadStop = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolWorkerThreadStop describes ThreadPoolWorkerThreadStop (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadStop = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadStop,
+	DisplayName:  "ThreadPoolWorkerThread/Stop",
+	Fields:       &fieldsThreadPoolWorkerThreadStop,
+	ID:           51,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadStop writes the fields of ThreadPoolWorkerThreadStop payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadStop)
+}}
+
 // ThreadPoolWorkerThreadWait is the payload of ThreadPoolWorkerThreadWait: event 57 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThread (16), opcode Wait (90), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -206,6 +258,11 @@ type ThreadPoolWorkerThreadWait struct {
 // Info describes ThreadPoolWorkerThreadWait.
 func (*ThreadPoolWorkerThreadWait) Info() *EventInfo {
 	return &eventTable[145]
+}
+
+// Descriptor describes ThreadPoolWorkerThreadWait, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadWait) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadWait
 }
 
 // Decode reads a ThreadPoolWorkerThreadWait payload for a pointer size of 4 or 8 and returns the bytes
@@ -280,4 +337,25 @@ var columnsThreadPoolWorkerThreadWait = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadPoolWorkerThreadWait describes ThreadPoolWorkerThreadWait (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadWait = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadWait,
+	DisplayName:  "ThreadPoolWorkerThread/Wait",
+	Fields:       &fieldsThreadPoolWorkerThreadWait,
+	ID:           57,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadWait",
+	Opcode:       90,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadWait writes the fields of ThreadPoolWorkerThreadWait payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadWait = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadWait)
 }}

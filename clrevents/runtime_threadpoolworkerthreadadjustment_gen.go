@@ -25,6 +25,11 @@ func (*ThreadPoolWorkerThreadAdjustmentSample) Info() *EventInfo {
 	return &eventTable[142]
 }
 
+// Descriptor describes ThreadPoolWorkerThreadAdjustmentSample, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadAdjustmentSample) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadAdjustmentSample
+}
+
 // Decode reads a ThreadPoolWorkerThreadAdjustmentSample payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentSample) Decode(b []byte, ptrSize int) (int, error) {
@@ -85,6 +90,27 @@ var columnsThreadPoolWorkerThreadAdjustmentSample = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolWorkerThreadAdjustmentSample describes ThreadPoolWorkerThreadAdjustmentSample (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadAdjustmentSample = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadAdjustmentSample,
+	DisplayName:  "ThreadPoolWorkerThreadAdjustment/Sample",
+	Fields:       &fieldsThreadPoolWorkerThreadAdjustmentSample,
+	ID:           54,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadAdjustmentSample",
+	Opcode:       100,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         18,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadAdjustmentSample writes the fields of ThreadPoolWorkerThreadAdjustmentSample payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadAdjustmentSample = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadAdjustmentSample)
+}}
+
 // ThreadPoolWorkerThreadAdjustmentAdjustment is the payload of ThreadPoolWorkerThreadAdjustmentAdjustment: event 55 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadAdjustment (18), opcode Adjustment (101), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThreadAdjustmentAdjustment.
@@ -102,6 +128,11 @@ type ThreadPoolWorkerThreadAdjustmentAdjustment struct {
 // Info describes ThreadPoolWorkerThreadAdjustmentAdjustment.
 func (*ThreadPoolWorkerThreadAdjustmentAdjustment) Info() *EventInfo {
 	return &eventTable[143]
+}
+
+// Descriptor describes ThreadPoolWorkerThreadAdjustmentAdjustment, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadAdjustmentAdjustment) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadAdjustmentAdjustment
 }
 
 // Decode reads a ThreadPoolWorkerThreadAdjustmentAdjustment payload for a pointer size of 4 or 8 and returns the bytes
@@ -199,6 +230,27 @@ var columnsThreadPoolWorkerThreadAdjustmentAdjustment = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolWorkerThreadAdjustmentAdjustment describes ThreadPoolWorkerThreadAdjustmentAdjustment (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadAdjustmentAdjustment = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadAdjustmentAdjustment,
+	DisplayName:  "ThreadPoolWorkerThreadAdjustment/Adjustment",
+	Fields:       &fieldsThreadPoolWorkerThreadAdjustmentAdjustment,
+	ID:           55,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadAdjustmentAdjustment",
+	Opcode:       101,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         18,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadAdjustmentAdjustment writes the fields of ThreadPoolWorkerThreadAdjustmentAdjustment payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadAdjustmentAdjustment = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadAdjustmentAdjustment)
+}}
+
 // ThreadPoolWorkerThreadAdjustmentStats is the payload of ThreadPoolWorkerThreadAdjustmentStats: event 56 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadAdjustment (18), opcode Stats (102), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThreadAdjustmentStats.
@@ -230,6 +282,11 @@ type ThreadPoolWorkerThreadAdjustmentStats struct {
 // Info describes ThreadPoolWorkerThreadAdjustmentStats.
 func (*ThreadPoolWorkerThreadAdjustmentStats) Info() *EventInfo {
 	return &eventTable[144]
+}
+
+// Descriptor describes ThreadPoolWorkerThreadAdjustmentStats, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadAdjustmentStats) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadAdjustmentStats
 }
 
 // Decode reads a ThreadPoolWorkerThreadAdjustmentStats payload for a pointer size of 4 or 8 and returns the bytes
@@ -416,4 +473,25 @@ var columnsThreadPoolWorkerThreadAdjustmentStats = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadPoolWorkerThreadAdjustmentStats describes ThreadPoolWorkerThreadAdjustmentStats (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadAdjustmentStats = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadAdjustmentStats,
+	DisplayName:  "ThreadPoolWorkerThreadAdjustment/Stats",
+	Fields:       &fieldsThreadPoolWorkerThreadAdjustmentStats,
+	ID:           56,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "ThreadPoolWorkerThreadAdjustmentStats",
+	Opcode:       102,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         18,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadAdjustmentStats writes the fields of ThreadPoolWorkerThreadAdjustmentStats payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadAdjustmentStats = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadAdjustmentStats)
 }}

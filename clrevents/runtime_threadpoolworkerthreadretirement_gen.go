@@ -26,6 +26,11 @@ func (*ThreadPoolWorkerThreadRetirementStart) Info() *EventInfo {
 	return &eventTable[140]
 }
 
+// Descriptor describes ThreadPoolWorkerThreadRetirementStart, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadRetirementStart) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadRetirementStart
+}
+
 // Decode reads a ThreadPoolWorkerThreadRetirementStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadRetirementStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -100,6 +105,27 @@ var columnsThreadPoolWorkerThreadRetirementStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descThreadPoolWorkerThreadRetirementStart describes ThreadPoolWorkerThreadRetirementStart (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadRetirementStart = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadRetirementStart,
+	DisplayName:  "ThreadPoolWorkerThreadRetirement/Start",
+	Fields:       &fieldsThreadPoolWorkerThreadRetirementStart,
+	ID:           52,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadRetirementStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadRetirementStart writes the fields of ThreadPoolWorkerThreadRetirementStart payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadRetirementStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadRetirementStart)
+}}
+
 // ThreadPoolWorkerThreadRetirementStop is the payload of ThreadPoolWorkerThreadRetirementStop: event 53 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadRetirement (17), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -115,6 +141,11 @@ type ThreadPoolWorkerThreadRetirementStop struct {
 // Info describes ThreadPoolWorkerThreadRetirementStop.
 func (*ThreadPoolWorkerThreadRetirementStop) Info() *EventInfo {
 	return &eventTable[141]
+}
+
+// Descriptor describes ThreadPoolWorkerThreadRetirementStop, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadRetirementStop) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadRetirementStop
 }
 
 // Decode reads a ThreadPoolWorkerThreadRetirementStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -189,4 +220,25 @@ var columnsThreadPoolWorkerThreadRetirementStop = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadPoolWorkerThreadRetirementStop describes ThreadPoolWorkerThreadRetirementStop (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadRetirementStop = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadRetirementStop,
+	DisplayName:  "ThreadPoolWorkerThreadRetirement/Stop",
+	Fields:       &fieldsThreadPoolWorkerThreadRetirementStop,
+	ID:           53,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadRetirementStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadRetirementStop writes the fields of ThreadPoolWorkerThreadRetirementStop payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadRetirementStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadRetirementStop)
 }}

@@ -24,6 +24,11 @@ func (*ThreadPoolWorkingThreadCount) Info() *EventInfo {
 	return &eventTable[148]
 }
 
+// Descriptor describes ThreadPoolWorkingThreadCount, as readers of any generated package see it.
+func (*ThreadPoolWorkingThreadCount) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkingThreadCount
+}
+
 // Decode reads a ThreadPoolWorkingThreadCount payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkingThreadCount) Decode(b []byte, ptrSize int) (int, error) {
@@ -82,4 +87,25 @@ var columnsThreadPoolWorkingThreadCount = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descThreadPoolWorkingThreadCount describes ThreadPoolWorkingThreadCount (EventInfo.Descriptor).
+var descThreadPoolWorkingThreadCount = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkingThreadCount,
+	DisplayName:  "ThreadPoolWorkingThreadCount/Start",
+	Fields:       &fieldsThreadPoolWorkingThreadCount,
+	ID:           60,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "ThreadPoolWorkingThreadCount",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkingThreadCount writes the fields of ThreadPoolWorkingThreadCount payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkingThreadCount = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkingThreadCount)
 }}

@@ -24,6 +24,11 @@ func (*TieredCompilationSettings) Info() *EventInfo {
 	return &eventTable[261]
 }
 
+// Descriptor describes TieredCompilationSettings, as readers of any generated package see it.
+func (*TieredCompilationSettings) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationSettings
+}
+
 // Decode reads a TieredCompilationSettings payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettings) Decode(b []byte, ptrSize int) (int, error) {
@@ -92,6 +97,27 @@ var columnsTieredCompilationSettings = []clrimpl.Column{{
 	Name: "Flags_name",
 }}
 
+// descTieredCompilationSettings describes TieredCompilationSettings (EventInfo.Descriptor).
+var descTieredCompilationSettings = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationSettings,
+	DisplayName:  "TieredCompilation/Settings",
+	Fields:       &fieldsTieredCompilationSettings,
+	ID:           280,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationSettings",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationSettings writes the fields of TieredCompilationSettings payloads (its Descriptor's Fields).
+var fieldsTieredCompilationSettings = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationSettings)
+}}
+
 // TieredCompilationPause is the payload of TieredCompilationPause: event 281 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode Pause (12), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationEmpty.
@@ -103,6 +129,11 @@ type TieredCompilationPause struct {
 // Info describes TieredCompilationPause.
 func (*TieredCompilationPause) Info() *EventInfo {
 	return &eventTable[262]
+}
+
+// Descriptor describes TieredCompilationPause, as readers of any generated package see it.
+func (*TieredCompilationPause) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationPause
 }
 
 // Decode reads a TieredCompilationPause payload for a pointer size of 4 or 8 and returns the bytes
@@ -151,6 +182,27 @@ var columnsTieredCompilationPause = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descTieredCompilationPause describes TieredCompilationPause (EventInfo.Descriptor).
+var descTieredCompilationPause = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationPause,
+	DisplayName:  "TieredCompilation/Pause",
+	Fields:       &fieldsTieredCompilationPause,
+	ID:           281,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationPause",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationPause writes the fields of TieredCompilationPause payloads (its Descriptor's Fields).
+var fieldsTieredCompilationPause = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationPause)
+}}
+
 // TieredCompilationResume is the payload of TieredCompilationResume: event 282 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode Resume (13), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationResume.
@@ -164,6 +216,11 @@ type TieredCompilationResume struct {
 // Info describes TieredCompilationResume.
 func (*TieredCompilationResume) Info() *EventInfo {
 	return &eventTable[263]
+}
+
+// Descriptor describes TieredCompilationResume, as readers of any generated package see it.
+func (*TieredCompilationResume) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationResume
 }
 
 // Decode reads a TieredCompilationResume payload for a pointer size of 4 or 8 and returns the bytes
@@ -226,6 +283,27 @@ var columnsTieredCompilationResume = []clrimpl.Column{{
 	Name: "NewMethodCount",
 }}
 
+// descTieredCompilationResume describes TieredCompilationResume (EventInfo.Descriptor).
+var descTieredCompilationResume = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationResume,
+	DisplayName:  "TieredCompilation/Resume",
+	Fields:       &fieldsTieredCompilationResume,
+	ID:           282,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationResume",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationResume writes the fields of TieredCompilationResume payloads (its Descriptor's Fields).
+var fieldsTieredCompilationResume = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationResume)
+}}
+
 // TieredCompilationBackgroundJitStart is the payload of TieredCompilationBackgroundJitStart: event 283 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode win:Start (1), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationBackgroundJitStart.
@@ -239,6 +317,11 @@ type TieredCompilationBackgroundJitStart struct {
 // Info describes TieredCompilationBackgroundJitStart.
 func (*TieredCompilationBackgroundJitStart) Info() *EventInfo {
 	return &eventTable[264]
+}
+
+// Descriptor describes TieredCompilationBackgroundJitStart, as readers of any generated package see it.
+func (*TieredCompilationBackgroundJitStart) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationBackgroundJitStart
 }
 
 // Decode reads a TieredCompilationBackgroundJitStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -301,6 +384,27 @@ var columnsTieredCompilationBackgroundJitStart = []clrimpl.Column{{
 	Name: "PendingMethodCount",
 }}
 
+// descTieredCompilationBackgroundJitStart describes TieredCompilationBackgroundJitStart (EventInfo.Descriptor).
+var descTieredCompilationBackgroundJitStart = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationBackgroundJitStart,
+	DisplayName:  "TieredCompilation/Start",
+	Fields:       &fieldsTieredCompilationBackgroundJitStart,
+	ID:           283,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationBackgroundJitStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationBackgroundJitStart writes the fields of TieredCompilationBackgroundJitStart payloads (its Descriptor's Fields).
+var fieldsTieredCompilationBackgroundJitStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationBackgroundJitStart)
+}}
+
 // TieredCompilationBackgroundJitStop is the payload of TieredCompilationBackgroundJitStop: event 284 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode win:Stop (2), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationBackgroundJitStop.
@@ -316,6 +420,11 @@ type TieredCompilationBackgroundJitStop struct {
 // Info describes TieredCompilationBackgroundJitStop.
 func (*TieredCompilationBackgroundJitStop) Info() *EventInfo {
 	return &eventTable[265]
+}
+
+// Descriptor describes TieredCompilationBackgroundJitStop, as readers of any generated package see it.
+func (*TieredCompilationBackgroundJitStop) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationBackgroundJitStop
 }
 
 // Decode reads a TieredCompilationBackgroundJitStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -390,4 +499,25 @@ var columnsTieredCompilationBackgroundJitStop = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "JittedMethodCount",
+}}
+
+// descTieredCompilationBackgroundJitStop describes TieredCompilationBackgroundJitStop (EventInfo.Descriptor).
+var descTieredCompilationBackgroundJitStop = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationBackgroundJitStop,
+	DisplayName:  "TieredCompilation/Stop",
+	Fields:       &fieldsTieredCompilationBackgroundJitStop,
+	ID:           284,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationBackgroundJitStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationBackgroundJitStop writes the fields of TieredCompilationBackgroundJitStop payloads (its Descriptor's Fields).
+var fieldsTieredCompilationBackgroundJitStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationBackgroundJitStop)
 }}

@@ -226,6 +226,11 @@ func (*BulkType) Info() *EventInfo {
 	return &eventTable[101]
 }
 
+// Descriptor describes BulkType, as readers of any generated package see it.
+func (*BulkType) Descriptor() *clrimpl.Descriptor {
+	return &descBulkType
+}
+
 // Decode reads a BulkType payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
@@ -315,4 +320,25 @@ var columnsBulkType = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// descBulkType describes BulkType (EventInfo.Descriptor).
+var descBulkType = clrimpl.Descriptor{
+	Columns:      columnsBulkType,
+	DisplayName:  "Type/BulkType",
+	Fields:       &fieldsBulkType,
+	ID:           15,
+	Keywords:     0x80000,
+	Level:        4,
+	Name:         "BulkType",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         21,
+	Version:      0,
+}
+
+// fieldsBulkType writes the fields of BulkType payloads (its Descriptor's Fields).
+var fieldsBulkType = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BulkType)
 }}

@@ -24,6 +24,11 @@ func (*TypeLoadStart) Info() *EventInfo {
 	return &eventTable[157]
 }
 
+// Descriptor describes TypeLoadStart, as readers of any generated package see it.
+func (*TypeLoadStart) Descriptor() *clrimpl.Descriptor {
+	return &descTypeLoadStart
+}
+
 // Decode reads a TypeLoadStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TypeLoadStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -84,6 +89,27 @@ var columnsTypeLoadStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descTypeLoadStart describes TypeLoadStart (EventInfo.Descriptor).
+var descTypeLoadStart = clrimpl.Descriptor{
+	Columns:      columnsTypeLoadStart,
+	DisplayName:  "TypeLoad/Start",
+	Fields:       &fieldsTypeLoadStart,
+	ID:           73,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "TypeLoadStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         33,
+	Version:      0,
+}
+
+// fieldsTypeLoadStart writes the fields of TypeLoadStart payloads (its Descriptor's Fields).
+var fieldsTypeLoadStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeLoadStart)
+}}
+
 // TypeLoadStop is the payload of TypeLoadStop: event 74 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TypeLoad (33), opcode win:Stop (2), level win:Informational (4), keywords TypeDiagnosticKeyword (0x8000000000).
 // Template TypeLoadStop.
@@ -103,6 +129,11 @@ type TypeLoadStop struct {
 // Info describes TypeLoadStop.
 func (*TypeLoadStop) Info() *EventInfo {
 	return &eventTable[158]
+}
+
+// Descriptor describes TypeLoadStop, as readers of any generated package see it.
+func (*TypeLoadStop) Descriptor() *clrimpl.Descriptor {
+	return &descTypeLoadStop
 }
 
 // Decode reads a TypeLoadStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -211,4 +242,25 @@ var columnsTypeLoadStop = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "TypeName",
+}}
+
+// descTypeLoadStop describes TypeLoadStop (EventInfo.Descriptor).
+var descTypeLoadStop = clrimpl.Descriptor{
+	Columns:      columnsTypeLoadStop,
+	DisplayName:  "TypeLoad/Stop",
+	Fields:       &fieldsTypeLoadStop,
+	ID:           74,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "TypeLoadStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         33,
+	Version:      0,
+}
+
+// fieldsTypeLoadStop writes the fields of TypeLoadStop payloads (its Descriptor's Fields).
+var fieldsTypeLoadStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeLoadStop)
 }}

@@ -26,6 +26,11 @@ func (*WaitHandleWaitStart) Info() *EventInfo {
 	return &eventTable[277]
 }
 
+// Descriptor describes WaitHandleWaitStart, as readers of any generated package see it.
+func (*WaitHandleWaitStart) Descriptor() *clrimpl.Descriptor {
+	return &descWaitHandleWaitStart
+}
+
 // Decode reads a WaitHandleWaitStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
@@ -133,6 +138,27 @@ var columnsWaitHandleWaitStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// descWaitHandleWaitStart describes WaitHandleWaitStart (EventInfo.Descriptor).
+var descWaitHandleWaitStart = clrimpl.Descriptor{
+	Columns:      columnsWaitHandleWaitStart,
+	DisplayName:  "WaitHandleWait/Start",
+	Fields:       &fieldsWaitHandleWaitStart,
+	ID:           301,
+	Keywords:     0x40000000000,
+	Level:        5,
+	Name:         "WaitHandleWaitStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         39,
+	Version:      0,
+}
+
+// fieldsWaitHandleWaitStart writes the fields of WaitHandleWaitStart payloads (its Descriptor's Fields).
+var fieldsWaitHandleWaitStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WaitHandleWaitStart)
+}}
+
 // WaitHandleWaitStop is the payload of WaitHandleWaitStop: event 302 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WaitHandleWait (39), opcode win:Stop (2), level win:Verbose (5), keywords WaitHandleKeyword (0x40000000000).
 // Template WaitHandleWaitStop.
@@ -144,6 +170,11 @@ type WaitHandleWaitStop struct {
 // Info describes WaitHandleWaitStop.
 func (*WaitHandleWaitStop) Info() *EventInfo {
 	return &eventTable[278]
+}
+
+// Descriptor describes WaitHandleWaitStop, as readers of any generated package see it.
+func (*WaitHandleWaitStop) Descriptor() *clrimpl.Descriptor {
+	return &descWaitHandleWaitStop
 }
 
 // Decode reads a WaitHandleWaitStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -190,4 +221,25 @@ func (e *WaitHandleWaitStop) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsWaitHandleWaitStop = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descWaitHandleWaitStop describes WaitHandleWaitStop (EventInfo.Descriptor).
+var descWaitHandleWaitStop = clrimpl.Descriptor{
+	Columns:      columnsWaitHandleWaitStop,
+	DisplayName:  "WaitHandleWait/Stop",
+	Fields:       &fieldsWaitHandleWaitStop,
+	ID:           302,
+	Keywords:     0x40000000000,
+	Level:        5,
+	Name:         "WaitHandleWaitStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         39,
+	Version:      0,
+}
+
+// fieldsWaitHandleWaitStop writes the fields of WaitHandleWaitStop payloads (its Descriptor's Fields).
+var fieldsWaitHandleWaitStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WaitHandleWaitStop)
 }}

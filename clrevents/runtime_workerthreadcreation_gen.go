@@ -24,6 +24,11 @@ func (*WorkerThreadCreate) Info() *EventInfo {
 	return &eventTable[124]
 }
 
+// Descriptor describes WorkerThreadCreate, as readers of any generated package see it.
+func (*WorkerThreadCreate) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadCreate
+}
+
 // Decode reads a WorkerThreadCreate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
@@ -84,6 +89,27 @@ var columnsWorkerThreadCreate = []clrimpl.Column{{
 	Name: "RetiredWorkerThreads",
 }}
 
+// descWorkerThreadCreate describes WorkerThreadCreate (EventInfo.Descriptor).
+var descWorkerThreadCreate = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadCreate,
+	DisplayName:  "WorkerThreadCreationV2/Start",
+	Fields:       &fieldsWorkerThreadCreate,
+	ID:           40,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadCreate",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsWorkerThreadCreate writes the fields of WorkerThreadCreate payloads (its Descriptor's Fields).
+var fieldsWorkerThreadCreate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadCreate)
+}}
+
 // WorkerThreadTerminate is the payload of WorkerThreadTerminate: event 41 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WorkerThreadCreation (2), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrWorkerThread.
@@ -97,6 +123,11 @@ type WorkerThreadTerminate struct {
 // Info describes WorkerThreadTerminate.
 func (*WorkerThreadTerminate) Info() *EventInfo {
 	return &eventTable[125]
+}
+
+// Descriptor describes WorkerThreadTerminate, as readers of any generated package see it.
+func (*WorkerThreadTerminate) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadTerminate
 }
 
 // Decode reads a WorkerThreadTerminate payload for a pointer size of 4 or 8 and returns the bytes
@@ -157,4 +188,25 @@ var columnsWorkerThreadTerminate = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "RetiredWorkerThreads",
+}}
+
+// descWorkerThreadTerminate describes WorkerThreadTerminate (EventInfo.Descriptor).
+var descWorkerThreadTerminate = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadTerminate,
+	DisplayName:  "WorkerThreadCreationV2/Stop",
+	Fields:       &fieldsWorkerThreadTerminate,
+	ID:           41,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadTerminate",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsWorkerThreadTerminate writes the fields of WorkerThreadTerminate payloads (its Descriptor's Fields).
+var fieldsWorkerThreadTerminate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadTerminate)
 }}

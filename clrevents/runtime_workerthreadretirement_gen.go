@@ -24,6 +24,11 @@ func (*WorkerThreadRetire) Info() *EventInfo {
 	return &eventTable[126]
 }
 
+// Descriptor describes WorkerThreadRetire, as readers of any generated package see it.
+func (*WorkerThreadRetire) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadRetire
+}
+
 // Decode reads a WorkerThreadRetire payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadRetire) Decode(b []byte, ptrSize int) (int, error) {
@@ -84,6 +89,27 @@ var columnsWorkerThreadRetire = []clrimpl.Column{{
 	Name: "RetiredWorkerThreads",
 }}
 
+// descWorkerThreadRetire describes WorkerThreadRetire (EventInfo.Descriptor).
+var descWorkerThreadRetire = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadRetire,
+	DisplayName:  "WorkerThreadRetirementV2/Start",
+	Fields:       &fieldsWorkerThreadRetire,
+	ID:           42,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadRetire",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         4,
+	Version:      0,
+}
+
+// fieldsWorkerThreadRetire writes the fields of WorkerThreadRetire payloads (its Descriptor's Fields).
+var fieldsWorkerThreadRetire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadRetire)
+}}
+
 // WorkerThreadUnretire is the payload of WorkerThreadUnretire: event 43 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WorkerThreadRetirement (4), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrWorkerThread.
@@ -97,6 +123,11 @@ type WorkerThreadUnretire struct {
 // Info describes WorkerThreadUnretire.
 func (*WorkerThreadUnretire) Info() *EventInfo {
 	return &eventTable[127]
+}
+
+// Descriptor describes WorkerThreadUnretire, as readers of any generated package see it.
+func (*WorkerThreadUnretire) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadUnretire
 }
 
 // Decode reads a WorkerThreadUnretire payload for a pointer size of 4 or 8 and returns the bytes
@@ -157,4 +188,25 @@ var columnsWorkerThreadUnretire = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "RetiredWorkerThreads",
+}}
+
+// descWorkerThreadUnretire describes WorkerThreadUnretire (EventInfo.Descriptor).
+var descWorkerThreadUnretire = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadUnretire,
+	DisplayName:  "WorkerThreadRetirementV2/Stop",
+	Fields:       &fieldsWorkerThreadUnretire,
+	ID:           43,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadUnretire",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         4,
+	Version:      0,
+}
+
+// fieldsWorkerThreadUnretire writes the fields of WorkerThreadUnretire payloads (its Descriptor's Fields).
+var fieldsWorkerThreadUnretire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadUnretire)
 }}

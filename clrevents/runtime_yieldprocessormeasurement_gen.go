@@ -27,6 +27,11 @@ func (*YieldProcessorMeasurement) Info() *EventInfo {
 	return &eventTable[146]
 }
 
+// Descriptor describes YieldProcessorMeasurement, as readers of any generated package see it.
+func (*YieldProcessorMeasurement) Descriptor() *clrimpl.Descriptor {
+	return &descYieldProcessorMeasurement
+}
+
 // Decode reads a YieldProcessorMeasurement payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *YieldProcessorMeasurement) Decode(b []byte, ptrSize int) (int, error) {
@@ -99,4 +104,25 @@ var columnsYieldProcessorMeasurement = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnFloat64,
 	Name: "EstablishedNsPerYield",
+}}
+
+// descYieldProcessorMeasurement describes YieldProcessorMeasurement (EventInfo.Descriptor).
+var descYieldProcessorMeasurement = clrimpl.Descriptor{
+	Columns:      columnsYieldProcessorMeasurement,
+	DisplayName:  "YieldProcessorMeasurement",
+	Fields:       &fieldsYieldProcessorMeasurement,
+	ID:           58,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "YieldProcessorMeasurement",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         37,
+	Version:      0,
+}
+
+// fieldsYieldProcessorMeasurement writes the fields of YieldProcessorMeasurement payloads (its Descriptor's Fields).
+var fieldsYieldProcessorMeasurement = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(YieldProcessorMeasurement)
 }}

@@ -21,6 +21,11 @@ func (*ThreadSample) Info() *EventInfo {
 	return &eventTable[2]
 }
 
+// Descriptor describes ThreadSample, as readers of any generated package see it.
+func (*ThreadSample) Descriptor() *clrimpl.Descriptor {
+	return &descThreadSample
+}
+
 // Decode reads a ThreadSample payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadSample) Decode(b []byte, ptrSize int) (int, error) {
@@ -72,4 +77,25 @@ var columnsThreadSample = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Type_name",
+}}
+
+// descThreadSample describes ThreadSample (EventInfo.Descriptor).
+var descThreadSample = clrimpl.Descriptor{
+	Columns:      columnsThreadSample,
+	DisplayName:  "ThreadSample",
+	Fields:       &fieldsThreadSample,
+	ID:           0,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "ThreadSample",
+	Opcode:       0,
+	Provider:     "Microsoft-DotNETCore-SampleProfiler",
+	ProviderGUID: GUID{68, 13, 83, 60, 174, 151, 58, 81, 30, 109, 120, 62, 143, 142, 3, 169},
+	Task:         0,
+	Version:      0,
+}
+
+// fieldsThreadSample writes the fields of ThreadSample payloads (its Descriptor's Fields).
+var fieldsThreadSample = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadSample)
 }}

@@ -30,6 +30,11 @@ func (*CLRStackWalkStress) Info() *EventInfo {
 	return &eventTable[518]
 }
 
+// Descriptor describes CLRStackWalkStress, as readers of any generated package see it.
+func (*CLRStackWalkStress) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalkStress
+}
+
 // Decode reads a CLRStackWalkStress payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
@@ -165,4 +170,25 @@ var columnsCLRStackWalkStress = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// descCLRStackWalkStress describes CLRStackWalkStress (EventInfo.Descriptor).
+var descCLRStackWalkStress = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalkStress,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalkStress,
+	ID:           1,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalkStress",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntimeStress",
+	ProviderGUID: GUID{186, 203, 43, 204, 182, 22, 243, 76, 137, 144, 215, 76, 46, 138, 245, 0},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalkStress writes the fields of CLRStackWalkStress payloads (its Descriptor's Fields).
+var fieldsCLRStackWalkStress = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalkStress)
 }}

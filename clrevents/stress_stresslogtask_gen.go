@@ -26,6 +26,11 @@ func (*StressLogEvent) Info() *EventInfo {
 	return &eventTable[516]
 }
 
+// Descriptor describes StressLogEvent, as readers of any generated package see it.
+func (*StressLogEvent) Descriptor() *clrimpl.Descriptor {
+	return &descStressLogEvent
+}
+
 // Decode reads a StressLogEvent payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *StressLogEvent) Decode(b []byte, ptrSize int) (int, error) {
@@ -106,6 +111,27 @@ var columnsStressLogEvent = []clrimpl.Column{{
 	Name: "Message",
 }}
 
+// descStressLogEvent describes StressLogEvent (EventInfo.Descriptor).
+var descStressLogEvent = clrimpl.Descriptor{
+	Columns:      columnsStressLogEvent,
+	DisplayName:  "StressLog/Start",
+	Fields:       &fieldsStressLogEvent,
+	ID:           0,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "StressLogEvent",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntimeStress",
+	ProviderGUID: GUID{186, 203, 43, 204, 182, 22, 243, 76, 137, 144, 215, 76, 46, 138, 245, 0},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsStressLogEvent writes the fields of StressLogEvent payloads (its Descriptor's Fields).
+var fieldsStressLogEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StressLogEvent)
+}}
+
 // StressLogEventV1 is the payload of StressLogEvent_V1: event 0 version 1 of Microsoft-Windows-DotNETRuntimeStress.
 // Task StressLogTask (1), opcode win:Start (1), level win:Informational (4).
 // Template StressLog_V1.
@@ -123,6 +149,11 @@ type StressLogEventV1 struct {
 // Info describes StressLogEvent_V1.
 func (*StressLogEventV1) Info() *EventInfo {
 	return &eventTable[517]
+}
+
+// Descriptor describes StressLogEvent_V1, as readers of any generated package see it.
+func (*StressLogEventV1) Descriptor() *clrimpl.Descriptor {
+	return &descStressLogEventV1
 }
 
 // Decode reads a StressLogEvent_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -217,4 +248,25 @@ var columnsStressLogEventV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// descStressLogEventV1 describes StressLogEvent_V1 (EventInfo.Descriptor).
+var descStressLogEventV1 = clrimpl.Descriptor{
+	Columns:      columnsStressLogEventV1,
+	DisplayName:  "StressLog/Start",
+	Fields:       &fieldsStressLogEventV1,
+	ID:           0,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "StressLogEvent_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntimeStress",
+	ProviderGUID: GUID{186, 203, 43, 204, 182, 22, 243, 76, 137, 144, 215, 76, 46, 138, 245, 0},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsStressLogEventV1 writes the fields of StressLogEvent_V1 payloads (its Descriptor's Fields).
+var fieldsStressLogEventV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StressLogEventV1)
 }}

@@ -89,9 +89,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "",
 	TypeName:    "ProcessInfo",
 	Version:     0,
-	new: func() Event {
-		return new(ProcessInfo)
-	},
+	desc:        &descProcessInfo,
+	fields:      &fieldsProcessInfo,
 }, {
 	Columns:     columnsProcessInfoV1,
 	DisplayName: "ProcessInfo_V1",
@@ -106,9 +105,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "",
 	TypeName:    "ProcessInfoV1",
 	Version:     1,
-	new: func() Event {
-		return new(ProcessInfoV1)
-	},
+	desc:        &descProcessInfoV1,
+	fields:      &fieldsProcessInfoV1,
 }, {
 	Columns:     columnsThreadSample,
 	DisplayName: "ThreadSample",
@@ -123,9 +121,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "",
 	TypeName:    "ThreadSample",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadSample)
-	},
+	desc:        &descThreadSample,
+	fields:      &fieldsThreadSample,
 }, {
 	Columns:     columnsMonoProfilerContextLoaded,
 	DisplayName: "MonoProfiler/ContextLoaded",
@@ -140,9 +137,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerContextLoaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerContextLoaded)
-	},
+	desc:        &descMonoProfilerContextLoaded,
+	fields:      &fieldsMonoProfilerContextLoaded,
 }, {
 	Columns:     columnsMonoProfilerContextUnloaded,
 	DisplayName: "MonoProfiler/ContextUnloaded",
@@ -157,9 +153,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerContextUnloaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerContextUnloaded)
-	},
+	desc:        &descMonoProfilerContextUnloaded,
+	fields:      &fieldsMonoProfilerContextUnloaded,
 }, {
 	Columns:     columnsMonoProfilerAppDomainLoading,
 	DisplayName: "MonoProfiler/AppDomainLoading",
@@ -174,9 +169,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAppDomainLoading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAppDomainLoading)
-	},
+	desc:        &descMonoProfilerAppDomainLoading,
+	fields:      &fieldsMonoProfilerAppDomainLoading,
 }, {
 	Columns:     columnsMonoProfilerAppDomainLoaded,
 	DisplayName: "MonoProfiler/AppDomainLoaded",
@@ -191,9 +185,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAppDomainLoaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAppDomainLoaded)
-	},
+	desc:        &descMonoProfilerAppDomainLoaded,
+	fields:      &fieldsMonoProfilerAppDomainLoaded,
 }, {
 	Columns:     columnsMonoProfilerAppDomainUnloading,
 	DisplayName: "MonoProfiler/AppDomainUnloading",
@@ -208,9 +201,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAppDomainUnloading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAppDomainUnloading)
-	},
+	desc:        &descMonoProfilerAppDomainUnloading,
+	fields:      &fieldsMonoProfilerAppDomainUnloading,
 }, {
 	Columns:     columnsMonoProfilerAppDomainUnloaded,
 	DisplayName: "MonoProfiler/AppDomainUnloaded",
@@ -225,9 +217,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAppDomainUnloaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAppDomainUnloaded)
-	},
+	desc:        &descMonoProfilerAppDomainUnloaded,
+	fields:      &fieldsMonoProfilerAppDomainUnloaded,
 }, {
 	Columns:     columnsMonoProfilerAppDomainName,
 	DisplayName: "MonoProfiler/AppDomainName",
@@ -242,9 +233,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAppDomainName",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAppDomainName)
-	},
+	desc:        &descMonoProfilerAppDomainName,
+	fields:      &fieldsMonoProfilerAppDomainName,
 }, {
 	Columns:     columnsMonoProfilerJitBegin,
 	DisplayName: "MonoProfiler/JitBegin",
@@ -259,9 +249,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitBegin",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerJitBegin)
-	},
+	desc:        &descMonoProfilerJitBegin,
+	fields:      &fieldsMonoProfilerJitBegin,
 }, {
 	Columns:     columnsMonoProfilerJitFailed,
 	DisplayName: "MonoProfiler/JitFailed",
@@ -276,9 +265,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitFailed",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerJitFailed)
-	},
+	desc:        &descMonoProfilerJitFailed,
+	fields:      &fieldsMonoProfilerJitFailed,
 }, {
 	Columns:     columnsMonoProfilerJitDone,
 	DisplayName: "MonoProfiler/JitDone",
@@ -293,9 +281,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitDone",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerJitDone)
-	},
+	desc:        &descMonoProfilerJitDone,
+	fields:      &fieldsMonoProfilerJitDone,
 }, {
 	Columns:     columnsMonoProfilerJitDoneV1,
 	DisplayName: "MonoProfiler/JitDone",
@@ -310,9 +297,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitDoneV1",
 	Version:     1,
-	new: func() Event {
-		return new(MonoProfilerJitDoneV1)
-	},
+	desc:        &descMonoProfilerJitDoneV1,
+	fields:      &fieldsMonoProfilerJitDoneV1,
 }, {
 	Columns:     columnsMonoProfilerJitChunkCreated,
 	DisplayName: "MonoProfiler/JitChunkCreated",
@@ -327,9 +313,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitChunkCreated",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerJitChunkCreated)
-	},
+	desc:        &descMonoProfilerJitChunkCreated,
+	fields:      &fieldsMonoProfilerJitChunkCreated,
 }, {
 	Columns:     columnsMonoProfilerJitChunkDestroyed,
 	DisplayName: "MonoProfiler/JitChunkDestroyed",
@@ -344,9 +329,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitChunkDestroyed",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerJitChunkDestroyed)
-	},
+	desc:        &descMonoProfilerJitChunkDestroyed,
+	fields:      &fieldsMonoProfilerJitChunkDestroyed,
 }, {
 	Columns:     columnsMonoProfilerJitCodeBuffer,
 	DisplayName: "MonoProfiler/JitCodeBuffer",
@@ -361,9 +345,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitCodeBuffer",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerJitCodeBuffer)
-	},
+	desc:        &descMonoProfilerJitCodeBuffer,
+	fields:      &fieldsMonoProfilerJitCodeBuffer,
 }, {
 	Columns:     columnsMonoProfilerClassLoading,
 	DisplayName: "MonoProfiler/ClassLoading",
@@ -378,9 +361,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerClassLoading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerClassLoading)
-	},
+	desc:        &descMonoProfilerClassLoading,
+	fields:      &fieldsMonoProfilerClassLoading,
 }, {
 	Columns:     columnsMonoProfilerClassFailed,
 	DisplayName: "MonoProfiler/ClassFailed",
@@ -395,9 +377,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerClassFailed",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerClassFailed)
-	},
+	desc:        &descMonoProfilerClassFailed,
+	fields:      &fieldsMonoProfilerClassFailed,
 }, {
 	Columns:     columnsMonoProfilerClassLoaded,
 	DisplayName: "MonoProfiler/ClassLoaded",
@@ -412,9 +393,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerClassLoaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerClassLoaded)
-	},
+	desc:        &descMonoProfilerClassLoaded,
+	fields:      &fieldsMonoProfilerClassLoaded,
 }, {
 	Columns:     columnsMonoProfilerClassLoadedV1,
 	DisplayName: "MonoProfiler/ClassLoaded",
@@ -429,9 +409,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerClassLoadedV1",
 	Version:     1,
-	new: func() Event {
-		return new(MonoProfilerClassLoadedV1)
-	},
+	desc:        &descMonoProfilerClassLoadedV1,
+	fields:      &fieldsMonoProfilerClassLoadedV1,
 }, {
 	Columns:     columnsMonoProfilerVTableLoading,
 	DisplayName: "MonoProfiler/VTableLoading",
@@ -446,9 +425,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerVTableLoading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerVTableLoading)
-	},
+	desc:        &descMonoProfilerVTableLoading,
+	fields:      &fieldsMonoProfilerVTableLoading,
 }, {
 	Columns:     columnsMonoProfilerVTableFailed,
 	DisplayName: "MonoProfiler/VTableFailed",
@@ -463,9 +441,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerVTableFailed",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerVTableFailed)
-	},
+	desc:        &descMonoProfilerVTableFailed,
+	fields:      &fieldsMonoProfilerVTableFailed,
 }, {
 	Columns:     columnsMonoProfilerVTableLoaded,
 	DisplayName: "MonoProfiler/VTableLoaded",
@@ -480,9 +457,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerVTableLoaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerVTableLoaded)
-	},
+	desc:        &descMonoProfilerVTableLoaded,
+	fields:      &fieldsMonoProfilerVTableLoaded,
 }, {
 	Columns:     columnsMonoProfilerModuleLoading,
 	DisplayName: "MonoProfiler/ModuleLoading",
@@ -497,9 +473,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerModuleLoading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerModuleLoading)
-	},
+	desc:        &descMonoProfilerModuleLoading,
+	fields:      &fieldsMonoProfilerModuleLoading,
 }, {
 	Columns:     columnsMonoProfilerModuleFailed,
 	DisplayName: "MonoProfiler/ModuleFailed",
@@ -514,9 +489,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerModuleFailed",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerModuleFailed)
-	},
+	desc:        &descMonoProfilerModuleFailed,
+	fields:      &fieldsMonoProfilerModuleFailed,
 }, {
 	Columns:     columnsMonoProfilerModuleLoaded,
 	DisplayName: "MonoProfiler/ModuleLoaded",
@@ -531,9 +505,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerModuleLoaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerModuleLoaded)
-	},
+	desc:        &descMonoProfilerModuleLoaded,
+	fields:      &fieldsMonoProfilerModuleLoaded,
 }, {
 	Columns:     columnsMonoProfilerModuleUnloading,
 	DisplayName: "MonoProfiler/ModuleUnloading",
@@ -548,9 +521,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerModuleUnloading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerModuleUnloading)
-	},
+	desc:        &descMonoProfilerModuleUnloading,
+	fields:      &fieldsMonoProfilerModuleUnloading,
 }, {
 	Columns:     columnsMonoProfilerModuleUnloaded,
 	DisplayName: "MonoProfiler/ModuleUnloaded",
@@ -565,9 +537,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerModuleUnloaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerModuleUnloaded)
-	},
+	desc:        &descMonoProfilerModuleUnloaded,
+	fields:      &fieldsMonoProfilerModuleUnloaded,
 }, {
 	Columns:     columnsMonoProfilerAssemblyLoading,
 	DisplayName: "MonoProfiler/AssemblyLoading",
@@ -582,9 +553,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAssemblyLoading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAssemblyLoading)
-	},
+	desc:        &descMonoProfilerAssemblyLoading,
+	fields:      &fieldsMonoProfilerAssemblyLoading,
 }, {
 	Columns:     columnsMonoProfilerAssemblyLoaded,
 	DisplayName: "MonoProfiler/AssemblyLoaded",
@@ -599,9 +569,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAssemblyLoaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAssemblyLoaded)
-	},
+	desc:        &descMonoProfilerAssemblyLoaded,
+	fields:      &fieldsMonoProfilerAssemblyLoaded,
 }, {
 	Columns:     columnsMonoProfilerAssemblyUnloading,
 	DisplayName: "MonoProfiler/AssemblyUnloading",
@@ -616,9 +585,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAssemblyUnloading",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAssemblyUnloading)
-	},
+	desc:        &descMonoProfilerAssemblyUnloading,
+	fields:      &fieldsMonoProfilerAssemblyUnloading,
 }, {
 	Columns:     columnsMonoProfilerAssemblyUnloaded,
 	DisplayName: "MonoProfiler/AssemblyUnloaded",
@@ -633,9 +601,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerAssemblyUnloaded",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerAssemblyUnloaded)
-	},
+	desc:        &descMonoProfilerAssemblyUnloaded,
+	fields:      &fieldsMonoProfilerAssemblyUnloaded,
 }, {
 	Columns:     columnsMonoProfilerMethodEnter,
 	DisplayName: "MonoProfiler/MethodEnter",
@@ -650,9 +617,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMethodEnter",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMethodEnter)
-	},
+	desc:        &descMonoProfilerMethodEnter,
+	fields:      &fieldsMonoProfilerMethodEnter,
 }, {
 	Columns:     columnsMonoProfilerMethodLeave,
 	DisplayName: "MonoProfiler/MethodLeave",
@@ -667,9 +633,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMethodLeave",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMethodLeave)
-	},
+	desc:        &descMonoProfilerMethodLeave,
+	fields:      &fieldsMonoProfilerMethodLeave,
 }, {
 	Columns:     columnsMonoProfilerMethodTailCall,
 	DisplayName: "MonoProfiler/MethodTailCall",
@@ -684,9 +649,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMethodTailCall",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMethodTailCall)
-	},
+	desc:        &descMonoProfilerMethodTailCall,
+	fields:      &fieldsMonoProfilerMethodTailCall,
 }, {
 	Columns:     columnsMonoProfilerMethodExceptionLeave,
 	DisplayName: "MonoProfiler/MethodExceptionLeave",
@@ -701,9 +665,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMethodExceptionLeave",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMethodExceptionLeave)
-	},
+	desc:        &descMonoProfilerMethodExceptionLeave,
+	fields:      &fieldsMonoProfilerMethodExceptionLeave,
 }, {
 	Columns:     columnsMonoProfilerMethodFree,
 	DisplayName: "MonoProfiler/MethodFree",
@@ -718,9 +681,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMethodFree",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMethodFree)
-	},
+	desc:        &descMonoProfilerMethodFree,
+	fields:      &fieldsMonoProfilerMethodFree,
 }, {
 	Columns:     columnsMonoProfilerMethodBeginInvoke,
 	DisplayName: "MonoProfiler/MethodBeginInvoke",
@@ -735,9 +697,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMethodBeginInvoke",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMethodBeginInvoke)
-	},
+	desc:        &descMonoProfilerMethodBeginInvoke,
+	fields:      &fieldsMonoProfilerMethodBeginInvoke,
 }, {
 	Columns:     columnsMonoProfilerMethodEndInvoke,
 	DisplayName: "MonoProfiler/MethodEndInvoke",
@@ -752,9 +713,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMethodEndInvoke",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMethodEndInvoke)
-	},
+	desc:        &descMonoProfilerMethodEndInvoke,
+	fields:      &fieldsMonoProfilerMethodEndInvoke,
 }, {
 	Columns:     columnsMonoProfilerExceptionThrow,
 	DisplayName: "MonoProfiler/ExceptionThrow",
@@ -769,9 +729,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerExceptionThrow",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerExceptionThrow)
-	},
+	desc:        &descMonoProfilerExceptionThrow,
+	fields:      &fieldsMonoProfilerExceptionThrow,
 }, {
 	Columns:     columnsMonoProfilerExceptionClause,
 	DisplayName: "MonoProfiler/ExceptionClause",
@@ -786,9 +745,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerExceptionClause",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerExceptionClause)
-	},
+	desc:        &descMonoProfilerExceptionClause,
+	fields:      &fieldsMonoProfilerExceptionClause,
 }, {
 	Columns:     columnsMonoProfilerGCEvent,
 	DisplayName: "MonoProfiler/GCEvent",
@@ -803,9 +761,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCEvent",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCEvent)
-	},
+	desc:        &descMonoProfilerGCEvent,
+	fields:      &fieldsMonoProfilerGCEvent,
 }, {
 	Columns:     columnsMonoProfilerGCAllocation,
 	DisplayName: "MonoProfiler/GCAllocation",
@@ -820,9 +777,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCAllocation",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCAllocation)
-	},
+	desc:        &descMonoProfilerGCAllocation,
+	fields:      &fieldsMonoProfilerGCAllocation,
 }, {
 	Columns:     columnsMonoProfilerGCMoves,
 	DisplayName: "MonoProfiler/GCMoves",
@@ -837,9 +793,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCMoves",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCMoves)
-	},
+	desc:        &descMonoProfilerGCMoves,
+	fields:      &fieldsMonoProfilerGCMoves,
 }, {
 	Columns:     columnsMonoProfilerGCResize,
 	DisplayName: "MonoProfiler/GCResize",
@@ -854,9 +809,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCResize",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCResize)
-	},
+	desc:        &descMonoProfilerGCResize,
+	fields:      &fieldsMonoProfilerGCResize,
 }, {
 	Columns:     columnsMonoProfilerGCHandleCreated,
 	DisplayName: "MonoProfiler/GCHandleCreated",
@@ -871,9 +825,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCHandleCreated",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCHandleCreated)
-	},
+	desc:        &descMonoProfilerGCHandleCreated,
+	fields:      &fieldsMonoProfilerGCHandleCreated,
 }, {
 	Columns:     columnsMonoProfilerGCHandleDeleted,
 	DisplayName: "MonoProfiler/GCHandleDeleted",
@@ -888,9 +841,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCHandleDeleted",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCHandleDeleted)
-	},
+	desc:        &descMonoProfilerGCHandleDeleted,
+	fields:      &fieldsMonoProfilerGCHandleDeleted,
 }, {
 	Columns:     columnsMonoProfilerGCFinalizing,
 	DisplayName: "MonoProfiler/GCFinalizing",
@@ -905,9 +857,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCFinalizing",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCFinalizing)
-	},
+	desc:        &descMonoProfilerGCFinalizing,
+	fields:      &fieldsMonoProfilerGCFinalizing,
 }, {
 	Columns:     columnsMonoProfilerGCFinalized,
 	DisplayName: "MonoProfiler/GCFinalized",
@@ -922,9 +873,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCFinalized",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCFinalized)
-	},
+	desc:        &descMonoProfilerGCFinalized,
+	fields:      &fieldsMonoProfilerGCFinalized,
 }, {
 	Columns:     columnsMonoProfilerGCFinalizingObject,
 	DisplayName: "MonoProfiler/GCFinalizingObject",
@@ -939,9 +889,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCFinalizingObject",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCFinalizingObject)
-	},
+	desc:        &descMonoProfilerGCFinalizingObject,
+	fields:      &fieldsMonoProfilerGCFinalizingObject,
 }, {
 	Columns:     columnsMonoProfilerGCFinalizedObject,
 	DisplayName: "MonoProfiler/GCFinalizedObject",
@@ -956,9 +905,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCFinalizedObject",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCFinalizedObject)
-	},
+	desc:        &descMonoProfilerGCFinalizedObject,
+	fields:      &fieldsMonoProfilerGCFinalizedObject,
 }, {
 	Columns:     columnsMonoProfilerGCRootRegister,
 	DisplayName: "MonoProfiler/GCRootRegister",
@@ -973,9 +921,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCRootRegister",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCRootRegister)
-	},
+	desc:        &descMonoProfilerGCRootRegister,
+	fields:      &fieldsMonoProfilerGCRootRegister,
 }, {
 	Columns:     columnsMonoProfilerGCRootUnregister,
 	DisplayName: "MonoProfiler/GCRootUnregister",
@@ -990,9 +937,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCRootUnregister",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCRootUnregister)
-	},
+	desc:        &descMonoProfilerGCRootUnregister,
+	fields:      &fieldsMonoProfilerGCRootUnregister,
 }, {
 	Columns:     columnsMonoProfilerGCRoots,
 	DisplayName: "MonoProfiler/GCRoots",
@@ -1007,9 +953,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCRoots",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCRoots)
-	},
+	desc:        &descMonoProfilerGCRoots,
+	fields:      &fieldsMonoProfilerGCRoots,
 }, {
 	Columns:     columnsMonoProfilerGCHeapDumpStart,
 	DisplayName: "MonoProfiler/GCHeapDumpStart",
@@ -1024,9 +969,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCHeapDumpStart",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCHeapDumpStart)
-	},
+	desc:        &descMonoProfilerGCHeapDumpStart,
+	fields:      &fieldsMonoProfilerGCHeapDumpStart,
 }, {
 	Columns:     columnsMonoProfilerGCHeapDumpStop,
 	DisplayName: "MonoProfiler/GCHeapDumpStop",
@@ -1041,9 +985,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCHeapDumpStop",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCHeapDumpStop)
-	},
+	desc:        &descMonoProfilerGCHeapDumpStop,
+	fields:      &fieldsMonoProfilerGCHeapDumpStop,
 }, {
 	Columns:     columnsMonoProfilerGCHeapDumpObjectReference,
 	DisplayName: "MonoProfiler/GCHeapDumpObjectReference",
@@ -1058,9 +1001,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCHeapDumpObjectReference",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCHeapDumpObjectReference)
-	},
+	desc:        &descMonoProfilerGCHeapDumpObjectReference,
+	fields:      &fieldsMonoProfilerGCHeapDumpObjectReference,
 }, {
 	Columns:     columnsMonoProfilerMonitorContention,
 	DisplayName: "MonoProfiler/MonitorContention",
@@ -1075,9 +1017,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMonitorContention",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMonitorContention)
-	},
+	desc:        &descMonoProfilerMonitorContention,
+	fields:      &fieldsMonoProfilerMonitorContention,
 }, {
 	Columns:     columnsMonoProfilerMonitorFailed,
 	DisplayName: "MonoProfiler/MonitorFailed",
@@ -1092,9 +1033,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMonitorFailed",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMonitorFailed)
-	},
+	desc:        &descMonoProfilerMonitorFailed,
+	fields:      &fieldsMonoProfilerMonitorFailed,
 }, {
 	Columns:     columnsMonoProfilerMonitorAcquired,
 	DisplayName: "MonoProfiler/MonitorAquired",
@@ -1109,9 +1049,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerMonitorAcquired",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerMonitorAcquired)
-	},
+	desc:        &descMonoProfilerMonitorAcquired,
+	fields:      &fieldsMonoProfilerMonitorAcquired,
 }, {
 	Columns:     columnsMonoProfilerThreadStarted,
 	DisplayName: "MonoProfiler/ThreadStarted",
@@ -1126,9 +1065,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerThreadStarted",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerThreadStarted)
-	},
+	desc:        &descMonoProfilerThreadStarted,
+	fields:      &fieldsMonoProfilerThreadStarted,
 }, {
 	Columns:     columnsMonoProfilerThreadStopping,
 	DisplayName: "MonoProfiler/ThreadStopping",
@@ -1143,9 +1081,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerThreadStopping",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerThreadStopping)
-	},
+	desc:        &descMonoProfilerThreadStopping,
+	fields:      &fieldsMonoProfilerThreadStopping,
 }, {
 	Columns:     columnsMonoProfilerThreadStopped,
 	DisplayName: "MonoProfiler/ThreadStopped",
@@ -1160,9 +1097,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerThreadStopped",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerThreadStopped)
-	},
+	desc:        &descMonoProfilerThreadStopped,
+	fields:      &fieldsMonoProfilerThreadStopped,
 }, {
 	Columns:     columnsMonoProfilerThreadExited,
 	DisplayName: "MonoProfiler/ThreadExited",
@@ -1177,9 +1113,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerThreadExited",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerThreadExited)
-	},
+	desc:        &descMonoProfilerThreadExited,
+	fields:      &fieldsMonoProfilerThreadExited,
 }, {
 	Columns:     columnsMonoProfilerThreadName,
 	DisplayName: "MonoProfiler/ThreadName",
@@ -1194,9 +1129,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerThreadName",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerThreadName)
-	},
+	desc:        &descMonoProfilerThreadName,
+	fields:      &fieldsMonoProfilerThreadName,
 }, {
 	Columns:     columnsMonoProfilerJitDoneVerbose,
 	DisplayName: "MonoProfiler/JitDoneVerbose",
@@ -1211,9 +1145,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerJitDoneVerbose",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerJitDoneVerbose)
-	},
+	desc:        &descMonoProfilerJitDoneVerbose,
+	fields:      &fieldsMonoProfilerJitDoneVerbose,
 }, {
 	Columns:     columnsMonoProfilerGCHeapDumpVTableClassReference,
 	DisplayName: "MonoProfiler/GCHeapDumpVTableClassReference",
@@ -1228,9 +1161,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "MonoProfiler",
 	TypeName:    "MonoProfilerGCHeapDumpVTableClassReference",
 	Version:     0,
-	new: func() Event {
-		return new(MonoProfilerGCHeapDumpVTableClassReference)
-	},
+	desc:        &descMonoProfilerGCHeapDumpVTableClassReference,
+	fields:      &fieldsMonoProfilerGCHeapDumpVTableClassReference,
 }, {
 	Columns:     columnsGCStart,
 	DisplayName: "GC/Start",
@@ -1245,9 +1177,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCStart",
 	Version:     0,
-	new: func() Event {
-		return new(GCStart)
-	},
+	desc:        &descGCStart,
+	fields:      &fieldsGCStart,
 }, {
 	Columns:     columnsGCStartV1,
 	DisplayName: "GC/Start",
@@ -1262,9 +1193,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCStartV1)
-	},
+	desc:        &descGCStartV1,
+	fields:      &fieldsGCStartV1,
 }, {
 	Columns:     columnsGCStartV2,
 	DisplayName: "GC/Start",
@@ -1279,9 +1209,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCStartV2",
 	Version:     2,
-	new: func() Event {
-		return new(GCStartV2)
-	},
+	desc:        &descGCStartV2,
+	fields:      &fieldsGCStartV2,
 }, {
 	Columns:     columnsGCEnd,
 	DisplayName: "GC/Stop",
@@ -1296,9 +1225,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(GCEnd)
-	},
+	desc:        &descGCEnd,
+	fields:      &fieldsGCEnd,
 }, {
 	Columns:     columnsGCEndV1,
 	DisplayName: "GC/Stop",
@@ -1313,9 +1241,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCEndV1)
-	},
+	desc:        &descGCEndV1,
+	fields:      &fieldsGCEndV1,
 }, {
 	Columns:     columnsGCRestartEEEnd,
 	DisplayName: "GC/RestartEEStop",
@@ -1330,9 +1257,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCRestartEEEnd",
 	Version:     0,
-	new: func() Event {
-		return new(GCRestartEEEnd)
-	},
+	desc:        &descGCRestartEEEnd,
+	fields:      &fieldsGCRestartEEEnd,
 }, {
 	Columns:     columnsGCRestartEEEndV1,
 	DisplayName: "GC/RestartEEStop",
@@ -1347,9 +1273,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCRestartEEEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCRestartEEEndV1)
-	},
+	desc:        &descGCRestartEEEndV1,
+	fields:      &fieldsGCRestartEEEndV1,
 }, {
 	Columns:     columnsGCHeapStats,
 	DisplayName: "GC/HeapStats",
@@ -1364,9 +1289,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCHeapStats",
 	Version:     0,
-	new: func() Event {
-		return new(GCHeapStats)
-	},
+	desc:        &descGCHeapStats,
+	fields:      &fieldsGCHeapStats,
 }, {
 	Columns:     columnsGCHeapStatsV1,
 	DisplayName: "GC/HeapStats",
@@ -1381,9 +1305,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCHeapStatsV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCHeapStatsV1)
-	},
+	desc:        &descGCHeapStatsV1,
+	fields:      &fieldsGCHeapStatsV1,
 }, {
 	Columns:     columnsGCHeapStatsV2,
 	DisplayName: "GC/HeapStats",
@@ -1398,9 +1321,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCHeapStatsV2",
 	Version:     2,
-	new: func() Event {
-		return new(GCHeapStatsV2)
-	},
+	desc:        &descGCHeapStatsV2,
+	fields:      &fieldsGCHeapStatsV2,
 }, {
 	Columns:     columnsGCCreateSegment,
 	DisplayName: "GC/CreateSegment",
@@ -1415,9 +1337,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCCreateSegment",
 	Version:     0,
-	new: func() Event {
-		return new(GCCreateSegment)
-	},
+	desc:        &descGCCreateSegment,
+	fields:      &fieldsGCCreateSegment,
 }, {
 	Columns:     columnsGCCreateSegmentV1,
 	DisplayName: "GC/CreateSegment",
@@ -1432,9 +1353,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCCreateSegmentV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCCreateSegmentV1)
-	},
+	desc:        &descGCCreateSegmentV1,
+	fields:      &fieldsGCCreateSegmentV1,
 }, {
 	Columns:     columnsGCFreeSegment,
 	DisplayName: "GC/FreeSegment",
@@ -1449,9 +1369,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCFreeSegment",
 	Version:     0,
-	new: func() Event {
-		return new(GCFreeSegment)
-	},
+	desc:        &descGCFreeSegment,
+	fields:      &fieldsGCFreeSegment,
 }, {
 	Columns:     columnsGCFreeSegmentV1,
 	DisplayName: "GC/FreeSegment",
@@ -1466,9 +1385,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCFreeSegmentV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCFreeSegmentV1)
-	},
+	desc:        &descGCFreeSegmentV1,
+	fields:      &fieldsGCFreeSegmentV1,
 }, {
 	Columns:     columnsGCRestartEEBegin,
 	DisplayName: "GC/RestartEEStart",
@@ -1483,9 +1401,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCRestartEEBegin",
 	Version:     0,
-	new: func() Event {
-		return new(GCRestartEEBegin)
-	},
+	desc:        &descGCRestartEEBegin,
+	fields:      &fieldsGCRestartEEBegin,
 }, {
 	Columns:     columnsGCRestartEEBeginV1,
 	DisplayName: "GC/RestartEEStart",
@@ -1500,9 +1417,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCRestartEEBeginV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCRestartEEBeginV1)
-	},
+	desc:        &descGCRestartEEBeginV1,
+	fields:      &fieldsGCRestartEEBeginV1,
 }, {
 	Columns:     columnsGCSuspendEEEnd,
 	DisplayName: "GC/SuspendEEStop",
@@ -1517,9 +1433,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCSuspendEEEnd",
 	Version:     0,
-	new: func() Event {
-		return new(GCSuspendEEEnd)
-	},
+	desc:        &descGCSuspendEEEnd,
+	fields:      &fieldsGCSuspendEEEnd,
 }, {
 	Columns:     columnsGCSuspendEEEndV1,
 	DisplayName: "GC/SuspendEEStop",
@@ -1534,9 +1449,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCSuspendEEEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCSuspendEEEndV1)
-	},
+	desc:        &descGCSuspendEEEndV1,
+	fields:      &fieldsGCSuspendEEEndV1,
 }, {
 	Columns:     columnsGCSuspendEEBegin,
 	DisplayName: "GC/SuspendEEStart",
@@ -1551,9 +1465,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCSuspendEEBegin",
 	Version:     0,
-	new: func() Event {
-		return new(GCSuspendEEBegin)
-	},
+	desc:        &descGCSuspendEEBegin,
+	fields:      &fieldsGCSuspendEEBegin,
 }, {
 	Columns:     columnsGCSuspendEEBeginV1,
 	DisplayName: "GC/SuspendEEStart",
@@ -1568,9 +1481,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCSuspendEEBeginV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCSuspendEEBeginV1)
-	},
+	desc:        &descGCSuspendEEBeginV1,
+	fields:      &fieldsGCSuspendEEBeginV1,
 }, {
 	Columns:     columnsGCAllocationTick,
 	DisplayName: "GC/AllocationTick",
@@ -1585,9 +1497,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCAllocationTick",
 	Version:     0,
-	new: func() Event {
-		return new(GCAllocationTick)
-	},
+	desc:        &descGCAllocationTick,
+	fields:      &fieldsGCAllocationTick,
 }, {
 	Columns:     columnsGCAllocationTickV1,
 	DisplayName: "GC/AllocationTick",
@@ -1602,9 +1513,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCAllocationTickV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCAllocationTickV1)
-	},
+	desc:        &descGCAllocationTickV1,
+	fields:      &fieldsGCAllocationTickV1,
 }, {
 	Columns:     columnsGCAllocationTickV2,
 	DisplayName: "GC/AllocationTick",
@@ -1619,9 +1529,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCAllocationTickV2",
 	Version:     2,
-	new: func() Event {
-		return new(GCAllocationTickV2)
-	},
+	desc:        &descGCAllocationTickV2,
+	fields:      &fieldsGCAllocationTickV2,
 }, {
 	Columns:     columnsGCAllocationTickV3,
 	DisplayName: "GC/AllocationTick",
@@ -1636,9 +1545,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCAllocationTickV3",
 	Version:     3,
-	new: func() Event {
-		return new(GCAllocationTickV3)
-	},
+	desc:        &descGCAllocationTickV3,
+	fields:      &fieldsGCAllocationTickV3,
 }, {
 	Columns:     columnsGCAllocationTickV4,
 	DisplayName: "GC/AllocationTick",
@@ -1653,9 +1561,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCAllocationTickV4",
 	Version:     4,
-	new: func() Event {
-		return new(GCAllocationTickV4)
-	},
+	desc:        &descGCAllocationTickV4,
+	fields:      &fieldsGCAllocationTickV4,
 }, {
 	Columns:     columnsGCCreateConcurrentThread,
 	DisplayName: "GC/CreateConcurrentThread",
@@ -1670,9 +1577,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCCreateConcurrentThread",
 	Version:     0,
-	new: func() Event {
-		return new(GCCreateConcurrentThread)
-	},
+	desc:        &descGCCreateConcurrentThread,
+	fields:      &fieldsGCCreateConcurrentThread,
 }, {
 	Columns:     columnsGCCreateConcurrentThreadV1,
 	DisplayName: "GC/CreateConcurrentThread",
@@ -1687,9 +1593,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCCreateConcurrentThreadV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCCreateConcurrentThreadV1)
-	},
+	desc:        &descGCCreateConcurrentThreadV1,
+	fields:      &fieldsGCCreateConcurrentThreadV1,
 }, {
 	Columns:     columnsGCTerminateConcurrentThread,
 	DisplayName: "GC/TerminateConcurrentThread",
@@ -1704,9 +1609,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCTerminateConcurrentThread",
 	Version:     0,
-	new: func() Event {
-		return new(GCTerminateConcurrentThread)
-	},
+	desc:        &descGCTerminateConcurrentThread,
+	fields:      &fieldsGCTerminateConcurrentThread,
 }, {
 	Columns:     columnsGCTerminateConcurrentThreadV1,
 	DisplayName: "GC/TerminateConcurrentThread",
@@ -1721,9 +1625,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCTerminateConcurrentThreadV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCTerminateConcurrentThreadV1)
-	},
+	desc:        &descGCTerminateConcurrentThreadV1,
+	fields:      &fieldsGCTerminateConcurrentThreadV1,
 }, {
 	Columns:     columnsGCFinalizersEnd,
 	DisplayName: "GC/FinalizersStop",
@@ -1738,9 +1641,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCFinalizersEnd",
 	Version:     0,
-	new: func() Event {
-		return new(GCFinalizersEnd)
-	},
+	desc:        &descGCFinalizersEnd,
+	fields:      &fieldsGCFinalizersEnd,
 }, {
 	Columns:     columnsGCFinalizersEndV1,
 	DisplayName: "GC/FinalizersStop",
@@ -1755,9 +1657,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCFinalizersEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCFinalizersEndV1)
-	},
+	desc:        &descGCFinalizersEndV1,
+	fields:      &fieldsGCFinalizersEndV1,
 }, {
 	Columns:     columnsGCFinalizersBegin,
 	DisplayName: "GC/FinalizersStart",
@@ -1772,9 +1673,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCFinalizersBegin",
 	Version:     0,
-	new: func() Event {
-		return new(GCFinalizersBegin)
-	},
+	desc:        &descGCFinalizersBegin,
+	fields:      &fieldsGCFinalizersBegin,
 }, {
 	Columns:     columnsGCFinalizersBeginV1,
 	DisplayName: "GC/FinalizersStart",
@@ -1789,9 +1689,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCFinalizersBeginV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCFinalizersBeginV1)
-	},
+	desc:        &descGCFinalizersBeginV1,
+	fields:      &fieldsGCFinalizersBeginV1,
 }, {
 	Columns:     columnsBulkType,
 	DisplayName: "Type/BulkType",
@@ -1806,9 +1705,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Type",
 	TypeName:    "BulkType",
 	Version:     0,
-	new: func() Event {
-		return new(BulkType)
-	},
+	desc:        &descBulkType,
+	fields:      &fieldsBulkType,
 }, {
 	Columns:     columnsGCBulkRootEdge,
 	DisplayName: "GC/GCBulkRootEdge",
@@ -1823,9 +1721,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkRootEdge",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkRootEdge)
-	},
+	desc:        &descGCBulkRootEdge,
+	fields:      &fieldsGCBulkRootEdge,
 }, {
 	Columns:     columnsGCBulkRootConditionalWeakTableElementEdge,
 	DisplayName: "GC/GCBulkRootConditionalWeakTableElementEdge",
@@ -1840,9 +1737,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkRootConditionalWeakTableElementEdge",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkRootConditionalWeakTableElementEdge)
-	},
+	desc:        &descGCBulkRootConditionalWeakTableElementEdge,
+	fields:      &fieldsGCBulkRootConditionalWeakTableElementEdge,
 }, {
 	Columns:     columnsGCBulkNode,
 	DisplayName: "GC/GCBulkNode",
@@ -1857,9 +1753,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkNode",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkNode)
-	},
+	desc:        &descGCBulkNode,
+	fields:      &fieldsGCBulkNode,
 }, {
 	Columns:     columnsGCBulkEdge,
 	DisplayName: "GC/GCBulkEdge",
@@ -1874,9 +1769,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkEdge",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkEdge)
-	},
+	desc:        &descGCBulkEdge,
+	fields:      &fieldsGCBulkEdge,
 }, {
 	Columns:     columnsGCSampledObjectAllocationHigh,
 	DisplayName: "GC/GCSampledObjectAllocation",
@@ -1891,9 +1785,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCSampledObjectAllocationHigh",
 	Version:     0,
-	new: func() Event {
-		return new(GCSampledObjectAllocationHigh)
-	},
+	desc:        &descGCSampledObjectAllocationHigh,
+	fields:      &fieldsGCSampledObjectAllocationHigh,
 }, {
 	Columns:     columnsGCBulkSurvivingObjectRanges,
 	DisplayName: "GC/GCBulkSurvivingObjectRanges",
@@ -1908,9 +1801,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkSurvivingObjectRanges",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkSurvivingObjectRanges)
-	},
+	desc:        &descGCBulkSurvivingObjectRanges,
+	fields:      &fieldsGCBulkSurvivingObjectRanges,
 }, {
 	Columns:     columnsGCBulkMovedObjectRanges,
 	DisplayName: "GC/GCBulkMovedObjectRanges",
@@ -1925,9 +1817,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkMovedObjectRanges",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkMovedObjectRanges)
-	},
+	desc:        &descGCBulkMovedObjectRanges,
+	fields:      &fieldsGCBulkMovedObjectRanges,
 }, {
 	Columns:     columnsGCGenerationRange,
 	DisplayName: "GC/GCGenerationRange",
@@ -1942,9 +1833,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCGenerationRange",
 	Version:     0,
-	new: func() Event {
-		return new(GCGenerationRange)
-	},
+	desc:        &descGCGenerationRange,
+	fields:      &fieldsGCGenerationRange,
 }, {
 	Columns:     columnsGCMarkStackRoots,
 	DisplayName: "GC/MarkStackRoots",
@@ -1959,9 +1849,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCMarkStackRoots",
 	Version:     0,
-	new: func() Event {
-		return new(GCMarkStackRoots)
-	},
+	desc:        &descGCMarkStackRoots,
+	fields:      &fieldsGCMarkStackRoots,
 }, {
 	Columns:     columnsGCMarkFinalizeQueueRoots,
 	DisplayName: "GC/MarkFinalizeQueueRoots",
@@ -1976,9 +1865,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCMarkFinalizeQueueRoots",
 	Version:     0,
-	new: func() Event {
-		return new(GCMarkFinalizeQueueRoots)
-	},
+	desc:        &descGCMarkFinalizeQueueRoots,
+	fields:      &fieldsGCMarkFinalizeQueueRoots,
 }, {
 	Columns:     columnsGCMarkHandles,
 	DisplayName: "GC/MarkHandles",
@@ -1993,9 +1881,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCMarkHandles",
 	Version:     0,
-	new: func() Event {
-		return new(GCMarkHandles)
-	},
+	desc:        &descGCMarkHandles,
+	fields:      &fieldsGCMarkHandles,
 }, {
 	Columns:     columnsGCMarkOlderGenerationRoots,
 	DisplayName: "GC/MarkCards",
@@ -2010,9 +1897,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCMarkOlderGenerationRoots",
 	Version:     0,
-	new: func() Event {
-		return new(GCMarkOlderGenerationRoots)
-	},
+	desc:        &descGCMarkOlderGenerationRoots,
+	fields:      &fieldsGCMarkOlderGenerationRoots,
 }, {
 	Columns:     columnsFinalizeObject,
 	DisplayName: "GC/FinalizeObject",
@@ -2027,9 +1913,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "FinalizeObject",
 	Version:     0,
-	new: func() Event {
-		return new(FinalizeObject)
-	},
+	desc:        &descFinalizeObject,
+	fields:      &fieldsFinalizeObject,
 }, {
 	Columns:     columnsSetGCHandle,
 	DisplayName: "GC/SetGCHandle",
@@ -2044,9 +1929,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "SetGCHandle",
 	Version:     0,
-	new: func() Event {
-		return new(SetGCHandle)
-	},
+	desc:        &descSetGCHandle,
+	fields:      &fieldsSetGCHandle,
 }, {
 	Columns:     columnsDestroyGCHandle,
 	DisplayName: "GC/DestroyGCHandle",
@@ -2061,9 +1945,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "DestroyGCHandle",
 	Version:     0,
-	new: func() Event {
-		return new(DestroyGCHandle)
-	},
+	desc:        &descDestroyGCHandle,
+	fields:      &fieldsDestroyGCHandle,
 }, {
 	Columns:     columnsGCSampledObjectAllocationLow,
 	DisplayName: "GC/GCSampledObjectAllocation",
@@ -2078,9 +1961,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCSampledObjectAllocationLow",
 	Version:     0,
-	new: func() Event {
-		return new(GCSampledObjectAllocationLow)
-	},
+	desc:        &descGCSampledObjectAllocationLow,
+	fields:      &fieldsGCSampledObjectAllocationLow,
 }, {
 	Columns:     columnsPinObjectAtGCTime,
 	DisplayName: "GC/PinObjectAtGCTime",
@@ -2095,9 +1977,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "PinObjectAtGCTime",
 	Version:     0,
-	new: func() Event {
-		return new(PinObjectAtGCTime)
-	},
+	desc:        &descPinObjectAtGCTime,
+	fields:      &fieldsPinObjectAtGCTime,
 }, {
 	Columns:     columnsGCTriggered,
 	DisplayName: "GC/Triggered",
@@ -2112,9 +1993,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCTriggered",
 	Version:     0,
-	new: func() Event {
-		return new(GCTriggered)
-	},
+	desc:        &descGCTriggered,
+	fields:      &fieldsGCTriggered,
 }, {
 	Columns:     columnsGCBulkRootCCW,
 	DisplayName: "GC/GCBulkRootCCW",
@@ -2129,9 +2009,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkRootCCW",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkRootCCW)
-	},
+	desc:        &descGCBulkRootCCW,
+	fields:      &fieldsGCBulkRootCCW,
 }, {
 	Columns:     columnsGCBulkRCW,
 	DisplayName: "GC/GCBulkRCW",
@@ -2146,9 +2025,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkRCW",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkRCW)
-	},
+	desc:        &descGCBulkRCW,
+	fields:      &fieldsGCBulkRCW,
 }, {
 	Columns:     columnsGCBulkRootStaticVar,
 	DisplayName: "GC/GCBulkRootStaticVar",
@@ -2163,9 +2041,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCBulkRootStaticVar",
 	Version:     0,
-	new: func() Event {
-		return new(GCBulkRootStaticVar)
-	},
+	desc:        &descGCBulkRootStaticVar,
+	fields:      &fieldsGCBulkRootStaticVar,
 }, {
 	Columns:     columnsGCDynamicEvent,
 	DisplayName: "GC/GCDynamicEvent",
@@ -2180,9 +2057,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCDynamicEvent",
 	Version:     0,
-	new: func() Event {
-		return new(GCDynamicEvent)
-	},
+	desc:        &descGCDynamicEvent,
+	fields:      &fieldsGCDynamicEvent,
 }, {
 	Columns:     columnsWorkerThreadCreate,
 	DisplayName: "WorkerThreadCreationV2/Start",
@@ -2197,9 +2073,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "WorkerThreadCreation",
 	TypeName:    "WorkerThreadCreate",
 	Version:     0,
-	new: func() Event {
-		return new(WorkerThreadCreate)
-	},
+	desc:        &descWorkerThreadCreate,
+	fields:      &fieldsWorkerThreadCreate,
 }, {
 	Columns:     columnsWorkerThreadTerminate,
 	DisplayName: "WorkerThreadCreationV2/Stop",
@@ -2214,9 +2089,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "WorkerThreadCreation",
 	TypeName:    "WorkerThreadTerminate",
 	Version:     0,
-	new: func() Event {
-		return new(WorkerThreadTerminate)
-	},
+	desc:        &descWorkerThreadTerminate,
+	fields:      &fieldsWorkerThreadTerminate,
 }, {
 	Columns:     columnsWorkerThreadRetire,
 	DisplayName: "WorkerThreadRetirementV2/Start",
@@ -2231,9 +2105,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "WorkerThreadRetirement",
 	TypeName:    "WorkerThreadRetire",
 	Version:     0,
-	new: func() Event {
-		return new(WorkerThreadRetire)
-	},
+	desc:        &descWorkerThreadRetire,
+	fields:      &fieldsWorkerThreadRetire,
 }, {
 	Columns:     columnsWorkerThreadUnretire,
 	DisplayName: "WorkerThreadRetirementV2/Stop",
@@ -2248,9 +2121,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "WorkerThreadRetirement",
 	TypeName:    "WorkerThreadUnretire",
 	Version:     0,
-	new: func() Event {
-		return new(WorkerThreadUnretire)
-	},
+	desc:        &descWorkerThreadUnretire,
+	fields:      &fieldsWorkerThreadUnretire,
 }, {
 	Columns:     columnsIOThreadCreate,
 	DisplayName: "IOThreadCreation/Start",
@@ -2265,9 +2137,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadCreation",
 	TypeName:    "IOThreadCreate",
 	Version:     0,
-	new: func() Event {
-		return new(IOThreadCreate)
-	},
+	desc:        &descIOThreadCreate,
+	fields:      &fieldsIOThreadCreate,
 }, {
 	Columns:     columnsIOThreadCreateV1,
 	DisplayName: "IOThreadCreation/Start",
@@ -2282,9 +2153,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadCreation",
 	TypeName:    "IOThreadCreateV1",
 	Version:     1,
-	new: func() Event {
-		return new(IOThreadCreateV1)
-	},
+	desc:        &descIOThreadCreateV1,
+	fields:      &fieldsIOThreadCreateV1,
 }, {
 	Columns:     columnsIOThreadTerminate,
 	DisplayName: "IOThreadCreation/Stop",
@@ -2299,9 +2169,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadCreation",
 	TypeName:    "IOThreadTerminate",
 	Version:     0,
-	new: func() Event {
-		return new(IOThreadTerminate)
-	},
+	desc:        &descIOThreadTerminate,
+	fields:      &fieldsIOThreadTerminate,
 }, {
 	Columns:     columnsIOThreadTerminateV1,
 	DisplayName: "IOThreadCreation/Stop",
@@ -2316,9 +2185,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadCreation",
 	TypeName:    "IOThreadTerminateV1",
 	Version:     1,
-	new: func() Event {
-		return new(IOThreadTerminateV1)
-	},
+	desc:        &descIOThreadTerminateV1,
+	fields:      &fieldsIOThreadTerminateV1,
 }, {
 	Columns:     columnsIOThreadRetire,
 	DisplayName: "IOThreadRetirement/Start",
@@ -2333,9 +2201,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadRetirement",
 	TypeName:    "IOThreadRetire",
 	Version:     0,
-	new: func() Event {
-		return new(IOThreadRetire)
-	},
+	desc:        &descIOThreadRetire,
+	fields:      &fieldsIOThreadRetire,
 }, {
 	Columns:     columnsIOThreadRetireV1,
 	DisplayName: "IOThreadRetirement/Start",
@@ -2350,9 +2217,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadRetirement",
 	TypeName:    "IOThreadRetireV1",
 	Version:     1,
-	new: func() Event {
-		return new(IOThreadRetireV1)
-	},
+	desc:        &descIOThreadRetireV1,
+	fields:      &fieldsIOThreadRetireV1,
 }, {
 	Columns:     columnsIOThreadUnretire,
 	DisplayName: "IOThreadRetirement/Stop",
@@ -2367,9 +2233,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadRetirement",
 	TypeName:    "IOThreadUnretire",
 	Version:     0,
-	new: func() Event {
-		return new(IOThreadUnretire)
-	},
+	desc:        &descIOThreadUnretire,
+	fields:      &fieldsIOThreadUnretire,
 }, {
 	Columns:     columnsIOThreadUnretireV1,
 	DisplayName: "IOThreadRetirement/Stop",
@@ -2384,9 +2249,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "IOThreadRetirement",
 	TypeName:    "IOThreadUnretireV1",
 	Version:     1,
-	new: func() Event {
-		return new(IOThreadUnretireV1)
-	},
+	desc:        &descIOThreadUnretireV1,
+	fields:      &fieldsIOThreadUnretireV1,
 }, {
 	Columns:     columnsThreadpoolSuspensionSuspendThread,
 	DisplayName: "ThreadpoolSuspensionV2/Start",
@@ -2401,9 +2265,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadpoolSuspension",
 	TypeName:    "ThreadpoolSuspensionSuspendThread",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadpoolSuspensionSuspendThread)
-	},
+	desc:        &descThreadpoolSuspensionSuspendThread,
+	fields:      &fieldsThreadpoolSuspensionSuspendThread,
 }, {
 	Columns:     columnsThreadpoolSuspensionResumeThread,
 	DisplayName: "ThreadpoolSuspensionV2/Stop",
@@ -2418,9 +2281,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadpoolSuspension",
 	TypeName:    "ThreadpoolSuspensionResumeThread",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadpoolSuspensionResumeThread)
-	},
+	desc:        &descThreadpoolSuspensionResumeThread,
+	fields:      &fieldsThreadpoolSuspensionResumeThread,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadStart,
 	DisplayName: "ThreadPoolWorkerThread/Start",
@@ -2435,9 +2297,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThread",
 	TypeName:    "ThreadPoolWorkerThreadStart",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadStart)
-	},
+	desc:        &descThreadPoolWorkerThreadStart,
+	fields:      &fieldsThreadPoolWorkerThreadStart,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadStop,
 	DisplayName: "ThreadPoolWorkerThread/Stop",
@@ -2452,9 +2313,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThread",
 	TypeName:    "ThreadPoolWorkerThreadStop",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadStop)
-	},
+	desc:        &descThreadPoolWorkerThreadStop,
+	fields:      &fieldsThreadPoolWorkerThreadStop,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadRetirementStart,
 	DisplayName: "ThreadPoolWorkerThreadRetirement/Start",
@@ -2469,9 +2329,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThreadRetirement",
 	TypeName:    "ThreadPoolWorkerThreadRetirementStart",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadRetirementStart)
-	},
+	desc:        &descThreadPoolWorkerThreadRetirementStart,
+	fields:      &fieldsThreadPoolWorkerThreadRetirementStart,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadRetirementStop,
 	DisplayName: "ThreadPoolWorkerThreadRetirement/Stop",
@@ -2486,9 +2345,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThreadRetirement",
 	TypeName:    "ThreadPoolWorkerThreadRetirementStop",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadRetirementStop)
-	},
+	desc:        &descThreadPoolWorkerThreadRetirementStop,
+	fields:      &fieldsThreadPoolWorkerThreadRetirementStop,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadAdjustmentSample,
 	DisplayName: "ThreadPoolWorkerThreadAdjustment/Sample",
@@ -2503,9 +2361,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThreadAdjustment",
 	TypeName:    "ThreadPoolWorkerThreadAdjustmentSample",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadAdjustmentSample)
-	},
+	desc:        &descThreadPoolWorkerThreadAdjustmentSample,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentSample,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadAdjustmentAdjustment,
 	DisplayName: "ThreadPoolWorkerThreadAdjustment/Adjustment",
@@ -2520,9 +2377,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThreadAdjustment",
 	TypeName:    "ThreadPoolWorkerThreadAdjustmentAdjustment",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadAdjustmentAdjustment)
-	},
+	desc:        &descThreadPoolWorkerThreadAdjustmentAdjustment,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentAdjustment,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadAdjustmentStats,
 	DisplayName: "ThreadPoolWorkerThreadAdjustment/Stats",
@@ -2537,9 +2393,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThreadAdjustment",
 	TypeName:    "ThreadPoolWorkerThreadAdjustmentStats",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadAdjustmentStats)
-	},
+	desc:        &descThreadPoolWorkerThreadAdjustmentStats,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentStats,
 }, {
 	Columns:     columnsThreadPoolWorkerThreadWait,
 	DisplayName: "ThreadPoolWorkerThread/Wait",
@@ -2554,9 +2409,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkerThread",
 	TypeName:    "ThreadPoolWorkerThreadWait",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkerThreadWait)
-	},
+	desc:        &descThreadPoolWorkerThreadWait,
+	fields:      &fieldsThreadPoolWorkerThreadWait,
 }, {
 	Columns:     columnsYieldProcessorMeasurement,
 	DisplayName: "YieldProcessorMeasurement",
@@ -2571,9 +2425,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "YieldProcessorMeasurement",
 	TypeName:    "YieldProcessorMeasurement",
 	Version:     0,
-	new: func() Event {
-		return new(YieldProcessorMeasurement)
-	},
+	desc:        &descYieldProcessorMeasurement,
+	fields:      &fieldsYieldProcessorMeasurement,
 }, {
 	Columns:     columnsThreadPoolMinMaxThreads,
 	DisplayName: "ThreadPoolMinMaxThreads",
@@ -2588,9 +2441,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolMinMaxThreads",
 	TypeName:    "ThreadPoolMinMaxThreads",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolMinMaxThreads)
-	},
+	desc:        &descThreadPoolMinMaxThreads,
+	fields:      &fieldsThreadPoolMinMaxThreads,
 }, {
 	Columns:     columnsThreadPoolWorkingThreadCount,
 	DisplayName: "ThreadPoolWorkingThreadCount/Start",
@@ -2605,9 +2457,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPoolWorkingThreadCount",
 	TypeName:    "ThreadPoolWorkingThreadCount",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolWorkingThreadCount)
-	},
+	desc:        &descThreadPoolWorkingThreadCount,
+	fields:      &fieldsThreadPoolWorkingThreadCount,
 }, {
 	Columns:     columnsThreadPoolEnqueue,
 	DisplayName: "ThreadPool/Enqueue",
@@ -2622,9 +2473,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPool",
 	TypeName:    "ThreadPoolEnqueue",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolEnqueue)
-	},
+	desc:        &descThreadPoolEnqueue,
+	fields:      &fieldsThreadPoolEnqueue,
 }, {
 	Columns:     columnsThreadPoolDequeue,
 	DisplayName: "ThreadPool/Dequeue",
@@ -2639,9 +2489,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPool",
 	TypeName:    "ThreadPoolDequeue",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolDequeue)
-	},
+	desc:        &descThreadPoolDequeue,
+	fields:      &fieldsThreadPoolDequeue,
 }, {
 	Columns:     columnsThreadPoolIOEnqueue,
 	DisplayName: "ThreadPool/IOEnqueue",
@@ -2656,9 +2505,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPool",
 	TypeName:    "ThreadPoolIOEnqueue",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolIOEnqueue)
-	},
+	desc:        &descThreadPoolIOEnqueue,
+	fields:      &fieldsThreadPoolIOEnqueue,
 }, {
 	Columns:     columnsThreadPoolIODequeue,
 	DisplayName: "ThreadPool/IODequeue",
@@ -2673,9 +2521,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPool",
 	TypeName:    "ThreadPoolIODequeue",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolIODequeue)
-	},
+	desc:        &descThreadPoolIODequeue,
+	fields:      &fieldsThreadPoolIODequeue,
 }, {
 	Columns:     columnsThreadPoolIOPack,
 	DisplayName: "ThreadPool/IOPack",
@@ -2690,9 +2537,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ThreadPool",
 	TypeName:    "ThreadPoolIOPack",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadPoolIOPack)
-	},
+	desc:        &descThreadPoolIOPack,
+	fields:      &fieldsThreadPoolIOPack,
 }, {
 	Columns:     columnsThreadCreating,
 	DisplayName: "Thread/Creating",
@@ -2707,9 +2553,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Thread",
 	TypeName:    "ThreadCreating",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadCreating)
-	},
+	desc:        &descThreadCreating,
+	fields:      &fieldsThreadCreating,
 }, {
 	Columns:     columnsThreadRunning,
 	DisplayName: "Thread/Running",
@@ -2724,9 +2569,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Thread",
 	TypeName:    "ThreadRunning",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadRunning)
-	},
+	desc:        &descThreadRunning,
+	fields:      &fieldsThreadRunning,
 }, {
 	Columns:     columnsMethodDetails,
 	DisplayName: "Method/MethodDetails",
@@ -2741,9 +2585,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodDetails",
 	Version:     0,
-	new: func() Event {
-		return new(MethodDetails)
-	},
+	desc:        &descMethodDetails,
+	fields:      &fieldsMethodDetails,
 }, {
 	Columns:     columnsTypeLoadStart,
 	DisplayName: "TypeLoad/Start",
@@ -2758,9 +2601,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TypeLoad",
 	TypeName:    "TypeLoadStart",
 	Version:     0,
-	new: func() Event {
-		return new(TypeLoadStart)
-	},
+	desc:        &descTypeLoadStart,
+	fields:      &fieldsTypeLoadStart,
 }, {
 	Columns:     columnsTypeLoadStop,
 	DisplayName: "TypeLoad/Stop",
@@ -2775,9 +2617,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TypeLoad",
 	TypeName:    "TypeLoadStop",
 	Version:     0,
-	new: func() Event {
-		return new(TypeLoadStop)
-	},
+	desc:        &descTypeLoadStop,
+	fields:      &fieldsTypeLoadStop,
 }, {
 	Columns:     columnsExceptionThrown,
 	DisplayName: "Exception/Start",
@@ -2792,9 +2633,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Exception",
 	TypeName:    "ExceptionThrown",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionThrown)
-	},
+	desc:        &descExceptionThrown,
+	fields:      &fieldsExceptionThrown,
 }, {
 	Columns:     columnsExceptionThrownV1,
 	DisplayName: "Exception/Start",
@@ -2809,9 +2649,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Exception",
 	TypeName:    "ExceptionThrownV1",
 	Version:     1,
-	new: func() Event {
-		return new(ExceptionThrownV1)
-	},
+	desc:        &descExceptionThrownV1,
+	fields:      &fieldsExceptionThrownV1,
 }, {
 	Columns:     columnsContention,
 	DisplayName: "Contention/Start",
@@ -2826,9 +2665,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Contention",
 	TypeName:    "Contention",
 	Version:     0,
-	new: func() Event {
-		return new(Contention)
-	},
+	desc:        &descContention,
+	fields:      &fieldsContention,
 }, {
 	Columns:     columnsContentionStartV1,
 	DisplayName: "Contention/Start",
@@ -2843,9 +2681,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Contention",
 	TypeName:    "ContentionStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(ContentionStartV1)
-	},
+	desc:        &descContentionStartV1,
+	fields:      &fieldsContentionStartV1,
 }, {
 	Columns:     columnsContentionStartV2,
 	DisplayName: "Contention/Start",
@@ -2860,9 +2697,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Contention",
 	TypeName:    "ContentionStartV2",
 	Version:     2,
-	new: func() Event {
-		return new(ContentionStartV2)
-	},
+	desc:        &descContentionStartV2,
+	fields:      &fieldsContentionStartV2,
 }, {
 	Columns:     columnsCLRStackWalk,
 	DisplayName: "ClrStack/Walk",
@@ -2877,9 +2713,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStack",
 	TypeName:    "CLRStackWalk",
 	Version:     0,
-	new: func() Event {
-		return new(CLRStackWalk)
-	},
+	desc:        &descCLRStackWalk,
+	fields:      &fieldsCLRStackWalk,
 }, {
 	Columns:     columnsAppDomainMemAllocated,
 	DisplayName: "AppDomainResourceManagement/MemAllocated",
@@ -2894,9 +2729,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AppDomainResourceManagement",
 	TypeName:    "AppDomainMemAllocated",
 	Version:     0,
-	new: func() Event {
-		return new(AppDomainMemAllocated)
-	},
+	desc:        &descAppDomainMemAllocated,
+	fields:      &fieldsAppDomainMemAllocated,
 }, {
 	Columns:     columnsAppDomainMemSurvived,
 	DisplayName: "AppDomainResourceManagement/MemSurvived",
@@ -2911,9 +2745,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AppDomainResourceManagement",
 	TypeName:    "AppDomainMemSurvived",
 	Version:     0,
-	new: func() Event {
-		return new(AppDomainMemSurvived)
-	},
+	desc:        &descAppDomainMemSurvived,
+	fields:      &fieldsAppDomainMemSurvived,
 }, {
 	Columns:     columnsThreadCreated,
 	DisplayName: "AppDomainResourceManagement/ThreadCreated",
@@ -2928,9 +2761,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AppDomainResourceManagement",
 	TypeName:    "ThreadCreated",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadCreated)
-	},
+	desc:        &descThreadCreated,
+	fields:      &fieldsThreadCreated,
 }, {
 	Columns:     columnsThreadTerminated,
 	DisplayName: "AppDomainResourceManagement/ThreadTerminated",
@@ -2945,9 +2777,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AppDomainResourceManagement",
 	TypeName:    "ThreadTerminated",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadTerminated)
-	},
+	desc:        &descThreadTerminated,
+	fields:      &fieldsThreadTerminated,
 }, {
 	Columns:     columnsThreadDomainEnter,
 	DisplayName: "AppDomainResourceManagement/DomainEnter",
@@ -2962,9 +2793,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AppDomainResourceManagement",
 	TypeName:    "ThreadDomainEnter",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadDomainEnter)
-	},
+	desc:        &descThreadDomainEnter,
+	fields:      &fieldsThreadDomainEnter,
 }, {
 	Columns:     columnsILStubGenerated,
 	DisplayName: "ILStub/StubGenerated",
@@ -2979,9 +2809,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRILStub",
 	TypeName:    "ILStubGenerated",
 	Version:     0,
-	new: func() Event {
-		return new(ILStubGenerated)
-	},
+	desc:        &descILStubGenerated,
+	fields:      &fieldsILStubGenerated,
 }, {
 	Columns:     columnsILStubCacheHit,
 	DisplayName: "ILStub/StubCacheHit",
@@ -2996,9 +2825,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRILStub",
 	TypeName:    "ILStubCacheHit",
 	Version:     0,
-	new: func() Event {
-		return new(ILStubCacheHit)
-	},
+	desc:        &descILStubCacheHit,
+	fields:      &fieldsILStubCacheHit,
 }, {
 	Columns:     columnsContentionLockCreated,
 	DisplayName: "Contention/LockCreated",
@@ -3013,9 +2841,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Contention",
 	TypeName:    "ContentionLockCreated",
 	Version:     0,
-	new: func() Event {
-		return new(ContentionLockCreated)
-	},
+	desc:        &descContentionLockCreated,
+	fields:      &fieldsContentionLockCreated,
 }, {
 	Columns:     columnsContentionStop,
 	DisplayName: "Contention/Stop",
@@ -3030,9 +2857,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Contention",
 	TypeName:    "ContentionStop",
 	Version:     0,
-	new: func() Event {
-		return new(ContentionStop)
-	},
+	desc:        &descContentionStop,
+	fields:      &fieldsContentionStop,
 }, {
 	Columns:     columnsContentionStopV1,
 	DisplayName: "Contention/Stop",
@@ -3047,9 +2873,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Contention",
 	TypeName:    "ContentionStopV1",
 	Version:     1,
-	new: func() Event {
-		return new(ContentionStopV1)
-	},
+	desc:        &descContentionStopV1,
+	fields:      &fieldsContentionStopV1,
 }, {
 	Columns:     columnsRuntimeDCStartCompleteV2,
 	DisplayName: "Method/DCStartCompleteV2",
@@ -3064,9 +2889,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "RuntimeDCStartCompleteV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeDCStartCompleteV2)
-	},
+	desc:        &descRuntimeDCStartCompleteV2,
+	fields:      &fieldsRuntimeDCStartCompleteV2,
 }, {
 	Columns:     columnsRuntimeDCEndCompleteV2,
 	DisplayName: "Method/DCEndCompleteV2",
@@ -3081,9 +2905,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "RuntimeDCEndCompleteV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeDCEndCompleteV2)
-	},
+	desc:        &descRuntimeDCEndCompleteV2,
+	fields:      &fieldsRuntimeDCEndCompleteV2,
 }, {
 	Columns:     columnsRuntimeMethodDCStartV2,
 	DisplayName: "Method/DCStartV2",
@@ -3098,9 +2921,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "RuntimeMethodDCStartV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeMethodDCStartV2)
-	},
+	desc:        &descRuntimeMethodDCStartV2,
+	fields:      &fieldsRuntimeMethodDCStartV2,
 }, {
 	Columns:     columnsRuntimeMethodDCEndV2,
 	DisplayName: "Method/DCStopV2",
@@ -3115,9 +2937,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "RuntimeMethodDCEndV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeMethodDCEndV2)
-	},
+	desc:        &descRuntimeMethodDCEndV2,
+	fields:      &fieldsRuntimeMethodDCEndV2,
 }, {
 	Columns:     columnsRuntimeMethodDCStartVerboseV2,
 	DisplayName: "Method/DCStartVerboseV2",
@@ -3132,9 +2953,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "RuntimeMethodDCStartVerboseV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeMethodDCStartVerboseV2)
-	},
+	desc:        &descRuntimeMethodDCStartVerboseV2,
+	fields:      &fieldsRuntimeMethodDCStartVerboseV2,
 }, {
 	Columns:     columnsRuntimeMethodDCEndVerboseV2,
 	DisplayName: "Method/DCStopVerboseV2",
@@ -3149,9 +2969,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "RuntimeMethodDCEndVerboseV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeMethodDCEndVerboseV2)
-	},
+	desc:        &descRuntimeMethodDCEndVerboseV2,
+	fields:      &fieldsRuntimeMethodDCEndVerboseV2,
 }, {
 	Columns:     columnsMethodLoad,
 	DisplayName: "Method/Load",
@@ -3166,9 +2985,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodLoad",
 	Version:     0,
-	new: func() Event {
-		return new(MethodLoad)
-	},
+	desc:        &descMethodLoad,
+	fields:      &fieldsMethodLoad,
 }, {
 	Columns:     columnsMethodLoadV1,
 	DisplayName: "Method/Load",
@@ -3183,9 +3001,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodLoadV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodLoadV1)
-	},
+	desc:        &descMethodLoadV1,
+	fields:      &fieldsMethodLoadV1,
 }, {
 	Columns:     columnsMethodLoadV2,
 	DisplayName: "Method/Load",
@@ -3200,9 +3017,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodLoadV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodLoadV2)
-	},
+	desc:        &descMethodLoadV2,
+	fields:      &fieldsMethodLoadV2,
 }, {
 	Columns:     columnsMethodUnload,
 	DisplayName: "Method/Unload",
@@ -3217,9 +3033,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodUnload",
 	Version:     0,
-	new: func() Event {
-		return new(MethodUnload)
-	},
+	desc:        &descMethodUnload,
+	fields:      &fieldsMethodUnload,
 }, {
 	Columns:     columnsMethodUnloadV1,
 	DisplayName: "Method/Unload",
@@ -3234,9 +3049,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodUnloadV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodUnloadV1)
-	},
+	desc:        &descMethodUnloadV1,
+	fields:      &fieldsMethodUnloadV1,
 }, {
 	Columns:     columnsMethodUnloadV2,
 	DisplayName: "Method/Unload",
@@ -3251,9 +3065,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodUnloadV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodUnloadV2)
-	},
+	desc:        &descMethodUnloadV2,
+	fields:      &fieldsMethodUnloadV2,
 }, {
 	Columns:     columnsMethodLoadVerbose,
 	DisplayName: "Method/LoadVerbose",
@@ -3268,9 +3081,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodLoadVerbose",
 	Version:     0,
-	new: func() Event {
-		return new(MethodLoadVerbose)
-	},
+	desc:        &descMethodLoadVerbose,
+	fields:      &fieldsMethodLoadVerbose,
 }, {
 	Columns:     columnsMethodLoadVerboseV1,
 	DisplayName: "Method/LoadVerbose",
@@ -3285,9 +3097,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodLoadVerboseV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodLoadVerboseV1)
-	},
+	desc:        &descMethodLoadVerboseV1,
+	fields:      &fieldsMethodLoadVerboseV1,
 }, {
 	Columns:     columnsMethodLoadVerboseV2,
 	DisplayName: "Method/LoadVerbose",
@@ -3302,9 +3113,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodLoadVerboseV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodLoadVerboseV2)
-	},
+	desc:        &descMethodLoadVerboseV2,
+	fields:      &fieldsMethodLoadVerboseV2,
 }, {
 	Columns:     columnsMethodUnloadVerbose,
 	DisplayName: "Method/UnloadVerbose",
@@ -3319,9 +3129,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodUnloadVerbose",
 	Version:     0,
-	new: func() Event {
-		return new(MethodUnloadVerbose)
-	},
+	desc:        &descMethodUnloadVerbose,
+	fields:      &fieldsMethodUnloadVerbose,
 }, {
 	Columns:     columnsMethodUnloadVerboseV1,
 	DisplayName: "Method/UnloadVerbose",
@@ -3336,9 +3145,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodUnloadVerboseV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodUnloadVerboseV1)
-	},
+	desc:        &descMethodUnloadVerboseV1,
+	fields:      &fieldsMethodUnloadVerboseV1,
 }, {
 	Columns:     columnsMethodUnloadVerboseV2,
 	DisplayName: "Method/UnloadVerbose",
@@ -3353,9 +3161,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodUnloadVerboseV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodUnloadVerboseV2)
-	},
+	desc:        &descMethodUnloadVerboseV2,
+	fields:      &fieldsMethodUnloadVerboseV2,
 }, {
 	Columns:     columnsMethodJittingStarted,
 	DisplayName: "Method/JittingStarted",
@@ -3370,9 +3177,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJittingStarted",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJittingStarted)
-	},
+	desc:        &descMethodJittingStarted,
+	fields:      &fieldsMethodJittingStarted,
 }, {
 	Columns:     columnsMethodJittingStartedV1,
 	DisplayName: "Method/JittingStarted",
@@ -3387,9 +3193,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJittingStartedV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodJittingStartedV1)
-	},
+	desc:        &descMethodJittingStartedV1,
+	fields:      &fieldsMethodJittingStartedV1,
 }, {
 	Columns:     columnsMethodJitMemoryAllocatedForCode,
 	DisplayName: "Method/MemoryAllocatedForJitCode",
@@ -3404,9 +3209,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJitMemoryAllocatedForCode",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJitMemoryAllocatedForCode)
-	},
+	desc:        &descMethodJitMemoryAllocatedForCode,
+	fields:      &fieldsMethodJitMemoryAllocatedForCode,
 }, {
 	Columns:     columnsRuntimeModuleDCStartV2,
 	DisplayName: "Loader/ModuleDCStartV2",
@@ -3421,9 +3225,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "RuntimeModuleDCStartV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeModuleDCStartV2)
-	},
+	desc:        &descRuntimeModuleDCStartV2,
+	fields:      &fieldsRuntimeModuleDCStartV2,
 }, {
 	Columns:     columnsRuntimeModuleDCEndV2,
 	DisplayName: "Loader/ModuleDCStopV2",
@@ -3438,9 +3241,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "RuntimeModuleDCEndV2",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeModuleDCEndV2)
-	},
+	desc:        &descRuntimeModuleDCEndV2,
+	fields:      &fieldsRuntimeModuleDCEndV2,
 }, {
 	Columns:     columnsDomainModuleLoad,
 	DisplayName: "Loader/DomainModuleLoad",
@@ -3455,9 +3257,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "DomainModuleLoad",
 	Version:     0,
-	new: func() Event {
-		return new(DomainModuleLoad)
-	},
+	desc:        &descDomainModuleLoad,
+	fields:      &fieldsDomainModuleLoad,
 }, {
 	Columns:     columnsDomainModuleLoadV1,
 	DisplayName: "Loader/DomainModuleLoad",
@@ -3472,9 +3273,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "DomainModuleLoadV1",
 	Version:     1,
-	new: func() Event {
-		return new(DomainModuleLoadV1)
-	},
+	desc:        &descDomainModuleLoadV1,
+	fields:      &fieldsDomainModuleLoadV1,
 }, {
 	Columns:     columnsModuleLoad,
 	DisplayName: "Loader/ModuleLoad",
@@ -3489,9 +3289,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "ModuleLoad",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleLoad)
-	},
+	desc:        &descModuleLoad,
+	fields:      &fieldsModuleLoad,
 }, {
 	Columns:     columnsModuleLoadV1,
 	DisplayName: "Loader/ModuleLoad",
@@ -3506,9 +3305,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "ModuleLoadV1",
 	Version:     1,
-	new: func() Event {
-		return new(ModuleLoadV1)
-	},
+	desc:        &descModuleLoadV1,
+	fields:      &fieldsModuleLoadV1,
 }, {
 	Columns:     columnsModuleLoadV2,
 	DisplayName: "Loader/ModuleLoad",
@@ -3523,9 +3321,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "ModuleLoadV2",
 	Version:     2,
-	new: func() Event {
-		return new(ModuleLoadV2)
-	},
+	desc:        &descModuleLoadV2,
+	fields:      &fieldsModuleLoadV2,
 }, {
 	Columns:     columnsModuleLoadV3,
 	DisplayName: "Loader/ModuleLoad",
@@ -3540,9 +3337,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "ModuleLoadV3",
 	Version:     3,
-	new: func() Event {
-		return new(ModuleLoadV3)
-	},
+	desc:        &descModuleLoadV3,
+	fields:      &fieldsModuleLoadV3,
 }, {
 	Columns:     columnsModuleUnload,
 	DisplayName: "Loader/ModuleUnload",
@@ -3557,9 +3353,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "ModuleUnload",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleUnload)
-	},
+	desc:        &descModuleUnload,
+	fields:      &fieldsModuleUnload,
 }, {
 	Columns:     columnsModuleUnloadV1,
 	DisplayName: "Loader/ModuleUnload",
@@ -3574,9 +3369,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "ModuleUnloadV1",
 	Version:     1,
-	new: func() Event {
-		return new(ModuleUnloadV1)
-	},
+	desc:        &descModuleUnloadV1,
+	fields:      &fieldsModuleUnloadV1,
 }, {
 	Columns:     columnsModuleUnloadV2,
 	DisplayName: "Loader/ModuleUnload",
@@ -3591,9 +3385,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "ModuleUnloadV2",
 	Version:     2,
-	new: func() Event {
-		return new(ModuleUnloadV2)
-	},
+	desc:        &descModuleUnloadV2,
+	fields:      &fieldsModuleUnloadV2,
 }, {
 	Columns:     columnsAssemblyLoad,
 	DisplayName: "Loader/AssemblyLoad",
@@ -3608,9 +3401,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AssemblyLoad",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyLoad)
-	},
+	desc:        &descAssemblyLoad,
+	fields:      &fieldsAssemblyLoad,
 }, {
 	Columns:     columnsAssemblyLoadV1,
 	DisplayName: "Loader/AssemblyLoad",
@@ -3625,9 +3417,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AssemblyLoadV1",
 	Version:     1,
-	new: func() Event {
-		return new(AssemblyLoadV1)
-	},
+	desc:        &descAssemblyLoadV1,
+	fields:      &fieldsAssemblyLoadV1,
 }, {
 	Columns:     columnsAssemblyUnload,
 	DisplayName: "Loader/AssemblyUnload",
@@ -3642,9 +3433,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AssemblyUnload",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyUnload)
-	},
+	desc:        &descAssemblyUnload,
+	fields:      &fieldsAssemblyUnload,
 }, {
 	Columns:     columnsAssemblyUnloadV1,
 	DisplayName: "Loader/AssemblyUnload",
@@ -3659,9 +3449,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AssemblyUnloadV1",
 	Version:     1,
-	new: func() Event {
-		return new(AssemblyUnloadV1)
-	},
+	desc:        &descAssemblyUnloadV1,
+	fields:      &fieldsAssemblyUnloadV1,
 }, {
 	Columns:     columnsAppDomainLoad,
 	DisplayName: "Loader/AppDomainLoad",
@@ -3676,9 +3465,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AppDomainLoad",
 	Version:     0,
-	new: func() Event {
-		return new(AppDomainLoad)
-	},
+	desc:        &descAppDomainLoad,
+	fields:      &fieldsAppDomainLoad,
 }, {
 	Columns:     columnsAppDomainLoadV1,
 	DisplayName: "Loader/AppDomainLoad",
@@ -3693,9 +3481,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AppDomainLoadV1",
 	Version:     1,
-	new: func() Event {
-		return new(AppDomainLoadV1)
-	},
+	desc:        &descAppDomainLoadV1,
+	fields:      &fieldsAppDomainLoadV1,
 }, {
 	Columns:     columnsAppDomainUnload,
 	DisplayName: "Loader/AppDomainUnload",
@@ -3710,9 +3497,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AppDomainUnload",
 	Version:     0,
-	new: func() Event {
-		return new(AppDomainUnload)
-	},
+	desc:        &descAppDomainUnload,
+	fields:      &fieldsAppDomainUnload,
 }, {
 	Columns:     columnsAppDomainUnloadV1,
 	DisplayName: "Loader/AppDomainUnload",
@@ -3727,9 +3513,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoader",
 	TypeName:    "AppDomainUnloadV1",
 	Version:     1,
-	new: func() Event {
-		return new(AppDomainUnloadV1)
-	},
+	desc:        &descAppDomainUnloadV1,
+	fields:      &fieldsAppDomainUnloadV1,
 }, {
 	Columns:     columnsModuleRangeLoad,
 	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
@@ -3744,9 +3529,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRPerfTrack",
 	TypeName:    "ModuleRangeLoad",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleRangeLoad)
-	},
+	desc:        &descModuleRangeLoad,
+	fields:      &fieldsModuleRangeLoad,
 }, {
 	Columns:     columnsR2RGetEntryPoint,
 	DisplayName: "Method/Load",
@@ -3761,9 +3545,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "R2RGetEntryPoint",
 	Version:     0,
-	new: func() Event {
-		return new(R2RGetEntryPoint)
-	},
+	desc:        &descR2RGetEntryPoint,
+	fields:      &fieldsR2RGetEntryPoint,
 }, {
 	Columns:     columnsR2RGetEntryPointV1,
 	DisplayName: "Method/Load",
@@ -3778,9 +3561,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "R2RGetEntryPointV1",
 	Version:     1,
-	new: func() Event {
-		return new(R2RGetEntryPointV1)
-	},
+	desc:        &descR2RGetEntryPointV1,
+	fields:      &fieldsR2RGetEntryPointV1,
 }, {
 	Columns:     columnsR2RGetEntryPointStart,
 	DisplayName: "Method/Load",
@@ -3795,9 +3577,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "R2RGetEntryPointStart",
 	Version:     0,
-	new: func() Event {
-		return new(R2RGetEntryPointStart)
-	},
+	desc:        &descR2RGetEntryPointStart,
+	fields:      &fieldsR2RGetEntryPointStart,
 }, {
 	Columns:     columnsStrongNameVerificationStart,
 	DisplayName: "StrongNameVerification/Start",
@@ -3812,9 +3593,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStrongNameVerification",
 	TypeName:    "StrongNameVerificationStart",
 	Version:     0,
-	new: func() Event {
-		return new(StrongNameVerificationStart)
-	},
+	desc:        &descStrongNameVerificationStart,
+	fields:      &fieldsStrongNameVerificationStart,
 }, {
 	Columns:     columnsStrongNameVerificationStartV1,
 	DisplayName: "StrongNameVerification/Start",
@@ -3829,9 +3609,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStrongNameVerification",
 	TypeName:    "StrongNameVerificationStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(StrongNameVerificationStartV1)
-	},
+	desc:        &descStrongNameVerificationStartV1,
+	fields:      &fieldsStrongNameVerificationStartV1,
 }, {
 	Columns:     columnsStrongNameVerificationStop,
 	DisplayName: "StrongNameVerification/Stop",
@@ -3846,9 +3625,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStrongNameVerification",
 	TypeName:    "StrongNameVerificationStop",
 	Version:     0,
-	new: func() Event {
-		return new(StrongNameVerificationStop)
-	},
+	desc:        &descStrongNameVerificationStop,
+	fields:      &fieldsStrongNameVerificationStop,
 }, {
 	Columns:     columnsStrongNameVerificationStopV1,
 	DisplayName: "StrongNameVerification/Stop",
@@ -3863,9 +3641,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStrongNameVerification",
 	TypeName:    "StrongNameVerificationStopV1",
 	Version:     1,
-	new: func() Event {
-		return new(StrongNameVerificationStopV1)
-	},
+	desc:        &descStrongNameVerificationStopV1,
+	fields:      &fieldsStrongNameVerificationStopV1,
 }, {
 	Columns:     columnsAuthenticodeVerificationStart,
 	DisplayName: "AuthenticodeVerification/Start",
@@ -3880,9 +3657,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRAuthenticodeVerification",
 	TypeName:    "AuthenticodeVerificationStart",
 	Version:     0,
-	new: func() Event {
-		return new(AuthenticodeVerificationStart)
-	},
+	desc:        &descAuthenticodeVerificationStart,
+	fields:      &fieldsAuthenticodeVerificationStart,
 }, {
 	Columns:     columnsAuthenticodeVerificationStartV1,
 	DisplayName: "AuthenticodeVerification/Start",
@@ -3897,9 +3673,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRAuthenticodeVerification",
 	TypeName:    "AuthenticodeVerificationStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(AuthenticodeVerificationStartV1)
-	},
+	desc:        &descAuthenticodeVerificationStartV1,
+	fields:      &fieldsAuthenticodeVerificationStartV1,
 }, {
 	Columns:     columnsAuthenticodeVerificationStop,
 	DisplayName: "AuthenticodeVerification/Stop",
@@ -3914,9 +3689,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRAuthenticodeVerification",
 	TypeName:    "AuthenticodeVerificationStop",
 	Version:     0,
-	new: func() Event {
-		return new(AuthenticodeVerificationStop)
-	},
+	desc:        &descAuthenticodeVerificationStop,
+	fields:      &fieldsAuthenticodeVerificationStop,
 }, {
 	Columns:     columnsAuthenticodeVerificationStopV1,
 	DisplayName: "AuthenticodeVerification/Stop",
@@ -3931,9 +3705,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRAuthenticodeVerification",
 	TypeName:    "AuthenticodeVerificationStopV1",
 	Version:     1,
-	new: func() Event {
-		return new(AuthenticodeVerificationStopV1)
-	},
+	desc:        &descAuthenticodeVerificationStopV1,
+	fields:      &fieldsAuthenticodeVerificationStopV1,
 }, {
 	Columns:     columnsMethodJitInliningSucceeded,
 	DisplayName: "Method/InliningSucceeded",
@@ -3948,9 +3721,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJitInliningSucceeded",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJitInliningSucceeded)
-	},
+	desc:        &descMethodJitInliningSucceeded,
+	fields:      &fieldsMethodJitInliningSucceeded,
 }, {
 	Columns:     columnsMethodJitInliningFailedAnsi,
 	DisplayName: "Method/InliningFailed",
@@ -3965,9 +3737,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJitInliningFailedAnsi",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJitInliningFailedAnsi)
-	},
+	desc:        &descMethodJitInliningFailedAnsi,
+	fields:      &fieldsMethodJitInliningFailedAnsi,
 }, {
 	Columns:     columnsRuntimeInformationStart,
 	DisplayName: "Runtime/Start",
@@ -3982,9 +3753,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRRuntimeInformation",
 	TypeName:    "RuntimeInformationStart",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeInformationStart)
-	},
+	desc:        &descRuntimeInformationStart,
+	fields:      &fieldsRuntimeInformationStart,
 }, {
 	Columns:     columnsMethodJitTailCallSucceeded,
 	DisplayName: "Method/TailCallSucceeded",
@@ -3999,9 +3769,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJitTailCallSucceeded",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJitTailCallSucceeded)
-	},
+	desc:        &descMethodJitTailCallSucceeded,
+	fields:      &fieldsMethodJitTailCallSucceeded,
 }, {
 	Columns:     columnsMethodJitTailCallFailedAnsi,
 	DisplayName: "Method/TailCallFailed",
@@ -4016,9 +3785,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJitTailCallFailedAnsi",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJitTailCallFailedAnsi)
-	},
+	desc:        &descMethodJitTailCallFailedAnsi,
+	fields:      &fieldsMethodJitTailCallFailedAnsi,
 }, {
 	Columns:     columnsMethodILToNativeMap,
 	DisplayName: "Method/MethodILToNativeMap",
@@ -4033,9 +3801,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodILToNativeMap",
 	Version:     0,
-	new: func() Event {
-		return new(MethodILToNativeMap)
-	},
+	desc:        &descMethodILToNativeMap,
+	fields:      &fieldsMethodILToNativeMap,
 }, {
 	Columns:     columnsMethodILToNativeMapV1,
 	DisplayName: "Method/MethodILToNativeMap",
@@ -4050,9 +3817,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodILToNativeMapV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodILToNativeMapV1)
-	},
+	desc:        &descMethodILToNativeMapV1,
+	fields:      &fieldsMethodILToNativeMapV1,
 }, {
 	Columns:     columnsMethodJitTailCallFailed,
 	DisplayName: "Method/TailCallFailed",
@@ -4067,9 +3833,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJitTailCallFailed",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJitTailCallFailed)
-	},
+	desc:        &descMethodJitTailCallFailed,
+	fields:      &fieldsMethodJitTailCallFailed,
 }, {
 	Columns:     columnsMethodJitInliningFailed,
 	DisplayName: "Method/InliningFailed",
@@ -4084,9 +3849,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethod",
 	TypeName:    "MethodJitInliningFailed",
 	Version:     0,
-	new: func() Event {
-		return new(MethodJitInliningFailed)
-	},
+	desc:        &descMethodJitInliningFailed,
+	fields:      &fieldsMethodJitInliningFailed,
 }, {
 	Columns:     columnsIncreaseMemoryPressure,
 	DisplayName: "GC/IncreaseMemoryPressure",
@@ -4101,9 +3865,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "IncreaseMemoryPressure",
 	Version:     0,
-	new: func() Event {
-		return new(IncreaseMemoryPressure)
-	},
+	desc:        &descIncreaseMemoryPressure,
+	fields:      &fieldsIncreaseMemoryPressure,
 }, {
 	Columns:     columnsDecreaseMemoryPressure,
 	DisplayName: "GC/DecreaseMemoryPressure",
@@ -4118,9 +3881,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "DecreaseMemoryPressure",
 	Version:     0,
-	new: func() Event {
-		return new(DecreaseMemoryPressure)
-	},
+	desc:        &descDecreaseMemoryPressure,
+	fields:      &fieldsDecreaseMemoryPressure,
 }, {
 	Columns:     columnsGCMarkWithType,
 	DisplayName: "GC/Mark",
@@ -4135,9 +3897,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCMarkWithType",
 	Version:     0,
-	new: func() Event {
-		return new(GCMarkWithType)
-	},
+	desc:        &descGCMarkWithType,
+	fields:      &fieldsGCMarkWithType,
 }, {
 	Columns:     columnsGCJoinV2,
 	DisplayName: "GC/GCJoin",
@@ -4152,9 +3913,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCJoinV2",
 	Version:     2,
-	new: func() Event {
-		return new(GCJoinV2)
-	},
+	desc:        &descGCJoinV2,
+	fields:      &fieldsGCJoinV2,
 }, {
 	Columns:     columnsGCPerHeapHistoryV3,
 	DisplayName: "GC/PerHeapHistory",
@@ -4169,9 +3929,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCPerHeapHistoryV3",
 	Version:     3,
-	new: func() Event {
-		return new(GCPerHeapHistoryV3)
-	},
+	desc:        &descGCPerHeapHistoryV3,
+	fields:      &fieldsGCPerHeapHistoryV3,
 }, {
 	Columns:     columnsGCGlobalHeapHistoryV2,
 	DisplayName: "GC/GlobalHeapHistory",
@@ -4186,9 +3945,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCGlobalHeapHistoryV2",
 	Version:     2,
-	new: func() Event {
-		return new(GCGlobalHeapHistoryV2)
-	},
+	desc:        &descGCGlobalHeapHistoryV2,
+	fields:      &fieldsGCGlobalHeapHistoryV2,
 }, {
 	Columns:     columnsGCGlobalHeapHistoryV3,
 	DisplayName: "GC/GlobalHeapHistory",
@@ -4203,9 +3961,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCGlobalHeapHistoryV3",
 	Version:     3,
-	new: func() Event {
-		return new(GCGlobalHeapHistoryV3)
-	},
+	desc:        &descGCGlobalHeapHistoryV3,
+	fields:      &fieldsGCGlobalHeapHistoryV3,
 }, {
 	Columns:     columnsGCGlobalHeapHistoryV4,
 	DisplayName: "GC/GlobalHeapHistory",
@@ -4220,9 +3977,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCGlobalHeapHistoryV4",
 	Version:     4,
-	new: func() Event {
-		return new(GCGlobalHeapHistoryV4)
-	},
+	desc:        &descGCGlobalHeapHistoryV4,
+	fields:      &fieldsGCGlobalHeapHistoryV4,
 }, {
 	Columns:     columnsGenAwareBegin,
 	DisplayName: "GC/GenAwareBegin",
@@ -4237,9 +3993,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GenAwareBegin",
 	Version:     0,
-	new: func() Event {
-		return new(GenAwareBegin)
-	},
+	desc:        &descGenAwareBegin,
+	fields:      &fieldsGenAwareBegin,
 }, {
 	Columns:     columnsGenAwareEnd,
 	DisplayName: "GC/GenAwareEnd",
@@ -4254,9 +4009,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GenAwareEnd",
 	Version:     0,
-	new: func() Event {
-		return new(GenAwareEnd)
-	},
+	desc:        &descGenAwareEnd,
+	fields:      &fieldsGenAwareEnd,
 }, {
 	Columns:     columnsGCLOHCompact,
 	DisplayName: "GC/GCLOHCompact",
@@ -4271,9 +4025,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCLOHCompact",
 	Version:     0,
-	new: func() Event {
-		return new(GCLOHCompact)
-	},
+	desc:        &descGCLOHCompact,
+	fields:      &fieldsGCLOHCompact,
 }, {
 	Columns:     columnsGCFitBucketInfo,
 	DisplayName: "GC/GCFitBucketInfo",
@@ -4288,9 +4041,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollection",
 	TypeName:    "GCFitBucketInfo",
 	Version:     0,
-	new: func() Event {
-		return new(GCFitBucketInfo)
-	},
+	desc:        &descGCFitBucketInfo,
+	fields:      &fieldsGCFitBucketInfo,
 }, {
 	Columns:     columnsDebugIPCEventStart,
 	DisplayName: "DebugIPCEvent/Start",
@@ -4305,9 +4057,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DebugIPCEvent",
 	TypeName:    "DebugIPCEventStart",
 	Version:     0,
-	new: func() Event {
-		return new(DebugIPCEventStart)
-	},
+	desc:        &descDebugIPCEventStart,
+	fields:      &fieldsDebugIPCEventStart,
 }, {
 	Columns:     columnsDebugIPCEventEnd,
 	DisplayName: "DebugIPCEvent/Stop",
@@ -4322,9 +4073,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DebugIPCEvent",
 	TypeName:    "DebugIPCEventEnd",
 	Version:     0,
-	new: func() Event {
-		return new(DebugIPCEventEnd)
-	},
+	desc:        &descDebugIPCEventEnd,
+	fields:      &fieldsDebugIPCEventEnd,
 }, {
 	Columns:     columnsDebugExceptionProcessingStart,
 	DisplayName: "DebugExceptionProcessing/Start",
@@ -4339,9 +4089,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DebugExceptionProcessing",
 	TypeName:    "DebugExceptionProcessingStart",
 	Version:     0,
-	new: func() Event {
-		return new(DebugExceptionProcessingStart)
-	},
+	desc:        &descDebugExceptionProcessingStart,
+	fields:      &fieldsDebugExceptionProcessingStart,
 }, {
 	Columns:     columnsDebugExceptionProcessingEnd,
 	DisplayName: "DebugExceptionProcessing/Stop",
@@ -4356,9 +4105,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DebugExceptionProcessing",
 	TypeName:    "DebugExceptionProcessingEnd",
 	Version:     0,
-	new: func() Event {
-		return new(DebugExceptionProcessingEnd)
-	},
+	desc:        &descDebugExceptionProcessingEnd,
+	fields:      &fieldsDebugExceptionProcessingEnd,
 }, {
 	Columns:     columnsExceptionCatchStart,
 	DisplayName: "ExceptionCatch/Start",
@@ -4373,9 +4121,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExceptionCatch",
 	TypeName:    "ExceptionCatchStart",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionCatchStart)
-	},
+	desc:        &descExceptionCatchStart,
+	fields:      &fieldsExceptionCatchStart,
 }, {
 	Columns:     columnsExceptionCatchStop,
 	DisplayName: "ExceptionCatch/Stop",
@@ -4390,9 +4137,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExceptionCatch",
 	TypeName:    "ExceptionCatchStop",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionCatchStop)
-	},
+	desc:        &descExceptionCatchStop,
+	fields:      &fieldsExceptionCatchStop,
 }, {
 	Columns:     columnsExceptionFinallyStart,
 	DisplayName: "ExceptionFinally/Start",
@@ -4407,9 +4153,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExceptionFinally",
 	TypeName:    "ExceptionFinallyStart",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionFinallyStart)
-	},
+	desc:        &descExceptionFinallyStart,
+	fields:      &fieldsExceptionFinallyStart,
 }, {
 	Columns:     columnsExceptionFinallyStop,
 	DisplayName: "ExceptionFinally/Stop",
@@ -4424,9 +4169,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExceptionFinally",
 	TypeName:    "ExceptionFinallyStop",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionFinallyStop)
-	},
+	desc:        &descExceptionFinallyStop,
+	fields:      &fieldsExceptionFinallyStop,
 }, {
 	Columns:     columnsExceptionFilterStart,
 	DisplayName: "ExceptionFilter/Start",
@@ -4441,9 +4185,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExceptionFilter",
 	TypeName:    "ExceptionFilterStart",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionFilterStart)
-	},
+	desc:        &descExceptionFilterStart,
+	fields:      &fieldsExceptionFilterStart,
 }, {
 	Columns:     columnsExceptionFilterStop,
 	DisplayName: "ExceptionFilter/Stop",
@@ -4458,9 +4201,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExceptionFilter",
 	TypeName:    "ExceptionFilterStop",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionFilterStop)
-	},
+	desc:        &descExceptionFilterStop,
+	fields:      &fieldsExceptionFilterStop,
 }, {
 	Columns:     columnsExceptionThrownStop,
 	DisplayName: "Exception/Stop",
@@ -4475,9 +4217,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Exception",
 	TypeName:    "ExceptionThrownStop",
 	Version:     0,
-	new: func() Event {
-		return new(ExceptionThrownStop)
-	},
+	desc:        &descExceptionThrownStop,
+	fields:      &fieldsExceptionThrownStop,
 }, {
 	Columns:     columnsCodeSymbols,
 	DisplayName: "CodeSymbols/Start",
@@ -4492,9 +4233,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CodeSymbols",
 	TypeName:    "CodeSymbols",
 	Version:     0,
-	new: func() Event {
-		return new(CodeSymbols)
-	},
+	desc:        &descCodeSymbols,
+	fields:      &fieldsCodeSymbols,
 }, {
 	Columns:     columnsEventSource,
 	DisplayName: "EventSource",
@@ -4509,9 +4249,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "",
 	TypeName:    "EventSource",
 	Version:     0,
-	new: func() Event {
-		return new(EventSource)
-	},
+	desc:        &descEventSource,
+	fields:      &fieldsEventSource,
 }, {
 	Columns:     columnsTieredCompilationSettings,
 	DisplayName: "TieredCompilation/Settings",
@@ -4526,9 +4265,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TieredCompilation",
 	TypeName:    "TieredCompilationSettings",
 	Version:     0,
-	new: func() Event {
-		return new(TieredCompilationSettings)
-	},
+	desc:        &descTieredCompilationSettings,
+	fields:      &fieldsTieredCompilationSettings,
 }, {
 	Columns:     columnsTieredCompilationPause,
 	DisplayName: "TieredCompilation/Pause",
@@ -4543,9 +4281,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TieredCompilation",
 	TypeName:    "TieredCompilationPause",
 	Version:     0,
-	new: func() Event {
-		return new(TieredCompilationPause)
-	},
+	desc:        &descTieredCompilationPause,
+	fields:      &fieldsTieredCompilationPause,
 }, {
 	Columns:     columnsTieredCompilationResume,
 	DisplayName: "TieredCompilation/Resume",
@@ -4560,9 +4297,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TieredCompilation",
 	TypeName:    "TieredCompilationResume",
 	Version:     0,
-	new: func() Event {
-		return new(TieredCompilationResume)
-	},
+	desc:        &descTieredCompilationResume,
+	fields:      &fieldsTieredCompilationResume,
 }, {
 	Columns:     columnsTieredCompilationBackgroundJitStart,
 	DisplayName: "TieredCompilation/Start",
@@ -4577,9 +4313,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TieredCompilation",
 	TypeName:    "TieredCompilationBackgroundJitStart",
 	Version:     0,
-	new: func() Event {
-		return new(TieredCompilationBackgroundJitStart)
-	},
+	desc:        &descTieredCompilationBackgroundJitStart,
+	fields:      &fieldsTieredCompilationBackgroundJitStart,
 }, {
 	Columns:     columnsTieredCompilationBackgroundJitStop,
 	DisplayName: "TieredCompilation/Stop",
@@ -4594,9 +4329,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TieredCompilation",
 	TypeName:    "TieredCompilationBackgroundJitStop",
 	Version:     0,
-	new: func() Event {
-		return new(TieredCompilationBackgroundJitStop)
-	},
+	desc:        &descTieredCompilationBackgroundJitStop,
+	fields:      &fieldsTieredCompilationBackgroundJitStop,
 }, {
 	Columns:     columnsAssemblyLoadStart,
 	DisplayName: "AssemblyLoader/Start",
@@ -4611,9 +4345,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AssemblyLoader",
 	TypeName:    "AssemblyLoadStart",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyLoadStart)
-	},
+	desc:        &descAssemblyLoadStart,
+	fields:      &fieldsAssemblyLoadStart,
 }, {
 	Columns:     columnsAssemblyLoadStop,
 	DisplayName: "AssemblyLoader/Stop",
@@ -4628,9 +4361,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AssemblyLoader",
 	TypeName:    "AssemblyLoadStop",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyLoadStop)
-	},
+	desc:        &descAssemblyLoadStop,
+	fields:      &fieldsAssemblyLoadStop,
 }, {
 	Columns:     columnsResolutionAttempted,
 	DisplayName: "AssemblyLoader/ResolutionAttempted",
@@ -4645,9 +4377,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AssemblyLoader",
 	TypeName:    "ResolutionAttempted",
 	Version:     0,
-	new: func() Event {
-		return new(ResolutionAttempted)
-	},
+	desc:        &descResolutionAttempted,
+	fields:      &fieldsResolutionAttempted,
 }, {
 	Columns:     columnsAssemblyLoadContextResolvingHandlerInvoked,
 	DisplayName: "AssemblyLoader/AssemblyLoadContextResolvingHandlerInvoked",
@@ -4662,9 +4393,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AssemblyLoader",
 	TypeName:    "AssemblyLoadContextResolvingHandlerInvoked",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyLoadContextResolvingHandlerInvoked)
-	},
+	desc:        &descAssemblyLoadContextResolvingHandlerInvoked,
+	fields:      &fieldsAssemblyLoadContextResolvingHandlerInvoked,
 }, {
 	Columns:     columnsAppDomainAssemblyResolveHandlerInvoked,
 	DisplayName: "AssemblyLoader/AppDomainAssemblyResolveHandlerInvoked",
@@ -4679,9 +4409,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AssemblyLoader",
 	TypeName:    "AppDomainAssemblyResolveHandlerInvoked",
 	Version:     0,
-	new: func() Event {
-		return new(AppDomainAssemblyResolveHandlerInvoked)
-	},
+	desc:        &descAppDomainAssemblyResolveHandlerInvoked,
+	fields:      &fieldsAppDomainAssemblyResolveHandlerInvoked,
 }, {
 	Columns:     columnsAssemblyLoadFromResolveHandlerInvoked,
 	DisplayName: "AssemblyLoader/AssemblyLoadFromResolveHandlerInvoked",
@@ -4696,9 +4425,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AssemblyLoader",
 	TypeName:    "AssemblyLoadFromResolveHandlerInvoked",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyLoadFromResolveHandlerInvoked)
-	},
+	desc:        &descAssemblyLoadFromResolveHandlerInvoked,
+	fields:      &fieldsAssemblyLoadFromResolveHandlerInvoked,
 }, {
 	Columns:     columnsKnownPathProbed,
 	DisplayName: "AssemblyLoader/KnownPathProbed",
@@ -4713,9 +4441,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AssemblyLoader",
 	TypeName:    "KnownPathProbed",
 	Version:     0,
-	new: func() Event {
-		return new(KnownPathProbed)
-	},
+	desc:        &descKnownPathProbed,
+	fields:      &fieldsKnownPathProbed,
 }, {
 	Columns:     columnsJitInstrumentationData,
 	DisplayName: "JitInstrumentationData/InstrumentationData",
@@ -4730,9 +4457,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "JitInstrumentationData",
 	TypeName:    "JitInstrumentationData",
 	Version:     0,
-	new: func() Event {
-		return new(JitInstrumentationData)
-	},
+	desc:        &descJitInstrumentationData,
+	fields:      &fieldsJitInstrumentationData,
 }, {
 	Columns:     columnsJitInstrumentationDataVerbose,
 	DisplayName: "JitInstrumentationData/InstrumentationData",
@@ -4747,9 +4473,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "JitInstrumentationData",
 	TypeName:    "JitInstrumentationDataVerbose",
 	Version:     0,
-	new: func() Event {
-		return new(JitInstrumentationDataVerbose)
-	},
+	desc:        &descJitInstrumentationDataVerbose,
+	fields:      &fieldsJitInstrumentationDataVerbose,
 }, {
 	Columns:     columnsProfilerMessage,
 	DisplayName: "Profiler/ProfilerMessage",
@@ -4764,9 +4489,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Profiler",
 	TypeName:    "ProfilerMessage",
 	Version:     0,
-	new: func() Event {
-		return new(ProfilerMessage)
-	},
+	desc:        &descProfilerMessage,
+	fields:      &fieldsProfilerMessage,
 }, {
 	Columns:     columnsExecutionCheckpoint,
 	DisplayName: "ExecutionCheckpoint/ExecutionCheckpoint",
@@ -4781,9 +4505,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExecutionCheckpoint",
 	TypeName:    "ExecutionCheckpoint",
 	Version:     0,
-	new: func() Event {
-		return new(ExecutionCheckpoint)
-	},
+	desc:        &descExecutionCheckpoint,
+	fields:      &fieldsExecutionCheckpoint,
 }, {
 	Columns:     columnsWaitHandleWaitStart,
 	DisplayName: "WaitHandleWait/Start",
@@ -4798,9 +4521,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "WaitHandleWait",
 	TypeName:    "WaitHandleWaitStart",
 	Version:     0,
-	new: func() Event {
-		return new(WaitHandleWaitStart)
-	},
+	desc:        &descWaitHandleWaitStart,
+	fields:      &fieldsWaitHandleWaitStart,
 }, {
 	Columns:     columnsWaitHandleWaitStop,
 	DisplayName: "WaitHandleWait/Stop",
@@ -4815,9 +4537,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "WaitHandleWait",
 	TypeName:    "WaitHandleWaitStop",
 	Version:     0,
-	new: func() Event {
-		return new(WaitHandleWaitStop)
-	},
+	desc:        &descWaitHandleWaitStop,
+	fields:      &fieldsWaitHandleWaitStop,
 }, {
 	Columns:     columnsAllocationSampled,
 	DisplayName: "AllocationSampling",
@@ -4832,9 +4553,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "AllocationSampling",
 	TypeName:    "AllocationSampled",
 	Version:     0,
-	new: func() Event {
-		return new(AllocationSampled)
-	},
+	desc:        &descAllocationSampled,
+	fields:      &fieldsAllocationSampled,
 }, {
 	Columns:     columnsGCDecision,
 	DisplayName: "GC/Decision",
@@ -4849,9 +4569,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCDecision",
 	Version:     0,
-	new: func() Event {
-		return new(GCDecision)
-	},
+	desc:        &descGCDecision,
+	fields:      &fieldsGCDecision,
 }, {
 	Columns:     columnsGCDecisionV1,
 	DisplayName: "GC/Decision",
@@ -4866,9 +4585,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCDecisionV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCDecisionV1)
-	},
+	desc:        &descGCDecisionV1,
+	fields:      &fieldsGCDecisionV1,
 }, {
 	Columns:     columnsGCSettings,
 	DisplayName: "GC/Settings",
@@ -4883,9 +4601,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCSettings",
 	Version:     0,
-	new: func() Event {
-		return new(GCSettings)
-	},
+	desc:        &descGCSettings,
+	fields:      &fieldsGCSettings,
 }, {
 	Columns:     columnsGCSettingsV1,
 	DisplayName: "GC/Settings",
@@ -4900,9 +4617,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCSettingsV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCSettingsV1)
-	},
+	desc:        &descGCSettingsV1,
+	fields:      &fieldsGCSettingsV1,
 }, {
 	Columns:     columnsGCOptimized,
 	DisplayName: "GC/Optimized",
@@ -4917,9 +4633,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCOptimized",
 	Version:     0,
-	new: func() Event {
-		return new(GCOptimized)
-	},
+	desc:        &descGCOptimized,
+	fields:      &fieldsGCOptimized,
 }, {
 	Columns:     columnsGCOptimizedV1,
 	DisplayName: "GC/Optimized",
@@ -4934,9 +4649,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCOptimizedV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCOptimizedV1)
-	},
+	desc:        &descGCOptimizedV1,
+	fields:      &fieldsGCOptimizedV1,
 }, {
 	Columns:     columnsGCPerHeapHistoryV1,
 	DisplayName: "GC/PerHeapHistory",
@@ -4951,9 +4665,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCPerHeapHistoryV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCPerHeapHistoryV1)
-	},
+	desc:        &descGCPerHeapHistoryV1,
+	fields:      &fieldsGCPerHeapHistoryV1,
 }, {
 	Columns:     columnsGCPerHeapHistory,
 	DisplayName: "GC/PerHeapHistory",
@@ -4968,9 +4681,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCPerHeapHistory",
 	Version:     2,
-	new: func() Event {
-		return new(GCPerHeapHistory)
-	},
+	desc:        &descGCPerHeapHistory,
+	fields:      &fieldsGCPerHeapHistory,
 }, {
 	Columns:     columnsGCGlobalHeapHistory,
 	DisplayName: "GC/GlobalHeapHistory",
@@ -4985,9 +4697,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCGlobalHeapHistory",
 	Version:     0,
-	new: func() Event {
-		return new(GCGlobalHeapHistory)
-	},
+	desc:        &descGCGlobalHeapHistory,
+	fields:      &fieldsGCGlobalHeapHistory,
 }, {
 	Columns:     columnsGCGlobalHeapHistoryV1,
 	DisplayName: "GC/GlobalHeapHistory",
@@ -5002,9 +4713,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCGlobalHeapHistoryV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCGlobalHeapHistoryV1)
-	},
+	desc:        &descGCGlobalHeapHistoryV1,
+	fields:      &fieldsGCGlobalHeapHistoryV1,
 }, {
 	Columns:     columnsGCJoin,
 	DisplayName: "GC/Join",
@@ -5019,9 +4729,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCJoin",
 	Version:     0,
-	new: func() Event {
-		return new(GCJoin)
-	},
+	desc:        &descGCJoin,
+	fields:      &fieldsGCJoin,
 }, {
 	Columns:     columnsGCJoinV1,
 	DisplayName: "GC/Join",
@@ -5036,9 +4745,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCJoinV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCJoinV1)
-	},
+	desc:        &descGCJoinV1,
+	fields:      &fieldsGCJoinV1,
 }, {
 	Columns:     columnsPrvGCMarkStackRoots,
 	DisplayName: "GC/MarkStackRoots",
@@ -5053,9 +4761,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkStackRoots",
 	Version:     0,
-	new: func() Event {
-		return new(PrvGCMarkStackRoots)
-	},
+	desc:        &descPrvGCMarkStackRoots,
+	fields:      &fieldsPrvGCMarkStackRoots,
 }, {
 	Columns:     columnsPrvGCMarkStackRootsV1,
 	DisplayName: "GC/MarkStackRoots",
@@ -5070,9 +4777,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkStackRootsV1",
 	Version:     1,
-	new: func() Event {
-		return new(PrvGCMarkStackRootsV1)
-	},
+	desc:        &descPrvGCMarkStackRootsV1,
+	fields:      &fieldsPrvGCMarkStackRootsV1,
 }, {
 	Columns:     columnsPrvGCMarkFinalizeQueueRoots,
 	DisplayName: "GC/MarkFinalizeQueueRoots",
@@ -5087,9 +4793,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkFinalizeQueueRoots",
 	Version:     0,
-	new: func() Event {
-		return new(PrvGCMarkFinalizeQueueRoots)
-	},
+	desc:        &descPrvGCMarkFinalizeQueueRoots,
+	fields:      &fieldsPrvGCMarkFinalizeQueueRoots,
 }, {
 	Columns:     columnsPrvGCMarkFinalizeQueueRootsV1,
 	DisplayName: "GC/MarkFinalizeQueueRoots",
@@ -5104,9 +4809,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkFinalizeQueueRootsV1",
 	Version:     1,
-	new: func() Event {
-		return new(PrvGCMarkFinalizeQueueRootsV1)
-	},
+	desc:        &descPrvGCMarkFinalizeQueueRootsV1,
+	fields:      &fieldsPrvGCMarkFinalizeQueueRootsV1,
 }, {
 	Columns:     columnsPrvGCMarkHandles,
 	DisplayName: "GC/MarkHandles",
@@ -5121,9 +4825,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkHandles",
 	Version:     0,
-	new: func() Event {
-		return new(PrvGCMarkHandles)
-	},
+	desc:        &descPrvGCMarkHandles,
+	fields:      &fieldsPrvGCMarkHandles,
 }, {
 	Columns:     columnsPrvGCMarkHandlesV1,
 	DisplayName: "GC/MarkHandles",
@@ -5138,9 +4841,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkHandlesV1",
 	Version:     1,
-	new: func() Event {
-		return new(PrvGCMarkHandlesV1)
-	},
+	desc:        &descPrvGCMarkHandlesV1,
+	fields:      &fieldsPrvGCMarkHandlesV1,
 }, {
 	Columns:     columnsPrvGCMarkCards,
 	DisplayName: "GC/MarkCards",
@@ -5155,9 +4857,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkCards",
 	Version:     0,
-	new: func() Event {
-		return new(PrvGCMarkCards)
-	},
+	desc:        &descPrvGCMarkCards,
+	fields:      &fieldsPrvGCMarkCards,
 }, {
 	Columns:     columnsPrvGCMarkCardsV1,
 	DisplayName: "GC/MarkCards",
@@ -5172,9 +4873,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvGCMarkCardsV1",
 	Version:     1,
-	new: func() Event {
-		return new(PrvGCMarkCardsV1)
-	},
+	desc:        &descPrvGCMarkCardsV1,
+	fields:      &fieldsPrvGCMarkCardsV1,
 }, {
 	Columns:     columnsBGCBegin,
 	DisplayName: "GC/BGCStart",
@@ -5189,9 +4889,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCBegin",
 	Version:     0,
-	new: func() Event {
-		return new(BGCBegin)
-	},
+	desc:        &descBGCBegin,
+	fields:      &fieldsBGCBegin,
 }, {
 	Columns:     columnsBGC1stNonConEnd,
 	DisplayName: "GC/BGC1stNonCondStop",
@@ -5206,9 +4905,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGC1stNonConEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGC1stNonConEnd)
-	},
+	desc:        &descBGC1stNonConEnd,
+	fields:      &fieldsBGC1stNonConEnd,
 }, {
 	Columns:     columnsBGC1stConEnd,
 	DisplayName: "GC/BGC1stConStop",
@@ -5223,9 +4921,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGC1stConEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGC1stConEnd)
-	},
+	desc:        &descBGC1stConEnd,
+	fields:      &fieldsBGC1stConEnd,
 }, {
 	Columns:     columnsBGC2ndNonConBegin,
 	DisplayName: "GC/BGC2ndNonConStart",
@@ -5240,9 +4937,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGC2ndNonConBegin",
 	Version:     0,
-	new: func() Event {
-		return new(BGC2ndNonConBegin)
-	},
+	desc:        &descBGC2ndNonConBegin,
+	fields:      &fieldsBGC2ndNonConBegin,
 }, {
 	Columns:     columnsBGC2ndNonConEnd,
 	DisplayName: "GC/BGC2ndNonConStop",
@@ -5257,9 +4953,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGC2ndNonConEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGC2ndNonConEnd)
-	},
+	desc:        &descBGC2ndNonConEnd,
+	fields:      &fieldsBGC2ndNonConEnd,
 }, {
 	Columns:     columnsBGC2ndConBegin,
 	DisplayName: "GC/BGC2ndConStart",
@@ -5274,9 +4969,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGC2ndConBegin",
 	Version:     0,
-	new: func() Event {
-		return new(BGC2ndConBegin)
-	},
+	desc:        &descBGC2ndConBegin,
+	fields:      &fieldsBGC2ndConBegin,
 }, {
 	Columns:     columnsBGC2ndConEnd,
 	DisplayName: "GC/BGC2ndConStop",
@@ -5291,9 +4985,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGC2ndConEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGC2ndConEnd)
-	},
+	desc:        &descBGC2ndConEnd,
+	fields:      &fieldsBGC2ndConEnd,
 }, {
 	Columns:     columnsBGCPlanEnd,
 	DisplayName: "GC/BGCPlanStop",
@@ -5308,9 +5001,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCPlanEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGCPlanEnd)
-	},
+	desc:        &descBGCPlanEnd,
+	fields:      &fieldsBGCPlanEnd,
 }, {
 	Columns:     columnsBGCSweepEnd,
 	DisplayName: "GC/BGCSweepStop",
@@ -5325,9 +5017,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCSweepEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGCSweepEnd)
-	},
+	desc:        &descBGCSweepEnd,
+	fields:      &fieldsBGCSweepEnd,
 }, {
 	Columns:     columnsBGCDrainMark,
 	DisplayName: "GC/BGCDrainMark",
@@ -5342,9 +5033,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCDrainMark",
 	Version:     0,
-	new: func() Event {
-		return new(BGCDrainMark)
-	},
+	desc:        &descBGCDrainMark,
+	fields:      &fieldsBGCDrainMark,
 }, {
 	Columns:     columnsBGCRevisit,
 	DisplayName: "GC/BGCRevisit",
@@ -5359,9 +5049,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCRevisit",
 	Version:     0,
-	new: func() Event {
-		return new(BGCRevisit)
-	},
+	desc:        &descBGCRevisit,
+	fields:      &fieldsBGCRevisit,
 }, {
 	Columns:     columnsBGCOverflow,
 	DisplayName: "GC/BGCOverflow",
@@ -5376,9 +5065,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCOverflow",
 	Version:     0,
-	new: func() Event {
-		return new(BGCOverflow)
-	},
+	desc:        &descBGCOverflow,
+	fields:      &fieldsBGCOverflow,
 }, {
 	Columns:     columnsBGCOverflowV1,
 	DisplayName: "GC/BGCOverflow",
@@ -5393,9 +5081,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCOverflowV1",
 	Version:     1,
-	new: func() Event {
-		return new(BGCOverflowV1)
-	},
+	desc:        &descBGCOverflowV1,
+	fields:      &fieldsBGCOverflowV1,
 }, {
 	Columns:     columnsBGCAllocWaitBegin,
 	DisplayName: "GC/BGCAllocWaitStart",
@@ -5410,9 +5097,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCAllocWaitBegin",
 	Version:     0,
-	new: func() Event {
-		return new(BGCAllocWaitBegin)
-	},
+	desc:        &descBGCAllocWaitBegin,
+	fields:      &fieldsBGCAllocWaitBegin,
 }, {
 	Columns:     columnsBGCAllocWaitEnd,
 	DisplayName: "GC/BGCAllocWaitStop",
@@ -5427,9 +5113,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGCAllocWaitEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGCAllocWaitEnd)
-	},
+	desc:        &descBGCAllocWaitEnd,
+	fields:      &fieldsBGCAllocWaitEnd,
 }, {
 	Columns:     columnsGCFullNotify,
 	DisplayName: "GC/FullNotify",
@@ -5444,9 +5129,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCFullNotify",
 	Version:     0,
-	new: func() Event {
-		return new(GCFullNotify)
-	},
+	desc:        &descGCFullNotify,
+	fields:      &fieldsGCFullNotify,
 }, {
 	Columns:     columnsGCFullNotifyV1,
 	DisplayName: "GC/FullNotify",
@@ -5461,9 +5145,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "GCFullNotifyV1",
 	Version:     1,
-	new: func() Event {
-		return new(GCFullNotifyV1)
-	},
+	desc:        &descGCFullNotifyV1,
+	fields:      &fieldsGCFullNotifyV1,
 }, {
 	Columns:     columnsBGC1stSweepEnd,
 	DisplayName: "GC/BGC1stSweepEnd",
@@ -5478,9 +5161,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "BGC1stSweepEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BGC1stSweepEnd)
-	},
+	desc:        &descBGC1stSweepEnd,
+	fields:      &fieldsBGC1stSweepEnd,
 }, {
 	Columns:     columnsEEStartupStart,
 	DisplayName: "Startup/EEStartupStart",
@@ -5495,9 +5177,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEStartupStart",
 	Version:     0,
-	new: func() Event {
-		return new(EEStartupStart)
-	},
+	desc:        &descEEStartupStart,
+	fields:      &fieldsEEStartupStart,
 }, {
 	Columns:     columnsEEStartupStartV1,
 	DisplayName: "Startup/EEStartupStart",
@@ -5512,9 +5193,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEStartupStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(EEStartupStartV1)
-	},
+	desc:        &descEEStartupStartV1,
+	fields:      &fieldsEEStartupStartV1,
 }, {
 	Columns:     columnsEEStartupEnd,
 	DisplayName: "Startup/EEStartupStop",
@@ -5529,9 +5209,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEStartupEnd",
 	Version:     0,
-	new: func() Event {
-		return new(EEStartupEnd)
-	},
+	desc:        &descEEStartupEnd,
+	fields:      &fieldsEEStartupEnd,
 }, {
 	Columns:     columnsEEStartupEndV1,
 	DisplayName: "Startup/EEStartupStop",
@@ -5546,9 +5225,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEStartupEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(EEStartupEndV1)
-	},
+	desc:        &descEEStartupEndV1,
+	fields:      &fieldsEEStartupEndV1,
 }, {
 	Columns:     columnsEEConfigSetup,
 	DisplayName: "Startup/EEConfigSetupStart",
@@ -5563,9 +5241,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSetup",
 	Version:     0,
-	new: func() Event {
-		return new(EEConfigSetup)
-	},
+	desc:        &descEEConfigSetup,
+	fields:      &fieldsEEConfigSetup,
 }, {
 	Columns:     columnsEEConfigSetupV1,
 	DisplayName: "Startup/EEConfigSetupStart",
@@ -5580,9 +5257,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSetupV1",
 	Version:     1,
-	new: func() Event {
-		return new(EEConfigSetupV1)
-	},
+	desc:        &descEEConfigSetupV1,
+	fields:      &fieldsEEConfigSetupV1,
 }, {
 	Columns:     columnsEEConfigSetupEnd,
 	DisplayName: "Startup/EEConfigSetupStop",
@@ -5597,9 +5273,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSetupEnd",
 	Version:     0,
-	new: func() Event {
-		return new(EEConfigSetupEnd)
-	},
+	desc:        &descEEConfigSetupEnd,
+	fields:      &fieldsEEConfigSetupEnd,
 }, {
 	Columns:     columnsEEConfigSetupEndV1,
 	DisplayName: "Startup/EEConfigSetupStop",
@@ -5614,9 +5289,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSetupEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(EEConfigSetupEndV1)
-	},
+	desc:        &descEEConfigSetupEndV1,
+	fields:      &fieldsEEConfigSetupEndV1,
 }, {
 	Columns:     columnsLdSysBases,
 	DisplayName: "Startup/LoadSystemBasesStart",
@@ -5631,9 +5305,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdSysBases",
 	Version:     0,
-	new: func() Event {
-		return new(LdSysBases)
-	},
+	desc:        &descLdSysBases,
+	fields:      &fieldsLdSysBases,
 }, {
 	Columns:     columnsLdSysBasesV1,
 	DisplayName: "Startup/LoadSystemBasesStart",
@@ -5648,9 +5321,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdSysBasesV1",
 	Version:     1,
-	new: func() Event {
-		return new(LdSysBasesV1)
-	},
+	desc:        &descLdSysBasesV1,
+	fields:      &fieldsLdSysBasesV1,
 }, {
 	Columns:     columnsLdSysBasesEnd,
 	DisplayName: "Startup/LoadSystemBasesStop",
@@ -5665,9 +5337,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdSysBasesEnd",
 	Version:     0,
-	new: func() Event {
-		return new(LdSysBasesEnd)
-	},
+	desc:        &descLdSysBasesEnd,
+	fields:      &fieldsLdSysBasesEnd,
 }, {
 	Columns:     columnsLdSysBasesEndV1,
 	DisplayName: "Startup/LoadSystemBasesStop",
@@ -5682,9 +5353,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdSysBasesEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(LdSysBasesEndV1)
-	},
+	desc:        &descLdSysBasesEndV1,
+	fields:      &fieldsLdSysBasesEndV1,
 }, {
 	Columns:     columnsExecExe,
 	DisplayName: "Startup/ExecExeStart",
@@ -5699,9 +5369,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExecExe",
 	Version:     0,
-	new: func() Event {
-		return new(ExecExe)
-	},
+	desc:        &descExecExe,
+	fields:      &fieldsExecExe,
 }, {
 	Columns:     columnsExecExeV1,
 	DisplayName: "Startup/ExecExeStart",
@@ -5716,9 +5385,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExecExeV1",
 	Version:     1,
-	new: func() Event {
-		return new(ExecExeV1)
-	},
+	desc:        &descExecExeV1,
+	fields:      &fieldsExecExeV1,
 }, {
 	Columns:     columnsExecExeEnd,
 	DisplayName: "Startup/ExecExeStop",
@@ -5733,9 +5401,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExecExeEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ExecExeEnd)
-	},
+	desc:        &descExecExeEnd,
+	fields:      &fieldsExecExeEnd,
 }, {
 	Columns:     columnsExecExeEndV1,
 	DisplayName: "Startup/ExecExeStop",
@@ -5750,9 +5417,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExecExeEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(ExecExeEndV1)
-	},
+	desc:        &descExecExeEndV1,
+	fields:      &fieldsExecExeEndV1,
 }, {
 	Columns:     columnsMain,
 	DisplayName: "Startup/MainStart",
@@ -5767,9 +5433,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "Main",
 	Version:     0,
-	new: func() Event {
-		return new(Main)
-	},
+	desc:        &descMain,
+	fields:      &fieldsMain,
 }, {
 	Columns:     columnsMainV1,
 	DisplayName: "Startup/MainStart",
@@ -5784,9 +5449,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "MainV1",
 	Version:     1,
-	new: func() Event {
-		return new(MainV1)
-	},
+	desc:        &descMainV1,
+	fields:      &fieldsMainV1,
 }, {
 	Columns:     columnsMainEnd,
 	DisplayName: "Startup/MainStop",
@@ -5801,9 +5465,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "MainEnd",
 	Version:     0,
-	new: func() Event {
-		return new(MainEnd)
-	},
+	desc:        &descMainEnd,
+	fields:      &fieldsMainEnd,
 }, {
 	Columns:     columnsMainEndV1,
 	DisplayName: "Startup/MainStop",
@@ -5818,9 +5481,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "MainEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(MainEndV1)
-	},
+	desc:        &descMainEndV1,
+	fields:      &fieldsMainEndV1,
 }, {
 	Columns:     columnsApplyPolicyStart,
 	DisplayName: "Startup/ApplyPolicyStart",
@@ -5835,9 +5497,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ApplyPolicyStart",
 	Version:     0,
-	new: func() Event {
-		return new(ApplyPolicyStart)
-	},
+	desc:        &descApplyPolicyStart,
+	fields:      &fieldsApplyPolicyStart,
 }, {
 	Columns:     columnsApplyPolicyStartV1,
 	DisplayName: "Startup/ApplyPolicyStart",
@@ -5852,9 +5513,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ApplyPolicyStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(ApplyPolicyStartV1)
-	},
+	desc:        &descApplyPolicyStartV1,
+	fields:      &fieldsApplyPolicyStartV1,
 }, {
 	Columns:     columnsApplyPolicyEnd,
 	DisplayName: "Startup/ApplyPolicyStop",
@@ -5869,9 +5529,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ApplyPolicyEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ApplyPolicyEnd)
-	},
+	desc:        &descApplyPolicyEnd,
+	fields:      &fieldsApplyPolicyEnd,
 }, {
 	Columns:     columnsApplyPolicyEndV1,
 	DisplayName: "Startup/ApplyPolicyStop",
@@ -5886,9 +5545,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ApplyPolicyEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(ApplyPolicyEndV1)
-	},
+	desc:        &descApplyPolicyEndV1,
+	fields:      &fieldsApplyPolicyEndV1,
 }, {
 	Columns:     columnsLdLibShFolder,
 	DisplayName: "Startup/LdLibShFolderStart",
@@ -5903,9 +5561,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdLibShFolder",
 	Version:     0,
-	new: func() Event {
-		return new(LdLibShFolder)
-	},
+	desc:        &descLdLibShFolder,
+	fields:      &fieldsLdLibShFolder,
 }, {
 	Columns:     columnsLdLibShFolderV1,
 	DisplayName: "Startup/LdLibShFolderStart",
@@ -5920,9 +5577,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdLibShFolderV1",
 	Version:     1,
-	new: func() Event {
-		return new(LdLibShFolderV1)
-	},
+	desc:        &descLdLibShFolderV1,
+	fields:      &fieldsLdLibShFolderV1,
 }, {
 	Columns:     columnsLdLibShFolderEnd,
 	DisplayName: "Startup/LdLibShFolderStop",
@@ -5937,9 +5593,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdLibShFolderEnd",
 	Version:     0,
-	new: func() Event {
-		return new(LdLibShFolderEnd)
-	},
+	desc:        &descLdLibShFolderEnd,
+	fields:      &fieldsLdLibShFolderEnd,
 }, {
 	Columns:     columnsLdLibShFolderEndV1,
 	DisplayName: "Startup/LdLibShFolderStop",
@@ -5954,9 +5609,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LdLibShFolderEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(LdLibShFolderEndV1)
-	},
+	desc:        &descLdLibShFolderEndV1,
+	fields:      &fieldsLdLibShFolderEndV1,
 }, {
 	Columns:     columnsPrestubWorker,
 	DisplayName: "Startup/PrestubWorkerStart",
@@ -5971,9 +5625,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "PrestubWorker",
 	Version:     0,
-	new: func() Event {
-		return new(PrestubWorker)
-	},
+	desc:        &descPrestubWorker,
+	fields:      &fieldsPrestubWorker,
 }, {
 	Columns:     columnsPrestubWorkerV1,
 	DisplayName: "Startup/PrestubWorkerStart",
@@ -5988,9 +5641,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "PrestubWorkerV1",
 	Version:     1,
-	new: func() Event {
-		return new(PrestubWorkerV1)
-	},
+	desc:        &descPrestubWorkerV1,
+	fields:      &fieldsPrestubWorkerV1,
 }, {
 	Columns:     columnsPrestubWorkerEnd,
 	DisplayName: "Startup/PrestubWorkerStop",
@@ -6005,9 +5657,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "PrestubWorkerEnd",
 	Version:     0,
-	new: func() Event {
-		return new(PrestubWorkerEnd)
-	},
+	desc:        &descPrestubWorkerEnd,
+	fields:      &fieldsPrestubWorkerEnd,
 }, {
 	Columns:     columnsPrestubWorkerEndV1,
 	DisplayName: "Startup/PrestubWorkerStop",
@@ -6022,9 +5673,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "PrestubWorkerEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(PrestubWorkerEndV1)
-	},
+	desc:        &descPrestubWorkerEndV1,
+	fields:      &fieldsPrestubWorkerEndV1,
 }, {
 	Columns:     columnsGetInstallationStart,
 	DisplayName: "Startup/GetInstallationStart",
@@ -6039,9 +5689,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "GetInstallationStart",
 	Version:     0,
-	new: func() Event {
-		return new(GetInstallationStart)
-	},
+	desc:        &descGetInstallationStart,
+	fields:      &fieldsGetInstallationStart,
 }, {
 	Columns:     columnsGetInstallationStartV1,
 	DisplayName: "Startup/GetInstallationStart",
@@ -6056,9 +5705,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "GetInstallationStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(GetInstallationStartV1)
-	},
+	desc:        &descGetInstallationStartV1,
+	fields:      &fieldsGetInstallationStartV1,
 }, {
 	Columns:     columnsGetInstallationEnd,
 	DisplayName: "Startup/GetInstallationStop",
@@ -6073,9 +5721,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "GetInstallationEnd",
 	Version:     0,
-	new: func() Event {
-		return new(GetInstallationEnd)
-	},
+	desc:        &descGetInstallationEnd,
+	fields:      &fieldsGetInstallationEnd,
 }, {
 	Columns:     columnsGetInstallationEndV1,
 	DisplayName: "Startup/GetInstallationStop",
@@ -6090,9 +5737,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "GetInstallationEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(GetInstallationEndV1)
-	},
+	desc:        &descGetInstallationEndV1,
+	fields:      &fieldsGetInstallationEndV1,
 }, {
 	Columns:     columnsOpenHModule,
 	DisplayName: "Startup/OpenHModuleStart",
@@ -6107,9 +5753,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "OpenHModule",
 	Version:     0,
-	new: func() Event {
-		return new(OpenHModule)
-	},
+	desc:        &descOpenHModule,
+	fields:      &fieldsOpenHModule,
 }, {
 	Columns:     columnsOpenHModuleV1,
 	DisplayName: "Startup/OpenHModuleStart",
@@ -6124,9 +5769,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "OpenHModuleV1",
 	Version:     1,
-	new: func() Event {
-		return new(OpenHModuleV1)
-	},
+	desc:        &descOpenHModuleV1,
+	fields:      &fieldsOpenHModuleV1,
 }, {
 	Columns:     columnsOpenHModuleEnd,
 	DisplayName: "Startup/OpenHModuleStop",
@@ -6141,9 +5785,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "OpenHModuleEnd",
 	Version:     0,
-	new: func() Event {
-		return new(OpenHModuleEnd)
-	},
+	desc:        &descOpenHModuleEnd,
+	fields:      &fieldsOpenHModuleEnd,
 }, {
 	Columns:     columnsOpenHModuleEndV1,
 	DisplayName: "Startup/OpenHModuleStop",
@@ -6158,9 +5801,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "OpenHModuleEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(OpenHModuleEndV1)
-	},
+	desc:        &descOpenHModuleEndV1,
+	fields:      &fieldsOpenHModuleEndV1,
 }, {
 	Columns:     columnsExplicitBindStart,
 	DisplayName: "Startup/ExplicitBindStart",
@@ -6175,9 +5817,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExplicitBindStart",
 	Version:     0,
-	new: func() Event {
-		return new(ExplicitBindStart)
-	},
+	desc:        &descExplicitBindStart,
+	fields:      &fieldsExplicitBindStart,
 }, {
 	Columns:     columnsExplicitBindStartV1,
 	DisplayName: "Startup/ExplicitBindStart",
@@ -6192,9 +5833,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExplicitBindStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(ExplicitBindStartV1)
-	},
+	desc:        &descExplicitBindStartV1,
+	fields:      &fieldsExplicitBindStartV1,
 }, {
 	Columns:     columnsExplicitBindEnd,
 	DisplayName: "Startup/ExplicitBindStop",
@@ -6209,9 +5849,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExplicitBindEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ExplicitBindEnd)
-	},
+	desc:        &descExplicitBindEnd,
+	fields:      &fieldsExplicitBindEnd,
 }, {
 	Columns:     columnsExplicitBindEndV1,
 	DisplayName: "Startup/ExplicitBindStop",
@@ -6226,9 +5865,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ExplicitBindEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(ExplicitBindEndV1)
-	},
+	desc:        &descExplicitBindEndV1,
+	fields:      &fieldsExplicitBindEndV1,
 }, {
 	Columns:     columnsParseXml,
 	DisplayName: "Startup/ParseXmlStart",
@@ -6243,9 +5881,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ParseXml",
 	Version:     0,
-	new: func() Event {
-		return new(ParseXml)
-	},
+	desc:        &descParseXml,
+	fields:      &fieldsParseXml,
 }, {
 	Columns:     columnsParseXmlV1,
 	DisplayName: "Startup/ParseXmlStart",
@@ -6260,9 +5897,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ParseXmlV1",
 	Version:     1,
-	new: func() Event {
-		return new(ParseXmlV1)
-	},
+	desc:        &descParseXmlV1,
+	fields:      &fieldsParseXmlV1,
 }, {
 	Columns:     columnsParseXmlEnd,
 	DisplayName: "Startup/ParseXmlStop",
@@ -6277,9 +5913,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ParseXmlEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ParseXmlEnd)
-	},
+	desc:        &descParseXmlEnd,
+	fields:      &fieldsParseXmlEnd,
 }, {
 	Columns:     columnsParseXmlEndV1,
 	DisplayName: "Startup/ParseXmlStop",
@@ -6294,9 +5929,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "ParseXmlEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(ParseXmlEndV1)
-	},
+	desc:        &descParseXmlEndV1,
+	fields:      &fieldsParseXmlEndV1,
 }, {
 	Columns:     columnsInitDefaultDomain,
 	DisplayName: "Startup/InitDefaultDomainStart",
@@ -6311,9 +5945,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitDefaultDomain",
 	Version:     0,
-	new: func() Event {
-		return new(InitDefaultDomain)
-	},
+	desc:        &descInitDefaultDomain,
+	fields:      &fieldsInitDefaultDomain,
 }, {
 	Columns:     columnsInitDefaultDomainV1,
 	DisplayName: "Startup/InitDefaultDomainStart",
@@ -6328,9 +5961,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitDefaultDomainV1",
 	Version:     1,
-	new: func() Event {
-		return new(InitDefaultDomainV1)
-	},
+	desc:        &descInitDefaultDomainV1,
+	fields:      &fieldsInitDefaultDomainV1,
 }, {
 	Columns:     columnsInitDefaultDomainEnd,
 	DisplayName: "Startup/InitDefaultDomainStop",
@@ -6345,9 +5977,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitDefaultDomainEnd",
 	Version:     0,
-	new: func() Event {
-		return new(InitDefaultDomainEnd)
-	},
+	desc:        &descInitDefaultDomainEnd,
+	fields:      &fieldsInitDefaultDomainEnd,
 }, {
 	Columns:     columnsInitDefaultDomainEndV1,
 	DisplayName: "Startup/InitDefaultDomainStop",
@@ -6362,9 +5993,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitDefaultDomainEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(InitDefaultDomainEndV1)
-	},
+	desc:        &descInitDefaultDomainEndV1,
+	fields:      &fieldsInitDefaultDomainEndV1,
 }, {
 	Columns:     columnsInitSecurity,
 	DisplayName: "Startup/InitSecurityStart",
@@ -6379,9 +6009,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitSecurity",
 	Version:     0,
-	new: func() Event {
-		return new(InitSecurity)
-	},
+	desc:        &descInitSecurity,
+	fields:      &fieldsInitSecurity,
 }, {
 	Columns:     columnsInitSecurityV1,
 	DisplayName: "Startup/InitSecurityStart",
@@ -6396,9 +6025,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitSecurityV1",
 	Version:     1,
-	new: func() Event {
-		return new(InitSecurityV1)
-	},
+	desc:        &descInitSecurityV1,
+	fields:      &fieldsInitSecurityV1,
 }, {
 	Columns:     columnsInitSecurityEnd,
 	DisplayName: "Startup/InitSecurityStop",
@@ -6413,9 +6041,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitSecurityEnd",
 	Version:     0,
-	new: func() Event {
-		return new(InitSecurityEnd)
-	},
+	desc:        &descInitSecurityEnd,
+	fields:      &fieldsInitSecurityEnd,
 }, {
 	Columns:     columnsInitSecurityEndV1,
 	DisplayName: "Startup/InitSecurityStop",
@@ -6430,9 +6057,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "InitSecurityEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(InitSecurityEndV1)
-	},
+	desc:        &descInitSecurityEndV1,
+	fields:      &fieldsInitSecurityEndV1,
 }, {
 	Columns:     columnsAllowBindingRedirs,
 	DisplayName: "Startup/AllowBindingRedirsStart",
@@ -6447,9 +6073,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "AllowBindingRedirs",
 	Version:     0,
-	new: func() Event {
-		return new(AllowBindingRedirs)
-	},
+	desc:        &descAllowBindingRedirs,
+	fields:      &fieldsAllowBindingRedirs,
 }, {
 	Columns:     columnsAllowBindingRedirsV1,
 	DisplayName: "Startup/AllowBindingRedirsStart",
@@ -6464,9 +6089,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "AllowBindingRedirsV1",
 	Version:     1,
-	new: func() Event {
-		return new(AllowBindingRedirsV1)
-	},
+	desc:        &descAllowBindingRedirsV1,
+	fields:      &fieldsAllowBindingRedirsV1,
 }, {
 	Columns:     columnsAllowBindingRedirsEnd,
 	DisplayName: "Startup/AllowBindingRedirsStop",
@@ -6481,9 +6105,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "AllowBindingRedirsEnd",
 	Version:     0,
-	new: func() Event {
-		return new(AllowBindingRedirsEnd)
-	},
+	desc:        &descAllowBindingRedirsEnd,
+	fields:      &fieldsAllowBindingRedirsEnd,
 }, {
 	Columns:     columnsAllowBindingRedirsEndV1,
 	DisplayName: "Startup/AllowBindingRedirsStop",
@@ -6498,9 +6121,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "AllowBindingRedirsEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(AllowBindingRedirsEndV1)
-	},
+	desc:        &descAllowBindingRedirsEndV1,
+	fields:      &fieldsAllowBindingRedirsEndV1,
 }, {
 	Columns:     columnsEEConfigSync,
 	DisplayName: "Startup/EEConfigSyncStart",
@@ -6515,9 +6137,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSync",
 	Version:     0,
-	new: func() Event {
-		return new(EEConfigSync)
-	},
+	desc:        &descEEConfigSync,
+	fields:      &fieldsEEConfigSync,
 }, {
 	Columns:     columnsEEConfigSyncV1,
 	DisplayName: "Startup/EEConfigSyncStart",
@@ -6532,9 +6153,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSyncV1",
 	Version:     1,
-	new: func() Event {
-		return new(EEConfigSyncV1)
-	},
+	desc:        &descEEConfigSyncV1,
+	fields:      &fieldsEEConfigSyncV1,
 }, {
 	Columns:     columnsEEConfigSyncEnd,
 	DisplayName: "Startup/EEConfigSyncStop",
@@ -6549,9 +6169,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSyncEnd",
 	Version:     0,
-	new: func() Event {
-		return new(EEConfigSyncEnd)
-	},
+	desc:        &descEEConfigSyncEnd,
+	fields:      &fieldsEEConfigSyncEnd,
 }, {
 	Columns:     columnsEEConfigSyncEndV1,
 	DisplayName: "Startup/EEConfigSyncStop",
@@ -6566,9 +6185,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "EEConfigSyncEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(EEConfigSyncEndV1)
-	},
+	desc:        &descEEConfigSyncEndV1,
+	fields:      &fieldsEEConfigSyncEndV1,
 }, {
 	Columns:     columnsFusionBinding,
 	DisplayName: "Startup/BindingStart",
@@ -6583,9 +6201,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionBinding",
 	Version:     0,
-	new: func() Event {
-		return new(FusionBinding)
-	},
+	desc:        &descFusionBinding,
+	fields:      &fieldsFusionBinding,
 }, {
 	Columns:     columnsFusionBindingV1,
 	DisplayName: "Startup/BindingStart",
@@ -6600,9 +6217,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionBindingV1",
 	Version:     1,
-	new: func() Event {
-		return new(FusionBindingV1)
-	},
+	desc:        &descFusionBindingV1,
+	fields:      &fieldsFusionBindingV1,
 }, {
 	Columns:     columnsFusionBindingEnd,
 	DisplayName: "Startup/BindingStop",
@@ -6617,9 +6233,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionBindingEnd",
 	Version:     0,
-	new: func() Event {
-		return new(FusionBindingEnd)
-	},
+	desc:        &descFusionBindingEnd,
+	fields:      &fieldsFusionBindingEnd,
 }, {
 	Columns:     columnsFusionBindingEndV1,
 	DisplayName: "Startup/BindingStop",
@@ -6634,9 +6249,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionBindingEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(FusionBindingEndV1)
-	},
+	desc:        &descFusionBindingEndV1,
+	fields:      &fieldsFusionBindingEndV1,
 }, {
 	Columns:     columnsLoaderCatchCall,
 	DisplayName: "Startup/LoaderCatchCallStart",
@@ -6651,9 +6265,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LoaderCatchCall",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderCatchCall)
-	},
+	desc:        &descLoaderCatchCall,
+	fields:      &fieldsLoaderCatchCall,
 }, {
 	Columns:     columnsLoaderCatchCallV1,
 	DisplayName: "Startup/LoaderCatchCallStart",
@@ -6668,9 +6281,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LoaderCatchCallV1",
 	Version:     1,
-	new: func() Event {
-		return new(LoaderCatchCallV1)
-	},
+	desc:        &descLoaderCatchCallV1,
+	fields:      &fieldsLoaderCatchCallV1,
 }, {
 	Columns:     columnsLoaderCatchCallEnd,
 	DisplayName: "Startup/LoaderCatchCallStop",
@@ -6685,9 +6297,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LoaderCatchCallEnd",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderCatchCallEnd)
-	},
+	desc:        &descLoaderCatchCallEnd,
+	fields:      &fieldsLoaderCatchCallEnd,
 }, {
 	Columns:     columnsLoaderCatchCallEndV1,
 	DisplayName: "Startup/LoaderCatchCallStop",
@@ -6702,9 +6313,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "LoaderCatchCallEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(LoaderCatchCallEndV1)
-	},
+	desc:        &descLoaderCatchCallEndV1,
+	fields:      &fieldsLoaderCatchCallEndV1,
 }, {
 	Columns:     columnsFusionInit,
 	DisplayName: "Startup/FusionInitStart",
@@ -6719,9 +6329,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionInit",
 	Version:     0,
-	new: func() Event {
-		return new(FusionInit)
-	},
+	desc:        &descFusionInit,
+	fields:      &fieldsFusionInit,
 }, {
 	Columns:     columnsFusionInitV1,
 	DisplayName: "Startup/FusionInitStart",
@@ -6736,9 +6345,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionInitV1",
 	Version:     1,
-	new: func() Event {
-		return new(FusionInitV1)
-	},
+	desc:        &descFusionInitV1,
+	fields:      &fieldsFusionInitV1,
 }, {
 	Columns:     columnsFusionInitEnd,
 	DisplayName: "Startup/FusionInitStop",
@@ -6753,9 +6361,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionInitEnd",
 	Version:     0,
-	new: func() Event {
-		return new(FusionInitEnd)
-	},
+	desc:        &descFusionInitEnd,
+	fields:      &fieldsFusionInitEnd,
 }, {
 	Columns:     columnsFusionInitEndV1,
 	DisplayName: "Startup/FusionInitStop",
@@ -6770,9 +6377,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionInitEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(FusionInitEndV1)
-	},
+	desc:        &descFusionInitEndV1,
+	fields:      &fieldsFusionInitEndV1,
 }, {
 	Columns:     columnsFusionAppCtx,
 	DisplayName: "Startup/FusionAppCtxStart",
@@ -6787,9 +6393,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionAppCtx",
 	Version:     0,
-	new: func() Event {
-		return new(FusionAppCtx)
-	},
+	desc:        &descFusionAppCtx,
+	fields:      &fieldsFusionAppCtx,
 }, {
 	Columns:     columnsFusionAppCtxV1,
 	DisplayName: "Startup/FusionAppCtxStart",
@@ -6804,9 +6409,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionAppCtxV1",
 	Version:     1,
-	new: func() Event {
-		return new(FusionAppCtxV1)
-	},
+	desc:        &descFusionAppCtxV1,
+	fields:      &fieldsFusionAppCtxV1,
 }, {
 	Columns:     columnsFusionAppCtxEnd,
 	DisplayName: "Startup/FusionAppCtxStop",
@@ -6821,9 +6425,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionAppCtxEnd",
 	Version:     0,
-	new: func() Event {
-		return new(FusionAppCtxEnd)
-	},
+	desc:        &descFusionAppCtxEnd,
+	fields:      &fieldsFusionAppCtxEnd,
 }, {
 	Columns:     columnsFusionAppCtxEndV1,
 	DisplayName: "Startup/FusionAppCtxStop",
@@ -6838,9 +6441,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "FusionAppCtxEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(FusionAppCtxEndV1)
-	},
+	desc:        &descFusionAppCtxEndV1,
+	fields:      &fieldsFusionAppCtxEndV1,
 }, {
 	Columns:     columnsFusion2EE,
 	DisplayName: "Startup/Fusion2EEStart",
@@ -6855,9 +6457,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "Fusion2EE",
 	Version:     0,
-	new: func() Event {
-		return new(Fusion2EE)
-	},
+	desc:        &descFusion2EE,
+	fields:      &fieldsFusion2EE,
 }, {
 	Columns:     columnsFusion2EEV1,
 	DisplayName: "Startup/Fusion2EEStart",
@@ -6872,9 +6473,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "Fusion2EEV1",
 	Version:     1,
-	new: func() Event {
-		return new(Fusion2EEV1)
-	},
+	desc:        &descFusion2EEV1,
+	fields:      &fieldsFusion2EEV1,
 }, {
 	Columns:     columnsFusion2EEEnd,
 	DisplayName: "Startup/Fusion2EEStop",
@@ -6889,9 +6489,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "Fusion2EEEnd",
 	Version:     0,
-	new: func() Event {
-		return new(Fusion2EEEnd)
-	},
+	desc:        &descFusion2EEEnd,
+	fields:      &fieldsFusion2EEEnd,
 }, {
 	Columns:     columnsFusion2EEEndV1,
 	DisplayName: "Startup/Fusion2EEStop",
@@ -6906,9 +6505,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "Fusion2EEEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(Fusion2EEEndV1)
-	},
+	desc:        &descFusion2EEEndV1,
+	fields:      &fieldsFusion2EEEndV1,
 }, {
 	Columns:     columnsSecurityCatchCall,
 	DisplayName: "Startup/SecurityCatchCallStart",
@@ -6923,9 +6521,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "SecurityCatchCall",
 	Version:     0,
-	new: func() Event {
-		return new(SecurityCatchCall)
-	},
+	desc:        &descSecurityCatchCall,
+	fields:      &fieldsSecurityCatchCall,
 }, {
 	Columns:     columnsSecurityCatchCallV1,
 	DisplayName: "Startup/SecurityCatchCallStart",
@@ -6940,9 +6537,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "SecurityCatchCallV1",
 	Version:     1,
-	new: func() Event {
-		return new(SecurityCatchCallV1)
-	},
+	desc:        &descSecurityCatchCallV1,
+	fields:      &fieldsSecurityCatchCallV1,
 }, {
 	Columns:     columnsSecurityCatchCallEnd,
 	DisplayName: "Startup/SecurityCatchCallStop",
@@ -6957,9 +6553,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "SecurityCatchCallEnd",
 	Version:     0,
-	new: func() Event {
-		return new(SecurityCatchCallEnd)
-	},
+	desc:        &descSecurityCatchCallEnd,
+	fields:      &fieldsSecurityCatchCallEnd,
 }, {
 	Columns:     columnsSecurityCatchCallEndV1,
 	DisplayName: "Startup/SecurityCatchCallStop",
@@ -6974,9 +6569,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Startup",
 	TypeName:    "SecurityCatchCallEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(SecurityCatchCallEndV1)
-	},
+	desc:        &descSecurityCatchCallEndV1,
+	fields:      &fieldsSecurityCatchCallEndV1,
 }, {
 	Columns:     columnsCLRStackWalkPrivate,
 	DisplayName: "ClrStack/Walk",
@@ -6991,9 +6585,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStackPrivate",
 	TypeName:    "CLRStackWalkPrivate",
 	Version:     0,
-	new: func() Event {
-		return new(CLRStackWalkPrivate)
-	},
+	desc:        &descCLRStackWalkPrivate,
+	fields:      &fieldsCLRStackWalkPrivate,
 }, {
 	Columns:     columnsModuleRangeLoadPrivate,
 	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
@@ -7008,9 +6601,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRPerfTrackPrivate",
 	TypeName:    "ModuleRangeLoadPrivate",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleRangeLoadPrivate)
-	},
+	desc:        &descModuleRangeLoadPrivate,
+	fields:      &fieldsModuleRangeLoadPrivate,
 }, {
 	Columns:     columnsBindingPolicyPhaseStart,
 	DisplayName: "Binding/PolicyPhaseStart",
@@ -7025,9 +6617,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingPolicyPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(BindingPolicyPhaseStart)
-	},
+	desc:        &descBindingPolicyPhaseStart,
+	fields:      &fieldsBindingPolicyPhaseStart,
 }, {
 	Columns:     columnsBindingPolicyPhaseEnd,
 	DisplayName: "Binding/PolicyPhaseStop",
@@ -7042,9 +6633,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingPolicyPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BindingPolicyPhaseEnd)
-	},
+	desc:        &descBindingPolicyPhaseEnd,
+	fields:      &fieldsBindingPolicyPhaseEnd,
 }, {
 	Columns:     columnsBindingNgenPhaseStart,
 	DisplayName: "Binding/NgenPhaseStart",
@@ -7059,9 +6649,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingNgenPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(BindingNgenPhaseStart)
-	},
+	desc:        &descBindingNgenPhaseStart,
+	fields:      &fieldsBindingNgenPhaseStart,
 }, {
 	Columns:     columnsBindingNgenPhaseEnd,
 	DisplayName: "Binding/NgenPhaseStop",
@@ -7076,9 +6665,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingNgenPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BindingNgenPhaseEnd)
-	},
+	desc:        &descBindingNgenPhaseEnd,
+	fields:      &fieldsBindingNgenPhaseEnd,
 }, {
 	Columns:     columnsBindingLookupAndProbingPhaseStart,
 	DisplayName: "Binding/LoopupAndProbingPhaseStart",
@@ -7093,9 +6681,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingLookupAndProbingPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(BindingLookupAndProbingPhaseStart)
-	},
+	desc:        &descBindingLookupAndProbingPhaseStart,
+	fields:      &fieldsBindingLookupAndProbingPhaseStart,
 }, {
 	Columns:     columnsBindingLookupAndProbingPhaseEnd,
 	DisplayName: "Binding/LookupAndProbingPhaseStop",
@@ -7110,9 +6697,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingLookupAndProbingPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BindingLookupAndProbingPhaseEnd)
-	},
+	desc:        &descBindingLookupAndProbingPhaseEnd,
+	fields:      &fieldsBindingLookupAndProbingPhaseEnd,
 }, {
 	Columns:     columnsLoaderPhaseStart,
 	DisplayName: "Binding/LoaderPhaseStart",
@@ -7127,9 +6713,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderPhaseStart)
-	},
+	desc:        &descLoaderPhaseStart,
+	fields:      &fieldsLoaderPhaseStart,
 }, {
 	Columns:     columnsLoaderPhaseEnd,
 	DisplayName: "Binding/LoaderPhaseStop",
@@ -7144,9 +6729,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderPhaseEnd)
-	},
+	desc:        &descLoaderPhaseEnd,
+	fields:      &fieldsLoaderPhaseEnd,
 }, {
 	Columns:     columnsBindingPhaseStart,
 	DisplayName: "Binding/PhaseStart",
@@ -7161,9 +6745,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(BindingPhaseStart)
-	},
+	desc:        &descBindingPhaseStart,
+	fields:      &fieldsBindingPhaseStart,
 }, {
 	Columns:     columnsBindingPhaseEnd,
 	DisplayName: "Binding/PhaseStop",
@@ -7178,9 +6761,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BindingPhaseEnd)
-	},
+	desc:        &descBindingPhaseEnd,
+	fields:      &fieldsBindingPhaseEnd,
 }, {
 	Columns:     columnsBindingDownloadPhaseStart,
 	DisplayName: "Binding/DownloadPhaseStart",
@@ -7195,9 +6777,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingDownloadPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(BindingDownloadPhaseStart)
-	},
+	desc:        &descBindingDownloadPhaseStart,
+	fields:      &fieldsBindingDownloadPhaseStart,
 }, {
 	Columns:     columnsBindingDownloadPhaseEnd,
 	DisplayName: "Binding/DownloadPhaseStop",
@@ -7212,9 +6793,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "BindingDownloadPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(BindingDownloadPhaseEnd)
-	},
+	desc:        &descBindingDownloadPhaseEnd,
+	fields:      &fieldsBindingDownloadPhaseEnd,
 }, {
 	Columns:     columnsLoaderAssemblyInitPhaseStart,
 	DisplayName: "Binding/LoaderAssemblyInitPhaseStart",
@@ -7229,9 +6809,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderAssemblyInitPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderAssemblyInitPhaseStart)
-	},
+	desc:        &descLoaderAssemblyInitPhaseStart,
+	fields:      &fieldsLoaderAssemblyInitPhaseStart,
 }, {
 	Columns:     columnsLoaderAssemblyInitPhaseEnd,
 	DisplayName: "Binding/LoaderAssemblyInitPhaseStop",
@@ -7246,9 +6825,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderAssemblyInitPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderAssemblyInitPhaseEnd)
-	},
+	desc:        &descLoaderAssemblyInitPhaseEnd,
+	fields:      &fieldsLoaderAssemblyInitPhaseEnd,
 }, {
 	Columns:     columnsLoaderMappingPhaseStart,
 	DisplayName: "Binding/LoaderMappingPhaseStart",
@@ -7263,9 +6841,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderMappingPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderMappingPhaseStart)
-	},
+	desc:        &descLoaderMappingPhaseStart,
+	fields:      &fieldsLoaderMappingPhaseStart,
 }, {
 	Columns:     columnsLoaderMappingPhaseEnd,
 	DisplayName: "Binding/LoaderMappingPhaseStop",
@@ -7280,9 +6857,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderMappingPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderMappingPhaseEnd)
-	},
+	desc:        &descLoaderMappingPhaseEnd,
+	fields:      &fieldsLoaderMappingPhaseEnd,
 }, {
 	Columns:     columnsLoaderDeliverEventsPhaseStart,
 	DisplayName: "Binding/LoaderDeliverEventPhaseStart",
@@ -7297,9 +6873,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderDeliverEventsPhaseStart",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderDeliverEventsPhaseStart)
-	},
+	desc:        &descLoaderDeliverEventsPhaseStart,
+	fields:      &fieldsLoaderDeliverEventsPhaseStart,
 }, {
 	Columns:     columnsLoaderDeliverEventsPhaseEnd,
 	DisplayName: "Binding/LoaderDeliverEventsPhaseStop",
@@ -7314,9 +6889,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "LoaderDeliverEventsPhaseEnd",
 	Version:     0,
-	new: func() Event {
-		return new(LoaderDeliverEventsPhaseEnd)
-	},
+	desc:        &descLoaderDeliverEventsPhaseEnd,
+	fields:      &fieldsLoaderDeliverEventsPhaseEnd,
 }, {
 	Columns:     columnsEvidenceGenerated,
 	DisplayName: "EvidenceGeneration/EvidenceGenerated",
@@ -7331,9 +6905,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "EvidenceGeneratedTask",
 	TypeName:    "EvidenceGenerated",
 	Version:     0,
-	new: func() Event {
-		return new(EvidenceGenerated)
-	},
+	desc:        &descEvidenceGenerated,
+	fields:      &fieldsEvidenceGenerated,
 }, {
 	Columns:     columnsModuleTransparencyComputationStart,
 	DisplayName: "Transparency/ModuleTransparencyComputationStart",
@@ -7348,9 +6921,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "ModuleTransparencyComputationStart",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleTransparencyComputationStart)
-	},
+	desc:        &descModuleTransparencyComputationStart,
+	fields:      &fieldsModuleTransparencyComputationStart,
 }, {
 	Columns:     columnsModuleTransparencyComputationEnd,
 	DisplayName: "Transparency/ModuleTransparencyComputationStop",
@@ -7365,9 +6937,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "ModuleTransparencyComputationEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleTransparencyComputationEnd)
-	},
+	desc:        &descModuleTransparencyComputationEnd,
+	fields:      &fieldsModuleTransparencyComputationEnd,
 }, {
 	Columns:     columnsTypeTransparencyComputationStart,
 	DisplayName: "Transparency/TypeTransparencyComputationStart",
@@ -7382,9 +6953,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "TypeTransparencyComputationStart",
 	Version:     0,
-	new: func() Event {
-		return new(TypeTransparencyComputationStart)
-	},
+	desc:        &descTypeTransparencyComputationStart,
+	fields:      &fieldsTypeTransparencyComputationStart,
 }, {
 	Columns:     columnsTypeTransparencyComputationEnd,
 	DisplayName: "Transparency/TypeTransparencyComputationStop",
@@ -7399,9 +6969,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "TypeTransparencyComputationEnd",
 	Version:     0,
-	new: func() Event {
-		return new(TypeTransparencyComputationEnd)
-	},
+	desc:        &descTypeTransparencyComputationEnd,
+	fields:      &fieldsTypeTransparencyComputationEnd,
 }, {
 	Columns:     columnsMethodTransparencyComputationStart,
 	DisplayName: "Transparency/MethodTransparencyComputationStart",
@@ -7416,9 +6985,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "MethodTransparencyComputationStart",
 	Version:     0,
-	new: func() Event {
-		return new(MethodTransparencyComputationStart)
-	},
+	desc:        &descMethodTransparencyComputationStart,
+	fields:      &fieldsMethodTransparencyComputationStart,
 }, {
 	Columns:     columnsMethodTransparencyComputationEnd,
 	DisplayName: "Transparency/MethodTransparencyComputationStop",
@@ -7433,9 +7001,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "MethodTransparencyComputationEnd",
 	Version:     0,
-	new: func() Event {
-		return new(MethodTransparencyComputationEnd)
-	},
+	desc:        &descMethodTransparencyComputationEnd,
+	fields:      &fieldsMethodTransparencyComputationEnd,
 }, {
 	Columns:     columnsFieldTransparencyComputationStart,
 	DisplayName: "Transparency/FieldTransparencyComputationStart",
@@ -7450,9 +7017,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "FieldTransparencyComputationStart",
 	Version:     0,
-	new: func() Event {
-		return new(FieldTransparencyComputationStart)
-	},
+	desc:        &descFieldTransparencyComputationStart,
+	fields:      &fieldsFieldTransparencyComputationStart,
 }, {
 	Columns:     columnsFieldTransparencyComputationEnd,
 	DisplayName: "Transparency/FieldTransparencyComputationStop",
@@ -7467,9 +7033,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "FieldTransparencyComputationEnd",
 	Version:     0,
-	new: func() Event {
-		return new(FieldTransparencyComputationEnd)
-	},
+	desc:        &descFieldTransparencyComputationEnd,
+	fields:      &fieldsFieldTransparencyComputationEnd,
 }, {
 	Columns:     columnsTokenTransparencyComputationStart,
 	DisplayName: "Transparency/TokenTransparencyComputationStart",
@@ -7484,9 +7049,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "TokenTransparencyComputationStart",
 	Version:     0,
-	new: func() Event {
-		return new(TokenTransparencyComputationStart)
-	},
+	desc:        &descTokenTransparencyComputationStart,
+	fields:      &fieldsTokenTransparencyComputationStart,
 }, {
 	Columns:     columnsTokenTransparencyComputationEnd,
 	DisplayName: "Transparency/TokenTransparencyComputationStop",
@@ -7501,9 +7065,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TransparencyComputation",
 	TypeName:    "TokenTransparencyComputationEnd",
 	Version:     0,
-	new: func() Event {
-		return new(TokenTransparencyComputationEnd)
-	},
+	desc:        &descTokenTransparencyComputationEnd,
+	fields:      &fieldsTokenTransparencyComputationEnd,
 }, {
 	Columns:     columnsNgenBindEvent,
 	DisplayName: "NgenBinder/NgenBind",
@@ -7518,9 +7081,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRNgenBinder",
 	TypeName:    "NgenBindEvent",
 	Version:     0,
-	new: func() Event {
-		return new(NgenBindEvent)
-	},
+	desc:        &descNgenBindEvent,
+	fields:      &fieldsNgenBindEvent,
 }, {
 	Columns:     columnsJittedMethodRichDebugInfo,
 	DisplayName: "CLRMethodPrivate/JittedMethodRichDebugInfo",
@@ -7535,9 +7097,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodPrivate",
 	TypeName:    "JittedMethodRichDebugInfo",
 	Version:     0,
-	new: func() Event {
-		return new(JittedMethodRichDebugInfo)
-	},
+	desc:        &descJittedMethodRichDebugInfo,
+	fields:      &fieldsJittedMethodRichDebugInfo,
 }, {
 	Columns:     columnsFailFast,
 	DisplayName: "FailFast/FailFast",
@@ -7552,9 +7113,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRFailFast",
 	TypeName:    "FailFast",
 	Version:     0,
-	new: func() Event {
-		return new(FailFast)
-	},
+	desc:        &descFailFast,
+	fields:      &fieldsFailFast,
 }, {
 	Columns:     columnsPrvFinalizeObject,
 	DisplayName: "GC/FinalizeObject",
@@ -7569,9 +7129,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvFinalizeObject",
 	Version:     0,
-	new: func() Event {
-		return new(PrvFinalizeObject)
-	},
+	desc:        &descPrvFinalizeObject,
+	fields:      &fieldsPrvFinalizeObject,
 }, {
 	Columns:     columnsCCWRefCountChangeAnsi,
 	DisplayName: "GC/CCWRefCountChange",
@@ -7586,9 +7145,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "CCWRefCountChangeAnsi",
 	Version:     0,
-	new: func() Event {
-		return new(CCWRefCountChangeAnsi)
-	},
+	desc:        &descCCWRefCountChangeAnsi,
+	fields:      &fieldsCCWRefCountChangeAnsi,
 }, {
 	Columns:     columnsPrvSetGCHandle,
 	DisplayName: "GC/SetGCHandle",
@@ -7603,9 +7161,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvSetGCHandle",
 	Version:     0,
-	new: func() Event {
-		return new(PrvSetGCHandle)
-	},
+	desc:        &descPrvSetGCHandle,
+	fields:      &fieldsPrvSetGCHandle,
 }, {
 	Columns:     columnsPrvDestroyGCHandle,
 	DisplayName: "GC/DestroyGCHandle",
@@ -7620,9 +7177,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PrvDestroyGCHandle",
 	Version:     0,
-	new: func() Event {
-		return new(PrvDestroyGCHandle)
-	},
+	desc:        &descPrvDestroyGCHandle,
+	fields:      &fieldsPrvDestroyGCHandle,
 }, {
 	Columns:     columnsFusionMessageEvent,
 	DisplayName: "Binding/FusionMessage",
@@ -7637,9 +7193,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "FusionMessageEvent",
 	Version:     0,
-	new: func() Event {
-		return new(FusionMessageEvent)
-	},
+	desc:        &descFusionMessageEvent,
+	fields:      &fieldsFusionMessageEvent,
 }, {
 	Columns:     columnsFusionErrorCodeEvent,
 	DisplayName: "Binding/FusionErrorCode",
@@ -7654,9 +7209,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "Binding",
 	TypeName:    "FusionErrorCodeEvent",
 	Version:     0,
-	new: func() Event {
-		return new(FusionErrorCodeEvent)
-	},
+	desc:        &descFusionErrorCodeEvent,
+	fields:      &fieldsFusionErrorCodeEvent,
 }, {
 	Columns:     columnsPinPlugAtGCTime,
 	DisplayName: "GC/PinPlugAtGCTime",
@@ -7671,9 +7225,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "PinPlugAtGCTime",
 	Version:     0,
-	new: func() Event {
-		return new(PinPlugAtGCTime)
-	},
+	desc:        &descPinPlugAtGCTime,
+	fields:      &fieldsPinPlugAtGCTime,
 }, {
 	Columns:     columnsCCWRefCountChange,
 	DisplayName: "GC/CCWRefCountChange",
@@ -7688,9 +7241,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "GarbageCollectionPrivate",
 	TypeName:    "CCWRefCountChange",
 	Version:     0,
-	new: func() Event {
-		return new(CCWRefCountChange)
-	},
+	desc:        &descCCWRefCountChange,
+	fields:      &fieldsCCWRefCountChange,
 }, {
 	Columns:     columnsMulticoreJit,
 	DisplayName: "ClrMulticoreJit/Common",
@@ -7705,9 +7257,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMulticoreJit",
 	TypeName:    "MulticoreJit",
 	Version:     0,
-	new: func() Event {
-		return new(MulticoreJit)
-	},
+	desc:        &descMulticoreJit,
+	fields:      &fieldsMulticoreJit,
 }, {
 	Columns:     columnsMulticoreJitMethodCodeReturned,
 	DisplayName: "ClrMulticoreJit/MethodCodeReturned",
@@ -7722,9 +7273,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMulticoreJit",
 	TypeName:    "MulticoreJitMethodCodeReturned",
 	Version:     0,
-	new: func() Event {
-		return new(MulticoreJitMethodCodeReturned)
-	},
+	desc:        &descMulticoreJitMethodCodeReturned,
+	fields:      &fieldsMulticoreJitMethodCodeReturned,
 }, {
 	Columns:     columnsAllocRequest,
 	DisplayName: "LoaderHeap/LoaderHeapAllocRequest",
@@ -7739,9 +7289,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "LoaderHeapAllocation",
 	TypeName:    "AllocRequest",
 	Version:     0,
-	new: func() Event {
-		return new(AllocRequest)
-	},
+	desc:        &descAllocRequest,
+	fields:      &fieldsAllocRequest,
 }, {
 	Columns:     columnsIInspectableRuntimeClassName,
 	DisplayName: "ClrDynamicTypeUsage/IInspectableRuntimeClassName",
@@ -7756,9 +7305,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "IInspectableRuntimeClassName",
 	Version:     0,
-	new: func() Event {
-		return new(IInspectableRuntimeClassName)
-	},
+	desc:        &descIInspectableRuntimeClassName,
+	fields:      &fieldsIInspectableRuntimeClassName,
 }, {
 	Columns:     columnsWinRTUnbox,
 	DisplayName: "ClrDynamicTypeUsage/WinRTUnbox",
@@ -7773,9 +7321,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "WinRTUnbox",
 	Version:     0,
-	new: func() Event {
-		return new(WinRTUnbox)
-	},
+	desc:        &descWinRTUnbox,
+	fields:      &fieldsWinRTUnbox,
 }, {
 	Columns:     columnsCreateRCW,
 	DisplayName: "ClrDynamicTypeUsage/CreateRCW",
@@ -7790,9 +7337,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "CreateRCW",
 	Version:     0,
-	new: func() Event {
-		return new(CreateRCW)
-	},
+	desc:        &descCreateRCW,
+	fields:      &fieldsCreateRCW,
 }, {
 	Columns:     columnsRCWVariance,
 	DisplayName: "ClrDynamicTypeUsage/RCWVariance",
@@ -7807,9 +7353,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "RCWVariance",
 	Version:     0,
-	new: func() Event {
-		return new(RCWVariance)
-	},
+	desc:        &descRCWVariance,
+	fields:      &fieldsRCWVariance,
 }, {
 	Columns:     columnsRCWIEnumerableCasting,
 	DisplayName: "ClrDynamicTypeUsage/RCWIEnumerableCasting",
@@ -7824,9 +7369,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "RCWIEnumerableCasting",
 	Version:     0,
-	new: func() Event {
-		return new(RCWIEnumerableCasting)
-	},
+	desc:        &descRCWIEnumerableCasting,
+	fields:      &fieldsRCWIEnumerableCasting,
 }, {
 	Columns:     columnsCreateCCW,
 	DisplayName: "ClrDynamicTypeUsage/CreateCCW",
@@ -7841,9 +7385,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "CreateCCW",
 	Version:     0,
-	new: func() Event {
-		return new(CreateCCW)
-	},
+	desc:        &descCreateCCW,
+	fields:      &fieldsCreateCCW,
 }, {
 	Columns:     columnsCCWVariance,
 	DisplayName: "ClrDynamicTypeUsage/CCWVariance",
@@ -7858,9 +7401,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "CCWVariance",
 	Version:     0,
-	new: func() Event {
-		return new(CCWVariance)
-	},
+	desc:        &descCCWVariance,
+	fields:      &fieldsCCWVariance,
 }, {
 	Columns:     columnsObjectVariantMarshallingToNative,
 	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToNative",
@@ -7875,9 +7417,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "ObjectVariantMarshallingToNative",
 	Version:     0,
-	new: func() Event {
-		return new(ObjectVariantMarshallingToNative)
-	},
+	desc:        &descObjectVariantMarshallingToNative,
+	fields:      &fieldsObjectVariantMarshallingToNative,
 }, {
 	Columns:     columnsGetTypeFromGUID,
 	DisplayName: "ClrDynamicTypeUsage/GetTypeFromGUID",
@@ -7892,9 +7433,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "GetTypeFromGUID",
 	Version:     0,
-	new: func() Event {
-		return new(GetTypeFromGUID)
-	},
+	desc:        &descGetTypeFromGUID,
+	fields:      &fieldsGetTypeFromGUID,
 }, {
 	Columns:     columnsGetTypeFromProgID,
 	DisplayName: "ClrDynamicTypeUsage/GetTypeFromProgID",
@@ -7909,9 +7449,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "GetTypeFromProgID",
 	Version:     0,
-	new: func() Event {
-		return new(GetTypeFromProgID)
-	},
+	desc:        &descGetTypeFromProgID,
+	fields:      &fieldsGetTypeFromProgID,
 }, {
 	Columns:     columnsConvertToCallbackEtw,
 	DisplayName: "ClrDynamicTypeUsage/ConvertToCallbackEtw",
@@ -7926,9 +7465,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "ConvertToCallbackEtw",
 	Version:     0,
-	new: func() Event {
-		return new(ConvertToCallbackEtw)
-	},
+	desc:        &descConvertToCallbackEtw,
+	fields:      &fieldsConvertToCallbackEtw,
 }, {
 	Columns:     columnsBeginCreateManagedReference,
 	DisplayName: "ClrDynamicTypeUsage/BeginCreateManagedReference",
@@ -7943,9 +7481,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "BeginCreateManagedReference",
 	Version:     0,
-	new: func() Event {
-		return new(BeginCreateManagedReference)
-	},
+	desc:        &descBeginCreateManagedReference,
+	fields:      &fieldsBeginCreateManagedReference,
 }, {
 	Columns:     columnsEndCreateManagedReference,
 	DisplayName: "ClrDynamicTypeUsage/EndCreateManagedReference",
@@ -7960,9 +7497,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "EndCreateManagedReference",
 	Version:     0,
-	new: func() Event {
-		return new(EndCreateManagedReference)
-	},
+	desc:        &descEndCreateManagedReference,
+	fields:      &fieldsEndCreateManagedReference,
 }, {
 	Columns:     columnsObjectVariantMarshallingToManaged,
 	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToManaged",
@@ -7977,9 +7513,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "DynamicTypeUsage",
 	TypeName:    "ObjectVariantMarshallingToManaged",
 	Version:     0,
-	new: func() Event {
-		return new(ObjectVariantMarshallingToManaged)
-	},
+	desc:        &descObjectVariantMarshallingToManaged,
+	fields:      &fieldsObjectVariantMarshallingToManaged,
 }, {
 	Columns:     columnsCLRStackWalkDCStart,
 	DisplayName: "ClrStack/Walk",
@@ -7994,9 +7529,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStackRundown",
 	TypeName:    "CLRStackWalkDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(CLRStackWalkDCStart)
-	},
+	desc:        &descCLRStackWalkDCStart,
+	fields:      &fieldsCLRStackWalkDCStart,
 }, {
 	Columns:     columnsGCSettingsRundown,
 	DisplayName: "GC/GCSettingsRundown",
@@ -8011,9 +7545,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRGCRundown",
 	TypeName:    "GCSettingsRundown",
 	Version:     0,
-	new: func() Event {
-		return new(GCSettingsRundown)
-	},
+	desc:        &descGCSettingsRundown,
+	fields:      &fieldsGCSettingsRundown,
 }, {
 	Columns:     columnsMethodDCStart,
 	DisplayName: "Method/DCStart",
@@ -8028,9 +7561,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(MethodDCStart)
-	},
+	desc:        &descMethodDCStart,
+	fields:      &fieldsMethodDCStart,
 }, {
 	Columns:     columnsMethodDCStartV1,
 	DisplayName: "Method/DCStart",
@@ -8045,9 +7577,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodDCStartV1)
-	},
+	desc:        &descMethodDCStartV1,
+	fields:      &fieldsMethodDCStartV1,
 }, {
 	Columns:     columnsMethodDCStartV2,
 	DisplayName: "Method/DCStart",
@@ -8062,9 +7593,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStartV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodDCStartV2)
-	},
+	desc:        &descMethodDCStartV2,
+	fields:      &fieldsMethodDCStartV2,
 }, {
 	Columns:     columnsMethodDCEnd,
 	DisplayName: "Method/DCStop",
@@ -8079,9 +7609,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(MethodDCEnd)
-	},
+	desc:        &descMethodDCEnd,
+	fields:      &fieldsMethodDCEnd,
 }, {
 	Columns:     columnsMethodDCEndV1,
 	DisplayName: "Method/DCStop",
@@ -8096,9 +7625,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodDCEndV1)
-	},
+	desc:        &descMethodDCEndV1,
+	fields:      &fieldsMethodDCEndV1,
 }, {
 	Columns:     columnsMethodDCEndV2,
 	DisplayName: "Method/DCStop",
@@ -8113,9 +7641,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEndV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodDCEndV2)
-	},
+	desc:        &descMethodDCEndV2,
+	fields:      &fieldsMethodDCEndV2,
 }, {
 	Columns:     columnsMethodDCStartVerbose,
 	DisplayName: "Method/DCStartVerbose",
@@ -8130,9 +7657,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStartVerbose",
 	Version:     0,
-	new: func() Event {
-		return new(MethodDCStartVerbose)
-	},
+	desc:        &descMethodDCStartVerbose,
+	fields:      &fieldsMethodDCStartVerbose,
 }, {
 	Columns:     columnsMethodDCStartVerboseV1,
 	DisplayName: "Method/DCStartVerbose",
@@ -8147,9 +7673,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStartVerboseV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodDCStartVerboseV1)
-	},
+	desc:        &descMethodDCStartVerboseV1,
+	fields:      &fieldsMethodDCStartVerboseV1,
 }, {
 	Columns:     columnsMethodDCStartVerboseV2,
 	DisplayName: "Method/DCStartVerbose",
@@ -8164,9 +7689,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStartVerboseV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodDCStartVerboseV2)
-	},
+	desc:        &descMethodDCStartVerboseV2,
+	fields:      &fieldsMethodDCStartVerboseV2,
 }, {
 	Columns:     columnsMethodDCEndVerbose,
 	DisplayName: "Method/DCStopVerbose",
@@ -8181,9 +7705,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEndVerbose",
 	Version:     0,
-	new: func() Event {
-		return new(MethodDCEndVerbose)
-	},
+	desc:        &descMethodDCEndVerbose,
+	fields:      &fieldsMethodDCEndVerbose,
 }, {
 	Columns:     columnsMethodDCEndVerboseV1,
 	DisplayName: "Method/DCStopVerbose",
@@ -8198,9 +7721,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEndVerboseV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodDCEndVerboseV1)
-	},
+	desc:        &descMethodDCEndVerboseV1,
+	fields:      &fieldsMethodDCEndVerboseV1,
 }, {
 	Columns:     columnsMethodDCEndVerboseV2,
 	DisplayName: "Method/DCStopVerbose",
@@ -8215,9 +7737,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEndVerboseV2",
 	Version:     2,
-	new: func() Event {
-		return new(MethodDCEndVerboseV2)
-	},
+	desc:        &descMethodDCEndVerboseV2,
+	fields:      &fieldsMethodDCEndVerboseV2,
 }, {
 	Columns:     columnsDCStartComplete,
 	DisplayName: "Method/DCStartComplete",
@@ -8232,9 +7753,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCStartComplete",
 	Version:     0,
-	new: func() Event {
-		return new(DCStartComplete)
-	},
+	desc:        &descDCStartComplete,
+	fields:      &fieldsDCStartComplete,
 }, {
 	Columns:     columnsDCStartCompleteV1,
 	DisplayName: "Method/DCStartComplete",
@@ -8249,9 +7769,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCStartCompleteV1",
 	Version:     1,
-	new: func() Event {
-		return new(DCStartCompleteV1)
-	},
+	desc:        &descDCStartCompleteV1,
+	fields:      &fieldsDCStartCompleteV1,
 }, {
 	Columns:     columnsDCEndComplete,
 	DisplayName: "Method/DCStopComplete",
@@ -8266,9 +7785,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCEndComplete",
 	Version:     0,
-	new: func() Event {
-		return new(DCEndComplete)
-	},
+	desc:        &descDCEndComplete,
+	fields:      &fieldsDCEndComplete,
 }, {
 	Columns:     columnsDCEndCompleteV1,
 	DisplayName: "Method/DCStopComplete",
@@ -8283,9 +7801,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCEndCompleteV1",
 	Version:     1,
-	new: func() Event {
-		return new(DCEndCompleteV1)
-	},
+	desc:        &descDCEndCompleteV1,
+	fields:      &fieldsDCEndCompleteV1,
 }, {
 	Columns:     columnsDCStartInit,
 	DisplayName: "Method/DCStartInit",
@@ -8300,9 +7817,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCStartInit",
 	Version:     0,
-	new: func() Event {
-		return new(DCStartInit)
-	},
+	desc:        &descDCStartInit,
+	fields:      &fieldsDCStartInit,
 }, {
 	Columns:     columnsDCStartInitV1,
 	DisplayName: "Method/DCStartInit",
@@ -8317,9 +7833,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCStartInitV1",
 	Version:     1,
-	new: func() Event {
-		return new(DCStartInitV1)
-	},
+	desc:        &descDCStartInitV1,
+	fields:      &fieldsDCStartInitV1,
 }, {
 	Columns:     columnsDCEndInit,
 	DisplayName: "Method/DCStopInit",
@@ -8334,9 +7849,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCEndInit",
 	Version:     0,
-	new: func() Event {
-		return new(DCEndInit)
-	},
+	desc:        &descDCEndInit,
+	fields:      &fieldsDCEndInit,
 }, {
 	Columns:     columnsDCEndInitV1,
 	DisplayName: "Method/DCStopInit",
@@ -8351,9 +7865,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "DCEndInitV1",
 	Version:     1,
-	new: func() Event {
-		return new(DCEndInitV1)
-	},
+	desc:        &descDCEndInitV1,
+	fields:      &fieldsDCEndInitV1,
 }, {
 	Columns:     columnsMethodDCStartILToNativeMap,
 	DisplayName: "Method/MethodDCStartILToNativeMap",
@@ -8368,9 +7881,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStartILToNativeMap",
 	Version:     0,
-	new: func() Event {
-		return new(MethodDCStartILToNativeMap)
-	},
+	desc:        &descMethodDCStartILToNativeMap,
+	fields:      &fieldsMethodDCStartILToNativeMap,
 }, {
 	Columns:     columnsMethodDCStartILToNativeMapV1,
 	DisplayName: "Method/MethodDCStartILToNativeMap",
@@ -8385,9 +7897,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCStartILToNativeMapV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodDCStartILToNativeMapV1)
-	},
+	desc:        &descMethodDCStartILToNativeMapV1,
+	fields:      &fieldsMethodDCStartILToNativeMapV1,
 }, {
 	Columns:     columnsMethodDCEndILToNativeMap,
 	DisplayName: "Method/MethodDCEndILToNativeMap",
@@ -8402,9 +7913,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEndILToNativeMap",
 	Version:     0,
-	new: func() Event {
-		return new(MethodDCEndILToNativeMap)
-	},
+	desc:        &descMethodDCEndILToNativeMap,
+	fields:      &fieldsMethodDCEndILToNativeMap,
 }, {
 	Columns:     columnsMethodDCEndILToNativeMapV1,
 	DisplayName: "Method/MethodDCEndILToNativeMap",
@@ -8419,9 +7929,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRMethodRundown",
 	TypeName:    "MethodDCEndILToNativeMapV1",
 	Version:     1,
-	new: func() Event {
-		return new(MethodDCEndILToNativeMapV1)
-	},
+	desc:        &descMethodDCEndILToNativeMapV1,
+	fields:      &fieldsMethodDCEndILToNativeMapV1,
 }, {
 	Columns:     columnsDomainModuleDCStart,
 	DisplayName: "Loader/DomainModuleDCStart",
@@ -8436,9 +7945,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "DomainModuleDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(DomainModuleDCStart)
-	},
+	desc:        &descDomainModuleDCStart,
+	fields:      &fieldsDomainModuleDCStart,
 }, {
 	Columns:     columnsDomainModuleDCStartV1,
 	DisplayName: "Loader/DomainModuleDCStart",
@@ -8453,9 +7961,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "DomainModuleDCStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(DomainModuleDCStartV1)
-	},
+	desc:        &descDomainModuleDCStartV1,
+	fields:      &fieldsDomainModuleDCStartV1,
 }, {
 	Columns:     columnsDomainModuleDCEnd,
 	DisplayName: "Loader/DomainModuleDCStop",
@@ -8470,9 +7977,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "DomainModuleDCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(DomainModuleDCEnd)
-	},
+	desc:        &descDomainModuleDCEnd,
+	fields:      &fieldsDomainModuleDCEnd,
 }, {
 	Columns:     columnsDomainModuleDCEndV1,
 	DisplayName: "Loader/DomainModuleDCStop",
@@ -8487,9 +7993,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "DomainModuleDCEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(DomainModuleDCEndV1)
-	},
+	desc:        &descDomainModuleDCEndV1,
+	fields:      &fieldsDomainModuleDCEndV1,
 }, {
 	Columns:     columnsModuleDCStart,
 	DisplayName: "Loader/ModuleDCStart",
@@ -8504,9 +8009,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ModuleDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleDCStart)
-	},
+	desc:        &descModuleDCStart,
+	fields:      &fieldsModuleDCStart,
 }, {
 	Columns:     columnsModuleDCStartV1,
 	DisplayName: "Loader/ModuleDCStart",
@@ -8521,9 +8025,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ModuleDCStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(ModuleDCStartV1)
-	},
+	desc:        &descModuleDCStartV1,
+	fields:      &fieldsModuleDCStartV1,
 }, {
 	Columns:     columnsModuleDCStartV2,
 	DisplayName: "Loader/ModuleDCStart",
@@ -8538,9 +8041,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ModuleDCStartV2",
 	Version:     2,
-	new: func() Event {
-		return new(ModuleDCStartV2)
-	},
+	desc:        &descModuleDCStartV2,
+	fields:      &fieldsModuleDCStartV2,
 }, {
 	Columns:     columnsModuleDCEnd,
 	DisplayName: "Loader/ModuleDCStop",
@@ -8555,9 +8057,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ModuleDCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleDCEnd)
-	},
+	desc:        &descModuleDCEnd,
+	fields:      &fieldsModuleDCEnd,
 }, {
 	Columns:     columnsModuleDCEndV1,
 	DisplayName: "Loader/ModuleDCStop",
@@ -8572,9 +8073,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ModuleDCEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(ModuleDCEndV1)
-	},
+	desc:        &descModuleDCEndV1,
+	fields:      &fieldsModuleDCEndV1,
 }, {
 	Columns:     columnsModuleDCEndV2,
 	DisplayName: "Loader/ModuleDCStop",
@@ -8589,9 +8089,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ModuleDCEndV2",
 	Version:     2,
-	new: func() Event {
-		return new(ModuleDCEndV2)
-	},
+	desc:        &descModuleDCEndV2,
+	fields:      &fieldsModuleDCEndV2,
 }, {
 	Columns:     columnsModuleDCEndV3,
 	DisplayName: "Loader/ModuleDCStop",
@@ -8606,9 +8105,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ModuleDCEndV3",
 	Version:     3,
-	new: func() Event {
-		return new(ModuleDCEndV3)
-	},
+	desc:        &descModuleDCEndV3,
+	fields:      &fieldsModuleDCEndV3,
 }, {
 	Columns:     columnsAssemblyDCStart,
 	DisplayName: "Loader/AssemblyDCStart",
@@ -8623,9 +8121,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AssemblyDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyDCStart)
-	},
+	desc:        &descAssemblyDCStart,
+	fields:      &fieldsAssemblyDCStart,
 }, {
 	Columns:     columnsAssemblyDCStartV1,
 	DisplayName: "Loader/AssemblyDCStart",
@@ -8640,9 +8137,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AssemblyDCStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(AssemblyDCStartV1)
-	},
+	desc:        &descAssemblyDCStartV1,
+	fields:      &fieldsAssemblyDCStartV1,
 }, {
 	Columns:     columnsAssemblyDCEnd,
 	DisplayName: "Loader/AssemblyDCStop",
@@ -8657,9 +8153,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AssemblyDCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(AssemblyDCEnd)
-	},
+	desc:        &descAssemblyDCEnd,
+	fields:      &fieldsAssemblyDCEnd,
 }, {
 	Columns:     columnsAssemblyDCEndV1,
 	DisplayName: "Loader/AssemblyDCStop",
@@ -8674,9 +8169,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AssemblyDCEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(AssemblyDCEndV1)
-	},
+	desc:        &descAssemblyDCEndV1,
+	fields:      &fieldsAssemblyDCEndV1,
 }, {
 	Columns:     columnsAppDomainDCStart,
 	DisplayName: "Loader/AppDomainDCStart",
@@ -8691,9 +8185,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AppDomainDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(AppDomainDCStart)
-	},
+	desc:        &descAppDomainDCStart,
+	fields:      &fieldsAppDomainDCStart,
 }, {
 	Columns:     columnsAppDomainDCStartV1,
 	DisplayName: "Loader/AppDomainDCStart",
@@ -8708,9 +8201,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AppDomainDCStartV1",
 	Version:     1,
-	new: func() Event {
-		return new(AppDomainDCStartV1)
-	},
+	desc:        &descAppDomainDCStartV1,
+	fields:      &fieldsAppDomainDCStartV1,
 }, {
 	Columns:     columnsAppDomainDCEnd,
 	DisplayName: "Loader/AppDomainDCStop",
@@ -8725,9 +8217,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AppDomainDCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(AppDomainDCEnd)
-	},
+	desc:        &descAppDomainDCEnd,
+	fields:      &fieldsAppDomainDCEnd,
 }, {
 	Columns:     columnsAppDomainDCEndV1,
 	DisplayName: "Loader/AppDomainDCStop",
@@ -8742,9 +8233,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "AppDomainDCEndV1",
 	Version:     1,
-	new: func() Event {
-		return new(AppDomainDCEndV1)
-	},
+	desc:        &descAppDomainDCEndV1,
+	fields:      &fieldsAppDomainDCEndV1,
 }, {
 	Columns:     columnsThreadDC,
 	DisplayName: "Loader/ThreadDCStop",
@@ -8759,9 +8249,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRLoaderRundown",
 	TypeName:    "ThreadDC",
 	Version:     0,
-	new: func() Event {
-		return new(ThreadDC)
-	},
+	desc:        &descThreadDC,
+	fields:      &fieldsThreadDC,
 }, {
 	Columns:     columnsModuleRangeDCStart,
 	DisplayName: "ClrPerfTrack/ModuleRangeDCStart",
@@ -8776,9 +8265,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRPerfTrackRundown",
 	TypeName:    "ModuleRangeDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleRangeDCStart)
-	},
+	desc:        &descModuleRangeDCStart,
+	fields:      &fieldsModuleRangeDCStart,
 }, {
 	Columns:     columnsModuleRangeDCEnd,
 	DisplayName: "ClrPerfTrack/ModuleRangeDCEnd",
@@ -8793,9 +8281,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRPerfTrackRundown",
 	TypeName:    "ModuleRangeDCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ModuleRangeDCEnd)
-	},
+	desc:        &descModuleRangeDCEnd,
+	fields:      &fieldsModuleRangeDCEnd,
 }, {
 	Columns:     columnsRuntimeInformationDCStart,
 	DisplayName: "Runtime/Start",
@@ -8810,9 +8297,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRRuntimeInformationRundown",
 	TypeName:    "RuntimeInformationDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(RuntimeInformationDCStart)
-	},
+	desc:        &descRuntimeInformationDCStart,
+	fields:      &fieldsRuntimeInformationDCStart,
 }, {
 	Columns:     columnsTieredCompilationSettingsDCStart,
 	DisplayName: "TieredCompilation/SettingsDCStart",
@@ -8827,9 +8313,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "TieredCompilationRundown",
 	TypeName:    "TieredCompilationSettingsDCStart",
 	Version:     0,
-	new: func() Event {
-		return new(TieredCompilationSettingsDCStart)
-	},
+	desc:        &descTieredCompilationSettingsDCStart,
+	fields:      &fieldsTieredCompilationSettingsDCStart,
 }, {
 	Columns:     columnsExecutionCheckpointDCEnd,
 	DisplayName: "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
@@ -8844,9 +8329,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "ExecutionCheckpointRundown",
 	TypeName:    "ExecutionCheckpointDCEnd",
 	Version:     0,
-	new: func() Event {
-		return new(ExecutionCheckpointDCEnd)
-	},
+	desc:        &descExecutionCheckpointDCEnd,
+	fields:      &fieldsExecutionCheckpointDCEnd,
 }, {
 	Columns:     columnsStressLogEvent,
 	DisplayName: "StressLog/Start",
@@ -8861,9 +8345,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "StressLogTask",
 	TypeName:    "StressLogEvent",
 	Version:     0,
-	new: func() Event {
-		return new(StressLogEvent)
-	},
+	desc:        &descStressLogEvent,
+	fields:      &fieldsStressLogEvent,
 }, {
 	Columns:     columnsStressLogEventV1,
 	DisplayName: "StressLog/Start",
@@ -8878,9 +8361,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "StressLogTask",
 	TypeName:    "StressLogEventV1",
 	Version:     1,
-	new: func() Event {
-		return new(StressLogEventV1)
-	},
+	desc:        &descStressLogEventV1,
+	fields:      &fieldsStressLogEventV1,
 }, {
 	Columns:     columnsCLRStackWalkStress,
 	DisplayName: "ClrStack/Walk",
@@ -8895,9 +8377,8 @@ var eventTable = [...]EventInfo{{
 	TaskName:    "CLRStackStress",
 	TypeName:    "CLRStackWalkStress",
 	Version:     0,
-	new: func() Event {
-		return new(CLRStackWalkStress)
-	},
+	desc:        &descCLRStackWalkStress,
+	fields:      &fieldsCLRStackWalkStress,
 }}
 
 var familyTable = [...]FamilyInfo{{

@@ -228,7 +228,8 @@ func (g *pkgIR) table(f *File) {
 			Id("Level"):       Lit(int(le.LevelValue)),
 			Id("Keywords"):    hexCode(le.KeywordsMask),
 			Id("Columns"):     Id(columnsVarName(ev)),
-			Id("new"):         Func().Params().Id("Event").Block(Return(New(Id(ev.goName)))),
+			Id("desc"):        Op("&").Id(descVarName(ev)),
+			Id("fields"):      Op("&").Id(fieldsVarName(ev)),
 		}))
 	}
 	f.Var().Id("eventTable").Op("=").Index(Op("...")).Id("EventInfo").Values(rows...)

@@ -33,6 +33,7 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		Return(Op("&").Id("eventTable").Index(Lit(ev.index))),
 	)
 	f.Line()
+	descriptorMethod(f, ev)
 
 	docComment(f, fmt.Sprintf("Decode reads a %s payload for a pointer size of 4 or 8 and returns the bytes\nit used. Strings and arrays alias b.", le.Symbol))
 	f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("Decode").
@@ -64,6 +65,7 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		Block(columnsBody(ev.scope)...)
 	f.Line()
 	columnsVar(f, ev)
+	descriptorVars(f, ev)
 }
 
 func eventDoc(ev *eventIR) string {

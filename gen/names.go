@@ -103,4 +103,5 @@ func (n *names) fail(pos schema.Pos, what string, err error) {
 // may not take one of these names.
 var methodNames = map[string]bool{
 	"Info": true, "Decode": true, "Encode": true, "AppendJSON": true, "AppendText": true, "String": true,
+	"AppendColumns": true, "Descriptor": true,
 }
