@@ -2,6 +2,8 @@ package gen
 
 import (
 	. "github.com/dave/jennifer/jen"
+
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // aliasTypes are the support package's types that generated code and its
@@ -31,6 +33,7 @@ var aliasVars = []string{
 //	type Event interface { Info() *EventInfo; Decode(…) (int, error); … }
 //	func (d *Decoder) Decode(p Provider, id uint16, version uint8, ptrSize int, payload []byte) (Event, int, error)
 func (g *pkgIR) shell(f *File, pkg string) {
+	versionCheck(f)
 	f.Comment("pkgName is the package's name, as its errors give it.")
 	f.Const().Id("pkgName").Op("=").Lit(pkg)
 	f.Line()
@@ -67,6 +70,29 @@ func (g *pkgIR) shell(f *File, pkg string) {
 	f.Line()
 	g.shellProvider(f)
 	g.shellDecoder(f)
+}
+
+// genVersion is the version of clrimpl the generated code is written for
+// (clrimpl.GenVersion; tests change it to check the check).
+var genVersion = clrimpl.GenVersion
+
+// versionCheck emits the compile-time check that the generated code and
+// the clrimpl it builds with fit (see clrimpl.GenVersion):
+//
+//	const (
+//		_ = clrimpl.RuntimeTooOld(clrimpl.MaxVersion - 1)       // …
+//		_ = clrimpl.GeneratedCodeTooOld(1 - clrimpl.MinVersion) // …
+//	)
+func versionCheck(f *File) {
+	f.Commentf("This code was generated for version %d of clrimpl: it does not compile", genVersion)
+	f.Comment("with a clrimpl too old or too new for it (see clrimpl.GenVersion).")
+	f.Const().Defs(
+		Id("_").Op("=").Qual(implPkg, "RuntimeTooOld").Call(Qual(implPkg, "MaxVersion").Op("-").Lit(genVersion)).
+			Comment("update github.com/clrgo/clrevents, or regenerate with the clrgen of the one you build with"),
+		Id("_").Op("=").Qual(implPkg, "GeneratedCodeTooOld").Call(Lit(genVersion).Op("-").Qual(implPkg, "MinVersion")).
+			Comment("regenerate with the clrgen of the github.com/clrgo/clrevents you build with"),
+	)
+	f.Line()
 }
 
 // shellErrors emits the error constructors the decoders call, which name
