@@ -40,19 +40,7 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, endsMonoProfilerContextLoaded)
 		}
 		_ = b[23]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -60,19 +48,7 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		e.ContextID = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, endsMonoProfilerContextLoaded)
 		}
 		_ = b[19]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -80,6 +56,13 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		e.ContextID = binary.LittleEndian.Uint64(b[12:])
 	}
 	return 16 + ptrSize, nil
+}
+
+// endsMonoProfilerContextLoaded is where the fixed fields of MonoProfilerContextLoaded end, for the error of a short payload.
+var endsMonoProfilerContextLoaded = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AppDomainID", Bytes: 8, Ptrs: 1},
+	{Name: "ContextID", Bytes: 16, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerContextLoaded wire form for the pointer size.
@@ -185,19 +168,7 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, endsMonoProfilerContextUnloaded)
 		}
 		_ = b[23]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -205,19 +176,7 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 		e.ContextID = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, endsMonoProfilerContextUnloaded)
 		}
 		_ = b[19]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -225,6 +184,13 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 		e.ContextID = binary.LittleEndian.Uint64(b[12:])
 	}
 	return 16 + ptrSize, nil
+}
+
+// endsMonoProfilerContextUnloaded is where the fixed fields of MonoProfilerContextUnloaded end, for the error of a short payload.
+var endsMonoProfilerContextUnloaded = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AppDomainID", Bytes: 8, Ptrs: 1},
+	{Name: "ContextID", Bytes: 16, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerContextUnloaded wire form for the pointer size.
@@ -322,15 +288,16 @@ func (*MonoProfilerAppDomainLoading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainLoading", len(b), ptrSize, endsMonoProfilerAppDomainLoading)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainLoading is where the fixed fields of MonoProfilerAppDomainLoading end, for the error of a short payload.
+var endsMonoProfilerAppDomainLoading = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainLoading wire form for the pointer size.
@@ -408,15 +375,16 @@ func (*MonoProfilerAppDomainLoaded) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainLoaded", len(b), ptrSize, endsMonoProfilerAppDomainLoaded)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainLoaded is where the fixed fields of MonoProfilerAppDomainLoaded end, for the error of a short payload.
+var endsMonoProfilerAppDomainLoaded = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainLoaded wire form for the pointer size.
@@ -494,15 +462,16 @@ func (*MonoProfilerAppDomainUnloading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainUnloading", len(b), ptrSize, endsMonoProfilerAppDomainUnloading)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainUnloading is where the fixed fields of MonoProfilerAppDomainUnloading end, for the error of a short payload.
+var endsMonoProfilerAppDomainUnloading = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainUnloading wire form for the pointer size.
@@ -580,15 +549,16 @@ func (*MonoProfilerAppDomainUnloaded) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainUnloaded", len(b), ptrSize, endsMonoProfilerAppDomainUnloaded)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainUnloaded is where the fixed fields of MonoProfilerAppDomainUnloaded end, for the error of a short payload.
+var endsMonoProfilerAppDomainUnloaded = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainUnloaded wire form for the pointer size.
@@ -669,11 +639,7 @@ func (*MonoProfilerAppDomainName) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerAppDomainName) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainName", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainName", len(b), ptrSize, endsMonoProfilerAppDomainName)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -687,6 +653,11 @@ func (e *MonoProfilerAppDomainName) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerAppDomainName is where the fixed fields of MonoProfilerAppDomainName end, for the error of a short payload.
+var endsMonoProfilerAppDomainName = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainName wire form for the pointer size.
@@ -777,25 +748,20 @@ func (*MonoProfilerJitBegin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitBegin", len(b), ptrSize, endsMonoProfilerJitBegin)
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	e.MethodToken = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsMonoProfilerJitBegin is where the fixed fields of MonoProfilerJitBegin end, for the error of a short payload.
+var endsMonoProfilerJitBegin = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
 }
 
 // Encode appends the MonoProfilerJitBegin wire form for the pointer size.
@@ -897,25 +863,20 @@ func (*MonoProfilerJitFailed) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitFailed", len(b), ptrSize, endsMonoProfilerJitFailed)
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	e.MethodToken = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsMonoProfilerJitFailed is where the fixed fields of MonoProfilerJitFailed end, for the error of a short payload.
+var endsMonoProfilerJitFailed = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
 }
 
 // Encode appends the MonoProfilerJitFailed wire form for the pointer size.
@@ -1017,25 +978,20 @@ func (*MonoProfilerJitDone) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitDone) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitDone", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitDone", len(b), ptrSize, endsMonoProfilerJitDone)
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	e.MethodToken = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsMonoProfilerJitDone is where the fixed fields of MonoProfilerJitDone end, for the error of a short payload.
+var endsMonoProfilerJitDone = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
 }
 
 // Encode appends the MonoProfilerJitDone wire form for the pointer size.
@@ -1138,15 +1094,7 @@ type MonoProfilerJitDoneV1ValuesElem struct {
 func (e *MonoProfilerJitDoneV1ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 9 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Type",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ClassID",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerJitDoneV1ValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -1154,6 +1102,12 @@ func (e *MonoProfilerJitDoneV1ValuesElem) decode(b []byte, ptrSize int) (int, st
 	e.Type = b[0]
 	e.ClassID = binary.LittleEndian.Uint64(b[1:])
 	return 9, "", 0, nil
+}
+
+// endsMonoProfilerJitDoneV1ValuesElem is where the fixed fields of MonoProfilerJitDoneV1.Values elements end, for the error of a short payload.
+var endsMonoProfilerJitDoneV1ValuesElem = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 1},
+	{Name: "ClassID", Bytes: 9},
 }
 
 func (e *MonoProfilerJitDoneV1ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -1274,23 +1228,7 @@ func (*MonoProfilerJitDoneV1) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerJitDoneV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerJitDone_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitDone_V1", len(b), ptrSize, endsMonoProfilerJitDoneV1)
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1310,6 +1248,14 @@ func (e *MonoProfilerJitDoneV1) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerJitDoneV1 is where the fixed fields of MonoProfilerJitDone_V1 end, for the error of a short payload.
+var endsMonoProfilerJitDoneV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "Count", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerJitDone_V1 wire form for the pointer size.
@@ -1432,36 +1378,26 @@ func (e *MonoProfilerJitChunkCreated) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 16 {
-			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "ChunkSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, endsMonoProfilerJitChunkCreated)
 		}
 		_ = b[15]
 		e.ChunkID = binary.LittleEndian.Uint64(b[0:])
 		e.ChunkSize = binary.LittleEndian.Uint64(b[8:])
 	} else {
 		if len(b) < 12 {
-			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "ChunkSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, endsMonoProfilerJitChunkCreated)
 		}
 		_ = b[11]
 		e.ChunkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ChunkSize = binary.LittleEndian.Uint64(b[4:])
 	}
 	return 8 + ptrSize, nil
+}
+
+// endsMonoProfilerJitChunkCreated is where the fixed fields of MonoProfilerJitChunkCreated end, for the error of a short payload.
+var endsMonoProfilerJitChunkCreated = []clrimpl.FieldEnd{
+	{Name: "ChunkID", Bytes: 0, Ptrs: 1},
+	{Name: "ChunkSize", Bytes: 8, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerJitChunkCreated wire form for the pointer size.
@@ -1553,26 +1489,23 @@ func (e *MonoProfilerJitChunkDestroyed) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, endsMonoProfilerJitChunkDestroyed)
 		}
 		_ = b[7]
 		e.ChunkID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, endsMonoProfilerJitChunkDestroyed)
 		}
 		_ = b[3]
 		e.ChunkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerJitChunkDestroyed is where the fixed fields of MonoProfilerJitChunkDestroyed end, for the error of a short payload.
+var endsMonoProfilerJitChunkDestroyed = []clrimpl.FieldEnd{
+	{Name: "ChunkID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerJitChunkDestroyed wire form for the pointer size.
@@ -1658,19 +1591,7 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 17 {
-			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "BufferID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "BufferSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "BufferType",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, endsMonoProfilerJitCodeBuffer)
 		}
 		_ = b[16]
 		e.BufferID = binary.LittleEndian.Uint64(b[0:])
@@ -1678,19 +1599,7 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 		e.BufferType = MonoProfilerJitCodeBufferType(b[16])
 	} else {
 		if len(b) < 13 {
-			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "BufferID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "BufferSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "BufferType",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, endsMonoProfilerJitCodeBuffer)
 		}
 		_ = b[12]
 		e.BufferID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -1698,6 +1607,13 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 		e.BufferType = MonoProfilerJitCodeBufferType(b[12])
 	}
 	return 9 + ptrSize, nil
+}
+
+// endsMonoProfilerJitCodeBuffer is where the fixed fields of MonoProfilerJitCodeBuffer end, for the error of a short payload.
+var endsMonoProfilerJitCodeBuffer = []clrimpl.FieldEnd{
+	{Name: "BufferID", Bytes: 0, Ptrs: 1},
+	{Name: "BufferSize", Bytes: 8, Ptrs: 1},
+	{Name: "BufferType", Bytes: 9, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerJitCodeBuffer wire form for the pointer size.
@@ -1803,20 +1719,18 @@ func (*MonoProfilerClassLoading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerClassLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassLoading", len(b), ptrSize, endsMonoProfilerClassLoading)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerClassLoading is where the fixed fields of MonoProfilerClassLoading end, for the error of a short payload.
+var endsMonoProfilerClassLoading = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassLoading wire form for the pointer size.
@@ -1906,20 +1820,18 @@ func (*MonoProfilerClassFailed) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerClassFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassFailed", len(b), ptrSize, endsMonoProfilerClassFailed)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerClassFailed is where the fixed fields of MonoProfilerClassFailed end, for the error of a short payload.
+var endsMonoProfilerClassFailed = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassFailed wire form for the pointer size.
@@ -2012,15 +1924,7 @@ func (*MonoProfilerClassLoaded) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerClassLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassLoaded", len(b), ptrSize, endsMonoProfilerClassLoaded)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
@@ -2035,6 +1939,12 @@ func (e *MonoProfilerClassLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerClassLoaded is where the fixed fields of MonoProfilerClassLoaded end, for the error of a short payload.
+var endsMonoProfilerClassLoaded = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassLoaded wire form for the pointer size.
@@ -2136,15 +2046,7 @@ type MonoProfilerClassLoadedV1ValuesElem struct {
 func (e *MonoProfilerClassLoadedV1ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 9 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Type",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ClassID",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerClassLoadedV1ValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -2152,6 +2054,12 @@ func (e *MonoProfilerClassLoadedV1ValuesElem) decode(b []byte, ptrSize int) (int
 	e.Type = b[0]
 	e.ClassID = binary.LittleEndian.Uint64(b[1:])
 	return 9, "", 0, nil
+}
+
+// endsMonoProfilerClassLoadedV1ValuesElem is where the fixed fields of MonoProfilerClassLoadedV1.Values elements end, for the error of a short payload.
+var endsMonoProfilerClassLoadedV1ValuesElem = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 1},
+	{Name: "ClassID", Bytes: 9},
 }
 
 func (e *MonoProfilerClassLoadedV1ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -2272,15 +2180,7 @@ func (*MonoProfilerClassLoadedV1) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoaded_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassLoaded_V1", len(b), ptrSize, endsMonoProfilerClassLoadedV1)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
@@ -2311,6 +2211,12 @@ func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerClassLoadedV1 is where the fixed fields of MonoProfilerClassLoaded_V1 end, for the error of a short payload.
+var endsMonoProfilerClassLoadedV1 = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassLoaded_V1 wire form for the pointer size.
@@ -2430,25 +2336,20 @@ func (*MonoProfilerVTableLoading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerVTableLoading", len(b), ptrSize, endsMonoProfilerVTableLoading)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
 	e.ClassID = binary.LittleEndian.Uint64(b[8:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[16:])
 	return 24, nil
+}
+
+// endsMonoProfilerVTableLoading is where the fixed fields of MonoProfilerVTableLoading end, for the error of a short payload.
+var endsMonoProfilerVTableLoading = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerVTableLoading wire form for the pointer size.
@@ -2550,25 +2451,20 @@ func (*MonoProfilerVTableFailed) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerVTableFailed", len(b), ptrSize, endsMonoProfilerVTableFailed)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
 	e.ClassID = binary.LittleEndian.Uint64(b[8:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[16:])
 	return 24, nil
+}
+
+// endsMonoProfilerVTableFailed is where the fixed fields of MonoProfilerVTableFailed end, for the error of a short payload.
+var endsMonoProfilerVTableFailed = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerVTableFailed wire form for the pointer size.
@@ -2670,25 +2566,20 @@ func (*MonoProfilerVTableLoaded) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerVTableLoaded", len(b), ptrSize, endsMonoProfilerVTableLoaded)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
 	e.ClassID = binary.LittleEndian.Uint64(b[8:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[16:])
 	return 24, nil
+}
+
+// endsMonoProfilerVTableLoaded is where the fixed fields of MonoProfilerVTableLoaded end, for the error of a short payload.
+var endsMonoProfilerVTableLoaded = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerVTableLoaded wire form for the pointer size.
@@ -2786,15 +2677,16 @@ func (*MonoProfilerModuleLoading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleLoading", len(b), ptrSize, endsMonoProfilerModuleLoading)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerModuleLoading is where the fixed fields of MonoProfilerModuleLoading end, for the error of a short payload.
+var endsMonoProfilerModuleLoading = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleLoading wire form for the pointer size.
@@ -2872,15 +2764,16 @@ func (*MonoProfilerModuleFailed) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleFailed", len(b), ptrSize, endsMonoProfilerModuleFailed)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerModuleFailed is where the fixed fields of MonoProfilerModuleFailed end, for the error of a short payload.
+var endsMonoProfilerModuleFailed = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleFailed wire form for the pointer size.
@@ -2963,11 +2856,7 @@ func (*MonoProfilerModuleLoaded) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleLoaded", len(b), ptrSize, endsMonoProfilerModuleLoaded)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -2983,6 +2872,11 @@ func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerModuleLoaded is where the fixed fields of MonoProfilerModuleLoaded end, for the error of a short payload.
+var endsMonoProfilerModuleLoaded = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleLoaded wire form for the pointer size.
@@ -3078,15 +2972,16 @@ func (*MonoProfilerModuleUnloading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleUnloading", len(b), ptrSize, endsMonoProfilerModuleUnloading)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerModuleUnloading is where the fixed fields of MonoProfilerModuleUnloading end, for the error of a short payload.
+var endsMonoProfilerModuleUnloading = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleUnloading wire form for the pointer size.
@@ -3169,11 +3064,7 @@ func (*MonoProfilerModuleUnloaded) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleUnloaded", len(b), ptrSize, endsMonoProfilerModuleUnloaded)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -3189,6 +3080,11 @@ func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerModuleUnloaded is where the fixed fields of MonoProfilerModuleUnloaded end, for the error of a short payload.
+var endsMonoProfilerModuleUnloaded = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleUnloaded wire form for the pointer size.
@@ -3286,20 +3182,18 @@ func (*MonoProfilerAssemblyLoading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAssemblyLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyLoading", len(b), ptrSize, endsMonoProfilerAssemblyLoading)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerAssemblyLoading is where the fixed fields of MonoProfilerAssemblyLoading end, for the error of a short payload.
+var endsMonoProfilerAssemblyLoading = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyLoading wire form for the pointer size.
@@ -3392,15 +3286,7 @@ func (*MonoProfilerAssemblyLoaded) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerAssemblyLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyLoaded", len(b), ptrSize, endsMonoProfilerAssemblyLoaded)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -3415,6 +3301,12 @@ func (e *MonoProfilerAssemblyLoaded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerAssemblyLoaded is where the fixed fields of MonoProfilerAssemblyLoaded end, for the error of a short payload.
+var endsMonoProfilerAssemblyLoaded = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyLoaded wire form for the pointer size.
@@ -3513,20 +3405,18 @@ func (*MonoProfilerAssemblyUnloading) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAssemblyUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyUnloading", len(b), ptrSize, endsMonoProfilerAssemblyUnloading)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerAssemblyUnloading is where the fixed fields of MonoProfilerAssemblyUnloading end, for the error of a short payload.
+var endsMonoProfilerAssemblyUnloading = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyUnloading wire form for the pointer size.
@@ -3619,15 +3509,7 @@ func (*MonoProfilerAssemblyUnloaded) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerAssemblyUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyUnloaded", len(b), ptrSize, endsMonoProfilerAssemblyUnloaded)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -3642,6 +3524,12 @@ func (e *MonoProfilerAssemblyUnloaded) Decode(b []byte, ptrSize int) (int, error
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerAssemblyUnloaded is where the fixed fields of MonoProfilerAssemblyUnloaded end, for the error of a short payload.
+var endsMonoProfilerAssemblyUnloaded = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyUnloaded wire form for the pointer size.
@@ -3738,15 +3626,16 @@ func (*MonoProfilerMethodEnter) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodEnter) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodEnter", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodEnter", len(b), ptrSize, endsMonoProfilerMethodEnter)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodEnter is where the fixed fields of MonoProfilerMethodEnter end, for the error of a short payload.
+var endsMonoProfilerMethodEnter = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodEnter wire form for the pointer size.
@@ -3824,15 +3713,16 @@ func (*MonoProfilerMethodLeave) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodLeave) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodLeave", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodLeave", len(b), ptrSize, endsMonoProfilerMethodLeave)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodLeave is where the fixed fields of MonoProfilerMethodLeave end, for the error of a short payload.
+var endsMonoProfilerMethodLeave = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodLeave wire form for the pointer size.
@@ -3910,15 +3800,16 @@ func (*MonoProfilerMethodTailCall) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodTailCall) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodTailCall", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodTailCall", len(b), ptrSize, endsMonoProfilerMethodTailCall)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodTailCall is where the fixed fields of MonoProfilerMethodTailCall end, for the error of a short payload.
+var endsMonoProfilerMethodTailCall = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodTailCall wire form for the pointer size.
@@ -3996,15 +3887,16 @@ func (*MonoProfilerMethodExceptionLeave) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodExceptionLeave) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodExceptionLeave", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodExceptionLeave", len(b), ptrSize, endsMonoProfilerMethodExceptionLeave)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodExceptionLeave is where the fixed fields of MonoProfilerMethodExceptionLeave end, for the error of a short payload.
+var endsMonoProfilerMethodExceptionLeave = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodExceptionLeave wire form for the pointer size.
@@ -4082,15 +3974,16 @@ func (*MonoProfilerMethodFree) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodFree) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodFree", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodFree", len(b), ptrSize, endsMonoProfilerMethodFree)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodFree is where the fixed fields of MonoProfilerMethodFree end, for the error of a short payload.
+var endsMonoProfilerMethodFree = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodFree wire form for the pointer size.
@@ -4168,15 +4061,16 @@ func (*MonoProfilerMethodBeginInvoke) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodBeginInvoke) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodBeginInvoke", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodBeginInvoke", len(b), ptrSize, endsMonoProfilerMethodBeginInvoke)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodBeginInvoke is where the fixed fields of MonoProfilerMethodBeginInvoke end, for the error of a short payload.
+var endsMonoProfilerMethodBeginInvoke = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodBeginInvoke wire form for the pointer size.
@@ -4254,15 +4148,16 @@ func (*MonoProfilerMethodEndInvoke) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodEndInvoke) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodEndInvoke", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodEndInvoke", len(b), ptrSize, endsMonoProfilerMethodEndInvoke)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodEndInvoke is where the fixed fields of MonoProfilerMethodEndInvoke end, for the error of a short payload.
+var endsMonoProfilerMethodEndInvoke = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodEndInvoke wire form for the pointer size.
@@ -4346,36 +4241,26 @@ func (e *MonoProfilerExceptionThrow) Decode(b []byte, ptrSize int) (int, error) 
 	}
 	if ptrSize == 8 {
 		if len(b) < 16 {
-			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, endsMonoProfilerExceptionThrow)
 		}
 		_ = b[15]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
 		e.ObjectID = binary.LittleEndian.Uint64(b[8:])
 	} else {
 		if len(b) < 12 {
-			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, endsMonoProfilerExceptionThrow)
 		}
 		_ = b[11]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[8:]))
 	}
 	return 8 + ptrSize, nil
+}
+
+// endsMonoProfilerExceptionThrow is where the fixed fields of MonoProfilerExceptionThrow end, for the error of a short payload.
+var endsMonoProfilerExceptionThrow = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 8, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerExceptionThrow wire form for the pointer size.
@@ -4475,27 +4360,7 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 29 {
-			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ClauseType",
-				Ptrs:  0,
-			}, {
-				Bytes: 5,
-				Name:  "ClauseIdx",
-				Ptrs:  0,
-			}, {
-				Bytes: 13,
-				Name:  "MethodID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, endsMonoProfilerExceptionClause)
 		}
 		_ = b[28]
 		e.ClauseType = MonoProfilerExceptionClauseType(b[0])
@@ -4505,27 +4370,7 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = binary.LittleEndian.Uint64(b[21:])
 	} else {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ClauseType",
-				Ptrs:  0,
-			}, {
-				Bytes: 5,
-				Name:  "ClauseIdx",
-				Ptrs:  0,
-			}, {
-				Bytes: 13,
-				Name:  "MethodID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, endsMonoProfilerExceptionClause)
 		}
 		_ = b[24]
 		e.ClauseType = MonoProfilerExceptionClauseType(b[0])
@@ -4535,6 +4380,15 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[21:]))
 	}
 	return 21 + ptrSize, nil
+}
+
+// endsMonoProfilerExceptionClause is where the fixed fields of MonoProfilerExceptionClause end, for the error of a short payload.
+var endsMonoProfilerExceptionClause = []clrimpl.FieldEnd{
+	{Name: "ClauseType", Bytes: 1},
+	{Name: "ClauseIdx", Bytes: 5},
+	{Name: "MethodID", Bytes: 13},
+	{Name: "TypeID", Bytes: 21},
+	{Name: "ObjectID", Bytes: 21, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerExceptionClause wire form for the pointer size.
@@ -4659,20 +4513,18 @@ func (*MonoProfilerGCEvent) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCEvent) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 5 {
-		return 0, shortPrefix("MonoProfilerGCEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "GCEventType",
-			Ptrs:  0,
-		}, {
-			Bytes: 5,
-			Name:  "GCGeneration",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCEvent", len(b), ptrSize, endsMonoProfilerGCEvent)
 	}
 	_ = b[4]
 	e.GCEventType = MonoProfilerGCEventType(b[0])
 	e.GCGeneration = binary.LittleEndian.Uint32(b[1:])
 	return 5, nil
+}
+
+// endsMonoProfilerGCEvent is where the fixed fields of MonoProfilerGCEvent end, for the error of a short payload.
+var endsMonoProfilerGCEvent = []clrimpl.FieldEnd{
+	{Name: "GCEventType", Bytes: 1},
+	{Name: "GCGeneration", Bytes: 5},
 }
 
 // Encode appends the MonoProfilerGCEvent wire form for the pointer size.
@@ -4773,19 +4625,7 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, endsMonoProfilerGCAllocation)
 		}
 		_ = b[23]
 		e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -4793,19 +4633,7 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 		e.ObjectSize = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, endsMonoProfilerGCAllocation)
 		}
 		_ = b[19]
 		e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -4813,6 +4641,13 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 		e.ObjectSize = binary.LittleEndian.Uint64(b[12:])
 	}
 	return 16 + ptrSize, nil
+}
+
+// endsMonoProfilerGCAllocation is where the fixed fields of MonoProfilerGCAllocation end, for the error of a short payload.
+var endsMonoProfilerGCAllocation = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 8, Ptrs: 1},
+	{Name: "ObjectSize", Bytes: 16, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCAllocation wire form for the pointer size.
@@ -4910,15 +4745,7 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCMovesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4928,15 +4755,7 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCMovesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4945,6 +4764,12 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 		e.AddressID = uint64(binary.LittleEndian.Uint32(b[4:]))
 	}
 	return 2 * ptrSize, "", 0, nil
+}
+
+// endsMonoProfilerGCMovesValuesElem is where the fixed fields of MonoProfilerGCMoves.Values elements end, for the error of a short payload.
+var endsMonoProfilerGCMovesValuesElem = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AddressID", Bytes: 0, Ptrs: 2},
 }
 
 func (e *MonoProfilerGCMovesValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -5068,11 +4893,7 @@ func (e *MonoProfilerGCMoves) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("MonoProfilerGCMoves", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCMoves", len(b), ptrSize, endsMonoProfilerGCMoves)
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -5089,6 +4910,11 @@ func (e *MonoProfilerGCMoves) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCMoves is where the fixed fields of MonoProfilerGCMoves end, for the error of a short payload.
+var endsMonoProfilerGCMoves = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the MonoProfilerGCMoves wire form for the pointer size.
@@ -5175,15 +5001,16 @@ func (*MonoProfilerGCResize) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCResize) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerGCResize", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "NewSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCResize", len(b), ptrSize, endsMonoProfilerGCResize)
 	}
 	_ = b[7]
 	e.NewSize = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerGCResize is where the fixed fields of MonoProfilerGCResize end, for the error of a short payload.
+var endsMonoProfilerGCResize = []clrimpl.FieldEnd{
+	{Name: "NewSize", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerGCResize wire form for the pointer size.
@@ -5269,19 +5096,7 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 17 {
-			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "HandleID",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "HandleType",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, endsMonoProfilerGCHandleCreated)
 		}
 		_ = b[16]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -5289,19 +5104,7 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = binary.LittleEndian.Uint64(b[9:])
 	} else {
 		if len(b) < 13 {
-			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "HandleID",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "HandleType",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, endsMonoProfilerGCHandleCreated)
 		}
 		_ = b[12]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -5309,6 +5112,13 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[9:]))
 	}
 	return 9 + ptrSize, nil
+}
+
+// endsMonoProfilerGCHandleCreated is where the fixed fields of MonoProfilerGCHandleCreated end, for the error of a short payload.
+var endsMonoProfilerGCHandleCreated = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 8},
+	{Name: "HandleType", Bytes: 9},
+	{Name: "ObjectID", Bytes: 9, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCHandleCreated wire form for the pointer size.
@@ -5414,20 +5224,18 @@ func (*MonoProfilerGCHandleDeleted) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCHandleDeleted) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 9 {
-		return 0, shortPrefix("MonoProfilerGCHandleDeleted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "HandleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 9,
-			Name:  "HandleType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCHandleDeleted", len(b), ptrSize, endsMonoProfilerGCHandleDeleted)
 	}
 	_ = b[8]
 	e.HandleID = binary.LittleEndian.Uint64(b[0:])
 	e.HandleType = MonoProfilerGCHandleType(b[8])
 	return 9, nil
+}
+
+// endsMonoProfilerGCHandleDeleted is where the fixed fields of MonoProfilerGCHandleDeleted end, for the error of a short payload.
+var endsMonoProfilerGCHandleDeleted = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 8},
+	{Name: "HandleType", Bytes: 9},
 }
 
 // Encode appends the MonoProfilerGCHandleDeleted wire form for the pointer size.
@@ -5651,26 +5459,23 @@ func (e *MonoProfilerGCFinalizingObject) Decode(b []byte, ptrSize int) (int, err
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, endsMonoProfilerGCFinalizingObject)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, endsMonoProfilerGCFinalizingObject)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerGCFinalizingObject is where the fixed fields of MonoProfilerGCFinalizingObject end, for the error of a short payload.
+var endsMonoProfilerGCFinalizingObject = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCFinalizingObject wire form for the pointer size.
@@ -5752,26 +5557,23 @@ func (e *MonoProfilerGCFinalizedObject) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, endsMonoProfilerGCFinalizedObject)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, endsMonoProfilerGCFinalizedObject)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerGCFinalizedObject is where the fixed fields of MonoProfilerGCFinalizedObject end, for the error of a short payload.
+var endsMonoProfilerGCFinalizedObject = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCFinalizedObject wire form for the pointer size.
@@ -5862,23 +5664,7 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "RootSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RootType",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RootKeyID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, endsMonoProfilerGCRootRegister)
 		}
 		_ = b[24]
 		e.RootID = binary.LittleEndian.Uint64(b[0:])
@@ -5888,23 +5674,7 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 		off = 25
 	} else {
 		if len(b) < 21 {
-			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "RootSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RootType",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RootKeyID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, endsMonoProfilerGCRootRegister)
 		}
 		_ = b[20]
 		e.RootID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -5922,6 +5692,14 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCRootRegister is where the fixed fields of MonoProfilerGCRootRegister end, for the error of a short payload.
+var endsMonoProfilerGCRootRegister = []clrimpl.FieldEnd{
+	{Name: "RootID", Bytes: 0, Ptrs: 1},
+	{Name: "RootSize", Bytes: 8, Ptrs: 1},
+	{Name: "RootType", Bytes: 9, Ptrs: 1},
+	{Name: "RootKeyID", Bytes: 17, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCRootRegister wire form for the pointer size.
@@ -6048,26 +5826,23 @@ func (e *MonoProfilerGCRootUnregister) Decode(b []byte, ptrSize int) (int, error
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, endsMonoProfilerGCRootUnregister)
 		}
 		_ = b[7]
 		e.RootID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, endsMonoProfilerGCRootUnregister)
 		}
 		_ = b[3]
 		e.RootID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerGCRootUnregister is where the fixed fields of MonoProfilerGCRootUnregister end, for the error of a short payload.
+var endsMonoProfilerGCRootUnregister = []clrimpl.FieldEnd{
+	{Name: "RootID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCRootUnregister wire form for the pointer size.
@@ -6145,15 +5920,7 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCRootsValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6163,15 +5930,7 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCRootsValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6180,6 +5939,12 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 		e.AddressID = uint64(binary.LittleEndian.Uint32(b[4:]))
 	}
 	return 2 * ptrSize, "", 0, nil
+}
+
+// endsMonoProfilerGCRootsValuesElem is where the fixed fields of MonoProfilerGCRoots.Values elements end, for the error of a short payload.
+var endsMonoProfilerGCRootsValuesElem = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AddressID", Bytes: 0, Ptrs: 2},
 }
 
 func (e *MonoProfilerGCRootsValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -6303,11 +6068,7 @@ func (e *MonoProfilerGCRoots) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("MonoProfilerGCRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCRoots", len(b), ptrSize, endsMonoProfilerGCRoots)
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -6324,6 +6085,11 @@ func (e *MonoProfilerGCRoots) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCRoots is where the fixed fields of MonoProfilerGCRoots end, for the error of a short payload.
+var endsMonoProfilerGCRoots = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the MonoProfilerGCRoots wire form for the pointer size.
@@ -6566,15 +6332,7 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 	if ptrSize == 8 {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "ReferenceOffset",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReferenceValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6584,15 +6342,7 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "ReferenceOffset",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReferenceValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6601,6 +6351,12 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[4:]))
 	}
 	return 4 + ptrSize, "", 0, nil
+}
+
+// endsMonoProfilerGCHeapDumpObjectReferenceValuesElem is where the fixed fields of MonoProfilerGCHeapDumpObjectReference.Values elements end, for the error of a short payload.
+var endsMonoProfilerGCHeapDumpObjectReferenceValuesElem = []clrimpl.FieldEnd{
+	{Name: "ReferenceOffset", Bytes: 4},
+	{Name: "ObjectID", Bytes: 4, Ptrs: 1},
 }
 
 func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -6725,27 +6481,7 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 29 {
-			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "ObjectGeneration",
-				Ptrs:  1,
-			}, {
-				Bytes: 21,
-				Name:  "Count",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReference)
 		}
 		_ = b[28]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -6756,27 +6492,7 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 		off = 29
 	} else {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "ObjectGeneration",
-				Ptrs:  1,
-			}, {
-				Bytes: 21,
-				Name:  "Count",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReference)
 		}
 		_ = b[24]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -6798,6 +6514,15 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCHeapDumpObjectReference is where the fixed fields of MonoProfilerGCHeapDumpObjectReference end, for the error of a short payload.
+var endsMonoProfilerGCHeapDumpObjectReference = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "VTableID", Bytes: 8, Ptrs: 1},
+	{Name: "ObjectSize", Bytes: 16, Ptrs: 1},
+	{Name: "ObjectGeneration", Bytes: 17, Ptrs: 1},
+	{Name: "Count", Bytes: 21, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCHeapDumpObjectReference wire form for the pointer size.
@@ -6927,26 +6652,23 @@ func (e *MonoProfilerMonitorContention) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, endsMonoProfilerMonitorContention)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, endsMonoProfilerMonitorContention)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerMonitorContention is where the fixed fields of MonoProfilerMonitorContention end, for the error of a short payload.
+var endsMonoProfilerMonitorContention = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerMonitorContention wire form for the pointer size.
@@ -7028,26 +6750,23 @@ func (e *MonoProfilerMonitorFailed) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, endsMonoProfilerMonitorFailed)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, endsMonoProfilerMonitorFailed)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerMonitorFailed is where the fixed fields of MonoProfilerMonitorFailed end, for the error of a short payload.
+var endsMonoProfilerMonitorFailed = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerMonitorFailed wire form for the pointer size.
@@ -7129,26 +6848,23 @@ func (e *MonoProfilerMonitorAcquired) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, endsMonoProfilerMonitorAcquired)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, endsMonoProfilerMonitorAcquired)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerMonitorAcquired is where the fixed fields of MonoProfilerMonitorAcquired end, for the error of a short payload.
+var endsMonoProfilerMonitorAcquired = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerMonitorAcquired wire form for the pointer size.
@@ -7226,15 +6942,16 @@ func (*MonoProfilerThreadStarted) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStarted) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStarted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadStarted", len(b), ptrSize, endsMonoProfilerThreadStarted)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadStarted is where the fixed fields of MonoProfilerThreadStarted end, for the error of a short payload.
+var endsMonoProfilerThreadStarted = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadStarted wire form for the pointer size.
@@ -7312,15 +7029,16 @@ func (*MonoProfilerThreadStopping) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStopping) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStopping", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadStopping", len(b), ptrSize, endsMonoProfilerThreadStopping)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadStopping is where the fixed fields of MonoProfilerThreadStopping end, for the error of a short payload.
+var endsMonoProfilerThreadStopping = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadStopping wire form for the pointer size.
@@ -7398,15 +7116,16 @@ func (*MonoProfilerThreadStopped) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStopped) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStopped", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadStopped", len(b), ptrSize, endsMonoProfilerThreadStopped)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadStopped is where the fixed fields of MonoProfilerThreadStopped end, for the error of a short payload.
+var endsMonoProfilerThreadStopped = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadStopped wire form for the pointer size.
@@ -7484,15 +7203,16 @@ func (*MonoProfilerThreadExited) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadExited) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadExited", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadExited", len(b), ptrSize, endsMonoProfilerThreadExited)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadExited is where the fixed fields of MonoProfilerThreadExited end, for the error of a short payload.
+var endsMonoProfilerThreadExited = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadExited wire form for the pointer size.
@@ -7573,11 +7293,7 @@ func (*MonoProfilerThreadName) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerThreadName) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadName", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadName", len(b), ptrSize, endsMonoProfilerThreadName)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -7591,6 +7307,11 @@ func (e *MonoProfilerThreadName) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerThreadName is where the fixed fields of MonoProfilerThreadName end, for the error of a short payload.
+var endsMonoProfilerThreadName = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadName wire form for the pointer size.
@@ -7684,11 +7405,7 @@ func (*MonoProfilerJitDoneVerbose) Descriptor() *clrimpl.Descriptor {
 func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerJitDoneVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitDoneVerbose", len(b), ptrSize, endsMonoProfilerJitDoneVerbose)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -7705,6 +7422,11 @@ func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerJitDoneVerbose is where the fixed fields of MonoProfilerJitDoneVerbose end, for the error of a short payload.
+var endsMonoProfilerJitDoneVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerJitDoneVerbose wire form for the pointer size.
@@ -7816,19 +7538,7 @@ func (*MonoProfilerGCHeapDumpVTableClassReference) Descriptor() *clrimpl.Descrip
 func (e *MonoProfilerGCHeapDumpVTableClassReference) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerGCHeapDumpVTableClassReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCHeapDumpVTableClassReference", len(b), ptrSize, endsMonoProfilerGCHeapDumpVTableClassReference)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -7844,6 +7554,13 @@ func (e *MonoProfilerGCHeapDumpVTableClassReference) Decode(b []byte, ptrSize in
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCHeapDumpVTableClassReference is where the fixed fields of MonoProfilerGCHeapDumpVTableClassReference end, for the error of a short payload.
+var endsMonoProfilerGCHeapDumpVTableClassReference = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "ModuleID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerGCHeapDumpVTableClassReference wire form for the pointer size.

@@ -44,23 +44,7 @@ func (*BindingPolicyPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPolicyPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPolicyPhaseStart", len(b), ptrSize, endsBindingPolicyPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -84,6 +68,14 @@ func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPolicyPhaseStart is where the fixed fields of BindingPolicyPhaseStart end, for the error of a short payload.
+var endsBindingPolicyPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPolicyPhaseStart wire form for the pointer size.
@@ -227,23 +219,7 @@ func (*BindingPolicyPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPolicyPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPolicyPhaseEnd", len(b), ptrSize, endsBindingPolicyPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -267,6 +243,14 @@ func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPolicyPhaseEnd is where the fixed fields of BindingPolicyPhaseEnd end, for the error of a short payload.
+var endsBindingPolicyPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPolicyPhaseEnd wire form for the pointer size.
@@ -410,23 +394,7 @@ func (*BindingNgenPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingNgenPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingNgenPhaseStart", len(b), ptrSize, endsBindingNgenPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -450,6 +418,14 @@ func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingNgenPhaseStart is where the fixed fields of BindingNgenPhaseStart end, for the error of a short payload.
+var endsBindingNgenPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingNgenPhaseStart wire form for the pointer size.
@@ -593,23 +569,7 @@ func (*BindingNgenPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingNgenPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingNgenPhaseEnd", len(b), ptrSize, endsBindingNgenPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -633,6 +593,14 @@ func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingNgenPhaseEnd is where the fixed fields of BindingNgenPhaseEnd end, for the error of a short payload.
+var endsBindingNgenPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingNgenPhaseEnd wire form for the pointer size.
@@ -776,23 +744,7 @@ func (*BindingLookupAndProbingPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingLookupAndProbingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingLookupAndProbingPhaseStart", len(b), ptrSize, endsBindingLookupAndProbingPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -816,6 +768,14 @@ func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingLookupAndProbingPhaseStart is where the fixed fields of BindingLookupAndProbingPhaseStart end, for the error of a short payload.
+var endsBindingLookupAndProbingPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingLookupAndProbingPhaseStart wire form for the pointer size.
@@ -959,23 +919,7 @@ func (*BindingLookupAndProbingPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingLookupAndProbingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingLookupAndProbingPhaseEnd", len(b), ptrSize, endsBindingLookupAndProbingPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -999,6 +943,14 @@ func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, er
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingLookupAndProbingPhaseEnd is where the fixed fields of BindingLookupAndProbingPhaseEnd end, for the error of a short payload.
+var endsBindingLookupAndProbingPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingLookupAndProbingPhaseEnd wire form for the pointer size.
@@ -1142,23 +1094,7 @@ func (*LoaderPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderPhaseStart", len(b), ptrSize, endsLoaderPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1182,6 +1118,14 @@ func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderPhaseStart is where the fixed fields of LoaderPhaseStart end, for the error of a short payload.
+var endsLoaderPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderPhaseStart wire form for the pointer size.
@@ -1325,23 +1269,7 @@ func (*LoaderPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderPhaseEnd", len(b), ptrSize, endsLoaderPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1365,6 +1293,14 @@ func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderPhaseEnd is where the fixed fields of LoaderPhaseEnd end, for the error of a short payload.
+var endsLoaderPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderPhaseEnd wire form for the pointer size.
@@ -1508,23 +1444,7 @@ func (*BindingPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPhaseStart", len(b), ptrSize, endsBindingPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1548,6 +1468,14 @@ func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPhaseStart is where the fixed fields of BindingPhaseStart end, for the error of a short payload.
+var endsBindingPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPhaseStart wire form for the pointer size.
@@ -1691,23 +1619,7 @@ func (*BindingPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPhaseEnd", len(b), ptrSize, endsBindingPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1731,6 +1643,14 @@ func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPhaseEnd is where the fixed fields of BindingPhaseEnd end, for the error of a short payload.
+var endsBindingPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPhaseEnd wire form for the pointer size.
@@ -1874,23 +1794,7 @@ func (*BindingDownloadPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingDownloadPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingDownloadPhaseStart", len(b), ptrSize, endsBindingDownloadPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1914,6 +1818,14 @@ func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingDownloadPhaseStart is where the fixed fields of BindingDownloadPhaseStart end, for the error of a short payload.
+var endsBindingDownloadPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingDownloadPhaseStart wire form for the pointer size.
@@ -2057,23 +1969,7 @@ func (*BindingDownloadPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingDownloadPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingDownloadPhaseEnd", len(b), ptrSize, endsBindingDownloadPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2097,6 +1993,14 @@ func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingDownloadPhaseEnd is where the fixed fields of BindingDownloadPhaseEnd end, for the error of a short payload.
+var endsBindingDownloadPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingDownloadPhaseEnd wire form for the pointer size.
@@ -2240,23 +2144,7 @@ func (*LoaderAssemblyInitPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderAssemblyInitPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderAssemblyInitPhaseStart", len(b), ptrSize, endsLoaderAssemblyInitPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2280,6 +2168,14 @@ func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderAssemblyInitPhaseStart is where the fixed fields of LoaderAssemblyInitPhaseStart end, for the error of a short payload.
+var endsLoaderAssemblyInitPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderAssemblyInitPhaseStart wire form for the pointer size.
@@ -2423,23 +2319,7 @@ func (*LoaderAssemblyInitPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderAssemblyInitPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderAssemblyInitPhaseEnd", len(b), ptrSize, endsLoaderAssemblyInitPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2463,6 +2343,14 @@ func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderAssemblyInitPhaseEnd is where the fixed fields of LoaderAssemblyInitPhaseEnd end, for the error of a short payload.
+var endsLoaderAssemblyInitPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderAssemblyInitPhaseEnd wire form for the pointer size.
@@ -2606,23 +2494,7 @@ func (*LoaderMappingPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderMappingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderMappingPhaseStart", len(b), ptrSize, endsLoaderMappingPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2646,6 +2518,14 @@ func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderMappingPhaseStart is where the fixed fields of LoaderMappingPhaseStart end, for the error of a short payload.
+var endsLoaderMappingPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderMappingPhaseStart wire form for the pointer size.
@@ -2789,23 +2669,7 @@ func (*LoaderMappingPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderMappingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderMappingPhaseEnd", len(b), ptrSize, endsLoaderMappingPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2829,6 +2693,14 @@ func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderMappingPhaseEnd is where the fixed fields of LoaderMappingPhaseEnd end, for the error of a short payload.
+var endsLoaderMappingPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderMappingPhaseEnd wire form for the pointer size.
@@ -2972,23 +2844,7 @@ func (*LoaderDeliverEventsPhaseStart) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderDeliverEventsPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderDeliverEventsPhaseStart", len(b), ptrSize, endsLoaderDeliverEventsPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -3012,6 +2868,14 @@ func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, erro
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderDeliverEventsPhaseStart is where the fixed fields of LoaderDeliverEventsPhaseStart end, for the error of a short payload.
+var endsLoaderDeliverEventsPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderDeliverEventsPhaseStart wire form for the pointer size.
@@ -3155,23 +3019,7 @@ func (*LoaderDeliverEventsPhaseEnd) Descriptor() *clrimpl.Descriptor {
 func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderDeliverEventsPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderDeliverEventsPhaseEnd", len(b), ptrSize, endsLoaderDeliverEventsPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -3195,6 +3043,14 @@ func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderDeliverEventsPhaseEnd is where the fixed fields of LoaderDeliverEventsPhaseEnd end, for the error of a short payload.
+var endsLoaderDeliverEventsPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderDeliverEventsPhaseEnd wire form for the pointer size.
@@ -3330,15 +3186,7 @@ func (*FusionMessageEvent) Descriptor() *clrimpl.Descriptor {
 func (e *FusionMessageEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("FusionMessageEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Prepend",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionMessageEvent", len(b), ptrSize, endsFusionMessageEvent)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -3353,6 +3201,12 @@ func (e *FusionMessageEvent) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsFusionMessageEvent is where the fixed fields of FusionMessageEvent end, for the error of a short payload.
+var endsFusionMessageEvent = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Prepend", Bytes: 6},
 }
 
 // Encode appends the FusionMessageEvent wire form for the pointer size.
@@ -3451,25 +3305,20 @@ func (*FusionErrorCodeEvent) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *FusionErrorCodeEvent) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("FusionErrorCodeEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Category",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionErrorCodeEvent", len(b), ptrSize, endsFusionErrorCodeEvent)
 	}
 	_ = b[9]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.Category = binary.LittleEndian.Uint32(b[2:])
 	e.ErrorCode = binary.LittleEndian.Uint32(b[6:])
 	return 10, nil
+}
+
+// endsFusionErrorCodeEvent is where the fixed fields of FusionErrorCodeEvent end, for the error of a short payload.
+var endsFusionErrorCodeEvent = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Category", Bytes: 6},
+	{Name: "ErrorCode", Bytes: 10},
 }
 
 // Encode appends the FusionErrorCodeEvent wire form for the pointer size.

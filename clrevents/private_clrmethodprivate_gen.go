@@ -44,31 +44,7 @@ func (*JittedMethodRichDebugInfo) Descriptor() *clrimpl.Descriptor {
 func (e *JittedMethodRichDebugInfo) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 34 {
-		return 0, shortPrefix("JittedMethodRichDebugInfo", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ILVersionID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ChunkIndex",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "DataSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("JittedMethodRichDebugInfo", len(b), ptrSize, endsJittedMethodRichDebugInfo)
 	}
 	_ = b[33]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -87,6 +63,16 @@ func (e *JittedMethodRichDebugInfo) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsJittedMethodRichDebugInfo is where the fixed fields of JittedMethodRichDebugInfo end, for the error of a short payload.
+var endsJittedMethodRichDebugInfo = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "MethodID", Bytes: 10},
+	{Name: "ReJITID", Bytes: 18},
+	{Name: "ILVersionID", Bytes: 26},
+	{Name: "ChunkIndex", Bytes: 30},
+	{Name: "DataSize", Bytes: 34},
 }
 
 // Encode appends the JittedMethodRichDebugInfo wire form for the pointer size.

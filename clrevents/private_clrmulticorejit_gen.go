@@ -42,11 +42,7 @@ func (*MulticoreJit) Descriptor() *clrimpl.Descriptor {
 func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("MulticoreJit", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MulticoreJit", len(b), ptrSize, endsMulticoreJit)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -77,6 +73,11 @@ func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 	e.Int3 = int32(binary.LittleEndian.Uint32(b[off:]))
 	off += 4
 	return off, nil
+}
+
+// endsMulticoreJit is where the fixed fields of MulticoreJit end, for the error of a short payload.
+var endsMulticoreJit = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the MulticoreJit wire form for the pointer size.
@@ -202,25 +203,20 @@ func (*MulticoreJitMethodCodeReturned) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MulticoreJitMethodCodeReturned) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("MulticoreJitMethodCodeReturned", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MulticoreJitMethodCodeReturned", len(b), ptrSize, endsMulticoreJitMethodCodeReturned)
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[2:])
 	e.MethodID = binary.LittleEndian.Uint64(b[10:])
 	return 18, nil
+}
+
+// endsMulticoreJitMethodCodeReturned is where the fixed fields of MulticoreJitMethodCodeReturned end, for the error of a short payload.
+var endsMulticoreJitMethodCodeReturned = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "MethodID", Bytes: 18},
 }
 
 // Encode appends the MulticoreJitMethodCodeReturned wire form for the pointer size.

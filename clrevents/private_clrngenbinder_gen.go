@@ -38,19 +38,7 @@ func (*NgenBindEvent) Descriptor() *clrimpl.Descriptor {
 func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("NgenBindEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ReasonCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("NgenBindEvent", len(b), ptrSize, endsNgenBindEvent)
 	}
 	_ = b[13]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -66,6 +54,13 @@ func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsNgenBindEvent is where the fixed fields of NgenBindEvent end, for the error of a short payload.
+var endsNgenBindEvent = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "BindingID", Bytes: 10},
+	{Name: "ReasonCode", Bytes: 14},
 }
 
 // Encode appends the NgenBindEvent wire form for the pointer size.

@@ -43,35 +43,7 @@ func (*ModuleRangeLoadPrivate) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoadPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("ModuleRangeLoadPrivate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "IBCType",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "SectionType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeLoadPrivate", len(b), ptrSize, endsModuleRangeLoadPrivate)
 	}
 	_ = b[21]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -82,6 +54,17 @@ func (e *ModuleRangeLoadPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	e.IBCType = PrivateModuleRangeIBCType(b[19])
 	e.SectionType = PrivateModuleRangeSectionType(binary.LittleEndian.Uint16(b[20:]))
 	return 22, nil
+}
+
+// endsModuleRangeLoadPrivate is where the fixed fields of ModuleRangeLoadPrivate end, for the error of a short payload.
+var endsModuleRangeLoadPrivate = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
+	{Name: "IBCType", Bytes: 20},
+	{Name: "SectionType", Bytes: 22},
 }
 
 // Encode appends the ModuleRangeLoadPrivate wire form for the pointer size.

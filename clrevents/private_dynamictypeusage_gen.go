@@ -1273,15 +1273,16 @@ func (*BeginCreateManagedReference) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BeginCreateManagedReference) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BeginCreateManagedReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BeginCreateManagedReference", len(b), ptrSize, endsBeginCreateManagedReference)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBeginCreateManagedReference is where the fixed fields of BeginCreateManagedReference end, for the error of a short payload.
+var endsBeginCreateManagedReference = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BeginCreateManagedReference wire form for the pointer size.
@@ -1358,15 +1359,16 @@ func (*EndCreateManagedReference) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *EndCreateManagedReference) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EndCreateManagedReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EndCreateManagedReference", len(b), ptrSize, endsEndCreateManagedReference)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEndCreateManagedReference is where the fixed fields of EndCreateManagedReference end, for the error of a short payload.
+var endsEndCreateManagedReference = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EndCreateManagedReference wire form for the pointer size.

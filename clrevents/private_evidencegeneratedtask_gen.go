@@ -38,15 +38,7 @@ func (*EvidenceGenerated) Descriptor() *clrimpl.Descriptor {
 func (e *EvidenceGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("EvidenceGenerated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "AppDomain",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EvidenceGenerated", len(b), ptrSize, endsEvidenceGenerated)
 	}
 	_ = b[7]
 	e.Type = binary.LittleEndian.Uint32(b[0:])
@@ -66,6 +58,12 @@ func (e *EvidenceGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsEvidenceGenerated is where the fixed fields of EvidenceGenerated end, for the error of a short payload.
+var endsEvidenceGenerated = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 4},
+	{Name: "AppDomain", Bytes: 8},
 }
 
 // Encode appends the EvidenceGenerated wire form for the pointer size.

@@ -32,15 +32,16 @@ func (*GCDecision) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCDecision) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("GCDecision", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "DoCompact",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCDecision", len(b), ptrSize, endsGCDecision)
 	}
 	_ = b[3]
 	e.DoCompact = clrimpl.ReadBool(b, 0)
 	return 4, nil
+}
+
+// endsGCDecision is where the fixed fields of GCDecision end, for the error of a short payload.
+var endsGCDecision = []clrimpl.FieldEnd{
+	{Name: "DoCompact", Bytes: 4},
 }
 
 // Encode appends the GCDecision wire form for the pointer size.
@@ -119,20 +120,18 @@ func (*GCDecisionV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCDecisionV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCDecision_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "DoCompact",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCDecision_V1", len(b), ptrSize, endsGCDecisionV1)
 	}
 	_ = b[5]
 	e.DoCompact = clrimpl.ReadBool(b, 0)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCDecisionV1 is where the fixed fields of GCDecision_V1 end, for the error of a short payload.
+var endsGCDecisionV1 = []clrimpl.FieldEnd{
+	{Name: "DoCompact", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCDecision_V1 wire form for the pointer size.
@@ -222,25 +221,20 @@ func (*GCSettings) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCSettings) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCSettings", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "SegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "LargeObjectSegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ServerGC",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSettings", len(b), ptrSize, endsGCSettings)
 	}
 	_ = b[19]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
 	e.LargeObjectSegmentSize = binary.LittleEndian.Uint64(b[8:])
 	e.ServerGC = clrimpl.ReadBool(b, 16)
 	return 20, nil
+}
+
+// endsGCSettings is where the fixed fields of GCSettings end, for the error of a short payload.
+var endsGCSettings = []clrimpl.FieldEnd{
+	{Name: "SegmentSize", Bytes: 8},
+	{Name: "LargeObjectSegmentSize", Bytes: 16},
+	{Name: "ServerGC", Bytes: 20},
 }
 
 // Encode appends the GCSettings wire form for the pointer size.
@@ -341,23 +335,7 @@ func (*GCSettingsV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCSettingsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCSettings_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "SegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "LargeObjectSegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ServerGC",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSettings_V1", len(b), ptrSize, endsGCSettingsV1)
 	}
 	_ = b[21]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
@@ -365,6 +343,14 @@ func (e *GCSettingsV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ServerGC = clrimpl.ReadBool(b, 16)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsGCSettingsV1 is where the fixed fields of GCSettings_V1 end, for the error of a short payload.
+var endsGCSettingsV1 = []clrimpl.FieldEnd{
+	{Name: "SegmentSize", Bytes: 8},
+	{Name: "LargeObjectSegmentSize", Bytes: 16},
+	{Name: "ServerGC", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the GCSettings_V1 wire form for the pointer size.
@@ -472,25 +458,20 @@ func (*GCOptimized) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCOptimized) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCOptimized", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "DesiredAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "NewAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "GenerationNumber",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCOptimized", len(b), ptrSize, endsGCOptimized)
 	}
 	_ = b[19]
 	e.DesiredAllocation = binary.LittleEndian.Uint64(b[0:])
 	e.NewAllocation = binary.LittleEndian.Uint64(b[8:])
 	e.GenerationNumber = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsGCOptimized is where the fixed fields of GCOptimized end, for the error of a short payload.
+var endsGCOptimized = []clrimpl.FieldEnd{
+	{Name: "DesiredAllocation", Bytes: 8},
+	{Name: "NewAllocation", Bytes: 16},
+	{Name: "GenerationNumber", Bytes: 20},
 }
 
 // Encode appends the GCOptimized wire form for the pointer size.
@@ -593,23 +574,7 @@ func (*GCOptimizedV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCOptimizedV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCOptimized_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "DesiredAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "NewAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "GenerationNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCOptimized_V1", len(b), ptrSize, endsGCOptimizedV1)
 	}
 	_ = b[21]
 	e.DesiredAllocation = binary.LittleEndian.Uint64(b[0:])
@@ -617,6 +582,14 @@ func (e *GCOptimizedV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.GenerationNumber = binary.LittleEndian.Uint32(b[16:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsGCOptimizedV1 is where the fixed fields of GCOptimized_V1 end, for the error of a short payload.
+var endsGCOptimizedV1 = []clrimpl.FieldEnd{
+	{Name: "DesiredAllocation", Bytes: 8},
+	{Name: "NewAllocation", Bytes: 16},
+	{Name: "GenerationNumber", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the GCOptimized_V1 wire form for the pointer size.
@@ -722,15 +695,16 @@ func (*GCPerHeapHistoryV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCPerHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCPerHeapHistory_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCPerHeapHistory_V1", len(b), ptrSize, endsGCPerHeapHistoryV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCPerHeapHistoryV1 is where the fixed fields of GCPerHeapHistory_V1 end, for the error of a short payload.
+var endsGCPerHeapHistoryV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCPerHeapHistory_V1 wire form for the pointer size.
@@ -837,47 +811,7 @@ func (e *GCPerHeapHistoryValuesElem) decode(b []byte, ptrSize int) (int, string,
 	if ptrSize == 8 {
 		if len(b) < 80 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "Out",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "Surv",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -895,47 +829,7 @@ func (e *GCPerHeapHistoryValuesElem) decode(b []byte, ptrSize int) (int, string,
 	} else {
 		if len(b) < 40 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "Out",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "Surv",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -952,6 +846,20 @@ func (e *GCPerHeapHistoryValuesElem) decode(b []byte, ptrSize int) (int, string,
 		e.Surv = uint64(binary.LittleEndian.Uint32(b[36:]))
 	}
 	return 10 * ptrSize, "", 0, nil
+}
+
+// endsGCPerHeapHistoryValuesElem is where the fixed fields of GCPerHeapHistory.Values elements end, for the error of a short payload.
+var endsGCPerHeapHistoryValuesElem = []clrimpl.FieldEnd{
+	{Name: "SizeBefore", Bytes: 0, Ptrs: 1},
+	{Name: "FreeListBefore", Bytes: 0, Ptrs: 2},
+	{Name: "FreeObjBefore", Bytes: 0, Ptrs: 3},
+	{Name: "SizeAfter", Bytes: 0, Ptrs: 4},
+	{Name: "FreeListAfter", Bytes: 0, Ptrs: 5},
+	{Name: "FreeObjAfter", Bytes: 0, Ptrs: 6},
+	{Name: "In", Bytes: 0, Ptrs: 7},
+	{Name: "Out", Bytes: 0, Ptrs: 8},
+	{Name: "NewAllocation", Bytes: 0, Ptrs: 9},
+	{Name: "Surv", Bytes: 0, Ptrs: 10},
 }
 
 func (e *GCPerHeapHistoryValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -1107,43 +1015,7 @@ func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 433 {
-			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Values",
-				Ptrs:  50,
-			}, {
-				Bytes: 4,
-				Name:  "CondemnReasons0",
-				Ptrs:  50,
-			}, {
-				Bytes: 8,
-				Name:  "CondemnReasons1",
-				Ptrs:  50,
-			}, {
-				Bytes: 12,
-				Name:  "MemoryPressure",
-				Ptrs:  50,
-			}, {
-				Bytes: 16,
-				Name:  "ExpandMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 20,
-				Name:  "CompactMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 24,
-				Name:  "HeapIndex",
-				Ptrs:  50,
-			}, {
-				Bytes: 32,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  50,
-			}, {
-				Bytes: 33,
-				Name:  "ClrInstanceID",
-				Ptrs:  50,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, endsGCPerHeapHistory)
 		}
 		_ = b[432]
 		e.Values = GCPerHeapHistoryValuesArray{
@@ -1160,43 +1032,7 @@ func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = b[432]
 	} else {
 		if len(b) < 233 {
-			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Values",
-				Ptrs:  50,
-			}, {
-				Bytes: 4,
-				Name:  "CondemnReasons0",
-				Ptrs:  50,
-			}, {
-				Bytes: 8,
-				Name:  "CondemnReasons1",
-				Ptrs:  50,
-			}, {
-				Bytes: 12,
-				Name:  "MemoryPressure",
-				Ptrs:  50,
-			}, {
-				Bytes: 16,
-				Name:  "ExpandMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 20,
-				Name:  "CompactMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 24,
-				Name:  "HeapIndex",
-				Ptrs:  50,
-			}, {
-				Bytes: 32,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  50,
-			}, {
-				Bytes: 33,
-				Name:  "ClrInstanceID",
-				Ptrs:  50,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, endsGCPerHeapHistory)
 		}
 		_ = b[232]
 		e.Values = GCPerHeapHistoryValuesArray{
@@ -1213,6 +1049,19 @@ func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = b[232]
 	}
 	return 33 + 50*ptrSize, nil
+}
+
+// endsGCPerHeapHistory is where the fixed fields of GCPerHeapHistory end, for the error of a short payload.
+var endsGCPerHeapHistory = []clrimpl.FieldEnd{
+	{Name: "Values", Bytes: 0, Ptrs: 50},
+	{Name: "CondemnReasons0", Bytes: 4, Ptrs: 50},
+	{Name: "CondemnReasons1", Bytes: 8, Ptrs: 50},
+	{Name: "MemoryPressure", Bytes: 12, Ptrs: 50},
+	{Name: "ExpandMechanisms", Bytes: 16, Ptrs: 50},
+	{Name: "CompactMechanisms", Bytes: 20, Ptrs: 50},
+	{Name: "HeapIndex", Bytes: 24, Ptrs: 50},
+	{Name: "ExtraGen0Commit", Bytes: 32, Ptrs: 50},
+	{Name: "ClrInstanceID", Bytes: 33, Ptrs: 50},
 }
 
 // Encode appends the GCPerHeapHistory wire form for the pointer size.
@@ -1385,31 +1234,7 @@ func (*GCGlobalHeapHistory) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 28 {
-		return 0, shortPrefix("GCGlobalHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory", len(b), ptrSize, endsGCGlobalHeapHistory)
 	}
 	_ = b[27]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -1419,6 +1244,16 @@ func (e *GCGlobalHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reason = PrivateGCReason(binary.LittleEndian.Uint32(b[20:]))
 	e.GlobalMechanisms = PrivateGCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	return 28, nil
+}
+
+// endsGCGlobalHeapHistory is where the fixed fields of GCGlobalHeapHistory end, for the error of a short payload.
+var endsGCGlobalHeapHistory = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
 }
 
 // Encode appends the GCGlobalHeapHistory wire form for the pointer size.
@@ -1567,35 +1402,7 @@ func (*GCGlobalHeapHistoryV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V1", len(b), ptrSize, endsGCGlobalHeapHistoryV1)
 	}
 	_ = b[29]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -1606,6 +1413,17 @@ func (e *GCGlobalHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.GlobalMechanisms = PrivateGCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsGCGlobalHeapHistoryV1 is where the fixed fields of GCGlobalHeapHistory_V1 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV1 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the GCGlobalHeapHistory_V1 wire form for the pointer size.
@@ -1755,25 +1573,20 @@ func (*GCJoin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCJoin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 12 {
-		return 0, shortPrefix("GCJoin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Heap",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "JoinTime",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "JoinType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCJoin", len(b), ptrSize, endsGCJoin)
 	}
 	_ = b[11]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
 	e.JoinTime = binary.LittleEndian.Uint32(b[4:])
 	e.JoinType = binary.LittleEndian.Uint32(b[8:])
 	return 12, nil
+}
+
+// endsGCJoin is where the fixed fields of GCJoin end, for the error of a short payload.
+var endsGCJoin = []clrimpl.FieldEnd{
+	{Name: "Heap", Bytes: 4},
+	{Name: "JoinTime", Bytes: 8},
+	{Name: "JoinType", Bytes: 12},
 }
 
 // Encode appends the GCJoin wire form for the pointer size.
@@ -1874,23 +1687,7 @@ func (*GCJoinV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCJoinV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 14 {
-		return 0, shortPrefix("GCJoin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Heap",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "JoinTime",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "JoinType",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCJoin_V1", len(b), ptrSize, endsGCJoinV1)
 	}
 	_ = b[13]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
@@ -1898,6 +1695,14 @@ func (e *GCJoinV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.JoinType = binary.LittleEndian.Uint32(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	return 14, nil
+}
+
+// endsGCJoinV1 is where the fixed fields of GCJoin_V1 end, for the error of a short payload.
+var endsGCJoinV1 = []clrimpl.FieldEnd{
+	{Name: "Heap", Bytes: 4},
+	{Name: "JoinTime", Bytes: 8},
+	{Name: "JoinType", Bytes: 12},
+	{Name: "ClrInstanceID", Bytes: 14},
 }
 
 // Encode appends the GCJoin_V1 wire form for the pointer size.
@@ -2001,15 +1806,16 @@ func (*PrvGCMarkStackRoots) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkStackRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkStackRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkStackRoots", len(b), ptrSize, endsPrvGCMarkStackRoots)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkStackRoots is where the fixed fields of PrvGCMarkStackRoots end, for the error of a short payload.
+var endsPrvGCMarkStackRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkStackRoots wire form for the pointer size.
@@ -2088,20 +1894,18 @@ func (*PrvGCMarkStackRootsV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkStackRootsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkStackRoots_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkStackRoots_V1", len(b), ptrSize, endsPrvGCMarkStackRootsV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkStackRootsV1 is where the fixed fields of PrvGCMarkStackRoots_V1 end, for the error of a short payload.
+var endsPrvGCMarkStackRootsV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkStackRoots_V1 wire form for the pointer size.
@@ -2187,15 +1991,16 @@ func (*PrvGCMarkFinalizeQueueRoots) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkFinalizeQueueRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots", len(b), ptrSize, endsPrvGCMarkFinalizeQueueRoots)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkFinalizeQueueRoots is where the fixed fields of PrvGCMarkFinalizeQueueRoots end, for the error of a short payload.
+var endsPrvGCMarkFinalizeQueueRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkFinalizeQueueRoots wire form for the pointer size.
@@ -2274,20 +2079,18 @@ func (*PrvGCMarkFinalizeQueueRootsV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkFinalizeQueueRootsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots_V1", len(b), ptrSize, endsPrvGCMarkFinalizeQueueRootsV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkFinalizeQueueRootsV1 is where the fixed fields of PrvGCMarkFinalizeQueueRoots_V1 end, for the error of a short payload.
+var endsPrvGCMarkFinalizeQueueRootsV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkFinalizeQueueRoots_V1 wire form for the pointer size.
@@ -2373,15 +2176,16 @@ func (*PrvGCMarkHandles) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkHandles) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkHandles", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkHandles", len(b), ptrSize, endsPrvGCMarkHandles)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkHandles is where the fixed fields of PrvGCMarkHandles end, for the error of a short payload.
+var endsPrvGCMarkHandles = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkHandles wire form for the pointer size.
@@ -2460,20 +2264,18 @@ func (*PrvGCMarkHandlesV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkHandlesV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkHandles_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkHandles_V1", len(b), ptrSize, endsPrvGCMarkHandlesV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkHandlesV1 is where the fixed fields of PrvGCMarkHandles_V1 end, for the error of a short payload.
+var endsPrvGCMarkHandlesV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkHandles_V1 wire form for the pointer size.
@@ -2559,15 +2361,16 @@ func (*PrvGCMarkCards) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkCards) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkCards", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkCards", len(b), ptrSize, endsPrvGCMarkCards)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkCards is where the fixed fields of PrvGCMarkCards end, for the error of a short payload.
+var endsPrvGCMarkCards = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkCards wire form for the pointer size.
@@ -2646,20 +2449,18 @@ func (*PrvGCMarkCardsV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkCardsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkCards_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkCards_V1", len(b), ptrSize, endsPrvGCMarkCardsV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkCardsV1 is where the fixed fields of PrvGCMarkCards_V1 end, for the error of a short payload.
+var endsPrvGCMarkCardsV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkCards_V1 wire form for the pointer size.
@@ -2745,15 +2546,16 @@ func (*BGCBegin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCBegin", len(b), ptrSize, endsBGCBegin)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGCBegin is where the fixed fields of BGCBegin end, for the error of a short payload.
+var endsBGCBegin = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGCBegin wire form for the pointer size.
@@ -2830,15 +2632,16 @@ func (*BGC1stNonConEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGC1stNonConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC1stNonConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC1stNonConEnd", len(b), ptrSize, endsBGC1stNonConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC1stNonConEnd is where the fixed fields of BGC1stNonConEnd end, for the error of a short payload.
+var endsBGC1stNonConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC1stNonConEnd wire form for the pointer size.
@@ -2915,15 +2718,16 @@ func (*BGC1stConEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGC1stConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC1stConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC1stConEnd", len(b), ptrSize, endsBGC1stConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC1stConEnd is where the fixed fields of BGC1stConEnd end, for the error of a short payload.
+var endsBGC1stConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC1stConEnd wire form for the pointer size.
@@ -3000,15 +2804,16 @@ func (*BGC2ndNonConBegin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndNonConBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndNonConBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndNonConBegin", len(b), ptrSize, endsBGC2ndNonConBegin)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndNonConBegin is where the fixed fields of BGC2ndNonConBegin end, for the error of a short payload.
+var endsBGC2ndNonConBegin = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndNonConBegin wire form for the pointer size.
@@ -3085,15 +2890,16 @@ func (*BGC2ndNonConEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndNonConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndNonConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndNonConEnd", len(b), ptrSize, endsBGC2ndNonConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndNonConEnd is where the fixed fields of BGC2ndNonConEnd end, for the error of a short payload.
+var endsBGC2ndNonConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndNonConEnd wire form for the pointer size.
@@ -3170,15 +2976,16 @@ func (*BGC2ndConBegin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndConBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndConBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndConBegin", len(b), ptrSize, endsBGC2ndConBegin)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndConBegin is where the fixed fields of BGC2ndConBegin end, for the error of a short payload.
+var endsBGC2ndConBegin = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndConBegin wire form for the pointer size.
@@ -3255,15 +3062,16 @@ func (*BGC2ndConEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGC2ndConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndConEnd", len(b), ptrSize, endsBGC2ndConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndConEnd is where the fixed fields of BGC2ndConEnd end, for the error of a short payload.
+var endsBGC2ndConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndConEnd wire form for the pointer size.
@@ -3340,15 +3148,16 @@ func (*BGCPlanEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCPlanEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCPlanEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCPlanEnd", len(b), ptrSize, endsBGCPlanEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGCPlanEnd is where the fixed fields of BGCPlanEnd end, for the error of a short payload.
+var endsBGCPlanEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGCPlanEnd wire form for the pointer size.
@@ -3425,15 +3234,16 @@ func (*BGCSweepEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCSweepEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCSweepEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCSweepEnd", len(b), ptrSize, endsBGCSweepEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGCSweepEnd is where the fixed fields of BGCSweepEnd end, for the error of a short payload.
+var endsBGCSweepEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGCSweepEnd wire form for the pointer size.
@@ -3512,20 +3322,18 @@ func (*BGCDrainMark) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCDrainMark) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("BGCDrainMark", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCDrainMark", len(b), ptrSize, endsBGCDrainMark)
 	}
 	_ = b[9]
 	e.Objects = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsBGCDrainMark is where the fixed fields of BGCDrainMark end, for the error of a short payload.
+var endsBGCDrainMark = []clrimpl.FieldEnd{
+	{Name: "Objects", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the BGCDrainMark wire form for the pointer size.
@@ -3617,23 +3425,7 @@ func (*BGCRevisit) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCRevisit) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("BGCRevisit", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Pages",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "IsLarge",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCRevisit", len(b), ptrSize, endsBGCRevisit)
 	}
 	_ = b[21]
 	e.Pages = binary.LittleEndian.Uint64(b[0:])
@@ -3641,6 +3433,14 @@ func (e *BGCRevisit) Decode(b []byte, ptrSize int) (int, error) {
 	e.IsLarge = binary.LittleEndian.Uint32(b[16:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsBGCRevisit is where the fixed fields of BGCRevisit end, for the error of a short payload.
+var endsBGCRevisit = []clrimpl.FieldEnd{
+	{Name: "Pages", Bytes: 8},
+	{Name: "Objects", Bytes: 16},
+	{Name: "IsLarge", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the BGCRevisit wire form for the pointer size.
@@ -3752,27 +3552,7 @@ func (*BGCOverflow) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCOverflow) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("BGCOverflow", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Min",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Max",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "IsLarge",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCOverflow", len(b), ptrSize, endsBGCOverflow)
 	}
 	_ = b[29]
 	e.Min = binary.LittleEndian.Uint64(b[0:])
@@ -3781,6 +3561,15 @@ func (e *BGCOverflow) Decode(b []byte, ptrSize int) (int, error) {
 	e.IsLarge = binary.LittleEndian.Uint32(b[24:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsBGCOverflow is where the fixed fields of BGCOverflow end, for the error of a short payload.
+var endsBGCOverflow = []clrimpl.FieldEnd{
+	{Name: "Min", Bytes: 8},
+	{Name: "Max", Bytes: 16},
+	{Name: "Objects", Bytes: 24},
+	{Name: "IsLarge", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the BGCOverflow wire form for the pointer size.
@@ -3903,31 +3692,7 @@ func (*BGCOverflowV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCOverflowV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 34 {
-		return 0, shortPrefix("BGCOverflow_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Min",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Max",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "IsLarge",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCOverflow_V1", len(b), ptrSize, endsBGCOverflowV1)
 	}
 	_ = b[33]
 	e.Min = binary.LittleEndian.Uint64(b[0:])
@@ -3937,6 +3702,16 @@ func (e *BGCOverflowV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	e.GenNumber = binary.LittleEndian.Uint32(b[30:])
 	return 34, nil
+}
+
+// endsBGCOverflowV1 is where the fixed fields of BGCOverflow_V1 end, for the error of a short payload.
+var endsBGCOverflowV1 = []clrimpl.FieldEnd{
+	{Name: "Min", Bytes: 8},
+	{Name: "Max", Bytes: 16},
+	{Name: "Objects", Bytes: 24},
+	{Name: "IsLarge", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "GenNumber", Bytes: 34},
 }
 
 // Encode appends the BGCOverflow_V1 wire form for the pointer size.
@@ -4060,20 +3835,18 @@ func (*BGCAllocWaitBegin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCAllocWaitBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGCAllocWaitBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCAllocWaitBegin", len(b), ptrSize, endsBGCAllocWaitBegin)
 	}
 	_ = b[5]
 	e.Reason = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsBGCAllocWaitBegin is where the fixed fields of BGCAllocWaitBegin end, for the error of a short payload.
+var endsBGCAllocWaitBegin = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BGCAllocWaitBegin wire form for the pointer size.
@@ -4161,20 +3934,18 @@ func (*BGCAllocWaitEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGCAllocWaitEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGCAllocWaitEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCAllocWaitEnd", len(b), ptrSize, endsBGCAllocWaitEnd)
 	}
 	_ = b[5]
 	e.Reason = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsBGCAllocWaitEnd is where the fixed fields of BGCAllocWaitEnd end, for the error of a short payload.
+var endsBGCAllocWaitEnd = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BGCAllocWaitEnd wire form for the pointer size.
@@ -4262,20 +4033,18 @@ func (*GCFullNotify) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCFullNotify) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCFullNotify", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "IsAlloc",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFullNotify", len(b), ptrSize, endsGCFullNotify)
 	}
 	_ = b[7]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
 	e.IsAlloc = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsGCFullNotify is where the fixed fields of GCFullNotify end, for the error of a short payload.
+var endsGCFullNotify = []clrimpl.FieldEnd{
+	{Name: "GenNumber", Bytes: 4},
+	{Name: "IsAlloc", Bytes: 8},
 }
 
 // Encode appends the GCFullNotify wire form for the pointer size.
@@ -4365,25 +4134,20 @@ func (*GCFullNotifyV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCFullNotifyV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCFullNotify_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "IsAlloc",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFullNotify_V1", len(b), ptrSize, endsGCFullNotifyV1)
 	}
 	_ = b[9]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
 	e.IsAlloc = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCFullNotifyV1 is where the fixed fields of GCFullNotify_V1 end, for the error of a short payload.
+var endsGCFullNotifyV1 = []clrimpl.FieldEnd{
+	{Name: "GenNumber", Bytes: 4},
+	{Name: "IsAlloc", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCFullNotify_V1 wire form for the pointer size.
@@ -4480,20 +4244,18 @@ func (*BGC1stSweepEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *BGC1stSweepEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGC1stSweepEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC1stSweepEnd", len(b), ptrSize, endsBGC1stSweepEnd)
 	}
 	_ = b[5]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsBGC1stSweepEnd is where the fixed fields of BGC1stSweepEnd end, for the error of a short payload.
+var endsBGC1stSweepEnd = []clrimpl.FieldEnd{
+	{Name: "GenNumber", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BGC1stSweepEnd wire form for the pointer size.
@@ -4590,19 +4352,7 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, endsPrvFinalizeObject)
 		}
 		_ = b[17]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
@@ -4611,19 +4361,7 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		off = 18
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, endsPrvFinalizeObject)
 		}
 		_ = b[9]
 		e.TypeID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4640,6 +4378,13 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsPrvFinalizeObject is where the fixed fields of PrvFinalizeObject end, for the error of a short payload.
+var endsPrvFinalizeObject = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the PrvFinalizeObject wire form for the pointer size.
@@ -4766,27 +4511,7 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 36 {
-			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, endsCCWRefCountChangeAnsi)
 		}
 		_ = b[35]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -4797,27 +4522,7 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 		off = 36
 	} else {
 		if len(b) < 24 {
-			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, endsCCWRefCountChangeAnsi)
 		}
 		_ = b[23]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4857,6 +4562,15 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsCCWRefCountChangeAnsi is where the fixed fields of CCWRefCountChangeAnsi end, for the error of a short payload.
+var endsCCWRefCountChangeAnsi = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "COMInterfacePointer", Bytes: 0, Ptrs: 3},
+	{Name: "NewRefCount", Bytes: 4, Ptrs: 3},
+	{Name: "AppDomainID", Bytes: 12, Ptrs: 3},
 }
 
 // Encode appends the CCWRefCountChangeAnsi wire form for the pointer size.
@@ -5023,31 +4737,7 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, endsPrvSetGCHandle)
 		}
 		_ = b[33]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -5058,31 +4748,7 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, endsPrvSetGCHandle)
 		}
 		_ = b[25]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -5093,6 +4759,16 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	}
 	return 18 + 2*ptrSize, nil
+}
+
+// endsPrvSetGCHandle is where the fixed fields of PrvSetGCHandle end, for the error of a short payload.
+var endsPrvSetGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "Kind", Bytes: 4, Ptrs: 2},
+	{Name: "Generation", Bytes: 8, Ptrs: 2},
+	{Name: "AppDomainID", Bytes: 16, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 18, Ptrs: 2},
 }
 
 // Encode appends the PrvSetGCHandle wire form for the pointer size.
@@ -5230,36 +4906,26 @@ func (e *PrvDestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, endsPrvDestroyGCHandle)
 		}
 		_ = b[9]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, endsPrvDestroyGCHandle)
 		}
 		_ = b[5]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsPrvDestroyGCHandle is where the fixed fields of PrvDestroyGCHandle end, for the error of a short payload.
+var endsPrvDestroyGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the PrvDestroyGCHandle wire form for the pointer size.
@@ -5356,23 +5022,7 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "PlugStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "PlugEnd",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "GapBeforeSize",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, endsPinPlugAtGCTime)
 		}
 		_ = b[25]
 		e.PlugStart = binary.LittleEndian.Uint64(b[0:])
@@ -5381,23 +5031,7 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	} else {
 		if len(b) < 14 {
-			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "PlugStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "PlugEnd",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "GapBeforeSize",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, endsPinPlugAtGCTime)
 		}
 		_ = b[13]
 		e.PlugStart = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -5406,6 +5040,14 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	}
 	return 2 + 3*ptrSize, nil
+}
+
+// endsPinPlugAtGCTime is where the fixed fields of PinPlugAtGCTime end, for the error of a short payload.
+var endsPinPlugAtGCTime = []clrimpl.FieldEnd{
+	{Name: "PlugStart", Bytes: 0, Ptrs: 1},
+	{Name: "PlugEnd", Bytes: 0, Ptrs: 2},
+	{Name: "GapBeforeSize", Bytes: 0, Ptrs: 3},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 3},
 }
 
 // Encode appends the PinPlugAtGCTime wire form for the pointer size.
@@ -5533,27 +5175,7 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 36 {
-			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, endsCCWRefCountChange)
 		}
 		_ = b[35]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -5564,27 +5186,7 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 		off = 36
 	} else {
 		if len(b) < 24 {
-			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, endsCCWRefCountChange)
 		}
 		_ = b[23]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -5611,6 +5213,15 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsCCWRefCountChange is where the fixed fields of CCWRefCountChange end, for the error of a short payload.
+var endsCCWRefCountChange = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "COMInterfacePointer", Bytes: 0, Ptrs: 3},
+	{Name: "NewRefCount", Bytes: 4, Ptrs: 3},
+	{Name: "AppDomainID", Bytes: 12, Ptrs: 3},
 }
 
 // Encode appends the CCWRefCountChange wire form for the pointer size.

@@ -45,31 +45,7 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LoaderHeapPtr",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "MemoryAddress",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "RequestSize",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Unused1",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "Unused2",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("AllocRequest", len(b), ptrSize, endsAllocRequest)
 		}
 		_ = b[33]
 		e.LoaderHeapPtr = binary.LittleEndian.Uint64(b[0:])
@@ -80,31 +56,7 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LoaderHeapPtr",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "MemoryAddress",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "RequestSize",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Unused1",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "Unused2",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("AllocRequest", len(b), ptrSize, endsAllocRequest)
 		}
 		_ = b[25]
 		e.LoaderHeapPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -115,6 +67,16 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	}
 	return 18 + 2*ptrSize, nil
+}
+
+// endsAllocRequest is where the fixed fields of AllocRequest end, for the error of a short payload.
+var endsAllocRequest = []clrimpl.FieldEnd{
+	{Name: "LoaderHeapPtr", Bytes: 0, Ptrs: 1},
+	{Name: "MemoryAddress", Bytes: 0, Ptrs: 2},
+	{Name: "RequestSize", Bytes: 4, Ptrs: 2},
+	{Name: "Unused1", Bytes: 8, Ptrs: 2},
+	{Name: "Unused2", Bytes: 16, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 18, Ptrs: 2},
 }
 
 // Encode appends the AllocRequest wire form for the pointer size.

@@ -94,15 +94,16 @@ func (*EEStartupStartV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *EEStartupStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEStartupStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEStartupStart_V1", len(b), ptrSize, endsEEStartupStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEStartupStartV1 is where the fixed fields of EEStartupStart_V1 end, for the error of a short payload.
+var endsEEStartupStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEStartupStart_V1 wire form for the pointer size.
@@ -242,15 +243,16 @@ func (*EEStartupEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *EEStartupEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEStartupEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEStartupEnd_V1", len(b), ptrSize, endsEEStartupEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEStartupEndV1 is where the fixed fields of EEStartupEnd_V1 end, for the error of a short payload.
+var endsEEStartupEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEStartupEnd_V1 wire form for the pointer size.
@@ -390,15 +392,16 @@ func (*EEConfigSetupV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *EEConfigSetupV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSetup_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSetup_V1", len(b), ptrSize, endsEEConfigSetupV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSetupV1 is where the fixed fields of EEConfigSetup_V1 end, for the error of a short payload.
+var endsEEConfigSetupV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSetup_V1 wire form for the pointer size.
@@ -538,15 +541,16 @@ func (*EEConfigSetupEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *EEConfigSetupEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSetupEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSetupEnd_V1", len(b), ptrSize, endsEEConfigSetupEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSetupEndV1 is where the fixed fields of EEConfigSetupEnd_V1 end, for the error of a short payload.
+var endsEEConfigSetupEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSetupEnd_V1 wire form for the pointer size.
@@ -686,15 +690,16 @@ func (*LdSysBasesV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *LdSysBasesV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdSysBases_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdSysBases_V1", len(b), ptrSize, endsLdSysBasesV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdSysBasesV1 is where the fixed fields of LdSysBases_V1 end, for the error of a short payload.
+var endsLdSysBasesV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdSysBases_V1 wire form for the pointer size.
@@ -834,15 +839,16 @@ func (*LdSysBasesEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *LdSysBasesEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdSysBasesEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdSysBasesEnd_V1", len(b), ptrSize, endsLdSysBasesEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdSysBasesEndV1 is where the fixed fields of LdSysBasesEnd_V1 end, for the error of a short payload.
+var endsLdSysBasesEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdSysBasesEnd_V1 wire form for the pointer size.
@@ -982,15 +988,16 @@ func (*ExecExeV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ExecExeV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecExe_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecExe_V1", len(b), ptrSize, endsExecExeV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExecExeV1 is where the fixed fields of ExecExe_V1 end, for the error of a short payload.
+var endsExecExeV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecExe_V1 wire form for the pointer size.
@@ -1130,15 +1137,16 @@ func (*ExecExeEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ExecExeEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecExeEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecExeEnd_V1", len(b), ptrSize, endsExecExeEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExecExeEndV1 is where the fixed fields of ExecExeEnd_V1 end, for the error of a short payload.
+var endsExecExeEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecExeEnd_V1 wire form for the pointer size.
@@ -1278,15 +1286,16 @@ func (*MainV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MainV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("Main_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("Main_V1", len(b), ptrSize, endsMainV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsMainV1 is where the fixed fields of Main_V1 end, for the error of a short payload.
+var endsMainV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the Main_V1 wire form for the pointer size.
@@ -1426,15 +1435,16 @@ func (*MainEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MainEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("MainEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MainEnd_V1", len(b), ptrSize, endsMainEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsMainEndV1 is where the fixed fields of MainEnd_V1 end, for the error of a short payload.
+var endsMainEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the MainEnd_V1 wire form for the pointer size.
@@ -1574,15 +1584,16 @@ func (*ApplyPolicyStartV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ApplyPolicyStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ApplyPolicyStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ApplyPolicyStart_V1", len(b), ptrSize, endsApplyPolicyStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsApplyPolicyStartV1 is where the fixed fields of ApplyPolicyStart_V1 end, for the error of a short payload.
+var endsApplyPolicyStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ApplyPolicyStart_V1 wire form for the pointer size.
@@ -1722,15 +1733,16 @@ func (*ApplyPolicyEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ApplyPolicyEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ApplyPolicyEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ApplyPolicyEnd_V1", len(b), ptrSize, endsApplyPolicyEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsApplyPolicyEndV1 is where the fixed fields of ApplyPolicyEnd_V1 end, for the error of a short payload.
+var endsApplyPolicyEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ApplyPolicyEnd_V1 wire form for the pointer size.
@@ -1870,15 +1882,16 @@ func (*LdLibShFolderV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *LdLibShFolderV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdLibShFolder_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdLibShFolder_V1", len(b), ptrSize, endsLdLibShFolderV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdLibShFolderV1 is where the fixed fields of LdLibShFolder_V1 end, for the error of a short payload.
+var endsLdLibShFolderV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdLibShFolder_V1 wire form for the pointer size.
@@ -2018,15 +2031,16 @@ func (*LdLibShFolderEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *LdLibShFolderEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdLibShFolderEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdLibShFolderEnd_V1", len(b), ptrSize, endsLdLibShFolderEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdLibShFolderEndV1 is where the fixed fields of LdLibShFolderEnd_V1 end, for the error of a short payload.
+var endsLdLibShFolderEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdLibShFolderEnd_V1 wire form for the pointer size.
@@ -2166,15 +2180,16 @@ func (*PrestubWorkerV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrestubWorkerV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("PrestubWorker_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrestubWorker_V1", len(b), ptrSize, endsPrestubWorkerV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsPrestubWorkerV1 is where the fixed fields of PrestubWorker_V1 end, for the error of a short payload.
+var endsPrestubWorkerV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the PrestubWorker_V1 wire form for the pointer size.
@@ -2314,15 +2329,16 @@ func (*PrestubWorkerEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *PrestubWorkerEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("PrestubWorkerEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrestubWorkerEnd_V1", len(b), ptrSize, endsPrestubWorkerEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsPrestubWorkerEndV1 is where the fixed fields of PrestubWorkerEnd_V1 end, for the error of a short payload.
+var endsPrestubWorkerEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the PrestubWorkerEnd_V1 wire form for the pointer size.
@@ -2462,15 +2478,16 @@ func (*GetInstallationStartV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GetInstallationStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GetInstallationStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GetInstallationStart_V1", len(b), ptrSize, endsGetInstallationStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGetInstallationStartV1 is where the fixed fields of GetInstallationStart_V1 end, for the error of a short payload.
+var endsGetInstallationStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GetInstallationStart_V1 wire form for the pointer size.
@@ -2610,15 +2627,16 @@ func (*GetInstallationEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GetInstallationEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GetInstallationEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GetInstallationEnd_V1", len(b), ptrSize, endsGetInstallationEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGetInstallationEndV1 is where the fixed fields of GetInstallationEnd_V1 end, for the error of a short payload.
+var endsGetInstallationEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GetInstallationEnd_V1 wire form for the pointer size.
@@ -2758,15 +2776,16 @@ func (*OpenHModuleV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *OpenHModuleV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("OpenHModule_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("OpenHModule_V1", len(b), ptrSize, endsOpenHModuleV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsOpenHModuleV1 is where the fixed fields of OpenHModule_V1 end, for the error of a short payload.
+var endsOpenHModuleV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the OpenHModule_V1 wire form for the pointer size.
@@ -2906,15 +2925,16 @@ func (*OpenHModuleEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *OpenHModuleEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("OpenHModuleEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("OpenHModuleEnd_V1", len(b), ptrSize, endsOpenHModuleEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsOpenHModuleEndV1 is where the fixed fields of OpenHModuleEnd_V1 end, for the error of a short payload.
+var endsOpenHModuleEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the OpenHModuleEnd_V1 wire form for the pointer size.
@@ -3054,15 +3074,16 @@ func (*ExplicitBindStartV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ExplicitBindStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExplicitBindStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExplicitBindStart_V1", len(b), ptrSize, endsExplicitBindStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExplicitBindStartV1 is where the fixed fields of ExplicitBindStart_V1 end, for the error of a short payload.
+var endsExplicitBindStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExplicitBindStart_V1 wire form for the pointer size.
@@ -3202,15 +3223,16 @@ func (*ExplicitBindEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ExplicitBindEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExplicitBindEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExplicitBindEnd_V1", len(b), ptrSize, endsExplicitBindEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExplicitBindEndV1 is where the fixed fields of ExplicitBindEnd_V1 end, for the error of a short payload.
+var endsExplicitBindEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExplicitBindEnd_V1 wire form for the pointer size.
@@ -3350,15 +3372,16 @@ func (*ParseXmlV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ParseXmlV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ParseXml_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ParseXml_V1", len(b), ptrSize, endsParseXmlV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsParseXmlV1 is where the fixed fields of ParseXml_V1 end, for the error of a short payload.
+var endsParseXmlV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ParseXml_V1 wire form for the pointer size.
@@ -3498,15 +3521,16 @@ func (*ParseXmlEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ParseXmlEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ParseXmlEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ParseXmlEnd_V1", len(b), ptrSize, endsParseXmlEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsParseXmlEndV1 is where the fixed fields of ParseXmlEnd_V1 end, for the error of a short payload.
+var endsParseXmlEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ParseXmlEnd_V1 wire form for the pointer size.
@@ -3646,15 +3670,16 @@ func (*InitDefaultDomainV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *InitDefaultDomainV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitDefaultDomain_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitDefaultDomain_V1", len(b), ptrSize, endsInitDefaultDomainV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitDefaultDomainV1 is where the fixed fields of InitDefaultDomain_V1 end, for the error of a short payload.
+var endsInitDefaultDomainV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitDefaultDomain_V1 wire form for the pointer size.
@@ -3794,15 +3819,16 @@ func (*InitDefaultDomainEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *InitDefaultDomainEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitDefaultDomainEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitDefaultDomainEnd_V1", len(b), ptrSize, endsInitDefaultDomainEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitDefaultDomainEndV1 is where the fixed fields of InitDefaultDomainEnd_V1 end, for the error of a short payload.
+var endsInitDefaultDomainEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitDefaultDomainEnd_V1 wire form for the pointer size.
@@ -3942,15 +3968,16 @@ func (*InitSecurityV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *InitSecurityV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitSecurity_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitSecurity_V1", len(b), ptrSize, endsInitSecurityV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitSecurityV1 is where the fixed fields of InitSecurity_V1 end, for the error of a short payload.
+var endsInitSecurityV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitSecurity_V1 wire form for the pointer size.
@@ -4090,15 +4117,16 @@ func (*InitSecurityEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *InitSecurityEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitSecurityEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitSecurityEnd_V1", len(b), ptrSize, endsInitSecurityEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitSecurityEndV1 is where the fixed fields of InitSecurityEnd_V1 end, for the error of a short payload.
+var endsInitSecurityEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitSecurityEnd_V1 wire form for the pointer size.
@@ -4238,15 +4266,16 @@ func (*AllowBindingRedirsV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *AllowBindingRedirsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("AllowBindingRedirs_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AllowBindingRedirs_V1", len(b), ptrSize, endsAllowBindingRedirsV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsAllowBindingRedirsV1 is where the fixed fields of AllowBindingRedirs_V1 end, for the error of a short payload.
+var endsAllowBindingRedirsV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AllowBindingRedirs_V1 wire form for the pointer size.
@@ -4386,15 +4415,16 @@ func (*AllowBindingRedirsEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *AllowBindingRedirsEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("AllowBindingRedirsEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AllowBindingRedirsEnd_V1", len(b), ptrSize, endsAllowBindingRedirsEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsAllowBindingRedirsEndV1 is where the fixed fields of AllowBindingRedirsEnd_V1 end, for the error of a short payload.
+var endsAllowBindingRedirsEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AllowBindingRedirsEnd_V1 wire form for the pointer size.
@@ -4534,15 +4564,16 @@ func (*EEConfigSyncV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *EEConfigSyncV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSync_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSync_V1", len(b), ptrSize, endsEEConfigSyncV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSyncV1 is where the fixed fields of EEConfigSync_V1 end, for the error of a short payload.
+var endsEEConfigSyncV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSync_V1 wire form for the pointer size.
@@ -4682,15 +4713,16 @@ func (*EEConfigSyncEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *EEConfigSyncEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSyncEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSyncEnd_V1", len(b), ptrSize, endsEEConfigSyncEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSyncEndV1 is where the fixed fields of EEConfigSyncEnd_V1 end, for the error of a short payload.
+var endsEEConfigSyncEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSyncEnd_V1 wire form for the pointer size.
@@ -4830,15 +4862,16 @@ func (*FusionBindingV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *FusionBindingV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionBinding_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionBinding_V1", len(b), ptrSize, endsFusionBindingV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionBindingV1 is where the fixed fields of FusionBinding_V1 end, for the error of a short payload.
+var endsFusionBindingV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionBinding_V1 wire form for the pointer size.
@@ -4978,15 +5011,16 @@ func (*FusionBindingEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *FusionBindingEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionBindingEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionBindingEnd_V1", len(b), ptrSize, endsFusionBindingEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionBindingEndV1 is where the fixed fields of FusionBindingEnd_V1 end, for the error of a short payload.
+var endsFusionBindingEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionBindingEnd_V1 wire form for the pointer size.
@@ -5126,15 +5160,16 @@ func (*LoaderCatchCallV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *LoaderCatchCallV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LoaderCatchCall_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderCatchCall_V1", len(b), ptrSize, endsLoaderCatchCallV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLoaderCatchCallV1 is where the fixed fields of LoaderCatchCall_V1 end, for the error of a short payload.
+var endsLoaderCatchCallV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LoaderCatchCall_V1 wire form for the pointer size.
@@ -5274,15 +5309,16 @@ func (*LoaderCatchCallEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *LoaderCatchCallEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LoaderCatchCallEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderCatchCallEnd_V1", len(b), ptrSize, endsLoaderCatchCallEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLoaderCatchCallEndV1 is where the fixed fields of LoaderCatchCallEnd_V1 end, for the error of a short payload.
+var endsLoaderCatchCallEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LoaderCatchCallEnd_V1 wire form for the pointer size.
@@ -5422,15 +5458,16 @@ func (*FusionInitV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *FusionInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionInit_V1", len(b), ptrSize, endsFusionInitV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionInitV1 is where the fixed fields of FusionInit_V1 end, for the error of a short payload.
+var endsFusionInitV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionInit_V1 wire form for the pointer size.
@@ -5570,15 +5607,16 @@ func (*FusionInitEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *FusionInitEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionInitEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionInitEnd_V1", len(b), ptrSize, endsFusionInitEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionInitEndV1 is where the fixed fields of FusionInitEnd_V1 end, for the error of a short payload.
+var endsFusionInitEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionInitEnd_V1 wire form for the pointer size.
@@ -5718,15 +5756,16 @@ func (*FusionAppCtxV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *FusionAppCtxV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionAppCtx_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionAppCtx_V1", len(b), ptrSize, endsFusionAppCtxV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionAppCtxV1 is where the fixed fields of FusionAppCtx_V1 end, for the error of a short payload.
+var endsFusionAppCtxV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionAppCtx_V1 wire form for the pointer size.
@@ -5866,15 +5905,16 @@ func (*FusionAppCtxEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *FusionAppCtxEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionAppCtxEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionAppCtxEnd_V1", len(b), ptrSize, endsFusionAppCtxEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionAppCtxEndV1 is where the fixed fields of FusionAppCtxEnd_V1 end, for the error of a short payload.
+var endsFusionAppCtxEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionAppCtxEnd_V1 wire form for the pointer size.
@@ -6014,15 +6054,16 @@ func (*Fusion2EEV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *Fusion2EEV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("Fusion2EE_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("Fusion2EE_V1", len(b), ptrSize, endsFusion2EEV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusion2EEV1 is where the fixed fields of Fusion2EE_V1 end, for the error of a short payload.
+var endsFusion2EEV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the Fusion2EE_V1 wire form for the pointer size.
@@ -6162,15 +6203,16 @@ func (*Fusion2EEEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *Fusion2EEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("Fusion2EEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("Fusion2EEEnd_V1", len(b), ptrSize, endsFusion2EEEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusion2EEEndV1 is where the fixed fields of Fusion2EEEnd_V1 end, for the error of a short payload.
+var endsFusion2EEEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the Fusion2EEEnd_V1 wire form for the pointer size.
@@ -6310,15 +6352,16 @@ func (*SecurityCatchCallV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *SecurityCatchCallV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("SecurityCatchCall_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("SecurityCatchCall_V1", len(b), ptrSize, endsSecurityCatchCallV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsSecurityCatchCallV1 is where the fixed fields of SecurityCatchCall_V1 end, for the error of a short payload.
+var endsSecurityCatchCallV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the SecurityCatchCall_V1 wire form for the pointer size.
@@ -6458,15 +6501,16 @@ func (*SecurityCatchCallEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *SecurityCatchCallEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("SecurityCatchCallEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("SecurityCatchCallEnd_V1", len(b), ptrSize, endsSecurityCatchCallEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsSecurityCatchCallEndV1 is where the fixed fields of SecurityCatchCallEnd_V1 end, for the error of a short payload.
+var endsSecurityCatchCallEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the SecurityCatchCallEnd_V1 wire form for the pointer size.

@@ -1260,11 +1260,7 @@ func (*TokenTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
 func (e *TokenTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("TokenTransparencyComputationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Token",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TokenTransparencyComputationStart", len(b), ptrSize, endsTokenTransparencyComputationStart)
 	}
 	_ = b[3]
 	e.Token = binary.LittleEndian.Uint32(b[0:])
@@ -1288,6 +1284,11 @@ func (e *TokenTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsTokenTransparencyComputationStart is where the fixed fields of TokenTransparencyComputationStart end, for the error of a short payload.
+var endsTokenTransparencyComputationStart = []clrimpl.FieldEnd{
+	{Name: "Token", Bytes: 4},
 }
 
 // Encode appends the TokenTransparencyComputationStart wire form for the pointer size.
@@ -1402,11 +1403,7 @@ func (*TokenTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
 func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("TokenTransparencyComputationEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Token",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TokenTransparencyComputationEnd", len(b), ptrSize, endsTokenTransparencyComputationEnd)
 	}
 	_ = b[3]
 	e.Token = binary.LittleEndian.Uint32(b[0:])
@@ -1440,6 +1437,11 @@ func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsTokenTransparencyComputationEnd is where the fixed fields of TokenTransparencyComputationEnd end, for the error of a short payload.
+var endsTokenTransparencyComputationEnd = []clrimpl.FieldEnd{
+	{Name: "Token", Bytes: 4},
 }
 
 // Encode appends the TokenTransparencyComputationEnd wire form for the pointer size.

@@ -45,39 +45,7 @@ func (*GCSettingsRundown) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCSettingsRundown) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 50 {
-		return 0, shortPrefix("GCSettingsRundown", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "HardLimit",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "LOHThreshold",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "PhysicalMemoryConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Gen0MinBudgetConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "Gen0MaxBudgetConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 44,
-			Name:  "HighMemPercentConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "BitSettings",
-			Ptrs:  0,
-		}, {
-			Bytes: 50,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSettingsRundown", len(b), ptrSize, endsGCSettingsRundown)
 	}
 	_ = b[49]
 	e.HardLimit = binary.LittleEndian.Uint64(b[0:])
@@ -89,6 +57,18 @@ func (e *GCSettingsRundown) Decode(b []byte, ptrSize int) (int, error) {
 	e.BitSettings = RundownGCSettingsFlags(binary.LittleEndian.Uint32(b[44:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[48:])
 	return 50, nil
+}
+
+// endsGCSettingsRundown is where the fixed fields of GCSettingsRundown end, for the error of a short payload.
+var endsGCSettingsRundown = []clrimpl.FieldEnd{
+	{Name: "HardLimit", Bytes: 8},
+	{Name: "LOHThreshold", Bytes: 16},
+	{Name: "PhysicalMemoryConfig", Bytes: 24},
+	{Name: "Gen0MinBudgetConfig", Bytes: 32},
+	{Name: "Gen0MaxBudgetConfig", Bytes: 40},
+	{Name: "HighMemPercentConfig", Bytes: 44},
+	{Name: "BitSettings", Bytes: 48},
+	{Name: "ClrInstanceID", Bytes: 50},
 }
 
 // Encode appends the GCSettingsRundown wire form for the pointer size.

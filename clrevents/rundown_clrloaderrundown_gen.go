@@ -44,27 +44,7 @@ func (*DomainModuleDCStart) Descriptor() *clrimpl.Descriptor {
 func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCStart", len(b), ptrSize, endsDomainModuleDCStart)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -84,6 +64,15 @@ func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsDomainModuleDCStart is where the fixed fields of DomainModuleDCStart end, for the error of a short payload.
+var endsDomainModuleDCStart = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCStart wire form for the pointer size.
@@ -239,27 +228,7 @@ func (*DomainModuleDCStartV1) Descriptor() *clrimpl.Descriptor {
 func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCStart_V1", len(b), ptrSize, endsDomainModuleDCStartV1)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -284,6 +253,15 @@ func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsDomainModuleDCStartV1 is where the fixed fields of DomainModuleDCStart_V1 end, for the error of a short payload.
+var endsDomainModuleDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCStart_V1 wire form for the pointer size.
@@ -446,27 +424,7 @@ func (*DomainModuleDCEnd) Descriptor() *clrimpl.Descriptor {
 func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCEnd", len(b), ptrSize, endsDomainModuleDCEnd)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -486,6 +444,15 @@ func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsDomainModuleDCEnd is where the fixed fields of DomainModuleDCEnd end, for the error of a short payload.
+var endsDomainModuleDCEnd = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCEnd wire form for the pointer size.
@@ -641,27 +608,7 @@ func (*DomainModuleDCEndV1) Descriptor() *clrimpl.Descriptor {
 func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCEnd_V1", len(b), ptrSize, endsDomainModuleDCEndV1)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -686,6 +633,15 @@ func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsDomainModuleDCEndV1 is where the fixed fields of DomainModuleDCEnd_V1 end, for the error of a short payload.
+var endsDomainModuleDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCEnd_V1 wire form for the pointer size.
@@ -846,23 +802,7 @@ func (*ModuleDCStart) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStart", len(b), ptrSize, endsModuleDCStart)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -881,6 +821,14 @@ func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCStart is where the fixed fields of ModuleDCStart end, for the error of a short payload.
+var endsModuleDCStart = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStart wire form for the pointer size.
@@ -1024,23 +972,7 @@ func (*ModuleDCStartV1) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStart_V1", len(b), ptrSize, endsModuleDCStartV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1064,6 +996,14 @@ func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleDCStartV1 is where the fixed fields of ModuleDCStart_V1 end, for the error of a short payload.
+var endsModuleDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStart_V1 wire form for the pointer size.
@@ -1228,23 +1168,7 @@ func (*ModuleDCStartV2) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStart_V2", len(b), ptrSize, endsModuleDCStartV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1304,6 +1228,14 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCStartV2 is where the fixed fields of ModuleDCStart_V2 end, for the error of a short payload.
+var endsModuleDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStart_V2 wire form for the pointer size.
@@ -1508,23 +1440,7 @@ func (*ModuleDCEnd) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd", len(b), ptrSize, endsModuleDCEnd)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1543,6 +1459,14 @@ func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCEnd is where the fixed fields of ModuleDCEnd end, for the error of a short payload.
+var endsModuleDCEnd = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd wire form for the pointer size.
@@ -1686,23 +1610,7 @@ func (*ModuleDCEndV1) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd_V1", len(b), ptrSize, endsModuleDCEndV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1726,6 +1634,14 @@ func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleDCEndV1 is where the fixed fields of ModuleDCEnd_V1 end, for the error of a short payload.
+var endsModuleDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd_V1 wire form for the pointer size.
@@ -1890,23 +1806,7 @@ func (*ModuleDCEndV2) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd_V2", len(b), ptrSize, endsModuleDCEndV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1966,6 +1866,14 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCEndV2 is where the fixed fields of ModuleDCEnd_V2 end, for the error of a short payload.
+var endsModuleDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd_V2 wire form for the pointer size.
@@ -2186,23 +2094,7 @@ func (*ModuleDCEndV3) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd_V3", len(b), ptrSize, endsModuleDCEndV3)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -2264,6 +2156,14 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCEndV3 is where the fixed fields of ModuleDCEnd_V3 end, for the error of a short payload.
+var endsModuleDCEndV3 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd_V3 wire form for the pointer size.
@@ -2473,19 +2373,7 @@ func (*AssemblyDCStart) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCStart", len(b), ptrSize, endsAssemblyDCStart)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2501,6 +2389,13 @@ func (e *AssemblyDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyDCStart is where the fixed fields of AssemblyDCStart end, for the error of a short payload.
+var endsAssemblyDCStart = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyDCStart wire form for the pointer size.
@@ -2624,23 +2519,7 @@ func (*AssemblyDCStartV1) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCStart_V1", len(b), ptrSize, endsAssemblyDCStartV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2662,6 +2541,14 @@ func (e *AssemblyDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyDCStartV1 is where the fixed fields of AssemblyDCStart_V1 end, for the error of a short payload.
+var endsAssemblyDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyDCStart_V1 wire form for the pointer size.
@@ -2800,19 +2687,7 @@ func (*AssemblyDCEnd) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCEnd", len(b), ptrSize, endsAssemblyDCEnd)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2828,6 +2703,13 @@ func (e *AssemblyDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyDCEnd is where the fixed fields of AssemblyDCEnd end, for the error of a short payload.
+var endsAssemblyDCEnd = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyDCEnd wire form for the pointer size.
@@ -2951,23 +2833,7 @@ func (*AssemblyDCEndV1) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCEnd_V1", len(b), ptrSize, endsAssemblyDCEndV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2989,6 +2855,14 @@ func (e *AssemblyDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyDCEndV1 is where the fixed fields of AssemblyDCEnd_V1 end, for the error of a short payload.
+var endsAssemblyDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyDCEnd_V1 wire form for the pointer size.
@@ -3125,15 +2999,7 @@ func (*AppDomainDCStart) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCStart", len(b), ptrSize, endsAppDomainDCStart)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3148,6 +3014,12 @@ func (e *AppDomainDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainDCStart is where the fixed fields of AppDomainDCStart end, for the error of a short payload.
+var endsAppDomainDCStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCStart wire form for the pointer size.
@@ -3259,15 +3131,7 @@ func (*AppDomainDCStartV1) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCStart_V1", len(b), ptrSize, endsAppDomainDCStartV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3292,6 +3156,12 @@ func (e *AppDomainDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainDCStartV1 is where the fixed fields of AppDomainDCStart_V1 end, for the error of a short payload.
+var endsAppDomainDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCStart_V1 wire form for the pointer size.
@@ -3417,15 +3287,7 @@ func (*AppDomainDCEnd) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCEnd", len(b), ptrSize, endsAppDomainDCEnd)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3440,6 +3302,12 @@ func (e *AppDomainDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainDCEnd is where the fixed fields of AppDomainDCEnd end, for the error of a short payload.
+var endsAppDomainDCEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCEnd wire form for the pointer size.
@@ -3551,15 +3419,7 @@ func (*AppDomainDCEndV1) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCEnd_V1", len(b), ptrSize, endsAppDomainDCEndV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3584,6 +3444,12 @@ func (e *AppDomainDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainDCEndV1 is where the fixed fields of AppDomainDCEnd_V1 end, for the error of a short payload.
+var endsAppDomainDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCEnd_V1 wire form for the pointer size.
@@ -3714,31 +3580,7 @@ func (*ThreadDC) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadDC) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("ThreadDC", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Flags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ManagedThreadIndex",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "OSThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadDC", len(b), ptrSize, endsThreadDC)
 	}
 	_ = b[29]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -3748,6 +3590,16 @@ func (e *ThreadDC) Decode(b []byte, ptrSize int) (int, error) {
 	e.OSThreadID = binary.LittleEndian.Uint32(b[24:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsThreadDC is where the fixed fields of ThreadDC end, for the error of a short payload.
+var endsThreadDC = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "Flags", Bytes: 20},
+	{Name: "ManagedThreadIndex", Bytes: 24},
+	{Name: "OSThreadID", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the ThreadDC wire form for the pointer size.

@@ -41,31 +41,7 @@ func (*MethodDCStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStart", len(b), ptrSize, endsMethodDCStart)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -75,6 +51,16 @@ func (e *MethodDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodDCStart is where the fixed fields of MethodDCStart end, for the error of a short payload.
+var endsMethodDCStart = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStart wire form for the pointer size.
@@ -218,35 +204,7 @@ func (*MethodDCStartV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStart_V1", len(b), ptrSize, endsMethodDCStartV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -257,6 +215,17 @@ func (e *MethodDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodDCStartV1 is where the fixed fields of MethodDCStart_V1 end, for the error of a short payload.
+var endsMethodDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodDCStart_V1 wire form for the pointer size.
@@ -413,39 +382,7 @@ func (*MethodDCStartV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodDCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStart_V2", len(b), ptrSize, endsMethodDCStartV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -457,6 +394,18 @@ func (e *MethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodDCStartV2 is where the fixed fields of MethodDCStart_V2 end, for the error of a short payload.
+var endsMethodDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodDCStart_V2 wire form for the pointer size.
@@ -619,31 +568,7 @@ func (*MethodDCEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEnd", len(b), ptrSize, endsMethodDCEnd)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -653,6 +578,16 @@ func (e *MethodDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodDCEnd is where the fixed fields of MethodDCEnd end, for the error of a short payload.
+var endsMethodDCEnd = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEnd wire form for the pointer size.
@@ -796,35 +731,7 @@ func (*MethodDCEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEnd_V1", len(b), ptrSize, endsMethodDCEndV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -835,6 +742,17 @@ func (e *MethodDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodDCEndV1 is where the fixed fields of MethodDCEnd_V1 end, for the error of a short payload.
+var endsMethodDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodDCEnd_V1 wire form for the pointer size.
@@ -991,39 +909,7 @@ func (*MethodDCEndV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodDCEnd_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEnd_V2", len(b), ptrSize, endsMethodDCEndV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1035,6 +921,18 @@ func (e *MethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodDCEndV2 is where the fixed fields of MethodDCEnd_V2 end, for the error of a short payload.
+var endsMethodDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodDCEnd_V2 wire form for the pointer size.
@@ -1204,31 +1102,7 @@ func (*MethodDCStartVerbose) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerbose", len(b), ptrSize, endsMethodDCStartVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1250,6 +1124,16 @@ func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodDCStartVerbose is where the fixed fields of MethodDCStartVerbose end, for the error of a short payload.
+var endsMethodDCStartVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerbose wire form for the pointer size.
@@ -1429,31 +1313,7 @@ func (*MethodDCStartVerboseV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerbose_V1", len(b), ptrSize, endsMethodDCStartVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1480,6 +1340,16 @@ func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCStartVerboseV1 is where the fixed fields of MethodDCStartVerbose_V1 end, for the error of a short payload.
+var endsMethodDCStartVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerbose_V1 wire form for the pointer size.
@@ -1670,31 +1540,7 @@ func (*MethodDCStartVerboseV2) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerbose_V2", len(b), ptrSize, endsMethodDCStartVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1726,6 +1572,16 @@ func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCStartVerboseV2 is where the fixed fields of MethodDCStartVerbose_V2 end, for the error of a short payload.
+var endsMethodDCStartVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerbose_V2 wire form for the pointer size.
@@ -1922,31 +1778,7 @@ func (*MethodDCEndVerbose) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerbose", len(b), ptrSize, endsMethodDCEndVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1968,6 +1800,16 @@ func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodDCEndVerbose is where the fixed fields of MethodDCEndVerbose end, for the error of a short payload.
+var endsMethodDCEndVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerbose wire form for the pointer size.
@@ -2147,31 +1989,7 @@ func (*MethodDCEndVerboseV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerbose_V1", len(b), ptrSize, endsMethodDCEndVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2198,6 +2016,16 @@ func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCEndVerboseV1 is where the fixed fields of MethodDCEndVerbose_V1 end, for the error of a short payload.
+var endsMethodDCEndVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerbose_V1 wire form for the pointer size.
@@ -2388,31 +2216,7 @@ func (*MethodDCEndVerboseV2) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerbose_V2", len(b), ptrSize, endsMethodDCEndVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2444,6 +2248,16 @@ func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCEndVerboseV2 is where the fixed fields of MethodDCEndVerbose_V2 end, for the error of a short payload.
+var endsMethodDCEndVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerbose_V2 wire form for the pointer size.
@@ -2686,15 +2500,16 @@ func (*DCStartCompleteV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *DCStartCompleteV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCStartComplete_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCStartComplete_V1", len(b), ptrSize, endsDCStartCompleteV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCStartCompleteV1 is where the fixed fields of DCStartComplete_V1 end, for the error of a short payload.
+var endsDCStartCompleteV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCStartComplete_V1 wire form for the pointer size.
@@ -2834,15 +2649,16 @@ func (*DCEndCompleteV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *DCEndCompleteV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCEndComplete_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCEndComplete_V1", len(b), ptrSize, endsDCEndCompleteV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCEndCompleteV1 is where the fixed fields of DCEndComplete_V1 end, for the error of a short payload.
+var endsDCEndCompleteV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCEndComplete_V1 wire form for the pointer size.
@@ -2982,15 +2798,16 @@ func (*DCStartInitV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *DCStartInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCStartInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCStartInit_V1", len(b), ptrSize, endsDCStartInitV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCStartInitV1 is where the fixed fields of DCStartInit_V1 end, for the error of a short payload.
+var endsDCStartInitV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCStartInit_V1 wire form for the pointer size.
@@ -3130,15 +2947,16 @@ func (*DCEndInitV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *DCEndInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCEndInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCEndInit_V1", len(b), ptrSize, endsDCEndInitV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCEndInitV1 is where the fixed fields of DCEndInit_V1 end, for the error of a short payload.
+var endsDCEndInitV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCEndInit_V1 wire form for the pointer size.
@@ -3228,23 +3046,7 @@ func (*MethodDCStartILToNativeMap) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCStartILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCStartILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartILToNativeMap", len(b), ptrSize, endsMethodDCStartILToNativeMap)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3274,6 +3076,14 @@ func (e *MethodDCStartILToNativeMap) Decode(b []byte, ptrSize int) (int, error) 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCStartILToNativeMap is where the fixed fields of MethodDCStartILToNativeMap end, for the error of a short payload.
+var endsMethodDCStartILToNativeMap = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCStartILToNativeMap wire form for the pointer size.
@@ -3421,23 +3231,7 @@ func (*MethodDCStartILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCStartILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCStartILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartILToNativeMap_V1", len(b), ptrSize, endsMethodDCStartILToNativeMapV1)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3472,6 +3266,14 @@ func (e *MethodDCStartILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error
 	e.ILVersionID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCStartILToNativeMapV1 is where the fixed fields of MethodDCStartILToNativeMap_V1 end, for the error of a short payload.
+var endsMethodDCStartILToNativeMapV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCStartILToNativeMap_V1 wire form for the pointer size.
@@ -3626,23 +3428,7 @@ func (*MethodDCEndILToNativeMap) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCEndILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCEndILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndILToNativeMap", len(b), ptrSize, endsMethodDCEndILToNativeMap)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3672,6 +3458,14 @@ func (e *MethodDCEndILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCEndILToNativeMap is where the fixed fields of MethodDCEndILToNativeMap end, for the error of a short payload.
+var endsMethodDCEndILToNativeMap = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCEndILToNativeMap wire form for the pointer size.
@@ -3819,23 +3613,7 @@ func (*MethodDCEndILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDCEndILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCEndILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndILToNativeMap_V1", len(b), ptrSize, endsMethodDCEndILToNativeMapV1)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3870,6 +3648,14 @@ func (e *MethodDCEndILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) 
 	e.ILVersionID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCEndILToNativeMapV1 is where the fixed fields of MethodDCEndILToNativeMap_V1 end, for the error of a short payload.
+var endsMethodDCEndILToNativeMapV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCEndILToNativeMap_V1 wire form for the pointer size.

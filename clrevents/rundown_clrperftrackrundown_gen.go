@@ -39,27 +39,7 @@ func (*ModuleRangeDCStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 19 {
-		return 0, shortPrefix("ModuleRangeDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeDCStart", len(b), ptrSize, endsModuleRangeDCStart)
 	}
 	_ = b[18]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -68,6 +48,15 @@ func (e *ModuleRangeDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.RangeSize = binary.LittleEndian.Uint32(b[14:])
 	e.RangeType = RundownModuleRangeType(b[18])
 	return 19, nil
+}
+
+// endsModuleRangeDCStart is where the fixed fields of ModuleRangeDCStart end, for the error of a short payload.
+var endsModuleRangeDCStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
 }
 
 // Encode appends the ModuleRangeDCStart wire form for the pointer size.
@@ -198,27 +187,7 @@ func (*ModuleRangeDCEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 19 {
-		return 0, shortPrefix("ModuleRangeDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeDCEnd", len(b), ptrSize, endsModuleRangeDCEnd)
 	}
 	_ = b[18]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -227,6 +196,15 @@ func (e *ModuleRangeDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.RangeSize = binary.LittleEndian.Uint32(b[14:])
 	e.RangeType = RundownModuleRangeType(b[18])
 	return 19, nil
+}
+
+// endsModuleRangeDCEnd is where the fixed fields of ModuleRangeDCEnd end, for the error of a short payload.
+var endsModuleRangeDCEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
 }
 
 // Encode appends the ModuleRangeDCEnd wire form for the pointer size.

@@ -36,11 +36,7 @@ func (*ExecutionCheckpointDCEnd) Descriptor() *clrimpl.Descriptor {
 func (e *ExecutionCheckpointDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecutionCheckpointDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecutionCheckpointDCEnd", len(b), ptrSize, endsExecutionCheckpointDCEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -59,6 +55,11 @@ func (e *ExecutionCheckpointDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.Timestamp = int64(binary.LittleEndian.Uint64(b[off:]))
 	off += 8
 	return off, nil
+}
+
+// endsExecutionCheckpointDCEnd is where the fixed fields of ExecutionCheckpointDCEnd end, for the error of a short payload.
+var endsExecutionCheckpointDCEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecutionCheckpointDCEnd wire form for the pointer size.

@@ -33,20 +33,18 @@ func (*TieredCompilationSettingsDCStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettingsDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationSettingsDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Flags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationSettingsDCStart", len(b), ptrSize, endsTieredCompilationSettingsDCStart)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.Flags = RundownTieredCompilationSettingsFlags(binary.LittleEndian.Uint32(b[2:]))
 	return 6, nil
+}
+
+// endsTieredCompilationSettingsDCStart is where the fixed fields of TieredCompilationSettingsDCStart end, for the error of a short payload.
+var endsTieredCompilationSettingsDCStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Flags", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationSettingsDCStart wire form for the pointer size.

@@ -48,19 +48,7 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 14 {
-			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, endsAllocationSampled)
 		}
 		_ = b[13]
 		e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[0:]))
@@ -69,19 +57,7 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 		off = 14
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, endsAllocationSampled)
 		}
 		_ = b[9]
 		e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[0:]))
@@ -113,6 +89,13 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 	e.SampledByteOffset = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsAllocationSampled is where the fixed fields of AllocationSampled end, for the error of a short payload.
+var endsAllocationSampled = []clrimpl.FieldEnd{
+	{Name: "AllocationKind", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
+	{Name: "TypeID", Bytes: 6, Ptrs: 1},
 }
 
 // Encode appends the AllocationSampled wire form for the pointer size.

@@ -35,25 +35,20 @@ func (*AppDomainMemAllocated) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *AppDomainMemAllocated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("AppDomainMemAllocated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Allocated",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainMemAllocated", len(b), ptrSize, endsAppDomainMemAllocated)
 	}
 	_ = b[17]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.Allocated = binary.LittleEndian.Uint64(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsAppDomainMemAllocated is where the fixed fields of AppDomainMemAllocated end, for the error of a short payload.
+var endsAppDomainMemAllocated = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "Allocated", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the AppDomainMemAllocated wire form for the pointer size.
@@ -156,23 +151,7 @@ func (*AppDomainMemSurvived) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *AppDomainMemSurvived) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 26 {
-		return 0, shortPrefix("AppDomainMemSurvived", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Survived",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ProcessSurvived",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainMemSurvived", len(b), ptrSize, endsAppDomainMemSurvived)
 	}
 	_ = b[25]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -180,6 +159,14 @@ func (e *AppDomainMemSurvived) Decode(b []byte, ptrSize int) (int, error) {
 	e.ProcessSurvived = binary.LittleEndian.Uint64(b[16:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	return 26, nil
+}
+
+// endsAppDomainMemSurvived is where the fixed fields of AppDomainMemSurvived end, for the error of a short payload.
+var endsAppDomainMemSurvived = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "Survived", Bytes: 16},
+	{Name: "ProcessSurvived", Bytes: 24},
+	{Name: "ClrInstanceID", Bytes: 26},
 }
 
 // Encode appends the AppDomainMemSurvived wire form for the pointer size.
@@ -296,31 +283,7 @@ func (*ThreadCreated) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadCreated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("ThreadCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Flags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ManagedThreadIndex",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "OSThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadCreated", len(b), ptrSize, endsThreadCreated)
 	}
 	_ = b[29]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -330,6 +293,16 @@ func (e *ThreadCreated) Decode(b []byte, ptrSize int) (int, error) {
 	e.OSThreadID = binary.LittleEndian.Uint32(b[24:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsThreadCreated is where the fixed fields of ThreadCreated end, for the error of a short payload.
+var endsThreadCreated = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "Flags", Bytes: 20},
+	{Name: "ManagedThreadIndex", Bytes: 24},
+	{Name: "OSThreadID", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the ThreadCreated wire form for the pointer size.
@@ -464,25 +437,20 @@ func (*ThreadTerminated) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadTerminated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadTerminated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadTerminated", len(b), ptrSize, endsThreadTerminated)
 	}
 	_ = b[17]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsThreadTerminated is where the fixed fields of ThreadTerminated end, for the error of a short payload.
+var endsThreadTerminated = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the ThreadTerminated wire form for the pointer size.
@@ -583,25 +551,20 @@ func (*ThreadDomainEnter) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadDomainEnter) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadDomainEnter", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadDomainEnter", len(b), ptrSize, endsThreadDomainEnter)
 	}
 	_ = b[17]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsThreadDomainEnter is where the fixed fields of ThreadDomainEnter end, for the error of a short payload.
+var endsThreadDomainEnter = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the ThreadDomainEnter wire form for the pointer size.

@@ -42,11 +42,7 @@ func (*AssemblyLoadStart) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadStart", len(b), ptrSize, endsAssemblyLoadStart)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -65,6 +61,11 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoadStart is where the fixed fields of AssemblyLoadStart end, for the error of a short payload.
+var endsAssemblyLoadStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadStart wire form for the pointer size.
@@ -205,11 +206,7 @@ func (*AssemblyLoadStop) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadStop", len(b), ptrSize, endsAssemblyLoadStop)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -248,6 +245,11 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	e.Cached = clrimpl.ReadBool(b, off)
 	off += 4
 	return off, nil
+}
+
+// endsAssemblyLoadStop is where the fixed fields of AssemblyLoadStop end, for the error of a short payload.
+var endsAssemblyLoadStop = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadStop wire form for the pointer size.
@@ -420,11 +422,7 @@ func (*ResolutionAttempted) Descriptor() *clrimpl.Descriptor {
 func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ResolutionAttempted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ResolutionAttempted", len(b), ptrSize, endsResolutionAttempted)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -467,6 +465,11 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsResolutionAttempted is where the fixed fields of ResolutionAttempted end, for the error of a short payload.
+var endsResolutionAttempted = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ResolutionAttempted wire form for the pointer size.
@@ -631,11 +634,7 @@ func (*AssemblyLoadContextResolvingHandlerInvoked) Descriptor() *clrimpl.Descrip
 func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadContextResolvingHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadContextResolvingHandlerInvoked", len(b), ptrSize, endsAssemblyLoadContextResolvingHandlerInvoked)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -654,6 +653,11 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoadContextResolvingHandlerInvoked is where the fixed fields of AssemblyLoadContextResolvingHandlerInvoked end, for the error of a short payload.
+var endsAssemblyLoadContextResolvingHandlerInvoked = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadContextResolvingHandlerInvoked wire form for the pointer size.
@@ -784,11 +788,7 @@ func (*AppDomainAssemblyResolveHandlerInvoked) Descriptor() *clrimpl.Descriptor 
 func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AppDomainAssemblyResolveHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainAssemblyResolveHandlerInvoked", len(b), ptrSize, endsAppDomainAssemblyResolveHandlerInvoked)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -806,6 +806,11 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainAssemblyResolveHandlerInvoked is where the fixed fields of AppDomainAssemblyResolveHandlerInvoked end, for the error of a short payload.
+var endsAppDomainAssemblyResolveHandlerInvoked = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AppDomainAssemblyResolveHandlerInvoked wire form for the pointer size.
@@ -927,11 +932,7 @@ func (*AssemblyLoadFromResolveHandlerInvoked) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadFromResolveHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadFromResolveHandlerInvoked", len(b), ptrSize, endsAssemblyLoadFromResolveHandlerInvoked)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -960,6 +961,11 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (i
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoadFromResolveHandlerInvoked is where the fixed fields of AssemblyLoadFromResolveHandlerInvoked end, for the error of a short payload.
+var endsAssemblyLoadFromResolveHandlerInvoked = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadFromResolveHandlerInvoked wire form for the pointer size.
@@ -1079,11 +1085,7 @@ func (*KnownPathProbed) Descriptor() *clrimpl.Descriptor {
 func (e *KnownPathProbed) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("KnownPathProbed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("KnownPathProbed", len(b), ptrSize, endsKnownPathProbed)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -1107,6 +1109,11 @@ func (e *KnownPathProbed) Decode(b []byte, ptrSize int) (int, error) {
 	e.Result = int32(binary.LittleEndian.Uint32(b[off:]))
 	off += 4
 	return off, nil
+}
+
+// endsKnownPathProbed is where the fixed fields of KnownPathProbed end, for the error of a short payload.
+var endsKnownPathProbed = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the KnownPathProbed wire form for the pointer size.

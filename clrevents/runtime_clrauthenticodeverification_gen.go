@@ -36,15 +36,7 @@ func (*AuthenticodeVerificationStart) Descriptor() *clrimpl.Descriptor {
 func (e *AuthenticodeVerificationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStart", len(b), ptrSize, endsAuthenticodeVerificationStart)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -59,6 +51,12 @@ func (e *AuthenticodeVerificationStart) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStart is where the fixed fields of AuthenticodeVerificationStart end, for the error of a short payload.
+var endsAuthenticodeVerificationStart = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStart wire form for the pointer size.
@@ -162,15 +160,7 @@ func (*AuthenticodeVerificationStartV1) Descriptor() *clrimpl.Descriptor {
 func (e *AuthenticodeVerificationStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStart_V1", len(b), ptrSize, endsAuthenticodeVerificationStartV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -190,6 +180,12 @@ func (e *AuthenticodeVerificationStartV1) Decode(b []byte, ptrSize int) (int, er
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStartV1 is where the fixed fields of AuthenticodeVerificationStart_V1 end, for the error of a short payload.
+var endsAuthenticodeVerificationStartV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStart_V1 wire form for the pointer size.
@@ -300,15 +296,7 @@ func (*AuthenticodeVerificationStop) Descriptor() *clrimpl.Descriptor {
 func (e *AuthenticodeVerificationStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStop", len(b), ptrSize, endsAuthenticodeVerificationStop)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -323,6 +311,12 @@ func (e *AuthenticodeVerificationStop) Decode(b []byte, ptrSize int) (int, error
 		off = next
 	}
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStop is where the fixed fields of AuthenticodeVerificationStop end, for the error of a short payload.
+var endsAuthenticodeVerificationStop = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStop wire form for the pointer size.
@@ -426,15 +420,7 @@ func (*AuthenticodeVerificationStopV1) Descriptor() *clrimpl.Descriptor {
 func (e *AuthenticodeVerificationStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStop_V1", len(b), ptrSize, endsAuthenticodeVerificationStopV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -454,6 +440,12 @@ func (e *AuthenticodeVerificationStopV1) Decode(b []byte, ptrSize int) (int, err
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStopV1 is where the fixed fields of AuthenticodeVerificationStop_V1 end, for the error of a short payload.
+var endsAuthenticodeVerificationStopV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStop_V1 wire form for the pointer size.

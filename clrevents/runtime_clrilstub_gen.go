@@ -52,27 +52,7 @@ func (*ILStubGenerated) Descriptor() *clrimpl.Descriptor {
 func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 26 {
-		return 0, shortPrefix("ILStubGenerated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "StubMethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "StubFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ManagedInteropMethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ILStubGenerated", len(b), ptrSize, endsILStubGenerated)
 	}
 	_ = b[25]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -96,6 +76,15 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsILStubGenerated is where the fixed fields of ILStubGenerated end, for the error of a short payload.
+var endsILStubGenerated = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "StubMethodID", Bytes: 18},
+	{Name: "StubFlags", Bytes: 22},
+	{Name: "ManagedInteropMethodToken", Bytes: 26},
 }
 
 // Encode appends the ILStubGenerated wire form for the pointer size.
@@ -285,23 +274,7 @@ func (*ILStubCacheHit) Descriptor() *clrimpl.Descriptor {
 func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 22 {
-		return 0, shortPrefix("ILStubCacheHit", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "StubMethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ManagedInteropMethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ILStubCacheHit", len(b), ptrSize, endsILStubCacheHit)
 	}
 	_ = b[21]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -321,6 +294,14 @@ func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsILStubCacheHit is where the fixed fields of ILStubCacheHit end, for the error of a short payload.
+var endsILStubCacheHit = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "StubMethodID", Bytes: 18},
+	{Name: "ManagedInteropMethodToken", Bytes: 22},
 }
 
 // Encode appends the ILStubCacheHit wire form for the pointer size.

@@ -42,23 +42,7 @@ func (*RuntimeModuleDCStartV2) Descriptor() *clrimpl.Descriptor {
 func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStartV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStartV2", len(b), ptrSize, endsRuntimeModuleDCStartV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -77,6 +61,14 @@ func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeModuleDCStartV2 is where the fixed fields of ModuleDCStartV2 end, for the error of a short payload.
+var endsRuntimeModuleDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStartV2 wire form for the pointer size.
@@ -218,23 +210,7 @@ func (*RuntimeModuleDCEndV2) Descriptor() *clrimpl.Descriptor {
 func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEndV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEndV2", len(b), ptrSize, endsRuntimeModuleDCEndV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -253,6 +229,14 @@ func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeModuleDCEndV2 is where the fixed fields of ModuleDCEndV2 end, for the error of a short payload.
+var endsRuntimeModuleDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEndV2 wire form for the pointer size.
@@ -396,27 +380,7 @@ func (*DomainModuleLoad) Descriptor() *clrimpl.Descriptor {
 func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleLoad", len(b), ptrSize, endsDomainModuleLoad)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -436,6 +400,15 @@ func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsDomainModuleLoad is where the fixed fields of DomainModuleLoad end, for the error of a short payload.
+var endsDomainModuleLoad = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleLoad wire form for the pointer size.
@@ -591,27 +564,7 @@ func (*DomainModuleLoadV1) Descriptor() *clrimpl.Descriptor {
 func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleLoad_V1", len(b), ptrSize, endsDomainModuleLoadV1)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -636,6 +589,15 @@ func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsDomainModuleLoadV1 is where the fixed fields of DomainModuleLoad_V1 end, for the error of a short payload.
+var endsDomainModuleLoadV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleLoad_V1 wire form for the pointer size.
@@ -796,23 +758,7 @@ func (*ModuleLoad) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad", len(b), ptrSize, endsModuleLoad)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -831,6 +777,14 @@ func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleLoad is where the fixed fields of ModuleLoad end, for the error of a short payload.
+var endsModuleLoad = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad wire form for the pointer size.
@@ -974,23 +928,7 @@ func (*ModuleLoadV1) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad_V1", len(b), ptrSize, endsModuleLoadV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1014,6 +952,14 @@ func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleLoadV1 is where the fixed fields of ModuleLoad_V1 end, for the error of a short payload.
+var endsModuleLoadV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad_V1 wire form for the pointer size.
@@ -1178,23 +1124,7 @@ func (*ModuleLoadV2) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad_V2", len(b), ptrSize, endsModuleLoadV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1254,6 +1184,14 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleLoadV2 is where the fixed fields of ModuleLoad_V2 end, for the error of a short payload.
+var endsModuleLoadV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad_V2 wire form for the pointer size.
@@ -1474,23 +1412,7 @@ func (*ModuleLoadV3) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad_V3", len(b), ptrSize, endsModuleLoadV3)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1552,6 +1474,14 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleLoadV3 is where the fixed fields of ModuleLoad_V3 end, for the error of a short payload.
+var endsModuleLoadV3 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad_V3 wire form for the pointer size.
@@ -1765,23 +1695,7 @@ func (*ModuleUnload) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleUnload", len(b), ptrSize, endsModuleUnload)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1800,6 +1714,14 @@ func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleUnload is where the fixed fields of ModuleUnload end, for the error of a short payload.
+var endsModuleUnload = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleUnload wire form for the pointer size.
@@ -1943,23 +1865,7 @@ func (*ModuleUnloadV1) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleUnload_V1", len(b), ptrSize, endsModuleUnloadV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1983,6 +1889,14 @@ func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleUnloadV1 is where the fixed fields of ModuleUnload_V1 end, for the error of a short payload.
+var endsModuleUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleUnload_V1 wire form for the pointer size.
@@ -2147,23 +2061,7 @@ func (*ModuleUnloadV2) Descriptor() *clrimpl.Descriptor {
 func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleUnload_V2", len(b), ptrSize, endsModuleUnloadV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -2223,6 +2121,14 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleUnloadV2 is where the fixed fields of ModuleUnload_V2 end, for the error of a short payload.
+var endsModuleUnloadV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleUnload_V2 wire form for the pointer size.
@@ -2423,19 +2329,7 @@ func (*AssemblyLoad) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoad", len(b), ptrSize, endsAssemblyLoad)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2451,6 +2345,13 @@ func (e *AssemblyLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoad is where the fixed fields of AssemblyLoad end, for the error of a short payload.
+var endsAssemblyLoad = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyLoad wire form for the pointer size.
@@ -2574,23 +2475,7 @@ func (*AssemblyLoadV1) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoad_V1", len(b), ptrSize, endsAssemblyLoadV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2612,6 +2497,14 @@ func (e *AssemblyLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyLoadV1 is where the fixed fields of AssemblyLoad_V1 end, for the error of a short payload.
+var endsAssemblyLoadV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyLoad_V1 wire form for the pointer size.
@@ -2750,19 +2643,7 @@ func (*AssemblyUnload) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyUnload", len(b), ptrSize, endsAssemblyUnload)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2778,6 +2659,13 @@ func (e *AssemblyUnload) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyUnload is where the fixed fields of AssemblyUnload end, for the error of a short payload.
+var endsAssemblyUnload = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyUnload wire form for the pointer size.
@@ -2901,23 +2789,7 @@ func (*AssemblyUnloadV1) Descriptor() *clrimpl.Descriptor {
 func (e *AssemblyUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyUnload_V1", len(b), ptrSize, endsAssemblyUnloadV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2939,6 +2811,14 @@ func (e *AssemblyUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyUnloadV1 is where the fixed fields of AssemblyUnload_V1 end, for the error of a short payload.
+var endsAssemblyUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyUnload_V1 wire form for the pointer size.
@@ -3075,15 +2955,7 @@ func (*AppDomainLoad) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainLoad", len(b), ptrSize, endsAppDomainLoad)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3098,6 +2970,12 @@ func (e *AppDomainLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainLoad is where the fixed fields of AppDomainLoad end, for the error of a short payload.
+var endsAppDomainLoad = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainLoad wire form for the pointer size.
@@ -3209,15 +3087,7 @@ func (*AppDomainLoadV1) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainLoad_V1", len(b), ptrSize, endsAppDomainLoadV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3242,6 +3112,12 @@ func (e *AppDomainLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainLoadV1 is where the fixed fields of AppDomainLoad_V1 end, for the error of a short payload.
+var endsAppDomainLoadV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainLoad_V1 wire form for the pointer size.
@@ -3367,15 +3243,7 @@ func (*AppDomainUnload) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainUnload", len(b), ptrSize, endsAppDomainUnload)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3390,6 +3258,12 @@ func (e *AppDomainUnload) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainUnload is where the fixed fields of AppDomainUnload end, for the error of a short payload.
+var endsAppDomainUnload = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainUnload wire form for the pointer size.
@@ -3501,15 +3375,7 @@ func (*AppDomainUnloadV1) Descriptor() *clrimpl.Descriptor {
 func (e *AppDomainUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainUnload_V1", len(b), ptrSize, endsAppDomainUnloadV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3534,6 +3400,12 @@ func (e *AppDomainUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainUnloadV1 is where the fixed fields of AppDomainUnload_V1 end, for the error of a short payload.
+var endsAppDomainUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainUnload_V1 wire form for the pointer size.

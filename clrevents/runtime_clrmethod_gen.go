@@ -42,27 +42,7 @@ func (*MethodDetails) Descriptor() *clrimpl.Descriptor {
 func (e *MethodDetails) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("MethodDetails", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TypeID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "TypeParameterCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "LoaderModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDetails", len(b), ptrSize, endsMethodDetails)
 	}
 	_ = b[31]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -80,6 +60,15 @@ func (e *MethodDetails) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMethodDetails is where the fixed fields of MethodDetails end, for the error of a short payload.
+var endsMethodDetails = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "TypeID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "TypeParameterCount", Bytes: 24},
+	{Name: "LoaderModuleID", Bytes: 32},
 }
 
 // Encode appends the MethodDetails wire form for the pointer size.
@@ -341,31 +330,7 @@ func (*RuntimeMethodDCStartV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *RuntimeMethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartV2", len(b), ptrSize, endsRuntimeMethodDCStartV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -375,6 +340,16 @@ func (e *RuntimeMethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsRuntimeMethodDCStartV2 is where the fixed fields of MethodDCStartV2 end, for the error of a short payload.
+var endsRuntimeMethodDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartV2 wire form for the pointer size.
@@ -518,31 +493,7 @@ func (*RuntimeMethodDCEndV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *RuntimeMethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndV2", len(b), ptrSize, endsRuntimeMethodDCEndV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -552,6 +503,16 @@ func (e *RuntimeMethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsRuntimeMethodDCEndV2 is where the fixed fields of MethodDCEndV2 end, for the error of a short payload.
+var endsRuntimeMethodDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndV2 wire form for the pointer size.
@@ -702,31 +663,7 @@ func (*RuntimeMethodDCStartVerboseV2) Descriptor() *clrimpl.Descriptor {
 func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerboseV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerboseV2", len(b), ptrSize, endsRuntimeMethodDCStartVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -748,6 +685,16 @@ func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeMethodDCStartVerboseV2 is where the fixed fields of MethodDCStartVerboseV2 end, for the error of a short payload.
+var endsRuntimeMethodDCStartVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerboseV2 wire form for the pointer size.
@@ -925,31 +872,7 @@ func (*RuntimeMethodDCEndVerboseV2) Descriptor() *clrimpl.Descriptor {
 func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerboseV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerboseV2", len(b), ptrSize, endsRuntimeMethodDCEndVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -971,6 +894,16 @@ func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeMethodDCEndVerboseV2 is where the fixed fields of MethodDCEndVerboseV2 end, for the error of a short payload.
+var endsRuntimeMethodDCEndVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerboseV2 wire form for the pointer size.
@@ -1141,31 +1074,7 @@ func (*MethodLoad) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodLoad) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoad", len(b), ptrSize, endsMethodLoad)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1175,6 +1084,16 @@ func (e *MethodLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodLoad is where the fixed fields of MethodLoad end, for the error of a short payload.
+var endsMethodLoad = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoad wire form for the pointer size.
@@ -1320,35 +1239,7 @@ func (*MethodLoadV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoad_V1", len(b), ptrSize, endsMethodLoadV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1359,6 +1250,17 @@ func (e *MethodLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodLoadV1 is where the fixed fields of MethodLoad_V1 end, for the error of a short payload.
+var endsMethodLoadV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodLoad_V1 wire form for the pointer size.
@@ -1515,39 +1417,7 @@ func (*MethodLoadV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodLoad_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoad_V2", len(b), ptrSize, endsMethodLoadV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1559,6 +1429,18 @@ func (e *MethodLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodLoadV2 is where the fixed fields of MethodLoad_V2 end, for the error of a short payload.
+var endsMethodLoadV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodLoad_V2 wire form for the pointer size.
@@ -1721,31 +1603,7 @@ func (*MethodUnload) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodUnload) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnload", len(b), ptrSize, endsMethodUnload)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1755,6 +1613,16 @@ func (e *MethodUnload) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodUnload is where the fixed fields of MethodUnload end, for the error of a short payload.
+var endsMethodUnload = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnload wire form for the pointer size.
@@ -1900,35 +1768,7 @@ func (*MethodUnloadV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnload_V1", len(b), ptrSize, endsMethodUnloadV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1939,6 +1779,17 @@ func (e *MethodUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodUnloadV1 is where the fixed fields of MethodUnload_V1 end, for the error of a short payload.
+var endsMethodUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodUnload_V1 wire form for the pointer size.
@@ -2095,39 +1946,7 @@ func (*MethodUnloadV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodUnload_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnload_V2", len(b), ptrSize, endsMethodUnloadV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2139,6 +1958,18 @@ func (e *MethodUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodUnloadV2 is where the fixed fields of MethodUnload_V2 end, for the error of a short payload.
+var endsMethodUnloadV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodUnload_V2 wire form for the pointer size.
@@ -2308,31 +2139,7 @@ func (*MethodLoadVerbose) Descriptor() *clrimpl.Descriptor {
 func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoadVerbose", len(b), ptrSize, endsMethodLoadVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2354,6 +2161,16 @@ func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodLoadVerbose is where the fixed fields of MethodLoadVerbose end, for the error of a short payload.
+var endsMethodLoadVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoadVerbose wire form for the pointer size.
@@ -2533,31 +2350,7 @@ func (*MethodLoadVerboseV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoadVerbose_V1", len(b), ptrSize, endsMethodLoadVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2584,6 +2377,16 @@ func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodLoadVerboseV1 is where the fixed fields of MethodLoadVerbose_V1 end, for the error of a short payload.
+var endsMethodLoadVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoadVerbose_V1 wire form for the pointer size.
@@ -2774,31 +2577,7 @@ func (*MethodLoadVerboseV2) Descriptor() *clrimpl.Descriptor {
 func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoadVerbose_V2", len(b), ptrSize, endsMethodLoadVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2830,6 +2609,16 @@ func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodLoadVerboseV2 is where the fixed fields of MethodLoadVerbose_V2 end, for the error of a short payload.
+var endsMethodLoadVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoadVerbose_V2 wire form for the pointer size.
@@ -3026,31 +2815,7 @@ func (*MethodUnloadVerbose) Descriptor() *clrimpl.Descriptor {
 func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnloadVerbose", len(b), ptrSize, endsMethodUnloadVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3072,6 +2837,16 @@ func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodUnloadVerbose is where the fixed fields of MethodUnloadVerbose end, for the error of a short payload.
+var endsMethodUnloadVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnloadVerbose wire form for the pointer size.
@@ -3251,31 +3026,7 @@ func (*MethodUnloadVerboseV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnloadVerbose_V1", len(b), ptrSize, endsMethodUnloadVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3302,6 +3053,16 @@ func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodUnloadVerboseV1 is where the fixed fields of MethodUnloadVerbose_V1 end, for the error of a short payload.
+var endsMethodUnloadVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnloadVerbose_V1 wire form for the pointer size.
@@ -3492,31 +3253,7 @@ func (*MethodUnloadVerboseV2) Descriptor() *clrimpl.Descriptor {
 func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnloadVerbose_V2", len(b), ptrSize, endsMethodUnloadVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3548,6 +3285,16 @@ func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodUnloadVerboseV2 is where the fixed fields of MethodUnloadVerbose_V2 end, for the error of a short payload.
+var endsMethodUnloadVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnloadVerbose_V2 wire form for the pointer size.
@@ -3740,23 +3487,7 @@ func (*MethodJittingStarted) Descriptor() *clrimpl.Descriptor {
 func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MethodJittingStarted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodILSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodJittingStarted", len(b), ptrSize, endsMethodJittingStarted)
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3776,6 +3507,14 @@ func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodJittingStarted is where the fixed fields of MethodJittingStarted end, for the error of a short payload.
+var endsMethodJittingStarted = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "MethodILSize", Bytes: 24},
 }
 
 // Encode appends the MethodJittingStarted wire form for the pointer size.
@@ -3925,23 +3664,7 @@ func (*MethodJittingStartedV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MethodJittingStarted_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodILSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodJittingStarted_V1", len(b), ptrSize, endsMethodJittingStartedV1)
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3966,6 +3689,14 @@ func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodJittingStartedV1 is where the fixed fields of MethodJittingStarted_V1 end, for the error of a short payload.
+var endsMethodJittingStartedV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "MethodILSize", Bytes: 24},
 }
 
 // Encode appends the MethodJittingStarted_V1 wire form for the pointer size.
@@ -4121,35 +3852,7 @@ func (*MethodJitMemoryAllocatedForCode) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *MethodJitMemoryAllocatedForCode) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodJitMemoryAllocatedForCode", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "JitHotCodeRequestSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "JitRODataRequestSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "AllocatedSizeForJitCode",
-			Ptrs:  0,
-		}, {
-			Bytes: 44,
-			Name:  "JitAllocFlag",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodJitMemoryAllocatedForCode", len(b), ptrSize, endsMethodJitMemoryAllocatedForCode)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -4160,6 +3863,17 @@ func (e *MethodJitMemoryAllocatedForCode) Decode(b []byte, ptrSize int) (int, er
 	e.JitAllocFlag = binary.LittleEndian.Uint32(b[40:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[44:])
 	return 46, nil
+}
+
+// endsMethodJitMemoryAllocatedForCode is where the fixed fields of MethodJitMemoryAllocatedForCode end, for the error of a short payload.
+var endsMethodJitMemoryAllocatedForCode = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "JitHotCodeRequestSize", Bytes: 24},
+	{Name: "JitRODataRequestSize", Bytes: 32},
+	{Name: "AllocatedSizeForJitCode", Bytes: 40},
+	{Name: "JitAllocFlag", Bytes: 44},
+	{Name: "ClrInstanceID", Bytes: 46},
 }
 
 // Encode appends the MethodJitMemoryAllocatedForCode wire form for the pointer size.
@@ -4303,11 +4017,7 @@ func (*R2RGetEntryPoint) Descriptor() *clrimpl.Descriptor {
 func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("R2RGetEntryPoint", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("R2RGetEntryPoint", len(b), ptrSize, endsR2RGetEntryPoint)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -4334,6 +4044,11 @@ func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsR2RGetEntryPoint is where the fixed fields of R2RGetEntryPoint end, for the error of a short payload.
+var endsR2RGetEntryPoint = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the R2RGetEntryPoint wire form for the pointer size.
@@ -4470,11 +4185,7 @@ func (*R2RGetEntryPointV1) Descriptor() *clrimpl.Descriptor {
 func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("R2RGetEntryPoint_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("R2RGetEntryPoint_V1", len(b), ptrSize, endsR2RGetEntryPointV1)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -4506,6 +4217,11 @@ func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodSize = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	return off, nil
+}
+
+// endsR2RGetEntryPointV1 is where the fixed fields of R2RGetEntryPoint_V1 end, for the error of a short payload.
+var endsR2RGetEntryPointV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the R2RGetEntryPoint_V1 wire form for the pointer size.
@@ -4641,20 +4357,18 @@ func (*R2RGetEntryPointStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *R2RGetEntryPointStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("R2RGetEntryPointStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("R2RGetEntryPointStart", len(b), ptrSize, endsR2RGetEntryPointStart)
 	}
 	_ = b[9]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsR2RGetEntryPointStart is where the fixed fields of R2RGetEntryPointStart end, for the error of a short payload.
+var endsR2RGetEntryPointStart = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the R2RGetEntryPointStart wire form for the pointer size.
@@ -5655,23 +5369,7 @@ func (*MethodILToNativeMap) Descriptor() *clrimpl.Descriptor {
 func (e *MethodILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodILToNativeMap", len(b), ptrSize, endsMethodILToNativeMap)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -5701,6 +5399,14 @@ func (e *MethodILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodILToNativeMap is where the fixed fields of MethodILToNativeMap end, for the error of a short payload.
+var endsMethodILToNativeMap = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodILToNativeMap wire form for the pointer size.
@@ -5848,23 +5554,7 @@ func (*MethodILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
 func (e *MethodILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodILToNativeMap_V1", len(b), ptrSize, endsMethodILToNativeMapV1)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -5899,6 +5589,14 @@ func (e *MethodILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ILVersionID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodILToNativeMapV1 is where the fixed fields of MethodILToNativeMap_V1 end, for the error of a short payload.
+var endsMethodILToNativeMapV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodILToNativeMap_V1 wire form for the pointer size.

@@ -39,27 +39,7 @@ func (*ModuleRangeLoad) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoad) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 19 {
-		return 0, shortPrefix("ModuleRangeLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeLoad", len(b), ptrSize, endsModuleRangeLoad)
 	}
 	_ = b[18]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -68,6 +48,15 @@ func (e *ModuleRangeLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.RangeSize = binary.LittleEndian.Uint32(b[14:])
 	e.RangeType = ModuleRangeType(b[18])
 	return 19, nil
+}
+
+// endsModuleRangeLoad is where the fixed fields of ModuleRangeLoad end, for the error of a short payload.
+var endsModuleRangeLoad = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
 }
 
 // Encode appends the ModuleRangeLoad wire form for the pointer size.

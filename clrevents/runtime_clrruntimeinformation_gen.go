@@ -60,55 +60,7 @@ func (*RuntimeInformationStart) Descriptor() *clrimpl.Descriptor {
 func (e *RuntimeInformationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 25 {
-		return 0, shortPrefix("RuntimeInformationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Sku",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "BclMajorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "BclMinorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "BclBuildNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "BclQfeNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "VMMajorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "VMMinorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "VMBuildNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "VMQfeNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "StartupFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 25,
-			Name:  "StartupMode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("RuntimeInformationStart", len(b), ptrSize, endsRuntimeInformationStart)
 	}
 	_ = b[24]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -146,6 +98,22 @@ func (e *RuntimeInformationStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeInformationStart is where the fixed fields of RuntimeInformationStart end, for the error of a short payload.
+var endsRuntimeInformationStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Sku", Bytes: 4},
+	{Name: "BclMajorVersion", Bytes: 6},
+	{Name: "BclMinorVersion", Bytes: 8},
+	{Name: "BclBuildNumber", Bytes: 10},
+	{Name: "BclQfeNumber", Bytes: 12},
+	{Name: "VMMajorVersion", Bytes: 14},
+	{Name: "VMMinorVersion", Bytes: 16},
+	{Name: "VMBuildNumber", Bytes: 18},
+	{Name: "VMQfeNumber", Bytes: 20},
+	{Name: "StartupFlags", Bytes: 24},
+	{Name: "StartupMode", Bytes: 25},
 }
 
 // Encode appends the RuntimeInformationStart wire form for the pointer size.

@@ -43,23 +43,7 @@ func (e *CLRStackWalk) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("CLRStackWalk", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Reserved2",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "FrameCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("CLRStackWalk", len(b), ptrSize, endsCLRStackWalk)
 	}
 	_ = b[7]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -76,6 +60,14 @@ func (e *CLRStackWalk) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsCLRStackWalk is where the fixed fields of CLRStackWalk end, for the error of a short payload.
+var endsCLRStackWalk = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Reserved1", Bytes: 3},
+	{Name: "Reserved2", Bytes: 4},
+	{Name: "FrameCount", Bytes: 8},
 }
 
 // Encode appends the CLRStackWalk wire form for the pointer size.

@@ -36,15 +36,7 @@ func (*StrongNameVerificationStart) Descriptor() *clrimpl.Descriptor {
 func (e *StrongNameVerificationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStart", len(b), ptrSize, endsStrongNameVerificationStart)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -59,6 +51,12 @@ func (e *StrongNameVerificationStart) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	return off, nil
+}
+
+// endsStrongNameVerificationStart is where the fixed fields of StrongNameVerificationStart end, for the error of a short payload.
+var endsStrongNameVerificationStart = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStart wire form for the pointer size.
@@ -162,15 +160,7 @@ func (*StrongNameVerificationStartV1) Descriptor() *clrimpl.Descriptor {
 func (e *StrongNameVerificationStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStart_V1", len(b), ptrSize, endsStrongNameVerificationStartV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -190,6 +180,12 @@ func (e *StrongNameVerificationStartV1) Decode(b []byte, ptrSize int) (int, erro
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsStrongNameVerificationStartV1 is where the fixed fields of StrongNameVerificationStart_V1 end, for the error of a short payload.
+var endsStrongNameVerificationStartV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStart_V1 wire form for the pointer size.
@@ -300,15 +296,7 @@ func (*StrongNameVerificationStop) Descriptor() *clrimpl.Descriptor {
 func (e *StrongNameVerificationStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStop", len(b), ptrSize, endsStrongNameVerificationStop)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -323,6 +311,12 @@ func (e *StrongNameVerificationStop) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsStrongNameVerificationStop is where the fixed fields of StrongNameVerificationStop end, for the error of a short payload.
+var endsStrongNameVerificationStop = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStop wire form for the pointer size.
@@ -426,15 +420,7 @@ func (*StrongNameVerificationStopV1) Descriptor() *clrimpl.Descriptor {
 func (e *StrongNameVerificationStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStop_V1", len(b), ptrSize, endsStrongNameVerificationStopV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -454,6 +440,12 @@ func (e *StrongNameVerificationStopV1) Decode(b []byte, ptrSize int) (int, error
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsStrongNameVerificationStopV1 is where the fixed fields of StrongNameVerificationStop_V1 end, for the error of a short payload.
+var endsStrongNameVerificationStopV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStop_V1 wire form for the pointer size.

@@ -42,23 +42,7 @@ func (*CodeSymbols) Descriptor() *clrimpl.Descriptor {
 func (e *CodeSymbols) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("CodeSymbols", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleId",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "TotalChunks",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "ChunkNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ChunkLength",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("CodeSymbols", len(b), ptrSize, endsCodeSymbols)
 	}
 	_ = b[15]
 	e.ModuleId = binary.LittleEndian.Uint64(b[0:])
@@ -80,6 +64,14 @@ func (e *CodeSymbols) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsCodeSymbols is where the fixed fields of CodeSymbols end, for the error of a short payload.
+var endsCodeSymbols = []clrimpl.FieldEnd{
+	{Name: "ModuleId", Bytes: 8},
+	{Name: "TotalChunks", Bytes: 10},
+	{Name: "ChunkNumber", Bytes: 12},
+	{Name: "ChunkLength", Bytes: 16},
 }
 
 // Encode appends the CodeSymbols wire form for the pointer size.

@@ -97,20 +97,18 @@ func (*ContentionStartV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ContentionStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 3 {
-		return 0, shortPrefix("ContentionStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "ContentionFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ContentionStart_V1", len(b), ptrSize, endsContentionStartV1)
 	}
 	_ = b[2]
 	e.ContentionFlags = ContentionFlags(b[0])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[1:])
 	return 3, nil
+}
+
+// endsContentionStartV1 is where the fixed fields of ContentionStart_V1 end, for the error of a short payload.
+var endsContentionStartV1 = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
 }
 
 // Encode appends the ContentionStart_V1 wire form for the pointer size.
@@ -215,27 +213,7 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 27 {
-			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ContentionFlags",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 11,
-				Name:  "LockOwnerThreadID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, endsContentionStartV2)
 		}
 		_ = b[26]
 		e.ContentionFlags = ContentionFlags(b[0])
@@ -245,27 +223,7 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		e.LockOwnerThreadID = binary.LittleEndian.Uint64(b[19:])
 	} else {
 		if len(b) < 19 {
-			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ContentionFlags",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 11,
-				Name:  "LockOwnerThreadID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, endsContentionStartV2)
 		}
 		_ = b[18]
 		e.ContentionFlags = ContentionFlags(b[0])
@@ -275,6 +233,15 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		e.LockOwnerThreadID = binary.LittleEndian.Uint64(b[11:])
 	}
 	return 11 + 2*ptrSize, nil
+}
+
+// endsContentionStartV2 is where the fixed fields of ContentionStart_V2 end, for the error of a short payload.
+var endsContentionStartV2 = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
+	{Name: "LockID", Bytes: 3, Ptrs: 1},
+	{Name: "AssociatedObjectID", Bytes: 3, Ptrs: 2},
+	{Name: "LockOwnerThreadID", Bytes: 11, Ptrs: 2},
 }
 
 // Encode appends the ContentionStart_V2 wire form for the pointer size.
@@ -404,19 +371,7 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, endsContentionLockCreated)
 		}
 		_ = b[17]
 		e.LockID = binary.LittleEndian.Uint64(b[0:])
@@ -424,19 +379,7 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, endsContentionLockCreated)
 		}
 		_ = b[9]
 		e.LockID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -444,6 +387,13 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsContentionLockCreated is where the fixed fields of ContentionLockCreated end, for the error of a short payload.
+var endsContentionLockCreated = []clrimpl.FieldEnd{
+	{Name: "LockID", Bytes: 0, Ptrs: 1},
+	{Name: "AssociatedObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the ContentionLockCreated wire form for the pointer size.
@@ -542,20 +492,18 @@ func (*ContentionStop) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ContentionStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 3 {
-		return 0, shortPrefix("ContentionStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "ContentionFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ContentionStop", len(b), ptrSize, endsContentionStop)
 	}
 	_ = b[2]
 	e.ContentionFlags = ContentionFlags(b[0])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[1:])
 	return 3, nil
+}
+
+// endsContentionStop is where the fixed fields of ContentionStop end, for the error of a short payload.
+var endsContentionStop = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
 }
 
 // Encode appends the ContentionStop wire form for the pointer size.
@@ -652,25 +600,20 @@ func (*ContentionStopV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ContentionStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 11 {
-		return 0, shortPrefix("ContentionStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "ContentionFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 11,
-			Name:  "DurationNs",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ContentionStop_V1", len(b), ptrSize, endsContentionStopV1)
 	}
 	_ = b[10]
 	e.ContentionFlags = ContentionFlags(b[0])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[1:])
 	e.DurationNs = math.Float64frombits(binary.LittleEndian.Uint64(b[3:]))
 	return 11, nil
+}
+
+// endsContentionStopV1 is where the fixed fields of ContentionStop_V1 end, for the error of a short payload.
+var endsContentionStopV1 = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
+	{Name: "DurationNs", Bytes: 11},
 }
 
 // Encode appends the ContentionStop_V1 wire form for the pointer size.

@@ -38,11 +38,7 @@ func (*EventSource) Descriptor() *clrimpl.Descriptor {
 func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("EventSource", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "EventID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EventSource", len(b), ptrSize, endsEventSource)
 	}
 	_ = b[3]
 	e.EventID = int32(binary.LittleEndian.Uint32(b[0:]))
@@ -59,6 +55,11 @@ func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsEventSource is where the fixed fields of EventSource end, for the error of a short payload.
+var endsEventSource = []clrimpl.FieldEnd{
+	{Name: "EventID", Bytes: 4},
 }
 
 // Encode appends the EventSource wire form for the pointer size.

@@ -38,15 +38,7 @@ func (*ExceptionCatchStart) Descriptor() *clrimpl.Descriptor {
 func (e *ExceptionCatchStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("ExceptionCatchStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "EntryEIP",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExceptionCatchStart", len(b), ptrSize, endsExceptionCatchStart)
 	}
 	_ = b[15]
 	e.EntryEIP = binary.LittleEndian.Uint64(b[0:])
@@ -66,6 +58,12 @@ func (e *ExceptionCatchStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsExceptionCatchStart is where the fixed fields of ExceptionCatchStart end, for the error of a short payload.
+var endsExceptionCatchStart = []clrimpl.FieldEnd{
+	{Name: "EntryEIP", Bytes: 8},
+	{Name: "MethodID", Bytes: 16},
 }
 
 // Encode appends the ExceptionCatchStart wire form for the pointer size.

@@ -38,15 +38,7 @@ func (*ExceptionFilterStart) Descriptor() *clrimpl.Descriptor {
 func (e *ExceptionFilterStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("ExceptionFilterStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "EntryEIP",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExceptionFilterStart", len(b), ptrSize, endsExceptionFilterStart)
 	}
 	_ = b[15]
 	e.EntryEIP = binary.LittleEndian.Uint64(b[0:])
@@ -66,6 +58,12 @@ func (e *ExceptionFilterStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsExceptionFilterStart is where the fixed fields of ExceptionFilterStart end, for the error of a short payload.
+var endsExceptionFilterStart = []clrimpl.FieldEnd{
+	{Name: "EntryEIP", Bytes: 8},
+	{Name: "MethodID", Bytes: 16},
 }
 
 // Encode appends the ExceptionFilterStart wire form for the pointer size.

@@ -38,15 +38,7 @@ func (*ExceptionFinallyStart) Descriptor() *clrimpl.Descriptor {
 func (e *ExceptionFinallyStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("ExceptionFinallyStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "EntryEIP",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExceptionFinallyStart", len(b), ptrSize, endsExceptionFinallyStart)
 	}
 	_ = b[15]
 	e.EntryEIP = binary.LittleEndian.Uint64(b[0:])
@@ -66,6 +58,12 @@ func (e *ExceptionFinallyStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsExceptionFinallyStart is where the fixed fields of ExceptionFinallyStart end, for the error of a short payload.
+var endsExceptionFinallyStart = []clrimpl.FieldEnd{
+	{Name: "EntryEIP", Bytes: 8},
+	{Name: "MethodID", Bytes: 16},
 }
 
 // Encode appends the ExceptionFinallyStart wire form for the pointer size.

@@ -36,11 +36,7 @@ func (*ExecutionCheckpoint) Descriptor() *clrimpl.Descriptor {
 func (e *ExecutionCheckpoint) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecutionCheckpoint", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecutionCheckpoint", len(b), ptrSize, endsExecutionCheckpoint)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -59,6 +55,11 @@ func (e *ExecutionCheckpoint) Decode(b []byte, ptrSize int) (int, error) {
 	e.Timestamp = int64(binary.LittleEndian.Uint64(b[off:]))
 	off += 8
 	return off, nil
+}
+
+// endsExecutionCheckpoint is where the fixed fields of ExecutionCheckpoint end, for the error of a short payload.
+var endsExecutionCheckpoint = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecutionCheckpoint wire form for the pointer size.

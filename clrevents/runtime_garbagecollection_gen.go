@@ -34,20 +34,18 @@ func (*GCStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Reason",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCStart", len(b), ptrSize, endsGCStart)
 	}
 	_ = b[7]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.Reason = GCReason(binary.LittleEndian.Uint32(b[4:]))
 	return 8, nil
+}
+
+// endsGCStart is where the fixed fields of GCStart end, for the error of a short payload.
+var endsGCStart = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Reason", Bytes: 8},
 }
 
 // Encode appends the GCStart wire form for the pointer size.
@@ -148,27 +146,7 @@ func (*GCStartV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Depth",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCStart_V1", len(b), ptrSize, endsGCStartV1)
 	}
 	_ = b[17]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -177,6 +155,15 @@ func (e *GCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Type = GCType(binary.LittleEndian.Uint32(b[12:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsGCStartV1 is where the fixed fields of GCStart_V1 end, for the error of a short payload.
+var endsGCStartV1 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 8},
+	{Name: "Reason", Bytes: 12},
+	{Name: "Type", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the GCStart_V1 wire form for the pointer size.
@@ -313,31 +300,7 @@ func (*GCStartV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 26 {
-		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Depth",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ClientSequenceNumber",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, endsGCStartV2)
 	}
 	_ = b[25]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -347,6 +310,16 @@ func (e *GCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	e.ClientSequenceNumber = binary.LittleEndian.Uint64(b[18:])
 	return 26, nil
+}
+
+// endsGCStartV2 is where the fixed fields of GCStart_V2 end, for the error of a short payload.
+var endsGCStartV2 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 8},
+	{Name: "Reason", Bytes: 12},
+	{Name: "Type", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
+	{Name: "ClientSequenceNumber", Bytes: 26},
 }
 
 // Encode appends the GCStart_V2 wire form for the pointer size.
@@ -484,20 +457,18 @@ func (*GCEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Depth",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCEnd", len(b), ptrSize, endsGCEnd)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.Depth = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCEnd is where the fixed fields of GCEnd end, for the error of a short payload.
+var endsGCEnd = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 6},
 }
 
 // Encode appends the GCEnd wire form for the pointer size.
@@ -587,25 +558,20 @@ func (*GCEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Depth",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCEnd_V1", len(b), ptrSize, endsGCEndV1)
 	}
 	_ = b[9]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.Depth = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCEndV1 is where the fixed fields of GCEnd_V1 end, for the error of a short payload.
+var endsGCEndV1 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCEnd_V1 wire form for the pointer size.
@@ -763,15 +729,16 @@ func (*GCRestartEEEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCRestartEEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCRestartEEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCRestartEEEnd_V1", len(b), ptrSize, endsGCRestartEEEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCRestartEEEndV1 is where the fixed fields of GCRestartEEEnd_V1 end, for the error of a short payload.
+var endsGCRestartEEEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCRestartEEEnd_V1 wire form for the pointer size.
@@ -872,59 +839,7 @@ func (*GCHeapStats) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCHeapStats) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 92 {
-		return 0, shortPrefix("GCHeapStats", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "GenerationSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TotalPromotedSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "GenerationSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "TotalPromotedSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "GenerationSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "TotalPromotedSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "GenerationSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "TotalPromotedSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "FinalizationPromotedSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 80,
-			Name:  "FinalizationPromotedCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 84,
-			Name:  "PinnedObjectCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 88,
-			Name:  "SinkBlockCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 92,
-			Name:  "GCHandleCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCHeapStats", len(b), ptrSize, endsGCHeapStats)
 	}
 	_ = b[91]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -941,6 +856,23 @@ func (e *GCHeapStats) Decode(b []byte, ptrSize int) (int, error) {
 	e.SinkBlockCount = binary.LittleEndian.Uint32(b[84:])
 	e.GCHandleCount = binary.LittleEndian.Uint32(b[88:])
 	return 92, nil
+}
+
+// endsGCHeapStats is where the fixed fields of GCHeapStats end, for the error of a short payload.
+var endsGCHeapStats = []clrimpl.FieldEnd{
+	{Name: "GenerationSize0", Bytes: 8},
+	{Name: "TotalPromotedSize0", Bytes: 16},
+	{Name: "GenerationSize1", Bytes: 24},
+	{Name: "TotalPromotedSize1", Bytes: 32},
+	{Name: "GenerationSize2", Bytes: 40},
+	{Name: "TotalPromotedSize2", Bytes: 48},
+	{Name: "GenerationSize3", Bytes: 56},
+	{Name: "TotalPromotedSize3", Bytes: 64},
+	{Name: "FinalizationPromotedSize", Bytes: 72},
+	{Name: "FinalizationPromotedCount", Bytes: 80},
+	{Name: "PinnedObjectCount", Bytes: 84},
+	{Name: "SinkBlockCount", Bytes: 88},
+	{Name: "GCHandleCount", Bytes: 92},
 }
 
 // Encode appends the GCHeapStats wire form for the pointer size.
@@ -1160,63 +1092,7 @@ func (*GCHeapStatsV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCHeapStatsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 94 {
-		return 0, shortPrefix("GCHeapStats_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "GenerationSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TotalPromotedSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "GenerationSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "TotalPromotedSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "GenerationSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "TotalPromotedSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "GenerationSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "TotalPromotedSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "FinalizationPromotedSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 80,
-			Name:  "FinalizationPromotedCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 84,
-			Name:  "PinnedObjectCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 88,
-			Name:  "SinkBlockCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 92,
-			Name:  "GCHandleCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 94,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCHeapStats_V1", len(b), ptrSize, endsGCHeapStatsV1)
 	}
 	_ = b[93]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -1234,6 +1110,24 @@ func (e *GCHeapStatsV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.GCHandleCount = binary.LittleEndian.Uint32(b[88:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[92:])
 	return 94, nil
+}
+
+// endsGCHeapStatsV1 is where the fixed fields of GCHeapStats_V1 end, for the error of a short payload.
+var endsGCHeapStatsV1 = []clrimpl.FieldEnd{
+	{Name: "GenerationSize0", Bytes: 8},
+	{Name: "TotalPromotedSize0", Bytes: 16},
+	{Name: "GenerationSize1", Bytes: 24},
+	{Name: "TotalPromotedSize1", Bytes: 32},
+	{Name: "GenerationSize2", Bytes: 40},
+	{Name: "TotalPromotedSize2", Bytes: 48},
+	{Name: "GenerationSize3", Bytes: 56},
+	{Name: "TotalPromotedSize3", Bytes: 64},
+	{Name: "FinalizationPromotedSize", Bytes: 72},
+	{Name: "FinalizationPromotedCount", Bytes: 80},
+	{Name: "PinnedObjectCount", Bytes: 84},
+	{Name: "SinkBlockCount", Bytes: 88},
+	{Name: "GCHandleCount", Bytes: 92},
+	{Name: "ClrInstanceID", Bytes: 94},
 }
 
 // Encode appends the GCHeapStats_V1 wire form for the pointer size.
@@ -1466,71 +1360,7 @@ func (*GCHeapStatsV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCHeapStatsV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 110 {
-		return 0, shortPrefix("GCHeapStats_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "GenerationSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TotalPromotedSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "GenerationSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "TotalPromotedSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "GenerationSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "TotalPromotedSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "GenerationSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "TotalPromotedSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "FinalizationPromotedSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 80,
-			Name:  "FinalizationPromotedCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 84,
-			Name:  "PinnedObjectCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 88,
-			Name:  "SinkBlockCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 92,
-			Name:  "GCHandleCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 94,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 102,
-			Name:  "GenerationSize4",
-			Ptrs:  0,
-		}, {
-			Bytes: 110,
-			Name:  "TotalPromotedSize4",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCHeapStats_V2", len(b), ptrSize, endsGCHeapStatsV2)
 	}
 	_ = b[109]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -1550,6 +1380,26 @@ func (e *GCHeapStatsV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.GenerationSize4 = binary.LittleEndian.Uint64(b[94:])
 	e.TotalPromotedSize4 = binary.LittleEndian.Uint64(b[102:])
 	return 110, nil
+}
+
+// endsGCHeapStatsV2 is where the fixed fields of GCHeapStats_V2 end, for the error of a short payload.
+var endsGCHeapStatsV2 = []clrimpl.FieldEnd{
+	{Name: "GenerationSize0", Bytes: 8},
+	{Name: "TotalPromotedSize0", Bytes: 16},
+	{Name: "GenerationSize1", Bytes: 24},
+	{Name: "TotalPromotedSize1", Bytes: 32},
+	{Name: "GenerationSize2", Bytes: 40},
+	{Name: "TotalPromotedSize2", Bytes: 48},
+	{Name: "GenerationSize3", Bytes: 56},
+	{Name: "TotalPromotedSize3", Bytes: 64},
+	{Name: "FinalizationPromotedSize", Bytes: 72},
+	{Name: "FinalizationPromotedCount", Bytes: 80},
+	{Name: "PinnedObjectCount", Bytes: 84},
+	{Name: "SinkBlockCount", Bytes: 88},
+	{Name: "GCHandleCount", Bytes: 92},
+	{Name: "ClrInstanceID", Bytes: 94},
+	{Name: "GenerationSize4", Bytes: 102},
+	{Name: "TotalPromotedSize4", Bytes: 110},
 }
 
 // Encode appends the GCHeapStats_V2 wire form for the pointer size.
@@ -1776,25 +1626,20 @@ func (*GCCreateSegment) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCCreateSegment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCCreateSegment", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Size",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Type",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCCreateSegment", len(b), ptrSize, endsGCCreateSegment)
 	}
 	_ = b[19]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
 	e.Size = binary.LittleEndian.Uint64(b[8:])
 	e.Type = GCSegmentType(binary.LittleEndian.Uint32(b[16:]))
 	return 20, nil
+}
+
+// endsGCCreateSegment is where the fixed fields of GCCreateSegment end, for the error of a short payload.
+var endsGCCreateSegment = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
+	{Name: "Size", Bytes: 16},
+	{Name: "Type", Bytes: 20},
 }
 
 // Encode appends the GCCreateSegment wire form for the pointer size.
@@ -1904,23 +1749,7 @@ func (*GCCreateSegmentV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCCreateSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCCreateSegment_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Size",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCCreateSegment_V1", len(b), ptrSize, endsGCCreateSegmentV1)
 	}
 	_ = b[21]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -1928,6 +1757,14 @@ func (e *GCCreateSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Type = GCSegmentType(binary.LittleEndian.Uint32(b[16:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsGCCreateSegmentV1 is where the fixed fields of GCCreateSegment_V1 end, for the error of a short payload.
+var endsGCCreateSegmentV1 = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
+	{Name: "Size", Bytes: 16},
+	{Name: "Type", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the GCCreateSegment_V1 wire form for the pointer size.
@@ -2040,15 +1877,16 @@ func (*GCFreeSegment) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCFreeSegment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCFreeSegment", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFreeSegment", len(b), ptrSize, endsGCFreeSegment)
 	}
 	_ = b[7]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsGCFreeSegment is where the fixed fields of GCFreeSegment end, for the error of a short payload.
+var endsGCFreeSegment = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
 }
 
 // Encode appends the GCFreeSegment wire form for the pointer size.
@@ -2128,20 +1966,18 @@ func (*GCFreeSegmentV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCFreeSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCFreeSegment_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFreeSegment_V1", len(b), ptrSize, endsGCFreeSegmentV1)
 	}
 	_ = b[9]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCFreeSegmentV1 is where the fixed fields of GCFreeSegment_V1 end, for the error of a short payload.
+var endsGCFreeSegmentV1 = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCFreeSegment_V1 wire form for the pointer size.
@@ -2291,15 +2127,16 @@ func (*GCRestartEEBeginV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCRestartEEBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCRestartEEBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCRestartEEBegin_V1", len(b), ptrSize, endsGCRestartEEBeginV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCRestartEEBeginV1 is where the fixed fields of GCRestartEEBegin_V1 end, for the error of a short payload.
+var endsGCRestartEEBeginV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCRestartEEBegin_V1 wire form for the pointer size.
@@ -2439,15 +2276,16 @@ func (*GCSuspendEEEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCSuspendEEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSuspendEEEnd_V1", len(b), ptrSize, endsGCSuspendEEEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCSuspendEEEndV1 is where the fixed fields of GCSuspendEEEnd_V1 end, for the error of a short payload.
+var endsGCSuspendEEEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCSuspendEEEnd_V1 wire form for the pointer size.
@@ -2524,15 +2362,16 @@ func (*GCSuspendEEBegin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCSuspendEEBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "Reason",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSuspendEEBegin", len(b), ptrSize, endsGCSuspendEEBegin)
 	}
 	_ = b[1]
 	e.Reason = GCSuspendEEReason(binary.LittleEndian.Uint16(b[0:]))
 	return 2, nil
+}
+
+// endsGCSuspendEEBegin is where the fixed fields of GCSuspendEEBegin end, for the error of a short payload.
+var endsGCSuspendEEBegin = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 2},
 }
 
 // Encode appends the GCSuspendEEBegin wire form for the pointer size.
@@ -2620,25 +2459,20 @@ func (*GCSuspendEEBeginV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCSuspendEEBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSuspendEEBegin_V1", len(b), ptrSize, endsGCSuspendEEBeginV1)
 	}
 	_ = b[9]
 	e.Reason = GCSuspendEEReason(binary.LittleEndian.Uint32(b[0:]))
 	e.Count = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCSuspendEEBeginV1 is where the fixed fields of GCSuspendEEBegin_V1 end, for the error of a short payload.
+var endsGCSuspendEEBeginV1 = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCSuspendEEBegin_V1 wire form for the pointer size.
@@ -2742,20 +2576,18 @@ func (*GCAllocationTick) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCAllocationTick) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCAllocationTick", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AllocationAmount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "AllocationKind",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCAllocationTick", len(b), ptrSize, endsGCAllocationTick)
 	}
 	_ = b[7]
 	e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
 	e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[4:]))
 	return 8, nil
+}
+
+// endsGCAllocationTick is where the fixed fields of GCAllocationTick end, for the error of a short payload.
+var endsGCAllocationTick = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
 }
 
 // Encode appends the GCAllocationTick wire form for the pointer size.
@@ -2853,25 +2685,20 @@ func (*GCAllocationTickV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCAllocationTickV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCAllocationTick_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AllocationAmount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "AllocationKind",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCAllocationTick_V1", len(b), ptrSize, endsGCAllocationTickV1)
 	}
 	_ = b[9]
 	e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
 	e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[4:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCAllocationTickV1 is where the fixed fields of GCAllocationTick_V1 end, for the error of a short payload.
+var endsGCAllocationTickV1 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCAllocationTick_V1 wire form for the pointer size.
@@ -2991,27 +2818,7 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, endsGCAllocationTickV2)
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -3022,27 +2829,7 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, endsGCAllocationTickV2)
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -3066,6 +2853,15 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.HeapIndex = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	return off, nil
+}
+
+// endsGCAllocationTickV2 is where the fixed fields of GCAllocationTick_V2 end, for the error of a short payload.
+var endsGCAllocationTickV2 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
+	{Name: "AllocationAmount64", Bytes: 18},
+	{Name: "TypeID", Bytes: 18, Ptrs: 1},
 }
 
 // Encode appends the GCAllocationTick_V2 wire form for the pointer size.
@@ -3225,27 +3021,7 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, endsGCAllocationTickV3)
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -3256,27 +3032,7 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, endsGCAllocationTickV3)
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -3305,6 +3061,15 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.Address = clrimpl.ReadPtr(b, off, ptrSize)
 	off += ptrSize
 	return off, nil
+}
+
+// endsGCAllocationTickV3 is where the fixed fields of GCAllocationTick_V3 end, for the error of a short payload.
+var endsGCAllocationTickV3 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
+	{Name: "AllocationAmount64", Bytes: 18},
+	{Name: "TypeID", Bytes: 18, Ptrs: 1},
 }
 
 // Encode appends the GCAllocationTick_V3 wire form for the pointer size.
@@ -3476,27 +3241,7 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, endsGCAllocationTickV4)
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -3507,27 +3252,7 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, endsGCAllocationTickV4)
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -3561,6 +3286,15 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 	e.ObjectSize = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsGCAllocationTickV4 is where the fixed fields of GCAllocationTick_V4 end, for the error of a short payload.
+var endsGCAllocationTickV4 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
+	{Name: "AllocationAmount64", Bytes: 18},
+	{Name: "TypeID", Bytes: 18, Ptrs: 1},
 }
 
 // Encode appends the GCAllocationTick_V4 wire form for the pointer size.
@@ -3784,15 +3518,16 @@ func (*GCCreateConcurrentThreadV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCCreateConcurrentThreadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCCreateConcurrentThread_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCCreateConcurrentThread_V1", len(b), ptrSize, endsGCCreateConcurrentThreadV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCCreateConcurrentThreadV1 is where the fixed fields of GCCreateConcurrentThread_V1 end, for the error of a short payload.
+var endsGCCreateConcurrentThreadV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCCreateConcurrentThread_V1 wire form for the pointer size.
@@ -3932,15 +3667,16 @@ func (*GCTerminateConcurrentThreadV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCTerminateConcurrentThreadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCTerminateConcurrentThread_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCTerminateConcurrentThread_V1", len(b), ptrSize, endsGCTerminateConcurrentThreadV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCTerminateConcurrentThreadV1 is where the fixed fields of GCTerminateConcurrentThread_V1 end, for the error of a short payload.
+var endsGCTerminateConcurrentThreadV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCTerminateConcurrentThread_V1 wire form for the pointer size.
@@ -4017,15 +3753,16 @@ func (*GCFinalizersEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("GCFinalizersEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFinalizersEnd", len(b), ptrSize, endsGCFinalizersEnd)
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsGCFinalizersEnd is where the fixed fields of GCFinalizersEnd end, for the error of a short payload.
+var endsGCFinalizersEnd = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the GCFinalizersEnd wire form for the pointer size.
@@ -4104,20 +3841,18 @@ func (*GCFinalizersEndV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCFinalizersEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFinalizersEnd_V1", len(b), ptrSize, endsGCFinalizersEndV1)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCFinalizersEndV1 is where the fixed fields of GCFinalizersEnd_V1 end, for the error of a short payload.
+var endsGCFinalizersEndV1 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCFinalizersEnd_V1 wire form for the pointer size.
@@ -4266,15 +4001,16 @@ func (*GCFinalizersBeginV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCFinalizersBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFinalizersBegin_V1", len(b), ptrSize, endsGCFinalizersBeginV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCFinalizersBeginV1 is where the fixed fields of GCFinalizersBegin_V1 end, for the error of a short payload.
+var endsGCFinalizersBeginV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCFinalizersBegin_V1 wire form for the pointer size.
@@ -4359,23 +4095,7 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 	if ptrSize == 8 {
 		if len(b) < 21 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RootedNodeAddress",
-					Ptrs:  1,
-				}, {
-					Bytes: 1,
-					Name:  "GCRootKind",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootFlag",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4387,23 +4107,7 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 	} else {
 		if len(b) < 13 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RootedNodeAddress",
-					Ptrs:  1,
-				}, {
-					Bytes: 1,
-					Name:  "GCRootKind",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootFlag",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4414,6 +4118,14 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 		e.GCRootID = uint64(binary.LittleEndian.Uint32(b[9:]))
 	}
 	return 5 + 2*ptrSize, "", 0, nil
+}
+
+// endsGCBulkRootEdgeValuesElem is where the fixed fields of GCBulkRootEdge.Values elements end, for the error of a short payload.
+var endsGCBulkRootEdgeValuesElem = []clrimpl.FieldEnd{
+	{Name: "RootedNodeAddress", Bytes: 0, Ptrs: 1},
+	{Name: "GCRootKind", Bytes: 1, Ptrs: 1},
+	{Name: "GCRootFlag", Bytes: 5, Ptrs: 1},
+	{Name: "GCRootID", Bytes: 5, Ptrs: 2},
 }
 
 func (e *GCBulkRootEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -4545,19 +4257,7 @@ func (e *GCBulkRootEdge) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkRootEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootEdge", len(b), ptrSize, endsGCBulkRootEdge)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -4576,6 +4276,13 @@ func (e *GCBulkRootEdge) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRootEdge is where the fixed fields of GCBulkRootEdge end, for the error of a short payload.
+var endsGCBulkRootEdge = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkRootEdge wire form for the pointer size.
@@ -4685,19 +4392,7 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 	if ptrSize == 8 {
 		if len(b) < 24 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "GCKeyNodeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "GCValueNodeID",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "GCRootID",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootConditionalWeakTableElementEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4708,19 +4403,7 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "GCKeyNodeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "GCValueNodeID",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "GCRootID",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootConditionalWeakTableElementEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4730,6 +4413,13 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 		e.GCRootID = uint64(binary.LittleEndian.Uint32(b[8:]))
 	}
 	return 3 * ptrSize, "", 0, nil
+}
+
+// endsGCBulkRootConditionalWeakTableElementEdgeValuesElem is where the fixed fields of GCBulkRootConditionalWeakTableElementEdge.Values elements end, for the error of a short payload.
+var endsGCBulkRootConditionalWeakTableElementEdgeValuesElem = []clrimpl.FieldEnd{
+	{Name: "GCKeyNodeID", Bytes: 0, Ptrs: 1},
+	{Name: "GCValueNodeID", Bytes: 0, Ptrs: 2},
+	{Name: "GCRootID", Bytes: 0, Ptrs: 3},
 }
 
 func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -4857,19 +4547,7 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) Decode(b []byte, ptrSize int
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkRootConditionalWeakTableElementEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootConditionalWeakTableElementEdge", len(b), ptrSize, endsGCBulkRootConditionalWeakTableElementEdge)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -4888,6 +4566,13 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) Decode(b []byte, ptrSize int
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRootConditionalWeakTableElementEdge is where the fixed fields of GCBulkRootConditionalWeakTableElementEdge end, for the error of a short payload.
+var endsGCBulkRootConditionalWeakTableElementEdge = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkRootConditionalWeakTableElementEdge wire form for the pointer size.
@@ -4999,23 +4684,7 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	if ptrSize == 8 {
 		if len(b) < 32 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Address",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}, {
-					Bytes: 16,
-					Name:  "TypeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 24,
-					Name:  "EdgeCount",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkNodeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5027,23 +4696,7 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	} else {
 		if len(b) < 28 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Address",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}, {
-					Bytes: 16,
-					Name:  "TypeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 24,
-					Name:  "EdgeCount",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkNodeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5054,6 +4707,14 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 		e.EdgeCount = binary.LittleEndian.Uint64(b[20:])
 	}
 	return 24 + ptrSize, "", 0, nil
+}
+
+// endsGCBulkNodeValuesElem is where the fixed fields of GCBulkNode.Values elements end, for the error of a short payload.
+var endsGCBulkNodeValuesElem = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 0, Ptrs: 1},
+	{Name: "Size", Bytes: 8, Ptrs: 1},
+	{Name: "TypeID", Bytes: 16, Ptrs: 1},
+	{Name: "EdgeCount", Bytes: 24, Ptrs: 1},
 }
 
 func (e *GCBulkNodeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -5185,19 +4846,7 @@ func (e *GCBulkNode) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkNode", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkNode", len(b), ptrSize, endsGCBulkNode)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -5216,6 +4865,13 @@ func (e *GCBulkNode) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkNode is where the fixed fields of GCBulkNode end, for the error of a short payload.
+var endsGCBulkNode = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkNode wire form for the pointer size.
@@ -5323,15 +4979,7 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	if ptrSize == 8 {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Value",
-					Ptrs:  1,
-				}, {
-					Bytes: 4,
-					Name:  "ReferencingFieldID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5341,15 +4989,7 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Value",
-					Ptrs:  1,
-				}, {
-					Bytes: 4,
-					Name:  "ReferencingFieldID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5358,6 +4998,12 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 		e.ReferencingFieldID = binary.LittleEndian.Uint32(b[4:])
 	}
 	return 4 + ptrSize, "", 0, nil
+}
+
+// endsGCBulkEdgeValuesElem is where the fixed fields of GCBulkEdge.Values elements end, for the error of a short payload.
+var endsGCBulkEdgeValuesElem = []clrimpl.FieldEnd{
+	{Name: "Value", Bytes: 0, Ptrs: 1},
+	{Name: "ReferencingFieldID", Bytes: 4, Ptrs: 1},
 }
 
 func (e *GCBulkEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -5481,19 +5127,7 @@ func (e *GCBulkEdge) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkEdge", len(b), ptrSize, endsGCBulkEdge)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -5512,6 +5146,13 @@ func (e *GCBulkEdge) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkEdge is where the fixed fields of GCBulkEdge end, for the error of a short payload.
+var endsGCBulkEdge = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkEdge wire form for the pointer size.
@@ -5627,27 +5268,7 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 30 {
-			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, endsGCSampledObjectAllocationHigh)
 		}
 		_ = b[29]
 		e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -5657,27 +5278,7 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, endsGCSampledObjectAllocationHigh)
 		}
 		_ = b[21]
 		e.Address = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -5687,6 +5288,15 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	}
 	return 14 + 2*ptrSize, nil
+}
+
+// endsGCSampledObjectAllocationHigh is where the fixed fields of GCSampledObjectAllocationHigh end, for the error of a short payload.
+var endsGCSampledObjectAllocationHigh = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 0, Ptrs: 1},
+	{Name: "TypeID", Bytes: 0, Ptrs: 2},
+	{Name: "ObjectCountForTypeSample", Bytes: 4, Ptrs: 2},
+	{Name: "TotalSizeForTypeSample", Bytes: 12, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 14, Ptrs: 2},
 }
 
 // Encode appends the GCSampledObjectAllocationHigh wire form for the pointer size.
@@ -5805,15 +5415,7 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkSurvivingObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5823,15 +5425,7 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkSurvivingObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5840,6 +5434,12 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 		e.RangeLength = binary.LittleEndian.Uint64(b[4:])
 	}
 	return 8 + ptrSize, "", 0, nil
+}
+
+// endsGCBulkSurvivingObjectRangesValuesElem is where the fixed fields of GCBulkSurvivingObjectRanges.Values elements end, for the error of a short payload.
+var endsGCBulkSurvivingObjectRangesValuesElem = []clrimpl.FieldEnd{
+	{Name: "RangeBase", Bytes: 0, Ptrs: 1},
+	{Name: "RangeLength", Bytes: 8, Ptrs: 1},
 }
 
 func (e *GCBulkSurvivingObjectRangesValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -5963,19 +5563,7 @@ func (e *GCBulkSurvivingObjectRanges) Decode(b []byte, ptrSize int) (int, error)
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkSurvivingObjectRanges", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkSurvivingObjectRanges", len(b), ptrSize, endsGCBulkSurvivingObjectRanges)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -5994,6 +5582,13 @@ func (e *GCBulkSurvivingObjectRanges) Decode(b []byte, ptrSize int) (int, error)
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkSurvivingObjectRanges is where the fixed fields of GCBulkSurvivingObjectRanges end, for the error of a short payload.
+var endsGCBulkSurvivingObjectRanges = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkSurvivingObjectRanges wire form for the pointer size.
@@ -6103,19 +5698,7 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 	if ptrSize == 8 {
 		if len(b) < 24 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "OldRangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "NewRangeBase",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkMovedObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6126,19 +5709,7 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 	} else {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "OldRangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "NewRangeBase",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkMovedObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -6148,6 +5719,13 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 		e.RangeLength = binary.LittleEndian.Uint64(b[8:])
 	}
 	return 8 + 2*ptrSize, "", 0, nil
+}
+
+// endsGCBulkMovedObjectRangesValuesElem is where the fixed fields of GCBulkMovedObjectRanges.Values elements end, for the error of a short payload.
+var endsGCBulkMovedObjectRangesValuesElem = []clrimpl.FieldEnd{
+	{Name: "OldRangeBase", Bytes: 0, Ptrs: 1},
+	{Name: "NewRangeBase", Bytes: 0, Ptrs: 2},
+	{Name: "RangeLength", Bytes: 8, Ptrs: 2},
 }
 
 func (e *GCBulkMovedObjectRangesValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -6275,19 +5853,7 @@ func (e *GCBulkMovedObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkMovedObjectRanges", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkMovedObjectRanges", len(b), ptrSize, endsGCBulkMovedObjectRanges)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -6306,6 +5872,13 @@ func (e *GCBulkMovedObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkMovedObjectRanges is where the fixed fields of GCBulkMovedObjectRanges end, for the error of a short payload.
+var endsGCBulkMovedObjectRanges = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkMovedObjectRanges wire form for the pointer size.
@@ -6421,27 +5994,7 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 27 {
-			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Generation",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "RangeStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RangeUsedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RangeReservedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 19,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, endsGCGenerationRange)
 		}
 		_ = b[26]
 		e.Generation = b[0]
@@ -6451,27 +6004,7 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[25:])
 	} else {
 		if len(b) < 23 {
-			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Generation",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "RangeStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RangeUsedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RangeReservedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 19,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, endsGCGenerationRange)
 		}
 		_ = b[22]
 		e.Generation = b[0]
@@ -6481,6 +6014,15 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[21:])
 	}
 	return 19 + ptrSize, nil
+}
+
+// endsGCGenerationRange is where the fixed fields of GCGenerationRange end, for the error of a short payload.
+var endsGCGenerationRange = []clrimpl.FieldEnd{
+	{Name: "Generation", Bytes: 1},
+	{Name: "RangeStart", Bytes: 1, Ptrs: 1},
+	{Name: "RangeUsedLength", Bytes: 9, Ptrs: 1},
+	{Name: "RangeReservedLength", Bytes: 17, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 19, Ptrs: 1},
 }
 
 // Encode appends the GCGenerationRange wire form for the pointer size.
@@ -6596,20 +6138,18 @@ func (*GCMarkStackRoots) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCMarkStackRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkStackRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkStackRoots", len(b), ptrSize, endsGCMarkStackRoots)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkStackRoots is where the fixed fields of GCMarkStackRoots end, for the error of a short payload.
+var endsGCMarkStackRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkStackRoots wire form for the pointer size.
@@ -6697,20 +6237,18 @@ func (*GCMarkFinalizeQueueRoots) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCMarkFinalizeQueueRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkFinalizeQueueRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkFinalizeQueueRoots", len(b), ptrSize, endsGCMarkFinalizeQueueRoots)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkFinalizeQueueRoots is where the fixed fields of GCMarkFinalizeQueueRoots end, for the error of a short payload.
+var endsGCMarkFinalizeQueueRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkFinalizeQueueRoots wire form for the pointer size.
@@ -6798,20 +6336,18 @@ func (*GCMarkHandles) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCMarkHandles) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkHandles", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkHandles", len(b), ptrSize, endsGCMarkHandles)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkHandles is where the fixed fields of GCMarkHandles end, for the error of a short payload.
+var endsGCMarkHandles = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkHandles wire form for the pointer size.
@@ -6899,20 +6435,18 @@ func (*GCMarkOlderGenerationRoots) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCMarkOlderGenerationRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkOlderGenerationRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkOlderGenerationRoots", len(b), ptrSize, endsGCMarkOlderGenerationRoots)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkOlderGenerationRoots is where the fixed fields of GCMarkOlderGenerationRoots end, for the error of a short payload.
+var endsGCMarkOlderGenerationRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkOlderGenerationRoots wire form for the pointer size.
@@ -7006,19 +6540,7 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, endsFinalizeObject)
 		}
 		_ = b[17]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
@@ -7026,19 +6548,7 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, endsFinalizeObject)
 		}
 		_ = b[9]
 		e.TypeID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -7046,6 +6556,13 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsFinalizeObject is where the fixed fields of FinalizeObject end, for the error of a short payload.
+var endsFinalizeObject = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the FinalizeObject wire form for the pointer size.
@@ -7156,31 +6673,7 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, endsSetGCHandle)
 		}
 		_ = b[33]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -7191,31 +6684,7 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, endsSetGCHandle)
 		}
 		_ = b[25]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -7226,6 +6695,16 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	}
 	return 18 + 2*ptrSize, nil
+}
+
+// endsSetGCHandle is where the fixed fields of SetGCHandle end, for the error of a short payload.
+var endsSetGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "Kind", Bytes: 4, Ptrs: 2},
+	{Name: "Generation", Bytes: 8, Ptrs: 2},
+	{Name: "AppDomainID", Bytes: 16, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 18, Ptrs: 2},
 }
 
 // Encode appends the SetGCHandle wire form for the pointer size.
@@ -7363,36 +6842,26 @@ func (e *DestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, endsDestroyGCHandle)
 		}
 		_ = b[9]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, endsDestroyGCHandle)
 		}
 		_ = b[5]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsDestroyGCHandle is where the fixed fields of DestroyGCHandle end, for the error of a short payload.
+var endsDestroyGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the DestroyGCHandle wire form for the pointer size.
@@ -7491,27 +6960,7 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 	}
 	if ptrSize == 8 {
 		if len(b) < 30 {
-			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, endsGCSampledObjectAllocationLow)
 		}
 		_ = b[29]
 		e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -7521,27 +6970,7 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, endsGCSampledObjectAllocationLow)
 		}
 		_ = b[21]
 		e.Address = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -7551,6 +6980,15 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	}
 	return 14 + 2*ptrSize, nil
+}
+
+// endsGCSampledObjectAllocationLow is where the fixed fields of GCSampledObjectAllocationLow end, for the error of a short payload.
+var endsGCSampledObjectAllocationLow = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 0, Ptrs: 1},
+	{Name: "TypeID", Bytes: 0, Ptrs: 2},
+	{Name: "ObjectCountForTypeSample", Bytes: 4, Ptrs: 2},
+	{Name: "TotalSizeForTypeSample", Bytes: 12, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 14, Ptrs: 2},
 }
 
 // Encode appends the GCSampledObjectAllocationLow wire form for the pointer size.
@@ -7678,19 +7116,7 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectSize",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, endsPinObjectAtGCTime)
 		}
 		_ = b[23]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -7699,19 +7125,7 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		off = 24
 	} else {
 		if len(b) < 16 {
-			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectSize",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, endsPinObjectAtGCTime)
 		}
 		_ = b[15]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -7733,6 +7147,13 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsPinObjectAtGCTime is where the fixed fields of PinObjectAtGCTime end, for the error of a short payload.
+var endsPinObjectAtGCTime = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ObjectSize", Bytes: 8, Ptrs: 2},
 }
 
 // Encode appends the PinObjectAtGCTime wire form for the pointer size.
@@ -7849,20 +7270,18 @@ func (*GCTriggered) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCTriggered) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCTriggered", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCTriggered", len(b), ptrSize, endsGCTriggered)
 	}
 	_ = b[5]
 	e.Reason = GCReason(binary.LittleEndian.Uint32(b[0:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCTriggered is where the fixed fields of GCTriggered end, for the error of a short payload.
+var endsGCTriggered = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCTriggered wire form for the pointer size.
@@ -7966,35 +7385,7 @@ type GCBulkRootCCWValuesElem struct {
 func (e *GCBulkRootCCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 44 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "GCRootID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 32,
-				Name:  "IUnknown",
-				Ptrs:  0,
-			}, {
-				Bytes: 36,
-				Name:  "RefCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 40,
-				Name:  "PeggedRefCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 44,
-				Name:  "Flags",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootCCWValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -8007,6 +7398,17 @@ func (e *GCBulkRootCCWValuesElem) decode(b []byte, ptrSize int) (int, string, in
 	e.PeggedRefCount = binary.LittleEndian.Uint32(b[36:])
 	e.Flags = GCRootCCWFlags(binary.LittleEndian.Uint32(b[40:]))
 	return 44, "", 0, nil
+}
+
+// endsGCBulkRootCCWValuesElem is where the fixed fields of GCBulkRootCCW.Values elements end, for the error of a short payload.
+var endsGCBulkRootCCWValuesElem = []clrimpl.FieldEnd{
+	{Name: "GCRootID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 16},
+	{Name: "TypeID", Bytes: 24},
+	{Name: "IUnknown", Bytes: 32},
+	{Name: "RefCount", Bytes: 36},
+	{Name: "PeggedRefCount", Bytes: 40},
+	{Name: "Flags", Bytes: 44},
 }
 
 func (e *GCBulkRootCCWValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -8147,15 +7549,7 @@ func (*GCBulkRootCCW) Descriptor() *clrimpl.Descriptor {
 func (e *GCBulkRootCCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("GCBulkRootCCW", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootCCW", len(b), ptrSize, endsGCBulkRootCCW)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -8173,6 +7567,12 @@ func (e *GCBulkRootCCW) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRootCCW is where the fixed fields of GCBulkRootCCW end, for the error of a short payload.
+var endsGCBulkRootCCW = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCBulkRootCCW wire form for the pointer size.
@@ -8276,31 +7676,7 @@ type GCBulkRCWValuesElem struct {
 func (e *GCBulkRCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 40 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "IUnknown",
-				Ptrs:  0,
-			}, {
-				Bytes: 32,
-				Name:  "VTable",
-				Ptrs:  0,
-			}, {
-				Bytes: 36,
-				Name:  "RefCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 40,
-				Name:  "Flags",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRCWValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -8312,6 +7688,16 @@ func (e *GCBulkRCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, e
 	e.RefCount = binary.LittleEndian.Uint32(b[32:])
 	e.Flags = binary.LittleEndian.Uint32(b[36:])
 	return 40, "", 0, nil
+}
+
+// endsGCBulkRCWValuesElem is where the fixed fields of GCBulkRCW.Values elements end, for the error of a short payload.
+var endsGCBulkRCWValuesElem = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 8},
+	{Name: "TypeID", Bytes: 16},
+	{Name: "IUnknown", Bytes: 24},
+	{Name: "VTable", Bytes: 32},
+	{Name: "RefCount", Bytes: 36},
+	{Name: "Flags", Bytes: 40},
 }
 
 func (e *GCBulkRCWValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -8448,15 +7834,7 @@ func (*GCBulkRCW) Descriptor() *clrimpl.Descriptor {
 func (e *GCBulkRCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("GCBulkRCW", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRCW", len(b), ptrSize, endsGCBulkRCW)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -8474,6 +7852,12 @@ func (e *GCBulkRCW) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRCW is where the fixed fields of GCBulkRCW end, for the error of a short payload.
+var endsGCBulkRCW = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCBulkRCW wire form for the pointer size.
@@ -8578,23 +7962,7 @@ func (e *GCBulkRootStaticVarValuesElem) decode(b []byte, ptrSize int) (int, stri
 	var off int
 	if len(b) < 28 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "GCRootID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 28,
-				Name:  "Flags",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootStaticVarValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -8613,6 +7981,14 @@ func (e *GCBulkRootStaticVarValuesElem) decode(b []byte, ptrSize int) (int, stri
 		off = next
 	}
 	return off, "", 0, nil
+}
+
+// endsGCBulkRootStaticVarValuesElem is where the fixed fields of GCBulkRootStaticVar.Values elements end, for the error of a short payload.
+var endsGCBulkRootStaticVarValuesElem = []clrimpl.FieldEnd{
+	{Name: "GCRootID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 16},
+	{Name: "TypeID", Bytes: 24},
+	{Name: "Flags", Bytes: 28},
 }
 
 func (e *GCBulkRootStaticVarValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -8738,19 +8114,7 @@ func (*GCBulkRootStaticVar) Descriptor() *clrimpl.Descriptor {
 func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("GCBulkRootStaticVar", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootStaticVar", len(b), ptrSize, endsGCBulkRootStaticVar)
 	}
 	_ = b[13]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -8778,6 +8142,13 @@ func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
 		}
 	}
 	return off, nil
+}
+
+// endsGCBulkRootStaticVar is where the fixed fields of GCBulkRootStaticVar end, for the error of a short payload.
+var endsGCBulkRootStaticVar = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "AppDomainID", Bytes: 12},
+	{Name: "ClrInstanceID", Bytes: 14},
 }
 
 // Encode appends the GCBulkRootStaticVar wire form for the pointer size.
@@ -9020,20 +8391,18 @@ func (*IncreaseMemoryPressure) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IncreaseMemoryPressure) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IncreaseMemoryPressure", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "BytesAllocated",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IncreaseMemoryPressure", len(b), ptrSize, endsIncreaseMemoryPressure)
 	}
 	_ = b[9]
 	e.BytesAllocated = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIncreaseMemoryPressure is where the fixed fields of IncreaseMemoryPressure end, for the error of a short payload.
+var endsIncreaseMemoryPressure = []clrimpl.FieldEnd{
+	{Name: "BytesAllocated", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IncreaseMemoryPressure wire form for the pointer size.
@@ -9121,20 +8490,18 @@ func (*DecreaseMemoryPressure) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *DecreaseMemoryPressure) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("DecreaseMemoryPressure", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "BytesFreed",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DecreaseMemoryPressure", len(b), ptrSize, endsDecreaseMemoryPressure)
 	}
 	_ = b[9]
 	e.BytesFreed = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsDecreaseMemoryPressure is where the fixed fields of DecreaseMemoryPressure end, for the error of a short payload.
+var endsDecreaseMemoryPressure = []clrimpl.FieldEnd{
+	{Name: "BytesFreed", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the DecreaseMemoryPressure wire form for the pointer size.
@@ -9226,23 +8593,7 @@ func (*GCMarkWithType) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCMarkWithType) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCMarkWithType", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "Bytes",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkWithType", len(b), ptrSize, endsGCMarkWithType)
 	}
 	_ = b[17]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -9250,6 +8601,14 @@ func (e *GCMarkWithType) Decode(b []byte, ptrSize int) (int, error) {
 	e.Type = GCRootKind(binary.LittleEndian.Uint32(b[6:]))
 	e.Bytes = binary.LittleEndian.Uint64(b[10:])
 	return 18, nil
+}
+
+// endsGCMarkWithType is where the fixed fields of GCMarkWithType end, for the error of a short payload.
+var endsGCMarkWithType = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
+	{Name: "Type", Bytes: 10},
+	{Name: "Bytes", Bytes: 18},
 }
 
 // Encode appends the GCMarkWithType wire form for the pointer size.
@@ -9368,27 +8727,7 @@ func (*GCJoinV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCJoinV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCJoin_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Heap",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "JoinTime",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "JoinType",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "JoinID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCJoin_V2", len(b), ptrSize, endsGCJoinV2)
 	}
 	_ = b[17]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
@@ -9397,6 +8736,15 @@ func (e *GCJoinV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	e.JoinID = binary.LittleEndian.Uint32(b[14:])
 	return 18, nil
+}
+
+// endsGCJoinV2 is where the fixed fields of GCJoin_V2 end, for the error of a short payload.
+var endsGCJoinV2 = []clrimpl.FieldEnd{
+	{Name: "Heap", Bytes: 4},
+	{Name: "JoinTime", Bytes: 8},
+	{Name: "JoinType", Bytes: 12},
+	{Name: "ClrInstanceID", Bytes: 14},
+	{Name: "JoinID", Bytes: 18},
 }
 
 // Encode appends the GCJoin_V2 wire form for the pointer size.
@@ -9553,47 +8901,7 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 	if ptrSize == 8 {
 		if len(b) < 80 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "PinnedSurv",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NonePinnedSurv",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryV3ValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -9611,47 +8919,7 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 	} else {
 		if len(b) < 40 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "PinnedSurv",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NonePinnedSurv",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryV3ValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -9668,6 +8936,20 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 		e.NewAllocation = uint64(binary.LittleEndian.Uint32(b[36:]))
 	}
 	return 10 * ptrSize, "", 0, nil
+}
+
+// endsGCPerHeapHistoryV3ValuesElem is where the fixed fields of GCPerHeapHistoryV3.Values elements end, for the error of a short payload.
+var endsGCPerHeapHistoryV3ValuesElem = []clrimpl.FieldEnd{
+	{Name: "SizeBefore", Bytes: 0, Ptrs: 1},
+	{Name: "FreeListBefore", Bytes: 0, Ptrs: 2},
+	{Name: "FreeObjBefore", Bytes: 0, Ptrs: 3},
+	{Name: "SizeAfter", Bytes: 0, Ptrs: 4},
+	{Name: "FreeListAfter", Bytes: 0, Ptrs: 5},
+	{Name: "FreeObjAfter", Bytes: 0, Ptrs: 6},
+	{Name: "In", Bytes: 0, Ptrs: 7},
+	{Name: "PinnedSurv", Bytes: 0, Ptrs: 8},
+	{Name: "NonePinnedSurv", Bytes: 0, Ptrs: 9},
+	{Name: "NewAllocation", Bytes: 0, Ptrs: 10},
 }
 
 func (e *GCPerHeapHistoryV3ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -9824,67 +9106,7 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 86 {
-			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListAllocated",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListRejected",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "EndOfSegAllocated",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "CondemnedAllocated",
-				Ptrs:  4,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocated",
-				Ptrs:  5,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocatedAdvance",
-				Ptrs:  6,
-			}, {
-				Bytes: 6,
-				Name:  "RunningFreeListEfficiency",
-				Ptrs:  6,
-			}, {
-				Bytes: 10,
-				Name:  "CondemnReasons0",
-				Ptrs:  6,
-			}, {
-				Bytes: 14,
-				Name:  "CondemnReasons1",
-				Ptrs:  6,
-			}, {
-				Bytes: 18,
-				Name:  "CompactMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 22,
-				Name:  "ExpandMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "HeapIndex",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  7,
-			}, {
-				Bytes: 30,
-				Name:  "Count",
-				Ptrs:  7,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, endsGCPerHeapHistoryV3)
 		}
 		_ = b[85]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -9905,67 +9127,7 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 86
 	} else {
 		if len(b) < 58 {
-			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListAllocated",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListRejected",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "EndOfSegAllocated",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "CondemnedAllocated",
-				Ptrs:  4,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocated",
-				Ptrs:  5,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocatedAdvance",
-				Ptrs:  6,
-			}, {
-				Bytes: 6,
-				Name:  "RunningFreeListEfficiency",
-				Ptrs:  6,
-			}, {
-				Bytes: 10,
-				Name:  "CondemnReasons0",
-				Ptrs:  6,
-			}, {
-				Bytes: 14,
-				Name:  "CondemnReasons1",
-				Ptrs:  6,
-			}, {
-				Bytes: 18,
-				Name:  "CompactMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 22,
-				Name:  "ExpandMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "HeapIndex",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  7,
-			}, {
-				Bytes: 30,
-				Name:  "Count",
-				Ptrs:  7,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, endsGCPerHeapHistoryV3)
 		}
 		_ = b[57]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -9997,6 +9159,25 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCPerHeapHistoryV3 is where the fixed fields of GCPerHeapHistory_V3 end, for the error of a short payload.
+var endsGCPerHeapHistoryV3 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "FreeListAllocated", Bytes: 2, Ptrs: 1},
+	{Name: "FreeListRejected", Bytes: 2, Ptrs: 2},
+	{Name: "EndOfSegAllocated", Bytes: 2, Ptrs: 3},
+	{Name: "CondemnedAllocated", Bytes: 2, Ptrs: 4},
+	{Name: "PinnedAllocated", Bytes: 2, Ptrs: 5},
+	{Name: "PinnedAllocatedAdvance", Bytes: 2, Ptrs: 6},
+	{Name: "RunningFreeListEfficiency", Bytes: 6, Ptrs: 6},
+	{Name: "CondemnReasons0", Bytes: 10, Ptrs: 6},
+	{Name: "CondemnReasons1", Bytes: 14, Ptrs: 6},
+	{Name: "CompactMechanisms", Bytes: 18, Ptrs: 6},
+	{Name: "ExpandMechanisms", Bytes: 22, Ptrs: 6},
+	{Name: "HeapIndex", Bytes: 26, Ptrs: 6},
+	{Name: "ExtraGen0Commit", Bytes: 26, Ptrs: 7},
+	{Name: "Count", Bytes: 30, Ptrs: 7},
 }
 
 // Encode appends the GCPerHeapHistory_V3 wire form for the pointer size.
@@ -10245,43 +9426,7 @@ func (*GCGlobalHeapHistoryV2) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "PauseMode",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "MemoryPressure",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V2", len(b), ptrSize, endsGCGlobalHeapHistoryV2)
 	}
 	_ = b[37]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -10294,6 +9439,19 @@ func (e *GCGlobalHeapHistoryV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.PauseMode = GCPauseMode(binary.LittleEndian.Uint32(b[30:]))
 	e.MemoryPressure = binary.LittleEndian.Uint32(b[34:])
 	return 38, nil
+}
+
+// endsGCGlobalHeapHistoryV2 is where the fixed fields of GCGlobalHeapHistory_V2 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV2 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "PauseMode", Bytes: 34},
+	{Name: "MemoryPressure", Bytes: 38},
 }
 
 // Encode appends the GCGlobalHeapHistory_V2 wire form for the pointer size.
@@ -10484,51 +9642,7 @@ func (*GCGlobalHeapHistoryV3) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "PauseMode",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "MemoryPressure",
-			Ptrs:  0,
-		}, {
-			Bytes: 42,
-			Name:  "CondemnReasons0",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "CondemnReasons1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V3", len(b), ptrSize, endsGCGlobalHeapHistoryV3)
 	}
 	_ = b[45]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -10543,6 +9657,21 @@ func (e *GCGlobalHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.CondemnReasons0 = binary.LittleEndian.Uint32(b[38:])
 	e.CondemnReasons1 = binary.LittleEndian.Uint32(b[42:])
 	return 46, nil
+}
+
+// endsGCGlobalHeapHistoryV3 is where the fixed fields of GCGlobalHeapHistory_V3 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV3 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "PauseMode", Bytes: 34},
+	{Name: "MemoryPressure", Bytes: 38},
+	{Name: "CondemnReasons0", Bytes: 42},
+	{Name: "CondemnReasons1", Bytes: 46},
 }
 
 // Encode appends the GCGlobalHeapHistory_V3 wire form for the pointer size.
@@ -10750,17 +9879,18 @@ type GCGlobalHeapHistoryV4ValuesElem struct {
 func (e *GCGlobalHeapHistoryV4ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 4 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "Time",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCGlobalHeapHistoryV4ValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
 	_ = b[3]
 	e.Time = binary.LittleEndian.Uint32(b[0:])
 	return 4, "", 0, nil
+}
+
+// endsGCGlobalHeapHistoryV4ValuesElem is where the fixed fields of GCGlobalHeapHistoryV4.Values elements end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV4ValuesElem = []clrimpl.FieldEnd{
+	{Name: "Time", Bytes: 4},
 }
 
 func (e *GCGlobalHeapHistoryV4ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -10877,55 +10007,7 @@ func (*GCGlobalHeapHistoryV4) Descriptor() *clrimpl.Descriptor {
 func (e *GCGlobalHeapHistoryV4) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 50 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "PauseMode",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "MemoryPressure",
-			Ptrs:  0,
-		}, {
-			Bytes: 42,
-			Name:  "CondemnReasons0",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "CondemnReasons1",
-			Ptrs:  0,
-		}, {
-			Bytes: 50,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V4", len(b), ptrSize, endsGCGlobalHeapHistoryV4)
 	}
 	_ = b[49]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -10953,6 +10035,22 @@ func (e *GCGlobalHeapHistoryV4) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCGlobalHeapHistoryV4 is where the fixed fields of GCGlobalHeapHistory_V4 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV4 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "PauseMode", Bytes: 34},
+	{Name: "MemoryPressure", Bytes: 38},
+	{Name: "CondemnReasons0", Bytes: 42},
+	{Name: "CondemnReasons1", Bytes: 46},
+	{Name: "Count", Bytes: 50},
 }
 
 // Encode appends the GCGlobalHeapHistory_V4 wire form for the pointer size.
@@ -11161,20 +10259,18 @@ func (*GenAwareBegin) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GenAwareBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GenAwareBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GenAwareBegin", len(b), ptrSize, endsGenAwareBegin)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGenAwareBegin is where the fixed fields of GenAwareBegin end, for the error of a short payload.
+var endsGenAwareBegin = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GenAwareBegin wire form for the pointer size.
@@ -11262,20 +10358,18 @@ func (*GenAwareEnd) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *GenAwareEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GenAwareEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GenAwareEnd", len(b), ptrSize, endsGenAwareEnd)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGenAwareEnd is where the fixed fields of GenAwareEnd end, for the error of a short payload.
+var endsGenAwareEnd = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GenAwareEnd wire form for the pointer size.
@@ -11369,27 +10463,7 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 	if ptrSize == 8 {
 		if len(b) < 32 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "TimePlan",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TimeCompact",
-					Ptrs:  0,
-				}, {
-					Bytes: 12,
-					Name:  "TimeRelocate",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TotalRefs",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "ZeroRefs",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCLOHCompactValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -11402,27 +10476,7 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 	} else {
 		if len(b) < 20 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "TimePlan",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TimeCompact",
-					Ptrs:  0,
-				}, {
-					Bytes: 12,
-					Name:  "TimeRelocate",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TotalRefs",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "ZeroRefs",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCLOHCompactValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -11434,6 +10488,15 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 		e.ZeroRefs = uint64(binary.LittleEndian.Uint32(b[16:]))
 	}
 	return 8 + 3*ptrSize, "", 0, nil
+}
+
+// endsGCLOHCompactValuesElem is where the fixed fields of GCLOHCompact.Values elements end, for the error of a short payload.
+var endsGCLOHCompactValuesElem = []clrimpl.FieldEnd{
+	{Name: "TimePlan", Bytes: 4},
+	{Name: "TimeCompact", Bytes: 8},
+	{Name: "TimeRelocate", Bytes: 12},
+	{Name: "TotalRefs", Bytes: 8, Ptrs: 2},
+	{Name: "ZeroRefs", Bytes: 8, Ptrs: 3},
 }
 
 func (e *GCLOHCompactValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -11570,15 +10633,7 @@ func (e *GCLOHCompact) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("GCLOHCompact", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCLOHCompact", len(b), ptrSize, endsGCLOHCompact)
 	}
 	_ = b[3]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -11596,6 +10651,12 @@ func (e *GCLOHCompact) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCLOHCompact is where the fixed fields of GCLOHCompact end, for the error of a short payload.
+var endsGCLOHCompact = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the GCLOHCompact wire form for the pointer size.
@@ -11700,23 +10761,7 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 2,
-					Name:  "Index",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "Padding",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Count",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCFitBucketInfoValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -11728,23 +10773,7 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 2,
-					Name:  "Index",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "Padding",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Count",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCFitBucketInfoValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -11755,6 +10784,14 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 		e.Size = uint64(binary.LittleEndian.Uint32(b[8:]))
 	}
 	return 8 + ptrSize, "", 0, nil
+}
+
+// endsGCFitBucketInfoValuesElem is where the fixed fields of GCFitBucketInfo.Values elements end, for the error of a short payload.
+var endsGCFitBucketInfoValuesElem = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 2},
+	{Name: "Padding", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "Size", Bytes: 8, Ptrs: 1},
 }
 
 func (e *GCFitBucketInfoValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -11886,23 +10923,7 @@ func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("GCFitBucketInfo", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "BucketKind",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "TotalSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFitBucketInfo", len(b), ptrSize, endsGCFitBucketInfo)
 	}
 	_ = b[13]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -11922,6 +10943,14 @@ func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCFitBucketInfo is where the fixed fields of GCFitBucketInfo end, for the error of a short payload.
+var endsGCFitBucketInfo = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "BucketKind", Bytes: 4},
+	{Name: "TotalSize", Bytes: 12},
+	{Name: "Count", Bytes: 14},
 }
 
 // Encode appends the GCFitBucketInfo wire form for the pointer size.

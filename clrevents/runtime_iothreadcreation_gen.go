@@ -33,20 +33,18 @@ func (*IOThreadCreate) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadCreate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadCreate", len(b), ptrSize, endsIOThreadCreate)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadCreate is where the fixed fields of IOThreadCreate end, for the error of a short payload.
+var endsIOThreadCreate = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadCreate wire form for the pointer size.
@@ -136,25 +134,20 @@ func (*IOThreadCreateV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadCreateV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadCreate_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadCreate_V1", len(b), ptrSize, endsIOThreadCreateV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadCreateV1 is where the fixed fields of IOThreadCreate_V1 end, for the error of a short payload.
+var endsIOThreadCreateV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadCreate_V1 wire form for the pointer size.
@@ -251,20 +244,18 @@ func (*IOThreadTerminate) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadTerminate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadTerminate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadTerminate", len(b), ptrSize, endsIOThreadTerminate)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadTerminate is where the fixed fields of IOThreadTerminate end, for the error of a short payload.
+var endsIOThreadTerminate = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadTerminate wire form for the pointer size.
@@ -354,25 +345,20 @@ func (*IOThreadTerminateV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadTerminateV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadTerminate_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadTerminate_V1", len(b), ptrSize, endsIOThreadTerminateV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadTerminateV1 is where the fixed fields of IOThreadTerminate_V1 end, for the error of a short payload.
+var endsIOThreadTerminateV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadTerminate_V1 wire form for the pointer size.

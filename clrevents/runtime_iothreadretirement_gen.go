@@ -33,20 +33,18 @@ func (*IOThreadRetire) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadRetire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadRetire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadRetire", len(b), ptrSize, endsIOThreadRetire)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadRetire is where the fixed fields of IOThreadRetire end, for the error of a short payload.
+var endsIOThreadRetire = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadRetire wire form for the pointer size.
@@ -136,25 +134,20 @@ func (*IOThreadRetireV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadRetireV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadRetire_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadRetire_V1", len(b), ptrSize, endsIOThreadRetireV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadRetireV1 is where the fixed fields of IOThreadRetire_V1 end, for the error of a short payload.
+var endsIOThreadRetireV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadRetire_V1 wire form for the pointer size.
@@ -251,20 +244,18 @@ func (*IOThreadUnretire) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadUnretire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadUnretire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadUnretire", len(b), ptrSize, endsIOThreadUnretire)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadUnretire is where the fixed fields of IOThreadUnretire end, for the error of a short payload.
+var endsIOThreadUnretire = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadUnretire wire form for the pointer size.
@@ -354,25 +345,20 @@ func (*IOThreadUnretireV1) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *IOThreadUnretireV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadUnretire_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadUnretire_V1", len(b), ptrSize, endsIOThreadUnretireV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadUnretireV1 is where the fixed fields of IOThreadUnretire_V1 end, for the error of a short payload.
+var endsIOThreadUnretireV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadUnretire_V1 wire form for the pointer size.

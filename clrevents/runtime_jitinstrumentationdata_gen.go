@@ -40,23 +40,7 @@ func (*JitInstrumentationData) Descriptor() *clrimpl.Descriptor {
 func (e *JitInstrumentationData) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 18 {
-		return 0, shortPrefix("JitInstrumentationData", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "DataSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("JitInstrumentationData", len(b), ptrSize, endsJitInstrumentationData)
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -73,6 +57,14 @@ func (e *JitInstrumentationData) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsJitInstrumentationData is where the fixed fields of JitInstrumentationData end, for the error of a short payload.
+var endsJitInstrumentationData = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "MethodFlags", Bytes: 6},
+	{Name: "DataSize", Bytes: 10},
+	{Name: "MethodID", Bytes: 18},
 }
 
 // Encode appends the JitInstrumentationData wire form for the pointer size.
@@ -205,31 +197,7 @@ func (*JitInstrumentationDataVerbose) Descriptor() *clrimpl.Descriptor {
 func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 30 {
-		return 0, shortPrefix("JitInstrumentationDataVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "DataSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("JitInstrumentationDataVerbose", len(b), ptrSize, endsJitInstrumentationDataVerbose)
 	}
 	_ = b[29]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -259,6 +227,16 @@ func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, erro
 		off += n
 	}
 	return off, nil
+}
+
+// endsJitInstrumentationDataVerbose is where the fixed fields of JitInstrumentationDataVerbose end, for the error of a short payload.
+var endsJitInstrumentationDataVerbose = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "MethodFlags", Bytes: 6},
+	{Name: "DataSize", Bytes: 10},
+	{Name: "MethodID", Bytes: 18},
+	{Name: "ModuleID", Bytes: 26},
+	{Name: "MethodToken", Bytes: 30},
 }
 
 // Encode appends the JitInstrumentationDataVerbose wire form for the pointer size.

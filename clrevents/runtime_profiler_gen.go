@@ -34,11 +34,7 @@ func (*ProfilerMessage) Descriptor() *clrimpl.Descriptor {
 func (e *ProfilerMessage) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ProfilerMessage", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ProfilerMessage", len(b), ptrSize, endsProfilerMessage)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -52,6 +48,11 @@ func (e *ProfilerMessage) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsProfilerMessage is where the fixed fields of ProfilerMessage end, for the error of a short payload.
+var endsProfilerMessage = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ProfilerMessage wire form for the pointer size.

@@ -37,36 +37,26 @@ func (e *ThreadPoolEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, endsThreadPoolEnqueue)
 		}
 		_ = b[9]
 		e.WorkID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, endsThreadPoolEnqueue)
 		}
 		_ = b[5]
 		e.WorkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsThreadPoolEnqueue is where the fixed fields of ThreadPoolEnqueue end, for the error of a short payload.
+var endsThreadPoolEnqueue = []clrimpl.FieldEnd{
+	{Name: "WorkID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the ThreadPoolEnqueue wire form for the pointer size.
@@ -159,36 +149,26 @@ func (e *ThreadPoolDequeue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, endsThreadPoolDequeue)
 		}
 		_ = b[9]
 		e.WorkID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, endsThreadPoolDequeue)
 		}
 		_ = b[5]
 		e.WorkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsThreadPoolDequeue is where the fixed fields of ThreadPoolDequeue end, for the error of a short payload.
+var endsThreadPoolDequeue = []clrimpl.FieldEnd{
+	{Name: "WorkID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the ThreadPoolDequeue wire form for the pointer size.
@@ -285,23 +265,7 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 22 {
-			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "MultiDequeues",
-				Ptrs:  2,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, endsThreadPoolIOEnqueue)
 		}
 		_ = b[21]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -310,23 +274,7 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	} else {
 		if len(b) < 14 {
-			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "MultiDequeues",
-				Ptrs:  2,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, endsThreadPoolIOEnqueue)
 		}
 		_ = b[13]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -335,6 +283,14 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	}
 	return 6 + 2*ptrSize, nil
+}
+
+// endsThreadPoolIOEnqueue is where the fixed fields of ThreadPoolIOEnqueue end, for the error of a short payload.
+var endsThreadPoolIOEnqueue = []clrimpl.FieldEnd{
+	{Name: "NativeOverlapped", Bytes: 0, Ptrs: 1},
+	{Name: "Overlapped", Bytes: 0, Ptrs: 2},
+	{Name: "MultiDequeues", Bytes: 4, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 6, Ptrs: 2},
 }
 
 // Encode appends the ThreadPoolIOEnqueue wire form for the pointer size.
@@ -448,19 +404,7 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, endsThreadPoolIODequeue)
 		}
 		_ = b[17]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -468,19 +412,7 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, endsThreadPoolIODequeue)
 		}
 		_ = b[9]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -488,6 +420,13 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsThreadPoolIODequeue is where the fixed fields of ThreadPoolIODequeue end, for the error of a short payload.
+var endsThreadPoolIODequeue = []clrimpl.FieldEnd{
+	{Name: "NativeOverlapped", Bytes: 0, Ptrs: 1},
+	{Name: "Overlapped", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the ThreadPoolIODequeue wire form for the pointer size.
@@ -592,19 +531,7 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, endsThreadPoolIOPack)
 		}
 		_ = b[17]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -612,19 +539,7 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, endsThreadPoolIOPack)
 		}
 		_ = b[9]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -632,6 +547,13 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsThreadPoolIOPack is where the fixed fields of ThreadPoolIOPack end, for the error of a short payload.
+var endsThreadPoolIOPack = []clrimpl.FieldEnd{
+	{Name: "NativeOverlapped", Bytes: 0, Ptrs: 1},
+	{Name: "Overlapped", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the ThreadPoolIOPack wire form for the pointer size.

@@ -39,27 +39,7 @@ func (*ThreadPoolMinMaxThreads) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolMinMaxThreads) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolMinMaxThreads", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "MinWorkerThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "MaxWorkerThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "MinIOCompletionThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "MaxIOCompletionThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolMinMaxThreads", len(b), ptrSize, endsThreadPoolMinMaxThreads)
 	}
 	_ = b[9]
 	e.MinWorkerThreads = binary.LittleEndian.Uint16(b[0:])
@@ -68,6 +48,15 @@ func (e *ThreadPoolMinMaxThreads) Decode(b []byte, ptrSize int) (int, error) {
 	e.MaxIOCompletionThreads = binary.LittleEndian.Uint16(b[6:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolMinMaxThreads is where the fixed fields of ThreadPoolMinMaxThreads end, for the error of a short payload.
+var endsThreadPoolMinMaxThreads = []clrimpl.FieldEnd{
+	{Name: "MinWorkerThreads", Bytes: 2},
+	{Name: "MaxWorkerThreads", Bytes: 4},
+	{Name: "MinIOCompletionThreads", Bytes: 6},
+	{Name: "MaxIOCompletionThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolMinMaxThreads wire form for the pointer size.

@@ -33,20 +33,18 @@ func (*ThreadpoolSuspensionSuspendThread) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadpoolSuspensionSuspendThread) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("ThreadpoolSuspensionSuspendThread", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ClrThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "CpuUtilization",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadpoolSuspensionSuspendThread", len(b), ptrSize, endsThreadpoolSuspensionSuspendThread)
 	}
 	_ = b[7]
 	e.ClrThreadID = binary.LittleEndian.Uint32(b[0:])
 	e.CpuUtilization = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsThreadpoolSuspensionSuspendThread is where the fixed fields of ThreadpoolSuspensionSuspendThread end, for the error of a short payload.
+var endsThreadpoolSuspensionSuspendThread = []clrimpl.FieldEnd{
+	{Name: "ClrThreadID", Bytes: 4},
+	{Name: "CpuUtilization", Bytes: 8},
 }
 
 // Encode appends the ThreadpoolSuspensionSuspendThread wire form for the pointer size.
@@ -134,20 +132,18 @@ func (*ThreadpoolSuspensionResumeThread) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadpoolSuspensionResumeThread) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("ThreadpoolSuspensionResumeThread", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ClrThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "CpuUtilization",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadpoolSuspensionResumeThread", len(b), ptrSize, endsThreadpoolSuspensionResumeThread)
 	}
 	_ = b[7]
 	e.ClrThreadID = binary.LittleEndian.Uint32(b[0:])
 	e.CpuUtilization = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsThreadpoolSuspensionResumeThread is where the fixed fields of ThreadpoolSuspensionResumeThread end, for the error of a short payload.
+var endsThreadpoolSuspensionResumeThread = []clrimpl.FieldEnd{
+	{Name: "ClrThreadID", Bytes: 4},
+	{Name: "CpuUtilization", Bytes: 8},
 }
 
 // Encode appends the ThreadpoolSuspensionResumeThread wire form for the pointer size.

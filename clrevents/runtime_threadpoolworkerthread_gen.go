@@ -35,25 +35,20 @@ func (*ThreadPoolWorkerThreadStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadStart", len(b), ptrSize, endsThreadPoolWorkerThreadStart)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadStart is where the fixed fields of ThreadPoolWorkerThreadStart end, for the error of a short payload.
+var endsThreadPoolWorkerThreadStart = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadStart wire form for the pointer size.
@@ -152,25 +147,20 @@ func (*ThreadPoolWorkerThreadStop) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadStop", len(b), ptrSize, endsThreadPoolWorkerThreadStop)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadStop is where the fixed fields of ThreadPoolWorkerThreadStop end, for the error of a short payload.
+var endsThreadPoolWorkerThreadStop = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadStop wire form for the pointer size.
@@ -269,25 +259,20 @@ func (*ThreadPoolWorkerThreadWait) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadWait) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadWait", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadWait", len(b), ptrSize, endsThreadPoolWorkerThreadWait)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadWait is where the fixed fields of ThreadPoolWorkerThreadWait end, for the error of a short payload.
+var endsThreadPoolWorkerThreadWait = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadWait wire form for the pointer size.

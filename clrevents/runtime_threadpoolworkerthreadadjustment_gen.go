@@ -34,20 +34,18 @@ func (*ThreadPoolWorkerThreadAdjustmentSample) Descriptor() *clrimpl.Descriptor 
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentSample) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentSample", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Throughput",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentSample", len(b), ptrSize, endsThreadPoolWorkerThreadAdjustmentSample)
 	}
 	_ = b[9]
 	e.Throughput = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadAdjustmentSample is where the fixed fields of ThreadPoolWorkerThreadAdjustmentSample end, for the error of a short payload.
+var endsThreadPoolWorkerThreadAdjustmentSample = []clrimpl.FieldEnd{
+	{Name: "Throughput", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadAdjustmentSample wire form for the pointer size.
@@ -139,23 +137,7 @@ func (*ThreadPoolWorkerThreadAdjustmentAdjustment) Descriptor() *clrimpl.Descrip
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentAdjustment", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AverageThroughput",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NewWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentAdjustment", len(b), ptrSize, endsThreadPoolWorkerThreadAdjustmentAdjustment)
 	}
 	_ = b[17]
 	e.AverageThroughput = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
@@ -163,6 +145,14 @@ func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) Decode(b []byte, ptrSize in
 	e.Reason = ThreadAdjustmentReason(binary.LittleEndian.Uint32(b[12:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsThreadPoolWorkerThreadAdjustmentAdjustment is where the fixed fields of ThreadPoolWorkerThreadAdjustmentAdjustment end, for the error of a short payload.
+var endsThreadPoolWorkerThreadAdjustmentAdjustment = []clrimpl.FieldEnd{
+	{Name: "AverageThroughput", Bytes: 8},
+	{Name: "NewWorkerThreadCount", Bytes: 12},
+	{Name: "Reason", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the ThreadPoolWorkerThreadAdjustmentAdjustment wire form for the pointer size.
@@ -293,51 +283,7 @@ func (*ThreadPoolWorkerThreadAdjustmentStats) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentStats) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 76 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentStats", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Duration",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Throughput",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ThreadWave",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "ThroughputWave",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "ThroughputErrorEstimate",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "AverageThroughputErrorEstimate",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "ThroughputRatio",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "Confidence",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "NewControlSetting",
-			Ptrs:  0,
-		}, {
-			Bytes: 74,
-			Name:  "NewThreadWaveMagnitude",
-			Ptrs:  0,
-		}, {
-			Bytes: 76,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentStats", len(b), ptrSize, endsThreadPoolWorkerThreadAdjustmentStats)
 	}
 	_ = b[75]
 	e.Duration = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
@@ -352,6 +298,21 @@ func (e *ThreadPoolWorkerThreadAdjustmentStats) Decode(b []byte, ptrSize int) (i
 	e.NewThreadWaveMagnitude = binary.LittleEndian.Uint16(b[72:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[74:])
 	return 76, nil
+}
+
+// endsThreadPoolWorkerThreadAdjustmentStats is where the fixed fields of ThreadPoolWorkerThreadAdjustmentStats end, for the error of a short payload.
+var endsThreadPoolWorkerThreadAdjustmentStats = []clrimpl.FieldEnd{
+	{Name: "Duration", Bytes: 8},
+	{Name: "Throughput", Bytes: 16},
+	{Name: "ThreadWave", Bytes: 24},
+	{Name: "ThroughputWave", Bytes: 32},
+	{Name: "ThroughputErrorEstimate", Bytes: 40},
+	{Name: "AverageThroughputErrorEstimate", Bytes: 48},
+	{Name: "ThroughputRatio", Bytes: 56},
+	{Name: "Confidence", Bytes: 64},
+	{Name: "NewControlSetting", Bytes: 72},
+	{Name: "NewThreadWaveMagnitude", Bytes: 74},
+	{Name: "ClrInstanceID", Bytes: 76},
 }
 
 // Encode appends the ThreadPoolWorkerThreadAdjustmentStats wire form for the pointer size.

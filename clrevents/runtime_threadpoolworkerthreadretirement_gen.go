@@ -35,25 +35,20 @@ func (*ThreadPoolWorkerThreadRetirementStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadRetirementStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStart", len(b), ptrSize, endsThreadPoolWorkerThreadRetirementStart)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadRetirementStart is where the fixed fields of ThreadPoolWorkerThreadRetirementStart end, for the error of a short payload.
+var endsThreadPoolWorkerThreadRetirementStart = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadRetirementStart wire form for the pointer size.
@@ -152,25 +147,20 @@ func (*ThreadPoolWorkerThreadRetirementStop) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadRetirementStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStop", len(b), ptrSize, endsThreadPoolWorkerThreadRetirementStop)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadRetirementStop is where the fixed fields of ThreadPoolWorkerThreadRetirementStop end, for the error of a short payload.
+var endsThreadPoolWorkerThreadRetirementStop = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadRetirementStop wire form for the pointer size.

@@ -33,20 +33,18 @@ func (*ThreadPoolWorkingThreadCount) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkingThreadCount) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("ThreadPoolWorkingThreadCount", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkingThreadCount", len(b), ptrSize, endsThreadPoolWorkingThreadCount)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsThreadPoolWorkingThreadCount is where the fixed fields of ThreadPoolWorkingThreadCount end, for the error of a short payload.
+var endsThreadPoolWorkingThreadCount = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the ThreadPoolWorkingThreadCount wire form for the pointer size.

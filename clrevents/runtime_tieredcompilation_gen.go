@@ -33,20 +33,18 @@ func (*TieredCompilationSettings) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettings) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationSettings", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Flags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationSettings", len(b), ptrSize, endsTieredCompilationSettings)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.Flags = TieredCompilationSettingsFlags(binary.LittleEndian.Uint32(b[2:]))
 	return 6, nil
+}
+
+// endsTieredCompilationSettings is where the fixed fields of TieredCompilationSettings end, for the error of a short payload.
+var endsTieredCompilationSettings = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Flags", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationSettings wire form for the pointer size.
@@ -140,15 +138,16 @@ func (*TieredCompilationPause) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationPause) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("TieredCompilationPause", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationPause", len(b), ptrSize, endsTieredCompilationPause)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsTieredCompilationPause is where the fixed fields of TieredCompilationPause end, for the error of a short payload.
+var endsTieredCompilationPause = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the TieredCompilationPause wire form for the pointer size.
@@ -227,20 +226,18 @@ func (*TieredCompilationResume) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationResume) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationResume", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "NewMethodCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationResume", len(b), ptrSize, endsTieredCompilationResume)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.NewMethodCount = binary.LittleEndian.Uint32(b[2:])
 	return 6, nil
+}
+
+// endsTieredCompilationResume is where the fixed fields of TieredCompilationResume end, for the error of a short payload.
+var endsTieredCompilationResume = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "NewMethodCount", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationResume wire form for the pointer size.
@@ -328,20 +325,18 @@ func (*TieredCompilationBackgroundJitStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationBackgroundJitStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationBackgroundJitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "PendingMethodCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationBackgroundJitStart", len(b), ptrSize, endsTieredCompilationBackgroundJitStart)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.PendingMethodCount = binary.LittleEndian.Uint32(b[2:])
 	return 6, nil
+}
+
+// endsTieredCompilationBackgroundJitStart is where the fixed fields of TieredCompilationBackgroundJitStart end, for the error of a short payload.
+var endsTieredCompilationBackgroundJitStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "PendingMethodCount", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationBackgroundJitStart wire form for the pointer size.
@@ -431,25 +426,20 @@ func (*TieredCompilationBackgroundJitStop) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationBackgroundJitStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("TieredCompilationBackgroundJitStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "PendingMethodCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "JittedMethodCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationBackgroundJitStop", len(b), ptrSize, endsTieredCompilationBackgroundJitStop)
 	}
 	_ = b[9]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.PendingMethodCount = binary.LittleEndian.Uint32(b[2:])
 	e.JittedMethodCount = binary.LittleEndian.Uint32(b[6:])
 	return 10, nil
+}
+
+// endsTieredCompilationBackgroundJitStop is where the fixed fields of TieredCompilationBackgroundJitStop end, for the error of a short payload.
+var endsTieredCompilationBackgroundJitStop = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "PendingMethodCount", Bytes: 6},
+	{Name: "JittedMethodCount", Bytes: 10},
 }
 
 // Encode appends the TieredCompilationBackgroundJitStop wire form for the pointer size.

@@ -46,27 +46,7 @@ func (e *BulkTypeValuesElem) decode(b []byte, ptrSize int) (int, string, int, er
 	var off int
 	if len(b) < 25 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "ModuleID",
-				Ptrs:  0,
-			}, {
-				Bytes: 20,
-				Name:  "TypeNameID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "Flags",
-				Ptrs:  0,
-			}, {
-				Bytes: 25,
-				Name:  "CorElementType",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsBulkTypeValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -99,6 +79,15 @@ func (e *BulkTypeValuesElem) decode(b []byte, ptrSize int) (int, string, int, er
 		off += n
 	}
 	return off, "", 0, nil
+}
+
+// endsBulkTypeValuesElem is where the fixed fields of BulkType.Values elements end, for the error of a short payload.
+var endsBulkTypeValuesElem = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "TypeNameID", Bytes: 20},
+	{Name: "Flags", Bytes: 24},
+	{Name: "CorElementType", Bytes: 25},
 }
 
 func (e *BulkTypeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -236,15 +225,7 @@ func (*BulkType) Descriptor() *clrimpl.Descriptor {
 func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("BulkType", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BulkType", len(b), ptrSize, endsBulkType)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -271,6 +252,12 @@ func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
 		}
 	}
 	return off, nil
+}
+
+// endsBulkType is where the fixed fields of BulkType end, for the error of a short payload.
+var endsBulkType = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BulkType wire form for the pointer size.

@@ -33,20 +33,18 @@ func (*TypeLoadStart) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *TypeLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TypeLoadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "TypeLoadStartID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TypeLoadStart", len(b), ptrSize, endsTypeLoadStart)
 	}
 	_ = b[5]
 	e.TypeLoadStartID = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsTypeLoadStart is where the fixed fields of TypeLoadStart end, for the error of a short payload.
+var endsTypeLoadStart = []clrimpl.FieldEnd{
+	{Name: "TypeLoadStartID", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the TypeLoadStart wire form for the pointer size.
@@ -141,23 +139,7 @@ func (*TypeLoadStop) Descriptor() *clrimpl.Descriptor {
 func (e *TypeLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("TypeLoadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "TypeLoadStartID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadLevel",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TypeID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TypeLoadStop", len(b), ptrSize, endsTypeLoadStop)
 	}
 	_ = b[15]
 	e.TypeLoadStartID = binary.LittleEndian.Uint32(b[0:])
@@ -174,6 +156,14 @@ func (e *TypeLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsTypeLoadStop is where the fixed fields of TypeLoadStop end, for the error of a short payload.
+var endsTypeLoadStop = []clrimpl.FieldEnd{
+	{Name: "TypeLoadStartID", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
+	{Name: "LoadLevel", Bytes: 8},
+	{Name: "TypeID", Bytes: 16},
 }
 
 // Encode appends the TypeLoadStop wire form for the pointer size.

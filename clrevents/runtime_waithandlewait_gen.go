@@ -39,19 +39,7 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 11 {
-			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "WaitSource",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "AssociatedObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, endsWaitHandleWaitStart)
 		}
 		_ = b[10]
 		e.WaitSource = WaitHandleWaitSource(b[0])
@@ -59,19 +47,7 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[9:])
 	} else {
 		if len(b) < 7 {
-			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "WaitSource",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "AssociatedObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, endsWaitHandleWaitStart)
 		}
 		_ = b[6]
 		e.WaitSource = WaitHandleWaitSource(b[0])
@@ -79,6 +55,13 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[5:])
 	}
 	return 3 + ptrSize, nil
+}
+
+// endsWaitHandleWaitStart is where the fixed fields of WaitHandleWaitStart end, for the error of a short payload.
+var endsWaitHandleWaitStart = []clrimpl.FieldEnd{
+	{Name: "WaitSource", Bytes: 1},
+	{Name: "AssociatedObjectID", Bytes: 1, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 3, Ptrs: 1},
 }
 
 // Encode appends the WaitHandleWaitStart wire form for the pointer size.
@@ -181,15 +164,16 @@ func (*WaitHandleWaitStop) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *WaitHandleWaitStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("WaitHandleWaitStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WaitHandleWaitStop", len(b), ptrSize, endsWaitHandleWaitStop)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsWaitHandleWaitStop is where the fixed fields of WaitHandleWaitStop end, for the error of a short payload.
+var endsWaitHandleWaitStop = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the WaitHandleWaitStop wire form for the pointer size.

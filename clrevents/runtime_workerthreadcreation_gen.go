@@ -33,20 +33,18 @@ func (*WorkerThreadCreate) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadCreate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadCreate", len(b), ptrSize, endsWorkerThreadCreate)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadCreate is where the fixed fields of WorkerThreadCreate end, for the error of a short payload.
+var endsWorkerThreadCreate = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadCreate wire form for the pointer size.
@@ -134,20 +132,18 @@ func (*WorkerThreadTerminate) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadTerminate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadTerminate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadTerminate", len(b), ptrSize, endsWorkerThreadTerminate)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadTerminate is where the fixed fields of WorkerThreadTerminate end, for the error of a short payload.
+var endsWorkerThreadTerminate = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadTerminate wire form for the pointer size.

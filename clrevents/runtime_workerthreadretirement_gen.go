@@ -33,20 +33,18 @@ func (*WorkerThreadRetire) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadRetire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadRetire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadRetire", len(b), ptrSize, endsWorkerThreadRetire)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadRetire is where the fixed fields of WorkerThreadRetire end, for the error of a short payload.
+var endsWorkerThreadRetire = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadRetire wire form for the pointer size.
@@ -134,20 +132,18 @@ func (*WorkerThreadUnretire) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadUnretire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadUnretire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadUnretire", len(b), ptrSize, endsWorkerThreadUnretire)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadUnretire is where the fixed fields of WorkerThreadUnretire end, for the error of a short payload.
+var endsWorkerThreadUnretire = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadUnretire wire form for the pointer size.

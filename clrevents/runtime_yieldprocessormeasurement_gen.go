@@ -36,25 +36,20 @@ func (*YieldProcessorMeasurement) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *YieldProcessorMeasurement) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("YieldProcessorMeasurement", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "NsPerYield",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "EstablishedNsPerYield",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("YieldProcessorMeasurement", len(b), ptrSize, endsYieldProcessorMeasurement)
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.NsPerYield = math.Float64frombits(binary.LittleEndian.Uint64(b[2:]))
 	e.EstablishedNsPerYield = math.Float64frombits(binary.LittleEndian.Uint64(b[10:]))
 	return 18, nil
+}
+
+// endsYieldProcessorMeasurement is where the fixed fields of YieldProcessorMeasurement end, for the error of a short payload.
+var endsYieldProcessorMeasurement = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "NsPerYield", Bytes: 10},
+	{Name: "EstablishedNsPerYield", Bytes: 18},
 }
 
 // Encode appends the YieldProcessorMeasurement wire form for the pointer size.

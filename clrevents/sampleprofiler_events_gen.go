@@ -30,15 +30,16 @@ func (*ThreadSample) Descriptor() *clrimpl.Descriptor {
 // it used. Strings and arrays alias b.
 func (e *ThreadSample) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("ThreadSample", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Type",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadSample", len(b), ptrSize, endsThreadSample)
 	}
 	_ = b[3]
 	e.Type = SampleProfilerSampleType(binary.LittleEndian.Uint32(b[0:]))
 	return 4, nil
+}
+
+// endsThreadSample is where the fixed fields of ThreadSample end, for the error of a short payload.
+var endsThreadSample = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 4},
 }
 
 // Encode appends the ThreadSample wire form for the pointer size.

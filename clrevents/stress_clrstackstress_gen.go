@@ -43,27 +43,7 @@ func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "Reserved1",
-				Ptrs:  0,
-			}, {
-				Bytes: 4,
-				Name:  "Reserved2",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "FrameCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "Stack",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, endsCLRStackWalkStress)
 		}
 		_ = b[23]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -73,27 +53,7 @@ func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
 		e.Stack = clrimpl.MakePointerArray(b[8:24], 8)
 	} else {
 		if len(b) < 16 {
-			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "Reserved1",
-				Ptrs:  0,
-			}, {
-				Bytes: 4,
-				Name:  "Reserved2",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "FrameCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "Stack",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, endsCLRStackWalkStress)
 		}
 		_ = b[15]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -103,6 +63,15 @@ func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
 		e.Stack = clrimpl.MakePointerArray(b[8:16], 4)
 	}
 	return 8 + 2*ptrSize, nil
+}
+
+// endsCLRStackWalkStress is where the fixed fields of CLRStackWalkStress end, for the error of a short payload.
+var endsCLRStackWalkStress = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Reserved1", Bytes: 3},
+	{Name: "Reserved2", Bytes: 4},
+	{Name: "FrameCount", Bytes: 8},
+	{Name: "Stack", Bytes: 8, Ptrs: 2},
 }
 
 // Encode appends the CLRStackWalkStress wire form for the pointer size.

@@ -36,15 +36,7 @@ func (*StressLogEvent) Descriptor() *clrimpl.Descriptor {
 func (e *StressLogEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 5 {
-		return 0, shortPrefix("StressLogEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Facility",
-			Ptrs:  0,
-		}, {
-			Bytes: 5,
-			Name:  "LogLevel",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StressLogEvent", len(b), ptrSize, endsStressLogEvent)
 	}
 	_ = b[4]
 	e.Facility = binary.LittleEndian.Uint32(b[0:])
@@ -59,6 +51,12 @@ func (e *StressLogEvent) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsStressLogEvent is where the fixed fields of StressLogEvent end, for the error of a short payload.
+var endsStressLogEvent = []clrimpl.FieldEnd{
+	{Name: "Facility", Bytes: 4},
+	{Name: "LogLevel", Bytes: 5},
 }
 
 // Encode appends the StressLogEvent wire form for the pointer size.
@@ -161,15 +159,7 @@ func (*StressLogEventV1) Descriptor() *clrimpl.Descriptor {
 func (e *StressLogEventV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 5 {
-		return 0, shortPrefix("StressLogEvent_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Facility",
-			Ptrs:  0,
-		}, {
-			Bytes: 5,
-			Name:  "LogLevel",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StressLogEvent_V1", len(b), ptrSize, endsStressLogEventV1)
 	}
 	_ = b[4]
 	e.Facility = binary.LittleEndian.Uint32(b[0:])
@@ -189,6 +179,12 @@ func (e *StressLogEventV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsStressLogEventV1 is where the fixed fields of StressLogEvent_V1 end, for the error of a short payload.
+var endsStressLogEventV1 = []clrimpl.FieldEnd{
+	{Name: "Facility", Bytes: 4},
+	{Name: "LogLevel", Bytes: 5},
 }
 
 // Encode appends the StressLogEvent_V1 wire form for the pointer size.

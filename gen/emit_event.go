@@ -40,6 +40,7 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		Params(Id("b").Index().Byte(), Id("ptrSize").Int()).Params(Int(), Error()).
 		Block(decodeBody(ev.scope, eventFail{symbol: le.Symbol}, ev.hasPtr)...)
 	f.Line()
+	endsVar(f, ev.scope, le.Symbol)
 
 	f.Comment(fmt.Sprintf("Encode appends the %s wire form for the pointer size.", le.Symbol))
 	f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("Encode").
@@ -203,6 +204,7 @@ func (g *pkgIR) elemTypes(f *File, ev *eventIR, fl *fieldIR) {
 		Params(Id("b").Index().Byte(), Id("ptrSize").Int()).Params(Int(), String(), Int(), Error()).
 		Block(decodeBody(el.scope, elemFail{}, false)...)
 	f.Line()
+	endsVar(f, el.scope, ev.goName+"."+fl.goName+" elements")
 	f.Func().Params(Id("e").Op("*").Id(el.goName)).Id("encode").
 		Params(Id("dst").Index().Byte(), Id("ptrSize").Int()).Index().Byte().
 		Block(encodeBody(el.scope)...)

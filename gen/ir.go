@@ -67,11 +67,12 @@ type eventIR struct {
 
 // scopeIR is a template's or a struct element's fields.
 type scopeIR struct {
-	owner  string // for messages
-	fields []*fieldIR
-	prefix int         // fields with fixed offsets
-	size   schema.Size // their total size
-	tail   schema.Size // padding after the last field (aligned elements)
+	owner   string // for messages
+	endsVar string // the FieldEnd table of the fixed prefix: endsGCStartV2
+	fields  []*fieldIR
+	prefix  int         // fields with fixed offsets
+	size    schema.Size // their total size
+	tail    schema.Size // padding after the last field (aligned elements)
 }
 
 type fieldIR struct {
@@ -206,7 +207,7 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 }
 
 func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeName string, maps map[*schema.LMap]*mapIR, n *names) *scopeIR {
-	s := &scopeIR{owner: owner, prefix: prefix, size: size}
+	s := &scopeIR{owner: owner, endsVar: "ends" + typeName, prefix: prefix, size: size}
 	byLF := map[*schema.LField]*fieldIR{}
 	fieldNames := map[string]*schema.LField{}
 	for _, lf := range fs {
