@@ -164,7 +164,7 @@ func TestTable(t *testing.T) {
 		t.Errorf("clrimpl.Tables() = %v does not list the package's table", clrimpl.Tables())
 	}
 	for i := range Events() {
-		info := &Events()[i]
+		info := Events()[i]
 		if tab.Type(i) != clrimpl.EventType(info) {
 			t.Fatalf("Table().Type(%d) = %v, want %s", i, tab.Type(i), info)
 		}

@@ -15,7 +15,7 @@ type ProcessInfo struct {
 
 // Info describes ProcessInfo.
 func (*ProcessInfo) Info() *EventInfo {
-	return &eventTable[0]
+	return &infoProcessInfo
 }
 
 // Descriptor describes ProcessInfo, as readers of any generated package see it.
@@ -69,6 +69,25 @@ var columnsProcessInfo = []clrimpl.Column{{
 	Name: "CommandLine",
 }}
 
+// infoProcessInfo describes ProcessInfo (ProcessInfo.Info).
+var infoProcessInfo = EventInfo{
+	Columns:     columnsProcessInfo,
+	DisplayName: "ProcessInfo",
+	ID:          1,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "ProcessInfo",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderEventPipe,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "ProcessInfo",
+	Version:     0,
+	desc:        &descProcessInfo,
+	fields:      &fieldsProcessInfo,
+}
+
 // descProcessInfo describes ProcessInfo (EventInfo.Descriptor).
 var descProcessInfo = clrimpl.Descriptor{
 	Columns:      columnsProcessInfo,
@@ -104,7 +123,7 @@ type ProcessInfoV1 struct {
 
 // Info describes ProcessInfo_V1.
 func (*ProcessInfoV1) Info() *EventInfo {
-	return &eventTable[1]
+	return &infoProcessInfoV1
 }
 
 // Descriptor describes ProcessInfo_V1, as readers of any generated package see it.
@@ -178,6 +197,25 @@ var columnsProcessInfoV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "ArchInformation",
 }}
+
+// infoProcessInfoV1 describes ProcessInfo_V1 (ProcessInfoV1.Info).
+var infoProcessInfoV1 = EventInfo{
+	Columns:     columnsProcessInfoV1,
+	DisplayName: "ProcessInfo_V1",
+	ID:          1,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "ProcessInfo_V1",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderEventPipe,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "ProcessInfoV1",
+	Version:     1,
+	desc:        &descProcessInfoV1,
+	fields:      &fieldsProcessInfoV1,
+}
 
 // descProcessInfoV1 describes ProcessInfo_V1 (EventInfo.Descriptor).
 var descProcessInfoV1 = clrimpl.Descriptor{

@@ -22,7 +22,7 @@ func TestFamilyFields(t *testing.T) {
 	samples := sampleEvents()
 	index := map[*EventInfo]int{}
 	for i := range Events() {
-		index[&Events()[i]] = i
+		index[Events()[i]] = i
 	}
 	inFamily := map[*EventInfo]string{}
 	for _, fam := range Families() {

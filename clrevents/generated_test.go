@@ -18,8 +18,8 @@ func TestSamplesCoverTable(t *testing.T) {
 		t.Fatalf("%d samples for %d event types", len(samples), len(Events()))
 	}
 	for i, ev := range samples {
-		if ev.Info() != &eventTable[i] {
-			t.Errorf("sample %d is %s, table has %s", i, ev.Info(), &eventTable[i])
+		if ev.Info() != eventTable[i] {
+			t.Errorf("sample %d is %s, table has %s", i, ev.Info(), eventTable[i])
 		}
 		if got, ok := ev.Info().New().(Event); !ok || got.Info() != ev.Info() {
 			t.Errorf("%s: New makes %T", ev.Info(), got)

@@ -24,7 +24,7 @@ type MonoProfilerContextLoaded struct {
 
 // Info describes MonoProfilerContextLoaded.
 func (*MonoProfilerContextLoaded) Info() *EventInfo {
-	return &eventTable[3]
+	return &infoMonoProfilerContextLoaded
 }
 
 // Descriptor describes MonoProfilerContextLoaded, as readers of any generated package see it.
@@ -117,6 +117,25 @@ var columnsMonoProfilerContextLoaded = []clrimpl.Column{{
 	Name: "ContextID",
 }}
 
+// infoMonoProfilerContextLoaded describes MonoProfilerContextLoaded (MonoProfilerContextLoaded.Info).
+var infoMonoProfilerContextLoaded = EventInfo{
+	Columns:     columnsMonoProfilerContextLoaded,
+	DisplayName: "MonoProfiler/ContextLoaded",
+	ID:          1,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerContextLoaded",
+	Opcode:      18,
+	OpcodeName:  "ContextLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerContextLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerContextLoaded,
+	fields:      &fieldsMonoProfilerContextLoaded,
+}
+
 // descMonoProfilerContextLoaded describes MonoProfilerContextLoaded (EventInfo.Descriptor).
 var descMonoProfilerContextLoaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerContextLoaded,
@@ -152,7 +171,7 @@ type MonoProfilerContextUnloaded struct {
 
 // Info describes MonoProfilerContextUnloaded.
 func (*MonoProfilerContextUnloaded) Info() *EventInfo {
-	return &eventTable[4]
+	return &infoMonoProfilerContextUnloaded
 }
 
 // Descriptor describes MonoProfilerContextUnloaded, as readers of any generated package see it.
@@ -245,6 +264,25 @@ var columnsMonoProfilerContextUnloaded = []clrimpl.Column{{
 	Name: "ContextID",
 }}
 
+// infoMonoProfilerContextUnloaded describes MonoProfilerContextUnloaded (MonoProfilerContextUnloaded.Info).
+var infoMonoProfilerContextUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerContextUnloaded,
+	DisplayName: "MonoProfiler/ContextUnloaded",
+	ID:          2,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerContextUnloaded",
+	Opcode:      19,
+	OpcodeName:  "ContextUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerContextUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerContextUnloaded,
+	fields:      &fieldsMonoProfilerContextUnloaded,
+}
+
 // descMonoProfilerContextUnloaded describes MonoProfilerContextUnloaded (EventInfo.Descriptor).
 var descMonoProfilerContextUnloaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerContextUnloaded,
@@ -276,7 +314,7 @@ type MonoProfilerAppDomainLoading struct {
 
 // Info describes MonoProfilerAppDomainLoading.
 func (*MonoProfilerAppDomainLoading) Info() *EventInfo {
-	return &eventTable[5]
+	return &infoMonoProfilerAppDomainLoading
 }
 
 // Descriptor describes MonoProfilerAppDomainLoading, as readers of any generated package see it.
@@ -332,6 +370,25 @@ var columnsMonoProfilerAppDomainLoading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainLoading describes MonoProfilerAppDomainLoading (MonoProfilerAppDomainLoading.Info).
+var infoMonoProfilerAppDomainLoading = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainLoading,
+	DisplayName: "MonoProfiler/AppDomainLoading",
+	ID:          3,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAppDomainLoading",
+	Opcode:      20,
+	OpcodeName:  "AppDomainLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainLoading",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainLoading,
+	fields:      &fieldsMonoProfilerAppDomainLoading,
+}
+
 // descMonoProfilerAppDomainLoading describes MonoProfilerAppDomainLoading (EventInfo.Descriptor).
 var descMonoProfilerAppDomainLoading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAppDomainLoading,
@@ -363,7 +420,7 @@ type MonoProfilerAppDomainLoaded struct {
 
 // Info describes MonoProfilerAppDomainLoaded.
 func (*MonoProfilerAppDomainLoaded) Info() *EventInfo {
-	return &eventTable[6]
+	return &infoMonoProfilerAppDomainLoaded
 }
 
 // Descriptor describes MonoProfilerAppDomainLoaded, as readers of any generated package see it.
@@ -419,6 +476,25 @@ var columnsMonoProfilerAppDomainLoaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainLoaded describes MonoProfilerAppDomainLoaded (MonoProfilerAppDomainLoaded.Info).
+var infoMonoProfilerAppDomainLoaded = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainLoaded,
+	DisplayName: "MonoProfiler/AppDomainLoaded",
+	ID:          4,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAppDomainLoaded",
+	Opcode:      21,
+	OpcodeName:  "AppDomainLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainLoaded,
+	fields:      &fieldsMonoProfilerAppDomainLoaded,
+}
+
 // descMonoProfilerAppDomainLoaded describes MonoProfilerAppDomainLoaded (EventInfo.Descriptor).
 var descMonoProfilerAppDomainLoaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAppDomainLoaded,
@@ -450,7 +526,7 @@ type MonoProfilerAppDomainUnloading struct {
 
 // Info describes MonoProfilerAppDomainUnloading.
 func (*MonoProfilerAppDomainUnloading) Info() *EventInfo {
-	return &eventTable[7]
+	return &infoMonoProfilerAppDomainUnloading
 }
 
 // Descriptor describes MonoProfilerAppDomainUnloading, as readers of any generated package see it.
@@ -506,6 +582,25 @@ var columnsMonoProfilerAppDomainUnloading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainUnloading describes MonoProfilerAppDomainUnloading (MonoProfilerAppDomainUnloading.Info).
+var infoMonoProfilerAppDomainUnloading = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainUnloading,
+	DisplayName: "MonoProfiler/AppDomainUnloading",
+	ID:          5,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAppDomainUnloading",
+	Opcode:      22,
+	OpcodeName:  "AppDomainUnloading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainUnloading",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainUnloading,
+	fields:      &fieldsMonoProfilerAppDomainUnloading,
+}
+
 // descMonoProfilerAppDomainUnloading describes MonoProfilerAppDomainUnloading (EventInfo.Descriptor).
 var descMonoProfilerAppDomainUnloading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAppDomainUnloading,
@@ -537,7 +632,7 @@ type MonoProfilerAppDomainUnloaded struct {
 
 // Info describes MonoProfilerAppDomainUnloaded.
 func (*MonoProfilerAppDomainUnloaded) Info() *EventInfo {
-	return &eventTable[8]
+	return &infoMonoProfilerAppDomainUnloaded
 }
 
 // Descriptor describes MonoProfilerAppDomainUnloaded, as readers of any generated package see it.
@@ -593,6 +688,25 @@ var columnsMonoProfilerAppDomainUnloaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainUnloaded describes MonoProfilerAppDomainUnloaded (MonoProfilerAppDomainUnloaded.Info).
+var infoMonoProfilerAppDomainUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainUnloaded,
+	DisplayName: "MonoProfiler/AppDomainUnloaded",
+	ID:          6,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAppDomainUnloaded",
+	Opcode:      23,
+	OpcodeName:  "AppDomainUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainUnloaded,
+	fields:      &fieldsMonoProfilerAppDomainUnloaded,
+}
+
 // descMonoProfilerAppDomainUnloaded describes MonoProfilerAppDomainUnloaded (EventInfo.Descriptor).
 var descMonoProfilerAppDomainUnloaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAppDomainUnloaded,
@@ -626,7 +740,7 @@ type MonoProfilerAppDomainName struct {
 
 // Info describes MonoProfilerAppDomainName.
 func (*MonoProfilerAppDomainName) Info() *EventInfo {
-	return &eventTable[9]
+	return &infoMonoProfilerAppDomainName
 }
 
 // Descriptor describes MonoProfilerAppDomainName, as readers of any generated package see it.
@@ -701,6 +815,25 @@ var columnsMonoProfilerAppDomainName = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoMonoProfilerAppDomainName describes MonoProfilerAppDomainName (MonoProfilerAppDomainName.Info).
+var infoMonoProfilerAppDomainName = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainName,
+	DisplayName: "MonoProfiler/AppDomainName",
+	ID:          7,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAppDomainName",
+	Opcode:      24,
+	OpcodeName:  "AppDomainName",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainName",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainName,
+	fields:      &fieldsMonoProfilerAppDomainName,
+}
+
 // descMonoProfilerAppDomainName describes MonoProfilerAppDomainName (EventInfo.Descriptor).
 var descMonoProfilerAppDomainName = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAppDomainName,
@@ -736,7 +869,7 @@ type MonoProfilerJitBegin struct {
 
 // Info describes MonoProfilerJitBegin.
 func (*MonoProfilerJitBegin) Info() *EventInfo {
-	return &eventTable[10]
+	return &infoMonoProfilerJitBegin
 }
 
 // Descriptor describes MonoProfilerJitBegin, as readers of any generated package see it.
@@ -816,6 +949,25 @@ var columnsMonoProfilerJitBegin = []clrimpl.Column{{
 	Name: "MethodToken",
 }}
 
+// infoMonoProfilerJitBegin describes MonoProfilerJitBegin (MonoProfilerJitBegin.Info).
+var infoMonoProfilerJitBegin = EventInfo{
+	Columns:     columnsMonoProfilerJitBegin,
+	DisplayName: "MonoProfiler/JitBegin",
+	ID:          8,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitBegin",
+	Opcode:      25,
+	OpcodeName:  "JitBegin",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitBegin",
+	Version:     0,
+	desc:        &descMonoProfilerJitBegin,
+	fields:      &fieldsMonoProfilerJitBegin,
+}
+
 // descMonoProfilerJitBegin describes MonoProfilerJitBegin (EventInfo.Descriptor).
 var descMonoProfilerJitBegin = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerJitBegin,
@@ -851,7 +1003,7 @@ type MonoProfilerJitFailed struct {
 
 // Info describes MonoProfilerJitFailed.
 func (*MonoProfilerJitFailed) Info() *EventInfo {
-	return &eventTable[11]
+	return &infoMonoProfilerJitFailed
 }
 
 // Descriptor describes MonoProfilerJitFailed, as readers of any generated package see it.
@@ -931,6 +1083,25 @@ var columnsMonoProfilerJitFailed = []clrimpl.Column{{
 	Name: "MethodToken",
 }}
 
+// infoMonoProfilerJitFailed describes MonoProfilerJitFailed (MonoProfilerJitFailed.Info).
+var infoMonoProfilerJitFailed = EventInfo{
+	Columns:     columnsMonoProfilerJitFailed,
+	DisplayName: "MonoProfiler/JitFailed",
+	ID:          9,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitFailed",
+	Opcode:      26,
+	OpcodeName:  "JitFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitFailed",
+	Version:     0,
+	desc:        &descMonoProfilerJitFailed,
+	fields:      &fieldsMonoProfilerJitFailed,
+}
+
 // descMonoProfilerJitFailed describes MonoProfilerJitFailed (EventInfo.Descriptor).
 var descMonoProfilerJitFailed = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerJitFailed,
@@ -966,7 +1137,7 @@ type MonoProfilerJitDone struct {
 
 // Info describes MonoProfilerJitDone.
 func (*MonoProfilerJitDone) Info() *EventInfo {
-	return &eventTable[12]
+	return &infoMonoProfilerJitDone
 }
 
 // Descriptor describes MonoProfilerJitDone, as readers of any generated package see it.
@@ -1045,6 +1216,25 @@ var columnsMonoProfilerJitDone = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint32,
 	Name: "MethodToken",
 }}
+
+// infoMonoProfilerJitDone describes MonoProfilerJitDone (MonoProfilerJitDone.Info).
+var infoMonoProfilerJitDone = EventInfo{
+	Columns:     columnsMonoProfilerJitDone,
+	DisplayName: "MonoProfiler/JitDone",
+	ID:          10,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitDone",
+	Opcode:      27,
+	OpcodeName:  "JitDone",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitDone",
+	Version:     0,
+	desc:        &descMonoProfilerJitDone,
+	fields:      &fieldsMonoProfilerJitDone,
+}
 
 // descMonoProfilerJitDone describes MonoProfilerJitDone (EventInfo.Descriptor).
 var descMonoProfilerJitDone = clrimpl.Descriptor{
@@ -1215,7 +1405,7 @@ func (a MonoProfilerJitDoneV1ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerJitDone_V1.
 func (*MonoProfilerJitDoneV1) Info() *EventInfo {
-	return &eventTable[13]
+	return &infoMonoProfilerJitDoneV1
 }
 
 // Descriptor describes MonoProfilerJitDone_V1, as readers of any generated package see it.
@@ -1329,6 +1519,25 @@ var columnsMonoProfilerJitDoneV1 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerJitDoneV1 describes MonoProfilerJitDone_V1 (MonoProfilerJitDoneV1.Info).
+var infoMonoProfilerJitDoneV1 = EventInfo{
+	Columns:     columnsMonoProfilerJitDoneV1,
+	DisplayName: "MonoProfiler/JitDone",
+	ID:          10,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitDone_V1",
+	Opcode:      27,
+	OpcodeName:  "JitDone",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitDoneV1",
+	Version:     1,
+	desc:        &descMonoProfilerJitDoneV1,
+	fields:      &fieldsMonoProfilerJitDoneV1,
+}
+
 // descMonoProfilerJitDoneV1 describes MonoProfilerJitDone_V1 (EventInfo.Descriptor).
 var descMonoProfilerJitDoneV1 = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerJitDoneV1,
@@ -1362,7 +1571,7 @@ type MonoProfilerJitChunkCreated struct {
 
 // Info describes MonoProfilerJitChunkCreated.
 func (*MonoProfilerJitChunkCreated) Info() *EventInfo {
-	return &eventTable[14]
+	return &infoMonoProfilerJitChunkCreated
 }
 
 // Descriptor describes MonoProfilerJitChunkCreated, as readers of any generated package see it.
@@ -1442,6 +1651,25 @@ var columnsMonoProfilerJitChunkCreated = []clrimpl.Column{{
 	Name: "ChunkSize",
 }}
 
+// infoMonoProfilerJitChunkCreated describes MonoProfilerJitChunkCreated (MonoProfilerJitChunkCreated.Info).
+var infoMonoProfilerJitChunkCreated = EventInfo{
+	Columns:     columnsMonoProfilerJitChunkCreated,
+	DisplayName: "MonoProfiler/JitChunkCreated",
+	ID:          11,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitChunkCreated",
+	Opcode:      28,
+	OpcodeName:  "JitChunkCreated",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitChunkCreated",
+	Version:     0,
+	desc:        &descMonoProfilerJitChunkCreated,
+	fields:      &fieldsMonoProfilerJitChunkCreated,
+}
+
 // descMonoProfilerJitChunkCreated describes MonoProfilerJitChunkCreated (EventInfo.Descriptor).
 var descMonoProfilerJitChunkCreated = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerJitChunkCreated,
@@ -1473,7 +1701,7 @@ type MonoProfilerJitChunkDestroyed struct {
 
 // Info describes MonoProfilerJitChunkDestroyed.
 func (*MonoProfilerJitChunkDestroyed) Info() *EventInfo {
-	return &eventTable[15]
+	return &infoMonoProfilerJitChunkDestroyed
 }
 
 // Descriptor describes MonoProfilerJitChunkDestroyed, as readers of any generated package see it.
@@ -1540,6 +1768,25 @@ var columnsMonoProfilerJitChunkDestroyed = []clrimpl.Column{{
 	Name: "ChunkID",
 }}
 
+// infoMonoProfilerJitChunkDestroyed describes MonoProfilerJitChunkDestroyed (MonoProfilerJitChunkDestroyed.Info).
+var infoMonoProfilerJitChunkDestroyed = EventInfo{
+	Columns:     columnsMonoProfilerJitChunkDestroyed,
+	DisplayName: "MonoProfiler/JitChunkDestroyed",
+	ID:          12,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitChunkDestroyed",
+	Opcode:      29,
+	OpcodeName:  "JitChunkDestroyed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitChunkDestroyed",
+	Version:     0,
+	desc:        &descMonoProfilerJitChunkDestroyed,
+	fields:      &fieldsMonoProfilerJitChunkDestroyed,
+}
+
 // descMonoProfilerJitChunkDestroyed describes MonoProfilerJitChunkDestroyed (EventInfo.Descriptor).
 var descMonoProfilerJitChunkDestroyed = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerJitChunkDestroyed,
@@ -1575,7 +1822,7 @@ type MonoProfilerJitCodeBuffer struct {
 
 // Info describes MonoProfilerJitCodeBuffer.
 func (*MonoProfilerJitCodeBuffer) Info() *EventInfo {
-	return &eventTable[16]
+	return &infoMonoProfilerJitCodeBuffer
 }
 
 // Descriptor describes MonoProfilerJitCodeBuffer, as readers of any generated package see it.
@@ -1674,6 +1921,25 @@ var columnsMonoProfilerJitCodeBuffer = []clrimpl.Column{{
 	Name: "BufferType_name",
 }}
 
+// infoMonoProfilerJitCodeBuffer describes MonoProfilerJitCodeBuffer (MonoProfilerJitCodeBuffer.Info).
+var infoMonoProfilerJitCodeBuffer = EventInfo{
+	Columns:     columnsMonoProfilerJitCodeBuffer,
+	DisplayName: "MonoProfiler/JitCodeBuffer",
+	ID:          13,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitCodeBuffer",
+	Opcode:      30,
+	OpcodeName:  "JitCodeBuffer",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitCodeBuffer",
+	Version:     0,
+	desc:        &descMonoProfilerJitCodeBuffer,
+	fields:      &fieldsMonoProfilerJitCodeBuffer,
+}
+
 // descMonoProfilerJitCodeBuffer describes MonoProfilerJitCodeBuffer (EventInfo.Descriptor).
 var descMonoProfilerJitCodeBuffer = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerJitCodeBuffer,
@@ -1707,7 +1973,7 @@ type MonoProfilerClassLoading struct {
 
 // Info describes MonoProfilerClassLoading.
 func (*MonoProfilerClassLoading) Info() *EventInfo {
-	return &eventTable[17]
+	return &infoMonoProfilerClassLoading
 }
 
 // Descriptor describes MonoProfilerClassLoading, as readers of any generated package see it.
@@ -1775,6 +2041,25 @@ var columnsMonoProfilerClassLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerClassLoading describes MonoProfilerClassLoading (MonoProfilerClassLoading.Info).
+var infoMonoProfilerClassLoading = EventInfo{
+	Columns:     columnsMonoProfilerClassLoading,
+	DisplayName: "MonoProfiler/ClassLoading",
+	ID:          14,
+	Keywords:    0x8000000000,
+	Level:       5,
+	Name:        "MonoProfilerClassLoading",
+	Opcode:      31,
+	OpcodeName:  "ClassLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassLoading",
+	Version:     0,
+	desc:        &descMonoProfilerClassLoading,
+	fields:      &fieldsMonoProfilerClassLoading,
+}
+
 // descMonoProfilerClassLoading describes MonoProfilerClassLoading (EventInfo.Descriptor).
 var descMonoProfilerClassLoading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerClassLoading,
@@ -1808,7 +2093,7 @@ type MonoProfilerClassFailed struct {
 
 // Info describes MonoProfilerClassFailed.
 func (*MonoProfilerClassFailed) Info() *EventInfo {
-	return &eventTable[18]
+	return &infoMonoProfilerClassFailed
 }
 
 // Descriptor describes MonoProfilerClassFailed, as readers of any generated package see it.
@@ -1876,6 +2161,25 @@ var columnsMonoProfilerClassFailed = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerClassFailed describes MonoProfilerClassFailed (MonoProfilerClassFailed.Info).
+var infoMonoProfilerClassFailed = EventInfo{
+	Columns:     columnsMonoProfilerClassFailed,
+	DisplayName: "MonoProfiler/ClassFailed",
+	ID:          15,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerClassFailed",
+	Opcode:      32,
+	OpcodeName:  "ClassFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassFailed",
+	Version:     0,
+	desc:        &descMonoProfilerClassFailed,
+	fields:      &fieldsMonoProfilerClassFailed,
+}
+
 // descMonoProfilerClassFailed describes MonoProfilerClassFailed (EventInfo.Descriptor).
 var descMonoProfilerClassFailed = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerClassFailed,
@@ -1911,7 +2215,7 @@ type MonoProfilerClassLoaded struct {
 
 // Info describes MonoProfilerClassLoaded.
 func (*MonoProfilerClassLoaded) Info() *EventInfo {
-	return &eventTable[19]
+	return &infoMonoProfilerClassLoaded
 }
 
 // Descriptor describes MonoProfilerClassLoaded, as readers of any generated package see it.
@@ -1997,6 +2301,25 @@ var columnsMonoProfilerClassLoaded = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "ClassName",
 }}
+
+// infoMonoProfilerClassLoaded describes MonoProfilerClassLoaded (MonoProfilerClassLoaded.Info).
+var infoMonoProfilerClassLoaded = EventInfo{
+	Columns:     columnsMonoProfilerClassLoaded,
+	DisplayName: "MonoProfiler/ClassLoaded",
+	ID:          16,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerClassLoaded",
+	Opcode:      33,
+	OpcodeName:  "ClassLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerClassLoaded,
+	fields:      &fieldsMonoProfilerClassLoaded,
+}
 
 // descMonoProfilerClassLoaded describes MonoProfilerClassLoaded (EventInfo.Descriptor).
 var descMonoProfilerClassLoaded = clrimpl.Descriptor{
@@ -2167,7 +2490,7 @@ func (a MonoProfilerClassLoadedV1ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerClassLoaded_V1.
 func (*MonoProfilerClassLoadedV1) Info() *EventInfo {
-	return &eventTable[20]
+	return &infoMonoProfilerClassLoadedV1
 }
 
 // Descriptor describes MonoProfilerClassLoaded_V1, as readers of any generated package see it.
@@ -2289,6 +2612,25 @@ var columnsMonoProfilerClassLoadedV1 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerClassLoadedV1 describes MonoProfilerClassLoaded_V1 (MonoProfilerClassLoadedV1.Info).
+var infoMonoProfilerClassLoadedV1 = EventInfo{
+	Columns:     columnsMonoProfilerClassLoadedV1,
+	DisplayName: "MonoProfiler/ClassLoaded",
+	ID:          16,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerClassLoaded_V1",
+	Opcode:      33,
+	OpcodeName:  "ClassLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassLoadedV1",
+	Version:     1,
+	desc:        &descMonoProfilerClassLoadedV1,
+	fields:      &fieldsMonoProfilerClassLoadedV1,
+}
+
 // descMonoProfilerClassLoadedV1 describes MonoProfilerClassLoaded_V1 (EventInfo.Descriptor).
 var descMonoProfilerClassLoadedV1 = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerClassLoadedV1,
@@ -2324,7 +2666,7 @@ type MonoProfilerVTableLoading struct {
 
 // Info describes MonoProfilerVTableLoading.
 func (*MonoProfilerVTableLoading) Info() *EventInfo {
-	return &eventTable[21]
+	return &infoMonoProfilerVTableLoading
 }
 
 // Descriptor describes MonoProfilerVTableLoading, as readers of any generated package see it.
@@ -2404,6 +2746,25 @@ var columnsMonoProfilerVTableLoading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerVTableLoading describes MonoProfilerVTableLoading (MonoProfilerVTableLoading.Info).
+var infoMonoProfilerVTableLoading = EventInfo{
+	Columns:     columnsMonoProfilerVTableLoading,
+	DisplayName: "MonoProfiler/VTableLoading",
+	ID:          17,
+	Keywords:    0x8000000000,
+	Level:       5,
+	Name:        "MonoProfilerVTableLoading",
+	Opcode:      34,
+	OpcodeName:  "VTableLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerVTableLoading",
+	Version:     0,
+	desc:        &descMonoProfilerVTableLoading,
+	fields:      &fieldsMonoProfilerVTableLoading,
+}
+
 // descMonoProfilerVTableLoading describes MonoProfilerVTableLoading (EventInfo.Descriptor).
 var descMonoProfilerVTableLoading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerVTableLoading,
@@ -2439,7 +2800,7 @@ type MonoProfilerVTableFailed struct {
 
 // Info describes MonoProfilerVTableFailed.
 func (*MonoProfilerVTableFailed) Info() *EventInfo {
-	return &eventTable[22]
+	return &infoMonoProfilerVTableFailed
 }
 
 // Descriptor describes MonoProfilerVTableFailed, as readers of any generated package see it.
@@ -2519,6 +2880,25 @@ var columnsMonoProfilerVTableFailed = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerVTableFailed describes MonoProfilerVTableFailed (MonoProfilerVTableFailed.Info).
+var infoMonoProfilerVTableFailed = EventInfo{
+	Columns:     columnsMonoProfilerVTableFailed,
+	DisplayName: "MonoProfiler/VTableFailed",
+	ID:          18,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerVTableFailed",
+	Opcode:      35,
+	OpcodeName:  "VTableFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerVTableFailed",
+	Version:     0,
+	desc:        &descMonoProfilerVTableFailed,
+	fields:      &fieldsMonoProfilerVTableFailed,
+}
+
 // descMonoProfilerVTableFailed describes MonoProfilerVTableFailed (EventInfo.Descriptor).
 var descMonoProfilerVTableFailed = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerVTableFailed,
@@ -2554,7 +2934,7 @@ type MonoProfilerVTableLoaded struct {
 
 // Info describes MonoProfilerVTableLoaded.
 func (*MonoProfilerVTableLoaded) Info() *EventInfo {
-	return &eventTable[23]
+	return &infoMonoProfilerVTableLoaded
 }
 
 // Descriptor describes MonoProfilerVTableLoaded, as readers of any generated package see it.
@@ -2634,6 +3014,25 @@ var columnsMonoProfilerVTableLoaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerVTableLoaded describes MonoProfilerVTableLoaded (MonoProfilerVTableLoaded.Info).
+var infoMonoProfilerVTableLoaded = EventInfo{
+	Columns:     columnsMonoProfilerVTableLoaded,
+	DisplayName: "MonoProfiler/VTableLoaded",
+	ID:          19,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerVTableLoaded",
+	Opcode:      36,
+	OpcodeName:  "VTableLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerVTableLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerVTableLoaded,
+	fields:      &fieldsMonoProfilerVTableLoaded,
+}
+
 // descMonoProfilerVTableLoaded describes MonoProfilerVTableLoaded (EventInfo.Descriptor).
 var descMonoProfilerVTableLoaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerVTableLoaded,
@@ -2665,7 +3064,7 @@ type MonoProfilerModuleLoading struct {
 
 // Info describes MonoProfilerModuleLoading.
 func (*MonoProfilerModuleLoading) Info() *EventInfo {
-	return &eventTable[24]
+	return &infoMonoProfilerModuleLoading
 }
 
 // Descriptor describes MonoProfilerModuleLoading, as readers of any generated package see it.
@@ -2721,6 +3120,25 @@ var columnsMonoProfilerModuleLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerModuleLoading describes MonoProfilerModuleLoading (MonoProfilerModuleLoading.Info).
+var infoMonoProfilerModuleLoading = EventInfo{
+	Columns:     columnsMonoProfilerModuleLoading,
+	DisplayName: "MonoProfiler/ModuleLoading",
+	ID:          20,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerModuleLoading",
+	Opcode:      37,
+	OpcodeName:  "ModuleLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleLoading",
+	Version:     0,
+	desc:        &descMonoProfilerModuleLoading,
+	fields:      &fieldsMonoProfilerModuleLoading,
+}
+
 // descMonoProfilerModuleLoading describes MonoProfilerModuleLoading (EventInfo.Descriptor).
 var descMonoProfilerModuleLoading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerModuleLoading,
@@ -2752,7 +3170,7 @@ type MonoProfilerModuleFailed struct {
 
 // Info describes MonoProfilerModuleFailed.
 func (*MonoProfilerModuleFailed) Info() *EventInfo {
-	return &eventTable[25]
+	return &infoMonoProfilerModuleFailed
 }
 
 // Descriptor describes MonoProfilerModuleFailed, as readers of any generated package see it.
@@ -2808,6 +3226,25 @@ var columnsMonoProfilerModuleFailed = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerModuleFailed describes MonoProfilerModuleFailed (MonoProfilerModuleFailed.Info).
+var infoMonoProfilerModuleFailed = EventInfo{
+	Columns:     columnsMonoProfilerModuleFailed,
+	DisplayName: "MonoProfiler/ModuleFailed",
+	ID:          21,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerModuleFailed",
+	Opcode:      38,
+	OpcodeName:  "ModuleFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleFailed",
+	Version:     0,
+	desc:        &descMonoProfilerModuleFailed,
+	fields:      &fieldsMonoProfilerModuleFailed,
+}
+
 // descMonoProfilerModuleFailed describes MonoProfilerModuleFailed (EventInfo.Descriptor).
 var descMonoProfilerModuleFailed = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerModuleFailed,
@@ -2843,7 +3280,7 @@ type MonoProfilerModuleLoaded struct {
 
 // Info describes MonoProfilerModuleLoaded.
 func (*MonoProfilerModuleLoaded) Info() *EventInfo {
-	return &eventTable[26]
+	return &infoMonoProfilerModuleLoaded
 }
 
 // Descriptor describes MonoProfilerModuleLoaded, as readers of any generated package see it.
@@ -2929,6 +3366,25 @@ var columnsMonoProfilerModuleLoaded = []clrimpl.Column{{
 	Name: "ModuleSignature",
 }}
 
+// infoMonoProfilerModuleLoaded describes MonoProfilerModuleLoaded (MonoProfilerModuleLoaded.Info).
+var infoMonoProfilerModuleLoaded = EventInfo{
+	Columns:     columnsMonoProfilerModuleLoaded,
+	DisplayName: "MonoProfiler/ModuleLoaded",
+	ID:          22,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerModuleLoaded",
+	Opcode:      39,
+	OpcodeName:  "ModuleLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerModuleLoaded,
+	fields:      &fieldsMonoProfilerModuleLoaded,
+}
+
 // descMonoProfilerModuleLoaded describes MonoProfilerModuleLoaded (EventInfo.Descriptor).
 var descMonoProfilerModuleLoaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerModuleLoaded,
@@ -2960,7 +3416,7 @@ type MonoProfilerModuleUnloading struct {
 
 // Info describes MonoProfilerModuleUnloading.
 func (*MonoProfilerModuleUnloading) Info() *EventInfo {
-	return &eventTable[27]
+	return &infoMonoProfilerModuleUnloading
 }
 
 // Descriptor describes MonoProfilerModuleUnloading, as readers of any generated package see it.
@@ -3016,6 +3472,25 @@ var columnsMonoProfilerModuleUnloading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerModuleUnloading describes MonoProfilerModuleUnloading (MonoProfilerModuleUnloading.Info).
+var infoMonoProfilerModuleUnloading = EventInfo{
+	Columns:     columnsMonoProfilerModuleUnloading,
+	DisplayName: "MonoProfiler/ModuleUnloading",
+	ID:          23,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerModuleUnloading",
+	Opcode:      40,
+	OpcodeName:  "ModuleUnloading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleUnloading",
+	Version:     0,
+	desc:        &descMonoProfilerModuleUnloading,
+	fields:      &fieldsMonoProfilerModuleUnloading,
+}
+
 // descMonoProfilerModuleUnloading describes MonoProfilerModuleUnloading (EventInfo.Descriptor).
 var descMonoProfilerModuleUnloading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerModuleUnloading,
@@ -3051,7 +3526,7 @@ type MonoProfilerModuleUnloaded struct {
 
 // Info describes MonoProfilerModuleUnloaded.
 func (*MonoProfilerModuleUnloaded) Info() *EventInfo {
-	return &eventTable[28]
+	return &infoMonoProfilerModuleUnloaded
 }
 
 // Descriptor describes MonoProfilerModuleUnloaded, as readers of any generated package see it.
@@ -3137,6 +3612,25 @@ var columnsMonoProfilerModuleUnloaded = []clrimpl.Column{{
 	Name: "ModuleSignature",
 }}
 
+// infoMonoProfilerModuleUnloaded describes MonoProfilerModuleUnloaded (MonoProfilerModuleUnloaded.Info).
+var infoMonoProfilerModuleUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerModuleUnloaded,
+	DisplayName: "MonoProfiler/ModuleUnloaded",
+	ID:          24,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerModuleUnloaded",
+	Opcode:      41,
+	OpcodeName:  "ModuleUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerModuleUnloaded,
+	fields:      &fieldsMonoProfilerModuleUnloaded,
+}
+
 // descMonoProfilerModuleUnloaded describes MonoProfilerModuleUnloaded (EventInfo.Descriptor).
 var descMonoProfilerModuleUnloaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerModuleUnloaded,
@@ -3170,7 +3664,7 @@ type MonoProfilerAssemblyLoading struct {
 
 // Info describes MonoProfilerAssemblyLoading.
 func (*MonoProfilerAssemblyLoading) Info() *EventInfo {
-	return &eventTable[29]
+	return &infoMonoProfilerAssemblyLoading
 }
 
 // Descriptor describes MonoProfilerAssemblyLoading, as readers of any generated package see it.
@@ -3238,6 +3732,25 @@ var columnsMonoProfilerAssemblyLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerAssemblyLoading describes MonoProfilerAssemblyLoading (MonoProfilerAssemblyLoading.Info).
+var infoMonoProfilerAssemblyLoading = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyLoading,
+	DisplayName: "MonoProfiler/AssemblyLoading",
+	ID:          25,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAssemblyLoading",
+	Opcode:      42,
+	OpcodeName:  "AssemblyLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyLoading",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyLoading,
+	fields:      &fieldsMonoProfilerAssemblyLoading,
+}
+
 // descMonoProfilerAssemblyLoading describes MonoProfilerAssemblyLoading (EventInfo.Descriptor).
 var descMonoProfilerAssemblyLoading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAssemblyLoading,
@@ -3273,7 +3786,7 @@ type MonoProfilerAssemblyLoaded struct {
 
 // Info describes MonoProfilerAssemblyLoaded.
 func (*MonoProfilerAssemblyLoaded) Info() *EventInfo {
-	return &eventTable[30]
+	return &infoMonoProfilerAssemblyLoaded
 }
 
 // Descriptor describes MonoProfilerAssemblyLoaded, as readers of any generated package see it.
@@ -3360,6 +3873,25 @@ var columnsMonoProfilerAssemblyLoaded = []clrimpl.Column{{
 	Name: "AssemblyName",
 }}
 
+// infoMonoProfilerAssemblyLoaded describes MonoProfilerAssemblyLoaded (MonoProfilerAssemblyLoaded.Info).
+var infoMonoProfilerAssemblyLoaded = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyLoaded,
+	DisplayName: "MonoProfiler/AssemblyLoaded",
+	ID:          26,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAssemblyLoaded",
+	Opcode:      43,
+	OpcodeName:  "AssemblyLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyLoaded,
+	fields:      &fieldsMonoProfilerAssemblyLoaded,
+}
+
 // descMonoProfilerAssemblyLoaded describes MonoProfilerAssemblyLoaded (EventInfo.Descriptor).
 var descMonoProfilerAssemblyLoaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAssemblyLoaded,
@@ -3393,7 +3925,7 @@ type MonoProfilerAssemblyUnloading struct {
 
 // Info describes MonoProfilerAssemblyUnloading.
 func (*MonoProfilerAssemblyUnloading) Info() *EventInfo {
-	return &eventTable[31]
+	return &infoMonoProfilerAssemblyUnloading
 }
 
 // Descriptor describes MonoProfilerAssemblyUnloading, as readers of any generated package see it.
@@ -3461,6 +3993,25 @@ var columnsMonoProfilerAssemblyUnloading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerAssemblyUnloading describes MonoProfilerAssemblyUnloading (MonoProfilerAssemblyUnloading.Info).
+var infoMonoProfilerAssemblyUnloading = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyUnloading,
+	DisplayName: "MonoProfiler/AssemblyUnloading",
+	ID:          27,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAssemblyUnloading",
+	Opcode:      44,
+	OpcodeName:  "AssemblyUnloading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyUnloading",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyUnloading,
+	fields:      &fieldsMonoProfilerAssemblyUnloading,
+}
+
 // descMonoProfilerAssemblyUnloading describes MonoProfilerAssemblyUnloading (EventInfo.Descriptor).
 var descMonoProfilerAssemblyUnloading = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAssemblyUnloading,
@@ -3496,7 +4047,7 @@ type MonoProfilerAssemblyUnloaded struct {
 
 // Info describes MonoProfilerAssemblyUnloaded.
 func (*MonoProfilerAssemblyUnloaded) Info() *EventInfo {
-	return &eventTable[32]
+	return &infoMonoProfilerAssemblyUnloaded
 }
 
 // Descriptor describes MonoProfilerAssemblyUnloaded, as readers of any generated package see it.
@@ -3583,6 +4134,25 @@ var columnsMonoProfilerAssemblyUnloaded = []clrimpl.Column{{
 	Name: "AssemblyName",
 }}
 
+// infoMonoProfilerAssemblyUnloaded describes MonoProfilerAssemblyUnloaded (MonoProfilerAssemblyUnloaded.Info).
+var infoMonoProfilerAssemblyUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyUnloaded,
+	DisplayName: "MonoProfiler/AssemblyUnloaded",
+	ID:          28,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAssemblyUnloaded",
+	Opcode:      45,
+	OpcodeName:  "AssemblyUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyUnloaded,
+	fields:      &fieldsMonoProfilerAssemblyUnloaded,
+}
+
 // descMonoProfilerAssemblyUnloaded describes MonoProfilerAssemblyUnloaded (EventInfo.Descriptor).
 var descMonoProfilerAssemblyUnloaded = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerAssemblyUnloaded,
@@ -3614,7 +4184,7 @@ type MonoProfilerMethodEnter struct {
 
 // Info describes MonoProfilerMethodEnter.
 func (*MonoProfilerMethodEnter) Info() *EventInfo {
-	return &eventTable[33]
+	return &infoMonoProfilerMethodEnter
 }
 
 // Descriptor describes MonoProfilerMethodEnter, as readers of any generated package see it.
@@ -3670,6 +4240,25 @@ var columnsMonoProfilerMethodEnter = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodEnter describes MonoProfilerMethodEnter (MonoProfilerMethodEnter.Info).
+var infoMonoProfilerMethodEnter = EventInfo{
+	Columns:     columnsMonoProfilerMethodEnter,
+	DisplayName: "MonoProfiler/MethodEnter",
+	ID:          29,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodEnter",
+	Opcode:      46,
+	OpcodeName:  "MethodEnter",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodEnter",
+	Version:     0,
+	desc:        &descMonoProfilerMethodEnter,
+	fields:      &fieldsMonoProfilerMethodEnter,
+}
+
 // descMonoProfilerMethodEnter describes MonoProfilerMethodEnter (EventInfo.Descriptor).
 var descMonoProfilerMethodEnter = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMethodEnter,
@@ -3701,7 +4290,7 @@ type MonoProfilerMethodLeave struct {
 
 // Info describes MonoProfilerMethodLeave.
 func (*MonoProfilerMethodLeave) Info() *EventInfo {
-	return &eventTable[34]
+	return &infoMonoProfilerMethodLeave
 }
 
 // Descriptor describes MonoProfilerMethodLeave, as readers of any generated package see it.
@@ -3757,6 +4346,25 @@ var columnsMonoProfilerMethodLeave = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodLeave describes MonoProfilerMethodLeave (MonoProfilerMethodLeave.Info).
+var infoMonoProfilerMethodLeave = EventInfo{
+	Columns:     columnsMonoProfilerMethodLeave,
+	DisplayName: "MonoProfiler/MethodLeave",
+	ID:          30,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodLeave",
+	Opcode:      47,
+	OpcodeName:  "MethodLeave",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodLeave",
+	Version:     0,
+	desc:        &descMonoProfilerMethodLeave,
+	fields:      &fieldsMonoProfilerMethodLeave,
+}
+
 // descMonoProfilerMethodLeave describes MonoProfilerMethodLeave (EventInfo.Descriptor).
 var descMonoProfilerMethodLeave = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMethodLeave,
@@ -3788,7 +4396,7 @@ type MonoProfilerMethodTailCall struct {
 
 // Info describes MonoProfilerMethodTailCall.
 func (*MonoProfilerMethodTailCall) Info() *EventInfo {
-	return &eventTable[35]
+	return &infoMonoProfilerMethodTailCall
 }
 
 // Descriptor describes MonoProfilerMethodTailCall, as readers of any generated package see it.
@@ -3844,6 +4452,25 @@ var columnsMonoProfilerMethodTailCall = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodTailCall describes MonoProfilerMethodTailCall (MonoProfilerMethodTailCall.Info).
+var infoMonoProfilerMethodTailCall = EventInfo{
+	Columns:     columnsMonoProfilerMethodTailCall,
+	DisplayName: "MonoProfiler/MethodTailCall",
+	ID:          31,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodTailCall",
+	Opcode:      48,
+	OpcodeName:  "MethodTailCall",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodTailCall",
+	Version:     0,
+	desc:        &descMonoProfilerMethodTailCall,
+	fields:      &fieldsMonoProfilerMethodTailCall,
+}
+
 // descMonoProfilerMethodTailCall describes MonoProfilerMethodTailCall (EventInfo.Descriptor).
 var descMonoProfilerMethodTailCall = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMethodTailCall,
@@ -3875,7 +4502,7 @@ type MonoProfilerMethodExceptionLeave struct {
 
 // Info describes MonoProfilerMethodExceptionLeave.
 func (*MonoProfilerMethodExceptionLeave) Info() *EventInfo {
-	return &eventTable[36]
+	return &infoMonoProfilerMethodExceptionLeave
 }
 
 // Descriptor describes MonoProfilerMethodExceptionLeave, as readers of any generated package see it.
@@ -3931,6 +4558,25 @@ var columnsMonoProfilerMethodExceptionLeave = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodExceptionLeave describes MonoProfilerMethodExceptionLeave (MonoProfilerMethodExceptionLeave.Info).
+var infoMonoProfilerMethodExceptionLeave = EventInfo{
+	Columns:     columnsMonoProfilerMethodExceptionLeave,
+	DisplayName: "MonoProfiler/MethodExceptionLeave",
+	ID:          32,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodExceptionLeave",
+	Opcode:      49,
+	OpcodeName:  "MethodExceptionLeave",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodExceptionLeave",
+	Version:     0,
+	desc:        &descMonoProfilerMethodExceptionLeave,
+	fields:      &fieldsMonoProfilerMethodExceptionLeave,
+}
+
 // descMonoProfilerMethodExceptionLeave describes MonoProfilerMethodExceptionLeave (EventInfo.Descriptor).
 var descMonoProfilerMethodExceptionLeave = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMethodExceptionLeave,
@@ -3962,7 +4608,7 @@ type MonoProfilerMethodFree struct {
 
 // Info describes MonoProfilerMethodFree.
 func (*MonoProfilerMethodFree) Info() *EventInfo {
-	return &eventTable[37]
+	return &infoMonoProfilerMethodFree
 }
 
 // Descriptor describes MonoProfilerMethodFree, as readers of any generated package see it.
@@ -4018,6 +4664,25 @@ var columnsMonoProfilerMethodFree = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodFree describes MonoProfilerMethodFree (MonoProfilerMethodFree.Info).
+var infoMonoProfilerMethodFree = EventInfo{
+	Columns:     columnsMonoProfilerMethodFree,
+	DisplayName: "MonoProfiler/MethodFree",
+	ID:          33,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodFree",
+	Opcode:      50,
+	OpcodeName:  "MethodFree",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodFree",
+	Version:     0,
+	desc:        &descMonoProfilerMethodFree,
+	fields:      &fieldsMonoProfilerMethodFree,
+}
+
 // descMonoProfilerMethodFree describes MonoProfilerMethodFree (EventInfo.Descriptor).
 var descMonoProfilerMethodFree = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMethodFree,
@@ -4049,7 +4714,7 @@ type MonoProfilerMethodBeginInvoke struct {
 
 // Info describes MonoProfilerMethodBeginInvoke.
 func (*MonoProfilerMethodBeginInvoke) Info() *EventInfo {
-	return &eventTable[38]
+	return &infoMonoProfilerMethodBeginInvoke
 }
 
 // Descriptor describes MonoProfilerMethodBeginInvoke, as readers of any generated package see it.
@@ -4105,6 +4770,25 @@ var columnsMonoProfilerMethodBeginInvoke = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodBeginInvoke describes MonoProfilerMethodBeginInvoke (MonoProfilerMethodBeginInvoke.Info).
+var infoMonoProfilerMethodBeginInvoke = EventInfo{
+	Columns:     columnsMonoProfilerMethodBeginInvoke,
+	DisplayName: "MonoProfiler/MethodBeginInvoke",
+	ID:          34,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodBeginInvoke",
+	Opcode:      51,
+	OpcodeName:  "MethodBeginInvoke",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodBeginInvoke",
+	Version:     0,
+	desc:        &descMonoProfilerMethodBeginInvoke,
+	fields:      &fieldsMonoProfilerMethodBeginInvoke,
+}
+
 // descMonoProfilerMethodBeginInvoke describes MonoProfilerMethodBeginInvoke (EventInfo.Descriptor).
 var descMonoProfilerMethodBeginInvoke = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMethodBeginInvoke,
@@ -4136,7 +4820,7 @@ type MonoProfilerMethodEndInvoke struct {
 
 // Info describes MonoProfilerMethodEndInvoke.
 func (*MonoProfilerMethodEndInvoke) Info() *EventInfo {
-	return &eventTable[39]
+	return &infoMonoProfilerMethodEndInvoke
 }
 
 // Descriptor describes MonoProfilerMethodEndInvoke, as readers of any generated package see it.
@@ -4192,6 +4876,25 @@ var columnsMonoProfilerMethodEndInvoke = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodEndInvoke describes MonoProfilerMethodEndInvoke (MonoProfilerMethodEndInvoke.Info).
+var infoMonoProfilerMethodEndInvoke = EventInfo{
+	Columns:     columnsMonoProfilerMethodEndInvoke,
+	DisplayName: "MonoProfiler/MethodEndInvoke",
+	ID:          35,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodEndInvoke",
+	Opcode:      52,
+	OpcodeName:  "MethodEndInvoke",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodEndInvoke",
+	Version:     0,
+	desc:        &descMonoProfilerMethodEndInvoke,
+	fields:      &fieldsMonoProfilerMethodEndInvoke,
+}
+
 // descMonoProfilerMethodEndInvoke describes MonoProfilerMethodEndInvoke (EventInfo.Descriptor).
 var descMonoProfilerMethodEndInvoke = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMethodEndInvoke,
@@ -4225,7 +4928,7 @@ type MonoProfilerExceptionThrow struct {
 
 // Info describes MonoProfilerExceptionThrow.
 func (*MonoProfilerExceptionThrow) Info() *EventInfo {
-	return &eventTable[40]
+	return &infoMonoProfilerExceptionThrow
 }
 
 // Descriptor describes MonoProfilerExceptionThrow, as readers of any generated package see it.
@@ -4305,6 +5008,25 @@ var columnsMonoProfilerExceptionThrow = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerExceptionThrow describes MonoProfilerExceptionThrow (MonoProfilerExceptionThrow.Info).
+var infoMonoProfilerExceptionThrow = EventInfo{
+	Columns:     columnsMonoProfilerExceptionThrow,
+	DisplayName: "MonoProfiler/ExceptionThrow",
+	ID:          36,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "MonoProfilerExceptionThrow",
+	Opcode:      53,
+	OpcodeName:  "ExceptionThrow",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerExceptionThrow",
+	Version:     0,
+	desc:        &descMonoProfilerExceptionThrow,
+	fields:      &fieldsMonoProfilerExceptionThrow,
+}
+
 // descMonoProfilerExceptionThrow describes MonoProfilerExceptionThrow (EventInfo.Descriptor).
 var descMonoProfilerExceptionThrow = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerExceptionThrow,
@@ -4344,7 +5066,7 @@ type MonoProfilerExceptionClause struct {
 
 // Info describes MonoProfilerExceptionClause.
 func (*MonoProfilerExceptionClause) Info() *EventInfo {
-	return &eventTable[41]
+	return &infoMonoProfilerExceptionClause
 }
 
 // Descriptor describes MonoProfilerExceptionClause, as readers of any generated package see it.
@@ -4468,6 +5190,25 @@ var columnsMonoProfilerExceptionClause = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerExceptionClause describes MonoProfilerExceptionClause (MonoProfilerExceptionClause.Info).
+var infoMonoProfilerExceptionClause = EventInfo{
+	Columns:     columnsMonoProfilerExceptionClause,
+	DisplayName: "MonoProfiler/ExceptionClause",
+	ID:          37,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "MonoProfilerExceptionClause",
+	Opcode:      54,
+	OpcodeName:  "ExceptionClause",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerExceptionClause",
+	Version:     0,
+	desc:        &descMonoProfilerExceptionClause,
+	fields:      &fieldsMonoProfilerExceptionClause,
+}
+
 // descMonoProfilerExceptionClause describes MonoProfilerExceptionClause (EventInfo.Descriptor).
 var descMonoProfilerExceptionClause = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerExceptionClause,
@@ -4501,7 +5242,7 @@ type MonoProfilerGCEvent struct {
 
 // Info describes MonoProfilerGCEvent.
 func (*MonoProfilerGCEvent) Info() *EventInfo {
-	return &eventTable[42]
+	return &infoMonoProfilerGCEvent
 }
 
 // Descriptor describes MonoProfilerGCEvent, as readers of any generated package see it.
@@ -4574,6 +5315,25 @@ var columnsMonoProfilerGCEvent = []clrimpl.Column{{
 	Name: "GCGeneration",
 }}
 
+// infoMonoProfilerGCEvent describes MonoProfilerGCEvent (MonoProfilerGCEvent.Info).
+var infoMonoProfilerGCEvent = EventInfo{
+	Columns:     columnsMonoProfilerGCEvent,
+	DisplayName: "MonoProfiler/GCEvent",
+	ID:          38,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "MonoProfilerGCEvent",
+	Opcode:      55,
+	OpcodeName:  "GCEvent",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCEvent",
+	Version:     0,
+	desc:        &descMonoProfilerGCEvent,
+	fields:      &fieldsMonoProfilerGCEvent,
+}
+
 // descMonoProfilerGCEvent describes MonoProfilerGCEvent (EventInfo.Descriptor).
 var descMonoProfilerGCEvent = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCEvent,
@@ -4609,7 +5369,7 @@ type MonoProfilerGCAllocation struct {
 
 // Info describes MonoProfilerGCAllocation.
 func (*MonoProfilerGCAllocation) Info() *EventInfo {
-	return &eventTable[43]
+	return &infoMonoProfilerGCAllocation
 }
 
 // Descriptor describes MonoProfilerGCAllocation, as readers of any generated package see it.
@@ -4701,6 +5461,25 @@ var columnsMonoProfilerGCAllocation = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint64,
 	Name: "ObjectSize",
 }}
+
+// infoMonoProfilerGCAllocation describes MonoProfilerGCAllocation (MonoProfilerGCAllocation.Info).
+var infoMonoProfilerGCAllocation = EventInfo{
+	Columns:     columnsMonoProfilerGCAllocation,
+	DisplayName: "MonoProfiler/GCAllocation",
+	ID:          39,
+	Keywords:    0x200000,
+	Level:       4,
+	Name:        "MonoProfilerGCAllocation",
+	Opcode:      56,
+	OpcodeName:  "GCAllocation",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCAllocation",
+	Version:     0,
+	desc:        &descMonoProfilerGCAllocation,
+	fields:      &fieldsMonoProfilerGCAllocation,
+}
 
 // descMonoProfilerGCAllocation describes MonoProfilerGCAllocation (EventInfo.Descriptor).
 var descMonoProfilerGCAllocation = clrimpl.Descriptor{
@@ -4877,7 +5656,7 @@ func (a MonoProfilerGCMovesValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerGCMoves.
 func (*MonoProfilerGCMoves) Info() *EventInfo {
-	return &eventTable[44]
+	return &infoMonoProfilerGCMoves
 }
 
 // Descriptor describes MonoProfilerGCMoves, as readers of any generated package see it.
@@ -4958,6 +5737,25 @@ var columnsMonoProfilerGCMoves = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerGCMoves describes MonoProfilerGCMoves (MonoProfilerGCMoves.Info).
+var infoMonoProfilerGCMoves = EventInfo{
+	Columns:     columnsMonoProfilerGCMoves,
+	DisplayName: "MonoProfiler/GCMoves",
+	ID:          40,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "MonoProfilerGCMoves",
+	Opcode:      57,
+	OpcodeName:  "GCMoves",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCMoves",
+	Version:     0,
+	desc:        &descMonoProfilerGCMoves,
+	fields:      &fieldsMonoProfilerGCMoves,
+}
+
 // descMonoProfilerGCMoves describes MonoProfilerGCMoves (EventInfo.Descriptor).
 var descMonoProfilerGCMoves = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCMoves,
@@ -4989,7 +5787,7 @@ type MonoProfilerGCResize struct {
 
 // Info describes MonoProfilerGCResize.
 func (*MonoProfilerGCResize) Info() *EventInfo {
-	return &eventTable[45]
+	return &infoMonoProfilerGCResize
 }
 
 // Descriptor describes MonoProfilerGCResize, as readers of any generated package see it.
@@ -5045,6 +5843,25 @@ var columnsMonoProfilerGCResize = []clrimpl.Column{{
 	Name: "NewSize",
 }}
 
+// infoMonoProfilerGCResize describes MonoProfilerGCResize (MonoProfilerGCResize.Info).
+var infoMonoProfilerGCResize = EventInfo{
+	Columns:     columnsMonoProfilerGCResize,
+	DisplayName: "MonoProfiler/GCResize",
+	ID:          41,
+	Keywords:    0x2000000,
+	Level:       4,
+	Name:        "MonoProfilerGCResize",
+	Opcode:      58,
+	OpcodeName:  "GCResize",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCResize",
+	Version:     0,
+	desc:        &descMonoProfilerGCResize,
+	fields:      &fieldsMonoProfilerGCResize,
+}
+
 // descMonoProfilerGCResize describes MonoProfilerGCResize (EventInfo.Descriptor).
 var descMonoProfilerGCResize = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCResize,
@@ -5080,7 +5897,7 @@ type MonoProfilerGCHandleCreated struct {
 
 // Info describes MonoProfilerGCHandleCreated.
 func (*MonoProfilerGCHandleCreated) Info() *EventInfo {
-	return &eventTable[46]
+	return &infoMonoProfilerGCHandleCreated
 }
 
 // Descriptor describes MonoProfilerGCHandleCreated, as readers of any generated package see it.
@@ -5179,6 +5996,25 @@ var columnsMonoProfilerGCHandleCreated = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerGCHandleCreated describes MonoProfilerGCHandleCreated (MonoProfilerGCHandleCreated.Info).
+var infoMonoProfilerGCHandleCreated = EventInfo{
+	Columns:     columnsMonoProfilerGCHandleCreated,
+	DisplayName: "MonoProfiler/GCHandleCreated",
+	ID:          42,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "MonoProfilerGCHandleCreated",
+	Opcode:      59,
+	OpcodeName:  "GCHandleCreated",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHandleCreated",
+	Version:     0,
+	desc:        &descMonoProfilerGCHandleCreated,
+	fields:      &fieldsMonoProfilerGCHandleCreated,
+}
+
 // descMonoProfilerGCHandleCreated describes MonoProfilerGCHandleCreated (EventInfo.Descriptor).
 var descMonoProfilerGCHandleCreated = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCHandleCreated,
@@ -5212,7 +6048,7 @@ type MonoProfilerGCHandleDeleted struct {
 
 // Info describes MonoProfilerGCHandleDeleted.
 func (*MonoProfilerGCHandleDeleted) Info() *EventInfo {
-	return &eventTable[47]
+	return &infoMonoProfilerGCHandleDeleted
 }
 
 // Descriptor describes MonoProfilerGCHandleDeleted, as readers of any generated package see it.
@@ -5286,6 +6122,25 @@ var columnsMonoProfilerGCHandleDeleted = []clrimpl.Column{{
 	Name: "HandleType_name",
 }}
 
+// infoMonoProfilerGCHandleDeleted describes MonoProfilerGCHandleDeleted (MonoProfilerGCHandleDeleted.Info).
+var infoMonoProfilerGCHandleDeleted = EventInfo{
+	Columns:     columnsMonoProfilerGCHandleDeleted,
+	DisplayName: "MonoProfiler/GCHandleDeleted",
+	ID:          43,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "MonoProfilerGCHandleDeleted",
+	Opcode:      60,
+	OpcodeName:  "GCHandleDeleted",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHandleDeleted",
+	Version:     0,
+	desc:        &descMonoProfilerGCHandleDeleted,
+	fields:      &fieldsMonoProfilerGCHandleDeleted,
+}
+
 // descMonoProfilerGCHandleDeleted describes MonoProfilerGCHandleDeleted (EventInfo.Descriptor).
 var descMonoProfilerGCHandleDeleted = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCHandleDeleted,
@@ -5314,7 +6169,7 @@ type MonoProfilerGCFinalizing struct{}
 
 // Info describes MonoProfilerGCFinalizing.
 func (*MonoProfilerGCFinalizing) Info() *EventInfo {
-	return &eventTable[48]
+	return &infoMonoProfilerGCFinalizing
 }
 
 // Descriptor describes MonoProfilerGCFinalizing, as readers of any generated package see it.
@@ -5349,6 +6204,25 @@ func (e *MonoProfilerGCFinalizing) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMonoProfilerGCFinalizing lists the columns of MonoProfilerGCFinalizing (EventInfo.Columns).
 var columnsMonoProfilerGCFinalizing = []clrimpl.Column{}
 
+// infoMonoProfilerGCFinalizing describes MonoProfilerGCFinalizing (MonoProfilerGCFinalizing.Info).
+var infoMonoProfilerGCFinalizing = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalizing,
+	DisplayName: "MonoProfiler/GCFinalizing",
+	ID:          44,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalizing",
+	Opcode:      61,
+	OpcodeName:  "GCFinalizing",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalizing",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalizing,
+	fields:      &fieldsMonoProfilerGCFinalizing,
+}
+
 // descMonoProfilerGCFinalizing describes MonoProfilerGCFinalizing (EventInfo.Descriptor).
 var descMonoProfilerGCFinalizing = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCFinalizing,
@@ -5377,7 +6251,7 @@ type MonoProfilerGCFinalized struct{}
 
 // Info describes MonoProfilerGCFinalized.
 func (*MonoProfilerGCFinalized) Info() *EventInfo {
-	return &eventTable[49]
+	return &infoMonoProfilerGCFinalized
 }
 
 // Descriptor describes MonoProfilerGCFinalized, as readers of any generated package see it.
@@ -5412,6 +6286,25 @@ func (e *MonoProfilerGCFinalized) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMonoProfilerGCFinalized lists the columns of MonoProfilerGCFinalized (EventInfo.Columns).
 var columnsMonoProfilerGCFinalized = []clrimpl.Column{}
 
+// infoMonoProfilerGCFinalized describes MonoProfilerGCFinalized (MonoProfilerGCFinalized.Info).
+var infoMonoProfilerGCFinalized = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalized,
+	DisplayName: "MonoProfiler/GCFinalized",
+	ID:          45,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalized",
+	Opcode:      62,
+	OpcodeName:  "GCFinalized",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalized",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalized,
+	fields:      &fieldsMonoProfilerGCFinalized,
+}
+
 // descMonoProfilerGCFinalized describes MonoProfilerGCFinalized (EventInfo.Descriptor).
 var descMonoProfilerGCFinalized = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCFinalized,
@@ -5443,7 +6336,7 @@ type MonoProfilerGCFinalizingObject struct {
 
 // Info describes MonoProfilerGCFinalizingObject.
 func (*MonoProfilerGCFinalizingObject) Info() *EventInfo {
-	return &eventTable[50]
+	return &infoMonoProfilerGCFinalizingObject
 }
 
 // Descriptor describes MonoProfilerGCFinalizingObject, as readers of any generated package see it.
@@ -5510,6 +6403,25 @@ var columnsMonoProfilerGCFinalizingObject = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerGCFinalizingObject describes MonoProfilerGCFinalizingObject (MonoProfilerGCFinalizingObject.Info).
+var infoMonoProfilerGCFinalizingObject = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalizingObject,
+	DisplayName: "MonoProfiler/GCFinalizingObject",
+	ID:          46,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalizingObject",
+	Opcode:      63,
+	OpcodeName:  "GCFinalizingObject",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalizingObject",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalizingObject,
+	fields:      &fieldsMonoProfilerGCFinalizingObject,
+}
+
 // descMonoProfilerGCFinalizingObject describes MonoProfilerGCFinalizingObject (EventInfo.Descriptor).
 var descMonoProfilerGCFinalizingObject = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCFinalizingObject,
@@ -5541,7 +6453,7 @@ type MonoProfilerGCFinalizedObject struct {
 
 // Info describes MonoProfilerGCFinalizedObject.
 func (*MonoProfilerGCFinalizedObject) Info() *EventInfo {
-	return &eventTable[51]
+	return &infoMonoProfilerGCFinalizedObject
 }
 
 // Descriptor describes MonoProfilerGCFinalizedObject, as readers of any generated package see it.
@@ -5608,6 +6520,25 @@ var columnsMonoProfilerGCFinalizedObject = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerGCFinalizedObject describes MonoProfilerGCFinalizedObject (MonoProfilerGCFinalizedObject.Info).
+var infoMonoProfilerGCFinalizedObject = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalizedObject,
+	DisplayName: "MonoProfiler/GCFinalizedObject",
+	ID:          47,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalizedObject",
+	Opcode:      64,
+	OpcodeName:  "GCFinalizedObject",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalizedObject",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalizedObject,
+	fields:      &fieldsMonoProfilerGCFinalizedObject,
+}
+
 // descMonoProfilerGCFinalizedObject describes MonoProfilerGCFinalizedObject (EventInfo.Descriptor).
 var descMonoProfilerGCFinalizedObject = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCFinalizedObject,
@@ -5647,7 +6578,7 @@ type MonoProfilerGCRootRegister struct {
 
 // Info describes MonoProfilerGCRootRegister.
 func (*MonoProfilerGCRootRegister) Info() *EventInfo {
-	return &eventTable[52]
+	return &infoMonoProfilerGCRootRegister
 }
 
 // Descriptor describes MonoProfilerGCRootRegister, as readers of any generated package see it.
@@ -5779,6 +6710,25 @@ var columnsMonoProfilerGCRootRegister = []clrimpl.Column{{
 	Name: "RootKeyName",
 }}
 
+// infoMonoProfilerGCRootRegister describes MonoProfilerGCRootRegister (MonoProfilerGCRootRegister.Info).
+var infoMonoProfilerGCRootRegister = EventInfo{
+	Columns:     columnsMonoProfilerGCRootRegister,
+	DisplayName: "MonoProfiler/GCRootRegister",
+	ID:          48,
+	Keywords:    0x4000000,
+	Level:       4,
+	Name:        "MonoProfilerGCRootRegister",
+	Opcode:      65,
+	OpcodeName:  "GCRootRegister",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCRootRegister",
+	Version:     0,
+	desc:        &descMonoProfilerGCRootRegister,
+	fields:      &fieldsMonoProfilerGCRootRegister,
+}
+
 // descMonoProfilerGCRootRegister describes MonoProfilerGCRootRegister (EventInfo.Descriptor).
 var descMonoProfilerGCRootRegister = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCRootRegister,
@@ -5810,7 +6760,7 @@ type MonoProfilerGCRootUnregister struct {
 
 // Info describes MonoProfilerGCRootUnregister.
 func (*MonoProfilerGCRootUnregister) Info() *EventInfo {
-	return &eventTable[53]
+	return &infoMonoProfilerGCRootUnregister
 }
 
 // Descriptor describes MonoProfilerGCRootUnregister, as readers of any generated package see it.
@@ -5876,6 +6826,25 @@ var columnsMonoProfilerGCRootUnregister = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint64,
 	Name: "RootID",
 }}
+
+// infoMonoProfilerGCRootUnregister describes MonoProfilerGCRootUnregister (MonoProfilerGCRootUnregister.Info).
+var infoMonoProfilerGCRootUnregister = EventInfo{
+	Columns:     columnsMonoProfilerGCRootUnregister,
+	DisplayName: "MonoProfiler/GCRootUnregister",
+	ID:          49,
+	Keywords:    0x4000000,
+	Level:       4,
+	Name:        "MonoProfilerGCRootUnregister",
+	Opcode:      66,
+	OpcodeName:  "GCRootUnregister",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCRootUnregister",
+	Version:     0,
+	desc:        &descMonoProfilerGCRootUnregister,
+	fields:      &fieldsMonoProfilerGCRootUnregister,
+}
 
 // descMonoProfilerGCRootUnregister describes MonoProfilerGCRootUnregister (EventInfo.Descriptor).
 var descMonoProfilerGCRootUnregister = clrimpl.Descriptor{
@@ -6052,7 +7021,7 @@ func (a MonoProfilerGCRootsValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerGCRoots.
 func (*MonoProfilerGCRoots) Info() *EventInfo {
-	return &eventTable[54]
+	return &infoMonoProfilerGCRoots
 }
 
 // Descriptor describes MonoProfilerGCRoots, as readers of any generated package see it.
@@ -6133,6 +7102,25 @@ var columnsMonoProfilerGCRoots = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerGCRoots describes MonoProfilerGCRoots (MonoProfilerGCRoots.Info).
+var infoMonoProfilerGCRoots = EventInfo{
+	Columns:     columnsMonoProfilerGCRoots,
+	DisplayName: "MonoProfiler/GCRoots",
+	ID:          50,
+	Keywords:    0x4000000,
+	Level:       4,
+	Name:        "MonoProfilerGCRoots",
+	Opcode:      67,
+	OpcodeName:  "GCRoots",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCRoots",
+	Version:     0,
+	desc:        &descMonoProfilerGCRoots,
+	fields:      &fieldsMonoProfilerGCRoots,
+}
+
 // descMonoProfilerGCRoots describes MonoProfilerGCRoots (EventInfo.Descriptor).
 var descMonoProfilerGCRoots = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCRoots,
@@ -6164,7 +7152,7 @@ type MonoProfilerGCHeapDumpStart struct {
 
 // Info describes MonoProfilerGCHeapDumpStart.
 func (*MonoProfilerGCHeapDumpStart) Info() *EventInfo {
-	return &eventTable[55]
+	return &infoMonoProfilerGCHeapDumpStart
 }
 
 // Descriptor describes MonoProfilerGCHeapDumpStart, as readers of any generated package see it.
@@ -6218,6 +7206,25 @@ var columnsMonoProfilerGCHeapDumpStart = []clrimpl.Column{{
 	Name: "HeapCollectParam",
 }}
 
+// infoMonoProfilerGCHeapDumpStart describes MonoProfilerGCHeapDumpStart (MonoProfilerGCHeapDumpStart.Info).
+var infoMonoProfilerGCHeapDumpStart = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpStart,
+	DisplayName: "MonoProfiler/GCHeapDumpStart",
+	ID:          51,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpStart",
+	Opcode:      68,
+	OpcodeName:  "GCHeapDumpStart",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpStart",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpStart,
+	fields:      &fieldsMonoProfilerGCHeapDumpStart,
+}
+
 // descMonoProfilerGCHeapDumpStart describes MonoProfilerGCHeapDumpStart (EventInfo.Descriptor).
 var descMonoProfilerGCHeapDumpStart = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCHeapDumpStart,
@@ -6246,7 +7253,7 @@ type MonoProfilerGCHeapDumpStop struct{}
 
 // Info describes MonoProfilerGCHeapDumpStop.
 func (*MonoProfilerGCHeapDumpStop) Info() *EventInfo {
-	return &eventTable[56]
+	return &infoMonoProfilerGCHeapDumpStop
 }
 
 // Descriptor describes MonoProfilerGCHeapDumpStop, as readers of any generated package see it.
@@ -6280,6 +7287,25 @@ func (e *MonoProfilerGCHeapDumpStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsMonoProfilerGCHeapDumpStop lists the columns of MonoProfilerGCHeapDumpStop (EventInfo.Columns).
 var columnsMonoProfilerGCHeapDumpStop = []clrimpl.Column{}
+
+// infoMonoProfilerGCHeapDumpStop describes MonoProfilerGCHeapDumpStop (MonoProfilerGCHeapDumpStop.Info).
+var infoMonoProfilerGCHeapDumpStop = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpStop,
+	DisplayName: "MonoProfiler/GCHeapDumpStop",
+	ID:          52,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpStop",
+	Opcode:      69,
+	OpcodeName:  "GCHeapDumpStop",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpStop",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpStop,
+	fields:      &fieldsMonoProfilerGCHeapDumpStop,
+}
 
 // descMonoProfilerGCHeapDumpStop describes MonoProfilerGCHeapDumpStop (EventInfo.Descriptor).
 var descMonoProfilerGCHeapDumpStop = clrimpl.Descriptor{
@@ -6464,7 +7490,7 @@ func (a MonoProfilerGCHeapDumpObjectReferenceValuesArray) appendJSON(dst []byte)
 
 // Info describes MonoProfilerGCHeapDumpObjectReference.
 func (*MonoProfilerGCHeapDumpObjectReference) Info() *EventInfo {
-	return &eventTable[57]
+	return &infoMonoProfilerGCHeapDumpObjectReference
 }
 
 // Descriptor describes MonoProfilerGCHeapDumpObjectReference, as readers of any generated package see it.
@@ -6605,6 +7631,25 @@ var columnsMonoProfilerGCHeapDumpObjectReference = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerGCHeapDumpObjectReference describes MonoProfilerGCHeapDumpObjectReference (MonoProfilerGCHeapDumpObjectReference.Info).
+var infoMonoProfilerGCHeapDumpObjectReference = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpObjectReference,
+	DisplayName: "MonoProfiler/GCHeapDumpObjectReference",
+	ID:          53,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpObjectReference",
+	Opcode:      70,
+	OpcodeName:  "GCHeapDumpObjectReference",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpObjectReference",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpObjectReference,
+	fields:      &fieldsMonoProfilerGCHeapDumpObjectReference,
+}
+
 // descMonoProfilerGCHeapDumpObjectReference describes MonoProfilerGCHeapDumpObjectReference (EventInfo.Descriptor).
 var descMonoProfilerGCHeapDumpObjectReference = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerGCHeapDumpObjectReference,
@@ -6636,7 +7681,7 @@ type MonoProfilerMonitorContention struct {
 
 // Info describes MonoProfilerMonitorContention.
 func (*MonoProfilerMonitorContention) Info() *EventInfo {
-	return &eventTable[58]
+	return &infoMonoProfilerMonitorContention
 }
 
 // Descriptor describes MonoProfilerMonitorContention, as readers of any generated package see it.
@@ -6703,6 +7748,25 @@ var columnsMonoProfilerMonitorContention = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerMonitorContention describes MonoProfilerMonitorContention (MonoProfilerMonitorContention.Info).
+var infoMonoProfilerMonitorContention = EventInfo{
+	Columns:     columnsMonoProfilerMonitorContention,
+	DisplayName: "MonoProfiler/MonitorContention",
+	ID:          54,
+	Keywords:    0x10000004000,
+	Level:       4,
+	Name:        "MonoProfilerMonitorContention",
+	Opcode:      71,
+	OpcodeName:  "MonitorContention",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMonitorContention",
+	Version:     0,
+	desc:        &descMonoProfilerMonitorContention,
+	fields:      &fieldsMonoProfilerMonitorContention,
+}
+
 // descMonoProfilerMonitorContention describes MonoProfilerMonitorContention (EventInfo.Descriptor).
 var descMonoProfilerMonitorContention = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMonitorContention,
@@ -6734,7 +7798,7 @@ type MonoProfilerMonitorFailed struct {
 
 // Info describes MonoProfilerMonitorFailed.
 func (*MonoProfilerMonitorFailed) Info() *EventInfo {
-	return &eventTable[59]
+	return &infoMonoProfilerMonitorFailed
 }
 
 // Descriptor describes MonoProfilerMonitorFailed, as readers of any generated package see it.
@@ -6801,6 +7865,25 @@ var columnsMonoProfilerMonitorFailed = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerMonitorFailed describes MonoProfilerMonitorFailed (MonoProfilerMonitorFailed.Info).
+var infoMonoProfilerMonitorFailed = EventInfo{
+	Columns:     columnsMonoProfilerMonitorFailed,
+	DisplayName: "MonoProfiler/MonitorFailed",
+	ID:          55,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "MonoProfilerMonitorFailed",
+	Opcode:      72,
+	OpcodeName:  "MonitorFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMonitorFailed",
+	Version:     0,
+	desc:        &descMonoProfilerMonitorFailed,
+	fields:      &fieldsMonoProfilerMonitorFailed,
+}
+
 // descMonoProfilerMonitorFailed describes MonoProfilerMonitorFailed (EventInfo.Descriptor).
 var descMonoProfilerMonitorFailed = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMonitorFailed,
@@ -6832,7 +7915,7 @@ type MonoProfilerMonitorAcquired struct {
 
 // Info describes MonoProfilerMonitorAcquired.
 func (*MonoProfilerMonitorAcquired) Info() *EventInfo {
-	return &eventTable[60]
+	return &infoMonoProfilerMonitorAcquired
 }
 
 // Descriptor describes MonoProfilerMonitorAcquired, as readers of any generated package see it.
@@ -6899,6 +7982,25 @@ var columnsMonoProfilerMonitorAcquired = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerMonitorAcquired describes MonoProfilerMonitorAcquired (MonoProfilerMonitorAcquired.Info).
+var infoMonoProfilerMonitorAcquired = EventInfo{
+	Columns:     columnsMonoProfilerMonitorAcquired,
+	DisplayName: "MonoProfiler/MonitorAquired",
+	ID:          56,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "MonoProfilerMonitorAcquired",
+	Opcode:      73,
+	OpcodeName:  "MonitorAquired",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMonitorAcquired",
+	Version:     0,
+	desc:        &descMonoProfilerMonitorAcquired,
+	fields:      &fieldsMonoProfilerMonitorAcquired,
+}
+
 // descMonoProfilerMonitorAcquired describes MonoProfilerMonitorAcquired (EventInfo.Descriptor).
 var descMonoProfilerMonitorAcquired = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerMonitorAcquired,
@@ -6930,7 +8032,7 @@ type MonoProfilerThreadStarted struct {
 
 // Info describes MonoProfilerThreadStarted.
 func (*MonoProfilerThreadStarted) Info() *EventInfo {
-	return &eventTable[61]
+	return &infoMonoProfilerThreadStarted
 }
 
 // Descriptor describes MonoProfilerThreadStarted, as readers of any generated package see it.
@@ -6986,6 +8088,25 @@ var columnsMonoProfilerThreadStarted = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadStarted describes MonoProfilerThreadStarted (MonoProfilerThreadStarted.Info).
+var infoMonoProfilerThreadStarted = EventInfo{
+	Columns:     columnsMonoProfilerThreadStarted,
+	DisplayName: "MonoProfiler/ThreadStarted",
+	ID:          57,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "MonoProfilerThreadStarted",
+	Opcode:      74,
+	OpcodeName:  "ThreadStarted",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadStarted",
+	Version:     0,
+	desc:        &descMonoProfilerThreadStarted,
+	fields:      &fieldsMonoProfilerThreadStarted,
+}
+
 // descMonoProfilerThreadStarted describes MonoProfilerThreadStarted (EventInfo.Descriptor).
 var descMonoProfilerThreadStarted = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerThreadStarted,
@@ -7017,7 +8138,7 @@ type MonoProfilerThreadStopping struct {
 
 // Info describes MonoProfilerThreadStopping.
 func (*MonoProfilerThreadStopping) Info() *EventInfo {
-	return &eventTable[62]
+	return &infoMonoProfilerThreadStopping
 }
 
 // Descriptor describes MonoProfilerThreadStopping, as readers of any generated package see it.
@@ -7073,6 +8194,25 @@ var columnsMonoProfilerThreadStopping = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadStopping describes MonoProfilerThreadStopping (MonoProfilerThreadStopping.Info).
+var infoMonoProfilerThreadStopping = EventInfo{
+	Columns:     columnsMonoProfilerThreadStopping,
+	DisplayName: "MonoProfiler/ThreadStopping",
+	ID:          58,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "MonoProfilerThreadStopping",
+	Opcode:      75,
+	OpcodeName:  "ThreadStopping",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadStopping",
+	Version:     0,
+	desc:        &descMonoProfilerThreadStopping,
+	fields:      &fieldsMonoProfilerThreadStopping,
+}
+
 // descMonoProfilerThreadStopping describes MonoProfilerThreadStopping (EventInfo.Descriptor).
 var descMonoProfilerThreadStopping = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerThreadStopping,
@@ -7104,7 +8244,7 @@ type MonoProfilerThreadStopped struct {
 
 // Info describes MonoProfilerThreadStopped.
 func (*MonoProfilerThreadStopped) Info() *EventInfo {
-	return &eventTable[63]
+	return &infoMonoProfilerThreadStopped
 }
 
 // Descriptor describes MonoProfilerThreadStopped, as readers of any generated package see it.
@@ -7160,6 +8300,25 @@ var columnsMonoProfilerThreadStopped = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadStopped describes MonoProfilerThreadStopped (MonoProfilerThreadStopped.Info).
+var infoMonoProfilerThreadStopped = EventInfo{
+	Columns:     columnsMonoProfilerThreadStopped,
+	DisplayName: "MonoProfiler/ThreadStopped",
+	ID:          59,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "MonoProfilerThreadStopped",
+	Opcode:      76,
+	OpcodeName:  "ThreadStopped",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadStopped",
+	Version:     0,
+	desc:        &descMonoProfilerThreadStopped,
+	fields:      &fieldsMonoProfilerThreadStopped,
+}
+
 // descMonoProfilerThreadStopped describes MonoProfilerThreadStopped (EventInfo.Descriptor).
 var descMonoProfilerThreadStopped = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerThreadStopped,
@@ -7191,7 +8350,7 @@ type MonoProfilerThreadExited struct {
 
 // Info describes MonoProfilerThreadExited.
 func (*MonoProfilerThreadExited) Info() *EventInfo {
-	return &eventTable[64]
+	return &infoMonoProfilerThreadExited
 }
 
 // Descriptor describes MonoProfilerThreadExited, as readers of any generated package see it.
@@ -7247,6 +8406,25 @@ var columnsMonoProfilerThreadExited = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadExited describes MonoProfilerThreadExited (MonoProfilerThreadExited.Info).
+var infoMonoProfilerThreadExited = EventInfo{
+	Columns:     columnsMonoProfilerThreadExited,
+	DisplayName: "MonoProfiler/ThreadExited",
+	ID:          60,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "MonoProfilerThreadExited",
+	Opcode:      77,
+	OpcodeName:  "ThreadExited",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadExited",
+	Version:     0,
+	desc:        &descMonoProfilerThreadExited,
+	fields:      &fieldsMonoProfilerThreadExited,
+}
+
 // descMonoProfilerThreadExited describes MonoProfilerThreadExited (EventInfo.Descriptor).
 var descMonoProfilerThreadExited = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerThreadExited,
@@ -7280,7 +8458,7 @@ type MonoProfilerThreadName struct {
 
 // Info describes MonoProfilerThreadName.
 func (*MonoProfilerThreadName) Info() *EventInfo {
-	return &eventTable[65]
+	return &infoMonoProfilerThreadName
 }
 
 // Descriptor describes MonoProfilerThreadName, as readers of any generated package see it.
@@ -7355,6 +8533,25 @@ var columnsMonoProfilerThreadName = []clrimpl.Column{{
 	Name: "ThreadName",
 }}
 
+// infoMonoProfilerThreadName describes MonoProfilerThreadName (MonoProfilerThreadName.Info).
+var infoMonoProfilerThreadName = EventInfo{
+	Columns:     columnsMonoProfilerThreadName,
+	DisplayName: "MonoProfiler/ThreadName",
+	ID:          61,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "MonoProfilerThreadName",
+	Opcode:      78,
+	OpcodeName:  "ThreadName",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadName",
+	Version:     0,
+	desc:        &descMonoProfilerThreadName,
+	fields:      &fieldsMonoProfilerThreadName,
+}
+
 // descMonoProfilerThreadName describes MonoProfilerThreadName (EventInfo.Descriptor).
 var descMonoProfilerThreadName = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerThreadName,
@@ -7392,7 +8589,7 @@ type MonoProfilerJitDoneVerbose struct {
 
 // Info describes MonoProfilerJitDoneVerbose.
 func (*MonoProfilerJitDoneVerbose) Info() *EventInfo {
-	return &eventTable[66]
+	return &infoMonoProfilerJitDoneVerbose
 }
 
 // Descriptor describes MonoProfilerJitDoneVerbose, as readers of any generated package see it.
@@ -7488,6 +8685,25 @@ var columnsMonoProfilerJitDoneVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMonoProfilerJitDoneVerbose describes MonoProfilerJitDoneVerbose (MonoProfilerJitDoneVerbose.Info).
+var infoMonoProfilerJitDoneVerbose = EventInfo{
+	Columns:     columnsMonoProfilerJitDoneVerbose,
+	DisplayName: "MonoProfiler/JitDoneVerbose",
+	ID:          62,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MonoProfilerJitDoneVerbose",
+	Opcode:      79,
+	OpcodeName:  "JitDoneVerbose",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitDoneVerbose",
+	Version:     0,
+	desc:        &descMonoProfilerJitDoneVerbose,
+	fields:      &fieldsMonoProfilerJitDoneVerbose,
+}
+
 // descMonoProfilerJitDoneVerbose describes MonoProfilerJitDoneVerbose (EventInfo.Descriptor).
 var descMonoProfilerJitDoneVerbose = clrimpl.Descriptor{
 	Columns:      columnsMonoProfilerJitDoneVerbose,
@@ -7525,7 +8741,7 @@ type MonoProfilerGCHeapDumpVTableClassReference struct {
 
 // Info describes MonoProfilerGCHeapDumpVTableClassReference.
 func (*MonoProfilerGCHeapDumpVTableClassReference) Info() *EventInfo {
-	return &eventTable[67]
+	return &infoMonoProfilerGCHeapDumpVTableClassReference
 }
 
 // Descriptor describes MonoProfilerGCHeapDumpVTableClassReference, as readers of any generated package see it.
@@ -7623,6 +8839,25 @@ var columnsMonoProfilerGCHeapDumpVTableClassReference = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "ClassName",
 }}
+
+// infoMonoProfilerGCHeapDumpVTableClassReference describes MonoProfilerGCHeapDumpVTableClassReference (MonoProfilerGCHeapDumpVTableClassReference.Info).
+var infoMonoProfilerGCHeapDumpVTableClassReference = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpVTableClassReference,
+	DisplayName: "MonoProfiler/GCHeapDumpVTableClassReference",
+	ID:          63,
+	Keywords:    0x8000000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpVTableClassReference",
+	Opcode:      80,
+	OpcodeName:  "GCHeapDumpVTableClassReference",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpVTableClassReference",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpVTableClassReference,
+	fields:      &fieldsMonoProfilerGCHeapDumpVTableClassReference,
+}
 
 // descMonoProfilerGCHeapDumpVTableClassReference describes MonoProfilerGCHeapDumpVTableClassReference (EventInfo.Descriptor).
 var descMonoProfilerGCHeapDumpVTableClassReference = clrimpl.Descriptor{

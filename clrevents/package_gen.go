@@ -125,7 +125,8 @@ func (i *EventInfo) String() string {
 }
 
 // Events lists every event of the package, by provider, ID and version.
-func Events() []EventInfo {
+// The slice is shared: do not modify it.
+func Events() []*EventInfo {
 	return eventTable[:]
 }
 
@@ -189,7 +190,7 @@ func ProviderByGUID(g GUID) (Provider, bool) {
 var table = func() *clrimpl.Table {
 	types := make([]clrimpl.EventType, len(eventTable))
 	for i := range eventTable {
-		types[i] = &eventTable[i]
+		types[i] = eventTable[i]
 	}
 	return clrimpl.NewTable(pkgName, providerTable[:], types)
 }()
@@ -211,7 +212,7 @@ func Lookup(p Provider, id uint16, version uint8) (*EventInfo, bool) {
 	if i < 0 {
 		return nil, false
 	}
-	return &eventTable[i], true
+	return eventTable[i], true
 }
 
 // Decoder decodes payloads into typed events, reusing one value per event

@@ -31,7 +31,7 @@ type BindingPolicyPhaseStart struct {
 
 // Info describes BindingPolicyPhaseStart.
 func (*BindingPolicyPhaseStart) Info() *EventInfo {
-	return &eventTable[408]
+	return &infoBindingPolicyPhaseStart
 }
 
 // Descriptor describes BindingPolicyPhaseStart, as readers of any generated package see it.
@@ -163,6 +163,25 @@ var columnsBindingPolicyPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPolicyPhaseStart describes BindingPolicyPhaseStart (BindingPolicyPhaseStart.Info).
+var infoBindingPolicyPhaseStart = EventInfo{
+	Columns:     columnsBindingPolicyPhaseStart,
+	DisplayName: "Binding/PolicyPhaseStart",
+	ID:          159,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPolicyPhaseStart",
+	Opcode:      51,
+	OpcodeName:  "BindingPolicyPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPolicyPhaseStart",
+	Version:     0,
+	desc:        &descBindingPolicyPhaseStart,
+	fields:      &fieldsBindingPolicyPhaseStart,
+}
+
 // descBindingPolicyPhaseStart describes BindingPolicyPhaseStart (EventInfo.Descriptor).
 var descBindingPolicyPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsBindingPolicyPhaseStart,
@@ -206,7 +225,7 @@ type BindingPolicyPhaseEnd struct {
 
 // Info describes BindingPolicyPhaseEnd.
 func (*BindingPolicyPhaseEnd) Info() *EventInfo {
-	return &eventTable[409]
+	return &infoBindingPolicyPhaseEnd
 }
 
 // Descriptor describes BindingPolicyPhaseEnd, as readers of any generated package see it.
@@ -338,6 +357,25 @@ var columnsBindingPolicyPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPolicyPhaseEnd describes BindingPolicyPhaseEnd (BindingPolicyPhaseEnd.Info).
+var infoBindingPolicyPhaseEnd = EventInfo{
+	Columns:     columnsBindingPolicyPhaseEnd,
+	DisplayName: "Binding/PolicyPhaseStop",
+	ID:          160,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPolicyPhaseEnd",
+	Opcode:      52,
+	OpcodeName:  "BindingPolicyPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPolicyPhaseEnd",
+	Version:     0,
+	desc:        &descBindingPolicyPhaseEnd,
+	fields:      &fieldsBindingPolicyPhaseEnd,
+}
+
 // descBindingPolicyPhaseEnd describes BindingPolicyPhaseEnd (EventInfo.Descriptor).
 var descBindingPolicyPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsBindingPolicyPhaseEnd,
@@ -381,7 +419,7 @@ type BindingNgenPhaseStart struct {
 
 // Info describes BindingNgenPhaseStart.
 func (*BindingNgenPhaseStart) Info() *EventInfo {
-	return &eventTable[410]
+	return &infoBindingNgenPhaseStart
 }
 
 // Descriptor describes BindingNgenPhaseStart, as readers of any generated package see it.
@@ -513,6 +551,25 @@ var columnsBindingNgenPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingNgenPhaseStart describes BindingNgenPhaseStart (BindingNgenPhaseStart.Info).
+var infoBindingNgenPhaseStart = EventInfo{
+	Columns:     columnsBindingNgenPhaseStart,
+	DisplayName: "Binding/NgenPhaseStart",
+	ID:          161,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingNgenPhaseStart",
+	Opcode:      53,
+	OpcodeName:  "BindingNgenPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingNgenPhaseStart",
+	Version:     0,
+	desc:        &descBindingNgenPhaseStart,
+	fields:      &fieldsBindingNgenPhaseStart,
+}
+
 // descBindingNgenPhaseStart describes BindingNgenPhaseStart (EventInfo.Descriptor).
 var descBindingNgenPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsBindingNgenPhaseStart,
@@ -556,7 +613,7 @@ type BindingNgenPhaseEnd struct {
 
 // Info describes BindingNgenPhaseEnd.
 func (*BindingNgenPhaseEnd) Info() *EventInfo {
-	return &eventTable[411]
+	return &infoBindingNgenPhaseEnd
 }
 
 // Descriptor describes BindingNgenPhaseEnd, as readers of any generated package see it.
@@ -688,6 +745,25 @@ var columnsBindingNgenPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingNgenPhaseEnd describes BindingNgenPhaseEnd (BindingNgenPhaseEnd.Info).
+var infoBindingNgenPhaseEnd = EventInfo{
+	Columns:     columnsBindingNgenPhaseEnd,
+	DisplayName: "Binding/NgenPhaseStop",
+	ID:          162,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingNgenPhaseEnd",
+	Opcode:      54,
+	OpcodeName:  "BindingNgenPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingNgenPhaseEnd",
+	Version:     0,
+	desc:        &descBindingNgenPhaseEnd,
+	fields:      &fieldsBindingNgenPhaseEnd,
+}
+
 // descBindingNgenPhaseEnd describes BindingNgenPhaseEnd (EventInfo.Descriptor).
 var descBindingNgenPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsBindingNgenPhaseEnd,
@@ -731,7 +807,7 @@ type BindingLookupAndProbingPhaseStart struct {
 
 // Info describes BindingLookupAndProbingPhaseStart.
 func (*BindingLookupAndProbingPhaseStart) Info() *EventInfo {
-	return &eventTable[412]
+	return &infoBindingLookupAndProbingPhaseStart
 }
 
 // Descriptor describes BindingLookupAndProbingPhaseStart, as readers of any generated package see it.
@@ -863,6 +939,25 @@ var columnsBindingLookupAndProbingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingLookupAndProbingPhaseStart describes BindingLookupAndProbingPhaseStart (BindingLookupAndProbingPhaseStart.Info).
+var infoBindingLookupAndProbingPhaseStart = EventInfo{
+	Columns:     columnsBindingLookupAndProbingPhaseStart,
+	DisplayName: "Binding/LoopupAndProbingPhaseStart",
+	ID:          163,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingLookupAndProbingPhaseStart",
+	Opcode:      55,
+	OpcodeName:  "BindingLookupAndProbingPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingLookupAndProbingPhaseStart",
+	Version:     0,
+	desc:        &descBindingLookupAndProbingPhaseStart,
+	fields:      &fieldsBindingLookupAndProbingPhaseStart,
+}
+
 // descBindingLookupAndProbingPhaseStart describes BindingLookupAndProbingPhaseStart (EventInfo.Descriptor).
 var descBindingLookupAndProbingPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsBindingLookupAndProbingPhaseStart,
@@ -906,7 +1001,7 @@ type BindingLookupAndProbingPhaseEnd struct {
 
 // Info describes BindingLookupAndProbingPhaseEnd.
 func (*BindingLookupAndProbingPhaseEnd) Info() *EventInfo {
-	return &eventTable[413]
+	return &infoBindingLookupAndProbingPhaseEnd
 }
 
 // Descriptor describes BindingLookupAndProbingPhaseEnd, as readers of any generated package see it.
@@ -1038,6 +1133,25 @@ var columnsBindingLookupAndProbingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingLookupAndProbingPhaseEnd describes BindingLookupAndProbingPhaseEnd (BindingLookupAndProbingPhaseEnd.Info).
+var infoBindingLookupAndProbingPhaseEnd = EventInfo{
+	Columns:     columnsBindingLookupAndProbingPhaseEnd,
+	DisplayName: "Binding/LookupAndProbingPhaseStop",
+	ID:          164,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingLookupAndProbingPhaseEnd",
+	Opcode:      56,
+	OpcodeName:  "BindingLookupAndProbingPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingLookupAndProbingPhaseEnd",
+	Version:     0,
+	desc:        &descBindingLookupAndProbingPhaseEnd,
+	fields:      &fieldsBindingLookupAndProbingPhaseEnd,
+}
+
 // descBindingLookupAndProbingPhaseEnd describes BindingLookupAndProbingPhaseEnd (EventInfo.Descriptor).
 var descBindingLookupAndProbingPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsBindingLookupAndProbingPhaseEnd,
@@ -1081,7 +1195,7 @@ type LoaderPhaseStart struct {
 
 // Info describes LoaderPhaseStart.
 func (*LoaderPhaseStart) Info() *EventInfo {
-	return &eventTable[414]
+	return &infoLoaderPhaseStart
 }
 
 // Descriptor describes LoaderPhaseStart, as readers of any generated package see it.
@@ -1213,6 +1327,25 @@ var columnsLoaderPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderPhaseStart describes LoaderPhaseStart (LoaderPhaseStart.Info).
+var infoLoaderPhaseStart = EventInfo{
+	Columns:     columnsLoaderPhaseStart,
+	DisplayName: "Binding/LoaderPhaseStart",
+	ID:          165,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderPhaseStart",
+	Opcode:      57,
+	OpcodeName:  "LoaderPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderPhaseStart",
+	Version:     0,
+	desc:        &descLoaderPhaseStart,
+	fields:      &fieldsLoaderPhaseStart,
+}
+
 // descLoaderPhaseStart describes LoaderPhaseStart (EventInfo.Descriptor).
 var descLoaderPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsLoaderPhaseStart,
@@ -1256,7 +1389,7 @@ type LoaderPhaseEnd struct {
 
 // Info describes LoaderPhaseEnd.
 func (*LoaderPhaseEnd) Info() *EventInfo {
-	return &eventTable[415]
+	return &infoLoaderPhaseEnd
 }
 
 // Descriptor describes LoaderPhaseEnd, as readers of any generated package see it.
@@ -1388,6 +1521,25 @@ var columnsLoaderPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderPhaseEnd describes LoaderPhaseEnd (LoaderPhaseEnd.Info).
+var infoLoaderPhaseEnd = EventInfo{
+	Columns:     columnsLoaderPhaseEnd,
+	DisplayName: "Binding/LoaderPhaseStop",
+	ID:          166,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderPhaseEnd",
+	Opcode:      58,
+	OpcodeName:  "LoaderPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderPhaseEnd,
+	fields:      &fieldsLoaderPhaseEnd,
+}
+
 // descLoaderPhaseEnd describes LoaderPhaseEnd (EventInfo.Descriptor).
 var descLoaderPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsLoaderPhaseEnd,
@@ -1431,7 +1583,7 @@ type BindingPhaseStart struct {
 
 // Info describes BindingPhaseStart.
 func (*BindingPhaseStart) Info() *EventInfo {
-	return &eventTable[416]
+	return &infoBindingPhaseStart
 }
 
 // Descriptor describes BindingPhaseStart, as readers of any generated package see it.
@@ -1563,6 +1715,25 @@ var columnsBindingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPhaseStart describes BindingPhaseStart (BindingPhaseStart.Info).
+var infoBindingPhaseStart = EventInfo{
+	Columns:     columnsBindingPhaseStart,
+	DisplayName: "Binding/PhaseStart",
+	ID:          167,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPhaseStart",
+	Opcode:      59,
+	OpcodeName:  "BindingPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPhaseStart",
+	Version:     0,
+	desc:        &descBindingPhaseStart,
+	fields:      &fieldsBindingPhaseStart,
+}
+
 // descBindingPhaseStart describes BindingPhaseStart (EventInfo.Descriptor).
 var descBindingPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsBindingPhaseStart,
@@ -1606,7 +1777,7 @@ type BindingPhaseEnd struct {
 
 // Info describes BindingPhaseEnd.
 func (*BindingPhaseEnd) Info() *EventInfo {
-	return &eventTable[417]
+	return &infoBindingPhaseEnd
 }
 
 // Descriptor describes BindingPhaseEnd, as readers of any generated package see it.
@@ -1738,6 +1909,25 @@ var columnsBindingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPhaseEnd describes BindingPhaseEnd (BindingPhaseEnd.Info).
+var infoBindingPhaseEnd = EventInfo{
+	Columns:     columnsBindingPhaseEnd,
+	DisplayName: "Binding/PhaseStop",
+	ID:          168,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPhaseEnd",
+	Opcode:      60,
+	OpcodeName:  "BindingPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPhaseEnd",
+	Version:     0,
+	desc:        &descBindingPhaseEnd,
+	fields:      &fieldsBindingPhaseEnd,
+}
+
 // descBindingPhaseEnd describes BindingPhaseEnd (EventInfo.Descriptor).
 var descBindingPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsBindingPhaseEnd,
@@ -1781,7 +1971,7 @@ type BindingDownloadPhaseStart struct {
 
 // Info describes BindingDownloadPhaseStart.
 func (*BindingDownloadPhaseStart) Info() *EventInfo {
-	return &eventTable[418]
+	return &infoBindingDownloadPhaseStart
 }
 
 // Descriptor describes BindingDownloadPhaseStart, as readers of any generated package see it.
@@ -1913,6 +2103,25 @@ var columnsBindingDownloadPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingDownloadPhaseStart describes BindingDownloadPhaseStart (BindingDownloadPhaseStart.Info).
+var infoBindingDownloadPhaseStart = EventInfo{
+	Columns:     columnsBindingDownloadPhaseStart,
+	DisplayName: "Binding/DownloadPhaseStart",
+	ID:          169,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingDownloadPhaseStart",
+	Opcode:      61,
+	OpcodeName:  "BindingDownloadPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingDownloadPhaseStart",
+	Version:     0,
+	desc:        &descBindingDownloadPhaseStart,
+	fields:      &fieldsBindingDownloadPhaseStart,
+}
+
 // descBindingDownloadPhaseStart describes BindingDownloadPhaseStart (EventInfo.Descriptor).
 var descBindingDownloadPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsBindingDownloadPhaseStart,
@@ -1956,7 +2165,7 @@ type BindingDownloadPhaseEnd struct {
 
 // Info describes BindingDownloadPhaseEnd.
 func (*BindingDownloadPhaseEnd) Info() *EventInfo {
-	return &eventTable[419]
+	return &infoBindingDownloadPhaseEnd
 }
 
 // Descriptor describes BindingDownloadPhaseEnd, as readers of any generated package see it.
@@ -2088,6 +2297,25 @@ var columnsBindingDownloadPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingDownloadPhaseEnd describes BindingDownloadPhaseEnd (BindingDownloadPhaseEnd.Info).
+var infoBindingDownloadPhaseEnd = EventInfo{
+	Columns:     columnsBindingDownloadPhaseEnd,
+	DisplayName: "Binding/DownloadPhaseStop",
+	ID:          170,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingDownloadPhaseEnd",
+	Opcode:      62,
+	OpcodeName:  "BindingDownloadPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingDownloadPhaseEnd",
+	Version:     0,
+	desc:        &descBindingDownloadPhaseEnd,
+	fields:      &fieldsBindingDownloadPhaseEnd,
+}
+
 // descBindingDownloadPhaseEnd describes BindingDownloadPhaseEnd (EventInfo.Descriptor).
 var descBindingDownloadPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsBindingDownloadPhaseEnd,
@@ -2131,7 +2359,7 @@ type LoaderAssemblyInitPhaseStart struct {
 
 // Info describes LoaderAssemblyInitPhaseStart.
 func (*LoaderAssemblyInitPhaseStart) Info() *EventInfo {
-	return &eventTable[420]
+	return &infoLoaderAssemblyInitPhaseStart
 }
 
 // Descriptor describes LoaderAssemblyInitPhaseStart, as readers of any generated package see it.
@@ -2263,6 +2491,25 @@ var columnsLoaderAssemblyInitPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderAssemblyInitPhaseStart describes LoaderAssemblyInitPhaseStart (LoaderAssemblyInitPhaseStart.Info).
+var infoLoaderAssemblyInitPhaseStart = EventInfo{
+	Columns:     columnsLoaderAssemblyInitPhaseStart,
+	DisplayName: "Binding/LoaderAssemblyInitPhaseStart",
+	ID:          171,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderAssemblyInitPhaseStart",
+	Opcode:      63,
+	OpcodeName:  "LoaderAssemblyInitPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderAssemblyInitPhaseStart",
+	Version:     0,
+	desc:        &descLoaderAssemblyInitPhaseStart,
+	fields:      &fieldsLoaderAssemblyInitPhaseStart,
+}
+
 // descLoaderAssemblyInitPhaseStart describes LoaderAssemblyInitPhaseStart (EventInfo.Descriptor).
 var descLoaderAssemblyInitPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsLoaderAssemblyInitPhaseStart,
@@ -2306,7 +2553,7 @@ type LoaderAssemblyInitPhaseEnd struct {
 
 // Info describes LoaderAssemblyInitPhaseEnd.
 func (*LoaderAssemblyInitPhaseEnd) Info() *EventInfo {
-	return &eventTable[421]
+	return &infoLoaderAssemblyInitPhaseEnd
 }
 
 // Descriptor describes LoaderAssemblyInitPhaseEnd, as readers of any generated package see it.
@@ -2438,6 +2685,25 @@ var columnsLoaderAssemblyInitPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderAssemblyInitPhaseEnd describes LoaderAssemblyInitPhaseEnd (LoaderAssemblyInitPhaseEnd.Info).
+var infoLoaderAssemblyInitPhaseEnd = EventInfo{
+	Columns:     columnsLoaderAssemblyInitPhaseEnd,
+	DisplayName: "Binding/LoaderAssemblyInitPhaseStop",
+	ID:          172,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderAssemblyInitPhaseEnd",
+	Opcode:      64,
+	OpcodeName:  "LoaderAssemblyInitPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderAssemblyInitPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderAssemblyInitPhaseEnd,
+	fields:      &fieldsLoaderAssemblyInitPhaseEnd,
+}
+
 // descLoaderAssemblyInitPhaseEnd describes LoaderAssemblyInitPhaseEnd (EventInfo.Descriptor).
 var descLoaderAssemblyInitPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsLoaderAssemblyInitPhaseEnd,
@@ -2481,7 +2747,7 @@ type LoaderMappingPhaseStart struct {
 
 // Info describes LoaderMappingPhaseStart.
 func (*LoaderMappingPhaseStart) Info() *EventInfo {
-	return &eventTable[422]
+	return &infoLoaderMappingPhaseStart
 }
 
 // Descriptor describes LoaderMappingPhaseStart, as readers of any generated package see it.
@@ -2613,6 +2879,25 @@ var columnsLoaderMappingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderMappingPhaseStart describes LoaderMappingPhaseStart (LoaderMappingPhaseStart.Info).
+var infoLoaderMappingPhaseStart = EventInfo{
+	Columns:     columnsLoaderMappingPhaseStart,
+	DisplayName: "Binding/LoaderMappingPhaseStart",
+	ID:          173,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderMappingPhaseStart",
+	Opcode:      65,
+	OpcodeName:  "LoaderMappingPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderMappingPhaseStart",
+	Version:     0,
+	desc:        &descLoaderMappingPhaseStart,
+	fields:      &fieldsLoaderMappingPhaseStart,
+}
+
 // descLoaderMappingPhaseStart describes LoaderMappingPhaseStart (EventInfo.Descriptor).
 var descLoaderMappingPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsLoaderMappingPhaseStart,
@@ -2656,7 +2941,7 @@ type LoaderMappingPhaseEnd struct {
 
 // Info describes LoaderMappingPhaseEnd.
 func (*LoaderMappingPhaseEnd) Info() *EventInfo {
-	return &eventTable[423]
+	return &infoLoaderMappingPhaseEnd
 }
 
 // Descriptor describes LoaderMappingPhaseEnd, as readers of any generated package see it.
@@ -2788,6 +3073,25 @@ var columnsLoaderMappingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderMappingPhaseEnd describes LoaderMappingPhaseEnd (LoaderMappingPhaseEnd.Info).
+var infoLoaderMappingPhaseEnd = EventInfo{
+	Columns:     columnsLoaderMappingPhaseEnd,
+	DisplayName: "Binding/LoaderMappingPhaseStop",
+	ID:          174,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderMappingPhaseEnd",
+	Opcode:      66,
+	OpcodeName:  "LoaderMappingPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderMappingPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderMappingPhaseEnd,
+	fields:      &fieldsLoaderMappingPhaseEnd,
+}
+
 // descLoaderMappingPhaseEnd describes LoaderMappingPhaseEnd (EventInfo.Descriptor).
 var descLoaderMappingPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsLoaderMappingPhaseEnd,
@@ -2831,7 +3135,7 @@ type LoaderDeliverEventsPhaseStart struct {
 
 // Info describes LoaderDeliverEventsPhaseStart.
 func (*LoaderDeliverEventsPhaseStart) Info() *EventInfo {
-	return &eventTable[424]
+	return &infoLoaderDeliverEventsPhaseStart
 }
 
 // Descriptor describes LoaderDeliverEventsPhaseStart, as readers of any generated package see it.
@@ -2963,6 +3267,25 @@ var columnsLoaderDeliverEventsPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderDeliverEventsPhaseStart describes LoaderDeliverEventsPhaseStart (LoaderDeliverEventsPhaseStart.Info).
+var infoLoaderDeliverEventsPhaseStart = EventInfo{
+	Columns:     columnsLoaderDeliverEventsPhaseStart,
+	DisplayName: "Binding/LoaderDeliverEventPhaseStart",
+	ID:          175,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderDeliverEventsPhaseStart",
+	Opcode:      67,
+	OpcodeName:  "LoaderDeliverEventsPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderDeliverEventsPhaseStart",
+	Version:     0,
+	desc:        &descLoaderDeliverEventsPhaseStart,
+	fields:      &fieldsLoaderDeliverEventsPhaseStart,
+}
+
 // descLoaderDeliverEventsPhaseStart describes LoaderDeliverEventsPhaseStart (EventInfo.Descriptor).
 var descLoaderDeliverEventsPhaseStart = clrimpl.Descriptor{
 	Columns:      columnsLoaderDeliverEventsPhaseStart,
@@ -3006,7 +3329,7 @@ type LoaderDeliverEventsPhaseEnd struct {
 
 // Info describes LoaderDeliverEventsPhaseEnd.
 func (*LoaderDeliverEventsPhaseEnd) Info() *EventInfo {
-	return &eventTable[425]
+	return &infoLoaderDeliverEventsPhaseEnd
 }
 
 // Descriptor describes LoaderDeliverEventsPhaseEnd, as readers of any generated package see it.
@@ -3138,6 +3461,25 @@ var columnsLoaderDeliverEventsPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderDeliverEventsPhaseEnd describes LoaderDeliverEventsPhaseEnd (LoaderDeliverEventsPhaseEnd.Info).
+var infoLoaderDeliverEventsPhaseEnd = EventInfo{
+	Columns:     columnsLoaderDeliverEventsPhaseEnd,
+	DisplayName: "Binding/LoaderDeliverEventsPhaseStop",
+	ID:          176,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderDeliverEventsPhaseEnd",
+	Opcode:      68,
+	OpcodeName:  "LoaderDeliverEventsPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderDeliverEventsPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderDeliverEventsPhaseEnd,
+	fields:      &fieldsLoaderDeliverEventsPhaseEnd,
+}
+
 // descLoaderDeliverEventsPhaseEnd describes LoaderDeliverEventsPhaseEnd (EventInfo.Descriptor).
 var descLoaderDeliverEventsPhaseEnd = clrimpl.Descriptor{
 	Columns:      columnsLoaderDeliverEventsPhaseEnd,
@@ -3173,7 +3515,7 @@ type FusionMessageEvent struct {
 
 // Info describes FusionMessageEvent.
 func (*FusionMessageEvent) Info() *EventInfo {
-	return &eventTable[444]
+	return &infoFusionMessageEvent
 }
 
 // Descriptor describes FusionMessageEvent, as readers of any generated package see it.
@@ -3258,6 +3600,25 @@ var columnsFusionMessageEvent = []clrimpl.Column{{
 	Name: "Message",
 }}
 
+// infoFusionMessageEvent describes FusionMessageEvent (FusionMessageEvent.Info).
+var infoFusionMessageEvent = EventInfo{
+	Columns:     columnsFusionMessageEvent,
+	DisplayName: "Binding/FusionMessage",
+	ID:          196,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "FusionMessageEvent",
+	Opcode:      70,
+	OpcodeName:  "FusionMessage",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "FusionMessageEvent",
+	Version:     0,
+	desc:        &descFusionMessageEvent,
+	fields:      &fieldsFusionMessageEvent,
+}
+
 // descFusionMessageEvent describes FusionMessageEvent (EventInfo.Descriptor).
 var descFusionMessageEvent = clrimpl.Descriptor{
 	Columns:      columnsFusionMessageEvent,
@@ -3293,7 +3654,7 @@ type FusionErrorCodeEvent struct {
 
 // Info describes FusionErrorCodeEvent.
 func (*FusionErrorCodeEvent) Info() *EventInfo {
-	return &eventTable[445]
+	return &infoFusionErrorCodeEvent
 }
 
 // Descriptor describes FusionErrorCodeEvent, as readers of any generated package see it.
@@ -3369,6 +3730,25 @@ var columnsFusionErrorCodeEvent = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint32,
 	Name: "ErrorCode",
 }}
+
+// infoFusionErrorCodeEvent describes FusionErrorCodeEvent (FusionErrorCodeEvent.Info).
+var infoFusionErrorCodeEvent = EventInfo{
+	Columns:     columnsFusionErrorCodeEvent,
+	DisplayName: "Binding/FusionErrorCode",
+	ID:          197,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "FusionErrorCodeEvent",
+	Opcode:      71,
+	OpcodeName:  "FusionErrorCode",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "FusionErrorCodeEvent",
+	Version:     0,
+	desc:        &descFusionErrorCodeEvent,
+	fields:      &fieldsFusionErrorCodeEvent,
+}
 
 // descFusionErrorCodeEvent describes FusionErrorCodeEvent (EventInfo.Descriptor).
 var descFusionErrorCodeEvent = clrimpl.Descriptor{

@@ -27,7 +27,7 @@ type FailFast struct {
 
 // Info describes FailFast.
 func (*FailFast) Info() *EventInfo {
-	return &eventTable[439]
+	return &infoFailFast
 }
 
 // Descriptor describes FailFast, as readers of any generated package see it.
@@ -140,6 +140,25 @@ var columnsFailFast = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoFailFast describes FailFast (FailFast.Info).
+var infoFailFast = EventInfo{
+	Columns:     columnsFailFast,
+	DisplayName: "FailFast/FailFast",
+	ID:          191,
+	Keywords:    0x0,
+	Level:       1,
+	Name:        "FailFast",
+	Opcode:      52,
+	OpcodeName:  "FailFast",
+	Provider:    ProviderPrivate,
+	Task:        2,
+	TaskName:    "CLRFailFast",
+	TypeName:    "FailFast",
+	Version:     0,
+	desc:        &descFailFast,
+	fields:      &fieldsFailFast,
+}
 
 // descFailFast describes FailFast (EventInfo.Descriptor).
 var descFailFast = clrimpl.Descriptor{

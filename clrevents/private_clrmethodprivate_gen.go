@@ -31,7 +31,7 @@ type JittedMethodRichDebugInfo struct {
 
 // Info describes JittedMethodRichDebugInfo.
 func (*JittedMethodRichDebugInfo) Info() *EventInfo {
-	return &eventTable[438]
+	return &infoJittedMethodRichDebugInfo
 }
 
 // Descriptor describes JittedMethodRichDebugInfo, as readers of any generated package see it.
@@ -161,6 +161,25 @@ var columnsJittedMethodRichDebugInfo = []clrimpl.Column{{
 	Kind: clrimpl.ColumnBinary,
 	Name: "Data",
 }}
+
+// infoJittedMethodRichDebugInfo describes JittedMethodRichDebugInfo (JittedMethodRichDebugInfo.Info).
+var infoJittedMethodRichDebugInfo = EventInfo{
+	Columns:     columnsJittedMethodRichDebugInfo,
+	DisplayName: "CLRMethodPrivate/JittedMethodRichDebugInfo",
+	ID:          189,
+	Keywords:    0x40000,
+	Level:       4,
+	Name:        "JittedMethodRichDebugInfo",
+	Opcode:      10,
+	OpcodeName:  "JittedMethodRichDebugInfo",
+	Provider:    ProviderPrivate,
+	Task:        21,
+	TaskName:    "CLRMethodPrivate",
+	TypeName:    "JittedMethodRichDebugInfo",
+	Version:     0,
+	desc:        &descJittedMethodRichDebugInfo,
+	fields:      &fieldsJittedMethodRichDebugInfo,
+}
 
 // descJittedMethodRichDebugInfo describes JittedMethodRichDebugInfo (EventInfo.Descriptor).
 var descJittedMethodRichDebugInfo = clrimpl.Descriptor{

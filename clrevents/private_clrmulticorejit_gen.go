@@ -29,7 +29,7 @@ type MulticoreJit struct {
 
 // Info describes MulticoreJit.
 func (*MulticoreJit) Info() *EventInfo {
-	return &eventTable[448]
+	return &infoMulticoreJit
 }
 
 // Descriptor describes MulticoreJit, as readers of any generated package see it.
@@ -156,6 +156,25 @@ var columnsMulticoreJit = []clrimpl.Column{{
 	Name: "Int3",
 }}
 
+// infoMulticoreJit describes MulticoreJit (MulticoreJit.Info).
+var infoMulticoreJit = EventInfo{
+	Columns:     columnsMulticoreJit,
+	DisplayName: "ClrMulticoreJit/Common",
+	ID:          201,
+	Keywords:    0x20000,
+	Level:       4,
+	Name:        "MulticoreJit",
+	Opcode:      10,
+	OpcodeName:  "Common",
+	Provider:    ProviderPrivate,
+	Task:        17,
+	TaskName:    "CLRMulticoreJit",
+	TypeName:    "MulticoreJit",
+	Version:     0,
+	desc:        &descMulticoreJit,
+	fields:      &fieldsMulticoreJit,
+}
+
 // descMulticoreJit describes MulticoreJit (EventInfo.Descriptor).
 var descMulticoreJit = clrimpl.Descriptor{
 	Columns:      columnsMulticoreJit,
@@ -191,7 +210,7 @@ type MulticoreJitMethodCodeReturned struct {
 
 // Info describes MulticoreJitMethodCodeReturned.
 func (*MulticoreJitMethodCodeReturned) Info() *EventInfo {
-	return &eventTable[449]
+	return &infoMulticoreJitMethodCodeReturned
 }
 
 // Descriptor describes MulticoreJitMethodCodeReturned, as readers of any generated package see it.
@@ -267,6 +286,25 @@ var columnsMulticoreJitMethodCodeReturned = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint64,
 	Name: "MethodID",
 }}
+
+// infoMulticoreJitMethodCodeReturned describes MulticoreJitMethodCodeReturned (MulticoreJitMethodCodeReturned.Info).
+var infoMulticoreJitMethodCodeReturned = EventInfo{
+	Columns:     columnsMulticoreJitMethodCodeReturned,
+	DisplayName: "ClrMulticoreJit/MethodCodeReturned",
+	ID:          202,
+	Keywords:    0x20000,
+	Level:       4,
+	Name:        "MulticoreJitMethodCodeReturned",
+	Opcode:      11,
+	OpcodeName:  "MethodCodeReturned",
+	Provider:    ProviderPrivate,
+	Task:        17,
+	TaskName:    "CLRMulticoreJit",
+	TypeName:    "MulticoreJitMethodCodeReturned",
+	Version:     0,
+	desc:        &descMulticoreJitMethodCodeReturned,
+	fields:      &fieldsMulticoreJitMethodCodeReturned,
+}
 
 // descMulticoreJitMethodCodeReturned describes MulticoreJitMethodCodeReturned (EventInfo.Descriptor).
 var descMulticoreJitMethodCodeReturned = clrimpl.Descriptor{

@@ -25,7 +25,7 @@ type NgenBindEvent struct {
 
 // Info describes NgenBindEvent.
 func (*NgenBindEvent) Info() *EventInfo {
-	return &eventTable[437]
+	return &infoNgenBindEvent
 }
 
 // Descriptor describes NgenBindEvent, as readers of any generated package see it.
@@ -127,6 +127,25 @@ var columnsNgenBindEvent = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "AssemblyName",
 }}
+
+// infoNgenBindEvent describes NgenBindEvent (NgenBindEvent.Info).
+var infoNgenBindEvent = EventInfo{
+	Columns:     columnsNgenBindEvent,
+	DisplayName: "NgenBinder/NgenBind",
+	ID:          188,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "NgenBindEvent",
+	Opcode:      69,
+	OpcodeName:  "NgenBind",
+	Provider:    ProviderPrivate,
+	Task:        13,
+	TaskName:    "CLRNgenBinder",
+	TypeName:    "NgenBindEvent",
+	Version:     0,
+	desc:        &descNgenBindEvent,
+	fields:      &fieldsNgenBindEvent,
+}
 
 // descNgenBindEvent describes NgenBindEvent (EventInfo.Descriptor).
 var descNgenBindEvent = clrimpl.Descriptor{

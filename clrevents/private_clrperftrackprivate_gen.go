@@ -31,7 +31,7 @@ type ModuleRangeLoadPrivate struct {
 
 // Info describes ModuleRangeLoadPrivate.
 func (*ModuleRangeLoadPrivate) Info() *EventInfo {
-	return &eventTable[407]
+	return &infoModuleRangeLoadPrivate
 }
 
 // Descriptor describes ModuleRangeLoadPrivate, as readers of any generated package see it.
@@ -175,6 +175,25 @@ var columnsModuleRangeLoadPrivate = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "SectionType_name",
 }}
+
+// infoModuleRangeLoadPrivate describes ModuleRangeLoadPrivate (ModuleRangeLoadPrivate.Info).
+var infoModuleRangeLoadPrivate = EventInfo{
+	Columns:     columnsModuleRangeLoadPrivate,
+	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
+	ID:          158,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeLoadPrivate",
+	Opcode:      10,
+	OpcodeName:  "ModuleRangeLoadPrivate",
+	Provider:    ProviderPrivate,
+	Task:        20,
+	TaskName:    "CLRPerfTrackPrivate",
+	TypeName:    "ModuleRangeLoadPrivate",
+	Version:     0,
+	desc:        &descModuleRangeLoadPrivate,
+	fields:      &fieldsModuleRangeLoadPrivate,
+}
 
 // descModuleRangeLoadPrivate describes ModuleRangeLoadPrivate (EventInfo.Descriptor).
 var descModuleRangeLoadPrivate = clrimpl.Descriptor{

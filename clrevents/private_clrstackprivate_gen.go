@@ -27,7 +27,7 @@ type CLRStackWalkPrivate struct {
 
 // Info describes CLRStackWalkPrivate.
 func (*CLRStackWalkPrivate) Info() *EventInfo {
-	return &eventTable[406]
+	return &infoCLRStackWalkPrivate
 }
 
 // Descriptor describes CLRStackWalkPrivate, as readers of any generated package see it.
@@ -136,6 +136,25 @@ var columnsCLRStackWalkPrivate = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
 }}
+
+// infoCLRStackWalkPrivate describes CLRStackWalkPrivate (CLRStackWalkPrivate.Info).
+var infoCLRStackWalkPrivate = EventInfo{
+	Columns:     columnsCLRStackWalkPrivate,
+	DisplayName: "ClrStack/Walk",
+	ID:          151,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalkPrivate",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderPrivate,
+	Task:        11,
+	TaskName:    "CLRStackPrivate",
+	TypeName:    "CLRStackWalkPrivate",
+	Version:     0,
+	desc:        &descCLRStackWalkPrivate,
+	fields:      &fieldsCLRStackWalkPrivate,
+}
 
 // descCLRStackWalkPrivate describes CLRStackWalkPrivate (EventInfo.Descriptor).
 var descCLRStackWalkPrivate = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type IInspectableRuntimeClassName struct {
 
 // Info describes IInspectableRuntimeClassName.
 func (*IInspectableRuntimeClassName) Info() *EventInfo {
-	return &eventTable[451]
+	return &infoIInspectableRuntimeClassName
 }
 
 // Descriptor describes IInspectableRuntimeClassName, as readers of any generated package see it.
@@ -89,6 +89,25 @@ var columnsIInspectableRuntimeClassName = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIInspectableRuntimeClassName describes IInspectableRuntimeClassName (IInspectableRuntimeClassName.Info).
+var infoIInspectableRuntimeClassName = EventInfo{
+	Columns:     columnsIInspectableRuntimeClassName,
+	DisplayName: "ClrDynamicTypeUsage/IInspectableRuntimeClassName",
+	ID:          400,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "IInspectableRuntimeClassName",
+	Opcode:      11,
+	OpcodeName:  "IInspectableRuntimeClassName",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "IInspectableRuntimeClassName",
+	Version:     0,
+	desc:        &descIInspectableRuntimeClassName,
+	fields:      &fieldsIInspectableRuntimeClassName,
+}
+
 // descIInspectableRuntimeClassName describes IInspectableRuntimeClassName (EventInfo.Descriptor).
 var descIInspectableRuntimeClassName = clrimpl.Descriptor{
 	Columns:      columnsIInspectableRuntimeClassName,
@@ -124,7 +143,7 @@ type WinRTUnbox struct {
 
 // Info describes WinRTUnbox.
 func (*WinRTUnbox) Info() *EventInfo {
-	return &eventTable[452]
+	return &infoWinRTUnbox
 }
 
 // Descriptor describes WinRTUnbox, as readers of any generated package see it.
@@ -203,6 +222,25 @@ var columnsWinRTUnbox = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoWinRTUnbox describes WinRTUnbox (WinRTUnbox.Info).
+var infoWinRTUnbox = EventInfo{
+	Columns:     columnsWinRTUnbox,
+	DisplayName: "ClrDynamicTypeUsage/WinRTUnbox",
+	ID:          401,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "WinRTUnbox",
+	Opcode:      12,
+	OpcodeName:  "WinRTUnbox",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "WinRTUnbox",
+	Version:     0,
+	desc:        &descWinRTUnbox,
+	fields:      &fieldsWinRTUnbox,
+}
+
 // descWinRTUnbox describes WinRTUnbox (EventInfo.Descriptor).
 var descWinRTUnbox = clrimpl.Descriptor{
 	Columns:      columnsWinRTUnbox,
@@ -236,7 +274,7 @@ type CreateRCW struct {
 
 // Info describes CreateRCW.
 func (*CreateRCW) Info() *EventInfo {
-	return &eventTable[453]
+	return &infoCreateRCW
 }
 
 // Descriptor describes CreateRCW, as readers of any generated package see it.
@@ -304,6 +342,25 @@ var columnsCreateRCW = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCreateRCW describes CreateRCW (CreateRCW.Info).
+var infoCreateRCW = EventInfo{
+	Columns:     columnsCreateRCW,
+	DisplayName: "ClrDynamicTypeUsage/CreateRCW",
+	ID:          402,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "CreateRCW",
+	Opcode:      13,
+	OpcodeName:  "CreateRCW",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "CreateRCW",
+	Version:     0,
+	desc:        &descCreateRCW,
+	fields:      &fieldsCreateRCW,
+}
+
 // descCreateRCW describes CreateRCW (EventInfo.Descriptor).
 var descCreateRCW = clrimpl.Descriptor{
 	Columns:      columnsCreateRCW,
@@ -341,7 +398,7 @@ type RCWVariance struct {
 
 // Info describes RCWVariance.
 func (*RCWVariance) Info() *EventInfo {
-	return &eventTable[454]
+	return &infoRCWVariance
 }
 
 // Descriptor describes RCWVariance, as readers of any generated package see it.
@@ -430,6 +487,25 @@ var columnsRCWVariance = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoRCWVariance describes RCWVariance (RCWVariance.Info).
+var infoRCWVariance = EventInfo{
+	Columns:     columnsRCWVariance,
+	DisplayName: "ClrDynamicTypeUsage/RCWVariance",
+	ID:          403,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "RCWVariance",
+	Opcode:      14,
+	OpcodeName:  "RCWVariance",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "RCWVariance",
+	Version:     0,
+	desc:        &descRCWVariance,
+	fields:      &fieldsRCWVariance,
+}
+
 // descRCWVariance describes RCWVariance (EventInfo.Descriptor).
 var descRCWVariance = clrimpl.Descriptor{
 	Columns:      columnsRCWVariance,
@@ -465,7 +541,7 @@ type RCWIEnumerableCasting struct {
 
 // Info describes RCWIEnumerableCasting.
 func (*RCWIEnumerableCasting) Info() *EventInfo {
-	return &eventTable[455]
+	return &infoRCWIEnumerableCasting
 }
 
 // Descriptor describes RCWIEnumerableCasting, as readers of any generated package see it.
@@ -544,6 +620,25 @@ var columnsRCWIEnumerableCasting = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoRCWIEnumerableCasting describes RCWIEnumerableCasting (RCWIEnumerableCasting.Info).
+var infoRCWIEnumerableCasting = EventInfo{
+	Columns:     columnsRCWIEnumerableCasting,
+	DisplayName: "ClrDynamicTypeUsage/RCWIEnumerableCasting",
+	ID:          404,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "RCWIEnumerableCasting",
+	Opcode:      15,
+	OpcodeName:  "RCWIEnumerableCasting",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "RCWIEnumerableCasting",
+	Version:     0,
+	desc:        &descRCWIEnumerableCasting,
+	fields:      &fieldsRCWIEnumerableCasting,
+}
+
 // descRCWIEnumerableCasting describes RCWIEnumerableCasting (EventInfo.Descriptor).
 var descRCWIEnumerableCasting = clrimpl.Descriptor{
 	Columns:      columnsRCWIEnumerableCasting,
@@ -577,7 +672,7 @@ type CreateCCW struct {
 
 // Info describes CreateCCW.
 func (*CreateCCW) Info() *EventInfo {
-	return &eventTable[456]
+	return &infoCreateCCW
 }
 
 // Descriptor describes CreateCCW, as readers of any generated package see it.
@@ -645,6 +740,25 @@ var columnsCreateCCW = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCreateCCW describes CreateCCW (CreateCCW.Info).
+var infoCreateCCW = EventInfo{
+	Columns:     columnsCreateCCW,
+	DisplayName: "ClrDynamicTypeUsage/CreateCCW",
+	ID:          405,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "CreateCCW",
+	Opcode:      16,
+	OpcodeName:  "CreateCCW",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "CreateCCW",
+	Version:     0,
+	desc:        &descCreateCCW,
+	fields:      &fieldsCreateCCW,
+}
+
 // descCreateCCW describes CreateCCW (EventInfo.Descriptor).
 var descCreateCCW = clrimpl.Descriptor{
 	Columns:      columnsCreateCCW,
@@ -682,7 +796,7 @@ type CCWVariance struct {
 
 // Info describes CCWVariance.
 func (*CCWVariance) Info() *EventInfo {
-	return &eventTable[457]
+	return &infoCCWVariance
 }
 
 // Descriptor describes CCWVariance, as readers of any generated package see it.
@@ -771,6 +885,25 @@ var columnsCCWVariance = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCCWVariance describes CCWVariance (CCWVariance.Info).
+var infoCCWVariance = EventInfo{
+	Columns:     columnsCCWVariance,
+	DisplayName: "ClrDynamicTypeUsage/CCWVariance",
+	ID:          406,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "CCWVariance",
+	Opcode:      17,
+	OpcodeName:  "CCWVariance",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "CCWVariance",
+	Version:     0,
+	desc:        &descCCWVariance,
+	fields:      &fieldsCCWVariance,
+}
+
 // descCCWVariance describes CCWVariance (EventInfo.Descriptor).
 var descCCWVariance = clrimpl.Descriptor{
 	Columns:      columnsCCWVariance,
@@ -806,7 +939,7 @@ type ObjectVariantMarshallingToNative struct {
 
 // Info describes ObjectVariantMarshallingToNative.
 func (*ObjectVariantMarshallingToNative) Info() *EventInfo {
-	return &eventTable[458]
+	return &infoObjectVariantMarshallingToNative
 }
 
 // Descriptor describes ObjectVariantMarshallingToNative, as readers of any generated package see it.
@@ -888,6 +1021,25 @@ var columnsObjectVariantMarshallingToNative = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoObjectVariantMarshallingToNative describes ObjectVariantMarshallingToNative (ObjectVariantMarshallingToNative.Info).
+var infoObjectVariantMarshallingToNative = EventInfo{
+	Columns:     columnsObjectVariantMarshallingToNative,
+	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToNative",
+	ID:          407,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "ObjectVariantMarshallingToNative",
+	Opcode:      18,
+	OpcodeName:  "ObjectVariantMarshallingToNative",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "ObjectVariantMarshallingToNative",
+	Version:     0,
+	desc:        &descObjectVariantMarshallingToNative,
+	fields:      &fieldsObjectVariantMarshallingToNative,
+}
+
 // descObjectVariantMarshallingToNative describes ObjectVariantMarshallingToNative (EventInfo.Descriptor).
 var descObjectVariantMarshallingToNative = clrimpl.Descriptor{
 	Columns:      columnsObjectVariantMarshallingToNative,
@@ -923,7 +1075,7 @@ type GetTypeFromGUID struct {
 
 // Info describes GetTypeFromGUID.
 func (*GetTypeFromGUID) Info() *EventInfo {
-	return &eventTable[459]
+	return &infoGetTypeFromGUID
 }
 
 // Descriptor describes GetTypeFromGUID, as readers of any generated package see it.
@@ -1002,6 +1154,25 @@ var columnsGetTypeFromGUID = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetTypeFromGUID describes GetTypeFromGUID (GetTypeFromGUID.Info).
+var infoGetTypeFromGUID = EventInfo{
+	Columns:     columnsGetTypeFromGUID,
+	DisplayName: "ClrDynamicTypeUsage/GetTypeFromGUID",
+	ID:          408,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "GetTypeFromGUID",
+	Opcode:      19,
+	OpcodeName:  "GetTypeFromGUID",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "GetTypeFromGUID",
+	Version:     0,
+	desc:        &descGetTypeFromGUID,
+	fields:      &fieldsGetTypeFromGUID,
+}
+
 // descGetTypeFromGUID describes GetTypeFromGUID (EventInfo.Descriptor).
 var descGetTypeFromGUID = clrimpl.Descriptor{
 	Columns:      columnsGetTypeFromGUID,
@@ -1037,7 +1208,7 @@ type GetTypeFromProgID struct {
 
 // Info describes GetTypeFromProgID.
 func (*GetTypeFromProgID) Info() *EventInfo {
-	return &eventTable[460]
+	return &infoGetTypeFromProgID
 }
 
 // Descriptor describes GetTypeFromProgID, as readers of any generated package see it.
@@ -1116,6 +1287,25 @@ var columnsGetTypeFromProgID = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetTypeFromProgID describes GetTypeFromProgID (GetTypeFromProgID.Info).
+var infoGetTypeFromProgID = EventInfo{
+	Columns:     columnsGetTypeFromProgID,
+	DisplayName: "ClrDynamicTypeUsage/GetTypeFromProgID",
+	ID:          409,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "GetTypeFromProgID",
+	Opcode:      20,
+	OpcodeName:  "GetTypeFromProgID",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "GetTypeFromProgID",
+	Version:     0,
+	desc:        &descGetTypeFromProgID,
+	fields:      &fieldsGetTypeFromProgID,
+}
+
 // descGetTypeFromProgID describes GetTypeFromProgID (EventInfo.Descriptor).
 var descGetTypeFromProgID = clrimpl.Descriptor{
 	Columns:      columnsGetTypeFromProgID,
@@ -1151,7 +1341,7 @@ type ConvertToCallbackEtw struct {
 
 // Info describes ConvertToCallbackEtw.
 func (*ConvertToCallbackEtw) Info() *EventInfo {
-	return &eventTable[461]
+	return &infoConvertToCallbackEtw
 }
 
 // Descriptor describes ConvertToCallbackEtw, as readers of any generated package see it.
@@ -1230,6 +1420,25 @@ var columnsConvertToCallbackEtw = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoConvertToCallbackEtw describes ConvertToCallbackEtw (ConvertToCallbackEtw.Info).
+var infoConvertToCallbackEtw = EventInfo{
+	Columns:     columnsConvertToCallbackEtw,
+	DisplayName: "ClrDynamicTypeUsage/ConvertToCallbackEtw",
+	ID:          410,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "ConvertToCallbackEtw",
+	Opcode:      21,
+	OpcodeName:  "ConvertToCallbackEtw",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "ConvertToCallbackEtw",
+	Version:     0,
+	desc:        &descConvertToCallbackEtw,
+	fields:      &fieldsConvertToCallbackEtw,
+}
+
 // descConvertToCallbackEtw describes ConvertToCallbackEtw (EventInfo.Descriptor).
 var descConvertToCallbackEtw = clrimpl.Descriptor{
 	Columns:      columnsConvertToCallbackEtw,
@@ -1261,7 +1470,7 @@ type BeginCreateManagedReference struct {
 
 // Info describes BeginCreateManagedReference.
 func (*BeginCreateManagedReference) Info() *EventInfo {
-	return &eventTable[462]
+	return &infoBeginCreateManagedReference
 }
 
 // Descriptor describes BeginCreateManagedReference, as readers of any generated package see it.
@@ -1316,6 +1525,25 @@ var columnsBeginCreateManagedReference = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBeginCreateManagedReference describes BeginCreateManagedReference (BeginCreateManagedReference.Info).
+var infoBeginCreateManagedReference = EventInfo{
+	Columns:     columnsBeginCreateManagedReference,
+	DisplayName: "ClrDynamicTypeUsage/BeginCreateManagedReference",
+	ID:          411,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "BeginCreateManagedReference",
+	Opcode:      22,
+	OpcodeName:  "BeginCreateManagedReference",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "BeginCreateManagedReference",
+	Version:     0,
+	desc:        &descBeginCreateManagedReference,
+	fields:      &fieldsBeginCreateManagedReference,
+}
+
 // descBeginCreateManagedReference describes BeginCreateManagedReference (EventInfo.Descriptor).
 var descBeginCreateManagedReference = clrimpl.Descriptor{
 	Columns:      columnsBeginCreateManagedReference,
@@ -1347,7 +1575,7 @@ type EndCreateManagedReference struct {
 
 // Info describes EndCreateManagedReference.
 func (*EndCreateManagedReference) Info() *EventInfo {
-	return &eventTable[463]
+	return &infoEndCreateManagedReference
 }
 
 // Descriptor describes EndCreateManagedReference, as readers of any generated package see it.
@@ -1402,6 +1630,25 @@ var columnsEndCreateManagedReference = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEndCreateManagedReference describes EndCreateManagedReference (EndCreateManagedReference.Info).
+var infoEndCreateManagedReference = EventInfo{
+	Columns:     columnsEndCreateManagedReference,
+	DisplayName: "ClrDynamicTypeUsage/EndCreateManagedReference",
+	ID:          412,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "EndCreateManagedReference",
+	Opcode:      23,
+	OpcodeName:  "EndCreateManagedReference",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "EndCreateManagedReference",
+	Version:     0,
+	desc:        &descEndCreateManagedReference,
+	fields:      &fieldsEndCreateManagedReference,
+}
+
 // descEndCreateManagedReference describes EndCreateManagedReference (EventInfo.Descriptor).
 var descEndCreateManagedReference = clrimpl.Descriptor{
 	Columns:      columnsEndCreateManagedReference,
@@ -1437,7 +1684,7 @@ type ObjectVariantMarshallingToManaged struct {
 
 // Info describes ObjectVariantMarshallingToManaged.
 func (*ObjectVariantMarshallingToManaged) Info() *EventInfo {
-	return &eventTable[464]
+	return &infoObjectVariantMarshallingToManaged
 }
 
 // Descriptor describes ObjectVariantMarshallingToManaged, as readers of any generated package see it.
@@ -1518,6 +1765,25 @@ var columnsObjectVariantMarshallingToManaged = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoObjectVariantMarshallingToManaged describes ObjectVariantMarshallingToManaged (ObjectVariantMarshallingToManaged.Info).
+var infoObjectVariantMarshallingToManaged = EventInfo{
+	Columns:     columnsObjectVariantMarshallingToManaged,
+	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToManaged",
+	ID:          413,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "ObjectVariantMarshallingToManaged",
+	Opcode:      24,
+	OpcodeName:  "ObjectVariantMarshallingToManaged",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "ObjectVariantMarshallingToManaged",
+	Version:     0,
+	desc:        &descObjectVariantMarshallingToManaged,
+	fields:      &fieldsObjectVariantMarshallingToManaged,
+}
 
 // descObjectVariantMarshallingToManaged describes ObjectVariantMarshallingToManaged (EventInfo.Descriptor).
 var descObjectVariantMarshallingToManaged = clrimpl.Descriptor{

@@ -25,7 +25,7 @@ type EvidenceGenerated struct {
 
 // Info describes EvidenceGenerated.
 func (*EvidenceGenerated) Info() *EventInfo {
-	return &eventTable[426]
+	return &infoEvidenceGenerated
 }
 
 // Descriptor describes EvidenceGenerated, as readers of any generated package see it.
@@ -123,6 +123,25 @@ var columnsEvidenceGenerated = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoEvidenceGenerated describes EvidenceGenerated (EvidenceGenerated.Info).
+var infoEvidenceGenerated = EventInfo{
+	Columns:     columnsEvidenceGenerated,
+	DisplayName: "EvidenceGeneration/EvidenceGenerated",
+	ID:          177,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "EvidenceGenerated",
+	Opcode:      10,
+	OpcodeName:  "EvidenceGenerated",
+	Provider:    ProviderPrivate,
+	Task:        12,
+	TaskName:    "EvidenceGeneratedTask",
+	TypeName:    "EvidenceGenerated",
+	Version:     0,
+	desc:        &descEvidenceGenerated,
+	fields:      &fieldsEvidenceGenerated,
+}
 
 // descEvidenceGenerated describes EvidenceGenerated (EventInfo.Descriptor).
 var descEvidenceGenerated = clrimpl.Descriptor{

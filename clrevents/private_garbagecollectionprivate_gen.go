@@ -20,7 +20,7 @@ type GCDecision struct {
 
 // Info describes GCDecision.
 func (*GCDecision) Info() *EventInfo {
-	return &eventTable[280]
+	return &infoGCDecision
 }
 
 // Descriptor describes GCDecision, as readers of any generated package see it.
@@ -75,6 +75,25 @@ var columnsGCDecision = []clrimpl.Column{{
 	Name: "DoCompact",
 }}
 
+// infoGCDecision describes GCDecision (GCDecision.Info).
+var infoGCDecision = EventInfo{
+	Columns:     columnsGCDecision,
+	DisplayName: "GC/Decision",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCDecision",
+	Opcode:      132,
+	OpcodeName:  "GCDecision",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCDecision",
+	Version:     0,
+	desc:        &descGCDecision,
+	fields:      &fieldsGCDecision,
+}
+
 // descGCDecision describes GCDecision (EventInfo.Descriptor).
 var descGCDecision = clrimpl.Descriptor{
 	Columns:      columnsGCDecision,
@@ -108,7 +127,7 @@ type GCDecisionV1 struct {
 
 // Info describes GCDecision_V1.
 func (*GCDecisionV1) Info() *EventInfo {
-	return &eventTable[281]
+	return &infoGCDecisionV1
 }
 
 // Descriptor describes GCDecision_V1, as readers of any generated package see it.
@@ -174,6 +193,25 @@ var columnsGCDecisionV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCDecisionV1 describes GCDecision_V1 (GCDecisionV1.Info).
+var infoGCDecisionV1 = EventInfo{
+	Columns:     columnsGCDecisionV1,
+	DisplayName: "GC/Decision",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCDecision_V1",
+	Opcode:      132,
+	OpcodeName:  "GCDecision",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCDecisionV1",
+	Version:     1,
+	desc:        &descGCDecisionV1,
+	fields:      &fieldsGCDecisionV1,
+}
+
 // descGCDecisionV1 describes GCDecision_V1 (EventInfo.Descriptor).
 var descGCDecisionV1 = clrimpl.Descriptor{
 	Columns:      columnsGCDecisionV1,
@@ -209,7 +247,7 @@ type GCSettings struct {
 
 // Info describes GCSettings.
 func (*GCSettings) Info() *EventInfo {
-	return &eventTable[282]
+	return &infoGCSettings
 }
 
 // Descriptor describes GCSettings, as readers of any generated package see it.
@@ -286,6 +324,25 @@ var columnsGCSettings = []clrimpl.Column{{
 	Name: "ServerGC",
 }}
 
+// infoGCSettings describes GCSettings (GCSettings.Info).
+var infoGCSettings = EventInfo{
+	Columns:     columnsGCSettings,
+	DisplayName: "GC/Settings",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSettings",
+	Opcode:      14,
+	OpcodeName:  "GCSettings",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCSettings",
+	Version:     0,
+	desc:        &descGCSettings,
+	fields:      &fieldsGCSettings,
+}
+
 // descGCSettings describes GCSettings (EventInfo.Descriptor).
 var descGCSettings = clrimpl.Descriptor{
 	Columns:      columnsGCSettings,
@@ -323,7 +380,7 @@ type GCSettingsV1 struct {
 
 // Info describes GCSettings_V1.
 func (*GCSettingsV1) Info() *EventInfo {
-	return &eventTable[283]
+	return &infoGCSettingsV1
 }
 
 // Descriptor describes GCSettings_V1, as readers of any generated package see it.
@@ -411,6 +468,25 @@ var columnsGCSettingsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSettingsV1 describes GCSettings_V1 (GCSettingsV1.Info).
+var infoGCSettingsV1 = EventInfo{
+	Columns:     columnsGCSettingsV1,
+	DisplayName: "GC/Settings",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSettings_V1",
+	Opcode:      14,
+	OpcodeName:  "GCSettings",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCSettingsV1",
+	Version:     1,
+	desc:        &descGCSettingsV1,
+	fields:      &fieldsGCSettingsV1,
+}
+
 // descGCSettingsV1 describes GCSettings_V1 (EventInfo.Descriptor).
 var descGCSettingsV1 = clrimpl.Descriptor{
 	Columns:      columnsGCSettingsV1,
@@ -446,7 +522,7 @@ type GCOptimized struct {
 
 // Info describes GCOptimized.
 func (*GCOptimized) Info() *EventInfo {
-	return &eventTable[284]
+	return &infoGCOptimized
 }
 
 // Descriptor describes GCOptimized, as readers of any generated package see it.
@@ -525,6 +601,25 @@ var columnsGCOptimized = []clrimpl.Column{{
 	Name: "GenerationNumber",
 }}
 
+// infoGCOptimized describes GCOptimized (GCOptimized.Info).
+var infoGCOptimized = EventInfo{
+	Columns:     columnsGCOptimized,
+	DisplayName: "GC/Optimized",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCOptimized",
+	Opcode:      16,
+	OpcodeName:  "GCOptimized",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCOptimized",
+	Version:     0,
+	desc:        &descGCOptimized,
+	fields:      &fieldsGCOptimized,
+}
+
 // descGCOptimized describes GCOptimized (EventInfo.Descriptor).
 var descGCOptimized = clrimpl.Descriptor{
 	Columns:      columnsGCOptimized,
@@ -562,7 +657,7 @@ type GCOptimizedV1 struct {
 
 // Info describes GCOptimized_V1.
 func (*GCOptimizedV1) Info() *EventInfo {
-	return &eventTable[285]
+	return &infoGCOptimizedV1
 }
 
 // Descriptor describes GCOptimized_V1, as readers of any generated package see it.
@@ -652,6 +747,25 @@ var columnsGCOptimizedV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCOptimizedV1 describes GCOptimized_V1 (GCOptimizedV1.Info).
+var infoGCOptimizedV1 = EventInfo{
+	Columns:     columnsGCOptimizedV1,
+	DisplayName: "GC/Optimized",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCOptimized_V1",
+	Opcode:      16,
+	OpcodeName:  "GCOptimized",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCOptimizedV1",
+	Version:     1,
+	desc:        &descGCOptimizedV1,
+	fields:      &fieldsGCOptimizedV1,
+}
+
 // descGCOptimizedV1 describes GCOptimized_V1 (EventInfo.Descriptor).
 var descGCOptimizedV1 = clrimpl.Descriptor{
 	Columns:      columnsGCOptimizedV1,
@@ -683,7 +797,7 @@ type GCPerHeapHistoryV1 struct {
 
 // Info describes GCPerHeapHistory_V1.
 func (*GCPerHeapHistoryV1) Info() *EventInfo {
-	return &eventTable[286]
+	return &infoGCPerHeapHistoryV1
 }
 
 // Descriptor describes GCPerHeapHistory_V1, as readers of any generated package see it.
@@ -737,6 +851,25 @@ var columnsGCPerHeapHistoryV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoGCPerHeapHistoryV1 describes GCPerHeapHistory_V1 (GCPerHeapHistoryV1.Info).
+var infoGCPerHeapHistoryV1 = EventInfo{
+	Columns:     columnsGCPerHeapHistoryV1,
+	DisplayName: "GC/PerHeapHistory",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCPerHeapHistory_V1",
+	Opcode:      17,
+	OpcodeName:  "GCPerHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCPerHeapHistoryV1",
+	Version:     1,
+	desc:        &descGCPerHeapHistoryV1,
+	fields:      &fieldsGCPerHeapHistoryV1,
+}
 
 // descGCPerHeapHistoryV1 describes GCPerHeapHistory_V1 (EventInfo.Descriptor).
 var descGCPerHeapHistoryV1 = clrimpl.Descriptor{
@@ -999,7 +1132,7 @@ func (a GCPerHeapHistoryValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCPerHeapHistory.
 func (*GCPerHeapHistory) Info() *EventInfo {
-	return &eventTable[287]
+	return &infoGCPerHeapHistory
 }
 
 // Descriptor describes GCPerHeapHistory, as readers of any generated package see it.
@@ -1181,6 +1314,25 @@ var columnsGCPerHeapHistory = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCPerHeapHistory describes GCPerHeapHistory (GCPerHeapHistory.Info).
+var infoGCPerHeapHistory = EventInfo{
+	Columns:     columnsGCPerHeapHistory,
+	DisplayName: "GC/PerHeapHistory",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCPerHeapHistory",
+	Opcode:      17,
+	OpcodeName:  "GCPerHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCPerHeapHistory",
+	Version:     2,
+	desc:        &descGCPerHeapHistory,
+	fields:      &fieldsGCPerHeapHistory,
+}
+
 // descGCPerHeapHistory describes GCPerHeapHistory (EventInfo.Descriptor).
 var descGCPerHeapHistory = clrimpl.Descriptor{
 	Columns:      columnsGCPerHeapHistory,
@@ -1222,7 +1374,7 @@ type GCGlobalHeapHistory struct {
 
 // Info describes GCGlobalHeapHistory.
 func (*GCGlobalHeapHistory) Info() *EventInfo {
-	return &eventTable[288]
+	return &infoGCGlobalHeapHistory
 }
 
 // Descriptor describes GCGlobalHeapHistory, as readers of any generated package see it.
@@ -1347,6 +1499,25 @@ var columnsGCGlobalHeapHistory = []clrimpl.Column{{
 	Name: "GlobalMechanisms_name",
 }}
 
+// infoGCGlobalHeapHistory describes GCGlobalHeapHistory (GCGlobalHeapHistory.Info).
+var infoGCGlobalHeapHistory = EventInfo{
+	Columns:     columnsGCGlobalHeapHistory,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory",
+	Opcode:      18,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCGlobalHeapHistory",
+	Version:     0,
+	desc:        &descGCGlobalHeapHistory,
+	fields:      &fieldsGCGlobalHeapHistory,
+}
+
 // descGCGlobalHeapHistory describes GCGlobalHeapHistory (EventInfo.Descriptor).
 var descGCGlobalHeapHistory = clrimpl.Descriptor{
 	Columns:      columnsGCGlobalHeapHistory,
@@ -1390,7 +1561,7 @@ type GCGlobalHeapHistoryV1 struct {
 
 // Info describes GCGlobalHeapHistory_V1.
 func (*GCGlobalHeapHistoryV1) Info() *EventInfo {
-	return &eventTable[289]
+	return &infoGCGlobalHeapHistoryV1
 }
 
 // Descriptor describes GCGlobalHeapHistory_V1, as readers of any generated package see it.
@@ -1526,6 +1697,25 @@ var columnsGCGlobalHeapHistoryV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCGlobalHeapHistoryV1 describes GCGlobalHeapHistory_V1 (GCGlobalHeapHistoryV1.Info).
+var infoGCGlobalHeapHistoryV1 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV1,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V1",
+	Opcode:      18,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCGlobalHeapHistoryV1",
+	Version:     1,
+	desc:        &descGCGlobalHeapHistoryV1,
+	fields:      &fieldsGCGlobalHeapHistoryV1,
+}
+
 // descGCGlobalHeapHistoryV1 describes GCGlobalHeapHistory_V1 (EventInfo.Descriptor).
 var descGCGlobalHeapHistoryV1 = clrimpl.Descriptor{
 	Columns:      columnsGCGlobalHeapHistoryV1,
@@ -1561,7 +1751,7 @@ type GCJoin struct {
 
 // Info describes GCJoin.
 func (*GCJoin) Info() *EventInfo {
-	return &eventTable[290]
+	return &infoGCJoin
 }
 
 // Descriptor describes GCJoin, as readers of any generated package see it.
@@ -1638,6 +1828,25 @@ var columnsGCJoin = []clrimpl.Column{{
 	Name: "JoinType",
 }}
 
+// infoGCJoin describes GCJoin (GCJoin.Info).
+var infoGCJoin = EventInfo{
+	Columns:     columnsGCJoin,
+	DisplayName: "GC/Join",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCJoin",
+	Opcode:      20,
+	OpcodeName:  "GCJoin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCJoin",
+	Version:     0,
+	desc:        &descGCJoin,
+	fields:      &fieldsGCJoin,
+}
+
 // descGCJoin describes GCJoin (EventInfo.Descriptor).
 var descGCJoin = clrimpl.Descriptor{
 	Columns:      columnsGCJoin,
@@ -1675,7 +1884,7 @@ type GCJoinV1 struct {
 
 // Info describes GCJoin_V1.
 func (*GCJoinV1) Info() *EventInfo {
-	return &eventTable[291]
+	return &infoGCJoinV1
 }
 
 // Descriptor describes GCJoin_V1, as readers of any generated package see it.
@@ -1763,6 +1972,25 @@ var columnsGCJoinV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCJoinV1 describes GCJoin_V1 (GCJoinV1.Info).
+var infoGCJoinV1 = EventInfo{
+	Columns:     columnsGCJoinV1,
+	DisplayName: "GC/Join",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCJoin_V1",
+	Opcode:      20,
+	OpcodeName:  "GCJoin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCJoinV1",
+	Version:     1,
+	desc:        &descGCJoinV1,
+	fields:      &fieldsGCJoinV1,
+}
+
 // descGCJoinV1 describes GCJoin_V1 (EventInfo.Descriptor).
 var descGCJoinV1 = clrimpl.Descriptor{
 	Columns:      columnsGCJoinV1,
@@ -1794,7 +2022,7 @@ type PrvGCMarkStackRoots struct {
 
 // Info describes PrvGCMarkStackRoots.
 func (*PrvGCMarkStackRoots) Info() *EventInfo {
-	return &eventTable[292]
+	return &infoPrvGCMarkStackRoots
 }
 
 // Descriptor describes PrvGCMarkStackRoots, as readers of any generated package see it.
@@ -1849,6 +2077,25 @@ var columnsPrvGCMarkStackRoots = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkStackRoots describes PrvGCMarkStackRoots (PrvGCMarkStackRoots.Info).
+var infoPrvGCMarkStackRoots = EventInfo{
+	Columns:     columnsPrvGCMarkStackRoots,
+	DisplayName: "GC/MarkStackRoots",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkStackRoots",
+	Opcode:      21,
+	OpcodeName:  "PrvGCMarkStackRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkStackRoots",
+	Version:     0,
+	desc:        &descPrvGCMarkStackRoots,
+	fields:      &fieldsPrvGCMarkStackRoots,
+}
+
 // descPrvGCMarkStackRoots describes PrvGCMarkStackRoots (EventInfo.Descriptor).
 var descPrvGCMarkStackRoots = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkStackRoots,
@@ -1882,7 +2129,7 @@ type PrvGCMarkStackRootsV1 struct {
 
 // Info describes PrvGCMarkStackRoots_V1.
 func (*PrvGCMarkStackRootsV1) Info() *EventInfo {
-	return &eventTable[293]
+	return &infoPrvGCMarkStackRootsV1
 }
 
 // Descriptor describes PrvGCMarkStackRoots_V1, as readers of any generated package see it.
@@ -1948,6 +2195,25 @@ var columnsPrvGCMarkStackRootsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkStackRootsV1 describes PrvGCMarkStackRoots_V1 (PrvGCMarkStackRootsV1.Info).
+var infoPrvGCMarkStackRootsV1 = EventInfo{
+	Columns:     columnsPrvGCMarkStackRootsV1,
+	DisplayName: "GC/MarkStackRoots",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkStackRoots_V1",
+	Opcode:      21,
+	OpcodeName:  "PrvGCMarkStackRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkStackRootsV1",
+	Version:     1,
+	desc:        &descPrvGCMarkStackRootsV1,
+	fields:      &fieldsPrvGCMarkStackRootsV1,
+}
+
 // descPrvGCMarkStackRootsV1 describes PrvGCMarkStackRoots_V1 (EventInfo.Descriptor).
 var descPrvGCMarkStackRootsV1 = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkStackRootsV1,
@@ -1979,7 +2245,7 @@ type PrvGCMarkFinalizeQueueRoots struct {
 
 // Info describes PrvGCMarkFinalizeQueueRoots.
 func (*PrvGCMarkFinalizeQueueRoots) Info() *EventInfo {
-	return &eventTable[294]
+	return &infoPrvGCMarkFinalizeQueueRoots
 }
 
 // Descriptor describes PrvGCMarkFinalizeQueueRoots, as readers of any generated package see it.
@@ -2034,6 +2300,25 @@ var columnsPrvGCMarkFinalizeQueueRoots = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkFinalizeQueueRoots describes PrvGCMarkFinalizeQueueRoots (PrvGCMarkFinalizeQueueRoots.Info).
+var infoPrvGCMarkFinalizeQueueRoots = EventInfo{
+	Columns:     columnsPrvGCMarkFinalizeQueueRoots,
+	DisplayName: "GC/MarkFinalizeQueueRoots",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkFinalizeQueueRoots",
+	Opcode:      22,
+	OpcodeName:  "PrvGCMarkFinalizeQueueRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkFinalizeQueueRoots",
+	Version:     0,
+	desc:        &descPrvGCMarkFinalizeQueueRoots,
+	fields:      &fieldsPrvGCMarkFinalizeQueueRoots,
+}
+
 // descPrvGCMarkFinalizeQueueRoots describes PrvGCMarkFinalizeQueueRoots (EventInfo.Descriptor).
 var descPrvGCMarkFinalizeQueueRoots = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkFinalizeQueueRoots,
@@ -2067,7 +2352,7 @@ type PrvGCMarkFinalizeQueueRootsV1 struct {
 
 // Info describes PrvGCMarkFinalizeQueueRoots_V1.
 func (*PrvGCMarkFinalizeQueueRootsV1) Info() *EventInfo {
-	return &eventTable[295]
+	return &infoPrvGCMarkFinalizeQueueRootsV1
 }
 
 // Descriptor describes PrvGCMarkFinalizeQueueRoots_V1, as readers of any generated package see it.
@@ -2133,6 +2418,25 @@ var columnsPrvGCMarkFinalizeQueueRootsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkFinalizeQueueRootsV1 describes PrvGCMarkFinalizeQueueRoots_V1 (PrvGCMarkFinalizeQueueRootsV1.Info).
+var infoPrvGCMarkFinalizeQueueRootsV1 = EventInfo{
+	Columns:     columnsPrvGCMarkFinalizeQueueRootsV1,
+	DisplayName: "GC/MarkFinalizeQueueRoots",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkFinalizeQueueRoots_V1",
+	Opcode:      22,
+	OpcodeName:  "PrvGCMarkFinalizeQueueRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkFinalizeQueueRootsV1",
+	Version:     1,
+	desc:        &descPrvGCMarkFinalizeQueueRootsV1,
+	fields:      &fieldsPrvGCMarkFinalizeQueueRootsV1,
+}
+
 // descPrvGCMarkFinalizeQueueRootsV1 describes PrvGCMarkFinalizeQueueRoots_V1 (EventInfo.Descriptor).
 var descPrvGCMarkFinalizeQueueRootsV1 = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkFinalizeQueueRootsV1,
@@ -2164,7 +2468,7 @@ type PrvGCMarkHandles struct {
 
 // Info describes PrvGCMarkHandles.
 func (*PrvGCMarkHandles) Info() *EventInfo {
-	return &eventTable[296]
+	return &infoPrvGCMarkHandles
 }
 
 // Descriptor describes PrvGCMarkHandles, as readers of any generated package see it.
@@ -2219,6 +2523,25 @@ var columnsPrvGCMarkHandles = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkHandles describes PrvGCMarkHandles (PrvGCMarkHandles.Info).
+var infoPrvGCMarkHandles = EventInfo{
+	Columns:     columnsPrvGCMarkHandles,
+	DisplayName: "GC/MarkHandles",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkHandles",
+	Opcode:      23,
+	OpcodeName:  "PrvGCMarkHandles",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkHandles",
+	Version:     0,
+	desc:        &descPrvGCMarkHandles,
+	fields:      &fieldsPrvGCMarkHandles,
+}
+
 // descPrvGCMarkHandles describes PrvGCMarkHandles (EventInfo.Descriptor).
 var descPrvGCMarkHandles = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkHandles,
@@ -2252,7 +2575,7 @@ type PrvGCMarkHandlesV1 struct {
 
 // Info describes PrvGCMarkHandles_V1.
 func (*PrvGCMarkHandlesV1) Info() *EventInfo {
-	return &eventTable[297]
+	return &infoPrvGCMarkHandlesV1
 }
 
 // Descriptor describes PrvGCMarkHandles_V1, as readers of any generated package see it.
@@ -2318,6 +2641,25 @@ var columnsPrvGCMarkHandlesV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkHandlesV1 describes PrvGCMarkHandles_V1 (PrvGCMarkHandlesV1.Info).
+var infoPrvGCMarkHandlesV1 = EventInfo{
+	Columns:     columnsPrvGCMarkHandlesV1,
+	DisplayName: "GC/MarkHandles",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkHandles_V1",
+	Opcode:      23,
+	OpcodeName:  "PrvGCMarkHandles",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkHandlesV1",
+	Version:     1,
+	desc:        &descPrvGCMarkHandlesV1,
+	fields:      &fieldsPrvGCMarkHandlesV1,
+}
+
 // descPrvGCMarkHandlesV1 describes PrvGCMarkHandles_V1 (EventInfo.Descriptor).
 var descPrvGCMarkHandlesV1 = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkHandlesV1,
@@ -2349,7 +2691,7 @@ type PrvGCMarkCards struct {
 
 // Info describes PrvGCMarkCards.
 func (*PrvGCMarkCards) Info() *EventInfo {
-	return &eventTable[298]
+	return &infoPrvGCMarkCards
 }
 
 // Descriptor describes PrvGCMarkCards, as readers of any generated package see it.
@@ -2404,6 +2746,25 @@ var columnsPrvGCMarkCards = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkCards describes PrvGCMarkCards (PrvGCMarkCards.Info).
+var infoPrvGCMarkCards = EventInfo{
+	Columns:     columnsPrvGCMarkCards,
+	DisplayName: "GC/MarkCards",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkCards",
+	Opcode:      24,
+	OpcodeName:  "PrvGCMarkCards",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkCards",
+	Version:     0,
+	desc:        &descPrvGCMarkCards,
+	fields:      &fieldsPrvGCMarkCards,
+}
+
 // descPrvGCMarkCards describes PrvGCMarkCards (EventInfo.Descriptor).
 var descPrvGCMarkCards = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkCards,
@@ -2437,7 +2798,7 @@ type PrvGCMarkCardsV1 struct {
 
 // Info describes PrvGCMarkCards_V1.
 func (*PrvGCMarkCardsV1) Info() *EventInfo {
-	return &eventTable[299]
+	return &infoPrvGCMarkCardsV1
 }
 
 // Descriptor describes PrvGCMarkCards_V1, as readers of any generated package see it.
@@ -2503,6 +2864,25 @@ var columnsPrvGCMarkCardsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkCardsV1 describes PrvGCMarkCards_V1 (PrvGCMarkCardsV1.Info).
+var infoPrvGCMarkCardsV1 = EventInfo{
+	Columns:     columnsPrvGCMarkCardsV1,
+	DisplayName: "GC/MarkCards",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkCards_V1",
+	Opcode:      24,
+	OpcodeName:  "PrvGCMarkCards",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkCardsV1",
+	Version:     1,
+	desc:        &descPrvGCMarkCardsV1,
+	fields:      &fieldsPrvGCMarkCardsV1,
+}
+
 // descPrvGCMarkCardsV1 describes PrvGCMarkCards_V1 (EventInfo.Descriptor).
 var descPrvGCMarkCardsV1 = clrimpl.Descriptor{
 	Columns:      columnsPrvGCMarkCardsV1,
@@ -2534,7 +2914,7 @@ type BGCBegin struct {
 
 // Info describes BGCBegin.
 func (*BGCBegin) Info() *EventInfo {
-	return &eventTable[300]
+	return &infoBGCBegin
 }
 
 // Descriptor describes BGCBegin, as readers of any generated package see it.
@@ -2589,6 +2969,25 @@ var columnsBGCBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCBegin describes BGCBegin (BGCBegin.Info).
+var infoBGCBegin = EventInfo{
+	Columns:     columnsBGCBegin,
+	DisplayName: "GC/BGCStart",
+	ID:          11,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCBegin",
+	Opcode:      25,
+	OpcodeName:  "BGCBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCBegin",
+	Version:     0,
+	desc:        &descBGCBegin,
+	fields:      &fieldsBGCBegin,
+}
+
 // descBGCBegin describes BGCBegin (EventInfo.Descriptor).
 var descBGCBegin = clrimpl.Descriptor{
 	Columns:      columnsBGCBegin,
@@ -2620,7 +3019,7 @@ type BGC1stNonConEnd struct {
 
 // Info describes BGC1stNonConEnd.
 func (*BGC1stNonConEnd) Info() *EventInfo {
-	return &eventTable[301]
+	return &infoBGC1stNonConEnd
 }
 
 // Descriptor describes BGC1stNonConEnd, as readers of any generated package see it.
@@ -2675,6 +3074,25 @@ var columnsBGC1stNonConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC1stNonConEnd describes BGC1stNonConEnd (BGC1stNonConEnd.Info).
+var infoBGC1stNonConEnd = EventInfo{
+	Columns:     columnsBGC1stNonConEnd,
+	DisplayName: "GC/BGC1stNonCondStop",
+	ID:          12,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC1stNonConEnd",
+	Opcode:      26,
+	OpcodeName:  "BGC1stNonConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC1stNonConEnd",
+	Version:     0,
+	desc:        &descBGC1stNonConEnd,
+	fields:      &fieldsBGC1stNonConEnd,
+}
+
 // descBGC1stNonConEnd describes BGC1stNonConEnd (EventInfo.Descriptor).
 var descBGC1stNonConEnd = clrimpl.Descriptor{
 	Columns:      columnsBGC1stNonConEnd,
@@ -2706,7 +3124,7 @@ type BGC1stConEnd struct {
 
 // Info describes BGC1stConEnd.
 func (*BGC1stConEnd) Info() *EventInfo {
-	return &eventTable[302]
+	return &infoBGC1stConEnd
 }
 
 // Descriptor describes BGC1stConEnd, as readers of any generated package see it.
@@ -2761,6 +3179,25 @@ var columnsBGC1stConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC1stConEnd describes BGC1stConEnd (BGC1stConEnd.Info).
+var infoBGC1stConEnd = EventInfo{
+	Columns:     columnsBGC1stConEnd,
+	DisplayName: "GC/BGC1stConStop",
+	ID:          13,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC1stConEnd",
+	Opcode:      27,
+	OpcodeName:  "BGC1stConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC1stConEnd",
+	Version:     0,
+	desc:        &descBGC1stConEnd,
+	fields:      &fieldsBGC1stConEnd,
+}
+
 // descBGC1stConEnd describes BGC1stConEnd (EventInfo.Descriptor).
 var descBGC1stConEnd = clrimpl.Descriptor{
 	Columns:      columnsBGC1stConEnd,
@@ -2792,7 +3229,7 @@ type BGC2ndNonConBegin struct {
 
 // Info describes BGC2ndNonConBegin.
 func (*BGC2ndNonConBegin) Info() *EventInfo {
-	return &eventTable[303]
+	return &infoBGC2ndNonConBegin
 }
 
 // Descriptor describes BGC2ndNonConBegin, as readers of any generated package see it.
@@ -2847,6 +3284,25 @@ var columnsBGC2ndNonConBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndNonConBegin describes BGC2ndNonConBegin (BGC2ndNonConBegin.Info).
+var infoBGC2ndNonConBegin = EventInfo{
+	Columns:     columnsBGC2ndNonConBegin,
+	DisplayName: "GC/BGC2ndNonConStart",
+	ID:          14,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndNonConBegin",
+	Opcode:      28,
+	OpcodeName:  "BGC2ndNonConBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndNonConBegin",
+	Version:     0,
+	desc:        &descBGC2ndNonConBegin,
+	fields:      &fieldsBGC2ndNonConBegin,
+}
+
 // descBGC2ndNonConBegin describes BGC2ndNonConBegin (EventInfo.Descriptor).
 var descBGC2ndNonConBegin = clrimpl.Descriptor{
 	Columns:      columnsBGC2ndNonConBegin,
@@ -2878,7 +3334,7 @@ type BGC2ndNonConEnd struct {
 
 // Info describes BGC2ndNonConEnd.
 func (*BGC2ndNonConEnd) Info() *EventInfo {
-	return &eventTable[304]
+	return &infoBGC2ndNonConEnd
 }
 
 // Descriptor describes BGC2ndNonConEnd, as readers of any generated package see it.
@@ -2933,6 +3389,25 @@ var columnsBGC2ndNonConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndNonConEnd describes BGC2ndNonConEnd (BGC2ndNonConEnd.Info).
+var infoBGC2ndNonConEnd = EventInfo{
+	Columns:     columnsBGC2ndNonConEnd,
+	DisplayName: "GC/BGC2ndNonConStop",
+	ID:          15,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndNonConEnd",
+	Opcode:      29,
+	OpcodeName:  "BGC2ndNonConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndNonConEnd",
+	Version:     0,
+	desc:        &descBGC2ndNonConEnd,
+	fields:      &fieldsBGC2ndNonConEnd,
+}
+
 // descBGC2ndNonConEnd describes BGC2ndNonConEnd (EventInfo.Descriptor).
 var descBGC2ndNonConEnd = clrimpl.Descriptor{
 	Columns:      columnsBGC2ndNonConEnd,
@@ -2964,7 +3439,7 @@ type BGC2ndConBegin struct {
 
 // Info describes BGC2ndConBegin.
 func (*BGC2ndConBegin) Info() *EventInfo {
-	return &eventTable[305]
+	return &infoBGC2ndConBegin
 }
 
 // Descriptor describes BGC2ndConBegin, as readers of any generated package see it.
@@ -3019,6 +3494,25 @@ var columnsBGC2ndConBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndConBegin describes BGC2ndConBegin (BGC2ndConBegin.Info).
+var infoBGC2ndConBegin = EventInfo{
+	Columns:     columnsBGC2ndConBegin,
+	DisplayName: "GC/BGC2ndConStart",
+	ID:          16,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndConBegin",
+	Opcode:      30,
+	OpcodeName:  "BGC2ndConBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndConBegin",
+	Version:     0,
+	desc:        &descBGC2ndConBegin,
+	fields:      &fieldsBGC2ndConBegin,
+}
+
 // descBGC2ndConBegin describes BGC2ndConBegin (EventInfo.Descriptor).
 var descBGC2ndConBegin = clrimpl.Descriptor{
 	Columns:      columnsBGC2ndConBegin,
@@ -3050,7 +3544,7 @@ type BGC2ndConEnd struct {
 
 // Info describes BGC2ndConEnd.
 func (*BGC2ndConEnd) Info() *EventInfo {
-	return &eventTable[306]
+	return &infoBGC2ndConEnd
 }
 
 // Descriptor describes BGC2ndConEnd, as readers of any generated package see it.
@@ -3105,6 +3599,25 @@ var columnsBGC2ndConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndConEnd describes BGC2ndConEnd (BGC2ndConEnd.Info).
+var infoBGC2ndConEnd = EventInfo{
+	Columns:     columnsBGC2ndConEnd,
+	DisplayName: "GC/BGC2ndConStop",
+	ID:          17,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndConEnd",
+	Opcode:      31,
+	OpcodeName:  "BGC2ndConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndConEnd",
+	Version:     0,
+	desc:        &descBGC2ndConEnd,
+	fields:      &fieldsBGC2ndConEnd,
+}
+
 // descBGC2ndConEnd describes BGC2ndConEnd (EventInfo.Descriptor).
 var descBGC2ndConEnd = clrimpl.Descriptor{
 	Columns:      columnsBGC2ndConEnd,
@@ -3136,7 +3649,7 @@ type BGCPlanEnd struct {
 
 // Info describes BGCPlanEnd.
 func (*BGCPlanEnd) Info() *EventInfo {
-	return &eventTable[307]
+	return &infoBGCPlanEnd
 }
 
 // Descriptor describes BGCPlanEnd, as readers of any generated package see it.
@@ -3191,6 +3704,25 @@ var columnsBGCPlanEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCPlanEnd describes BGCPlanEnd (BGCPlanEnd.Info).
+var infoBGCPlanEnd = EventInfo{
+	Columns:     columnsBGCPlanEnd,
+	DisplayName: "GC/BGCPlanStop",
+	ID:          18,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCPlanEnd",
+	Opcode:      32,
+	OpcodeName:  "BGCPlanEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCPlanEnd",
+	Version:     0,
+	desc:        &descBGCPlanEnd,
+	fields:      &fieldsBGCPlanEnd,
+}
+
 // descBGCPlanEnd describes BGCPlanEnd (EventInfo.Descriptor).
 var descBGCPlanEnd = clrimpl.Descriptor{
 	Columns:      columnsBGCPlanEnd,
@@ -3222,7 +3754,7 @@ type BGCSweepEnd struct {
 
 // Info describes BGCSweepEnd.
 func (*BGCSweepEnd) Info() *EventInfo {
-	return &eventTable[308]
+	return &infoBGCSweepEnd
 }
 
 // Descriptor describes BGCSweepEnd, as readers of any generated package see it.
@@ -3277,6 +3809,25 @@ var columnsBGCSweepEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCSweepEnd describes BGCSweepEnd (BGCSweepEnd.Info).
+var infoBGCSweepEnd = EventInfo{
+	Columns:     columnsBGCSweepEnd,
+	DisplayName: "GC/BGCSweepStop",
+	ID:          19,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCSweepEnd",
+	Opcode:      33,
+	OpcodeName:  "BGCSweepEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCSweepEnd",
+	Version:     0,
+	desc:        &descBGCSweepEnd,
+	fields:      &fieldsBGCSweepEnd,
+}
+
 // descBGCSweepEnd describes BGCSweepEnd (EventInfo.Descriptor).
 var descBGCSweepEnd = clrimpl.Descriptor{
 	Columns:      columnsBGCSweepEnd,
@@ -3310,7 +3861,7 @@ type BGCDrainMark struct {
 
 // Info describes BGCDrainMark.
 func (*BGCDrainMark) Info() *EventInfo {
-	return &eventTable[309]
+	return &infoBGCDrainMark
 }
 
 // Descriptor describes BGCDrainMark, as readers of any generated package see it.
@@ -3376,6 +3927,25 @@ var columnsBGCDrainMark = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCDrainMark describes BGCDrainMark (BGCDrainMark.Info).
+var infoBGCDrainMark = EventInfo{
+	Columns:     columnsBGCDrainMark,
+	DisplayName: "GC/BGCDrainMark",
+	ID:          20,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCDrainMark",
+	Opcode:      34,
+	OpcodeName:  "BGCDrainMark",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCDrainMark",
+	Version:     0,
+	desc:        &descBGCDrainMark,
+	fields:      &fieldsBGCDrainMark,
+}
+
 // descBGCDrainMark describes BGCDrainMark (EventInfo.Descriptor).
 var descBGCDrainMark = clrimpl.Descriptor{
 	Columns:      columnsBGCDrainMark,
@@ -3413,7 +3983,7 @@ type BGCRevisit struct {
 
 // Info describes BGCRevisit.
 func (*BGCRevisit) Info() *EventInfo {
-	return &eventTable[310]
+	return &infoBGCRevisit
 }
 
 // Descriptor describes BGCRevisit, as readers of any generated package see it.
@@ -3501,6 +4071,25 @@ var columnsBGCRevisit = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCRevisit describes BGCRevisit (BGCRevisit.Info).
+var infoBGCRevisit = EventInfo{
+	Columns:     columnsBGCRevisit,
+	DisplayName: "GC/BGCRevisit",
+	ID:          21,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCRevisit",
+	Opcode:      35,
+	OpcodeName:  "BGCRevisit",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCRevisit",
+	Version:     0,
+	desc:        &descBGCRevisit,
+	fields:      &fieldsBGCRevisit,
+}
+
 // descBGCRevisit describes BGCRevisit (EventInfo.Descriptor).
 var descBGCRevisit = clrimpl.Descriptor{
 	Columns:      columnsBGCRevisit,
@@ -3540,7 +4129,7 @@ type BGCOverflow struct {
 
 // Info describes BGCOverflow.
 func (*BGCOverflow) Info() *EventInfo {
-	return &eventTable[311]
+	return &infoBGCOverflow
 }
 
 // Descriptor describes BGCOverflow, as readers of any generated package see it.
@@ -3639,6 +4228,25 @@ var columnsBGCOverflow = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCOverflow describes BGCOverflow (BGCOverflow.Info).
+var infoBGCOverflow = EventInfo{
+	Columns:     columnsBGCOverflow,
+	DisplayName: "GC/BGCOverflow",
+	ID:          22,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCOverflow",
+	Opcode:      36,
+	OpcodeName:  "BGCOverflow",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCOverflow",
+	Version:     0,
+	desc:        &descBGCOverflow,
+	fields:      &fieldsBGCOverflow,
+}
+
 // descBGCOverflow describes BGCOverflow (EventInfo.Descriptor).
 var descBGCOverflow = clrimpl.Descriptor{
 	Columns:      columnsBGCOverflow,
@@ -3680,7 +4288,7 @@ type BGCOverflowV1 struct {
 
 // Info describes BGCOverflow_V1.
 func (*BGCOverflowV1) Info() *EventInfo {
-	return &eventTable[312]
+	return &infoBGCOverflowV1
 }
 
 // Descriptor describes BGCOverflow_V1, as readers of any generated package see it.
@@ -3790,6 +4398,25 @@ var columnsBGCOverflowV1 = []clrimpl.Column{{
 	Name: "GenNumber",
 }}
 
+// infoBGCOverflowV1 describes BGCOverflow_V1 (BGCOverflowV1.Info).
+var infoBGCOverflowV1 = EventInfo{
+	Columns:     columnsBGCOverflowV1,
+	DisplayName: "GC/BGCOverflow",
+	ID:          22,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCOverflow_V1",
+	Opcode:      36,
+	OpcodeName:  "BGCOverflow",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCOverflowV1",
+	Version:     1,
+	desc:        &descBGCOverflowV1,
+	fields:      &fieldsBGCOverflowV1,
+}
+
 // descBGCOverflowV1 describes BGCOverflow_V1 (EventInfo.Descriptor).
 var descBGCOverflowV1 = clrimpl.Descriptor{
 	Columns:      columnsBGCOverflowV1,
@@ -3823,7 +4450,7 @@ type BGCAllocWaitBegin struct {
 
 // Info describes BGCAllocWaitBegin.
 func (*BGCAllocWaitBegin) Info() *EventInfo {
-	return &eventTable[313]
+	return &infoBGCAllocWaitBegin
 }
 
 // Descriptor describes BGCAllocWaitBegin, as readers of any generated package see it.
@@ -3889,6 +4516,25 @@ var columnsBGCAllocWaitBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCAllocWaitBegin describes BGCAllocWaitBegin (BGCAllocWaitBegin.Info).
+var infoBGCAllocWaitBegin = EventInfo{
+	Columns:     columnsBGCAllocWaitBegin,
+	DisplayName: "GC/BGCAllocWaitStart",
+	ID:          23,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCAllocWaitBegin",
+	Opcode:      37,
+	OpcodeName:  "BGCAllocWaitBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCAllocWaitBegin",
+	Version:     0,
+	desc:        &descBGCAllocWaitBegin,
+	fields:      &fieldsBGCAllocWaitBegin,
+}
+
 // descBGCAllocWaitBegin describes BGCAllocWaitBegin (EventInfo.Descriptor).
 var descBGCAllocWaitBegin = clrimpl.Descriptor{
 	Columns:      columnsBGCAllocWaitBegin,
@@ -3922,7 +4568,7 @@ type BGCAllocWaitEnd struct {
 
 // Info describes BGCAllocWaitEnd.
 func (*BGCAllocWaitEnd) Info() *EventInfo {
-	return &eventTable[314]
+	return &infoBGCAllocWaitEnd
 }
 
 // Descriptor describes BGCAllocWaitEnd, as readers of any generated package see it.
@@ -3988,6 +4634,25 @@ var columnsBGCAllocWaitEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCAllocWaitEnd describes BGCAllocWaitEnd (BGCAllocWaitEnd.Info).
+var infoBGCAllocWaitEnd = EventInfo{
+	Columns:     columnsBGCAllocWaitEnd,
+	DisplayName: "GC/BGCAllocWaitStop",
+	ID:          24,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCAllocWaitEnd",
+	Opcode:      38,
+	OpcodeName:  "BGCAllocWaitEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCAllocWaitEnd",
+	Version:     0,
+	desc:        &descBGCAllocWaitEnd,
+	fields:      &fieldsBGCAllocWaitEnd,
+}
+
 // descBGCAllocWaitEnd describes BGCAllocWaitEnd (EventInfo.Descriptor).
 var descBGCAllocWaitEnd = clrimpl.Descriptor{
 	Columns:      columnsBGCAllocWaitEnd,
@@ -4021,7 +4686,7 @@ type GCFullNotify struct {
 
 // Info describes GCFullNotify.
 func (*GCFullNotify) Info() *EventInfo {
-	return &eventTable[315]
+	return &infoGCFullNotify
 }
 
 // Descriptor describes GCFullNotify, as readers of any generated package see it.
@@ -4087,6 +4752,25 @@ var columnsGCFullNotify = []clrimpl.Column{{
 	Name: "IsAlloc",
 }}
 
+// infoGCFullNotify describes GCFullNotify (GCFullNotify.Info).
+var infoGCFullNotify = EventInfo{
+	Columns:     columnsGCFullNotify,
+	DisplayName: "GC/FullNotify",
+	ID:          25,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFullNotify",
+	Opcode:      19,
+	OpcodeName:  "GCFullNotify",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCFullNotify",
+	Version:     0,
+	desc:        &descGCFullNotify,
+	fields:      &fieldsGCFullNotify,
+}
+
 // descGCFullNotify describes GCFullNotify (EventInfo.Descriptor).
 var descGCFullNotify = clrimpl.Descriptor{
 	Columns:      columnsGCFullNotify,
@@ -4122,7 +4806,7 @@ type GCFullNotifyV1 struct {
 
 // Info describes GCFullNotify_V1.
 func (*GCFullNotifyV1) Info() *EventInfo {
-	return &eventTable[316]
+	return &infoGCFullNotifyV1
 }
 
 // Descriptor describes GCFullNotify_V1, as readers of any generated package see it.
@@ -4199,6 +4883,25 @@ var columnsGCFullNotifyV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCFullNotifyV1 describes GCFullNotify_V1 (GCFullNotifyV1.Info).
+var infoGCFullNotifyV1 = EventInfo{
+	Columns:     columnsGCFullNotifyV1,
+	DisplayName: "GC/FullNotify",
+	ID:          25,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFullNotify_V1",
+	Opcode:      19,
+	OpcodeName:  "GCFullNotify",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCFullNotifyV1",
+	Version:     1,
+	desc:        &descGCFullNotifyV1,
+	fields:      &fieldsGCFullNotifyV1,
+}
+
 // descGCFullNotifyV1 describes GCFullNotify_V1 (EventInfo.Descriptor).
 var descGCFullNotifyV1 = clrimpl.Descriptor{
 	Columns:      columnsGCFullNotifyV1,
@@ -4232,7 +4935,7 @@ type BGC1stSweepEnd struct {
 
 // Info describes BGC1stSweepEnd.
 func (*BGC1stSweepEnd) Info() *EventInfo {
-	return &eventTable[317]
+	return &infoBGC1stSweepEnd
 }
 
 // Descriptor describes BGC1stSweepEnd, as readers of any generated package see it.
@@ -4298,6 +5001,25 @@ var columnsBGC1stSweepEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC1stSweepEnd describes BGC1stSweepEnd (BGC1stSweepEnd.Info).
+var infoBGC1stSweepEnd = EventInfo{
+	Columns:     columnsBGC1stSweepEnd,
+	DisplayName: "GC/BGC1stSweepEnd",
+	ID:          26,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC1stSweepEnd",
+	Opcode:      45,
+	OpcodeName:  "BGC1stSweepEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC1stSweepEnd",
+	Version:     0,
+	desc:        &descBGC1stSweepEnd,
+	fields:      &fieldsBGC1stSweepEnd,
+}
+
 // descBGC1stSweepEnd describes BGC1stSweepEnd (EventInfo.Descriptor).
 var descBGC1stSweepEnd = clrimpl.Descriptor{
 	Columns:      columnsBGC1stSweepEnd,
@@ -4335,7 +5057,7 @@ type PrvFinalizeObject struct {
 
 // Info describes PrvFinalizeObject.
 func (*PrvFinalizeObject) Info() *EventInfo {
-	return &eventTable[440]
+	return &infoPrvFinalizeObject
 }
 
 // Descriptor describes PrvFinalizeObject, as readers of any generated package see it.
@@ -4447,6 +5169,25 @@ var columnsPrvFinalizeObject = []clrimpl.Column{{
 	Name: "TypeName",
 }}
 
+// infoPrvFinalizeObject describes PrvFinalizeObject (PrvFinalizeObject.Info).
+var infoPrvFinalizeObject = EventInfo{
+	Columns:     columnsPrvFinalizeObject,
+	DisplayName: "GC/FinalizeObject",
+	ID:          192,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "PrvFinalizeObject",
+	Opcode:      39,
+	OpcodeName:  "PrvFinalizeObject",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvFinalizeObject",
+	Version:     0,
+	desc:        &descPrvFinalizeObject,
+	fields:      &fieldsPrvFinalizeObject,
+}
+
 // descPrvFinalizeObject describes PrvFinalizeObject (EventInfo.Descriptor).
 var descPrvFinalizeObject = clrimpl.Descriptor{
 	Columns:      columnsPrvFinalizeObject,
@@ -4494,7 +5235,7 @@ type CCWRefCountChangeAnsi struct {
 
 // Info describes CCWRefCountChangeAnsi.
 func (*CCWRefCountChangeAnsi) Info() *EventInfo {
-	return &eventTable[441]
+	return &infoCCWRefCountChangeAnsi
 }
 
 // Descriptor describes CCWRefCountChangeAnsi, as readers of any generated package see it.
@@ -4680,6 +5421,25 @@ var columnsCCWRefCountChangeAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCCWRefCountChangeAnsi describes CCWRefCountChangeAnsi (CCWRefCountChangeAnsi.Info).
+var infoCCWRefCountChangeAnsi = EventInfo{
+	Columns:     columnsCCWRefCountChangeAnsi,
+	DisplayName: "GC/CCWRefCountChange",
+	ID:          193,
+	Keywords:    0x2000,
+	Level:       5,
+	Name:        "CCWRefCountChangeAnsi",
+	Opcode:      40,
+	OpcodeName:  "CCWRefCountChange",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "CCWRefCountChangeAnsi",
+	Version:     0,
+	desc:        &descCCWRefCountChangeAnsi,
+	fields:      &fieldsCCWRefCountChangeAnsi,
+}
+
 // descCCWRefCountChangeAnsi describes CCWRefCountChangeAnsi (EventInfo.Descriptor).
 var descCCWRefCountChangeAnsi = clrimpl.Descriptor{
 	Columns:      columnsCCWRefCountChangeAnsi,
@@ -4721,7 +5481,7 @@ type PrvSetGCHandle struct {
 
 // Info describes PrvSetGCHandle.
 func (*PrvSetGCHandle) Info() *EventInfo {
-	return &eventTable[442]
+	return &infoPrvSetGCHandle
 }
 
 // Descriptor describes PrvSetGCHandle, as readers of any generated package see it.
@@ -4857,6 +5617,25 @@ var columnsPrvSetGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvSetGCHandle describes PrvSetGCHandle (PrvSetGCHandle.Info).
+var infoPrvSetGCHandle = EventInfo{
+	Columns:     columnsPrvSetGCHandle,
+	DisplayName: "GC/SetGCHandle",
+	ID:          194,
+	Keywords:    0x4000,
+	Level:       5,
+	Name:        "PrvSetGCHandle",
+	Opcode:      42,
+	OpcodeName:  "SetGCHandle",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvSetGCHandle",
+	Version:     0,
+	desc:        &descPrvSetGCHandle,
+	fields:      &fieldsPrvSetGCHandle,
+}
+
 // descPrvSetGCHandle describes PrvSetGCHandle (EventInfo.Descriptor).
 var descPrvSetGCHandle = clrimpl.Descriptor{
 	Columns:      columnsPrvSetGCHandle,
@@ -4890,7 +5669,7 @@ type PrvDestroyGCHandle struct {
 
 // Info describes PrvDestroyGCHandle.
 func (*PrvDestroyGCHandle) Info() *EventInfo {
-	return &eventTable[443]
+	return &infoPrvDestroyGCHandle
 }
 
 // Descriptor describes PrvDestroyGCHandle, as readers of any generated package see it.
@@ -4969,6 +5748,25 @@ var columnsPrvDestroyGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvDestroyGCHandle describes PrvDestroyGCHandle (PrvDestroyGCHandle.Info).
+var infoPrvDestroyGCHandle = EventInfo{
+	Columns:     columnsPrvDestroyGCHandle,
+	DisplayName: "GC/DestroyGCHandle",
+	ID:          195,
+	Keywords:    0x4000,
+	Level:       5,
+	Name:        "PrvDestroyGCHandle",
+	Opcode:      43,
+	OpcodeName:  "DestroyGCHandle",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvDestroyGCHandle",
+	Version:     0,
+	desc:        &descPrvDestroyGCHandle,
+	fields:      &fieldsPrvDestroyGCHandle,
+}
+
 // descPrvDestroyGCHandle describes PrvDestroyGCHandle (EventInfo.Descriptor).
 var descPrvDestroyGCHandle = clrimpl.Descriptor{
 	Columns:      columnsPrvDestroyGCHandle,
@@ -5006,7 +5804,7 @@ type PinPlugAtGCTime struct {
 
 // Info describes PinPlugAtGCTime.
 func (*PinPlugAtGCTime) Info() *EventInfo {
-	return &eventTable[446]
+	return &infoPinPlugAtGCTime
 }
 
 // Descriptor describes PinPlugAtGCTime, as readers of any generated package see it.
@@ -5111,6 +5909,25 @@ var columnsPinPlugAtGCTime = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPinPlugAtGCTime describes PinPlugAtGCTime (PinPlugAtGCTime.Info).
+var infoPinPlugAtGCTime = EventInfo{
+	Columns:     columnsPinPlugAtGCTime,
+	DisplayName: "GC/PinPlugAtGCTime",
+	ID:          199,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "PinPlugAtGCTime",
+	Opcode:      44,
+	OpcodeName:  "PinPlugAtGCTime",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PinPlugAtGCTime",
+	Version:     0,
+	desc:        &descPinPlugAtGCTime,
+	fields:      &fieldsPinPlugAtGCTime,
+}
+
 // descPinPlugAtGCTime describes PinPlugAtGCTime (EventInfo.Descriptor).
 var descPinPlugAtGCTime = clrimpl.Descriptor{
 	Columns:      columnsPinPlugAtGCTime,
@@ -5158,7 +5975,7 @@ type CCWRefCountChange struct {
 
 // Info describes CCWRefCountChange.
 func (*CCWRefCountChange) Info() *EventInfo {
-	return &eventTable[447]
+	return &infoCCWRefCountChange
 }
 
 // Descriptor describes CCWRefCountChange, as readers of any generated package see it.
@@ -5330,6 +6147,25 @@ var columnsCCWRefCountChange = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoCCWRefCountChange describes CCWRefCountChange (CCWRefCountChange.Info).
+var infoCCWRefCountChange = EventInfo{
+	Columns:     columnsCCWRefCountChange,
+	DisplayName: "GC/CCWRefCountChange",
+	ID:          200,
+	Keywords:    0x2000,
+	Level:       5,
+	Name:        "CCWRefCountChange",
+	Opcode:      40,
+	OpcodeName:  "CCWRefCountChange",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "CCWRefCountChange",
+	Version:     0,
+	desc:        &descCCWRefCountChange,
+	fields:      &fieldsCCWRefCountChange,
+}
 
 // descCCWRefCountChange describes CCWRefCountChange (EventInfo.Descriptor).
 var descCCWRefCountChange = clrimpl.Descriptor{

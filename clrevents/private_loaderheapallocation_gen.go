@@ -29,7 +29,7 @@ type AllocRequest struct {
 
 // Info describes AllocRequest.
 func (*AllocRequest) Info() *EventInfo {
-	return &eventTable[450]
+	return &infoAllocRequest
 }
 
 // Descriptor describes AllocRequest, as readers of any generated package see it.
@@ -157,6 +157,25 @@ var columnsAllocRequest = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoAllocRequest describes AllocRequest (AllocRequest.Info).
+var infoAllocRequest = EventInfo{
+	Columns:     columnsAllocRequest,
+	DisplayName: "LoaderHeap/LoaderHeapAllocRequest",
+	ID:          310,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "AllocRequest",
+	Opcode:      97,
+	OpcodeName:  "AllocRequest",
+	Provider:    ProviderPrivate,
+	Task:        16,
+	TaskName:    "LoaderHeapAllocation",
+	TypeName:    "AllocRequest",
+	Version:     0,
+	desc:        &descAllocRequest,
+	fields:      &fieldsAllocRequest,
+}
 
 // descAllocRequest describes AllocRequest (EventInfo.Descriptor).
 var descAllocRequest = clrimpl.Descriptor{

@@ -16,7 +16,7 @@ type EEStartupStart struct{}
 
 // Info describes EEStartupStart.
 func (*EEStartupStart) Info() *EventInfo {
-	return &eventTable[318]
+	return &infoEEStartupStart
 }
 
 // Descriptor describes EEStartupStart, as readers of any generated package see it.
@@ -51,6 +51,25 @@ func (e *EEStartupStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEStartupStart lists the columns of EEStartupStart (EventInfo.Columns).
 var columnsEEStartupStart = []clrimpl.Column{}
 
+// infoEEStartupStart describes EEStartupStart (EEStartupStart.Info).
+var infoEEStartupStart = EventInfo{
+	Columns:     columnsEEStartupStart,
+	DisplayName: "Startup/EEStartupStart",
+	ID:          80,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupStart",
+	Opcode:      128,
+	OpcodeName:  "EEStartupStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupStart",
+	Version:     0,
+	desc:        &descEEStartupStart,
+	fields:      &fieldsEEStartupStart,
+}
+
 // descEEStartupStart describes EEStartupStart (EventInfo.Descriptor).
 var descEEStartupStart = clrimpl.Descriptor{
 	Columns:      columnsEEStartupStart,
@@ -82,7 +101,7 @@ type EEStartupStartV1 struct {
 
 // Info describes EEStartupStart_V1.
 func (*EEStartupStartV1) Info() *EventInfo {
-	return &eventTable[319]
+	return &infoEEStartupStartV1
 }
 
 // Descriptor describes EEStartupStart_V1, as readers of any generated package see it.
@@ -137,6 +156,25 @@ var columnsEEStartupStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEStartupStartV1 describes EEStartupStart_V1 (EEStartupStartV1.Info).
+var infoEEStartupStartV1 = EventInfo{
+	Columns:     columnsEEStartupStartV1,
+	DisplayName: "Startup/EEStartupStart",
+	ID:          80,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupStart_V1",
+	Opcode:      128,
+	OpcodeName:  "EEStartupStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupStartV1",
+	Version:     1,
+	desc:        &descEEStartupStartV1,
+	fields:      &fieldsEEStartupStartV1,
+}
+
 // descEEStartupStartV1 describes EEStartupStart_V1 (EventInfo.Descriptor).
 var descEEStartupStartV1 = clrimpl.Descriptor{
 	Columns:      columnsEEStartupStartV1,
@@ -165,7 +203,7 @@ type EEStartupEnd struct{}
 
 // Info describes EEStartupEnd.
 func (*EEStartupEnd) Info() *EventInfo {
-	return &eventTable[320]
+	return &infoEEStartupEnd
 }
 
 // Descriptor describes EEStartupEnd, as readers of any generated package see it.
@@ -200,6 +238,25 @@ func (e *EEStartupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEStartupEnd lists the columns of EEStartupEnd (EventInfo.Columns).
 var columnsEEStartupEnd = []clrimpl.Column{}
 
+// infoEEStartupEnd describes EEStartupEnd (EEStartupEnd.Info).
+var infoEEStartupEnd = EventInfo{
+	Columns:     columnsEEStartupEnd,
+	DisplayName: "Startup/EEStartupStop",
+	ID:          81,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupEnd",
+	Opcode:      129,
+	OpcodeName:  "EEStartupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupEnd",
+	Version:     0,
+	desc:        &descEEStartupEnd,
+	fields:      &fieldsEEStartupEnd,
+}
+
 // descEEStartupEnd describes EEStartupEnd (EventInfo.Descriptor).
 var descEEStartupEnd = clrimpl.Descriptor{
 	Columns:      columnsEEStartupEnd,
@@ -231,7 +288,7 @@ type EEStartupEndV1 struct {
 
 // Info describes EEStartupEnd_V1.
 func (*EEStartupEndV1) Info() *EventInfo {
-	return &eventTable[321]
+	return &infoEEStartupEndV1
 }
 
 // Descriptor describes EEStartupEnd_V1, as readers of any generated package see it.
@@ -286,6 +343,25 @@ var columnsEEStartupEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEStartupEndV1 describes EEStartupEnd_V1 (EEStartupEndV1.Info).
+var infoEEStartupEndV1 = EventInfo{
+	Columns:     columnsEEStartupEndV1,
+	DisplayName: "Startup/EEStartupStop",
+	ID:          81,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupEnd_V1",
+	Opcode:      129,
+	OpcodeName:  "EEStartupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupEndV1",
+	Version:     1,
+	desc:        &descEEStartupEndV1,
+	fields:      &fieldsEEStartupEndV1,
+}
+
 // descEEStartupEndV1 describes EEStartupEnd_V1 (EventInfo.Descriptor).
 var descEEStartupEndV1 = clrimpl.Descriptor{
 	Columns:      columnsEEStartupEndV1,
@@ -314,7 +390,7 @@ type EEConfigSetup struct{}
 
 // Info describes EEConfigSetup.
 func (*EEConfigSetup) Info() *EventInfo {
-	return &eventTable[322]
+	return &infoEEConfigSetup
 }
 
 // Descriptor describes EEConfigSetup, as readers of any generated package see it.
@@ -349,6 +425,25 @@ func (e *EEConfigSetup) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSetup lists the columns of EEConfigSetup (EventInfo.Columns).
 var columnsEEConfigSetup = []clrimpl.Column{}
 
+// infoEEConfigSetup describes EEConfigSetup (EEConfigSetup.Info).
+var infoEEConfigSetup = EventInfo{
+	Columns:     columnsEEConfigSetup,
+	DisplayName: "Startup/EEConfigSetupStart",
+	ID:          82,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetup",
+	Opcode:      130,
+	OpcodeName:  "EEConfigSetup",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetup",
+	Version:     0,
+	desc:        &descEEConfigSetup,
+	fields:      &fieldsEEConfigSetup,
+}
+
 // descEEConfigSetup describes EEConfigSetup (EventInfo.Descriptor).
 var descEEConfigSetup = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSetup,
@@ -380,7 +475,7 @@ type EEConfigSetupV1 struct {
 
 // Info describes EEConfigSetup_V1.
 func (*EEConfigSetupV1) Info() *EventInfo {
-	return &eventTable[323]
+	return &infoEEConfigSetupV1
 }
 
 // Descriptor describes EEConfigSetup_V1, as readers of any generated package see it.
@@ -435,6 +530,25 @@ var columnsEEConfigSetupV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSetupV1 describes EEConfigSetup_V1 (EEConfigSetupV1.Info).
+var infoEEConfigSetupV1 = EventInfo{
+	Columns:     columnsEEConfigSetupV1,
+	DisplayName: "Startup/EEConfigSetupStart",
+	ID:          82,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetup_V1",
+	Opcode:      130,
+	OpcodeName:  "EEConfigSetup",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetupV1",
+	Version:     1,
+	desc:        &descEEConfigSetupV1,
+	fields:      &fieldsEEConfigSetupV1,
+}
+
 // descEEConfigSetupV1 describes EEConfigSetup_V1 (EventInfo.Descriptor).
 var descEEConfigSetupV1 = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSetupV1,
@@ -463,7 +577,7 @@ type EEConfigSetupEnd struct{}
 
 // Info describes EEConfigSetupEnd.
 func (*EEConfigSetupEnd) Info() *EventInfo {
-	return &eventTable[324]
+	return &infoEEConfigSetupEnd
 }
 
 // Descriptor describes EEConfigSetupEnd, as readers of any generated package see it.
@@ -498,6 +612,25 @@ func (e *EEConfigSetupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSetupEnd lists the columns of EEConfigSetupEnd (EventInfo.Columns).
 var columnsEEConfigSetupEnd = []clrimpl.Column{}
 
+// infoEEConfigSetupEnd describes EEConfigSetupEnd (EEConfigSetupEnd.Info).
+var infoEEConfigSetupEnd = EventInfo{
+	Columns:     columnsEEConfigSetupEnd,
+	DisplayName: "Startup/EEConfigSetupStop",
+	ID:          83,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetupEnd",
+	Opcode:      131,
+	OpcodeName:  "EEConfigSetupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetupEnd",
+	Version:     0,
+	desc:        &descEEConfigSetupEnd,
+	fields:      &fieldsEEConfigSetupEnd,
+}
+
 // descEEConfigSetupEnd describes EEConfigSetupEnd (EventInfo.Descriptor).
 var descEEConfigSetupEnd = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSetupEnd,
@@ -529,7 +662,7 @@ type EEConfigSetupEndV1 struct {
 
 // Info describes EEConfigSetupEnd_V1.
 func (*EEConfigSetupEndV1) Info() *EventInfo {
-	return &eventTable[325]
+	return &infoEEConfigSetupEndV1
 }
 
 // Descriptor describes EEConfigSetupEnd_V1, as readers of any generated package see it.
@@ -584,6 +717,25 @@ var columnsEEConfigSetupEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSetupEndV1 describes EEConfigSetupEnd_V1 (EEConfigSetupEndV1.Info).
+var infoEEConfigSetupEndV1 = EventInfo{
+	Columns:     columnsEEConfigSetupEndV1,
+	DisplayName: "Startup/EEConfigSetupStop",
+	ID:          83,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetupEnd_V1",
+	Opcode:      131,
+	OpcodeName:  "EEConfigSetupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetupEndV1",
+	Version:     1,
+	desc:        &descEEConfigSetupEndV1,
+	fields:      &fieldsEEConfigSetupEndV1,
+}
+
 // descEEConfigSetupEndV1 describes EEConfigSetupEnd_V1 (EventInfo.Descriptor).
 var descEEConfigSetupEndV1 = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSetupEndV1,
@@ -612,7 +764,7 @@ type LdSysBases struct{}
 
 // Info describes LdSysBases.
 func (*LdSysBases) Info() *EventInfo {
-	return &eventTable[326]
+	return &infoLdSysBases
 }
 
 // Descriptor describes LdSysBases, as readers of any generated package see it.
@@ -647,6 +799,25 @@ func (e *LdSysBases) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdSysBases lists the columns of LdSysBases (EventInfo.Columns).
 var columnsLdSysBases = []clrimpl.Column{}
 
+// infoLdSysBases describes LdSysBases (LdSysBases.Info).
+var infoLdSysBases = EventInfo{
+	Columns:     columnsLdSysBases,
+	DisplayName: "Startup/LoadSystemBasesStart",
+	ID:          84,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBases",
+	Opcode:      132,
+	OpcodeName:  "LoadSystemBases",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBases",
+	Version:     0,
+	desc:        &descLdSysBases,
+	fields:      &fieldsLdSysBases,
+}
+
 // descLdSysBases describes LdSysBases (EventInfo.Descriptor).
 var descLdSysBases = clrimpl.Descriptor{
 	Columns:      columnsLdSysBases,
@@ -678,7 +849,7 @@ type LdSysBasesV1 struct {
 
 // Info describes LdSysBases_V1.
 func (*LdSysBasesV1) Info() *EventInfo {
-	return &eventTable[327]
+	return &infoLdSysBasesV1
 }
 
 // Descriptor describes LdSysBases_V1, as readers of any generated package see it.
@@ -733,6 +904,25 @@ var columnsLdSysBasesV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdSysBasesV1 describes LdSysBases_V1 (LdSysBasesV1.Info).
+var infoLdSysBasesV1 = EventInfo{
+	Columns:     columnsLdSysBasesV1,
+	DisplayName: "Startup/LoadSystemBasesStart",
+	ID:          84,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBases_V1",
+	Opcode:      132,
+	OpcodeName:  "LoadSystemBases",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBasesV1",
+	Version:     1,
+	desc:        &descLdSysBasesV1,
+	fields:      &fieldsLdSysBasesV1,
+}
+
 // descLdSysBasesV1 describes LdSysBases_V1 (EventInfo.Descriptor).
 var descLdSysBasesV1 = clrimpl.Descriptor{
 	Columns:      columnsLdSysBasesV1,
@@ -761,7 +951,7 @@ type LdSysBasesEnd struct{}
 
 // Info describes LdSysBasesEnd.
 func (*LdSysBasesEnd) Info() *EventInfo {
-	return &eventTable[328]
+	return &infoLdSysBasesEnd
 }
 
 // Descriptor describes LdSysBasesEnd, as readers of any generated package see it.
@@ -796,6 +986,25 @@ func (e *LdSysBasesEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdSysBasesEnd lists the columns of LdSysBasesEnd (EventInfo.Columns).
 var columnsLdSysBasesEnd = []clrimpl.Column{}
 
+// infoLdSysBasesEnd describes LdSysBasesEnd (LdSysBasesEnd.Info).
+var infoLdSysBasesEnd = EventInfo{
+	Columns:     columnsLdSysBasesEnd,
+	DisplayName: "Startup/LoadSystemBasesStop",
+	ID:          85,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBasesEnd",
+	Opcode:      133,
+	OpcodeName:  "LoadSystemBasesEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBasesEnd",
+	Version:     0,
+	desc:        &descLdSysBasesEnd,
+	fields:      &fieldsLdSysBasesEnd,
+}
+
 // descLdSysBasesEnd describes LdSysBasesEnd (EventInfo.Descriptor).
 var descLdSysBasesEnd = clrimpl.Descriptor{
 	Columns:      columnsLdSysBasesEnd,
@@ -827,7 +1036,7 @@ type LdSysBasesEndV1 struct {
 
 // Info describes LdSysBasesEnd_V1.
 func (*LdSysBasesEndV1) Info() *EventInfo {
-	return &eventTable[329]
+	return &infoLdSysBasesEndV1
 }
 
 // Descriptor describes LdSysBasesEnd_V1, as readers of any generated package see it.
@@ -882,6 +1091,25 @@ var columnsLdSysBasesEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdSysBasesEndV1 describes LdSysBasesEnd_V1 (LdSysBasesEndV1.Info).
+var infoLdSysBasesEndV1 = EventInfo{
+	Columns:     columnsLdSysBasesEndV1,
+	DisplayName: "Startup/LoadSystemBasesStop",
+	ID:          85,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBasesEnd_V1",
+	Opcode:      133,
+	OpcodeName:  "LoadSystemBasesEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBasesEndV1",
+	Version:     1,
+	desc:        &descLdSysBasesEndV1,
+	fields:      &fieldsLdSysBasesEndV1,
+}
+
 // descLdSysBasesEndV1 describes LdSysBasesEnd_V1 (EventInfo.Descriptor).
 var descLdSysBasesEndV1 = clrimpl.Descriptor{
 	Columns:      columnsLdSysBasesEndV1,
@@ -910,7 +1138,7 @@ type ExecExe struct{}
 
 // Info describes ExecExe.
 func (*ExecExe) Info() *EventInfo {
-	return &eventTable[330]
+	return &infoExecExe
 }
 
 // Descriptor describes ExecExe, as readers of any generated package see it.
@@ -945,6 +1173,25 @@ func (e *ExecExe) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExecExe lists the columns of ExecExe (EventInfo.Columns).
 var columnsExecExe = []clrimpl.Column{}
 
+// infoExecExe describes ExecExe (ExecExe.Info).
+var infoExecExe = EventInfo{
+	Columns:     columnsExecExe,
+	DisplayName: "Startup/ExecExeStart",
+	ID:          86,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExe",
+	Opcode:      134,
+	OpcodeName:  "ExecExe",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExe",
+	Version:     0,
+	desc:        &descExecExe,
+	fields:      &fieldsExecExe,
+}
+
 // descExecExe describes ExecExe (EventInfo.Descriptor).
 var descExecExe = clrimpl.Descriptor{
 	Columns:      columnsExecExe,
@@ -976,7 +1223,7 @@ type ExecExeV1 struct {
 
 // Info describes ExecExe_V1.
 func (*ExecExeV1) Info() *EventInfo {
-	return &eventTable[331]
+	return &infoExecExeV1
 }
 
 // Descriptor describes ExecExe_V1, as readers of any generated package see it.
@@ -1031,6 +1278,25 @@ var columnsExecExeV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExecExeV1 describes ExecExe_V1 (ExecExeV1.Info).
+var infoExecExeV1 = EventInfo{
+	Columns:     columnsExecExeV1,
+	DisplayName: "Startup/ExecExeStart",
+	ID:          86,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExe_V1",
+	Opcode:      134,
+	OpcodeName:  "ExecExe",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExeV1",
+	Version:     1,
+	desc:        &descExecExeV1,
+	fields:      &fieldsExecExeV1,
+}
+
 // descExecExeV1 describes ExecExe_V1 (EventInfo.Descriptor).
 var descExecExeV1 = clrimpl.Descriptor{
 	Columns:      columnsExecExeV1,
@@ -1059,7 +1325,7 @@ type ExecExeEnd struct{}
 
 // Info describes ExecExeEnd.
 func (*ExecExeEnd) Info() *EventInfo {
-	return &eventTable[332]
+	return &infoExecExeEnd
 }
 
 // Descriptor describes ExecExeEnd, as readers of any generated package see it.
@@ -1094,6 +1360,25 @@ func (e *ExecExeEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExecExeEnd lists the columns of ExecExeEnd (EventInfo.Columns).
 var columnsExecExeEnd = []clrimpl.Column{}
 
+// infoExecExeEnd describes ExecExeEnd (ExecExeEnd.Info).
+var infoExecExeEnd = EventInfo{
+	Columns:     columnsExecExeEnd,
+	DisplayName: "Startup/ExecExeStop",
+	ID:          87,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExeEnd",
+	Opcode:      135,
+	OpcodeName:  "ExecExeEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExeEnd",
+	Version:     0,
+	desc:        &descExecExeEnd,
+	fields:      &fieldsExecExeEnd,
+}
+
 // descExecExeEnd describes ExecExeEnd (EventInfo.Descriptor).
 var descExecExeEnd = clrimpl.Descriptor{
 	Columns:      columnsExecExeEnd,
@@ -1125,7 +1410,7 @@ type ExecExeEndV1 struct {
 
 // Info describes ExecExeEnd_V1.
 func (*ExecExeEndV1) Info() *EventInfo {
-	return &eventTable[333]
+	return &infoExecExeEndV1
 }
 
 // Descriptor describes ExecExeEnd_V1, as readers of any generated package see it.
@@ -1180,6 +1465,25 @@ var columnsExecExeEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExecExeEndV1 describes ExecExeEnd_V1 (ExecExeEndV1.Info).
+var infoExecExeEndV1 = EventInfo{
+	Columns:     columnsExecExeEndV1,
+	DisplayName: "Startup/ExecExeStop",
+	ID:          87,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExeEnd_V1",
+	Opcode:      135,
+	OpcodeName:  "ExecExeEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExeEndV1",
+	Version:     1,
+	desc:        &descExecExeEndV1,
+	fields:      &fieldsExecExeEndV1,
+}
+
 // descExecExeEndV1 describes ExecExeEnd_V1 (EventInfo.Descriptor).
 var descExecExeEndV1 = clrimpl.Descriptor{
 	Columns:      columnsExecExeEndV1,
@@ -1208,7 +1512,7 @@ type Main struct{}
 
 // Info describes Main.
 func (*Main) Info() *EventInfo {
-	return &eventTable[334]
+	return &infoMain
 }
 
 // Descriptor describes Main, as readers of any generated package see it.
@@ -1243,6 +1547,25 @@ func (e *Main) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMain lists the columns of Main (EventInfo.Columns).
 var columnsMain = []clrimpl.Column{}
 
+// infoMain describes Main (Main.Info).
+var infoMain = EventInfo{
+	Columns:     columnsMain,
+	DisplayName: "Startup/MainStart",
+	ID:          88,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Main",
+	Opcode:      136,
+	OpcodeName:  "Main",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Main",
+	Version:     0,
+	desc:        &descMain,
+	fields:      &fieldsMain,
+}
+
 // descMain describes Main (EventInfo.Descriptor).
 var descMain = clrimpl.Descriptor{
 	Columns:      columnsMain,
@@ -1274,7 +1597,7 @@ type MainV1 struct {
 
 // Info describes Main_V1.
 func (*MainV1) Info() *EventInfo {
-	return &eventTable[335]
+	return &infoMainV1
 }
 
 // Descriptor describes Main_V1, as readers of any generated package see it.
@@ -1329,6 +1652,25 @@ var columnsMainV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMainV1 describes Main_V1 (MainV1.Info).
+var infoMainV1 = EventInfo{
+	Columns:     columnsMainV1,
+	DisplayName: "Startup/MainStart",
+	ID:          88,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Main_V1",
+	Opcode:      136,
+	OpcodeName:  "Main",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "MainV1",
+	Version:     1,
+	desc:        &descMainV1,
+	fields:      &fieldsMainV1,
+}
+
 // descMainV1 describes Main_V1 (EventInfo.Descriptor).
 var descMainV1 = clrimpl.Descriptor{
 	Columns:      columnsMainV1,
@@ -1357,7 +1699,7 @@ type MainEnd struct{}
 
 // Info describes MainEnd.
 func (*MainEnd) Info() *EventInfo {
-	return &eventTable[336]
+	return &infoMainEnd
 }
 
 // Descriptor describes MainEnd, as readers of any generated package see it.
@@ -1392,6 +1734,25 @@ func (e *MainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMainEnd lists the columns of MainEnd (EventInfo.Columns).
 var columnsMainEnd = []clrimpl.Column{}
 
+// infoMainEnd describes MainEnd (MainEnd.Info).
+var infoMainEnd = EventInfo{
+	Columns:     columnsMainEnd,
+	DisplayName: "Startup/MainStop",
+	ID:          89,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "MainEnd",
+	Opcode:      137,
+	OpcodeName:  "MainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "MainEnd",
+	Version:     0,
+	desc:        &descMainEnd,
+	fields:      &fieldsMainEnd,
+}
+
 // descMainEnd describes MainEnd (EventInfo.Descriptor).
 var descMainEnd = clrimpl.Descriptor{
 	Columns:      columnsMainEnd,
@@ -1423,7 +1784,7 @@ type MainEndV1 struct {
 
 // Info describes MainEnd_V1.
 func (*MainEndV1) Info() *EventInfo {
-	return &eventTable[337]
+	return &infoMainEndV1
 }
 
 // Descriptor describes MainEnd_V1, as readers of any generated package see it.
@@ -1478,6 +1839,25 @@ var columnsMainEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMainEndV1 describes MainEnd_V1 (MainEndV1.Info).
+var infoMainEndV1 = EventInfo{
+	Columns:     columnsMainEndV1,
+	DisplayName: "Startup/MainStop",
+	ID:          89,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "MainEnd_V1",
+	Opcode:      137,
+	OpcodeName:  "MainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "MainEndV1",
+	Version:     1,
+	desc:        &descMainEndV1,
+	fields:      &fieldsMainEndV1,
+}
+
 // descMainEndV1 describes MainEnd_V1 (EventInfo.Descriptor).
 var descMainEndV1 = clrimpl.Descriptor{
 	Columns:      columnsMainEndV1,
@@ -1506,7 +1886,7 @@ type ApplyPolicyStart struct{}
 
 // Info describes ApplyPolicyStart.
 func (*ApplyPolicyStart) Info() *EventInfo {
-	return &eventTable[338]
+	return &infoApplyPolicyStart
 }
 
 // Descriptor describes ApplyPolicyStart, as readers of any generated package see it.
@@ -1541,6 +1921,25 @@ func (e *ApplyPolicyStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsApplyPolicyStart lists the columns of ApplyPolicyStart (EventInfo.Columns).
 var columnsApplyPolicyStart = []clrimpl.Column{}
 
+// infoApplyPolicyStart describes ApplyPolicyStart (ApplyPolicyStart.Info).
+var infoApplyPolicyStart = EventInfo{
+	Columns:     columnsApplyPolicyStart,
+	DisplayName: "Startup/ApplyPolicyStart",
+	ID:          90,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyStart",
+	Opcode:      10,
+	OpcodeName:  "ApplyPolicyStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyStart",
+	Version:     0,
+	desc:        &descApplyPolicyStart,
+	fields:      &fieldsApplyPolicyStart,
+}
+
 // descApplyPolicyStart describes ApplyPolicyStart (EventInfo.Descriptor).
 var descApplyPolicyStart = clrimpl.Descriptor{
 	Columns:      columnsApplyPolicyStart,
@@ -1572,7 +1971,7 @@ type ApplyPolicyStartV1 struct {
 
 // Info describes ApplyPolicyStart_V1.
 func (*ApplyPolicyStartV1) Info() *EventInfo {
-	return &eventTable[339]
+	return &infoApplyPolicyStartV1
 }
 
 // Descriptor describes ApplyPolicyStart_V1, as readers of any generated package see it.
@@ -1627,6 +2026,25 @@ var columnsApplyPolicyStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoApplyPolicyStartV1 describes ApplyPolicyStart_V1 (ApplyPolicyStartV1.Info).
+var infoApplyPolicyStartV1 = EventInfo{
+	Columns:     columnsApplyPolicyStartV1,
+	DisplayName: "Startup/ApplyPolicyStart",
+	ID:          90,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyStart_V1",
+	Opcode:      10,
+	OpcodeName:  "ApplyPolicyStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyStartV1",
+	Version:     1,
+	desc:        &descApplyPolicyStartV1,
+	fields:      &fieldsApplyPolicyStartV1,
+}
+
 // descApplyPolicyStartV1 describes ApplyPolicyStart_V1 (EventInfo.Descriptor).
 var descApplyPolicyStartV1 = clrimpl.Descriptor{
 	Columns:      columnsApplyPolicyStartV1,
@@ -1655,7 +2073,7 @@ type ApplyPolicyEnd struct{}
 
 // Info describes ApplyPolicyEnd.
 func (*ApplyPolicyEnd) Info() *EventInfo {
-	return &eventTable[340]
+	return &infoApplyPolicyEnd
 }
 
 // Descriptor describes ApplyPolicyEnd, as readers of any generated package see it.
@@ -1690,6 +2108,25 @@ func (e *ApplyPolicyEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsApplyPolicyEnd lists the columns of ApplyPolicyEnd (EventInfo.Columns).
 var columnsApplyPolicyEnd = []clrimpl.Column{}
 
+// infoApplyPolicyEnd describes ApplyPolicyEnd (ApplyPolicyEnd.Info).
+var infoApplyPolicyEnd = EventInfo{
+	Columns:     columnsApplyPolicyEnd,
+	DisplayName: "Startup/ApplyPolicyStop",
+	ID:          91,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyEnd",
+	Opcode:      11,
+	OpcodeName:  "ApplyPolicyEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyEnd",
+	Version:     0,
+	desc:        &descApplyPolicyEnd,
+	fields:      &fieldsApplyPolicyEnd,
+}
+
 // descApplyPolicyEnd describes ApplyPolicyEnd (EventInfo.Descriptor).
 var descApplyPolicyEnd = clrimpl.Descriptor{
 	Columns:      columnsApplyPolicyEnd,
@@ -1721,7 +2158,7 @@ type ApplyPolicyEndV1 struct {
 
 // Info describes ApplyPolicyEnd_V1.
 func (*ApplyPolicyEndV1) Info() *EventInfo {
-	return &eventTable[341]
+	return &infoApplyPolicyEndV1
 }
 
 // Descriptor describes ApplyPolicyEnd_V1, as readers of any generated package see it.
@@ -1776,6 +2213,25 @@ var columnsApplyPolicyEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoApplyPolicyEndV1 describes ApplyPolicyEnd_V1 (ApplyPolicyEndV1.Info).
+var infoApplyPolicyEndV1 = EventInfo{
+	Columns:     columnsApplyPolicyEndV1,
+	DisplayName: "Startup/ApplyPolicyStop",
+	ID:          91,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyEnd_V1",
+	Opcode:      11,
+	OpcodeName:  "ApplyPolicyEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyEndV1",
+	Version:     1,
+	desc:        &descApplyPolicyEndV1,
+	fields:      &fieldsApplyPolicyEndV1,
+}
+
 // descApplyPolicyEndV1 describes ApplyPolicyEnd_V1 (EventInfo.Descriptor).
 var descApplyPolicyEndV1 = clrimpl.Descriptor{
 	Columns:      columnsApplyPolicyEndV1,
@@ -1804,7 +2260,7 @@ type LdLibShFolder struct{}
 
 // Info describes LdLibShFolder.
 func (*LdLibShFolder) Info() *EventInfo {
-	return &eventTable[342]
+	return &infoLdLibShFolder
 }
 
 // Descriptor describes LdLibShFolder, as readers of any generated package see it.
@@ -1839,6 +2295,25 @@ func (e *LdLibShFolder) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdLibShFolder lists the columns of LdLibShFolder (EventInfo.Columns).
 var columnsLdLibShFolder = []clrimpl.Column{}
 
+// infoLdLibShFolder describes LdLibShFolder (LdLibShFolder.Info).
+var infoLdLibShFolder = EventInfo{
+	Columns:     columnsLdLibShFolder,
+	DisplayName: "Startup/LdLibShFolderStart",
+	ID:          92,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolder",
+	Opcode:      12,
+	OpcodeName:  "LdLibShFolder",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolder",
+	Version:     0,
+	desc:        &descLdLibShFolder,
+	fields:      &fieldsLdLibShFolder,
+}
+
 // descLdLibShFolder describes LdLibShFolder (EventInfo.Descriptor).
 var descLdLibShFolder = clrimpl.Descriptor{
 	Columns:      columnsLdLibShFolder,
@@ -1870,7 +2345,7 @@ type LdLibShFolderV1 struct {
 
 // Info describes LdLibShFolder_V1.
 func (*LdLibShFolderV1) Info() *EventInfo {
-	return &eventTable[343]
+	return &infoLdLibShFolderV1
 }
 
 // Descriptor describes LdLibShFolder_V1, as readers of any generated package see it.
@@ -1925,6 +2400,25 @@ var columnsLdLibShFolderV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdLibShFolderV1 describes LdLibShFolder_V1 (LdLibShFolderV1.Info).
+var infoLdLibShFolderV1 = EventInfo{
+	Columns:     columnsLdLibShFolderV1,
+	DisplayName: "Startup/LdLibShFolderStart",
+	ID:          92,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolder_V1",
+	Opcode:      12,
+	OpcodeName:  "LdLibShFolder",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolderV1",
+	Version:     1,
+	desc:        &descLdLibShFolderV1,
+	fields:      &fieldsLdLibShFolderV1,
+}
+
 // descLdLibShFolderV1 describes LdLibShFolder_V1 (EventInfo.Descriptor).
 var descLdLibShFolderV1 = clrimpl.Descriptor{
 	Columns:      columnsLdLibShFolderV1,
@@ -1953,7 +2447,7 @@ type LdLibShFolderEnd struct{}
 
 // Info describes LdLibShFolderEnd.
 func (*LdLibShFolderEnd) Info() *EventInfo {
-	return &eventTable[344]
+	return &infoLdLibShFolderEnd
 }
 
 // Descriptor describes LdLibShFolderEnd, as readers of any generated package see it.
@@ -1988,6 +2482,25 @@ func (e *LdLibShFolderEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdLibShFolderEnd lists the columns of LdLibShFolderEnd (EventInfo.Columns).
 var columnsLdLibShFolderEnd = []clrimpl.Column{}
 
+// infoLdLibShFolderEnd describes LdLibShFolderEnd (LdLibShFolderEnd.Info).
+var infoLdLibShFolderEnd = EventInfo{
+	Columns:     columnsLdLibShFolderEnd,
+	DisplayName: "Startup/LdLibShFolderStop",
+	ID:          93,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolderEnd",
+	Opcode:      13,
+	OpcodeName:  "LdLibShFolderEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolderEnd",
+	Version:     0,
+	desc:        &descLdLibShFolderEnd,
+	fields:      &fieldsLdLibShFolderEnd,
+}
+
 // descLdLibShFolderEnd describes LdLibShFolderEnd (EventInfo.Descriptor).
 var descLdLibShFolderEnd = clrimpl.Descriptor{
 	Columns:      columnsLdLibShFolderEnd,
@@ -2019,7 +2532,7 @@ type LdLibShFolderEndV1 struct {
 
 // Info describes LdLibShFolderEnd_V1.
 func (*LdLibShFolderEndV1) Info() *EventInfo {
-	return &eventTable[345]
+	return &infoLdLibShFolderEndV1
 }
 
 // Descriptor describes LdLibShFolderEnd_V1, as readers of any generated package see it.
@@ -2074,6 +2587,25 @@ var columnsLdLibShFolderEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdLibShFolderEndV1 describes LdLibShFolderEnd_V1 (LdLibShFolderEndV1.Info).
+var infoLdLibShFolderEndV1 = EventInfo{
+	Columns:     columnsLdLibShFolderEndV1,
+	DisplayName: "Startup/LdLibShFolderStop",
+	ID:          93,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolderEnd_V1",
+	Opcode:      13,
+	OpcodeName:  "LdLibShFolderEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolderEndV1",
+	Version:     1,
+	desc:        &descLdLibShFolderEndV1,
+	fields:      &fieldsLdLibShFolderEndV1,
+}
+
 // descLdLibShFolderEndV1 describes LdLibShFolderEnd_V1 (EventInfo.Descriptor).
 var descLdLibShFolderEndV1 = clrimpl.Descriptor{
 	Columns:      columnsLdLibShFolderEndV1,
@@ -2102,7 +2634,7 @@ type PrestubWorker struct{}
 
 // Info describes PrestubWorker.
 func (*PrestubWorker) Info() *EventInfo {
-	return &eventTable[346]
+	return &infoPrestubWorker
 }
 
 // Descriptor describes PrestubWorker, as readers of any generated package see it.
@@ -2137,6 +2669,25 @@ func (e *PrestubWorker) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsPrestubWorker lists the columns of PrestubWorker (EventInfo.Columns).
 var columnsPrestubWorker = []clrimpl.Column{}
 
+// infoPrestubWorker describes PrestubWorker (PrestubWorker.Info).
+var infoPrestubWorker = EventInfo{
+	Columns:     columnsPrestubWorker,
+	DisplayName: "Startup/PrestubWorkerStart",
+	ID:          94,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorker",
+	Opcode:      14,
+	OpcodeName:  "PrestubWorker",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorker",
+	Version:     0,
+	desc:        &descPrestubWorker,
+	fields:      &fieldsPrestubWorker,
+}
+
 // descPrestubWorker describes PrestubWorker (EventInfo.Descriptor).
 var descPrestubWorker = clrimpl.Descriptor{
 	Columns:      columnsPrestubWorker,
@@ -2168,7 +2719,7 @@ type PrestubWorkerV1 struct {
 
 // Info describes PrestubWorker_V1.
 func (*PrestubWorkerV1) Info() *EventInfo {
-	return &eventTable[347]
+	return &infoPrestubWorkerV1
 }
 
 // Descriptor describes PrestubWorker_V1, as readers of any generated package see it.
@@ -2223,6 +2774,25 @@ var columnsPrestubWorkerV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrestubWorkerV1 describes PrestubWorker_V1 (PrestubWorkerV1.Info).
+var infoPrestubWorkerV1 = EventInfo{
+	Columns:     columnsPrestubWorkerV1,
+	DisplayName: "Startup/PrestubWorkerStart",
+	ID:          94,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorker_V1",
+	Opcode:      14,
+	OpcodeName:  "PrestubWorker",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorkerV1",
+	Version:     1,
+	desc:        &descPrestubWorkerV1,
+	fields:      &fieldsPrestubWorkerV1,
+}
+
 // descPrestubWorkerV1 describes PrestubWorker_V1 (EventInfo.Descriptor).
 var descPrestubWorkerV1 = clrimpl.Descriptor{
 	Columns:      columnsPrestubWorkerV1,
@@ -2251,7 +2821,7 @@ type PrestubWorkerEnd struct{}
 
 // Info describes PrestubWorkerEnd.
 func (*PrestubWorkerEnd) Info() *EventInfo {
-	return &eventTable[348]
+	return &infoPrestubWorkerEnd
 }
 
 // Descriptor describes PrestubWorkerEnd, as readers of any generated package see it.
@@ -2286,6 +2856,25 @@ func (e *PrestubWorkerEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsPrestubWorkerEnd lists the columns of PrestubWorkerEnd (EventInfo.Columns).
 var columnsPrestubWorkerEnd = []clrimpl.Column{}
 
+// infoPrestubWorkerEnd describes PrestubWorkerEnd (PrestubWorkerEnd.Info).
+var infoPrestubWorkerEnd = EventInfo{
+	Columns:     columnsPrestubWorkerEnd,
+	DisplayName: "Startup/PrestubWorkerStop",
+	ID:          95,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorkerEnd",
+	Opcode:      15,
+	OpcodeName:  "PrestubWorkerEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorkerEnd",
+	Version:     0,
+	desc:        &descPrestubWorkerEnd,
+	fields:      &fieldsPrestubWorkerEnd,
+}
+
 // descPrestubWorkerEnd describes PrestubWorkerEnd (EventInfo.Descriptor).
 var descPrestubWorkerEnd = clrimpl.Descriptor{
 	Columns:      columnsPrestubWorkerEnd,
@@ -2317,7 +2906,7 @@ type PrestubWorkerEndV1 struct {
 
 // Info describes PrestubWorkerEnd_V1.
 func (*PrestubWorkerEndV1) Info() *EventInfo {
-	return &eventTable[349]
+	return &infoPrestubWorkerEndV1
 }
 
 // Descriptor describes PrestubWorkerEnd_V1, as readers of any generated package see it.
@@ -2372,6 +2961,25 @@ var columnsPrestubWorkerEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrestubWorkerEndV1 describes PrestubWorkerEnd_V1 (PrestubWorkerEndV1.Info).
+var infoPrestubWorkerEndV1 = EventInfo{
+	Columns:     columnsPrestubWorkerEndV1,
+	DisplayName: "Startup/PrestubWorkerStop",
+	ID:          95,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorkerEnd_V1",
+	Opcode:      15,
+	OpcodeName:  "PrestubWorkerEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorkerEndV1",
+	Version:     1,
+	desc:        &descPrestubWorkerEndV1,
+	fields:      &fieldsPrestubWorkerEndV1,
+}
+
 // descPrestubWorkerEndV1 describes PrestubWorkerEnd_V1 (EventInfo.Descriptor).
 var descPrestubWorkerEndV1 = clrimpl.Descriptor{
 	Columns:      columnsPrestubWorkerEndV1,
@@ -2400,7 +3008,7 @@ type GetInstallationStart struct{}
 
 // Info describes GetInstallationStart.
 func (*GetInstallationStart) Info() *EventInfo {
-	return &eventTable[350]
+	return &infoGetInstallationStart
 }
 
 // Descriptor describes GetInstallationStart, as readers of any generated package see it.
@@ -2435,6 +3043,25 @@ func (e *GetInstallationStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGetInstallationStart lists the columns of GetInstallationStart (EventInfo.Columns).
 var columnsGetInstallationStart = []clrimpl.Column{}
 
+// infoGetInstallationStart describes GetInstallationStart (GetInstallationStart.Info).
+var infoGetInstallationStart = EventInfo{
+	Columns:     columnsGetInstallationStart,
+	DisplayName: "Startup/GetInstallationStart",
+	ID:          96,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationStart",
+	Opcode:      16,
+	OpcodeName:  "GetInstallationStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationStart",
+	Version:     0,
+	desc:        &descGetInstallationStart,
+	fields:      &fieldsGetInstallationStart,
+}
+
 // descGetInstallationStart describes GetInstallationStart (EventInfo.Descriptor).
 var descGetInstallationStart = clrimpl.Descriptor{
 	Columns:      columnsGetInstallationStart,
@@ -2466,7 +3093,7 @@ type GetInstallationStartV1 struct {
 
 // Info describes GetInstallationStart_V1.
 func (*GetInstallationStartV1) Info() *EventInfo {
-	return &eventTable[351]
+	return &infoGetInstallationStartV1
 }
 
 // Descriptor describes GetInstallationStart_V1, as readers of any generated package see it.
@@ -2521,6 +3148,25 @@ var columnsGetInstallationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetInstallationStartV1 describes GetInstallationStart_V1 (GetInstallationStartV1.Info).
+var infoGetInstallationStartV1 = EventInfo{
+	Columns:     columnsGetInstallationStartV1,
+	DisplayName: "Startup/GetInstallationStart",
+	ID:          96,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationStart_V1",
+	Opcode:      16,
+	OpcodeName:  "GetInstallationStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationStartV1",
+	Version:     1,
+	desc:        &descGetInstallationStartV1,
+	fields:      &fieldsGetInstallationStartV1,
+}
+
 // descGetInstallationStartV1 describes GetInstallationStart_V1 (EventInfo.Descriptor).
 var descGetInstallationStartV1 = clrimpl.Descriptor{
 	Columns:      columnsGetInstallationStartV1,
@@ -2549,7 +3195,7 @@ type GetInstallationEnd struct{}
 
 // Info describes GetInstallationEnd.
 func (*GetInstallationEnd) Info() *EventInfo {
-	return &eventTable[352]
+	return &infoGetInstallationEnd
 }
 
 // Descriptor describes GetInstallationEnd, as readers of any generated package see it.
@@ -2584,6 +3230,25 @@ func (e *GetInstallationEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGetInstallationEnd lists the columns of GetInstallationEnd (EventInfo.Columns).
 var columnsGetInstallationEnd = []clrimpl.Column{}
 
+// infoGetInstallationEnd describes GetInstallationEnd (GetInstallationEnd.Info).
+var infoGetInstallationEnd = EventInfo{
+	Columns:     columnsGetInstallationEnd,
+	DisplayName: "Startup/GetInstallationStop",
+	ID:          97,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationEnd",
+	Opcode:      17,
+	OpcodeName:  "GetInstallationEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationEnd",
+	Version:     0,
+	desc:        &descGetInstallationEnd,
+	fields:      &fieldsGetInstallationEnd,
+}
+
 // descGetInstallationEnd describes GetInstallationEnd (EventInfo.Descriptor).
 var descGetInstallationEnd = clrimpl.Descriptor{
 	Columns:      columnsGetInstallationEnd,
@@ -2615,7 +3280,7 @@ type GetInstallationEndV1 struct {
 
 // Info describes GetInstallationEnd_V1.
 func (*GetInstallationEndV1) Info() *EventInfo {
-	return &eventTable[353]
+	return &infoGetInstallationEndV1
 }
 
 // Descriptor describes GetInstallationEnd_V1, as readers of any generated package see it.
@@ -2670,6 +3335,25 @@ var columnsGetInstallationEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetInstallationEndV1 describes GetInstallationEnd_V1 (GetInstallationEndV1.Info).
+var infoGetInstallationEndV1 = EventInfo{
+	Columns:     columnsGetInstallationEndV1,
+	DisplayName: "Startup/GetInstallationStop",
+	ID:          97,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationEnd_V1",
+	Opcode:      17,
+	OpcodeName:  "GetInstallationEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationEndV1",
+	Version:     1,
+	desc:        &descGetInstallationEndV1,
+	fields:      &fieldsGetInstallationEndV1,
+}
+
 // descGetInstallationEndV1 describes GetInstallationEnd_V1 (EventInfo.Descriptor).
 var descGetInstallationEndV1 = clrimpl.Descriptor{
 	Columns:      columnsGetInstallationEndV1,
@@ -2698,7 +3382,7 @@ type OpenHModule struct{}
 
 // Info describes OpenHModule.
 func (*OpenHModule) Info() *EventInfo {
-	return &eventTable[354]
+	return &infoOpenHModule
 }
 
 // Descriptor describes OpenHModule, as readers of any generated package see it.
@@ -2733,6 +3417,25 @@ func (e *OpenHModule) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsOpenHModule lists the columns of OpenHModule (EventInfo.Columns).
 var columnsOpenHModule = []clrimpl.Column{}
 
+// infoOpenHModule describes OpenHModule (OpenHModule.Info).
+var infoOpenHModule = EventInfo{
+	Columns:     columnsOpenHModule,
+	DisplayName: "Startup/OpenHModuleStart",
+	ID:          98,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModule",
+	Opcode:      18,
+	OpcodeName:  "OpenHModule",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModule",
+	Version:     0,
+	desc:        &descOpenHModule,
+	fields:      &fieldsOpenHModule,
+}
+
 // descOpenHModule describes OpenHModule (EventInfo.Descriptor).
 var descOpenHModule = clrimpl.Descriptor{
 	Columns:      columnsOpenHModule,
@@ -2764,7 +3467,7 @@ type OpenHModuleV1 struct {
 
 // Info describes OpenHModule_V1.
 func (*OpenHModuleV1) Info() *EventInfo {
-	return &eventTable[355]
+	return &infoOpenHModuleV1
 }
 
 // Descriptor describes OpenHModule_V1, as readers of any generated package see it.
@@ -2819,6 +3522,25 @@ var columnsOpenHModuleV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoOpenHModuleV1 describes OpenHModule_V1 (OpenHModuleV1.Info).
+var infoOpenHModuleV1 = EventInfo{
+	Columns:     columnsOpenHModuleV1,
+	DisplayName: "Startup/OpenHModuleStart",
+	ID:          98,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModule_V1",
+	Opcode:      18,
+	OpcodeName:  "OpenHModule",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModuleV1",
+	Version:     1,
+	desc:        &descOpenHModuleV1,
+	fields:      &fieldsOpenHModuleV1,
+}
+
 // descOpenHModuleV1 describes OpenHModule_V1 (EventInfo.Descriptor).
 var descOpenHModuleV1 = clrimpl.Descriptor{
 	Columns:      columnsOpenHModuleV1,
@@ -2847,7 +3569,7 @@ type OpenHModuleEnd struct{}
 
 // Info describes OpenHModuleEnd.
 func (*OpenHModuleEnd) Info() *EventInfo {
-	return &eventTable[356]
+	return &infoOpenHModuleEnd
 }
 
 // Descriptor describes OpenHModuleEnd, as readers of any generated package see it.
@@ -2882,6 +3604,25 @@ func (e *OpenHModuleEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsOpenHModuleEnd lists the columns of OpenHModuleEnd (EventInfo.Columns).
 var columnsOpenHModuleEnd = []clrimpl.Column{}
 
+// infoOpenHModuleEnd describes OpenHModuleEnd (OpenHModuleEnd.Info).
+var infoOpenHModuleEnd = EventInfo{
+	Columns:     columnsOpenHModuleEnd,
+	DisplayName: "Startup/OpenHModuleStop",
+	ID:          99,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModuleEnd",
+	Opcode:      19,
+	OpcodeName:  "OpenHModuleEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModuleEnd",
+	Version:     0,
+	desc:        &descOpenHModuleEnd,
+	fields:      &fieldsOpenHModuleEnd,
+}
+
 // descOpenHModuleEnd describes OpenHModuleEnd (EventInfo.Descriptor).
 var descOpenHModuleEnd = clrimpl.Descriptor{
 	Columns:      columnsOpenHModuleEnd,
@@ -2913,7 +3654,7 @@ type OpenHModuleEndV1 struct {
 
 // Info describes OpenHModuleEnd_V1.
 func (*OpenHModuleEndV1) Info() *EventInfo {
-	return &eventTable[357]
+	return &infoOpenHModuleEndV1
 }
 
 // Descriptor describes OpenHModuleEnd_V1, as readers of any generated package see it.
@@ -2968,6 +3709,25 @@ var columnsOpenHModuleEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoOpenHModuleEndV1 describes OpenHModuleEnd_V1 (OpenHModuleEndV1.Info).
+var infoOpenHModuleEndV1 = EventInfo{
+	Columns:     columnsOpenHModuleEndV1,
+	DisplayName: "Startup/OpenHModuleStop",
+	ID:          99,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModuleEnd_V1",
+	Opcode:      19,
+	OpcodeName:  "OpenHModuleEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModuleEndV1",
+	Version:     1,
+	desc:        &descOpenHModuleEndV1,
+	fields:      &fieldsOpenHModuleEndV1,
+}
+
 // descOpenHModuleEndV1 describes OpenHModuleEnd_V1 (EventInfo.Descriptor).
 var descOpenHModuleEndV1 = clrimpl.Descriptor{
 	Columns:      columnsOpenHModuleEndV1,
@@ -2996,7 +3756,7 @@ type ExplicitBindStart struct{}
 
 // Info describes ExplicitBindStart.
 func (*ExplicitBindStart) Info() *EventInfo {
-	return &eventTable[358]
+	return &infoExplicitBindStart
 }
 
 // Descriptor describes ExplicitBindStart, as readers of any generated package see it.
@@ -3031,6 +3791,25 @@ func (e *ExplicitBindStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExplicitBindStart lists the columns of ExplicitBindStart (EventInfo.Columns).
 var columnsExplicitBindStart = []clrimpl.Column{}
 
+// infoExplicitBindStart describes ExplicitBindStart (ExplicitBindStart.Info).
+var infoExplicitBindStart = EventInfo{
+	Columns:     columnsExplicitBindStart,
+	DisplayName: "Startup/ExplicitBindStart",
+	ID:          100,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindStart",
+	Opcode:      20,
+	OpcodeName:  "ExplicitBindStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindStart",
+	Version:     0,
+	desc:        &descExplicitBindStart,
+	fields:      &fieldsExplicitBindStart,
+}
+
 // descExplicitBindStart describes ExplicitBindStart (EventInfo.Descriptor).
 var descExplicitBindStart = clrimpl.Descriptor{
 	Columns:      columnsExplicitBindStart,
@@ -3062,7 +3841,7 @@ type ExplicitBindStartV1 struct {
 
 // Info describes ExplicitBindStart_V1.
 func (*ExplicitBindStartV1) Info() *EventInfo {
-	return &eventTable[359]
+	return &infoExplicitBindStartV1
 }
 
 // Descriptor describes ExplicitBindStart_V1, as readers of any generated package see it.
@@ -3117,6 +3896,25 @@ var columnsExplicitBindStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExplicitBindStartV1 describes ExplicitBindStart_V1 (ExplicitBindStartV1.Info).
+var infoExplicitBindStartV1 = EventInfo{
+	Columns:     columnsExplicitBindStartV1,
+	DisplayName: "Startup/ExplicitBindStart",
+	ID:          100,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindStart_V1",
+	Opcode:      20,
+	OpcodeName:  "ExplicitBindStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindStartV1",
+	Version:     1,
+	desc:        &descExplicitBindStartV1,
+	fields:      &fieldsExplicitBindStartV1,
+}
+
 // descExplicitBindStartV1 describes ExplicitBindStart_V1 (EventInfo.Descriptor).
 var descExplicitBindStartV1 = clrimpl.Descriptor{
 	Columns:      columnsExplicitBindStartV1,
@@ -3145,7 +3943,7 @@ type ExplicitBindEnd struct{}
 
 // Info describes ExplicitBindEnd.
 func (*ExplicitBindEnd) Info() *EventInfo {
-	return &eventTable[360]
+	return &infoExplicitBindEnd
 }
 
 // Descriptor describes ExplicitBindEnd, as readers of any generated package see it.
@@ -3180,6 +3978,25 @@ func (e *ExplicitBindEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExplicitBindEnd lists the columns of ExplicitBindEnd (EventInfo.Columns).
 var columnsExplicitBindEnd = []clrimpl.Column{}
 
+// infoExplicitBindEnd describes ExplicitBindEnd (ExplicitBindEnd.Info).
+var infoExplicitBindEnd = EventInfo{
+	Columns:     columnsExplicitBindEnd,
+	DisplayName: "Startup/ExplicitBindStop",
+	ID:          101,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindEnd",
+	Opcode:      21,
+	OpcodeName:  "ExplicitBindEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindEnd",
+	Version:     0,
+	desc:        &descExplicitBindEnd,
+	fields:      &fieldsExplicitBindEnd,
+}
+
 // descExplicitBindEnd describes ExplicitBindEnd (EventInfo.Descriptor).
 var descExplicitBindEnd = clrimpl.Descriptor{
 	Columns:      columnsExplicitBindEnd,
@@ -3211,7 +4028,7 @@ type ExplicitBindEndV1 struct {
 
 // Info describes ExplicitBindEnd_V1.
 func (*ExplicitBindEndV1) Info() *EventInfo {
-	return &eventTable[361]
+	return &infoExplicitBindEndV1
 }
 
 // Descriptor describes ExplicitBindEnd_V1, as readers of any generated package see it.
@@ -3266,6 +4083,25 @@ var columnsExplicitBindEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExplicitBindEndV1 describes ExplicitBindEnd_V1 (ExplicitBindEndV1.Info).
+var infoExplicitBindEndV1 = EventInfo{
+	Columns:     columnsExplicitBindEndV1,
+	DisplayName: "Startup/ExplicitBindStop",
+	ID:          101,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindEnd_V1",
+	Opcode:      21,
+	OpcodeName:  "ExplicitBindEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindEndV1",
+	Version:     1,
+	desc:        &descExplicitBindEndV1,
+	fields:      &fieldsExplicitBindEndV1,
+}
+
 // descExplicitBindEndV1 describes ExplicitBindEnd_V1 (EventInfo.Descriptor).
 var descExplicitBindEndV1 = clrimpl.Descriptor{
 	Columns:      columnsExplicitBindEndV1,
@@ -3294,7 +4130,7 @@ type ParseXml struct{}
 
 // Info describes ParseXml.
 func (*ParseXml) Info() *EventInfo {
-	return &eventTable[362]
+	return &infoParseXml
 }
 
 // Descriptor describes ParseXml, as readers of any generated package see it.
@@ -3329,6 +4165,25 @@ func (e *ParseXml) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsParseXml lists the columns of ParseXml (EventInfo.Columns).
 var columnsParseXml = []clrimpl.Column{}
 
+// infoParseXml describes ParseXml (ParseXml.Info).
+var infoParseXml = EventInfo{
+	Columns:     columnsParseXml,
+	DisplayName: "Startup/ParseXmlStart",
+	ID:          102,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXml",
+	Opcode:      22,
+	OpcodeName:  "ParseXml",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXml",
+	Version:     0,
+	desc:        &descParseXml,
+	fields:      &fieldsParseXml,
+}
+
 // descParseXml describes ParseXml (EventInfo.Descriptor).
 var descParseXml = clrimpl.Descriptor{
 	Columns:      columnsParseXml,
@@ -3360,7 +4215,7 @@ type ParseXmlV1 struct {
 
 // Info describes ParseXml_V1.
 func (*ParseXmlV1) Info() *EventInfo {
-	return &eventTable[363]
+	return &infoParseXmlV1
 }
 
 // Descriptor describes ParseXml_V1, as readers of any generated package see it.
@@ -3415,6 +4270,25 @@ var columnsParseXmlV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoParseXmlV1 describes ParseXml_V1 (ParseXmlV1.Info).
+var infoParseXmlV1 = EventInfo{
+	Columns:     columnsParseXmlV1,
+	DisplayName: "Startup/ParseXmlStart",
+	ID:          102,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXml_V1",
+	Opcode:      22,
+	OpcodeName:  "ParseXml",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXmlV1",
+	Version:     1,
+	desc:        &descParseXmlV1,
+	fields:      &fieldsParseXmlV1,
+}
+
 // descParseXmlV1 describes ParseXml_V1 (EventInfo.Descriptor).
 var descParseXmlV1 = clrimpl.Descriptor{
 	Columns:      columnsParseXmlV1,
@@ -3443,7 +4317,7 @@ type ParseXmlEnd struct{}
 
 // Info describes ParseXmlEnd.
 func (*ParseXmlEnd) Info() *EventInfo {
-	return &eventTable[364]
+	return &infoParseXmlEnd
 }
 
 // Descriptor describes ParseXmlEnd, as readers of any generated package see it.
@@ -3478,6 +4352,25 @@ func (e *ParseXmlEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsParseXmlEnd lists the columns of ParseXmlEnd (EventInfo.Columns).
 var columnsParseXmlEnd = []clrimpl.Column{}
 
+// infoParseXmlEnd describes ParseXmlEnd (ParseXmlEnd.Info).
+var infoParseXmlEnd = EventInfo{
+	Columns:     columnsParseXmlEnd,
+	DisplayName: "Startup/ParseXmlStop",
+	ID:          103,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXmlEnd",
+	Opcode:      23,
+	OpcodeName:  "ParseXmlEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXmlEnd",
+	Version:     0,
+	desc:        &descParseXmlEnd,
+	fields:      &fieldsParseXmlEnd,
+}
+
 // descParseXmlEnd describes ParseXmlEnd (EventInfo.Descriptor).
 var descParseXmlEnd = clrimpl.Descriptor{
 	Columns:      columnsParseXmlEnd,
@@ -3509,7 +4402,7 @@ type ParseXmlEndV1 struct {
 
 // Info describes ParseXmlEnd_V1.
 func (*ParseXmlEndV1) Info() *EventInfo {
-	return &eventTable[365]
+	return &infoParseXmlEndV1
 }
 
 // Descriptor describes ParseXmlEnd_V1, as readers of any generated package see it.
@@ -3564,6 +4457,25 @@ var columnsParseXmlEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoParseXmlEndV1 describes ParseXmlEnd_V1 (ParseXmlEndV1.Info).
+var infoParseXmlEndV1 = EventInfo{
+	Columns:     columnsParseXmlEndV1,
+	DisplayName: "Startup/ParseXmlStop",
+	ID:          103,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXmlEnd_V1",
+	Opcode:      23,
+	OpcodeName:  "ParseXmlEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXmlEndV1",
+	Version:     1,
+	desc:        &descParseXmlEndV1,
+	fields:      &fieldsParseXmlEndV1,
+}
+
 // descParseXmlEndV1 describes ParseXmlEnd_V1 (EventInfo.Descriptor).
 var descParseXmlEndV1 = clrimpl.Descriptor{
 	Columns:      columnsParseXmlEndV1,
@@ -3592,7 +4504,7 @@ type InitDefaultDomain struct{}
 
 // Info describes InitDefaultDomain.
 func (*InitDefaultDomain) Info() *EventInfo {
-	return &eventTable[366]
+	return &infoInitDefaultDomain
 }
 
 // Descriptor describes InitDefaultDomain, as readers of any generated package see it.
@@ -3627,6 +4539,25 @@ func (e *InitDefaultDomain) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitDefaultDomain lists the columns of InitDefaultDomain (EventInfo.Columns).
 var columnsInitDefaultDomain = []clrimpl.Column{}
 
+// infoInitDefaultDomain describes InitDefaultDomain (InitDefaultDomain.Info).
+var infoInitDefaultDomain = EventInfo{
+	Columns:     columnsInitDefaultDomain,
+	DisplayName: "Startup/InitDefaultDomainStart",
+	ID:          104,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomain",
+	Opcode:      24,
+	OpcodeName:  "InitDefaultDomain",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomain",
+	Version:     0,
+	desc:        &descInitDefaultDomain,
+	fields:      &fieldsInitDefaultDomain,
+}
+
 // descInitDefaultDomain describes InitDefaultDomain (EventInfo.Descriptor).
 var descInitDefaultDomain = clrimpl.Descriptor{
 	Columns:      columnsInitDefaultDomain,
@@ -3658,7 +4589,7 @@ type InitDefaultDomainV1 struct {
 
 // Info describes InitDefaultDomain_V1.
 func (*InitDefaultDomainV1) Info() *EventInfo {
-	return &eventTable[367]
+	return &infoInitDefaultDomainV1
 }
 
 // Descriptor describes InitDefaultDomain_V1, as readers of any generated package see it.
@@ -3713,6 +4644,25 @@ var columnsInitDefaultDomainV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitDefaultDomainV1 describes InitDefaultDomain_V1 (InitDefaultDomainV1.Info).
+var infoInitDefaultDomainV1 = EventInfo{
+	Columns:     columnsInitDefaultDomainV1,
+	DisplayName: "Startup/InitDefaultDomainStart",
+	ID:          104,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomain_V1",
+	Opcode:      24,
+	OpcodeName:  "InitDefaultDomain",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomainV1",
+	Version:     1,
+	desc:        &descInitDefaultDomainV1,
+	fields:      &fieldsInitDefaultDomainV1,
+}
+
 // descInitDefaultDomainV1 describes InitDefaultDomain_V1 (EventInfo.Descriptor).
 var descInitDefaultDomainV1 = clrimpl.Descriptor{
 	Columns:      columnsInitDefaultDomainV1,
@@ -3741,7 +4691,7 @@ type InitDefaultDomainEnd struct{}
 
 // Info describes InitDefaultDomainEnd.
 func (*InitDefaultDomainEnd) Info() *EventInfo {
-	return &eventTable[368]
+	return &infoInitDefaultDomainEnd
 }
 
 // Descriptor describes InitDefaultDomainEnd, as readers of any generated package see it.
@@ -3776,6 +4726,25 @@ func (e *InitDefaultDomainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitDefaultDomainEnd lists the columns of InitDefaultDomainEnd (EventInfo.Columns).
 var columnsInitDefaultDomainEnd = []clrimpl.Column{}
 
+// infoInitDefaultDomainEnd describes InitDefaultDomainEnd (InitDefaultDomainEnd.Info).
+var infoInitDefaultDomainEnd = EventInfo{
+	Columns:     columnsInitDefaultDomainEnd,
+	DisplayName: "Startup/InitDefaultDomainStop",
+	ID:          105,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomainEnd",
+	Opcode:      25,
+	OpcodeName:  "InitDefaultDomainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomainEnd",
+	Version:     0,
+	desc:        &descInitDefaultDomainEnd,
+	fields:      &fieldsInitDefaultDomainEnd,
+}
+
 // descInitDefaultDomainEnd describes InitDefaultDomainEnd (EventInfo.Descriptor).
 var descInitDefaultDomainEnd = clrimpl.Descriptor{
 	Columns:      columnsInitDefaultDomainEnd,
@@ -3807,7 +4776,7 @@ type InitDefaultDomainEndV1 struct {
 
 // Info describes InitDefaultDomainEnd_V1.
 func (*InitDefaultDomainEndV1) Info() *EventInfo {
-	return &eventTable[369]
+	return &infoInitDefaultDomainEndV1
 }
 
 // Descriptor describes InitDefaultDomainEnd_V1, as readers of any generated package see it.
@@ -3862,6 +4831,25 @@ var columnsInitDefaultDomainEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitDefaultDomainEndV1 describes InitDefaultDomainEnd_V1 (InitDefaultDomainEndV1.Info).
+var infoInitDefaultDomainEndV1 = EventInfo{
+	Columns:     columnsInitDefaultDomainEndV1,
+	DisplayName: "Startup/InitDefaultDomainStop",
+	ID:          105,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomainEnd_V1",
+	Opcode:      25,
+	OpcodeName:  "InitDefaultDomainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomainEndV1",
+	Version:     1,
+	desc:        &descInitDefaultDomainEndV1,
+	fields:      &fieldsInitDefaultDomainEndV1,
+}
+
 // descInitDefaultDomainEndV1 describes InitDefaultDomainEnd_V1 (EventInfo.Descriptor).
 var descInitDefaultDomainEndV1 = clrimpl.Descriptor{
 	Columns:      columnsInitDefaultDomainEndV1,
@@ -3890,7 +4878,7 @@ type InitSecurity struct{}
 
 // Info describes InitSecurity.
 func (*InitSecurity) Info() *EventInfo {
-	return &eventTable[370]
+	return &infoInitSecurity
 }
 
 // Descriptor describes InitSecurity, as readers of any generated package see it.
@@ -3925,6 +4913,25 @@ func (e *InitSecurity) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitSecurity lists the columns of InitSecurity (EventInfo.Columns).
 var columnsInitSecurity = []clrimpl.Column{}
 
+// infoInitSecurity describes InitSecurity (InitSecurity.Info).
+var infoInitSecurity = EventInfo{
+	Columns:     columnsInitSecurity,
+	DisplayName: "Startup/InitSecurityStart",
+	ID:          106,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurity",
+	Opcode:      26,
+	OpcodeName:  "InitSecurity",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurity",
+	Version:     0,
+	desc:        &descInitSecurity,
+	fields:      &fieldsInitSecurity,
+}
+
 // descInitSecurity describes InitSecurity (EventInfo.Descriptor).
 var descInitSecurity = clrimpl.Descriptor{
 	Columns:      columnsInitSecurity,
@@ -3956,7 +4963,7 @@ type InitSecurityV1 struct {
 
 // Info describes InitSecurity_V1.
 func (*InitSecurityV1) Info() *EventInfo {
-	return &eventTable[371]
+	return &infoInitSecurityV1
 }
 
 // Descriptor describes InitSecurity_V1, as readers of any generated package see it.
@@ -4011,6 +5018,25 @@ var columnsInitSecurityV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitSecurityV1 describes InitSecurity_V1 (InitSecurityV1.Info).
+var infoInitSecurityV1 = EventInfo{
+	Columns:     columnsInitSecurityV1,
+	DisplayName: "Startup/InitSecurityStart",
+	ID:          106,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurity_V1",
+	Opcode:      26,
+	OpcodeName:  "InitSecurity",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurityV1",
+	Version:     1,
+	desc:        &descInitSecurityV1,
+	fields:      &fieldsInitSecurityV1,
+}
+
 // descInitSecurityV1 describes InitSecurity_V1 (EventInfo.Descriptor).
 var descInitSecurityV1 = clrimpl.Descriptor{
 	Columns:      columnsInitSecurityV1,
@@ -4039,7 +5065,7 @@ type InitSecurityEnd struct{}
 
 // Info describes InitSecurityEnd.
 func (*InitSecurityEnd) Info() *EventInfo {
-	return &eventTable[372]
+	return &infoInitSecurityEnd
 }
 
 // Descriptor describes InitSecurityEnd, as readers of any generated package see it.
@@ -4074,6 +5100,25 @@ func (e *InitSecurityEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitSecurityEnd lists the columns of InitSecurityEnd (EventInfo.Columns).
 var columnsInitSecurityEnd = []clrimpl.Column{}
 
+// infoInitSecurityEnd describes InitSecurityEnd (InitSecurityEnd.Info).
+var infoInitSecurityEnd = EventInfo{
+	Columns:     columnsInitSecurityEnd,
+	DisplayName: "Startup/InitSecurityStop",
+	ID:          107,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurityEnd",
+	Opcode:      27,
+	OpcodeName:  "InitSecurityEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurityEnd",
+	Version:     0,
+	desc:        &descInitSecurityEnd,
+	fields:      &fieldsInitSecurityEnd,
+}
+
 // descInitSecurityEnd describes InitSecurityEnd (EventInfo.Descriptor).
 var descInitSecurityEnd = clrimpl.Descriptor{
 	Columns:      columnsInitSecurityEnd,
@@ -4105,7 +5150,7 @@ type InitSecurityEndV1 struct {
 
 // Info describes InitSecurityEnd_V1.
 func (*InitSecurityEndV1) Info() *EventInfo {
-	return &eventTable[373]
+	return &infoInitSecurityEndV1
 }
 
 // Descriptor describes InitSecurityEnd_V1, as readers of any generated package see it.
@@ -4160,6 +5205,25 @@ var columnsInitSecurityEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitSecurityEndV1 describes InitSecurityEnd_V1 (InitSecurityEndV1.Info).
+var infoInitSecurityEndV1 = EventInfo{
+	Columns:     columnsInitSecurityEndV1,
+	DisplayName: "Startup/InitSecurityStop",
+	ID:          107,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurityEnd_V1",
+	Opcode:      27,
+	OpcodeName:  "InitSecurityEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurityEndV1",
+	Version:     1,
+	desc:        &descInitSecurityEndV1,
+	fields:      &fieldsInitSecurityEndV1,
+}
+
 // descInitSecurityEndV1 describes InitSecurityEnd_V1 (EventInfo.Descriptor).
 var descInitSecurityEndV1 = clrimpl.Descriptor{
 	Columns:      columnsInitSecurityEndV1,
@@ -4188,7 +5252,7 @@ type AllowBindingRedirs struct{}
 
 // Info describes AllowBindingRedirs.
 func (*AllowBindingRedirs) Info() *EventInfo {
-	return &eventTable[374]
+	return &infoAllowBindingRedirs
 }
 
 // Descriptor describes AllowBindingRedirs, as readers of any generated package see it.
@@ -4223,6 +5287,25 @@ func (e *AllowBindingRedirs) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsAllowBindingRedirs lists the columns of AllowBindingRedirs (EventInfo.Columns).
 var columnsAllowBindingRedirs = []clrimpl.Column{}
 
+// infoAllowBindingRedirs describes AllowBindingRedirs (AllowBindingRedirs.Info).
+var infoAllowBindingRedirs = EventInfo{
+	Columns:     columnsAllowBindingRedirs,
+	DisplayName: "Startup/AllowBindingRedirsStart",
+	ID:          108,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirs",
+	Opcode:      28,
+	OpcodeName:  "AllowBindingRedirs",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirs",
+	Version:     0,
+	desc:        &descAllowBindingRedirs,
+	fields:      &fieldsAllowBindingRedirs,
+}
+
 // descAllowBindingRedirs describes AllowBindingRedirs (EventInfo.Descriptor).
 var descAllowBindingRedirs = clrimpl.Descriptor{
 	Columns:      columnsAllowBindingRedirs,
@@ -4254,7 +5337,7 @@ type AllowBindingRedirsV1 struct {
 
 // Info describes AllowBindingRedirs_V1.
 func (*AllowBindingRedirsV1) Info() *EventInfo {
-	return &eventTable[375]
+	return &infoAllowBindingRedirsV1
 }
 
 // Descriptor describes AllowBindingRedirs_V1, as readers of any generated package see it.
@@ -4309,6 +5392,25 @@ var columnsAllowBindingRedirsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAllowBindingRedirsV1 describes AllowBindingRedirs_V1 (AllowBindingRedirsV1.Info).
+var infoAllowBindingRedirsV1 = EventInfo{
+	Columns:     columnsAllowBindingRedirsV1,
+	DisplayName: "Startup/AllowBindingRedirsStart",
+	ID:          108,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirs_V1",
+	Opcode:      28,
+	OpcodeName:  "AllowBindingRedirs",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirsV1",
+	Version:     1,
+	desc:        &descAllowBindingRedirsV1,
+	fields:      &fieldsAllowBindingRedirsV1,
+}
+
 // descAllowBindingRedirsV1 describes AllowBindingRedirs_V1 (EventInfo.Descriptor).
 var descAllowBindingRedirsV1 = clrimpl.Descriptor{
 	Columns:      columnsAllowBindingRedirsV1,
@@ -4337,7 +5439,7 @@ type AllowBindingRedirsEnd struct{}
 
 // Info describes AllowBindingRedirsEnd.
 func (*AllowBindingRedirsEnd) Info() *EventInfo {
-	return &eventTable[376]
+	return &infoAllowBindingRedirsEnd
 }
 
 // Descriptor describes AllowBindingRedirsEnd, as readers of any generated package see it.
@@ -4372,6 +5474,25 @@ func (e *AllowBindingRedirsEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsAllowBindingRedirsEnd lists the columns of AllowBindingRedirsEnd (EventInfo.Columns).
 var columnsAllowBindingRedirsEnd = []clrimpl.Column{}
 
+// infoAllowBindingRedirsEnd describes AllowBindingRedirsEnd (AllowBindingRedirsEnd.Info).
+var infoAllowBindingRedirsEnd = EventInfo{
+	Columns:     columnsAllowBindingRedirsEnd,
+	DisplayName: "Startup/AllowBindingRedirsStop",
+	ID:          109,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirsEnd",
+	Opcode:      29,
+	OpcodeName:  "AllowBindingRedirsEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirsEnd",
+	Version:     0,
+	desc:        &descAllowBindingRedirsEnd,
+	fields:      &fieldsAllowBindingRedirsEnd,
+}
+
 // descAllowBindingRedirsEnd describes AllowBindingRedirsEnd (EventInfo.Descriptor).
 var descAllowBindingRedirsEnd = clrimpl.Descriptor{
 	Columns:      columnsAllowBindingRedirsEnd,
@@ -4403,7 +5524,7 @@ type AllowBindingRedirsEndV1 struct {
 
 // Info describes AllowBindingRedirsEnd_V1.
 func (*AllowBindingRedirsEndV1) Info() *EventInfo {
-	return &eventTable[377]
+	return &infoAllowBindingRedirsEndV1
 }
 
 // Descriptor describes AllowBindingRedirsEnd_V1, as readers of any generated package see it.
@@ -4458,6 +5579,25 @@ var columnsAllowBindingRedirsEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAllowBindingRedirsEndV1 describes AllowBindingRedirsEnd_V1 (AllowBindingRedirsEndV1.Info).
+var infoAllowBindingRedirsEndV1 = EventInfo{
+	Columns:     columnsAllowBindingRedirsEndV1,
+	DisplayName: "Startup/AllowBindingRedirsStop",
+	ID:          109,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirsEnd_V1",
+	Opcode:      29,
+	OpcodeName:  "AllowBindingRedirsEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirsEndV1",
+	Version:     1,
+	desc:        &descAllowBindingRedirsEndV1,
+	fields:      &fieldsAllowBindingRedirsEndV1,
+}
+
 // descAllowBindingRedirsEndV1 describes AllowBindingRedirsEnd_V1 (EventInfo.Descriptor).
 var descAllowBindingRedirsEndV1 = clrimpl.Descriptor{
 	Columns:      columnsAllowBindingRedirsEndV1,
@@ -4486,7 +5626,7 @@ type EEConfigSync struct{}
 
 // Info describes EEConfigSync.
 func (*EEConfigSync) Info() *EventInfo {
-	return &eventTable[378]
+	return &infoEEConfigSync
 }
 
 // Descriptor describes EEConfigSync, as readers of any generated package see it.
@@ -4521,6 +5661,25 @@ func (e *EEConfigSync) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSync lists the columns of EEConfigSync (EventInfo.Columns).
 var columnsEEConfigSync = []clrimpl.Column{}
 
+// infoEEConfigSync describes EEConfigSync (EEConfigSync.Info).
+var infoEEConfigSync = EventInfo{
+	Columns:     columnsEEConfigSync,
+	DisplayName: "Startup/EEConfigSyncStart",
+	ID:          110,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSync",
+	Opcode:      30,
+	OpcodeName:  "EEConfigSync",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSync",
+	Version:     0,
+	desc:        &descEEConfigSync,
+	fields:      &fieldsEEConfigSync,
+}
+
 // descEEConfigSync describes EEConfigSync (EventInfo.Descriptor).
 var descEEConfigSync = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSync,
@@ -4552,7 +5711,7 @@ type EEConfigSyncV1 struct {
 
 // Info describes EEConfigSync_V1.
 func (*EEConfigSyncV1) Info() *EventInfo {
-	return &eventTable[379]
+	return &infoEEConfigSyncV1
 }
 
 // Descriptor describes EEConfigSync_V1, as readers of any generated package see it.
@@ -4607,6 +5766,25 @@ var columnsEEConfigSyncV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSyncV1 describes EEConfigSync_V1 (EEConfigSyncV1.Info).
+var infoEEConfigSyncV1 = EventInfo{
+	Columns:     columnsEEConfigSyncV1,
+	DisplayName: "Startup/EEConfigSyncStart",
+	ID:          110,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSync_V1",
+	Opcode:      30,
+	OpcodeName:  "EEConfigSync",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSyncV1",
+	Version:     1,
+	desc:        &descEEConfigSyncV1,
+	fields:      &fieldsEEConfigSyncV1,
+}
+
 // descEEConfigSyncV1 describes EEConfigSync_V1 (EventInfo.Descriptor).
 var descEEConfigSyncV1 = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSyncV1,
@@ -4635,7 +5813,7 @@ type EEConfigSyncEnd struct{}
 
 // Info describes EEConfigSyncEnd.
 func (*EEConfigSyncEnd) Info() *EventInfo {
-	return &eventTable[380]
+	return &infoEEConfigSyncEnd
 }
 
 // Descriptor describes EEConfigSyncEnd, as readers of any generated package see it.
@@ -4670,6 +5848,25 @@ func (e *EEConfigSyncEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSyncEnd lists the columns of EEConfigSyncEnd (EventInfo.Columns).
 var columnsEEConfigSyncEnd = []clrimpl.Column{}
 
+// infoEEConfigSyncEnd describes EEConfigSyncEnd (EEConfigSyncEnd.Info).
+var infoEEConfigSyncEnd = EventInfo{
+	Columns:     columnsEEConfigSyncEnd,
+	DisplayName: "Startup/EEConfigSyncStop",
+	ID:          111,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSyncEnd",
+	Opcode:      31,
+	OpcodeName:  "EEConfigSyncEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSyncEnd",
+	Version:     0,
+	desc:        &descEEConfigSyncEnd,
+	fields:      &fieldsEEConfigSyncEnd,
+}
+
 // descEEConfigSyncEnd describes EEConfigSyncEnd (EventInfo.Descriptor).
 var descEEConfigSyncEnd = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSyncEnd,
@@ -4701,7 +5898,7 @@ type EEConfigSyncEndV1 struct {
 
 // Info describes EEConfigSyncEnd_V1.
 func (*EEConfigSyncEndV1) Info() *EventInfo {
-	return &eventTable[381]
+	return &infoEEConfigSyncEndV1
 }
 
 // Descriptor describes EEConfigSyncEnd_V1, as readers of any generated package see it.
@@ -4756,6 +5953,25 @@ var columnsEEConfigSyncEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSyncEndV1 describes EEConfigSyncEnd_V1 (EEConfigSyncEndV1.Info).
+var infoEEConfigSyncEndV1 = EventInfo{
+	Columns:     columnsEEConfigSyncEndV1,
+	DisplayName: "Startup/EEConfigSyncStop",
+	ID:          111,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSyncEnd_V1",
+	Opcode:      31,
+	OpcodeName:  "EEConfigSyncEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSyncEndV1",
+	Version:     1,
+	desc:        &descEEConfigSyncEndV1,
+	fields:      &fieldsEEConfigSyncEndV1,
+}
+
 // descEEConfigSyncEndV1 describes EEConfigSyncEnd_V1 (EventInfo.Descriptor).
 var descEEConfigSyncEndV1 = clrimpl.Descriptor{
 	Columns:      columnsEEConfigSyncEndV1,
@@ -4784,7 +6000,7 @@ type FusionBinding struct{}
 
 // Info describes FusionBinding.
 func (*FusionBinding) Info() *EventInfo {
-	return &eventTable[382]
+	return &infoFusionBinding
 }
 
 // Descriptor describes FusionBinding, as readers of any generated package see it.
@@ -4819,6 +6035,25 @@ func (e *FusionBinding) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionBinding lists the columns of FusionBinding (EventInfo.Columns).
 var columnsFusionBinding = []clrimpl.Column{}
 
+// infoFusionBinding describes FusionBinding (FusionBinding.Info).
+var infoFusionBinding = EventInfo{
+	Columns:     columnsFusionBinding,
+	DisplayName: "Startup/BindingStart",
+	ID:          112,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBinding",
+	Opcode:      32,
+	OpcodeName:  "FusionBinding",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBinding",
+	Version:     0,
+	desc:        &descFusionBinding,
+	fields:      &fieldsFusionBinding,
+}
+
 // descFusionBinding describes FusionBinding (EventInfo.Descriptor).
 var descFusionBinding = clrimpl.Descriptor{
 	Columns:      columnsFusionBinding,
@@ -4850,7 +6085,7 @@ type FusionBindingV1 struct {
 
 // Info describes FusionBinding_V1.
 func (*FusionBindingV1) Info() *EventInfo {
-	return &eventTable[383]
+	return &infoFusionBindingV1
 }
 
 // Descriptor describes FusionBinding_V1, as readers of any generated package see it.
@@ -4905,6 +6140,25 @@ var columnsFusionBindingV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionBindingV1 describes FusionBinding_V1 (FusionBindingV1.Info).
+var infoFusionBindingV1 = EventInfo{
+	Columns:     columnsFusionBindingV1,
+	DisplayName: "Startup/BindingStart",
+	ID:          112,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBinding_V1",
+	Opcode:      32,
+	OpcodeName:  "FusionBinding",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBindingV1",
+	Version:     1,
+	desc:        &descFusionBindingV1,
+	fields:      &fieldsFusionBindingV1,
+}
+
 // descFusionBindingV1 describes FusionBinding_V1 (EventInfo.Descriptor).
 var descFusionBindingV1 = clrimpl.Descriptor{
 	Columns:      columnsFusionBindingV1,
@@ -4933,7 +6187,7 @@ type FusionBindingEnd struct{}
 
 // Info describes FusionBindingEnd.
 func (*FusionBindingEnd) Info() *EventInfo {
-	return &eventTable[384]
+	return &infoFusionBindingEnd
 }
 
 // Descriptor describes FusionBindingEnd, as readers of any generated package see it.
@@ -4968,6 +6222,25 @@ func (e *FusionBindingEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionBindingEnd lists the columns of FusionBindingEnd (EventInfo.Columns).
 var columnsFusionBindingEnd = []clrimpl.Column{}
 
+// infoFusionBindingEnd describes FusionBindingEnd (FusionBindingEnd.Info).
+var infoFusionBindingEnd = EventInfo{
+	Columns:     columnsFusionBindingEnd,
+	DisplayName: "Startup/BindingStop",
+	ID:          113,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBindingEnd",
+	Opcode:      33,
+	OpcodeName:  "FusionBindingEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBindingEnd",
+	Version:     0,
+	desc:        &descFusionBindingEnd,
+	fields:      &fieldsFusionBindingEnd,
+}
+
 // descFusionBindingEnd describes FusionBindingEnd (EventInfo.Descriptor).
 var descFusionBindingEnd = clrimpl.Descriptor{
 	Columns:      columnsFusionBindingEnd,
@@ -4999,7 +6272,7 @@ type FusionBindingEndV1 struct {
 
 // Info describes FusionBindingEnd_V1.
 func (*FusionBindingEndV1) Info() *EventInfo {
-	return &eventTable[385]
+	return &infoFusionBindingEndV1
 }
 
 // Descriptor describes FusionBindingEnd_V1, as readers of any generated package see it.
@@ -5054,6 +6327,25 @@ var columnsFusionBindingEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionBindingEndV1 describes FusionBindingEnd_V1 (FusionBindingEndV1.Info).
+var infoFusionBindingEndV1 = EventInfo{
+	Columns:     columnsFusionBindingEndV1,
+	DisplayName: "Startup/BindingStop",
+	ID:          113,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBindingEnd_V1",
+	Opcode:      33,
+	OpcodeName:  "FusionBindingEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBindingEndV1",
+	Version:     1,
+	desc:        &descFusionBindingEndV1,
+	fields:      &fieldsFusionBindingEndV1,
+}
+
 // descFusionBindingEndV1 describes FusionBindingEnd_V1 (EventInfo.Descriptor).
 var descFusionBindingEndV1 = clrimpl.Descriptor{
 	Columns:      columnsFusionBindingEndV1,
@@ -5082,7 +6374,7 @@ type LoaderCatchCall struct{}
 
 // Info describes LoaderCatchCall.
 func (*LoaderCatchCall) Info() *EventInfo {
-	return &eventTable[386]
+	return &infoLoaderCatchCall
 }
 
 // Descriptor describes LoaderCatchCall, as readers of any generated package see it.
@@ -5117,6 +6409,25 @@ func (e *LoaderCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLoaderCatchCall lists the columns of LoaderCatchCall (EventInfo.Columns).
 var columnsLoaderCatchCall = []clrimpl.Column{}
 
+// infoLoaderCatchCall describes LoaderCatchCall (LoaderCatchCall.Info).
+var infoLoaderCatchCall = EventInfo{
+	Columns:     columnsLoaderCatchCall,
+	DisplayName: "Startup/LoaderCatchCallStart",
+	ID:          114,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCall",
+	Opcode:      34,
+	OpcodeName:  "LoaderCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCall",
+	Version:     0,
+	desc:        &descLoaderCatchCall,
+	fields:      &fieldsLoaderCatchCall,
+}
+
 // descLoaderCatchCall describes LoaderCatchCall (EventInfo.Descriptor).
 var descLoaderCatchCall = clrimpl.Descriptor{
 	Columns:      columnsLoaderCatchCall,
@@ -5148,7 +6459,7 @@ type LoaderCatchCallV1 struct {
 
 // Info describes LoaderCatchCall_V1.
 func (*LoaderCatchCallV1) Info() *EventInfo {
-	return &eventTable[387]
+	return &infoLoaderCatchCallV1
 }
 
 // Descriptor describes LoaderCatchCall_V1, as readers of any generated package see it.
@@ -5203,6 +6514,25 @@ var columnsLoaderCatchCallV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderCatchCallV1 describes LoaderCatchCall_V1 (LoaderCatchCallV1.Info).
+var infoLoaderCatchCallV1 = EventInfo{
+	Columns:     columnsLoaderCatchCallV1,
+	DisplayName: "Startup/LoaderCatchCallStart",
+	ID:          114,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCall_V1",
+	Opcode:      34,
+	OpcodeName:  "LoaderCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCallV1",
+	Version:     1,
+	desc:        &descLoaderCatchCallV1,
+	fields:      &fieldsLoaderCatchCallV1,
+}
+
 // descLoaderCatchCallV1 describes LoaderCatchCall_V1 (EventInfo.Descriptor).
 var descLoaderCatchCallV1 = clrimpl.Descriptor{
 	Columns:      columnsLoaderCatchCallV1,
@@ -5231,7 +6561,7 @@ type LoaderCatchCallEnd struct{}
 
 // Info describes LoaderCatchCallEnd.
 func (*LoaderCatchCallEnd) Info() *EventInfo {
-	return &eventTable[388]
+	return &infoLoaderCatchCallEnd
 }
 
 // Descriptor describes LoaderCatchCallEnd, as readers of any generated package see it.
@@ -5266,6 +6596,25 @@ func (e *LoaderCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLoaderCatchCallEnd lists the columns of LoaderCatchCallEnd (EventInfo.Columns).
 var columnsLoaderCatchCallEnd = []clrimpl.Column{}
 
+// infoLoaderCatchCallEnd describes LoaderCatchCallEnd (LoaderCatchCallEnd.Info).
+var infoLoaderCatchCallEnd = EventInfo{
+	Columns:     columnsLoaderCatchCallEnd,
+	DisplayName: "Startup/LoaderCatchCallStop",
+	ID:          115,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCallEnd",
+	Opcode:      35,
+	OpcodeName:  "LoaderCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCallEnd",
+	Version:     0,
+	desc:        &descLoaderCatchCallEnd,
+	fields:      &fieldsLoaderCatchCallEnd,
+}
+
 // descLoaderCatchCallEnd describes LoaderCatchCallEnd (EventInfo.Descriptor).
 var descLoaderCatchCallEnd = clrimpl.Descriptor{
 	Columns:      columnsLoaderCatchCallEnd,
@@ -5297,7 +6646,7 @@ type LoaderCatchCallEndV1 struct {
 
 // Info describes LoaderCatchCallEnd_V1.
 func (*LoaderCatchCallEndV1) Info() *EventInfo {
-	return &eventTable[389]
+	return &infoLoaderCatchCallEndV1
 }
 
 // Descriptor describes LoaderCatchCallEnd_V1, as readers of any generated package see it.
@@ -5352,6 +6701,25 @@ var columnsLoaderCatchCallEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderCatchCallEndV1 describes LoaderCatchCallEnd_V1 (LoaderCatchCallEndV1.Info).
+var infoLoaderCatchCallEndV1 = EventInfo{
+	Columns:     columnsLoaderCatchCallEndV1,
+	DisplayName: "Startup/LoaderCatchCallStop",
+	ID:          115,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCallEnd_V1",
+	Opcode:      35,
+	OpcodeName:  "LoaderCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCallEndV1",
+	Version:     1,
+	desc:        &descLoaderCatchCallEndV1,
+	fields:      &fieldsLoaderCatchCallEndV1,
+}
+
 // descLoaderCatchCallEndV1 describes LoaderCatchCallEnd_V1 (EventInfo.Descriptor).
 var descLoaderCatchCallEndV1 = clrimpl.Descriptor{
 	Columns:      columnsLoaderCatchCallEndV1,
@@ -5380,7 +6748,7 @@ type FusionInit struct{}
 
 // Info describes FusionInit.
 func (*FusionInit) Info() *EventInfo {
-	return &eventTable[390]
+	return &infoFusionInit
 }
 
 // Descriptor describes FusionInit, as readers of any generated package see it.
@@ -5415,6 +6783,25 @@ func (e *FusionInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionInit lists the columns of FusionInit (EventInfo.Columns).
 var columnsFusionInit = []clrimpl.Column{}
 
+// infoFusionInit describes FusionInit (FusionInit.Info).
+var infoFusionInit = EventInfo{
+	Columns:     columnsFusionInit,
+	DisplayName: "Startup/FusionInitStart",
+	ID:          116,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInit",
+	Opcode:      36,
+	OpcodeName:  "FusionInit",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInit",
+	Version:     0,
+	desc:        &descFusionInit,
+	fields:      &fieldsFusionInit,
+}
+
 // descFusionInit describes FusionInit (EventInfo.Descriptor).
 var descFusionInit = clrimpl.Descriptor{
 	Columns:      columnsFusionInit,
@@ -5446,7 +6833,7 @@ type FusionInitV1 struct {
 
 // Info describes FusionInit_V1.
 func (*FusionInitV1) Info() *EventInfo {
-	return &eventTable[391]
+	return &infoFusionInitV1
 }
 
 // Descriptor describes FusionInit_V1, as readers of any generated package see it.
@@ -5501,6 +6888,25 @@ var columnsFusionInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionInitV1 describes FusionInit_V1 (FusionInitV1.Info).
+var infoFusionInitV1 = EventInfo{
+	Columns:     columnsFusionInitV1,
+	DisplayName: "Startup/FusionInitStart",
+	ID:          116,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInit_V1",
+	Opcode:      36,
+	OpcodeName:  "FusionInit",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInitV1",
+	Version:     1,
+	desc:        &descFusionInitV1,
+	fields:      &fieldsFusionInitV1,
+}
+
 // descFusionInitV1 describes FusionInit_V1 (EventInfo.Descriptor).
 var descFusionInitV1 = clrimpl.Descriptor{
 	Columns:      columnsFusionInitV1,
@@ -5529,7 +6935,7 @@ type FusionInitEnd struct{}
 
 // Info describes FusionInitEnd.
 func (*FusionInitEnd) Info() *EventInfo {
-	return &eventTable[392]
+	return &infoFusionInitEnd
 }
 
 // Descriptor describes FusionInitEnd, as readers of any generated package see it.
@@ -5564,6 +6970,25 @@ func (e *FusionInitEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionInitEnd lists the columns of FusionInitEnd (EventInfo.Columns).
 var columnsFusionInitEnd = []clrimpl.Column{}
 
+// infoFusionInitEnd describes FusionInitEnd (FusionInitEnd.Info).
+var infoFusionInitEnd = EventInfo{
+	Columns:     columnsFusionInitEnd,
+	DisplayName: "Startup/FusionInitStop",
+	ID:          117,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInitEnd",
+	Opcode:      37,
+	OpcodeName:  "FusionInitEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInitEnd",
+	Version:     0,
+	desc:        &descFusionInitEnd,
+	fields:      &fieldsFusionInitEnd,
+}
+
 // descFusionInitEnd describes FusionInitEnd (EventInfo.Descriptor).
 var descFusionInitEnd = clrimpl.Descriptor{
 	Columns:      columnsFusionInitEnd,
@@ -5595,7 +7020,7 @@ type FusionInitEndV1 struct {
 
 // Info describes FusionInitEnd_V1.
 func (*FusionInitEndV1) Info() *EventInfo {
-	return &eventTable[393]
+	return &infoFusionInitEndV1
 }
 
 // Descriptor describes FusionInitEnd_V1, as readers of any generated package see it.
@@ -5650,6 +7075,25 @@ var columnsFusionInitEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionInitEndV1 describes FusionInitEnd_V1 (FusionInitEndV1.Info).
+var infoFusionInitEndV1 = EventInfo{
+	Columns:     columnsFusionInitEndV1,
+	DisplayName: "Startup/FusionInitStop",
+	ID:          117,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInitEnd_V1",
+	Opcode:      37,
+	OpcodeName:  "FusionInitEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInitEndV1",
+	Version:     1,
+	desc:        &descFusionInitEndV1,
+	fields:      &fieldsFusionInitEndV1,
+}
+
 // descFusionInitEndV1 describes FusionInitEnd_V1 (EventInfo.Descriptor).
 var descFusionInitEndV1 = clrimpl.Descriptor{
 	Columns:      columnsFusionInitEndV1,
@@ -5678,7 +7122,7 @@ type FusionAppCtx struct{}
 
 // Info describes FusionAppCtx.
 func (*FusionAppCtx) Info() *EventInfo {
-	return &eventTable[394]
+	return &infoFusionAppCtx
 }
 
 // Descriptor describes FusionAppCtx, as readers of any generated package see it.
@@ -5713,6 +7157,25 @@ func (e *FusionAppCtx) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionAppCtx lists the columns of FusionAppCtx (EventInfo.Columns).
 var columnsFusionAppCtx = []clrimpl.Column{}
 
+// infoFusionAppCtx describes FusionAppCtx (FusionAppCtx.Info).
+var infoFusionAppCtx = EventInfo{
+	Columns:     columnsFusionAppCtx,
+	DisplayName: "Startup/FusionAppCtxStart",
+	ID:          118,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtx",
+	Opcode:      38,
+	OpcodeName:  "FusionAppCtx",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtx",
+	Version:     0,
+	desc:        &descFusionAppCtx,
+	fields:      &fieldsFusionAppCtx,
+}
+
 // descFusionAppCtx describes FusionAppCtx (EventInfo.Descriptor).
 var descFusionAppCtx = clrimpl.Descriptor{
 	Columns:      columnsFusionAppCtx,
@@ -5744,7 +7207,7 @@ type FusionAppCtxV1 struct {
 
 // Info describes FusionAppCtx_V1.
 func (*FusionAppCtxV1) Info() *EventInfo {
-	return &eventTable[395]
+	return &infoFusionAppCtxV1
 }
 
 // Descriptor describes FusionAppCtx_V1, as readers of any generated package see it.
@@ -5799,6 +7262,25 @@ var columnsFusionAppCtxV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionAppCtxV1 describes FusionAppCtx_V1 (FusionAppCtxV1.Info).
+var infoFusionAppCtxV1 = EventInfo{
+	Columns:     columnsFusionAppCtxV1,
+	DisplayName: "Startup/FusionAppCtxStart",
+	ID:          118,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtx_V1",
+	Opcode:      38,
+	OpcodeName:  "FusionAppCtx",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtxV1",
+	Version:     1,
+	desc:        &descFusionAppCtxV1,
+	fields:      &fieldsFusionAppCtxV1,
+}
+
 // descFusionAppCtxV1 describes FusionAppCtx_V1 (EventInfo.Descriptor).
 var descFusionAppCtxV1 = clrimpl.Descriptor{
 	Columns:      columnsFusionAppCtxV1,
@@ -5827,7 +7309,7 @@ type FusionAppCtxEnd struct{}
 
 // Info describes FusionAppCtxEnd.
 func (*FusionAppCtxEnd) Info() *EventInfo {
-	return &eventTable[396]
+	return &infoFusionAppCtxEnd
 }
 
 // Descriptor describes FusionAppCtxEnd, as readers of any generated package see it.
@@ -5862,6 +7344,25 @@ func (e *FusionAppCtxEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionAppCtxEnd lists the columns of FusionAppCtxEnd (EventInfo.Columns).
 var columnsFusionAppCtxEnd = []clrimpl.Column{}
 
+// infoFusionAppCtxEnd describes FusionAppCtxEnd (FusionAppCtxEnd.Info).
+var infoFusionAppCtxEnd = EventInfo{
+	Columns:     columnsFusionAppCtxEnd,
+	DisplayName: "Startup/FusionAppCtxStop",
+	ID:          119,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtxEnd",
+	Opcode:      39,
+	OpcodeName:  "FusionAppCtxEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtxEnd",
+	Version:     0,
+	desc:        &descFusionAppCtxEnd,
+	fields:      &fieldsFusionAppCtxEnd,
+}
+
 // descFusionAppCtxEnd describes FusionAppCtxEnd (EventInfo.Descriptor).
 var descFusionAppCtxEnd = clrimpl.Descriptor{
 	Columns:      columnsFusionAppCtxEnd,
@@ -5893,7 +7394,7 @@ type FusionAppCtxEndV1 struct {
 
 // Info describes FusionAppCtxEnd_V1.
 func (*FusionAppCtxEndV1) Info() *EventInfo {
-	return &eventTable[397]
+	return &infoFusionAppCtxEndV1
 }
 
 // Descriptor describes FusionAppCtxEnd_V1, as readers of any generated package see it.
@@ -5948,6 +7449,25 @@ var columnsFusionAppCtxEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionAppCtxEndV1 describes FusionAppCtxEnd_V1 (FusionAppCtxEndV1.Info).
+var infoFusionAppCtxEndV1 = EventInfo{
+	Columns:     columnsFusionAppCtxEndV1,
+	DisplayName: "Startup/FusionAppCtxStop",
+	ID:          119,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtxEnd_V1",
+	Opcode:      39,
+	OpcodeName:  "FusionAppCtxEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtxEndV1",
+	Version:     1,
+	desc:        &descFusionAppCtxEndV1,
+	fields:      &fieldsFusionAppCtxEndV1,
+}
+
 // descFusionAppCtxEndV1 describes FusionAppCtxEnd_V1 (EventInfo.Descriptor).
 var descFusionAppCtxEndV1 = clrimpl.Descriptor{
 	Columns:      columnsFusionAppCtxEndV1,
@@ -5976,7 +7496,7 @@ type Fusion2EE struct{}
 
 // Info describes Fusion2EE.
 func (*Fusion2EE) Info() *EventInfo {
-	return &eventTable[398]
+	return &infoFusion2EE
 }
 
 // Descriptor describes Fusion2EE, as readers of any generated package see it.
@@ -6011,6 +7531,25 @@ func (e *Fusion2EE) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusion2EE lists the columns of Fusion2EE (EventInfo.Columns).
 var columnsFusion2EE = []clrimpl.Column{}
 
+// infoFusion2EE describes Fusion2EE (Fusion2EE.Info).
+var infoFusion2EE = EventInfo{
+	Columns:     columnsFusion2EE,
+	DisplayName: "Startup/Fusion2EEStart",
+	ID:          120,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EE",
+	Opcode:      40,
+	OpcodeName:  "Fusion2EE",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EE",
+	Version:     0,
+	desc:        &descFusion2EE,
+	fields:      &fieldsFusion2EE,
+}
+
 // descFusion2EE describes Fusion2EE (EventInfo.Descriptor).
 var descFusion2EE = clrimpl.Descriptor{
 	Columns:      columnsFusion2EE,
@@ -6042,7 +7581,7 @@ type Fusion2EEV1 struct {
 
 // Info describes Fusion2EE_V1.
 func (*Fusion2EEV1) Info() *EventInfo {
-	return &eventTable[399]
+	return &infoFusion2EEV1
 }
 
 // Descriptor describes Fusion2EE_V1, as readers of any generated package see it.
@@ -6097,6 +7636,25 @@ var columnsFusion2EEV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusion2EEV1 describes Fusion2EE_V1 (Fusion2EEV1.Info).
+var infoFusion2EEV1 = EventInfo{
+	Columns:     columnsFusion2EEV1,
+	DisplayName: "Startup/Fusion2EEStart",
+	ID:          120,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EE_V1",
+	Opcode:      40,
+	OpcodeName:  "Fusion2EE",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EEV1",
+	Version:     1,
+	desc:        &descFusion2EEV1,
+	fields:      &fieldsFusion2EEV1,
+}
+
 // descFusion2EEV1 describes Fusion2EE_V1 (EventInfo.Descriptor).
 var descFusion2EEV1 = clrimpl.Descriptor{
 	Columns:      columnsFusion2EEV1,
@@ -6125,7 +7683,7 @@ type Fusion2EEEnd struct{}
 
 // Info describes Fusion2EEEnd.
 func (*Fusion2EEEnd) Info() *EventInfo {
-	return &eventTable[400]
+	return &infoFusion2EEEnd
 }
 
 // Descriptor describes Fusion2EEEnd, as readers of any generated package see it.
@@ -6160,6 +7718,25 @@ func (e *Fusion2EEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusion2EEEnd lists the columns of Fusion2EEEnd (EventInfo.Columns).
 var columnsFusion2EEEnd = []clrimpl.Column{}
 
+// infoFusion2EEEnd describes Fusion2EEEnd (Fusion2EEEnd.Info).
+var infoFusion2EEEnd = EventInfo{
+	Columns:     columnsFusion2EEEnd,
+	DisplayName: "Startup/Fusion2EEStop",
+	ID:          121,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EEEnd",
+	Opcode:      41,
+	OpcodeName:  "Fusion2EEEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EEEnd",
+	Version:     0,
+	desc:        &descFusion2EEEnd,
+	fields:      &fieldsFusion2EEEnd,
+}
+
 // descFusion2EEEnd describes Fusion2EEEnd (EventInfo.Descriptor).
 var descFusion2EEEnd = clrimpl.Descriptor{
 	Columns:      columnsFusion2EEEnd,
@@ -6191,7 +7768,7 @@ type Fusion2EEEndV1 struct {
 
 // Info describes Fusion2EEEnd_V1.
 func (*Fusion2EEEndV1) Info() *EventInfo {
-	return &eventTable[401]
+	return &infoFusion2EEEndV1
 }
 
 // Descriptor describes Fusion2EEEnd_V1, as readers of any generated package see it.
@@ -6246,6 +7823,25 @@ var columnsFusion2EEEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusion2EEEndV1 describes Fusion2EEEnd_V1 (Fusion2EEEndV1.Info).
+var infoFusion2EEEndV1 = EventInfo{
+	Columns:     columnsFusion2EEEndV1,
+	DisplayName: "Startup/Fusion2EEStop",
+	ID:          121,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EEEnd_V1",
+	Opcode:      41,
+	OpcodeName:  "Fusion2EEEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EEEndV1",
+	Version:     1,
+	desc:        &descFusion2EEEndV1,
+	fields:      &fieldsFusion2EEEndV1,
+}
+
 // descFusion2EEEndV1 describes Fusion2EEEnd_V1 (EventInfo.Descriptor).
 var descFusion2EEEndV1 = clrimpl.Descriptor{
 	Columns:      columnsFusion2EEEndV1,
@@ -6274,7 +7870,7 @@ type SecurityCatchCall struct{}
 
 // Info describes SecurityCatchCall.
 func (*SecurityCatchCall) Info() *EventInfo {
-	return &eventTable[402]
+	return &infoSecurityCatchCall
 }
 
 // Descriptor describes SecurityCatchCall, as readers of any generated package see it.
@@ -6309,6 +7905,25 @@ func (e *SecurityCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsSecurityCatchCall lists the columns of SecurityCatchCall (EventInfo.Columns).
 var columnsSecurityCatchCall = []clrimpl.Column{}
 
+// infoSecurityCatchCall describes SecurityCatchCall (SecurityCatchCall.Info).
+var infoSecurityCatchCall = EventInfo{
+	Columns:     columnsSecurityCatchCall,
+	DisplayName: "Startup/SecurityCatchCallStart",
+	ID:          122,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCall",
+	Opcode:      42,
+	OpcodeName:  "SecurityCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCall",
+	Version:     0,
+	desc:        &descSecurityCatchCall,
+	fields:      &fieldsSecurityCatchCall,
+}
+
 // descSecurityCatchCall describes SecurityCatchCall (EventInfo.Descriptor).
 var descSecurityCatchCall = clrimpl.Descriptor{
 	Columns:      columnsSecurityCatchCall,
@@ -6340,7 +7955,7 @@ type SecurityCatchCallV1 struct {
 
 // Info describes SecurityCatchCall_V1.
 func (*SecurityCatchCallV1) Info() *EventInfo {
-	return &eventTable[403]
+	return &infoSecurityCatchCallV1
 }
 
 // Descriptor describes SecurityCatchCall_V1, as readers of any generated package see it.
@@ -6395,6 +8010,25 @@ var columnsSecurityCatchCallV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoSecurityCatchCallV1 describes SecurityCatchCall_V1 (SecurityCatchCallV1.Info).
+var infoSecurityCatchCallV1 = EventInfo{
+	Columns:     columnsSecurityCatchCallV1,
+	DisplayName: "Startup/SecurityCatchCallStart",
+	ID:          122,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCall_V1",
+	Opcode:      42,
+	OpcodeName:  "SecurityCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCallV1",
+	Version:     1,
+	desc:        &descSecurityCatchCallV1,
+	fields:      &fieldsSecurityCatchCallV1,
+}
+
 // descSecurityCatchCallV1 describes SecurityCatchCall_V1 (EventInfo.Descriptor).
 var descSecurityCatchCallV1 = clrimpl.Descriptor{
 	Columns:      columnsSecurityCatchCallV1,
@@ -6423,7 +8057,7 @@ type SecurityCatchCallEnd struct{}
 
 // Info describes SecurityCatchCallEnd.
 func (*SecurityCatchCallEnd) Info() *EventInfo {
-	return &eventTable[404]
+	return &infoSecurityCatchCallEnd
 }
 
 // Descriptor describes SecurityCatchCallEnd, as readers of any generated package see it.
@@ -6458,6 +8092,25 @@ func (e *SecurityCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsSecurityCatchCallEnd lists the columns of SecurityCatchCallEnd (EventInfo.Columns).
 var columnsSecurityCatchCallEnd = []clrimpl.Column{}
 
+// infoSecurityCatchCallEnd describes SecurityCatchCallEnd (SecurityCatchCallEnd.Info).
+var infoSecurityCatchCallEnd = EventInfo{
+	Columns:     columnsSecurityCatchCallEnd,
+	DisplayName: "Startup/SecurityCatchCallStop",
+	ID:          123,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCallEnd",
+	Opcode:      43,
+	OpcodeName:  "SecurityCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCallEnd",
+	Version:     0,
+	desc:        &descSecurityCatchCallEnd,
+	fields:      &fieldsSecurityCatchCallEnd,
+}
+
 // descSecurityCatchCallEnd describes SecurityCatchCallEnd (EventInfo.Descriptor).
 var descSecurityCatchCallEnd = clrimpl.Descriptor{
 	Columns:      columnsSecurityCatchCallEnd,
@@ -6489,7 +8142,7 @@ type SecurityCatchCallEndV1 struct {
 
 // Info describes SecurityCatchCallEnd_V1.
 func (*SecurityCatchCallEndV1) Info() *EventInfo {
-	return &eventTable[405]
+	return &infoSecurityCatchCallEndV1
 }
 
 // Descriptor describes SecurityCatchCallEnd_V1, as readers of any generated package see it.
@@ -6543,6 +8196,25 @@ var columnsSecurityCatchCallEndV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoSecurityCatchCallEndV1 describes SecurityCatchCallEnd_V1 (SecurityCatchCallEndV1.Info).
+var infoSecurityCatchCallEndV1 = EventInfo{
+	Columns:     columnsSecurityCatchCallEndV1,
+	DisplayName: "Startup/SecurityCatchCallStop",
+	ID:          123,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCallEnd_V1",
+	Opcode:      43,
+	OpcodeName:  "SecurityCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCallEndV1",
+	Version:     1,
+	desc:        &descSecurityCatchCallEndV1,
+	fields:      &fieldsSecurityCatchCallEndV1,
+}
 
 // descSecurityCatchCallEndV1 describes SecurityCatchCallEnd_V1 (EventInfo.Descriptor).
 var descSecurityCatchCallEndV1 = clrimpl.Descriptor{

@@ -23,7 +23,7 @@ type ModuleTransparencyComputationStart struct {
 
 // Info describes ModuleTransparencyComputationStart.
 func (*ModuleTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[427]
+	return &infoModuleTransparencyComputationStart
 }
 
 // Descriptor describes ModuleTransparencyComputationStart, as readers of any generated package see it.
@@ -105,6 +105,25 @@ var columnsModuleTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleTransparencyComputationStart describes ModuleTransparencyComputationStart (ModuleTransparencyComputationStart.Info).
+var infoModuleTransparencyComputationStart = EventInfo{
+	Columns:     columnsModuleTransparencyComputationStart,
+	DisplayName: "Transparency/ModuleTransparencyComputationStart",
+	ID:          178,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "ModuleTransparencyComputationStart",
+	Opcode:      83,
+	OpcodeName:  "ModuleTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "ModuleTransparencyComputationStart",
+	Version:     0,
+	desc:        &descModuleTransparencyComputationStart,
+	fields:      &fieldsModuleTransparencyComputationStart,
+}
+
 // descModuleTransparencyComputationStart describes ModuleTransparencyComputationStart (EventInfo.Descriptor).
 var descModuleTransparencyComputationStart = clrimpl.Descriptor{
 	Columns:      columnsModuleTransparencyComputationStart,
@@ -150,7 +169,7 @@ type ModuleTransparencyComputationEnd struct {
 
 // Info describes ModuleTransparencyComputationEnd.
 func (*ModuleTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[428]
+	return &infoModuleTransparencyComputationEnd
 }
 
 // Descriptor describes ModuleTransparencyComputationEnd, as readers of any generated package see it.
@@ -302,6 +321,25 @@ var columnsModuleTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleTransparencyComputationEnd describes ModuleTransparencyComputationEnd (ModuleTransparencyComputationEnd.Info).
+var infoModuleTransparencyComputationEnd = EventInfo{
+	Columns:     columnsModuleTransparencyComputationEnd,
+	DisplayName: "Transparency/ModuleTransparencyComputationStop",
+	ID:          179,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "ModuleTransparencyComputationEnd",
+	Opcode:      84,
+	OpcodeName:  "ModuleTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "ModuleTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descModuleTransparencyComputationEnd,
+	fields:      &fieldsModuleTransparencyComputationEnd,
+}
+
 // descModuleTransparencyComputationEnd describes ModuleTransparencyComputationEnd (EventInfo.Descriptor).
 var descModuleTransparencyComputationEnd = clrimpl.Descriptor{
 	Columns:      columnsModuleTransparencyComputationEnd,
@@ -339,7 +377,7 @@ type TypeTransparencyComputationStart struct {
 
 // Info describes TypeTransparencyComputationStart.
 func (*TypeTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[429]
+	return &infoTypeTransparencyComputationStart
 }
 
 // Descriptor describes TypeTransparencyComputationStart, as readers of any generated package see it.
@@ -432,6 +470,25 @@ var columnsTypeTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTypeTransparencyComputationStart describes TypeTransparencyComputationStart (TypeTransparencyComputationStart.Info).
+var infoTypeTransparencyComputationStart = EventInfo{
+	Columns:     columnsTypeTransparencyComputationStart,
+	DisplayName: "Transparency/TypeTransparencyComputationStart",
+	ID:          180,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TypeTransparencyComputationStart",
+	Opcode:      85,
+	OpcodeName:  "TypeTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TypeTransparencyComputationStart",
+	Version:     0,
+	desc:        &descTypeTransparencyComputationStart,
+	fields:      &fieldsTypeTransparencyComputationStart,
+}
+
 // descTypeTransparencyComputationStart describes TypeTransparencyComputationStart (EventInfo.Descriptor).
 var descTypeTransparencyComputationStart = clrimpl.Descriptor{
 	Columns:      columnsTypeTransparencyComputationStart,
@@ -477,7 +534,7 @@ type TypeTransparencyComputationEnd struct {
 
 // Info describes TypeTransparencyComputationEnd.
 func (*TypeTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[430]
+	return &infoTypeTransparencyComputationEnd
 }
 
 // Descriptor describes TypeTransparencyComputationEnd, as readers of any generated package see it.
@@ -626,6 +683,25 @@ var columnsTypeTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTypeTransparencyComputationEnd describes TypeTransparencyComputationEnd (TypeTransparencyComputationEnd.Info).
+var infoTypeTransparencyComputationEnd = EventInfo{
+	Columns:     columnsTypeTransparencyComputationEnd,
+	DisplayName: "Transparency/TypeTransparencyComputationStop",
+	ID:          181,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TypeTransparencyComputationEnd",
+	Opcode:      86,
+	OpcodeName:  "TypeTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TypeTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descTypeTransparencyComputationEnd,
+	fields:      &fieldsTypeTransparencyComputationEnd,
+}
+
 // descTypeTransparencyComputationEnd describes TypeTransparencyComputationEnd (EventInfo.Descriptor).
 var descTypeTransparencyComputationEnd = clrimpl.Descriptor{
 	Columns:      columnsTypeTransparencyComputationEnd,
@@ -663,7 +739,7 @@ type MethodTransparencyComputationStart struct {
 
 // Info describes MethodTransparencyComputationStart.
 func (*MethodTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[431]
+	return &infoMethodTransparencyComputationStart
 }
 
 // Descriptor describes MethodTransparencyComputationStart, as readers of any generated package see it.
@@ -756,6 +832,25 @@ var columnsMethodTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodTransparencyComputationStart describes MethodTransparencyComputationStart (MethodTransparencyComputationStart.Info).
+var infoMethodTransparencyComputationStart = EventInfo{
+	Columns:     columnsMethodTransparencyComputationStart,
+	DisplayName: "Transparency/MethodTransparencyComputationStart",
+	ID:          182,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "MethodTransparencyComputationStart",
+	Opcode:      87,
+	OpcodeName:  "MethodTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "MethodTransparencyComputationStart",
+	Version:     0,
+	desc:        &descMethodTransparencyComputationStart,
+	fields:      &fieldsMethodTransparencyComputationStart,
+}
+
 // descMethodTransparencyComputationStart describes MethodTransparencyComputationStart (EventInfo.Descriptor).
 var descMethodTransparencyComputationStart = clrimpl.Descriptor{
 	Columns:      columnsMethodTransparencyComputationStart,
@@ -797,7 +892,7 @@ type MethodTransparencyComputationEnd struct {
 
 // Info describes MethodTransparencyComputationEnd.
 func (*MethodTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[432]
+	return &infoMethodTransparencyComputationEnd
 }
 
 // Descriptor describes MethodTransparencyComputationEnd, as readers of any generated package see it.
@@ -918,6 +1013,25 @@ var columnsMethodTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodTransparencyComputationEnd describes MethodTransparencyComputationEnd (MethodTransparencyComputationEnd.Info).
+var infoMethodTransparencyComputationEnd = EventInfo{
+	Columns:     columnsMethodTransparencyComputationEnd,
+	DisplayName: "Transparency/MethodTransparencyComputationStop",
+	ID:          183,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "MethodTransparencyComputationEnd",
+	Opcode:      88,
+	OpcodeName:  "MethodTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "MethodTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descMethodTransparencyComputationEnd,
+	fields:      &fieldsMethodTransparencyComputationEnd,
+}
+
 // descMethodTransparencyComputationEnd describes MethodTransparencyComputationEnd (EventInfo.Descriptor).
 var descMethodTransparencyComputationEnd = clrimpl.Descriptor{
 	Columns:      columnsMethodTransparencyComputationEnd,
@@ -955,7 +1069,7 @@ type FieldTransparencyComputationStart struct {
 
 // Info describes FieldTransparencyComputationStart.
 func (*FieldTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[433]
+	return &infoFieldTransparencyComputationStart
 }
 
 // Descriptor describes FieldTransparencyComputationStart, as readers of any generated package see it.
@@ -1048,6 +1162,25 @@ var columnsFieldTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFieldTransparencyComputationStart describes FieldTransparencyComputationStart (FieldTransparencyComputationStart.Info).
+var infoFieldTransparencyComputationStart = EventInfo{
+	Columns:     columnsFieldTransparencyComputationStart,
+	DisplayName: "Transparency/FieldTransparencyComputationStart",
+	ID:          184,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "FieldTransparencyComputationStart",
+	Opcode:      89,
+	OpcodeName:  "FieldTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "FieldTransparencyComputationStart",
+	Version:     0,
+	desc:        &descFieldTransparencyComputationStart,
+	fields:      &fieldsFieldTransparencyComputationStart,
+}
+
 // descFieldTransparencyComputationStart describes FieldTransparencyComputationStart (EventInfo.Descriptor).
 var descFieldTransparencyComputationStart = clrimpl.Descriptor{
 	Columns:      columnsFieldTransparencyComputationStart,
@@ -1089,7 +1222,7 @@ type FieldTransparencyComputationEnd struct {
 
 // Info describes FieldTransparencyComputationEnd.
 func (*FieldTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[434]
+	return &infoFieldTransparencyComputationEnd
 }
 
 // Descriptor describes FieldTransparencyComputationEnd, as readers of any generated package see it.
@@ -1210,6 +1343,25 @@ var columnsFieldTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFieldTransparencyComputationEnd describes FieldTransparencyComputationEnd (FieldTransparencyComputationEnd.Info).
+var infoFieldTransparencyComputationEnd = EventInfo{
+	Columns:     columnsFieldTransparencyComputationEnd,
+	DisplayName: "Transparency/FieldTransparencyComputationStop",
+	ID:          185,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "FieldTransparencyComputationEnd",
+	Opcode:      90,
+	OpcodeName:  "FieldTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "FieldTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descFieldTransparencyComputationEnd,
+	fields:      &fieldsFieldTransparencyComputationEnd,
+}
+
 // descFieldTransparencyComputationEnd describes FieldTransparencyComputationEnd (EventInfo.Descriptor).
 var descFieldTransparencyComputationEnd = clrimpl.Descriptor{
 	Columns:      columnsFieldTransparencyComputationEnd,
@@ -1247,7 +1399,7 @@ type TokenTransparencyComputationStart struct {
 
 // Info describes TokenTransparencyComputationStart.
 func (*TokenTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[435]
+	return &infoTokenTransparencyComputationStart
 }
 
 // Descriptor describes TokenTransparencyComputationStart, as readers of any generated package see it.
@@ -1349,6 +1501,25 @@ var columnsTokenTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTokenTransparencyComputationStart describes TokenTransparencyComputationStart (TokenTransparencyComputationStart.Info).
+var infoTokenTransparencyComputationStart = EventInfo{
+	Columns:     columnsTokenTransparencyComputationStart,
+	DisplayName: "Transparency/TokenTransparencyComputationStart",
+	ID:          186,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TokenTransparencyComputationStart",
+	Opcode:      91,
+	OpcodeName:  "TokenTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TokenTransparencyComputationStart",
+	Version:     0,
+	desc:        &descTokenTransparencyComputationStart,
+	fields:      &fieldsTokenTransparencyComputationStart,
+}
+
 // descTokenTransparencyComputationStart describes TokenTransparencyComputationStart (EventInfo.Descriptor).
 var descTokenTransparencyComputationStart = clrimpl.Descriptor{
 	Columns:      columnsTokenTransparencyComputationStart,
@@ -1390,7 +1561,7 @@ type TokenTransparencyComputationEnd struct {
 
 // Info describes TokenTransparencyComputationEnd.
 func (*TokenTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[436]
+	return &infoTokenTransparencyComputationEnd
 }
 
 // Descriptor describes TokenTransparencyComputationEnd, as readers of any generated package see it.
@@ -1519,6 +1690,25 @@ var columnsTokenTransparencyComputationEnd = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoTokenTransparencyComputationEnd describes TokenTransparencyComputationEnd (TokenTransparencyComputationEnd.Info).
+var infoTokenTransparencyComputationEnd = EventInfo{
+	Columns:     columnsTokenTransparencyComputationEnd,
+	DisplayName: "Transparency/TokenTransparencyComputationStop",
+	ID:          187,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TokenTransparencyComputationEnd",
+	Opcode:      92,
+	OpcodeName:  "TokenTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TokenTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descTokenTransparencyComputationEnd,
+	fields:      &fieldsTokenTransparencyComputationEnd,
+}
 
 // descTokenTransparencyComputationEnd describes TokenTransparencyComputationEnd (EventInfo.Descriptor).
 var descTokenTransparencyComputationEnd = clrimpl.Descriptor{

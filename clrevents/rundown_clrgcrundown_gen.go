@@ -33,7 +33,7 @@ type GCSettingsRundown struct {
 
 // Info describes GCSettingsRundown.
 func (*GCSettingsRundown) Info() *EventInfo {
-	return &eventTable[466]
+	return &infoGCSettingsRundown
 }
 
 // Descriptor describes GCSettingsRundown, as readers of any generated package see it.
@@ -171,6 +171,25 @@ var columnsGCSettingsRundown = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoGCSettingsRundown describes GCSettingsRundown (GCSettingsRundown.Info).
+var infoGCSettingsRundown = EventInfo{
+	Columns:     columnsGCSettingsRundown,
+	DisplayName: "GC/GCSettingsRundown",
+	ID:          10,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "GCSettingsRundown",
+	Opcode:      10,
+	OpcodeName:  "GCSettingsRundown",
+	Provider:    ProviderRundown,
+	Task:        40,
+	TaskName:    "CLRGCRundown",
+	TypeName:    "GCSettingsRundown",
+	Version:     0,
+	desc:        &descGCSettingsRundown,
+	fields:      &fieldsGCSettingsRundown,
+}
 
 // descGCSettingsRundown describes GCSettingsRundown (EventInfo.Descriptor).
 var descGCSettingsRundown = clrimpl.Descriptor{

@@ -31,7 +31,7 @@ type DomainModuleDCStart struct {
 
 // Info describes DomainModuleDCStart.
 func (*DomainModuleDCStart) Info() *EventInfo {
-	return &eventTable[491]
+	return &infoDomainModuleDCStart
 }
 
 // Descriptor describes DomainModuleDCStart, as readers of any generated package see it.
@@ -170,6 +170,25 @@ var columnsDomainModuleDCStart = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoDomainModuleDCStart describes DomainModuleDCStart (DomainModuleDCStart.Info).
+var infoDomainModuleDCStart = EventInfo{
+	Columns:     columnsDomainModuleDCStart,
+	DisplayName: "Loader/DomainModuleDCStart",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCStart",
+	Opcode:      46,
+	OpcodeName:  "DomainModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCStart",
+	Version:     0,
+	desc:        &descDomainModuleDCStart,
+	fields:      &fieldsDomainModuleDCStart,
+}
+
 // descDomainModuleDCStart describes DomainModuleDCStart (EventInfo.Descriptor).
 var descDomainModuleDCStart = clrimpl.Descriptor{
 	Columns:      columnsDomainModuleDCStart,
@@ -215,7 +234,7 @@ type DomainModuleDCStartV1 struct {
 
 // Info describes DomainModuleDCStart_V1.
 func (*DomainModuleDCStartV1) Info() *EventInfo {
-	return &eventTable[492]
+	return &infoDomainModuleDCStartV1
 }
 
 // Descriptor describes DomainModuleDCStart_V1, as readers of any generated package see it.
@@ -368,6 +387,25 @@ var columnsDomainModuleDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDomainModuleDCStartV1 describes DomainModuleDCStart_V1 (DomainModuleDCStartV1.Info).
+var infoDomainModuleDCStartV1 = EventInfo{
+	Columns:     columnsDomainModuleDCStartV1,
+	DisplayName: "Loader/DomainModuleDCStart",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCStart_V1",
+	Opcode:      46,
+	OpcodeName:  "DomainModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCStartV1",
+	Version:     1,
+	desc:        &descDomainModuleDCStartV1,
+	fields:      &fieldsDomainModuleDCStartV1,
+}
+
 // descDomainModuleDCStartV1 describes DomainModuleDCStart_V1 (EventInfo.Descriptor).
 var descDomainModuleDCStartV1 = clrimpl.Descriptor{
 	Columns:      columnsDomainModuleDCStartV1,
@@ -411,7 +449,7 @@ type DomainModuleDCEnd struct {
 
 // Info describes DomainModuleDCEnd.
 func (*DomainModuleDCEnd) Info() *EventInfo {
-	return &eventTable[493]
+	return &infoDomainModuleDCEnd
 }
 
 // Descriptor describes DomainModuleDCEnd, as readers of any generated package see it.
@@ -550,6 +588,25 @@ var columnsDomainModuleDCEnd = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoDomainModuleDCEnd describes DomainModuleDCEnd (DomainModuleDCEnd.Info).
+var infoDomainModuleDCEnd = EventInfo{
+	Columns:     columnsDomainModuleDCEnd,
+	DisplayName: "Loader/DomainModuleDCStop",
+	ID:          152,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCEnd",
+	Opcode:      47,
+	OpcodeName:  "DomainModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCEnd",
+	Version:     0,
+	desc:        &descDomainModuleDCEnd,
+	fields:      &fieldsDomainModuleDCEnd,
+}
+
 // descDomainModuleDCEnd describes DomainModuleDCEnd (EventInfo.Descriptor).
 var descDomainModuleDCEnd = clrimpl.Descriptor{
 	Columns:      columnsDomainModuleDCEnd,
@@ -595,7 +652,7 @@ type DomainModuleDCEndV1 struct {
 
 // Info describes DomainModuleDCEnd_V1.
 func (*DomainModuleDCEndV1) Info() *EventInfo {
-	return &eventTable[494]
+	return &infoDomainModuleDCEndV1
 }
 
 // Descriptor describes DomainModuleDCEnd_V1, as readers of any generated package see it.
@@ -748,6 +805,25 @@ var columnsDomainModuleDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDomainModuleDCEndV1 describes DomainModuleDCEnd_V1 (DomainModuleDCEndV1.Info).
+var infoDomainModuleDCEndV1 = EventInfo{
+	Columns:     columnsDomainModuleDCEndV1,
+	DisplayName: "Loader/DomainModuleDCStop",
+	ID:          152,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCEnd_V1",
+	Opcode:      47,
+	OpcodeName:  "DomainModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCEndV1",
+	Version:     1,
+	desc:        &descDomainModuleDCEndV1,
+	fields:      &fieldsDomainModuleDCEndV1,
+}
+
 // descDomainModuleDCEndV1 describes DomainModuleDCEnd_V1 (EventInfo.Descriptor).
 var descDomainModuleDCEndV1 = clrimpl.Descriptor{
 	Columns:      columnsDomainModuleDCEndV1,
@@ -789,7 +865,7 @@ type ModuleDCStart struct {
 
 // Info describes ModuleDCStart.
 func (*ModuleDCStart) Info() *EventInfo {
-	return &eventTable[495]
+	return &infoModuleDCStart
 }
 
 // Descriptor describes ModuleDCStart, as readers of any generated package see it.
@@ -916,6 +992,25 @@ var columnsModuleDCStart = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleDCStart describes ModuleDCStart (ModuleDCStart.Info).
+var infoModuleDCStart = EventInfo{
+	Columns:     columnsModuleDCStart,
+	DisplayName: "Loader/ModuleDCStart",
+	ID:          153,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCStart",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCStart",
+	Version:     0,
+	desc:        &descModuleDCStart,
+	fields:      &fieldsModuleDCStart,
+}
+
 // descModuleDCStart describes ModuleDCStart (EventInfo.Descriptor).
 var descModuleDCStart = clrimpl.Descriptor{
 	Columns:      columnsModuleDCStart,
@@ -959,7 +1054,7 @@ type ModuleDCStartV1 struct {
 
 // Info describes ModuleDCStart_V1.
 func (*ModuleDCStartV1) Info() *EventInfo {
-	return &eventTable[496]
+	return &infoModuleDCStartV1
 }
 
 // Descriptor describes ModuleDCStart_V1, as readers of any generated package see it.
@@ -1100,6 +1195,25 @@ var columnsModuleDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleDCStartV1 describes ModuleDCStart_V1 (ModuleDCStartV1.Info).
+var infoModuleDCStartV1 = EventInfo{
+	Columns:     columnsModuleDCStartV1,
+	DisplayName: "Loader/ModuleDCStart",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCStart_V1",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCStartV1",
+	Version:     1,
+	desc:        &descModuleDCStartV1,
+	fields:      &fieldsModuleDCStartV1,
+}
+
 // descModuleDCStartV1 describes ModuleDCStart_V1 (EventInfo.Descriptor).
 var descModuleDCStartV1 = clrimpl.Descriptor{
 	Columns:      columnsModuleDCStartV1,
@@ -1155,7 +1269,7 @@ type ModuleDCStartV2 struct {
 
 // Info describes ModuleDCStart_V2.
 func (*ModuleDCStartV2) Info() *EventInfo {
-	return &eventTable[497]
+	return &infoModuleDCStartV2
 }
 
 // Descriptor describes ModuleDCStart_V2, as readers of any generated package see it.
@@ -1386,6 +1500,25 @@ var columnsModuleDCStartV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleDCStartV2 describes ModuleDCStart_V2 (ModuleDCStartV2.Info).
+var infoModuleDCStartV2 = EventInfo{
+	Columns:     columnsModuleDCStartV2,
+	DisplayName: "Loader/ModuleDCStart",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCStart_V2",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCStartV2",
+	Version:     2,
+	desc:        &descModuleDCStartV2,
+	fields:      &fieldsModuleDCStartV2,
+}
+
 // descModuleDCStartV2 describes ModuleDCStart_V2 (EventInfo.Descriptor).
 var descModuleDCStartV2 = clrimpl.Descriptor{
 	Columns:      columnsModuleDCStartV2,
@@ -1427,7 +1560,7 @@ type ModuleDCEnd struct {
 
 // Info describes ModuleDCEnd.
 func (*ModuleDCEnd) Info() *EventInfo {
-	return &eventTable[498]
+	return &infoModuleDCEnd
 }
 
 // Descriptor describes ModuleDCEnd, as readers of any generated package see it.
@@ -1554,6 +1687,25 @@ var columnsModuleDCEnd = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleDCEnd describes ModuleDCEnd (ModuleDCEnd.Info).
+var infoModuleDCEnd = EventInfo{
+	Columns:     columnsModuleDCEnd,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCEnd",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEnd",
+	Version:     0,
+	desc:        &descModuleDCEnd,
+	fields:      &fieldsModuleDCEnd,
+}
+
 // descModuleDCEnd describes ModuleDCEnd (EventInfo.Descriptor).
 var descModuleDCEnd = clrimpl.Descriptor{
 	Columns:      columnsModuleDCEnd,
@@ -1597,7 +1749,7 @@ type ModuleDCEndV1 struct {
 
 // Info describes ModuleDCEnd_V1.
 func (*ModuleDCEndV1) Info() *EventInfo {
-	return &eventTable[499]
+	return &infoModuleDCEndV1
 }
 
 // Descriptor describes ModuleDCEnd_V1, as readers of any generated package see it.
@@ -1738,6 +1890,25 @@ var columnsModuleDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleDCEndV1 describes ModuleDCEnd_V1 (ModuleDCEndV1.Info).
+var infoModuleDCEndV1 = EventInfo{
+	Columns:     columnsModuleDCEndV1,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCEnd_V1",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEndV1",
+	Version:     1,
+	desc:        &descModuleDCEndV1,
+	fields:      &fieldsModuleDCEndV1,
+}
+
 // descModuleDCEndV1 describes ModuleDCEnd_V1 (EventInfo.Descriptor).
 var descModuleDCEndV1 = clrimpl.Descriptor{
 	Columns:      columnsModuleDCEndV1,
@@ -1793,7 +1964,7 @@ type ModuleDCEndV2 struct {
 
 // Info describes ModuleDCEnd_V2.
 func (*ModuleDCEndV2) Info() *EventInfo {
-	return &eventTable[500]
+	return &infoModuleDCEndV2
 }
 
 // Descriptor describes ModuleDCEnd_V2, as readers of any generated package see it.
@@ -2024,6 +2195,25 @@ var columnsModuleDCEndV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleDCEndV2 describes ModuleDCEnd_V2 (ModuleDCEndV2.Info).
+var infoModuleDCEndV2 = EventInfo{
+	Columns:     columnsModuleDCEndV2,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCEnd_V2",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEndV2",
+	Version:     2,
+	desc:        &descModuleDCEndV2,
+	fields:      &fieldsModuleDCEndV2,
+}
+
 // descModuleDCEndV2 describes ModuleDCEnd_V2 (EventInfo.Descriptor).
 var descModuleDCEndV2 = clrimpl.Descriptor{
 	Columns:      columnsModuleDCEndV2,
@@ -2081,7 +2271,7 @@ type ModuleDCEndV3 struct {
 
 // Info describes ModuleDCEnd_V3.
 func (*ModuleDCEndV3) Info() *EventInfo {
-	return &eventTable[501]
+	return &infoModuleDCEndV3
 }
 
 // Descriptor describes ModuleDCEnd_V3, as readers of any generated package see it.
@@ -2323,6 +2513,25 @@ var columnsModuleDCEndV3 = []clrimpl.Column{{
 	Name: "NativeBuildID",
 }}
 
+// infoModuleDCEndV3 describes ModuleDCEnd_V3 (ModuleDCEndV3.Info).
+var infoModuleDCEndV3 = EventInfo{
+	Columns:     columnsModuleDCEndV3,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCEnd_V3",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEndV3",
+	Version:     3,
+	desc:        &descModuleDCEndV3,
+	fields:      &fieldsModuleDCEndV3,
+}
+
 // descModuleDCEndV3 describes ModuleDCEnd_V3 (EventInfo.Descriptor).
 var descModuleDCEndV3 = clrimpl.Descriptor{
 	Columns:      columnsModuleDCEndV3,
@@ -2360,7 +2569,7 @@ type AssemblyDCStart struct {
 
 // Info describes AssemblyDCStart.
 func (*AssemblyDCStart) Info() *EventInfo {
-	return &eventTable[502]
+	return &infoAssemblyDCStart
 }
 
 // Descriptor describes AssemblyDCStart, as readers of any generated package see it.
@@ -2465,6 +2674,25 @@ var columnsAssemblyDCStart = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyDCStart describes AssemblyDCStart (AssemblyDCStart.Info).
+var infoAssemblyDCStart = EventInfo{
+	Columns:     columnsAssemblyDCStart,
+	DisplayName: "Loader/AssemblyDCStart",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCStart",
+	Opcode:      39,
+	OpcodeName:  "AssemblyDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCStart",
+	Version:     0,
+	desc:        &descAssemblyDCStart,
+	fields:      &fieldsAssemblyDCStart,
+}
+
 // descAssemblyDCStart describes AssemblyDCStart (EventInfo.Descriptor).
 var descAssemblyDCStart = clrimpl.Descriptor{
 	Columns:      columnsAssemblyDCStart,
@@ -2506,7 +2734,7 @@ type AssemblyDCStartV1 struct {
 
 // Info describes AssemblyDCStart_V1.
 func (*AssemblyDCStartV1) Info() *EventInfo {
-	return &eventTable[503]
+	return &infoAssemblyDCStartV1
 }
 
 // Descriptor describes AssemblyDCStart_V1, as readers of any generated package see it.
@@ -2637,6 +2865,25 @@ var columnsAssemblyDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyDCStartV1 describes AssemblyDCStart_V1 (AssemblyDCStartV1.Info).
+var infoAssemblyDCStartV1 = EventInfo{
+	Columns:     columnsAssemblyDCStartV1,
+	DisplayName: "Loader/AssemblyDCStart",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCStart_V1",
+	Opcode:      39,
+	OpcodeName:  "AssemblyDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCStartV1",
+	Version:     1,
+	desc:        &descAssemblyDCStartV1,
+	fields:      &fieldsAssemblyDCStartV1,
+}
+
 // descAssemblyDCStartV1 describes AssemblyDCStart_V1 (EventInfo.Descriptor).
 var descAssemblyDCStartV1 = clrimpl.Descriptor{
 	Columns:      columnsAssemblyDCStartV1,
@@ -2674,7 +2921,7 @@ type AssemblyDCEnd struct {
 
 // Info describes AssemblyDCEnd.
 func (*AssemblyDCEnd) Info() *EventInfo {
-	return &eventTable[504]
+	return &infoAssemblyDCEnd
 }
 
 // Descriptor describes AssemblyDCEnd, as readers of any generated package see it.
@@ -2779,6 +3026,25 @@ var columnsAssemblyDCEnd = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyDCEnd describes AssemblyDCEnd (AssemblyDCEnd.Info).
+var infoAssemblyDCEnd = EventInfo{
+	Columns:     columnsAssemblyDCEnd,
+	DisplayName: "Loader/AssemblyDCStop",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCEnd",
+	Opcode:      40,
+	OpcodeName:  "AssemblyDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCEnd",
+	Version:     0,
+	desc:        &descAssemblyDCEnd,
+	fields:      &fieldsAssemblyDCEnd,
+}
+
 // descAssemblyDCEnd describes AssemblyDCEnd (EventInfo.Descriptor).
 var descAssemblyDCEnd = clrimpl.Descriptor{
 	Columns:      columnsAssemblyDCEnd,
@@ -2820,7 +3086,7 @@ type AssemblyDCEndV1 struct {
 
 // Info describes AssemblyDCEnd_V1.
 func (*AssemblyDCEndV1) Info() *EventInfo {
-	return &eventTable[505]
+	return &infoAssemblyDCEndV1
 }
 
 // Descriptor describes AssemblyDCEnd_V1, as readers of any generated package see it.
@@ -2951,6 +3217,25 @@ var columnsAssemblyDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyDCEndV1 describes AssemblyDCEnd_V1 (AssemblyDCEndV1.Info).
+var infoAssemblyDCEndV1 = EventInfo{
+	Columns:     columnsAssemblyDCEndV1,
+	DisplayName: "Loader/AssemblyDCStop",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCEnd_V1",
+	Opcode:      40,
+	OpcodeName:  "AssemblyDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCEndV1",
+	Version:     1,
+	desc:        &descAssemblyDCEndV1,
+	fields:      &fieldsAssemblyDCEndV1,
+}
+
 // descAssemblyDCEndV1 describes AssemblyDCEnd_V1 (EventInfo.Descriptor).
 var descAssemblyDCEndV1 = clrimpl.Descriptor{
 	Columns:      columnsAssemblyDCEndV1,
@@ -2986,7 +3271,7 @@ type AppDomainDCStart struct {
 
 // Info describes AppDomainDCStart.
 func (*AppDomainDCStart) Info() *EventInfo {
-	return &eventTable[506]
+	return &infoAppDomainDCStart
 }
 
 // Descriptor describes AppDomainDCStart, as readers of any generated package see it.
@@ -3079,6 +3364,25 @@ var columnsAppDomainDCStart = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainDCStart describes AppDomainDCStart (AppDomainDCStart.Info).
+var infoAppDomainDCStart = EventInfo{
+	Columns:     columnsAppDomainDCStart,
+	DisplayName: "Loader/AppDomainDCStart",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCStart",
+	Opcode:      43,
+	OpcodeName:  "AppDomainDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCStart",
+	Version:     0,
+	desc:        &descAppDomainDCStart,
+	fields:      &fieldsAppDomainDCStart,
+}
+
 // descAppDomainDCStart describes AppDomainDCStart (EventInfo.Descriptor).
 var descAppDomainDCStart = clrimpl.Descriptor{
 	Columns:      columnsAppDomainDCStart,
@@ -3118,7 +3422,7 @@ type AppDomainDCStartV1 struct {
 
 // Info describes AppDomainDCStart_V1.
 func (*AppDomainDCStartV1) Info() *EventInfo {
-	return &eventTable[507]
+	return &infoAppDomainDCStartV1
 }
 
 // Descriptor describes AppDomainDCStart_V1, as readers of any generated package see it.
@@ -3239,6 +3543,25 @@ var columnsAppDomainDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainDCStartV1 describes AppDomainDCStart_V1 (AppDomainDCStartV1.Info).
+var infoAppDomainDCStartV1 = EventInfo{
+	Columns:     columnsAppDomainDCStartV1,
+	DisplayName: "Loader/AppDomainDCStart",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCStart_V1",
+	Opcode:      43,
+	OpcodeName:  "AppDomainDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCStartV1",
+	Version:     1,
+	desc:        &descAppDomainDCStartV1,
+	fields:      &fieldsAppDomainDCStartV1,
+}
+
 // descAppDomainDCStartV1 describes AppDomainDCStart_V1 (EventInfo.Descriptor).
 var descAppDomainDCStartV1 = clrimpl.Descriptor{
 	Columns:      columnsAppDomainDCStartV1,
@@ -3274,7 +3597,7 @@ type AppDomainDCEnd struct {
 
 // Info describes AppDomainDCEnd.
 func (*AppDomainDCEnd) Info() *EventInfo {
-	return &eventTable[508]
+	return &infoAppDomainDCEnd
 }
 
 // Descriptor describes AppDomainDCEnd, as readers of any generated package see it.
@@ -3367,6 +3690,25 @@ var columnsAppDomainDCEnd = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainDCEnd describes AppDomainDCEnd (AppDomainDCEnd.Info).
+var infoAppDomainDCEnd = EventInfo{
+	Columns:     columnsAppDomainDCEnd,
+	DisplayName: "Loader/AppDomainDCStop",
+	ID:          158,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCEnd",
+	Opcode:      44,
+	OpcodeName:  "AppDomainDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCEnd",
+	Version:     0,
+	desc:        &descAppDomainDCEnd,
+	fields:      &fieldsAppDomainDCEnd,
+}
+
 // descAppDomainDCEnd describes AppDomainDCEnd (EventInfo.Descriptor).
 var descAppDomainDCEnd = clrimpl.Descriptor{
 	Columns:      columnsAppDomainDCEnd,
@@ -3406,7 +3748,7 @@ type AppDomainDCEndV1 struct {
 
 // Info describes AppDomainDCEnd_V1.
 func (*AppDomainDCEndV1) Info() *EventInfo {
-	return &eventTable[509]
+	return &infoAppDomainDCEndV1
 }
 
 // Descriptor describes AppDomainDCEnd_V1, as readers of any generated package see it.
@@ -3527,6 +3869,25 @@ var columnsAppDomainDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainDCEndV1 describes AppDomainDCEnd_V1 (AppDomainDCEndV1.Info).
+var infoAppDomainDCEndV1 = EventInfo{
+	Columns:     columnsAppDomainDCEndV1,
+	DisplayName: "Loader/AppDomainDCStop",
+	ID:          158,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCEnd_V1",
+	Opcode:      44,
+	OpcodeName:  "AppDomainDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCEndV1",
+	Version:     1,
+	desc:        &descAppDomainDCEndV1,
+	fields:      &fieldsAppDomainDCEndV1,
+}
+
 // descAppDomainDCEndV1 describes AppDomainDCEnd_V1 (EventInfo.Descriptor).
 var descAppDomainDCEndV1 = clrimpl.Descriptor{
 	Columns:      columnsAppDomainDCEndV1,
@@ -3568,7 +3929,7 @@ type ThreadDC struct {
 
 // Info describes ThreadDC.
 func (*ThreadDC) Info() *EventInfo {
-	return &eventTable[510]
+	return &infoThreadDC
 }
 
 // Descriptor describes ThreadDC, as readers of any generated package see it.
@@ -3686,6 +4047,25 @@ var columnsThreadDC = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadDC describes ThreadDC (ThreadDC.Info).
+var infoThreadDC = EventInfo{
+	Columns:     columnsThreadDC,
+	DisplayName: "Loader/ThreadDCStop",
+	ID:          159,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadDC",
+	Opcode:      48,
+	OpcodeName:  "ThreadDC",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ThreadDC",
+	Version:     0,
+	desc:        &descThreadDC,
+	fields:      &fieldsThreadDC,
+}
 
 // descThreadDC describes ThreadDC (EventInfo.Descriptor).
 var descThreadDC = clrimpl.Descriptor{

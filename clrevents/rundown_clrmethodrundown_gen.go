@@ -29,7 +29,7 @@ type MethodDCStart struct {
 
 // Info describes MethodDCStart.
 func (*MethodDCStart) Info() *EventInfo {
-	return &eventTable[467]
+	return &infoMethodDCStart
 }
 
 // Descriptor describes MethodDCStart, as readers of any generated package see it.
@@ -149,6 +149,25 @@ var columnsMethodDCStart = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodDCStart describes MethodDCStart (MethodDCStart.Info).
+var infoMethodDCStart = EventInfo{
+	Columns:     columnsMethodDCStart,
+	DisplayName: "Method/DCStart",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStart",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStart",
+	Version:     0,
+	desc:        &descMethodDCStart,
+	fields:      &fieldsMethodDCStart,
+}
+
 // descMethodDCStart describes MethodDCStart (EventInfo.Descriptor).
 var descMethodDCStart = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStart,
@@ -192,7 +211,7 @@ type MethodDCStartV1 struct {
 
 // Info describes MethodDCStart_V1.
 func (*MethodDCStartV1) Info() *EventInfo {
-	return &eventTable[468]
+	return &infoMethodDCStartV1
 }
 
 // Descriptor describes MethodDCStart_V1, as readers of any generated package see it.
@@ -325,6 +344,25 @@ var columnsMethodDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCStartV1 describes MethodDCStart_V1 (MethodDCStartV1.Info).
+var infoMethodDCStartV1 = EventInfo{
+	Columns:     columnsMethodDCStartV1,
+	DisplayName: "Method/DCStart",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStart_V1",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartV1",
+	Version:     1,
+	desc:        &descMethodDCStartV1,
+	fields:      &fieldsMethodDCStartV1,
+}
+
 // descMethodDCStartV1 describes MethodDCStart_V1 (EventInfo.Descriptor).
 var descMethodDCStartV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartV1,
@@ -370,7 +408,7 @@ type MethodDCStartV2 struct {
 
 // Info describes MethodDCStart_V2.
 func (*MethodDCStartV2) Info() *EventInfo {
-	return &eventTable[469]
+	return &infoMethodDCStartV2
 }
 
 // Descriptor describes MethodDCStart_V2, as readers of any generated package see it.
@@ -515,6 +553,25 @@ var columnsMethodDCStartV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCStartV2 describes MethodDCStart_V2 (MethodDCStartV2.Info).
+var infoMethodDCStartV2 = EventInfo{
+	Columns:     columnsMethodDCStartV2,
+	DisplayName: "Method/DCStart",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStart_V2",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartV2",
+	Version:     2,
+	desc:        &descMethodDCStartV2,
+	fields:      &fieldsMethodDCStartV2,
+}
+
 // descMethodDCStartV2 describes MethodDCStart_V2 (EventInfo.Descriptor).
 var descMethodDCStartV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartV2,
@@ -556,7 +613,7 @@ type MethodDCEnd struct {
 
 // Info describes MethodDCEnd.
 func (*MethodDCEnd) Info() *EventInfo {
-	return &eventTable[470]
+	return &infoMethodDCEnd
 }
 
 // Descriptor describes MethodDCEnd, as readers of any generated package see it.
@@ -676,6 +733,25 @@ var columnsMethodDCEnd = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodDCEnd describes MethodDCEnd (MethodDCEnd.Info).
+var infoMethodDCEnd = EventInfo{
+	Columns:     columnsMethodDCEnd,
+	DisplayName: "Method/DCStop",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEnd",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEnd",
+	Version:     0,
+	desc:        &descMethodDCEnd,
+	fields:      &fieldsMethodDCEnd,
+}
+
 // descMethodDCEnd describes MethodDCEnd (EventInfo.Descriptor).
 var descMethodDCEnd = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEnd,
@@ -719,7 +795,7 @@ type MethodDCEndV1 struct {
 
 // Info describes MethodDCEnd_V1.
 func (*MethodDCEndV1) Info() *EventInfo {
-	return &eventTable[471]
+	return &infoMethodDCEndV1
 }
 
 // Descriptor describes MethodDCEnd_V1, as readers of any generated package see it.
@@ -852,6 +928,25 @@ var columnsMethodDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCEndV1 describes MethodDCEnd_V1 (MethodDCEndV1.Info).
+var infoMethodDCEndV1 = EventInfo{
+	Columns:     columnsMethodDCEndV1,
+	DisplayName: "Method/DCStop",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEnd_V1",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndV1",
+	Version:     1,
+	desc:        &descMethodDCEndV1,
+	fields:      &fieldsMethodDCEndV1,
+}
+
 // descMethodDCEndV1 describes MethodDCEnd_V1 (EventInfo.Descriptor).
 var descMethodDCEndV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndV1,
@@ -897,7 +992,7 @@ type MethodDCEndV2 struct {
 
 // Info describes MethodDCEnd_V2.
 func (*MethodDCEndV2) Info() *EventInfo {
-	return &eventTable[472]
+	return &infoMethodDCEndV2
 }
 
 // Descriptor describes MethodDCEnd_V2, as readers of any generated package see it.
@@ -1042,6 +1137,25 @@ var columnsMethodDCEndV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCEndV2 describes MethodDCEnd_V2 (MethodDCEndV2.Info).
+var infoMethodDCEndV2 = EventInfo{
+	Columns:     columnsMethodDCEndV2,
+	DisplayName: "Method/DCStop",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEnd_V2",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndV2",
+	Version:     2,
+	desc:        &descMethodDCEndV2,
+	fields:      &fieldsMethodDCEndV2,
+}
+
 // descMethodDCEndV2 describes MethodDCEnd_V2 (EventInfo.Descriptor).
 var descMethodDCEndV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndV2,
@@ -1089,7 +1203,7 @@ type MethodDCStartVerbose struct {
 
 // Info describes MethodDCStartVerbose.
 func (*MethodDCStartVerbose) Info() *EventInfo {
-	return &eventTable[473]
+	return &infoMethodDCStartVerbose
 }
 
 // Descriptor describes MethodDCStartVerbose, as readers of any generated package see it.
@@ -1251,6 +1365,25 @@ var columnsMethodDCStartVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodDCStartVerbose describes MethodDCStartVerbose (MethodDCStartVerbose.Info).
+var infoMethodDCStartVerbose = EventInfo{
+	Columns:     columnsMethodDCStartVerbose,
+	DisplayName: "Method/DCStartVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerbose",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartVerbose",
+	Version:     0,
+	desc:        &descMethodDCStartVerbose,
+	fields:      &fieldsMethodDCStartVerbose,
+}
+
 // descMethodDCStartVerbose describes MethodDCStartVerbose (EventInfo.Descriptor).
 var descMethodDCStartVerbose = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartVerbose,
@@ -1300,7 +1433,7 @@ type MethodDCStartVerboseV1 struct {
 
 // Info describes MethodDCStartVerbose_V1.
 func (*MethodDCStartVerboseV1) Info() *EventInfo {
-	return &eventTable[474]
+	return &infoMethodDCStartVerboseV1
 }
 
 // Descriptor describes MethodDCStartVerbose_V1, as readers of any generated package see it.
@@ -1476,6 +1609,25 @@ var columnsMethodDCStartVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCStartVerboseV1 describes MethodDCStartVerbose_V1 (MethodDCStartVerboseV1.Info).
+var infoMethodDCStartVerboseV1 = EventInfo{
+	Columns:     columnsMethodDCStartVerboseV1,
+	DisplayName: "Method/DCStartVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerbose_V1",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartVerboseV1",
+	Version:     1,
+	desc:        &descMethodDCStartVerboseV1,
+	fields:      &fieldsMethodDCStartVerboseV1,
+}
+
 // descMethodDCStartVerboseV1 describes MethodDCStartVerbose_V1 (EventInfo.Descriptor).
 var descMethodDCStartVerboseV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartVerboseV1,
@@ -1527,7 +1679,7 @@ type MethodDCStartVerboseV2 struct {
 
 // Info describes MethodDCStartVerbose_V2.
 func (*MethodDCStartVerboseV2) Info() *EventInfo {
-	return &eventTable[475]
+	return &infoMethodDCStartVerboseV2
 }
 
 // Descriptor describes MethodDCStartVerbose_V2, as readers of any generated package see it.
@@ -1718,6 +1870,25 @@ var columnsMethodDCStartVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCStartVerboseV2 describes MethodDCStartVerbose_V2 (MethodDCStartVerboseV2.Info).
+var infoMethodDCStartVerboseV2 = EventInfo{
+	Columns:     columnsMethodDCStartVerboseV2,
+	DisplayName: "Method/DCStartVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerbose_V2",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartVerboseV2",
+	Version:     2,
+	desc:        &descMethodDCStartVerboseV2,
+	fields:      &fieldsMethodDCStartVerboseV2,
+}
+
 // descMethodDCStartVerboseV2 describes MethodDCStartVerbose_V2 (EventInfo.Descriptor).
 var descMethodDCStartVerboseV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartVerboseV2,
@@ -1765,7 +1936,7 @@ type MethodDCEndVerbose struct {
 
 // Info describes MethodDCEndVerbose.
 func (*MethodDCEndVerbose) Info() *EventInfo {
-	return &eventTable[476]
+	return &infoMethodDCEndVerbose
 }
 
 // Descriptor describes MethodDCEndVerbose, as readers of any generated package see it.
@@ -1927,6 +2098,25 @@ var columnsMethodDCEndVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodDCEndVerbose describes MethodDCEndVerbose (MethodDCEndVerbose.Info).
+var infoMethodDCEndVerbose = EventInfo{
+	Columns:     columnsMethodDCEndVerbose,
+	DisplayName: "Method/DCStopVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerbose",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndVerbose",
+	Version:     0,
+	desc:        &descMethodDCEndVerbose,
+	fields:      &fieldsMethodDCEndVerbose,
+}
+
 // descMethodDCEndVerbose describes MethodDCEndVerbose (EventInfo.Descriptor).
 var descMethodDCEndVerbose = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndVerbose,
@@ -1976,7 +2166,7 @@ type MethodDCEndVerboseV1 struct {
 
 // Info describes MethodDCEndVerbose_V1.
 func (*MethodDCEndVerboseV1) Info() *EventInfo {
-	return &eventTable[477]
+	return &infoMethodDCEndVerboseV1
 }
 
 // Descriptor describes MethodDCEndVerbose_V1, as readers of any generated package see it.
@@ -2152,6 +2342,25 @@ var columnsMethodDCEndVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCEndVerboseV1 describes MethodDCEndVerbose_V1 (MethodDCEndVerboseV1.Info).
+var infoMethodDCEndVerboseV1 = EventInfo{
+	Columns:     columnsMethodDCEndVerboseV1,
+	DisplayName: "Method/DCStopVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerbose_V1",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndVerboseV1",
+	Version:     1,
+	desc:        &descMethodDCEndVerboseV1,
+	fields:      &fieldsMethodDCEndVerboseV1,
+}
+
 // descMethodDCEndVerboseV1 describes MethodDCEndVerbose_V1 (EventInfo.Descriptor).
 var descMethodDCEndVerboseV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndVerboseV1,
@@ -2203,7 +2412,7 @@ type MethodDCEndVerboseV2 struct {
 
 // Info describes MethodDCEndVerbose_V2.
 func (*MethodDCEndVerboseV2) Info() *EventInfo {
-	return &eventTable[478]
+	return &infoMethodDCEndVerboseV2
 }
 
 // Descriptor describes MethodDCEndVerbose_V2, as readers of any generated package see it.
@@ -2394,6 +2603,25 @@ var columnsMethodDCEndVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCEndVerboseV2 describes MethodDCEndVerbose_V2 (MethodDCEndVerboseV2.Info).
+var infoMethodDCEndVerboseV2 = EventInfo{
+	Columns:     columnsMethodDCEndVerboseV2,
+	DisplayName: "Method/DCStopVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerbose_V2",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndVerboseV2",
+	Version:     2,
+	desc:        &descMethodDCEndVerboseV2,
+	fields:      &fieldsMethodDCEndVerboseV2,
+}
+
 // descMethodDCEndVerboseV2 describes MethodDCEndVerbose_V2 (EventInfo.Descriptor).
 var descMethodDCEndVerboseV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndVerboseV2,
@@ -2422,7 +2650,7 @@ type DCStartComplete struct{}
 
 // Info describes DCStartComplete.
 func (*DCStartComplete) Info() *EventInfo {
-	return &eventTable[479]
+	return &infoDCStartComplete
 }
 
 // Descriptor describes DCStartComplete, as readers of any generated package see it.
@@ -2457,6 +2685,25 @@ func (e *DCStartComplete) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCStartComplete lists the columns of DCStartComplete (EventInfo.Columns).
 var columnsDCStartComplete = []clrimpl.Column{}
 
+// infoDCStartComplete describes DCStartComplete (DCStartComplete.Info).
+var infoDCStartComplete = EventInfo{
+	Columns:     columnsDCStartComplete,
+	DisplayName: "Method/DCStartComplete",
+	ID:          145,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartComplete",
+	Opcode:      14,
+	OpcodeName:  "DCStartComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartComplete",
+	Version:     0,
+	desc:        &descDCStartComplete,
+	fields:      &fieldsDCStartComplete,
+}
+
 // descDCStartComplete describes DCStartComplete (EventInfo.Descriptor).
 var descDCStartComplete = clrimpl.Descriptor{
 	Columns:      columnsDCStartComplete,
@@ -2488,7 +2735,7 @@ type DCStartCompleteV1 struct {
 
 // Info describes DCStartComplete_V1.
 func (*DCStartCompleteV1) Info() *EventInfo {
-	return &eventTable[480]
+	return &infoDCStartCompleteV1
 }
 
 // Descriptor describes DCStartComplete_V1, as readers of any generated package see it.
@@ -2543,6 +2790,25 @@ var columnsDCStartCompleteV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCStartCompleteV1 describes DCStartComplete_V1 (DCStartCompleteV1.Info).
+var infoDCStartCompleteV1 = EventInfo{
+	Columns:     columnsDCStartCompleteV1,
+	DisplayName: "Method/DCStartComplete",
+	ID:          145,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartComplete_V1",
+	Opcode:      14,
+	OpcodeName:  "DCStartComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartCompleteV1",
+	Version:     1,
+	desc:        &descDCStartCompleteV1,
+	fields:      &fieldsDCStartCompleteV1,
+}
+
 // descDCStartCompleteV1 describes DCStartComplete_V1 (EventInfo.Descriptor).
 var descDCStartCompleteV1 = clrimpl.Descriptor{
 	Columns:      columnsDCStartCompleteV1,
@@ -2571,7 +2837,7 @@ type DCEndComplete struct{}
 
 // Info describes DCEndComplete.
 func (*DCEndComplete) Info() *EventInfo {
-	return &eventTable[481]
+	return &infoDCEndComplete
 }
 
 // Descriptor describes DCEndComplete, as readers of any generated package see it.
@@ -2606,6 +2872,25 @@ func (e *DCEndComplete) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCEndComplete lists the columns of DCEndComplete (EventInfo.Columns).
 var columnsDCEndComplete = []clrimpl.Column{}
 
+// infoDCEndComplete describes DCEndComplete (DCEndComplete.Info).
+var infoDCEndComplete = EventInfo{
+	Columns:     columnsDCEndComplete,
+	DisplayName: "Method/DCStopComplete",
+	ID:          146,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndComplete",
+	Opcode:      15,
+	OpcodeName:  "DCEndComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndComplete",
+	Version:     0,
+	desc:        &descDCEndComplete,
+	fields:      &fieldsDCEndComplete,
+}
+
 // descDCEndComplete describes DCEndComplete (EventInfo.Descriptor).
 var descDCEndComplete = clrimpl.Descriptor{
 	Columns:      columnsDCEndComplete,
@@ -2637,7 +2922,7 @@ type DCEndCompleteV1 struct {
 
 // Info describes DCEndComplete_V1.
 func (*DCEndCompleteV1) Info() *EventInfo {
-	return &eventTable[482]
+	return &infoDCEndCompleteV1
 }
 
 // Descriptor describes DCEndComplete_V1, as readers of any generated package see it.
@@ -2692,6 +2977,25 @@ var columnsDCEndCompleteV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCEndCompleteV1 describes DCEndComplete_V1 (DCEndCompleteV1.Info).
+var infoDCEndCompleteV1 = EventInfo{
+	Columns:     columnsDCEndCompleteV1,
+	DisplayName: "Method/DCStopComplete",
+	ID:          146,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndComplete_V1",
+	Opcode:      15,
+	OpcodeName:  "DCEndComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndCompleteV1",
+	Version:     1,
+	desc:        &descDCEndCompleteV1,
+	fields:      &fieldsDCEndCompleteV1,
+}
+
 // descDCEndCompleteV1 describes DCEndComplete_V1 (EventInfo.Descriptor).
 var descDCEndCompleteV1 = clrimpl.Descriptor{
 	Columns:      columnsDCEndCompleteV1,
@@ -2720,7 +3024,7 @@ type DCStartInit struct{}
 
 // Info describes DCStartInit.
 func (*DCStartInit) Info() *EventInfo {
-	return &eventTable[483]
+	return &infoDCStartInit
 }
 
 // Descriptor describes DCStartInit, as readers of any generated package see it.
@@ -2755,6 +3059,25 @@ func (e *DCStartInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCStartInit lists the columns of DCStartInit (EventInfo.Columns).
 var columnsDCStartInit = []clrimpl.Column{}
 
+// infoDCStartInit describes DCStartInit (DCStartInit.Info).
+var infoDCStartInit = EventInfo{
+	Columns:     columnsDCStartInit,
+	DisplayName: "Method/DCStartInit",
+	ID:          147,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartInit",
+	Opcode:      16,
+	OpcodeName:  "DCStartInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartInit",
+	Version:     0,
+	desc:        &descDCStartInit,
+	fields:      &fieldsDCStartInit,
+}
+
 // descDCStartInit describes DCStartInit (EventInfo.Descriptor).
 var descDCStartInit = clrimpl.Descriptor{
 	Columns:      columnsDCStartInit,
@@ -2786,7 +3109,7 @@ type DCStartInitV1 struct {
 
 // Info describes DCStartInit_V1.
 func (*DCStartInitV1) Info() *EventInfo {
-	return &eventTable[484]
+	return &infoDCStartInitV1
 }
 
 // Descriptor describes DCStartInit_V1, as readers of any generated package see it.
@@ -2841,6 +3164,25 @@ var columnsDCStartInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCStartInitV1 describes DCStartInit_V1 (DCStartInitV1.Info).
+var infoDCStartInitV1 = EventInfo{
+	Columns:     columnsDCStartInitV1,
+	DisplayName: "Method/DCStartInit",
+	ID:          147,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartInit_V1",
+	Opcode:      16,
+	OpcodeName:  "DCStartInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartInitV1",
+	Version:     1,
+	desc:        &descDCStartInitV1,
+	fields:      &fieldsDCStartInitV1,
+}
+
 // descDCStartInitV1 describes DCStartInit_V1 (EventInfo.Descriptor).
 var descDCStartInitV1 = clrimpl.Descriptor{
 	Columns:      columnsDCStartInitV1,
@@ -2869,7 +3211,7 @@ type DCEndInit struct{}
 
 // Info describes DCEndInit.
 func (*DCEndInit) Info() *EventInfo {
-	return &eventTable[485]
+	return &infoDCEndInit
 }
 
 // Descriptor describes DCEndInit, as readers of any generated package see it.
@@ -2904,6 +3246,25 @@ func (e *DCEndInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCEndInit lists the columns of DCEndInit (EventInfo.Columns).
 var columnsDCEndInit = []clrimpl.Column{}
 
+// infoDCEndInit describes DCEndInit (DCEndInit.Info).
+var infoDCEndInit = EventInfo{
+	Columns:     columnsDCEndInit,
+	DisplayName: "Method/DCStopInit",
+	ID:          148,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndInit",
+	Opcode:      17,
+	OpcodeName:  "DCEndInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndInit",
+	Version:     0,
+	desc:        &descDCEndInit,
+	fields:      &fieldsDCEndInit,
+}
+
 // descDCEndInit describes DCEndInit (EventInfo.Descriptor).
 var descDCEndInit = clrimpl.Descriptor{
 	Columns:      columnsDCEndInit,
@@ -2935,7 +3296,7 @@ type DCEndInitV1 struct {
 
 // Info describes DCEndInit_V1.
 func (*DCEndInitV1) Info() *EventInfo {
-	return &eventTable[486]
+	return &infoDCEndInitV1
 }
 
 // Descriptor describes DCEndInit_V1, as readers of any generated package see it.
@@ -2990,6 +3351,25 @@ var columnsDCEndInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCEndInitV1 describes DCEndInit_V1 (DCEndInitV1.Info).
+var infoDCEndInitV1 = EventInfo{
+	Columns:     columnsDCEndInitV1,
+	DisplayName: "Method/DCStopInit",
+	ID:          148,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndInit_V1",
+	Opcode:      17,
+	OpcodeName:  "DCEndInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndInitV1",
+	Version:     1,
+	desc:        &descDCEndInitV1,
+	fields:      &fieldsDCEndInitV1,
+}
+
 // descDCEndInitV1 describes DCEndInit_V1 (EventInfo.Descriptor).
 var descDCEndInitV1 = clrimpl.Descriptor{
 	Columns:      columnsDCEndInitV1,
@@ -3033,7 +3413,7 @@ type MethodDCStartILToNativeMap struct {
 
 // Info describes MethodDCStartILToNativeMap.
 func (*MethodDCStartILToNativeMap) Info() *EventInfo {
-	return &eventTable[487]
+	return &infoMethodDCStartILToNativeMap
 }
 
 // Descriptor describes MethodDCStartILToNativeMap, as readers of any generated package see it.
@@ -3173,6 +3553,25 @@ var columnsMethodDCStartILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCStartILToNativeMap describes MethodDCStartILToNativeMap (MethodDCStartILToNativeMap.Info).
+var infoMethodDCStartILToNativeMap = EventInfo{
+	Columns:     columnsMethodDCStartILToNativeMap,
+	DisplayName: "Method/MethodDCStartILToNativeMap",
+	ID:          149,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCStartILToNativeMap",
+	Opcode:      41,
+	OpcodeName:  "MethodDCStartILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartILToNativeMap",
+	Version:     0,
+	desc:        &descMethodDCStartILToNativeMap,
+	fields:      &fieldsMethodDCStartILToNativeMap,
+}
+
 // descMethodDCStartILToNativeMap describes MethodDCStartILToNativeMap (EventInfo.Descriptor).
 var descMethodDCStartILToNativeMap = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartILToNativeMap,
@@ -3218,7 +3617,7 @@ type MethodDCStartILToNativeMapV1 struct {
 
 // Info describes MethodDCStartILToNativeMap_V1.
 func (*MethodDCStartILToNativeMapV1) Info() *EventInfo {
-	return &eventTable[488]
+	return &infoMethodDCStartILToNativeMapV1
 }
 
 // Descriptor describes MethodDCStartILToNativeMap_V1, as readers of any generated package see it.
@@ -3372,6 +3771,25 @@ var columnsMethodDCStartILToNativeMapV1 = []clrimpl.Column{{
 	Name: "ILVersionID",
 }}
 
+// infoMethodDCStartILToNativeMapV1 describes MethodDCStartILToNativeMap_V1 (MethodDCStartILToNativeMapV1.Info).
+var infoMethodDCStartILToNativeMapV1 = EventInfo{
+	Columns:     columnsMethodDCStartILToNativeMapV1,
+	DisplayName: "Method/MethodDCStartILToNativeMap",
+	ID:          149,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCStartILToNativeMap_V1",
+	Opcode:      41,
+	OpcodeName:  "MethodDCStartILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartILToNativeMapV1",
+	Version:     1,
+	desc:        &descMethodDCStartILToNativeMapV1,
+	fields:      &fieldsMethodDCStartILToNativeMapV1,
+}
+
 // descMethodDCStartILToNativeMapV1 describes MethodDCStartILToNativeMap_V1 (EventInfo.Descriptor).
 var descMethodDCStartILToNativeMapV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartILToNativeMapV1,
@@ -3415,7 +3833,7 @@ type MethodDCEndILToNativeMap struct {
 
 // Info describes MethodDCEndILToNativeMap.
 func (*MethodDCEndILToNativeMap) Info() *EventInfo {
-	return &eventTable[489]
+	return &infoMethodDCEndILToNativeMap
 }
 
 // Descriptor describes MethodDCEndILToNativeMap, as readers of any generated package see it.
@@ -3555,6 +3973,25 @@ var columnsMethodDCEndILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCEndILToNativeMap describes MethodDCEndILToNativeMap (MethodDCEndILToNativeMap.Info).
+var infoMethodDCEndILToNativeMap = EventInfo{
+	Columns:     columnsMethodDCEndILToNativeMap,
+	DisplayName: "Method/MethodDCEndILToNativeMap",
+	ID:          150,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCEndILToNativeMap",
+	Opcode:      42,
+	OpcodeName:  "MethodDCEndILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndILToNativeMap",
+	Version:     0,
+	desc:        &descMethodDCEndILToNativeMap,
+	fields:      &fieldsMethodDCEndILToNativeMap,
+}
+
 // descMethodDCEndILToNativeMap describes MethodDCEndILToNativeMap (EventInfo.Descriptor).
 var descMethodDCEndILToNativeMap = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndILToNativeMap,
@@ -3600,7 +4037,7 @@ type MethodDCEndILToNativeMapV1 struct {
 
 // Info describes MethodDCEndILToNativeMap_V1.
 func (*MethodDCEndILToNativeMapV1) Info() *EventInfo {
-	return &eventTable[490]
+	return &infoMethodDCEndILToNativeMapV1
 }
 
 // Descriptor describes MethodDCEndILToNativeMap_V1, as readers of any generated package see it.
@@ -3753,6 +4190,25 @@ var columnsMethodDCEndILToNativeMapV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint64,
 	Name: "ILVersionID",
 }}
+
+// infoMethodDCEndILToNativeMapV1 describes MethodDCEndILToNativeMap_V1 (MethodDCEndILToNativeMapV1.Info).
+var infoMethodDCEndILToNativeMapV1 = EventInfo{
+	Columns:     columnsMethodDCEndILToNativeMapV1,
+	DisplayName: "Method/MethodDCEndILToNativeMap",
+	ID:          150,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCEndILToNativeMap_V1",
+	Opcode:      42,
+	OpcodeName:  "MethodDCEndILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndILToNativeMapV1",
+	Version:     1,
+	desc:        &descMethodDCEndILToNativeMapV1,
+	fields:      &fieldsMethodDCEndILToNativeMapV1,
+}
 
 // descMethodDCEndILToNativeMapV1 describes MethodDCEndILToNativeMap_V1 (EventInfo.Descriptor).
 var descMethodDCEndILToNativeMapV1 = clrimpl.Descriptor{

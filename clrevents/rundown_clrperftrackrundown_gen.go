@@ -27,7 +27,7 @@ type ModuleRangeDCStart struct {
 
 // Info describes ModuleRangeDCStart.
 func (*ModuleRangeDCStart) Info() *EventInfo {
-	return &eventTable[511]
+	return &infoModuleRangeDCStart
 }
 
 // Descriptor describes ModuleRangeDCStart, as readers of any generated package see it.
@@ -136,6 +136,25 @@ var columnsModuleRangeDCStart = []clrimpl.Column{{
 	Name: "RangeType_name",
 }}
 
+// infoModuleRangeDCStart describes ModuleRangeDCStart (ModuleRangeDCStart.Info).
+var infoModuleRangeDCStart = EventInfo{
+	Columns:     columnsModuleRangeDCStart,
+	DisplayName: "ClrPerfTrack/ModuleRangeDCStart",
+	ID:          160,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeDCStart",
+	Opcode:      10,
+	OpcodeName:  "ModuleRangeDCStart",
+	Provider:    ProviderRundown,
+	Task:        20,
+	TaskName:    "CLRPerfTrackRundown",
+	TypeName:    "ModuleRangeDCStart",
+	Version:     0,
+	desc:        &descModuleRangeDCStart,
+	fields:      &fieldsModuleRangeDCStart,
+}
+
 // descModuleRangeDCStart describes ModuleRangeDCStart (EventInfo.Descriptor).
 var descModuleRangeDCStart = clrimpl.Descriptor{
 	Columns:      columnsModuleRangeDCStart,
@@ -175,7 +194,7 @@ type ModuleRangeDCEnd struct {
 
 // Info describes ModuleRangeDCEnd.
 func (*ModuleRangeDCEnd) Info() *EventInfo {
-	return &eventTable[512]
+	return &infoModuleRangeDCEnd
 }
 
 // Descriptor describes ModuleRangeDCEnd, as readers of any generated package see it.
@@ -283,6 +302,25 @@ var columnsModuleRangeDCEnd = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "RangeType_name",
 }}
+
+// infoModuleRangeDCEnd describes ModuleRangeDCEnd (ModuleRangeDCEnd.Info).
+var infoModuleRangeDCEnd = EventInfo{
+	Columns:     columnsModuleRangeDCEnd,
+	DisplayName: "ClrPerfTrack/ModuleRangeDCEnd",
+	ID:          161,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeDCEnd",
+	Opcode:      11,
+	OpcodeName:  "ModuleRangeDCEnd",
+	Provider:    ProviderRundown,
+	Task:        20,
+	TaskName:    "CLRPerfTrackRundown",
+	TypeName:    "ModuleRangeDCEnd",
+	Version:     0,
+	desc:        &descModuleRangeDCEnd,
+	fields:      &fieldsModuleRangeDCEnd,
+}
 
 // descModuleRangeDCEnd describes ModuleRangeDCEnd (EventInfo.Descriptor).
 var descModuleRangeDCEnd = clrimpl.Descriptor{

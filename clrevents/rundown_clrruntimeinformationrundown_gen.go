@@ -47,7 +47,7 @@ type RuntimeInformationDCStart struct {
 
 // Info describes RuntimeInformationDCStart.
 func (*RuntimeInformationDCStart) Info() *EventInfo {
-	return &eventTable[513]
+	return &infoRuntimeInformationDCStart
 }
 
 // Descriptor describes RuntimeInformationDCStart, as readers of any generated package see it.
@@ -293,6 +293,25 @@ var columnsRuntimeInformationDCStart = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "RuntimeDllPath",
 }}
+
+// infoRuntimeInformationDCStart describes RuntimeInformationDCStart (RuntimeInformationDCStart.Info).
+var infoRuntimeInformationDCStart = EventInfo{
+	Columns:     columnsRuntimeInformationDCStart,
+	DisplayName: "Runtime/Start",
+	ID:          187,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "RuntimeInformationDCStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRundown,
+	Task:        19,
+	TaskName:    "CLRRuntimeInformationRundown",
+	TypeName:    "RuntimeInformationDCStart",
+	Version:     0,
+	desc:        &descRuntimeInformationDCStart,
+	fields:      &fieldsRuntimeInformationDCStart,
+}
 
 // descRuntimeInformationDCStart describes RuntimeInformationDCStart (EventInfo.Descriptor).
 var descRuntimeInformationDCStart = clrimpl.Descriptor{

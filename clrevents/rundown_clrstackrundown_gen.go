@@ -27,7 +27,7 @@ type CLRStackWalkDCStart struct {
 
 // Info describes CLRStackWalkDCStart.
 func (*CLRStackWalkDCStart) Info() *EventInfo {
-	return &eventTable[465]
+	return &infoCLRStackWalkDCStart
 }
 
 // Descriptor describes CLRStackWalkDCStart, as readers of any generated package see it.
@@ -136,6 +136,25 @@ var columnsCLRStackWalkDCStart = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
 }}
+
+// infoCLRStackWalkDCStart describes CLRStackWalkDCStart (CLRStackWalkDCStart.Info).
+var infoCLRStackWalkDCStart = EventInfo{
+	Columns:     columnsCLRStackWalkDCStart,
+	DisplayName: "ClrStack/Walk",
+	ID:          0,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalkDCStart",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderRundown,
+	Task:        11,
+	TaskName:    "CLRStackRundown",
+	TypeName:    "CLRStackWalkDCStart",
+	Version:     0,
+	desc:        &descCLRStackWalkDCStart,
+	fields:      &fieldsCLRStackWalkDCStart,
+}
 
 // descCLRStackWalkDCStart describes CLRStackWalkDCStart (EventInfo.Descriptor).
 var descCLRStackWalkDCStart = clrimpl.Descriptor{

@@ -23,7 +23,7 @@ type ExecutionCheckpointDCEnd struct {
 
 // Info describes ExecutionCheckpointDCEnd.
 func (*ExecutionCheckpointDCEnd) Info() *EventInfo {
-	return &eventTable[515]
+	return &infoExecutionCheckpointDCEnd
 }
 
 // Descriptor describes ExecutionCheckpointDCEnd, as readers of any generated package see it.
@@ -110,6 +110,25 @@ var columnsExecutionCheckpointDCEnd = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt64,
 	Name: "Timestamp",
 }}
+
+// infoExecutionCheckpointDCEnd describes ExecutionCheckpointDCEnd (ExecutionCheckpointDCEnd.Info).
+var infoExecutionCheckpointDCEnd = EventInfo{
+	Columns:     columnsExecutionCheckpointDCEnd,
+	DisplayName: "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
+	ID:          300,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "ExecutionCheckpointDCEnd",
+	Opcode:      11,
+	OpcodeName:  "ExecutionCheckpointDCEnd",
+	Provider:    ProviderRundown,
+	Task:        35,
+	TaskName:    "ExecutionCheckpointRundown",
+	TypeName:    "ExecutionCheckpointDCEnd",
+	Version:     0,
+	desc:        &descExecutionCheckpointDCEnd,
+	fields:      &fieldsExecutionCheckpointDCEnd,
+}
 
 // descExecutionCheckpointDCEnd describes ExecutionCheckpointDCEnd (EventInfo.Descriptor).
 var descExecutionCheckpointDCEnd = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type TieredCompilationSettingsDCStart struct {
 
 // Info describes TieredCompilationSettingsDCStart.
 func (*TieredCompilationSettingsDCStart) Info() *EventInfo {
-	return &eventTable[514]
+	return &infoTieredCompilationSettingsDCStart
 }
 
 // Descriptor describes TieredCompilationSettingsDCStart, as readers of any generated package see it.
@@ -94,6 +94,25 @@ var columnsTieredCompilationSettingsDCStart = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "Flags_name",
 }}
+
+// infoTieredCompilationSettingsDCStart describes TieredCompilationSettingsDCStart (TieredCompilationSettingsDCStart.Info).
+var infoTieredCompilationSettingsDCStart = EventInfo{
+	Columns:     columnsTieredCompilationSettingsDCStart,
+	DisplayName: "TieredCompilation/SettingsDCStart",
+	ID:          280,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationSettingsDCStart",
+	Opcode:      11,
+	OpcodeName:  "SettingsDCStart",
+	Provider:    ProviderRundown,
+	Task:        31,
+	TaskName:    "TieredCompilationRundown",
+	TypeName:    "TieredCompilationSettingsDCStart",
+	Version:     0,
+	desc:        &descTieredCompilationSettingsDCStart,
+	fields:      &fieldsTieredCompilationSettingsDCStart,
+}
 
 // descTieredCompilationSettingsDCStart describes TieredCompilationSettingsDCStart (EventInfo.Descriptor).
 var descTieredCompilationSettingsDCStart = clrimpl.Descriptor{

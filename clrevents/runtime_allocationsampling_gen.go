@@ -31,7 +31,7 @@ type AllocationSampled struct {
 
 // Info describes AllocationSampled.
 func (*AllocationSampled) Info() *EventInfo {
-	return &eventTable[279]
+	return &infoAllocationSampled
 }
 
 // Descriptor describes AllocationSampled, as readers of any generated package see it.
@@ -193,6 +193,25 @@ var columnsAllocationSampled = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint64,
 	Name: "SampledByteOffset",
 }}
+
+// infoAllocationSampled describes AllocationSampled (AllocationSampled.Info).
+var infoAllocationSampled = EventInfo{
+	Columns:     columnsAllocationSampled,
+	DisplayName: "AllocationSampling",
+	ID:          303,
+	Keywords:    0x80000000000,
+	Level:       4,
+	Name:        "AllocationSampled",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderRuntime,
+	Task:        40,
+	TaskName:    "AllocationSampling",
+	TypeName:    "AllocationSampled",
+	Version:     0,
+	desc:        &descAllocationSampled,
+	fields:      &fieldsAllocationSampled,
+}
 
 // descAllocationSampled describes AllocationSampled (EventInfo.Descriptor).
 var descAllocationSampled = clrimpl.Descriptor{

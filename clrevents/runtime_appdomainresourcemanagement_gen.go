@@ -23,7 +23,7 @@ type AppDomainMemAllocated struct {
 
 // Info describes AppDomainMemAllocated.
 func (*AppDomainMemAllocated) Info() *EventInfo {
-	return &eventTable[165]
+	return &infoAppDomainMemAllocated
 }
 
 // Descriptor describes AppDomainMemAllocated, as readers of any generated package see it.
@@ -102,6 +102,25 @@ var columnsAppDomainMemAllocated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainMemAllocated describes AppDomainMemAllocated (AppDomainMemAllocated.Info).
+var infoAppDomainMemAllocated = EventInfo{
+	Columns:     columnsAppDomainMemAllocated,
+	DisplayName: "AppDomainResourceManagement/MemAllocated",
+	ID:          83,
+	Keywords:    0x800,
+	Level:       4,
+	Name:        "AppDomainMemAllocated",
+	Opcode:      48,
+	OpcodeName:  "AppDomainMemAllocated",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "AppDomainMemAllocated",
+	Version:     0,
+	desc:        &descAppDomainMemAllocated,
+	fields:      &fieldsAppDomainMemAllocated,
+}
+
 // descAppDomainMemAllocated describes AppDomainMemAllocated (EventInfo.Descriptor).
 var descAppDomainMemAllocated = clrimpl.Descriptor{
 	Columns:      columnsAppDomainMemAllocated,
@@ -139,7 +158,7 @@ type AppDomainMemSurvived struct {
 
 // Info describes AppDomainMemSurvived.
 func (*AppDomainMemSurvived) Info() *EventInfo {
-	return &eventTable[166]
+	return &infoAppDomainMemSurvived
 }
 
 // Descriptor describes AppDomainMemSurvived, as readers of any generated package see it.
@@ -230,6 +249,25 @@ var columnsAppDomainMemSurvived = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainMemSurvived describes AppDomainMemSurvived (AppDomainMemSurvived.Info).
+var infoAppDomainMemSurvived = EventInfo{
+	Columns:     columnsAppDomainMemSurvived,
+	DisplayName: "AppDomainResourceManagement/MemSurvived",
+	ID:          84,
+	Keywords:    0x800,
+	Level:       4,
+	Name:        "AppDomainMemSurvived",
+	Opcode:      49,
+	OpcodeName:  "AppDomainMemSurvived",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "AppDomainMemSurvived",
+	Version:     0,
+	desc:        &descAppDomainMemSurvived,
+	fields:      &fieldsAppDomainMemSurvived,
+}
+
 // descAppDomainMemSurvived describes AppDomainMemSurvived (EventInfo.Descriptor).
 var descAppDomainMemSurvived = clrimpl.Descriptor{
 	Columns:      columnsAppDomainMemSurvived,
@@ -271,7 +309,7 @@ type ThreadCreated struct {
 
 // Info describes ThreadCreated.
 func (*ThreadCreated) Info() *EventInfo {
-	return &eventTable[167]
+	return &infoThreadCreated
 }
 
 // Descriptor describes ThreadCreated, as readers of any generated package see it.
@@ -390,6 +428,25 @@ var columnsThreadCreated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadCreated describes ThreadCreated (ThreadCreated.Info).
+var infoThreadCreated = EventInfo{
+	Columns:     columnsThreadCreated,
+	DisplayName: "AppDomainResourceManagement/ThreadCreated",
+	ID:          85,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadCreated",
+	Opcode:      50,
+	OpcodeName:  "ThreadCreated",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "ThreadCreated",
+	Version:     0,
+	desc:        &descThreadCreated,
+	fields:      &fieldsThreadCreated,
+}
+
 // descThreadCreated describes ThreadCreated (EventInfo.Descriptor).
 var descThreadCreated = clrimpl.Descriptor{
 	Columns:      columnsThreadCreated,
@@ -425,7 +482,7 @@ type ThreadTerminated struct {
 
 // Info describes ThreadTerminated.
 func (*ThreadTerminated) Info() *EventInfo {
-	return &eventTable[168]
+	return &infoThreadTerminated
 }
 
 // Descriptor describes ThreadTerminated, as readers of any generated package see it.
@@ -504,6 +561,25 @@ var columnsThreadTerminated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadTerminated describes ThreadTerminated (ThreadTerminated.Info).
+var infoThreadTerminated = EventInfo{
+	Columns:     columnsThreadTerminated,
+	DisplayName: "AppDomainResourceManagement/ThreadTerminated",
+	ID:          86,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadTerminated",
+	Opcode:      51,
+	OpcodeName:  "ThreadTerminated",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "ThreadTerminated",
+	Version:     0,
+	desc:        &descThreadTerminated,
+	fields:      &fieldsThreadTerminated,
+}
+
 // descThreadTerminated describes ThreadTerminated (EventInfo.Descriptor).
 var descThreadTerminated = clrimpl.Descriptor{
 	Columns:      columnsThreadTerminated,
@@ -539,7 +615,7 @@ type ThreadDomainEnter struct {
 
 // Info describes ThreadDomainEnter.
 func (*ThreadDomainEnter) Info() *EventInfo {
-	return &eventTable[169]
+	return &infoThreadDomainEnter
 }
 
 // Descriptor describes ThreadDomainEnter, as readers of any generated package see it.
@@ -617,6 +693,25 @@ var columnsThreadDomainEnter = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadDomainEnter describes ThreadDomainEnter (ThreadDomainEnter.Info).
+var infoThreadDomainEnter = EventInfo{
+	Columns:     columnsThreadDomainEnter,
+	DisplayName: "AppDomainResourceManagement/DomainEnter",
+	ID:          87,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadDomainEnter",
+	Opcode:      52,
+	OpcodeName:  "ThreadDomainEnter",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "ThreadDomainEnter",
+	Version:     0,
+	desc:        &descThreadDomainEnter,
+	fields:      &fieldsThreadDomainEnter,
+}
 
 // descThreadDomainEnter describes ThreadDomainEnter (EventInfo.Descriptor).
 var descThreadDomainEnter = clrimpl.Descriptor{

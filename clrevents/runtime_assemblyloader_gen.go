@@ -29,7 +29,7 @@ type AssemblyLoadStart struct {
 
 // Info describes AssemblyLoadStart.
 func (*AssemblyLoadStart) Info() *EventInfo {
-	return &eventTable[266]
+	return &infoAssemblyLoadStart
 }
 
 // Descriptor describes AssemblyLoadStart, as readers of any generated package see it.
@@ -144,6 +144,25 @@ var columnsAssemblyLoadStart = []clrimpl.Column{{
 	Name: "RequestingAssemblyLoadContext",
 }}
 
+// infoAssemblyLoadStart describes AssemblyLoadStart (AssemblyLoadStart.Info).
+var infoAssemblyLoadStart = EventInfo{
+	Columns:     columnsAssemblyLoadStart,
+	DisplayName: "AssemblyLoader/Start",
+	ID:          290,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadStart",
+	Version:     0,
+	desc:        &descAssemblyLoadStart,
+	fields:      &fieldsAssemblyLoadStart,
+}
+
 // descAssemblyLoadStart describes AssemblyLoadStart (EventInfo.Descriptor).
 var descAssemblyLoadStart = clrimpl.Descriptor{
 	Columns:      columnsAssemblyLoadStart,
@@ -193,7 +212,7 @@ type AssemblyLoadStop struct {
 
 // Info describes AssemblyLoadStop.
 func (*AssemblyLoadStop) Info() *EventInfo {
-	return &eventTable[267]
+	return &infoAssemblyLoadStop
 }
 
 // Descriptor describes AssemblyLoadStop, as readers of any generated package see it.
@@ -364,6 +383,25 @@ var columnsAssemblyLoadStop = []clrimpl.Column{{
 	Name: "Cached",
 }}
 
+// infoAssemblyLoadStop describes AssemblyLoadStop (AssemblyLoadStop.Info).
+var infoAssemblyLoadStop = EventInfo{
+	Columns:     columnsAssemblyLoadStop,
+	DisplayName: "AssemblyLoader/Stop",
+	ID:          291,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadStop",
+	Version:     0,
+	desc:        &descAssemblyLoadStop,
+	fields:      &fieldsAssemblyLoadStop,
+}
+
 // descAssemblyLoadStop describes AssemblyLoadStop (EventInfo.Descriptor).
 var descAssemblyLoadStop = clrimpl.Descriptor{
 	Columns:      columnsAssemblyLoadStop,
@@ -409,7 +447,7 @@ type ResolutionAttempted struct {
 
 // Info describes ResolutionAttempted.
 func (*ResolutionAttempted) Info() *EventInfo {
-	return &eventTable[268]
+	return &infoResolutionAttempted
 }
 
 // Descriptor describes ResolutionAttempted, as readers of any generated package see it.
@@ -580,6 +618,25 @@ var columnsResolutionAttempted = []clrimpl.Column{{
 	Name: "ErrorMessage",
 }}
 
+// infoResolutionAttempted describes ResolutionAttempted (ResolutionAttempted.Info).
+var infoResolutionAttempted = EventInfo{
+	Columns:     columnsResolutionAttempted,
+	DisplayName: "AssemblyLoader/ResolutionAttempted",
+	ID:          292,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "ResolutionAttempted",
+	Opcode:      11,
+	OpcodeName:  "ResolutionAttempted",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "ResolutionAttempted",
+	Version:     0,
+	desc:        &descResolutionAttempted,
+	fields:      &fieldsResolutionAttempted,
+}
+
 // descResolutionAttempted describes ResolutionAttempted (EventInfo.Descriptor).
 var descResolutionAttempted = clrimpl.Descriptor{
 	Columns:      columnsResolutionAttempted,
@@ -621,7 +678,7 @@ type AssemblyLoadContextResolvingHandlerInvoked struct {
 
 // Info describes AssemblyLoadContextResolvingHandlerInvoked.
 func (*AssemblyLoadContextResolvingHandlerInvoked) Info() *EventInfo {
-	return &eventTable[269]
+	return &infoAssemblyLoadContextResolvingHandlerInvoked
 }
 
 // Descriptor describes AssemblyLoadContextResolvingHandlerInvoked, as readers of any generated package see it.
@@ -736,6 +793,25 @@ var columnsAssemblyLoadContextResolvingHandlerInvoked = []clrimpl.Column{{
 	Name: "ResultAssemblyPath",
 }}
 
+// infoAssemblyLoadContextResolvingHandlerInvoked describes AssemblyLoadContextResolvingHandlerInvoked (AssemblyLoadContextResolvingHandlerInvoked.Info).
+var infoAssemblyLoadContextResolvingHandlerInvoked = EventInfo{
+	Columns:     columnsAssemblyLoadContextResolvingHandlerInvoked,
+	DisplayName: "AssemblyLoader/AssemblyLoadContextResolvingHandlerInvoked",
+	ID:          293,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadContextResolvingHandlerInvoked",
+	Opcode:      12,
+	OpcodeName:  "AssemblyLoadContextResolvingHandlerInvoked",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadContextResolvingHandlerInvoked",
+	Version:     0,
+	desc:        &descAssemblyLoadContextResolvingHandlerInvoked,
+	fields:      &fieldsAssemblyLoadContextResolvingHandlerInvoked,
+}
+
 // descAssemblyLoadContextResolvingHandlerInvoked describes AssemblyLoadContextResolvingHandlerInvoked (EventInfo.Descriptor).
 var descAssemblyLoadContextResolvingHandlerInvoked = clrimpl.Descriptor{
 	Columns:      columnsAssemblyLoadContextResolvingHandlerInvoked,
@@ -775,7 +851,7 @@ type AppDomainAssemblyResolveHandlerInvoked struct {
 
 // Info describes AppDomainAssemblyResolveHandlerInvoked.
 func (*AppDomainAssemblyResolveHandlerInvoked) Info() *EventInfo {
-	return &eventTable[270]
+	return &infoAppDomainAssemblyResolveHandlerInvoked
 }
 
 // Descriptor describes AppDomainAssemblyResolveHandlerInvoked, as readers of any generated package see it.
@@ -880,6 +956,25 @@ var columnsAppDomainAssemblyResolveHandlerInvoked = []clrimpl.Column{{
 	Name: "ResultAssemblyPath",
 }}
 
+// infoAppDomainAssemblyResolveHandlerInvoked describes AppDomainAssemblyResolveHandlerInvoked (AppDomainAssemblyResolveHandlerInvoked.Info).
+var infoAppDomainAssemblyResolveHandlerInvoked = EventInfo{
+	Columns:     columnsAppDomainAssemblyResolveHandlerInvoked,
+	DisplayName: "AssemblyLoader/AppDomainAssemblyResolveHandlerInvoked",
+	ID:          294,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AppDomainAssemblyResolveHandlerInvoked",
+	Opcode:      13,
+	OpcodeName:  "AppDomainAssemblyResolveHandlerInvoked",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AppDomainAssemblyResolveHandlerInvoked",
+	Version:     0,
+	desc:        &descAppDomainAssemblyResolveHandlerInvoked,
+	fields:      &fieldsAppDomainAssemblyResolveHandlerInvoked,
+}
+
 // descAppDomainAssemblyResolveHandlerInvoked describes AppDomainAssemblyResolveHandlerInvoked (EventInfo.Descriptor).
 var descAppDomainAssemblyResolveHandlerInvoked = clrimpl.Descriptor{
 	Columns:      columnsAppDomainAssemblyResolveHandlerInvoked,
@@ -919,7 +1014,7 @@ type AssemblyLoadFromResolveHandlerInvoked struct {
 
 // Info describes AssemblyLoadFromResolveHandlerInvoked.
 func (*AssemblyLoadFromResolveHandlerInvoked) Info() *EventInfo {
-	return &eventTable[271]
+	return &infoAssemblyLoadFromResolveHandlerInvoked
 }
 
 // Descriptor describes AssemblyLoadFromResolveHandlerInvoked, as readers of any generated package see it.
@@ -1035,6 +1130,25 @@ var columnsAssemblyLoadFromResolveHandlerInvoked = []clrimpl.Column{{
 	Name: "ComputedRequestedAssemblyPath",
 }}
 
+// infoAssemblyLoadFromResolveHandlerInvoked describes AssemblyLoadFromResolveHandlerInvoked (AssemblyLoadFromResolveHandlerInvoked.Info).
+var infoAssemblyLoadFromResolveHandlerInvoked = EventInfo{
+	Columns:     columnsAssemblyLoadFromResolveHandlerInvoked,
+	DisplayName: "AssemblyLoader/AssemblyLoadFromResolveHandlerInvoked",
+	ID:          295,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadFromResolveHandlerInvoked",
+	Opcode:      14,
+	OpcodeName:  "AssemblyLoadFromResolveHandlerInvoked",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadFromResolveHandlerInvoked",
+	Version:     0,
+	desc:        &descAssemblyLoadFromResolveHandlerInvoked,
+	fields:      &fieldsAssemblyLoadFromResolveHandlerInvoked,
+}
+
 // descAssemblyLoadFromResolveHandlerInvoked describes AssemblyLoadFromResolveHandlerInvoked (EventInfo.Descriptor).
 var descAssemblyLoadFromResolveHandlerInvoked = clrimpl.Descriptor{
 	Columns:      columnsAssemblyLoadFromResolveHandlerInvoked,
@@ -1072,7 +1186,7 @@ type KnownPathProbed struct {
 
 // Info describes KnownPathProbed.
 func (*KnownPathProbed) Info() *EventInfo {
-	return &eventTable[272]
+	return &infoKnownPathProbed
 }
 
 // Descriptor describes KnownPathProbed, as readers of any generated package see it.
@@ -1180,6 +1294,25 @@ var columnsKnownPathProbed = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt32,
 	Name: "Result",
 }}
+
+// infoKnownPathProbed describes KnownPathProbed (KnownPathProbed.Info).
+var infoKnownPathProbed = EventInfo{
+	Columns:     columnsKnownPathProbed,
+	DisplayName: "AssemblyLoader/KnownPathProbed",
+	ID:          296,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "KnownPathProbed",
+	Opcode:      15,
+	OpcodeName:  "KnownPathProbed",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "KnownPathProbed",
+	Version:     0,
+	desc:        &descKnownPathProbed,
+	fields:      &fieldsKnownPathProbed,
+}
 
 // descKnownPathProbed describes KnownPathProbed (EventInfo.Descriptor).
 var descKnownPathProbed = clrimpl.Descriptor{

@@ -23,7 +23,7 @@ type AuthenticodeVerificationStart struct {
 
 // Info describes AuthenticodeVerificationStart.
 func (*AuthenticodeVerificationStart) Info() *EventInfo {
-	return &eventTable[223]
+	return &infoAuthenticodeVerificationStart
 }
 
 // Descriptor describes AuthenticodeVerificationStart, as readers of any generated package see it.
@@ -110,6 +110,25 @@ var columnsAuthenticodeVerificationStart = []clrimpl.Column{{
 	Name: "ModulePath",
 }}
 
+// infoAuthenticodeVerificationStart describes AuthenticodeVerificationStart (AuthenticodeVerificationStart.Info).
+var infoAuthenticodeVerificationStart = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStart,
+	DisplayName: "AuthenticodeVerification/Start",
+	ID:          183,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "AuthenticodeVerificationStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStart",
+	Version:     0,
+	desc:        &descAuthenticodeVerificationStart,
+	fields:      &fieldsAuthenticodeVerificationStart,
+}
+
 // descAuthenticodeVerificationStart describes AuthenticodeVerificationStart (EventInfo.Descriptor).
 var descAuthenticodeVerificationStart = clrimpl.Descriptor{
 	Columns:      columnsAuthenticodeVerificationStart,
@@ -147,7 +166,7 @@ type AuthenticodeVerificationStartV1 struct {
 
 // Info describes AuthenticodeVerificationStart_V1.
 func (*AuthenticodeVerificationStartV1) Info() *EventInfo {
-	return &eventTable[224]
+	return &infoAuthenticodeVerificationStartV1
 }
 
 // Descriptor describes AuthenticodeVerificationStart_V1, as readers of any generated package see it.
@@ -248,6 +267,25 @@ var columnsAuthenticodeVerificationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAuthenticodeVerificationStartV1 describes AuthenticodeVerificationStart_V1 (AuthenticodeVerificationStartV1.Info).
+var infoAuthenticodeVerificationStartV1 = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStartV1,
+	DisplayName: "AuthenticodeVerification/Start",
+	ID:          183,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "AuthenticodeVerificationStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStartV1",
+	Version:     1,
+	desc:        &descAuthenticodeVerificationStartV1,
+	fields:      &fieldsAuthenticodeVerificationStartV1,
+}
+
 // descAuthenticodeVerificationStartV1 describes AuthenticodeVerificationStart_V1 (EventInfo.Descriptor).
 var descAuthenticodeVerificationStartV1 = clrimpl.Descriptor{
 	Columns:      columnsAuthenticodeVerificationStartV1,
@@ -283,7 +321,7 @@ type AuthenticodeVerificationStop struct {
 
 // Info describes AuthenticodeVerificationStop.
 func (*AuthenticodeVerificationStop) Info() *EventInfo {
-	return &eventTable[225]
+	return &infoAuthenticodeVerificationStop
 }
 
 // Descriptor describes AuthenticodeVerificationStop, as readers of any generated package see it.
@@ -370,6 +408,25 @@ var columnsAuthenticodeVerificationStop = []clrimpl.Column{{
 	Name: "ModulePath",
 }}
 
+// infoAuthenticodeVerificationStop describes AuthenticodeVerificationStop (AuthenticodeVerificationStop.Info).
+var infoAuthenticodeVerificationStop = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStop,
+	DisplayName: "AuthenticodeVerification/Stop",
+	ID:          184,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "AuthenticodeVerificationStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStop",
+	Version:     0,
+	desc:        &descAuthenticodeVerificationStop,
+	fields:      &fieldsAuthenticodeVerificationStop,
+}
+
 // descAuthenticodeVerificationStop describes AuthenticodeVerificationStop (EventInfo.Descriptor).
 var descAuthenticodeVerificationStop = clrimpl.Descriptor{
 	Columns:      columnsAuthenticodeVerificationStop,
@@ -407,7 +464,7 @@ type AuthenticodeVerificationStopV1 struct {
 
 // Info describes AuthenticodeVerificationStop_V1.
 func (*AuthenticodeVerificationStopV1) Info() *EventInfo {
-	return &eventTable[226]
+	return &infoAuthenticodeVerificationStopV1
 }
 
 // Descriptor describes AuthenticodeVerificationStop_V1, as readers of any generated package see it.
@@ -507,6 +564,25 @@ var columnsAuthenticodeVerificationStopV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoAuthenticodeVerificationStopV1 describes AuthenticodeVerificationStop_V1 (AuthenticodeVerificationStopV1.Info).
+var infoAuthenticodeVerificationStopV1 = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStopV1,
+	DisplayName: "AuthenticodeVerification/Stop",
+	ID:          184,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "AuthenticodeVerificationStop_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStopV1",
+	Version:     1,
+	desc:        &descAuthenticodeVerificationStopV1,
+	fields:      &fieldsAuthenticodeVerificationStopV1,
+}
 
 // descAuthenticodeVerificationStopV1 describes AuthenticodeVerificationStop_V1 (EventInfo.Descriptor).
 var descAuthenticodeVerificationStopV1 = clrimpl.Descriptor{

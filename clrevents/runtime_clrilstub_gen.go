@@ -39,7 +39,7 @@ type ILStubGenerated struct {
 
 // Info describes ILStubGenerated.
 func (*ILStubGenerated) Info() *EventInfo {
-	return &eventTable[170]
+	return &infoILStubGenerated
 }
 
 // Descriptor describes ILStubGenerated, as readers of any generated package see it.
@@ -218,6 +218,25 @@ var columnsILStubGenerated = []clrimpl.Column{{
 	Name: "StubMethodILCode",
 }}
 
+// infoILStubGenerated describes ILStubGenerated (ILStubGenerated.Info).
+var infoILStubGenerated = EventInfo{
+	Columns:     columnsILStubGenerated,
+	DisplayName: "ILStub/StubGenerated",
+	ID:          88,
+	Keywords:    0x2000,
+	Level:       4,
+	Name:        "ILStubGenerated",
+	Opcode:      88,
+	OpcodeName:  "ILStubGenerated",
+	Provider:    ProviderRuntime,
+	Task:        15,
+	TaskName:    "CLRILStub",
+	TypeName:    "ILStubGenerated",
+	Version:     0,
+	desc:        &descILStubGenerated,
+	fields:      &fieldsILStubGenerated,
+}
+
 // descILStubGenerated describes ILStubGenerated (EventInfo.Descriptor).
 var descILStubGenerated = clrimpl.Descriptor{
 	Columns:      columnsILStubGenerated,
@@ -261,7 +280,7 @@ type ILStubCacheHit struct {
 
 // Info describes ILStubCacheHit.
 func (*ILStubCacheHit) Info() *EventInfo {
-	return &eventTable[171]
+	return &infoILStubCacheHit
 }
 
 // Descriptor describes ILStubCacheHit, as readers of any generated package see it.
@@ -391,6 +410,25 @@ var columnsILStubCacheHit = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "ManagedInteropMethodSignature",
 }}
+
+// infoILStubCacheHit describes ILStubCacheHit (ILStubCacheHit.Info).
+var infoILStubCacheHit = EventInfo{
+	Columns:     columnsILStubCacheHit,
+	DisplayName: "ILStub/StubCacheHit",
+	ID:          89,
+	Keywords:    0x2000,
+	Level:       4,
+	Name:        "ILStubCacheHit",
+	Opcode:      89,
+	OpcodeName:  "ILStubCacheHit",
+	Provider:    ProviderRuntime,
+	Task:        15,
+	TaskName:    "CLRILStub",
+	TypeName:    "ILStubCacheHit",
+	Version:     0,
+	desc:        &descILStubCacheHit,
+	fields:      &fieldsILStubCacheHit,
+}
 
 // descILStubCacheHit describes ILStubCacheHit (EventInfo.Descriptor).
 var descILStubCacheHit = clrimpl.Descriptor{

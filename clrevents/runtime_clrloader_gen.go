@@ -29,7 +29,7 @@ type RuntimeModuleDCStartV2 struct {
 
 // Info describes ModuleDCStartV2.
 func (*RuntimeModuleDCStartV2) Info() *EventInfo {
-	return &eventTable[196]
+	return &infoRuntimeModuleDCStartV2
 }
 
 // Descriptor describes ModuleDCStartV2, as readers of any generated package see it.
@@ -156,6 +156,25 @@ var columnsRuntimeModuleDCStartV2 = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoRuntimeModuleDCStartV2 describes ModuleDCStartV2 (RuntimeModuleDCStartV2.Info).
+var infoRuntimeModuleDCStartV2 = EventInfo{
+	Columns:     columnsRuntimeModuleDCStartV2,
+	DisplayName: "Loader/ModuleDCStartV2",
+	ID:          149,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCStartV2",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "RuntimeModuleDCStartV2",
+	Version:     0,
+	desc:        &descRuntimeModuleDCStartV2,
+	fields:      &fieldsRuntimeModuleDCStartV2,
+}
+
 // descRuntimeModuleDCStartV2 describes ModuleDCStartV2 (EventInfo.Descriptor).
 var descRuntimeModuleDCStartV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeModuleDCStartV2,
@@ -197,7 +216,7 @@ type RuntimeModuleDCEndV2 struct {
 
 // Info describes ModuleDCEndV2.
 func (*RuntimeModuleDCEndV2) Info() *EventInfo {
-	return &eventTable[197]
+	return &infoRuntimeModuleDCEndV2
 }
 
 // Descriptor describes ModuleDCEndV2, as readers of any generated package see it.
@@ -324,6 +343,25 @@ var columnsRuntimeModuleDCEndV2 = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoRuntimeModuleDCEndV2 describes ModuleDCEndV2 (RuntimeModuleDCEndV2.Info).
+var infoRuntimeModuleDCEndV2 = EventInfo{
+	Columns:     columnsRuntimeModuleDCEndV2,
+	DisplayName: "Loader/ModuleDCStopV2",
+	ID:          150,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCEndV2",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "RuntimeModuleDCEndV2",
+	Version:     0,
+	desc:        &descRuntimeModuleDCEndV2,
+	fields:      &fieldsRuntimeModuleDCEndV2,
+}
+
 // descRuntimeModuleDCEndV2 describes ModuleDCEndV2 (EventInfo.Descriptor).
 var descRuntimeModuleDCEndV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeModuleDCEndV2,
@@ -367,7 +405,7 @@ type DomainModuleLoad struct {
 
 // Info describes DomainModuleLoad.
 func (*DomainModuleLoad) Info() *EventInfo {
-	return &eventTable[198]
+	return &infoDomainModuleLoad
 }
 
 // Descriptor describes DomainModuleLoad, as readers of any generated package see it.
@@ -506,6 +544,25 @@ var columnsDomainModuleLoad = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoDomainModuleLoad describes DomainModuleLoad (DomainModuleLoad.Info).
+var infoDomainModuleLoad = EventInfo{
+	Columns:     columnsDomainModuleLoad,
+	DisplayName: "Loader/DomainModuleLoad",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleLoad",
+	Opcode:      45,
+	OpcodeName:  "DomainModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "DomainModuleLoad",
+	Version:     0,
+	desc:        &descDomainModuleLoad,
+	fields:      &fieldsDomainModuleLoad,
+}
+
 // descDomainModuleLoad describes DomainModuleLoad (EventInfo.Descriptor).
 var descDomainModuleLoad = clrimpl.Descriptor{
 	Columns:      columnsDomainModuleLoad,
@@ -551,7 +608,7 @@ type DomainModuleLoadV1 struct {
 
 // Info describes DomainModuleLoad_V1.
 func (*DomainModuleLoadV1) Info() *EventInfo {
-	return &eventTable[199]
+	return &infoDomainModuleLoadV1
 }
 
 // Descriptor describes DomainModuleLoad_V1, as readers of any generated package see it.
@@ -704,6 +761,25 @@ var columnsDomainModuleLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDomainModuleLoadV1 describes DomainModuleLoad_V1 (DomainModuleLoadV1.Info).
+var infoDomainModuleLoadV1 = EventInfo{
+	Columns:     columnsDomainModuleLoadV1,
+	DisplayName: "Loader/DomainModuleLoad",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleLoad_V1",
+	Opcode:      45,
+	OpcodeName:  "DomainModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "DomainModuleLoadV1",
+	Version:     1,
+	desc:        &descDomainModuleLoadV1,
+	fields:      &fieldsDomainModuleLoadV1,
+}
+
 // descDomainModuleLoadV1 describes DomainModuleLoad_V1 (EventInfo.Descriptor).
 var descDomainModuleLoadV1 = clrimpl.Descriptor{
 	Columns:      columnsDomainModuleLoadV1,
@@ -745,7 +821,7 @@ type ModuleLoad struct {
 
 // Info describes ModuleLoad.
 func (*ModuleLoad) Info() *EventInfo {
-	return &eventTable[200]
+	return &infoModuleLoad
 }
 
 // Descriptor describes ModuleLoad, as readers of any generated package see it.
@@ -872,6 +948,25 @@ var columnsModuleLoad = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleLoad describes ModuleLoad (ModuleLoad.Info).
+var infoModuleLoad = EventInfo{
+	Columns:     columnsModuleLoad,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleLoad",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoad",
+	Version:     0,
+	desc:        &descModuleLoad,
+	fields:      &fieldsModuleLoad,
+}
+
 // descModuleLoad describes ModuleLoad (EventInfo.Descriptor).
 var descModuleLoad = clrimpl.Descriptor{
 	Columns:      columnsModuleLoad,
@@ -915,7 +1010,7 @@ type ModuleLoadV1 struct {
 
 // Info describes ModuleLoad_V1.
 func (*ModuleLoadV1) Info() *EventInfo {
-	return &eventTable[201]
+	return &infoModuleLoadV1
 }
 
 // Descriptor describes ModuleLoad_V1, as readers of any generated package see it.
@@ -1056,6 +1151,25 @@ var columnsModuleLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleLoadV1 describes ModuleLoad_V1 (ModuleLoadV1.Info).
+var infoModuleLoadV1 = EventInfo{
+	Columns:     columnsModuleLoadV1,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleLoad_V1",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoadV1",
+	Version:     1,
+	desc:        &descModuleLoadV1,
+	fields:      &fieldsModuleLoadV1,
+}
+
 // descModuleLoadV1 describes ModuleLoad_V1 (EventInfo.Descriptor).
 var descModuleLoadV1 = clrimpl.Descriptor{
 	Columns:      columnsModuleLoadV1,
@@ -1111,7 +1225,7 @@ type ModuleLoadV2 struct {
 
 // Info describes ModuleLoad_V2.
 func (*ModuleLoadV2) Info() *EventInfo {
-	return &eventTable[202]
+	return &infoModuleLoadV2
 }
 
 // Descriptor describes ModuleLoad_V2, as readers of any generated package see it.
@@ -1342,6 +1456,25 @@ var columnsModuleLoadV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleLoadV2 describes ModuleLoad_V2 (ModuleLoadV2.Info).
+var infoModuleLoadV2 = EventInfo{
+	Columns:     columnsModuleLoadV2,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleLoad_V2",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoadV2",
+	Version:     2,
+	desc:        &descModuleLoadV2,
+	fields:      &fieldsModuleLoadV2,
+}
+
 // descModuleLoadV2 describes ModuleLoad_V2 (EventInfo.Descriptor).
 var descModuleLoadV2 = clrimpl.Descriptor{
 	Columns:      columnsModuleLoadV2,
@@ -1399,7 +1532,7 @@ type ModuleLoadV3 struct {
 
 // Info describes ModuleLoad_V3.
 func (*ModuleLoadV3) Info() *EventInfo {
-	return &eventTable[203]
+	return &infoModuleLoadV3
 }
 
 // Descriptor describes ModuleLoad_V3, as readers of any generated package see it.
@@ -1641,6 +1774,25 @@ var columnsModuleLoadV3 = []clrimpl.Column{{
 	Name: "NativeBuildID",
 }}
 
+// infoModuleLoadV3 describes ModuleLoad_V3 (ModuleLoadV3.Info).
+var infoModuleLoadV3 = EventInfo{
+	Columns:     columnsModuleLoadV3,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleLoad_V3",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoadV3",
+	Version:     3,
+	desc:        &descModuleLoadV3,
+	fields:      &fieldsModuleLoadV3,
+}
+
 // descModuleLoadV3 describes ModuleLoad_V3 (EventInfo.Descriptor).
 var descModuleLoadV3 = clrimpl.Descriptor{
 	Columns:      columnsModuleLoadV3,
@@ -1682,7 +1834,7 @@ type ModuleUnload struct {
 
 // Info describes ModuleUnload.
 func (*ModuleUnload) Info() *EventInfo {
-	return &eventTable[204]
+	return &infoModuleUnload
 }
 
 // Descriptor describes ModuleUnload, as readers of any generated package see it.
@@ -1809,6 +1961,25 @@ var columnsModuleUnload = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleUnload describes ModuleUnload (ModuleUnload.Info).
+var infoModuleUnload = EventInfo{
+	Columns:     columnsModuleUnload,
+	DisplayName: "Loader/ModuleUnload",
+	ID:          153,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleUnload",
+	Opcode:      34,
+	OpcodeName:  "ModuleUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleUnload",
+	Version:     0,
+	desc:        &descModuleUnload,
+	fields:      &fieldsModuleUnload,
+}
+
 // descModuleUnload describes ModuleUnload (EventInfo.Descriptor).
 var descModuleUnload = clrimpl.Descriptor{
 	Columns:      columnsModuleUnload,
@@ -1852,7 +2023,7 @@ type ModuleUnloadV1 struct {
 
 // Info describes ModuleUnload_V1.
 func (*ModuleUnloadV1) Info() *EventInfo {
-	return &eventTable[205]
+	return &infoModuleUnloadV1
 }
 
 // Descriptor describes ModuleUnload_V1, as readers of any generated package see it.
@@ -1993,6 +2164,25 @@ var columnsModuleUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleUnloadV1 describes ModuleUnload_V1 (ModuleUnloadV1.Info).
+var infoModuleUnloadV1 = EventInfo{
+	Columns:     columnsModuleUnloadV1,
+	DisplayName: "Loader/ModuleUnload",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleUnload_V1",
+	Opcode:      34,
+	OpcodeName:  "ModuleUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleUnloadV1",
+	Version:     1,
+	desc:        &descModuleUnloadV1,
+	fields:      &fieldsModuleUnloadV1,
+}
+
 // descModuleUnloadV1 describes ModuleUnload_V1 (EventInfo.Descriptor).
 var descModuleUnloadV1 = clrimpl.Descriptor{
 	Columns:      columnsModuleUnloadV1,
@@ -2048,7 +2238,7 @@ type ModuleUnloadV2 struct {
 
 // Info describes ModuleUnload_V2.
 func (*ModuleUnloadV2) Info() *EventInfo {
-	return &eventTable[206]
+	return &infoModuleUnloadV2
 }
 
 // Descriptor describes ModuleUnload_V2, as readers of any generated package see it.
@@ -2279,6 +2469,25 @@ var columnsModuleUnloadV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleUnloadV2 describes ModuleUnload_V2 (ModuleUnloadV2.Info).
+var infoModuleUnloadV2 = EventInfo{
+	Columns:     columnsModuleUnloadV2,
+	DisplayName: "Loader/ModuleUnload",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleUnload_V2",
+	Opcode:      34,
+	OpcodeName:  "ModuleUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleUnloadV2",
+	Version:     2,
+	desc:        &descModuleUnloadV2,
+	fields:      &fieldsModuleUnloadV2,
+}
+
 // descModuleUnloadV2 describes ModuleUnload_V2 (EventInfo.Descriptor).
 var descModuleUnloadV2 = clrimpl.Descriptor{
 	Columns:      columnsModuleUnloadV2,
@@ -2316,7 +2525,7 @@ type AssemblyLoad struct {
 
 // Info describes AssemblyLoad.
 func (*AssemblyLoad) Info() *EventInfo {
-	return &eventTable[207]
+	return &infoAssemblyLoad
 }
 
 // Descriptor describes AssemblyLoad, as readers of any generated package see it.
@@ -2421,6 +2630,25 @@ var columnsAssemblyLoad = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyLoad describes AssemblyLoad (AssemblyLoad.Info).
+var infoAssemblyLoad = EventInfo{
+	Columns:     columnsAssemblyLoad,
+	DisplayName: "Loader/AssemblyLoad",
+	ID:          154,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyLoad",
+	Opcode:      37,
+	OpcodeName:  "AssemblyLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyLoad",
+	Version:     0,
+	desc:        &descAssemblyLoad,
+	fields:      &fieldsAssemblyLoad,
+}
+
 // descAssemblyLoad describes AssemblyLoad (EventInfo.Descriptor).
 var descAssemblyLoad = clrimpl.Descriptor{
 	Columns:      columnsAssemblyLoad,
@@ -2462,7 +2690,7 @@ type AssemblyLoadV1 struct {
 
 // Info describes AssemblyLoad_V1.
 func (*AssemblyLoadV1) Info() *EventInfo {
-	return &eventTable[208]
+	return &infoAssemblyLoadV1
 }
 
 // Descriptor describes AssemblyLoad_V1, as readers of any generated package see it.
@@ -2593,6 +2821,25 @@ var columnsAssemblyLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyLoadV1 describes AssemblyLoad_V1 (AssemblyLoadV1.Info).
+var infoAssemblyLoadV1 = EventInfo{
+	Columns:     columnsAssemblyLoadV1,
+	DisplayName: "Loader/AssemblyLoad",
+	ID:          154,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyLoad_V1",
+	Opcode:      37,
+	OpcodeName:  "AssemblyLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyLoadV1",
+	Version:     1,
+	desc:        &descAssemblyLoadV1,
+	fields:      &fieldsAssemblyLoadV1,
+}
+
 // descAssemblyLoadV1 describes AssemblyLoad_V1 (EventInfo.Descriptor).
 var descAssemblyLoadV1 = clrimpl.Descriptor{
 	Columns:      columnsAssemblyLoadV1,
@@ -2630,7 +2877,7 @@ type AssemblyUnload struct {
 
 // Info describes AssemblyUnload.
 func (*AssemblyUnload) Info() *EventInfo {
-	return &eventTable[209]
+	return &infoAssemblyUnload
 }
 
 // Descriptor describes AssemblyUnload, as readers of any generated package see it.
@@ -2735,6 +2982,25 @@ var columnsAssemblyUnload = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyUnload describes AssemblyUnload (AssemblyUnload.Info).
+var infoAssemblyUnload = EventInfo{
+	Columns:     columnsAssemblyUnload,
+	DisplayName: "Loader/AssemblyUnload",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyUnload",
+	Opcode:      38,
+	OpcodeName:  "AssemblyUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyUnload",
+	Version:     0,
+	desc:        &descAssemblyUnload,
+	fields:      &fieldsAssemblyUnload,
+}
+
 // descAssemblyUnload describes AssemblyUnload (EventInfo.Descriptor).
 var descAssemblyUnload = clrimpl.Descriptor{
 	Columns:      columnsAssemblyUnload,
@@ -2776,7 +3042,7 @@ type AssemblyUnloadV1 struct {
 
 // Info describes AssemblyUnload_V1.
 func (*AssemblyUnloadV1) Info() *EventInfo {
-	return &eventTable[210]
+	return &infoAssemblyUnloadV1
 }
 
 // Descriptor describes AssemblyUnload_V1, as readers of any generated package see it.
@@ -2907,6 +3173,25 @@ var columnsAssemblyUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyUnloadV1 describes AssemblyUnload_V1 (AssemblyUnloadV1.Info).
+var infoAssemblyUnloadV1 = EventInfo{
+	Columns:     columnsAssemblyUnloadV1,
+	DisplayName: "Loader/AssemblyUnload",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyUnload_V1",
+	Opcode:      38,
+	OpcodeName:  "AssemblyUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyUnloadV1",
+	Version:     1,
+	desc:        &descAssemblyUnloadV1,
+	fields:      &fieldsAssemblyUnloadV1,
+}
+
 // descAssemblyUnloadV1 describes AssemblyUnload_V1 (EventInfo.Descriptor).
 var descAssemblyUnloadV1 = clrimpl.Descriptor{
 	Columns:      columnsAssemblyUnloadV1,
@@ -2942,7 +3227,7 @@ type AppDomainLoad struct {
 
 // Info describes AppDomainLoad.
 func (*AppDomainLoad) Info() *EventInfo {
-	return &eventTable[211]
+	return &infoAppDomainLoad
 }
 
 // Descriptor describes AppDomainLoad, as readers of any generated package see it.
@@ -3035,6 +3320,25 @@ var columnsAppDomainLoad = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainLoad describes AppDomainLoad (AppDomainLoad.Info).
+var infoAppDomainLoad = EventInfo{
+	Columns:     columnsAppDomainLoad,
+	DisplayName: "Loader/AppDomainLoad",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainLoad",
+	Opcode:      41,
+	OpcodeName:  "AppDomainLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainLoad",
+	Version:     0,
+	desc:        &descAppDomainLoad,
+	fields:      &fieldsAppDomainLoad,
+}
+
 // descAppDomainLoad describes AppDomainLoad (EventInfo.Descriptor).
 var descAppDomainLoad = clrimpl.Descriptor{
 	Columns:      columnsAppDomainLoad,
@@ -3074,7 +3378,7 @@ type AppDomainLoadV1 struct {
 
 // Info describes AppDomainLoad_V1.
 func (*AppDomainLoadV1) Info() *EventInfo {
-	return &eventTable[212]
+	return &infoAppDomainLoadV1
 }
 
 // Descriptor describes AppDomainLoad_V1, as readers of any generated package see it.
@@ -3195,6 +3499,25 @@ var columnsAppDomainLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainLoadV1 describes AppDomainLoad_V1 (AppDomainLoadV1.Info).
+var infoAppDomainLoadV1 = EventInfo{
+	Columns:     columnsAppDomainLoadV1,
+	DisplayName: "Loader/AppDomainLoad",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainLoad_V1",
+	Opcode:      41,
+	OpcodeName:  "AppDomainLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainLoadV1",
+	Version:     1,
+	desc:        &descAppDomainLoadV1,
+	fields:      &fieldsAppDomainLoadV1,
+}
+
 // descAppDomainLoadV1 describes AppDomainLoad_V1 (EventInfo.Descriptor).
 var descAppDomainLoadV1 = clrimpl.Descriptor{
 	Columns:      columnsAppDomainLoadV1,
@@ -3230,7 +3553,7 @@ type AppDomainUnload struct {
 
 // Info describes AppDomainUnload.
 func (*AppDomainUnload) Info() *EventInfo {
-	return &eventTable[213]
+	return &infoAppDomainUnload
 }
 
 // Descriptor describes AppDomainUnload, as readers of any generated package see it.
@@ -3323,6 +3646,25 @@ var columnsAppDomainUnload = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainUnload describes AppDomainUnload (AppDomainUnload.Info).
+var infoAppDomainUnload = EventInfo{
+	Columns:     columnsAppDomainUnload,
+	DisplayName: "Loader/AppDomainUnload",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainUnload",
+	Opcode:      42,
+	OpcodeName:  "AppDomainUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainUnload",
+	Version:     0,
+	desc:        &descAppDomainUnload,
+	fields:      &fieldsAppDomainUnload,
+}
+
 // descAppDomainUnload describes AppDomainUnload (EventInfo.Descriptor).
 var descAppDomainUnload = clrimpl.Descriptor{
 	Columns:      columnsAppDomainUnload,
@@ -3362,7 +3704,7 @@ type AppDomainUnloadV1 struct {
 
 // Info describes AppDomainUnload_V1.
 func (*AppDomainUnloadV1) Info() *EventInfo {
-	return &eventTable[214]
+	return &infoAppDomainUnloadV1
 }
 
 // Descriptor describes AppDomainUnload_V1, as readers of any generated package see it.
@@ -3482,6 +3824,25 @@ var columnsAppDomainUnloadV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoAppDomainUnloadV1 describes AppDomainUnload_V1 (AppDomainUnloadV1.Info).
+var infoAppDomainUnloadV1 = EventInfo{
+	Columns:     columnsAppDomainUnloadV1,
+	DisplayName: "Loader/AppDomainUnload",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainUnload_V1",
+	Opcode:      42,
+	OpcodeName:  "AppDomainUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainUnloadV1",
+	Version:     1,
+	desc:        &descAppDomainUnloadV1,
+	fields:      &fieldsAppDomainUnloadV1,
+}
 
 // descAppDomainUnloadV1 describes AppDomainUnload_V1 (EventInfo.Descriptor).
 var descAppDomainUnloadV1 = clrimpl.Descriptor{

@@ -29,7 +29,7 @@ type MethodDetails struct {
 
 // Info describes MethodDetails.
 func (*MethodDetails) Info() *EventInfo {
-	return &eventTable[156]
+	return &infoMethodDetails
 }
 
 // Descriptor describes MethodDetails, as readers of any generated package see it.
@@ -151,6 +151,25 @@ var columnsMethodDetails = []clrimpl.Column{{
 	Name: "TypeParameters",
 }}
 
+// infoMethodDetails describes MethodDetails (MethodDetails.Info).
+var infoMethodDetails = EventInfo{
+	Columns:     columnsMethodDetails,
+	DisplayName: "Method/MethodDetails",
+	ID:          72,
+	Keywords:    0x4000000000,
+	Level:       4,
+	Name:        "MethodDetails",
+	Opcode:      43,
+	OpcodeName:  "MethodDetails",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodDetails",
+	Version:     0,
+	desc:        &descMethodDetails,
+	fields:      &fieldsMethodDetails,
+}
+
 // descMethodDetails describes MethodDetails (EventInfo.Descriptor).
 var descMethodDetails = clrimpl.Descriptor{
 	Columns:      columnsMethodDetails,
@@ -179,7 +198,7 @@ type RuntimeDCStartCompleteV2 struct{}
 
 // Info describes DCStartCompleteV2.
 func (*RuntimeDCStartCompleteV2) Info() *EventInfo {
-	return &eventTable[175]
+	return &infoRuntimeDCStartCompleteV2
 }
 
 // Descriptor describes DCStartCompleteV2, as readers of any generated package see it.
@@ -214,6 +233,25 @@ func (e *RuntimeDCStartCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsRuntimeDCStartCompleteV2 lists the columns of DCStartCompleteV2 (EventInfo.Columns).
 var columnsRuntimeDCStartCompleteV2 = []clrimpl.Column{}
 
+// infoRuntimeDCStartCompleteV2 describes DCStartCompleteV2 (RuntimeDCStartCompleteV2.Info).
+var infoRuntimeDCStartCompleteV2 = EventInfo{
+	Columns:     columnsRuntimeDCStartCompleteV2,
+	DisplayName: "Method/DCStartCompleteV2",
+	ID:          135,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "DCStartCompleteV2",
+	Opcode:      14,
+	OpcodeName:  "DCStartComplete",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeDCStartCompleteV2",
+	Version:     0,
+	desc:        &descRuntimeDCStartCompleteV2,
+	fields:      &fieldsRuntimeDCStartCompleteV2,
+}
+
 // descRuntimeDCStartCompleteV2 describes DCStartCompleteV2 (EventInfo.Descriptor).
 var descRuntimeDCStartCompleteV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeDCStartCompleteV2,
@@ -242,7 +280,7 @@ type RuntimeDCEndCompleteV2 struct{}
 
 // Info describes DCEndCompleteV2.
 func (*RuntimeDCEndCompleteV2) Info() *EventInfo {
-	return &eventTable[176]
+	return &infoRuntimeDCEndCompleteV2
 }
 
 // Descriptor describes DCEndCompleteV2, as readers of any generated package see it.
@@ -276,6 +314,25 @@ func (e *RuntimeDCEndCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsRuntimeDCEndCompleteV2 lists the columns of DCEndCompleteV2 (EventInfo.Columns).
 var columnsRuntimeDCEndCompleteV2 = []clrimpl.Column{}
+
+// infoRuntimeDCEndCompleteV2 describes DCEndCompleteV2 (RuntimeDCEndCompleteV2.Info).
+var infoRuntimeDCEndCompleteV2 = EventInfo{
+	Columns:     columnsRuntimeDCEndCompleteV2,
+	DisplayName: "Method/DCEndCompleteV2",
+	ID:          136,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "DCEndCompleteV2",
+	Opcode:      15,
+	OpcodeName:  "DCEndComplete",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeDCEndCompleteV2",
+	Version:     0,
+	desc:        &descRuntimeDCEndCompleteV2,
+	fields:      &fieldsRuntimeDCEndCompleteV2,
+}
 
 // descRuntimeDCEndCompleteV2 describes DCEndCompleteV2 (EventInfo.Descriptor).
 var descRuntimeDCEndCompleteV2 = clrimpl.Descriptor{
@@ -318,7 +375,7 @@ type RuntimeMethodDCStartV2 struct {
 
 // Info describes MethodDCStartV2.
 func (*RuntimeMethodDCStartV2) Info() *EventInfo {
-	return &eventTable[177]
+	return &infoRuntimeMethodDCStartV2
 }
 
 // Descriptor describes MethodDCStartV2, as readers of any generated package see it.
@@ -440,6 +497,25 @@ var columnsRuntimeMethodDCStartV2 = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoRuntimeMethodDCStartV2 describes MethodDCStartV2 (RuntimeMethodDCStartV2.Info).
+var infoRuntimeMethodDCStartV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCStartV2,
+	DisplayName: "Method/DCStartV2",
+	ID:          137,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartV2",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCStartV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCStartV2,
+	fields:      &fieldsRuntimeMethodDCStartV2,
+}
+
 // descRuntimeMethodDCStartV2 describes MethodDCStartV2 (EventInfo.Descriptor).
 var descRuntimeMethodDCStartV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeMethodDCStartV2,
@@ -481,7 +557,7 @@ type RuntimeMethodDCEndV2 struct {
 
 // Info describes MethodDCEndV2.
 func (*RuntimeMethodDCEndV2) Info() *EventInfo {
-	return &eventTable[178]
+	return &infoRuntimeMethodDCEndV2
 }
 
 // Descriptor describes MethodDCEndV2, as readers of any generated package see it.
@@ -603,6 +679,25 @@ var columnsRuntimeMethodDCEndV2 = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoRuntimeMethodDCEndV2 describes MethodDCEndV2 (RuntimeMethodDCEndV2.Info).
+var infoRuntimeMethodDCEndV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCEndV2,
+	DisplayName: "Method/DCStopV2",
+	ID:          138,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndV2",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCEndV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCEndV2,
+	fields:      &fieldsRuntimeMethodDCEndV2,
+}
+
 // descRuntimeMethodDCEndV2 describes MethodDCEndV2 (EventInfo.Descriptor).
 var descRuntimeMethodDCEndV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeMethodDCEndV2,
@@ -650,7 +745,7 @@ type RuntimeMethodDCStartVerboseV2 struct {
 
 // Info describes MethodDCStartVerboseV2.
 func (*RuntimeMethodDCStartVerboseV2) Info() *EventInfo {
-	return &eventTable[179]
+	return &infoRuntimeMethodDCStartVerboseV2
 }
 
 // Descriptor describes MethodDCStartVerboseV2, as readers of any generated package see it.
@@ -812,6 +907,25 @@ var columnsRuntimeMethodDCStartVerboseV2 = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoRuntimeMethodDCStartVerboseV2 describes MethodDCStartVerboseV2 (RuntimeMethodDCStartVerboseV2.Info).
+var infoRuntimeMethodDCStartVerboseV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCStartVerboseV2,
+	DisplayName: "Method/DCStartVerboseV2",
+	ID:          139,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerboseV2",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCStartVerboseV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCStartVerboseV2,
+	fields:      &fieldsRuntimeMethodDCStartVerboseV2,
+}
+
 // descRuntimeMethodDCStartVerboseV2 describes MethodDCStartVerboseV2 (EventInfo.Descriptor).
 var descRuntimeMethodDCStartVerboseV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeMethodDCStartVerboseV2,
@@ -859,7 +973,7 @@ type RuntimeMethodDCEndVerboseV2 struct {
 
 // Info describes MethodDCEndVerboseV2.
 func (*RuntimeMethodDCEndVerboseV2) Info() *EventInfo {
-	return &eventTable[180]
+	return &infoRuntimeMethodDCEndVerboseV2
 }
 
 // Descriptor describes MethodDCEndVerboseV2, as readers of any generated package see it.
@@ -1021,6 +1135,25 @@ var columnsRuntimeMethodDCEndVerboseV2 = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoRuntimeMethodDCEndVerboseV2 describes MethodDCEndVerboseV2 (RuntimeMethodDCEndVerboseV2.Info).
+var infoRuntimeMethodDCEndVerboseV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCEndVerboseV2,
+	DisplayName: "Method/DCStopVerboseV2",
+	ID:          140,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerboseV2",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCEndVerboseV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCEndVerboseV2,
+	fields:      &fieldsRuntimeMethodDCEndVerboseV2,
+}
+
 // descRuntimeMethodDCEndVerboseV2 describes MethodDCEndVerboseV2 (EventInfo.Descriptor).
 var descRuntimeMethodDCEndVerboseV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeMethodDCEndVerboseV2,
@@ -1062,7 +1195,7 @@ type MethodLoad struct {
 
 // Info describes MethodLoad.
 func (*MethodLoad) Info() *EventInfo {
-	return &eventTable[181]
+	return &infoMethodLoad
 }
 
 // Descriptor describes MethodLoad, as readers of any generated package see it.
@@ -1184,6 +1317,25 @@ var columnsMethodLoad = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodLoad describes MethodLoad (MethodLoad.Info).
+var infoMethodLoad = EventInfo{
+	Columns:     columnsMethodLoad,
+	DisplayName: "Method/Load",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoad",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoad",
+	Version:     0,
+	desc:        &descMethodLoad,
+	fields:      &fieldsMethodLoad,
+}
+
 // descMethodLoad describes MethodLoad (EventInfo.Descriptor).
 var descMethodLoad = clrimpl.Descriptor{
 	Columns:      columnsMethodLoad,
@@ -1227,7 +1379,7 @@ type MethodLoadV1 struct {
 
 // Info describes MethodLoad_V1.
 func (*MethodLoadV1) Info() *EventInfo {
-	return &eventTable[182]
+	return &infoMethodLoadV1
 }
 
 // Descriptor describes MethodLoad_V1, as readers of any generated package see it.
@@ -1360,6 +1512,25 @@ var columnsMethodLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodLoadV1 describes MethodLoad_V1 (MethodLoadV1.Info).
+var infoMethodLoadV1 = EventInfo{
+	Columns:     columnsMethodLoadV1,
+	DisplayName: "Method/Load",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoad_V1",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadV1",
+	Version:     1,
+	desc:        &descMethodLoadV1,
+	fields:      &fieldsMethodLoadV1,
+}
+
 // descMethodLoadV1 describes MethodLoad_V1 (EventInfo.Descriptor).
 var descMethodLoadV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodLoadV1,
@@ -1405,7 +1576,7 @@ type MethodLoadV2 struct {
 
 // Info describes MethodLoad_V2.
 func (*MethodLoadV2) Info() *EventInfo {
-	return &eventTable[183]
+	return &infoMethodLoadV2
 }
 
 // Descriptor describes MethodLoad_V2, as readers of any generated package see it.
@@ -1550,6 +1721,25 @@ var columnsMethodLoadV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodLoadV2 describes MethodLoad_V2 (MethodLoadV2.Info).
+var infoMethodLoadV2 = EventInfo{
+	Columns:     columnsMethodLoadV2,
+	DisplayName: "Method/Load",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoad_V2",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadV2",
+	Version:     2,
+	desc:        &descMethodLoadV2,
+	fields:      &fieldsMethodLoadV2,
+}
+
 // descMethodLoadV2 describes MethodLoad_V2 (EventInfo.Descriptor).
 var descMethodLoadV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodLoadV2,
@@ -1591,7 +1781,7 @@ type MethodUnload struct {
 
 // Info describes MethodUnload.
 func (*MethodUnload) Info() *EventInfo {
-	return &eventTable[184]
+	return &infoMethodUnload
 }
 
 // Descriptor describes MethodUnload, as readers of any generated package see it.
@@ -1713,6 +1903,25 @@ var columnsMethodUnload = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodUnload describes MethodUnload (MethodUnload.Info).
+var infoMethodUnload = EventInfo{
+	Columns:     columnsMethodUnload,
+	DisplayName: "Method/Unload",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnload",
+	Opcode:      34,
+	OpcodeName:  "MethodUnload",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnload",
+	Version:     0,
+	desc:        &descMethodUnload,
+	fields:      &fieldsMethodUnload,
+}
+
 // descMethodUnload describes MethodUnload (EventInfo.Descriptor).
 var descMethodUnload = clrimpl.Descriptor{
 	Columns:      columnsMethodUnload,
@@ -1756,7 +1965,7 @@ type MethodUnloadV1 struct {
 
 // Info describes MethodUnload_V1.
 func (*MethodUnloadV1) Info() *EventInfo {
-	return &eventTable[185]
+	return &infoMethodUnloadV1
 }
 
 // Descriptor describes MethodUnload_V1, as readers of any generated package see it.
@@ -1889,6 +2098,25 @@ var columnsMethodUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodUnloadV1 describes MethodUnload_V1 (MethodUnloadV1.Info).
+var infoMethodUnloadV1 = EventInfo{
+	Columns:     columnsMethodUnloadV1,
+	DisplayName: "Method/Unload",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnload_V1",
+	Opcode:      34,
+	OpcodeName:  "MethodUnload",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadV1",
+	Version:     1,
+	desc:        &descMethodUnloadV1,
+	fields:      &fieldsMethodUnloadV1,
+}
+
 // descMethodUnloadV1 describes MethodUnload_V1 (EventInfo.Descriptor).
 var descMethodUnloadV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodUnloadV1,
@@ -1934,7 +2162,7 @@ type MethodUnloadV2 struct {
 
 // Info describes MethodUnload_V2.
 func (*MethodUnloadV2) Info() *EventInfo {
-	return &eventTable[186]
+	return &infoMethodUnloadV2
 }
 
 // Descriptor describes MethodUnload_V2, as readers of any generated package see it.
@@ -2079,6 +2307,25 @@ var columnsMethodUnloadV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodUnloadV2 describes MethodUnload_V2 (MethodUnloadV2.Info).
+var infoMethodUnloadV2 = EventInfo{
+	Columns:     columnsMethodUnloadV2,
+	DisplayName: "Method/Unload",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnload_V2",
+	Opcode:      34,
+	OpcodeName:  "MethodUnload",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadV2",
+	Version:     2,
+	desc:        &descMethodUnloadV2,
+	fields:      &fieldsMethodUnloadV2,
+}
+
 // descMethodUnloadV2 describes MethodUnload_V2 (EventInfo.Descriptor).
 var descMethodUnloadV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodUnloadV2,
@@ -2126,7 +2373,7 @@ type MethodLoadVerbose struct {
 
 // Info describes MethodLoadVerbose.
 func (*MethodLoadVerbose) Info() *EventInfo {
-	return &eventTable[187]
+	return &infoMethodLoadVerbose
 }
 
 // Descriptor describes MethodLoadVerbose, as readers of any generated package see it.
@@ -2288,6 +2535,25 @@ var columnsMethodLoadVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodLoadVerbose describes MethodLoadVerbose (MethodLoadVerbose.Info).
+var infoMethodLoadVerbose = EventInfo{
+	Columns:     columnsMethodLoadVerbose,
+	DisplayName: "Method/LoadVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoadVerbose",
+	Opcode:      37,
+	OpcodeName:  "MethodLoadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadVerbose",
+	Version:     0,
+	desc:        &descMethodLoadVerbose,
+	fields:      &fieldsMethodLoadVerbose,
+}
+
 // descMethodLoadVerbose describes MethodLoadVerbose (EventInfo.Descriptor).
 var descMethodLoadVerbose = clrimpl.Descriptor{
 	Columns:      columnsMethodLoadVerbose,
@@ -2337,7 +2603,7 @@ type MethodLoadVerboseV1 struct {
 
 // Info describes MethodLoadVerbose_V1.
 func (*MethodLoadVerboseV1) Info() *EventInfo {
-	return &eventTable[188]
+	return &infoMethodLoadVerboseV1
 }
 
 // Descriptor describes MethodLoadVerbose_V1, as readers of any generated package see it.
@@ -2513,6 +2779,25 @@ var columnsMethodLoadVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodLoadVerboseV1 describes MethodLoadVerbose_V1 (MethodLoadVerboseV1.Info).
+var infoMethodLoadVerboseV1 = EventInfo{
+	Columns:     columnsMethodLoadVerboseV1,
+	DisplayName: "Method/LoadVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoadVerbose_V1",
+	Opcode:      37,
+	OpcodeName:  "MethodLoadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadVerboseV1",
+	Version:     1,
+	desc:        &descMethodLoadVerboseV1,
+	fields:      &fieldsMethodLoadVerboseV1,
+}
+
 // descMethodLoadVerboseV1 describes MethodLoadVerbose_V1 (EventInfo.Descriptor).
 var descMethodLoadVerboseV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodLoadVerboseV1,
@@ -2564,7 +2849,7 @@ type MethodLoadVerboseV2 struct {
 
 // Info describes MethodLoadVerbose_V2.
 func (*MethodLoadVerboseV2) Info() *EventInfo {
-	return &eventTable[189]
+	return &infoMethodLoadVerboseV2
 }
 
 // Descriptor describes MethodLoadVerbose_V2, as readers of any generated package see it.
@@ -2755,6 +3040,25 @@ var columnsMethodLoadVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodLoadVerboseV2 describes MethodLoadVerbose_V2 (MethodLoadVerboseV2.Info).
+var infoMethodLoadVerboseV2 = EventInfo{
+	Columns:     columnsMethodLoadVerboseV2,
+	DisplayName: "Method/LoadVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoadVerbose_V2",
+	Opcode:      37,
+	OpcodeName:  "MethodLoadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadVerboseV2",
+	Version:     2,
+	desc:        &descMethodLoadVerboseV2,
+	fields:      &fieldsMethodLoadVerboseV2,
+}
+
 // descMethodLoadVerboseV2 describes MethodLoadVerbose_V2 (EventInfo.Descriptor).
 var descMethodLoadVerboseV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodLoadVerboseV2,
@@ -2802,7 +3106,7 @@ type MethodUnloadVerbose struct {
 
 // Info describes MethodUnloadVerbose.
 func (*MethodUnloadVerbose) Info() *EventInfo {
-	return &eventTable[190]
+	return &infoMethodUnloadVerbose
 }
 
 // Descriptor describes MethodUnloadVerbose, as readers of any generated package see it.
@@ -2964,6 +3268,25 @@ var columnsMethodUnloadVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodUnloadVerbose describes MethodUnloadVerbose (MethodUnloadVerbose.Info).
+var infoMethodUnloadVerbose = EventInfo{
+	Columns:     columnsMethodUnloadVerbose,
+	DisplayName: "Method/UnloadVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnloadVerbose",
+	Opcode:      38,
+	OpcodeName:  "MethodUnloadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadVerbose",
+	Version:     0,
+	desc:        &descMethodUnloadVerbose,
+	fields:      &fieldsMethodUnloadVerbose,
+}
+
 // descMethodUnloadVerbose describes MethodUnloadVerbose (EventInfo.Descriptor).
 var descMethodUnloadVerbose = clrimpl.Descriptor{
 	Columns:      columnsMethodUnloadVerbose,
@@ -3013,7 +3336,7 @@ type MethodUnloadVerboseV1 struct {
 
 // Info describes MethodUnloadVerbose_V1.
 func (*MethodUnloadVerboseV1) Info() *EventInfo {
-	return &eventTable[191]
+	return &infoMethodUnloadVerboseV1
 }
 
 // Descriptor describes MethodUnloadVerbose_V1, as readers of any generated package see it.
@@ -3189,6 +3512,25 @@ var columnsMethodUnloadVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodUnloadVerboseV1 describes MethodUnloadVerbose_V1 (MethodUnloadVerboseV1.Info).
+var infoMethodUnloadVerboseV1 = EventInfo{
+	Columns:     columnsMethodUnloadVerboseV1,
+	DisplayName: "Method/UnloadVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnloadVerbose_V1",
+	Opcode:      38,
+	OpcodeName:  "MethodUnloadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadVerboseV1",
+	Version:     1,
+	desc:        &descMethodUnloadVerboseV1,
+	fields:      &fieldsMethodUnloadVerboseV1,
+}
+
 // descMethodUnloadVerboseV1 describes MethodUnloadVerbose_V1 (EventInfo.Descriptor).
 var descMethodUnloadVerboseV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodUnloadVerboseV1,
@@ -3240,7 +3582,7 @@ type MethodUnloadVerboseV2 struct {
 
 // Info describes MethodUnloadVerbose_V2.
 func (*MethodUnloadVerboseV2) Info() *EventInfo {
-	return &eventTable[192]
+	return &infoMethodUnloadVerboseV2
 }
 
 // Descriptor describes MethodUnloadVerbose_V2, as readers of any generated package see it.
@@ -3431,6 +3773,25 @@ var columnsMethodUnloadVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodUnloadVerboseV2 describes MethodUnloadVerbose_V2 (MethodUnloadVerboseV2.Info).
+var infoMethodUnloadVerboseV2 = EventInfo{
+	Columns:     columnsMethodUnloadVerboseV2,
+	DisplayName: "Method/UnloadVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnloadVerbose_V2",
+	Opcode:      38,
+	OpcodeName:  "MethodUnloadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadVerboseV2",
+	Version:     2,
+	desc:        &descMethodUnloadVerboseV2,
+	fields:      &fieldsMethodUnloadVerboseV2,
+}
+
 // descMethodUnloadVerboseV2 describes MethodUnloadVerbose_V2 (EventInfo.Descriptor).
 var descMethodUnloadVerboseV2 = clrimpl.Descriptor{
 	Columns:      columnsMethodUnloadVerboseV2,
@@ -3474,7 +3835,7 @@ type MethodJittingStarted struct {
 
 // Info describes MethodJittingStarted.
 func (*MethodJittingStarted) Info() *EventInfo {
-	return &eventTable[193]
+	return &infoMethodJittingStarted
 }
 
 // Descriptor describes MethodJittingStarted, as readers of any generated package see it.
@@ -3606,6 +3967,25 @@ var columnsMethodJittingStarted = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodJittingStarted describes MethodJittingStarted (MethodJittingStarted.Info).
+var infoMethodJittingStarted = EventInfo{
+	Columns:     columnsMethodJittingStarted,
+	DisplayName: "Method/JittingStarted",
+	ID:          145,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MethodJittingStarted",
+	Opcode:      42,
+	OpcodeName:  "MethodJittingStarted",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJittingStarted",
+	Version:     0,
+	desc:        &descMethodJittingStarted,
+	fields:      &fieldsMethodJittingStarted,
+}
+
 // descMethodJittingStarted describes MethodJittingStarted (EventInfo.Descriptor).
 var descMethodJittingStarted = clrimpl.Descriptor{
 	Columns:      columnsMethodJittingStarted,
@@ -3651,7 +4031,7 @@ type MethodJittingStartedV1 struct {
 
 // Info describes MethodJittingStarted_V1.
 func (*MethodJittingStartedV1) Info() *EventInfo {
-	return &eventTable[194]
+	return &infoMethodJittingStartedV1
 }
 
 // Descriptor describes MethodJittingStarted_V1, as readers of any generated package see it.
@@ -3797,6 +4177,25 @@ var columnsMethodJittingStartedV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJittingStartedV1 describes MethodJittingStarted_V1 (MethodJittingStartedV1.Info).
+var infoMethodJittingStartedV1 = EventInfo{
+	Columns:     columnsMethodJittingStartedV1,
+	DisplayName: "Method/JittingStarted",
+	ID:          145,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MethodJittingStarted_V1",
+	Opcode:      42,
+	OpcodeName:  "MethodJittingStarted",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJittingStartedV1",
+	Version:     1,
+	desc:        &descMethodJittingStartedV1,
+	fields:      &fieldsMethodJittingStartedV1,
+}
+
 // descMethodJittingStartedV1 describes MethodJittingStarted_V1 (EventInfo.Descriptor).
 var descMethodJittingStartedV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodJittingStartedV1,
@@ -3840,7 +4239,7 @@ type MethodJitMemoryAllocatedForCode struct {
 
 // Info describes MethodJitMemoryAllocatedForCode.
 func (*MethodJitMemoryAllocatedForCode) Info() *EventInfo {
-	return &eventTable[195]
+	return &infoMethodJitMemoryAllocatedForCode
 }
 
 // Descriptor describes MethodJitMemoryAllocatedForCode, as readers of any generated package see it.
@@ -3963,6 +4362,25 @@ var columnsMethodJitMemoryAllocatedForCode = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitMemoryAllocatedForCode describes MethodJitMemoryAllocatedForCode (MethodJitMemoryAllocatedForCode.Info).
+var infoMethodJitMemoryAllocatedForCode = EventInfo{
+	Columns:     columnsMethodJitMemoryAllocatedForCode,
+	DisplayName: "Method/MemoryAllocatedForJitCode",
+	ID:          146,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MethodJitMemoryAllocatedForCode",
+	Opcode:      103,
+	OpcodeName:  "MemoryAllocatedForJitCode",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitMemoryAllocatedForCode",
+	Version:     0,
+	desc:        &descMethodJitMemoryAllocatedForCode,
+	fields:      &fieldsMethodJitMemoryAllocatedForCode,
+}
+
 // descMethodJitMemoryAllocatedForCode describes MethodJitMemoryAllocatedForCode (EventInfo.Descriptor).
 var descMethodJitMemoryAllocatedForCode = clrimpl.Descriptor{
 	Columns:      columnsMethodJitMemoryAllocatedForCode,
@@ -4004,7 +4422,7 @@ type R2RGetEntryPoint struct {
 
 // Info describes R2RGetEntryPoint.
 func (*R2RGetEntryPoint) Info() *EventInfo {
-	return &eventTable[216]
+	return &infoR2RGetEntryPoint
 }
 
 // Descriptor describes R2RGetEntryPoint, as readers of any generated package see it.
@@ -4129,6 +4547,25 @@ var columnsR2RGetEntryPoint = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoR2RGetEntryPoint describes R2RGetEntryPoint (R2RGetEntryPoint.Info).
+var infoR2RGetEntryPoint = EventInfo{
+	Columns:     columnsR2RGetEntryPoint,
+	DisplayName: "Method/Load",
+	ID:          159,
+	Keywords:    0x2000000000,
+	Level:       4,
+	Name:        "R2RGetEntryPoint",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "R2RGetEntryPoint",
+	Version:     0,
+	desc:        &descR2RGetEntryPoint,
+	fields:      &fieldsR2RGetEntryPoint,
+}
+
 // descR2RGetEntryPoint describes R2RGetEntryPoint (EventInfo.Descriptor).
 var descR2RGetEntryPoint = clrimpl.Descriptor{
 	Columns:      columnsR2RGetEntryPoint,
@@ -4172,7 +4609,7 @@ type R2RGetEntryPointV1 struct {
 
 // Info describes R2RGetEntryPoint_V1.
 func (*R2RGetEntryPointV1) Info() *EventInfo {
-	return &eventTable[217]
+	return &infoR2RGetEntryPointV1
 }
 
 // Descriptor describes R2RGetEntryPoint_V1, as readers of any generated package see it.
@@ -4312,6 +4749,25 @@ var columnsR2RGetEntryPointV1 = []clrimpl.Column{{
 	Name: "MethodSize",
 }}
 
+// infoR2RGetEntryPointV1 describes R2RGetEntryPoint_V1 (R2RGetEntryPointV1.Info).
+var infoR2RGetEntryPointV1 = EventInfo{
+	Columns:     columnsR2RGetEntryPointV1,
+	DisplayName: "Method/Load",
+	ID:          159,
+	Keywords:    0x2000000000,
+	Level:       4,
+	Name:        "R2RGetEntryPoint_V1",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "R2RGetEntryPointV1",
+	Version:     1,
+	desc:        &descR2RGetEntryPointV1,
+	fields:      &fieldsR2RGetEntryPointV1,
+}
+
 // descR2RGetEntryPointV1 describes R2RGetEntryPoint_V1 (EventInfo.Descriptor).
 var descR2RGetEntryPointV1 = clrimpl.Descriptor{
 	Columns:      columnsR2RGetEntryPointV1,
@@ -4345,7 +4801,7 @@ type R2RGetEntryPointStart struct {
 
 // Info describes R2RGetEntryPointStart.
 func (*R2RGetEntryPointStart) Info() *EventInfo {
-	return &eventTable[218]
+	return &infoR2RGetEntryPointStart
 }
 
 // Descriptor describes R2RGetEntryPointStart, as readers of any generated package see it.
@@ -4412,6 +4868,25 @@ var columnsR2RGetEntryPointStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoR2RGetEntryPointStart describes R2RGetEntryPointStart (R2RGetEntryPointStart.Info).
+var infoR2RGetEntryPointStart = EventInfo{
+	Columns:     columnsR2RGetEntryPointStart,
+	DisplayName: "Method/Load",
+	ID:          160,
+	Keywords:    0x2000000000,
+	Level:       4,
+	Name:        "R2RGetEntryPointStart",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "R2RGetEntryPointStart",
+	Version:     0,
+	desc:        &descR2RGetEntryPointStart,
+	fields:      &fieldsR2RGetEntryPointStart,
+}
+
 // descR2RGetEntryPointStart describes R2RGetEntryPointStart (EventInfo.Descriptor).
 var descR2RGetEntryPointStart = clrimpl.Descriptor{
 	Columns:      columnsR2RGetEntryPointStart,
@@ -4461,7 +4936,7 @@ type MethodJitInliningSucceeded struct {
 
 // Info describes MethodJitInliningSucceeded.
 func (*MethodJitInliningSucceeded) Info() *EventInfo {
-	return &eventTable[227]
+	return &infoMethodJitInliningSucceeded
 }
 
 // Descriptor describes MethodJitInliningSucceeded, as readers of any generated package see it.
@@ -4610,6 +5085,25 @@ var columnsMethodJitInliningSucceeded = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitInliningSucceeded describes MethodJitInliningSucceeded (MethodJitInliningSucceeded.Info).
+var infoMethodJitInliningSucceeded = EventInfo{
+	Columns:     columnsMethodJitInliningSucceeded,
+	DisplayName: "Method/InliningSucceeded",
+	ID:          185,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitInliningSucceeded",
+	Opcode:      83,
+	OpcodeName:  "JitInliningSucceeded",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitInliningSucceeded",
+	Version:     0,
+	desc:        &descMethodJitInliningSucceeded,
+	fields:      &fieldsMethodJitInliningSucceeded,
+}
+
 // descMethodJitInliningSucceeded describes MethodJitInliningSucceeded (EventInfo.Descriptor).
 var descMethodJitInliningSucceeded = clrimpl.Descriptor{
 	Columns:      columnsMethodJitInliningSucceeded,
@@ -4663,7 +5157,7 @@ type MethodJitInliningFailedAnsi struct {
 
 // Info describes MethodJitInliningFailedAnsi.
 func (*MethodJitInliningFailedAnsi) Info() *EventInfo {
-	return &eventTable[228]
+	return &infoMethodJitInliningFailedAnsi
 }
 
 // Descriptor describes MethodJitInliningFailedAnsi, as readers of any generated package see it.
@@ -4843,6 +5337,25 @@ var columnsMethodJitInliningFailedAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitInliningFailedAnsi describes MethodJitInliningFailedAnsi (MethodJitInliningFailedAnsi.Info).
+var infoMethodJitInliningFailedAnsi = EventInfo{
+	Columns:     columnsMethodJitInliningFailedAnsi,
+	DisplayName: "Method/InliningFailed",
+	ID:          186,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitInliningFailedAnsi",
+	Opcode:      84,
+	OpcodeName:  "JitInliningFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitInliningFailedAnsi",
+	Version:     0,
+	desc:        &descMethodJitInliningFailedAnsi,
+	fields:      &fieldsMethodJitInliningFailedAnsi,
+}
+
 // descMethodJitInliningFailedAnsi describes MethodJitInliningFailedAnsi (EventInfo.Descriptor).
 var descMethodJitInliningFailedAnsi = clrimpl.Descriptor{
 	Columns:      columnsMethodJitInliningFailedAnsi,
@@ -4896,7 +5409,7 @@ type MethodJitTailCallSucceeded struct {
 
 // Info describes MethodJitTailCallSucceeded.
 func (*MethodJitTailCallSucceeded) Info() *EventInfo {
-	return &eventTable[230]
+	return &infoMethodJitTailCallSucceeded
 }
 
 // Descriptor describes MethodJitTailCallSucceeded, as readers of any generated package see it.
@@ -5080,6 +5593,25 @@ var columnsMethodJitTailCallSucceeded = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitTailCallSucceeded describes MethodJitTailCallSucceeded (MethodJitTailCallSucceeded.Info).
+var infoMethodJitTailCallSucceeded = EventInfo{
+	Columns:     columnsMethodJitTailCallSucceeded,
+	DisplayName: "Method/TailCallSucceeded",
+	ID:          188,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitTailCallSucceeded",
+	Opcode:      85,
+	OpcodeName:  "JitTailCallSucceeded",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitTailCallSucceeded",
+	Version:     0,
+	desc:        &descMethodJitTailCallSucceeded,
+	fields:      &fieldsMethodJitTailCallSucceeded,
+}
+
 // descMethodJitTailCallSucceeded describes MethodJitTailCallSucceeded (EventInfo.Descriptor).
 var descMethodJitTailCallSucceeded = clrimpl.Descriptor{
 	Columns:      columnsMethodJitTailCallSucceeded,
@@ -5133,7 +5665,7 @@ type MethodJitTailCallFailedAnsi struct {
 
 // Info describes MethodJitTailCallFailedAnsi.
 func (*MethodJitTailCallFailedAnsi) Info() *EventInfo {
-	return &eventTable[231]
+	return &infoMethodJitTailCallFailedAnsi
 }
 
 // Descriptor describes MethodJitTailCallFailedAnsi, as readers of any generated package see it.
@@ -5313,6 +5845,25 @@ var columnsMethodJitTailCallFailedAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitTailCallFailedAnsi describes MethodJitTailCallFailedAnsi (MethodJitTailCallFailedAnsi.Info).
+var infoMethodJitTailCallFailedAnsi = EventInfo{
+	Columns:     columnsMethodJitTailCallFailedAnsi,
+	DisplayName: "Method/TailCallFailed",
+	ID:          189,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitTailCallFailedAnsi",
+	Opcode:      86,
+	OpcodeName:  "JitTailCallFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitTailCallFailedAnsi",
+	Version:     0,
+	desc:        &descMethodJitTailCallFailedAnsi,
+	fields:      &fieldsMethodJitTailCallFailedAnsi,
+}
+
 // descMethodJitTailCallFailedAnsi describes MethodJitTailCallFailedAnsi (EventInfo.Descriptor).
 var descMethodJitTailCallFailedAnsi = clrimpl.Descriptor{
 	Columns:      columnsMethodJitTailCallFailedAnsi,
@@ -5356,7 +5907,7 @@ type MethodILToNativeMap struct {
 
 // Info describes MethodILToNativeMap.
 func (*MethodILToNativeMap) Info() *EventInfo {
-	return &eventTable[232]
+	return &infoMethodILToNativeMap
 }
 
 // Descriptor describes MethodILToNativeMap, as readers of any generated package see it.
@@ -5496,6 +6047,25 @@ var columnsMethodILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodILToNativeMap describes MethodILToNativeMap (MethodILToNativeMap.Info).
+var infoMethodILToNativeMap = EventInfo{
+	Columns:     columnsMethodILToNativeMap,
+	DisplayName: "Method/MethodILToNativeMap",
+	ID:          190,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodILToNativeMap",
+	Opcode:      87,
+	OpcodeName:  "MethodILToNativeMap",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodILToNativeMap",
+	Version:     0,
+	desc:        &descMethodILToNativeMap,
+	fields:      &fieldsMethodILToNativeMap,
+}
+
 // descMethodILToNativeMap describes MethodILToNativeMap (EventInfo.Descriptor).
 var descMethodILToNativeMap = clrimpl.Descriptor{
 	Columns:      columnsMethodILToNativeMap,
@@ -5541,7 +6111,7 @@ type MethodILToNativeMapV1 struct {
 
 // Info describes MethodILToNativeMap_V1.
 func (*MethodILToNativeMapV1) Info() *EventInfo {
-	return &eventTable[233]
+	return &infoMethodILToNativeMapV1
 }
 
 // Descriptor describes MethodILToNativeMap_V1, as readers of any generated package see it.
@@ -5695,6 +6265,25 @@ var columnsMethodILToNativeMapV1 = []clrimpl.Column{{
 	Name: "ILVersionID",
 }}
 
+// infoMethodILToNativeMapV1 describes MethodILToNativeMap_V1 (MethodILToNativeMapV1.Info).
+var infoMethodILToNativeMapV1 = EventInfo{
+	Columns:     columnsMethodILToNativeMapV1,
+	DisplayName: "Method/MethodILToNativeMap",
+	ID:          190,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodILToNativeMap_V1",
+	Opcode:      87,
+	OpcodeName:  "MethodILToNativeMap",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodILToNativeMapV1",
+	Version:     1,
+	desc:        &descMethodILToNativeMapV1,
+	fields:      &fieldsMethodILToNativeMapV1,
+}
+
 // descMethodILToNativeMapV1 describes MethodILToNativeMap_V1 (EventInfo.Descriptor).
 var descMethodILToNativeMapV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodILToNativeMapV1,
@@ -5748,7 +6337,7 @@ type MethodJitTailCallFailed struct {
 
 // Info describes MethodJitTailCallFailed.
 func (*MethodJitTailCallFailed) Info() *EventInfo {
-	return &eventTable[234]
+	return &infoMethodJitTailCallFailed
 }
 
 // Descriptor describes MethodJitTailCallFailed, as readers of any generated package see it.
@@ -5928,6 +6517,25 @@ var columnsMethodJitTailCallFailed = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitTailCallFailed describes MethodJitTailCallFailed (MethodJitTailCallFailed.Info).
+var infoMethodJitTailCallFailed = EventInfo{
+	Columns:     columnsMethodJitTailCallFailed,
+	DisplayName: "Method/TailCallFailed",
+	ID:          191,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitTailCallFailed",
+	Opcode:      86,
+	OpcodeName:  "JitTailCallFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitTailCallFailed",
+	Version:     0,
+	desc:        &descMethodJitTailCallFailed,
+	fields:      &fieldsMethodJitTailCallFailed,
+}
+
 // descMethodJitTailCallFailed describes MethodJitTailCallFailed (EventInfo.Descriptor).
 var descMethodJitTailCallFailed = clrimpl.Descriptor{
 	Columns:      columnsMethodJitTailCallFailed,
@@ -5981,7 +6589,7 @@ type MethodJitInliningFailed struct {
 
 // Info describes MethodJitInliningFailed.
 func (*MethodJitInliningFailed) Info() *EventInfo {
-	return &eventTable[235]
+	return &infoMethodJitInliningFailed
 }
 
 // Descriptor describes MethodJitInliningFailed, as readers of any generated package see it.
@@ -6160,6 +6768,25 @@ var columnsMethodJitInliningFailed = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoMethodJitInliningFailed describes MethodJitInliningFailed (MethodJitInliningFailed.Info).
+var infoMethodJitInliningFailed = EventInfo{
+	Columns:     columnsMethodJitInliningFailed,
+	DisplayName: "Method/InliningFailed",
+	ID:          192,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitInliningFailed",
+	Opcode:      84,
+	OpcodeName:  "JitInliningFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitInliningFailed",
+	Version:     0,
+	desc:        &descMethodJitInliningFailed,
+	fields:      &fieldsMethodJitInliningFailed,
+}
 
 // descMethodJitInliningFailed describes MethodJitInliningFailed (EventInfo.Descriptor).
 var descMethodJitInliningFailed = clrimpl.Descriptor{

@@ -27,7 +27,7 @@ type ModuleRangeLoad struct {
 
 // Info describes ModuleRangeLoad.
 func (*ModuleRangeLoad) Info() *EventInfo {
-	return &eventTable[215]
+	return &infoModuleRangeLoad
 }
 
 // Descriptor describes ModuleRangeLoad, as readers of any generated package see it.
@@ -135,6 +135,25 @@ var columnsModuleRangeLoad = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "RangeType_name",
 }}
+
+// infoModuleRangeLoad describes ModuleRangeLoad (ModuleRangeLoad.Info).
+var infoModuleRangeLoad = EventInfo{
+	Columns:     columnsModuleRangeLoad,
+	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
+	ID:          158,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeLoad",
+	Opcode:      10,
+	OpcodeName:  "ModuleRangeLoad",
+	Provider:    ProviderRuntime,
+	Task:        20,
+	TaskName:    "CLRPerfTrack",
+	TypeName:    "ModuleRangeLoad",
+	Version:     0,
+	desc:        &descModuleRangeLoad,
+	fields:      &fieldsModuleRangeLoad,
+}
 
 // descModuleRangeLoad describes ModuleRangeLoad (EventInfo.Descriptor).
 var descModuleRangeLoad = clrimpl.Descriptor{

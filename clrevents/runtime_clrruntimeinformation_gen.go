@@ -47,7 +47,7 @@ type RuntimeInformationStart struct {
 
 // Info describes RuntimeInformationStart.
 func (*RuntimeInformationStart) Info() *EventInfo {
-	return &eventTable[229]
+	return &infoRuntimeInformationStart
 }
 
 // Descriptor describes RuntimeInformationStart, as readers of any generated package see it.
@@ -293,6 +293,25 @@ var columnsRuntimeInformationStart = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "RuntimeDllPath",
 }}
+
+// infoRuntimeInformationStart describes RuntimeInformationStart (RuntimeInformationStart.Info).
+var infoRuntimeInformationStart = EventInfo{
+	Columns:     columnsRuntimeInformationStart,
+	DisplayName: "Runtime/Start",
+	ID:          187,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "RuntimeInformationStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        19,
+	TaskName:    "CLRRuntimeInformation",
+	TypeName:    "RuntimeInformationStart",
+	Version:     0,
+	desc:        &descRuntimeInformationStart,
+	fields:      &fieldsRuntimeInformationStart,
+}
 
 // descRuntimeInformationStart describes RuntimeInformationStart (EventInfo.Descriptor).
 var descRuntimeInformationStart = clrimpl.Descriptor{

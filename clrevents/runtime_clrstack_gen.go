@@ -27,7 +27,7 @@ type CLRStackWalk struct {
 
 // Info describes CLRStackWalk.
 func (*CLRStackWalk) Info() *EventInfo {
-	return &eventTable[164]
+	return &infoCLRStackWalk
 }
 
 // Descriptor describes CLRStackWalk, as readers of any generated package see it.
@@ -136,6 +136,25 @@ var columnsCLRStackWalk = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
 }}
+
+// infoCLRStackWalk describes CLRStackWalk (CLRStackWalk.Info).
+var infoCLRStackWalk = EventInfo{
+	Columns:     columnsCLRStackWalk,
+	DisplayName: "ClrStack/Walk",
+	ID:          82,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalk",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderRuntime,
+	Task:        11,
+	TaskName:    "CLRStack",
+	TypeName:    "CLRStackWalk",
+	Version:     0,
+	desc:        &descCLRStackWalk,
+	fields:      &fieldsCLRStackWalk,
+}
 
 // descCLRStackWalk describes CLRStackWalk (EventInfo.Descriptor).
 var descCLRStackWalk = clrimpl.Descriptor{

@@ -23,7 +23,7 @@ type StrongNameVerificationStart struct {
 
 // Info describes StrongNameVerificationStart.
 func (*StrongNameVerificationStart) Info() *EventInfo {
-	return &eventTable[219]
+	return &infoStrongNameVerificationStart
 }
 
 // Descriptor describes StrongNameVerificationStart, as readers of any generated package see it.
@@ -110,6 +110,25 @@ var columnsStrongNameVerificationStart = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoStrongNameVerificationStart describes StrongNameVerificationStart (StrongNameVerificationStart.Info).
+var infoStrongNameVerificationStart = EventInfo{
+	Columns:     columnsStrongNameVerificationStart,
+	DisplayName: "StrongNameVerification/Start",
+	ID:          181,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "StrongNameVerificationStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStart",
+	Version:     0,
+	desc:        &descStrongNameVerificationStart,
+	fields:      &fieldsStrongNameVerificationStart,
+}
+
 // descStrongNameVerificationStart describes StrongNameVerificationStart (EventInfo.Descriptor).
 var descStrongNameVerificationStart = clrimpl.Descriptor{
 	Columns:      columnsStrongNameVerificationStart,
@@ -147,7 +166,7 @@ type StrongNameVerificationStartV1 struct {
 
 // Info describes StrongNameVerificationStart_V1.
 func (*StrongNameVerificationStartV1) Info() *EventInfo {
-	return &eventTable[220]
+	return &infoStrongNameVerificationStartV1
 }
 
 // Descriptor describes StrongNameVerificationStart_V1, as readers of any generated package see it.
@@ -248,6 +267,25 @@ var columnsStrongNameVerificationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoStrongNameVerificationStartV1 describes StrongNameVerificationStart_V1 (StrongNameVerificationStartV1.Info).
+var infoStrongNameVerificationStartV1 = EventInfo{
+	Columns:     columnsStrongNameVerificationStartV1,
+	DisplayName: "StrongNameVerification/Start",
+	ID:          181,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "StrongNameVerificationStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStartV1",
+	Version:     1,
+	desc:        &descStrongNameVerificationStartV1,
+	fields:      &fieldsStrongNameVerificationStartV1,
+}
+
 // descStrongNameVerificationStartV1 describes StrongNameVerificationStart_V1 (EventInfo.Descriptor).
 var descStrongNameVerificationStartV1 = clrimpl.Descriptor{
 	Columns:      columnsStrongNameVerificationStartV1,
@@ -283,7 +321,7 @@ type StrongNameVerificationStop struct {
 
 // Info describes StrongNameVerificationStop.
 func (*StrongNameVerificationStop) Info() *EventInfo {
-	return &eventTable[221]
+	return &infoStrongNameVerificationStop
 }
 
 // Descriptor describes StrongNameVerificationStop, as readers of any generated package see it.
@@ -370,6 +408,25 @@ var columnsStrongNameVerificationStop = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoStrongNameVerificationStop describes StrongNameVerificationStop (StrongNameVerificationStop.Info).
+var infoStrongNameVerificationStop = EventInfo{
+	Columns:     columnsStrongNameVerificationStop,
+	DisplayName: "StrongNameVerification/Stop",
+	ID:          182,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "StrongNameVerificationStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStop",
+	Version:     0,
+	desc:        &descStrongNameVerificationStop,
+	fields:      &fieldsStrongNameVerificationStop,
+}
+
 // descStrongNameVerificationStop describes StrongNameVerificationStop (EventInfo.Descriptor).
 var descStrongNameVerificationStop = clrimpl.Descriptor{
 	Columns:      columnsStrongNameVerificationStop,
@@ -407,7 +464,7 @@ type StrongNameVerificationStopV1 struct {
 
 // Info describes StrongNameVerificationStop_V1.
 func (*StrongNameVerificationStopV1) Info() *EventInfo {
-	return &eventTable[222]
+	return &infoStrongNameVerificationStopV1
 }
 
 // Descriptor describes StrongNameVerificationStop_V1, as readers of any generated package see it.
@@ -507,6 +564,25 @@ var columnsStrongNameVerificationStopV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoStrongNameVerificationStopV1 describes StrongNameVerificationStop_V1 (StrongNameVerificationStopV1.Info).
+var infoStrongNameVerificationStopV1 = EventInfo{
+	Columns:     columnsStrongNameVerificationStopV1,
+	DisplayName: "StrongNameVerification/Stop",
+	ID:          182,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "StrongNameVerificationStop_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStopV1",
+	Version:     1,
+	desc:        &descStrongNameVerificationStopV1,
+	fields:      &fieldsStrongNameVerificationStopV1,
+}
 
 // descStrongNameVerificationStopV1 describes StrongNameVerificationStop_V1 (EventInfo.Descriptor).
 var descStrongNameVerificationStopV1 = clrimpl.Descriptor{

@@ -29,7 +29,7 @@ type CodeSymbols struct {
 
 // Info describes CodeSymbols.
 func (*CodeSymbols) Info() *EventInfo {
-	return &eventTable[259]
+	return &infoCodeSymbols
 }
 
 // Descriptor describes CodeSymbols, as readers of any generated package see it.
@@ -149,6 +149,25 @@ var columnsCodeSymbols = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoCodeSymbols describes CodeSymbols (CodeSymbols.Info).
+var infoCodeSymbols = EventInfo{
+	Columns:     columnsCodeSymbols,
+	DisplayName: "CodeSymbols/Start",
+	ID:          260,
+	Keywords:    0x400000000,
+	Level:       5,
+	Name:        "CodeSymbols",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        30,
+	TaskName:    "CodeSymbols",
+	TypeName:    "CodeSymbols",
+	Version:     0,
+	desc:        &descCodeSymbols,
+	fields:      &fieldsCodeSymbols,
+}
 
 // descCodeSymbols describes CodeSymbols (EventInfo.Descriptor).
 var descCodeSymbols = clrimpl.Descriptor{

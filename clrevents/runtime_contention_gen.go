@@ -17,7 +17,7 @@ type Contention struct{}
 
 // Info describes Contention.
 func (*Contention) Info() *EventInfo {
-	return &eventTable[161]
+	return &infoContention
 }
 
 // Descriptor describes Contention, as readers of any generated package see it.
@@ -52,6 +52,25 @@ func (e *Contention) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsContention lists the columns of Contention (EventInfo.Columns).
 var columnsContention = []clrimpl.Column{}
 
+// infoContention describes Contention (Contention.Info).
+var infoContention = EventInfo{
+	Columns:     columnsContention,
+	DisplayName: "Contention/Start",
+	ID:          81,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "Contention",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "Contention",
+	Version:     0,
+	desc:        &descContention,
+	fields:      &fieldsContention,
+}
+
 // descContention describes Contention (EventInfo.Descriptor).
 var descContention = clrimpl.Descriptor{
 	Columns:      columnsContention,
@@ -85,7 +104,7 @@ type ContentionStartV1 struct {
 
 // Info describes ContentionStart_V1.
 func (*ContentionStartV1) Info() *EventInfo {
-	return &eventTable[162]
+	return &infoContentionStartV1
 }
 
 // Descriptor describes ContentionStart_V1, as readers of any generated package see it.
@@ -158,6 +177,25 @@ var columnsContentionStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoContentionStartV1 describes ContentionStart_V1 (ContentionStartV1.Info).
+var infoContentionStartV1 = EventInfo{
+	Columns:     columnsContentionStartV1,
+	DisplayName: "Contention/Start",
+	ID:          81,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStartV1",
+	Version:     1,
+	desc:        &descContentionStartV1,
+	fields:      &fieldsContentionStartV1,
+}
+
 // descContentionStartV1 describes ContentionStart_V1 (EventInfo.Descriptor).
 var descContentionStartV1 = clrimpl.Descriptor{
 	Columns:      columnsContentionStartV1,
@@ -197,7 +235,7 @@ type ContentionStartV2 struct {
 
 // Info describes ContentionStart_V2.
 func (*ContentionStartV2) Info() *EventInfo {
-	return &eventTable[163]
+	return &infoContentionStartV2
 }
 
 // Descriptor describes ContentionStart_V2, as readers of any generated package see it.
@@ -320,6 +358,25 @@ var columnsContentionStartV2 = []clrimpl.Column{{
 	Name: "LockOwnerThreadID",
 }}
 
+// infoContentionStartV2 describes ContentionStart_V2 (ContentionStartV2.Info).
+var infoContentionStartV2 = EventInfo{
+	Columns:     columnsContentionStartV2,
+	DisplayName: "Contention/Start",
+	ID:          81,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStart_V2",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStartV2",
+	Version:     2,
+	desc:        &descContentionStartV2,
+	fields:      &fieldsContentionStartV2,
+}
+
 // descContentionStartV2 describes ContentionStart_V2 (EventInfo.Descriptor).
 var descContentionStartV2 = clrimpl.Descriptor{
 	Columns:      columnsContentionStartV2,
@@ -355,7 +412,7 @@ type ContentionLockCreated struct {
 
 // Info describes ContentionLockCreated.
 func (*ContentionLockCreated) Info() *EventInfo {
-	return &eventTable[172]
+	return &infoContentionLockCreated
 }
 
 // Descriptor describes ContentionLockCreated, as readers of any generated package see it.
@@ -447,6 +504,25 @@ var columnsContentionLockCreated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoContentionLockCreated describes ContentionLockCreated (ContentionLockCreated.Info).
+var infoContentionLockCreated = EventInfo{
+	Columns:     columnsContentionLockCreated,
+	DisplayName: "Contention/LockCreated",
+	ID:          90,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionLockCreated",
+	Opcode:      11,
+	OpcodeName:  "LockCreated",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionLockCreated",
+	Version:     0,
+	desc:        &descContentionLockCreated,
+	fields:      &fieldsContentionLockCreated,
+}
+
 // descContentionLockCreated describes ContentionLockCreated (EventInfo.Descriptor).
 var descContentionLockCreated = clrimpl.Descriptor{
 	Columns:      columnsContentionLockCreated,
@@ -480,7 +556,7 @@ type ContentionStop struct {
 
 // Info describes ContentionStop.
 func (*ContentionStop) Info() *EventInfo {
-	return &eventTable[173]
+	return &infoContentionStop
 }
 
 // Descriptor describes ContentionStop, as readers of any generated package see it.
@@ -553,6 +629,25 @@ var columnsContentionStop = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoContentionStop describes ContentionStop (ContentionStop.Info).
+var infoContentionStop = EventInfo{
+	Columns:     columnsContentionStop,
+	DisplayName: "Contention/Stop",
+	ID:          91,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStop",
+	Version:     0,
+	desc:        &descContentionStop,
+	fields:      &fieldsContentionStop,
+}
+
 // descContentionStop describes ContentionStop (EventInfo.Descriptor).
 var descContentionStop = clrimpl.Descriptor{
 	Columns:      columnsContentionStop,
@@ -588,7 +683,7 @@ type ContentionStopV1 struct {
 
 // Info describes ContentionStop_V1.
 func (*ContentionStopV1) Info() *EventInfo {
-	return &eventTable[174]
+	return &infoContentionStopV1
 }
 
 // Descriptor describes ContentionStop_V1, as readers of any generated package see it.
@@ -671,6 +766,25 @@ var columnsContentionStopV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnFloat64,
 	Name: "DurationNs",
 }}
+
+// infoContentionStopV1 describes ContentionStop_V1 (ContentionStopV1.Info).
+var infoContentionStopV1 = EventInfo{
+	Columns:     columnsContentionStopV1,
+	DisplayName: "Contention/Stop",
+	ID:          91,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStop_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStopV1",
+	Version:     1,
+	desc:        &descContentionStopV1,
+	fields:      &fieldsContentionStopV1,
+}
 
 // descContentionStopV1 describes ContentionStop_V1 (EventInfo.Descriptor).
 var descContentionStopV1 = clrimpl.Descriptor{

@@ -12,7 +12,7 @@ type DebugExceptionProcessingStart struct{}
 
 // Info describes DebugExceptionProcessingStart.
 func (*DebugExceptionProcessingStart) Info() *EventInfo {
-	return &eventTable[250]
+	return &infoDebugExceptionProcessingStart
 }
 
 // Descriptor describes DebugExceptionProcessingStart, as readers of any generated package see it.
@@ -47,6 +47,25 @@ func (e *DebugExceptionProcessingStart) AppendColumns(a clrimpl.ColumnAppender) 
 // columnsDebugExceptionProcessingStart lists the columns of DebugExceptionProcessingStart (EventInfo.Columns).
 var columnsDebugExceptionProcessingStart = []clrimpl.Column{}
 
+// infoDebugExceptionProcessingStart describes DebugExceptionProcessingStart (DebugExceptionProcessingStart.Info).
+var infoDebugExceptionProcessingStart = EventInfo{
+	Columns:     columnsDebugExceptionProcessingStart,
+	DisplayName: "DebugExceptionProcessing/Start",
+	ID:          242,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugExceptionProcessingStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        26,
+	TaskName:    "DebugExceptionProcessing",
+	TypeName:    "DebugExceptionProcessingStart",
+	Version:     0,
+	desc:        &descDebugExceptionProcessingStart,
+	fields:      &fieldsDebugExceptionProcessingStart,
+}
+
 // descDebugExceptionProcessingStart describes DebugExceptionProcessingStart (EventInfo.Descriptor).
 var descDebugExceptionProcessingStart = clrimpl.Descriptor{
 	Columns:      columnsDebugExceptionProcessingStart,
@@ -75,7 +94,7 @@ type DebugExceptionProcessingEnd struct{}
 
 // Info describes DebugExceptionProcessingEnd.
 func (*DebugExceptionProcessingEnd) Info() *EventInfo {
-	return &eventTable[251]
+	return &infoDebugExceptionProcessingEnd
 }
 
 // Descriptor describes DebugExceptionProcessingEnd, as readers of any generated package see it.
@@ -109,6 +128,25 @@ func (e *DebugExceptionProcessingEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsDebugExceptionProcessingEnd lists the columns of DebugExceptionProcessingEnd (EventInfo.Columns).
 var columnsDebugExceptionProcessingEnd = []clrimpl.Column{}
+
+// infoDebugExceptionProcessingEnd describes DebugExceptionProcessingEnd (DebugExceptionProcessingEnd.Info).
+var infoDebugExceptionProcessingEnd = EventInfo{
+	Columns:     columnsDebugExceptionProcessingEnd,
+	DisplayName: "DebugExceptionProcessing/Stop",
+	ID:          243,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugExceptionProcessingEnd",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        26,
+	TaskName:    "DebugExceptionProcessing",
+	TypeName:    "DebugExceptionProcessingEnd",
+	Version:     0,
+	desc:        &descDebugExceptionProcessingEnd,
+	fields:      &fieldsDebugExceptionProcessingEnd,
+}
 
 // descDebugExceptionProcessingEnd describes DebugExceptionProcessingEnd (EventInfo.Descriptor).
 var descDebugExceptionProcessingEnd = clrimpl.Descriptor{

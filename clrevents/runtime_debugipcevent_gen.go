@@ -12,7 +12,7 @@ type DebugIPCEventStart struct{}
 
 // Info describes DebugIPCEventStart.
 func (*DebugIPCEventStart) Info() *EventInfo {
-	return &eventTable[248]
+	return &infoDebugIPCEventStart
 }
 
 // Descriptor describes DebugIPCEventStart, as readers of any generated package see it.
@@ -47,6 +47,25 @@ func (e *DebugIPCEventStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDebugIPCEventStart lists the columns of DebugIPCEventStart (EventInfo.Columns).
 var columnsDebugIPCEventStart = []clrimpl.Column{}
 
+// infoDebugIPCEventStart describes DebugIPCEventStart (DebugIPCEventStart.Info).
+var infoDebugIPCEventStart = EventInfo{
+	Columns:     columnsDebugIPCEventStart,
+	DisplayName: "DebugIPCEvent/Start",
+	ID:          240,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugIPCEventStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        25,
+	TaskName:    "DebugIPCEvent",
+	TypeName:    "DebugIPCEventStart",
+	Version:     0,
+	desc:        &descDebugIPCEventStart,
+	fields:      &fieldsDebugIPCEventStart,
+}
+
 // descDebugIPCEventStart describes DebugIPCEventStart (EventInfo.Descriptor).
 var descDebugIPCEventStart = clrimpl.Descriptor{
 	Columns:      columnsDebugIPCEventStart,
@@ -75,7 +94,7 @@ type DebugIPCEventEnd struct{}
 
 // Info describes DebugIPCEventEnd.
 func (*DebugIPCEventEnd) Info() *EventInfo {
-	return &eventTable[249]
+	return &infoDebugIPCEventEnd
 }
 
 // Descriptor describes DebugIPCEventEnd, as readers of any generated package see it.
@@ -109,6 +128,25 @@ func (e *DebugIPCEventEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsDebugIPCEventEnd lists the columns of DebugIPCEventEnd (EventInfo.Columns).
 var columnsDebugIPCEventEnd = []clrimpl.Column{}
+
+// infoDebugIPCEventEnd describes DebugIPCEventEnd (DebugIPCEventEnd.Info).
+var infoDebugIPCEventEnd = EventInfo{
+	Columns:     columnsDebugIPCEventEnd,
+	DisplayName: "DebugIPCEvent/Stop",
+	ID:          241,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugIPCEventEnd",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        25,
+	TaskName:    "DebugIPCEvent",
+	TypeName:    "DebugIPCEventEnd",
+	Version:     0,
+	desc:        &descDebugIPCEventEnd,
+	fields:      &fieldsDebugIPCEventEnd,
+}
 
 // descDebugIPCEventEnd describes DebugIPCEventEnd (EventInfo.Descriptor).
 var descDebugIPCEventEnd = clrimpl.Descriptor{

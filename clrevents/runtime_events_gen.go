@@ -25,7 +25,7 @@ type EventSource struct {
 
 // Info describes EventSource.
 func (*EventSource) Info() *EventInfo {
-	return &eventTable[260]
+	return &infoEventSource
 }
 
 // Descriptor describes EventSource, as readers of any generated package see it.
@@ -119,6 +119,25 @@ var columnsEventSource = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "Payload",
 }}
+
+// infoEventSource describes EventSource (EventSource.Info).
+var infoEventSource = EventInfo{
+	Columns:     columnsEventSource,
+	DisplayName: "EventSource",
+	ID:          270,
+	Keywords:    0x800000000,
+	Level:       4,
+	Name:        "EventSource",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderRuntime,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "EventSource",
+	Version:     0,
+	desc:        &descEventSource,
+	fields:      &fieldsEventSource,
+}
 
 // descEventSource describes EventSource (EventInfo.Descriptor).
 var descEventSource = clrimpl.Descriptor{

@@ -16,7 +16,7 @@ type ExceptionThrown struct{}
 
 // Info describes ExceptionThrown.
 func (*ExceptionThrown) Info() *EventInfo {
-	return &eventTable[159]
+	return &infoExceptionThrown
 }
 
 // Descriptor describes ExceptionThrown, as readers of any generated package see it.
@@ -50,6 +50,25 @@ func (e *ExceptionThrown) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionThrown lists the columns of ExceptionThrown (EventInfo.Columns).
 var columnsExceptionThrown = []clrimpl.Column{}
+
+// infoExceptionThrown describes ExceptionThrown (ExceptionThrown.Info).
+var infoExceptionThrown = EventInfo{
+	Columns:     columnsExceptionThrown,
+	DisplayName: "Exception/Start",
+	ID:          80,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "ExceptionThrown",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        7,
+	TaskName:    "Exception",
+	TypeName:    "ExceptionThrown",
+	Version:     0,
+	desc:        &descExceptionThrown,
+	fields:      &fieldsExceptionThrown,
+}
 
 // descExceptionThrown describes ExceptionThrown (EventInfo.Descriptor).
 var descExceptionThrown = clrimpl.Descriptor{
@@ -92,7 +111,7 @@ type ExceptionThrownV1 struct {
 
 // Info describes ExceptionThrown_V1.
 func (*ExceptionThrownV1) Info() *EventInfo {
-	return &eventTable[160]
+	return &infoExceptionThrownV1
 }
 
 // Descriptor describes ExceptionThrown_V1, as readers of any generated package see it.
@@ -225,6 +244,25 @@ var columnsExceptionThrownV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionThrownV1 describes ExceptionThrown_V1 (ExceptionThrownV1.Info).
+var infoExceptionThrownV1 = EventInfo{
+	Columns:     columnsExceptionThrownV1,
+	DisplayName: "Exception/Start",
+	ID:          80,
+	Keywords:    0x200008000,
+	Level:       2,
+	Name:        "ExceptionThrown_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        7,
+	TaskName:    "Exception",
+	TypeName:    "ExceptionThrownV1",
+	Version:     1,
+	desc:        &descExceptionThrownV1,
+	fields:      &fieldsExceptionThrownV1,
+}
+
 // descExceptionThrownV1 describes ExceptionThrown_V1 (EventInfo.Descriptor).
 var descExceptionThrownV1 = clrimpl.Descriptor{
 	Columns:      columnsExceptionThrownV1,
@@ -253,7 +291,7 @@ type ExceptionThrownStop struct{}
 
 // Info describes ExceptionThrownStop.
 func (*ExceptionThrownStop) Info() *EventInfo {
-	return &eventTable[258]
+	return &infoExceptionThrownStop
 }
 
 // Descriptor describes ExceptionThrownStop, as readers of any generated package see it.
@@ -287,6 +325,25 @@ func (e *ExceptionThrownStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionThrownStop lists the columns of ExceptionThrownStop (EventInfo.Columns).
 var columnsExceptionThrownStop = []clrimpl.Column{}
+
+// infoExceptionThrownStop describes ExceptionThrownStop (ExceptionThrownStop.Info).
+var infoExceptionThrownStop = EventInfo{
+	Columns:     columnsExceptionThrownStop,
+	DisplayName: "Exception/Stop",
+	ID:          256,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionThrownStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        7,
+	TaskName:    "Exception",
+	TypeName:    "ExceptionThrownStop",
+	Version:     0,
+	desc:        &descExceptionThrownStop,
+	fields:      &fieldsExceptionThrownStop,
+}
 
 // descExceptionThrownStop describes ExceptionThrownStop (EventInfo.Descriptor).
 var descExceptionThrownStop = clrimpl.Descriptor{

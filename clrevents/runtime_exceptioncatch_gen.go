@@ -25,7 +25,7 @@ type ExceptionCatchStart struct {
 
 // Info describes ExceptionCatchStart.
 func (*ExceptionCatchStart) Info() *EventInfo {
-	return &eventTable[252]
+	return &infoExceptionCatchStart
 }
 
 // Descriptor describes ExceptionCatchStart, as readers of any generated package see it.
@@ -126,6 +126,25 @@ var columnsExceptionCatchStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionCatchStart describes ExceptionCatchStart (ExceptionCatchStart.Info).
+var infoExceptionCatchStart = EventInfo{
+	Columns:     columnsExceptionCatchStart,
+	DisplayName: "ExceptionCatch/Start",
+	ID:          250,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionCatchStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        27,
+	TaskName:    "ExceptionCatch",
+	TypeName:    "ExceptionCatchStart",
+	Version:     0,
+	desc:        &descExceptionCatchStart,
+	fields:      &fieldsExceptionCatchStart,
+}
+
 // descExceptionCatchStart describes ExceptionCatchStart (EventInfo.Descriptor).
 var descExceptionCatchStart = clrimpl.Descriptor{
 	Columns:      columnsExceptionCatchStart,
@@ -154,7 +173,7 @@ type ExceptionCatchStop struct{}
 
 // Info describes ExceptionCatchStop.
 func (*ExceptionCatchStop) Info() *EventInfo {
-	return &eventTable[253]
+	return &infoExceptionCatchStop
 }
 
 // Descriptor describes ExceptionCatchStop, as readers of any generated package see it.
@@ -188,6 +207,25 @@ func (e *ExceptionCatchStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionCatchStop lists the columns of ExceptionCatchStop (EventInfo.Columns).
 var columnsExceptionCatchStop = []clrimpl.Column{}
+
+// infoExceptionCatchStop describes ExceptionCatchStop (ExceptionCatchStop.Info).
+var infoExceptionCatchStop = EventInfo{
+	Columns:     columnsExceptionCatchStop,
+	DisplayName: "ExceptionCatch/Stop",
+	ID:          251,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionCatchStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        27,
+	TaskName:    "ExceptionCatch",
+	TypeName:    "ExceptionCatchStop",
+	Version:     0,
+	desc:        &descExceptionCatchStop,
+	fields:      &fieldsExceptionCatchStop,
+}
 
 // descExceptionCatchStop describes ExceptionCatchStop (EventInfo.Descriptor).
 var descExceptionCatchStop = clrimpl.Descriptor{

@@ -25,7 +25,7 @@ type ExceptionFilterStart struct {
 
 // Info describes ExceptionFilterStart.
 func (*ExceptionFilterStart) Info() *EventInfo {
-	return &eventTable[256]
+	return &infoExceptionFilterStart
 }
 
 // Descriptor describes ExceptionFilterStart, as readers of any generated package see it.
@@ -126,6 +126,25 @@ var columnsExceptionFilterStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionFilterStart describes ExceptionFilterStart (ExceptionFilterStart.Info).
+var infoExceptionFilterStart = EventInfo{
+	Columns:     columnsExceptionFilterStart,
+	DisplayName: "ExceptionFilter/Start",
+	ID:          254,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFilterStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        29,
+	TaskName:    "ExceptionFilter",
+	TypeName:    "ExceptionFilterStart",
+	Version:     0,
+	desc:        &descExceptionFilterStart,
+	fields:      &fieldsExceptionFilterStart,
+}
+
 // descExceptionFilterStart describes ExceptionFilterStart (EventInfo.Descriptor).
 var descExceptionFilterStart = clrimpl.Descriptor{
 	Columns:      columnsExceptionFilterStart,
@@ -154,7 +173,7 @@ type ExceptionFilterStop struct{}
 
 // Info describes ExceptionFilterStop.
 func (*ExceptionFilterStop) Info() *EventInfo {
-	return &eventTable[257]
+	return &infoExceptionFilterStop
 }
 
 // Descriptor describes ExceptionFilterStop, as readers of any generated package see it.
@@ -188,6 +207,25 @@ func (e *ExceptionFilterStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionFilterStop lists the columns of ExceptionFilterStop (EventInfo.Columns).
 var columnsExceptionFilterStop = []clrimpl.Column{}
+
+// infoExceptionFilterStop describes ExceptionFilterStop (ExceptionFilterStop.Info).
+var infoExceptionFilterStop = EventInfo{
+	Columns:     columnsExceptionFilterStop,
+	DisplayName: "ExceptionFilter/Stop",
+	ID:          255,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFilterStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        29,
+	TaskName:    "ExceptionFilter",
+	TypeName:    "ExceptionFilterStop",
+	Version:     0,
+	desc:        &descExceptionFilterStop,
+	fields:      &fieldsExceptionFilterStop,
+}
 
 // descExceptionFilterStop describes ExceptionFilterStop (EventInfo.Descriptor).
 var descExceptionFilterStop = clrimpl.Descriptor{

@@ -25,7 +25,7 @@ type ExceptionFinallyStart struct {
 
 // Info describes ExceptionFinallyStart.
 func (*ExceptionFinallyStart) Info() *EventInfo {
-	return &eventTable[254]
+	return &infoExceptionFinallyStart
 }
 
 // Descriptor describes ExceptionFinallyStart, as readers of any generated package see it.
@@ -126,6 +126,25 @@ var columnsExceptionFinallyStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionFinallyStart describes ExceptionFinallyStart (ExceptionFinallyStart.Info).
+var infoExceptionFinallyStart = EventInfo{
+	Columns:     columnsExceptionFinallyStart,
+	DisplayName: "ExceptionFinally/Start",
+	ID:          252,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFinallyStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        28,
+	TaskName:    "ExceptionFinally",
+	TypeName:    "ExceptionFinallyStart",
+	Version:     0,
+	desc:        &descExceptionFinallyStart,
+	fields:      &fieldsExceptionFinallyStart,
+}
+
 // descExceptionFinallyStart describes ExceptionFinallyStart (EventInfo.Descriptor).
 var descExceptionFinallyStart = clrimpl.Descriptor{
 	Columns:      columnsExceptionFinallyStart,
@@ -154,7 +173,7 @@ type ExceptionFinallyStop struct{}
 
 // Info describes ExceptionFinallyStop.
 func (*ExceptionFinallyStop) Info() *EventInfo {
-	return &eventTable[255]
+	return &infoExceptionFinallyStop
 }
 
 // Descriptor describes ExceptionFinallyStop, as readers of any generated package see it.
@@ -188,6 +207,25 @@ func (e *ExceptionFinallyStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionFinallyStop lists the columns of ExceptionFinallyStop (EventInfo.Columns).
 var columnsExceptionFinallyStop = []clrimpl.Column{}
+
+// infoExceptionFinallyStop describes ExceptionFinallyStop (ExceptionFinallyStop.Info).
+var infoExceptionFinallyStop = EventInfo{
+	Columns:     columnsExceptionFinallyStop,
+	DisplayName: "ExceptionFinally/Stop",
+	ID:          253,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFinallyStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        28,
+	TaskName:    "ExceptionFinally",
+	TypeName:    "ExceptionFinallyStop",
+	Version:     0,
+	desc:        &descExceptionFinallyStop,
+	fields:      &fieldsExceptionFinallyStop,
+}
 
 // descExceptionFinallyStop describes ExceptionFinallyStop (EventInfo.Descriptor).
 var descExceptionFinallyStop = clrimpl.Descriptor{

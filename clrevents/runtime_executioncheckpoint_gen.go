@@ -23,7 +23,7 @@ type ExecutionCheckpoint struct {
 
 // Info describes ExecutionCheckpoint.
 func (*ExecutionCheckpoint) Info() *EventInfo {
-	return &eventTable[276]
+	return &infoExecutionCheckpoint
 }
 
 // Descriptor describes ExecutionCheckpoint, as readers of any generated package see it.
@@ -110,6 +110,25 @@ var columnsExecutionCheckpoint = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt64,
 	Name: "Timestamp",
 }}
+
+// infoExecutionCheckpoint describes ExecutionCheckpoint (ExecutionCheckpoint.Info).
+var infoExecutionCheckpoint = EventInfo{
+	Columns:     columnsExecutionCheckpoint,
+	DisplayName: "ExecutionCheckpoint/ExecutionCheckpoint",
+	ID:          300,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ExecutionCheckpoint",
+	Opcode:      11,
+	OpcodeName:  "ExecutionCheckpoint",
+	Provider:    ProviderRuntime,
+	Task:        35,
+	TaskName:    "ExecutionCheckpoint",
+	TypeName:    "ExecutionCheckpoint",
+	Version:     0,
+	desc:        &descExecutionCheckpoint,
+	fields:      &fieldsExecutionCheckpoint,
+}
 
 // descExecutionCheckpoint describes ExecutionCheckpoint (EventInfo.Descriptor).
 var descExecutionCheckpoint = clrimpl.Descriptor{

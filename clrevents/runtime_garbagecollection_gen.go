@@ -22,7 +22,7 @@ type GCStart struct {
 
 // Info describes GCStart.
 func (*GCStart) Info() *EventInfo {
-	return &eventTable[68]
+	return &infoGCStart
 }
 
 // Descriptor describes GCStart, as readers of any generated package see it.
@@ -95,6 +95,25 @@ var columnsGCStart = []clrimpl.Column{{
 	Name: "Reason_name",
 }}
 
+// infoGCStart describes GCStart (GCStart.Info).
+var infoGCStart = EventInfo{
+	Columns:     columnsGCStart,
+	DisplayName: "GC/Start",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCStart",
+	Version:     0,
+	desc:        &descGCStart,
+	fields:      &fieldsGCStart,
+}
+
 // descGCStart describes GCStart (EventInfo.Descriptor).
 var descGCStart = clrimpl.Descriptor{
 	Columns:      columnsGCStart,
@@ -134,7 +153,7 @@ type GCStartV1 struct {
 
 // Info describes GCStart_V1.
 func (*GCStartV1) Info() *EventInfo {
-	return &eventTable[69]
+	return &infoGCStartV1
 }
 
 // Descriptor describes GCStart_V1, as readers of any generated package see it.
@@ -247,6 +266,25 @@ var columnsGCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCStartV1 describes GCStart_V1 (GCStartV1.Info).
+var infoGCStartV1 = EventInfo{
+	Columns:     columnsGCStartV1,
+	DisplayName: "GC/Start",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCStartV1",
+	Version:     1,
+	desc:        &descGCStartV1,
+	fields:      &fieldsGCStartV1,
+}
+
 // descGCStartV1 describes GCStart_V1 (EventInfo.Descriptor).
 var descGCStartV1 = clrimpl.Descriptor{
 	Columns:      columnsGCStartV1,
@@ -288,7 +326,7 @@ type GCStartV2 struct {
 
 // Info describes GCStart_V2.
 func (*GCStartV2) Info() *EventInfo {
-	return &eventTable[70]
+	return &infoGCStartV2
 }
 
 // Descriptor describes GCStart_V2, as readers of any generated package see it.
@@ -412,6 +450,25 @@ var columnsGCStartV2 = []clrimpl.Column{{
 	Name: "ClientSequenceNumber",
 }}
 
+// infoGCStartV2 describes GCStart_V2 (GCStartV2.Info).
+var infoGCStartV2 = EventInfo{
+	Columns:     columnsGCStartV2,
+	DisplayName: "GC/Start",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCStart_V2",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCStartV2",
+	Version:     2,
+	desc:        &descGCStartV2,
+	fields:      &fieldsGCStartV2,
+}
+
 // descGCStartV2 describes GCStart_V2 (EventInfo.Descriptor).
 var descGCStartV2 = clrimpl.Descriptor{
 	Columns:      columnsGCStartV2,
@@ -445,7 +502,7 @@ type GCEnd struct {
 
 // Info describes GCEnd.
 func (*GCEnd) Info() *EventInfo {
-	return &eventTable[71]
+	return &infoGCEnd
 }
 
 // Descriptor describes GCEnd, as readers of any generated package see it.
@@ -511,6 +568,25 @@ var columnsGCEnd = []clrimpl.Column{{
 	Name: "Depth",
 }}
 
+// infoGCEnd describes GCEnd (GCEnd.Info).
+var infoGCEnd = EventInfo{
+	Columns:     columnsGCEnd,
+	DisplayName: "GC/Stop",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCEnd",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCEnd",
+	Version:     0,
+	desc:        &descGCEnd,
+	fields:      &fieldsGCEnd,
+}
+
 // descGCEnd describes GCEnd (EventInfo.Descriptor).
 var descGCEnd = clrimpl.Descriptor{
 	Columns:      columnsGCEnd,
@@ -546,7 +622,7 @@ type GCEndV1 struct {
 
 // Info describes GCEnd_V1.
 func (*GCEndV1) Info() *EventInfo {
-	return &eventTable[72]
+	return &infoGCEndV1
 }
 
 // Descriptor describes GCEnd_V1, as readers of any generated package see it.
@@ -623,6 +699,25 @@ var columnsGCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCEndV1 describes GCEnd_V1 (GCEndV1.Info).
+var infoGCEndV1 = EventInfo{
+	Columns:     columnsGCEndV1,
+	DisplayName: "GC/Stop",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCEnd_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCEndV1",
+	Version:     1,
+	desc:        &descGCEndV1,
+	fields:      &fieldsGCEndV1,
+}
+
 // descGCEndV1 describes GCEnd_V1 (EventInfo.Descriptor).
 var descGCEndV1 = clrimpl.Descriptor{
 	Columns:      columnsGCEndV1,
@@ -651,7 +746,7 @@ type GCRestartEEEnd struct{}
 
 // Info describes GCRestartEEEnd.
 func (*GCRestartEEEnd) Info() *EventInfo {
-	return &eventTable[73]
+	return &infoGCRestartEEEnd
 }
 
 // Descriptor describes GCRestartEEEnd, as readers of any generated package see it.
@@ -686,6 +781,25 @@ func (e *GCRestartEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCRestartEEEnd lists the columns of GCRestartEEEnd (EventInfo.Columns).
 var columnsGCRestartEEEnd = []clrimpl.Column{}
 
+// infoGCRestartEEEnd describes GCRestartEEEnd (GCRestartEEEnd.Info).
+var infoGCRestartEEEnd = EventInfo{
+	Columns:     columnsGCRestartEEEnd,
+	DisplayName: "GC/RestartEEStop",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEEnd",
+	Opcode:      132,
+	OpcodeName:  "GCRestartEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEEnd",
+	Version:     0,
+	desc:        &descGCRestartEEEnd,
+	fields:      &fieldsGCRestartEEEnd,
+}
+
 // descGCRestartEEEnd describes GCRestartEEEnd (EventInfo.Descriptor).
 var descGCRestartEEEnd = clrimpl.Descriptor{
 	Columns:      columnsGCRestartEEEnd,
@@ -717,7 +831,7 @@ type GCRestartEEEndV1 struct {
 
 // Info describes GCRestartEEEnd_V1.
 func (*GCRestartEEEndV1) Info() *EventInfo {
-	return &eventTable[74]
+	return &infoGCRestartEEEndV1
 }
 
 // Descriptor describes GCRestartEEEnd_V1, as readers of any generated package see it.
@@ -771,6 +885,25 @@ var columnsGCRestartEEEndV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoGCRestartEEEndV1 describes GCRestartEEEnd_V1 (GCRestartEEEndV1.Info).
+var infoGCRestartEEEndV1 = EventInfo{
+	Columns:     columnsGCRestartEEEndV1,
+	DisplayName: "GC/RestartEEStop",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEEnd_V1",
+	Opcode:      132,
+	OpcodeName:  "GCRestartEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEEndV1",
+	Version:     1,
+	desc:        &descGCRestartEEEndV1,
+	fields:      &fieldsGCRestartEEEndV1,
+}
 
 // descGCRestartEEEndV1 describes GCRestartEEEnd_V1 (EventInfo.Descriptor).
 var descGCRestartEEEndV1 = clrimpl.Descriptor{
@@ -827,7 +960,7 @@ type GCHeapStats struct {
 
 // Info describes GCHeapStats.
 func (*GCHeapStats) Info() *EventInfo {
-	return &eventTable[75]
+	return &infoGCHeapStats
 }
 
 // Descriptor describes GCHeapStats, as readers of any generated package see it.
@@ -1023,6 +1156,25 @@ var columnsGCHeapStats = []clrimpl.Column{{
 	Name: "GCHandleCount",
 }}
 
+// infoGCHeapStats describes GCHeapStats (GCHeapStats.Info).
+var infoGCHeapStats = EventInfo{
+	Columns:     columnsGCHeapStats,
+	DisplayName: "GC/HeapStats",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCHeapStats",
+	Opcode:      133,
+	OpcodeName:  "GCHeapStats",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCHeapStats",
+	Version:     0,
+	desc:        &descGCHeapStats,
+	fields:      &fieldsGCHeapStats,
+}
+
 // descGCHeapStats describes GCHeapStats (EventInfo.Descriptor).
 var descGCHeapStats = clrimpl.Descriptor{
 	Columns:      columnsGCHeapStats,
@@ -1080,7 +1232,7 @@ type GCHeapStatsV1 struct {
 
 // Info describes GCHeapStats_V1.
 func (*GCHeapStatsV1) Info() *EventInfo {
-	return &eventTable[76]
+	return &infoGCHeapStatsV1
 }
 
 // Descriptor describes GCHeapStats_V1, as readers of any generated package see it.
@@ -1287,6 +1439,25 @@ var columnsGCHeapStatsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCHeapStatsV1 describes GCHeapStats_V1 (GCHeapStatsV1.Info).
+var infoGCHeapStatsV1 = EventInfo{
+	Columns:     columnsGCHeapStatsV1,
+	DisplayName: "GC/HeapStats",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCHeapStats_V1",
+	Opcode:      133,
+	OpcodeName:  "GCHeapStats",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCHeapStatsV1",
+	Version:     1,
+	desc:        &descGCHeapStatsV1,
+	fields:      &fieldsGCHeapStatsV1,
+}
+
 // descGCHeapStatsV1 describes GCHeapStats_V1 (EventInfo.Descriptor).
 var descGCHeapStatsV1 = clrimpl.Descriptor{
 	Columns:      columnsGCHeapStatsV1,
@@ -1348,7 +1519,7 @@ type GCHeapStatsV2 struct {
 
 // Info describes GCHeapStats_V2.
 func (*GCHeapStatsV2) Info() *EventInfo {
-	return &eventTable[77]
+	return &infoGCHeapStatsV2
 }
 
 // Descriptor describes GCHeapStats_V2, as readers of any generated package see it.
@@ -1579,6 +1750,25 @@ var columnsGCHeapStatsV2 = []clrimpl.Column{{
 	Name: "TotalPromotedSize4",
 }}
 
+// infoGCHeapStatsV2 describes GCHeapStats_V2 (GCHeapStatsV2.Info).
+var infoGCHeapStatsV2 = EventInfo{
+	Columns:     columnsGCHeapStatsV2,
+	DisplayName: "GC/HeapStats",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCHeapStats_V2",
+	Opcode:      133,
+	OpcodeName:  "GCHeapStats",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCHeapStatsV2",
+	Version:     2,
+	desc:        &descGCHeapStatsV2,
+	fields:      &fieldsGCHeapStatsV2,
+}
+
 // descGCHeapStatsV2 describes GCHeapStats_V2 (EventInfo.Descriptor).
 var descGCHeapStatsV2 = clrimpl.Descriptor{
 	Columns:      columnsGCHeapStatsV2,
@@ -1614,7 +1804,7 @@ type GCCreateSegment struct {
 
 // Info describes GCCreateSegment.
 func (*GCCreateSegment) Info() *EventInfo {
-	return &eventTable[78]
+	return &infoGCCreateSegment
 }
 
 // Descriptor describes GCCreateSegment, as readers of any generated package see it.
@@ -1700,6 +1890,25 @@ var columnsGCCreateSegment = []clrimpl.Column{{
 	Name: "Type_name",
 }}
 
+// infoGCCreateSegment describes GCCreateSegment (GCCreateSegment.Info).
+var infoGCCreateSegment = EventInfo{
+	Columns:     columnsGCCreateSegment,
+	DisplayName: "GC/CreateSegment",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCCreateSegment",
+	Opcode:      134,
+	OpcodeName:  "GCCreateSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateSegment",
+	Version:     0,
+	desc:        &descGCCreateSegment,
+	fields:      &fieldsGCCreateSegment,
+}
+
 // descGCCreateSegment describes GCCreateSegment (EventInfo.Descriptor).
 var descGCCreateSegment = clrimpl.Descriptor{
 	Columns:      columnsGCCreateSegment,
@@ -1737,7 +1946,7 @@ type GCCreateSegmentV1 struct {
 
 // Info describes GCCreateSegment_V1.
 func (*GCCreateSegmentV1) Info() *EventInfo {
-	return &eventTable[79]
+	return &infoGCCreateSegmentV1
 }
 
 // Descriptor describes GCCreateSegment_V1, as readers of any generated package see it.
@@ -1834,6 +2043,25 @@ var columnsGCCreateSegmentV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCCreateSegmentV1 describes GCCreateSegment_V1 (GCCreateSegmentV1.Info).
+var infoGCCreateSegmentV1 = EventInfo{
+	Columns:     columnsGCCreateSegmentV1,
+	DisplayName: "GC/CreateSegment",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCCreateSegment_V1",
+	Opcode:      134,
+	OpcodeName:  "GCCreateSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateSegmentV1",
+	Version:     1,
+	desc:        &descGCCreateSegmentV1,
+	fields:      &fieldsGCCreateSegmentV1,
+}
+
 // descGCCreateSegmentV1 describes GCCreateSegment_V1 (EventInfo.Descriptor).
 var descGCCreateSegmentV1 = clrimpl.Descriptor{
 	Columns:      columnsGCCreateSegmentV1,
@@ -1865,7 +2093,7 @@ type GCFreeSegment struct {
 
 // Info describes GCFreeSegment.
 func (*GCFreeSegment) Info() *EventInfo {
-	return &eventTable[80]
+	return &infoGCFreeSegment
 }
 
 // Descriptor describes GCFreeSegment, as readers of any generated package see it.
@@ -1921,6 +2149,25 @@ var columnsGCFreeSegment = []clrimpl.Column{{
 	Name: "Address",
 }}
 
+// infoGCFreeSegment describes GCFreeSegment (GCFreeSegment.Info).
+var infoGCFreeSegment = EventInfo{
+	Columns:     columnsGCFreeSegment,
+	DisplayName: "GC/FreeSegment",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFreeSegment",
+	Opcode:      135,
+	OpcodeName:  "GCFreeSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFreeSegment",
+	Version:     0,
+	desc:        &descGCFreeSegment,
+	fields:      &fieldsGCFreeSegment,
+}
+
 // descGCFreeSegment describes GCFreeSegment (EventInfo.Descriptor).
 var descGCFreeSegment = clrimpl.Descriptor{
 	Columns:      columnsGCFreeSegment,
@@ -1954,7 +2201,7 @@ type GCFreeSegmentV1 struct {
 
 // Info describes GCFreeSegment_V1.
 func (*GCFreeSegmentV1) Info() *EventInfo {
-	return &eventTable[81]
+	return &infoGCFreeSegmentV1
 }
 
 // Descriptor describes GCFreeSegment_V1, as readers of any generated package see it.
@@ -2021,6 +2268,25 @@ var columnsGCFreeSegmentV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCFreeSegmentV1 describes GCFreeSegment_V1 (GCFreeSegmentV1.Info).
+var infoGCFreeSegmentV1 = EventInfo{
+	Columns:     columnsGCFreeSegmentV1,
+	DisplayName: "GC/FreeSegment",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFreeSegment_V1",
+	Opcode:      135,
+	OpcodeName:  "GCFreeSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFreeSegmentV1",
+	Version:     1,
+	desc:        &descGCFreeSegmentV1,
+	fields:      &fieldsGCFreeSegmentV1,
+}
+
 // descGCFreeSegmentV1 describes GCFreeSegment_V1 (EventInfo.Descriptor).
 var descGCFreeSegmentV1 = clrimpl.Descriptor{
 	Columns:      columnsGCFreeSegmentV1,
@@ -2049,7 +2315,7 @@ type GCRestartEEBegin struct{}
 
 // Info describes GCRestartEEBegin.
 func (*GCRestartEEBegin) Info() *EventInfo {
-	return &eventTable[82]
+	return &infoGCRestartEEBegin
 }
 
 // Descriptor describes GCRestartEEBegin, as readers of any generated package see it.
@@ -2084,6 +2350,25 @@ func (e *GCRestartEEBegin) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCRestartEEBegin lists the columns of GCRestartEEBegin (EventInfo.Columns).
 var columnsGCRestartEEBegin = []clrimpl.Column{}
 
+// infoGCRestartEEBegin describes GCRestartEEBegin (GCRestartEEBegin.Info).
+var infoGCRestartEEBegin = EventInfo{
+	Columns:     columnsGCRestartEEBegin,
+	DisplayName: "GC/RestartEEStart",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEBegin",
+	Opcode:      136,
+	OpcodeName:  "GCRestartEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEBegin",
+	Version:     0,
+	desc:        &descGCRestartEEBegin,
+	fields:      &fieldsGCRestartEEBegin,
+}
+
 // descGCRestartEEBegin describes GCRestartEEBegin (EventInfo.Descriptor).
 var descGCRestartEEBegin = clrimpl.Descriptor{
 	Columns:      columnsGCRestartEEBegin,
@@ -2115,7 +2400,7 @@ type GCRestartEEBeginV1 struct {
 
 // Info describes GCRestartEEBegin_V1.
 func (*GCRestartEEBeginV1) Info() *EventInfo {
-	return &eventTable[83]
+	return &infoGCRestartEEBeginV1
 }
 
 // Descriptor describes GCRestartEEBegin_V1, as readers of any generated package see it.
@@ -2170,6 +2455,25 @@ var columnsGCRestartEEBeginV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCRestartEEBeginV1 describes GCRestartEEBegin_V1 (GCRestartEEBeginV1.Info).
+var infoGCRestartEEBeginV1 = EventInfo{
+	Columns:     columnsGCRestartEEBeginV1,
+	DisplayName: "GC/RestartEEStart",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEBegin_V1",
+	Opcode:      136,
+	OpcodeName:  "GCRestartEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEBeginV1",
+	Version:     1,
+	desc:        &descGCRestartEEBeginV1,
+	fields:      &fieldsGCRestartEEBeginV1,
+}
+
 // descGCRestartEEBeginV1 describes GCRestartEEBegin_V1 (EventInfo.Descriptor).
 var descGCRestartEEBeginV1 = clrimpl.Descriptor{
 	Columns:      columnsGCRestartEEBeginV1,
@@ -2198,7 +2502,7 @@ type GCSuspendEEEnd struct{}
 
 // Info describes GCSuspendEEEnd.
 func (*GCSuspendEEEnd) Info() *EventInfo {
-	return &eventTable[84]
+	return &infoGCSuspendEEEnd
 }
 
 // Descriptor describes GCSuspendEEEnd, as readers of any generated package see it.
@@ -2233,6 +2537,25 @@ func (e *GCSuspendEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCSuspendEEEnd lists the columns of GCSuspendEEEnd (EventInfo.Columns).
 var columnsGCSuspendEEEnd = []clrimpl.Column{}
 
+// infoGCSuspendEEEnd describes GCSuspendEEEnd (GCSuspendEEEnd.Info).
+var infoGCSuspendEEEnd = EventInfo{
+	Columns:     columnsGCSuspendEEEnd,
+	DisplayName: "GC/SuspendEEStop",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEEnd",
+	Opcode:      137,
+	OpcodeName:  "GCSuspendEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEEnd",
+	Version:     0,
+	desc:        &descGCSuspendEEEnd,
+	fields:      &fieldsGCSuspendEEEnd,
+}
+
 // descGCSuspendEEEnd describes GCSuspendEEEnd (EventInfo.Descriptor).
 var descGCSuspendEEEnd = clrimpl.Descriptor{
 	Columns:      columnsGCSuspendEEEnd,
@@ -2264,7 +2587,7 @@ type GCSuspendEEEndV1 struct {
 
 // Info describes GCSuspendEEEnd_V1.
 func (*GCSuspendEEEndV1) Info() *EventInfo {
-	return &eventTable[85]
+	return &infoGCSuspendEEEndV1
 }
 
 // Descriptor describes GCSuspendEEEnd_V1, as readers of any generated package see it.
@@ -2319,6 +2642,25 @@ var columnsGCSuspendEEEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSuspendEEEndV1 describes GCSuspendEEEnd_V1 (GCSuspendEEEndV1.Info).
+var infoGCSuspendEEEndV1 = EventInfo{
+	Columns:     columnsGCSuspendEEEndV1,
+	DisplayName: "GC/SuspendEEStop",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEEnd_V1",
+	Opcode:      137,
+	OpcodeName:  "GCSuspendEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEEndV1",
+	Version:     1,
+	desc:        &descGCSuspendEEEndV1,
+	fields:      &fieldsGCSuspendEEEndV1,
+}
+
 // descGCSuspendEEEndV1 describes GCSuspendEEEnd_V1 (EventInfo.Descriptor).
 var descGCSuspendEEEndV1 = clrimpl.Descriptor{
 	Columns:      columnsGCSuspendEEEndV1,
@@ -2350,7 +2692,7 @@ type GCSuspendEEBegin struct {
 
 // Info describes GCSuspendEEBegin.
 func (*GCSuspendEEBegin) Info() *EventInfo {
-	return &eventTable[86]
+	return &infoGCSuspendEEBegin
 }
 
 // Descriptor describes GCSuspendEEBegin, as readers of any generated package see it.
@@ -2412,6 +2754,25 @@ var columnsGCSuspendEEBegin = []clrimpl.Column{{
 	Name: "Reason_name",
 }}
 
+// infoGCSuspendEEBegin describes GCSuspendEEBegin (GCSuspendEEBegin.Info).
+var infoGCSuspendEEBegin = EventInfo{
+	Columns:     columnsGCSuspendEEBegin,
+	DisplayName: "GC/SuspendEEStart",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEBegin",
+	Opcode:      10,
+	OpcodeName:  "GCSuspendEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEBegin",
+	Version:     0,
+	desc:        &descGCSuspendEEBegin,
+	fields:      &fieldsGCSuspendEEBegin,
+}
+
 // descGCSuspendEEBegin describes GCSuspendEEBegin (EventInfo.Descriptor).
 var descGCSuspendEEBegin = clrimpl.Descriptor{
 	Columns:      columnsGCSuspendEEBegin,
@@ -2447,7 +2808,7 @@ type GCSuspendEEBeginV1 struct {
 
 // Info describes GCSuspendEEBegin_V1.
 func (*GCSuspendEEBeginV1) Info() *EventInfo {
-	return &eventTable[87]
+	return &infoGCSuspendEEBeginV1
 }
 
 // Descriptor describes GCSuspendEEBegin_V1, as readers of any generated package see it.
@@ -2531,6 +2892,25 @@ var columnsGCSuspendEEBeginV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSuspendEEBeginV1 describes GCSuspendEEBegin_V1 (GCSuspendEEBeginV1.Info).
+var infoGCSuspendEEBeginV1 = EventInfo{
+	Columns:     columnsGCSuspendEEBeginV1,
+	DisplayName: "GC/SuspendEEStart",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEBegin_V1",
+	Opcode:      10,
+	OpcodeName:  "GCSuspendEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEBeginV1",
+	Version:     1,
+	desc:        &descGCSuspendEEBeginV1,
+	fields:      &fieldsGCSuspendEEBeginV1,
+}
+
 // descGCSuspendEEBeginV1 describes GCSuspendEEBegin_V1 (EventInfo.Descriptor).
 var descGCSuspendEEBeginV1 = clrimpl.Descriptor{
 	Columns:      columnsGCSuspendEEBeginV1,
@@ -2564,7 +2944,7 @@ type GCAllocationTick struct {
 
 // Info describes GCAllocationTick.
 func (*GCAllocationTick) Info() *EventInfo {
-	return &eventTable[88]
+	return &infoGCAllocationTick
 }
 
 // Descriptor describes GCAllocationTick, as readers of any generated package see it.
@@ -2638,6 +3018,25 @@ var columnsGCAllocationTick = []clrimpl.Column{{
 	Name: "AllocationKind_name",
 }}
 
+// infoGCAllocationTick describes GCAllocationTick (GCAllocationTick.Info).
+var infoGCAllocationTick = EventInfo{
+	Columns:     columnsGCAllocationTick,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTick",
+	Version:     0,
+	desc:        &descGCAllocationTick,
+	fields:      &fieldsGCAllocationTick,
+}
+
 // descGCAllocationTick describes GCAllocationTick (EventInfo.Descriptor).
 var descGCAllocationTick = clrimpl.Descriptor{
 	Columns:      columnsGCAllocationTick,
@@ -2673,7 +3072,7 @@ type GCAllocationTickV1 struct {
 
 // Info describes GCAllocationTick_V1.
 func (*GCAllocationTickV1) Info() *EventInfo {
-	return &eventTable[89]
+	return &infoGCAllocationTickV1
 }
 
 // Descriptor describes GCAllocationTick_V1, as readers of any generated package see it.
@@ -2758,6 +3157,25 @@ var columnsGCAllocationTickV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCAllocationTickV1 describes GCAllocationTick_V1 (GCAllocationTickV1.Info).
+var infoGCAllocationTickV1 = EventInfo{
+	Columns:     columnsGCAllocationTickV1,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V1",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV1",
+	Version:     1,
+	desc:        &descGCAllocationTickV1,
+	fields:      &fieldsGCAllocationTickV1,
+}
+
 // descGCAllocationTickV1 describes GCAllocationTick_V1 (EventInfo.Descriptor).
 var descGCAllocationTickV1 = clrimpl.Descriptor{
 	Columns:      columnsGCAllocationTickV1,
@@ -2801,7 +3219,7 @@ type GCAllocationTickV2 struct {
 
 // Info describes GCAllocationTick_V2.
 func (*GCAllocationTickV2) Info() *EventInfo {
-	return &eventTable[90]
+	return &infoGCAllocationTickV2
 }
 
 // Descriptor describes GCAllocationTick_V2, as readers of any generated package see it.
@@ -2959,6 +3377,25 @@ var columnsGCAllocationTickV2 = []clrimpl.Column{{
 	Name: "HeapIndex",
 }}
 
+// infoGCAllocationTickV2 describes GCAllocationTick_V2 (GCAllocationTickV2.Info).
+var infoGCAllocationTickV2 = EventInfo{
+	Columns:     columnsGCAllocationTickV2,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V2",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV2",
+	Version:     2,
+	desc:        &descGCAllocationTickV2,
+	fields:      &fieldsGCAllocationTickV2,
+}
+
 // descGCAllocationTickV2 describes GCAllocationTick_V2 (EventInfo.Descriptor).
 var descGCAllocationTickV2 = clrimpl.Descriptor{
 	Columns:      columnsGCAllocationTickV2,
@@ -3004,7 +3441,7 @@ type GCAllocationTickV3 struct {
 
 // Info describes GCAllocationTick_V3.
 func (*GCAllocationTickV3) Info() *EventInfo {
-	return &eventTable[91]
+	return &infoGCAllocationTickV3
 }
 
 // Descriptor describes GCAllocationTick_V3, as readers of any generated package see it.
@@ -3177,6 +3614,25 @@ var columnsGCAllocationTickV3 = []clrimpl.Column{{
 	Name: "Address",
 }}
 
+// infoGCAllocationTickV3 describes GCAllocationTick_V3 (GCAllocationTickV3.Info).
+var infoGCAllocationTickV3 = EventInfo{
+	Columns:     columnsGCAllocationTickV3,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V3",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV3",
+	Version:     3,
+	desc:        &descGCAllocationTickV3,
+	fields:      &fieldsGCAllocationTickV3,
+}
+
 // descGCAllocationTickV3 describes GCAllocationTick_V3 (EventInfo.Descriptor).
 var descGCAllocationTickV3 = clrimpl.Descriptor{
 	Columns:      columnsGCAllocationTickV3,
@@ -3224,7 +3680,7 @@ type GCAllocationTickV4 struct {
 
 // Info describes GCAllocationTick_V4.
 func (*GCAllocationTickV4) Info() *EventInfo {
-	return &eventTable[92]
+	return &infoGCAllocationTickV4
 }
 
 // Descriptor describes GCAllocationTick_V4, as readers of any generated package see it.
@@ -3412,6 +3868,25 @@ var columnsGCAllocationTickV4 = []clrimpl.Column{{
 	Name: "ObjectSize",
 }}
 
+// infoGCAllocationTickV4 describes GCAllocationTick_V4 (GCAllocationTickV4.Info).
+var infoGCAllocationTickV4 = EventInfo{
+	Columns:     columnsGCAllocationTickV4,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V4",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV4",
+	Version:     4,
+	desc:        &descGCAllocationTickV4,
+	fields:      &fieldsGCAllocationTickV4,
+}
+
 // descGCAllocationTickV4 describes GCAllocationTick_V4 (EventInfo.Descriptor).
 var descGCAllocationTickV4 = clrimpl.Descriptor{
 	Columns:      columnsGCAllocationTickV4,
@@ -3440,7 +3915,7 @@ type GCCreateConcurrentThread struct{}
 
 // Info describes GCCreateConcurrentThread.
 func (*GCCreateConcurrentThread) Info() *EventInfo {
-	return &eventTable[93]
+	return &infoGCCreateConcurrentThread
 }
 
 // Descriptor describes GCCreateConcurrentThread, as readers of any generated package see it.
@@ -3475,6 +3950,25 @@ func (e *GCCreateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCCreateConcurrentThread lists the columns of GCCreateConcurrentThread (EventInfo.Columns).
 var columnsGCCreateConcurrentThread = []clrimpl.Column{}
 
+// infoGCCreateConcurrentThread describes GCCreateConcurrentThread (GCCreateConcurrentThread.Info).
+var infoGCCreateConcurrentThread = EventInfo{
+	Columns:     columnsGCCreateConcurrentThread,
+	DisplayName: "GC/CreateConcurrentThread",
+	ID:          11,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCCreateConcurrentThread",
+	Opcode:      12,
+	OpcodeName:  "GCCreateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateConcurrentThread",
+	Version:     0,
+	desc:        &descGCCreateConcurrentThread,
+	fields:      &fieldsGCCreateConcurrentThread,
+}
+
 // descGCCreateConcurrentThread describes GCCreateConcurrentThread (EventInfo.Descriptor).
 var descGCCreateConcurrentThread = clrimpl.Descriptor{
 	Columns:      columnsGCCreateConcurrentThread,
@@ -3506,7 +4000,7 @@ type GCCreateConcurrentThreadV1 struct {
 
 // Info describes GCCreateConcurrentThread_V1.
 func (*GCCreateConcurrentThreadV1) Info() *EventInfo {
-	return &eventTable[94]
+	return &infoGCCreateConcurrentThreadV1
 }
 
 // Descriptor describes GCCreateConcurrentThread_V1, as readers of any generated package see it.
@@ -3561,6 +4055,25 @@ var columnsGCCreateConcurrentThreadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCCreateConcurrentThreadV1 describes GCCreateConcurrentThread_V1 (GCCreateConcurrentThreadV1.Info).
+var infoGCCreateConcurrentThreadV1 = EventInfo{
+	Columns:     columnsGCCreateConcurrentThreadV1,
+	DisplayName: "GC/CreateConcurrentThread",
+	ID:          11,
+	Keywords:    0x10001,
+	Level:       4,
+	Name:        "GCCreateConcurrentThread_V1",
+	Opcode:      12,
+	OpcodeName:  "GCCreateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateConcurrentThreadV1",
+	Version:     1,
+	desc:        &descGCCreateConcurrentThreadV1,
+	fields:      &fieldsGCCreateConcurrentThreadV1,
+}
+
 // descGCCreateConcurrentThreadV1 describes GCCreateConcurrentThread_V1 (EventInfo.Descriptor).
 var descGCCreateConcurrentThreadV1 = clrimpl.Descriptor{
 	Columns:      columnsGCCreateConcurrentThreadV1,
@@ -3589,7 +4102,7 @@ type GCTerminateConcurrentThread struct{}
 
 // Info describes GCTerminateConcurrentThread.
 func (*GCTerminateConcurrentThread) Info() *EventInfo {
-	return &eventTable[95]
+	return &infoGCTerminateConcurrentThread
 }
 
 // Descriptor describes GCTerminateConcurrentThread, as readers of any generated package see it.
@@ -3624,6 +4137,25 @@ func (e *GCTerminateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCTerminateConcurrentThread lists the columns of GCTerminateConcurrentThread (EventInfo.Columns).
 var columnsGCTerminateConcurrentThread = []clrimpl.Column{}
 
+// infoGCTerminateConcurrentThread describes GCTerminateConcurrentThread (GCTerminateConcurrentThread.Info).
+var infoGCTerminateConcurrentThread = EventInfo{
+	Columns:     columnsGCTerminateConcurrentThread,
+	DisplayName: "GC/TerminateConcurrentThread",
+	ID:          12,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCTerminateConcurrentThread",
+	Opcode:      13,
+	OpcodeName:  "GCTerminateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCTerminateConcurrentThread",
+	Version:     0,
+	desc:        &descGCTerminateConcurrentThread,
+	fields:      &fieldsGCTerminateConcurrentThread,
+}
+
 // descGCTerminateConcurrentThread describes GCTerminateConcurrentThread (EventInfo.Descriptor).
 var descGCTerminateConcurrentThread = clrimpl.Descriptor{
 	Columns:      columnsGCTerminateConcurrentThread,
@@ -3655,7 +4187,7 @@ type GCTerminateConcurrentThreadV1 struct {
 
 // Info describes GCTerminateConcurrentThread_V1.
 func (*GCTerminateConcurrentThreadV1) Info() *EventInfo {
-	return &eventTable[96]
+	return &infoGCTerminateConcurrentThreadV1
 }
 
 // Descriptor describes GCTerminateConcurrentThread_V1, as readers of any generated package see it.
@@ -3710,6 +4242,25 @@ var columnsGCTerminateConcurrentThreadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCTerminateConcurrentThreadV1 describes GCTerminateConcurrentThread_V1 (GCTerminateConcurrentThreadV1.Info).
+var infoGCTerminateConcurrentThreadV1 = EventInfo{
+	Columns:     columnsGCTerminateConcurrentThreadV1,
+	DisplayName: "GC/TerminateConcurrentThread",
+	ID:          12,
+	Keywords:    0x10001,
+	Level:       4,
+	Name:        "GCTerminateConcurrentThread_V1",
+	Opcode:      13,
+	OpcodeName:  "GCTerminateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCTerminateConcurrentThreadV1",
+	Version:     1,
+	desc:        &descGCTerminateConcurrentThreadV1,
+	fields:      &fieldsGCTerminateConcurrentThreadV1,
+}
+
 // descGCTerminateConcurrentThreadV1 describes GCTerminateConcurrentThread_V1 (EventInfo.Descriptor).
 var descGCTerminateConcurrentThreadV1 = clrimpl.Descriptor{
 	Columns:      columnsGCTerminateConcurrentThreadV1,
@@ -3741,7 +4292,7 @@ type GCFinalizersEnd struct {
 
 // Info describes GCFinalizersEnd.
 func (*GCFinalizersEnd) Info() *EventInfo {
-	return &eventTable[97]
+	return &infoGCFinalizersEnd
 }
 
 // Descriptor describes GCFinalizersEnd, as readers of any generated package see it.
@@ -3796,6 +4347,25 @@ var columnsGCFinalizersEnd = []clrimpl.Column{{
 	Name: "Count",
 }}
 
+// infoGCFinalizersEnd describes GCFinalizersEnd (GCFinalizersEnd.Info).
+var infoGCFinalizersEnd = EventInfo{
+	Columns:     columnsGCFinalizersEnd,
+	DisplayName: "GC/FinalizersStop",
+	ID:          13,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersEnd",
+	Opcode:      15,
+	OpcodeName:  "GCFinalizersEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersEnd",
+	Version:     0,
+	desc:        &descGCFinalizersEnd,
+	fields:      &fieldsGCFinalizersEnd,
+}
+
 // descGCFinalizersEnd describes GCFinalizersEnd (EventInfo.Descriptor).
 var descGCFinalizersEnd = clrimpl.Descriptor{
 	Columns:      columnsGCFinalizersEnd,
@@ -3829,7 +4399,7 @@ type GCFinalizersEndV1 struct {
 
 // Info describes GCFinalizersEnd_V1.
 func (*GCFinalizersEndV1) Info() *EventInfo {
-	return &eventTable[98]
+	return &infoGCFinalizersEndV1
 }
 
 // Descriptor describes GCFinalizersEnd_V1, as readers of any generated package see it.
@@ -3895,6 +4465,25 @@ var columnsGCFinalizersEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCFinalizersEndV1 describes GCFinalizersEnd_V1 (GCFinalizersEndV1.Info).
+var infoGCFinalizersEndV1 = EventInfo{
+	Columns:     columnsGCFinalizersEndV1,
+	DisplayName: "GC/FinalizersStop",
+	ID:          13,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersEnd_V1",
+	Opcode:      15,
+	OpcodeName:  "GCFinalizersEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersEndV1",
+	Version:     1,
+	desc:        &descGCFinalizersEndV1,
+	fields:      &fieldsGCFinalizersEndV1,
+}
+
 // descGCFinalizersEndV1 describes GCFinalizersEnd_V1 (EventInfo.Descriptor).
 var descGCFinalizersEndV1 = clrimpl.Descriptor{
 	Columns:      columnsGCFinalizersEndV1,
@@ -3923,7 +4512,7 @@ type GCFinalizersBegin struct{}
 
 // Info describes GCFinalizersBegin.
 func (*GCFinalizersBegin) Info() *EventInfo {
-	return &eventTable[99]
+	return &infoGCFinalizersBegin
 }
 
 // Descriptor describes GCFinalizersBegin, as readers of any generated package see it.
@@ -3958,6 +4547,25 @@ func (e *GCFinalizersBegin) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCFinalizersBegin lists the columns of GCFinalizersBegin (EventInfo.Columns).
 var columnsGCFinalizersBegin = []clrimpl.Column{}
 
+// infoGCFinalizersBegin describes GCFinalizersBegin (GCFinalizersBegin.Info).
+var infoGCFinalizersBegin = EventInfo{
+	Columns:     columnsGCFinalizersBegin,
+	DisplayName: "GC/FinalizersStart",
+	ID:          14,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersBegin",
+	Opcode:      19,
+	OpcodeName:  "GCFinalizersBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersBegin",
+	Version:     0,
+	desc:        &descGCFinalizersBegin,
+	fields:      &fieldsGCFinalizersBegin,
+}
+
 // descGCFinalizersBegin describes GCFinalizersBegin (EventInfo.Descriptor).
 var descGCFinalizersBegin = clrimpl.Descriptor{
 	Columns:      columnsGCFinalizersBegin,
@@ -3989,7 +4597,7 @@ type GCFinalizersBeginV1 struct {
 
 // Info describes GCFinalizersBegin_V1.
 func (*GCFinalizersBeginV1) Info() *EventInfo {
-	return &eventTable[100]
+	return &infoGCFinalizersBeginV1
 }
 
 // Descriptor describes GCFinalizersBegin_V1, as readers of any generated package see it.
@@ -4043,6 +4651,25 @@ var columnsGCFinalizersBeginV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoGCFinalizersBeginV1 describes GCFinalizersBegin_V1 (GCFinalizersBeginV1.Info).
+var infoGCFinalizersBeginV1 = EventInfo{
+	Columns:     columnsGCFinalizersBeginV1,
+	DisplayName: "GC/FinalizersStart",
+	ID:          14,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersBegin_V1",
+	Opcode:      19,
+	OpcodeName:  "GCFinalizersBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersBeginV1",
+	Version:     1,
+	desc:        &descGCFinalizersBeginV1,
+	fields:      &fieldsGCFinalizersBeginV1,
+}
 
 // descGCFinalizersBeginV1 describes GCFinalizersBegin_V1 (EventInfo.Descriptor).
 var descGCFinalizersBeginV1 = clrimpl.Descriptor{
@@ -4241,7 +4868,7 @@ func (a GCBulkRootEdgeValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRootEdge.
 func (*GCBulkRootEdge) Info() *EventInfo {
-	return &eventTable[102]
+	return &infoGCBulkRootEdge
 }
 
 // Descriptor describes GCBulkRootEdge, as readers of any generated package see it.
@@ -4342,6 +4969,25 @@ var columnsGCBulkRootEdge = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCBulkRootEdge describes GCBulkRootEdge (GCBulkRootEdge.Info).
+var infoGCBulkRootEdge = EventInfo{
+	Columns:     columnsGCBulkRootEdge,
+	DisplayName: "GC/GCBulkRootEdge",
+	ID:          16,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootEdge",
+	Opcode:      20,
+	OpcodeName:  "GCBulkRootEdge",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootEdge",
+	Version:     0,
+	desc:        &descGCBulkRootEdge,
+	fields:      &fieldsGCBulkRootEdge,
+}
 
 // descGCBulkRootEdge describes GCBulkRootEdge (EventInfo.Descriptor).
 var descGCBulkRootEdge = clrimpl.Descriptor{
@@ -4531,7 +5177,7 @@ func (a GCBulkRootConditionalWeakTableElementEdgeValuesArray) appendJSON(dst []b
 
 // Info describes GCBulkRootConditionalWeakTableElementEdge.
 func (*GCBulkRootConditionalWeakTableElementEdge) Info() *EventInfo {
-	return &eventTable[103]
+	return &infoGCBulkRootConditionalWeakTableElementEdge
 }
 
 // Descriptor describes GCBulkRootConditionalWeakTableElementEdge, as readers of any generated package see it.
@@ -4632,6 +5278,25 @@ var columnsGCBulkRootConditionalWeakTableElementEdge = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCBulkRootConditionalWeakTableElementEdge describes GCBulkRootConditionalWeakTableElementEdge (GCBulkRootConditionalWeakTableElementEdge.Info).
+var infoGCBulkRootConditionalWeakTableElementEdge = EventInfo{
+	Columns:     columnsGCBulkRootConditionalWeakTableElementEdge,
+	DisplayName: "GC/GCBulkRootConditionalWeakTableElementEdge",
+	ID:          17,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootConditionalWeakTableElementEdge",
+	Opcode:      21,
+	OpcodeName:  "GCBulkRootConditionalWeakTableElementEdge",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootConditionalWeakTableElementEdge",
+	Version:     0,
+	desc:        &descGCBulkRootConditionalWeakTableElementEdge,
+	fields:      &fieldsGCBulkRootConditionalWeakTableElementEdge,
+}
 
 // descGCBulkRootConditionalWeakTableElementEdge describes GCBulkRootConditionalWeakTableElementEdge (EventInfo.Descriptor).
 var descGCBulkRootConditionalWeakTableElementEdge = clrimpl.Descriptor{
@@ -4830,7 +5495,7 @@ func (a GCBulkNodeValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkNode.
 func (*GCBulkNode) Info() *EventInfo {
-	return &eventTable[104]
+	return &infoGCBulkNode
 }
 
 // Descriptor describes GCBulkNode, as readers of any generated package see it.
@@ -4931,6 +5596,25 @@ var columnsGCBulkNode = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCBulkNode describes GCBulkNode (GCBulkNode.Info).
+var infoGCBulkNode = EventInfo{
+	Columns:     columnsGCBulkNode,
+	DisplayName: "GC/GCBulkNode",
+	ID:          18,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkNode",
+	Opcode:      22,
+	OpcodeName:  "GCBulkNode",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkNode",
+	Version:     0,
+	desc:        &descGCBulkNode,
+	fields:      &fieldsGCBulkNode,
+}
 
 // descGCBulkNode describes GCBulkNode (EventInfo.Descriptor).
 var descGCBulkNode = clrimpl.Descriptor{
@@ -5111,7 +5795,7 @@ func (a GCBulkEdgeValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkEdge.
 func (*GCBulkEdge) Info() *EventInfo {
-	return &eventTable[105]
+	return &infoGCBulkEdge
 }
 
 // Descriptor describes GCBulkEdge, as readers of any generated package see it.
@@ -5213,6 +5897,25 @@ var columnsGCBulkEdge = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkEdge describes GCBulkEdge (GCBulkEdge.Info).
+var infoGCBulkEdge = EventInfo{
+	Columns:     columnsGCBulkEdge,
+	DisplayName: "GC/GCBulkEdge",
+	ID:          19,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkEdge",
+	Opcode:      23,
+	OpcodeName:  "GCBulkEdge",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkEdge",
+	Version:     0,
+	desc:        &descGCBulkEdge,
+	fields:      &fieldsGCBulkEdge,
+}
+
 // descGCBulkEdge describes GCBulkEdge (EventInfo.Descriptor).
 var descGCBulkEdge = clrimpl.Descriptor{
 	Columns:      columnsGCBulkEdge,
@@ -5252,7 +5955,7 @@ type GCSampledObjectAllocationHigh struct {
 
 // Info describes GCSampledObjectAllocationHigh.
 func (*GCSampledObjectAllocationHigh) Info() *EventInfo {
-	return &eventTable[106]
+	return &infoGCSampledObjectAllocationHigh
 }
 
 // Descriptor describes GCSampledObjectAllocationHigh, as readers of any generated package see it.
@@ -5367,6 +6070,25 @@ var columnsGCSampledObjectAllocationHigh = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoGCSampledObjectAllocationHigh describes GCSampledObjectAllocationHigh (GCSampledObjectAllocationHigh.Info).
+var infoGCSampledObjectAllocationHigh = EventInfo{
+	Columns:     columnsGCSampledObjectAllocationHigh,
+	DisplayName: "GC/GCSampledObjectAllocation",
+	ID:          20,
+	Keywords:    0x200000,
+	Level:       4,
+	Name:        "GCSampledObjectAllocationHigh",
+	Opcode:      24,
+	OpcodeName:  "GCSampledObjectAllocation",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSampledObjectAllocationHigh",
+	Version:     0,
+	desc:        &descGCSampledObjectAllocationHigh,
+	fields:      &fieldsGCSampledObjectAllocationHigh,
+}
 
 // descGCSampledObjectAllocationHigh describes GCSampledObjectAllocationHigh (EventInfo.Descriptor).
 var descGCSampledObjectAllocationHigh = clrimpl.Descriptor{
@@ -5547,7 +6269,7 @@ func (a GCBulkSurvivingObjectRangesValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkSurvivingObjectRanges.
 func (*GCBulkSurvivingObjectRanges) Info() *EventInfo {
-	return &eventTable[107]
+	return &infoGCBulkSurvivingObjectRanges
 }
 
 // Descriptor describes GCBulkSurvivingObjectRanges, as readers of any generated package see it.
@@ -5648,6 +6370,25 @@ var columnsGCBulkSurvivingObjectRanges = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCBulkSurvivingObjectRanges describes GCBulkSurvivingObjectRanges (GCBulkSurvivingObjectRanges.Info).
+var infoGCBulkSurvivingObjectRanges = EventInfo{
+	Columns:     columnsGCBulkSurvivingObjectRanges,
+	DisplayName: "GC/GCBulkSurvivingObjectRanges",
+	ID:          21,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "GCBulkSurvivingObjectRanges",
+	Opcode:      25,
+	OpcodeName:  "GCBulkSurvivingObjectRanges",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkSurvivingObjectRanges",
+	Version:     0,
+	desc:        &descGCBulkSurvivingObjectRanges,
+	fields:      &fieldsGCBulkSurvivingObjectRanges,
+}
 
 // descGCBulkSurvivingObjectRanges describes GCBulkSurvivingObjectRanges (EventInfo.Descriptor).
 var descGCBulkSurvivingObjectRanges = clrimpl.Descriptor{
@@ -5837,7 +6578,7 @@ func (a GCBulkMovedObjectRangesValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkMovedObjectRanges.
 func (*GCBulkMovedObjectRanges) Info() *EventInfo {
-	return &eventTable[108]
+	return &infoGCBulkMovedObjectRanges
 }
 
 // Descriptor describes GCBulkMovedObjectRanges, as readers of any generated package see it.
@@ -5939,6 +6680,25 @@ var columnsGCBulkMovedObjectRanges = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkMovedObjectRanges describes GCBulkMovedObjectRanges (GCBulkMovedObjectRanges.Info).
+var infoGCBulkMovedObjectRanges = EventInfo{
+	Columns:     columnsGCBulkMovedObjectRanges,
+	DisplayName: "GC/GCBulkMovedObjectRanges",
+	ID:          22,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "GCBulkMovedObjectRanges",
+	Opcode:      26,
+	OpcodeName:  "GCBulkMovedObjectRanges",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkMovedObjectRanges",
+	Version:     0,
+	desc:        &descGCBulkMovedObjectRanges,
+	fields:      &fieldsGCBulkMovedObjectRanges,
+}
+
 // descGCBulkMovedObjectRanges describes GCBulkMovedObjectRanges (EventInfo.Descriptor).
 var descGCBulkMovedObjectRanges = clrimpl.Descriptor{
 	Columns:      columnsGCBulkMovedObjectRanges,
@@ -5978,7 +6738,7 @@ type GCGenerationRange struct {
 
 // Info describes GCGenerationRange.
 func (*GCGenerationRange) Info() *EventInfo {
-	return &eventTable[109]
+	return &infoGCGenerationRange
 }
 
 // Descriptor describes GCGenerationRange, as readers of any generated package see it.
@@ -6093,6 +6853,25 @@ var columnsGCGenerationRange = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCGenerationRange describes GCGenerationRange (GCGenerationRange.Info).
+var infoGCGenerationRange = EventInfo{
+	Columns:     columnsGCGenerationRange,
+	DisplayName: "GC/GCGenerationRange",
+	ID:          23,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "GCGenerationRange",
+	Opcode:      27,
+	OpcodeName:  "GCGenerationRange",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGenerationRange",
+	Version:     0,
+	desc:        &descGCGenerationRange,
+	fields:      &fieldsGCGenerationRange,
+}
+
 // descGCGenerationRange describes GCGenerationRange (EventInfo.Descriptor).
 var descGCGenerationRange = clrimpl.Descriptor{
 	Columns:      columnsGCGenerationRange,
@@ -6126,7 +6905,7 @@ type GCMarkStackRoots struct {
 
 // Info describes GCMarkStackRoots.
 func (*GCMarkStackRoots) Info() *EventInfo {
-	return &eventTable[110]
+	return &infoGCMarkStackRoots
 }
 
 // Descriptor describes GCMarkStackRoots, as readers of any generated package see it.
@@ -6192,6 +6971,25 @@ var columnsGCMarkStackRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkStackRoots describes GCMarkStackRoots (GCMarkStackRoots.Info).
+var infoGCMarkStackRoots = EventInfo{
+	Columns:     columnsGCMarkStackRoots,
+	DisplayName: "GC/MarkStackRoots",
+	ID:          25,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkStackRoots",
+	Opcode:      28,
+	OpcodeName:  "GCMarkStackRoots",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkStackRoots",
+	Version:     0,
+	desc:        &descGCMarkStackRoots,
+	fields:      &fieldsGCMarkStackRoots,
+}
+
 // descGCMarkStackRoots describes GCMarkStackRoots (EventInfo.Descriptor).
 var descGCMarkStackRoots = clrimpl.Descriptor{
 	Columns:      columnsGCMarkStackRoots,
@@ -6225,7 +7023,7 @@ type GCMarkFinalizeQueueRoots struct {
 
 // Info describes GCMarkFinalizeQueueRoots.
 func (*GCMarkFinalizeQueueRoots) Info() *EventInfo {
-	return &eventTable[111]
+	return &infoGCMarkFinalizeQueueRoots
 }
 
 // Descriptor describes GCMarkFinalizeQueueRoots, as readers of any generated package see it.
@@ -6291,6 +7089,25 @@ var columnsGCMarkFinalizeQueueRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkFinalizeQueueRoots describes GCMarkFinalizeQueueRoots (GCMarkFinalizeQueueRoots.Info).
+var infoGCMarkFinalizeQueueRoots = EventInfo{
+	Columns:     columnsGCMarkFinalizeQueueRoots,
+	DisplayName: "GC/MarkFinalizeQueueRoots",
+	ID:          26,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkFinalizeQueueRoots",
+	Opcode:      29,
+	OpcodeName:  "GCMarkFinalizeQueueRoots",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkFinalizeQueueRoots",
+	Version:     0,
+	desc:        &descGCMarkFinalizeQueueRoots,
+	fields:      &fieldsGCMarkFinalizeQueueRoots,
+}
+
 // descGCMarkFinalizeQueueRoots describes GCMarkFinalizeQueueRoots (EventInfo.Descriptor).
 var descGCMarkFinalizeQueueRoots = clrimpl.Descriptor{
 	Columns:      columnsGCMarkFinalizeQueueRoots,
@@ -6324,7 +7141,7 @@ type GCMarkHandles struct {
 
 // Info describes GCMarkHandles.
 func (*GCMarkHandles) Info() *EventInfo {
-	return &eventTable[112]
+	return &infoGCMarkHandles
 }
 
 // Descriptor describes GCMarkHandles, as readers of any generated package see it.
@@ -6390,6 +7207,25 @@ var columnsGCMarkHandles = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkHandles describes GCMarkHandles (GCMarkHandles.Info).
+var infoGCMarkHandles = EventInfo{
+	Columns:     columnsGCMarkHandles,
+	DisplayName: "GC/MarkHandles",
+	ID:          27,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkHandles",
+	Opcode:      30,
+	OpcodeName:  "GCMarkHandles",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkHandles",
+	Version:     0,
+	desc:        &descGCMarkHandles,
+	fields:      &fieldsGCMarkHandles,
+}
+
 // descGCMarkHandles describes GCMarkHandles (EventInfo.Descriptor).
 var descGCMarkHandles = clrimpl.Descriptor{
 	Columns:      columnsGCMarkHandles,
@@ -6423,7 +7259,7 @@ type GCMarkOlderGenerationRoots struct {
 
 // Info describes GCMarkOlderGenerationRoots.
 func (*GCMarkOlderGenerationRoots) Info() *EventInfo {
-	return &eventTable[113]
+	return &infoGCMarkOlderGenerationRoots
 }
 
 // Descriptor describes GCMarkOlderGenerationRoots, as readers of any generated package see it.
@@ -6489,6 +7325,25 @@ var columnsGCMarkOlderGenerationRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkOlderGenerationRoots describes GCMarkOlderGenerationRoots (GCMarkOlderGenerationRoots.Info).
+var infoGCMarkOlderGenerationRoots = EventInfo{
+	Columns:     columnsGCMarkOlderGenerationRoots,
+	DisplayName: "GC/MarkCards",
+	ID:          28,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkOlderGenerationRoots",
+	Opcode:      31,
+	OpcodeName:  "GCMarkOlderGenerationRoots",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkOlderGenerationRoots",
+	Version:     0,
+	desc:        &descGCMarkOlderGenerationRoots,
+	fields:      &fieldsGCMarkOlderGenerationRoots,
+}
+
 // descGCMarkOlderGenerationRoots describes GCMarkOlderGenerationRoots (EventInfo.Descriptor).
 var descGCMarkOlderGenerationRoots = clrimpl.Descriptor{
 	Columns:      columnsGCMarkOlderGenerationRoots,
@@ -6524,7 +7379,7 @@ type FinalizeObject struct {
 
 // Info describes FinalizeObject.
 func (*FinalizeObject) Info() *EventInfo {
-	return &eventTable[114]
+	return &infoFinalizeObject
 }
 
 // Descriptor describes FinalizeObject, as readers of any generated package see it.
@@ -6616,6 +7471,25 @@ var columnsFinalizeObject = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFinalizeObject describes FinalizeObject (FinalizeObject.Info).
+var infoFinalizeObject = EventInfo{
+	Columns:     columnsFinalizeObject,
+	DisplayName: "GC/FinalizeObject",
+	ID:          29,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "FinalizeObject",
+	Opcode:      32,
+	OpcodeName:  "FinalizeObject",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "FinalizeObject",
+	Version:     0,
+	desc:        &descFinalizeObject,
+	fields:      &fieldsFinalizeObject,
+}
+
 // descFinalizeObject describes FinalizeObject (EventInfo.Descriptor).
 var descFinalizeObject = clrimpl.Descriptor{
 	Columns:      columnsFinalizeObject,
@@ -6657,7 +7531,7 @@ type SetGCHandle struct {
 
 // Info describes SetGCHandle.
 func (*SetGCHandle) Info() *EventInfo {
-	return &eventTable[115]
+	return &infoSetGCHandle
 }
 
 // Descriptor describes SetGCHandle, as readers of any generated package see it.
@@ -6793,6 +7667,25 @@ var columnsSetGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoSetGCHandle describes SetGCHandle (SetGCHandle.Info).
+var infoSetGCHandle = EventInfo{
+	Columns:     columnsSetGCHandle,
+	DisplayName: "GC/SetGCHandle",
+	ID:          30,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "SetGCHandle",
+	Opcode:      33,
+	OpcodeName:  "SetGCHandle",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "SetGCHandle",
+	Version:     0,
+	desc:        &descSetGCHandle,
+	fields:      &fieldsSetGCHandle,
+}
+
 // descSetGCHandle describes SetGCHandle (EventInfo.Descriptor).
 var descSetGCHandle = clrimpl.Descriptor{
 	Columns:      columnsSetGCHandle,
@@ -6826,7 +7719,7 @@ type DestroyGCHandle struct {
 
 // Info describes DestroyGCHandle.
 func (*DestroyGCHandle) Info() *EventInfo {
-	return &eventTable[116]
+	return &infoDestroyGCHandle
 }
 
 // Descriptor describes DestroyGCHandle, as readers of any generated package see it.
@@ -6905,6 +7798,25 @@ var columnsDestroyGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDestroyGCHandle describes DestroyGCHandle (DestroyGCHandle.Info).
+var infoDestroyGCHandle = EventInfo{
+	Columns:     columnsDestroyGCHandle,
+	DisplayName: "GC/DestroyGCHandle",
+	ID:          31,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "DestroyGCHandle",
+	Opcode:      34,
+	OpcodeName:  "DestroyGCHandle",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "DestroyGCHandle",
+	Version:     0,
+	desc:        &descDestroyGCHandle,
+	fields:      &fieldsDestroyGCHandle,
+}
+
 // descDestroyGCHandle describes DestroyGCHandle (EventInfo.Descriptor).
 var descDestroyGCHandle = clrimpl.Descriptor{
 	Columns:      columnsDestroyGCHandle,
@@ -6944,7 +7856,7 @@ type GCSampledObjectAllocationLow struct {
 
 // Info describes GCSampledObjectAllocationLow.
 func (*GCSampledObjectAllocationLow) Info() *EventInfo {
-	return &eventTable[117]
+	return &infoGCSampledObjectAllocationLow
 }
 
 // Descriptor describes GCSampledObjectAllocationLow, as readers of any generated package see it.
@@ -7060,6 +7972,25 @@ var columnsGCSampledObjectAllocationLow = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSampledObjectAllocationLow describes GCSampledObjectAllocationLow (GCSampledObjectAllocationLow.Info).
+var infoGCSampledObjectAllocationLow = EventInfo{
+	Columns:     columnsGCSampledObjectAllocationLow,
+	DisplayName: "GC/GCSampledObjectAllocation",
+	ID:          32,
+	Keywords:    0x2000000,
+	Level:       4,
+	Name:        "GCSampledObjectAllocationLow",
+	Opcode:      24,
+	OpcodeName:  "GCSampledObjectAllocation",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSampledObjectAllocationLow",
+	Version:     0,
+	desc:        &descGCSampledObjectAllocationLow,
+	fields:      &fieldsGCSampledObjectAllocationLow,
+}
+
 // descGCSampledObjectAllocationLow describes GCSampledObjectAllocationLow (EventInfo.Descriptor).
 var descGCSampledObjectAllocationLow = clrimpl.Descriptor{
 	Columns:      columnsGCSampledObjectAllocationLow,
@@ -7099,7 +8030,7 @@ type PinObjectAtGCTime struct {
 
 // Info describes PinObjectAtGCTime.
 func (*PinObjectAtGCTime) Info() *EventInfo {
-	return &eventTable[118]
+	return &infoPinObjectAtGCTime
 }
 
 // Descriptor describes PinObjectAtGCTime, as readers of any generated package see it.
@@ -7225,6 +8156,25 @@ var columnsPinObjectAtGCTime = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPinObjectAtGCTime describes PinObjectAtGCTime (PinObjectAtGCTime.Info).
+var infoPinObjectAtGCTime = EventInfo{
+	Columns:     columnsPinObjectAtGCTime,
+	DisplayName: "GC/PinObjectAtGCTime",
+	ID:          33,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "PinObjectAtGCTime",
+	Opcode:      36,
+	OpcodeName:  "PinObjectAtGCTime",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "PinObjectAtGCTime",
+	Version:     0,
+	desc:        &descPinObjectAtGCTime,
+	fields:      &fieldsPinObjectAtGCTime,
+}
+
 // descPinObjectAtGCTime describes PinObjectAtGCTime (EventInfo.Descriptor).
 var descPinObjectAtGCTime = clrimpl.Descriptor{
 	Columns:      columnsPinObjectAtGCTime,
@@ -7258,7 +8208,7 @@ type GCTriggered struct {
 
 // Info describes GCTriggered.
 func (*GCTriggered) Info() *EventInfo {
-	return &eventTable[119]
+	return &infoGCTriggered
 }
 
 // Descriptor describes GCTriggered, as readers of any generated package see it.
@@ -7330,6 +8280,25 @@ var columnsGCTriggered = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoGCTriggered describes GCTriggered (GCTriggered.Info).
+var infoGCTriggered = EventInfo{
+	Columns:     columnsGCTriggered,
+	DisplayName: "GC/Triggered",
+	ID:          35,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCTriggered",
+	Opcode:      35,
+	OpcodeName:  "Triggered",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCTriggered",
+	Version:     0,
+	desc:        &descGCTriggered,
+	fields:      &fieldsGCTriggered,
+}
 
 // descGCTriggered describes GCTriggered (EventInfo.Descriptor).
 var descGCTriggered = clrimpl.Descriptor{
@@ -7536,7 +8505,7 @@ func (a GCBulkRootCCWValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRootCCW.
 func (*GCBulkRootCCW) Info() *EventInfo {
-	return &eventTable[120]
+	return &infoGCBulkRootCCW
 }
 
 // Descriptor describes GCBulkRootCCW, as readers of any generated package see it.
@@ -7623,6 +8592,25 @@ var columnsGCBulkRootCCW = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCBulkRootCCW describes GCBulkRootCCW (GCBulkRootCCW.Info).
+var infoGCBulkRootCCW = EventInfo{
+	Columns:     columnsGCBulkRootCCW,
+	DisplayName: "GC/GCBulkRootCCW",
+	ID:          36,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootCCW",
+	Opcode:      38,
+	OpcodeName:  "GCBulkRootCCW",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootCCW",
+	Version:     0,
+	desc:        &descGCBulkRootCCW,
+	fields:      &fieldsGCBulkRootCCW,
+}
 
 // descGCBulkRootCCW describes GCBulkRootCCW (EventInfo.Descriptor).
 var descGCBulkRootCCW = clrimpl.Descriptor{
@@ -7821,7 +8809,7 @@ func (a GCBulkRCWValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRCW.
 func (*GCBulkRCW) Info() *EventInfo {
-	return &eventTable[121]
+	return &infoGCBulkRCW
 }
 
 // Descriptor describes GCBulkRCW, as readers of any generated package see it.
@@ -7908,6 +8896,25 @@ var columnsGCBulkRCW = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCBulkRCW describes GCBulkRCW (GCBulkRCW.Info).
+var infoGCBulkRCW = EventInfo{
+	Columns:     columnsGCBulkRCW,
+	DisplayName: "GC/GCBulkRCW",
+	ID:          37,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRCW",
+	Opcode:      39,
+	OpcodeName:  "GCBulkRCW",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRCW",
+	Version:     0,
+	desc:        &descGCBulkRCW,
+	fields:      &fieldsGCBulkRCW,
+}
 
 // descGCBulkRCW describes GCBulkRCW (EventInfo.Descriptor).
 var descGCBulkRCW = clrimpl.Descriptor{
@@ -8101,7 +9108,7 @@ func (it GCBulkRootStaticVarValuesIter) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRootStaticVar.
 func (*GCBulkRootStaticVar) Info() *EventInfo {
-	return &eventTable[122]
+	return &infoGCBulkRootStaticVar
 }
 
 // Descriptor describes GCBulkRootStaticVar, as readers of any generated package see it.
@@ -8210,6 +9217,25 @@ var columnsGCBulkRootStaticVar = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkRootStaticVar describes GCBulkRootStaticVar (GCBulkRootStaticVar.Info).
+var infoGCBulkRootStaticVar = EventInfo{
+	Columns:     columnsGCBulkRootStaticVar,
+	DisplayName: "GC/GCBulkRootStaticVar",
+	ID:          38,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootStaticVar",
+	Opcode:      40,
+	OpcodeName:  "GCBulkRootStaticVar",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootStaticVar",
+	Version:     0,
+	desc:        &descGCBulkRootStaticVar,
+	fields:      &fieldsGCBulkRootStaticVar,
+}
+
 // descGCBulkRootStaticVar describes GCBulkRootStaticVar (EventInfo.Descriptor).
 var descGCBulkRootStaticVar = clrimpl.Descriptor{
 	Columns:      columnsGCBulkRootStaticVar,
@@ -8247,7 +9273,7 @@ type GCDynamicEvent struct {
 
 // Info describes GCDynamicEvent.
 func (*GCDynamicEvent) Info() *EventInfo {
-	return &eventTable[123]
+	return &infoGCDynamicEvent
 }
 
 // Descriptor describes GCDynamicEvent, as readers of any generated package see it.
@@ -8346,6 +9372,25 @@ var columnsGCDynamicEvent = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCDynamicEvent describes GCDynamicEvent (GCDynamicEvent.Info).
+var infoGCDynamicEvent = EventInfo{
+	Columns:     columnsGCDynamicEvent,
+	DisplayName: "GC/GCDynamicEvent",
+	ID:          39,
+	Keywords:    0x3f00003,
+	Level:       4,
+	Name:        "GCDynamicEvent",
+	Opcode:      41,
+	OpcodeName:  "GCDynamicEvent",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCDynamicEvent",
+	Version:     0,
+	desc:        &descGCDynamicEvent,
+	fields:      &fieldsGCDynamicEvent,
+}
+
 // descGCDynamicEvent describes GCDynamicEvent (EventInfo.Descriptor).
 var descGCDynamicEvent = clrimpl.Descriptor{
 	Columns:      columnsGCDynamicEvent,
@@ -8379,7 +9424,7 @@ type IncreaseMemoryPressure struct {
 
 // Info describes IncreaseMemoryPressure.
 func (*IncreaseMemoryPressure) Info() *EventInfo {
-	return &eventTable[236]
+	return &infoIncreaseMemoryPressure
 }
 
 // Descriptor describes IncreaseMemoryPressure, as readers of any generated package see it.
@@ -8445,6 +9490,25 @@ var columnsIncreaseMemoryPressure = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIncreaseMemoryPressure describes IncreaseMemoryPressure (IncreaseMemoryPressure.Info).
+var infoIncreaseMemoryPressure = EventInfo{
+	Columns:     columnsIncreaseMemoryPressure,
+	DisplayName: "GC/IncreaseMemoryPressure",
+	ID:          200,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "IncreaseMemoryPressure",
+	Opcode:      200,
+	OpcodeName:  "IncreaseMemoryPressure",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "IncreaseMemoryPressure",
+	Version:     0,
+	desc:        &descIncreaseMemoryPressure,
+	fields:      &fieldsIncreaseMemoryPressure,
+}
+
 // descIncreaseMemoryPressure describes IncreaseMemoryPressure (EventInfo.Descriptor).
 var descIncreaseMemoryPressure = clrimpl.Descriptor{
 	Columns:      columnsIncreaseMemoryPressure,
@@ -8478,7 +9542,7 @@ type DecreaseMemoryPressure struct {
 
 // Info describes DecreaseMemoryPressure.
 func (*DecreaseMemoryPressure) Info() *EventInfo {
-	return &eventTable[237]
+	return &infoDecreaseMemoryPressure
 }
 
 // Descriptor describes DecreaseMemoryPressure, as readers of any generated package see it.
@@ -8544,6 +9608,25 @@ var columnsDecreaseMemoryPressure = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDecreaseMemoryPressure describes DecreaseMemoryPressure (DecreaseMemoryPressure.Info).
+var infoDecreaseMemoryPressure = EventInfo{
+	Columns:     columnsDecreaseMemoryPressure,
+	DisplayName: "GC/DecreaseMemoryPressure",
+	ID:          201,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "DecreaseMemoryPressure",
+	Opcode:      201,
+	OpcodeName:  "DecreaseMemoryPressure",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "DecreaseMemoryPressure",
+	Version:     0,
+	desc:        &descDecreaseMemoryPressure,
+	fields:      &fieldsDecreaseMemoryPressure,
+}
+
 // descDecreaseMemoryPressure describes DecreaseMemoryPressure (EventInfo.Descriptor).
 var descDecreaseMemoryPressure = clrimpl.Descriptor{
 	Columns:      columnsDecreaseMemoryPressure,
@@ -8581,7 +9664,7 @@ type GCMarkWithType struct {
 
 // Info describes GCMarkWithType.
 func (*GCMarkWithType) Info() *EventInfo {
-	return &eventTable[238]
+	return &infoGCMarkWithType
 }
 
 // Descriptor describes GCMarkWithType, as readers of any generated package see it.
@@ -8676,6 +9759,25 @@ var columnsGCMarkWithType = []clrimpl.Column{{
 	Name: "Bytes",
 }}
 
+// infoGCMarkWithType describes GCMarkWithType (GCMarkWithType.Info).
+var infoGCMarkWithType = EventInfo{
+	Columns:     columnsGCMarkWithType,
+	DisplayName: "GC/Mark",
+	ID:          202,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkWithType",
+	Opcode:      202,
+	OpcodeName:  "GCMarkWithType",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkWithType",
+	Version:     0,
+	desc:        &descGCMarkWithType,
+	fields:      &fieldsGCMarkWithType,
+}
+
 // descGCMarkWithType describes GCMarkWithType (EventInfo.Descriptor).
 var descGCMarkWithType = clrimpl.Descriptor{
 	Columns:      columnsGCMarkWithType,
@@ -8715,7 +9817,7 @@ type GCJoinV2 struct {
 
 // Info describes GCJoin_V2.
 func (*GCJoinV2) Info() *EventInfo {
-	return &eventTable[239]
+	return &infoGCJoinV2
 }
 
 // Descriptor describes GCJoin_V2, as readers of any generated package see it.
@@ -8813,6 +9915,25 @@ var columnsGCJoinV2 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint32,
 	Name: "JoinID",
 }}
+
+// infoGCJoinV2 describes GCJoin_V2 (GCJoinV2.Info).
+var infoGCJoinV2 = EventInfo{
+	Columns:     columnsGCJoinV2,
+	DisplayName: "GC/GCJoin",
+	ID:          203,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCJoin_V2",
+	Opcode:      203,
+	OpcodeName:  "GCJoin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCJoinV2",
+	Version:     2,
+	desc:        &descGCJoinV2,
+	fields:      &fieldsGCJoinV2,
+}
 
 // descGCJoinV2 describes GCJoin_V2 (EventInfo.Descriptor).
 var descGCJoinV2 = clrimpl.Descriptor{
@@ -9089,7 +10210,7 @@ func (a GCPerHeapHistoryV3ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCPerHeapHistory_V3.
 func (*GCPerHeapHistoryV3) Info() *EventInfo {
-	return &eventTable[240]
+	return &infoGCPerHeapHistoryV3
 }
 
 // Descriptor describes GCPerHeapHistory_V3, as readers of any generated package see it.
@@ -9367,6 +10488,25 @@ var columnsGCPerHeapHistoryV3 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCPerHeapHistoryV3 describes GCPerHeapHistory_V3 (GCPerHeapHistoryV3.Info).
+var infoGCPerHeapHistoryV3 = EventInfo{
+	Columns:     columnsGCPerHeapHistoryV3,
+	DisplayName: "GC/PerHeapHistory",
+	ID:          204,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCPerHeapHistory_V3",
+	Opcode:      204,
+	OpcodeName:  "GCPerHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCPerHeapHistoryV3",
+	Version:     3,
+	desc:        &descGCPerHeapHistoryV3,
+	fields:      &fieldsGCPerHeapHistoryV3,
+}
+
 // descGCPerHeapHistoryV3 describes GCPerHeapHistory_V3 (EventInfo.Descriptor).
 var descGCPerHeapHistoryV3 = clrimpl.Descriptor{
 	Columns:      columnsGCPerHeapHistoryV3,
@@ -9414,7 +10554,7 @@ type GCGlobalHeapHistoryV2 struct {
 
 // Info describes GCGlobalHeapHistory_V2.
 func (*GCGlobalHeapHistoryV2) Info() *EventInfo {
-	return &eventTable[241]
+	return &infoGCGlobalHeapHistoryV2
 }
 
 // Descriptor describes GCGlobalHeapHistory_V2, as readers of any generated package see it.
@@ -9579,6 +10719,25 @@ var columnsGCGlobalHeapHistoryV2 = []clrimpl.Column{{
 	Name: "MemoryPressure",
 }}
 
+// infoGCGlobalHeapHistoryV2 describes GCGlobalHeapHistory_V2 (GCGlobalHeapHistoryV2.Info).
+var infoGCGlobalHeapHistoryV2 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV2,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          205,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V2",
+	Opcode:      205,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGlobalHeapHistoryV2",
+	Version:     2,
+	desc:        &descGCGlobalHeapHistoryV2,
+	fields:      &fieldsGCGlobalHeapHistoryV2,
+}
+
 // descGCGlobalHeapHistoryV2 describes GCGlobalHeapHistory_V2 (EventInfo.Descriptor).
 var descGCGlobalHeapHistoryV2 = clrimpl.Descriptor{
 	Columns:      columnsGCGlobalHeapHistoryV2,
@@ -9630,7 +10789,7 @@ type GCGlobalHeapHistoryV3 struct {
 
 // Info describes GCGlobalHeapHistory_V3.
 func (*GCGlobalHeapHistoryV3) Info() *EventInfo {
-	return &eventTable[242]
+	return &infoGCGlobalHeapHistoryV3
 }
 
 // Descriptor describes GCGlobalHeapHistory_V3, as readers of any generated package see it.
@@ -9817,6 +10976,25 @@ var columnsGCGlobalHeapHistoryV3 = []clrimpl.Column{{
 	Name: "CondemnReasons1",
 }}
 
+// infoGCGlobalHeapHistoryV3 describes GCGlobalHeapHistory_V3 (GCGlobalHeapHistoryV3.Info).
+var infoGCGlobalHeapHistoryV3 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV3,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          205,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V3",
+	Opcode:      205,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGlobalHeapHistoryV3",
+	Version:     3,
+	desc:        &descGCGlobalHeapHistoryV3,
+	fields:      &fieldsGCGlobalHeapHistoryV3,
+}
+
 // descGCGlobalHeapHistoryV3 describes GCGlobalHeapHistory_V3 (EventInfo.Descriptor).
 var descGCGlobalHeapHistoryV3 = clrimpl.Descriptor{
 	Columns:      columnsGCGlobalHeapHistoryV3,
@@ -9994,7 +11172,7 @@ func (a GCGlobalHeapHistoryV4ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCGlobalHeapHistory_V4.
 func (*GCGlobalHeapHistoryV4) Info() *EventInfo {
-	return &eventTable[243]
+	return &infoGCGlobalHeapHistoryV4
 }
 
 // Descriptor describes GCGlobalHeapHistory_V4, as readers of any generated package see it.
@@ -10214,6 +11392,25 @@ var columnsGCGlobalHeapHistoryV4 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCGlobalHeapHistoryV4 describes GCGlobalHeapHistory_V4 (GCGlobalHeapHistoryV4.Info).
+var infoGCGlobalHeapHistoryV4 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV4,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          205,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V4",
+	Opcode:      205,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGlobalHeapHistoryV4",
+	Version:     4,
+	desc:        &descGCGlobalHeapHistoryV4,
+	fields:      &fieldsGCGlobalHeapHistoryV4,
+}
+
 // descGCGlobalHeapHistoryV4 describes GCGlobalHeapHistory_V4 (EventInfo.Descriptor).
 var descGCGlobalHeapHistoryV4 = clrimpl.Descriptor{
 	Columns:      columnsGCGlobalHeapHistoryV4,
@@ -10247,7 +11444,7 @@ type GenAwareBegin struct {
 
 // Info describes GenAwareBegin.
 func (*GenAwareBegin) Info() *EventInfo {
-	return &eventTable[244]
+	return &infoGenAwareBegin
 }
 
 // Descriptor describes GenAwareBegin, as readers of any generated package see it.
@@ -10313,6 +11510,25 @@ var columnsGenAwareBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGenAwareBegin describes GenAwareBegin (GenAwareBegin.Info).
+var infoGenAwareBegin = EventInfo{
+	Columns:     columnsGenAwareBegin,
+	DisplayName: "GC/GenAwareBegin",
+	ID:          206,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GenAwareBegin",
+	Opcode:      206,
+	OpcodeName:  "GenAwareBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GenAwareBegin",
+	Version:     0,
+	desc:        &descGenAwareBegin,
+	fields:      &fieldsGenAwareBegin,
+}
+
 // descGenAwareBegin describes GenAwareBegin (EventInfo.Descriptor).
 var descGenAwareBegin = clrimpl.Descriptor{
 	Columns:      columnsGenAwareBegin,
@@ -10346,7 +11562,7 @@ type GenAwareEnd struct {
 
 // Info describes GenAwareEnd.
 func (*GenAwareEnd) Info() *EventInfo {
-	return &eventTable[245]
+	return &infoGenAwareEnd
 }
 
 // Descriptor describes GenAwareEnd, as readers of any generated package see it.
@@ -10411,6 +11627,25 @@ var columnsGenAwareEnd = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoGenAwareEnd describes GenAwareEnd (GenAwareEnd.Info).
+var infoGenAwareEnd = EventInfo{
+	Columns:     columnsGenAwareEnd,
+	DisplayName: "GC/GenAwareEnd",
+	ID:          207,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GenAwareEnd",
+	Opcode:      207,
+	OpcodeName:  "GenAwareEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GenAwareEnd",
+	Version:     0,
+	desc:        &descGenAwareEnd,
+	fields:      &fieldsGenAwareEnd,
+}
 
 // descGenAwareEnd describes GenAwareEnd (EventInfo.Descriptor).
 var descGenAwareEnd = clrimpl.Descriptor{
@@ -10617,7 +11852,7 @@ func (a GCLOHCompactValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCLOHCompact.
 func (*GCLOHCompact) Info() *EventInfo {
-	return &eventTable[246]
+	return &infoGCLOHCompact
 }
 
 // Descriptor describes GCLOHCompact, as readers of any generated package see it.
@@ -10707,6 +11942,25 @@ var columnsGCLOHCompact = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCLOHCompact describes GCLOHCompact (GCLOHCompact.Info).
+var infoGCLOHCompact = EventInfo{
+	Columns:     columnsGCLOHCompact,
+	DisplayName: "GC/GCLOHCompact",
+	ID:          208,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCLOHCompact",
+	Opcode:      208,
+	OpcodeName:  "GCLOHCompact",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCLOHCompact",
+	Version:     0,
+	desc:        &descGCLOHCompact,
+	fields:      &fieldsGCLOHCompact,
+}
 
 // descGCLOHCompact describes GCLOHCompact (EventInfo.Descriptor).
 var descGCLOHCompact = clrimpl.Descriptor{
@@ -10907,7 +12161,7 @@ func (a GCFitBucketInfoValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCFitBucketInfo.
 func (*GCFitBucketInfo) Info() *EventInfo {
-	return &eventTable[247]
+	return &infoGCFitBucketInfo
 }
 
 // Descriptor describes GCFitBucketInfo, as readers of any generated package see it.
@@ -11026,6 +12280,25 @@ var columnsGCFitBucketInfo = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoGCFitBucketInfo describes GCFitBucketInfo (GCFitBucketInfo.Info).
+var infoGCFitBucketInfo = EventInfo{
+	Columns:     columnsGCFitBucketInfo,
+	DisplayName: "GC/GCFitBucketInfo",
+	ID:          209,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCFitBucketInfo",
+	Opcode:      209,
+	OpcodeName:  "GCFitBucketInfo",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFitBucketInfo",
+	Version:     0,
+	desc:        &descGCFitBucketInfo,
+	fields:      &fieldsGCFitBucketInfo,
+}
 
 // descGCFitBucketInfo describes GCFitBucketInfo (EventInfo.Descriptor).
 var descGCFitBucketInfo = clrimpl.Descriptor{

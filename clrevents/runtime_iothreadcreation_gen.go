@@ -21,7 +21,7 @@ type IOThreadCreate struct {
 
 // Info describes IOThreadCreate.
 func (*IOThreadCreate) Info() *EventInfo {
-	return &eventTable[128]
+	return &infoIOThreadCreate
 }
 
 // Descriptor describes IOThreadCreate, as readers of any generated package see it.
@@ -87,6 +87,25 @@ var columnsIOThreadCreate = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadCreate describes IOThreadCreate (IOThreadCreate.Info).
+var infoIOThreadCreate = EventInfo{
+	Columns:     columnsIOThreadCreate,
+	DisplayName: "IOThreadCreation/Start",
+	ID:          44,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadCreate",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadCreate",
+	Version:     0,
+	desc:        &descIOThreadCreate,
+	fields:      &fieldsIOThreadCreate,
+}
+
 // descIOThreadCreate describes IOThreadCreate (EventInfo.Descriptor).
 var descIOThreadCreate = clrimpl.Descriptor{
 	Columns:      columnsIOThreadCreate,
@@ -122,7 +141,7 @@ type IOThreadCreateV1 struct {
 
 // Info describes IOThreadCreate_V1.
 func (*IOThreadCreateV1) Info() *EventInfo {
-	return &eventTable[129]
+	return &infoIOThreadCreateV1
 }
 
 // Descriptor describes IOThreadCreate_V1, as readers of any generated package see it.
@@ -199,6 +218,25 @@ var columnsIOThreadCreateV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIOThreadCreateV1 describes IOThreadCreate_V1 (IOThreadCreateV1.Info).
+var infoIOThreadCreateV1 = EventInfo{
+	Columns:     columnsIOThreadCreateV1,
+	DisplayName: "IOThreadCreation/Start",
+	ID:          44,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadCreate_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadCreateV1",
+	Version:     1,
+	desc:        &descIOThreadCreateV1,
+	fields:      &fieldsIOThreadCreateV1,
+}
+
 // descIOThreadCreateV1 describes IOThreadCreate_V1 (EventInfo.Descriptor).
 var descIOThreadCreateV1 = clrimpl.Descriptor{
 	Columns:      columnsIOThreadCreateV1,
@@ -232,7 +270,7 @@ type IOThreadTerminate struct {
 
 // Info describes IOThreadTerminate.
 func (*IOThreadTerminate) Info() *EventInfo {
-	return &eventTable[130]
+	return &infoIOThreadTerminate
 }
 
 // Descriptor describes IOThreadTerminate, as readers of any generated package see it.
@@ -298,6 +336,25 @@ var columnsIOThreadTerminate = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadTerminate describes IOThreadTerminate (IOThreadTerminate.Info).
+var infoIOThreadTerminate = EventInfo{
+	Columns:     columnsIOThreadTerminate,
+	DisplayName: "IOThreadCreation/Stop",
+	ID:          45,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadTerminate",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadTerminate",
+	Version:     0,
+	desc:        &descIOThreadTerminate,
+	fields:      &fieldsIOThreadTerminate,
+}
+
 // descIOThreadTerminate describes IOThreadTerminate (EventInfo.Descriptor).
 var descIOThreadTerminate = clrimpl.Descriptor{
 	Columns:      columnsIOThreadTerminate,
@@ -333,7 +390,7 @@ type IOThreadTerminateV1 struct {
 
 // Info describes IOThreadTerminate_V1.
 func (*IOThreadTerminateV1) Info() *EventInfo {
-	return &eventTable[131]
+	return &infoIOThreadTerminateV1
 }
 
 // Descriptor describes IOThreadTerminate_V1, as readers of any generated package see it.
@@ -409,6 +466,25 @@ var columnsIOThreadTerminateV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoIOThreadTerminateV1 describes IOThreadTerminate_V1 (IOThreadTerminateV1.Info).
+var infoIOThreadTerminateV1 = EventInfo{
+	Columns:     columnsIOThreadTerminateV1,
+	DisplayName: "IOThreadCreation/Stop",
+	ID:          45,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadTerminate_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadTerminateV1",
+	Version:     1,
+	desc:        &descIOThreadTerminateV1,
+	fields:      &fieldsIOThreadTerminateV1,
+}
 
 // descIOThreadTerminateV1 describes IOThreadTerminate_V1 (EventInfo.Descriptor).
 var descIOThreadTerminateV1 = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type IOThreadRetire struct {
 
 // Info describes IOThreadRetire.
 func (*IOThreadRetire) Info() *EventInfo {
-	return &eventTable[132]
+	return &infoIOThreadRetire
 }
 
 // Descriptor describes IOThreadRetire, as readers of any generated package see it.
@@ -87,6 +87,25 @@ var columnsIOThreadRetire = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadRetire describes IOThreadRetire (IOThreadRetire.Info).
+var infoIOThreadRetire = EventInfo{
+	Columns:     columnsIOThreadRetire,
+	DisplayName: "IOThreadRetirement/Start",
+	ID:          46,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadRetire",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadRetire",
+	Version:     0,
+	desc:        &descIOThreadRetire,
+	fields:      &fieldsIOThreadRetire,
+}
+
 // descIOThreadRetire describes IOThreadRetire (EventInfo.Descriptor).
 var descIOThreadRetire = clrimpl.Descriptor{
 	Columns:      columnsIOThreadRetire,
@@ -122,7 +141,7 @@ type IOThreadRetireV1 struct {
 
 // Info describes IOThreadRetire_V1.
 func (*IOThreadRetireV1) Info() *EventInfo {
-	return &eventTable[133]
+	return &infoIOThreadRetireV1
 }
 
 // Descriptor describes IOThreadRetire_V1, as readers of any generated package see it.
@@ -199,6 +218,25 @@ var columnsIOThreadRetireV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIOThreadRetireV1 describes IOThreadRetire_V1 (IOThreadRetireV1.Info).
+var infoIOThreadRetireV1 = EventInfo{
+	Columns:     columnsIOThreadRetireV1,
+	DisplayName: "IOThreadRetirement/Start",
+	ID:          46,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadRetire_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadRetireV1",
+	Version:     1,
+	desc:        &descIOThreadRetireV1,
+	fields:      &fieldsIOThreadRetireV1,
+}
+
 // descIOThreadRetireV1 describes IOThreadRetire_V1 (EventInfo.Descriptor).
 var descIOThreadRetireV1 = clrimpl.Descriptor{
 	Columns:      columnsIOThreadRetireV1,
@@ -232,7 +270,7 @@ type IOThreadUnretire struct {
 
 // Info describes IOThreadUnretire.
 func (*IOThreadUnretire) Info() *EventInfo {
-	return &eventTable[134]
+	return &infoIOThreadUnretire
 }
 
 // Descriptor describes IOThreadUnretire, as readers of any generated package see it.
@@ -298,6 +336,25 @@ var columnsIOThreadUnretire = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadUnretire describes IOThreadUnretire (IOThreadUnretire.Info).
+var infoIOThreadUnretire = EventInfo{
+	Columns:     columnsIOThreadUnretire,
+	DisplayName: "IOThreadRetirement/Stop",
+	ID:          47,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadUnretire",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadUnretire",
+	Version:     0,
+	desc:        &descIOThreadUnretire,
+	fields:      &fieldsIOThreadUnretire,
+}
+
 // descIOThreadUnretire describes IOThreadUnretire (EventInfo.Descriptor).
 var descIOThreadUnretire = clrimpl.Descriptor{
 	Columns:      columnsIOThreadUnretire,
@@ -333,7 +390,7 @@ type IOThreadUnretireV1 struct {
 
 // Info describes IOThreadUnretire_V1.
 func (*IOThreadUnretireV1) Info() *EventInfo {
-	return &eventTable[135]
+	return &infoIOThreadUnretireV1
 }
 
 // Descriptor describes IOThreadUnretire_V1, as readers of any generated package see it.
@@ -409,6 +466,25 @@ var columnsIOThreadUnretireV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoIOThreadUnretireV1 describes IOThreadUnretire_V1 (IOThreadUnretireV1.Info).
+var infoIOThreadUnretireV1 = EventInfo{
+	Columns:     columnsIOThreadUnretireV1,
+	DisplayName: "IOThreadRetirement/Stop",
+	ID:          47,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadUnretire_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadUnretireV1",
+	Version:     1,
+	desc:        &descIOThreadUnretireV1,
+	fields:      &fieldsIOThreadUnretireV1,
+}
 
 // descIOThreadUnretireV1 describes IOThreadUnretire_V1 (EventInfo.Descriptor).
 var descIOThreadUnretireV1 = clrimpl.Descriptor{

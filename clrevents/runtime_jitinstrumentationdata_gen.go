@@ -27,7 +27,7 @@ type JitInstrumentationData struct {
 
 // Info describes JitInstrumentationData.
 func (*JitInstrumentationData) Info() *EventInfo {
-	return &eventTable[273]
+	return &infoJitInstrumentationData
 }
 
 // Descriptor describes JitInstrumentationData, as readers of any generated package see it.
@@ -135,6 +135,25 @@ var columnsJitInstrumentationData = []clrimpl.Column{{
 	Name: "Data",
 }}
 
+// infoJitInstrumentationData describes JitInstrumentationData (JitInstrumentationData.Info).
+var infoJitInstrumentationData = EventInfo{
+	Columns:     columnsJitInstrumentationData,
+	DisplayName: "JitInstrumentationData/InstrumentationData",
+	ID:          297,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "JitInstrumentationData",
+	Opcode:      11,
+	OpcodeName:  "InstrumentationData",
+	Provider:    ProviderRuntime,
+	Task:        34,
+	TaskName:    "JitInstrumentationData",
+	TypeName:    "JitInstrumentationData",
+	Version:     0,
+	desc:        &descJitInstrumentationData,
+	fields:      &fieldsJitInstrumentationData,
+}
+
 // descJitInstrumentationData describes JitInstrumentationData (EventInfo.Descriptor).
 var descJitInstrumentationData = clrimpl.Descriptor{
 	Columns:      columnsJitInstrumentationData,
@@ -184,7 +203,7 @@ type JitInstrumentationDataVerbose struct {
 
 // Info describes JitInstrumentationDataVerbose.
 func (*JitInstrumentationDataVerbose) Info() *EventInfo {
-	return &eventTable[274]
+	return &infoJitInstrumentationDataVerbose
 }
 
 // Descriptor describes JitInstrumentationDataVerbose, as readers of any generated package see it.
@@ -353,6 +372,25 @@ var columnsJitInstrumentationDataVerbose = []clrimpl.Column{{
 	Kind: clrimpl.ColumnBinary,
 	Name: "Data",
 }}
+
+// infoJitInstrumentationDataVerbose describes JitInstrumentationDataVerbose (JitInstrumentationDataVerbose.Info).
+var infoJitInstrumentationDataVerbose = EventInfo{
+	Columns:     columnsJitInstrumentationDataVerbose,
+	DisplayName: "JitInstrumentationData/InstrumentationData",
+	ID:          298,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "JitInstrumentationDataVerbose",
+	Opcode:      12,
+	OpcodeName:  "InstrumentationDataVerbose",
+	Provider:    ProviderRuntime,
+	Task:        34,
+	TaskName:    "JitInstrumentationData",
+	TypeName:    "JitInstrumentationDataVerbose",
+	Version:     0,
+	desc:        &descJitInstrumentationDataVerbose,
+	fields:      &fieldsJitInstrumentationDataVerbose,
+}
 
 // descJitInstrumentationDataVerbose describes JitInstrumentationDataVerbose (EventInfo.Descriptor).
 var descJitInstrumentationDataVerbose = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type ProfilerMessage struct {
 
 // Info describes ProfilerMessage.
 func (*ProfilerMessage) Info() *EventInfo {
-	return &eventTable[275]
+	return &infoProfilerMessage
 }
 
 // Descriptor describes ProfilerMessage, as readers of any generated package see it.
@@ -94,6 +94,25 @@ var columnsProfilerMessage = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "Message",
 }}
+
+// infoProfilerMessage describes ProfilerMessage (ProfilerMessage.Info).
+var infoProfilerMessage = EventInfo{
+	Columns:     columnsProfilerMessage,
+	DisplayName: "Profiler/ProfilerMessage",
+	ID:          299,
+	Keywords:    0x20000000000,
+	Level:       4,
+	Name:        "ProfilerMessage",
+	Opcode:      11,
+	OpcodeName:  "Profiler",
+	Provider:    ProviderRuntime,
+	Task:        36,
+	TaskName:    "Profiler",
+	TypeName:    "ProfilerMessage",
+	Version:     0,
+	desc:        &descProfilerMessage,
+	fields:      &fieldsProfilerMessage,
+}
 
 // descProfilerMessage describes ProfilerMessage (EventInfo.Descriptor).
 var descProfilerMessage = clrimpl.Descriptor{

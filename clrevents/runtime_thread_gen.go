@@ -21,7 +21,7 @@ type ThreadCreating struct {
 
 // Info describes ThreadCreating.
 func (*ThreadCreating) Info() *EventInfo {
-	return &eventTable[154]
+	return &infoThreadCreating
 }
 
 // Descriptor describes ThreadCreating, as readers of any generated package see it.
@@ -100,6 +100,25 @@ var columnsThreadCreating = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadCreating describes ThreadCreating (ThreadCreating.Info).
+var infoThreadCreating = EventInfo{
+	Columns:     columnsThreadCreating,
+	DisplayName: "Thread/Creating",
+	ID:          70,
+	Keywords:    0x80010000,
+	Level:       4,
+	Name:        "ThreadCreating",
+	Opcode:      11,
+	OpcodeName:  "Creating",
+	Provider:    ProviderRuntime,
+	Task:        24,
+	TaskName:    "Thread",
+	TypeName:    "ThreadCreating",
+	Version:     0,
+	desc:        &descThreadCreating,
+	fields:      &fieldsThreadCreating,
+}
+
 // descThreadCreating describes ThreadCreating (EventInfo.Descriptor).
 var descThreadCreating = clrimpl.Descriptor{
 	Columns:      columnsThreadCreating,
@@ -133,7 +152,7 @@ type ThreadRunning struct {
 
 // Info describes ThreadRunning.
 func (*ThreadRunning) Info() *EventInfo {
-	return &eventTable[155]
+	return &infoThreadRunning
 }
 
 // Descriptor describes ThreadRunning, as readers of any generated package see it.
@@ -211,6 +230,25 @@ var columnsThreadRunning = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadRunning describes ThreadRunning (ThreadRunning.Info).
+var infoThreadRunning = EventInfo{
+	Columns:     columnsThreadRunning,
+	DisplayName: "Thread/Running",
+	ID:          71,
+	Keywords:    0x80010000,
+	Level:       4,
+	Name:        "ThreadRunning",
+	Opcode:      12,
+	OpcodeName:  "Running",
+	Provider:    ProviderRuntime,
+	Task:        24,
+	TaskName:    "Thread",
+	TypeName:    "ThreadRunning",
+	Version:     0,
+	desc:        &descThreadRunning,
+	fields:      &fieldsThreadRunning,
+}
 
 // descThreadRunning describes ThreadRunning (EventInfo.Descriptor).
 var descThreadRunning = clrimpl.Descriptor{

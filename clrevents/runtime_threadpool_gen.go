@@ -21,7 +21,7 @@ type ThreadPoolEnqueue struct {
 
 // Info describes ThreadPoolEnqueue.
 func (*ThreadPoolEnqueue) Info() *EventInfo {
-	return &eventTable[149]
+	return &infoThreadPoolEnqueue
 }
 
 // Descriptor describes ThreadPoolEnqueue, as readers of any generated package see it.
@@ -100,6 +100,25 @@ var columnsThreadPoolEnqueue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolEnqueue describes ThreadPoolEnqueue (ThreadPoolEnqueue.Info).
+var infoThreadPoolEnqueue = EventInfo{
+	Columns:     columnsThreadPoolEnqueue,
+	DisplayName: "ThreadPool/Enqueue",
+	ID:          61,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolEnqueue",
+	Opcode:      11,
+	OpcodeName:  "Enqueue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolEnqueue",
+	Version:     0,
+	desc:        &descThreadPoolEnqueue,
+	fields:      &fieldsThreadPoolEnqueue,
+}
+
 // descThreadPoolEnqueue describes ThreadPoolEnqueue (EventInfo.Descriptor).
 var descThreadPoolEnqueue = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolEnqueue,
@@ -133,7 +152,7 @@ type ThreadPoolDequeue struct {
 
 // Info describes ThreadPoolDequeue.
 func (*ThreadPoolDequeue) Info() *EventInfo {
-	return &eventTable[150]
+	return &infoThreadPoolDequeue
 }
 
 // Descriptor describes ThreadPoolDequeue, as readers of any generated package see it.
@@ -212,6 +231,25 @@ var columnsThreadPoolDequeue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolDequeue describes ThreadPoolDequeue (ThreadPoolDequeue.Info).
+var infoThreadPoolDequeue = EventInfo{
+	Columns:     columnsThreadPoolDequeue,
+	DisplayName: "ThreadPool/Dequeue",
+	ID:          62,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolDequeue",
+	Opcode:      12,
+	OpcodeName:  "Dequeue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolDequeue",
+	Version:     0,
+	desc:        &descThreadPoolDequeue,
+	fields:      &fieldsThreadPoolDequeue,
+}
+
 // descThreadPoolDequeue describes ThreadPoolDequeue (EventInfo.Descriptor).
 var descThreadPoolDequeue = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolDequeue,
@@ -249,7 +287,7 @@ type ThreadPoolIOEnqueue struct {
 
 // Info describes ThreadPoolIOEnqueue.
 func (*ThreadPoolIOEnqueue) Info() *EventInfo {
-	return &eventTable[151]
+	return &infoThreadPoolIOEnqueue
 }
 
 // Descriptor describes ThreadPoolIOEnqueue, as readers of any generated package see it.
@@ -353,6 +391,25 @@ var columnsThreadPoolIOEnqueue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolIOEnqueue describes ThreadPoolIOEnqueue (ThreadPoolIOEnqueue.Info).
+var infoThreadPoolIOEnqueue = EventInfo{
+	Columns:     columnsThreadPoolIOEnqueue,
+	DisplayName: "ThreadPool/IOEnqueue",
+	ID:          63,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolIOEnqueue",
+	Opcode:      13,
+	OpcodeName:  "IOEnqueue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolIOEnqueue",
+	Version:     0,
+	desc:        &descThreadPoolIOEnqueue,
+	fields:      &fieldsThreadPoolIOEnqueue,
+}
+
 // descThreadPoolIOEnqueue describes ThreadPoolIOEnqueue (EventInfo.Descriptor).
 var descThreadPoolIOEnqueue = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolIOEnqueue,
@@ -388,7 +445,7 @@ type ThreadPoolIODequeue struct {
 
 // Info describes ThreadPoolIODequeue.
 func (*ThreadPoolIODequeue) Info() *EventInfo {
-	return &eventTable[152]
+	return &infoThreadPoolIODequeue
 }
 
 // Descriptor describes ThreadPoolIODequeue, as readers of any generated package see it.
@@ -480,6 +537,25 @@ var columnsThreadPoolIODequeue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolIODequeue describes ThreadPoolIODequeue (ThreadPoolIODequeue.Info).
+var infoThreadPoolIODequeue = EventInfo{
+	Columns:     columnsThreadPoolIODequeue,
+	DisplayName: "ThreadPool/IODequeue",
+	ID:          64,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolIODequeue",
+	Opcode:      14,
+	OpcodeName:  "IODequeue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolIODequeue",
+	Version:     0,
+	desc:        &descThreadPoolIODequeue,
+	fields:      &fieldsThreadPoolIODequeue,
+}
+
 // descThreadPoolIODequeue describes ThreadPoolIODequeue (EventInfo.Descriptor).
 var descThreadPoolIODequeue = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolIODequeue,
@@ -515,7 +591,7 @@ type ThreadPoolIOPack struct {
 
 // Info describes ThreadPoolIOPack.
 func (*ThreadPoolIOPack) Info() *EventInfo {
-	return &eventTable[153]
+	return &infoThreadPoolIOPack
 }
 
 // Descriptor describes ThreadPoolIOPack, as readers of any generated package see it.
@@ -606,6 +682,25 @@ var columnsThreadPoolIOPack = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadPoolIOPack describes ThreadPoolIOPack (ThreadPoolIOPack.Info).
+var infoThreadPoolIOPack = EventInfo{
+	Columns:     columnsThreadPoolIOPack,
+	DisplayName: "ThreadPool/IOPack",
+	ID:          65,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "ThreadPoolIOPack",
+	Opcode:      15,
+	OpcodeName:  "IOPack",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolIOPack",
+	Version:     0,
+	desc:        &descThreadPoolIOPack,
+	fields:      &fieldsThreadPoolIOPack,
+}
 
 // descThreadPoolIOPack describes ThreadPoolIOPack (EventInfo.Descriptor).
 var descThreadPoolIOPack = clrimpl.Descriptor{

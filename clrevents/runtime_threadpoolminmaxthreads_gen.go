@@ -27,7 +27,7 @@ type ThreadPoolMinMaxThreads struct {
 
 // Info describes ThreadPoolMinMaxThreads.
 func (*ThreadPoolMinMaxThreads) Info() *EventInfo {
-	return &eventTable[147]
+	return &infoThreadPoolMinMaxThreads
 }
 
 // Descriptor describes ThreadPoolMinMaxThreads, as readers of any generated package see it.
@@ -125,6 +125,25 @@ var columnsThreadPoolMinMaxThreads = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadPoolMinMaxThreads describes ThreadPoolMinMaxThreads (ThreadPoolMinMaxThreads.Info).
+var infoThreadPoolMinMaxThreads = EventInfo{
+	Columns:     columnsThreadPoolMinMaxThreads,
+	DisplayName: "ThreadPoolMinMaxThreads",
+	ID:          59,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolMinMaxThreads",
+	Opcode:      0,
+	OpcodeName:  "win:Info",
+	Provider:    ProviderRuntime,
+	Task:        38,
+	TaskName:    "ThreadPoolMinMaxThreads",
+	TypeName:    "ThreadPoolMinMaxThreads",
+	Version:     0,
+	desc:        &descThreadPoolMinMaxThreads,
+	fields:      &fieldsThreadPoolMinMaxThreads,
+}
 
 // descThreadPoolMinMaxThreads describes ThreadPoolMinMaxThreads (EventInfo.Descriptor).
 var descThreadPoolMinMaxThreads = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type ThreadpoolSuspensionSuspendThread struct {
 
 // Info describes ThreadpoolSuspensionSuspendThread.
 func (*ThreadpoolSuspensionSuspendThread) Info() *EventInfo {
-	return &eventTable[136]
+	return &infoThreadpoolSuspensionSuspendThread
 }
 
 // Descriptor describes ThreadpoolSuspensionSuspendThread, as readers of any generated package see it.
@@ -87,6 +87,25 @@ var columnsThreadpoolSuspensionSuspendThread = []clrimpl.Column{{
 	Name: "CpuUtilization",
 }}
 
+// infoThreadpoolSuspensionSuspendThread describes ThreadpoolSuspensionSuspendThread (ThreadpoolSuspensionSuspendThread.Info).
+var infoThreadpoolSuspensionSuspendThread = EventInfo{
+	Columns:     columnsThreadpoolSuspensionSuspendThread,
+	DisplayName: "ThreadpoolSuspensionV2/Start",
+	ID:          48,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadpoolSuspensionSuspendThread",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        6,
+	TaskName:    "ThreadpoolSuspension",
+	TypeName:    "ThreadpoolSuspensionSuspendThread",
+	Version:     0,
+	desc:        &descThreadpoolSuspensionSuspendThread,
+	fields:      &fieldsThreadpoolSuspensionSuspendThread,
+}
+
 // descThreadpoolSuspensionSuspendThread describes ThreadpoolSuspensionSuspendThread (EventInfo.Descriptor).
 var descThreadpoolSuspensionSuspendThread = clrimpl.Descriptor{
 	Columns:      columnsThreadpoolSuspensionSuspendThread,
@@ -120,7 +139,7 @@ type ThreadpoolSuspensionResumeThread struct {
 
 // Info describes ThreadpoolSuspensionResumeThread.
 func (*ThreadpoolSuspensionResumeThread) Info() *EventInfo {
-	return &eventTable[137]
+	return &infoThreadpoolSuspensionResumeThread
 }
 
 // Descriptor describes ThreadpoolSuspensionResumeThread, as readers of any generated package see it.
@@ -185,6 +204,25 @@ var columnsThreadpoolSuspensionResumeThread = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint32,
 	Name: "CpuUtilization",
 }}
+
+// infoThreadpoolSuspensionResumeThread describes ThreadpoolSuspensionResumeThread (ThreadpoolSuspensionResumeThread.Info).
+var infoThreadpoolSuspensionResumeThread = EventInfo{
+	Columns:     columnsThreadpoolSuspensionResumeThread,
+	DisplayName: "ThreadpoolSuspensionV2/Stop",
+	ID:          49,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadpoolSuspensionResumeThread",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        6,
+	TaskName:    "ThreadpoolSuspension",
+	TypeName:    "ThreadpoolSuspensionResumeThread",
+	Version:     0,
+	desc:        &descThreadpoolSuspensionResumeThread,
+	fields:      &fieldsThreadpoolSuspensionResumeThread,
+}
 
 // descThreadpoolSuspensionResumeThread describes ThreadpoolSuspensionResumeThread (EventInfo.Descriptor).
 var descThreadpoolSuspensionResumeThread = clrimpl.Descriptor{

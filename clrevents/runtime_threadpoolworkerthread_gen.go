@@ -23,7 +23,7 @@ type ThreadPoolWorkerThreadStart struct {
 
 // Info describes ThreadPoolWorkerThreadStart.
 func (*ThreadPoolWorkerThreadStart) Info() *EventInfo {
-	return &eventTable[138]
+	return &infoThreadPoolWorkerThreadStart
 }
 
 // Descriptor describes ThreadPoolWorkerThreadStart, as readers of any generated package see it.
@@ -100,6 +100,25 @@ var columnsThreadPoolWorkerThreadStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadStart describes ThreadPoolWorkerThreadStart (ThreadPoolWorkerThreadStart.Info).
+var infoThreadPoolWorkerThreadStart = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadStart,
+	DisplayName: "ThreadPoolWorkerThread/Start",
+	ID:          50,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        16,
+	TaskName:    "ThreadPoolWorkerThread",
+	TypeName:    "ThreadPoolWorkerThreadStart",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadStart,
+	fields:      &fieldsThreadPoolWorkerThreadStart,
+}
+
 // descThreadPoolWorkerThreadStart describes ThreadPoolWorkerThreadStart (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadStart = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolWorkerThreadStart,
@@ -135,7 +154,7 @@ type ThreadPoolWorkerThreadStop struct {
 
 // Info describes ThreadPoolWorkerThreadStop.
 func (*ThreadPoolWorkerThreadStop) Info() *EventInfo {
-	return &eventTable[139]
+	return &infoThreadPoolWorkerThreadStop
 }
 
 // Descriptor describes ThreadPoolWorkerThreadStop, as readers of any generated package see it.
@@ -212,6 +231,25 @@ var columnsThreadPoolWorkerThreadStop = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadStop describes ThreadPoolWorkerThreadStop (ThreadPoolWorkerThreadStop.Info).
+var infoThreadPoolWorkerThreadStop = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadStop,
+	DisplayName: "ThreadPoolWorkerThread/Stop",
+	ID:          51,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        16,
+	TaskName:    "ThreadPoolWorkerThread",
+	TypeName:    "ThreadPoolWorkerThreadStop",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadStop,
+	fields:      &fieldsThreadPoolWorkerThreadStop,
+}
+
 // descThreadPoolWorkerThreadStop describes ThreadPoolWorkerThreadStop (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadStop = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolWorkerThreadStop,
@@ -247,7 +285,7 @@ type ThreadPoolWorkerThreadWait struct {
 
 // Info describes ThreadPoolWorkerThreadWait.
 func (*ThreadPoolWorkerThreadWait) Info() *EventInfo {
-	return &eventTable[145]
+	return &infoThreadPoolWorkerThreadWait
 }
 
 // Descriptor describes ThreadPoolWorkerThreadWait, as readers of any generated package see it.
@@ -323,6 +361,25 @@ var columnsThreadPoolWorkerThreadWait = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadPoolWorkerThreadWait describes ThreadPoolWorkerThreadWait (ThreadPoolWorkerThreadWait.Info).
+var infoThreadPoolWorkerThreadWait = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadWait,
+	DisplayName: "ThreadPoolWorkerThread/Wait",
+	ID:          57,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadWait",
+	Opcode:      90,
+	OpcodeName:  "Wait",
+	Provider:    ProviderRuntime,
+	Task:        16,
+	TaskName:    "ThreadPoolWorkerThread",
+	TypeName:    "ThreadPoolWorkerThreadWait",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadWait,
+	fields:      &fieldsThreadPoolWorkerThreadWait,
+}
 
 // descThreadPoolWorkerThreadWait describes ThreadPoolWorkerThreadWait (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadWait = clrimpl.Descriptor{

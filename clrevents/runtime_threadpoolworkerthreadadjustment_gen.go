@@ -22,7 +22,7 @@ type ThreadPoolWorkerThreadAdjustmentSample struct {
 
 // Info describes ThreadPoolWorkerThreadAdjustmentSample.
 func (*ThreadPoolWorkerThreadAdjustmentSample) Info() *EventInfo {
-	return &eventTable[142]
+	return &infoThreadPoolWorkerThreadAdjustmentSample
 }
 
 // Descriptor describes ThreadPoolWorkerThreadAdjustmentSample, as readers of any generated package see it.
@@ -88,6 +88,25 @@ var columnsThreadPoolWorkerThreadAdjustmentSample = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadAdjustmentSample describes ThreadPoolWorkerThreadAdjustmentSample (ThreadPoolWorkerThreadAdjustmentSample.Info).
+var infoThreadPoolWorkerThreadAdjustmentSample = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentSample,
+	DisplayName: "ThreadPoolWorkerThreadAdjustment/Sample",
+	ID:          54,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadAdjustmentSample",
+	Opcode:      100,
+	OpcodeName:  "Sample",
+	Provider:    ProviderRuntime,
+	Task:        18,
+	TaskName:    "ThreadPoolWorkerThreadAdjustment",
+	TypeName:    "ThreadPoolWorkerThreadAdjustmentSample",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadAdjustmentSample,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentSample,
+}
+
 // descThreadPoolWorkerThreadAdjustmentSample describes ThreadPoolWorkerThreadAdjustmentSample (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadAdjustmentSample = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolWorkerThreadAdjustmentSample,
@@ -125,7 +144,7 @@ type ThreadPoolWorkerThreadAdjustmentAdjustment struct {
 
 // Info describes ThreadPoolWorkerThreadAdjustmentAdjustment.
 func (*ThreadPoolWorkerThreadAdjustmentAdjustment) Info() *EventInfo {
-	return &eventTable[143]
+	return &infoThreadPoolWorkerThreadAdjustmentAdjustment
 }
 
 // Descriptor describes ThreadPoolWorkerThreadAdjustmentAdjustment, as readers of any generated package see it.
@@ -220,6 +239,25 @@ var columnsThreadPoolWorkerThreadAdjustmentAdjustment = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadAdjustmentAdjustment describes ThreadPoolWorkerThreadAdjustmentAdjustment (ThreadPoolWorkerThreadAdjustmentAdjustment.Info).
+var infoThreadPoolWorkerThreadAdjustmentAdjustment = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentAdjustment,
+	DisplayName: "ThreadPoolWorkerThreadAdjustment/Adjustment",
+	ID:          55,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadAdjustmentAdjustment",
+	Opcode:      101,
+	OpcodeName:  "Adjustment",
+	Provider:    ProviderRuntime,
+	Task:        18,
+	TaskName:    "ThreadPoolWorkerThreadAdjustment",
+	TypeName:    "ThreadPoolWorkerThreadAdjustmentAdjustment",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadAdjustmentAdjustment,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentAdjustment,
+}
+
 // descThreadPoolWorkerThreadAdjustmentAdjustment describes ThreadPoolWorkerThreadAdjustmentAdjustment (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadAdjustmentAdjustment = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolWorkerThreadAdjustmentAdjustment,
@@ -271,7 +309,7 @@ type ThreadPoolWorkerThreadAdjustmentStats struct {
 
 // Info describes ThreadPoolWorkerThreadAdjustmentStats.
 func (*ThreadPoolWorkerThreadAdjustmentStats) Info() *EventInfo {
-	return &eventTable[144]
+	return &infoThreadPoolWorkerThreadAdjustmentStats
 }
 
 // Descriptor describes ThreadPoolWorkerThreadAdjustmentStats, as readers of any generated package see it.
@@ -435,6 +473,25 @@ var columnsThreadPoolWorkerThreadAdjustmentStats = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadPoolWorkerThreadAdjustmentStats describes ThreadPoolWorkerThreadAdjustmentStats (ThreadPoolWorkerThreadAdjustmentStats.Info).
+var infoThreadPoolWorkerThreadAdjustmentStats = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentStats,
+	DisplayName: "ThreadPoolWorkerThreadAdjustment/Stats",
+	ID:          56,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "ThreadPoolWorkerThreadAdjustmentStats",
+	Opcode:      102,
+	OpcodeName:  "Stats",
+	Provider:    ProviderRuntime,
+	Task:        18,
+	TaskName:    "ThreadPoolWorkerThreadAdjustment",
+	TypeName:    "ThreadPoolWorkerThreadAdjustmentStats",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadAdjustmentStats,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentStats,
+}
 
 // descThreadPoolWorkerThreadAdjustmentStats describes ThreadPoolWorkerThreadAdjustmentStats (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadAdjustmentStats = clrimpl.Descriptor{

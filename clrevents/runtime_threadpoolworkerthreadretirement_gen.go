@@ -23,7 +23,7 @@ type ThreadPoolWorkerThreadRetirementStart struct {
 
 // Info describes ThreadPoolWorkerThreadRetirementStart.
 func (*ThreadPoolWorkerThreadRetirementStart) Info() *EventInfo {
-	return &eventTable[140]
+	return &infoThreadPoolWorkerThreadRetirementStart
 }
 
 // Descriptor describes ThreadPoolWorkerThreadRetirementStart, as readers of any generated package see it.
@@ -100,6 +100,25 @@ var columnsThreadPoolWorkerThreadRetirementStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadRetirementStart describes ThreadPoolWorkerThreadRetirementStart (ThreadPoolWorkerThreadRetirementStart.Info).
+var infoThreadPoolWorkerThreadRetirementStart = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadRetirementStart,
+	DisplayName: "ThreadPoolWorkerThreadRetirement/Start",
+	ID:          52,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadRetirementStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        17,
+	TaskName:    "ThreadPoolWorkerThreadRetirement",
+	TypeName:    "ThreadPoolWorkerThreadRetirementStart",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadRetirementStart,
+	fields:      &fieldsThreadPoolWorkerThreadRetirementStart,
+}
+
 // descThreadPoolWorkerThreadRetirementStart describes ThreadPoolWorkerThreadRetirementStart (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadRetirementStart = clrimpl.Descriptor{
 	Columns:      columnsThreadPoolWorkerThreadRetirementStart,
@@ -135,7 +154,7 @@ type ThreadPoolWorkerThreadRetirementStop struct {
 
 // Info describes ThreadPoolWorkerThreadRetirementStop.
 func (*ThreadPoolWorkerThreadRetirementStop) Info() *EventInfo {
-	return &eventTable[141]
+	return &infoThreadPoolWorkerThreadRetirementStop
 }
 
 // Descriptor describes ThreadPoolWorkerThreadRetirementStop, as readers of any generated package see it.
@@ -211,6 +230,25 @@ var columnsThreadPoolWorkerThreadRetirementStop = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadPoolWorkerThreadRetirementStop describes ThreadPoolWorkerThreadRetirementStop (ThreadPoolWorkerThreadRetirementStop.Info).
+var infoThreadPoolWorkerThreadRetirementStop = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadRetirementStop,
+	DisplayName: "ThreadPoolWorkerThreadRetirement/Stop",
+	ID:          53,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadRetirementStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        17,
+	TaskName:    "ThreadPoolWorkerThreadRetirement",
+	TypeName:    "ThreadPoolWorkerThreadRetirementStop",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadRetirementStop,
+	fields:      &fieldsThreadPoolWorkerThreadRetirementStop,
+}
 
 // descThreadPoolWorkerThreadRetirementStop describes ThreadPoolWorkerThreadRetirementStop (EventInfo.Descriptor).
 var descThreadPoolWorkerThreadRetirementStop = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type ThreadPoolWorkingThreadCount struct {
 
 // Info describes ThreadPoolWorkingThreadCount.
 func (*ThreadPoolWorkingThreadCount) Info() *EventInfo {
-	return &eventTable[148]
+	return &infoThreadPoolWorkingThreadCount
 }
 
 // Descriptor describes ThreadPoolWorkingThreadCount, as readers of any generated package see it.
@@ -86,6 +86,25 @@ var columnsThreadPoolWorkingThreadCount = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoThreadPoolWorkingThreadCount describes ThreadPoolWorkingThreadCount (ThreadPoolWorkingThreadCount.Info).
+var infoThreadPoolWorkingThreadCount = EventInfo{
+	Columns:     columnsThreadPoolWorkingThreadCount,
+	DisplayName: "ThreadPoolWorkingThreadCount/Start",
+	ID:          60,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "ThreadPoolWorkingThreadCount",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        22,
+	TaskName:    "ThreadPoolWorkingThreadCount",
+	TypeName:    "ThreadPoolWorkingThreadCount",
+	Version:     0,
+	desc:        &descThreadPoolWorkingThreadCount,
+	fields:      &fieldsThreadPoolWorkingThreadCount,
+}
 
 // descThreadPoolWorkingThreadCount describes ThreadPoolWorkingThreadCount (EventInfo.Descriptor).
 var descThreadPoolWorkingThreadCount = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type TieredCompilationSettings struct {
 
 // Info describes TieredCompilationSettings.
 func (*TieredCompilationSettings) Info() *EventInfo {
-	return &eventTable[261]
+	return &infoTieredCompilationSettings
 }
 
 // Descriptor describes TieredCompilationSettings, as readers of any generated package see it.
@@ -95,6 +95,25 @@ var columnsTieredCompilationSettings = []clrimpl.Column{{
 	Name: "Flags_name",
 }}
 
+// infoTieredCompilationSettings describes TieredCompilationSettings (TieredCompilationSettings.Info).
+var infoTieredCompilationSettings = EventInfo{
+	Columns:     columnsTieredCompilationSettings,
+	DisplayName: "TieredCompilation/Settings",
+	ID:          280,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationSettings",
+	Opcode:      11,
+	OpcodeName:  "Settings",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationSettings",
+	Version:     0,
+	desc:        &descTieredCompilationSettings,
+	fields:      &fieldsTieredCompilationSettings,
+}
+
 // descTieredCompilationSettings describes TieredCompilationSettings (EventInfo.Descriptor).
 var descTieredCompilationSettings = clrimpl.Descriptor{
 	Columns:      columnsTieredCompilationSettings,
@@ -126,7 +145,7 @@ type TieredCompilationPause struct {
 
 // Info describes TieredCompilationPause.
 func (*TieredCompilationPause) Info() *EventInfo {
-	return &eventTable[262]
+	return &infoTieredCompilationPause
 }
 
 // Descriptor describes TieredCompilationPause, as readers of any generated package see it.
@@ -181,6 +200,25 @@ var columnsTieredCompilationPause = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTieredCompilationPause describes TieredCompilationPause (TieredCompilationPause.Info).
+var infoTieredCompilationPause = EventInfo{
+	Columns:     columnsTieredCompilationPause,
+	DisplayName: "TieredCompilation/Pause",
+	ID:          281,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationPause",
+	Opcode:      12,
+	OpcodeName:  "Pause",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationPause",
+	Version:     0,
+	desc:        &descTieredCompilationPause,
+	fields:      &fieldsTieredCompilationPause,
+}
+
 // descTieredCompilationPause describes TieredCompilationPause (EventInfo.Descriptor).
 var descTieredCompilationPause = clrimpl.Descriptor{
 	Columns:      columnsTieredCompilationPause,
@@ -214,7 +252,7 @@ type TieredCompilationResume struct {
 
 // Info describes TieredCompilationResume.
 func (*TieredCompilationResume) Info() *EventInfo {
-	return &eventTable[263]
+	return &infoTieredCompilationResume
 }
 
 // Descriptor describes TieredCompilationResume, as readers of any generated package see it.
@@ -280,6 +318,25 @@ var columnsTieredCompilationResume = []clrimpl.Column{{
 	Name: "NewMethodCount",
 }}
 
+// infoTieredCompilationResume describes TieredCompilationResume (TieredCompilationResume.Info).
+var infoTieredCompilationResume = EventInfo{
+	Columns:     columnsTieredCompilationResume,
+	DisplayName: "TieredCompilation/Resume",
+	ID:          282,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationResume",
+	Opcode:      13,
+	OpcodeName:  "Resume",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationResume",
+	Version:     0,
+	desc:        &descTieredCompilationResume,
+	fields:      &fieldsTieredCompilationResume,
+}
+
 // descTieredCompilationResume describes TieredCompilationResume (EventInfo.Descriptor).
 var descTieredCompilationResume = clrimpl.Descriptor{
 	Columns:      columnsTieredCompilationResume,
@@ -313,7 +370,7 @@ type TieredCompilationBackgroundJitStart struct {
 
 // Info describes TieredCompilationBackgroundJitStart.
 func (*TieredCompilationBackgroundJitStart) Info() *EventInfo {
-	return &eventTable[264]
+	return &infoTieredCompilationBackgroundJitStart
 }
 
 // Descriptor describes TieredCompilationBackgroundJitStart, as readers of any generated package see it.
@@ -379,6 +436,25 @@ var columnsTieredCompilationBackgroundJitStart = []clrimpl.Column{{
 	Name: "PendingMethodCount",
 }}
 
+// infoTieredCompilationBackgroundJitStart describes TieredCompilationBackgroundJitStart (TieredCompilationBackgroundJitStart.Info).
+var infoTieredCompilationBackgroundJitStart = EventInfo{
+	Columns:     columnsTieredCompilationBackgroundJitStart,
+	DisplayName: "TieredCompilation/Start",
+	ID:          283,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationBackgroundJitStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationBackgroundJitStart",
+	Version:     0,
+	desc:        &descTieredCompilationBackgroundJitStart,
+	fields:      &fieldsTieredCompilationBackgroundJitStart,
+}
+
 // descTieredCompilationBackgroundJitStart describes TieredCompilationBackgroundJitStart (EventInfo.Descriptor).
 var descTieredCompilationBackgroundJitStart = clrimpl.Descriptor{
 	Columns:      columnsTieredCompilationBackgroundJitStart,
@@ -414,7 +490,7 @@ type TieredCompilationBackgroundJitStop struct {
 
 // Info describes TieredCompilationBackgroundJitStop.
 func (*TieredCompilationBackgroundJitStop) Info() *EventInfo {
-	return &eventTable[265]
+	return &infoTieredCompilationBackgroundJitStop
 }
 
 // Descriptor describes TieredCompilationBackgroundJitStop, as readers of any generated package see it.
@@ -490,6 +566,25 @@ var columnsTieredCompilationBackgroundJitStop = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint32,
 	Name: "JittedMethodCount",
 }}
+
+// infoTieredCompilationBackgroundJitStop describes TieredCompilationBackgroundJitStop (TieredCompilationBackgroundJitStop.Info).
+var infoTieredCompilationBackgroundJitStop = EventInfo{
+	Columns:     columnsTieredCompilationBackgroundJitStop,
+	DisplayName: "TieredCompilation/Stop",
+	ID:          284,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationBackgroundJitStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationBackgroundJitStop",
+	Version:     0,
+	desc:        &descTieredCompilationBackgroundJitStop,
+	fields:      &fieldsTieredCompilationBackgroundJitStop,
+}
 
 // descTieredCompilationBackgroundJitStop describes TieredCompilationBackgroundJitStop (EventInfo.Descriptor).
 var descTieredCompilationBackgroundJitStop = clrimpl.Descriptor{

@@ -212,7 +212,7 @@ func (it BulkTypeValuesIter) appendJSON(dst []byte) []byte {
 
 // Info describes BulkType.
 func (*BulkType) Info() *EventInfo {
-	return &eventTable[101]
+	return &infoBulkType
 }
 
 // Descriptor describes BulkType, as readers of any generated package see it.
@@ -308,6 +308,25 @@ var columnsBulkType = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
 }}
+
+// infoBulkType describes BulkType (BulkType.Info).
+var infoBulkType = EventInfo{
+	Columns:     columnsBulkType,
+	DisplayName: "Type/BulkType",
+	ID:          15,
+	Keywords:    0x80000,
+	Level:       4,
+	Name:        "BulkType",
+	Opcode:      10,
+	OpcodeName:  "BulkType",
+	Provider:    ProviderRuntime,
+	Task:        21,
+	TaskName:    "Type",
+	TypeName:    "BulkType",
+	Version:     0,
+	desc:        &descBulkType,
+	fields:      &fieldsBulkType,
+}
 
 // descBulkType describes BulkType (EventInfo.Descriptor).
 var descBulkType = clrimpl.Descriptor{

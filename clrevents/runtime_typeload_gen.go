@@ -21,7 +21,7 @@ type TypeLoadStart struct {
 
 // Info describes TypeLoadStart.
 func (*TypeLoadStart) Info() *EventInfo {
-	return &eventTable[157]
+	return &infoTypeLoadStart
 }
 
 // Descriptor describes TypeLoadStart, as readers of any generated package see it.
@@ -87,6 +87,25 @@ var columnsTypeLoadStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTypeLoadStart describes TypeLoadStart (TypeLoadStart.Info).
+var infoTypeLoadStart = EventInfo{
+	Columns:     columnsTypeLoadStart,
+	DisplayName: "TypeLoad/Start",
+	ID:          73,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "TypeLoadStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        33,
+	TaskName:    "TypeLoad",
+	TypeName:    "TypeLoadStart",
+	Version:     0,
+	desc:        &descTypeLoadStart,
+	fields:      &fieldsTypeLoadStart,
+}
+
 // descTypeLoadStart describes TypeLoadStart (EventInfo.Descriptor).
 var descTypeLoadStart = clrimpl.Descriptor{
 	Columns:      columnsTypeLoadStart,
@@ -126,7 +145,7 @@ type TypeLoadStop struct {
 
 // Info describes TypeLoadStop.
 func (*TypeLoadStop) Info() *EventInfo {
-	return &eventTable[158]
+	return &infoTypeLoadStop
 }
 
 // Descriptor describes TypeLoadStop, as readers of any generated package see it.
@@ -233,6 +252,25 @@ var columnsTypeLoadStop = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "TypeName",
 }}
+
+// infoTypeLoadStop describes TypeLoadStop (TypeLoadStop.Info).
+var infoTypeLoadStop = EventInfo{
+	Columns:     columnsTypeLoadStop,
+	DisplayName: "TypeLoad/Stop",
+	ID:          74,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "TypeLoadStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        33,
+	TaskName:    "TypeLoad",
+	TypeName:    "TypeLoadStop",
+	Version:     0,
+	desc:        &descTypeLoadStop,
+	fields:      &fieldsTypeLoadStop,
+}
 
 // descTypeLoadStop describes TypeLoadStop (EventInfo.Descriptor).
 var descTypeLoadStop = clrimpl.Descriptor{

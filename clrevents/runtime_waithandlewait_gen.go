@@ -23,7 +23,7 @@ type WaitHandleWaitStart struct {
 
 // Info describes WaitHandleWaitStart.
 func (*WaitHandleWaitStart) Info() *EventInfo {
-	return &eventTable[277]
+	return &infoWaitHandleWaitStart
 }
 
 // Descriptor describes WaitHandleWaitStart, as readers of any generated package see it.
@@ -121,6 +121,25 @@ var columnsWaitHandleWaitStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoWaitHandleWaitStart describes WaitHandleWaitStart (WaitHandleWaitStart.Info).
+var infoWaitHandleWaitStart = EventInfo{
+	Columns:     columnsWaitHandleWaitStart,
+	DisplayName: "WaitHandleWait/Start",
+	ID:          301,
+	Keywords:    0x40000000000,
+	Level:       5,
+	Name:        "WaitHandleWaitStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        39,
+	TaskName:    "WaitHandleWait",
+	TypeName:    "WaitHandleWaitStart",
+	Version:     0,
+	desc:        &descWaitHandleWaitStart,
+	fields:      &fieldsWaitHandleWaitStart,
+}
+
 // descWaitHandleWaitStart describes WaitHandleWaitStart (EventInfo.Descriptor).
 var descWaitHandleWaitStart = clrimpl.Descriptor{
 	Columns:      columnsWaitHandleWaitStart,
@@ -152,7 +171,7 @@ type WaitHandleWaitStop struct {
 
 // Info describes WaitHandleWaitStop.
 func (*WaitHandleWaitStop) Info() *EventInfo {
-	return &eventTable[278]
+	return &infoWaitHandleWaitStop
 }
 
 // Descriptor describes WaitHandleWaitStop, as readers of any generated package see it.
@@ -206,6 +225,25 @@ var columnsWaitHandleWaitStop = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoWaitHandleWaitStop describes WaitHandleWaitStop (WaitHandleWaitStop.Info).
+var infoWaitHandleWaitStop = EventInfo{
+	Columns:     columnsWaitHandleWaitStop,
+	DisplayName: "WaitHandleWait/Stop",
+	ID:          302,
+	Keywords:    0x40000000000,
+	Level:       5,
+	Name:        "WaitHandleWaitStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        39,
+	TaskName:    "WaitHandleWait",
+	TypeName:    "WaitHandleWaitStop",
+	Version:     0,
+	desc:        &descWaitHandleWaitStop,
+	fields:      &fieldsWaitHandleWaitStop,
+}
 
 // descWaitHandleWaitStop describes WaitHandleWaitStop (EventInfo.Descriptor).
 var descWaitHandleWaitStop = clrimpl.Descriptor{

@@ -21,7 +21,7 @@ type WorkerThreadCreate struct {
 
 // Info describes WorkerThreadCreate.
 func (*WorkerThreadCreate) Info() *EventInfo {
-	return &eventTable[124]
+	return &infoWorkerThreadCreate
 }
 
 // Descriptor describes WorkerThreadCreate, as readers of any generated package see it.
@@ -87,6 +87,25 @@ var columnsWorkerThreadCreate = []clrimpl.Column{{
 	Name: "RetiredWorkerThreads",
 }}
 
+// infoWorkerThreadCreate describes WorkerThreadCreate (WorkerThreadCreate.Info).
+var infoWorkerThreadCreate = EventInfo{
+	Columns:     columnsWorkerThreadCreate,
+	DisplayName: "WorkerThreadCreationV2/Start",
+	ID:          40,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadCreate",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        2,
+	TaskName:    "WorkerThreadCreation",
+	TypeName:    "WorkerThreadCreate",
+	Version:     0,
+	desc:        &descWorkerThreadCreate,
+	fields:      &fieldsWorkerThreadCreate,
+}
+
 // descWorkerThreadCreate describes WorkerThreadCreate (EventInfo.Descriptor).
 var descWorkerThreadCreate = clrimpl.Descriptor{
 	Columns:      columnsWorkerThreadCreate,
@@ -120,7 +139,7 @@ type WorkerThreadTerminate struct {
 
 // Info describes WorkerThreadTerminate.
 func (*WorkerThreadTerminate) Info() *EventInfo {
-	return &eventTable[125]
+	return &infoWorkerThreadTerminate
 }
 
 // Descriptor describes WorkerThreadTerminate, as readers of any generated package see it.
@@ -185,6 +204,25 @@ var columnsWorkerThreadTerminate = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint32,
 	Name: "RetiredWorkerThreads",
 }}
+
+// infoWorkerThreadTerminate describes WorkerThreadTerminate (WorkerThreadTerminate.Info).
+var infoWorkerThreadTerminate = EventInfo{
+	Columns:     columnsWorkerThreadTerminate,
+	DisplayName: "WorkerThreadCreationV2/Stop",
+	ID:          41,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadTerminate",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        2,
+	TaskName:    "WorkerThreadCreation",
+	TypeName:    "WorkerThreadTerminate",
+	Version:     0,
+	desc:        &descWorkerThreadTerminate,
+	fields:      &fieldsWorkerThreadTerminate,
+}
 
 // descWorkerThreadTerminate describes WorkerThreadTerminate (EventInfo.Descriptor).
 var descWorkerThreadTerminate = clrimpl.Descriptor{

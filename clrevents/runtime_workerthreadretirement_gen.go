@@ -21,7 +21,7 @@ type WorkerThreadRetire struct {
 
 // Info describes WorkerThreadRetire.
 func (*WorkerThreadRetire) Info() *EventInfo {
-	return &eventTable[126]
+	return &infoWorkerThreadRetire
 }
 
 // Descriptor describes WorkerThreadRetire, as readers of any generated package see it.
@@ -87,6 +87,25 @@ var columnsWorkerThreadRetire = []clrimpl.Column{{
 	Name: "RetiredWorkerThreads",
 }}
 
+// infoWorkerThreadRetire describes WorkerThreadRetire (WorkerThreadRetire.Info).
+var infoWorkerThreadRetire = EventInfo{
+	Columns:     columnsWorkerThreadRetire,
+	DisplayName: "WorkerThreadRetirementV2/Start",
+	ID:          42,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadRetire",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        4,
+	TaskName:    "WorkerThreadRetirement",
+	TypeName:    "WorkerThreadRetire",
+	Version:     0,
+	desc:        &descWorkerThreadRetire,
+	fields:      &fieldsWorkerThreadRetire,
+}
+
 // descWorkerThreadRetire describes WorkerThreadRetire (EventInfo.Descriptor).
 var descWorkerThreadRetire = clrimpl.Descriptor{
 	Columns:      columnsWorkerThreadRetire,
@@ -120,7 +139,7 @@ type WorkerThreadUnretire struct {
 
 // Info describes WorkerThreadUnretire.
 func (*WorkerThreadUnretire) Info() *EventInfo {
-	return &eventTable[127]
+	return &infoWorkerThreadUnretire
 }
 
 // Descriptor describes WorkerThreadUnretire, as readers of any generated package see it.
@@ -185,6 +204,25 @@ var columnsWorkerThreadUnretire = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint32,
 	Name: "RetiredWorkerThreads",
 }}
+
+// infoWorkerThreadUnretire describes WorkerThreadUnretire (WorkerThreadUnretire.Info).
+var infoWorkerThreadUnretire = EventInfo{
+	Columns:     columnsWorkerThreadUnretire,
+	DisplayName: "WorkerThreadRetirementV2/Stop",
+	ID:          43,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadUnretire",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        4,
+	TaskName:    "WorkerThreadRetirement",
+	TypeName:    "WorkerThreadUnretire",
+	Version:     0,
+	desc:        &descWorkerThreadUnretire,
+	fields:      &fieldsWorkerThreadUnretire,
+}
 
 // descWorkerThreadUnretire describes WorkerThreadUnretire (EventInfo.Descriptor).
 var descWorkerThreadUnretire = clrimpl.Descriptor{

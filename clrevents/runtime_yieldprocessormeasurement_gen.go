@@ -24,7 +24,7 @@ type YieldProcessorMeasurement struct {
 
 // Info describes YieldProcessorMeasurement.
 func (*YieldProcessorMeasurement) Info() *EventInfo {
-	return &eventTable[146]
+	return &infoYieldProcessorMeasurement
 }
 
 // Descriptor describes YieldProcessorMeasurement, as readers of any generated package see it.
@@ -100,6 +100,25 @@ var columnsYieldProcessorMeasurement = []clrimpl.Column{{
 	Kind: clrimpl.ColumnFloat64,
 	Name: "EstablishedNsPerYield",
 }}
+
+// infoYieldProcessorMeasurement describes YieldProcessorMeasurement (YieldProcessorMeasurement.Info).
+var infoYieldProcessorMeasurement = EventInfo{
+	Columns:     columnsYieldProcessorMeasurement,
+	DisplayName: "YieldProcessorMeasurement",
+	ID:          58,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "YieldProcessorMeasurement",
+	Opcode:      0,
+	OpcodeName:  "win:Info",
+	Provider:    ProviderRuntime,
+	Task:        37,
+	TaskName:    "YieldProcessorMeasurement",
+	TypeName:    "YieldProcessorMeasurement",
+	Version:     0,
+	desc:        &descYieldProcessorMeasurement,
+	fields:      &fieldsYieldProcessorMeasurement,
+}
 
 // descYieldProcessorMeasurement describes YieldProcessorMeasurement (EventInfo.Descriptor).
 var descYieldProcessorMeasurement = clrimpl.Descriptor{

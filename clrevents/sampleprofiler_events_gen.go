@@ -18,7 +18,7 @@ type ThreadSample struct {
 
 // Info describes ThreadSample.
 func (*ThreadSample) Info() *EventInfo {
-	return &eventTable[2]
+	return &infoThreadSample
 }
 
 // Descriptor describes ThreadSample, as readers of any generated package see it.
@@ -79,6 +79,25 @@ var columnsThreadSample = []clrimpl.Column{{
 	Kind: clrimpl.ColumnString,
 	Name: "Type_name",
 }}
+
+// infoThreadSample describes ThreadSample (ThreadSample.Info).
+var infoThreadSample = EventInfo{
+	Columns:     columnsThreadSample,
+	DisplayName: "ThreadSample",
+	ID:          0,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "ThreadSample",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderSampleProfiler,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "ThreadSample",
+	Version:     0,
+	desc:        &descThreadSample,
+	fields:      &fieldsThreadSample,
+}
 
 // descThreadSample describes ThreadSample (EventInfo.Descriptor).
 var descThreadSample = clrimpl.Descriptor{

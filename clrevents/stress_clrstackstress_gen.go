@@ -27,7 +27,7 @@ type CLRStackWalkStress struct {
 
 // Info describes CLRStackWalkStress.
 func (*CLRStackWalkStress) Info() *EventInfo {
-	return &eventTable[518]
+	return &infoCLRStackWalkStress
 }
 
 // Descriptor describes CLRStackWalkStress, as readers of any generated package see it.
@@ -140,6 +140,25 @@ var columnsCLRStackWalkStress = []clrimpl.Column{{
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
 }}
+
+// infoCLRStackWalkStress describes CLRStackWalkStress (CLRStackWalkStress.Info).
+var infoCLRStackWalkStress = EventInfo{
+	Columns:     columnsCLRStackWalkStress,
+	DisplayName: "ClrStack/Walk",
+	ID:          1,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalkStress",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderStress,
+	Task:        11,
+	TaskName:    "CLRStackStress",
+	TypeName:    "CLRStackWalkStress",
+	Version:     0,
+	desc:        &descCLRStackWalkStress,
+	fields:      &fieldsCLRStackWalkStress,
+}
 
 // descCLRStackWalkStress describes CLRStackWalkStress (EventInfo.Descriptor).
 var descCLRStackWalkStress = clrimpl.Descriptor{

@@ -23,7 +23,7 @@ type StressLogEvent struct {
 
 // Info describes StressLogEvent.
 func (*StressLogEvent) Info() *EventInfo {
-	return &eventTable[516]
+	return &infoStressLogEvent
 }
 
 // Descriptor describes StressLogEvent, as readers of any generated package see it.
@@ -109,6 +109,25 @@ var columnsStressLogEvent = []clrimpl.Column{{
 	Name: "Message",
 }}
 
+// infoStressLogEvent describes StressLogEvent (StressLogEvent.Info).
+var infoStressLogEvent = EventInfo{
+	Columns:     columnsStressLogEvent,
+	DisplayName: "StressLog/Start",
+	ID:          0,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "StressLogEvent",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderStress,
+	Task:        1,
+	TaskName:    "StressLogTask",
+	TypeName:    "StressLogEvent",
+	Version:     0,
+	desc:        &descStressLogEvent,
+	fields:      &fieldsStressLogEvent,
+}
+
 // descStressLogEvent describes StressLogEvent (EventInfo.Descriptor).
 var descStressLogEvent = clrimpl.Descriptor{
 	Columns:      columnsStressLogEvent,
@@ -146,7 +165,7 @@ type StressLogEventV1 struct {
 
 // Info describes StressLogEvent_V1.
 func (*StressLogEventV1) Info() *EventInfo {
-	return &eventTable[517]
+	return &infoStressLogEventV1
 }
 
 // Descriptor describes StressLogEvent_V1, as readers of any generated package see it.
@@ -245,6 +264,25 @@ var columnsStressLogEventV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
 }}
+
+// infoStressLogEventV1 describes StressLogEvent_V1 (StressLogEventV1.Info).
+var infoStressLogEventV1 = EventInfo{
+	Columns:     columnsStressLogEventV1,
+	DisplayName: "StressLog/Start",
+	ID:          0,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "StressLogEvent_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderStress,
+	Task:        1,
+	TaskName:    "StressLogTask",
+	TypeName:    "StressLogEventV1",
+	Version:     1,
+	desc:        &descStressLogEventV1,
+	fields:      &fieldsStressLogEventV1,
+}
 
 // descStressLogEventV1 describes StressLogEvent_V1 (EventInfo.Descriptor).
 var descStressLogEventV1 = clrimpl.Descriptor{

@@ -27,10 +27,10 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		}
 	}
 
-	// func (*GCStartV2) Info() *EventInfo { return &eventTable[12] }
+	// func (*GCStartV2) Info() *EventInfo { return &infoGCStartV2 }
 	f.Comment(fmt.Sprintf("Info describes %s.", le.Symbol))
 	f.Func().Params(Op("*").Id(ev.goName)).Id("Info").Params().Op("*").Id("EventInfo").Block(
-		Return(Op("&").Id("eventTable").Index(Lit(ev.index))),
+		Return(Op("&").Id(infoVarName(ev))),
 	)
 	f.Line()
 	descriptorMethod(f, ev)

@@ -172,7 +172,8 @@ func (g *pkgIR) shellEvent(f *File) {
 	)
 	f.Line()
 	f.Comment("Events lists every event of the package, by provider, ID and version.")
-	f.Func().Id("Events").Params().Index().Id("EventInfo").Block(Return(Id("eventTable").Index(Op(":"))))
+	f.Comment("The slice is shared: do not modify it.")
+	f.Func().Id("Events").Params().Index().Op("*").Id("EventInfo").Block(Return(Id("eventTable").Index(Op(":"))))
 	f.Line()
 }
 
@@ -215,7 +216,7 @@ func (g *pkgIR) shellProvider(f *File) {
 	f.Func().Id("Lookup").Params(Id("p").Id("Provider"), Id("id").Uint16(), Id("version").Uint8()).Params(Op("*").Id("EventInfo"), Bool()).Block(
 		Id("i").Op(":=").Id("table").Dot("Find").Call(Int().Call(Id("p")), Id("id"), Id("version")),
 		If(Id("i").Op("<").Lit(0)).Block(Return(Nil(), False())),
-		Return(Op("&").Id("eventTable").Index(Id("i")), True()),
+		Return(Id("eventTable").Index(Id("i")), True()),
 	)
 	f.Line()
 }
@@ -232,7 +233,7 @@ func (g *pkgIR) shellTable(f *File) {
 	f.Var().Id("table").Op("=").Func().Params().Op("*").Qual(implPkg, "Table").Block(
 		Id("types").Op(":=").Make(Index().Qual(implPkg, "EventType"), Len(Id("eventTable"))),
 		For(Id("i").Op(":=").Range().Id("eventTable")).Block(
-			Id("types").Index(Id("i")).Op("=").Op("&").Id("eventTable").Index(Id("i")),
+			Id("types").Index(Id("i")).Op("=").Id("eventTable").Index(Id("i")),
 		),
 		Return(Qual(implPkg, "NewTable").Call(Id("pkgName"), Id("providerTable").Index(Op(":")), Id("types"))),
 	).Call()

@@ -55,7 +55,6 @@ type mapIR struct {
 type eventIR struct {
 	le       *schema.LEvent
 	prov     *provIR
-	index    int
 	goName   string
 	file     string
 	scope    *scopeIR
@@ -195,9 +194,6 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 			p.events = append(p.events, ev)
 		}
 		p.providers = append(p.providers, pr)
-	}
-	for i, ev := range p.events {
-		ev.index = i
 	}
 	p.buildFamilies(&n)
 	if len(n.errs) > 0 {
