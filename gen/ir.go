@@ -94,6 +94,7 @@ type elemIR struct {
 func buildIR(m *schema.Model) (*pkgIR, error) {
 	p := &pkgIR{source: m.Source}
 	var n names
+	n.reserveShell()
 	for i, lp := range m.Providers {
 		pr := &provIR{lp: lp, index: i}
 		short, err := ProviderShort(lp.Name)
