@@ -57,13 +57,16 @@ func (t *Table) Type(i int) EventType { return t.types[i] }
 
 // Provider finds a provider of the table: by name, or by GUID when name is
 // empty or not one of the table's providers (a trace may name a provider
-// differently, or only by GUID). It returns the provider's index in
-// Providers.
+// differently, or only by GUID); the zero GUID matches none. It returns the
+// provider's index in Providers.
 func (t *Table) Provider(name string, guid GUID) (p int, ok bool) {
 	if name != "" {
 		if p, ok := ProviderIndex(t.providers, name); ok {
 			return p, true
 		}
+	}
+	if guid == (GUID{}) {
+		return 0, false
 	}
 	return ProviderIndexByGUID(t.providers, guid)
 }

@@ -53,7 +53,8 @@ var (
 
 func fakeTable(t *testing.T) (*Table, []EventType) {
 	t.Helper()
-	providers := []ProviderInfo{{Name: "A", Short: "A", GUID: guidA}, {Name: "B", Short: "B", GUID: guidB}}
+	// C has no GUID: the zero GUID of an event must not find it.
+	providers := []ProviderInfo{{Name: "A", Short: "A", GUID: guidA}, {Name: "B", Short: "B", GUID: guidB}, {Name: "C", Short: "C"}}
 	// Event 10 of A has versions 0 and 2, not 1; event 144 is in both
 	// providers, meaning different things.
 	types := []EventType{newFakeType("A", 10, 0), newFakeType("A", 10, 2), newFakeType("A", 144, 0), newFakeType("B", 144, 1), newFakeType("B", 0, 0)}
@@ -62,7 +63,7 @@ func fakeTable(t *testing.T) (*Table, []EventType) {
 
 func TestTableFind(t *testing.T) {
 	tab, types := fakeTable(t)
-	if tab.Package() != "fake" || tab.Len() != len(types) || len(tab.Providers()) != 2 || tab.String() != "Table(fake)" {
+	if tab.Package() != "fake" || tab.Len() != len(types) || len(tab.Providers()) != 3 || tab.String() != "Table(fake)" {
 		t.Fatalf("table %s: package %q, %d types, %d providers", tab, tab.Package(), tab.Len(), len(tab.Providers()))
 	}
 	for i, typ := range types {
@@ -88,6 +89,7 @@ func TestTableFind(t *testing.T) {
 		{0, 11, 0, -1, -1},
 		{0, 65535, 255, -1, -1},
 		{2, 10, 0, -1, -1},
+		{3, 10, 0, -1, -1},
 		{-1, 10, 0, -1, -1},
 	} {
 		if got := tab.Find(c.p, c.id, c.version); got != c.find {
@@ -113,6 +115,7 @@ func TestTableProvider(t *testing.T) {
 		{"Renamed", guidA, 0, true}, // an unknown name falls back to the GUID
 		{"Renamed", GUID{}, 0, false},
 		{"", GUID{}, 0, false},
+		{"C", GUID{}, 2, true},
 	} {
 		if p, ok := tab.Provider(c.name, c.guid); p != c.p || ok != c.ok {
 			t.Errorf("Provider(%q, %v) = %d, %v; want %d, %v", c.name, c.guid, p, ok, c.p, c.ok)
@@ -128,7 +131,7 @@ func TestTableProvider(t *testing.T) {
 		t.Errorf("LookupOlder(A, 10, 1) = %v, %v", typ, ok)
 	}
 	for _, f := range []func(string, GUID, uint16, uint8) (EventType, bool){tab.Lookup, tab.LookupOlder} {
-		if typ, ok := f("C", GUID{9}, 10, 0); ok {
+		if typ, ok := f("D", GUID{9}, 10, 0); ok {
 			t.Errorf("lookup in an unknown provider = %v", typ)
 		}
 	}
