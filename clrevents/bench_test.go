@@ -747,7 +747,7 @@ func BenchmarkAppendJSON(b *testing.B) {
 			for i := range recs {
 				r := &recs[i]
 				info, _ := clrevents.Lookup(r.p, r.id, r.version)
-				evs[i] = info.New()
+				evs[i] = info.New().(clrevents.Event)
 				if _, err := evs[i].Decode(r.payload, r.ptrSize); err != nil {
 					b.Fatalf("event %d: %v", i, err)
 				}

@@ -16,6 +16,19 @@
 // name. A program that needs only some events can generate a package of just
 // those with `clrgen generate -providers … -events …` instead.
 //
+// # Tables and descriptors
+//
+// Every event type's Descriptor (and its EventInfo's) is the one
+// clrimpl.Descriptor of the type, made once and shared: its name, facts and
+// columns, and a Fields that writes a payload's fields as JSON, text or
+// columns by decoding it into a pooled value of the type (safe for
+// concurrent use; no allocation in steady state). Table returns the
+// package's types indexed by provider, ID and version, as a
+// clrimpl.Table; the package registers it when the program starts, so
+// clrimpl.Tables lists it beside any other generated package the program
+// links. EventInfo.New returns a clrimpl.Event, which is also an Event of
+// this package.
+//
 // # Families
 //
 // Families group the event types that carry the same kind of payload, so

@@ -15,7 +15,12 @@ type ProcessInfo struct {
 
 // Info describes ProcessInfo.
 func (*ProcessInfo) Info() *EventInfo {
-	return &eventTable[0]
+	return &infoProcessInfo
+}
+
+// Descriptor describes ProcessInfo, as readers of any generated package see it.
+func (*ProcessInfo) Descriptor() *clrimpl.Descriptor {
+	return &descProcessInfo
 }
 
 // Decode reads a ProcessInfo payload for a pointer size of 4 or 8 and returns the bytes
@@ -64,6 +69,46 @@ var columnsProcessInfo = []clrimpl.Column{{
 	Name: "CommandLine",
 }}
 
+// infoProcessInfo describes ProcessInfo (ProcessInfo.Info).
+var infoProcessInfo = EventInfo{
+	Columns:     columnsProcessInfo,
+	DisplayName: "ProcessInfo",
+	ID:          1,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "ProcessInfo",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderEventPipe,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "ProcessInfo",
+	Version:     0,
+	desc:        &descProcessInfo,
+	fields:      &fieldsProcessInfo,
+}
+
+// descProcessInfo describes ProcessInfo (EventInfo.Descriptor).
+var descProcessInfo = clrimpl.Descriptor{
+	Columns:      columnsProcessInfo,
+	DisplayName:  "ProcessInfo",
+	Fields:       &fieldsProcessInfo,
+	ID:           1,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "ProcessInfo",
+	Opcode:       0,
+	Provider:     "Microsoft-DotNETCore-EventPipe",
+	ProviderGUID: GUID{166, 40, 245, 146, 184, 245, 96, 81, 167, 238, 179, 61, 167, 115, 158, 41},
+	Task:         0,
+	Version:      0,
+}
+
+// fieldsProcessInfo writes the fields of ProcessInfo payloads (its Descriptor's Fields).
+var fieldsProcessInfo = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ProcessInfo)
+}}
+
 // ProcessInfoV1 is the payload of ProcessInfo_V1: event 1 version 1 of Microsoft-DotNETCore-EventPipe.
 // Level win:LogAlways (0).
 // Template ProcessInfo_V1.
@@ -78,7 +123,12 @@ type ProcessInfoV1 struct {
 
 // Info describes ProcessInfo_V1.
 func (*ProcessInfoV1) Info() *EventInfo {
-	return &eventTable[1]
+	return &infoProcessInfoV1
+}
+
+// Descriptor describes ProcessInfo_V1, as readers of any generated package see it.
+func (*ProcessInfoV1) Descriptor() *clrimpl.Descriptor {
+	return &descProcessInfoV1
 }
 
 // Decode reads a ProcessInfo_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -146,4 +196,44 @@ var columnsProcessInfoV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ArchInformation",
+}}
+
+// infoProcessInfoV1 describes ProcessInfo_V1 (ProcessInfoV1.Info).
+var infoProcessInfoV1 = EventInfo{
+	Columns:     columnsProcessInfoV1,
+	DisplayName: "ProcessInfo_V1",
+	ID:          1,
+	Keywords:    0x0,
+	Level:       0,
+	Name:        "ProcessInfo_V1",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderEventPipe,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "ProcessInfoV1",
+	Version:     1,
+	desc:        &descProcessInfoV1,
+	fields:      &fieldsProcessInfoV1,
+}
+
+// descProcessInfoV1 describes ProcessInfo_V1 (EventInfo.Descriptor).
+var descProcessInfoV1 = clrimpl.Descriptor{
+	Columns:      columnsProcessInfoV1,
+	DisplayName:  "ProcessInfo_V1",
+	Fields:       &fieldsProcessInfoV1,
+	ID:           1,
+	Keywords:     0x0,
+	Level:        0,
+	Name:         "ProcessInfo_V1",
+	Opcode:       0,
+	Provider:     "Microsoft-DotNETCore-EventPipe",
+	ProviderGUID: GUID{166, 40, 245, 146, 184, 245, 96, 81, 167, 238, 179, 61, 167, 115, 158, 41},
+	Task:         0,
+	Version:      1,
+}
+
+// fieldsProcessInfoV1 writes the fields of ProcessInfo_V1 payloads (its Descriptor's Fields).
+var fieldsProcessInfoV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ProcessInfoV1)
 }}

@@ -6,8 +6,8 @@ import "testing"
 func sampleOf(t *testing.T, typeName string) Event {
 	t.Helper()
 	for i, ev := range sampleEvents() {
-		if info := &Events()[i]; info.TypeName == typeName {
-			got := info.New()
+		if info := Events()[i]; info.TypeName == typeName {
+			got := info.New().(Event)
 			if _, err := got.Decode(ev.Encode(nil, 8), 8); err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ func TestFamilyFields(t *testing.T) {
 	samples := sampleEvents()
 	index := map[*EventInfo]int{}
 	for i := range Events() {
-		index[&Events()[i]] = i
+		index[Events()[i]] = i
 	}
 	inFamily := map[*EventInfo]string{}
 	for _, fam := range Families() {
@@ -38,7 +38,7 @@ func TestFamilyFields(t *testing.T) {
 			inFamily[info] = fam.Name
 			for _, ptr := range []int{4, 8} {
 				payload := samples[index[info]].Encode(nil, ptr)
-				ev := info.New()
+				ev := info.New().(Event)
 				if _, err := ev.Decode(payload, ptr); err != nil {
 					t.Fatalf("%s: %v", info, err)
 				}

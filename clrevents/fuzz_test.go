@@ -66,7 +66,7 @@ func FuzzDecoder(f *testing.F) {
 			}
 		}
 		table := Events()
-		checkDecode(t, d, &table[int(pick)%len(table)], int(ptr), payload)
+		checkDecode(t, d, table[int(pick)%len(table)], int(ptr), payload)
 	})
 }
 

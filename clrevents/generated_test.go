@@ -18,11 +18,11 @@ func TestSamplesCoverTable(t *testing.T) {
 		t.Fatalf("%d samples for %d event types", len(samples), len(Events()))
 	}
 	for i, ev := range samples {
-		if ev.Info() != &eventTable[i] {
-			t.Errorf("sample %d is %s, table has %s", i, ev.Info(), &eventTable[i])
+		if ev.Info() != eventTable[i] {
+			t.Errorf("sample %d is %s, table has %s", i, ev.Info(), eventTable[i])
 		}
-		if got := ev.Info().New(); got.Info() != ev.Info() {
-			t.Errorf("%s: New makes %s", ev.Info(), got.Info())
+		if got, ok := ev.Info().New().(Event); !ok || got.Info() != ev.Info() {
+			t.Errorf("%s: New makes %T", ev.Info(), got)
 		}
 	}
 }

@@ -24,7 +24,12 @@ type MonoProfilerContextLoaded struct {
 
 // Info describes MonoProfilerContextLoaded.
 func (*MonoProfilerContextLoaded) Info() *EventInfo {
-	return &eventTable[3]
+	return &infoMonoProfilerContextLoaded
+}
+
+// Descriptor describes MonoProfilerContextLoaded, as readers of any generated package see it.
+func (*MonoProfilerContextLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerContextLoaded
 }
 
 // Decode reads a MonoProfilerContextLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -35,19 +40,7 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, endsMonoProfilerContextLoaded)
 		}
 		_ = b[23]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -55,19 +48,7 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		e.ContextID = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextLoaded", len(b), ptrSize, endsMonoProfilerContextLoaded)
 		}
 		_ = b[19]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -75,6 +56,13 @@ func (e *MonoProfilerContextLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		e.ContextID = binary.LittleEndian.Uint64(b[12:])
 	}
 	return 16 + ptrSize, nil
+}
+
+// endsMonoProfilerContextLoaded is where the fixed fields of MonoProfilerContextLoaded end, for the error of a short payload.
+var endsMonoProfilerContextLoaded = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AppDomainID", Bytes: 8, Ptrs: 1},
+	{Name: "ContextID", Bytes: 16, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerContextLoaded wire form for the pointer size.
@@ -129,6 +117,46 @@ var columnsMonoProfilerContextLoaded = []clrimpl.Column{{
 	Name: "ContextID",
 }}
 
+// infoMonoProfilerContextLoaded describes MonoProfilerContextLoaded (MonoProfilerContextLoaded.Info).
+var infoMonoProfilerContextLoaded = EventInfo{
+	Columns:     columnsMonoProfilerContextLoaded,
+	DisplayName: "MonoProfiler/ContextLoaded",
+	ID:          1,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerContextLoaded",
+	Opcode:      18,
+	OpcodeName:  "ContextLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerContextLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerContextLoaded,
+	fields:      &fieldsMonoProfilerContextLoaded,
+}
+
+// descMonoProfilerContextLoaded describes MonoProfilerContextLoaded (EventInfo.Descriptor).
+var descMonoProfilerContextLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerContextLoaded,
+	DisplayName:  "MonoProfiler/ContextLoaded",
+	Fields:       &fieldsMonoProfilerContextLoaded,
+	ID:           1,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerContextLoaded",
+	Opcode:       18,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerContextLoaded writes the fields of MonoProfilerContextLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerContextLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerContextLoaded)
+}}
+
 // MonoProfilerContextUnloaded is the payload of MonoProfilerContextUnloaded: event 2 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ContextUnloaded (19), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ContextLoadedUnloaded. Its layout depends on the pointer size.
@@ -143,7 +171,12 @@ type MonoProfilerContextUnloaded struct {
 
 // Info describes MonoProfilerContextUnloaded.
 func (*MonoProfilerContextUnloaded) Info() *EventInfo {
-	return &eventTable[4]
+	return &infoMonoProfilerContextUnloaded
+}
+
+// Descriptor describes MonoProfilerContextUnloaded, as readers of any generated package see it.
+func (*MonoProfilerContextUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerContextUnloaded
 }
 
 // Decode reads a MonoProfilerContextUnloaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -154,19 +187,7 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, endsMonoProfilerContextUnloaded)
 		}
 		_ = b[23]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -174,19 +195,7 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 		e.ContextID = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "AppDomainID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ContextID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerContextUnloaded", len(b), ptrSize, endsMonoProfilerContextUnloaded)
 		}
 		_ = b[19]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -194,6 +203,13 @@ func (e *MonoProfilerContextUnloaded) Decode(b []byte, ptrSize int) (int, error)
 		e.ContextID = binary.LittleEndian.Uint64(b[12:])
 	}
 	return 16 + ptrSize, nil
+}
+
+// endsMonoProfilerContextUnloaded is where the fixed fields of MonoProfilerContextUnloaded end, for the error of a short payload.
+var endsMonoProfilerContextUnloaded = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AppDomainID", Bytes: 8, Ptrs: 1},
+	{Name: "ContextID", Bytes: 16, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerContextUnloaded wire form for the pointer size.
@@ -248,6 +264,46 @@ var columnsMonoProfilerContextUnloaded = []clrimpl.Column{{
 	Name: "ContextID",
 }}
 
+// infoMonoProfilerContextUnloaded describes MonoProfilerContextUnloaded (MonoProfilerContextUnloaded.Info).
+var infoMonoProfilerContextUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerContextUnloaded,
+	DisplayName: "MonoProfiler/ContextUnloaded",
+	ID:          2,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerContextUnloaded",
+	Opcode:      19,
+	OpcodeName:  "ContextUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerContextUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerContextUnloaded,
+	fields:      &fieldsMonoProfilerContextUnloaded,
+}
+
+// descMonoProfilerContextUnloaded describes MonoProfilerContextUnloaded (EventInfo.Descriptor).
+var descMonoProfilerContextUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerContextUnloaded,
+	DisplayName:  "MonoProfiler/ContextUnloaded",
+	Fields:       &fieldsMonoProfilerContextUnloaded,
+	ID:           2,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerContextUnloaded",
+	Opcode:       19,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerContextUnloaded writes the fields of MonoProfilerContextUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerContextUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerContextUnloaded)
+}}
+
 // MonoProfilerAppDomainLoading is the payload of MonoProfilerAppDomainLoading: event 3 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainLoading (20), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -258,22 +314,28 @@ type MonoProfilerAppDomainLoading struct {
 
 // Info describes MonoProfilerAppDomainLoading.
 func (*MonoProfilerAppDomainLoading) Info() *EventInfo {
-	return &eventTable[5]
+	return &infoMonoProfilerAppDomainLoading
+}
+
+// Descriptor describes MonoProfilerAppDomainLoading, as readers of any generated package see it.
+func (*MonoProfilerAppDomainLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainLoading
 }
 
 // Decode reads a MonoProfilerAppDomainLoading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainLoading", len(b), ptrSize, endsMonoProfilerAppDomainLoading)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainLoading is where the fixed fields of MonoProfilerAppDomainLoading end, for the error of a short payload.
+var endsMonoProfilerAppDomainLoading = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainLoading wire form for the pointer size.
@@ -308,6 +370,46 @@ var columnsMonoProfilerAppDomainLoading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainLoading describes MonoProfilerAppDomainLoading (MonoProfilerAppDomainLoading.Info).
+var infoMonoProfilerAppDomainLoading = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainLoading,
+	DisplayName: "MonoProfiler/AppDomainLoading",
+	ID:          3,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAppDomainLoading",
+	Opcode:      20,
+	OpcodeName:  "AppDomainLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainLoading",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainLoading,
+	fields:      &fieldsMonoProfilerAppDomainLoading,
+}
+
+// descMonoProfilerAppDomainLoading describes MonoProfilerAppDomainLoading (EventInfo.Descriptor).
+var descMonoProfilerAppDomainLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainLoading,
+	DisplayName:  "MonoProfiler/AppDomainLoading",
+	Fields:       &fieldsMonoProfilerAppDomainLoading,
+	ID:           3,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAppDomainLoading",
+	Opcode:       20,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainLoading writes the fields of MonoProfilerAppDomainLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainLoading)
+}}
+
 // MonoProfilerAppDomainLoaded is the payload of MonoProfilerAppDomainLoaded: event 4 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainLoaded (21), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -318,22 +420,28 @@ type MonoProfilerAppDomainLoaded struct {
 
 // Info describes MonoProfilerAppDomainLoaded.
 func (*MonoProfilerAppDomainLoaded) Info() *EventInfo {
-	return &eventTable[6]
+	return &infoMonoProfilerAppDomainLoaded
+}
+
+// Descriptor describes MonoProfilerAppDomainLoaded, as readers of any generated package see it.
+func (*MonoProfilerAppDomainLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainLoaded
 }
 
 // Decode reads a MonoProfilerAppDomainLoaded payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainLoaded", len(b), ptrSize, endsMonoProfilerAppDomainLoaded)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainLoaded is where the fixed fields of MonoProfilerAppDomainLoaded end, for the error of a short payload.
+var endsMonoProfilerAppDomainLoaded = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainLoaded wire form for the pointer size.
@@ -368,6 +476,46 @@ var columnsMonoProfilerAppDomainLoaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainLoaded describes MonoProfilerAppDomainLoaded (MonoProfilerAppDomainLoaded.Info).
+var infoMonoProfilerAppDomainLoaded = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainLoaded,
+	DisplayName: "MonoProfiler/AppDomainLoaded",
+	ID:          4,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAppDomainLoaded",
+	Opcode:      21,
+	OpcodeName:  "AppDomainLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainLoaded,
+	fields:      &fieldsMonoProfilerAppDomainLoaded,
+}
+
+// descMonoProfilerAppDomainLoaded describes MonoProfilerAppDomainLoaded (EventInfo.Descriptor).
+var descMonoProfilerAppDomainLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainLoaded,
+	DisplayName:  "MonoProfiler/AppDomainLoaded",
+	Fields:       &fieldsMonoProfilerAppDomainLoaded,
+	ID:           4,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAppDomainLoaded",
+	Opcode:       21,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainLoaded writes the fields of MonoProfilerAppDomainLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainLoaded)
+}}
+
 // MonoProfilerAppDomainUnloading is the payload of MonoProfilerAppDomainUnloading: event 5 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainUnloading (22), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -378,22 +526,28 @@ type MonoProfilerAppDomainUnloading struct {
 
 // Info describes MonoProfilerAppDomainUnloading.
 func (*MonoProfilerAppDomainUnloading) Info() *EventInfo {
-	return &eventTable[7]
+	return &infoMonoProfilerAppDomainUnloading
+}
+
+// Descriptor describes MonoProfilerAppDomainUnloading, as readers of any generated package see it.
+func (*MonoProfilerAppDomainUnloading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainUnloading
 }
 
 // Decode reads a MonoProfilerAppDomainUnloading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainUnloading", len(b), ptrSize, endsMonoProfilerAppDomainUnloading)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainUnloading is where the fixed fields of MonoProfilerAppDomainUnloading end, for the error of a short payload.
+var endsMonoProfilerAppDomainUnloading = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainUnloading wire form for the pointer size.
@@ -428,6 +582,46 @@ var columnsMonoProfilerAppDomainUnloading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainUnloading describes MonoProfilerAppDomainUnloading (MonoProfilerAppDomainUnloading.Info).
+var infoMonoProfilerAppDomainUnloading = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainUnloading,
+	DisplayName: "MonoProfiler/AppDomainUnloading",
+	ID:          5,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAppDomainUnloading",
+	Opcode:      22,
+	OpcodeName:  "AppDomainUnloading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainUnloading",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainUnloading,
+	fields:      &fieldsMonoProfilerAppDomainUnloading,
+}
+
+// descMonoProfilerAppDomainUnloading describes MonoProfilerAppDomainUnloading (EventInfo.Descriptor).
+var descMonoProfilerAppDomainUnloading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainUnloading,
+	DisplayName:  "MonoProfiler/AppDomainUnloading",
+	Fields:       &fieldsMonoProfilerAppDomainUnloading,
+	ID:           5,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAppDomainUnloading",
+	Opcode:       22,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainUnloading writes the fields of MonoProfilerAppDomainUnloading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainUnloading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainUnloading)
+}}
+
 // MonoProfilerAppDomainUnloaded is the payload of MonoProfilerAppDomainUnloaded: event 6 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainUnloaded (23), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -438,22 +632,28 @@ type MonoProfilerAppDomainUnloaded struct {
 
 // Info describes MonoProfilerAppDomainUnloaded.
 func (*MonoProfilerAppDomainUnloaded) Info() *EventInfo {
-	return &eventTable[8]
+	return &infoMonoProfilerAppDomainUnloaded
+}
+
+// Descriptor describes MonoProfilerAppDomainUnloaded, as readers of any generated package see it.
+func (*MonoProfilerAppDomainUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainUnloaded
 }
 
 // Decode reads a MonoProfilerAppDomainUnloaded payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAppDomainUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainUnloaded", len(b), ptrSize, endsMonoProfilerAppDomainUnloaded)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerAppDomainUnloaded is where the fixed fields of MonoProfilerAppDomainUnloaded end, for the error of a short payload.
+var endsMonoProfilerAppDomainUnloaded = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainUnloaded wire form for the pointer size.
@@ -488,6 +688,46 @@ var columnsMonoProfilerAppDomainUnloaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerAppDomainUnloaded describes MonoProfilerAppDomainUnloaded (MonoProfilerAppDomainUnloaded.Info).
+var infoMonoProfilerAppDomainUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainUnloaded,
+	DisplayName: "MonoProfiler/AppDomainUnloaded",
+	ID:          6,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAppDomainUnloaded",
+	Opcode:      23,
+	OpcodeName:  "AppDomainUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainUnloaded,
+	fields:      &fieldsMonoProfilerAppDomainUnloaded,
+}
+
+// descMonoProfilerAppDomainUnloaded describes MonoProfilerAppDomainUnloaded (EventInfo.Descriptor).
+var descMonoProfilerAppDomainUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainUnloaded,
+	DisplayName:  "MonoProfiler/AppDomainUnloaded",
+	Fields:       &fieldsMonoProfilerAppDomainUnloaded,
+	ID:           6,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAppDomainUnloaded",
+	Opcode:       23,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainUnloaded writes the fields of MonoProfilerAppDomainUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainUnloaded)
+}}
+
 // MonoProfilerAppDomainName is the payload of MonoProfilerAppDomainName: event 7 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AppDomainName (24), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AppDomainName.
@@ -500,7 +740,12 @@ type MonoProfilerAppDomainName struct {
 
 // Info describes MonoProfilerAppDomainName.
 func (*MonoProfilerAppDomainName) Info() *EventInfo {
-	return &eventTable[9]
+	return &infoMonoProfilerAppDomainName
+}
+
+// Descriptor describes MonoProfilerAppDomainName, as readers of any generated package see it.
+func (*MonoProfilerAppDomainName) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAppDomainName
 }
 
 // Decode reads a MonoProfilerAppDomainName payload for a pointer size of 4 or 8 and returns the bytes
@@ -508,11 +753,7 @@ func (*MonoProfilerAppDomainName) Info() *EventInfo {
 func (e *MonoProfilerAppDomainName) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerAppDomainName", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAppDomainName", len(b), ptrSize, endsMonoProfilerAppDomainName)
 	}
 	_ = b[7]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -526,6 +767,11 @@ func (e *MonoProfilerAppDomainName) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerAppDomainName is where the fixed fields of MonoProfilerAppDomainName end, for the error of a short payload.
+var endsMonoProfilerAppDomainName = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerAppDomainName wire form for the pointer size.
@@ -569,6 +815,46 @@ var columnsMonoProfilerAppDomainName = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoMonoProfilerAppDomainName describes MonoProfilerAppDomainName (MonoProfilerAppDomainName.Info).
+var infoMonoProfilerAppDomainName = EventInfo{
+	Columns:     columnsMonoProfilerAppDomainName,
+	DisplayName: "MonoProfiler/AppDomainName",
+	ID:          7,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAppDomainName",
+	Opcode:      24,
+	OpcodeName:  "AppDomainName",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAppDomainName",
+	Version:     0,
+	desc:        &descMonoProfilerAppDomainName,
+	fields:      &fieldsMonoProfilerAppDomainName,
+}
+
+// descMonoProfilerAppDomainName describes MonoProfilerAppDomainName (EventInfo.Descriptor).
+var descMonoProfilerAppDomainName = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAppDomainName,
+	DisplayName:  "MonoProfiler/AppDomainName",
+	Fields:       &fieldsMonoProfilerAppDomainName,
+	ID:           7,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAppDomainName",
+	Opcode:       24,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAppDomainName writes the fields of MonoProfilerAppDomainName payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAppDomainName = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAppDomainName)
+}}
+
 // MonoProfilerJitBegin is the payload of MonoProfilerJitBegin: event 8 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitBegin (25), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -583,32 +869,32 @@ type MonoProfilerJitBegin struct {
 
 // Info describes MonoProfilerJitBegin.
 func (*MonoProfilerJitBegin) Info() *EventInfo {
-	return &eventTable[10]
+	return &infoMonoProfilerJitBegin
+}
+
+// Descriptor describes MonoProfilerJitBegin, as readers of any generated package see it.
+func (*MonoProfilerJitBegin) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitBegin
 }
 
 // Decode reads a MonoProfilerJitBegin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitBegin", len(b), ptrSize, endsMonoProfilerJitBegin)
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	e.MethodToken = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsMonoProfilerJitBegin is where the fixed fields of MonoProfilerJitBegin end, for the error of a short payload.
+var endsMonoProfilerJitBegin = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
 }
 
 // Encode appends the MonoProfilerJitBegin wire form for the pointer size.
@@ -663,6 +949,46 @@ var columnsMonoProfilerJitBegin = []clrimpl.Column{{
 	Name: "MethodToken",
 }}
 
+// infoMonoProfilerJitBegin describes MonoProfilerJitBegin (MonoProfilerJitBegin.Info).
+var infoMonoProfilerJitBegin = EventInfo{
+	Columns:     columnsMonoProfilerJitBegin,
+	DisplayName: "MonoProfiler/JitBegin",
+	ID:          8,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitBegin",
+	Opcode:      25,
+	OpcodeName:  "JitBegin",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitBegin",
+	Version:     0,
+	desc:        &descMonoProfilerJitBegin,
+	fields:      &fieldsMonoProfilerJitBegin,
+}
+
+// descMonoProfilerJitBegin describes MonoProfilerJitBegin (EventInfo.Descriptor).
+var descMonoProfilerJitBegin = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitBegin,
+	DisplayName:  "MonoProfiler/JitBegin",
+	Fields:       &fieldsMonoProfilerJitBegin,
+	ID:           8,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitBegin",
+	Opcode:       25,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitBegin writes the fields of MonoProfilerJitBegin payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitBegin)
+}}
+
 // MonoProfilerJitFailed is the payload of MonoProfilerJitFailed: event 9 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitFailed (26), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -677,32 +1003,32 @@ type MonoProfilerJitFailed struct {
 
 // Info describes MonoProfilerJitFailed.
 func (*MonoProfilerJitFailed) Info() *EventInfo {
-	return &eventTable[11]
+	return &infoMonoProfilerJitFailed
+}
+
+// Descriptor describes MonoProfilerJitFailed, as readers of any generated package see it.
+func (*MonoProfilerJitFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitFailed
 }
 
 // Decode reads a MonoProfilerJitFailed payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitFailed", len(b), ptrSize, endsMonoProfilerJitFailed)
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	e.MethodToken = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsMonoProfilerJitFailed is where the fixed fields of MonoProfilerJitFailed end, for the error of a short payload.
+var endsMonoProfilerJitFailed = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
 }
 
 // Encode appends the MonoProfilerJitFailed wire form for the pointer size.
@@ -757,6 +1083,46 @@ var columnsMonoProfilerJitFailed = []clrimpl.Column{{
 	Name: "MethodToken",
 }}
 
+// infoMonoProfilerJitFailed describes MonoProfilerJitFailed (MonoProfilerJitFailed.Info).
+var infoMonoProfilerJitFailed = EventInfo{
+	Columns:     columnsMonoProfilerJitFailed,
+	DisplayName: "MonoProfiler/JitFailed",
+	ID:          9,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitFailed",
+	Opcode:      26,
+	OpcodeName:  "JitFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitFailed",
+	Version:     0,
+	desc:        &descMonoProfilerJitFailed,
+	fields:      &fieldsMonoProfilerJitFailed,
+}
+
+// descMonoProfilerJitFailed describes MonoProfilerJitFailed (EventInfo.Descriptor).
+var descMonoProfilerJitFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitFailed,
+	DisplayName:  "MonoProfiler/JitFailed",
+	Fields:       &fieldsMonoProfilerJitFailed,
+	ID:           9,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitFailed",
+	Opcode:       26,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitFailed writes the fields of MonoProfilerJitFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitFailed)
+}}
+
 // MonoProfilerJitDone is the payload of MonoProfilerJitDone: event 10 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDone (27), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitBeginFailedDone.
@@ -771,32 +1137,32 @@ type MonoProfilerJitDone struct {
 
 // Info describes MonoProfilerJitDone.
 func (*MonoProfilerJitDone) Info() *EventInfo {
-	return &eventTable[12]
+	return &infoMonoProfilerJitDone
+}
+
+// Descriptor describes MonoProfilerJitDone, as readers of any generated package see it.
+func (*MonoProfilerJitDone) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitDone
 }
 
 // Decode reads a MonoProfilerJitDone payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerJitDone) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("MonoProfilerJitDone", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitDone", len(b), ptrSize, endsMonoProfilerJitDone)
 	}
 	_ = b[19]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	e.MethodToken = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsMonoProfilerJitDone is where the fixed fields of MonoProfilerJitDone end, for the error of a short payload.
+var endsMonoProfilerJitDone = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
 }
 
 // Encode appends the MonoProfilerJitDone wire form for the pointer size.
@@ -851,6 +1217,46 @@ var columnsMonoProfilerJitDone = []clrimpl.Column{{
 	Name: "MethodToken",
 }}
 
+// infoMonoProfilerJitDone describes MonoProfilerJitDone (MonoProfilerJitDone.Info).
+var infoMonoProfilerJitDone = EventInfo{
+	Columns:     columnsMonoProfilerJitDone,
+	DisplayName: "MonoProfiler/JitDone",
+	ID:          10,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitDone",
+	Opcode:      27,
+	OpcodeName:  "JitDone",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitDone",
+	Version:     0,
+	desc:        &descMonoProfilerJitDone,
+	fields:      &fieldsMonoProfilerJitDone,
+}
+
+// descMonoProfilerJitDone describes MonoProfilerJitDone (EventInfo.Descriptor).
+var descMonoProfilerJitDone = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitDone,
+	DisplayName:  "MonoProfiler/JitDone",
+	Fields:       &fieldsMonoProfilerJitDone,
+	ID:           10,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitDone",
+	Opcode:       27,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitDone writes the fields of MonoProfilerJitDone payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitDone = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitDone)
+}}
+
 // MonoProfilerJitDoneV1 is the payload of MonoProfilerJitDone_V1: event 10 version 1 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDone (27), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitDone_V1.
@@ -878,15 +1284,7 @@ type MonoProfilerJitDoneV1ValuesElem struct {
 func (e *MonoProfilerJitDoneV1ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 9 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Type",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ClassID",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerJitDoneV1ValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -894,6 +1292,12 @@ func (e *MonoProfilerJitDoneV1ValuesElem) decode(b []byte, ptrSize int) (int, st
 	e.Type = b[0]
 	e.ClassID = binary.LittleEndian.Uint64(b[1:])
 	return 9, "", 0, nil
+}
+
+// endsMonoProfilerJitDoneV1ValuesElem is where the fixed fields of MonoProfilerJitDoneV1.Values elements end, for the error of a short payload.
+var endsMonoProfilerJitDoneV1ValuesElem = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 1},
+	{Name: "ClassID", Bytes: 9},
 }
 
 func (e *MonoProfilerJitDoneV1ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -1001,7 +1405,12 @@ func (a MonoProfilerJitDoneV1ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerJitDone_V1.
 func (*MonoProfilerJitDoneV1) Info() *EventInfo {
-	return &eventTable[13]
+	return &infoMonoProfilerJitDoneV1
+}
+
+// Descriptor describes MonoProfilerJitDone_V1, as readers of any generated package see it.
+func (*MonoProfilerJitDoneV1) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitDoneV1
 }
 
 // Decode reads a MonoProfilerJitDone_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1009,23 +1418,7 @@ func (*MonoProfilerJitDoneV1) Info() *EventInfo {
 func (e *MonoProfilerJitDoneV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerJitDone_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitDone_V1", len(b), ptrSize, endsMonoProfilerJitDoneV1)
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1045,6 +1438,14 @@ func (e *MonoProfilerJitDoneV1) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerJitDoneV1 is where the fixed fields of MonoProfilerJitDone_V1 end, for the error of a short payload.
+var endsMonoProfilerJitDoneV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "Count", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerJitDone_V1 wire form for the pointer size.
@@ -1118,6 +1519,46 @@ var columnsMonoProfilerJitDoneV1 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerJitDoneV1 describes MonoProfilerJitDone_V1 (MonoProfilerJitDoneV1.Info).
+var infoMonoProfilerJitDoneV1 = EventInfo{
+	Columns:     columnsMonoProfilerJitDoneV1,
+	DisplayName: "MonoProfiler/JitDone",
+	ID:          10,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitDone_V1",
+	Opcode:      27,
+	OpcodeName:  "JitDone",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitDoneV1",
+	Version:     1,
+	desc:        &descMonoProfilerJitDoneV1,
+	fields:      &fieldsMonoProfilerJitDoneV1,
+}
+
+// descMonoProfilerJitDoneV1 describes MonoProfilerJitDone_V1 (EventInfo.Descriptor).
+var descMonoProfilerJitDoneV1 = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitDoneV1,
+	DisplayName:  "MonoProfiler/JitDone",
+	Fields:       &fieldsMonoProfilerJitDoneV1,
+	ID:           10,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitDone_V1",
+	Opcode:       27,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMonoProfilerJitDoneV1 writes the fields of MonoProfilerJitDone_V1 payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitDoneV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitDoneV1)
+}}
+
 // MonoProfilerJitChunkCreated is the payload of MonoProfilerJitChunkCreated: event 11 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitChunkCreated (28), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitChunkCreated. Its layout depends on the pointer size.
@@ -1130,7 +1571,12 @@ type MonoProfilerJitChunkCreated struct {
 
 // Info describes MonoProfilerJitChunkCreated.
 func (*MonoProfilerJitChunkCreated) Info() *EventInfo {
-	return &eventTable[14]
+	return &infoMonoProfilerJitChunkCreated
+}
+
+// Descriptor describes MonoProfilerJitChunkCreated, as readers of any generated package see it.
+func (*MonoProfilerJitChunkCreated) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitChunkCreated
 }
 
 // Decode reads a MonoProfilerJitChunkCreated payload for a pointer size of 4 or 8 and returns the bytes
@@ -1141,36 +1587,26 @@ func (e *MonoProfilerJitChunkCreated) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 16 {
-			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "ChunkSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, endsMonoProfilerJitChunkCreated)
 		}
 		_ = b[15]
 		e.ChunkID = binary.LittleEndian.Uint64(b[0:])
 		e.ChunkSize = binary.LittleEndian.Uint64(b[8:])
 	} else {
 		if len(b) < 12 {
-			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "ChunkSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkCreated", len(b), ptrSize, endsMonoProfilerJitChunkCreated)
 		}
 		_ = b[11]
 		e.ChunkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ChunkSize = binary.LittleEndian.Uint64(b[4:])
 	}
 	return 8 + ptrSize, nil
+}
+
+// endsMonoProfilerJitChunkCreated is where the fixed fields of MonoProfilerJitChunkCreated end, for the error of a short payload.
+var endsMonoProfilerJitChunkCreated = []clrimpl.FieldEnd{
+	{Name: "ChunkID", Bytes: 0, Ptrs: 1},
+	{Name: "ChunkSize", Bytes: 8, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerJitChunkCreated wire form for the pointer size.
@@ -1215,6 +1651,46 @@ var columnsMonoProfilerJitChunkCreated = []clrimpl.Column{{
 	Name: "ChunkSize",
 }}
 
+// infoMonoProfilerJitChunkCreated describes MonoProfilerJitChunkCreated (MonoProfilerJitChunkCreated.Info).
+var infoMonoProfilerJitChunkCreated = EventInfo{
+	Columns:     columnsMonoProfilerJitChunkCreated,
+	DisplayName: "MonoProfiler/JitChunkCreated",
+	ID:          11,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitChunkCreated",
+	Opcode:      28,
+	OpcodeName:  "JitChunkCreated",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitChunkCreated",
+	Version:     0,
+	desc:        &descMonoProfilerJitChunkCreated,
+	fields:      &fieldsMonoProfilerJitChunkCreated,
+}
+
+// descMonoProfilerJitChunkCreated describes MonoProfilerJitChunkCreated (EventInfo.Descriptor).
+var descMonoProfilerJitChunkCreated = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitChunkCreated,
+	DisplayName:  "MonoProfiler/JitChunkCreated",
+	Fields:       &fieldsMonoProfilerJitChunkCreated,
+	ID:           11,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitChunkCreated",
+	Opcode:       28,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitChunkCreated writes the fields of MonoProfilerJitChunkCreated payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitChunkCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitChunkCreated)
+}}
+
 // MonoProfilerJitChunkDestroyed is the payload of MonoProfilerJitChunkDestroyed: event 12 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitChunkDestroyed (29), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitChunkDestroyed. Its layout depends on the pointer size.
@@ -1225,7 +1701,12 @@ type MonoProfilerJitChunkDestroyed struct {
 
 // Info describes MonoProfilerJitChunkDestroyed.
 func (*MonoProfilerJitChunkDestroyed) Info() *EventInfo {
-	return &eventTable[15]
+	return &infoMonoProfilerJitChunkDestroyed
+}
+
+// Descriptor describes MonoProfilerJitChunkDestroyed, as readers of any generated package see it.
+func (*MonoProfilerJitChunkDestroyed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitChunkDestroyed
 }
 
 // Decode reads a MonoProfilerJitChunkDestroyed payload for a pointer size of 4 or 8 and returns the bytes
@@ -1236,26 +1717,23 @@ func (e *MonoProfilerJitChunkDestroyed) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, endsMonoProfilerJitChunkDestroyed)
 		}
 		_ = b[7]
 		e.ChunkID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ChunkID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitChunkDestroyed", len(b), ptrSize, endsMonoProfilerJitChunkDestroyed)
 		}
 		_ = b[3]
 		e.ChunkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerJitChunkDestroyed is where the fixed fields of MonoProfilerJitChunkDestroyed end, for the error of a short payload.
+var endsMonoProfilerJitChunkDestroyed = []clrimpl.FieldEnd{
+	{Name: "ChunkID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerJitChunkDestroyed wire form for the pointer size.
@@ -1290,6 +1768,46 @@ var columnsMonoProfilerJitChunkDestroyed = []clrimpl.Column{{
 	Name: "ChunkID",
 }}
 
+// infoMonoProfilerJitChunkDestroyed describes MonoProfilerJitChunkDestroyed (MonoProfilerJitChunkDestroyed.Info).
+var infoMonoProfilerJitChunkDestroyed = EventInfo{
+	Columns:     columnsMonoProfilerJitChunkDestroyed,
+	DisplayName: "MonoProfiler/JitChunkDestroyed",
+	ID:          12,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitChunkDestroyed",
+	Opcode:      29,
+	OpcodeName:  "JitChunkDestroyed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitChunkDestroyed",
+	Version:     0,
+	desc:        &descMonoProfilerJitChunkDestroyed,
+	fields:      &fieldsMonoProfilerJitChunkDestroyed,
+}
+
+// descMonoProfilerJitChunkDestroyed describes MonoProfilerJitChunkDestroyed (EventInfo.Descriptor).
+var descMonoProfilerJitChunkDestroyed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitChunkDestroyed,
+	DisplayName:  "MonoProfiler/JitChunkDestroyed",
+	Fields:       &fieldsMonoProfilerJitChunkDestroyed,
+	ID:           12,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitChunkDestroyed",
+	Opcode:       29,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitChunkDestroyed writes the fields of MonoProfilerJitChunkDestroyed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitChunkDestroyed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitChunkDestroyed)
+}}
+
 // MonoProfilerJitCodeBuffer is the payload of MonoProfilerJitCodeBuffer: event 13 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitCodeBuffer (30), level win:Informational (4), keywords JitKeyword (0x10).
 // Template JitCodeBuffer. Its layout depends on the pointer size.
@@ -1304,7 +1822,12 @@ type MonoProfilerJitCodeBuffer struct {
 
 // Info describes MonoProfilerJitCodeBuffer.
 func (*MonoProfilerJitCodeBuffer) Info() *EventInfo {
-	return &eventTable[16]
+	return &infoMonoProfilerJitCodeBuffer
+}
+
+// Descriptor describes MonoProfilerJitCodeBuffer, as readers of any generated package see it.
+func (*MonoProfilerJitCodeBuffer) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitCodeBuffer
 }
 
 // Decode reads a MonoProfilerJitCodeBuffer payload for a pointer size of 4 or 8 and returns the bytes
@@ -1315,19 +1838,7 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 17 {
-			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "BufferID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "BufferSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "BufferType",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, endsMonoProfilerJitCodeBuffer)
 		}
 		_ = b[16]
 		e.BufferID = binary.LittleEndian.Uint64(b[0:])
@@ -1335,19 +1846,7 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 		e.BufferType = MonoProfilerJitCodeBufferType(b[16])
 	} else {
 		if len(b) < 13 {
-			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "BufferID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "BufferSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "BufferType",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerJitCodeBuffer", len(b), ptrSize, endsMonoProfilerJitCodeBuffer)
 		}
 		_ = b[12]
 		e.BufferID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -1355,6 +1854,13 @@ func (e *MonoProfilerJitCodeBuffer) Decode(b []byte, ptrSize int) (int, error) {
 		e.BufferType = MonoProfilerJitCodeBufferType(b[12])
 	}
 	return 9 + ptrSize, nil
+}
+
+// endsMonoProfilerJitCodeBuffer is where the fixed fields of MonoProfilerJitCodeBuffer end, for the error of a short payload.
+var endsMonoProfilerJitCodeBuffer = []clrimpl.FieldEnd{
+	{Name: "BufferID", Bytes: 0, Ptrs: 1},
+	{Name: "BufferSize", Bytes: 8, Ptrs: 1},
+	{Name: "BufferType", Bytes: 9, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerJitCodeBuffer wire form for the pointer size.
@@ -1415,6 +1921,46 @@ var columnsMonoProfilerJitCodeBuffer = []clrimpl.Column{{
 	Name: "BufferType_name",
 }}
 
+// infoMonoProfilerJitCodeBuffer describes MonoProfilerJitCodeBuffer (MonoProfilerJitCodeBuffer.Info).
+var infoMonoProfilerJitCodeBuffer = EventInfo{
+	Columns:     columnsMonoProfilerJitCodeBuffer,
+	DisplayName: "MonoProfiler/JitCodeBuffer",
+	ID:          13,
+	Keywords:    0x10,
+	Level:       4,
+	Name:        "MonoProfilerJitCodeBuffer",
+	Opcode:      30,
+	OpcodeName:  "JitCodeBuffer",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitCodeBuffer",
+	Version:     0,
+	desc:        &descMonoProfilerJitCodeBuffer,
+	fields:      &fieldsMonoProfilerJitCodeBuffer,
+}
+
+// descMonoProfilerJitCodeBuffer describes MonoProfilerJitCodeBuffer (EventInfo.Descriptor).
+var descMonoProfilerJitCodeBuffer = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitCodeBuffer,
+	DisplayName:  "MonoProfiler/JitCodeBuffer",
+	Fields:       &fieldsMonoProfilerJitCodeBuffer,
+	ID:           13,
+	Keywords:     0x10,
+	Level:        4,
+	Name:         "MonoProfilerJitCodeBuffer",
+	Opcode:       30,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitCodeBuffer writes the fields of MonoProfilerJitCodeBuffer payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitCodeBuffer = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitCodeBuffer)
+}}
+
 // MonoProfilerClassLoading is the payload of MonoProfilerClassLoading: event 14 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoading (31), level win:Verbose (5), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoadingFailed.
@@ -1427,27 +1973,30 @@ type MonoProfilerClassLoading struct {
 
 // Info describes MonoProfilerClassLoading.
 func (*MonoProfilerClassLoading) Info() *EventInfo {
-	return &eventTable[17]
+	return &infoMonoProfilerClassLoading
+}
+
+// Descriptor describes MonoProfilerClassLoading, as readers of any generated package see it.
+func (*MonoProfilerClassLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassLoading
 }
 
 // Decode reads a MonoProfilerClassLoading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerClassLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassLoading", len(b), ptrSize, endsMonoProfilerClassLoading)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerClassLoading is where the fixed fields of MonoProfilerClassLoading end, for the error of a short payload.
+var endsMonoProfilerClassLoading = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassLoading wire form for the pointer size.
@@ -1492,6 +2041,46 @@ var columnsMonoProfilerClassLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerClassLoading describes MonoProfilerClassLoading (MonoProfilerClassLoading.Info).
+var infoMonoProfilerClassLoading = EventInfo{
+	Columns:     columnsMonoProfilerClassLoading,
+	DisplayName: "MonoProfiler/ClassLoading",
+	ID:          14,
+	Keywords:    0x8000000000,
+	Level:       5,
+	Name:        "MonoProfilerClassLoading",
+	Opcode:      31,
+	OpcodeName:  "ClassLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassLoading",
+	Version:     0,
+	desc:        &descMonoProfilerClassLoading,
+	fields:      &fieldsMonoProfilerClassLoading,
+}
+
+// descMonoProfilerClassLoading describes MonoProfilerClassLoading (EventInfo.Descriptor).
+var descMonoProfilerClassLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassLoading,
+	DisplayName:  "MonoProfiler/ClassLoading",
+	Fields:       &fieldsMonoProfilerClassLoading,
+	ID:           14,
+	Keywords:     0x8000000000,
+	Level:        5,
+	Name:         "MonoProfilerClassLoading",
+	Opcode:       31,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerClassLoading writes the fields of MonoProfilerClassLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassLoading)
+}}
+
 // MonoProfilerClassFailed is the payload of MonoProfilerClassFailed: event 15 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassFailed (32), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoadingFailed.
@@ -1504,27 +2093,30 @@ type MonoProfilerClassFailed struct {
 
 // Info describes MonoProfilerClassFailed.
 func (*MonoProfilerClassFailed) Info() *EventInfo {
-	return &eventTable[18]
+	return &infoMonoProfilerClassFailed
+}
+
+// Descriptor describes MonoProfilerClassFailed, as readers of any generated package see it.
+func (*MonoProfilerClassFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassFailed
 }
 
 // Decode reads a MonoProfilerClassFailed payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerClassFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassFailed", len(b), ptrSize, endsMonoProfilerClassFailed)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerClassFailed is where the fixed fields of MonoProfilerClassFailed end, for the error of a short payload.
+var endsMonoProfilerClassFailed = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassFailed wire form for the pointer size.
@@ -1569,6 +2161,46 @@ var columnsMonoProfilerClassFailed = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerClassFailed describes MonoProfilerClassFailed (MonoProfilerClassFailed.Info).
+var infoMonoProfilerClassFailed = EventInfo{
+	Columns:     columnsMonoProfilerClassFailed,
+	DisplayName: "MonoProfiler/ClassFailed",
+	ID:          15,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerClassFailed",
+	Opcode:      32,
+	OpcodeName:  "ClassFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassFailed",
+	Version:     0,
+	desc:        &descMonoProfilerClassFailed,
+	fields:      &fieldsMonoProfilerClassFailed,
+}
+
+// descMonoProfilerClassFailed describes MonoProfilerClassFailed (EventInfo.Descriptor).
+var descMonoProfilerClassFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassFailed,
+	DisplayName:  "MonoProfiler/ClassFailed",
+	Fields:       &fieldsMonoProfilerClassFailed,
+	ID:           15,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerClassFailed",
+	Opcode:       32,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerClassFailed writes the fields of MonoProfilerClassFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassFailed)
+}}
+
 // MonoProfilerClassLoaded is the payload of MonoProfilerClassLoaded: event 16 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoaded (33), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoaded.
@@ -1583,7 +2215,12 @@ type MonoProfilerClassLoaded struct {
 
 // Info describes MonoProfilerClassLoaded.
 func (*MonoProfilerClassLoaded) Info() *EventInfo {
-	return &eventTable[19]
+	return &infoMonoProfilerClassLoaded
+}
+
+// Descriptor describes MonoProfilerClassLoaded, as readers of any generated package see it.
+func (*MonoProfilerClassLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassLoaded
 }
 
 // Decode reads a MonoProfilerClassLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -1591,15 +2228,7 @@ func (*MonoProfilerClassLoaded) Info() *EventInfo {
 func (e *MonoProfilerClassLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassLoaded", len(b), ptrSize, endsMonoProfilerClassLoaded)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
@@ -1614,6 +2243,12 @@ func (e *MonoProfilerClassLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerClassLoaded is where the fixed fields of MonoProfilerClassLoaded end, for the error of a short payload.
+var endsMonoProfilerClassLoaded = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassLoaded wire form for the pointer size.
@@ -1667,6 +2302,46 @@ var columnsMonoProfilerClassLoaded = []clrimpl.Column{{
 	Name: "ClassName",
 }}
 
+// infoMonoProfilerClassLoaded describes MonoProfilerClassLoaded (MonoProfilerClassLoaded.Info).
+var infoMonoProfilerClassLoaded = EventInfo{
+	Columns:     columnsMonoProfilerClassLoaded,
+	DisplayName: "MonoProfiler/ClassLoaded",
+	ID:          16,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerClassLoaded",
+	Opcode:      33,
+	OpcodeName:  "ClassLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerClassLoaded,
+	fields:      &fieldsMonoProfilerClassLoaded,
+}
+
+// descMonoProfilerClassLoaded describes MonoProfilerClassLoaded (EventInfo.Descriptor).
+var descMonoProfilerClassLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassLoaded,
+	DisplayName:  "MonoProfiler/ClassLoaded",
+	Fields:       &fieldsMonoProfilerClassLoaded,
+	ID:           16,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerClassLoaded",
+	Opcode:       33,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerClassLoaded writes the fields of MonoProfilerClassLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassLoaded)
+}}
+
 // MonoProfilerClassLoadedV1 is the payload of MonoProfilerClassLoaded_V1: event 16 version 1 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ClassLoaded (33), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template ClassLoaded_V1.
@@ -1694,15 +2369,7 @@ type MonoProfilerClassLoadedV1ValuesElem struct {
 func (e *MonoProfilerClassLoadedV1ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 9 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Type",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ClassID",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerClassLoadedV1ValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -1710,6 +2377,12 @@ func (e *MonoProfilerClassLoadedV1ValuesElem) decode(b []byte, ptrSize int) (int
 	e.Type = b[0]
 	e.ClassID = binary.LittleEndian.Uint64(b[1:])
 	return 9, "", 0, nil
+}
+
+// endsMonoProfilerClassLoadedV1ValuesElem is where the fixed fields of MonoProfilerClassLoadedV1.Values elements end, for the error of a short payload.
+var endsMonoProfilerClassLoadedV1ValuesElem = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 1},
+	{Name: "ClassID", Bytes: 9},
 }
 
 func (e *MonoProfilerClassLoadedV1ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -1817,7 +2490,12 @@ func (a MonoProfilerClassLoadedV1ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerClassLoaded_V1.
 func (*MonoProfilerClassLoadedV1) Info() *EventInfo {
-	return &eventTable[20]
+	return &infoMonoProfilerClassLoadedV1
+}
+
+// Descriptor describes MonoProfilerClassLoaded_V1, as readers of any generated package see it.
+func (*MonoProfilerClassLoadedV1) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerClassLoadedV1
 }
 
 // Decode reads a MonoProfilerClassLoaded_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1825,15 +2503,7 @@ func (*MonoProfilerClassLoadedV1) Info() *EventInfo {
 func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerClassLoaded_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerClassLoaded_V1", len(b), ptrSize, endsMonoProfilerClassLoadedV1)
 	}
 	_ = b[15]
 	e.ClassID = binary.LittleEndian.Uint64(b[0:])
@@ -1864,6 +2534,12 @@ func (e *MonoProfilerClassLoadedV1) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerClassLoadedV1 is where the fixed fields of MonoProfilerClassLoaded_V1 end, for the error of a short payload.
+var endsMonoProfilerClassLoadedV1 = []clrimpl.FieldEnd{
+	{Name: "ClassID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerClassLoaded_V1 wire form for the pointer size.
@@ -1936,6 +2612,46 @@ var columnsMonoProfilerClassLoadedV1 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerClassLoadedV1 describes MonoProfilerClassLoaded_V1 (MonoProfilerClassLoadedV1.Info).
+var infoMonoProfilerClassLoadedV1 = EventInfo{
+	Columns:     columnsMonoProfilerClassLoadedV1,
+	DisplayName: "MonoProfiler/ClassLoaded",
+	ID:          16,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerClassLoaded_V1",
+	Opcode:      33,
+	OpcodeName:  "ClassLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerClassLoadedV1",
+	Version:     1,
+	desc:        &descMonoProfilerClassLoadedV1,
+	fields:      &fieldsMonoProfilerClassLoadedV1,
+}
+
+// descMonoProfilerClassLoadedV1 describes MonoProfilerClassLoaded_V1 (EventInfo.Descriptor).
+var descMonoProfilerClassLoadedV1 = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerClassLoadedV1,
+	DisplayName:  "MonoProfiler/ClassLoaded",
+	Fields:       &fieldsMonoProfilerClassLoadedV1,
+	ID:           16,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerClassLoaded_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMonoProfilerClassLoadedV1 writes the fields of MonoProfilerClassLoaded_V1 payloads (its Descriptor's Fields).
+var fieldsMonoProfilerClassLoadedV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerClassLoadedV1)
+}}
+
 // MonoProfilerVTableLoading is the payload of MonoProfilerVTableLoading: event 17 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableLoading (34), level win:Verbose (5), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -1950,32 +2666,32 @@ type MonoProfilerVTableLoading struct {
 
 // Info describes MonoProfilerVTableLoading.
 func (*MonoProfilerVTableLoading) Info() *EventInfo {
-	return &eventTable[21]
+	return &infoMonoProfilerVTableLoading
+}
+
+// Descriptor describes MonoProfilerVTableLoading, as readers of any generated package see it.
+func (*MonoProfilerVTableLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerVTableLoading
 }
 
 // Decode reads a MonoProfilerVTableLoading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerVTableLoading", len(b), ptrSize, endsMonoProfilerVTableLoading)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
 	e.ClassID = binary.LittleEndian.Uint64(b[8:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[16:])
 	return 24, nil
+}
+
+// endsMonoProfilerVTableLoading is where the fixed fields of MonoProfilerVTableLoading end, for the error of a short payload.
+var endsMonoProfilerVTableLoading = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerVTableLoading wire form for the pointer size.
@@ -2030,6 +2746,46 @@ var columnsMonoProfilerVTableLoading = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerVTableLoading describes MonoProfilerVTableLoading (MonoProfilerVTableLoading.Info).
+var infoMonoProfilerVTableLoading = EventInfo{
+	Columns:     columnsMonoProfilerVTableLoading,
+	DisplayName: "MonoProfiler/VTableLoading",
+	ID:          17,
+	Keywords:    0x8000000000,
+	Level:       5,
+	Name:        "MonoProfilerVTableLoading",
+	Opcode:      34,
+	OpcodeName:  "VTableLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerVTableLoading",
+	Version:     0,
+	desc:        &descMonoProfilerVTableLoading,
+	fields:      &fieldsMonoProfilerVTableLoading,
+}
+
+// descMonoProfilerVTableLoading describes MonoProfilerVTableLoading (EventInfo.Descriptor).
+var descMonoProfilerVTableLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerVTableLoading,
+	DisplayName:  "MonoProfiler/VTableLoading",
+	Fields:       &fieldsMonoProfilerVTableLoading,
+	ID:           17,
+	Keywords:     0x8000000000,
+	Level:        5,
+	Name:         "MonoProfilerVTableLoading",
+	Opcode:       34,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerVTableLoading writes the fields of MonoProfilerVTableLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerVTableLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerVTableLoading)
+}}
+
 // MonoProfilerVTableFailed is the payload of MonoProfilerVTableFailed: event 18 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableFailed (35), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -2044,32 +2800,32 @@ type MonoProfilerVTableFailed struct {
 
 // Info describes MonoProfilerVTableFailed.
 func (*MonoProfilerVTableFailed) Info() *EventInfo {
-	return &eventTable[22]
+	return &infoMonoProfilerVTableFailed
+}
+
+// Descriptor describes MonoProfilerVTableFailed, as readers of any generated package see it.
+func (*MonoProfilerVTableFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerVTableFailed
 }
 
 // Decode reads a MonoProfilerVTableFailed payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerVTableFailed", len(b), ptrSize, endsMonoProfilerVTableFailed)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
 	e.ClassID = binary.LittleEndian.Uint64(b[8:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[16:])
 	return 24, nil
+}
+
+// endsMonoProfilerVTableFailed is where the fixed fields of MonoProfilerVTableFailed end, for the error of a short payload.
+var endsMonoProfilerVTableFailed = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerVTableFailed wire form for the pointer size.
@@ -2124,6 +2880,46 @@ var columnsMonoProfilerVTableFailed = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerVTableFailed describes MonoProfilerVTableFailed (MonoProfilerVTableFailed.Info).
+var infoMonoProfilerVTableFailed = EventInfo{
+	Columns:     columnsMonoProfilerVTableFailed,
+	DisplayName: "MonoProfiler/VTableFailed",
+	ID:          18,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerVTableFailed",
+	Opcode:      35,
+	OpcodeName:  "VTableFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerVTableFailed",
+	Version:     0,
+	desc:        &descMonoProfilerVTableFailed,
+	fields:      &fieldsMonoProfilerVTableFailed,
+}
+
+// descMonoProfilerVTableFailed describes MonoProfilerVTableFailed (EventInfo.Descriptor).
+var descMonoProfilerVTableFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerVTableFailed,
+	DisplayName:  "MonoProfiler/VTableFailed",
+	Fields:       &fieldsMonoProfilerVTableFailed,
+	ID:           18,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerVTableFailed",
+	Opcode:       35,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerVTableFailed writes the fields of MonoProfilerVTableFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerVTableFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerVTableFailed)
+}}
+
 // MonoProfilerVTableLoaded is the payload of MonoProfilerVTableLoaded: event 19 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode VTableLoaded (36), level win:Informational (4), keywords TypeLoadingKeyword (0x8000000000).
 // Template VTableLoadingFailedLoaded.
@@ -2138,32 +2934,32 @@ type MonoProfilerVTableLoaded struct {
 
 // Info describes MonoProfilerVTableLoaded.
 func (*MonoProfilerVTableLoaded) Info() *EventInfo {
-	return &eventTable[23]
+	return &infoMonoProfilerVTableLoaded
+}
+
+// Descriptor describes MonoProfilerVTableLoaded, as readers of any generated package see it.
+func (*MonoProfilerVTableLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerVTableLoaded
 }
 
 // Decode reads a MonoProfilerVTableLoaded payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerVTableLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerVTableLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerVTableLoaded", len(b), ptrSize, endsMonoProfilerVTableLoaded)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
 	e.ClassID = binary.LittleEndian.Uint64(b[8:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[16:])
 	return 24, nil
+}
+
+// endsMonoProfilerVTableLoaded is where the fixed fields of MonoProfilerVTableLoaded end, for the error of a short payload.
+var endsMonoProfilerVTableLoaded = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerVTableLoaded wire form for the pointer size.
@@ -2218,6 +3014,46 @@ var columnsMonoProfilerVTableLoaded = []clrimpl.Column{{
 	Name: "AppDomainID",
 }}
 
+// infoMonoProfilerVTableLoaded describes MonoProfilerVTableLoaded (MonoProfilerVTableLoaded.Info).
+var infoMonoProfilerVTableLoaded = EventInfo{
+	Columns:     columnsMonoProfilerVTableLoaded,
+	DisplayName: "MonoProfiler/VTableLoaded",
+	ID:          19,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "MonoProfilerVTableLoaded",
+	Opcode:      36,
+	OpcodeName:  "VTableLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerVTableLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerVTableLoaded,
+	fields:      &fieldsMonoProfilerVTableLoaded,
+}
+
+// descMonoProfilerVTableLoaded describes MonoProfilerVTableLoaded (EventInfo.Descriptor).
+var descMonoProfilerVTableLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerVTableLoaded,
+	DisplayName:  "MonoProfiler/VTableLoaded",
+	Fields:       &fieldsMonoProfilerVTableLoaded,
+	ID:           19,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "MonoProfilerVTableLoaded",
+	Opcode:       36,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerVTableLoaded writes the fields of MonoProfilerVTableLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerVTableLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerVTableLoaded)
+}}
+
 // MonoProfilerModuleLoading is the payload of MonoProfilerModuleLoading: event 20 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleLoading (37), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -2228,22 +3064,28 @@ type MonoProfilerModuleLoading struct {
 
 // Info describes MonoProfilerModuleLoading.
 func (*MonoProfilerModuleLoading) Info() *EventInfo {
-	return &eventTable[24]
+	return &infoMonoProfilerModuleLoading
+}
+
+// Descriptor describes MonoProfilerModuleLoading, as readers of any generated package see it.
+func (*MonoProfilerModuleLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleLoading
 }
 
 // Decode reads a MonoProfilerModuleLoading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleLoading", len(b), ptrSize, endsMonoProfilerModuleLoading)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerModuleLoading is where the fixed fields of MonoProfilerModuleLoading end, for the error of a short payload.
+var endsMonoProfilerModuleLoading = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleLoading wire form for the pointer size.
@@ -2278,6 +3120,46 @@ var columnsMonoProfilerModuleLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerModuleLoading describes MonoProfilerModuleLoading (MonoProfilerModuleLoading.Info).
+var infoMonoProfilerModuleLoading = EventInfo{
+	Columns:     columnsMonoProfilerModuleLoading,
+	DisplayName: "MonoProfiler/ModuleLoading",
+	ID:          20,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerModuleLoading",
+	Opcode:      37,
+	OpcodeName:  "ModuleLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleLoading",
+	Version:     0,
+	desc:        &descMonoProfilerModuleLoading,
+	fields:      &fieldsMonoProfilerModuleLoading,
+}
+
+// descMonoProfilerModuleLoading describes MonoProfilerModuleLoading (EventInfo.Descriptor).
+var descMonoProfilerModuleLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleLoading,
+	DisplayName:  "MonoProfiler/ModuleLoading",
+	Fields:       &fieldsMonoProfilerModuleLoading,
+	ID:           20,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerModuleLoading",
+	Opcode:       37,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleLoading writes the fields of MonoProfilerModuleLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleLoading)
+}}
+
 // MonoProfilerModuleFailed is the payload of MonoProfilerModuleFailed: event 21 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleFailed (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -2288,22 +3170,28 @@ type MonoProfilerModuleFailed struct {
 
 // Info describes MonoProfilerModuleFailed.
 func (*MonoProfilerModuleFailed) Info() *EventInfo {
-	return &eventTable[25]
+	return &infoMonoProfilerModuleFailed
+}
+
+// Descriptor describes MonoProfilerModuleFailed, as readers of any generated package see it.
+func (*MonoProfilerModuleFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleFailed
 }
 
 // Decode reads a MonoProfilerModuleFailed payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleFailed) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleFailed", len(b), ptrSize, endsMonoProfilerModuleFailed)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerModuleFailed is where the fixed fields of MonoProfilerModuleFailed end, for the error of a short payload.
+var endsMonoProfilerModuleFailed = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleFailed wire form for the pointer size.
@@ -2338,6 +3226,46 @@ var columnsMonoProfilerModuleFailed = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerModuleFailed describes MonoProfilerModuleFailed (MonoProfilerModuleFailed.Info).
+var infoMonoProfilerModuleFailed = EventInfo{
+	Columns:     columnsMonoProfilerModuleFailed,
+	DisplayName: "MonoProfiler/ModuleFailed",
+	ID:          21,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerModuleFailed",
+	Opcode:      38,
+	OpcodeName:  "ModuleFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleFailed",
+	Version:     0,
+	desc:        &descMonoProfilerModuleFailed,
+	fields:      &fieldsMonoProfilerModuleFailed,
+}
+
+// descMonoProfilerModuleFailed describes MonoProfilerModuleFailed (EventInfo.Descriptor).
+var descMonoProfilerModuleFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleFailed,
+	DisplayName:  "MonoProfiler/ModuleFailed",
+	Fields:       &fieldsMonoProfilerModuleFailed,
+	ID:           21,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerModuleFailed",
+	Opcode:       38,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleFailed writes the fields of MonoProfilerModuleFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleFailed)
+}}
+
 // MonoProfilerModuleLoaded is the payload of MonoProfilerModuleLoaded: event 22 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleLoaded (39), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadedUnloaded.
@@ -2352,7 +3280,12 @@ type MonoProfilerModuleLoaded struct {
 
 // Info describes MonoProfilerModuleLoaded.
 func (*MonoProfilerModuleLoaded) Info() *EventInfo {
-	return &eventTable[26]
+	return &infoMonoProfilerModuleLoaded
+}
+
+// Descriptor describes MonoProfilerModuleLoaded, as readers of any generated package see it.
+func (*MonoProfilerModuleLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleLoaded
 }
 
 // Decode reads a MonoProfilerModuleLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2360,11 +3293,7 @@ func (*MonoProfilerModuleLoaded) Info() *EventInfo {
 func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleLoaded", len(b), ptrSize, endsMonoProfilerModuleLoaded)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -2380,6 +3309,11 @@ func (e *MonoProfilerModuleLoaded) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerModuleLoaded is where the fixed fields of MonoProfilerModuleLoaded end, for the error of a short payload.
+var endsMonoProfilerModuleLoaded = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleLoaded wire form for the pointer size.
@@ -2432,6 +3366,46 @@ var columnsMonoProfilerModuleLoaded = []clrimpl.Column{{
 	Name: "ModuleSignature",
 }}
 
+// infoMonoProfilerModuleLoaded describes MonoProfilerModuleLoaded (MonoProfilerModuleLoaded.Info).
+var infoMonoProfilerModuleLoaded = EventInfo{
+	Columns:     columnsMonoProfilerModuleLoaded,
+	DisplayName: "MonoProfiler/ModuleLoaded",
+	ID:          22,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerModuleLoaded",
+	Opcode:      39,
+	OpcodeName:  "ModuleLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerModuleLoaded,
+	fields:      &fieldsMonoProfilerModuleLoaded,
+}
+
+// descMonoProfilerModuleLoaded describes MonoProfilerModuleLoaded (EventInfo.Descriptor).
+var descMonoProfilerModuleLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleLoaded,
+	DisplayName:  "MonoProfiler/ModuleLoaded",
+	Fields:       &fieldsMonoProfilerModuleLoaded,
+	ID:           22,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerModuleLoaded",
+	Opcode:       39,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleLoaded writes the fields of MonoProfilerModuleLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleLoaded)
+}}
+
 // MonoProfilerModuleUnloading is the payload of MonoProfilerModuleUnloading: event 23 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleUnloading (40), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template ModuleLoadingUnloadingFailed.
@@ -2442,22 +3416,28 @@ type MonoProfilerModuleUnloading struct {
 
 // Info describes MonoProfilerModuleUnloading.
 func (*MonoProfilerModuleUnloading) Info() *EventInfo {
-	return &eventTable[27]
+	return &infoMonoProfilerModuleUnloading
+}
+
+// Descriptor describes MonoProfilerModuleUnloading, as readers of any generated package see it.
+func (*MonoProfilerModuleUnloading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleUnloading
 }
 
 // Decode reads a MonoProfilerModuleUnloading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerModuleUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleUnloading", len(b), ptrSize, endsMonoProfilerModuleUnloading)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerModuleUnloading is where the fixed fields of MonoProfilerModuleUnloading end, for the error of a short payload.
+var endsMonoProfilerModuleUnloading = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleUnloading wire form for the pointer size.
@@ -2492,6 +3472,46 @@ var columnsMonoProfilerModuleUnloading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerModuleUnloading describes MonoProfilerModuleUnloading (MonoProfilerModuleUnloading.Info).
+var infoMonoProfilerModuleUnloading = EventInfo{
+	Columns:     columnsMonoProfilerModuleUnloading,
+	DisplayName: "MonoProfiler/ModuleUnloading",
+	ID:          23,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerModuleUnloading",
+	Opcode:      40,
+	OpcodeName:  "ModuleUnloading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleUnloading",
+	Version:     0,
+	desc:        &descMonoProfilerModuleUnloading,
+	fields:      &fieldsMonoProfilerModuleUnloading,
+}
+
+// descMonoProfilerModuleUnloading describes MonoProfilerModuleUnloading (EventInfo.Descriptor).
+var descMonoProfilerModuleUnloading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleUnloading,
+	DisplayName:  "MonoProfiler/ModuleUnloading",
+	Fields:       &fieldsMonoProfilerModuleUnloading,
+	ID:           23,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerModuleUnloading",
+	Opcode:       40,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleUnloading writes the fields of MonoProfilerModuleUnloading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleUnloading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleUnloading)
+}}
+
 // MonoProfilerModuleUnloaded is the payload of MonoProfilerModuleUnloaded: event 24 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ModuleUnloaded (41), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadedUnloaded.
@@ -2506,7 +3526,12 @@ type MonoProfilerModuleUnloaded struct {
 
 // Info describes MonoProfilerModuleUnloaded.
 func (*MonoProfilerModuleUnloaded) Info() *EventInfo {
-	return &eventTable[28]
+	return &infoMonoProfilerModuleUnloaded
+}
+
+// Descriptor describes MonoProfilerModuleUnloaded, as readers of any generated package see it.
+func (*MonoProfilerModuleUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerModuleUnloaded
 }
 
 // Decode reads a MonoProfilerModuleUnloaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2514,11 +3539,7 @@ func (*MonoProfilerModuleUnloaded) Info() *EventInfo {
 func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerModuleUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerModuleUnloaded", len(b), ptrSize, endsMonoProfilerModuleUnloaded)
 	}
 	_ = b[7]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -2534,6 +3555,11 @@ func (e *MonoProfilerModuleUnloaded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerModuleUnloaded is where the fixed fields of MonoProfilerModuleUnloaded end, for the error of a short payload.
+var endsMonoProfilerModuleUnloaded = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerModuleUnloaded wire form for the pointer size.
@@ -2586,6 +3612,46 @@ var columnsMonoProfilerModuleUnloaded = []clrimpl.Column{{
 	Name: "ModuleSignature",
 }}
 
+// infoMonoProfilerModuleUnloaded describes MonoProfilerModuleUnloaded (MonoProfilerModuleUnloaded.Info).
+var infoMonoProfilerModuleUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerModuleUnloaded,
+	DisplayName: "MonoProfiler/ModuleUnloaded",
+	ID:          24,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerModuleUnloaded",
+	Opcode:      41,
+	OpcodeName:  "ModuleUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerModuleUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerModuleUnloaded,
+	fields:      &fieldsMonoProfilerModuleUnloaded,
+}
+
+// descMonoProfilerModuleUnloaded describes MonoProfilerModuleUnloaded (EventInfo.Descriptor).
+var descMonoProfilerModuleUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerModuleUnloaded,
+	DisplayName:  "MonoProfiler/ModuleUnloaded",
+	Fields:       &fieldsMonoProfilerModuleUnloaded,
+	ID:           24,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerModuleUnloaded",
+	Opcode:       41,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerModuleUnloaded writes the fields of MonoProfilerModuleUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerModuleUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerModuleUnloaded)
+}}
+
 // MonoProfilerAssemblyLoading is the payload of MonoProfilerAssemblyLoading: event 25 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyLoading (42), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadingUnloading.
@@ -2598,27 +3664,30 @@ type MonoProfilerAssemblyLoading struct {
 
 // Info describes MonoProfilerAssemblyLoading.
 func (*MonoProfilerAssemblyLoading) Info() *EventInfo {
-	return &eventTable[29]
+	return &infoMonoProfilerAssemblyLoading
+}
+
+// Descriptor describes MonoProfilerAssemblyLoading, as readers of any generated package see it.
+func (*MonoProfilerAssemblyLoading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyLoading
 }
 
 // Decode reads a MonoProfilerAssemblyLoading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAssemblyLoading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyLoading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyLoading", len(b), ptrSize, endsMonoProfilerAssemblyLoading)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerAssemblyLoading is where the fixed fields of MonoProfilerAssemblyLoading end, for the error of a short payload.
+var endsMonoProfilerAssemblyLoading = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyLoading wire form for the pointer size.
@@ -2663,6 +3732,46 @@ var columnsMonoProfilerAssemblyLoading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerAssemblyLoading describes MonoProfilerAssemblyLoading (MonoProfilerAssemblyLoading.Info).
+var infoMonoProfilerAssemblyLoading = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyLoading,
+	DisplayName: "MonoProfiler/AssemblyLoading",
+	ID:          25,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAssemblyLoading",
+	Opcode:      42,
+	OpcodeName:  "AssemblyLoading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyLoading",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyLoading,
+	fields:      &fieldsMonoProfilerAssemblyLoading,
+}
+
+// descMonoProfilerAssemblyLoading describes MonoProfilerAssemblyLoading (EventInfo.Descriptor).
+var descMonoProfilerAssemblyLoading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyLoading,
+	DisplayName:  "MonoProfiler/AssemblyLoading",
+	Fields:       &fieldsMonoProfilerAssemblyLoading,
+	ID:           25,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAssemblyLoading",
+	Opcode:       42,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyLoading writes the fields of MonoProfilerAssemblyLoading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyLoading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyLoading)
+}}
+
 // MonoProfilerAssemblyLoaded is the payload of MonoProfilerAssemblyLoaded: event 26 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyLoaded (43), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadedUnloaded.
@@ -2677,7 +3786,12 @@ type MonoProfilerAssemblyLoaded struct {
 
 // Info describes MonoProfilerAssemblyLoaded.
 func (*MonoProfilerAssemblyLoaded) Info() *EventInfo {
-	return &eventTable[30]
+	return &infoMonoProfilerAssemblyLoaded
+}
+
+// Descriptor describes MonoProfilerAssemblyLoaded, as readers of any generated package see it.
+func (*MonoProfilerAssemblyLoaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyLoaded
 }
 
 // Decode reads a MonoProfilerAssemblyLoaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2685,15 +3799,7 @@ func (*MonoProfilerAssemblyLoaded) Info() *EventInfo {
 func (e *MonoProfilerAssemblyLoaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyLoaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyLoaded", len(b), ptrSize, endsMonoProfilerAssemblyLoaded)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2708,6 +3814,12 @@ func (e *MonoProfilerAssemblyLoaded) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerAssemblyLoaded is where the fixed fields of MonoProfilerAssemblyLoaded end, for the error of a short payload.
+var endsMonoProfilerAssemblyLoaded = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyLoaded wire form for the pointer size.
@@ -2761,6 +3873,46 @@ var columnsMonoProfilerAssemblyLoaded = []clrimpl.Column{{
 	Name: "AssemblyName",
 }}
 
+// infoMonoProfilerAssemblyLoaded describes MonoProfilerAssemblyLoaded (MonoProfilerAssemblyLoaded.Info).
+var infoMonoProfilerAssemblyLoaded = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyLoaded,
+	DisplayName: "MonoProfiler/AssemblyLoaded",
+	ID:          26,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAssemblyLoaded",
+	Opcode:      43,
+	OpcodeName:  "AssemblyLoaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyLoaded",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyLoaded,
+	fields:      &fieldsMonoProfilerAssemblyLoaded,
+}
+
+// descMonoProfilerAssemblyLoaded describes MonoProfilerAssemblyLoaded (EventInfo.Descriptor).
+var descMonoProfilerAssemblyLoaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyLoaded,
+	DisplayName:  "MonoProfiler/AssemblyLoaded",
+	Fields:       &fieldsMonoProfilerAssemblyLoaded,
+	ID:           26,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAssemblyLoaded",
+	Opcode:       43,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyLoaded writes the fields of MonoProfilerAssemblyLoaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyLoaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyLoaded)
+}}
+
 // MonoProfilerAssemblyUnloading is the payload of MonoProfilerAssemblyUnloading: event 27 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyUnloading (44), level win:Verbose (5), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadingUnloading.
@@ -2773,27 +3925,30 @@ type MonoProfilerAssemblyUnloading struct {
 
 // Info describes MonoProfilerAssemblyUnloading.
 func (*MonoProfilerAssemblyUnloading) Info() *EventInfo {
-	return &eventTable[31]
+	return &infoMonoProfilerAssemblyUnloading
+}
+
+// Descriptor describes MonoProfilerAssemblyUnloading, as readers of any generated package see it.
+func (*MonoProfilerAssemblyUnloading) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyUnloading
 }
 
 // Decode reads a MonoProfilerAssemblyUnloading payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerAssemblyUnloading) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyUnloading", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyUnloading", len(b), ptrSize, endsMonoProfilerAssemblyUnloading)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[8:])
 	return 16, nil
+}
+
+// endsMonoProfilerAssemblyUnloading is where the fixed fields of MonoProfilerAssemblyUnloading end, for the error of a short payload.
+var endsMonoProfilerAssemblyUnloading = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyUnloading wire form for the pointer size.
@@ -2838,6 +3993,46 @@ var columnsMonoProfilerAssemblyUnloading = []clrimpl.Column{{
 	Name: "ModuleID",
 }}
 
+// infoMonoProfilerAssemblyUnloading describes MonoProfilerAssemblyUnloading (MonoProfilerAssemblyUnloading.Info).
+var infoMonoProfilerAssemblyUnloading = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyUnloading,
+	DisplayName: "MonoProfiler/AssemblyUnloading",
+	ID:          27,
+	Keywords:    0x8,
+	Level:       5,
+	Name:        "MonoProfilerAssemblyUnloading",
+	Opcode:      44,
+	OpcodeName:  "AssemblyUnloading",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyUnloading",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyUnloading,
+	fields:      &fieldsMonoProfilerAssemblyUnloading,
+}
+
+// descMonoProfilerAssemblyUnloading describes MonoProfilerAssemblyUnloading (EventInfo.Descriptor).
+var descMonoProfilerAssemblyUnloading = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyUnloading,
+	DisplayName:  "MonoProfiler/AssemblyUnloading",
+	Fields:       &fieldsMonoProfilerAssemblyUnloading,
+	ID:           27,
+	Keywords:     0x8,
+	Level:        5,
+	Name:         "MonoProfilerAssemblyUnloading",
+	Opcode:       44,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyUnloading writes the fields of MonoProfilerAssemblyUnloading payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyUnloading = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyUnloading)
+}}
+
 // MonoProfilerAssemblyUnloaded is the payload of MonoProfilerAssemblyUnloaded: event 28 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode AssemblyUnloaded (45), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadedUnloaded.
@@ -2852,7 +4047,12 @@ type MonoProfilerAssemblyUnloaded struct {
 
 // Info describes MonoProfilerAssemblyUnloaded.
 func (*MonoProfilerAssemblyUnloaded) Info() *EventInfo {
-	return &eventTable[32]
+	return &infoMonoProfilerAssemblyUnloaded
+}
+
+// Descriptor describes MonoProfilerAssemblyUnloaded, as readers of any generated package see it.
+func (*MonoProfilerAssemblyUnloaded) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerAssemblyUnloaded
 }
 
 // Decode reads a MonoProfilerAssemblyUnloaded payload for a pointer size of 4 or 8 and returns the bytes
@@ -2860,15 +4060,7 @@ func (*MonoProfilerAssemblyUnloaded) Info() *EventInfo {
 func (e *MonoProfilerAssemblyUnloaded) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("MonoProfilerAssemblyUnloaded", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerAssemblyUnloaded", len(b), ptrSize, endsMonoProfilerAssemblyUnloaded)
 	}
 	_ = b[15]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2883,6 +4075,12 @@ func (e *MonoProfilerAssemblyUnloaded) Decode(b []byte, ptrSize int) (int, error
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerAssemblyUnloaded is where the fixed fields of MonoProfilerAssemblyUnloaded end, for the error of a short payload.
+var endsMonoProfilerAssemblyUnloaded = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
 }
 
 // Encode appends the MonoProfilerAssemblyUnloaded wire form for the pointer size.
@@ -2936,6 +4134,46 @@ var columnsMonoProfilerAssemblyUnloaded = []clrimpl.Column{{
 	Name: "AssemblyName",
 }}
 
+// infoMonoProfilerAssemblyUnloaded describes MonoProfilerAssemblyUnloaded (MonoProfilerAssemblyUnloaded.Info).
+var infoMonoProfilerAssemblyUnloaded = EventInfo{
+	Columns:     columnsMonoProfilerAssemblyUnloaded,
+	DisplayName: "MonoProfiler/AssemblyUnloaded",
+	ID:          28,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "MonoProfilerAssemblyUnloaded",
+	Opcode:      45,
+	OpcodeName:  "AssemblyUnloaded",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerAssemblyUnloaded",
+	Version:     0,
+	desc:        &descMonoProfilerAssemblyUnloaded,
+	fields:      &fieldsMonoProfilerAssemblyUnloaded,
+}
+
+// descMonoProfilerAssemblyUnloaded describes MonoProfilerAssemblyUnloaded (EventInfo.Descriptor).
+var descMonoProfilerAssemblyUnloaded = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerAssemblyUnloaded,
+	DisplayName:  "MonoProfiler/AssemblyUnloaded",
+	Fields:       &fieldsMonoProfilerAssemblyUnloaded,
+	ID:           28,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "MonoProfilerAssemblyUnloaded",
+	Opcode:       45,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerAssemblyUnloaded writes the fields of MonoProfilerAssemblyUnloaded payloads (its Descriptor's Fields).
+var fieldsMonoProfilerAssemblyUnloaded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerAssemblyUnloaded)
+}}
+
 // MonoProfilerMethodEnter is the payload of MonoProfilerMethodEnter: event 29 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodEnter (46), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -2946,22 +4184,28 @@ type MonoProfilerMethodEnter struct {
 
 // Info describes MonoProfilerMethodEnter.
 func (*MonoProfilerMethodEnter) Info() *EventInfo {
-	return &eventTable[33]
+	return &infoMonoProfilerMethodEnter
+}
+
+// Descriptor describes MonoProfilerMethodEnter, as readers of any generated package see it.
+func (*MonoProfilerMethodEnter) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodEnter
 }
 
 // Decode reads a MonoProfilerMethodEnter payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodEnter) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodEnter", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodEnter", len(b), ptrSize, endsMonoProfilerMethodEnter)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodEnter is where the fixed fields of MonoProfilerMethodEnter end, for the error of a short payload.
+var endsMonoProfilerMethodEnter = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodEnter wire form for the pointer size.
@@ -2996,6 +4240,46 @@ var columnsMonoProfilerMethodEnter = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodEnter describes MonoProfilerMethodEnter (MonoProfilerMethodEnter.Info).
+var infoMonoProfilerMethodEnter = EventInfo{
+	Columns:     columnsMonoProfilerMethodEnter,
+	DisplayName: "MonoProfiler/MethodEnter",
+	ID:          29,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodEnter",
+	Opcode:      46,
+	OpcodeName:  "MethodEnter",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodEnter",
+	Version:     0,
+	desc:        &descMonoProfilerMethodEnter,
+	fields:      &fieldsMonoProfilerMethodEnter,
+}
+
+// descMonoProfilerMethodEnter describes MonoProfilerMethodEnter (EventInfo.Descriptor).
+var descMonoProfilerMethodEnter = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodEnter,
+	DisplayName:  "MonoProfiler/MethodEnter",
+	Fields:       &fieldsMonoProfilerMethodEnter,
+	ID:           29,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodEnter",
+	Opcode:       46,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodEnter writes the fields of MonoProfilerMethodEnter payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodEnter = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodEnter)
+}}
+
 // MonoProfilerMethodLeave is the payload of MonoProfilerMethodLeave: event 30 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodLeave (47), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3006,22 +4290,28 @@ type MonoProfilerMethodLeave struct {
 
 // Info describes MonoProfilerMethodLeave.
 func (*MonoProfilerMethodLeave) Info() *EventInfo {
-	return &eventTable[34]
+	return &infoMonoProfilerMethodLeave
+}
+
+// Descriptor describes MonoProfilerMethodLeave, as readers of any generated package see it.
+func (*MonoProfilerMethodLeave) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodLeave
 }
 
 // Decode reads a MonoProfilerMethodLeave payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodLeave) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodLeave", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodLeave", len(b), ptrSize, endsMonoProfilerMethodLeave)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodLeave is where the fixed fields of MonoProfilerMethodLeave end, for the error of a short payload.
+var endsMonoProfilerMethodLeave = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodLeave wire form for the pointer size.
@@ -3056,6 +4346,46 @@ var columnsMonoProfilerMethodLeave = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodLeave describes MonoProfilerMethodLeave (MonoProfilerMethodLeave.Info).
+var infoMonoProfilerMethodLeave = EventInfo{
+	Columns:     columnsMonoProfilerMethodLeave,
+	DisplayName: "MonoProfiler/MethodLeave",
+	ID:          30,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodLeave",
+	Opcode:      47,
+	OpcodeName:  "MethodLeave",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodLeave",
+	Version:     0,
+	desc:        &descMonoProfilerMethodLeave,
+	fields:      &fieldsMonoProfilerMethodLeave,
+}
+
+// descMonoProfilerMethodLeave describes MonoProfilerMethodLeave (EventInfo.Descriptor).
+var descMonoProfilerMethodLeave = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodLeave,
+	DisplayName:  "MonoProfiler/MethodLeave",
+	Fields:       &fieldsMonoProfilerMethodLeave,
+	ID:           30,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodLeave",
+	Opcode:       47,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodLeave writes the fields of MonoProfilerMethodLeave payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodLeave = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodLeave)
+}}
+
 // MonoProfilerMethodTailCall is the payload of MonoProfilerMethodTailCall: event 31 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodTailCall (48), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3066,22 +4396,28 @@ type MonoProfilerMethodTailCall struct {
 
 // Info describes MonoProfilerMethodTailCall.
 func (*MonoProfilerMethodTailCall) Info() *EventInfo {
-	return &eventTable[35]
+	return &infoMonoProfilerMethodTailCall
+}
+
+// Descriptor describes MonoProfilerMethodTailCall, as readers of any generated package see it.
+func (*MonoProfilerMethodTailCall) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodTailCall
 }
 
 // Decode reads a MonoProfilerMethodTailCall payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodTailCall) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodTailCall", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodTailCall", len(b), ptrSize, endsMonoProfilerMethodTailCall)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodTailCall is where the fixed fields of MonoProfilerMethodTailCall end, for the error of a short payload.
+var endsMonoProfilerMethodTailCall = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodTailCall wire form for the pointer size.
@@ -3116,6 +4452,46 @@ var columnsMonoProfilerMethodTailCall = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodTailCall describes MonoProfilerMethodTailCall (MonoProfilerMethodTailCall.Info).
+var infoMonoProfilerMethodTailCall = EventInfo{
+	Columns:     columnsMonoProfilerMethodTailCall,
+	DisplayName: "MonoProfiler/MethodTailCall",
+	ID:          31,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodTailCall",
+	Opcode:      48,
+	OpcodeName:  "MethodTailCall",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodTailCall",
+	Version:     0,
+	desc:        &descMonoProfilerMethodTailCall,
+	fields:      &fieldsMonoProfilerMethodTailCall,
+}
+
+// descMonoProfilerMethodTailCall describes MonoProfilerMethodTailCall (EventInfo.Descriptor).
+var descMonoProfilerMethodTailCall = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodTailCall,
+	DisplayName:  "MonoProfiler/MethodTailCall",
+	Fields:       &fieldsMonoProfilerMethodTailCall,
+	ID:           31,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodTailCall",
+	Opcode:       48,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodTailCall writes the fields of MonoProfilerMethodTailCall payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodTailCall = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodTailCall)
+}}
+
 // MonoProfilerMethodExceptionLeave is the payload of MonoProfilerMethodExceptionLeave: event 32 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodExceptionLeave (49), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3126,22 +4502,28 @@ type MonoProfilerMethodExceptionLeave struct {
 
 // Info describes MonoProfilerMethodExceptionLeave.
 func (*MonoProfilerMethodExceptionLeave) Info() *EventInfo {
-	return &eventTable[36]
+	return &infoMonoProfilerMethodExceptionLeave
+}
+
+// Descriptor describes MonoProfilerMethodExceptionLeave, as readers of any generated package see it.
+func (*MonoProfilerMethodExceptionLeave) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodExceptionLeave
 }
 
 // Decode reads a MonoProfilerMethodExceptionLeave payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodExceptionLeave) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodExceptionLeave", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodExceptionLeave", len(b), ptrSize, endsMonoProfilerMethodExceptionLeave)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodExceptionLeave is where the fixed fields of MonoProfilerMethodExceptionLeave end, for the error of a short payload.
+var endsMonoProfilerMethodExceptionLeave = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodExceptionLeave wire form for the pointer size.
@@ -3176,6 +4558,46 @@ var columnsMonoProfilerMethodExceptionLeave = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodExceptionLeave describes MonoProfilerMethodExceptionLeave (MonoProfilerMethodExceptionLeave.Info).
+var infoMonoProfilerMethodExceptionLeave = EventInfo{
+	Columns:     columnsMonoProfilerMethodExceptionLeave,
+	DisplayName: "MonoProfiler/MethodExceptionLeave",
+	ID:          32,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodExceptionLeave",
+	Opcode:      49,
+	OpcodeName:  "MethodExceptionLeave",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodExceptionLeave",
+	Version:     0,
+	desc:        &descMonoProfilerMethodExceptionLeave,
+	fields:      &fieldsMonoProfilerMethodExceptionLeave,
+}
+
+// descMonoProfilerMethodExceptionLeave describes MonoProfilerMethodExceptionLeave (EventInfo.Descriptor).
+var descMonoProfilerMethodExceptionLeave = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodExceptionLeave,
+	DisplayName:  "MonoProfiler/MethodExceptionLeave",
+	Fields:       &fieldsMonoProfilerMethodExceptionLeave,
+	ID:           32,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodExceptionLeave",
+	Opcode:       49,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodExceptionLeave writes the fields of MonoProfilerMethodExceptionLeave payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodExceptionLeave = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodExceptionLeave)
+}}
+
 // MonoProfilerMethodFree is the payload of MonoProfilerMethodFree: event 33 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodFree (50), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3186,22 +4608,28 @@ type MonoProfilerMethodFree struct {
 
 // Info describes MonoProfilerMethodFree.
 func (*MonoProfilerMethodFree) Info() *EventInfo {
-	return &eventTable[37]
+	return &infoMonoProfilerMethodFree
+}
+
+// Descriptor describes MonoProfilerMethodFree, as readers of any generated package see it.
+func (*MonoProfilerMethodFree) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodFree
 }
 
 // Decode reads a MonoProfilerMethodFree payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodFree) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodFree", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodFree", len(b), ptrSize, endsMonoProfilerMethodFree)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodFree is where the fixed fields of MonoProfilerMethodFree end, for the error of a short payload.
+var endsMonoProfilerMethodFree = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodFree wire form for the pointer size.
@@ -3236,6 +4664,46 @@ var columnsMonoProfilerMethodFree = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodFree describes MonoProfilerMethodFree (MonoProfilerMethodFree.Info).
+var infoMonoProfilerMethodFree = EventInfo{
+	Columns:     columnsMonoProfilerMethodFree,
+	DisplayName: "MonoProfiler/MethodFree",
+	ID:          33,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodFree",
+	Opcode:      50,
+	OpcodeName:  "MethodFree",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodFree",
+	Version:     0,
+	desc:        &descMonoProfilerMethodFree,
+	fields:      &fieldsMonoProfilerMethodFree,
+}
+
+// descMonoProfilerMethodFree describes MonoProfilerMethodFree (EventInfo.Descriptor).
+var descMonoProfilerMethodFree = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodFree,
+	DisplayName:  "MonoProfiler/MethodFree",
+	Fields:       &fieldsMonoProfilerMethodFree,
+	ID:           33,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodFree",
+	Opcode:       50,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodFree writes the fields of MonoProfilerMethodFree payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodFree = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodFree)
+}}
+
 // MonoProfilerMethodBeginInvoke is the payload of MonoProfilerMethodBeginInvoke: event 34 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodBeginInvoke (51), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3246,22 +4714,28 @@ type MonoProfilerMethodBeginInvoke struct {
 
 // Info describes MonoProfilerMethodBeginInvoke.
 func (*MonoProfilerMethodBeginInvoke) Info() *EventInfo {
-	return &eventTable[38]
+	return &infoMonoProfilerMethodBeginInvoke
+}
+
+// Descriptor describes MonoProfilerMethodBeginInvoke, as readers of any generated package see it.
+func (*MonoProfilerMethodBeginInvoke) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodBeginInvoke
 }
 
 // Decode reads a MonoProfilerMethodBeginInvoke payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodBeginInvoke) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodBeginInvoke", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodBeginInvoke", len(b), ptrSize, endsMonoProfilerMethodBeginInvoke)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodBeginInvoke is where the fixed fields of MonoProfilerMethodBeginInvoke end, for the error of a short payload.
+var endsMonoProfilerMethodBeginInvoke = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodBeginInvoke wire form for the pointer size.
@@ -3296,6 +4770,46 @@ var columnsMonoProfilerMethodBeginInvoke = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodBeginInvoke describes MonoProfilerMethodBeginInvoke (MonoProfilerMethodBeginInvoke.Info).
+var infoMonoProfilerMethodBeginInvoke = EventInfo{
+	Columns:     columnsMonoProfilerMethodBeginInvoke,
+	DisplayName: "MonoProfiler/MethodBeginInvoke",
+	ID:          34,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodBeginInvoke",
+	Opcode:      51,
+	OpcodeName:  "MethodBeginInvoke",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodBeginInvoke",
+	Version:     0,
+	desc:        &descMonoProfilerMethodBeginInvoke,
+	fields:      &fieldsMonoProfilerMethodBeginInvoke,
+}
+
+// descMonoProfilerMethodBeginInvoke describes MonoProfilerMethodBeginInvoke (EventInfo.Descriptor).
+var descMonoProfilerMethodBeginInvoke = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodBeginInvoke,
+	DisplayName:  "MonoProfiler/MethodBeginInvoke",
+	Fields:       &fieldsMonoProfilerMethodBeginInvoke,
+	ID:           34,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodBeginInvoke",
+	Opcode:       51,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodBeginInvoke writes the fields of MonoProfilerMethodBeginInvoke payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodBeginInvoke = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodBeginInvoke)
+}}
+
 // MonoProfilerMethodEndInvoke is the payload of MonoProfilerMethodEndInvoke: event 35 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MethodEndInvoke (52), level win:Informational (4), keywords MethodTracingKeyword (0x20000000).
 // Template MethodTracing.
@@ -3306,22 +4820,28 @@ type MonoProfilerMethodEndInvoke struct {
 
 // Info describes MonoProfilerMethodEndInvoke.
 func (*MonoProfilerMethodEndInvoke) Info() *EventInfo {
-	return &eventTable[39]
+	return &infoMonoProfilerMethodEndInvoke
+}
+
+// Descriptor describes MonoProfilerMethodEndInvoke, as readers of any generated package see it.
+func (*MonoProfilerMethodEndInvoke) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMethodEndInvoke
 }
 
 // Decode reads a MonoProfilerMethodEndInvoke payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerMethodEndInvoke) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerMethodEndInvoke", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerMethodEndInvoke", len(b), ptrSize, endsMonoProfilerMethodEndInvoke)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerMethodEndInvoke is where the fixed fields of MonoProfilerMethodEndInvoke end, for the error of a short payload.
+var endsMonoProfilerMethodEndInvoke = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerMethodEndInvoke wire form for the pointer size.
@@ -3356,6 +4876,46 @@ var columnsMonoProfilerMethodEndInvoke = []clrimpl.Column{{
 	Name: "MethodID",
 }}
 
+// infoMonoProfilerMethodEndInvoke describes MonoProfilerMethodEndInvoke (MonoProfilerMethodEndInvoke.Info).
+var infoMonoProfilerMethodEndInvoke = EventInfo{
+	Columns:     columnsMonoProfilerMethodEndInvoke,
+	DisplayName: "MonoProfiler/MethodEndInvoke",
+	ID:          35,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "MonoProfilerMethodEndInvoke",
+	Opcode:      52,
+	OpcodeName:  "MethodEndInvoke",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMethodEndInvoke",
+	Version:     0,
+	desc:        &descMonoProfilerMethodEndInvoke,
+	fields:      &fieldsMonoProfilerMethodEndInvoke,
+}
+
+// descMonoProfilerMethodEndInvoke describes MonoProfilerMethodEndInvoke (EventInfo.Descriptor).
+var descMonoProfilerMethodEndInvoke = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMethodEndInvoke,
+	DisplayName:  "MonoProfiler/MethodEndInvoke",
+	Fields:       &fieldsMonoProfilerMethodEndInvoke,
+	ID:           35,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "MonoProfilerMethodEndInvoke",
+	Opcode:       52,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMethodEndInvoke writes the fields of MonoProfilerMethodEndInvoke payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMethodEndInvoke = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMethodEndInvoke)
+}}
+
 // MonoProfilerExceptionThrow is the payload of MonoProfilerExceptionThrow: event 36 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ExceptionThrow (53), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // Template ExceptionThrow. Its layout depends on the pointer size.
@@ -3368,7 +4928,12 @@ type MonoProfilerExceptionThrow struct {
 
 // Info describes MonoProfilerExceptionThrow.
 func (*MonoProfilerExceptionThrow) Info() *EventInfo {
-	return &eventTable[40]
+	return &infoMonoProfilerExceptionThrow
+}
+
+// Descriptor describes MonoProfilerExceptionThrow, as readers of any generated package see it.
+func (*MonoProfilerExceptionThrow) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerExceptionThrow
 }
 
 // Decode reads a MonoProfilerExceptionThrow payload for a pointer size of 4 or 8 and returns the bytes
@@ -3379,36 +4944,26 @@ func (e *MonoProfilerExceptionThrow) Decode(b []byte, ptrSize int) (int, error) 
 	}
 	if ptrSize == 8 {
 		if len(b) < 16 {
-			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, endsMonoProfilerExceptionThrow)
 		}
 		_ = b[15]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
 		e.ObjectID = binary.LittleEndian.Uint64(b[8:])
 	} else {
 		if len(b) < 12 {
-			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionThrow", len(b), ptrSize, endsMonoProfilerExceptionThrow)
 		}
 		_ = b[11]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[8:]))
 	}
 	return 8 + ptrSize, nil
+}
+
+// endsMonoProfilerExceptionThrow is where the fixed fields of MonoProfilerExceptionThrow end, for the error of a short payload.
+var endsMonoProfilerExceptionThrow = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 8, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerExceptionThrow wire form for the pointer size.
@@ -3453,6 +5008,46 @@ var columnsMonoProfilerExceptionThrow = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerExceptionThrow describes MonoProfilerExceptionThrow (MonoProfilerExceptionThrow.Info).
+var infoMonoProfilerExceptionThrow = EventInfo{
+	Columns:     columnsMonoProfilerExceptionThrow,
+	DisplayName: "MonoProfiler/ExceptionThrow",
+	ID:          36,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "MonoProfilerExceptionThrow",
+	Opcode:      53,
+	OpcodeName:  "ExceptionThrow",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerExceptionThrow",
+	Version:     0,
+	desc:        &descMonoProfilerExceptionThrow,
+	fields:      &fieldsMonoProfilerExceptionThrow,
+}
+
+// descMonoProfilerExceptionThrow describes MonoProfilerExceptionThrow (EventInfo.Descriptor).
+var descMonoProfilerExceptionThrow = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerExceptionThrow,
+	DisplayName:  "MonoProfiler/ExceptionThrow",
+	Fields:       &fieldsMonoProfilerExceptionThrow,
+	ID:           36,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "MonoProfilerExceptionThrow",
+	Opcode:       53,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerExceptionThrow writes the fields of MonoProfilerExceptionThrow payloads (its Descriptor's Fields).
+var fieldsMonoProfilerExceptionThrow = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerExceptionThrow)
+}}
+
 // MonoProfilerExceptionClause is the payload of MonoProfilerExceptionClause: event 37 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ExceptionClause (54), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // Template ExceptionClause. Its layout depends on the pointer size.
@@ -3471,7 +5066,12 @@ type MonoProfilerExceptionClause struct {
 
 // Info describes MonoProfilerExceptionClause.
 func (*MonoProfilerExceptionClause) Info() *EventInfo {
-	return &eventTable[41]
+	return &infoMonoProfilerExceptionClause
+}
+
+// Descriptor describes MonoProfilerExceptionClause, as readers of any generated package see it.
+func (*MonoProfilerExceptionClause) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerExceptionClause
 }
 
 // Decode reads a MonoProfilerExceptionClause payload for a pointer size of 4 or 8 and returns the bytes
@@ -3482,27 +5082,7 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 29 {
-			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ClauseType",
-				Ptrs:  0,
-			}, {
-				Bytes: 5,
-				Name:  "ClauseIdx",
-				Ptrs:  0,
-			}, {
-				Bytes: 13,
-				Name:  "MethodID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, endsMonoProfilerExceptionClause)
 		}
 		_ = b[28]
 		e.ClauseType = MonoProfilerExceptionClauseType(b[0])
@@ -3512,27 +5092,7 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = binary.LittleEndian.Uint64(b[21:])
 	} else {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ClauseType",
-				Ptrs:  0,
-			}, {
-				Bytes: 5,
-				Name:  "ClauseIdx",
-				Ptrs:  0,
-			}, {
-				Bytes: 13,
-				Name:  "MethodID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 21,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerExceptionClause", len(b), ptrSize, endsMonoProfilerExceptionClause)
 		}
 		_ = b[24]
 		e.ClauseType = MonoProfilerExceptionClauseType(b[0])
@@ -3542,6 +5102,15 @@ func (e *MonoProfilerExceptionClause) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[21:]))
 	}
 	return 21 + ptrSize, nil
+}
+
+// endsMonoProfilerExceptionClause is where the fixed fields of MonoProfilerExceptionClause end, for the error of a short payload.
+var endsMonoProfilerExceptionClause = []clrimpl.FieldEnd{
+	{Name: "ClauseType", Bytes: 1},
+	{Name: "ClauseIdx", Bytes: 5},
+	{Name: "MethodID", Bytes: 13},
+	{Name: "TypeID", Bytes: 21},
+	{Name: "ObjectID", Bytes: 21, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerExceptionClause wire form for the pointer size.
@@ -3621,6 +5190,46 @@ var columnsMonoProfilerExceptionClause = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerExceptionClause describes MonoProfilerExceptionClause (MonoProfilerExceptionClause.Info).
+var infoMonoProfilerExceptionClause = EventInfo{
+	Columns:     columnsMonoProfilerExceptionClause,
+	DisplayName: "MonoProfiler/ExceptionClause",
+	ID:          37,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "MonoProfilerExceptionClause",
+	Opcode:      54,
+	OpcodeName:  "ExceptionClause",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerExceptionClause",
+	Version:     0,
+	desc:        &descMonoProfilerExceptionClause,
+	fields:      &fieldsMonoProfilerExceptionClause,
+}
+
+// descMonoProfilerExceptionClause describes MonoProfilerExceptionClause (EventInfo.Descriptor).
+var descMonoProfilerExceptionClause = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerExceptionClause,
+	DisplayName:  "MonoProfiler/ExceptionClause",
+	Fields:       &fieldsMonoProfilerExceptionClause,
+	ID:           37,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "MonoProfilerExceptionClause",
+	Opcode:       54,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerExceptionClause writes the fields of MonoProfilerExceptionClause payloads (its Descriptor's Fields).
+var fieldsMonoProfilerExceptionClause = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerExceptionClause)
+}}
+
 // MonoProfilerGCEvent is the payload of MonoProfilerGCEvent: event 38 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCEvent (55), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEvent.
@@ -3633,27 +5242,30 @@ type MonoProfilerGCEvent struct {
 
 // Info describes MonoProfilerGCEvent.
 func (*MonoProfilerGCEvent) Info() *EventInfo {
-	return &eventTable[42]
+	return &infoMonoProfilerGCEvent
+}
+
+// Descriptor describes MonoProfilerGCEvent, as readers of any generated package see it.
+func (*MonoProfilerGCEvent) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCEvent
 }
 
 // Decode reads a MonoProfilerGCEvent payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCEvent) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 5 {
-		return 0, shortPrefix("MonoProfilerGCEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "GCEventType",
-			Ptrs:  0,
-		}, {
-			Bytes: 5,
-			Name:  "GCGeneration",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCEvent", len(b), ptrSize, endsMonoProfilerGCEvent)
 	}
 	_ = b[4]
 	e.GCEventType = MonoProfilerGCEventType(b[0])
 	e.GCGeneration = binary.LittleEndian.Uint32(b[1:])
 	return 5, nil
+}
+
+// endsMonoProfilerGCEvent is where the fixed fields of MonoProfilerGCEvent end, for the error of a short payload.
+var endsMonoProfilerGCEvent = []clrimpl.FieldEnd{
+	{Name: "GCEventType", Bytes: 1},
+	{Name: "GCGeneration", Bytes: 5},
 }
 
 // Encode appends the MonoProfilerGCEvent wire form for the pointer size.
@@ -3703,6 +5315,46 @@ var columnsMonoProfilerGCEvent = []clrimpl.Column{{
 	Name: "GCGeneration",
 }}
 
+// infoMonoProfilerGCEvent describes MonoProfilerGCEvent (MonoProfilerGCEvent.Info).
+var infoMonoProfilerGCEvent = EventInfo{
+	Columns:     columnsMonoProfilerGCEvent,
+	DisplayName: "MonoProfiler/GCEvent",
+	ID:          38,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "MonoProfilerGCEvent",
+	Opcode:      55,
+	OpcodeName:  "GCEvent",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCEvent",
+	Version:     0,
+	desc:        &descMonoProfilerGCEvent,
+	fields:      &fieldsMonoProfilerGCEvent,
+}
+
+// descMonoProfilerGCEvent describes MonoProfilerGCEvent (EventInfo.Descriptor).
+var descMonoProfilerGCEvent = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCEvent,
+	DisplayName:  "MonoProfiler/GCEvent",
+	Fields:       &fieldsMonoProfilerGCEvent,
+	ID:           38,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "MonoProfilerGCEvent",
+	Opcode:       55,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCEvent writes the fields of MonoProfilerGCEvent payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCEvent)
+}}
+
 // MonoProfilerGCAllocation is the payload of MonoProfilerGCAllocation: event 39 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCAllocation (56), level win:Informational (4), keywords GCAllocationKeyword (0x200000).
 // Template GCAllocation. Its layout depends on the pointer size.
@@ -3717,7 +5369,12 @@ type MonoProfilerGCAllocation struct {
 
 // Info describes MonoProfilerGCAllocation.
 func (*MonoProfilerGCAllocation) Info() *EventInfo {
-	return &eventTable[43]
+	return &infoMonoProfilerGCAllocation
+}
+
+// Descriptor describes MonoProfilerGCAllocation, as readers of any generated package see it.
+func (*MonoProfilerGCAllocation) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCAllocation
 }
 
 // Decode reads a MonoProfilerGCAllocation payload for a pointer size of 4 or 8 and returns the bytes
@@ -3728,19 +5385,7 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, endsMonoProfilerGCAllocation)
 		}
 		_ = b[23]
 		e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -3748,19 +5393,7 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 		e.ObjectSize = binary.LittleEndian.Uint64(b[16:])
 	} else {
 		if len(b) < 20 {
-			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCAllocation", len(b), ptrSize, endsMonoProfilerGCAllocation)
 		}
 		_ = b[19]
 		e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -3768,6 +5401,13 @@ func (e *MonoProfilerGCAllocation) Decode(b []byte, ptrSize int) (int, error) {
 		e.ObjectSize = binary.LittleEndian.Uint64(b[12:])
 	}
 	return 16 + ptrSize, nil
+}
+
+// endsMonoProfilerGCAllocation is where the fixed fields of MonoProfilerGCAllocation end, for the error of a short payload.
+var endsMonoProfilerGCAllocation = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 8, Ptrs: 1},
+	{Name: "ObjectSize", Bytes: 16, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCAllocation wire form for the pointer size.
@@ -3822,6 +5462,46 @@ var columnsMonoProfilerGCAllocation = []clrimpl.Column{{
 	Name: "ObjectSize",
 }}
 
+// infoMonoProfilerGCAllocation describes MonoProfilerGCAllocation (MonoProfilerGCAllocation.Info).
+var infoMonoProfilerGCAllocation = EventInfo{
+	Columns:     columnsMonoProfilerGCAllocation,
+	DisplayName: "MonoProfiler/GCAllocation",
+	ID:          39,
+	Keywords:    0x200000,
+	Level:       4,
+	Name:        "MonoProfilerGCAllocation",
+	Opcode:      56,
+	OpcodeName:  "GCAllocation",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCAllocation",
+	Version:     0,
+	desc:        &descMonoProfilerGCAllocation,
+	fields:      &fieldsMonoProfilerGCAllocation,
+}
+
+// descMonoProfilerGCAllocation describes MonoProfilerGCAllocation (EventInfo.Descriptor).
+var descMonoProfilerGCAllocation = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCAllocation,
+	DisplayName:  "MonoProfiler/GCAllocation",
+	Fields:       &fieldsMonoProfilerGCAllocation,
+	ID:           39,
+	Keywords:     0x200000,
+	Level:        4,
+	Name:         "MonoProfilerGCAllocation",
+	Opcode:       56,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCAllocation writes the fields of MonoProfilerGCAllocation payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCAllocation = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCAllocation)
+}}
+
 // MonoProfilerGCMoves is the payload of MonoProfilerGCMoves: event 40 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCMoves (57), level win:Informational (4), keywords GCMovesKeyword (0x400000).
 // Template GCMoves. Its layout depends on the pointer size.
@@ -3844,15 +5524,7 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCMovesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3862,15 +5534,7 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCMovesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3879,6 +5543,12 @@ func (e *MonoProfilerGCMovesValuesElem) decode(b []byte, ptrSize int) (int, stri
 		e.AddressID = uint64(binary.LittleEndian.Uint32(b[4:]))
 	}
 	return 2 * ptrSize, "", 0, nil
+}
+
+// endsMonoProfilerGCMovesValuesElem is where the fixed fields of MonoProfilerGCMoves.Values elements end, for the error of a short payload.
+var endsMonoProfilerGCMovesValuesElem = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AddressID", Bytes: 0, Ptrs: 2},
 }
 
 func (e *MonoProfilerGCMovesValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -3986,7 +5656,12 @@ func (a MonoProfilerGCMovesValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerGCMoves.
 func (*MonoProfilerGCMoves) Info() *EventInfo {
-	return &eventTable[44]
+	return &infoMonoProfilerGCMoves
+}
+
+// Descriptor describes MonoProfilerGCMoves, as readers of any generated package see it.
+func (*MonoProfilerGCMoves) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCMoves
 }
 
 // Decode reads a MonoProfilerGCMoves payload for a pointer size of 4 or 8 and returns the bytes
@@ -3997,11 +5672,7 @@ func (e *MonoProfilerGCMoves) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("MonoProfilerGCMoves", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCMoves", len(b), ptrSize, endsMonoProfilerGCMoves)
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -4018,6 +5689,11 @@ func (e *MonoProfilerGCMoves) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCMoves is where the fixed fields of MonoProfilerGCMoves end, for the error of a short payload.
+var endsMonoProfilerGCMoves = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the MonoProfilerGCMoves wire form for the pointer size.
@@ -4061,6 +5737,46 @@ var columnsMonoProfilerGCMoves = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerGCMoves describes MonoProfilerGCMoves (MonoProfilerGCMoves.Info).
+var infoMonoProfilerGCMoves = EventInfo{
+	Columns:     columnsMonoProfilerGCMoves,
+	DisplayName: "MonoProfiler/GCMoves",
+	ID:          40,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "MonoProfilerGCMoves",
+	Opcode:      57,
+	OpcodeName:  "GCMoves",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCMoves",
+	Version:     0,
+	desc:        &descMonoProfilerGCMoves,
+	fields:      &fieldsMonoProfilerGCMoves,
+}
+
+// descMonoProfilerGCMoves describes MonoProfilerGCMoves (EventInfo.Descriptor).
+var descMonoProfilerGCMoves = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCMoves,
+	DisplayName:  "MonoProfiler/GCMoves",
+	Fields:       &fieldsMonoProfilerGCMoves,
+	ID:           40,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "MonoProfilerGCMoves",
+	Opcode:       57,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCMoves writes the fields of MonoProfilerGCMoves payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCMoves = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCMoves)
+}}
+
 // MonoProfilerGCResize is the payload of MonoProfilerGCResize: event 41 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCResize (58), level win:Informational (4), keywords GCResizeKeyword (0x2000000).
 // Template GCResize.
@@ -4071,22 +5787,28 @@ type MonoProfilerGCResize struct {
 
 // Info describes MonoProfilerGCResize.
 func (*MonoProfilerGCResize) Info() *EventInfo {
-	return &eventTable[45]
+	return &infoMonoProfilerGCResize
+}
+
+// Descriptor describes MonoProfilerGCResize, as readers of any generated package see it.
+func (*MonoProfilerGCResize) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCResize
 }
 
 // Decode reads a MonoProfilerGCResize payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCResize) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerGCResize", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "NewSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCResize", len(b), ptrSize, endsMonoProfilerGCResize)
 	}
 	_ = b[7]
 	e.NewSize = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerGCResize is where the fixed fields of MonoProfilerGCResize end, for the error of a short payload.
+var endsMonoProfilerGCResize = []clrimpl.FieldEnd{
+	{Name: "NewSize", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerGCResize wire form for the pointer size.
@@ -4121,6 +5843,46 @@ var columnsMonoProfilerGCResize = []clrimpl.Column{{
 	Name: "NewSize",
 }}
 
+// infoMonoProfilerGCResize describes MonoProfilerGCResize (MonoProfilerGCResize.Info).
+var infoMonoProfilerGCResize = EventInfo{
+	Columns:     columnsMonoProfilerGCResize,
+	DisplayName: "MonoProfiler/GCResize",
+	ID:          41,
+	Keywords:    0x2000000,
+	Level:       4,
+	Name:        "MonoProfilerGCResize",
+	Opcode:      58,
+	OpcodeName:  "GCResize",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCResize",
+	Version:     0,
+	desc:        &descMonoProfilerGCResize,
+	fields:      &fieldsMonoProfilerGCResize,
+}
+
+// descMonoProfilerGCResize describes MonoProfilerGCResize (EventInfo.Descriptor).
+var descMonoProfilerGCResize = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCResize,
+	DisplayName:  "MonoProfiler/GCResize",
+	Fields:       &fieldsMonoProfilerGCResize,
+	ID:           41,
+	Keywords:     0x2000000,
+	Level:        4,
+	Name:         "MonoProfilerGCResize",
+	Opcode:       58,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCResize writes the fields of MonoProfilerGCResize payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCResize = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCResize)
+}}
+
 // MonoProfilerGCHandleCreated is the payload of MonoProfilerGCHandleCreated: event 42 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHandleCreated (59), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template GCHandleCreated. Its layout depends on the pointer size.
@@ -4135,7 +5897,12 @@ type MonoProfilerGCHandleCreated struct {
 
 // Info describes MonoProfilerGCHandleCreated.
 func (*MonoProfilerGCHandleCreated) Info() *EventInfo {
-	return &eventTable[46]
+	return &infoMonoProfilerGCHandleCreated
+}
+
+// Descriptor describes MonoProfilerGCHandleCreated, as readers of any generated package see it.
+func (*MonoProfilerGCHandleCreated) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHandleCreated
 }
 
 // Decode reads a MonoProfilerGCHandleCreated payload for a pointer size of 4 or 8 and returns the bytes
@@ -4146,19 +5913,7 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 17 {
-			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "HandleID",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "HandleType",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, endsMonoProfilerGCHandleCreated)
 		}
 		_ = b[16]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -4166,19 +5921,7 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = binary.LittleEndian.Uint64(b[9:])
 	} else {
 		if len(b) < 13 {
-			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "HandleID",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "HandleType",
-				Ptrs:  0,
-			}, {
-				Bytes: 9,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHandleCreated", len(b), ptrSize, endsMonoProfilerGCHandleCreated)
 		}
 		_ = b[12]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -4186,6 +5929,13 @@ func (e *MonoProfilerGCHandleCreated) Decode(b []byte, ptrSize int) (int, error)
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[9:]))
 	}
 	return 9 + ptrSize, nil
+}
+
+// endsMonoProfilerGCHandleCreated is where the fixed fields of MonoProfilerGCHandleCreated end, for the error of a short payload.
+var endsMonoProfilerGCHandleCreated = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 8},
+	{Name: "HandleType", Bytes: 9},
+	{Name: "ObjectID", Bytes: 9, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCHandleCreated wire form for the pointer size.
@@ -4246,6 +5996,46 @@ var columnsMonoProfilerGCHandleCreated = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerGCHandleCreated describes MonoProfilerGCHandleCreated (MonoProfilerGCHandleCreated.Info).
+var infoMonoProfilerGCHandleCreated = EventInfo{
+	Columns:     columnsMonoProfilerGCHandleCreated,
+	DisplayName: "MonoProfiler/GCHandleCreated",
+	ID:          42,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "MonoProfilerGCHandleCreated",
+	Opcode:      59,
+	OpcodeName:  "GCHandleCreated",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHandleCreated",
+	Version:     0,
+	desc:        &descMonoProfilerGCHandleCreated,
+	fields:      &fieldsMonoProfilerGCHandleCreated,
+}
+
+// descMonoProfilerGCHandleCreated describes MonoProfilerGCHandleCreated (EventInfo.Descriptor).
+var descMonoProfilerGCHandleCreated = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHandleCreated,
+	DisplayName:  "MonoProfiler/GCHandleCreated",
+	Fields:       &fieldsMonoProfilerGCHandleCreated,
+	ID:           42,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "MonoProfilerGCHandleCreated",
+	Opcode:       59,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHandleCreated writes the fields of MonoProfilerGCHandleCreated payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHandleCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHandleCreated)
+}}
+
 // MonoProfilerGCHandleDeleted is the payload of MonoProfilerGCHandleDeleted: event 43 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHandleDeleted (60), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template GCHandleDeleted.
@@ -4258,27 +6048,30 @@ type MonoProfilerGCHandleDeleted struct {
 
 // Info describes MonoProfilerGCHandleDeleted.
 func (*MonoProfilerGCHandleDeleted) Info() *EventInfo {
-	return &eventTable[47]
+	return &infoMonoProfilerGCHandleDeleted
+}
+
+// Descriptor describes MonoProfilerGCHandleDeleted, as readers of any generated package see it.
+func (*MonoProfilerGCHandleDeleted) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHandleDeleted
 }
 
 // Decode reads a MonoProfilerGCHandleDeleted payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerGCHandleDeleted) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 9 {
-		return 0, shortPrefix("MonoProfilerGCHandleDeleted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "HandleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 9,
-			Name:  "HandleType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCHandleDeleted", len(b), ptrSize, endsMonoProfilerGCHandleDeleted)
 	}
 	_ = b[8]
 	e.HandleID = binary.LittleEndian.Uint64(b[0:])
 	e.HandleType = MonoProfilerGCHandleType(b[8])
 	return 9, nil
+}
+
+// endsMonoProfilerGCHandleDeleted is where the fixed fields of MonoProfilerGCHandleDeleted end, for the error of a short payload.
+var endsMonoProfilerGCHandleDeleted = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 8},
+	{Name: "HandleType", Bytes: 9},
 }
 
 // Encode appends the MonoProfilerGCHandleDeleted wire form for the pointer size.
@@ -4329,6 +6122,46 @@ var columnsMonoProfilerGCHandleDeleted = []clrimpl.Column{{
 	Name: "HandleType_name",
 }}
 
+// infoMonoProfilerGCHandleDeleted describes MonoProfilerGCHandleDeleted (MonoProfilerGCHandleDeleted.Info).
+var infoMonoProfilerGCHandleDeleted = EventInfo{
+	Columns:     columnsMonoProfilerGCHandleDeleted,
+	DisplayName: "MonoProfiler/GCHandleDeleted",
+	ID:          43,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "MonoProfilerGCHandleDeleted",
+	Opcode:      60,
+	OpcodeName:  "GCHandleDeleted",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHandleDeleted",
+	Version:     0,
+	desc:        &descMonoProfilerGCHandleDeleted,
+	fields:      &fieldsMonoProfilerGCHandleDeleted,
+}
+
+// descMonoProfilerGCHandleDeleted describes MonoProfilerGCHandleDeleted (EventInfo.Descriptor).
+var descMonoProfilerGCHandleDeleted = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHandleDeleted,
+	DisplayName:  "MonoProfiler/GCHandleDeleted",
+	Fields:       &fieldsMonoProfilerGCHandleDeleted,
+	ID:           43,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "MonoProfilerGCHandleDeleted",
+	Opcode:       60,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHandleDeleted writes the fields of MonoProfilerGCHandleDeleted payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHandleDeleted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHandleDeleted)
+}}
+
 // MonoProfilerGCFinalizing is the payload of MonoProfilerGCFinalizing: event 44 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizing (61), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // It has no payload.
@@ -4336,7 +6169,12 @@ type MonoProfilerGCFinalizing struct{}
 
 // Info describes MonoProfilerGCFinalizing.
 func (*MonoProfilerGCFinalizing) Info() *EventInfo {
-	return &eventTable[48]
+	return &infoMonoProfilerGCFinalizing
+}
+
+// Descriptor describes MonoProfilerGCFinalizing, as readers of any generated package see it.
+func (*MonoProfilerGCFinalizing) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalizing
 }
 
 // Decode reads a MonoProfilerGCFinalizing payload for a pointer size of 4 or 8 and returns the bytes
@@ -4366,6 +6204,46 @@ func (e *MonoProfilerGCFinalizing) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMonoProfilerGCFinalizing lists the columns of MonoProfilerGCFinalizing (EventInfo.Columns).
 var columnsMonoProfilerGCFinalizing = []clrimpl.Column{}
 
+// infoMonoProfilerGCFinalizing describes MonoProfilerGCFinalizing (MonoProfilerGCFinalizing.Info).
+var infoMonoProfilerGCFinalizing = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalizing,
+	DisplayName: "MonoProfiler/GCFinalizing",
+	ID:          44,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalizing",
+	Opcode:      61,
+	OpcodeName:  "GCFinalizing",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalizing",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalizing,
+	fields:      &fieldsMonoProfilerGCFinalizing,
+}
+
+// descMonoProfilerGCFinalizing describes MonoProfilerGCFinalizing (EventInfo.Descriptor).
+var descMonoProfilerGCFinalizing = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalizing,
+	DisplayName:  "MonoProfiler/GCFinalizing",
+	Fields:       &fieldsMonoProfilerGCFinalizing,
+	ID:           44,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalizing",
+	Opcode:       61,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalizing writes the fields of MonoProfilerGCFinalizing payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalizing = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalizing)
+}}
+
 // MonoProfilerGCFinalized is the payload of MonoProfilerGCFinalized: event 45 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalized (62), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // It has no payload.
@@ -4373,7 +6251,12 @@ type MonoProfilerGCFinalized struct{}
 
 // Info describes MonoProfilerGCFinalized.
 func (*MonoProfilerGCFinalized) Info() *EventInfo {
-	return &eventTable[49]
+	return &infoMonoProfilerGCFinalized
+}
+
+// Descriptor describes MonoProfilerGCFinalized, as readers of any generated package see it.
+func (*MonoProfilerGCFinalized) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalized
 }
 
 // Decode reads a MonoProfilerGCFinalized payload for a pointer size of 4 or 8 and returns the bytes
@@ -4403,6 +6286,46 @@ func (e *MonoProfilerGCFinalized) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMonoProfilerGCFinalized lists the columns of MonoProfilerGCFinalized (EventInfo.Columns).
 var columnsMonoProfilerGCFinalized = []clrimpl.Column{}
 
+// infoMonoProfilerGCFinalized describes MonoProfilerGCFinalized (MonoProfilerGCFinalized.Info).
+var infoMonoProfilerGCFinalized = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalized,
+	DisplayName: "MonoProfiler/GCFinalized",
+	ID:          45,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalized",
+	Opcode:      62,
+	OpcodeName:  "GCFinalized",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalized",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalized,
+	fields:      &fieldsMonoProfilerGCFinalized,
+}
+
+// descMonoProfilerGCFinalized describes MonoProfilerGCFinalized (EventInfo.Descriptor).
+var descMonoProfilerGCFinalized = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalized,
+	DisplayName:  "MonoProfiler/GCFinalized",
+	Fields:       &fieldsMonoProfilerGCFinalized,
+	ID:           45,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalized",
+	Opcode:       62,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalized writes the fields of MonoProfilerGCFinalized payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalized = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalized)
+}}
+
 // MonoProfilerGCFinalizingObject is the payload of MonoProfilerGCFinalizingObject: event 46 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizingObject (63), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // Template GCFinalizingFinalizedObject. Its layout depends on the pointer size.
@@ -4413,7 +6336,12 @@ type MonoProfilerGCFinalizingObject struct {
 
 // Info describes MonoProfilerGCFinalizingObject.
 func (*MonoProfilerGCFinalizingObject) Info() *EventInfo {
-	return &eventTable[50]
+	return &infoMonoProfilerGCFinalizingObject
+}
+
+// Descriptor describes MonoProfilerGCFinalizingObject, as readers of any generated package see it.
+func (*MonoProfilerGCFinalizingObject) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalizingObject
 }
 
 // Decode reads a MonoProfilerGCFinalizingObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -4424,26 +6352,23 @@ func (e *MonoProfilerGCFinalizingObject) Decode(b []byte, ptrSize int) (int, err
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, endsMonoProfilerGCFinalizingObject)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizingObject", len(b), ptrSize, endsMonoProfilerGCFinalizingObject)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerGCFinalizingObject is where the fixed fields of MonoProfilerGCFinalizingObject end, for the error of a short payload.
+var endsMonoProfilerGCFinalizingObject = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCFinalizingObject wire form for the pointer size.
@@ -4478,6 +6403,46 @@ var columnsMonoProfilerGCFinalizingObject = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerGCFinalizingObject describes MonoProfilerGCFinalizingObject (MonoProfilerGCFinalizingObject.Info).
+var infoMonoProfilerGCFinalizingObject = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalizingObject,
+	DisplayName: "MonoProfiler/GCFinalizingObject",
+	ID:          46,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalizingObject",
+	Opcode:      63,
+	OpcodeName:  "GCFinalizingObject",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalizingObject",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalizingObject,
+	fields:      &fieldsMonoProfilerGCFinalizingObject,
+}
+
+// descMonoProfilerGCFinalizingObject describes MonoProfilerGCFinalizingObject (EventInfo.Descriptor).
+var descMonoProfilerGCFinalizingObject = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalizingObject,
+	DisplayName:  "MonoProfiler/GCFinalizingObject",
+	Fields:       &fieldsMonoProfilerGCFinalizingObject,
+	ID:           46,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalizingObject",
+	Opcode:       63,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalizingObject writes the fields of MonoProfilerGCFinalizingObject payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalizingObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalizingObject)
+}}
+
 // MonoProfilerGCFinalizedObject is the payload of MonoProfilerGCFinalizedObject: event 47 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCFinalizedObject (64), level win:Informational (4), keywords GCFinalizationKeyword (0x1000000).
 // Template GCFinalizingFinalizedObject. Its layout depends on the pointer size.
@@ -4488,7 +6453,12 @@ type MonoProfilerGCFinalizedObject struct {
 
 // Info describes MonoProfilerGCFinalizedObject.
 func (*MonoProfilerGCFinalizedObject) Info() *EventInfo {
-	return &eventTable[51]
+	return &infoMonoProfilerGCFinalizedObject
+}
+
+// Descriptor describes MonoProfilerGCFinalizedObject, as readers of any generated package see it.
+func (*MonoProfilerGCFinalizedObject) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCFinalizedObject
 }
 
 // Decode reads a MonoProfilerGCFinalizedObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -4499,26 +6469,23 @@ func (e *MonoProfilerGCFinalizedObject) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, endsMonoProfilerGCFinalizedObject)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCFinalizedObject", len(b), ptrSize, endsMonoProfilerGCFinalizedObject)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerGCFinalizedObject is where the fixed fields of MonoProfilerGCFinalizedObject end, for the error of a short payload.
+var endsMonoProfilerGCFinalizedObject = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCFinalizedObject wire form for the pointer size.
@@ -4553,6 +6520,46 @@ var columnsMonoProfilerGCFinalizedObject = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerGCFinalizedObject describes MonoProfilerGCFinalizedObject (MonoProfilerGCFinalizedObject.Info).
+var infoMonoProfilerGCFinalizedObject = EventInfo{
+	Columns:     columnsMonoProfilerGCFinalizedObject,
+	DisplayName: "MonoProfiler/GCFinalizedObject",
+	ID:          47,
+	Keywords:    0x1000000,
+	Level:       4,
+	Name:        "MonoProfilerGCFinalizedObject",
+	Opcode:      64,
+	OpcodeName:  "GCFinalizedObject",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCFinalizedObject",
+	Version:     0,
+	desc:        &descMonoProfilerGCFinalizedObject,
+	fields:      &fieldsMonoProfilerGCFinalizedObject,
+}
+
+// descMonoProfilerGCFinalizedObject describes MonoProfilerGCFinalizedObject (EventInfo.Descriptor).
+var descMonoProfilerGCFinalizedObject = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCFinalizedObject,
+	DisplayName:  "MonoProfiler/GCFinalizedObject",
+	Fields:       &fieldsMonoProfilerGCFinalizedObject,
+	ID:           47,
+	Keywords:     0x1000000,
+	Level:        4,
+	Name:         "MonoProfilerGCFinalizedObject",
+	Opcode:       64,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCFinalizedObject writes the fields of MonoProfilerGCFinalizedObject payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCFinalizedObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCFinalizedObject)
+}}
+
 // MonoProfilerGCRootRegister is the payload of MonoProfilerGCRootRegister: event 48 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRootRegister (65), level win:Informational (4), keywords GCRootKeyword (0x4000000).
 // Template GCRootRegister. Its layout depends on the pointer size.
@@ -4571,7 +6578,12 @@ type MonoProfilerGCRootRegister struct {
 
 // Info describes MonoProfilerGCRootRegister.
 func (*MonoProfilerGCRootRegister) Info() *EventInfo {
-	return &eventTable[52]
+	return &infoMonoProfilerGCRootRegister
+}
+
+// Descriptor describes MonoProfilerGCRootRegister, as readers of any generated package see it.
+func (*MonoProfilerGCRootRegister) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCRootRegister
 }
 
 // Decode reads a MonoProfilerGCRootRegister payload for a pointer size of 4 or 8 and returns the bytes
@@ -4583,23 +6595,7 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "RootSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RootType",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RootKeyID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, endsMonoProfilerGCRootRegister)
 		}
 		_ = b[24]
 		e.RootID = binary.LittleEndian.Uint64(b[0:])
@@ -4609,23 +6605,7 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 		off = 25
 	} else {
 		if len(b) < 21 {
-			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "RootSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RootType",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RootKeyID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootRegister", len(b), ptrSize, endsMonoProfilerGCRootRegister)
 		}
 		_ = b[20]
 		e.RootID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4643,6 +6623,14 @@ func (e *MonoProfilerGCRootRegister) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCRootRegister is where the fixed fields of MonoProfilerGCRootRegister end, for the error of a short payload.
+var endsMonoProfilerGCRootRegister = []clrimpl.FieldEnd{
+	{Name: "RootID", Bytes: 0, Ptrs: 1},
+	{Name: "RootSize", Bytes: 8, Ptrs: 1},
+	{Name: "RootType", Bytes: 9, Ptrs: 1},
+	{Name: "RootKeyID", Bytes: 17, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCRootRegister wire form for the pointer size.
@@ -4722,6 +6710,46 @@ var columnsMonoProfilerGCRootRegister = []clrimpl.Column{{
 	Name: "RootKeyName",
 }}
 
+// infoMonoProfilerGCRootRegister describes MonoProfilerGCRootRegister (MonoProfilerGCRootRegister.Info).
+var infoMonoProfilerGCRootRegister = EventInfo{
+	Columns:     columnsMonoProfilerGCRootRegister,
+	DisplayName: "MonoProfiler/GCRootRegister",
+	ID:          48,
+	Keywords:    0x4000000,
+	Level:       4,
+	Name:        "MonoProfilerGCRootRegister",
+	Opcode:      65,
+	OpcodeName:  "GCRootRegister",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCRootRegister",
+	Version:     0,
+	desc:        &descMonoProfilerGCRootRegister,
+	fields:      &fieldsMonoProfilerGCRootRegister,
+}
+
+// descMonoProfilerGCRootRegister describes MonoProfilerGCRootRegister (EventInfo.Descriptor).
+var descMonoProfilerGCRootRegister = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCRootRegister,
+	DisplayName:  "MonoProfiler/GCRootRegister",
+	Fields:       &fieldsMonoProfilerGCRootRegister,
+	ID:           48,
+	Keywords:     0x4000000,
+	Level:        4,
+	Name:         "MonoProfilerGCRootRegister",
+	Opcode:       65,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCRootRegister writes the fields of MonoProfilerGCRootRegister payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCRootRegister = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCRootRegister)
+}}
+
 // MonoProfilerGCRootUnregister is the payload of MonoProfilerGCRootUnregister: event 49 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRootUnregister (66), level win:Informational (4), keywords GCRootKeyword (0x4000000).
 // Template GCRootUnregister. Its layout depends on the pointer size.
@@ -4732,7 +6760,12 @@ type MonoProfilerGCRootUnregister struct {
 
 // Info describes MonoProfilerGCRootUnregister.
 func (*MonoProfilerGCRootUnregister) Info() *EventInfo {
-	return &eventTable[53]
+	return &infoMonoProfilerGCRootUnregister
+}
+
+// Descriptor describes MonoProfilerGCRootUnregister, as readers of any generated package see it.
+func (*MonoProfilerGCRootUnregister) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCRootUnregister
 }
 
 // Decode reads a MonoProfilerGCRootUnregister payload for a pointer size of 4 or 8 and returns the bytes
@@ -4743,26 +6776,23 @@ func (e *MonoProfilerGCRootUnregister) Decode(b []byte, ptrSize int) (int, error
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, endsMonoProfilerGCRootUnregister)
 		}
 		_ = b[7]
 		e.RootID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "RootID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCRootUnregister", len(b), ptrSize, endsMonoProfilerGCRootUnregister)
 		}
 		_ = b[3]
 		e.RootID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerGCRootUnregister is where the fixed fields of MonoProfilerGCRootUnregister end, for the error of a short payload.
+var endsMonoProfilerGCRootUnregister = []clrimpl.FieldEnd{
+	{Name: "RootID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCRootUnregister wire form for the pointer size.
@@ -4797,6 +6827,46 @@ var columnsMonoProfilerGCRootUnregister = []clrimpl.Column{{
 	Name: "RootID",
 }}
 
+// infoMonoProfilerGCRootUnregister describes MonoProfilerGCRootUnregister (MonoProfilerGCRootUnregister.Info).
+var infoMonoProfilerGCRootUnregister = EventInfo{
+	Columns:     columnsMonoProfilerGCRootUnregister,
+	DisplayName: "MonoProfiler/GCRootUnregister",
+	ID:          49,
+	Keywords:    0x4000000,
+	Level:       4,
+	Name:        "MonoProfilerGCRootUnregister",
+	Opcode:      66,
+	OpcodeName:  "GCRootUnregister",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCRootUnregister",
+	Version:     0,
+	desc:        &descMonoProfilerGCRootUnregister,
+	fields:      &fieldsMonoProfilerGCRootUnregister,
+}
+
+// descMonoProfilerGCRootUnregister describes MonoProfilerGCRootUnregister (EventInfo.Descriptor).
+var descMonoProfilerGCRootUnregister = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCRootUnregister,
+	DisplayName:  "MonoProfiler/GCRootUnregister",
+	Fields:       &fieldsMonoProfilerGCRootUnregister,
+	ID:           49,
+	Keywords:     0x4000000,
+	Level:        4,
+	Name:         "MonoProfilerGCRootUnregister",
+	Opcode:       66,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCRootUnregister writes the fields of MonoProfilerGCRootUnregister payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCRootUnregister = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCRootUnregister)
+}}
+
 // MonoProfilerGCRoots is the payload of MonoProfilerGCRoots: event 50 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCRoots (67), level win:Informational (4), keywords GCRootKeyword (0x4000000).
 // Template GCRoots. Its layout depends on the pointer size.
@@ -4819,15 +6889,7 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCRootsValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4837,15 +6899,7 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "AddressID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCRootsValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4854,6 +6908,12 @@ func (e *MonoProfilerGCRootsValuesElem) decode(b []byte, ptrSize int) (int, stri
 		e.AddressID = uint64(binary.LittleEndian.Uint32(b[4:]))
 	}
 	return 2 * ptrSize, "", 0, nil
+}
+
+// endsMonoProfilerGCRootsValuesElem is where the fixed fields of MonoProfilerGCRoots.Values elements end, for the error of a short payload.
+var endsMonoProfilerGCRootsValuesElem = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "AddressID", Bytes: 0, Ptrs: 2},
 }
 
 func (e *MonoProfilerGCRootsValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -4961,7 +7021,12 @@ func (a MonoProfilerGCRootsValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes MonoProfilerGCRoots.
 func (*MonoProfilerGCRoots) Info() *EventInfo {
-	return &eventTable[54]
+	return &infoMonoProfilerGCRoots
+}
+
+// Descriptor describes MonoProfilerGCRoots, as readers of any generated package see it.
+func (*MonoProfilerGCRoots) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCRoots
 }
 
 // Decode reads a MonoProfilerGCRoots payload for a pointer size of 4 or 8 and returns the bytes
@@ -4972,11 +7037,7 @@ func (e *MonoProfilerGCRoots) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("MonoProfilerGCRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCRoots", len(b), ptrSize, endsMonoProfilerGCRoots)
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -4993,6 +7054,11 @@ func (e *MonoProfilerGCRoots) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCRoots is where the fixed fields of MonoProfilerGCRoots end, for the error of a short payload.
+var endsMonoProfilerGCRoots = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the MonoProfilerGCRoots wire form for the pointer size.
@@ -5036,6 +7102,46 @@ var columnsMonoProfilerGCRoots = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerGCRoots describes MonoProfilerGCRoots (MonoProfilerGCRoots.Info).
+var infoMonoProfilerGCRoots = EventInfo{
+	Columns:     columnsMonoProfilerGCRoots,
+	DisplayName: "MonoProfiler/GCRoots",
+	ID:          50,
+	Keywords:    0x4000000,
+	Level:       4,
+	Name:        "MonoProfilerGCRoots",
+	Opcode:      67,
+	OpcodeName:  "GCRoots",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCRoots",
+	Version:     0,
+	desc:        &descMonoProfilerGCRoots,
+	fields:      &fieldsMonoProfilerGCRoots,
+}
+
+// descMonoProfilerGCRoots describes MonoProfilerGCRoots (EventInfo.Descriptor).
+var descMonoProfilerGCRoots = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCRoots,
+	DisplayName:  "MonoProfiler/GCRoots",
+	Fields:       &fieldsMonoProfilerGCRoots,
+	ID:           50,
+	Keywords:     0x4000000,
+	Level:        4,
+	Name:         "MonoProfilerGCRoots",
+	Opcode:       67,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCRoots writes the fields of MonoProfilerGCRoots payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCRoots)
+}}
+
 // MonoProfilerGCHeapDumpStart is the payload of MonoProfilerGCHeapDumpStart: event 51 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpStart (68), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCHeapDumpStart.
@@ -5046,7 +7152,12 @@ type MonoProfilerGCHeapDumpStart struct {
 
 // Info describes MonoProfilerGCHeapDumpStart.
 func (*MonoProfilerGCHeapDumpStart) Info() *EventInfo {
-	return &eventTable[55]
+	return &infoMonoProfilerGCHeapDumpStart
+}
+
+// Descriptor describes MonoProfilerGCHeapDumpStart, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpStart) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpStart
 }
 
 // Decode reads a MonoProfilerGCHeapDumpStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -5095,6 +7206,46 @@ var columnsMonoProfilerGCHeapDumpStart = []clrimpl.Column{{
 	Name: "HeapCollectParam",
 }}
 
+// infoMonoProfilerGCHeapDumpStart describes MonoProfilerGCHeapDumpStart (MonoProfilerGCHeapDumpStart.Info).
+var infoMonoProfilerGCHeapDumpStart = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpStart,
+	DisplayName: "MonoProfiler/GCHeapDumpStart",
+	ID:          51,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpStart",
+	Opcode:      68,
+	OpcodeName:  "GCHeapDumpStart",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpStart",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpStart,
+	fields:      &fieldsMonoProfilerGCHeapDumpStart,
+}
+
+// descMonoProfilerGCHeapDumpStart describes MonoProfilerGCHeapDumpStart (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpStart = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpStart,
+	DisplayName:  "MonoProfiler/GCHeapDumpStart",
+	Fields:       &fieldsMonoProfilerGCHeapDumpStart,
+	ID:           51,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpStart",
+	Opcode:       68,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpStart writes the fields of MonoProfilerGCHeapDumpStart payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpStart)
+}}
+
 // MonoProfilerGCHeapDumpStop is the payload of MonoProfilerGCHeapDumpStop: event 52 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpStop (69), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // It has no payload.
@@ -5102,7 +7253,12 @@ type MonoProfilerGCHeapDumpStop struct{}
 
 // Info describes MonoProfilerGCHeapDumpStop.
 func (*MonoProfilerGCHeapDumpStop) Info() *EventInfo {
-	return &eventTable[56]
+	return &infoMonoProfilerGCHeapDumpStop
+}
+
+// Descriptor describes MonoProfilerGCHeapDumpStop, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpStop) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpStop
 }
 
 // Decode reads a MonoProfilerGCHeapDumpStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -5131,6 +7287,46 @@ func (e *MonoProfilerGCHeapDumpStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsMonoProfilerGCHeapDumpStop lists the columns of MonoProfilerGCHeapDumpStop (EventInfo.Columns).
 var columnsMonoProfilerGCHeapDumpStop = []clrimpl.Column{}
+
+// infoMonoProfilerGCHeapDumpStop describes MonoProfilerGCHeapDumpStop (MonoProfilerGCHeapDumpStop.Info).
+var infoMonoProfilerGCHeapDumpStop = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpStop,
+	DisplayName: "MonoProfiler/GCHeapDumpStop",
+	ID:          52,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpStop",
+	Opcode:      69,
+	OpcodeName:  "GCHeapDumpStop",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpStop",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpStop,
+	fields:      &fieldsMonoProfilerGCHeapDumpStop,
+}
+
+// descMonoProfilerGCHeapDumpStop describes MonoProfilerGCHeapDumpStop (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpStop = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpStop,
+	DisplayName:  "MonoProfiler/GCHeapDumpStop",
+	Fields:       &fieldsMonoProfilerGCHeapDumpStop,
+	ID:           52,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpStop",
+	Opcode:       69,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpStop writes the fields of MonoProfilerGCHeapDumpStop payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpStop)
+}}
 
 // MonoProfilerGCHeapDumpObjectReference is the payload of MonoProfilerGCHeapDumpObjectReference: event 53 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpObjectReference (70), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
@@ -5162,15 +7358,7 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 	if ptrSize == 8 {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "ReferenceOffset",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReferenceValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5180,15 +7368,7 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "ReferenceOffset",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "ObjectID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReferenceValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5197,6 +7377,12 @@ func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) decode(b []byte, ptrSi
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[4:]))
 	}
 	return 4 + ptrSize, "", 0, nil
+}
+
+// endsMonoProfilerGCHeapDumpObjectReferenceValuesElem is where the fixed fields of MonoProfilerGCHeapDumpObjectReference.Values elements end, for the error of a short payload.
+var endsMonoProfilerGCHeapDumpObjectReferenceValuesElem = []clrimpl.FieldEnd{
+	{Name: "ReferenceOffset", Bytes: 4},
+	{Name: "ObjectID", Bytes: 4, Ptrs: 1},
 }
 
 func (e *MonoProfilerGCHeapDumpObjectReferenceValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -5304,7 +7490,12 @@ func (a MonoProfilerGCHeapDumpObjectReferenceValuesArray) appendJSON(dst []byte)
 
 // Info describes MonoProfilerGCHeapDumpObjectReference.
 func (*MonoProfilerGCHeapDumpObjectReference) Info() *EventInfo {
-	return &eventTable[57]
+	return &infoMonoProfilerGCHeapDumpObjectReference
+}
+
+// Descriptor describes MonoProfilerGCHeapDumpObjectReference, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpObjectReference) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpObjectReference
 }
 
 // Decode reads a MonoProfilerGCHeapDumpObjectReference payload for a pointer size of 4 or 8 and returns the bytes
@@ -5316,27 +7507,7 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 29 {
-			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "ObjectGeneration",
-				Ptrs:  1,
-			}, {
-				Bytes: 21,
-				Name:  "Count",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReference)
 		}
 		_ = b[28]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
@@ -5347,27 +7518,7 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 		off = 29
 	} else {
 		if len(b) < 25 {
-			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 8,
-				Name:  "VTableID",
-				Ptrs:  1,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectSize",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "ObjectGeneration",
-				Ptrs:  1,
-			}, {
-				Bytes: 21,
-				Name:  "Count",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerGCHeapDumpObjectReference", len(b), ptrSize, endsMonoProfilerGCHeapDumpObjectReference)
 		}
 		_ = b[24]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -5389,6 +7540,15 @@ func (e *MonoProfilerGCHeapDumpObjectReference) Decode(b []byte, ptrSize int) (i
 		off += n
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCHeapDumpObjectReference is where the fixed fields of MonoProfilerGCHeapDumpObjectReference end, for the error of a short payload.
+var endsMonoProfilerGCHeapDumpObjectReference = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
+	{Name: "VTableID", Bytes: 8, Ptrs: 1},
+	{Name: "ObjectSize", Bytes: 16, Ptrs: 1},
+	{Name: "ObjectGeneration", Bytes: 17, Ptrs: 1},
+	{Name: "Count", Bytes: 21, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerGCHeapDumpObjectReference wire form for the pointer size.
@@ -5471,6 +7631,46 @@ var columnsMonoProfilerGCHeapDumpObjectReference = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoMonoProfilerGCHeapDumpObjectReference describes MonoProfilerGCHeapDumpObjectReference (MonoProfilerGCHeapDumpObjectReference.Info).
+var infoMonoProfilerGCHeapDumpObjectReference = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpObjectReference,
+	DisplayName: "MonoProfiler/GCHeapDumpObjectReference",
+	ID:          53,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpObjectReference",
+	Opcode:      70,
+	OpcodeName:  "GCHeapDumpObjectReference",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpObjectReference",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpObjectReference,
+	fields:      &fieldsMonoProfilerGCHeapDumpObjectReference,
+}
+
+// descMonoProfilerGCHeapDumpObjectReference describes MonoProfilerGCHeapDumpObjectReference (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpObjectReference = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpObjectReference,
+	DisplayName:  "MonoProfiler/GCHeapDumpObjectReference",
+	Fields:       &fieldsMonoProfilerGCHeapDumpObjectReference,
+	ID:           53,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpObjectReference",
+	Opcode:       70,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpObjectReference writes the fields of MonoProfilerGCHeapDumpObjectReference payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpObjectReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpObjectReference)
+}}
+
 // MonoProfilerMonitorContention is the payload of MonoProfilerMonitorContention: event 54 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorContention (71), level win:Informational (4), keywords MonitorKeyword, ContentionKeyword (0x10000004000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -5481,7 +7681,12 @@ type MonoProfilerMonitorContention struct {
 
 // Info describes MonoProfilerMonitorContention.
 func (*MonoProfilerMonitorContention) Info() *EventInfo {
-	return &eventTable[58]
+	return &infoMonoProfilerMonitorContention
+}
+
+// Descriptor describes MonoProfilerMonitorContention, as readers of any generated package see it.
+func (*MonoProfilerMonitorContention) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMonitorContention
 }
 
 // Decode reads a MonoProfilerMonitorContention payload for a pointer size of 4 or 8 and returns the bytes
@@ -5492,26 +7697,23 @@ func (e *MonoProfilerMonitorContention) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, endsMonoProfilerMonitorContention)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorContention", len(b), ptrSize, endsMonoProfilerMonitorContention)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerMonitorContention is where the fixed fields of MonoProfilerMonitorContention end, for the error of a short payload.
+var endsMonoProfilerMonitorContention = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerMonitorContention wire form for the pointer size.
@@ -5546,6 +7748,46 @@ var columnsMonoProfilerMonitorContention = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerMonitorContention describes MonoProfilerMonitorContention (MonoProfilerMonitorContention.Info).
+var infoMonoProfilerMonitorContention = EventInfo{
+	Columns:     columnsMonoProfilerMonitorContention,
+	DisplayName: "MonoProfiler/MonitorContention",
+	ID:          54,
+	Keywords:    0x10000004000,
+	Level:       4,
+	Name:        "MonoProfilerMonitorContention",
+	Opcode:      71,
+	OpcodeName:  "MonitorContention",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMonitorContention",
+	Version:     0,
+	desc:        &descMonoProfilerMonitorContention,
+	fields:      &fieldsMonoProfilerMonitorContention,
+}
+
+// descMonoProfilerMonitorContention describes MonoProfilerMonitorContention (EventInfo.Descriptor).
+var descMonoProfilerMonitorContention = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMonitorContention,
+	DisplayName:  "MonoProfiler/MonitorContention",
+	Fields:       &fieldsMonoProfilerMonitorContention,
+	ID:           54,
+	Keywords:     0x10000004000,
+	Level:        4,
+	Name:         "MonoProfilerMonitorContention",
+	Opcode:       71,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMonitorContention writes the fields of MonoProfilerMonitorContention payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMonitorContention = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMonitorContention)
+}}
+
 // MonoProfilerMonitorFailed is the payload of MonoProfilerMonitorFailed: event 55 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorFailed (72), level win:Informational (4), keywords MonitorKeyword (0x10000000000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -5556,7 +7798,12 @@ type MonoProfilerMonitorFailed struct {
 
 // Info describes MonoProfilerMonitorFailed.
 func (*MonoProfilerMonitorFailed) Info() *EventInfo {
-	return &eventTable[59]
+	return &infoMonoProfilerMonitorFailed
+}
+
+// Descriptor describes MonoProfilerMonitorFailed, as readers of any generated package see it.
+func (*MonoProfilerMonitorFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMonitorFailed
 }
 
 // Decode reads a MonoProfilerMonitorFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -5567,26 +7814,23 @@ func (e *MonoProfilerMonitorFailed) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, endsMonoProfilerMonitorFailed)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorFailed", len(b), ptrSize, endsMonoProfilerMonitorFailed)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerMonitorFailed is where the fixed fields of MonoProfilerMonitorFailed end, for the error of a short payload.
+var endsMonoProfilerMonitorFailed = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerMonitorFailed wire form for the pointer size.
@@ -5621,6 +7865,46 @@ var columnsMonoProfilerMonitorFailed = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerMonitorFailed describes MonoProfilerMonitorFailed (MonoProfilerMonitorFailed.Info).
+var infoMonoProfilerMonitorFailed = EventInfo{
+	Columns:     columnsMonoProfilerMonitorFailed,
+	DisplayName: "MonoProfiler/MonitorFailed",
+	ID:          55,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "MonoProfilerMonitorFailed",
+	Opcode:      72,
+	OpcodeName:  "MonitorFailed",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMonitorFailed",
+	Version:     0,
+	desc:        &descMonoProfilerMonitorFailed,
+	fields:      &fieldsMonoProfilerMonitorFailed,
+}
+
+// descMonoProfilerMonitorFailed describes MonoProfilerMonitorFailed (EventInfo.Descriptor).
+var descMonoProfilerMonitorFailed = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMonitorFailed,
+	DisplayName:  "MonoProfiler/MonitorFailed",
+	Fields:       &fieldsMonoProfilerMonitorFailed,
+	ID:           55,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "MonoProfilerMonitorFailed",
+	Opcode:       72,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMonitorFailed writes the fields of MonoProfilerMonitorFailed payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMonitorFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMonitorFailed)
+}}
+
 // MonoProfilerMonitorAcquired is the payload of MonoProfilerMonitorAcquired: event 56 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode MonitorAquired (73), level win:Informational (4), keywords MonitorKeyword (0x10000000000).
 // Template MonitorContentionFailedAcquired. Its layout depends on the pointer size.
@@ -5631,7 +7915,12 @@ type MonoProfilerMonitorAcquired struct {
 
 // Info describes MonoProfilerMonitorAcquired.
 func (*MonoProfilerMonitorAcquired) Info() *EventInfo {
-	return &eventTable[60]
+	return &infoMonoProfilerMonitorAcquired
+}
+
+// Descriptor describes MonoProfilerMonitorAcquired, as readers of any generated package see it.
+func (*MonoProfilerMonitorAcquired) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerMonitorAcquired
 }
 
 // Decode reads a MonoProfilerMonitorAcquired payload for a pointer size of 4 or 8 and returns the bytes
@@ -5642,26 +7931,23 @@ func (e *MonoProfilerMonitorAcquired) Decode(b []byte, ptrSize int) (int, error)
 	}
 	if ptrSize == 8 {
 		if len(b) < 8 {
-			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, endsMonoProfilerMonitorAcquired)
 		}
 		_ = b[7]
 		e.ObjectID = binary.LittleEndian.Uint64(b[0:])
 	} else {
 		if len(b) < 4 {
-			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("MonoProfilerMonitorAcquired", len(b), ptrSize, endsMonoProfilerMonitorAcquired)
 		}
 		_ = b[3]
 		e.ObjectID = uint64(binary.LittleEndian.Uint32(b[0:]))
 	}
 	return ptrSize, nil
+}
+
+// endsMonoProfilerMonitorAcquired is where the fixed fields of MonoProfilerMonitorAcquired end, for the error of a short payload.
+var endsMonoProfilerMonitorAcquired = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 0, Ptrs: 1},
 }
 
 // Encode appends the MonoProfilerMonitorAcquired wire form for the pointer size.
@@ -5696,6 +7982,46 @@ var columnsMonoProfilerMonitorAcquired = []clrimpl.Column{{
 	Name: "ObjectID",
 }}
 
+// infoMonoProfilerMonitorAcquired describes MonoProfilerMonitorAcquired (MonoProfilerMonitorAcquired.Info).
+var infoMonoProfilerMonitorAcquired = EventInfo{
+	Columns:     columnsMonoProfilerMonitorAcquired,
+	DisplayName: "MonoProfiler/MonitorAquired",
+	ID:          56,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "MonoProfilerMonitorAcquired",
+	Opcode:      73,
+	OpcodeName:  "MonitorAquired",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerMonitorAcquired",
+	Version:     0,
+	desc:        &descMonoProfilerMonitorAcquired,
+	fields:      &fieldsMonoProfilerMonitorAcquired,
+}
+
+// descMonoProfilerMonitorAcquired describes MonoProfilerMonitorAcquired (EventInfo.Descriptor).
+var descMonoProfilerMonitorAcquired = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerMonitorAcquired,
+	DisplayName:  "MonoProfiler/MonitorAquired",
+	Fields:       &fieldsMonoProfilerMonitorAcquired,
+	ID:           56,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "MonoProfilerMonitorAcquired",
+	Opcode:       73,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerMonitorAcquired writes the fields of MonoProfilerMonitorAcquired payloads (its Descriptor's Fields).
+var fieldsMonoProfilerMonitorAcquired = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerMonitorAcquired)
+}}
+
 // MonoProfilerThreadStarted is the payload of MonoProfilerThreadStarted: event 57 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStarted (74), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5706,22 +8032,28 @@ type MonoProfilerThreadStarted struct {
 
 // Info describes MonoProfilerThreadStarted.
 func (*MonoProfilerThreadStarted) Info() *EventInfo {
-	return &eventTable[61]
+	return &infoMonoProfilerThreadStarted
+}
+
+// Descriptor describes MonoProfilerThreadStarted, as readers of any generated package see it.
+func (*MonoProfilerThreadStarted) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadStarted
 }
 
 // Decode reads a MonoProfilerThreadStarted payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStarted) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStarted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadStarted", len(b), ptrSize, endsMonoProfilerThreadStarted)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadStarted is where the fixed fields of MonoProfilerThreadStarted end, for the error of a short payload.
+var endsMonoProfilerThreadStarted = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadStarted wire form for the pointer size.
@@ -5756,6 +8088,46 @@ var columnsMonoProfilerThreadStarted = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadStarted describes MonoProfilerThreadStarted (MonoProfilerThreadStarted.Info).
+var infoMonoProfilerThreadStarted = EventInfo{
+	Columns:     columnsMonoProfilerThreadStarted,
+	DisplayName: "MonoProfiler/ThreadStarted",
+	ID:          57,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "MonoProfilerThreadStarted",
+	Opcode:      74,
+	OpcodeName:  "ThreadStarted",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadStarted",
+	Version:     0,
+	desc:        &descMonoProfilerThreadStarted,
+	fields:      &fieldsMonoProfilerThreadStarted,
+}
+
+// descMonoProfilerThreadStarted describes MonoProfilerThreadStarted (EventInfo.Descriptor).
+var descMonoProfilerThreadStarted = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadStarted,
+	DisplayName:  "MonoProfiler/ThreadStarted",
+	Fields:       &fieldsMonoProfilerThreadStarted,
+	ID:           57,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "MonoProfilerThreadStarted",
+	Opcode:       74,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadStarted writes the fields of MonoProfilerThreadStarted payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadStarted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadStarted)
+}}
+
 // MonoProfilerThreadStopping is the payload of MonoProfilerThreadStopping: event 58 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStopping (75), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5766,22 +8138,28 @@ type MonoProfilerThreadStopping struct {
 
 // Info describes MonoProfilerThreadStopping.
 func (*MonoProfilerThreadStopping) Info() *EventInfo {
-	return &eventTable[62]
+	return &infoMonoProfilerThreadStopping
+}
+
+// Descriptor describes MonoProfilerThreadStopping, as readers of any generated package see it.
+func (*MonoProfilerThreadStopping) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadStopping
 }
 
 // Decode reads a MonoProfilerThreadStopping payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStopping) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStopping", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadStopping", len(b), ptrSize, endsMonoProfilerThreadStopping)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadStopping is where the fixed fields of MonoProfilerThreadStopping end, for the error of a short payload.
+var endsMonoProfilerThreadStopping = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadStopping wire form for the pointer size.
@@ -5816,6 +8194,46 @@ var columnsMonoProfilerThreadStopping = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadStopping describes MonoProfilerThreadStopping (MonoProfilerThreadStopping.Info).
+var infoMonoProfilerThreadStopping = EventInfo{
+	Columns:     columnsMonoProfilerThreadStopping,
+	DisplayName: "MonoProfiler/ThreadStopping",
+	ID:          58,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "MonoProfilerThreadStopping",
+	Opcode:      75,
+	OpcodeName:  "ThreadStopping",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadStopping",
+	Version:     0,
+	desc:        &descMonoProfilerThreadStopping,
+	fields:      &fieldsMonoProfilerThreadStopping,
+}
+
+// descMonoProfilerThreadStopping describes MonoProfilerThreadStopping (EventInfo.Descriptor).
+var descMonoProfilerThreadStopping = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadStopping,
+	DisplayName:  "MonoProfiler/ThreadStopping",
+	Fields:       &fieldsMonoProfilerThreadStopping,
+	ID:           58,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "MonoProfilerThreadStopping",
+	Opcode:       75,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadStopping writes the fields of MonoProfilerThreadStopping payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadStopping = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadStopping)
+}}
+
 // MonoProfilerThreadStopped is the payload of MonoProfilerThreadStopped: event 59 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadStopped (76), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5826,22 +8244,28 @@ type MonoProfilerThreadStopped struct {
 
 // Info describes MonoProfilerThreadStopped.
 func (*MonoProfilerThreadStopped) Info() *EventInfo {
-	return &eventTable[63]
+	return &infoMonoProfilerThreadStopped
+}
+
+// Descriptor describes MonoProfilerThreadStopped, as readers of any generated package see it.
+func (*MonoProfilerThreadStopped) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadStopped
 }
 
 // Decode reads a MonoProfilerThreadStopped payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadStopped) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadStopped", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadStopped", len(b), ptrSize, endsMonoProfilerThreadStopped)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadStopped is where the fixed fields of MonoProfilerThreadStopped end, for the error of a short payload.
+var endsMonoProfilerThreadStopped = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadStopped wire form for the pointer size.
@@ -5876,6 +8300,46 @@ var columnsMonoProfilerThreadStopped = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadStopped describes MonoProfilerThreadStopped (MonoProfilerThreadStopped.Info).
+var infoMonoProfilerThreadStopped = EventInfo{
+	Columns:     columnsMonoProfilerThreadStopped,
+	DisplayName: "MonoProfiler/ThreadStopped",
+	ID:          59,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "MonoProfilerThreadStopped",
+	Opcode:      76,
+	OpcodeName:  "ThreadStopped",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadStopped",
+	Version:     0,
+	desc:        &descMonoProfilerThreadStopped,
+	fields:      &fieldsMonoProfilerThreadStopped,
+}
+
+// descMonoProfilerThreadStopped describes MonoProfilerThreadStopped (EventInfo.Descriptor).
+var descMonoProfilerThreadStopped = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadStopped,
+	DisplayName:  "MonoProfiler/ThreadStopped",
+	Fields:       &fieldsMonoProfilerThreadStopped,
+	ID:           59,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "MonoProfilerThreadStopped",
+	Opcode:       76,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadStopped writes the fields of MonoProfilerThreadStopped payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadStopped = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadStopped)
+}}
+
 // MonoProfilerThreadExited is the payload of MonoProfilerThreadExited: event 60 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadExited (77), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadStartedStoppingStoppedExited.
@@ -5886,22 +8350,28 @@ type MonoProfilerThreadExited struct {
 
 // Info describes MonoProfilerThreadExited.
 func (*MonoProfilerThreadExited) Info() *EventInfo {
-	return &eventTable[64]
+	return &infoMonoProfilerThreadExited
+}
+
+// Descriptor describes MonoProfilerThreadExited, as readers of any generated package see it.
+func (*MonoProfilerThreadExited) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadExited
 }
 
 // Decode reads a MonoProfilerThreadExited payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MonoProfilerThreadExited) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadExited", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadExited", len(b), ptrSize, endsMonoProfilerThreadExited)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsMonoProfilerThreadExited is where the fixed fields of MonoProfilerThreadExited end, for the error of a short payload.
+var endsMonoProfilerThreadExited = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadExited wire form for the pointer size.
@@ -5936,6 +8406,46 @@ var columnsMonoProfilerThreadExited = []clrimpl.Column{{
 	Name: "ThreadID",
 }}
 
+// infoMonoProfilerThreadExited describes MonoProfilerThreadExited (MonoProfilerThreadExited.Info).
+var infoMonoProfilerThreadExited = EventInfo{
+	Columns:     columnsMonoProfilerThreadExited,
+	DisplayName: "MonoProfiler/ThreadExited",
+	ID:          60,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "MonoProfilerThreadExited",
+	Opcode:      77,
+	OpcodeName:  "ThreadExited",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadExited",
+	Version:     0,
+	desc:        &descMonoProfilerThreadExited,
+	fields:      &fieldsMonoProfilerThreadExited,
+}
+
+// descMonoProfilerThreadExited describes MonoProfilerThreadExited (EventInfo.Descriptor).
+var descMonoProfilerThreadExited = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadExited,
+	DisplayName:  "MonoProfiler/ThreadExited",
+	Fields:       &fieldsMonoProfilerThreadExited,
+	ID:           60,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "MonoProfilerThreadExited",
+	Opcode:       77,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadExited writes the fields of MonoProfilerThreadExited payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadExited = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadExited)
+}}
+
 // MonoProfilerThreadName is the payload of MonoProfilerThreadName: event 61 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode ThreadName (78), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadName.
@@ -5948,7 +8458,12 @@ type MonoProfilerThreadName struct {
 
 // Info describes MonoProfilerThreadName.
 func (*MonoProfilerThreadName) Info() *EventInfo {
-	return &eventTable[65]
+	return &infoMonoProfilerThreadName
+}
+
+// Descriptor describes MonoProfilerThreadName, as readers of any generated package see it.
+func (*MonoProfilerThreadName) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerThreadName
 }
 
 // Decode reads a MonoProfilerThreadName payload for a pointer size of 4 or 8 and returns the bytes
@@ -5956,11 +8471,7 @@ func (*MonoProfilerThreadName) Info() *EventInfo {
 func (e *MonoProfilerThreadName) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerThreadName", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ThreadID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerThreadName", len(b), ptrSize, endsMonoProfilerThreadName)
 	}
 	_ = b[7]
 	e.ThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -5974,6 +8485,11 @@ func (e *MonoProfilerThreadName) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerThreadName is where the fixed fields of MonoProfilerThreadName end, for the error of a short payload.
+var endsMonoProfilerThreadName = []clrimpl.FieldEnd{
+	{Name: "ThreadID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerThreadName wire form for the pointer size.
@@ -6017,6 +8533,46 @@ var columnsMonoProfilerThreadName = []clrimpl.Column{{
 	Name: "ThreadName",
 }}
 
+// infoMonoProfilerThreadName describes MonoProfilerThreadName (MonoProfilerThreadName.Info).
+var infoMonoProfilerThreadName = EventInfo{
+	Columns:     columnsMonoProfilerThreadName,
+	DisplayName: "MonoProfiler/ThreadName",
+	ID:          61,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "MonoProfilerThreadName",
+	Opcode:      78,
+	OpcodeName:  "ThreadName",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerThreadName",
+	Version:     0,
+	desc:        &descMonoProfilerThreadName,
+	fields:      &fieldsMonoProfilerThreadName,
+}
+
+// descMonoProfilerThreadName describes MonoProfilerThreadName (EventInfo.Descriptor).
+var descMonoProfilerThreadName = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerThreadName,
+	DisplayName:  "MonoProfiler/ThreadName",
+	Fields:       &fieldsMonoProfilerThreadName,
+	ID:           61,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "MonoProfilerThreadName",
+	Opcode:       78,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerThreadName writes the fields of MonoProfilerThreadName payloads (its Descriptor's Fields).
+var fieldsMonoProfilerThreadName = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerThreadName)
+}}
+
 // MonoProfilerJitDoneVerbose is the payload of MonoProfilerJitDoneVerbose: event 62 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode JitDoneVerbose (79), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template JitDoneVerbose.
@@ -6033,7 +8589,12 @@ type MonoProfilerJitDoneVerbose struct {
 
 // Info describes MonoProfilerJitDoneVerbose.
 func (*MonoProfilerJitDoneVerbose) Info() *EventInfo {
-	return &eventTable[66]
+	return &infoMonoProfilerJitDoneVerbose
+}
+
+// Descriptor describes MonoProfilerJitDoneVerbose, as readers of any generated package see it.
+func (*MonoProfilerJitDoneVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerJitDoneVerbose
 }
 
 // Decode reads a MonoProfilerJitDoneVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -6041,11 +8602,7 @@ func (*MonoProfilerJitDoneVerbose) Info() *EventInfo {
 func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("MonoProfilerJitDoneVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerJitDoneVerbose", len(b), ptrSize, endsMonoProfilerJitDoneVerbose)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -6062,6 +8619,11 @@ func (e *MonoProfilerJitDoneVerbose) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerJitDoneVerbose is where the fixed fields of MonoProfilerJitDoneVerbose end, for the error of a short payload.
+var endsMonoProfilerJitDoneVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the MonoProfilerJitDoneVerbose wire form for the pointer size.
@@ -6123,6 +8685,46 @@ var columnsMonoProfilerJitDoneVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMonoProfilerJitDoneVerbose describes MonoProfilerJitDoneVerbose (MonoProfilerJitDoneVerbose.Info).
+var infoMonoProfilerJitDoneVerbose = EventInfo{
+	Columns:     columnsMonoProfilerJitDoneVerbose,
+	DisplayName: "MonoProfiler/JitDoneVerbose",
+	ID:          62,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MonoProfilerJitDoneVerbose",
+	Opcode:      79,
+	OpcodeName:  "JitDoneVerbose",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerJitDoneVerbose",
+	Version:     0,
+	desc:        &descMonoProfilerJitDoneVerbose,
+	fields:      &fieldsMonoProfilerJitDoneVerbose,
+}
+
+// descMonoProfilerJitDoneVerbose describes MonoProfilerJitDoneVerbose (EventInfo.Descriptor).
+var descMonoProfilerJitDoneVerbose = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerJitDoneVerbose,
+	DisplayName:  "MonoProfiler/JitDoneVerbose",
+	Fields:       &fieldsMonoProfilerJitDoneVerbose,
+	ID:           62,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MonoProfilerJitDoneVerbose",
+	Opcode:       79,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerJitDoneVerbose writes the fields of MonoProfilerJitDoneVerbose payloads (its Descriptor's Fields).
+var fieldsMonoProfilerJitDoneVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerJitDoneVerbose)
+}}
+
 // MonoProfilerGCHeapDumpVTableClassReference is the payload of MonoProfilerGCHeapDumpVTableClassReference: event 63 version 0 of Microsoft-DotNETRuntimeMonoProfiler.
 // Task MonoProfiler (1), opcode GCHeapDumpVTableClassReference (80), level win:Informational (4), keywords GCHeapDumpVTableClassReferenceKeyword (0x8000000).
 // Template GCHeapDumpVTableClassReference.
@@ -6139,7 +8741,12 @@ type MonoProfilerGCHeapDumpVTableClassReference struct {
 
 // Info describes MonoProfilerGCHeapDumpVTableClassReference.
 func (*MonoProfilerGCHeapDumpVTableClassReference) Info() *EventInfo {
-	return &eventTable[67]
+	return &infoMonoProfilerGCHeapDumpVTableClassReference
+}
+
+// Descriptor describes MonoProfilerGCHeapDumpVTableClassReference, as readers of any generated package see it.
+func (*MonoProfilerGCHeapDumpVTableClassReference) Descriptor() *clrimpl.Descriptor {
+	return &descMonoProfilerGCHeapDumpVTableClassReference
 }
 
 // Decode reads a MonoProfilerGCHeapDumpVTableClassReference payload for a pointer size of 4 or 8 and returns the bytes
@@ -6147,19 +8754,7 @@ func (*MonoProfilerGCHeapDumpVTableClassReference) Info() *EventInfo {
 func (e *MonoProfilerGCHeapDumpVTableClassReference) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MonoProfilerGCHeapDumpVTableClassReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "VTableID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ClassID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MonoProfilerGCHeapDumpVTableClassReference", len(b), ptrSize, endsMonoProfilerGCHeapDumpVTableClassReference)
 	}
 	_ = b[23]
 	e.VTableID = binary.LittleEndian.Uint64(b[0:])
@@ -6175,6 +8770,13 @@ func (e *MonoProfilerGCHeapDumpVTableClassReference) Decode(b []byte, ptrSize in
 		off = next
 	}
 	return off, nil
+}
+
+// endsMonoProfilerGCHeapDumpVTableClassReference is where the fixed fields of MonoProfilerGCHeapDumpVTableClassReference end, for the error of a short payload.
+var endsMonoProfilerGCHeapDumpVTableClassReference = []clrimpl.FieldEnd{
+	{Name: "VTableID", Bytes: 8},
+	{Name: "ClassID", Bytes: 16},
+	{Name: "ModuleID", Bytes: 24},
 }
 
 // Encode appends the MonoProfilerGCHeapDumpVTableClassReference wire form for the pointer size.
@@ -6236,4 +8838,44 @@ var columnsMonoProfilerGCHeapDumpVTableClassReference = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ClassName",
+}}
+
+// infoMonoProfilerGCHeapDumpVTableClassReference describes MonoProfilerGCHeapDumpVTableClassReference (MonoProfilerGCHeapDumpVTableClassReference.Info).
+var infoMonoProfilerGCHeapDumpVTableClassReference = EventInfo{
+	Columns:     columnsMonoProfilerGCHeapDumpVTableClassReference,
+	DisplayName: "MonoProfiler/GCHeapDumpVTableClassReference",
+	ID:          63,
+	Keywords:    0x8000000,
+	Level:       4,
+	Name:        "MonoProfilerGCHeapDumpVTableClassReference",
+	Opcode:      80,
+	OpcodeName:  "GCHeapDumpVTableClassReference",
+	Provider:    ProviderMonoProfiler,
+	Task:        1,
+	TaskName:    "MonoProfiler",
+	TypeName:    "MonoProfilerGCHeapDumpVTableClassReference",
+	Version:     0,
+	desc:        &descMonoProfilerGCHeapDumpVTableClassReference,
+	fields:      &fieldsMonoProfilerGCHeapDumpVTableClassReference,
+}
+
+// descMonoProfilerGCHeapDumpVTableClassReference describes MonoProfilerGCHeapDumpVTableClassReference (EventInfo.Descriptor).
+var descMonoProfilerGCHeapDumpVTableClassReference = clrimpl.Descriptor{
+	Columns:      columnsMonoProfilerGCHeapDumpVTableClassReference,
+	DisplayName:  "MonoProfiler/GCHeapDumpVTableClassReference",
+	Fields:       &fieldsMonoProfilerGCHeapDumpVTableClassReference,
+	ID:           63,
+	Keywords:     0x8000000,
+	Level:        4,
+	Name:         "MonoProfilerGCHeapDumpVTableClassReference",
+	Opcode:       80,
+	Provider:     "Microsoft-DotNETRuntimeMonoProfiler",
+	ProviderGUID: GUID{130, 45, 68, 127, 29, 15, 85, 81, 75, 140, 21, 41, 235, 46, 49, 194},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMonoProfilerGCHeapDumpVTableClassReference writes the fields of MonoProfilerGCHeapDumpVTableClassReference payloads (its Descriptor's Fields).
+var fieldsMonoProfilerGCHeapDumpVTableClassReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MonoProfilerGCHeapDumpVTableClassReference)
 }}

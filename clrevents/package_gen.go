@@ -5,6 +5,13 @@ package clrevents
 
 import clrimpl "github.com/clrgo/clrevents/clrimpl"
 
+// This code was generated for version 1 of clrimpl: it does not compile
+// with a clrimpl too old or too new for it (see clrimpl.GenVersion).
+const (
+	_ = clrimpl.RuntimeTooOld(clrimpl.MaxVersion - 1)       // update github.com/clrgo/clrevents, or regenerate with the clrgen of the one you build with
+	_ = clrimpl.GeneratedCodeTooOld(1 - clrimpl.MinVersion) // regenerate with the clrgen of the github.com/clrgo/clrevents you build with
+)
+
 // pkgName is the package's name, as its errors give it.
 const pkgName = "clrevents"
 
@@ -63,30 +70,19 @@ func shortPrefix(event string, have, ptrSize int, ends []clrimpl.FieldEnd) error
 }
 
 // Event is implemented by every generated event type (one per provider,
-// event ID and version). Views inside a decoded event alias the payload it
-// was decoded from.
+// event ID and version): the methods every generated package's events
+// have (clrimpl.Event: Decode, Encode, AppendJSON, AppendText,
+// AppendColumns, Descriptor) and Info. Views inside a decoded event alias
+// the payload it was decoded from.
 type Event interface {
+	clrimpl.Event
 	// Info describes the event: provider, ID, version, task, opcode, level
 	// and keywords.
 	Info() *EventInfo
-	// Decode reads the payload for a pointer size of 4 or 8 and returns the
-	// bytes it used. Bytes past the template (a newer runtime's fields) are
-	// not an error; a short payload is, naming the event and the field.
-	Decode(payload []byte, ptrSize int) (int, error)
-	// Encode appends the event's wire form for the pointer size. Count
-	// and length fields are written as they are set.
-	Encode(dst []byte, ptrSize int) []byte
-	// AppendJSON appends the event's fields as one JSON object, map-bound
-	// values by name.
-	AppendJSON(dst []byte) []byte
-	// AppendText appends the fields as space-separated Name=value pairs.
-	AppendText(dst []byte) []byte
-	// AppendColumns appends the fields to a as one row of the columns
-	// EventInfo.Columns lists, one call per column.
-	AppendColumns(a ColumnAppender)
 }
 
-// EventInfo describes one (provider, event ID, version).
+// EventInfo describes one (provider, event ID, version). It is the event
+// type as the package's Table holds it (a clrimpl.EventType).
 type EventInfo struct {
 	Provider Provider
 	ID       uint16
@@ -105,12 +101,22 @@ type EventInfo struct {
 	// Columns are the event's fields as flat typed columns, in the order
 	// AppendColumns appends them (see ColumnAppender).
 	Columns []Column
-	new     func() Event
+
+	desc   *clrimpl.Descriptor
+	fields *clrimpl.EventFields
 }
 
-// New returns a new zero value of the event's Go type.
-func (i *EventInfo) New() Event {
-	return i.new()
+// New returns a new zero value of the event's Go type; it is also an Event
+// of this package.
+func (i *EventInfo) New() clrimpl.Event {
+	return i.fields.New()
+}
+
+// Descriptor describes the event type as readers of any generated package
+// see it. It is made once and shared; its Fields writes payloads of the
+// type by decoding each into a pooled value, and is safe for concurrent use.
+func (i *EventInfo) Descriptor() *clrimpl.Descriptor {
+	return i.desc
 }
 
 // String returns "provider/symbol".
@@ -119,7 +125,8 @@ func (i *EventInfo) String() string {
 }
 
 // Events lists every event of the package, by provider, ID and version.
-func Events() []EventInfo {
+// The slice is shared: do not modify it.
+func Events() []*EventInfo {
 	return eventTable[:]
 }
 
@@ -178,19 +185,34 @@ func ProviderByGUID(g GUID) (Provider, bool) {
 	return Provider(i), ok
 }
 
-// eventIndex finds a row of eventTable by provider, ID and version.
-var eventIndex = clrimpl.NewIndex(len(providerTable), len(eventTable), func(i int) (int, uint16, uint8) {
-	e := &eventTable[i]
-	return int(e.Provider), e.ID, e.Version
-})
+// table indexes eventTable by provider, ID and version; its indexes are
+// eventTable's.
+var table = func() *clrimpl.Table {
+	types := make([]clrimpl.EventType, len(eventTable))
+	for i := range eventTable {
+		types[i] = eventTable[i]
+	}
+	return clrimpl.NewTable(pkgName, providerTable[:], types)
+}()
+
+func init() {
+	clrimpl.Register(table)
+}
+
+// Table returns the package's event table, the types of Events: what a
+// reader decodes this package's events through. The package registers it
+// when the program starts, so clrimpl.Tables lists it.
+func Table() *clrimpl.Table {
+	return table
+}
 
 // Lookup describes (p, id, version), if the package has it.
 func Lookup(p Provider, id uint16, version uint8) (*EventInfo, bool) {
-	i := eventIndex.Lookup(int(p), id, version)
+	i := table.Find(int(p), id, version)
 	if i < 0 {
 		return nil, false
 	}
-	return &eventTable[i], true
+	return eventTable[i], true
 }
 
 // Decoder decodes payloads into typed events, reusing one value per event
@@ -219,9 +241,9 @@ func NewDecoder() *Decoder {
 // (len(payload)-n) is what a newer runtime appended. An event the package
 // does not have gives an *UnknownEventError (errors.Is ErrUnknownEvent).
 func (d *Decoder) Decode(p Provider, id uint16, version uint8, ptrSize int, payload []byte) (Event, int, error) {
-	i := eventIndex.Lookup(int(p), id, version)
+	i := table.Find(int(p), id, version)
 	if i < 0 && d.OlderVersions {
-		i = eventIndex.LookupOlder(int(p), id, version)
+		i = table.FindOlder(int(p), id, version)
 	}
 	if i < 0 {
 		return nil, 0, &UnknownEventError{
@@ -236,7 +258,7 @@ func (d *Decoder) Decode(p Provider, id uint16, version uint8, ptrSize int, payl
 	}
 	ev := d.slots[i]
 	if ev == nil {
-		ev = eventTable[i].new()
+		ev = eventTable[i].fields.New().(Event)
 		d.slots[i] = ev
 	}
 	n, err := ev.Decode(payload, ptrSize)

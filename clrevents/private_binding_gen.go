@@ -31,7 +31,12 @@ type BindingPolicyPhaseStart struct {
 
 // Info describes BindingPolicyPhaseStart.
 func (*BindingPolicyPhaseStart) Info() *EventInfo {
-	return &eventTable[408]
+	return &infoBindingPolicyPhaseStart
+}
+
+// Descriptor describes BindingPolicyPhaseStart, as readers of any generated package see it.
+func (*BindingPolicyPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPolicyPhaseStart
 }
 
 // Decode reads a BindingPolicyPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -39,23 +44,7 @@ func (*BindingPolicyPhaseStart) Info() *EventInfo {
 func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPolicyPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPolicyPhaseStart", len(b), ptrSize, endsBindingPolicyPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -79,6 +68,14 @@ func (e *BindingPolicyPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPolicyPhaseStart is where the fixed fields of BindingPolicyPhaseStart end, for the error of a short payload.
+var endsBindingPolicyPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPolicyPhaseStart wire form for the pointer size.
@@ -166,6 +163,46 @@ var columnsBindingPolicyPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPolicyPhaseStart describes BindingPolicyPhaseStart (BindingPolicyPhaseStart.Info).
+var infoBindingPolicyPhaseStart = EventInfo{
+	Columns:     columnsBindingPolicyPhaseStart,
+	DisplayName: "Binding/PolicyPhaseStart",
+	ID:          159,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPolicyPhaseStart",
+	Opcode:      51,
+	OpcodeName:  "BindingPolicyPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPolicyPhaseStart",
+	Version:     0,
+	desc:        &descBindingPolicyPhaseStart,
+	fields:      &fieldsBindingPolicyPhaseStart,
+}
+
+// descBindingPolicyPhaseStart describes BindingPolicyPhaseStart (EventInfo.Descriptor).
+var descBindingPolicyPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingPolicyPhaseStart,
+	DisplayName:  "Binding/PolicyPhaseStart",
+	Fields:       &fieldsBindingPolicyPhaseStart,
+	ID:           159,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPolicyPhaseStart",
+	Opcode:       51,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPolicyPhaseStart writes the fields of BindingPolicyPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingPolicyPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPolicyPhaseStart)
+}}
+
 // BindingPolicyPhaseEnd is the payload of BindingPolicyPhaseEnd: event 160 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPolicyPhaseEnd (52), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -188,7 +225,12 @@ type BindingPolicyPhaseEnd struct {
 
 // Info describes BindingPolicyPhaseEnd.
 func (*BindingPolicyPhaseEnd) Info() *EventInfo {
-	return &eventTable[409]
+	return &infoBindingPolicyPhaseEnd
+}
+
+// Descriptor describes BindingPolicyPhaseEnd, as readers of any generated package see it.
+func (*BindingPolicyPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPolicyPhaseEnd
 }
 
 // Decode reads a BindingPolicyPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -196,23 +238,7 @@ func (*BindingPolicyPhaseEnd) Info() *EventInfo {
 func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPolicyPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPolicyPhaseEnd", len(b), ptrSize, endsBindingPolicyPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -236,6 +262,14 @@ func (e *BindingPolicyPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPolicyPhaseEnd is where the fixed fields of BindingPolicyPhaseEnd end, for the error of a short payload.
+var endsBindingPolicyPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPolicyPhaseEnd wire form for the pointer size.
@@ -323,6 +357,46 @@ var columnsBindingPolicyPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPolicyPhaseEnd describes BindingPolicyPhaseEnd (BindingPolicyPhaseEnd.Info).
+var infoBindingPolicyPhaseEnd = EventInfo{
+	Columns:     columnsBindingPolicyPhaseEnd,
+	DisplayName: "Binding/PolicyPhaseStop",
+	ID:          160,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPolicyPhaseEnd",
+	Opcode:      52,
+	OpcodeName:  "BindingPolicyPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPolicyPhaseEnd",
+	Version:     0,
+	desc:        &descBindingPolicyPhaseEnd,
+	fields:      &fieldsBindingPolicyPhaseEnd,
+}
+
+// descBindingPolicyPhaseEnd describes BindingPolicyPhaseEnd (EventInfo.Descriptor).
+var descBindingPolicyPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingPolicyPhaseEnd,
+	DisplayName:  "Binding/PolicyPhaseStop",
+	Fields:       &fieldsBindingPolicyPhaseEnd,
+	ID:           160,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPolicyPhaseEnd",
+	Opcode:       52,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPolicyPhaseEnd writes the fields of BindingPolicyPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingPolicyPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPolicyPhaseEnd)
+}}
+
 // BindingNgenPhaseStart is the payload of BindingNgenPhaseStart: event 161 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingNgenPhaseStart (53), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -345,7 +419,12 @@ type BindingNgenPhaseStart struct {
 
 // Info describes BindingNgenPhaseStart.
 func (*BindingNgenPhaseStart) Info() *EventInfo {
-	return &eventTable[410]
+	return &infoBindingNgenPhaseStart
+}
+
+// Descriptor describes BindingNgenPhaseStart, as readers of any generated package see it.
+func (*BindingNgenPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingNgenPhaseStart
 }
 
 // Decode reads a BindingNgenPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -353,23 +432,7 @@ func (*BindingNgenPhaseStart) Info() *EventInfo {
 func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingNgenPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingNgenPhaseStart", len(b), ptrSize, endsBindingNgenPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -393,6 +456,14 @@ func (e *BindingNgenPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingNgenPhaseStart is where the fixed fields of BindingNgenPhaseStart end, for the error of a short payload.
+var endsBindingNgenPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingNgenPhaseStart wire form for the pointer size.
@@ -480,6 +551,46 @@ var columnsBindingNgenPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingNgenPhaseStart describes BindingNgenPhaseStart (BindingNgenPhaseStart.Info).
+var infoBindingNgenPhaseStart = EventInfo{
+	Columns:     columnsBindingNgenPhaseStart,
+	DisplayName: "Binding/NgenPhaseStart",
+	ID:          161,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingNgenPhaseStart",
+	Opcode:      53,
+	OpcodeName:  "BindingNgenPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingNgenPhaseStart",
+	Version:     0,
+	desc:        &descBindingNgenPhaseStart,
+	fields:      &fieldsBindingNgenPhaseStart,
+}
+
+// descBindingNgenPhaseStart describes BindingNgenPhaseStart (EventInfo.Descriptor).
+var descBindingNgenPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingNgenPhaseStart,
+	DisplayName:  "Binding/NgenPhaseStart",
+	Fields:       &fieldsBindingNgenPhaseStart,
+	ID:           161,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingNgenPhaseStart",
+	Opcode:       53,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingNgenPhaseStart writes the fields of BindingNgenPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingNgenPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingNgenPhaseStart)
+}}
+
 // BindingNgenPhaseEnd is the payload of BindingNgenPhaseEnd: event 162 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingNgenPhaseEnd (54), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -502,7 +613,12 @@ type BindingNgenPhaseEnd struct {
 
 // Info describes BindingNgenPhaseEnd.
 func (*BindingNgenPhaseEnd) Info() *EventInfo {
-	return &eventTable[411]
+	return &infoBindingNgenPhaseEnd
+}
+
+// Descriptor describes BindingNgenPhaseEnd, as readers of any generated package see it.
+func (*BindingNgenPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingNgenPhaseEnd
 }
 
 // Decode reads a BindingNgenPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -510,23 +626,7 @@ func (*BindingNgenPhaseEnd) Info() *EventInfo {
 func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingNgenPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingNgenPhaseEnd", len(b), ptrSize, endsBindingNgenPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -550,6 +650,14 @@ func (e *BindingNgenPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingNgenPhaseEnd is where the fixed fields of BindingNgenPhaseEnd end, for the error of a short payload.
+var endsBindingNgenPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingNgenPhaseEnd wire form for the pointer size.
@@ -637,6 +745,46 @@ var columnsBindingNgenPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingNgenPhaseEnd describes BindingNgenPhaseEnd (BindingNgenPhaseEnd.Info).
+var infoBindingNgenPhaseEnd = EventInfo{
+	Columns:     columnsBindingNgenPhaseEnd,
+	DisplayName: "Binding/NgenPhaseStop",
+	ID:          162,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingNgenPhaseEnd",
+	Opcode:      54,
+	OpcodeName:  "BindingNgenPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingNgenPhaseEnd",
+	Version:     0,
+	desc:        &descBindingNgenPhaseEnd,
+	fields:      &fieldsBindingNgenPhaseEnd,
+}
+
+// descBindingNgenPhaseEnd describes BindingNgenPhaseEnd (EventInfo.Descriptor).
+var descBindingNgenPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingNgenPhaseEnd,
+	DisplayName:  "Binding/NgenPhaseStop",
+	Fields:       &fieldsBindingNgenPhaseEnd,
+	ID:           162,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingNgenPhaseEnd",
+	Opcode:       54,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingNgenPhaseEnd writes the fields of BindingNgenPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingNgenPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingNgenPhaseEnd)
+}}
+
 // BindingLookupAndProbingPhaseStart is the payload of BindingLookupAndProbingPhaseStart: event 163 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingLookupAndProbingPhaseStart (55), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -659,7 +807,12 @@ type BindingLookupAndProbingPhaseStart struct {
 
 // Info describes BindingLookupAndProbingPhaseStart.
 func (*BindingLookupAndProbingPhaseStart) Info() *EventInfo {
-	return &eventTable[412]
+	return &infoBindingLookupAndProbingPhaseStart
+}
+
+// Descriptor describes BindingLookupAndProbingPhaseStart, as readers of any generated package see it.
+func (*BindingLookupAndProbingPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingLookupAndProbingPhaseStart
 }
 
 // Decode reads a BindingLookupAndProbingPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -667,23 +820,7 @@ func (*BindingLookupAndProbingPhaseStart) Info() *EventInfo {
 func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingLookupAndProbingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingLookupAndProbingPhaseStart", len(b), ptrSize, endsBindingLookupAndProbingPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -707,6 +844,14 @@ func (e *BindingLookupAndProbingPhaseStart) Decode(b []byte, ptrSize int) (int, 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingLookupAndProbingPhaseStart is where the fixed fields of BindingLookupAndProbingPhaseStart end, for the error of a short payload.
+var endsBindingLookupAndProbingPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingLookupAndProbingPhaseStart wire form for the pointer size.
@@ -794,6 +939,46 @@ var columnsBindingLookupAndProbingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingLookupAndProbingPhaseStart describes BindingLookupAndProbingPhaseStart (BindingLookupAndProbingPhaseStart.Info).
+var infoBindingLookupAndProbingPhaseStart = EventInfo{
+	Columns:     columnsBindingLookupAndProbingPhaseStart,
+	DisplayName: "Binding/LoopupAndProbingPhaseStart",
+	ID:          163,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingLookupAndProbingPhaseStart",
+	Opcode:      55,
+	OpcodeName:  "BindingLookupAndProbingPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingLookupAndProbingPhaseStart",
+	Version:     0,
+	desc:        &descBindingLookupAndProbingPhaseStart,
+	fields:      &fieldsBindingLookupAndProbingPhaseStart,
+}
+
+// descBindingLookupAndProbingPhaseStart describes BindingLookupAndProbingPhaseStart (EventInfo.Descriptor).
+var descBindingLookupAndProbingPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingLookupAndProbingPhaseStart,
+	DisplayName:  "Binding/LoopupAndProbingPhaseStart",
+	Fields:       &fieldsBindingLookupAndProbingPhaseStart,
+	ID:           163,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingLookupAndProbingPhaseStart",
+	Opcode:       55,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingLookupAndProbingPhaseStart writes the fields of BindingLookupAndProbingPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingLookupAndProbingPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingLookupAndProbingPhaseStart)
+}}
+
 // BindingLookupAndProbingPhaseEnd is the payload of BindingLookupAndProbingPhaseEnd: event 164 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingLookupAndProbingPhaseEnd (56), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -816,7 +1001,12 @@ type BindingLookupAndProbingPhaseEnd struct {
 
 // Info describes BindingLookupAndProbingPhaseEnd.
 func (*BindingLookupAndProbingPhaseEnd) Info() *EventInfo {
-	return &eventTable[413]
+	return &infoBindingLookupAndProbingPhaseEnd
+}
+
+// Descriptor describes BindingLookupAndProbingPhaseEnd, as readers of any generated package see it.
+func (*BindingLookupAndProbingPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingLookupAndProbingPhaseEnd
 }
 
 // Decode reads a BindingLookupAndProbingPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -824,23 +1014,7 @@ func (*BindingLookupAndProbingPhaseEnd) Info() *EventInfo {
 func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingLookupAndProbingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingLookupAndProbingPhaseEnd", len(b), ptrSize, endsBindingLookupAndProbingPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -864,6 +1038,14 @@ func (e *BindingLookupAndProbingPhaseEnd) Decode(b []byte, ptrSize int) (int, er
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingLookupAndProbingPhaseEnd is where the fixed fields of BindingLookupAndProbingPhaseEnd end, for the error of a short payload.
+var endsBindingLookupAndProbingPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingLookupAndProbingPhaseEnd wire form for the pointer size.
@@ -951,6 +1133,46 @@ var columnsBindingLookupAndProbingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingLookupAndProbingPhaseEnd describes BindingLookupAndProbingPhaseEnd (BindingLookupAndProbingPhaseEnd.Info).
+var infoBindingLookupAndProbingPhaseEnd = EventInfo{
+	Columns:     columnsBindingLookupAndProbingPhaseEnd,
+	DisplayName: "Binding/LookupAndProbingPhaseStop",
+	ID:          164,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingLookupAndProbingPhaseEnd",
+	Opcode:      56,
+	OpcodeName:  "BindingLookupAndProbingPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingLookupAndProbingPhaseEnd",
+	Version:     0,
+	desc:        &descBindingLookupAndProbingPhaseEnd,
+	fields:      &fieldsBindingLookupAndProbingPhaseEnd,
+}
+
+// descBindingLookupAndProbingPhaseEnd describes BindingLookupAndProbingPhaseEnd (EventInfo.Descriptor).
+var descBindingLookupAndProbingPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingLookupAndProbingPhaseEnd,
+	DisplayName:  "Binding/LookupAndProbingPhaseStop",
+	Fields:       &fieldsBindingLookupAndProbingPhaseEnd,
+	ID:           164,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingLookupAndProbingPhaseEnd",
+	Opcode:       56,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingLookupAndProbingPhaseEnd writes the fields of BindingLookupAndProbingPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingLookupAndProbingPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingLookupAndProbingPhaseEnd)
+}}
+
 // LoaderPhaseStart is the payload of LoaderPhaseStart: event 165 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderPhaseStart (57), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -973,7 +1195,12 @@ type LoaderPhaseStart struct {
 
 // Info describes LoaderPhaseStart.
 func (*LoaderPhaseStart) Info() *EventInfo {
-	return &eventTable[414]
+	return &infoLoaderPhaseStart
+}
+
+// Descriptor describes LoaderPhaseStart, as readers of any generated package see it.
+func (*LoaderPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderPhaseStart
 }
 
 // Decode reads a LoaderPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -981,23 +1208,7 @@ func (*LoaderPhaseStart) Info() *EventInfo {
 func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderPhaseStart", len(b), ptrSize, endsLoaderPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1021,6 +1232,14 @@ func (e *LoaderPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderPhaseStart is where the fixed fields of LoaderPhaseStart end, for the error of a short payload.
+var endsLoaderPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderPhaseStart wire form for the pointer size.
@@ -1108,6 +1327,46 @@ var columnsLoaderPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderPhaseStart describes LoaderPhaseStart (LoaderPhaseStart.Info).
+var infoLoaderPhaseStart = EventInfo{
+	Columns:     columnsLoaderPhaseStart,
+	DisplayName: "Binding/LoaderPhaseStart",
+	ID:          165,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderPhaseStart",
+	Opcode:      57,
+	OpcodeName:  "LoaderPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderPhaseStart",
+	Version:     0,
+	desc:        &descLoaderPhaseStart,
+	fields:      &fieldsLoaderPhaseStart,
+}
+
+// descLoaderPhaseStart describes LoaderPhaseStart (EventInfo.Descriptor).
+var descLoaderPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderPhaseStart,
+	DisplayName:  "Binding/LoaderPhaseStart",
+	Fields:       &fieldsLoaderPhaseStart,
+	ID:           165,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderPhaseStart",
+	Opcode:       57,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderPhaseStart writes the fields of LoaderPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderPhaseStart)
+}}
+
 // LoaderPhaseEnd is the payload of LoaderPhaseEnd: event 166 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderPhaseEnd (58), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1130,7 +1389,12 @@ type LoaderPhaseEnd struct {
 
 // Info describes LoaderPhaseEnd.
 func (*LoaderPhaseEnd) Info() *EventInfo {
-	return &eventTable[415]
+	return &infoLoaderPhaseEnd
+}
+
+// Descriptor describes LoaderPhaseEnd, as readers of any generated package see it.
+func (*LoaderPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderPhaseEnd
 }
 
 // Decode reads a LoaderPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1138,23 +1402,7 @@ func (*LoaderPhaseEnd) Info() *EventInfo {
 func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderPhaseEnd", len(b), ptrSize, endsLoaderPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1178,6 +1426,14 @@ func (e *LoaderPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderPhaseEnd is where the fixed fields of LoaderPhaseEnd end, for the error of a short payload.
+var endsLoaderPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderPhaseEnd wire form for the pointer size.
@@ -1265,6 +1521,46 @@ var columnsLoaderPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderPhaseEnd describes LoaderPhaseEnd (LoaderPhaseEnd.Info).
+var infoLoaderPhaseEnd = EventInfo{
+	Columns:     columnsLoaderPhaseEnd,
+	DisplayName: "Binding/LoaderPhaseStop",
+	ID:          166,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderPhaseEnd",
+	Opcode:      58,
+	OpcodeName:  "LoaderPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderPhaseEnd,
+	fields:      &fieldsLoaderPhaseEnd,
+}
+
+// descLoaderPhaseEnd describes LoaderPhaseEnd (EventInfo.Descriptor).
+var descLoaderPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderPhaseEnd,
+	DisplayName:  "Binding/LoaderPhaseStop",
+	Fields:       &fieldsLoaderPhaseEnd,
+	ID:           166,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderPhaseEnd",
+	Opcode:       58,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderPhaseEnd writes the fields of LoaderPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderPhaseEnd)
+}}
+
 // BindingPhaseStart is the payload of BindingPhaseStart: event 167 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPhaseStart (59), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1287,7 +1583,12 @@ type BindingPhaseStart struct {
 
 // Info describes BindingPhaseStart.
 func (*BindingPhaseStart) Info() *EventInfo {
-	return &eventTable[416]
+	return &infoBindingPhaseStart
+}
+
+// Descriptor describes BindingPhaseStart, as readers of any generated package see it.
+func (*BindingPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPhaseStart
 }
 
 // Decode reads a BindingPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1295,23 +1596,7 @@ func (*BindingPhaseStart) Info() *EventInfo {
 func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPhaseStart", len(b), ptrSize, endsBindingPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1335,6 +1620,14 @@ func (e *BindingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPhaseStart is where the fixed fields of BindingPhaseStart end, for the error of a short payload.
+var endsBindingPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPhaseStart wire form for the pointer size.
@@ -1422,6 +1715,46 @@ var columnsBindingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPhaseStart describes BindingPhaseStart (BindingPhaseStart.Info).
+var infoBindingPhaseStart = EventInfo{
+	Columns:     columnsBindingPhaseStart,
+	DisplayName: "Binding/PhaseStart",
+	ID:          167,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPhaseStart",
+	Opcode:      59,
+	OpcodeName:  "BindingPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPhaseStart",
+	Version:     0,
+	desc:        &descBindingPhaseStart,
+	fields:      &fieldsBindingPhaseStart,
+}
+
+// descBindingPhaseStart describes BindingPhaseStart (EventInfo.Descriptor).
+var descBindingPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingPhaseStart,
+	DisplayName:  "Binding/PhaseStart",
+	Fields:       &fieldsBindingPhaseStart,
+	ID:           167,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPhaseStart",
+	Opcode:       59,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPhaseStart writes the fields of BindingPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPhaseStart)
+}}
+
 // BindingPhaseEnd is the payload of BindingPhaseEnd: event 168 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingPhaseEnd (60), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1444,7 +1777,12 @@ type BindingPhaseEnd struct {
 
 // Info describes BindingPhaseEnd.
 func (*BindingPhaseEnd) Info() *EventInfo {
-	return &eventTable[417]
+	return &infoBindingPhaseEnd
+}
+
+// Descriptor describes BindingPhaseEnd, as readers of any generated package see it.
+func (*BindingPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingPhaseEnd
 }
 
 // Decode reads a BindingPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1452,23 +1790,7 @@ func (*BindingPhaseEnd) Info() *EventInfo {
 func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingPhaseEnd", len(b), ptrSize, endsBindingPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1492,6 +1814,14 @@ func (e *BindingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingPhaseEnd is where the fixed fields of BindingPhaseEnd end, for the error of a short payload.
+var endsBindingPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingPhaseEnd wire form for the pointer size.
@@ -1579,6 +1909,46 @@ var columnsBindingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingPhaseEnd describes BindingPhaseEnd (BindingPhaseEnd.Info).
+var infoBindingPhaseEnd = EventInfo{
+	Columns:     columnsBindingPhaseEnd,
+	DisplayName: "Binding/PhaseStop",
+	ID:          168,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingPhaseEnd",
+	Opcode:      60,
+	OpcodeName:  "BindingPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingPhaseEnd",
+	Version:     0,
+	desc:        &descBindingPhaseEnd,
+	fields:      &fieldsBindingPhaseEnd,
+}
+
+// descBindingPhaseEnd describes BindingPhaseEnd (EventInfo.Descriptor).
+var descBindingPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingPhaseEnd,
+	DisplayName:  "Binding/PhaseStop",
+	Fields:       &fieldsBindingPhaseEnd,
+	ID:           168,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingPhaseEnd",
+	Opcode:       60,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingPhaseEnd writes the fields of BindingPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingPhaseEnd)
+}}
+
 // BindingDownloadPhaseStart is the payload of BindingDownloadPhaseStart: event 169 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingDownloadPhaseStart (61), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1601,7 +1971,12 @@ type BindingDownloadPhaseStart struct {
 
 // Info describes BindingDownloadPhaseStart.
 func (*BindingDownloadPhaseStart) Info() *EventInfo {
-	return &eventTable[418]
+	return &infoBindingDownloadPhaseStart
+}
+
+// Descriptor describes BindingDownloadPhaseStart, as readers of any generated package see it.
+func (*BindingDownloadPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descBindingDownloadPhaseStart
 }
 
 // Decode reads a BindingDownloadPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1609,23 +1984,7 @@ func (*BindingDownloadPhaseStart) Info() *EventInfo {
 func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingDownloadPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingDownloadPhaseStart", len(b), ptrSize, endsBindingDownloadPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1649,6 +2008,14 @@ func (e *BindingDownloadPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingDownloadPhaseStart is where the fixed fields of BindingDownloadPhaseStart end, for the error of a short payload.
+var endsBindingDownloadPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingDownloadPhaseStart wire form for the pointer size.
@@ -1736,6 +2103,46 @@ var columnsBindingDownloadPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingDownloadPhaseStart describes BindingDownloadPhaseStart (BindingDownloadPhaseStart.Info).
+var infoBindingDownloadPhaseStart = EventInfo{
+	Columns:     columnsBindingDownloadPhaseStart,
+	DisplayName: "Binding/DownloadPhaseStart",
+	ID:          169,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingDownloadPhaseStart",
+	Opcode:      61,
+	OpcodeName:  "BindingDownloadPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingDownloadPhaseStart",
+	Version:     0,
+	desc:        &descBindingDownloadPhaseStart,
+	fields:      &fieldsBindingDownloadPhaseStart,
+}
+
+// descBindingDownloadPhaseStart describes BindingDownloadPhaseStart (EventInfo.Descriptor).
+var descBindingDownloadPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsBindingDownloadPhaseStart,
+	DisplayName:  "Binding/DownloadPhaseStart",
+	Fields:       &fieldsBindingDownloadPhaseStart,
+	ID:           169,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingDownloadPhaseStart",
+	Opcode:       61,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingDownloadPhaseStart writes the fields of BindingDownloadPhaseStart payloads (its Descriptor's Fields).
+var fieldsBindingDownloadPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingDownloadPhaseStart)
+}}
+
 // BindingDownloadPhaseEnd is the payload of BindingDownloadPhaseEnd: event 170 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode BindingDownloadPhaseEnd (62), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1758,7 +2165,12 @@ type BindingDownloadPhaseEnd struct {
 
 // Info describes BindingDownloadPhaseEnd.
 func (*BindingDownloadPhaseEnd) Info() *EventInfo {
-	return &eventTable[419]
+	return &infoBindingDownloadPhaseEnd
+}
+
+// Descriptor describes BindingDownloadPhaseEnd, as readers of any generated package see it.
+func (*BindingDownloadPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBindingDownloadPhaseEnd
 }
 
 // Decode reads a BindingDownloadPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1766,23 +2178,7 @@ func (*BindingDownloadPhaseEnd) Info() *EventInfo {
 func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("BindingDownloadPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BindingDownloadPhaseEnd", len(b), ptrSize, endsBindingDownloadPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1806,6 +2202,14 @@ func (e *BindingDownloadPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsBindingDownloadPhaseEnd is where the fixed fields of BindingDownloadPhaseEnd end, for the error of a short payload.
+var endsBindingDownloadPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the BindingDownloadPhaseEnd wire form for the pointer size.
@@ -1893,6 +2297,46 @@ var columnsBindingDownloadPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBindingDownloadPhaseEnd describes BindingDownloadPhaseEnd (BindingDownloadPhaseEnd.Info).
+var infoBindingDownloadPhaseEnd = EventInfo{
+	Columns:     columnsBindingDownloadPhaseEnd,
+	DisplayName: "Binding/DownloadPhaseStop",
+	ID:          170,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "BindingDownloadPhaseEnd",
+	Opcode:      62,
+	OpcodeName:  "BindingDownloadPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "BindingDownloadPhaseEnd",
+	Version:     0,
+	desc:        &descBindingDownloadPhaseEnd,
+	fields:      &fieldsBindingDownloadPhaseEnd,
+}
+
+// descBindingDownloadPhaseEnd describes BindingDownloadPhaseEnd (EventInfo.Descriptor).
+var descBindingDownloadPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsBindingDownloadPhaseEnd,
+	DisplayName:  "Binding/DownloadPhaseStop",
+	Fields:       &fieldsBindingDownloadPhaseEnd,
+	ID:           170,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "BindingDownloadPhaseEnd",
+	Opcode:       62,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsBindingDownloadPhaseEnd writes the fields of BindingDownloadPhaseEnd payloads (its Descriptor's Fields).
+var fieldsBindingDownloadPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BindingDownloadPhaseEnd)
+}}
+
 // LoaderAssemblyInitPhaseStart is the payload of LoaderAssemblyInitPhaseStart: event 171 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderAssemblyInitPhaseStart (63), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -1915,7 +2359,12 @@ type LoaderAssemblyInitPhaseStart struct {
 
 // Info describes LoaderAssemblyInitPhaseStart.
 func (*LoaderAssemblyInitPhaseStart) Info() *EventInfo {
-	return &eventTable[420]
+	return &infoLoaderAssemblyInitPhaseStart
+}
+
+// Descriptor describes LoaderAssemblyInitPhaseStart, as readers of any generated package see it.
+func (*LoaderAssemblyInitPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderAssemblyInitPhaseStart
 }
 
 // Decode reads a LoaderAssemblyInitPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1923,23 +2372,7 @@ func (*LoaderAssemblyInitPhaseStart) Info() *EventInfo {
 func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderAssemblyInitPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderAssemblyInitPhaseStart", len(b), ptrSize, endsLoaderAssemblyInitPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -1963,6 +2396,14 @@ func (e *LoaderAssemblyInitPhaseStart) Decode(b []byte, ptrSize int) (int, error
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderAssemblyInitPhaseStart is where the fixed fields of LoaderAssemblyInitPhaseStart end, for the error of a short payload.
+var endsLoaderAssemblyInitPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderAssemblyInitPhaseStart wire form for the pointer size.
@@ -2050,6 +2491,46 @@ var columnsLoaderAssemblyInitPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderAssemblyInitPhaseStart describes LoaderAssemblyInitPhaseStart (LoaderAssemblyInitPhaseStart.Info).
+var infoLoaderAssemblyInitPhaseStart = EventInfo{
+	Columns:     columnsLoaderAssemblyInitPhaseStart,
+	DisplayName: "Binding/LoaderAssemblyInitPhaseStart",
+	ID:          171,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderAssemblyInitPhaseStart",
+	Opcode:      63,
+	OpcodeName:  "LoaderAssemblyInitPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderAssemblyInitPhaseStart",
+	Version:     0,
+	desc:        &descLoaderAssemblyInitPhaseStart,
+	fields:      &fieldsLoaderAssemblyInitPhaseStart,
+}
+
+// descLoaderAssemblyInitPhaseStart describes LoaderAssemblyInitPhaseStart (EventInfo.Descriptor).
+var descLoaderAssemblyInitPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderAssemblyInitPhaseStart,
+	DisplayName:  "Binding/LoaderAssemblyInitPhaseStart",
+	Fields:       &fieldsLoaderAssemblyInitPhaseStart,
+	ID:           171,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderAssemblyInitPhaseStart",
+	Opcode:       63,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderAssemblyInitPhaseStart writes the fields of LoaderAssemblyInitPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderAssemblyInitPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderAssemblyInitPhaseStart)
+}}
+
 // LoaderAssemblyInitPhaseEnd is the payload of LoaderAssemblyInitPhaseEnd: event 172 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderAssemblyInitPhaseEnd (64), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2072,7 +2553,12 @@ type LoaderAssemblyInitPhaseEnd struct {
 
 // Info describes LoaderAssemblyInitPhaseEnd.
 func (*LoaderAssemblyInitPhaseEnd) Info() *EventInfo {
-	return &eventTable[421]
+	return &infoLoaderAssemblyInitPhaseEnd
+}
+
+// Descriptor describes LoaderAssemblyInitPhaseEnd, as readers of any generated package see it.
+func (*LoaderAssemblyInitPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderAssemblyInitPhaseEnd
 }
 
 // Decode reads a LoaderAssemblyInitPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2080,23 +2566,7 @@ func (*LoaderAssemblyInitPhaseEnd) Info() *EventInfo {
 func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderAssemblyInitPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderAssemblyInitPhaseEnd", len(b), ptrSize, endsLoaderAssemblyInitPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2120,6 +2590,14 @@ func (e *LoaderAssemblyInitPhaseEnd) Decode(b []byte, ptrSize int) (int, error) 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderAssemblyInitPhaseEnd is where the fixed fields of LoaderAssemblyInitPhaseEnd end, for the error of a short payload.
+var endsLoaderAssemblyInitPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderAssemblyInitPhaseEnd wire form for the pointer size.
@@ -2207,6 +2685,46 @@ var columnsLoaderAssemblyInitPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderAssemblyInitPhaseEnd describes LoaderAssemblyInitPhaseEnd (LoaderAssemblyInitPhaseEnd.Info).
+var infoLoaderAssemblyInitPhaseEnd = EventInfo{
+	Columns:     columnsLoaderAssemblyInitPhaseEnd,
+	DisplayName: "Binding/LoaderAssemblyInitPhaseStop",
+	ID:          172,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderAssemblyInitPhaseEnd",
+	Opcode:      64,
+	OpcodeName:  "LoaderAssemblyInitPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderAssemblyInitPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderAssemblyInitPhaseEnd,
+	fields:      &fieldsLoaderAssemblyInitPhaseEnd,
+}
+
+// descLoaderAssemblyInitPhaseEnd describes LoaderAssemblyInitPhaseEnd (EventInfo.Descriptor).
+var descLoaderAssemblyInitPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderAssemblyInitPhaseEnd,
+	DisplayName:  "Binding/LoaderAssemblyInitPhaseStop",
+	Fields:       &fieldsLoaderAssemblyInitPhaseEnd,
+	ID:           172,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderAssemblyInitPhaseEnd",
+	Opcode:       64,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderAssemblyInitPhaseEnd writes the fields of LoaderAssemblyInitPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderAssemblyInitPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderAssemblyInitPhaseEnd)
+}}
+
 // LoaderMappingPhaseStart is the payload of LoaderMappingPhaseStart: event 173 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderMappingPhaseStart (65), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2229,7 +2747,12 @@ type LoaderMappingPhaseStart struct {
 
 // Info describes LoaderMappingPhaseStart.
 func (*LoaderMappingPhaseStart) Info() *EventInfo {
-	return &eventTable[422]
+	return &infoLoaderMappingPhaseStart
+}
+
+// Descriptor describes LoaderMappingPhaseStart, as readers of any generated package see it.
+func (*LoaderMappingPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderMappingPhaseStart
 }
 
 // Decode reads a LoaderMappingPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2237,23 +2760,7 @@ func (*LoaderMappingPhaseStart) Info() *EventInfo {
 func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderMappingPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderMappingPhaseStart", len(b), ptrSize, endsLoaderMappingPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2277,6 +2784,14 @@ func (e *LoaderMappingPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderMappingPhaseStart is where the fixed fields of LoaderMappingPhaseStart end, for the error of a short payload.
+var endsLoaderMappingPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderMappingPhaseStart wire form for the pointer size.
@@ -2364,6 +2879,46 @@ var columnsLoaderMappingPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderMappingPhaseStart describes LoaderMappingPhaseStart (LoaderMappingPhaseStart.Info).
+var infoLoaderMappingPhaseStart = EventInfo{
+	Columns:     columnsLoaderMappingPhaseStart,
+	DisplayName: "Binding/LoaderMappingPhaseStart",
+	ID:          173,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderMappingPhaseStart",
+	Opcode:      65,
+	OpcodeName:  "LoaderMappingPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderMappingPhaseStart",
+	Version:     0,
+	desc:        &descLoaderMappingPhaseStart,
+	fields:      &fieldsLoaderMappingPhaseStart,
+}
+
+// descLoaderMappingPhaseStart describes LoaderMappingPhaseStart (EventInfo.Descriptor).
+var descLoaderMappingPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderMappingPhaseStart,
+	DisplayName:  "Binding/LoaderMappingPhaseStart",
+	Fields:       &fieldsLoaderMappingPhaseStart,
+	ID:           173,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderMappingPhaseStart",
+	Opcode:       65,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderMappingPhaseStart writes the fields of LoaderMappingPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderMappingPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderMappingPhaseStart)
+}}
+
 // LoaderMappingPhaseEnd is the payload of LoaderMappingPhaseEnd: event 174 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderMappingPhaseEnd (66), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2386,7 +2941,12 @@ type LoaderMappingPhaseEnd struct {
 
 // Info describes LoaderMappingPhaseEnd.
 func (*LoaderMappingPhaseEnd) Info() *EventInfo {
-	return &eventTable[423]
+	return &infoLoaderMappingPhaseEnd
+}
+
+// Descriptor describes LoaderMappingPhaseEnd, as readers of any generated package see it.
+func (*LoaderMappingPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderMappingPhaseEnd
 }
 
 // Decode reads a LoaderMappingPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2394,23 +2954,7 @@ func (*LoaderMappingPhaseEnd) Info() *EventInfo {
 func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderMappingPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderMappingPhaseEnd", len(b), ptrSize, endsLoaderMappingPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2434,6 +2978,14 @@ func (e *LoaderMappingPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderMappingPhaseEnd is where the fixed fields of LoaderMappingPhaseEnd end, for the error of a short payload.
+var endsLoaderMappingPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderMappingPhaseEnd wire form for the pointer size.
@@ -2521,6 +3073,46 @@ var columnsLoaderMappingPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderMappingPhaseEnd describes LoaderMappingPhaseEnd (LoaderMappingPhaseEnd.Info).
+var infoLoaderMappingPhaseEnd = EventInfo{
+	Columns:     columnsLoaderMappingPhaseEnd,
+	DisplayName: "Binding/LoaderMappingPhaseStop",
+	ID:          174,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderMappingPhaseEnd",
+	Opcode:      66,
+	OpcodeName:  "LoaderMappingPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderMappingPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderMappingPhaseEnd,
+	fields:      &fieldsLoaderMappingPhaseEnd,
+}
+
+// descLoaderMappingPhaseEnd describes LoaderMappingPhaseEnd (EventInfo.Descriptor).
+var descLoaderMappingPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderMappingPhaseEnd,
+	DisplayName:  "Binding/LoaderMappingPhaseStop",
+	Fields:       &fieldsLoaderMappingPhaseEnd,
+	ID:           174,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderMappingPhaseEnd",
+	Opcode:       66,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderMappingPhaseEnd writes the fields of LoaderMappingPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderMappingPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderMappingPhaseEnd)
+}}
+
 // LoaderDeliverEventsPhaseStart is the payload of LoaderDeliverEventsPhaseStart: event 175 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderDeliverEventsPhaseStart (67), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2543,7 +3135,12 @@ type LoaderDeliverEventsPhaseStart struct {
 
 // Info describes LoaderDeliverEventsPhaseStart.
 func (*LoaderDeliverEventsPhaseStart) Info() *EventInfo {
-	return &eventTable[424]
+	return &infoLoaderDeliverEventsPhaseStart
+}
+
+// Descriptor describes LoaderDeliverEventsPhaseStart, as readers of any generated package see it.
+func (*LoaderDeliverEventsPhaseStart) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderDeliverEventsPhaseStart
 }
 
 // Decode reads a LoaderDeliverEventsPhaseStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2551,23 +3148,7 @@ func (*LoaderDeliverEventsPhaseStart) Info() *EventInfo {
 func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderDeliverEventsPhaseStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderDeliverEventsPhaseStart", len(b), ptrSize, endsLoaderDeliverEventsPhaseStart)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2591,6 +3172,14 @@ func (e *LoaderDeliverEventsPhaseStart) Decode(b []byte, ptrSize int) (int, erro
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderDeliverEventsPhaseStart is where the fixed fields of LoaderDeliverEventsPhaseStart end, for the error of a short payload.
+var endsLoaderDeliverEventsPhaseStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderDeliverEventsPhaseStart wire form for the pointer size.
@@ -2678,6 +3267,46 @@ var columnsLoaderDeliverEventsPhaseStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderDeliverEventsPhaseStart describes LoaderDeliverEventsPhaseStart (LoaderDeliverEventsPhaseStart.Info).
+var infoLoaderDeliverEventsPhaseStart = EventInfo{
+	Columns:     columnsLoaderDeliverEventsPhaseStart,
+	DisplayName: "Binding/LoaderDeliverEventPhaseStart",
+	ID:          175,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderDeliverEventsPhaseStart",
+	Opcode:      67,
+	OpcodeName:  "LoaderDeliverEventsPhaseStart",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderDeliverEventsPhaseStart",
+	Version:     0,
+	desc:        &descLoaderDeliverEventsPhaseStart,
+	fields:      &fieldsLoaderDeliverEventsPhaseStart,
+}
+
+// descLoaderDeliverEventsPhaseStart describes LoaderDeliverEventsPhaseStart (EventInfo.Descriptor).
+var descLoaderDeliverEventsPhaseStart = clrimpl.Descriptor{
+	Columns:      columnsLoaderDeliverEventsPhaseStart,
+	DisplayName:  "Binding/LoaderDeliverEventPhaseStart",
+	Fields:       &fieldsLoaderDeliverEventsPhaseStart,
+	ID:           175,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderDeliverEventsPhaseStart",
+	Opcode:       67,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderDeliverEventsPhaseStart writes the fields of LoaderDeliverEventsPhaseStart payloads (its Descriptor's Fields).
+var fieldsLoaderDeliverEventsPhaseStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderDeliverEventsPhaseStart)
+}}
+
 // LoaderDeliverEventsPhaseEnd is the payload of LoaderDeliverEventsPhaseEnd: event 176 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode LoaderDeliverEventsPhaseEnd (68), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template Binding.
@@ -2700,7 +3329,12 @@ type LoaderDeliverEventsPhaseEnd struct {
 
 // Info describes LoaderDeliverEventsPhaseEnd.
 func (*LoaderDeliverEventsPhaseEnd) Info() *EventInfo {
-	return &eventTable[425]
+	return &infoLoaderDeliverEventsPhaseEnd
+}
+
+// Descriptor describes LoaderDeliverEventsPhaseEnd, as readers of any generated package see it.
+func (*LoaderDeliverEventsPhaseEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderDeliverEventsPhaseEnd
 }
 
 // Decode reads a LoaderDeliverEventsPhaseEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2708,23 +3342,7 @@ func (*LoaderDeliverEventsPhaseEnd) Info() *EventInfo {
 func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("LoaderDeliverEventsPhaseEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadContextID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "FromLoaderCache",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "DynamicLoad",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderDeliverEventsPhaseEnd", len(b), ptrSize, endsLoaderDeliverEventsPhaseEnd)
 	}
 	_ = b[15]
 	e.AppDomainID = binary.LittleEndian.Uint32(b[0:])
@@ -2748,6 +3366,14 @@ func (e *LoaderDeliverEventsPhaseEnd) Decode(b []byte, ptrSize int) (int, error)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsLoaderDeliverEventsPhaseEnd is where the fixed fields of LoaderDeliverEventsPhaseEnd end, for the error of a short payload.
+var endsLoaderDeliverEventsPhaseEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 4},
+	{Name: "LoadContextID", Bytes: 8},
+	{Name: "FromLoaderCache", Bytes: 12},
+	{Name: "DynamicLoad", Bytes: 16},
 }
 
 // Encode appends the LoaderDeliverEventsPhaseEnd wire form for the pointer size.
@@ -2835,6 +3461,46 @@ var columnsLoaderDeliverEventsPhaseEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderDeliverEventsPhaseEnd describes LoaderDeliverEventsPhaseEnd (LoaderDeliverEventsPhaseEnd.Info).
+var infoLoaderDeliverEventsPhaseEnd = EventInfo{
+	Columns:     columnsLoaderDeliverEventsPhaseEnd,
+	DisplayName: "Binding/LoaderDeliverEventsPhaseStop",
+	ID:          176,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "LoaderDeliverEventsPhaseEnd",
+	Opcode:      68,
+	OpcodeName:  "LoaderDeliverEventsPhaseEnd",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "LoaderDeliverEventsPhaseEnd",
+	Version:     0,
+	desc:        &descLoaderDeliverEventsPhaseEnd,
+	fields:      &fieldsLoaderDeliverEventsPhaseEnd,
+}
+
+// descLoaderDeliverEventsPhaseEnd describes LoaderDeliverEventsPhaseEnd (EventInfo.Descriptor).
+var descLoaderDeliverEventsPhaseEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderDeliverEventsPhaseEnd,
+	DisplayName:  "Binding/LoaderDeliverEventsPhaseStop",
+	Fields:       &fieldsLoaderDeliverEventsPhaseEnd,
+	ID:           176,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "LoaderDeliverEventsPhaseEnd",
+	Opcode:       68,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsLoaderDeliverEventsPhaseEnd writes the fields of LoaderDeliverEventsPhaseEnd payloads (its Descriptor's Fields).
+var fieldsLoaderDeliverEventsPhaseEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderDeliverEventsPhaseEnd)
+}}
+
 // FusionMessageEvent is the payload of FusionMessageEvent: event 196 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode FusionMessage (70), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template FusionMessage.
@@ -2849,7 +3515,12 @@ type FusionMessageEvent struct {
 
 // Info describes FusionMessageEvent.
 func (*FusionMessageEvent) Info() *EventInfo {
-	return &eventTable[444]
+	return &infoFusionMessageEvent
+}
+
+// Descriptor describes FusionMessageEvent, as readers of any generated package see it.
+func (*FusionMessageEvent) Descriptor() *clrimpl.Descriptor {
+	return &descFusionMessageEvent
 }
 
 // Decode reads a FusionMessageEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -2857,15 +3528,7 @@ func (*FusionMessageEvent) Info() *EventInfo {
 func (e *FusionMessageEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("FusionMessageEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Prepend",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionMessageEvent", len(b), ptrSize, endsFusionMessageEvent)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -2880,6 +3543,12 @@ func (e *FusionMessageEvent) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsFusionMessageEvent is where the fixed fields of FusionMessageEvent end, for the error of a short payload.
+var endsFusionMessageEvent = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Prepend", Bytes: 6},
 }
 
 // Encode appends the FusionMessageEvent wire form for the pointer size.
@@ -2931,6 +3600,46 @@ var columnsFusionMessageEvent = []clrimpl.Column{{
 	Name: "Message",
 }}
 
+// infoFusionMessageEvent describes FusionMessageEvent (FusionMessageEvent.Info).
+var infoFusionMessageEvent = EventInfo{
+	Columns:     columnsFusionMessageEvent,
+	DisplayName: "Binding/FusionMessage",
+	ID:          196,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "FusionMessageEvent",
+	Opcode:      70,
+	OpcodeName:  "FusionMessage",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "FusionMessageEvent",
+	Version:     0,
+	desc:        &descFusionMessageEvent,
+	fields:      &fieldsFusionMessageEvent,
+}
+
+// descFusionMessageEvent describes FusionMessageEvent (EventInfo.Descriptor).
+var descFusionMessageEvent = clrimpl.Descriptor{
+	Columns:      columnsFusionMessageEvent,
+	DisplayName:  "Binding/FusionMessage",
+	Fields:       &fieldsFusionMessageEvent,
+	ID:           196,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "FusionMessageEvent",
+	Opcode:       70,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsFusionMessageEvent writes the fields of FusionMessageEvent payloads (its Descriptor's Fields).
+var fieldsFusionMessageEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionMessageEvent)
+}}
+
 // FusionErrorCodeEvent is the payload of FusionErrorCodeEvent: event 197 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Binding (10), opcode FusionErrorCode (71), level win:Informational (4), keywords BindingKeyword (0x2).
 // Template FusionErrorCode.
@@ -2945,32 +3654,32 @@ type FusionErrorCodeEvent struct {
 
 // Info describes FusionErrorCodeEvent.
 func (*FusionErrorCodeEvent) Info() *EventInfo {
-	return &eventTable[445]
+	return &infoFusionErrorCodeEvent
+}
+
+// Descriptor describes FusionErrorCodeEvent, as readers of any generated package see it.
+func (*FusionErrorCodeEvent) Descriptor() *clrimpl.Descriptor {
+	return &descFusionErrorCodeEvent
 }
 
 // Decode reads a FusionErrorCodeEvent payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *FusionErrorCodeEvent) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("FusionErrorCodeEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Category",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionErrorCodeEvent", len(b), ptrSize, endsFusionErrorCodeEvent)
 	}
 	_ = b[9]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.Category = binary.LittleEndian.Uint32(b[2:])
 	e.ErrorCode = binary.LittleEndian.Uint32(b[6:])
 	return 10, nil
+}
+
+// endsFusionErrorCodeEvent is where the fixed fields of FusionErrorCodeEvent end, for the error of a short payload.
+var endsFusionErrorCodeEvent = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Category", Bytes: 6},
+	{Name: "ErrorCode", Bytes: 10},
 }
 
 // Encode appends the FusionErrorCodeEvent wire form for the pointer size.
@@ -3020,4 +3729,44 @@ var columnsFusionErrorCodeEvent = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ErrorCode",
+}}
+
+// infoFusionErrorCodeEvent describes FusionErrorCodeEvent (FusionErrorCodeEvent.Info).
+var infoFusionErrorCodeEvent = EventInfo{
+	Columns:     columnsFusionErrorCodeEvent,
+	DisplayName: "Binding/FusionErrorCode",
+	ID:          197,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "FusionErrorCodeEvent",
+	Opcode:      71,
+	OpcodeName:  "FusionErrorCode",
+	Provider:    ProviderPrivate,
+	Task:        10,
+	TaskName:    "Binding",
+	TypeName:    "FusionErrorCodeEvent",
+	Version:     0,
+	desc:        &descFusionErrorCodeEvent,
+	fields:      &fieldsFusionErrorCodeEvent,
+}
+
+// descFusionErrorCodeEvent describes FusionErrorCodeEvent (EventInfo.Descriptor).
+var descFusionErrorCodeEvent = clrimpl.Descriptor{
+	Columns:      columnsFusionErrorCodeEvent,
+	DisplayName:  "Binding/FusionErrorCode",
+	Fields:       &fieldsFusionErrorCodeEvent,
+	ID:           197,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "FusionErrorCodeEvent",
+	Opcode:       71,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsFusionErrorCodeEvent writes the fields of FusionErrorCodeEvent payloads (its Descriptor's Fields).
+var fieldsFusionErrorCodeEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionErrorCodeEvent)
 }}

@@ -27,7 +27,12 @@ type FailFast struct {
 
 // Info describes FailFast.
 func (*FailFast) Info() *EventInfo {
-	return &eventTable[439]
+	return &infoFailFast
+}
+
+// Descriptor describes FailFast, as readers of any generated package see it.
+func (*FailFast) Descriptor() *clrimpl.Descriptor {
+	return &descFailFast
 }
 
 // Decode reads a FailFast payload for a pointer size of 4 or 8 and returns the bytes
@@ -134,4 +139,44 @@ var columnsFailFast = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoFailFast describes FailFast (FailFast.Info).
+var infoFailFast = EventInfo{
+	Columns:     columnsFailFast,
+	DisplayName: "FailFast/FailFast",
+	ID:          191,
+	Keywords:    0x0,
+	Level:       1,
+	Name:        "FailFast",
+	Opcode:      52,
+	OpcodeName:  "FailFast",
+	Provider:    ProviderPrivate,
+	Task:        2,
+	TaskName:    "CLRFailFast",
+	TypeName:    "FailFast",
+	Version:     0,
+	desc:        &descFailFast,
+	fields:      &fieldsFailFast,
+}
+
+// descFailFast describes FailFast (EventInfo.Descriptor).
+var descFailFast = clrimpl.Descriptor{
+	Columns:      columnsFailFast,
+	DisplayName:  "FailFast/FailFast",
+	Fields:       &fieldsFailFast,
+	ID:           191,
+	Keywords:     0x0,
+	Level:        1,
+	Name:         "FailFast",
+	Opcode:       52,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsFailFast writes the fields of FailFast payloads (its Descriptor's Fields).
+var fieldsFailFast = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FailFast)
 }}

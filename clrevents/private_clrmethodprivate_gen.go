@@ -31,7 +31,12 @@ type JittedMethodRichDebugInfo struct {
 
 // Info describes JittedMethodRichDebugInfo.
 func (*JittedMethodRichDebugInfo) Info() *EventInfo {
-	return &eventTable[438]
+	return &infoJittedMethodRichDebugInfo
+}
+
+// Descriptor describes JittedMethodRichDebugInfo, as readers of any generated package see it.
+func (*JittedMethodRichDebugInfo) Descriptor() *clrimpl.Descriptor {
+	return &descJittedMethodRichDebugInfo
 }
 
 // Decode reads a JittedMethodRichDebugInfo payload for a pointer size of 4 or 8 and returns the bytes
@@ -39,31 +44,7 @@ func (*JittedMethodRichDebugInfo) Info() *EventInfo {
 func (e *JittedMethodRichDebugInfo) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 34 {
-		return 0, shortPrefix("JittedMethodRichDebugInfo", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ILVersionID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ChunkIndex",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "DataSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("JittedMethodRichDebugInfo", len(b), ptrSize, endsJittedMethodRichDebugInfo)
 	}
 	_ = b[33]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -82,6 +63,16 @@ func (e *JittedMethodRichDebugInfo) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsJittedMethodRichDebugInfo is where the fixed fields of JittedMethodRichDebugInfo end, for the error of a short payload.
+var endsJittedMethodRichDebugInfo = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "MethodID", Bytes: 10},
+	{Name: "ReJITID", Bytes: 18},
+	{Name: "ILVersionID", Bytes: 26},
+	{Name: "ChunkIndex", Bytes: 30},
+	{Name: "DataSize", Bytes: 34},
 }
 
 // Encode appends the JittedMethodRichDebugInfo wire form for the pointer size.
@@ -169,4 +160,44 @@ var columnsJittedMethodRichDebugInfo = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnBinary,
 	Name: "Data",
+}}
+
+// infoJittedMethodRichDebugInfo describes JittedMethodRichDebugInfo (JittedMethodRichDebugInfo.Info).
+var infoJittedMethodRichDebugInfo = EventInfo{
+	Columns:     columnsJittedMethodRichDebugInfo,
+	DisplayName: "CLRMethodPrivate/JittedMethodRichDebugInfo",
+	ID:          189,
+	Keywords:    0x40000,
+	Level:       4,
+	Name:        "JittedMethodRichDebugInfo",
+	Opcode:      10,
+	OpcodeName:  "JittedMethodRichDebugInfo",
+	Provider:    ProviderPrivate,
+	Task:        21,
+	TaskName:    "CLRMethodPrivate",
+	TypeName:    "JittedMethodRichDebugInfo",
+	Version:     0,
+	desc:        &descJittedMethodRichDebugInfo,
+	fields:      &fieldsJittedMethodRichDebugInfo,
+}
+
+// descJittedMethodRichDebugInfo describes JittedMethodRichDebugInfo (EventInfo.Descriptor).
+var descJittedMethodRichDebugInfo = clrimpl.Descriptor{
+	Columns:      columnsJittedMethodRichDebugInfo,
+	DisplayName:  "CLRMethodPrivate/JittedMethodRichDebugInfo",
+	Fields:       &fieldsJittedMethodRichDebugInfo,
+	ID:           189,
+	Keywords:     0x40000,
+	Level:        4,
+	Name:         "JittedMethodRichDebugInfo",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         21,
+	Version:      0,
+}
+
+// fieldsJittedMethodRichDebugInfo writes the fields of JittedMethodRichDebugInfo payloads (its Descriptor's Fields).
+var fieldsJittedMethodRichDebugInfo = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(JittedMethodRichDebugInfo)
 }}

@@ -29,7 +29,12 @@ type MulticoreJit struct {
 
 // Info describes MulticoreJit.
 func (*MulticoreJit) Info() *EventInfo {
-	return &eventTable[448]
+	return &infoMulticoreJit
+}
+
+// Descriptor describes MulticoreJit, as readers of any generated package see it.
+func (*MulticoreJit) Descriptor() *clrimpl.Descriptor {
+	return &descMulticoreJit
 }
 
 // Decode reads a MulticoreJit payload for a pointer size of 4 or 8 and returns the bytes
@@ -37,11 +42,7 @@ func (*MulticoreJit) Info() *EventInfo {
 func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("MulticoreJit", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MulticoreJit", len(b), ptrSize, endsMulticoreJit)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -72,6 +73,11 @@ func (e *MulticoreJit) Decode(b []byte, ptrSize int) (int, error) {
 	e.Int3 = int32(binary.LittleEndian.Uint32(b[off:]))
 	off += 4
 	return off, nil
+}
+
+// endsMulticoreJit is where the fixed fields of MulticoreJit end, for the error of a short payload.
+var endsMulticoreJit = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the MulticoreJit wire form for the pointer size.
@@ -150,6 +156,46 @@ var columnsMulticoreJit = []clrimpl.Column{{
 	Name: "Int3",
 }}
 
+// infoMulticoreJit describes MulticoreJit (MulticoreJit.Info).
+var infoMulticoreJit = EventInfo{
+	Columns:     columnsMulticoreJit,
+	DisplayName: "ClrMulticoreJit/Common",
+	ID:          201,
+	Keywords:    0x20000,
+	Level:       4,
+	Name:        "MulticoreJit",
+	Opcode:      10,
+	OpcodeName:  "Common",
+	Provider:    ProviderPrivate,
+	Task:        17,
+	TaskName:    "CLRMulticoreJit",
+	TypeName:    "MulticoreJit",
+	Version:     0,
+	desc:        &descMulticoreJit,
+	fields:      &fieldsMulticoreJit,
+}
+
+// descMulticoreJit describes MulticoreJit (EventInfo.Descriptor).
+var descMulticoreJit = clrimpl.Descriptor{
+	Columns:      columnsMulticoreJit,
+	DisplayName:  "ClrMulticoreJit/Common",
+	Fields:       &fieldsMulticoreJit,
+	ID:           201,
+	Keywords:     0x20000,
+	Level:        4,
+	Name:         "MulticoreJit",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsMulticoreJit writes the fields of MulticoreJit payloads (its Descriptor's Fields).
+var fieldsMulticoreJit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MulticoreJit)
+}}
+
 // MulticoreJitMethodCodeReturned is the payload of MulticoreJitMethodCodeReturned: event 202 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task CLRMulticoreJit (17), opcode MethodCodeReturned (11), level win:Informational (4), keywords MulticoreJitPrivateKeyword (0x20000).
 // Template MulticoreJitMethodCodeReturnedPrivate.
@@ -164,32 +210,32 @@ type MulticoreJitMethodCodeReturned struct {
 
 // Info describes MulticoreJitMethodCodeReturned.
 func (*MulticoreJitMethodCodeReturned) Info() *EventInfo {
-	return &eventTable[449]
+	return &infoMulticoreJitMethodCodeReturned
+}
+
+// Descriptor describes MulticoreJitMethodCodeReturned, as readers of any generated package see it.
+func (*MulticoreJitMethodCodeReturned) Descriptor() *clrimpl.Descriptor {
+	return &descMulticoreJitMethodCodeReturned
 }
 
 // Decode reads a MulticoreJitMethodCodeReturned payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MulticoreJitMethodCodeReturned) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("MulticoreJitMethodCodeReturned", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MulticoreJitMethodCodeReturned", len(b), ptrSize, endsMulticoreJitMethodCodeReturned)
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.ModuleID = binary.LittleEndian.Uint64(b[2:])
 	e.MethodID = binary.LittleEndian.Uint64(b[10:])
 	return 18, nil
+}
+
+// endsMulticoreJitMethodCodeReturned is where the fixed fields of MulticoreJitMethodCodeReturned end, for the error of a short payload.
+var endsMulticoreJitMethodCodeReturned = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "MethodID", Bytes: 18},
 }
 
 // Encode appends the MulticoreJitMethodCodeReturned wire form for the pointer size.
@@ -239,4 +285,44 @@ var columnsMulticoreJitMethodCodeReturned = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint64,
 	Name: "MethodID",
+}}
+
+// infoMulticoreJitMethodCodeReturned describes MulticoreJitMethodCodeReturned (MulticoreJitMethodCodeReturned.Info).
+var infoMulticoreJitMethodCodeReturned = EventInfo{
+	Columns:     columnsMulticoreJitMethodCodeReturned,
+	DisplayName: "ClrMulticoreJit/MethodCodeReturned",
+	ID:          202,
+	Keywords:    0x20000,
+	Level:       4,
+	Name:        "MulticoreJitMethodCodeReturned",
+	Opcode:      11,
+	OpcodeName:  "MethodCodeReturned",
+	Provider:    ProviderPrivate,
+	Task:        17,
+	TaskName:    "CLRMulticoreJit",
+	TypeName:    "MulticoreJitMethodCodeReturned",
+	Version:     0,
+	desc:        &descMulticoreJitMethodCodeReturned,
+	fields:      &fieldsMulticoreJitMethodCodeReturned,
+}
+
+// descMulticoreJitMethodCodeReturned describes MulticoreJitMethodCodeReturned (EventInfo.Descriptor).
+var descMulticoreJitMethodCodeReturned = clrimpl.Descriptor{
+	Columns:      columnsMulticoreJitMethodCodeReturned,
+	DisplayName:  "ClrMulticoreJit/MethodCodeReturned",
+	Fields:       &fieldsMulticoreJitMethodCodeReturned,
+	ID:           202,
+	Keywords:     0x20000,
+	Level:        4,
+	Name:         "MulticoreJitMethodCodeReturned",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsMulticoreJitMethodCodeReturned writes the fields of MulticoreJitMethodCodeReturned payloads (its Descriptor's Fields).
+var fieldsMulticoreJitMethodCodeReturned = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MulticoreJitMethodCodeReturned)
 }}

@@ -25,7 +25,12 @@ type NgenBindEvent struct {
 
 // Info describes NgenBindEvent.
 func (*NgenBindEvent) Info() *EventInfo {
-	return &eventTable[437]
+	return &infoNgenBindEvent
+}
+
+// Descriptor describes NgenBindEvent, as readers of any generated package see it.
+func (*NgenBindEvent) Descriptor() *clrimpl.Descriptor {
+	return &descNgenBindEvent
 }
 
 // Decode reads a NgenBindEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -33,19 +38,7 @@ func (*NgenBindEvent) Info() *EventInfo {
 func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("NgenBindEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ReasonCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("NgenBindEvent", len(b), ptrSize, endsNgenBindEvent)
 	}
 	_ = b[13]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -61,6 +54,13 @@ func (e *NgenBindEvent) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsNgenBindEvent is where the fixed fields of NgenBindEvent end, for the error of a short payload.
+var endsNgenBindEvent = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "BindingID", Bytes: 10},
+	{Name: "ReasonCode", Bytes: 14},
 }
 
 // Encode appends the NgenBindEvent wire form for the pointer size.
@@ -126,4 +126,44 @@ var columnsNgenBindEvent = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "AssemblyName",
+}}
+
+// infoNgenBindEvent describes NgenBindEvent (NgenBindEvent.Info).
+var infoNgenBindEvent = EventInfo{
+	Columns:     columnsNgenBindEvent,
+	DisplayName: "NgenBinder/NgenBind",
+	ID:          188,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "NgenBindEvent",
+	Opcode:      69,
+	OpcodeName:  "NgenBind",
+	Provider:    ProviderPrivate,
+	Task:        13,
+	TaskName:    "CLRNgenBinder",
+	TypeName:    "NgenBindEvent",
+	Version:     0,
+	desc:        &descNgenBindEvent,
+	fields:      &fieldsNgenBindEvent,
+}
+
+// descNgenBindEvent describes NgenBindEvent (EventInfo.Descriptor).
+var descNgenBindEvent = clrimpl.Descriptor{
+	Columns:      columnsNgenBindEvent,
+	DisplayName:  "NgenBinder/NgenBind",
+	Fields:       &fieldsNgenBindEvent,
+	ID:           188,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "NgenBindEvent",
+	Opcode:       69,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         13,
+	Version:      0,
+}
+
+// fieldsNgenBindEvent writes the fields of NgenBindEvent payloads (its Descriptor's Fields).
+var fieldsNgenBindEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(NgenBindEvent)
 }}

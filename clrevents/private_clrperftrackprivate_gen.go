@@ -31,42 +31,19 @@ type ModuleRangeLoadPrivate struct {
 
 // Info describes ModuleRangeLoadPrivate.
 func (*ModuleRangeLoadPrivate) Info() *EventInfo {
-	return &eventTable[407]
+	return &infoModuleRangeLoadPrivate
+}
+
+// Descriptor describes ModuleRangeLoadPrivate, as readers of any generated package see it.
+func (*ModuleRangeLoadPrivate) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeLoadPrivate
 }
 
 // Decode reads a ModuleRangeLoadPrivate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoadPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("ModuleRangeLoadPrivate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "IBCType",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "SectionType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeLoadPrivate", len(b), ptrSize, endsModuleRangeLoadPrivate)
 	}
 	_ = b[21]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -77,6 +54,17 @@ func (e *ModuleRangeLoadPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	e.IBCType = PrivateModuleRangeIBCType(b[19])
 	e.SectionType = PrivateModuleRangeSectionType(binary.LittleEndian.Uint16(b[20:]))
 	return 22, nil
+}
+
+// endsModuleRangeLoadPrivate is where the fixed fields of ModuleRangeLoadPrivate end, for the error of a short payload.
+var endsModuleRangeLoadPrivate = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
+	{Name: "IBCType", Bytes: 20},
+	{Name: "SectionType", Bytes: 22},
 }
 
 // Encode appends the ModuleRangeLoadPrivate wire form for the pointer size.
@@ -186,4 +174,44 @@ var columnsModuleRangeLoadPrivate = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "SectionType_name",
+}}
+
+// infoModuleRangeLoadPrivate describes ModuleRangeLoadPrivate (ModuleRangeLoadPrivate.Info).
+var infoModuleRangeLoadPrivate = EventInfo{
+	Columns:     columnsModuleRangeLoadPrivate,
+	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
+	ID:          158,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeLoadPrivate",
+	Opcode:      10,
+	OpcodeName:  "ModuleRangeLoadPrivate",
+	Provider:    ProviderPrivate,
+	Task:        20,
+	TaskName:    "CLRPerfTrackPrivate",
+	TypeName:    "ModuleRangeLoadPrivate",
+	Version:     0,
+	desc:        &descModuleRangeLoadPrivate,
+	fields:      &fieldsModuleRangeLoadPrivate,
+}
+
+// descModuleRangeLoadPrivate describes ModuleRangeLoadPrivate (EventInfo.Descriptor).
+var descModuleRangeLoadPrivate = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeLoadPrivate,
+	DisplayName:  "ClrPerfTrack/ModuleRangeLoad",
+	Fields:       &fieldsModuleRangeLoadPrivate,
+	ID:           158,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeLoadPrivate",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeLoadPrivate writes the fields of ModuleRangeLoadPrivate payloads (its Descriptor's Fields).
+var fieldsModuleRangeLoadPrivate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeLoadPrivate)
 }}

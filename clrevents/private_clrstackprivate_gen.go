@@ -27,7 +27,12 @@ type CLRStackWalkPrivate struct {
 
 // Info describes CLRStackWalkPrivate.
 func (*CLRStackWalkPrivate) Info() *EventInfo {
-	return &eventTable[406]
+	return &infoCLRStackWalkPrivate
+}
+
+// Descriptor describes CLRStackWalkPrivate, as readers of any generated package see it.
+func (*CLRStackWalkPrivate) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalkPrivate
 }
 
 // Decode reads a CLRStackWalkPrivate payload for a pointer size of 4 or 8 and returns the bytes
@@ -38,23 +43,7 @@ func (e *CLRStackWalkPrivate) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("CLRStackWalkPrivate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Reserved2",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "FrameCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("CLRStackWalkPrivate", len(b), ptrSize, endsCLRStackWalkPrivate)
 	}
 	_ = b[7]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -71,6 +60,14 @@ func (e *CLRStackWalkPrivate) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsCLRStackWalkPrivate is where the fixed fields of CLRStackWalkPrivate end, for the error of a short payload.
+var endsCLRStackWalkPrivate = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Reserved1", Bytes: 3},
+	{Name: "Reserved2", Bytes: 4},
+	{Name: "FrameCount", Bytes: 8},
 }
 
 // Encode appends the CLRStackWalkPrivate wire form for the pointer size.
@@ -138,4 +135,44 @@ var columnsCLRStackWalkPrivate = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// infoCLRStackWalkPrivate describes CLRStackWalkPrivate (CLRStackWalkPrivate.Info).
+var infoCLRStackWalkPrivate = EventInfo{
+	Columns:     columnsCLRStackWalkPrivate,
+	DisplayName: "ClrStack/Walk",
+	ID:          151,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalkPrivate",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderPrivate,
+	Task:        11,
+	TaskName:    "CLRStackPrivate",
+	TypeName:    "CLRStackWalkPrivate",
+	Version:     0,
+	desc:        &descCLRStackWalkPrivate,
+	fields:      &fieldsCLRStackWalkPrivate,
+}
+
+// descCLRStackWalkPrivate describes CLRStackWalkPrivate (EventInfo.Descriptor).
+var descCLRStackWalkPrivate = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalkPrivate,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalkPrivate,
+	ID:           151,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalkPrivate",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalkPrivate writes the fields of CLRStackWalkPrivate payloads (its Descriptor's Fields).
+var fieldsCLRStackWalkPrivate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalkPrivate)
 }}

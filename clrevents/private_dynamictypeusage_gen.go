@@ -21,7 +21,12 @@ type IInspectableRuntimeClassName struct {
 
 // Info describes IInspectableRuntimeClassName.
 func (*IInspectableRuntimeClassName) Info() *EventInfo {
-	return &eventTable[451]
+	return &infoIInspectableRuntimeClassName
+}
+
+// Descriptor describes IInspectableRuntimeClassName, as readers of any generated package see it.
+func (*IInspectableRuntimeClassName) Descriptor() *clrimpl.Descriptor {
+	return &descIInspectableRuntimeClassName
 }
 
 // Decode reads a IInspectableRuntimeClassName payload for a pointer size of 4 or 8 and returns the bytes
@@ -84,6 +89,46 @@ var columnsIInspectableRuntimeClassName = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIInspectableRuntimeClassName describes IInspectableRuntimeClassName (IInspectableRuntimeClassName.Info).
+var infoIInspectableRuntimeClassName = EventInfo{
+	Columns:     columnsIInspectableRuntimeClassName,
+	DisplayName: "ClrDynamicTypeUsage/IInspectableRuntimeClassName",
+	ID:          400,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "IInspectableRuntimeClassName",
+	Opcode:      11,
+	OpcodeName:  "IInspectableRuntimeClassName",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "IInspectableRuntimeClassName",
+	Version:     0,
+	desc:        &descIInspectableRuntimeClassName,
+	fields:      &fieldsIInspectableRuntimeClassName,
+}
+
+// descIInspectableRuntimeClassName describes IInspectableRuntimeClassName (EventInfo.Descriptor).
+var descIInspectableRuntimeClassName = clrimpl.Descriptor{
+	Columns:      columnsIInspectableRuntimeClassName,
+	DisplayName:  "ClrDynamicTypeUsage/IInspectableRuntimeClassName",
+	Fields:       &fieldsIInspectableRuntimeClassName,
+	ID:           400,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "IInspectableRuntimeClassName",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsIInspectableRuntimeClassName writes the fields of IInspectableRuntimeClassName payloads (its Descriptor's Fields).
+var fieldsIInspectableRuntimeClassName = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IInspectableRuntimeClassName)
+}}
+
 // WinRTUnbox is the payload of WinRTUnbox: event 401 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode WinRTUnbox (12), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -98,7 +143,12 @@ type WinRTUnbox struct {
 
 // Info describes WinRTUnbox.
 func (*WinRTUnbox) Info() *EventInfo {
-	return &eventTable[452]
+	return &infoWinRTUnbox
+}
+
+// Descriptor describes WinRTUnbox, as readers of any generated package see it.
+func (*WinRTUnbox) Descriptor() *clrimpl.Descriptor {
+	return &descWinRTUnbox
 }
 
 // Decode reads a WinRTUnbox payload for a pointer size of 4 or 8 and returns the bytes
@@ -172,6 +222,46 @@ var columnsWinRTUnbox = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoWinRTUnbox describes WinRTUnbox (WinRTUnbox.Info).
+var infoWinRTUnbox = EventInfo{
+	Columns:     columnsWinRTUnbox,
+	DisplayName: "ClrDynamicTypeUsage/WinRTUnbox",
+	ID:          401,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "WinRTUnbox",
+	Opcode:      12,
+	OpcodeName:  "WinRTUnbox",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "WinRTUnbox",
+	Version:     0,
+	desc:        &descWinRTUnbox,
+	fields:      &fieldsWinRTUnbox,
+}
+
+// descWinRTUnbox describes WinRTUnbox (EventInfo.Descriptor).
+var descWinRTUnbox = clrimpl.Descriptor{
+	Columns:      columnsWinRTUnbox,
+	DisplayName:  "ClrDynamicTypeUsage/WinRTUnbox",
+	Fields:       &fieldsWinRTUnbox,
+	ID:           401,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "WinRTUnbox",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsWinRTUnbox writes the fields of WinRTUnbox payloads (its Descriptor's Fields).
+var fieldsWinRTUnbox = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WinRTUnbox)
+}}
+
 // CreateRCW is the payload of CreateRCW: event 402 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CreateRCW (13), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
@@ -184,7 +274,12 @@ type CreateRCW struct {
 
 // Info describes CreateRCW.
 func (*CreateRCW) Info() *EventInfo {
-	return &eventTable[453]
+	return &infoCreateRCW
+}
+
+// Descriptor describes CreateRCW, as readers of any generated package see it.
+func (*CreateRCW) Descriptor() *clrimpl.Descriptor {
+	return &descCreateRCW
 }
 
 // Decode reads a CreateRCW payload for a pointer size of 4 or 8 and returns the bytes
@@ -247,6 +342,46 @@ var columnsCreateRCW = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCreateRCW describes CreateRCW (CreateRCW.Info).
+var infoCreateRCW = EventInfo{
+	Columns:     columnsCreateRCW,
+	DisplayName: "ClrDynamicTypeUsage/CreateRCW",
+	ID:          402,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "CreateRCW",
+	Opcode:      13,
+	OpcodeName:  "CreateRCW",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "CreateRCW",
+	Version:     0,
+	desc:        &descCreateRCW,
+	fields:      &fieldsCreateRCW,
+}
+
+// descCreateRCW describes CreateRCW (EventInfo.Descriptor).
+var descCreateRCW = clrimpl.Descriptor{
+	Columns:      columnsCreateRCW,
+	DisplayName:  "ClrDynamicTypeUsage/CreateRCW",
+	Fields:       &fieldsCreateRCW,
+	ID:           402,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "CreateRCW",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsCreateRCW writes the fields of CreateRCW payloads (its Descriptor's Fields).
+var fieldsCreateRCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CreateRCW)
+}}
+
 // RCWVariance is the payload of RCWVariance: event 403 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode RCWVariance (14), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivateVariance.
@@ -263,7 +398,12 @@ type RCWVariance struct {
 
 // Info describes RCWVariance.
 func (*RCWVariance) Info() *EventInfo {
-	return &eventTable[454]
+	return &infoRCWVariance
+}
+
+// Descriptor describes RCWVariance, as readers of any generated package see it.
+func (*RCWVariance) Descriptor() *clrimpl.Descriptor {
+	return &descRCWVariance
 }
 
 // Decode reads a RCWVariance payload for a pointer size of 4 or 8 and returns the bytes
@@ -347,6 +487,46 @@ var columnsRCWVariance = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoRCWVariance describes RCWVariance (RCWVariance.Info).
+var infoRCWVariance = EventInfo{
+	Columns:     columnsRCWVariance,
+	DisplayName: "ClrDynamicTypeUsage/RCWVariance",
+	ID:          403,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "RCWVariance",
+	Opcode:      14,
+	OpcodeName:  "RCWVariance",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "RCWVariance",
+	Version:     0,
+	desc:        &descRCWVariance,
+	fields:      &fieldsRCWVariance,
+}
+
+// descRCWVariance describes RCWVariance (EventInfo.Descriptor).
+var descRCWVariance = clrimpl.Descriptor{
+	Columns:      columnsRCWVariance,
+	DisplayName:  "ClrDynamicTypeUsage/RCWVariance",
+	Fields:       &fieldsRCWVariance,
+	ID:           403,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "RCWVariance",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsRCWVariance writes the fields of RCWVariance payloads (its Descriptor's Fields).
+var fieldsRCWVariance = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RCWVariance)
+}}
+
 // RCWIEnumerableCasting is the payload of RCWIEnumerableCasting: event 404 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode RCWIEnumerableCasting (15), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -361,7 +541,12 @@ type RCWIEnumerableCasting struct {
 
 // Info describes RCWIEnumerableCasting.
 func (*RCWIEnumerableCasting) Info() *EventInfo {
-	return &eventTable[455]
+	return &infoRCWIEnumerableCasting
+}
+
+// Descriptor describes RCWIEnumerableCasting, as readers of any generated package see it.
+func (*RCWIEnumerableCasting) Descriptor() *clrimpl.Descriptor {
+	return &descRCWIEnumerableCasting
 }
 
 // Decode reads a RCWIEnumerableCasting payload for a pointer size of 4 or 8 and returns the bytes
@@ -435,6 +620,46 @@ var columnsRCWIEnumerableCasting = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoRCWIEnumerableCasting describes RCWIEnumerableCasting (RCWIEnumerableCasting.Info).
+var infoRCWIEnumerableCasting = EventInfo{
+	Columns:     columnsRCWIEnumerableCasting,
+	DisplayName: "ClrDynamicTypeUsage/RCWIEnumerableCasting",
+	ID:          404,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "RCWIEnumerableCasting",
+	Opcode:      15,
+	OpcodeName:  "RCWIEnumerableCasting",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "RCWIEnumerableCasting",
+	Version:     0,
+	desc:        &descRCWIEnumerableCasting,
+	fields:      &fieldsRCWIEnumerableCasting,
+}
+
+// descRCWIEnumerableCasting describes RCWIEnumerableCasting (EventInfo.Descriptor).
+var descRCWIEnumerableCasting = clrimpl.Descriptor{
+	Columns:      columnsRCWIEnumerableCasting,
+	DisplayName:  "ClrDynamicTypeUsage/RCWIEnumerableCasting",
+	Fields:       &fieldsRCWIEnumerableCasting,
+	ID:           404,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "RCWIEnumerableCasting",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsRCWIEnumerableCasting writes the fields of RCWIEnumerableCasting payloads (its Descriptor's Fields).
+var fieldsRCWIEnumerableCasting = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RCWIEnumerableCasting)
+}}
+
 // CreateCCW is the payload of CreateCCW: event 405 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CreateCCW (16), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivate.
@@ -447,7 +672,12 @@ type CreateCCW struct {
 
 // Info describes CreateCCW.
 func (*CreateCCW) Info() *EventInfo {
-	return &eventTable[456]
+	return &infoCreateCCW
+}
+
+// Descriptor describes CreateCCW, as readers of any generated package see it.
+func (*CreateCCW) Descriptor() *clrimpl.Descriptor {
+	return &descCreateCCW
 }
 
 // Decode reads a CreateCCW payload for a pointer size of 4 or 8 and returns the bytes
@@ -510,6 +740,46 @@ var columnsCreateCCW = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCreateCCW describes CreateCCW (CreateCCW.Info).
+var infoCreateCCW = EventInfo{
+	Columns:     columnsCreateCCW,
+	DisplayName: "ClrDynamicTypeUsage/CreateCCW",
+	ID:          405,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "CreateCCW",
+	Opcode:      16,
+	OpcodeName:  "CreateCCW",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "CreateCCW",
+	Version:     0,
+	desc:        &descCreateCCW,
+	fields:      &fieldsCreateCCW,
+}
+
+// descCreateCCW describes CreateCCW (EventInfo.Descriptor).
+var descCreateCCW = clrimpl.Descriptor{
+	Columns:      columnsCreateCCW,
+	DisplayName:  "ClrDynamicTypeUsage/CreateCCW",
+	Fields:       &fieldsCreateCCW,
+	ID:           405,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "CreateCCW",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsCreateCCW writes the fields of CreateCCW payloads (its Descriptor's Fields).
+var fieldsCreateCCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CreateCCW)
+}}
+
 // CCWVariance is the payload of CCWVariance: event 406 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode CCWVariance (17), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUsePrivateVariance.
@@ -526,7 +796,12 @@ type CCWVariance struct {
 
 // Info describes CCWVariance.
 func (*CCWVariance) Info() *EventInfo {
-	return &eventTable[457]
+	return &infoCCWVariance
+}
+
+// Descriptor describes CCWVariance, as readers of any generated package see it.
+func (*CCWVariance) Descriptor() *clrimpl.Descriptor {
+	return &descCCWVariance
 }
 
 // Decode reads a CCWVariance payload for a pointer size of 4 or 8 and returns the bytes
@@ -610,6 +885,46 @@ var columnsCCWVariance = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCCWVariance describes CCWVariance (CCWVariance.Info).
+var infoCCWVariance = EventInfo{
+	Columns:     columnsCCWVariance,
+	DisplayName: "ClrDynamicTypeUsage/CCWVariance",
+	ID:          406,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "CCWVariance",
+	Opcode:      17,
+	OpcodeName:  "CCWVariance",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "CCWVariance",
+	Version:     0,
+	desc:        &descCCWVariance,
+	fields:      &fieldsCCWVariance,
+}
+
+// descCCWVariance describes CCWVariance (EventInfo.Descriptor).
+var descCCWVariance = clrimpl.Descriptor{
+	Columns:      columnsCCWVariance,
+	DisplayName:  "ClrDynamicTypeUsage/CCWVariance",
+	Fields:       &fieldsCCWVariance,
+	ID:           406,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "CCWVariance",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsCCWVariance writes the fields of CCWVariance payloads (its Descriptor's Fields).
+var fieldsCCWVariance = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CCWVariance)
+}}
+
 // ObjectVariantMarshallingToNative is the payload of ObjectVariantMarshallingToNative: event 407 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToNative (18), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseStringAndIntPrivate.
@@ -624,7 +939,12 @@ type ObjectVariantMarshallingToNative struct {
 
 // Info describes ObjectVariantMarshallingToNative.
 func (*ObjectVariantMarshallingToNative) Info() *EventInfo {
-	return &eventTable[458]
+	return &infoObjectVariantMarshallingToNative
+}
+
+// Descriptor describes ObjectVariantMarshallingToNative, as readers of any generated package see it.
+func (*ObjectVariantMarshallingToNative) Descriptor() *clrimpl.Descriptor {
+	return &descObjectVariantMarshallingToNative
 }
 
 // Decode reads a ObjectVariantMarshallingToNative payload for a pointer size of 4 or 8 and returns the bytes
@@ -701,6 +1021,46 @@ var columnsObjectVariantMarshallingToNative = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoObjectVariantMarshallingToNative describes ObjectVariantMarshallingToNative (ObjectVariantMarshallingToNative.Info).
+var infoObjectVariantMarshallingToNative = EventInfo{
+	Columns:     columnsObjectVariantMarshallingToNative,
+	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToNative",
+	ID:          407,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "ObjectVariantMarshallingToNative",
+	Opcode:      18,
+	OpcodeName:  "ObjectVariantMarshallingToNative",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "ObjectVariantMarshallingToNative",
+	Version:     0,
+	desc:        &descObjectVariantMarshallingToNative,
+	fields:      &fieldsObjectVariantMarshallingToNative,
+}
+
+// descObjectVariantMarshallingToNative describes ObjectVariantMarshallingToNative (EventInfo.Descriptor).
+var descObjectVariantMarshallingToNative = clrimpl.Descriptor{
+	Columns:      columnsObjectVariantMarshallingToNative,
+	DisplayName:  "ClrDynamicTypeUsage/ObjectVariantMarshallingToNative",
+	Fields:       &fieldsObjectVariantMarshallingToNative,
+	ID:           407,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "ObjectVariantMarshallingToNative",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsObjectVariantMarshallingToNative writes the fields of ObjectVariantMarshallingToNative payloads (its Descriptor's Fields).
+var fieldsObjectVariantMarshallingToNative = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ObjectVariantMarshallingToNative)
+}}
+
 // GetTypeFromGUID is the payload of GetTypeFromGUID: event 408 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode GetTypeFromGUID (19), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -715,7 +1075,12 @@ type GetTypeFromGUID struct {
 
 // Info describes GetTypeFromGUID.
 func (*GetTypeFromGUID) Info() *EventInfo {
-	return &eventTable[459]
+	return &infoGetTypeFromGUID
+}
+
+// Descriptor describes GetTypeFromGUID, as readers of any generated package see it.
+func (*GetTypeFromGUID) Descriptor() *clrimpl.Descriptor {
+	return &descGetTypeFromGUID
 }
 
 // Decode reads a GetTypeFromGUID payload for a pointer size of 4 or 8 and returns the bytes
@@ -789,6 +1154,46 @@ var columnsGetTypeFromGUID = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetTypeFromGUID describes GetTypeFromGUID (GetTypeFromGUID.Info).
+var infoGetTypeFromGUID = EventInfo{
+	Columns:     columnsGetTypeFromGUID,
+	DisplayName: "ClrDynamicTypeUsage/GetTypeFromGUID",
+	ID:          408,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "GetTypeFromGUID",
+	Opcode:      19,
+	OpcodeName:  "GetTypeFromGUID",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "GetTypeFromGUID",
+	Version:     0,
+	desc:        &descGetTypeFromGUID,
+	fields:      &fieldsGetTypeFromGUID,
+}
+
+// descGetTypeFromGUID describes GetTypeFromGUID (EventInfo.Descriptor).
+var descGetTypeFromGUID = clrimpl.Descriptor{
+	Columns:      columnsGetTypeFromGUID,
+	DisplayName:  "ClrDynamicTypeUsage/GetTypeFromGUID",
+	Fields:       &fieldsGetTypeFromGUID,
+	ID:           408,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "GetTypeFromGUID",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsGetTypeFromGUID writes the fields of GetTypeFromGUID payloads (its Descriptor's Fields).
+var fieldsGetTypeFromGUID = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetTypeFromGUID)
+}}
+
 // GetTypeFromProgID is the payload of GetTypeFromProgID: event 409 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode GetTypeFromProgID (20), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -803,7 +1208,12 @@ type GetTypeFromProgID struct {
 
 // Info describes GetTypeFromProgID.
 func (*GetTypeFromProgID) Info() *EventInfo {
-	return &eventTable[460]
+	return &infoGetTypeFromProgID
+}
+
+// Descriptor describes GetTypeFromProgID, as readers of any generated package see it.
+func (*GetTypeFromProgID) Descriptor() *clrimpl.Descriptor {
+	return &descGetTypeFromProgID
 }
 
 // Decode reads a GetTypeFromProgID payload for a pointer size of 4 or 8 and returns the bytes
@@ -877,6 +1287,46 @@ var columnsGetTypeFromProgID = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetTypeFromProgID describes GetTypeFromProgID (GetTypeFromProgID.Info).
+var infoGetTypeFromProgID = EventInfo{
+	Columns:     columnsGetTypeFromProgID,
+	DisplayName: "ClrDynamicTypeUsage/GetTypeFromProgID",
+	ID:          409,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "GetTypeFromProgID",
+	Opcode:      20,
+	OpcodeName:  "GetTypeFromProgID",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "GetTypeFromProgID",
+	Version:     0,
+	desc:        &descGetTypeFromProgID,
+	fields:      &fieldsGetTypeFromProgID,
+}
+
+// descGetTypeFromProgID describes GetTypeFromProgID (EventInfo.Descriptor).
+var descGetTypeFromProgID = clrimpl.Descriptor{
+	Columns:      columnsGetTypeFromProgID,
+	DisplayName:  "ClrDynamicTypeUsage/GetTypeFromProgID",
+	Fields:       &fieldsGetTypeFromProgID,
+	ID:           409,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "GetTypeFromProgID",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsGetTypeFromProgID writes the fields of GetTypeFromProgID payloads (its Descriptor's Fields).
+var fieldsGetTypeFromProgID = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetTypeFromProgID)
+}}
+
 // ConvertToCallbackEtw is the payload of ConvertToCallbackEtw: event 410 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ConvertToCallbackEtw (21), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseTwoParametersPrivate.
@@ -891,7 +1341,12 @@ type ConvertToCallbackEtw struct {
 
 // Info describes ConvertToCallbackEtw.
 func (*ConvertToCallbackEtw) Info() *EventInfo {
-	return &eventTable[461]
+	return &infoConvertToCallbackEtw
+}
+
+// Descriptor describes ConvertToCallbackEtw, as readers of any generated package see it.
+func (*ConvertToCallbackEtw) Descriptor() *clrimpl.Descriptor {
+	return &descConvertToCallbackEtw
 }
 
 // Decode reads a ConvertToCallbackEtw payload for a pointer size of 4 or 8 and returns the bytes
@@ -965,6 +1420,46 @@ var columnsConvertToCallbackEtw = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoConvertToCallbackEtw describes ConvertToCallbackEtw (ConvertToCallbackEtw.Info).
+var infoConvertToCallbackEtw = EventInfo{
+	Columns:     columnsConvertToCallbackEtw,
+	DisplayName: "ClrDynamicTypeUsage/ConvertToCallbackEtw",
+	ID:          410,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "ConvertToCallbackEtw",
+	Opcode:      21,
+	OpcodeName:  "ConvertToCallbackEtw",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "ConvertToCallbackEtw",
+	Version:     0,
+	desc:        &descConvertToCallbackEtw,
+	fields:      &fieldsConvertToCallbackEtw,
+}
+
+// descConvertToCallbackEtw describes ConvertToCallbackEtw (EventInfo.Descriptor).
+var descConvertToCallbackEtw = clrimpl.Descriptor{
+	Columns:      columnsConvertToCallbackEtw,
+	DisplayName:  "ClrDynamicTypeUsage/ConvertToCallbackEtw",
+	Fields:       &fieldsConvertToCallbackEtw,
+	ID:           410,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "ConvertToCallbackEtw",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsConvertToCallbackEtw writes the fields of ConvertToCallbackEtw payloads (its Descriptor's Fields).
+var fieldsConvertToCallbackEtw = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ConvertToCallbackEtw)
+}}
+
 // BeginCreateManagedReference is the payload of BeginCreateManagedReference: event 411 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode BeginCreateManagedReference (22), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseNoParametersPrivate.
@@ -975,22 +1470,28 @@ type BeginCreateManagedReference struct {
 
 // Info describes BeginCreateManagedReference.
 func (*BeginCreateManagedReference) Info() *EventInfo {
-	return &eventTable[462]
+	return &infoBeginCreateManagedReference
+}
+
+// Descriptor describes BeginCreateManagedReference, as readers of any generated package see it.
+func (*BeginCreateManagedReference) Descriptor() *clrimpl.Descriptor {
+	return &descBeginCreateManagedReference
 }
 
 // Decode reads a BeginCreateManagedReference payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BeginCreateManagedReference) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BeginCreateManagedReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BeginCreateManagedReference", len(b), ptrSize, endsBeginCreateManagedReference)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBeginCreateManagedReference is where the fixed fields of BeginCreateManagedReference end, for the error of a short payload.
+var endsBeginCreateManagedReference = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BeginCreateManagedReference wire form for the pointer size.
@@ -1024,6 +1525,46 @@ var columnsBeginCreateManagedReference = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBeginCreateManagedReference describes BeginCreateManagedReference (BeginCreateManagedReference.Info).
+var infoBeginCreateManagedReference = EventInfo{
+	Columns:     columnsBeginCreateManagedReference,
+	DisplayName: "ClrDynamicTypeUsage/BeginCreateManagedReference",
+	ID:          411,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "BeginCreateManagedReference",
+	Opcode:      22,
+	OpcodeName:  "BeginCreateManagedReference",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "BeginCreateManagedReference",
+	Version:     0,
+	desc:        &descBeginCreateManagedReference,
+	fields:      &fieldsBeginCreateManagedReference,
+}
+
+// descBeginCreateManagedReference describes BeginCreateManagedReference (EventInfo.Descriptor).
+var descBeginCreateManagedReference = clrimpl.Descriptor{
+	Columns:      columnsBeginCreateManagedReference,
+	DisplayName:  "ClrDynamicTypeUsage/BeginCreateManagedReference",
+	Fields:       &fieldsBeginCreateManagedReference,
+	ID:           411,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "BeginCreateManagedReference",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsBeginCreateManagedReference writes the fields of BeginCreateManagedReference payloads (its Descriptor's Fields).
+var fieldsBeginCreateManagedReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BeginCreateManagedReference)
+}}
+
 // EndCreateManagedReference is the payload of EndCreateManagedReference: event 412 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode EndCreateManagedReference (23), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseNoParametersPrivate.
@@ -1034,22 +1575,28 @@ type EndCreateManagedReference struct {
 
 // Info describes EndCreateManagedReference.
 func (*EndCreateManagedReference) Info() *EventInfo {
-	return &eventTable[463]
+	return &infoEndCreateManagedReference
+}
+
+// Descriptor describes EndCreateManagedReference, as readers of any generated package see it.
+func (*EndCreateManagedReference) Descriptor() *clrimpl.Descriptor {
+	return &descEndCreateManagedReference
 }
 
 // Decode reads a EndCreateManagedReference payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EndCreateManagedReference) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EndCreateManagedReference", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EndCreateManagedReference", len(b), ptrSize, endsEndCreateManagedReference)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEndCreateManagedReference is where the fixed fields of EndCreateManagedReference end, for the error of a short payload.
+var endsEndCreateManagedReference = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EndCreateManagedReference wire form for the pointer size.
@@ -1083,6 +1630,46 @@ var columnsEndCreateManagedReference = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEndCreateManagedReference describes EndCreateManagedReference (EndCreateManagedReference.Info).
+var infoEndCreateManagedReference = EventInfo{
+	Columns:     columnsEndCreateManagedReference,
+	DisplayName: "ClrDynamicTypeUsage/EndCreateManagedReference",
+	ID:          412,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "EndCreateManagedReference",
+	Opcode:      23,
+	OpcodeName:  "EndCreateManagedReference",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "EndCreateManagedReference",
+	Version:     0,
+	desc:        &descEndCreateManagedReference,
+	fields:      &fieldsEndCreateManagedReference,
+}
+
+// descEndCreateManagedReference describes EndCreateManagedReference (EventInfo.Descriptor).
+var descEndCreateManagedReference = clrimpl.Descriptor{
+	Columns:      columnsEndCreateManagedReference,
+	DisplayName:  "ClrDynamicTypeUsage/EndCreateManagedReference",
+	Fields:       &fieldsEndCreateManagedReference,
+	ID:           412,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "EndCreateManagedReference",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsEndCreateManagedReference writes the fields of EndCreateManagedReference payloads (its Descriptor's Fields).
+var fieldsEndCreateManagedReference = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EndCreateManagedReference)
+}}
+
 // ObjectVariantMarshallingToManaged is the payload of ObjectVariantMarshallingToManaged: event 413 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task DynamicTypeUsage (22), opcode ObjectVariantMarshallingToManaged (24), level win:Informational (4), keywords DynamicTypeUsageKeyword (0x20).
 // Template DynamicTypeUseStringAndIntPrivate.
@@ -1097,7 +1684,12 @@ type ObjectVariantMarshallingToManaged struct {
 
 // Info describes ObjectVariantMarshallingToManaged.
 func (*ObjectVariantMarshallingToManaged) Info() *EventInfo {
-	return &eventTable[464]
+	return &infoObjectVariantMarshallingToManaged
+}
+
+// Descriptor describes ObjectVariantMarshallingToManaged, as readers of any generated package see it.
+func (*ObjectVariantMarshallingToManaged) Descriptor() *clrimpl.Descriptor {
+	return &descObjectVariantMarshallingToManaged
 }
 
 // Decode reads a ObjectVariantMarshallingToManaged payload for a pointer size of 4 or 8 and returns the bytes
@@ -1172,4 +1764,44 @@ var columnsObjectVariantMarshallingToManaged = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoObjectVariantMarshallingToManaged describes ObjectVariantMarshallingToManaged (ObjectVariantMarshallingToManaged.Info).
+var infoObjectVariantMarshallingToManaged = EventInfo{
+	Columns:     columnsObjectVariantMarshallingToManaged,
+	DisplayName: "ClrDynamicTypeUsage/ObjectVariantMarshallingToManaged",
+	ID:          413,
+	Keywords:    0x20,
+	Level:       4,
+	Name:        "ObjectVariantMarshallingToManaged",
+	Opcode:      24,
+	OpcodeName:  "ObjectVariantMarshallingToManaged",
+	Provider:    ProviderPrivate,
+	Task:        22,
+	TaskName:    "DynamicTypeUsage",
+	TypeName:    "ObjectVariantMarshallingToManaged",
+	Version:     0,
+	desc:        &descObjectVariantMarshallingToManaged,
+	fields:      &fieldsObjectVariantMarshallingToManaged,
+}
+
+// descObjectVariantMarshallingToManaged describes ObjectVariantMarshallingToManaged (EventInfo.Descriptor).
+var descObjectVariantMarshallingToManaged = clrimpl.Descriptor{
+	Columns:      columnsObjectVariantMarshallingToManaged,
+	DisplayName:  "ClrDynamicTypeUsage/ObjectVariantMarshallingToManaged",
+	Fields:       &fieldsObjectVariantMarshallingToManaged,
+	ID:           413,
+	Keywords:     0x20,
+	Level:        4,
+	Name:         "ObjectVariantMarshallingToManaged",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsObjectVariantMarshallingToManaged writes the fields of ObjectVariantMarshallingToManaged payloads (its Descriptor's Fields).
+var fieldsObjectVariantMarshallingToManaged = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ObjectVariantMarshallingToManaged)
 }}

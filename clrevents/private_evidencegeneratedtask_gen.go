@@ -25,7 +25,12 @@ type EvidenceGenerated struct {
 
 // Info describes EvidenceGenerated.
 func (*EvidenceGenerated) Info() *EventInfo {
-	return &eventTable[426]
+	return &infoEvidenceGenerated
+}
+
+// Descriptor describes EvidenceGenerated, as readers of any generated package see it.
+func (*EvidenceGenerated) Descriptor() *clrimpl.Descriptor {
+	return &descEvidenceGenerated
 }
 
 // Decode reads a EvidenceGenerated payload for a pointer size of 4 or 8 and returns the bytes
@@ -33,15 +38,7 @@ func (*EvidenceGenerated) Info() *EventInfo {
 func (e *EvidenceGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("EvidenceGenerated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "AppDomain",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EvidenceGenerated", len(b), ptrSize, endsEvidenceGenerated)
 	}
 	_ = b[7]
 	e.Type = binary.LittleEndian.Uint32(b[0:])
@@ -61,6 +58,12 @@ func (e *EvidenceGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsEvidenceGenerated is where the fixed fields of EvidenceGenerated end, for the error of a short payload.
+var endsEvidenceGenerated = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 4},
+	{Name: "AppDomain", Bytes: 8},
 }
 
 // Encode appends the EvidenceGenerated wire form for the pointer size.
@@ -119,4 +122,44 @@ var columnsEvidenceGenerated = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoEvidenceGenerated describes EvidenceGenerated (EvidenceGenerated.Info).
+var infoEvidenceGenerated = EventInfo{
+	Columns:     columnsEvidenceGenerated,
+	DisplayName: "EvidenceGeneration/EvidenceGenerated",
+	ID:          177,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "EvidenceGenerated",
+	Opcode:      10,
+	OpcodeName:  "EvidenceGenerated",
+	Provider:    ProviderPrivate,
+	Task:        12,
+	TaskName:    "EvidenceGeneratedTask",
+	TypeName:    "EvidenceGenerated",
+	Version:     0,
+	desc:        &descEvidenceGenerated,
+	fields:      &fieldsEvidenceGenerated,
+}
+
+// descEvidenceGenerated describes EvidenceGenerated (EventInfo.Descriptor).
+var descEvidenceGenerated = clrimpl.Descriptor{
+	Columns:      columnsEvidenceGenerated,
+	DisplayName:  "EvidenceGeneration/EvidenceGenerated",
+	Fields:       &fieldsEvidenceGenerated,
+	ID:           177,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "EvidenceGenerated",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         12,
+	Version:      0,
+}
+
+// fieldsEvidenceGenerated writes the fields of EvidenceGenerated payloads (its Descriptor's Fields).
+var fieldsEvidenceGenerated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EvidenceGenerated)
 }}

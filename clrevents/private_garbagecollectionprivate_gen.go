@@ -20,22 +20,28 @@ type GCDecision struct {
 
 // Info describes GCDecision.
 func (*GCDecision) Info() *EventInfo {
-	return &eventTable[280]
+	return &infoGCDecision
+}
+
+// Descriptor describes GCDecision, as readers of any generated package see it.
+func (*GCDecision) Descriptor() *clrimpl.Descriptor {
+	return &descGCDecision
 }
 
 // Decode reads a GCDecision payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCDecision) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("GCDecision", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "DoCompact",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCDecision", len(b), ptrSize, endsGCDecision)
 	}
 	_ = b[3]
 	e.DoCompact = clrimpl.ReadBool(b, 0)
 	return 4, nil
+}
+
+// endsGCDecision is where the fixed fields of GCDecision end, for the error of a short payload.
+var endsGCDecision = []clrimpl.FieldEnd{
+	{Name: "DoCompact", Bytes: 4},
 }
 
 // Encode appends the GCDecision wire form for the pointer size.
@@ -69,6 +75,46 @@ var columnsGCDecision = []clrimpl.Column{{
 	Name: "DoCompact",
 }}
 
+// infoGCDecision describes GCDecision (GCDecision.Info).
+var infoGCDecision = EventInfo{
+	Columns:     columnsGCDecision,
+	DisplayName: "GC/Decision",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCDecision",
+	Opcode:      132,
+	OpcodeName:  "GCDecision",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCDecision",
+	Version:     0,
+	desc:        &descGCDecision,
+	fields:      &fieldsGCDecision,
+}
+
+// descGCDecision describes GCDecision (EventInfo.Descriptor).
+var descGCDecision = clrimpl.Descriptor{
+	Columns:      columnsGCDecision,
+	DisplayName:  "GC/Decision",
+	Fields:       &fieldsGCDecision,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCDecision",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCDecision writes the fields of GCDecision payloads (its Descriptor's Fields).
+var fieldsGCDecision = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCDecision)
+}}
+
 // GCDecisionV1 is the payload of GCDecision_V1: event 1 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCDecision (132), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCDecision_V1.
@@ -81,27 +127,30 @@ type GCDecisionV1 struct {
 
 // Info describes GCDecision_V1.
 func (*GCDecisionV1) Info() *EventInfo {
-	return &eventTable[281]
+	return &infoGCDecisionV1
+}
+
+// Descriptor describes GCDecision_V1, as readers of any generated package see it.
+func (*GCDecisionV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCDecisionV1
 }
 
 // Decode reads a GCDecision_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCDecisionV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCDecision_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "DoCompact",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCDecision_V1", len(b), ptrSize, endsGCDecisionV1)
 	}
 	_ = b[5]
 	e.DoCompact = clrimpl.ReadBool(b, 0)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCDecisionV1 is where the fixed fields of GCDecision_V1 end, for the error of a short payload.
+var endsGCDecisionV1 = []clrimpl.FieldEnd{
+	{Name: "DoCompact", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCDecision_V1 wire form for the pointer size.
@@ -144,6 +193,46 @@ var columnsGCDecisionV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCDecisionV1 describes GCDecision_V1 (GCDecisionV1.Info).
+var infoGCDecisionV1 = EventInfo{
+	Columns:     columnsGCDecisionV1,
+	DisplayName: "GC/Decision",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCDecision_V1",
+	Opcode:      132,
+	OpcodeName:  "GCDecision",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCDecisionV1",
+	Version:     1,
+	desc:        &descGCDecisionV1,
+	fields:      &fieldsGCDecisionV1,
+}
+
+// descGCDecisionV1 describes GCDecision_V1 (EventInfo.Descriptor).
+var descGCDecisionV1 = clrimpl.Descriptor{
+	Columns:      columnsGCDecisionV1,
+	DisplayName:  "GC/Decision",
+	Fields:       &fieldsGCDecisionV1,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCDecision_V1",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCDecisionV1 writes the fields of GCDecision_V1 payloads (its Descriptor's Fields).
+var fieldsGCDecisionV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCDecisionV1)
+}}
+
 // GCSettings is the payload of GCSettings: event 2 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCSettings (14), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCSettings.
@@ -158,32 +247,32 @@ type GCSettings struct {
 
 // Info describes GCSettings.
 func (*GCSettings) Info() *EventInfo {
-	return &eventTable[282]
+	return &infoGCSettings
+}
+
+// Descriptor describes GCSettings, as readers of any generated package see it.
+func (*GCSettings) Descriptor() *clrimpl.Descriptor {
+	return &descGCSettings
 }
 
 // Decode reads a GCSettings payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCSettings) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCSettings", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "SegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "LargeObjectSegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ServerGC",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSettings", len(b), ptrSize, endsGCSettings)
 	}
 	_ = b[19]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
 	e.LargeObjectSegmentSize = binary.LittleEndian.Uint64(b[8:])
 	e.ServerGC = clrimpl.ReadBool(b, 16)
 	return 20, nil
+}
+
+// endsGCSettings is where the fixed fields of GCSettings end, for the error of a short payload.
+var endsGCSettings = []clrimpl.FieldEnd{
+	{Name: "SegmentSize", Bytes: 8},
+	{Name: "LargeObjectSegmentSize", Bytes: 16},
+	{Name: "ServerGC", Bytes: 20},
 }
 
 // Encode appends the GCSettings wire form for the pointer size.
@@ -235,6 +324,46 @@ var columnsGCSettings = []clrimpl.Column{{
 	Name: "ServerGC",
 }}
 
+// infoGCSettings describes GCSettings (GCSettings.Info).
+var infoGCSettings = EventInfo{
+	Columns:     columnsGCSettings,
+	DisplayName: "GC/Settings",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSettings",
+	Opcode:      14,
+	OpcodeName:  "GCSettings",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCSettings",
+	Version:     0,
+	desc:        &descGCSettings,
+	fields:      &fieldsGCSettings,
+}
+
+// descGCSettings describes GCSettings (EventInfo.Descriptor).
+var descGCSettings = clrimpl.Descriptor{
+	Columns:      columnsGCSettings,
+	DisplayName:  "GC/Settings",
+	Fields:       &fieldsGCSettings,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSettings",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSettings writes the fields of GCSettings payloads (its Descriptor's Fields).
+var fieldsGCSettings = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSettings)
+}}
+
 // GCSettingsV1 is the payload of GCSettings_V1: event 2 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCSettings (14), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCSettings_V1.
@@ -251,30 +380,19 @@ type GCSettingsV1 struct {
 
 // Info describes GCSettings_V1.
 func (*GCSettingsV1) Info() *EventInfo {
-	return &eventTable[283]
+	return &infoGCSettingsV1
+}
+
+// Descriptor describes GCSettings_V1, as readers of any generated package see it.
+func (*GCSettingsV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCSettingsV1
 }
 
 // Decode reads a GCSettings_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCSettingsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCSettings_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "SegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "LargeObjectSegmentSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ServerGC",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSettings_V1", len(b), ptrSize, endsGCSettingsV1)
 	}
 	_ = b[21]
 	e.SegmentSize = binary.LittleEndian.Uint64(b[0:])
@@ -282,6 +400,14 @@ func (e *GCSettingsV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ServerGC = clrimpl.ReadBool(b, 16)
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsGCSettingsV1 is where the fixed fields of GCSettings_V1 end, for the error of a short payload.
+var endsGCSettingsV1 = []clrimpl.FieldEnd{
+	{Name: "SegmentSize", Bytes: 8},
+	{Name: "LargeObjectSegmentSize", Bytes: 16},
+	{Name: "ServerGC", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the GCSettings_V1 wire form for the pointer size.
@@ -342,6 +468,46 @@ var columnsGCSettingsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSettingsV1 describes GCSettings_V1 (GCSettingsV1.Info).
+var infoGCSettingsV1 = EventInfo{
+	Columns:     columnsGCSettingsV1,
+	DisplayName: "GC/Settings",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSettings_V1",
+	Opcode:      14,
+	OpcodeName:  "GCSettings",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCSettingsV1",
+	Version:     1,
+	desc:        &descGCSettingsV1,
+	fields:      &fieldsGCSettingsV1,
+}
+
+// descGCSettingsV1 describes GCSettings_V1 (EventInfo.Descriptor).
+var descGCSettingsV1 = clrimpl.Descriptor{
+	Columns:      columnsGCSettingsV1,
+	DisplayName:  "GC/Settings",
+	Fields:       &fieldsGCSettingsV1,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSettings_V1",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCSettingsV1 writes the fields of GCSettings_V1 payloads (its Descriptor's Fields).
+var fieldsGCSettingsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSettingsV1)
+}}
+
 // GCOptimized is the payload of GCOptimized: event 3 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCOptimized (16), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCOptimized.
@@ -356,32 +522,32 @@ type GCOptimized struct {
 
 // Info describes GCOptimized.
 func (*GCOptimized) Info() *EventInfo {
-	return &eventTable[284]
+	return &infoGCOptimized
+}
+
+// Descriptor describes GCOptimized, as readers of any generated package see it.
+func (*GCOptimized) Descriptor() *clrimpl.Descriptor {
+	return &descGCOptimized
 }
 
 // Decode reads a GCOptimized payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCOptimized) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCOptimized", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "DesiredAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "NewAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "GenerationNumber",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCOptimized", len(b), ptrSize, endsGCOptimized)
 	}
 	_ = b[19]
 	e.DesiredAllocation = binary.LittleEndian.Uint64(b[0:])
 	e.NewAllocation = binary.LittleEndian.Uint64(b[8:])
 	e.GenerationNumber = binary.LittleEndian.Uint32(b[16:])
 	return 20, nil
+}
+
+// endsGCOptimized is where the fixed fields of GCOptimized end, for the error of a short payload.
+var endsGCOptimized = []clrimpl.FieldEnd{
+	{Name: "DesiredAllocation", Bytes: 8},
+	{Name: "NewAllocation", Bytes: 16},
+	{Name: "GenerationNumber", Bytes: 20},
 }
 
 // Encode appends the GCOptimized wire form for the pointer size.
@@ -435,6 +601,46 @@ var columnsGCOptimized = []clrimpl.Column{{
 	Name: "GenerationNumber",
 }}
 
+// infoGCOptimized describes GCOptimized (GCOptimized.Info).
+var infoGCOptimized = EventInfo{
+	Columns:     columnsGCOptimized,
+	DisplayName: "GC/Optimized",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCOptimized",
+	Opcode:      16,
+	OpcodeName:  "GCOptimized",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCOptimized",
+	Version:     0,
+	desc:        &descGCOptimized,
+	fields:      &fieldsGCOptimized,
+}
+
+// descGCOptimized describes GCOptimized (EventInfo.Descriptor).
+var descGCOptimized = clrimpl.Descriptor{
+	Columns:      columnsGCOptimized,
+	DisplayName:  "GC/Optimized",
+	Fields:       &fieldsGCOptimized,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCOptimized",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCOptimized writes the fields of GCOptimized payloads (its Descriptor's Fields).
+var fieldsGCOptimized = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCOptimized)
+}}
+
 // GCOptimizedV1 is the payload of GCOptimized_V1: event 3 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCOptimized (16), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCOptimized_V1.
@@ -451,30 +657,19 @@ type GCOptimizedV1 struct {
 
 // Info describes GCOptimized_V1.
 func (*GCOptimizedV1) Info() *EventInfo {
-	return &eventTable[285]
+	return &infoGCOptimizedV1
+}
+
+// Descriptor describes GCOptimized_V1, as readers of any generated package see it.
+func (*GCOptimizedV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCOptimizedV1
 }
 
 // Decode reads a GCOptimized_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCOptimizedV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCOptimized_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "DesiredAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "NewAllocation",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "GenerationNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCOptimized_V1", len(b), ptrSize, endsGCOptimizedV1)
 	}
 	_ = b[21]
 	e.DesiredAllocation = binary.LittleEndian.Uint64(b[0:])
@@ -482,6 +677,14 @@ func (e *GCOptimizedV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.GenerationNumber = binary.LittleEndian.Uint32(b[16:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsGCOptimizedV1 is where the fixed fields of GCOptimized_V1 end, for the error of a short payload.
+var endsGCOptimizedV1 = []clrimpl.FieldEnd{
+	{Name: "DesiredAllocation", Bytes: 8},
+	{Name: "NewAllocation", Bytes: 16},
+	{Name: "GenerationNumber", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the GCOptimized_V1 wire form for the pointer size.
@@ -544,6 +747,46 @@ var columnsGCOptimizedV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCOptimizedV1 describes GCOptimized_V1 (GCOptimizedV1.Info).
+var infoGCOptimizedV1 = EventInfo{
+	Columns:     columnsGCOptimizedV1,
+	DisplayName: "GC/Optimized",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCOptimized_V1",
+	Opcode:      16,
+	OpcodeName:  "GCOptimized",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCOptimizedV1",
+	Version:     1,
+	desc:        &descGCOptimizedV1,
+	fields:      &fieldsGCOptimizedV1,
+}
+
+// descGCOptimizedV1 describes GCOptimized_V1 (EventInfo.Descriptor).
+var descGCOptimizedV1 = clrimpl.Descriptor{
+	Columns:      columnsGCOptimizedV1,
+	DisplayName:  "GC/Optimized",
+	Fields:       &fieldsGCOptimizedV1,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCOptimized_V1",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCOptimizedV1 writes the fields of GCOptimized_V1 payloads (its Descriptor's Fields).
+var fieldsGCOptimizedV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCOptimizedV1)
+}}
+
 // GCPerHeapHistoryV1 is the payload of GCPerHeapHistory_V1: event 4 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCPerHeapHistory (17), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCPerHeapHistory_V1.
@@ -554,22 +797,28 @@ type GCPerHeapHistoryV1 struct {
 
 // Info describes GCPerHeapHistory_V1.
 func (*GCPerHeapHistoryV1) Info() *EventInfo {
-	return &eventTable[286]
+	return &infoGCPerHeapHistoryV1
+}
+
+// Descriptor describes GCPerHeapHistory_V1, as readers of any generated package see it.
+func (*GCPerHeapHistoryV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCPerHeapHistoryV1
 }
 
 // Decode reads a GCPerHeapHistory_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCPerHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCPerHeapHistory_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCPerHeapHistory_V1", len(b), ptrSize, endsGCPerHeapHistoryV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCPerHeapHistoryV1 is where the fixed fields of GCPerHeapHistory_V1 end, for the error of a short payload.
+var endsGCPerHeapHistoryV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCPerHeapHistory_V1 wire form for the pointer size.
@@ -601,6 +850,46 @@ func (e *GCPerHeapHistoryV1) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsGCPerHeapHistoryV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoGCPerHeapHistoryV1 describes GCPerHeapHistory_V1 (GCPerHeapHistoryV1.Info).
+var infoGCPerHeapHistoryV1 = EventInfo{
+	Columns:     columnsGCPerHeapHistoryV1,
+	DisplayName: "GC/PerHeapHistory",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCPerHeapHistory_V1",
+	Opcode:      17,
+	OpcodeName:  "GCPerHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCPerHeapHistoryV1",
+	Version:     1,
+	desc:        &descGCPerHeapHistoryV1,
+	fields:      &fieldsGCPerHeapHistoryV1,
+}
+
+// descGCPerHeapHistoryV1 describes GCPerHeapHistory_V1 (EventInfo.Descriptor).
+var descGCPerHeapHistoryV1 = clrimpl.Descriptor{
+	Columns:      columnsGCPerHeapHistoryV1,
+	DisplayName:  "GC/PerHeapHistory",
+	Fields:       &fieldsGCPerHeapHistoryV1,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCPerHeapHistory_V1",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCPerHeapHistoryV1 writes the fields of GCPerHeapHistory_V1 payloads (its Descriptor's Fields).
+var fieldsGCPerHeapHistoryV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCPerHeapHistoryV1)
 }}
 
 // GCPerHeapHistory is the payload of GCPerHeapHistory: event 4 version 2 of Microsoft-Windows-DotNETRuntimePrivate.
@@ -655,47 +944,7 @@ func (e *GCPerHeapHistoryValuesElem) decode(b []byte, ptrSize int) (int, string,
 	if ptrSize == 8 {
 		if len(b) < 80 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "Out",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "Surv",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -713,47 +962,7 @@ func (e *GCPerHeapHistoryValuesElem) decode(b []byte, ptrSize int) (int, string,
 	} else {
 		if len(b) < 40 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "Out",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "Surv",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -770,6 +979,20 @@ func (e *GCPerHeapHistoryValuesElem) decode(b []byte, ptrSize int) (int, string,
 		e.Surv = uint64(binary.LittleEndian.Uint32(b[36:]))
 	}
 	return 10 * ptrSize, "", 0, nil
+}
+
+// endsGCPerHeapHistoryValuesElem is where the fixed fields of GCPerHeapHistory.Values elements end, for the error of a short payload.
+var endsGCPerHeapHistoryValuesElem = []clrimpl.FieldEnd{
+	{Name: "SizeBefore", Bytes: 0, Ptrs: 1},
+	{Name: "FreeListBefore", Bytes: 0, Ptrs: 2},
+	{Name: "FreeObjBefore", Bytes: 0, Ptrs: 3},
+	{Name: "SizeAfter", Bytes: 0, Ptrs: 4},
+	{Name: "FreeListAfter", Bytes: 0, Ptrs: 5},
+	{Name: "FreeObjAfter", Bytes: 0, Ptrs: 6},
+	{Name: "In", Bytes: 0, Ptrs: 7},
+	{Name: "Out", Bytes: 0, Ptrs: 8},
+	{Name: "NewAllocation", Bytes: 0, Ptrs: 9},
+	{Name: "Surv", Bytes: 0, Ptrs: 10},
 }
 
 func (e *GCPerHeapHistoryValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -909,7 +1132,12 @@ func (a GCPerHeapHistoryValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCPerHeapHistory.
 func (*GCPerHeapHistory) Info() *EventInfo {
-	return &eventTable[287]
+	return &infoGCPerHeapHistory
+}
+
+// Descriptor describes GCPerHeapHistory, as readers of any generated package see it.
+func (*GCPerHeapHistory) Descriptor() *clrimpl.Descriptor {
+	return &descGCPerHeapHistory
 }
 
 // Decode reads a GCPerHeapHistory payload for a pointer size of 4 or 8 and returns the bytes
@@ -920,43 +1148,7 @@ func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 433 {
-			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Values",
-				Ptrs:  50,
-			}, {
-				Bytes: 4,
-				Name:  "CondemnReasons0",
-				Ptrs:  50,
-			}, {
-				Bytes: 8,
-				Name:  "CondemnReasons1",
-				Ptrs:  50,
-			}, {
-				Bytes: 12,
-				Name:  "MemoryPressure",
-				Ptrs:  50,
-			}, {
-				Bytes: 16,
-				Name:  "ExpandMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 20,
-				Name:  "CompactMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 24,
-				Name:  "HeapIndex",
-				Ptrs:  50,
-			}, {
-				Bytes: 32,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  50,
-			}, {
-				Bytes: 33,
-				Name:  "ClrInstanceID",
-				Ptrs:  50,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, endsGCPerHeapHistory)
 		}
 		_ = b[432]
 		e.Values = GCPerHeapHistoryValuesArray{
@@ -973,43 +1165,7 @@ func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = b[432]
 	} else {
 		if len(b) < 233 {
-			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Values",
-				Ptrs:  50,
-			}, {
-				Bytes: 4,
-				Name:  "CondemnReasons0",
-				Ptrs:  50,
-			}, {
-				Bytes: 8,
-				Name:  "CondemnReasons1",
-				Ptrs:  50,
-			}, {
-				Bytes: 12,
-				Name:  "MemoryPressure",
-				Ptrs:  50,
-			}, {
-				Bytes: 16,
-				Name:  "ExpandMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 20,
-				Name:  "CompactMechanisms",
-				Ptrs:  50,
-			}, {
-				Bytes: 24,
-				Name:  "HeapIndex",
-				Ptrs:  50,
-			}, {
-				Bytes: 32,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  50,
-			}, {
-				Bytes: 33,
-				Name:  "ClrInstanceID",
-				Ptrs:  50,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory", len(b), ptrSize, endsGCPerHeapHistory)
 		}
 		_ = b[232]
 		e.Values = GCPerHeapHistoryValuesArray{
@@ -1026,6 +1182,19 @@ func (e *GCPerHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = b[232]
 	}
 	return 33 + 50*ptrSize, nil
+}
+
+// endsGCPerHeapHistory is where the fixed fields of GCPerHeapHistory end, for the error of a short payload.
+var endsGCPerHeapHistory = []clrimpl.FieldEnd{
+	{Name: "Values", Bytes: 0, Ptrs: 50},
+	{Name: "CondemnReasons0", Bytes: 4, Ptrs: 50},
+	{Name: "CondemnReasons1", Bytes: 8, Ptrs: 50},
+	{Name: "MemoryPressure", Bytes: 12, Ptrs: 50},
+	{Name: "ExpandMechanisms", Bytes: 16, Ptrs: 50},
+	{Name: "CompactMechanisms", Bytes: 20, Ptrs: 50},
+	{Name: "HeapIndex", Bytes: 24, Ptrs: 50},
+	{Name: "ExtraGen0Commit", Bytes: 32, Ptrs: 50},
+	{Name: "ClrInstanceID", Bytes: 33, Ptrs: 50},
 }
 
 // Encode appends the GCPerHeapHistory wire form for the pointer size.
@@ -1145,6 +1314,46 @@ var columnsGCPerHeapHistory = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCPerHeapHistory describes GCPerHeapHistory (GCPerHeapHistory.Info).
+var infoGCPerHeapHistory = EventInfo{
+	Columns:     columnsGCPerHeapHistory,
+	DisplayName: "GC/PerHeapHistory",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCPerHeapHistory",
+	Opcode:      17,
+	OpcodeName:  "GCPerHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCPerHeapHistory",
+	Version:     2,
+	desc:        &descGCPerHeapHistory,
+	fields:      &fieldsGCPerHeapHistory,
+}
+
+// descGCPerHeapHistory describes GCPerHeapHistory (EventInfo.Descriptor).
+var descGCPerHeapHistory = clrimpl.Descriptor{
+	Columns:      columnsGCPerHeapHistory,
+	DisplayName:  "GC/PerHeapHistory",
+	Fields:       &fieldsGCPerHeapHistory,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCPerHeapHistory",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCPerHeapHistory writes the fields of GCPerHeapHistory payloads (its Descriptor's Fields).
+var fieldsGCPerHeapHistory = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCPerHeapHistory)
+}}
+
 // GCGlobalHeapHistory is the payload of GCGlobalHeapHistory: event 5 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCGlobalHeapHistory (18), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCGlobalHeap.
@@ -1165,38 +1374,19 @@ type GCGlobalHeapHistory struct {
 
 // Info describes GCGlobalHeapHistory.
 func (*GCGlobalHeapHistory) Info() *EventInfo {
-	return &eventTable[288]
+	return &infoGCGlobalHeapHistory
+}
+
+// Descriptor describes GCGlobalHeapHistory, as readers of any generated package see it.
+func (*GCGlobalHeapHistory) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistory
 }
 
 // Decode reads a GCGlobalHeapHistory payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 28 {
-		return 0, shortPrefix("GCGlobalHeapHistory", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory", len(b), ptrSize, endsGCGlobalHeapHistory)
 	}
 	_ = b[27]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -1206,6 +1396,16 @@ func (e *GCGlobalHeapHistory) Decode(b []byte, ptrSize int) (int, error) {
 	e.Reason = PrivateGCReason(binary.LittleEndian.Uint32(b[20:]))
 	e.GlobalMechanisms = PrivateGCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	return 28, nil
+}
+
+// endsGCGlobalHeapHistory is where the fixed fields of GCGlobalHeapHistory end, for the error of a short payload.
+var endsGCGlobalHeapHistory = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
 }
 
 // Encode appends the GCGlobalHeapHistory wire form for the pointer size.
@@ -1299,6 +1499,46 @@ var columnsGCGlobalHeapHistory = []clrimpl.Column{{
 	Name: "GlobalMechanisms_name",
 }}
 
+// infoGCGlobalHeapHistory describes GCGlobalHeapHistory (GCGlobalHeapHistory.Info).
+var infoGCGlobalHeapHistory = EventInfo{
+	Columns:     columnsGCGlobalHeapHistory,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory",
+	Opcode:      18,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCGlobalHeapHistory",
+	Version:     0,
+	desc:        &descGCGlobalHeapHistory,
+	fields:      &fieldsGCGlobalHeapHistory,
+}
+
+// descGCGlobalHeapHistory describes GCGlobalHeapHistory (EventInfo.Descriptor).
+var descGCGlobalHeapHistory = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistory,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistory,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCGlobalHeapHistory writes the fields of GCGlobalHeapHistory payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistory = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistory)
+}}
+
 // GCGlobalHeapHistoryV1 is the payload of GCGlobalHeapHistory_V1: event 5 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCGlobalHeapHistory (18), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCGlobalHeap_V1.
@@ -1321,42 +1561,19 @@ type GCGlobalHeapHistoryV1 struct {
 
 // Info describes GCGlobalHeapHistory_V1.
 func (*GCGlobalHeapHistoryV1) Info() *EventInfo {
-	return &eventTable[289]
+	return &infoGCGlobalHeapHistoryV1
+}
+
+// Descriptor describes GCGlobalHeapHistory_V1, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV1
 }
 
 // Decode reads a GCGlobalHeapHistory_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V1", len(b), ptrSize, endsGCGlobalHeapHistoryV1)
 	}
 	_ = b[29]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -1367,6 +1584,17 @@ func (e *GCGlobalHeapHistoryV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.GlobalMechanisms = PrivateGCGlobalMechanisms(binary.LittleEndian.Uint32(b[24:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsGCGlobalHeapHistoryV1 is where the fixed fields of GCGlobalHeapHistory_V1 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV1 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the GCGlobalHeapHistory_V1 wire form for the pointer size.
@@ -1469,6 +1697,46 @@ var columnsGCGlobalHeapHistoryV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCGlobalHeapHistoryV1 describes GCGlobalHeapHistory_V1 (GCGlobalHeapHistoryV1.Info).
+var infoGCGlobalHeapHistoryV1 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV1,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V1",
+	Opcode:      18,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCGlobalHeapHistoryV1",
+	Version:     1,
+	desc:        &descGCGlobalHeapHistoryV1,
+	fields:      &fieldsGCGlobalHeapHistoryV1,
+}
+
+// descGCGlobalHeapHistoryV1 describes GCGlobalHeapHistory_V1 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV1 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV1,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV1,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V1",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCGlobalHeapHistoryV1 writes the fields of GCGlobalHeapHistory_V1 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV1)
+}}
+
 // GCJoin is the payload of GCJoin: event 6 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCJoin (20), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCJoin.
@@ -1483,32 +1751,32 @@ type GCJoin struct {
 
 // Info describes GCJoin.
 func (*GCJoin) Info() *EventInfo {
-	return &eventTable[290]
+	return &infoGCJoin
+}
+
+// Descriptor describes GCJoin, as readers of any generated package see it.
+func (*GCJoin) Descriptor() *clrimpl.Descriptor {
+	return &descGCJoin
 }
 
 // Decode reads a GCJoin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCJoin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 12 {
-		return 0, shortPrefix("GCJoin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Heap",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "JoinTime",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "JoinType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCJoin", len(b), ptrSize, endsGCJoin)
 	}
 	_ = b[11]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
 	e.JoinTime = binary.LittleEndian.Uint32(b[4:])
 	e.JoinType = binary.LittleEndian.Uint32(b[8:])
 	return 12, nil
+}
+
+// endsGCJoin is where the fixed fields of GCJoin end, for the error of a short payload.
+var endsGCJoin = []clrimpl.FieldEnd{
+	{Name: "Heap", Bytes: 4},
+	{Name: "JoinTime", Bytes: 8},
+	{Name: "JoinType", Bytes: 12},
 }
 
 // Encode appends the GCJoin wire form for the pointer size.
@@ -1560,6 +1828,46 @@ var columnsGCJoin = []clrimpl.Column{{
 	Name: "JoinType",
 }}
 
+// infoGCJoin describes GCJoin (GCJoin.Info).
+var infoGCJoin = EventInfo{
+	Columns:     columnsGCJoin,
+	DisplayName: "GC/Join",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCJoin",
+	Opcode:      20,
+	OpcodeName:  "GCJoin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCJoin",
+	Version:     0,
+	desc:        &descGCJoin,
+	fields:      &fieldsGCJoin,
+}
+
+// descGCJoin describes GCJoin (EventInfo.Descriptor).
+var descGCJoin = clrimpl.Descriptor{
+	Columns:      columnsGCJoin,
+	DisplayName:  "GC/Join",
+	Fields:       &fieldsGCJoin,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCJoin",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCJoin writes the fields of GCJoin payloads (its Descriptor's Fields).
+var fieldsGCJoin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCJoin)
+}}
+
 // GCJoinV1 is the payload of GCJoin_V1: event 6 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCJoin (20), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template GCJoin_V1.
@@ -1576,30 +1884,19 @@ type GCJoinV1 struct {
 
 // Info describes GCJoin_V1.
 func (*GCJoinV1) Info() *EventInfo {
-	return &eventTable[291]
+	return &infoGCJoinV1
+}
+
+// Descriptor describes GCJoin_V1, as readers of any generated package see it.
+func (*GCJoinV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCJoinV1
 }
 
 // Decode reads a GCJoin_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCJoinV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 14 {
-		return 0, shortPrefix("GCJoin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Heap",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "JoinTime",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "JoinType",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCJoin_V1", len(b), ptrSize, endsGCJoinV1)
 	}
 	_ = b[13]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
@@ -1607,6 +1904,14 @@ func (e *GCJoinV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.JoinType = binary.LittleEndian.Uint32(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	return 14, nil
+}
+
+// endsGCJoinV1 is where the fixed fields of GCJoin_V1 end, for the error of a short payload.
+var endsGCJoinV1 = []clrimpl.FieldEnd{
+	{Name: "Heap", Bytes: 4},
+	{Name: "JoinTime", Bytes: 8},
+	{Name: "JoinType", Bytes: 12},
+	{Name: "ClrInstanceID", Bytes: 14},
 }
 
 // Encode appends the GCJoin_V1 wire form for the pointer size.
@@ -1667,6 +1972,46 @@ var columnsGCJoinV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCJoinV1 describes GCJoin_V1 (GCJoinV1.Info).
+var infoGCJoinV1 = EventInfo{
+	Columns:     columnsGCJoinV1,
+	DisplayName: "GC/Join",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCJoin_V1",
+	Opcode:      20,
+	OpcodeName:  "GCJoin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCJoinV1",
+	Version:     1,
+	desc:        &descGCJoinV1,
+	fields:      &fieldsGCJoinV1,
+}
+
+// descGCJoinV1 describes GCJoin_V1 (EventInfo.Descriptor).
+var descGCJoinV1 = clrimpl.Descriptor{
+	Columns:      columnsGCJoinV1,
+	DisplayName:  "GC/Join",
+	Fields:       &fieldsGCJoinV1,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCJoin_V1",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCJoinV1 writes the fields of GCJoin_V1 payloads (its Descriptor's Fields).
+var fieldsGCJoinV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCJoinV1)
+}}
+
 // PrvGCMarkStackRoots is the payload of PrvGCMarkStackRoots: event 7 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkStackRoots (21), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1677,22 +2022,28 @@ type PrvGCMarkStackRoots struct {
 
 // Info describes PrvGCMarkStackRoots.
 func (*PrvGCMarkStackRoots) Info() *EventInfo {
-	return &eventTable[292]
+	return &infoPrvGCMarkStackRoots
+}
+
+// Descriptor describes PrvGCMarkStackRoots, as readers of any generated package see it.
+func (*PrvGCMarkStackRoots) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkStackRoots
 }
 
 // Decode reads a PrvGCMarkStackRoots payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkStackRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkStackRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkStackRoots", len(b), ptrSize, endsPrvGCMarkStackRoots)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkStackRoots is where the fixed fields of PrvGCMarkStackRoots end, for the error of a short payload.
+var endsPrvGCMarkStackRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkStackRoots wire form for the pointer size.
@@ -1726,6 +2077,46 @@ var columnsPrvGCMarkStackRoots = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkStackRoots describes PrvGCMarkStackRoots (PrvGCMarkStackRoots.Info).
+var infoPrvGCMarkStackRoots = EventInfo{
+	Columns:     columnsPrvGCMarkStackRoots,
+	DisplayName: "GC/MarkStackRoots",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkStackRoots",
+	Opcode:      21,
+	OpcodeName:  "PrvGCMarkStackRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkStackRoots",
+	Version:     0,
+	desc:        &descPrvGCMarkStackRoots,
+	fields:      &fieldsPrvGCMarkStackRoots,
+}
+
+// descPrvGCMarkStackRoots describes PrvGCMarkStackRoots (EventInfo.Descriptor).
+var descPrvGCMarkStackRoots = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkStackRoots,
+	DisplayName:  "GC/MarkStackRoots",
+	Fields:       &fieldsPrvGCMarkStackRoots,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkStackRoots",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkStackRoots writes the fields of PrvGCMarkStackRoots payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkStackRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkStackRoots)
+}}
+
 // PrvGCMarkStackRootsV1 is the payload of PrvGCMarkStackRoots_V1: event 7 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkStackRoots (21), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -1738,27 +2129,30 @@ type PrvGCMarkStackRootsV1 struct {
 
 // Info describes PrvGCMarkStackRoots_V1.
 func (*PrvGCMarkStackRootsV1) Info() *EventInfo {
-	return &eventTable[293]
+	return &infoPrvGCMarkStackRootsV1
+}
+
+// Descriptor describes PrvGCMarkStackRoots_V1, as readers of any generated package see it.
+func (*PrvGCMarkStackRootsV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkStackRootsV1
 }
 
 // Decode reads a PrvGCMarkStackRoots_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkStackRootsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkStackRoots_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkStackRoots_V1", len(b), ptrSize, endsPrvGCMarkStackRootsV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkStackRootsV1 is where the fixed fields of PrvGCMarkStackRoots_V1 end, for the error of a short payload.
+var endsPrvGCMarkStackRootsV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkStackRoots_V1 wire form for the pointer size.
@@ -1801,6 +2195,46 @@ var columnsPrvGCMarkStackRootsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkStackRootsV1 describes PrvGCMarkStackRoots_V1 (PrvGCMarkStackRootsV1.Info).
+var infoPrvGCMarkStackRootsV1 = EventInfo{
+	Columns:     columnsPrvGCMarkStackRootsV1,
+	DisplayName: "GC/MarkStackRoots",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkStackRoots_V1",
+	Opcode:      21,
+	OpcodeName:  "PrvGCMarkStackRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkStackRootsV1",
+	Version:     1,
+	desc:        &descPrvGCMarkStackRootsV1,
+	fields:      &fieldsPrvGCMarkStackRootsV1,
+}
+
+// descPrvGCMarkStackRootsV1 describes PrvGCMarkStackRoots_V1 (EventInfo.Descriptor).
+var descPrvGCMarkStackRootsV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkStackRootsV1,
+	DisplayName:  "GC/MarkStackRoots",
+	Fields:       &fieldsPrvGCMarkStackRootsV1,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkStackRoots_V1",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkStackRootsV1 writes the fields of PrvGCMarkStackRoots_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkStackRootsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkStackRootsV1)
+}}
+
 // PrvGCMarkFinalizeQueueRoots is the payload of PrvGCMarkFinalizeQueueRoots: event 8 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkFinalizeQueueRoots (22), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1811,22 +2245,28 @@ type PrvGCMarkFinalizeQueueRoots struct {
 
 // Info describes PrvGCMarkFinalizeQueueRoots.
 func (*PrvGCMarkFinalizeQueueRoots) Info() *EventInfo {
-	return &eventTable[294]
+	return &infoPrvGCMarkFinalizeQueueRoots
+}
+
+// Descriptor describes PrvGCMarkFinalizeQueueRoots, as readers of any generated package see it.
+func (*PrvGCMarkFinalizeQueueRoots) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkFinalizeQueueRoots
 }
 
 // Decode reads a PrvGCMarkFinalizeQueueRoots payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkFinalizeQueueRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots", len(b), ptrSize, endsPrvGCMarkFinalizeQueueRoots)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkFinalizeQueueRoots is where the fixed fields of PrvGCMarkFinalizeQueueRoots end, for the error of a short payload.
+var endsPrvGCMarkFinalizeQueueRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkFinalizeQueueRoots wire form for the pointer size.
@@ -1860,6 +2300,46 @@ var columnsPrvGCMarkFinalizeQueueRoots = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkFinalizeQueueRoots describes PrvGCMarkFinalizeQueueRoots (PrvGCMarkFinalizeQueueRoots.Info).
+var infoPrvGCMarkFinalizeQueueRoots = EventInfo{
+	Columns:     columnsPrvGCMarkFinalizeQueueRoots,
+	DisplayName: "GC/MarkFinalizeQueueRoots",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkFinalizeQueueRoots",
+	Opcode:      22,
+	OpcodeName:  "PrvGCMarkFinalizeQueueRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkFinalizeQueueRoots",
+	Version:     0,
+	desc:        &descPrvGCMarkFinalizeQueueRoots,
+	fields:      &fieldsPrvGCMarkFinalizeQueueRoots,
+}
+
+// descPrvGCMarkFinalizeQueueRoots describes PrvGCMarkFinalizeQueueRoots (EventInfo.Descriptor).
+var descPrvGCMarkFinalizeQueueRoots = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkFinalizeQueueRoots,
+	DisplayName:  "GC/MarkFinalizeQueueRoots",
+	Fields:       &fieldsPrvGCMarkFinalizeQueueRoots,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkFinalizeQueueRoots",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkFinalizeQueueRoots writes the fields of PrvGCMarkFinalizeQueueRoots payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkFinalizeQueueRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkFinalizeQueueRoots)
+}}
+
 // PrvGCMarkFinalizeQueueRootsV1 is the payload of PrvGCMarkFinalizeQueueRoots_V1: event 8 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkFinalizeQueueRoots (22), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -1872,27 +2352,30 @@ type PrvGCMarkFinalizeQueueRootsV1 struct {
 
 // Info describes PrvGCMarkFinalizeQueueRoots_V1.
 func (*PrvGCMarkFinalizeQueueRootsV1) Info() *EventInfo {
-	return &eventTable[295]
+	return &infoPrvGCMarkFinalizeQueueRootsV1
+}
+
+// Descriptor describes PrvGCMarkFinalizeQueueRoots_V1, as readers of any generated package see it.
+func (*PrvGCMarkFinalizeQueueRootsV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkFinalizeQueueRootsV1
 }
 
 // Decode reads a PrvGCMarkFinalizeQueueRoots_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkFinalizeQueueRootsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkFinalizeQueueRoots_V1", len(b), ptrSize, endsPrvGCMarkFinalizeQueueRootsV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkFinalizeQueueRootsV1 is where the fixed fields of PrvGCMarkFinalizeQueueRoots_V1 end, for the error of a short payload.
+var endsPrvGCMarkFinalizeQueueRootsV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkFinalizeQueueRoots_V1 wire form for the pointer size.
@@ -1935,6 +2418,46 @@ var columnsPrvGCMarkFinalizeQueueRootsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkFinalizeQueueRootsV1 describes PrvGCMarkFinalizeQueueRoots_V1 (PrvGCMarkFinalizeQueueRootsV1.Info).
+var infoPrvGCMarkFinalizeQueueRootsV1 = EventInfo{
+	Columns:     columnsPrvGCMarkFinalizeQueueRootsV1,
+	DisplayName: "GC/MarkFinalizeQueueRoots",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkFinalizeQueueRoots_V1",
+	Opcode:      22,
+	OpcodeName:  "PrvGCMarkFinalizeQueueRoots",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkFinalizeQueueRootsV1",
+	Version:     1,
+	desc:        &descPrvGCMarkFinalizeQueueRootsV1,
+	fields:      &fieldsPrvGCMarkFinalizeQueueRootsV1,
+}
+
+// descPrvGCMarkFinalizeQueueRootsV1 describes PrvGCMarkFinalizeQueueRoots_V1 (EventInfo.Descriptor).
+var descPrvGCMarkFinalizeQueueRootsV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkFinalizeQueueRootsV1,
+	DisplayName:  "GC/MarkFinalizeQueueRoots",
+	Fields:       &fieldsPrvGCMarkFinalizeQueueRootsV1,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkFinalizeQueueRoots_V1",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkFinalizeQueueRootsV1 writes the fields of PrvGCMarkFinalizeQueueRoots_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkFinalizeQueueRootsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkFinalizeQueueRootsV1)
+}}
+
 // PrvGCMarkHandles is the payload of PrvGCMarkHandles: event 9 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkHandles (23), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -1945,22 +2468,28 @@ type PrvGCMarkHandles struct {
 
 // Info describes PrvGCMarkHandles.
 func (*PrvGCMarkHandles) Info() *EventInfo {
-	return &eventTable[296]
+	return &infoPrvGCMarkHandles
+}
+
+// Descriptor describes PrvGCMarkHandles, as readers of any generated package see it.
+func (*PrvGCMarkHandles) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkHandles
 }
 
 // Decode reads a PrvGCMarkHandles payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkHandles) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkHandles", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkHandles", len(b), ptrSize, endsPrvGCMarkHandles)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkHandles is where the fixed fields of PrvGCMarkHandles end, for the error of a short payload.
+var endsPrvGCMarkHandles = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkHandles wire form for the pointer size.
@@ -1994,6 +2523,46 @@ var columnsPrvGCMarkHandles = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkHandles describes PrvGCMarkHandles (PrvGCMarkHandles.Info).
+var infoPrvGCMarkHandles = EventInfo{
+	Columns:     columnsPrvGCMarkHandles,
+	DisplayName: "GC/MarkHandles",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkHandles",
+	Opcode:      23,
+	OpcodeName:  "PrvGCMarkHandles",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkHandles",
+	Version:     0,
+	desc:        &descPrvGCMarkHandles,
+	fields:      &fieldsPrvGCMarkHandles,
+}
+
+// descPrvGCMarkHandles describes PrvGCMarkHandles (EventInfo.Descriptor).
+var descPrvGCMarkHandles = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkHandles,
+	DisplayName:  "GC/MarkHandles",
+	Fields:       &fieldsPrvGCMarkHandles,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkHandles",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkHandles writes the fields of PrvGCMarkHandles payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkHandles = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkHandles)
+}}
+
 // PrvGCMarkHandlesV1 is the payload of PrvGCMarkHandles_V1: event 9 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkHandles (23), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -2006,27 +2575,30 @@ type PrvGCMarkHandlesV1 struct {
 
 // Info describes PrvGCMarkHandles_V1.
 func (*PrvGCMarkHandlesV1) Info() *EventInfo {
-	return &eventTable[297]
+	return &infoPrvGCMarkHandlesV1
+}
+
+// Descriptor describes PrvGCMarkHandles_V1, as readers of any generated package see it.
+func (*PrvGCMarkHandlesV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkHandlesV1
 }
 
 // Decode reads a PrvGCMarkHandles_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkHandlesV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkHandles_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkHandles_V1", len(b), ptrSize, endsPrvGCMarkHandlesV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkHandlesV1 is where the fixed fields of PrvGCMarkHandles_V1 end, for the error of a short payload.
+var endsPrvGCMarkHandlesV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkHandles_V1 wire form for the pointer size.
@@ -2069,6 +2641,46 @@ var columnsPrvGCMarkHandlesV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkHandlesV1 describes PrvGCMarkHandles_V1 (PrvGCMarkHandlesV1.Info).
+var infoPrvGCMarkHandlesV1 = EventInfo{
+	Columns:     columnsPrvGCMarkHandlesV1,
+	DisplayName: "GC/MarkHandles",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkHandles_V1",
+	Opcode:      23,
+	OpcodeName:  "PrvGCMarkHandles",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkHandlesV1",
+	Version:     1,
+	desc:        &descPrvGCMarkHandlesV1,
+	fields:      &fieldsPrvGCMarkHandlesV1,
+}
+
+// descPrvGCMarkHandlesV1 describes PrvGCMarkHandles_V1 (EventInfo.Descriptor).
+var descPrvGCMarkHandlesV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkHandlesV1,
+	DisplayName:  "GC/MarkHandles",
+	Fields:       &fieldsPrvGCMarkHandlesV1,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkHandles_V1",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkHandlesV1 writes the fields of PrvGCMarkHandles_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkHandlesV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkHandlesV1)
+}}
+
 // PrvGCMarkCards is the payload of PrvGCMarkCards: event 10 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkCards (24), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark.
@@ -2079,22 +2691,28 @@ type PrvGCMarkCards struct {
 
 // Info describes PrvGCMarkCards.
 func (*PrvGCMarkCards) Info() *EventInfo {
-	return &eventTable[298]
+	return &infoPrvGCMarkCards
+}
+
+// Descriptor describes PrvGCMarkCards, as readers of any generated package see it.
+func (*PrvGCMarkCards) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkCards
 }
 
 // Decode reads a PrvGCMarkCards payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkCards) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("PrvGCMarkCards", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkCards", len(b), ptrSize, endsPrvGCMarkCards)
 	}
 	_ = b[3]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsPrvGCMarkCards is where the fixed fields of PrvGCMarkCards end, for the error of a short payload.
+var endsPrvGCMarkCards = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
 }
 
 // Encode appends the PrvGCMarkCards wire form for the pointer size.
@@ -2128,6 +2746,46 @@ var columnsPrvGCMarkCards = []clrimpl.Column{{
 	Name: "HeapNum",
 }}
 
+// infoPrvGCMarkCards describes PrvGCMarkCards (PrvGCMarkCards.Info).
+var infoPrvGCMarkCards = EventInfo{
+	Columns:     columnsPrvGCMarkCards,
+	DisplayName: "GC/MarkCards",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkCards",
+	Opcode:      24,
+	OpcodeName:  "PrvGCMarkCards",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkCards",
+	Version:     0,
+	desc:        &descPrvGCMarkCards,
+	fields:      &fieldsPrvGCMarkCards,
+}
+
+// descPrvGCMarkCards describes PrvGCMarkCards (EventInfo.Descriptor).
+var descPrvGCMarkCards = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkCards,
+	DisplayName:  "GC/MarkCards",
+	Fields:       &fieldsPrvGCMarkCards,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkCards",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvGCMarkCards writes the fields of PrvGCMarkCards payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkCards = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkCards)
+}}
+
 // PrvGCMarkCardsV1 is the payload of PrvGCMarkCards_V1: event 10 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvGCMarkCards (24), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template PrvGCMark_V1.
@@ -2140,27 +2798,30 @@ type PrvGCMarkCardsV1 struct {
 
 // Info describes PrvGCMarkCards_V1.
 func (*PrvGCMarkCardsV1) Info() *EventInfo {
-	return &eventTable[299]
+	return &infoPrvGCMarkCardsV1
+}
+
+// Descriptor describes PrvGCMarkCards_V1, as readers of any generated package see it.
+func (*PrvGCMarkCardsV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrvGCMarkCardsV1
 }
 
 // Decode reads a PrvGCMarkCards_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrvGCMarkCardsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("PrvGCMarkCards_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrvGCMarkCards_V1", len(b), ptrSize, endsPrvGCMarkCardsV1)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsPrvGCMarkCardsV1 is where the fixed fields of PrvGCMarkCards_V1 end, for the error of a short payload.
+var endsPrvGCMarkCardsV1 = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the PrvGCMarkCards_V1 wire form for the pointer size.
@@ -2203,6 +2864,46 @@ var columnsPrvGCMarkCardsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvGCMarkCardsV1 describes PrvGCMarkCards_V1 (PrvGCMarkCardsV1.Info).
+var infoPrvGCMarkCardsV1 = EventInfo{
+	Columns:     columnsPrvGCMarkCardsV1,
+	DisplayName: "GC/MarkCards",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "PrvGCMarkCards_V1",
+	Opcode:      24,
+	OpcodeName:  "PrvGCMarkCards",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvGCMarkCardsV1",
+	Version:     1,
+	desc:        &descPrvGCMarkCardsV1,
+	fields:      &fieldsPrvGCMarkCardsV1,
+}
+
+// descPrvGCMarkCardsV1 describes PrvGCMarkCards_V1 (EventInfo.Descriptor).
+var descPrvGCMarkCardsV1 = clrimpl.Descriptor{
+	Columns:      columnsPrvGCMarkCardsV1,
+	DisplayName:  "GC/MarkCards",
+	Fields:       &fieldsPrvGCMarkCardsV1,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "PrvGCMarkCards_V1",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsPrvGCMarkCardsV1 writes the fields of PrvGCMarkCards_V1 payloads (its Descriptor's Fields).
+var fieldsPrvGCMarkCardsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvGCMarkCardsV1)
+}}
+
 // BGCBegin is the payload of BGCBegin: event 11 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCBegin (25), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2213,22 +2914,28 @@ type BGCBegin struct {
 
 // Info describes BGCBegin.
 func (*BGCBegin) Info() *EventInfo {
-	return &eventTable[300]
+	return &infoBGCBegin
+}
+
+// Descriptor describes BGCBegin, as readers of any generated package see it.
+func (*BGCBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGCBegin
 }
 
 // Decode reads a BGCBegin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCBegin", len(b), ptrSize, endsBGCBegin)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGCBegin is where the fixed fields of BGCBegin end, for the error of a short payload.
+var endsBGCBegin = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGCBegin wire form for the pointer size.
@@ -2262,6 +2969,46 @@ var columnsBGCBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCBegin describes BGCBegin (BGCBegin.Info).
+var infoBGCBegin = EventInfo{
+	Columns:     columnsBGCBegin,
+	DisplayName: "GC/BGCStart",
+	ID:          11,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCBegin",
+	Opcode:      25,
+	OpcodeName:  "BGCBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCBegin",
+	Version:     0,
+	desc:        &descBGCBegin,
+	fields:      &fieldsBGCBegin,
+}
+
+// descBGCBegin describes BGCBegin (EventInfo.Descriptor).
+var descBGCBegin = clrimpl.Descriptor{
+	Columns:      columnsBGCBegin,
+	DisplayName:  "GC/BGCStart",
+	Fields:       &fieldsBGCBegin,
+	ID:           11,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCBegin",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCBegin writes the fields of BGCBegin payloads (its Descriptor's Fields).
+var fieldsBGCBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCBegin)
+}}
+
 // BGC1stNonConEnd is the payload of BGC1stNonConEnd: event 12 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stNonConEnd (26), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2272,22 +3019,28 @@ type BGC1stNonConEnd struct {
 
 // Info describes BGC1stNonConEnd.
 func (*BGC1stNonConEnd) Info() *EventInfo {
-	return &eventTable[301]
+	return &infoBGC1stNonConEnd
+}
+
+// Descriptor describes BGC1stNonConEnd, as readers of any generated package see it.
+func (*BGC1stNonConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC1stNonConEnd
 }
 
 // Decode reads a BGC1stNonConEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGC1stNonConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC1stNonConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC1stNonConEnd", len(b), ptrSize, endsBGC1stNonConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC1stNonConEnd is where the fixed fields of BGC1stNonConEnd end, for the error of a short payload.
+var endsBGC1stNonConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC1stNonConEnd wire form for the pointer size.
@@ -2321,6 +3074,46 @@ var columnsBGC1stNonConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC1stNonConEnd describes BGC1stNonConEnd (BGC1stNonConEnd.Info).
+var infoBGC1stNonConEnd = EventInfo{
+	Columns:     columnsBGC1stNonConEnd,
+	DisplayName: "GC/BGC1stNonCondStop",
+	ID:          12,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC1stNonConEnd",
+	Opcode:      26,
+	OpcodeName:  "BGC1stNonConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC1stNonConEnd",
+	Version:     0,
+	desc:        &descBGC1stNonConEnd,
+	fields:      &fieldsBGC1stNonConEnd,
+}
+
+// descBGC1stNonConEnd describes BGC1stNonConEnd (EventInfo.Descriptor).
+var descBGC1stNonConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC1stNonConEnd,
+	DisplayName:  "GC/BGC1stNonCondStop",
+	Fields:       &fieldsBGC1stNonConEnd,
+	ID:           12,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC1stNonConEnd",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC1stNonConEnd writes the fields of BGC1stNonConEnd payloads (its Descriptor's Fields).
+var fieldsBGC1stNonConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC1stNonConEnd)
+}}
+
 // BGC1stConEnd is the payload of BGC1stConEnd: event 13 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stConEnd (27), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2331,22 +3124,28 @@ type BGC1stConEnd struct {
 
 // Info describes BGC1stConEnd.
 func (*BGC1stConEnd) Info() *EventInfo {
-	return &eventTable[302]
+	return &infoBGC1stConEnd
+}
+
+// Descriptor describes BGC1stConEnd, as readers of any generated package see it.
+func (*BGC1stConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC1stConEnd
 }
 
 // Decode reads a BGC1stConEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGC1stConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC1stConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC1stConEnd", len(b), ptrSize, endsBGC1stConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC1stConEnd is where the fixed fields of BGC1stConEnd end, for the error of a short payload.
+var endsBGC1stConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC1stConEnd wire form for the pointer size.
@@ -2380,6 +3179,46 @@ var columnsBGC1stConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC1stConEnd describes BGC1stConEnd (BGC1stConEnd.Info).
+var infoBGC1stConEnd = EventInfo{
+	Columns:     columnsBGC1stConEnd,
+	DisplayName: "GC/BGC1stConStop",
+	ID:          13,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC1stConEnd",
+	Opcode:      27,
+	OpcodeName:  "BGC1stConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC1stConEnd",
+	Version:     0,
+	desc:        &descBGC1stConEnd,
+	fields:      &fieldsBGC1stConEnd,
+}
+
+// descBGC1stConEnd describes BGC1stConEnd (EventInfo.Descriptor).
+var descBGC1stConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC1stConEnd,
+	DisplayName:  "GC/BGC1stConStop",
+	Fields:       &fieldsBGC1stConEnd,
+	ID:           13,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC1stConEnd",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC1stConEnd writes the fields of BGC1stConEnd payloads (its Descriptor's Fields).
+var fieldsBGC1stConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC1stConEnd)
+}}
+
 // BGC2ndNonConBegin is the payload of BGC2ndNonConBegin: event 14 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndNonConBegin (28), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2390,22 +3229,28 @@ type BGC2ndNonConBegin struct {
 
 // Info describes BGC2ndNonConBegin.
 func (*BGC2ndNonConBegin) Info() *EventInfo {
-	return &eventTable[303]
+	return &infoBGC2ndNonConBegin
+}
+
+// Descriptor describes BGC2ndNonConBegin, as readers of any generated package see it.
+func (*BGC2ndNonConBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndNonConBegin
 }
 
 // Decode reads a BGC2ndNonConBegin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGC2ndNonConBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndNonConBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndNonConBegin", len(b), ptrSize, endsBGC2ndNonConBegin)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndNonConBegin is where the fixed fields of BGC2ndNonConBegin end, for the error of a short payload.
+var endsBGC2ndNonConBegin = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndNonConBegin wire form for the pointer size.
@@ -2439,6 +3284,46 @@ var columnsBGC2ndNonConBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndNonConBegin describes BGC2ndNonConBegin (BGC2ndNonConBegin.Info).
+var infoBGC2ndNonConBegin = EventInfo{
+	Columns:     columnsBGC2ndNonConBegin,
+	DisplayName: "GC/BGC2ndNonConStart",
+	ID:          14,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndNonConBegin",
+	Opcode:      28,
+	OpcodeName:  "BGC2ndNonConBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndNonConBegin",
+	Version:     0,
+	desc:        &descBGC2ndNonConBegin,
+	fields:      &fieldsBGC2ndNonConBegin,
+}
+
+// descBGC2ndNonConBegin describes BGC2ndNonConBegin (EventInfo.Descriptor).
+var descBGC2ndNonConBegin = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndNonConBegin,
+	DisplayName:  "GC/BGC2ndNonConStart",
+	Fields:       &fieldsBGC2ndNonConBegin,
+	ID:           14,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndNonConBegin",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndNonConBegin writes the fields of BGC2ndNonConBegin payloads (its Descriptor's Fields).
+var fieldsBGC2ndNonConBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndNonConBegin)
+}}
+
 // BGC2ndNonConEnd is the payload of BGC2ndNonConEnd: event 15 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndNonConEnd (29), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2449,22 +3334,28 @@ type BGC2ndNonConEnd struct {
 
 // Info describes BGC2ndNonConEnd.
 func (*BGC2ndNonConEnd) Info() *EventInfo {
-	return &eventTable[304]
+	return &infoBGC2ndNonConEnd
+}
+
+// Descriptor describes BGC2ndNonConEnd, as readers of any generated package see it.
+func (*BGC2ndNonConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndNonConEnd
 }
 
 // Decode reads a BGC2ndNonConEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGC2ndNonConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndNonConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndNonConEnd", len(b), ptrSize, endsBGC2ndNonConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndNonConEnd is where the fixed fields of BGC2ndNonConEnd end, for the error of a short payload.
+var endsBGC2ndNonConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndNonConEnd wire form for the pointer size.
@@ -2498,6 +3389,46 @@ var columnsBGC2ndNonConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndNonConEnd describes BGC2ndNonConEnd (BGC2ndNonConEnd.Info).
+var infoBGC2ndNonConEnd = EventInfo{
+	Columns:     columnsBGC2ndNonConEnd,
+	DisplayName: "GC/BGC2ndNonConStop",
+	ID:          15,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndNonConEnd",
+	Opcode:      29,
+	OpcodeName:  "BGC2ndNonConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndNonConEnd",
+	Version:     0,
+	desc:        &descBGC2ndNonConEnd,
+	fields:      &fieldsBGC2ndNonConEnd,
+}
+
+// descBGC2ndNonConEnd describes BGC2ndNonConEnd (EventInfo.Descriptor).
+var descBGC2ndNonConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndNonConEnd,
+	DisplayName:  "GC/BGC2ndNonConStop",
+	Fields:       &fieldsBGC2ndNonConEnd,
+	ID:           15,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndNonConEnd",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndNonConEnd writes the fields of BGC2ndNonConEnd payloads (its Descriptor's Fields).
+var fieldsBGC2ndNonConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndNonConEnd)
+}}
+
 // BGC2ndConBegin is the payload of BGC2ndConBegin: event 16 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndConBegin (30), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2508,22 +3439,28 @@ type BGC2ndConBegin struct {
 
 // Info describes BGC2ndConBegin.
 func (*BGC2ndConBegin) Info() *EventInfo {
-	return &eventTable[305]
+	return &infoBGC2ndConBegin
+}
+
+// Descriptor describes BGC2ndConBegin, as readers of any generated package see it.
+func (*BGC2ndConBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndConBegin
 }
 
 // Decode reads a BGC2ndConBegin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGC2ndConBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndConBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndConBegin", len(b), ptrSize, endsBGC2ndConBegin)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndConBegin is where the fixed fields of BGC2ndConBegin end, for the error of a short payload.
+var endsBGC2ndConBegin = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndConBegin wire form for the pointer size.
@@ -2557,6 +3494,46 @@ var columnsBGC2ndConBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndConBegin describes BGC2ndConBegin (BGC2ndConBegin.Info).
+var infoBGC2ndConBegin = EventInfo{
+	Columns:     columnsBGC2ndConBegin,
+	DisplayName: "GC/BGC2ndConStart",
+	ID:          16,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndConBegin",
+	Opcode:      30,
+	OpcodeName:  "BGC2ndConBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndConBegin",
+	Version:     0,
+	desc:        &descBGC2ndConBegin,
+	fields:      &fieldsBGC2ndConBegin,
+}
+
+// descBGC2ndConBegin describes BGC2ndConBegin (EventInfo.Descriptor).
+var descBGC2ndConBegin = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndConBegin,
+	DisplayName:  "GC/BGC2ndConStart",
+	Fields:       &fieldsBGC2ndConBegin,
+	ID:           16,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndConBegin",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndConBegin writes the fields of BGC2ndConBegin payloads (its Descriptor's Fields).
+var fieldsBGC2ndConBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndConBegin)
+}}
+
 // BGC2ndConEnd is the payload of BGC2ndConEnd: event 17 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC2ndConEnd (31), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2567,22 +3544,28 @@ type BGC2ndConEnd struct {
 
 // Info describes BGC2ndConEnd.
 func (*BGC2ndConEnd) Info() *EventInfo {
-	return &eventTable[306]
+	return &infoBGC2ndConEnd
+}
+
+// Descriptor describes BGC2ndConEnd, as readers of any generated package see it.
+func (*BGC2ndConEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC2ndConEnd
 }
 
 // Decode reads a BGC2ndConEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGC2ndConEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGC2ndConEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC2ndConEnd", len(b), ptrSize, endsBGC2ndConEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGC2ndConEnd is where the fixed fields of BGC2ndConEnd end, for the error of a short payload.
+var endsBGC2ndConEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGC2ndConEnd wire form for the pointer size.
@@ -2616,6 +3599,46 @@ var columnsBGC2ndConEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC2ndConEnd describes BGC2ndConEnd (BGC2ndConEnd.Info).
+var infoBGC2ndConEnd = EventInfo{
+	Columns:     columnsBGC2ndConEnd,
+	DisplayName: "GC/BGC2ndConStop",
+	ID:          17,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC2ndConEnd",
+	Opcode:      31,
+	OpcodeName:  "BGC2ndConEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC2ndConEnd",
+	Version:     0,
+	desc:        &descBGC2ndConEnd,
+	fields:      &fieldsBGC2ndConEnd,
+}
+
+// descBGC2ndConEnd describes BGC2ndConEnd (EventInfo.Descriptor).
+var descBGC2ndConEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC2ndConEnd,
+	DisplayName:  "GC/BGC2ndConStop",
+	Fields:       &fieldsBGC2ndConEnd,
+	ID:           17,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC2ndConEnd",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC2ndConEnd writes the fields of BGC2ndConEnd payloads (its Descriptor's Fields).
+var fieldsBGC2ndConEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC2ndConEnd)
+}}
+
 // BGCPlanEnd is the payload of BGCPlanEnd: event 18 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCPlanEnd (32), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2626,22 +3649,28 @@ type BGCPlanEnd struct {
 
 // Info describes BGCPlanEnd.
 func (*BGCPlanEnd) Info() *EventInfo {
-	return &eventTable[307]
+	return &infoBGCPlanEnd
+}
+
+// Descriptor describes BGCPlanEnd, as readers of any generated package see it.
+func (*BGCPlanEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGCPlanEnd
 }
 
 // Decode reads a BGCPlanEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCPlanEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCPlanEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCPlanEnd", len(b), ptrSize, endsBGCPlanEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGCPlanEnd is where the fixed fields of BGCPlanEnd end, for the error of a short payload.
+var endsBGCPlanEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGCPlanEnd wire form for the pointer size.
@@ -2675,6 +3704,46 @@ var columnsBGCPlanEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCPlanEnd describes BGCPlanEnd (BGCPlanEnd.Info).
+var infoBGCPlanEnd = EventInfo{
+	Columns:     columnsBGCPlanEnd,
+	DisplayName: "GC/BGCPlanStop",
+	ID:          18,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCPlanEnd",
+	Opcode:      32,
+	OpcodeName:  "BGCPlanEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCPlanEnd",
+	Version:     0,
+	desc:        &descBGCPlanEnd,
+	fields:      &fieldsBGCPlanEnd,
+}
+
+// descBGCPlanEnd describes BGCPlanEnd (EventInfo.Descriptor).
+var descBGCPlanEnd = clrimpl.Descriptor{
+	Columns:      columnsBGCPlanEnd,
+	DisplayName:  "GC/BGCPlanStop",
+	Fields:       &fieldsBGCPlanEnd,
+	ID:           18,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCPlanEnd",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCPlanEnd writes the fields of BGCPlanEnd payloads (its Descriptor's Fields).
+var fieldsBGCPlanEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCPlanEnd)
+}}
+
 // BGCSweepEnd is the payload of BGCSweepEnd: event 19 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCSweepEnd (33), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCNoUserData.
@@ -2685,22 +3754,28 @@ type BGCSweepEnd struct {
 
 // Info describes BGCSweepEnd.
 func (*BGCSweepEnd) Info() *EventInfo {
-	return &eventTable[308]
+	return &infoBGCSweepEnd
+}
+
+// Descriptor describes BGCSweepEnd, as readers of any generated package see it.
+func (*BGCSweepEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGCSweepEnd
 }
 
 // Decode reads a BGCSweepEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCSweepEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("BGCSweepEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCSweepEnd", len(b), ptrSize, endsBGCSweepEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsBGCSweepEnd is where the fixed fields of BGCSweepEnd end, for the error of a short payload.
+var endsBGCSweepEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the BGCSweepEnd wire form for the pointer size.
@@ -2734,6 +3809,46 @@ var columnsBGCSweepEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCSweepEnd describes BGCSweepEnd (BGCSweepEnd.Info).
+var infoBGCSweepEnd = EventInfo{
+	Columns:     columnsBGCSweepEnd,
+	DisplayName: "GC/BGCSweepStop",
+	ID:          19,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCSweepEnd",
+	Opcode:      33,
+	OpcodeName:  "BGCSweepEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCSweepEnd",
+	Version:     0,
+	desc:        &descBGCSweepEnd,
+	fields:      &fieldsBGCSweepEnd,
+}
+
+// descBGCSweepEnd describes BGCSweepEnd (EventInfo.Descriptor).
+var descBGCSweepEnd = clrimpl.Descriptor{
+	Columns:      columnsBGCSweepEnd,
+	DisplayName:  "GC/BGCSweepStop",
+	Fields:       &fieldsBGCSweepEnd,
+	ID:           19,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCSweepEnd",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCSweepEnd writes the fields of BGCSweepEnd payloads (its Descriptor's Fields).
+var fieldsBGCSweepEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCSweepEnd)
+}}
+
 // BGCDrainMark is the payload of BGCDrainMark: event 20 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCDrainMark (34), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCDrainMark.
@@ -2746,27 +3861,30 @@ type BGCDrainMark struct {
 
 // Info describes BGCDrainMark.
 func (*BGCDrainMark) Info() *EventInfo {
-	return &eventTable[309]
+	return &infoBGCDrainMark
+}
+
+// Descriptor describes BGCDrainMark, as readers of any generated package see it.
+func (*BGCDrainMark) Descriptor() *clrimpl.Descriptor {
+	return &descBGCDrainMark
 }
 
 // Decode reads a BGCDrainMark payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCDrainMark) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("BGCDrainMark", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCDrainMark", len(b), ptrSize, endsBGCDrainMark)
 	}
 	_ = b[9]
 	e.Objects = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsBGCDrainMark is where the fixed fields of BGCDrainMark end, for the error of a short payload.
+var endsBGCDrainMark = []clrimpl.FieldEnd{
+	{Name: "Objects", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the BGCDrainMark wire form for the pointer size.
@@ -2809,6 +3927,46 @@ var columnsBGCDrainMark = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCDrainMark describes BGCDrainMark (BGCDrainMark.Info).
+var infoBGCDrainMark = EventInfo{
+	Columns:     columnsBGCDrainMark,
+	DisplayName: "GC/BGCDrainMark",
+	ID:          20,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCDrainMark",
+	Opcode:      34,
+	OpcodeName:  "BGCDrainMark",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCDrainMark",
+	Version:     0,
+	desc:        &descBGCDrainMark,
+	fields:      &fieldsBGCDrainMark,
+}
+
+// descBGCDrainMark describes BGCDrainMark (EventInfo.Descriptor).
+var descBGCDrainMark = clrimpl.Descriptor{
+	Columns:      columnsBGCDrainMark,
+	DisplayName:  "GC/BGCDrainMark",
+	Fields:       &fieldsBGCDrainMark,
+	ID:           20,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCDrainMark",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCDrainMark writes the fields of BGCDrainMark payloads (its Descriptor's Fields).
+var fieldsBGCDrainMark = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCDrainMark)
+}}
+
 // BGCRevisit is the payload of BGCRevisit: event 21 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCRevisit (35), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCRevisit.
@@ -2825,30 +3983,19 @@ type BGCRevisit struct {
 
 // Info describes BGCRevisit.
 func (*BGCRevisit) Info() *EventInfo {
-	return &eventTable[310]
+	return &infoBGCRevisit
+}
+
+// Descriptor describes BGCRevisit, as readers of any generated package see it.
+func (*BGCRevisit) Descriptor() *clrimpl.Descriptor {
+	return &descBGCRevisit
 }
 
 // Decode reads a BGCRevisit payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCRevisit) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("BGCRevisit", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Pages",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "IsLarge",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCRevisit", len(b), ptrSize, endsBGCRevisit)
 	}
 	_ = b[21]
 	e.Pages = binary.LittleEndian.Uint64(b[0:])
@@ -2856,6 +4003,14 @@ func (e *BGCRevisit) Decode(b []byte, ptrSize int) (int, error) {
 	e.IsLarge = binary.LittleEndian.Uint32(b[16:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsBGCRevisit is where the fixed fields of BGCRevisit end, for the error of a short payload.
+var endsBGCRevisit = []clrimpl.FieldEnd{
+	{Name: "Pages", Bytes: 8},
+	{Name: "Objects", Bytes: 16},
+	{Name: "IsLarge", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the BGCRevisit wire form for the pointer size.
@@ -2916,6 +4071,46 @@ var columnsBGCRevisit = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCRevisit describes BGCRevisit (BGCRevisit.Info).
+var infoBGCRevisit = EventInfo{
+	Columns:     columnsBGCRevisit,
+	DisplayName: "GC/BGCRevisit",
+	ID:          21,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCRevisit",
+	Opcode:      35,
+	OpcodeName:  "BGCRevisit",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCRevisit",
+	Version:     0,
+	desc:        &descBGCRevisit,
+	fields:      &fieldsBGCRevisit,
+}
+
+// descBGCRevisit describes BGCRevisit (EventInfo.Descriptor).
+var descBGCRevisit = clrimpl.Descriptor{
+	Columns:      columnsBGCRevisit,
+	DisplayName:  "GC/BGCRevisit",
+	Fields:       &fieldsBGCRevisit,
+	ID:           21,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCRevisit",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCRevisit writes the fields of BGCRevisit payloads (its Descriptor's Fields).
+var fieldsBGCRevisit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCRevisit)
+}}
+
 // BGCOverflow is the payload of BGCOverflow: event 22 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCOverflow (36), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCOverflow.
@@ -2934,34 +4129,19 @@ type BGCOverflow struct {
 
 // Info describes BGCOverflow.
 func (*BGCOverflow) Info() *EventInfo {
-	return &eventTable[311]
+	return &infoBGCOverflow
+}
+
+// Descriptor describes BGCOverflow, as readers of any generated package see it.
+func (*BGCOverflow) Descriptor() *clrimpl.Descriptor {
+	return &descBGCOverflow
 }
 
 // Decode reads a BGCOverflow payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCOverflow) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("BGCOverflow", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Min",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Max",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "IsLarge",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCOverflow", len(b), ptrSize, endsBGCOverflow)
 	}
 	_ = b[29]
 	e.Min = binary.LittleEndian.Uint64(b[0:])
@@ -2970,6 +4150,15 @@ func (e *BGCOverflow) Decode(b []byte, ptrSize int) (int, error) {
 	e.IsLarge = binary.LittleEndian.Uint32(b[24:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsBGCOverflow is where the fixed fields of BGCOverflow end, for the error of a short payload.
+var endsBGCOverflow = []clrimpl.FieldEnd{
+	{Name: "Min", Bytes: 8},
+	{Name: "Max", Bytes: 16},
+	{Name: "Objects", Bytes: 24},
+	{Name: "IsLarge", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the BGCOverflow wire form for the pointer size.
@@ -3039,6 +4228,46 @@ var columnsBGCOverflow = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCOverflow describes BGCOverflow (BGCOverflow.Info).
+var infoBGCOverflow = EventInfo{
+	Columns:     columnsBGCOverflow,
+	DisplayName: "GC/BGCOverflow",
+	ID:          22,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCOverflow",
+	Opcode:      36,
+	OpcodeName:  "BGCOverflow",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCOverflow",
+	Version:     0,
+	desc:        &descBGCOverflow,
+	fields:      &fieldsBGCOverflow,
+}
+
+// descBGCOverflow describes BGCOverflow (EventInfo.Descriptor).
+var descBGCOverflow = clrimpl.Descriptor{
+	Columns:      columnsBGCOverflow,
+	DisplayName:  "GC/BGCOverflow",
+	Fields:       &fieldsBGCOverflow,
+	ID:           22,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCOverflow",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCOverflow writes the fields of BGCOverflow payloads (its Descriptor's Fields).
+var fieldsBGCOverflow = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCOverflow)
+}}
+
 // BGCOverflowV1 is the payload of BGCOverflow_V1: event 22 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCOverflow (36), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCOverflow_V1.
@@ -3059,38 +4288,19 @@ type BGCOverflowV1 struct {
 
 // Info describes BGCOverflow_V1.
 func (*BGCOverflowV1) Info() *EventInfo {
-	return &eventTable[312]
+	return &infoBGCOverflowV1
+}
+
+// Descriptor describes BGCOverflow_V1, as readers of any generated package see it.
+func (*BGCOverflowV1) Descriptor() *clrimpl.Descriptor {
+	return &descBGCOverflowV1
 }
 
 // Decode reads a BGCOverflow_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCOverflowV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 34 {
-		return 0, shortPrefix("BGCOverflow_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Min",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Max",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Objects",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "IsLarge",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCOverflow_V1", len(b), ptrSize, endsBGCOverflowV1)
 	}
 	_ = b[33]
 	e.Min = binary.LittleEndian.Uint64(b[0:])
@@ -3100,6 +4310,16 @@ func (e *BGCOverflowV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	e.GenNumber = binary.LittleEndian.Uint32(b[30:])
 	return 34, nil
+}
+
+// endsBGCOverflowV1 is where the fixed fields of BGCOverflow_V1 end, for the error of a short payload.
+var endsBGCOverflowV1 = []clrimpl.FieldEnd{
+	{Name: "Min", Bytes: 8},
+	{Name: "Max", Bytes: 16},
+	{Name: "Objects", Bytes: 24},
+	{Name: "IsLarge", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "GenNumber", Bytes: 34},
 }
 
 // Encode appends the BGCOverflow_V1 wire form for the pointer size.
@@ -3178,6 +4398,46 @@ var columnsBGCOverflowV1 = []clrimpl.Column{{
 	Name: "GenNumber",
 }}
 
+// infoBGCOverflowV1 describes BGCOverflow_V1 (BGCOverflowV1.Info).
+var infoBGCOverflowV1 = EventInfo{
+	Columns:     columnsBGCOverflowV1,
+	DisplayName: "GC/BGCOverflow",
+	ID:          22,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCOverflow_V1",
+	Opcode:      36,
+	OpcodeName:  "BGCOverflow",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCOverflowV1",
+	Version:     1,
+	desc:        &descBGCOverflowV1,
+	fields:      &fieldsBGCOverflowV1,
+}
+
+// descBGCOverflowV1 describes BGCOverflow_V1 (EventInfo.Descriptor).
+var descBGCOverflowV1 = clrimpl.Descriptor{
+	Columns:      columnsBGCOverflowV1,
+	DisplayName:  "GC/BGCOverflow",
+	Fields:       &fieldsBGCOverflowV1,
+	ID:           22,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCOverflow_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsBGCOverflowV1 writes the fields of BGCOverflow_V1 payloads (its Descriptor's Fields).
+var fieldsBGCOverflowV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCOverflowV1)
+}}
+
 // BGCAllocWaitBegin is the payload of BGCAllocWaitBegin: event 23 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCAllocWaitBegin (37), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCAllocWait.
@@ -3190,27 +4450,30 @@ type BGCAllocWaitBegin struct {
 
 // Info describes BGCAllocWaitBegin.
 func (*BGCAllocWaitBegin) Info() *EventInfo {
-	return &eventTable[313]
+	return &infoBGCAllocWaitBegin
+}
+
+// Descriptor describes BGCAllocWaitBegin, as readers of any generated package see it.
+func (*BGCAllocWaitBegin) Descriptor() *clrimpl.Descriptor {
+	return &descBGCAllocWaitBegin
 }
 
 // Decode reads a BGCAllocWaitBegin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCAllocWaitBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGCAllocWaitBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCAllocWaitBegin", len(b), ptrSize, endsBGCAllocWaitBegin)
 	}
 	_ = b[5]
 	e.Reason = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsBGCAllocWaitBegin is where the fixed fields of BGCAllocWaitBegin end, for the error of a short payload.
+var endsBGCAllocWaitBegin = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BGCAllocWaitBegin wire form for the pointer size.
@@ -3253,6 +4516,46 @@ var columnsBGCAllocWaitBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCAllocWaitBegin describes BGCAllocWaitBegin (BGCAllocWaitBegin.Info).
+var infoBGCAllocWaitBegin = EventInfo{
+	Columns:     columnsBGCAllocWaitBegin,
+	DisplayName: "GC/BGCAllocWaitStart",
+	ID:          23,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCAllocWaitBegin",
+	Opcode:      37,
+	OpcodeName:  "BGCAllocWaitBegin",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCAllocWaitBegin",
+	Version:     0,
+	desc:        &descBGCAllocWaitBegin,
+	fields:      &fieldsBGCAllocWaitBegin,
+}
+
+// descBGCAllocWaitBegin describes BGCAllocWaitBegin (EventInfo.Descriptor).
+var descBGCAllocWaitBegin = clrimpl.Descriptor{
+	Columns:      columnsBGCAllocWaitBegin,
+	DisplayName:  "GC/BGCAllocWaitStart",
+	Fields:       &fieldsBGCAllocWaitBegin,
+	ID:           23,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCAllocWaitBegin",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCAllocWaitBegin writes the fields of BGCAllocWaitBegin payloads (its Descriptor's Fields).
+var fieldsBGCAllocWaitBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCAllocWaitBegin)
+}}
+
 // BGCAllocWaitEnd is the payload of BGCAllocWaitEnd: event 24 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGCAllocWaitEnd (38), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGCAllocWait.
@@ -3265,27 +4568,30 @@ type BGCAllocWaitEnd struct {
 
 // Info describes BGCAllocWaitEnd.
 func (*BGCAllocWaitEnd) Info() *EventInfo {
-	return &eventTable[314]
+	return &infoBGCAllocWaitEnd
+}
+
+// Descriptor describes BGCAllocWaitEnd, as readers of any generated package see it.
+func (*BGCAllocWaitEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGCAllocWaitEnd
 }
 
 // Decode reads a BGCAllocWaitEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGCAllocWaitEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGCAllocWaitEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGCAllocWaitEnd", len(b), ptrSize, endsBGCAllocWaitEnd)
 	}
 	_ = b[5]
 	e.Reason = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsBGCAllocWaitEnd is where the fixed fields of BGCAllocWaitEnd end, for the error of a short payload.
+var endsBGCAllocWaitEnd = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BGCAllocWaitEnd wire form for the pointer size.
@@ -3328,6 +4634,46 @@ var columnsBGCAllocWaitEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGCAllocWaitEnd describes BGCAllocWaitEnd (BGCAllocWaitEnd.Info).
+var infoBGCAllocWaitEnd = EventInfo{
+	Columns:     columnsBGCAllocWaitEnd,
+	DisplayName: "GC/BGCAllocWaitStop",
+	ID:          24,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGCAllocWaitEnd",
+	Opcode:      38,
+	OpcodeName:  "BGCAllocWaitEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGCAllocWaitEnd",
+	Version:     0,
+	desc:        &descBGCAllocWaitEnd,
+	fields:      &fieldsBGCAllocWaitEnd,
+}
+
+// descBGCAllocWaitEnd describes BGCAllocWaitEnd (EventInfo.Descriptor).
+var descBGCAllocWaitEnd = clrimpl.Descriptor{
+	Columns:      columnsBGCAllocWaitEnd,
+	DisplayName:  "GC/BGCAllocWaitStop",
+	Fields:       &fieldsBGCAllocWaitEnd,
+	ID:           24,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGCAllocWaitEnd",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGCAllocWaitEnd writes the fields of BGCAllocWaitEnd payloads (its Descriptor's Fields).
+var fieldsBGCAllocWaitEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGCAllocWaitEnd)
+}}
+
 // GCFullNotify is the payload of GCFullNotify: event 25 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCFullNotify (19), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCFullNotify.
@@ -3340,27 +4686,30 @@ type GCFullNotify struct {
 
 // Info describes GCFullNotify.
 func (*GCFullNotify) Info() *EventInfo {
-	return &eventTable[315]
+	return &infoGCFullNotify
+}
+
+// Descriptor describes GCFullNotify, as readers of any generated package see it.
+func (*GCFullNotify) Descriptor() *clrimpl.Descriptor {
+	return &descGCFullNotify
 }
 
 // Decode reads a GCFullNotify payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFullNotify) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCFullNotify", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "IsAlloc",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFullNotify", len(b), ptrSize, endsGCFullNotify)
 	}
 	_ = b[7]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
 	e.IsAlloc = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsGCFullNotify is where the fixed fields of GCFullNotify end, for the error of a short payload.
+var endsGCFullNotify = []clrimpl.FieldEnd{
+	{Name: "GenNumber", Bytes: 4},
+	{Name: "IsAlloc", Bytes: 8},
 }
 
 // Encode appends the GCFullNotify wire form for the pointer size.
@@ -3403,6 +4752,46 @@ var columnsGCFullNotify = []clrimpl.Column{{
 	Name: "IsAlloc",
 }}
 
+// infoGCFullNotify describes GCFullNotify (GCFullNotify.Info).
+var infoGCFullNotify = EventInfo{
+	Columns:     columnsGCFullNotify,
+	DisplayName: "GC/FullNotify",
+	ID:          25,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFullNotify",
+	Opcode:      19,
+	OpcodeName:  "GCFullNotify",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCFullNotify",
+	Version:     0,
+	desc:        &descGCFullNotify,
+	fields:      &fieldsGCFullNotify,
+}
+
+// descGCFullNotify describes GCFullNotify (EventInfo.Descriptor).
+var descGCFullNotify = clrimpl.Descriptor{
+	Columns:      columnsGCFullNotify,
+	DisplayName:  "GC/FullNotify",
+	Fields:       &fieldsGCFullNotify,
+	ID:           25,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFullNotify",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFullNotify writes the fields of GCFullNotify payloads (its Descriptor's Fields).
+var fieldsGCFullNotify = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFullNotify)
+}}
+
 // GCFullNotifyV1 is the payload of GCFullNotify_V1: event 25 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode GCFullNotify (19), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template GCFullNotify_V1.
@@ -3417,32 +4806,32 @@ type GCFullNotifyV1 struct {
 
 // Info describes GCFullNotify_V1.
 func (*GCFullNotifyV1) Info() *EventInfo {
-	return &eventTable[316]
+	return &infoGCFullNotifyV1
+}
+
+// Descriptor describes GCFullNotify_V1, as readers of any generated package see it.
+func (*GCFullNotifyV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFullNotifyV1
 }
 
 // Decode reads a GCFullNotify_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFullNotifyV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCFullNotify_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "IsAlloc",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFullNotify_V1", len(b), ptrSize, endsGCFullNotifyV1)
 	}
 	_ = b[9]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
 	e.IsAlloc = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCFullNotifyV1 is where the fixed fields of GCFullNotify_V1 end, for the error of a short payload.
+var endsGCFullNotifyV1 = []clrimpl.FieldEnd{
+	{Name: "GenNumber", Bytes: 4},
+	{Name: "IsAlloc", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCFullNotify_V1 wire form for the pointer size.
@@ -3494,6 +4883,46 @@ var columnsGCFullNotifyV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCFullNotifyV1 describes GCFullNotify_V1 (GCFullNotifyV1.Info).
+var infoGCFullNotifyV1 = EventInfo{
+	Columns:     columnsGCFullNotifyV1,
+	DisplayName: "GC/FullNotify",
+	ID:          25,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFullNotify_V1",
+	Opcode:      19,
+	OpcodeName:  "GCFullNotify",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "GCFullNotifyV1",
+	Version:     1,
+	desc:        &descGCFullNotifyV1,
+	fields:      &fieldsGCFullNotifyV1,
+}
+
+// descGCFullNotifyV1 describes GCFullNotify_V1 (EventInfo.Descriptor).
+var descGCFullNotifyV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFullNotifyV1,
+	DisplayName:  "GC/FullNotify",
+	Fields:       &fieldsGCFullNotifyV1,
+	ID:           25,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFullNotify_V1",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFullNotifyV1 writes the fields of GCFullNotify_V1 payloads (its Descriptor's Fields).
+var fieldsGCFullNotifyV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFullNotifyV1)
+}}
+
 // BGC1stSweepEnd is the payload of BGC1stSweepEnd: event 26 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode BGC1stSweepEnd (45), level win:Informational (4), keywords GCPrivateKeyword (0x1).
 // Template BGC1stSweepEnd.
@@ -3506,27 +4935,30 @@ type BGC1stSweepEnd struct {
 
 // Info describes BGC1stSweepEnd.
 func (*BGC1stSweepEnd) Info() *EventInfo {
-	return &eventTable[317]
+	return &infoBGC1stSweepEnd
+}
+
+// Descriptor describes BGC1stSweepEnd, as readers of any generated package see it.
+func (*BGC1stSweepEnd) Descriptor() *clrimpl.Descriptor {
+	return &descBGC1stSweepEnd
 }
 
 // Decode reads a BGC1stSweepEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *BGC1stSweepEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("BGC1stSweepEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "GenNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BGC1stSweepEnd", len(b), ptrSize, endsBGC1stSweepEnd)
 	}
 	_ = b[5]
 	e.GenNumber = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsBGC1stSweepEnd is where the fixed fields of BGC1stSweepEnd end, for the error of a short payload.
+var endsBGC1stSweepEnd = []clrimpl.FieldEnd{
+	{Name: "GenNumber", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BGC1stSweepEnd wire form for the pointer size.
@@ -3569,6 +5001,46 @@ var columnsBGC1stSweepEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoBGC1stSweepEnd describes BGC1stSweepEnd (BGC1stSweepEnd.Info).
+var infoBGC1stSweepEnd = EventInfo{
+	Columns:     columnsBGC1stSweepEnd,
+	DisplayName: "GC/BGC1stSweepEnd",
+	ID:          26,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "BGC1stSweepEnd",
+	Opcode:      45,
+	OpcodeName:  "BGC1stSweepEnd",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "BGC1stSweepEnd",
+	Version:     0,
+	desc:        &descBGC1stSweepEnd,
+	fields:      &fieldsBGC1stSweepEnd,
+}
+
+// descBGC1stSweepEnd describes BGC1stSweepEnd (EventInfo.Descriptor).
+var descBGC1stSweepEnd = clrimpl.Descriptor{
+	Columns:      columnsBGC1stSweepEnd,
+	DisplayName:  "GC/BGC1stSweepEnd",
+	Fields:       &fieldsBGC1stSweepEnd,
+	ID:           26,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "BGC1stSweepEnd",
+	Opcode:       45,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsBGC1stSweepEnd writes the fields of BGC1stSweepEnd payloads (its Descriptor's Fields).
+var fieldsBGC1stSweepEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BGC1stSweepEnd)
+}}
+
 // PrvFinalizeObject is the payload of PrvFinalizeObject: event 192 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PrvFinalizeObject (39), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template PrvFinalizeObject. Its layout depends on the pointer size.
@@ -3585,7 +5057,12 @@ type PrvFinalizeObject struct {
 
 // Info describes PrvFinalizeObject.
 func (*PrvFinalizeObject) Info() *EventInfo {
-	return &eventTable[440]
+	return &infoPrvFinalizeObject
+}
+
+// Descriptor describes PrvFinalizeObject, as readers of any generated package see it.
+func (*PrvFinalizeObject) Descriptor() *clrimpl.Descriptor {
+	return &descPrvFinalizeObject
 }
 
 // Decode reads a PrvFinalizeObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -3597,19 +5074,7 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, endsPrvFinalizeObject)
 		}
 		_ = b[17]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
@@ -3618,19 +5083,7 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		off = 18
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvFinalizeObject", len(b), ptrSize, endsPrvFinalizeObject)
 		}
 		_ = b[9]
 		e.TypeID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3647,6 +5100,13 @@ func (e *PrvFinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsPrvFinalizeObject is where the fixed fields of PrvFinalizeObject end, for the error of a short payload.
+var endsPrvFinalizeObject = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the PrvFinalizeObject wire form for the pointer size.
@@ -3709,6 +5169,46 @@ var columnsPrvFinalizeObject = []clrimpl.Column{{
 	Name: "TypeName",
 }}
 
+// infoPrvFinalizeObject describes PrvFinalizeObject (PrvFinalizeObject.Info).
+var infoPrvFinalizeObject = EventInfo{
+	Columns:     columnsPrvFinalizeObject,
+	DisplayName: "GC/FinalizeObject",
+	ID:          192,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "PrvFinalizeObject",
+	Opcode:      39,
+	OpcodeName:  "PrvFinalizeObject",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvFinalizeObject",
+	Version:     0,
+	desc:        &descPrvFinalizeObject,
+	fields:      &fieldsPrvFinalizeObject,
+}
+
+// descPrvFinalizeObject describes PrvFinalizeObject (EventInfo.Descriptor).
+var descPrvFinalizeObject = clrimpl.Descriptor{
+	Columns:      columnsPrvFinalizeObject,
+	DisplayName:  "GC/FinalizeObject",
+	Fields:       &fieldsPrvFinalizeObject,
+	ID:           192,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "PrvFinalizeObject",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvFinalizeObject writes the fields of PrvFinalizeObject payloads (its Descriptor's Fields).
+var fieldsPrvFinalizeObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvFinalizeObject)
+}}
+
 // CCWRefCountChangeAnsi is the payload of CCWRefCountChangeAnsi: event 193 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode CCWRefCountChange (40), level win:Verbose (5), keywords InteropPrivateKeyword (0x2000).
 // Template CCWRefCountChangeAnsi. Its layout depends on the pointer size.
@@ -3735,7 +5235,12 @@ type CCWRefCountChangeAnsi struct {
 
 // Info describes CCWRefCountChangeAnsi.
 func (*CCWRefCountChangeAnsi) Info() *EventInfo {
-	return &eventTable[441]
+	return &infoCCWRefCountChangeAnsi
+}
+
+// Descriptor describes CCWRefCountChangeAnsi, as readers of any generated package see it.
+func (*CCWRefCountChangeAnsi) Descriptor() *clrimpl.Descriptor {
+	return &descCCWRefCountChangeAnsi
 }
 
 // Decode reads a CCWRefCountChangeAnsi payload for a pointer size of 4 or 8 and returns the bytes
@@ -3747,27 +5252,7 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 36 {
-			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, endsCCWRefCountChangeAnsi)
 		}
 		_ = b[35]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -3778,27 +5263,7 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 		off = 36
 	} else {
 		if len(b) < 24 {
-			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChangeAnsi", len(b), ptrSize, endsCCWRefCountChangeAnsi)
 		}
 		_ = b[23]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -3838,6 +5303,15 @@ func (e *CCWRefCountChangeAnsi) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsCCWRefCountChangeAnsi is where the fixed fields of CCWRefCountChangeAnsi end, for the error of a short payload.
+var endsCCWRefCountChangeAnsi = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "COMInterfacePointer", Bytes: 0, Ptrs: 3},
+	{Name: "NewRefCount", Bytes: 4, Ptrs: 3},
+	{Name: "AppDomainID", Bytes: 12, Ptrs: 3},
 }
 
 // Encode appends the CCWRefCountChangeAnsi wire form for the pointer size.
@@ -3947,6 +5421,46 @@ var columnsCCWRefCountChangeAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoCCWRefCountChangeAnsi describes CCWRefCountChangeAnsi (CCWRefCountChangeAnsi.Info).
+var infoCCWRefCountChangeAnsi = EventInfo{
+	Columns:     columnsCCWRefCountChangeAnsi,
+	DisplayName: "GC/CCWRefCountChange",
+	ID:          193,
+	Keywords:    0x2000,
+	Level:       5,
+	Name:        "CCWRefCountChangeAnsi",
+	Opcode:      40,
+	OpcodeName:  "CCWRefCountChange",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "CCWRefCountChangeAnsi",
+	Version:     0,
+	desc:        &descCCWRefCountChangeAnsi,
+	fields:      &fieldsCCWRefCountChangeAnsi,
+}
+
+// descCCWRefCountChangeAnsi describes CCWRefCountChangeAnsi (EventInfo.Descriptor).
+var descCCWRefCountChangeAnsi = clrimpl.Descriptor{
+	Columns:      columnsCCWRefCountChangeAnsi,
+	DisplayName:  "GC/CCWRefCountChange",
+	Fields:       &fieldsCCWRefCountChangeAnsi,
+	ID:           193,
+	Keywords:     0x2000,
+	Level:        5,
+	Name:         "CCWRefCountChangeAnsi",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsCCWRefCountChangeAnsi writes the fields of CCWRefCountChangeAnsi payloads (its Descriptor's Fields).
+var fieldsCCWRefCountChangeAnsi = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CCWRefCountChangeAnsi)
+}}
+
 // PrvSetGCHandle is the payload of PrvSetGCHandle: event 194 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode SetGCHandle (42), level win:Verbose (5), keywords GCHandlePrivateKeyword (0x4000).
 // Template PrvSetGCHandle. Its layout depends on the pointer size.
@@ -3967,7 +5481,12 @@ type PrvSetGCHandle struct {
 
 // Info describes PrvSetGCHandle.
 func (*PrvSetGCHandle) Info() *EventInfo {
-	return &eventTable[442]
+	return &infoPrvSetGCHandle
+}
+
+// Descriptor describes PrvSetGCHandle, as readers of any generated package see it.
+func (*PrvSetGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descPrvSetGCHandle
 }
 
 // Decode reads a PrvSetGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -3978,31 +5497,7 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, endsPrvSetGCHandle)
 		}
 		_ = b[33]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -4013,31 +5508,7 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PrvSetGCHandle", len(b), ptrSize, endsPrvSetGCHandle)
 		}
 		_ = b[25]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4048,6 +5519,16 @@ func (e *PrvSetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	}
 	return 18 + 2*ptrSize, nil
+}
+
+// endsPrvSetGCHandle is where the fixed fields of PrvSetGCHandle end, for the error of a short payload.
+var endsPrvSetGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "Kind", Bytes: 4, Ptrs: 2},
+	{Name: "Generation", Bytes: 8, Ptrs: 2},
+	{Name: "AppDomainID", Bytes: 16, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 18, Ptrs: 2},
 }
 
 // Encode appends the PrvSetGCHandle wire form for the pointer size.
@@ -4136,6 +5617,46 @@ var columnsPrvSetGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvSetGCHandle describes PrvSetGCHandle (PrvSetGCHandle.Info).
+var infoPrvSetGCHandle = EventInfo{
+	Columns:     columnsPrvSetGCHandle,
+	DisplayName: "GC/SetGCHandle",
+	ID:          194,
+	Keywords:    0x4000,
+	Level:       5,
+	Name:        "PrvSetGCHandle",
+	Opcode:      42,
+	OpcodeName:  "SetGCHandle",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvSetGCHandle",
+	Version:     0,
+	desc:        &descPrvSetGCHandle,
+	fields:      &fieldsPrvSetGCHandle,
+}
+
+// descPrvSetGCHandle describes PrvSetGCHandle (EventInfo.Descriptor).
+var descPrvSetGCHandle = clrimpl.Descriptor{
+	Columns:      columnsPrvSetGCHandle,
+	DisplayName:  "GC/SetGCHandle",
+	Fields:       &fieldsPrvSetGCHandle,
+	ID:           194,
+	Keywords:     0x4000,
+	Level:        5,
+	Name:         "PrvSetGCHandle",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvSetGCHandle writes the fields of PrvSetGCHandle payloads (its Descriptor's Fields).
+var fieldsPrvSetGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvSetGCHandle)
+}}
+
 // PrvDestroyGCHandle is the payload of PrvDestroyGCHandle: event 195 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode DestroyGCHandle (43), level win:Verbose (5), keywords GCHandlePrivateKeyword (0x4000).
 // Template PrvDestroyGCHandle. Its layout depends on the pointer size.
@@ -4148,7 +5669,12 @@ type PrvDestroyGCHandle struct {
 
 // Info describes PrvDestroyGCHandle.
 func (*PrvDestroyGCHandle) Info() *EventInfo {
-	return &eventTable[443]
+	return &infoPrvDestroyGCHandle
+}
+
+// Descriptor describes PrvDestroyGCHandle, as readers of any generated package see it.
+func (*PrvDestroyGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descPrvDestroyGCHandle
 }
 
 // Decode reads a PrvDestroyGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -4159,36 +5685,26 @@ func (e *PrvDestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, endsPrvDestroyGCHandle)
 		}
 		_ = b[9]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("PrvDestroyGCHandle", len(b), ptrSize, endsPrvDestroyGCHandle)
 		}
 		_ = b[5]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsPrvDestroyGCHandle is where the fixed fields of PrvDestroyGCHandle end, for the error of a short payload.
+var endsPrvDestroyGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the PrvDestroyGCHandle wire form for the pointer size.
@@ -4232,6 +5748,46 @@ var columnsPrvDestroyGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrvDestroyGCHandle describes PrvDestroyGCHandle (PrvDestroyGCHandle.Info).
+var infoPrvDestroyGCHandle = EventInfo{
+	Columns:     columnsPrvDestroyGCHandle,
+	DisplayName: "GC/DestroyGCHandle",
+	ID:          195,
+	Keywords:    0x4000,
+	Level:       5,
+	Name:        "PrvDestroyGCHandle",
+	Opcode:      43,
+	OpcodeName:  "DestroyGCHandle",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PrvDestroyGCHandle",
+	Version:     0,
+	desc:        &descPrvDestroyGCHandle,
+	fields:      &fieldsPrvDestroyGCHandle,
+}
+
+// descPrvDestroyGCHandle describes PrvDestroyGCHandle (EventInfo.Descriptor).
+var descPrvDestroyGCHandle = clrimpl.Descriptor{
+	Columns:      columnsPrvDestroyGCHandle,
+	DisplayName:  "GC/DestroyGCHandle",
+	Fields:       &fieldsPrvDestroyGCHandle,
+	ID:           195,
+	Keywords:     0x4000,
+	Level:        5,
+	Name:         "PrvDestroyGCHandle",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPrvDestroyGCHandle writes the fields of PrvDestroyGCHandle payloads (its Descriptor's Fields).
+var fieldsPrvDestroyGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrvDestroyGCHandle)
+}}
+
 // PinPlugAtGCTime is the payload of PinPlugAtGCTime: event 199 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode PinPlugAtGCTime (44), level win:Verbose (5), keywords GCPrivateKeyword (0x1).
 // Template PinPlugAtGCTime. Its layout depends on the pointer size.
@@ -4248,7 +5804,12 @@ type PinPlugAtGCTime struct {
 
 // Info describes PinPlugAtGCTime.
 func (*PinPlugAtGCTime) Info() *EventInfo {
-	return &eventTable[446]
+	return &infoPinPlugAtGCTime
+}
+
+// Descriptor describes PinPlugAtGCTime, as readers of any generated package see it.
+func (*PinPlugAtGCTime) Descriptor() *clrimpl.Descriptor {
+	return &descPinPlugAtGCTime
 }
 
 // Decode reads a PinPlugAtGCTime payload for a pointer size of 4 or 8 and returns the bytes
@@ -4259,23 +5820,7 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "PlugStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "PlugEnd",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "GapBeforeSize",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, endsPinPlugAtGCTime)
 		}
 		_ = b[25]
 		e.PlugStart = binary.LittleEndian.Uint64(b[0:])
@@ -4284,23 +5829,7 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	} else {
 		if len(b) < 14 {
-			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "PlugStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "PlugEnd",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "GapBeforeSize",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("PinPlugAtGCTime", len(b), ptrSize, endsPinPlugAtGCTime)
 		}
 		_ = b[13]
 		e.PlugStart = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4309,6 +5838,14 @@ func (e *PinPlugAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	}
 	return 2 + 3*ptrSize, nil
+}
+
+// endsPinPlugAtGCTime is where the fixed fields of PinPlugAtGCTime end, for the error of a short payload.
+var endsPinPlugAtGCTime = []clrimpl.FieldEnd{
+	{Name: "PlugStart", Bytes: 0, Ptrs: 1},
+	{Name: "PlugEnd", Bytes: 0, Ptrs: 2},
+	{Name: "GapBeforeSize", Bytes: 0, Ptrs: 3},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 3},
 }
 
 // Encode appends the PinPlugAtGCTime wire form for the pointer size.
@@ -4372,6 +5909,46 @@ var columnsPinPlugAtGCTime = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPinPlugAtGCTime describes PinPlugAtGCTime (PinPlugAtGCTime.Info).
+var infoPinPlugAtGCTime = EventInfo{
+	Columns:     columnsPinPlugAtGCTime,
+	DisplayName: "GC/PinPlugAtGCTime",
+	ID:          199,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "PinPlugAtGCTime",
+	Opcode:      44,
+	OpcodeName:  "PinPlugAtGCTime",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "PinPlugAtGCTime",
+	Version:     0,
+	desc:        &descPinPlugAtGCTime,
+	fields:      &fieldsPinPlugAtGCTime,
+}
+
+// descPinPlugAtGCTime describes PinPlugAtGCTime (EventInfo.Descriptor).
+var descPinPlugAtGCTime = clrimpl.Descriptor{
+	Columns:      columnsPinPlugAtGCTime,
+	DisplayName:  "GC/PinPlugAtGCTime",
+	Fields:       &fieldsPinPlugAtGCTime,
+	ID:           199,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "PinPlugAtGCTime",
+	Opcode:       44,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPinPlugAtGCTime writes the fields of PinPlugAtGCTime payloads (its Descriptor's Fields).
+var fieldsPinPlugAtGCTime = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PinPlugAtGCTime)
+}}
+
 // CCWRefCountChange is the payload of CCWRefCountChange: event 200 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task GarbageCollectionPrivate (1), opcode CCWRefCountChange (40), level win:Verbose (5), keywords InteropPrivateKeyword (0x2000).
 // Template CCWRefCountChange. Its layout depends on the pointer size.
@@ -4398,7 +5975,12 @@ type CCWRefCountChange struct {
 
 // Info describes CCWRefCountChange.
 func (*CCWRefCountChange) Info() *EventInfo {
-	return &eventTable[447]
+	return &infoCCWRefCountChange
+}
+
+// Descriptor describes CCWRefCountChange, as readers of any generated package see it.
+func (*CCWRefCountChange) Descriptor() *clrimpl.Descriptor {
+	return &descCCWRefCountChange
 }
 
 // Decode reads a CCWRefCountChange payload for a pointer size of 4 or 8 and returns the bytes
@@ -4410,27 +5992,7 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 36 {
-			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, endsCCWRefCountChange)
 		}
 		_ = b[35]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -4441,27 +6003,7 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 		off = 36
 	} else {
 		if len(b) < 24 {
-			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 0,
-				Name:  "COMInterfacePointer",
-				Ptrs:  3,
-			}, {
-				Bytes: 4,
-				Name:  "NewRefCount",
-				Ptrs:  3,
-			}, {
-				Bytes: 12,
-				Name:  "AppDomainID",
-				Ptrs:  3,
-			}})
+			return 0, shortPrefix("CCWRefCountChange", len(b), ptrSize, endsCCWRefCountChange)
 		}
 		_ = b[23]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4488,6 +6030,15 @@ func (e *CCWRefCountChange) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsCCWRefCountChange is where the fixed fields of CCWRefCountChange end, for the error of a short payload.
+var endsCCWRefCountChange = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "COMInterfacePointer", Bytes: 0, Ptrs: 3},
+	{Name: "NewRefCount", Bytes: 4, Ptrs: 3},
+	{Name: "AppDomainID", Bytes: 12, Ptrs: 3},
 }
 
 // Encode appends the CCWRefCountChange wire form for the pointer size.
@@ -4595,4 +6146,44 @@ var columnsCCWRefCountChange = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoCCWRefCountChange describes CCWRefCountChange (CCWRefCountChange.Info).
+var infoCCWRefCountChange = EventInfo{
+	Columns:     columnsCCWRefCountChange,
+	DisplayName: "GC/CCWRefCountChange",
+	ID:          200,
+	Keywords:    0x2000,
+	Level:       5,
+	Name:        "CCWRefCountChange",
+	Opcode:      40,
+	OpcodeName:  "CCWRefCountChange",
+	Provider:    ProviderPrivate,
+	Task:        1,
+	TaskName:    "GarbageCollectionPrivate",
+	TypeName:    "CCWRefCountChange",
+	Version:     0,
+	desc:        &descCCWRefCountChange,
+	fields:      &fieldsCCWRefCountChange,
+}
+
+// descCCWRefCountChange describes CCWRefCountChange (EventInfo.Descriptor).
+var descCCWRefCountChange = clrimpl.Descriptor{
+	Columns:      columnsCCWRefCountChange,
+	DisplayName:  "GC/CCWRefCountChange",
+	Fields:       &fieldsCCWRefCountChange,
+	ID:           200,
+	Keywords:     0x2000,
+	Level:        5,
+	Name:         "CCWRefCountChange",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsCCWRefCountChange writes the fields of CCWRefCountChange payloads (its Descriptor's Fields).
+var fieldsCCWRefCountChange = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CCWRefCountChange)
 }}

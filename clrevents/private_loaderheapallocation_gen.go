@@ -29,7 +29,12 @@ type AllocRequest struct {
 
 // Info describes AllocRequest.
 func (*AllocRequest) Info() *EventInfo {
-	return &eventTable[450]
+	return &infoAllocRequest
+}
+
+// Descriptor describes AllocRequest, as readers of any generated package see it.
+func (*AllocRequest) Descriptor() *clrimpl.Descriptor {
+	return &descAllocRequest
 }
 
 // Decode reads a AllocRequest payload for a pointer size of 4 or 8 and returns the bytes
@@ -40,31 +45,7 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LoaderHeapPtr",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "MemoryAddress",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "RequestSize",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Unused1",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "Unused2",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("AllocRequest", len(b), ptrSize, endsAllocRequest)
 		}
 		_ = b[33]
 		e.LoaderHeapPtr = binary.LittleEndian.Uint64(b[0:])
@@ -75,31 +56,7 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("AllocRequest", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LoaderHeapPtr",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "MemoryAddress",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "RequestSize",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Unused1",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "Unused2",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("AllocRequest", len(b), ptrSize, endsAllocRequest)
 		}
 		_ = b[25]
 		e.LoaderHeapPtr = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -110,6 +67,16 @@ func (e *AllocRequest) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	}
 	return 18 + 2*ptrSize, nil
+}
+
+// endsAllocRequest is where the fixed fields of AllocRequest end, for the error of a short payload.
+var endsAllocRequest = []clrimpl.FieldEnd{
+	{Name: "LoaderHeapPtr", Bytes: 0, Ptrs: 1},
+	{Name: "MemoryAddress", Bytes: 0, Ptrs: 2},
+	{Name: "RequestSize", Bytes: 4, Ptrs: 2},
+	{Name: "Unused1", Bytes: 8, Ptrs: 2},
+	{Name: "Unused2", Bytes: 16, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 18, Ptrs: 2},
 }
 
 // Encode appends the AllocRequest wire form for the pointer size.
@@ -189,4 +156,44 @@ var columnsAllocRequest = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoAllocRequest describes AllocRequest (AllocRequest.Info).
+var infoAllocRequest = EventInfo{
+	Columns:     columnsAllocRequest,
+	DisplayName: "LoaderHeap/LoaderHeapAllocRequest",
+	ID:          310,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "AllocRequest",
+	Opcode:      97,
+	OpcodeName:  "AllocRequest",
+	Provider:    ProviderPrivate,
+	Task:        16,
+	TaskName:    "LoaderHeapAllocation",
+	TypeName:    "AllocRequest",
+	Version:     0,
+	desc:        &descAllocRequest,
+	fields:      &fieldsAllocRequest,
+}
+
+// descAllocRequest describes AllocRequest (EventInfo.Descriptor).
+var descAllocRequest = clrimpl.Descriptor{
+	Columns:      columnsAllocRequest,
+	DisplayName:  "LoaderHeap/LoaderHeapAllocRequest",
+	Fields:       &fieldsAllocRequest,
+	ID:           310,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "AllocRequest",
+	Opcode:       97,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsAllocRequest writes the fields of AllocRequest payloads (its Descriptor's Fields).
+var fieldsAllocRequest = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllocRequest)
 }}

@@ -16,7 +16,12 @@ type EEStartupStart struct{}
 
 // Info describes EEStartupStart.
 func (*EEStartupStart) Info() *EventInfo {
-	return &eventTable[318]
+	return &infoEEStartupStart
+}
+
+// Descriptor describes EEStartupStart, as readers of any generated package see it.
+func (*EEStartupStart) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupStart
 }
 
 // Decode reads a EEStartupStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -46,6 +51,46 @@ func (e *EEStartupStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEStartupStart lists the columns of EEStartupStart (EventInfo.Columns).
 var columnsEEStartupStart = []clrimpl.Column{}
 
+// infoEEStartupStart describes EEStartupStart (EEStartupStart.Info).
+var infoEEStartupStart = EventInfo{
+	Columns:     columnsEEStartupStart,
+	DisplayName: "Startup/EEStartupStart",
+	ID:          80,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupStart",
+	Opcode:      128,
+	OpcodeName:  "EEStartupStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupStart",
+	Version:     0,
+	desc:        &descEEStartupStart,
+	fields:      &fieldsEEStartupStart,
+}
+
+// descEEStartupStart describes EEStartupStart (EventInfo.Descriptor).
+var descEEStartupStart = clrimpl.Descriptor{
+	Columns:      columnsEEStartupStart,
+	DisplayName:  "Startup/EEStartupStart",
+	Fields:       &fieldsEEStartupStart,
+	ID:           80,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupStart",
+	Opcode:       128,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEStartupStart writes the fields of EEStartupStart payloads (its Descriptor's Fields).
+var fieldsEEStartupStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupStart)
+}}
+
 // EEStartupStartV1 is the payload of EEStartupStart_V1: event 80 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupStart (128), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -56,22 +101,28 @@ type EEStartupStartV1 struct {
 
 // Info describes EEStartupStart_V1.
 func (*EEStartupStartV1) Info() *EventInfo {
-	return &eventTable[319]
+	return &infoEEStartupStartV1
+}
+
+// Descriptor describes EEStartupStart_V1, as readers of any generated package see it.
+func (*EEStartupStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupStartV1
 }
 
 // Decode reads a EEStartupStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EEStartupStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEStartupStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEStartupStart_V1", len(b), ptrSize, endsEEStartupStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEStartupStartV1 is where the fixed fields of EEStartupStart_V1 end, for the error of a short payload.
+var endsEEStartupStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEStartupStart_V1 wire form for the pointer size.
@@ -105,6 +156,46 @@ var columnsEEStartupStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEStartupStartV1 describes EEStartupStart_V1 (EEStartupStartV1.Info).
+var infoEEStartupStartV1 = EventInfo{
+	Columns:     columnsEEStartupStartV1,
+	DisplayName: "Startup/EEStartupStart",
+	ID:          80,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupStart_V1",
+	Opcode:      128,
+	OpcodeName:  "EEStartupStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupStartV1",
+	Version:     1,
+	desc:        &descEEStartupStartV1,
+	fields:      &fieldsEEStartupStartV1,
+}
+
+// descEEStartupStartV1 describes EEStartupStart_V1 (EventInfo.Descriptor).
+var descEEStartupStartV1 = clrimpl.Descriptor{
+	Columns:      columnsEEStartupStartV1,
+	DisplayName:  "Startup/EEStartupStart",
+	Fields:       &fieldsEEStartupStartV1,
+	ID:           80,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupStart_V1",
+	Opcode:       128,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEStartupStartV1 writes the fields of EEStartupStart_V1 payloads (its Descriptor's Fields).
+var fieldsEEStartupStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupStartV1)
+}}
+
 // EEStartupEnd is the payload of EEStartupEnd: event 81 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupEnd (129), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -112,7 +203,12 @@ type EEStartupEnd struct{}
 
 // Info describes EEStartupEnd.
 func (*EEStartupEnd) Info() *EventInfo {
-	return &eventTable[320]
+	return &infoEEStartupEnd
+}
+
+// Descriptor describes EEStartupEnd, as readers of any generated package see it.
+func (*EEStartupEnd) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupEnd
 }
 
 // Decode reads a EEStartupEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -142,6 +238,46 @@ func (e *EEStartupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEStartupEnd lists the columns of EEStartupEnd (EventInfo.Columns).
 var columnsEEStartupEnd = []clrimpl.Column{}
 
+// infoEEStartupEnd describes EEStartupEnd (EEStartupEnd.Info).
+var infoEEStartupEnd = EventInfo{
+	Columns:     columnsEEStartupEnd,
+	DisplayName: "Startup/EEStartupStop",
+	ID:          81,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupEnd",
+	Opcode:      129,
+	OpcodeName:  "EEStartupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupEnd",
+	Version:     0,
+	desc:        &descEEStartupEnd,
+	fields:      &fieldsEEStartupEnd,
+}
+
+// descEEStartupEnd describes EEStartupEnd (EventInfo.Descriptor).
+var descEEStartupEnd = clrimpl.Descriptor{
+	Columns:      columnsEEStartupEnd,
+	DisplayName:  "Startup/EEStartupStop",
+	Fields:       &fieldsEEStartupEnd,
+	ID:           81,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupEnd",
+	Opcode:       129,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEStartupEnd writes the fields of EEStartupEnd payloads (its Descriptor's Fields).
+var fieldsEEStartupEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupEnd)
+}}
+
 // EEStartupEndV1 is the payload of EEStartupEnd_V1: event 81 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEStartupEnd (129), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -152,22 +288,28 @@ type EEStartupEndV1 struct {
 
 // Info describes EEStartupEnd_V1.
 func (*EEStartupEndV1) Info() *EventInfo {
-	return &eventTable[321]
+	return &infoEEStartupEndV1
+}
+
+// Descriptor describes EEStartupEnd_V1, as readers of any generated package see it.
+func (*EEStartupEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEStartupEndV1
 }
 
 // Decode reads a EEStartupEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EEStartupEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEStartupEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEStartupEnd_V1", len(b), ptrSize, endsEEStartupEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEStartupEndV1 is where the fixed fields of EEStartupEnd_V1 end, for the error of a short payload.
+var endsEEStartupEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEStartupEnd_V1 wire form for the pointer size.
@@ -201,6 +343,46 @@ var columnsEEStartupEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEStartupEndV1 describes EEStartupEnd_V1 (EEStartupEndV1.Info).
+var infoEEStartupEndV1 = EventInfo{
+	Columns:     columnsEEStartupEndV1,
+	DisplayName: "Startup/EEStartupStop",
+	ID:          81,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEStartupEnd_V1",
+	Opcode:      129,
+	OpcodeName:  "EEStartupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEStartupEndV1",
+	Version:     1,
+	desc:        &descEEStartupEndV1,
+	fields:      &fieldsEEStartupEndV1,
+}
+
+// descEEStartupEndV1 describes EEStartupEnd_V1 (EventInfo.Descriptor).
+var descEEStartupEndV1 = clrimpl.Descriptor{
+	Columns:      columnsEEStartupEndV1,
+	DisplayName:  "Startup/EEStartupStop",
+	Fields:       &fieldsEEStartupEndV1,
+	ID:           81,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEStartupEnd_V1",
+	Opcode:       129,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEStartupEndV1 writes the fields of EEStartupEnd_V1 payloads (its Descriptor's Fields).
+var fieldsEEStartupEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEStartupEndV1)
+}}
+
 // EEConfigSetup is the payload of EEConfigSetup: event 82 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetup (130), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -208,7 +390,12 @@ type EEConfigSetup struct{}
 
 // Info describes EEConfigSetup.
 func (*EEConfigSetup) Info() *EventInfo {
-	return &eventTable[322]
+	return &infoEEConfigSetup
+}
+
+// Descriptor describes EEConfigSetup, as readers of any generated package see it.
+func (*EEConfigSetup) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetup
 }
 
 // Decode reads a EEConfigSetup payload for a pointer size of 4 or 8 and returns the bytes
@@ -238,6 +425,46 @@ func (e *EEConfigSetup) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSetup lists the columns of EEConfigSetup (EventInfo.Columns).
 var columnsEEConfigSetup = []clrimpl.Column{}
 
+// infoEEConfigSetup describes EEConfigSetup (EEConfigSetup.Info).
+var infoEEConfigSetup = EventInfo{
+	Columns:     columnsEEConfigSetup,
+	DisplayName: "Startup/EEConfigSetupStart",
+	ID:          82,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetup",
+	Opcode:      130,
+	OpcodeName:  "EEConfigSetup",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetup",
+	Version:     0,
+	desc:        &descEEConfigSetup,
+	fields:      &fieldsEEConfigSetup,
+}
+
+// descEEConfigSetup describes EEConfigSetup (EventInfo.Descriptor).
+var descEEConfigSetup = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetup,
+	DisplayName:  "Startup/EEConfigSetupStart",
+	Fields:       &fieldsEEConfigSetup,
+	ID:           82,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetup",
+	Opcode:       130,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSetup writes the fields of EEConfigSetup payloads (its Descriptor's Fields).
+var fieldsEEConfigSetup = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetup)
+}}
+
 // EEConfigSetupV1 is the payload of EEConfigSetup_V1: event 82 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetup (130), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -248,22 +475,28 @@ type EEConfigSetupV1 struct {
 
 // Info describes EEConfigSetup_V1.
 func (*EEConfigSetupV1) Info() *EventInfo {
-	return &eventTable[323]
+	return &infoEEConfigSetupV1
+}
+
+// Descriptor describes EEConfigSetup_V1, as readers of any generated package see it.
+func (*EEConfigSetupV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetupV1
 }
 
 // Decode reads a EEConfigSetup_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EEConfigSetupV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSetup_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSetup_V1", len(b), ptrSize, endsEEConfigSetupV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSetupV1 is where the fixed fields of EEConfigSetup_V1 end, for the error of a short payload.
+var endsEEConfigSetupV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSetup_V1 wire form for the pointer size.
@@ -297,6 +530,46 @@ var columnsEEConfigSetupV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSetupV1 describes EEConfigSetup_V1 (EEConfigSetupV1.Info).
+var infoEEConfigSetupV1 = EventInfo{
+	Columns:     columnsEEConfigSetupV1,
+	DisplayName: "Startup/EEConfigSetupStart",
+	ID:          82,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetup_V1",
+	Opcode:      130,
+	OpcodeName:  "EEConfigSetup",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetupV1",
+	Version:     1,
+	desc:        &descEEConfigSetupV1,
+	fields:      &fieldsEEConfigSetupV1,
+}
+
+// descEEConfigSetupV1 describes EEConfigSetup_V1 (EventInfo.Descriptor).
+var descEEConfigSetupV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetupV1,
+	DisplayName:  "Startup/EEConfigSetupStart",
+	Fields:       &fieldsEEConfigSetupV1,
+	ID:           82,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetup_V1",
+	Opcode:       130,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSetupV1 writes the fields of EEConfigSetup_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSetupV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetupV1)
+}}
+
 // EEConfigSetupEnd is the payload of EEConfigSetupEnd: event 83 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetupEnd (131), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -304,7 +577,12 @@ type EEConfigSetupEnd struct{}
 
 // Info describes EEConfigSetupEnd.
 func (*EEConfigSetupEnd) Info() *EventInfo {
-	return &eventTable[324]
+	return &infoEEConfigSetupEnd
+}
+
+// Descriptor describes EEConfigSetupEnd, as readers of any generated package see it.
+func (*EEConfigSetupEnd) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetupEnd
 }
 
 // Decode reads a EEConfigSetupEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -334,6 +612,46 @@ func (e *EEConfigSetupEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSetupEnd lists the columns of EEConfigSetupEnd (EventInfo.Columns).
 var columnsEEConfigSetupEnd = []clrimpl.Column{}
 
+// infoEEConfigSetupEnd describes EEConfigSetupEnd (EEConfigSetupEnd.Info).
+var infoEEConfigSetupEnd = EventInfo{
+	Columns:     columnsEEConfigSetupEnd,
+	DisplayName: "Startup/EEConfigSetupStop",
+	ID:          83,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetupEnd",
+	Opcode:      131,
+	OpcodeName:  "EEConfigSetupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetupEnd",
+	Version:     0,
+	desc:        &descEEConfigSetupEnd,
+	fields:      &fieldsEEConfigSetupEnd,
+}
+
+// descEEConfigSetupEnd describes EEConfigSetupEnd (EventInfo.Descriptor).
+var descEEConfigSetupEnd = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetupEnd,
+	DisplayName:  "Startup/EEConfigSetupStop",
+	Fields:       &fieldsEEConfigSetupEnd,
+	ID:           83,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetupEnd",
+	Opcode:       131,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSetupEnd writes the fields of EEConfigSetupEnd payloads (its Descriptor's Fields).
+var fieldsEEConfigSetupEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetupEnd)
+}}
+
 // EEConfigSetupEndV1 is the payload of EEConfigSetupEnd_V1: event 83 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSetupEnd (131), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -344,22 +662,28 @@ type EEConfigSetupEndV1 struct {
 
 // Info describes EEConfigSetupEnd_V1.
 func (*EEConfigSetupEndV1) Info() *EventInfo {
-	return &eventTable[325]
+	return &infoEEConfigSetupEndV1
+}
+
+// Descriptor describes EEConfigSetupEnd_V1, as readers of any generated package see it.
+func (*EEConfigSetupEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSetupEndV1
 }
 
 // Decode reads a EEConfigSetupEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EEConfigSetupEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSetupEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSetupEnd_V1", len(b), ptrSize, endsEEConfigSetupEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSetupEndV1 is where the fixed fields of EEConfigSetupEnd_V1 end, for the error of a short payload.
+var endsEEConfigSetupEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSetupEnd_V1 wire form for the pointer size.
@@ -393,6 +717,46 @@ var columnsEEConfigSetupEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSetupEndV1 describes EEConfigSetupEnd_V1 (EEConfigSetupEndV1.Info).
+var infoEEConfigSetupEndV1 = EventInfo{
+	Columns:     columnsEEConfigSetupEndV1,
+	DisplayName: "Startup/EEConfigSetupStop",
+	ID:          83,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSetupEnd_V1",
+	Opcode:      131,
+	OpcodeName:  "EEConfigSetupEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSetupEndV1",
+	Version:     1,
+	desc:        &descEEConfigSetupEndV1,
+	fields:      &fieldsEEConfigSetupEndV1,
+}
+
+// descEEConfigSetupEndV1 describes EEConfigSetupEnd_V1 (EventInfo.Descriptor).
+var descEEConfigSetupEndV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSetupEndV1,
+	DisplayName:  "Startup/EEConfigSetupStop",
+	Fields:       &fieldsEEConfigSetupEndV1,
+	ID:           83,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSetupEnd_V1",
+	Opcode:       131,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSetupEndV1 writes the fields of EEConfigSetupEnd_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSetupEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSetupEndV1)
+}}
+
 // LdSysBases is the payload of LdSysBases: event 84 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBases (132), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -400,7 +764,12 @@ type LdSysBases struct{}
 
 // Info describes LdSysBases.
 func (*LdSysBases) Info() *EventInfo {
-	return &eventTable[326]
+	return &infoLdSysBases
+}
+
+// Descriptor describes LdSysBases, as readers of any generated package see it.
+func (*LdSysBases) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBases
 }
 
 // Decode reads a LdSysBases payload for a pointer size of 4 or 8 and returns the bytes
@@ -430,6 +799,46 @@ func (e *LdSysBases) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdSysBases lists the columns of LdSysBases (EventInfo.Columns).
 var columnsLdSysBases = []clrimpl.Column{}
 
+// infoLdSysBases describes LdSysBases (LdSysBases.Info).
+var infoLdSysBases = EventInfo{
+	Columns:     columnsLdSysBases,
+	DisplayName: "Startup/LoadSystemBasesStart",
+	ID:          84,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBases",
+	Opcode:      132,
+	OpcodeName:  "LoadSystemBases",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBases",
+	Version:     0,
+	desc:        &descLdSysBases,
+	fields:      &fieldsLdSysBases,
+}
+
+// descLdSysBases describes LdSysBases (EventInfo.Descriptor).
+var descLdSysBases = clrimpl.Descriptor{
+	Columns:      columnsLdSysBases,
+	DisplayName:  "Startup/LoadSystemBasesStart",
+	Fields:       &fieldsLdSysBases,
+	ID:           84,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBases",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdSysBases writes the fields of LdSysBases payloads (its Descriptor's Fields).
+var fieldsLdSysBases = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBases)
+}}
+
 // LdSysBasesV1 is the payload of LdSysBases_V1: event 84 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBases (132), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -440,22 +849,28 @@ type LdSysBasesV1 struct {
 
 // Info describes LdSysBases_V1.
 func (*LdSysBasesV1) Info() *EventInfo {
-	return &eventTable[327]
+	return &infoLdSysBasesV1
+}
+
+// Descriptor describes LdSysBases_V1, as readers of any generated package see it.
+func (*LdSysBasesV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBasesV1
 }
 
 // Decode reads a LdSysBases_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *LdSysBasesV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdSysBases_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdSysBases_V1", len(b), ptrSize, endsLdSysBasesV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdSysBasesV1 is where the fixed fields of LdSysBases_V1 end, for the error of a short payload.
+var endsLdSysBasesV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdSysBases_V1 wire form for the pointer size.
@@ -489,6 +904,46 @@ var columnsLdSysBasesV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdSysBasesV1 describes LdSysBases_V1 (LdSysBasesV1.Info).
+var infoLdSysBasesV1 = EventInfo{
+	Columns:     columnsLdSysBasesV1,
+	DisplayName: "Startup/LoadSystemBasesStart",
+	ID:          84,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBases_V1",
+	Opcode:      132,
+	OpcodeName:  "LoadSystemBases",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBasesV1",
+	Version:     1,
+	desc:        &descLdSysBasesV1,
+	fields:      &fieldsLdSysBasesV1,
+}
+
+// descLdSysBasesV1 describes LdSysBases_V1 (EventInfo.Descriptor).
+var descLdSysBasesV1 = clrimpl.Descriptor{
+	Columns:      columnsLdSysBasesV1,
+	DisplayName:  "Startup/LoadSystemBasesStart",
+	Fields:       &fieldsLdSysBasesV1,
+	ID:           84,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBases_V1",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdSysBasesV1 writes the fields of LdSysBases_V1 payloads (its Descriptor's Fields).
+var fieldsLdSysBasesV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBasesV1)
+}}
+
 // LdSysBasesEnd is the payload of LdSysBasesEnd: event 85 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBasesEnd (133), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -496,7 +951,12 @@ type LdSysBasesEnd struct{}
 
 // Info describes LdSysBasesEnd.
 func (*LdSysBasesEnd) Info() *EventInfo {
-	return &eventTable[328]
+	return &infoLdSysBasesEnd
+}
+
+// Descriptor describes LdSysBasesEnd, as readers of any generated package see it.
+func (*LdSysBasesEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBasesEnd
 }
 
 // Decode reads a LdSysBasesEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -526,6 +986,46 @@ func (e *LdSysBasesEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdSysBasesEnd lists the columns of LdSysBasesEnd (EventInfo.Columns).
 var columnsLdSysBasesEnd = []clrimpl.Column{}
 
+// infoLdSysBasesEnd describes LdSysBasesEnd (LdSysBasesEnd.Info).
+var infoLdSysBasesEnd = EventInfo{
+	Columns:     columnsLdSysBasesEnd,
+	DisplayName: "Startup/LoadSystemBasesStop",
+	ID:          85,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBasesEnd",
+	Opcode:      133,
+	OpcodeName:  "LoadSystemBasesEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBasesEnd",
+	Version:     0,
+	desc:        &descLdSysBasesEnd,
+	fields:      &fieldsLdSysBasesEnd,
+}
+
+// descLdSysBasesEnd describes LdSysBasesEnd (EventInfo.Descriptor).
+var descLdSysBasesEnd = clrimpl.Descriptor{
+	Columns:      columnsLdSysBasesEnd,
+	DisplayName:  "Startup/LoadSystemBasesStop",
+	Fields:       &fieldsLdSysBasesEnd,
+	ID:           85,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBasesEnd",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdSysBasesEnd writes the fields of LdSysBasesEnd payloads (its Descriptor's Fields).
+var fieldsLdSysBasesEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBasesEnd)
+}}
+
 // LdSysBasesEndV1 is the payload of LdSysBasesEnd_V1: event 85 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoadSystemBasesEnd (133), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -536,22 +1036,28 @@ type LdSysBasesEndV1 struct {
 
 // Info describes LdSysBasesEnd_V1.
 func (*LdSysBasesEndV1) Info() *EventInfo {
-	return &eventTable[329]
+	return &infoLdSysBasesEndV1
+}
+
+// Descriptor describes LdSysBasesEnd_V1, as readers of any generated package see it.
+func (*LdSysBasesEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdSysBasesEndV1
 }
 
 // Decode reads a LdSysBasesEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *LdSysBasesEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdSysBasesEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdSysBasesEnd_V1", len(b), ptrSize, endsLdSysBasesEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdSysBasesEndV1 is where the fixed fields of LdSysBasesEnd_V1 end, for the error of a short payload.
+var endsLdSysBasesEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdSysBasesEnd_V1 wire form for the pointer size.
@@ -585,6 +1091,46 @@ var columnsLdSysBasesEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdSysBasesEndV1 describes LdSysBasesEnd_V1 (LdSysBasesEndV1.Info).
+var infoLdSysBasesEndV1 = EventInfo{
+	Columns:     columnsLdSysBasesEndV1,
+	DisplayName: "Startup/LoadSystemBasesStop",
+	ID:          85,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdSysBasesEnd_V1",
+	Opcode:      133,
+	OpcodeName:  "LoadSystemBasesEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdSysBasesEndV1",
+	Version:     1,
+	desc:        &descLdSysBasesEndV1,
+	fields:      &fieldsLdSysBasesEndV1,
+}
+
+// descLdSysBasesEndV1 describes LdSysBasesEnd_V1 (EventInfo.Descriptor).
+var descLdSysBasesEndV1 = clrimpl.Descriptor{
+	Columns:      columnsLdSysBasesEndV1,
+	DisplayName:  "Startup/LoadSystemBasesStop",
+	Fields:       &fieldsLdSysBasesEndV1,
+	ID:           85,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdSysBasesEnd_V1",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdSysBasesEndV1 writes the fields of LdSysBasesEnd_V1 payloads (its Descriptor's Fields).
+var fieldsLdSysBasesEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdSysBasesEndV1)
+}}
+
 // ExecExe is the payload of ExecExe: event 86 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExe (134), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -592,7 +1138,12 @@ type ExecExe struct{}
 
 // Info describes ExecExe.
 func (*ExecExe) Info() *EventInfo {
-	return &eventTable[330]
+	return &infoExecExe
+}
+
+// Descriptor describes ExecExe, as readers of any generated package see it.
+func (*ExecExe) Descriptor() *clrimpl.Descriptor {
+	return &descExecExe
 }
 
 // Decode reads a ExecExe payload for a pointer size of 4 or 8 and returns the bytes
@@ -622,6 +1173,46 @@ func (e *ExecExe) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExecExe lists the columns of ExecExe (EventInfo.Columns).
 var columnsExecExe = []clrimpl.Column{}
 
+// infoExecExe describes ExecExe (ExecExe.Info).
+var infoExecExe = EventInfo{
+	Columns:     columnsExecExe,
+	DisplayName: "Startup/ExecExeStart",
+	ID:          86,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExe",
+	Opcode:      134,
+	OpcodeName:  "ExecExe",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExe",
+	Version:     0,
+	desc:        &descExecExe,
+	fields:      &fieldsExecExe,
+}
+
+// descExecExe describes ExecExe (EventInfo.Descriptor).
+var descExecExe = clrimpl.Descriptor{
+	Columns:      columnsExecExe,
+	DisplayName:  "Startup/ExecExeStart",
+	Fields:       &fieldsExecExe,
+	ID:           86,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExe",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExecExe writes the fields of ExecExe payloads (its Descriptor's Fields).
+var fieldsExecExe = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExe)
+}}
+
 // ExecExeV1 is the payload of ExecExe_V1: event 86 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExe (134), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -632,22 +1223,28 @@ type ExecExeV1 struct {
 
 // Info describes ExecExe_V1.
 func (*ExecExeV1) Info() *EventInfo {
-	return &eventTable[331]
+	return &infoExecExeV1
+}
+
+// Descriptor describes ExecExe_V1, as readers of any generated package see it.
+func (*ExecExeV1) Descriptor() *clrimpl.Descriptor {
+	return &descExecExeV1
 }
 
 // Decode reads a ExecExe_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExecExeV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecExe_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecExe_V1", len(b), ptrSize, endsExecExeV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExecExeV1 is where the fixed fields of ExecExe_V1 end, for the error of a short payload.
+var endsExecExeV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecExe_V1 wire form for the pointer size.
@@ -681,6 +1278,46 @@ var columnsExecExeV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExecExeV1 describes ExecExe_V1 (ExecExeV1.Info).
+var infoExecExeV1 = EventInfo{
+	Columns:     columnsExecExeV1,
+	DisplayName: "Startup/ExecExeStart",
+	ID:          86,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExe_V1",
+	Opcode:      134,
+	OpcodeName:  "ExecExe",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExeV1",
+	Version:     1,
+	desc:        &descExecExeV1,
+	fields:      &fieldsExecExeV1,
+}
+
+// descExecExeV1 describes ExecExe_V1 (EventInfo.Descriptor).
+var descExecExeV1 = clrimpl.Descriptor{
+	Columns:      columnsExecExeV1,
+	DisplayName:  "Startup/ExecExeStart",
+	Fields:       &fieldsExecExeV1,
+	ID:           86,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExe_V1",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExecExeV1 writes the fields of ExecExe_V1 payloads (its Descriptor's Fields).
+var fieldsExecExeV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExeV1)
+}}
+
 // ExecExeEnd is the payload of ExecExeEnd: event 87 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExeEnd (135), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -688,7 +1325,12 @@ type ExecExeEnd struct{}
 
 // Info describes ExecExeEnd.
 func (*ExecExeEnd) Info() *EventInfo {
-	return &eventTable[332]
+	return &infoExecExeEnd
+}
+
+// Descriptor describes ExecExeEnd, as readers of any generated package see it.
+func (*ExecExeEnd) Descriptor() *clrimpl.Descriptor {
+	return &descExecExeEnd
 }
 
 // Decode reads a ExecExeEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -718,6 +1360,46 @@ func (e *ExecExeEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExecExeEnd lists the columns of ExecExeEnd (EventInfo.Columns).
 var columnsExecExeEnd = []clrimpl.Column{}
 
+// infoExecExeEnd describes ExecExeEnd (ExecExeEnd.Info).
+var infoExecExeEnd = EventInfo{
+	Columns:     columnsExecExeEnd,
+	DisplayName: "Startup/ExecExeStop",
+	ID:          87,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExeEnd",
+	Opcode:      135,
+	OpcodeName:  "ExecExeEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExeEnd",
+	Version:     0,
+	desc:        &descExecExeEnd,
+	fields:      &fieldsExecExeEnd,
+}
+
+// descExecExeEnd describes ExecExeEnd (EventInfo.Descriptor).
+var descExecExeEnd = clrimpl.Descriptor{
+	Columns:      columnsExecExeEnd,
+	DisplayName:  "Startup/ExecExeStop",
+	Fields:       &fieldsExecExeEnd,
+	ID:           87,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExeEnd",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExecExeEnd writes the fields of ExecExeEnd payloads (its Descriptor's Fields).
+var fieldsExecExeEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExeEnd)
+}}
+
 // ExecExeEndV1 is the payload of ExecExeEnd_V1: event 87 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExecExeEnd (135), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -728,22 +1410,28 @@ type ExecExeEndV1 struct {
 
 // Info describes ExecExeEnd_V1.
 func (*ExecExeEndV1) Info() *EventInfo {
-	return &eventTable[333]
+	return &infoExecExeEndV1
+}
+
+// Descriptor describes ExecExeEnd_V1, as readers of any generated package see it.
+func (*ExecExeEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descExecExeEndV1
 }
 
 // Decode reads a ExecExeEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExecExeEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecExeEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecExeEnd_V1", len(b), ptrSize, endsExecExeEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExecExeEndV1 is where the fixed fields of ExecExeEnd_V1 end, for the error of a short payload.
+var endsExecExeEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecExeEnd_V1 wire form for the pointer size.
@@ -777,6 +1465,46 @@ var columnsExecExeEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExecExeEndV1 describes ExecExeEnd_V1 (ExecExeEndV1.Info).
+var infoExecExeEndV1 = EventInfo{
+	Columns:     columnsExecExeEndV1,
+	DisplayName: "Startup/ExecExeStop",
+	ID:          87,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExecExeEnd_V1",
+	Opcode:      135,
+	OpcodeName:  "ExecExeEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExecExeEndV1",
+	Version:     1,
+	desc:        &descExecExeEndV1,
+	fields:      &fieldsExecExeEndV1,
+}
+
+// descExecExeEndV1 describes ExecExeEnd_V1 (EventInfo.Descriptor).
+var descExecExeEndV1 = clrimpl.Descriptor{
+	Columns:      columnsExecExeEndV1,
+	DisplayName:  "Startup/ExecExeStop",
+	Fields:       &fieldsExecExeEndV1,
+	ID:           87,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExecExeEnd_V1",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExecExeEndV1 writes the fields of ExecExeEnd_V1 payloads (its Descriptor's Fields).
+var fieldsExecExeEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecExeEndV1)
+}}
+
 // Main is the payload of Main: event 88 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Main (136), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -784,7 +1512,12 @@ type Main struct{}
 
 // Info describes Main.
 func (*Main) Info() *EventInfo {
-	return &eventTable[334]
+	return &infoMain
+}
+
+// Descriptor describes Main, as readers of any generated package see it.
+func (*Main) Descriptor() *clrimpl.Descriptor {
+	return &descMain
 }
 
 // Decode reads a Main payload for a pointer size of 4 or 8 and returns the bytes
@@ -814,6 +1547,46 @@ func (e *Main) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMain lists the columns of Main (EventInfo.Columns).
 var columnsMain = []clrimpl.Column{}
 
+// infoMain describes Main (Main.Info).
+var infoMain = EventInfo{
+	Columns:     columnsMain,
+	DisplayName: "Startup/MainStart",
+	ID:          88,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Main",
+	Opcode:      136,
+	OpcodeName:  "Main",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Main",
+	Version:     0,
+	desc:        &descMain,
+	fields:      &fieldsMain,
+}
+
+// descMain describes Main (EventInfo.Descriptor).
+var descMain = clrimpl.Descriptor{
+	Columns:      columnsMain,
+	DisplayName:  "Startup/MainStart",
+	Fields:       &fieldsMain,
+	ID:           88,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Main",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMain writes the fields of Main payloads (its Descriptor's Fields).
+var fieldsMain = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Main)
+}}
+
 // MainV1 is the payload of Main_V1: event 88 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Main (136), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -824,22 +1597,28 @@ type MainV1 struct {
 
 // Info describes Main_V1.
 func (*MainV1) Info() *EventInfo {
-	return &eventTable[335]
+	return &infoMainV1
+}
+
+// Descriptor describes Main_V1, as readers of any generated package see it.
+func (*MainV1) Descriptor() *clrimpl.Descriptor {
+	return &descMainV1
 }
 
 // Decode reads a Main_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MainV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("Main_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("Main_V1", len(b), ptrSize, endsMainV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsMainV1 is where the fixed fields of Main_V1 end, for the error of a short payload.
+var endsMainV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the Main_V1 wire form for the pointer size.
@@ -873,6 +1652,46 @@ var columnsMainV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMainV1 describes Main_V1 (MainV1.Info).
+var infoMainV1 = EventInfo{
+	Columns:     columnsMainV1,
+	DisplayName: "Startup/MainStart",
+	ID:          88,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Main_V1",
+	Opcode:      136,
+	OpcodeName:  "Main",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "MainV1",
+	Version:     1,
+	desc:        &descMainV1,
+	fields:      &fieldsMainV1,
+}
+
+// descMainV1 describes Main_V1 (EventInfo.Descriptor).
+var descMainV1 = clrimpl.Descriptor{
+	Columns:      columnsMainV1,
+	DisplayName:  "Startup/MainStart",
+	Fields:       &fieldsMainV1,
+	ID:           88,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Main_V1",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMainV1 writes the fields of Main_V1 payloads (its Descriptor's Fields).
+var fieldsMainV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MainV1)
+}}
+
 // MainEnd is the payload of MainEnd: event 89 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode MainEnd (137), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -880,7 +1699,12 @@ type MainEnd struct{}
 
 // Info describes MainEnd.
 func (*MainEnd) Info() *EventInfo {
-	return &eventTable[336]
+	return &infoMainEnd
+}
+
+// Descriptor describes MainEnd, as readers of any generated package see it.
+func (*MainEnd) Descriptor() *clrimpl.Descriptor {
+	return &descMainEnd
 }
 
 // Decode reads a MainEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -910,6 +1734,46 @@ func (e *MainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsMainEnd lists the columns of MainEnd (EventInfo.Columns).
 var columnsMainEnd = []clrimpl.Column{}
 
+// infoMainEnd describes MainEnd (MainEnd.Info).
+var infoMainEnd = EventInfo{
+	Columns:     columnsMainEnd,
+	DisplayName: "Startup/MainStop",
+	ID:          89,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "MainEnd",
+	Opcode:      137,
+	OpcodeName:  "MainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "MainEnd",
+	Version:     0,
+	desc:        &descMainEnd,
+	fields:      &fieldsMainEnd,
+}
+
+// descMainEnd describes MainEnd (EventInfo.Descriptor).
+var descMainEnd = clrimpl.Descriptor{
+	Columns:      columnsMainEnd,
+	DisplayName:  "Startup/MainStop",
+	Fields:       &fieldsMainEnd,
+	ID:           89,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "MainEnd",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMainEnd writes the fields of MainEnd payloads (its Descriptor's Fields).
+var fieldsMainEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MainEnd)
+}}
+
 // MainEndV1 is the payload of MainEnd_V1: event 89 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode MainEnd (137), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -920,22 +1784,28 @@ type MainEndV1 struct {
 
 // Info describes MainEnd_V1.
 func (*MainEndV1) Info() *EventInfo {
-	return &eventTable[337]
+	return &infoMainEndV1
+}
+
+// Descriptor describes MainEnd_V1, as readers of any generated package see it.
+func (*MainEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descMainEndV1
 }
 
 // Decode reads a MainEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MainEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("MainEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MainEnd_V1", len(b), ptrSize, endsMainEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsMainEndV1 is where the fixed fields of MainEnd_V1 end, for the error of a short payload.
+var endsMainEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the MainEnd_V1 wire form for the pointer size.
@@ -969,6 +1839,46 @@ var columnsMainEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMainEndV1 describes MainEnd_V1 (MainEndV1.Info).
+var infoMainEndV1 = EventInfo{
+	Columns:     columnsMainEndV1,
+	DisplayName: "Startup/MainStop",
+	ID:          89,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "MainEnd_V1",
+	Opcode:      137,
+	OpcodeName:  "MainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "MainEndV1",
+	Version:     1,
+	desc:        &descMainEndV1,
+	fields:      &fieldsMainEndV1,
+}
+
+// descMainEndV1 describes MainEnd_V1 (EventInfo.Descriptor).
+var descMainEndV1 = clrimpl.Descriptor{
+	Columns:      columnsMainEndV1,
+	DisplayName:  "Startup/MainStop",
+	Fields:       &fieldsMainEndV1,
+	ID:           89,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "MainEnd_V1",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMainEndV1 writes the fields of MainEnd_V1 payloads (its Descriptor's Fields).
+var fieldsMainEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MainEndV1)
+}}
+
 // ApplyPolicyStart is the payload of ApplyPolicyStart: event 90 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyStart (10), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -976,7 +1886,12 @@ type ApplyPolicyStart struct{}
 
 // Info describes ApplyPolicyStart.
 func (*ApplyPolicyStart) Info() *EventInfo {
-	return &eventTable[338]
+	return &infoApplyPolicyStart
+}
+
+// Descriptor describes ApplyPolicyStart, as readers of any generated package see it.
+func (*ApplyPolicyStart) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyStart
 }
 
 // Decode reads a ApplyPolicyStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1006,6 +1921,46 @@ func (e *ApplyPolicyStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsApplyPolicyStart lists the columns of ApplyPolicyStart (EventInfo.Columns).
 var columnsApplyPolicyStart = []clrimpl.Column{}
 
+// infoApplyPolicyStart describes ApplyPolicyStart (ApplyPolicyStart.Info).
+var infoApplyPolicyStart = EventInfo{
+	Columns:     columnsApplyPolicyStart,
+	DisplayName: "Startup/ApplyPolicyStart",
+	ID:          90,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyStart",
+	Opcode:      10,
+	OpcodeName:  "ApplyPolicyStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyStart",
+	Version:     0,
+	desc:        &descApplyPolicyStart,
+	fields:      &fieldsApplyPolicyStart,
+}
+
+// descApplyPolicyStart describes ApplyPolicyStart (EventInfo.Descriptor).
+var descApplyPolicyStart = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyStart,
+	DisplayName:  "Startup/ApplyPolicyStart",
+	Fields:       &fieldsApplyPolicyStart,
+	ID:           90,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyStart",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsApplyPolicyStart writes the fields of ApplyPolicyStart payloads (its Descriptor's Fields).
+var fieldsApplyPolicyStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyStart)
+}}
+
 // ApplyPolicyStartV1 is the payload of ApplyPolicyStart_V1: event 90 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyStart (10), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1016,22 +1971,28 @@ type ApplyPolicyStartV1 struct {
 
 // Info describes ApplyPolicyStart_V1.
 func (*ApplyPolicyStartV1) Info() *EventInfo {
-	return &eventTable[339]
+	return &infoApplyPolicyStartV1
+}
+
+// Descriptor describes ApplyPolicyStart_V1, as readers of any generated package see it.
+func (*ApplyPolicyStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyStartV1
 }
 
 // Decode reads a ApplyPolicyStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ApplyPolicyStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ApplyPolicyStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ApplyPolicyStart_V1", len(b), ptrSize, endsApplyPolicyStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsApplyPolicyStartV1 is where the fixed fields of ApplyPolicyStart_V1 end, for the error of a short payload.
+var endsApplyPolicyStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ApplyPolicyStart_V1 wire form for the pointer size.
@@ -1065,6 +2026,46 @@ var columnsApplyPolicyStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoApplyPolicyStartV1 describes ApplyPolicyStart_V1 (ApplyPolicyStartV1.Info).
+var infoApplyPolicyStartV1 = EventInfo{
+	Columns:     columnsApplyPolicyStartV1,
+	DisplayName: "Startup/ApplyPolicyStart",
+	ID:          90,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyStart_V1",
+	Opcode:      10,
+	OpcodeName:  "ApplyPolicyStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyStartV1",
+	Version:     1,
+	desc:        &descApplyPolicyStartV1,
+	fields:      &fieldsApplyPolicyStartV1,
+}
+
+// descApplyPolicyStartV1 describes ApplyPolicyStart_V1 (EventInfo.Descriptor).
+var descApplyPolicyStartV1 = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyStartV1,
+	DisplayName:  "Startup/ApplyPolicyStart",
+	Fields:       &fieldsApplyPolicyStartV1,
+	ID:           90,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyStart_V1",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsApplyPolicyStartV1 writes the fields of ApplyPolicyStart_V1 payloads (its Descriptor's Fields).
+var fieldsApplyPolicyStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyStartV1)
+}}
+
 // ApplyPolicyEnd is the payload of ApplyPolicyEnd: event 91 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyEnd (11), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1072,7 +2073,12 @@ type ApplyPolicyEnd struct{}
 
 // Info describes ApplyPolicyEnd.
 func (*ApplyPolicyEnd) Info() *EventInfo {
-	return &eventTable[340]
+	return &infoApplyPolicyEnd
+}
+
+// Descriptor describes ApplyPolicyEnd, as readers of any generated package see it.
+func (*ApplyPolicyEnd) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyEnd
 }
 
 // Decode reads a ApplyPolicyEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1102,6 +2108,46 @@ func (e *ApplyPolicyEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsApplyPolicyEnd lists the columns of ApplyPolicyEnd (EventInfo.Columns).
 var columnsApplyPolicyEnd = []clrimpl.Column{}
 
+// infoApplyPolicyEnd describes ApplyPolicyEnd (ApplyPolicyEnd.Info).
+var infoApplyPolicyEnd = EventInfo{
+	Columns:     columnsApplyPolicyEnd,
+	DisplayName: "Startup/ApplyPolicyStop",
+	ID:          91,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyEnd",
+	Opcode:      11,
+	OpcodeName:  "ApplyPolicyEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyEnd",
+	Version:     0,
+	desc:        &descApplyPolicyEnd,
+	fields:      &fieldsApplyPolicyEnd,
+}
+
+// descApplyPolicyEnd describes ApplyPolicyEnd (EventInfo.Descriptor).
+var descApplyPolicyEnd = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyEnd,
+	DisplayName:  "Startup/ApplyPolicyStop",
+	Fields:       &fieldsApplyPolicyEnd,
+	ID:           91,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyEnd",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsApplyPolicyEnd writes the fields of ApplyPolicyEnd payloads (its Descriptor's Fields).
+var fieldsApplyPolicyEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyEnd)
+}}
+
 // ApplyPolicyEndV1 is the payload of ApplyPolicyEnd_V1: event 91 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ApplyPolicyEnd (11), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1112,22 +2158,28 @@ type ApplyPolicyEndV1 struct {
 
 // Info describes ApplyPolicyEnd_V1.
 func (*ApplyPolicyEndV1) Info() *EventInfo {
-	return &eventTable[341]
+	return &infoApplyPolicyEndV1
+}
+
+// Descriptor describes ApplyPolicyEnd_V1, as readers of any generated package see it.
+func (*ApplyPolicyEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descApplyPolicyEndV1
 }
 
 // Decode reads a ApplyPolicyEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ApplyPolicyEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ApplyPolicyEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ApplyPolicyEnd_V1", len(b), ptrSize, endsApplyPolicyEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsApplyPolicyEndV1 is where the fixed fields of ApplyPolicyEnd_V1 end, for the error of a short payload.
+var endsApplyPolicyEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ApplyPolicyEnd_V1 wire form for the pointer size.
@@ -1161,6 +2213,46 @@ var columnsApplyPolicyEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoApplyPolicyEndV1 describes ApplyPolicyEnd_V1 (ApplyPolicyEndV1.Info).
+var infoApplyPolicyEndV1 = EventInfo{
+	Columns:     columnsApplyPolicyEndV1,
+	DisplayName: "Startup/ApplyPolicyStop",
+	ID:          91,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ApplyPolicyEnd_V1",
+	Opcode:      11,
+	OpcodeName:  "ApplyPolicyEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ApplyPolicyEndV1",
+	Version:     1,
+	desc:        &descApplyPolicyEndV1,
+	fields:      &fieldsApplyPolicyEndV1,
+}
+
+// descApplyPolicyEndV1 describes ApplyPolicyEnd_V1 (EventInfo.Descriptor).
+var descApplyPolicyEndV1 = clrimpl.Descriptor{
+	Columns:      columnsApplyPolicyEndV1,
+	DisplayName:  "Startup/ApplyPolicyStop",
+	Fields:       &fieldsApplyPolicyEndV1,
+	ID:           91,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ApplyPolicyEnd_V1",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsApplyPolicyEndV1 writes the fields of ApplyPolicyEnd_V1 payloads (its Descriptor's Fields).
+var fieldsApplyPolicyEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ApplyPolicyEndV1)
+}}
+
 // LdLibShFolder is the payload of LdLibShFolder: event 92 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolder (12), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1168,7 +2260,12 @@ type LdLibShFolder struct{}
 
 // Info describes LdLibShFolder.
 func (*LdLibShFolder) Info() *EventInfo {
-	return &eventTable[342]
+	return &infoLdLibShFolder
+}
+
+// Descriptor describes LdLibShFolder, as readers of any generated package see it.
+func (*LdLibShFolder) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolder
 }
 
 // Decode reads a LdLibShFolder payload for a pointer size of 4 or 8 and returns the bytes
@@ -1198,6 +2295,46 @@ func (e *LdLibShFolder) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdLibShFolder lists the columns of LdLibShFolder (EventInfo.Columns).
 var columnsLdLibShFolder = []clrimpl.Column{}
 
+// infoLdLibShFolder describes LdLibShFolder (LdLibShFolder.Info).
+var infoLdLibShFolder = EventInfo{
+	Columns:     columnsLdLibShFolder,
+	DisplayName: "Startup/LdLibShFolderStart",
+	ID:          92,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolder",
+	Opcode:      12,
+	OpcodeName:  "LdLibShFolder",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolder",
+	Version:     0,
+	desc:        &descLdLibShFolder,
+	fields:      &fieldsLdLibShFolder,
+}
+
+// descLdLibShFolder describes LdLibShFolder (EventInfo.Descriptor).
+var descLdLibShFolder = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolder,
+	DisplayName:  "Startup/LdLibShFolderStart",
+	Fields:       &fieldsLdLibShFolder,
+	ID:           92,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolder",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdLibShFolder writes the fields of LdLibShFolder payloads (its Descriptor's Fields).
+var fieldsLdLibShFolder = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolder)
+}}
+
 // LdLibShFolderV1 is the payload of LdLibShFolder_V1: event 92 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolder (12), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1208,22 +2345,28 @@ type LdLibShFolderV1 struct {
 
 // Info describes LdLibShFolder_V1.
 func (*LdLibShFolderV1) Info() *EventInfo {
-	return &eventTable[343]
+	return &infoLdLibShFolderV1
+}
+
+// Descriptor describes LdLibShFolder_V1, as readers of any generated package see it.
+func (*LdLibShFolderV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolderV1
 }
 
 // Decode reads a LdLibShFolder_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *LdLibShFolderV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdLibShFolder_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdLibShFolder_V1", len(b), ptrSize, endsLdLibShFolderV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdLibShFolderV1 is where the fixed fields of LdLibShFolder_V1 end, for the error of a short payload.
+var endsLdLibShFolderV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdLibShFolder_V1 wire form for the pointer size.
@@ -1257,6 +2400,46 @@ var columnsLdLibShFolderV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdLibShFolderV1 describes LdLibShFolder_V1 (LdLibShFolderV1.Info).
+var infoLdLibShFolderV1 = EventInfo{
+	Columns:     columnsLdLibShFolderV1,
+	DisplayName: "Startup/LdLibShFolderStart",
+	ID:          92,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolder_V1",
+	Opcode:      12,
+	OpcodeName:  "LdLibShFolder",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolderV1",
+	Version:     1,
+	desc:        &descLdLibShFolderV1,
+	fields:      &fieldsLdLibShFolderV1,
+}
+
+// descLdLibShFolderV1 describes LdLibShFolder_V1 (EventInfo.Descriptor).
+var descLdLibShFolderV1 = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolderV1,
+	DisplayName:  "Startup/LdLibShFolderStart",
+	Fields:       &fieldsLdLibShFolderV1,
+	ID:           92,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolder_V1",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdLibShFolderV1 writes the fields of LdLibShFolder_V1 payloads (its Descriptor's Fields).
+var fieldsLdLibShFolderV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolderV1)
+}}
+
 // LdLibShFolderEnd is the payload of LdLibShFolderEnd: event 93 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolderEnd (13), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1264,7 +2447,12 @@ type LdLibShFolderEnd struct{}
 
 // Info describes LdLibShFolderEnd.
 func (*LdLibShFolderEnd) Info() *EventInfo {
-	return &eventTable[344]
+	return &infoLdLibShFolderEnd
+}
+
+// Descriptor describes LdLibShFolderEnd, as readers of any generated package see it.
+func (*LdLibShFolderEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolderEnd
 }
 
 // Decode reads a LdLibShFolderEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1294,6 +2482,46 @@ func (e *LdLibShFolderEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLdLibShFolderEnd lists the columns of LdLibShFolderEnd (EventInfo.Columns).
 var columnsLdLibShFolderEnd = []clrimpl.Column{}
 
+// infoLdLibShFolderEnd describes LdLibShFolderEnd (LdLibShFolderEnd.Info).
+var infoLdLibShFolderEnd = EventInfo{
+	Columns:     columnsLdLibShFolderEnd,
+	DisplayName: "Startup/LdLibShFolderStop",
+	ID:          93,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolderEnd",
+	Opcode:      13,
+	OpcodeName:  "LdLibShFolderEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolderEnd",
+	Version:     0,
+	desc:        &descLdLibShFolderEnd,
+	fields:      &fieldsLdLibShFolderEnd,
+}
+
+// descLdLibShFolderEnd describes LdLibShFolderEnd (EventInfo.Descriptor).
+var descLdLibShFolderEnd = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolderEnd,
+	DisplayName:  "Startup/LdLibShFolderStop",
+	Fields:       &fieldsLdLibShFolderEnd,
+	ID:           93,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolderEnd",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLdLibShFolderEnd writes the fields of LdLibShFolderEnd payloads (its Descriptor's Fields).
+var fieldsLdLibShFolderEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolderEnd)
+}}
+
 // LdLibShFolderEndV1 is the payload of LdLibShFolderEnd_V1: event 93 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LdLibShFolderEnd (13), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1304,22 +2532,28 @@ type LdLibShFolderEndV1 struct {
 
 // Info describes LdLibShFolderEnd_V1.
 func (*LdLibShFolderEndV1) Info() *EventInfo {
-	return &eventTable[345]
+	return &infoLdLibShFolderEndV1
+}
+
+// Descriptor describes LdLibShFolderEnd_V1, as readers of any generated package see it.
+func (*LdLibShFolderEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descLdLibShFolderEndV1
 }
 
 // Decode reads a LdLibShFolderEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *LdLibShFolderEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LdLibShFolderEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LdLibShFolderEnd_V1", len(b), ptrSize, endsLdLibShFolderEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLdLibShFolderEndV1 is where the fixed fields of LdLibShFolderEnd_V1 end, for the error of a short payload.
+var endsLdLibShFolderEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LdLibShFolderEnd_V1 wire form for the pointer size.
@@ -1353,6 +2587,46 @@ var columnsLdLibShFolderEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLdLibShFolderEndV1 describes LdLibShFolderEnd_V1 (LdLibShFolderEndV1.Info).
+var infoLdLibShFolderEndV1 = EventInfo{
+	Columns:     columnsLdLibShFolderEndV1,
+	DisplayName: "Startup/LdLibShFolderStop",
+	ID:          93,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LdLibShFolderEnd_V1",
+	Opcode:      13,
+	OpcodeName:  "LdLibShFolderEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LdLibShFolderEndV1",
+	Version:     1,
+	desc:        &descLdLibShFolderEndV1,
+	fields:      &fieldsLdLibShFolderEndV1,
+}
+
+// descLdLibShFolderEndV1 describes LdLibShFolderEnd_V1 (EventInfo.Descriptor).
+var descLdLibShFolderEndV1 = clrimpl.Descriptor{
+	Columns:      columnsLdLibShFolderEndV1,
+	DisplayName:  "Startup/LdLibShFolderStop",
+	Fields:       &fieldsLdLibShFolderEndV1,
+	ID:           93,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LdLibShFolderEnd_V1",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLdLibShFolderEndV1 writes the fields of LdLibShFolderEnd_V1 payloads (its Descriptor's Fields).
+var fieldsLdLibShFolderEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LdLibShFolderEndV1)
+}}
+
 // PrestubWorker is the payload of PrestubWorker: event 94 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorker (14), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1360,7 +2634,12 @@ type PrestubWorker struct{}
 
 // Info describes PrestubWorker.
 func (*PrestubWorker) Info() *EventInfo {
-	return &eventTable[346]
+	return &infoPrestubWorker
+}
+
+// Descriptor describes PrestubWorker, as readers of any generated package see it.
+func (*PrestubWorker) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorker
 }
 
 // Decode reads a PrestubWorker payload for a pointer size of 4 or 8 and returns the bytes
@@ -1390,6 +2669,46 @@ func (e *PrestubWorker) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsPrestubWorker lists the columns of PrestubWorker (EventInfo.Columns).
 var columnsPrestubWorker = []clrimpl.Column{}
 
+// infoPrestubWorker describes PrestubWorker (PrestubWorker.Info).
+var infoPrestubWorker = EventInfo{
+	Columns:     columnsPrestubWorker,
+	DisplayName: "Startup/PrestubWorkerStart",
+	ID:          94,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorker",
+	Opcode:      14,
+	OpcodeName:  "PrestubWorker",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorker",
+	Version:     0,
+	desc:        &descPrestubWorker,
+	fields:      &fieldsPrestubWorker,
+}
+
+// descPrestubWorker describes PrestubWorker (EventInfo.Descriptor).
+var descPrestubWorker = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorker,
+	DisplayName:  "Startup/PrestubWorkerStart",
+	Fields:       &fieldsPrestubWorker,
+	ID:           94,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorker",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsPrestubWorker writes the fields of PrestubWorker payloads (its Descriptor's Fields).
+var fieldsPrestubWorker = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorker)
+}}
+
 // PrestubWorkerV1 is the payload of PrestubWorker_V1: event 94 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorker (14), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1400,22 +2719,28 @@ type PrestubWorkerV1 struct {
 
 // Info describes PrestubWorker_V1.
 func (*PrestubWorkerV1) Info() *EventInfo {
-	return &eventTable[347]
+	return &infoPrestubWorkerV1
+}
+
+// Descriptor describes PrestubWorker_V1, as readers of any generated package see it.
+func (*PrestubWorkerV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorkerV1
 }
 
 // Decode reads a PrestubWorker_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrestubWorkerV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("PrestubWorker_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrestubWorker_V1", len(b), ptrSize, endsPrestubWorkerV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsPrestubWorkerV1 is where the fixed fields of PrestubWorker_V1 end, for the error of a short payload.
+var endsPrestubWorkerV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the PrestubWorker_V1 wire form for the pointer size.
@@ -1449,6 +2774,46 @@ var columnsPrestubWorkerV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrestubWorkerV1 describes PrestubWorker_V1 (PrestubWorkerV1.Info).
+var infoPrestubWorkerV1 = EventInfo{
+	Columns:     columnsPrestubWorkerV1,
+	DisplayName: "Startup/PrestubWorkerStart",
+	ID:          94,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorker_V1",
+	Opcode:      14,
+	OpcodeName:  "PrestubWorker",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorkerV1",
+	Version:     1,
+	desc:        &descPrestubWorkerV1,
+	fields:      &fieldsPrestubWorkerV1,
+}
+
+// descPrestubWorkerV1 describes PrestubWorker_V1 (EventInfo.Descriptor).
+var descPrestubWorkerV1 = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorkerV1,
+	DisplayName:  "Startup/PrestubWorkerStart",
+	Fields:       &fieldsPrestubWorkerV1,
+	ID:           94,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorker_V1",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsPrestubWorkerV1 writes the fields of PrestubWorker_V1 payloads (its Descriptor's Fields).
+var fieldsPrestubWorkerV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorkerV1)
+}}
+
 // PrestubWorkerEnd is the payload of PrestubWorkerEnd: event 95 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorkerEnd (15), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1456,7 +2821,12 @@ type PrestubWorkerEnd struct{}
 
 // Info describes PrestubWorkerEnd.
 func (*PrestubWorkerEnd) Info() *EventInfo {
-	return &eventTable[348]
+	return &infoPrestubWorkerEnd
+}
+
+// Descriptor describes PrestubWorkerEnd, as readers of any generated package see it.
+func (*PrestubWorkerEnd) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorkerEnd
 }
 
 // Decode reads a PrestubWorkerEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1486,6 +2856,46 @@ func (e *PrestubWorkerEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsPrestubWorkerEnd lists the columns of PrestubWorkerEnd (EventInfo.Columns).
 var columnsPrestubWorkerEnd = []clrimpl.Column{}
 
+// infoPrestubWorkerEnd describes PrestubWorkerEnd (PrestubWorkerEnd.Info).
+var infoPrestubWorkerEnd = EventInfo{
+	Columns:     columnsPrestubWorkerEnd,
+	DisplayName: "Startup/PrestubWorkerStop",
+	ID:          95,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorkerEnd",
+	Opcode:      15,
+	OpcodeName:  "PrestubWorkerEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorkerEnd",
+	Version:     0,
+	desc:        &descPrestubWorkerEnd,
+	fields:      &fieldsPrestubWorkerEnd,
+}
+
+// descPrestubWorkerEnd describes PrestubWorkerEnd (EventInfo.Descriptor).
+var descPrestubWorkerEnd = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorkerEnd,
+	DisplayName:  "Startup/PrestubWorkerStop",
+	Fields:       &fieldsPrestubWorkerEnd,
+	ID:           95,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorkerEnd",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsPrestubWorkerEnd writes the fields of PrestubWorkerEnd payloads (its Descriptor's Fields).
+var fieldsPrestubWorkerEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorkerEnd)
+}}
+
 // PrestubWorkerEndV1 is the payload of PrestubWorkerEnd_V1: event 95 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode PrestubWorkerEnd (15), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1496,22 +2906,28 @@ type PrestubWorkerEndV1 struct {
 
 // Info describes PrestubWorkerEnd_V1.
 func (*PrestubWorkerEndV1) Info() *EventInfo {
-	return &eventTable[349]
+	return &infoPrestubWorkerEndV1
+}
+
+// Descriptor describes PrestubWorkerEnd_V1, as readers of any generated package see it.
+func (*PrestubWorkerEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descPrestubWorkerEndV1
 }
 
 // Decode reads a PrestubWorkerEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *PrestubWorkerEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("PrestubWorkerEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("PrestubWorkerEnd_V1", len(b), ptrSize, endsPrestubWorkerEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsPrestubWorkerEndV1 is where the fixed fields of PrestubWorkerEnd_V1 end, for the error of a short payload.
+var endsPrestubWorkerEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the PrestubWorkerEnd_V1 wire form for the pointer size.
@@ -1545,6 +2961,46 @@ var columnsPrestubWorkerEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPrestubWorkerEndV1 describes PrestubWorkerEnd_V1 (PrestubWorkerEndV1.Info).
+var infoPrestubWorkerEndV1 = EventInfo{
+	Columns:     columnsPrestubWorkerEndV1,
+	DisplayName: "Startup/PrestubWorkerStop",
+	ID:          95,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "PrestubWorkerEnd_V1",
+	Opcode:      15,
+	OpcodeName:  "PrestubWorkerEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "PrestubWorkerEndV1",
+	Version:     1,
+	desc:        &descPrestubWorkerEndV1,
+	fields:      &fieldsPrestubWorkerEndV1,
+}
+
+// descPrestubWorkerEndV1 describes PrestubWorkerEnd_V1 (EventInfo.Descriptor).
+var descPrestubWorkerEndV1 = clrimpl.Descriptor{
+	Columns:      columnsPrestubWorkerEndV1,
+	DisplayName:  "Startup/PrestubWorkerStop",
+	Fields:       &fieldsPrestubWorkerEndV1,
+	ID:           95,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "PrestubWorkerEnd_V1",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsPrestubWorkerEndV1 writes the fields of PrestubWorkerEnd_V1 payloads (its Descriptor's Fields).
+var fieldsPrestubWorkerEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PrestubWorkerEndV1)
+}}
+
 // GetInstallationStart is the payload of GetInstallationStart: event 96 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationStart (16), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1552,7 +3008,12 @@ type GetInstallationStart struct{}
 
 // Info describes GetInstallationStart.
 func (*GetInstallationStart) Info() *EventInfo {
-	return &eventTable[350]
+	return &infoGetInstallationStart
+}
+
+// Descriptor describes GetInstallationStart, as readers of any generated package see it.
+func (*GetInstallationStart) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationStart
 }
 
 // Decode reads a GetInstallationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1582,6 +3043,46 @@ func (e *GetInstallationStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGetInstallationStart lists the columns of GetInstallationStart (EventInfo.Columns).
 var columnsGetInstallationStart = []clrimpl.Column{}
 
+// infoGetInstallationStart describes GetInstallationStart (GetInstallationStart.Info).
+var infoGetInstallationStart = EventInfo{
+	Columns:     columnsGetInstallationStart,
+	DisplayName: "Startup/GetInstallationStart",
+	ID:          96,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationStart",
+	Opcode:      16,
+	OpcodeName:  "GetInstallationStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationStart",
+	Version:     0,
+	desc:        &descGetInstallationStart,
+	fields:      &fieldsGetInstallationStart,
+}
+
+// descGetInstallationStart describes GetInstallationStart (EventInfo.Descriptor).
+var descGetInstallationStart = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationStart,
+	DisplayName:  "Startup/GetInstallationStart",
+	Fields:       &fieldsGetInstallationStart,
+	ID:           96,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationStart",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsGetInstallationStart writes the fields of GetInstallationStart payloads (its Descriptor's Fields).
+var fieldsGetInstallationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationStart)
+}}
+
 // GetInstallationStartV1 is the payload of GetInstallationStart_V1: event 96 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationStart (16), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1592,22 +3093,28 @@ type GetInstallationStartV1 struct {
 
 // Info describes GetInstallationStart_V1.
 func (*GetInstallationStartV1) Info() *EventInfo {
-	return &eventTable[351]
+	return &infoGetInstallationStartV1
+}
+
+// Descriptor describes GetInstallationStart_V1, as readers of any generated package see it.
+func (*GetInstallationStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationStartV1
 }
 
 // Decode reads a GetInstallationStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GetInstallationStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GetInstallationStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GetInstallationStart_V1", len(b), ptrSize, endsGetInstallationStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGetInstallationStartV1 is where the fixed fields of GetInstallationStart_V1 end, for the error of a short payload.
+var endsGetInstallationStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GetInstallationStart_V1 wire form for the pointer size.
@@ -1641,6 +3148,46 @@ var columnsGetInstallationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetInstallationStartV1 describes GetInstallationStart_V1 (GetInstallationStartV1.Info).
+var infoGetInstallationStartV1 = EventInfo{
+	Columns:     columnsGetInstallationStartV1,
+	DisplayName: "Startup/GetInstallationStart",
+	ID:          96,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationStart_V1",
+	Opcode:      16,
+	OpcodeName:  "GetInstallationStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationStartV1",
+	Version:     1,
+	desc:        &descGetInstallationStartV1,
+	fields:      &fieldsGetInstallationStartV1,
+}
+
+// descGetInstallationStartV1 describes GetInstallationStart_V1 (EventInfo.Descriptor).
+var descGetInstallationStartV1 = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationStartV1,
+	DisplayName:  "Startup/GetInstallationStart",
+	Fields:       &fieldsGetInstallationStartV1,
+	ID:           96,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationStart_V1",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsGetInstallationStartV1 writes the fields of GetInstallationStart_V1 payloads (its Descriptor's Fields).
+var fieldsGetInstallationStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationStartV1)
+}}
+
 // GetInstallationEnd is the payload of GetInstallationEnd: event 97 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationEnd (17), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1648,7 +3195,12 @@ type GetInstallationEnd struct{}
 
 // Info describes GetInstallationEnd.
 func (*GetInstallationEnd) Info() *EventInfo {
-	return &eventTable[352]
+	return &infoGetInstallationEnd
+}
+
+// Descriptor describes GetInstallationEnd, as readers of any generated package see it.
+func (*GetInstallationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationEnd
 }
 
 // Decode reads a GetInstallationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1678,6 +3230,46 @@ func (e *GetInstallationEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGetInstallationEnd lists the columns of GetInstallationEnd (EventInfo.Columns).
 var columnsGetInstallationEnd = []clrimpl.Column{}
 
+// infoGetInstallationEnd describes GetInstallationEnd (GetInstallationEnd.Info).
+var infoGetInstallationEnd = EventInfo{
+	Columns:     columnsGetInstallationEnd,
+	DisplayName: "Startup/GetInstallationStop",
+	ID:          97,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationEnd",
+	Opcode:      17,
+	OpcodeName:  "GetInstallationEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationEnd",
+	Version:     0,
+	desc:        &descGetInstallationEnd,
+	fields:      &fieldsGetInstallationEnd,
+}
+
+// descGetInstallationEnd describes GetInstallationEnd (EventInfo.Descriptor).
+var descGetInstallationEnd = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationEnd,
+	DisplayName:  "Startup/GetInstallationStop",
+	Fields:       &fieldsGetInstallationEnd,
+	ID:           97,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationEnd",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsGetInstallationEnd writes the fields of GetInstallationEnd payloads (its Descriptor's Fields).
+var fieldsGetInstallationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationEnd)
+}}
+
 // GetInstallationEndV1 is the payload of GetInstallationEnd_V1: event 97 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode GetInstallationEnd (17), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1688,22 +3280,28 @@ type GetInstallationEndV1 struct {
 
 // Info describes GetInstallationEnd_V1.
 func (*GetInstallationEndV1) Info() *EventInfo {
-	return &eventTable[353]
+	return &infoGetInstallationEndV1
+}
+
+// Descriptor describes GetInstallationEnd_V1, as readers of any generated package see it.
+func (*GetInstallationEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGetInstallationEndV1
 }
 
 // Decode reads a GetInstallationEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GetInstallationEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GetInstallationEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GetInstallationEnd_V1", len(b), ptrSize, endsGetInstallationEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGetInstallationEndV1 is where the fixed fields of GetInstallationEnd_V1 end, for the error of a short payload.
+var endsGetInstallationEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GetInstallationEnd_V1 wire form for the pointer size.
@@ -1737,6 +3335,46 @@ var columnsGetInstallationEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGetInstallationEndV1 describes GetInstallationEnd_V1 (GetInstallationEndV1.Info).
+var infoGetInstallationEndV1 = EventInfo{
+	Columns:     columnsGetInstallationEndV1,
+	DisplayName: "Startup/GetInstallationStop",
+	ID:          97,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "GetInstallationEnd_V1",
+	Opcode:      17,
+	OpcodeName:  "GetInstallationEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "GetInstallationEndV1",
+	Version:     1,
+	desc:        &descGetInstallationEndV1,
+	fields:      &fieldsGetInstallationEndV1,
+}
+
+// descGetInstallationEndV1 describes GetInstallationEnd_V1 (EventInfo.Descriptor).
+var descGetInstallationEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGetInstallationEndV1,
+	DisplayName:  "Startup/GetInstallationStop",
+	Fields:       &fieldsGetInstallationEndV1,
+	ID:           97,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "GetInstallationEnd_V1",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsGetInstallationEndV1 writes the fields of GetInstallationEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGetInstallationEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GetInstallationEndV1)
+}}
+
 // OpenHModule is the payload of OpenHModule: event 98 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModule (18), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1744,7 +3382,12 @@ type OpenHModule struct{}
 
 // Info describes OpenHModule.
 func (*OpenHModule) Info() *EventInfo {
-	return &eventTable[354]
+	return &infoOpenHModule
+}
+
+// Descriptor describes OpenHModule, as readers of any generated package see it.
+func (*OpenHModule) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModule
 }
 
 // Decode reads a OpenHModule payload for a pointer size of 4 or 8 and returns the bytes
@@ -1774,6 +3417,46 @@ func (e *OpenHModule) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsOpenHModule lists the columns of OpenHModule (EventInfo.Columns).
 var columnsOpenHModule = []clrimpl.Column{}
 
+// infoOpenHModule describes OpenHModule (OpenHModule.Info).
+var infoOpenHModule = EventInfo{
+	Columns:     columnsOpenHModule,
+	DisplayName: "Startup/OpenHModuleStart",
+	ID:          98,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModule",
+	Opcode:      18,
+	OpcodeName:  "OpenHModule",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModule",
+	Version:     0,
+	desc:        &descOpenHModule,
+	fields:      &fieldsOpenHModule,
+}
+
+// descOpenHModule describes OpenHModule (EventInfo.Descriptor).
+var descOpenHModule = clrimpl.Descriptor{
+	Columns:      columnsOpenHModule,
+	DisplayName:  "Startup/OpenHModuleStart",
+	Fields:       &fieldsOpenHModule,
+	ID:           98,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModule",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsOpenHModule writes the fields of OpenHModule payloads (its Descriptor's Fields).
+var fieldsOpenHModule = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModule)
+}}
+
 // OpenHModuleV1 is the payload of OpenHModule_V1: event 98 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModule (18), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1784,22 +3467,28 @@ type OpenHModuleV1 struct {
 
 // Info describes OpenHModule_V1.
 func (*OpenHModuleV1) Info() *EventInfo {
-	return &eventTable[355]
+	return &infoOpenHModuleV1
+}
+
+// Descriptor describes OpenHModule_V1, as readers of any generated package see it.
+func (*OpenHModuleV1) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModuleV1
 }
 
 // Decode reads a OpenHModule_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *OpenHModuleV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("OpenHModule_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("OpenHModule_V1", len(b), ptrSize, endsOpenHModuleV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsOpenHModuleV1 is where the fixed fields of OpenHModule_V1 end, for the error of a short payload.
+var endsOpenHModuleV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the OpenHModule_V1 wire form for the pointer size.
@@ -1833,6 +3522,46 @@ var columnsOpenHModuleV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoOpenHModuleV1 describes OpenHModule_V1 (OpenHModuleV1.Info).
+var infoOpenHModuleV1 = EventInfo{
+	Columns:     columnsOpenHModuleV1,
+	DisplayName: "Startup/OpenHModuleStart",
+	ID:          98,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModule_V1",
+	Opcode:      18,
+	OpcodeName:  "OpenHModule",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModuleV1",
+	Version:     1,
+	desc:        &descOpenHModuleV1,
+	fields:      &fieldsOpenHModuleV1,
+}
+
+// descOpenHModuleV1 describes OpenHModule_V1 (EventInfo.Descriptor).
+var descOpenHModuleV1 = clrimpl.Descriptor{
+	Columns:      columnsOpenHModuleV1,
+	DisplayName:  "Startup/OpenHModuleStart",
+	Fields:       &fieldsOpenHModuleV1,
+	ID:           98,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModule_V1",
+	Opcode:       18,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsOpenHModuleV1 writes the fields of OpenHModule_V1 payloads (its Descriptor's Fields).
+var fieldsOpenHModuleV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModuleV1)
+}}
+
 // OpenHModuleEnd is the payload of OpenHModuleEnd: event 99 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModuleEnd (19), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1840,7 +3569,12 @@ type OpenHModuleEnd struct{}
 
 // Info describes OpenHModuleEnd.
 func (*OpenHModuleEnd) Info() *EventInfo {
-	return &eventTable[356]
+	return &infoOpenHModuleEnd
+}
+
+// Descriptor describes OpenHModuleEnd, as readers of any generated package see it.
+func (*OpenHModuleEnd) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModuleEnd
 }
 
 // Decode reads a OpenHModuleEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1870,6 +3604,46 @@ func (e *OpenHModuleEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsOpenHModuleEnd lists the columns of OpenHModuleEnd (EventInfo.Columns).
 var columnsOpenHModuleEnd = []clrimpl.Column{}
 
+// infoOpenHModuleEnd describes OpenHModuleEnd (OpenHModuleEnd.Info).
+var infoOpenHModuleEnd = EventInfo{
+	Columns:     columnsOpenHModuleEnd,
+	DisplayName: "Startup/OpenHModuleStop",
+	ID:          99,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModuleEnd",
+	Opcode:      19,
+	OpcodeName:  "OpenHModuleEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModuleEnd",
+	Version:     0,
+	desc:        &descOpenHModuleEnd,
+	fields:      &fieldsOpenHModuleEnd,
+}
+
+// descOpenHModuleEnd describes OpenHModuleEnd (EventInfo.Descriptor).
+var descOpenHModuleEnd = clrimpl.Descriptor{
+	Columns:      columnsOpenHModuleEnd,
+	DisplayName:  "Startup/OpenHModuleStop",
+	Fields:       &fieldsOpenHModuleEnd,
+	ID:           99,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModuleEnd",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsOpenHModuleEnd writes the fields of OpenHModuleEnd payloads (its Descriptor's Fields).
+var fieldsOpenHModuleEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModuleEnd)
+}}
+
 // OpenHModuleEndV1 is the payload of OpenHModuleEnd_V1: event 99 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode OpenHModuleEnd (19), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1880,22 +3654,28 @@ type OpenHModuleEndV1 struct {
 
 // Info describes OpenHModuleEnd_V1.
 func (*OpenHModuleEndV1) Info() *EventInfo {
-	return &eventTable[357]
+	return &infoOpenHModuleEndV1
+}
+
+// Descriptor describes OpenHModuleEnd_V1, as readers of any generated package see it.
+func (*OpenHModuleEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descOpenHModuleEndV1
 }
 
 // Decode reads a OpenHModuleEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *OpenHModuleEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("OpenHModuleEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("OpenHModuleEnd_V1", len(b), ptrSize, endsOpenHModuleEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsOpenHModuleEndV1 is where the fixed fields of OpenHModuleEnd_V1 end, for the error of a short payload.
+var endsOpenHModuleEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the OpenHModuleEnd_V1 wire form for the pointer size.
@@ -1929,6 +3709,46 @@ var columnsOpenHModuleEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoOpenHModuleEndV1 describes OpenHModuleEnd_V1 (OpenHModuleEndV1.Info).
+var infoOpenHModuleEndV1 = EventInfo{
+	Columns:     columnsOpenHModuleEndV1,
+	DisplayName: "Startup/OpenHModuleStop",
+	ID:          99,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "OpenHModuleEnd_V1",
+	Opcode:      19,
+	OpcodeName:  "OpenHModuleEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "OpenHModuleEndV1",
+	Version:     1,
+	desc:        &descOpenHModuleEndV1,
+	fields:      &fieldsOpenHModuleEndV1,
+}
+
+// descOpenHModuleEndV1 describes OpenHModuleEnd_V1 (EventInfo.Descriptor).
+var descOpenHModuleEndV1 = clrimpl.Descriptor{
+	Columns:      columnsOpenHModuleEndV1,
+	DisplayName:  "Startup/OpenHModuleStop",
+	Fields:       &fieldsOpenHModuleEndV1,
+	ID:           99,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "OpenHModuleEnd_V1",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsOpenHModuleEndV1 writes the fields of OpenHModuleEnd_V1 payloads (its Descriptor's Fields).
+var fieldsOpenHModuleEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(OpenHModuleEndV1)
+}}
+
 // ExplicitBindStart is the payload of ExplicitBindStart: event 100 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindStart (20), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -1936,7 +3756,12 @@ type ExplicitBindStart struct{}
 
 // Info describes ExplicitBindStart.
 func (*ExplicitBindStart) Info() *EventInfo {
-	return &eventTable[358]
+	return &infoExplicitBindStart
+}
+
+// Descriptor describes ExplicitBindStart, as readers of any generated package see it.
+func (*ExplicitBindStart) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindStart
 }
 
 // Decode reads a ExplicitBindStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1966,6 +3791,46 @@ func (e *ExplicitBindStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExplicitBindStart lists the columns of ExplicitBindStart (EventInfo.Columns).
 var columnsExplicitBindStart = []clrimpl.Column{}
 
+// infoExplicitBindStart describes ExplicitBindStart (ExplicitBindStart.Info).
+var infoExplicitBindStart = EventInfo{
+	Columns:     columnsExplicitBindStart,
+	DisplayName: "Startup/ExplicitBindStart",
+	ID:          100,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindStart",
+	Opcode:      20,
+	OpcodeName:  "ExplicitBindStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindStart",
+	Version:     0,
+	desc:        &descExplicitBindStart,
+	fields:      &fieldsExplicitBindStart,
+}
+
+// descExplicitBindStart describes ExplicitBindStart (EventInfo.Descriptor).
+var descExplicitBindStart = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindStart,
+	DisplayName:  "Startup/ExplicitBindStart",
+	Fields:       &fieldsExplicitBindStart,
+	ID:           100,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindStart",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExplicitBindStart writes the fields of ExplicitBindStart payloads (its Descriptor's Fields).
+var fieldsExplicitBindStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindStart)
+}}
+
 // ExplicitBindStartV1 is the payload of ExplicitBindStart_V1: event 100 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindStart (20), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -1976,22 +3841,28 @@ type ExplicitBindStartV1 struct {
 
 // Info describes ExplicitBindStart_V1.
 func (*ExplicitBindStartV1) Info() *EventInfo {
-	return &eventTable[359]
+	return &infoExplicitBindStartV1
+}
+
+// Descriptor describes ExplicitBindStart_V1, as readers of any generated package see it.
+func (*ExplicitBindStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindStartV1
 }
 
 // Decode reads a ExplicitBindStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExplicitBindStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExplicitBindStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExplicitBindStart_V1", len(b), ptrSize, endsExplicitBindStartV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExplicitBindStartV1 is where the fixed fields of ExplicitBindStart_V1 end, for the error of a short payload.
+var endsExplicitBindStartV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExplicitBindStart_V1 wire form for the pointer size.
@@ -2025,6 +3896,46 @@ var columnsExplicitBindStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExplicitBindStartV1 describes ExplicitBindStart_V1 (ExplicitBindStartV1.Info).
+var infoExplicitBindStartV1 = EventInfo{
+	Columns:     columnsExplicitBindStartV1,
+	DisplayName: "Startup/ExplicitBindStart",
+	ID:          100,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindStart_V1",
+	Opcode:      20,
+	OpcodeName:  "ExplicitBindStart",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindStartV1",
+	Version:     1,
+	desc:        &descExplicitBindStartV1,
+	fields:      &fieldsExplicitBindStartV1,
+}
+
+// descExplicitBindStartV1 describes ExplicitBindStart_V1 (EventInfo.Descriptor).
+var descExplicitBindStartV1 = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindStartV1,
+	DisplayName:  "Startup/ExplicitBindStart",
+	Fields:       &fieldsExplicitBindStartV1,
+	ID:           100,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindStart_V1",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExplicitBindStartV1 writes the fields of ExplicitBindStart_V1 payloads (its Descriptor's Fields).
+var fieldsExplicitBindStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindStartV1)
+}}
+
 // ExplicitBindEnd is the payload of ExplicitBindEnd: event 101 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindEnd (21), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2032,7 +3943,12 @@ type ExplicitBindEnd struct{}
 
 // Info describes ExplicitBindEnd.
 func (*ExplicitBindEnd) Info() *EventInfo {
-	return &eventTable[360]
+	return &infoExplicitBindEnd
+}
+
+// Descriptor describes ExplicitBindEnd, as readers of any generated package see it.
+func (*ExplicitBindEnd) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindEnd
 }
 
 // Decode reads a ExplicitBindEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2062,6 +3978,46 @@ func (e *ExplicitBindEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExplicitBindEnd lists the columns of ExplicitBindEnd (EventInfo.Columns).
 var columnsExplicitBindEnd = []clrimpl.Column{}
 
+// infoExplicitBindEnd describes ExplicitBindEnd (ExplicitBindEnd.Info).
+var infoExplicitBindEnd = EventInfo{
+	Columns:     columnsExplicitBindEnd,
+	DisplayName: "Startup/ExplicitBindStop",
+	ID:          101,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindEnd",
+	Opcode:      21,
+	OpcodeName:  "ExplicitBindEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindEnd",
+	Version:     0,
+	desc:        &descExplicitBindEnd,
+	fields:      &fieldsExplicitBindEnd,
+}
+
+// descExplicitBindEnd describes ExplicitBindEnd (EventInfo.Descriptor).
+var descExplicitBindEnd = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindEnd,
+	DisplayName:  "Startup/ExplicitBindStop",
+	Fields:       &fieldsExplicitBindEnd,
+	ID:           101,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindEnd",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsExplicitBindEnd writes the fields of ExplicitBindEnd payloads (its Descriptor's Fields).
+var fieldsExplicitBindEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindEnd)
+}}
+
 // ExplicitBindEndV1 is the payload of ExplicitBindEnd_V1: event 101 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ExplicitBindEnd (21), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2072,22 +4028,28 @@ type ExplicitBindEndV1 struct {
 
 // Info describes ExplicitBindEnd_V1.
 func (*ExplicitBindEndV1) Info() *EventInfo {
-	return &eventTable[361]
+	return &infoExplicitBindEndV1
+}
+
+// Descriptor describes ExplicitBindEnd_V1, as readers of any generated package see it.
+func (*ExplicitBindEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descExplicitBindEndV1
 }
 
 // Decode reads a ExplicitBindEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ExplicitBindEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ExplicitBindEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExplicitBindEnd_V1", len(b), ptrSize, endsExplicitBindEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsExplicitBindEndV1 is where the fixed fields of ExplicitBindEnd_V1 end, for the error of a short payload.
+var endsExplicitBindEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExplicitBindEnd_V1 wire form for the pointer size.
@@ -2121,6 +4083,46 @@ var columnsExplicitBindEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExplicitBindEndV1 describes ExplicitBindEnd_V1 (ExplicitBindEndV1.Info).
+var infoExplicitBindEndV1 = EventInfo{
+	Columns:     columnsExplicitBindEndV1,
+	DisplayName: "Startup/ExplicitBindStop",
+	ID:          101,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ExplicitBindEnd_V1",
+	Opcode:      21,
+	OpcodeName:  "ExplicitBindEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ExplicitBindEndV1",
+	Version:     1,
+	desc:        &descExplicitBindEndV1,
+	fields:      &fieldsExplicitBindEndV1,
+}
+
+// descExplicitBindEndV1 describes ExplicitBindEnd_V1 (EventInfo.Descriptor).
+var descExplicitBindEndV1 = clrimpl.Descriptor{
+	Columns:      columnsExplicitBindEndV1,
+	DisplayName:  "Startup/ExplicitBindStop",
+	Fields:       &fieldsExplicitBindEndV1,
+	ID:           101,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ExplicitBindEnd_V1",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsExplicitBindEndV1 writes the fields of ExplicitBindEnd_V1 payloads (its Descriptor's Fields).
+var fieldsExplicitBindEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExplicitBindEndV1)
+}}
+
 // ParseXml is the payload of ParseXml: event 102 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXml (22), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2128,7 +4130,12 @@ type ParseXml struct{}
 
 // Info describes ParseXml.
 func (*ParseXml) Info() *EventInfo {
-	return &eventTable[362]
+	return &infoParseXml
+}
+
+// Descriptor describes ParseXml, as readers of any generated package see it.
+func (*ParseXml) Descriptor() *clrimpl.Descriptor {
+	return &descParseXml
 }
 
 // Decode reads a ParseXml payload for a pointer size of 4 or 8 and returns the bytes
@@ -2158,6 +4165,46 @@ func (e *ParseXml) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsParseXml lists the columns of ParseXml (EventInfo.Columns).
 var columnsParseXml = []clrimpl.Column{}
 
+// infoParseXml describes ParseXml (ParseXml.Info).
+var infoParseXml = EventInfo{
+	Columns:     columnsParseXml,
+	DisplayName: "Startup/ParseXmlStart",
+	ID:          102,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXml",
+	Opcode:      22,
+	OpcodeName:  "ParseXml",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXml",
+	Version:     0,
+	desc:        &descParseXml,
+	fields:      &fieldsParseXml,
+}
+
+// descParseXml describes ParseXml (EventInfo.Descriptor).
+var descParseXml = clrimpl.Descriptor{
+	Columns:      columnsParseXml,
+	DisplayName:  "Startup/ParseXmlStart",
+	Fields:       &fieldsParseXml,
+	ID:           102,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXml",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsParseXml writes the fields of ParseXml payloads (its Descriptor's Fields).
+var fieldsParseXml = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXml)
+}}
+
 // ParseXmlV1 is the payload of ParseXml_V1: event 102 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXml (22), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2168,22 +4215,28 @@ type ParseXmlV1 struct {
 
 // Info describes ParseXml_V1.
 func (*ParseXmlV1) Info() *EventInfo {
-	return &eventTable[363]
+	return &infoParseXmlV1
+}
+
+// Descriptor describes ParseXml_V1, as readers of any generated package see it.
+func (*ParseXmlV1) Descriptor() *clrimpl.Descriptor {
+	return &descParseXmlV1
 }
 
 // Decode reads a ParseXml_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ParseXmlV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ParseXml_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ParseXml_V1", len(b), ptrSize, endsParseXmlV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsParseXmlV1 is where the fixed fields of ParseXml_V1 end, for the error of a short payload.
+var endsParseXmlV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ParseXml_V1 wire form for the pointer size.
@@ -2217,6 +4270,46 @@ var columnsParseXmlV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoParseXmlV1 describes ParseXml_V1 (ParseXmlV1.Info).
+var infoParseXmlV1 = EventInfo{
+	Columns:     columnsParseXmlV1,
+	DisplayName: "Startup/ParseXmlStart",
+	ID:          102,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXml_V1",
+	Opcode:      22,
+	OpcodeName:  "ParseXml",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXmlV1",
+	Version:     1,
+	desc:        &descParseXmlV1,
+	fields:      &fieldsParseXmlV1,
+}
+
+// descParseXmlV1 describes ParseXml_V1 (EventInfo.Descriptor).
+var descParseXmlV1 = clrimpl.Descriptor{
+	Columns:      columnsParseXmlV1,
+	DisplayName:  "Startup/ParseXmlStart",
+	Fields:       &fieldsParseXmlV1,
+	ID:           102,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXml_V1",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsParseXmlV1 writes the fields of ParseXml_V1 payloads (its Descriptor's Fields).
+var fieldsParseXmlV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXmlV1)
+}}
+
 // ParseXmlEnd is the payload of ParseXmlEnd: event 103 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXmlEnd (23), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2224,7 +4317,12 @@ type ParseXmlEnd struct{}
 
 // Info describes ParseXmlEnd.
 func (*ParseXmlEnd) Info() *EventInfo {
-	return &eventTable[364]
+	return &infoParseXmlEnd
+}
+
+// Descriptor describes ParseXmlEnd, as readers of any generated package see it.
+func (*ParseXmlEnd) Descriptor() *clrimpl.Descriptor {
+	return &descParseXmlEnd
 }
 
 // Decode reads a ParseXmlEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2254,6 +4352,46 @@ func (e *ParseXmlEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsParseXmlEnd lists the columns of ParseXmlEnd (EventInfo.Columns).
 var columnsParseXmlEnd = []clrimpl.Column{}
 
+// infoParseXmlEnd describes ParseXmlEnd (ParseXmlEnd.Info).
+var infoParseXmlEnd = EventInfo{
+	Columns:     columnsParseXmlEnd,
+	DisplayName: "Startup/ParseXmlStop",
+	ID:          103,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXmlEnd",
+	Opcode:      23,
+	OpcodeName:  "ParseXmlEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXmlEnd",
+	Version:     0,
+	desc:        &descParseXmlEnd,
+	fields:      &fieldsParseXmlEnd,
+}
+
+// descParseXmlEnd describes ParseXmlEnd (EventInfo.Descriptor).
+var descParseXmlEnd = clrimpl.Descriptor{
+	Columns:      columnsParseXmlEnd,
+	DisplayName:  "Startup/ParseXmlStop",
+	Fields:       &fieldsParseXmlEnd,
+	ID:           103,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXmlEnd",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsParseXmlEnd writes the fields of ParseXmlEnd payloads (its Descriptor's Fields).
+var fieldsParseXmlEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXmlEnd)
+}}
+
 // ParseXmlEndV1 is the payload of ParseXmlEnd_V1: event 103 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode ParseXmlEnd (23), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2264,22 +4402,28 @@ type ParseXmlEndV1 struct {
 
 // Info describes ParseXmlEnd_V1.
 func (*ParseXmlEndV1) Info() *EventInfo {
-	return &eventTable[365]
+	return &infoParseXmlEndV1
+}
+
+// Descriptor describes ParseXmlEnd_V1, as readers of any generated package see it.
+func (*ParseXmlEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descParseXmlEndV1
 }
 
 // Decode reads a ParseXmlEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ParseXmlEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("ParseXmlEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ParseXmlEnd_V1", len(b), ptrSize, endsParseXmlEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsParseXmlEndV1 is where the fixed fields of ParseXmlEnd_V1 end, for the error of a short payload.
+var endsParseXmlEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ParseXmlEnd_V1 wire form for the pointer size.
@@ -2313,6 +4457,46 @@ var columnsParseXmlEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoParseXmlEndV1 describes ParseXmlEnd_V1 (ParseXmlEndV1.Info).
+var infoParseXmlEndV1 = EventInfo{
+	Columns:     columnsParseXmlEndV1,
+	DisplayName: "Startup/ParseXmlStop",
+	ID:          103,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "ParseXmlEnd_V1",
+	Opcode:      23,
+	OpcodeName:  "ParseXmlEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "ParseXmlEndV1",
+	Version:     1,
+	desc:        &descParseXmlEndV1,
+	fields:      &fieldsParseXmlEndV1,
+}
+
+// descParseXmlEndV1 describes ParseXmlEnd_V1 (EventInfo.Descriptor).
+var descParseXmlEndV1 = clrimpl.Descriptor{
+	Columns:      columnsParseXmlEndV1,
+	DisplayName:  "Startup/ParseXmlStop",
+	Fields:       &fieldsParseXmlEndV1,
+	ID:           103,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "ParseXmlEnd_V1",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsParseXmlEndV1 writes the fields of ParseXmlEnd_V1 payloads (its Descriptor's Fields).
+var fieldsParseXmlEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ParseXmlEndV1)
+}}
+
 // InitDefaultDomain is the payload of InitDefaultDomain: event 104 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomain (24), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2320,7 +4504,12 @@ type InitDefaultDomain struct{}
 
 // Info describes InitDefaultDomain.
 func (*InitDefaultDomain) Info() *EventInfo {
-	return &eventTable[366]
+	return &infoInitDefaultDomain
+}
+
+// Descriptor describes InitDefaultDomain, as readers of any generated package see it.
+func (*InitDefaultDomain) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomain
 }
 
 // Decode reads a InitDefaultDomain payload for a pointer size of 4 or 8 and returns the bytes
@@ -2350,6 +4539,46 @@ func (e *InitDefaultDomain) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitDefaultDomain lists the columns of InitDefaultDomain (EventInfo.Columns).
 var columnsInitDefaultDomain = []clrimpl.Column{}
 
+// infoInitDefaultDomain describes InitDefaultDomain (InitDefaultDomain.Info).
+var infoInitDefaultDomain = EventInfo{
+	Columns:     columnsInitDefaultDomain,
+	DisplayName: "Startup/InitDefaultDomainStart",
+	ID:          104,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomain",
+	Opcode:      24,
+	OpcodeName:  "InitDefaultDomain",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomain",
+	Version:     0,
+	desc:        &descInitDefaultDomain,
+	fields:      &fieldsInitDefaultDomain,
+}
+
+// descInitDefaultDomain describes InitDefaultDomain (EventInfo.Descriptor).
+var descInitDefaultDomain = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomain,
+	DisplayName:  "Startup/InitDefaultDomainStart",
+	Fields:       &fieldsInitDefaultDomain,
+	ID:           104,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomain",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitDefaultDomain writes the fields of InitDefaultDomain payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomain = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomain)
+}}
+
 // InitDefaultDomainV1 is the payload of InitDefaultDomain_V1: event 104 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomain (24), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2360,22 +4589,28 @@ type InitDefaultDomainV1 struct {
 
 // Info describes InitDefaultDomain_V1.
 func (*InitDefaultDomainV1) Info() *EventInfo {
-	return &eventTable[367]
+	return &infoInitDefaultDomainV1
+}
+
+// Descriptor describes InitDefaultDomain_V1, as readers of any generated package see it.
+func (*InitDefaultDomainV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomainV1
 }
 
 // Decode reads a InitDefaultDomain_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *InitDefaultDomainV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitDefaultDomain_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitDefaultDomain_V1", len(b), ptrSize, endsInitDefaultDomainV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitDefaultDomainV1 is where the fixed fields of InitDefaultDomain_V1 end, for the error of a short payload.
+var endsInitDefaultDomainV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitDefaultDomain_V1 wire form for the pointer size.
@@ -2409,6 +4644,46 @@ var columnsInitDefaultDomainV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitDefaultDomainV1 describes InitDefaultDomain_V1 (InitDefaultDomainV1.Info).
+var infoInitDefaultDomainV1 = EventInfo{
+	Columns:     columnsInitDefaultDomainV1,
+	DisplayName: "Startup/InitDefaultDomainStart",
+	ID:          104,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomain_V1",
+	Opcode:      24,
+	OpcodeName:  "InitDefaultDomain",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomainV1",
+	Version:     1,
+	desc:        &descInitDefaultDomainV1,
+	fields:      &fieldsInitDefaultDomainV1,
+}
+
+// descInitDefaultDomainV1 describes InitDefaultDomain_V1 (EventInfo.Descriptor).
+var descInitDefaultDomainV1 = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomainV1,
+	DisplayName:  "Startup/InitDefaultDomainStart",
+	Fields:       &fieldsInitDefaultDomainV1,
+	ID:           104,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomain_V1",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitDefaultDomainV1 writes the fields of InitDefaultDomain_V1 payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomainV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomainV1)
+}}
+
 // InitDefaultDomainEnd is the payload of InitDefaultDomainEnd: event 105 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomainEnd (25), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2416,7 +4691,12 @@ type InitDefaultDomainEnd struct{}
 
 // Info describes InitDefaultDomainEnd.
 func (*InitDefaultDomainEnd) Info() *EventInfo {
-	return &eventTable[368]
+	return &infoInitDefaultDomainEnd
+}
+
+// Descriptor describes InitDefaultDomainEnd, as readers of any generated package see it.
+func (*InitDefaultDomainEnd) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomainEnd
 }
 
 // Decode reads a InitDefaultDomainEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2446,6 +4726,46 @@ func (e *InitDefaultDomainEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitDefaultDomainEnd lists the columns of InitDefaultDomainEnd (EventInfo.Columns).
 var columnsInitDefaultDomainEnd = []clrimpl.Column{}
 
+// infoInitDefaultDomainEnd describes InitDefaultDomainEnd (InitDefaultDomainEnd.Info).
+var infoInitDefaultDomainEnd = EventInfo{
+	Columns:     columnsInitDefaultDomainEnd,
+	DisplayName: "Startup/InitDefaultDomainStop",
+	ID:          105,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomainEnd",
+	Opcode:      25,
+	OpcodeName:  "InitDefaultDomainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomainEnd",
+	Version:     0,
+	desc:        &descInitDefaultDomainEnd,
+	fields:      &fieldsInitDefaultDomainEnd,
+}
+
+// descInitDefaultDomainEnd describes InitDefaultDomainEnd (EventInfo.Descriptor).
+var descInitDefaultDomainEnd = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomainEnd,
+	DisplayName:  "Startup/InitDefaultDomainStop",
+	Fields:       &fieldsInitDefaultDomainEnd,
+	ID:           105,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomainEnd",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitDefaultDomainEnd writes the fields of InitDefaultDomainEnd payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomainEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomainEnd)
+}}
+
 // InitDefaultDomainEndV1 is the payload of InitDefaultDomainEnd_V1: event 105 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitDefaultDomainEnd (25), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2456,22 +4776,28 @@ type InitDefaultDomainEndV1 struct {
 
 // Info describes InitDefaultDomainEnd_V1.
 func (*InitDefaultDomainEndV1) Info() *EventInfo {
-	return &eventTable[369]
+	return &infoInitDefaultDomainEndV1
+}
+
+// Descriptor describes InitDefaultDomainEnd_V1, as readers of any generated package see it.
+func (*InitDefaultDomainEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitDefaultDomainEndV1
 }
 
 // Decode reads a InitDefaultDomainEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *InitDefaultDomainEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitDefaultDomainEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitDefaultDomainEnd_V1", len(b), ptrSize, endsInitDefaultDomainEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitDefaultDomainEndV1 is where the fixed fields of InitDefaultDomainEnd_V1 end, for the error of a short payload.
+var endsInitDefaultDomainEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitDefaultDomainEnd_V1 wire form for the pointer size.
@@ -2505,6 +4831,46 @@ var columnsInitDefaultDomainEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitDefaultDomainEndV1 describes InitDefaultDomainEnd_V1 (InitDefaultDomainEndV1.Info).
+var infoInitDefaultDomainEndV1 = EventInfo{
+	Columns:     columnsInitDefaultDomainEndV1,
+	DisplayName: "Startup/InitDefaultDomainStop",
+	ID:          105,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitDefaultDomainEnd_V1",
+	Opcode:      25,
+	OpcodeName:  "InitDefaultDomainEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitDefaultDomainEndV1",
+	Version:     1,
+	desc:        &descInitDefaultDomainEndV1,
+	fields:      &fieldsInitDefaultDomainEndV1,
+}
+
+// descInitDefaultDomainEndV1 describes InitDefaultDomainEnd_V1 (EventInfo.Descriptor).
+var descInitDefaultDomainEndV1 = clrimpl.Descriptor{
+	Columns:      columnsInitDefaultDomainEndV1,
+	DisplayName:  "Startup/InitDefaultDomainStop",
+	Fields:       &fieldsInitDefaultDomainEndV1,
+	ID:           105,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitDefaultDomainEnd_V1",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitDefaultDomainEndV1 writes the fields of InitDefaultDomainEnd_V1 payloads (its Descriptor's Fields).
+var fieldsInitDefaultDomainEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitDefaultDomainEndV1)
+}}
+
 // InitSecurity is the payload of InitSecurity: event 106 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurity (26), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2512,7 +4878,12 @@ type InitSecurity struct{}
 
 // Info describes InitSecurity.
 func (*InitSecurity) Info() *EventInfo {
-	return &eventTable[370]
+	return &infoInitSecurity
+}
+
+// Descriptor describes InitSecurity, as readers of any generated package see it.
+func (*InitSecurity) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurity
 }
 
 // Decode reads a InitSecurity payload for a pointer size of 4 or 8 and returns the bytes
@@ -2542,6 +4913,46 @@ func (e *InitSecurity) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitSecurity lists the columns of InitSecurity (EventInfo.Columns).
 var columnsInitSecurity = []clrimpl.Column{}
 
+// infoInitSecurity describes InitSecurity (InitSecurity.Info).
+var infoInitSecurity = EventInfo{
+	Columns:     columnsInitSecurity,
+	DisplayName: "Startup/InitSecurityStart",
+	ID:          106,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurity",
+	Opcode:      26,
+	OpcodeName:  "InitSecurity",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurity",
+	Version:     0,
+	desc:        &descInitSecurity,
+	fields:      &fieldsInitSecurity,
+}
+
+// descInitSecurity describes InitSecurity (EventInfo.Descriptor).
+var descInitSecurity = clrimpl.Descriptor{
+	Columns:      columnsInitSecurity,
+	DisplayName:  "Startup/InitSecurityStart",
+	Fields:       &fieldsInitSecurity,
+	ID:           106,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurity",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitSecurity writes the fields of InitSecurity payloads (its Descriptor's Fields).
+var fieldsInitSecurity = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurity)
+}}
+
 // InitSecurityV1 is the payload of InitSecurity_V1: event 106 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurity (26), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2552,22 +4963,28 @@ type InitSecurityV1 struct {
 
 // Info describes InitSecurity_V1.
 func (*InitSecurityV1) Info() *EventInfo {
-	return &eventTable[371]
+	return &infoInitSecurityV1
+}
+
+// Descriptor describes InitSecurity_V1, as readers of any generated package see it.
+func (*InitSecurityV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurityV1
 }
 
 // Decode reads a InitSecurity_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *InitSecurityV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitSecurity_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitSecurity_V1", len(b), ptrSize, endsInitSecurityV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitSecurityV1 is where the fixed fields of InitSecurity_V1 end, for the error of a short payload.
+var endsInitSecurityV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitSecurity_V1 wire form for the pointer size.
@@ -2601,6 +5018,46 @@ var columnsInitSecurityV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitSecurityV1 describes InitSecurity_V1 (InitSecurityV1.Info).
+var infoInitSecurityV1 = EventInfo{
+	Columns:     columnsInitSecurityV1,
+	DisplayName: "Startup/InitSecurityStart",
+	ID:          106,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurity_V1",
+	Opcode:      26,
+	OpcodeName:  "InitSecurity",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurityV1",
+	Version:     1,
+	desc:        &descInitSecurityV1,
+	fields:      &fieldsInitSecurityV1,
+}
+
+// descInitSecurityV1 describes InitSecurity_V1 (EventInfo.Descriptor).
+var descInitSecurityV1 = clrimpl.Descriptor{
+	Columns:      columnsInitSecurityV1,
+	DisplayName:  "Startup/InitSecurityStart",
+	Fields:       &fieldsInitSecurityV1,
+	ID:           106,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurity_V1",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitSecurityV1 writes the fields of InitSecurity_V1 payloads (its Descriptor's Fields).
+var fieldsInitSecurityV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurityV1)
+}}
+
 // InitSecurityEnd is the payload of InitSecurityEnd: event 107 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurityEnd (27), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2608,7 +5065,12 @@ type InitSecurityEnd struct{}
 
 // Info describes InitSecurityEnd.
 func (*InitSecurityEnd) Info() *EventInfo {
-	return &eventTable[372]
+	return &infoInitSecurityEnd
+}
+
+// Descriptor describes InitSecurityEnd, as readers of any generated package see it.
+func (*InitSecurityEnd) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurityEnd
 }
 
 // Decode reads a InitSecurityEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2638,6 +5100,46 @@ func (e *InitSecurityEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsInitSecurityEnd lists the columns of InitSecurityEnd (EventInfo.Columns).
 var columnsInitSecurityEnd = []clrimpl.Column{}
 
+// infoInitSecurityEnd describes InitSecurityEnd (InitSecurityEnd.Info).
+var infoInitSecurityEnd = EventInfo{
+	Columns:     columnsInitSecurityEnd,
+	DisplayName: "Startup/InitSecurityStop",
+	ID:          107,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurityEnd",
+	Opcode:      27,
+	OpcodeName:  "InitSecurityEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurityEnd",
+	Version:     0,
+	desc:        &descInitSecurityEnd,
+	fields:      &fieldsInitSecurityEnd,
+}
+
+// descInitSecurityEnd describes InitSecurityEnd (EventInfo.Descriptor).
+var descInitSecurityEnd = clrimpl.Descriptor{
+	Columns:      columnsInitSecurityEnd,
+	DisplayName:  "Startup/InitSecurityStop",
+	Fields:       &fieldsInitSecurityEnd,
+	ID:           107,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurityEnd",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsInitSecurityEnd writes the fields of InitSecurityEnd payloads (its Descriptor's Fields).
+var fieldsInitSecurityEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurityEnd)
+}}
+
 // InitSecurityEndV1 is the payload of InitSecurityEnd_V1: event 107 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode InitSecurityEnd (27), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2648,22 +5150,28 @@ type InitSecurityEndV1 struct {
 
 // Info describes InitSecurityEnd_V1.
 func (*InitSecurityEndV1) Info() *EventInfo {
-	return &eventTable[373]
+	return &infoInitSecurityEndV1
+}
+
+// Descriptor describes InitSecurityEnd_V1, as readers of any generated package see it.
+func (*InitSecurityEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descInitSecurityEndV1
 }
 
 // Decode reads a InitSecurityEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *InitSecurityEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("InitSecurityEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("InitSecurityEnd_V1", len(b), ptrSize, endsInitSecurityEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsInitSecurityEndV1 is where the fixed fields of InitSecurityEnd_V1 end, for the error of a short payload.
+var endsInitSecurityEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the InitSecurityEnd_V1 wire form for the pointer size.
@@ -2697,6 +5205,46 @@ var columnsInitSecurityEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoInitSecurityEndV1 describes InitSecurityEnd_V1 (InitSecurityEndV1.Info).
+var infoInitSecurityEndV1 = EventInfo{
+	Columns:     columnsInitSecurityEndV1,
+	DisplayName: "Startup/InitSecurityStop",
+	ID:          107,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "InitSecurityEnd_V1",
+	Opcode:      27,
+	OpcodeName:  "InitSecurityEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "InitSecurityEndV1",
+	Version:     1,
+	desc:        &descInitSecurityEndV1,
+	fields:      &fieldsInitSecurityEndV1,
+}
+
+// descInitSecurityEndV1 describes InitSecurityEnd_V1 (EventInfo.Descriptor).
+var descInitSecurityEndV1 = clrimpl.Descriptor{
+	Columns:      columnsInitSecurityEndV1,
+	DisplayName:  "Startup/InitSecurityStop",
+	Fields:       &fieldsInitSecurityEndV1,
+	ID:           107,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "InitSecurityEnd_V1",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsInitSecurityEndV1 writes the fields of InitSecurityEnd_V1 payloads (its Descriptor's Fields).
+var fieldsInitSecurityEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(InitSecurityEndV1)
+}}
+
 // AllowBindingRedirs is the payload of AllowBindingRedirs: event 108 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirs (28), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2704,7 +5252,12 @@ type AllowBindingRedirs struct{}
 
 // Info describes AllowBindingRedirs.
 func (*AllowBindingRedirs) Info() *EventInfo {
-	return &eventTable[374]
+	return &infoAllowBindingRedirs
+}
+
+// Descriptor describes AllowBindingRedirs, as readers of any generated package see it.
+func (*AllowBindingRedirs) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirs
 }
 
 // Decode reads a AllowBindingRedirs payload for a pointer size of 4 or 8 and returns the bytes
@@ -2734,6 +5287,46 @@ func (e *AllowBindingRedirs) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsAllowBindingRedirs lists the columns of AllowBindingRedirs (EventInfo.Columns).
 var columnsAllowBindingRedirs = []clrimpl.Column{}
 
+// infoAllowBindingRedirs describes AllowBindingRedirs (AllowBindingRedirs.Info).
+var infoAllowBindingRedirs = EventInfo{
+	Columns:     columnsAllowBindingRedirs,
+	DisplayName: "Startup/AllowBindingRedirsStart",
+	ID:          108,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirs",
+	Opcode:      28,
+	OpcodeName:  "AllowBindingRedirs",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirs",
+	Version:     0,
+	desc:        &descAllowBindingRedirs,
+	fields:      &fieldsAllowBindingRedirs,
+}
+
+// descAllowBindingRedirs describes AllowBindingRedirs (EventInfo.Descriptor).
+var descAllowBindingRedirs = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirs,
+	DisplayName:  "Startup/AllowBindingRedirsStart",
+	Fields:       &fieldsAllowBindingRedirs,
+	ID:           108,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirs",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsAllowBindingRedirs writes the fields of AllowBindingRedirs payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirs = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirs)
+}}
+
 // AllowBindingRedirsV1 is the payload of AllowBindingRedirs_V1: event 108 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirs (28), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2744,22 +5337,28 @@ type AllowBindingRedirsV1 struct {
 
 // Info describes AllowBindingRedirs_V1.
 func (*AllowBindingRedirsV1) Info() *EventInfo {
-	return &eventTable[375]
+	return &infoAllowBindingRedirsV1
+}
+
+// Descriptor describes AllowBindingRedirs_V1, as readers of any generated package see it.
+func (*AllowBindingRedirsV1) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirsV1
 }
 
 // Decode reads a AllowBindingRedirs_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AllowBindingRedirsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("AllowBindingRedirs_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AllowBindingRedirs_V1", len(b), ptrSize, endsAllowBindingRedirsV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsAllowBindingRedirsV1 is where the fixed fields of AllowBindingRedirs_V1 end, for the error of a short payload.
+var endsAllowBindingRedirsV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AllowBindingRedirs_V1 wire form for the pointer size.
@@ -2793,6 +5392,46 @@ var columnsAllowBindingRedirsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAllowBindingRedirsV1 describes AllowBindingRedirs_V1 (AllowBindingRedirsV1.Info).
+var infoAllowBindingRedirsV1 = EventInfo{
+	Columns:     columnsAllowBindingRedirsV1,
+	DisplayName: "Startup/AllowBindingRedirsStart",
+	ID:          108,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirs_V1",
+	Opcode:      28,
+	OpcodeName:  "AllowBindingRedirs",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirsV1",
+	Version:     1,
+	desc:        &descAllowBindingRedirsV1,
+	fields:      &fieldsAllowBindingRedirsV1,
+}
+
+// descAllowBindingRedirsV1 describes AllowBindingRedirs_V1 (EventInfo.Descriptor).
+var descAllowBindingRedirsV1 = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirsV1,
+	DisplayName:  "Startup/AllowBindingRedirsStart",
+	Fields:       &fieldsAllowBindingRedirsV1,
+	ID:           108,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirs_V1",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsAllowBindingRedirsV1 writes the fields of AllowBindingRedirs_V1 payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirsV1)
+}}
+
 // AllowBindingRedirsEnd is the payload of AllowBindingRedirsEnd: event 109 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirsEnd (29), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2800,7 +5439,12 @@ type AllowBindingRedirsEnd struct{}
 
 // Info describes AllowBindingRedirsEnd.
 func (*AllowBindingRedirsEnd) Info() *EventInfo {
-	return &eventTable[376]
+	return &infoAllowBindingRedirsEnd
+}
+
+// Descriptor describes AllowBindingRedirsEnd, as readers of any generated package see it.
+func (*AllowBindingRedirsEnd) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirsEnd
 }
 
 // Decode reads a AllowBindingRedirsEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2830,6 +5474,46 @@ func (e *AllowBindingRedirsEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsAllowBindingRedirsEnd lists the columns of AllowBindingRedirsEnd (EventInfo.Columns).
 var columnsAllowBindingRedirsEnd = []clrimpl.Column{}
 
+// infoAllowBindingRedirsEnd describes AllowBindingRedirsEnd (AllowBindingRedirsEnd.Info).
+var infoAllowBindingRedirsEnd = EventInfo{
+	Columns:     columnsAllowBindingRedirsEnd,
+	DisplayName: "Startup/AllowBindingRedirsStop",
+	ID:          109,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirsEnd",
+	Opcode:      29,
+	OpcodeName:  "AllowBindingRedirsEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirsEnd",
+	Version:     0,
+	desc:        &descAllowBindingRedirsEnd,
+	fields:      &fieldsAllowBindingRedirsEnd,
+}
+
+// descAllowBindingRedirsEnd describes AllowBindingRedirsEnd (EventInfo.Descriptor).
+var descAllowBindingRedirsEnd = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirsEnd,
+	DisplayName:  "Startup/AllowBindingRedirsStop",
+	Fields:       &fieldsAllowBindingRedirsEnd,
+	ID:           109,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirsEnd",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsAllowBindingRedirsEnd writes the fields of AllowBindingRedirsEnd payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirsEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirsEnd)
+}}
+
 // AllowBindingRedirsEndV1 is the payload of AllowBindingRedirsEnd_V1: event 109 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode AllowBindingRedirsEnd (29), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2840,22 +5524,28 @@ type AllowBindingRedirsEndV1 struct {
 
 // Info describes AllowBindingRedirsEnd_V1.
 func (*AllowBindingRedirsEndV1) Info() *EventInfo {
-	return &eventTable[377]
+	return &infoAllowBindingRedirsEndV1
+}
+
+// Descriptor describes AllowBindingRedirsEnd_V1, as readers of any generated package see it.
+func (*AllowBindingRedirsEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descAllowBindingRedirsEndV1
 }
 
 // Decode reads a AllowBindingRedirsEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AllowBindingRedirsEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("AllowBindingRedirsEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AllowBindingRedirsEnd_V1", len(b), ptrSize, endsAllowBindingRedirsEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsAllowBindingRedirsEndV1 is where the fixed fields of AllowBindingRedirsEnd_V1 end, for the error of a short payload.
+var endsAllowBindingRedirsEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AllowBindingRedirsEnd_V1 wire form for the pointer size.
@@ -2889,6 +5579,46 @@ var columnsAllowBindingRedirsEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAllowBindingRedirsEndV1 describes AllowBindingRedirsEnd_V1 (AllowBindingRedirsEndV1.Info).
+var infoAllowBindingRedirsEndV1 = EventInfo{
+	Columns:     columnsAllowBindingRedirsEndV1,
+	DisplayName: "Startup/AllowBindingRedirsStop",
+	ID:          109,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "AllowBindingRedirsEnd_V1",
+	Opcode:      29,
+	OpcodeName:  "AllowBindingRedirsEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "AllowBindingRedirsEndV1",
+	Version:     1,
+	desc:        &descAllowBindingRedirsEndV1,
+	fields:      &fieldsAllowBindingRedirsEndV1,
+}
+
+// descAllowBindingRedirsEndV1 describes AllowBindingRedirsEnd_V1 (EventInfo.Descriptor).
+var descAllowBindingRedirsEndV1 = clrimpl.Descriptor{
+	Columns:      columnsAllowBindingRedirsEndV1,
+	DisplayName:  "Startup/AllowBindingRedirsStop",
+	Fields:       &fieldsAllowBindingRedirsEndV1,
+	ID:           109,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "AllowBindingRedirsEnd_V1",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsAllowBindingRedirsEndV1 writes the fields of AllowBindingRedirsEnd_V1 payloads (its Descriptor's Fields).
+var fieldsAllowBindingRedirsEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllowBindingRedirsEndV1)
+}}
+
 // EEConfigSync is the payload of EEConfigSync: event 110 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSync (30), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2896,7 +5626,12 @@ type EEConfigSync struct{}
 
 // Info describes EEConfigSync.
 func (*EEConfigSync) Info() *EventInfo {
-	return &eventTable[378]
+	return &infoEEConfigSync
+}
+
+// Descriptor describes EEConfigSync, as readers of any generated package see it.
+func (*EEConfigSync) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSync
 }
 
 // Decode reads a EEConfigSync payload for a pointer size of 4 or 8 and returns the bytes
@@ -2926,6 +5661,46 @@ func (e *EEConfigSync) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSync lists the columns of EEConfigSync (EventInfo.Columns).
 var columnsEEConfigSync = []clrimpl.Column{}
 
+// infoEEConfigSync describes EEConfigSync (EEConfigSync.Info).
+var infoEEConfigSync = EventInfo{
+	Columns:     columnsEEConfigSync,
+	DisplayName: "Startup/EEConfigSyncStart",
+	ID:          110,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSync",
+	Opcode:      30,
+	OpcodeName:  "EEConfigSync",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSync",
+	Version:     0,
+	desc:        &descEEConfigSync,
+	fields:      &fieldsEEConfigSync,
+}
+
+// descEEConfigSync describes EEConfigSync (EventInfo.Descriptor).
+var descEEConfigSync = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSync,
+	DisplayName:  "Startup/EEConfigSyncStart",
+	Fields:       &fieldsEEConfigSync,
+	ID:           110,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSync",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSync writes the fields of EEConfigSync payloads (its Descriptor's Fields).
+var fieldsEEConfigSync = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSync)
+}}
+
 // EEConfigSyncV1 is the payload of EEConfigSync_V1: event 110 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSync (30), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -2936,22 +5711,28 @@ type EEConfigSyncV1 struct {
 
 // Info describes EEConfigSync_V1.
 func (*EEConfigSyncV1) Info() *EventInfo {
-	return &eventTable[379]
+	return &infoEEConfigSyncV1
+}
+
+// Descriptor describes EEConfigSync_V1, as readers of any generated package see it.
+func (*EEConfigSyncV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSyncV1
 }
 
 // Decode reads a EEConfigSync_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EEConfigSyncV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSync_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSync_V1", len(b), ptrSize, endsEEConfigSyncV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSyncV1 is where the fixed fields of EEConfigSync_V1 end, for the error of a short payload.
+var endsEEConfigSyncV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSync_V1 wire form for the pointer size.
@@ -2985,6 +5766,46 @@ var columnsEEConfigSyncV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSyncV1 describes EEConfigSync_V1 (EEConfigSyncV1.Info).
+var infoEEConfigSyncV1 = EventInfo{
+	Columns:     columnsEEConfigSyncV1,
+	DisplayName: "Startup/EEConfigSyncStart",
+	ID:          110,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSync_V1",
+	Opcode:      30,
+	OpcodeName:  "EEConfigSync",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSyncV1",
+	Version:     1,
+	desc:        &descEEConfigSyncV1,
+	fields:      &fieldsEEConfigSyncV1,
+}
+
+// descEEConfigSyncV1 describes EEConfigSync_V1 (EventInfo.Descriptor).
+var descEEConfigSyncV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSyncV1,
+	DisplayName:  "Startup/EEConfigSyncStart",
+	Fields:       &fieldsEEConfigSyncV1,
+	ID:           110,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSync_V1",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSyncV1 writes the fields of EEConfigSync_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSyncV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSyncV1)
+}}
+
 // EEConfigSyncEnd is the payload of EEConfigSyncEnd: event 111 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSyncEnd (31), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -2992,7 +5813,12 @@ type EEConfigSyncEnd struct{}
 
 // Info describes EEConfigSyncEnd.
 func (*EEConfigSyncEnd) Info() *EventInfo {
-	return &eventTable[380]
+	return &infoEEConfigSyncEnd
+}
+
+// Descriptor describes EEConfigSyncEnd, as readers of any generated package see it.
+func (*EEConfigSyncEnd) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSyncEnd
 }
 
 // Decode reads a EEConfigSyncEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3022,6 +5848,46 @@ func (e *EEConfigSyncEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsEEConfigSyncEnd lists the columns of EEConfigSyncEnd (EventInfo.Columns).
 var columnsEEConfigSyncEnd = []clrimpl.Column{}
 
+// infoEEConfigSyncEnd describes EEConfigSyncEnd (EEConfigSyncEnd.Info).
+var infoEEConfigSyncEnd = EventInfo{
+	Columns:     columnsEEConfigSyncEnd,
+	DisplayName: "Startup/EEConfigSyncStop",
+	ID:          111,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSyncEnd",
+	Opcode:      31,
+	OpcodeName:  "EEConfigSyncEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSyncEnd",
+	Version:     0,
+	desc:        &descEEConfigSyncEnd,
+	fields:      &fieldsEEConfigSyncEnd,
+}
+
+// descEEConfigSyncEnd describes EEConfigSyncEnd (EventInfo.Descriptor).
+var descEEConfigSyncEnd = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSyncEnd,
+	DisplayName:  "Startup/EEConfigSyncStop",
+	Fields:       &fieldsEEConfigSyncEnd,
+	ID:           111,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSyncEnd",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsEEConfigSyncEnd writes the fields of EEConfigSyncEnd payloads (its Descriptor's Fields).
+var fieldsEEConfigSyncEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSyncEnd)
+}}
+
 // EEConfigSyncEndV1 is the payload of EEConfigSyncEnd_V1: event 111 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode EEConfigSyncEnd (31), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3032,22 +5898,28 @@ type EEConfigSyncEndV1 struct {
 
 // Info describes EEConfigSyncEnd_V1.
 func (*EEConfigSyncEndV1) Info() *EventInfo {
-	return &eventTable[381]
+	return &infoEEConfigSyncEndV1
+}
+
+// Descriptor describes EEConfigSyncEnd_V1, as readers of any generated package see it.
+func (*EEConfigSyncEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descEEConfigSyncEndV1
 }
 
 // Decode reads a EEConfigSyncEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *EEConfigSyncEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("EEConfigSyncEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EEConfigSyncEnd_V1", len(b), ptrSize, endsEEConfigSyncEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsEEConfigSyncEndV1 is where the fixed fields of EEConfigSyncEnd_V1 end, for the error of a short payload.
+var endsEEConfigSyncEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the EEConfigSyncEnd_V1 wire form for the pointer size.
@@ -3081,6 +5953,46 @@ var columnsEEConfigSyncEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoEEConfigSyncEndV1 describes EEConfigSyncEnd_V1 (EEConfigSyncEndV1.Info).
+var infoEEConfigSyncEndV1 = EventInfo{
+	Columns:     columnsEEConfigSyncEndV1,
+	DisplayName: "Startup/EEConfigSyncStop",
+	ID:          111,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "EEConfigSyncEnd_V1",
+	Opcode:      31,
+	OpcodeName:  "EEConfigSyncEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "EEConfigSyncEndV1",
+	Version:     1,
+	desc:        &descEEConfigSyncEndV1,
+	fields:      &fieldsEEConfigSyncEndV1,
+}
+
+// descEEConfigSyncEndV1 describes EEConfigSyncEnd_V1 (EventInfo.Descriptor).
+var descEEConfigSyncEndV1 = clrimpl.Descriptor{
+	Columns:      columnsEEConfigSyncEndV1,
+	DisplayName:  "Startup/EEConfigSyncStop",
+	Fields:       &fieldsEEConfigSyncEndV1,
+	ID:           111,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "EEConfigSyncEnd_V1",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsEEConfigSyncEndV1 writes the fields of EEConfigSyncEnd_V1 payloads (its Descriptor's Fields).
+var fieldsEEConfigSyncEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EEConfigSyncEndV1)
+}}
+
 // FusionBinding is the payload of FusionBinding: event 112 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBinding (32), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3088,7 +6000,12 @@ type FusionBinding struct{}
 
 // Info describes FusionBinding.
 func (*FusionBinding) Info() *EventInfo {
-	return &eventTable[382]
+	return &infoFusionBinding
+}
+
+// Descriptor describes FusionBinding, as readers of any generated package see it.
+func (*FusionBinding) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBinding
 }
 
 // Decode reads a FusionBinding payload for a pointer size of 4 or 8 and returns the bytes
@@ -3118,6 +6035,46 @@ func (e *FusionBinding) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionBinding lists the columns of FusionBinding (EventInfo.Columns).
 var columnsFusionBinding = []clrimpl.Column{}
 
+// infoFusionBinding describes FusionBinding (FusionBinding.Info).
+var infoFusionBinding = EventInfo{
+	Columns:     columnsFusionBinding,
+	DisplayName: "Startup/BindingStart",
+	ID:          112,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBinding",
+	Opcode:      32,
+	OpcodeName:  "FusionBinding",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBinding",
+	Version:     0,
+	desc:        &descFusionBinding,
+	fields:      &fieldsFusionBinding,
+}
+
+// descFusionBinding describes FusionBinding (EventInfo.Descriptor).
+var descFusionBinding = clrimpl.Descriptor{
+	Columns:      columnsFusionBinding,
+	DisplayName:  "Startup/BindingStart",
+	Fields:       &fieldsFusionBinding,
+	ID:           112,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBinding",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionBinding writes the fields of FusionBinding payloads (its Descriptor's Fields).
+var fieldsFusionBinding = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBinding)
+}}
+
 // FusionBindingV1 is the payload of FusionBinding_V1: event 112 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBinding (32), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3128,22 +6085,28 @@ type FusionBindingV1 struct {
 
 // Info describes FusionBinding_V1.
 func (*FusionBindingV1) Info() *EventInfo {
-	return &eventTable[383]
+	return &infoFusionBindingV1
+}
+
+// Descriptor describes FusionBinding_V1, as readers of any generated package see it.
+func (*FusionBindingV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBindingV1
 }
 
 // Decode reads a FusionBinding_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *FusionBindingV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionBinding_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionBinding_V1", len(b), ptrSize, endsFusionBindingV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionBindingV1 is where the fixed fields of FusionBinding_V1 end, for the error of a short payload.
+var endsFusionBindingV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionBinding_V1 wire form for the pointer size.
@@ -3177,6 +6140,46 @@ var columnsFusionBindingV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionBindingV1 describes FusionBinding_V1 (FusionBindingV1.Info).
+var infoFusionBindingV1 = EventInfo{
+	Columns:     columnsFusionBindingV1,
+	DisplayName: "Startup/BindingStart",
+	ID:          112,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBinding_V1",
+	Opcode:      32,
+	OpcodeName:  "FusionBinding",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBindingV1",
+	Version:     1,
+	desc:        &descFusionBindingV1,
+	fields:      &fieldsFusionBindingV1,
+}
+
+// descFusionBindingV1 describes FusionBinding_V1 (EventInfo.Descriptor).
+var descFusionBindingV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionBindingV1,
+	DisplayName:  "Startup/BindingStart",
+	Fields:       &fieldsFusionBindingV1,
+	ID:           112,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBinding_V1",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionBindingV1 writes the fields of FusionBinding_V1 payloads (its Descriptor's Fields).
+var fieldsFusionBindingV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBindingV1)
+}}
+
 // FusionBindingEnd is the payload of FusionBindingEnd: event 113 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBindingEnd (33), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3184,7 +6187,12 @@ type FusionBindingEnd struct{}
 
 // Info describes FusionBindingEnd.
 func (*FusionBindingEnd) Info() *EventInfo {
-	return &eventTable[384]
+	return &infoFusionBindingEnd
+}
+
+// Descriptor describes FusionBindingEnd, as readers of any generated package see it.
+func (*FusionBindingEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBindingEnd
 }
 
 // Decode reads a FusionBindingEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3214,6 +6222,46 @@ func (e *FusionBindingEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionBindingEnd lists the columns of FusionBindingEnd (EventInfo.Columns).
 var columnsFusionBindingEnd = []clrimpl.Column{}
 
+// infoFusionBindingEnd describes FusionBindingEnd (FusionBindingEnd.Info).
+var infoFusionBindingEnd = EventInfo{
+	Columns:     columnsFusionBindingEnd,
+	DisplayName: "Startup/BindingStop",
+	ID:          113,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBindingEnd",
+	Opcode:      33,
+	OpcodeName:  "FusionBindingEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBindingEnd",
+	Version:     0,
+	desc:        &descFusionBindingEnd,
+	fields:      &fieldsFusionBindingEnd,
+}
+
+// descFusionBindingEnd describes FusionBindingEnd (EventInfo.Descriptor).
+var descFusionBindingEnd = clrimpl.Descriptor{
+	Columns:      columnsFusionBindingEnd,
+	DisplayName:  "Startup/BindingStop",
+	Fields:       &fieldsFusionBindingEnd,
+	ID:           113,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBindingEnd",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionBindingEnd writes the fields of FusionBindingEnd payloads (its Descriptor's Fields).
+var fieldsFusionBindingEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBindingEnd)
+}}
+
 // FusionBindingEndV1 is the payload of FusionBindingEnd_V1: event 113 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionBindingEnd (33), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3224,22 +6272,28 @@ type FusionBindingEndV1 struct {
 
 // Info describes FusionBindingEnd_V1.
 func (*FusionBindingEndV1) Info() *EventInfo {
-	return &eventTable[385]
+	return &infoFusionBindingEndV1
+}
+
+// Descriptor describes FusionBindingEnd_V1, as readers of any generated package see it.
+func (*FusionBindingEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionBindingEndV1
 }
 
 // Decode reads a FusionBindingEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *FusionBindingEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionBindingEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionBindingEnd_V1", len(b), ptrSize, endsFusionBindingEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionBindingEndV1 is where the fixed fields of FusionBindingEnd_V1 end, for the error of a short payload.
+var endsFusionBindingEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionBindingEnd_V1 wire form for the pointer size.
@@ -3273,6 +6327,46 @@ var columnsFusionBindingEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionBindingEndV1 describes FusionBindingEnd_V1 (FusionBindingEndV1.Info).
+var infoFusionBindingEndV1 = EventInfo{
+	Columns:     columnsFusionBindingEndV1,
+	DisplayName: "Startup/BindingStop",
+	ID:          113,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionBindingEnd_V1",
+	Opcode:      33,
+	OpcodeName:  "FusionBindingEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionBindingEndV1",
+	Version:     1,
+	desc:        &descFusionBindingEndV1,
+	fields:      &fieldsFusionBindingEndV1,
+}
+
+// descFusionBindingEndV1 describes FusionBindingEnd_V1 (EventInfo.Descriptor).
+var descFusionBindingEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionBindingEndV1,
+	DisplayName:  "Startup/BindingStop",
+	Fields:       &fieldsFusionBindingEndV1,
+	ID:           113,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionBindingEnd_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionBindingEndV1 writes the fields of FusionBindingEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusionBindingEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionBindingEndV1)
+}}
+
 // LoaderCatchCall is the payload of LoaderCatchCall: event 114 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCall (34), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3280,7 +6374,12 @@ type LoaderCatchCall struct{}
 
 // Info describes LoaderCatchCall.
 func (*LoaderCatchCall) Info() *EventInfo {
-	return &eventTable[386]
+	return &infoLoaderCatchCall
+}
+
+// Descriptor describes LoaderCatchCall, as readers of any generated package see it.
+func (*LoaderCatchCall) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCall
 }
 
 // Decode reads a LoaderCatchCall payload for a pointer size of 4 or 8 and returns the bytes
@@ -3310,6 +6409,46 @@ func (e *LoaderCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLoaderCatchCall lists the columns of LoaderCatchCall (EventInfo.Columns).
 var columnsLoaderCatchCall = []clrimpl.Column{}
 
+// infoLoaderCatchCall describes LoaderCatchCall (LoaderCatchCall.Info).
+var infoLoaderCatchCall = EventInfo{
+	Columns:     columnsLoaderCatchCall,
+	DisplayName: "Startup/LoaderCatchCallStart",
+	ID:          114,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCall",
+	Opcode:      34,
+	OpcodeName:  "LoaderCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCall",
+	Version:     0,
+	desc:        &descLoaderCatchCall,
+	fields:      &fieldsLoaderCatchCall,
+}
+
+// descLoaderCatchCall describes LoaderCatchCall (EventInfo.Descriptor).
+var descLoaderCatchCall = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCall,
+	DisplayName:  "Startup/LoaderCatchCallStart",
+	Fields:       &fieldsLoaderCatchCall,
+	ID:           114,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCall",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLoaderCatchCall writes the fields of LoaderCatchCall payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCall = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCall)
+}}
+
 // LoaderCatchCallV1 is the payload of LoaderCatchCall_V1: event 114 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCall (34), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3320,22 +6459,28 @@ type LoaderCatchCallV1 struct {
 
 // Info describes LoaderCatchCall_V1.
 func (*LoaderCatchCallV1) Info() *EventInfo {
-	return &eventTable[387]
+	return &infoLoaderCatchCallV1
+}
+
+// Descriptor describes LoaderCatchCall_V1, as readers of any generated package see it.
+func (*LoaderCatchCallV1) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCallV1
 }
 
 // Decode reads a LoaderCatchCall_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *LoaderCatchCallV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LoaderCatchCall_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderCatchCall_V1", len(b), ptrSize, endsLoaderCatchCallV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLoaderCatchCallV1 is where the fixed fields of LoaderCatchCall_V1 end, for the error of a short payload.
+var endsLoaderCatchCallV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LoaderCatchCall_V1 wire form for the pointer size.
@@ -3369,6 +6514,46 @@ var columnsLoaderCatchCallV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderCatchCallV1 describes LoaderCatchCall_V1 (LoaderCatchCallV1.Info).
+var infoLoaderCatchCallV1 = EventInfo{
+	Columns:     columnsLoaderCatchCallV1,
+	DisplayName: "Startup/LoaderCatchCallStart",
+	ID:          114,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCall_V1",
+	Opcode:      34,
+	OpcodeName:  "LoaderCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCallV1",
+	Version:     1,
+	desc:        &descLoaderCatchCallV1,
+	fields:      &fieldsLoaderCatchCallV1,
+}
+
+// descLoaderCatchCallV1 describes LoaderCatchCall_V1 (EventInfo.Descriptor).
+var descLoaderCatchCallV1 = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCallV1,
+	DisplayName:  "Startup/LoaderCatchCallStart",
+	Fields:       &fieldsLoaderCatchCallV1,
+	ID:           114,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCall_V1",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLoaderCatchCallV1 writes the fields of LoaderCatchCall_V1 payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCallV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCallV1)
+}}
+
 // LoaderCatchCallEnd is the payload of LoaderCatchCallEnd: event 115 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCallEnd (35), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3376,7 +6561,12 @@ type LoaderCatchCallEnd struct{}
 
 // Info describes LoaderCatchCallEnd.
 func (*LoaderCatchCallEnd) Info() *EventInfo {
-	return &eventTable[388]
+	return &infoLoaderCatchCallEnd
+}
+
+// Descriptor describes LoaderCatchCallEnd, as readers of any generated package see it.
+func (*LoaderCatchCallEnd) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCallEnd
 }
 
 // Decode reads a LoaderCatchCallEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3406,6 +6596,46 @@ func (e *LoaderCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsLoaderCatchCallEnd lists the columns of LoaderCatchCallEnd (EventInfo.Columns).
 var columnsLoaderCatchCallEnd = []clrimpl.Column{}
 
+// infoLoaderCatchCallEnd describes LoaderCatchCallEnd (LoaderCatchCallEnd.Info).
+var infoLoaderCatchCallEnd = EventInfo{
+	Columns:     columnsLoaderCatchCallEnd,
+	DisplayName: "Startup/LoaderCatchCallStop",
+	ID:          115,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCallEnd",
+	Opcode:      35,
+	OpcodeName:  "LoaderCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCallEnd",
+	Version:     0,
+	desc:        &descLoaderCatchCallEnd,
+	fields:      &fieldsLoaderCatchCallEnd,
+}
+
+// descLoaderCatchCallEnd describes LoaderCatchCallEnd (EventInfo.Descriptor).
+var descLoaderCatchCallEnd = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCallEnd,
+	DisplayName:  "Startup/LoaderCatchCallStop",
+	Fields:       &fieldsLoaderCatchCallEnd,
+	ID:           115,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCallEnd",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsLoaderCatchCallEnd writes the fields of LoaderCatchCallEnd payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCallEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCallEnd)
+}}
+
 // LoaderCatchCallEndV1 is the payload of LoaderCatchCallEnd_V1: event 115 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode LoaderCatchCallEnd (35), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3416,22 +6646,28 @@ type LoaderCatchCallEndV1 struct {
 
 // Info describes LoaderCatchCallEnd_V1.
 func (*LoaderCatchCallEndV1) Info() *EventInfo {
-	return &eventTable[389]
+	return &infoLoaderCatchCallEndV1
+}
+
+// Descriptor describes LoaderCatchCallEnd_V1, as readers of any generated package see it.
+func (*LoaderCatchCallEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descLoaderCatchCallEndV1
 }
 
 // Decode reads a LoaderCatchCallEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *LoaderCatchCallEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("LoaderCatchCallEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("LoaderCatchCallEnd_V1", len(b), ptrSize, endsLoaderCatchCallEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsLoaderCatchCallEndV1 is where the fixed fields of LoaderCatchCallEnd_V1 end, for the error of a short payload.
+var endsLoaderCatchCallEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the LoaderCatchCallEnd_V1 wire form for the pointer size.
@@ -3465,6 +6701,46 @@ var columnsLoaderCatchCallEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoLoaderCatchCallEndV1 describes LoaderCatchCallEnd_V1 (LoaderCatchCallEndV1.Info).
+var infoLoaderCatchCallEndV1 = EventInfo{
+	Columns:     columnsLoaderCatchCallEndV1,
+	DisplayName: "Startup/LoaderCatchCallStop",
+	ID:          115,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "LoaderCatchCallEnd_V1",
+	Opcode:      35,
+	OpcodeName:  "LoaderCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "LoaderCatchCallEndV1",
+	Version:     1,
+	desc:        &descLoaderCatchCallEndV1,
+	fields:      &fieldsLoaderCatchCallEndV1,
+}
+
+// descLoaderCatchCallEndV1 describes LoaderCatchCallEnd_V1 (EventInfo.Descriptor).
+var descLoaderCatchCallEndV1 = clrimpl.Descriptor{
+	Columns:      columnsLoaderCatchCallEndV1,
+	DisplayName:  "Startup/LoaderCatchCallStop",
+	Fields:       &fieldsLoaderCatchCallEndV1,
+	ID:           115,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "LoaderCatchCallEnd_V1",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsLoaderCatchCallEndV1 writes the fields of LoaderCatchCallEnd_V1 payloads (its Descriptor's Fields).
+var fieldsLoaderCatchCallEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(LoaderCatchCallEndV1)
+}}
+
 // FusionInit is the payload of FusionInit: event 116 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInit (36), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3472,7 +6748,12 @@ type FusionInit struct{}
 
 // Info describes FusionInit.
 func (*FusionInit) Info() *EventInfo {
-	return &eventTable[390]
+	return &infoFusionInit
+}
+
+// Descriptor describes FusionInit, as readers of any generated package see it.
+func (*FusionInit) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInit
 }
 
 // Decode reads a FusionInit payload for a pointer size of 4 or 8 and returns the bytes
@@ -3502,6 +6783,46 @@ func (e *FusionInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionInit lists the columns of FusionInit (EventInfo.Columns).
 var columnsFusionInit = []clrimpl.Column{}
 
+// infoFusionInit describes FusionInit (FusionInit.Info).
+var infoFusionInit = EventInfo{
+	Columns:     columnsFusionInit,
+	DisplayName: "Startup/FusionInitStart",
+	ID:          116,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInit",
+	Opcode:      36,
+	OpcodeName:  "FusionInit",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInit",
+	Version:     0,
+	desc:        &descFusionInit,
+	fields:      &fieldsFusionInit,
+}
+
+// descFusionInit describes FusionInit (EventInfo.Descriptor).
+var descFusionInit = clrimpl.Descriptor{
+	Columns:      columnsFusionInit,
+	DisplayName:  "Startup/FusionInitStart",
+	Fields:       &fieldsFusionInit,
+	ID:           116,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInit",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionInit writes the fields of FusionInit payloads (its Descriptor's Fields).
+var fieldsFusionInit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInit)
+}}
+
 // FusionInitV1 is the payload of FusionInit_V1: event 116 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInit (36), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3512,22 +6833,28 @@ type FusionInitV1 struct {
 
 // Info describes FusionInit_V1.
 func (*FusionInitV1) Info() *EventInfo {
-	return &eventTable[391]
+	return &infoFusionInitV1
+}
+
+// Descriptor describes FusionInit_V1, as readers of any generated package see it.
+func (*FusionInitV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInitV1
 }
 
 // Decode reads a FusionInit_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *FusionInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionInit_V1", len(b), ptrSize, endsFusionInitV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionInitV1 is where the fixed fields of FusionInit_V1 end, for the error of a short payload.
+var endsFusionInitV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionInit_V1 wire form for the pointer size.
@@ -3561,6 +6888,46 @@ var columnsFusionInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionInitV1 describes FusionInit_V1 (FusionInitV1.Info).
+var infoFusionInitV1 = EventInfo{
+	Columns:     columnsFusionInitV1,
+	DisplayName: "Startup/FusionInitStart",
+	ID:          116,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInit_V1",
+	Opcode:      36,
+	OpcodeName:  "FusionInit",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInitV1",
+	Version:     1,
+	desc:        &descFusionInitV1,
+	fields:      &fieldsFusionInitV1,
+}
+
+// descFusionInitV1 describes FusionInit_V1 (EventInfo.Descriptor).
+var descFusionInitV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionInitV1,
+	DisplayName:  "Startup/FusionInitStart",
+	Fields:       &fieldsFusionInitV1,
+	ID:           116,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInit_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionInitV1 writes the fields of FusionInit_V1 payloads (its Descriptor's Fields).
+var fieldsFusionInitV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInitV1)
+}}
+
 // FusionInitEnd is the payload of FusionInitEnd: event 117 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInitEnd (37), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3568,7 +6935,12 @@ type FusionInitEnd struct{}
 
 // Info describes FusionInitEnd.
 func (*FusionInitEnd) Info() *EventInfo {
-	return &eventTable[392]
+	return &infoFusionInitEnd
+}
+
+// Descriptor describes FusionInitEnd, as readers of any generated package see it.
+func (*FusionInitEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInitEnd
 }
 
 // Decode reads a FusionInitEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3598,6 +6970,46 @@ func (e *FusionInitEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionInitEnd lists the columns of FusionInitEnd (EventInfo.Columns).
 var columnsFusionInitEnd = []clrimpl.Column{}
 
+// infoFusionInitEnd describes FusionInitEnd (FusionInitEnd.Info).
+var infoFusionInitEnd = EventInfo{
+	Columns:     columnsFusionInitEnd,
+	DisplayName: "Startup/FusionInitStop",
+	ID:          117,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInitEnd",
+	Opcode:      37,
+	OpcodeName:  "FusionInitEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInitEnd",
+	Version:     0,
+	desc:        &descFusionInitEnd,
+	fields:      &fieldsFusionInitEnd,
+}
+
+// descFusionInitEnd describes FusionInitEnd (EventInfo.Descriptor).
+var descFusionInitEnd = clrimpl.Descriptor{
+	Columns:      columnsFusionInitEnd,
+	DisplayName:  "Startup/FusionInitStop",
+	Fields:       &fieldsFusionInitEnd,
+	ID:           117,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInitEnd",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionInitEnd writes the fields of FusionInitEnd payloads (its Descriptor's Fields).
+var fieldsFusionInitEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInitEnd)
+}}
+
 // FusionInitEndV1 is the payload of FusionInitEnd_V1: event 117 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionInitEnd (37), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3608,22 +7020,28 @@ type FusionInitEndV1 struct {
 
 // Info describes FusionInitEnd_V1.
 func (*FusionInitEndV1) Info() *EventInfo {
-	return &eventTable[393]
+	return &infoFusionInitEndV1
+}
+
+// Descriptor describes FusionInitEnd_V1, as readers of any generated package see it.
+func (*FusionInitEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionInitEndV1
 }
 
 // Decode reads a FusionInitEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *FusionInitEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionInitEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionInitEnd_V1", len(b), ptrSize, endsFusionInitEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionInitEndV1 is where the fixed fields of FusionInitEnd_V1 end, for the error of a short payload.
+var endsFusionInitEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionInitEnd_V1 wire form for the pointer size.
@@ -3657,6 +7075,46 @@ var columnsFusionInitEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionInitEndV1 describes FusionInitEnd_V1 (FusionInitEndV1.Info).
+var infoFusionInitEndV1 = EventInfo{
+	Columns:     columnsFusionInitEndV1,
+	DisplayName: "Startup/FusionInitStop",
+	ID:          117,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionInitEnd_V1",
+	Opcode:      37,
+	OpcodeName:  "FusionInitEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionInitEndV1",
+	Version:     1,
+	desc:        &descFusionInitEndV1,
+	fields:      &fieldsFusionInitEndV1,
+}
+
+// descFusionInitEndV1 describes FusionInitEnd_V1 (EventInfo.Descriptor).
+var descFusionInitEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionInitEndV1,
+	DisplayName:  "Startup/FusionInitStop",
+	Fields:       &fieldsFusionInitEndV1,
+	ID:           117,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionInitEnd_V1",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionInitEndV1 writes the fields of FusionInitEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusionInitEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionInitEndV1)
+}}
+
 // FusionAppCtx is the payload of FusionAppCtx: event 118 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtx (38), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3664,7 +7122,12 @@ type FusionAppCtx struct{}
 
 // Info describes FusionAppCtx.
 func (*FusionAppCtx) Info() *EventInfo {
-	return &eventTable[394]
+	return &infoFusionAppCtx
+}
+
+// Descriptor describes FusionAppCtx, as readers of any generated package see it.
+func (*FusionAppCtx) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtx
 }
 
 // Decode reads a FusionAppCtx payload for a pointer size of 4 or 8 and returns the bytes
@@ -3694,6 +7157,46 @@ func (e *FusionAppCtx) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionAppCtx lists the columns of FusionAppCtx (EventInfo.Columns).
 var columnsFusionAppCtx = []clrimpl.Column{}
 
+// infoFusionAppCtx describes FusionAppCtx (FusionAppCtx.Info).
+var infoFusionAppCtx = EventInfo{
+	Columns:     columnsFusionAppCtx,
+	DisplayName: "Startup/FusionAppCtxStart",
+	ID:          118,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtx",
+	Opcode:      38,
+	OpcodeName:  "FusionAppCtx",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtx",
+	Version:     0,
+	desc:        &descFusionAppCtx,
+	fields:      &fieldsFusionAppCtx,
+}
+
+// descFusionAppCtx describes FusionAppCtx (EventInfo.Descriptor).
+var descFusionAppCtx = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtx,
+	DisplayName:  "Startup/FusionAppCtxStart",
+	Fields:       &fieldsFusionAppCtx,
+	ID:           118,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtx",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionAppCtx writes the fields of FusionAppCtx payloads (its Descriptor's Fields).
+var fieldsFusionAppCtx = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtx)
+}}
+
 // FusionAppCtxV1 is the payload of FusionAppCtx_V1: event 118 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtx (38), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3704,22 +7207,28 @@ type FusionAppCtxV1 struct {
 
 // Info describes FusionAppCtx_V1.
 func (*FusionAppCtxV1) Info() *EventInfo {
-	return &eventTable[395]
+	return &infoFusionAppCtxV1
+}
+
+// Descriptor describes FusionAppCtx_V1, as readers of any generated package see it.
+func (*FusionAppCtxV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtxV1
 }
 
 // Decode reads a FusionAppCtx_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *FusionAppCtxV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionAppCtx_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionAppCtx_V1", len(b), ptrSize, endsFusionAppCtxV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionAppCtxV1 is where the fixed fields of FusionAppCtx_V1 end, for the error of a short payload.
+var endsFusionAppCtxV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionAppCtx_V1 wire form for the pointer size.
@@ -3753,6 +7262,46 @@ var columnsFusionAppCtxV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionAppCtxV1 describes FusionAppCtx_V1 (FusionAppCtxV1.Info).
+var infoFusionAppCtxV1 = EventInfo{
+	Columns:     columnsFusionAppCtxV1,
+	DisplayName: "Startup/FusionAppCtxStart",
+	ID:          118,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtx_V1",
+	Opcode:      38,
+	OpcodeName:  "FusionAppCtx",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtxV1",
+	Version:     1,
+	desc:        &descFusionAppCtxV1,
+	fields:      &fieldsFusionAppCtxV1,
+}
+
+// descFusionAppCtxV1 describes FusionAppCtx_V1 (EventInfo.Descriptor).
+var descFusionAppCtxV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtxV1,
+	DisplayName:  "Startup/FusionAppCtxStart",
+	Fields:       &fieldsFusionAppCtxV1,
+	ID:           118,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtx_V1",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionAppCtxV1 writes the fields of FusionAppCtx_V1 payloads (its Descriptor's Fields).
+var fieldsFusionAppCtxV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtxV1)
+}}
+
 // FusionAppCtxEnd is the payload of FusionAppCtxEnd: event 119 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtxEnd (39), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3760,7 +7309,12 @@ type FusionAppCtxEnd struct{}
 
 // Info describes FusionAppCtxEnd.
 func (*FusionAppCtxEnd) Info() *EventInfo {
-	return &eventTable[396]
+	return &infoFusionAppCtxEnd
+}
+
+// Descriptor describes FusionAppCtxEnd, as readers of any generated package see it.
+func (*FusionAppCtxEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtxEnd
 }
 
 // Decode reads a FusionAppCtxEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3790,6 +7344,46 @@ func (e *FusionAppCtxEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusionAppCtxEnd lists the columns of FusionAppCtxEnd (EventInfo.Columns).
 var columnsFusionAppCtxEnd = []clrimpl.Column{}
 
+// infoFusionAppCtxEnd describes FusionAppCtxEnd (FusionAppCtxEnd.Info).
+var infoFusionAppCtxEnd = EventInfo{
+	Columns:     columnsFusionAppCtxEnd,
+	DisplayName: "Startup/FusionAppCtxStop",
+	ID:          119,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtxEnd",
+	Opcode:      39,
+	OpcodeName:  "FusionAppCtxEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtxEnd",
+	Version:     0,
+	desc:        &descFusionAppCtxEnd,
+	fields:      &fieldsFusionAppCtxEnd,
+}
+
+// descFusionAppCtxEnd describes FusionAppCtxEnd (EventInfo.Descriptor).
+var descFusionAppCtxEnd = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtxEnd,
+	DisplayName:  "Startup/FusionAppCtxStop",
+	Fields:       &fieldsFusionAppCtxEnd,
+	ID:           119,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtxEnd",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusionAppCtxEnd writes the fields of FusionAppCtxEnd payloads (its Descriptor's Fields).
+var fieldsFusionAppCtxEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtxEnd)
+}}
+
 // FusionAppCtxEndV1 is the payload of FusionAppCtxEnd_V1: event 119 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode FusionAppCtxEnd (39), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3800,22 +7394,28 @@ type FusionAppCtxEndV1 struct {
 
 // Info describes FusionAppCtxEnd_V1.
 func (*FusionAppCtxEndV1) Info() *EventInfo {
-	return &eventTable[397]
+	return &infoFusionAppCtxEndV1
+}
+
+// Descriptor describes FusionAppCtxEnd_V1, as readers of any generated package see it.
+func (*FusionAppCtxEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusionAppCtxEndV1
 }
 
 // Decode reads a FusionAppCtxEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *FusionAppCtxEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("FusionAppCtxEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("FusionAppCtxEnd_V1", len(b), ptrSize, endsFusionAppCtxEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusionAppCtxEndV1 is where the fixed fields of FusionAppCtxEnd_V1 end, for the error of a short payload.
+var endsFusionAppCtxEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the FusionAppCtxEnd_V1 wire form for the pointer size.
@@ -3849,6 +7449,46 @@ var columnsFusionAppCtxEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusionAppCtxEndV1 describes FusionAppCtxEnd_V1 (FusionAppCtxEndV1.Info).
+var infoFusionAppCtxEndV1 = EventInfo{
+	Columns:     columnsFusionAppCtxEndV1,
+	DisplayName: "Startup/FusionAppCtxStop",
+	ID:          119,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "FusionAppCtxEnd_V1",
+	Opcode:      39,
+	OpcodeName:  "FusionAppCtxEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "FusionAppCtxEndV1",
+	Version:     1,
+	desc:        &descFusionAppCtxEndV1,
+	fields:      &fieldsFusionAppCtxEndV1,
+}
+
+// descFusionAppCtxEndV1 describes FusionAppCtxEnd_V1 (EventInfo.Descriptor).
+var descFusionAppCtxEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusionAppCtxEndV1,
+	DisplayName:  "Startup/FusionAppCtxStop",
+	Fields:       &fieldsFusionAppCtxEndV1,
+	ID:           119,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "FusionAppCtxEnd_V1",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusionAppCtxEndV1 writes the fields of FusionAppCtxEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusionAppCtxEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FusionAppCtxEndV1)
+}}
+
 // Fusion2EE is the payload of Fusion2EE: event 120 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EE (40), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3856,7 +7496,12 @@ type Fusion2EE struct{}
 
 // Info describes Fusion2EE.
 func (*Fusion2EE) Info() *EventInfo {
-	return &eventTable[398]
+	return &infoFusion2EE
+}
+
+// Descriptor describes Fusion2EE, as readers of any generated package see it.
+func (*Fusion2EE) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EE
 }
 
 // Decode reads a Fusion2EE payload for a pointer size of 4 or 8 and returns the bytes
@@ -3886,6 +7531,46 @@ func (e *Fusion2EE) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusion2EE lists the columns of Fusion2EE (EventInfo.Columns).
 var columnsFusion2EE = []clrimpl.Column{}
 
+// infoFusion2EE describes Fusion2EE (Fusion2EE.Info).
+var infoFusion2EE = EventInfo{
+	Columns:     columnsFusion2EE,
+	DisplayName: "Startup/Fusion2EEStart",
+	ID:          120,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EE",
+	Opcode:      40,
+	OpcodeName:  "Fusion2EE",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EE",
+	Version:     0,
+	desc:        &descFusion2EE,
+	fields:      &fieldsFusion2EE,
+}
+
+// descFusion2EE describes Fusion2EE (EventInfo.Descriptor).
+var descFusion2EE = clrimpl.Descriptor{
+	Columns:      columnsFusion2EE,
+	DisplayName:  "Startup/Fusion2EEStart",
+	Fields:       &fieldsFusion2EE,
+	ID:           120,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EE",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusion2EE writes the fields of Fusion2EE payloads (its Descriptor's Fields).
+var fieldsFusion2EE = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EE)
+}}
+
 // Fusion2EEV1 is the payload of Fusion2EE_V1: event 120 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EE (40), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3896,22 +7581,28 @@ type Fusion2EEV1 struct {
 
 // Info describes Fusion2EE_V1.
 func (*Fusion2EEV1) Info() *EventInfo {
-	return &eventTable[399]
+	return &infoFusion2EEV1
+}
+
+// Descriptor describes Fusion2EE_V1, as readers of any generated package see it.
+func (*Fusion2EEV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EEV1
 }
 
 // Decode reads a Fusion2EE_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *Fusion2EEV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("Fusion2EE_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("Fusion2EE_V1", len(b), ptrSize, endsFusion2EEV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusion2EEV1 is where the fixed fields of Fusion2EE_V1 end, for the error of a short payload.
+var endsFusion2EEV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the Fusion2EE_V1 wire form for the pointer size.
@@ -3945,6 +7636,46 @@ var columnsFusion2EEV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusion2EEV1 describes Fusion2EE_V1 (Fusion2EEV1.Info).
+var infoFusion2EEV1 = EventInfo{
+	Columns:     columnsFusion2EEV1,
+	DisplayName: "Startup/Fusion2EEStart",
+	ID:          120,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EE_V1",
+	Opcode:      40,
+	OpcodeName:  "Fusion2EE",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EEV1",
+	Version:     1,
+	desc:        &descFusion2EEV1,
+	fields:      &fieldsFusion2EEV1,
+}
+
+// descFusion2EEV1 describes Fusion2EE_V1 (EventInfo.Descriptor).
+var descFusion2EEV1 = clrimpl.Descriptor{
+	Columns:      columnsFusion2EEV1,
+	DisplayName:  "Startup/Fusion2EEStart",
+	Fields:       &fieldsFusion2EEV1,
+	ID:           120,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EE_V1",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusion2EEV1 writes the fields of Fusion2EE_V1 payloads (its Descriptor's Fields).
+var fieldsFusion2EEV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EEV1)
+}}
+
 // Fusion2EEEnd is the payload of Fusion2EEEnd: event 121 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EEEnd (41), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -3952,7 +7683,12 @@ type Fusion2EEEnd struct{}
 
 // Info describes Fusion2EEEnd.
 func (*Fusion2EEEnd) Info() *EventInfo {
-	return &eventTable[400]
+	return &infoFusion2EEEnd
+}
+
+// Descriptor describes Fusion2EEEnd, as readers of any generated package see it.
+func (*Fusion2EEEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EEEnd
 }
 
 // Decode reads a Fusion2EEEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -3982,6 +7718,46 @@ func (e *Fusion2EEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsFusion2EEEnd lists the columns of Fusion2EEEnd (EventInfo.Columns).
 var columnsFusion2EEEnd = []clrimpl.Column{}
 
+// infoFusion2EEEnd describes Fusion2EEEnd (Fusion2EEEnd.Info).
+var infoFusion2EEEnd = EventInfo{
+	Columns:     columnsFusion2EEEnd,
+	DisplayName: "Startup/Fusion2EEStop",
+	ID:          121,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EEEnd",
+	Opcode:      41,
+	OpcodeName:  "Fusion2EEEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EEEnd",
+	Version:     0,
+	desc:        &descFusion2EEEnd,
+	fields:      &fieldsFusion2EEEnd,
+}
+
+// descFusion2EEEnd describes Fusion2EEEnd (EventInfo.Descriptor).
+var descFusion2EEEnd = clrimpl.Descriptor{
+	Columns:      columnsFusion2EEEnd,
+	DisplayName:  "Startup/Fusion2EEStop",
+	Fields:       &fieldsFusion2EEEnd,
+	ID:           121,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EEEnd",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsFusion2EEEnd writes the fields of Fusion2EEEnd payloads (its Descriptor's Fields).
+var fieldsFusion2EEEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EEEnd)
+}}
+
 // Fusion2EEEndV1 is the payload of Fusion2EEEnd_V1: event 121 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode Fusion2EEEnd (41), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -3992,22 +7768,28 @@ type Fusion2EEEndV1 struct {
 
 // Info describes Fusion2EEEnd_V1.
 func (*Fusion2EEEndV1) Info() *EventInfo {
-	return &eventTable[401]
+	return &infoFusion2EEEndV1
+}
+
+// Descriptor describes Fusion2EEEnd_V1, as readers of any generated package see it.
+func (*Fusion2EEEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descFusion2EEEndV1
 }
 
 // Decode reads a Fusion2EEEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *Fusion2EEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("Fusion2EEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("Fusion2EEEnd_V1", len(b), ptrSize, endsFusion2EEEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsFusion2EEEndV1 is where the fixed fields of Fusion2EEEnd_V1 end, for the error of a short payload.
+var endsFusion2EEEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the Fusion2EEEnd_V1 wire form for the pointer size.
@@ -4041,6 +7823,46 @@ var columnsFusion2EEEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFusion2EEEndV1 describes Fusion2EEEnd_V1 (Fusion2EEEndV1.Info).
+var infoFusion2EEEndV1 = EventInfo{
+	Columns:     columnsFusion2EEEndV1,
+	DisplayName: "Startup/Fusion2EEStop",
+	ID:          121,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "Fusion2EEEnd_V1",
+	Opcode:      41,
+	OpcodeName:  "Fusion2EEEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "Fusion2EEEndV1",
+	Version:     1,
+	desc:        &descFusion2EEEndV1,
+	fields:      &fieldsFusion2EEEndV1,
+}
+
+// descFusion2EEEndV1 describes Fusion2EEEnd_V1 (EventInfo.Descriptor).
+var descFusion2EEEndV1 = clrimpl.Descriptor{
+	Columns:      columnsFusion2EEEndV1,
+	DisplayName:  "Startup/Fusion2EEStop",
+	Fields:       &fieldsFusion2EEEndV1,
+	ID:           121,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "Fusion2EEEnd_V1",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsFusion2EEEndV1 writes the fields of Fusion2EEEnd_V1 payloads (its Descriptor's Fields).
+var fieldsFusion2EEEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Fusion2EEEndV1)
+}}
+
 // SecurityCatchCall is the payload of SecurityCatchCall: event 122 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCall (42), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -4048,7 +7870,12 @@ type SecurityCatchCall struct{}
 
 // Info describes SecurityCatchCall.
 func (*SecurityCatchCall) Info() *EventInfo {
-	return &eventTable[402]
+	return &infoSecurityCatchCall
+}
+
+// Descriptor describes SecurityCatchCall, as readers of any generated package see it.
+func (*SecurityCatchCall) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCall
 }
 
 // Decode reads a SecurityCatchCall payload for a pointer size of 4 or 8 and returns the bytes
@@ -4078,6 +7905,46 @@ func (e *SecurityCatchCall) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsSecurityCatchCall lists the columns of SecurityCatchCall (EventInfo.Columns).
 var columnsSecurityCatchCall = []clrimpl.Column{}
 
+// infoSecurityCatchCall describes SecurityCatchCall (SecurityCatchCall.Info).
+var infoSecurityCatchCall = EventInfo{
+	Columns:     columnsSecurityCatchCall,
+	DisplayName: "Startup/SecurityCatchCallStart",
+	ID:          122,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCall",
+	Opcode:      42,
+	OpcodeName:  "SecurityCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCall",
+	Version:     0,
+	desc:        &descSecurityCatchCall,
+	fields:      &fieldsSecurityCatchCall,
+}
+
+// descSecurityCatchCall describes SecurityCatchCall (EventInfo.Descriptor).
+var descSecurityCatchCall = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCall,
+	DisplayName:  "Startup/SecurityCatchCallStart",
+	Fields:       &fieldsSecurityCatchCall,
+	ID:           122,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCall",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsSecurityCatchCall writes the fields of SecurityCatchCall payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCall = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCall)
+}}
+
 // SecurityCatchCallV1 is the payload of SecurityCatchCall_V1: event 122 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCall (42), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -4088,22 +7955,28 @@ type SecurityCatchCallV1 struct {
 
 // Info describes SecurityCatchCall_V1.
 func (*SecurityCatchCallV1) Info() *EventInfo {
-	return &eventTable[403]
+	return &infoSecurityCatchCallV1
+}
+
+// Descriptor describes SecurityCatchCall_V1, as readers of any generated package see it.
+func (*SecurityCatchCallV1) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCallV1
 }
 
 // Decode reads a SecurityCatchCall_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *SecurityCatchCallV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("SecurityCatchCall_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("SecurityCatchCall_V1", len(b), ptrSize, endsSecurityCatchCallV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsSecurityCatchCallV1 is where the fixed fields of SecurityCatchCall_V1 end, for the error of a short payload.
+var endsSecurityCatchCallV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the SecurityCatchCall_V1 wire form for the pointer size.
@@ -4137,6 +8010,46 @@ var columnsSecurityCatchCallV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoSecurityCatchCallV1 describes SecurityCatchCall_V1 (SecurityCatchCallV1.Info).
+var infoSecurityCatchCallV1 = EventInfo{
+	Columns:     columnsSecurityCatchCallV1,
+	DisplayName: "Startup/SecurityCatchCallStart",
+	ID:          122,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCall_V1",
+	Opcode:      42,
+	OpcodeName:  "SecurityCatchCall",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCallV1",
+	Version:     1,
+	desc:        &descSecurityCatchCallV1,
+	fields:      &fieldsSecurityCatchCallV1,
+}
+
+// descSecurityCatchCallV1 describes SecurityCatchCall_V1 (EventInfo.Descriptor).
+var descSecurityCatchCallV1 = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCallV1,
+	DisplayName:  "Startup/SecurityCatchCallStart",
+	Fields:       &fieldsSecurityCatchCallV1,
+	ID:           122,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCall_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsSecurityCatchCallV1 writes the fields of SecurityCatchCall_V1 payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCallV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCallV1)
+}}
+
 // SecurityCatchCallEnd is the payload of SecurityCatchCallEnd: event 123 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCallEnd (43), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup.
@@ -4144,7 +8057,12 @@ type SecurityCatchCallEnd struct{}
 
 // Info describes SecurityCatchCallEnd.
 func (*SecurityCatchCallEnd) Info() *EventInfo {
-	return &eventTable[404]
+	return &infoSecurityCatchCallEnd
+}
+
+// Descriptor describes SecurityCatchCallEnd, as readers of any generated package see it.
+func (*SecurityCatchCallEnd) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCallEnd
 }
 
 // Decode reads a SecurityCatchCallEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -4174,6 +8092,46 @@ func (e *SecurityCatchCallEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsSecurityCatchCallEnd lists the columns of SecurityCatchCallEnd (EventInfo.Columns).
 var columnsSecurityCatchCallEnd = []clrimpl.Column{}
 
+// infoSecurityCatchCallEnd describes SecurityCatchCallEnd (SecurityCatchCallEnd.Info).
+var infoSecurityCatchCallEnd = EventInfo{
+	Columns:     columnsSecurityCatchCallEnd,
+	DisplayName: "Startup/SecurityCatchCallStop",
+	ID:          123,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCallEnd",
+	Opcode:      43,
+	OpcodeName:  "SecurityCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCallEnd",
+	Version:     0,
+	desc:        &descSecurityCatchCallEnd,
+	fields:      &fieldsSecurityCatchCallEnd,
+}
+
+// descSecurityCatchCallEnd describes SecurityCatchCallEnd (EventInfo.Descriptor).
+var descSecurityCatchCallEnd = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCallEnd,
+	DisplayName:  "Startup/SecurityCatchCallStop",
+	Fields:       &fieldsSecurityCatchCallEnd,
+	ID:           123,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCallEnd",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsSecurityCatchCallEnd writes the fields of SecurityCatchCallEnd payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCallEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCallEnd)
+}}
+
 // SecurityCatchCallEndV1 is the payload of SecurityCatchCallEnd_V1: event 123 version 1 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task Startup (9), opcode SecurityCatchCallEnd (43), level win:Informational (4), keywords StartupKeyword (0x80000000).
 // Template Startup_V1.
@@ -4184,22 +8142,28 @@ type SecurityCatchCallEndV1 struct {
 
 // Info describes SecurityCatchCallEnd_V1.
 func (*SecurityCatchCallEndV1) Info() *EventInfo {
-	return &eventTable[405]
+	return &infoSecurityCatchCallEndV1
+}
+
+// Descriptor describes SecurityCatchCallEnd_V1, as readers of any generated package see it.
+func (*SecurityCatchCallEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descSecurityCatchCallEndV1
 }
 
 // Decode reads a SecurityCatchCallEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *SecurityCatchCallEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("SecurityCatchCallEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("SecurityCatchCallEnd_V1", len(b), ptrSize, endsSecurityCatchCallEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsSecurityCatchCallEndV1 is where the fixed fields of SecurityCatchCallEnd_V1 end, for the error of a short payload.
+var endsSecurityCatchCallEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the SecurityCatchCallEnd_V1 wire form for the pointer size.
@@ -4231,4 +8195,44 @@ func (e *SecurityCatchCallEndV1) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsSecurityCatchCallEndV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoSecurityCatchCallEndV1 describes SecurityCatchCallEnd_V1 (SecurityCatchCallEndV1.Info).
+var infoSecurityCatchCallEndV1 = EventInfo{
+	Columns:     columnsSecurityCatchCallEndV1,
+	DisplayName: "Startup/SecurityCatchCallStop",
+	ID:          123,
+	Keywords:    0x80000000,
+	Level:       4,
+	Name:        "SecurityCatchCallEnd_V1",
+	Opcode:      43,
+	OpcodeName:  "SecurityCatchCallEnd",
+	Provider:    ProviderPrivate,
+	Task:        9,
+	TaskName:    "Startup",
+	TypeName:    "SecurityCatchCallEndV1",
+	Version:     1,
+	desc:        &descSecurityCatchCallEndV1,
+	fields:      &fieldsSecurityCatchCallEndV1,
+}
+
+// descSecurityCatchCallEndV1 describes SecurityCatchCallEnd_V1 (EventInfo.Descriptor).
+var descSecurityCatchCallEndV1 = clrimpl.Descriptor{
+	Columns:      columnsSecurityCatchCallEndV1,
+	DisplayName:  "Startup/SecurityCatchCallStop",
+	Fields:       &fieldsSecurityCatchCallEndV1,
+	ID:           123,
+	Keywords:     0x80000000,
+	Level:        4,
+	Name:         "SecurityCatchCallEnd_V1",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsSecurityCatchCallEndV1 writes the fields of SecurityCatchCallEnd_V1 payloads (its Descriptor's Fields).
+var fieldsSecurityCatchCallEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SecurityCatchCallEndV1)
 }}

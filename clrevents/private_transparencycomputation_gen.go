@@ -23,7 +23,12 @@ type ModuleTransparencyComputationStart struct {
 
 // Info describes ModuleTransparencyComputationStart.
 func (*ModuleTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[427]
+	return &infoModuleTransparencyComputationStart
+}
+
+// Descriptor describes ModuleTransparencyComputationStart, as readers of any generated package see it.
+func (*ModuleTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descModuleTransparencyComputationStart
 }
 
 // Decode reads a ModuleTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -100,6 +105,46 @@ var columnsModuleTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleTransparencyComputationStart describes ModuleTransparencyComputationStart (ModuleTransparencyComputationStart.Info).
+var infoModuleTransparencyComputationStart = EventInfo{
+	Columns:     columnsModuleTransparencyComputationStart,
+	DisplayName: "Transparency/ModuleTransparencyComputationStart",
+	ID:          178,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "ModuleTransparencyComputationStart",
+	Opcode:      83,
+	OpcodeName:  "ModuleTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "ModuleTransparencyComputationStart",
+	Version:     0,
+	desc:        &descModuleTransparencyComputationStart,
+	fields:      &fieldsModuleTransparencyComputationStart,
+}
+
+// descModuleTransparencyComputationStart describes ModuleTransparencyComputationStart (EventInfo.Descriptor).
+var descModuleTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsModuleTransparencyComputationStart,
+	DisplayName:  "Transparency/ModuleTransparencyComputationStart",
+	Fields:       &fieldsModuleTransparencyComputationStart,
+	ID:           178,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "ModuleTransparencyComputationStart",
+	Opcode:       83,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsModuleTransparencyComputationStart writes the fields of ModuleTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsModuleTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleTransparencyComputationStart)
+}}
+
 // ModuleTransparencyComputationEnd is the payload of ModuleTransparencyComputationEnd: event 179 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode ModuleTransparencyComputationEnd (84), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template ModuleTransparencyCalculationResult.
@@ -124,7 +169,12 @@ type ModuleTransparencyComputationEnd struct {
 
 // Info describes ModuleTransparencyComputationEnd.
 func (*ModuleTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[428]
+	return &infoModuleTransparencyComputationEnd
+}
+
+// Descriptor describes ModuleTransparencyComputationEnd, as readers of any generated package see it.
+func (*ModuleTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descModuleTransparencyComputationEnd
 }
 
 // Decode reads a ModuleTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -271,6 +321,46 @@ var columnsModuleTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleTransparencyComputationEnd describes ModuleTransparencyComputationEnd (ModuleTransparencyComputationEnd.Info).
+var infoModuleTransparencyComputationEnd = EventInfo{
+	Columns:     columnsModuleTransparencyComputationEnd,
+	DisplayName: "Transparency/ModuleTransparencyComputationStop",
+	ID:          179,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "ModuleTransparencyComputationEnd",
+	Opcode:      84,
+	OpcodeName:  "ModuleTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "ModuleTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descModuleTransparencyComputationEnd,
+	fields:      &fieldsModuleTransparencyComputationEnd,
+}
+
+// descModuleTransparencyComputationEnd describes ModuleTransparencyComputationEnd (EventInfo.Descriptor).
+var descModuleTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsModuleTransparencyComputationEnd,
+	DisplayName:  "Transparency/ModuleTransparencyComputationStop",
+	Fields:       &fieldsModuleTransparencyComputationEnd,
+	ID:           179,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "ModuleTransparencyComputationEnd",
+	Opcode:       84,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsModuleTransparencyComputationEnd writes the fields of ModuleTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsModuleTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleTransparencyComputationEnd)
+}}
+
 // TypeTransparencyComputationStart is the payload of TypeTransparencyComputationStart: event 180 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationStart (85), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TypeTransparencyCalculation.
@@ -287,7 +377,12 @@ type TypeTransparencyComputationStart struct {
 
 // Info describes TypeTransparencyComputationStart.
 func (*TypeTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[429]
+	return &infoTypeTransparencyComputationStart
+}
+
+// Descriptor describes TypeTransparencyComputationStart, as readers of any generated package see it.
+func (*TypeTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descTypeTransparencyComputationStart
 }
 
 // Decode reads a TypeTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -375,6 +470,46 @@ var columnsTypeTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTypeTransparencyComputationStart describes TypeTransparencyComputationStart (TypeTransparencyComputationStart.Info).
+var infoTypeTransparencyComputationStart = EventInfo{
+	Columns:     columnsTypeTransparencyComputationStart,
+	DisplayName: "Transparency/TypeTransparencyComputationStart",
+	ID:          180,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TypeTransparencyComputationStart",
+	Opcode:      85,
+	OpcodeName:  "TypeTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TypeTransparencyComputationStart",
+	Version:     0,
+	desc:        &descTypeTransparencyComputationStart,
+	fields:      &fieldsTypeTransparencyComputationStart,
+}
+
+// descTypeTransparencyComputationStart describes TypeTransparencyComputationStart (EventInfo.Descriptor).
+var descTypeTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsTypeTransparencyComputationStart,
+	DisplayName:  "Transparency/TypeTransparencyComputationStart",
+	Fields:       &fieldsTypeTransparencyComputationStart,
+	ID:           180,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TypeTransparencyComputationStart",
+	Opcode:       85,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTypeTransparencyComputationStart writes the fields of TypeTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsTypeTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeTransparencyComputationStart)
+}}
+
 // TypeTransparencyComputationEnd is the payload of TypeTransparencyComputationEnd: event 181 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TypeTransparencyComputationEnd (86), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TypeTransparencyCalculationResult.
@@ -399,7 +534,12 @@ type TypeTransparencyComputationEnd struct {
 
 // Info describes TypeTransparencyComputationEnd.
 func (*TypeTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[430]
+	return &infoTypeTransparencyComputationEnd
+}
+
+// Descriptor describes TypeTransparencyComputationEnd, as readers of any generated package see it.
+func (*TypeTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descTypeTransparencyComputationEnd
 }
 
 // Decode reads a TypeTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -543,6 +683,46 @@ var columnsTypeTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTypeTransparencyComputationEnd describes TypeTransparencyComputationEnd (TypeTransparencyComputationEnd.Info).
+var infoTypeTransparencyComputationEnd = EventInfo{
+	Columns:     columnsTypeTransparencyComputationEnd,
+	DisplayName: "Transparency/TypeTransparencyComputationStop",
+	ID:          181,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TypeTransparencyComputationEnd",
+	Opcode:      86,
+	OpcodeName:  "TypeTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TypeTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descTypeTransparencyComputationEnd,
+	fields:      &fieldsTypeTransparencyComputationEnd,
+}
+
+// descTypeTransparencyComputationEnd describes TypeTransparencyComputationEnd (EventInfo.Descriptor).
+var descTypeTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsTypeTransparencyComputationEnd,
+	DisplayName:  "Transparency/TypeTransparencyComputationStop",
+	Fields:       &fieldsTypeTransparencyComputationEnd,
+	ID:           181,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TypeTransparencyComputationEnd",
+	Opcode:       86,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTypeTransparencyComputationEnd writes the fields of TypeTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsTypeTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeTransparencyComputationEnd)
+}}
+
 // MethodTransparencyComputationStart is the payload of MethodTransparencyComputationStart: event 182 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationStart (87), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template MethodTransparencyCalculation.
@@ -559,7 +739,12 @@ type MethodTransparencyComputationStart struct {
 
 // Info describes MethodTransparencyComputationStart.
 func (*MethodTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[431]
+	return &infoMethodTransparencyComputationStart
+}
+
+// Descriptor describes MethodTransparencyComputationStart, as readers of any generated package see it.
+func (*MethodTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descMethodTransparencyComputationStart
 }
 
 // Decode reads a MethodTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -647,6 +832,46 @@ var columnsMethodTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodTransparencyComputationStart describes MethodTransparencyComputationStart (MethodTransparencyComputationStart.Info).
+var infoMethodTransparencyComputationStart = EventInfo{
+	Columns:     columnsMethodTransparencyComputationStart,
+	DisplayName: "Transparency/MethodTransparencyComputationStart",
+	ID:          182,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "MethodTransparencyComputationStart",
+	Opcode:      87,
+	OpcodeName:  "MethodTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "MethodTransparencyComputationStart",
+	Version:     0,
+	desc:        &descMethodTransparencyComputationStart,
+	fields:      &fieldsMethodTransparencyComputationStart,
+}
+
+// descMethodTransparencyComputationStart describes MethodTransparencyComputationStart (EventInfo.Descriptor).
+var descMethodTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsMethodTransparencyComputationStart,
+	DisplayName:  "Transparency/MethodTransparencyComputationStart",
+	Fields:       &fieldsMethodTransparencyComputationStart,
+	ID:           182,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "MethodTransparencyComputationStart",
+	Opcode:       87,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsMethodTransparencyComputationStart writes the fields of MethodTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsMethodTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodTransparencyComputationStart)
+}}
+
 // MethodTransparencyComputationEnd is the payload of MethodTransparencyComputationEnd: event 183 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode MethodTransparencyComputationEnd (88), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template MethodTransparencyCalculationResult.
@@ -667,7 +892,12 @@ type MethodTransparencyComputationEnd struct {
 
 // Info describes MethodTransparencyComputationEnd.
 func (*MethodTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[432]
+	return &infoMethodTransparencyComputationEnd
+}
+
+// Descriptor describes MethodTransparencyComputationEnd, as readers of any generated package see it.
+func (*MethodTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descMethodTransparencyComputationEnd
 }
 
 // Decode reads a MethodTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -783,6 +1013,46 @@ var columnsMethodTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodTransparencyComputationEnd describes MethodTransparencyComputationEnd (MethodTransparencyComputationEnd.Info).
+var infoMethodTransparencyComputationEnd = EventInfo{
+	Columns:     columnsMethodTransparencyComputationEnd,
+	DisplayName: "Transparency/MethodTransparencyComputationStop",
+	ID:          183,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "MethodTransparencyComputationEnd",
+	Opcode:      88,
+	OpcodeName:  "MethodTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "MethodTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descMethodTransparencyComputationEnd,
+	fields:      &fieldsMethodTransparencyComputationEnd,
+}
+
+// descMethodTransparencyComputationEnd describes MethodTransparencyComputationEnd (EventInfo.Descriptor).
+var descMethodTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsMethodTransparencyComputationEnd,
+	DisplayName:  "Transparency/MethodTransparencyComputationStop",
+	Fields:       &fieldsMethodTransparencyComputationEnd,
+	ID:           183,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "MethodTransparencyComputationEnd",
+	Opcode:       88,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsMethodTransparencyComputationEnd writes the fields of MethodTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsMethodTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodTransparencyComputationEnd)
+}}
+
 // FieldTransparencyComputationStart is the payload of FieldTransparencyComputationStart: event 184 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationStart (89), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template FieldTransparencyCalculation.
@@ -799,7 +1069,12 @@ type FieldTransparencyComputationStart struct {
 
 // Info describes FieldTransparencyComputationStart.
 func (*FieldTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[433]
+	return &infoFieldTransparencyComputationStart
+}
+
+// Descriptor describes FieldTransparencyComputationStart, as readers of any generated package see it.
+func (*FieldTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descFieldTransparencyComputationStart
 }
 
 // Decode reads a FieldTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -887,6 +1162,46 @@ var columnsFieldTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFieldTransparencyComputationStart describes FieldTransparencyComputationStart (FieldTransparencyComputationStart.Info).
+var infoFieldTransparencyComputationStart = EventInfo{
+	Columns:     columnsFieldTransparencyComputationStart,
+	DisplayName: "Transparency/FieldTransparencyComputationStart",
+	ID:          184,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "FieldTransparencyComputationStart",
+	Opcode:      89,
+	OpcodeName:  "FieldTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "FieldTransparencyComputationStart",
+	Version:     0,
+	desc:        &descFieldTransparencyComputationStart,
+	fields:      &fieldsFieldTransparencyComputationStart,
+}
+
+// descFieldTransparencyComputationStart describes FieldTransparencyComputationStart (EventInfo.Descriptor).
+var descFieldTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsFieldTransparencyComputationStart,
+	DisplayName:  "Transparency/FieldTransparencyComputationStart",
+	Fields:       &fieldsFieldTransparencyComputationStart,
+	ID:           184,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "FieldTransparencyComputationStart",
+	Opcode:       89,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsFieldTransparencyComputationStart writes the fields of FieldTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsFieldTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FieldTransparencyComputationStart)
+}}
+
 // FieldTransparencyComputationEnd is the payload of FieldTransparencyComputationEnd: event 185 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode FieldTransparencyComputationEnd (90), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template FieldTransparencyCalculationResult.
@@ -907,7 +1222,12 @@ type FieldTransparencyComputationEnd struct {
 
 // Info describes FieldTransparencyComputationEnd.
 func (*FieldTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[434]
+	return &infoFieldTransparencyComputationEnd
+}
+
+// Descriptor describes FieldTransparencyComputationEnd, as readers of any generated package see it.
+func (*FieldTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descFieldTransparencyComputationEnd
 }
 
 // Decode reads a FieldTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1023,6 +1343,46 @@ var columnsFieldTransparencyComputationEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFieldTransparencyComputationEnd describes FieldTransparencyComputationEnd (FieldTransparencyComputationEnd.Info).
+var infoFieldTransparencyComputationEnd = EventInfo{
+	Columns:     columnsFieldTransparencyComputationEnd,
+	DisplayName: "Transparency/FieldTransparencyComputationStop",
+	ID:          185,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "FieldTransparencyComputationEnd",
+	Opcode:      90,
+	OpcodeName:  "FieldTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "FieldTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descFieldTransparencyComputationEnd,
+	fields:      &fieldsFieldTransparencyComputationEnd,
+}
+
+// descFieldTransparencyComputationEnd describes FieldTransparencyComputationEnd (EventInfo.Descriptor).
+var descFieldTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsFieldTransparencyComputationEnd,
+	DisplayName:  "Transparency/FieldTransparencyComputationStop",
+	Fields:       &fieldsFieldTransparencyComputationEnd,
+	ID:           185,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "FieldTransparencyComputationEnd",
+	Opcode:       90,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsFieldTransparencyComputationEnd writes the fields of FieldTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsFieldTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FieldTransparencyComputationEnd)
+}}
+
 // TokenTransparencyComputationStart is the payload of TokenTransparencyComputationStart: event 186 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TokenTransparencyComputationStart (91), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TokenTransparencyCalculation.
@@ -1039,7 +1399,12 @@ type TokenTransparencyComputationStart struct {
 
 // Info describes TokenTransparencyComputationStart.
 func (*TokenTransparencyComputationStart) Info() *EventInfo {
-	return &eventTable[435]
+	return &infoTokenTransparencyComputationStart
+}
+
+// Descriptor describes TokenTransparencyComputationStart, as readers of any generated package see it.
+func (*TokenTransparencyComputationStart) Descriptor() *clrimpl.Descriptor {
+	return &descTokenTransparencyComputationStart
 }
 
 // Decode reads a TokenTransparencyComputationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -1047,11 +1412,7 @@ func (*TokenTransparencyComputationStart) Info() *EventInfo {
 func (e *TokenTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("TokenTransparencyComputationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Token",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TokenTransparencyComputationStart", len(b), ptrSize, endsTokenTransparencyComputationStart)
 	}
 	_ = b[3]
 	e.Token = binary.LittleEndian.Uint32(b[0:])
@@ -1075,6 +1436,11 @@ func (e *TokenTransparencyComputationStart) Decode(b []byte, ptrSize int) (int, 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsTokenTransparencyComputationStart is where the fixed fields of TokenTransparencyComputationStart end, for the error of a short payload.
+var endsTokenTransparencyComputationStart = []clrimpl.FieldEnd{
+	{Name: "Token", Bytes: 4},
 }
 
 // Encode appends the TokenTransparencyComputationStart wire form for the pointer size.
@@ -1135,6 +1501,46 @@ var columnsTokenTransparencyComputationStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTokenTransparencyComputationStart describes TokenTransparencyComputationStart (TokenTransparencyComputationStart.Info).
+var infoTokenTransparencyComputationStart = EventInfo{
+	Columns:     columnsTokenTransparencyComputationStart,
+	DisplayName: "Transparency/TokenTransparencyComputationStart",
+	ID:          186,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TokenTransparencyComputationStart",
+	Opcode:      91,
+	OpcodeName:  "TokenTransparencyComputationStart",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TokenTransparencyComputationStart",
+	Version:     0,
+	desc:        &descTokenTransparencyComputationStart,
+	fields:      &fieldsTokenTransparencyComputationStart,
+}
+
+// descTokenTransparencyComputationStart describes TokenTransparencyComputationStart (EventInfo.Descriptor).
+var descTokenTransparencyComputationStart = clrimpl.Descriptor{
+	Columns:      columnsTokenTransparencyComputationStart,
+	DisplayName:  "Transparency/TokenTransparencyComputationStart",
+	Fields:       &fieldsTokenTransparencyComputationStart,
+	ID:           186,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TokenTransparencyComputationStart",
+	Opcode:       91,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTokenTransparencyComputationStart writes the fields of TokenTransparencyComputationStart payloads (its Descriptor's Fields).
+var fieldsTokenTransparencyComputationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TokenTransparencyComputationStart)
+}}
+
 // TokenTransparencyComputationEnd is the payload of TokenTransparencyComputationEnd: event 187 version 0 of Microsoft-Windows-DotNETRuntimePrivate.
 // Task TransparencyComputation (14), opcode TokenTransparencyComputationEnd (92), level win:Informational (4), keywords SecurityPrivateKeyword (0x400).
 // Template TokenTransparencyCalculationResult.
@@ -1155,7 +1561,12 @@ type TokenTransparencyComputationEnd struct {
 
 // Info describes TokenTransparencyComputationEnd.
 func (*TokenTransparencyComputationEnd) Info() *EventInfo {
-	return &eventTable[436]
+	return &infoTokenTransparencyComputationEnd
+}
+
+// Descriptor describes TokenTransparencyComputationEnd, as readers of any generated package see it.
+func (*TokenTransparencyComputationEnd) Descriptor() *clrimpl.Descriptor {
+	return &descTokenTransparencyComputationEnd
 }
 
 // Decode reads a TokenTransparencyComputationEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1163,11 +1574,7 @@ func (*TokenTransparencyComputationEnd) Info() *EventInfo {
 func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("TokenTransparencyComputationEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Token",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TokenTransparencyComputationEnd", len(b), ptrSize, endsTokenTransparencyComputationEnd)
 	}
 	_ = b[3]
 	e.Token = binary.LittleEndian.Uint32(b[0:])
@@ -1201,6 +1608,11 @@ func (e *TokenTransparencyComputationEnd) Decode(b []byte, ptrSize int) (int, er
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsTokenTransparencyComputationEnd is where the fixed fields of TokenTransparencyComputationEnd end, for the error of a short payload.
+var endsTokenTransparencyComputationEnd = []clrimpl.FieldEnd{
+	{Name: "Token", Bytes: 4},
 }
 
 // Encode appends the TokenTransparencyComputationEnd wire form for the pointer size.
@@ -1277,4 +1689,44 @@ var columnsTokenTransparencyComputationEnd = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoTokenTransparencyComputationEnd describes TokenTransparencyComputationEnd (TokenTransparencyComputationEnd.Info).
+var infoTokenTransparencyComputationEnd = EventInfo{
+	Columns:     columnsTokenTransparencyComputationEnd,
+	DisplayName: "Transparency/TokenTransparencyComputationStop",
+	ID:          187,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "TokenTransparencyComputationEnd",
+	Opcode:      92,
+	OpcodeName:  "TokenTransparencyComputationEnd",
+	Provider:    ProviderPrivate,
+	Task:        14,
+	TaskName:    "TransparencyComputation",
+	TypeName:    "TokenTransparencyComputationEnd",
+	Version:     0,
+	desc:        &descTokenTransparencyComputationEnd,
+	fields:      &fieldsTokenTransparencyComputationEnd,
+}
+
+// descTokenTransparencyComputationEnd describes TokenTransparencyComputationEnd (EventInfo.Descriptor).
+var descTokenTransparencyComputationEnd = clrimpl.Descriptor{
+	Columns:      columnsTokenTransparencyComputationEnd,
+	DisplayName:  "Transparency/TokenTransparencyComputationStop",
+	Fields:       &fieldsTokenTransparencyComputationEnd,
+	ID:           187,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "TokenTransparencyComputationEnd",
+	Opcode:       92,
+	Provider:     "Microsoft-Windows-DotNETRuntimePrivate",
+	ProviderGUID: GUID{84, 215, 63, 118, 134, 112, 254, 77, 149, 235, 192, 26, 70, 250, 244, 202},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsTokenTransparencyComputationEnd writes the fields of TokenTransparencyComputationEnd payloads (its Descriptor's Fields).
+var fieldsTokenTransparencyComputationEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TokenTransparencyComputationEnd)
 }}

@@ -33,46 +33,19 @@ type GCSettingsRundown struct {
 
 // Info describes GCSettingsRundown.
 func (*GCSettingsRundown) Info() *EventInfo {
-	return &eventTable[466]
+	return &infoGCSettingsRundown
+}
+
+// Descriptor describes GCSettingsRundown, as readers of any generated package see it.
+func (*GCSettingsRundown) Descriptor() *clrimpl.Descriptor {
+	return &descGCSettingsRundown
 }
 
 // Decode reads a GCSettingsRundown payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCSettingsRundown) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 50 {
-		return 0, shortPrefix("GCSettingsRundown", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "HardLimit",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "LOHThreshold",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "PhysicalMemoryConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Gen0MinBudgetConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "Gen0MaxBudgetConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 44,
-			Name:  "HighMemPercentConfig",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "BitSettings",
-			Ptrs:  0,
-		}, {
-			Bytes: 50,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSettingsRundown", len(b), ptrSize, endsGCSettingsRundown)
 	}
 	_ = b[49]
 	e.HardLimit = binary.LittleEndian.Uint64(b[0:])
@@ -84,6 +57,18 @@ func (e *GCSettingsRundown) Decode(b []byte, ptrSize int) (int, error) {
 	e.BitSettings = RundownGCSettingsFlags(binary.LittleEndian.Uint32(b[44:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[48:])
 	return 50, nil
+}
+
+// endsGCSettingsRundown is where the fixed fields of GCSettingsRundown end, for the error of a short payload.
+var endsGCSettingsRundown = []clrimpl.FieldEnd{
+	{Name: "HardLimit", Bytes: 8},
+	{Name: "LOHThreshold", Bytes: 16},
+	{Name: "PhysicalMemoryConfig", Bytes: 24},
+	{Name: "Gen0MinBudgetConfig", Bytes: 32},
+	{Name: "Gen0MaxBudgetConfig", Bytes: 40},
+	{Name: "HighMemPercentConfig", Bytes: 44},
+	{Name: "BitSettings", Bytes: 48},
+	{Name: "ClrInstanceID", Bytes: 50},
 }
 
 // Encode appends the GCSettingsRundown wire form for the pointer size.
@@ -185,4 +170,44 @@ var columnsGCSettingsRundown = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoGCSettingsRundown describes GCSettingsRundown (GCSettingsRundown.Info).
+var infoGCSettingsRundown = EventInfo{
+	Columns:     columnsGCSettingsRundown,
+	DisplayName: "GC/GCSettingsRundown",
+	ID:          10,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "GCSettingsRundown",
+	Opcode:      10,
+	OpcodeName:  "GCSettingsRundown",
+	Provider:    ProviderRundown,
+	Task:        40,
+	TaskName:    "CLRGCRundown",
+	TypeName:    "GCSettingsRundown",
+	Version:     0,
+	desc:        &descGCSettingsRundown,
+	fields:      &fieldsGCSettingsRundown,
+}
+
+// descGCSettingsRundown describes GCSettingsRundown (EventInfo.Descriptor).
+var descGCSettingsRundown = clrimpl.Descriptor{
+	Columns:      columnsGCSettingsRundown,
+	DisplayName:  "GC/GCSettingsRundown",
+	Fields:       &fieldsGCSettingsRundown,
+	ID:           10,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "GCSettingsRundown",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         40,
+	Version:      0,
+}
+
+// fieldsGCSettingsRundown writes the fields of GCSettingsRundown payloads (its Descriptor's Fields).
+var fieldsGCSettingsRundown = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSettingsRundown)
 }}

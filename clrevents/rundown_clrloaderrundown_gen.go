@@ -31,7 +31,12 @@ type DomainModuleDCStart struct {
 
 // Info describes DomainModuleDCStart.
 func (*DomainModuleDCStart) Info() *EventInfo {
-	return &eventTable[491]
+	return &infoDomainModuleDCStart
+}
+
+// Descriptor describes DomainModuleDCStart, as readers of any generated package see it.
+func (*DomainModuleDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCStart
 }
 
 // Decode reads a DomainModuleDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -39,27 +44,7 @@ func (*DomainModuleDCStart) Info() *EventInfo {
 func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCStart", len(b), ptrSize, endsDomainModuleDCStart)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -79,6 +64,15 @@ func (e *DomainModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsDomainModuleDCStart is where the fixed fields of DomainModuleDCStart end, for the error of a short payload.
+var endsDomainModuleDCStart = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCStart wire form for the pointer size.
@@ -176,6 +170,46 @@ var columnsDomainModuleDCStart = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoDomainModuleDCStart describes DomainModuleDCStart (DomainModuleDCStart.Info).
+var infoDomainModuleDCStart = EventInfo{
+	Columns:     columnsDomainModuleDCStart,
+	DisplayName: "Loader/DomainModuleDCStart",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCStart",
+	Opcode:      46,
+	OpcodeName:  "DomainModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCStart",
+	Version:     0,
+	desc:        &descDomainModuleDCStart,
+	fields:      &fieldsDomainModuleDCStart,
+}
+
+// descDomainModuleDCStart describes DomainModuleDCStart (EventInfo.Descriptor).
+var descDomainModuleDCStart = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCStart,
+	DisplayName:  "Loader/DomainModuleDCStart",
+	Fields:       &fieldsDomainModuleDCStart,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCStart",
+	Opcode:       46,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsDomainModuleDCStart writes the fields of DomainModuleDCStart payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCStart)
+}}
+
 // DomainModuleDCStartV1 is the payload of DomainModuleDCStart_V1: event 151 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCStart (46), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown_V1.
@@ -200,7 +234,12 @@ type DomainModuleDCStartV1 struct {
 
 // Info describes DomainModuleDCStart_V1.
 func (*DomainModuleDCStartV1) Info() *EventInfo {
-	return &eventTable[492]
+	return &infoDomainModuleDCStartV1
+}
+
+// Descriptor describes DomainModuleDCStart_V1, as readers of any generated package see it.
+func (*DomainModuleDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCStartV1
 }
 
 // Decode reads a DomainModuleDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -208,27 +247,7 @@ func (*DomainModuleDCStartV1) Info() *EventInfo {
 func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCStart_V1", len(b), ptrSize, endsDomainModuleDCStartV1)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -253,6 +272,15 @@ func (e *DomainModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsDomainModuleDCStartV1 is where the fixed fields of DomainModuleDCStart_V1 end, for the error of a short payload.
+var endsDomainModuleDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCStart_V1 wire form for the pointer size.
@@ -359,6 +387,46 @@ var columnsDomainModuleDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDomainModuleDCStartV1 describes DomainModuleDCStart_V1 (DomainModuleDCStartV1.Info).
+var infoDomainModuleDCStartV1 = EventInfo{
+	Columns:     columnsDomainModuleDCStartV1,
+	DisplayName: "Loader/DomainModuleDCStart",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCStart_V1",
+	Opcode:      46,
+	OpcodeName:  "DomainModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCStartV1",
+	Version:     1,
+	desc:        &descDomainModuleDCStartV1,
+	fields:      &fieldsDomainModuleDCStartV1,
+}
+
+// descDomainModuleDCStartV1 describes DomainModuleDCStart_V1 (EventInfo.Descriptor).
+var descDomainModuleDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCStartV1,
+	DisplayName:  "Loader/DomainModuleDCStart",
+	Fields:       &fieldsDomainModuleDCStartV1,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCStart_V1",
+	Opcode:       46,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsDomainModuleDCStartV1 writes the fields of DomainModuleDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCStartV1)
+}}
+
 // DomainModuleDCEnd is the payload of DomainModuleDCEnd: event 152 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCEnd (47), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown.
@@ -381,7 +449,12 @@ type DomainModuleDCEnd struct {
 
 // Info describes DomainModuleDCEnd.
 func (*DomainModuleDCEnd) Info() *EventInfo {
-	return &eventTable[493]
+	return &infoDomainModuleDCEnd
+}
+
+// Descriptor describes DomainModuleDCEnd, as readers of any generated package see it.
+func (*DomainModuleDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCEnd
 }
 
 // Decode reads a DomainModuleDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -389,27 +462,7 @@ func (*DomainModuleDCEnd) Info() *EventInfo {
 func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCEnd", len(b), ptrSize, endsDomainModuleDCEnd)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -429,6 +482,15 @@ func (e *DomainModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsDomainModuleDCEnd is where the fixed fields of DomainModuleDCEnd end, for the error of a short payload.
+var endsDomainModuleDCEnd = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCEnd wire form for the pointer size.
@@ -526,6 +588,46 @@ var columnsDomainModuleDCEnd = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoDomainModuleDCEnd describes DomainModuleDCEnd (DomainModuleDCEnd.Info).
+var infoDomainModuleDCEnd = EventInfo{
+	Columns:     columnsDomainModuleDCEnd,
+	DisplayName: "Loader/DomainModuleDCStop",
+	ID:          152,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCEnd",
+	Opcode:      47,
+	OpcodeName:  "DomainModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCEnd",
+	Version:     0,
+	desc:        &descDomainModuleDCEnd,
+	fields:      &fieldsDomainModuleDCEnd,
+}
+
+// descDomainModuleDCEnd describes DomainModuleDCEnd (EventInfo.Descriptor).
+var descDomainModuleDCEnd = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCEnd,
+	DisplayName:  "Loader/DomainModuleDCStop",
+	Fields:       &fieldsDomainModuleDCEnd,
+	ID:           152,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCEnd",
+	Opcode:       47,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsDomainModuleDCEnd writes the fields of DomainModuleDCEnd payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCEnd)
+}}
+
 // DomainModuleDCEndV1 is the payload of DomainModuleDCEnd_V1: event 152 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode DomainModuleDCEnd (47), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template DomainModuleLoadUnloadRundown_V1.
@@ -550,7 +652,12 @@ type DomainModuleDCEndV1 struct {
 
 // Info describes DomainModuleDCEnd_V1.
 func (*DomainModuleDCEndV1) Info() *EventInfo {
-	return &eventTable[494]
+	return &infoDomainModuleDCEndV1
+}
+
+// Descriptor describes DomainModuleDCEnd_V1, as readers of any generated package see it.
+func (*DomainModuleDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleDCEndV1
 }
 
 // Decode reads a DomainModuleDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -558,27 +665,7 @@ func (*DomainModuleDCEndV1) Info() *EventInfo {
 func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleDCEnd_V1", len(b), ptrSize, endsDomainModuleDCEndV1)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -603,6 +690,15 @@ func (e *DomainModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsDomainModuleDCEndV1 is where the fixed fields of DomainModuleDCEnd_V1 end, for the error of a short payload.
+var endsDomainModuleDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleDCEnd_V1 wire form for the pointer size.
@@ -709,6 +805,46 @@ var columnsDomainModuleDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDomainModuleDCEndV1 describes DomainModuleDCEnd_V1 (DomainModuleDCEndV1.Info).
+var infoDomainModuleDCEndV1 = EventInfo{
+	Columns:     columnsDomainModuleDCEndV1,
+	DisplayName: "Loader/DomainModuleDCStop",
+	ID:          152,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleDCEnd_V1",
+	Opcode:      47,
+	OpcodeName:  "DomainModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "DomainModuleDCEndV1",
+	Version:     1,
+	desc:        &descDomainModuleDCEndV1,
+	fields:      &fieldsDomainModuleDCEndV1,
+}
+
+// descDomainModuleDCEndV1 describes DomainModuleDCEnd_V1 (EventInfo.Descriptor).
+var descDomainModuleDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleDCEndV1,
+	DisplayName:  "Loader/DomainModuleDCStop",
+	Fields:       &fieldsDomainModuleDCEndV1,
+	ID:           152,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleDCEnd_V1",
+	Opcode:       47,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsDomainModuleDCEndV1 writes the fields of DomainModuleDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsDomainModuleDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleDCEndV1)
+}}
+
 // ModuleDCStart is the payload of ModuleDCStart: event 153 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template ModuleLoadUnloadRundown.
@@ -729,7 +865,12 @@ type ModuleDCStart struct {
 
 // Info describes ModuleDCStart.
 func (*ModuleDCStart) Info() *EventInfo {
-	return &eventTable[495]
+	return &infoModuleDCStart
+}
+
+// Descriptor describes ModuleDCStart, as readers of any generated package see it.
+func (*ModuleDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCStart
 }
 
 // Decode reads a ModuleDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -737,23 +878,7 @@ func (*ModuleDCStart) Info() *EventInfo {
 func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStart", len(b), ptrSize, endsModuleDCStart)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -772,6 +897,14 @@ func (e *ModuleDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCStart is where the fixed fields of ModuleDCStart end, for the error of a short payload.
+var endsModuleDCStart = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStart wire form for the pointer size.
@@ -859,6 +992,46 @@ var columnsModuleDCStart = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleDCStart describes ModuleDCStart (ModuleDCStart.Info).
+var infoModuleDCStart = EventInfo{
+	Columns:     columnsModuleDCStart,
+	DisplayName: "Loader/ModuleDCStart",
+	ID:          153,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCStart",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCStart",
+	Version:     0,
+	desc:        &descModuleDCStart,
+	fields:      &fieldsModuleDCStart,
+}
+
+// descModuleDCStart describes ModuleDCStart (EventInfo.Descriptor).
+var descModuleDCStart = clrimpl.Descriptor{
+	Columns:      columnsModuleDCStart,
+	DisplayName:  "Loader/ModuleDCStart",
+	Fields:       &fieldsModuleDCStart,
+	ID:           153,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCStart",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsModuleDCStart writes the fields of ModuleDCStart payloads (its Descriptor's Fields).
+var fieldsModuleDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCStart)
+}}
+
 // ModuleDCStartV1 is the payload of ModuleDCStart_V1: event 153 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V1.
@@ -881,7 +1054,12 @@ type ModuleDCStartV1 struct {
 
 // Info describes ModuleDCStart_V1.
 func (*ModuleDCStartV1) Info() *EventInfo {
-	return &eventTable[496]
+	return &infoModuleDCStartV1
+}
+
+// Descriptor describes ModuleDCStart_V1, as readers of any generated package see it.
+func (*ModuleDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCStartV1
 }
 
 // Decode reads a ModuleDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -889,23 +1067,7 @@ func (*ModuleDCStartV1) Info() *EventInfo {
 func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStart_V1", len(b), ptrSize, endsModuleDCStartV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -929,6 +1091,14 @@ func (e *ModuleDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleDCStartV1 is where the fixed fields of ModuleDCStart_V1 end, for the error of a short payload.
+var endsModuleDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStart_V1 wire form for the pointer size.
@@ -1025,6 +1195,46 @@ var columnsModuleDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleDCStartV1 describes ModuleDCStart_V1 (ModuleDCStartV1.Info).
+var infoModuleDCStartV1 = EventInfo{
+	Columns:     columnsModuleDCStartV1,
+	DisplayName: "Loader/ModuleDCStart",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCStart_V1",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCStartV1",
+	Version:     1,
+	desc:        &descModuleDCStartV1,
+	fields:      &fieldsModuleDCStartV1,
+}
+
+// descModuleDCStartV1 describes ModuleDCStart_V1 (EventInfo.Descriptor).
+var descModuleDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCStartV1,
+	DisplayName:  "Loader/ModuleDCStart",
+	Fields:       &fieldsModuleDCStartV1,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCStart_V1",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsModuleDCStartV1 writes the fields of ModuleDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsModuleDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCStartV1)
+}}
+
 // ModuleDCStartV2 is the payload of ModuleDCStart_V2: event 153 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCStart (35), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V2.
@@ -1059,7 +1269,12 @@ type ModuleDCStartV2 struct {
 
 // Info describes ModuleDCStart_V2.
 func (*ModuleDCStartV2) Info() *EventInfo {
-	return &eventTable[497]
+	return &infoModuleDCStartV2
+}
+
+// Descriptor describes ModuleDCStart_V2, as readers of any generated package see it.
+func (*ModuleDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCStartV2
 }
 
 // Decode reads a ModuleDCStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1067,23 +1282,7 @@ func (*ModuleDCStartV2) Info() *EventInfo {
 func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStart_V2", len(b), ptrSize, endsModuleDCStartV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1143,6 +1342,14 @@ func (e *ModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCStartV2 is where the fixed fields of ModuleDCStart_V2 end, for the error of a short payload.
+var endsModuleDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStart_V2 wire form for the pointer size.
@@ -1293,6 +1500,46 @@ var columnsModuleDCStartV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleDCStartV2 describes ModuleDCStart_V2 (ModuleDCStartV2.Info).
+var infoModuleDCStartV2 = EventInfo{
+	Columns:     columnsModuleDCStartV2,
+	DisplayName: "Loader/ModuleDCStart",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCStart_V2",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCStartV2",
+	Version:     2,
+	desc:        &descModuleDCStartV2,
+	fields:      &fieldsModuleDCStartV2,
+}
+
+// descModuleDCStartV2 describes ModuleDCStart_V2 (EventInfo.Descriptor).
+var descModuleDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCStartV2,
+	DisplayName:  "Loader/ModuleDCStart",
+	Fields:       &fieldsModuleDCStartV2,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCStart_V2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      2,
+}
+
+// fieldsModuleDCStartV2 writes the fields of ModuleDCStart_V2 payloads (its Descriptor's Fields).
+var fieldsModuleDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCStartV2)
+}}
+
 // ModuleDCEnd is the payload of ModuleDCEnd: event 154 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template ModuleLoadUnloadRundown.
@@ -1313,7 +1560,12 @@ type ModuleDCEnd struct {
 
 // Info describes ModuleDCEnd.
 func (*ModuleDCEnd) Info() *EventInfo {
-	return &eventTable[498]
+	return &infoModuleDCEnd
+}
+
+// Descriptor describes ModuleDCEnd, as readers of any generated package see it.
+func (*ModuleDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEnd
 }
 
 // Decode reads a ModuleDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1321,23 +1573,7 @@ func (*ModuleDCEnd) Info() *EventInfo {
 func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd", len(b), ptrSize, endsModuleDCEnd)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1356,6 +1592,14 @@ func (e *ModuleDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCEnd is where the fixed fields of ModuleDCEnd end, for the error of a short payload.
+var endsModuleDCEnd = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd wire form for the pointer size.
@@ -1443,6 +1687,46 @@ var columnsModuleDCEnd = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleDCEnd describes ModuleDCEnd (ModuleDCEnd.Info).
+var infoModuleDCEnd = EventInfo{
+	Columns:     columnsModuleDCEnd,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCEnd",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEnd",
+	Version:     0,
+	desc:        &descModuleDCEnd,
+	fields:      &fieldsModuleDCEnd,
+}
+
+// descModuleDCEnd describes ModuleDCEnd (EventInfo.Descriptor).
+var descModuleDCEnd = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEnd,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEnd,
+	ID:           154,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCEnd",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsModuleDCEnd writes the fields of ModuleDCEnd payloads (its Descriptor's Fields).
+var fieldsModuleDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEnd)
+}}
+
 // ModuleDCEndV1 is the payload of ModuleDCEnd_V1: event 154 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V1.
@@ -1465,7 +1749,12 @@ type ModuleDCEndV1 struct {
 
 // Info describes ModuleDCEnd_V1.
 func (*ModuleDCEndV1) Info() *EventInfo {
-	return &eventTable[499]
+	return &infoModuleDCEndV1
+}
+
+// Descriptor describes ModuleDCEnd_V1, as readers of any generated package see it.
+func (*ModuleDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEndV1
 }
 
 // Decode reads a ModuleDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1473,23 +1762,7 @@ func (*ModuleDCEndV1) Info() *EventInfo {
 func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd_V1", len(b), ptrSize, endsModuleDCEndV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1513,6 +1786,14 @@ func (e *ModuleDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleDCEndV1 is where the fixed fields of ModuleDCEnd_V1 end, for the error of a short payload.
+var endsModuleDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd_V1 wire form for the pointer size.
@@ -1609,6 +1890,46 @@ var columnsModuleDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleDCEndV1 describes ModuleDCEnd_V1 (ModuleDCEndV1.Info).
+var infoModuleDCEndV1 = EventInfo{
+	Columns:     columnsModuleDCEndV1,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCEnd_V1",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEndV1",
+	Version:     1,
+	desc:        &descModuleDCEndV1,
+	fields:      &fieldsModuleDCEndV1,
+}
+
+// descModuleDCEndV1 describes ModuleDCEnd_V1 (EventInfo.Descriptor).
+var descModuleDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEndV1,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEndV1,
+	ID:           154,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCEnd_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsModuleDCEndV1 writes the fields of ModuleDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsModuleDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEndV1)
+}}
+
 // ModuleDCEndV2 is the payload of ModuleDCEnd_V2: event 154 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V2.
@@ -1643,7 +1964,12 @@ type ModuleDCEndV2 struct {
 
 // Info describes ModuleDCEnd_V2.
 func (*ModuleDCEndV2) Info() *EventInfo {
-	return &eventTable[500]
+	return &infoModuleDCEndV2
+}
+
+// Descriptor describes ModuleDCEnd_V2, as readers of any generated package see it.
+func (*ModuleDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEndV2
 }
 
 // Decode reads a ModuleDCEnd_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1651,23 +1977,7 @@ func (*ModuleDCEndV2) Info() *EventInfo {
 func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd_V2", len(b), ptrSize, endsModuleDCEndV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1727,6 +2037,14 @@ func (e *ModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCEndV2 is where the fixed fields of ModuleDCEnd_V2 end, for the error of a short payload.
+var endsModuleDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd_V2 wire form for the pointer size.
@@ -1877,6 +2195,46 @@ var columnsModuleDCEndV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleDCEndV2 describes ModuleDCEnd_V2 (ModuleDCEndV2.Info).
+var infoModuleDCEndV2 = EventInfo{
+	Columns:     columnsModuleDCEndV2,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCEnd_V2",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEndV2",
+	Version:     2,
+	desc:        &descModuleDCEndV2,
+	fields:      &fieldsModuleDCEndV2,
+}
+
+// descModuleDCEndV2 describes ModuleDCEnd_V2 (EventInfo.Descriptor).
+var descModuleDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEndV2,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEndV2,
+	ID:           154,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCEnd_V2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      2,
+}
+
+// fieldsModuleDCEndV2 writes the fields of ModuleDCEnd_V2 payloads (its Descriptor's Fields).
+var fieldsModuleDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEndV2)
+}}
+
 // ModuleDCEndV3 is the payload of ModuleDCEnd_V3: event 154 version 3 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderRundownKeyword, PerfTrackRundownKeyword (0x20000008).
 // Template ModuleLoadUnloadRundown_V3.
@@ -1913,7 +2271,12 @@ type ModuleDCEndV3 struct {
 
 // Info describes ModuleDCEnd_V3.
 func (*ModuleDCEndV3) Info() *EventInfo {
-	return &eventTable[501]
+	return &infoModuleDCEndV3
+}
+
+// Descriptor describes ModuleDCEnd_V3, as readers of any generated package see it.
+func (*ModuleDCEndV3) Descriptor() *clrimpl.Descriptor {
+	return &descModuleDCEndV3
 }
 
 // Decode reads a ModuleDCEnd_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1921,23 +2284,7 @@ func (*ModuleDCEndV3) Info() *EventInfo {
 func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEnd_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEnd_V3", len(b), ptrSize, endsModuleDCEndV3)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1999,6 +2346,14 @@ func (e *ModuleDCEndV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleDCEndV3 is where the fixed fields of ModuleDCEnd_V3 end, for the error of a short payload.
+var endsModuleDCEndV3 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEnd_V3 wire form for the pointer size.
@@ -2158,6 +2513,46 @@ var columnsModuleDCEndV3 = []clrimpl.Column{{
 	Name: "NativeBuildID",
 }}
 
+// infoModuleDCEndV3 describes ModuleDCEnd_V3 (ModuleDCEndV3.Info).
+var infoModuleDCEndV3 = EventInfo{
+	Columns:     columnsModuleDCEndV3,
+	DisplayName: "Loader/ModuleDCStop",
+	ID:          154,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleDCEnd_V3",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ModuleDCEndV3",
+	Version:     3,
+	desc:        &descModuleDCEndV3,
+	fields:      &fieldsModuleDCEndV3,
+}
+
+// descModuleDCEndV3 describes ModuleDCEnd_V3 (EventInfo.Descriptor).
+var descModuleDCEndV3 = clrimpl.Descriptor{
+	Columns:      columnsModuleDCEndV3,
+	DisplayName:  "Loader/ModuleDCStop",
+	Fields:       &fieldsModuleDCEndV3,
+	ID:           154,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleDCEnd_V3",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      3,
+}
+
+// fieldsModuleDCEndV3 writes the fields of ModuleDCEnd_V3 payloads (its Descriptor's Fields).
+var fieldsModuleDCEndV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleDCEndV3)
+}}
+
 // AssemblyDCStart is the payload of AssemblyDCStart: event 155 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCStart (39), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown.
@@ -2174,7 +2569,12 @@ type AssemblyDCStart struct {
 
 // Info describes AssemblyDCStart.
 func (*AssemblyDCStart) Info() *EventInfo {
-	return &eventTable[502]
+	return &infoAssemblyDCStart
+}
+
+// Descriptor describes AssemblyDCStart, as readers of any generated package see it.
+func (*AssemblyDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCStart
 }
 
 // Decode reads a AssemblyDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2182,19 +2582,7 @@ func (*AssemblyDCStart) Info() *EventInfo {
 func (e *AssemblyDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCStart", len(b), ptrSize, endsAssemblyDCStart)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2210,6 +2598,13 @@ func (e *AssemblyDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyDCStart is where the fixed fields of AssemblyDCStart end, for the error of a short payload.
+var endsAssemblyDCStart = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyDCStart wire form for the pointer size.
@@ -2279,6 +2674,46 @@ var columnsAssemblyDCStart = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyDCStart describes AssemblyDCStart (AssemblyDCStart.Info).
+var infoAssemblyDCStart = EventInfo{
+	Columns:     columnsAssemblyDCStart,
+	DisplayName: "Loader/AssemblyDCStart",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCStart",
+	Opcode:      39,
+	OpcodeName:  "AssemblyDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCStart",
+	Version:     0,
+	desc:        &descAssemblyDCStart,
+	fields:      &fieldsAssemblyDCStart,
+}
+
+// descAssemblyDCStart describes AssemblyDCStart (EventInfo.Descriptor).
+var descAssemblyDCStart = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCStart,
+	DisplayName:  "Loader/AssemblyDCStart",
+	Fields:       &fieldsAssemblyDCStart,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCStart",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAssemblyDCStart writes the fields of AssemblyDCStart payloads (its Descriptor's Fields).
+var fieldsAssemblyDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCStart)
+}}
+
 // AssemblyDCStartV1 is the payload of AssemblyDCStart_V1: event 155 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCStart (39), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown_V1.
@@ -2299,7 +2734,12 @@ type AssemblyDCStartV1 struct {
 
 // Info describes AssemblyDCStart_V1.
 func (*AssemblyDCStartV1) Info() *EventInfo {
-	return &eventTable[503]
+	return &infoAssemblyDCStartV1
+}
+
+// Descriptor describes AssemblyDCStart_V1, as readers of any generated package see it.
+func (*AssemblyDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCStartV1
 }
 
 // Decode reads a AssemblyDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2307,23 +2747,7 @@ func (*AssemblyDCStartV1) Info() *EventInfo {
 func (e *AssemblyDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCStart_V1", len(b), ptrSize, endsAssemblyDCStartV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2345,6 +2769,14 @@ func (e *AssemblyDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyDCStartV1 is where the fixed fields of AssemblyDCStart_V1 end, for the error of a short payload.
+var endsAssemblyDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyDCStart_V1 wire form for the pointer size.
@@ -2433,6 +2865,46 @@ var columnsAssemblyDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyDCStartV1 describes AssemblyDCStart_V1 (AssemblyDCStartV1.Info).
+var infoAssemblyDCStartV1 = EventInfo{
+	Columns:     columnsAssemblyDCStartV1,
+	DisplayName: "Loader/AssemblyDCStart",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCStart_V1",
+	Opcode:      39,
+	OpcodeName:  "AssemblyDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCStartV1",
+	Version:     1,
+	desc:        &descAssemblyDCStartV1,
+	fields:      &fieldsAssemblyDCStartV1,
+}
+
+// descAssemblyDCStartV1 describes AssemblyDCStart_V1 (EventInfo.Descriptor).
+var descAssemblyDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCStartV1,
+	DisplayName:  "Loader/AssemblyDCStart",
+	Fields:       &fieldsAssemblyDCStartV1,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCStart_V1",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAssemblyDCStartV1 writes the fields of AssemblyDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCStartV1)
+}}
+
 // AssemblyDCEnd is the payload of AssemblyDCEnd: event 156 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCEnd (40), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown.
@@ -2449,7 +2921,12 @@ type AssemblyDCEnd struct {
 
 // Info describes AssemblyDCEnd.
 func (*AssemblyDCEnd) Info() *EventInfo {
-	return &eventTable[504]
+	return &infoAssemblyDCEnd
+}
+
+// Descriptor describes AssemblyDCEnd, as readers of any generated package see it.
+func (*AssemblyDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCEnd
 }
 
 // Decode reads a AssemblyDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2457,19 +2934,7 @@ func (*AssemblyDCEnd) Info() *EventInfo {
 func (e *AssemblyDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCEnd", len(b), ptrSize, endsAssemblyDCEnd)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2485,6 +2950,13 @@ func (e *AssemblyDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyDCEnd is where the fixed fields of AssemblyDCEnd end, for the error of a short payload.
+var endsAssemblyDCEnd = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyDCEnd wire form for the pointer size.
@@ -2554,6 +3026,46 @@ var columnsAssemblyDCEnd = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyDCEnd describes AssemblyDCEnd (AssemblyDCEnd.Info).
+var infoAssemblyDCEnd = EventInfo{
+	Columns:     columnsAssemblyDCEnd,
+	DisplayName: "Loader/AssemblyDCStop",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCEnd",
+	Opcode:      40,
+	OpcodeName:  "AssemblyDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCEnd",
+	Version:     0,
+	desc:        &descAssemblyDCEnd,
+	fields:      &fieldsAssemblyDCEnd,
+}
+
+// descAssemblyDCEnd describes AssemblyDCEnd (EventInfo.Descriptor).
+var descAssemblyDCEnd = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCEnd,
+	DisplayName:  "Loader/AssemblyDCStop",
+	Fields:       &fieldsAssemblyDCEnd,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCEnd",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAssemblyDCEnd writes the fields of AssemblyDCEnd payloads (its Descriptor's Fields).
+var fieldsAssemblyDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCEnd)
+}}
+
 // AssemblyDCEndV1 is the payload of AssemblyDCEnd_V1: event 156 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AssemblyDCEnd (40), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AssemblyLoadUnloadRundown_V1.
@@ -2574,7 +3086,12 @@ type AssemblyDCEndV1 struct {
 
 // Info describes AssemblyDCEnd_V1.
 func (*AssemblyDCEndV1) Info() *EventInfo {
-	return &eventTable[505]
+	return &infoAssemblyDCEndV1
+}
+
+// Descriptor describes AssemblyDCEnd_V1, as readers of any generated package see it.
+func (*AssemblyDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyDCEndV1
 }
 
 // Decode reads a AssemblyDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2582,23 +3099,7 @@ func (*AssemblyDCEndV1) Info() *EventInfo {
 func (e *AssemblyDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyDCEnd_V1", len(b), ptrSize, endsAssemblyDCEndV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2620,6 +3121,14 @@ func (e *AssemblyDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyDCEndV1 is where the fixed fields of AssemblyDCEnd_V1 end, for the error of a short payload.
+var endsAssemblyDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyDCEnd_V1 wire form for the pointer size.
@@ -2708,6 +3217,46 @@ var columnsAssemblyDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyDCEndV1 describes AssemblyDCEnd_V1 (AssemblyDCEndV1.Info).
+var infoAssemblyDCEndV1 = EventInfo{
+	Columns:     columnsAssemblyDCEndV1,
+	DisplayName: "Loader/AssemblyDCStop",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyDCEnd_V1",
+	Opcode:      40,
+	OpcodeName:  "AssemblyDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AssemblyDCEndV1",
+	Version:     1,
+	desc:        &descAssemblyDCEndV1,
+	fields:      &fieldsAssemblyDCEndV1,
+}
+
+// descAssemblyDCEndV1 describes AssemblyDCEnd_V1 (EventInfo.Descriptor).
+var descAssemblyDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyDCEndV1,
+	DisplayName:  "Loader/AssemblyDCStop",
+	Fields:       &fieldsAssemblyDCEndV1,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyDCEnd_V1",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAssemblyDCEndV1 writes the fields of AssemblyDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyDCEndV1)
+}}
+
 // AppDomainDCStart is the payload of AppDomainDCStart: event 157 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCStart (43), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown.
@@ -2722,7 +3271,12 @@ type AppDomainDCStart struct {
 
 // Info describes AppDomainDCStart.
 func (*AppDomainDCStart) Info() *EventInfo {
-	return &eventTable[506]
+	return &infoAppDomainDCStart
+}
+
+// Descriptor describes AppDomainDCStart, as readers of any generated package see it.
+func (*AppDomainDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCStart
 }
 
 // Decode reads a AppDomainDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -2730,15 +3284,7 @@ func (*AppDomainDCStart) Info() *EventInfo {
 func (e *AppDomainDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCStart", len(b), ptrSize, endsAppDomainDCStart)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -2753,6 +3299,12 @@ func (e *AppDomainDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainDCStart is where the fixed fields of AppDomainDCStart end, for the error of a short payload.
+var endsAppDomainDCStart = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCStart wire form for the pointer size.
@@ -2812,6 +3364,46 @@ var columnsAppDomainDCStart = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainDCStart describes AppDomainDCStart (AppDomainDCStart.Info).
+var infoAppDomainDCStart = EventInfo{
+	Columns:     columnsAppDomainDCStart,
+	DisplayName: "Loader/AppDomainDCStart",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCStart",
+	Opcode:      43,
+	OpcodeName:  "AppDomainDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCStart",
+	Version:     0,
+	desc:        &descAppDomainDCStart,
+	fields:      &fieldsAppDomainDCStart,
+}
+
+// descAppDomainDCStart describes AppDomainDCStart (EventInfo.Descriptor).
+var descAppDomainDCStart = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCStart,
+	DisplayName:  "Loader/AppDomainDCStart",
+	Fields:       &fieldsAppDomainDCStart,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCStart",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAppDomainDCStart writes the fields of AppDomainDCStart payloads (its Descriptor's Fields).
+var fieldsAppDomainDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCStart)
+}}
+
 // AppDomainDCStartV1 is the payload of AppDomainDCStart_V1: event 157 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCStart (43), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown_V1.
@@ -2830,7 +3422,12 @@ type AppDomainDCStartV1 struct {
 
 // Info describes AppDomainDCStart_V1.
 func (*AppDomainDCStartV1) Info() *EventInfo {
-	return &eventTable[507]
+	return &infoAppDomainDCStartV1
+}
+
+// Descriptor describes AppDomainDCStart_V1, as readers of any generated package see it.
+func (*AppDomainDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCStartV1
 }
 
 // Decode reads a AppDomainDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2838,15 +3435,7 @@ func (*AppDomainDCStartV1) Info() *EventInfo {
 func (e *AppDomainDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCStart_V1", len(b), ptrSize, endsAppDomainDCStartV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -2871,6 +3460,12 @@ func (e *AppDomainDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainDCStartV1 is where the fixed fields of AppDomainDCStart_V1 end, for the error of a short payload.
+var endsAppDomainDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCStart_V1 wire form for the pointer size.
@@ -2948,6 +3543,46 @@ var columnsAppDomainDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainDCStartV1 describes AppDomainDCStart_V1 (AppDomainDCStartV1.Info).
+var infoAppDomainDCStartV1 = EventInfo{
+	Columns:     columnsAppDomainDCStartV1,
+	DisplayName: "Loader/AppDomainDCStart",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCStart_V1",
+	Opcode:      43,
+	OpcodeName:  "AppDomainDCStart",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCStartV1",
+	Version:     1,
+	desc:        &descAppDomainDCStartV1,
+	fields:      &fieldsAppDomainDCStartV1,
+}
+
+// descAppDomainDCStartV1 describes AppDomainDCStart_V1 (EventInfo.Descriptor).
+var descAppDomainDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCStartV1,
+	DisplayName:  "Loader/AppDomainDCStart",
+	Fields:       &fieldsAppDomainDCStartV1,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCStart_V1",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAppDomainDCStartV1 writes the fields of AppDomainDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCStartV1)
+}}
+
 // AppDomainDCEnd is the payload of AppDomainDCEnd: event 158 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCEnd (44), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown.
@@ -2962,7 +3597,12 @@ type AppDomainDCEnd struct {
 
 // Info describes AppDomainDCEnd.
 func (*AppDomainDCEnd) Info() *EventInfo {
-	return &eventTable[508]
+	return &infoAppDomainDCEnd
+}
+
+// Descriptor describes AppDomainDCEnd, as readers of any generated package see it.
+func (*AppDomainDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCEnd
 }
 
 // Decode reads a AppDomainDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -2970,15 +3610,7 @@ func (*AppDomainDCEnd) Info() *EventInfo {
 func (e *AppDomainDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCEnd", len(b), ptrSize, endsAppDomainDCEnd)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -2993,6 +3625,12 @@ func (e *AppDomainDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainDCEnd is where the fixed fields of AppDomainDCEnd end, for the error of a short payload.
+var endsAppDomainDCEnd = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCEnd wire form for the pointer size.
@@ -3052,6 +3690,46 @@ var columnsAppDomainDCEnd = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainDCEnd describes AppDomainDCEnd (AppDomainDCEnd.Info).
+var infoAppDomainDCEnd = EventInfo{
+	Columns:     columnsAppDomainDCEnd,
+	DisplayName: "Loader/AppDomainDCStop",
+	ID:          158,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCEnd",
+	Opcode:      44,
+	OpcodeName:  "AppDomainDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCEnd",
+	Version:     0,
+	desc:        &descAppDomainDCEnd,
+	fields:      &fieldsAppDomainDCEnd,
+}
+
+// descAppDomainDCEnd describes AppDomainDCEnd (EventInfo.Descriptor).
+var descAppDomainDCEnd = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCEnd,
+	DisplayName:  "Loader/AppDomainDCStop",
+	Fields:       &fieldsAppDomainDCEnd,
+	ID:           158,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCEnd",
+	Opcode:       44,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsAppDomainDCEnd writes the fields of AppDomainDCEnd payloads (its Descriptor's Fields).
+var fieldsAppDomainDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCEnd)
+}}
+
 // AppDomainDCEndV1 is the payload of AppDomainDCEnd_V1: event 158 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode AppDomainDCEnd (44), level win:Informational (4), keywords LoaderRundownKeyword (0x8).
 // Template AppDomainLoadUnloadRundown_V1.
@@ -3070,7 +3748,12 @@ type AppDomainDCEndV1 struct {
 
 // Info describes AppDomainDCEnd_V1.
 func (*AppDomainDCEndV1) Info() *EventInfo {
-	return &eventTable[509]
+	return &infoAppDomainDCEndV1
+}
+
+// Descriptor describes AppDomainDCEnd_V1, as readers of any generated package see it.
+func (*AppDomainDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainDCEndV1
 }
 
 // Decode reads a AppDomainDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3078,15 +3761,7 @@ func (*AppDomainDCEndV1) Info() *EventInfo {
 func (e *AppDomainDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainDCEnd_V1", len(b), ptrSize, endsAppDomainDCEndV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3111,6 +3786,12 @@ func (e *AppDomainDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainDCEndV1 is where the fixed fields of AppDomainDCEnd_V1 end, for the error of a short payload.
+var endsAppDomainDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainDCEnd_V1 wire form for the pointer size.
@@ -3188,6 +3869,46 @@ var columnsAppDomainDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainDCEndV1 describes AppDomainDCEnd_V1 (AppDomainDCEndV1.Info).
+var infoAppDomainDCEndV1 = EventInfo{
+	Columns:     columnsAppDomainDCEndV1,
+	DisplayName: "Loader/AppDomainDCStop",
+	ID:          158,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainDCEnd_V1",
+	Opcode:      44,
+	OpcodeName:  "AppDomainDCEnd",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "AppDomainDCEndV1",
+	Version:     1,
+	desc:        &descAppDomainDCEndV1,
+	fields:      &fieldsAppDomainDCEndV1,
+}
+
+// descAppDomainDCEndV1 describes AppDomainDCEnd_V1 (EventInfo.Descriptor).
+var descAppDomainDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainDCEndV1,
+	DisplayName:  "Loader/AppDomainDCStop",
+	Fields:       &fieldsAppDomainDCEndV1,
+	ID:           158,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainDCEnd_V1",
+	Opcode:       44,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      1,
+}
+
+// fieldsAppDomainDCEndV1 writes the fields of AppDomainDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainDCEndV1)
+}}
+
 // ThreadDC is the payload of ThreadDC: event 159 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRLoaderRundown (2), opcode ThreadDC (48), level win:Informational (4), keywords AppDomainResourceManagementRundownKeyword, ThreadingKeyword (0x10800).
 // Template ThreadCreatedRundown.
@@ -3208,38 +3929,19 @@ type ThreadDC struct {
 
 // Info describes ThreadDC.
 func (*ThreadDC) Info() *EventInfo {
-	return &eventTable[510]
+	return &infoThreadDC
+}
+
+// Descriptor describes ThreadDC, as readers of any generated package see it.
+func (*ThreadDC) Descriptor() *clrimpl.Descriptor {
+	return &descThreadDC
 }
 
 // Decode reads a ThreadDC payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadDC) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("ThreadDC", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Flags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ManagedThreadIndex",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "OSThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadDC", len(b), ptrSize, endsThreadDC)
 	}
 	_ = b[29]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -3249,6 +3951,16 @@ func (e *ThreadDC) Decode(b []byte, ptrSize int) (int, error) {
 	e.OSThreadID = binary.LittleEndian.Uint32(b[24:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsThreadDC is where the fixed fields of ThreadDC end, for the error of a short payload.
+var endsThreadDC = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "Flags", Bytes: 20},
+	{Name: "ManagedThreadIndex", Bytes: 24},
+	{Name: "OSThreadID", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the ThreadDC wire form for the pointer size.
@@ -3334,4 +4046,44 @@ var columnsThreadDC = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadDC describes ThreadDC (ThreadDC.Info).
+var infoThreadDC = EventInfo{
+	Columns:     columnsThreadDC,
+	DisplayName: "Loader/ThreadDCStop",
+	ID:          159,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadDC",
+	Opcode:      48,
+	OpcodeName:  "ThreadDC",
+	Provider:    ProviderRundown,
+	Task:        2,
+	TaskName:    "CLRLoaderRundown",
+	TypeName:    "ThreadDC",
+	Version:     0,
+	desc:        &descThreadDC,
+	fields:      &fieldsThreadDC,
+}
+
+// descThreadDC describes ThreadDC (EventInfo.Descriptor).
+var descThreadDC = clrimpl.Descriptor{
+	Columns:      columnsThreadDC,
+	DisplayName:  "Loader/ThreadDCStop",
+	Fields:       &fieldsThreadDC,
+	ID:           159,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadDC",
+	Opcode:       48,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsThreadDC writes the fields of ThreadDC payloads (its Descriptor's Fields).
+var fieldsThreadDC = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadDC)
 }}

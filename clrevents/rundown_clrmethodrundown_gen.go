@@ -29,38 +29,19 @@ type MethodDCStart struct {
 
 // Info describes MethodDCStart.
 func (*MethodDCStart) Info() *EventInfo {
-	return &eventTable[467]
+	return &infoMethodDCStart
+}
+
+// Descriptor describes MethodDCStart, as readers of any generated package see it.
+func (*MethodDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStart
 }
 
 // Decode reads a MethodDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStart", len(b), ptrSize, endsMethodDCStart)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -70,6 +51,16 @@ func (e *MethodDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodDCStart is where the fixed fields of MethodDCStart end, for the error of a short payload.
+var endsMethodDCStart = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStart wire form for the pointer size.
@@ -158,6 +149,46 @@ var columnsMethodDCStart = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodDCStart describes MethodDCStart (MethodDCStart.Info).
+var infoMethodDCStart = EventInfo{
+	Columns:     columnsMethodDCStart,
+	DisplayName: "Method/DCStart",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStart",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStart",
+	Version:     0,
+	desc:        &descMethodDCStart,
+	fields:      &fieldsMethodDCStart,
+}
+
+// descMethodDCStart describes MethodDCStart (EventInfo.Descriptor).
+var descMethodDCStart = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStart,
+	DisplayName:  "Method/DCStart",
+	Fields:       &fieldsMethodDCStart,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStart",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCStart writes the fields of MethodDCStart payloads (its Descriptor's Fields).
+var fieldsMethodDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStart)
+}}
+
 // MethodDCStartV1 is the payload of MethodDCStart_V1: event 141 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStart (35), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V1.
@@ -180,42 +211,19 @@ type MethodDCStartV1 struct {
 
 // Info describes MethodDCStart_V1.
 func (*MethodDCStartV1) Info() *EventInfo {
-	return &eventTable[468]
+	return &infoMethodDCStartV1
+}
+
+// Descriptor describes MethodDCStart_V1, as readers of any generated package see it.
+func (*MethodDCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartV1
 }
 
 // Decode reads a MethodDCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodDCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStart_V1", len(b), ptrSize, endsMethodDCStartV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -226,6 +234,17 @@ func (e *MethodDCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodDCStartV1 is where the fixed fields of MethodDCStart_V1 end, for the error of a short payload.
+var endsMethodDCStartV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodDCStart_V1 wire form for the pointer size.
@@ -325,6 +344,46 @@ var columnsMethodDCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCStartV1 describes MethodDCStart_V1 (MethodDCStartV1.Info).
+var infoMethodDCStartV1 = EventInfo{
+	Columns:     columnsMethodDCStartV1,
+	DisplayName: "Method/DCStart",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStart_V1",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartV1",
+	Version:     1,
+	desc:        &descMethodDCStartV1,
+	fields:      &fieldsMethodDCStartV1,
+}
+
+// descMethodDCStartV1 describes MethodDCStart_V1 (EventInfo.Descriptor).
+var descMethodDCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartV1,
+	DisplayName:  "Method/DCStart",
+	Fields:       &fieldsMethodDCStartV1,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStart_V1",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCStartV1 writes the fields of MethodDCStart_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartV1)
+}}
+
 // MethodDCStartV2 is the payload of MethodDCStart_V2: event 141 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStart (35), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V2.
@@ -349,46 +408,19 @@ type MethodDCStartV2 struct {
 
 // Info describes MethodDCStart_V2.
 func (*MethodDCStartV2) Info() *EventInfo {
-	return &eventTable[469]
+	return &infoMethodDCStartV2
+}
+
+// Descriptor describes MethodDCStart_V2, as readers of any generated package see it.
+func (*MethodDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartV2
 }
 
 // Decode reads a MethodDCStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodDCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStart_V2", len(b), ptrSize, endsMethodDCStartV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -400,6 +432,18 @@ func (e *MethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodDCStartV2 is where the fixed fields of MethodDCStart_V2 end, for the error of a short payload.
+var endsMethodDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodDCStart_V2 wire form for the pointer size.
@@ -509,6 +553,46 @@ var columnsMethodDCStartV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCStartV2 describes MethodDCStart_V2 (MethodDCStartV2.Info).
+var infoMethodDCStartV2 = EventInfo{
+	Columns:     columnsMethodDCStartV2,
+	DisplayName: "Method/DCStart",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStart_V2",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartV2",
+	Version:     2,
+	desc:        &descMethodDCStartV2,
+	fields:      &fieldsMethodDCStartV2,
+}
+
+// descMethodDCStartV2 describes MethodDCStart_V2 (EventInfo.Descriptor).
+var descMethodDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartV2,
+	DisplayName:  "Method/DCStart",
+	Fields:       &fieldsMethodDCStartV2,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStart_V2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCStartV2 writes the fields of MethodDCStart_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartV2)
+}}
+
 // MethodDCEnd is the payload of MethodDCEnd: event 142 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown.
@@ -529,38 +613,19 @@ type MethodDCEnd struct {
 
 // Info describes MethodDCEnd.
 func (*MethodDCEnd) Info() *EventInfo {
-	return &eventTable[470]
+	return &infoMethodDCEnd
+}
+
+// Descriptor describes MethodDCEnd, as readers of any generated package see it.
+func (*MethodDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEnd
 }
 
 // Decode reads a MethodDCEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEnd", len(b), ptrSize, endsMethodDCEnd)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -570,6 +635,16 @@ func (e *MethodDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodDCEnd is where the fixed fields of MethodDCEnd end, for the error of a short payload.
+var endsMethodDCEnd = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEnd wire form for the pointer size.
@@ -658,6 +733,46 @@ var columnsMethodDCEnd = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodDCEnd describes MethodDCEnd (MethodDCEnd.Info).
+var infoMethodDCEnd = EventInfo{
+	Columns:     columnsMethodDCEnd,
+	DisplayName: "Method/DCStop",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEnd",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEnd",
+	Version:     0,
+	desc:        &descMethodDCEnd,
+	fields:      &fieldsMethodDCEnd,
+}
+
+// descMethodDCEnd describes MethodDCEnd (EventInfo.Descriptor).
+var descMethodDCEnd = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEnd,
+	DisplayName:  "Method/DCStop",
+	Fields:       &fieldsMethodDCEnd,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEnd",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCEnd writes the fields of MethodDCEnd payloads (its Descriptor's Fields).
+var fieldsMethodDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEnd)
+}}
+
 // MethodDCEndV1 is the payload of MethodDCEnd_V1: event 142 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V1.
@@ -680,42 +795,19 @@ type MethodDCEndV1 struct {
 
 // Info describes MethodDCEnd_V1.
 func (*MethodDCEndV1) Info() *EventInfo {
-	return &eventTable[471]
+	return &infoMethodDCEndV1
+}
+
+// Descriptor describes MethodDCEnd_V1, as readers of any generated package see it.
+func (*MethodDCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndV1
 }
 
 // Decode reads a MethodDCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodDCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEnd_V1", len(b), ptrSize, endsMethodDCEndV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -726,6 +818,17 @@ func (e *MethodDCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = RundownMethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodDCEndV1 is where the fixed fields of MethodDCEnd_V1 end, for the error of a short payload.
+var endsMethodDCEndV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodDCEnd_V1 wire form for the pointer size.
@@ -825,6 +928,46 @@ var columnsMethodDCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCEndV1 describes MethodDCEnd_V1 (MethodDCEndV1.Info).
+var infoMethodDCEndV1 = EventInfo{
+	Columns:     columnsMethodDCEndV1,
+	DisplayName: "Method/DCStop",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEnd_V1",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndV1",
+	Version:     1,
+	desc:        &descMethodDCEndV1,
+	fields:      &fieldsMethodDCEndV1,
+}
+
+// descMethodDCEndV1 describes MethodDCEnd_V1 (EventInfo.Descriptor).
+var descMethodDCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndV1,
+	DisplayName:  "Method/DCStop",
+	Fields:       &fieldsMethodDCEndV1,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEnd_V1",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCEndV1 writes the fields of MethodDCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndV1)
+}}
+
 // MethodDCEndV2 is the payload of MethodDCEnd_V2: event 142 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEnd (36), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundown_V2.
@@ -849,46 +992,19 @@ type MethodDCEndV2 struct {
 
 // Info describes MethodDCEnd_V2.
 func (*MethodDCEndV2) Info() *EventInfo {
-	return &eventTable[472]
+	return &infoMethodDCEndV2
+}
+
+// Descriptor describes MethodDCEnd_V2, as readers of any generated package see it.
+func (*MethodDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndV2
 }
 
 // Decode reads a MethodDCEnd_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodDCEnd_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEnd_V2", len(b), ptrSize, endsMethodDCEndV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -900,6 +1016,18 @@ func (e *MethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodDCEndV2 is where the fixed fields of MethodDCEnd_V2 end, for the error of a short payload.
+var endsMethodDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodDCEnd_V2 wire form for the pointer size.
@@ -1009,6 +1137,46 @@ var columnsMethodDCEndV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCEndV2 describes MethodDCEnd_V2 (MethodDCEndV2.Info).
+var infoMethodDCEndV2 = EventInfo{
+	Columns:     columnsMethodDCEndV2,
+	DisplayName: "Method/DCStop",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEnd_V2",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndV2",
+	Version:     2,
+	desc:        &descMethodDCEndV2,
+	fields:      &fieldsMethodDCEndV2,
+}
+
+// descMethodDCEndV2 describes MethodDCEnd_V2 (EventInfo.Descriptor).
+var descMethodDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndV2,
+	DisplayName:  "Method/DCStop",
+	Fields:       &fieldsMethodDCEndV2,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEnd_V2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCEndV2 writes the fields of MethodDCEnd_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndV2)
+}}
+
 // MethodDCStartVerbose is the payload of MethodDCStartVerbose: event 143 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose.
@@ -1035,7 +1203,12 @@ type MethodDCStartVerbose struct {
 
 // Info describes MethodDCStartVerbose.
 func (*MethodDCStartVerbose) Info() *EventInfo {
-	return &eventTable[473]
+	return &infoMethodDCStartVerbose
+}
+
+// Descriptor describes MethodDCStartVerbose, as readers of any generated package see it.
+func (*MethodDCStartVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartVerbose
 }
 
 // Decode reads a MethodDCStartVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -1043,31 +1216,7 @@ func (*MethodDCStartVerbose) Info() *EventInfo {
 func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerbose", len(b), ptrSize, endsMethodDCStartVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1089,6 +1238,16 @@ func (e *MethodDCStartVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodDCStartVerbose is where the fixed fields of MethodDCStartVerbose end, for the error of a short payload.
+var endsMethodDCStartVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerbose wire form for the pointer size.
@@ -1206,6 +1365,46 @@ var columnsMethodDCStartVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodDCStartVerbose describes MethodDCStartVerbose (MethodDCStartVerbose.Info).
+var infoMethodDCStartVerbose = EventInfo{
+	Columns:     columnsMethodDCStartVerbose,
+	DisplayName: "Method/DCStartVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerbose",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartVerbose",
+	Version:     0,
+	desc:        &descMethodDCStartVerbose,
+	fields:      &fieldsMethodDCStartVerbose,
+}
+
+// descMethodDCStartVerbose describes MethodDCStartVerbose (EventInfo.Descriptor).
+var descMethodDCStartVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartVerbose,
+	DisplayName:  "Method/DCStartVerbose",
+	Fields:       &fieldsMethodDCStartVerbose,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerbose",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCStartVerbose writes the fields of MethodDCStartVerbose payloads (its Descriptor's Fields).
+var fieldsMethodDCStartVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartVerbose)
+}}
+
 // MethodDCStartVerboseV1 is the payload of MethodDCStartVerbose_V1: event 143 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V1.
@@ -1234,7 +1433,12 @@ type MethodDCStartVerboseV1 struct {
 
 // Info describes MethodDCStartVerbose_V1.
 func (*MethodDCStartVerboseV1) Info() *EventInfo {
-	return &eventTable[474]
+	return &infoMethodDCStartVerboseV1
+}
+
+// Descriptor describes MethodDCStartVerbose_V1, as readers of any generated package see it.
+func (*MethodDCStartVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartVerboseV1
 }
 
 // Decode reads a MethodDCStartVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1242,31 +1446,7 @@ func (*MethodDCStartVerboseV1) Info() *EventInfo {
 func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerbose_V1", len(b), ptrSize, endsMethodDCStartVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1293,6 +1473,16 @@ func (e *MethodDCStartVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCStartVerboseV1 is where the fixed fields of MethodDCStartVerbose_V1 end, for the error of a short payload.
+var endsMethodDCStartVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerbose_V1 wire form for the pointer size.
@@ -1419,6 +1609,46 @@ var columnsMethodDCStartVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCStartVerboseV1 describes MethodDCStartVerbose_V1 (MethodDCStartVerboseV1.Info).
+var infoMethodDCStartVerboseV1 = EventInfo{
+	Columns:     columnsMethodDCStartVerboseV1,
+	DisplayName: "Method/DCStartVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerbose_V1",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartVerboseV1",
+	Version:     1,
+	desc:        &descMethodDCStartVerboseV1,
+	fields:      &fieldsMethodDCStartVerboseV1,
+}
+
+// descMethodDCStartVerboseV1 describes MethodDCStartVerbose_V1 (EventInfo.Descriptor).
+var descMethodDCStartVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartVerboseV1,
+	DisplayName:  "Method/DCStartVerbose",
+	Fields:       &fieldsMethodDCStartVerboseV1,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerbose_V1",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCStartVerboseV1 writes the fields of MethodDCStartVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartVerboseV1)
+}}
+
 // MethodDCStartVerboseV2 is the payload of MethodDCStartVerbose_V2: event 143 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V2.
@@ -1449,7 +1679,12 @@ type MethodDCStartVerboseV2 struct {
 
 // Info describes MethodDCStartVerbose_V2.
 func (*MethodDCStartVerboseV2) Info() *EventInfo {
-	return &eventTable[475]
+	return &infoMethodDCStartVerboseV2
+}
+
+// Descriptor describes MethodDCStartVerbose_V2, as readers of any generated package see it.
+func (*MethodDCStartVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartVerboseV2
 }
 
 // Decode reads a MethodDCStartVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1457,31 +1692,7 @@ func (*MethodDCStartVerboseV2) Info() *EventInfo {
 func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerbose_V2", len(b), ptrSize, endsMethodDCStartVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1513,6 +1724,16 @@ func (e *MethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCStartVerboseV2 is where the fixed fields of MethodDCStartVerbose_V2 end, for the error of a short payload.
+var endsMethodDCStartVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerbose_V2 wire form for the pointer size.
@@ -1649,6 +1870,46 @@ var columnsMethodDCStartVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCStartVerboseV2 describes MethodDCStartVerbose_V2 (MethodDCStartVerboseV2.Info).
+var infoMethodDCStartVerboseV2 = EventInfo{
+	Columns:     columnsMethodDCStartVerboseV2,
+	DisplayName: "Method/DCStartVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerbose_V2",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartVerboseV2",
+	Version:     2,
+	desc:        &descMethodDCStartVerboseV2,
+	fields:      &fieldsMethodDCStartVerboseV2,
+}
+
+// descMethodDCStartVerboseV2 describes MethodDCStartVerbose_V2 (EventInfo.Descriptor).
+var descMethodDCStartVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartVerboseV2,
+	DisplayName:  "Method/DCStartVerbose",
+	Fields:       &fieldsMethodDCStartVerboseV2,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerbose_V2",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCStartVerboseV2 writes the fields of MethodDCStartVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartVerboseV2)
+}}
+
 // MethodDCEndVerbose is the payload of MethodDCEndVerbose: event 144 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose.
@@ -1675,7 +1936,12 @@ type MethodDCEndVerbose struct {
 
 // Info describes MethodDCEndVerbose.
 func (*MethodDCEndVerbose) Info() *EventInfo {
-	return &eventTable[476]
+	return &infoMethodDCEndVerbose
+}
+
+// Descriptor describes MethodDCEndVerbose, as readers of any generated package see it.
+func (*MethodDCEndVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndVerbose
 }
 
 // Decode reads a MethodDCEndVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -1683,31 +1949,7 @@ func (*MethodDCEndVerbose) Info() *EventInfo {
 func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerbose", len(b), ptrSize, endsMethodDCEndVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1729,6 +1971,16 @@ func (e *MethodDCEndVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodDCEndVerbose is where the fixed fields of MethodDCEndVerbose end, for the error of a short payload.
+var endsMethodDCEndVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerbose wire form for the pointer size.
@@ -1846,6 +2098,46 @@ var columnsMethodDCEndVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodDCEndVerbose describes MethodDCEndVerbose (MethodDCEndVerbose.Info).
+var infoMethodDCEndVerbose = EventInfo{
+	Columns:     columnsMethodDCEndVerbose,
+	DisplayName: "Method/DCStopVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerbose",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndVerbose",
+	Version:     0,
+	desc:        &descMethodDCEndVerbose,
+	fields:      &fieldsMethodDCEndVerbose,
+}
+
+// descMethodDCEndVerbose describes MethodDCEndVerbose (EventInfo.Descriptor).
+var descMethodDCEndVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndVerbose,
+	DisplayName:  "Method/DCStopVerbose",
+	Fields:       &fieldsMethodDCEndVerbose,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerbose",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCEndVerbose writes the fields of MethodDCEndVerbose payloads (its Descriptor's Fields).
+var fieldsMethodDCEndVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndVerbose)
+}}
+
 // MethodDCEndVerboseV1 is the payload of MethodDCEndVerbose_V1: event 144 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V1.
@@ -1874,7 +2166,12 @@ type MethodDCEndVerboseV1 struct {
 
 // Info describes MethodDCEndVerbose_V1.
 func (*MethodDCEndVerboseV1) Info() *EventInfo {
-	return &eventTable[477]
+	return &infoMethodDCEndVerboseV1
+}
+
+// Descriptor describes MethodDCEndVerbose_V1, as readers of any generated package see it.
+func (*MethodDCEndVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndVerboseV1
 }
 
 // Decode reads a MethodDCEndVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1882,31 +2179,7 @@ func (*MethodDCEndVerboseV1) Info() *EventInfo {
 func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerbose_V1", len(b), ptrSize, endsMethodDCEndVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1933,6 +2206,16 @@ func (e *MethodDCEndVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCEndVerboseV1 is where the fixed fields of MethodDCEndVerbose_V1 end, for the error of a short payload.
+var endsMethodDCEndVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerbose_V1 wire form for the pointer size.
@@ -2059,6 +2342,46 @@ var columnsMethodDCEndVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCEndVerboseV1 describes MethodDCEndVerbose_V1 (MethodDCEndVerboseV1.Info).
+var infoMethodDCEndVerboseV1 = EventInfo{
+	Columns:     columnsMethodDCEndVerboseV1,
+	DisplayName: "Method/DCStopVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerbose_V1",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndVerboseV1",
+	Version:     1,
+	desc:        &descMethodDCEndVerboseV1,
+	fields:      &fieldsMethodDCEndVerboseV1,
+}
+
+// descMethodDCEndVerboseV1 describes MethodDCEndVerbose_V1 (EventInfo.Descriptor).
+var descMethodDCEndVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndVerboseV1,
+	DisplayName:  "Method/DCStopVerbose",
+	Fields:       &fieldsMethodDCEndVerboseV1,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerbose_V1",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCEndVerboseV1 writes the fields of MethodDCEndVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndVerboseV1)
+}}
+
 // MethodDCEndVerboseV2 is the payload of MethodDCEndVerbose_V2: event 144 version 2 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitRundownKeyword, NGenRundownKeyword (0x30).
 // Template MethodLoadUnloadRundownVerbose_V2.
@@ -2089,7 +2412,12 @@ type MethodDCEndVerboseV2 struct {
 
 // Info describes MethodDCEndVerbose_V2.
 func (*MethodDCEndVerboseV2) Info() *EventInfo {
-	return &eventTable[478]
+	return &infoMethodDCEndVerboseV2
+}
+
+// Descriptor describes MethodDCEndVerbose_V2, as readers of any generated package see it.
+func (*MethodDCEndVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndVerboseV2
 }
 
 // Decode reads a MethodDCEndVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2097,31 +2425,7 @@ func (*MethodDCEndVerboseV2) Info() *EventInfo {
 func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerbose_V2", len(b), ptrSize, endsMethodDCEndVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2153,6 +2457,16 @@ func (e *MethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCEndVerboseV2 is where the fixed fields of MethodDCEndVerbose_V2 end, for the error of a short payload.
+var endsMethodDCEndVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerbose_V2 wire form for the pointer size.
@@ -2289,6 +2603,46 @@ var columnsMethodDCEndVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodDCEndVerboseV2 describes MethodDCEndVerbose_V2 (MethodDCEndVerboseV2.Info).
+var infoMethodDCEndVerboseV2 = EventInfo{
+	Columns:     columnsMethodDCEndVerboseV2,
+	DisplayName: "Method/DCStopVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerbose_V2",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndVerboseV2",
+	Version:     2,
+	desc:        &descMethodDCEndVerboseV2,
+	fields:      &fieldsMethodDCEndVerboseV2,
+}
+
+// descMethodDCEndVerboseV2 describes MethodDCEndVerbose_V2 (EventInfo.Descriptor).
+var descMethodDCEndVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndVerboseV2,
+	DisplayName:  "Method/DCStopVerbose",
+	Fields:       &fieldsMethodDCEndVerboseV2,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerbose_V2",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsMethodDCEndVerboseV2 writes the fields of MethodDCEndVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndVerboseV2)
+}}
+
 // DCStartComplete is the payload of DCStartComplete: event 145 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartComplete (14), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2296,7 +2650,12 @@ type DCStartComplete struct{}
 
 // Info describes DCStartComplete.
 func (*DCStartComplete) Info() *EventInfo {
-	return &eventTable[479]
+	return &infoDCStartComplete
+}
+
+// Descriptor describes DCStartComplete, as readers of any generated package see it.
+func (*DCStartComplete) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartComplete
 }
 
 // Decode reads a DCStartComplete payload for a pointer size of 4 or 8 and returns the bytes
@@ -2326,6 +2685,46 @@ func (e *DCStartComplete) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCStartComplete lists the columns of DCStartComplete (EventInfo.Columns).
 var columnsDCStartComplete = []clrimpl.Column{}
 
+// infoDCStartComplete describes DCStartComplete (DCStartComplete.Info).
+var infoDCStartComplete = EventInfo{
+	Columns:     columnsDCStartComplete,
+	DisplayName: "Method/DCStartComplete",
+	ID:          145,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartComplete",
+	Opcode:      14,
+	OpcodeName:  "DCStartComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartComplete",
+	Version:     0,
+	desc:        &descDCStartComplete,
+	fields:      &fieldsDCStartComplete,
+}
+
+// descDCStartComplete describes DCStartComplete (EventInfo.Descriptor).
+var descDCStartComplete = clrimpl.Descriptor{
+	Columns:      columnsDCStartComplete,
+	DisplayName:  "Method/DCStartComplete",
+	Fields:       &fieldsDCStartComplete,
+	ID:           145,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartComplete",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCStartComplete writes the fields of DCStartComplete payloads (its Descriptor's Fields).
+var fieldsDCStartComplete = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartComplete)
+}}
+
 // DCStartCompleteV1 is the payload of DCStartComplete_V1: event 145 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartComplete (14), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2336,22 +2735,28 @@ type DCStartCompleteV1 struct {
 
 // Info describes DCStartComplete_V1.
 func (*DCStartCompleteV1) Info() *EventInfo {
-	return &eventTable[480]
+	return &infoDCStartCompleteV1
+}
+
+// Descriptor describes DCStartComplete_V1, as readers of any generated package see it.
+func (*DCStartCompleteV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartCompleteV1
 }
 
 // Decode reads a DCStartComplete_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *DCStartCompleteV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCStartComplete_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCStartComplete_V1", len(b), ptrSize, endsDCStartCompleteV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCStartCompleteV1 is where the fixed fields of DCStartComplete_V1 end, for the error of a short payload.
+var endsDCStartCompleteV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCStartComplete_V1 wire form for the pointer size.
@@ -2385,6 +2790,46 @@ var columnsDCStartCompleteV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCStartCompleteV1 describes DCStartComplete_V1 (DCStartCompleteV1.Info).
+var infoDCStartCompleteV1 = EventInfo{
+	Columns:     columnsDCStartCompleteV1,
+	DisplayName: "Method/DCStartComplete",
+	ID:          145,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartComplete_V1",
+	Opcode:      14,
+	OpcodeName:  "DCStartComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartCompleteV1",
+	Version:     1,
+	desc:        &descDCStartCompleteV1,
+	fields:      &fieldsDCStartCompleteV1,
+}
+
+// descDCStartCompleteV1 describes DCStartComplete_V1 (EventInfo.Descriptor).
+var descDCStartCompleteV1 = clrimpl.Descriptor{
+	Columns:      columnsDCStartCompleteV1,
+	DisplayName:  "Method/DCStartComplete",
+	Fields:       &fieldsDCStartCompleteV1,
+	ID:           145,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartComplete_V1",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCStartCompleteV1 writes the fields of DCStartComplete_V1 payloads (its Descriptor's Fields).
+var fieldsDCStartCompleteV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartCompleteV1)
+}}
+
 // DCEndComplete is the payload of DCEndComplete: event 146 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndComplete (15), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2392,7 +2837,12 @@ type DCEndComplete struct{}
 
 // Info describes DCEndComplete.
 func (*DCEndComplete) Info() *EventInfo {
-	return &eventTable[481]
+	return &infoDCEndComplete
+}
+
+// Descriptor describes DCEndComplete, as readers of any generated package see it.
+func (*DCEndComplete) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndComplete
 }
 
 // Decode reads a DCEndComplete payload for a pointer size of 4 or 8 and returns the bytes
@@ -2422,6 +2872,46 @@ func (e *DCEndComplete) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCEndComplete lists the columns of DCEndComplete (EventInfo.Columns).
 var columnsDCEndComplete = []clrimpl.Column{}
 
+// infoDCEndComplete describes DCEndComplete (DCEndComplete.Info).
+var infoDCEndComplete = EventInfo{
+	Columns:     columnsDCEndComplete,
+	DisplayName: "Method/DCStopComplete",
+	ID:          146,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndComplete",
+	Opcode:      15,
+	OpcodeName:  "DCEndComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndComplete",
+	Version:     0,
+	desc:        &descDCEndComplete,
+	fields:      &fieldsDCEndComplete,
+}
+
+// descDCEndComplete describes DCEndComplete (EventInfo.Descriptor).
+var descDCEndComplete = clrimpl.Descriptor{
+	Columns:      columnsDCEndComplete,
+	DisplayName:  "Method/DCStopComplete",
+	Fields:       &fieldsDCEndComplete,
+	ID:           146,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndComplete",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCEndComplete writes the fields of DCEndComplete payloads (its Descriptor's Fields).
+var fieldsDCEndComplete = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndComplete)
+}}
+
 // DCEndCompleteV1 is the payload of DCEndComplete_V1: event 146 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndComplete (15), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2432,22 +2922,28 @@ type DCEndCompleteV1 struct {
 
 // Info describes DCEndComplete_V1.
 func (*DCEndCompleteV1) Info() *EventInfo {
-	return &eventTable[482]
+	return &infoDCEndCompleteV1
+}
+
+// Descriptor describes DCEndComplete_V1, as readers of any generated package see it.
+func (*DCEndCompleteV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndCompleteV1
 }
 
 // Decode reads a DCEndComplete_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *DCEndCompleteV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCEndComplete_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCEndComplete_V1", len(b), ptrSize, endsDCEndCompleteV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCEndCompleteV1 is where the fixed fields of DCEndComplete_V1 end, for the error of a short payload.
+var endsDCEndCompleteV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCEndComplete_V1 wire form for the pointer size.
@@ -2481,6 +2977,46 @@ var columnsDCEndCompleteV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCEndCompleteV1 describes DCEndComplete_V1 (DCEndCompleteV1.Info).
+var infoDCEndCompleteV1 = EventInfo{
+	Columns:     columnsDCEndCompleteV1,
+	DisplayName: "Method/DCStopComplete",
+	ID:          146,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndComplete_V1",
+	Opcode:      15,
+	OpcodeName:  "DCEndComplete",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndCompleteV1",
+	Version:     1,
+	desc:        &descDCEndCompleteV1,
+	fields:      &fieldsDCEndCompleteV1,
+}
+
+// descDCEndCompleteV1 describes DCEndComplete_V1 (EventInfo.Descriptor).
+var descDCEndCompleteV1 = clrimpl.Descriptor{
+	Columns:      columnsDCEndCompleteV1,
+	DisplayName:  "Method/DCStopComplete",
+	Fields:       &fieldsDCEndCompleteV1,
+	ID:           146,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndComplete_V1",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCEndCompleteV1 writes the fields of DCEndComplete_V1 payloads (its Descriptor's Fields).
+var fieldsDCEndCompleteV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndCompleteV1)
+}}
+
 // DCStartInit is the payload of DCStartInit: event 147 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartInit (16), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2488,7 +3024,12 @@ type DCStartInit struct{}
 
 // Info describes DCStartInit.
 func (*DCStartInit) Info() *EventInfo {
-	return &eventTable[483]
+	return &infoDCStartInit
+}
+
+// Descriptor describes DCStartInit, as readers of any generated package see it.
+func (*DCStartInit) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartInit
 }
 
 // Decode reads a DCStartInit payload for a pointer size of 4 or 8 and returns the bytes
@@ -2518,6 +3059,46 @@ func (e *DCStartInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCStartInit lists the columns of DCStartInit (EventInfo.Columns).
 var columnsDCStartInit = []clrimpl.Column{}
 
+// infoDCStartInit describes DCStartInit (DCStartInit.Info).
+var infoDCStartInit = EventInfo{
+	Columns:     columnsDCStartInit,
+	DisplayName: "Method/DCStartInit",
+	ID:          147,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartInit",
+	Opcode:      16,
+	OpcodeName:  "DCStartInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartInit",
+	Version:     0,
+	desc:        &descDCStartInit,
+	fields:      &fieldsDCStartInit,
+}
+
+// descDCStartInit describes DCStartInit (EventInfo.Descriptor).
+var descDCStartInit = clrimpl.Descriptor{
+	Columns:      columnsDCStartInit,
+	DisplayName:  "Method/DCStartInit",
+	Fields:       &fieldsDCStartInit,
+	ID:           147,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartInit",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCStartInit writes the fields of DCStartInit payloads (its Descriptor's Fields).
+var fieldsDCStartInit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartInit)
+}}
+
 // DCStartInitV1 is the payload of DCStartInit_V1: event 147 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCStartInit (16), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2528,22 +3109,28 @@ type DCStartInitV1 struct {
 
 // Info describes DCStartInit_V1.
 func (*DCStartInitV1) Info() *EventInfo {
-	return &eventTable[484]
+	return &infoDCStartInitV1
+}
+
+// Descriptor describes DCStartInit_V1, as readers of any generated package see it.
+func (*DCStartInitV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCStartInitV1
 }
 
 // Decode reads a DCStartInit_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *DCStartInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCStartInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCStartInit_V1", len(b), ptrSize, endsDCStartInitV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCStartInitV1 is where the fixed fields of DCStartInit_V1 end, for the error of a short payload.
+var endsDCStartInitV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCStartInit_V1 wire form for the pointer size.
@@ -2577,6 +3164,46 @@ var columnsDCStartInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCStartInitV1 describes DCStartInit_V1 (DCStartInitV1.Info).
+var infoDCStartInitV1 = EventInfo{
+	Columns:     columnsDCStartInitV1,
+	DisplayName: "Method/DCStartInit",
+	ID:          147,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCStartInit_V1",
+	Opcode:      16,
+	OpcodeName:  "DCStartInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCStartInitV1",
+	Version:     1,
+	desc:        &descDCStartInitV1,
+	fields:      &fieldsDCStartInitV1,
+}
+
+// descDCStartInitV1 describes DCStartInit_V1 (EventInfo.Descriptor).
+var descDCStartInitV1 = clrimpl.Descriptor{
+	Columns:      columnsDCStartInitV1,
+	DisplayName:  "Method/DCStartInit",
+	Fields:       &fieldsDCStartInitV1,
+	ID:           147,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCStartInit_V1",
+	Opcode:       16,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCStartInitV1 writes the fields of DCStartInit_V1 payloads (its Descriptor's Fields).
+var fieldsDCStartInitV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCStartInitV1)
+}}
+
 // DCEndInit is the payload of DCEndInit: event 148 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndInit (17), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // It has no payload.
@@ -2584,7 +3211,12 @@ type DCEndInit struct{}
 
 // Info describes DCEndInit.
 func (*DCEndInit) Info() *EventInfo {
-	return &eventTable[485]
+	return &infoDCEndInit
+}
+
+// Descriptor describes DCEndInit, as readers of any generated package see it.
+func (*DCEndInit) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndInit
 }
 
 // Decode reads a DCEndInit payload for a pointer size of 4 or 8 and returns the bytes
@@ -2614,6 +3246,46 @@ func (e *DCEndInit) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDCEndInit lists the columns of DCEndInit (EventInfo.Columns).
 var columnsDCEndInit = []clrimpl.Column{}
 
+// infoDCEndInit describes DCEndInit (DCEndInit.Info).
+var infoDCEndInit = EventInfo{
+	Columns:     columnsDCEndInit,
+	DisplayName: "Method/DCStopInit",
+	ID:          148,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndInit",
+	Opcode:      17,
+	OpcodeName:  "DCEndInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndInit",
+	Version:     0,
+	desc:        &descDCEndInit,
+	fields:      &fieldsDCEndInit,
+}
+
+// descDCEndInit describes DCEndInit (EventInfo.Descriptor).
+var descDCEndInit = clrimpl.Descriptor{
+	Columns:      columnsDCEndInit,
+	DisplayName:  "Method/DCStopInit",
+	Fields:       &fieldsDCEndInit,
+	ID:           148,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndInit",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDCEndInit writes the fields of DCEndInit payloads (its Descriptor's Fields).
+var fieldsDCEndInit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndInit)
+}}
+
 // DCEndInitV1 is the payload of DCEndInit_V1: event 148 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode DCEndInit (17), level win:Informational (4), keywords JitRundownKeyword, JittedMethodILToNativeMapRundownKeyword, NGenRundownKeyword, LoaderRundownKeyword (0x20038).
 // Template DCStartEnd.
@@ -2624,22 +3296,28 @@ type DCEndInitV1 struct {
 
 // Info describes DCEndInit_V1.
 func (*DCEndInitV1) Info() *EventInfo {
-	return &eventTable[486]
+	return &infoDCEndInitV1
+}
+
+// Descriptor describes DCEndInit_V1, as readers of any generated package see it.
+func (*DCEndInitV1) Descriptor() *clrimpl.Descriptor {
+	return &descDCEndInitV1
 }
 
 // Decode reads a DCEndInit_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *DCEndInitV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("DCEndInit_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DCEndInit_V1", len(b), ptrSize, endsDCEndInitV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsDCEndInitV1 is where the fixed fields of DCEndInit_V1 end, for the error of a short payload.
+var endsDCEndInitV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the DCEndInit_V1 wire form for the pointer size.
@@ -2673,6 +3351,46 @@ var columnsDCEndInitV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDCEndInitV1 describes DCEndInit_V1 (DCEndInitV1.Info).
+var infoDCEndInitV1 = EventInfo{
+	Columns:     columnsDCEndInitV1,
+	DisplayName: "Method/DCStopInit",
+	ID:          148,
+	Keywords:    0x20038,
+	Level:       4,
+	Name:        "DCEndInit_V1",
+	Opcode:      17,
+	OpcodeName:  "DCEndInit",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "DCEndInitV1",
+	Version:     1,
+	desc:        &descDCEndInitV1,
+	fields:      &fieldsDCEndInitV1,
+}
+
+// descDCEndInitV1 describes DCEndInit_V1 (EventInfo.Descriptor).
+var descDCEndInitV1 = clrimpl.Descriptor{
+	Columns:      columnsDCEndInitV1,
+	DisplayName:  "Method/DCStopInit",
+	Fields:       &fieldsDCEndInitV1,
+	ID:           148,
+	Keywords:     0x20038,
+	Level:        4,
+	Name:         "DCEndInit_V1",
+	Opcode:       17,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsDCEndInitV1 writes the fields of DCEndInit_V1 payloads (its Descriptor's Fields).
+var fieldsDCEndInitV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DCEndInitV1)
+}}
+
 // MethodDCStartILToNativeMap is the payload of MethodDCStartILToNativeMap: event 149 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartILToNativeMap (41), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown.
@@ -2695,7 +3413,12 @@ type MethodDCStartILToNativeMap struct {
 
 // Info describes MethodDCStartILToNativeMap.
 func (*MethodDCStartILToNativeMap) Info() *EventInfo {
-	return &eventTable[487]
+	return &infoMethodDCStartILToNativeMap
+}
+
+// Descriptor describes MethodDCStartILToNativeMap, as readers of any generated package see it.
+func (*MethodDCStartILToNativeMap) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartILToNativeMap
 }
 
 // Decode reads a MethodDCStartILToNativeMap payload for a pointer size of 4 or 8 and returns the bytes
@@ -2703,23 +3426,7 @@ func (*MethodDCStartILToNativeMap) Info() *EventInfo {
 func (e *MethodDCStartILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCStartILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartILToNativeMap", len(b), ptrSize, endsMethodDCStartILToNativeMap)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2749,6 +3456,14 @@ func (e *MethodDCStartILToNativeMap) Decode(b []byte, ptrSize int) (int, error) 
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCStartILToNativeMap is where the fixed fields of MethodDCStartILToNativeMap end, for the error of a short payload.
+var endsMethodDCStartILToNativeMap = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCStartILToNativeMap wire form for the pointer size.
@@ -2838,6 +3553,46 @@ var columnsMethodDCStartILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCStartILToNativeMap describes MethodDCStartILToNativeMap (MethodDCStartILToNativeMap.Info).
+var infoMethodDCStartILToNativeMap = EventInfo{
+	Columns:     columnsMethodDCStartILToNativeMap,
+	DisplayName: "Method/MethodDCStartILToNativeMap",
+	ID:          149,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCStartILToNativeMap",
+	Opcode:      41,
+	OpcodeName:  "MethodDCStartILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartILToNativeMap",
+	Version:     0,
+	desc:        &descMethodDCStartILToNativeMap,
+	fields:      &fieldsMethodDCStartILToNativeMap,
+}
+
+// descMethodDCStartILToNativeMap describes MethodDCStartILToNativeMap (EventInfo.Descriptor).
+var descMethodDCStartILToNativeMap = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartILToNativeMap,
+	DisplayName:  "Method/MethodDCStartILToNativeMap",
+	Fields:       &fieldsMethodDCStartILToNativeMap,
+	ID:           149,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCStartILToNativeMap",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCStartILToNativeMap writes the fields of MethodDCStartILToNativeMap payloads (its Descriptor's Fields).
+var fieldsMethodDCStartILToNativeMap = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartILToNativeMap)
+}}
+
 // MethodDCStartILToNativeMapV1 is the payload of MethodDCStartILToNativeMap_V1: event 149 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCStartILToNativeMap (41), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown_V1.
@@ -2862,7 +3617,12 @@ type MethodDCStartILToNativeMapV1 struct {
 
 // Info describes MethodDCStartILToNativeMap_V1.
 func (*MethodDCStartILToNativeMapV1) Info() *EventInfo {
-	return &eventTable[488]
+	return &infoMethodDCStartILToNativeMapV1
+}
+
+// Descriptor describes MethodDCStartILToNativeMap_V1, as readers of any generated package see it.
+func (*MethodDCStartILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCStartILToNativeMapV1
 }
 
 // Decode reads a MethodDCStartILToNativeMap_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2870,23 +3630,7 @@ func (*MethodDCStartILToNativeMapV1) Info() *EventInfo {
 func (e *MethodDCStartILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCStartILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartILToNativeMap_V1", len(b), ptrSize, endsMethodDCStartILToNativeMapV1)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2921,6 +3665,14 @@ func (e *MethodDCStartILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error
 	e.ILVersionID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCStartILToNativeMapV1 is where the fixed fields of MethodDCStartILToNativeMap_V1 end, for the error of a short payload.
+var endsMethodDCStartILToNativeMapV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCStartILToNativeMap_V1 wire form for the pointer size.
@@ -3019,6 +3771,46 @@ var columnsMethodDCStartILToNativeMapV1 = []clrimpl.Column{{
 	Name: "ILVersionID",
 }}
 
+// infoMethodDCStartILToNativeMapV1 describes MethodDCStartILToNativeMap_V1 (MethodDCStartILToNativeMapV1.Info).
+var infoMethodDCStartILToNativeMapV1 = EventInfo{
+	Columns:     columnsMethodDCStartILToNativeMapV1,
+	DisplayName: "Method/MethodDCStartILToNativeMap",
+	ID:          149,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCStartILToNativeMap_V1",
+	Opcode:      41,
+	OpcodeName:  "MethodDCStartILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCStartILToNativeMapV1",
+	Version:     1,
+	desc:        &descMethodDCStartILToNativeMapV1,
+	fields:      &fieldsMethodDCStartILToNativeMapV1,
+}
+
+// descMethodDCStartILToNativeMapV1 describes MethodDCStartILToNativeMap_V1 (EventInfo.Descriptor).
+var descMethodDCStartILToNativeMapV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCStartILToNativeMapV1,
+	DisplayName:  "Method/MethodDCStartILToNativeMap",
+	Fields:       &fieldsMethodDCStartILToNativeMapV1,
+	ID:           149,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCStartILToNativeMap_V1",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCStartILToNativeMapV1 writes the fields of MethodDCStartILToNativeMap_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCStartILToNativeMapV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCStartILToNativeMapV1)
+}}
+
 // MethodDCEndILToNativeMap is the payload of MethodDCEndILToNativeMap: event 150 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndILToNativeMap (42), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown.
@@ -3041,7 +3833,12 @@ type MethodDCEndILToNativeMap struct {
 
 // Info describes MethodDCEndILToNativeMap.
 func (*MethodDCEndILToNativeMap) Info() *EventInfo {
-	return &eventTable[489]
+	return &infoMethodDCEndILToNativeMap
+}
+
+// Descriptor describes MethodDCEndILToNativeMap, as readers of any generated package see it.
+func (*MethodDCEndILToNativeMap) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndILToNativeMap
 }
 
 // Decode reads a MethodDCEndILToNativeMap payload for a pointer size of 4 or 8 and returns the bytes
@@ -3049,23 +3846,7 @@ func (*MethodDCEndILToNativeMap) Info() *EventInfo {
 func (e *MethodDCEndILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCEndILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndILToNativeMap", len(b), ptrSize, endsMethodDCEndILToNativeMap)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3095,6 +3876,14 @@ func (e *MethodDCEndILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodDCEndILToNativeMap is where the fixed fields of MethodDCEndILToNativeMap end, for the error of a short payload.
+var endsMethodDCEndILToNativeMap = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCEndILToNativeMap wire form for the pointer size.
@@ -3184,6 +3973,46 @@ var columnsMethodDCEndILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodDCEndILToNativeMap describes MethodDCEndILToNativeMap (MethodDCEndILToNativeMap.Info).
+var infoMethodDCEndILToNativeMap = EventInfo{
+	Columns:     columnsMethodDCEndILToNativeMap,
+	DisplayName: "Method/MethodDCEndILToNativeMap",
+	ID:          150,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCEndILToNativeMap",
+	Opcode:      42,
+	OpcodeName:  "MethodDCEndILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndILToNativeMap",
+	Version:     0,
+	desc:        &descMethodDCEndILToNativeMap,
+	fields:      &fieldsMethodDCEndILToNativeMap,
+}
+
+// descMethodDCEndILToNativeMap describes MethodDCEndILToNativeMap (EventInfo.Descriptor).
+var descMethodDCEndILToNativeMap = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndILToNativeMap,
+	DisplayName:  "Method/MethodDCEndILToNativeMap",
+	Fields:       &fieldsMethodDCEndILToNativeMap,
+	ID:           150,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCEndILToNativeMap",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsMethodDCEndILToNativeMap writes the fields of MethodDCEndILToNativeMap payloads (its Descriptor's Fields).
+var fieldsMethodDCEndILToNativeMap = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndILToNativeMap)
+}}
+
 // MethodDCEndILToNativeMapV1 is the payload of MethodDCEndILToNativeMap_V1: event 150 version 1 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRMethodRundown (1), opcode MethodDCEndILToNativeMap (42), level win:Verbose (5), keywords JittedMethodILToNativeMapRundownKeyword (0x20000).
 // Template MethodILToNativeMapRundown_V1.
@@ -3208,7 +4037,12 @@ type MethodDCEndILToNativeMapV1 struct {
 
 // Info describes MethodDCEndILToNativeMap_V1.
 func (*MethodDCEndILToNativeMapV1) Info() *EventInfo {
-	return &eventTable[490]
+	return &infoMethodDCEndILToNativeMapV1
+}
+
+// Descriptor describes MethodDCEndILToNativeMap_V1, as readers of any generated package see it.
+func (*MethodDCEndILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDCEndILToNativeMapV1
 }
 
 // Decode reads a MethodDCEndILToNativeMap_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3216,23 +4050,7 @@ func (*MethodDCEndILToNativeMapV1) Info() *EventInfo {
 func (e *MethodDCEndILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodDCEndILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndILToNativeMap_V1", len(b), ptrSize, endsMethodDCEndILToNativeMapV1)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3267,6 +4085,14 @@ func (e *MethodDCEndILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) 
 	e.ILVersionID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodDCEndILToNativeMapV1 is where the fixed fields of MethodDCEndILToNativeMap_V1 end, for the error of a short payload.
+var endsMethodDCEndILToNativeMapV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodDCEndILToNativeMap_V1 wire form for the pointer size.
@@ -3363,4 +4189,44 @@ var columnsMethodDCEndILToNativeMapV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint64,
 	Name: "ILVersionID",
+}}
+
+// infoMethodDCEndILToNativeMapV1 describes MethodDCEndILToNativeMap_V1 (MethodDCEndILToNativeMapV1.Info).
+var infoMethodDCEndILToNativeMapV1 = EventInfo{
+	Columns:     columnsMethodDCEndILToNativeMapV1,
+	DisplayName: "Method/MethodDCEndILToNativeMap",
+	ID:          150,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodDCEndILToNativeMap_V1",
+	Opcode:      42,
+	OpcodeName:  "MethodDCEndILToNativeMap",
+	Provider:    ProviderRundown,
+	Task:        1,
+	TaskName:    "CLRMethodRundown",
+	TypeName:    "MethodDCEndILToNativeMapV1",
+	Version:     1,
+	desc:        &descMethodDCEndILToNativeMapV1,
+	fields:      &fieldsMethodDCEndILToNativeMapV1,
+}
+
+// descMethodDCEndILToNativeMapV1 describes MethodDCEndILToNativeMap_V1 (EventInfo.Descriptor).
+var descMethodDCEndILToNativeMapV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodDCEndILToNativeMapV1,
+	DisplayName:  "Method/MethodDCEndILToNativeMap",
+	Fields:       &fieldsMethodDCEndILToNativeMapV1,
+	ID:           150,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodDCEndILToNativeMap_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsMethodDCEndILToNativeMapV1 writes the fields of MethodDCEndILToNativeMap_V1 payloads (its Descriptor's Fields).
+var fieldsMethodDCEndILToNativeMapV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDCEndILToNativeMapV1)
 }}

@@ -27,34 +27,19 @@ type ModuleRangeDCStart struct {
 
 // Info describes ModuleRangeDCStart.
 func (*ModuleRangeDCStart) Info() *EventInfo {
-	return &eventTable[511]
+	return &infoModuleRangeDCStart
+}
+
+// Descriptor describes ModuleRangeDCStart, as readers of any generated package see it.
+func (*ModuleRangeDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeDCStart
 }
 
 // Decode reads a ModuleRangeDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 19 {
-		return 0, shortPrefix("ModuleRangeDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeDCStart", len(b), ptrSize, endsModuleRangeDCStart)
 	}
 	_ = b[18]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -63,6 +48,15 @@ func (e *ModuleRangeDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.RangeSize = binary.LittleEndian.Uint32(b[14:])
 	e.RangeType = RundownModuleRangeType(b[18])
 	return 19, nil
+}
+
+// endsModuleRangeDCStart is where the fixed fields of ModuleRangeDCStart end, for the error of a short payload.
+var endsModuleRangeDCStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
 }
 
 // Encode appends the ModuleRangeDCStart wire form for the pointer size.
@@ -142,6 +136,46 @@ var columnsModuleRangeDCStart = []clrimpl.Column{{
 	Name: "RangeType_name",
 }}
 
+// infoModuleRangeDCStart describes ModuleRangeDCStart (ModuleRangeDCStart.Info).
+var infoModuleRangeDCStart = EventInfo{
+	Columns:     columnsModuleRangeDCStart,
+	DisplayName: "ClrPerfTrack/ModuleRangeDCStart",
+	ID:          160,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeDCStart",
+	Opcode:      10,
+	OpcodeName:  "ModuleRangeDCStart",
+	Provider:    ProviderRundown,
+	Task:        20,
+	TaskName:    "CLRPerfTrackRundown",
+	TypeName:    "ModuleRangeDCStart",
+	Version:     0,
+	desc:        &descModuleRangeDCStart,
+	fields:      &fieldsModuleRangeDCStart,
+}
+
+// descModuleRangeDCStart describes ModuleRangeDCStart (EventInfo.Descriptor).
+var descModuleRangeDCStart = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeDCStart,
+	DisplayName:  "ClrPerfTrack/ModuleRangeDCStart",
+	Fields:       &fieldsModuleRangeDCStart,
+	ID:           160,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeDCStart",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeDCStart writes the fields of ModuleRangeDCStart payloads (its Descriptor's Fields).
+var fieldsModuleRangeDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeDCStart)
+}}
+
 // ModuleRangeDCEnd is the payload of ModuleRangeDCEnd: event 161 version 0 of Microsoft-Windows-DotNETRuntimeRundown.
 // Task CLRPerfTrackRundown (20), opcode ModuleRangeDCEnd (11), level win:Informational (4), keywords PerfTrackRundownKeyword (0x20000000).
 // Template ModuleRangeRundown.
@@ -160,34 +194,19 @@ type ModuleRangeDCEnd struct {
 
 // Info describes ModuleRangeDCEnd.
 func (*ModuleRangeDCEnd) Info() *EventInfo {
-	return &eventTable[512]
+	return &infoModuleRangeDCEnd
+}
+
+// Descriptor describes ModuleRangeDCEnd, as readers of any generated package see it.
+func (*ModuleRangeDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeDCEnd
 }
 
 // Decode reads a ModuleRangeDCEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 19 {
-		return 0, shortPrefix("ModuleRangeDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeDCEnd", len(b), ptrSize, endsModuleRangeDCEnd)
 	}
 	_ = b[18]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -196,6 +215,15 @@ func (e *ModuleRangeDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.RangeSize = binary.LittleEndian.Uint32(b[14:])
 	e.RangeType = RundownModuleRangeType(b[18])
 	return 19, nil
+}
+
+// endsModuleRangeDCEnd is where the fixed fields of ModuleRangeDCEnd end, for the error of a short payload.
+var endsModuleRangeDCEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
 }
 
 // Encode appends the ModuleRangeDCEnd wire form for the pointer size.
@@ -273,4 +301,44 @@ var columnsModuleRangeDCEnd = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RangeType_name",
+}}
+
+// infoModuleRangeDCEnd describes ModuleRangeDCEnd (ModuleRangeDCEnd.Info).
+var infoModuleRangeDCEnd = EventInfo{
+	Columns:     columnsModuleRangeDCEnd,
+	DisplayName: "ClrPerfTrack/ModuleRangeDCEnd",
+	ID:          161,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeDCEnd",
+	Opcode:      11,
+	OpcodeName:  "ModuleRangeDCEnd",
+	Provider:    ProviderRundown,
+	Task:        20,
+	TaskName:    "CLRPerfTrackRundown",
+	TypeName:    "ModuleRangeDCEnd",
+	Version:     0,
+	desc:        &descModuleRangeDCEnd,
+	fields:      &fieldsModuleRangeDCEnd,
+}
+
+// descModuleRangeDCEnd describes ModuleRangeDCEnd (EventInfo.Descriptor).
+var descModuleRangeDCEnd = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeDCEnd,
+	DisplayName:  "ClrPerfTrack/ModuleRangeDCEnd",
+	Fields:       &fieldsModuleRangeDCEnd,
+	ID:           161,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeDCEnd",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeDCEnd writes the fields of ModuleRangeDCEnd payloads (its Descriptor's Fields).
+var fieldsModuleRangeDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeDCEnd)
 }}

@@ -47,7 +47,12 @@ type RuntimeInformationDCStart struct {
 
 // Info describes RuntimeInformationDCStart.
 func (*RuntimeInformationDCStart) Info() *EventInfo {
-	return &eventTable[513]
+	return &infoRuntimeInformationDCStart
+}
+
+// Descriptor describes RuntimeInformationDCStart, as readers of any generated package see it.
+func (*RuntimeInformationDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeInformationDCStart
 }
 
 // Decode reads a RuntimeInformationDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -55,55 +60,7 @@ func (*RuntimeInformationDCStart) Info() *EventInfo {
 func (e *RuntimeInformationDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 25 {
-		return 0, shortPrefix("RuntimeInformationDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Sku",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "BclMajorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "BclMinorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "BclBuildNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "BclQfeNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "VMMajorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "VMMinorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "VMBuildNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "VMQfeNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "StartupFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 25,
-			Name:  "StartupMode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("RuntimeInformationDCStart", len(b), ptrSize, endsRuntimeInformationDCStart)
 	}
 	_ = b[24]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -141,6 +98,22 @@ func (e *RuntimeInformationDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeInformationDCStart is where the fixed fields of RuntimeInformationDCStart end, for the error of a short payload.
+var endsRuntimeInformationDCStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Sku", Bytes: 4},
+	{Name: "BclMajorVersion", Bytes: 6},
+	{Name: "BclMinorVersion", Bytes: 8},
+	{Name: "BclBuildNumber", Bytes: 10},
+	{Name: "BclQfeNumber", Bytes: 12},
+	{Name: "VMMajorVersion", Bytes: 14},
+	{Name: "VMMinorVersion", Bytes: 16},
+	{Name: "VMBuildNumber", Bytes: 18},
+	{Name: "VMQfeNumber", Bytes: 20},
+	{Name: "StartupFlags", Bytes: 24},
+	{Name: "StartupMode", Bytes: 25},
 }
 
 // Encode appends the RuntimeInformationDCStart wire form for the pointer size.
@@ -319,4 +292,44 @@ var columnsRuntimeInformationDCStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RuntimeDllPath",
+}}
+
+// infoRuntimeInformationDCStart describes RuntimeInformationDCStart (RuntimeInformationDCStart.Info).
+var infoRuntimeInformationDCStart = EventInfo{
+	Columns:     columnsRuntimeInformationDCStart,
+	DisplayName: "Runtime/Start",
+	ID:          187,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "RuntimeInformationDCStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRundown,
+	Task:        19,
+	TaskName:    "CLRRuntimeInformationRundown",
+	TypeName:    "RuntimeInformationDCStart",
+	Version:     0,
+	desc:        &descRuntimeInformationDCStart,
+	fields:      &fieldsRuntimeInformationDCStart,
+}
+
+// descRuntimeInformationDCStart describes RuntimeInformationDCStart (EventInfo.Descriptor).
+var descRuntimeInformationDCStart = clrimpl.Descriptor{
+	Columns:      columnsRuntimeInformationDCStart,
+	DisplayName:  "Runtime/Start",
+	Fields:       &fieldsRuntimeInformationDCStart,
+	ID:           187,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "RuntimeInformationDCStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         19,
+	Version:      0,
+}
+
+// fieldsRuntimeInformationDCStart writes the fields of RuntimeInformationDCStart payloads (its Descriptor's Fields).
+var fieldsRuntimeInformationDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeInformationDCStart)
 }}

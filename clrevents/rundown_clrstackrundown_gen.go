@@ -27,7 +27,12 @@ type CLRStackWalkDCStart struct {
 
 // Info describes CLRStackWalkDCStart.
 func (*CLRStackWalkDCStart) Info() *EventInfo {
-	return &eventTable[465]
+	return &infoCLRStackWalkDCStart
+}
+
+// Descriptor describes CLRStackWalkDCStart, as readers of any generated package see it.
+func (*CLRStackWalkDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalkDCStart
 }
 
 // Decode reads a CLRStackWalkDCStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -38,23 +43,7 @@ func (e *CLRStackWalkDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("CLRStackWalkDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Reserved2",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "FrameCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("CLRStackWalkDCStart", len(b), ptrSize, endsCLRStackWalkDCStart)
 	}
 	_ = b[7]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -71,6 +60,14 @@ func (e *CLRStackWalkDCStart) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsCLRStackWalkDCStart is where the fixed fields of CLRStackWalkDCStart end, for the error of a short payload.
+var endsCLRStackWalkDCStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Reserved1", Bytes: 3},
+	{Name: "Reserved2", Bytes: 4},
+	{Name: "FrameCount", Bytes: 8},
 }
 
 // Encode appends the CLRStackWalkDCStart wire form for the pointer size.
@@ -138,4 +135,44 @@ var columnsCLRStackWalkDCStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// infoCLRStackWalkDCStart describes CLRStackWalkDCStart (CLRStackWalkDCStart.Info).
+var infoCLRStackWalkDCStart = EventInfo{
+	Columns:     columnsCLRStackWalkDCStart,
+	DisplayName: "ClrStack/Walk",
+	ID:          0,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalkDCStart",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderRundown,
+	Task:        11,
+	TaskName:    "CLRStackRundown",
+	TypeName:    "CLRStackWalkDCStart",
+	Version:     0,
+	desc:        &descCLRStackWalkDCStart,
+	fields:      &fieldsCLRStackWalkDCStart,
+}
+
+// descCLRStackWalkDCStart describes CLRStackWalkDCStart (EventInfo.Descriptor).
+var descCLRStackWalkDCStart = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalkDCStart,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalkDCStart,
+	ID:           0,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalkDCStart",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalkDCStart writes the fields of CLRStackWalkDCStart payloads (its Descriptor's Fields).
+var fieldsCLRStackWalkDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalkDCStart)
 }}

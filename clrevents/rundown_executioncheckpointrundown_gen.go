@@ -23,7 +23,12 @@ type ExecutionCheckpointDCEnd struct {
 
 // Info describes ExecutionCheckpointDCEnd.
 func (*ExecutionCheckpointDCEnd) Info() *EventInfo {
-	return &eventTable[515]
+	return &infoExecutionCheckpointDCEnd
+}
+
+// Descriptor describes ExecutionCheckpointDCEnd, as readers of any generated package see it.
+func (*ExecutionCheckpointDCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descExecutionCheckpointDCEnd
 }
 
 // Decode reads a ExecutionCheckpointDCEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -31,11 +36,7 @@ func (*ExecutionCheckpointDCEnd) Info() *EventInfo {
 func (e *ExecutionCheckpointDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecutionCheckpointDCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecutionCheckpointDCEnd", len(b), ptrSize, endsExecutionCheckpointDCEnd)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -54,6 +55,11 @@ func (e *ExecutionCheckpointDCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	e.Timestamp = int64(binary.LittleEndian.Uint64(b[off:]))
 	off += 8
 	return off, nil
+}
+
+// endsExecutionCheckpointDCEnd is where the fixed fields of ExecutionCheckpointDCEnd end, for the error of a short payload.
+var endsExecutionCheckpointDCEnd = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecutionCheckpointDCEnd wire form for the pointer size.
@@ -103,4 +109,44 @@ var columnsExecutionCheckpointDCEnd = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt64,
 	Name: "Timestamp",
+}}
+
+// infoExecutionCheckpointDCEnd describes ExecutionCheckpointDCEnd (ExecutionCheckpointDCEnd.Info).
+var infoExecutionCheckpointDCEnd = EventInfo{
+	Columns:     columnsExecutionCheckpointDCEnd,
+	DisplayName: "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
+	ID:          300,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "ExecutionCheckpointDCEnd",
+	Opcode:      11,
+	OpcodeName:  "ExecutionCheckpointDCEnd",
+	Provider:    ProviderRundown,
+	Task:        35,
+	TaskName:    "ExecutionCheckpointRundown",
+	TypeName:    "ExecutionCheckpointDCEnd",
+	Version:     0,
+	desc:        &descExecutionCheckpointDCEnd,
+	fields:      &fieldsExecutionCheckpointDCEnd,
+}
+
+// descExecutionCheckpointDCEnd describes ExecutionCheckpointDCEnd (EventInfo.Descriptor).
+var descExecutionCheckpointDCEnd = clrimpl.Descriptor{
+	Columns:      columnsExecutionCheckpointDCEnd,
+	DisplayName:  "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
+	Fields:       &fieldsExecutionCheckpointDCEnd,
+	ID:           300,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "ExecutionCheckpointDCEnd",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         35,
+	Version:      0,
+}
+
+// fieldsExecutionCheckpointDCEnd writes the fields of ExecutionCheckpointDCEnd payloads (its Descriptor's Fields).
+var fieldsExecutionCheckpointDCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecutionCheckpointDCEnd)
 }}

@@ -21,27 +21,30 @@ type TieredCompilationSettingsDCStart struct {
 
 // Info describes TieredCompilationSettingsDCStart.
 func (*TieredCompilationSettingsDCStart) Info() *EventInfo {
-	return &eventTable[514]
+	return &infoTieredCompilationSettingsDCStart
+}
+
+// Descriptor describes TieredCompilationSettingsDCStart, as readers of any generated package see it.
+func (*TieredCompilationSettingsDCStart) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationSettingsDCStart
 }
 
 // Decode reads a TieredCompilationSettingsDCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettingsDCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationSettingsDCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Flags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationSettingsDCStart", len(b), ptrSize, endsTieredCompilationSettingsDCStart)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.Flags = RundownTieredCompilationSettingsFlags(binary.LittleEndian.Uint32(b[2:]))
 	return 6, nil
+}
+
+// endsTieredCompilationSettingsDCStart is where the fixed fields of TieredCompilationSettingsDCStart end, for the error of a short payload.
+var endsTieredCompilationSettingsDCStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Flags", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationSettingsDCStart wire form for the pointer size.
@@ -90,4 +93,44 @@ var columnsTieredCompilationSettingsDCStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Flags_name",
+}}
+
+// infoTieredCompilationSettingsDCStart describes TieredCompilationSettingsDCStart (TieredCompilationSettingsDCStart.Info).
+var infoTieredCompilationSettingsDCStart = EventInfo{
+	Columns:     columnsTieredCompilationSettingsDCStart,
+	DisplayName: "TieredCompilation/SettingsDCStart",
+	ID:          280,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationSettingsDCStart",
+	Opcode:      11,
+	OpcodeName:  "SettingsDCStart",
+	Provider:    ProviderRundown,
+	Task:        31,
+	TaskName:    "TieredCompilationRundown",
+	TypeName:    "TieredCompilationSettingsDCStart",
+	Version:     0,
+	desc:        &descTieredCompilationSettingsDCStart,
+	fields:      &fieldsTieredCompilationSettingsDCStart,
+}
+
+// descTieredCompilationSettingsDCStart describes TieredCompilationSettingsDCStart (EventInfo.Descriptor).
+var descTieredCompilationSettingsDCStart = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationSettingsDCStart,
+	DisplayName:  "TieredCompilation/SettingsDCStart",
+	Fields:       &fieldsTieredCompilationSettingsDCStart,
+	ID:           280,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationSettingsDCStart",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntimeRundown",
+	ProviderGUID: GUID{28, 2, 105, 166, 80, 196, 9, 70, 160, 53, 90, 245, 154, 244, 223, 24},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationSettingsDCStart writes the fields of TieredCompilationSettingsDCStart payloads (its Descriptor's Fields).
+var fieldsTieredCompilationSettingsDCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationSettingsDCStart)
 }}

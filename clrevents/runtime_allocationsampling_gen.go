@@ -31,7 +31,12 @@ type AllocationSampled struct {
 
 // Info describes AllocationSampled.
 func (*AllocationSampled) Info() *EventInfo {
-	return &eventTable[279]
+	return &infoAllocationSampled
+}
+
+// Descriptor describes AllocationSampled, as readers of any generated package see it.
+func (*AllocationSampled) Descriptor() *clrimpl.Descriptor {
+	return &descAllocationSampled
 }
 
 // Decode reads a AllocationSampled payload for a pointer size of 4 or 8 and returns the bytes
@@ -43,19 +48,7 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 14 {
-			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, endsAllocationSampled)
 		}
 		_ = b[13]
 		e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[0:]))
@@ -64,19 +57,7 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 		off = 14
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 6,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("AllocationSampled", len(b), ptrSize, endsAllocationSampled)
 		}
 		_ = b[9]
 		e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[0:]))
@@ -108,6 +89,13 @@ func (e *AllocationSampled) Decode(b []byte, ptrSize int) (int, error) {
 	e.SampledByteOffset = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsAllocationSampled is where the fixed fields of AllocationSampled end, for the error of a short payload.
+var endsAllocationSampled = []clrimpl.FieldEnd{
+	{Name: "AllocationKind", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
+	{Name: "TypeID", Bytes: 6, Ptrs: 1},
 }
 
 // Encode appends the AllocationSampled wire form for the pointer size.
@@ -204,4 +192,44 @@ var columnsAllocationSampled = []clrimpl.Column{{
 	Hex:  true,
 	Kind: clrimpl.ColumnUint64,
 	Name: "SampledByteOffset",
+}}
+
+// infoAllocationSampled describes AllocationSampled (AllocationSampled.Info).
+var infoAllocationSampled = EventInfo{
+	Columns:     columnsAllocationSampled,
+	DisplayName: "AllocationSampling",
+	ID:          303,
+	Keywords:    0x80000000000,
+	Level:       4,
+	Name:        "AllocationSampled",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderRuntime,
+	Task:        40,
+	TaskName:    "AllocationSampling",
+	TypeName:    "AllocationSampled",
+	Version:     0,
+	desc:        &descAllocationSampled,
+	fields:      &fieldsAllocationSampled,
+}
+
+// descAllocationSampled describes AllocationSampled (EventInfo.Descriptor).
+var descAllocationSampled = clrimpl.Descriptor{
+	Columns:      columnsAllocationSampled,
+	DisplayName:  "AllocationSampling",
+	Fields:       &fieldsAllocationSampled,
+	ID:           303,
+	Keywords:     0x80000000000,
+	Level:        4,
+	Name:         "AllocationSampled",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         40,
+	Version:      0,
+}
+
+// fieldsAllocationSampled writes the fields of AllocationSampled payloads (its Descriptor's Fields).
+var fieldsAllocationSampled = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AllocationSampled)
 }}

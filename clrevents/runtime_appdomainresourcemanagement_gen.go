@@ -23,32 +23,32 @@ type AppDomainMemAllocated struct {
 
 // Info describes AppDomainMemAllocated.
 func (*AppDomainMemAllocated) Info() *EventInfo {
-	return &eventTable[165]
+	return &infoAppDomainMemAllocated
+}
+
+// Descriptor describes AppDomainMemAllocated, as readers of any generated package see it.
+func (*AppDomainMemAllocated) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainMemAllocated
 }
 
 // Decode reads a AppDomainMemAllocated payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AppDomainMemAllocated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("AppDomainMemAllocated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Allocated",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainMemAllocated", len(b), ptrSize, endsAppDomainMemAllocated)
 	}
 	_ = b[17]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
 	e.Allocated = binary.LittleEndian.Uint64(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsAppDomainMemAllocated is where the fixed fields of AppDomainMemAllocated end, for the error of a short payload.
+var endsAppDomainMemAllocated = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "Allocated", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the AppDomainMemAllocated wire form for the pointer size.
@@ -102,6 +102,46 @@ var columnsAppDomainMemAllocated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainMemAllocated describes AppDomainMemAllocated (AppDomainMemAllocated.Info).
+var infoAppDomainMemAllocated = EventInfo{
+	Columns:     columnsAppDomainMemAllocated,
+	DisplayName: "AppDomainResourceManagement/MemAllocated",
+	ID:          83,
+	Keywords:    0x800,
+	Level:       4,
+	Name:        "AppDomainMemAllocated",
+	Opcode:      48,
+	OpcodeName:  "AppDomainMemAllocated",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "AppDomainMemAllocated",
+	Version:     0,
+	desc:        &descAppDomainMemAllocated,
+	fields:      &fieldsAppDomainMemAllocated,
+}
+
+// descAppDomainMemAllocated describes AppDomainMemAllocated (EventInfo.Descriptor).
+var descAppDomainMemAllocated = clrimpl.Descriptor{
+	Columns:      columnsAppDomainMemAllocated,
+	DisplayName:  "AppDomainResourceManagement/MemAllocated",
+	Fields:       &fieldsAppDomainMemAllocated,
+	ID:           83,
+	Keywords:     0x800,
+	Level:        4,
+	Name:         "AppDomainMemAllocated",
+	Opcode:       48,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsAppDomainMemAllocated writes the fields of AppDomainMemAllocated payloads (its Descriptor's Fields).
+var fieldsAppDomainMemAllocated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainMemAllocated)
+}}
+
 // AppDomainMemSurvived is the payload of AppDomainMemSurvived: event 84 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode AppDomainMemSurvived (49), level win:Informational (4), keywords AppDomainResourceManagementKeyword (0x800).
 // Template AppDomainMemSurvived.
@@ -118,30 +158,19 @@ type AppDomainMemSurvived struct {
 
 // Info describes AppDomainMemSurvived.
 func (*AppDomainMemSurvived) Info() *EventInfo {
-	return &eventTable[166]
+	return &infoAppDomainMemSurvived
+}
+
+// Descriptor describes AppDomainMemSurvived, as readers of any generated package see it.
+func (*AppDomainMemSurvived) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainMemSurvived
 }
 
 // Decode reads a AppDomainMemSurvived payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *AppDomainMemSurvived) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 26 {
-		return 0, shortPrefix("AppDomainMemSurvived", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Survived",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ProcessSurvived",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainMemSurvived", len(b), ptrSize, endsAppDomainMemSurvived)
 	}
 	_ = b[25]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -149,6 +178,14 @@ func (e *AppDomainMemSurvived) Decode(b []byte, ptrSize int) (int, error) {
 	e.ProcessSurvived = binary.LittleEndian.Uint64(b[16:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	return 26, nil
+}
+
+// endsAppDomainMemSurvived is where the fixed fields of AppDomainMemSurvived end, for the error of a short payload.
+var endsAppDomainMemSurvived = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "Survived", Bytes: 16},
+	{Name: "ProcessSurvived", Bytes: 24},
+	{Name: "ClrInstanceID", Bytes: 26},
 }
 
 // Encode appends the AppDomainMemSurvived wire form for the pointer size.
@@ -212,6 +249,46 @@ var columnsAppDomainMemSurvived = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainMemSurvived describes AppDomainMemSurvived (AppDomainMemSurvived.Info).
+var infoAppDomainMemSurvived = EventInfo{
+	Columns:     columnsAppDomainMemSurvived,
+	DisplayName: "AppDomainResourceManagement/MemSurvived",
+	ID:          84,
+	Keywords:    0x800,
+	Level:       4,
+	Name:        "AppDomainMemSurvived",
+	Opcode:      49,
+	OpcodeName:  "AppDomainMemSurvived",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "AppDomainMemSurvived",
+	Version:     0,
+	desc:        &descAppDomainMemSurvived,
+	fields:      &fieldsAppDomainMemSurvived,
+}
+
+// descAppDomainMemSurvived describes AppDomainMemSurvived (EventInfo.Descriptor).
+var descAppDomainMemSurvived = clrimpl.Descriptor{
+	Columns:      columnsAppDomainMemSurvived,
+	DisplayName:  "AppDomainResourceManagement/MemSurvived",
+	Fields:       &fieldsAppDomainMemSurvived,
+	ID:           84,
+	Keywords:     0x800,
+	Level:        4,
+	Name:         "AppDomainMemSurvived",
+	Opcode:       49,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsAppDomainMemSurvived writes the fields of AppDomainMemSurvived payloads (its Descriptor's Fields).
+var fieldsAppDomainMemSurvived = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainMemSurvived)
+}}
+
 // ThreadCreated is the payload of ThreadCreated: event 85 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadCreated (50), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadCreated.
@@ -232,38 +309,19 @@ type ThreadCreated struct {
 
 // Info describes ThreadCreated.
 func (*ThreadCreated) Info() *EventInfo {
-	return &eventTable[167]
+	return &infoThreadCreated
+}
+
+// Descriptor describes ThreadCreated, as readers of any generated package see it.
+func (*ThreadCreated) Descriptor() *clrimpl.Descriptor {
+	return &descThreadCreated
 }
 
 // Decode reads a ThreadCreated payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadCreated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 30 {
-		return 0, shortPrefix("ThreadCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Flags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ManagedThreadIndex",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "OSThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadCreated", len(b), ptrSize, endsThreadCreated)
 	}
 	_ = b[29]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
@@ -273,6 +331,16 @@ func (e *ThreadCreated) Decode(b []byte, ptrSize int) (int, error) {
 	e.OSThreadID = binary.LittleEndian.Uint32(b[24:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	return 30, nil
+}
+
+// endsThreadCreated is where the fixed fields of ThreadCreated end, for the error of a short payload.
+var endsThreadCreated = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "Flags", Bytes: 20},
+	{Name: "ManagedThreadIndex", Bytes: 24},
+	{Name: "OSThreadID", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
 }
 
 // Encode appends the ThreadCreated wire form for the pointer size.
@@ -360,6 +428,46 @@ var columnsThreadCreated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadCreated describes ThreadCreated (ThreadCreated.Info).
+var infoThreadCreated = EventInfo{
+	Columns:     columnsThreadCreated,
+	DisplayName: "AppDomainResourceManagement/ThreadCreated",
+	ID:          85,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadCreated",
+	Opcode:      50,
+	OpcodeName:  "ThreadCreated",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "ThreadCreated",
+	Version:     0,
+	desc:        &descThreadCreated,
+	fields:      &fieldsThreadCreated,
+}
+
+// descThreadCreated describes ThreadCreated (EventInfo.Descriptor).
+var descThreadCreated = clrimpl.Descriptor{
+	Columns:      columnsThreadCreated,
+	DisplayName:  "AppDomainResourceManagement/ThreadCreated",
+	Fields:       &fieldsThreadCreated,
+	ID:           85,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadCreated",
+	Opcode:       50,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsThreadCreated writes the fields of ThreadCreated payloads (its Descriptor's Fields).
+var fieldsThreadCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadCreated)
+}}
+
 // ThreadTerminated is the payload of ThreadTerminated: event 86 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadTerminated (51), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadTerminatedOrTransition.
@@ -374,32 +482,32 @@ type ThreadTerminated struct {
 
 // Info describes ThreadTerminated.
 func (*ThreadTerminated) Info() *EventInfo {
-	return &eventTable[168]
+	return &infoThreadTerminated
+}
+
+// Descriptor describes ThreadTerminated, as readers of any generated package see it.
+func (*ThreadTerminated) Descriptor() *clrimpl.Descriptor {
+	return &descThreadTerminated
 }
 
 // Decode reads a ThreadTerminated payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadTerminated) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadTerminated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadTerminated", len(b), ptrSize, endsThreadTerminated)
 	}
 	_ = b[17]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsThreadTerminated is where the fixed fields of ThreadTerminated end, for the error of a short payload.
+var endsThreadTerminated = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the ThreadTerminated wire form for the pointer size.
@@ -453,6 +561,46 @@ var columnsThreadTerminated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadTerminated describes ThreadTerminated (ThreadTerminated.Info).
+var infoThreadTerminated = EventInfo{
+	Columns:     columnsThreadTerminated,
+	DisplayName: "AppDomainResourceManagement/ThreadTerminated",
+	ID:          86,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadTerminated",
+	Opcode:      51,
+	OpcodeName:  "ThreadTerminated",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "ThreadTerminated",
+	Version:     0,
+	desc:        &descThreadTerminated,
+	fields:      &fieldsThreadTerminated,
+}
+
+// descThreadTerminated describes ThreadTerminated (EventInfo.Descriptor).
+var descThreadTerminated = clrimpl.Descriptor{
+	Columns:      columnsThreadTerminated,
+	DisplayName:  "AppDomainResourceManagement/ThreadTerminated",
+	Fields:       &fieldsThreadTerminated,
+	ID:           86,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadTerminated",
+	Opcode:       51,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsThreadTerminated writes the fields of ThreadTerminated payloads (its Descriptor's Fields).
+var fieldsThreadTerminated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadTerminated)
+}}
+
 // ThreadDomainEnter is the payload of ThreadDomainEnter: event 87 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AppDomainResourceManagement (14), opcode ThreadDomainEnter (52), level win:Informational (4), keywords AppDomainResourceManagementKeyword, ThreadingKeyword (0x10800).
 // Template ThreadTerminatedOrTransition.
@@ -467,32 +615,32 @@ type ThreadDomainEnter struct {
 
 // Info describes ThreadDomainEnter.
 func (*ThreadDomainEnter) Info() *EventInfo {
-	return &eventTable[169]
+	return &infoThreadDomainEnter
+}
+
+// Descriptor describes ThreadDomainEnter, as readers of any generated package see it.
+func (*ThreadDomainEnter) Descriptor() *clrimpl.Descriptor {
+	return &descThreadDomainEnter
 }
 
 // Decode reads a ThreadDomainEnter payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadDomainEnter) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadDomainEnter", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ManagedThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadDomainEnter", len(b), ptrSize, endsThreadDomainEnter)
 	}
 	_ = b[17]
 	e.ManagedThreadID = binary.LittleEndian.Uint64(b[0:])
 	e.AppDomainID = binary.LittleEndian.Uint64(b[8:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsThreadDomainEnter is where the fixed fields of ThreadDomainEnter end, for the error of a short payload.
+var endsThreadDomainEnter = []clrimpl.FieldEnd{
+	{Name: "ManagedThreadID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the ThreadDomainEnter wire form for the pointer size.
@@ -544,4 +692,44 @@ var columnsThreadDomainEnter = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadDomainEnter describes ThreadDomainEnter (ThreadDomainEnter.Info).
+var infoThreadDomainEnter = EventInfo{
+	Columns:     columnsThreadDomainEnter,
+	DisplayName: "AppDomainResourceManagement/DomainEnter",
+	ID:          87,
+	Keywords:    0x10800,
+	Level:       4,
+	Name:        "ThreadDomainEnter",
+	Opcode:      52,
+	OpcodeName:  "ThreadDomainEnter",
+	Provider:    ProviderRuntime,
+	Task:        14,
+	TaskName:    "AppDomainResourceManagement",
+	TypeName:    "ThreadDomainEnter",
+	Version:     0,
+	desc:        &descThreadDomainEnter,
+	fields:      &fieldsThreadDomainEnter,
+}
+
+// descThreadDomainEnter describes ThreadDomainEnter (EventInfo.Descriptor).
+var descThreadDomainEnter = clrimpl.Descriptor{
+	Columns:      columnsThreadDomainEnter,
+	DisplayName:  "AppDomainResourceManagement/DomainEnter",
+	Fields:       &fieldsThreadDomainEnter,
+	ID:           87,
+	Keywords:     0x10800,
+	Level:        4,
+	Name:         "ThreadDomainEnter",
+	Opcode:       52,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         14,
+	Version:      0,
+}
+
+// fieldsThreadDomainEnter writes the fields of ThreadDomainEnter payloads (its Descriptor's Fields).
+var fieldsThreadDomainEnter = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadDomainEnter)
 }}

@@ -29,7 +29,12 @@ type AssemblyLoadStart struct {
 
 // Info describes AssemblyLoadStart.
 func (*AssemblyLoadStart) Info() *EventInfo {
-	return &eventTable[266]
+	return &infoAssemblyLoadStart
+}
+
+// Descriptor describes AssemblyLoadStart, as readers of any generated package see it.
+func (*AssemblyLoadStart) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadStart
 }
 
 // Decode reads a AssemblyLoadStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -37,11 +42,7 @@ func (*AssemblyLoadStart) Info() *EventInfo {
 func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadStart", len(b), ptrSize, endsAssemblyLoadStart)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -60,6 +61,11 @@ func (e *AssemblyLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoadStart is where the fixed fields of AssemblyLoadStart end, for the error of a short payload.
+var endsAssemblyLoadStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadStart wire form for the pointer size.
@@ -138,6 +144,46 @@ var columnsAssemblyLoadStart = []clrimpl.Column{{
 	Name: "RequestingAssemblyLoadContext",
 }}
 
+// infoAssemblyLoadStart describes AssemblyLoadStart (AssemblyLoadStart.Info).
+var infoAssemblyLoadStart = EventInfo{
+	Columns:     columnsAssemblyLoadStart,
+	DisplayName: "AssemblyLoader/Start",
+	ID:          290,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadStart",
+	Version:     0,
+	desc:        &descAssemblyLoadStart,
+	fields:      &fieldsAssemblyLoadStart,
+}
+
+// descAssemblyLoadStart describes AssemblyLoadStart (EventInfo.Descriptor).
+var descAssemblyLoadStart = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadStart,
+	DisplayName:  "AssemblyLoader/Start",
+	Fields:       &fieldsAssemblyLoadStart,
+	ID:           290,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadStart writes the fields of AssemblyLoadStart payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadStart)
+}}
+
 // AssemblyLoadStop is the payload of AssemblyLoadStop: event 291 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode win:Stop (2), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadStop.
@@ -166,7 +212,12 @@ type AssemblyLoadStop struct {
 
 // Info describes AssemblyLoadStop.
 func (*AssemblyLoadStop) Info() *EventInfo {
-	return &eventTable[267]
+	return &infoAssemblyLoadStop
+}
+
+// Descriptor describes AssemblyLoadStop, as readers of any generated package see it.
+func (*AssemblyLoadStop) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadStop
 }
 
 // Decode reads a AssemblyLoadStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -174,11 +225,7 @@ func (*AssemblyLoadStop) Info() *EventInfo {
 func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadStop", len(b), ptrSize, endsAssemblyLoadStop)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -217,6 +264,11 @@ func (e *AssemblyLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	e.Cached = clrimpl.ReadBool(b, off)
 	off += 4
 	return off, nil
+}
+
+// endsAssemblyLoadStop is where the fixed fields of AssemblyLoadStop end, for the error of a short payload.
+var endsAssemblyLoadStop = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadStop wire form for the pointer size.
@@ -331,6 +383,46 @@ var columnsAssemblyLoadStop = []clrimpl.Column{{
 	Name: "Cached",
 }}
 
+// infoAssemblyLoadStop describes AssemblyLoadStop (AssemblyLoadStop.Info).
+var infoAssemblyLoadStop = EventInfo{
+	Columns:     columnsAssemblyLoadStop,
+	DisplayName: "AssemblyLoader/Stop",
+	ID:          291,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadStop",
+	Version:     0,
+	desc:        &descAssemblyLoadStop,
+	fields:      &fieldsAssemblyLoadStop,
+}
+
+// descAssemblyLoadStop describes AssemblyLoadStop (EventInfo.Descriptor).
+var descAssemblyLoadStop = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadStop,
+	DisplayName:  "AssemblyLoader/Stop",
+	Fields:       &fieldsAssemblyLoadStop,
+	ID:           291,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadStop writes the fields of AssemblyLoadStop payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadStop)
+}}
+
 // ResolutionAttempted is the payload of ResolutionAttempted: event 292 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode ResolutionAttempted (11), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template ResolutionAttempted.
@@ -355,7 +447,12 @@ type ResolutionAttempted struct {
 
 // Info describes ResolutionAttempted.
 func (*ResolutionAttempted) Info() *EventInfo {
-	return &eventTable[268]
+	return &infoResolutionAttempted
+}
+
+// Descriptor describes ResolutionAttempted, as readers of any generated package see it.
+func (*ResolutionAttempted) Descriptor() *clrimpl.Descriptor {
+	return &descResolutionAttempted
 }
 
 // Decode reads a ResolutionAttempted payload for a pointer size of 4 or 8 and returns the bytes
@@ -363,11 +460,7 @@ func (*ResolutionAttempted) Info() *EventInfo {
 func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ResolutionAttempted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ResolutionAttempted", len(b), ptrSize, endsResolutionAttempted)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -410,6 +503,11 @@ func (e *ResolutionAttempted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsResolutionAttempted is where the fixed fields of ResolutionAttempted end, for the error of a short payload.
+var endsResolutionAttempted = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ResolutionAttempted wire form for the pointer size.
@@ -520,6 +618,46 @@ var columnsResolutionAttempted = []clrimpl.Column{{
 	Name: "ErrorMessage",
 }}
 
+// infoResolutionAttempted describes ResolutionAttempted (ResolutionAttempted.Info).
+var infoResolutionAttempted = EventInfo{
+	Columns:     columnsResolutionAttempted,
+	DisplayName: "AssemblyLoader/ResolutionAttempted",
+	ID:          292,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "ResolutionAttempted",
+	Opcode:      11,
+	OpcodeName:  "ResolutionAttempted",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "ResolutionAttempted",
+	Version:     0,
+	desc:        &descResolutionAttempted,
+	fields:      &fieldsResolutionAttempted,
+}
+
+// descResolutionAttempted describes ResolutionAttempted (EventInfo.Descriptor).
+var descResolutionAttempted = clrimpl.Descriptor{
+	Columns:      columnsResolutionAttempted,
+	DisplayName:  "AssemblyLoader/ResolutionAttempted",
+	Fields:       &fieldsResolutionAttempted,
+	ID:           292,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "ResolutionAttempted",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsResolutionAttempted writes the fields of ResolutionAttempted payloads (its Descriptor's Fields).
+var fieldsResolutionAttempted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ResolutionAttempted)
+}}
+
 // AssemblyLoadContextResolvingHandlerInvoked is the payload of AssemblyLoadContextResolvingHandlerInvoked: event 293 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AssemblyLoadContextResolvingHandlerInvoked (12), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadContextResolvingHandlerInvoked.
@@ -540,7 +678,12 @@ type AssemblyLoadContextResolvingHandlerInvoked struct {
 
 // Info describes AssemblyLoadContextResolvingHandlerInvoked.
 func (*AssemblyLoadContextResolvingHandlerInvoked) Info() *EventInfo {
-	return &eventTable[269]
+	return &infoAssemblyLoadContextResolvingHandlerInvoked
+}
+
+// Descriptor describes AssemblyLoadContextResolvingHandlerInvoked, as readers of any generated package see it.
+func (*AssemblyLoadContextResolvingHandlerInvoked) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadContextResolvingHandlerInvoked
 }
 
 // Decode reads a AssemblyLoadContextResolvingHandlerInvoked payload for a pointer size of 4 or 8 and returns the bytes
@@ -548,11 +691,7 @@ func (*AssemblyLoadContextResolvingHandlerInvoked) Info() *EventInfo {
 func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadContextResolvingHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadContextResolvingHandlerInvoked", len(b), ptrSize, endsAssemblyLoadContextResolvingHandlerInvoked)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -571,6 +710,11 @@ func (e *AssemblyLoadContextResolvingHandlerInvoked) Decode(b []byte, ptrSize in
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoadContextResolvingHandlerInvoked is where the fixed fields of AssemblyLoadContextResolvingHandlerInvoked end, for the error of a short payload.
+var endsAssemblyLoadContextResolvingHandlerInvoked = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadContextResolvingHandlerInvoked wire form for the pointer size.
@@ -649,6 +793,46 @@ var columnsAssemblyLoadContextResolvingHandlerInvoked = []clrimpl.Column{{
 	Name: "ResultAssemblyPath",
 }}
 
+// infoAssemblyLoadContextResolvingHandlerInvoked describes AssemblyLoadContextResolvingHandlerInvoked (AssemblyLoadContextResolvingHandlerInvoked.Info).
+var infoAssemblyLoadContextResolvingHandlerInvoked = EventInfo{
+	Columns:     columnsAssemblyLoadContextResolvingHandlerInvoked,
+	DisplayName: "AssemblyLoader/AssemblyLoadContextResolvingHandlerInvoked",
+	ID:          293,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadContextResolvingHandlerInvoked",
+	Opcode:      12,
+	OpcodeName:  "AssemblyLoadContextResolvingHandlerInvoked",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadContextResolvingHandlerInvoked",
+	Version:     0,
+	desc:        &descAssemblyLoadContextResolvingHandlerInvoked,
+	fields:      &fieldsAssemblyLoadContextResolvingHandlerInvoked,
+}
+
+// descAssemblyLoadContextResolvingHandlerInvoked describes AssemblyLoadContextResolvingHandlerInvoked (EventInfo.Descriptor).
+var descAssemblyLoadContextResolvingHandlerInvoked = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadContextResolvingHandlerInvoked,
+	DisplayName:  "AssemblyLoader/AssemblyLoadContextResolvingHandlerInvoked",
+	Fields:       &fieldsAssemblyLoadContextResolvingHandlerInvoked,
+	ID:           293,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadContextResolvingHandlerInvoked",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadContextResolvingHandlerInvoked writes the fields of AssemblyLoadContextResolvingHandlerInvoked payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadContextResolvingHandlerInvoked = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadContextResolvingHandlerInvoked)
+}}
+
 // AppDomainAssemblyResolveHandlerInvoked is the payload of AppDomainAssemblyResolveHandlerInvoked: event 294 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AppDomainAssemblyResolveHandlerInvoked (13), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AppDomainAssemblyResolveHandlerInvoked.
@@ -667,7 +851,12 @@ type AppDomainAssemblyResolveHandlerInvoked struct {
 
 // Info describes AppDomainAssemblyResolveHandlerInvoked.
 func (*AppDomainAssemblyResolveHandlerInvoked) Info() *EventInfo {
-	return &eventTable[270]
+	return &infoAppDomainAssemblyResolveHandlerInvoked
+}
+
+// Descriptor describes AppDomainAssemblyResolveHandlerInvoked, as readers of any generated package see it.
+func (*AppDomainAssemblyResolveHandlerInvoked) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainAssemblyResolveHandlerInvoked
 }
 
 // Decode reads a AppDomainAssemblyResolveHandlerInvoked payload for a pointer size of 4 or 8 and returns the bytes
@@ -675,11 +864,7 @@ func (*AppDomainAssemblyResolveHandlerInvoked) Info() *EventInfo {
 func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AppDomainAssemblyResolveHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainAssemblyResolveHandlerInvoked", len(b), ptrSize, endsAppDomainAssemblyResolveHandlerInvoked)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -697,6 +882,11 @@ func (e *AppDomainAssemblyResolveHandlerInvoked) Decode(b []byte, ptrSize int) (
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainAssemblyResolveHandlerInvoked is where the fixed fields of AppDomainAssemblyResolveHandlerInvoked end, for the error of a short payload.
+var endsAppDomainAssemblyResolveHandlerInvoked = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AppDomainAssemblyResolveHandlerInvoked wire form for the pointer size.
@@ -766,6 +956,46 @@ var columnsAppDomainAssemblyResolveHandlerInvoked = []clrimpl.Column{{
 	Name: "ResultAssemblyPath",
 }}
 
+// infoAppDomainAssemblyResolveHandlerInvoked describes AppDomainAssemblyResolveHandlerInvoked (AppDomainAssemblyResolveHandlerInvoked.Info).
+var infoAppDomainAssemblyResolveHandlerInvoked = EventInfo{
+	Columns:     columnsAppDomainAssemblyResolveHandlerInvoked,
+	DisplayName: "AssemblyLoader/AppDomainAssemblyResolveHandlerInvoked",
+	ID:          294,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AppDomainAssemblyResolveHandlerInvoked",
+	Opcode:      13,
+	OpcodeName:  "AppDomainAssemblyResolveHandlerInvoked",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AppDomainAssemblyResolveHandlerInvoked",
+	Version:     0,
+	desc:        &descAppDomainAssemblyResolveHandlerInvoked,
+	fields:      &fieldsAppDomainAssemblyResolveHandlerInvoked,
+}
+
+// descAppDomainAssemblyResolveHandlerInvoked describes AppDomainAssemblyResolveHandlerInvoked (EventInfo.Descriptor).
+var descAppDomainAssemblyResolveHandlerInvoked = clrimpl.Descriptor{
+	Columns:      columnsAppDomainAssemblyResolveHandlerInvoked,
+	DisplayName:  "AssemblyLoader/AppDomainAssemblyResolveHandlerInvoked",
+	Fields:       &fieldsAppDomainAssemblyResolveHandlerInvoked,
+	ID:           294,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AppDomainAssemblyResolveHandlerInvoked",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAppDomainAssemblyResolveHandlerInvoked writes the fields of AppDomainAssemblyResolveHandlerInvoked payloads (its Descriptor's Fields).
+var fieldsAppDomainAssemblyResolveHandlerInvoked = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainAssemblyResolveHandlerInvoked)
+}}
+
 // AssemblyLoadFromResolveHandlerInvoked is the payload of AssemblyLoadFromResolveHandlerInvoked: event 295 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode AssemblyLoadFromResolveHandlerInvoked (14), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template AssemblyLoadFromResolveHandlerInvoked.
@@ -784,7 +1014,12 @@ type AssemblyLoadFromResolveHandlerInvoked struct {
 
 // Info describes AssemblyLoadFromResolveHandlerInvoked.
 func (*AssemblyLoadFromResolveHandlerInvoked) Info() *EventInfo {
-	return &eventTable[271]
+	return &infoAssemblyLoadFromResolveHandlerInvoked
+}
+
+// Descriptor describes AssemblyLoadFromResolveHandlerInvoked, as readers of any generated package see it.
+func (*AssemblyLoadFromResolveHandlerInvoked) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadFromResolveHandlerInvoked
 }
 
 // Decode reads a AssemblyLoadFromResolveHandlerInvoked payload for a pointer size of 4 or 8 and returns the bytes
@@ -792,11 +1027,7 @@ func (*AssemblyLoadFromResolveHandlerInvoked) Info() *EventInfo {
 func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("AssemblyLoadFromResolveHandlerInvoked", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoadFromResolveHandlerInvoked", len(b), ptrSize, endsAssemblyLoadFromResolveHandlerInvoked)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -825,6 +1056,11 @@ func (e *AssemblyLoadFromResolveHandlerInvoked) Decode(b []byte, ptrSize int) (i
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoadFromResolveHandlerInvoked is where the fixed fields of AssemblyLoadFromResolveHandlerInvoked end, for the error of a short payload.
+var endsAssemblyLoadFromResolveHandlerInvoked = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the AssemblyLoadFromResolveHandlerInvoked wire form for the pointer size.
@@ -894,6 +1130,46 @@ var columnsAssemblyLoadFromResolveHandlerInvoked = []clrimpl.Column{{
 	Name: "ComputedRequestedAssemblyPath",
 }}
 
+// infoAssemblyLoadFromResolveHandlerInvoked describes AssemblyLoadFromResolveHandlerInvoked (AssemblyLoadFromResolveHandlerInvoked.Info).
+var infoAssemblyLoadFromResolveHandlerInvoked = EventInfo{
+	Columns:     columnsAssemblyLoadFromResolveHandlerInvoked,
+	DisplayName: "AssemblyLoader/AssemblyLoadFromResolveHandlerInvoked",
+	ID:          295,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "AssemblyLoadFromResolveHandlerInvoked",
+	Opcode:      14,
+	OpcodeName:  "AssemblyLoadFromResolveHandlerInvoked",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "AssemblyLoadFromResolveHandlerInvoked",
+	Version:     0,
+	desc:        &descAssemblyLoadFromResolveHandlerInvoked,
+	fields:      &fieldsAssemblyLoadFromResolveHandlerInvoked,
+}
+
+// descAssemblyLoadFromResolveHandlerInvoked describes AssemblyLoadFromResolveHandlerInvoked (EventInfo.Descriptor).
+var descAssemblyLoadFromResolveHandlerInvoked = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadFromResolveHandlerInvoked,
+	DisplayName:  "AssemblyLoader/AssemblyLoadFromResolveHandlerInvoked",
+	Fields:       &fieldsAssemblyLoadFromResolveHandlerInvoked,
+	ID:           295,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "AssemblyLoadFromResolveHandlerInvoked",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsAssemblyLoadFromResolveHandlerInvoked writes the fields of AssemblyLoadFromResolveHandlerInvoked payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadFromResolveHandlerInvoked = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadFromResolveHandlerInvoked)
+}}
+
 // KnownPathProbed is the payload of KnownPathProbed: event 296 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task AssemblyLoader (32), opcode KnownPathProbed (15), level win:Informational (4), keywords AssemblyLoaderKeyword (0x4).
 // Template KnownPathProbed.
@@ -910,7 +1186,12 @@ type KnownPathProbed struct {
 
 // Info describes KnownPathProbed.
 func (*KnownPathProbed) Info() *EventInfo {
-	return &eventTable[272]
+	return &infoKnownPathProbed
+}
+
+// Descriptor describes KnownPathProbed, as readers of any generated package see it.
+func (*KnownPathProbed) Descriptor() *clrimpl.Descriptor {
+	return &descKnownPathProbed
 }
 
 // Decode reads a KnownPathProbed payload for a pointer size of 4 or 8 and returns the bytes
@@ -918,11 +1199,7 @@ func (*KnownPathProbed) Info() *EventInfo {
 func (e *KnownPathProbed) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("KnownPathProbed", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("KnownPathProbed", len(b), ptrSize, endsKnownPathProbed)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -946,6 +1223,11 @@ func (e *KnownPathProbed) Decode(b []byte, ptrSize int) (int, error) {
 	e.Result = int32(binary.LittleEndian.Uint32(b[off:]))
 	off += 4
 	return off, nil
+}
+
+// endsKnownPathProbed is where the fixed fields of KnownPathProbed end, for the error of a short payload.
+var endsKnownPathProbed = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the KnownPathProbed wire form for the pointer size.
@@ -1011,4 +1293,44 @@ var columnsKnownPathProbed = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt32,
 	Name: "Result",
+}}
+
+// infoKnownPathProbed describes KnownPathProbed (KnownPathProbed.Info).
+var infoKnownPathProbed = EventInfo{
+	Columns:     columnsKnownPathProbed,
+	DisplayName: "AssemblyLoader/KnownPathProbed",
+	ID:          296,
+	Keywords:    0x4,
+	Level:       4,
+	Name:        "KnownPathProbed",
+	Opcode:      15,
+	OpcodeName:  "KnownPathProbed",
+	Provider:    ProviderRuntime,
+	Task:        32,
+	TaskName:    "AssemblyLoader",
+	TypeName:    "KnownPathProbed",
+	Version:     0,
+	desc:        &descKnownPathProbed,
+	fields:      &fieldsKnownPathProbed,
+}
+
+// descKnownPathProbed describes KnownPathProbed (EventInfo.Descriptor).
+var descKnownPathProbed = clrimpl.Descriptor{
+	Columns:      columnsKnownPathProbed,
+	DisplayName:  "AssemblyLoader/KnownPathProbed",
+	Fields:       &fieldsKnownPathProbed,
+	ID:           296,
+	Keywords:     0x4,
+	Level:        4,
+	Name:         "KnownPathProbed",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         32,
+	Version:      0,
+}
+
+// fieldsKnownPathProbed writes the fields of KnownPathProbed payloads (its Descriptor's Fields).
+var fieldsKnownPathProbed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(KnownPathProbed)
 }}

@@ -23,7 +23,12 @@ type AuthenticodeVerificationStart struct {
 
 // Info describes AuthenticodeVerificationStart.
 func (*AuthenticodeVerificationStart) Info() *EventInfo {
-	return &eventTable[223]
+	return &infoAuthenticodeVerificationStart
+}
+
+// Descriptor describes AuthenticodeVerificationStart, as readers of any generated package see it.
+func (*AuthenticodeVerificationStart) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStart
 }
 
 // Decode reads a AuthenticodeVerificationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -31,15 +36,7 @@ func (*AuthenticodeVerificationStart) Info() *EventInfo {
 func (e *AuthenticodeVerificationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStart", len(b), ptrSize, endsAuthenticodeVerificationStart)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -54,6 +51,12 @@ func (e *AuthenticodeVerificationStart) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStart is where the fixed fields of AuthenticodeVerificationStart end, for the error of a short payload.
+var endsAuthenticodeVerificationStart = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStart wire form for the pointer size.
@@ -107,6 +110,46 @@ var columnsAuthenticodeVerificationStart = []clrimpl.Column{{
 	Name: "ModulePath",
 }}
 
+// infoAuthenticodeVerificationStart describes AuthenticodeVerificationStart (AuthenticodeVerificationStart.Info).
+var infoAuthenticodeVerificationStart = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStart,
+	DisplayName: "AuthenticodeVerification/Start",
+	ID:          183,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "AuthenticodeVerificationStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStart",
+	Version:     0,
+	desc:        &descAuthenticodeVerificationStart,
+	fields:      &fieldsAuthenticodeVerificationStart,
+}
+
+// descAuthenticodeVerificationStart describes AuthenticodeVerificationStart (EventInfo.Descriptor).
+var descAuthenticodeVerificationStart = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStart,
+	DisplayName:  "AuthenticodeVerification/Start",
+	Fields:       &fieldsAuthenticodeVerificationStart,
+	ID:           183,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "AuthenticodeVerificationStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      0,
+}
+
+// fieldsAuthenticodeVerificationStart writes the fields of AuthenticodeVerificationStart payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStart)
+}}
+
 // AuthenticodeVerificationStartV1 is the payload of AuthenticodeVerificationStart_V1: event 183 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Start (1), level win:Verbose (5), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification_V1.
@@ -123,7 +166,12 @@ type AuthenticodeVerificationStartV1 struct {
 
 // Info describes AuthenticodeVerificationStart_V1.
 func (*AuthenticodeVerificationStartV1) Info() *EventInfo {
-	return &eventTable[224]
+	return &infoAuthenticodeVerificationStartV1
+}
+
+// Descriptor describes AuthenticodeVerificationStart_V1, as readers of any generated package see it.
+func (*AuthenticodeVerificationStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStartV1
 }
 
 // Decode reads a AuthenticodeVerificationStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -131,15 +179,7 @@ func (*AuthenticodeVerificationStartV1) Info() *EventInfo {
 func (e *AuthenticodeVerificationStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStart_V1", len(b), ptrSize, endsAuthenticodeVerificationStartV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -159,6 +199,12 @@ func (e *AuthenticodeVerificationStartV1) Decode(b []byte, ptrSize int) (int, er
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStartV1 is where the fixed fields of AuthenticodeVerificationStart_V1 end, for the error of a short payload.
+var endsAuthenticodeVerificationStartV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStart_V1 wire form for the pointer size.
@@ -221,6 +267,46 @@ var columnsAuthenticodeVerificationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAuthenticodeVerificationStartV1 describes AuthenticodeVerificationStart_V1 (AuthenticodeVerificationStartV1.Info).
+var infoAuthenticodeVerificationStartV1 = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStartV1,
+	DisplayName: "AuthenticodeVerification/Start",
+	ID:          183,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "AuthenticodeVerificationStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStartV1",
+	Version:     1,
+	desc:        &descAuthenticodeVerificationStartV1,
+	fields:      &fieldsAuthenticodeVerificationStartV1,
+}
+
+// descAuthenticodeVerificationStartV1 describes AuthenticodeVerificationStart_V1 (EventInfo.Descriptor).
+var descAuthenticodeVerificationStartV1 = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStartV1,
+	DisplayName:  "AuthenticodeVerification/Start",
+	Fields:       &fieldsAuthenticodeVerificationStartV1,
+	ID:           183,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "AuthenticodeVerificationStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      1,
+}
+
+// fieldsAuthenticodeVerificationStartV1 writes the fields of AuthenticodeVerificationStart_V1 payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStartV1)
+}}
+
 // AuthenticodeVerificationStop is the payload of AuthenticodeVerificationStop: event 184 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification.
@@ -235,7 +321,12 @@ type AuthenticodeVerificationStop struct {
 
 // Info describes AuthenticodeVerificationStop.
 func (*AuthenticodeVerificationStop) Info() *EventInfo {
-	return &eventTable[225]
+	return &infoAuthenticodeVerificationStop
+}
+
+// Descriptor describes AuthenticodeVerificationStop, as readers of any generated package see it.
+func (*AuthenticodeVerificationStop) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStop
 }
 
 // Decode reads a AuthenticodeVerificationStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -243,15 +334,7 @@ func (*AuthenticodeVerificationStop) Info() *EventInfo {
 func (e *AuthenticodeVerificationStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStop", len(b), ptrSize, endsAuthenticodeVerificationStop)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -266,6 +349,12 @@ func (e *AuthenticodeVerificationStop) Decode(b []byte, ptrSize int) (int, error
 		off = next
 	}
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStop is where the fixed fields of AuthenticodeVerificationStop end, for the error of a short payload.
+var endsAuthenticodeVerificationStop = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStop wire form for the pointer size.
@@ -319,6 +408,46 @@ var columnsAuthenticodeVerificationStop = []clrimpl.Column{{
 	Name: "ModulePath",
 }}
 
+// infoAuthenticodeVerificationStop describes AuthenticodeVerificationStop (AuthenticodeVerificationStop.Info).
+var infoAuthenticodeVerificationStop = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStop,
+	DisplayName: "AuthenticodeVerification/Stop",
+	ID:          184,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "AuthenticodeVerificationStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStop",
+	Version:     0,
+	desc:        &descAuthenticodeVerificationStop,
+	fields:      &fieldsAuthenticodeVerificationStop,
+}
+
+// descAuthenticodeVerificationStop describes AuthenticodeVerificationStop (EventInfo.Descriptor).
+var descAuthenticodeVerificationStop = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStop,
+	DisplayName:  "AuthenticodeVerification/Stop",
+	Fields:       &fieldsAuthenticodeVerificationStop,
+	ID:           184,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "AuthenticodeVerificationStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      0,
+}
+
+// fieldsAuthenticodeVerificationStop writes the fields of AuthenticodeVerificationStop payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStop)
+}}
+
 // AuthenticodeVerificationStopV1 is the payload of AuthenticodeVerificationStop_V1: event 184 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRAuthenticodeVerification (13), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template AuthenticodeVerification_V1.
@@ -335,7 +464,12 @@ type AuthenticodeVerificationStopV1 struct {
 
 // Info describes AuthenticodeVerificationStop_V1.
 func (*AuthenticodeVerificationStopV1) Info() *EventInfo {
-	return &eventTable[226]
+	return &infoAuthenticodeVerificationStopV1
+}
+
+// Descriptor describes AuthenticodeVerificationStop_V1, as readers of any generated package see it.
+func (*AuthenticodeVerificationStopV1) Descriptor() *clrimpl.Descriptor {
+	return &descAuthenticodeVerificationStopV1
 }
 
 // Decode reads a AuthenticodeVerificationStop_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -343,15 +477,7 @@ func (*AuthenticodeVerificationStopV1) Info() *EventInfo {
 func (e *AuthenticodeVerificationStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("AuthenticodeVerificationStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AuthenticodeVerificationStop_V1", len(b), ptrSize, endsAuthenticodeVerificationStopV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -371,6 +497,12 @@ func (e *AuthenticodeVerificationStopV1) Decode(b []byte, ptrSize int) (int, err
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAuthenticodeVerificationStopV1 is where the fixed fields of AuthenticodeVerificationStop_V1 end, for the error of a short payload.
+var endsAuthenticodeVerificationStopV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the AuthenticodeVerificationStop_V1 wire form for the pointer size.
@@ -431,4 +563,44 @@ var columnsAuthenticodeVerificationStopV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoAuthenticodeVerificationStopV1 describes AuthenticodeVerificationStop_V1 (AuthenticodeVerificationStopV1.Info).
+var infoAuthenticodeVerificationStopV1 = EventInfo{
+	Columns:     columnsAuthenticodeVerificationStopV1,
+	DisplayName: "AuthenticodeVerification/Stop",
+	ID:          184,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "AuthenticodeVerificationStop_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        13,
+	TaskName:    "CLRAuthenticodeVerification",
+	TypeName:    "AuthenticodeVerificationStopV1",
+	Version:     1,
+	desc:        &descAuthenticodeVerificationStopV1,
+	fields:      &fieldsAuthenticodeVerificationStopV1,
+}
+
+// descAuthenticodeVerificationStopV1 describes AuthenticodeVerificationStop_V1 (EventInfo.Descriptor).
+var descAuthenticodeVerificationStopV1 = clrimpl.Descriptor{
+	Columns:      columnsAuthenticodeVerificationStopV1,
+	DisplayName:  "AuthenticodeVerification/Stop",
+	Fields:       &fieldsAuthenticodeVerificationStopV1,
+	ID:           184,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "AuthenticodeVerificationStop_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         13,
+	Version:      1,
+}
+
+// fieldsAuthenticodeVerificationStopV1 writes the fields of AuthenticodeVerificationStop_V1 payloads (its Descriptor's Fields).
+var fieldsAuthenticodeVerificationStopV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AuthenticodeVerificationStopV1)
 }}

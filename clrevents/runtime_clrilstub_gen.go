@@ -39,7 +39,12 @@ type ILStubGenerated struct {
 
 // Info describes ILStubGenerated.
 func (*ILStubGenerated) Info() *EventInfo {
-	return &eventTable[170]
+	return &infoILStubGenerated
+}
+
+// Descriptor describes ILStubGenerated, as readers of any generated package see it.
+func (*ILStubGenerated) Descriptor() *clrimpl.Descriptor {
+	return &descILStubGenerated
 }
 
 // Decode reads a ILStubGenerated payload for a pointer size of 4 or 8 and returns the bytes
@@ -47,27 +52,7 @@ func (*ILStubGenerated) Info() *EventInfo {
 func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 26 {
-		return 0, shortPrefix("ILStubGenerated", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "StubMethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "StubFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ManagedInteropMethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ILStubGenerated", len(b), ptrSize, endsILStubGenerated)
 	}
 	_ = b[25]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -91,6 +76,15 @@ func (e *ILStubGenerated) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsILStubGenerated is where the fixed fields of ILStubGenerated end, for the error of a short payload.
+var endsILStubGenerated = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "StubMethodID", Bytes: 18},
+	{Name: "StubFlags", Bytes: 22},
+	{Name: "ManagedInteropMethodToken", Bytes: 26},
 }
 
 // Encode appends the ILStubGenerated wire form for the pointer size.
@@ -224,6 +218,46 @@ var columnsILStubGenerated = []clrimpl.Column{{
 	Name: "StubMethodILCode",
 }}
 
+// infoILStubGenerated describes ILStubGenerated (ILStubGenerated.Info).
+var infoILStubGenerated = EventInfo{
+	Columns:     columnsILStubGenerated,
+	DisplayName: "ILStub/StubGenerated",
+	ID:          88,
+	Keywords:    0x2000,
+	Level:       4,
+	Name:        "ILStubGenerated",
+	Opcode:      88,
+	OpcodeName:  "ILStubGenerated",
+	Provider:    ProviderRuntime,
+	Task:        15,
+	TaskName:    "CLRILStub",
+	TypeName:    "ILStubGenerated",
+	Version:     0,
+	desc:        &descILStubGenerated,
+	fields:      &fieldsILStubGenerated,
+}
+
+// descILStubGenerated describes ILStubGenerated (EventInfo.Descriptor).
+var descILStubGenerated = clrimpl.Descriptor{
+	Columns:      columnsILStubGenerated,
+	DisplayName:  "ILStub/StubGenerated",
+	Fields:       &fieldsILStubGenerated,
+	ID:           88,
+	Keywords:     0x2000,
+	Level:        4,
+	Name:         "ILStubGenerated",
+	Opcode:       88,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         15,
+	Version:      0,
+}
+
+// fieldsILStubGenerated writes the fields of ILStubGenerated payloads (its Descriptor's Fields).
+var fieldsILStubGenerated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ILStubGenerated)
+}}
+
 // ILStubCacheHit is the payload of ILStubCacheHit: event 89 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRILStub (15), opcode ILStubCacheHit (89), level win:Informational (4), keywords InteropKeyword (0x2000).
 // Template ILStubCacheHit.
@@ -246,7 +280,12 @@ type ILStubCacheHit struct {
 
 // Info describes ILStubCacheHit.
 func (*ILStubCacheHit) Info() *EventInfo {
-	return &eventTable[171]
+	return &infoILStubCacheHit
+}
+
+// Descriptor describes ILStubCacheHit, as readers of any generated package see it.
+func (*ILStubCacheHit) Descriptor() *clrimpl.Descriptor {
+	return &descILStubCacheHit
 }
 
 // Decode reads a ILStubCacheHit payload for a pointer size of 4 or 8 and returns the bytes
@@ -254,23 +293,7 @@ func (*ILStubCacheHit) Info() *EventInfo {
 func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 22 {
-		return 0, shortPrefix("ILStubCacheHit", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "StubMethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ManagedInteropMethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ILStubCacheHit", len(b), ptrSize, endsILStubCacheHit)
 	}
 	_ = b[21]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -290,6 +313,14 @@ func (e *ILStubCacheHit) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsILStubCacheHit is where the fixed fields of ILStubCacheHit end, for the error of a short payload.
+var endsILStubCacheHit = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "StubMethodID", Bytes: 18},
+	{Name: "ManagedInteropMethodToken", Bytes: 22},
 }
 
 // Encode appends the ILStubCacheHit wire form for the pointer size.
@@ -378,4 +409,44 @@ var columnsILStubCacheHit = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ManagedInteropMethodSignature",
+}}
+
+// infoILStubCacheHit describes ILStubCacheHit (ILStubCacheHit.Info).
+var infoILStubCacheHit = EventInfo{
+	Columns:     columnsILStubCacheHit,
+	DisplayName: "ILStub/StubCacheHit",
+	ID:          89,
+	Keywords:    0x2000,
+	Level:       4,
+	Name:        "ILStubCacheHit",
+	Opcode:      89,
+	OpcodeName:  "ILStubCacheHit",
+	Provider:    ProviderRuntime,
+	Task:        15,
+	TaskName:    "CLRILStub",
+	TypeName:    "ILStubCacheHit",
+	Version:     0,
+	desc:        &descILStubCacheHit,
+	fields:      &fieldsILStubCacheHit,
+}
+
+// descILStubCacheHit describes ILStubCacheHit (EventInfo.Descriptor).
+var descILStubCacheHit = clrimpl.Descriptor{
+	Columns:      columnsILStubCacheHit,
+	DisplayName:  "ILStub/StubCacheHit",
+	Fields:       &fieldsILStubCacheHit,
+	ID:           89,
+	Keywords:     0x2000,
+	Level:        4,
+	Name:         "ILStubCacheHit",
+	Opcode:       89,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         15,
+	Version:      0,
+}
+
+// fieldsILStubCacheHit writes the fields of ILStubCacheHit payloads (its Descriptor's Fields).
+var fieldsILStubCacheHit = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ILStubCacheHit)
 }}

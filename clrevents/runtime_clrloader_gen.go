@@ -29,7 +29,12 @@ type RuntimeModuleDCStartV2 struct {
 
 // Info describes ModuleDCStartV2.
 func (*RuntimeModuleDCStartV2) Info() *EventInfo {
-	return &eventTable[196]
+	return &infoRuntimeModuleDCStartV2
+}
+
+// Descriptor describes ModuleDCStartV2, as readers of any generated package see it.
+func (*RuntimeModuleDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeModuleDCStartV2
 }
 
 // Decode reads a ModuleDCStartV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -37,23 +42,7 @@ func (*RuntimeModuleDCStartV2) Info() *EventInfo {
 func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCStartV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCStartV2", len(b), ptrSize, endsRuntimeModuleDCStartV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -72,6 +61,14 @@ func (e *RuntimeModuleDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeModuleDCStartV2 is where the fixed fields of ModuleDCStartV2 end, for the error of a short payload.
+var endsRuntimeModuleDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCStartV2 wire form for the pointer size.
@@ -159,6 +156,46 @@ var columnsRuntimeModuleDCStartV2 = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoRuntimeModuleDCStartV2 describes ModuleDCStartV2 (RuntimeModuleDCStartV2.Info).
+var infoRuntimeModuleDCStartV2 = EventInfo{
+	Columns:     columnsRuntimeModuleDCStartV2,
+	DisplayName: "Loader/ModuleDCStartV2",
+	ID:          149,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCStartV2",
+	Opcode:      35,
+	OpcodeName:  "ModuleDCStart",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "RuntimeModuleDCStartV2",
+	Version:     0,
+	desc:        &descRuntimeModuleDCStartV2,
+	fields:      &fieldsRuntimeModuleDCStartV2,
+}
+
+// descRuntimeModuleDCStartV2 describes ModuleDCStartV2 (EventInfo.Descriptor).
+var descRuntimeModuleDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeModuleDCStartV2,
+	DisplayName:  "Loader/ModuleDCStartV2",
+	Fields:       &fieldsRuntimeModuleDCStartV2,
+	ID:           149,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCStartV2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsRuntimeModuleDCStartV2 writes the fields of ModuleDCStartV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeModuleDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeModuleDCStartV2)
+}}
+
 // RuntimeModuleDCEndV2 is the payload of ModuleDCEndV2: event 150 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleDCEnd (36), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -179,7 +216,12 @@ type RuntimeModuleDCEndV2 struct {
 
 // Info describes ModuleDCEndV2.
 func (*RuntimeModuleDCEndV2) Info() *EventInfo {
-	return &eventTable[197]
+	return &infoRuntimeModuleDCEndV2
+}
+
+// Descriptor describes ModuleDCEndV2, as readers of any generated package see it.
+func (*RuntimeModuleDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeModuleDCEndV2
 }
 
 // Decode reads a ModuleDCEndV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -187,23 +229,7 @@ func (*RuntimeModuleDCEndV2) Info() *EventInfo {
 func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleDCEndV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleDCEndV2", len(b), ptrSize, endsRuntimeModuleDCEndV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -222,6 +248,14 @@ func (e *RuntimeModuleDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeModuleDCEndV2 is where the fixed fields of ModuleDCEndV2 end, for the error of a short payload.
+var endsRuntimeModuleDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleDCEndV2 wire form for the pointer size.
@@ -309,6 +343,46 @@ var columnsRuntimeModuleDCEndV2 = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoRuntimeModuleDCEndV2 describes ModuleDCEndV2 (RuntimeModuleDCEndV2.Info).
+var infoRuntimeModuleDCEndV2 = EventInfo{
+	Columns:     columnsRuntimeModuleDCEndV2,
+	DisplayName: "Loader/ModuleDCStopV2",
+	ID:          150,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleDCEndV2",
+	Opcode:      36,
+	OpcodeName:  "ModuleDCEnd",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "RuntimeModuleDCEndV2",
+	Version:     0,
+	desc:        &descRuntimeModuleDCEndV2,
+	fields:      &fieldsRuntimeModuleDCEndV2,
+}
+
+// descRuntimeModuleDCEndV2 describes ModuleDCEndV2 (EventInfo.Descriptor).
+var descRuntimeModuleDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeModuleDCEndV2,
+	DisplayName:  "Loader/ModuleDCStopV2",
+	Fields:       &fieldsRuntimeModuleDCEndV2,
+	ID:           150,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleDCEndV2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsRuntimeModuleDCEndV2 writes the fields of ModuleDCEndV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeModuleDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeModuleDCEndV2)
+}}
+
 // DomainModuleLoad is the payload of DomainModuleLoad: event 151 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode DomainModuleLoad (45), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template DomainModuleLoadUnload.
@@ -331,7 +405,12 @@ type DomainModuleLoad struct {
 
 // Info describes DomainModuleLoad.
 func (*DomainModuleLoad) Info() *EventInfo {
-	return &eventTable[198]
+	return &infoDomainModuleLoad
+}
+
+// Descriptor describes DomainModuleLoad, as readers of any generated package see it.
+func (*DomainModuleLoad) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleLoad
 }
 
 // Decode reads a DomainModuleLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -339,27 +418,7 @@ func (*DomainModuleLoad) Info() *EventInfo {
 func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleLoad", len(b), ptrSize, endsDomainModuleLoad)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -379,6 +438,15 @@ func (e *DomainModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsDomainModuleLoad is where the fixed fields of DomainModuleLoad end, for the error of a short payload.
+var endsDomainModuleLoad = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleLoad wire form for the pointer size.
@@ -476,6 +544,46 @@ var columnsDomainModuleLoad = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoDomainModuleLoad describes DomainModuleLoad (DomainModuleLoad.Info).
+var infoDomainModuleLoad = EventInfo{
+	Columns:     columnsDomainModuleLoad,
+	DisplayName: "Loader/DomainModuleLoad",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleLoad",
+	Opcode:      45,
+	OpcodeName:  "DomainModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "DomainModuleLoad",
+	Version:     0,
+	desc:        &descDomainModuleLoad,
+	fields:      &fieldsDomainModuleLoad,
+}
+
+// descDomainModuleLoad describes DomainModuleLoad (EventInfo.Descriptor).
+var descDomainModuleLoad = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleLoad,
+	DisplayName:  "Loader/DomainModuleLoad",
+	Fields:       &fieldsDomainModuleLoad,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleLoad",
+	Opcode:       45,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsDomainModuleLoad writes the fields of DomainModuleLoad payloads (its Descriptor's Fields).
+var fieldsDomainModuleLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleLoad)
+}}
+
 // DomainModuleLoadV1 is the payload of DomainModuleLoad_V1: event 151 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode DomainModuleLoad (45), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template DomainModuleLoadUnload_V1.
@@ -500,7 +608,12 @@ type DomainModuleLoadV1 struct {
 
 // Info describes DomainModuleLoad_V1.
 func (*DomainModuleLoadV1) Info() *EventInfo {
-	return &eventTable[199]
+	return &infoDomainModuleLoadV1
+}
+
+// Descriptor describes DomainModuleLoad_V1, as readers of any generated package see it.
+func (*DomainModuleLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descDomainModuleLoadV1
 }
 
 // Decode reads a DomainModuleLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -508,27 +621,7 @@ func (*DomainModuleLoadV1) Info() *EventInfo {
 func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("DomainModuleLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DomainModuleLoad_V1", len(b), ptrSize, endsDomainModuleLoadV1)
 	}
 	_ = b[31]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -553,6 +646,15 @@ func (e *DomainModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsDomainModuleLoadV1 is where the fixed fields of DomainModuleLoad_V1 end, for the error of a short payload.
+var endsDomainModuleLoadV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "AppDomainID", Bytes: 24},
+	{Name: "ModuleFlags", Bytes: 28},
+	{Name: "Reserved1", Bytes: 32},
 }
 
 // Encode appends the DomainModuleLoad_V1 wire form for the pointer size.
@@ -659,6 +761,46 @@ var columnsDomainModuleLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDomainModuleLoadV1 describes DomainModuleLoad_V1 (DomainModuleLoadV1.Info).
+var infoDomainModuleLoadV1 = EventInfo{
+	Columns:     columnsDomainModuleLoadV1,
+	DisplayName: "Loader/DomainModuleLoad",
+	ID:          151,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "DomainModuleLoad_V1",
+	Opcode:      45,
+	OpcodeName:  "DomainModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "DomainModuleLoadV1",
+	Version:     1,
+	desc:        &descDomainModuleLoadV1,
+	fields:      &fieldsDomainModuleLoadV1,
+}
+
+// descDomainModuleLoadV1 describes DomainModuleLoad_V1 (EventInfo.Descriptor).
+var descDomainModuleLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsDomainModuleLoadV1,
+	DisplayName:  "Loader/DomainModuleLoad",
+	Fields:       &fieldsDomainModuleLoadV1,
+	ID:           151,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "DomainModuleLoad_V1",
+	Opcode:       45,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsDomainModuleLoadV1 writes the fields of DomainModuleLoad_V1 payloads (its Descriptor's Fields).
+var fieldsDomainModuleLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DomainModuleLoadV1)
+}}
+
 // ModuleLoad is the payload of ModuleLoad: event 152 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -679,7 +821,12 @@ type ModuleLoad struct {
 
 // Info describes ModuleLoad.
 func (*ModuleLoad) Info() *EventInfo {
-	return &eventTable[200]
+	return &infoModuleLoad
+}
+
+// Descriptor describes ModuleLoad, as readers of any generated package see it.
+func (*ModuleLoad) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoad
 }
 
 // Decode reads a ModuleLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -687,23 +834,7 @@ func (*ModuleLoad) Info() *EventInfo {
 func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad", len(b), ptrSize, endsModuleLoad)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -722,6 +853,14 @@ func (e *ModuleLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleLoad is where the fixed fields of ModuleLoad end, for the error of a short payload.
+var endsModuleLoad = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad wire form for the pointer size.
@@ -809,6 +948,46 @@ var columnsModuleLoad = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleLoad describes ModuleLoad (ModuleLoad.Info).
+var infoModuleLoad = EventInfo{
+	Columns:     columnsModuleLoad,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleLoad",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoad",
+	Version:     0,
+	desc:        &descModuleLoad,
+	fields:      &fieldsModuleLoad,
+}
+
+// descModuleLoad describes ModuleLoad (EventInfo.Descriptor).
+var descModuleLoad = clrimpl.Descriptor{
+	Columns:      columnsModuleLoad,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoad,
+	ID:           152,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleLoad",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsModuleLoad writes the fields of ModuleLoad payloads (its Descriptor's Fields).
+var fieldsModuleLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoad)
+}}
+
 // ModuleLoadV1 is the payload of ModuleLoad_V1: event 152 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V1.
@@ -831,7 +1010,12 @@ type ModuleLoadV1 struct {
 
 // Info describes ModuleLoad_V1.
 func (*ModuleLoadV1) Info() *EventInfo {
-	return &eventTable[201]
+	return &infoModuleLoadV1
+}
+
+// Descriptor describes ModuleLoad_V1, as readers of any generated package see it.
+func (*ModuleLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoadV1
 }
 
 // Decode reads a ModuleLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -839,23 +1023,7 @@ func (*ModuleLoadV1) Info() *EventInfo {
 func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad_V1", len(b), ptrSize, endsModuleLoadV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -879,6 +1047,14 @@ func (e *ModuleLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleLoadV1 is where the fixed fields of ModuleLoad_V1 end, for the error of a short payload.
+var endsModuleLoadV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad_V1 wire form for the pointer size.
@@ -975,6 +1151,46 @@ var columnsModuleLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleLoadV1 describes ModuleLoad_V1 (ModuleLoadV1.Info).
+var infoModuleLoadV1 = EventInfo{
+	Columns:     columnsModuleLoadV1,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleLoad_V1",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoadV1",
+	Version:     1,
+	desc:        &descModuleLoadV1,
+	fields:      &fieldsModuleLoadV1,
+}
+
+// descModuleLoadV1 describes ModuleLoad_V1 (EventInfo.Descriptor).
+var descModuleLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleLoadV1,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoadV1,
+	ID:           152,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleLoad_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsModuleLoadV1 writes the fields of ModuleLoad_V1 payloads (its Descriptor's Fields).
+var fieldsModuleLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoadV1)
+}}
+
 // ModuleLoadV2 is the payload of ModuleLoad_V2: event 152 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V2.
@@ -1009,7 +1225,12 @@ type ModuleLoadV2 struct {
 
 // Info describes ModuleLoad_V2.
 func (*ModuleLoadV2) Info() *EventInfo {
-	return &eventTable[202]
+	return &infoModuleLoadV2
+}
+
+// Descriptor describes ModuleLoad_V2, as readers of any generated package see it.
+func (*ModuleLoadV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoadV2
 }
 
 // Decode reads a ModuleLoad_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1017,23 +1238,7 @@ func (*ModuleLoadV2) Info() *EventInfo {
 func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad_V2", len(b), ptrSize, endsModuleLoadV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1093,6 +1298,14 @@ func (e *ModuleLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleLoadV2 is where the fixed fields of ModuleLoad_V2 end, for the error of a short payload.
+var endsModuleLoadV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad_V2 wire form for the pointer size.
@@ -1243,6 +1456,46 @@ var columnsModuleLoadV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleLoadV2 describes ModuleLoad_V2 (ModuleLoadV2.Info).
+var infoModuleLoadV2 = EventInfo{
+	Columns:     columnsModuleLoadV2,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleLoad_V2",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoadV2",
+	Version:     2,
+	desc:        &descModuleLoadV2,
+	fields:      &fieldsModuleLoadV2,
+}
+
+// descModuleLoadV2 describes ModuleLoad_V2 (EventInfo.Descriptor).
+var descModuleLoadV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleLoadV2,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoadV2,
+	ID:           152,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleLoad_V2",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      2,
+}
+
+// fieldsModuleLoadV2 writes the fields of ModuleLoad_V2 payloads (its Descriptor's Fields).
+var fieldsModuleLoadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoadV2)
+}}
+
 // ModuleLoadV3 is the payload of ModuleLoad_V3: event 152 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleLoad (33), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V3.
@@ -1279,7 +1532,12 @@ type ModuleLoadV3 struct {
 
 // Info describes ModuleLoad_V3.
 func (*ModuleLoadV3) Info() *EventInfo {
-	return &eventTable[203]
+	return &infoModuleLoadV3
+}
+
+// Descriptor describes ModuleLoad_V3, as readers of any generated package see it.
+func (*ModuleLoadV3) Descriptor() *clrimpl.Descriptor {
+	return &descModuleLoadV3
 }
 
 // Decode reads a ModuleLoad_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1287,23 +1545,7 @@ func (*ModuleLoadV3) Info() *EventInfo {
 func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleLoad_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleLoad_V3", len(b), ptrSize, endsModuleLoadV3)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1365,6 +1607,14 @@ func (e *ModuleLoadV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleLoadV3 is where the fixed fields of ModuleLoad_V3 end, for the error of a short payload.
+var endsModuleLoadV3 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleLoad_V3 wire form for the pointer size.
@@ -1524,6 +1774,46 @@ var columnsModuleLoadV3 = []clrimpl.Column{{
 	Name: "NativeBuildID",
 }}
 
+// infoModuleLoadV3 describes ModuleLoad_V3 (ModuleLoadV3.Info).
+var infoModuleLoadV3 = EventInfo{
+	Columns:     columnsModuleLoadV3,
+	DisplayName: "Loader/ModuleLoad",
+	ID:          152,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleLoad_V3",
+	Opcode:      33,
+	OpcodeName:  "ModuleLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleLoadV3",
+	Version:     3,
+	desc:        &descModuleLoadV3,
+	fields:      &fieldsModuleLoadV3,
+}
+
+// descModuleLoadV3 describes ModuleLoad_V3 (EventInfo.Descriptor).
+var descModuleLoadV3 = clrimpl.Descriptor{
+	Columns:      columnsModuleLoadV3,
+	DisplayName:  "Loader/ModuleLoad",
+	Fields:       &fieldsModuleLoadV3,
+	ID:           152,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleLoad_V3",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      3,
+}
+
+// fieldsModuleLoadV3 writes the fields of ModuleLoad_V3 payloads (its Descriptor's Fields).
+var fieldsModuleLoadV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleLoadV3)
+}}
+
 // ModuleUnload is the payload of ModuleUnload: event 153 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template ModuleLoadUnload.
@@ -1544,7 +1834,12 @@ type ModuleUnload struct {
 
 // Info describes ModuleUnload.
 func (*ModuleUnload) Info() *EventInfo {
-	return &eventTable[204]
+	return &infoModuleUnload
+}
+
+// Descriptor describes ModuleUnload, as readers of any generated package see it.
+func (*ModuleUnload) Descriptor() *clrimpl.Descriptor {
+	return &descModuleUnload
 }
 
 // Decode reads a ModuleUnload payload for a pointer size of 4 or 8 and returns the bytes
@@ -1552,23 +1847,7 @@ func (*ModuleUnload) Info() *EventInfo {
 func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleUnload", len(b), ptrSize, endsModuleUnload)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1587,6 +1866,14 @@ func (e *ModuleUnload) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleUnload is where the fixed fields of ModuleUnload end, for the error of a short payload.
+var endsModuleUnload = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleUnload wire form for the pointer size.
@@ -1674,6 +1961,46 @@ var columnsModuleUnload = []clrimpl.Column{{
 	Name: "ModuleNativePath",
 }}
 
+// infoModuleUnload describes ModuleUnload (ModuleUnload.Info).
+var infoModuleUnload = EventInfo{
+	Columns:     columnsModuleUnload,
+	DisplayName: "Loader/ModuleUnload",
+	ID:          153,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "ModuleUnload",
+	Opcode:      34,
+	OpcodeName:  "ModuleUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleUnload",
+	Version:     0,
+	desc:        &descModuleUnload,
+	fields:      &fieldsModuleUnload,
+}
+
+// descModuleUnload describes ModuleUnload (EventInfo.Descriptor).
+var descModuleUnload = clrimpl.Descriptor{
+	Columns:      columnsModuleUnload,
+	DisplayName:  "Loader/ModuleUnload",
+	Fields:       &fieldsModuleUnload,
+	ID:           153,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "ModuleUnload",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsModuleUnload writes the fields of ModuleUnload payloads (its Descriptor's Fields).
+var fieldsModuleUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleUnload)
+}}
+
 // ModuleUnloadV1 is the payload of ModuleUnload_V1: event 153 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V1.
@@ -1696,7 +2023,12 @@ type ModuleUnloadV1 struct {
 
 // Info describes ModuleUnload_V1.
 func (*ModuleUnloadV1) Info() *EventInfo {
-	return &eventTable[205]
+	return &infoModuleUnloadV1
+}
+
+// Descriptor describes ModuleUnload_V1, as readers of any generated package see it.
+func (*ModuleUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descModuleUnloadV1
 }
 
 // Decode reads a ModuleUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1704,23 +2036,7 @@ func (*ModuleUnloadV1) Info() *EventInfo {
 func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleUnload_V1", len(b), ptrSize, endsModuleUnloadV1)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1744,6 +2060,14 @@ func (e *ModuleUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsModuleUnloadV1 is where the fixed fields of ModuleUnload_V1 end, for the error of a short payload.
+var endsModuleUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleUnload_V1 wire form for the pointer size.
@@ -1840,6 +2164,46 @@ var columnsModuleUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoModuleUnloadV1 describes ModuleUnload_V1 (ModuleUnloadV1.Info).
+var infoModuleUnloadV1 = EventInfo{
+	Columns:     columnsModuleUnloadV1,
+	DisplayName: "Loader/ModuleUnload",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleUnload_V1",
+	Opcode:      34,
+	OpcodeName:  "ModuleUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleUnloadV1",
+	Version:     1,
+	desc:        &descModuleUnloadV1,
+	fields:      &fieldsModuleUnloadV1,
+}
+
+// descModuleUnloadV1 describes ModuleUnload_V1 (EventInfo.Descriptor).
+var descModuleUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsModuleUnloadV1,
+	DisplayName:  "Loader/ModuleUnload",
+	Fields:       &fieldsModuleUnloadV1,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleUnload_V1",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsModuleUnloadV1 writes the fields of ModuleUnload_V1 payloads (its Descriptor's Fields).
+var fieldsModuleUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleUnloadV1)
+}}
+
 // ModuleUnloadV2 is the payload of ModuleUnload_V2: event 153 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode ModuleUnload (34), level win:Informational (4), keywords LoaderKeyword, PerfTrackKeyword (0x20000008).
 // Template ModuleLoadUnload_V2.
@@ -1874,7 +2238,12 @@ type ModuleUnloadV2 struct {
 
 // Info describes ModuleUnload_V2.
 func (*ModuleUnloadV2) Info() *EventInfo {
-	return &eventTable[206]
+	return &infoModuleUnloadV2
+}
+
+// Descriptor describes ModuleUnload_V2, as readers of any generated package see it.
+func (*ModuleUnloadV2) Descriptor() *clrimpl.Descriptor {
+	return &descModuleUnloadV2
 }
 
 // Decode reads a ModuleUnload_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -1882,23 +2251,7 @@ func (*ModuleUnloadV2) Info() *EventInfo {
 func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("ModuleUnload_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "ModuleFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleUnload_V2", len(b), ptrSize, endsModuleUnloadV2)
 	}
 	_ = b[23]
 	e.ModuleID = binary.LittleEndian.Uint64(b[0:])
@@ -1958,6 +2311,14 @@ func (e *ModuleUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsModuleUnloadV2 is where the fixed fields of ModuleUnload_V2 end, for the error of a short payload.
+var endsModuleUnloadV2 = []clrimpl.FieldEnd{
+	{Name: "ModuleID", Bytes: 8},
+	{Name: "AssemblyID", Bytes: 16},
+	{Name: "ModuleFlags", Bytes: 20},
+	{Name: "Reserved1", Bytes: 24},
 }
 
 // Encode appends the ModuleUnload_V2 wire form for the pointer size.
@@ -2108,6 +2469,46 @@ var columnsModuleUnloadV2 = []clrimpl.Column{{
 	Name: "NativePdbBuildPath",
 }}
 
+// infoModuleUnloadV2 describes ModuleUnload_V2 (ModuleUnloadV2.Info).
+var infoModuleUnloadV2 = EventInfo{
+	Columns:     columnsModuleUnloadV2,
+	DisplayName: "Loader/ModuleUnload",
+	ID:          153,
+	Keywords:    0x20000008,
+	Level:       4,
+	Name:        "ModuleUnload_V2",
+	Opcode:      34,
+	OpcodeName:  "ModuleUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "ModuleUnloadV2",
+	Version:     2,
+	desc:        &descModuleUnloadV2,
+	fields:      &fieldsModuleUnloadV2,
+}
+
+// descModuleUnloadV2 describes ModuleUnload_V2 (EventInfo.Descriptor).
+var descModuleUnloadV2 = clrimpl.Descriptor{
+	Columns:      columnsModuleUnloadV2,
+	DisplayName:  "Loader/ModuleUnload",
+	Fields:       &fieldsModuleUnloadV2,
+	ID:           153,
+	Keywords:     0x20000008,
+	Level:        4,
+	Name:         "ModuleUnload_V2",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      2,
+}
+
+// fieldsModuleUnloadV2 writes the fields of ModuleUnload_V2 payloads (its Descriptor's Fields).
+var fieldsModuleUnloadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleUnloadV2)
+}}
+
 // AssemblyLoad is the payload of AssemblyLoad: event 154 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyLoad (37), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload.
@@ -2124,7 +2525,12 @@ type AssemblyLoad struct {
 
 // Info describes AssemblyLoad.
 func (*AssemblyLoad) Info() *EventInfo {
-	return &eventTable[207]
+	return &infoAssemblyLoad
+}
+
+// Descriptor describes AssemblyLoad, as readers of any generated package see it.
+func (*AssemblyLoad) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoad
 }
 
 // Decode reads a AssemblyLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -2132,19 +2538,7 @@ func (*AssemblyLoad) Info() *EventInfo {
 func (e *AssemblyLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoad", len(b), ptrSize, endsAssemblyLoad)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2160,6 +2554,13 @@ func (e *AssemblyLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyLoad is where the fixed fields of AssemblyLoad end, for the error of a short payload.
+var endsAssemblyLoad = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyLoad wire form for the pointer size.
@@ -2229,6 +2630,46 @@ var columnsAssemblyLoad = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyLoad describes AssemblyLoad (AssemblyLoad.Info).
+var infoAssemblyLoad = EventInfo{
+	Columns:     columnsAssemblyLoad,
+	DisplayName: "Loader/AssemblyLoad",
+	ID:          154,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyLoad",
+	Opcode:      37,
+	OpcodeName:  "AssemblyLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyLoad",
+	Version:     0,
+	desc:        &descAssemblyLoad,
+	fields:      &fieldsAssemblyLoad,
+}
+
+// descAssemblyLoad describes AssemblyLoad (EventInfo.Descriptor).
+var descAssemblyLoad = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoad,
+	DisplayName:  "Loader/AssemblyLoad",
+	Fields:       &fieldsAssemblyLoad,
+	ID:           154,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyLoad",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAssemblyLoad writes the fields of AssemblyLoad payloads (its Descriptor's Fields).
+var fieldsAssemblyLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoad)
+}}
+
 // AssemblyLoadV1 is the payload of AssemblyLoad_V1: event 154 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyLoad (37), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload_V1.
@@ -2249,7 +2690,12 @@ type AssemblyLoadV1 struct {
 
 // Info describes AssemblyLoad_V1.
 func (*AssemblyLoadV1) Info() *EventInfo {
-	return &eventTable[208]
+	return &infoAssemblyLoadV1
+}
+
+// Descriptor describes AssemblyLoad_V1, as readers of any generated package see it.
+func (*AssemblyLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyLoadV1
 }
 
 // Decode reads a AssemblyLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2257,23 +2703,7 @@ func (*AssemblyLoadV1) Info() *EventInfo {
 func (e *AssemblyLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyLoad_V1", len(b), ptrSize, endsAssemblyLoadV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2295,6 +2725,14 @@ func (e *AssemblyLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyLoadV1 is where the fixed fields of AssemblyLoad_V1 end, for the error of a short payload.
+var endsAssemblyLoadV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyLoad_V1 wire form for the pointer size.
@@ -2383,6 +2821,46 @@ var columnsAssemblyLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyLoadV1 describes AssemblyLoad_V1 (AssemblyLoadV1.Info).
+var infoAssemblyLoadV1 = EventInfo{
+	Columns:     columnsAssemblyLoadV1,
+	DisplayName: "Loader/AssemblyLoad",
+	ID:          154,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyLoad_V1",
+	Opcode:      37,
+	OpcodeName:  "AssemblyLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyLoadV1",
+	Version:     1,
+	desc:        &descAssemblyLoadV1,
+	fields:      &fieldsAssemblyLoadV1,
+}
+
+// descAssemblyLoadV1 describes AssemblyLoad_V1 (EventInfo.Descriptor).
+var descAssemblyLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyLoadV1,
+	DisplayName:  "Loader/AssemblyLoad",
+	Fields:       &fieldsAssemblyLoadV1,
+	ID:           154,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyLoad_V1",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAssemblyLoadV1 writes the fields of AssemblyLoad_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyLoadV1)
+}}
+
 // AssemblyUnload is the payload of AssemblyUnload: event 155 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyUnload (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload.
@@ -2399,7 +2877,12 @@ type AssemblyUnload struct {
 
 // Info describes AssemblyUnload.
 func (*AssemblyUnload) Info() *EventInfo {
-	return &eventTable[209]
+	return &infoAssemblyUnload
+}
+
+// Descriptor describes AssemblyUnload, as readers of any generated package see it.
+func (*AssemblyUnload) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyUnload
 }
 
 // Decode reads a AssemblyUnload payload for a pointer size of 4 or 8 and returns the bytes
@@ -2407,19 +2890,7 @@ func (*AssemblyUnload) Info() *EventInfo {
 func (e *AssemblyUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 20 {
-		return 0, shortPrefix("AssemblyUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyUnload", len(b), ptrSize, endsAssemblyUnload)
 	}
 	_ = b[19]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2435,6 +2906,13 @@ func (e *AssemblyUnload) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAssemblyUnload is where the fixed fields of AssemblyUnload end, for the error of a short payload.
+var endsAssemblyUnload = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "AssemblyFlags", Bytes: 20},
 }
 
 // Encode appends the AssemblyUnload wire form for the pointer size.
@@ -2504,6 +2982,46 @@ var columnsAssemblyUnload = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoAssemblyUnload describes AssemblyUnload (AssemblyUnload.Info).
+var infoAssemblyUnload = EventInfo{
+	Columns:     columnsAssemblyUnload,
+	DisplayName: "Loader/AssemblyUnload",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyUnload",
+	Opcode:      38,
+	OpcodeName:  "AssemblyUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyUnload",
+	Version:     0,
+	desc:        &descAssemblyUnload,
+	fields:      &fieldsAssemblyUnload,
+}
+
+// descAssemblyUnload describes AssemblyUnload (EventInfo.Descriptor).
+var descAssemblyUnload = clrimpl.Descriptor{
+	Columns:      columnsAssemblyUnload,
+	DisplayName:  "Loader/AssemblyUnload",
+	Fields:       &fieldsAssemblyUnload,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyUnload",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAssemblyUnload writes the fields of AssemblyUnload payloads (its Descriptor's Fields).
+var fieldsAssemblyUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyUnload)
+}}
+
 // AssemblyUnloadV1 is the payload of AssemblyUnload_V1: event 155 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AssemblyUnload (38), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AssemblyLoadUnload_V1.
@@ -2524,7 +3042,12 @@ type AssemblyUnloadV1 struct {
 
 // Info describes AssemblyUnload_V1.
 func (*AssemblyUnloadV1) Info() *EventInfo {
-	return &eventTable[210]
+	return &infoAssemblyUnloadV1
+}
+
+// Descriptor describes AssemblyUnload_V1, as readers of any generated package see it.
+func (*AssemblyUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAssemblyUnloadV1
 }
 
 // Decode reads a AssemblyUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2532,23 +3055,7 @@ func (*AssemblyUnloadV1) Info() *EventInfo {
 func (e *AssemblyUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 28 {
-		return 0, shortPrefix("AssemblyUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AssemblyID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "BindingID",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "AssemblyFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AssemblyUnload_V1", len(b), ptrSize, endsAssemblyUnloadV1)
 	}
 	_ = b[27]
 	e.AssemblyID = binary.LittleEndian.Uint64(b[0:])
@@ -2570,6 +3077,14 @@ func (e *AssemblyUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAssemblyUnloadV1 is where the fixed fields of AssemblyUnload_V1 end, for the error of a short payload.
+var endsAssemblyUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "AssemblyID", Bytes: 8},
+	{Name: "AppDomainID", Bytes: 16},
+	{Name: "BindingID", Bytes: 24},
+	{Name: "AssemblyFlags", Bytes: 28},
 }
 
 // Encode appends the AssemblyUnload_V1 wire form for the pointer size.
@@ -2658,6 +3173,46 @@ var columnsAssemblyUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAssemblyUnloadV1 describes AssemblyUnload_V1 (AssemblyUnloadV1.Info).
+var infoAssemblyUnloadV1 = EventInfo{
+	Columns:     columnsAssemblyUnloadV1,
+	DisplayName: "Loader/AssemblyUnload",
+	ID:          155,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AssemblyUnload_V1",
+	Opcode:      38,
+	OpcodeName:  "AssemblyUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AssemblyUnloadV1",
+	Version:     1,
+	desc:        &descAssemblyUnloadV1,
+	fields:      &fieldsAssemblyUnloadV1,
+}
+
+// descAssemblyUnloadV1 describes AssemblyUnload_V1 (EventInfo.Descriptor).
+var descAssemblyUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsAssemblyUnloadV1,
+	DisplayName:  "Loader/AssemblyUnload",
+	Fields:       &fieldsAssemblyUnloadV1,
+	ID:           155,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AssemblyUnload_V1",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAssemblyUnloadV1 writes the fields of AssemblyUnload_V1 payloads (its Descriptor's Fields).
+var fieldsAssemblyUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AssemblyUnloadV1)
+}}
+
 // AppDomainLoad is the payload of AppDomainLoad: event 156 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainLoad (41), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -2672,7 +3227,12 @@ type AppDomainLoad struct {
 
 // Info describes AppDomainLoad.
 func (*AppDomainLoad) Info() *EventInfo {
-	return &eventTable[211]
+	return &infoAppDomainLoad
+}
+
+// Descriptor describes AppDomainLoad, as readers of any generated package see it.
+func (*AppDomainLoad) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainLoad
 }
 
 // Decode reads a AppDomainLoad payload for a pointer size of 4 or 8 and returns the bytes
@@ -2680,15 +3240,7 @@ func (*AppDomainLoad) Info() *EventInfo {
 func (e *AppDomainLoad) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainLoad", len(b), ptrSize, endsAppDomainLoad)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -2703,6 +3255,12 @@ func (e *AppDomainLoad) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainLoad is where the fixed fields of AppDomainLoad end, for the error of a short payload.
+var endsAppDomainLoad = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainLoad wire form for the pointer size.
@@ -2762,6 +3320,46 @@ var columnsAppDomainLoad = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainLoad describes AppDomainLoad (AppDomainLoad.Info).
+var infoAppDomainLoad = EventInfo{
+	Columns:     columnsAppDomainLoad,
+	DisplayName: "Loader/AppDomainLoad",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainLoad",
+	Opcode:      41,
+	OpcodeName:  "AppDomainLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainLoad",
+	Version:     0,
+	desc:        &descAppDomainLoad,
+	fields:      &fieldsAppDomainLoad,
+}
+
+// descAppDomainLoad describes AppDomainLoad (EventInfo.Descriptor).
+var descAppDomainLoad = clrimpl.Descriptor{
+	Columns:      columnsAppDomainLoad,
+	DisplayName:  "Loader/AppDomainLoad",
+	Fields:       &fieldsAppDomainLoad,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainLoad",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAppDomainLoad writes the fields of AppDomainLoad payloads (its Descriptor's Fields).
+var fieldsAppDomainLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainLoad)
+}}
+
 // AppDomainLoadV1 is the payload of AppDomainLoad_V1: event 156 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainLoad (41), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload_V1.
@@ -2780,7 +3378,12 @@ type AppDomainLoadV1 struct {
 
 // Info describes AppDomainLoad_V1.
 func (*AppDomainLoadV1) Info() *EventInfo {
-	return &eventTable[212]
+	return &infoAppDomainLoadV1
+}
+
+// Descriptor describes AppDomainLoad_V1, as readers of any generated package see it.
+func (*AppDomainLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainLoadV1
 }
 
 // Decode reads a AppDomainLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2788,15 +3391,7 @@ func (*AppDomainLoadV1) Info() *EventInfo {
 func (e *AppDomainLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainLoad_V1", len(b), ptrSize, endsAppDomainLoadV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -2821,6 +3416,12 @@ func (e *AppDomainLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainLoadV1 is where the fixed fields of AppDomainLoad_V1 end, for the error of a short payload.
+var endsAppDomainLoadV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainLoad_V1 wire form for the pointer size.
@@ -2898,6 +3499,46 @@ var columnsAppDomainLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoAppDomainLoadV1 describes AppDomainLoad_V1 (AppDomainLoadV1.Info).
+var infoAppDomainLoadV1 = EventInfo{
+	Columns:     columnsAppDomainLoadV1,
+	DisplayName: "Loader/AppDomainLoad",
+	ID:          156,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainLoad_V1",
+	Opcode:      41,
+	OpcodeName:  "AppDomainLoad",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainLoadV1",
+	Version:     1,
+	desc:        &descAppDomainLoadV1,
+	fields:      &fieldsAppDomainLoadV1,
+}
+
+// descAppDomainLoadV1 describes AppDomainLoad_V1 (EventInfo.Descriptor).
+var descAppDomainLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainLoadV1,
+	DisplayName:  "Loader/AppDomainLoad",
+	Fields:       &fieldsAppDomainLoadV1,
+	ID:           156,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainLoad_V1",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAppDomainLoadV1 writes the fields of AppDomainLoad_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainLoadV1)
+}}
+
 // AppDomainUnload is the payload of AppDomainUnload: event 157 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainUnload (42), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload.
@@ -2912,7 +3553,12 @@ type AppDomainUnload struct {
 
 // Info describes AppDomainUnload.
 func (*AppDomainUnload) Info() *EventInfo {
-	return &eventTable[213]
+	return &infoAppDomainUnload
+}
+
+// Descriptor describes AppDomainUnload, as readers of any generated package see it.
+func (*AppDomainUnload) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainUnload
 }
 
 // Decode reads a AppDomainUnload payload for a pointer size of 4 or 8 and returns the bytes
@@ -2920,15 +3566,7 @@ func (*AppDomainUnload) Info() *EventInfo {
 func (e *AppDomainUnload) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainUnload", len(b), ptrSize, endsAppDomainUnload)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -2943,6 +3581,12 @@ func (e *AppDomainUnload) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsAppDomainUnload is where the fixed fields of AppDomainUnload end, for the error of a short payload.
+var endsAppDomainUnload = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainUnload wire form for the pointer size.
@@ -3002,6 +3646,46 @@ var columnsAppDomainUnload = []clrimpl.Column{{
 	Name: "AppDomainName",
 }}
 
+// infoAppDomainUnload describes AppDomainUnload (AppDomainUnload.Info).
+var infoAppDomainUnload = EventInfo{
+	Columns:     columnsAppDomainUnload,
+	DisplayName: "Loader/AppDomainUnload",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainUnload",
+	Opcode:      42,
+	OpcodeName:  "AppDomainUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainUnload",
+	Version:     0,
+	desc:        &descAppDomainUnload,
+	fields:      &fieldsAppDomainUnload,
+}
+
+// descAppDomainUnload describes AppDomainUnload (EventInfo.Descriptor).
+var descAppDomainUnload = clrimpl.Descriptor{
+	Columns:      columnsAppDomainUnload,
+	DisplayName:  "Loader/AppDomainUnload",
+	Fields:       &fieldsAppDomainUnload,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainUnload",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      0,
+}
+
+// fieldsAppDomainUnload writes the fields of AppDomainUnload payloads (its Descriptor's Fields).
+var fieldsAppDomainUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainUnload)
+}}
+
 // AppDomainUnloadV1 is the payload of AppDomainUnload_V1: event 157 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRLoader (10), opcode AppDomainUnload (42), level win:Informational (4), keywords LoaderKeyword (0x8).
 // Template AppDomainLoadUnload_V1.
@@ -3020,7 +3704,12 @@ type AppDomainUnloadV1 struct {
 
 // Info describes AppDomainUnload_V1.
 func (*AppDomainUnloadV1) Info() *EventInfo {
-	return &eventTable[214]
+	return &infoAppDomainUnloadV1
+}
+
+// Descriptor describes AppDomainUnload_V1, as readers of any generated package see it.
+func (*AppDomainUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descAppDomainUnloadV1
 }
 
 // Decode reads a AppDomainUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3028,15 +3717,7 @@ func (*AppDomainUnloadV1) Info() *EventInfo {
 func (e *AppDomainUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 12 {
-		return 0, shortPrefix("AppDomainUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("AppDomainUnload_V1", len(b), ptrSize, endsAppDomainUnloadV1)
 	}
 	_ = b[11]
 	e.AppDomainID = binary.LittleEndian.Uint64(b[0:])
@@ -3061,6 +3742,12 @@ func (e *AppDomainUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsAppDomainUnloadV1 is where the fixed fields of AppDomainUnload_V1 end, for the error of a short payload.
+var endsAppDomainUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "AppDomainID", Bytes: 8},
+	{Name: "AppDomainFlags", Bytes: 12},
 }
 
 // Encode appends the AppDomainUnload_V1 wire form for the pointer size.
@@ -3136,4 +3823,44 @@ var columnsAppDomainUnloadV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoAppDomainUnloadV1 describes AppDomainUnload_V1 (AppDomainUnloadV1.Info).
+var infoAppDomainUnloadV1 = EventInfo{
+	Columns:     columnsAppDomainUnloadV1,
+	DisplayName: "Loader/AppDomainUnload",
+	ID:          157,
+	Keywords:    0x8,
+	Level:       4,
+	Name:        "AppDomainUnload_V1",
+	Opcode:      42,
+	OpcodeName:  "AppDomainUnload",
+	Provider:    ProviderRuntime,
+	Task:        10,
+	TaskName:    "CLRLoader",
+	TypeName:    "AppDomainUnloadV1",
+	Version:     1,
+	desc:        &descAppDomainUnloadV1,
+	fields:      &fieldsAppDomainUnloadV1,
+}
+
+// descAppDomainUnloadV1 describes AppDomainUnload_V1 (EventInfo.Descriptor).
+var descAppDomainUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsAppDomainUnloadV1,
+	DisplayName:  "Loader/AppDomainUnload",
+	Fields:       &fieldsAppDomainUnloadV1,
+	ID:           157,
+	Keywords:     0x8,
+	Level:        4,
+	Name:         "AppDomainUnload_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         10,
+	Version:      1,
+}
+
+// fieldsAppDomainUnloadV1 writes the fields of AppDomainUnload_V1 payloads (its Descriptor's Fields).
+var fieldsAppDomainUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(AppDomainUnloadV1)
 }}

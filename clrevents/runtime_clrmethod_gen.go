@@ -29,7 +29,12 @@ type MethodDetails struct {
 
 // Info describes MethodDetails.
 func (*MethodDetails) Info() *EventInfo {
-	return &eventTable[156]
+	return &infoMethodDetails
+}
+
+// Descriptor describes MethodDetails, as readers of any generated package see it.
+func (*MethodDetails) Descriptor() *clrimpl.Descriptor {
+	return &descMethodDetails
 }
 
 // Decode reads a MethodDetails payload for a pointer size of 4 or 8 and returns the bytes
@@ -37,27 +42,7 @@ func (*MethodDetails) Info() *EventInfo {
 func (e *MethodDetails) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 32 {
-		return 0, shortPrefix("MethodDetails", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TypeID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "TypeParameterCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "LoaderModuleID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDetails", len(b), ptrSize, endsMethodDetails)
 	}
 	_ = b[31]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -75,6 +60,15 @@ func (e *MethodDetails) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsMethodDetails is where the fixed fields of MethodDetails end, for the error of a short payload.
+var endsMethodDetails = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "TypeID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "TypeParameterCount", Bytes: 24},
+	{Name: "LoaderModuleID", Bytes: 32},
 }
 
 // Encode appends the MethodDetails wire form for the pointer size.
@@ -157,6 +151,46 @@ var columnsMethodDetails = []clrimpl.Column{{
 	Name: "TypeParameters",
 }}
 
+// infoMethodDetails describes MethodDetails (MethodDetails.Info).
+var infoMethodDetails = EventInfo{
+	Columns:     columnsMethodDetails,
+	DisplayName: "Method/MethodDetails",
+	ID:          72,
+	Keywords:    0x4000000000,
+	Level:       4,
+	Name:        "MethodDetails",
+	Opcode:      43,
+	OpcodeName:  "MethodDetails",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodDetails",
+	Version:     0,
+	desc:        &descMethodDetails,
+	fields:      &fieldsMethodDetails,
+}
+
+// descMethodDetails describes MethodDetails (EventInfo.Descriptor).
+var descMethodDetails = clrimpl.Descriptor{
+	Columns:      columnsMethodDetails,
+	DisplayName:  "Method/MethodDetails",
+	Fields:       &fieldsMethodDetails,
+	ID:           72,
+	Keywords:     0x4000000000,
+	Level:        4,
+	Name:         "MethodDetails",
+	Opcode:       43,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodDetails writes the fields of MethodDetails payloads (its Descriptor's Fields).
+var fieldsMethodDetails = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodDetails)
+}}
+
 // RuntimeDCStartCompleteV2 is the payload of DCStartCompleteV2: event 135 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode DCStartComplete (14), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // It has no payload.
@@ -164,7 +198,12 @@ type RuntimeDCStartCompleteV2 struct{}
 
 // Info describes DCStartCompleteV2.
 func (*RuntimeDCStartCompleteV2) Info() *EventInfo {
-	return &eventTable[175]
+	return &infoRuntimeDCStartCompleteV2
+}
+
+// Descriptor describes DCStartCompleteV2, as readers of any generated package see it.
+func (*RuntimeDCStartCompleteV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeDCStartCompleteV2
 }
 
 // Decode reads a DCStartCompleteV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -194,6 +233,46 @@ func (e *RuntimeDCStartCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsRuntimeDCStartCompleteV2 lists the columns of DCStartCompleteV2 (EventInfo.Columns).
 var columnsRuntimeDCStartCompleteV2 = []clrimpl.Column{}
 
+// infoRuntimeDCStartCompleteV2 describes DCStartCompleteV2 (RuntimeDCStartCompleteV2.Info).
+var infoRuntimeDCStartCompleteV2 = EventInfo{
+	Columns:     columnsRuntimeDCStartCompleteV2,
+	DisplayName: "Method/DCStartCompleteV2",
+	ID:          135,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "DCStartCompleteV2",
+	Opcode:      14,
+	OpcodeName:  "DCStartComplete",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeDCStartCompleteV2",
+	Version:     0,
+	desc:        &descRuntimeDCStartCompleteV2,
+	fields:      &fieldsRuntimeDCStartCompleteV2,
+}
+
+// descRuntimeDCStartCompleteV2 describes DCStartCompleteV2 (EventInfo.Descriptor).
+var descRuntimeDCStartCompleteV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeDCStartCompleteV2,
+	DisplayName:  "Method/DCStartCompleteV2",
+	Fields:       &fieldsRuntimeDCStartCompleteV2,
+	ID:           135,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "DCStartCompleteV2",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeDCStartCompleteV2 writes the fields of DCStartCompleteV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeDCStartCompleteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeDCStartCompleteV2)
+}}
+
 // RuntimeDCEndCompleteV2 is the payload of DCEndCompleteV2: event 136 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode DCEndComplete (15), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // It has no payload.
@@ -201,7 +280,12 @@ type RuntimeDCEndCompleteV2 struct{}
 
 // Info describes DCEndCompleteV2.
 func (*RuntimeDCEndCompleteV2) Info() *EventInfo {
-	return &eventTable[176]
+	return &infoRuntimeDCEndCompleteV2
+}
+
+// Descriptor describes DCEndCompleteV2, as readers of any generated package see it.
+func (*RuntimeDCEndCompleteV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeDCEndCompleteV2
 }
 
 // Decode reads a DCEndCompleteV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -231,6 +315,46 @@ func (e *RuntimeDCEndCompleteV2) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsRuntimeDCEndCompleteV2 lists the columns of DCEndCompleteV2 (EventInfo.Columns).
 var columnsRuntimeDCEndCompleteV2 = []clrimpl.Column{}
 
+// infoRuntimeDCEndCompleteV2 describes DCEndCompleteV2 (RuntimeDCEndCompleteV2.Info).
+var infoRuntimeDCEndCompleteV2 = EventInfo{
+	Columns:     columnsRuntimeDCEndCompleteV2,
+	DisplayName: "Method/DCEndCompleteV2",
+	ID:          136,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "DCEndCompleteV2",
+	Opcode:      15,
+	OpcodeName:  "DCEndComplete",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeDCEndCompleteV2",
+	Version:     0,
+	desc:        &descRuntimeDCEndCompleteV2,
+	fields:      &fieldsRuntimeDCEndCompleteV2,
+}
+
+// descRuntimeDCEndCompleteV2 describes DCEndCompleteV2 (EventInfo.Descriptor).
+var descRuntimeDCEndCompleteV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeDCEndCompleteV2,
+	DisplayName:  "Method/DCEndCompleteV2",
+	Fields:       &fieldsRuntimeDCEndCompleteV2,
+	ID:           136,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "DCEndCompleteV2",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeDCEndCompleteV2 writes the fields of DCEndCompleteV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeDCEndCompleteV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeDCEndCompleteV2)
+}}
+
 // RuntimeMethodDCStartV2 is the payload of MethodDCStartV2: event 137 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCStart (35), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -251,38 +375,19 @@ type RuntimeMethodDCStartV2 struct {
 
 // Info describes MethodDCStartV2.
 func (*RuntimeMethodDCStartV2) Info() *EventInfo {
-	return &eventTable[177]
+	return &infoRuntimeMethodDCStartV2
+}
+
+// Descriptor describes MethodDCStartV2, as readers of any generated package see it.
+func (*RuntimeMethodDCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCStartV2
 }
 
 // Decode reads a MethodDCStartV2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *RuntimeMethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartV2", len(b), ptrSize, endsRuntimeMethodDCStartV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -292,6 +397,16 @@ func (e *RuntimeMethodDCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsRuntimeMethodDCStartV2 is where the fixed fields of MethodDCStartV2 end, for the error of a short payload.
+var endsRuntimeMethodDCStartV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartV2 wire form for the pointer size.
@@ -382,6 +497,46 @@ var columnsRuntimeMethodDCStartV2 = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoRuntimeMethodDCStartV2 describes MethodDCStartV2 (RuntimeMethodDCStartV2.Info).
+var infoRuntimeMethodDCStartV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCStartV2,
+	DisplayName: "Method/DCStartV2",
+	ID:          137,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartV2",
+	Opcode:      35,
+	OpcodeName:  "MethodDCStart",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCStartV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCStartV2,
+	fields:      &fieldsRuntimeMethodDCStartV2,
+}
+
+// descRuntimeMethodDCStartV2 describes MethodDCStartV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCStartV2,
+	DisplayName:  "Method/DCStartV2",
+	Fields:       &fieldsRuntimeMethodDCStartV2,
+	ID:           137,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartV2",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCStartV2 writes the fields of MethodDCStartV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCStartV2)
+}}
+
 // RuntimeMethodDCEndV2 is the payload of MethodDCEndV2: event 138 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCEnd (36), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -402,38 +557,19 @@ type RuntimeMethodDCEndV2 struct {
 
 // Info describes MethodDCEndV2.
 func (*RuntimeMethodDCEndV2) Info() *EventInfo {
-	return &eventTable[178]
+	return &infoRuntimeMethodDCEndV2
+}
+
+// Descriptor describes MethodDCEndV2, as readers of any generated package see it.
+func (*RuntimeMethodDCEndV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCEndV2
 }
 
 // Decode reads a MethodDCEndV2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *RuntimeMethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndV2", len(b), ptrSize, endsRuntimeMethodDCEndV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -443,6 +579,16 @@ func (e *RuntimeMethodDCEndV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsRuntimeMethodDCEndV2 is where the fixed fields of MethodDCEndV2 end, for the error of a short payload.
+var endsRuntimeMethodDCEndV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndV2 wire form for the pointer size.
@@ -533,6 +679,46 @@ var columnsRuntimeMethodDCEndV2 = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoRuntimeMethodDCEndV2 describes MethodDCEndV2 (RuntimeMethodDCEndV2.Info).
+var infoRuntimeMethodDCEndV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCEndV2,
+	DisplayName: "Method/DCStopV2",
+	ID:          138,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndV2",
+	Opcode:      36,
+	OpcodeName:  "MethodDCEnd",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCEndV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCEndV2,
+	fields:      &fieldsRuntimeMethodDCEndV2,
+}
+
+// descRuntimeMethodDCEndV2 describes MethodDCEndV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCEndV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCEndV2,
+	DisplayName:  "Method/DCStopV2",
+	Fields:       &fieldsRuntimeMethodDCEndV2,
+	ID:           138,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndV2",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCEndV2 writes the fields of MethodDCEndV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCEndV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCEndV2)
+}}
+
 // RuntimeMethodDCStartVerboseV2 is the payload of MethodDCStartVerboseV2: event 139 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCStartVerbose (39), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -559,7 +745,12 @@ type RuntimeMethodDCStartVerboseV2 struct {
 
 // Info describes MethodDCStartVerboseV2.
 func (*RuntimeMethodDCStartVerboseV2) Info() *EventInfo {
-	return &eventTable[179]
+	return &infoRuntimeMethodDCStartVerboseV2
+}
+
+// Descriptor describes MethodDCStartVerboseV2, as readers of any generated package see it.
+func (*RuntimeMethodDCStartVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCStartVerboseV2
 }
 
 // Decode reads a MethodDCStartVerboseV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -567,31 +758,7 @@ func (*RuntimeMethodDCStartVerboseV2) Info() *EventInfo {
 func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCStartVerboseV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCStartVerboseV2", len(b), ptrSize, endsRuntimeMethodDCStartVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -613,6 +780,16 @@ func (e *RuntimeMethodDCStartVerboseV2) Decode(b []byte, ptrSize int) (int, erro
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeMethodDCStartVerboseV2 is where the fixed fields of MethodDCStartVerboseV2 end, for the error of a short payload.
+var endsRuntimeMethodDCStartVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCStartVerboseV2 wire form for the pointer size.
@@ -730,6 +907,46 @@ var columnsRuntimeMethodDCStartVerboseV2 = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoRuntimeMethodDCStartVerboseV2 describes MethodDCStartVerboseV2 (RuntimeMethodDCStartVerboseV2.Info).
+var infoRuntimeMethodDCStartVerboseV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCStartVerboseV2,
+	DisplayName: "Method/DCStartVerboseV2",
+	ID:          139,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCStartVerboseV2",
+	Opcode:      39,
+	OpcodeName:  "MethodDCStartVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCStartVerboseV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCStartVerboseV2,
+	fields:      &fieldsRuntimeMethodDCStartVerboseV2,
+}
+
+// descRuntimeMethodDCStartVerboseV2 describes MethodDCStartVerboseV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCStartVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCStartVerboseV2,
+	DisplayName:  "Method/DCStartVerboseV2",
+	Fields:       &fieldsRuntimeMethodDCStartVerboseV2,
+	ID:           139,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCStartVerboseV2",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCStartVerboseV2 writes the fields of MethodDCStartVerboseV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCStartVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCStartVerboseV2)
+}}
+
 // RuntimeMethodDCEndVerboseV2 is the payload of MethodDCEndVerboseV2: event 140 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodDCEndVerbose (40), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -756,7 +973,12 @@ type RuntimeMethodDCEndVerboseV2 struct {
 
 // Info describes MethodDCEndVerboseV2.
 func (*RuntimeMethodDCEndVerboseV2) Info() *EventInfo {
-	return &eventTable[180]
+	return &infoRuntimeMethodDCEndVerboseV2
+}
+
+// Descriptor describes MethodDCEndVerboseV2, as readers of any generated package see it.
+func (*RuntimeMethodDCEndVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeMethodDCEndVerboseV2
 }
 
 // Decode reads a MethodDCEndVerboseV2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -764,31 +986,7 @@ func (*RuntimeMethodDCEndVerboseV2) Info() *EventInfo {
 func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodDCEndVerboseV2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodDCEndVerboseV2", len(b), ptrSize, endsRuntimeMethodDCEndVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -810,6 +1008,16 @@ func (e *RuntimeMethodDCEndVerboseV2) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeMethodDCEndVerboseV2 is where the fixed fields of MethodDCEndVerboseV2 end, for the error of a short payload.
+var endsRuntimeMethodDCEndVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodDCEndVerboseV2 wire form for the pointer size.
@@ -927,6 +1135,46 @@ var columnsRuntimeMethodDCEndVerboseV2 = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoRuntimeMethodDCEndVerboseV2 describes MethodDCEndVerboseV2 (RuntimeMethodDCEndVerboseV2.Info).
+var infoRuntimeMethodDCEndVerboseV2 = EventInfo{
+	Columns:     columnsRuntimeMethodDCEndVerboseV2,
+	DisplayName: "Method/DCStopVerboseV2",
+	ID:          140,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodDCEndVerboseV2",
+	Opcode:      40,
+	OpcodeName:  "MethodDCEndVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "RuntimeMethodDCEndVerboseV2",
+	Version:     0,
+	desc:        &descRuntimeMethodDCEndVerboseV2,
+	fields:      &fieldsRuntimeMethodDCEndVerboseV2,
+}
+
+// descRuntimeMethodDCEndVerboseV2 describes MethodDCEndVerboseV2 (EventInfo.Descriptor).
+var descRuntimeMethodDCEndVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsRuntimeMethodDCEndVerboseV2,
+	DisplayName:  "Method/DCStopVerboseV2",
+	Fields:       &fieldsRuntimeMethodDCEndVerboseV2,
+	ID:           140,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodDCEndVerboseV2",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsRuntimeMethodDCEndVerboseV2 writes the fields of MethodDCEndVerboseV2 payloads (its Descriptor's Fields).
+var fieldsRuntimeMethodDCEndVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeMethodDCEndVerboseV2)
+}}
+
 // MethodLoad is the payload of MethodLoad: event 141 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -947,38 +1195,19 @@ type MethodLoad struct {
 
 // Info describes MethodLoad.
 func (*MethodLoad) Info() *EventInfo {
-	return &eventTable[181]
+	return &infoMethodLoad
+}
+
+// Descriptor describes MethodLoad, as readers of any generated package see it.
+func (*MethodLoad) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoad
 }
 
 // Decode reads a MethodLoad payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodLoad) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoad", len(b), ptrSize, endsMethodLoad)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -988,6 +1217,16 @@ func (e *MethodLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodLoad is where the fixed fields of MethodLoad end, for the error of a short payload.
+var endsMethodLoad = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoad wire form for the pointer size.
@@ -1078,6 +1317,46 @@ var columnsMethodLoad = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodLoad describes MethodLoad (MethodLoad.Info).
+var infoMethodLoad = EventInfo{
+	Columns:     columnsMethodLoad,
+	DisplayName: "Method/Load",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoad",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoad",
+	Version:     0,
+	desc:        &descMethodLoad,
+	fields:      &fieldsMethodLoad,
+}
+
+// descMethodLoad describes MethodLoad (EventInfo.Descriptor).
+var descMethodLoad = clrimpl.Descriptor{
+	Columns:      columnsMethodLoad,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsMethodLoad,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoad",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodLoad writes the fields of MethodLoad payloads (its Descriptor's Fields).
+var fieldsMethodLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoad)
+}}
+
 // MethodLoadV1 is the payload of MethodLoad_V1: event 141 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V1.
@@ -1100,42 +1379,19 @@ type MethodLoadV1 struct {
 
 // Info describes MethodLoad_V1.
 func (*MethodLoadV1) Info() *EventInfo {
-	return &eventTable[182]
+	return &infoMethodLoadV1
+}
+
+// Descriptor describes MethodLoad_V1, as readers of any generated package see it.
+func (*MethodLoadV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadV1
 }
 
 // Decode reads a MethodLoad_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodLoad_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoad_V1", len(b), ptrSize, endsMethodLoadV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1146,6 +1402,17 @@ func (e *MethodLoadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodLoadV1 is where the fixed fields of MethodLoad_V1 end, for the error of a short payload.
+var endsMethodLoadV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodLoad_V1 wire form for the pointer size.
@@ -1245,6 +1512,46 @@ var columnsMethodLoadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodLoadV1 describes MethodLoad_V1 (MethodLoadV1.Info).
+var infoMethodLoadV1 = EventInfo{
+	Columns:     columnsMethodLoadV1,
+	DisplayName: "Method/Load",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoad_V1",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadV1",
+	Version:     1,
+	desc:        &descMethodLoadV1,
+	fields:      &fieldsMethodLoadV1,
+}
+
+// descMethodLoadV1 describes MethodLoad_V1 (EventInfo.Descriptor).
+var descMethodLoadV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadV1,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsMethodLoadV1,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoad_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodLoadV1 writes the fields of MethodLoad_V1 payloads (its Descriptor's Fields).
+var fieldsMethodLoadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadV1)
+}}
+
 // MethodLoadV2 is the payload of MethodLoad_V2: event 141 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V2.
@@ -1269,46 +1576,19 @@ type MethodLoadV2 struct {
 
 // Info describes MethodLoad_V2.
 func (*MethodLoadV2) Info() *EventInfo {
-	return &eventTable[183]
+	return &infoMethodLoadV2
+}
+
+// Descriptor describes MethodLoad_V2, as readers of any generated package see it.
+func (*MethodLoadV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadV2
 }
 
 // Decode reads a MethodLoad_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodLoad_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoad_V2", len(b), ptrSize, endsMethodLoadV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1320,6 +1600,18 @@ func (e *MethodLoadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodLoadV2 is where the fixed fields of MethodLoad_V2 end, for the error of a short payload.
+var endsMethodLoadV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodLoad_V2 wire form for the pointer size.
@@ -1429,6 +1721,46 @@ var columnsMethodLoadV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodLoadV2 describes MethodLoad_V2 (MethodLoadV2.Info).
+var infoMethodLoadV2 = EventInfo{
+	Columns:     columnsMethodLoadV2,
+	DisplayName: "Method/Load",
+	ID:          141,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoad_V2",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadV2",
+	Version:     2,
+	desc:        &descMethodLoadV2,
+	fields:      &fieldsMethodLoadV2,
+}
+
+// descMethodLoadV2 describes MethodLoad_V2 (EventInfo.Descriptor).
+var descMethodLoadV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadV2,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsMethodLoadV2,
+	ID:           141,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoad_V2",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodLoadV2 writes the fields of MethodLoad_V2 payloads (its Descriptor's Fields).
+var fieldsMethodLoadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadV2)
+}}
+
 // MethodUnload is the payload of MethodUnload: event 142 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload.
@@ -1449,38 +1781,19 @@ type MethodUnload struct {
 
 // Info describes MethodUnload.
 func (*MethodUnload) Info() *EventInfo {
-	return &eventTable[184]
+	return &infoMethodUnload
+}
+
+// Descriptor describes MethodUnload, as readers of any generated package see it.
+func (*MethodUnload) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnload
 }
 
 // Decode reads a MethodUnload payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodUnload) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnload", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnload", len(b), ptrSize, endsMethodUnload)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1490,6 +1803,16 @@ func (e *MethodUnload) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodToken = binary.LittleEndian.Uint32(b[28:])
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	return 36, nil
+}
+
+// endsMethodUnload is where the fixed fields of MethodUnload end, for the error of a short payload.
+var endsMethodUnload = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnload wire form for the pointer size.
@@ -1580,6 +1903,46 @@ var columnsMethodUnload = []clrimpl.Column{{
 	Name: "MethodFlags_name",
 }}
 
+// infoMethodUnload describes MethodUnload (MethodUnload.Info).
+var infoMethodUnload = EventInfo{
+	Columns:     columnsMethodUnload,
+	DisplayName: "Method/Unload",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnload",
+	Opcode:      34,
+	OpcodeName:  "MethodUnload",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnload",
+	Version:     0,
+	desc:        &descMethodUnload,
+	fields:      &fieldsMethodUnload,
+}
+
+// descMethodUnload describes MethodUnload (EventInfo.Descriptor).
+var descMethodUnload = clrimpl.Descriptor{
+	Columns:      columnsMethodUnload,
+	DisplayName:  "Method/Unload",
+	Fields:       &fieldsMethodUnload,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnload",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodUnload writes the fields of MethodUnload payloads (its Descriptor's Fields).
+var fieldsMethodUnload = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnload)
+}}
+
 // MethodUnloadV1 is the payload of MethodUnload_V1: event 142 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V1.
@@ -1602,42 +1965,19 @@ type MethodUnloadV1 struct {
 
 // Info describes MethodUnload_V1.
 func (*MethodUnloadV1) Info() *EventInfo {
-	return &eventTable[185]
+	return &infoMethodUnloadV1
+}
+
+// Descriptor describes MethodUnload_V1, as readers of any generated package see it.
+func (*MethodUnloadV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadV1
 }
 
 // Decode reads a MethodUnload_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("MethodUnload_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnload_V1", len(b), ptrSize, endsMethodUnloadV1)
 	}
 	_ = b[37]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1648,6 +1988,17 @@ func (e *MethodUnloadV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodFlags = MethodFlags(binary.LittleEndian.Uint32(b[32:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	return 38, nil
+}
+
+// endsMethodUnloadV1 is where the fixed fields of MethodUnload_V1 end, for the error of a short payload.
+var endsMethodUnloadV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
 }
 
 // Encode appends the MethodUnload_V1 wire form for the pointer size.
@@ -1747,6 +2098,46 @@ var columnsMethodUnloadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodUnloadV1 describes MethodUnload_V1 (MethodUnloadV1.Info).
+var infoMethodUnloadV1 = EventInfo{
+	Columns:     columnsMethodUnloadV1,
+	DisplayName: "Method/Unload",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnload_V1",
+	Opcode:      34,
+	OpcodeName:  "MethodUnload",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadV1",
+	Version:     1,
+	desc:        &descMethodUnloadV1,
+	fields:      &fieldsMethodUnloadV1,
+}
+
+// descMethodUnloadV1 describes MethodUnload_V1 (EventInfo.Descriptor).
+var descMethodUnloadV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadV1,
+	DisplayName:  "Method/Unload",
+	Fields:       &fieldsMethodUnloadV1,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnload_V1",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodUnloadV1 writes the fields of MethodUnload_V1 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadV1)
+}}
+
 // MethodUnloadV2 is the payload of MethodUnload_V2: event 142 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnload (34), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnload_V2.
@@ -1771,46 +2162,19 @@ type MethodUnloadV2 struct {
 
 // Info describes MethodUnload_V2.
 func (*MethodUnloadV2) Info() *EventInfo {
-	return &eventTable[186]
+	return &infoMethodUnloadV2
+}
+
+// Descriptor describes MethodUnload_V2, as readers of any generated package see it.
+func (*MethodUnloadV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadV2
 }
 
 // Decode reads a MethodUnload_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodUnload_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnload_V2", len(b), ptrSize, endsMethodUnloadV2)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -1822,6 +2186,18 @@ func (e *MethodUnloadV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[36:])
 	e.ReJITID = binary.LittleEndian.Uint64(b[38:])
 	return 46, nil
+}
+
+// endsMethodUnloadV2 is where the fixed fields of MethodUnload_V2 end, for the error of a short payload.
+var endsMethodUnloadV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
+	{Name: "ClrInstanceID", Bytes: 38},
+	{Name: "ReJITID", Bytes: 46},
 }
 
 // Encode appends the MethodUnload_V2 wire form for the pointer size.
@@ -1931,6 +2307,46 @@ var columnsMethodUnloadV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodUnloadV2 describes MethodUnload_V2 (MethodUnloadV2.Info).
+var infoMethodUnloadV2 = EventInfo{
+	Columns:     columnsMethodUnloadV2,
+	DisplayName: "Method/Unload",
+	ID:          142,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnload_V2",
+	Opcode:      34,
+	OpcodeName:  "MethodUnload",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadV2",
+	Version:     2,
+	desc:        &descMethodUnloadV2,
+	fields:      &fieldsMethodUnloadV2,
+}
+
+// descMethodUnloadV2 describes MethodUnload_V2 (EventInfo.Descriptor).
+var descMethodUnloadV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadV2,
+	DisplayName:  "Method/Unload",
+	Fields:       &fieldsMethodUnloadV2,
+	ID:           142,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnload_V2",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodUnloadV2 writes the fields of MethodUnload_V2 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadV2)
+}}
+
 // MethodLoadVerbose is the payload of MethodLoadVerbose: event 143 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -1957,7 +2373,12 @@ type MethodLoadVerbose struct {
 
 // Info describes MethodLoadVerbose.
 func (*MethodLoadVerbose) Info() *EventInfo {
-	return &eventTable[187]
+	return &infoMethodLoadVerbose
+}
+
+// Descriptor describes MethodLoadVerbose, as readers of any generated package see it.
+func (*MethodLoadVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadVerbose
 }
 
 // Decode reads a MethodLoadVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -1965,31 +2386,7 @@ func (*MethodLoadVerbose) Info() *EventInfo {
 func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoadVerbose", len(b), ptrSize, endsMethodLoadVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2011,6 +2408,16 @@ func (e *MethodLoadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodLoadVerbose is where the fixed fields of MethodLoadVerbose end, for the error of a short payload.
+var endsMethodLoadVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoadVerbose wire form for the pointer size.
@@ -2128,6 +2535,46 @@ var columnsMethodLoadVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodLoadVerbose describes MethodLoadVerbose (MethodLoadVerbose.Info).
+var infoMethodLoadVerbose = EventInfo{
+	Columns:     columnsMethodLoadVerbose,
+	DisplayName: "Method/LoadVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoadVerbose",
+	Opcode:      37,
+	OpcodeName:  "MethodLoadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadVerbose",
+	Version:     0,
+	desc:        &descMethodLoadVerbose,
+	fields:      &fieldsMethodLoadVerbose,
+}
+
+// descMethodLoadVerbose describes MethodLoadVerbose (EventInfo.Descriptor).
+var descMethodLoadVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadVerbose,
+	DisplayName:  "Method/LoadVerbose",
+	Fields:       &fieldsMethodLoadVerbose,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoadVerbose",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodLoadVerbose writes the fields of MethodLoadVerbose payloads (its Descriptor's Fields).
+var fieldsMethodLoadVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadVerbose)
+}}
+
 // MethodLoadVerboseV1 is the payload of MethodLoadVerbose_V1: event 143 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V1.
@@ -2156,7 +2603,12 @@ type MethodLoadVerboseV1 struct {
 
 // Info describes MethodLoadVerbose_V1.
 func (*MethodLoadVerboseV1) Info() *EventInfo {
-	return &eventTable[188]
+	return &infoMethodLoadVerboseV1
+}
+
+// Descriptor describes MethodLoadVerbose_V1, as readers of any generated package see it.
+func (*MethodLoadVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadVerboseV1
 }
 
 // Decode reads a MethodLoadVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2164,31 +2616,7 @@ func (*MethodLoadVerboseV1) Info() *EventInfo {
 func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoadVerbose_V1", len(b), ptrSize, endsMethodLoadVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2215,6 +2643,16 @@ func (e *MethodLoadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodLoadVerboseV1 is where the fixed fields of MethodLoadVerbose_V1 end, for the error of a short payload.
+var endsMethodLoadVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoadVerbose_V1 wire form for the pointer size.
@@ -2341,6 +2779,46 @@ var columnsMethodLoadVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodLoadVerboseV1 describes MethodLoadVerbose_V1 (MethodLoadVerboseV1.Info).
+var infoMethodLoadVerboseV1 = EventInfo{
+	Columns:     columnsMethodLoadVerboseV1,
+	DisplayName: "Method/LoadVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoadVerbose_V1",
+	Opcode:      37,
+	OpcodeName:  "MethodLoadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadVerboseV1",
+	Version:     1,
+	desc:        &descMethodLoadVerboseV1,
+	fields:      &fieldsMethodLoadVerboseV1,
+}
+
+// descMethodLoadVerboseV1 describes MethodLoadVerbose_V1 (EventInfo.Descriptor).
+var descMethodLoadVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadVerboseV1,
+	DisplayName:  "Method/LoadVerbose",
+	Fields:       &fieldsMethodLoadVerboseV1,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoadVerbose_V1",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodLoadVerboseV1 writes the fields of MethodLoadVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodLoadVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadVerboseV1)
+}}
+
 // MethodLoadVerboseV2 is the payload of MethodLoadVerbose_V2: event 143 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoadVerbose (37), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V2.
@@ -2371,7 +2849,12 @@ type MethodLoadVerboseV2 struct {
 
 // Info describes MethodLoadVerbose_V2.
 func (*MethodLoadVerboseV2) Info() *EventInfo {
-	return &eventTable[189]
+	return &infoMethodLoadVerboseV2
+}
+
+// Descriptor describes MethodLoadVerbose_V2, as readers of any generated package see it.
+func (*MethodLoadVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodLoadVerboseV2
 }
 
 // Decode reads a MethodLoadVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2379,31 +2862,7 @@ func (*MethodLoadVerboseV2) Info() *EventInfo {
 func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodLoadVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodLoadVerbose_V2", len(b), ptrSize, endsMethodLoadVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2435,6 +2894,16 @@ func (e *MethodLoadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodLoadVerboseV2 is where the fixed fields of MethodLoadVerbose_V2 end, for the error of a short payload.
+var endsMethodLoadVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodLoadVerbose_V2 wire form for the pointer size.
@@ -2571,6 +3040,46 @@ var columnsMethodLoadVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodLoadVerboseV2 describes MethodLoadVerbose_V2 (MethodLoadVerboseV2.Info).
+var infoMethodLoadVerboseV2 = EventInfo{
+	Columns:     columnsMethodLoadVerboseV2,
+	DisplayName: "Method/LoadVerbose",
+	ID:          143,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodLoadVerbose_V2",
+	Opcode:      37,
+	OpcodeName:  "MethodLoadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodLoadVerboseV2",
+	Version:     2,
+	desc:        &descMethodLoadVerboseV2,
+	fields:      &fieldsMethodLoadVerboseV2,
+}
+
+// descMethodLoadVerboseV2 describes MethodLoadVerbose_V2 (EventInfo.Descriptor).
+var descMethodLoadVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodLoadVerboseV2,
+	DisplayName:  "Method/LoadVerbose",
+	Fields:       &fieldsMethodLoadVerboseV2,
+	ID:           143,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodLoadVerbose_V2",
+	Opcode:       37,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodLoadVerboseV2 writes the fields of MethodLoadVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodLoadVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodLoadVerboseV2)
+}}
+
 // MethodUnloadVerbose is the payload of MethodUnloadVerbose: event 144 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose.
@@ -2597,7 +3106,12 @@ type MethodUnloadVerbose struct {
 
 // Info describes MethodUnloadVerbose.
 func (*MethodUnloadVerbose) Info() *EventInfo {
-	return &eventTable[190]
+	return &infoMethodUnloadVerbose
+}
+
+// Descriptor describes MethodUnloadVerbose, as readers of any generated package see it.
+func (*MethodUnloadVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadVerbose
 }
 
 // Decode reads a MethodUnloadVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -2605,31 +3119,7 @@ func (*MethodUnloadVerbose) Info() *EventInfo {
 func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnloadVerbose", len(b), ptrSize, endsMethodUnloadVerbose)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2651,6 +3141,16 @@ func (e *MethodUnloadVerbose) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodUnloadVerbose is where the fixed fields of MethodUnloadVerbose end, for the error of a short payload.
+var endsMethodUnloadVerbose = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnloadVerbose wire form for the pointer size.
@@ -2768,6 +3268,46 @@ var columnsMethodUnloadVerbose = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodUnloadVerbose describes MethodUnloadVerbose (MethodUnloadVerbose.Info).
+var infoMethodUnloadVerbose = EventInfo{
+	Columns:     columnsMethodUnloadVerbose,
+	DisplayName: "Method/UnloadVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnloadVerbose",
+	Opcode:      38,
+	OpcodeName:  "MethodUnloadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadVerbose",
+	Version:     0,
+	desc:        &descMethodUnloadVerbose,
+	fields:      &fieldsMethodUnloadVerbose,
+}
+
+// descMethodUnloadVerbose describes MethodUnloadVerbose (EventInfo.Descriptor).
+var descMethodUnloadVerbose = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadVerbose,
+	DisplayName:  "Method/UnloadVerbose",
+	Fields:       &fieldsMethodUnloadVerbose,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnloadVerbose",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodUnloadVerbose writes the fields of MethodUnloadVerbose payloads (its Descriptor's Fields).
+var fieldsMethodUnloadVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadVerbose)
+}}
+
 // MethodUnloadVerboseV1 is the payload of MethodUnloadVerbose_V1: event 144 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V1.
@@ -2796,7 +3336,12 @@ type MethodUnloadVerboseV1 struct {
 
 // Info describes MethodUnloadVerbose_V1.
 func (*MethodUnloadVerboseV1) Info() *EventInfo {
-	return &eventTable[191]
+	return &infoMethodUnloadVerboseV1
+}
+
+// Descriptor describes MethodUnloadVerbose_V1, as readers of any generated package see it.
+func (*MethodUnloadVerboseV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadVerboseV1
 }
 
 // Decode reads a MethodUnloadVerbose_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2804,31 +3349,7 @@ func (*MethodUnloadVerboseV1) Info() *EventInfo {
 func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnloadVerbose_V1", len(b), ptrSize, endsMethodUnloadVerboseV1)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -2855,6 +3376,16 @@ func (e *MethodUnloadVerboseV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodUnloadVerboseV1 is where the fixed fields of MethodUnloadVerbose_V1 end, for the error of a short payload.
+var endsMethodUnloadVerboseV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnloadVerbose_V1 wire form for the pointer size.
@@ -2981,6 +3512,46 @@ var columnsMethodUnloadVerboseV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodUnloadVerboseV1 describes MethodUnloadVerbose_V1 (MethodUnloadVerboseV1.Info).
+var infoMethodUnloadVerboseV1 = EventInfo{
+	Columns:     columnsMethodUnloadVerboseV1,
+	DisplayName: "Method/UnloadVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnloadVerbose_V1",
+	Opcode:      38,
+	OpcodeName:  "MethodUnloadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadVerboseV1",
+	Version:     1,
+	desc:        &descMethodUnloadVerboseV1,
+	fields:      &fieldsMethodUnloadVerboseV1,
+}
+
+// descMethodUnloadVerboseV1 describes MethodUnloadVerbose_V1 (EventInfo.Descriptor).
+var descMethodUnloadVerboseV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadVerboseV1,
+	DisplayName:  "Method/UnloadVerbose",
+	Fields:       &fieldsMethodUnloadVerboseV1,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnloadVerbose_V1",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodUnloadVerboseV1 writes the fields of MethodUnloadVerbose_V1 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadVerboseV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadVerboseV1)
+}}
+
 // MethodUnloadVerboseV2 is the payload of MethodUnloadVerbose_V2: event 144 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodUnloadVerbose (38), level win:Informational (4), keywords JitKeyword, NGenKeyword (0x30).
 // Template MethodLoadUnloadVerbose_V2.
@@ -3011,7 +3582,12 @@ type MethodUnloadVerboseV2 struct {
 
 // Info describes MethodUnloadVerbose_V2.
 func (*MethodUnloadVerboseV2) Info() *EventInfo {
-	return &eventTable[192]
+	return &infoMethodUnloadVerboseV2
+}
+
+// Descriptor describes MethodUnloadVerbose_V2, as readers of any generated package see it.
+func (*MethodUnloadVerboseV2) Descriptor() *clrimpl.Descriptor {
+	return &descMethodUnloadVerboseV2
 }
 
 // Decode reads a MethodUnloadVerbose_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3019,31 +3595,7 @@ func (*MethodUnloadVerboseV2) Info() *EventInfo {
 func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 36 {
-		return 0, shortPrefix("MethodUnloadVerbose_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodStartAddress",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "MethodSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 36,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodUnloadVerbose_V2", len(b), ptrSize, endsMethodUnloadVerboseV2)
 	}
 	_ = b[35]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3075,6 +3627,16 @@ func (e *MethodUnloadVerboseV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ReJITID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodUnloadVerboseV2 is where the fixed fields of MethodUnloadVerbose_V2 end, for the error of a short payload.
+var endsMethodUnloadVerboseV2 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodStartAddress", Bytes: 24},
+	{Name: "MethodSize", Bytes: 28},
+	{Name: "MethodToken", Bytes: 32},
+	{Name: "MethodFlags", Bytes: 36},
 }
 
 // Encode appends the MethodUnloadVerbose_V2 wire form for the pointer size.
@@ -3211,6 +3773,46 @@ var columnsMethodUnloadVerboseV2 = []clrimpl.Column{{
 	Name: "ReJITID",
 }}
 
+// infoMethodUnloadVerboseV2 describes MethodUnloadVerbose_V2 (MethodUnloadVerboseV2.Info).
+var infoMethodUnloadVerboseV2 = EventInfo{
+	Columns:     columnsMethodUnloadVerboseV2,
+	DisplayName: "Method/UnloadVerbose",
+	ID:          144,
+	Keywords:    0x30,
+	Level:       4,
+	Name:        "MethodUnloadVerbose_V2",
+	Opcode:      38,
+	OpcodeName:  "MethodUnloadVerbose",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodUnloadVerboseV2",
+	Version:     2,
+	desc:        &descMethodUnloadVerboseV2,
+	fields:      &fieldsMethodUnloadVerboseV2,
+}
+
+// descMethodUnloadVerboseV2 describes MethodUnloadVerbose_V2 (EventInfo.Descriptor).
+var descMethodUnloadVerboseV2 = clrimpl.Descriptor{
+	Columns:      columnsMethodUnloadVerboseV2,
+	DisplayName:  "Method/UnloadVerbose",
+	Fields:       &fieldsMethodUnloadVerboseV2,
+	ID:           144,
+	Keywords:     0x30,
+	Level:        4,
+	Name:         "MethodUnloadVerbose_V2",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      2,
+}
+
+// fieldsMethodUnloadVerboseV2 writes the fields of MethodUnloadVerbose_V2 payloads (its Descriptor's Fields).
+var fieldsMethodUnloadVerboseV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodUnloadVerboseV2)
+}}
+
 // MethodJittingStarted is the payload of MethodJittingStarted: event 145 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodJittingStarted (42), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJittingStarted.
@@ -3233,7 +3835,12 @@ type MethodJittingStarted struct {
 
 // Info describes MethodJittingStarted.
 func (*MethodJittingStarted) Info() *EventInfo {
-	return &eventTable[193]
+	return &infoMethodJittingStarted
+}
+
+// Descriptor describes MethodJittingStarted, as readers of any generated package see it.
+func (*MethodJittingStarted) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJittingStarted
 }
 
 // Decode reads a MethodJittingStarted payload for a pointer size of 4 or 8 and returns the bytes
@@ -3241,23 +3848,7 @@ func (*MethodJittingStarted) Info() *EventInfo {
 func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MethodJittingStarted", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodILSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodJittingStarted", len(b), ptrSize, endsMethodJittingStarted)
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3277,6 +3868,14 @@ func (e *MethodJittingStarted) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsMethodJittingStarted is where the fixed fields of MethodJittingStarted end, for the error of a short payload.
+var endsMethodJittingStarted = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "MethodILSize", Bytes: 24},
 }
 
 // Encode appends the MethodJittingStarted wire form for the pointer size.
@@ -3368,6 +3967,46 @@ var columnsMethodJittingStarted = []clrimpl.Column{{
 	Name: "MethodSignature",
 }}
 
+// infoMethodJittingStarted describes MethodJittingStarted (MethodJittingStarted.Info).
+var infoMethodJittingStarted = EventInfo{
+	Columns:     columnsMethodJittingStarted,
+	DisplayName: "Method/JittingStarted",
+	ID:          145,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MethodJittingStarted",
+	Opcode:      42,
+	OpcodeName:  "MethodJittingStarted",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJittingStarted",
+	Version:     0,
+	desc:        &descMethodJittingStarted,
+	fields:      &fieldsMethodJittingStarted,
+}
+
+// descMethodJittingStarted describes MethodJittingStarted (EventInfo.Descriptor).
+var descMethodJittingStarted = clrimpl.Descriptor{
+	Columns:      columnsMethodJittingStarted,
+	DisplayName:  "Method/JittingStarted",
+	Fields:       &fieldsMethodJittingStarted,
+	ID:           145,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MethodJittingStarted",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJittingStarted writes the fields of MethodJittingStarted payloads (its Descriptor's Fields).
+var fieldsMethodJittingStarted = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJittingStarted)
+}}
+
 // MethodJittingStartedV1 is the payload of MethodJittingStarted_V1: event 145 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodJittingStarted (42), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJittingStarted_V1.
@@ -3392,7 +4031,12 @@ type MethodJittingStartedV1 struct {
 
 // Info describes MethodJittingStarted_V1.
 func (*MethodJittingStartedV1) Info() *EventInfo {
-	return &eventTable[194]
+	return &infoMethodJittingStartedV1
+}
+
+// Descriptor describes MethodJittingStarted_V1, as readers of any generated package see it.
+func (*MethodJittingStartedV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJittingStartedV1
 }
 
 // Decode reads a MethodJittingStarted_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3400,23 +4044,7 @@ func (*MethodJittingStartedV1) Info() *EventInfo {
 func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 24 {
-		return 0, shortPrefix("MethodJittingStarted_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "MethodILSize",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodJittingStarted_V1", len(b), ptrSize, endsMethodJittingStartedV1)
 	}
 	_ = b[23]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3441,6 +4069,14 @@ func (e *MethodJittingStartedV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodJittingStartedV1 is where the fixed fields of MethodJittingStarted_V1 end, for the error of a short payload.
+var endsMethodJittingStartedV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "MethodToken", Bytes: 20},
+	{Name: "MethodILSize", Bytes: 24},
 }
 
 // Encode appends the MethodJittingStarted_V1 wire form for the pointer size.
@@ -3541,6 +4177,46 @@ var columnsMethodJittingStartedV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJittingStartedV1 describes MethodJittingStarted_V1 (MethodJittingStartedV1.Info).
+var infoMethodJittingStartedV1 = EventInfo{
+	Columns:     columnsMethodJittingStartedV1,
+	DisplayName: "Method/JittingStarted",
+	ID:          145,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MethodJittingStarted_V1",
+	Opcode:      42,
+	OpcodeName:  "MethodJittingStarted",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJittingStartedV1",
+	Version:     1,
+	desc:        &descMethodJittingStartedV1,
+	fields:      &fieldsMethodJittingStartedV1,
+}
+
+// descMethodJittingStartedV1 describes MethodJittingStarted_V1 (EventInfo.Descriptor).
+var descMethodJittingStartedV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodJittingStartedV1,
+	DisplayName:  "Method/JittingStarted",
+	Fields:       &fieldsMethodJittingStartedV1,
+	ID:           145,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MethodJittingStarted_V1",
+	Opcode:       42,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodJittingStartedV1 writes the fields of MethodJittingStarted_V1 payloads (its Descriptor's Fields).
+var fieldsMethodJittingStartedV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJittingStartedV1)
+}}
+
 // MethodJitMemoryAllocatedForCode is the payload of MethodJitMemoryAllocatedForCode: event 146 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MemoryAllocatedForJitCode (103), level win:Verbose (5), keywords JitKeyword (0x10).
 // Template MethodJitMemoryAllocatedForCode.
@@ -3563,42 +4239,19 @@ type MethodJitMemoryAllocatedForCode struct {
 
 // Info describes MethodJitMemoryAllocatedForCode.
 func (*MethodJitMemoryAllocatedForCode) Info() *EventInfo {
-	return &eventTable[195]
+	return &infoMethodJitMemoryAllocatedForCode
+}
+
+// Descriptor describes MethodJitMemoryAllocatedForCode, as readers of any generated package see it.
+func (*MethodJitMemoryAllocatedForCode) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitMemoryAllocatedForCode
 }
 
 // Decode reads a MethodJitMemoryAllocatedForCode payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *MethodJitMemoryAllocatedForCode) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("MethodJitMemoryAllocatedForCode", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "JitHotCodeRequestSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "JitRODataRequestSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "AllocatedSizeForJitCode",
-			Ptrs:  0,
-		}, {
-			Bytes: 44,
-			Name:  "JitAllocFlag",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodJitMemoryAllocatedForCode", len(b), ptrSize, endsMethodJitMemoryAllocatedForCode)
 	}
 	_ = b[45]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3609,6 +4262,17 @@ func (e *MethodJitMemoryAllocatedForCode) Decode(b []byte, ptrSize int) (int, er
 	e.JitAllocFlag = binary.LittleEndian.Uint32(b[40:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[44:])
 	return 46, nil
+}
+
+// endsMethodJitMemoryAllocatedForCode is where the fixed fields of MethodJitMemoryAllocatedForCode end, for the error of a short payload.
+var endsMethodJitMemoryAllocatedForCode = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "JitHotCodeRequestSize", Bytes: 24},
+	{Name: "JitRODataRequestSize", Bytes: 32},
+	{Name: "AllocatedSizeForJitCode", Bytes: 40},
+	{Name: "JitAllocFlag", Bytes: 44},
+	{Name: "ClrInstanceID", Bytes: 46},
 }
 
 // Encode appends the MethodJitMemoryAllocatedForCode wire form for the pointer size.
@@ -3698,6 +4362,46 @@ var columnsMethodJitMemoryAllocatedForCode = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitMemoryAllocatedForCode describes MethodJitMemoryAllocatedForCode (MethodJitMemoryAllocatedForCode.Info).
+var infoMethodJitMemoryAllocatedForCode = EventInfo{
+	Columns:     columnsMethodJitMemoryAllocatedForCode,
+	DisplayName: "Method/MemoryAllocatedForJitCode",
+	ID:          146,
+	Keywords:    0x10,
+	Level:       5,
+	Name:        "MethodJitMemoryAllocatedForCode",
+	Opcode:      103,
+	OpcodeName:  "MemoryAllocatedForJitCode",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitMemoryAllocatedForCode",
+	Version:     0,
+	desc:        &descMethodJitMemoryAllocatedForCode,
+	fields:      &fieldsMethodJitMemoryAllocatedForCode,
+}
+
+// descMethodJitMemoryAllocatedForCode describes MethodJitMemoryAllocatedForCode (EventInfo.Descriptor).
+var descMethodJitMemoryAllocatedForCode = clrimpl.Descriptor{
+	Columns:      columnsMethodJitMemoryAllocatedForCode,
+	DisplayName:  "Method/MemoryAllocatedForJitCode",
+	Fields:       &fieldsMethodJitMemoryAllocatedForCode,
+	ID:           146,
+	Keywords:     0x10,
+	Level:        5,
+	Name:         "MethodJitMemoryAllocatedForCode",
+	Opcode:       103,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitMemoryAllocatedForCode writes the fields of MethodJitMemoryAllocatedForCode payloads (its Descriptor's Fields).
+var fieldsMethodJitMemoryAllocatedForCode = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitMemoryAllocatedForCode)
+}}
+
 // R2RGetEntryPoint is the payload of R2RGetEntryPoint: event 159 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPoint.
@@ -3718,7 +4422,12 @@ type R2RGetEntryPoint struct {
 
 // Info describes R2RGetEntryPoint.
 func (*R2RGetEntryPoint) Info() *EventInfo {
-	return &eventTable[216]
+	return &infoR2RGetEntryPoint
+}
+
+// Descriptor describes R2RGetEntryPoint, as readers of any generated package see it.
+func (*R2RGetEntryPoint) Descriptor() *clrimpl.Descriptor {
+	return &descR2RGetEntryPoint
 }
 
 // Decode reads a R2RGetEntryPoint payload for a pointer size of 4 or 8 and returns the bytes
@@ -3726,11 +4435,7 @@ func (*R2RGetEntryPoint) Info() *EventInfo {
 func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("R2RGetEntryPoint", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("R2RGetEntryPoint", len(b), ptrSize, endsR2RGetEntryPoint)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3757,6 +4462,11 @@ func (e *R2RGetEntryPoint) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsR2RGetEntryPoint is where the fixed fields of R2RGetEntryPoint end, for the error of a short payload.
+var endsR2RGetEntryPoint = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the R2RGetEntryPoint wire form for the pointer size.
@@ -3837,6 +4547,46 @@ var columnsR2RGetEntryPoint = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoR2RGetEntryPoint describes R2RGetEntryPoint (R2RGetEntryPoint.Info).
+var infoR2RGetEntryPoint = EventInfo{
+	Columns:     columnsR2RGetEntryPoint,
+	DisplayName: "Method/Load",
+	ID:          159,
+	Keywords:    0x2000000000,
+	Level:       4,
+	Name:        "R2RGetEntryPoint",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "R2RGetEntryPoint",
+	Version:     0,
+	desc:        &descR2RGetEntryPoint,
+	fields:      &fieldsR2RGetEntryPoint,
+}
+
+// descR2RGetEntryPoint describes R2RGetEntryPoint (EventInfo.Descriptor).
+var descR2RGetEntryPoint = clrimpl.Descriptor{
+	Columns:      columnsR2RGetEntryPoint,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsR2RGetEntryPoint,
+	ID:           159,
+	Keywords:     0x2000000000,
+	Level:        4,
+	Name:         "R2RGetEntryPoint",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsR2RGetEntryPoint writes the fields of R2RGetEntryPoint payloads (its Descriptor's Fields).
+var fieldsR2RGetEntryPoint = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(R2RGetEntryPoint)
+}}
+
 // R2RGetEntryPointV1 is the payload of R2RGetEntryPoint_V1: event 159 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPoint_V1.
@@ -3859,7 +4609,12 @@ type R2RGetEntryPointV1 struct {
 
 // Info describes R2RGetEntryPoint_V1.
 func (*R2RGetEntryPointV1) Info() *EventInfo {
-	return &eventTable[217]
+	return &infoR2RGetEntryPointV1
+}
+
+// Descriptor describes R2RGetEntryPoint_V1, as readers of any generated package see it.
+func (*R2RGetEntryPointV1) Descriptor() *clrimpl.Descriptor {
+	return &descR2RGetEntryPointV1
 }
 
 // Decode reads a R2RGetEntryPoint_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -3867,11 +4622,7 @@ func (*R2RGetEntryPointV1) Info() *EventInfo {
 func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("R2RGetEntryPoint_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("R2RGetEntryPoint_V1", len(b), ptrSize, endsR2RGetEntryPointV1)
 	}
 	_ = b[7]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -3903,6 +4654,11 @@ func (e *R2RGetEntryPointV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.MethodSize = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	return off, nil
+}
+
+// endsR2RGetEntryPointV1 is where the fixed fields of R2RGetEntryPoint_V1 end, for the error of a short payload.
+var endsR2RGetEntryPointV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
 }
 
 // Encode appends the R2RGetEntryPoint_V1 wire form for the pointer size.
@@ -3993,6 +4749,46 @@ var columnsR2RGetEntryPointV1 = []clrimpl.Column{{
 	Name: "MethodSize",
 }}
 
+// infoR2RGetEntryPointV1 describes R2RGetEntryPoint_V1 (R2RGetEntryPointV1.Info).
+var infoR2RGetEntryPointV1 = EventInfo{
+	Columns:     columnsR2RGetEntryPointV1,
+	DisplayName: "Method/Load",
+	ID:          159,
+	Keywords:    0x2000000000,
+	Level:       4,
+	Name:        "R2RGetEntryPoint_V1",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "R2RGetEntryPointV1",
+	Version:     1,
+	desc:        &descR2RGetEntryPointV1,
+	fields:      &fieldsR2RGetEntryPointV1,
+}
+
+// descR2RGetEntryPointV1 describes R2RGetEntryPoint_V1 (EventInfo.Descriptor).
+var descR2RGetEntryPointV1 = clrimpl.Descriptor{
+	Columns:      columnsR2RGetEntryPointV1,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsR2RGetEntryPointV1,
+	ID:           159,
+	Keywords:     0x2000000000,
+	Level:        4,
+	Name:         "R2RGetEntryPoint_V1",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsR2RGetEntryPointV1 writes the fields of R2RGetEntryPoint_V1 payloads (its Descriptor's Fields).
+var fieldsR2RGetEntryPointV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(R2RGetEntryPointV1)
+}}
+
 // R2RGetEntryPointStart is the payload of R2RGetEntryPointStart: event 160 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodLoad (33), level win:Informational (4), keywords CompilationDiagnosticKeyword (0x2000000000).
 // Template R2RGetEntryPointStart.
@@ -4005,27 +4801,30 @@ type R2RGetEntryPointStart struct {
 
 // Info describes R2RGetEntryPointStart.
 func (*R2RGetEntryPointStart) Info() *EventInfo {
-	return &eventTable[218]
+	return &infoR2RGetEntryPointStart
+}
+
+// Descriptor describes R2RGetEntryPointStart, as readers of any generated package see it.
+func (*R2RGetEntryPointStart) Descriptor() *clrimpl.Descriptor {
+	return &descR2RGetEntryPointStart
 }
 
 // Decode reads a R2RGetEntryPointStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *R2RGetEntryPointStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("R2RGetEntryPointStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("R2RGetEntryPointStart", len(b), ptrSize, endsR2RGetEntryPointStart)
 	}
 	_ = b[9]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsR2RGetEntryPointStart is where the fixed fields of R2RGetEntryPointStart end, for the error of a short payload.
+var endsR2RGetEntryPointStart = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the R2RGetEntryPointStart wire form for the pointer size.
@@ -4069,6 +4868,46 @@ var columnsR2RGetEntryPointStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoR2RGetEntryPointStart describes R2RGetEntryPointStart (R2RGetEntryPointStart.Info).
+var infoR2RGetEntryPointStart = EventInfo{
+	Columns:     columnsR2RGetEntryPointStart,
+	DisplayName: "Method/Load",
+	ID:          160,
+	Keywords:    0x2000000000,
+	Level:       4,
+	Name:        "R2RGetEntryPointStart",
+	Opcode:      33,
+	OpcodeName:  "MethodLoad",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "R2RGetEntryPointStart",
+	Version:     0,
+	desc:        &descR2RGetEntryPointStart,
+	fields:      &fieldsR2RGetEntryPointStart,
+}
+
+// descR2RGetEntryPointStart describes R2RGetEntryPointStart (EventInfo.Descriptor).
+var descR2RGetEntryPointStart = clrimpl.Descriptor{
+	Columns:      columnsR2RGetEntryPointStart,
+	DisplayName:  "Method/Load",
+	Fields:       &fieldsR2RGetEntryPointStart,
+	ID:           160,
+	Keywords:     0x2000000000,
+	Level:        4,
+	Name:         "R2RGetEntryPointStart",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsR2RGetEntryPointStart writes the fields of R2RGetEntryPointStart payloads (its Descriptor's Fields).
+var fieldsR2RGetEntryPointStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(R2RGetEntryPointStart)
+}}
+
 // MethodJitInliningSucceeded is the payload of MethodJitInliningSucceeded: event 185 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningSucceeded (83), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningSucceeded.
@@ -4097,7 +4936,12 @@ type MethodJitInliningSucceeded struct {
 
 // Info describes MethodJitInliningSucceeded.
 func (*MethodJitInliningSucceeded) Info() *EventInfo {
-	return &eventTable[227]
+	return &infoMethodJitInliningSucceeded
+}
+
+// Descriptor describes MethodJitInliningSucceeded, as readers of any generated package see it.
+func (*MethodJitInliningSucceeded) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitInliningSucceeded
 }
 
 // Decode reads a MethodJitInliningSucceeded payload for a pointer size of 4 or 8 and returns the bytes
@@ -4241,6 +5085,46 @@ var columnsMethodJitInliningSucceeded = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitInliningSucceeded describes MethodJitInliningSucceeded (MethodJitInliningSucceeded.Info).
+var infoMethodJitInliningSucceeded = EventInfo{
+	Columns:     columnsMethodJitInliningSucceeded,
+	DisplayName: "Method/InliningSucceeded",
+	ID:          185,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitInliningSucceeded",
+	Opcode:      83,
+	OpcodeName:  "JitInliningSucceeded",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitInliningSucceeded",
+	Version:     0,
+	desc:        &descMethodJitInliningSucceeded,
+	fields:      &fieldsMethodJitInliningSucceeded,
+}
+
+// descMethodJitInliningSucceeded describes MethodJitInliningSucceeded (EventInfo.Descriptor).
+var descMethodJitInliningSucceeded = clrimpl.Descriptor{
+	Columns:      columnsMethodJitInliningSucceeded,
+	DisplayName:  "Method/InliningSucceeded",
+	Fields:       &fieldsMethodJitInliningSucceeded,
+	ID:           185,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitInliningSucceeded",
+	Opcode:       83,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitInliningSucceeded writes the fields of MethodJitInliningSucceeded payloads (its Descriptor's Fields).
+var fieldsMethodJitInliningSucceeded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitInliningSucceeded)
+}}
+
 // MethodJitInliningFailedAnsi is the payload of MethodJitInliningFailedAnsi: event 186 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningFailedAnsi.
@@ -4273,7 +5157,12 @@ type MethodJitInliningFailedAnsi struct {
 
 // Info describes MethodJitInliningFailedAnsi.
 func (*MethodJitInliningFailedAnsi) Info() *EventInfo {
-	return &eventTable[228]
+	return &infoMethodJitInliningFailedAnsi
+}
+
+// Descriptor describes MethodJitInliningFailedAnsi, as readers of any generated package see it.
+func (*MethodJitInliningFailedAnsi) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitInliningFailedAnsi
 }
 
 // Decode reads a MethodJitInliningFailedAnsi payload for a pointer size of 4 or 8 and returns the bytes
@@ -4448,6 +5337,46 @@ var columnsMethodJitInliningFailedAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitInliningFailedAnsi describes MethodJitInliningFailedAnsi (MethodJitInliningFailedAnsi.Info).
+var infoMethodJitInliningFailedAnsi = EventInfo{
+	Columns:     columnsMethodJitInliningFailedAnsi,
+	DisplayName: "Method/InliningFailed",
+	ID:          186,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitInliningFailedAnsi",
+	Opcode:      84,
+	OpcodeName:  "JitInliningFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitInliningFailedAnsi",
+	Version:     0,
+	desc:        &descMethodJitInliningFailedAnsi,
+	fields:      &fieldsMethodJitInliningFailedAnsi,
+}
+
+// descMethodJitInliningFailedAnsi describes MethodJitInliningFailedAnsi (EventInfo.Descriptor).
+var descMethodJitInliningFailedAnsi = clrimpl.Descriptor{
+	Columns:      columnsMethodJitInliningFailedAnsi,
+	DisplayName:  "Method/InliningFailed",
+	Fields:       &fieldsMethodJitInliningFailedAnsi,
+	ID:           186,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitInliningFailedAnsi",
+	Opcode:       84,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitInliningFailedAnsi writes the fields of MethodJitInliningFailedAnsi payloads (its Descriptor's Fields).
+var fieldsMethodJitInliningFailedAnsi = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitInliningFailedAnsi)
+}}
+
 // MethodJitTailCallSucceeded is the payload of MethodJitTailCallSucceeded: event 188 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallSucceeded (85), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallSucceeded.
@@ -4480,7 +5409,12 @@ type MethodJitTailCallSucceeded struct {
 
 // Info describes MethodJitTailCallSucceeded.
 func (*MethodJitTailCallSucceeded) Info() *EventInfo {
-	return &eventTable[230]
+	return &infoMethodJitTailCallSucceeded
+}
+
+// Descriptor describes MethodJitTailCallSucceeded, as readers of any generated package see it.
+func (*MethodJitTailCallSucceeded) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitTailCallSucceeded
 }
 
 // Decode reads a MethodJitTailCallSucceeded payload for a pointer size of 4 or 8 and returns the bytes
@@ -4659,6 +5593,46 @@ var columnsMethodJitTailCallSucceeded = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitTailCallSucceeded describes MethodJitTailCallSucceeded (MethodJitTailCallSucceeded.Info).
+var infoMethodJitTailCallSucceeded = EventInfo{
+	Columns:     columnsMethodJitTailCallSucceeded,
+	DisplayName: "Method/TailCallSucceeded",
+	ID:          188,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitTailCallSucceeded",
+	Opcode:      85,
+	OpcodeName:  "JitTailCallSucceeded",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitTailCallSucceeded",
+	Version:     0,
+	desc:        &descMethodJitTailCallSucceeded,
+	fields:      &fieldsMethodJitTailCallSucceeded,
+}
+
+// descMethodJitTailCallSucceeded describes MethodJitTailCallSucceeded (EventInfo.Descriptor).
+var descMethodJitTailCallSucceeded = clrimpl.Descriptor{
+	Columns:      columnsMethodJitTailCallSucceeded,
+	DisplayName:  "Method/TailCallSucceeded",
+	Fields:       &fieldsMethodJitTailCallSucceeded,
+	ID:           188,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitTailCallSucceeded",
+	Opcode:       85,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitTailCallSucceeded writes the fields of MethodJitTailCallSucceeded payloads (its Descriptor's Fields).
+var fieldsMethodJitTailCallSucceeded = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitTailCallSucceeded)
+}}
+
 // MethodJitTailCallFailedAnsi is the payload of MethodJitTailCallFailedAnsi: event 189 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallFailedAnsi.
@@ -4691,7 +5665,12 @@ type MethodJitTailCallFailedAnsi struct {
 
 // Info describes MethodJitTailCallFailedAnsi.
 func (*MethodJitTailCallFailedAnsi) Info() *EventInfo {
-	return &eventTable[231]
+	return &infoMethodJitTailCallFailedAnsi
+}
+
+// Descriptor describes MethodJitTailCallFailedAnsi, as readers of any generated package see it.
+func (*MethodJitTailCallFailedAnsi) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitTailCallFailedAnsi
 }
 
 // Decode reads a MethodJitTailCallFailedAnsi payload for a pointer size of 4 or 8 and returns the bytes
@@ -4866,6 +5845,46 @@ var columnsMethodJitTailCallFailedAnsi = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitTailCallFailedAnsi describes MethodJitTailCallFailedAnsi (MethodJitTailCallFailedAnsi.Info).
+var infoMethodJitTailCallFailedAnsi = EventInfo{
+	Columns:     columnsMethodJitTailCallFailedAnsi,
+	DisplayName: "Method/TailCallFailed",
+	ID:          189,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitTailCallFailedAnsi",
+	Opcode:      86,
+	OpcodeName:  "JitTailCallFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitTailCallFailedAnsi",
+	Version:     0,
+	desc:        &descMethodJitTailCallFailedAnsi,
+	fields:      &fieldsMethodJitTailCallFailedAnsi,
+}
+
+// descMethodJitTailCallFailedAnsi describes MethodJitTailCallFailedAnsi (EventInfo.Descriptor).
+var descMethodJitTailCallFailedAnsi = clrimpl.Descriptor{
+	Columns:      columnsMethodJitTailCallFailedAnsi,
+	DisplayName:  "Method/TailCallFailed",
+	Fields:       &fieldsMethodJitTailCallFailedAnsi,
+	ID:           189,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitTailCallFailedAnsi",
+	Opcode:       86,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitTailCallFailedAnsi writes the fields of MethodJitTailCallFailedAnsi payloads (its Descriptor's Fields).
+var fieldsMethodJitTailCallFailedAnsi = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitTailCallFailedAnsi)
+}}
+
 // MethodILToNativeMap is the payload of MethodILToNativeMap: event 190 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodILToNativeMap (87), level win:Verbose (5), keywords JittedMethodILToNativeMapKeyword (0x20000).
 // Template MethodILToNativeMap.
@@ -4888,7 +5907,12 @@ type MethodILToNativeMap struct {
 
 // Info describes MethodILToNativeMap.
 func (*MethodILToNativeMap) Info() *EventInfo {
-	return &eventTable[232]
+	return &infoMethodILToNativeMap
+}
+
+// Descriptor describes MethodILToNativeMap, as readers of any generated package see it.
+func (*MethodILToNativeMap) Descriptor() *clrimpl.Descriptor {
+	return &descMethodILToNativeMap
 }
 
 // Decode reads a MethodILToNativeMap payload for a pointer size of 4 or 8 and returns the bytes
@@ -4896,23 +5920,7 @@ func (*MethodILToNativeMap) Info() *EventInfo {
 func (e *MethodILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodILToNativeMap", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodILToNativeMap", len(b), ptrSize, endsMethodILToNativeMap)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -4942,6 +5950,14 @@ func (e *MethodILToNativeMap) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsMethodILToNativeMap is where the fixed fields of MethodILToNativeMap end, for the error of a short payload.
+var endsMethodILToNativeMap = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodILToNativeMap wire form for the pointer size.
@@ -5031,6 +6047,46 @@ var columnsMethodILToNativeMap = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodILToNativeMap describes MethodILToNativeMap (MethodILToNativeMap.Info).
+var infoMethodILToNativeMap = EventInfo{
+	Columns:     columnsMethodILToNativeMap,
+	DisplayName: "Method/MethodILToNativeMap",
+	ID:          190,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodILToNativeMap",
+	Opcode:      87,
+	OpcodeName:  "MethodILToNativeMap",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodILToNativeMap",
+	Version:     0,
+	desc:        &descMethodILToNativeMap,
+	fields:      &fieldsMethodILToNativeMap,
+}
+
+// descMethodILToNativeMap describes MethodILToNativeMap (EventInfo.Descriptor).
+var descMethodILToNativeMap = clrimpl.Descriptor{
+	Columns:      columnsMethodILToNativeMap,
+	DisplayName:  "Method/MethodILToNativeMap",
+	Fields:       &fieldsMethodILToNativeMap,
+	ID:           190,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodILToNativeMap",
+	Opcode:       87,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodILToNativeMap writes the fields of MethodILToNativeMap payloads (its Descriptor's Fields).
+var fieldsMethodILToNativeMap = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodILToNativeMap)
+}}
+
 // MethodILToNativeMapV1 is the payload of MethodILToNativeMap_V1: event 190 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode MethodILToNativeMap (87), level win:Verbose (5), keywords JittedMethodILToNativeMapKeyword (0x20000).
 // Template MethodILToNativeMap_V1.
@@ -5055,7 +6111,12 @@ type MethodILToNativeMapV1 struct {
 
 // Info describes MethodILToNativeMap_V1.
 func (*MethodILToNativeMapV1) Info() *EventInfo {
-	return &eventTable[233]
+	return &infoMethodILToNativeMapV1
+}
+
+// Descriptor describes MethodILToNativeMap_V1, as readers of any generated package see it.
+func (*MethodILToNativeMapV1) Descriptor() *clrimpl.Descriptor {
+	return &descMethodILToNativeMapV1
 }
 
 // Decode reads a MethodILToNativeMap_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -5063,23 +6124,7 @@ func (*MethodILToNativeMapV1) Info() *EventInfo {
 func (e *MethodILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 19 {
-		return 0, shortPrefix("MethodILToNativeMap_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ReJITID",
-			Ptrs:  0,
-		}, {
-			Bytes: 17,
-			Name:  "MethodExtent",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "CountOfMapEntries",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("MethodILToNativeMap_V1", len(b), ptrSize, endsMethodILToNativeMapV1)
 	}
 	_ = b[18]
 	e.MethodID = binary.LittleEndian.Uint64(b[0:])
@@ -5114,6 +6159,14 @@ func (e *MethodILToNativeMapV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ILVersionID = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsMethodILToNativeMapV1 is where the fixed fields of MethodILToNativeMap_V1 end, for the error of a short payload.
+var endsMethodILToNativeMapV1 = []clrimpl.FieldEnd{
+	{Name: "MethodID", Bytes: 8},
+	{Name: "ReJITID", Bytes: 16},
+	{Name: "MethodExtent", Bytes: 17},
+	{Name: "CountOfMapEntries", Bytes: 19},
 }
 
 // Encode appends the MethodILToNativeMap_V1 wire form for the pointer size.
@@ -5212,6 +6265,46 @@ var columnsMethodILToNativeMapV1 = []clrimpl.Column{{
 	Name: "ILVersionID",
 }}
 
+// infoMethodILToNativeMapV1 describes MethodILToNativeMap_V1 (MethodILToNativeMapV1.Info).
+var infoMethodILToNativeMapV1 = EventInfo{
+	Columns:     columnsMethodILToNativeMapV1,
+	DisplayName: "Method/MethodILToNativeMap",
+	ID:          190,
+	Keywords:    0x20000,
+	Level:       5,
+	Name:        "MethodILToNativeMap_V1",
+	Opcode:      87,
+	OpcodeName:  "MethodILToNativeMap",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodILToNativeMapV1",
+	Version:     1,
+	desc:        &descMethodILToNativeMapV1,
+	fields:      &fieldsMethodILToNativeMapV1,
+}
+
+// descMethodILToNativeMapV1 describes MethodILToNativeMap_V1 (EventInfo.Descriptor).
+var descMethodILToNativeMapV1 = clrimpl.Descriptor{
+	Columns:      columnsMethodILToNativeMapV1,
+	DisplayName:  "Method/MethodILToNativeMap",
+	Fields:       &fieldsMethodILToNativeMapV1,
+	ID:           190,
+	Keywords:     0x20000,
+	Level:        5,
+	Name:         "MethodILToNativeMap_V1",
+	Opcode:       87,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      1,
+}
+
+// fieldsMethodILToNativeMapV1 writes the fields of MethodILToNativeMap_V1 payloads (its Descriptor's Fields).
+var fieldsMethodILToNativeMapV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodILToNativeMapV1)
+}}
+
 // MethodJitTailCallFailed is the payload of MethodJitTailCallFailed: event 191 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitTailCallFailed (86), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitTailCallFailed.
@@ -5244,7 +6337,12 @@ type MethodJitTailCallFailed struct {
 
 // Info describes MethodJitTailCallFailed.
 func (*MethodJitTailCallFailed) Info() *EventInfo {
-	return &eventTable[234]
+	return &infoMethodJitTailCallFailed
+}
+
+// Descriptor describes MethodJitTailCallFailed, as readers of any generated package see it.
+func (*MethodJitTailCallFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitTailCallFailed
 }
 
 // Decode reads a MethodJitTailCallFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -5419,6 +6517,46 @@ var columnsMethodJitTailCallFailed = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoMethodJitTailCallFailed describes MethodJitTailCallFailed (MethodJitTailCallFailed.Info).
+var infoMethodJitTailCallFailed = EventInfo{
+	Columns:     columnsMethodJitTailCallFailed,
+	DisplayName: "Method/TailCallFailed",
+	ID:          191,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitTailCallFailed",
+	Opcode:      86,
+	OpcodeName:  "JitTailCallFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitTailCallFailed",
+	Version:     0,
+	desc:        &descMethodJitTailCallFailed,
+	fields:      &fieldsMethodJitTailCallFailed,
+}
+
+// descMethodJitTailCallFailed describes MethodJitTailCallFailed (EventInfo.Descriptor).
+var descMethodJitTailCallFailed = clrimpl.Descriptor{
+	Columns:      columnsMethodJitTailCallFailed,
+	DisplayName:  "Method/TailCallFailed",
+	Fields:       &fieldsMethodJitTailCallFailed,
+	ID:           191,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitTailCallFailed",
+	Opcode:       86,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitTailCallFailed writes the fields of MethodJitTailCallFailed payloads (its Descriptor's Fields).
+var fieldsMethodJitTailCallFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitTailCallFailed)
+}}
+
 // MethodJitInliningFailed is the payload of MethodJitInliningFailed: event 192 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRMethod (9), opcode JitInliningFailed (84), level win:Verbose (5), keywords JitTracingKeyword (0x1000).
 // Template MethodJitInliningFailed.
@@ -5451,7 +6589,12 @@ type MethodJitInliningFailed struct {
 
 // Info describes MethodJitInliningFailed.
 func (*MethodJitInliningFailed) Info() *EventInfo {
-	return &eventTable[235]
+	return &infoMethodJitInliningFailed
+}
+
+// Descriptor describes MethodJitInliningFailed, as readers of any generated package see it.
+func (*MethodJitInliningFailed) Descriptor() *clrimpl.Descriptor {
+	return &descMethodJitInliningFailed
 }
 
 // Decode reads a MethodJitInliningFailed payload for a pointer size of 4 or 8 and returns the bytes
@@ -5624,4 +6767,44 @@ var columnsMethodJitInliningFailed = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoMethodJitInliningFailed describes MethodJitInliningFailed (MethodJitInliningFailed.Info).
+var infoMethodJitInliningFailed = EventInfo{
+	Columns:     columnsMethodJitInliningFailed,
+	DisplayName: "Method/InliningFailed",
+	ID:          192,
+	Keywords:    0x1000,
+	Level:       5,
+	Name:        "MethodJitInliningFailed",
+	Opcode:      84,
+	OpcodeName:  "JitInliningFailed",
+	Provider:    ProviderRuntime,
+	Task:        9,
+	TaskName:    "CLRMethod",
+	TypeName:    "MethodJitInliningFailed",
+	Version:     0,
+	desc:        &descMethodJitInliningFailed,
+	fields:      &fieldsMethodJitInliningFailed,
+}
+
+// descMethodJitInliningFailed describes MethodJitInliningFailed (EventInfo.Descriptor).
+var descMethodJitInliningFailed = clrimpl.Descriptor{
+	Columns:      columnsMethodJitInliningFailed,
+	DisplayName:  "Method/InliningFailed",
+	Fields:       &fieldsMethodJitInliningFailed,
+	ID:           192,
+	Keywords:     0x1000,
+	Level:        5,
+	Name:         "MethodJitInliningFailed",
+	Opcode:       84,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         9,
+	Version:      0,
+}
+
+// fieldsMethodJitInliningFailed writes the fields of MethodJitInliningFailed payloads (its Descriptor's Fields).
+var fieldsMethodJitInliningFailed = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(MethodJitInliningFailed)
 }}

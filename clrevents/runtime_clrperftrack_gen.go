@@ -27,34 +27,19 @@ type ModuleRangeLoad struct {
 
 // Info describes ModuleRangeLoad.
 func (*ModuleRangeLoad) Info() *EventInfo {
-	return &eventTable[215]
+	return &infoModuleRangeLoad
+}
+
+// Descriptor describes ModuleRangeLoad, as readers of any generated package see it.
+func (*ModuleRangeLoad) Descriptor() *clrimpl.Descriptor {
+	return &descModuleRangeLoad
 }
 
 // Decode reads a ModuleRangeLoad payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ModuleRangeLoad) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 19 {
-		return 0, shortPrefix("ModuleRangeLoad", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "RangeBegin",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "RangeSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 19,
-			Name:  "RangeType",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ModuleRangeLoad", len(b), ptrSize, endsModuleRangeLoad)
 	}
 	_ = b[18]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -63,6 +48,15 @@ func (e *ModuleRangeLoad) Decode(b []byte, ptrSize int) (int, error) {
 	e.RangeSize = binary.LittleEndian.Uint32(b[14:])
 	e.RangeType = ModuleRangeType(b[18])
 	return 19, nil
+}
+
+// endsModuleRangeLoad is where the fixed fields of ModuleRangeLoad end, for the error of a short payload.
+var endsModuleRangeLoad = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "ModuleID", Bytes: 10},
+	{Name: "RangeBegin", Bytes: 14},
+	{Name: "RangeSize", Bytes: 18},
+	{Name: "RangeType", Bytes: 19},
 }
 
 // Encode appends the ModuleRangeLoad wire form for the pointer size.
@@ -140,4 +134,44 @@ var columnsModuleRangeLoad = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RangeType_name",
+}}
+
+// infoModuleRangeLoad describes ModuleRangeLoad (ModuleRangeLoad.Info).
+var infoModuleRangeLoad = EventInfo{
+	Columns:     columnsModuleRangeLoad,
+	DisplayName: "ClrPerfTrack/ModuleRangeLoad",
+	ID:          158,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ModuleRangeLoad",
+	Opcode:      10,
+	OpcodeName:  "ModuleRangeLoad",
+	Provider:    ProviderRuntime,
+	Task:        20,
+	TaskName:    "CLRPerfTrack",
+	TypeName:    "ModuleRangeLoad",
+	Version:     0,
+	desc:        &descModuleRangeLoad,
+	fields:      &fieldsModuleRangeLoad,
+}
+
+// descModuleRangeLoad describes ModuleRangeLoad (EventInfo.Descriptor).
+var descModuleRangeLoad = clrimpl.Descriptor{
+	Columns:      columnsModuleRangeLoad,
+	DisplayName:  "ClrPerfTrack/ModuleRangeLoad",
+	Fields:       &fieldsModuleRangeLoad,
+	ID:           158,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ModuleRangeLoad",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         20,
+	Version:      0,
+}
+
+// fieldsModuleRangeLoad writes the fields of ModuleRangeLoad payloads (its Descriptor's Fields).
+var fieldsModuleRangeLoad = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ModuleRangeLoad)
 }}

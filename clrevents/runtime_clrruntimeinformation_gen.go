@@ -47,7 +47,12 @@ type RuntimeInformationStart struct {
 
 // Info describes RuntimeInformationStart.
 func (*RuntimeInformationStart) Info() *EventInfo {
-	return &eventTable[229]
+	return &infoRuntimeInformationStart
+}
+
+// Descriptor describes RuntimeInformationStart, as readers of any generated package see it.
+func (*RuntimeInformationStart) Descriptor() *clrimpl.Descriptor {
+	return &descRuntimeInformationStart
 }
 
 // Decode reads a RuntimeInformationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -55,55 +60,7 @@ func (*RuntimeInformationStart) Info() *EventInfo {
 func (e *RuntimeInformationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 25 {
-		return 0, shortPrefix("RuntimeInformationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Sku",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "BclMajorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "BclMinorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "BclBuildNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "BclQfeNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "VMMajorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "VMMinorVersion",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "VMBuildNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "VMQfeNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "StartupFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 25,
-			Name:  "StartupMode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("RuntimeInformationStart", len(b), ptrSize, endsRuntimeInformationStart)
 	}
 	_ = b[24]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -141,6 +98,22 @@ func (e *RuntimeInformationStart) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsRuntimeInformationStart is where the fixed fields of RuntimeInformationStart end, for the error of a short payload.
+var endsRuntimeInformationStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Sku", Bytes: 4},
+	{Name: "BclMajorVersion", Bytes: 6},
+	{Name: "BclMinorVersion", Bytes: 8},
+	{Name: "BclBuildNumber", Bytes: 10},
+	{Name: "BclQfeNumber", Bytes: 12},
+	{Name: "VMMajorVersion", Bytes: 14},
+	{Name: "VMMinorVersion", Bytes: 16},
+	{Name: "VMBuildNumber", Bytes: 18},
+	{Name: "VMQfeNumber", Bytes: 20},
+	{Name: "StartupFlags", Bytes: 24},
+	{Name: "StartupMode", Bytes: 25},
 }
 
 // Encode appends the RuntimeInformationStart wire form for the pointer size.
@@ -319,4 +292,44 @@ var columnsRuntimeInformationStart = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "RuntimeDllPath",
+}}
+
+// infoRuntimeInformationStart describes RuntimeInformationStart (RuntimeInformationStart.Info).
+var infoRuntimeInformationStart = EventInfo{
+	Columns:     columnsRuntimeInformationStart,
+	DisplayName: "Runtime/Start",
+	ID:          187,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "RuntimeInformationStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        19,
+	TaskName:    "CLRRuntimeInformation",
+	TypeName:    "RuntimeInformationStart",
+	Version:     0,
+	desc:        &descRuntimeInformationStart,
+	fields:      &fieldsRuntimeInformationStart,
+}
+
+// descRuntimeInformationStart describes RuntimeInformationStart (EventInfo.Descriptor).
+var descRuntimeInformationStart = clrimpl.Descriptor{
+	Columns:      columnsRuntimeInformationStart,
+	DisplayName:  "Runtime/Start",
+	Fields:       &fieldsRuntimeInformationStart,
+	ID:           187,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "RuntimeInformationStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         19,
+	Version:      0,
+}
+
+// fieldsRuntimeInformationStart writes the fields of RuntimeInformationStart payloads (its Descriptor's Fields).
+var fieldsRuntimeInformationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(RuntimeInformationStart)
 }}

@@ -27,7 +27,12 @@ type CLRStackWalk struct {
 
 // Info describes CLRStackWalk.
 func (*CLRStackWalk) Info() *EventInfo {
-	return &eventTable[164]
+	return &infoCLRStackWalk
+}
+
+// Descriptor describes CLRStackWalk, as readers of any generated package see it.
+func (*CLRStackWalk) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalk
 }
 
 // Decode reads a CLRStackWalk payload for a pointer size of 4 or 8 and returns the bytes
@@ -38,23 +43,7 @@ func (e *CLRStackWalk) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("CLRStackWalk", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "Reserved1",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Reserved2",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "FrameCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("CLRStackWalk", len(b), ptrSize, endsCLRStackWalk)
 	}
 	_ = b[7]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -71,6 +60,14 @@ func (e *CLRStackWalk) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsCLRStackWalk is where the fixed fields of CLRStackWalk end, for the error of a short payload.
+var endsCLRStackWalk = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Reserved1", Bytes: 3},
+	{Name: "Reserved2", Bytes: 4},
+	{Name: "FrameCount", Bytes: 8},
 }
 
 // Encode appends the CLRStackWalk wire form for the pointer size.
@@ -138,4 +135,44 @@ var columnsCLRStackWalk = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// infoCLRStackWalk describes CLRStackWalk (CLRStackWalk.Info).
+var infoCLRStackWalk = EventInfo{
+	Columns:     columnsCLRStackWalk,
+	DisplayName: "ClrStack/Walk",
+	ID:          82,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalk",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderRuntime,
+	Task:        11,
+	TaskName:    "CLRStack",
+	TypeName:    "CLRStackWalk",
+	Version:     0,
+	desc:        &descCLRStackWalk,
+	fields:      &fieldsCLRStackWalk,
+}
+
+// descCLRStackWalk describes CLRStackWalk (EventInfo.Descriptor).
+var descCLRStackWalk = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalk,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalk,
+	ID:           82,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalk",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalk writes the fields of CLRStackWalk payloads (its Descriptor's Fields).
+var fieldsCLRStackWalk = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalk)
 }}

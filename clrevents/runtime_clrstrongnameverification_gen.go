@@ -23,7 +23,12 @@ type StrongNameVerificationStart struct {
 
 // Info describes StrongNameVerificationStart.
 func (*StrongNameVerificationStart) Info() *EventInfo {
-	return &eventTable[219]
+	return &infoStrongNameVerificationStart
+}
+
+// Descriptor describes StrongNameVerificationStart, as readers of any generated package see it.
+func (*StrongNameVerificationStart) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStart
 }
 
 // Decode reads a StrongNameVerificationStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -31,15 +36,7 @@ func (*StrongNameVerificationStart) Info() *EventInfo {
 func (e *StrongNameVerificationStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStart", len(b), ptrSize, endsStrongNameVerificationStart)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -54,6 +51,12 @@ func (e *StrongNameVerificationStart) Decode(b []byte, ptrSize int) (int, error)
 		off = next
 	}
 	return off, nil
+}
+
+// endsStrongNameVerificationStart is where the fixed fields of StrongNameVerificationStart end, for the error of a short payload.
+var endsStrongNameVerificationStart = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStart wire form for the pointer size.
@@ -107,6 +110,46 @@ var columnsStrongNameVerificationStart = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoStrongNameVerificationStart describes StrongNameVerificationStart (StrongNameVerificationStart.Info).
+var infoStrongNameVerificationStart = EventInfo{
+	Columns:     columnsStrongNameVerificationStart,
+	DisplayName: "StrongNameVerification/Start",
+	ID:          181,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "StrongNameVerificationStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStart",
+	Version:     0,
+	desc:        &descStrongNameVerificationStart,
+	fields:      &fieldsStrongNameVerificationStart,
+}
+
+// descStrongNameVerificationStart describes StrongNameVerificationStart (EventInfo.Descriptor).
+var descStrongNameVerificationStart = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStart,
+	DisplayName:  "StrongNameVerification/Start",
+	Fields:       &fieldsStrongNameVerificationStart,
+	ID:           181,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "StrongNameVerificationStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      0,
+}
+
+// fieldsStrongNameVerificationStart writes the fields of StrongNameVerificationStart payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStart)
+}}
+
 // StrongNameVerificationStartV1 is the payload of StrongNameVerificationStart_V1: event 181 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Start (1), level win:Verbose (5), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification_V1.
@@ -123,7 +166,12 @@ type StrongNameVerificationStartV1 struct {
 
 // Info describes StrongNameVerificationStart_V1.
 func (*StrongNameVerificationStartV1) Info() *EventInfo {
-	return &eventTable[220]
+	return &infoStrongNameVerificationStartV1
+}
+
+// Descriptor describes StrongNameVerificationStart_V1, as readers of any generated package see it.
+func (*StrongNameVerificationStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStartV1
 }
 
 // Decode reads a StrongNameVerificationStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -131,15 +179,7 @@ func (*StrongNameVerificationStartV1) Info() *EventInfo {
 func (e *StrongNameVerificationStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStart_V1", len(b), ptrSize, endsStrongNameVerificationStartV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -159,6 +199,12 @@ func (e *StrongNameVerificationStartV1) Decode(b []byte, ptrSize int) (int, erro
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsStrongNameVerificationStartV1 is where the fixed fields of StrongNameVerificationStart_V1 end, for the error of a short payload.
+var endsStrongNameVerificationStartV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStart_V1 wire form for the pointer size.
@@ -221,6 +267,46 @@ var columnsStrongNameVerificationStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoStrongNameVerificationStartV1 describes StrongNameVerificationStart_V1 (StrongNameVerificationStartV1.Info).
+var infoStrongNameVerificationStartV1 = EventInfo{
+	Columns:     columnsStrongNameVerificationStartV1,
+	DisplayName: "StrongNameVerification/Start",
+	ID:          181,
+	Keywords:    0x400,
+	Level:       5,
+	Name:        "StrongNameVerificationStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStartV1",
+	Version:     1,
+	desc:        &descStrongNameVerificationStartV1,
+	fields:      &fieldsStrongNameVerificationStartV1,
+}
+
+// descStrongNameVerificationStartV1 describes StrongNameVerificationStart_V1 (EventInfo.Descriptor).
+var descStrongNameVerificationStartV1 = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStartV1,
+	DisplayName:  "StrongNameVerification/Start",
+	Fields:       &fieldsStrongNameVerificationStartV1,
+	ID:           181,
+	Keywords:     0x400,
+	Level:        5,
+	Name:         "StrongNameVerificationStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      1,
+}
+
+// fieldsStrongNameVerificationStartV1 writes the fields of StrongNameVerificationStart_V1 payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStartV1)
+}}
+
 // StrongNameVerificationStop is the payload of StrongNameVerificationStop: event 182 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification.
@@ -235,7 +321,12 @@ type StrongNameVerificationStop struct {
 
 // Info describes StrongNameVerificationStop.
 func (*StrongNameVerificationStop) Info() *EventInfo {
-	return &eventTable[221]
+	return &infoStrongNameVerificationStop
+}
+
+// Descriptor describes StrongNameVerificationStop, as readers of any generated package see it.
+func (*StrongNameVerificationStop) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStop
 }
 
 // Decode reads a StrongNameVerificationStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -243,15 +334,7 @@ func (*StrongNameVerificationStop) Info() *EventInfo {
 func (e *StrongNameVerificationStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStop", len(b), ptrSize, endsStrongNameVerificationStop)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -266,6 +349,12 @@ func (e *StrongNameVerificationStop) Decode(b []byte, ptrSize int) (int, error) 
 		off = next
 	}
 	return off, nil
+}
+
+// endsStrongNameVerificationStop is where the fixed fields of StrongNameVerificationStop end, for the error of a short payload.
+var endsStrongNameVerificationStop = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStop wire form for the pointer size.
@@ -319,6 +408,46 @@ var columnsStrongNameVerificationStop = []clrimpl.Column{{
 	Name: "FullyQualifiedAssemblyName",
 }}
 
+// infoStrongNameVerificationStop describes StrongNameVerificationStop (StrongNameVerificationStop.Info).
+var infoStrongNameVerificationStop = EventInfo{
+	Columns:     columnsStrongNameVerificationStop,
+	DisplayName: "StrongNameVerification/Stop",
+	ID:          182,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "StrongNameVerificationStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStop",
+	Version:     0,
+	desc:        &descStrongNameVerificationStop,
+	fields:      &fieldsStrongNameVerificationStop,
+}
+
+// descStrongNameVerificationStop describes StrongNameVerificationStop (EventInfo.Descriptor).
+var descStrongNameVerificationStop = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStop,
+	DisplayName:  "StrongNameVerification/Stop",
+	Fields:       &fieldsStrongNameVerificationStop,
+	ID:           182,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "StrongNameVerificationStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      0,
+}
+
+// fieldsStrongNameVerificationStop writes the fields of StrongNameVerificationStop payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStop)
+}}
+
 // StrongNameVerificationStopV1 is the payload of StrongNameVerificationStop_V1: event 182 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task CLRStrongNameVerification (12), opcode win:Stop (2), level win:Informational (4), keywords SecurityKeyword (0x400).
 // Template StrongNameVerification_V1.
@@ -335,7 +464,12 @@ type StrongNameVerificationStopV1 struct {
 
 // Info describes StrongNameVerificationStop_V1.
 func (*StrongNameVerificationStopV1) Info() *EventInfo {
-	return &eventTable[222]
+	return &infoStrongNameVerificationStopV1
+}
+
+// Descriptor describes StrongNameVerificationStop_V1, as readers of any generated package see it.
+func (*StrongNameVerificationStopV1) Descriptor() *clrimpl.Descriptor {
+	return &descStrongNameVerificationStopV1
 }
 
 // Decode reads a StrongNameVerificationStop_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -343,15 +477,7 @@ func (*StrongNameVerificationStopV1) Info() *EventInfo {
 func (e *StrongNameVerificationStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 8 {
-		return 0, shortPrefix("StrongNameVerificationStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "VerificationFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "ErrorCode",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StrongNameVerificationStop_V1", len(b), ptrSize, endsStrongNameVerificationStopV1)
 	}
 	_ = b[7]
 	e.VerificationFlags = binary.LittleEndian.Uint32(b[0:])
@@ -371,6 +497,12 @@ func (e *StrongNameVerificationStopV1) Decode(b []byte, ptrSize int) (int, error
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsStrongNameVerificationStopV1 is where the fixed fields of StrongNameVerificationStop_V1 end, for the error of a short payload.
+var endsStrongNameVerificationStopV1 = []clrimpl.FieldEnd{
+	{Name: "VerificationFlags", Bytes: 4},
+	{Name: "ErrorCode", Bytes: 8},
 }
 
 // Encode appends the StrongNameVerificationStop_V1 wire form for the pointer size.
@@ -431,4 +563,44 @@ var columnsStrongNameVerificationStopV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoStrongNameVerificationStopV1 describes StrongNameVerificationStop_V1 (StrongNameVerificationStopV1.Info).
+var infoStrongNameVerificationStopV1 = EventInfo{
+	Columns:     columnsStrongNameVerificationStopV1,
+	DisplayName: "StrongNameVerification/Stop",
+	ID:          182,
+	Keywords:    0x400,
+	Level:       4,
+	Name:        "StrongNameVerificationStop_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        12,
+	TaskName:    "CLRStrongNameVerification",
+	TypeName:    "StrongNameVerificationStopV1",
+	Version:     1,
+	desc:        &descStrongNameVerificationStopV1,
+	fields:      &fieldsStrongNameVerificationStopV1,
+}
+
+// descStrongNameVerificationStopV1 describes StrongNameVerificationStop_V1 (EventInfo.Descriptor).
+var descStrongNameVerificationStopV1 = clrimpl.Descriptor{
+	Columns:      columnsStrongNameVerificationStopV1,
+	DisplayName:  "StrongNameVerification/Stop",
+	Fields:       &fieldsStrongNameVerificationStopV1,
+	ID:           182,
+	Keywords:     0x400,
+	Level:        4,
+	Name:         "StrongNameVerificationStop_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         12,
+	Version:      1,
+}
+
+// fieldsStrongNameVerificationStopV1 writes the fields of StrongNameVerificationStop_V1 payloads (its Descriptor's Fields).
+var fieldsStrongNameVerificationStopV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StrongNameVerificationStopV1)
 }}

@@ -29,7 +29,12 @@ type CodeSymbols struct {
 
 // Info describes CodeSymbols.
 func (*CodeSymbols) Info() *EventInfo {
-	return &eventTable[259]
+	return &infoCodeSymbols
+}
+
+// Descriptor describes CodeSymbols, as readers of any generated package see it.
+func (*CodeSymbols) Descriptor() *clrimpl.Descriptor {
+	return &descCodeSymbols
 }
 
 // Decode reads a CodeSymbols payload for a pointer size of 4 or 8 and returns the bytes
@@ -37,23 +42,7 @@ func (*CodeSymbols) Info() *EventInfo {
 func (e *CodeSymbols) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("CodeSymbols", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "ModuleId",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "TotalChunks",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "ChunkNumber",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "ChunkLength",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("CodeSymbols", len(b), ptrSize, endsCodeSymbols)
 	}
 	_ = b[15]
 	e.ModuleId = binary.LittleEndian.Uint64(b[0:])
@@ -75,6 +64,14 @@ func (e *CodeSymbols) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsCodeSymbols is where the fixed fields of CodeSymbols end, for the error of a short payload.
+var endsCodeSymbols = []clrimpl.FieldEnd{
+	{Name: "ModuleId", Bytes: 8},
+	{Name: "TotalChunks", Bytes: 10},
+	{Name: "ChunkNumber", Bytes: 12},
+	{Name: "ChunkLength", Bytes: 16},
 }
 
 // Encode appends the CodeSymbols wire form for the pointer size.
@@ -151,4 +148,44 @@ var columnsCodeSymbols = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoCodeSymbols describes CodeSymbols (CodeSymbols.Info).
+var infoCodeSymbols = EventInfo{
+	Columns:     columnsCodeSymbols,
+	DisplayName: "CodeSymbols/Start",
+	ID:          260,
+	Keywords:    0x400000000,
+	Level:       5,
+	Name:        "CodeSymbols",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        30,
+	TaskName:    "CodeSymbols",
+	TypeName:    "CodeSymbols",
+	Version:     0,
+	desc:        &descCodeSymbols,
+	fields:      &fieldsCodeSymbols,
+}
+
+// descCodeSymbols describes CodeSymbols (EventInfo.Descriptor).
+var descCodeSymbols = clrimpl.Descriptor{
+	Columns:      columnsCodeSymbols,
+	DisplayName:  "CodeSymbols/Start",
+	Fields:       &fieldsCodeSymbols,
+	ID:           260,
+	Keywords:     0x400000000,
+	Level:        5,
+	Name:         "CodeSymbols",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         30,
+	Version:      0,
+}
+
+// fieldsCodeSymbols writes the fields of CodeSymbols payloads (its Descriptor's Fields).
+var fieldsCodeSymbols = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CodeSymbols)
 }}

@@ -17,7 +17,12 @@ type Contention struct{}
 
 // Info describes Contention.
 func (*Contention) Info() *EventInfo {
-	return &eventTable[161]
+	return &infoContention
+}
+
+// Descriptor describes Contention, as readers of any generated package see it.
+func (*Contention) Descriptor() *clrimpl.Descriptor {
+	return &descContention
 }
 
 // Decode reads a Contention payload for a pointer size of 4 or 8 and returns the bytes
@@ -47,6 +52,46 @@ func (e *Contention) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsContention lists the columns of Contention (EventInfo.Columns).
 var columnsContention = []clrimpl.Column{}
 
+// infoContention describes Contention (Contention.Info).
+var infoContention = EventInfo{
+	Columns:     columnsContention,
+	DisplayName: "Contention/Start",
+	ID:          81,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "Contention",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "Contention",
+	Version:     0,
+	desc:        &descContention,
+	fields:      &fieldsContention,
+}
+
+// descContention describes Contention (EventInfo.Descriptor).
+var descContention = clrimpl.Descriptor{
+	Columns:      columnsContention,
+	DisplayName:  "Contention/Start",
+	Fields:       &fieldsContention,
+	ID:           81,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "Contention",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      0,
+}
+
+// fieldsContention writes the fields of Contention payloads (its Descriptor's Fields).
+var fieldsContention = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(Contention)
+}}
+
 // ContentionStartV1 is the payload of ContentionStart_V1: event 81 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Start (1), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template Contention.
@@ -59,27 +104,30 @@ type ContentionStartV1 struct {
 
 // Info describes ContentionStart_V1.
 func (*ContentionStartV1) Info() *EventInfo {
-	return &eventTable[162]
+	return &infoContentionStartV1
+}
+
+// Descriptor describes ContentionStart_V1, as readers of any generated package see it.
+func (*ContentionStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStartV1
 }
 
 // Decode reads a ContentionStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ContentionStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 3 {
-		return 0, shortPrefix("ContentionStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "ContentionFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ContentionStart_V1", len(b), ptrSize, endsContentionStartV1)
 	}
 	_ = b[2]
 	e.ContentionFlags = ContentionFlags(b[0])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[1:])
 	return 3, nil
+}
+
+// endsContentionStartV1 is where the fixed fields of ContentionStart_V1 end, for the error of a short payload.
+var endsContentionStartV1 = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
 }
 
 // Encode appends the ContentionStart_V1 wire form for the pointer size.
@@ -129,6 +177,46 @@ var columnsContentionStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoContentionStartV1 describes ContentionStart_V1 (ContentionStartV1.Info).
+var infoContentionStartV1 = EventInfo{
+	Columns:     columnsContentionStartV1,
+	DisplayName: "Contention/Start",
+	ID:          81,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStartV1",
+	Version:     1,
+	desc:        &descContentionStartV1,
+	fields:      &fieldsContentionStartV1,
+}
+
+// descContentionStartV1 describes ContentionStart_V1 (EventInfo.Descriptor).
+var descContentionStartV1 = clrimpl.Descriptor{
+	Columns:      columnsContentionStartV1,
+	DisplayName:  "Contention/Start",
+	Fields:       &fieldsContentionStartV1,
+	ID:           81,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      1,
+}
+
+// fieldsContentionStartV1 writes the fields of ContentionStart_V1 payloads (its Descriptor's Fields).
+var fieldsContentionStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStartV1)
+}}
+
 // ContentionStartV2 is the payload of ContentionStart_V2: event 81 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Start (1), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template ContentionStart_V2. Its layout depends on the pointer size.
@@ -147,7 +235,12 @@ type ContentionStartV2 struct {
 
 // Info describes ContentionStart_V2.
 func (*ContentionStartV2) Info() *EventInfo {
-	return &eventTable[163]
+	return &infoContentionStartV2
+}
+
+// Descriptor describes ContentionStart_V2, as readers of any generated package see it.
+func (*ContentionStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStartV2
 }
 
 // Decode reads a ContentionStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -158,27 +251,7 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 27 {
-			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ContentionFlags",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 11,
-				Name:  "LockOwnerThreadID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, endsContentionStartV2)
 		}
 		_ = b[26]
 		e.ContentionFlags = ContentionFlags(b[0])
@@ -188,27 +261,7 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		e.LockOwnerThreadID = binary.LittleEndian.Uint64(b[19:])
 	} else {
 		if len(b) < 19 {
-			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "ContentionFlags",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 11,
-				Name:  "LockOwnerThreadID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionStart_V2", len(b), ptrSize, endsContentionStartV2)
 		}
 		_ = b[18]
 		e.ContentionFlags = ContentionFlags(b[0])
@@ -218,6 +271,15 @@ func (e *ContentionStartV2) Decode(b []byte, ptrSize int) (int, error) {
 		e.LockOwnerThreadID = binary.LittleEndian.Uint64(b[11:])
 	}
 	return 11 + 2*ptrSize, nil
+}
+
+// endsContentionStartV2 is where the fixed fields of ContentionStart_V2 end, for the error of a short payload.
+var endsContentionStartV2 = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
+	{Name: "LockID", Bytes: 3, Ptrs: 1},
+	{Name: "AssociatedObjectID", Bytes: 3, Ptrs: 2},
+	{Name: "LockOwnerThreadID", Bytes: 11, Ptrs: 2},
 }
 
 // Encode appends the ContentionStart_V2 wire form for the pointer size.
@@ -296,6 +358,46 @@ var columnsContentionStartV2 = []clrimpl.Column{{
 	Name: "LockOwnerThreadID",
 }}
 
+// infoContentionStartV2 describes ContentionStart_V2 (ContentionStartV2.Info).
+var infoContentionStartV2 = EventInfo{
+	Columns:     columnsContentionStartV2,
+	DisplayName: "Contention/Start",
+	ID:          81,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStart_V2",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStartV2",
+	Version:     2,
+	desc:        &descContentionStartV2,
+	fields:      &fieldsContentionStartV2,
+}
+
+// descContentionStartV2 describes ContentionStart_V2 (EventInfo.Descriptor).
+var descContentionStartV2 = clrimpl.Descriptor{
+	Columns:      columnsContentionStartV2,
+	DisplayName:  "Contention/Start",
+	Fields:       &fieldsContentionStartV2,
+	ID:           81,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStart_V2",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      2,
+}
+
+// fieldsContentionStartV2 writes the fields of ContentionStart_V2 payloads (its Descriptor's Fields).
+var fieldsContentionStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStartV2)
+}}
+
 // ContentionLockCreated is the payload of ContentionLockCreated: event 90 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode LockCreated (11), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template ContentionLockCreated. Its layout depends on the pointer size.
@@ -310,7 +412,12 @@ type ContentionLockCreated struct {
 
 // Info describes ContentionLockCreated.
 func (*ContentionLockCreated) Info() *EventInfo {
-	return &eventTable[172]
+	return &infoContentionLockCreated
+}
+
+// Descriptor describes ContentionLockCreated, as readers of any generated package see it.
+func (*ContentionLockCreated) Descriptor() *clrimpl.Descriptor {
+	return &descContentionLockCreated
 }
 
 // Decode reads a ContentionLockCreated payload for a pointer size of 4 or 8 and returns the bytes
@@ -321,19 +428,7 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, endsContentionLockCreated)
 		}
 		_ = b[17]
 		e.LockID = binary.LittleEndian.Uint64(b[0:])
@@ -341,19 +436,7 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "LockID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "AssociatedObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ContentionLockCreated", len(b), ptrSize, endsContentionLockCreated)
 		}
 		_ = b[9]
 		e.LockID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -361,6 +444,13 @@ func (e *ContentionLockCreated) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsContentionLockCreated is where the fixed fields of ContentionLockCreated end, for the error of a short payload.
+var endsContentionLockCreated = []clrimpl.FieldEnd{
+	{Name: "LockID", Bytes: 0, Ptrs: 1},
+	{Name: "AssociatedObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the ContentionLockCreated wire form for the pointer size.
@@ -414,6 +504,46 @@ var columnsContentionLockCreated = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoContentionLockCreated describes ContentionLockCreated (ContentionLockCreated.Info).
+var infoContentionLockCreated = EventInfo{
+	Columns:     columnsContentionLockCreated,
+	DisplayName: "Contention/LockCreated",
+	ID:          90,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionLockCreated",
+	Opcode:      11,
+	OpcodeName:  "LockCreated",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionLockCreated",
+	Version:     0,
+	desc:        &descContentionLockCreated,
+	fields:      &fieldsContentionLockCreated,
+}
+
+// descContentionLockCreated describes ContentionLockCreated (EventInfo.Descriptor).
+var descContentionLockCreated = clrimpl.Descriptor{
+	Columns:      columnsContentionLockCreated,
+	DisplayName:  "Contention/LockCreated",
+	Fields:       &fieldsContentionLockCreated,
+	ID:           90,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionLockCreated",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      0,
+}
+
+// fieldsContentionLockCreated writes the fields of ContentionLockCreated payloads (its Descriptor's Fields).
+var fieldsContentionLockCreated = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionLockCreated)
+}}
+
 // ContentionStop is the payload of ContentionStop: event 91 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Stop (2), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template Contention.
@@ -426,27 +556,30 @@ type ContentionStop struct {
 
 // Info describes ContentionStop.
 func (*ContentionStop) Info() *EventInfo {
-	return &eventTable[173]
+	return &infoContentionStop
+}
+
+// Descriptor describes ContentionStop, as readers of any generated package see it.
+func (*ContentionStop) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStop
 }
 
 // Decode reads a ContentionStop payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ContentionStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 3 {
-		return 0, shortPrefix("ContentionStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "ContentionFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ContentionStop", len(b), ptrSize, endsContentionStop)
 	}
 	_ = b[2]
 	e.ContentionFlags = ContentionFlags(b[0])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[1:])
 	return 3, nil
+}
+
+// endsContentionStop is where the fixed fields of ContentionStop end, for the error of a short payload.
+var endsContentionStop = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
 }
 
 // Encode appends the ContentionStop wire form for the pointer size.
@@ -496,6 +629,46 @@ var columnsContentionStop = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoContentionStop describes ContentionStop (ContentionStop.Info).
+var infoContentionStop = EventInfo{
+	Columns:     columnsContentionStop,
+	DisplayName: "Contention/Stop",
+	ID:          91,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStop",
+	Version:     0,
+	desc:        &descContentionStop,
+	fields:      &fieldsContentionStop,
+}
+
+// descContentionStop describes ContentionStop (EventInfo.Descriptor).
+var descContentionStop = clrimpl.Descriptor{
+	Columns:      columnsContentionStop,
+	DisplayName:  "Contention/Stop",
+	Fields:       &fieldsContentionStop,
+	ID:           91,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      0,
+}
+
+// fieldsContentionStop writes the fields of ContentionStop payloads (its Descriptor's Fields).
+var fieldsContentionStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStop)
+}}
+
 // ContentionStopV1 is the payload of ContentionStop_V1: event 91 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Contention (8), opcode win:Stop (2), level win:Informational (4), keywords ContentionKeyword (0x4000).
 // Template ContentionStop_V1.
@@ -510,32 +683,32 @@ type ContentionStopV1 struct {
 
 // Info describes ContentionStop_V1.
 func (*ContentionStopV1) Info() *EventInfo {
-	return &eventTable[174]
+	return &infoContentionStopV1
+}
+
+// Descriptor describes ContentionStop_V1, as readers of any generated package see it.
+func (*ContentionStopV1) Descriptor() *clrimpl.Descriptor {
+	return &descContentionStopV1
 }
 
 // Decode reads a ContentionStop_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ContentionStopV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 11 {
-		return 0, shortPrefix("ContentionStop_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 1,
-			Name:  "ContentionFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 3,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 11,
-			Name:  "DurationNs",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ContentionStop_V1", len(b), ptrSize, endsContentionStopV1)
 	}
 	_ = b[10]
 	e.ContentionFlags = ContentionFlags(b[0])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[1:])
 	e.DurationNs = math.Float64frombits(binary.LittleEndian.Uint64(b[3:]))
 	return 11, nil
+}
+
+// endsContentionStopV1 is where the fixed fields of ContentionStop_V1 end, for the error of a short payload.
+var endsContentionStopV1 = []clrimpl.FieldEnd{
+	{Name: "ContentionFlags", Bytes: 1},
+	{Name: "ClrInstanceID", Bytes: 3},
+	{Name: "DurationNs", Bytes: 11},
 }
 
 // Encode appends the ContentionStop_V1 wire form for the pointer size.
@@ -592,4 +765,44 @@ var columnsContentionStopV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnFloat64,
 	Name: "DurationNs",
+}}
+
+// infoContentionStopV1 describes ContentionStop_V1 (ContentionStopV1.Info).
+var infoContentionStopV1 = EventInfo{
+	Columns:     columnsContentionStopV1,
+	DisplayName: "Contention/Stop",
+	ID:          91,
+	Keywords:    0x4000,
+	Level:       4,
+	Name:        "ContentionStop_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        8,
+	TaskName:    "Contention",
+	TypeName:    "ContentionStopV1",
+	Version:     1,
+	desc:        &descContentionStopV1,
+	fields:      &fieldsContentionStopV1,
+}
+
+// descContentionStopV1 describes ContentionStop_V1 (EventInfo.Descriptor).
+var descContentionStopV1 = clrimpl.Descriptor{
+	Columns:      columnsContentionStopV1,
+	DisplayName:  "Contention/Stop",
+	Fields:       &fieldsContentionStopV1,
+	ID:           91,
+	Keywords:     0x4000,
+	Level:        4,
+	Name:         "ContentionStop_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         8,
+	Version:      1,
+}
+
+// fieldsContentionStopV1 writes the fields of ContentionStop_V1 payloads (its Descriptor's Fields).
+var fieldsContentionStopV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ContentionStopV1)
 }}

@@ -12,7 +12,12 @@ type DebugExceptionProcessingStart struct{}
 
 // Info describes DebugExceptionProcessingStart.
 func (*DebugExceptionProcessingStart) Info() *EventInfo {
-	return &eventTable[250]
+	return &infoDebugExceptionProcessingStart
+}
+
+// Descriptor describes DebugExceptionProcessingStart, as readers of any generated package see it.
+func (*DebugExceptionProcessingStart) Descriptor() *clrimpl.Descriptor {
+	return &descDebugExceptionProcessingStart
 }
 
 // Decode reads a DebugExceptionProcessingStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -42,6 +47,46 @@ func (e *DebugExceptionProcessingStart) AppendColumns(a clrimpl.ColumnAppender) 
 // columnsDebugExceptionProcessingStart lists the columns of DebugExceptionProcessingStart (EventInfo.Columns).
 var columnsDebugExceptionProcessingStart = []clrimpl.Column{}
 
+// infoDebugExceptionProcessingStart describes DebugExceptionProcessingStart (DebugExceptionProcessingStart.Info).
+var infoDebugExceptionProcessingStart = EventInfo{
+	Columns:     columnsDebugExceptionProcessingStart,
+	DisplayName: "DebugExceptionProcessing/Start",
+	ID:          242,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugExceptionProcessingStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        26,
+	TaskName:    "DebugExceptionProcessing",
+	TypeName:    "DebugExceptionProcessingStart",
+	Version:     0,
+	desc:        &descDebugExceptionProcessingStart,
+	fields:      &fieldsDebugExceptionProcessingStart,
+}
+
+// descDebugExceptionProcessingStart describes DebugExceptionProcessingStart (EventInfo.Descriptor).
+var descDebugExceptionProcessingStart = clrimpl.Descriptor{
+	Columns:      columnsDebugExceptionProcessingStart,
+	DisplayName:  "DebugExceptionProcessing/Start",
+	Fields:       &fieldsDebugExceptionProcessingStart,
+	ID:           242,
+	Keywords:     0x100000000,
+	Level:        4,
+	Name:         "DebugExceptionProcessingStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         26,
+	Version:      0,
+}
+
+// fieldsDebugExceptionProcessingStart writes the fields of DebugExceptionProcessingStart payloads (its Descriptor's Fields).
+var fieldsDebugExceptionProcessingStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DebugExceptionProcessingStart)
+}}
+
 // DebugExceptionProcessingEnd is the payload of DebugExceptionProcessingEnd: event 243 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task DebugExceptionProcessing (26), opcode win:Stop (2), level win:Informational (4), keywords DebuggerKeyword (0x100000000).
 // It has no payload.
@@ -49,7 +94,12 @@ type DebugExceptionProcessingEnd struct{}
 
 // Info describes DebugExceptionProcessingEnd.
 func (*DebugExceptionProcessingEnd) Info() *EventInfo {
-	return &eventTable[251]
+	return &infoDebugExceptionProcessingEnd
+}
+
+// Descriptor describes DebugExceptionProcessingEnd, as readers of any generated package see it.
+func (*DebugExceptionProcessingEnd) Descriptor() *clrimpl.Descriptor {
+	return &descDebugExceptionProcessingEnd
 }
 
 // Decode reads a DebugExceptionProcessingEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -78,3 +128,43 @@ func (e *DebugExceptionProcessingEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsDebugExceptionProcessingEnd lists the columns of DebugExceptionProcessingEnd (EventInfo.Columns).
 var columnsDebugExceptionProcessingEnd = []clrimpl.Column{}
+
+// infoDebugExceptionProcessingEnd describes DebugExceptionProcessingEnd (DebugExceptionProcessingEnd.Info).
+var infoDebugExceptionProcessingEnd = EventInfo{
+	Columns:     columnsDebugExceptionProcessingEnd,
+	DisplayName: "DebugExceptionProcessing/Stop",
+	ID:          243,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugExceptionProcessingEnd",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        26,
+	TaskName:    "DebugExceptionProcessing",
+	TypeName:    "DebugExceptionProcessingEnd",
+	Version:     0,
+	desc:        &descDebugExceptionProcessingEnd,
+	fields:      &fieldsDebugExceptionProcessingEnd,
+}
+
+// descDebugExceptionProcessingEnd describes DebugExceptionProcessingEnd (EventInfo.Descriptor).
+var descDebugExceptionProcessingEnd = clrimpl.Descriptor{
+	Columns:      columnsDebugExceptionProcessingEnd,
+	DisplayName:  "DebugExceptionProcessing/Stop",
+	Fields:       &fieldsDebugExceptionProcessingEnd,
+	ID:           243,
+	Keywords:     0x100000000,
+	Level:        4,
+	Name:         "DebugExceptionProcessingEnd",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         26,
+	Version:      0,
+}
+
+// fieldsDebugExceptionProcessingEnd writes the fields of DebugExceptionProcessingEnd payloads (its Descriptor's Fields).
+var fieldsDebugExceptionProcessingEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DebugExceptionProcessingEnd)
+}}

@@ -12,7 +12,12 @@ type DebugIPCEventStart struct{}
 
 // Info describes DebugIPCEventStart.
 func (*DebugIPCEventStart) Info() *EventInfo {
-	return &eventTable[248]
+	return &infoDebugIPCEventStart
+}
+
+// Descriptor describes DebugIPCEventStart, as readers of any generated package see it.
+func (*DebugIPCEventStart) Descriptor() *clrimpl.Descriptor {
+	return &descDebugIPCEventStart
 }
 
 // Decode reads a DebugIPCEventStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -42,6 +47,46 @@ func (e *DebugIPCEventStart) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsDebugIPCEventStart lists the columns of DebugIPCEventStart (EventInfo.Columns).
 var columnsDebugIPCEventStart = []clrimpl.Column{}
 
+// infoDebugIPCEventStart describes DebugIPCEventStart (DebugIPCEventStart.Info).
+var infoDebugIPCEventStart = EventInfo{
+	Columns:     columnsDebugIPCEventStart,
+	DisplayName: "DebugIPCEvent/Start",
+	ID:          240,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugIPCEventStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        25,
+	TaskName:    "DebugIPCEvent",
+	TypeName:    "DebugIPCEventStart",
+	Version:     0,
+	desc:        &descDebugIPCEventStart,
+	fields:      &fieldsDebugIPCEventStart,
+}
+
+// descDebugIPCEventStart describes DebugIPCEventStart (EventInfo.Descriptor).
+var descDebugIPCEventStart = clrimpl.Descriptor{
+	Columns:      columnsDebugIPCEventStart,
+	DisplayName:  "DebugIPCEvent/Start",
+	Fields:       &fieldsDebugIPCEventStart,
+	ID:           240,
+	Keywords:     0x100000000,
+	Level:        4,
+	Name:         "DebugIPCEventStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         25,
+	Version:      0,
+}
+
+// fieldsDebugIPCEventStart writes the fields of DebugIPCEventStart payloads (its Descriptor's Fields).
+var fieldsDebugIPCEventStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DebugIPCEventStart)
+}}
+
 // DebugIPCEventEnd is the payload of DebugIPCEventEnd: event 241 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task DebugIPCEvent (25), opcode win:Stop (2), level win:Informational (4), keywords DebuggerKeyword (0x100000000).
 // It has no payload.
@@ -49,7 +94,12 @@ type DebugIPCEventEnd struct{}
 
 // Info describes DebugIPCEventEnd.
 func (*DebugIPCEventEnd) Info() *EventInfo {
-	return &eventTable[249]
+	return &infoDebugIPCEventEnd
+}
+
+// Descriptor describes DebugIPCEventEnd, as readers of any generated package see it.
+func (*DebugIPCEventEnd) Descriptor() *clrimpl.Descriptor {
+	return &descDebugIPCEventEnd
 }
 
 // Decode reads a DebugIPCEventEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -78,3 +128,43 @@ func (e *DebugIPCEventEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsDebugIPCEventEnd lists the columns of DebugIPCEventEnd (EventInfo.Columns).
 var columnsDebugIPCEventEnd = []clrimpl.Column{}
+
+// infoDebugIPCEventEnd describes DebugIPCEventEnd (DebugIPCEventEnd.Info).
+var infoDebugIPCEventEnd = EventInfo{
+	Columns:     columnsDebugIPCEventEnd,
+	DisplayName: "DebugIPCEvent/Stop",
+	ID:          241,
+	Keywords:    0x100000000,
+	Level:       4,
+	Name:        "DebugIPCEventEnd",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        25,
+	TaskName:    "DebugIPCEvent",
+	TypeName:    "DebugIPCEventEnd",
+	Version:     0,
+	desc:        &descDebugIPCEventEnd,
+	fields:      &fieldsDebugIPCEventEnd,
+}
+
+// descDebugIPCEventEnd describes DebugIPCEventEnd (EventInfo.Descriptor).
+var descDebugIPCEventEnd = clrimpl.Descriptor{
+	Columns:      columnsDebugIPCEventEnd,
+	DisplayName:  "DebugIPCEvent/Stop",
+	Fields:       &fieldsDebugIPCEventEnd,
+	ID:           241,
+	Keywords:     0x100000000,
+	Level:        4,
+	Name:         "DebugIPCEventEnd",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         25,
+	Version:      0,
+}
+
+// fieldsDebugIPCEventEnd writes the fields of DebugIPCEventEnd payloads (its Descriptor's Fields).
+var fieldsDebugIPCEventEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DebugIPCEventEnd)
+}}

@@ -25,7 +25,12 @@ type EventSource struct {
 
 // Info describes EventSource.
 func (*EventSource) Info() *EventInfo {
-	return &eventTable[260]
+	return &infoEventSource
+}
+
+// Descriptor describes EventSource, as readers of any generated package see it.
+func (*EventSource) Descriptor() *clrimpl.Descriptor {
+	return &descEventSource
 }
 
 // Decode reads a EventSource payload for a pointer size of 4 or 8 and returns the bytes
@@ -33,11 +38,7 @@ func (*EventSource) Info() *EventInfo {
 func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("EventSource", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "EventID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("EventSource", len(b), ptrSize, endsEventSource)
 	}
 	_ = b[3]
 	e.EventID = int32(binary.LittleEndian.Uint32(b[0:]))
@@ -54,6 +55,11 @@ func (e *EventSource) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsEventSource is where the fixed fields of EventSource end, for the error of a short payload.
+var endsEventSource = []clrimpl.FieldEnd{
+	{Name: "EventID", Bytes: 4},
 }
 
 // Encode appends the EventSource wire form for the pointer size.
@@ -112,4 +118,44 @@ var columnsEventSource = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Payload",
+}}
+
+// infoEventSource describes EventSource (EventSource.Info).
+var infoEventSource = EventInfo{
+	Columns:     columnsEventSource,
+	DisplayName: "EventSource",
+	ID:          270,
+	Keywords:    0x800000000,
+	Level:       4,
+	Name:        "EventSource",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderRuntime,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "EventSource",
+	Version:     0,
+	desc:        &descEventSource,
+	fields:      &fieldsEventSource,
+}
+
+// descEventSource describes EventSource (EventInfo.Descriptor).
+var descEventSource = clrimpl.Descriptor{
+	Columns:      columnsEventSource,
+	DisplayName:  "EventSource",
+	Fields:       &fieldsEventSource,
+	ID:           270,
+	Keywords:     0x800000000,
+	Level:        4,
+	Name:         "EventSource",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         0,
+	Version:      0,
+}
+
+// fieldsEventSource writes the fields of EventSource payloads (its Descriptor's Fields).
+var fieldsEventSource = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(EventSource)
 }}

@@ -16,7 +16,12 @@ type ExceptionThrown struct{}
 
 // Info describes ExceptionThrown.
 func (*ExceptionThrown) Info() *EventInfo {
-	return &eventTable[159]
+	return &infoExceptionThrown
+}
+
+// Descriptor describes ExceptionThrown, as readers of any generated package see it.
+func (*ExceptionThrown) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionThrown
 }
 
 // Decode reads a ExceptionThrown payload for a pointer size of 4 or 8 and returns the bytes
@@ -46,6 +51,46 @@ func (e *ExceptionThrown) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsExceptionThrown lists the columns of ExceptionThrown (EventInfo.Columns).
 var columnsExceptionThrown = []clrimpl.Column{}
 
+// infoExceptionThrown describes ExceptionThrown (ExceptionThrown.Info).
+var infoExceptionThrown = EventInfo{
+	Columns:     columnsExceptionThrown,
+	DisplayName: "Exception/Start",
+	ID:          80,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "ExceptionThrown",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        7,
+	TaskName:    "Exception",
+	TypeName:    "ExceptionThrown",
+	Version:     0,
+	desc:        &descExceptionThrown,
+	fields:      &fieldsExceptionThrown,
+}
+
+// descExceptionThrown describes ExceptionThrown (EventInfo.Descriptor).
+var descExceptionThrown = clrimpl.Descriptor{
+	Columns:      columnsExceptionThrown,
+	DisplayName:  "Exception/Start",
+	Fields:       &fieldsExceptionThrown,
+	ID:           80,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "ExceptionThrown",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         7,
+	Version:      0,
+}
+
+// fieldsExceptionThrown writes the fields of ExceptionThrown payloads (its Descriptor's Fields).
+var fieldsExceptionThrown = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionThrown)
+}}
+
 // ExceptionThrownV1 is the payload of ExceptionThrown_V1: event 80 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task Exception (7), opcode win:Start (1), level win:Error (2), keywords ExceptionKeyword, MonitoringKeyword (0x200008000).
 // Template Exception. Its layout depends on the pointer size.
@@ -66,7 +111,12 @@ type ExceptionThrownV1 struct {
 
 // Info describes ExceptionThrown_V1.
 func (*ExceptionThrownV1) Info() *EventInfo {
-	return &eventTable[160]
+	return &infoExceptionThrownV1
+}
+
+// Descriptor describes ExceptionThrown_V1, as readers of any generated package see it.
+func (*ExceptionThrownV1) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionThrownV1
 }
 
 // Decode reads a ExceptionThrown_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -194,6 +244,46 @@ var columnsExceptionThrownV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionThrownV1 describes ExceptionThrown_V1 (ExceptionThrownV1.Info).
+var infoExceptionThrownV1 = EventInfo{
+	Columns:     columnsExceptionThrownV1,
+	DisplayName: "Exception/Start",
+	ID:          80,
+	Keywords:    0x200008000,
+	Level:       2,
+	Name:        "ExceptionThrown_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        7,
+	TaskName:    "Exception",
+	TypeName:    "ExceptionThrownV1",
+	Version:     1,
+	desc:        &descExceptionThrownV1,
+	fields:      &fieldsExceptionThrownV1,
+}
+
+// descExceptionThrownV1 describes ExceptionThrown_V1 (EventInfo.Descriptor).
+var descExceptionThrownV1 = clrimpl.Descriptor{
+	Columns:      columnsExceptionThrownV1,
+	DisplayName:  "Exception/Start",
+	Fields:       &fieldsExceptionThrownV1,
+	ID:           80,
+	Keywords:     0x200008000,
+	Level:        2,
+	Name:         "ExceptionThrown_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         7,
+	Version:      1,
+}
+
+// fieldsExceptionThrownV1 writes the fields of ExceptionThrown_V1 payloads (its Descriptor's Fields).
+var fieldsExceptionThrownV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionThrownV1)
+}}
+
 // ExceptionThrownStop is the payload of ExceptionThrownStop: event 256 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Exception (7), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -201,7 +291,12 @@ type ExceptionThrownStop struct{}
 
 // Info describes ExceptionThrownStop.
 func (*ExceptionThrownStop) Info() *EventInfo {
-	return &eventTable[258]
+	return &infoExceptionThrownStop
+}
+
+// Descriptor describes ExceptionThrownStop, as readers of any generated package see it.
+func (*ExceptionThrownStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionThrownStop
 }
 
 // Decode reads a ExceptionThrownStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -230,3 +325,43 @@ func (e *ExceptionThrownStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionThrownStop lists the columns of ExceptionThrownStop (EventInfo.Columns).
 var columnsExceptionThrownStop = []clrimpl.Column{}
+
+// infoExceptionThrownStop describes ExceptionThrownStop (ExceptionThrownStop.Info).
+var infoExceptionThrownStop = EventInfo{
+	Columns:     columnsExceptionThrownStop,
+	DisplayName: "Exception/Stop",
+	ID:          256,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionThrownStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        7,
+	TaskName:    "Exception",
+	TypeName:    "ExceptionThrownStop",
+	Version:     0,
+	desc:        &descExceptionThrownStop,
+	fields:      &fieldsExceptionThrownStop,
+}
+
+// descExceptionThrownStop describes ExceptionThrownStop (EventInfo.Descriptor).
+var descExceptionThrownStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionThrownStop,
+	DisplayName:  "Exception/Stop",
+	Fields:       &fieldsExceptionThrownStop,
+	ID:           256,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionThrownStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         7,
+	Version:      0,
+}
+
+// fieldsExceptionThrownStop writes the fields of ExceptionThrownStop payloads (its Descriptor's Fields).
+var fieldsExceptionThrownStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionThrownStop)
+}}

@@ -25,7 +25,12 @@ type ExceptionCatchStart struct {
 
 // Info describes ExceptionCatchStart.
 func (*ExceptionCatchStart) Info() *EventInfo {
-	return &eventTable[252]
+	return &infoExceptionCatchStart
+}
+
+// Descriptor describes ExceptionCatchStart, as readers of any generated package see it.
+func (*ExceptionCatchStart) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionCatchStart
 }
 
 // Decode reads a ExceptionCatchStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -33,15 +38,7 @@ func (*ExceptionCatchStart) Info() *EventInfo {
 func (e *ExceptionCatchStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("ExceptionCatchStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "EntryEIP",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExceptionCatchStart", len(b), ptrSize, endsExceptionCatchStart)
 	}
 	_ = b[15]
 	e.EntryEIP = binary.LittleEndian.Uint64(b[0:])
@@ -61,6 +58,12 @@ func (e *ExceptionCatchStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsExceptionCatchStart is where the fixed fields of ExceptionCatchStart end, for the error of a short payload.
+var endsExceptionCatchStart = []clrimpl.FieldEnd{
+	{Name: "EntryEIP", Bytes: 8},
+	{Name: "MethodID", Bytes: 16},
 }
 
 // Encode appends the ExceptionCatchStart wire form for the pointer size.
@@ -123,6 +126,46 @@ var columnsExceptionCatchStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionCatchStart describes ExceptionCatchStart (ExceptionCatchStart.Info).
+var infoExceptionCatchStart = EventInfo{
+	Columns:     columnsExceptionCatchStart,
+	DisplayName: "ExceptionCatch/Start",
+	ID:          250,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionCatchStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        27,
+	TaskName:    "ExceptionCatch",
+	TypeName:    "ExceptionCatchStart",
+	Version:     0,
+	desc:        &descExceptionCatchStart,
+	fields:      &fieldsExceptionCatchStart,
+}
+
+// descExceptionCatchStart describes ExceptionCatchStart (EventInfo.Descriptor).
+var descExceptionCatchStart = clrimpl.Descriptor{
+	Columns:      columnsExceptionCatchStart,
+	DisplayName:  "ExceptionCatch/Start",
+	Fields:       &fieldsExceptionCatchStart,
+	ID:           250,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionCatchStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         27,
+	Version:      0,
+}
+
+// fieldsExceptionCatchStart writes the fields of ExceptionCatchStart payloads (its Descriptor's Fields).
+var fieldsExceptionCatchStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionCatchStart)
+}}
+
 // ExceptionCatchStop is the payload of ExceptionCatchStop: event 251 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionCatch (27), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -130,7 +173,12 @@ type ExceptionCatchStop struct{}
 
 // Info describes ExceptionCatchStop.
 func (*ExceptionCatchStop) Info() *EventInfo {
-	return &eventTable[253]
+	return &infoExceptionCatchStop
+}
+
+// Descriptor describes ExceptionCatchStop, as readers of any generated package see it.
+func (*ExceptionCatchStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionCatchStop
 }
 
 // Decode reads a ExceptionCatchStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -159,3 +207,43 @@ func (e *ExceptionCatchStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionCatchStop lists the columns of ExceptionCatchStop (EventInfo.Columns).
 var columnsExceptionCatchStop = []clrimpl.Column{}
+
+// infoExceptionCatchStop describes ExceptionCatchStop (ExceptionCatchStop.Info).
+var infoExceptionCatchStop = EventInfo{
+	Columns:     columnsExceptionCatchStop,
+	DisplayName: "ExceptionCatch/Stop",
+	ID:          251,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionCatchStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        27,
+	TaskName:    "ExceptionCatch",
+	TypeName:    "ExceptionCatchStop",
+	Version:     0,
+	desc:        &descExceptionCatchStop,
+	fields:      &fieldsExceptionCatchStop,
+}
+
+// descExceptionCatchStop describes ExceptionCatchStop (EventInfo.Descriptor).
+var descExceptionCatchStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionCatchStop,
+	DisplayName:  "ExceptionCatch/Stop",
+	Fields:       &fieldsExceptionCatchStop,
+	ID:           251,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionCatchStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         27,
+	Version:      0,
+}
+
+// fieldsExceptionCatchStop writes the fields of ExceptionCatchStop payloads (its Descriptor's Fields).
+var fieldsExceptionCatchStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionCatchStop)
+}}

@@ -25,7 +25,12 @@ type ExceptionFilterStart struct {
 
 // Info describes ExceptionFilterStart.
 func (*ExceptionFilterStart) Info() *EventInfo {
-	return &eventTable[256]
+	return &infoExceptionFilterStart
+}
+
+// Descriptor describes ExceptionFilterStart, as readers of any generated package see it.
+func (*ExceptionFilterStart) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFilterStart
 }
 
 // Decode reads a ExceptionFilterStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -33,15 +38,7 @@ func (*ExceptionFilterStart) Info() *EventInfo {
 func (e *ExceptionFilterStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("ExceptionFilterStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "EntryEIP",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExceptionFilterStart", len(b), ptrSize, endsExceptionFilterStart)
 	}
 	_ = b[15]
 	e.EntryEIP = binary.LittleEndian.Uint64(b[0:])
@@ -61,6 +58,12 @@ func (e *ExceptionFilterStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsExceptionFilterStart is where the fixed fields of ExceptionFilterStart end, for the error of a short payload.
+var endsExceptionFilterStart = []clrimpl.FieldEnd{
+	{Name: "EntryEIP", Bytes: 8},
+	{Name: "MethodID", Bytes: 16},
 }
 
 // Encode appends the ExceptionFilterStart wire form for the pointer size.
@@ -123,6 +126,46 @@ var columnsExceptionFilterStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionFilterStart describes ExceptionFilterStart (ExceptionFilterStart.Info).
+var infoExceptionFilterStart = EventInfo{
+	Columns:     columnsExceptionFilterStart,
+	DisplayName: "ExceptionFilter/Start",
+	ID:          254,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFilterStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        29,
+	TaskName:    "ExceptionFilter",
+	TypeName:    "ExceptionFilterStart",
+	Version:     0,
+	desc:        &descExceptionFilterStart,
+	fields:      &fieldsExceptionFilterStart,
+}
+
+// descExceptionFilterStart describes ExceptionFilterStart (EventInfo.Descriptor).
+var descExceptionFilterStart = clrimpl.Descriptor{
+	Columns:      columnsExceptionFilterStart,
+	DisplayName:  "ExceptionFilter/Start",
+	Fields:       &fieldsExceptionFilterStart,
+	ID:           254,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFilterStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         29,
+	Version:      0,
+}
+
+// fieldsExceptionFilterStart writes the fields of ExceptionFilterStart payloads (its Descriptor's Fields).
+var fieldsExceptionFilterStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFilterStart)
+}}
+
 // ExceptionFilterStop is the payload of ExceptionFilterStop: event 255 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionFilter (29), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -130,7 +173,12 @@ type ExceptionFilterStop struct{}
 
 // Info describes ExceptionFilterStop.
 func (*ExceptionFilterStop) Info() *EventInfo {
-	return &eventTable[257]
+	return &infoExceptionFilterStop
+}
+
+// Descriptor describes ExceptionFilterStop, as readers of any generated package see it.
+func (*ExceptionFilterStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFilterStop
 }
 
 // Decode reads a ExceptionFilterStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -159,3 +207,43 @@ func (e *ExceptionFilterStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionFilterStop lists the columns of ExceptionFilterStop (EventInfo.Columns).
 var columnsExceptionFilterStop = []clrimpl.Column{}
+
+// infoExceptionFilterStop describes ExceptionFilterStop (ExceptionFilterStop.Info).
+var infoExceptionFilterStop = EventInfo{
+	Columns:     columnsExceptionFilterStop,
+	DisplayName: "ExceptionFilter/Stop",
+	ID:          255,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFilterStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        29,
+	TaskName:    "ExceptionFilter",
+	TypeName:    "ExceptionFilterStop",
+	Version:     0,
+	desc:        &descExceptionFilterStop,
+	fields:      &fieldsExceptionFilterStop,
+}
+
+// descExceptionFilterStop describes ExceptionFilterStop (EventInfo.Descriptor).
+var descExceptionFilterStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionFilterStop,
+	DisplayName:  "ExceptionFilter/Stop",
+	Fields:       &fieldsExceptionFilterStop,
+	ID:           255,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFilterStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         29,
+	Version:      0,
+}
+
+// fieldsExceptionFilterStop writes the fields of ExceptionFilterStop payloads (its Descriptor's Fields).
+var fieldsExceptionFilterStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFilterStop)
+}}

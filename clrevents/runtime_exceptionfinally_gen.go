@@ -25,7 +25,12 @@ type ExceptionFinallyStart struct {
 
 // Info describes ExceptionFinallyStart.
 func (*ExceptionFinallyStart) Info() *EventInfo {
-	return &eventTable[254]
+	return &infoExceptionFinallyStart
+}
+
+// Descriptor describes ExceptionFinallyStart, as readers of any generated package see it.
+func (*ExceptionFinallyStart) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFinallyStart
 }
 
 // Decode reads a ExceptionFinallyStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -33,15 +38,7 @@ func (*ExceptionFinallyStart) Info() *EventInfo {
 func (e *ExceptionFinallyStart) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("ExceptionFinallyStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "EntryEIP",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExceptionFinallyStart", len(b), ptrSize, endsExceptionFinallyStart)
 	}
 	_ = b[15]
 	e.EntryEIP = binary.LittleEndian.Uint64(b[0:])
@@ -61,6 +58,12 @@ func (e *ExceptionFinallyStart) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsExceptionFinallyStart is where the fixed fields of ExceptionFinallyStart end, for the error of a short payload.
+var endsExceptionFinallyStart = []clrimpl.FieldEnd{
+	{Name: "EntryEIP", Bytes: 8},
+	{Name: "MethodID", Bytes: 16},
 }
 
 // Encode appends the ExceptionFinallyStart wire form for the pointer size.
@@ -123,6 +126,46 @@ var columnsExceptionFinallyStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoExceptionFinallyStart describes ExceptionFinallyStart (ExceptionFinallyStart.Info).
+var infoExceptionFinallyStart = EventInfo{
+	Columns:     columnsExceptionFinallyStart,
+	DisplayName: "ExceptionFinally/Start",
+	ID:          252,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFinallyStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        28,
+	TaskName:    "ExceptionFinally",
+	TypeName:    "ExceptionFinallyStart",
+	Version:     0,
+	desc:        &descExceptionFinallyStart,
+	fields:      &fieldsExceptionFinallyStart,
+}
+
+// descExceptionFinallyStart describes ExceptionFinallyStart (EventInfo.Descriptor).
+var descExceptionFinallyStart = clrimpl.Descriptor{
+	Columns:      columnsExceptionFinallyStart,
+	DisplayName:  "ExceptionFinally/Start",
+	Fields:       &fieldsExceptionFinallyStart,
+	ID:           252,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFinallyStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         28,
+	Version:      0,
+}
+
+// fieldsExceptionFinallyStart writes the fields of ExceptionFinallyStart payloads (its Descriptor's Fields).
+var fieldsExceptionFinallyStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFinallyStart)
+}}
+
 // ExceptionFinallyStop is the payload of ExceptionFinallyStop: event 253 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ExceptionFinally (28), opcode win:Stop (2), level win:Informational (4), keywords ExceptionKeyword (0x8000).
 // It has no payload.
@@ -130,7 +173,12 @@ type ExceptionFinallyStop struct{}
 
 // Info describes ExceptionFinallyStop.
 func (*ExceptionFinallyStop) Info() *EventInfo {
-	return &eventTable[255]
+	return &infoExceptionFinallyStop
+}
+
+// Descriptor describes ExceptionFinallyStop, as readers of any generated package see it.
+func (*ExceptionFinallyStop) Descriptor() *clrimpl.Descriptor {
+	return &descExceptionFinallyStop
 }
 
 // Decode reads a ExceptionFinallyStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -159,3 +207,43 @@ func (e *ExceptionFinallyStop) AppendColumns(a clrimpl.ColumnAppender) {}
 
 // columnsExceptionFinallyStop lists the columns of ExceptionFinallyStop (EventInfo.Columns).
 var columnsExceptionFinallyStop = []clrimpl.Column{}
+
+// infoExceptionFinallyStop describes ExceptionFinallyStop (ExceptionFinallyStop.Info).
+var infoExceptionFinallyStop = EventInfo{
+	Columns:     columnsExceptionFinallyStop,
+	DisplayName: "ExceptionFinally/Stop",
+	ID:          253,
+	Keywords:    0x8000,
+	Level:       4,
+	Name:        "ExceptionFinallyStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        28,
+	TaskName:    "ExceptionFinally",
+	TypeName:    "ExceptionFinallyStop",
+	Version:     0,
+	desc:        &descExceptionFinallyStop,
+	fields:      &fieldsExceptionFinallyStop,
+}
+
+// descExceptionFinallyStop describes ExceptionFinallyStop (EventInfo.Descriptor).
+var descExceptionFinallyStop = clrimpl.Descriptor{
+	Columns:      columnsExceptionFinallyStop,
+	DisplayName:  "ExceptionFinally/Stop",
+	Fields:       &fieldsExceptionFinallyStop,
+	ID:           253,
+	Keywords:     0x8000,
+	Level:        4,
+	Name:         "ExceptionFinallyStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         28,
+	Version:      0,
+}
+
+// fieldsExceptionFinallyStop writes the fields of ExceptionFinallyStop payloads (its Descriptor's Fields).
+var fieldsExceptionFinallyStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExceptionFinallyStop)
+}}

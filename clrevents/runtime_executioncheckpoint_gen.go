@@ -23,7 +23,12 @@ type ExecutionCheckpoint struct {
 
 // Info describes ExecutionCheckpoint.
 func (*ExecutionCheckpoint) Info() *EventInfo {
-	return &eventTable[276]
+	return &infoExecutionCheckpoint
+}
+
+// Descriptor describes ExecutionCheckpoint, as readers of any generated package see it.
+func (*ExecutionCheckpoint) Descriptor() *clrimpl.Descriptor {
+	return &descExecutionCheckpoint
 }
 
 // Decode reads a ExecutionCheckpoint payload for a pointer size of 4 or 8 and returns the bytes
@@ -31,11 +36,7 @@ func (*ExecutionCheckpoint) Info() *EventInfo {
 func (e *ExecutionCheckpoint) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ExecutionCheckpoint", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ExecutionCheckpoint", len(b), ptrSize, endsExecutionCheckpoint)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -54,6 +55,11 @@ func (e *ExecutionCheckpoint) Decode(b []byte, ptrSize int) (int, error) {
 	e.Timestamp = int64(binary.LittleEndian.Uint64(b[off:]))
 	off += 8
 	return off, nil
+}
+
+// endsExecutionCheckpoint is where the fixed fields of ExecutionCheckpoint end, for the error of a short payload.
+var endsExecutionCheckpoint = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ExecutionCheckpoint wire form for the pointer size.
@@ -103,4 +109,44 @@ var columnsExecutionCheckpoint = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt64,
 	Name: "Timestamp",
+}}
+
+// infoExecutionCheckpoint describes ExecutionCheckpoint (ExecutionCheckpoint.Info).
+var infoExecutionCheckpoint = EventInfo{
+	Columns:     columnsExecutionCheckpoint,
+	DisplayName: "ExecutionCheckpoint/ExecutionCheckpoint",
+	ID:          300,
+	Keywords:    0x20000000,
+	Level:       4,
+	Name:        "ExecutionCheckpoint",
+	Opcode:      11,
+	OpcodeName:  "ExecutionCheckpoint",
+	Provider:    ProviderRuntime,
+	Task:        35,
+	TaskName:    "ExecutionCheckpoint",
+	TypeName:    "ExecutionCheckpoint",
+	Version:     0,
+	desc:        &descExecutionCheckpoint,
+	fields:      &fieldsExecutionCheckpoint,
+}
+
+// descExecutionCheckpoint describes ExecutionCheckpoint (EventInfo.Descriptor).
+var descExecutionCheckpoint = clrimpl.Descriptor{
+	Columns:      columnsExecutionCheckpoint,
+	DisplayName:  "ExecutionCheckpoint/ExecutionCheckpoint",
+	Fields:       &fieldsExecutionCheckpoint,
+	ID:           300,
+	Keywords:     0x20000000,
+	Level:        4,
+	Name:         "ExecutionCheckpoint",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         35,
+	Version:      0,
+}
+
+// fieldsExecutionCheckpoint writes the fields of ExecutionCheckpoint payloads (its Descriptor's Fields).
+var fieldsExecutionCheckpoint = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ExecutionCheckpoint)
 }}

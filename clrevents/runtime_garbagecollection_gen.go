@@ -22,27 +22,30 @@ type GCStart struct {
 
 // Info describes GCStart.
 func (*GCStart) Info() *EventInfo {
-	return &eventTable[68]
+	return &infoGCStart
+}
+
+// Descriptor describes GCStart, as readers of any generated package see it.
+func (*GCStart) Descriptor() *clrimpl.Descriptor {
+	return &descGCStart
 }
 
 // Decode reads a GCStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Reason",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCStart", len(b), ptrSize, endsGCStart)
 	}
 	_ = b[7]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.Reason = GCReason(binary.LittleEndian.Uint32(b[4:]))
 	return 8, nil
+}
+
+// endsGCStart is where the fixed fields of GCStart end, for the error of a short payload.
+var endsGCStart = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Reason", Bytes: 8},
 }
 
 // Encode appends the GCStart wire form for the pointer size.
@@ -92,6 +95,46 @@ var columnsGCStart = []clrimpl.Column{{
 	Name: "Reason_name",
 }}
 
+// infoGCStart describes GCStart (GCStart.Info).
+var infoGCStart = EventInfo{
+	Columns:     columnsGCStart,
+	DisplayName: "GC/Start",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCStart",
+	Version:     0,
+	desc:        &descGCStart,
+	fields:      &fieldsGCStart,
+}
+
+// descGCStart describes GCStart (EventInfo.Descriptor).
+var descGCStart = clrimpl.Descriptor{
+	Columns:      columnsGCStart,
+	DisplayName:  "GC/Start",
+	Fields:       &fieldsGCStart,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCStart writes the fields of GCStart payloads (its Descriptor's Fields).
+var fieldsGCStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCStart)
+}}
+
 // GCStartV1 is the payload of GCStart_V1: event 1 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Start (1), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCStart_V1.
@@ -110,34 +153,19 @@ type GCStartV1 struct {
 
 // Info describes GCStart_V1.
 func (*GCStartV1) Info() *EventInfo {
-	return &eventTable[69]
+	return &infoGCStartV1
+}
+
+// Descriptor describes GCStart_V1, as readers of any generated package see it.
+func (*GCStartV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCStartV1
 }
 
 // Decode reads a GCStart_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCStart_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Depth",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCStart_V1", len(b), ptrSize, endsGCStartV1)
 	}
 	_ = b[17]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -146,6 +174,15 @@ func (e *GCStartV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Type = GCType(binary.LittleEndian.Uint32(b[12:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsGCStartV1 is where the fixed fields of GCStart_V1 end, for the error of a short payload.
+var endsGCStartV1 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 8},
+	{Name: "Reason", Bytes: 12},
+	{Name: "Type", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the GCStart_V1 wire form for the pointer size.
@@ -229,6 +266,46 @@ var columnsGCStartV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCStartV1 describes GCStart_V1 (GCStartV1.Info).
+var infoGCStartV1 = EventInfo{
+	Columns:     columnsGCStartV1,
+	DisplayName: "GC/Start",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCStart_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCStartV1",
+	Version:     1,
+	desc:        &descGCStartV1,
+	fields:      &fieldsGCStartV1,
+}
+
+// descGCStartV1 describes GCStart_V1 (EventInfo.Descriptor).
+var descGCStartV1 = clrimpl.Descriptor{
+	Columns:      columnsGCStartV1,
+	DisplayName:  "GC/Start",
+	Fields:       &fieldsGCStartV1,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCStart_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCStartV1 writes the fields of GCStart_V1 payloads (its Descriptor's Fields).
+var fieldsGCStartV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCStartV1)
+}}
+
 // GCStartV2 is the payload of GCStart_V2: event 1 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Start (1), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCStart_V2.
@@ -249,38 +326,19 @@ type GCStartV2 struct {
 
 // Info describes GCStart_V2.
 func (*GCStartV2) Info() *EventInfo {
-	return &eventTable[70]
+	return &infoGCStartV2
+}
+
+// Descriptor describes GCStart_V2, as readers of any generated package see it.
+func (*GCStartV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCStartV2
 }
 
 // Decode reads a GCStart_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 26 {
-		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Depth",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ClientSequenceNumber",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, endsGCStartV2)
 	}
 	_ = b[25]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -290,6 +348,16 @@ func (e *GCStartV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	e.ClientSequenceNumber = binary.LittleEndian.Uint64(b[18:])
 	return 26, nil
+}
+
+// endsGCStartV2 is where the fixed fields of GCStart_V2 end, for the error of a short payload.
+var endsGCStartV2 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 8},
+	{Name: "Reason", Bytes: 12},
+	{Name: "Type", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
+	{Name: "ClientSequenceNumber", Bytes: 26},
 }
 
 // Encode appends the GCStart_V2 wire form for the pointer size.
@@ -382,6 +450,46 @@ var columnsGCStartV2 = []clrimpl.Column{{
 	Name: "ClientSequenceNumber",
 }}
 
+// infoGCStartV2 describes GCStart_V2 (GCStartV2.Info).
+var infoGCStartV2 = EventInfo{
+	Columns:     columnsGCStartV2,
+	DisplayName: "GC/Start",
+	ID:          1,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCStart_V2",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCStartV2",
+	Version:     2,
+	desc:        &descGCStartV2,
+	fields:      &fieldsGCStartV2,
+}
+
+// descGCStartV2 describes GCStart_V2 (EventInfo.Descriptor).
+var descGCStartV2 = clrimpl.Descriptor{
+	Columns:      columnsGCStartV2,
+	DisplayName:  "GC/Start",
+	Fields:       &fieldsGCStartV2,
+	ID:           1,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCStart_V2",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCStartV2 writes the fields of GCStart_V2 payloads (its Descriptor's Fields).
+var fieldsGCStartV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCStartV2)
+}}
+
 // GCEnd is the payload of GCEnd: event 2 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Stop (2), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEnd.
@@ -394,27 +502,30 @@ type GCEnd struct {
 
 // Info describes GCEnd.
 func (*GCEnd) Info() *EventInfo {
-	return &eventTable[71]
+	return &infoGCEnd
+}
+
+// Descriptor describes GCEnd, as readers of any generated package see it.
+func (*GCEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCEnd
 }
 
 // Decode reads a GCEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Depth",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCEnd", len(b), ptrSize, endsGCEnd)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.Depth = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCEnd is where the fixed fields of GCEnd end, for the error of a short payload.
+var endsGCEnd = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 6},
 }
 
 // Encode appends the GCEnd wire form for the pointer size.
@@ -457,6 +568,46 @@ var columnsGCEnd = []clrimpl.Column{{
 	Name: "Depth",
 }}
 
+// infoGCEnd describes GCEnd (GCEnd.Info).
+var infoGCEnd = EventInfo{
+	Columns:     columnsGCEnd,
+	DisplayName: "GC/Stop",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCEnd",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCEnd",
+	Version:     0,
+	desc:        &descGCEnd,
+	fields:      &fieldsGCEnd,
+}
+
+// descGCEnd describes GCEnd (EventInfo.Descriptor).
+var descGCEnd = clrimpl.Descriptor{
+	Columns:      columnsGCEnd,
+	DisplayName:  "GC/Stop",
+	Fields:       &fieldsGCEnd,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCEnd",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCEnd writes the fields of GCEnd payloads (its Descriptor's Fields).
+var fieldsGCEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCEnd)
+}}
+
 // GCEndV1 is the payload of GCEnd_V1: event 2 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode win:Stop (2), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCEnd_V1.
@@ -471,32 +622,32 @@ type GCEndV1 struct {
 
 // Info describes GCEnd_V1.
 func (*GCEndV1) Info() *EventInfo {
-	return &eventTable[72]
+	return &infoGCEndV1
+}
+
+// Descriptor describes GCEnd_V1, as readers of any generated package see it.
+func (*GCEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCEndV1
 }
 
 // Decode reads a GCEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Depth",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCEnd_V1", len(b), ptrSize, endsGCEndV1)
 	}
 	_ = b[9]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.Depth = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCEndV1 is where the fixed fields of GCEnd_V1 end, for the error of a short payload.
+var endsGCEndV1 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "Depth", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCEnd_V1 wire form for the pointer size.
@@ -548,6 +699,46 @@ var columnsGCEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCEndV1 describes GCEnd_V1 (GCEndV1.Info).
+var infoGCEndV1 = EventInfo{
+	Columns:     columnsGCEndV1,
+	DisplayName: "GC/Stop",
+	ID:          2,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCEnd_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCEndV1",
+	Version:     1,
+	desc:        &descGCEndV1,
+	fields:      &fieldsGCEndV1,
+}
+
+// descGCEndV1 describes GCEnd_V1 (EventInfo.Descriptor).
+var descGCEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCEndV1,
+	DisplayName:  "GC/Stop",
+	Fields:       &fieldsGCEndV1,
+	ID:           2,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCEnd_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCEndV1 writes the fields of GCEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCEndV1)
+}}
+
 // GCRestartEEEnd is the payload of GCRestartEEEnd: event 3 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEEnd (132), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -555,7 +746,12 @@ type GCRestartEEEnd struct{}
 
 // Info describes GCRestartEEEnd.
 func (*GCRestartEEEnd) Info() *EventInfo {
-	return &eventTable[73]
+	return &infoGCRestartEEEnd
+}
+
+// Descriptor describes GCRestartEEEnd, as readers of any generated package see it.
+func (*GCRestartEEEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEEnd
 }
 
 // Decode reads a GCRestartEEEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -585,6 +781,46 @@ func (e *GCRestartEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCRestartEEEnd lists the columns of GCRestartEEEnd (EventInfo.Columns).
 var columnsGCRestartEEEnd = []clrimpl.Column{}
 
+// infoGCRestartEEEnd describes GCRestartEEEnd (GCRestartEEEnd.Info).
+var infoGCRestartEEEnd = EventInfo{
+	Columns:     columnsGCRestartEEEnd,
+	DisplayName: "GC/RestartEEStop",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEEnd",
+	Opcode:      132,
+	OpcodeName:  "GCRestartEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEEnd",
+	Version:     0,
+	desc:        &descGCRestartEEEnd,
+	fields:      &fieldsGCRestartEEEnd,
+}
+
+// descGCRestartEEEnd describes GCRestartEEEnd (EventInfo.Descriptor).
+var descGCRestartEEEnd = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEEnd,
+	DisplayName:  "GC/RestartEEStop",
+	Fields:       &fieldsGCRestartEEEnd,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEEnd",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCRestartEEEnd writes the fields of GCRestartEEEnd payloads (its Descriptor's Fields).
+var fieldsGCRestartEEEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEEnd)
+}}
+
 // GCRestartEEEndV1 is the payload of GCRestartEEEnd_V1: event 3 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEEnd (132), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -595,22 +831,28 @@ type GCRestartEEEndV1 struct {
 
 // Info describes GCRestartEEEnd_V1.
 func (*GCRestartEEEndV1) Info() *EventInfo {
-	return &eventTable[74]
+	return &infoGCRestartEEEndV1
+}
+
+// Descriptor describes GCRestartEEEnd_V1, as readers of any generated package see it.
+func (*GCRestartEEEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEEndV1
 }
 
 // Decode reads a GCRestartEEEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCRestartEEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCRestartEEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCRestartEEEnd_V1", len(b), ptrSize, endsGCRestartEEEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCRestartEEEndV1 is where the fixed fields of GCRestartEEEnd_V1 end, for the error of a short payload.
+var endsGCRestartEEEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCRestartEEEnd_V1 wire form for the pointer size.
@@ -642,6 +884,46 @@ func (e *GCRestartEEEndV1) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsGCRestartEEEndV1 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoGCRestartEEEndV1 describes GCRestartEEEnd_V1 (GCRestartEEEndV1.Info).
+var infoGCRestartEEEndV1 = EventInfo{
+	Columns:     columnsGCRestartEEEndV1,
+	DisplayName: "GC/RestartEEStop",
+	ID:          3,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEEnd_V1",
+	Opcode:      132,
+	OpcodeName:  "GCRestartEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEEndV1",
+	Version:     1,
+	desc:        &descGCRestartEEEndV1,
+	fields:      &fieldsGCRestartEEEndV1,
+}
+
+// descGCRestartEEEndV1 describes GCRestartEEEnd_V1 (EventInfo.Descriptor).
+var descGCRestartEEEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEEndV1,
+	DisplayName:  "GC/RestartEEStop",
+	Fields:       &fieldsGCRestartEEEndV1,
+	ID:           3,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEEnd_V1",
+	Opcode:       132,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCRestartEEEndV1 writes the fields of GCRestartEEEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCRestartEEEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEEndV1)
 }}
 
 // GCHeapStats is the payload of GCHeapStats: event 4 version 0 of Microsoft-Windows-DotNETRuntime.
@@ -678,66 +960,19 @@ type GCHeapStats struct {
 
 // Info describes GCHeapStats.
 func (*GCHeapStats) Info() *EventInfo {
-	return &eventTable[75]
+	return &infoGCHeapStats
+}
+
+// Descriptor describes GCHeapStats, as readers of any generated package see it.
+func (*GCHeapStats) Descriptor() *clrimpl.Descriptor {
+	return &descGCHeapStats
 }
 
 // Decode reads a GCHeapStats payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCHeapStats) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 92 {
-		return 0, shortPrefix("GCHeapStats", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "GenerationSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TotalPromotedSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "GenerationSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "TotalPromotedSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "GenerationSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "TotalPromotedSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "GenerationSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "TotalPromotedSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "FinalizationPromotedSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 80,
-			Name:  "FinalizationPromotedCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 84,
-			Name:  "PinnedObjectCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 88,
-			Name:  "SinkBlockCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 92,
-			Name:  "GCHandleCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCHeapStats", len(b), ptrSize, endsGCHeapStats)
 	}
 	_ = b[91]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -754,6 +989,23 @@ func (e *GCHeapStats) Decode(b []byte, ptrSize int) (int, error) {
 	e.SinkBlockCount = binary.LittleEndian.Uint32(b[84:])
 	e.GCHandleCount = binary.LittleEndian.Uint32(b[88:])
 	return 92, nil
+}
+
+// endsGCHeapStats is where the fixed fields of GCHeapStats end, for the error of a short payload.
+var endsGCHeapStats = []clrimpl.FieldEnd{
+	{Name: "GenerationSize0", Bytes: 8},
+	{Name: "TotalPromotedSize0", Bytes: 16},
+	{Name: "GenerationSize1", Bytes: 24},
+	{Name: "TotalPromotedSize1", Bytes: 32},
+	{Name: "GenerationSize2", Bytes: 40},
+	{Name: "TotalPromotedSize2", Bytes: 48},
+	{Name: "GenerationSize3", Bytes: 56},
+	{Name: "TotalPromotedSize3", Bytes: 64},
+	{Name: "FinalizationPromotedSize", Bytes: 72},
+	{Name: "FinalizationPromotedCount", Bytes: 80},
+	{Name: "PinnedObjectCount", Bytes: 84},
+	{Name: "SinkBlockCount", Bytes: 88},
+	{Name: "GCHandleCount", Bytes: 92},
 }
 
 // Encode appends the GCHeapStats wire form for the pointer size.
@@ -904,6 +1156,46 @@ var columnsGCHeapStats = []clrimpl.Column{{
 	Name: "GCHandleCount",
 }}
 
+// infoGCHeapStats describes GCHeapStats (GCHeapStats.Info).
+var infoGCHeapStats = EventInfo{
+	Columns:     columnsGCHeapStats,
+	DisplayName: "GC/HeapStats",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCHeapStats",
+	Opcode:      133,
+	OpcodeName:  "GCHeapStats",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCHeapStats",
+	Version:     0,
+	desc:        &descGCHeapStats,
+	fields:      &fieldsGCHeapStats,
+}
+
+// descGCHeapStats describes GCHeapStats (EventInfo.Descriptor).
+var descGCHeapStats = clrimpl.Descriptor{
+	Columns:      columnsGCHeapStats,
+	DisplayName:  "GC/HeapStats",
+	Fields:       &fieldsGCHeapStats,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCHeapStats",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCHeapStats writes the fields of GCHeapStats payloads (its Descriptor's Fields).
+var fieldsGCHeapStats = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCHeapStats)
+}}
+
 // GCHeapStatsV1 is the payload of GCHeapStats_V1: event 4 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCHeapStats_V1.
@@ -940,70 +1232,19 @@ type GCHeapStatsV1 struct {
 
 // Info describes GCHeapStats_V1.
 func (*GCHeapStatsV1) Info() *EventInfo {
-	return &eventTable[76]
+	return &infoGCHeapStatsV1
+}
+
+// Descriptor describes GCHeapStats_V1, as readers of any generated package see it.
+func (*GCHeapStatsV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCHeapStatsV1
 }
 
 // Decode reads a GCHeapStats_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCHeapStatsV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 94 {
-		return 0, shortPrefix("GCHeapStats_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "GenerationSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TotalPromotedSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "GenerationSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "TotalPromotedSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "GenerationSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "TotalPromotedSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "GenerationSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "TotalPromotedSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "FinalizationPromotedSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 80,
-			Name:  "FinalizationPromotedCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 84,
-			Name:  "PinnedObjectCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 88,
-			Name:  "SinkBlockCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 92,
-			Name:  "GCHandleCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 94,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCHeapStats_V1", len(b), ptrSize, endsGCHeapStatsV1)
 	}
 	_ = b[93]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -1021,6 +1262,24 @@ func (e *GCHeapStatsV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.GCHandleCount = binary.LittleEndian.Uint32(b[88:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[92:])
 	return 94, nil
+}
+
+// endsGCHeapStatsV1 is where the fixed fields of GCHeapStats_V1 end, for the error of a short payload.
+var endsGCHeapStatsV1 = []clrimpl.FieldEnd{
+	{Name: "GenerationSize0", Bytes: 8},
+	{Name: "TotalPromotedSize0", Bytes: 16},
+	{Name: "GenerationSize1", Bytes: 24},
+	{Name: "TotalPromotedSize1", Bytes: 32},
+	{Name: "GenerationSize2", Bytes: 40},
+	{Name: "TotalPromotedSize2", Bytes: 48},
+	{Name: "GenerationSize3", Bytes: 56},
+	{Name: "TotalPromotedSize3", Bytes: 64},
+	{Name: "FinalizationPromotedSize", Bytes: 72},
+	{Name: "FinalizationPromotedCount", Bytes: 80},
+	{Name: "PinnedObjectCount", Bytes: 84},
+	{Name: "SinkBlockCount", Bytes: 88},
+	{Name: "GCHandleCount", Bytes: 92},
+	{Name: "ClrInstanceID", Bytes: 94},
 }
 
 // Encode appends the GCHeapStats_V1 wire form for the pointer size.
@@ -1180,6 +1439,46 @@ var columnsGCHeapStatsV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCHeapStatsV1 describes GCHeapStats_V1 (GCHeapStatsV1.Info).
+var infoGCHeapStatsV1 = EventInfo{
+	Columns:     columnsGCHeapStatsV1,
+	DisplayName: "GC/HeapStats",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCHeapStats_V1",
+	Opcode:      133,
+	OpcodeName:  "GCHeapStats",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCHeapStatsV1",
+	Version:     1,
+	desc:        &descGCHeapStatsV1,
+	fields:      &fieldsGCHeapStatsV1,
+}
+
+// descGCHeapStatsV1 describes GCHeapStats_V1 (EventInfo.Descriptor).
+var descGCHeapStatsV1 = clrimpl.Descriptor{
+	Columns:      columnsGCHeapStatsV1,
+	DisplayName:  "GC/HeapStats",
+	Fields:       &fieldsGCHeapStatsV1,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCHeapStats_V1",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCHeapStatsV1 writes the fields of GCHeapStats_V1 payloads (its Descriptor's Fields).
+var fieldsGCHeapStatsV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCHeapStatsV1)
+}}
+
 // GCHeapStatsV2 is the payload of GCHeapStats_V2: event 4 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCHeapStats (133), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCHeapStats_V2.
@@ -1220,78 +1519,19 @@ type GCHeapStatsV2 struct {
 
 // Info describes GCHeapStats_V2.
 func (*GCHeapStatsV2) Info() *EventInfo {
-	return &eventTable[77]
+	return &infoGCHeapStatsV2
+}
+
+// Descriptor describes GCHeapStats_V2, as readers of any generated package see it.
+func (*GCHeapStatsV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCHeapStatsV2
 }
 
 // Decode reads a GCHeapStats_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCHeapStatsV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 110 {
-		return 0, shortPrefix("GCHeapStats_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "GenerationSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TotalPromotedSize0",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "GenerationSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "TotalPromotedSize1",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "GenerationSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "TotalPromotedSize2",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "GenerationSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "TotalPromotedSize3",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "FinalizationPromotedSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 80,
-			Name:  "FinalizationPromotedCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 84,
-			Name:  "PinnedObjectCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 88,
-			Name:  "SinkBlockCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 92,
-			Name:  "GCHandleCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 94,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 102,
-			Name:  "GenerationSize4",
-			Ptrs:  0,
-		}, {
-			Bytes: 110,
-			Name:  "TotalPromotedSize4",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCHeapStats_V2", len(b), ptrSize, endsGCHeapStatsV2)
 	}
 	_ = b[109]
 	e.GenerationSize0 = binary.LittleEndian.Uint64(b[0:])
@@ -1311,6 +1551,26 @@ func (e *GCHeapStatsV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.GenerationSize4 = binary.LittleEndian.Uint64(b[94:])
 	e.TotalPromotedSize4 = binary.LittleEndian.Uint64(b[102:])
 	return 110, nil
+}
+
+// endsGCHeapStatsV2 is where the fixed fields of GCHeapStats_V2 end, for the error of a short payload.
+var endsGCHeapStatsV2 = []clrimpl.FieldEnd{
+	{Name: "GenerationSize0", Bytes: 8},
+	{Name: "TotalPromotedSize0", Bytes: 16},
+	{Name: "GenerationSize1", Bytes: 24},
+	{Name: "TotalPromotedSize1", Bytes: 32},
+	{Name: "GenerationSize2", Bytes: 40},
+	{Name: "TotalPromotedSize2", Bytes: 48},
+	{Name: "GenerationSize3", Bytes: 56},
+	{Name: "TotalPromotedSize3", Bytes: 64},
+	{Name: "FinalizationPromotedSize", Bytes: 72},
+	{Name: "FinalizationPromotedCount", Bytes: 80},
+	{Name: "PinnedObjectCount", Bytes: 84},
+	{Name: "SinkBlockCount", Bytes: 88},
+	{Name: "GCHandleCount", Bytes: 92},
+	{Name: "ClrInstanceID", Bytes: 94},
+	{Name: "GenerationSize4", Bytes: 102},
+	{Name: "TotalPromotedSize4", Bytes: 110},
 }
 
 // Encode appends the GCHeapStats_V2 wire form for the pointer size.
@@ -1490,6 +1750,46 @@ var columnsGCHeapStatsV2 = []clrimpl.Column{{
 	Name: "TotalPromotedSize4",
 }}
 
+// infoGCHeapStatsV2 describes GCHeapStats_V2 (GCHeapStatsV2.Info).
+var infoGCHeapStatsV2 = EventInfo{
+	Columns:     columnsGCHeapStatsV2,
+	DisplayName: "GC/HeapStats",
+	ID:          4,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCHeapStats_V2",
+	Opcode:      133,
+	OpcodeName:  "GCHeapStats",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCHeapStatsV2",
+	Version:     2,
+	desc:        &descGCHeapStatsV2,
+	fields:      &fieldsGCHeapStatsV2,
+}
+
+// descGCHeapStatsV2 describes GCHeapStats_V2 (EventInfo.Descriptor).
+var descGCHeapStatsV2 = clrimpl.Descriptor{
+	Columns:      columnsGCHeapStatsV2,
+	DisplayName:  "GC/HeapStats",
+	Fields:       &fieldsGCHeapStatsV2,
+	ID:           4,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCHeapStats_V2",
+	Opcode:       133,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCHeapStatsV2 writes the fields of GCHeapStats_V2 payloads (its Descriptor's Fields).
+var fieldsGCHeapStatsV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCHeapStatsV2)
+}}
+
 // GCCreateSegment is the payload of GCCreateSegment: event 5 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateSegment (134), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCCreateSegment.
@@ -1504,32 +1804,32 @@ type GCCreateSegment struct {
 
 // Info describes GCCreateSegment.
 func (*GCCreateSegment) Info() *EventInfo {
-	return &eventTable[78]
+	return &infoGCCreateSegment
+}
+
+// Descriptor describes GCCreateSegment, as readers of any generated package see it.
+func (*GCCreateSegment) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateSegment
 }
 
 // Decode reads a GCCreateSegment payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCCreateSegment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 20 {
-		return 0, shortPrefix("GCCreateSegment", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Size",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Type",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCCreateSegment", len(b), ptrSize, endsGCCreateSegment)
 	}
 	_ = b[19]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
 	e.Size = binary.LittleEndian.Uint64(b[8:])
 	e.Type = GCSegmentType(binary.LittleEndian.Uint32(b[16:]))
 	return 20, nil
+}
+
+// endsGCCreateSegment is where the fixed fields of GCCreateSegment end, for the error of a short payload.
+var endsGCCreateSegment = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
+	{Name: "Size", Bytes: 16},
+	{Name: "Type", Bytes: 20},
 }
 
 // Encode appends the GCCreateSegment wire form for the pointer size.
@@ -1590,6 +1890,46 @@ var columnsGCCreateSegment = []clrimpl.Column{{
 	Name: "Type_name",
 }}
 
+// infoGCCreateSegment describes GCCreateSegment (GCCreateSegment.Info).
+var infoGCCreateSegment = EventInfo{
+	Columns:     columnsGCCreateSegment,
+	DisplayName: "GC/CreateSegment",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCCreateSegment",
+	Opcode:      134,
+	OpcodeName:  "GCCreateSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateSegment",
+	Version:     0,
+	desc:        &descGCCreateSegment,
+	fields:      &fieldsGCCreateSegment,
+}
+
+// descGCCreateSegment describes GCCreateSegment (EventInfo.Descriptor).
+var descGCCreateSegment = clrimpl.Descriptor{
+	Columns:      columnsGCCreateSegment,
+	DisplayName:  "GC/CreateSegment",
+	Fields:       &fieldsGCCreateSegment,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCCreateSegment",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCCreateSegment writes the fields of GCCreateSegment payloads (its Descriptor's Fields).
+var fieldsGCCreateSegment = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateSegment)
+}}
+
 // GCCreateSegmentV1 is the payload of GCCreateSegment_V1: event 5 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateSegment (134), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCCreateSegment_V1.
@@ -1606,30 +1946,19 @@ type GCCreateSegmentV1 struct {
 
 // Info describes GCCreateSegment_V1.
 func (*GCCreateSegmentV1) Info() *EventInfo {
-	return &eventTable[79]
+	return &infoGCCreateSegmentV1
+}
+
+// Descriptor describes GCCreateSegment_V1, as readers of any generated package see it.
+func (*GCCreateSegmentV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateSegmentV1
 }
 
 // Decode reads a GCCreateSegment_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCCreateSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 22 {
-		return 0, shortPrefix("GCCreateSegment_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Size",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 22,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCCreateSegment_V1", len(b), ptrSize, endsGCCreateSegmentV1)
 	}
 	_ = b[21]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -1637,6 +1966,14 @@ func (e *GCCreateSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.Type = GCSegmentType(binary.LittleEndian.Uint32(b[16:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	return 22, nil
+}
+
+// endsGCCreateSegmentV1 is where the fixed fields of GCCreateSegment_V1 end, for the error of a short payload.
+var endsGCCreateSegmentV1 = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
+	{Name: "Size", Bytes: 16},
+	{Name: "Type", Bytes: 20},
+	{Name: "ClrInstanceID", Bytes: 22},
 }
 
 // Encode appends the GCCreateSegment_V1 wire form for the pointer size.
@@ -1706,6 +2043,46 @@ var columnsGCCreateSegmentV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCCreateSegmentV1 describes GCCreateSegment_V1 (GCCreateSegmentV1.Info).
+var infoGCCreateSegmentV1 = EventInfo{
+	Columns:     columnsGCCreateSegmentV1,
+	DisplayName: "GC/CreateSegment",
+	ID:          5,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCCreateSegment_V1",
+	Opcode:      134,
+	OpcodeName:  "GCCreateSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateSegmentV1",
+	Version:     1,
+	desc:        &descGCCreateSegmentV1,
+	fields:      &fieldsGCCreateSegmentV1,
+}
+
+// descGCCreateSegmentV1 describes GCCreateSegment_V1 (EventInfo.Descriptor).
+var descGCCreateSegmentV1 = clrimpl.Descriptor{
+	Columns:      columnsGCCreateSegmentV1,
+	DisplayName:  "GC/CreateSegment",
+	Fields:       &fieldsGCCreateSegmentV1,
+	ID:           5,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCCreateSegment_V1",
+	Opcode:       134,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCCreateSegmentV1 writes the fields of GCCreateSegment_V1 payloads (its Descriptor's Fields).
+var fieldsGCCreateSegmentV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateSegmentV1)
+}}
+
 // GCFreeSegment is the payload of GCFreeSegment: event 6 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFreeSegment (135), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFreeSegment.
@@ -1716,22 +2093,28 @@ type GCFreeSegment struct {
 
 // Info describes GCFreeSegment.
 func (*GCFreeSegment) Info() *EventInfo {
-	return &eventTable[80]
+	return &infoGCFreeSegment
+}
+
+// Descriptor describes GCFreeSegment, as readers of any generated package see it.
+func (*GCFreeSegment) Descriptor() *clrimpl.Descriptor {
+	return &descGCFreeSegment
 }
 
 // Decode reads a GCFreeSegment payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFreeSegment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCFreeSegment", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFreeSegment", len(b), ptrSize, endsGCFreeSegment)
 	}
 	_ = b[7]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
 	return 8, nil
+}
+
+// endsGCFreeSegment is where the fixed fields of GCFreeSegment end, for the error of a short payload.
+var endsGCFreeSegment = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
 }
 
 // Encode appends the GCFreeSegment wire form for the pointer size.
@@ -1766,6 +2149,46 @@ var columnsGCFreeSegment = []clrimpl.Column{{
 	Name: "Address",
 }}
 
+// infoGCFreeSegment describes GCFreeSegment (GCFreeSegment.Info).
+var infoGCFreeSegment = EventInfo{
+	Columns:     columnsGCFreeSegment,
+	DisplayName: "GC/FreeSegment",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFreeSegment",
+	Opcode:      135,
+	OpcodeName:  "GCFreeSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFreeSegment",
+	Version:     0,
+	desc:        &descGCFreeSegment,
+	fields:      &fieldsGCFreeSegment,
+}
+
+// descGCFreeSegment describes GCFreeSegment (EventInfo.Descriptor).
+var descGCFreeSegment = clrimpl.Descriptor{
+	Columns:      columnsGCFreeSegment,
+	DisplayName:  "GC/FreeSegment",
+	Fields:       &fieldsGCFreeSegment,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFreeSegment",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFreeSegment writes the fields of GCFreeSegment payloads (its Descriptor's Fields).
+var fieldsGCFreeSegment = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFreeSegment)
+}}
+
 // GCFreeSegmentV1 is the payload of GCFreeSegment_V1: event 6 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFreeSegment (135), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFreeSegment_V1.
@@ -1778,27 +2201,30 @@ type GCFreeSegmentV1 struct {
 
 // Info describes GCFreeSegment_V1.
 func (*GCFreeSegmentV1) Info() *EventInfo {
-	return &eventTable[81]
+	return &infoGCFreeSegmentV1
+}
+
+// Descriptor describes GCFreeSegment_V1, as readers of any generated package see it.
+func (*GCFreeSegmentV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFreeSegmentV1
 }
 
 // Decode reads a GCFreeSegment_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFreeSegmentV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCFreeSegment_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Address",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFreeSegment_V1", len(b), ptrSize, endsGCFreeSegmentV1)
 	}
 	_ = b[9]
 	e.Address = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCFreeSegmentV1 is where the fixed fields of GCFreeSegment_V1 end, for the error of a short payload.
+var endsGCFreeSegmentV1 = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCFreeSegment_V1 wire form for the pointer size.
@@ -1842,6 +2268,46 @@ var columnsGCFreeSegmentV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCFreeSegmentV1 describes GCFreeSegment_V1 (GCFreeSegmentV1.Info).
+var infoGCFreeSegmentV1 = EventInfo{
+	Columns:     columnsGCFreeSegmentV1,
+	DisplayName: "GC/FreeSegment",
+	ID:          6,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFreeSegment_V1",
+	Opcode:      135,
+	OpcodeName:  "GCFreeSegment",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFreeSegmentV1",
+	Version:     1,
+	desc:        &descGCFreeSegmentV1,
+	fields:      &fieldsGCFreeSegmentV1,
+}
+
+// descGCFreeSegmentV1 describes GCFreeSegment_V1 (EventInfo.Descriptor).
+var descGCFreeSegmentV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFreeSegmentV1,
+	DisplayName:  "GC/FreeSegment",
+	Fields:       &fieldsGCFreeSegmentV1,
+	ID:           6,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFreeSegment_V1",
+	Opcode:       135,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFreeSegmentV1 writes the fields of GCFreeSegment_V1 payloads (its Descriptor's Fields).
+var fieldsGCFreeSegmentV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFreeSegmentV1)
+}}
+
 // GCRestartEEBegin is the payload of GCRestartEEBegin: event 7 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEBegin (136), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -1849,7 +2315,12 @@ type GCRestartEEBegin struct{}
 
 // Info describes GCRestartEEBegin.
 func (*GCRestartEEBegin) Info() *EventInfo {
-	return &eventTable[82]
+	return &infoGCRestartEEBegin
+}
+
+// Descriptor describes GCRestartEEBegin, as readers of any generated package see it.
+func (*GCRestartEEBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEBegin
 }
 
 // Decode reads a GCRestartEEBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -1879,6 +2350,46 @@ func (e *GCRestartEEBegin) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCRestartEEBegin lists the columns of GCRestartEEBegin (EventInfo.Columns).
 var columnsGCRestartEEBegin = []clrimpl.Column{}
 
+// infoGCRestartEEBegin describes GCRestartEEBegin (GCRestartEEBegin.Info).
+var infoGCRestartEEBegin = EventInfo{
+	Columns:     columnsGCRestartEEBegin,
+	DisplayName: "GC/RestartEEStart",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEBegin",
+	Opcode:      136,
+	OpcodeName:  "GCRestartEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEBegin",
+	Version:     0,
+	desc:        &descGCRestartEEBegin,
+	fields:      &fieldsGCRestartEEBegin,
+}
+
+// descGCRestartEEBegin describes GCRestartEEBegin (EventInfo.Descriptor).
+var descGCRestartEEBegin = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEBegin,
+	DisplayName:  "GC/RestartEEStart",
+	Fields:       &fieldsGCRestartEEBegin,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEBegin",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCRestartEEBegin writes the fields of GCRestartEEBegin payloads (its Descriptor's Fields).
+var fieldsGCRestartEEBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEBegin)
+}}
+
 // GCRestartEEBeginV1 is the payload of GCRestartEEBegin_V1: event 7 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCRestartEEBegin (136), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -1889,22 +2400,28 @@ type GCRestartEEBeginV1 struct {
 
 // Info describes GCRestartEEBegin_V1.
 func (*GCRestartEEBeginV1) Info() *EventInfo {
-	return &eventTable[83]
+	return &infoGCRestartEEBeginV1
+}
+
+// Descriptor describes GCRestartEEBegin_V1, as readers of any generated package see it.
+func (*GCRestartEEBeginV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCRestartEEBeginV1
 }
 
 // Decode reads a GCRestartEEBegin_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCRestartEEBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCRestartEEBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCRestartEEBegin_V1", len(b), ptrSize, endsGCRestartEEBeginV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCRestartEEBeginV1 is where the fixed fields of GCRestartEEBegin_V1 end, for the error of a short payload.
+var endsGCRestartEEBeginV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCRestartEEBegin_V1 wire form for the pointer size.
@@ -1938,6 +2455,46 @@ var columnsGCRestartEEBeginV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCRestartEEBeginV1 describes GCRestartEEBegin_V1 (GCRestartEEBeginV1.Info).
+var infoGCRestartEEBeginV1 = EventInfo{
+	Columns:     columnsGCRestartEEBeginV1,
+	DisplayName: "GC/RestartEEStart",
+	ID:          7,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCRestartEEBegin_V1",
+	Opcode:      136,
+	OpcodeName:  "GCRestartEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCRestartEEBeginV1",
+	Version:     1,
+	desc:        &descGCRestartEEBeginV1,
+	fields:      &fieldsGCRestartEEBeginV1,
+}
+
+// descGCRestartEEBeginV1 describes GCRestartEEBegin_V1 (EventInfo.Descriptor).
+var descGCRestartEEBeginV1 = clrimpl.Descriptor{
+	Columns:      columnsGCRestartEEBeginV1,
+	DisplayName:  "GC/RestartEEStart",
+	Fields:       &fieldsGCRestartEEBeginV1,
+	ID:           7,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCRestartEEBegin_V1",
+	Opcode:       136,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCRestartEEBeginV1 writes the fields of GCRestartEEBegin_V1 payloads (its Descriptor's Fields).
+var fieldsGCRestartEEBeginV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCRestartEEBeginV1)
+}}
+
 // GCSuspendEEEnd is the payload of GCSuspendEEEnd: event 8 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEEnd (137), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -1945,7 +2502,12 @@ type GCSuspendEEEnd struct{}
 
 // Info describes GCSuspendEEEnd.
 func (*GCSuspendEEEnd) Info() *EventInfo {
-	return &eventTable[84]
+	return &infoGCSuspendEEEnd
+}
+
+// Descriptor describes GCSuspendEEEnd, as readers of any generated package see it.
+func (*GCSuspendEEEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEEnd
 }
 
 // Decode reads a GCSuspendEEEnd payload for a pointer size of 4 or 8 and returns the bytes
@@ -1975,6 +2537,46 @@ func (e *GCSuspendEEEnd) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCSuspendEEEnd lists the columns of GCSuspendEEEnd (EventInfo.Columns).
 var columnsGCSuspendEEEnd = []clrimpl.Column{}
 
+// infoGCSuspendEEEnd describes GCSuspendEEEnd (GCSuspendEEEnd.Info).
+var infoGCSuspendEEEnd = EventInfo{
+	Columns:     columnsGCSuspendEEEnd,
+	DisplayName: "GC/SuspendEEStop",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEEnd",
+	Opcode:      137,
+	OpcodeName:  "GCSuspendEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEEnd",
+	Version:     0,
+	desc:        &descGCSuspendEEEnd,
+	fields:      &fieldsGCSuspendEEEnd,
+}
+
+// descGCSuspendEEEnd describes GCSuspendEEEnd (EventInfo.Descriptor).
+var descGCSuspendEEEnd = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEEnd,
+	DisplayName:  "GC/SuspendEEStop",
+	Fields:       &fieldsGCSuspendEEEnd,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEEnd",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSuspendEEEnd writes the fields of GCSuspendEEEnd payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEEnd)
+}}
+
 // GCSuspendEEEndV1 is the payload of GCSuspendEEEnd_V1: event 8 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEEnd (137), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -1985,22 +2587,28 @@ type GCSuspendEEEndV1 struct {
 
 // Info describes GCSuspendEEEnd_V1.
 func (*GCSuspendEEEndV1) Info() *EventInfo {
-	return &eventTable[85]
+	return &infoGCSuspendEEEndV1
+}
+
+// Descriptor describes GCSuspendEEEnd_V1, as readers of any generated package see it.
+func (*GCSuspendEEEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEEndV1
 }
 
 // Decode reads a GCSuspendEEEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCSuspendEEEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSuspendEEEnd_V1", len(b), ptrSize, endsGCSuspendEEEndV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCSuspendEEEndV1 is where the fixed fields of GCSuspendEEEnd_V1 end, for the error of a short payload.
+var endsGCSuspendEEEndV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCSuspendEEEnd_V1 wire form for the pointer size.
@@ -2034,6 +2642,46 @@ var columnsGCSuspendEEEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSuspendEEEndV1 describes GCSuspendEEEnd_V1 (GCSuspendEEEndV1.Info).
+var infoGCSuspendEEEndV1 = EventInfo{
+	Columns:     columnsGCSuspendEEEndV1,
+	DisplayName: "GC/SuspendEEStop",
+	ID:          8,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEEnd_V1",
+	Opcode:      137,
+	OpcodeName:  "GCSuspendEEEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEEndV1",
+	Version:     1,
+	desc:        &descGCSuspendEEEndV1,
+	fields:      &fieldsGCSuspendEEEndV1,
+}
+
+// descGCSuspendEEEndV1 describes GCSuspendEEEnd_V1 (EventInfo.Descriptor).
+var descGCSuspendEEEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEEndV1,
+	DisplayName:  "GC/SuspendEEStop",
+	Fields:       &fieldsGCSuspendEEEndV1,
+	ID:           8,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEEnd_V1",
+	Opcode:       137,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCSuspendEEEndV1 writes the fields of GCSuspendEEEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEEndV1)
+}}
+
 // GCSuspendEEBegin is the payload of GCSuspendEEBegin: event 9 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEBegin (10), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCSuspendEE.
@@ -2044,22 +2692,28 @@ type GCSuspendEEBegin struct {
 
 // Info describes GCSuspendEEBegin.
 func (*GCSuspendEEBegin) Info() *EventInfo {
-	return &eventTable[86]
+	return &infoGCSuspendEEBegin
+}
+
+// Descriptor describes GCSuspendEEBegin, as readers of any generated package see it.
+func (*GCSuspendEEBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEBegin
 }
 
 // Decode reads a GCSuspendEEBegin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCSuspendEEBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "Reason",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSuspendEEBegin", len(b), ptrSize, endsGCSuspendEEBegin)
 	}
 	_ = b[1]
 	e.Reason = GCSuspendEEReason(binary.LittleEndian.Uint16(b[0:]))
 	return 2, nil
+}
+
+// endsGCSuspendEEBegin is where the fixed fields of GCSuspendEEBegin end, for the error of a short payload.
+var endsGCSuspendEEBegin = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 2},
 }
 
 // Encode appends the GCSuspendEEBegin wire form for the pointer size.
@@ -2100,6 +2754,46 @@ var columnsGCSuspendEEBegin = []clrimpl.Column{{
 	Name: "Reason_name",
 }}
 
+// infoGCSuspendEEBegin describes GCSuspendEEBegin (GCSuspendEEBegin.Info).
+var infoGCSuspendEEBegin = EventInfo{
+	Columns:     columnsGCSuspendEEBegin,
+	DisplayName: "GC/SuspendEEStart",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEBegin",
+	Opcode:      10,
+	OpcodeName:  "GCSuspendEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEBegin",
+	Version:     0,
+	desc:        &descGCSuspendEEBegin,
+	fields:      &fieldsGCSuspendEEBegin,
+}
+
+// descGCSuspendEEBegin describes GCSuspendEEBegin (EventInfo.Descriptor).
+var descGCSuspendEEBegin = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEBegin,
+	DisplayName:  "GC/SuspendEEStart",
+	Fields:       &fieldsGCSuspendEEBegin,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEBegin",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSuspendEEBegin writes the fields of GCSuspendEEBegin payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEBegin)
+}}
+
 // GCSuspendEEBeginV1 is the payload of GCSuspendEEBegin_V1: event 9 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSuspendEEBegin (10), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCSuspendEE_V1.
@@ -2114,32 +2808,32 @@ type GCSuspendEEBeginV1 struct {
 
 // Info describes GCSuspendEEBegin_V1.
 func (*GCSuspendEEBeginV1) Info() *EventInfo {
-	return &eventTable[87]
+	return &infoGCSuspendEEBeginV1
+}
+
+// Descriptor describes GCSuspendEEBegin_V1, as readers of any generated package see it.
+func (*GCSuspendEEBeginV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCSuspendEEBeginV1
 }
 
 // Decode reads a GCSuspendEEBegin_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCSuspendEEBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCSuspendEEBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCSuspendEEBegin_V1", len(b), ptrSize, endsGCSuspendEEBeginV1)
 	}
 	_ = b[9]
 	e.Reason = GCSuspendEEReason(binary.LittleEndian.Uint32(b[0:]))
 	e.Count = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCSuspendEEBeginV1 is where the fixed fields of GCSuspendEEBegin_V1 end, for the error of a short payload.
+var endsGCSuspendEEBeginV1 = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCSuspendEEBegin_V1 wire form for the pointer size.
@@ -2198,6 +2892,46 @@ var columnsGCSuspendEEBeginV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSuspendEEBeginV1 describes GCSuspendEEBegin_V1 (GCSuspendEEBeginV1.Info).
+var infoGCSuspendEEBeginV1 = EventInfo{
+	Columns:     columnsGCSuspendEEBeginV1,
+	DisplayName: "GC/SuspendEEStart",
+	ID:          9,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCSuspendEEBegin_V1",
+	Opcode:      10,
+	OpcodeName:  "GCSuspendEEBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSuspendEEBeginV1",
+	Version:     1,
+	desc:        &descGCSuspendEEBeginV1,
+	fields:      &fieldsGCSuspendEEBeginV1,
+}
+
+// descGCSuspendEEBeginV1 describes GCSuspendEEBegin_V1 (EventInfo.Descriptor).
+var descGCSuspendEEBeginV1 = clrimpl.Descriptor{
+	Columns:      columnsGCSuspendEEBeginV1,
+	DisplayName:  "GC/SuspendEEStart",
+	Fields:       &fieldsGCSuspendEEBeginV1,
+	ID:           9,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCSuspendEEBegin_V1",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCSuspendEEBeginV1 writes the fields of GCSuspendEEBegin_V1 payloads (its Descriptor's Fields).
+var fieldsGCSuspendEEBeginV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSuspendEEBeginV1)
+}}
+
 // GCAllocationTick is the payload of GCAllocationTick: event 10 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick.
@@ -2210,27 +2944,30 @@ type GCAllocationTick struct {
 
 // Info describes GCAllocationTick.
 func (*GCAllocationTick) Info() *EventInfo {
-	return &eventTable[88]
+	return &infoGCAllocationTick
+}
+
+// Descriptor describes GCAllocationTick, as readers of any generated package see it.
+func (*GCAllocationTick) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTick
 }
 
 // Decode reads a GCAllocationTick payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCAllocationTick) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("GCAllocationTick", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AllocationAmount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "AllocationKind",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCAllocationTick", len(b), ptrSize, endsGCAllocationTick)
 	}
 	_ = b[7]
 	e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
 	e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[4:]))
 	return 8, nil
+}
+
+// endsGCAllocationTick is where the fixed fields of GCAllocationTick end, for the error of a short payload.
+var endsGCAllocationTick = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
 }
 
 // Encode appends the GCAllocationTick wire form for the pointer size.
@@ -2281,6 +3018,46 @@ var columnsGCAllocationTick = []clrimpl.Column{{
 	Name: "AllocationKind_name",
 }}
 
+// infoGCAllocationTick describes GCAllocationTick (GCAllocationTick.Info).
+var infoGCAllocationTick = EventInfo{
+	Columns:     columnsGCAllocationTick,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTick",
+	Version:     0,
+	desc:        &descGCAllocationTick,
+	fields:      &fieldsGCAllocationTick,
+}
+
+// descGCAllocationTick describes GCAllocationTick (EventInfo.Descriptor).
+var descGCAllocationTick = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTick,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTick,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCAllocationTick writes the fields of GCAllocationTick payloads (its Descriptor's Fields).
+var fieldsGCAllocationTick = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTick)
+}}
+
 // GCAllocationTickV1 is the payload of GCAllocationTick_V1: event 10 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V1.
@@ -2295,32 +3072,32 @@ type GCAllocationTickV1 struct {
 
 // Info describes GCAllocationTick_V1.
 func (*GCAllocationTickV1) Info() *EventInfo {
-	return &eventTable[89]
+	return &infoGCAllocationTickV1
+}
+
+// Descriptor describes GCAllocationTick_V1, as readers of any generated package see it.
+func (*GCAllocationTickV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV1
 }
 
 // Decode reads a GCAllocationTick_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCAllocationTickV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("GCAllocationTick_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "AllocationAmount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "AllocationKind",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCAllocationTick_V1", len(b), ptrSize, endsGCAllocationTickV1)
 	}
 	_ = b[9]
 	e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
 	e.AllocationKind = GCAllocationKind(binary.LittleEndian.Uint32(b[4:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsGCAllocationTickV1 is where the fixed fields of GCAllocationTick_V1 end, for the error of a short payload.
+var endsGCAllocationTickV1 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCAllocationTick_V1 wire form for the pointer size.
@@ -2380,6 +3157,46 @@ var columnsGCAllocationTickV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCAllocationTickV1 describes GCAllocationTick_V1 (GCAllocationTickV1.Info).
+var infoGCAllocationTickV1 = EventInfo{
+	Columns:     columnsGCAllocationTickV1,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V1",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV1",
+	Version:     1,
+	desc:        &descGCAllocationTickV1,
+	fields:      &fieldsGCAllocationTickV1,
+}
+
+// descGCAllocationTickV1 describes GCAllocationTick_V1 (EventInfo.Descriptor).
+var descGCAllocationTickV1 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV1,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV1,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V1",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCAllocationTickV1 writes the fields of GCAllocationTick_V1 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV1)
+}}
+
 // GCAllocationTickV2 is the payload of GCAllocationTick_V2: event 10 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V2. Its layout depends on the pointer size.
@@ -2402,7 +3219,12 @@ type GCAllocationTickV2 struct {
 
 // Info describes GCAllocationTick_V2.
 func (*GCAllocationTickV2) Info() *EventInfo {
-	return &eventTable[90]
+	return &infoGCAllocationTickV2
+}
+
+// Descriptor describes GCAllocationTick_V2, as readers of any generated package see it.
+func (*GCAllocationTickV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV2
 }
 
 // Decode reads a GCAllocationTick_V2 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2414,27 +3236,7 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, endsGCAllocationTickV2)
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -2445,27 +3247,7 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V2", len(b), ptrSize, endsGCAllocationTickV2)
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -2489,6 +3271,15 @@ func (e *GCAllocationTickV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.HeapIndex = binary.LittleEndian.Uint32(b[off:])
 	off += 4
 	return off, nil
+}
+
+// endsGCAllocationTickV2 is where the fixed fields of GCAllocationTick_V2 end, for the error of a short payload.
+var endsGCAllocationTickV2 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
+	{Name: "AllocationAmount64", Bytes: 18},
+	{Name: "TypeID", Bytes: 18, Ptrs: 1},
 }
 
 // Encode appends the GCAllocationTick_V2 wire form for the pointer size.
@@ -2586,6 +3377,46 @@ var columnsGCAllocationTickV2 = []clrimpl.Column{{
 	Name: "HeapIndex",
 }}
 
+// infoGCAllocationTickV2 describes GCAllocationTick_V2 (GCAllocationTickV2.Info).
+var infoGCAllocationTickV2 = EventInfo{
+	Columns:     columnsGCAllocationTickV2,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V2",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV2",
+	Version:     2,
+	desc:        &descGCAllocationTickV2,
+	fields:      &fieldsGCAllocationTickV2,
+}
+
+// descGCAllocationTickV2 describes GCAllocationTick_V2 (EventInfo.Descriptor).
+var descGCAllocationTickV2 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV2,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV2,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V2",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCAllocationTickV2 writes the fields of GCAllocationTick_V2 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV2)
+}}
+
 // GCAllocationTickV3 is the payload of GCAllocationTick_V3: event 10 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V3. Its layout depends on the pointer size.
@@ -2610,7 +3441,12 @@ type GCAllocationTickV3 struct {
 
 // Info describes GCAllocationTick_V3.
 func (*GCAllocationTickV3) Info() *EventInfo {
-	return &eventTable[91]
+	return &infoGCAllocationTickV3
+}
+
+// Descriptor describes GCAllocationTick_V3, as readers of any generated package see it.
+func (*GCAllocationTickV3) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV3
 }
 
 // Decode reads a GCAllocationTick_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2622,27 +3458,7 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, endsGCAllocationTickV3)
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -2653,27 +3469,7 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V3", len(b), ptrSize, endsGCAllocationTickV3)
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -2702,6 +3498,15 @@ func (e *GCAllocationTickV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.Address = clrimpl.ReadPtr(b, off, ptrSize)
 	off += ptrSize
 	return off, nil
+}
+
+// endsGCAllocationTickV3 is where the fixed fields of GCAllocationTick_V3 end, for the error of a short payload.
+var endsGCAllocationTickV3 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
+	{Name: "AllocationAmount64", Bytes: 18},
+	{Name: "TypeID", Bytes: 18, Ptrs: 1},
 }
 
 // Encode appends the GCAllocationTick_V3 wire form for the pointer size.
@@ -2809,6 +3614,46 @@ var columnsGCAllocationTickV3 = []clrimpl.Column{{
 	Name: "Address",
 }}
 
+// infoGCAllocationTickV3 describes GCAllocationTick_V3 (GCAllocationTickV3.Info).
+var infoGCAllocationTickV3 = EventInfo{
+	Columns:     columnsGCAllocationTickV3,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V3",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV3",
+	Version:     3,
+	desc:        &descGCAllocationTickV3,
+	fields:      &fieldsGCAllocationTickV3,
+}
+
+// descGCAllocationTickV3 describes GCAllocationTick_V3 (EventInfo.Descriptor).
+var descGCAllocationTickV3 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV3,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV3,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V3",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      3,
+}
+
+// fieldsGCAllocationTickV3 writes the fields of GCAllocationTick_V3 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV3)
+}}
+
 // GCAllocationTickV4 is the payload of GCAllocationTick_V4: event 10 version 4 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCAllocationTick (11), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCAllocationTick_V4. Its layout depends on the pointer size.
@@ -2835,7 +3680,12 @@ type GCAllocationTickV4 struct {
 
 // Info describes GCAllocationTick_V4.
 func (*GCAllocationTickV4) Info() *EventInfo {
-	return &eventTable[92]
+	return &infoGCAllocationTickV4
+}
+
+// Descriptor describes GCAllocationTick_V4, as readers of any generated package see it.
+func (*GCAllocationTickV4) Descriptor() *clrimpl.Descriptor {
+	return &descGCAllocationTickV4
 }
 
 // Decode reads a GCAllocationTick_V4 payload for a pointer size of 4 or 8 and returns the bytes
@@ -2847,27 +3697,7 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 26 {
-			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, endsGCAllocationTickV4)
 		}
 		_ = b[25]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -2878,27 +3708,7 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 		off = 26
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "AllocationAmount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "AllocationKind",
-				Ptrs:  0,
-			}, {
-				Bytes: 10,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "AllocationAmount64",
-				Ptrs:  0,
-			}, {
-				Bytes: 18,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCAllocationTick_V4", len(b), ptrSize, endsGCAllocationTickV4)
 		}
 		_ = b[21]
 		e.AllocationAmount = binary.LittleEndian.Uint32(b[0:])
@@ -2932,6 +3742,15 @@ func (e *GCAllocationTickV4) Decode(b []byte, ptrSize int) (int, error) {
 	e.ObjectSize = binary.LittleEndian.Uint64(b[off:])
 	off += 8
 	return off, nil
+}
+
+// endsGCAllocationTickV4 is where the fixed fields of GCAllocationTick_V4 end, for the error of a short payload.
+var endsGCAllocationTickV4 = []clrimpl.FieldEnd{
+	{Name: "AllocationAmount", Bytes: 4},
+	{Name: "AllocationKind", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
+	{Name: "AllocationAmount64", Bytes: 18},
+	{Name: "TypeID", Bytes: 18, Ptrs: 1},
 }
 
 // Encode appends the GCAllocationTick_V4 wire form for the pointer size.
@@ -3049,6 +3868,46 @@ var columnsGCAllocationTickV4 = []clrimpl.Column{{
 	Name: "ObjectSize",
 }}
 
+// infoGCAllocationTickV4 describes GCAllocationTick_V4 (GCAllocationTickV4.Info).
+var infoGCAllocationTickV4 = EventInfo{
+	Columns:     columnsGCAllocationTickV4,
+	DisplayName: "GC/AllocationTick",
+	ID:          10,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCAllocationTick_V4",
+	Opcode:      11,
+	OpcodeName:  "GCAllocationTick",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCAllocationTickV4",
+	Version:     4,
+	desc:        &descGCAllocationTickV4,
+	fields:      &fieldsGCAllocationTickV4,
+}
+
+// descGCAllocationTickV4 describes GCAllocationTick_V4 (EventInfo.Descriptor).
+var descGCAllocationTickV4 = clrimpl.Descriptor{
+	Columns:      columnsGCAllocationTickV4,
+	DisplayName:  "GC/AllocationTick",
+	Fields:       &fieldsGCAllocationTickV4,
+	ID:           10,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCAllocationTick_V4",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      4,
+}
+
+// fieldsGCAllocationTickV4 writes the fields of GCAllocationTick_V4 payloads (its Descriptor's Fields).
+var fieldsGCAllocationTickV4 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCAllocationTickV4)
+}}
+
 // GCCreateConcurrentThread is the payload of GCCreateConcurrentThread: event 11 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateConcurrentThread (12), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -3056,7 +3915,12 @@ type GCCreateConcurrentThread struct{}
 
 // Info describes GCCreateConcurrentThread.
 func (*GCCreateConcurrentThread) Info() *EventInfo {
-	return &eventTable[93]
+	return &infoGCCreateConcurrentThread
+}
+
+// Descriptor describes GCCreateConcurrentThread, as readers of any generated package see it.
+func (*GCCreateConcurrentThread) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateConcurrentThread
 }
 
 // Decode reads a GCCreateConcurrentThread payload for a pointer size of 4 or 8 and returns the bytes
@@ -3086,6 +3950,46 @@ func (e *GCCreateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCCreateConcurrentThread lists the columns of GCCreateConcurrentThread (EventInfo.Columns).
 var columnsGCCreateConcurrentThread = []clrimpl.Column{}
 
+// infoGCCreateConcurrentThread describes GCCreateConcurrentThread (GCCreateConcurrentThread.Info).
+var infoGCCreateConcurrentThread = EventInfo{
+	Columns:     columnsGCCreateConcurrentThread,
+	DisplayName: "GC/CreateConcurrentThread",
+	ID:          11,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCCreateConcurrentThread",
+	Opcode:      12,
+	OpcodeName:  "GCCreateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateConcurrentThread",
+	Version:     0,
+	desc:        &descGCCreateConcurrentThread,
+	fields:      &fieldsGCCreateConcurrentThread,
+}
+
+// descGCCreateConcurrentThread describes GCCreateConcurrentThread (EventInfo.Descriptor).
+var descGCCreateConcurrentThread = clrimpl.Descriptor{
+	Columns:      columnsGCCreateConcurrentThread,
+	DisplayName:  "GC/CreateConcurrentThread",
+	Fields:       &fieldsGCCreateConcurrentThread,
+	ID:           11,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCCreateConcurrentThread",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCCreateConcurrentThread writes the fields of GCCreateConcurrentThread payloads (its Descriptor's Fields).
+var fieldsGCCreateConcurrentThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateConcurrentThread)
+}}
+
 // GCCreateConcurrentThreadV1 is the payload of GCCreateConcurrentThread_V1: event 11 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCCreateConcurrentThread (12), level win:Informational (4), keywords GCKeyword, ThreadingKeyword (0x10001).
 // Template GCCreateConcurrentThread.
@@ -3096,22 +4000,28 @@ type GCCreateConcurrentThreadV1 struct {
 
 // Info describes GCCreateConcurrentThread_V1.
 func (*GCCreateConcurrentThreadV1) Info() *EventInfo {
-	return &eventTable[94]
+	return &infoGCCreateConcurrentThreadV1
+}
+
+// Descriptor describes GCCreateConcurrentThread_V1, as readers of any generated package see it.
+func (*GCCreateConcurrentThreadV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCCreateConcurrentThreadV1
 }
 
 // Decode reads a GCCreateConcurrentThread_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCCreateConcurrentThreadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCCreateConcurrentThread_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCCreateConcurrentThread_V1", len(b), ptrSize, endsGCCreateConcurrentThreadV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCCreateConcurrentThreadV1 is where the fixed fields of GCCreateConcurrentThread_V1 end, for the error of a short payload.
+var endsGCCreateConcurrentThreadV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCCreateConcurrentThread_V1 wire form for the pointer size.
@@ -3145,6 +4055,46 @@ var columnsGCCreateConcurrentThreadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCCreateConcurrentThreadV1 describes GCCreateConcurrentThread_V1 (GCCreateConcurrentThreadV1.Info).
+var infoGCCreateConcurrentThreadV1 = EventInfo{
+	Columns:     columnsGCCreateConcurrentThreadV1,
+	DisplayName: "GC/CreateConcurrentThread",
+	ID:          11,
+	Keywords:    0x10001,
+	Level:       4,
+	Name:        "GCCreateConcurrentThread_V1",
+	Opcode:      12,
+	OpcodeName:  "GCCreateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCCreateConcurrentThreadV1",
+	Version:     1,
+	desc:        &descGCCreateConcurrentThreadV1,
+	fields:      &fieldsGCCreateConcurrentThreadV1,
+}
+
+// descGCCreateConcurrentThreadV1 describes GCCreateConcurrentThread_V1 (EventInfo.Descriptor).
+var descGCCreateConcurrentThreadV1 = clrimpl.Descriptor{
+	Columns:      columnsGCCreateConcurrentThreadV1,
+	DisplayName:  "GC/CreateConcurrentThread",
+	Fields:       &fieldsGCCreateConcurrentThreadV1,
+	ID:           11,
+	Keywords:     0x10001,
+	Level:        4,
+	Name:         "GCCreateConcurrentThread_V1",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCCreateConcurrentThreadV1 writes the fields of GCCreateConcurrentThread_V1 payloads (its Descriptor's Fields).
+var fieldsGCCreateConcurrentThreadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCCreateConcurrentThreadV1)
+}}
+
 // GCTerminateConcurrentThread is the payload of GCTerminateConcurrentThread: event 12 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCTerminateConcurrentThread (13), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -3152,7 +4102,12 @@ type GCTerminateConcurrentThread struct{}
 
 // Info describes GCTerminateConcurrentThread.
 func (*GCTerminateConcurrentThread) Info() *EventInfo {
-	return &eventTable[95]
+	return &infoGCTerminateConcurrentThread
+}
+
+// Descriptor describes GCTerminateConcurrentThread, as readers of any generated package see it.
+func (*GCTerminateConcurrentThread) Descriptor() *clrimpl.Descriptor {
+	return &descGCTerminateConcurrentThread
 }
 
 // Decode reads a GCTerminateConcurrentThread payload for a pointer size of 4 or 8 and returns the bytes
@@ -3182,6 +4137,46 @@ func (e *GCTerminateConcurrentThread) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCTerminateConcurrentThread lists the columns of GCTerminateConcurrentThread (EventInfo.Columns).
 var columnsGCTerminateConcurrentThread = []clrimpl.Column{}
 
+// infoGCTerminateConcurrentThread describes GCTerminateConcurrentThread (GCTerminateConcurrentThread.Info).
+var infoGCTerminateConcurrentThread = EventInfo{
+	Columns:     columnsGCTerminateConcurrentThread,
+	DisplayName: "GC/TerminateConcurrentThread",
+	ID:          12,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCTerminateConcurrentThread",
+	Opcode:      13,
+	OpcodeName:  "GCTerminateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCTerminateConcurrentThread",
+	Version:     0,
+	desc:        &descGCTerminateConcurrentThread,
+	fields:      &fieldsGCTerminateConcurrentThread,
+}
+
+// descGCTerminateConcurrentThread describes GCTerminateConcurrentThread (EventInfo.Descriptor).
+var descGCTerminateConcurrentThread = clrimpl.Descriptor{
+	Columns:      columnsGCTerminateConcurrentThread,
+	DisplayName:  "GC/TerminateConcurrentThread",
+	Fields:       &fieldsGCTerminateConcurrentThread,
+	ID:           12,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCTerminateConcurrentThread",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCTerminateConcurrentThread writes the fields of GCTerminateConcurrentThread payloads (its Descriptor's Fields).
+var fieldsGCTerminateConcurrentThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCTerminateConcurrentThread)
+}}
+
 // GCTerminateConcurrentThreadV1 is the payload of GCTerminateConcurrentThread_V1: event 12 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCTerminateConcurrentThread (13), level win:Informational (4), keywords GCKeyword, ThreadingKeyword (0x10001).
 // Template GCTerminateConcurrentThread.
@@ -3192,22 +4187,28 @@ type GCTerminateConcurrentThreadV1 struct {
 
 // Info describes GCTerminateConcurrentThread_V1.
 func (*GCTerminateConcurrentThreadV1) Info() *EventInfo {
-	return &eventTable[96]
+	return &infoGCTerminateConcurrentThreadV1
+}
+
+// Descriptor describes GCTerminateConcurrentThread_V1, as readers of any generated package see it.
+func (*GCTerminateConcurrentThreadV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCTerminateConcurrentThreadV1
 }
 
 // Decode reads a GCTerminateConcurrentThread_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCTerminateConcurrentThreadV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCTerminateConcurrentThread_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCTerminateConcurrentThread_V1", len(b), ptrSize, endsGCTerminateConcurrentThreadV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCTerminateConcurrentThreadV1 is where the fixed fields of GCTerminateConcurrentThread_V1 end, for the error of a short payload.
+var endsGCTerminateConcurrentThreadV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCTerminateConcurrentThread_V1 wire form for the pointer size.
@@ -3241,6 +4242,46 @@ var columnsGCTerminateConcurrentThreadV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCTerminateConcurrentThreadV1 describes GCTerminateConcurrentThread_V1 (GCTerminateConcurrentThreadV1.Info).
+var infoGCTerminateConcurrentThreadV1 = EventInfo{
+	Columns:     columnsGCTerminateConcurrentThreadV1,
+	DisplayName: "GC/TerminateConcurrentThread",
+	ID:          12,
+	Keywords:    0x10001,
+	Level:       4,
+	Name:        "GCTerminateConcurrentThread_V1",
+	Opcode:      13,
+	OpcodeName:  "GCTerminateConcurrentThread",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCTerminateConcurrentThreadV1",
+	Version:     1,
+	desc:        &descGCTerminateConcurrentThreadV1,
+	fields:      &fieldsGCTerminateConcurrentThreadV1,
+}
+
+// descGCTerminateConcurrentThreadV1 describes GCTerminateConcurrentThread_V1 (EventInfo.Descriptor).
+var descGCTerminateConcurrentThreadV1 = clrimpl.Descriptor{
+	Columns:      columnsGCTerminateConcurrentThreadV1,
+	DisplayName:  "GC/TerminateConcurrentThread",
+	Fields:       &fieldsGCTerminateConcurrentThreadV1,
+	ID:           12,
+	Keywords:     0x10001,
+	Level:        4,
+	Name:         "GCTerminateConcurrentThread_V1",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCTerminateConcurrentThreadV1 writes the fields of GCTerminateConcurrentThread_V1 payloads (its Descriptor's Fields).
+var fieldsGCTerminateConcurrentThreadV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCTerminateConcurrentThreadV1)
+}}
+
 // GCFinalizersEnd is the payload of GCFinalizersEnd: event 13 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersEnd (15), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFinalizersEnd.
@@ -3251,22 +4292,28 @@ type GCFinalizersEnd struct {
 
 // Info describes GCFinalizersEnd.
 func (*GCFinalizersEnd) Info() *EventInfo {
-	return &eventTable[97]
+	return &infoGCFinalizersEnd
+}
+
+// Descriptor describes GCFinalizersEnd, as readers of any generated package see it.
+func (*GCFinalizersEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersEnd
 }
 
 // Decode reads a GCFinalizersEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("GCFinalizersEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFinalizersEnd", len(b), ptrSize, endsGCFinalizersEnd)
 	}
 	_ = b[3]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	return 4, nil
+}
+
+// endsGCFinalizersEnd is where the fixed fields of GCFinalizersEnd end, for the error of a short payload.
+var endsGCFinalizersEnd = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the GCFinalizersEnd wire form for the pointer size.
@@ -3300,6 +4347,46 @@ var columnsGCFinalizersEnd = []clrimpl.Column{{
 	Name: "Count",
 }}
 
+// infoGCFinalizersEnd describes GCFinalizersEnd (GCFinalizersEnd.Info).
+var infoGCFinalizersEnd = EventInfo{
+	Columns:     columnsGCFinalizersEnd,
+	DisplayName: "GC/FinalizersStop",
+	ID:          13,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersEnd",
+	Opcode:      15,
+	OpcodeName:  "GCFinalizersEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersEnd",
+	Version:     0,
+	desc:        &descGCFinalizersEnd,
+	fields:      &fieldsGCFinalizersEnd,
+}
+
+// descGCFinalizersEnd describes GCFinalizersEnd (EventInfo.Descriptor).
+var descGCFinalizersEnd = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersEnd,
+	DisplayName:  "GC/FinalizersStop",
+	Fields:       &fieldsGCFinalizersEnd,
+	ID:           13,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersEnd",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFinalizersEnd writes the fields of GCFinalizersEnd payloads (its Descriptor's Fields).
+var fieldsGCFinalizersEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersEnd)
+}}
+
 // GCFinalizersEndV1 is the payload of GCFinalizersEnd_V1: event 13 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersEnd (15), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCFinalizersEnd_V1.
@@ -3312,27 +4399,30 @@ type GCFinalizersEndV1 struct {
 
 // Info describes GCFinalizersEnd_V1.
 func (*GCFinalizersEndV1) Info() *EventInfo {
-	return &eventTable[98]
+	return &infoGCFinalizersEndV1
+}
+
+// Descriptor describes GCFinalizersEnd_V1, as readers of any generated package see it.
+func (*GCFinalizersEndV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersEndV1
 }
 
 // Decode reads a GCFinalizersEnd_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersEndV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCFinalizersEnd_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFinalizersEnd_V1", len(b), ptrSize, endsGCFinalizersEndV1)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCFinalizersEndV1 is where the fixed fields of GCFinalizersEnd_V1 end, for the error of a short payload.
+var endsGCFinalizersEndV1 = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCFinalizersEnd_V1 wire form for the pointer size.
@@ -3375,6 +4465,46 @@ var columnsGCFinalizersEndV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCFinalizersEndV1 describes GCFinalizersEnd_V1 (GCFinalizersEndV1.Info).
+var infoGCFinalizersEndV1 = EventInfo{
+	Columns:     columnsGCFinalizersEndV1,
+	DisplayName: "GC/FinalizersStop",
+	ID:          13,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersEnd_V1",
+	Opcode:      15,
+	OpcodeName:  "GCFinalizersEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersEndV1",
+	Version:     1,
+	desc:        &descGCFinalizersEndV1,
+	fields:      &fieldsGCFinalizersEndV1,
+}
+
+// descGCFinalizersEndV1 describes GCFinalizersEnd_V1 (EventInfo.Descriptor).
+var descGCFinalizersEndV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersEndV1,
+	DisplayName:  "GC/FinalizersStop",
+	Fields:       &fieldsGCFinalizersEndV1,
+	ID:           13,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersEnd_V1",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFinalizersEndV1 writes the fields of GCFinalizersEnd_V1 payloads (its Descriptor's Fields).
+var fieldsGCFinalizersEndV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersEndV1)
+}}
+
 // GCFinalizersBegin is the payload of GCFinalizersBegin: event 14 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersBegin (19), level win:Informational (4), keywords GCKeyword (0x1).
 // It has no payload.
@@ -3382,7 +4512,12 @@ type GCFinalizersBegin struct{}
 
 // Info describes GCFinalizersBegin.
 func (*GCFinalizersBegin) Info() *EventInfo {
-	return &eventTable[99]
+	return &infoGCFinalizersBegin
+}
+
+// Descriptor describes GCFinalizersBegin, as readers of any generated package see it.
+func (*GCFinalizersBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersBegin
 }
 
 // Decode reads a GCFinalizersBegin payload for a pointer size of 4 or 8 and returns the bytes
@@ -3412,6 +4547,46 @@ func (e *GCFinalizersBegin) AppendColumns(a clrimpl.ColumnAppender) {}
 // columnsGCFinalizersBegin lists the columns of GCFinalizersBegin (EventInfo.Columns).
 var columnsGCFinalizersBegin = []clrimpl.Column{}
 
+// infoGCFinalizersBegin describes GCFinalizersBegin (GCFinalizersBegin.Info).
+var infoGCFinalizersBegin = EventInfo{
+	Columns:     columnsGCFinalizersBegin,
+	DisplayName: "GC/FinalizersStart",
+	ID:          14,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersBegin",
+	Opcode:      19,
+	OpcodeName:  "GCFinalizersBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersBegin",
+	Version:     0,
+	desc:        &descGCFinalizersBegin,
+	fields:      &fieldsGCFinalizersBegin,
+}
+
+// descGCFinalizersBegin describes GCFinalizersBegin (EventInfo.Descriptor).
+var descGCFinalizersBegin = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersBegin,
+	DisplayName:  "GC/FinalizersStart",
+	Fields:       &fieldsGCFinalizersBegin,
+	ID:           14,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersBegin",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFinalizersBegin writes the fields of GCFinalizersBegin payloads (its Descriptor's Fields).
+var fieldsGCFinalizersBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersBegin)
+}}
+
 // GCFinalizersBeginV1 is the payload of GCFinalizersBegin_V1: event 14 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFinalizersBegin (19), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCNoUserData.
@@ -3422,22 +4597,28 @@ type GCFinalizersBeginV1 struct {
 
 // Info describes GCFinalizersBegin_V1.
 func (*GCFinalizersBeginV1) Info() *EventInfo {
-	return &eventTable[100]
+	return &infoGCFinalizersBeginV1
+}
+
+// Descriptor describes GCFinalizersBegin_V1, as readers of any generated package see it.
+func (*GCFinalizersBeginV1) Descriptor() *clrimpl.Descriptor {
+	return &descGCFinalizersBeginV1
 }
 
 // Decode reads a GCFinalizersBegin_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCFinalizersBeginV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("GCFinalizersBegin_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFinalizersBegin_V1", len(b), ptrSize, endsGCFinalizersBeginV1)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsGCFinalizersBeginV1 is where the fixed fields of GCFinalizersBegin_V1 end, for the error of a short payload.
+var endsGCFinalizersBeginV1 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the GCFinalizersBegin_V1 wire form for the pointer size.
@@ -3471,6 +4652,46 @@ var columnsGCFinalizersBeginV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCFinalizersBeginV1 describes GCFinalizersBegin_V1 (GCFinalizersBeginV1.Info).
+var infoGCFinalizersBeginV1 = EventInfo{
+	Columns:     columnsGCFinalizersBeginV1,
+	DisplayName: "GC/FinalizersStart",
+	ID:          14,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCFinalizersBegin_V1",
+	Opcode:      19,
+	OpcodeName:  "GCFinalizersBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFinalizersBeginV1",
+	Version:     1,
+	desc:        &descGCFinalizersBeginV1,
+	fields:      &fieldsGCFinalizersBeginV1,
+}
+
+// descGCFinalizersBeginV1 describes GCFinalizersBegin_V1 (EventInfo.Descriptor).
+var descGCFinalizersBeginV1 = clrimpl.Descriptor{
+	Columns:      columnsGCFinalizersBeginV1,
+	DisplayName:  "GC/FinalizersStart",
+	Fields:       &fieldsGCFinalizersBeginV1,
+	ID:           14,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCFinalizersBegin_V1",
+	Opcode:       19,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsGCFinalizersBeginV1 writes the fields of GCFinalizersBegin_V1 payloads (its Descriptor's Fields).
+var fieldsGCFinalizersBeginV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFinalizersBeginV1)
+}}
+
 // GCBulkRootEdge is the payload of GCBulkRootEdge: event 16 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootEdge (20), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkRootEdge. Its layout depends on the pointer size.
@@ -3501,23 +4722,7 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 	if ptrSize == 8 {
 		if len(b) < 21 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RootedNodeAddress",
-					Ptrs:  1,
-				}, {
-					Bytes: 1,
-					Name:  "GCRootKind",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootFlag",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3529,23 +4734,7 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 	} else {
 		if len(b) < 13 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RootedNodeAddress",
-					Ptrs:  1,
-				}, {
-					Bytes: 1,
-					Name:  "GCRootKind",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootFlag",
-					Ptrs:  1,
-				}, {
-					Bytes: 5,
-					Name:  "GCRootID",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3556,6 +4745,14 @@ func (e *GCBulkRootEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, i
 		e.GCRootID = uint64(binary.LittleEndian.Uint32(b[9:]))
 	}
 	return 5 + 2*ptrSize, "", 0, nil
+}
+
+// endsGCBulkRootEdgeValuesElem is where the fixed fields of GCBulkRootEdge.Values elements end, for the error of a short payload.
+var endsGCBulkRootEdgeValuesElem = []clrimpl.FieldEnd{
+	{Name: "RootedNodeAddress", Bytes: 0, Ptrs: 1},
+	{Name: "GCRootKind", Bytes: 1, Ptrs: 1},
+	{Name: "GCRootFlag", Bytes: 5, Ptrs: 1},
+	{Name: "GCRootID", Bytes: 5, Ptrs: 2},
 }
 
 func (e *GCBulkRootEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -3671,7 +4868,12 @@ func (a GCBulkRootEdgeValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRootEdge.
 func (*GCBulkRootEdge) Info() *EventInfo {
-	return &eventTable[102]
+	return &infoGCBulkRootEdge
+}
+
+// Descriptor describes GCBulkRootEdge, as readers of any generated package see it.
+func (*GCBulkRootEdge) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootEdge
 }
 
 // Decode reads a GCBulkRootEdge payload for a pointer size of 4 or 8 and returns the bytes
@@ -3682,19 +4884,7 @@ func (e *GCBulkRootEdge) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkRootEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootEdge", len(b), ptrSize, endsGCBulkRootEdge)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -3713,6 +4903,13 @@ func (e *GCBulkRootEdge) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRootEdge is where the fixed fields of GCBulkRootEdge end, for the error of a short payload.
+var endsGCBulkRootEdge = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkRootEdge wire form for the pointer size.
@@ -3773,6 +4970,46 @@ var columnsGCBulkRootEdge = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkRootEdge describes GCBulkRootEdge (GCBulkRootEdge.Info).
+var infoGCBulkRootEdge = EventInfo{
+	Columns:     columnsGCBulkRootEdge,
+	DisplayName: "GC/GCBulkRootEdge",
+	ID:          16,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootEdge",
+	Opcode:      20,
+	OpcodeName:  "GCBulkRootEdge",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootEdge",
+	Version:     0,
+	desc:        &descGCBulkRootEdge,
+	fields:      &fieldsGCBulkRootEdge,
+}
+
+// descGCBulkRootEdge describes GCBulkRootEdge (EventInfo.Descriptor).
+var descGCBulkRootEdge = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootEdge,
+	DisplayName:  "GC/GCBulkRootEdge",
+	Fields:       &fieldsGCBulkRootEdge,
+	ID:           16,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootEdge",
+	Opcode:       20,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootEdge writes the fields of GCBulkRootEdge payloads (its Descriptor's Fields).
+var fieldsGCBulkRootEdge = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootEdge)
+}}
+
 // GCBulkRootConditionalWeakTableElementEdge is the payload of GCBulkRootConditionalWeakTableElementEdge: event 17 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootConditionalWeakTableElementEdge (21), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkRootConditionalWeakTableElementEdge. Its layout depends on the pointer size.
@@ -3801,19 +5038,7 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 	if ptrSize == 8 {
 		if len(b) < 24 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "GCKeyNodeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "GCValueNodeID",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "GCRootID",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootConditionalWeakTableElementEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3824,19 +5049,7 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "GCKeyNodeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "GCValueNodeID",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "GCRootID",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootConditionalWeakTableElementEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -3846,6 +5059,13 @@ func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) decode(b []byte, p
 		e.GCRootID = uint64(binary.LittleEndian.Uint32(b[8:]))
 	}
 	return 3 * ptrSize, "", 0, nil
+}
+
+// endsGCBulkRootConditionalWeakTableElementEdgeValuesElem is where the fixed fields of GCBulkRootConditionalWeakTableElementEdge.Values elements end, for the error of a short payload.
+var endsGCBulkRootConditionalWeakTableElementEdgeValuesElem = []clrimpl.FieldEnd{
+	{Name: "GCKeyNodeID", Bytes: 0, Ptrs: 1},
+	{Name: "GCValueNodeID", Bytes: 0, Ptrs: 2},
+	{Name: "GCRootID", Bytes: 0, Ptrs: 3},
 }
 
 func (e *GCBulkRootConditionalWeakTableElementEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -3957,7 +5177,12 @@ func (a GCBulkRootConditionalWeakTableElementEdgeValuesArray) appendJSON(dst []b
 
 // Info describes GCBulkRootConditionalWeakTableElementEdge.
 func (*GCBulkRootConditionalWeakTableElementEdge) Info() *EventInfo {
-	return &eventTable[103]
+	return &infoGCBulkRootConditionalWeakTableElementEdge
+}
+
+// Descriptor describes GCBulkRootConditionalWeakTableElementEdge, as readers of any generated package see it.
+func (*GCBulkRootConditionalWeakTableElementEdge) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootConditionalWeakTableElementEdge
 }
 
 // Decode reads a GCBulkRootConditionalWeakTableElementEdge payload for a pointer size of 4 or 8 and returns the bytes
@@ -3968,19 +5193,7 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) Decode(b []byte, ptrSize int
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkRootConditionalWeakTableElementEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootConditionalWeakTableElementEdge", len(b), ptrSize, endsGCBulkRootConditionalWeakTableElementEdge)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -3999,6 +5212,13 @@ func (e *GCBulkRootConditionalWeakTableElementEdge) Decode(b []byte, ptrSize int
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRootConditionalWeakTableElementEdge is where the fixed fields of GCBulkRootConditionalWeakTableElementEdge end, for the error of a short payload.
+var endsGCBulkRootConditionalWeakTableElementEdge = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkRootConditionalWeakTableElementEdge wire form for the pointer size.
@@ -4059,6 +5279,46 @@ var columnsGCBulkRootConditionalWeakTableElementEdge = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkRootConditionalWeakTableElementEdge describes GCBulkRootConditionalWeakTableElementEdge (GCBulkRootConditionalWeakTableElementEdge.Info).
+var infoGCBulkRootConditionalWeakTableElementEdge = EventInfo{
+	Columns:     columnsGCBulkRootConditionalWeakTableElementEdge,
+	DisplayName: "GC/GCBulkRootConditionalWeakTableElementEdge",
+	ID:          17,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootConditionalWeakTableElementEdge",
+	Opcode:      21,
+	OpcodeName:  "GCBulkRootConditionalWeakTableElementEdge",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootConditionalWeakTableElementEdge",
+	Version:     0,
+	desc:        &descGCBulkRootConditionalWeakTableElementEdge,
+	fields:      &fieldsGCBulkRootConditionalWeakTableElementEdge,
+}
+
+// descGCBulkRootConditionalWeakTableElementEdge describes GCBulkRootConditionalWeakTableElementEdge (EventInfo.Descriptor).
+var descGCBulkRootConditionalWeakTableElementEdge = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootConditionalWeakTableElementEdge,
+	DisplayName:  "GC/GCBulkRootConditionalWeakTableElementEdge",
+	Fields:       &fieldsGCBulkRootConditionalWeakTableElementEdge,
+	ID:           17,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootConditionalWeakTableElementEdge",
+	Opcode:       21,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootConditionalWeakTableElementEdge writes the fields of GCBulkRootConditionalWeakTableElementEdge payloads (its Descriptor's Fields).
+var fieldsGCBulkRootConditionalWeakTableElementEdge = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootConditionalWeakTableElementEdge)
+}}
+
 // GCBulkNode is the payload of GCBulkNode: event 18 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkNode (22), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkNode. Its layout depends on the pointer size.
@@ -4089,23 +5349,7 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	if ptrSize == 8 {
 		if len(b) < 32 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Address",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}, {
-					Bytes: 16,
-					Name:  "TypeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 24,
-					Name:  "EdgeCount",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkNodeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4117,23 +5361,7 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	} else {
 		if len(b) < 28 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Address",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}, {
-					Bytes: 16,
-					Name:  "TypeID",
-					Ptrs:  1,
-				}, {
-					Bytes: 24,
-					Name:  "EdgeCount",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkNodeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4144,6 +5372,14 @@ func (e *GCBulkNodeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 		e.EdgeCount = binary.LittleEndian.Uint64(b[20:])
 	}
 	return 24 + ptrSize, "", 0, nil
+}
+
+// endsGCBulkNodeValuesElem is where the fixed fields of GCBulkNode.Values elements end, for the error of a short payload.
+var endsGCBulkNodeValuesElem = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 0, Ptrs: 1},
+	{Name: "Size", Bytes: 8, Ptrs: 1},
+	{Name: "TypeID", Bytes: 16, Ptrs: 1},
+	{Name: "EdgeCount", Bytes: 24, Ptrs: 1},
 }
 
 func (e *GCBulkNodeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -4259,7 +5495,12 @@ func (a GCBulkNodeValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkNode.
 func (*GCBulkNode) Info() *EventInfo {
-	return &eventTable[104]
+	return &infoGCBulkNode
+}
+
+// Descriptor describes GCBulkNode, as readers of any generated package see it.
+func (*GCBulkNode) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkNode
 }
 
 // Decode reads a GCBulkNode payload for a pointer size of 4 or 8 and returns the bytes
@@ -4270,19 +5511,7 @@ func (e *GCBulkNode) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkNode", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkNode", len(b), ptrSize, endsGCBulkNode)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -4301,6 +5530,13 @@ func (e *GCBulkNode) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkNode is where the fixed fields of GCBulkNode end, for the error of a short payload.
+var endsGCBulkNode = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkNode wire form for the pointer size.
@@ -4361,6 +5597,46 @@ var columnsGCBulkNode = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkNode describes GCBulkNode (GCBulkNode.Info).
+var infoGCBulkNode = EventInfo{
+	Columns:     columnsGCBulkNode,
+	DisplayName: "GC/GCBulkNode",
+	ID:          18,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkNode",
+	Opcode:      22,
+	OpcodeName:  "GCBulkNode",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkNode",
+	Version:     0,
+	desc:        &descGCBulkNode,
+	fields:      &fieldsGCBulkNode,
+}
+
+// descGCBulkNode describes GCBulkNode (EventInfo.Descriptor).
+var descGCBulkNode = clrimpl.Descriptor{
+	Columns:      columnsGCBulkNode,
+	DisplayName:  "GC/GCBulkNode",
+	Fields:       &fieldsGCBulkNode,
+	ID:           18,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkNode",
+	Opcode:       22,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkNode writes the fields of GCBulkNode payloads (its Descriptor's Fields).
+var fieldsGCBulkNode = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkNode)
+}}
+
 // GCBulkEdge is the payload of GCBulkEdge: event 19 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkEdge (23), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkEdge. Its layout depends on the pointer size.
@@ -4387,15 +5663,7 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	if ptrSize == 8 {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Value",
-					Ptrs:  1,
-				}, {
-					Bytes: 4,
-					Name:  "ReferencingFieldID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4405,15 +5673,7 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 	} else {
 		if len(b) < 8 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "Value",
-					Ptrs:  1,
-				}, {
-					Bytes: 4,
-					Name:  "ReferencingFieldID",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkEdgeValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4422,6 +5682,12 @@ func (e *GCBulkEdgeValuesElem) decode(b []byte, ptrSize int) (int, string, int, 
 		e.ReferencingFieldID = binary.LittleEndian.Uint32(b[4:])
 	}
 	return 4 + ptrSize, "", 0, nil
+}
+
+// endsGCBulkEdgeValuesElem is where the fixed fields of GCBulkEdge.Values elements end, for the error of a short payload.
+var endsGCBulkEdgeValuesElem = []clrimpl.FieldEnd{
+	{Name: "Value", Bytes: 0, Ptrs: 1},
+	{Name: "ReferencingFieldID", Bytes: 4, Ptrs: 1},
 }
 
 func (e *GCBulkEdgeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -4529,7 +5795,12 @@ func (a GCBulkEdgeValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkEdge.
 func (*GCBulkEdge) Info() *EventInfo {
-	return &eventTable[105]
+	return &infoGCBulkEdge
+}
+
+// Descriptor describes GCBulkEdge, as readers of any generated package see it.
+func (*GCBulkEdge) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkEdge
 }
 
 // Decode reads a GCBulkEdge payload for a pointer size of 4 or 8 and returns the bytes
@@ -4540,19 +5811,7 @@ func (e *GCBulkEdge) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkEdge", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkEdge", len(b), ptrSize, endsGCBulkEdge)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -4571,6 +5830,13 @@ func (e *GCBulkEdge) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkEdge is where the fixed fields of GCBulkEdge end, for the error of a short payload.
+var endsGCBulkEdge = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkEdge wire form for the pointer size.
@@ -4631,6 +5897,46 @@ var columnsGCBulkEdge = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkEdge describes GCBulkEdge (GCBulkEdge.Info).
+var infoGCBulkEdge = EventInfo{
+	Columns:     columnsGCBulkEdge,
+	DisplayName: "GC/GCBulkEdge",
+	ID:          19,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkEdge",
+	Opcode:      23,
+	OpcodeName:  "GCBulkEdge",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkEdge",
+	Version:     0,
+	desc:        &descGCBulkEdge,
+	fields:      &fieldsGCBulkEdge,
+}
+
+// descGCBulkEdge describes GCBulkEdge (EventInfo.Descriptor).
+var descGCBulkEdge = clrimpl.Descriptor{
+	Columns:      columnsGCBulkEdge,
+	DisplayName:  "GC/GCBulkEdge",
+	Fields:       &fieldsGCBulkEdge,
+	ID:           19,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkEdge",
+	Opcode:       23,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkEdge writes the fields of GCBulkEdge payloads (its Descriptor's Fields).
+var fieldsGCBulkEdge = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkEdge)
+}}
+
 // GCSampledObjectAllocationHigh is the payload of GCSampledObjectAllocationHigh: event 20 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSampledObjectAllocation (24), level win:Informational (4), keywords GCSampledObjectAllocationHighKeyword (0x200000).
 // Template GCSampledObjectAllocation. Its layout depends on the pointer size.
@@ -4649,7 +5955,12 @@ type GCSampledObjectAllocationHigh struct {
 
 // Info describes GCSampledObjectAllocationHigh.
 func (*GCSampledObjectAllocationHigh) Info() *EventInfo {
-	return &eventTable[106]
+	return &infoGCSampledObjectAllocationHigh
+}
+
+// Descriptor describes GCSampledObjectAllocationHigh, as readers of any generated package see it.
+func (*GCSampledObjectAllocationHigh) Descriptor() *clrimpl.Descriptor {
+	return &descGCSampledObjectAllocationHigh
 }
 
 // Decode reads a GCSampledObjectAllocationHigh payload for a pointer size of 4 or 8 and returns the bytes
@@ -4660,27 +5971,7 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 	}
 	if ptrSize == 8 {
 		if len(b) < 30 {
-			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, endsGCSampledObjectAllocationHigh)
 		}
 		_ = b[29]
 		e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -4690,27 +5981,7 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationHigh", len(b), ptrSize, endsGCSampledObjectAllocationHigh)
 		}
 		_ = b[21]
 		e.Address = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -4720,6 +5991,15 @@ func (e *GCSampledObjectAllocationHigh) Decode(b []byte, ptrSize int) (int, erro
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	}
 	return 14 + 2*ptrSize, nil
+}
+
+// endsGCSampledObjectAllocationHigh is where the fixed fields of GCSampledObjectAllocationHigh end, for the error of a short payload.
+var endsGCSampledObjectAllocationHigh = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 0, Ptrs: 1},
+	{Name: "TypeID", Bytes: 0, Ptrs: 2},
+	{Name: "ObjectCountForTypeSample", Bytes: 4, Ptrs: 2},
+	{Name: "TotalSizeForTypeSample", Bytes: 12, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 14, Ptrs: 2},
 }
 
 // Encode appends the GCSampledObjectAllocationHigh wire form for the pointer size.
@@ -4791,6 +6071,46 @@ var columnsGCSampledObjectAllocationHigh = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSampledObjectAllocationHigh describes GCSampledObjectAllocationHigh (GCSampledObjectAllocationHigh.Info).
+var infoGCSampledObjectAllocationHigh = EventInfo{
+	Columns:     columnsGCSampledObjectAllocationHigh,
+	DisplayName: "GC/GCSampledObjectAllocation",
+	ID:          20,
+	Keywords:    0x200000,
+	Level:       4,
+	Name:        "GCSampledObjectAllocationHigh",
+	Opcode:      24,
+	OpcodeName:  "GCSampledObjectAllocation",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSampledObjectAllocationHigh",
+	Version:     0,
+	desc:        &descGCSampledObjectAllocationHigh,
+	fields:      &fieldsGCSampledObjectAllocationHigh,
+}
+
+// descGCSampledObjectAllocationHigh describes GCSampledObjectAllocationHigh (EventInfo.Descriptor).
+var descGCSampledObjectAllocationHigh = clrimpl.Descriptor{
+	Columns:      columnsGCSampledObjectAllocationHigh,
+	DisplayName:  "GC/GCSampledObjectAllocation",
+	Fields:       &fieldsGCSampledObjectAllocationHigh,
+	ID:           20,
+	Keywords:     0x200000,
+	Level:        4,
+	Name:         "GCSampledObjectAllocationHigh",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSampledObjectAllocationHigh writes the fields of GCSampledObjectAllocationHigh payloads (its Descriptor's Fields).
+var fieldsGCSampledObjectAllocationHigh = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSampledObjectAllocationHigh)
+}}
+
 // GCBulkSurvivingObjectRanges is the payload of GCBulkSurvivingObjectRanges: event 21 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkSurvivingObjectRanges (25), level win:Informational (4), keywords GCHeapSurvivalAndMovementKeyword (0x400000).
 // Template GCBulkSurvivingObjectRanges. Its layout depends on the pointer size.
@@ -4817,15 +6137,7 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkSurvivingObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4835,15 +6147,7 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "RangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkSurvivingObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -4852,6 +6156,12 @@ func (e *GCBulkSurvivingObjectRangesValuesElem) decode(b []byte, ptrSize int) (i
 		e.RangeLength = binary.LittleEndian.Uint64(b[4:])
 	}
 	return 8 + ptrSize, "", 0, nil
+}
+
+// endsGCBulkSurvivingObjectRangesValuesElem is where the fixed fields of GCBulkSurvivingObjectRanges.Values elements end, for the error of a short payload.
+var endsGCBulkSurvivingObjectRangesValuesElem = []clrimpl.FieldEnd{
+	{Name: "RangeBase", Bytes: 0, Ptrs: 1},
+	{Name: "RangeLength", Bytes: 8, Ptrs: 1},
 }
 
 func (e *GCBulkSurvivingObjectRangesValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -4959,7 +6269,12 @@ func (a GCBulkSurvivingObjectRangesValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkSurvivingObjectRanges.
 func (*GCBulkSurvivingObjectRanges) Info() *EventInfo {
-	return &eventTable[107]
+	return &infoGCBulkSurvivingObjectRanges
+}
+
+// Descriptor describes GCBulkSurvivingObjectRanges, as readers of any generated package see it.
+func (*GCBulkSurvivingObjectRanges) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkSurvivingObjectRanges
 }
 
 // Decode reads a GCBulkSurvivingObjectRanges payload for a pointer size of 4 or 8 and returns the bytes
@@ -4970,19 +6285,7 @@ func (e *GCBulkSurvivingObjectRanges) Decode(b []byte, ptrSize int) (int, error)
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkSurvivingObjectRanges", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkSurvivingObjectRanges", len(b), ptrSize, endsGCBulkSurvivingObjectRanges)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -5001,6 +6304,13 @@ func (e *GCBulkSurvivingObjectRanges) Decode(b []byte, ptrSize int) (int, error)
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkSurvivingObjectRanges is where the fixed fields of GCBulkSurvivingObjectRanges end, for the error of a short payload.
+var endsGCBulkSurvivingObjectRanges = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkSurvivingObjectRanges wire form for the pointer size.
@@ -5061,6 +6371,46 @@ var columnsGCBulkSurvivingObjectRanges = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkSurvivingObjectRanges describes GCBulkSurvivingObjectRanges (GCBulkSurvivingObjectRanges.Info).
+var infoGCBulkSurvivingObjectRanges = EventInfo{
+	Columns:     columnsGCBulkSurvivingObjectRanges,
+	DisplayName: "GC/GCBulkSurvivingObjectRanges",
+	ID:          21,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "GCBulkSurvivingObjectRanges",
+	Opcode:      25,
+	OpcodeName:  "GCBulkSurvivingObjectRanges",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkSurvivingObjectRanges",
+	Version:     0,
+	desc:        &descGCBulkSurvivingObjectRanges,
+	fields:      &fieldsGCBulkSurvivingObjectRanges,
+}
+
+// descGCBulkSurvivingObjectRanges describes GCBulkSurvivingObjectRanges (EventInfo.Descriptor).
+var descGCBulkSurvivingObjectRanges = clrimpl.Descriptor{
+	Columns:      columnsGCBulkSurvivingObjectRanges,
+	DisplayName:  "GC/GCBulkSurvivingObjectRanges",
+	Fields:       &fieldsGCBulkSurvivingObjectRanges,
+	ID:           21,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "GCBulkSurvivingObjectRanges",
+	Opcode:       25,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkSurvivingObjectRanges writes the fields of GCBulkSurvivingObjectRanges payloads (its Descriptor's Fields).
+var fieldsGCBulkSurvivingObjectRanges = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkSurvivingObjectRanges)
+}}
+
 // GCBulkMovedObjectRanges is the payload of GCBulkMovedObjectRanges: event 22 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkMovedObjectRanges (26), level win:Informational (4), keywords GCHeapSurvivalAndMovementKeyword (0x400000).
 // Template GCBulkMovedObjectRanges. Its layout depends on the pointer size.
@@ -5089,19 +6439,7 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 	if ptrSize == 8 {
 		if len(b) < 24 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "OldRangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "NewRangeBase",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkMovedObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5112,19 +6450,7 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 	} else {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "OldRangeBase",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "NewRangeBase",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "RangeLength",
-					Ptrs:  2,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkMovedObjectRangesValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -5134,6 +6460,13 @@ func (e *GCBulkMovedObjectRangesValuesElem) decode(b []byte, ptrSize int) (int, 
 		e.RangeLength = binary.LittleEndian.Uint64(b[8:])
 	}
 	return 8 + 2*ptrSize, "", 0, nil
+}
+
+// endsGCBulkMovedObjectRangesValuesElem is where the fixed fields of GCBulkMovedObjectRanges.Values elements end, for the error of a short payload.
+var endsGCBulkMovedObjectRangesValuesElem = []clrimpl.FieldEnd{
+	{Name: "OldRangeBase", Bytes: 0, Ptrs: 1},
+	{Name: "NewRangeBase", Bytes: 0, Ptrs: 2},
+	{Name: "RangeLength", Bytes: 8, Ptrs: 2},
 }
 
 func (e *GCBulkMovedObjectRangesValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -5245,7 +6578,12 @@ func (a GCBulkMovedObjectRangesValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkMovedObjectRanges.
 func (*GCBulkMovedObjectRanges) Info() *EventInfo {
-	return &eventTable[108]
+	return &infoGCBulkMovedObjectRanges
+}
+
+// Descriptor describes GCBulkMovedObjectRanges, as readers of any generated package see it.
+func (*GCBulkMovedObjectRanges) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkMovedObjectRanges
 }
 
 // Decode reads a GCBulkMovedObjectRanges payload for a pointer size of 4 or 8 and returns the bytes
@@ -5256,19 +6594,7 @@ func (e *GCBulkMovedObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 10 {
-		return 0, shortPrefix("GCBulkMovedObjectRanges", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Index",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkMovedObjectRanges", len(b), ptrSize, endsGCBulkMovedObjectRanges)
 	}
 	_ = b[9]
 	e.Index = binary.LittleEndian.Uint32(b[0:])
@@ -5287,6 +6613,13 @@ func (e *GCBulkMovedObjectRanges) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkMovedObjectRanges is where the fixed fields of GCBulkMovedObjectRanges end, for the error of a short payload.
+var endsGCBulkMovedObjectRanges = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the GCBulkMovedObjectRanges wire form for the pointer size.
@@ -5347,6 +6680,46 @@ var columnsGCBulkMovedObjectRanges = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkMovedObjectRanges describes GCBulkMovedObjectRanges (GCBulkMovedObjectRanges.Info).
+var infoGCBulkMovedObjectRanges = EventInfo{
+	Columns:     columnsGCBulkMovedObjectRanges,
+	DisplayName: "GC/GCBulkMovedObjectRanges",
+	ID:          22,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "GCBulkMovedObjectRanges",
+	Opcode:      26,
+	OpcodeName:  "GCBulkMovedObjectRanges",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkMovedObjectRanges",
+	Version:     0,
+	desc:        &descGCBulkMovedObjectRanges,
+	fields:      &fieldsGCBulkMovedObjectRanges,
+}
+
+// descGCBulkMovedObjectRanges describes GCBulkMovedObjectRanges (EventInfo.Descriptor).
+var descGCBulkMovedObjectRanges = clrimpl.Descriptor{
+	Columns:      columnsGCBulkMovedObjectRanges,
+	DisplayName:  "GC/GCBulkMovedObjectRanges",
+	Fields:       &fieldsGCBulkMovedObjectRanges,
+	ID:           22,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "GCBulkMovedObjectRanges",
+	Opcode:       26,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkMovedObjectRanges writes the fields of GCBulkMovedObjectRanges payloads (its Descriptor's Fields).
+var fieldsGCBulkMovedObjectRanges = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkMovedObjectRanges)
+}}
+
 // GCGenerationRange is the payload of GCGenerationRange: event 23 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGenerationRange (27), level win:Informational (4), keywords GCHeapSurvivalAndMovementKeyword (0x400000).
 // Template GCGenerationRange. Its layout depends on the pointer size.
@@ -5365,7 +6738,12 @@ type GCGenerationRange struct {
 
 // Info describes GCGenerationRange.
 func (*GCGenerationRange) Info() *EventInfo {
-	return &eventTable[109]
+	return &infoGCGenerationRange
+}
+
+// Descriptor describes GCGenerationRange, as readers of any generated package see it.
+func (*GCGenerationRange) Descriptor() *clrimpl.Descriptor {
+	return &descGCGenerationRange
 }
 
 // Decode reads a GCGenerationRange payload for a pointer size of 4 or 8 and returns the bytes
@@ -5376,27 +6754,7 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 27 {
-			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Generation",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "RangeStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RangeUsedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RangeReservedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 19,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, endsGCGenerationRange)
 		}
 		_ = b[26]
 		e.Generation = b[0]
@@ -5406,27 +6764,7 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[25:])
 	} else {
 		if len(b) < 23 {
-			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "Generation",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "RangeStart",
-				Ptrs:  1,
-			}, {
-				Bytes: 9,
-				Name:  "RangeUsedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 17,
-				Name:  "RangeReservedLength",
-				Ptrs:  1,
-			}, {
-				Bytes: 19,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("GCGenerationRange", len(b), ptrSize, endsGCGenerationRange)
 		}
 		_ = b[22]
 		e.Generation = b[0]
@@ -5436,6 +6774,15 @@ func (e *GCGenerationRange) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[21:])
 	}
 	return 19 + ptrSize, nil
+}
+
+// endsGCGenerationRange is where the fixed fields of GCGenerationRange end, for the error of a short payload.
+var endsGCGenerationRange = []clrimpl.FieldEnd{
+	{Name: "Generation", Bytes: 1},
+	{Name: "RangeStart", Bytes: 1, Ptrs: 1},
+	{Name: "RangeUsedLength", Bytes: 9, Ptrs: 1},
+	{Name: "RangeReservedLength", Bytes: 17, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 19, Ptrs: 1},
 }
 
 // Encode appends the GCGenerationRange wire form for the pointer size.
@@ -5506,6 +6853,46 @@ var columnsGCGenerationRange = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCGenerationRange describes GCGenerationRange (GCGenerationRange.Info).
+var infoGCGenerationRange = EventInfo{
+	Columns:     columnsGCGenerationRange,
+	DisplayName: "GC/GCGenerationRange",
+	ID:          23,
+	Keywords:    0x400000,
+	Level:       4,
+	Name:        "GCGenerationRange",
+	Opcode:      27,
+	OpcodeName:  "GCGenerationRange",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGenerationRange",
+	Version:     0,
+	desc:        &descGCGenerationRange,
+	fields:      &fieldsGCGenerationRange,
+}
+
+// descGCGenerationRange describes GCGenerationRange (EventInfo.Descriptor).
+var descGCGenerationRange = clrimpl.Descriptor{
+	Columns:      columnsGCGenerationRange,
+	DisplayName:  "GC/GCGenerationRange",
+	Fields:       &fieldsGCGenerationRange,
+	ID:           23,
+	Keywords:     0x400000,
+	Level:        4,
+	Name:         "GCGenerationRange",
+	Opcode:       27,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCGenerationRange writes the fields of GCGenerationRange payloads (its Descriptor's Fields).
+var fieldsGCGenerationRange = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGenerationRange)
+}}
+
 // GCMarkStackRoots is the payload of GCMarkStackRoots: event 25 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkStackRoots (28), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5518,27 +6905,30 @@ type GCMarkStackRoots struct {
 
 // Info describes GCMarkStackRoots.
 func (*GCMarkStackRoots) Info() *EventInfo {
-	return &eventTable[110]
+	return &infoGCMarkStackRoots
+}
+
+// Descriptor describes GCMarkStackRoots, as readers of any generated package see it.
+func (*GCMarkStackRoots) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkStackRoots
 }
 
 // Decode reads a GCMarkStackRoots payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCMarkStackRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkStackRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkStackRoots", len(b), ptrSize, endsGCMarkStackRoots)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkStackRoots is where the fixed fields of GCMarkStackRoots end, for the error of a short payload.
+var endsGCMarkStackRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkStackRoots wire form for the pointer size.
@@ -5581,6 +6971,46 @@ var columnsGCMarkStackRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkStackRoots describes GCMarkStackRoots (GCMarkStackRoots.Info).
+var infoGCMarkStackRoots = EventInfo{
+	Columns:     columnsGCMarkStackRoots,
+	DisplayName: "GC/MarkStackRoots",
+	ID:          25,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkStackRoots",
+	Opcode:      28,
+	OpcodeName:  "GCMarkStackRoots",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkStackRoots",
+	Version:     0,
+	desc:        &descGCMarkStackRoots,
+	fields:      &fieldsGCMarkStackRoots,
+}
+
+// descGCMarkStackRoots describes GCMarkStackRoots (EventInfo.Descriptor).
+var descGCMarkStackRoots = clrimpl.Descriptor{
+	Columns:      columnsGCMarkStackRoots,
+	DisplayName:  "GC/MarkStackRoots",
+	Fields:       &fieldsGCMarkStackRoots,
+	ID:           25,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkStackRoots",
+	Opcode:       28,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkStackRoots writes the fields of GCMarkStackRoots payloads (its Descriptor's Fields).
+var fieldsGCMarkStackRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkStackRoots)
+}}
+
 // GCMarkFinalizeQueueRoots is the payload of GCMarkFinalizeQueueRoots: event 26 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkFinalizeQueueRoots (29), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5593,27 +7023,30 @@ type GCMarkFinalizeQueueRoots struct {
 
 // Info describes GCMarkFinalizeQueueRoots.
 func (*GCMarkFinalizeQueueRoots) Info() *EventInfo {
-	return &eventTable[111]
+	return &infoGCMarkFinalizeQueueRoots
+}
+
+// Descriptor describes GCMarkFinalizeQueueRoots, as readers of any generated package see it.
+func (*GCMarkFinalizeQueueRoots) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkFinalizeQueueRoots
 }
 
 // Decode reads a GCMarkFinalizeQueueRoots payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCMarkFinalizeQueueRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkFinalizeQueueRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkFinalizeQueueRoots", len(b), ptrSize, endsGCMarkFinalizeQueueRoots)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkFinalizeQueueRoots is where the fixed fields of GCMarkFinalizeQueueRoots end, for the error of a short payload.
+var endsGCMarkFinalizeQueueRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkFinalizeQueueRoots wire form for the pointer size.
@@ -5656,6 +7089,46 @@ var columnsGCMarkFinalizeQueueRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkFinalizeQueueRoots describes GCMarkFinalizeQueueRoots (GCMarkFinalizeQueueRoots.Info).
+var infoGCMarkFinalizeQueueRoots = EventInfo{
+	Columns:     columnsGCMarkFinalizeQueueRoots,
+	DisplayName: "GC/MarkFinalizeQueueRoots",
+	ID:          26,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkFinalizeQueueRoots",
+	Opcode:      29,
+	OpcodeName:  "GCMarkFinalizeQueueRoots",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkFinalizeQueueRoots",
+	Version:     0,
+	desc:        &descGCMarkFinalizeQueueRoots,
+	fields:      &fieldsGCMarkFinalizeQueueRoots,
+}
+
+// descGCMarkFinalizeQueueRoots describes GCMarkFinalizeQueueRoots (EventInfo.Descriptor).
+var descGCMarkFinalizeQueueRoots = clrimpl.Descriptor{
+	Columns:      columnsGCMarkFinalizeQueueRoots,
+	DisplayName:  "GC/MarkFinalizeQueueRoots",
+	Fields:       &fieldsGCMarkFinalizeQueueRoots,
+	ID:           26,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkFinalizeQueueRoots",
+	Opcode:       29,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkFinalizeQueueRoots writes the fields of GCMarkFinalizeQueueRoots payloads (its Descriptor's Fields).
+var fieldsGCMarkFinalizeQueueRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkFinalizeQueueRoots)
+}}
+
 // GCMarkHandles is the payload of GCMarkHandles: event 27 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkHandles (30), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5668,27 +7141,30 @@ type GCMarkHandles struct {
 
 // Info describes GCMarkHandles.
 func (*GCMarkHandles) Info() *EventInfo {
-	return &eventTable[112]
+	return &infoGCMarkHandles
+}
+
+// Descriptor describes GCMarkHandles, as readers of any generated package see it.
+func (*GCMarkHandles) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkHandles
 }
 
 // Decode reads a GCMarkHandles payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCMarkHandles) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkHandles", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkHandles", len(b), ptrSize, endsGCMarkHandles)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkHandles is where the fixed fields of GCMarkHandles end, for the error of a short payload.
+var endsGCMarkHandles = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkHandles wire form for the pointer size.
@@ -5731,6 +7207,46 @@ var columnsGCMarkHandles = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkHandles describes GCMarkHandles (GCMarkHandles.Info).
+var infoGCMarkHandles = EventInfo{
+	Columns:     columnsGCMarkHandles,
+	DisplayName: "GC/MarkHandles",
+	ID:          27,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkHandles",
+	Opcode:      30,
+	OpcodeName:  "GCMarkHandles",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkHandles",
+	Version:     0,
+	desc:        &descGCMarkHandles,
+	fields:      &fieldsGCMarkHandles,
+}
+
+// descGCMarkHandles describes GCMarkHandles (EventInfo.Descriptor).
+var descGCMarkHandles = clrimpl.Descriptor{
+	Columns:      columnsGCMarkHandles,
+	DisplayName:  "GC/MarkHandles",
+	Fields:       &fieldsGCMarkHandles,
+	ID:           27,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkHandles",
+	Opcode:       30,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkHandles writes the fields of GCMarkHandles payloads (its Descriptor's Fields).
+var fieldsGCMarkHandles = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkHandles)
+}}
+
 // GCMarkOlderGenerationRoots is the payload of GCMarkOlderGenerationRoots: event 28 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkOlderGenerationRoots (31), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMark.
@@ -5743,27 +7259,30 @@ type GCMarkOlderGenerationRoots struct {
 
 // Info describes GCMarkOlderGenerationRoots.
 func (*GCMarkOlderGenerationRoots) Info() *EventInfo {
-	return &eventTable[113]
+	return &infoGCMarkOlderGenerationRoots
+}
+
+// Descriptor describes GCMarkOlderGenerationRoots, as readers of any generated package see it.
+func (*GCMarkOlderGenerationRoots) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkOlderGenerationRoots
 }
 
 // Decode reads a GCMarkOlderGenerationRoots payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCMarkOlderGenerationRoots) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCMarkOlderGenerationRoots", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkOlderGenerationRoots", len(b), ptrSize, endsGCMarkOlderGenerationRoots)
 	}
 	_ = b[5]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCMarkOlderGenerationRoots is where the fixed fields of GCMarkOlderGenerationRoots end, for the error of a short payload.
+var endsGCMarkOlderGenerationRoots = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCMarkOlderGenerationRoots wire form for the pointer size.
@@ -5806,6 +7325,46 @@ var columnsGCMarkOlderGenerationRoots = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCMarkOlderGenerationRoots describes GCMarkOlderGenerationRoots (GCMarkOlderGenerationRoots.Info).
+var infoGCMarkOlderGenerationRoots = EventInfo{
+	Columns:     columnsGCMarkOlderGenerationRoots,
+	DisplayName: "GC/MarkCards",
+	ID:          28,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkOlderGenerationRoots",
+	Opcode:      31,
+	OpcodeName:  "GCMarkOlderGenerationRoots",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkOlderGenerationRoots",
+	Version:     0,
+	desc:        &descGCMarkOlderGenerationRoots,
+	fields:      &fieldsGCMarkOlderGenerationRoots,
+}
+
+// descGCMarkOlderGenerationRoots describes GCMarkOlderGenerationRoots (EventInfo.Descriptor).
+var descGCMarkOlderGenerationRoots = clrimpl.Descriptor{
+	Columns:      columnsGCMarkOlderGenerationRoots,
+	DisplayName:  "GC/MarkCards",
+	Fields:       &fieldsGCMarkOlderGenerationRoots,
+	ID:           28,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkOlderGenerationRoots",
+	Opcode:       31,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkOlderGenerationRoots writes the fields of GCMarkOlderGenerationRoots payloads (its Descriptor's Fields).
+var fieldsGCMarkOlderGenerationRoots = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkOlderGenerationRoots)
+}}
+
 // FinalizeObject is the payload of FinalizeObject: event 29 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode FinalizeObject (32), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template FinalizeObject. Its layout depends on the pointer size.
@@ -5820,7 +7379,12 @@ type FinalizeObject struct {
 
 // Info describes FinalizeObject.
 func (*FinalizeObject) Info() *EventInfo {
-	return &eventTable[114]
+	return &infoFinalizeObject
+}
+
+// Descriptor describes FinalizeObject, as readers of any generated package see it.
+func (*FinalizeObject) Descriptor() *clrimpl.Descriptor {
+	return &descFinalizeObject
 }
 
 // Decode reads a FinalizeObject payload for a pointer size of 4 or 8 and returns the bytes
@@ -5831,19 +7395,7 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, endsFinalizeObject)
 		}
 		_ = b[17]
 		e.TypeID = binary.LittleEndian.Uint64(b[0:])
@@ -5851,19 +7403,7 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("FinalizeObject", len(b), ptrSize, endsFinalizeObject)
 		}
 		_ = b[9]
 		e.TypeID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -5871,6 +7411,13 @@ func (e *FinalizeObject) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsFinalizeObject is where the fixed fields of FinalizeObject end, for the error of a short payload.
+var endsFinalizeObject = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the FinalizeObject wire form for the pointer size.
@@ -5924,6 +7471,46 @@ var columnsFinalizeObject = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoFinalizeObject describes FinalizeObject (FinalizeObject.Info).
+var infoFinalizeObject = EventInfo{
+	Columns:     columnsFinalizeObject,
+	DisplayName: "GC/FinalizeObject",
+	ID:          29,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "FinalizeObject",
+	Opcode:      32,
+	OpcodeName:  "FinalizeObject",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "FinalizeObject",
+	Version:     0,
+	desc:        &descFinalizeObject,
+	fields:      &fieldsFinalizeObject,
+}
+
+// descFinalizeObject describes FinalizeObject (EventInfo.Descriptor).
+var descFinalizeObject = clrimpl.Descriptor{
+	Columns:      columnsFinalizeObject,
+	DisplayName:  "GC/FinalizeObject",
+	Fields:       &fieldsFinalizeObject,
+	ID:           29,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "FinalizeObject",
+	Opcode:       32,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsFinalizeObject writes the fields of FinalizeObject payloads (its Descriptor's Fields).
+var fieldsFinalizeObject = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(FinalizeObject)
+}}
+
 // SetGCHandle is the payload of SetGCHandle: event 30 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode SetGCHandle (33), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template SetGCHandle. Its layout depends on the pointer size.
@@ -5944,7 +7531,12 @@ type SetGCHandle struct {
 
 // Info describes SetGCHandle.
 func (*SetGCHandle) Info() *EventInfo {
-	return &eventTable[115]
+	return &infoSetGCHandle
+}
+
+// Descriptor describes SetGCHandle, as readers of any generated package see it.
+func (*SetGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descSetGCHandle
 }
 
 // Decode reads a SetGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -5955,31 +7547,7 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 34 {
-			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, endsSetGCHandle)
 		}
 		_ = b[33]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -5990,31 +7558,7 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[32:])
 	} else {
 		if len(b) < 26 {
-			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "Kind",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "Generation",
-				Ptrs:  2,
-			}, {
-				Bytes: 16,
-				Name:  "AppDomainID",
-				Ptrs:  2,
-			}, {
-				Bytes: 18,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("SetGCHandle", len(b), ptrSize, endsSetGCHandle)
 		}
 		_ = b[25]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -6025,6 +7569,16 @@ func (e *SetGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[24:])
 	}
 	return 18 + 2*ptrSize, nil
+}
+
+// endsSetGCHandle is where the fixed fields of SetGCHandle end, for the error of a short payload.
+var endsSetGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "Kind", Bytes: 4, Ptrs: 2},
+	{Name: "Generation", Bytes: 8, Ptrs: 2},
+	{Name: "AppDomainID", Bytes: 16, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 18, Ptrs: 2},
 }
 
 // Encode appends the SetGCHandle wire form for the pointer size.
@@ -6113,6 +7667,46 @@ var columnsSetGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoSetGCHandle describes SetGCHandle (SetGCHandle.Info).
+var infoSetGCHandle = EventInfo{
+	Columns:     columnsSetGCHandle,
+	DisplayName: "GC/SetGCHandle",
+	ID:          30,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "SetGCHandle",
+	Opcode:      33,
+	OpcodeName:  "SetGCHandle",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "SetGCHandle",
+	Version:     0,
+	desc:        &descSetGCHandle,
+	fields:      &fieldsSetGCHandle,
+}
+
+// descSetGCHandle describes SetGCHandle (EventInfo.Descriptor).
+var descSetGCHandle = clrimpl.Descriptor{
+	Columns:      columnsSetGCHandle,
+	DisplayName:  "GC/SetGCHandle",
+	Fields:       &fieldsSetGCHandle,
+	ID:           30,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "SetGCHandle",
+	Opcode:       33,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsSetGCHandle writes the fields of SetGCHandle payloads (its Descriptor's Fields).
+var fieldsSetGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(SetGCHandle)
+}}
+
 // DestroyGCHandle is the payload of DestroyGCHandle: event 31 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode DestroyGCHandle (34), level win:Informational (4), keywords GCHandleKeyword (0x2).
 // Template DestroyGCHandle. Its layout depends on the pointer size.
@@ -6125,7 +7719,12 @@ type DestroyGCHandle struct {
 
 // Info describes DestroyGCHandle.
 func (*DestroyGCHandle) Info() *EventInfo {
-	return &eventTable[116]
+	return &infoDestroyGCHandle
+}
+
+// Descriptor describes DestroyGCHandle, as readers of any generated package see it.
+func (*DestroyGCHandle) Descriptor() *clrimpl.Descriptor {
+	return &descDestroyGCHandle
 }
 
 // Decode reads a DestroyGCHandle payload for a pointer size of 4 or 8 and returns the bytes
@@ -6136,36 +7735,26 @@ func (e *DestroyGCHandle) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, endsDestroyGCHandle)
 		}
 		_ = b[9]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("DestroyGCHandle", len(b), ptrSize, endsDestroyGCHandle)
 		}
 		_ = b[5]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsDestroyGCHandle is where the fixed fields of DestroyGCHandle end, for the error of a short payload.
+var endsDestroyGCHandle = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the DestroyGCHandle wire form for the pointer size.
@@ -6209,6 +7798,46 @@ var columnsDestroyGCHandle = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDestroyGCHandle describes DestroyGCHandle (DestroyGCHandle.Info).
+var infoDestroyGCHandle = EventInfo{
+	Columns:     columnsDestroyGCHandle,
+	DisplayName: "GC/DestroyGCHandle",
+	ID:          31,
+	Keywords:    0x2,
+	Level:       4,
+	Name:        "DestroyGCHandle",
+	Opcode:      34,
+	OpcodeName:  "DestroyGCHandle",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "DestroyGCHandle",
+	Version:     0,
+	desc:        &descDestroyGCHandle,
+	fields:      &fieldsDestroyGCHandle,
+}
+
+// descDestroyGCHandle describes DestroyGCHandle (EventInfo.Descriptor).
+var descDestroyGCHandle = clrimpl.Descriptor{
+	Columns:      columnsDestroyGCHandle,
+	DisplayName:  "GC/DestroyGCHandle",
+	Fields:       &fieldsDestroyGCHandle,
+	ID:           31,
+	Keywords:     0x2,
+	Level:        4,
+	Name:         "DestroyGCHandle",
+	Opcode:       34,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDestroyGCHandle writes the fields of DestroyGCHandle payloads (its Descriptor's Fields).
+var fieldsDestroyGCHandle = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DestroyGCHandle)
+}}
+
 // GCSampledObjectAllocationLow is the payload of GCSampledObjectAllocationLow: event 32 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCSampledObjectAllocation (24), level win:Informational (4), keywords GCSampledObjectAllocationLowKeyword (0x2000000).
 // Template GCSampledObjectAllocation. Its layout depends on the pointer size.
@@ -6227,7 +7856,12 @@ type GCSampledObjectAllocationLow struct {
 
 // Info describes GCSampledObjectAllocationLow.
 func (*GCSampledObjectAllocationLow) Info() *EventInfo {
-	return &eventTable[117]
+	return &infoGCSampledObjectAllocationLow
+}
+
+// Descriptor describes GCSampledObjectAllocationLow, as readers of any generated package see it.
+func (*GCSampledObjectAllocationLow) Descriptor() *clrimpl.Descriptor {
+	return &descGCSampledObjectAllocationLow
 }
 
 // Decode reads a GCSampledObjectAllocationLow payload for a pointer size of 4 or 8 and returns the bytes
@@ -6238,27 +7872,7 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 	}
 	if ptrSize == 8 {
 		if len(b) < 30 {
-			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, endsGCSampledObjectAllocationLow)
 		}
 		_ = b[29]
 		e.Address = binary.LittleEndian.Uint64(b[0:])
@@ -6268,27 +7882,7 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[28:])
 	} else {
 		if len(b) < 22 {
-			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "Address",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "TypeID",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "ObjectCountForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 12,
-				Name:  "TotalSizeForTypeSample",
-				Ptrs:  2,
-			}, {
-				Bytes: 14,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("GCSampledObjectAllocationLow", len(b), ptrSize, endsGCSampledObjectAllocationLow)
 		}
 		_ = b[21]
 		e.Address = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -6298,6 +7892,15 @@ func (e *GCSampledObjectAllocationLow) Decode(b []byte, ptrSize int) (int, error
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	}
 	return 14 + 2*ptrSize, nil
+}
+
+// endsGCSampledObjectAllocationLow is where the fixed fields of GCSampledObjectAllocationLow end, for the error of a short payload.
+var endsGCSampledObjectAllocationLow = []clrimpl.FieldEnd{
+	{Name: "Address", Bytes: 0, Ptrs: 1},
+	{Name: "TypeID", Bytes: 0, Ptrs: 2},
+	{Name: "ObjectCountForTypeSample", Bytes: 4, Ptrs: 2},
+	{Name: "TotalSizeForTypeSample", Bytes: 12, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 14, Ptrs: 2},
 }
 
 // Encode appends the GCSampledObjectAllocationLow wire form for the pointer size.
@@ -6369,6 +7972,46 @@ var columnsGCSampledObjectAllocationLow = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCSampledObjectAllocationLow describes GCSampledObjectAllocationLow (GCSampledObjectAllocationLow.Info).
+var infoGCSampledObjectAllocationLow = EventInfo{
+	Columns:     columnsGCSampledObjectAllocationLow,
+	DisplayName: "GC/GCSampledObjectAllocation",
+	ID:          32,
+	Keywords:    0x2000000,
+	Level:       4,
+	Name:        "GCSampledObjectAllocationLow",
+	Opcode:      24,
+	OpcodeName:  "GCSampledObjectAllocation",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCSampledObjectAllocationLow",
+	Version:     0,
+	desc:        &descGCSampledObjectAllocationLow,
+	fields:      &fieldsGCSampledObjectAllocationLow,
+}
+
+// descGCSampledObjectAllocationLow describes GCSampledObjectAllocationLow (EventInfo.Descriptor).
+var descGCSampledObjectAllocationLow = clrimpl.Descriptor{
+	Columns:      columnsGCSampledObjectAllocationLow,
+	DisplayName:  "GC/GCSampledObjectAllocation",
+	Fields:       &fieldsGCSampledObjectAllocationLow,
+	ID:           32,
+	Keywords:     0x2000000,
+	Level:        4,
+	Name:         "GCSampledObjectAllocationLow",
+	Opcode:       24,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCSampledObjectAllocationLow writes the fields of GCSampledObjectAllocationLow payloads (its Descriptor's Fields).
+var fieldsGCSampledObjectAllocationLow = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCSampledObjectAllocationLow)
+}}
+
 // PinObjectAtGCTime is the payload of PinObjectAtGCTime: event 33 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode PinObjectAtGCTime (36), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template PinObjectAtGCTime. Its layout depends on the pointer size.
@@ -6387,7 +8030,12 @@ type PinObjectAtGCTime struct {
 
 // Info describes PinObjectAtGCTime.
 func (*PinObjectAtGCTime) Info() *EventInfo {
-	return &eventTable[118]
+	return &infoPinObjectAtGCTime
+}
+
+// Descriptor describes PinObjectAtGCTime, as readers of any generated package see it.
+func (*PinObjectAtGCTime) Descriptor() *clrimpl.Descriptor {
+	return &descPinObjectAtGCTime
 }
 
 // Decode reads a PinObjectAtGCTime payload for a pointer size of 4 or 8 and returns the bytes
@@ -6399,19 +8047,7 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectSize",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, endsPinObjectAtGCTime)
 		}
 		_ = b[23]
 		e.HandleID = binary.LittleEndian.Uint64(b[0:])
@@ -6420,19 +8056,7 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 		off = 24
 	} else {
 		if len(b) < 16 {
-			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "HandleID",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "ObjectID",
-				Ptrs:  2,
-			}, {
-				Bytes: 8,
-				Name:  "ObjectSize",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("PinObjectAtGCTime", len(b), ptrSize, endsPinObjectAtGCTime)
 		}
 		_ = b[15]
 		e.HandleID = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -6454,6 +8078,13 @@ func (e *PinObjectAtGCTime) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsPinObjectAtGCTime is where the fixed fields of PinObjectAtGCTime end, for the error of a short payload.
+var endsPinObjectAtGCTime = []clrimpl.FieldEnd{
+	{Name: "HandleID", Bytes: 0, Ptrs: 1},
+	{Name: "ObjectID", Bytes: 0, Ptrs: 2},
+	{Name: "ObjectSize", Bytes: 8, Ptrs: 2},
 }
 
 // Encode appends the PinObjectAtGCTime wire form for the pointer size.
@@ -6525,6 +8156,46 @@ var columnsPinObjectAtGCTime = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoPinObjectAtGCTime describes PinObjectAtGCTime (PinObjectAtGCTime.Info).
+var infoPinObjectAtGCTime = EventInfo{
+	Columns:     columnsPinObjectAtGCTime,
+	DisplayName: "GC/PinObjectAtGCTime",
+	ID:          33,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "PinObjectAtGCTime",
+	Opcode:      36,
+	OpcodeName:  "PinObjectAtGCTime",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "PinObjectAtGCTime",
+	Version:     0,
+	desc:        &descPinObjectAtGCTime,
+	fields:      &fieldsPinObjectAtGCTime,
+}
+
+// descPinObjectAtGCTime describes PinObjectAtGCTime (EventInfo.Descriptor).
+var descPinObjectAtGCTime = clrimpl.Descriptor{
+	Columns:      columnsPinObjectAtGCTime,
+	DisplayName:  "GC/PinObjectAtGCTime",
+	Fields:       &fieldsPinObjectAtGCTime,
+	ID:           33,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "PinObjectAtGCTime",
+	Opcode:       36,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsPinObjectAtGCTime writes the fields of PinObjectAtGCTime payloads (its Descriptor's Fields).
+var fieldsPinObjectAtGCTime = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(PinObjectAtGCTime)
+}}
+
 // GCTriggered is the payload of GCTriggered: event 35 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode Triggered (35), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCTriggered.
@@ -6537,27 +8208,30 @@ type GCTriggered struct {
 
 // Info describes GCTriggered.
 func (*GCTriggered) Info() *EventInfo {
-	return &eventTable[119]
+	return &infoGCTriggered
+}
+
+// Descriptor describes GCTriggered, as readers of any generated package see it.
+func (*GCTriggered) Descriptor() *clrimpl.Descriptor {
+	return &descGCTriggered
 }
 
 // Decode reads a GCTriggered payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCTriggered) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GCTriggered", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCTriggered", len(b), ptrSize, endsGCTriggered)
 	}
 	_ = b[5]
 	e.Reason = GCReason(binary.LittleEndian.Uint32(b[0:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGCTriggered is where the fixed fields of GCTriggered end, for the error of a short payload.
+var endsGCTriggered = []clrimpl.FieldEnd{
+	{Name: "Reason", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCTriggered wire form for the pointer size.
@@ -6607,6 +8281,46 @@ var columnsGCTriggered = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCTriggered describes GCTriggered (GCTriggered.Info).
+var infoGCTriggered = EventInfo{
+	Columns:     columnsGCTriggered,
+	DisplayName: "GC/Triggered",
+	ID:          35,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCTriggered",
+	Opcode:      35,
+	OpcodeName:  "Triggered",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCTriggered",
+	Version:     0,
+	desc:        &descGCTriggered,
+	fields:      &fieldsGCTriggered,
+}
+
+// descGCTriggered describes GCTriggered (EventInfo.Descriptor).
+var descGCTriggered = clrimpl.Descriptor{
+	Columns:      columnsGCTriggered,
+	DisplayName:  "GC/Triggered",
+	Fields:       &fieldsGCTriggered,
+	ID:           35,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCTriggered",
+	Opcode:       35,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCTriggered writes the fields of GCTriggered payloads (its Descriptor's Fields).
+var fieldsGCTriggered = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCTriggered)
+}}
+
 // GCBulkRootCCW is the payload of GCBulkRootCCW: event 36 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootCCW (38), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkRootCCW.
@@ -6640,35 +8354,7 @@ type GCBulkRootCCWValuesElem struct {
 func (e *GCBulkRootCCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 44 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "GCRootID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 32,
-				Name:  "IUnknown",
-				Ptrs:  0,
-			}, {
-				Bytes: 36,
-				Name:  "RefCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 40,
-				Name:  "PeggedRefCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 44,
-				Name:  "Flags",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootCCWValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -6681,6 +8367,17 @@ func (e *GCBulkRootCCWValuesElem) decode(b []byte, ptrSize int) (int, string, in
 	e.PeggedRefCount = binary.LittleEndian.Uint32(b[36:])
 	e.Flags = GCRootCCWFlags(binary.LittleEndian.Uint32(b[40:]))
 	return 44, "", 0, nil
+}
+
+// endsGCBulkRootCCWValuesElem is where the fixed fields of GCBulkRootCCW.Values elements end, for the error of a short payload.
+var endsGCBulkRootCCWValuesElem = []clrimpl.FieldEnd{
+	{Name: "GCRootID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 16},
+	{Name: "TypeID", Bytes: 24},
+	{Name: "IUnknown", Bytes: 32},
+	{Name: "RefCount", Bytes: 36},
+	{Name: "PeggedRefCount", Bytes: 40},
+	{Name: "Flags", Bytes: 44},
 }
 
 func (e *GCBulkRootCCWValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -6808,7 +8505,12 @@ func (a GCBulkRootCCWValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRootCCW.
 func (*GCBulkRootCCW) Info() *EventInfo {
-	return &eventTable[120]
+	return &infoGCBulkRootCCW
+}
+
+// Descriptor describes GCBulkRootCCW, as readers of any generated package see it.
+func (*GCBulkRootCCW) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootCCW
 }
 
 // Decode reads a GCBulkRootCCW payload for a pointer size of 4 or 8 and returns the bytes
@@ -6816,15 +8518,7 @@ func (*GCBulkRootCCW) Info() *EventInfo {
 func (e *GCBulkRootCCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("GCBulkRootCCW", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootCCW", len(b), ptrSize, endsGCBulkRootCCW)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -6842,6 +8536,12 @@ func (e *GCBulkRootCCW) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRootCCW is where the fixed fields of GCBulkRootCCW end, for the error of a short payload.
+var endsGCBulkRootCCW = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCBulkRootCCW wire form for the pointer size.
@@ -6893,6 +8593,46 @@ var columnsGCBulkRootCCW = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkRootCCW describes GCBulkRootCCW (GCBulkRootCCW.Info).
+var infoGCBulkRootCCW = EventInfo{
+	Columns:     columnsGCBulkRootCCW,
+	DisplayName: "GC/GCBulkRootCCW",
+	ID:          36,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootCCW",
+	Opcode:      38,
+	OpcodeName:  "GCBulkRootCCW",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootCCW",
+	Version:     0,
+	desc:        &descGCBulkRootCCW,
+	fields:      &fieldsGCBulkRootCCW,
+}
+
+// descGCBulkRootCCW describes GCBulkRootCCW (EventInfo.Descriptor).
+var descGCBulkRootCCW = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootCCW,
+	DisplayName:  "GC/GCBulkRootCCW",
+	Fields:       &fieldsGCBulkRootCCW,
+	ID:           36,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootCCW",
+	Opcode:       38,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootCCW writes the fields of GCBulkRootCCW payloads (its Descriptor's Fields).
+var fieldsGCBulkRootCCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootCCW)
+}}
+
 // GCBulkRCW is the payload of GCBulkRCW: event 37 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRCW (39), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkRCW.
@@ -6924,31 +8664,7 @@ type GCBulkRCWValuesElem struct {
 func (e *GCBulkRCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 40 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "ObjectID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "IUnknown",
-				Ptrs:  0,
-			}, {
-				Bytes: 32,
-				Name:  "VTable",
-				Ptrs:  0,
-			}, {
-				Bytes: 36,
-				Name:  "RefCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 40,
-				Name:  "Flags",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRCWValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -6960,6 +8676,16 @@ func (e *GCBulkRCWValuesElem) decode(b []byte, ptrSize int) (int, string, int, e
 	e.RefCount = binary.LittleEndian.Uint32(b[32:])
 	e.Flags = binary.LittleEndian.Uint32(b[36:])
 	return 40, "", 0, nil
+}
+
+// endsGCBulkRCWValuesElem is where the fixed fields of GCBulkRCW.Values elements end, for the error of a short payload.
+var endsGCBulkRCWValuesElem = []clrimpl.FieldEnd{
+	{Name: "ObjectID", Bytes: 8},
+	{Name: "TypeID", Bytes: 16},
+	{Name: "IUnknown", Bytes: 24},
+	{Name: "VTable", Bytes: 32},
+	{Name: "RefCount", Bytes: 36},
+	{Name: "Flags", Bytes: 40},
 }
 
 func (e *GCBulkRCWValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -7083,7 +8809,12 @@ func (a GCBulkRCWValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRCW.
 func (*GCBulkRCW) Info() *EventInfo {
-	return &eventTable[121]
+	return &infoGCBulkRCW
+}
+
+// Descriptor describes GCBulkRCW, as readers of any generated package see it.
+func (*GCBulkRCW) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRCW
 }
 
 // Decode reads a GCBulkRCW payload for a pointer size of 4 or 8 and returns the bytes
@@ -7091,15 +8822,7 @@ func (*GCBulkRCW) Info() *EventInfo {
 func (e *GCBulkRCW) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("GCBulkRCW", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRCW", len(b), ptrSize, endsGCBulkRCW)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -7117,6 +8840,12 @@ func (e *GCBulkRCW) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCBulkRCW is where the fixed fields of GCBulkRCW end, for the error of a short payload.
+var endsGCBulkRCW = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GCBulkRCW wire form for the pointer size.
@@ -7168,6 +8897,46 @@ var columnsGCBulkRCW = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkRCW describes GCBulkRCW (GCBulkRCW.Info).
+var infoGCBulkRCW = EventInfo{
+	Columns:     columnsGCBulkRCW,
+	DisplayName: "GC/GCBulkRCW",
+	ID:          37,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRCW",
+	Opcode:      39,
+	OpcodeName:  "GCBulkRCW",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRCW",
+	Version:     0,
+	desc:        &descGCBulkRCW,
+	fields:      &fieldsGCBulkRCW,
+}
+
+// descGCBulkRCW describes GCBulkRCW (EventInfo.Descriptor).
+var descGCBulkRCW = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRCW,
+	DisplayName:  "GC/GCBulkRCW",
+	Fields:       &fieldsGCBulkRCW,
+	ID:           37,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRCW",
+	Opcode:       39,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRCW writes the fields of GCBulkRCW payloads (its Descriptor's Fields).
+var fieldsGCBulkRCW = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRCW)
+}}
+
 // GCBulkRootStaticVar is the payload of GCBulkRootStaticVar: event 38 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCBulkRootStaticVar (40), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GCBulkRootStaticVar.
@@ -7200,23 +8969,7 @@ func (e *GCBulkRootStaticVarValuesElem) decode(b []byte, ptrSize int) (int, stri
 	var off int
 	if len(b) < 28 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "GCRootID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "ObjectID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 28,
-				Name:  "Flags",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCBulkRootStaticVarValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -7235,6 +8988,14 @@ func (e *GCBulkRootStaticVarValuesElem) decode(b []byte, ptrSize int) (int, stri
 		off = next
 	}
 	return off, "", 0, nil
+}
+
+// endsGCBulkRootStaticVarValuesElem is where the fixed fields of GCBulkRootStaticVar.Values elements end, for the error of a short payload.
+var endsGCBulkRootStaticVarValuesElem = []clrimpl.FieldEnd{
+	{Name: "GCRootID", Bytes: 8},
+	{Name: "ObjectID", Bytes: 16},
+	{Name: "TypeID", Bytes: 24},
+	{Name: "Flags", Bytes: 28},
 }
 
 func (e *GCBulkRootStaticVarValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -7347,7 +9108,12 @@ func (it GCBulkRootStaticVarValuesIter) appendJSON(dst []byte) []byte {
 
 // Info describes GCBulkRootStaticVar.
 func (*GCBulkRootStaticVar) Info() *EventInfo {
-	return &eventTable[122]
+	return &infoGCBulkRootStaticVar
+}
+
+// Descriptor describes GCBulkRootStaticVar, as readers of any generated package see it.
+func (*GCBulkRootStaticVar) Descriptor() *clrimpl.Descriptor {
+	return &descGCBulkRootStaticVar
 }
 
 // Decode reads a GCBulkRootStaticVar payload for a pointer size of 4 or 8 and returns the bytes
@@ -7355,19 +9121,7 @@ func (*GCBulkRootStaticVar) Info() *EventInfo {
 func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("GCBulkRootStaticVar", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "AppDomainID",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCBulkRootStaticVar", len(b), ptrSize, endsGCBulkRootStaticVar)
 	}
 	_ = b[13]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -7395,6 +9149,13 @@ func (e *GCBulkRootStaticVar) Decode(b []byte, ptrSize int) (int, error) {
 		}
 	}
 	return off, nil
+}
+
+// endsGCBulkRootStaticVar is where the fixed fields of GCBulkRootStaticVar end, for the error of a short payload.
+var endsGCBulkRootStaticVar = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "AppDomainID", Bytes: 12},
+	{Name: "ClrInstanceID", Bytes: 14},
 }
 
 // Encode appends the GCBulkRootStaticVar wire form for the pointer size.
@@ -7456,6 +9217,46 @@ var columnsGCBulkRootStaticVar = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCBulkRootStaticVar describes GCBulkRootStaticVar (GCBulkRootStaticVar.Info).
+var infoGCBulkRootStaticVar = EventInfo{
+	Columns:     columnsGCBulkRootStaticVar,
+	DisplayName: "GC/GCBulkRootStaticVar",
+	ID:          38,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GCBulkRootStaticVar",
+	Opcode:      40,
+	OpcodeName:  "GCBulkRootStaticVar",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCBulkRootStaticVar",
+	Version:     0,
+	desc:        &descGCBulkRootStaticVar,
+	fields:      &fieldsGCBulkRootStaticVar,
+}
+
+// descGCBulkRootStaticVar describes GCBulkRootStaticVar (EventInfo.Descriptor).
+var descGCBulkRootStaticVar = clrimpl.Descriptor{
+	Columns:      columnsGCBulkRootStaticVar,
+	DisplayName:  "GC/GCBulkRootStaticVar",
+	Fields:       &fieldsGCBulkRootStaticVar,
+	ID:           38,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GCBulkRootStaticVar",
+	Opcode:       40,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCBulkRootStaticVar writes the fields of GCBulkRootStaticVar payloads (its Descriptor's Fields).
+var fieldsGCBulkRootStaticVar = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCBulkRootStaticVar)
+}}
+
 // GCDynamicEvent is the payload of GCDynamicEvent: event 39 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCDynamicEvent (41), level win:Informational (4), keywords GCKeyword, GCHandleKeyword, GCHeapDumpKeyword, GCSampledObjectAllocationHighKeyword, GCHeapSurvivalAndMovementKeyword, ManagedHeapCollectKeyword, GCHeapAndTypeNamesKeyword, GCSampledObjectAllocationLowKeyword (0x3f00003).
 // Template GCDynamicEvent.
@@ -7472,7 +9273,12 @@ type GCDynamicEvent struct {
 
 // Info describes GCDynamicEvent.
 func (*GCDynamicEvent) Info() *EventInfo {
-	return &eventTable[123]
+	return &infoGCDynamicEvent
+}
+
+// Descriptor describes GCDynamicEvent, as readers of any generated package see it.
+func (*GCDynamicEvent) Descriptor() *clrimpl.Descriptor {
+	return &descGCDynamicEvent
 }
 
 // Decode reads a GCDynamicEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -7566,6 +9372,46 @@ var columnsGCDynamicEvent = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGCDynamicEvent describes GCDynamicEvent (GCDynamicEvent.Info).
+var infoGCDynamicEvent = EventInfo{
+	Columns:     columnsGCDynamicEvent,
+	DisplayName: "GC/GCDynamicEvent",
+	ID:          39,
+	Keywords:    0x3f00003,
+	Level:       4,
+	Name:        "GCDynamicEvent",
+	Opcode:      41,
+	OpcodeName:  "GCDynamicEvent",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCDynamicEvent",
+	Version:     0,
+	desc:        &descGCDynamicEvent,
+	fields:      &fieldsGCDynamicEvent,
+}
+
+// descGCDynamicEvent describes GCDynamicEvent (EventInfo.Descriptor).
+var descGCDynamicEvent = clrimpl.Descriptor{
+	Columns:      columnsGCDynamicEvent,
+	DisplayName:  "GC/GCDynamicEvent",
+	Fields:       &fieldsGCDynamicEvent,
+	ID:           39,
+	Keywords:     0x3f00003,
+	Level:        4,
+	Name:         "GCDynamicEvent",
+	Opcode:       41,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCDynamicEvent writes the fields of GCDynamicEvent payloads (its Descriptor's Fields).
+var fieldsGCDynamicEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCDynamicEvent)
+}}
+
 // IncreaseMemoryPressure is the payload of IncreaseMemoryPressure: event 200 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode IncreaseMemoryPressure (200), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template IncreaseMemoryPressure.
@@ -7578,27 +9424,30 @@ type IncreaseMemoryPressure struct {
 
 // Info describes IncreaseMemoryPressure.
 func (*IncreaseMemoryPressure) Info() *EventInfo {
-	return &eventTable[236]
+	return &infoIncreaseMemoryPressure
+}
+
+// Descriptor describes IncreaseMemoryPressure, as readers of any generated package see it.
+func (*IncreaseMemoryPressure) Descriptor() *clrimpl.Descriptor {
+	return &descIncreaseMemoryPressure
 }
 
 // Decode reads a IncreaseMemoryPressure payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IncreaseMemoryPressure) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IncreaseMemoryPressure", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "BytesAllocated",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IncreaseMemoryPressure", len(b), ptrSize, endsIncreaseMemoryPressure)
 	}
 	_ = b[9]
 	e.BytesAllocated = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIncreaseMemoryPressure is where the fixed fields of IncreaseMemoryPressure end, for the error of a short payload.
+var endsIncreaseMemoryPressure = []clrimpl.FieldEnd{
+	{Name: "BytesAllocated", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IncreaseMemoryPressure wire form for the pointer size.
@@ -7641,6 +9490,46 @@ var columnsIncreaseMemoryPressure = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIncreaseMemoryPressure describes IncreaseMemoryPressure (IncreaseMemoryPressure.Info).
+var infoIncreaseMemoryPressure = EventInfo{
+	Columns:     columnsIncreaseMemoryPressure,
+	DisplayName: "GC/IncreaseMemoryPressure",
+	ID:          200,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "IncreaseMemoryPressure",
+	Opcode:      200,
+	OpcodeName:  "IncreaseMemoryPressure",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "IncreaseMemoryPressure",
+	Version:     0,
+	desc:        &descIncreaseMemoryPressure,
+	fields:      &fieldsIncreaseMemoryPressure,
+}
+
+// descIncreaseMemoryPressure describes IncreaseMemoryPressure (EventInfo.Descriptor).
+var descIncreaseMemoryPressure = clrimpl.Descriptor{
+	Columns:      columnsIncreaseMemoryPressure,
+	DisplayName:  "GC/IncreaseMemoryPressure",
+	Fields:       &fieldsIncreaseMemoryPressure,
+	ID:           200,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "IncreaseMemoryPressure",
+	Opcode:       200,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsIncreaseMemoryPressure writes the fields of IncreaseMemoryPressure payloads (its Descriptor's Fields).
+var fieldsIncreaseMemoryPressure = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IncreaseMemoryPressure)
+}}
+
 // DecreaseMemoryPressure is the payload of DecreaseMemoryPressure: event 201 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode DecreaseMemoryPressure (201), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template DecreaseMemoryPressure.
@@ -7653,27 +9542,30 @@ type DecreaseMemoryPressure struct {
 
 // Info describes DecreaseMemoryPressure.
 func (*DecreaseMemoryPressure) Info() *EventInfo {
-	return &eventTable[237]
+	return &infoDecreaseMemoryPressure
+}
+
+// Descriptor describes DecreaseMemoryPressure, as readers of any generated package see it.
+func (*DecreaseMemoryPressure) Descriptor() *clrimpl.Descriptor {
+	return &descDecreaseMemoryPressure
 }
 
 // Decode reads a DecreaseMemoryPressure payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *DecreaseMemoryPressure) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("DecreaseMemoryPressure", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "BytesFreed",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("DecreaseMemoryPressure", len(b), ptrSize, endsDecreaseMemoryPressure)
 	}
 	_ = b[9]
 	e.BytesFreed = binary.LittleEndian.Uint64(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsDecreaseMemoryPressure is where the fixed fields of DecreaseMemoryPressure end, for the error of a short payload.
+var endsDecreaseMemoryPressure = []clrimpl.FieldEnd{
+	{Name: "BytesFreed", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the DecreaseMemoryPressure wire form for the pointer size.
@@ -7716,6 +9608,46 @@ var columnsDecreaseMemoryPressure = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoDecreaseMemoryPressure describes DecreaseMemoryPressure (DecreaseMemoryPressure.Info).
+var infoDecreaseMemoryPressure = EventInfo{
+	Columns:     columnsDecreaseMemoryPressure,
+	DisplayName: "GC/DecreaseMemoryPressure",
+	ID:          201,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "DecreaseMemoryPressure",
+	Opcode:      201,
+	OpcodeName:  "DecreaseMemoryPressure",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "DecreaseMemoryPressure",
+	Version:     0,
+	desc:        &descDecreaseMemoryPressure,
+	fields:      &fieldsDecreaseMemoryPressure,
+}
+
+// descDecreaseMemoryPressure describes DecreaseMemoryPressure (EventInfo.Descriptor).
+var descDecreaseMemoryPressure = clrimpl.Descriptor{
+	Columns:      columnsDecreaseMemoryPressure,
+	DisplayName:  "GC/DecreaseMemoryPressure",
+	Fields:       &fieldsDecreaseMemoryPressure,
+	ID:           201,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "DecreaseMemoryPressure",
+	Opcode:       201,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsDecreaseMemoryPressure writes the fields of DecreaseMemoryPressure payloads (its Descriptor's Fields).
+var fieldsDecreaseMemoryPressure = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(DecreaseMemoryPressure)
+}}
+
 // GCMarkWithType is the payload of GCMarkWithType: event 202 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCMarkWithType (202), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCMarkWithType.
@@ -7732,30 +9664,19 @@ type GCMarkWithType struct {
 
 // Info describes GCMarkWithType.
 func (*GCMarkWithType) Info() *EventInfo {
-	return &eventTable[238]
+	return &infoGCMarkWithType
+}
+
+// Descriptor describes GCMarkWithType, as readers of any generated package see it.
+func (*GCMarkWithType) Descriptor() *clrimpl.Descriptor {
+	return &descGCMarkWithType
 }
 
 // Decode reads a GCMarkWithType payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCMarkWithType) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCMarkWithType", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "HeapNum",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "Type",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "Bytes",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCMarkWithType", len(b), ptrSize, endsGCMarkWithType)
 	}
 	_ = b[17]
 	e.HeapNum = binary.LittleEndian.Uint32(b[0:])
@@ -7763,6 +9684,14 @@ func (e *GCMarkWithType) Decode(b []byte, ptrSize int) (int, error) {
 	e.Type = GCRootKind(binary.LittleEndian.Uint32(b[6:]))
 	e.Bytes = binary.LittleEndian.Uint64(b[10:])
 	return 18, nil
+}
+
+// endsGCMarkWithType is where the fixed fields of GCMarkWithType end, for the error of a short payload.
+var endsGCMarkWithType = []clrimpl.FieldEnd{
+	{Name: "HeapNum", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
+	{Name: "Type", Bytes: 10},
+	{Name: "Bytes", Bytes: 18},
 }
 
 // Encode appends the GCMarkWithType wire form for the pointer size.
@@ -7830,6 +9759,46 @@ var columnsGCMarkWithType = []clrimpl.Column{{
 	Name: "Bytes",
 }}
 
+// infoGCMarkWithType describes GCMarkWithType (GCMarkWithType.Info).
+var infoGCMarkWithType = EventInfo{
+	Columns:     columnsGCMarkWithType,
+	DisplayName: "GC/Mark",
+	ID:          202,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCMarkWithType",
+	Opcode:      202,
+	OpcodeName:  "GCMarkWithType",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCMarkWithType",
+	Version:     0,
+	desc:        &descGCMarkWithType,
+	fields:      &fieldsGCMarkWithType,
+}
+
+// descGCMarkWithType describes GCMarkWithType (EventInfo.Descriptor).
+var descGCMarkWithType = clrimpl.Descriptor{
+	Columns:      columnsGCMarkWithType,
+	DisplayName:  "GC/Mark",
+	Fields:       &fieldsGCMarkWithType,
+	ID:           202,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCMarkWithType",
+	Opcode:       202,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCMarkWithType writes the fields of GCMarkWithType payloads (its Descriptor's Fields).
+var fieldsGCMarkWithType = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCMarkWithType)
+}}
+
 // GCJoinV2 is the payload of GCJoin_V2: event 203 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCJoin (203), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCJoin_V2.
@@ -7848,34 +9817,19 @@ type GCJoinV2 struct {
 
 // Info describes GCJoin_V2.
 func (*GCJoinV2) Info() *EventInfo {
-	return &eventTable[239]
+	return &infoGCJoinV2
+}
+
+// Descriptor describes GCJoin_V2, as readers of any generated package see it.
+func (*GCJoinV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCJoinV2
 }
 
 // Decode reads a GCJoin_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCJoinV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("GCJoin_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Heap",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "JoinTime",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "JoinType",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "JoinID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCJoin_V2", len(b), ptrSize, endsGCJoinV2)
 	}
 	_ = b[17]
 	e.Heap = binary.LittleEndian.Uint32(b[0:])
@@ -7884,6 +9838,15 @@ func (e *GCJoinV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	e.JoinID = binary.LittleEndian.Uint32(b[14:])
 	return 18, nil
+}
+
+// endsGCJoinV2 is where the fixed fields of GCJoin_V2 end, for the error of a short payload.
+var endsGCJoinV2 = []clrimpl.FieldEnd{
+	{Name: "Heap", Bytes: 4},
+	{Name: "JoinTime", Bytes: 8},
+	{Name: "JoinType", Bytes: 12},
+	{Name: "ClrInstanceID", Bytes: 14},
+	{Name: "JoinID", Bytes: 18},
 }
 
 // Encode appends the GCJoin_V2 wire form for the pointer size.
@@ -7953,6 +9916,46 @@ var columnsGCJoinV2 = []clrimpl.Column{{
 	Name: "JoinID",
 }}
 
+// infoGCJoinV2 describes GCJoin_V2 (GCJoinV2.Info).
+var infoGCJoinV2 = EventInfo{
+	Columns:     columnsGCJoinV2,
+	DisplayName: "GC/GCJoin",
+	ID:          203,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCJoin_V2",
+	Opcode:      203,
+	OpcodeName:  "GCJoin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCJoinV2",
+	Version:     2,
+	desc:        &descGCJoinV2,
+	fields:      &fieldsGCJoinV2,
+}
+
+// descGCJoinV2 describes GCJoin_V2 (EventInfo.Descriptor).
+var descGCJoinV2 = clrimpl.Descriptor{
+	Columns:      columnsGCJoinV2,
+	DisplayName:  "GC/GCJoin",
+	Fields:       &fieldsGCJoinV2,
+	ID:           203,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCJoin_V2",
+	Opcode:       203,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCJoinV2 writes the fields of GCJoin_V2 payloads (its Descriptor's Fields).
+var fieldsGCJoinV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCJoinV2)
+}}
+
 // GCPerHeapHistoryV3 is the payload of GCPerHeapHistory_V3: event 204 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCPerHeapHistory (204), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCPerHeapHistory_V3. Its layout depends on the pointer size.
@@ -8019,47 +10022,7 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 	if ptrSize == 8 {
 		if len(b) < 80 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "PinnedSurv",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NonePinnedSurv",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryV3ValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -8077,47 +10040,7 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 	} else {
 		if len(b) < 40 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 0,
-					Name:  "SizeBefore",
-					Ptrs:  1,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListBefore",
-					Ptrs:  2,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjBefore",
-					Ptrs:  3,
-				}, {
-					Bytes: 0,
-					Name:  "SizeAfter",
-					Ptrs:  4,
-				}, {
-					Bytes: 0,
-					Name:  "FreeListAfter",
-					Ptrs:  5,
-				}, {
-					Bytes: 0,
-					Name:  "FreeObjAfter",
-					Ptrs:  6,
-				}, {
-					Bytes: 0,
-					Name:  "In",
-					Ptrs:  7,
-				}, {
-					Bytes: 0,
-					Name:  "PinnedSurv",
-					Ptrs:  8,
-				}, {
-					Bytes: 0,
-					Name:  "NonePinnedSurv",
-					Ptrs:  9,
-				}, {
-					Bytes: 0,
-					Name:  "NewAllocation",
-					Ptrs:  10,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCPerHeapHistoryV3ValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -8134,6 +10057,20 @@ func (e *GCPerHeapHistoryV3ValuesElem) decode(b []byte, ptrSize int) (int, strin
 		e.NewAllocation = uint64(binary.LittleEndian.Uint32(b[36:]))
 	}
 	return 10 * ptrSize, "", 0, nil
+}
+
+// endsGCPerHeapHistoryV3ValuesElem is where the fixed fields of GCPerHeapHistoryV3.Values elements end, for the error of a short payload.
+var endsGCPerHeapHistoryV3ValuesElem = []clrimpl.FieldEnd{
+	{Name: "SizeBefore", Bytes: 0, Ptrs: 1},
+	{Name: "FreeListBefore", Bytes: 0, Ptrs: 2},
+	{Name: "FreeObjBefore", Bytes: 0, Ptrs: 3},
+	{Name: "SizeAfter", Bytes: 0, Ptrs: 4},
+	{Name: "FreeListAfter", Bytes: 0, Ptrs: 5},
+	{Name: "FreeObjAfter", Bytes: 0, Ptrs: 6},
+	{Name: "In", Bytes: 0, Ptrs: 7},
+	{Name: "PinnedSurv", Bytes: 0, Ptrs: 8},
+	{Name: "NonePinnedSurv", Bytes: 0, Ptrs: 9},
+	{Name: "NewAllocation", Bytes: 0, Ptrs: 10},
 }
 
 func (e *GCPerHeapHistoryV3ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -8273,7 +10210,12 @@ func (a GCPerHeapHistoryV3ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCPerHeapHistory_V3.
 func (*GCPerHeapHistoryV3) Info() *EventInfo {
-	return &eventTable[240]
+	return &infoGCPerHeapHistoryV3
+}
+
+// Descriptor describes GCPerHeapHistory_V3, as readers of any generated package see it.
+func (*GCPerHeapHistoryV3) Descriptor() *clrimpl.Descriptor {
+	return &descGCPerHeapHistoryV3
 }
 
 // Decode reads a GCPerHeapHistory_V3 payload for a pointer size of 4 or 8 and returns the bytes
@@ -8285,67 +10227,7 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if ptrSize == 8 {
 		if len(b) < 86 {
-			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListAllocated",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListRejected",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "EndOfSegAllocated",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "CondemnedAllocated",
-				Ptrs:  4,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocated",
-				Ptrs:  5,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocatedAdvance",
-				Ptrs:  6,
-			}, {
-				Bytes: 6,
-				Name:  "RunningFreeListEfficiency",
-				Ptrs:  6,
-			}, {
-				Bytes: 10,
-				Name:  "CondemnReasons0",
-				Ptrs:  6,
-			}, {
-				Bytes: 14,
-				Name:  "CondemnReasons1",
-				Ptrs:  6,
-			}, {
-				Bytes: 18,
-				Name:  "CompactMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 22,
-				Name:  "ExpandMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "HeapIndex",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  7,
-			}, {
-				Bytes: 30,
-				Name:  "Count",
-				Ptrs:  7,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, endsGCPerHeapHistoryV3)
 		}
 		_ = b[85]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -8366,67 +10248,7 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		off = 86
 	} else {
 		if len(b) < 58 {
-			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListAllocated",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "FreeListRejected",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "EndOfSegAllocated",
-				Ptrs:  3,
-			}, {
-				Bytes: 2,
-				Name:  "CondemnedAllocated",
-				Ptrs:  4,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocated",
-				Ptrs:  5,
-			}, {
-				Bytes: 2,
-				Name:  "PinnedAllocatedAdvance",
-				Ptrs:  6,
-			}, {
-				Bytes: 6,
-				Name:  "RunningFreeListEfficiency",
-				Ptrs:  6,
-			}, {
-				Bytes: 10,
-				Name:  "CondemnReasons0",
-				Ptrs:  6,
-			}, {
-				Bytes: 14,
-				Name:  "CondemnReasons1",
-				Ptrs:  6,
-			}, {
-				Bytes: 18,
-				Name:  "CompactMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 22,
-				Name:  "ExpandMechanisms",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "HeapIndex",
-				Ptrs:  6,
-			}, {
-				Bytes: 26,
-				Name:  "ExtraGen0Commit",
-				Ptrs:  7,
-			}, {
-				Bytes: 30,
-				Name:  "Count",
-				Ptrs:  7,
-			}})
+			return 0, shortPrefix("GCPerHeapHistory_V3", len(b), ptrSize, endsGCPerHeapHistoryV3)
 		}
 		_ = b[57]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -8458,6 +10280,25 @@ func (e *GCPerHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCPerHeapHistoryV3 is where the fixed fields of GCPerHeapHistory_V3 end, for the error of a short payload.
+var endsGCPerHeapHistoryV3 = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "FreeListAllocated", Bytes: 2, Ptrs: 1},
+	{Name: "FreeListRejected", Bytes: 2, Ptrs: 2},
+	{Name: "EndOfSegAllocated", Bytes: 2, Ptrs: 3},
+	{Name: "CondemnedAllocated", Bytes: 2, Ptrs: 4},
+	{Name: "PinnedAllocated", Bytes: 2, Ptrs: 5},
+	{Name: "PinnedAllocatedAdvance", Bytes: 2, Ptrs: 6},
+	{Name: "RunningFreeListEfficiency", Bytes: 6, Ptrs: 6},
+	{Name: "CondemnReasons0", Bytes: 10, Ptrs: 6},
+	{Name: "CondemnReasons1", Bytes: 14, Ptrs: 6},
+	{Name: "CompactMechanisms", Bytes: 18, Ptrs: 6},
+	{Name: "ExpandMechanisms", Bytes: 22, Ptrs: 6},
+	{Name: "HeapIndex", Bytes: 26, Ptrs: 6},
+	{Name: "ExtraGen0Commit", Bytes: 26, Ptrs: 7},
+	{Name: "Count", Bytes: 30, Ptrs: 7},
 }
 
 // Encode appends the GCPerHeapHistory_V3 wire form for the pointer size.
@@ -8647,6 +10488,46 @@ var columnsGCPerHeapHistoryV3 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCPerHeapHistoryV3 describes GCPerHeapHistory_V3 (GCPerHeapHistoryV3.Info).
+var infoGCPerHeapHistoryV3 = EventInfo{
+	Columns:     columnsGCPerHeapHistoryV3,
+	DisplayName: "GC/PerHeapHistory",
+	ID:          204,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCPerHeapHistory_V3",
+	Opcode:      204,
+	OpcodeName:  "GCPerHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCPerHeapHistoryV3",
+	Version:     3,
+	desc:        &descGCPerHeapHistoryV3,
+	fields:      &fieldsGCPerHeapHistoryV3,
+}
+
+// descGCPerHeapHistoryV3 describes GCPerHeapHistory_V3 (EventInfo.Descriptor).
+var descGCPerHeapHistoryV3 = clrimpl.Descriptor{
+	Columns:      columnsGCPerHeapHistoryV3,
+	DisplayName:  "GC/PerHeapHistory",
+	Fields:       &fieldsGCPerHeapHistoryV3,
+	ID:           204,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCPerHeapHistory_V3",
+	Opcode:       204,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      3,
+}
+
+// fieldsGCPerHeapHistoryV3 writes the fields of GCPerHeapHistory_V3 payloads (its Descriptor's Fields).
+var fieldsGCPerHeapHistoryV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCPerHeapHistoryV3)
+}}
+
 // GCGlobalHeapHistoryV2 is the payload of GCGlobalHeapHistory_V2: event 205 version 2 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCGlobalHeap_V2.
@@ -8673,50 +10554,19 @@ type GCGlobalHeapHistoryV2 struct {
 
 // Info describes GCGlobalHeapHistory_V2.
 func (*GCGlobalHeapHistoryV2) Info() *EventInfo {
-	return &eventTable[241]
+	return &infoGCGlobalHeapHistoryV2
+}
+
+// Descriptor describes GCGlobalHeapHistory_V2, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV2) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV2
 }
 
 // Decode reads a GCGlobalHeapHistory_V2 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV2) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 38 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V2", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "PauseMode",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "MemoryPressure",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V2", len(b), ptrSize, endsGCGlobalHeapHistoryV2)
 	}
 	_ = b[37]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -8729,6 +10579,19 @@ func (e *GCGlobalHeapHistoryV2) Decode(b []byte, ptrSize int) (int, error) {
 	e.PauseMode = GCPauseMode(binary.LittleEndian.Uint32(b[30:]))
 	e.MemoryPressure = binary.LittleEndian.Uint32(b[34:])
 	return 38, nil
+}
+
+// endsGCGlobalHeapHistoryV2 is where the fixed fields of GCGlobalHeapHistory_V2 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV2 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "PauseMode", Bytes: 34},
+	{Name: "MemoryPressure", Bytes: 38},
 }
 
 // Encode appends the GCGlobalHeapHistory_V2 wire form for the pointer size.
@@ -8856,6 +10719,46 @@ var columnsGCGlobalHeapHistoryV2 = []clrimpl.Column{{
 	Name: "MemoryPressure",
 }}
 
+// infoGCGlobalHeapHistoryV2 describes GCGlobalHeapHistory_V2 (GCGlobalHeapHistoryV2.Info).
+var infoGCGlobalHeapHistoryV2 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV2,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          205,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V2",
+	Opcode:      205,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGlobalHeapHistoryV2",
+	Version:     2,
+	desc:        &descGCGlobalHeapHistoryV2,
+	fields:      &fieldsGCGlobalHeapHistoryV2,
+}
+
+// descGCGlobalHeapHistoryV2 describes GCGlobalHeapHistory_V2 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV2 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV2,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV2,
+	ID:           205,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V2",
+	Opcode:       205,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      2,
+}
+
+// fieldsGCGlobalHeapHistoryV2 writes the fields of GCGlobalHeapHistory_V2 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV2 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV2)
+}}
+
 // GCGlobalHeapHistoryV3 is the payload of GCGlobalHeapHistory_V3: event 205 version 3 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCGlobalHeap_V3.
@@ -8886,58 +10789,19 @@ type GCGlobalHeapHistoryV3 struct {
 
 // Info describes GCGlobalHeapHistory_V3.
 func (*GCGlobalHeapHistoryV3) Info() *EventInfo {
-	return &eventTable[242]
+	return &infoGCGlobalHeapHistoryV3
+}
+
+// Descriptor describes GCGlobalHeapHistory_V3, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV3) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV3
 }
 
 // Decode reads a GCGlobalHeapHistory_V3 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GCGlobalHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 46 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V3", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "PauseMode",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "MemoryPressure",
-			Ptrs:  0,
-		}, {
-			Bytes: 42,
-			Name:  "CondemnReasons0",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "CondemnReasons1",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V3", len(b), ptrSize, endsGCGlobalHeapHistoryV3)
 	}
 	_ = b[45]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -8952,6 +10816,21 @@ func (e *GCGlobalHeapHistoryV3) Decode(b []byte, ptrSize int) (int, error) {
 	e.CondemnReasons0 = binary.LittleEndian.Uint32(b[38:])
 	e.CondemnReasons1 = binary.LittleEndian.Uint32(b[42:])
 	return 46, nil
+}
+
+// endsGCGlobalHeapHistoryV3 is where the fixed fields of GCGlobalHeapHistory_V3 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV3 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "PauseMode", Bytes: 34},
+	{Name: "MemoryPressure", Bytes: 38},
+	{Name: "CondemnReasons0", Bytes: 42},
+	{Name: "CondemnReasons1", Bytes: 46},
 }
 
 // Encode appends the GCGlobalHeapHistory_V3 wire form for the pointer size.
@@ -9097,6 +10976,46 @@ var columnsGCGlobalHeapHistoryV3 = []clrimpl.Column{{
 	Name: "CondemnReasons1",
 }}
 
+// infoGCGlobalHeapHistoryV3 describes GCGlobalHeapHistory_V3 (GCGlobalHeapHistoryV3.Info).
+var infoGCGlobalHeapHistoryV3 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV3,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          205,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V3",
+	Opcode:      205,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGlobalHeapHistoryV3",
+	Version:     3,
+	desc:        &descGCGlobalHeapHistoryV3,
+	fields:      &fieldsGCGlobalHeapHistoryV3,
+}
+
+// descGCGlobalHeapHistoryV3 describes GCGlobalHeapHistory_V3 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV3 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV3,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV3,
+	ID:           205,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V3",
+	Opcode:       205,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      3,
+}
+
+// fieldsGCGlobalHeapHistoryV3 writes the fields of GCGlobalHeapHistory_V3 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV3 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV3)
+}}
+
 // GCGlobalHeapHistoryV4 is the payload of GCGlobalHeapHistory_V4: event 205 version 4 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCGlobalHeapHistory (205), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCGlobalHeap_V4.
@@ -9138,17 +11057,18 @@ type GCGlobalHeapHistoryV4ValuesElem struct {
 func (e *GCGlobalHeapHistoryV4ValuesElem) decode(b []byte, ptrSize int) (int, string, int, error) {
 	if len(b) < 4 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 4,
-				Name:  "Time",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCGlobalHeapHistoryV4ValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
 	_ = b[3]
 	e.Time = binary.LittleEndian.Uint32(b[0:])
 	return 4, "", 0, nil
+}
+
+// endsGCGlobalHeapHistoryV4ValuesElem is where the fixed fields of GCGlobalHeapHistoryV4.Values elements end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV4ValuesElem = []clrimpl.FieldEnd{
+	{Name: "Time", Bytes: 4},
 }
 
 func (e *GCGlobalHeapHistoryV4ValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -9252,7 +11172,12 @@ func (a GCGlobalHeapHistoryV4ValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCGlobalHeapHistory_V4.
 func (*GCGlobalHeapHistoryV4) Info() *EventInfo {
-	return &eventTable[243]
+	return &infoGCGlobalHeapHistoryV4
+}
+
+// Descriptor describes GCGlobalHeapHistory_V4, as readers of any generated package see it.
+func (*GCGlobalHeapHistoryV4) Descriptor() *clrimpl.Descriptor {
+	return &descGCGlobalHeapHistoryV4
 }
 
 // Decode reads a GCGlobalHeapHistory_V4 payload for a pointer size of 4 or 8 and returns the bytes
@@ -9260,55 +11185,7 @@ func (*GCGlobalHeapHistoryV4) Info() *EventInfo {
 func (e *GCGlobalHeapHistoryV4) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 50 {
-		return 0, shortPrefix("GCGlobalHeapHistory_V4", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "FinalYoungestDesired",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NumHeaps",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "CondemnedGeneration",
-			Ptrs:  0,
-		}, {
-			Bytes: 20,
-			Name:  "Gen0ReductionCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 28,
-			Name:  "GlobalMechanisms",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 34,
-			Name:  "PauseMode",
-			Ptrs:  0,
-		}, {
-			Bytes: 38,
-			Name:  "MemoryPressure",
-			Ptrs:  0,
-		}, {
-			Bytes: 42,
-			Name:  "CondemnReasons0",
-			Ptrs:  0,
-		}, {
-			Bytes: 46,
-			Name:  "CondemnReasons1",
-			Ptrs:  0,
-		}, {
-			Bytes: 50,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCGlobalHeapHistory_V4", len(b), ptrSize, endsGCGlobalHeapHistoryV4)
 	}
 	_ = b[49]
 	e.FinalYoungestDesired = binary.LittleEndian.Uint64(b[0:])
@@ -9336,6 +11213,22 @@ func (e *GCGlobalHeapHistoryV4) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCGlobalHeapHistoryV4 is where the fixed fields of GCGlobalHeapHistory_V4 end, for the error of a short payload.
+var endsGCGlobalHeapHistoryV4 = []clrimpl.FieldEnd{
+	{Name: "FinalYoungestDesired", Bytes: 8},
+	{Name: "NumHeaps", Bytes: 12},
+	{Name: "CondemnedGeneration", Bytes: 16},
+	{Name: "Gen0ReductionCount", Bytes: 20},
+	{Name: "Reason", Bytes: 24},
+	{Name: "GlobalMechanisms", Bytes: 28},
+	{Name: "ClrInstanceID", Bytes: 30},
+	{Name: "PauseMode", Bytes: 34},
+	{Name: "MemoryPressure", Bytes: 38},
+	{Name: "CondemnReasons0", Bytes: 42},
+	{Name: "CondemnReasons1", Bytes: 46},
+	{Name: "Count", Bytes: 50},
 }
 
 // Encode appends the GCGlobalHeapHistory_V4 wire form for the pointer size.
@@ -9499,6 +11392,46 @@ var columnsGCGlobalHeapHistoryV4 = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCGlobalHeapHistoryV4 describes GCGlobalHeapHistory_V4 (GCGlobalHeapHistoryV4.Info).
+var infoGCGlobalHeapHistoryV4 = EventInfo{
+	Columns:     columnsGCGlobalHeapHistoryV4,
+	DisplayName: "GC/GlobalHeapHistory",
+	ID:          205,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCGlobalHeapHistory_V4",
+	Opcode:      205,
+	OpcodeName:  "GCGlobalHeapHistory",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCGlobalHeapHistoryV4",
+	Version:     4,
+	desc:        &descGCGlobalHeapHistoryV4,
+	fields:      &fieldsGCGlobalHeapHistoryV4,
+}
+
+// descGCGlobalHeapHistoryV4 describes GCGlobalHeapHistory_V4 (EventInfo.Descriptor).
+var descGCGlobalHeapHistoryV4 = clrimpl.Descriptor{
+	Columns:      columnsGCGlobalHeapHistoryV4,
+	DisplayName:  "GC/GlobalHeapHistory",
+	Fields:       &fieldsGCGlobalHeapHistoryV4,
+	ID:           205,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCGlobalHeapHistory_V4",
+	Opcode:       205,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      4,
+}
+
+// fieldsGCGlobalHeapHistoryV4 writes the fields of GCGlobalHeapHistory_V4 payloads (its Descriptor's Fields).
+var fieldsGCGlobalHeapHistoryV4 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCGlobalHeapHistoryV4)
+}}
+
 // GenAwareBegin is the payload of GenAwareBegin: event 206 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GenAwareBegin (206), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GenAwareTemplate.
@@ -9511,27 +11444,30 @@ type GenAwareBegin struct {
 
 // Info describes GenAwareBegin.
 func (*GenAwareBegin) Info() *EventInfo {
-	return &eventTable[244]
+	return &infoGenAwareBegin
+}
+
+// Descriptor describes GenAwareBegin, as readers of any generated package see it.
+func (*GenAwareBegin) Descriptor() *clrimpl.Descriptor {
+	return &descGenAwareBegin
 }
 
 // Decode reads a GenAwareBegin payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GenAwareBegin) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GenAwareBegin", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GenAwareBegin", len(b), ptrSize, endsGenAwareBegin)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGenAwareBegin is where the fixed fields of GenAwareBegin end, for the error of a short payload.
+var endsGenAwareBegin = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GenAwareBegin wire form for the pointer size.
@@ -9574,6 +11510,46 @@ var columnsGenAwareBegin = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGenAwareBegin describes GenAwareBegin (GenAwareBegin.Info).
+var infoGenAwareBegin = EventInfo{
+	Columns:     columnsGenAwareBegin,
+	DisplayName: "GC/GenAwareBegin",
+	ID:          206,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GenAwareBegin",
+	Opcode:      206,
+	OpcodeName:  "GenAwareBegin",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GenAwareBegin",
+	Version:     0,
+	desc:        &descGenAwareBegin,
+	fields:      &fieldsGenAwareBegin,
+}
+
+// descGenAwareBegin describes GenAwareBegin (EventInfo.Descriptor).
+var descGenAwareBegin = clrimpl.Descriptor{
+	Columns:      columnsGenAwareBegin,
+	DisplayName:  "GC/GenAwareBegin",
+	Fields:       &fieldsGenAwareBegin,
+	ID:           206,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GenAwareBegin",
+	Opcode:       206,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGenAwareBegin writes the fields of GenAwareBegin payloads (its Descriptor's Fields).
+var fieldsGenAwareBegin = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GenAwareBegin)
+}}
+
 // GenAwareEnd is the payload of GenAwareEnd: event 207 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GenAwareEnd (207), level win:Informational (4), keywords GCHeapDumpKeyword (0x100000).
 // Template GenAwareTemplate.
@@ -9586,27 +11562,30 @@ type GenAwareEnd struct {
 
 // Info describes GenAwareEnd.
 func (*GenAwareEnd) Info() *EventInfo {
-	return &eventTable[245]
+	return &infoGenAwareEnd
+}
+
+// Descriptor describes GenAwareEnd, as readers of any generated package see it.
+func (*GenAwareEnd) Descriptor() *clrimpl.Descriptor {
+	return &descGenAwareEnd
 }
 
 // Decode reads a GenAwareEnd payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *GenAwareEnd) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("GenAwareEnd", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GenAwareEnd", len(b), ptrSize, endsGenAwareEnd)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsGenAwareEnd is where the fixed fields of GenAwareEnd end, for the error of a short payload.
+var endsGenAwareEnd = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the GenAwareEnd wire form for the pointer size.
@@ -9649,6 +11628,46 @@ var columnsGenAwareEnd = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoGenAwareEnd describes GenAwareEnd (GenAwareEnd.Info).
+var infoGenAwareEnd = EventInfo{
+	Columns:     columnsGenAwareEnd,
+	DisplayName: "GC/GenAwareEnd",
+	ID:          207,
+	Keywords:    0x100000,
+	Level:       4,
+	Name:        "GenAwareEnd",
+	Opcode:      207,
+	OpcodeName:  "GenAwareEnd",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GenAwareEnd",
+	Version:     0,
+	desc:        &descGenAwareEnd,
+	fields:      &fieldsGenAwareEnd,
+}
+
+// descGenAwareEnd describes GenAwareEnd (EventInfo.Descriptor).
+var descGenAwareEnd = clrimpl.Descriptor{
+	Columns:      columnsGenAwareEnd,
+	DisplayName:  "GC/GenAwareEnd",
+	Fields:       &fieldsGenAwareEnd,
+	ID:           207,
+	Keywords:     0x100000,
+	Level:        4,
+	Name:         "GenAwareEnd",
+	Opcode:       207,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGenAwareEnd writes the fields of GenAwareEnd payloads (its Descriptor's Fields).
+var fieldsGenAwareEnd = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GenAwareEnd)
+}}
+
 // GCLOHCompact is the payload of GCLOHCompact: event 208 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCLOHCompact (208), level win:Informational (4), keywords GCKeyword (0x1).
 // Template GCLOHCompact. Its layout depends on the pointer size.
@@ -9679,27 +11698,7 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 	if ptrSize == 8 {
 		if len(b) < 32 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "TimePlan",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TimeCompact",
-					Ptrs:  0,
-				}, {
-					Bytes: 12,
-					Name:  "TimeRelocate",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TotalRefs",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "ZeroRefs",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCLOHCompactValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -9712,27 +11711,7 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 	} else {
 		if len(b) < 20 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 4,
-					Name:  "TimePlan",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TimeCompact",
-					Ptrs:  0,
-				}, {
-					Bytes: 12,
-					Name:  "TimeRelocate",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "TotalRefs",
-					Ptrs:  2,
-				}, {
-					Bytes: 8,
-					Name:  "ZeroRefs",
-					Ptrs:  3,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCLOHCompactValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -9744,6 +11723,15 @@ func (e *GCLOHCompactValuesElem) decode(b []byte, ptrSize int) (int, string, int
 		e.ZeroRefs = uint64(binary.LittleEndian.Uint32(b[16:]))
 	}
 	return 8 + 3*ptrSize, "", 0, nil
+}
+
+// endsGCLOHCompactValuesElem is where the fixed fields of GCLOHCompact.Values elements end, for the error of a short payload.
+var endsGCLOHCompactValuesElem = []clrimpl.FieldEnd{
+	{Name: "TimePlan", Bytes: 4},
+	{Name: "TimeCompact", Bytes: 8},
+	{Name: "TimeRelocate", Bytes: 12},
+	{Name: "TotalRefs", Bytes: 8, Ptrs: 2},
+	{Name: "ZeroRefs", Bytes: 8, Ptrs: 3},
 }
 
 func (e *GCLOHCompactValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -9864,7 +11852,12 @@ func (a GCLOHCompactValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCLOHCompact.
 func (*GCLOHCompact) Info() *EventInfo {
-	return &eventTable[246]
+	return &infoGCLOHCompact
+}
+
+// Descriptor describes GCLOHCompact, as readers of any generated package see it.
+func (*GCLOHCompact) Descriptor() *clrimpl.Descriptor {
+	return &descGCLOHCompact
 }
 
 // Decode reads a GCLOHCompact payload for a pointer size of 4 or 8 and returns the bytes
@@ -9875,15 +11868,7 @@ func (e *GCLOHCompact) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 4 {
-		return 0, shortPrefix("GCLOHCompact", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCLOHCompact", len(b), ptrSize, endsGCLOHCompact)
 	}
 	_ = b[3]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -9901,6 +11886,12 @@ func (e *GCLOHCompact) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCLOHCompact is where the fixed fields of GCLOHCompact end, for the error of a short payload.
+var endsGCLOHCompact = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Count", Bytes: 4},
 }
 
 // Encode appends the GCLOHCompact wire form for the pointer size.
@@ -9952,6 +11943,46 @@ var columnsGCLOHCompact = []clrimpl.Column{{
 	Name: "Values",
 }}
 
+// infoGCLOHCompact describes GCLOHCompact (GCLOHCompact.Info).
+var infoGCLOHCompact = EventInfo{
+	Columns:     columnsGCLOHCompact,
+	DisplayName: "GC/GCLOHCompact",
+	ID:          208,
+	Keywords:    0x1,
+	Level:       4,
+	Name:        "GCLOHCompact",
+	Opcode:      208,
+	OpcodeName:  "GCLOHCompact",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCLOHCompact",
+	Version:     0,
+	desc:        &descGCLOHCompact,
+	fields:      &fieldsGCLOHCompact,
+}
+
+// descGCLOHCompact describes GCLOHCompact (EventInfo.Descriptor).
+var descGCLOHCompact = clrimpl.Descriptor{
+	Columns:      columnsGCLOHCompact,
+	DisplayName:  "GC/GCLOHCompact",
+	Fields:       &fieldsGCLOHCompact,
+	ID:           208,
+	Keywords:     0x1,
+	Level:        4,
+	Name:         "GCLOHCompact",
+	Opcode:       208,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCLOHCompact writes the fields of GCLOHCompact payloads (its Descriptor's Fields).
+var fieldsGCLOHCompact = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCLOHCompact)
+}}
+
 // GCFitBucketInfo is the payload of GCFitBucketInfo: event 209 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task GarbageCollection (1), opcode GCFitBucketInfo (209), level win:Verbose (5), keywords GCKeyword (0x1).
 // Template GCFitBucketInfo. Its layout depends on the pointer size.
@@ -9984,23 +12015,7 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 	if ptrSize == 8 {
 		if len(b) < 16 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 2,
-					Name:  "Index",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "Padding",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Count",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCFitBucketInfoValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -10012,23 +12027,7 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 	} else {
 		if len(b) < 12 {
 			{
-				f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-					Bytes: 2,
-					Name:  "Index",
-					Ptrs:  0,
-				}, {
-					Bytes: 4,
-					Name:  "Padding",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Count",
-					Ptrs:  0,
-				}, {
-					Bytes: 8,
-					Name:  "Size",
-					Ptrs:  1,
-				}})
+				f, o := clrimpl.PrefixShort(len(b), ptrSize, endsGCFitBucketInfoValuesElem)
 				return 0, f, o, ErrShortPayload
 			}
 		}
@@ -10039,6 +12038,14 @@ func (e *GCFitBucketInfoValuesElem) decode(b []byte, ptrSize int) (int, string, 
 		e.Size = uint64(binary.LittleEndian.Uint32(b[8:]))
 	}
 	return 8 + ptrSize, "", 0, nil
+}
+
+// endsGCFitBucketInfoValuesElem is where the fixed fields of GCFitBucketInfo.Values elements end, for the error of a short payload.
+var endsGCFitBucketInfoValuesElem = []clrimpl.FieldEnd{
+	{Name: "Index", Bytes: 2},
+	{Name: "Padding", Bytes: 4},
+	{Name: "Count", Bytes: 8},
+	{Name: "Size", Bytes: 8, Ptrs: 1},
 }
 
 func (e *GCFitBucketInfoValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -10154,7 +12161,12 @@ func (a GCFitBucketInfoValuesArray) appendJSON(dst []byte) []byte {
 
 // Info describes GCFitBucketInfo.
 func (*GCFitBucketInfo) Info() *EventInfo {
-	return &eventTable[247]
+	return &infoGCFitBucketInfo
+}
+
+// Descriptor describes GCFitBucketInfo, as readers of any generated package see it.
+func (*GCFitBucketInfo) Descriptor() *clrimpl.Descriptor {
+	return &descGCFitBucketInfo
 }
 
 // Decode reads a GCFitBucketInfo payload for a pointer size of 4 or 8 and returns the bytes
@@ -10165,23 +12177,7 @@ func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	var off int
 	if len(b) < 14 {
-		return 0, shortPrefix("GCFitBucketInfo", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "BucketKind",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "TotalSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 14,
-			Name:  "Count",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("GCFitBucketInfo", len(b), ptrSize, endsGCFitBucketInfo)
 	}
 	_ = b[13]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -10201,6 +12197,14 @@ func (e *GCFitBucketInfo) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsGCFitBucketInfo is where the fixed fields of GCFitBucketInfo end, for the error of a short payload.
+var endsGCFitBucketInfo = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "BucketKind", Bytes: 4},
+	{Name: "TotalSize", Bytes: 12},
+	{Name: "Count", Bytes: 14},
 }
 
 // Encode appends the GCFitBucketInfo wire form for the pointer size.
@@ -10275,4 +12279,44 @@ var columnsGCFitBucketInfo = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// infoGCFitBucketInfo describes GCFitBucketInfo (GCFitBucketInfo.Info).
+var infoGCFitBucketInfo = EventInfo{
+	Columns:     columnsGCFitBucketInfo,
+	DisplayName: "GC/GCFitBucketInfo",
+	ID:          209,
+	Keywords:    0x1,
+	Level:       5,
+	Name:        "GCFitBucketInfo",
+	Opcode:      209,
+	OpcodeName:  "GCFitBucketInfo",
+	Provider:    ProviderRuntime,
+	Task:        1,
+	TaskName:    "GarbageCollection",
+	TypeName:    "GCFitBucketInfo",
+	Version:     0,
+	desc:        &descGCFitBucketInfo,
+	fields:      &fieldsGCFitBucketInfo,
+}
+
+// descGCFitBucketInfo describes GCFitBucketInfo (EventInfo.Descriptor).
+var descGCFitBucketInfo = clrimpl.Descriptor{
+	Columns:      columnsGCFitBucketInfo,
+	DisplayName:  "GC/GCFitBucketInfo",
+	Fields:       &fieldsGCFitBucketInfo,
+	ID:           209,
+	Keywords:     0x1,
+	Level:        5,
+	Name:         "GCFitBucketInfo",
+	Opcode:       209,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsGCFitBucketInfo writes the fields of GCFitBucketInfo payloads (its Descriptor's Fields).
+var fieldsGCFitBucketInfo = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(GCFitBucketInfo)
 }}

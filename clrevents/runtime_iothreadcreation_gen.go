@@ -21,27 +21,30 @@ type IOThreadCreate struct {
 
 // Info describes IOThreadCreate.
 func (*IOThreadCreate) Info() *EventInfo {
-	return &eventTable[128]
+	return &infoIOThreadCreate
+}
+
+// Descriptor describes IOThreadCreate, as readers of any generated package see it.
+func (*IOThreadCreate) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadCreate
 }
 
 // Decode reads a IOThreadCreate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadCreate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadCreate", len(b), ptrSize, endsIOThreadCreate)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadCreate is where the fixed fields of IOThreadCreate end, for the error of a short payload.
+var endsIOThreadCreate = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadCreate wire form for the pointer size.
@@ -84,6 +87,46 @@ var columnsIOThreadCreate = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadCreate describes IOThreadCreate (IOThreadCreate.Info).
+var infoIOThreadCreate = EventInfo{
+	Columns:     columnsIOThreadCreate,
+	DisplayName: "IOThreadCreation/Start",
+	ID:          44,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadCreate",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadCreate",
+	Version:     0,
+	desc:        &descIOThreadCreate,
+	fields:      &fieldsIOThreadCreate,
+}
+
+// descIOThreadCreate describes IOThreadCreate (EventInfo.Descriptor).
+var descIOThreadCreate = clrimpl.Descriptor{
+	Columns:      columnsIOThreadCreate,
+	DisplayName:  "IOThreadCreation/Start",
+	Fields:       &fieldsIOThreadCreate,
+	ID:           44,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadCreate",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      0,
+}
+
+// fieldsIOThreadCreate writes the fields of IOThreadCreate payloads (its Descriptor's Fields).
+var fieldsIOThreadCreate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadCreate)
+}}
+
 // IOThreadCreateV1 is the payload of IOThreadCreate_V1: event 44 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Start (1), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -98,32 +141,32 @@ type IOThreadCreateV1 struct {
 
 // Info describes IOThreadCreate_V1.
 func (*IOThreadCreateV1) Info() *EventInfo {
-	return &eventTable[129]
+	return &infoIOThreadCreateV1
+}
+
+// Descriptor describes IOThreadCreate_V1, as readers of any generated package see it.
+func (*IOThreadCreateV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadCreateV1
 }
 
 // Decode reads a IOThreadCreate_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadCreateV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadCreate_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadCreate_V1", len(b), ptrSize, endsIOThreadCreateV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadCreateV1 is where the fixed fields of IOThreadCreate_V1 end, for the error of a short payload.
+var endsIOThreadCreateV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadCreate_V1 wire form for the pointer size.
@@ -175,6 +218,46 @@ var columnsIOThreadCreateV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIOThreadCreateV1 describes IOThreadCreate_V1 (IOThreadCreateV1.Info).
+var infoIOThreadCreateV1 = EventInfo{
+	Columns:     columnsIOThreadCreateV1,
+	DisplayName: "IOThreadCreation/Start",
+	ID:          44,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadCreate_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadCreateV1",
+	Version:     1,
+	desc:        &descIOThreadCreateV1,
+	fields:      &fieldsIOThreadCreateV1,
+}
+
+// descIOThreadCreateV1 describes IOThreadCreate_V1 (EventInfo.Descriptor).
+var descIOThreadCreateV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadCreateV1,
+	DisplayName:  "IOThreadCreation/Start",
+	Fields:       &fieldsIOThreadCreateV1,
+	ID:           44,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadCreate_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      1,
+}
+
+// fieldsIOThreadCreateV1 writes the fields of IOThreadCreate_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadCreateV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadCreateV1)
+}}
+
 // IOThreadTerminate is the payload of IOThreadTerminate: event 45 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread.
@@ -187,27 +270,30 @@ type IOThreadTerminate struct {
 
 // Info describes IOThreadTerminate.
 func (*IOThreadTerminate) Info() *EventInfo {
-	return &eventTable[130]
+	return &infoIOThreadTerminate
+}
+
+// Descriptor describes IOThreadTerminate, as readers of any generated package see it.
+func (*IOThreadTerminate) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadTerminate
 }
 
 // Decode reads a IOThreadTerminate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadTerminate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadTerminate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadTerminate", len(b), ptrSize, endsIOThreadTerminate)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadTerminate is where the fixed fields of IOThreadTerminate end, for the error of a short payload.
+var endsIOThreadTerminate = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadTerminate wire form for the pointer size.
@@ -250,6 +336,46 @@ var columnsIOThreadTerminate = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadTerminate describes IOThreadTerminate (IOThreadTerminate.Info).
+var infoIOThreadTerminate = EventInfo{
+	Columns:     columnsIOThreadTerminate,
+	DisplayName: "IOThreadCreation/Stop",
+	ID:          45,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadTerminate",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadTerminate",
+	Version:     0,
+	desc:        &descIOThreadTerminate,
+	fields:      &fieldsIOThreadTerminate,
+}
+
+// descIOThreadTerminate describes IOThreadTerminate (EventInfo.Descriptor).
+var descIOThreadTerminate = clrimpl.Descriptor{
+	Columns:      columnsIOThreadTerminate,
+	DisplayName:  "IOThreadCreation/Stop",
+	Fields:       &fieldsIOThreadTerminate,
+	ID:           45,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadTerminate",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      0,
+}
+
+// fieldsIOThreadTerminate writes the fields of IOThreadTerminate payloads (its Descriptor's Fields).
+var fieldsIOThreadTerminate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadTerminate)
+}}
+
 // IOThreadTerminateV1 is the payload of IOThreadTerminate_V1: event 45 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadCreation (3), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -264,32 +390,32 @@ type IOThreadTerminateV1 struct {
 
 // Info describes IOThreadTerminate_V1.
 func (*IOThreadTerminateV1) Info() *EventInfo {
-	return &eventTable[131]
+	return &infoIOThreadTerminateV1
+}
+
+// Descriptor describes IOThreadTerminate_V1, as readers of any generated package see it.
+func (*IOThreadTerminateV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadTerminateV1
 }
 
 // Decode reads a IOThreadTerminate_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadTerminateV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadTerminate_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadTerminate_V1", len(b), ptrSize, endsIOThreadTerminateV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadTerminateV1 is where the fixed fields of IOThreadTerminate_V1 end, for the error of a short payload.
+var endsIOThreadTerminateV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadTerminate_V1 wire form for the pointer size.
@@ -339,4 +465,44 @@ var columnsIOThreadTerminateV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoIOThreadTerminateV1 describes IOThreadTerminate_V1 (IOThreadTerminateV1.Info).
+var infoIOThreadTerminateV1 = EventInfo{
+	Columns:     columnsIOThreadTerminateV1,
+	DisplayName: "IOThreadCreation/Stop",
+	ID:          45,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadTerminate_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        3,
+	TaskName:    "IOThreadCreation",
+	TypeName:    "IOThreadTerminateV1",
+	Version:     1,
+	desc:        &descIOThreadTerminateV1,
+	fields:      &fieldsIOThreadTerminateV1,
+}
+
+// descIOThreadTerminateV1 describes IOThreadTerminate_V1 (EventInfo.Descriptor).
+var descIOThreadTerminateV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadTerminateV1,
+	DisplayName:  "IOThreadCreation/Stop",
+	Fields:       &fieldsIOThreadTerminateV1,
+	ID:           45,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadTerminate_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         3,
+	Version:      1,
+}
+
+// fieldsIOThreadTerminateV1 writes the fields of IOThreadTerminate_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadTerminateV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadTerminateV1)
 }}

@@ -21,27 +21,30 @@ type IOThreadRetire struct {
 
 // Info describes IOThreadRetire.
 func (*IOThreadRetire) Info() *EventInfo {
-	return &eventTable[132]
+	return &infoIOThreadRetire
+}
+
+// Descriptor describes IOThreadRetire, as readers of any generated package see it.
+func (*IOThreadRetire) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadRetire
 }
 
 // Decode reads a IOThreadRetire payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadRetire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadRetire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadRetire", len(b), ptrSize, endsIOThreadRetire)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadRetire is where the fixed fields of IOThreadRetire end, for the error of a short payload.
+var endsIOThreadRetire = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadRetire wire form for the pointer size.
@@ -84,6 +87,46 @@ var columnsIOThreadRetire = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadRetire describes IOThreadRetire (IOThreadRetire.Info).
+var infoIOThreadRetire = EventInfo{
+	Columns:     columnsIOThreadRetire,
+	DisplayName: "IOThreadRetirement/Start",
+	ID:          46,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadRetire",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadRetire",
+	Version:     0,
+	desc:        &descIOThreadRetire,
+	fields:      &fieldsIOThreadRetire,
+}
+
+// descIOThreadRetire describes IOThreadRetire (EventInfo.Descriptor).
+var descIOThreadRetire = clrimpl.Descriptor{
+	Columns:      columnsIOThreadRetire,
+	DisplayName:  "IOThreadRetirement/Start",
+	Fields:       &fieldsIOThreadRetire,
+	ID:           46,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadRetire",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      0,
+}
+
+// fieldsIOThreadRetire writes the fields of IOThreadRetire payloads (its Descriptor's Fields).
+var fieldsIOThreadRetire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadRetire)
+}}
+
 // IOThreadRetireV1 is the payload of IOThreadRetire_V1: event 46 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Start (1), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -98,32 +141,32 @@ type IOThreadRetireV1 struct {
 
 // Info describes IOThreadRetire_V1.
 func (*IOThreadRetireV1) Info() *EventInfo {
-	return &eventTable[133]
+	return &infoIOThreadRetireV1
+}
+
+// Descriptor describes IOThreadRetire_V1, as readers of any generated package see it.
+func (*IOThreadRetireV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadRetireV1
 }
 
 // Decode reads a IOThreadRetire_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadRetireV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadRetire_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadRetire_V1", len(b), ptrSize, endsIOThreadRetireV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadRetireV1 is where the fixed fields of IOThreadRetire_V1 end, for the error of a short payload.
+var endsIOThreadRetireV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadRetire_V1 wire form for the pointer size.
@@ -175,6 +218,46 @@ var columnsIOThreadRetireV1 = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoIOThreadRetireV1 describes IOThreadRetire_V1 (IOThreadRetireV1.Info).
+var infoIOThreadRetireV1 = EventInfo{
+	Columns:     columnsIOThreadRetireV1,
+	DisplayName: "IOThreadRetirement/Start",
+	ID:          46,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadRetire_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadRetireV1",
+	Version:     1,
+	desc:        &descIOThreadRetireV1,
+	fields:      &fieldsIOThreadRetireV1,
+}
+
+// descIOThreadRetireV1 describes IOThreadRetire_V1 (EventInfo.Descriptor).
+var descIOThreadRetireV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadRetireV1,
+	DisplayName:  "IOThreadRetirement/Start",
+	Fields:       &fieldsIOThreadRetireV1,
+	ID:           46,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadRetire_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      1,
+}
+
+// fieldsIOThreadRetireV1 writes the fields of IOThreadRetire_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadRetireV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadRetireV1)
+}}
+
 // IOThreadUnretire is the payload of IOThreadUnretire: event 47 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread.
@@ -187,27 +270,30 @@ type IOThreadUnretire struct {
 
 // Info describes IOThreadUnretire.
 func (*IOThreadUnretire) Info() *EventInfo {
-	return &eventTable[134]
+	return &infoIOThreadUnretire
+}
+
+// Descriptor describes IOThreadUnretire, as readers of any generated package see it.
+func (*IOThreadUnretire) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadUnretire
 }
 
 // Decode reads a IOThreadUnretire payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadUnretire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("IOThreadUnretire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadUnretire", len(b), ptrSize, endsIOThreadUnretire)
 	}
 	_ = b[7]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsIOThreadUnretire is where the fixed fields of IOThreadUnretire end, for the error of a short payload.
+var endsIOThreadUnretire = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
 }
 
 // Encode appends the IOThreadUnretire wire form for the pointer size.
@@ -250,6 +336,46 @@ var columnsIOThreadUnretire = []clrimpl.Column{{
 	Name: "RetiredIOThreads",
 }}
 
+// infoIOThreadUnretire describes IOThreadUnretire (IOThreadUnretire.Info).
+var infoIOThreadUnretire = EventInfo{
+	Columns:     columnsIOThreadUnretire,
+	DisplayName: "IOThreadRetirement/Stop",
+	ID:          47,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadUnretire",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadUnretire",
+	Version:     0,
+	desc:        &descIOThreadUnretire,
+	fields:      &fieldsIOThreadUnretire,
+}
+
+// descIOThreadUnretire describes IOThreadUnretire (EventInfo.Descriptor).
+var descIOThreadUnretire = clrimpl.Descriptor{
+	Columns:      columnsIOThreadUnretire,
+	DisplayName:  "IOThreadRetirement/Stop",
+	Fields:       &fieldsIOThreadUnretire,
+	ID:           47,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadUnretire",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      0,
+}
+
+// fieldsIOThreadUnretire writes the fields of IOThreadUnretire payloads (its Descriptor's Fields).
+var fieldsIOThreadUnretire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadUnretire)
+}}
+
 // IOThreadUnretireV1 is the payload of IOThreadUnretire_V1: event 47 version 1 of Microsoft-Windows-DotNETRuntime.
 // Task IOThreadRetirement (5), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template IOThread_V1.
@@ -264,32 +390,32 @@ type IOThreadUnretireV1 struct {
 
 // Info describes IOThreadUnretire_V1.
 func (*IOThreadUnretireV1) Info() *EventInfo {
-	return &eventTable[135]
+	return &infoIOThreadUnretireV1
+}
+
+// Descriptor describes IOThreadUnretire_V1, as readers of any generated package see it.
+func (*IOThreadUnretireV1) Descriptor() *clrimpl.Descriptor {
+	return &descIOThreadUnretireV1
 }
 
 // Decode reads a IOThreadUnretire_V1 payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *IOThreadUnretireV1) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("IOThreadUnretire_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "IOThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredIOThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("IOThreadUnretire_V1", len(b), ptrSize, endsIOThreadUnretireV1)
 	}
 	_ = b[9]
 	e.IOThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredIOThreads = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsIOThreadUnretireV1 is where the fixed fields of IOThreadUnretire_V1 end, for the error of a short payload.
+var endsIOThreadUnretireV1 = []clrimpl.FieldEnd{
+	{Name: "IOThreadCount", Bytes: 4},
+	{Name: "RetiredIOThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the IOThreadUnretire_V1 wire form for the pointer size.
@@ -339,4 +465,44 @@ var columnsIOThreadUnretireV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoIOThreadUnretireV1 describes IOThreadUnretire_V1 (IOThreadUnretireV1.Info).
+var infoIOThreadUnretireV1 = EventInfo{
+	Columns:     columnsIOThreadUnretireV1,
+	DisplayName: "IOThreadRetirement/Stop",
+	ID:          47,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "IOThreadUnretire_V1",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        5,
+	TaskName:    "IOThreadRetirement",
+	TypeName:    "IOThreadUnretireV1",
+	Version:     1,
+	desc:        &descIOThreadUnretireV1,
+	fields:      &fieldsIOThreadUnretireV1,
+}
+
+// descIOThreadUnretireV1 describes IOThreadUnretire_V1 (EventInfo.Descriptor).
+var descIOThreadUnretireV1 = clrimpl.Descriptor{
+	Columns:      columnsIOThreadUnretireV1,
+	DisplayName:  "IOThreadRetirement/Stop",
+	Fields:       &fieldsIOThreadUnretireV1,
+	ID:           47,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "IOThreadUnretire_V1",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         5,
+	Version:      1,
+}
+
+// fieldsIOThreadUnretireV1 writes the fields of IOThreadUnretire_V1 payloads (its Descriptor's Fields).
+var fieldsIOThreadUnretireV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(IOThreadUnretireV1)
 }}

@@ -27,7 +27,12 @@ type JitInstrumentationData struct {
 
 // Info describes JitInstrumentationData.
 func (*JitInstrumentationData) Info() *EventInfo {
-	return &eventTable[273]
+	return &infoJitInstrumentationData
+}
+
+// Descriptor describes JitInstrumentationData, as readers of any generated package see it.
+func (*JitInstrumentationData) Descriptor() *clrimpl.Descriptor {
+	return &descJitInstrumentationData
 }
 
 // Decode reads a JitInstrumentationData payload for a pointer size of 4 or 8 and returns the bytes
@@ -35,23 +40,7 @@ func (*JitInstrumentationData) Info() *EventInfo {
 func (e *JitInstrumentationData) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 18 {
-		return 0, shortPrefix("JitInstrumentationData", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "DataSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("JitInstrumentationData", len(b), ptrSize, endsJitInstrumentationData)
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -68,6 +57,14 @@ func (e *JitInstrumentationData) Decode(b []byte, ptrSize int) (int, error) {
 		off += n
 	}
 	return off, nil
+}
+
+// endsJitInstrumentationData is where the fixed fields of JitInstrumentationData end, for the error of a short payload.
+var endsJitInstrumentationData = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "MethodFlags", Bytes: 6},
+	{Name: "DataSize", Bytes: 10},
+	{Name: "MethodID", Bytes: 18},
 }
 
 // Encode appends the JitInstrumentationData wire form for the pointer size.
@@ -138,6 +135,46 @@ var columnsJitInstrumentationData = []clrimpl.Column{{
 	Name: "Data",
 }}
 
+// infoJitInstrumentationData describes JitInstrumentationData (JitInstrumentationData.Info).
+var infoJitInstrumentationData = EventInfo{
+	Columns:     columnsJitInstrumentationData,
+	DisplayName: "JitInstrumentationData/InstrumentationData",
+	ID:          297,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "JitInstrumentationData",
+	Opcode:      11,
+	OpcodeName:  "InstrumentationData",
+	Provider:    ProviderRuntime,
+	Task:        34,
+	TaskName:    "JitInstrumentationData",
+	TypeName:    "JitInstrumentationData",
+	Version:     0,
+	desc:        &descJitInstrumentationData,
+	fields:      &fieldsJitInstrumentationData,
+}
+
+// descJitInstrumentationData describes JitInstrumentationData (EventInfo.Descriptor).
+var descJitInstrumentationData = clrimpl.Descriptor{
+	Columns:      columnsJitInstrumentationData,
+	DisplayName:  "JitInstrumentationData/InstrumentationData",
+	Fields:       &fieldsJitInstrumentationData,
+	ID:           297,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "JitInstrumentationData",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         34,
+	Version:      0,
+}
+
+// fieldsJitInstrumentationData writes the fields of JitInstrumentationData payloads (its Descriptor's Fields).
+var fieldsJitInstrumentationData = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(JitInstrumentationData)
+}}
+
 // JitInstrumentationDataVerbose is the payload of JitInstrumentationDataVerbose: event 298 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task JitInstrumentationData (34), opcode InstrumentationDataVerbose (12), level win:Informational (4), keywords JitInstrumentationDataKeyword (0x10000000000).
 // Template JitInstrumentationDataVerbose.
@@ -166,7 +203,12 @@ type JitInstrumentationDataVerbose struct {
 
 // Info describes JitInstrumentationDataVerbose.
 func (*JitInstrumentationDataVerbose) Info() *EventInfo {
-	return &eventTable[274]
+	return &infoJitInstrumentationDataVerbose
+}
+
+// Descriptor describes JitInstrumentationDataVerbose, as readers of any generated package see it.
+func (*JitInstrumentationDataVerbose) Descriptor() *clrimpl.Descriptor {
+	return &descJitInstrumentationDataVerbose
 }
 
 // Decode reads a JitInstrumentationDataVerbose payload for a pointer size of 4 or 8 and returns the bytes
@@ -174,31 +216,7 @@ func (*JitInstrumentationDataVerbose) Info() *EventInfo {
 func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 30 {
-		return 0, shortPrefix("JitInstrumentationDataVerbose", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "MethodFlags",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "DataSize",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "MethodID",
-			Ptrs:  0,
-		}, {
-			Bytes: 26,
-			Name:  "ModuleID",
-			Ptrs:  0,
-		}, {
-			Bytes: 30,
-			Name:  "MethodToken",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("JitInstrumentationDataVerbose", len(b), ptrSize, endsJitInstrumentationDataVerbose)
 	}
 	_ = b[29]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -228,6 +246,16 @@ func (e *JitInstrumentationDataVerbose) Decode(b []byte, ptrSize int) (int, erro
 		off += n
 	}
 	return off, nil
+}
+
+// endsJitInstrumentationDataVerbose is where the fixed fields of JitInstrumentationDataVerbose end, for the error of a short payload.
+var endsJitInstrumentationDataVerbose = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "MethodFlags", Bytes: 6},
+	{Name: "DataSize", Bytes: 10},
+	{Name: "MethodID", Bytes: 18},
+	{Name: "ModuleID", Bytes: 26},
+	{Name: "MethodToken", Bytes: 30},
 }
 
 // Encode appends the JitInstrumentationDataVerbose wire form for the pointer size.
@@ -343,4 +371,44 @@ var columnsJitInstrumentationDataVerbose = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnBinary,
 	Name: "Data",
+}}
+
+// infoJitInstrumentationDataVerbose describes JitInstrumentationDataVerbose (JitInstrumentationDataVerbose.Info).
+var infoJitInstrumentationDataVerbose = EventInfo{
+	Columns:     columnsJitInstrumentationDataVerbose,
+	DisplayName: "JitInstrumentationData/InstrumentationData",
+	ID:          298,
+	Keywords:    0x10000000000,
+	Level:       4,
+	Name:        "JitInstrumentationDataVerbose",
+	Opcode:      12,
+	OpcodeName:  "InstrumentationDataVerbose",
+	Provider:    ProviderRuntime,
+	Task:        34,
+	TaskName:    "JitInstrumentationData",
+	TypeName:    "JitInstrumentationDataVerbose",
+	Version:     0,
+	desc:        &descJitInstrumentationDataVerbose,
+	fields:      &fieldsJitInstrumentationDataVerbose,
+}
+
+// descJitInstrumentationDataVerbose describes JitInstrumentationDataVerbose (EventInfo.Descriptor).
+var descJitInstrumentationDataVerbose = clrimpl.Descriptor{
+	Columns:      columnsJitInstrumentationDataVerbose,
+	DisplayName:  "JitInstrumentationData/InstrumentationData",
+	Fields:       &fieldsJitInstrumentationDataVerbose,
+	ID:           298,
+	Keywords:     0x10000000000,
+	Level:        4,
+	Name:         "JitInstrumentationDataVerbose",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         34,
+	Version:      0,
+}
+
+// fieldsJitInstrumentationDataVerbose writes the fields of JitInstrumentationDataVerbose payloads (its Descriptor's Fields).
+var fieldsJitInstrumentationDataVerbose = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(JitInstrumentationDataVerbose)
 }}

@@ -21,7 +21,12 @@ type ProfilerMessage struct {
 
 // Info describes ProfilerMessage.
 func (*ProfilerMessage) Info() *EventInfo {
-	return &eventTable[275]
+	return &infoProfilerMessage
+}
+
+// Descriptor describes ProfilerMessage, as readers of any generated package see it.
+func (*ProfilerMessage) Descriptor() *clrimpl.Descriptor {
+	return &descProfilerMessage
 }
 
 // Decode reads a ProfilerMessage payload for a pointer size of 4 or 8 and returns the bytes
@@ -29,11 +34,7 @@ func (*ProfilerMessage) Info() *EventInfo {
 func (e *ProfilerMessage) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 2 {
-		return 0, shortPrefix("ProfilerMessage", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ProfilerMessage", len(b), ptrSize, endsProfilerMessage)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -47,6 +48,11 @@ func (e *ProfilerMessage) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsProfilerMessage is where the fixed fields of ProfilerMessage end, for the error of a short payload.
+var endsProfilerMessage = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the ProfilerMessage wire form for the pointer size.
@@ -87,4 +93,44 @@ var columnsProfilerMessage = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Message",
+}}
+
+// infoProfilerMessage describes ProfilerMessage (ProfilerMessage.Info).
+var infoProfilerMessage = EventInfo{
+	Columns:     columnsProfilerMessage,
+	DisplayName: "Profiler/ProfilerMessage",
+	ID:          299,
+	Keywords:    0x20000000000,
+	Level:       4,
+	Name:        "ProfilerMessage",
+	Opcode:      11,
+	OpcodeName:  "Profiler",
+	Provider:    ProviderRuntime,
+	Task:        36,
+	TaskName:    "Profiler",
+	TypeName:    "ProfilerMessage",
+	Version:     0,
+	desc:        &descProfilerMessage,
+	fields:      &fieldsProfilerMessage,
+}
+
+// descProfilerMessage describes ProfilerMessage (EventInfo.Descriptor).
+var descProfilerMessage = clrimpl.Descriptor{
+	Columns:      columnsProfilerMessage,
+	DisplayName:  "Profiler/ProfilerMessage",
+	Fields:       &fieldsProfilerMessage,
+	ID:           299,
+	Keywords:     0x20000000000,
+	Level:        4,
+	Name:         "ProfilerMessage",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         36,
+	Version:      0,
+}
+
+// fieldsProfilerMessage writes the fields of ProfilerMessage payloads (its Descriptor's Fields).
+var fieldsProfilerMessage = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ProfilerMessage)
 }}

@@ -21,7 +21,12 @@ type ThreadCreating struct {
 
 // Info describes ThreadCreating.
 func (*ThreadCreating) Info() *EventInfo {
-	return &eventTable[154]
+	return &infoThreadCreating
+}
+
+// Descriptor describes ThreadCreating, as readers of any generated package see it.
+func (*ThreadCreating) Descriptor() *clrimpl.Descriptor {
+	return &descThreadCreating
 }
 
 // Decode reads a ThreadCreating payload for a pointer size of 4 or 8 and returns the bytes
@@ -32,36 +37,26 @@ func (e *ThreadCreating) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, endsThreadCreating)
 		}
 		_ = b[9]
 		e.ID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadCreating", len(b), ptrSize, endsThreadCreating)
 		}
 		_ = b[5]
 		e.ID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsThreadCreating is where the fixed fields of ThreadCreating end, for the error of a short payload.
+var endsThreadCreating = []clrimpl.FieldEnd{
+	{Name: "ID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the ThreadCreating wire form for the pointer size.
@@ -105,6 +100,46 @@ var columnsThreadCreating = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadCreating describes ThreadCreating (ThreadCreating.Info).
+var infoThreadCreating = EventInfo{
+	Columns:     columnsThreadCreating,
+	DisplayName: "Thread/Creating",
+	ID:          70,
+	Keywords:    0x80010000,
+	Level:       4,
+	Name:        "ThreadCreating",
+	Opcode:      11,
+	OpcodeName:  "Creating",
+	Provider:    ProviderRuntime,
+	Task:        24,
+	TaskName:    "Thread",
+	TypeName:    "ThreadCreating",
+	Version:     0,
+	desc:        &descThreadCreating,
+	fields:      &fieldsThreadCreating,
+}
+
+// descThreadCreating describes ThreadCreating (EventInfo.Descriptor).
+var descThreadCreating = clrimpl.Descriptor{
+	Columns:      columnsThreadCreating,
+	DisplayName:  "Thread/Creating",
+	Fields:       &fieldsThreadCreating,
+	ID:           70,
+	Keywords:     0x80010000,
+	Level:        4,
+	Name:         "ThreadCreating",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         24,
+	Version:      0,
+}
+
+// fieldsThreadCreating writes the fields of ThreadCreating payloads (its Descriptor's Fields).
+var fieldsThreadCreating = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadCreating)
+}}
+
 // ThreadRunning is the payload of ThreadRunning: event 71 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task Thread (24), opcode Running (12), level win:Informational (4), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadStartWork. Its layout depends on the pointer size.
@@ -117,7 +152,12 @@ type ThreadRunning struct {
 
 // Info describes ThreadRunning.
 func (*ThreadRunning) Info() *EventInfo {
-	return &eventTable[155]
+	return &infoThreadRunning
+}
+
+// Descriptor describes ThreadRunning, as readers of any generated package see it.
+func (*ThreadRunning) Descriptor() *clrimpl.Descriptor {
+	return &descThreadRunning
 }
 
 // Decode reads a ThreadRunning payload for a pointer size of 4 or 8 and returns the bytes
@@ -128,36 +168,26 @@ func (e *ThreadRunning) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, endsThreadRunning)
 		}
 		_ = b[9]
 		e.ID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "ID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadRunning", len(b), ptrSize, endsThreadRunning)
 		}
 		_ = b[5]
 		e.ID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsThreadRunning is where the fixed fields of ThreadRunning end, for the error of a short payload.
+var endsThreadRunning = []clrimpl.FieldEnd{
+	{Name: "ID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the ThreadRunning wire form for the pointer size.
@@ -199,4 +229,44 @@ var columnsThreadRunning = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadRunning describes ThreadRunning (ThreadRunning.Info).
+var infoThreadRunning = EventInfo{
+	Columns:     columnsThreadRunning,
+	DisplayName: "Thread/Running",
+	ID:          71,
+	Keywords:    0x80010000,
+	Level:       4,
+	Name:        "ThreadRunning",
+	Opcode:      12,
+	OpcodeName:  "Running",
+	Provider:    ProviderRuntime,
+	Task:        24,
+	TaskName:    "Thread",
+	TypeName:    "ThreadRunning",
+	Version:     0,
+	desc:        &descThreadRunning,
+	fields:      &fieldsThreadRunning,
+}
+
+// descThreadRunning describes ThreadRunning (EventInfo.Descriptor).
+var descThreadRunning = clrimpl.Descriptor{
+	Columns:      columnsThreadRunning,
+	DisplayName:  "Thread/Running",
+	Fields:       &fieldsThreadRunning,
+	ID:           71,
+	Keywords:     0x80010000,
+	Level:        4,
+	Name:         "ThreadRunning",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         24,
+	Version:      0,
+}
+
+// fieldsThreadRunning writes the fields of ThreadRunning payloads (its Descriptor's Fields).
+var fieldsThreadRunning = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadRunning)
 }}

@@ -21,7 +21,12 @@ type ThreadPoolEnqueue struct {
 
 // Info describes ThreadPoolEnqueue.
 func (*ThreadPoolEnqueue) Info() *EventInfo {
-	return &eventTable[149]
+	return &infoThreadPoolEnqueue
+}
+
+// Descriptor describes ThreadPoolEnqueue, as readers of any generated package see it.
+func (*ThreadPoolEnqueue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolEnqueue
 }
 
 // Decode reads a ThreadPoolEnqueue payload for a pointer size of 4 or 8 and returns the bytes
@@ -32,36 +37,26 @@ func (e *ThreadPoolEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, endsThreadPoolEnqueue)
 		}
 		_ = b[9]
 		e.WorkID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolEnqueue", len(b), ptrSize, endsThreadPoolEnqueue)
 		}
 		_ = b[5]
 		e.WorkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsThreadPoolEnqueue is where the fixed fields of ThreadPoolEnqueue end, for the error of a short payload.
+var endsThreadPoolEnqueue = []clrimpl.FieldEnd{
+	{Name: "WorkID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the ThreadPoolEnqueue wire form for the pointer size.
@@ -105,6 +100,46 @@ var columnsThreadPoolEnqueue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolEnqueue describes ThreadPoolEnqueue (ThreadPoolEnqueue.Info).
+var infoThreadPoolEnqueue = EventInfo{
+	Columns:     columnsThreadPoolEnqueue,
+	DisplayName: "ThreadPool/Enqueue",
+	ID:          61,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolEnqueue",
+	Opcode:      11,
+	OpcodeName:  "Enqueue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolEnqueue",
+	Version:     0,
+	desc:        &descThreadPoolEnqueue,
+	fields:      &fieldsThreadPoolEnqueue,
+}
+
+// descThreadPoolEnqueue describes ThreadPoolEnqueue (EventInfo.Descriptor).
+var descThreadPoolEnqueue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolEnqueue,
+	DisplayName:  "ThreadPool/Enqueue",
+	Fields:       &fieldsThreadPoolEnqueue,
+	ID:           61,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolEnqueue",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolEnqueue writes the fields of ThreadPoolEnqueue payloads (its Descriptor's Fields).
+var fieldsThreadPoolEnqueue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolEnqueue)
+}}
+
 // ThreadPoolDequeue is the payload of ThreadPoolDequeue: event 62 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode Dequeue (12), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolWork. Its layout depends on the pointer size.
@@ -117,7 +152,12 @@ type ThreadPoolDequeue struct {
 
 // Info describes ThreadPoolDequeue.
 func (*ThreadPoolDequeue) Info() *EventInfo {
-	return &eventTable[150]
+	return &infoThreadPoolDequeue
+}
+
+// Descriptor describes ThreadPoolDequeue, as readers of any generated package see it.
+func (*ThreadPoolDequeue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolDequeue
 }
 
 // Decode reads a ThreadPoolDequeue payload for a pointer size of 4 or 8 and returns the bytes
@@ -128,36 +168,26 @@ func (e *ThreadPoolDequeue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, endsThreadPoolDequeue)
 		}
 		_ = b[9]
 		e.WorkID = binary.LittleEndian.Uint64(b[0:])
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	} else {
 		if len(b) < 6 {
-			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "WorkID",
-				Ptrs:  1,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("ThreadPoolDequeue", len(b), ptrSize, endsThreadPoolDequeue)
 		}
 		_ = b[5]
 		e.WorkID = uint64(binary.LittleEndian.Uint32(b[0:]))
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	}
 	return 2 + ptrSize, nil
+}
+
+// endsThreadPoolDequeue is where the fixed fields of ThreadPoolDequeue end, for the error of a short payload.
+var endsThreadPoolDequeue = []clrimpl.FieldEnd{
+	{Name: "WorkID", Bytes: 0, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 1},
 }
 
 // Encode appends the ThreadPoolDequeue wire form for the pointer size.
@@ -201,6 +231,46 @@ var columnsThreadPoolDequeue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolDequeue describes ThreadPoolDequeue (ThreadPoolDequeue.Info).
+var infoThreadPoolDequeue = EventInfo{
+	Columns:     columnsThreadPoolDequeue,
+	DisplayName: "ThreadPool/Dequeue",
+	ID:          62,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolDequeue",
+	Opcode:      12,
+	OpcodeName:  "Dequeue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolDequeue",
+	Version:     0,
+	desc:        &descThreadPoolDequeue,
+	fields:      &fieldsThreadPoolDequeue,
+}
+
+// descThreadPoolDequeue describes ThreadPoolDequeue (EventInfo.Descriptor).
+var descThreadPoolDequeue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolDequeue,
+	DisplayName:  "ThreadPool/Dequeue",
+	Fields:       &fieldsThreadPoolDequeue,
+	ID:           62,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolDequeue",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolDequeue writes the fields of ThreadPoolDequeue payloads (its Descriptor's Fields).
+var fieldsThreadPoolDequeue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolDequeue)
+}}
+
 // ThreadPoolIOEnqueue is the payload of ThreadPoolIOEnqueue: event 63 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IOEnqueue (13), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolIOWorkEnqueue. Its layout depends on the pointer size.
@@ -217,7 +287,12 @@ type ThreadPoolIOEnqueue struct {
 
 // Info describes ThreadPoolIOEnqueue.
 func (*ThreadPoolIOEnqueue) Info() *EventInfo {
-	return &eventTable[151]
+	return &infoThreadPoolIOEnqueue
+}
+
+// Descriptor describes ThreadPoolIOEnqueue, as readers of any generated package see it.
+func (*ThreadPoolIOEnqueue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolIOEnqueue
 }
 
 // Decode reads a ThreadPoolIOEnqueue payload for a pointer size of 4 or 8 and returns the bytes
@@ -228,23 +303,7 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 22 {
-			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "MultiDequeues",
-				Ptrs:  2,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, endsThreadPoolIOEnqueue)
 		}
 		_ = b[21]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -253,23 +312,7 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[20:])
 	} else {
 		if len(b) < 14 {
-			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 4,
-				Name:  "MultiDequeues",
-				Ptrs:  2,
-			}, {
-				Bytes: 6,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOEnqueue", len(b), ptrSize, endsThreadPoolIOEnqueue)
 		}
 		_ = b[13]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -278,6 +321,14 @@ func (e *ThreadPoolIOEnqueue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[12:])
 	}
 	return 6 + 2*ptrSize, nil
+}
+
+// endsThreadPoolIOEnqueue is where the fixed fields of ThreadPoolIOEnqueue end, for the error of a short payload.
+var endsThreadPoolIOEnqueue = []clrimpl.FieldEnd{
+	{Name: "NativeOverlapped", Bytes: 0, Ptrs: 1},
+	{Name: "Overlapped", Bytes: 0, Ptrs: 2},
+	{Name: "MultiDequeues", Bytes: 4, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 6, Ptrs: 2},
 }
 
 // Encode appends the ThreadPoolIOEnqueue wire form for the pointer size.
@@ -340,6 +391,46 @@ var columnsThreadPoolIOEnqueue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolIOEnqueue describes ThreadPoolIOEnqueue (ThreadPoolIOEnqueue.Info).
+var infoThreadPoolIOEnqueue = EventInfo{
+	Columns:     columnsThreadPoolIOEnqueue,
+	DisplayName: "ThreadPool/IOEnqueue",
+	ID:          63,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolIOEnqueue",
+	Opcode:      13,
+	OpcodeName:  "IOEnqueue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolIOEnqueue",
+	Version:     0,
+	desc:        &descThreadPoolIOEnqueue,
+	fields:      &fieldsThreadPoolIOEnqueue,
+}
+
+// descThreadPoolIOEnqueue describes ThreadPoolIOEnqueue (EventInfo.Descriptor).
+var descThreadPoolIOEnqueue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolIOEnqueue,
+	DisplayName:  "ThreadPool/IOEnqueue",
+	Fields:       &fieldsThreadPoolIOEnqueue,
+	ID:           63,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolIOEnqueue",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolIOEnqueue writes the fields of ThreadPoolIOEnqueue payloads (its Descriptor's Fields).
+var fieldsThreadPoolIOEnqueue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolIOEnqueue)
+}}
+
 // ThreadPoolIODequeue is the payload of ThreadPoolIODequeue: event 64 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IODequeue (14), level win:Verbose (5), keywords ThreadingKeyword, ThreadTransferKeyword (0x80010000).
 // Template ThreadPoolIOWork. Its layout depends on the pointer size.
@@ -354,7 +445,12 @@ type ThreadPoolIODequeue struct {
 
 // Info describes ThreadPoolIODequeue.
 func (*ThreadPoolIODequeue) Info() *EventInfo {
-	return &eventTable[152]
+	return &infoThreadPoolIODequeue
+}
+
+// Descriptor describes ThreadPoolIODequeue, as readers of any generated package see it.
+func (*ThreadPoolIODequeue) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolIODequeue
 }
 
 // Decode reads a ThreadPoolIODequeue payload for a pointer size of 4 or 8 and returns the bytes
@@ -365,19 +461,7 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, endsThreadPoolIODequeue)
 		}
 		_ = b[17]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -385,19 +469,7 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIODequeue", len(b), ptrSize, endsThreadPoolIODequeue)
 		}
 		_ = b[9]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -405,6 +477,13 @@ func (e *ThreadPoolIODequeue) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsThreadPoolIODequeue is where the fixed fields of ThreadPoolIODequeue end, for the error of a short payload.
+var endsThreadPoolIODequeue = []clrimpl.FieldEnd{
+	{Name: "NativeOverlapped", Bytes: 0, Ptrs: 1},
+	{Name: "Overlapped", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the ThreadPoolIODequeue wire form for the pointer size.
@@ -458,6 +537,46 @@ var columnsThreadPoolIODequeue = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolIODequeue describes ThreadPoolIODequeue (ThreadPoolIODequeue.Info).
+var infoThreadPoolIODequeue = EventInfo{
+	Columns:     columnsThreadPoolIODequeue,
+	DisplayName: "ThreadPool/IODequeue",
+	ID:          64,
+	Keywords:    0x80010000,
+	Level:       5,
+	Name:        "ThreadPoolIODequeue",
+	Opcode:      14,
+	OpcodeName:  "IODequeue",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolIODequeue",
+	Version:     0,
+	desc:        &descThreadPoolIODequeue,
+	fields:      &fieldsThreadPoolIODequeue,
+}
+
+// descThreadPoolIODequeue describes ThreadPoolIODequeue (EventInfo.Descriptor).
+var descThreadPoolIODequeue = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolIODequeue,
+	DisplayName:  "ThreadPool/IODequeue",
+	Fields:       &fieldsThreadPoolIODequeue,
+	ID:           64,
+	Keywords:     0x80010000,
+	Level:        5,
+	Name:         "ThreadPoolIODequeue",
+	Opcode:       14,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolIODequeue writes the fields of ThreadPoolIODequeue payloads (its Descriptor's Fields).
+var fieldsThreadPoolIODequeue = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolIODequeue)
+}}
+
 // ThreadPoolIOPack is the payload of ThreadPoolIOPack: event 65 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPool (23), opcode IOPack (15), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolIOWork. Its layout depends on the pointer size.
@@ -472,7 +591,12 @@ type ThreadPoolIOPack struct {
 
 // Info describes ThreadPoolIOPack.
 func (*ThreadPoolIOPack) Info() *EventInfo {
-	return &eventTable[153]
+	return &infoThreadPoolIOPack
+}
+
+// Descriptor describes ThreadPoolIOPack, as readers of any generated package see it.
+func (*ThreadPoolIOPack) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolIOPack
 }
 
 // Decode reads a ThreadPoolIOPack payload for a pointer size of 4 or 8 and returns the bytes
@@ -483,19 +607,7 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 18 {
-			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, endsThreadPoolIOPack)
 		}
 		_ = b[17]
 		e.NativeOverlapped = binary.LittleEndian.Uint64(b[0:])
@@ -503,19 +615,7 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	} else {
 		if len(b) < 10 {
-			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 0,
-				Name:  "NativeOverlapped",
-				Ptrs:  1,
-			}, {
-				Bytes: 0,
-				Name:  "Overlapped",
-				Ptrs:  2,
-			}, {
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("ThreadPoolIOPack", len(b), ptrSize, endsThreadPoolIOPack)
 		}
 		_ = b[9]
 		e.NativeOverlapped = uint64(binary.LittleEndian.Uint32(b[0:]))
@@ -523,6 +623,13 @@ func (e *ThreadPoolIOPack) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	}
 	return 2 + 2*ptrSize, nil
+}
+
+// endsThreadPoolIOPack is where the fixed fields of ThreadPoolIOPack end, for the error of a short payload.
+var endsThreadPoolIOPack = []clrimpl.FieldEnd{
+	{Name: "NativeOverlapped", Bytes: 0, Ptrs: 1},
+	{Name: "Overlapped", Bytes: 0, Ptrs: 2},
+	{Name: "ClrInstanceID", Bytes: 2, Ptrs: 2},
 }
 
 // Encode appends the ThreadPoolIOPack wire form for the pointer size.
@@ -574,4 +681,44 @@ var columnsThreadPoolIOPack = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadPoolIOPack describes ThreadPoolIOPack (ThreadPoolIOPack.Info).
+var infoThreadPoolIOPack = EventInfo{
+	Columns:     columnsThreadPoolIOPack,
+	DisplayName: "ThreadPool/IOPack",
+	ID:          65,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "ThreadPoolIOPack",
+	Opcode:      15,
+	OpcodeName:  "IOPack",
+	Provider:    ProviderRuntime,
+	Task:        23,
+	TaskName:    "ThreadPool",
+	TypeName:    "ThreadPoolIOPack",
+	Version:     0,
+	desc:        &descThreadPoolIOPack,
+	fields:      &fieldsThreadPoolIOPack,
+}
+
+// descThreadPoolIOPack describes ThreadPoolIOPack (EventInfo.Descriptor).
+var descThreadPoolIOPack = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolIOPack,
+	DisplayName:  "ThreadPool/IOPack",
+	Fields:       &fieldsThreadPoolIOPack,
+	ID:           65,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "ThreadPoolIOPack",
+	Opcode:       15,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         23,
+	Version:      0,
+}
+
+// fieldsThreadPoolIOPack writes the fields of ThreadPoolIOPack payloads (its Descriptor's Fields).
+var fieldsThreadPoolIOPack = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolIOPack)
 }}

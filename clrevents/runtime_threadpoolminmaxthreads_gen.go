@@ -27,34 +27,19 @@ type ThreadPoolMinMaxThreads struct {
 
 // Info describes ThreadPoolMinMaxThreads.
 func (*ThreadPoolMinMaxThreads) Info() *EventInfo {
-	return &eventTable[147]
+	return &infoThreadPoolMinMaxThreads
+}
+
+// Descriptor describes ThreadPoolMinMaxThreads, as readers of any generated package see it.
+func (*ThreadPoolMinMaxThreads) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolMinMaxThreads
 }
 
 // Decode reads a ThreadPoolMinMaxThreads payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolMinMaxThreads) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolMinMaxThreads", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "MinWorkerThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 4,
-			Name:  "MaxWorkerThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "MinIOCompletionThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "MaxIOCompletionThreads",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolMinMaxThreads", len(b), ptrSize, endsThreadPoolMinMaxThreads)
 	}
 	_ = b[9]
 	e.MinWorkerThreads = binary.LittleEndian.Uint16(b[0:])
@@ -63,6 +48,15 @@ func (e *ThreadPoolMinMaxThreads) Decode(b []byte, ptrSize int) (int, error) {
 	e.MaxIOCompletionThreads = binary.LittleEndian.Uint16(b[6:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolMinMaxThreads is where the fixed fields of ThreadPoolMinMaxThreads end, for the error of a short payload.
+var endsThreadPoolMinMaxThreads = []clrimpl.FieldEnd{
+	{Name: "MinWorkerThreads", Bytes: 2},
+	{Name: "MaxWorkerThreads", Bytes: 4},
+	{Name: "MinIOCompletionThreads", Bytes: 6},
+	{Name: "MaxIOCompletionThreads", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolMinMaxThreads wire form for the pointer size.
@@ -130,4 +124,44 @@ var columnsThreadPoolMinMaxThreads = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadPoolMinMaxThreads describes ThreadPoolMinMaxThreads (ThreadPoolMinMaxThreads.Info).
+var infoThreadPoolMinMaxThreads = EventInfo{
+	Columns:     columnsThreadPoolMinMaxThreads,
+	DisplayName: "ThreadPoolMinMaxThreads",
+	ID:          59,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolMinMaxThreads",
+	Opcode:      0,
+	OpcodeName:  "win:Info",
+	Provider:    ProviderRuntime,
+	Task:        38,
+	TaskName:    "ThreadPoolMinMaxThreads",
+	TypeName:    "ThreadPoolMinMaxThreads",
+	Version:     0,
+	desc:        &descThreadPoolMinMaxThreads,
+	fields:      &fieldsThreadPoolMinMaxThreads,
+}
+
+// descThreadPoolMinMaxThreads describes ThreadPoolMinMaxThreads (EventInfo.Descriptor).
+var descThreadPoolMinMaxThreads = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolMinMaxThreads,
+	DisplayName:  "ThreadPoolMinMaxThreads",
+	Fields:       &fieldsThreadPoolMinMaxThreads,
+	ID:           59,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolMinMaxThreads",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         38,
+	Version:      0,
+}
+
+// fieldsThreadPoolMinMaxThreads writes the fields of ThreadPoolMinMaxThreads payloads (its Descriptor's Fields).
+var fieldsThreadPoolMinMaxThreads = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolMinMaxThreads)
 }}

@@ -21,27 +21,30 @@ type ThreadpoolSuspensionSuspendThread struct {
 
 // Info describes ThreadpoolSuspensionSuspendThread.
 func (*ThreadpoolSuspensionSuspendThread) Info() *EventInfo {
-	return &eventTable[136]
+	return &infoThreadpoolSuspensionSuspendThread
+}
+
+// Descriptor describes ThreadpoolSuspensionSuspendThread, as readers of any generated package see it.
+func (*ThreadpoolSuspensionSuspendThread) Descriptor() *clrimpl.Descriptor {
+	return &descThreadpoolSuspensionSuspendThread
 }
 
 // Decode reads a ThreadpoolSuspensionSuspendThread payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadpoolSuspensionSuspendThread) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("ThreadpoolSuspensionSuspendThread", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ClrThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "CpuUtilization",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadpoolSuspensionSuspendThread", len(b), ptrSize, endsThreadpoolSuspensionSuspendThread)
 	}
 	_ = b[7]
 	e.ClrThreadID = binary.LittleEndian.Uint32(b[0:])
 	e.CpuUtilization = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsThreadpoolSuspensionSuspendThread is where the fixed fields of ThreadpoolSuspensionSuspendThread end, for the error of a short payload.
+var endsThreadpoolSuspensionSuspendThread = []clrimpl.FieldEnd{
+	{Name: "ClrThreadID", Bytes: 4},
+	{Name: "CpuUtilization", Bytes: 8},
 }
 
 // Encode appends the ThreadpoolSuspensionSuspendThread wire form for the pointer size.
@@ -84,6 +87,46 @@ var columnsThreadpoolSuspensionSuspendThread = []clrimpl.Column{{
 	Name: "CpuUtilization",
 }}
 
+// infoThreadpoolSuspensionSuspendThread describes ThreadpoolSuspensionSuspendThread (ThreadpoolSuspensionSuspendThread.Info).
+var infoThreadpoolSuspensionSuspendThread = EventInfo{
+	Columns:     columnsThreadpoolSuspensionSuspendThread,
+	DisplayName: "ThreadpoolSuspensionV2/Start",
+	ID:          48,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadpoolSuspensionSuspendThread",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        6,
+	TaskName:    "ThreadpoolSuspension",
+	TypeName:    "ThreadpoolSuspensionSuspendThread",
+	Version:     0,
+	desc:        &descThreadpoolSuspensionSuspendThread,
+	fields:      &fieldsThreadpoolSuspensionSuspendThread,
+}
+
+// descThreadpoolSuspensionSuspendThread describes ThreadpoolSuspensionSuspendThread (EventInfo.Descriptor).
+var descThreadpoolSuspensionSuspendThread = clrimpl.Descriptor{
+	Columns:      columnsThreadpoolSuspensionSuspendThread,
+	DisplayName:  "ThreadpoolSuspensionV2/Start",
+	Fields:       &fieldsThreadpoolSuspensionSuspendThread,
+	ID:           48,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadpoolSuspensionSuspendThread",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         6,
+	Version:      0,
+}
+
+// fieldsThreadpoolSuspensionSuspendThread writes the fields of ThreadpoolSuspensionSuspendThread payloads (its Descriptor's Fields).
+var fieldsThreadpoolSuspensionSuspendThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadpoolSuspensionSuspendThread)
+}}
+
 // ThreadpoolSuspensionResumeThread is the payload of ThreadpoolSuspensionResumeThread: event 49 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadpoolSuspension (6), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrThreadPoolSuspend.
@@ -96,27 +139,30 @@ type ThreadpoolSuspensionResumeThread struct {
 
 // Info describes ThreadpoolSuspensionResumeThread.
 func (*ThreadpoolSuspensionResumeThread) Info() *EventInfo {
-	return &eventTable[137]
+	return &infoThreadpoolSuspensionResumeThread
+}
+
+// Descriptor describes ThreadpoolSuspensionResumeThread, as readers of any generated package see it.
+func (*ThreadpoolSuspensionResumeThread) Descriptor() *clrimpl.Descriptor {
+	return &descThreadpoolSuspensionResumeThread
 }
 
 // Decode reads a ThreadpoolSuspensionResumeThread payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadpoolSuspensionResumeThread) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("ThreadpoolSuspensionResumeThread", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ClrThreadID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "CpuUtilization",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadpoolSuspensionResumeThread", len(b), ptrSize, endsThreadpoolSuspensionResumeThread)
 	}
 	_ = b[7]
 	e.ClrThreadID = binary.LittleEndian.Uint32(b[0:])
 	e.CpuUtilization = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsThreadpoolSuspensionResumeThread is where the fixed fields of ThreadpoolSuspensionResumeThread end, for the error of a short payload.
+var endsThreadpoolSuspensionResumeThread = []clrimpl.FieldEnd{
+	{Name: "ClrThreadID", Bytes: 4},
+	{Name: "CpuUtilization", Bytes: 8},
 }
 
 // Encode appends the ThreadpoolSuspensionResumeThread wire form for the pointer size.
@@ -157,4 +203,44 @@ var columnsThreadpoolSuspensionResumeThread = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "CpuUtilization",
+}}
+
+// infoThreadpoolSuspensionResumeThread describes ThreadpoolSuspensionResumeThread (ThreadpoolSuspensionResumeThread.Info).
+var infoThreadpoolSuspensionResumeThread = EventInfo{
+	Columns:     columnsThreadpoolSuspensionResumeThread,
+	DisplayName: "ThreadpoolSuspensionV2/Stop",
+	ID:          49,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadpoolSuspensionResumeThread",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        6,
+	TaskName:    "ThreadpoolSuspension",
+	TypeName:    "ThreadpoolSuspensionResumeThread",
+	Version:     0,
+	desc:        &descThreadpoolSuspensionResumeThread,
+	fields:      &fieldsThreadpoolSuspensionResumeThread,
+}
+
+// descThreadpoolSuspensionResumeThread describes ThreadpoolSuspensionResumeThread (EventInfo.Descriptor).
+var descThreadpoolSuspensionResumeThread = clrimpl.Descriptor{
+	Columns:      columnsThreadpoolSuspensionResumeThread,
+	DisplayName:  "ThreadpoolSuspensionV2/Stop",
+	Fields:       &fieldsThreadpoolSuspensionResumeThread,
+	ID:           49,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadpoolSuspensionResumeThread",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         6,
+	Version:      0,
+}
+
+// fieldsThreadpoolSuspensionResumeThread writes the fields of ThreadpoolSuspensionResumeThread payloads (its Descriptor's Fields).
+var fieldsThreadpoolSuspensionResumeThread = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadpoolSuspensionResumeThread)
 }}

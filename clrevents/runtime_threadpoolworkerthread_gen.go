@@ -23,32 +23,32 @@ type ThreadPoolWorkerThreadStart struct {
 
 // Info describes ThreadPoolWorkerThreadStart.
 func (*ThreadPoolWorkerThreadStart) Info() *EventInfo {
-	return &eventTable[138]
+	return &infoThreadPoolWorkerThreadStart
+}
+
+// Descriptor describes ThreadPoolWorkerThreadStart, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadStart) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadStart
 }
 
 // Decode reads a ThreadPoolWorkerThreadStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadStart", len(b), ptrSize, endsThreadPoolWorkerThreadStart)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadStart is where the fixed fields of ThreadPoolWorkerThreadStart end, for the error of a short payload.
+var endsThreadPoolWorkerThreadStart = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadStart wire form for the pointer size.
@@ -100,6 +100,46 @@ var columnsThreadPoolWorkerThreadStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadStart describes ThreadPoolWorkerThreadStart (ThreadPoolWorkerThreadStart.Info).
+var infoThreadPoolWorkerThreadStart = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadStart,
+	DisplayName: "ThreadPoolWorkerThread/Start",
+	ID:          50,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        16,
+	TaskName:    "ThreadPoolWorkerThread",
+	TypeName:    "ThreadPoolWorkerThreadStart",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadStart,
+	fields:      &fieldsThreadPoolWorkerThreadStart,
+}
+
+// descThreadPoolWorkerThreadStart describes ThreadPoolWorkerThreadStart (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadStart = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadStart,
+	DisplayName:  "ThreadPoolWorkerThread/Start",
+	Fields:       &fieldsThreadPoolWorkerThreadStart,
+	ID:           50,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadStart writes the fields of ThreadPoolWorkerThreadStart payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadStart)
+}}
+
 // ThreadPoolWorkerThreadStop is the payload of ThreadPoolWorkerThreadStop: event 51 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThread (16), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -114,32 +154,32 @@ type ThreadPoolWorkerThreadStop struct {
 
 // Info describes ThreadPoolWorkerThreadStop.
 func (*ThreadPoolWorkerThreadStop) Info() *EventInfo {
-	return &eventTable[139]
+	return &infoThreadPoolWorkerThreadStop
+}
+
+// Descriptor describes ThreadPoolWorkerThreadStop, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadStop) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadStop
 }
 
 // Decode reads a ThreadPoolWorkerThreadStop payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadStop", len(b), ptrSize, endsThreadPoolWorkerThreadStop)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadStop is where the fixed fields of ThreadPoolWorkerThreadStop end, for the error of a short payload.
+var endsThreadPoolWorkerThreadStop = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadStop wire form for the pointer size.
@@ -191,6 +231,46 @@ var columnsThreadPoolWorkerThreadStop = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadStop describes ThreadPoolWorkerThreadStop (ThreadPoolWorkerThreadStop.Info).
+var infoThreadPoolWorkerThreadStop = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadStop,
+	DisplayName: "ThreadPoolWorkerThread/Stop",
+	ID:          51,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        16,
+	TaskName:    "ThreadPoolWorkerThread",
+	TypeName:    "ThreadPoolWorkerThreadStop",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadStop,
+	fields:      &fieldsThreadPoolWorkerThreadStop,
+}
+
+// descThreadPoolWorkerThreadStop describes ThreadPoolWorkerThreadStop (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadStop = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadStop,
+	DisplayName:  "ThreadPoolWorkerThread/Stop",
+	Fields:       &fieldsThreadPoolWorkerThreadStop,
+	ID:           51,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadStop writes the fields of ThreadPoolWorkerThreadStop payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadStop)
+}}
+
 // ThreadPoolWorkerThreadWait is the payload of ThreadPoolWorkerThreadWait: event 57 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThread (16), opcode Wait (90), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -205,32 +285,32 @@ type ThreadPoolWorkerThreadWait struct {
 
 // Info describes ThreadPoolWorkerThreadWait.
 func (*ThreadPoolWorkerThreadWait) Info() *EventInfo {
-	return &eventTable[145]
+	return &infoThreadPoolWorkerThreadWait
+}
+
+// Descriptor describes ThreadPoolWorkerThreadWait, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadWait) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadWait
 }
 
 // Decode reads a ThreadPoolWorkerThreadWait payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadWait) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadWait", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadWait", len(b), ptrSize, endsThreadPoolWorkerThreadWait)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadWait is where the fixed fields of ThreadPoolWorkerThreadWait end, for the error of a short payload.
+var endsThreadPoolWorkerThreadWait = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadWait wire form for the pointer size.
@@ -280,4 +360,44 @@ var columnsThreadPoolWorkerThreadWait = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadPoolWorkerThreadWait describes ThreadPoolWorkerThreadWait (ThreadPoolWorkerThreadWait.Info).
+var infoThreadPoolWorkerThreadWait = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadWait,
+	DisplayName: "ThreadPoolWorkerThread/Wait",
+	ID:          57,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadWait",
+	Opcode:      90,
+	OpcodeName:  "Wait",
+	Provider:    ProviderRuntime,
+	Task:        16,
+	TaskName:    "ThreadPoolWorkerThread",
+	TypeName:    "ThreadPoolWorkerThreadWait",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadWait,
+	fields:      &fieldsThreadPoolWorkerThreadWait,
+}
+
+// descThreadPoolWorkerThreadWait describes ThreadPoolWorkerThreadWait (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadWait = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadWait,
+	DisplayName:  "ThreadPoolWorkerThread/Wait",
+	Fields:       &fieldsThreadPoolWorkerThreadWait,
+	ID:           57,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadWait",
+	Opcode:       90,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         16,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadWait writes the fields of ThreadPoolWorkerThreadWait payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadWait = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadWait)
 }}

@@ -22,27 +22,30 @@ type ThreadPoolWorkerThreadAdjustmentSample struct {
 
 // Info describes ThreadPoolWorkerThreadAdjustmentSample.
 func (*ThreadPoolWorkerThreadAdjustmentSample) Info() *EventInfo {
-	return &eventTable[142]
+	return &infoThreadPoolWorkerThreadAdjustmentSample
+}
+
+// Descriptor describes ThreadPoolWorkerThreadAdjustmentSample, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadAdjustmentSample) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadAdjustmentSample
 }
 
 // Decode reads a ThreadPoolWorkerThreadAdjustmentSample payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentSample) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentSample", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Throughput",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentSample", len(b), ptrSize, endsThreadPoolWorkerThreadAdjustmentSample)
 	}
 	_ = b[9]
 	e.Throughput = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadAdjustmentSample is where the fixed fields of ThreadPoolWorkerThreadAdjustmentSample end, for the error of a short payload.
+var endsThreadPoolWorkerThreadAdjustmentSample = []clrimpl.FieldEnd{
+	{Name: "Throughput", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadAdjustmentSample wire form for the pointer size.
@@ -85,6 +88,46 @@ var columnsThreadPoolWorkerThreadAdjustmentSample = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadAdjustmentSample describes ThreadPoolWorkerThreadAdjustmentSample (ThreadPoolWorkerThreadAdjustmentSample.Info).
+var infoThreadPoolWorkerThreadAdjustmentSample = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentSample,
+	DisplayName: "ThreadPoolWorkerThreadAdjustment/Sample",
+	ID:          54,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadAdjustmentSample",
+	Opcode:      100,
+	OpcodeName:  "Sample",
+	Provider:    ProviderRuntime,
+	Task:        18,
+	TaskName:    "ThreadPoolWorkerThreadAdjustment",
+	TypeName:    "ThreadPoolWorkerThreadAdjustmentSample",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadAdjustmentSample,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentSample,
+}
+
+// descThreadPoolWorkerThreadAdjustmentSample describes ThreadPoolWorkerThreadAdjustmentSample (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadAdjustmentSample = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadAdjustmentSample,
+	DisplayName:  "ThreadPoolWorkerThreadAdjustment/Sample",
+	Fields:       &fieldsThreadPoolWorkerThreadAdjustmentSample,
+	ID:           54,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadAdjustmentSample",
+	Opcode:       100,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         18,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadAdjustmentSample writes the fields of ThreadPoolWorkerThreadAdjustmentSample payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadAdjustmentSample = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadAdjustmentSample)
+}}
+
 // ThreadPoolWorkerThreadAdjustmentAdjustment is the payload of ThreadPoolWorkerThreadAdjustmentAdjustment: event 55 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadAdjustment (18), opcode Adjustment (101), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThreadAdjustmentAdjustment.
@@ -101,30 +144,19 @@ type ThreadPoolWorkerThreadAdjustmentAdjustment struct {
 
 // Info describes ThreadPoolWorkerThreadAdjustmentAdjustment.
 func (*ThreadPoolWorkerThreadAdjustmentAdjustment) Info() *EventInfo {
-	return &eventTable[143]
+	return &infoThreadPoolWorkerThreadAdjustmentAdjustment
+}
+
+// Descriptor describes ThreadPoolWorkerThreadAdjustmentAdjustment, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadAdjustmentAdjustment) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadAdjustmentAdjustment
 }
 
 // Decode reads a ThreadPoolWorkerThreadAdjustmentAdjustment payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentAdjustment", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "AverageThroughput",
-			Ptrs:  0,
-		}, {
-			Bytes: 12,
-			Name:  "NewWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Reason",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentAdjustment", len(b), ptrSize, endsThreadPoolWorkerThreadAdjustmentAdjustment)
 	}
 	_ = b[17]
 	e.AverageThroughput = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
@@ -132,6 +164,14 @@ func (e *ThreadPoolWorkerThreadAdjustmentAdjustment) Decode(b []byte, ptrSize in
 	e.Reason = ThreadAdjustmentReason(binary.LittleEndian.Uint32(b[12:]))
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[16:])
 	return 18, nil
+}
+
+// endsThreadPoolWorkerThreadAdjustmentAdjustment is where the fixed fields of ThreadPoolWorkerThreadAdjustmentAdjustment end, for the error of a short payload.
+var endsThreadPoolWorkerThreadAdjustmentAdjustment = []clrimpl.FieldEnd{
+	{Name: "AverageThroughput", Bytes: 8},
+	{Name: "NewWorkerThreadCount", Bytes: 12},
+	{Name: "Reason", Bytes: 16},
+	{Name: "ClrInstanceID", Bytes: 18},
 }
 
 // Encode appends the ThreadPoolWorkerThreadAdjustmentAdjustment wire form for the pointer size.
@@ -199,6 +239,46 @@ var columnsThreadPoolWorkerThreadAdjustmentAdjustment = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadAdjustmentAdjustment describes ThreadPoolWorkerThreadAdjustmentAdjustment (ThreadPoolWorkerThreadAdjustmentAdjustment.Info).
+var infoThreadPoolWorkerThreadAdjustmentAdjustment = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentAdjustment,
+	DisplayName: "ThreadPoolWorkerThreadAdjustment/Adjustment",
+	ID:          55,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadAdjustmentAdjustment",
+	Opcode:      101,
+	OpcodeName:  "Adjustment",
+	Provider:    ProviderRuntime,
+	Task:        18,
+	TaskName:    "ThreadPoolWorkerThreadAdjustment",
+	TypeName:    "ThreadPoolWorkerThreadAdjustmentAdjustment",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadAdjustmentAdjustment,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentAdjustment,
+}
+
+// descThreadPoolWorkerThreadAdjustmentAdjustment describes ThreadPoolWorkerThreadAdjustmentAdjustment (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadAdjustmentAdjustment = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadAdjustmentAdjustment,
+	DisplayName:  "ThreadPoolWorkerThreadAdjustment/Adjustment",
+	Fields:       &fieldsThreadPoolWorkerThreadAdjustmentAdjustment,
+	ID:           55,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadAdjustmentAdjustment",
+	Opcode:       101,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         18,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadAdjustmentAdjustment writes the fields of ThreadPoolWorkerThreadAdjustmentAdjustment payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadAdjustmentAdjustment = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadAdjustmentAdjustment)
+}}
+
 // ThreadPoolWorkerThreadAdjustmentStats is the payload of ThreadPoolWorkerThreadAdjustmentStats: event 56 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadAdjustment (18), opcode Stats (102), level win:Verbose (5), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThreadAdjustmentStats.
@@ -229,58 +309,19 @@ type ThreadPoolWorkerThreadAdjustmentStats struct {
 
 // Info describes ThreadPoolWorkerThreadAdjustmentStats.
 func (*ThreadPoolWorkerThreadAdjustmentStats) Info() *EventInfo {
-	return &eventTable[144]
+	return &infoThreadPoolWorkerThreadAdjustmentStats
+}
+
+// Descriptor describes ThreadPoolWorkerThreadAdjustmentStats, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadAdjustmentStats) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadAdjustmentStats
 }
 
 // Decode reads a ThreadPoolWorkerThreadAdjustmentStats payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadAdjustmentStats) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 76 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentStats", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 8,
-			Name:  "Duration",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "Throughput",
-			Ptrs:  0,
-		}, {
-			Bytes: 24,
-			Name:  "ThreadWave",
-			Ptrs:  0,
-		}, {
-			Bytes: 32,
-			Name:  "ThroughputWave",
-			Ptrs:  0,
-		}, {
-			Bytes: 40,
-			Name:  "ThroughputErrorEstimate",
-			Ptrs:  0,
-		}, {
-			Bytes: 48,
-			Name:  "AverageThroughputErrorEstimate",
-			Ptrs:  0,
-		}, {
-			Bytes: 56,
-			Name:  "ThroughputRatio",
-			Ptrs:  0,
-		}, {
-			Bytes: 64,
-			Name:  "Confidence",
-			Ptrs:  0,
-		}, {
-			Bytes: 72,
-			Name:  "NewControlSetting",
-			Ptrs:  0,
-		}, {
-			Bytes: 74,
-			Name:  "NewThreadWaveMagnitude",
-			Ptrs:  0,
-		}, {
-			Bytes: 76,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadAdjustmentStats", len(b), ptrSize, endsThreadPoolWorkerThreadAdjustmentStats)
 	}
 	_ = b[75]
 	e.Duration = math.Float64frombits(binary.LittleEndian.Uint64(b[0:]))
@@ -295,6 +336,21 @@ func (e *ThreadPoolWorkerThreadAdjustmentStats) Decode(b []byte, ptrSize int) (i
 	e.NewThreadWaveMagnitude = binary.LittleEndian.Uint16(b[72:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[74:])
 	return 76, nil
+}
+
+// endsThreadPoolWorkerThreadAdjustmentStats is where the fixed fields of ThreadPoolWorkerThreadAdjustmentStats end, for the error of a short payload.
+var endsThreadPoolWorkerThreadAdjustmentStats = []clrimpl.FieldEnd{
+	{Name: "Duration", Bytes: 8},
+	{Name: "Throughput", Bytes: 16},
+	{Name: "ThreadWave", Bytes: 24},
+	{Name: "ThroughputWave", Bytes: 32},
+	{Name: "ThroughputErrorEstimate", Bytes: 40},
+	{Name: "AverageThroughputErrorEstimate", Bytes: 48},
+	{Name: "ThroughputRatio", Bytes: 56},
+	{Name: "Confidence", Bytes: 64},
+	{Name: "NewControlSetting", Bytes: 72},
+	{Name: "NewThreadWaveMagnitude", Bytes: 74},
+	{Name: "ClrInstanceID", Bytes: 76},
 }
 
 // Encode appends the ThreadPoolWorkerThreadAdjustmentStats wire form for the pointer size.
@@ -416,4 +472,44 @@ var columnsThreadPoolWorkerThreadAdjustmentStats = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadPoolWorkerThreadAdjustmentStats describes ThreadPoolWorkerThreadAdjustmentStats (ThreadPoolWorkerThreadAdjustmentStats.Info).
+var infoThreadPoolWorkerThreadAdjustmentStats = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadAdjustmentStats,
+	DisplayName: "ThreadPoolWorkerThreadAdjustment/Stats",
+	ID:          56,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "ThreadPoolWorkerThreadAdjustmentStats",
+	Opcode:      102,
+	OpcodeName:  "Stats",
+	Provider:    ProviderRuntime,
+	Task:        18,
+	TaskName:    "ThreadPoolWorkerThreadAdjustment",
+	TypeName:    "ThreadPoolWorkerThreadAdjustmentStats",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadAdjustmentStats,
+	fields:      &fieldsThreadPoolWorkerThreadAdjustmentStats,
+}
+
+// descThreadPoolWorkerThreadAdjustmentStats describes ThreadPoolWorkerThreadAdjustmentStats (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadAdjustmentStats = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadAdjustmentStats,
+	DisplayName:  "ThreadPoolWorkerThreadAdjustment/Stats",
+	Fields:       &fieldsThreadPoolWorkerThreadAdjustmentStats,
+	ID:           56,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "ThreadPoolWorkerThreadAdjustmentStats",
+	Opcode:       102,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         18,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadAdjustmentStats writes the fields of ThreadPoolWorkerThreadAdjustmentStats payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadAdjustmentStats = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadAdjustmentStats)
 }}

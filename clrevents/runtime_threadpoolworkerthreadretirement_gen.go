@@ -23,32 +23,32 @@ type ThreadPoolWorkerThreadRetirementStart struct {
 
 // Info describes ThreadPoolWorkerThreadRetirementStart.
 func (*ThreadPoolWorkerThreadRetirementStart) Info() *EventInfo {
-	return &eventTable[140]
+	return &infoThreadPoolWorkerThreadRetirementStart
+}
+
+// Descriptor describes ThreadPoolWorkerThreadRetirementStart, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadRetirementStart) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadRetirementStart
 }
 
 // Decode reads a ThreadPoolWorkerThreadRetirementStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadRetirementStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStart", len(b), ptrSize, endsThreadPoolWorkerThreadRetirementStart)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadRetirementStart is where the fixed fields of ThreadPoolWorkerThreadRetirementStart end, for the error of a short payload.
+var endsThreadPoolWorkerThreadRetirementStart = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadRetirementStart wire form for the pointer size.
@@ -100,6 +100,46 @@ var columnsThreadPoolWorkerThreadRetirementStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoThreadPoolWorkerThreadRetirementStart describes ThreadPoolWorkerThreadRetirementStart (ThreadPoolWorkerThreadRetirementStart.Info).
+var infoThreadPoolWorkerThreadRetirementStart = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadRetirementStart,
+	DisplayName: "ThreadPoolWorkerThreadRetirement/Start",
+	ID:          52,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadRetirementStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        17,
+	TaskName:    "ThreadPoolWorkerThreadRetirement",
+	TypeName:    "ThreadPoolWorkerThreadRetirementStart",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadRetirementStart,
+	fields:      &fieldsThreadPoolWorkerThreadRetirementStart,
+}
+
+// descThreadPoolWorkerThreadRetirementStart describes ThreadPoolWorkerThreadRetirementStart (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadRetirementStart = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadRetirementStart,
+	DisplayName:  "ThreadPoolWorkerThreadRetirement/Start",
+	Fields:       &fieldsThreadPoolWorkerThreadRetirementStart,
+	ID:           52,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadRetirementStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadRetirementStart writes the fields of ThreadPoolWorkerThreadRetirementStart payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadRetirementStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadRetirementStart)
+}}
+
 // ThreadPoolWorkerThreadRetirementStop is the payload of ThreadPoolWorkerThreadRetirementStop: event 53 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task ThreadPoolWorkerThreadRetirement (17), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ThreadPoolWorkerThread.
@@ -114,32 +154,32 @@ type ThreadPoolWorkerThreadRetirementStop struct {
 
 // Info describes ThreadPoolWorkerThreadRetirementStop.
 func (*ThreadPoolWorkerThreadRetirementStop) Info() *EventInfo {
-	return &eventTable[141]
+	return &infoThreadPoolWorkerThreadRetirementStop
+}
+
+// Descriptor describes ThreadPoolWorkerThreadRetirementStop, as readers of any generated package see it.
+func (*ThreadPoolWorkerThreadRetirementStop) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkerThreadRetirementStop
 }
 
 // Decode reads a ThreadPoolWorkerThreadRetirementStop payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkerThreadRetirementStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "ActiveWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkerThreadRetirementStop", len(b), ptrSize, endsThreadPoolWorkerThreadRetirementStop)
 	}
 	_ = b[9]
 	e.ActiveWorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreadCount = binary.LittleEndian.Uint32(b[4:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[8:])
 	return 10, nil
+}
+
+// endsThreadPoolWorkerThreadRetirementStop is where the fixed fields of ThreadPoolWorkerThreadRetirementStop end, for the error of a short payload.
+var endsThreadPoolWorkerThreadRetirementStop = []clrimpl.FieldEnd{
+	{Name: "ActiveWorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreadCount", Bytes: 8},
+	{Name: "ClrInstanceID", Bytes: 10},
 }
 
 // Encode appends the ThreadPoolWorkerThreadRetirementStop wire form for the pointer size.
@@ -189,4 +229,44 @@ var columnsThreadPoolWorkerThreadRetirementStop = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadPoolWorkerThreadRetirementStop describes ThreadPoolWorkerThreadRetirementStop (ThreadPoolWorkerThreadRetirementStop.Info).
+var infoThreadPoolWorkerThreadRetirementStop = EventInfo{
+	Columns:     columnsThreadPoolWorkerThreadRetirementStop,
+	DisplayName: "ThreadPoolWorkerThreadRetirement/Stop",
+	ID:          53,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "ThreadPoolWorkerThreadRetirementStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        17,
+	TaskName:    "ThreadPoolWorkerThreadRetirement",
+	TypeName:    "ThreadPoolWorkerThreadRetirementStop",
+	Version:     0,
+	desc:        &descThreadPoolWorkerThreadRetirementStop,
+	fields:      &fieldsThreadPoolWorkerThreadRetirementStop,
+}
+
+// descThreadPoolWorkerThreadRetirementStop describes ThreadPoolWorkerThreadRetirementStop (EventInfo.Descriptor).
+var descThreadPoolWorkerThreadRetirementStop = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkerThreadRetirementStop,
+	DisplayName:  "ThreadPoolWorkerThreadRetirement/Stop",
+	Fields:       &fieldsThreadPoolWorkerThreadRetirementStop,
+	ID:           53,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "ThreadPoolWorkerThreadRetirementStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         17,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkerThreadRetirementStop writes the fields of ThreadPoolWorkerThreadRetirementStop payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkerThreadRetirementStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkerThreadRetirementStop)
 }}

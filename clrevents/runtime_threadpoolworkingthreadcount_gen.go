@@ -21,27 +21,30 @@ type ThreadPoolWorkingThreadCount struct {
 
 // Info describes ThreadPoolWorkingThreadCount.
 func (*ThreadPoolWorkingThreadCount) Info() *EventInfo {
-	return &eventTable[148]
+	return &infoThreadPoolWorkingThreadCount
+}
+
+// Descriptor describes ThreadPoolWorkingThreadCount, as readers of any generated package see it.
+func (*ThreadPoolWorkingThreadCount) Descriptor() *clrimpl.Descriptor {
+	return &descThreadPoolWorkingThreadCount
 }
 
 // Decode reads a ThreadPoolWorkingThreadCount payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadPoolWorkingThreadCount) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("ThreadPoolWorkingThreadCount", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadPoolWorkingThreadCount", len(b), ptrSize, endsThreadPoolWorkingThreadCount)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsThreadPoolWorkingThreadCount is where the fixed fields of ThreadPoolWorkingThreadCount end, for the error of a short payload.
+var endsThreadPoolWorkingThreadCount = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the ThreadPoolWorkingThreadCount wire form for the pointer size.
@@ -82,4 +85,44 @@ var columnsThreadPoolWorkingThreadCount = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoThreadPoolWorkingThreadCount describes ThreadPoolWorkingThreadCount (ThreadPoolWorkingThreadCount.Info).
+var infoThreadPoolWorkingThreadCount = EventInfo{
+	Columns:     columnsThreadPoolWorkingThreadCount,
+	DisplayName: "ThreadPoolWorkingThreadCount/Start",
+	ID:          60,
+	Keywords:    0x10000,
+	Level:       5,
+	Name:        "ThreadPoolWorkingThreadCount",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        22,
+	TaskName:    "ThreadPoolWorkingThreadCount",
+	TypeName:    "ThreadPoolWorkingThreadCount",
+	Version:     0,
+	desc:        &descThreadPoolWorkingThreadCount,
+	fields:      &fieldsThreadPoolWorkingThreadCount,
+}
+
+// descThreadPoolWorkingThreadCount describes ThreadPoolWorkingThreadCount (EventInfo.Descriptor).
+var descThreadPoolWorkingThreadCount = clrimpl.Descriptor{
+	Columns:      columnsThreadPoolWorkingThreadCount,
+	DisplayName:  "ThreadPoolWorkingThreadCount/Start",
+	Fields:       &fieldsThreadPoolWorkingThreadCount,
+	ID:           60,
+	Keywords:     0x10000,
+	Level:        5,
+	Name:         "ThreadPoolWorkingThreadCount",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         22,
+	Version:      0,
+}
+
+// fieldsThreadPoolWorkingThreadCount writes the fields of ThreadPoolWorkingThreadCount payloads (its Descriptor's Fields).
+var fieldsThreadPoolWorkingThreadCount = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadPoolWorkingThreadCount)
 }}

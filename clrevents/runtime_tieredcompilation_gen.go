@@ -21,27 +21,30 @@ type TieredCompilationSettings struct {
 
 // Info describes TieredCompilationSettings.
 func (*TieredCompilationSettings) Info() *EventInfo {
-	return &eventTable[261]
+	return &infoTieredCompilationSettings
+}
+
+// Descriptor describes TieredCompilationSettings, as readers of any generated package see it.
+func (*TieredCompilationSettings) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationSettings
 }
 
 // Decode reads a TieredCompilationSettings payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationSettings) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationSettings", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "Flags",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationSettings", len(b), ptrSize, endsTieredCompilationSettings)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.Flags = TieredCompilationSettingsFlags(binary.LittleEndian.Uint32(b[2:]))
 	return 6, nil
+}
+
+// endsTieredCompilationSettings is where the fixed fields of TieredCompilationSettings end, for the error of a short payload.
+var endsTieredCompilationSettings = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Flags", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationSettings wire form for the pointer size.
@@ -92,6 +95,46 @@ var columnsTieredCompilationSettings = []clrimpl.Column{{
 	Name: "Flags_name",
 }}
 
+// infoTieredCompilationSettings describes TieredCompilationSettings (TieredCompilationSettings.Info).
+var infoTieredCompilationSettings = EventInfo{
+	Columns:     columnsTieredCompilationSettings,
+	DisplayName: "TieredCompilation/Settings",
+	ID:          280,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationSettings",
+	Opcode:      11,
+	OpcodeName:  "Settings",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationSettings",
+	Version:     0,
+	desc:        &descTieredCompilationSettings,
+	fields:      &fieldsTieredCompilationSettings,
+}
+
+// descTieredCompilationSettings describes TieredCompilationSettings (EventInfo.Descriptor).
+var descTieredCompilationSettings = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationSettings,
+	DisplayName:  "TieredCompilation/Settings",
+	Fields:       &fieldsTieredCompilationSettings,
+	ID:           280,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationSettings",
+	Opcode:       11,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationSettings writes the fields of TieredCompilationSettings payloads (its Descriptor's Fields).
+var fieldsTieredCompilationSettings = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationSettings)
+}}
+
 // TieredCompilationPause is the payload of TieredCompilationPause: event 281 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode Pause (12), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationEmpty.
@@ -102,22 +145,28 @@ type TieredCompilationPause struct {
 
 // Info describes TieredCompilationPause.
 func (*TieredCompilationPause) Info() *EventInfo {
-	return &eventTable[262]
+	return &infoTieredCompilationPause
+}
+
+// Descriptor describes TieredCompilationPause, as readers of any generated package see it.
+func (*TieredCompilationPause) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationPause
 }
 
 // Decode reads a TieredCompilationPause payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationPause) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("TieredCompilationPause", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationPause", len(b), ptrSize, endsTieredCompilationPause)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsTieredCompilationPause is where the fixed fields of TieredCompilationPause end, for the error of a short payload.
+var endsTieredCompilationPause = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the TieredCompilationPause wire form for the pointer size.
@@ -151,6 +200,46 @@ var columnsTieredCompilationPause = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTieredCompilationPause describes TieredCompilationPause (TieredCompilationPause.Info).
+var infoTieredCompilationPause = EventInfo{
+	Columns:     columnsTieredCompilationPause,
+	DisplayName: "TieredCompilation/Pause",
+	ID:          281,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationPause",
+	Opcode:      12,
+	OpcodeName:  "Pause",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationPause",
+	Version:     0,
+	desc:        &descTieredCompilationPause,
+	fields:      &fieldsTieredCompilationPause,
+}
+
+// descTieredCompilationPause describes TieredCompilationPause (EventInfo.Descriptor).
+var descTieredCompilationPause = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationPause,
+	DisplayName:  "TieredCompilation/Pause",
+	Fields:       &fieldsTieredCompilationPause,
+	ID:           281,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationPause",
+	Opcode:       12,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationPause writes the fields of TieredCompilationPause payloads (its Descriptor's Fields).
+var fieldsTieredCompilationPause = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationPause)
+}}
+
 // TieredCompilationResume is the payload of TieredCompilationResume: event 282 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode Resume (13), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationResume.
@@ -163,27 +252,30 @@ type TieredCompilationResume struct {
 
 // Info describes TieredCompilationResume.
 func (*TieredCompilationResume) Info() *EventInfo {
-	return &eventTable[263]
+	return &infoTieredCompilationResume
+}
+
+// Descriptor describes TieredCompilationResume, as readers of any generated package see it.
+func (*TieredCompilationResume) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationResume
 }
 
 // Decode reads a TieredCompilationResume payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationResume) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationResume", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "NewMethodCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationResume", len(b), ptrSize, endsTieredCompilationResume)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.NewMethodCount = binary.LittleEndian.Uint32(b[2:])
 	return 6, nil
+}
+
+// endsTieredCompilationResume is where the fixed fields of TieredCompilationResume end, for the error of a short payload.
+var endsTieredCompilationResume = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "NewMethodCount", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationResume wire form for the pointer size.
@@ -226,6 +318,46 @@ var columnsTieredCompilationResume = []clrimpl.Column{{
 	Name: "NewMethodCount",
 }}
 
+// infoTieredCompilationResume describes TieredCompilationResume (TieredCompilationResume.Info).
+var infoTieredCompilationResume = EventInfo{
+	Columns:     columnsTieredCompilationResume,
+	DisplayName: "TieredCompilation/Resume",
+	ID:          282,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationResume",
+	Opcode:      13,
+	OpcodeName:  "Resume",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationResume",
+	Version:     0,
+	desc:        &descTieredCompilationResume,
+	fields:      &fieldsTieredCompilationResume,
+}
+
+// descTieredCompilationResume describes TieredCompilationResume (EventInfo.Descriptor).
+var descTieredCompilationResume = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationResume,
+	DisplayName:  "TieredCompilation/Resume",
+	Fields:       &fieldsTieredCompilationResume,
+	ID:           282,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationResume",
+	Opcode:       13,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationResume writes the fields of TieredCompilationResume payloads (its Descriptor's Fields).
+var fieldsTieredCompilationResume = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationResume)
+}}
+
 // TieredCompilationBackgroundJitStart is the payload of TieredCompilationBackgroundJitStart: event 283 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode win:Start (1), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationBackgroundJitStart.
@@ -238,27 +370,30 @@ type TieredCompilationBackgroundJitStart struct {
 
 // Info describes TieredCompilationBackgroundJitStart.
 func (*TieredCompilationBackgroundJitStart) Info() *EventInfo {
-	return &eventTable[264]
+	return &infoTieredCompilationBackgroundJitStart
+}
+
+// Descriptor describes TieredCompilationBackgroundJitStart, as readers of any generated package see it.
+func (*TieredCompilationBackgroundJitStart) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationBackgroundJitStart
 }
 
 // Decode reads a TieredCompilationBackgroundJitStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationBackgroundJitStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TieredCompilationBackgroundJitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "PendingMethodCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationBackgroundJitStart", len(b), ptrSize, endsTieredCompilationBackgroundJitStart)
 	}
 	_ = b[5]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.PendingMethodCount = binary.LittleEndian.Uint32(b[2:])
 	return 6, nil
+}
+
+// endsTieredCompilationBackgroundJitStart is where the fixed fields of TieredCompilationBackgroundJitStart end, for the error of a short payload.
+var endsTieredCompilationBackgroundJitStart = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "PendingMethodCount", Bytes: 6},
 }
 
 // Encode appends the TieredCompilationBackgroundJitStart wire form for the pointer size.
@@ -301,6 +436,46 @@ var columnsTieredCompilationBackgroundJitStart = []clrimpl.Column{{
 	Name: "PendingMethodCount",
 }}
 
+// infoTieredCompilationBackgroundJitStart describes TieredCompilationBackgroundJitStart (TieredCompilationBackgroundJitStart.Info).
+var infoTieredCompilationBackgroundJitStart = EventInfo{
+	Columns:     columnsTieredCompilationBackgroundJitStart,
+	DisplayName: "TieredCompilation/Start",
+	ID:          283,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationBackgroundJitStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationBackgroundJitStart",
+	Version:     0,
+	desc:        &descTieredCompilationBackgroundJitStart,
+	fields:      &fieldsTieredCompilationBackgroundJitStart,
+}
+
+// descTieredCompilationBackgroundJitStart describes TieredCompilationBackgroundJitStart (EventInfo.Descriptor).
+var descTieredCompilationBackgroundJitStart = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationBackgroundJitStart,
+	DisplayName:  "TieredCompilation/Start",
+	Fields:       &fieldsTieredCompilationBackgroundJitStart,
+	ID:           283,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationBackgroundJitStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationBackgroundJitStart writes the fields of TieredCompilationBackgroundJitStart payloads (its Descriptor's Fields).
+var fieldsTieredCompilationBackgroundJitStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationBackgroundJitStart)
+}}
+
 // TieredCompilationBackgroundJitStop is the payload of TieredCompilationBackgroundJitStop: event 284 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TieredCompilation (31), opcode win:Stop (2), level win:Informational (4), keywords CompilationKeyword (0x1000000000).
 // Template TieredCompilationBackgroundJitStop.
@@ -315,32 +490,32 @@ type TieredCompilationBackgroundJitStop struct {
 
 // Info describes TieredCompilationBackgroundJitStop.
 func (*TieredCompilationBackgroundJitStop) Info() *EventInfo {
-	return &eventTable[265]
+	return &infoTieredCompilationBackgroundJitStop
+}
+
+// Descriptor describes TieredCompilationBackgroundJitStop, as readers of any generated package see it.
+func (*TieredCompilationBackgroundJitStop) Descriptor() *clrimpl.Descriptor {
+	return &descTieredCompilationBackgroundJitStop
 }
 
 // Decode reads a TieredCompilationBackgroundJitStop payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TieredCompilationBackgroundJitStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 10 {
-		return 0, shortPrefix("TieredCompilationBackgroundJitStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "PendingMethodCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "JittedMethodCount",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TieredCompilationBackgroundJitStop", len(b), ptrSize, endsTieredCompilationBackgroundJitStop)
 	}
 	_ = b[9]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.PendingMethodCount = binary.LittleEndian.Uint32(b[2:])
 	e.JittedMethodCount = binary.LittleEndian.Uint32(b[6:])
 	return 10, nil
+}
+
+// endsTieredCompilationBackgroundJitStop is where the fixed fields of TieredCompilationBackgroundJitStop end, for the error of a short payload.
+var endsTieredCompilationBackgroundJitStop = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "PendingMethodCount", Bytes: 6},
+	{Name: "JittedMethodCount", Bytes: 10},
 }
 
 // Encode appends the TieredCompilationBackgroundJitStop wire form for the pointer size.
@@ -390,4 +565,44 @@ var columnsTieredCompilationBackgroundJitStop = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "JittedMethodCount",
+}}
+
+// infoTieredCompilationBackgroundJitStop describes TieredCompilationBackgroundJitStop (TieredCompilationBackgroundJitStop.Info).
+var infoTieredCompilationBackgroundJitStop = EventInfo{
+	Columns:     columnsTieredCompilationBackgroundJitStop,
+	DisplayName: "TieredCompilation/Stop",
+	ID:          284,
+	Keywords:    0x1000000000,
+	Level:       4,
+	Name:        "TieredCompilationBackgroundJitStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        31,
+	TaskName:    "TieredCompilation",
+	TypeName:    "TieredCompilationBackgroundJitStop",
+	Version:     0,
+	desc:        &descTieredCompilationBackgroundJitStop,
+	fields:      &fieldsTieredCompilationBackgroundJitStop,
+}
+
+// descTieredCompilationBackgroundJitStop describes TieredCompilationBackgroundJitStop (EventInfo.Descriptor).
+var descTieredCompilationBackgroundJitStop = clrimpl.Descriptor{
+	Columns:      columnsTieredCompilationBackgroundJitStop,
+	DisplayName:  "TieredCompilation/Stop",
+	Fields:       &fieldsTieredCompilationBackgroundJitStop,
+	ID:           284,
+	Keywords:     0x1000000000,
+	Level:        4,
+	Name:         "TieredCompilationBackgroundJitStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         31,
+	Version:      0,
+}
+
+// fieldsTieredCompilationBackgroundJitStop writes the fields of TieredCompilationBackgroundJitStop payloads (its Descriptor's Fields).
+var fieldsTieredCompilationBackgroundJitStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TieredCompilationBackgroundJitStop)
 }}

@@ -46,27 +46,7 @@ func (e *BulkTypeValuesElem) decode(b []byte, ptrSize int) (int, string, int, er
 	var off int
 	if len(b) < 25 {
 		{
-			f, o := clrimpl.PrefixShort(len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 8,
-				Name:  "TypeID",
-				Ptrs:  0,
-			}, {
-				Bytes: 16,
-				Name:  "ModuleID",
-				Ptrs:  0,
-			}, {
-				Bytes: 20,
-				Name:  "TypeNameID",
-				Ptrs:  0,
-			}, {
-				Bytes: 24,
-				Name:  "Flags",
-				Ptrs:  0,
-			}, {
-				Bytes: 25,
-				Name:  "CorElementType",
-				Ptrs:  0,
-			}})
+			f, o := clrimpl.PrefixShort(len(b), ptrSize, endsBulkTypeValuesElem)
 			return 0, f, o, ErrShortPayload
 		}
 	}
@@ -99,6 +79,15 @@ func (e *BulkTypeValuesElem) decode(b []byte, ptrSize int) (int, string, int, er
 		off += n
 	}
 	return off, "", 0, nil
+}
+
+// endsBulkTypeValuesElem is where the fixed fields of BulkType.Values elements end, for the error of a short payload.
+var endsBulkTypeValuesElem = []clrimpl.FieldEnd{
+	{Name: "TypeID", Bytes: 8},
+	{Name: "ModuleID", Bytes: 16},
+	{Name: "TypeNameID", Bytes: 20},
+	{Name: "Flags", Bytes: 24},
+	{Name: "CorElementType", Bytes: 25},
 }
 
 func (e *BulkTypeValuesElem) encode(dst []byte, ptrSize int) []byte {
@@ -223,7 +212,12 @@ func (it BulkTypeValuesIter) appendJSON(dst []byte) []byte {
 
 // Info describes BulkType.
 func (*BulkType) Info() *EventInfo {
-	return &eventTable[101]
+	return &infoBulkType
+}
+
+// Descriptor describes BulkType, as readers of any generated package see it.
+func (*BulkType) Descriptor() *clrimpl.Descriptor {
+	return &descBulkType
 }
 
 // Decode reads a BulkType payload for a pointer size of 4 or 8 and returns the bytes
@@ -231,15 +225,7 @@ func (*BulkType) Info() *EventInfo {
 func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 6 {
-		return 0, shortPrefix("BulkType", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Count",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("BulkType", len(b), ptrSize, endsBulkType)
 	}
 	_ = b[5]
 	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -266,6 +252,12 @@ func (e *BulkType) Decode(b []byte, ptrSize int) (int, error) {
 		}
 	}
 	return off, nil
+}
+
+// endsBulkType is where the fixed fields of BulkType end, for the error of a short payload.
+var endsBulkType = []clrimpl.FieldEnd{
+	{Name: "Count", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the BulkType wire form for the pointer size.
@@ -315,4 +307,44 @@ var columnsBulkType = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Values",
+}}
+
+// infoBulkType describes BulkType (BulkType.Info).
+var infoBulkType = EventInfo{
+	Columns:     columnsBulkType,
+	DisplayName: "Type/BulkType",
+	ID:          15,
+	Keywords:    0x80000,
+	Level:       4,
+	Name:        "BulkType",
+	Opcode:      10,
+	OpcodeName:  "BulkType",
+	Provider:    ProviderRuntime,
+	Task:        21,
+	TaskName:    "Type",
+	TypeName:    "BulkType",
+	Version:     0,
+	desc:        &descBulkType,
+	fields:      &fieldsBulkType,
+}
+
+// descBulkType describes BulkType (EventInfo.Descriptor).
+var descBulkType = clrimpl.Descriptor{
+	Columns:      columnsBulkType,
+	DisplayName:  "Type/BulkType",
+	Fields:       &fieldsBulkType,
+	ID:           15,
+	Keywords:     0x80000,
+	Level:        4,
+	Name:         "BulkType",
+	Opcode:       10,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         21,
+	Version:      0,
+}
+
+// fieldsBulkType writes the fields of BulkType payloads (its Descriptor's Fields).
+var fieldsBulkType = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(BulkType)
 }}

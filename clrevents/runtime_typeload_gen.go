@@ -21,27 +21,30 @@ type TypeLoadStart struct {
 
 // Info describes TypeLoadStart.
 func (*TypeLoadStart) Info() *EventInfo {
-	return &eventTable[157]
+	return &infoTypeLoadStart
+}
+
+// Descriptor describes TypeLoadStart, as readers of any generated package see it.
+func (*TypeLoadStart) Descriptor() *clrimpl.Descriptor {
+	return &descTypeLoadStart
 }
 
 // Decode reads a TypeLoadStart payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *TypeLoadStart) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 6 {
-		return 0, shortPrefix("TypeLoadStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "TypeLoadStartID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TypeLoadStart", len(b), ptrSize, endsTypeLoadStart)
 	}
 	_ = b[5]
 	e.TypeLoadStartID = binary.LittleEndian.Uint32(b[0:])
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[4:])
 	return 6, nil
+}
+
+// endsTypeLoadStart is where the fixed fields of TypeLoadStart end, for the error of a short payload.
+var endsTypeLoadStart = []clrimpl.FieldEnd{
+	{Name: "TypeLoadStartID", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
 }
 
 // Encode appends the TypeLoadStart wire form for the pointer size.
@@ -84,6 +87,46 @@ var columnsTypeLoadStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoTypeLoadStart describes TypeLoadStart (TypeLoadStart.Info).
+var infoTypeLoadStart = EventInfo{
+	Columns:     columnsTypeLoadStart,
+	DisplayName: "TypeLoad/Start",
+	ID:          73,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "TypeLoadStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        33,
+	TaskName:    "TypeLoad",
+	TypeName:    "TypeLoadStart",
+	Version:     0,
+	desc:        &descTypeLoadStart,
+	fields:      &fieldsTypeLoadStart,
+}
+
+// descTypeLoadStart describes TypeLoadStart (EventInfo.Descriptor).
+var descTypeLoadStart = clrimpl.Descriptor{
+	Columns:      columnsTypeLoadStart,
+	DisplayName:  "TypeLoad/Start",
+	Fields:       &fieldsTypeLoadStart,
+	ID:           73,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "TypeLoadStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         33,
+	Version:      0,
+}
+
+// fieldsTypeLoadStart writes the fields of TypeLoadStart payloads (its Descriptor's Fields).
+var fieldsTypeLoadStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeLoadStart)
+}}
+
 // TypeLoadStop is the payload of TypeLoadStop: event 74 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task TypeLoad (33), opcode win:Stop (2), level win:Informational (4), keywords TypeDiagnosticKeyword (0x8000000000).
 // Template TypeLoadStop.
@@ -102,7 +145,12 @@ type TypeLoadStop struct {
 
 // Info describes TypeLoadStop.
 func (*TypeLoadStop) Info() *EventInfo {
-	return &eventTable[158]
+	return &infoTypeLoadStop
+}
+
+// Descriptor describes TypeLoadStop, as readers of any generated package see it.
+func (*TypeLoadStop) Descriptor() *clrimpl.Descriptor {
+	return &descTypeLoadStop
 }
 
 // Decode reads a TypeLoadStop payload for a pointer size of 4 or 8 and returns the bytes
@@ -110,23 +158,7 @@ func (*TypeLoadStop) Info() *EventInfo {
 func (e *TypeLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 16 {
-		return 0, shortPrefix("TypeLoadStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "TypeLoadStartID",
-			Ptrs:  0,
-		}, {
-			Bytes: 6,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "LoadLevel",
-			Ptrs:  0,
-		}, {
-			Bytes: 16,
-			Name:  "TypeID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("TypeLoadStop", len(b), ptrSize, endsTypeLoadStop)
 	}
 	_ = b[15]
 	e.TypeLoadStartID = binary.LittleEndian.Uint32(b[0:])
@@ -143,6 +175,14 @@ func (e *TypeLoadStop) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsTypeLoadStop is where the fixed fields of TypeLoadStop end, for the error of a short payload.
+var endsTypeLoadStop = []clrimpl.FieldEnd{
+	{Name: "TypeLoadStartID", Bytes: 4},
+	{Name: "ClrInstanceID", Bytes: 6},
+	{Name: "LoadLevel", Bytes: 8},
+	{Name: "TypeID", Bytes: 16},
 }
 
 // Encode appends the TypeLoadStop wire form for the pointer size.
@@ -211,4 +251,44 @@ var columnsTypeLoadStop = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "TypeName",
+}}
+
+// infoTypeLoadStop describes TypeLoadStop (TypeLoadStop.Info).
+var infoTypeLoadStop = EventInfo{
+	Columns:     columnsTypeLoadStop,
+	DisplayName: "TypeLoad/Stop",
+	ID:          74,
+	Keywords:    0x8000000000,
+	Level:       4,
+	Name:        "TypeLoadStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        33,
+	TaskName:    "TypeLoad",
+	TypeName:    "TypeLoadStop",
+	Version:     0,
+	desc:        &descTypeLoadStop,
+	fields:      &fieldsTypeLoadStop,
+}
+
+// descTypeLoadStop describes TypeLoadStop (EventInfo.Descriptor).
+var descTypeLoadStop = clrimpl.Descriptor{
+	Columns:      columnsTypeLoadStop,
+	DisplayName:  "TypeLoad/Stop",
+	Fields:       &fieldsTypeLoadStop,
+	ID:           74,
+	Keywords:     0x8000000000,
+	Level:        4,
+	Name:         "TypeLoadStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         33,
+	Version:      0,
+}
+
+// fieldsTypeLoadStop writes the fields of TypeLoadStop payloads (its Descriptor's Fields).
+var fieldsTypeLoadStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(TypeLoadStop)
 }}

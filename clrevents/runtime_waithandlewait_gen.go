@@ -23,7 +23,12 @@ type WaitHandleWaitStart struct {
 
 // Info describes WaitHandleWaitStart.
 func (*WaitHandleWaitStart) Info() *EventInfo {
-	return &eventTable[277]
+	return &infoWaitHandleWaitStart
+}
+
+// Descriptor describes WaitHandleWaitStart, as readers of any generated package see it.
+func (*WaitHandleWaitStart) Descriptor() *clrimpl.Descriptor {
+	return &descWaitHandleWaitStart
 }
 
 // Decode reads a WaitHandleWaitStart payload for a pointer size of 4 or 8 and returns the bytes
@@ -34,19 +39,7 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 11 {
-			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "WaitSource",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "AssociatedObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, endsWaitHandleWaitStart)
 		}
 		_ = b[10]
 		e.WaitSource = WaitHandleWaitSource(b[0])
@@ -54,19 +47,7 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[9:])
 	} else {
 		if len(b) < 7 {
-			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 1,
-				Name:  "WaitSource",
-				Ptrs:  0,
-			}, {
-				Bytes: 1,
-				Name:  "AssociatedObjectID",
-				Ptrs:  1,
-			}, {
-				Bytes: 3,
-				Name:  "ClrInstanceID",
-				Ptrs:  1,
-			}})
+			return 0, shortPrefix("WaitHandleWaitStart", len(b), ptrSize, endsWaitHandleWaitStart)
 		}
 		_ = b[6]
 		e.WaitSource = WaitHandleWaitSource(b[0])
@@ -74,6 +55,13 @@ func (e *WaitHandleWaitStart) Decode(b []byte, ptrSize int) (int, error) {
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[5:])
 	}
 	return 3 + ptrSize, nil
+}
+
+// endsWaitHandleWaitStart is where the fixed fields of WaitHandleWaitStart end, for the error of a short payload.
+var endsWaitHandleWaitStart = []clrimpl.FieldEnd{
+	{Name: "WaitSource", Bytes: 1},
+	{Name: "AssociatedObjectID", Bytes: 1, Ptrs: 1},
+	{Name: "ClrInstanceID", Bytes: 3, Ptrs: 1},
 }
 
 // Encode appends the WaitHandleWaitStart wire form for the pointer size.
@@ -133,6 +121,46 @@ var columnsWaitHandleWaitStart = []clrimpl.Column{{
 	Name: "ClrInstanceID",
 }}
 
+// infoWaitHandleWaitStart describes WaitHandleWaitStart (WaitHandleWaitStart.Info).
+var infoWaitHandleWaitStart = EventInfo{
+	Columns:     columnsWaitHandleWaitStart,
+	DisplayName: "WaitHandleWait/Start",
+	ID:          301,
+	Keywords:    0x40000000000,
+	Level:       5,
+	Name:        "WaitHandleWaitStart",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        39,
+	TaskName:    "WaitHandleWait",
+	TypeName:    "WaitHandleWaitStart",
+	Version:     0,
+	desc:        &descWaitHandleWaitStart,
+	fields:      &fieldsWaitHandleWaitStart,
+}
+
+// descWaitHandleWaitStart describes WaitHandleWaitStart (EventInfo.Descriptor).
+var descWaitHandleWaitStart = clrimpl.Descriptor{
+	Columns:      columnsWaitHandleWaitStart,
+	DisplayName:  "WaitHandleWait/Start",
+	Fields:       &fieldsWaitHandleWaitStart,
+	ID:           301,
+	Keywords:     0x40000000000,
+	Level:        5,
+	Name:         "WaitHandleWaitStart",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         39,
+	Version:      0,
+}
+
+// fieldsWaitHandleWaitStart writes the fields of WaitHandleWaitStart payloads (its Descriptor's Fields).
+var fieldsWaitHandleWaitStart = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WaitHandleWaitStart)
+}}
+
 // WaitHandleWaitStop is the payload of WaitHandleWaitStop: event 302 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WaitHandleWait (39), opcode win:Stop (2), level win:Verbose (5), keywords WaitHandleKeyword (0x40000000000).
 // Template WaitHandleWaitStop.
@@ -143,22 +171,28 @@ type WaitHandleWaitStop struct {
 
 // Info describes WaitHandleWaitStop.
 func (*WaitHandleWaitStop) Info() *EventInfo {
-	return &eventTable[278]
+	return &infoWaitHandleWaitStop
+}
+
+// Descriptor describes WaitHandleWaitStop, as readers of any generated package see it.
+func (*WaitHandleWaitStop) Descriptor() *clrimpl.Descriptor {
+	return &descWaitHandleWaitStop
 }
 
 // Decode reads a WaitHandleWaitStop payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WaitHandleWaitStop) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 2 {
-		return 0, shortPrefix("WaitHandleWaitStop", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WaitHandleWaitStop", len(b), ptrSize, endsWaitHandleWaitStop)
 	}
 	_ = b[1]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	return 2, nil
+}
+
+// endsWaitHandleWaitStop is where the fixed fields of WaitHandleWaitStop end, for the error of a short payload.
+var endsWaitHandleWaitStop = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
 }
 
 // Encode appends the WaitHandleWaitStop wire form for the pointer size.
@@ -190,4 +224,44 @@ func (e *WaitHandleWaitStop) AppendColumns(a clrimpl.ColumnAppender) {
 var columnsWaitHandleWaitStop = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoWaitHandleWaitStop describes WaitHandleWaitStop (WaitHandleWaitStop.Info).
+var infoWaitHandleWaitStop = EventInfo{
+	Columns:     columnsWaitHandleWaitStop,
+	DisplayName: "WaitHandleWait/Stop",
+	ID:          302,
+	Keywords:    0x40000000000,
+	Level:       5,
+	Name:        "WaitHandleWaitStop",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        39,
+	TaskName:    "WaitHandleWait",
+	TypeName:    "WaitHandleWaitStop",
+	Version:     0,
+	desc:        &descWaitHandleWaitStop,
+	fields:      &fieldsWaitHandleWaitStop,
+}
+
+// descWaitHandleWaitStop describes WaitHandleWaitStop (EventInfo.Descriptor).
+var descWaitHandleWaitStop = clrimpl.Descriptor{
+	Columns:      columnsWaitHandleWaitStop,
+	DisplayName:  "WaitHandleWait/Stop",
+	Fields:       &fieldsWaitHandleWaitStop,
+	ID:           302,
+	Keywords:     0x40000000000,
+	Level:        5,
+	Name:         "WaitHandleWaitStop",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         39,
+	Version:      0,
+}
+
+// fieldsWaitHandleWaitStop writes the fields of WaitHandleWaitStop payloads (its Descriptor's Fields).
+var fieldsWaitHandleWaitStop = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WaitHandleWaitStop)
 }}

@@ -21,27 +21,30 @@ type WorkerThreadCreate struct {
 
 // Info describes WorkerThreadCreate.
 func (*WorkerThreadCreate) Info() *EventInfo {
-	return &eventTable[124]
+	return &infoWorkerThreadCreate
+}
+
+// Descriptor describes WorkerThreadCreate, as readers of any generated package see it.
+func (*WorkerThreadCreate) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadCreate
 }
 
 // Decode reads a WorkerThreadCreate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadCreate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadCreate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadCreate", len(b), ptrSize, endsWorkerThreadCreate)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadCreate is where the fixed fields of WorkerThreadCreate end, for the error of a short payload.
+var endsWorkerThreadCreate = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadCreate wire form for the pointer size.
@@ -84,6 +87,46 @@ var columnsWorkerThreadCreate = []clrimpl.Column{{
 	Name: "RetiredWorkerThreads",
 }}
 
+// infoWorkerThreadCreate describes WorkerThreadCreate (WorkerThreadCreate.Info).
+var infoWorkerThreadCreate = EventInfo{
+	Columns:     columnsWorkerThreadCreate,
+	DisplayName: "WorkerThreadCreationV2/Start",
+	ID:          40,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadCreate",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        2,
+	TaskName:    "WorkerThreadCreation",
+	TypeName:    "WorkerThreadCreate",
+	Version:     0,
+	desc:        &descWorkerThreadCreate,
+	fields:      &fieldsWorkerThreadCreate,
+}
+
+// descWorkerThreadCreate describes WorkerThreadCreate (EventInfo.Descriptor).
+var descWorkerThreadCreate = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadCreate,
+	DisplayName:  "WorkerThreadCreationV2/Start",
+	Fields:       &fieldsWorkerThreadCreate,
+	ID:           40,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadCreate",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsWorkerThreadCreate writes the fields of WorkerThreadCreate payloads (its Descriptor's Fields).
+var fieldsWorkerThreadCreate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadCreate)
+}}
+
 // WorkerThreadTerminate is the payload of WorkerThreadTerminate: event 41 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WorkerThreadCreation (2), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrWorkerThread.
@@ -96,27 +139,30 @@ type WorkerThreadTerminate struct {
 
 // Info describes WorkerThreadTerminate.
 func (*WorkerThreadTerminate) Info() *EventInfo {
-	return &eventTable[125]
+	return &infoWorkerThreadTerminate
+}
+
+// Descriptor describes WorkerThreadTerminate, as readers of any generated package see it.
+func (*WorkerThreadTerminate) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadTerminate
 }
 
 // Decode reads a WorkerThreadTerminate payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadTerminate) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadTerminate", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadTerminate", len(b), ptrSize, endsWorkerThreadTerminate)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadTerminate is where the fixed fields of WorkerThreadTerminate end, for the error of a short payload.
+var endsWorkerThreadTerminate = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadTerminate wire form for the pointer size.
@@ -157,4 +203,44 @@ var columnsWorkerThreadTerminate = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "RetiredWorkerThreads",
+}}
+
+// infoWorkerThreadTerminate describes WorkerThreadTerminate (WorkerThreadTerminate.Info).
+var infoWorkerThreadTerminate = EventInfo{
+	Columns:     columnsWorkerThreadTerminate,
+	DisplayName: "WorkerThreadCreationV2/Stop",
+	ID:          41,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadTerminate",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        2,
+	TaskName:    "WorkerThreadCreation",
+	TypeName:    "WorkerThreadTerminate",
+	Version:     0,
+	desc:        &descWorkerThreadTerminate,
+	fields:      &fieldsWorkerThreadTerminate,
+}
+
+// descWorkerThreadTerminate describes WorkerThreadTerminate (EventInfo.Descriptor).
+var descWorkerThreadTerminate = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadTerminate,
+	DisplayName:  "WorkerThreadCreationV2/Stop",
+	Fields:       &fieldsWorkerThreadTerminate,
+	ID:           41,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadTerminate",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         2,
+	Version:      0,
+}
+
+// fieldsWorkerThreadTerminate writes the fields of WorkerThreadTerminate payloads (its Descriptor's Fields).
+var fieldsWorkerThreadTerminate = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadTerminate)
 }}

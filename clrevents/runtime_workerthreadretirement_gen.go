@@ -21,27 +21,30 @@ type WorkerThreadRetire struct {
 
 // Info describes WorkerThreadRetire.
 func (*WorkerThreadRetire) Info() *EventInfo {
-	return &eventTable[126]
+	return &infoWorkerThreadRetire
+}
+
+// Descriptor describes WorkerThreadRetire, as readers of any generated package see it.
+func (*WorkerThreadRetire) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadRetire
 }
 
 // Decode reads a WorkerThreadRetire payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadRetire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadRetire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadRetire", len(b), ptrSize, endsWorkerThreadRetire)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadRetire is where the fixed fields of WorkerThreadRetire end, for the error of a short payload.
+var endsWorkerThreadRetire = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadRetire wire form for the pointer size.
@@ -84,6 +87,46 @@ var columnsWorkerThreadRetire = []clrimpl.Column{{
 	Name: "RetiredWorkerThreads",
 }}
 
+// infoWorkerThreadRetire describes WorkerThreadRetire (WorkerThreadRetire.Info).
+var infoWorkerThreadRetire = EventInfo{
+	Columns:     columnsWorkerThreadRetire,
+	DisplayName: "WorkerThreadRetirementV2/Start",
+	ID:          42,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadRetire",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderRuntime,
+	Task:        4,
+	TaskName:    "WorkerThreadRetirement",
+	TypeName:    "WorkerThreadRetire",
+	Version:     0,
+	desc:        &descWorkerThreadRetire,
+	fields:      &fieldsWorkerThreadRetire,
+}
+
+// descWorkerThreadRetire describes WorkerThreadRetire (EventInfo.Descriptor).
+var descWorkerThreadRetire = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadRetire,
+	DisplayName:  "WorkerThreadRetirementV2/Start",
+	Fields:       &fieldsWorkerThreadRetire,
+	ID:           42,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadRetire",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         4,
+	Version:      0,
+}
+
+// fieldsWorkerThreadRetire writes the fields of WorkerThreadRetire payloads (its Descriptor's Fields).
+var fieldsWorkerThreadRetire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadRetire)
+}}
+
 // WorkerThreadUnretire is the payload of WorkerThreadUnretire: event 43 version 0 of Microsoft-Windows-DotNETRuntime.
 // Task WorkerThreadRetirement (4), opcode win:Stop (2), level win:Informational (4), keywords ThreadingKeyword (0x10000).
 // Template ClrWorkerThread.
@@ -96,27 +139,30 @@ type WorkerThreadUnretire struct {
 
 // Info describes WorkerThreadUnretire.
 func (*WorkerThreadUnretire) Info() *EventInfo {
-	return &eventTable[127]
+	return &infoWorkerThreadUnretire
+}
+
+// Descriptor describes WorkerThreadUnretire, as readers of any generated package see it.
+func (*WorkerThreadUnretire) Descriptor() *clrimpl.Descriptor {
+	return &descWorkerThreadUnretire
 }
 
 // Decode reads a WorkerThreadUnretire payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *WorkerThreadUnretire) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 8 {
-		return 0, shortPrefix("WorkerThreadUnretire", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "WorkerThreadCount",
-			Ptrs:  0,
-		}, {
-			Bytes: 8,
-			Name:  "RetiredWorkerThreads",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("WorkerThreadUnretire", len(b), ptrSize, endsWorkerThreadUnretire)
 	}
 	_ = b[7]
 	e.WorkerThreadCount = binary.LittleEndian.Uint32(b[0:])
 	e.RetiredWorkerThreads = binary.LittleEndian.Uint32(b[4:])
 	return 8, nil
+}
+
+// endsWorkerThreadUnretire is where the fixed fields of WorkerThreadUnretire end, for the error of a short payload.
+var endsWorkerThreadUnretire = []clrimpl.FieldEnd{
+	{Name: "WorkerThreadCount", Bytes: 4},
+	{Name: "RetiredWorkerThreads", Bytes: 8},
 }
 
 // Encode appends the WorkerThreadUnretire wire form for the pointer size.
@@ -157,4 +203,44 @@ var columnsWorkerThreadUnretire = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "RetiredWorkerThreads",
+}}
+
+// infoWorkerThreadUnretire describes WorkerThreadUnretire (WorkerThreadUnretire.Info).
+var infoWorkerThreadUnretire = EventInfo{
+	Columns:     columnsWorkerThreadUnretire,
+	DisplayName: "WorkerThreadRetirementV2/Stop",
+	ID:          43,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "WorkerThreadUnretire",
+	Opcode:      2,
+	OpcodeName:  "win:Stop",
+	Provider:    ProviderRuntime,
+	Task:        4,
+	TaskName:    "WorkerThreadRetirement",
+	TypeName:    "WorkerThreadUnretire",
+	Version:     0,
+	desc:        &descWorkerThreadUnretire,
+	fields:      &fieldsWorkerThreadUnretire,
+}
+
+// descWorkerThreadUnretire describes WorkerThreadUnretire (EventInfo.Descriptor).
+var descWorkerThreadUnretire = clrimpl.Descriptor{
+	Columns:      columnsWorkerThreadUnretire,
+	DisplayName:  "WorkerThreadRetirementV2/Stop",
+	Fields:       &fieldsWorkerThreadUnretire,
+	ID:           43,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "WorkerThreadUnretire",
+	Opcode:       2,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         4,
+	Version:      0,
+}
+
+// fieldsWorkerThreadUnretire writes the fields of WorkerThreadUnretire payloads (its Descriptor's Fields).
+var fieldsWorkerThreadUnretire = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(WorkerThreadUnretire)
 }}

@@ -24,32 +24,32 @@ type YieldProcessorMeasurement struct {
 
 // Info describes YieldProcessorMeasurement.
 func (*YieldProcessorMeasurement) Info() *EventInfo {
-	return &eventTable[146]
+	return &infoYieldProcessorMeasurement
+}
+
+// Descriptor describes YieldProcessorMeasurement, as readers of any generated package see it.
+func (*YieldProcessorMeasurement) Descriptor() *clrimpl.Descriptor {
+	return &descYieldProcessorMeasurement
 }
 
 // Decode reads a YieldProcessorMeasurement payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *YieldProcessorMeasurement) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 18 {
-		return 0, shortPrefix("YieldProcessorMeasurement", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 2,
-			Name:  "ClrInstanceID",
-			Ptrs:  0,
-		}, {
-			Bytes: 10,
-			Name:  "NsPerYield",
-			Ptrs:  0,
-		}, {
-			Bytes: 18,
-			Name:  "EstablishedNsPerYield",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("YieldProcessorMeasurement", len(b), ptrSize, endsYieldProcessorMeasurement)
 	}
 	_ = b[17]
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
 	e.NsPerYield = math.Float64frombits(binary.LittleEndian.Uint64(b[2:]))
 	e.EstablishedNsPerYield = math.Float64frombits(binary.LittleEndian.Uint64(b[10:]))
 	return 18, nil
+}
+
+// endsYieldProcessorMeasurement is where the fixed fields of YieldProcessorMeasurement end, for the error of a short payload.
+var endsYieldProcessorMeasurement = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "NsPerYield", Bytes: 10},
+	{Name: "EstablishedNsPerYield", Bytes: 18},
 }
 
 // Encode appends the YieldProcessorMeasurement wire form for the pointer size.
@@ -99,4 +99,44 @@ var columnsYieldProcessorMeasurement = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnFloat64,
 	Name: "EstablishedNsPerYield",
+}}
+
+// infoYieldProcessorMeasurement describes YieldProcessorMeasurement (YieldProcessorMeasurement.Info).
+var infoYieldProcessorMeasurement = EventInfo{
+	Columns:     columnsYieldProcessorMeasurement,
+	DisplayName: "YieldProcessorMeasurement",
+	ID:          58,
+	Keywords:    0x10000,
+	Level:       4,
+	Name:        "YieldProcessorMeasurement",
+	Opcode:      0,
+	OpcodeName:  "win:Info",
+	Provider:    ProviderRuntime,
+	Task:        37,
+	TaskName:    "YieldProcessorMeasurement",
+	TypeName:    "YieldProcessorMeasurement",
+	Version:     0,
+	desc:        &descYieldProcessorMeasurement,
+	fields:      &fieldsYieldProcessorMeasurement,
+}
+
+// descYieldProcessorMeasurement describes YieldProcessorMeasurement (EventInfo.Descriptor).
+var descYieldProcessorMeasurement = clrimpl.Descriptor{
+	Columns:      columnsYieldProcessorMeasurement,
+	DisplayName:  "YieldProcessorMeasurement",
+	Fields:       &fieldsYieldProcessorMeasurement,
+	ID:           58,
+	Keywords:     0x10000,
+	Level:        4,
+	Name:         "YieldProcessorMeasurement",
+	Opcode:       0,
+	Provider:     "Microsoft-Windows-DotNETRuntime",
+	ProviderGUID: GUID{35, 13, 60, 225, 188, 204, 18, 78, 147, 27, 217, 204, 46, 238, 39, 228},
+	Task:         37,
+	Version:      0,
+}
+
+// fieldsYieldProcessorMeasurement writes the fields of YieldProcessorMeasurement payloads (its Descriptor's Fields).
+var fieldsYieldProcessorMeasurement = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(YieldProcessorMeasurement)
 }}

@@ -18,22 +18,28 @@ type ThreadSample struct {
 
 // Info describes ThreadSample.
 func (*ThreadSample) Info() *EventInfo {
-	return &eventTable[2]
+	return &infoThreadSample
+}
+
+// Descriptor describes ThreadSample, as readers of any generated package see it.
+func (*ThreadSample) Descriptor() *clrimpl.Descriptor {
+	return &descThreadSample
 }
 
 // Decode reads a ThreadSample payload for a pointer size of 4 or 8 and returns the bytes
 // it used. Strings and arrays alias b.
 func (e *ThreadSample) Decode(b []byte, ptrSize int) (int, error) {
 	if len(b) < 4 {
-		return 0, shortPrefix("ThreadSample", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Type",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("ThreadSample", len(b), ptrSize, endsThreadSample)
 	}
 	_ = b[3]
 	e.Type = SampleProfilerSampleType(binary.LittleEndian.Uint32(b[0:]))
 	return 4, nil
+}
+
+// endsThreadSample is where the fixed fields of ThreadSample end, for the error of a short payload.
+var endsThreadSample = []clrimpl.FieldEnd{
+	{Name: "Type", Bytes: 4},
 }
 
 // Encode appends the ThreadSample wire form for the pointer size.
@@ -72,4 +78,44 @@ var columnsThreadSample = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "Type_name",
+}}
+
+// infoThreadSample describes ThreadSample (ThreadSample.Info).
+var infoThreadSample = EventInfo{
+	Columns:     columnsThreadSample,
+	DisplayName: "ThreadSample",
+	ID:          0,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "ThreadSample",
+	Opcode:      0,
+	OpcodeName:  "",
+	Provider:    ProviderSampleProfiler,
+	Task:        0,
+	TaskName:    "",
+	TypeName:    "ThreadSample",
+	Version:     0,
+	desc:        &descThreadSample,
+	fields:      &fieldsThreadSample,
+}
+
+// descThreadSample describes ThreadSample (EventInfo.Descriptor).
+var descThreadSample = clrimpl.Descriptor{
+	Columns:      columnsThreadSample,
+	DisplayName:  "ThreadSample",
+	Fields:       &fieldsThreadSample,
+	ID:           0,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "ThreadSample",
+	Opcode:       0,
+	Provider:     "Microsoft-DotNETCore-SampleProfiler",
+	ProviderGUID: GUID{68, 13, 83, 60, 174, 151, 58, 81, 30, 109, 120, 62, 143, 142, 3, 169},
+	Task:         0,
+	Version:      0,
+}
+
+// fieldsThreadSample writes the fields of ThreadSample payloads (its Descriptor's Fields).
+var fieldsThreadSample = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(ThreadSample)
 }}

@@ -27,7 +27,12 @@ type CLRStackWalkStress struct {
 
 // Info describes CLRStackWalkStress.
 func (*CLRStackWalkStress) Info() *EventInfo {
-	return &eventTable[518]
+	return &infoCLRStackWalkStress
+}
+
+// Descriptor describes CLRStackWalkStress, as readers of any generated package see it.
+func (*CLRStackWalkStress) Descriptor() *clrimpl.Descriptor {
+	return &descCLRStackWalkStress
 }
 
 // Decode reads a CLRStackWalkStress payload for a pointer size of 4 or 8 and returns the bytes
@@ -38,27 +43,7 @@ func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
 	}
 	if ptrSize == 8 {
 		if len(b) < 24 {
-			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "Reserved1",
-				Ptrs:  0,
-			}, {
-				Bytes: 4,
-				Name:  "Reserved2",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "FrameCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "Stack",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, endsCLRStackWalkStress)
 		}
 		_ = b[23]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -68,27 +53,7 @@ func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
 		e.Stack = clrimpl.MakePointerArray(b[8:24], 8)
 	} else {
 		if len(b) < 16 {
-			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, []clrimpl.FieldEnd{{
-				Bytes: 2,
-				Name:  "ClrInstanceID",
-				Ptrs:  0,
-			}, {
-				Bytes: 3,
-				Name:  "Reserved1",
-				Ptrs:  0,
-			}, {
-				Bytes: 4,
-				Name:  "Reserved2",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "FrameCount",
-				Ptrs:  0,
-			}, {
-				Bytes: 8,
-				Name:  "Stack",
-				Ptrs:  2,
-			}})
+			return 0, shortPrefix("CLRStackWalkStress", len(b), ptrSize, endsCLRStackWalkStress)
 		}
 		_ = b[15]
 		e.ClrInstanceID = binary.LittleEndian.Uint16(b[0:])
@@ -98,6 +63,15 @@ func (e *CLRStackWalkStress) Decode(b []byte, ptrSize int) (int, error) {
 		e.Stack = clrimpl.MakePointerArray(b[8:16], 4)
 	}
 	return 8 + 2*ptrSize, nil
+}
+
+// endsCLRStackWalkStress is where the fixed fields of CLRStackWalkStress end, for the error of a short payload.
+var endsCLRStackWalkStress = []clrimpl.FieldEnd{
+	{Name: "ClrInstanceID", Bytes: 2},
+	{Name: "Reserved1", Bytes: 3},
+	{Name: "Reserved2", Bytes: 4},
+	{Name: "FrameCount", Bytes: 8},
+	{Name: "Stack", Bytes: 8, Ptrs: 2},
 }
 
 // Encode appends the CLRStackWalkStress wire form for the pointer size.
@@ -165,4 +139,44 @@ var columnsCLRStackWalkStress = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnJSON,
 	Name: "Stack",
+}}
+
+// infoCLRStackWalkStress describes CLRStackWalkStress (CLRStackWalkStress.Info).
+var infoCLRStackWalkStress = EventInfo{
+	Columns:     columnsCLRStackWalkStress,
+	DisplayName: "ClrStack/Walk",
+	ID:          1,
+	Keywords:    0x40000000,
+	Level:       0,
+	Name:        "CLRStackWalkStress",
+	Opcode:      82,
+	OpcodeName:  "CLRStackWalk",
+	Provider:    ProviderStress,
+	Task:        11,
+	TaskName:    "CLRStackStress",
+	TypeName:    "CLRStackWalkStress",
+	Version:     0,
+	desc:        &descCLRStackWalkStress,
+	fields:      &fieldsCLRStackWalkStress,
+}
+
+// descCLRStackWalkStress describes CLRStackWalkStress (EventInfo.Descriptor).
+var descCLRStackWalkStress = clrimpl.Descriptor{
+	Columns:      columnsCLRStackWalkStress,
+	DisplayName:  "ClrStack/Walk",
+	Fields:       &fieldsCLRStackWalkStress,
+	ID:           1,
+	Keywords:     0x40000000,
+	Level:        0,
+	Name:         "CLRStackWalkStress",
+	Opcode:       82,
+	Provider:     "Microsoft-Windows-DotNETRuntimeStress",
+	ProviderGUID: GUID{186, 203, 43, 204, 182, 22, 243, 76, 137, 144, 215, 76, 46, 138, 245, 0},
+	Task:         11,
+	Version:      0,
+}
+
+// fieldsCLRStackWalkStress writes the fields of CLRStackWalkStress payloads (its Descriptor's Fields).
+var fieldsCLRStackWalkStress = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(CLRStackWalkStress)
 }}

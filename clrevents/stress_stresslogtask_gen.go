@@ -23,7 +23,12 @@ type StressLogEvent struct {
 
 // Info describes StressLogEvent.
 func (*StressLogEvent) Info() *EventInfo {
-	return &eventTable[516]
+	return &infoStressLogEvent
+}
+
+// Descriptor describes StressLogEvent, as readers of any generated package see it.
+func (*StressLogEvent) Descriptor() *clrimpl.Descriptor {
+	return &descStressLogEvent
 }
 
 // Decode reads a StressLogEvent payload for a pointer size of 4 or 8 and returns the bytes
@@ -31,15 +36,7 @@ func (*StressLogEvent) Info() *EventInfo {
 func (e *StressLogEvent) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 5 {
-		return 0, shortPrefix("StressLogEvent", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Facility",
-			Ptrs:  0,
-		}, {
-			Bytes: 5,
-			Name:  "LogLevel",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StressLogEvent", len(b), ptrSize, endsStressLogEvent)
 	}
 	_ = b[4]
 	e.Facility = binary.LittleEndian.Uint32(b[0:])
@@ -54,6 +51,12 @@ func (e *StressLogEvent) Decode(b []byte, ptrSize int) (int, error) {
 		off = next
 	}
 	return off, nil
+}
+
+// endsStressLogEvent is where the fixed fields of StressLogEvent end, for the error of a short payload.
+var endsStressLogEvent = []clrimpl.FieldEnd{
+	{Name: "Facility", Bytes: 4},
+	{Name: "LogLevel", Bytes: 5},
 }
 
 // Encode appends the StressLogEvent wire form for the pointer size.
@@ -106,6 +109,46 @@ var columnsStressLogEvent = []clrimpl.Column{{
 	Name: "Message",
 }}
 
+// infoStressLogEvent describes StressLogEvent (StressLogEvent.Info).
+var infoStressLogEvent = EventInfo{
+	Columns:     columnsStressLogEvent,
+	DisplayName: "StressLog/Start",
+	ID:          0,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "StressLogEvent",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderStress,
+	Task:        1,
+	TaskName:    "StressLogTask",
+	TypeName:    "StressLogEvent",
+	Version:     0,
+	desc:        &descStressLogEvent,
+	fields:      &fieldsStressLogEvent,
+}
+
+// descStressLogEvent describes StressLogEvent (EventInfo.Descriptor).
+var descStressLogEvent = clrimpl.Descriptor{
+	Columns:      columnsStressLogEvent,
+	DisplayName:  "StressLog/Start",
+	Fields:       &fieldsStressLogEvent,
+	ID:           0,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "StressLogEvent",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntimeStress",
+	ProviderGUID: GUID{186, 203, 43, 204, 182, 22, 243, 76, 137, 144, 215, 76, 46, 138, 245, 0},
+	Task:         1,
+	Version:      0,
+}
+
+// fieldsStressLogEvent writes the fields of StressLogEvent payloads (its Descriptor's Fields).
+var fieldsStressLogEvent = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StressLogEvent)
+}}
+
 // StressLogEventV1 is the payload of StressLogEvent_V1: event 0 version 1 of Microsoft-Windows-DotNETRuntimeStress.
 // Task StressLogTask (1), opcode win:Start (1), level win:Informational (4).
 // Template StressLog_V1.
@@ -122,7 +165,12 @@ type StressLogEventV1 struct {
 
 // Info describes StressLogEvent_V1.
 func (*StressLogEventV1) Info() *EventInfo {
-	return &eventTable[517]
+	return &infoStressLogEventV1
+}
+
+// Descriptor describes StressLogEvent_V1, as readers of any generated package see it.
+func (*StressLogEventV1) Descriptor() *clrimpl.Descriptor {
+	return &descStressLogEventV1
 }
 
 // Decode reads a StressLogEvent_V1 payload for a pointer size of 4 or 8 and returns the bytes
@@ -130,15 +178,7 @@ func (*StressLogEventV1) Info() *EventInfo {
 func (e *StressLogEventV1) Decode(b []byte, ptrSize int) (int, error) {
 	var off int
 	if len(b) < 5 {
-		return 0, shortPrefix("StressLogEvent_V1", len(b), ptrSize, []clrimpl.FieldEnd{{
-			Bytes: 4,
-			Name:  "Facility",
-			Ptrs:  0,
-		}, {
-			Bytes: 5,
-			Name:  "LogLevel",
-			Ptrs:  0,
-		}})
+		return 0, shortPrefix("StressLogEvent_V1", len(b), ptrSize, endsStressLogEventV1)
 	}
 	_ = b[4]
 	e.Facility = binary.LittleEndian.Uint32(b[0:])
@@ -158,6 +198,12 @@ func (e *StressLogEventV1) Decode(b []byte, ptrSize int) (int, error) {
 	e.ClrInstanceID = binary.LittleEndian.Uint16(b[off:])
 	off += 2
 	return off, nil
+}
+
+// endsStressLogEventV1 is where the fixed fields of StressLogEvent_V1 end, for the error of a short payload.
+var endsStressLogEventV1 = []clrimpl.FieldEnd{
+	{Name: "Facility", Bytes: 4},
+	{Name: "LogLevel", Bytes: 5},
 }
 
 // Encode appends the StressLogEvent_V1 wire form for the pointer size.
@@ -217,4 +263,44 @@ var columnsStressLogEventV1 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint16,
 	Name: "ClrInstanceID",
+}}
+
+// infoStressLogEventV1 describes StressLogEvent_V1 (StressLogEventV1.Info).
+var infoStressLogEventV1 = EventInfo{
+	Columns:     columnsStressLogEventV1,
+	DisplayName: "StressLog/Start",
+	ID:          0,
+	Keywords:    0x0,
+	Level:       4,
+	Name:        "StressLogEvent_V1",
+	Opcode:      1,
+	OpcodeName:  "win:Start",
+	Provider:    ProviderStress,
+	Task:        1,
+	TaskName:    "StressLogTask",
+	TypeName:    "StressLogEventV1",
+	Version:     1,
+	desc:        &descStressLogEventV1,
+	fields:      &fieldsStressLogEventV1,
+}
+
+// descStressLogEventV1 describes StressLogEvent_V1 (EventInfo.Descriptor).
+var descStressLogEventV1 = clrimpl.Descriptor{
+	Columns:      columnsStressLogEventV1,
+	DisplayName:  "StressLog/Start",
+	Fields:       &fieldsStressLogEventV1,
+	ID:           0,
+	Keywords:     0x0,
+	Level:        4,
+	Name:         "StressLogEvent_V1",
+	Opcode:       1,
+	Provider:     "Microsoft-Windows-DotNETRuntimeStress",
+	ProviderGUID: GUID{186, 203, 43, 204, 182, 22, 243, 76, 137, 144, 215, 76, 46, 138, 245, 0},
+	Task:         1,
+	Version:      1,
+}
+
+// fieldsStressLogEventV1 writes the fields of StressLogEvent_V1 payloads (its Descriptor's Fields).
+var fieldsStressLogEventV1 = clrimpl.EventFields{New: func() clrimpl.Event {
+	return new(StressLogEventV1)
 }}

@@ -83,12 +83,3 @@ func (e *DecodeError) Error() string {
 // Unwrap returns e.Err, so errors.Is(err, ErrShortPayload) works on a
 // *DecodeError.
 func (e *DecodeError) Unwrap() error { return e.Err }
-
-// NewDecodeError builds a *DecodeError for the generated package pkg.
-// Generated decoders call it on their
-// error paths; it is kept out of line so the hot path stays small.
-//
-//go:noinline
-func NewDecodeError(pkg, event, field string, off int, err error) error {
-	return &DecodeError{Package: pkg, Event: event, Field: field, Offset: off, Err: err}
-}

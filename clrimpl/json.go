@@ -6,8 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// JSON helpers for the generated AppendJSON methods. None allocates when dst
-// has room. String escaping follows encoding/json with HTML escaping off, byte
+// JSON helpers for the generated AppendJSON methods and for any writer of
+// event fields (the interpreters of descriptions a trace carries write the
+// same JSON with them). None allocates when dst has room. String escaping follows encoding/json with HTML escaping off, byte
 // for byte: '"' and '\\' are escaped, control characters become \b, \f, \n,
 // \r, \t or \u00XX, U+2028 and U+2029 become \u2028 and \u2029, and invalid
 // UTF-8 becomes \ufffd.

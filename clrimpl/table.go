@@ -2,7 +2,7 @@ package clrimpl
 
 import (
 	"fmt"
-	"strconv"
+	"sync"
 )
 
 // ProviderInfo describes a provider of a generated package.
@@ -12,37 +12,6 @@ type ProviderInfo struct {
 	GUID  GUID
 }
 
-// ProviderIndex finds a provider by name in a generated package's provider
-// table.
-func ProviderIndex(table []ProviderInfo, name string) (int, bool) {
-	for i := range table {
-		if table[i].Name == name {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// ProviderIndexByGUID finds a provider by GUID in a generated package's
-// provider table.
-func ProviderIndexByGUID(table []ProviderInfo, g GUID) (int, bool) {
-	for i := range table {
-		if table[i].GUID == g {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// ProviderString is a provider's name, or "Provider(n)" for an index
-// outside the table.
-func ProviderString(table []ProviderInfo, p int) string {
-	if p < 0 || p >= len(table) {
-		return "Provider(" + strconv.Itoa(p) + ")"
-	}
-	return table[p].Name
-}
-
 // Level is an ETW event level (LevelInformational, …).
 type Level uint8
 
@@ -50,22 +19,136 @@ type Level uint8
 // defines.
 type Opcode uint8
 
-// Index maps (provider, event ID, version) to a row of a generated
-// package's event table: one dense slice per provider, so a lookup is two
-// bounds checks and a load.
-type Index struct {
+// Table is the event types of one generated package, indexed by provider,
+// event ID and version: what a reader decodes events through. Each
+// generated package makes one at initialization, registers it (Tables
+// lists the registered ones) and returns it from its Table function, so a
+// program can also name the tables to decode with, e.g. only a generated
+// subset.
+//
+// The lookups come in two steps, for readers that resolve a provider once
+// and then look up each of its events: Provider finds a provider's index,
+// Find or FindOlder an event type's index (Type returns the type; the
+// indexes are dense, 0 to Len()-1, for per-type state such as one reused
+// value per type). Lookup and LookupOlder do both at once.
+//
+// A Table never changes after it is made; it is safe for concurrent use.
+type Table struct {
+	pkg       string
+	providers []ProviderInfo
+	types     []EventType
+	index     index
+}
+
+// Package is the name of the generated package the table is of, as its
+// errors give it ("clrevents").
+func (t *Table) Package() string { return t.pkg }
+
+// Providers lists the table's providers; the index of a provider in it is
+// what Provider returns. The slice is shared: do not modify it.
+func (t *Table) Providers() []ProviderInfo { return t.providers }
+
+// Len is the number of event types.
+func (t *Table) Len() int { return len(t.types) }
+
+// Type returns event type i, for 0 ≤ i < Len(); it panics otherwise, as a
+// slice index does.
+func (t *Table) Type(i int) EventType { return t.types[i] }
+
+// Provider finds a provider of the table: by name, or by GUID when name is
+// empty or not one of the table's providers (a trace may name a provider
+// differently, or only by GUID); the zero GUID matches none. It returns the
+// provider's index in Providers.
+func (t *Table) Provider(name string, guid GUID) (p int, ok bool) {
+	if name != "" {
+		if p, ok := ProviderIndex(t.providers, name); ok {
+			return p, true
+		}
+	}
+	if guid == (GUID{}) {
+		return 0, false
+	}
+	return ProviderIndexByGUID(t.providers, guid)
+}
+
+// Find returns the index of the event type (p, id, version), p an index
+// in Providers, or -1 if the table does not have it.
+func (t *Table) Find(p int, id uint16, version uint8) int { return t.index.lookup(p, id, version) }
+
+// FindOlder is Find, except that when the table lacks the version (an
+// event from a runtime newer than the package's schema) it returns the
+// newest older version of the event: the fields that version knows decode,
+// and the rest of the payload is left over. It returns -1 when the table
+// has no version of the event up to version.
+func (t *Table) FindOlder(p int, id uint16, version uint8) int {
+	return t.index.lookupOlder(p, id, version)
+}
+
+// Lookup finds the event type of an event by its provider (by name, or by
+// GUID when name is empty or not the table's, as Provider does), ID and
+// version.
+func (t *Table) Lookup(provider string, guid GUID, id uint16, version uint8) (EventType, bool) {
+	p, ok := t.Provider(provider, guid)
+	if !ok {
+		return nil, false
+	}
+	return t.at(t.Find(p, id, version))
+}
+
+// LookupOlder is Lookup with FindOlder's fallback to the newest older
+// version of the event.
+func (t *Table) LookupOlder(provider string, guid GUID, id uint16, version uint8) (EventType, bool) {
+	p, ok := t.Provider(provider, guid)
+	if !ok {
+		return nil, false
+	}
+	return t.at(t.FindOlder(p, id, version))
+}
+
+func (t *Table) at(i int) (EventType, bool) {
+	if i < 0 {
+		return nil, false
+	}
+	return t.types[i], true
+}
+
+// String returns "Table(clrevents)".
+func (t *Table) String() string { return "Table(" + t.pkg + ")" }
+
+// The registry of tables.
+var registry struct {
+	mu     sync.Mutex
+	tables []*Table
+}
+
+// Tables lists the registered tables (see Register): every generated
+// package the program links, in the order they registered, which for
+// packages initialized at program start is Go's package initialization
+// order. Two tables may both have an event type (the full clrevents and a
+// generated subset of it); a reader that decodes through several tables
+// chooses which to ask first. The slice is the caller's.
+func Tables() []*Table {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return append([]*Table(nil), registry.tables...)
+}
+
+// index maps (provider, event ID, version) to an index of a table's types:
+// one dense slice per provider, so a lookup is two bounds checks and a
+// load.
+type index struct {
 	providers []providerSlots
 }
 
 type providerSlots struct {
 	versions int
-	slots    []uint16 // id*versions+version → row + 1
+	slots    []uint16 // id*versions+version → type index + 1
 }
 
-// NewIndex indexes the rows of an event table of n rows over the given
-// number of providers; key gives a row's provider, ID and version.
-func NewIndex(providers, n int, key func(row int) (p int, id uint16, version uint8)) *Index {
-	x := &Index{providers: make([]providerSlots, providers)}
+// newIndex indexes n types over the given number of providers; key gives a
+// type's provider, ID and version.
+func newIndex(providers, n int, key func(i int) (p int, id uint16, version uint8)) index {
+	x := index{providers: make([]providerSlots, providers)}
 	maxID := make([]int, providers)
 	for i := 0; i < n; i++ {
 		p, id, v := key(i)
@@ -83,8 +166,8 @@ func NewIndex(providers, n int, key func(row int) (p int, id uint16, version uin
 	return x
 }
 
-// Lookup returns the row of (p, id, version), or -1.
-func (x *Index) Lookup(p int, id uint16, version uint8) int {
+// lookup returns the index of (p, id, version), or -1.
+func (x *index) lookup(p int, id uint16, version uint8) int {
 	if p < 0 || p >= len(x.providers) {
 		return -1
 	}
@@ -99,9 +182,9 @@ func (x *Index) Lookup(p int, id uint16, version uint8) int {
 	return int(ps.slots[k]) - 1
 }
 
-// LookupOlder returns the row of (p, id, version) or, when the table lacks
-// that version, of the newest older version of the event; -1 if none.
-func (x *Index) LookupOlder(p int, id uint16, version uint8) int {
+// lookupOlder returns the index of (p, id, version) or, when there is no
+// such version, of the newest older version of the event; -1 if none.
+func (x *index) lookupOlder(p int, id uint16, version uint8) int {
 	if p < 0 || p >= len(x.providers) {
 		return -1
 	}
@@ -109,7 +192,7 @@ func (x *Index) LookupOlder(p int, id uint16, version uint8) int {
 		version = uint8(v)
 	}
 	for v := int(version); v >= 0; v-- {
-		if i := x.Lookup(p, id, uint8(v)); i >= 0 {
+		if i := x.lookup(p, id, uint8(v)); i >= 0 {
 			return i
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/baseline"
 )
 
@@ -80,7 +80,7 @@ func checkHeader(t *testing.T, r *Reader, bl *baseline.File) {
 }
 
 type clrKey struct {
-	guid clrevents.GUID
+	guid clrimpl.GUID
 	id   uint16
 }
 
@@ -97,7 +97,7 @@ func checkCLR(t *testing.T, r *Reader, bl *baseline.File) map[int]ev {
 		}
 	}
 	type sig struct {
-		guid     clrevents.GUID
+		guid     clrimpl.GUID
 		ms       string
 		pid, tid int64
 		proc     int
@@ -228,7 +228,7 @@ func TestKernelLines(t *testing.T) {
 	r := mustReader(t, data)
 	all := readAll(t, r)
 	want := map[string]struct {
-		guid clrevents.GUID
+		guid clrimpl.GUID
 		op   uint8
 	}{
 		"Windows Kernel/EventTrace/EndExtension": {EventTraceGUID, 32},

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // HeaderKind says which header an event was written with.
@@ -72,7 +72,7 @@ type Event struct {
 	// class GUID for TraceHeader and InstanceHeader events, the kernel
 	// group GUID (see KernelGroupGUID) for system and perfinfo events and
 	// the message GUID for MessageHeader events that carry one.
-	ProviderGUID clrevents.GUID
+	ProviderGUID clrimpl.GUID
 
 	// The event descriptor. For the classic kinds ID is 0 and Opcode,
 	// Version and Level come from the class (Opcode is the event type).
@@ -120,12 +120,12 @@ type Event struct {
 
 	// ActivityID is set for EventHeader events; RelatedActivityID when the
 	// event has a related-activity extended item.
-	ActivityID, RelatedActivityID clrevents.GUID
+	ActivityID, RelatedActivityID clrimpl.GUID
 
 	// InstanceID, ParentInstanceID and ParentGUID are set for
 	// InstanceHeader events and events with an instance-info item.
 	InstanceID, ParentInstanceID uint32
-	ParentGUID                   clrevents.GUID
+	ParentGUID                   clrimpl.GUID
 
 	// Sequence is a MessageHeader event's sequence number, if it has one.
 	Sequence uint32
@@ -183,9 +183,9 @@ func parseEvent(e *Event, buf []byte, pos int, logPtr int) (size int, err error)
 	e.Extended = e.Extended[:0]
 	e.Stack = e.Stack[:0]
 	e.StackMatchID = 0
-	e.RelatedActivityID = clrevents.GUID{}
-	e.ActivityID = clrevents.GUID{}
-	e.InstanceID, e.ParentInstanceID, e.ParentGUID = 0, 0, clrevents.GUID{}
+	e.RelatedActivityID = clrimpl.GUID{}
+	e.ActivityID = clrimpl.GUID{}
+	e.InstanceID, e.ParentInstanceID, e.ParentGUID = 0, 0, clrimpl.GUID{}
 	e.Sequence = 0
 	e.HookID = 0
 	e.ID, e.Version, e.Channel, e.Level, e.Opcode, e.Task, e.Keywords = 0, 0, 0, 0, 0, 0, 0
@@ -392,7 +392,7 @@ func parseMessage(e *Event, b []byte, logPtr int) (int, error) {
 	b = b[:size]
 	e.ID = le.Uint16(b[4:])
 	opts := le.Uint16(b[6:])
-	e.ProviderGUID = clrevents.GUID{}
+	e.ProviderGUID = clrimpl.GUID{}
 	e.ProcessID, e.ThreadID = 0xFFFFFFFF, 0xFFFFFFFF
 	e.Timestamp = 0
 	pos := messageHeaderSize

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 const (
@@ -23,13 +23,13 @@ const (
 )
 
 var (
-	runtimeGUID = clrevents.MustParseGUID("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
-	rundownGUID = clrevents.MustParseGUID("a669021c-c450-4609-a035-5af59af4df18")
-	privateGUID = clrevents.MustParseGUID("763fd754-7086-4dfe-95eb-c01a46faf4ca")
+	runtimeGUID = clrimpl.MustParseGUID("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
+	rundownGUID = clrimpl.MustParseGUID("a669021c-c450-4609-a035-5af59af4df18")
+	privateGUID = clrimpl.MustParseGUID("763fd754-7086-4dfe-95eb-c01a46faf4ca")
 )
 
 // clrProviders maps the CLR provider names to their GUIDs.
-var clrProviders = map[string]clrevents.GUID{
+var clrProviders = map[string]clrimpl.GUID{
 	"Microsoft-Windows-DotNETRuntime":        runtimeGUID,
 	"Microsoft-Windows-DotNETRuntimeRundown": rundownGUID,
 	"Microsoft-Windows-DotNETRuntimePrivate": privateGUID,
@@ -83,7 +83,7 @@ type ev struct {
 	Offset     int64
 	Buffer     int
 	Kind       HeaderKind
-	GUID       clrevents.GUID
+	GUID       clrimpl.GUID
 	ID         uint16
 	Version    uint8
 	Opcode     uint8

@@ -1,7 +1,7 @@
 package etl
 
 import (
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 )
 
@@ -16,7 +16,7 @@ import (
 
 // kernelDef is the layout of some opcodes of a class from a version on.
 type kernelDef struct {
-	class      clrevents.GUID
+	class      clrimpl.GUID
 	opcodes    []uint8
 	minVersion uint8
 	schema     *dynamic.Description
@@ -101,7 +101,7 @@ func groupMasks() []layoutField {
 // SysConfigGUID is the classic event class of the system paths, volumes
 // and build information a merge adds (TraceEvent's "SysConfig" events of
 // the kernel: BuildInfo, SystemPaths, UnknownVolume, VolumeMapping).
-var SysConfigGUID = clrevents.MustParseGUID("9b79ee91-b5fd-41c0-a243-4248e266e9d0")
+var SysConfigGUID = clrimpl.MustParseGUID("9b79ee91-b5fd-41c0-a243-4248e266e9d0")
 
 var kernelDefs = []kernelDef{
 	// DiskIo_TypeGroup1..3; version 3 adds the issuing thread.
@@ -192,7 +192,7 @@ var kernelDefs = []kernelDef{
 }
 
 type kernelKey struct {
-	class  clrevents.GUID
+	class  clrimpl.GUID
 	opcode uint8
 }
 

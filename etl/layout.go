@@ -1,6 +1,6 @@
 package etl
 
-import "github.com/clrgo/clrevents/clrevents"
+import "github.com/clrgo/clrevents/clrimpl"
 
 // Sizes of the fixed structures, in bytes.
 const (
@@ -128,30 +128,30 @@ const (
 // the classic kernel event classes. The high byte of a system event's hook
 // id is its group.
 var (
-	EventTraceGUID   = clrevents.MustParseGUID("68fdd900-4a3e-11d1-84f4-0000f80464e3") // group 0x00: EventTrace (header, extension, ...)
-	DiskIOGUID       = clrevents.MustParseGUID("3d6fa8d4-fe05-11d0-9dda-00c04fd7ba7c") // group 0x01
-	PageFaultGUID    = clrevents.MustParseGUID("3d6fa8d3-fe05-11d0-9dda-00c04fd7ba7c") // group 0x02 (also VirtualAlloc)
-	ProcessGUID      = clrevents.MustParseGUID("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c") // group 0x03
-	FileIOGUID       = clrevents.MustParseGUID("90cbdc39-4a3e-11d1-84f4-0000f80464e3") // group 0x04
-	ThreadGUID       = clrevents.MustParseGUID("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c") // group 0x05
-	TcpIPGUID        = clrevents.MustParseGUID("9a280ac0-c8e0-11d1-84e2-00c04fb998a2") // group 0x06
-	UdpIPGUID        = clrevents.MustParseGUID("bf3a50c5-a9c9-4988-a005-2df0b7c80f80") // group 0x08
-	RegistryGUID     = clrevents.MustParseGUID("ae53722e-c863-11d2-8659-00c04fa321a1") // group 0x09
-	SystemConfigGUID = clrevents.MustParseGUID("01853a65-418f-4f36-aefc-dc0f1d2fd235") // group 0x0B
-	PerfInfoGUID     = clrevents.MustParseGUID("ce1dbfb4-137e-4da6-87b0-3f59aa102cbc") // group 0x0F
-	HeapGUID         = clrevents.MustParseGUID("222962ab-6180-4b88-a825-346b75f2a24a") // group 0x10
-	ObjectGUID       = clrevents.MustParseGUID("89497f50-effe-4440-8cf2-ce6b1cdcaca7") // group 0x11
-	ImageLoadGUID    = clrevents.MustParseGUID("2cb15d1d-5fc1-11d2-abe1-00a0c911f518") // group 0x14
-	CritSecGUID      = clrevents.MustParseGUID("3ac66736-cc59-4cff-8115-8df50e39816b") // group 0x17
-	StackWalkGUID    = clrevents.MustParseGUID("def2fe46-7bd6-4b80-bd94-f57fe20d0ce3") // group 0x18
-	ALPCGUID         = clrevents.MustParseGUID("45d8cccd-539f-4b72-a8b7-5c683142609a") // group 0x1A
-	SplitIOGUID      = clrevents.MustParseGUID("d837ca92-12b9-44a5-ad6a-3a65b3578aa8") // group 0x1B
-	ThreadPoolGUID   = clrevents.MustParseGUID("c861d0e2-a2c1-4d36-9f9c-970bab943a12") // group 0x1C
+	EventTraceGUID   = clrimpl.MustParseGUID("68fdd900-4a3e-11d1-84f4-0000f80464e3") // group 0x00: EventTrace (header, extension, ...)
+	DiskIOGUID       = clrimpl.MustParseGUID("3d6fa8d4-fe05-11d0-9dda-00c04fd7ba7c") // group 0x01
+	PageFaultGUID    = clrimpl.MustParseGUID("3d6fa8d3-fe05-11d0-9dda-00c04fd7ba7c") // group 0x02 (also VirtualAlloc)
+	ProcessGUID      = clrimpl.MustParseGUID("3d6fa8d0-fe05-11d0-9dda-00c04fd7ba7c") // group 0x03
+	FileIOGUID       = clrimpl.MustParseGUID("90cbdc39-4a3e-11d1-84f4-0000f80464e3") // group 0x04
+	ThreadGUID       = clrimpl.MustParseGUID("3d6fa8d1-fe05-11d0-9dda-00c04fd7ba7c") // group 0x05
+	TcpIPGUID        = clrimpl.MustParseGUID("9a280ac0-c8e0-11d1-84e2-00c04fb998a2") // group 0x06
+	UdpIPGUID        = clrimpl.MustParseGUID("bf3a50c5-a9c9-4988-a005-2df0b7c80f80") // group 0x08
+	RegistryGUID     = clrimpl.MustParseGUID("ae53722e-c863-11d2-8659-00c04fa321a1") // group 0x09
+	SystemConfigGUID = clrimpl.MustParseGUID("01853a65-418f-4f36-aefc-dc0f1d2fd235") // group 0x0B
+	PerfInfoGUID     = clrimpl.MustParseGUID("ce1dbfb4-137e-4da6-87b0-3f59aa102cbc") // group 0x0F
+	HeapGUID         = clrimpl.MustParseGUID("222962ab-6180-4b88-a825-346b75f2a24a") // group 0x10
+	ObjectGUID       = clrimpl.MustParseGUID("89497f50-effe-4440-8cf2-ce6b1cdcaca7") // group 0x11
+	ImageLoadGUID    = clrimpl.MustParseGUID("2cb15d1d-5fc1-11d2-abe1-00a0c911f518") // group 0x14
+	CritSecGUID      = clrimpl.MustParseGUID("3ac66736-cc59-4cff-8115-8df50e39816b") // group 0x17
+	StackWalkGUID    = clrimpl.MustParseGUID("def2fe46-7bd6-4b80-bd94-f57fe20d0ce3") // group 0x18
+	ALPCGUID         = clrimpl.MustParseGUID("45d8cccd-539f-4b72-a8b7-5c683142609a") // group 0x1A
+	SplitIOGUID      = clrimpl.MustParseGUID("d837ca92-12b9-44a5-ad6a-3a65b3578aa8") // group 0x1B
+	ThreadPoolGUID   = clrimpl.MustParseGUID("c861d0e2-a2c1-4d36-9f9c-970bab943a12") // group 0x1C
 )
 
 // kernelGroupGUID maps a hook group to its event class GUID; groups with no
 // known class map to the zero GUID.
-var kernelGroupGUID = [256]clrevents.GUID{
+var kernelGroupGUID = [256]clrimpl.GUID{
 	0x00: EventTraceGUID,
 	0x01: DiskIOGUID,
 	0x02: PageFaultGUID,
@@ -176,4 +176,4 @@ var kernelGroupGUID = [256]clrevents.GUID{
 // KernelGroupGUID returns the event class GUID for a kernel hook group (the
 // high byte of a system event's hook id), or the zero GUID when the group
 // has no known class.
-func KernelGroupGUID(group uint8) clrevents.GUID { return kernelGroupGUID[group] }
+func KernelGroupGUID(group uint8) clrimpl.GUID { return kernelGroupGUID[group] }

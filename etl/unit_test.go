@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 func TestLZ77(t *testing.T) {
@@ -142,7 +142,7 @@ func withBuffer(t *testing.T, proc uint16, events ...[]byte) []byte {
 
 func TestExtendedItems(t *testing.T) {
 	u16 := func(v uint16) []byte { return binary.LittleEndian.AppendUint16(nil, v) }
-	related := clrevents.MustParseGUID("01234567-89ab-cdef-0123-456789abcdef")
+	related := clrimpl.MustParseGUID("01234567-89ab-cdef-0123-456789abcdef")
 	stack32 := binary.LittleEndian.AppendUint64(nil, 0x77)
 	stack32 = binary.LittleEndian.AppendUint32(stack32, 0x1000)
 	stack32 = binary.LittleEndian.AppendUint32(stack32, 0x2000)

@@ -13,7 +13,7 @@ type failer interface {
 	// fail: return 0, decodeError("GCStart_V2", "Depth", off, ErrShortPayload);
 	// field is the field's name (a literal, or an expression choosing one)
 	fail(field, off Code, sentinel string) Code
-	// prefix: return 0, shortPrefix("GCStart_V2", len(b), ptrSize, []fieldEnd{…})
+	// prefix: return 0, shortPrefix("GCStart_V2", len(b), ptrSize, endsGCStartV2)
 	prefix(ends Code) Code
 	// wrap: the error of element i of a variable-size struct array.
 	wrap(field string, i Code, sub, off, err Code) Code
@@ -60,7 +60,7 @@ func (elemFail) results(n Code) []Code { return []Code{n, Lit(""), Lit(0), Nil()
 // then a cursor over the variable part:
 //
 //	if len(b) < 24 {
-//		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, []fieldEnd{…})
+//		return 0, shortPrefix("GCStart_V2", len(b), ptrSize, endsGCStartV2)
 //	}
 //	_ = b[23]
 //	e.Count = binary.LittleEndian.Uint32(b[0:])
@@ -106,13 +106,8 @@ func decodeBody(s *scopeIR, fl failer, checkPtr bool) []Code {
 func prefixBlock(s *scopeIR, fl failer, ptr int, variable bool) []Code {
 	at := func(sz schema.Size) int { return sz.At(ptr) }
 	n := at(s.size)
-	var ends []Code
-	for _, f := range s.fields[:s.prefix] {
-		end := f.lf.Offset.Add(f.lf.Size)
-		ends = append(ends, Values(Dict{Id("Name"): Lit(f.lf.Name), Id("Bytes"): Lit(end.Bytes), Id("Ptrs"): Lit(end.Ptrs)}))
-	}
 	out := []Code{
-		If(Len(Id("b")).Op("<").Lit(n)).Block(fl.prefix(Index().Qual(implPkg, "FieldEnd").Values(ends...))),
+		If(Len(Id("b")).Op("<").Lit(n)).Block(fl.prefix(Id(s.endsVar))),
 		Id("_").Op("=").Id("b").Index(Lit(n - 1)),
 	}
 	ptrCode := Id("ptrSize")
@@ -127,6 +122,32 @@ func prefixBlock(s *scopeIR, fl failer, ptr int, variable bool) []Code {
 		out = append(out, Id("off").Op("=").Lit(n))
 	}
 	return out
+}
+
+// endsVar emits the table of where the fields of a scope's fixed prefix
+// end, which the error of a short payload names the field from, once per
+// event or element type (nothing when the scope has no fixed prefix):
+//
+//	var endsGCStartV2 = []clrimpl.FieldEnd{
+//		{Name: "Count", Bytes: 4},
+//		…
+//	}
+func endsVar(f *File, s *scopeIR, what string) {
+	if s.prefix == 0 {
+		return
+	}
+	var rows []Code
+	for _, fl := range s.fields[:s.prefix] {
+		end := fl.lf.Offset.Add(fl.lf.Size)
+		row := []Code{Id("Name").Op(":").Lit(fl.lf.Name), Id("Bytes").Op(":").Lit(end.Bytes)}
+		if end.Ptrs != 0 {
+			row = append(row, Id("Ptrs").Op(":").Lit(end.Ptrs))
+		}
+		rows = append(rows, Values(row...))
+	}
+	f.Commentf("%s is where the fixed fields of %s end, for the error of a short payload.", s.endsVar, what)
+	f.Var().Id(s.endsVar).Op("=").Index().Qual(implPkg, "FieldEnd").Custom(Options{Open: "{", Close: "}", Separator: ",", Multi: true}, rows...)
+	f.Line()
 }
 
 // readFixed reads a field of fixed size between from and to; ptr is the

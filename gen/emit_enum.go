@@ -207,30 +207,12 @@ func (g *pkgIR) table(f *File) {
 		f.Line()
 	}
 
-	rows = nil
+	var refs []Code
 	for _, ev := range g.events {
-		le := ev.le
-		task, taskName := 0, ""
-		if le.TaskRef != nil {
-			task, taskName = int(le.TaskRef.Value), le.TaskRef.Name
-		}
-		rows = append(rows, Values(Dict{
-			Id("Provider"):    Id(ev.prov.constID),
-			Id("ID"):          Lit(int(le.Value)),
-			Id("Version"):     Lit(int(le.Version)),
-			Id("Name"):        Lit(le.Symbol),
-			Id("DisplayName"): Lit(le.DisplayName),
-			Id("TypeName"):    Lit(ev.goName),
-			Id("Task"):        Lit(task),
-			Id("TaskName"):    Lit(taskName),
-			Id("Opcode"):      Lit(int(le.OpcodeValue)),
-			Id("OpcodeName"):  Lit(le.Opcode),
-			Id("Level"):       Lit(int(le.LevelValue)),
-			Id("Keywords"):    hexCode(le.KeywordsMask),
-			Id("Columns"):     Id(columnsVarName(ev)),
-			Id("new"):         Func().Params().Id("Event").Block(Return(New(Id(ev.goName)))),
-		}))
+		refs = append(refs, Op("&").Id(infoVarName(ev)))
 	}
-	f.Var().Id("eventTable").Op("=").Index(Op("...")).Id("EventInfo").Values(rows...)
+	f.Comment("eventTable lists the package's event types by provider, ID and version;")
+	f.Comment("each is declared beside its Go type.")
+	f.Var().Id("eventTable").Op("=").Index(Op("...")).Op("*").Id("EventInfo").Custom(Options{Open: "{", Close: "}", Separator: ",", Multi: true}, refs...)
 	f.Line()
 }

@@ -27,18 +27,20 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		}
 	}
 
-	// func (*GCStartV2) Info() *EventInfo { return &eventTable[12] }
+	// func (*GCStartV2) Info() *EventInfo { return &infoGCStartV2 }
 	f.Comment(fmt.Sprintf("Info describes %s.", le.Symbol))
 	f.Func().Params(Op("*").Id(ev.goName)).Id("Info").Params().Op("*").Id("EventInfo").Block(
-		Return(Op("&").Id("eventTable").Index(Lit(ev.index))),
+		Return(Op("&").Id(infoVarName(ev))),
 	)
 	f.Line()
+	descriptorMethod(f, ev)
 
 	docComment(f, fmt.Sprintf("Decode reads a %s payload for a pointer size of 4 or 8 and returns the bytes\nit used. Strings and arrays alias b.", le.Symbol))
 	f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("Decode").
 		Params(Id("b").Index().Byte(), Id("ptrSize").Int()).Params(Int(), Error()).
 		Block(decodeBody(ev.scope, eventFail{symbol: le.Symbol}, ev.hasPtr)...)
 	f.Line()
+	endsVar(f, ev.scope, le.Symbol)
 
 	f.Comment(fmt.Sprintf("Encode appends the %s wire form for the pointer size.", le.Symbol))
 	f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("Encode").
@@ -64,6 +66,7 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		Block(columnsBody(ev.scope)...)
 	f.Line()
 	columnsVar(f, ev)
+	descriptorVars(f, ev)
 }
 
 func eventDoc(ev *eventIR) string {
@@ -201,6 +204,7 @@ func (g *pkgIR) elemTypes(f *File, ev *eventIR, fl *fieldIR) {
 		Params(Id("b").Index().Byte(), Id("ptrSize").Int()).Params(Int(), String(), Int(), Error()).
 		Block(decodeBody(el.scope, elemFail{}, false)...)
 	f.Line()
+	endsVar(f, el.scope, ev.goName+"."+fl.goName+" elements")
 	f.Func().Params(Id("e").Op("*").Id(el.goName)).Id("encode").
 		Params(Id("dst").Index().Byte(), Id("ptrSize").Int()).Index().Byte().
 		Block(encodeBody(el.scope)...)

@@ -208,13 +208,13 @@ func (g *pkgIR) familyAccessor(f *File, fam *familyIR, ev *eventIR) {
 
 // familyTable emits the list of families:
 //
-//	var familyTable = [...]FamilyInfo{{Name: "GCStart", Members: []*EventInfo{&eventTable[65], …}}, …}
+//	var familyTable = [...]FamilyInfo{{Name: "GCStart", Members: []*EventInfo{&infoGCStart, …}}, …}
 func (g *pkgIR) familyTable(f *File) {
 	var rows []Code
 	for _, fam := range g.families {
 		var ms []Code
 		for _, ev := range fam.members {
-			ms = append(ms, Op("&").Id("eventTable").Index(Lit(ev.index)))
+			ms = append(ms, Op("&").Id(infoVarName(ev)))
 		}
 		rows = append(rows, Values(Dict{
 			Id("Name"):    Lit(fam.name),

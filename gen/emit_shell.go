@@ -2,6 +2,8 @@ package gen
 
 import (
 	. "github.com/dave/jennifer/jen"
+
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // aliasTypes are the support package's types that generated code and its
@@ -31,6 +33,7 @@ var aliasVars = []string{
 //	type Event interface { Info() *EventInfo; Decode(…) (int, error); … }
 //	func (d *Decoder) Decode(p Provider, id uint16, version uint8, ptrSize int, payload []byte) (Event, int, error)
 func (g *pkgIR) shell(f *File, pkg string) {
+	versionCheck(f)
 	f.Comment("pkgName is the package's name, as its errors give it.")
 	f.Const().Id("pkgName").Op("=").Lit(pkg)
 	f.Line()
@@ -69,6 +72,29 @@ func (g *pkgIR) shell(f *File, pkg string) {
 	g.shellDecoder(f)
 }
 
+// genVersion is the version of clrimpl the generated code is written for
+// (clrimpl.GenVersion; tests change it to check the check).
+var genVersion = clrimpl.GenVersion
+
+// versionCheck emits the compile-time check that the generated code and
+// the clrimpl it builds with fit (see clrimpl.GenVersion):
+//
+//	const (
+//		_ = clrimpl.RuntimeTooOld(clrimpl.MaxVersion - 1)       // …
+//		_ = clrimpl.GeneratedCodeTooOld(1 - clrimpl.MinVersion) // …
+//	)
+func versionCheck(f *File) {
+	f.Commentf("This code was generated for version %d of clrimpl: it does not compile", genVersion)
+	f.Comment("with a clrimpl too old or too new for it (see clrimpl.GenVersion).")
+	f.Const().Defs(
+		Id("_").Op("=").Qual(implPkg, "RuntimeTooOld").Call(Qual(implPkg, "MaxVersion").Op("-").Lit(genVersion)).
+			Comment("update github.com/clrgo/clrevents, or regenerate with the clrgen of the one you build with"),
+		Id("_").Op("=").Qual(implPkg, "GeneratedCodeTooOld").Call(Lit(genVersion).Op("-").Qual(implPkg, "MinVersion")).
+			Comment("regenerate with the clrgen of the github.com/clrgo/clrevents you build with"),
+	)
+	f.Line()
+}
+
 // shellErrors emits the error constructors the decoders call, which name
 // the package:
 //
@@ -88,32 +114,26 @@ func (g *pkgIR) shellErrors(f *File) {
 }
 
 // shellEvent emits the Event interface and EventInfo.
+//
+//	type Event interface { clrimpl.Event; Info() *EventInfo }
+//	type EventInfo struct { Provider Provider; ID uint16; …; desc *clrimpl.Descriptor; fields *clrimpl.EventFields }
+//	func (i *EventInfo) Descriptor() *clrimpl.Descriptor
+//	func (i *EventInfo) New() clrimpl.Event
 func (g *pkgIR) shellEvent(f *File) {
 	f.Comment("Event is implemented by every generated event type (one per provider,")
-	f.Comment("event ID and version). Views inside a decoded event alias the payload it")
-	f.Comment("was decoded from.")
+	f.Comment("event ID and version): the methods every generated package's events")
+	f.Comment("have (clrimpl.Event: Decode, Encode, AppendJSON, AppendText,")
+	f.Comment("AppendColumns, Descriptor) and Info. Views inside a decoded event alias")
+	f.Comment("the payload it was decoded from.")
 	f.Type().Id("Event").Interface(
+		Qual(implPkg, "Event"),
 		Comment("Info describes the event: provider, ID, version, task, opcode, level"),
 		Comment("and keywords."),
 		Id("Info").Params().Op("*").Id("EventInfo"),
-		Comment("Decode reads the payload for a pointer size of 4 or 8 and returns the"),
-		Comment("bytes it used. Bytes past the template (a newer runtime's fields) are"),
-		Comment("not an error; a short payload is, naming the event and the field."),
-		Id("Decode").Params(Id("payload").Index().Byte(), Id("ptrSize").Int()).Params(Int(), Error()),
-		Comment("Encode appends the event's wire form for the pointer size. Count"),
-		Comment("and length fields are written as they are set."),
-		Id("Encode").Params(Id("dst").Index().Byte(), Id("ptrSize").Int()).Index().Byte(),
-		Comment("AppendJSON appends the event's fields as one JSON object, map-bound"),
-		Comment("values by name."),
-		Id("AppendJSON").Params(Id("dst").Index().Byte()).Index().Byte(),
-		Comment("AppendText appends the fields as space-separated Name=value pairs."),
-		Id("AppendText").Params(Id("dst").Index().Byte()).Index().Byte(),
-		Comment("AppendColumns appends the fields to a as one row of the columns"),
-		Comment("EventInfo.Columns lists, one call per column."),
-		Id("AppendColumns").Params(Id("a").Id("ColumnAppender")),
 	)
 	f.Line()
-	f.Comment("EventInfo describes one (provider, event ID, version).")
+	f.Comment("EventInfo describes one (provider, event ID, version). It is the event")
+	f.Comment("type as the package's Table holds it (a clrimpl.EventType).")
 	f.Type().Id("EventInfo").Struct(
 		Id("Provider").Id("Provider"),
 		Id("ID").Uint16(),
@@ -132,11 +152,19 @@ func (g *pkgIR) shellEvent(f *File) {
 		Comment("Columns are the event's fields as flat typed columns, in the order"),
 		Comment("AppendColumns appends them (see ColumnAppender)."),
 		Id("Columns").Index().Id("Column"),
-		Id("new").Func().Params().Id("Event"),
+		Line(),
+		Id("desc").Op("*").Qual(implPkg, "Descriptor"),
+		Id("fields").Op("*").Qual(implPkg, "EventFields"),
 	)
 	f.Line()
-	f.Comment("New returns a new zero value of the event's Go type.")
-	f.Func().Params(Id("i").Op("*").Id("EventInfo")).Id("New").Params().Id("Event").Block(Return(Id("i").Dot("new").Call()))
+	f.Comment("New returns a new zero value of the event's Go type; it is also an Event")
+	f.Comment("of this package.")
+	f.Func().Params(Id("i").Op("*").Id("EventInfo")).Id("New").Params().Qual(implPkg, "Event").Block(Return(Id("i").Dot("fields").Dot("New").Call()))
+	f.Line()
+	f.Comment("Descriptor describes the event type as readers of any generated package")
+	f.Comment("see it. It is made once and shared; its Fields writes payloads of the")
+	f.Comment("type by decoding each into a pooled value, and is safe for concurrent use.")
+	f.Func().Params(Id("i").Op("*").Id("EventInfo")).Id("Descriptor").Params().Op("*").Qual(implPkg, "Descriptor").Block(Return(Id("i").Dot("desc")))
 	f.Line()
 	f.Comment(`String returns "provider/symbol".`)
 	f.Func().Params(Id("i").Op("*").Id("EventInfo")).Id("String").Params().String().Block(
@@ -144,7 +172,8 @@ func (g *pkgIR) shellEvent(f *File) {
 	)
 	f.Line()
 	f.Comment("Events lists every event of the package, by provider, ID and version.")
-	f.Func().Id("Events").Params().Index().Id("EventInfo").Block(Return(Id("eventTable").Index(Op(":"))))
+	f.Comment("The slice is shared: do not modify it.")
+	f.Func().Id("Events").Params().Index().Op("*").Id("EventInfo").Block(Return(Id("eventTable").Index(Op(":"))))
 	f.Line()
 }
 
@@ -182,21 +211,39 @@ func (g *pkgIR) shellProvider(f *File) {
 		)
 		f.Line()
 	}
-	f.Comment("eventIndex finds a row of eventTable by provider, ID and version.")
-	f.Var().Id("eventIndex").Op("=").Qual(implPkg, "NewIndex").Call(
-		Len(Id("providerTable")), Len(Id("eventTable")),
-		Func().Params(Id("i").Int()).Params(Int(), Uint16(), Uint8()).Block(
-			Id("e").Op(":=").Op("&").Id("eventTable").Index(Id("i")),
-			Return(Int().Call(Id("e").Dot("Provider")), Id("e").Dot("ID"), Id("e").Dot("Version")),
-		),
-	)
-	f.Line()
+	g.shellTable(f)
 	f.Comment("Lookup describes (p, id, version), if the package has it.")
 	f.Func().Id("Lookup").Params(Id("p").Id("Provider"), Id("id").Uint16(), Id("version").Uint8()).Params(Op("*").Id("EventInfo"), Bool()).Block(
-		Id("i").Op(":=").Id("eventIndex").Dot("Lookup").Call(Int().Call(Id("p")), Id("id"), Id("version")),
+		Id("i").Op(":=").Id("table").Dot("Find").Call(Int().Call(Id("p")), Id("id"), Id("version")),
 		If(Id("i").Op("<").Lit(0)).Block(Return(Nil(), False())),
-		Return(Op("&").Id("eventTable").Index(Id("i")), True()),
+		Return(Id("eventTable").Index(Id("i")), True()),
 	)
+	f.Line()
+}
+
+// shellTable emits the package's clrimpl.Table, its registration and the
+// function that returns it:
+//
+//	var table = clrimpl.NewTable(pkgName, providerTable[:], …)
+//	func init() { clrimpl.Register(table) }
+//	func Table() *clrimpl.Table { return table }
+func (g *pkgIR) shellTable(f *File) {
+	f.Comment("table indexes eventTable by provider, ID and version; its indexes are")
+	f.Comment("eventTable's.")
+	f.Var().Id("table").Op("=").Func().Params().Op("*").Qual(implPkg, "Table").Block(
+		Id("types").Op(":=").Make(Index().Qual(implPkg, "EventType"), Len(Id("eventTable"))),
+		For(Id("i").Op(":=").Range().Id("eventTable")).Block(
+			Id("types").Index(Id("i")).Op("=").Id("eventTable").Index(Id("i")),
+		),
+		Return(Qual(implPkg, "NewTable").Call(Id("pkgName"), Id("providerTable").Index(Op(":")), Id("types"))),
+	).Call()
+	f.Line()
+	f.Func().Id("init").Params().Block(Qual(implPkg, "Register").Call(Id("table")))
+	f.Line()
+	f.Comment("Table returns the package's event table, the types of Events: what a")
+	f.Comment("reader decodes this package's events through. The package registers it")
+	f.Comment("when the program starts, so clrimpl.Tables lists it.")
+	f.Func().Id("Table").Params().Op("*").Qual(implPkg, "Table").Block(Return(Id("table")))
 	f.Line()
 }
 
@@ -230,9 +277,9 @@ func (g *pkgIR) shellDecoder(f *File) {
 	f.Func().Params(Id("d").Op("*").Id("Decoder")).Id("Decode").Params(
 		Id("p").Id("Provider"), Id("id").Uint16(), Id("version").Uint8(), Id("ptrSize").Int(), Id("payload").Index().Byte(),
 	).Params(Id("Event"), Int(), Error()).Block(
-		Id("i").Op(":=").Id("eventIndex").Dot("Lookup").Call(Int().Call(Id("p")), Id("id"), Id("version")),
+		Id("i").Op(":=").Id("table").Dot("Find").Call(Int().Call(Id("p")), Id("id"), Id("version")),
 		If(Id("i").Op("<").Lit(0).Op("&&").Id("d").Dot("OlderVersions")).Block(
-			Id("i").Op("=").Id("eventIndex").Dot("LookupOlder").Call(Int().Call(Id("p")), Id("id"), Id("version")),
+			Id("i").Op("=").Id("table").Dot("FindOlder").Call(Int().Call(Id("p")), Id("id"), Id("version")),
 		),
 		If(Id("i").Op("<").Lit(0)).Block(
 			Return(Nil(), Lit(0), Op("&").Id("UnknownEventError").Values(Dict{
@@ -244,7 +291,7 @@ func (g *pkgIR) shellDecoder(f *File) {
 		),
 		Id("ev").Op(":=").Id("d").Dot("slots").Index(Id("i")),
 		If(Id("ev").Op("==").Nil()).Block(
-			Id("ev").Op("=").Id("eventTable").Index(Id("i")).Dot("new").Call(),
+			Id("ev").Op("=").Id("eventTable").Index(Id("i")).Dot("fields").Dot("New").Call().Assert(Id("Event")),
 			Id("d").Dot("slots").Index(Id("i")).Op("=").Id("ev"),
 		),
 		List(Id("n"), Id("err")).Op(":=").Id("ev").Dot("Decode").Call(Id("payload"), Id("ptrSize")),

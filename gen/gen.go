@@ -1,7 +1,14 @@
 // Package gen generates the clrevents package from the lowered schema with
 // jennifer: one Go type per (provider, event, version) with its decoder,
 // encoder and JSON/text writers, the enums, the families and the event
-// table.
+// table, on the runtime package clrimpl.
+//
+// What belongs to one event type is declared in its file, beside the type:
+// its EventInfo, its clrimpl.Descriptor and field writer, its columns and
+// the table of its fixed fields. The package's table (table_gen.go) only
+// lists them, and nothing refers to an event by its position in it, so
+// adding a version of an event rewrites its own file, the event table, the
+// families and the enums it touches, and no other.
 //
 // Start with Load (a schema file, extra schemas and overrides, lowered), or
 // schema.Lower on a schema of your own; Generate renders the package's files

@@ -55,7 +55,6 @@ type mapIR struct {
 type eventIR struct {
 	le       *schema.LEvent
 	prov     *provIR
-	index    int
 	goName   string
 	file     string
 	scope    *scopeIR
@@ -67,11 +66,12 @@ type eventIR struct {
 
 // scopeIR is a template's or a struct element's fields.
 type scopeIR struct {
-	owner  string // for messages
-	fields []*fieldIR
-	prefix int         // fields with fixed offsets
-	size   schema.Size // their total size
-	tail   schema.Size // padding after the last field (aligned elements)
+	owner   string // for messages
+	endsVar string // the FieldEnd table of the fixed prefix: endsGCStartV2
+	fields  []*fieldIR
+	prefix  int         // fields with fixed offsets
+	size    schema.Size // their total size
+	tail    schema.Size // padding after the last field (aligned elements)
 }
 
 type fieldIR struct {
@@ -94,6 +94,7 @@ type elemIR struct {
 func buildIR(m *schema.Model) (*pkgIR, error) {
 	p := &pkgIR{source: m.Source}
 	var n names
+	n.reserveShell()
 	for i, lp := range m.Providers {
 		pr := &provIR{lp: lp, index: i}
 		short, err := ProviderShort(lp.Name)
@@ -195,9 +196,6 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 		}
 		p.providers = append(p.providers, pr)
 	}
-	for i, ev := range p.events {
-		ev.index = i
-	}
 	p.buildFamilies(&n)
 	if len(n.errs) > 0 {
 		return nil, errors.Join(n.errs...)
@@ -206,7 +204,7 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 }
 
 func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeName string, maps map[*schema.LMap]*mapIR, n *names) *scopeIR {
-	s := &scopeIR{owner: owner, prefix: prefix, size: size}
+	s := &scopeIR{owner: owner, endsVar: "ends" + typeName, prefix: prefix, size: size}
 	byLF := map[*schema.LField]*fieldIR{}
 	fieldNames := map[string]*schema.LField{}
 	for _, lf := range fs {

@@ -95,6 +95,41 @@ func (n *names) declareHint(id, what string, pos schema.Pos, hint string) {
 	n.used[id] = fmt.Sprintf("%s (%s)", what, pos)
 }
 
+// shellNames are the package-level functions and types every generated
+// package declares whatever its schema (emit_shell.go); reserveShell adds
+// the aliases of clrimpl's names and the standard levels and opcodes.
+var shellNames = []string{
+	"Event", "EventInfo", "Events", "Lookup", "Table",
+	"FamilyInfo", "Families",
+	"Provider", "Providers", "ProviderByName", "ProviderByGUID",
+	"Decoder", "NewDecoder",
+}
+
+// reserveShell declares the names every generated package has, so that a
+// schema name that would take one is an error that says so.
+func (n *names) reserveShell() {
+	if n.used == nil {
+		n.used = map[string]string{}
+	}
+	for _, id := range shellNames {
+		n.used[id] = "the generated package's own " + id
+	}
+	for _, id := range aliasTypes {
+		n.used[id] = "the generated package's own " + id + " (clrimpl." + id + ")"
+	}
+	for _, id := range aliasVars {
+		n.used[id] = "the generated package's own " + id + " (clrimpl." + id + ")"
+	}
+	for _, l := range schema.StandardLevels {
+		id, _ := standardName(l.Name)
+		n.used["Level"+id] = "the standard level " + l.Name
+	}
+	for _, o := range schema.StandardOpcodes {
+		id, _ := standardName(o.Name)
+		n.used["Opcode"+id] = "the standard opcode " + o.Name
+	}
+}
+
 func (n *names) fail(pos schema.Pos, what string, err error) {
 	n.errs = append(n.errs, &schema.Error{Pos: pos, What: what, Msg: err.Error()})
 }
@@ -103,4 +138,5 @@ func (n *names) fail(pos schema.Pos, what string, err error) {
 // may not take one of these names.
 var methodNames = map[string]bool{
 	"Info": true, "Decode": true, "Encode": true, "AppendJSON": true, "AppendText": true, "String": true,
+	"AppendColumns": true, "Descriptor": true,
 }

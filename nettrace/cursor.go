@@ -5,7 +5,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // cursor reads little-endian values from a byte slice. The first read past
@@ -76,8 +76,8 @@ func (c *cursor) u64() uint64 {
 	return v
 }
 
-func (c *cursor) guid() clrevents.GUID {
-	var g clrevents.GUID
+func (c *cursor) guid() clrimpl.GUID {
+	var g clrimpl.GUID
 	if c.need(16) {
 		copy(g[:], c.b[c.i:])
 		c.i += 16

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/ziptrace"
 )
 
@@ -53,8 +53,8 @@ type evHeader struct {
 	proc            uint32
 	stackID         uint32
 	ts              int64
-	activity        clrevents.GUID
-	related         clrevents.GUID
+	activity        clrimpl.GUID
+	related         clrimpl.GUID
 	labelID         uint32
 	payloadSize     uint32
 	sorted          bool
@@ -75,7 +75,7 @@ type Reader struct {
 
 	meta     map[uint32]*Metadata
 	metaByID []*Metadata // small IDs (V3+): meta without a map lookup
-	guids    map[string]clrevents.GUID
+	guids    map[string]clrimpl.GUID
 
 	// The current block or object.
 	blk       []byte
@@ -133,7 +133,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{
 		s:       newStream(r),
 		meta:    make(map[uint32]*Metadata),
-		guids:   make(map[string]clrevents.GUID),
+		guids:   make(map[string]clrimpl.GUID),
 		stacks:  make(map[uint32]stackRef),
 		threads: make(map[uint64]*Thread),
 		labels:  make(map[uint32]*LabelList),
@@ -995,8 +995,8 @@ func (r *Reader) decodeEvent() (bool, error) {
 		if ct := r.threads[h.captureThreadID]; ct != nil {
 			ev.CaptureThreadID = ct.ThreadID
 		}
-		ev.ActivityID = clrevents.GUID{}
-		ev.RelatedActivityID = clrevents.GUID{}
+		ev.ActivityID = clrimpl.GUID{}
+		ev.RelatedActivityID = clrimpl.GUID{}
 		if h.labelID != 0 {
 			l := r.labels[h.labelID]
 			if l == nil {

@@ -1,6 +1,6 @@
 package nettrace
 
-import "github.com/clrgo/clrevents/clrevents"
+import "github.com/clrgo/clrevents/clrimpl"
 
 // Order is the order in which Next delivers events.
 type Order uint8
@@ -122,7 +122,7 @@ type heldRec struct {
 
 // heldExt is what some events have beyond heldRec.
 type heldExt struct {
-	activity, related      clrevents.GUID
+	activity, related      clrimpl.GUID
 	pid                    uint64
 	keywords               uint64
 	version, level, opcode uint8
@@ -239,8 +239,8 @@ func (r *Reader) release(i int32) *Event {
 		ev.Opcode = m.Opcode
 		ev.Keywords = m.Keywords
 		ev.ProcessID = uint64(r.info.ProcessID)
-		ev.ActivityID = clrevents.GUID{}
-		ev.RelatedActivityID = clrevents.GUID{}
+		ev.ActivityID = clrimpl.GUID{}
+		ev.RelatedActivityID = clrimpl.GUID{}
 		if ev.Thread != nil {
 			ev.Thread = nil
 		}
@@ -475,7 +475,7 @@ func (r *Reader) holdRecord() error {
 		if ct := r.threads[hd.captureThreadID]; ct != nil {
 			capture = ct.ThreadID
 		}
-		x.activity, x.related = clrevents.GUID{}, clrevents.GUID{}
+		x.activity, x.related = clrimpl.GUID{}, clrimpl.GUID{}
 		if hd.labelID != 0 {
 			l := r.labels[hd.labelID]
 			if l == nil {

@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 )
 
@@ -148,14 +148,14 @@ type Event struct {
 	// traces it is the stream offset of the metadata event.
 	MetadataID uint32
 
-	Provider     string         // provider name, e.g. "Microsoft-Windows-DotNETRuntime"
-	ProviderGUID clrevents.GUID // see ProviderGUID
-	ID           uint16         // event ID within the provider
-	Version      uint8          // event version
-	Level        uint8          // from the metadata (V6: a label list may override it)
-	Opcode       uint8          // from the metadata (V6: a label list may override it); 0 if unknown
-	Keywords     uint64         // from the metadata (V6: a label list may override it)
-	Name         string         // event name from the metadata; often empty for CLR events
+	Provider     string       // provider name, e.g. "Microsoft-Windows-DotNETRuntime"
+	ProviderGUID clrimpl.GUID // see ProviderGUID
+	ID           uint16       // event ID within the provider
+	Version      uint8        // event version
+	Level        uint8        // from the metadata (V6: a label list may override it)
+	Opcode       uint8        // from the metadata (V6: a label list may override it); 0 if unknown
+	Keywords     uint64       // from the metadata (V6: a label list may override it)
+	Name         string       // event name from the metadata; often empty for CLR events
 
 	// ThreadID is the OS thread the event is about; CaptureThreadID the OS
 	// thread that wrote it (set equal to ThreadID before NetTrace V4, which
@@ -174,7 +174,7 @@ type Event struct {
 
 	// ActivityID and RelatedActivityID are from the event header (V1–V5)
 	// or the event's label list (V6); zero when absent.
-	ActivityID, RelatedActivityID clrevents.GUID
+	ActivityID, RelatedActivityID clrimpl.GUID
 
 	// StackID is the stack table row (V4+); 0 for none or inline stacks.
 	StackID uint32
@@ -199,14 +199,14 @@ type Event struct {
 // Metadata describes one kind of event: its provider, ID, version, name and
 // payload fields as the trace declares them.
 type Metadata struct {
-	ID           uint32         // the metadata ID events refer to
-	Provider     string         // provider name
-	ProviderGUID clrevents.GUID // from the V6 ProviderGuid tag, else ProviderGUID(Provider)
-	EventID      uint16         // event ID within the provider
-	Version      uint8          // event version
-	Name         string         // event name; often empty for CLR events
-	Keywords     uint64         // keyword mask
-	Level        uint8          // 1 (critical) to 5 (verbose); 0 when not recorded
+	ID           uint32       // the metadata ID events refer to
+	Provider     string       // provider name
+	ProviderGUID clrimpl.GUID // from the V6 ProviderGuid tag, else ProviderGUID(Provider)
+	EventID      uint16       // event ID within the provider
+	Version      uint8        // event version
+	Name         string       // event name; often empty for CLR events
+	Keywords     uint64       // keyword mask
+	Level        uint8        // 1 (critical) to 5 (verbose); 0 when not recorded
 	// Opcode is from the V5 opcode tag or V6 optional metadata; 0 when the
 	// trace does not say (TraceEvent then guesses from a Start/Stop suffix
 	// of the name; we do not).
@@ -324,12 +324,12 @@ type Thread struct {
 // LabelList is a row of the V6 label list table: labels shared by many
 // events. The Has* fields say which optional values are present.
 type LabelList struct {
-	ActivityID, RelatedActivityID       clrevents.GUID // EventSource activity IDs
-	HasActivityID, HasRelatedActivityID bool           // whether the IDs are present
-	TraceID                             [16]byte       // W3C trace ID
-	HasTraceID                          bool           // whether TraceID is present
-	SpanID                              uint64         // W3C span ID
-	HasSpanID                           bool           // whether SpanID is present
+	ActivityID, RelatedActivityID       clrimpl.GUID // EventSource activity IDs
+	HasActivityID, HasRelatedActivityID bool         // whether the IDs are present
+	TraceID                             [16]byte     // W3C trace ID
+	HasTraceID                          bool         // whether TraceID is present
+	SpanID                              uint64       // W3C span ID
+	HasSpanID                           bool         // whether SpanID is present
 	// Opcode, Keywords, Level and Version override the metadata's values
 	// when the matching Has* flag is set (the Reader applies them to Event).
 	Opcode                                       uint8  // opcode override

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 var (
-	guidA    = clrevents.MustParseGUID("11111111-2222-3333-4444-555555555555")
-	guidB    = clrevents.MustParseGUID("66666666-7777-8888-9999-aaaaaaaaaaaa")
-	guidProv = clrevents.MustParseGUID("01234567-89ab-cdef-0123-456789abcdef")
+	guidA    = clrimpl.MustParseGUID("11111111-2222-3333-4444-555555555555")
+	guidB    = clrimpl.MustParseGUID("66666666-7777-8888-9999-aaaaaaaaaaaa")
+	guidProv = clrimpl.MustParseGUID("01234567-89ab-cdef-0123-456789abcdef")
 	syncV6   = time.Date(2024, 2, 29, 13, 14, 15, 678e6, time.UTC)
 )
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // v6Writer writes NetTrace V6 streams, written from NetTraceFormat.md, to
@@ -122,7 +122,7 @@ func optKeywords(v uint64) []byte { return binary.LittleEndian.AppendUint64([]by
 func optTemplate(s string) []byte { return appendStr([]byte{4}, s) }
 func optDesc(s string) []byte     { return appendStr([]byte{5}, s) }
 func optKV(k, v string) []byte    { return appendStr(appendStr([]byte{6}, k), v) }
-func optGUID(g clrevents.GUID) []byte {
+func optGUID(g clrimpl.GUID) []byte {
 	return append([]byte{7}, g[:]...)
 }
 func optLevel(v uint8) []byte   { return []byte{8, v} }
@@ -197,11 +197,11 @@ func (w *v6Writer) labelLists(first uint32, lists ...[][]byte) {
 	w.block(kindLabelList, b)
 }
 
-func labActivity(g clrevents.GUID) []byte { return append([]byte{1}, g[:]...) }
-func labRelated(g clrevents.GUID) []byte  { return append([]byte{2}, g[:]...) }
-func labTrace(id [16]byte) []byte         { return append([]byte{3}, id[:]...) }
-func labSpan(v uint64) []byte             { return binary.LittleEndian.AppendUint64([]byte{4}, v) }
-func labStr(k, v string) []byte           { return appendStr(appendStr([]byte{5}, k), v) }
+func labActivity(g clrimpl.GUID) []byte { return append([]byte{1}, g[:]...) }
+func labRelated(g clrimpl.GUID) []byte  { return append([]byte{2}, g[:]...) }
+func labTrace(id [16]byte) []byte       { return append([]byte{3}, id[:]...) }
+func labSpan(v uint64) []byte           { return binary.LittleEndian.AppendUint64([]byte{4}, v) }
+func labStr(k, v string) []byte         { return appendStr(appendStr([]byte{5}, k), v) }
 func labInt(k string, v int64) []byte {
 	return appendVar(appendStr([]byte{6}, k), uint64(v<<1)^uint64(v>>63))
 }

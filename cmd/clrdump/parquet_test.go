@@ -156,7 +156,7 @@ func eventInfos() map[[2]string]*clrevents.EventInfo {
 	m := map[[2]string]*clrevents.EventInfo{}
 	evs := clrevents.Events()
 	for i := range evs {
-		m[[2]string{evs[i].Provider.String(), evs[i].Name}] = &evs[i]
+		m[[2]string{evs[i].Provider.String(), evs[i].Name}] = evs[i]
 	}
 	return m
 }

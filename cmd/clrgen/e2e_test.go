@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,6 +232,12 @@ func TestREADMEUserModule(t *testing.T) {
 	}
 	g.must("build", "./...")
 	g.must("vet", "./...")
+	// The README's size claim: a program that reads with etl and decodes
+	// with its own generated package does not link the full clrevents.
+	deps := strings.Fields(g.must("list", "-deps", "."))
+	if !slices.Contains(deps, "example.com/user/gcev") || slices.Contains(deps, "github.com/clrgo/clrevents/clrevents") {
+		t.Errorf("the user's program should depend on gcev and not on clrevents; go list -deps: %v", deps)
+	}
 	got := g.must("run", ".", filepath.Join(root, "testdata/traces/gcevents.etl.zip"))
 	// The README's count of event types, and TraceEvent's baseline of the
 	// trace: two induced GCs, of gen 1 and 2.

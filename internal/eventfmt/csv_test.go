@@ -82,8 +82,7 @@ func TestCSVColumnsMatchJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 1))
 	events := clrevents.Events()
 	covered := 0
-	for i := range events {
-		info := &events[i]
+	for _, info := range events {
 		ev := info.New()
 		ok := 0
 		for try := 0; try < 400 && ok < 20; try++ {

@@ -24,7 +24,7 @@ func ByDisplayName[K comparable](providers []string, byName map[string]K, keep f
 	m := make(Kinds[K])
 	events := clrevents.Events()
 	for i := range events {
-		info := &events[i]
+		info := events[i]
 		p := info.Provider.String()
 		ok := false
 		for _, name := range providers {

@@ -1,0 +1,229 @@
+package clrimpl
+
+import (
+	"encoding/binary"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fakeEvent is an event type of one uint32 field, as generated code would
+// write it, for the tests of Table and EventFields.
+type fakeEvent struct {
+	desc *Descriptor
+	V    uint32
+}
+
+func (e *fakeEvent) Decode(b []byte, ptrSize int) (int, error) {
+	if len(b) < 4 {
+		return 0, NewDecodeError("fake", e.desc.Name, "V", 0, ErrShortPayload)
+	}
+	e.V = binary.LittleEndian.Uint32(b)
+	return 4, nil
+}
+func (e *fakeEvent) Encode(dst []byte, ptrSize int) []byte {
+	return binary.LittleEndian.AppendUint32(dst, e.V)
+}
+func (e *fakeEvent) AppendJSON(dst []byte) []byte {
+	return strconv.AppendUint(append(dst, `{"V":`...), uint64(e.V), 10)
+}
+func (e *fakeEvent) AppendText(dst []byte) []byte {
+	return strconv.AppendUint(append(dst, "V="...), uint64(e.V), 10)
+}
+func (e *fakeEvent) AppendColumns(a ColumnAppender) { a.Uint(uint64(e.V)) }
+func (e *fakeEvent) Descriptor() *Descriptor        { return e.desc }
+
+// fakeType is an EventType of fakeEvents.
+type fakeType struct{ desc Descriptor }
+
+func (t *fakeType) Descriptor() *Descriptor { return &t.desc }
+func (t *fakeType) New() Event              { return &fakeEvent{desc: &t.desc} }
+
+func newFakeType(provider string, id uint16, version uint8) *fakeType {
+	t := &fakeType{desc: Descriptor{Provider: provider, ID: id, Version: version, Name: provider + "/" + strconv.Itoa(int(id)) + "v" + strconv.Itoa(int(version))}}
+	t.desc.Fields = &EventFields{New: t.New}
+	return t
+}
+
+var (
+	guidA = MustParseGUID("e13c0d23-ccbc-4e12-931b-d9cc2eee27e4")
+	guidB = MustParseGUID("a669021c-c450-4609-a035-5af59af4df18")
+)
+
+func fakeTable(t *testing.T) (*Table, []EventType) {
+	t.Helper()
+	// C has no GUID: the zero GUID of an event must not find it.
+	providers := []ProviderInfo{{Name: "A", Short: "A", GUID: guidA}, {Name: "B", Short: "B", GUID: guidB}, {Name: "C", Short: "C"}}
+	// Event 10 of A has versions 0 and 2, not 1; event 144 is in both
+	// providers, meaning different things.
+	types := []EventType{newFakeType("A", 10, 0), newFakeType("A", 10, 2), newFakeType("A", 144, 0), newFakeType("B", 144, 1), newFakeType("B", 0, 0)}
+	return NewTable("fake", providers, types), types
+}
+
+func TestTableFind(t *testing.T) {
+	tab, types := fakeTable(t)
+	if tab.Package() != "fake" || tab.Len() != len(types) || len(tab.Providers()) != 3 || tab.String() != "Table(fake)" {
+		t.Fatalf("table %s: package %q, %d types, %d providers", tab, tab.Package(), tab.Len(), len(tab.Providers()))
+	}
+	for i, typ := range types {
+		if tab.Type(i) != typ {
+			t.Errorf("Type(%d) = %v, want %v", i, tab.Type(i), typ)
+		}
+	}
+	for _, c := range []struct {
+		p          int
+		id         uint16
+		version    uint8
+		find, prev int
+	}{
+		{0, 10, 0, 0, 0},
+		{0, 10, 1, -1, 0}, // no version 1: the older one is 0
+		{0, 10, 2, 1, 1},
+		{0, 10, 9, -1, 1}, // past the newest: the newest
+		{0, 144, 0, 2, 2},
+		{1, 144, 0, -1, -1}, // B's 144 starts at version 1
+		{1, 144, 1, 3, 3},
+		{1, 144, 200, -1, 3},
+		{1, 0, 0, 4, 4},
+		{0, 11, 0, -1, -1},
+		{0, 65535, 255, -1, -1},
+		{2, 10, 0, -1, -1},
+		{3, 10, 0, -1, -1},
+		{-1, 10, 0, -1, -1},
+	} {
+		if got := tab.Find(c.p, c.id, c.version); got != c.find {
+			t.Errorf("Find(%d, %d, %d) = %d, want %d", c.p, c.id, c.version, got, c.find)
+		}
+		if got := tab.FindOlder(c.p, c.id, c.version); got != c.prev {
+			t.Errorf("FindOlder(%d, %d, %d) = %d, want %d", c.p, c.id, c.version, got, c.prev)
+		}
+	}
+}
+
+func TestTableProvider(t *testing.T) {
+	tab, types := fakeTable(t)
+	for _, c := range []struct {
+		name string
+		guid GUID
+		p    int
+		ok   bool
+	}{
+		{"A", GUID{}, 0, true},
+		{"B", guidA, 1, true}, // the name wins
+		{"", guidB, 1, true},
+		{"Renamed", guidA, 0, true}, // an unknown name falls back to the GUID
+		{"Renamed", GUID{}, 0, false},
+		{"", GUID{}, 0, false},
+		{"C", GUID{}, 2, true},
+	} {
+		if p, ok := tab.Provider(c.name, c.guid); p != c.p || ok != c.ok {
+			t.Errorf("Provider(%q, %v) = %d, %v; want %d, %v", c.name, c.guid, p, ok, c.p, c.ok)
+		}
+	}
+	if typ, ok := tab.Lookup("", guidB, 144, 1); !ok || typ != types[3] {
+		t.Errorf("Lookup(B's GUID, 144, 1) = %v, %v", typ, ok)
+	}
+	if typ, ok := tab.Lookup("A", GUID{}, 10, 1); ok {
+		t.Errorf("Lookup(A, 10, 1) = %v", typ)
+	}
+	if typ, ok := tab.LookupOlder("A", GUID{}, 10, 1); !ok || typ != types[0] {
+		t.Errorf("LookupOlder(A, 10, 1) = %v, %v", typ, ok)
+	}
+	for _, f := range []func(string, GUID, uint16, uint8) (EventType, bool){tab.Lookup, tab.LookupOlder} {
+		if typ, ok := f("D", GUID{9}, 10, 0); ok {
+			t.Errorf("lookup in an unknown provider = %v", typ)
+		}
+	}
+}
+
+func TestNewTableRejects(t *testing.T) {
+	providers := []ProviderInfo{{Name: "A"}}
+	for _, c := range []struct {
+		types []EventType
+		want  string
+	}{
+		{[]EventType{newFakeType("B", 1, 0)}, `of provider "B", which the table does not have`},
+		{[]EventType{newFakeType("A", 1, 0), newFakeType("A", 2, 0), newFakeType("A", 1, 0)}, "event types 0 (A/1v0) and 2 (A/1v0) are both A event 1 version 0"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(r.(string), c.want) {
+					t.Errorf("NewTable panics with %v, want %q", r, c.want)
+				}
+			}()
+			NewTable("bad", providers, c.types)
+		}()
+	}
+}
+
+func TestRegister(t *testing.T) {
+	tab, _ := fakeTable(t)
+	before := Tables()
+	Register(tab)
+	Register(tab)
+	after := Tables()
+	if len(after) != len(before)+1 || after[len(after)-1] != tab || !slices.Equal(after[:len(before)], before) {
+		t.Errorf("Tables after registering one table twice: %v, before: %v", after, before)
+	}
+	after[0] = nil // the caller's copy
+	if Tables()[0] == nil {
+		t.Error("Tables returns the registry itself")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Register(nil) does not panic")
+		}
+	}()
+	Register(nil)
+}
+
+// TestEventFields checks the FieldWriter of a generated type: the event's
+// own output, the decoder's error with dst unchanged, no allocation once a
+// value is pooled.
+func TestEventFields(t *testing.T) {
+	typ := newFakeType("A", 1, 0)
+	f := typ.desc.Fields
+	payload := binary.LittleEndian.AppendUint32(nil, 1234)
+	if out, err := f.AppendJSON([]byte("x"), payload, 8); err != nil || string(out) != `x{"V":1234` {
+		t.Errorf("AppendJSON = %q, %v", out, err)
+	}
+	if out, err := f.AppendText(nil, payload, 8); err != nil || string(out) != "V=1234" {
+		t.Errorf("AppendText = %q, %v", out, err)
+	}
+	c := &countingAppender{}
+	if err := f.AppendColumns(c, payload, 8); err != nil || c.n != 1 || c.last != 1234 {
+		t.Errorf("AppendColumns: %v, %d calls, last %d", err, c.n, c.last)
+	}
+	want := `fake: A/1v0: field "V" at byte 0: payload too short`
+	if out, err := f.AppendJSON([]byte("x"), payload[:3], 8); err == nil || err.Error() != want || string(out) != "x" {
+		t.Errorf("AppendJSON of a short payload = %q, %v; want x, %s", out, err, want)
+	}
+	if out, err := f.AppendText([]byte("x"), payload[:3], 8); err == nil || err.Error() != want || string(out) != "x" {
+		t.Errorf("AppendText of a short payload = %q, %v; want x, %s", out, err, want)
+	}
+	c.n = 0
+	if err := f.AppendColumns(c, nil, 8); err == nil || err.Error() != want || c.n != 0 {
+		t.Errorf("AppendColumns of a short payload: %v after %d calls; want %s", err, c.n, want)
+	}
+	buf := make([]byte, 0, 64)
+	if allocs := testing.AllocsPerRun(100, func() { f.AppendJSON(buf[:0], payload, 8) }); allocs != 0 {
+		t.Errorf("AppendJSON allocates %v times", allocs)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { f.AppendColumns(c, payload, 8) }); allocs != 0 {
+		t.Errorf("AppendColumns allocates %v times", allocs)
+	}
+}
+
+type countingAppender struct {
+	n    int
+	last uint64
+}
+
+func (c *countingAppender) Bool(bool)       { c.n++ }
+func (c *countingAppender) Int(int64)       { c.n++ }
+func (c *countingAppender) Uint(v uint64)   { c.n++; c.last = v }
+func (c *countingAppender) Float(float64)   { c.n++ }
+func (c *countingAppender) GUID(GUID)       { c.n++ }
+func (c *countingAppender) Bytes([]byte)    { c.n++ }
+func (c *countingAppender) Scratch() []byte { return nil }
