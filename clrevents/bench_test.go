@@ -861,7 +861,7 @@ func readNettrace(b *testing.B, data []byte, dec *clrevents.Decoder, decode bool
 	}
 }
 
-// readFront reads through the front door; its Reader (and so its Decoder)
+// readFront reads through the front door; its Reader (and so its values)
 // is new each pass, like the format readers'.
 func readFront(b *testing.B, data []byte, decode bool) (events, clr, errs int) {
 	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
@@ -880,7 +880,7 @@ func readFront(b *testing.B, data []byte, decode bool) (events, clr, errs int) {
 		if !decode {
 			continue
 		}
-		if _, ok := e.Schema(); ok {
+		if _, ok := e.Type(); ok {
 			clr++
 			if _, err := e.Decode(); err != nil {
 				errs++

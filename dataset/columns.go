@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 )
 
@@ -39,11 +38,11 @@ func HeaderColumns() []string {
 	return out
 }
 
-// eventColumns are the columns of an event type's table: the header, then
-// the payload's.
-func eventColumns(info *clrevents.EventInfo) []column {
+// eventColumns are the columns of a generated event type's table: the
+// header, then the payload's.
+func eventColumns(payload []clrimpl.Column) []column {
 	cols := append([]column(nil), headerColumns...)
-	for _, c := range info.Columns {
+	for _, c := range payload {
 		cols = append(cols, column{name: c.Name, kind: c.Kind})
 	}
 	return cols

@@ -3,6 +3,12 @@
 // per event type, typed columns from the schema, one file per trace and
 // table, partitioned on disk by provider and event.
 //
+// The event types are those of the tables the trace.Reader given to
+// WriteTrace decodes with (trace.WithEvents), by default every generated
+// package the program links; this package links clrevents, so by default
+// every CLR event has its table. Each table is made from the event's
+// Descriptor (trace.Event.Descriptor): its provider, name and columns.
+//
 // # Layout
 //
 //	DIR/_clrevents_dataset                            marks a dataset (engines skip _ files)
@@ -130,7 +136,9 @@ import (
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
-	"github.com/clrgo/clrevents/clrevents"
+	// The CLR's event types: linked, they are among the tables a
+	// trace.Reader decodes with by default (see the package doc).
+	_ "github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
@@ -381,7 +389,7 @@ func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader
 	if closed {
 		return Stats{}, fmt.Errorf("%s: dataset %s is closed", name, d.dir)
 	}
-	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrevents.EventInfo]*table{}, stackIDs: map[string]int64{}}
+	tw := &traceWriter{d: d, name: name, file: FileName(name), tables: map[*clrimpl.Descriptor]*table{}, stackIDs: map[string]int64{}}
 	stage, err := os.MkdirTemp(d.tmp, tw.file+"-*")
 	if err != nil {
 		return Stats{}, traceError(name, err)
@@ -409,12 +417,13 @@ func traceError(name string, err error) error {
 }
 
 type traceWriter struct {
-	d      *Dataset
-	fl     *flusher // nil once stopped
-	name   string
-	file   string
-	stage  string // the staging folder, which holds the files until the commit
-	tables map[*clrevents.EventInfo]*table
+	d     *Dataset
+	fl    *flusher // nil once stopped
+	name  string
+	file  string
+	stage string // the staging folder, which holds the files until the commit
+	// tables are the tables of generated event types, by their descriptors.
+	tables map[*clrimpl.Descriptor]*table
 	// described are the tables of events the trace describes itself (an
 	// ETW log's EventSource, TraceLogging and manifest-based providers,
 	// the kernel's events by layout), by "provider/event" directories.
@@ -528,15 +537,15 @@ func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 	var t *table
 	switch {
 	case err == nil:
-		info := ev.Info()
-		t = tw.tables[info]
+		desc := ev.Descriptor()
+		t = tw.tables[desc]
 		if t == nil {
-			t, err = tw.newTable([]string{"events", "provider=" + info.Provider.String(), "event=" + info.Name},
-				info.Name, eventColumns(info))
+			t, err = tw.newTable([]string{"events", "provider=" + desc.Provider, "event=" + desc.Name},
+				desc.Name, eventColumns(desc.Columns))
 			if err != nil {
 				return err
 			}
-			tw.tables[info] = t
+			tw.tables[desc] = t
 		}
 		t.begin()
 		if err := tw.header(t, e, seq, e.Payload()[n:], st); err != nil {
@@ -544,7 +553,7 @@ func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 		}
 		ev.AppendColumns(t)
 	default:
-		if errors.Is(err, clrevents.ErrUnknownEvent) {
+		if errors.Is(err, clrimpl.ErrUnknownEvent) {
 			dt, ok, derr := tw.describedRow(e, seq, st)
 			if derr != nil {
 				return derr
@@ -639,7 +648,7 @@ func (tw *traceWriter) genericFields(t *table, e *trace.Event, decodeErr error, 
 	}
 	t.Bytes([]byte(e.Provider()))
 	t.Bytes([]byte(name))
-	if !errors.Is(decodeErr, clrevents.ErrUnknownEvent) {
+	if !errors.Is(decodeErr, clrimpl.ErrUnknownEvent) {
 		st.DecodeErrors++
 		st.undecoded.AddEvent(e, decodeErr)
 		t.null()

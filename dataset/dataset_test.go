@@ -23,7 +23,7 @@ const small = "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.net
 func TestNoNameClash(t *testing.T) {
 	for _, info := range clrevents.Events() {
 		seen := map[string]bool{}
-		for _, c := range eventColumns(info) {
+		for _, c := range eventColumns(info.Columns) {
 			k := strings.ToLower(c.name)
 			if seen[k] {
 				t.Errorf("%s: column %s twice (case folded)", info.Name, c.name)

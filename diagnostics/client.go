@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // Conn is a connection to a runtime's diagnostics server: a Unix socket,
@@ -183,10 +183,10 @@ type ProcessInfo struct {
 	Command Command
 	// ProcessID is the process ID in the process's own PID namespace.
 	ProcessID     uint64
-	RuntimeCookie clrevents.GUID // unique per runtime instance, across PID namespaces
-	CommandLine   string         // argv joined by spaces (GetCommandLineW on Windows)
-	OS            string         // "Linux", "macOS", "Windows", "Unknown"
-	Arch          string         // "x64", "x86", "arm64", "arm32", "Unknown"
+	RuntimeCookie clrimpl.GUID // unique per runtime instance, across PID namespaces
+	CommandLine   string       // argv joined by spaces (GetCommandLineW on Windows)
+	OS            string       // "Linux", "macOS", "Windows", "Unknown"
+	Arch          string       // "x64", "x86", "arm64", "arm32", "Unknown"
 	// The following come with ProcessInfo2 (.NET 6) and later.
 	EntrypointAssembly string // the entry assembly's simple name
 	ClrProductVersion  string // e.g. "8.0.11+…", prerelease labels included

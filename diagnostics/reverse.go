@@ -10,14 +10,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // Advertisement is what a runtime sends first on each connection it opens
 // to a reverse-mode diagnostic port.
 type Advertisement struct {
-	RuntimeCookie clrevents.GUID // the runtime instance's cookie, as ProcessInfo gives it
-	ProcessID     uint64         // in the runtime's own PID namespace
+	RuntimeCookie clrimpl.GUID // the runtime instance's cookie, as ProcessInfo gives it
+	ProcessID     uint64       // in the runtime's own PID namespace
 }
 
 // ParseAdvertisement decodes an ADVR_V1 advertisement.
@@ -52,7 +52,7 @@ type Listener struct {
 	addr string
 
 	mu       sync.Mutex
-	runtimes map[clrevents.GUID]*reverseRuntime
+	runtimes map[clrimpl.GUID]*reverseRuntime
 	fresh    chan *Client
 	err      error
 	done     chan struct{}
@@ -75,7 +75,7 @@ func Listen(addr string) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{ln: ln, addr: addr, runtimes: map[clrevents.GUID]*reverseRuntime{},
+	l := &Listener{ln: ln, addr: addr, runtimes: map[clrimpl.GUID]*reverseRuntime{},
 		fresh: make(chan *Client, 16), done: make(chan struct{})}
 	go l.serve()
 	return l, nil

@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/feed"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -364,16 +365,22 @@ func (a *Analyzer) proc(pid int64) *Process {
 
 // Observe feeds one decoded event that happened at t in process pid on
 // thread tid. Events must come in time order. The event is not retained.
+// The model knows clrevents' types: a value of another generated
+// package's is ignored.
 // The first event observed is the Origin unless SetOrigin set one, and
 // each moves the end of the trace (see Process.TimeInTrace).
-func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
+func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 	if a.feed.Origin.IsZero() {
 		a.feed.Origin = t
 	}
 	if t.After(a.last) {
 		a.last = t
 	}
-	k := kinds[ev.Info()]
+	ce, ok := ev.(clrevents.Event)
+	if !ok {
+		return
+	}
+	k := kinds[ce.Info()]
 	if k == kNone {
 		return
 	}
@@ -407,7 +414,7 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
 			p.globalHistory(f.GCGlobalHeapFields())
 		}
 	case kPerHeapHistory:
-		p.perHeapHistory(ev)
+		p.perHeapHistory(ce)
 	case kAllocTick:
 		if f, ok := ev.(clrevents.GCAllocationTickEvent); ok {
 			p.allocTick(f.GCAllocationTickFields())

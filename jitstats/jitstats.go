@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/feed"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -181,8 +182,14 @@ func (a *Analyzer) proc(pid int64) *Process {
 
 // Observe feeds one decoded event that happened at t in process pid on
 // thread tid. Events must come in time order. The event is not retained.
-func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrevents.Event) {
-	k := kinds[ev.Info()]
+// The model knows clrevents' types: a value of another generated
+// package's is ignored.
+func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
+	ce, ok := ev.(clrevents.Event)
+	if !ok {
+		return
+	}
+	k := kinds[ce.Info()]
 	if k == kNone {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/feed"
 )
 
@@ -39,7 +40,9 @@ var kinds = feed.ByDisplayName(
 	})
 
 // Needs reports whether the JIT model uses events of this type: a reader
-// can skip decoding every other event.
-func Needs(info *clrevents.EventInfo) bool {
-	return kinds[info] != kNone
+// can skip decoding every other event. It takes an event's Type
+// (trace.Event.Type) or a *clrevents.EventInfo; the model knows clrevents'
+// types only.
+func Needs(typ clrimpl.EventType) bool {
+	return kinds[typ] != kNone
 }

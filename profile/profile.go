@@ -409,11 +409,22 @@ func (b *Builder) classify(info *clrevents.EventInfo) class {
 	return c
 }
 
+// clrType is e's type when it is one of clrevents' (the types a Builder
+// knows).
+func clrType(e *trace.Event) (*clrevents.EventInfo, bool) {
+	typ, ok := e.Type()
+	if !ok {
+		return nil, false
+	}
+	info, ok := typ.(*clrevents.EventInfo)
+	return info, ok
+}
+
 // Add feeds one event. It returns an error only for an event of interest
 // whose payload does not decode. Events may come in file order: only the
 // order of each thread's events matters.
 func (b *Builder) Add(e *trace.Event) error {
-	info, ok := e.Schema()
+	info, ok := clrType(e)
 	if !ok {
 		if x := e.ETL(); x != nil {
 			_, err := b.kernelEvent(x)

@@ -38,6 +38,7 @@ import (
 	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -175,7 +176,7 @@ type Map struct {
 	arena      []byte // the current block of method names
 	// Schema entries whose events Observe ignores (IL maps, JIT
 	// details...), found at their first event: later ones are not decoded.
-	ignored map[*clrevents.EventInfo]bool
+	ignored map[*clrimpl.Descriptor]bool
 	// Native images by process (native.go), and their frames by process
 	// and address.
 	imgs     map[int64]*images
@@ -204,19 +205,23 @@ func (m *Map) Add(e *trace.Event) error {
 	if x := e.ETL(); x != nil && (x.IsKernel(etl.GroupImage, -1) || x.ProviderGUID == etl.ImageIDGUID) {
 		return m.AddETL(x)
 	}
-	info, ok := e.Schema()
-	if !ok || m.ignored[info] || !IsCodeEvent(info.Name) {
+	typ, ok := e.Type()
+	if !ok {
+		return nil
+	}
+	d := typ.Descriptor()
+	if m.ignored[d] || !IsCodeEvent(d.Name) {
 		return nil
 	}
 	ev, err := e.Decode()
 	if err != nil {
 		return err
 	}
-	if !m.Observe(e.ProcessID(), e.Timestamp(), ev) && ev.Info() == info {
+	if !m.Observe(e.ProcessID(), e.Timestamp(), ev) && ev.Descriptor() == d {
 		if m.ignored == nil {
-			m.ignored = map[*clrevents.EventInfo]bool{}
+			m.ignored = map[*clrimpl.Descriptor]bool{}
 		}
-		m.ignored[info] = true
+		m.ignored[d] = true
 	}
 	return nil
 }
@@ -261,7 +266,7 @@ func methodKind(k clrevents.MethodLoadUnloadKind) kind {
 
 // Observe feeds an event already decoded (pid and ts as the trace gives
 // them). It reports whether the event was a method or module event.
-func (m *Map) Observe(pid int64, ts int64, ev clrevents.Event) bool {
+func (m *Map) Observe(pid int64, ts int64, ev clrimpl.Event) bool {
 	switch x := ev.(type) {
 	case clrevents.MethodLoadUnloadVerboseEvent:
 		f := x.MethodLoadUnloadVerboseFields()

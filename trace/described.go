@@ -8,21 +8,29 @@ import (
 	"github.com/clrgo/clrevents/etl"
 )
 
-// Descriptor returns what describes the event's fields when no generated
-// package does: an EventPipe event's EventSource metadata, the
-// description an ETW log carries of the event (KernelTraceControl's TDH
-// descriptions of manifest-based providers such as
-// Microsoft-Windows-Kernel-File, the manifests of .NET EventSources,
-// TraceLogging metadata; a description applies from the event that
-// carries it on, as the events go by), or the MOF layout package etl
-// knows for a kernel event. It is nil for an event nothing describes so,
-// for the kernel events package etl parses by hand, and (for now) for the
-// events of the schema, which Decode decodes. AppendJSON, AppendText and
-// the dataset's tables of described events write fields through it.
+// Descriptor returns what describes the event's fields, as one
+// clrimpl.Descriptor whatever describes them: the generated type Decode
+// decodes the event with (its Type, or the older version of it Decode
+// falls back to; see WithEvents and WithExactVersions), else an EventPipe
+// event's EventSource metadata, the description an ETW log carries of the
+// event (KernelTraceControl's TDH descriptions of manifest-based
+// providers such as Microsoft-Windows-Kernel-File, the manifests of .NET
+// EventSources, TraceLogging metadata; a description applies from the
+// event that carries it on, as the events go by), or the MOF layout
+// package etl knows for a kernel event. It is nil for an event nothing
+// describes so, and for the kernel events package etl parses by hand.
+// AppendJSON and AppendText write fields through it, and so do the
+// dataset's tables and clrdump's outputs.
+//
+// The Descriptor of a generated type is the type's own (the same pointer
+// as its EventType's and its values'); its Fields decodes each payload
+// into a value of its own, so it does not disturb Decode's values.
 func (e *Event) Descriptor() *clrimpl.Descriptor {
+	if ref := e.decodeType(); ref.ok() {
+		e.generated = true
+		return e.r.eventType(ref).Descriptor()
+	}
 	switch {
-	case e.info != nil:
-		return e.schemaDescriptor()
 	case e.nt != nil:
 		if m := e.nt.Metadata; m != nil {
 			if d := m.Describe(); d != nil {
@@ -41,21 +49,13 @@ func (e *Event) Descriptor() *clrimpl.Descriptor {
 	return nil
 }
 
-// schemaDescriptor is the descriptor of an event the schema describes.
-//
-// TODO(P2a): return the generated EventInfo's Descriptor (e.info's, or,
-// when the Reader decodes newer versions with older ones, the version
-// Decode picks) once generated types give one; Descriptor, appendFields
-// and the dataset then take the generated descriptor first, as Decode is
-// taken first today.
-func (e *Event) schemaDescriptor() *clrimpl.Descriptor { return nil }
-
-// etwDescription is the description an ETW trace carries of an event
-// outside the schema and the kernel's classes, looked up once per event.
+// etwDescription is the description an ETW trace carries of an event of
+// a provider outside the tables and the kernel's classes, looked up once
+// per event.
 func (e *Event) etwDescription() *dynamic.Description {
 	if !e.dynDone {
 		e.dynDone = true
-		if !e.res.prov.Valid() && e.res.kernel == nil && e.res.class == nil {
+		if len(e.res.provs) == 0 && e.res.kernel == nil && e.res.class == nil {
 			e.dyn = e.r.lookupETL(e.et)
 		}
 	}

@@ -337,19 +337,20 @@ func TestObserveETL(t *testing.T) {
 	}
 }
 
-// TestDescriptor: in the repository's traces, every event outside the
-// schema that something describes has a Descriptor, named as the event
-// is, and AppendJSON writes exactly what its FieldWriter writes;
-// descriptors are made once per event type (per metadata record, per
-// kernel layout and name). Schema events have none yet (TODO(P2a)).
+// TestDescriptor: in the repository's traces, every event that something
+// describes has a Descriptor, named as the event is, and AppendJSON writes
+// exactly what its FieldWriter writes; descriptors are made once per event
+// type (per metadata record, per kernel layout and name). An event of a
+// generated type has that type's own Descriptor, and AppendJSON writes
+// what its decoded value writes.
 func TestDescriptor(t *testing.T) {
 	for _, c := range []struct {
-		path                    string
-		metadata, etw, kernel   int // events described by each, at least
-		kernelNames, eventNames int // distinct names of kernel-layout and other described events, at least
+		path                             string
+		generated, metadata, etw, kernel int // events described by each, at least
+		kernelNames, eventNames          int // distinct names of kernel-layout and other described events, at least
 	}{
-		{path: "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip", metadata: 3, eventNames: 3},
-		{path: "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", etw: 14, kernel: 100, kernelNames: 10, eventNames: 1},
+		{path: "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip", generated: 1000, metadata: 3, eventNames: 3},
+		{path: "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", generated: 100, etw: 14, kernel: 100, kernelNames: 10, eventNames: 1},
 	} {
 		r, err := Open(c.path)
 		if err != nil {
@@ -367,10 +368,22 @@ func TestDescriptor(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := e.Descriptor()
-			if _, ok := e.Schema(); ok {
-				if d != nil {
-					t.Fatalf("%s/%s: a schema event with a descriptor", e.Provider(), e.Name())
+			if typ, ok := e.Type(); ok {
+				if d != typ.Descriptor() || d.Name != e.Name() {
+					t.Fatalf("%s/%s: descriptor %p (%q), want its type's %p", e.Provider(), e.Name(), d, d.Name, typ.Descriptor())
 				}
+				ev, err := e.Decode()
+				if err != nil {
+					t.Fatalf("%s/%s: %v", e.Provider(), e.Name(), err)
+				}
+				if ev.Descriptor() != d {
+					t.Errorf("%s/%s: decoded a %s", e.Provider(), e.Name(), ev.Descriptor().Name)
+				}
+				want := string(ev.AppendJSON(nil))
+				if out, err = e.AppendJSON(out[:0]); err != nil || string(out) != want {
+					t.Errorf("%s/%s: AppendJSON %s, %v; its decoded value %s", e.Provider(), e.Name(), out, err, want)
+				}
+				counts["generated"]++
 				continue
 			}
 			if d == nil {
@@ -410,7 +423,7 @@ func TestDescriptor(t *testing.T) {
 			names[kind]++
 		}
 		t.Logf("%s: %v events, %v names", c.path, counts, names)
-		if counts["metadata"] < c.metadata || counts["etw"] < c.etw || counts["kernel"] < c.kernel ||
+		if counts["generated"] < c.generated || counts["metadata"] < c.metadata || counts["etw"] < c.etw || counts["kernel"] < c.kernel ||
 			names["kernel"] < c.kernelNames || names["metadata"]+names["etw"] < c.eventNames {
 			t.Errorf("%s: %v events, %v names; want more", c.path, counts, names)
 		}

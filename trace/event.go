@@ -1,11 +1,10 @@
 package trace
 
 import (
-	"errors"
 	"strconv"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/nettrace"
@@ -13,25 +12,27 @@ import (
 
 // Event is one event, in the same shape for every format: accessor
 // methods give its time, provider, name, IDs, process, thread, CPU,
-// payload, stack and activity IDs whatever the trace's format, and Decode
-// gives its generated clrevents type. The accessors read the format
+// payload, stack and activity IDs whatever the trace's format, Decode
+// gives its generated type (from the Reader's tables, see WithEvents) and
+// Descriptor what describes its fields. The accessors read the format
 // reader's record in place, so Next copies nothing; an Event and every
 // slice it returns (Payload, Stack) are valid until the next call to Next.
 // Strings stay valid.
 type Event struct {
 	r   *Reader
 	res *resolved // what the provider (and, for EventPipe, the event) resolve to
-	// info is the schema's description of (provider, ID, version); nil
-	// for events not in the schema.
-	info *clrevents.EventInfo
-	nt   *nettrace.Event
-	et   *etl.Event
+	// typ is the event type of (provider, ID, version) in the Reader's
+	// tables; noType for events none has.
+	typ typeRef
+	nt  *nettrace.Event
+	et  *etl.Event
 	// dyn is the trace's own description of an ETW event outside the
 	// schema and the kernel, or nil, once dynDone (etwDescription).
 	dyn     *dynamic.Description
 	dynDone bool
-	// kernelLayout says Descriptor gave a kernel layout's.
-	kernelLayout bool
+	// kernelLayout says Descriptor gave a kernel layout's, generated a
+	// generated type's.
+	kernelLayout, generated bool
 	// ids says whether pid and tid replace the header's, for a kernel
 	// event (Reader.kernelIDs), or are not known yet.
 	ids      idState
@@ -87,23 +88,23 @@ func (e *Event) Provider() string {
 
 // ProviderGUID is the provider's GUID (for EventPipe, as the trace states
 // it or as EventSource derives it from the name).
-func (e *Event) ProviderGUID() clrevents.GUID {
+func (e *Event) ProviderGUID() clrimpl.GUID {
 	if e.nt != nil {
 		return e.nt.ProviderGUID
 	}
 	return e.et.ProviderGUID
 }
 
-// Name is the event's name: the manifest symbol for events in the schema
-// ("GCStart_V2"), the trace's own name for EventSource events,
+// Name is the event's name: the manifest symbol for events of a generated
+// type ("GCStart_V2"; see Type), the trace's own name for EventSource events,
 // "Task/Opcode" for known kernel events and the image identity events of
 // kernel sessions as TraceEvent names them ("EventTrace" for the log
 // header, "Process/Start", "ImageID/DbgID_RSDS"), the name TraceEvent
 // gives an ETW event the trace describes itself (see Descriptor), else
 // empty.
 func (e *Event) Name() string {
-	if e.info != nil {
-		return e.info.Name
+	if d := e.typeDescriptor(); d != nil {
+		return d.Name
 	}
 	if e.nt != nil {
 		return e.nt.Name
@@ -136,53 +137,61 @@ func (e *Event) Version() uint8 {
 	return e.et.Version
 }
 
-// Task is the event's task: from the ETW header, or from the schema for
-// EventPipe, which records none; 0 when unknown.
+// Task is the event's task: from the ETW header, or from its generated
+// type (Type) for EventPipe, which records none; 0 when unknown.
 func (e *Event) Task() uint16 {
 	if e.et != nil {
 		return e.et.Task
 	}
-	if e.info != nil {
-		return e.info.Task
+	if d := e.typeDescriptor(); d != nil {
+		return d.Task
 	}
 	return 0
 }
 
-// Opcode is the event's opcode, from the trace, or from the schema where
-// the trace does not record it (EventPipe before NetTrace V5).
+// Opcode is the event's opcode, from the trace, or from its generated
+// type where the trace does not record it (EventPipe before NetTrace V5).
 func (e *Event) Opcode() uint8 {
 	if e.et != nil {
 		return e.et.Opcode
 	}
 	op := e.nt.Opcode
-	if op == 0 && e.info != nil && (e.nt.Metadata == nil || !e.nt.Metadata.HasOpcode) {
-		op = uint8(e.info.Opcode)
+	if op == 0 && (e.nt.Metadata == nil || !e.nt.Metadata.HasOpcode) {
+		if d := e.typeDescriptor(); d != nil {
+			op = uint8(d.Opcode)
+		}
 	}
 	return op
 }
 
 // Level is the event's level (1 critical … 5 verbose), from the trace, or
-// from the schema where the trace does not record it.
+// from its generated type where the trace does not record it.
 func (e *Event) Level() uint8 {
 	if e.et != nil {
 		return e.et.Level
 	}
-	if l := e.nt.Level; l != 0 || e.info == nil {
+	if l := e.nt.Level; l != 0 {
 		return l
 	}
-	return uint8(e.info.Level)
+	if d := e.typeDescriptor(); d != nil {
+		return uint8(d.Level)
+	}
+	return 0
 }
 
-// Keywords are the event's keyword bits, from the trace, or from the
-// schema where the trace records none.
+// Keywords are the event's keyword bits, from the trace, or from its
+// generated type where the trace records none.
 func (e *Event) Keywords() uint64 {
 	if e.et != nil {
 		return e.et.Keywords
 	}
-	if k := e.nt.Keywords; k != 0 || e.info == nil {
+	if k := e.nt.Keywords; k != 0 {
 		return k
 	}
-	return e.info.Keywords
+	if d := e.typeDescriptor(); d != nil {
+		return d.Keywords
+	}
+	return 0
 }
 
 // ProcessID is the process the event is about; -1 when the trace does not
@@ -267,7 +276,7 @@ func (e *Event) Stack() []uint64 {
 }
 
 // ActivityID is the event's activity ID; zero when absent.
-func (e *Event) ActivityID() clrevents.GUID {
+func (e *Event) ActivityID() clrimpl.GUID {
 	if e.nt != nil {
 		return e.nt.ActivityID
 	}
@@ -275,7 +284,7 @@ func (e *Event) ActivityID() clrevents.GUID {
 }
 
 // RelatedActivityID is the event's related activity ID; zero when absent.
-func (e *Event) RelatedActivityID() clrevents.GUID {
+func (e *Event) RelatedActivityID() clrimpl.GUID {
 	if e.nt != nil {
 		return e.nt.RelatedActivityID
 	}
@@ -290,34 +299,73 @@ func (e *Event) Offset() int64 {
 	return e.et.Offset
 }
 
-// Schema returns the schema's description of the event (provider, ID,
-// version), if the schema has it. It does not decode anything.
-func (e *Event) Schema() (*clrevents.EventInfo, bool) { return e.info, e.info != nil }
+// Type returns the generated event type of the event's provider, ID and
+// version in the Reader's tables (see WithEvents: the first table that has
+// it), if one has that version. It decodes nothing. A newer version of a
+// known event than the tables hold has no Type, but Decode may still
+// decode it (see DecodeN).
+func (e *Event) Type() (clrimpl.EventType, bool) {
+	if !e.typ.ok() {
+		return nil, false
+	}
+	return e.r.eventType(e.typ), true
+}
 
-// Decode decodes the payload into the generated type of the event, reusing
-// one value per type (valid until the next Decode of the same type; strings
-// and arrays inside it alias the payload). It allocates nothing in steady
-// state. Events outside the schema return clrevents.ErrUnknownEvent itself;
-// a payload that does not fit its template returns an error naming the
-// event, the field and the byte offset. A newer version of a known event
-// than the schema holds decodes as the newest older version, unless the
-// Reader was made WithExactVersions.
-func (e *Event) Decode() (clrevents.Event, error) {
+// typeDescriptor is the Descriptor of the event's Type, or nil.
+func (e *Event) typeDescriptor() *clrimpl.Descriptor {
+	if !e.typ.ok() {
+		return nil
+	}
+	return e.r.eventType(e.typ).Descriptor()
+}
+
+// decodeType is the type Decode decodes the event with: its Type, or,
+// when the tables lack its version and the Reader was not made
+// WithExactVersions, the newest older version of the event the first
+// table that has one has.
+func (e *Event) decodeType() typeRef {
+	if e.typ.ok() || e.r == nil || e.r.cfg.exact || len(e.res.provs) == 0 {
+		return e.typ
+	}
+	if e.nt != nil {
+		return e.res.older
+	}
+	return e.r.find(e.res.provs, e.ID(), e.Version(), true)
+}
+
+// Decode decodes the payload into the event's generated type, from the
+// tables the Reader decodes with (see WithEvents; the values are of the
+// generated packages' own types, such as *clrevents.GCStartV2, so a type
+// switch on them works). It reuses one value per type (valid until the
+// next Decode of the same type; strings and arrays inside it alias the
+// payload) and allocates nothing in steady state. An event no table has
+// returns clrimpl.ErrUnknownEvent itself (clrevents.ErrUnknownEvent is the
+// same error); a payload that does not fit its type returns a
+// *DecodeError naming the event, the field and the byte offset. A newer
+// version of a known event than the tables hold decodes as the newest
+// older version, unless the Reader was made WithExactVersions.
+func (e *Event) Decode() (clrimpl.Event, error) {
 	ev, _, err := e.DecodeN()
 	return ev, err
 }
 
-// DecodeN is Decode that also returns how many payload bytes the template
+// DecodeN is Decode that also returns how many payload bytes the type
 // used: Payload[n:] is what a newer runtime appended.
-func (e *Event) DecodeN() (clrevents.Event, int, error) {
-	if e.r == nil || !e.res.prov.Valid() || e.info == nil && !e.r.dec.OlderVersions {
-		return nil, 0, clrevents.ErrUnknownEvent
+func (e *Event) DecodeN() (clrimpl.Event, int, error) {
+	ref := e.decodeType()
+	if !ref.ok() {
+		return nil, 0, clrimpl.ErrUnknownEvent
 	}
-	ev, n, err := e.r.dec.Decode(e.res.prov, e.ID(), e.Version(), e.PointerSize(), e.Payload())
+	ev := e.r.value(ref)
+	n, err := ev.Decode(e.Payload(), e.PointerSize())
 	if err != nil {
-		return nil, 0, &DecodeError{Name: e.r.cfg.name, Offset: e.Offset(), Err: err}
+		return nil, 0, e.decodeError(err)
 	}
 	return ev, n, nil
+}
+
+func (e *Event) decodeError(err error) error {
+	return &DecodeError{Name: e.r.cfg.name, Offset: e.Offset(), Err: err}
 }
 
 // Metadata returns the EventPipe metadata record of the event (an
@@ -329,57 +377,55 @@ func (e *Event) Metadata() *nettrace.Metadata {
 	return e.nt.Metadata
 }
 
-// AppendJSON appends the event's fields as one JSON object, decoded by
-// what describes them: the schema (a CLR event's generated type, as
-// Decode gives it), else its Descriptor (an EventPipe event's metadata,
-// an ETW log's own description, a kernel event's layout), else package
-// etl's parsers of the kernel's events. An event nothing describes gives
-// clrevents.ErrUnknownEvent, and so does a kernel event whose payload
-// does not fit its layout or parser; a payload that does not fit another
+// AppendJSON appends the event's fields as one JSON object, written by
+// its Descriptor (its generated type's, as Decode decodes it; an
+// EventPipe event's metadata; an ETW log's own description; a kernel
+// event's layout), else by package etl's parsers of the kernel's events.
+// An event nothing describes gives clrimpl.ErrUnknownEvent, and so does a
+// kernel event whose payload does not fit its layout or parser; a
+// payload that does not fit its generated type, a *DecodeError naming the
+// event, the field and the offset, and one that does not fit another
 // description, the *dynamic.FieldError naming the field and its offset.
-// Payload bytes past a CLR template are left out (DecodeN says how many
-// were used).
+// Payload bytes past a generated type are left out (DecodeN says how
+// many were used).
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) { return e.appendFields(dst, true) }
 
 // AppendText is AppendJSON's text form: the payload's fields as
-// space-separated Name=value pairs (strings quoted, maps by name), decoded
+// space-separated Name=value pairs (strings quoted, maps by name), written
 // and failing as AppendJSON does. It writes the fields only: a line of
 // clrdump's text output is the event's Time, Provider and Name, pid= and
 // tid= (ProcessID, ThreadID), then these pairs, and for an event nothing
-// describes (clrevents.ErrUnknownEvent here) payload=0x followed by the
+// describes (clrimpl.ErrUnknownEvent here) payload=0x followed by the
 // Payload in hex.
 func (e *Event) AppendText(dst []byte) ([]byte, error) { return e.appendFields(dst, false) }
 
 func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
-	ev, err := e.Decode()
-	switch {
-	case err == nil && json:
-		return ev.AppendJSON(dst), nil
-	case err == nil:
-		return ev.AppendText(dst), nil
-	case !errors.Is(err, clrevents.ErrUnknownEvent):
-		return dst, err
-	}
 	if d := e.Descriptor(); d != nil {
 		var out []byte
+		var err error
 		if json {
 			out, err = d.Fields.AppendJSON(dst, e.Payload(), e.PointerSize())
 		} else {
 			out, err = d.Fields.AppendText(dst, e.Payload(), e.PointerSize())
 		}
-		if err == nil || !e.kernelLayout {
-			return out, err
+		switch {
+		case err == nil:
+			return out, nil
+		case e.generated:
+			return dst, e.decodeError(err)
+		case e.kernelLayout:
+			// A kernel event that does not fit its layout stays
+			// undescribed, as one that does not fit its parser.
+			return dst, clrimpl.ErrUnknownEvent
 		}
-		// A kernel event that does not fit its layout stays undescribed,
-		// as one that does not fit its parser.
-		return dst, clrevents.ErrUnknownEvent
+		return out, err
 	}
 	if e.et != nil {
 		if out, ok := e.et.AppendKernelFields(dst, json); ok {
 			return out, nil
 		}
 	}
-	return dst, clrevents.ErrUnknownEvent
+	return dst, clrimpl.ErrUnknownEvent
 }
 
 // NetTrace returns the format reader's record of the event for EventPipe

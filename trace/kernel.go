@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 )
@@ -66,8 +66,8 @@ var kernelGroups = map[uint8]*kernelGroup{
 }
 
 // kernelByGUID maps each kernel class GUID to its group.
-var kernelByGUID = func() map[clrevents.GUID]*kernelGroup {
-	m := make(map[clrevents.GUID]*kernelGroup, len(kernelGroups))
+var kernelByGUID = func() map[clrimpl.GUID]*kernelGroup {
+	m := make(map[clrimpl.GUID]*kernelGroup, len(kernelGroups))
 	for g, k := range kernelGroups {
 		k.nameOpcodes()
 		if guid := etl.KernelGroupGUID(g); !guid.IsZero() {
@@ -101,20 +101,20 @@ func newClass(task string, opcodes map[uint8]string) *kernelGroup {
 }
 
 // kernelGroupOf returns the kernel class with GUID g, or nil.
-func kernelGroupOf(g clrevents.GUID) *kernelGroup { return kernelByGUID[g] }
+func kernelGroupOf(g clrimpl.GUID) *kernelGroup { return kernelByGUID[g] }
 
 // otherProviders names ETW providers that PerfView's kernel sessions log
 // beside the kernel's classes, as TraceEvent names them.
-var otherProviders = map[clrevents.GUID]string{
+var otherProviders = map[clrimpl.GUID]string{
 	etl.ImageIDGUID:      "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
 	dynamic.MetaDataGUID: "KernelTraceControl", // the merge's event descriptions
 	etl.SysConfigGUID:    kernelProvider,       // the merge's system paths and volumes
-	clrevents.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
+	clrimpl.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
 }
 
 // otherClasses names, by opcode, the events of the classic (MOF) classes
 // of otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS").
-var otherClasses = map[clrevents.GUID]*kernelGroup{
+var otherClasses = map[clrimpl.GUID]*kernelGroup{
 	etl.ImageIDGUID: newClass("ImageID", map[uint8]string{etl.OpImageID: "", etl.OpImageIDNone: "None",
 		etl.OpDbgIDRSDS: "DbgID_RSDS", etl.OpDbgIDILRSDS: "DbgID_ILRSDS", etl.OpFileVersion: "FileVersion"}),
 	dynamic.MetaDataGUID: newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),

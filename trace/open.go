@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/internal/ziptrace"
 	"github.com/clrgo/clrevents/nettrace"
@@ -93,6 +94,9 @@ type config struct {
 	memMax  int64
 	exact   bool
 	strict  bool
+	// tables are WithEvents', when tablesSet.
+	tables    []*clrimpl.Table
+	tablesSet bool
 }
 
 // WithOrder chooses the event order; TimeOrder is the default.

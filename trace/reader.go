@@ -4,20 +4,46 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/nettrace"
 )
 
-// WithExactVersions makes Event.Decode refuse event versions the schema
-// does not have, instead of decoding a newer runtime's version with the
+// WithExactVersions makes Event.Decode refuse event versions the tables
+// do not have, instead of decoding a newer runtime's version with the
 // newest older one (the extra fields then come back as payload bytes past
 // the template; see Event.DecodeN).
 func WithExactVersions() Option { return func(c *config) { c.exact = true } }
+
+// WithEvents sets the tables of generated event types the Reader decodes
+// with (Event.Decode, Event.Type, Event.Descriptor), instead of the
+// registered ones (clrimpl.Tables: every generated package the program
+// links, such as clrevents, registers its table when the program starts).
+// Several WithEvents add up; a table given twice counts once, and
+// WithEvents() with none decodes nothing.
+//
+// When several tables have an event type, the first in the list decodes
+// it: the tables given, in the order given, or by default the registered
+// ones in the order they registered. A table that has the event's version
+// comes before one that has only an older version of it (see
+// WithExactVersions). To put a table before the registered ones rather
+// than instead of them:
+//
+//	trace.WithEvents(append([]*clrimpl.Table{gcev.Table()}, clrimpl.Tables()...)...)
+func WithEvents(tables ...*clrimpl.Table) Option {
+	return func(c *config) {
+		c.tablesSet = true
+		for _, t := range tables {
+			if t != nil && !slices.Contains(c.tables, t) {
+				c.tables = append(c.tables, t)
+			}
+		}
+	}
+}
 
 // Info describes a trace as a whole.
 type Info struct {
@@ -51,8 +77,14 @@ type Reader struct {
 	closers []func() error
 	info    Info
 
-	ev  Event
-	dec *clrevents.Decoder
+	ev Event
+	// tables are the generated packages' tables events decode with;
+	// values holds one reused value per event type of each (made on the
+	// first decode of the type).
+	tables []*clrimpl.Table
+	values [][]clrimpl.Event
+	// provCache is what a provider's name and GUID find in the tables.
+	provCache map[provKey][]provRef
 
 	// EventPipe: what each metadata record resolves to, by metadata ID
 	// (checked against the record, since V6 may reuse IDs).
@@ -79,12 +111,72 @@ type Reader struct {
 
 // resolved is what a provider (and, for EventPipe, an event) maps to.
 type resolved struct {
-	prov     clrevents.Provider // invalid when not in the schema
-	provider string             // the name to show
-	info     *clrevents.EventInfo
-	kernel   *kernelGroup // a kernel event class
-	class    *kernelGroup // another classic (MOF) class with opcode names
+	// provs are the provider in the tables that have it, in the order of
+	// the tables; empty when none has it.
+	provs    []provRef
+	provider string // the name to show
+	// EventPipe: the event's type in the tables, and (when none has its
+	// version) the newest older version's.
+	typ, older typeRef
+	kernel     *kernelGroup // a kernel event class
+	class      *kernelGroup // another classic (MOF) class with opcode names
 }
+
+// provRef is a provider of one of the Reader's tables: the index of the
+// table in Reader.tables and of the provider in Table.Providers.
+type provRef struct{ t, p int32 }
+
+// typeRef is an event type of one of the Reader's tables: the index of the
+// table in Reader.tables plus one, and of the type in the table. The zero
+// typeRef, noType, names none.
+type typeRef struct{ t, i int32 }
+
+var noType typeRef
+
+// ok reports whether ref names a type.
+func (ref typeRef) ok() bool { return ref.t > 0 }
+
+// find finds event (id, version) of the provider in the first table that
+// has it; with older, the newest older version in the first table that
+// has one.
+func (r *Reader) find(provs []provRef, id uint16, version uint8, older bool) typeRef {
+	for _, pr := range provs {
+		t := r.tables[pr.t]
+		var i int
+		if older {
+			i = t.FindOlder(int(pr.p), id, version)
+		} else {
+			i = t.Find(int(pr.p), id, version)
+		}
+		if i >= 0 {
+			return typeRef{pr.t + 1, int32(i)}
+		}
+	}
+	return noType
+}
+
+// eventType returns the type ref names.
+func (r *Reader) eventType(ref typeRef) clrimpl.EventType { return r.tables[ref.t-1].Type(int(ref.i)) }
+
+// value returns the Reader's value of the type ref names, made on first
+// use.
+func (r *Reader) value(ref typeRef) clrimpl.Event {
+	vs := r.values[ref.t-1]
+	if vs == nil {
+		vs = make([]clrimpl.Event, r.tables[ref.t-1].Len())
+		r.values[ref.t-1] = vs
+	}
+	ev := vs[ref.i]
+	if ev == nil {
+		ev = r.eventType(ref).New()
+		vs[ref.i] = ev
+	}
+	return ev
+}
+
+// Tables returns the tables the Reader decodes with (see WithEvents).
+// The slice is the caller's.
+func (r *Reader) Tables() []*clrimpl.Table { return slices.Clone(r.tables) }
 
 type metaKey struct {
 	meta     *nettrace.Metadata
@@ -99,14 +191,18 @@ type metaEntry struct {
 }
 
 type guidEntry struct {
-	guid clrevents.GUID
+	guid clrimpl.GUID
 	res  *resolved
 }
 
 func newReader(c *config, format Format, closers []func() error) *Reader {
-	dec := clrevents.NewDecoder()
-	dec.OlderVersions = !c.exact
-	r := &Reader{cfg: *c, format: format, closers: closers, dec: dec}
+	r := &Reader{cfg: *c, format: format, closers: closers}
+	if c.tablesSet {
+		r.tables = slices.Clone(c.tables)
+	} else {
+		r.tables = clrimpl.Tables()
+	}
+	r.values = make([][]clrimpl.Event, len(r.tables))
 	r.ev.r = r
 	return r
 }
@@ -170,10 +266,6 @@ func (r *Reader) NetTrace() *nettrace.Reader { return r.nt }
 // ETL returns the ETW format reader, or nil for EventPipe.
 func (r *Reader) ETL() *etl.Reader { return r.et }
 
-// Decoder returns the Decoder that Event.Decode uses, for settings such as
-// OlderVersions.
-func (r *Reader) Decoder() *clrevents.Decoder { return r.dec }
-
 // Close releases the file and removes temporary copies. It does not close
 // an io.Reader given to NewReader.
 func (r *Reader) Close() error {
@@ -234,10 +326,10 @@ func (r *Reader) wrap(err error) error {
 
 func (r *Reader) fromNetTrace(e *nettrace.Event) {
 	res := r.resolveMeta(e)
-	r.ev = Event{r: r, res: res, info: res.info, nt: e}
+	r.ev = Event{r: r, res: res, typ: res.typ, nt: e}
 }
 
-// resolveMeta maps an EventPipe event to the schema through its metadata
+// resolveMeta maps an EventPipe event to the tables through its metadata
 // record, once per record.
 func (r *Reader) resolveMeta(e *nettrace.Event) *resolved {
 	if m := e.Metadata; m != nil && m.EventID == e.ID && m.Version == e.Version {
@@ -290,19 +382,19 @@ func (r *Reader) resolveMetaSlow(e *nettrace.Event) *resolved {
 // hashID picks a metaHash slot for a metadata ID (Fibonacci hashing).
 func hashID(id uint32) uint32 { return (id * 0x9E3779B1) >> 26 }
 
-// resolveEvent finds a provider by name, then by GUID, and the event in it.
-func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, version uint8) *resolved {
-	res := &resolved{prov: noProvider, provider: name}
-	p, ok := clrevents.ProviderByName(name)
-	if !ok && !guid.IsZero() {
-		p, ok = clrevents.ProviderByGUID(guid)
-	}
-	if ok {
-		res.prov = p
+// resolveEvent finds a provider in the tables, by name, then by GUID, and
+// the event in it.
+func (r *Reader) resolveEvent(name string, guid clrimpl.GUID, id uint16, version uint8) *resolved {
+	res := &resolved{provider: name}
+	res.provs = r.providers(name, guid)
+	if len(res.provs) > 0 {
 		if res.provider == "" {
-			res.provider = p.String()
+			res.provider = r.providerName(res.provs[0])
 		}
-		res.info, _ = clrevents.Lookup(p, id, version)
+		res.typ = r.find(res.provs, id, version, false)
+		if !res.typ.ok() && !r.cfg.exact {
+			res.older = r.find(res.provs, id, version, true)
+		}
 	}
 	if res.provider == "" && !guid.IsZero() {
 		res.provider = guid.String()
@@ -310,9 +402,35 @@ func (r *Reader) resolveEvent(name string, guid clrevents.GUID, id uint16, versi
 	return res
 }
 
-// noProvider is an invalid clrevents.Provider: the event is not in the
-// schema.
-const noProvider = clrevents.Provider(255)
+// providers finds a provider in each table, by name, or by GUID when the
+// name is empty or not the table's; once per name and GUID.
+func (r *Reader) providers(name string, guid clrimpl.GUID) []provRef {
+	k := provKey{name, guid}
+	if provs, ok := r.provCache[k]; ok {
+		return provs
+	}
+	var provs []provRef
+	for i, t := range r.tables {
+		if p, ok := t.Provider(name, guid); ok {
+			provs = append(provs, provRef{int32(i), int32(p)})
+		}
+	}
+	if r.provCache == nil {
+		r.provCache = make(map[provKey][]provRef)
+	}
+	r.provCache[k] = provs
+	return provs
+}
+
+type provKey struct {
+	name string
+	guid clrimpl.GUID
+}
+
+// providerName is the name of a provider of the tables.
+func (r *Reader) providerName(pr provRef) string {
+	return r.tables[pr.t].Providers()[pr.p].Name
+}
 
 func (r *Reader) fromETL(e *etl.Event) {
 	if e.ProviderGUID == dynamic.MetaDataGUID || e.ID == dynamic.ManifestDataID || len(e.Extended) > 0 {
@@ -324,11 +442,7 @@ func (r *Reader) fromETL(e *etl.Event) {
 		}
 	}
 	res := r.resolveGUID(e.ProviderGUID)
-	var info *clrevents.EventInfo
-	if res.prov.Valid() {
-		info, _ = clrevents.Lookup(res.prov, e.ID, e.Version)
-	}
-	r.ev = Event{r: r, res: res, info: info, et: e}
+	r.ev = Event{r: r, res: res, typ: r.find(res.provs, e.ID, e.Version, false), et: e}
 	if res.kernel != nil {
 		r.noteThread(e)
 		r.noteProcess(e)
@@ -336,17 +450,17 @@ func (r *Reader) fromETL(e *etl.Event) {
 	}
 }
 
-// resolveGUID maps an ETW provider GUID to the schema or the kernel table,
-// keeping the last few answers.
-func (r *Reader) resolveGUID(g clrevents.GUID) *resolved {
+// resolveGUID maps an ETW provider GUID to the tables or the kernel's
+// classes, keeping the last few answers.
+func (r *Reader) resolveGUID(g clrimpl.GUID) *resolved {
 	for i := range r.guidCache {
 		if r.guidCache[i].guid == g {
 			return r.guidCache[i].res
 		}
 	}
-	res := &resolved{prov: noProvider}
-	if p, ok := clrevents.ProviderByGUID(g); ok {
-		res.prov, res.provider = p, p.String()
+	res := &resolved{}
+	if provs := r.providers("", g); len(provs) > 0 {
+		res.provs, res.provider = provs, r.providerName(provs[0])
 	} else if k := kernelGroupOf(g); k != nil {
 		res.kernel, res.provider = k, kernelProvider
 	} else if name, ok := otherProviders[g]; ok {

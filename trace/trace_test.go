@@ -292,8 +292,9 @@ func TestEventShape(t *testing.T) {
 		if e.ProcessID() <= 0 || e.ThreadID() <= 0 || e.Time().IsZero() || e.Provider() == "" {
 			t.Errorf("event at %d: pid %d tid %d time %v provider %q", e.Offset(), e.ProcessID(), e.ThreadID(), e.Time(), e.Provider())
 		}
-		if info, ok := e.Schema(); ok {
+		if typ, ok := e.Type(); ok {
 			sawSchema = true
+			info := typ.(*clrevents.EventInfo)
 			if e.Name() != info.Name || e.Task() != info.Task || (e.NetTrace().Keywords == 0 && e.Keywords() != info.Keywords) {
 				t.Errorf("%s: name %q task %d keywords %#x; schema says %q task %d keywords %#x", info, e.Name(), e.Task(), e.Keywords(), info.Name, info.Task, info.Keywords)
 			}
@@ -301,8 +302,8 @@ func TestEventShape(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", info, err)
 			}
-			if ev.Info() != info {
-				t.Errorf("decoded %s, want %s", ev.Info(), info)
+			if ev.(clrevents.Event).Info() != info {
+				t.Errorf("decoded %s, want %s", ev.(clrevents.Event).Info(), info)
 			}
 		}
 	}
@@ -445,7 +446,7 @@ func TestDecodeError(t *testing.T) {
 		if err != nil {
 			t.Fatal("no schema event with a payload")
 		}
-		if _, ok := e.Schema(); !ok || len(e.Payload()) == 0 {
+		if _, ok := e.Type(); !ok || len(e.Payload()) == 0 {
 			continue
 		}
 		e.nt.Payload = e.nt.Payload[:0]

@@ -83,6 +83,9 @@ import (
 	"os"
 	"time"
 
+	// The CLR's event types: registered, they are the tables the trace
+	// readers decode with.
+	_ "github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/internal/eventfmt"
 	"github.com/clrgo/clrevents/trace"
 )

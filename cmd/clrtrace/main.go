@@ -52,6 +52,9 @@ import (
 	"syscall"
 	"time"
 
+	// The CLR's event types: registered, they are the tables the trace
+	// readers decode with (watch).
+	_ "github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/counters"
 	"github.com/clrgo/clrevents/diagnostics"
 	"github.com/clrgo/clrevents/internal/eventfmt"

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/internal/textfmt"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -32,6 +32,9 @@ const CSVHeader = "index,time,provider,event,id,version,pid,tid,field,value\n"
 type CSV struct {
 	rows csvRows
 	obj  []byte // the JSON fields of an event only a JSON writer describes
+	// styleOf's answer for the last descriptor
+	lastDesc  *clrimpl.Descriptor
+	lastStyle csvStyle
 }
 
 // Append appends the rows of e, decoded as dec (Decode), the index-th
@@ -65,7 +68,7 @@ func (c *CSV) Append(b []byte, index int64, e *trace.Event, dec *Decoded) []byte
 	start := len(b)
 	r.begin(b)
 	if err := c.fields(e, dec); err != nil {
-		if !errors.Is(err, clrevents.ErrUnknownEvent) {
+		if !errors.Is(err, clrimpl.ErrUnknownEvent) {
 			dec.Err = err // a payload that does not fit its description
 		}
 		r.b = r.b[:start]
@@ -82,29 +85,23 @@ func (c *CSV) Append(b []byte, index int64, e *trace.Event, dec *Decoded) []byte
 }
 
 // fields appends the rows of e's fields from the columns of what
-// describes them, tried in the order trace.Event.AppendJSON tries them:
-// the generated type, an EventPipe event's metadata, an ETW log's own
-// description. The kernel's events that package etl parses have no
-// columns yet: their rows come from their JSON.
-//
-// Each description writes some values its own way, which the rows follow:
-// EventPipe metadata writes floats in %g form at their own width and has
-// no map-bound fields; generated types write an empty binary field as "",
-// ETW descriptions as "0x".
+// describes them (its Descriptor, as trace.Event.AppendJSON writes by
+// it): the generated type (dec.Event, decoded already), an EventPipe
+// event's metadata, an ETW log's own description, a kernel layout. The
+// kernel's events that package etl parses by hand have no descriptor:
+// their rows come from their JSON.
 func (c *CSV) fields(e *trace.Event, dec *Decoded) error {
 	r := &c.rows
-	switch {
-	case dec.Event != nil:
-		r.describe(dec.Event.Info().Columns, csvStyle{names: true})
+	if dec.Event != nil {
+		r.describe(dec.Event.Descriptor().Columns, csvStyle{names: true})
 		dec.Event.AppendColumns(r)
 		return nil
-	case e.Descriptor() != nil:
-		d := e.Descriptor()
-		style := csvStyle{names: true, binaryPrefix: true} // an ETW log's own description
-		if e.Metadata() != nil {
-			style = csvStyle{gFloats: true} // an EventPipe event's metadata
+	}
+	if d := e.Descriptor(); d != nil {
+		if d != c.lastDesc {
+			c.lastDesc, c.lastStyle = d, styleOf(d)
 		}
-		r.describe(d.Columns, style)
+		r.describe(d.Columns, c.lastStyle)
 		return d.Fields.AppendColumns(r, e.Payload(), e.PointerSize())
 	}
 	obj, err := e.AppendJSON(c.obj[:0])
@@ -123,14 +120,37 @@ func (c *CSV) fields(e *trace.Event, dec *Decoded) error {
 	return nil
 }
 
+// styleOf is how the values of d's columns are written, as d's JSON
+// writes them. Each kind of description writes some values its own way:
+// generated types write an empty binary field as "", the descriptions
+// package dynamic interprets as "0x"; EventSource metadata (an EventPipe
+// event's) writes floats in %g form at their own width; a field bound to
+// a map is its name.
+func styleOf(d *clrimpl.Descriptor) csvStyle {
+	desc, ok := d.Fields.(*dynamic.Description)
+	if !ok {
+		return csvStyle{names: true} // a generated type's
+	}
+	var s csvStyle
+	s.binaryPrefix = true
+	for i := range desc.Fields {
+		f := &desc.Fields[i]
+		s.names = s.names || f.Map != nil
+		s.gFloats = s.gFloats || f.Format == dynamic.FormatG && (f.Kind == dynamic.Float32 || f.Kind == dynamic.Float64)
+	}
+	return s
+}
+
 // csvStyle is how a description writes the values its JSON and its
 // columns write differently.
 type csvStyle struct {
 	// names: a map-bound field is its number and Field_name, and its
-	// value is the name.
+	// value is the name. (A description without maps has no such pairs:
+	// a field named like one is its own.)
 	names bool
 	// gFloats: floats in strconv's 'g' form at the column's width (NaN
-	// and infinities as such), not encoding/json's (null).
+	// and infinities as such), not encoding/json's (null). The
+	// descriptions that write them so write every float so.
 	gFloats bool
 	// binaryPrefix: empty binary data is "0x", not "".
 	binaryPrefix bool

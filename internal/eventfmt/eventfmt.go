@@ -12,22 +12,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/textfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
 // Decoded is what one event became.
 type Decoded struct {
-	// Name is the schema's name of a decoded CLR event, else the trace's
-	// (Event.Name), else "idN/vM".
+	// Name is the name of the generated type a decoded event has (its
+	// Descriptor's), else the trace's (Event.Name), else "idN/vM".
 	Name  string
-	Event clrevents.Event // a decoded CLR event, or nil
-	Extra []byte          // payload bytes past the template
-	Err   error           // why the payload did not decode
+	Event clrimpl.Event // the event decoded into its generated type, or nil
+	Extra []byte        // payload bytes past the type's fields
+	Err   error         // why the payload did not decode
 }
 
-// Decode decodes e through the schema where it can.
+// Decode decodes e into its generated type where the reader's tables have
+// one.
 func Decode(e *trace.Event) Decoded {
 	name := e.Name()
 	if name == "" {
@@ -36,8 +37,8 @@ func Decode(e *trace.Event) Decoded {
 	ev, n, err := e.DecodeN()
 	switch {
 	case err == nil:
-		return Decoded{Name: ev.Info().Name, Event: ev, Extra: e.Payload()[n:]}
-	case !errors.Is(err, clrevents.ErrUnknownEvent):
+		return Decoded{Name: ev.Descriptor().Name, Event: ev, Extra: e.Payload()[n:]}
+	case !errors.Is(err, clrimpl.ErrUnknownEvent):
 		return Decoded{Name: name, Err: err}
 	}
 	return Decoded{Name: name}
@@ -81,7 +82,8 @@ func (f *Filter) Keep(e *trace.Event) bool {
 }
 
 // KeepName applies Event to an event whose name (Decoded.Name) is name:
-// it matches that name or the schema's TraceEvent name ("GC/Start").
+// it matches that name or, for an event of a generated type (its
+// Type), the type's TraceEvent name ("GC/Start").
 func (f *Filter) KeepName(e *trace.Event, name string) bool {
 	if f.Event == "" {
 		return true
@@ -89,8 +91,8 @@ func (f *Filter) KeepName(e *trace.Event, name string) bool {
 	if ok, _ := path.Match(f.Event, name); ok {
 		return true
 	}
-	if info, ok := e.Schema(); ok {
-		ok, _ := path.Match(f.Event, info.DisplayName)
+	if typ, ok := e.Type(); ok {
+		ok, _ := path.Match(f.Event, typ.Descriptor().DisplayName)
 		return ok
 	}
 	return false
@@ -157,10 +159,10 @@ func put2(b []byte, v uint64) {
 }
 
 // AppendFields appends the event's fields as a JSON object (json) or
-// Name=value pairs (text): dec's decoded CLR event, else what
-// trace.Event.AppendJSON decodes them by (an EventSource event's
-// metadata, an ETW log's own description, package etl's kernel parsers
-// and layouts), else the payload in hex. A payload that does not fit its
+// Name=value pairs (text): dec's decoded event, else what
+// trace.Event.AppendJSON writes them by (its Descriptor: an EventSource
+// event's metadata, an ETW log's own description, a kernel layout; else
+// package etl's kernel parsers), else the payload in hex. A payload that does not fit its
 // description sets dec.Err (and the payload is written in hex).
 func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 	if dec.Event != nil {
@@ -180,7 +182,7 @@ func AppendFields(dst []byte, e *trace.Event, dec *Decoded, json bool) []byte {
 		if err == nil {
 			return out
 		}
-		if !errors.Is(err, clrevents.ErrUnknownEvent) {
+		if !errors.Is(err, clrimpl.ErrUnknownEvent) {
 			dec.Err = err // a payload that does not fit its description
 		}
 	}

@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/trace"
 )
 
-// Kinds maps the schema's events to what they mean to an analysis.
-type Kinds[K comparable] map[*clrevents.EventInfo]K
+// Kinds maps clrevents' event types to what they mean to an analysis (the
+// analyses know those types: events of other generated packages mean
+// nothing to them).
+type Kinds[K comparable] map[clrimpl.EventType]K
 
 // ByDisplayName builds Kinds from the events of the named providers whose
 // TraceEvent name (task/opcode, "GC/Start") is a key of byName: every
@@ -53,17 +56,18 @@ type Feed struct {
 	Undecoded trace.DecodeErrors
 }
 
-// Take returns e decoded when want holds its type, and false for every
-// other event and for one that does not decode (which it counts).
-func Take[K comparable](f *Feed, e *trace.Event, want Kinds[K]) (clrevents.Event, bool) {
+// Take returns e decoded when want holds its type (Event.Type), and
+// false for every other event and for one that does not decode (which it
+// counts).
+func Take[K comparable](f *Feed, e *trace.Event, want Kinds[K]) (clrimpl.Event, bool) {
 	if f.Origin.IsZero() {
 		f.Origin = e.Time()
 	}
-	info, ok := e.Schema()
+	typ, ok := e.Type()
 	if !ok {
 		return nil, false
 	}
-	if _, ok := want[info]; !ok {
+	if _, ok := want[typ]; !ok {
 		return nil, false
 	}
 	ev, err := e.Decode()
