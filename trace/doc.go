@@ -12,9 +12,33 @@
 //		e, err := r.Next()
 //		if err == io.EOF { break }
 //		if err != nil { … } // a *DamageError after the last event of a damaged trace
-//		ev, err := e.Decode() // the generated clrevents type, for events in the schema
+//		ev, err := e.Decode() // its generated type, such as *clrevents.GCStartV2
 //		…
 //	}
+//
+// # Event tables
+//
+// Decode, Type and Descriptor find an event's generated type in tables of
+// event types (clrimpl.Table), one per generated package, and this
+// package links none itself. By default a Reader decodes with the
+// registered tables (clrimpl.Tables): every generated package registers
+// its table when the program starts, so the ones the program links are
+// the ones it decodes with. A program that imports clrevents (for its
+// types, or as import _ "github.com/clrgo/clrevents/clrevents") decodes
+// every CLR event; one that links only a package clrgen generated for a
+// subset (say the runtime's GC events, package gcev) decodes those, and
+// its binary holds nothing of the rest. WithEvents names the tables
+// instead:
+//
+//	r, err := trace.Open(path, trace.WithEvents(gcev.Table())) // only gcev's types
+//
+// When several tables have an event type, the first one decodes it: the
+// tables WithEvents gives, in order, or the registered ones, in the order
+// they registered; a table with the event's version before one with only
+// an older version (decoded as that version, unless WithExactVersions).
+// Decode returns the generated package's own types, so a type switch on
+// them works; an event no table has gives clrimpl.ErrUnknownEvent (which
+// clrevents.ErrUnknownEvent is).
 //
 // # Formats
 //
@@ -33,18 +57,19 @@
 //
 // Every Event has its time (time.Time and the raw clock value), provider
 // name and GUID, event ID and version, name, task, opcode, level and
-// keywords (from the trace, completed from the schema where the trace does
-// not record them), process and thread IDs, CPU (-1 where not recorded),
-// pointer size, payload, stack and activity IDs. CLR events are named by
-// their manifest symbol ("GCStart_V2"), EventSource events by the trace's
-// metadata, the ETW kernel logger's events as TraceEvent names them
-// ("Windows Kernel", "EventTrace"), and the other events an ETW log
-// describes itself (EventSource manifests, TraceLogging, the descriptions
-// a merge adds for manifest-based providers) by those descriptions.
-// Event.Descriptor gives what describes the fields of an event outside the
-// schema — EventSource metadata, the ETW log's own descriptions, a kernel
-// event's layout — as one clrimpl.Descriptor (package dynamic interprets
-// them), whatever the format; AppendJSON and AppendText write through it.
+// keywords (from the trace, completed from its generated type where the
+// trace does not record them), process and thread IDs, CPU (-1 where not
+// recorded), pointer size, payload, stack and activity IDs. Events of a generated
+// type are named by their manifest symbol ("GCStart_V2"), EventSource
+// events by the trace's metadata, the ETW kernel logger's events as
+// TraceEvent names them ("Windows Kernel", "EventTrace"), and the other
+// events an ETW log describes itself (EventSource manifests, TraceLogging,
+// the descriptions a merge adds for manifest-based providers) by those
+// descriptions. Event.Descriptor gives what describes an event's fields —
+// its generated type, EventSource metadata, the ETW log's own
+// descriptions, a kernel event's layout — as one clrimpl.Descriptor
+// (package dynamic interprets the descriptions traces carry), whatever the
+// format; AppendJSON and AppendText write through it.
 //
 // # Damage
 //
@@ -78,6 +103,8 @@
 //
 // Next allocates nothing in steady state: the Event is reused and its
 // slices alias the reader's buffers, valid until the next call. What an
-// event's provider and ID resolve to in the schema is looked up once per
-// EventPipe metadata record or ETW provider, not per event.
+// event's provider resolves to in the tables is looked up once per
+// EventPipe metadata record or ETW provider, not per event, and Decode
+// reuses one value per event type: after the first event of each type,
+// decoding allocates nothing.
 package trace

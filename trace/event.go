@@ -27,7 +27,7 @@ type Event struct {
 	nt  *nettrace.Event
 	et  *etl.Event
 	// dyn is the trace's own description of an ETW event outside the
-	// schema and the kernel, or nil, once dynDone (etwDescription).
+	// tables and the kernel, or nil, once dynDone (etwDescription).
 	dyn     *dynamic.Description
 	dynDone bool
 	// kernelLayout says Descriptor gave a kernel layout's, generated a
@@ -76,9 +76,9 @@ func (e *Event) Timestamp() int64 {
 	return e.et.Timestamp
 }
 
-// Provider is the provider's name. When neither the trace nor the schema
-// names it (an ETW provider this package does not know), it is the GUID in
-// its canonical text form.
+// Provider is the provider's name. When neither the trace nor the tables
+// name it (an ETW provider of no table and not the kernel's), it is the
+// GUID in its canonical text form.
 func (e *Event) Provider() string {
 	if k := e.res.kernel; k != nil && k.msnt[e.et.Opcode] {
 		return msntProvider

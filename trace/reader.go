@@ -102,7 +102,7 @@ type Reader struct {
 	procNames map[int64]string
 	guidNext  int
 	// descs holds the descriptions an ETW trace carries of providers
-	// outside the schema (KernelTraceControl's EventInfo events, the
+	// outside the tables (KernelTraceControl's EventInfo events, the
 	// manifests of .NET EventSources, TraceLogging metadata).
 	descs dynamic.Descriptions
 	// kernelDescs are the descriptors of kernel events by their layouts.
