@@ -14,6 +14,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/internal/simruntime"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -151,6 +152,63 @@ func TestCSVRowStyles(t *testing.T) {
 		if got := columnRows(cols, c.style, fill); got != c.want {
 			t.Errorf("%+v:\n%s\nwant\n%s", c.style, got, c.want)
 		}
+	}
+}
+
+// TestStyleOf: the style of a description's rows follows from its
+// Descriptor: a generated type's names its map-bound fields; package
+// dynamic's descriptions write empty binary data as "0x", floats in %g
+// form where their fields say so (EventSource metadata's), and name
+// map-bound fields only when they have maps, so that a field of their own
+// named like a name column (X_name after X) keeps its row.
+func TestStyleOf(t *testing.T) {
+	m := dynamic.NewMap("Colors", false, []dynamic.MapEntry{{Value: 1, Name: "Red"}})
+	for _, c := range []struct {
+		name string
+		d    *clrimpl.Descriptor
+		want csvStyle
+	}{
+		{"generated", (*clrevents.GCStartV2)(nil).Descriptor(), csvStyle{names: true}},
+		{"EventSource", (&dynamic.Description{Fields: []dynamic.Field{
+			{Name: "F", Kind: dynamic.Float64, Format: dynamic.FormatG},
+			{Name: "X", Kind: dynamic.Uint32}, {Name: "X_name", Kind: dynamic.String16}}}).Descriptor(),
+			csvStyle{gFloats: true, binaryPrefix: true}},
+		{"ETW with a map", (&dynamic.Description{Fields: []dynamic.Field{
+			{Name: "F", Kind: dynamic.Float64}, {Name: "C", Kind: dynamic.Uint32, Map: m}}}).Descriptor(),
+			csvStyle{names: true, binaryPrefix: true}},
+		{"ETW without maps", (&dynamic.Description{Fields: []dynamic.Field{
+			{Name: "X", Kind: dynamic.Uint32}, {Name: "X_name", Kind: dynamic.String16}}}).Descriptor(),
+			csvStyle{binaryPrefix: true}},
+	} {
+		if got := styleOf(c.d); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCSVNameLikeField: an EventSource event with a field X and a string
+// field X_name has a row for each, as its JSON has a member for each.
+func TestCSVNameLikeField(t *testing.T) {
+	fields := []simruntime.Field{{Name: "X", Type: 10}, {Name: "X_name", Type: 18}}
+	p := binary.LittleEndian.AppendUint32(nil, 7)
+	p = append(p, 'a', 0, 'b', 0, 0, 0)
+	src, err := trace.NewReader(bytes.NewReader(simruntime.EventSourceTrace(1, "Test-Source", "Named", fields, p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := src.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := Decode(e)
+	obj, err := e.AppendJSON(nil)
+	if err != nil || dec.Err != nil {
+		t.Fatal(err, dec.Err)
+	}
+	var c CSV
+	out := string(c.Append(nil, 0, e, &dec))
+	if got, want := strings.ReplaceAll(out, string(c.rows.prefix), ""), jsonRows(obj); got != want || want != "X,7\nX_name,ab\n" {
+		t.Errorf("rows\n%s\nfrom the JSON %s\n%s", got, obj, want)
 	}
 }
 
