@@ -23,7 +23,8 @@ func WithExactVersions() Option { return func(c *config) { c.exact = true } }
 // with (Event.Decode, Event.Type, Event.Descriptor), instead of the
 // registered ones (clrimpl.Tables: every generated package the program
 // links, such as clrevents, registers its table when the program starts).
-// Several WithEvents add up; a table given twice counts once, and
+// Several WithEvents add up; a table given twice counts once, a nil one
+// not at all, and
 // WithEvents() with none decodes nothing.
 //
 // When several tables have an event type, the first in the list decodes
