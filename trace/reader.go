@@ -24,8 +24,7 @@ func WithExactVersions() Option { return func(c *config) { c.exact = true } }
 // registered ones (clrimpl.Tables: every generated package the program
 // links, such as clrevents, registers its table when the program starts).
 // Several WithEvents add up; a table given twice counts once, a nil one
-// not at all, and
-// WithEvents() with none decodes nothing.
+// not at all, and WithEvents() with none decodes nothing.
 //
 // When several tables have an event type, the first in the list decodes
 // it: the tables given, in the order given, or by default the registered
