@@ -422,6 +422,9 @@ func fieldType(f *Field) string {
 	if f.Length != "" {
 		b.WriteString(" length " + f.Length)
 	}
+	if f.Rest {
+		b.WriteString(" rest")
+	}
 	if f.Align != "" {
 		b.WriteString(" align " + f.Align)
 	}
