@@ -694,9 +694,9 @@ func (k ImageKind) String() string {
 	case KindImageUnload:
 		return "ImageUnload"
 	case KindImageDCStart:
-		return "ImageDC_Start"
+		return "ImageDCStart"
 	case KindImageDCStop:
-		return "ImageDC_Stop"
+		return "ImageDCStop"
 	case KindImageLoad:
 		return "ImageLoad"
 	}
@@ -853,9 +853,9 @@ func (k ProcessKind) String() string {
 	case KindProcessStop:
 		return "ProcessStop"
 	case KindProcessDCStart:
-		return "ProcessDC_Start"
+		return "ProcessDCStart"
 	case KindProcessDCStop:
-		return "ProcessDC_Stop"
+		return "ProcessDCStop"
 	case KindProcessDefunct:
 		return "ProcessDefunct"
 	}
@@ -1948,9 +1948,9 @@ func (k ThreadKind) String() string {
 	case KindThreadStop:
 		return "ThreadStop"
 	case KindThreadDCStart:
-		return "ThreadDC_Start"
+		return "ThreadDCStart"
 	case KindThreadDCStop:
-		return "ThreadDC_Stop"
+		return "ThreadDCStop"
 	}
 	return string(clrimpl.AppendUnknown(nil, "ThreadKind", uint64(k)))
 }

@@ -136,3 +136,30 @@ func TestReferenceAgreesOnTraces(t *testing.T) {
 		})
 	}
 }
+
+// FuzzAgainstReference fuzzes the event type, the pointer size and the
+// payload: the generated decoder and the interpreter must agree on error
+// or not (and the error's field and offset), on the bytes used and on the
+// JSON.
+func FuzzAgainstReference(f *testing.F) {
+	events := kernelevents.Events()
+	for i, ev := range events {
+		f.Add(uint16(i), uint8(1), make([]byte, 64))
+		_ = ev
+	}
+	f.Add(uint16(0), uint8(3), []byte{})
+	ref := reference(f)
+	f.Fuzz(func(t *testing.T, sel uint16, ptr uint8, payload []byte) {
+		ei := events[int(sel)%len(events)]
+		ps := int(ptr)
+		switch ptr % 4 {
+		case 0:
+			ps = 4
+		case 1:
+			ps = 8
+		}
+		if d := refAgreement(kernelevents.NewDecoder(), ref, ei.Provider, ei.ID, ei.Version, ps, payload); d != "" {
+			t.Fatalf("%s ptr %d payload %x: %s", ei.Name, ps, payload, d)
+		}
+	})
+}
