@@ -148,3 +148,28 @@ func TestKernelYAMLRoundTrip(t *testing.T) {
 		t.Errorf("the marshalled schema differs:\n%s", b.String())
 	}
 }
+
+// TestKernelDiff checks that Diff reports what the kernel's classes added
+// to the model: a change of the fields a template shows, of the name an
+// event is shown under, of a rest array.
+func TestKernelDiff(t *testing.T) {
+	a, err := LoadYAML("kernel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := LoadYAML("kernel.yaml")
+	b.Provider("Thread").Template("Thread_V3").Show = []string{"ThreadID", "ProcessID"}
+	b.Provider("Image").Event("ImageKernelBase_V2").DisplayProvider = ""
+	b.Provider("StackWalk").Template("StackWalkStack_V2").Fields[3].Rest = false
+	var out strings.Builder
+	Diff(a, b).Write(&out)
+	for _, want := range []string{
+		"~ ThreadStart_V3 (1 v3): shown fields ProcessID, ThreadID → ThreadID, ProcessID",
+		"~ ImageKernelBase_V2 (33 v2): shown under MSNT_SystemTrace → Windows Kernel",
+		"~ StackWalkStack_V2 (32 v2): field Stack win:Pointer rest → win:Pointer",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the diff lacks %q:\n%s", want, out.String())
+		}
+	}
+}
