@@ -8,14 +8,15 @@ all: check-generate vet test
 build:
 	$(GO) build ./...
 
-# Regenerate clrevents/*_gen.go from schema/clr.yaml and schema/overrides.yaml.
+# Regenerate clrevents/*_gen.go from schema/clr.yaml and schema/overrides.yaml,
+# and kernelevents/*_gen.go from schema/kernel.yaml.
 generate:
 	$(GO) generate ./...
 
 # Regenerate, then fail if anything generated differs from what is committed.
 check-generate: generate
-	@git diff --exit-code --stat -- clrevents || (echo "stale generated files: commit the output of make generate" >&2; exit 1)
-	@test -z "$$(git ls-files --others --exclude-standard -- clrevents)" || (echo "untracked generated files in clrevents:" >&2; git ls-files --others --exclude-standard -- clrevents >&2; exit 1)
+	@git diff --exit-code --stat -- clrevents kernelevents || (echo "stale generated files: commit the output of make generate" >&2; exit 1)
+	@test -z "$$(git ls-files --others --exclude-standard -- clrevents kernelevents)" || (echo "untracked generated files in clrevents or kernelevents:" >&2; git ls-files --others --exclude-standard -- clrevents kernelevents >&2; exit 1)
 
 vet:
 	$(GO) vet ./...

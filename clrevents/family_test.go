@@ -81,7 +81,7 @@ func wantKind(info *EventInfo) string {
 	if op == "" || op == "win:Info" {
 		return task
 	}
-	return task + strings.TrimPrefix(op, "win:")
+	return task + strings.ReplaceAll(strings.TrimPrefix(op, "win:"), "_", "")
 }
 
 // checkFamily compares ev's family fields with its own, and returns the

@@ -9,7 +9,11 @@ package clrimpl
 // A Descriptor is made once per event type or description and shared: do
 // not modify it.
 type Descriptor struct {
-	Provider     string // the provider's name
+	// Provider is the provider's name as events of the type are shown
+	// under it: its ProviderInfo's name, but where a schema says another
+	// (every kernel event class is shown under "Windows Kernel", as
+	// TraceEvent shows it; ProviderGUID tells the classes apart).
+	Provider     string
 	ProviderGUID GUID
 	ID           uint16
 	Version      uint8

@@ -17,6 +17,9 @@
 //     Binary and the arrays (Uint32Array, PointerArray, …), with their
 //     constructors (UTF16Of, MakeUTF16, …); ReadUTF16Z and ReadAnsiZ read
 //     NUL-terminated strings from a payload.
+//   - The value types of the Windows kernel's events: FileTime, WBEMSID (a
+//     user's SID behind a TOKEN_USER), network addresses as netip.Addr
+//     (AppendAddr, AppendJSONAddr), and TrimNUL for fixed character arrays.
 //   - The errors: ErrShortPayload and the other sentinels, DecodeError,
 //     UnknownEventError.
 //   - What describes an event: Descriptor and FieldWriter (for generated
@@ -39,8 +42,9 @@
 // The rest is called by code that clrgen generates, and its documentation
 // says so ("For generated code only"). It lives in the files named
 // genonly_*.go: the payload checks and reads of the decoders
-// (FieldEnd, ShortPrefix, ArrayLen, ReadPtr, …, NewDecodeError), the wire
-// writers of the encoders (AppendPtr, AppendUTF16Z, …), the making and
+// (FieldEnd, ShortPrefix, ArrayLen, ReadPtr, ReadIPv4, WBEMSIDLen, …,
+// NewDecodeError), the wire writers of the encoders (AppendPtr,
+// AppendUTF16Z, AppendWBEMSID, AppendFixed, …), the making and
 // registering of a package's table (NewTable, Register, EventFields,
 // ProviderIndex, …) and the types of the compile-time version check
 // (RuntimeTooOld, GeneratedCodeTooOld). They are exported because

@@ -12,7 +12,9 @@ import (
 // NewTable indexes the event types of the generated package pkg (its name,
 // as its errors give it) over its providers, in the order given: the
 // indexes of Table.Type are those of types. Every type's Descriptor names
-// one of the providers, and no two types have the same provider, ID and
+// one of the providers (by its name, or, for a provider whose events are
+// shown under another name, such as every kernel event class's "Windows
+// Kernel", by its GUID), and no two types have the same provider, ID and
 // version; NewTable panics otherwise, since generated code that breaks
 // this is a generator bug.
 //
@@ -28,6 +30,9 @@ func NewTable(pkg string, providers []ProviderInfo, types []EventType) *Table {
 	for i, typ := range types {
 		d := typ.Descriptor()
 		p, ok := ProviderIndex(providers, d.Provider)
+		if !ok && d.ProviderGUID != (GUID{}) {
+			p, ok = ProviderIndexByGUID(providers, d.ProviderGUID)
+		}
 		if !ok {
 			panic(fmt.Sprintf("clrimpl.NewTable: %s: event type %d (%s) is of provider %q, which the table does not have", pkg, i, d.Name, d.Provider))
 		}

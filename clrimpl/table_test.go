@@ -227,3 +227,31 @@ func (c *countingAppender) Float(float64)   { c.n++ }
 func (c *countingAppender) GUID(GUID)       { c.n++ }
 func (c *countingAppender) Bytes([]byte)    { c.n++ }
 func (c *countingAppender) Scratch() []byte { return nil }
+
+// TestNewTableShownProvider checks that an event type whose descriptor
+// names the provider it is shown under (every kernel class's "Windows
+// Kernel") finds its provider by GUID, and that lookups by the shown name
+// fall back to the GUID.
+func TestNewTableShownProvider(t *testing.T) {
+	providers := []ProviderInfo{{Name: "Process", GUID: guidA}, {Name: "Thread", GUID: guidB}}
+	a, b := newFakeType("Windows Kernel", 1, 3), newFakeType("Windows Kernel", 1, 3)
+	a.desc.ProviderGUID, b.desc.ProviderGUID = guidA, guidB
+	tab := NewTable("kern", providers, []EventType{a, b})
+	for _, c := range []struct {
+		guid GUID
+		want EventType
+	}{{guidA, a}, {guidB, b}} {
+		if got, ok := tab.Lookup("Windows Kernel", c.guid, 1, 3); !ok || got != c.want {
+			t.Errorf("Lookup(Windows Kernel, %s): %v %v", c.guid, got, ok)
+		}
+	}
+	// Without a GUID, a name no provider has still panics.
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(r.(string), `of provider "Windows Kernel"`) {
+				t.Errorf("NewTable panics with %v", r)
+			}
+		}()
+		NewTable("kern", providers, []EventType{newFakeType("Windows Kernel", 1, 3)})
+	}()
+}

@@ -3,6 +3,7 @@ package gen
 import (
 	. "github.com/dave/jennifer/jen"
 
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/schema"
 )
 
@@ -14,32 +15,37 @@ const (
 )
 
 // appendBody emits AppendJSON or AppendText: constant key text, then each
-// value, with no allocation:
+// value, with no allocation, for the fields the scope shows, keyed by their
+// schema names:
 //
 //	dst = append(dst, `{"Count":`...)
 //	dst = appendJSONUint(dst, uint64(e.Count))
 //	dst = append(dst, `,"Reason":`...)
 //	dst = e.Reason.appendJSON(dst)
 //	return append(dst, '}')
-func appendBody(s *scopeIR, mode appendMode) []Code {
+func (g *pkgIR) appendBody(s *scopeIR, mode appendMode) []Code {
 	var out []Code
-	for i, f := range s.fields {
+	for i, f := range s.shown {
+		name := f.lf.Name
+		if mode == modeJSON {
+			name = string(clrimpl.AppendJSONString(nil, name))
+		}
 		var key string
 		switch {
 		case mode == modeJSON && i == 0:
-			key = `{"` + f.goName + `":`
+			key = `{` + name + `:`
 		case mode == modeJSON:
-			key = `,"` + f.goName + `":`
+			key = `,` + name + `:`
 		case i == 0:
-			key = f.goName + "="
+			key = name + "="
 		default:
-			key = " " + f.goName + "="
+			key = " " + name + "="
 		}
 		out = append(out, Id("dst").Op("=").Append(Id("dst"), Lit(key).Op("...")))
-		out = append(out, appendValue(f, mode))
+		out = append(out, g.appendValue(f, mode))
 	}
 	switch {
-	case mode == modeJSON && len(s.fields) == 0:
+	case mode == modeJSON && len(s.shown) == 0:
 		out = append(out, Return(Append(Id("dst"), Lit("{}").Op("..."))))
 	case mode == modeJSON:
 		out = append(out, Return(Append(Id("dst"), LitRune('}'))))
@@ -50,7 +56,7 @@ func appendBody(s *scopeIR, mode appendMode) []Code {
 }
 
 // appendValue emits the statement appending one field's value.
-func appendValue(f *fieldIR, mode appendMode) Code {
+func (g *pkgIR) appendValue(f *fieldIR, mode appendMode) Code {
 	lf := f.lf
 	v := Id("e").Dot(f.goName)
 	set := func(c Code) Code { return Id("dst").Op("=").Add(c) }
@@ -91,12 +97,21 @@ func appendValue(f *fieldIR, mode appendMode) Code {
 		}
 		return set(Qual("strconv", "AppendBool").Call(Id("dst"), v))
 	case schema.KindGUID:
-		if mode == modeJSON {
+		if mode == modeJSON || g.quoteGUIDs {
 			return set(v.Dot("AppendJSON").Call(Id("dst")))
 		}
 		return set(v.Dot("AppendText").Call(Id("dst")))
-	case schema.KindUTF16, schema.KindAnsi, schema.KindBinary:
+	case schema.KindUTF16, schema.KindAnsi:
+		if lf.Padded() {
+			return set(v.Dot("TrimNUL").Call().Dot("AppendJSON").Call(Id("dst")))
+		}
 		return set(v.Dot("AppendJSON").Call(Id("dst")))
+	case schema.KindBinary, schema.KindFileTime, schema.KindWBEMSID:
+		return set(v.Dot("AppendJSON").Call(Id("dst")))
+	case schema.KindPort:
+		return set(appendUint(v, false, mode))
+	case schema.KindIPv4, schema.KindIPv6:
+		return set(Qual(implPkg, "AppendJSONAddr").Call(Id("dst"), v))
 	}
 	panic("appendValue: " + lf.Kind.String())
 }

@@ -15,7 +15,7 @@ import (
 //	var columnsGCStartV2 = []clrimpl.Column{{Name: "Count", Kind: clrimpl.ColumnUint32}, …}
 func columnsVar(f *File, ev *eventIR) {
 	var rows []Code
-	for _, fl := range ev.scope.fields {
+	for _, fl := range ev.scope.shown {
 		for _, c := range fieldColumns(fl) {
 			d := Dict{Id("Name"): Lit(c.name), Id("Kind"): Qual(implPkg, c.kind)}
 			if c.hex {
@@ -37,26 +37,27 @@ type columnIR struct {
 	hex  bool
 }
 
-// fieldColumns is the columns one field becomes: one, or two for a
-// map-bound field (its number and its name).
+// fieldColumns is the columns one field becomes, named as the schema names
+// the field: one, or two for a map-bound field (its number and its name).
 func fieldColumns(fl *fieldIR) []columnIR {
 	lf := fl.lf
 	if fl.elem != nil || lf.IsArray() {
-		return []columnIR{{fl.goName, "ColumnJSON", false}}
+		return []columnIR{{lf.Name, "ColumnJSON", false}}
 	}
-	c := columnIR{name: fl.goName, kind: columnKind(lf.Kind), hex: lf.Hex}
+	c := columnIR{name: lf.Name, kind: columnKind(lf.Kind), hex: lf.Hex}
 	if fl.enum != nil {
-		return []columnIR{c, {fl.goName + "_name", "ColumnString", false}}
+		return []columnIR{c, {lf.Name + "_name", "ColumnString", false}}
 	}
 	return []columnIR{c}
 }
 
 // columnKind is the clrimpl column kind of a scalar field kind: the Go
-// type's (ColumnUint32, ColumnGUID; pointers are ColumnUint64), strings of
-// either encoding ColumnString.
+// type's (ColumnUint32, ColumnGUID; pointers are ColumnUint64, ports
+// ColumnUint16), strings of either encoding ColumnString, and so are
+// addresses, times and SIDs, as their JSON form writes them.
 func columnKind(k schema.Kind) string {
 	switch g := goKind(k); g {
-	case "UTF16", "Ansi":
+	case "UTF16", "Ansi", addrType, "FileTime", "WBEMSID":
 		return "ColumnString"
 	case "invalid":
 		panic("columnKind: " + k.String())
@@ -80,7 +81,7 @@ func columnsBody(s *scopeIR) []Code {
 	var out []Code
 	a := func(method string, arg Code) Code { return Id("a").Dot(method).Call(arg) }
 	scratch := Id("a").Dot("Scratch").Call()
-	for _, fl := range s.fields {
+	for _, fl := range s.shown {
 		lf := fl.lf
 		v := Id("e").Dot(fl.goName)
 		switch {
@@ -96,7 +97,7 @@ func columnsBody(s *scopeIR) []Code {
 			continue
 		}
 		switch lf.Kind {
-		case schema.KindUint8, schema.KindUint16, schema.KindUint32, schema.KindUint64, schema.KindPointer:
+		case schema.KindUint8, schema.KindUint16, schema.KindUint32, schema.KindUint64, schema.KindPointer, schema.KindPort:
 			out = append(out, a("Uint", Uint64().Call(v)))
 		case schema.KindInt8, schema.KindInt16, schema.KindInt32, schema.KindInt64:
 			out = append(out, a("Int", Int64().Call(v)))
@@ -107,7 +108,15 @@ func columnsBody(s *scopeIR) []Code {
 		case schema.KindGUID:
 			out = append(out, a("GUID", v))
 		case schema.KindUTF16, schema.KindAnsi:
-			out = append(out, a("Bytes", v.Clone().Dot("AppendUTF8").Call(scratch)))
+			if lf.Padded() {
+				out = append(out, a("Bytes", v.Clone().Dot("TrimNUL").Call().Dot("AppendUTF8").Call(scratch)))
+			} else {
+				out = append(out, a("Bytes", v.Clone().Dot("AppendUTF8").Call(scratch)))
+			}
+		case schema.KindIPv4, schema.KindIPv6:
+			out = append(out, a("Bytes", Qual(implPkg, "AppendAddr").Call(scratch, v)))
+		case schema.KindFileTime, schema.KindWBEMSID:
+			out = append(out, a("Bytes", v.Clone().Dot("AppendText").Call(scratch)))
 		case schema.KindBinary:
 			out = append(out, a("Bytes", v.Clone().Dot("Bytes").Call()))
 		default:

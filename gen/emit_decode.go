@@ -210,6 +210,14 @@ func readScalar(k schema.Kind, off *Statement, ptr int) Code {
 		return Qual(implPkg, "ReadBool").Call(Id("b"), off)
 	case schema.KindGUID:
 		return Qual(implPkg, "ReadGUID").Call(Id("b"), off)
+	case schema.KindPort:
+		return Qual(binaryPkg, "BigEndian").Dot("Uint16").Call(Id("b").Index(off.Clone().Op(":")))
+	case schema.KindIPv4:
+		return Qual(implPkg, "ReadIPv4").Call(Id("b"), off)
+	case schema.KindIPv6:
+		return Qual(implPkg, "ReadIPv6").Call(Id("b"), off)
+	case schema.KindFileTime:
+		return Qual(implPkg, "FileTime").Call(Int64().Call(le("Uint64")))
 	case schema.KindPointer:
 		switch ptr {
 		case 8:
@@ -295,6 +303,26 @@ func cursorField(f *fieldIR, fl failer) []Code {
 	name := lf.Name
 	ptr := Id("ptrSize")
 	switch {
+	case lf.Count.Rest:
+		// As many whole elements as the rest of the payload holds; a
+		// partial one is left over.
+		unit := Id("ptrSize")
+		if lf.Kind != schema.KindPointer {
+			sz, _ := lf.Kind.FixedSize()
+			unit = Lit(sz.Bytes)
+		}
+		return []Code{Block(
+			Id("n").Op(":=").Parens(Len(Id("b")).Op("-").Id("off")).Op("/").Add(unit).Op("*").Add(unit),
+			Id("e").Dot(f.goName).Op("=").Add(readFixed(f, Id("off"), Id("off").Op("+").Id("n"), 0, ptr)),
+			Id("off").Op("+=").Id("n"),
+		)}
+	case lf.Kind == schema.KindWBEMSID:
+		return []Code{Block(
+			List(Id("n"), Id("ok")).Op(":=").Qual(implPkg, "WBEMSIDLen").Call(Id("b"), Id("off"), ptr),
+			If(Op("!").Id("ok")).Block(fl.fail(Lit(name), Id("off"), "ErrShortPayload")),
+			Id("e").Dot(f.goName).Op("=").Qual(implPkg, "MakeWBEMSID").Call(Id("b").Index(Id("off").Op(":").Id("off").Op("+").Id("n")), ptr),
+			Id("off").Op("+=").Id("n"),
+		)}
 	case f.elem != nil && !f.elem.fixed:
 		// A count of variable-size elements: check the count against the
 		// smallest element first, then decode each one to find the end.
@@ -402,6 +430,8 @@ func encodeField(f *fieldIR) Code {
 		return v.Dot("appendWire").Call(Id("dst"), Id("ptrSize"))
 	case lf.IsArray():
 		return v.Dot("AppendWire").Call(Id("dst"), Id("ptrSize"))
+	case lf.Padded():
+		return Qual(implPkg, "AppendFixed").Call(Id("dst"), v.Dot("Bytes").Call(), Lit(lf.Size.Bytes))
 	case lf.Length.Set:
 		return Append(Id("dst"), v.Dot("Bytes").Call().Op("..."))
 	}
@@ -424,6 +454,16 @@ func encodeField(f *fieldIR) Code {
 		return Qual(implPkg, "AppendGUID").Call(Id("dst"), v)
 	case schema.KindPointer:
 		return Qual(implPkg, "AppendPtr").Call(Id("dst"), v, Id("ptrSize"))
+	case schema.KindPort:
+		return Qual(binaryPkg, "BigEndian").Dot("AppendUint16").Call(Id("dst"), v)
+	case schema.KindIPv4:
+		return Qual(implPkg, "AppendIPv4").Call(Id("dst"), v)
+	case schema.KindIPv6:
+		return Qual(implPkg, "AppendIPv6").Call(Id("dst"), v)
+	case schema.KindFileTime:
+		return le("AppendUint64", Uint64().Call(v))
+	case schema.KindWBEMSID:
+		return Qual(implPkg, "AppendWBEMSID").Call(Id("dst"), v, Id("ptrSize"))
 	case schema.KindUTF16:
 		return Qual(implPkg, "AppendUTF16Z").Call(Id("dst"), v)
 	case schema.KindAnsi:

@@ -60,7 +60,7 @@ func descriptorVars(f *File, ev *eventIR) {
 	f.Line()
 	f.Commentf("%s describes %s (EventInfo.Descriptor).", descVarName(ev), le.Symbol)
 	f.Var().Id(descVarName(ev)).Op("=").Qual(implPkg, "Descriptor").Values(Dict{
-		Id("Provider"):     Lit(ev.prov.lp.Name),
+		Id("Provider"):     Lit(le.ShownProvider),
 		Id("ProviderGUID"): Id("GUID").Values(guid...),
 		Id("ID"):           Lit(int(le.Value)),
 		Id("Version"):      Lit(int(le.Version)),

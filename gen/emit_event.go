@@ -51,13 +51,13 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 	f.Comment("AppendJSON appends the fields as a JSON object.")
 	f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("AppendJSON").
 		Params(Id("dst").Index().Byte()).Index().Byte().
-		Block(appendBody(ev.scope, modeJSON)...)
+		Block(g.appendBody(ev.scope, modeJSON)...)
 	f.Line()
 
 	f.Comment("AppendText appends the fields as Name=value pairs.")
 	f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("AppendText").
 		Params(Id("dst").Index().Byte()).Index().Byte().
-		Block(appendBody(ev.scope, modeText)...)
+		Block(g.appendBody(ev.scope, modeText)...)
 	f.Line()
 
 	f.Comment("AppendColumns appends the fields to a as one row of the columns Info().Columns lists.")
@@ -136,14 +136,19 @@ func fieldDoc(f *fieldIR) string {
 			b.WriteString(" (" + lf.OutType + ")")
 		}
 	}
-	if lf.Kind == schema.KindPointer {
+	switch lf.Kind {
+	case schema.KindPointer, schema.KindWBEMSID:
 		b.WriteString(", pointer-sized on the wire")
+	case schema.KindPort, schema.KindIPv4:
+		b.WriteString(", in network byte order on the wire")
 	}
 	if lf.Map != nil {
 		b.WriteString(", map " + lf.Map.Name)
 	}
 	if lf.Count.Set {
-		if lf.Count.Field != nil {
+		if lf.Count.Rest {
+			b.WriteString(", as many elements as the rest of the payload holds")
+		} else if lf.Count.Field != nil {
 			b.WriteString(", " + f.count.goName + " elements")
 		} else {
 			fmt.Fprintf(&b, ", %d elements", lf.Count.Lit)
@@ -154,9 +159,12 @@ func fieldDoc(f *fieldIR) string {
 		if lf.Kind == schema.KindUTF16 {
 			unit = "UTF-16 code units"
 		}
-		if lf.Length.Field != nil {
+		switch {
+		case lf.Length.Field != nil:
 			fmt.Fprintf(&b, ", %s %s long", f.length.goName, unit)
-		} else {
+		case lf.Padded():
+			fmt.Fprintf(&b, ", %d %s long, NUL-padded (shown up to the first NUL: TrimNUL)", lf.Length.Lit, unit)
+		default:
 			fmt.Fprintf(&b, ", %d %s long", lf.Length.Lit, unit)
 		}
 	} else if lf.Kind == schema.KindUTF16 || lf.Kind == schema.KindAnsi {
@@ -185,7 +193,7 @@ func fieldType(f *fieldIR) Code {
 	case f.enum != nil:
 		return Id(f.enum.goType)
 	}
-	return Id(goKind(lf.Kind))
+	return typeCode(goKind(lf.Kind))
 }
 
 // elemTypes emits a struct array's element type, its view, and their
@@ -211,7 +219,7 @@ func (g *pkgIR) elemTypes(f *File, ev *eventIR, fl *fieldIR) {
 	f.Line()
 	f.Func().Params(Id("e").Op("*").Id(el.goName)).Id("appendJSON").
 		Params(Id("dst").Index().Byte()).Index().Byte().
-		Block(appendBody(el.scope, modeJSON)...)
+		Block(g.appendBody(el.scope, modeJSON)...)
 	f.Line()
 	f.Func().Params(Id("e").Op("*").Id(el.goName)).Id("equal").
 		Params(Id("o").Op("*").Id(el.goName)).Bool().

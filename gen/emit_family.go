@@ -57,7 +57,7 @@ func (g *pkgIR) familyFields(f *File, fam *familyIR) {
 		for _, l := range strings.Split(wrap(famFieldDoc(fam, ff), 76), "\n") {
 			fields = append(fields, Comment(l))
 		}
-		fields = append(fields, Id(ff.goName).Id(ff.typ))
+		fields = append(fields, Id(ff.goName).Add(typeCode(ff.typ)))
 	}
 	f.Type().Id(fam.fieldsT).Struct(fields...)
 	f.Line()
@@ -192,7 +192,7 @@ func (g *pkgIR) familyAccessor(f *File, fam *familyIR, ev *eventIR) {
 		}
 		v := Id("e").Dot(src.goName)
 		if t, _ := memberType(src); t != ff.typ {
-			v = Id(ff.typ).Call(v)
+			v = typeCode(ff.typ).Call(v)
 		}
 		d[Id(ff.goName)] = v
 		if ff.optional {

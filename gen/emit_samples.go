@@ -63,7 +63,7 @@ func (s *sampler) scope(sc *scopeIR) Dict {
 func (s *sampler) value(f *fieldIR) Code {
 	lf := f.lf
 	n := sampleLen
-	if lf.Count.Set && lf.Count.Field == nil {
+	if lf.Count.Set && lf.Count.Field == nil && !lf.Count.Rest {
 		n = lf.Count.Lit
 	}
 	if lf.Length.Set && lf.Length.Field == nil {
@@ -104,6 +104,10 @@ func (s *sampler) value(f *fieldIR) Code {
 			bs = append(bs, Lit(s.next()%256))
 		}
 		return Qual(implPkg, "BinaryOf").Call(Index().Byte().Values(bs...))
+	case lf.Kind == schema.KindWBEMSID:
+		// S-1-5-21-v: revision 1, one sub-authority, authority 5.
+		return Qual(implPkg, "WBEMSIDOf").Call(Index().Byte().Values(Lit(1), Lit(1), Lit(0), Lit(0), Lit(0), Lit(0), Lit(0), Lit(5),
+			Lit(21), Lit(0), Lit(0), Lit(s.next()%256)))
 	}
 	return s.scalar(lf.Kind)
 }
@@ -127,6 +131,18 @@ func (s *sampler) scalar(k schema.Kind) Code {
 		return Id("GUID").Values(bs...)
 	case schema.KindPointer:
 		return Lit(v * 0x1000)
+	case schema.KindPort:
+		return Lit(v%200 + 1000)
+	case schema.KindIPv4:
+		return Qual("net/netip", "AddrFrom4").Call(Index(Lit(4)).Byte().Values(Lit(10), Lit(0), Lit(v%200), Lit(1)))
+	case schema.KindIPv6:
+		var bs []Code
+		for i := 0; i < 16; i++ {
+			bs = append(bs, Lit((v*16+i)%256))
+		}
+		return Qual("net/netip", "AddrFrom16").Call(Index(Lit(16)).Byte().Values(bs...))
+	case schema.KindFileTime:
+		return Lit(133230000000000000 + v*10_000_000)
 	}
 	panic("sampler: " + k.String())
 }

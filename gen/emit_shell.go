@@ -4,6 +4,7 @@ import (
 	. "github.com/dave/jennifer/jen"
 
 	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/schema"
 )
 
 // aliasTypes are the support package's types that generated code and its
@@ -14,6 +15,19 @@ var aliasTypes = []string{
 	"Float64Array", "BoolArray", "GUIDArray", "PointerArray",
 	"DecodeError", "UnknownEventError", "ProviderInfo", "Level", "Opcode",
 	"Column", "ColumnKind", "ColumnAppender",
+}
+
+// kindAliases are the support package's types that a package declares
+// under its own name only when one of its fields has the kind, so that a
+// package without them (clrevents) declares no name it does not use; the
+// names are reserved in every package alike.
+var kindAliases = []struct {
+	kind  schema.Kind
+	types []string
+	vars  []string
+}{
+	{schema.KindFileTime, []string{"FileTime"}, []string{"FileTimeOf"}},
+	{schema.KindWBEMSID, []string{"WBEMSID"}, []string{"WBEMSIDOf", "MakeWBEMSID"}},
 }
 
 // aliasVars are the support package's sentinel errors and constructors,
@@ -39,15 +53,22 @@ func (g *pkgIR) shell(f *File, pkg string) {
 	f.Line()
 
 	f.Comment("The support package's types, under this package's name.")
+	types, vars := aliasTypes, aliasVars
+	for _, k := range kindAliases {
+		if g.kinds[k.kind] {
+			types = append(append([]string(nil), types...), k.types...)
+			vars = append(append([]string(nil), vars...), k.vars...)
+		}
+	}
 	var defs []Code
-	for _, t := range aliasTypes {
+	for _, t := range types {
 		defs = append(defs, Id(t).Op("=").Qual(implPkg, t))
 	}
 	f.Type().Defs(defs...)
 	f.Line()
 	f.Comment("The support package's sentinel errors and constructors.")
 	defs = nil
-	for _, v := range aliasVars {
+	for _, v := range vars {
 		defs = append(defs, Id(v).Op("=").Qual(implPkg, v))
 	}
 	f.Var().Defs(defs...)

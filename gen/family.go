@@ -342,7 +342,8 @@ func containsMap(ms []*mapIR, m *mapIR) bool {
 //     are both 10);
 //   - a standard opcode (win:Start, win:Stop, …) says nothing alone, so the
 //     task's name comes first, without "Rundown" as in family keys:
-//     WorkerThreadCreationStart, WorkerThreadRetirementStart; win:Info, or
+//     WorkerThreadCreationStart, WorkerThreadRetirementStart, ThreadDCStart
+//     (win:DC_Start, written as the display name writes it); win:Info, or
 //     no opcode, is the task's name alone;
 //   - an event with neither task nor opcode of its own is its symbol
 //     without _V<n>.
@@ -364,7 +365,8 @@ func kindLabel(le *schema.LEvent) string {
 	if op == "" || op == "win:Info" {
 		return task
 	}
-	return task + strings.TrimPrefix(op, "win:")
+	// As the display name writes a standard opcode: win:DC_Start is DCStart.
+	return task + strings.ReplaceAll(strings.TrimPrefix(op, "win:"), "_", "")
 }
 
 // resolveKinds groups the members by kindLabel; a family with two kinds or

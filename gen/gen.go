@@ -1,7 +1,11 @@
-// Package gen generates the clrevents package from the lowered schema with
-// jennifer: one Go type per (provider, event, version) with its decoder,
-// encoder and JSON/text writers, the enums, the families and the event
-// table, on the runtime package clrimpl.
+// Package gen generates event packages from the lowered schema with
+// jennifer (clrevents from the CLR's manifest, kernelevents from the
+// kernel's MOF classes, or a subset of either): one Go type per (provider,
+// event, version) with its decoder, encoder and JSON/text writers, the
+// enums, the families and the event table, on the runtime package clrimpl.
+// The JSON, text and column forms key each field by its schema name and
+// write the fields a template shows (schema.LTemplate.Shown), in that
+// order.
 //
 // What belongs to one event type is declared in its file, beside the type:
 // its EventInfo, its clrimpl.Descriptor and field writer, its columns and
@@ -46,6 +50,11 @@ type Config struct {
 	// their header ("clrgen generate -events 'GC*' -package gcev -o
 	// gcev"); empty means "go generate".
 	Command string
+	// QuoteTextGUIDs writes GUIDs quoted in the text form (AppendText),
+	// as strings are, the way TraceEvent-style tools and ETW's own event
+	// descriptions write them; clrevents writes them bare. The JSON form
+	// quotes them either way.
+	QuoteTextGUIDs bool
 }
 
 // Header returns the two header lines of every generated file, without the
@@ -69,6 +78,7 @@ func Generate(m *schema.Model, cfg Config) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	ir.quoteGUIDs = cfg.QuoteTextGUIDs
 	if cfg.Package == "" {
 		cfg.Package = "clrevents"
 	}
@@ -232,7 +242,8 @@ func Load(schemaPath, overridesPath string, extra ...string) (*schema.Model, err
 // LoadConfig says what LoadWith reads.
 type LoadConfig struct {
 	// Schema is a YAML schema or a ClrEtwAll.man manifest; "" is the
-	// built-in schema (schema.Builtin).
+	// built-in schema (schema.Builtin), BuiltinKernel the built-in schema
+	// of the kernel's events (schema.BuiltinKernel).
 	Schema string
 	// Extra are schemas of providers the manifest lacks; BuiltinExtra
 	// names the built-in one (schema.BuiltinExtra).
@@ -252,6 +263,7 @@ type LoadConfig struct {
 const (
 	BuiltinExtra     = "builtin:" + schema.BuiltinExtraName
 	BuiltinOverrides = "builtin:" + schema.BuiltinOverridesName
+	BuiltinKernel    = "builtin:" + schema.BuiltinKernelName
 )
 
 // LoadWith reads, corrects, cuts and lowers a schema as cfg says. skipped
@@ -259,9 +271,12 @@ const (
 // naming its file:line and why.
 func LoadWith(cfg LoadConfig) (m *schema.Model, skipped []error, err error) {
 	var s *schema.Schema
-	if cfg.Schema == "" {
+	switch cfg.Schema {
+	case "":
 		s, err = schema.Builtin()
-	} else {
+	case BuiltinKernel:
+		s, err = schema.BuiltinKernel()
+	default:
 		s, err = schema.Load(cfg.Schema)
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,6 +32,7 @@ var goldenCases = []string{
 	"versions",        // V0 → V1 → V2 of one event
 	"map_two_intypes", // one valueMap read as UInt8 and UInt32; a bitMap
 	"family",          // two versions and a rundown event sharing a template key: optional, widened, left-out and map-typed fields, kinds
+	"kernel",          // the kernel's MOF classes: shown names, show, ports, addresses, FILETIME, SizeT, a SID, a padded array, a rest array
 }
 
 const goldenExt = ".golden"
@@ -136,6 +138,14 @@ func TestGoldenCoverage(t *testing.T) {
 			return f.Kind == schema.KindStruct && f.Align == "natural" && f.ElemTail != (schema.Size{})
 		}},
 		{"binary_length", "win:Binary with length=", func(f *schema.LField) bool { return f.Kind == schema.KindBinary && f.Length.Field != nil }},
+		{"kernel", "a rest array", func(f *schema.LField) bool { return f.Count.Rest }},
+		{"kernel", "a port", func(f *schema.LField) bool { return f.Kind == schema.KindPort }},
+		{"kernel", "an IPv4 address", func(f *schema.LField) bool { return f.Kind == schema.KindIPv4 }},
+		{"kernel", "an IPv6 address", func(f *schema.LField) bool { return f.Kind == schema.KindIPv6 }},
+		{"kernel", "a FILETIME", func(f *schema.LField) bool { return f.Kind == schema.KindFileTime }},
+		{"kernel", "a SID", func(f *schema.LField) bool { return f.Kind == schema.KindWBEMSID }},
+		{"kernel", "a padded character array", func(f *schema.LField) bool { return f.Padded() }},
+		{"kernel", "a SizeT", func(f *schema.LField) bool { return f.Kind == schema.KindPointer && !f.Hex }},
 	}
 	for _, c := range checks {
 		if !has(c.c, c.pred) {
@@ -207,12 +217,34 @@ func TestGoldenBuilds(t *testing.T) {
 		files := generateCase(t, filepath.Join("testdata", c))
 		files["roundtrip_test.go"] = roundtrip
 		files["family_test.go"] = familyTest
+		files["rest_test.go"] = restEvents(t, c)
 		pkgs[c] = files
 	}
 	dir := tempModule(t, pkgs)
 	goCmd(t, dir, "build", "-trimpath", "./...")
 	goCmd(t, dir, "vet", "./...")
 	goCmd(t, dir, "test", "-trimpath", "./...")
+}
+
+// restEvents writes, for the round-trip test of a golden case, the
+// events whose last field takes the rest of the payload: a payload cut
+// among its elements decodes, with fewer of them.
+func restEvents(t *testing.T, c string) []byte {
+	m, err := gen.Load(filepath.Join("testdata", c, "schema.yaml"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("package clrevents\n\n// restEvents are the events whose last field takes the rest of the payload.\nvar restEvents = map[string]bool{\n")
+	for _, p := range m.Providers {
+		for _, e := range p.Events {
+			if tp := e.Template; tp != nil && len(tp.Fields) > 0 && tp.Fields[len(tp.Fields)-1].Count.Rest {
+				b.WriteString("\t" + strconv.Quote(e.Symbol) + ": true,\n")
+			}
+		}
+	}
+	b.WriteString("}\n")
+	return []byte(b.String())
 }
 
 // TestGoldenErrors generates from schemas that must be rejected and compares

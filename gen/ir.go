@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	. "github.com/dave/jennifer/jen"
+
 	"github.com/clrgo/clrevents/schema"
 )
 
@@ -15,8 +17,11 @@ import (
 type pkgIR struct {
 	source    string
 	providers []*provIR
-	events    []*eventIR  // table order: provider, id, version
-	families  []*familyIR // by name
+	events    []*eventIR           // table order: provider, id, version
+	families  []*familyIR          // by name
+	kinds     map[schema.Kind]bool // the wire kinds of every field, for the aliases the package needs
+	// quoteGUIDs writes GUIDs quoted in the text form (Config.QuoteTextGUIDs).
+	quoteGUIDs bool
 }
 
 type provIR struct {
@@ -72,6 +77,9 @@ type scopeIR struct {
 	prefix  int         // fields with fixed offsets
 	size    schema.Size // their total size
 	tail    schema.Size // padding after the last field (aligned elements)
+	// shown are the fields the JSON, text and column forms write, in
+	// their order (the template's Shown; every field of an element).
+	shown []*fieldIR
 }
 
 type fieldIR struct {
@@ -92,7 +100,7 @@ type elemIR struct {
 }
 
 func buildIR(m *schema.Model) (*pkgIR, error) {
-	p := &pkgIR{source: m.Source}
+	p := &pkgIR{source: m.Source, kinds: map[schema.Kind]bool{}}
 	var n names
 	n.reserveShell()
 	for i, lp := range m.Providers {
@@ -189,7 +197,9 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 			if le.Template != nil {
 				ev.scope = buildScope(le.Template.Fields, le.Template.PrefixLen, le.Template.PrefixSize,
 					"event "+le.Symbol, g, maps, &n)
+				ev.scope.shown = shownOf(ev.scope, le.Template.Shown)
 			}
+			markKinds(ev.scope, p.kinds)
 			ev.hasPtr = scopeHasPtr(ev.scope)
 			pr.events = append(pr.events, ev)
 			p.events = append(p.events, ev)
@@ -205,6 +215,7 @@ func buildIR(m *schema.Model) (*pkgIR, error) {
 
 func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeName string, maps map[*schema.LMap]*mapIR, n *names) *scopeIR {
 	s := &scopeIR{owner: owner, endsVar: "ends" + typeName, prefix: prefix, size: size}
+	defer func() { s.shown = s.fields }()
 	byLF := map[*schema.LField]*fieldIR{}
 	fieldNames := map[string]*schema.LField{}
 	for _, lf := range fs {
@@ -258,9 +269,36 @@ func buildScope(fs []*schema.LField, prefix int, size schema.Size, owner, typeNa
 	return s
 }
 
+// shownOf is the fields of s that shown (a template's Shown) lists, in
+// its order.
+func shownOf(s *scopeIR, shown []*schema.LField) []*fieldIR {
+	by := map[*schema.LField]*fieldIR{}
+	for _, f := range s.fields {
+		by[f.lf] = f
+	}
+	out := make([]*fieldIR, 0, len(shown))
+	for _, lf := range shown {
+		out = append(out, by[lf])
+	}
+	return out
+}
+
+// markKinds notes the wire kinds of s's fields, elements' included.
+func markKinds(s *scopeIR, kinds map[schema.Kind]bool) {
+	for _, f := range s.fields {
+		kinds[f.lf.Kind] = true
+		if f.elem != nil {
+			markKinds(f.elem.scope, kinds)
+		}
+	}
+}
+
 func scopeHasPtr(s *scopeIR) bool {
 	for _, f := range s.fields {
-		if f.lf.Kind == schema.KindPointer || (f.elem != nil && scopeHasPtr(f.elem.scope)) {
+		switch {
+		case f.lf.Kind == schema.KindPointer, f.lf.Kind == schema.KindWBEMSID:
+			return true
+		case f.elem != nil && scopeHasPtr(f.elem.scope):
 			return true
 		}
 	}
@@ -284,7 +322,7 @@ func goKind(k schema.Kind) string {
 	switch k {
 	case schema.KindUint8:
 		return "uint8"
-	case schema.KindUint16:
+	case schema.KindUint16, schema.KindPort:
 		return "uint16"
 	case schema.KindUint32:
 		return "uint32"
@@ -312,8 +350,25 @@ func goKind(k schema.Kind) string {
 		return "Ansi"
 	case schema.KindBinary:
 		return "Binary"
+	case schema.KindIPv4, schema.KindIPv6:
+		return addrType
+	case schema.KindFileTime:
+		return "FileTime"
+	case schema.KindWBEMSID:
+		return "WBEMSID"
 	}
 	return "invalid"
+}
+
+// addrType is the Go type of a network address field, as goKind names it.
+const addrType = "netip.Addr"
+
+// typeCode is the code of a Go type goKind (or a family) names.
+func typeCode(t string) *Statement {
+	if t == addrType {
+		return Qual("net/netip", "Addr")
+	}
+	return Id(t)
 }
 
 // arrayType is the view type of a count= array of k.

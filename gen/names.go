@@ -120,6 +120,11 @@ func (n *names) reserveShell() {
 	for _, id := range aliasVars {
 		n.used[id] = "the generated package's own " + id + " (clrimpl." + id + ")"
 	}
+	for _, k := range kindAliases {
+		for _, id := range append(append([]string(nil), k.types...), k.vars...) {
+			n.used[id] = "the generated package's own " + id + " (clrimpl." + id + ")"
+		}
+	}
 	for _, l := range schema.StandardLevels {
 		id, _ := standardName(l.Name)
 		n.used["Level"+id] = "the standard level " + l.Name

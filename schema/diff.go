@@ -295,7 +295,9 @@ func diffProvider(pd *ProviderDiff, a, b *Provider) {
 			cmpStr("level", x.Level, y.Level)
 			cmpStr("channel", x.Channel, y.Channel)
 			cmpStr("keywords", keywordMasks(a, x), keywordMasks(b, y))
+			cmpStr("shown under", shownUnder(a, x), shownUnder(b, y))
 			ch = append(ch, diffFields("", templateFields(a, x), templateFields(b, y))...)
+			cmpStr("shown fields", strings.Join(templateShow(a, x), ", "), strings.Join(templateShow(b, y), ", "))
 			if len(ch) > 0 {
 				s.add("events changed", "~ %s (%d v%d): %s", y.Symbol, k.v, k.ve, strings.Join(ch, "; "))
 			}
@@ -356,6 +358,24 @@ func opcodeID(p *Provider, e *Event) string {
 		}
 	}
 	return e.Opcode
+}
+
+// shownUnder is the provider name an event is shown under, where the
+// schema says one (the kernel's classes).
+func shownUnder(p *Provider, e *Event) string {
+	if e.DisplayProvider != "" {
+		return e.DisplayProvider
+	}
+	return p.DisplayName
+}
+
+// templateShow is the fields an event's template shows, where it lists
+// them.
+func templateShow(p *Provider, e *Event) []string {
+	if t := p.Template(e.Template); t != nil {
+		return t.Show
+	}
+	return nil
 }
 
 func templateFields(p *Provider, e *Event) []*Field {
@@ -421,6 +441,9 @@ func fieldType(f *Field) string {
 	}
 	if f.Length != "" {
 		b.WriteString(" length " + f.Length)
+	}
+	if f.Rest {
+		b.WriteString(" rest")
 	}
 	if f.Align != "" {
 		b.WriteString(" align " + f.Align)

@@ -1,6 +1,12 @@
 // Package schema is the model of the CLR event manifest (ClrEtwAll.man): the
 // providers, their events, templates, maps, keywords, tasks and opcodes, as
-// facts a decoder needs.
+// facts a decoder needs. The same model describes the Windows kernel's MOF
+// event classes (kernel.yaml: a provider per class, the opcode as the event
+// ID), with the few things they add: the names TraceEvent shows events and
+// providers under (Provider.DisplayName, Event.DisplayProvider), the fields
+// it shows (Template.Show), arrays that take the rest of the payload
+// (Field.Rest), and their types (ports, addresses, FILETIME, mof:SizeT,
+// mof:Sid, NUL-padded character arrays: InTypes, OutTypes).
 //
 // Begin with LoadYAML, which reads the checked-in schema/clr.yaml (or
 // LoadManifest for the XML manifest); apply the corrections in

@@ -40,7 +40,7 @@ func Parse(name string, data []byte) (*Schema, error) {
 // The checked-in schema, built into every program that imports this package
 // so that clrgen works in any directory.
 //
-//go:embed clr.yaml extra.yaml overrides.yaml
+//go:embed clr.yaml extra.yaml overrides.yaml kernel.yaml
 var builtin embed.FS
 
 // Names of the built-in files, as positions and headers show them.
@@ -48,6 +48,7 @@ const (
 	BuiltinSchemaName    = "clr.yaml"
 	BuiltinExtraName     = "extra.yaml"
 	BuiltinOverridesName = "overrides.yaml"
+	BuiltinKernelName    = "kernel.yaml"
 )
 
 // Builtin returns a fresh copy of the checked-in schema (clr.yaml, imported
@@ -57,6 +58,11 @@ func Builtin() (*Schema, error) { return parseBuiltin(BuiltinSchemaName) }
 // BuiltinExtra returns the checked-in schema of the providers the manifest
 // lacks (extra.yaml: the SampleProfiler and EventPipe providers).
 func BuiltinExtra() (*Schema, error) { return parseBuiltin(BuiltinExtraName) }
+
+// BuiltinKernel returns a fresh copy of the checked-in schema of the
+// Windows kernel's MOF event classes (kernel.yaml), which package
+// kernelevents is generated from.
+func BuiltinKernel() (*Schema, error) { return parseBuiltin(BuiltinKernelName) }
 
 // BuiltinOverrides returns the checked-in corrections (overrides.yaml).
 func BuiltinOverrides() (*Overrides, error) {

@@ -30,10 +30,18 @@ const (
 	KindAnsi   // win:AnsiString: NUL-terminated, or Length bytes
 	KindBinary // win:Binary: Length bytes
 	KindStruct // <struct>
+	// The kinds of the kernel's MOF classes (the manifest's own in- and
+	// out-types where it has them).
+	KindPort     // win:UInt16 with outType win:Port: a port, in network byte order
+	KindIPv4     // win:UInt32 with outType win:IPv4: 4 bytes in network order
+	KindIPv6     // win:Binary of length 16 with outType win:IPv6
+	KindFileTime // win:FILETIME: 100 ns ticks since 1601 (UTC), 8 bytes
+	KindWBEMSID  // mof:Sid: a TOKEN_USER (two pointers) and a SID, or 4 zero bytes for none
 )
 
 var kindNames = [...]string{"invalid", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-	"float32", "float64", "bool", "guid", "pointer", "utf16", "ansi", "binary", "struct"}
+	"float32", "float64", "bool", "guid", "pointer", "utf16", "ansi", "binary", "struct",
+	"port", "ipv4", "ipv6", "filetime", "wbemsid"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -50,6 +58,21 @@ var InTypes = map[string]Kind{
 	"win:Float": KindFloat32, "win:Double": KindFloat64,
 	"win:Boolean": KindBool, "win:GUID": KindGUID, "win:Pointer": KindPointer,
 	"win:UnicodeString": KindUTF16, "win:AnsiString": KindAnsi, "win:Binary": KindBinary,
+	"win:FILETIME": KindFileTime,
+	// The MOF classes' types that manifests have no inType for: a
+	// pointer-sized unsigned number, shown in decimal (extension("SizeT")),
+	// and a user's SID behind a TOKEN_USER (extension("Sid"), TDH's WBEM
+	// SID).
+	"mof:SizeT": KindPointer, "mof:Sid": KindWBEMSID,
+}
+
+// OutTypes maps an (inType, outType) pair that changes the wire kind to
+// that kind: ports and IPv4 addresses are in network byte order, and an
+// IPv6 address is 16 bytes of binary data.
+var OutTypes = map[[2]string]Kind{
+	{"win:UInt16", "win:Port"}: KindPort,
+	{"win:UInt32", "win:IPv4"}: KindIPv4,
+	{"win:Binary", "win:IPv6"}: KindIPv6,
 }
 
 // FixedSize is the wire size of a fixed-size kind (pointer fields count in
@@ -58,13 +81,13 @@ func (k Kind) FixedSize() (s Size, ok bool) {
 	switch k {
 	case KindUint8, KindInt8:
 		return Size{Bytes: 1}, true
-	case KindUint16, KindInt16:
+	case KindUint16, KindInt16, KindPort:
 		return Size{Bytes: 2}, true
-	case KindUint32, KindInt32, KindFloat32, KindBool:
+	case KindUint32, KindInt32, KindFloat32, KindBool, KindIPv4:
 		return Size{Bytes: 4}, true
-	case KindUint64, KindInt64, KindFloat64:
+	case KindUint64, KindInt64, KindFloat64, KindFileTime:
 		return Size{Bytes: 8}, true
-	case KindGUID:
+	case KindGUID, KindIPv6:
 		return Size{Bytes: 16}, true
 	case KindPointer:
 		return Size{Ptrs: 1}, true
@@ -102,11 +125,13 @@ func (s Size) String() string {
 }
 
 // Ref is a count= or length= resolved: a literal number, or a field of the
-// same template or struct that holds it.
+// same template or struct that holds it; or, for a count, the rest of the
+// payload (Field rest).
 type Ref struct {
 	Set   bool
-	Lit   int     // when Field is nil
+	Lit   int     // when Field is nil and Rest is false
 	Field *LField // the field holding the number
+	Rest  bool    // as many elements as the rest of the payload holds
 }
 
 // maxStructDepth bounds struct nesting (the manifests nest one deep).
@@ -144,6 +169,9 @@ type LTemplate struct {
 	// take PrefixSize bytes.
 	PrefixLen  int
 	PrefixSize Size
+	// Shown are the fields the JSON, text and column forms write, in
+	// their order: Fields, unless Template.Show lists others.
+	Shown []*LField
 }
 
 // Variable reports whether the template's size depends on the payload.
@@ -185,6 +213,14 @@ type LField struct {
 // IsArray reports whether the field repeats.
 func (f *LField) IsArray() bool { return f.Count.Set }
 
+// Padded reports whether the field is a string of fixed length (a literal
+// length=): an array of characters, NUL-padded, as the kernel's MOF
+// classes hold names (char16 ComputerName[256]). It is shown up to its
+// first NUL, as TDH and TraceEvent show it; the value keeps every byte.
+func (f *LField) Padded() bool {
+	return (f.Kind == KindUTF16 || f.Kind == KindAnsi) && f.Length.Set && f.Length.Field == nil
+}
+
 // LEvent is an event with its template, task, opcode, level and keywords
 // resolved.
 type LEvent struct {
@@ -200,6 +236,9 @@ type LEvent struct {
 	// win:Info ("GC/Start", "Method/LoadVerbose", "GC/RestartEEStart");
 	// the symbol when the event names no task.
 	DisplayName string
+	// ShownProvider is the provider name the event is shown under: its
+	// DisplayProvider, else its provider's DisplayName, else its name.
+	ShownProvider string
 }
 
 // displayName builds LEvent.DisplayName from the task and opcode messages,
@@ -308,6 +347,7 @@ func lowerProvider(p *Provider, l *errList) *LProvider {
 		dup("template", t.TID, t.Pos)
 		lt := &LTemplate{Template: t}
 		lt.Fields, lt.PrefixLen, lt.PrefixSize = lowerFields(t.Fields, "template "+t.TID, maps, l)
+		lt.Shown = shownFields(lt, l)
 		lp.Templates = append(lp.Templates, lt)
 		templates[t.TID] = lt
 	}
@@ -351,6 +391,13 @@ func lowerProvider(p *Provider, l *errList) *LProvider {
 			le.OpcodeValue = v
 		}
 		le.DisplayName = displayName(e, le.TaskRef)
+		le.ShownProvider = e.DisplayProvider
+		if le.ShownProvider == "" {
+			le.ShownProvider = p.DisplayName
+		}
+		if le.ShownProvider == "" {
+			le.ShownProvider = p.Name
+		}
 		if e.Level != "" {
 			v, ok := standardLevel(e.Level)
 			if !ok {
@@ -429,8 +476,13 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 			if !ok {
 				l.add(f.Pos, fw, "unknown inType %q", f.InType)
 			}
+			if ok2, known := OutTypes[[2]string{f.InType, f.OutType}]; known {
+				k = ok2
+			} else if isAddressOut(f.OutType) {
+				l.add(f.Pos, fw, "outType %s on inType %s: it goes with %s", f.OutType, f.InType, addressInType(f.OutType))
+			}
 			lf.Kind = k
-			lf.Hex = k == KindPointer || strings.HasPrefix(f.OutType, "win:HexInt") || strings.HasPrefix(f.InType, "win:HexInt")
+			lf.Hex = k == KindPointer && f.InType != "mof:SizeT" || strings.HasPrefix(f.OutType, "win:HexInt") || strings.HasPrefix(f.InType, "win:HexInt")
 		}
 
 		if f.Map != "" {
@@ -454,19 +506,40 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 			lf.Count = Ref{} // count="1" is a scalar
 		}
 		lf.Length = resolveRef(f.Length, "length", lf, fw, byName, l)
-		if lf.Length.Set {
+		if f.Rest {
+			switch {
+			case f.Count != "":
+				l.add(f.Pos, fw, "rest and count= both say how many elements there are")
+			case i != len(fs)-1:
+				l.add(f.Pos, fw, "rest takes the rest of the payload, so it must be the last field")
+			case strings.Contains(owner, ": struct "):
+				l.add(f.Pos, fw, "rest in a struct: only a template's last field can take the rest of the payload")
+			default:
+				lf.Count = Ref{Set: true, Rest: true}
+			}
+		}
+		switch {
+		case lf.Kind == KindIPv6:
+			if !lf.Length.Set || lf.Length.Field != nil || lf.Length.Lit != 16 {
+				l.add(f.Pos, fw, "an IPv6 address (outType win:IPv6) is win:Binary of length 16")
+			}
+			lf.Length = Ref{}
+		case lf.Length.Set:
 			switch lf.Kind {
 			case KindUTF16, KindAnsi, KindBinary:
 			default:
 				l.add(f.Pos, fw, "length= on a %s field", lf.Kind)
 			}
-		} else if lf.Kind == KindBinary {
+		case lf.Kind == KindBinary:
 			l.add(f.Pos, fw, "win:Binary needs length=")
 		}
 		if lf.Count.Set && lf.Kind != KindStruct {
 			if _, ok := lf.Kind.FixedSize(); !ok && lf.Kind != KindInvalid {
 				l.add(f.Pos, fw, "count= on a %s field is not supported", lf.Kind)
 			}
+		}
+		if lf.Count.Rest && lf.Kind == KindStruct {
+			l.add(f.Pos, fw, "rest on a struct is not supported: only arrays of fixed-size values take the rest of the payload")
 		}
 
 		// Size.
@@ -487,7 +560,7 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 		switch {
 		case !lf.Count.Set:
 			lf.Fixed, lf.Size = oneFixed, one
-		case lf.Count.Field == nil:
+		case lf.Count.Field == nil && !lf.Count.Rest:
 			lf.Fixed, lf.Size = oneFixed, one.Mul(lf.Count.Lit)
 		}
 		if f.Name != "" {
@@ -569,6 +642,48 @@ func alignNatural(lf *LField, fw string, l *errList) {
 	lf.ElemSize, lf.ElemTail = size, tail
 }
 
+// isAddressOut reports whether an outType is one that changes the wire
+// kind (OutTypes) with the right inType.
+func isAddressOut(out string) bool { return addressInType(out) != "" }
+
+// addressInType is the inType an address or port outType goes with.
+func addressInType(out string) string {
+	for k := range OutTypes {
+		if k[1] == out {
+			return k[0]
+		}
+	}
+	return ""
+}
+
+// shownFields resolves a template's Show: the fields it names, in its
+// order, each once; every field when it is empty.
+func shownFields(t *LTemplate, l *errList) []*LField {
+	if len(t.Show) == 0 {
+		return t.Fields
+	}
+	what := "template " + t.TID
+	byName := map[string]*LField{}
+	for _, f := range t.Fields {
+		byName[f.Name] = f
+	}
+	seen := map[string]bool{}
+	out := make([]*LField, 0, len(t.Show))
+	for _, n := range t.Show {
+		f := byName[n]
+		switch {
+		case f == nil:
+			l.add(t.Pos, what, "show names %q, which is no field of the template", n)
+		case seen[n]:
+			l.add(t.Pos, what, "show names %q twice", n)
+		default:
+			out = append(out, f)
+		}
+		seen[n] = true
+	}
+	return out
+}
+
 // widerKind reports whether integer kind a is wider than b.
 func widerKind(a, b Kind) bool {
 	sa, _ := a.FixedSize()
@@ -641,7 +756,7 @@ func checkTexts(s *Schema, l *errList) {
 		}
 	}
 	for _, p := range s.Providers {
-		check(p.Pos, "provider", p.Name, p.GUID, p.Symbol)
+		check(p.Pos, "provider", p.Name, p.GUID, p.Symbol, p.DisplayName)
 		for _, k := range p.Keywords {
 			check(k.Pos, "keyword", k.Name, k.Symbol)
 		}
@@ -658,11 +773,11 @@ func checkTexts(s *Schema, l *errList) {
 			}
 		}
 		for _, t := range p.Templates {
-			check(t.Pos, "template", t.TID)
+			check(t.Pos, "template", append([]string{t.TID}, t.Show...)...)
 			fields("template "+t.TID, t.Fields)
 		}
 		for _, e := range p.Events {
-			check(e.Pos, "event", append([]string{e.Symbol, e.Task, e.Opcode, e.Level, e.Channel, e.Template, e.GoName}, e.Keywords...)...)
+			check(e.Pos, "event", append([]string{e.Symbol, e.Task, e.Opcode, e.Level, e.Channel, e.Template, e.GoName, e.DisplayProvider}, e.Keywords...)...)
 		}
 	}
 }

@@ -38,6 +38,11 @@ type Provider struct {
 	Name   string `yaml:"name"`
 	GUID   string `yaml:"guid"` // canonical lower-case form without braces
 	Symbol string `yaml:"symbol"`
+	// DisplayName, when set, is the provider name events of the provider
+	// are shown under, where it is not Name: TraceEvent shows every event
+	// class of the Windows kernel under "Windows Kernel", while each class
+	// is a provider of its own here (its GUID). Manifests never set it.
+	DisplayName string `yaml:"displayName,omitempty"`
 
 	Keywords  []*Keyword  `yaml:"keywords,omitempty"`
 	Tasks     []*Task     `yaml:"tasks,omitempty"`
@@ -114,7 +119,14 @@ type Template struct {
 	// FamilyKey). Manifests never set it; an override does, where the
 	// derived name would clash.
 	FamilyName string `yaml:"familyName,omitempty"`
-	Pos        Pos    `yaml:"-"`
+	// Show, when set, lists the fields an event's JSON, text and column
+	// forms write, in that order: the fields TraceEvent shows (its
+	// PayloadNames), where those are not every field in wire order. The
+	// fields it leaves out are still decoded and encoded. Manifests never
+	// set it; the kernel's MOF classes do, where TraceEvent shows a few
+	// fields of a larger layout, or one out of wire order.
+	Show []string `yaml:"show,omitempty,flow"`
+	Pos  Pos      `yaml:"-"`
 }
 
 var familyVersion = regexp.MustCompile(`_V[0-9]+$`)
@@ -145,7 +157,12 @@ type Field struct {
 	// each field at a multiple of its size (a pointer's for pointers), the
 	// element padded to its widest field. Manifests never say it; an
 	// override does, where the runtime writes raw structs.
-	Align  string   `yaml:"align,omitempty"`
+	Align string `yaml:"align,omitempty"`
+	// Rest makes the field an array of as many whole elements as the rest
+	// of the payload holds (the frames of a kernel stack walk event): it
+	// ends the template, and bytes past its last whole element are left
+	// over. Manifests never set it; the kernel's MOF classes do.
+	Rest   bool     `yaml:"rest,omitempty"`
 	Fields []*Field `yaml:"fields,omitempty"`
 	Pos    Pos      `yaml:"-"`
 }
@@ -165,7 +182,12 @@ type Event struct {
 	// naming rule derives from Symbol. Manifests never set it; an override
 	// does, where two symbols would make the same Go name.
 	GoName string `yaml:"goName,omitempty"`
-	Pos    Pos    `yaml:"-"`
+	// DisplayProvider, when set, is the provider name this event is shown
+	// under, where it is not its provider's (DisplayName, else Name):
+	// TraceEvent shows the few kernel events it decodes by their MOF
+	// description under "MSNT_SystemTrace". Manifests never set it.
+	DisplayProvider string `yaml:"displayProvider,omitempty"`
+	Pos             Pos    `yaml:"-"`
 }
 
 // StandardLevels are the win: levels every manifest may name.

@@ -291,7 +291,7 @@ func schemaNode(s *Schema) *yaml.Node {
 }
 
 func providerNode(p *Provider) *yaml.Node {
-	kv := kvs(nil, "name", p.Name, "guid", p.GUID, "symbol", p.Symbol)
+	kv := kvs(nil, "name", p.Name, "guid", p.GUID, "symbol", p.Symbol, "displayName", p.DisplayName)
 	if len(p.Keywords) > 0 {
 		ks := seq()
 		for _, k := range p.Keywords {
@@ -328,7 +328,16 @@ func providerNode(p *Provider) *yaml.Node {
 	if len(p.Templates) > 0 {
 		ts := seq()
 		for _, t := range p.Templates {
-			ts.Content = append(ts.Content, mapping(false, kvs(nil, "tid", t.TID, "familyName", t.FamilyName, "fields", fieldsNode(t.Fields))...))
+			tk := kvs(nil, "tid", t.TID, "familyName", t.FamilyName)
+			if len(t.Show) > 0 {
+				sh := seq()
+				sh.Style = yaml.FlowStyle
+				for _, n := range t.Show {
+					sh.Content = append(sh.Content, str(n))
+				}
+				tk = kvs(tk, "show", sh)
+			}
+			ts.Content = append(ts.Content, mapping(false, kvs(tk, "fields", fieldsNode(t.Fields))...))
 		}
 		kv = kvs(kv, "templates", ts)
 	}
@@ -345,7 +354,7 @@ func providerNode(p *Provider) *yaml.Node {
 				}
 				ek = kvs(ek, "keywords", ks)
 			}
-			ek = kvs(ek, "channel", e.Channel, "template", e.Template)
+			ek = kvs(ek, "channel", e.Channel, "template", e.Template, "displayProvider", e.DisplayProvider)
 			es.Content = append(es.Content, mapping(true, ek...))
 		}
 		kv = kvs(kv, "events", es)
@@ -358,6 +367,9 @@ func fieldsNode(fs []*Field) *yaml.Node {
 	for _, f := range fs {
 		kv := kvs(nil, "name", f.Name, "inType", f.InType, "outType", f.OutType, "map", f.Map,
 			"count", f.Count, "length", f.Length)
+		if f.Rest {
+			kv = append(kv, str("rest"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
 		if f.Struct {
 			kv = append(kv, str("struct"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 			kv = kvs(kv, "align", f.Align)

@@ -18,7 +18,7 @@ import (
 var generateCommand = &command{
 	name:    "generate",
 	summary: "generate a package of typed decoders (*_gen.go) from the schema, or a subset of it",
-	usage:   "generate [-schema FILE] [-extra FILE|none]... [-overrides FILE|none] [-strict] [-providers GLOB]... [-events GLOB]... [-keywords MASK] [-package NAME] [-o DIR] [-tests] [-command TEXT] [-v]",
+	usage:   "generate [-schema FILE] [-extra FILE|none]... [-overrides FILE|none] [-strict] [-providers GLOB]... [-events GLOB]... [-keywords MASK] [-package NAME] [-o DIR] [-tests] [-quote-text-guids] [-command TEXT] [-v]",
 	run:     runGenerate,
 }
 
@@ -29,10 +29,12 @@ var generateCommand = &command{
 //
 // With no -schema it generates from the schema built into clrgen (the
 // checked-in schema/clr.yaml, schema/extra.yaml and schema/overrides.yaml),
-// so it works in any directory.
+// so it works in any directory; -schema builtin:kernel.yaml is the built-in
+// schema of the Windows kernel's events (schema/kernel.yaml), which has no
+// extra schema or overrides of its own.
 func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags(c, stderr)
-	schemaPath := fs.String("schema", "", "the schema: a YAML schema or a ClrEtwAll.man manifest (default: the one built into clrgen)")
+	schemaPath := fs.String("schema", "", "the schema: a YAML schema or a ClrEtwAll.man manifest (default: the one built into clrgen); builtin:kernel.yaml for the Windows kernel's events")
 	extra := pathList{gen.BuiltinExtra}
 	fs.Var(&extra, "extra", "a schema of providers the manifest lacks, in the YAML format; repeatable; none for none (default: the built-in SampleProfiler and EventPipe providers)")
 	overrides := fs.String("overrides", gen.BuiltinOverrides, "corrections to apply; none for none (default: the built-in ones)")
@@ -44,6 +46,7 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "clrevents", "the package folder to write")
 	pkg := fs.String("package", "", "the package name (default: the last element of -o)")
 	tests := fs.Bool("tests", false, "also write the generated sample-value test file")
+	quoteGUIDs := fs.Bool("quote-text-guids", false, "write GUIDs quoted in the text form, as TraceEvent-style tools show them (the kernel's events)")
 	verbose := fs.Bool("v", false, "report what was written and the figures")
 	command := fs.String("command", "", "the command the files' header names as the way to regenerate them (default: this clrgen command line)")
 	if st, done := parseFlags(fs, args); done {
@@ -94,7 +97,7 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 		return inputError(stderr, err)
 	}
 	src := gen.Sources(cfg.Schema, cfg.Overrides, cfg.Extra...)
-	files, err := gen.Generate(m, gen.Config{Package: name, Sources: src, Tests: *tests, Command: headerCommand(*command, args)})
+	files, err := gen.Generate(m, gen.Config{Package: name, Sources: src, Tests: *tests, QuoteTextGUIDs: *quoteGUIDs, Command: headerCommand(*command, args)})
 	var fe *gen.FormatError
 	if errors.As(err, &fe) {
 		broken := filepath.Join(*out, fe.File+".broken")

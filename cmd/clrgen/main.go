@@ -22,6 +22,12 @@
 //	//go:generate go tool clrgen generate -providers "*DotNETRuntime" -events "GC*" -package gcev -o .
 //
 // makes gcev, on go generate, a package of just the runtime's GC events.
+// The Windows kernel's events are a schema of their own, also built in:
+//
+//	clrgen generate -schema builtin:kernel.yaml -extra none -overrides none -quote-text-guids -events 'Process*,Thread*' -package kev -o kev
+//
+// makes kev, the kernel's process and thread events (package kernelevents
+// holds them all).
 //
 // Exit status: 0 on success, 1 when an input fails to load (the error names
 // file:line), 2 on a usage error. diff exits as diff(1) does: 0 when the

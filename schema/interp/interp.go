@@ -1,5 +1,6 @@
-// Package interp is a reference decoder for CLR event payloads that
-// interprets the lowered schema at run time instead of generating code.
+// Package interp is a reference decoder for event payloads (the CLR's, the
+// Windows kernel's) that interprets the lowered schema at run time instead
+// of generating code.
 //
 // Begin with New, given the lowered Model of a schema (schema.Lower, or
 // gen.Load, which reads a schema file and applies an overrides file), then
@@ -219,7 +220,7 @@ func newScope(fs []*schema.LField, prefix int, size schema.Size, enums map[*sche
 
 func hasPtr(s *scope) bool {
 	for _, f := range s.fields {
-		if f.lf.Kind == schema.KindPointer || (f.elem != nil && hasPtr(f.elem)) {
+		if f.lf.Kind == schema.KindPointer || f.lf.Kind == schema.KindWBEMSID || (f.elem != nil && hasPtr(f.elem)) {
 			return true
 		}
 	}
@@ -329,6 +330,19 @@ func decodeScope(s *scope, b []byte, ptrSize int) ([]Value, int, *fieldErr) {
 		lf := f.lf
 		name := lf.Name
 		switch {
+		case lf.Count.Rest:
+			// As many whole elements as the rest of the payload holds.
+			unit := elemSize(f, ptrSize)
+			n := (len(b) - off) / unit * unit
+			out[i] = readFixed(f, b[off:off+n], ptrSize)
+			off += n
+		case lf.Kind == schema.KindWBEMSID:
+			n, ok := wbemSIDLen(b, off, ptrSize)
+			if !ok {
+				return nil, 0, &fieldErr{name, off, ErrShortPayload}
+			}
+			out[i] = Value{f: f, Field: lf, Kind: lf.Kind, Raw: b[off : off+n : off+n], ptrSize: ptrSize}
+			off += n
 		case f.elem != nil && !lf.ElemFixed:
 			cnt := countOf(lf.Count, out)
 			if _, ok := arrayLen(b, off, cnt, f.elemMin); !ok {
@@ -403,6 +417,24 @@ func decodeScope(s *scope, b []byte, ptrSize int) ([]Value, int, *fieldErr) {
 	return out, off, nil
 }
 
+// wbemSIDLen measures a mof:Sid at off: 4 zero bytes for none, else a
+// TOKEN_USER of two pointers, then a SID of 8 bytes and 4 a
+// sub-authority (their count in its second byte).
+func wbemSIDLen(b []byte, off, ptrSize int) (int, bool) {
+	if len(b)-off < 4 {
+		return 0, false
+	}
+	if binary.LittleEndian.Uint32(b[off:]) == 0 {
+		return 4, true
+	}
+	n := 2*ptrSize + 8
+	if len(b)-off < n {
+		return 0, false
+	}
+	n += 4 * int(b[off+2*ptrSize+1])
+	return n, len(b)-off >= n
+}
+
 // elemSize is the wire size of one element of an array field.
 func elemSize(f *field, ptrSize int) int {
 	if f.elem != nil {
@@ -462,7 +494,7 @@ func readFixed(f *field, w []byte, ptrSize int) Value {
 	case lf.Kind == schema.KindUTF16:
 		v.Raw = w[: len(w)&^1 : len(w)&^1]
 		return v
-	case lf.Kind == schema.KindAnsi || lf.Kind == schema.KindBinary:
+	case lf.Kind == schema.KindAnsi || lf.Kind == schema.KindBinary || lf.Kind == schema.KindIPv4 || lf.Kind == schema.KindIPv6:
 		v.Raw = w[:len(w):len(w)]
 		return v
 	}
@@ -509,11 +541,15 @@ func setScalar(v *Value, k schema.Kind, w []byte, ptrSize int) {
 		} else {
 			v.Uint = le.Uint64(w)
 		}
+	case schema.KindPort:
+		v.Uint = uint64(binary.BigEndian.Uint16(w))
+	case schema.KindFileTime:
+		v.Int = int64(le.Uint64(w))
 	}
 	switch k {
-	case schema.KindInt8, schema.KindInt16, schema.KindInt32, schema.KindInt64:
+	case schema.KindInt8, schema.KindInt16, schema.KindInt32, schema.KindInt64, schema.KindFileTime:
 		v.Uint = uint64(v.Int)
-	case schema.KindUint8, schema.KindUint16, schema.KindUint32, schema.KindUint64:
+	case schema.KindUint8, schema.KindUint16, schema.KindUint32, schema.KindUint64, schema.KindPort:
 		v.Int = int64(v.Uint)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/netip"
 	"sort"
 	"strconv"
+	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -17,10 +19,14 @@ import (
 // Value is a decoded event, struct element or field. Which members are set
 // depends on Kind:
 //
-//   - integers, pointers and booleans: Uint holds uint64 of the Go value
-//     (sign-extended for signed kinds; 0 or 1 for a boolean; for a field
-//     bound to a map, the value converted to the map's type first, as the
-//     generated enum type holds it); Int holds the signed value.
+//   - integers, pointers, ports and booleans: Uint holds uint64 of the Go
+//     value (sign-extended for signed kinds; 0 or 1 for a boolean; for a
+//     field bound to a map, the value converted to the map's type first,
+//     as the generated enum type holds it; a port in host order); Int
+//     holds the signed value.
+//   - FILETIMEs: Int, the 100 ns ticks since 1601.
+//   - addresses and SIDs: Raw, their wire bytes (a SID's TOKEN_USER
+//     included).
 //   - floats: Float (a win:Float widened to float64).
 //   - GUIDs: GUID, in wire layout.
 //   - strings and blobs: Raw, the bytes without terminator (UTF-16LE for
@@ -88,7 +94,8 @@ func (v *Value) Index(i int) Value {
 	return e
 }
 
-// GoName is the field's name in the generated Go types and in JSON.
+// GoName is the field's name in the generated Go types (JSON keys a field
+// by its schema name, Field.Name).
 func (v *Value) GoName() string {
 	if v.f == nil {
 		return ""
@@ -152,26 +159,44 @@ func (v *Value) EnumName() (names []string, ok bool) {
 }
 
 // AppendJSON appends v as JSON, byte for byte what the generated
-// AppendJSON writes: an event or element as an object keyed by Go field
-// names in wire order, map-bound values by name, hex fields and pointers
-// as "0x…" strings, blobs as hex, GUIDs in canonical form.
+// AppendJSON writes: an event or element as an object keyed by the fields'
+// schema names, in wire order or the order its template shows them in
+// (only those), map-bound values by name, hex fields and pointers as
+// "0x…" strings, blobs as hex, GUIDs in canonical form, addresses, times
+// and SIDs as strings.
 func (v *Value) AppendJSON(dst []byte) []byte { return v.appendJSON(dst) }
+
+// shown are the fields of an event or element the JSON writes, in order.
+func (v *Value) shown() []*Value {
+	out := make([]*Value, 0, len(v.Fields))
+	if v.Event != nil && v.Event.Template != nil && len(v.Event.Template.Show) > 0 {
+		for _, lf := range v.Event.Template.Shown {
+			out = append(out, &v.Fields[lf.Index])
+		}
+		return out
+	}
+	for i := range v.Fields {
+		out = append(out, &v.Fields[i])
+	}
+	return out
+}
 
 func (v *Value) appendJSON(dst []byte) []byte {
 	if v.Field == nil || (v.Kind == schema.KindStruct && v.Fields != nil) {
 		// An event or a struct element.
-		if len(v.Fields) == 0 {
+		fs := v.shown()
+		if len(fs) == 0 {
 			return append(dst, "{}"...)
 		}
-		for i := range v.Fields {
+		for i, f := range fs {
 			if i == 0 {
 				dst = append(dst, '{')
 			} else {
 				dst = append(dst, ',')
 			}
-			dst = jsonString(dst, v.Fields[i].f.goName)
+			dst = jsonString(dst, f.Field.Name)
 			dst = append(dst, ':')
-			dst = v.Fields[i].appendJSON(dst)
+			dst = f.appendJSON(dst)
 		}
 		return append(dst, '}')
 	}
@@ -238,9 +263,30 @@ func (v *Value) appendScalar(dst []byte, hex bool, en *enum) []byte {
 	case schema.KindGUID:
 		return append(dst, `"`+guidString(v.GUID)+`"`...)
 	case schema.KindUTF16:
-		return jsonString(dst, utf16String(v.Raw))
+		raw := v.Raw
+		if v.Field != nil && v.Field.Padded() {
+			raw = trimNUL(raw, 2)
+		}
+		return jsonString(dst, utf16String(raw))
 	case schema.KindAnsi:
-		return jsonString(dst, ansiString(v.Raw))
+		raw := v.Raw
+		if v.Field != nil && v.Field.Padded() {
+			raw = trimNUL(raw, 1)
+		}
+		return jsonString(dst, ansiString(raw))
+	case schema.KindPort:
+		return strconv.AppendUint(dst, v.Uint, 10)
+	case schema.KindIPv4, schema.KindIPv6:
+		a, _ := netip.AddrFromSlice(v.Raw)
+		return append(dst, `"`+a.String()+`"`...)
+	case schema.KindFileTime:
+		t := time.Time{}
+		if v.Int != 0 {
+			t = time.Unix(v.Int/1e7-11644473600, v.Int%1e7*100).UTC()
+		}
+		return append(dst, `"`+t.Format(time.RFC3339Nano)+`"`...)
+	case schema.KindWBEMSID:
+		return append(dst, `"`+sidString(v.Raw, v.ptrSize)+`"`...)
 	case schema.KindBinary:
 		if len(v.Raw) == 0 {
 			return append(dst, `""`...)
@@ -248,6 +294,35 @@ func (v *Value) appendScalar(dst []byte, hex bool, en *enum) []byte {
 		return append(dst, fmt.Sprintf(`"0x%x"`, v.Raw)...)
 	}
 	return append(dst, "null"...)
+}
+
+// trimNUL cuts a fixed character array (of unit-byte characters) at its
+// first NUL character.
+func trimNUL(b []byte, unit int) []byte {
+	for i := 0; i+unit <= len(b); i += unit {
+		if b[i] == 0 && b[i+unit-1] == 0 {
+			return b[:i]
+		}
+	}
+	return b
+}
+
+// sidString is the "S-1-5-…" form of a mof:Sid's SID (after its TOKEN_USER),
+// "" when there is none.
+func sidString(b []byte, ptrSize int) string {
+	if len(b) < 2*ptrSize+8 {
+		return ""
+	}
+	sid := b[2*ptrSize:]
+	var auth uint64
+	for _, c := range sid[2:8] {
+		auth = auth<<8 | uint64(c)
+	}
+	s := fmt.Sprintf("S-%d-%d", sid[0], auth)
+	for k := 8; k+4 <= len(sid); k += 4 {
+		s += fmt.Sprintf("-%d", binary.LittleEndian.Uint32(sid[k:]))
+	}
+	return s
 }
 
 // appendText is the generated enum's AppendText.
