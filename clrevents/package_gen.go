@@ -5,11 +5,11 @@ package clrevents
 
 import clrimpl "github.com/clrgo/clrevents/clrimpl"
 
-// This code was generated for version 1 of clrimpl: it does not compile
+// This code was generated for version 2 of clrimpl: it does not compile
 // with a clrimpl too old or too new for it (see clrimpl.GenVersion).
 const (
-	_ = clrimpl.RuntimeTooOld(clrimpl.MaxVersion - 1)       // update github.com/clrgo/clrevents, or regenerate with the clrgen of the one you build with
-	_ = clrimpl.GeneratedCodeTooOld(1 - clrimpl.MinVersion) // regenerate with the clrgen of the github.com/clrgo/clrevents you build with
+	_ = clrimpl.RuntimeTooOld(clrimpl.MaxVersion - 2)       // update github.com/clrgo/clrevents, or regenerate with the clrgen of the one you build with
+	_ = clrimpl.GeneratedCodeTooOld(2 - clrimpl.MinVersion) // regenerate with the clrgen of the github.com/clrgo/clrevents you build with
 )
 
 // pkgName is the package's name, as its errors give it.

@@ -29,7 +29,7 @@ package clrimpl
 const (
 	// GenVersion is the version of the code this module's clrgen
 	// generates.
-	GenVersion = 1
+	GenVersion = 2
 	// MinVersion is the oldest version of generated code this clrimpl
 	// supports.
 	MinVersion = 1

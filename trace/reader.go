@@ -459,12 +459,15 @@ func (r *Reader) resolveGUID(g clrimpl.GUID) *resolved {
 		}
 	}
 	res := &resolved{}
-	if provs := r.providers("", g); len(provs) > 0 {
-		res.provs, res.provider = provs, r.providerName(provs[0])
-	} else if k := kernelGroupOf(g); k != nil {
+	// The kernel logger's classes and KernelTraceControl's first: their
+	// events are named, and their processes and threads found, by the
+	// kernel's rules, whatever table (kernelevents) also describes them.
+	if k := kernelGroupOf(g); k != nil {
 		res.kernel, res.provider = k, kernelProvider
 	} else if name, ok := otherProviders[g]; ok {
 		res.provider, res.class = name, otherClasses[g]
+	} else if provs := r.providers("", g); len(provs) > 0 {
+		res.provs, res.provider = provs, r.providerName(provs[0])
 	} else if name, ok := r.descs.ProviderName(g); ok {
 		res.provider = name
 	} else {
