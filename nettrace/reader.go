@@ -850,6 +850,25 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		return start + hs, start + int(total), nil, nil
 	}
 	// Compressed header.
+	if rem >= maxCompressedHeader {
+		if p, ok := h.compressedFast(b[start:start+maxCompressedHeader], r.ver == 6); ok {
+			p += start
+			if int64(h.payloadSize) <= int64(len(b)-p) {
+				return p, p + int(h.payloadSize), nil, nil
+			}
+			return 0, 0, nil, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-p)
+		}
+	}
+	payload, end, err = r.compressedHeader(start)
+	return payload, end, nil, err
+}
+
+// compressedHeader decodes the compressed event header at r.blk[start:]
+// into r.hdr, checking every read: near the end of the block, and where
+// compressedFast gives up.
+func (r *Reader) compressedHeader(start int) (payload, end int, err error) {
+	b := r.blk
+	h := &r.hdr
 	c := cursor{b: b, i: start}
 	flags := c.u8()
 	if flags&1 != 0 {
@@ -887,14 +906,138 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 	}
 	if c.bad {
 		if c.why != "" {
-			return 0, 0, nil, r.hdrErr(start, "%s", c.why)
+			return 0, 0, r.hdrErr(start, "%s", c.why)
 		}
-		return 0, 0, nil, r.hdrErr(start, "compressed header runs past the end of the block")
+		return 0, 0, r.hdrErr(start, "compressed header runs past the end of the block")
 	}
 	if int64(h.payloadSize) > int64(len(b)-c.i) {
-		return 0, 0, nil, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-c.i)
+		return 0, 0, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-c.i)
 	}
-	return c.i, c.i + int(h.payloadSize), nil, nil
+	return c.i, c.i + int(h.payloadSize), nil
+}
+
+// maxCompressedHeader bounds a compressed event header: the flags byte,
+// eight varints of at most 10 bytes and two GUIDs.
+const maxCompressedHeader = 1 + 8*10 + 2*16
+
+// compressedFast decodes the compressed event header at the start of b,
+// which holds maxCompressedHeader bytes, so that no read can run past it,
+// into h, and returns the payload's offset in b. It gives up (ok false,
+// h untouched) on a varint that overflows, leaving the error to the
+// careful decoder; it does not check the payload size.
+//
+// Each varint's first byte is tested in line: most values (metadata IDs,
+// payload sizes, many timestamp deltas) fit in it.
+func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
+	b = b[:maxCompressedHeader]
+	flags := b[0]
+	i := 1
+	metaID, seq, capture, proc := h.metaID, h.seq, h.captureThreadID, h.proc
+	var v uint64
+	if flags&1 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		metaID = uint32(v)
+	}
+	if flags&2 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		seq += uint32(v) + 1
+		if capture, i = uint64(b[i]), i+1; capture >= 0x80 {
+			if capture, i = varintLong(b, i-1); i < 0 {
+				return 0, false
+			}
+		}
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		proc = uint32(v)
+	} else if metaID != 0 {
+		seq++
+	}
+	thread := h.threadID
+	if flags&4 != 0 {
+		if thread, i = uint64(b[i]), i+1; thread >= 0x80 {
+			if thread, i = varintLong(b, i-1); i < 0 {
+				return 0, false
+			}
+		}
+	}
+	stack := h.stackID
+	if flags&8 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		stack = uint32(v)
+	}
+	dt := uint64(b[i])
+	i++
+	if dt >= 0x80 {
+		if dt, i = varintLong(b, i-1); i < 0 {
+			return 0, false
+		}
+	}
+	label := h.labelID
+	act, rel := -1, -1
+	if v6 {
+		if flags&16 != 0 {
+			if v, i = uint64(b[i]), i+1; v >= 0x80 {
+				if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+					return 0, false
+				}
+			}
+			label = uint32(v)
+		}
+	} else {
+		if flags&16 != 0 {
+			act, i = i, i+16
+		}
+		if flags&32 != 0 {
+			rel, i = i, i+16
+		}
+	}
+	size := h.payloadSize
+	if flags&128 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		size = uint32(v)
+	}
+	h.metaID, h.seq, h.captureThreadID, h.proc = metaID, seq, capture, proc
+	h.threadID, h.stackID, h.labelID, h.payloadSize = thread, stack, label, size
+	h.ts += int64(dt)
+	h.sorted = flags&64 != 0
+	if act >= 0 {
+		h.activity = clrevents.GUID(b[act : act+16])
+	}
+	if rel >= 0 {
+		h.related = clrevents.GUID(b[rel : rel+16])
+	}
+	return i, true
+}
+
+// varintLong decodes the LEB128 value at b[i:], where at least 10 bytes
+// remain; it returns the index after it, or -1 and a value that does not
+// fit 32 bits when the value does not end within 10 bytes or overflows 64
+// bits.
+func varintLong(b []byte, i int) (uint64, int) {
+	v, n := uvarint(b[i : i+10])
+	if n <= 0 {
+		return 1 << 63, -1
+	}
+	return v, i + n
 }
 
 func (r *Reader) hdrErr(at int, format string, args ...any) error {
