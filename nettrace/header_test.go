@@ -1,10 +1,13 @@
 package nettrace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestCompressedFast: the compressed header decoder that reads without
@@ -102,5 +105,47 @@ func TestCompressedFast(t *testing.T) {
 			t.Fatalf("case %d (V%d, %d bytes from %d): fast %d %d %v %+v\ncareful %d %d %v %+v\n% x",
 				i, ver, len(blk)-start, start, p1, e1, err1, fast.hdr, p2, e2, err2, careful.hdr, b)
 		}
+	}
+}
+
+// TestEventTime: Time, computed when asked for, is the sync time plus the
+// timestamp's distance from it in both orders, stays right in a copy of
+// the Event after the Reader has moved on, and is the zero Time for an
+// Event no Reader made.
+func TestEventTime(t *testing.T) {
+	data := loadTrace(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	for _, o := range []Order{FileOrder, TimeOrder} {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOrder(o)
+		info := r.Info()
+		var prev Event
+		n := 0
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := info.SyncTime.Add(time.Duration(float64(e.Timestamp-info.SyncTimeQPC) * 1e9 / float64(info.QPCFrequency)))
+			if d := e.Time().Sub(want); d < -time.Microsecond || d > time.Microsecond || e.Time().Location() != time.UTC {
+				t.Fatalf("%v: event at %d: Time %v, want %v", o, e.Offset, e.Time(), want)
+			}
+			if n > 0 && !prev.Time().Equal(info.TicksToTime(prev.Timestamp)) {
+				t.Fatalf("%v: a copy of the event at %d: Time %v after the next Next, want %v", o, prev.Offset, prev.Time(), info.TicksToTime(prev.Timestamp))
+			}
+			prev = *e
+			n++
+		}
+		if n != 105540 {
+			t.Fatalf("%v: %d events, want 105540", o, n)
+		}
+	}
+	if tm := (&Event{Timestamp: 5}).Time(); !tm.IsZero() {
+		t.Errorf("Time of an Event no Reader made: %v, want the zero Time", tm)
 	}
 }

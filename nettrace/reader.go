@@ -138,6 +138,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		threads: make(map[uint64]*Thread),
 		labels:  make(map[uint32]*LabelList),
 	}
+	rd.ev.info = &rd.info
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}
@@ -1100,7 +1101,6 @@ func (r *Reader) decodeEvent() (bool, error) {
 	ev.SequenceNumber = h.seq
 	ev.IsSorted = h.sorted
 	ev.Timestamp = h.ts
-	ev.Time = r.info.TicksToTime(h.ts)
 	ev.ActivityID = h.activity
 	ev.RelatedActivityID = h.related
 	ev.StackID = h.stackID

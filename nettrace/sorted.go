@@ -231,7 +231,6 @@ func (r *Reader) release(i int32) *Event {
 	ev.SequenceNumber = h.seq
 	ev.IsSorted = h.sorted
 	ev.Timestamp = h.ts
-	ev.Time = r.info.TicksToTime(h.ts)
 	ev.StackID = h.sid
 	if h.ext == 0 {
 		ev.Version = m.Version

@@ -168,8 +168,9 @@ type Event struct {
 	SequenceNumber  uint32 // per capture thread; 0 before V4
 	IsSorted        bool   // the header's IsSorted flag (V4+)
 
-	Timestamp int64     // raw ticks (QPC on Windows, ns on Linux/macOS)
-	Time      time.Time // wall clock from Timestamp and the trace's sync time
+	// Timestamp is the raw clock value, in ticks: QPC on Windows,
+	// nanoseconds on Linux and macOS. Time converts it.
+	Timestamp int64
 
 	// ActivityID and RelatedActivityID are from the event header (V1–V5)
 	// or the event's label list (V6); zero when absent.
@@ -193,6 +194,20 @@ type Event struct {
 	Thread *Thread
 	// Labels is the V6 label list the event refers to; nil when none.
 	Labels *LabelList
+
+	// info is the trace's, for Time.
+	info *TraceInfo
+}
+
+// Time is the event's wall-clock time (UTC), from Timestamp and the
+// trace's sync time and clock frequency (TraceInfo.TicksToTime). It is
+// computed when asked for: ordering events needs only Timestamp. For an
+// Event that no Reader made, it is the zero Time.
+func (e *Event) Time() time.Time {
+	if e.info == nil {
+		return time.Time{}
+	}
+	return e.info.TicksToTime(e.Timestamp)
 }
 
 // Metadata describes one kind of event: its provider, ID, version, name and
