@@ -91,24 +91,32 @@ func setup() (*env, error) {
 		}
 		e.files[trace20] = p
 	}
-	if len(e.files) > 0 {
-		e.clrdump = filepath.Join(e.tmp, "clrdump")
-		cmd := exec.Command("go", "build", "-o", e.clrdump, "./cmd/clrdump")
-		cmd.Dir = root
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("building clrdump: %v", err)
-		}
-		if p, err := exec.LookPath("/usr/bin/time"); err == nil && exec.Command(p, "-f", "%M", "-o", os.DevNull, "true").Run() == nil {
-			e.gnuTime = p
-		} else {
-			e.skipped = append(e.skipped, "peak RSS of the parquet rows: no GNU time at /usr/bin/time")
-		}
-	}
 	return e, nil
 }
 
 func (e *env) cleanup() { os.RemoveAll(e.tmp) }
+
+// buildClrdump builds the clrdump command of the checkout, for the
+// whole-process rows, once.
+func (e *env) buildClrdump() error {
+	if e.clrdump != "" {
+		return nil
+	}
+	p := filepath.Join(e.tmp, "clrdump")
+	cmd := exec.Command("go", "build", "-o", p, "./cmd/clrdump")
+	cmd.Dir = e.root
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building clrdump: %v", err)
+	}
+	e.clrdump = p
+	if t, err := exec.LookPath("/usr/bin/time"); err == nil && exec.Command(t, "-f", "%M", "-o", os.DevNull, "true").Run() == nil {
+		e.gnuTime = t
+	} else {
+		e.skipped = append(e.skipped, "peak RSS of the parquet rows: no GNU time at /usr/bin/time")
+	}
+	return nil
+}
 
 // peerDir is the directory of the peer module in the module cache.
 func peerDir() (string, error) {

@@ -140,6 +140,14 @@ func main() {
 	if len(rows) == 0 {
 		fatalf("no rows to run")
 	}
+	for _, r := range rows {
+		if r.a.proc != nil || r.b.proc != nil {
+			if err := env.buildClrdump(); err != nil {
+				fatalf("%v", err)
+			}
+			break
+		}
+	}
 	if *cpuprof != "" {
 		runProfile(rows)
 		return

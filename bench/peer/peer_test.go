@@ -54,6 +54,11 @@ func TestRowsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.cleanup()
+	if !testing.Short() {
+		if err := e.buildClrdump(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, r := range e.rows() {
 		for _, s := range []side{r.a, r.b} {
 			if s.proc != nil {
