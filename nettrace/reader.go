@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strconv"
 	"time"
@@ -924,11 +925,14 @@ const maxCompressedHeader = 1 + 8*10 + 2*16
 // compressedFast decodes the compressed event header at the start of b,
 // which holds maxCompressedHeader bytes, so that no read can run past it,
 // into h, and returns the payload's offset in b. It gives up (ok false,
-// h untouched) on a varint that overflows, leaving the error to the
-// careful decoder; it does not check the payload size.
+// h untouched) on a varint longer than 8 bytes or too large for its
+// field, leaving the header to the careful decoder; it does not check the
+// payload size.
 //
-// Each varint's first byte is tested in line: most values (metadata IDs,
-// payload sizes, many timestamp deltas) fit in it.
+// The varints that are mostly one byte (metadata IDs, sequence number
+// deltas, processor numbers, stack IDs, payload sizes) have their first
+// byte tested in line; thread IDs and timestamp deltas, mostly two to four
+// bytes long, go straight to varintLong.
 func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
 	b = b[:maxCompressedHeader]
 	flags := b[0]
@@ -950,10 +954,8 @@ func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
 			}
 		}
 		seq += uint32(v) + 1
-		if capture, i = uint64(b[i]), i+1; capture >= 0x80 {
-			if capture, i = varintLong(b, i-1); i < 0 {
-				return 0, false
-			}
+		if capture, i = varintLong(b, i); i < 0 {
+			return 0, false
 		}
 		if v, i = uint64(b[i]), i+1; v >= 0x80 {
 			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
@@ -966,10 +968,8 @@ func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
 	}
 	thread := h.threadID
 	if flags&4 != 0 {
-		if thread, i = uint64(b[i]), i+1; thread >= 0x80 {
-			if thread, i = varintLong(b, i-1); i < 0 {
-				return 0, false
-			}
+		if thread, i = varintLong(b, i); i < 0 {
+			return 0, false
 		}
 	}
 	stack := h.stackID
@@ -981,12 +981,9 @@ func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
 		}
 		stack = uint32(v)
 	}
-	dt := uint64(b[i])
-	i++
-	if dt >= 0x80 {
-		if dt, i = varintLong(b, i-1); i < 0 {
-			return 0, false
-		}
+	dt, i := varintLong(b, i)
+	if i < 0 {
+		return 0, false
 	}
 	label := h.labelID
 	act, rel := -1, -1
@@ -1029,16 +1026,27 @@ func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
 	return i, true
 }
 
-// varintLong decodes the LEB128 value at b[i:], where at least 10 bytes
-// remain; it returns the index after it, or -1 and a value that does not
-// fit 32 bits when the value does not end within 10 bytes or overflows 64
-// bits.
+// varintLong decodes the LEB128 value at b[i:], where at least 8 bytes
+// remain, and returns the index after it. A value of up to 8 bytes is
+// found without a branch on its length: the terminator is the lowest byte
+// of the 8 with its top bit clear, and the 7-bit groups up to it are
+// gathered by masks and shifts. For a longer one (a value of 2^56 or more: in
+// practice a negative timestamp delta) it returns -1 and a value that does
+// not fit 32 bits, and compressedFast leaves the header to the careful
+// decoder.
 func varintLong(b []byte, i int) (uint64, int) {
-	v, n := uvarint(b[i : i+10])
-	if n <= 0 {
+	w := binary.LittleEndian.Uint64(b[i:])
+	m := ^w & 0x8080808080808080
+	if m == 0 {
 		return 1 << 63, -1
 	}
-	return v, i + n
+	// m^(m-1): the bits up to the terminator's top bit.
+	w &= (m ^ (m - 1)) & 0x7f7f7f7f7f7f7f7f
+	// Close the gaps: 7-bit groups into 14-bit, 28-bit, then 56-bit ones.
+	w = w&0x007f007f007f007f | w>>1&0x3f803f803f803f80
+	w = w&0x00003fff00003fff | w>>2&0x0fffc0000fffc000
+	w = w&0x000000000fffffff | w>>4&0x00fffffff0000000
+	return w, i + bits.TrailingZeros64(m)>>3 + 1
 }
 
 func (r *Reader) hdrErr(at int, format string, args ...any) error {
