@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestCompressedFast: the compressed header decoder that reads without
@@ -147,5 +148,12 @@ func TestEventTime(t *testing.T) {
 	}
 	if tm := (&Event{Timestamp: 5}).Time(); !tm.IsZero() {
 		t.Errorf("Time of an Event no Reader made: %v, want the zero Time", tm)
+	}
+}
+
+// TestHeldRecSize: a held event (time order) fills one cache line.
+func TestHeldRecSize(t *testing.T) {
+	if n := unsafe.Sizeof(heldRec{}); n != 64 {
+		t.Errorf("heldRec is %d bytes, want 64", n)
 	}
 }

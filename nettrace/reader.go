@@ -63,6 +63,13 @@ type evHeader struct {
 
 type stackRef struct{ off, n uint32 }
 
+// provider is a provider name as the reader keeps it, once, and the GUID
+// EventSource derives from it.
+type provider struct {
+	name string
+	guid clrevents.GUID
+}
+
 // Reader reads events from an EventPipe trace, one at a time, in file order.
 // It is not safe for concurrent use.
 type Reader struct {
@@ -75,8 +82,8 @@ type Reader struct {
 	err error // sticky
 
 	meta     map[uint32]*Metadata
-	metaByID []*Metadata // small IDs (V3+): meta without a map lookup
-	guids    map[string]clrevents.GUID
+	metaByID []*Metadata         // small IDs (V3+): meta without a map lookup
+	guids    map[string]provider // by provider name
 
 	// The current block or object.
 	blk       []byte
@@ -134,7 +141,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{
 		s:       newStream(r),
 		meta:    make(map[uint32]*Metadata),
-		guids:   make(map[string]clrevents.GUID),
+		guids:   make(map[string]provider),
 		stacks:  make(map[uint32]stackRef),
 		threads: make(map[uint64]*Thread),
 		labels:  make(map[uint32]*LabelList),
@@ -1093,15 +1100,13 @@ func (r *Reader) decodeEvent() (bool, error) {
 	ev := &r.ev
 	ev.Offset = off
 	ev.MetadataID = h.metaID
-	ev.Metadata = m
-	ev.Provider = m.Provider
+	ev.setMeta(m)
 	ev.ProviderGUID = m.ProviderGUID
 	ev.ID = m.EventID
 	ev.Version = m.Version
 	ev.Level = m.Level
 	ev.Opcode = m.Opcode
 	ev.Keywords = m.Keywords
-	ev.Name = m.Name
 	ev.ThreadID = h.threadID
 	ev.CaptureThreadID = h.captureThreadID
 	ev.ProcessID = uint64(r.info.ProcessID)
@@ -1113,9 +1118,8 @@ func (r *Reader) decodeEvent() (bool, error) {
 	ev.RelatedActivityID = h.related
 	ev.StackID = h.stackID
 	ev.Payload = payload
-	ev.Thread = nil
-	ev.Labels = nil
-	ev.Stack = ev.Stack[:0]
+	ev.setThread(nil, nil)
+	var st []uint64
 	if r.ver <= 3 {
 		ev.StackID = 0
 		ps := r.info.PointerSize
@@ -1123,21 +1127,22 @@ func (r *Reader) decodeEvent() (bool, error) {
 			return false, as(classRecord, r.errf(ErrFormat, "event", off, "stack of %d bytes is not a whole number of %d-byte pointers", len(stack), ps))
 		}
 		r.stackBuf = appendIPs(r.stackBuf[:0], stack, ps)
-		ev.Stack = r.stackBuf
+		st = r.stackBuf
 	} else if h.stackID != 0 {
 		if i := h.stackID - r.stackBase; h.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
 			s := r.stackRefs[i]
-			ev.Stack = r.ips[s.off : s.off+s.n : s.off+s.n]
+			st = r.ips[s.off : s.off+s.n : s.off+s.n]
 		} else if s, ok := r.stacks[h.stackID]; ok {
-			ev.Stack = r.ips[s.off : s.off+s.n : s.off+s.n]
+			st = r.ips[s.off : s.off+s.n : s.off+s.n]
 		}
 	}
+	ev.setStack(st)
 	if r.ver == 6 {
 		t := r.threads[h.threadID]
 		if t == nil {
 			return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to thread index %d, which is not defined", h.threadID))
 		}
-		ev.Thread = t
+		ev.setThread(t, nil)
 		ev.ThreadID = t.ThreadID
 		if t.ProcessID != 0 {
 			ev.ProcessID = t.ProcessID
@@ -1153,7 +1158,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 			if l == nil {
 				return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to label list %d, which is not defined", h.labelID))
 			}
-			ev.Labels = l
+			ev.setThread(t, l)
 			ev.ActivityID = l.ActivityID
 			ev.RelatedActivityID = l.RelatedActivityID
 			l.override(&ev.Opcode, &ev.Level, &ev.Version, &ev.Keywords)
@@ -1184,13 +1189,18 @@ func (r *Reader) metaErr(err error, recOff int64, payloadAt int) error {
 }
 
 func (r *Reader) addMetadata(m *Metadata) {
-	if m.ProviderGUID.IsZero() && m.Provider != "" {
-		g, ok := r.guids[m.Provider]
+	if m.Provider != "" {
+		// One string per provider name, so that the events of a provider
+		// share it (Event.setMeta).
+		p, ok := r.guids[m.Provider]
 		if !ok {
-			g = ProviderGUID(m.Provider)
-			r.guids[m.Provider] = g
+			p = provider{name: m.Provider, guid: ProviderGUID(m.Provider)}
+			r.guids[m.Provider] = p
 		}
-		m.ProviderGUID = g
+		m.Provider = p.name
+		if m.ProviderGUID.IsZero() {
+			m.ProviderGUID = p.guid
+		}
 	}
 	r.meta[m.ID] = m
 	// IDs are small and dense from V3 on (V1/V2 use stream offsets, which

@@ -3,6 +3,7 @@ package nettrace
 import (
 	"math/bits"
 	"time"
+	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
 )
@@ -197,6 +198,47 @@ type Event struct {
 
 	// info is the trace's, for Time.
 	info *TraceInfo
+}
+
+// The setters below write a field only when its value changes: while the
+// garbage collector marks, each pointer written costs a write barrier,
+// and most events share their metadata's strings, their thread and label
+// list, and often their stack, with the event before.
+
+// setMeta sets Metadata, Provider and Name from m.
+func (e *Event) setMeta(m *Metadata) {
+	if e.Metadata != m {
+		e.Metadata = m
+	}
+	if !sameString(e.Provider, m.Provider) {
+		e.Provider = m.Provider
+	}
+	if !sameString(e.Name, m.Name) {
+		e.Name = m.Name
+	}
+}
+
+// setThread sets Thread and Labels.
+func (e *Event) setThread(t *Thread, l *LabelList) {
+	if e.Thread != t {
+		e.Thread = t
+	}
+	if e.Labels != l {
+		e.Labels = l
+	}
+}
+
+// setStack sets Stack to s; an empty s leaves an empty Stack as it is
+// (nil or not).
+func (e *Event) setStack(s []uint64) {
+	if len(s) != len(e.Stack) || len(s) > 0 && (&s[0] != &e.Stack[0] || cap(s) != cap(e.Stack)) {
+		e.Stack = s
+	}
+}
+
+// sameString says whether a and b are the same string in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // Time is the event's wall-clock time (UTC), from Timestamp and the
