@@ -230,7 +230,17 @@ func (r *Reader) wrap(err error) error {
 
 func (r *Reader) fromNetTrace(e *nettrace.Event) {
 	res := r.resolveMeta(e)
-	r.ev = Event{r: r, res: res, info: res.info, nt: e}
+	// Only what changes is written: of an EventPipe reader's Event, only
+	// res and info (from one kind of event to another) and nt (the format
+	// reader hands out one Event). While the GC marks, each pointer
+	// written costs a write barrier.
+	ev := &r.ev
+	if ev.res != res {
+		ev.res, ev.info = res, res.info
+	}
+	if ev.nt != e {
+		ev.nt = e
+	}
 }
 
 // resolveMeta maps an EventPipe event to the schema through its metadata
