@@ -56,6 +56,7 @@ type evHeader struct {
 	ts              int64
 	activity        clrevents.GUID
 	related         clrevents.GUID
+	ids             bool // activity or related is not zero
 	labelID         uint32
 	payloadSize     uint32
 	sorted          bool
@@ -813,6 +814,7 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		h.ts = int64(binary.LittleEndian.Uint64(e[12:]))
 		copy(h.activity[:], e[20:36])
 		copy(h.related[:], e[36:52])
+		h.ids = !h.activity.IsZero() || !h.related.IsZero()
 		h.payloadSize = binary.LittleEndian.Uint32(e[52:])
 		end = start + int(total)
 		payload = start + hs
@@ -851,6 +853,7 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		} else {
 			copy(h.activity[:], e[44:60])
 			copy(h.related[:], e[60:76])
+			h.ids = !h.activity.IsZero() || !h.related.IsZero()
 			h.payloadSize = binary.LittleEndian.Uint32(e[76:])
 		}
 		if int64(h.payloadSize) > total-int64(hs) || total > int64(rem) {
@@ -907,6 +910,9 @@ func (r *Reader) compressedHeader(start int) (payload, end int, err error) {
 		}
 		if flags&32 != 0 {
 			h.related = c.guid()
+		}
+		if flags&48 != 0 {
+			h.ids = !h.activity.IsZero() || !h.related.IsZero()
 		}
 	}
 	h.sorted = flags&64 != 0
@@ -1029,6 +1035,9 @@ func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
 	}
 	if rel >= 0 {
 		h.related = clrevents.GUID(b[rel : rel+16])
+	}
+	if act >= 0 || rel >= 0 {
+		h.ids = !h.activity.IsZero() || !h.related.IsZero()
 	}
 	return i, true
 }

@@ -68,9 +68,9 @@ func (r *Reader) SetLowLatency(on bool) { r.lowLatency = on }
 // merges the runs with a heap keyed by (timestamp, arrival index): the same
 // order as a stable sort by timestamp, without sorting.
 type sortState struct {
-	chunks [][]heldRec // the held events, recChunk to a chunk, never moved
-	n      int32       // how many are held
-	runs   []mergeRun  // the merge heap; a run is a range of held events
+	recs []heldRec  // the held events: recs[:n]
+	n    int32      // how many are held
+	runs []mergeRun // the merge heap; a run is a range of held events
 
 	metas   []*Metadata // the stretch's metadata; heldRec.meta indexes it
 	metaPos []uint32    // metadata ID → index+1 in metas (a hint, checked)
@@ -103,8 +103,6 @@ type sortState struct {
 	carryMeta   *Metadata
 	carryWriter writer
 }
-
-const recChunk = 1 << 11
 
 // heldRec is one held event, without pointers, in one 64-byte cache line.
 // Name, provider and event ID, version, level, opcode and keywords come
@@ -164,15 +162,15 @@ func (a *mergeRun) less(b *mergeRun) bool {
 }
 
 // rec returns held event i.
-func (s *sortState) rec(i int32) *heldRec { return &s.chunks[i/recChunk][i%recChunk] }
+func (s *sortState) rec(i int32) *heldRec { return &s.recs[i] }
 
 // add appends a held event and returns it, for the caller to fill in.
 func (s *sortState) add() *heldRec {
-	c := int(s.n / recChunk)
-	if c == len(s.chunks) {
-		s.chunks = append(s.chunks, make([]heldRec, recChunk))
+	if int(s.n) == len(s.recs) {
+		s.recs = append(s.recs, heldRec{})
+		s.recs = s.recs[:cap(s.recs)]
 	}
-	h := &s.chunks[c][s.n%recChunk]
+	h := &s.recs[s.n]
 	s.n++
 	return h
 }
@@ -500,7 +498,7 @@ func (r *Reader) holdRecord() error {
 		}
 		s.exts = append(s.exts, x)
 		ext = int32(len(s.exts))
-	} else if !hd.activity.IsZero() || !hd.related.IsZero() {
+	} else if hd.ids {
 		s.exts = append(s.exts, heldExt{
 			activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
 			keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
