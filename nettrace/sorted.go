@@ -68,9 +68,9 @@ func (r *Reader) SetLowLatency(on bool) { r.lowLatency = on }
 // merges the runs with a heap keyed by (timestamp, arrival index): the same
 // order as a stable sort by timestamp, without sorting.
 type sortState struct {
-	recs []heldRec  // the held events: recs[:n]
-	n    int32      // how many are held
-	runs []mergeRun // the merge heap; a run is a range of held events
+	chunks []*[recChunk]heldRec // the held events, recChunk to a chunk
+	n      int32                // how many are held
+	runs   []mergeRun           // the merge heap; a run is a range of held events
 
 	metas   []*Metadata // the stretch's metadata; heldRec.meta indexes it
 	metaPos []uint32    // metadata ID → index+1 in metas (a hint, checked)
@@ -162,15 +162,21 @@ func (a *mergeRun) less(b *mergeRun) bool {
 }
 
 // rec returns held event i.
-func (s *sortState) rec(i int32) *heldRec { return &s.recs[i] }
+func (s *sortState) rec(i int32) *heldRec {
+	return &s.chunks[uint32(i)/recChunk][uint32(i)%recChunk]
+}
+
+// recChunk is how many held events a chunk holds (128 KiB): chunks are
+// added as a stretch needs them and kept for the next, never copied.
+const recChunk = 1 << 11
 
 // add appends a held event and returns it, for the caller to fill in.
 func (s *sortState) add() *heldRec {
-	if int(s.n) == len(s.recs) {
-		s.recs = append(s.recs, heldRec{})
-		s.recs = s.recs[:cap(s.recs)]
+	c := uint32(s.n) / recChunk
+	if int(c) == len(s.chunks) {
+		s.chunks = append(s.chunks, new([recChunk]heldRec))
 	}
-	h := &s.recs[s.n]
+	h := &s.chunks[c][uint32(s.n)%recChunk]
 	s.n++
 	return h
 }
@@ -296,7 +302,7 @@ func (r *Reader) startStretch() {
 	if s.carry {
 		c := s.add()
 		*c = s.carryRec
-		c.meta = s.metaIndex(s.carryMeta)
+		c.meta = s.metaIndex(s.carryMeta.ID, s.carryMeta)
 		c.writer = s.writerIndex(s.carryWriter.capture, s.carryWriter.proc)
 		if c.ext != 0 {
 			s.exts = append(s.exts, s.carryExt)
@@ -510,7 +516,7 @@ func (r *Reader) holdRecord() error {
 	h.thread = thread
 	h.seq = hd.seq
 	h.writer = s.writerIndex(capture, hd.proc)
-	h.meta = s.metaIndex(m)
+	h.meta = s.metaIndex(hd.metaID, m) // m.ID, without touching m
 	h.sid = hd.stackID
 	h.payOff, h.payLen = uint32(p), hd.payloadSize
 	h.stkOff, h.stkLen = 0, 0
@@ -530,17 +536,17 @@ func (r *Reader) holdRecord() error {
 	return nil
 }
 
-// metaIndex returns m's index in metas, adding it if needed.
-func (s *sortState) metaIndex(m *Metadata) uint32 {
-	if m.ID < 1<<16 {
-		if int(m.ID) >= len(s.metaPos) {
-			s.metaPos = append(s.metaPos, make([]uint32, int(m.ID)+1-len(s.metaPos))...)
+// metaIndex returns m's index in metas, adding it if needed; id is m.ID.
+func (s *sortState) metaIndex(id uint32, m *Metadata) uint32 {
+	if id < 1<<16 {
+		if int(id) >= len(s.metaPos) {
+			s.metaPos = append(s.metaPos, make([]uint32, int(id)+1-len(s.metaPos))...)
 		}
-		if p := s.metaPos[m.ID]; p != 0 && int(p) <= len(s.metas) && s.metas[p-1] == m {
+		if p := s.metaPos[id]; p != 0 && int(p) <= len(s.metas) && s.metas[p-1] == m {
 			return p - 1
 		}
 		s.metas = append(s.metas, m)
-		s.metaPos[m.ID] = uint32(len(s.metas))
+		s.metaPos[id] = uint32(len(s.metas))
 		return uint32(len(s.metas) - 1)
 	}
 	for i, x := range s.metas {
