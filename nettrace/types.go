@@ -209,12 +209,12 @@ type Event struct {
 func (e *Event) setMeta(m *Metadata) {
 	if e.Metadata != m {
 		e.Metadata = m
-	}
-	if !sameString(e.Provider, m.Provider) {
-		e.Provider = m.Provider
-	}
-	if !sameString(e.Name, m.Name) {
-		e.Name = m.Name
+		if !sameString(e.Provider, m.Provider) {
+			e.Provider = m.Provider
+		}
+		if !sameString(e.Name, m.Name) {
+			e.Name = m.Name
+		}
 	}
 }
 
