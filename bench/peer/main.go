@@ -250,9 +250,12 @@ func runProfile(rows []*row) {
 		if s.run == nil {
 			continue
 		}
-		for t0 := time.Now(); time.Since(t0) < *profFor; {
+		passes := 0
+		c0 := cputime()
+		for t0 := time.Now(); time.Since(t0) < *profFor; passes++ {
 			sink += s.run()
 		}
+		fmt.Fprintf(os.Stderr, "%s, %s: %d passes, %.3f ms of CPU each\n", r.key(), s.label, passes, (cputime()-c0).Seconds()*1e3/float64(passes))
 	}
 	pprof.StopCPUProfile()
 	if err := f.Close(); err != nil {
