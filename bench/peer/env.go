@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ type env struct {
 	tmp     string
 	traces  map[string][]byte // in memory, unzipped
 	files   map[string]string // unzipped, for whole processes
+	self    string            // this program, run as a child by the whole-process rows
 	clrdump string
 	gnuTime string // GNU time, for peak RSS; "" when absent
 	skipped []string
@@ -50,6 +52,9 @@ func setup() (*env, error) {
 		sh = filepath.Join(root, "..", "shared", "fixtures", "traces")
 	}
 	e := &env{root: root, traces: map[string][]byte{}, files: map[string]string{}}
+	if e.self, err = os.Executable(); err != nil {
+		return nil, err
+	}
 	e.commit = "unknown commit"
 	if out, err := exec.Command("git", "-C", root, "describe", "--always", "--dirty").Output(); err == nil {
 		e.commit = strings.TrimSpace(string(out))
@@ -65,6 +70,9 @@ func setup() (*env, error) {
 			return
 		}
 		e.traces[name] = data
+		if !strings.HasSuffix(path, ".zip") {
+			e.files[name] = path
+		}
 	}
 	add(trace30, filepath.Join(root, "testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"))
 	add(traceSingle, filepath.Join(root, "testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"))
@@ -170,6 +178,19 @@ func (e *env) rows() []*row {
 			&row{name: "peer-handlers", trace: t, a: side{"peer-all", func() uint64 { return peerAll(data).sum() }, nil}, b: peer},
 		)
 	}
+	for _, t := range []string{trace30, traceWebapp, traceSingle} {
+		f, ok := e.files[t]
+		if !ok {
+			continue
+		}
+		child := func(what string) side {
+			return side{what, nil, func() (time.Duration, int64) { return e.childRun(what, f) }}
+		}
+		rows = append(rows,
+			&row{name: "process-time-order", trace: t, a: child("ours-time"), b: child("peer")},
+			&row{name: "process-file-order", trace: t, a: child("ours-file"), b: child("peer")},
+		)
+	}
 	for _, t := range []string{traceSingle, traceWebapp} {
 		data, ok := e.traces[t]
 		if !ok {
@@ -238,6 +259,44 @@ func (e *env) clrdumpRun(format, f string) (time.Duration, int64) {
 		}
 	}
 	return ps.UserTime() + ps.SystemTime(), rss
+}
+
+// childRun runs this program as a child that reads trace file f once
+// (childMain) and returns the child's CPU time, user and system.
+func (e *env) childRun(what, f string) (time.Duration, int64) {
+	cmd := exec.Command(e.self, "-child", what, f)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		fatalf("%s -child %s %s: %v\n%s", e.self, what, f, err, stderr.Bytes())
+	}
+	ps := cmd.ProcessState
+	return ps.UserTime() + ps.SystemTime(), 0
+}
+
+// childMain is the child of the whole-process rows: it reads the trace
+// file once from disk through a buffered reader, as its side does in
+// memory, and exits.
+func childMain(what, name string) {
+	f, err := os.Open(name)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer f.Close()
+	var h headers
+	switch what {
+	case "ours-time":
+		h = ourHeadersFrom(f, trace.TimeOrder)
+	case "ours-file":
+		h = ourHeadersFrom(f, trace.FileOrder)
+	case "peer":
+		h = peerEventsFrom(bufio.NewReaderSize(f, 64<<10))
+	default:
+		fatalf("-child %q: want ours-time, ours-file or peer", what)
+	}
+	if h.events == 0 {
+		fatalf("-child %s %s: no events", what, name)
+	}
 }
 
 // ourProfile builds the CPU profile of an EventPipe trace as clrdump

@@ -38,6 +38,11 @@
 //     input once).
 //   - nettrace-time / peer and nettrace-file / peer: the format reader,
 //     package nettrace, alone.
+//   - process-time-order / peer and process-file-order / peer: the same
+//     as whole processes, this program run as a child (-child) that reads
+//     the trace file once from disk, through a buffered reader for the
+//     peer; CPU time of the child. Start-up (about the same for both
+//     sides, the same binary) is counted.
 //   - profile peer / ours: the peer's SampleProfiler (its Samples, the
 //     folded stacks) against profile.Build with Kind CPU and Folded, the
 //     reader in file order, as clrdump -profile cpu reads EventPipe.
@@ -90,6 +95,7 @@ var (
 	profSide = flag.String("side", "a", "with -cpuprofile: the side to profile, a or b")
 	profFor  = flag.Duration("for", 5*time.Second, "with -cpuprofile: how long to run each selected row")
 	list     = flag.Bool("list", false, "list the rows and exit")
+	child    = flag.String("child", "", "read the trace file given as the argument once, as side ours-time, ours-file or peer, and exit (the whole-process rows run this program so)")
 )
 
 // side is one half of a row: a pass in this process (run) or a child
@@ -118,6 +124,13 @@ var sink uint64
 func main() {
 	flag.Parse()
 	runtime.GOMAXPROCS(1)
+	if *child != "" {
+		if flag.NArg() != 1 {
+			fatalf("-child needs one trace file")
+		}
+		childMain(*child, flag.Arg(0))
+		return
+	}
 	env, err := setup()
 	if err != nil {
 		fatalf("%v", err)

@@ -1,11 +1,23 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"testing"
 
 	"github.com/clrgo/clrevents/trace"
 )
+
+// TestMain lets the test binary be the child of the whole-process rows,
+// as the program is.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if *child != "" {
+		childMain(*child, flag.Arg(0))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
 
 // TestSameEvents: on every trace at hand, both readers (and both orders
 // of ours, and the format reader alone) see the same events with the same

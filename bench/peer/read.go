@@ -24,7 +24,12 @@ func (h headers) sum() uint64 { return h.events + h.ts + h.tid + h.payload + h.i
 // ourHeaders reads every event of an EventPipe trace through package trace
 // in order o, with the header fields a consumer looks at.
 func ourHeaders(data []byte, o trace.Order) headers {
-	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(o))
+	return ourHeadersFrom(bytes.NewReader(data), o)
+}
+
+// ourHeadersFrom is ourHeaders reading from in.
+func ourHeadersFrom(in io.Reader, o trace.Order) headers {
+	r, err := trace.NewReader(in, trace.WithOrder(o))
 	if err != nil {
 		fatalf("ours: %v", err)
 	}
@@ -186,7 +191,12 @@ func sumWords1(b []byte) uint64 {
 // header (it then neither parses metadata, stack nor sequence point
 // blocks), and so the hardest comparison for us.
 func peerEvents(data []byte) headers {
-	s := dnettrace.NewStream(bytes.NewReader(data))
+	return peerEventsFrom(bytes.NewReader(data))
+}
+
+// peerEventsFrom is peerEvents reading from in.
+func peerEventsFrom(in io.Reader) headers {
+	s := dnettrace.NewStream(in)
 	if _, err := s.Open(); err != nil {
 		fatalf("peer: %v", err)
 	}
