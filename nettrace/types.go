@@ -139,7 +139,9 @@ func (ti *TraceInfo) ticksToNanos(ticks int64) int64 {
 // slice in it (Payload, Stack), are valid only until the next call to Next.
 // Strings and the Metadata, Thread and Labels pointers stay valid for as long
 // as the caller keeps them (they are not reused), but Metadata, Thread and
-// Labels are shared and must not be modified.
+// Labels are shared and must not be modified. The Event itself is the
+// Reader's: do not write to it (copy it to change it), since the Reader
+// writes only the fields that change from one event to the next.
 type Event struct {
 	// Offset is the byte offset of the event record (its header) in the
 	// decompressed stream.
