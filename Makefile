@@ -1,7 +1,7 @@
 # clrevents: the .NET runtime's event stream for Go.
 GO ?= go
 
-.PHONY: all build generate check-generate test test-short bench bench-smoke fuzz vet demo
+.PHONY: all build generate check-generate test test-short bench bench-peer bench-smoke fuzz vet demo
 
 all: check-generate vet test
 
@@ -30,6 +30,12 @@ test-short:
 
 bench:
 	GO=$(GO) sh bench/run
+
+# Issue 27's ratios against the Go peer, pyroscope-io/dotnetdiag, both
+# readers in one binary (bench/peer, a module of its own; see
+# BENCHMARKS.md). PEERFLAGS passes flags, e.g. PEERFLAGS='-rounds 31'.
+bench-peer:
+	cd bench/peer && $(GO) run . $(PEERFLAGS)
 
 # Every benchmark once: a benchmark that fails or panics is caught in CI, not
 # the next time someone measures.

@@ -232,7 +232,11 @@ func (r *Reader) recover(err error) error {
 			r.cut = nil
 			r.addDamage(Damage{Block: e.Block, Offset: at, Length: int64(p), Events: -1, Err: e})
 			r.s.unread(r.blk[fault+p:])
-			r.pos, r.inEvents = len(r.blk), false
+			// The block is used up, but stays the current one until the
+			// reader moves on: in time order, events held from it point
+			// into it, and moving on keeps it for them (retireBlock)
+			// instead of reading the next block over it.
+			r.pos = len(r.blk)
 			r.endTag = false
 			return nil
 		}

@@ -69,9 +69,11 @@
 // every slice in it (Payload, Stack), are valid only until the next call to
 // Next. Copy what you need to keep. Strings (Provider, Name) and the
 // Metadata, Thread and Labels pointers are never reused and may be kept,
-// but are shared: do not modify them. In steady state Next does not
-// allocate; it allocates only when new metadata, stack, thread or label
-// blocks arrive, or when a block is larger than any seen before.
+// but are shared: do not modify them, nor the Event (Next writes only
+// the fields that change from one event to the next). In steady state
+// Next does not allocate; it allocates only when new metadata, stack,
+// thread or label blocks arrive, or when a block is larger than any seen
+// before.
 //
 // # Live streams
 //

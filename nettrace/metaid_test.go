@@ -3,15 +3,13 @@ package nettrace
 import (
 	"testing"
 	"time"
-
-	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // TestMetadataLookupAfterGrowth: a metadata ID too large for the dense
 // slice when it arrives stays in the map, and is still found after later,
 // smaller IDs have grown the slice past it.
 func TestMetadataLookupAfterGrowth(t *testing.T) {
-	r := &Reader{meta: map[uint32]*Metadata{}, guids: map[string]clrimpl.GUID{}}
+	r := &Reader{meta: map[uint32]*Metadata{}, guids: map[string]provider{}}
 	add := func(id uint32) { r.addMetadata(&Metadata{ID: id, Provider: "P"}) }
 	add(200) // too large for the slice: map only
 	for id := uint32(1); id <= 150; id++ {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strconv"
 	"time"
@@ -55,12 +56,20 @@ type evHeader struct {
 	ts              int64
 	activity        clrimpl.GUID
 	related         clrimpl.GUID
+	ids             bool // activity or related is not zero
 	labelID         uint32
 	payloadSize     uint32
 	sorted          bool
 }
 
 type stackRef struct{ off, n uint32 }
+
+// provider is a provider name as the reader keeps it, once, and the GUID
+// EventSource derives from it.
+type provider struct {
+	name string
+	guid clrimpl.GUID
+}
 
 // Reader reads events from an EventPipe trace, one at a time, in file order.
 // It is not safe for concurrent use.
@@ -74,8 +83,8 @@ type Reader struct {
 	err error // sticky
 
 	meta     map[uint32]*Metadata
-	metaByID []*Metadata // small IDs (V3+): meta without a map lookup
-	guids    map[string]clrimpl.GUID
+	metaByID []*Metadata         // small IDs (V3+): meta without a map lookup
+	guids    map[string]provider // by provider name
 
 	// The current block or object.
 	blk       []byte
@@ -133,11 +142,12 @@ func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{
 		s:       newStream(r),
 		meta:    make(map[uint32]*Metadata),
-		guids:   make(map[string]clrimpl.GUID),
+		guids:   make(map[string]provider),
 		stacks:  make(map[uint32]stackRef),
 		threads: make(map[uint64]*Thread),
 		labels:  make(map[uint32]*LabelList),
 	}
+	rd.ev.info = &rd.info
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}
@@ -804,6 +814,7 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		h.ts = int64(binary.LittleEndian.Uint64(e[12:]))
 		copy(h.activity[:], e[20:36])
 		copy(h.related[:], e[36:52])
+		h.ids = !h.activity.IsZero() || !h.related.IsZero()
 		h.payloadSize = binary.LittleEndian.Uint32(e[52:])
 		end = start + int(total)
 		payload = start + hs
@@ -842,6 +853,7 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		} else {
 			copy(h.activity[:], e[44:60])
 			copy(h.related[:], e[60:76])
+			h.ids = !h.activity.IsZero() || !h.related.IsZero()
 			h.payloadSize = binary.LittleEndian.Uint32(e[76:])
 		}
 		if int64(h.payloadSize) > total-int64(hs) || total > int64(rem) {
@@ -850,6 +862,25 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		return start + hs, start + int(total), nil, nil
 	}
 	// Compressed header.
+	if rem >= maxCompressedHeader {
+		if p, ok := h.compressedFast(b[start:start+maxCompressedHeader], r.ver == 6); ok {
+			p += start
+			if int64(h.payloadSize) <= int64(len(b)-p) {
+				return p, p + int(h.payloadSize), nil, nil
+			}
+			return 0, 0, nil, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-p)
+		}
+	}
+	payload, end, err = r.compressedHeader(start)
+	return payload, end, nil, err
+}
+
+// compressedHeader decodes the compressed event header at r.blk[start:]
+// into r.hdr, checking every read: near the end of the block, and where
+// compressedFast gives up.
+func (r *Reader) compressedHeader(start int) (payload, end int, err error) {
+	b := r.blk
+	h := &r.hdr
 	c := cursor{b: b, i: start}
 	flags := c.u8()
 	if flags&1 != 0 {
@@ -880,6 +911,9 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		if flags&32 != 0 {
 			h.related = c.guid()
 		}
+		if flags&48 != 0 {
+			h.ids = !h.activity.IsZero() || !h.related.IsZero()
+		}
 	}
 	h.sorted = flags&64 != 0
 	if flags&128 != 0 {
@@ -887,14 +921,148 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 	}
 	if c.bad {
 		if c.why != "" {
-			return 0, 0, nil, r.hdrErr(start, "%s", c.why)
+			return 0, 0, r.hdrErr(start, "%s", c.why)
 		}
-		return 0, 0, nil, r.hdrErr(start, "compressed header runs past the end of the block")
+		return 0, 0, r.hdrErr(start, "compressed header runs past the end of the block")
 	}
 	if int64(h.payloadSize) > int64(len(b)-c.i) {
-		return 0, 0, nil, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-c.i)
+		return 0, 0, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-c.i)
 	}
-	return c.i, c.i + int(h.payloadSize), nil, nil
+	return c.i, c.i + int(h.payloadSize), nil
+}
+
+// maxCompressedHeader bounds a compressed event header: the flags byte,
+// eight varints of at most 10 bytes and two GUIDs.
+const maxCompressedHeader = 1 + 8*10 + 2*16
+
+// compressedFast decodes the compressed event header at the start of b,
+// which holds maxCompressedHeader bytes, so that no read can run past it,
+// into h, and returns the payload's offset in b. It gives up (ok false,
+// h untouched) on a varint longer than 8 bytes or too large for its
+// field, leaving the header to the careful decoder; it does not check the
+// payload size.
+//
+// The varints that are mostly one byte (metadata IDs, sequence number
+// deltas, processor numbers, stack IDs, payload sizes) have their first
+// byte tested in line; thread IDs and timestamp deltas, mostly two to four
+// bytes long, go straight to varintLong.
+func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
+	b = b[:maxCompressedHeader]
+	flags := b[0]
+	i := 1
+	metaID, seq, capture, proc := h.metaID, h.seq, h.captureThreadID, h.proc
+	var v uint64
+	if flags&1 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		metaID = uint32(v)
+	}
+	if flags&2 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		seq += uint32(v) + 1
+		if capture, i = varintLong(b, i); i < 0 {
+			return 0, false
+		}
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		proc = uint32(v)
+	} else if metaID != 0 {
+		seq++
+	}
+	thread := h.threadID
+	if flags&4 != 0 {
+		if thread, i = varintLong(b, i); i < 0 {
+			return 0, false
+		}
+	}
+	stack := h.stackID
+	if flags&8 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		stack = uint32(v)
+	}
+	dt, i := varintLong(b, i)
+	if i < 0 {
+		return 0, false
+	}
+	label := h.labelID
+	act, rel := -1, -1
+	if v6 {
+		if flags&16 != 0 {
+			if v, i = uint64(b[i]), i+1; v >= 0x80 {
+				if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+					return 0, false
+				}
+			}
+			label = uint32(v)
+		}
+	} else {
+		if flags&16 != 0 {
+			act, i = i, i+16
+		}
+		if flags&32 != 0 {
+			rel, i = i, i+16
+		}
+	}
+	size := h.payloadSize
+	if flags&128 != 0 {
+		if v, i = uint64(b[i]), i+1; v >= 0x80 {
+			if v, i = varintLong(b, i-1); v > 0xFFFFFFFF {
+				return 0, false
+			}
+		}
+		size = uint32(v)
+	}
+	h.metaID, h.seq, h.captureThreadID, h.proc = metaID, seq, capture, proc
+	h.threadID, h.stackID, h.labelID, h.payloadSize = thread, stack, label, size
+	h.ts += int64(dt)
+	h.sorted = flags&64 != 0
+	if act >= 0 {
+		h.activity = clrimpl.GUID(b[act : act+16])
+	}
+	if rel >= 0 {
+		h.related = clrimpl.GUID(b[rel : rel+16])
+	}
+	if act >= 0 || rel >= 0 {
+		h.ids = !h.activity.IsZero() || !h.related.IsZero()
+	}
+	return i, true
+}
+
+// varintLong decodes the LEB128 value at b[i:], where at least 8 bytes
+// remain, and returns the index after it. A value of up to 8 bytes is
+// found without a branch on its length: the terminator is the lowest byte
+// of the 8 with its top bit clear, and the 7-bit groups up to it are
+// gathered by masks and shifts. For a longer one (a value of 2^56 or more: in
+// practice a negative timestamp delta) it returns -1 and a value that does
+// not fit 32 bits, and compressedFast leaves the header to the careful
+// decoder.
+func varintLong(b []byte, i int) (uint64, int) {
+	w := binary.LittleEndian.Uint64(b[i:])
+	m := ^w & 0x8080808080808080
+	if m == 0 {
+		return 1 << 63, -1
+	}
+	// m^(m-1): the bits up to the terminator's top bit.
+	w &= (m ^ (m - 1)) & 0x7f7f7f7f7f7f7f7f
+	// Close the gaps: 7-bit groups into 14-bit, 28-bit, then 56-bit ones.
+	w = w&0x007f007f007f007f | w>>1&0x3f803f803f803f80
+	w = w&0x00003fff00003fff | w>>2&0x0fffc0000fffc000
+	w = w&0x000000000fffffff | w>>4&0x00fffffff0000000
+	return w, i + bits.TrailingZeros64(m)>>3 + 1
 }
 
 func (r *Reader) hdrErr(at int, format string, args ...any) error {
@@ -941,15 +1109,13 @@ func (r *Reader) decodeEvent() (bool, error) {
 	ev := &r.ev
 	ev.Offset = off
 	ev.MetadataID = h.metaID
-	ev.Metadata = m
-	ev.Provider = m.Provider
+	ev.setMeta(m)
 	ev.ProviderGUID = m.ProviderGUID
 	ev.ID = m.EventID
 	ev.Version = m.Version
 	ev.Level = m.Level
 	ev.Opcode = m.Opcode
 	ev.Keywords = m.Keywords
-	ev.Name = m.Name
 	ev.ThreadID = h.threadID
 	ev.CaptureThreadID = h.captureThreadID
 	ev.ProcessID = uint64(r.info.ProcessID)
@@ -957,14 +1123,12 @@ func (r *Reader) decodeEvent() (bool, error) {
 	ev.SequenceNumber = h.seq
 	ev.IsSorted = h.sorted
 	ev.Timestamp = h.ts
-	ev.Time = r.info.TicksToTime(h.ts)
 	ev.ActivityID = h.activity
 	ev.RelatedActivityID = h.related
 	ev.StackID = h.stackID
 	ev.Payload = payload
-	ev.Thread = nil
-	ev.Labels = nil
-	ev.Stack = ev.Stack[:0]
+	ev.setThread(nil, nil)
+	var st []uint64
 	if r.ver <= 3 {
 		ev.StackID = 0
 		ps := r.info.PointerSize
@@ -972,21 +1136,22 @@ func (r *Reader) decodeEvent() (bool, error) {
 			return false, as(classRecord, r.errf(ErrFormat, "event", off, "stack of %d bytes is not a whole number of %d-byte pointers", len(stack), ps))
 		}
 		r.stackBuf = appendIPs(r.stackBuf[:0], stack, ps)
-		ev.Stack = r.stackBuf
+		st = r.stackBuf
 	} else if h.stackID != 0 {
 		if i := h.stackID - r.stackBase; h.stackID >= r.stackBase && int(i) < len(r.stackRefs) {
 			s := r.stackRefs[i]
-			ev.Stack = r.ips[s.off : s.off+s.n : s.off+s.n]
+			st = r.ips[s.off : s.off+s.n : s.off+s.n]
 		} else if s, ok := r.stacks[h.stackID]; ok {
-			ev.Stack = r.ips[s.off : s.off+s.n : s.off+s.n]
+			st = r.ips[s.off : s.off+s.n : s.off+s.n]
 		}
 	}
+	ev.setStack(st)
 	if r.ver == 6 {
 		t := r.threads[h.threadID]
 		if t == nil {
 			return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to thread index %d, which is not defined", h.threadID))
 		}
-		ev.Thread = t
+		ev.setThread(t, nil)
 		ev.ThreadID = t.ThreadID
 		if t.ProcessID != 0 {
 			ev.ProcessID = t.ProcessID
@@ -1002,7 +1167,7 @@ func (r *Reader) decodeEvent() (bool, error) {
 			if l == nil {
 				return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to label list %d, which is not defined", h.labelID))
 			}
-			ev.Labels = l
+			ev.setThread(t, l)
 			ev.ActivityID = l.ActivityID
 			ev.RelatedActivityID = l.RelatedActivityID
 			l.override(&ev.Opcode, &ev.Level, &ev.Version, &ev.Keywords)
@@ -1033,13 +1198,18 @@ func (r *Reader) metaErr(err error, recOff int64, payloadAt int) error {
 }
 
 func (r *Reader) addMetadata(m *Metadata) {
-	if m.ProviderGUID.IsZero() && m.Provider != "" {
-		g, ok := r.guids[m.Provider]
+	if m.Provider != "" {
+		// One string per provider name, so that the events of a provider
+		// share it (Event.setMeta).
+		p, ok := r.guids[m.Provider]
 		if !ok {
-			g = ProviderGUID(m.Provider)
-			r.guids[m.Provider] = g
+			p = provider{name: m.Provider, guid: ProviderGUID(m.Provider)}
+			r.guids[m.Provider] = p
 		}
-		m.ProviderGUID = g
+		m.Provider = p.name
+		if m.ProviderGUID.IsZero() {
+			m.ProviderGUID = p.guid
+		}
 	}
 	m.describe()
 	r.meta[m.ID] = m

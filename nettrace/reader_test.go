@@ -316,7 +316,7 @@ func TestRepoTraces(t *testing.T) {
 		if ms := float64(ev.Timestamp-in.SyncTimeQPC) * 1000 / float64(in.QPCFrequency); fmt.Sprintf("%.4f", ms) != "1753.7906" {
 			t.Errorf("first event at %.4f ms, baseline 1753.7906", ms)
 		}
-		if d := ev.Time.Sub(in.SyncTime); d != 1753790600*time.Nanosecond {
+		if d := ev.Time().Sub(in.SyncTime); d != 1753790600*time.Nanosecond {
 			t.Errorf("first event time offset %v", d)
 		}
 		if ev.ProviderGUID.String() != "a669021c-c450-4609-a035-5af59af4df18" {

@@ -68,13 +68,14 @@ func (r *Reader) SetLowLatency(on bool) { r.lowLatency = on }
 // merges the runs with a heap keyed by (timestamp, arrival index): the same
 // order as a stable sort by timestamp, without sorting.
 type sortState struct {
-	chunks [][]heldRec // the held events, recChunk to a chunk, never moved
-	n      int32       // how many are held
-	runs   []mergeRun  // the merge heap; a run is a range of held events
+	chunks []*[recChunk]heldRec // the held events, recChunk to a chunk
+	n      int32                // how many are held
+	runs   []mergeRun           // the merge heap; a run is a range of held events
 
 	metas   []*Metadata // the stretch's metadata; heldRec.meta indexes it
 	metaPos []uint32    // metadata ID → index+1 in metas (a hint, checked)
 	exts    []heldExt   // heldRec.ext-1 indexes it
+	writers []writer    // heldRec.writer indexes it
 
 	blocks     [][]byte // the stretch's used-up blocks; heldRec.blk indexes them
 	blockOffs  []int64  // their offsets in the stream
@@ -96,28 +97,47 @@ type sortState struct {
 
 	// The event read just after a sequence point, which opens the next
 	// stretch.
-	carry     bool
-	carryRec  heldRec
-	carryExt  heldExt
-	carryMeta *Metadata
+	carry       bool
+	carryRec    heldRec
+	carryExt    heldExt
+	carryMeta   *Metadata
+	carryWriter writer
 }
 
-const recChunk = 1 << 11
-
-// heldRec is one held event, without pointers. Name, provider and event
-// ID, version, level, opcode and keywords come from the metadata unless
-// the event has an ext.
+// heldRec is one held event, without pointers, in one 64-byte cache line.
+// Name, provider and event ID, version, level, opcode and keywords come
+// from the metadata unless the event has an ext.
 type heldRec struct {
-	ts              int64
-	thread, capture uint64
-	meta            uint32 // index in metas
-	proc, seq, sid  uint32
-	payOff, payLen  uint32 // the payload in blocks[blk]
-	stkOff, stkLen  uint32 // the stack in stretchIPs
-	blk             int32  // index in blocks and blockOffs
-	ext             int32  // index+1 in exts; 0: none
-	at              uint32 // the record's offset in its block
-	sorted          bool   // the header's IsSorted flag
+	ts             int64
+	thread         uint64
+	seq            uint32
+	writer         uint32 // index in writers: capture thread and processor
+	meta           uint32 // index in metas
+	sid            uint32
+	payOff, payLen uint32 // the payload in blocks[blk]
+	stkOff, stkLen uint32 // the stack in stretchIPs
+	blk            int32  // index in blocks and blockOffs
+	ext            int32  // index+1 in exts; 0: none
+	hlen           uint8  // the header's length: the record starts at payOff-hlen
+	sorted         bool   // the header's IsSorted flag
+}
+
+// writer is the capture thread and processor of held events. They change
+// only where a compressed header says so (once per batch of a thread's
+// events), so records share them.
+type writer struct {
+	capture uint64
+	proc    uint32
+}
+
+// writerIndex returns the index in writers of (capture, proc), the last
+// one's if it is the same.
+func (s *sortState) writerIndex(capture uint64, proc uint32) uint32 {
+	if n := len(s.writers); n > 0 && s.writers[n-1] == (writer{capture, proc}) {
+		return uint32(n - 1)
+	}
+	s.writers = append(s.writers, writer{capture, proc})
+	return uint32(len(s.writers) - 1)
 }
 
 // heldExt is what some events have beyond heldRec.
@@ -142,15 +162,21 @@ func (a *mergeRun) less(b *mergeRun) bool {
 }
 
 // rec returns held event i.
-func (s *sortState) rec(i int32) *heldRec { return &s.chunks[i/recChunk][i%recChunk] }
+func (s *sortState) rec(i int32) *heldRec {
+	return &s.chunks[uint32(i)/recChunk][uint32(i)%recChunk]
+}
+
+// recChunk is how many held events a chunk holds (128 KiB): chunks are
+// added as a stretch needs them and kept for the next, never copied.
+const recChunk = 1 << 11
 
 // add appends a held event and returns it, for the caller to fill in.
 func (s *sortState) add() *heldRec {
-	c := int(s.n / recChunk)
-	if c == len(s.chunks) {
-		s.chunks = append(s.chunks, make([]heldRec, recChunk))
+	c := uint32(s.n) / recChunk
+	if int(c) == len(s.chunks) {
+		s.chunks = append(s.chunks, new([recChunk]heldRec))
 	}
-	h := &s.chunks[c][s.n%recChunk]
+	h := &s.chunks[c][uint32(s.n)%recChunk]
 	s.n++
 	return h
 }
@@ -213,25 +239,19 @@ func (r *Reader) release(i int32) *Event {
 	s := &r.sorted
 	h := s.rec(i)
 	m := s.metas[h.meta]
+	w := &s.writers[h.writer]
 	ev := &r.ev
-	ev.Offset = s.blockOffs[h.blk] + int64(h.at)
+	ev.Offset = s.blockOffs[h.blk] + int64(h.payOff) - int64(h.hlen)
 	ev.MetadataID = m.ID
-	if ev.Metadata != m {
-		// Pointer writes only when they change: while the GC runs, each
-		// costs a write barrier.
-		ev.Metadata = m
-		ev.Provider = m.Provider
-		ev.Name = m.Name
-	}
+	ev.setMeta(m)
 	ev.ProviderGUID = m.ProviderGUID
 	ev.ID = m.EventID
 	ev.ThreadID = h.thread
-	ev.CaptureThreadID = h.capture
-	ev.ProcessorNumber = h.proc
+	ev.CaptureThreadID = w.capture
+	ev.ProcessorNumber = w.proc
 	ev.SequenceNumber = h.seq
 	ev.IsSorted = h.sorted
 	ev.Timestamp = h.ts
-	ev.Time = r.info.TicksToTime(h.ts)
 	ev.StackID = h.sid
 	if h.ext == 0 {
 		ev.Version = m.Version
@@ -241,12 +261,7 @@ func (r *Reader) release(i int32) *Event {
 		ev.ProcessID = uint64(r.info.ProcessID)
 		ev.ActivityID = clrimpl.GUID{}
 		ev.RelatedActivityID = clrimpl.GUID{}
-		if ev.Thread != nil {
-			ev.Thread = nil
-		}
-		if ev.Labels != nil {
-			ev.Labels = nil
-		}
+		ev.setThread(nil, nil)
 	} else {
 		x := &s.exts[h.ext-1]
 		ev.Version = x.version
@@ -256,16 +271,16 @@ func (r *Reader) release(i int32) *Event {
 		ev.ProcessID = x.pid
 		ev.ActivityID = x.activity
 		ev.RelatedActivityID = x.related
-		ev.Thread = x.thread
-		ev.Labels = x.labels
+		ev.setThread(x.thread, x.labels)
 	}
 	po, pe := h.payOff, h.payOff+h.payLen
 	ev.Payload = s.blocks[h.blk][po:pe:pe]
-	ev.Stack = nil
+	var st []uint64
 	if h.stkLen > 0 {
 		so, se := h.stkOff, h.stkOff+h.stkLen
-		ev.Stack = s.stretchIPs[so:se:se]
+		st = s.stretchIPs[so:se:se]
 	}
+	ev.setStack(st)
 	return ev
 }
 
@@ -282,12 +297,13 @@ func (r *Reader) startStretch() {
 	s.n, s.runs = 0, s.runs[:0]
 	clear(s.metas)
 	clear(s.exts)
-	s.metas, s.exts = s.metas[:0], s.exts[:0]
+	s.metas, s.exts, s.writers = s.metas[:0], s.exts[:0], s.writers[:0]
 	s.ipsMoved = false
 	if s.carry {
 		c := s.add()
 		*c = s.carryRec
-		c.meta = s.metaIndex(s.carryMeta)
+		c.meta = s.metaIndex(s.carryMeta.ID, s.carryMeta)
+		c.writer = s.writerIndex(s.carryWriter.capture, s.carryWriter.proc)
 		if c.ext != 0 {
 			s.exts = append(s.exts, s.carryExt)
 			c.ext = int32(len(s.exts))
@@ -327,6 +343,7 @@ func (r *Reader) fillSorted() {
 			*c = *s.rec(s.n)
 			c.blk = 0
 			s.carryMeta = s.metas[c.meta]
+			s.carryWriter = s.writers[c.writer]
 			if c.ext != 0 {
 				s.carryExt = s.exts[c.ext-1]
 			}
@@ -456,12 +473,13 @@ func (r *Reader) holdRecord() error {
 	} else {
 		d.event(hd.captureThreadID, hd.seq)
 	}
-	x := heldExt{
-		activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
-		keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
-	}
+	s := &r.sorted
 	thread, capture := hd.threadID, hd.captureThreadID
+	ext := int32(0)
 	if r.ver == 6 {
+		x := heldExt{
+			pid: uint64(r.info.ProcessID), keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
+		}
 		t := r.threads[hd.threadID]
 		if t == nil {
 			return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to thread index %d, which is not defined", hd.threadID))
@@ -475,7 +493,6 @@ func (r *Reader) holdRecord() error {
 		if ct := r.threads[hd.captureThreadID]; ct != nil {
 			capture = ct.ThreadID
 		}
-		x.activity, x.related = clrimpl.GUID{}, clrimpl.GUID{}
 		if hd.labelID != 0 {
 			l := r.labels[hd.labelID]
 			if l == nil {
@@ -485,16 +502,24 @@ func (r *Reader) holdRecord() error {
 			x.activity, x.related = l.ActivityID, l.RelatedActivityID
 			l.override(&x.opcode, &x.level, &x.version, &x.keywords)
 		}
+		s.exts = append(s.exts, x)
+		ext = int32(len(s.exts))
+	} else if hd.ids {
+		s.exts = append(s.exts, heldExt{
+			activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
+			keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
+		})
+		ext = int32(len(s.exts))
 	}
-	s := &r.sorted
 	h := s.add()
-	*h = heldRec{
-		ts: hd.ts, thread: thread, capture: capture,
-		meta: s.metaIndex(m),
-		proc: hd.proc, seq: hd.seq, sid: hd.stackID,
-		payOff: uint32(p), payLen: hd.payloadSize,
-		blk: int32(len(s.blocks)), at: uint32(start), sorted: hd.sorted,
-	}
+	h.ts = hd.ts
+	h.thread = thread
+	h.seq = hd.seq
+	h.writer = s.writerIndex(capture, hd.proc)
+	h.meta = s.metaIndex(hd.metaID, m) // m.ID, without touching m
+	h.sid = hd.stackID
+	h.payOff, h.payLen = uint32(p), hd.payloadSize
+	h.stkOff, h.stkLen = 0, 0
 	if hd.stackID != 0 {
 		// The stack table row, found as decodeEvent finds it; none if
 		// the ID is not in the table.
@@ -504,26 +529,24 @@ func (r *Reader) holdRecord() error {
 			h.stkOff, h.stkLen = sr.off, sr.n
 		}
 	}
-	if x.thread != nil || x.labels != nil || !x.activity.IsZero() || !x.related.IsZero() ||
-		x.pid != uint64(r.info.ProcessID) || x.version != m.Version || x.level != m.Level ||
-		x.opcode != m.Opcode || x.keywords != m.Keywords {
-		s.exts = append(s.exts, x)
-		h.ext = int32(len(s.exts))
-	}
+	h.blk = int32(len(s.blocks))
+	h.ext = ext
+	h.hlen = uint8(p - start)
+	h.sorted = hd.sorted
 	return nil
 }
 
-// metaIndex returns m's index in metas, adding it if needed.
-func (s *sortState) metaIndex(m *Metadata) uint32 {
-	if m.ID < 1<<16 {
-		if int(m.ID) >= len(s.metaPos) {
-			s.metaPos = append(s.metaPos, make([]uint32, int(m.ID)+1-len(s.metaPos))...)
+// metaIndex returns m's index in metas, adding it if needed; id is m.ID.
+func (s *sortState) metaIndex(id uint32, m *Metadata) uint32 {
+	if id < 1<<16 {
+		if int(id) >= len(s.metaPos) {
+			s.metaPos = append(s.metaPos, make([]uint32, int(id)+1-len(s.metaPos))...)
 		}
-		if p := s.metaPos[m.ID]; p != 0 && int(p) <= len(s.metas) && s.metas[p-1] == m {
+		if p := s.metaPos[id]; p != 0 && int(p) <= len(s.metas) && s.metas[p-1] == m {
 			return p - 1
 		}
 		s.metas = append(s.metas, m)
-		s.metaPos[m.ID] = uint32(len(s.metas))
+		s.metaPos[id] = uint32(len(s.metas))
 		return uint32(len(s.metas) - 1)
 	}
 	for i, x := range s.metas {

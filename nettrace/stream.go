@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/bits"
 )
 
 // stream is a forward-only byte source that counts its offset. Small reads
@@ -83,7 +84,15 @@ func (s *stream) readBlock(buf []byte, n int) ([]byte, error) {
 			want = step
 		}
 		if cap(buf)-len(buf) < want {
-			nb := make([]byte, len(buf), len(buf)+want)
+			c := len(buf) + want
+			if c == n && c <= growChunk {
+				// A whole block of at most growChunk: round the buffer
+				// up to a power of two (at most twice the block), so that
+				// when it is reused (time order keeps spare buffers) the
+				// next block, of a size near this one, fits.
+				c = 1 << bits.Len(uint(c-1))
+			}
+			nb := make([]byte, len(buf), c)
 			copy(nb, buf)
 			buf = nb
 		}

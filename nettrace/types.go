@@ -3,6 +3,7 @@ package nettrace
 import (
 	"math/bits"
 	"time"
+	"unsafe"
 
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
@@ -139,7 +140,9 @@ func (ti *TraceInfo) ticksToNanos(ticks int64) int64 {
 // slice in it (Payload, Stack), are valid only until the next call to Next.
 // Strings and the Metadata, Thread and Labels pointers stay valid for as long
 // as the caller keeps them (they are not reused), but Metadata, Thread and
-// Labels are shared and must not be modified.
+// Labels are shared and must not be modified. The Event itself is the
+// Reader's: do not write to it (copy it to change it), since the Reader
+// writes only the fields that change from one event to the next.
 type Event struct {
 	// Offset is the byte offset of the event record (its header) in the
 	// decompressed stream.
@@ -169,8 +172,9 @@ type Event struct {
 	SequenceNumber  uint32 // per capture thread; 0 before V4
 	IsSorted        bool   // the header's IsSorted flag (V4+)
 
-	Timestamp int64     // raw ticks (QPC on Windows, ns on Linux/macOS)
-	Time      time.Time // wall clock from Timestamp and the trace's sync time
+	// Timestamp is the raw clock value, in ticks: QPC on Windows,
+	// nanoseconds on Linux and macOS. Time converts it.
+	Timestamp int64
 
 	// ActivityID and RelatedActivityID are from the event header (V1–V5)
 	// or the event's label list (V6); zero when absent.
@@ -194,6 +198,61 @@ type Event struct {
 	Thread *Thread
 	// Labels is the V6 label list the event refers to; nil when none.
 	Labels *LabelList
+
+	// info is the trace's, for Time.
+	info *TraceInfo
+}
+
+// The setters below write a field only when its value changes: while the
+// garbage collector marks, each pointer written costs a write barrier,
+// and most events share their metadata's strings, their thread and label
+// list, and often their stack, with the event before.
+
+// setMeta sets Metadata, Provider and Name from m.
+func (e *Event) setMeta(m *Metadata) {
+	if e.Metadata != m {
+		e.Metadata = m
+		if !sameString(e.Provider, m.Provider) {
+			e.Provider = m.Provider
+		}
+		if !sameString(e.Name, m.Name) {
+			e.Name = m.Name
+		}
+	}
+}
+
+// setThread sets Thread and Labels.
+func (e *Event) setThread(t *Thread, l *LabelList) {
+	if e.Thread != t {
+		e.Thread = t
+	}
+	if e.Labels != l {
+		e.Labels = l
+	}
+}
+
+// setStack sets Stack to s; an empty s leaves an empty Stack as it is
+// (nil or not).
+func (e *Event) setStack(s []uint64) {
+	if len(s) != len(e.Stack) || len(s) > 0 && (&s[0] != &e.Stack[0] || cap(s) != cap(e.Stack)) {
+		e.Stack = s
+	}
+}
+
+// sameString says whether a and b are the same string in memory.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// Time is the event's wall-clock time (UTC), from Timestamp and the
+// trace's sync time and clock frequency (TraceInfo.TicksToTime). It is
+// computed when asked for: ordering events needs only Timestamp. For an
+// Event that no Reader made, it is the zero Time.
+func (e *Event) Time() time.Time {
+	if e.info == nil {
+		return time.Time{}
+	}
+	return e.info.TicksToTime(e.Timestamp)
 }
 
 // Metadata describes one kind of event: its provider, ID, version, name and

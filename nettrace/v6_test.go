@@ -165,7 +165,7 @@ func TestV6RoundTrip(t *testing.T) {
 			t.Errorf("event 0 identity: %+v", e)
 		}
 		if e.ThreadID != 5555 || e.CaptureThreadID != 5555 || e.ProcessID != 1234 || e.ProcessorNumber != 2 ||
-			e.SequenceNumber != 1 || !e.IsSorted || e.Timestamp != 1_000_500 || !e.Time.Equal(syncV6.Add(50*time.Microsecond)) {
+			e.SequenceNumber != 1 || !e.IsSorted || e.Timestamp != 1_000_500 || !e.Time().Equal(syncV6.Add(50*time.Microsecond)) {
 			t.Errorf("event 0 header: %+v", e)
 		}
 		if e.Thread == nil || e.Thread.Name != "main" || e.Thread.Attributes["role"] != "ui" {

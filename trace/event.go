@@ -62,7 +62,7 @@ func (e *Event) kernelIDs() bool {
 // Time is the event's wall-clock time (UTC).
 func (e *Event) Time() time.Time {
 	if e.nt != nil {
-		return e.nt.Time
+		return e.nt.Time()
 	}
 	return e.et.Time
 }

@@ -326,7 +326,18 @@ func (r *Reader) wrap(err error) error {
 
 func (r *Reader) fromNetTrace(e *nettrace.Event) {
 	res := r.resolveMeta(e)
-	r.ev = Event{r: r, res: res, typ: res.typ, nt: e}
+	// Only what changes is written: of an EventPipe reader's Event, only
+	// res and typ (from one kind of event to another), nt (the format
+	// reader hands out one Event) and the flags Descriptor sets. While the
+	// GC marks, each pointer written costs a write barrier.
+	ev := &r.ev
+	if ev.res != res {
+		ev.res, ev.typ = res, res.typ
+	}
+	if ev.nt != e {
+		ev.nt = e
+	}
+	ev.generated, ev.kernelLayout = false, false
 }
 
 // resolveMeta maps an EventPipe event to the tables through its metadata

@@ -32,6 +32,7 @@ var elsewhere = map[string]string{
 	"go generate ./...": "make check-generate (in .ci/run) runs it here; cmd/clrgen's TestREADMEUserModule in a user module",
 	"make bench":        "bench/run measures with it; make bench-smoke runs every benchmark once",
 	"make bench-smoke":  ".ci/run runs it",
+	"make bench-peer":   ".ci/run runs bench/peer's tests: both readers see the same events, and every row runs once",
 	"make fuzz":         ".ci/run runs it",
 }
 

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/clrgo/clrevents/trace"
+)
+
+// TestMain lets the test binary be the child of the whole-process rows,
+// as the program is.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if *child != "" {
+		childMain(*child, flag.Arg(0))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSameEvents: on every trace at hand, both readers (and both orders
+// of ours, and the format reader alone) see the same events with the same
+// timestamps, threads and payload sizes, and the event IDs our reader
+// finds are the ones the peer's metadata gives. Otherwise the table would
+// compare different work.
+func TestSameEvents(t *testing.T) {
+	e, err := setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.cleanup()
+	for _, s := range e.skipped {
+		t.Logf("skipped: %s", s)
+	}
+	if len(e.traces) == 0 {
+		t.Fatal("no trace at hand")
+	}
+	for name, data := range e.traces {
+		peer := peerAll(data)
+		if peer.events == 0 {
+			t.Fatalf("%s: the peer read no event", name)
+		}
+		min := peerEvents(data)
+		min.ids = peer.ids // peerEvents does not look the events up
+		for what, got := range map[string]headers{
+			"ours, time order":     ourHeaders(data, trace.TimeOrder),
+			"ours, file order":     ourHeaders(data, trace.FileOrder),
+			"nettrace, time order": netHeaders(data, true),
+			"nettrace, file order": netHeaders(data, false),
+			"peer, events only":    min,
+		} {
+			if got != peer {
+				t.Errorf("%s: %s: %+v, the peer: %+v", name, what, got, peer)
+			}
+		}
+	}
+}
+
+// TestRowsOnce runs one pass of each side of each in-process row, so that
+// none rots between measurements; the whole-process rows run in -short
+// only if the 3.0 trace is there (a second or so).
+func TestRowsOnce(t *testing.T) {
+	e, err := setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.cleanup()
+	if !testing.Short() {
+		if err := e.buildClrdump(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range e.rows() {
+		for _, s := range []side{r.a, r.b} {
+			if s.proc != nil {
+				if testing.Short() || r.trace != trace30 {
+					continue
+				}
+				if c, _ := s.proc(); c <= 0 {
+					t.Errorf("%s: %s: no CPU time", r.key(), s.label)
+				}
+				continue
+			}
+			s.run()
+		}
+	}
+	if _, err := os.Stat(e.files[trace30]); err != nil {
+		t.Errorf("the 3.0 trace's file: %v", err)
+	}
+}
