@@ -39,14 +39,10 @@ func HeaderColumns() []string {
 }
 
 // eventColumns are the columns of a generated event type's table: the
-// header, then the payload's.
-func eventColumns(payload []clrimpl.Column) []column {
-	cols := append([]column(nil), headerColumns...)
-	for _, c := range payload {
-		cols = append(cols, column{name: c.Name, kind: c.Kind})
-	}
-	return cols
-}
+// header, then the payload's, named as describedColumns names them (the
+// kernel's TcpIp events have a PID; no CLR event has a field named like
+// a header column).
+func eventColumns(payload []clrimpl.Column) []column { return describedColumns(payload) }
 
 var genericColumns = append(append([]column(nil), headerColumns...),
 	column{name: "provider", kind: clrimpl.ColumnString},

@@ -19,11 +19,14 @@
 //	DIR/_clrevents_tmp/                                writers' staging folder, while they run
 //
 // P is the provider's name (Microsoft-Windows-DotNETRuntime), E the
-// manifest symbol of the event type (GCStart_V2), or, for an event the
+// name of the event type (GCStart_V2; for the Windows kernel's events,
+// decoded with package kernelevents, its type's name under the provider
+// the events are shown under: provider=Windows Kernel/event=ProcessStart_V3,
+// provider=KernelTraceControl/event=DbgID_RSDS_V2), or, for an event the
 // trace describes itself (an EventSource event's metadata; an ETW log's
 // descriptions: manifest-based providers, EventSource manifests,
-// TraceLogging) or the kernel's by layout (see trace.Event.Descriptor),
-// its name with "_" for "/" (TcpIp_SendIPV6); T the trace's file name
+// TraceLogging; see trace.Event.Descriptor), its name with "_" for "/"
+// (Microsoft-Windows-Kernel-File/id12_v1); T the trace's file name
 // plus a hash of the name the trace was given by
 // (gc.nettrace-1f2e3d4c5b6a7988.parquet): stable, so that adding a trace
 // twice is an error instead of a duplicate. Each version of an event is its
@@ -59,14 +62,20 @@
 // The tables of described events have the same header, then the
 // description's fields flattened by the same rules (the Columns of the
 // event's trace.Event.Descriptor), named as the trace names them; one whose name folds to a
-// header column's gets "_field" appended (TcpIp's PID_field). Their
-// versions share a table; a second layout of one event within a trace
-// goes to the generic table.
+// header column's gets "_field" appended. Their versions share a table; a
+// second layout of one event within a trace goes to the generic table.
+//
+// The kernel's events are rows of their types' tables like the CLR's
+// (before, the events package etl parsed by hand, processes, threads,
+// images, samples and stack walks, went to the generic table, and the
+// others to tables named as the events are shown, TcpIp_SendIPV6): their
+// columns are the fields TraceEvent shows, under its names, and extra is
+// NULL, as the JSON lines show them (TraceEvent shows a kernel event's
+// fields alone, whatever its version).
 //
 // The generic table holds, with the same header, provider, event, fields
-// (JSON: a kernel event's that package etl parses, or {"payload":"0x…"}
-// for an event nothing describes), and error and payload for an event
-// that did not decode.
+// (JSON: {"payload":"0x…"} for an event nothing describes), and error and
+// payload for an event that did not decode.
 //
 // The traces table holds a row per trace: trace, format, format_version,
 // start_time, clock_frequency, pointer_size, pid (NULL for ETW logs,
@@ -425,8 +434,8 @@ type traceWriter struct {
 	// tables are the tables of generated event types, by their descriptors.
 	tables map[*clrimpl.Descriptor]*table
 	// described are the tables of events the trace describes itself (an
-	// ETW log's EventSource, TraceLogging and manifest-based providers,
-	// the kernel's events by layout), by "provider/event" directories.
+	// ETW log's EventSource, TraceLogging and manifest-based providers),
+	// by "provider/event" directories.
 	described map[string]*describedTable
 	byDesc    map[*clrimpl.Descriptor]*describedTable // nil for a description whose events go to generic
 	check     []byte                                  // scratch for checking a described payload
@@ -533,7 +542,12 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 // its stack's frames.
 func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 	st.Events++
-	ev, n, err := e.DecodeN()
+	// As the JSON lines decode it: the kernel's events without extra.
+	dec := eventfmt.Decode(e)
+	ev, err := dec.Event, dec.Err
+	if ev == nil && err == nil {
+		err = clrimpl.ErrUnknownEvent
+	}
 	var t *table
 	switch {
 	case err == nil:
@@ -548,7 +562,7 @@ func (tw *traceWriter) event(e *trace.Event, seq int64, st *Stats) error {
 			tw.tables[desc] = t
 		}
 		t.begin()
-		if err := tw.header(t, e, seq, e.Payload()[n:], st); err != nil {
+		if err := tw.header(t, e, seq, dec.Extra, st); err != nil {
 			return err
 		}
 		ev.AppendColumns(t)
@@ -657,7 +671,7 @@ func (tw *traceWriter) genericFields(t *table, e *trace.Event, decodeErr error, 
 		return
 	}
 	// As clrdump -format jsonl writes them: the fields from the trace's
-	// metadata or from package etl, else the payload in hex.
+	// metadata, else the payload in hex.
 	var dec eventfmt.Decoded
 	out := eventfmt.AppendFields(t.Scratch(), e, &dec, true)
 	if dec.Err != nil { // a payload that does not match its metadata

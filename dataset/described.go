@@ -18,8 +18,8 @@ type describedTable struct {
 
 // describedRow writes e as a row of its described table, which it
 // returns, and reports whether it did: not when nothing describes e (its
-// Descriptor: the trace's own description of it, an EventPipe event's
-// metadata or a kernel event's layout), when its payload does not fit the
+// Descriptor: the trace's own description of it or an EventPipe event's
+// metadata), when its payload does not fit the
 // description (the generic table then keeps it, with the error, as for
 // any event), or when a table of the same name has other columns. The row
 // is complete but for end.
@@ -108,7 +108,8 @@ func pathPart(s string) string {
 
 // describedColumns are the header columns, then the payload's. A payload
 // column named like a header column or an earlier column in any case
-// (engines fold case: TcpIp's PID against pid) gets "_field" appended.
+// (engines fold case: the kernel's TcpIp events' PID against pid) gets
+// "_field" appended.
 func describedColumns(cols []clrimpl.Column) []column {
 	out := append([]column(nil), headerColumns...)
 	taken := map[string]bool{}

@@ -59,10 +59,10 @@ func ExampleDataset_WriteTrace() {
 	})
 	fmt.Println(eventTables, "event types")
 	// Output:
-	// 71 events in 23 files
+	// 71 events in 24 files
 	// events/provider=Microsoft-Windows-DotNETRuntime/event=GCStart_V2/gcevents-022ef52e679b5aca.parquet
 	// generic/gcevents-022ef52e679b5aca.parquet
 	// stacks/gcevents-022ef52e679b5aca.parquet
 	// traces/gcevents-022ef52e679b5aca.parquet
-	// 20 event types
+	// 21 event types
 }

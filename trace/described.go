@@ -16,9 +16,9 @@ import (
 // event (KernelTraceControl's TDH descriptions of manifest-based
 // providers such as Microsoft-Windows-Kernel-File, the manifests of .NET
 // EventSources, TraceLogging metadata; a description applies from the
-// event that carries it on, as the events go by), or the MOF layout
-// package etl knows for a kernel event. It is nil for an event nothing
-// describes so, and for the kernel events package etl parses by hand.
+// event that carries it on, as the events go by). The kernel's events
+// and KernelTraceControl's are of kernelevents' types. It is nil for an
+// event nothing describes.
 // AppendJSON and AppendText write fields through it, and so do the
 // dataset's tables and clrdump's outputs.
 //
@@ -41,10 +41,6 @@ func (e *Event) Descriptor() *clrimpl.Descriptor {
 		if d := e.etwDescription(); d != nil {
 			return d.Descriptor()
 		}
-		if k := etl.KernelSchema(e.et); k != nil {
-			e.kernelLayout = true
-			return e.r.kernelDescriptor(e, k)
-		}
 	}
 	return nil
 }
@@ -60,32 +56,6 @@ func (e *Event) etwDescription() *dynamic.Description {
 		}
 	}
 	return e.dyn
-}
-
-// kernelKey finds the descriptor of a kernel layout for one event type:
-// a layout serves several opcodes (DiskIO Read and Write), each named as
-// its own.
-type kernelKey struct {
-	layout         *dynamic.Description
-	provider, name string
-	version        uint8
-}
-
-// kernelDescriptor is the descriptor of kernel event e by its layout,
-// made once per event type.
-func (r *Reader) kernelDescriptor(e *Event, layout *dynamic.Description) *clrimpl.Descriptor {
-	k := kernelKey{layout, e.Provider(), e.Name(), e.Version()}
-	if d, ok := r.kernelDescs[k]; ok {
-		return d
-	}
-	d := *layout.Descriptor()
-	d.Provider, d.ProviderGUID, d.Name, d.DisplayName = k.provider, e.ProviderGUID(), k.name, k.name
-	d.ID, d.Version, d.Task, d.Opcode = e.ID(), k.version, e.Task(), clrimpl.Opcode(e.Opcode())
-	if r.kernelDescs == nil {
-		r.kernelDescs = map[kernelKey]*clrimpl.Descriptor{}
-	}
-	r.kernelDescs[k] = &d
-	return &d
 }
 
 // isManifestData reports whether e is an EventSource's ManifestData event.

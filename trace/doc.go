@@ -40,6 +40,15 @@
 // them works; an event no table has gives clrimpl.ErrUnknownEvent (which
 // clrevents.ErrUnknownEvent is).
 //
+// The one generated package this package links is kernelevents: the
+// Windows kernel's events (and those KernelTraceControl adds to a kernel
+// session) decode with its types whatever the tables, because the front
+// door needs their facts for the shape of an ETW trace's events: which
+// process a thread is in, which executable a process runs, which thread a
+// CPU sample is of. A classic (MOF) event has no event ID; the tables key
+// it by (class GUID, opcode, version), as kernelevents does, and a newer
+// version than a table has decodes as the newest it has.
+//
 // # Formats
 //
 // The format is recognised from the first bytes (never from the name, and

@@ -30,11 +30,10 @@ type Event struct {
 	// tables and the kernel, or nil, once dynDone (etwDescription).
 	dyn     *dynamic.Description
 	dynDone bool
-	// kernelLayout says Descriptor gave a kernel layout's, generated a
-	// generated type's.
-	kernelLayout, generated bool
+	// generated says Descriptor gave a generated type's.
+	generated bool
 	// ids says whether pid and tid replace the header's, for a kernel
-	// event (Reader.kernelIDs), or are not known yet.
+	// event (kernelIDs), or are not known yet.
 	ids      idState
 	pid, tid int64
 }
@@ -47,12 +46,12 @@ const (
 	idsKernel                 // pid and tid
 )
 
-// kernelIDs settles a kernel event's process and thread, once; it reports
+// settleIDs settles a kernel event's process and thread, once; it reports
 // whether they replace the header's.
-func (e *Event) kernelIDs() bool {
+func (e *Event) settleIDs() bool {
 	if e.ids == idsUnknown {
 		e.ids = idsHeader
-		if pid, tid, ok := e.r.kernelIDs(e.et); ok {
+		if pid, tid, ok := e.kernelIDs(); ok {
 			e.pid, e.tid, e.ids = pid, tid, idsKernel
 		}
 	}
@@ -103,6 +102,14 @@ func (e *Event) ProviderGUID() clrimpl.GUID {
 // gives an ETW event the trace describes itself (see Descriptor), else
 // empty.
 func (e *Event) Name() string {
+	if e.et != nil {
+		if k := e.res.kernel; k != nil {
+			return k.eventName(e.et.Opcode)
+		}
+		if k := e.res.class; k != nil {
+			return k.eventName(e.et.Opcode)
+		}
+	}
 	if d := e.typeDescriptor(); d != nil {
 		return d.Name
 	}
@@ -111,12 +118,6 @@ func (e *Event) Name() string {
 	}
 	if d := e.etwDescription(); d != nil {
 		return d.Name
-	}
-	if k := e.res.kernel; k != nil {
-		return k.eventName(e.et.Opcode)
-	}
-	if k := e.res.class; k != nil {
-		return k.eventName(e.et.Opcode)
 	}
 	return ""
 }
@@ -202,7 +203,7 @@ func (e *Event) ProcessID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ProcessID)
 	}
-	if e.ids != idsHeader && e.kernelIDs() {
+	if e.ids != idsHeader && e.settleIDs() {
 		return e.pid
 	}
 	if e.et.ProcessID == 0xFFFFFFFF {
@@ -228,7 +229,7 @@ func (e *Event) ThreadID() int64 {
 	if e.nt != nil {
 		return int64(e.nt.ThreadID)
 	}
-	if e.ids != idsHeader && e.kernelIDs() {
+	if e.ids != idsHeader && e.settleIDs() {
 		return e.tid
 	}
 	if e.et.ThreadID == 0xFFFFFFFF {
@@ -330,7 +331,7 @@ func (e *Event) decodeType() typeRef {
 	if e.nt != nil {
 		return e.res.older
 	}
-	return e.r.find(e.res.provs, e.ID(), e.Version(), true)
+	return e.r.find(e.res.provs, classicID(e.et), e.Version(), true)
 }
 
 // Decode decodes the payload into the event's generated type, from the
@@ -378,13 +379,11 @@ func (e *Event) Metadata() *nettrace.Metadata {
 }
 
 // AppendJSON appends the event's fields as one JSON object, written by
-// its Descriptor (its generated type's, as Decode decodes it; an
-// EventPipe event's metadata; an ETW log's own description; a kernel
-// event's layout), else by package etl's parsers of the kernel's events.
-// An event nothing describes gives clrimpl.ErrUnknownEvent, and so does a
-// kernel event whose payload does not fit its layout or parser; a
-// payload that does not fit its generated type, a *DecodeError naming the
-// event, the field and the offset, and one that does not fit another
+// its Descriptor (its generated type's, as Decode decodes it, the
+// kernel's events' too; an EventPipe event's metadata; an ETW log's own
+// description). An event nothing describes gives clrimpl.ErrUnknownEvent;
+// a payload that does not fit its generated type, a *DecodeError naming
+// the event, the field and the offset, and one that does not fit another
 // description, the *dynamic.FieldError naming the field and its offset.
 // Payload bytes past a generated type are left out (DecodeN says how
 // many were used).
@@ -400,32 +399,24 @@ func (e *Event) AppendJSON(dst []byte) ([]byte, error) { return e.appendFields(d
 func (e *Event) AppendText(dst []byte) ([]byte, error) { return e.appendFields(dst, false) }
 
 func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
-	if d := e.Descriptor(); d != nil {
-		var out []byte
-		var err error
-		if json {
-			out, err = d.Fields.AppendJSON(dst, e.Payload(), e.PointerSize())
-		} else {
-			out, err = d.Fields.AppendText(dst, e.Payload(), e.PointerSize())
-		}
-		switch {
-		case err == nil:
-			return out, nil
-		case e.generated:
-			return dst, e.decodeError(err)
-		case e.kernelLayout:
-			// A kernel event that does not fit its layout stays
-			// undescribed, as one that does not fit its parser.
-			return dst, clrimpl.ErrUnknownEvent
-		}
-		return out, err
+	d := e.Descriptor()
+	if d == nil {
+		return dst, clrimpl.ErrUnknownEvent
 	}
-	if e.et != nil {
-		if out, ok := e.et.AppendKernelFields(dst, json); ok {
-			return out, nil
-		}
+	var out []byte
+	var err error
+	if json {
+		out, err = d.Fields.AppendJSON(dst, e.Payload(), e.PointerSize())
+	} else {
+		out, err = d.Fields.AppendText(dst, e.Payload(), e.PointerSize())
 	}
-	return dst, clrimpl.ErrUnknownEvent
+	switch {
+	case err == nil:
+		return out, nil
+	case e.generated:
+		return dst, e.decodeError(err)
+	}
+	return out, err
 }
 
 // NetTrace returns the format reader's record of the event for EventPipe

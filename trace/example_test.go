@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -17,7 +18,7 @@ func summarize(path string) error {
 		return err
 	}
 	defer r.Close()
-	var events, clr int
+	var events, clr, kernel int
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -29,9 +30,14 @@ func summarize(path string) error {
 		events++
 		ev, err := e.Decode()
 		if err != nil {
-			continue // not a CLR event (kernel, EventSource), or a bad payload
+			continue // not a generated type's (an EventSource's), or a bad payload
 		}
-		clr++
+		switch ev.(type) {
+		case clrevents.Event:
+			clr++
+		case kernelevents.Event:
+			kernel++
+		}
 		switch ev := ev.(type) {
 		case *clrevents.GCStartV2:
 			fmt.Printf("- pid %d: GC #%d, gen %d, %v\n", e.ProcessID(), ev.Count, ev.Depth, ev.Reason)
@@ -39,7 +45,7 @@ func summarize(path string) error {
 			fmt.Printf("- pid %d: checkpoint %s\n", e.ProcessID(), ev.Name.String())
 		}
 	}
-	fmt.Printf("%s: %d events, %d CLR events\n", r.Format(), events, clr)
+	fmt.Printf("%s: %d events, %d CLR events, %d kernel events\n", r.Format(), events, clr, kernel)
 	return nil
 }
 
@@ -56,10 +62,10 @@ func Example() {
 	// - pid 9832: checkpoint RuntimeInit
 	// - pid 9832: checkpoint RuntimeSuspend
 	// - pid 9832: checkpoint RuntimeResumed
-	// nettrace: 3 events, 3 CLR events
+	// nettrace: 3 events, 3 CLR events, 0 kernel events
 	// - pid 179596: GC #1, gen 1, Induced
 	// - pid 179596: GC #2, gen 2, Induced
-	// etl: 71 events, 69 CLR events
+	// etl: 71 events, 69 CLR events, 1 kernel events
 }
 
 // One case handles every version of every method-verbose event: the

@@ -7,7 +7,16 @@ import (
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/kernelevents"
 )
+
+// The Windows kernel's events and those KernelTraceControl adds to a
+// kernel session are decoded with package kernelevents, whatever tables
+// the Reader was given: the front door needs their facts (which process
+// a thread is in, which executable a process runs, a sample's thread, a
+// stack walk's event) for the shape of every event of an ETW trace. This
+// file names them as TraceEvent does, gives each its process and thread
+// as TraceEvent does, and keeps the thread and process maps.
 
 // kernelProvider is the name TraceEvent gives the NT kernel logger's
 // events ("Windows Kernel/EventTrace" for the log header).
@@ -16,12 +25,15 @@ const kernelProvider = "Windows Kernel"
 // kernelGroup names one kernel event class (a hook group) and the opcodes
 // of it that traces commonly hold.
 type kernelGroup struct {
-	task    string
+	task string
+	// opcodes names the opcodes kernelevents has no type for; the names
+	// of those it has are its types' (nameOpcodes).
 	opcodes map[uint8]string
 	names   map[uint8]string // "Task/Opcode", built once
 	// msnt holds the opcodes TraceEvent shows under the kernel's MOF
 	// provider name, msntProvider, rather than kernelProvider: the ones its
-	// kernel parser leaves to the MOF descriptions.
+	// kernel parser leaves to the MOF descriptions (the kernelevents types
+	// whose descriptors name that provider).
 	msnt map[uint8]bool
 }
 
@@ -40,26 +52,25 @@ func (k *kernelGroup) eventName(op uint8) string {
 
 // The kernel event classes by hook group (the GUIDs are etl's), with the
 // opcodes of the Windows kernel logger's MOF classes that PerfView and
-// TraceEvent name.
+// TraceEvent name and kernelevents does not decode. The names of the
+// events it decodes are its types' display names.
 var kernelGroups = map[uint8]*kernelGroup{
-	0x00: {task: "EventTrace", opcodes: map[uint8]string{0: "", 5: "Extension", 8: "RundownComplete", 32: "EndExtension", 80: "PartitionInfoExtension"}},
-	0x01: {task: "DiskIO", opcodes: map[uint8]string{10: "Read", 11: "Write", 12: "ReadInit", 13: "WriteInit", 14: "FlushBuffers", 15: "FlushInit"}},
-	0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 32: "Memory/HardFault", 98: "VirtualAlloc", 99: "VirtualFree"}},
-	0x03: {task: "Process", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCStop", 11: "Terminate", 32: "PerfCtr", 33: "PerfCtrRundown", 39: "Defunct"}},
-	0x04: {task: "FileIO", opcodes: map[uint8]string{0: "Name", 32: "FileCreate", 35: "FileDelete", 36: "FileRundown", 64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
-	0x05: {task: "Thread", opcodes: map[uint8]string{1: "Start", 2: "Stop", 3: "DCStart", 4: "DCStop", 36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
-	0x06: {task: "TcpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 12: "Connect", 13: "Disconnect", 14: "Retransmit", 15: "Accept", 16: "Reconnect", 17: "Fail", 18: "TCPCopy", 26: "SendIPV6", 27: "RecvIPV6", 28: "ConnectIPV6", 29: "DisconnectIPV6", 30: "RetransmitIPV6", 31: "AcceptIPV6"}},
-	0x08: {task: "UdpIp", opcodes: map[uint8]string{10: "Send", 11: "Recv", 26: "SendIPV6", 27: "RecvIPV6"}},
+	0x00: {task: "EventTrace", opcodes: map[uint8]string{80: "PartitionInfoExtension"}},
+	0x01: {task: "DiskIO"},
+	0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 98: "VirtualAlloc", 99: "VirtualFree"}},
+	0x03: {task: "Process", opcodes: map[uint8]string{11: "Terminate"}},
+	0x04: {task: "FileIO", opcodes: map[uint8]string{64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
+	0x05: {task: "Thread", opcodes: map[uint8]string{36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
+	0x06: {task: "TcpIp"},
+	0x08: {task: "UdpIp"},
 	0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
-	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{10: "CPU", 11: "PhyDisk", 12: "LogDisk", 13: "NIC", 14: "Video", 15: "Services", 16: "Power", 17: "Network", 22: "PnP", 23: "IDEChannel", 25: "Platform"},
-		msnt: map[uint8]bool{25: true}},
-	0x0F: {task: "PerfInfo", opcodes: map[uint8]string{46: "Sample", 51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC", 73: "CollectionStart", 74: "CollectionEnd"}},
+	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video"}},
+	0x0F: {task: "PerfInfo", opcodes: map[uint8]string{51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC"}},
 	0x10: {task: "Heap"},
 	0x11: {task: "Object"},
-	0x14: {task: "Image", opcodes: map[uint8]string{2: "Unload", 3: "DCStart", 4: "DCStop", 10: "Load", 33: "KernelBase"},
-		msnt: map[uint8]bool{33: true}},
+	0x14: {task: "Image"},
 	0x17: {task: "CritSec"},
-	0x18: {task: "StackWalk", opcodes: map[uint8]string{32: "Stack", 34: "KeyCreate", 35: "KeyDelete", 36: "KeyRundown", 37: "StackKeyKernel", 38: "StackKeyUser"}},
+	0x18: {task: "StackWalk"},
 	0x1A: {task: "ALPC"},
 	0x1B: {task: "SplitIO"},
 	0x1C: {task: "ThreadPool"},
@@ -69,19 +80,29 @@ var kernelGroups = map[uint8]*kernelGroup{
 var kernelByGUID = func() map[clrimpl.GUID]*kernelGroup {
 	m := make(map[clrimpl.GUID]*kernelGroup, len(kernelGroups))
 	for g, k := range kernelGroups {
-		k.nameOpcodes()
 		if guid := etl.KernelGroupGUID(g); !guid.IsZero() {
+			k.nameOpcodes(guid)
 			m[guid] = k
 		}
 	}
 	return m
 }()
 
-// nameOpcodes builds names: "Task/Opcode", the task alone for "", and
-// an opcode's name as it is when it has a task of its own ("Memory/HardFault"
-// in the PageFault class, as TraceEvent names it).
-func (k *kernelGroup) nameOpcodes() {
+// nameOpcodes builds names: kernelevents' display names of the class's
+// types, then "Task/Opcode" for the other opcodes (the task alone for "").
+func (k *kernelGroup) nameOpcodes(class clrimpl.GUID) {
 	k.names = make(map[uint8]string, len(k.opcodes))
+	for _, info := range kernelevents.Events() {
+		if d := info.Descriptor(); d.ProviderGUID == class {
+			k.names[uint8(d.Opcode)] = d.DisplayName
+			if d.Provider == msntProvider {
+				if k.msnt == nil {
+					k.msnt = map[uint8]bool{}
+				}
+				k.msnt[uint8(d.Opcode)] = true
+			}
+		}
+	}
 	for op, name := range k.opcodes {
 		switch {
 		case name == "":
@@ -94,133 +115,164 @@ func (k *kernelGroup) nameOpcodes() {
 	}
 }
 
-func newClass(task string, opcodes map[uint8]string) *kernelGroup {
+func newClass(task string, class clrimpl.GUID, opcodes map[uint8]string) *kernelGroup {
 	k := &kernelGroup{task: task, opcodes: opcodes}
-	k.nameOpcodes()
+	k.nameOpcodes(class)
 	return k
 }
 
 // kernelGroupOf returns the kernel class with GUID g, or nil.
 func kernelGroupOf(g clrimpl.GUID) *kernelGroup { return kernelByGUID[g] }
 
+// The classes of KernelTraceControl's image identity events and of the
+// system description a merge adds.
+var (
+	imageIDGUID   = kernelevents.ProviderImageID.GUID()
+	sysConfigGUID = kernelevents.ProviderSysConfig.GUID()
+)
+
 // otherProviders names ETW providers that PerfView's kernel sessions log
 // beside the kernel's classes, as TraceEvent names them.
 var otherProviders = map[clrimpl.GUID]string{
-	etl.ImageIDGUID:      "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
+	imageIDGUID:          "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
 	dynamic.MetaDataGUID: "KernelTraceControl", // the merge's event descriptions
-	etl.SysConfigGUID:    kernelProvider,       // the merge's system paths and volumes
+	sysConfigGUID:        kernelProvider,       // the merge's system paths and volumes
 	clrimpl.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
 }
 
 // otherClasses names, by opcode, the events of the classic (MOF) classes
-// of otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS").
+// of otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS"):
+// kernelevents' display names, and these.
 var otherClasses = map[clrimpl.GUID]*kernelGroup{
-	etl.ImageIDGUID: newClass("ImageID", map[uint8]string{etl.OpImageID: "", etl.OpImageIDNone: "None",
-		etl.OpDbgIDRSDS: "DbgID_RSDS", etl.OpDbgIDILRSDS: "DbgID_ILRSDS", etl.OpFileVersion: "FileVersion"}),
-	dynamic.MetaDataGUID: newClass("MetaData", map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
-	etl.SysConfigGUID:    newClass("SysConfig", map[uint8]string{32: "BuildInfo", 33: "SystemPaths", 34: "UnknownVolume", 35: "VolumeMapping"}),
+	imageIDGUID:          newClass("ImageID", imageIDGUID, map[uint8]string{32: "None"}),
+	dynamic.MetaDataGUID: newClass("MetaData", dynamic.MetaDataGUID, map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
+	sysConfigGUID:        newClass("SysConfig", sysConfigGUID, nil),
 }
 
-// noteProcess keeps the executable's name a Process Start or DCStart
-// event gives (Event.ProcessName).
-func (r *Reader) noteProcess(e *etl.Event) {
-	if !e.IsKernel(etl.GroupProcess, etl.OpStart) && !e.IsKernel(etl.GroupProcess, etl.OpDCStart) {
-		return
+// The kernel classes whose events the Reader keeps maps of.
+var (
+	threadGUID  = kernelevents.ProviderThread.GUID()
+	processGUID = kernelevents.ProviderProcess.GUID()
+)
+
+// classicID is the event ID an ETW event has in the tables: a classic
+// (MOF) event has none, and the tables key it by its opcode, as
+// kernelevents does; other events by their ID.
+func classicID(e *etl.Event) uint16 {
+	switch e.HeaderKind {
+	case etl.SystemHeader, etl.CompactSystemHeader, etl.PerfInfoHeader, etl.TraceHeader, etl.InstanceHeader:
+		return uint16(e.Opcode)
 	}
-	if p, err := etl.ParseProcess(e); err == nil && p.ImageFileName != "" {
-		if r.procNames == nil {
-			r.procNames = map[int64]string{}
+	return e.ID
+}
+
+// kernelValue decodes a kernel or KernelTraceControl event with its
+// kernelevents type, the newest that is not newer than the event (the
+// kernel only appends fields to a class), into the Reader's value of the
+// type; nil when kernelevents has none or the payload does not fit it.
+func (e *Event) kernelValue() clrimpl.Event {
+	ref := e.typ
+	if !ref.ok() {
+		ref = e.r.find(e.res.provs, classicID(e.et), e.et.Version, true)
+		if !ref.ok() {
+			return nil
 		}
-		r.procNames[int64(p.ProcessID)] = p.ImageFileName
 	}
+	v := e.r.value(ref)
+	if _, err := v.Decode(e.et.Payload, e.et.PointerSize); err != nil {
+		return nil
+	}
+	return v
 }
 
-// noteThread keeps the process of a thread a Thread Start or DCStart
-// event names, for the CPU samples that follow.
-func (r *Reader) noteThread(e *etl.Event) {
-	if !e.IsKernel(etl.GroupThread, etl.OpStart) && !e.IsKernel(etl.GroupThread, etl.OpDCStart) {
+// noteKernel keeps what a Thread or Process Start or DCStart event says:
+// the thread's process, for the CPU samples that follow, and the
+// executable's name (Event.ProcessName).
+func (r *Reader) noteKernel(e *Event) {
+	x := e.et
+	if x.Opcode != 1 && x.Opcode != 3 || x.ProviderGUID != threadGUID && x.ProviderGUID != processGUID {
 		return
 	}
-	if t, err := etl.ParseThread(e); err == nil {
+	switch v := e.kernelValue().(type) {
+	case kernelevents.ThreadEvent:
+		t := v.ThreadFields()
 		if r.threads == nil {
 			r.threads = map[uint32]uint32{}
 		}
 		r.threads[t.ThreadID] = t.ProcessID
+	case kernelevents.ProcessEvent:
+		p := v.ProcessFields()
+		if name := p.ImageFileName.String(); name != "" {
+			if r.procNames == nil {
+				r.procNames = map[int64]string{}
+			}
+			r.procNames[int64(p.ProcessID)] = name
+		}
 	}
 }
 
 // kernelIDs is the process and thread a kernel event is about, as
-// TraceEvent gives them, for the events package etl parses: a CPU
-// sample's thread from its payload and that thread's process from the
-// trace's Thread events before it (noteThread); a stack walk's and a
-// Thread event's from their payloads; an Image or Process event's process
-// from its payload, with no thread but for an Image Load (the loading
-// thread, from the header); a disk I/O's and a hard fault's thread from
-// their payloads and its process from the Thread events; a TcpIp or
-// UdpIp event's process from its payload, with no thread. ok is false
-// for other events, which keep their header's.
-func (r *Reader) kernelIDs(e *etl.Event) (pid, tid int64, ok bool) {
-	switch e.KernelGroup() {
-	case etl.GroupPerfInfo:
-		if e.Opcode != etl.OpSampledProfile {
-			return 0, 0, false
+// TraceEvent gives them: a CPU sample's thread from its payload and that
+// thread's process from the trace's Thread events before it (noteKernel);
+// a stack walk's and a Thread event's from their payloads; an Image or
+// Process event's process from its payload, with no thread but for an
+// Image Load (the loading thread, from the header); a disk I/O's and a
+// hard fault's thread from their payloads and its process from the Thread
+// events; a TcpIp or UdpIp event's process from its payload, with no
+// thread. ok is false for other events, which keep their header's.
+func (e *Event) kernelIDs() (pid, tid int64, ok bool) {
+	threadsProcess := func(tid uint32) (int64, int64, bool) {
+		if p, known := e.r.threads[tid]; known {
+			return int64(p), int64(tid), true
 		}
-		s, err := etl.ParseSampledProfile(e)
-		if err != nil {
-			return 0, 0, false
-		}
-		p, known := r.threads[s.ThreadID]
-		if !known {
-			return -1, int64(s.ThreadID), true
-		}
-		return int64(p), int64(s.ThreadID), true
-	case etl.GroupStackWalk:
-		if e.Opcode != etl.OpStack && e.Opcode != etl.OpStackKeyKernel && e.Opcode != etl.OpStackKeyUser {
-			return 0, 0, false // a cached stack's definition: no process or thread
-		}
-		s, err := etl.ParseStackRef(e)
-		if err != nil {
-			return 0, 0, false
-		}
-		return int64(s.ProcessID), int64(s.ThreadID), true
-	case etl.GroupThread:
-		t, err := etl.ParseThread(e)
-		if err != nil {
-			return 0, 0, false
-		}
-		return int64(t.ProcessID), int64(t.ThreadID), true
-	case etl.GroupImage:
-		im, err := etl.ParseImage(e)
-		if err != nil {
-			return 0, 0, false
-		}
+		return -1, int64(tid), true
+	}
+	switch v := e.kernelValue().(type) {
+	case *kernelevents.PerfInfoSampleV2:
+		return threadsProcess(v.ThreadID)
+	case *kernelevents.StackWalkStackV2:
+		return int64(v.StackProcess), int64(v.StackThread), true
+	case kernelevents.StackWalkKeyRefEvent:
+		f := v.StackWalkKeyRefFields()
+		return int64(f.StackProcess), int64(f.StackThread), true
+	case kernelevents.ThreadEvent:
+		f := v.ThreadFields()
+		return int64(f.ProcessID), int64(f.ThreadID), true
+	case kernelevents.ImageEvent:
+		f := v.ImageFields()
 		tid := int64(-1)
-		if e.Opcode == etl.OpLoad && e.ThreadID != 0xFFFFFFFF {
-			tid = int64(e.ThreadID)
+		if f.Kind == kernelevents.KindImageLoad && e.et.ThreadID != 0xFFFFFFFF {
+			tid = int64(e.et.ThreadID)
 		}
-		return int64(im.ProcessID), tid, true
-	case etl.GroupProcess:
-		pr, err := etl.ParseProcess(e)
-		if err != nil {
-			return 0, 0, false
+		return int64(f.ProcessID), tid, true
+	case kernelevents.ProcessEvent:
+		return int64(v.ProcessFields().ProcessID), -1, true
+	case kernelevents.DiskIOEvent:
+		if f := v.DiskIOFields(); f.HasIssuingThreadId {
+			return threadsProcess(f.IssuingThreadId)
 		}
-		return int64(pr.ProcessID), -1, true
-	case etl.GroupDiskIO, etl.GroupPageFault:
-		tid, ok := e.IssuingThread()
-		if !ok {
-			return 0, 0, false
+	case kernelevents.DiskIOInitEvent:
+		if f := v.DiskIOInitFields(); f.HasIssuingThreadId {
+			return threadsProcess(f.IssuingThreadId)
 		}
-		p, known := r.threads[tid]
-		if !known {
-			return -1, int64(tid), true
-		}
-		return int64(p), int64(tid), true
-	case etl.GroupTcpIP, etl.GroupUdpIP:
-		pid, ok := e.NetworkProcess()
-		if !ok {
-			return 0, 0, false
-		}
-		return int64(pid), -1, true
+	case *kernelevents.MemoryHardFaultV2:
+		return threadsProcess(v.TThreadId)
+	case kernelevents.TcpIpEvent:
+		return int64(v.TcpIpFields().PID), -1, true
+	case kernelevents.TcpIpConnectEvent:
+		return int64(v.TcpIpConnectFields().PID), -1, true
+	case kernelevents.TcpIpV6Event:
+		return int64(v.TcpIpV6Fields().PID), -1, true
+	case kernelevents.TcpIpV6ConnectEvent:
+		return int64(v.TcpIpV6ConnectFields().PID), -1, true
+	case kernelevents.UdpIpEvent:
+		return int64(v.UdpIpFields().PID), -1, true
+	case kernelevents.UdpIpV6Event:
+		return int64(v.UdpIpV6Fields().PID), -1, true
+	case *kernelevents.TcpIpSendV2:
+		return int64(v.PID), -1, true
+	case *kernelevents.TcpIpSendIPV6V2:
+		return int64(v.PID), -1, true
 	}
 	return 0, 0, false
 }

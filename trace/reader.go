@@ -10,6 +10,7 @@ import (
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/nettrace"
 )
 
@@ -28,7 +29,10 @@ func WithExactVersions() Option { return func(c *config) { c.exact = true } }
 //
 // When several tables have an event type, the first in the list decodes
 // it: the tables given, in the order given, or by default the registered
-// ones in the order they registered. A table that has the event's version
+// ones in the order they registered. The Windows kernel's events and
+// KernelTraceControl's (ETW) are decoded with package kernelevents
+// whatever the tables: the Reader needs them for the shape of an ETW
+// trace's events (processes, threads, stacks). A table that has the event's version
 // comes before one that has only an older version of it (see
 // WithExactVersions). To put a table before the registered ones rather
 // than instead of them:
@@ -83,6 +87,11 @@ type Reader struct {
 	// first decode of the type).
 	tables []*clrimpl.Table
 	values [][]clrimpl.Event
+	// ktab is the index in tables of kernelevents' table, which decodes
+	// the kernel's classes; nsearch is how many tables providers searches
+	// (all but that table when the Reader added it).
+	ktab    int32
+	nsearch int
 	// provCache is what a provider's name and GUID find in the tables.
 	provCache map[provKey][]provRef
 
@@ -105,8 +114,6 @@ type Reader struct {
 	// outside the tables (KernelTraceControl's EventInfo events, the
 	// manifests of .NET EventSources, TraceLogging metadata).
 	descs dynamic.Descriptions
-	// kernelDescs are the descriptors of kernel events by their layouts.
-	kernelDescs map[kernelKey]*clrimpl.Descriptor
 }
 
 // resolved is what a provider (and, for EventPipe, an event) maps to.
@@ -174,8 +181,9 @@ func (r *Reader) value(ref typeRef) clrimpl.Event {
 	return ev
 }
 
-// Tables returns the tables the Reader decodes with (see WithEvents).
-// The slice is the caller's.
+// Tables returns the tables the Reader decodes with (see WithEvents):
+// those given or registered, and kernelevents' when they lack it. The
+// slice is the caller's.
 func (r *Reader) Tables() []*clrimpl.Table { return slices.Clone(r.tables) }
 
 type metaKey struct {
@@ -201,6 +209,14 @@ func newReader(c *config, format Format, closers []func() error) *Reader {
 		r.tables = slices.Clone(c.tables)
 	} else {
 		r.tables = clrimpl.Tables()
+	}
+	r.nsearch = len(r.tables)
+	kt := kernelevents.Table()
+	if i := slices.Index(r.tables, kt); i >= 0 {
+		r.ktab = int32(i)
+	} else {
+		r.ktab = int32(len(r.tables))
+		r.tables = append(r.tables, kt)
 	}
 	r.values = make([][]clrimpl.Event, len(r.tables))
 	r.ev.r = r
@@ -337,7 +353,7 @@ func (r *Reader) fromNetTrace(e *nettrace.Event) {
 	if ev.nt != e {
 		ev.nt = e
 	}
-	ev.generated, ev.kernelLayout = false, false
+	ev.generated = false
 }
 
 // resolveMeta maps an EventPipe event to the tables through its metadata
@@ -421,7 +437,7 @@ func (r *Reader) providers(name string, guid clrimpl.GUID) []provRef {
 		return provs
 	}
 	var provs []provRef
-	for i, t := range r.tables {
+	for i, t := range r.tables[:r.nsearch] {
 		if p, ok := t.Provider(name, guid); ok {
 			provs = append(provs, provRef{int32(i), int32(p)})
 		}
@@ -453,10 +469,9 @@ func (r *Reader) fromETL(e *etl.Event) {
 		}
 	}
 	res := r.resolveGUID(e.ProviderGUID)
-	r.ev = Event{r: r, res: res, typ: r.find(res.provs, e.ID, e.Version, false), et: e}
+	r.ev = Event{r: r, res: res, typ: r.find(res.provs, classicID(e), e.Version, false), et: e}
 	if res.kernel != nil {
-		r.noteThread(e)
-		r.noteProcess(e)
+		r.noteKernel(&r.ev)
 		r.ev.ids = idsUnknown // found on the first ProcessID or ThreadID
 	}
 }
@@ -472,11 +487,13 @@ func (r *Reader) resolveGUID(g clrimpl.GUID) *resolved {
 	res := &resolved{}
 	// The kernel logger's classes and KernelTraceControl's first: their
 	// events are named, and their processes and threads found, by the
-	// kernel's rules, whatever table (kernelevents) also describes them.
+	// kernel's rules, and decoded with kernelevents whatever the tables.
 	if k := kernelGroupOf(g); k != nil {
 		res.kernel, res.provider = k, kernelProvider
+		res.provs = r.kernelProviders(g)
 	} else if name, ok := otherProviders[g]; ok {
 		res.provider, res.class = name, otherClasses[g]
+		res.provs = r.kernelProviders(g)
 	} else if provs := r.providers("", g); len(provs) > 0 {
 		res.provs, res.provider = provs, r.providerName(provs[0])
 	} else if name, ok := r.descs.ProviderName(g); ok {
@@ -492,4 +509,13 @@ func (r *Reader) resolveGUID(g clrimpl.GUID) *resolved {
 		r.guidNext = (r.guidNext + 1) % keep
 	}
 	return res
+}
+
+// kernelProviders is the kernel class g in kernelevents' table, if it has
+// it.
+func (r *Reader) kernelProviders(g clrimpl.GUID) []provRef {
+	if p, ok := r.tables[r.ktab].Provider("", g); ok {
+		return []provRef{{r.ktab, int32(p)}}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/tracetest"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -59,7 +60,10 @@ type decoded struct {
 	tagged, clr int // values of the test table's types, of clrevents'
 	// unknown: events of the runtime's provider no table has.
 	unknown int
-	names   map[string]int // GCStart's decoded names
+	// kernel: the kernel's events, which decode with kernelevents
+	// whatever the tables.
+	kernel int
+	names  map[string]int // GCStart's decoded names
 }
 
 // scan reads every event of path and checks that Type, Decode and
@@ -108,6 +112,8 @@ func scan(t *testing.T, path string, opts ...trace.Option) decoded {
 			c.tagged++
 		case clrevents.Event:
 			c.clr++
+		case kernelevents.Event:
+			c.kernel++
 		default:
 			t.Fatalf("%s/%s: decoded a %T", e.Provider(), e.Name(), ev)
 		}
@@ -156,9 +162,12 @@ func TestWithEvents(t *testing.T) {
 			if last := scan(t, path, trace.WithEvents(clrevents.Table(), sub)); last.tagged != 0 || last.clr != all.clr {
 				t.Errorf("WithEvents(clrevents, sub): %+v", last)
 			}
-			// No tables: nothing decodes.
-			if none := scan(t, path, trace.WithEvents()); none.tagged+none.clr != 0 || none.unknown == 0 {
+			// No tables: nothing decodes but the kernel's events.
+			if none := scan(t, path, trace.WithEvents()); none.tagged+none.clr != 0 || none.unknown == 0 || none.kernel != all.kernel {
 				t.Errorf("WithEvents(): %+v", none)
+			}
+			if strings.Contains(path, ".etl") && all.kernel == 0 {
+				t.Errorf("no kernel event of %s decoded", path)
 			}
 		})
 	}
@@ -265,7 +274,10 @@ func TestDecodeAllocs(t *testing.T) {
 // TestNoGeneratedPackage: trace decodes through the tables it is given or
 // finds registered, and links no generated package itself (one with
 // *_gen.go files, such as clrevents), so that a program that decodes with
-// a generated subset links only the subset.
+// a generated subset links only the subset; but for kernelevents, the
+// Windows kernel's events, whose facts (a thread's process, a process's
+// executable, a CPU sample's thread, a stack walk's event and frames) the
+// front door needs to give an ETW trace's events their shape.
 func TestNoGeneratedPackage(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command in PATH")
@@ -277,6 +289,10 @@ func TestNoGeneratedPackage(t *testing.T) {
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, files, _ := strings.Cut(line, " ")
+		if pkg == "github.com/clrgo/clrevents/kernelevents" {
+			n++
+			continue
+		}
 		if strings.Contains(files, "_gen.go") || pkg == "github.com/clrgo/clrevents/clrevents" {
 			t.Errorf("trace depends on the generated package %s", pkg)
 		}

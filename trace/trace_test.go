@@ -17,6 +17,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/nettrace"
 )
 
@@ -329,8 +330,8 @@ func TestETLShape(t *testing.T) {
 	if e.Provider() != "Windows Kernel" || e.Name() != "EventTrace" || e.ProcessID() != 179356 || e.ThreadID() != 179388 || e.CPU() != 0 || len(e.Payload()) != 392 {
 		t.Errorf("header event: %q %q pid %d tid %d cpu %d len %d", e.Provider(), e.Name(), e.ProcessID(), e.ThreadID(), e.CPU(), len(e.Payload()))
 	}
-	if _, err := e.Decode(); !errors.Is(err, clrevents.ErrUnknownEvent) {
-		t.Errorf("Decode of the kernel header: %v, want ErrUnknownEvent", err)
+	if ev, err := e.Decode(); err != nil || ev.(*kernelevents.EventTraceHeaderV2).NumberOfProcessors != 8 {
+		t.Errorf("Decode of the kernel header: %v, %v", ev, err)
 	}
 	// Then kernel rundown, then "Microsoft-Windows-DotNETRuntime/Runtime/Start
 	// PID=179596; TID=168672; ProceNum=4; DataLen=203".
@@ -608,11 +609,15 @@ func TestAppendJSON(t *testing.T) {
 			case !json.Valid(out):
 				t.Fatalf("%s/%s: invalid JSON %s", e.Provider(), e.Name(), out)
 			case schemaErr == nil:
-				kinds["schema"]++
+				if strings.HasPrefix(e.Provider(), "Microsoft-") {
+					kinds["schema"]++
+				} else {
+					kinds["kernel"]++
+				}
 			case e.Metadata() != nil:
 				kinds["metadata"]++
 			default:
-				kinds["kernel"]++
+				kinds["trace"]++
 			}
 			txt, terr := e.AppendText(nil)
 			if (terr == nil) != (err == nil) || err == nil && len(txt) == 0 && len(out) > 2 {
@@ -621,7 +626,7 @@ func TestAppendJSON(t *testing.T) {
 		}
 		r.Close()
 		t.Logf("%s: %v", name, kinds)
-		if kinds["schema"] == 0 || kinds["metadata"]+kinds["kernel"] == 0 {
+		if kinds["schema"] == 0 || kinds["metadata"]+kinds["kernel"]+kinds["trace"] == 0 {
 			t.Errorf("%s: %v: want events decoded by the schema and by the trace", name, kinds)
 		}
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dataset"
 	"github.com/clrgo/clrevents/internal/eventfmt"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -151,14 +152,27 @@ var headerJSON = map[string]struct {
 	"activity": {"activity", clrimpl.ColumnGUID}, "related_activity": {"related_activity", clrimpl.ColumnGUID},
 }
 
-// eventInfos finds an event type by provider and manifest symbol.
-func eventInfos() map[[2]string]*clrevents.EventInfo {
-	m := map[[2]string]*clrevents.EventInfo{}
-	evs := clrevents.Events()
-	for i := range evs {
-		m[[2]string{evs[i].Provider.String(), evs[i].Name}] = evs[i]
+// eventInfos finds an event type by the provider and name its table is
+// under: clrevents' by provider and manifest symbol, kernelevents' by the
+// provider its events are shown under and its name (their JSON lines
+// name them by the type's display name).
+func eventInfos() map[[2]string]eventInfo {
+	m := map[[2]string]eventInfo{}
+	for _, info := range clrevents.Events() {
+		m[[2]string{info.Provider.String(), info.Name}] = eventInfo{info.Columns, info.Name}
+	}
+	for _, info := range kernelevents.Events() {
+		d := info.Descriptor()
+		m[[2]string{d.Provider, d.Name}] = eventInfo{d.Columns, d.DisplayName}
 	}
 	return m
+}
+
+// eventInfo is a table's columns and the name its events' JSON lines
+// give them.
+type eventInfo struct {
+	cols []clrimpl.Column
+	name string
 }
 
 // checkRoundTrip writes trace into a fresh dataset and checks that every
@@ -272,8 +286,8 @@ func checkRoundTrip(t *testing.T, trace string) {
 	for _, path := range events {
 		event := strings.TrimPrefix(filepath.Base(filepath.Dir(path)), "event=")
 		provider := strings.TrimPrefix(filepath.Base(filepath.Dir(filepath.Dir(path))), "provider=")
-		if info := infos[[2]string{provider, event}]; info != nil {
-			check(path, func(int) []clrevents.Column { return info.Columns }, provider, event, false)
+		if info, ok := infos[[2]string{provider, event}]; ok {
+			check(path, func(int) []clrevents.Column { return info.cols }, provider, info.name, false)
 			continue
 		}
 		// A table of events the trace describes itself: each row's columns

@@ -19,12 +19,18 @@ import (
 
 // Decoded is what one event became.
 type Decoded struct {
-	// Name is the name of the generated type a decoded event has (its
+	// Name is the event's name (Event.Name) when its generated type is of
+	// its version or the trace names it by the type's TraceEvent name (the
+	// kernel's events, "Process/Start", whatever their version), the name
+	// of the generated type a newer version decoded with (its
 	// Descriptor's), else the trace's (Event.Name), else "idN/vM".
 	Name  string
 	Event clrimpl.Event // the event decoded into its generated type, or nil
-	Extra []byte        // payload bytes past the type's fields
-	Err   error         // why the payload did not decode
+	// Extra holds the payload bytes past the type's fields, but for an
+	// event shown under its type's TraceEvent name (a kernel event), which
+	// TraceEvent shows by its fields alone.
+	Extra []byte
+	Err   error // why the payload did not decode
 }
 
 // Decode decodes e into its generated type where the reader's tables have
@@ -37,7 +43,14 @@ func Decode(e *trace.Event) Decoded {
 	ev, n, err := e.DecodeN()
 	switch {
 	case err == nil:
-		return Decoded{Name: ev.Descriptor().Name, Event: ev, Extra: e.Payload()[n:]}
+		d := ev.Descriptor()
+		if name == d.DisplayName {
+			return Decoded{Name: name, Event: ev}
+		}
+		if _, exact := e.Type(); !exact {
+			name = d.Name
+		}
+		return Decoded{Name: name, Event: ev, Extra: e.Payload()[n:]}
 	case !errors.Is(err, clrimpl.ErrUnknownEvent):
 		return Decoded{Name: name, Err: err}
 	}
