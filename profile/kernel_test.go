@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -11,9 +12,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/internal/etltest"
+	"github.com/clrgo/clrevents/internal/tracetest"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
 )
+
+// decoded is e's value, nil when it does not decode.
+func decoded(e *trace.Event) clrimpl.Event {
+	ev, err := e.Decode()
+	if err != nil {
+		return nil
+	}
+	return ev
+}
 
 // kernel builds synthetic kernel events (64-bit pointers).
 type kpl []byte
@@ -28,16 +41,61 @@ func (b kpl) ptrs(v ...uint64) kpl {
 	return b
 }
 
-func kev(ts int64, group, op uint8, p kpl) *etl.Event {
-	return &etl.Event{HeaderKind: etl.SystemHeader, HookID: uint16(group)<<8 | uint16(op), Opcode: op, Version: 2, PointerSize: 8, Timestamp: ts, Payload: p}
+// Kernel hook groups and opcodes of the synthetic events (the kernel's
+// MOF classes: PerfInfo, StackWalk, Process, Thread, Image).
+const (
+	gProcess, gThread, gPerfInfo, gImage, gStackWalk = 0x03, 0x05, 0x0F, 0x14, 0x18
+
+	opStart, opDCStart                              = 1, 3
+	opSampledProfile, opCollectionStart             = 46, 73
+	opStack, opKeyCreate, opKeyDelete, opKeyRundown = 32, 34, 35, 36
+	opStackKeyKernel, opStackKeyUser                = 37, 38
+)
+
+// kev is a kernel event of version 2 (as the kernel logs these classes).
+func kev(ts int64, group, op uint8, p kpl) []byte {
+	return etltest.System(group, op, 2, 0, 0, ts, p)
 }
 
-func imageEvent(pid uint32, base, size uint64, name string) *etl.Event {
+func imageEvent(pid uint32, base, size uint64, name string) []byte {
 	p := kkpl().ptrs(base, size).u32(pid).u32(0).u32(0).u32(0).ptrs(base).u32(0).u32(0).u32(0).u32(0)
 	for _, r := range name {
 		p = p.u16(uint16(r))
 	}
-	return kev(0, etl.GroupImage, etl.OpDCStart, p.u16(0))
+	return kev(0, gImage, opDCStart, p.u16(0))
+}
+
+// feed reads a log of the events through the front door into b.
+func feed(t *testing.T, b *Builder, events ...[]byte) {
+	t.Helper()
+	real := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
+	log, err := etltest.Log(real, events...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Offset() >= int64(binary.LittleEndian.Uint32(real)) { // past the log header buffer
+			n++
+		}
+		if err := b.Add(e); err != nil {
+			t.Fatalf("%s at %d: %v", e.Name(), e.Offset(), err)
+		}
+	}
+	if n != len(events) {
+		t.Fatalf("%d kernel events read, %d written", n, len(events))
+	}
 }
 
 func kkpl() kpl { return kpl{} }
@@ -63,57 +121,51 @@ func TestKernelCPUSynthetic(t *testing.T) {
 
 func kernelCPUSynthetic(t *testing.T, pids []int64) {
 	b := NewBuilder(Options{PIDs: pids}, 0, 10_000_000) // Kind CPU: the zero value
-	sample := func(ts int64, tid uint32, ip uint64, count uint16) *etl.Event {
-		return kev(ts, etl.GroupPerfInfo, etl.OpSampledProfile, kkpl().ptrs(ip).u32(tid).u16(count).u16(0))
+	sample := func(ts int64, tid uint32, ip uint64, count uint16) []byte {
+		return kev(ts, gPerfInfo, opSampledProfile, kkpl().ptrs(ip).u32(tid).u16(count).u16(0))
 	}
-	ref := func(ts int64, op uint8, tid uint32, rest kpl) *etl.Event {
-		return kev(ts+1, etl.GroupStackWalk, op, append(kkpl().u64(uint64(ts)).u32(10).u32(tid), rest...))
+	ref := func(ts int64, op uint8, tid uint32, rest kpl) []byte {
+		return kev(ts+1, gStackWalk, op, append(kkpl().u64(uint64(ts)).u32(10).u32(tid), rest...))
 	}
-	proc := kev(0, etl.GroupProcess, etl.OpDCStart, append(kkpl().ptrs(0).u32(10).u32(4).u32(1).u32(0).ptrs(0).u32(0).u32(0), "app.exe\x00"...).u16(0).u16(0).u16(0))
-	proc.Version = 4
-	idle := kev(0, etl.GroupProcess, etl.OpDCStart, append(kkpl().ptrs(0).u32(0).u32(0).u32(1).u32(0).ptrs(0).u32(0).u32(0), "Idle\x00"...).u16(0).u16(0).u16(0))
-	idle.Version = 4
-	events := []*etl.Event{
+	proc := etltest.System(gProcess, opDCStart, 4, 0, 0, 0, append(kkpl().ptrs(0).u32(10).u32(4).u32(1).u32(0).ptrs(0).u32(0).u32(0), "app.exe\x00"...).u16(0).u16(0).u16(0))
+	idle := etltest.System(gProcess, opDCStart, 4, 0, 0, 0, append(kkpl().ptrs(0).u32(0).u32(0).u32(1).u32(0).ptrs(0).u32(0).u32(0), "Idle\x00"...).u16(0).u16(0).u16(0))
+	events := [][]byte{
 		proc,
 		idle,
-		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(10).u32(77).ptrs(0, 0)),
-		kev(0, etl.GroupThread, etl.OpDCStart, kkpl().u32(0).u32(0).ptrs(0, 0)),
+		kev(0, gThread, opDCStart, kkpl().u32(10).u32(77).ptrs(0, 0, 0, 0, 0, 0, 0).u32(0)),
+		kev(0, gThread, opDCStart, kkpl().u32(0).u32(0).ptrs(0, 0, 0, 0, 0, 0, 0).u32(0)),
 		imageEvent(10, app, 0x10000, `\Device\HarddiskVolume2\app\app.exe`),
 		imageEvent(10, ntdll, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`),
 		imageEvent(0, kbase, 0x100000, `\SystemRoot\system32\ntoskrnl.exe`),
-		kev(1, etl.GroupPerfInfo, etl.OpCollectionStart, kkpl().u32(0).u32(5000).u32(10000)),
+		kev(1, gPerfInfo, opCollectionStart, kkpl().u32(0).u32(5000).u32(10000)),
 		// A: in the kernel; both parts cached, defined later.
 		sample(100, 77, kbase+0x10, 1),
-		ref(100, etl.OpStackKeyKernel, 77, kkpl().ptrs(stackA)),
-		ref(100, etl.OpStackKeyUser, 77, kkpl().ptrs(stackU)),
+		ref(100, opStackKeyKernel, 77, kkpl().ptrs(stackA)),
+		ref(100, opStackKeyUser, 77, kkpl().ptrs(stackU)),
 		// B: in user code, a direct stack, two samples coalesced.
 		sample(200, 77, app+0x50, 2),
-		ref(200, etl.OpStack, 77, kkpl().ptrs(app+0x50, ntdll+0x20)),
+		ref(200, opStack, 77, kkpl().ptrs(app+0x50, ntdll+0x20)),
 		// C: no stack ever comes.
 		sample(300, 77, app+0x60, 1),
 		// D: a thread no Thread event named.
 		sample(400, 999, 0x1234, 1),
 		// E: a key created before it is used.
-		kev(450, etl.GroupStackWalk, etl.OpKeyCreate, kkpl().ptrs(stackC, kbase+0x30)),
+		kev(450, gStackWalk, opKeyCreate, kkpl().ptrs(stackC, kbase+0x30)),
 		sample(500, 77, kbase+0x30, 1),
-		ref(500, etl.OpStackKeyKernel, 77, kkpl().ptrs(stackC)),
+		ref(500, opStackKeyKernel, 77, kkpl().ptrs(stackC)),
 		// The definitions of A's keys.
-		kev(600, etl.GroupStackWalk, etl.OpKeyDelete, kkpl().ptrs(stackA, kbase+0x10, kbase+0x20)),
-		kev(700, etl.GroupStackWalk, etl.OpKeyRundown, kkpl().ptrs(stackU, ntdll+0x10, app+0x10, ntdll+0x20)),
+		kev(600, gStackWalk, opKeyDelete, kkpl().ptrs(stackA, kbase+0x10, kbase+0x20)),
+		kev(700, gStackWalk, opKeyRundown, kkpl().ptrs(stackU, ntdll+0x10, app+0x10, ntdll+0x20)),
 		// F: a thread whose Thread event comes after its sample.
 		sample(800, 55, app+0x60, 1),
-		kev(900, etl.GroupThread, etl.OpStart, kkpl().u32(10).u32(55).ptrs(0, 0)),
+		kev(900, gThread, opStart, kkpl().u32(10).u32(55).ptrs(0, 0, 0, 0, 0, 0, 0).u32(0)),
 		// G: runs of addresses no image covers, one broken by ntdll.
 		sample(1000, 77, 0x7000, 1),
-		ref(1000, etl.OpStack, 77, kkpl().ptrs(0x7000, ntdll+0x10, 0x6000, 0x5000, app+0x10)),
+		ref(1000, opStack, 77, kkpl().ptrs(0x7000, ntdll+0x10, 0x6000, 0x5000, app+0x10)),
 		// H: an idle processor (thread 0 of process 0), no stack walk.
 		sample(1100, 0, kbase+0x40, 1),
 	}
-	for _, e := range events {
-		if ok, err := b.kernelEvent(e); !ok || err != nil {
-			t.Fatalf("hook %#x: %v %v", e.HookID, ok, err)
-		}
-	}
+	feed(t, b, events...)
 	p, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
@@ -220,11 +272,7 @@ func TestKernelCPUNet452(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x := e.ETL(); x != nil && x.IsKernel(etl.GroupPerfInfo, etl.OpSampledProfile) {
-			s, err := etl.ParseSampledProfile(x)
-			if err != nil {
-				t.Fatal(err)
-			}
+		if s, ok := decoded(e).(*kernelevents.PerfInfoSampleV2); ok {
 			count += int64(s.Count)
 			events++
 			if s.ThreadID != 0 {
@@ -243,7 +291,7 @@ func TestKernelCPUNet452(t *testing.T) {
 		if s == nil {
 			continue
 		}
-		ips := append(append([]uint64(nil), k.part(s.kernel)...), k.part(s.user)...)
+		ips, _, _ := k.stacks.Stack(s.ref, nil)
 		if len(ips) == 0 {
 			continue
 		}

@@ -87,6 +87,7 @@ import (
 	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/symbols"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -331,10 +332,7 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 // errors (the first few in full).
 func Build(r *trace.Reader, o Options) (*Profile, error) {
 	info := r.Info()
-	origin, freq := int64(math.MinInt64), info.ClockFrequency
-	if nt := r.NetTrace(); nt != nil {
-		origin, freq = nt.Info().SyncTimeQPC, nt.Info().QPCFrequency
-	}
+	origin, freq := info.SyncTimestamp, info.ClockFrequency
 	b := NewBuilder(o, origin, freq)
 	var undecoded trace.DecodeErrors
 	var readErr error
@@ -420,15 +418,31 @@ func clrType(e *trace.Event) (*clrevents.EventInfo, bool) {
 	return info, ok
 }
 
+// kernelType reports whether e is of one of kernelevents' types.
+func kernelType(e *trace.Event) bool {
+	typ, ok := e.Type()
+	if !ok {
+		return false
+	}
+	_, ok = typ.(*kernelevents.EventInfo)
+	return ok
+}
+
 // Add feeds one event. It returns an error only for an event of interest
 // whose payload does not decode. Events may come in file order: only the
 // order of each thread's events matters.
 func (b *Builder) Add(e *trace.Event) error {
 	info, ok := clrType(e)
 	if !ok {
-		if x := e.ETL(); x != nil {
-			_, err := b.kernelEvent(x)
-			return err
+		if b.o.Kind == CPU && b.k.stacks.Add(e) {
+			return nil
+		}
+		if kernelType(e) {
+			ev, err := e.Decode()
+			if err != nil {
+				return err
+			}
+			return b.kernelEvent(e, ev)
 		}
 		return nil
 	}
@@ -443,7 +457,7 @@ func (b *Builder) Add(e *trace.Event) error {
 		}
 		return nil
 	}
-	if e.ETL() != nil {
+	if e.Format() == trace.ETL {
 		return b.addETW(e, info)
 	}
 	ts := e.Timestamp()

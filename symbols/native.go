@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clrgo/clrevents/clrevents"
-	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/kernelevents"
 )
 
 // Native images. An ETW trace from a kernel session lists the native
@@ -45,46 +45,34 @@ const (
 	kernelSpace32 = 0x80000000
 )
 
-// AddETL feeds an event read by package etl: the kernel's Image Load,
-// Unload, DCStart and DCStop events, and the ImageID/DbgID_RSDS events
-// that name the images' PDBs, are kept (Add does the same for a
-// trace.Event), the rest ignored. It returns an error only for one of
-// those whose payload does not parse.
-func (m *Map) AddETL(e *etl.Event) error {
-	if e.ProviderGUID == etl.ImageIDGUID && e.Opcode == etl.OpDbgIDRSDS {
+// addKernel keeps a kernel Image event (Load, Unload, DCStart, DCStop) or
+// the ImageID/DbgID_RSDS event that names an image's PDB, decoded as ev,
+// of time ts and pointer size ptrSize.
+func (m *Map) addKernel(ts int64, ptrSize int, ev clrimpl.Event) {
+	switch v := ev.(type) {
+	case kernelevents.DbgIDRSDSEvent:
 		// The image's PDB, logged just before the image's own event.
-		d, err := etl.ParseDbgID(e)
-		if err != nil {
-			return err
+		f := v.DbgIDRSDSFields()
+		if f.Kind != kernelevents.KindImageIDDbgIDRSDS {
+			return // an IL image's PDB
 		}
 		if m.pdbs == nil {
 			m.pdbs = map[pdbKey]string{}
 		}
-		m.pdbs[pdbKey{int64(d.ProcessID), d.Base}] = BuildID(d.GUID, d.Age)
-		return nil
+		m.pdbs[pdbKey{int64(f.ProcessID), f.ImageBase}] = BuildID(f.GuidSig, f.Age)
+	case kernelevents.ImageEvent:
+		m.addImage(ts, ptrSize, v.ImageFields())
 	}
-	if !e.IsKernel(etl.GroupImage, -1) {
-		return nil
-	}
-	switch e.Opcode {
-	case etl.OpLoad, etl.OpEnd, etl.OpDCStart, etl.OpDCEnd:
-		return m.addImage(e)
-	}
-	return nil
 }
 
-// addImage records an Image event.
-func (m *Map) addImage(e *etl.Event) error {
-	im, err := etl.ParseImage(e)
-	if err != nil {
-		return err
-	}
-	if im.Size == 0 {
-		return nil
+// addImage records an Image event of time ts.
+func (m *Map) addImage(ts int64, ptrSize int, im kernelevents.ImageFields) {
+	if im.ImageSize == 0 {
+		return
 	}
 	pid := int64(im.ProcessID)
 	if pid == 0 {
-		m.kernel32 = e.PointerSize == 4
+		m.kernel32 = ptrSize == 4
 	}
 	ims := m.imgs[pid]
 	if ims == nil {
@@ -94,30 +82,28 @@ func (m *Map) addImage(e *etl.Event) error {
 		ims = &images{open: map[uint64]int{}}
 		m.imgs[pid] = ims
 	}
-	ts := e.Timestamp
-	bid := m.pdbs[pdbKey{pid, im.Base}]
-	switch e.Opcode {
-	case etl.OpEnd: // Unload
-		if i, ok := ims.open[im.Base]; ok {
+	base := im.ImageBase
+	bid := m.pdbs[pdbKey{pid, base}]
+	switch im.Kind {
+	case kernelevents.KindImageUnload:
+		if i, ok := ims.open[base]; ok {
 			ims.list[i].unload = ts
-			delete(ims.open, im.Base)
-			return nil
+			delete(ims.open, base)
+			return
 		}
 		// Loaded before the trace began.
-		ims.add(image{base: im.Base, end: im.Base + im.Size, load: never, unload: ts, buildID: bid}, im.FileName.String())
-		return nil
-	case etl.OpDCStart, etl.OpDCEnd, etl.OpLoad:
-		if _, ok := ims.open[im.Base]; ok {
-			return nil // listed again (the rundown at the end)
+		ims.add(image{base: base, end: base + im.ImageSize, load: never, unload: ts, buildID: bid}, im.FileName.String())
+	case kernelevents.KindImageDCStart, kernelevents.KindImageDCStop, kernelevents.KindImageLoad:
+		if _, ok := ims.open[base]; ok {
+			return // listed again (the rundown at the end)
 		}
 		load := ts
-		if e.Opcode != etl.OpLoad {
+		if im.Kind != kernelevents.KindImageLoad {
 			load = never
 		}
-		ims.open[im.Base] = len(ims.list)
-		ims.add(image{base: im.Base, end: im.Base + im.Size, load: load, unload: always, buildID: bid}, im.FileName.String())
+		ims.open[base] = len(ims.list)
+		ims.add(image{base: base, end: base + im.ImageSize, load: load, unload: always, buildID: bid}, im.FileName.String())
 	}
-	return nil
 }
 
 func (ims *images) add(im image, path string) {
@@ -181,7 +167,7 @@ const maxReuse = 16
 // BuildID is a PDB's identity as Windows symbol servers key it: the GUID's
 // 32 hexadecimal digits, upper case, without dashes, in the GUID's text
 // order, followed by the age in hexadecimal.
-func BuildID(g clrevents.GUID, age uint32) string {
+func BuildID(g clrimpl.GUID, age uint32) string {
 	t := strings.ToUpper(strings.ReplaceAll(g.String(), "-", ""))
 	return t + strings.ToUpper(strconv.FormatUint(uint64(age), 16))
 }

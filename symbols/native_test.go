@@ -4,11 +4,21 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/clrgo/clrevents/clrevents"
-	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/kernelevents"
 )
 
-func imageEvent(op uint8, ts int64, pid uint32, base, size uint64, name string, ps int) *etl.Event {
+// kevent is a kernel event as the map gets it: the time, the pointer size
+// and the decoded value.
+type kevent struct {
+	ts int64
+	ps int
+	v  clrimpl.Event
+}
+
+// imageEvent decodes an Image event's payload into v (whose type says the
+// kind: Load, Unload, DCStart, DCStop).
+func imageEvent(v kernelevents.Event, ts int64, pid uint32, base, size uint64, name string, ps int) kevent {
 	var p []byte
 	ptr := func(v uint64) {
 		if ps == 4 {
@@ -27,8 +37,13 @@ func imageEvent(op uint8, ts int64, pid uint32, base, size uint64, name string, 
 		p = binary.LittleEndian.AppendUint16(p, uint16(r))
 	}
 	p = append(p, 0, 0)
-	return &etl.Event{HeaderKind: etl.SystemHeader, HookID: uint16(etl.GroupImage)<<8 | uint16(op), Opcode: op, Version: 2, PointerSize: ps, Timestamp: ts, Payload: p}
+	if _, err := v.Decode(p, ps); err != nil {
+		panic(err)
+	}
+	return kevent{ts, ps, v}
 }
+
+func (m *Map) addTest(e kevent) { m.addKernel(e.ts, e.ps, e.v) }
 
 // TestNativeImages: addresses no method covers resolve to the native image
 // mapped there at the time (kernel addresses to process 0's), with the
@@ -36,17 +51,15 @@ func imageEvent(op uint8, ts int64, pid uint32, base, size uint64, name string, 
 // an image's lifetime, stays unresolved.
 func TestNativeImages(t *testing.T) {
 	m := NewMap()
-	for _, e := range []*etl.Event{
-		imageEvent(etl.OpDCStart, 0, 10, 0x77000000, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`, 8),
-		imageEvent(etl.OpLoad, 1000, 10, 0x10000000, 0x10000, `C:\app\plugin.dll`, 8),
-		imageEvent(etl.OpEnd, 2000, 10, 0x10000000, 0x10000, `C:\app\plugin.dll`, 8),
-		imageEvent(etl.OpLoad, 3000, 10, 0x10000000, 0x8000, `C:\app\other.dll`, 8),
-		imageEvent(etl.OpDCStart, 0, 0, 0xfffff80000000000, 0x800000, `\SystemRoot\system32\ntoskrnl.exe`, 8),
-		imageEvent(etl.OpDCEnd, 5000, 10, 0x77000000, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`, 8), // listed again
+	for _, e := range []kevent{
+		imageEvent(new(kernelevents.ImageDCStartV2), 0, 10, 0x77000000, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`, 8),
+		imageEvent(new(kernelevents.ImageLoadV2), 1000, 10, 0x10000000, 0x10000, `C:\app\plugin.dll`, 8),
+		imageEvent(new(kernelevents.ImageUnloadV2), 2000, 10, 0x10000000, 0x10000, `C:\app\plugin.dll`, 8),
+		imageEvent(new(kernelevents.ImageLoadV2), 3000, 10, 0x10000000, 0x8000, `C:\app\other.dll`, 8),
+		imageEvent(new(kernelevents.ImageDCStartV2), 0, 0, 0xfffff80000000000, 0x800000, `\SystemRoot\system32\ntoskrnl.exe`, 8),
+		imageEvent(new(kernelevents.ImageDCStopV2), 5000, 10, 0x77000000, 0x100000, `\Device\HarddiskVolume2\Windows\System32\ntdll.dll`, 8), // listed again
 	} {
-		if err := m.AddETL(e); err != nil {
-			t.Fatal(err)
-		}
+		m.addTest(e)
 	}
 	if m.Images() != 4 {
 		t.Errorf("%d images, want 4 (the rundown's second listing is not another)", m.Images())
@@ -77,17 +90,17 @@ func TestNativeImages(t *testing.T) {
 	}
 	// An ImageID/DbgID_RSDS event before an image gives it its PDB's
 	// identity.
-	guid := clrevents.MustParseGUID("ec83d8df-5559-46e0-b630-133ebd979266")
+	guid := clrimpl.MustParseGUID("ec83d8df-5559-46e0-b630-133ebd979266")
 	dbg := binary.LittleEndian.AppendUint64(nil, 0x20000000)
 	dbg = binary.LittleEndian.AppendUint32(dbg, 10)
 	dbg = binary.LittleEndian.AppendUint32(append(dbg, guid[:]...), 2)
 	dbg = append(dbg, "lib.pdb\x00"...)
-	if err := m.AddETL(&etl.Event{HeaderKind: etl.TraceHeader, ProviderGUID: etl.ImageIDGUID, Opcode: etl.OpDbgIDRSDS, PointerSize: 8, Payload: dbg}); err != nil {
+	rsds := new(kernelevents.DbgIDRSDSV2)
+	if _, err := rsds.Decode(dbg, 8); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.AddETL(imageEvent(etl.OpDCStart, 0, 10, 0x20000000, 0x1000, `C:\app\lib.dll`, 8)); err != nil {
-		t.Fatal(err)
-	}
+	m.addTest(kevent{0, 8, rsds})
+	m.addTest(imageEvent(new(kernelevents.ImageDCStartV2), 0, 10, 0x20000000, 0x1000, `C:\app\lib.dll`, 8))
 	if f := m.Frame(must(m.resolve(10, 0x20000010, 100))); f.BuildID != "EC83D8DF555946E0B630133EBD9792662" || f.ImageBase != 0x20000000 || f.ImageEnd != 0x20001000 {
 		t.Errorf("frame %+v", f)
 	}
@@ -96,9 +109,7 @@ func TestNativeImages(t *testing.T) {
 	}
 	// A 32-bit kernel: its addresses start at 0x80000000.
 	m32 := NewMap()
-	if err := m32.AddETL(imageEvent(etl.OpDCStart, 0, 0, 0x82000000, 0x100000, `\SystemRoot\system32\ntoskrnl.exe`, 4)); err != nil {
-		t.Fatal(err)
-	}
+	m32.addTest(imageEvent(new(kernelevents.ImageDCStartV2), 0, 0, 0x82000000, 0x100000, `\SystemRoot\system32\ntoskrnl.exe`, 4))
 	if f, r := m32.Resolve(10, 0x82000010, 0); m32.Frame(f).String() != "ntoskrnl!?" || r != Native {
 		t.Errorf("32-bit kernel address: %s %v", m32.Frame(f), r)
 	}

@@ -39,7 +39,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
-	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -202,11 +202,19 @@ func NewMap() *Map {
 // trace's kernel Image events, are kept, the rest ignored. It returns an
 // error only for one of those whose payload does not decode.
 func (m *Map) Add(e *trace.Event) error {
-	if x := e.ETL(); x != nil && (x.IsKernel(etl.GroupImage, -1) || x.ProviderGUID == etl.ImageIDGUID) {
-		return m.AddETL(x)
-	}
 	typ, ok := e.Type()
 	if !ok {
+		return nil
+	}
+	if _, ok := typ.(*kernelevents.EventInfo); ok {
+		switch d := typ.Descriptor(); d.ProviderGUID {
+		case imageGUID, imageIDGUID:
+			ev, err := e.Decode()
+			if err != nil {
+				return err
+			}
+			m.addKernel(e.Timestamp(), e.PointerSize(), ev)
+		}
 		return nil
 	}
 	d := typ.Descriptor()
@@ -225,6 +233,13 @@ func (m *Map) Add(e *trace.Event) error {
 	}
 	return nil
 }
+
+// The classes of the kernel's Image events and KernelTraceControl's image
+// identity events.
+var (
+	imageGUID   = kernelevents.ProviderImage.GUID()
+	imageIDGUID = kernelevents.ProviderImageID.GUID()
+)
 
 // IsCodeEvent tells whether an event name is one of the method or module
 // events a Map keeps.

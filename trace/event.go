@@ -58,6 +58,17 @@ func (e *Event) settleIDs() bool {
 	return e.ids == idsKernel
 }
 
+// Format is the format of the trace the event was read from.
+func (e *Event) Format() Format {
+	if e.et != nil {
+		return ETL
+	}
+	if e.r != nil {
+		return e.r.format
+	}
+	return UnknownFormat
+}
+
 // Time is the event's wall-clock time (UTC).
 func (e *Event) Time() time.Time {
 	if e.nt != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -61,6 +62,11 @@ type Info struct {
 	StartTime time.Time
 	// ClockFrequency is the tick rate of Event.Timestamp in Hz.
 	ClockFrequency int64
+	// SyncTimestamp is the Timestamp of StartTime in an EventPipe trace:
+	// relative times count from it, as TraceEvent's do. An ETL log
+	// states none; it is math.MinInt64 there (count from the first
+	// event).
+	SyncTimestamp int64
 	// PointerSize is the traced process's (EventPipe) or the logging
 	// kernel's (ETL) pointer size; events carry their own.
 	PointerSize int
@@ -233,7 +239,7 @@ func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func(
 	ti := nr.Info()
 	r.info = Info{
 		Format: format, Version: ti.Version, StartTime: ti.SyncTime, ClockFrequency: ti.QPCFrequency,
-		PointerSize: ti.PointerSize, ProcessID: ti.ProcessID, NumProcessors: ti.NumProcessors,
+		SyncTimestamp: ti.SyncTimeQPC, PointerSize: ti.PointerSize, ProcessID: ti.ProcessID, NumProcessors: ti.NumProcessors,
 	}
 	return r
 }
@@ -250,7 +256,7 @@ func newETL(er *etl.Reader, c *config, closers ...func() error) *Reader {
 	}
 	r.info = Info{
 		Format: ETL, Version: major*100 + minor, StartTime: h.StartTime, ClockFrequency: h.Frequency,
-		PointerSize: ptr, ProcessID: -1, NumProcessors: int(h.NumberOfProcessors),
+		SyncTimestamp: math.MinInt64, PointerSize: ptr, ProcessID: -1, NumProcessors: int(h.NumberOfProcessors),
 	}
 	return r
 }

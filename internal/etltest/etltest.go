@@ -1,0 +1,79 @@
+// Package etltest builds small ETW logs for tests: the log header buffer
+// of a real log, then one buffer of the events a test makes, so a test
+// can feed exact kernel events through the front door (package trace)
+// as a real log would bring them.
+package etltest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/clrgo/clrevents/etl"
+)
+
+var le = binary.LittleEndian
+
+// bufferHeaderSize is the size of a buffer's header (WMI_BUFFER_HEADER).
+const bufferHeaderSize = 72
+
+// Log returns an ETW log made of the first buffer of real (a whole ETL
+// file: its log header buffer, whose BuffersWritten is set to 2) and one
+// buffer of processor 0 holding events, each padded to 8 bytes.
+func Log(real []byte, events ...[]byte) ([]byte, error) {
+	if len(real) < bufferHeaderSize {
+		return nil, fmt.Errorf("etltest: %d bytes: too short for an ETL log", len(real))
+	}
+	size := int(le.Uint32(real))
+	if size < bufferHeaderSize || size > len(real) {
+		return nil, fmt.Errorf("etltest: first buffer of %d bytes in a %d-byte log", size, len(real))
+	}
+	hdr := bytes.Clone(real[:size])
+	r, err := etl.NewFileOrderReader(bytes.NewReader(hdr))
+	if err != nil {
+		return nil, fmt.Errorf("etltest: %w", err)
+	}
+	first, err := r.Next()
+	if err != nil {
+		return nil, fmt.Errorf("etltest: the log header event: %w", err)
+	}
+	at := bytes.Index(hdr, first.Payload[:min(64, len(first.Payload))])
+	if at < 0 || len(first.Payload) < 40 {
+		return nil, fmt.Errorf("etltest: no log header payload in the first buffer")
+	}
+	le.PutUint32(hdr[at+36:], 2) // BuffersWritten: the header buffer and ours
+
+	buf := make([]byte, bufferHeaderSize)
+	for _, e := range events {
+		buf = append(buf, e...)
+		for len(buf)%8 != 0 {
+			buf = append(buf, 0)
+		}
+	}
+	used := len(buf)
+	n := 4096
+	for n < used {
+		n *= 2
+	}
+	for len(buf) < n {
+		buf = append(buf, 0xff)
+	}
+	le.PutUint32(buf[0:], uint32(len(buf)))
+	le.PutUint32(buf[4:], uint32(used))
+	le.PutUint16(buf[52:], etl.BufferFlagProcessorIndex)
+	return append(hdr, buf...), nil
+}
+
+// System returns a kernel event of a 64-bit log with a compact system
+// header: the class is the hook group, the opcode op.
+func System(group, op, version uint8, tid, pid uint32, ts int64, payload []byte) []byte {
+	b := make([]byte, 24, 24+len(payload))
+	le.PutUint16(b[0:], uint16(version))
+	b[2], b[3] = 4, 0xC0 // 64-bit compact header; a trace header, of a system event
+	le.PutUint16(b[4:], uint16(24+len(payload)))
+	le.PutUint16(b[6:], uint16(group)<<8|uint16(op))
+	le.PutUint32(b[8:], tid)
+	le.PutUint32(b[12:], pid)
+	le.PutUint64(b[16:], uint64(ts))
+	return append(b, payload...)
+}

@@ -1,0 +1,226 @@
+package trace
+
+import (
+	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/kernelevents"
+)
+
+// Stacks gives the events of an ETW trace the call stacks the Windows
+// kernel walked for them. A kernel session logs an event's stack after
+// the event, in StackWalk events that name it by its timestamp and thread:
+// the frames themselves (StackWalk/Stack), or keys of frames the kernel
+// cached (StackKeyKernel for the kernel-mode part, StackKeyUser for the
+// user-mode part), whose frames a KeyCreate event gave earlier or a
+// KeyDelete or KeyRundown event gives later, as late as the trace's end.
+// An event's whole stack is therefore known only once the trace has been
+// read: feed every event to Add as it passes, and ask Stack for the
+// StackRef of any event afterwards.
+//
+// Stacks that come with their event (EventPipe's, and ETW's stack
+// extended data) need none of this: Event.Stack gives them. The zero
+// value is ready to use; a Stacks holds every walk it was given (a few
+// dozen bytes each, plus their frames).
+type Stacks struct {
+	walks   []walk
+	byEvent map[StackRef]int32 // the event a walk names -> index in walks
+	waiting map[uint64][]keyUse
+	created map[uint64]uint32 // keys a KeyCreate defined: part index + 1
+	parts   []uint64          // the frames of every part, one after another
+	ends    []uint32          // parts[ends[i-1]:ends[i]] is part i (ends[0] == 0)
+	threads func(tid uint32) (pid uint32, ok bool)
+	scratch []uint64
+}
+
+// StackRef names an event as the kernel's stack walks name it: its raw
+// timestamp and its thread. The zero StackRef names no event.
+type StackRef struct {
+	ts  int64
+	tid uint32
+}
+
+// walk is what the stack walks of one event said.
+type walk struct {
+	pid          uint32
+	kernel, user uint32 // part index + 1; 0 while not known
+}
+
+// keyUse is a walk waiting for the frames of a key.
+type keyUse struct {
+	walk   int32
+	kernel bool
+}
+
+// StackRef returns the reference the kernel's stack walks give e by: its
+// Timestamp and thread (for a CPU sample, the sampled thread). The zero
+// StackRef for an event not from an ETW trace or without a thread.
+func (e *Event) StackRef() StackRef {
+	if e.et == nil {
+		return StackRef{}
+	}
+	tid := e.ThreadID()
+	if tid < 0 || tid > 0xFFFFFFFF {
+		return StackRef{}
+	}
+	return StackRef{ts: e.et.Timestamp, tid: uint32(tid)}
+}
+
+// Add keeps what e says about stacks if it is one of the kernel's
+// StackWalk events, and reports whether it was. Other events are left
+// alone (Add costs them a comparison of the provider).
+func (s *Stacks) Add(e *Event) bool {
+	if e.et == nil || e.et.ProviderGUID != stackWalkGUID {
+		return false
+	}
+	if s.threads == nil && e.r != nil {
+		r := e.r
+		s.threads = func(tid uint32) (uint32, bool) {
+			pid, ok := r.threads[tid]
+			return pid, ok
+		}
+	}
+	v := e.kernelValue()
+	if v == nil {
+		return true
+	}
+	s.add(v, e.PointerSize())
+	return true
+}
+
+var stackWalkGUID = kernelevents.ProviderStackWalk.GUID()
+
+// add keeps a decoded StackWalk event.
+func (s *Stacks) add(v clrimpl.Event, ptrSize int) {
+	switch v := v.(type) {
+	case *kernelevents.StackWalkStackV2:
+		s.scratch = v.Stack.AppendTo(s.scratch[:0])
+		if len(s.scratch) == 0 {
+			return
+		}
+		w := s.walk(StackRef{int64(v.EventTimeStamp), v.StackThread}, v.StackProcess)
+		part := s.addPart(s.scratch)
+		if isKernelAddr(s.scratch[0], ptrSize) {
+			s.walks[w].kernel = part
+		} else {
+			s.walks[w].user = part
+		}
+	case kernelevents.StackWalkKeyRefEvent:
+		f := v.StackWalkKeyRefFields()
+		w := s.walk(StackRef{int64(f.EventTimeStamp), f.StackThread}, f.StackProcess)
+		use := keyUse{walk: w, kernel: f.Kind == kernelevents.KindStackWalkStackKeyKernel}
+		if part, ok := s.created[f.StackKey]; ok {
+			s.assign(use, part)
+			return
+		}
+		if s.waiting == nil {
+			s.waiting = map[uint64][]keyUse{}
+		}
+		s.waiting[f.StackKey] = append(s.waiting[f.StackKey], use)
+	case kernelevents.StackWalkKeyDefEvent:
+		f := v.StackWalkKeyDefFields()
+		uses, waiting := s.waiting[f.StackKey]
+		create := f.Kind == kernelevents.KindStackWalkKeyCreate
+		if !waiting && !create {
+			delete(s.created, f.StackKey) // the cache entry of no walk we have
+			return
+		}
+		s.scratch = f.Stack.AppendTo(s.scratch[:0])
+		part := s.addPart(s.scratch)
+		for _, u := range uses {
+			s.assign(u, part)
+		}
+		delete(s.waiting, f.StackKey)
+		if create {
+			if s.created == nil {
+				s.created = map[uint64]uint32{}
+			}
+			s.created[f.StackKey] = part
+		} else {
+			delete(s.created, f.StackKey) // the key is free for another stack
+		}
+	}
+}
+
+// walk returns the index of the walk of the event ref names, made on first
+// use.
+func (s *Stacks) walk(ref StackRef, pid uint32) int32 {
+	if i, ok := s.byEvent[ref]; ok {
+		return i
+	}
+	if s.byEvent == nil {
+		s.byEvent = map[StackRef]int32{}
+	}
+	i := int32(len(s.walks))
+	s.walks = append(s.walks, walk{pid: pid})
+	s.byEvent[ref] = i
+	return i
+}
+
+func (s *Stacks) addPart(frames []uint64) uint32 {
+	if len(s.ends) == 0 {
+		s.ends = append(s.ends, 0)
+	}
+	s.parts = append(s.parts, frames...)
+	s.ends = append(s.ends, uint32(len(s.parts)))
+	return uint32(len(s.ends) - 1) // index + 1
+}
+
+func (s *Stacks) part(p uint32) []uint64 {
+	if p == 0 {
+		return nil
+	}
+	return s.parts[s.ends[p-1]:s.ends[p]]
+}
+
+func (s *Stacks) assign(u keyUse, part uint32) {
+	if u.kernel {
+		s.walks[u.walk].kernel = part
+	} else {
+		s.walks[u.walk].user = part
+	}
+}
+
+// Stack appends to dst the stack the kernel walked for the event ref
+// names, innermost first (its kernel-mode frames, then its user-mode
+// frames), and returns it with the process the walk was in. ok is false
+// when no walk named the event; a walk whose keys were never defined
+// gives the frames that were, possibly none. A process the walk did not
+// name (-1) is the one the trace's Thread events give the thread.
+func (s *Stacks) Stack(ref StackRef, dst []uint64) (frames []uint64, pid int64, ok bool) {
+	i, ok := s.byEvent[ref]
+	if !ok {
+		return dst, s.threadsProcess(ref.tid), false
+	}
+	w := s.walks[i]
+	dst = append(append(dst, s.part(w.kernel)...), s.part(w.user)...)
+	return dst, int64(w.pid), true
+}
+
+// ThreadProcess returns the process the trace's Thread events put thread
+// tid in, -1 when they have not (so far).
+func (s *Stacks) ThreadProcess(tid int64) int64 {
+	if tid < 0 || tid > 0xFFFFFFFF {
+		return -1
+	}
+	return s.threadsProcess(uint32(tid))
+}
+
+func (s *Stacks) threadsProcess(tid uint32) int64 {
+	if s.threads == nil {
+		return -1
+	}
+	if pid, ok := s.threads(tid); ok {
+		return int64(pid)
+	}
+	return -1
+}
+
+// Len returns how many events the walks Stacks holds name.
+func (s *Stacks) Len() int { return len(s.walks) }
+
+// isKernelAddr reports whether an address is in kernel space.
+func isKernelAddr(a uint64, ptrSize int) bool {
+	if ptrSize == 4 {
+		return a >= 0x80000000
+	}
+	return a >= 0xFFFF800000000000
+}
