@@ -8,6 +8,7 @@ import (
 	"github.com/clrgo/clrevents/dynamic"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/nettrace"
+	"github.com/clrgo/clrevents/trace/internal/rawaccess"
 )
 
 // Event is one event, in the same shape for every format: accessor
@@ -380,15 +381,6 @@ func (e *Event) decodeError(err error) error {
 	return &DecodeError{Name: e.r.cfg.name, Offset: e.Offset(), Err: err}
 }
 
-// Metadata returns the EventPipe metadata record of the event (an
-// EventSource event's field list), or nil for ETL events.
-func (e *Event) Metadata() *nettrace.Metadata {
-	if e.nt == nil {
-		return nil
-	}
-	return e.nt.Metadata
-}
-
 // AppendJSON appends the event's fields as one JSON object, written by
 // its Descriptor (its generated type's, as Decode decodes it, the
 // kernel's events' too; an EventPipe event's metadata; an ETW log's own
@@ -430,13 +422,17 @@ func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
 	return out, err
 }
 
-// NetTrace returns the format reader's record of the event for EventPipe
-// traces (thread tables, labels, sequence numbers), or nil.
-func (e *Event) NetTrace() *nettrace.Event { return e.nt }
-
-// ETL returns the format reader's record of the event for ETW logs (header
-// kind, flags, extended data items), or nil.
-func (e *Event) ETL() *etl.Event { return e.et }
+// The format readers' records and readers, for package trace/raw.
+func init() {
+	rawaccess.Event = func(e any) (*nettrace.Event, *etl.Event) {
+		ev := e.(*Event)
+		return ev.nt, ev.et
+	}
+	rawaccess.Reader = func(r any) (*nettrace.Reader, *etl.Reader) {
+		rd := r.(*Reader)
+		return rd.nt, rd.et
+	}
+}
 
 // DecodeError is a payload that did not decode: Err names the event, the
 // field and the offset in the payload; Name and Offset locate the event in

@@ -26,7 +26,7 @@ func TestKernelIDsBaseline(t *testing.T) {
 		pname    string
 	}
 	got := map[key][]ids{}
-	er := r.ETL()
+	er := r.et
 	// A sample's process comes from its thread's Thread event; the
 	// threads' rundown at the start of the trace may come after the first
 	// samples, which then have process -1.

@@ -59,7 +59,7 @@ func TestThreadOrder(t *testing.T) {
 					break
 				}
 				k := [2]int64{e.ProcessID(), e.ThreadID()}
-				if nt := e.NetTrace(); nt != nil && nt.CaptureThreadID != 0 {
+				if nt := e.nt; nt != nil && nt.CaptureThreadID != 0 {
 					k[1] = int64(nt.CaptureThreadID)
 				}
 				if p, ok := last[k]; ok && e.Timestamp() < p {

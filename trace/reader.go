@@ -282,12 +282,6 @@ func (r *Reader) Format() Format { return r.format }
 // Name returns the name errors give for the input.
 func (r *Reader) Name() string { return r.cfg.name }
 
-// NetTrace returns the EventPipe format reader, or nil for ETL.
-func (r *Reader) NetTrace() *nettrace.Reader { return r.nt }
-
-// ETL returns the ETW format reader, or nil for EventPipe.
-func (r *Reader) ETL() *etl.Reader { return r.et }
-
 // Close releases the file and removes temporary copies. It does not close
 // an io.Reader given to NewReader.
 func (r *Reader) Close() error {

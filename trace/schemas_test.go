@@ -62,7 +62,7 @@ func fieldsByLine(t *testing.T, r *Reader, fields func(e *Event) ([]byte, bool))
 		if err := d.Decode(&m); err != nil {
 			t.Fatalf("%s/%s at offset %d: invalid JSON %s", e.Provider(), e.Name(), e.Offset(), out)
 		}
-		k := lineKey{baseline.FormatMSec(r.ETL().RelativeMSec(e.Timestamp())), e.Provider() + "/" + e.Name(), len(e.Payload())}
+		k := lineKey{baseline.FormatMSec(r.et.RelativeMSec(e.Timestamp())), e.Provider() + "/" + e.Name(), len(e.Payload())}
 		got[k] = append(got[k], m)
 	}
 }
@@ -100,7 +100,7 @@ func TestTraceSchemasBaseline(t *testing.T) {
 	got := fieldsByLine(t, r, func(e *Event) ([]byte, bool) {
 		// Described by the trace: a descriptor, not a kernel layout's.
 		s := e.Descriptor()
-		if s == nil || etl.KernelSchema(e.ETL()) != nil {
+		if s == nil || etl.KernelSchema(e.et) != nil {
 			return nil, false
 		}
 		counts[e.Provider()+"/"+e.Name()]++
@@ -160,7 +160,7 @@ func TestTraceSchemasBaseline(t *testing.T) {
 func TestKernelSchemasBaseline(t *testing.T) {
 	r, bl := openNet452(t)
 	got := fieldsByLine(t, r, func(e *Event) ([]byte, bool) {
-		x := e.ETL()
+		x := e.et
 		if etl.KernelSchema(x) == nil {
 			return nil, false
 		}

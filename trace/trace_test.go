@@ -296,7 +296,7 @@ func TestEventShape(t *testing.T) {
 		if typ, ok := e.Type(); ok {
 			sawSchema = true
 			info := typ.(*clrevents.EventInfo)
-			if e.Name() != info.Name || e.Task() != info.Task || (e.NetTrace().Keywords == 0 && e.Keywords() != info.Keywords) {
+			if e.Name() != info.Name || e.Task() != info.Task || (e.nt.Keywords == 0 && e.Keywords() != info.Keywords) {
 				t.Errorf("%s: name %q task %d keywords %#x; schema says %q task %d keywords %#x", info, e.Name(), e.Task(), e.Keywords(), info.Name, info.Task, info.Keywords)
 			}
 			ev, err := e.Decode()
@@ -614,7 +614,7 @@ func TestAppendJSON(t *testing.T) {
 				} else {
 					kinds["kernel"]++
 				}
-			case e.Metadata() != nil:
+			case e.nt != nil && e.nt.Metadata != nil:
 				kinds["metadata"]++
 			default:
 				kinds["trace"]++
