@@ -87,10 +87,10 @@
 // manifests .NET EventSources log in their ManifestData events, the
 // metadata TraceLogging events carry in extended data items — are not
 // container work: package dynamic parses and interprets them, and package
-// trace collects them as the events go by. The kernel's own events have
-// parsers of their own (ParseSampledProfile, ParseImage, …), and
-// KernelSchema gives the MOF layout (as a dynamic.Description) of the
-// kernel events this package knows without a parser.
+// trace collects them as the events go by. Nor are the kernel's own
+// events' payloads: package kernelevents decodes them, generated from the
+// kernel's MOF classes (schema/kernel.yaml); this package says only which
+// class each is of (ProviderGUID, KernelGroup).
 //
 // # Errors and hostile input
 //
