@@ -279,8 +279,11 @@ func (e *Event) Payload() []byte {
 }
 
 // Stack is the event's stack as instruction pointers, innermost first,
-// when the trace recorded one (EventPipe stacks, ETW stack extended
-// items); nil otherwise. It aliases the reader's buffers.
+// when the trace recorded one with the event (EventPipe stacks, ETW stack
+// extended items); nil otherwise. It aliases the reader's buffers. The
+// stacks a Windows kernel session walks for its events (CPU samples
+// among them) come after the event, as late as the trace's end: Stacks
+// matches them to their events.
 func (e *Event) Stack() []uint64 {
 	if e.nt != nil {
 		return e.nt.Stack
