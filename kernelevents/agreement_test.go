@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,13 +175,6 @@ func sameHeader(want *etl.LogHeader, h *kernelevents.EventTraceHeaderV2) string 
 	return ""
 }
 
-// binaryPID is the PID field of a TcpIp or UdpIp event: the first 4
-// bytes of its payload.
-func binaryPID(ev kernelevents.Event) uint32 {
-	b := ev.Encode(nil, 8)
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-}
-
 // columnsMatchJSON checks that the event's columns hold what its JSON
 // holds, as clrdump's CSV writes both: numbers as they are (hex columns
 // as 0x…), strings without quotes, JSON columns as they are.
@@ -252,15 +244,6 @@ func (c *textAppender) Bytes(v []byte)      { c.add(string(v)) }
 func (c *textAppender) Scratch() []byte     { return nil }
 
 var _ clrimpl.ColumnAppender = (*textAppender)(nil)
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // TestNamesAgreeWithTrace checks that every kernel event of the logs at
 // hand is named by its descriptor as package trace names it today
