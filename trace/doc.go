@@ -59,8 +59,9 @@
 // arriving through a pipe, and an ETL log read in TimeOrder, need random
 // access and are copied first, to memory up to 32 MB and to a temporary
 // file past that (Close removes it). The format readers underneath,
-// packages nettrace and etl, stay available through Reader.NetTrace,
-// Reader.ETL, Event.NetTrace and Event.ETL.
+// packages nettrace and etl, and their records of each event are
+// reachable in one place, package trace/raw, for a program that needs one
+// format's details; nothing in this module above trace uses it.
 //
 // # The event shape
 //
@@ -76,9 +77,13 @@
 // the descriptions a merge adds for manifest-based providers) by those
 // descriptions. Event.Descriptor gives what describes an event's fields —
 // its generated type, EventSource metadata, the ETW log's own
-// descriptions, a kernel event's layout — as one clrimpl.Descriptor
-// (package dynamic interprets the descriptions traces carry), whatever the
-// format; AppendJSON and AppendText write through it.
+// descriptions, a kernel event's type in package kernelevents — as one
+// clrimpl.Descriptor (package dynamic interprets the descriptions traces
+// carry), whatever the format; AppendJSON and AppendText write through it.
+// The kernel's events are decoded with kernelevents whatever the tables;
+// their process and thread are TraceEvent's (a CPU sample's thread and
+// its process from the Thread events), and Stacks matches the stacks a
+// kernel session walks to the events they belong to.
 //
 // # Damage
 //
