@@ -119,6 +119,12 @@ func (e *CLRStackWalkPrivate) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Bytes(e.Stack.AppendJSONHex(a.Scratch()))
 }
 
+// AppendStackWalk appends Stack, the call stack (innermost first) of the event
+// logged just before this one on the same thread, to dst (clrimpl.StackWalk).
+func (e *CLRStackWalkPrivate) AppendStackWalk(dst []uint64) []uint64 {
+	return e.Stack.AppendTo(dst)
+}
+
 // columnsCLRStackWalkPrivate lists the columns of CLRStackWalkPrivate (EventInfo.Columns).
 var columnsCLRStackWalkPrivate = []clrimpl.Column{{
 	Kind: clrimpl.ColumnUint16,

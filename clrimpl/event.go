@@ -28,6 +28,17 @@ type Event interface {
 	Descriptor() *Descriptor
 }
 
+// StackWalk is implemented by the generated types of events whose
+// payload is the call stack of another event: the one logged just before
+// it on the same thread (the CLR's CLRStackWalk events; the schema marks
+// such a field walk). Package trace gives those frames to that event
+// (Event.Stack).
+type StackWalk interface {
+	Event
+	// AppendStackWalk appends the frames, innermost first, to dst.
+	AppendStackWalk(dst []uint64) []uint64
+}
+
 // EventType is one event type of a generated package (its EventInfo): the
 // description of the type and a constructor of its values.
 type EventType interface {

@@ -65,6 +65,17 @@ func (g *pkgIR) eventType(f *File, ev *eventIR) {
 		Params(Id("a").Qual(implPkg, "ColumnAppender")).
 		Block(columnsBody(ev.scope)...)
 	f.Line()
+	for _, fl := range ev.scope.fields {
+		if fl.lf.Walk {
+			// The frames of the event before it on its thread.
+			docComment(f, fmt.Sprintf("AppendStackWalk appends %s, the call stack (innermost first) of the event\nlogged just before this one on the same thread, to dst (clrimpl.StackWalk).", fl.goName))
+			f.Func().Params(Id("e").Op("*").Id(ev.goName)).Id("AppendStackWalk").
+				Params(Id("dst").Index().Uint64()).Index().Uint64().
+				Block(Return(Id("e").Dot(fl.goName).Dot("AppendTo").Call(Id("dst"))))
+			f.Line()
+			break
+		}
+	}
 	columnsVar(f, ev)
 	descriptorVars(f, ev)
 }

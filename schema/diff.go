@@ -445,6 +445,9 @@ func fieldType(f *Field) string {
 	if f.Rest {
 		b.WriteString(" rest")
 	}
+	if f.Walk {
+		b.WriteString(" walk")
+	}
 	if f.Align != "" {
 		b.WriteString(" align " + f.Align)
 	}

@@ -109,6 +109,10 @@ func TestKernelModelErrors(t *testing.T) {
 			`k.yaml:8: template T: field "A": outType win:Port on inType win:UInt32: it goes with win:UInt16`},
 		{"unknown mof type", "        fields:\n          - {name: A, inType: 'mof:Object'}\n",
 			`k.yaml:8: template T: field "A": unknown inType "mof:Object"`},
+		{"walk on a number", "        fields:\n          - {name: A, inType: 'win:UInt32', walk: true}\n",
+			`k.yaml:8: template T: field "A": walk on a uint32 field: a stack walk is an array of pointers in a template`},
+		{"walk on one pointer", "        fields:\n          - {name: A, inType: 'win:Pointer', walk: true}\n",
+			`k.yaml:8: template T: field "A": walk on a pointer field: a stack walk is an array of pointers in a template`},
 	} {
 		_, err := ParseYAML("k.yaml", []byte(head+c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -116,7 +120,7 @@ func TestKernelModelErrors(t *testing.T) {
 		}
 	}
 	// And what the model allows: a rest array ends the template.
-	ok := head + "        show: [B]\n        fields:\n          - {name: A, inType: 'win:UInt32'}\n          - {name: B, inType: 'win:Pointer', rest: true}\n"
+	ok := head + "        show: [B]\n        fields:\n          - {name: A, inType: 'win:UInt32'}\n          - {name: B, inType: 'win:Pointer', rest: true, walk: true}\n"
 	if _, err := ParseYAML("k.yaml", []byte(ok)); err != nil {
 		t.Error(err)
 	}

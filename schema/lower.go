@@ -538,6 +538,9 @@ func lowerFields(fs []*Field, owner string, maps map[string]*LMap, l *errList) (
 				l.add(f.Pos, fw, "count= on a %s field is not supported", lf.Kind)
 			}
 		}
+		if f.Walk && (lf.Kind != KindPointer || !lf.Count.Set || strings.Contains(owner, ": struct ")) {
+			l.add(f.Pos, fw, "walk on a %s field: a stack walk is an array of pointers in a template", lf.Kind)
+		}
 		if lf.Count.Rest && lf.Kind == KindStruct {
 			l.add(f.Pos, fw, "rest on a struct is not supported: only arrays of fixed-size values take the rest of the payload")
 		}

@@ -162,7 +162,14 @@ type Field struct {
 	// of the payload holds (the frames of a kernel stack walk event): it
 	// ends the template, and bytes past its last whole element are left
 	// over. Manifests never set it; the kernel's MOF classes do.
-	Rest   bool     `yaml:"rest,omitempty"`
+	Rest bool `yaml:"rest,omitempty"`
+	// Walk says the field, an array of pointers, is a call stack
+	// (innermost first) that belongs to the event logged just before this
+	// one on the same thread: the CLR's stack walk events, which the
+	// runtime logs after an event when the Stack keyword is on. Generated
+	// types with such a field implement clrimpl.StackWalk. Manifests never
+	// set it; an override does.
+	Walk   bool     `yaml:"walk,omitempty"`
 	Fields []*Field `yaml:"fields,omitempty"`
 	Pos    Pos      `yaml:"-"`
 }

@@ -68,6 +68,9 @@ type FieldPatch struct {
 	Count   *string `yaml:"count,omitempty"`
 	Length  *string `yaml:"length,omitempty"`
 	Align   *string `yaml:"align,omitempty"`
+	// Walk marks the field as a stack walk of the event before (see
+	// Field.Walk).
+	Walk *bool `yaml:"walk,omitempty"`
 }
 
 func (o *Override) UnmarshalYAML(n *yaml.Node) error {
@@ -261,6 +264,10 @@ func applyField(e *Override, p *Provider, l *errList) {
 	set(&f.Count, e.Set.Count)
 	set(&f.Length, e.Set.Length)
 	set(&f.Align, e.Set.Align)
+	if w := e.Set.Walk; w != nil && f.Walk != *w {
+		f.Walk = *w
+		changed = true
+	}
 	if !changed {
 		l.skip(e.Pos, what, "field %q already is as the override says: drop it", e.Field)
 	}

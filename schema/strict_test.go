@@ -23,7 +23,7 @@ providers:
 `
 	_, err := ParseYAML("typo.yaml", []byte(schemaSrc))
 	for _, want := range []string{
-		`typo.yaml:10: YAML: unknown key "cout" (known: align, count, fields, inType, length, map, name, outType, rest, struct)`,
+		`typo.yaml:10: YAML: unknown key "cout" (known: align, count, fields, inType, length, map, name, outType, rest, struct, walk)`,
 		`typo.yaml:12: YAML: unknown key "levl"`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

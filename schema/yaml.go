@@ -370,6 +370,9 @@ func fieldsNode(fs []*Field) *yaml.Node {
 		if f.Rest {
 			kv = append(kv, str("rest"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 		}
+		if f.Walk {
+			kv = append(kv, str("walk"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
 		if f.Struct {
 			kv = append(kv, str("struct"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 			kv = kvs(kv, "align", f.Align)
