@@ -16,14 +16,17 @@ import (
 // kernel frames, then the user frames, innermost first; a sample whose
 // stack never came has the sampled address alone.
 
-// ksample is a kernel CPU sample waiting for its stack.
+// ksample is a sample of an ETW trace waiting for its stack: a kernel
+// CPU sample, or (clr) a sample of a runtime event, which takes the
+// stack walked for ref, else for alt, else keeps its own.
 type ksample struct {
-	ip    uint64
-	ref   trace.StackRef
-	pid   int64
-	count int64 // the samples it stands for
-	set   bool
-	drop  bool // of a process the profile leaves out
+	ip       uint64
+	ref, alt trace.StackRef
+	pid      int64
+	count    int64 // the samples it stands for
+	set      bool
+	drop     bool // of a process the profile leaves out
+	clr      bool
 }
 
 // ksamples are the kernel samples by raw index, in blocks of chunk
@@ -125,6 +128,10 @@ func (b *Builder) finishKernel() (dropped int) {
 			continue
 		}
 		r := b.raws.at(i)
+		if s.clr {
+			b.walkedStack(s, r)
+			continue
+		}
 		frames, wpid, walked := k.stacks.Stack(s.ref, k.frames[:0])
 		k.frames = frames
 		if s.pid < 0 {
@@ -154,4 +161,21 @@ func (b *Builder) finishKernel() (dropped int) {
 		r.v1 *= interval
 	}
 	return dropped
+}
+
+// walkedStack gives a runtime event's sample r the stack walked for it,
+// if one was.
+func (b *Builder) walkedStack(s *ksample, r *raw) {
+	k := &b.k
+	for _, ref := range []trace.StackRef{s.ref, s.alt} {
+		if ref == (trace.StackRef{}) {
+			continue
+		}
+		frames, _, ok := k.stacks.Stack(ref, k.frames[:0])
+		k.frames = frames
+		if ok && len(frames) > 0 {
+			r.stack = b.intern(b.threadKeys[r.thread].pid, frames)
+			return
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/etltest"
 	"github.com/clrgo/clrevents/internal/tracetest"
@@ -352,4 +353,62 @@ func TestKernelCPUNet452(t *testing.T) {
 	}
 	t.Logf("%d samples, %d not idle, %d with stacks, %d starting at the sampled address; frames resolved %.1f%%, counts %v",
 		events, busy, withStack, leafIsIP, 100*p.Map.Share(), p.Map.Counts())
+}
+
+// TestCLRStackWalkETW: in an ETW log the runtime logs an event's stack
+// after it, in a CLRStackWalk event on the same thread. A contention's
+// stack is its ContentionStart's walk, and an exception's its own; the
+// walk of a method event that comes between an event and the next (the
+// runtime walks those too) is the method event's, not the sample's.
+func TestCLRStackWalkETW(t *testing.T) {
+	runtime := clrevents.ProviderRuntime.GUID()
+	clr := func(info *clrevents.EventInfo, ts int64, payload []byte) []byte {
+		return etltest.Event(runtime, info.ID, info.Version, uint8(info.Opcode), uint16(info.Task), 5, 10, ts, payload)
+	}
+	walk := func(ts int64, frames ...uint64) []byte {
+		p := kkpl().u16(1).u16(0).u32(uint32(len(frames))).ptrs(frames...)
+		return clr((*clrevents.CLRStackWalk)(nil).Info(), ts, p)
+	}
+	const a, b, c = 0x10000000, 0x20000000, 0x30000000
+	start := (&clrevents.ContentionStartV1{ClrInstanceID: 1}).Encode(nil, 8)
+	stop := (&clrevents.ContentionStop{ClrInstanceID: 1}).Encode(nil, 8)
+	jit := clr((*clrevents.MethodJittingStartedV1)(nil).Info(), 0, (&clrevents.MethodJittingStartedV1{MethodID: 1, ClrInstanceID: 1}).Encode(nil, 8))
+	at := func(ev []byte, ts int64) []byte { // ev at time ts
+		ev = bytes.Clone(ev)
+		binary.LittleEndian.PutUint64(ev[16:], uint64(ts))
+		return ev
+	}
+	thrown := (&clrevents.ExceptionThrownV1{ClrInstanceID: 1}).Encode(nil, 8)
+	events := [][]byte{
+		imageEvent(10, a, 0x10000, `C:\app\a.dll`),
+		imageEvent(10, b, 0x10000, `C:\app\b.dll`),
+		imageEvent(10, c, 0x10000, `C:\app\c.dll`),
+		clr((*clrevents.ContentionStartV1)(nil).Info(), 100, start),
+		walk(101, a+0x10, a+0x20),
+		at(jit, 102),
+		walk(103, b+0x10),
+		clr((*clrevents.ContentionStop)(nil).Info(), 200, stop),
+		clr((*clrevents.ExceptionThrownV1)(nil).Info(), 300, thrown), // no walk of its own
+		at(jit, 302),
+		walk(303, b+0x20),
+		clr((*clrevents.ExceptionThrownV1)(nil).Info(), 400, thrown),
+		walk(401, c+0x10),
+	}
+	for _, c := range []struct {
+		kind Kind
+		want map[string]int64
+	}{
+		{Contention, map[string]int64{"a!?": 10_000}},
+		{Exception, map[string]int64{"": 1, "c!?": 1}},
+	} {
+		bld := NewBuilder(Options{Kind: c.kind}, 0, 10_000_000)
+		feed(t, bld, events...)
+		p, err := bld.Finish()
+		if err != nil {
+			t.Fatalf("%v: %v", c.kind, err)
+		}
+		if diff := cmp.Diff(c.want, p.Folded()); diff != "" {
+			t.Errorf("%v (-want +got):\n%s", c.kind, diff)
+		}
+	}
 }

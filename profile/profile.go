@@ -251,6 +251,10 @@ type pending struct {
 	ts    int64
 	stack uint32
 	ok    bool
+	// ETW: the ContentionStart had no stack of its own; a walk of it may
+	// come after it.
+	ref  trace.StackRef
+	walk bool
 }
 
 // Builder builds a profile from events fed one at a time; Build does it
@@ -290,21 +294,12 @@ type Builder struct {
 	first, last int64
 	seen        bool
 
-	// ETW: a CLRStackWalk event carries the stack of the event just
-	// before it on the same thread.
-	lastOnThread map[threadKey]lastEvent
-	walk         []uint64
+	// ETW: the contention a ContentionStop ended, for addETW.
+	stopped pending
 	// ETW: the kernel's CPU samples and their stacks (kernel.go), and the
 	// processes' names.
 	k         kstate
 	procNames map[int64]string
-}
-
-// lastEvent is the last event of a thread in an ETW trace: a sample
-// (raw index), a ContentionStart, or something else.
-type lastEvent struct {
-	raw        int
-	contention bool
 }
 
 // NewBuilder starts a profile. origin is the clock value the trace counts
@@ -317,7 +312,7 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 	o.PIDs = slices.Clone(o.PIDs) // the caller may reuse its slice
 	return &Builder{o: o, m: symbols.NewMap(), rawOffs: []uint32{0}, classes: map[*clrevents.EventInfo]class{},
 		origin: origin, freq: freq, contention: map[threadKey]pending{},
-		lastOnThread: map[threadKey]lastEvent{}, threadIdx: map[threadKey]uint32{}, tidIdx: map[int64]uint32{}}
+		threadIdx: map[threadKey]uint32{}, tidIdx: map[int64]uint32{}}
 }
 
 // Build reads a trace to its end and builds the profile. A trace without
@@ -432,11 +427,11 @@ func kernelType(e *trace.Event) bool {
 // whose payload does not decode. Events may come in file order: only the
 // order of each thread's events matters.
 func (b *Builder) Add(e *trace.Event) error {
+	if e.Format() == trace.ETL && b.k.stacks.Add(e) {
+		return nil // a stack walk: Finish asks for its frames
+	}
 	info, ok := clrType(e)
 	if !ok {
-		if b.o.Kind == CPU && b.k.stacks.Add(e) {
-			return nil
-		}
 		if kernelType(e) {
 			ev, err := e.Decode()
 			if err != nil {
@@ -538,50 +533,38 @@ func (b *Builder) span(ts int64) {
 	b.first, b.last = min(b.first, ts), max(b.last, ts)
 }
 
-// addETW handles an ETW event: a CLRStackWalk gives its stack to the
-// thread's previous event when that made a sample without a stack.
+// addETW handles an ETW event of the runtime. Its stack may come after
+// it (a CLRStackWalk, or the kernel's walk: trace.Stacks matches them):
+// a sample it makes without a stack of its own looks for one at Finish.
+// A contention sample, made at ContentionStop, takes the walk of the
+// ContentionStop, else the ContentionStart's.
 func (b *Builder) addETW(e *trace.Event, info *clrevents.EventInfo) error {
 	k := threadKey{e.ProcessID(), e.ThreadID()}
-	if strings.HasPrefix(info.Name, "CLRStackWalk") {
-		last, ok := b.lastOnThread[k]
-		delete(b.lastOnThread, k)
-		if !ok {
-			return nil
-		}
-		ev, err := e.Decode()
-		if err != nil {
-			return err
-		}
-		x, ok := ev.(clrevents.ClrStackWalkEvent)
-		if !ok {
-			return nil
-		}
-		b.walk = x.ClrStackWalkFields().Stack.AppendTo(b.walk[:0])
-		id := b.intern(k.pid, b.walk)
-		if last.contention {
-			if st, ok := b.contention[k]; ok {
-				st.stack = id
-				b.contention[k] = st
-			}
-		} else {
-			b.raws.at(last.raw).stack = id
-		}
-		return nil
-	}
 	n, started := b.raws.n, b.contention[k].ts
 	ts := e.Timestamp()
 	b.span(ts)
 	if err := b.add1(e, info, ts); err != nil {
 		return err
 	}
+	own := len(e.Stack()) > 0
 	switch st, ok := b.contention[k]; {
-	case b.raws.n == n+1 && len(e.Stack()) == 0:
-		b.lastOnThread[k] = lastEvent{raw: n}
-	case ok && st.ts != started && len(e.Stack()) == 0:
-		b.lastOnThread[k] = lastEvent{contention: true}
-	default:
-		delete(b.lastOnThread, k)
+	case b.raws.n == n+1:
+		var alt trace.StackRef
+		if st := b.stopped; st.walk {
+			alt = st.ref // a ContentionStop's: the Start's walk
+		}
+		if !own || alt != (trace.StackRef{}) {
+			var ref trace.StackRef
+			if !own {
+				ref = e.StackRef()
+			}
+			b.k.samples.put(n, ksample{clr: true, ref: ref, alt: alt})
+		}
+	case ok && st.ts != started && !own:
+		st.ref, st.walk = e.StackRef(), true // a ContentionStart's
+		b.contention[k] = st
 	}
+	b.stopped = pending{}
 	return nil
 }
 
@@ -653,6 +636,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 			return nil
 		}
 		delete(b.contention, k)
+		b.stopped = st
 		f := x.ContentionFields()
 		d := b.nanos(ts - st.ts)
 		if f.HasDurationNs && f.DurationNs >= 0 && f.DurationNs < math.MaxInt64 {
@@ -997,7 +981,7 @@ func (b *Builder) Finish() (*Profile, error) {
 				frames = b.collapse(frames)
 				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
 			}
-			if b.o.ManagedOnly && ks != nil && !c.managed {
+			if b.o.ManagedOnly && ks != nil && !ks.clr && !c.managed {
 				continue // a kernel sample outside managed code
 			}
 			j := c.sample
@@ -1014,7 +998,7 @@ func (b *Builder) Finish() (*Profile, error) {
 			}
 			v0 := int64(1)
 			switch {
-			case ks != nil:
+			case ks != nil && !ks.clr:
 				v0 = ks.count
 			case b.o.Kind == Alloc:
 				v0 = b.v0s[i]

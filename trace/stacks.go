@@ -5,16 +5,21 @@ import (
 	"github.com/clrgo/clrevents/kernelevents"
 )
 
-// Stacks gives the events of an ETW trace the call stacks the Windows
-// kernel walked for them. A kernel session logs an event's stack after
-// the event, in StackWalk events that name it by its timestamp and thread:
+// Stacks gives the events of an ETW trace the call stacks walked for them
+// after they were logged, by the Windows kernel or by the runtime.
+//
+// A kernel session logs an event's stack after the event, in StackWalk
+// events that name it by its timestamp and thread:
 // the frames themselves (StackWalk/Stack), or keys of frames the kernel
 // cached (StackKeyKernel for the kernel-mode part, StackKeyUser for the
 // user-mode part), whose frames a KeyCreate event gave earlier or a
 // KeyDelete or KeyRundown event gives later, as late as the trace's end.
-// An event's whole stack is therefore known only once the trace has been
-// read: feed every event to Add as it passes, and ask Stack for the
-// StackRef of any event afterwards.
+// The .NET runtime, asked for stacks (the Stack keyword), logs after an
+// event a CLRStackWalk event of its own on the same thread, whose frames
+// are that event's (generated types with such frames implement
+// clrimpl.StackWalk). An event's whole stack is therefore known only once
+// the trace has been read: feed every event to Add as it passes, and ask
+// Stack for the StackRef of any event afterwards.
 //
 // Stacks that come with their event (EventPipe's, and ETW's stack
 // extended data) need none of this: Event.Stack gives them. The zero
@@ -29,7 +34,13 @@ type Stacks struct {
 	ends    []uint32          // parts[ends[i-1]:ends[i]] is part i (ends[0] == 0)
 	threads func(tid uint32) (pid uint32, ok bool)
 	scratch []uint64
+	// The runtime's walks: the last event of each thread without a stack
+	// of its own, and the part each walked event got.
+	last map[threadID]StackRef
+	clr  map[StackRef]uint32
 }
+
+type threadID struct{ pid, tid int64 }
 
 // StackRef names an event as the kernel's stack walks name it: its raw
 // timestamp and its thread. The zero StackRef names no event.
@@ -64,26 +75,64 @@ func (e *Event) StackRef() StackRef {
 	return StackRef{ts: e.et.Timestamp, tid: uint32(tid)}
 }
 
-// Add keeps what e says about stacks if it is one of the kernel's
-// StackWalk events, and reports whether it was. Other events are left
-// alone (Add costs them a comparison of the provider).
+// Add keeps what e says about stacks, and reports whether it is a stack
+// walk (the kernel's StackWalk events, the runtime's CLRStackWalk). Add
+// costs other events of an ETW log a map update for their thread, and
+// events of other formats nothing.
 func (s *Stacks) Add(e *Event) bool {
-	if e.et == nil || e.et.ProviderGUID != stackWalkGUID {
+	if e.et == nil {
 		return false
 	}
-	if s.threads == nil && e.r != nil {
-		r := e.r
-		s.threads = func(tid uint32) (uint32, bool) {
-			pid, ok := r.threads[tid]
-			return pid, ok
+	if e.et.ProviderGUID == stackWalkGUID {
+		if s.threads == nil && e.r != nil {
+			r := e.r
+			s.threads = func(tid uint32) (uint32, bool) {
+				pid, ok := r.threads[tid]
+				return pid, ok
+			}
 		}
-	}
-	v := e.kernelValue()
-	if v == nil {
+		if v := e.kernelValue(); v != nil {
+			s.add(v, e.PointerSize())
+		}
 		return true
 	}
-	s.add(v, e.PointerSize())
-	return true
+	if e.res.kernel != nil || e.r == nil {
+		return false // the kernel's other events: not the runtime's walks' business
+	}
+	ref := e.decodeType()
+	if !ref.ok() {
+		return false
+	}
+	if _, kernel := e.r.eventType(ref).(*kernelevents.EventInfo); kernel {
+		return false // KernelTraceControl's
+	}
+	v := e.r.value(ref)
+	k := threadID{e.ProcessID(), e.ThreadID()}
+	if w, ok := v.(clrimpl.StackWalk); ok {
+		last, had := s.last[k]
+		delete(s.last, k)
+		if !had {
+			return true
+		}
+		if _, err := v.Decode(e.Payload(), e.PointerSize()); err != nil {
+			return true
+		}
+		s.scratch = w.AppendStackWalk(s.scratch[:0])
+		if s.clr == nil {
+			s.clr = map[StackRef]uint32{}
+		}
+		s.clr[last] = s.addPart(s.scratch)
+		return true
+	}
+	if len(e.Stack()) > 0 {
+		delete(s.last, k)
+		return false
+	}
+	if s.last == nil {
+		s.last = map[threadID]StackRef{}
+	}
+	s.last[k] = e.StackRef()
+	return false
 }
 
 var stackWalkGUID = kernelevents.ProviderStackWalk.GUID()
@@ -179,13 +228,17 @@ func (s *Stacks) assign(u keyUse, part uint32) {
 	}
 }
 
-// Stack appends to dst the stack the kernel walked for the event ref
-// names, innermost first (its kernel-mode frames, then its user-mode
-// frames), and returns it with the process the walk was in. ok is false
-// when no walk named the event; a walk whose keys were never defined
-// gives the frames that were, possibly none. A process the walk did not
-// name (-1) is the one the trace's Thread events give the thread.
+// Stack appends to dst the stack walked for the event ref names,
+// innermost first, and returns it with the process the walk was in. The
+// runtime's walk of its event comes first; a kernel walk gives its
+// kernel-mode frames, then its user-mode frames. ok is false when no walk
+// named the event; a walk whose keys were never defined gives the frames
+// that were, possibly none. A process the walk did not name (-1) is the
+// one the trace's Thread events give the thread.
 func (s *Stacks) Stack(ref StackRef, dst []uint64) (frames []uint64, pid int64, ok bool) {
+	if part, ok := s.clr[ref]; ok {
+		return append(dst, s.part(part)...), s.threadsProcess(ref.tid), true
+	}
 	i, ok := s.byEvent[ref]
 	if !ok {
 		return dst, s.threadsProcess(ref.tid), false
@@ -193,6 +246,12 @@ func (s *Stacks) Stack(ref StackRef, dst []uint64) (frames []uint64, pid int64, 
 	w := s.walks[i]
 	dst = append(append(dst, s.part(w.kernel)...), s.part(w.user)...)
 	return dst, int64(w.pid), true
+}
+
+// Close drops what Stacks keeps only while events are added (each
+// thread's last event); Stack answers as before.
+func (s *Stacks) Close() {
+	s.last, s.waiting = nil, nil
 }
 
 // ThreadProcess returns the process the trace's Thread events put thread
@@ -215,7 +274,7 @@ func (s *Stacks) threadsProcess(tid uint32) int64 {
 }
 
 // Len returns how many events the walks Stacks holds name.
-func (s *Stacks) Len() int { return len(s.walks) }
+func (s *Stacks) Len() int { return len(s.walks) + len(s.clr) }
 
 // isKernelAddr reports whether an address is in kernel space.
 func isKernelAddr(a uint64, ptrSize int) bool {

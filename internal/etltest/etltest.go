@@ -77,3 +77,24 @@ func System(group, op, version uint8, tid, pid uint32, ts int64, payload []byte)
 	le.PutUint64(b[16:], uint64(ts))
 	return append(b, payload...)
 }
+
+// Event returns an event of a 64-bit log with an EVENT_HEADER (a
+// manifest-based provider's, such as the .NET runtime's): provider,
+// event ID, version, opcode and task as given.
+func Event(provider [16]byte, id uint16, version, opcode uint8, task uint16, tid, pid uint32, ts int64, payload []byte) []byte {
+	b := make([]byte, 80, 80+len(payload))
+	b[2], b[3] = 19, 0xC0 // a 64-bit EVENT_HEADER; a trace header, of an event trace
+	le.PutUint16(b[4:], etl.Flag64BitHeader)
+	le.PutUint32(b[8:], tid)
+	le.PutUint32(b[12:], pid)
+	le.PutUint64(b[16:], uint64(ts))
+	copy(b[24:40], provider[:])
+	le.PutUint16(b[40:], id)
+	b[42] = version
+	b[44] = 4 // Informational
+	b[45] = opcode
+	le.PutUint16(b[46:], task)
+	b = append(b, payload...)
+	le.PutUint16(b[0:], uint16(len(b)))
+	return b
+}
