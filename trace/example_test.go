@@ -110,3 +110,40 @@ func Example_methodNames() {
 	// MethodDCEndVerbose_V1: Microsoft.Diagnostics.Tracing.Parsers.Symbol.ImageIDTraceData..ctor at 0x7ffd98a91720 (229 bytes)
 	// 1499 methods, 7 of them at tier 1
 }
+
+// The stacks of an ETW log's exceptions: the runtime walks each thrown
+// exception's stack and logs the frames after it, so they are asked for
+// once the log has been read.
+func ExampleStacks() {
+	r, err := trace.Open("../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	var stacks trace.Stacks
+	var thrown []trace.StackRef
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		if stacks.Add(e) {
+			continue // a stack walk
+		}
+		if ev, err := e.Decode(); err == nil {
+			if _, ok := ev.(*clrevents.ExceptionThrownV1); ok {
+				thrown = append(thrown, e.StackRef())
+			}
+		}
+	}
+	stacks.Close()
+	for _, ref := range thrown {
+		frames, _, ok := stacks.Stack(ref, nil)
+		fmt.Printf("exception: walked %v, %d frames\n", ok, len(frames))
+	}
+	// Output:
+	// exception: walked true, 37 frames
+}
