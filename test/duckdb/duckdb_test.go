@@ -18,6 +18,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/clrgo/clrevents/dataset"
+	"github.com/clrgo/clrevents/kernelevents"
 )
 
 // clrdump is built once per test binary.
@@ -113,6 +114,7 @@ func readJSON(t *testing.T, traces []string) fromJSON {
 		for sc.Scan() {
 			var line struct {
 				Provider, Event string
+				Version         uint8
 				Size            int64
 				Fields          map[string]json.RawMessage
 			}
@@ -121,8 +123,9 @@ func readJSON(t *testing.T, traces []string) fromJSON {
 			if err := d.Decode(&line); err != nil {
 				t.Fatal(err)
 			}
-			// A table's directory has "_" for "/" in the event's name.
-			j.counts[tr+"|"+line.Provider+"|"+strings.ReplaceAll(line.Event, "/", "_")]++
+			// A table's directory has "_" for "/" in the event's name;
+			// the kernel's events are in their kernelevents type's table.
+			j.counts[tr+"|"+line.Provider+"|"+tableOf(line.Provider, line.Event, line.Version)]++
 			j.sizes[tr] += line.Size
 			switch {
 			case strings.HasPrefix(line.Event, "GCStart"):
@@ -139,6 +142,33 @@ func readJSON(t *testing.T, traces []string) fromJSON {
 		}
 	}
 	return j
+}
+
+// kernelTypes lists kernelevents' types by provider and display name
+// ("Windows Kernel|Image/Load"), newest version first.
+var kernelTypes = sync.OnceValue(func() map[string][]*kernelevents.EventInfo {
+	m := map[string][]*kernelevents.EventInfo{}
+	for _, info := range kernelevents.Events() {
+		d := info.Descriptor()
+		k := d.Provider + "|" + d.DisplayName
+		m[k] = append(m[k], info)
+	}
+	for _, infos := range m {
+		sort.Slice(infos, func(i, j int) bool { return infos[i].Version > infos[j].Version })
+	}
+	return m
+})
+
+// tableOf is the table an event of a JSON line goes to: its kernelevents
+// type's (the newest not newer than the event, as the front door decodes
+// it) for the kernel's events, else its name with "_" for "/".
+func tableOf(provider, event string, version uint8) string {
+	for _, info := range kernelTypes()[provider+"|"+event] {
+		if info.Version <= version {
+			return info.Name
+		}
+	}
+	return strings.ReplaceAll(event, "/", "_")
 }
 
 func openDB(t *testing.T) *sql.DB {
