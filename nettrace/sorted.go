@@ -1,6 +1,11 @@
 package nettrace
 
-import "github.com/clrgo/clrevents/clrimpl"
+import (
+	"slices"
+	"sync"
+
+	"github.com/clrgo/clrevents/clrimpl"
+)
 
 // Order is the order in which Next delivers events.
 type Order uint8
@@ -18,7 +23,9 @@ const (
 	// blocks and stack table alive instead of copying payloads and stacks,
 	// so memory is bounded by the largest stretch of the file between two
 	// sequence points. Files before V4 have no sequence points and come in
-	// file order either way.
+	// file order either way. A Reader that has handed out its last event
+	// leaves those buffers to the next Reader in time order, so a process
+	// that reads many traces allocates them about once.
 	TimeOrder
 )
 
@@ -85,6 +92,8 @@ type sortState struct {
 	ipsMoved   bool     // this stretch's stack table has moved to the spare array
 
 	err error // what ended the raw stream, handed out after the held events
+	// reused: the buffers of a finished Reader were asked for (spent).
+	reused bool
 
 	// open: the stretch is still being read (no sequence point or end of
 	// the stream yet). Only with SetLowLatency are events handed out of
@@ -191,12 +200,83 @@ func (r *Reader) nextSorted() (*Event, error) {
 		}
 		if !s.open {
 			if s.err != nil {
+				s.recycle(r)
 				return nil, s.err
+			}
+			if s.chunks == nil && !s.reused {
+				s.reuse(r)
 			}
 			r.startStretch()
 		}
 		r.fillSorted()
 	}
+}
+
+// spent is what a time-order Reader that has handed out its last event
+// leaves for the next one (spentPool): its held-event chunks, block
+// buffers and stack table. A process that reads many traces one after the
+// other (a dataset of thousands, a collector's rolling windows) allocates
+// them once instead of once a trace; the pool lets the garbage collector
+// take them back when no Reader wants them.
+type spent struct {
+	chunks []*[recChunk]heldRec
+	blocks [][]byte
+	ips    []uint64
+}
+
+var spentPool sync.Pool
+
+// maxSpent bounds the block buffers a finished Reader leaves (bytes): the
+// stretches of most traces need a few MB; a huge one's are not kept.
+const maxSpent = 32 << 20
+
+// reuse takes what a finished Reader left, if any.
+func (s *sortState) reuse(r *Reader) {
+	s.reused = true
+	sp, ok := spentPool.Get().(*spent)
+	if !ok {
+		return
+	}
+	s.chunks = sp.chunks // every field of a record is written before it is read
+	s.spare = append(s.spare, sp.blocks...)
+	if len(r.ips) == 0 && cap(sp.ips) > cap(r.ips) {
+		r.ips = sp.ips[:0]
+	}
+}
+
+// recycle gives what the Reader holds to the next one, once every event
+// has been handed out: the last event's payload and stack are no longer
+// valid (an Event is valid until the next call to Next).
+func (s *sortState) recycle(r *Reader) {
+	if s.chunks == nil {
+		return
+	}
+	spentPool.Put(s.spend(r))
+}
+
+// spend takes the Reader's buffers for a spent, each once.
+func (s *sortState) spend(r *Reader) *spent {
+	sp := &spent{chunks: s.chunks}
+	kept := 0
+	// The current block is the last of blocks once the stream has ended;
+	// a buffer given twice would serve two blocks at once.
+	for _, b := range [][][]byte{s.spare, s.blocks, {r.blk}} {
+		for _, x := range b {
+			if cap(x) > 0 && kept+cap(x) <= maxSpent && !slices.ContainsFunc(sp.blocks, func(y []byte) bool { return &y[:1][0] == &x[:1][0] }) {
+				sp.blocks = append(sp.blocks, x[:0])
+				kept += cap(x)
+			}
+		}
+	}
+	sp.ips = r.ips[:0]
+	if cap(s.spareIPs) > cap(sp.ips) {
+		sp.ips = s.spareIPs[:0]
+	}
+	s.chunks, s.blocks, s.spare, s.blockOffs = nil, nil, nil, nil
+	s.stretchIPs, s.spareIPs = nil, nil
+	r.blk, r.ips = nil, nil
+	s.n, s.runs = 0, s.runs[:0]
+	return sp
 }
 
 // pop removes the earliest held event from the merge heap and returns its
