@@ -47,7 +47,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -238,13 +237,12 @@ func (m *Monitor) discover(ctx context.Context) {
 		m.logf("listing processes: %v", err)
 		return
 	}
-	self := os.Getpid()
 	now := time.Now()
 	seen := map[int]bool{}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, f := range found {
-		if f.PID == self || (len(m.o.PIDs) > 0 && !slices.Contains(m.o.PIDs, f.PID)) {
+		if len(m.o.PIDs) > 0 && !slices.Contains(m.o.PIDs, f.PID) {
 			continue
 		}
 		seen[f.PID] = true
