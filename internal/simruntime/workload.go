@@ -31,7 +31,8 @@ import (
 //     application that has warmed up;
 //   - the SampleProfiler: a ThreadSample of each of 4 threads every
 //     millisecond, with stacks that run through the precompiled methods
-//     (Precompiled: only a rundown names them) and the JIT-compiled ones;
+//     (Precompiled: only a rundown names them) and the JIT-compiled ones
+//     (see stack);
 //   - System.Runtime: a set of EventCounters every EventCounterIntervalSec.
 //
 // Events that ask for stacks carry them unless the request said not to
@@ -483,14 +484,14 @@ func (w *Workload) method(i int, ts int64) (Method, bool) {
 	return Method{}, false
 }
 
-// stack is a sample's stack, innermost first: a JIT-compiled method
-// where one is compiled (every other sample), else Compute or Hash;
-// then Worker.Run and Program.Main.
+// stack is a sample's stack, innermost first: Compute, Hash, or (every
+// third sample) a JIT-compiled method where one is compiled by ts, else
+// Compute; then Worker.Run and Program.Main.
 func (w *Workload) stack(ts int64, k int) []uint64 {
 	_, _, _, jitN := w.defaults()
-	leaf := Precompiled[2+k%2].Address + 0x10
-	if k%2 == 0 {
-		if m, ok := w.method(k/2%jitN, ts); ok {
+	leaf := Precompiled[2+k%3%2].Address + 0x10
+	if k%3 == 2 {
+		if m, ok := w.method(k/3%jitN, ts); ok {
 			leaf = m.Address + 0x20
 		}
 	}
