@@ -9,8 +9,8 @@
 //	GET /processes                                   JSON: each process's PID, command line, runtime version, OS, architecture, attach state, events read and dropped
 //	GET /metrics                                     Prometheus text: the processes' runtime metrics and the collector's own health
 //	GET /debug/pprof/profile?pid=PID&seconds=N       gzipped pprof CPU profile of the next N seconds (go tool pprof reads it)
-//	GET /debug/pprof/allocs?pid=PID&seconds=N        allocations of the next N seconds (GCAllocationTick samples)
-//	GET /debug/pprof/mutex?pid=PID&seconds=N         lock contention of the next N seconds
+//	GET /debug/pprof/allocs?pid=PID&seconds=N        allocations of the next N seconds: alloc_space in bytes and alloc_objects counting GCAllocationTick events (one per ~100 KB allocated)
+//	GET /debug/pprof/mutex?pid=PID&seconds=N         lock contention of the next N seconds: contentions, and delay in nanoseconds (ContentionStart's stack)
 //	GET /trace?pid=PID&seconds=N[&profile=P][&providers=SPEC]  the session's .nettrace, as clrtrace collect writes it
 //
 //	m := monitor.New(monitor.Options{})
@@ -179,7 +179,7 @@ const (
 	StateAttaching = "attaching" // asking the process, starting the session
 	StateAttached  = "attached"  // the monitoring session runs
 	StateDetached  = "detached"  // the session ended (the process exited, or the monitor stops)
-	StateFailed    = "failed"    // attaching failed; retried after a back-off
+	StateFailed    = "failed"    // attaching failed (Error says why); retried after a back-off
 )
 
 func (p *proc) setState(s string, err error) {
@@ -246,7 +246,7 @@ func (m *Monitor) discover(ctx context.Context) {
 			continue
 		}
 		seen[f.PID] = true
-		if m.procs[f.PID] != nil || now.Before(m.backoff[f.PID]) || ctx.Err() != nil {
+		if old := m.procs[f.PID]; old != nil && !old.failed() || now.Before(m.backoff[f.PID]) || ctx.Err() != nil {
 			continue
 		}
 		p := &proc{pid: f.PID, cl: diagnostics.NewClientAddress(f.PID, f.Address), start: now,
@@ -258,22 +258,32 @@ func (m *Monitor) discover(ctx context.Context) {
 	for pid := range m.backoff {
 		if !seen[pid] {
 			delete(m.backoff, pid)
+			if p := m.procs[pid]; p != nil && p.failed() {
+				delete(m.procs, pid)
+			}
 		}
 	}
 }
 
-// remove forgets p once its monitoring has ended; after a failure, the
-// next attach waits a few poll intervals.
+// remove forgets p once its monitoring has ended. A process that failed
+// to attach stays listed (state failed, with the error) and the next
+// attempt waits a few poll intervals; it goes when discovery no longer
+// finds it.
 func (m *Monitor) remove(p *proc, failed bool) {
 	m.mu.Lock()
-	if m.procs[p.pid] == p {
-		delete(m.procs, p.pid)
-	}
 	if failed {
 		m.backoff[p.pid] = time.Now().Add(5 * m.o.Poll)
+	} else if m.procs[p.pid] == p {
+		delete(m.procs, p.pid)
 	}
 	m.mu.Unlock()
 	m.set.Remove(int64(p.pid))
+}
+
+func (p *proc) failed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state == StateFailed
 }
 
 // monitorConfig is the monitoring session.

@@ -748,3 +748,43 @@ func TestAccess(t *testing.T) {
 
 	t.Run("tls", func(t *testing.T) { testTLS(t, h) })
 }
+
+// TestAttachFails: a process whose runtime refuses the session is listed
+// as failed, with the runtime's answer, counted, and tried again after a
+// back-off; one that then goes away is no longer listed.
+func TestAttachFails(t *testing.T) {
+	h := newHost(t)
+	srv, err := simruntime.Start(h.dir, simruntime.Config{PID: 600001, CollectError: simruntime.EFail, DisambigKey: 600001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	h.sims[600001] = &sim{srv: srv, w: &simruntime.Workload{PID: 600001}}
+	h.mu.Unlock()
+	s := serve(t, h, monitor.Options{Poll: 50 * time.Millisecond}, monitor.Access{})
+	var p monitor.ProcessState
+	waitFor(t, 5*time.Second, "process 600001 failed", func() bool {
+		p = processes(t, s)[600001]
+		return p.State == monitor.StateFailed
+	})
+	if !strings.Contains(p.Error, "0x80004005") {
+		t.Errorf("error %q", p.Error)
+	}
+	waitFor(t, 5*time.Second, "a second attempt after the back-off", func() bool {
+		n := 0
+		for _, r := range srv.Requests() {
+			if r.Collect != nil {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	if n, _ := series(families(t, s), "clrevents_monitor_errors_total", "stage", "attach"); n < 2 {
+		t.Errorf("attach errors %v", n)
+	}
+	h.exit(600001)
+	waitFor(t, 5*time.Second, "process 600001 gone", func() bool {
+		_, ok := processes(t, s)[600001]
+		return !ok
+	})
+}
