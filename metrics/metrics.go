@@ -59,9 +59,10 @@
 // # Cost
 //
 // Process.Add decodes only the events it needs (by provider and event ID
-// first) and allocates nothing once a process has seen its exception types
-// and counters: collecting builds the metrics from plain fields, under a
-// per-process lock.
+// first) and allocates nothing for the runtime's events once a process has
+// seen its exception types; an EventCounters report (one per counter per
+// interval) costs what counters.Decode allocates. Collecting builds the
+// metrics from plain fields, under a per-process lock.
 package metrics
 
 import (
