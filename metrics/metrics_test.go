@@ -304,3 +304,42 @@ func TestSetAdd(t *testing.T) {
 		t.Errorf("events %v", got)
 	}
 }
+
+// TestAddAllocs: once a process has seen its exception types, feeding it
+// the runtime's events allocates nothing per event: reading and adding a
+// trace of thousands of events allocates what reading it alone does, but
+// for a few allocations a run (the value a new Reader's Decode makes for
+// each of the 10 event types Add decodes, and the like).
+func TestAddAllocs(t *testing.T) {
+	w := &simruntime.Workload{PID: 7, Rate: 20000}
+	req := &simruntime.Collect{Version: 6, Stackwalk: true, Providers: []simruntime.Provider{
+		{Name: "Microsoft-Windows-DotNETRuntime", Keywords: 0x1 | 0x10 | 0x4000 | 0x8000 | 0x10000, Level: 5}}}
+	data := record(t, w, req, 300*time.Millisecond)
+	p := metrics.New(metrics.Options{}).Process(7, "sim")
+	feed(t, p, data) // the exception types, the maps' sizes
+	read := func(add bool) {
+		r, err := trace.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if add {
+				p.Add(e)
+			}
+		}
+	}
+	names, _ := counts(t, data)
+	n := 0
+	for _, c := range names {
+		n += c
+	}
+	alone := testing.AllocsPerRun(5, func() { read(false) })
+	with := testing.AllocsPerRun(5, func() { read(true) })
+	if with > alone+16 || n < 5000 { // 10 types, and a few first-time growths
+		t.Errorf("reading %d events allocates %v times, reading and adding them %v", n, alone, with)
+	}
+}
