@@ -5,6 +5,7 @@
 //	clrtrace collect -p PID [-providers SPEC] [-profile NAME] [-duration D] -o FILE
 //	clrtrace watch -p PID [-format text|jsonl] [-provider GLOB] [-event GLOB] [-keyword MASK] [-pid N] [-tid N] [-n N]
 //	clrtrace counters -p PID [-interval S]
+//	clrtrace serve [-listen ADDR] [-token-file FILE] [-tls-cert F -tls-key F] [-pid PID ...]
 //
 // ps lists the .NET processes this user can trace: PID and command line.
 //
@@ -36,6 +37,10 @@
 // counters prints the System.Runtime EventCounters every S seconds (1 by
 // default), as dotnet-counters does (package counters).
 //
+// serve is an always-on collector of every .NET process it finds (package
+// monitor, whose doc lists the endpoints and access rules), until SIGINT
+// or SIGTERM.
+//
 // Every failure is one line on stderr naming the process and what
 // happened, and exit status 1; usage errors exit 2.
 package main
@@ -58,6 +63,7 @@ import (
 	"github.com/clrgo/clrevents/counters"
 	"github.com/clrgo/clrevents/diagnostics"
 	"github.com/clrgo/clrevents/internal/eventfmt"
+	"github.com/clrgo/clrevents/monitor"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -72,6 +78,7 @@ const usage = `usage:
   clrtrace collect -p PID [-providers SPEC] [-profile NAME] [-duration D] -o FILE
   clrtrace watch -p PID [-format text|jsonl] [-provider GLOB] [-event GLOB] [-keyword MASK] [-pid N] [-tid N] [-n N]
   clrtrace counters -p PID [-interval S]
+  clrtrace serve [-listen ADDR] [-token-file FILE] [-tls-cert F -tls-key F] [-pid PID ...]
 `
 
 // Timeouts: a command's answer, and the rundown after a stop (a variable
@@ -107,6 +114,8 @@ func run(sigs <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
 		err = watch(sig, args[1:], stdout, stderr)
 	case "counters":
 		err = showCounters(sig, args[1:], stdout, stderr)
+	case "serve":
+		err = serve(sig.Stop, args[1:], stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -173,14 +182,11 @@ func ps(ctx context.Context, stdout, stderr io.Writer) error {
 		c, cancel := context.WithTimeout(ctx, 2*time.Second)
 		info, err := diagnostics.NewClientAddress(p.PID, p.Address).ProcessInfo(c)
 		cancel()
-		line := ""
-		switch {
-		case err != nil:
-			line = "(no answer: " + oneLine(err.Error()) + ")"
-		default:
-			line = info.CommandLine
+		if err != nil {
+			fmt.Fprintf(stdout, "%7d  (no answer: %s)\n", p.PID, oneLine(err.Error()))
+			continue
 		}
-		fmt.Fprintf(stdout, "%7d  %s\n", p.PID, line)
+		fmt.Fprintf(stdout, "%7d  %s\n", p.PID, info.CommandLine)
 	}
 	return nil
 }
@@ -195,14 +201,6 @@ func startSession(ctx context.Context, cl *diagnostics.Client, cfg diagnostics.S
 	}
 	fmt.Fprintf(stderr, "process %d: %v\n", cl.PID(), s)
 	return s, nil
-}
-
-// stopSession sends StopTracing and bounds the drain; ctx ends the
-// command early.
-func stopSession(ctx context.Context, s *diagnostics.Session) error {
-	c, cancel := context.WithTimeout(ctx, commandTimeout)
-	defer cancel()
-	return s.Stop(c, drainTimeout)
 }
 
 // hint is what to press to quit now.
@@ -264,13 +262,15 @@ func watch(sig *diagnostics.Steps, args []string, stdout, stderr io.Writer) erro
 		}
 		if p.Done() {
 			sig.Finishing()
-			stopSession(context.Background(), ls.s)
+			c, cancel := context.WithTimeout(context.Background(), commandTimeout)
+			ls.s.Stop(c, drainTimeout) // then the rest of the stream, the rundown
+			cancel()
 			return false
 		}
 		return true
 	})
 	var damage *trace.DamageError
-	if err := ls.end(err); err != nil && !errors.As(err, &damage) {
+	if err = ls.end(err); err != nil && !errors.As(err, &damage) {
 		return err
 	}
 	if werr != nil {
@@ -279,18 +279,10 @@ func watch(sig *diagnostics.Steps, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stderr, "process %d: %d events printed, %d dropped by the runtime\n", *pid, p.Printed, r.Dropped())
 	// Damage the reader skipped, and events that did not decode: the
 	// stream was printed, but not all of it.
-	if lost := errors.Join(errOrNil(damage), p.Undecoded.Err()); lost != nil {
+	if lost := errors.Join(err, p.Undecoded.Err()); lost != nil { // err: nil or the damage
 		return errors.New(strings.ReplaceAll(lost.Error(), "\n", "; ")) // each names the session
 	}
 	return nil
-}
-
-// errOrNil returns d as an error, nil when d is nil.
-func errOrNil(d *trace.DamageError) error {
-	if d == nil {
-		return nil
-	}
-	return d
 }
 
 func showCounters(sig *diagnostics.Steps, args []string, stdout, stderr io.Writer) error {
@@ -386,4 +378,15 @@ func each(r *trace.Reader, fn func(*trace.Event) bool) error {
 			return nil
 		}
 	}
+}
+
+// serve runs the collector (package monitor) until ctx ends.
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlags("serve", stderr)
+	var c monitor.Config
+	c.AddFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	return c.Serve(ctx, func(f string, v ...any) { fmt.Fprintf(stderr, "clrtrace: %s\n", oneLine(fmt.Sprintf(f, v...))) })
 }

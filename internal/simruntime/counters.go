@@ -31,51 +31,17 @@ type Counter struct {
 // part before the last interval's end: the end-of-stream block follows.
 // It is written from NetTraceFormat.md, for tests.
 func CountersTrace(pid int, intervals [][]Counter) (trace []byte, live int) {
-	str := func(n string) Field { return Field{Name: n, Type: TypeString} }
-	dbl := func(n string) Field { return Field{Name: n, Type: TypeDouble} }
-	meanFields := []Field{str("Name"), str("DisplayName"), dbl("Mean"), dbl("StandardDeviation"),
-		{Name: "Count", Type: TypeInt32}, dbl("Min"), dbl("Max"), {Name: "IntervalSec", Type: TypeSingle}, str("Series"), str("CounterType"),
-		str("Metadata"), str("DisplayUnits")}
-	sumFields := []Field{str("Name"), str("DisplayName"), str("DisplayRateTimeScale"), dbl("Increment"),
-		{Name: "IntervalSec", Type: TypeSingle}, str("Metadata"), str("Series"), str("CounterType"), str("DisplayUnits")}
+	mean, sum := counterFields()
 	var w v6w
 	w.header(pid)
 	w.metadata("System.Runtime", "EventCounters",
-		[]Field{{Name: "Payload", Type: TypeObject, Fields: meanFields}},
-		[]Field{{Name: "Payload", Type: TypeObject, Fields: sumFields}})
+		[]Field{{Name: "Payload", Type: TypeObject, Fields: mean}},
+		[]Field{{Name: "Payload", Type: TypeObject, Fields: sum}})
 	w.threads(pid)
 	for _, iv := range intervals {
 		var events []v6Event
 		for _, c := range iv {
-			var p []byte
-			meta := uint32(1)
-			if c.Increment {
-				meta = 2
-				p = appendUTF16(p, c.Name)
-				p = appendUTF16(p, c.DisplayName)
-				p = appendUTF16(p, "00:00:01")
-				p = binary.LittleEndian.AppendUint64(p, math.Float64bits(c.Value))
-				p = binary.LittleEndian.AppendUint32(p, math.Float32bits(1))
-				p = appendUTF16(p, "")
-				p = appendUTF16(p, "Interval=1000")
-				p = appendUTF16(p, "Sum")
-				p = appendUTF16(p, c.Units)
-			} else {
-				p = appendUTF16(p, c.Name)
-				p = appendUTF16(p, c.DisplayName)
-				for _, v := range []float64{c.Value, 0} {
-					p = binary.LittleEndian.AppendUint64(p, math.Float64bits(v))
-				}
-				p = binary.LittleEndian.AppendUint32(p, 1)
-				for _, v := range []float64{c.Value, c.Value} {
-					p = binary.LittleEndian.AppendUint64(p, math.Float64bits(v))
-				}
-				p = binary.LittleEndian.AppendUint32(p, math.Float32bits(1))
-				p = appendUTF16(p, "Interval=1000")
-				p = appendUTF16(p, "Mean")
-				p = appendUTF16(p, "")
-				p = appendUTF16(p, c.Units)
-			}
+			meta, p := counterPayload(nil, c)
 			events = append(events, v6Event{meta: meta, payload: p, dropped: c.Dropped})
 		}
 		w.events(events)
@@ -84,6 +50,54 @@ func CountersTrace(pid int, intervals [][]Counter) (trace []byte, live int) {
 	live = w.b.Len()
 	w.end()
 	return w.b.Bytes(), live
+}
+
+// counterFields returns the fields of the EventCounters Payload object
+// of a mean counter and of an incrementing counter, as EventSource
+// describes them.
+func counterFields() (mean, sum []Field) {
+	str := func(n string) Field { return Field{Name: n, Type: TypeString} }
+	dbl := func(n string) Field { return Field{Name: n, Type: TypeDouble} }
+	mean = []Field{str("Name"), str("DisplayName"), dbl("Mean"), dbl("StandardDeviation"),
+		{Name: "Count", Type: TypeInt32}, dbl("Min"), dbl("Max"), {Name: "IntervalSec", Type: TypeSingle}, str("Series"), str("CounterType"),
+		str("Metadata"), str("DisplayUnits")}
+	sum = []Field{str("Name"), str("DisplayName"), str("DisplayRateTimeScale"), dbl("Increment"),
+		{Name: "IntervalSec", Type: TypeSingle}, str("Metadata"), str("Series"), str("CounterType"), str("DisplayUnits")}
+	return mean, sum
+}
+
+// counterPayload appends c's EventCounters payload to p: meta is 1 for a
+// mean counter's fields, 2 for an incrementing counter's.
+func counterPayload(p []byte, c Counter) (meta uint32, _ []byte) {
+	meta = 1
+	if c.Increment {
+		meta = 2
+		p = appendUTF16(p, c.Name)
+		p = appendUTF16(p, c.DisplayName)
+		p = appendUTF16(p, "00:00:01")
+		p = binary.LittleEndian.AppendUint64(p, math.Float64bits(c.Value))
+		p = binary.LittleEndian.AppendUint32(p, math.Float32bits(1))
+		p = appendUTF16(p, "")
+		p = appendUTF16(p, "Interval=1000")
+		p = appendUTF16(p, "Sum")
+		p = appendUTF16(p, c.Units)
+		return meta, p
+	}
+	p = appendUTF16(p, c.Name)
+	p = appendUTF16(p, c.DisplayName)
+	for _, v := range []float64{c.Value, 0} {
+		p = binary.LittleEndian.AppendUint64(p, math.Float64bits(v))
+	}
+	p = binary.LittleEndian.AppendUint32(p, 1)
+	for _, v := range []float64{c.Value, c.Value} {
+		p = binary.LittleEndian.AppendUint64(p, math.Float64bits(v))
+	}
+	p = binary.LittleEndian.AppendUint32(p, math.Float32bits(1))
+	p = appendUTF16(p, "Interval=1000")
+	p = appendUTF16(p, "Mean")
+	p = appendUTF16(p, "")
+	p = appendUTF16(p, c.Units)
+	return meta, p
 }
 
 // EventPipe metadata field types (NetTraceFormat.md's TypeCode), for

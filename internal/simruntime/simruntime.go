@@ -63,6 +63,15 @@ type Config struct {
 	// or crashes does. With a Trace cut short, the stream ends where the
 	// cut is.
 	ExitAfterLive bool
+	// Stream, when not nil, writes each session's stream in place of
+	// Trace (Live, Chunk, ChunkDelay, ExitAfterLive and StallAfterStop
+	// are then unused): it is called after the reply with the parsed
+	// request and writes to w until stop is closed (StopTracing for the
+	// session), then writes what a runtime writes after a stop (the
+	// rundown, the end of the stream) and returns. closed is closed when
+	// the server closes (a process that exits): it must return then.
+	// Workload.Stream is one.
+	Stream func(req *Collect, w io.Writer, stop, closed <-chan struct{})
 }
 
 // Request is one request the server received, as parsed.
@@ -336,6 +345,10 @@ func (s *Server) Serve(c net.Conn) {
 		s.mu.Unlock()
 		s.record(req)
 		if err := writeOK(c, binary.LittleEndian.AppendUint64(nil, sid)); err != nil || s.cfg.RefuseStreams {
+			return
+		}
+		if s.cfg.Stream != nil {
+			s.cfg.Stream(col, c, stop, s.closed)
 			return
 		}
 		s.stream(c, stop)

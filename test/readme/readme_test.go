@@ -34,6 +34,7 @@ var elsewhere = map[string]string{
 	"make bench-smoke":  ".ci/run runs it",
 	"make bench-peer":   ".ci/run runs bench/peer's tests: both readers see the same events, and every row runs once",
 	"make fuzz":         ".ci/run runs it",
+	"go tool pprof -top 'http://localhost:52323/debug/pprof/profile?pid=1234&seconds=10'": "monitor's TestServe (pprof-url) runs go tool pprof -top on a simulated process's profile URL",
 }
 
 // command is one command of the README, with its line.
@@ -204,6 +205,7 @@ func runCommand(t *testing.T, c command, bin, work string) {
 	text = strings.ReplaceAll(text, " TRACE", " testdata/traces/gcevents.etl.zip")
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	interrupt := false // runs until ^C
+	serve := strings.HasSuffix(text, "clrtrace serve")
 	if strings.Contains(text, "clrtrace") {
 		// A simulated runtime as process 1234 (our own PID, so that no
 		// process of this machine is taken for it), found through TMPDIR.
@@ -213,7 +215,13 @@ func runCommand(t *testing.T, c command, bin, work string) {
 		dir := t.TempDir()
 		env = append(env, "TMPDIR="+dir)
 		cfg := simruntime.Config{PID: os.Getpid(), CommandLine: "/usr/share/dotnet/dotnet /app/web.dll", ChunkDelay: time.Millisecond}
-		if strings.Contains(text, " counters ") {
+		if serve {
+			// Any free port; a simulated application that streams until
+			// stopped.
+			text = strings.Replace(text, " serve", " serve -listen 127.0.0.1:0", 1)
+			w := &simruntime.Workload{}
+			cfg.Stream = w.Stream
+		} else if strings.Contains(text, " counters ") {
 			cfg.Trace, cfg.Live = simruntime.CountersTrace(os.Getpid(), [][]simruntime.Counter{
 				{{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 12.5}},
 				{{Name: "cpu-usage", DisplayName: "CPU Usage", Units: "%", Value: 3}},
@@ -231,7 +239,7 @@ func runCommand(t *testing.T, c command, bin, work string) {
 		}
 		defer s.Close()
 		// watch, counters, and collect without -duration run until ^C.
-		interrupt = strings.Contains(text, " watch ") || strings.Contains(text, " counters ") ||
+		interrupt = serve || strings.Contains(text, " watch ") || strings.Contains(text, " counters ") ||
 			strings.Contains(text, " collect ") && !strings.Contains(text, "-duration")
 	}
 	if strings.Contains(text, "fleet/checkout-api/new.nettrace") {
@@ -266,6 +274,9 @@ func runCommand(t *testing.T, c command, bin, work string) {
 		// Stop it with ^C once it has printed (or written), as a user would.
 		o := outputFile(args)
 		written := func() bool {
+			if serve {
+				return strings.Contains(errb.String(), "attached")
+			}
 			if o == "" {
 				return out.Len() > 0
 			}
@@ -286,6 +297,11 @@ func runCommand(t *testing.T, c command, bin, work string) {
 	if o := outputFile(args); o != "" {
 		if st, err := os.Stat(filepath.Join(work, o)); err != nil || st.Size() == 0 && !st.IsDir() {
 			t.Errorf("README.md:%d: %s: no %s written (%v)", c.line, c.text, o, err)
+		}
+	} else if serve {
+		// serve logs to stderr: it attached to the process, and stopped.
+		if !strings.Contains(errb.String(), "attached") || !strings.Contains(errb.String(), "detached") {
+			t.Errorf("README.md:%d: %s: no attach and detach logged\nstderr: %.2000s", c.line, c.text, errb.String())
 		}
 	} else if out.Len() == 0 && !strings.Contains(text, " diff ") { // diff prints nothing when the two agree
 		t.Errorf("README.md:%d: %s: printed nothing\nstderr: %.2000s", c.line, c.text, errb.String())

@@ -1,0 +1,345 @@
+package metrics_test
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/simruntime"
+	"github.com/clrgo/clrevents/metrics"
+	"github.com/clrgo/clrevents/trace"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// allProviders is a request that enables everything a Workload writes.
+var allProviders = &simruntime.Collect{Version: 6, Stackwalk: true, Providers: []simruntime.Provider{
+	{Name: "Microsoft-Windows-DotNETRuntime", Keywords: 0x1 | 0x10 | 0x4000 | 0x8000 | 0x10000, Level: 5},
+	{Name: "System.Runtime", Level: 5, Args: "EventCounterIntervalSec=0.05"},
+}}
+
+// record returns what a Workload's session writes in d.
+func record(t testing.TB, w *simruntime.Workload, req *simruntime.Collect, d time.Duration) []byte {
+	var buf bytes.Buffer
+	stop := make(chan struct{})
+	time.AfterFunc(d, func() { close(stop) })
+	w.Stream(req, &buf, stop, make(chan struct{}))
+	return buf.Bytes()
+}
+
+// counts counts a trace's events by name, and its exceptions by type.
+func counts(t testing.TB, data []byte) (names, exceptions map[string]int) {
+	names, exceptions = map[string]int{}, map[string]int{}
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[e.Name()]++
+		if e.Name() == "ExceptionThrown_V1" {
+			v, _ := e.Decode()
+			exceptions[v.(*clrevents.ExceptionThrownV1).ExceptionType.String()]++
+		}
+	}
+}
+
+func feed(t testing.TB, p *metrics.Process, data []byte) {
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gather returns the registry's families by name.
+func gather(t testing.TB, reg *prometheus.Registry) map[string]*dto.MetricFamily {
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		m[mf.GetName()] = mf
+	}
+	return m
+}
+
+// value returns the value of family name's series whose labels include
+// the pairs given.
+func value(t testing.TB, fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	t.Helper()
+	mf := fams[name]
+	if mf == nil {
+		t.Fatalf("no %s", name)
+	}
+next:
+	for _, m := range mf.Metric {
+		have := map[string]string{}
+		for _, l := range m.Label {
+			have[l.GetName()] = l.GetValue()
+		}
+		for i := 0; i+1 < len(labels); i += 2 {
+			if have[labels[i]] != labels[i+1] {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
+		}
+	}
+	t.Fatalf("no %s%v", name, labels)
+	return 0
+}
+
+// TestMetrics: the metrics of a simulated process's events agree with
+// the events counted directly.
+func TestMetrics(t *testing.T) {
+	w := &simruntime.Workload{PID: 7, Rate: 20000, ExceptionTypes: 3}
+	data := record(t, w, allProviders, 600*time.Millisecond)
+	names, excs := counts(t, data)
+	set := metrics.New(metrics.Options{MaxExceptionTypes: 2})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(set)
+	feed(t, set.Process(7, "sim"), data)
+	f := gather(t, reg)
+
+	var gcs float64
+	for _, g := range []string{"gen0", "gen1", "gen2"} {
+		gcs += value(t, f, "dotnet_gc_collections_total", "pid", "7", "process", "sim", "generation", g)
+	}
+	if int(gcs) != names["GCStart_V2"] || gcs == 0 {
+		t.Errorf("collections %v, GCStart events %d", gcs, names["GCStart_V2"])
+	}
+	if got := value(t, f, "dotnet_gc_pause_seconds"); int(got) != names["GCRestartEEEnd_V1"] {
+		t.Errorf("pauses %v, GCRestartEEEnd %d", got, names["GCRestartEEEnd_V1"])
+	}
+	h := f["dotnet_gc_pause_seconds"].Metric[0].Histogram
+	if mean := h.GetSampleSum() / float64(h.GetSampleCount()); mean < 0.001 || mean > 0.005 {
+		t.Errorf("mean pause %v s, the workload's are 1–5 ms", mean)
+	}
+	if got := value(t, f, "dotnet_gc_heap_size_bytes", "generation", "poh"); got != 64<<10 {
+		t.Errorf("poh %v", got)
+	}
+	if got := value(t, f, "dotnet_gc_allocated_bytes_total"); got != 100_000*float64(names["GCAllocationTick_V4"]) || got == 0 {
+		t.Errorf("allocated %v for %d ticks", got, names["GCAllocationTick_V4"])
+	}
+	jit := value(t, f, "dotnet_jit_compiled_methods_total", "tier", "QuickJitted") + value(t, f, "dotnet_jit_compiled_methods_total", "tier", "OptimizedTier1")
+	if int(jit) != names["MethodLoadVerbose_V2"] {
+		t.Errorf("jitted %v, loads %d", jit, names["MethodLoadVerbose_V2"])
+	}
+	if got := value(t, f, "dotnet_jit_compilation_seconds_total", "tier", "QuickJitted"); got <= 0 {
+		t.Errorf("jit time %v", got)
+	}
+	// Three types, two kept: the rest is other.
+	var total float64
+	kept := 0
+	for typ, n := range excs {
+		mf := f["dotnet_exceptions_total"]
+		for _, m := range mf.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == "type" && l.GetValue() == typ {
+					kept++
+					if int(m.Counter.GetValue()) != n {
+						t.Errorf("%s: %v, thrown %d", typ, m.Counter.GetValue(), n)
+					}
+				}
+			}
+		}
+	}
+	for _, m := range f["dotnet_exceptions_total"].Metric {
+		total += m.Counter.GetValue()
+	}
+	if kept != 2 || len(f["dotnet_exceptions_total"].Metric) != 3 || int(total) != names["ExceptionThrown_V1"] {
+		t.Errorf("exception types kept %d, series %d, total %v of %d", kept, len(f["dotnet_exceptions_total"].Metric), total, names["ExceptionThrown_V1"])
+	}
+	if got := value(t, f, "dotnet_monitor_lock_contentions_total"); int(got) != names["ContentionStart_V2"] {
+		t.Errorf("contentions %v of %d", got, names["ContentionStart_V2"])
+	}
+	if got, want := value(t, f, "dotnet_monitor_lock_contention_seconds_total"), 50e-6*float64(names["ContentionStop_V1"]); math.Abs(got-want) > 1e-9 {
+		t.Errorf("contention time %v, want %v", got, want)
+	}
+	if got := value(t, f, "dotnet_thread_pool_threads"); got != 8 {
+		t.Errorf("thread pool %v", got)
+	}
+	if got := value(t, f, "dotnet_runtime_cpu_usage_ratio"); got != 0.125 {
+		t.Errorf("cpu usage %v", got)
+	}
+	if got := value(t, f, "dotnet_runtime_working_set_bytes"); got != 64e6 {
+		t.Errorf("working set %v", got)
+	}
+	reports := names["EventCounters"] / 10
+	if got := value(t, f, "dotnet_runtime_alloc_rate_bytes_total"); got != 1e6*float64(reports) || reports == 0 {
+		t.Errorf("alloc rate %v after %d reports", got, reports)
+	}
+	if got := value(t, f, "dotnet_runtime_time_in_jit_seconds_total"); math.Abs(got-0.0015*float64(reports)) > 1e-9 {
+		t.Errorf("time in jit %v after %d reports", got, reports)
+	}
+	if got := value(t, f, "dotnet_events_total"); int(got) == 0 {
+		t.Errorf("events %v", got)
+	}
+	checkText(t, reg)
+
+	// A removed process is no longer collected.
+	set.Remove(7)
+	if f := gather(t, reg); len(f) != 0 {
+		t.Errorf("%d families after Remove", len(f))
+	}
+}
+
+// checkText writes the registry in Prometheus' text format and checks
+// that the Go parser (and promtool, where installed) reads it.
+func checkText(t *testing.T, reg *prometheus.Registry) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&buf, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	CheckExposition(t, buf.Bytes(), len(mfs))
+}
+
+// CheckExposition parses text as Prometheus' text format and runs promtool
+// check metrics on it when promtool is on PATH.
+func CheckExposition(t *testing.T, text []byte, families int) {
+	t.Helper()
+	// The legacy scheme: names as every Prometheus version reads them.
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	got, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatalf("the Go parser: %v\n%s", err, text)
+	}
+	if len(got) != families {
+		t.Errorf("parsed %d families, wrote %d", len(got), families)
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CLREVENTS_REQUIRE_PROMTOOL") != "" {
+			t.Fatal("CLREVENTS_REQUIRE_PROMTOOL is set but promtool is not on PATH")
+		}
+		t.Log("promtool is not on PATH (Debian package prometheus; .ci/run installs it): only the Go parser checked the text")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestSetAdd: Set.Add routes events by process; concurrent collection
+// is safe.
+func TestSetAdd(t *testing.T) {
+	w := &simruntime.Workload{PID: 9}
+	data := record(t, w, allProviders, 200*time.Millisecond)
+	set := metrics.New(metrics.Options{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(set)
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				reg.Gather()
+			}
+		}
+	}()
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err := set.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	f := gather(t, reg)
+	if got := value(t, f, "dotnet_events_total", "pid", "9", "process", ""); got == 0 {
+		t.Errorf("events %v", got)
+	}
+}
+
+// TestAddAllocs: once a process has seen its exception types, feeding it
+// the runtime's events allocates nothing per event: reading and adding a
+// trace of thousands of events allocates what reading it alone does, but
+// for a few allocations a run (the value a new Reader's Decode makes for
+// each of the 10 event types Add decodes, and the like).
+func TestAddAllocs(t *testing.T) {
+	w := &simruntime.Workload{PID: 7, Rate: 20000}
+	req := &simruntime.Collect{Version: 6, Stackwalk: true, Providers: []simruntime.Provider{
+		{Name: "Microsoft-Windows-DotNETRuntime", Keywords: 0x1 | 0x10 | 0x4000 | 0x8000 | 0x10000, Level: 5}}}
+	data := record(t, w, req, 300*time.Millisecond)
+	p := metrics.New(metrics.Options{}).Process(7, "sim")
+	feed(t, p, data) // the exception types, the maps' sizes
+	read := func(add bool) {
+		r, err := trace.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				return
+			}
+			if add {
+				p.Add(e)
+			}
+		}
+	}
+	names, _ := counts(t, data)
+	n := 0
+	for _, c := range names {
+		n += c
+	}
+	alone := testing.AllocsPerRun(5, func() { read(false) })
+	with := testing.AllocsPerRun(5, func() { read(true) })
+	if with > alone+16 || n < 5000 { // 10 types, and a few first-time growths
+		t.Errorf("reading %d events allocates %v times, reading and adding them %v", n, alone, with)
+	}
+}

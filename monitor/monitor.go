@@ -1,0 +1,570 @@
+// Package monitor is an always-on collector for the .NET processes of a
+// host: it finds them through their diagnostic sockets (as clrtrace ps
+// does), keeps one monitoring session on each, turns the events into
+// Prometheus metrics (package metrics) and keeps each process's code map
+// current (package symbols), detaches when a process exits and picks up new
+// ones within a poll interval. Its HTTP handler serves what fleets already
+// scrape:
+//
+//	GET /processes                                   JSON: each process's PID, command line, runtime version, OS, architecture, attach state, events read and dropped
+//	GET /metrics                                     Prometheus text: the processes' runtime metrics and the collector's own health
+//	GET /debug/pprof/profile?pid=PID&seconds=N       gzipped pprof CPU profile of the next N seconds (go tool pprof reads it)
+//	GET /debug/pprof/allocs?pid=PID&seconds=N        allocations of the next N seconds: alloc_space in bytes and alloc_objects counting GCAllocationTick events (one per ~100 KB allocated)
+//	GET /debug/pprof/mutex?pid=PID&seconds=N         lock contention of the next N seconds: contentions, and delay in nanoseconds (ContentionStart's stack)
+//	GET /trace?pid=PID&seconds=N[&profile=P][&providers=SPEC]  the session's .nettrace, as clrtrace collect writes it
+//
+//	m := monitor.New(monitor.Options{})
+//	go m.Run(ctx) // discovers and attaches until ctx ends, then stops every session
+//	http.Handle("/", m.Handler())
+//
+// or ListenAndServe, which adds the access rules clrtrace serve applies
+// (loopback only unless a bearer token is required, TLS when given).
+//
+// # Sessions
+//
+// The monitoring session enables the runtime provider's GC, JIT, loader,
+// exception, contention and threading keywords (at Informational unless
+// Options.RuntimeLevel says Verbose, which adds allocation ticks and JIT
+// compile times) and System.Runtime's EventCounters, without stacks or
+// rundown. At attach, a second short session is stopped at once for its
+// rundown, which lists the methods compiled before: with the monitoring
+// session's method loads it keeps the process's code map current, so a
+// profile window needs no rundown of its own and names the methods its
+// stacks run through. A window (profile or trace) is a session of its own
+// for its duration; one window per process at a time (409 otherwise).
+//
+// # Bounds
+//
+// Windows last 1 to Options.MaxWindow seconds (300 by default; 400 for
+// other values); only GET is served (405 otherwise), without a request
+// body. Memory stays flat: per process, the metrics are fixed fields and
+// capped label sets, the code map grows only with the code the process
+// compiles, and events are handled as they come.
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/clrgo/clrevents/diagnostics"
+	"github.com/clrgo/clrevents/metrics"
+	"github.com/clrgo/clrevents/symbols"
+	"github.com/clrgo/clrevents/trace"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Options configure a Monitor. The zero value monitors every .NET process
+// found, polling every 2 seconds.
+type Options struct {
+	// PIDs restricts the monitor to these processes; nil means every
+	// process found.
+	PIDs []int
+	// Poll is the time between discoveries (0: 2 s).
+	Poll time.Duration
+	// CounterInterval is System.Runtime's EventCounters interval in
+	// seconds (0: 1).
+	CounterInterval float64
+	// RuntimeLevel is the runtime provider's level in the monitoring
+	// session (0: diagnostics.LevelInformational). LevelVerbose adds
+	// GCAllocationTick (dotnet_gc_allocated_bytes_total) and
+	// MethodJittingStarted (JIT compile times).
+	RuntimeLevel uint32
+	// MaxWindow bounds a profile or trace window (0: 300 s).
+	MaxWindow time.Duration
+	// Drain bounds the wait for the end of a stream after StopTracing
+	// (0: 10 s).
+	Drain time.Duration
+	// Discover lists the processes to monitor (nil: diagnostics.Processes).
+	Discover func() ([]diagnostics.Process, error)
+	// Metrics bounds the metrics kept per process.
+	Metrics metrics.Options
+	// Logf, when not nil, logs attaches, detaches and failures.
+	Logf func(format string, args ...any)
+}
+
+// Monitor watches a host's .NET processes. Create it with New, start it
+// with Run and serve its Handler.
+type Monitor struct {
+	o        Options
+	set      *metrics.Set
+	registry *prometheus.Registry
+
+	mu      sync.Mutex
+	procs   map[int]*proc
+	backoff map[int]time.Time // failed attaches: not before
+	running bool
+	wg      sync.WaitGroup
+
+	attaches, detaches atomic.Uint64
+	errs               [numStages]atomic.Uint64
+}
+
+// The stages a failure is counted under.
+const (
+	stageAttach   = iota // ProcessInfo or the monitoring session failed to start
+	stagePrime           // the rundown session at attach failed
+	stageStream          // the monitoring stream ended with an error
+	stageWindow          // a profile or trace window failed
+	stageDiscover        // listing the processes failed
+	numStages
+)
+
+var stageNames = [numStages]string{"attach", "prime", "stream", "window", "discover"}
+
+// New returns a Monitor; Run starts it.
+func New(o Options) *Monitor {
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
+	if o.CounterInterval <= 0 {
+		o.CounterInterval = 1
+	}
+	if o.RuntimeLevel == 0 {
+		o.RuntimeLevel = diagnostics.LevelInformational
+	}
+	if o.MaxWindow <= 0 {
+		o.MaxWindow = 300 * time.Second
+	}
+	if o.Drain <= 0 {
+		o.Drain = 10 * time.Second
+	}
+	if o.Discover == nil {
+		o.Discover = diagnostics.Processes
+	}
+	m := &Monitor{o: o, set: metrics.New(o.Metrics), registry: prometheus.NewRegistry(),
+		procs: map[int]*proc{}, backoff: map[int]time.Time{}}
+	m.registry.MustRegister(m.set, (*health)(m), collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry /metrics serves: the processes' metrics,
+// the monitor's health and the Go runtime's and process's own. A user may
+// register more collectors with it.
+func (m *Monitor) Registry() *prometheus.Registry { return m.registry }
+
+// proc is a monitored process.
+type proc struct {
+	pid   int
+	cl    *diagnostics.Client
+	start time.Time
+
+	mu    sync.Mutex // guards the fields below, and info once set
+	info  *diagnostics.ProcessInfo
+	name  string
+	state string
+	err   string
+
+	events, dropped atomic.Uint64
+
+	symMu sync.Mutex
+	sym   *symbols.Map
+
+	window atomic.Bool // a profile or trace window is running
+	done   chan struct{}
+}
+
+// The attach states /processes reports.
+const (
+	StateAttaching = "attaching" // asking the process, starting the session
+	StateAttached  = "attached"  // the monitoring session runs
+	StateDetached  = "detached"  // the session ended (the process exited, or the monitor stops)
+	StateFailed    = "failed"    // attaching failed (Error says why); retried after a back-off
+)
+
+func (p *proc) setState(s string, err error) {
+	p.mu.Lock()
+	p.state = s
+	if err != nil {
+		p.err = oneLine(err.Error())
+	}
+	p.mu.Unlock()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (m *Monitor) logf(format string, args ...any) {
+	if m.o.Logf != nil {
+		m.o.Logf(format, args...)
+	}
+}
+
+// Run discovers processes every Options.Poll and monitors each until ctx
+// ends; it then stops every session (StopTracing, the rest of the stream
+// drained within Options.Drain) and returns nil once all have ended. It
+// fails only when called twice at once.
+func (m *Monitor) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.running {
+		m.mu.Unlock()
+		return errors.New("monitor: Run is already running")
+	}
+	m.running = true
+	m.mu.Unlock()
+	defer func() {
+		m.wg.Wait()
+		m.mu.Lock()
+		m.running = false
+		m.mu.Unlock()
+	}()
+	t := time.NewTicker(m.o.Poll)
+	defer t.Stop()
+	for {
+		m.discover(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// discover attaches to the processes found that are not monitored yet.
+func (m *Monitor) discover(ctx context.Context) {
+	found, err := m.o.Discover()
+	if err != nil {
+		m.errs[stageDiscover].Add(1)
+		m.logf("listing processes: %v", err)
+		return
+	}
+	now := time.Now()
+	seen := map[int]bool{}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, f := range found {
+		if len(m.o.PIDs) > 0 && !slices.Contains(m.o.PIDs, f.PID) {
+			continue
+		}
+		seen[f.PID] = true
+		if old := m.procs[f.PID]; old != nil && !old.failed() || now.Before(m.backoff[f.PID]) || ctx.Err() != nil {
+			continue
+		}
+		p := &proc{pid: f.PID, cl: diagnostics.NewClientAddress(f.PID, f.Address), start: now,
+			state: StateAttaching, sym: symbols.NewMap(), done: make(chan struct{})}
+		m.procs[f.PID] = p
+		m.wg.Add(1)
+		go m.watch(ctx, p)
+	}
+	for pid := range m.backoff {
+		if !seen[pid] {
+			delete(m.backoff, pid)
+			if p := m.procs[pid]; p != nil && p.failed() {
+				delete(m.procs, pid)
+			}
+		}
+	}
+}
+
+// remove forgets p once its monitoring has ended. A process that failed
+// to attach stays listed (state failed, with the error) and the next
+// attempt waits a few poll intervals; it goes when discovery no longer
+// finds it.
+func (m *Monitor) remove(p *proc, failed bool) {
+	m.mu.Lock()
+	if failed {
+		m.backoff[p.pid] = time.Now().Add(5 * m.o.Poll)
+	} else if m.procs[p.pid] == p {
+		delete(m.procs, p.pid)
+	}
+	m.mu.Unlock()
+	m.set.Remove(int64(p.pid))
+}
+
+func (p *proc) failed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state == StateFailed
+}
+
+// monitorConfig is the monitoring session.
+func (m *Monitor) monitorConfig() diagnostics.SessionConfig {
+	c := diagnostics.CountersConfig(m.o.CounterInterval)
+	rt := diagnostics.Provider{Name: diagnostics.RuntimeProvider, Level: m.o.RuntimeLevel,
+		Keywords: diagnostics.KeywordGC | diagnostics.KeywordJit | diagnostics.KeywordLoader |
+			diagnostics.KeywordException | diagnostics.KeywordContention | diagnostics.KeywordThreading}
+	c.Providers = append([]diagnostics.Provider{rt}, c.Providers...)
+	c.BufferMB = 64
+	return c
+}
+
+// primeConfig is the session stopped at once for its rundown.
+var primeConfig = diagnostics.SessionConfig{
+	Providers: []diagnostics.Provider{{Name: diagnostics.RuntimeProvider, Keywords: diagnostics.KeywordLoader, Level: diagnostics.LevelInformational}},
+	NoStacks:  true, BufferMB: 16,
+}
+
+const commandTimeout = 10 * time.Second
+
+// watch monitors p until its stream ends or ctx does.
+func (m *Monitor) watch(ctx context.Context, p *proc) {
+	defer m.wg.Done()
+	defer close(p.done)
+	failed := true
+	defer func() { m.remove(p, failed) }()
+
+	c, cancel := context.WithTimeout(ctx, commandTimeout)
+	info, err := p.cl.ProcessInfo(c)
+	cancel()
+	if err != nil {
+		m.fail(p, stageAttach, err)
+		return
+	}
+	p.mu.Lock()
+	p.info, p.name = info, processName(info)
+	p.mu.Unlock()
+	mp := m.set.Process(int64(p.pid), p.name)
+
+	c, cancel = context.WithTimeout(ctx, commandTimeout)
+	s, err := p.cl.StartSession(c, m.monitorConfig())
+	cancel()
+	if err != nil {
+		m.fail(p, stageAttach, err)
+		return
+	}
+	defer s.Close()
+	r, err := s.Reader()
+	if err != nil {
+		m.fail(p, stageAttach, err)
+		return
+	}
+	defer r.Close()
+	m.attaches.Add(1)
+	p.setState(StateAttached, nil)
+	m.logf("process %d (%s): attached: %v", p.pid, p.name, s)
+	failed = false
+
+	// Stop the session when ctx ends; a stream that does not end within
+	// the drain is cut by Stop's deadline.
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			c, cancel := context.WithTimeout(context.Background(), commandTimeout)
+			if err := s.Stop(c, m.o.Drain); err != nil {
+				s.Close()
+			}
+			cancel()
+		case <-stopped:
+		}
+	}()
+	defer close(stopped)
+
+	// Prime the code map from a rundown while the stream is read.
+	m.wg.Add(1)
+	go m.prime(ctx, p)
+
+	for {
+		e, err := r.Next()
+		if err != nil {
+			if err != io.EOF && ctx.Err() == nil {
+				// A process that exits ends the stream without its end.
+				m.errs[stageStream].Add(1)
+				p.setState(StateDetached, err)
+				m.logf("process %d (%s): detached: the stream ended early (the process exited?): %v", p.pid, p.name, err)
+			} else {
+				p.setState(StateDetached, nil)
+				m.logf("process %d (%s): detached", p.pid, p.name)
+			}
+			m.detaches.Add(1)
+			return
+		}
+		p.events.Add(1)
+		if symbols.IsCodeEvent(e.Name()) {
+			p.symMu.Lock()
+			p.sym.Add(e)
+			p.symMu.Unlock()
+		}
+		mp.Add(e)
+		if d := r.Dropped(); d != p.dropped.Load() {
+			p.dropped.Store(d)
+		}
+	}
+}
+
+// prime feeds p's code map with a rundown: a session stopped at once.
+func (m *Monitor) prime(ctx context.Context, p *proc) {
+	defer m.wg.Done()
+	err := m.readSession(ctx, p, primeConfig, 0, func(e *trace.Event) {
+		if symbols.IsCodeEvent(e.Name()) {
+			p.symMu.Lock()
+			p.sym.Add(e)
+			p.symMu.Unlock()
+		}
+	})
+	if err != nil && ctx.Err() == nil {
+		m.errs[stagePrime].Add(1)
+		m.logf("process %d (%s): the rundown at attach failed (frames compiled before may not resolve): %v", p.pid, p.name, err)
+	}
+}
+
+// readSession runs a session of cfg on p for d (0: stopped at once; it
+// also ends with ctx), calling fn for each event, until the stream ends.
+func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.SessionConfig, d time.Duration, fn func(*trace.Event)) error {
+	c, cancel := context.WithTimeout(ctx, commandTimeout)
+	s, err := p.cl.StartSession(c, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	r, err := s.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case <-stop:
+			return
+		}
+		c, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		if err := s.Stop(c, m.o.Drain); err != nil {
+			s.Close()
+		}
+		cancel()
+	}()
+	defer close(stop)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		var damage *trace.DamageError
+		if errors.As(err, &damage) {
+			return fmt.Errorf("%w (%s)", err, r.Name())
+		}
+		if err != nil {
+			return err
+		}
+		fn(e)
+	}
+}
+
+func (m *Monitor) fail(p *proc, stage int, err error) {
+	m.errs[stage].Add(1)
+	p.setState(StateFailed, err)
+	m.logf("process %d: %s failed: %v", p.pid, stageNames[stage], err)
+}
+
+// processName is the process's name for the metrics' process label: the
+// entry assembly, else the command line's first word without its path.
+func processName(info *diagnostics.ProcessInfo) string {
+	if info.EntrypointAssembly != "" {
+		return info.EntrypointAssembly
+	}
+	f := strings.Fields(info.CommandLine)
+	if len(f) == 0 {
+		return ""
+	}
+	name := filepath.Base(strings.ReplaceAll(f[0], `\`, "/"))
+	return strings.TrimSuffix(name, filepath.Ext(name))
+}
+
+// ProcessState is a monitored process as /processes reports it.
+type ProcessState struct {
+	PID            int    `json:"pid"`
+	Name           string `json:"name"`
+	CommandLine    string `json:"commandLine"`
+	RuntimeVersion string `json:"runtimeVersion"`
+	OS             string `json:"os"`
+	Architecture   string `json:"architecture"`
+	// State is StateAttaching, StateAttached, StateDetached or
+	// StateFailed; Error says why a session failed or ended early.
+	State         string    `json:"state"`
+	Error         string    `json:"error,omitempty"`
+	EventsRead    uint64    `json:"eventsRead"`
+	EventsDropped uint64    `json:"eventsDropped"`
+	Since         time.Time `json:"since"`
+}
+
+// Processes returns the processes monitored now, by PID.
+func (m *Monitor) Processes() []ProcessState {
+	m.mu.Lock()
+	ps := make([]*proc, 0, len(m.procs))
+	for _, p := range m.procs {
+		ps = append(ps, p)
+	}
+	m.mu.Unlock()
+	sort.Slice(ps, func(i, j int) bool { return ps[i].pid < ps[j].pid })
+	out := make([]ProcessState, 0, len(ps))
+	for _, p := range ps {
+		p.mu.Lock()
+		st := ProcessState{PID: p.pid, Name: p.name, State: p.state, Error: p.err,
+			EventsRead: p.events.Load(), EventsDropped: p.dropped.Load(), Since: p.start}
+		if i := p.info; i != nil {
+			st.CommandLine, st.RuntimeVersion, st.OS, st.Architecture = i.CommandLine, i.ClrProductVersion, i.OS, i.Arch
+		}
+		p.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// attached returns process pid if its monitoring session runs.
+func (m *Monitor) attached(pid int) *proc {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.procs[pid]
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state != StateAttached {
+		return nil
+	}
+	return p
+}
+
+// health is the monitor's own metrics.
+type health Monitor
+
+var (
+	descSessions = prometheus.NewDesc("clrevents_monitor_sessions", "Monitoring sessions running.", nil, nil)
+	descAttaches = prometheus.NewDesc("clrevents_monitor_attaches_total", "Monitoring sessions started.", nil, nil)
+	descDetaches = prometheus.NewDesc("clrevents_monitor_detaches_total", "Monitoring sessions ended (the process exited, or the session ended).", nil, nil)
+	descErrors   = prometheus.NewDesc("clrevents_monitor_errors_total", "Failures, by stage: attach, prime (the rundown at attach), stream (a monitoring stream that ended without its end: the process exited, or damage), window, discover.", []string{"stage"}, nil)
+	descRead     = prometheus.NewDesc("clrevents_monitor_events_read_total", "Events read from the process's monitoring session.", []string{"pid", "process"}, nil)
+	descDropped  = prometheus.NewDesc("clrevents_monitor_events_dropped_total", "Events the runtime dropped from the process's monitoring session (its buffer was full).", []string{"pid", "process"}, nil)
+)
+
+func (h *health) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descSessions, descAttaches, descDetaches, descErrors, descRead, descDropped} {
+		ch <- d
+	}
+}
+
+func (h *health) Collect(ch chan<- prometheus.Metric) {
+	m := (*Monitor)(h)
+	attached := 0
+	for _, st := range m.Processes() {
+		if st.State != StateAttached {
+			continue
+		}
+		attached++
+		pid := fmt.Sprint(st.PID)
+		ch <- prometheus.MustNewConstMetric(descRead, prometheus.CounterValue, float64(st.EventsRead), pid, st.Name)
+		ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(st.EventsDropped), pid, st.Name)
+	}
+	ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(attached))
+	ch <- prometheus.MustNewConstMetric(descAttaches, prometheus.CounterValue, float64(m.attaches.Load()))
+	ch <- prometheus.MustNewConstMetric(descDetaches, prometheus.CounterValue, float64(m.detaches.Load()))
+	for i := range m.errs {
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(m.errs[i].Load()), stageNames[i])
+	}
+}
