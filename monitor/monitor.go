@@ -409,6 +409,29 @@ func (m *Monitor) prime(ctx context.Context, p *proc) {
 
 // readSession runs a session of cfg on p for d (0: stopped at once; it
 // also ends with ctx), calling fn for each event, until the stream ends.
+// stopAfter stops session s once d has passed or ctx is done (StopTracing,
+// then the drain; closing it if that fails), unless the returned function
+// is called first.
+func (m *Monitor) stopAfter(ctx context.Context, s *diagnostics.Session, d time.Duration) (cancelStop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		c, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		if err := s.Stop(c, m.o.Drain); err != nil {
+			s.Close()
+		}
+		cancel()
+	}()
+	return func() { close(done) }
+}
+
 func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.SessionConfig, d time.Duration, fn func(*trace.Event)) error {
 	c, cancel := context.WithTimeout(ctx, commandTimeout)
 	s, err := p.cl.StartSession(c, cfg)
@@ -422,23 +445,7 @@ func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.Sess
 		return err
 	}
 	defer r.Close()
-	stop := make(chan struct{})
-	go func() {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		case <-stop:
-			return
-		}
-		c, cancel := context.WithTimeout(context.Background(), commandTimeout)
-		if err := s.Stop(c, m.o.Drain); err != nil {
-			s.Close()
-		}
-		cancel()
-	}()
-	defer close(stop)
+	defer m.stopAfter(ctx, s, d)()
 	for {
 		e, err := r.Next()
 		if err == io.EOF {

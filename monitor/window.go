@@ -101,24 +101,9 @@ func (m *Monitor) Trace(ctx context.Context, pid int, profileName, providers str
 		return fmt.Errorf("process %d: %w", pid, err)
 	}
 	defer s.Close()
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		case <-done:
-			return
-		}
-		c, cancel := context.WithTimeout(context.Background(), commandTimeout)
-		if err := s.Stop(c, m.o.Drain); err != nil {
-			s.Close()
-		}
-		cancel()
-	}()
+	cancelStop := m.stopAfter(ctx, s, d)
 	res := s.Copy(w)
-	close(done)
+	cancelStop()
 	switch {
 	case res.WriteErr != nil:
 		return fmt.Errorf("process %d: writing the trace after %d bytes: %w", pid, res.N, res.WriteErr)
