@@ -394,7 +394,7 @@ func (m *Monitor) watch(ctx context.Context, p *proc) {
 // prime feeds p's code map with a rundown: a session stopped at once.
 func (m *Monitor) prime(ctx context.Context, p *proc) {
 	defer m.wg.Done()
-	err := m.readSession(ctx, p, primeConfig, 0, func(e *trace.Event) {
+	err := m.readSession(ctx, p, primeConfig, 0, func(_ *trace.Reader, e *trace.Event) {
 		if symbols.IsCodeEvent(e.Name()) {
 			p.symMu.Lock()
 			p.sym.Add(e)
@@ -432,7 +432,7 @@ func (m *Monitor) stopAfter(ctx context.Context, s *diagnostics.Session, d time.
 	return func() { close(done) }
 }
 
-func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.SessionConfig, d time.Duration, fn func(*trace.Event)) error {
+func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.SessionConfig, d time.Duration, fn func(*trace.Reader, *trace.Event)) error {
 	c, cancel := context.WithTimeout(ctx, commandTimeout)
 	s, err := p.cl.StartSession(c, cfg)
 	cancel()
@@ -458,7 +458,7 @@ func (m *Monitor) readSession(ctx context.Context, p *proc, cfg diagnostics.Sess
 		if err != nil {
 			return err
 		}
-		fn(e)
+		fn(r, e)
 	}
 }
 

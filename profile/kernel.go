@@ -76,6 +76,9 @@ const defaultInterval = 1_000_000
 func (b *Builder) kernelEvent(e *trace.Event, ev clrimpl.Event) error {
 	switch v := ev.(type) {
 	case kernelevents.ImageEvent, kernelevents.DbgIDRSDSEvent:
+		if b.o.Map != nil {
+			return nil // the map is kept by its owner
+		}
 		return b.m.Add(e)
 	case kernelevents.ProcessEvent:
 		if f := v.ProcessFields(); f.Kind == kernelevents.KindProcessStart || f.Kind == kernelevents.KindProcessDCStart {

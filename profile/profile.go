@@ -164,6 +164,15 @@ type Options struct {
 	// processors (the kernel's Idle process), and -1 picks the samples
 	// whose process the trace does not say.
 	PIDs []int64
+	// Map, when not nil, is the code map the stacks resolve through, kept
+	// by someone else: a live collector's monitoring session, which saw
+	// the process's rundown and keeps its method loads, so that a short
+	// profiling window needs no rundown of its own. The trace's own
+	// method, module and image events are then left out of it. Finish
+	// reads and writes it (unresolved addresses become frames), and the
+	// Profile's writers read it: keep other goroutines off it meanwhile.
+	// Nil builds a map from the trace's events.
+	Map *symbols.Map
 }
 
 // Sample is one aggregated sample: the values of one stack on one thread.
@@ -310,7 +319,11 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 		freq = 1e9
 	}
 	o.PIDs = slices.Clone(o.PIDs) // the caller may reuse its slice
-	return &Builder{o: o, m: symbols.NewMap(), rawOffs: []uint32{0}, classes: map[*clrevents.EventInfo]class{},
+	m := o.Map
+	if m == nil {
+		m = symbols.NewMap()
+	}
+	return &Builder{o: o, m: m, rawOffs: []uint32{0}, classes: map[*clrevents.EventInfo]class{},
 		origin: origin, freq: freq, contention: map[threadKey]pending{},
 		threadIdx: map[threadKey]uint32{}, tidIdx: map[int64]uint32{}}
 }
@@ -443,6 +456,9 @@ func (b *Builder) Add(e *trace.Event) error {
 	}
 	c := b.classify(info)
 	if c == classCode {
+		if b.o.Map != nil {
+			return nil // the map is kept by its owner
+		}
 		return b.m.Add(e)
 	}
 	pid := e.ProcessID()
