@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -516,4 +517,55 @@ func TestUnresolvedRuns(t *testing.T) {
 		t.Errorf("folded total %d, samples %d, unresolved %d, %d stacks", total, samples, c[symbols.NoMethod], len(p.Folded()))
 	}
 	writersAgree(t, p)
+}
+
+// TestGivenMap: a profile built on a code map someone else keeps (a live
+// collector's) resolves through it as one built on its own, and the
+// trace's method events are not added to it.
+func TestGivenMap(t *testing.T) {
+	const name = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	own, err := build(t, name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The map a collector would have kept: every method of the trace.
+	m := symbols.NewMap()
+	r, err := trace.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	methods := m.Methods()
+	given, err := build(t, name, Options{Map: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Methods() != methods || given.Map != m {
+		t.Errorf("the given map went from %d to %d methods (profile's map %p, given %p)", methods, m.Methods(), given.Map, m)
+	}
+	if diff := cmp.Diff(own.Folded(), given.Folded()); diff != "" {
+		t.Errorf("folded stacks (-own map +given map):\n%s", diff)
+	}
+	// An empty map given: nothing resolves to a method.
+	empty, err := build(t, name, Options{Map: symbols.NewMap()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stack := range empty.Folded() {
+		if strings.Contains(stack, "System.") {
+			t.Fatalf("a method resolved through an empty map: %s", stack)
+		}
+	}
 }
