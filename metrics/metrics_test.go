@@ -339,7 +339,9 @@ func TestAddAllocs(t *testing.T) {
 	}
 	alone := testing.AllocsPerRun(5, func() { read(false) })
 	with := testing.AllocsPerRun(5, func() { read(true) })
-	if with > alone+16 || n < 5000 { // 10 types, and a few first-time growths
+	// The events the simulator writes in the time depend on the machine;
+	// a thousand show a per-event allocation well above the margin.
+	if with > alone+16 || n < 1000 { // 10 types, and a few first-time growths
 		t.Errorf("reading %d events allocates %v times, reading and adding them %v", n, alone, with)
 	}
 }
