@@ -78,7 +78,7 @@ func TestSoak(t *testing.T) {
 	if end > mid+max(mid/4, 4<<20) {
 		t.Errorf("the heap grew from %.1f MB at the midpoint to %.1f MB at the end", mb(mid), mb(end))
 	}
-	if float64(written)/elapsed.Seconds() < 20000 {
+	if float64(written)/elapsed.Seconds() < 10000 { // about 38,000 here; a loaded machine writes fewer
 		t.Errorf("only %.0f events/s: the soak did not run at a high rate", float64(written)/elapsed.Seconds())
 	}
 	// Each process's stream was read as fast as it came.
