@@ -159,14 +159,24 @@ const MarkerFile = "_clrevents_dataset"
 // DefaultRowGroupRows is the default number of rows in a row group.
 const DefaultRowGroupRows = 64 << 10
 
+// DefaultMemoryBudget is the default Options.MemoryBudget.
+const DefaultMemoryBudget = 16 << 20
+
 // Options configure a dataset.
 type Options struct {
 	// Compression is "zstd" (the default), "snappy" or "none".
 	Compression string
 	// RowGroupRows is the most rows a table holds in memory before writing
-	// them out as a row group; 0 means DefaultRowGroupRows. It bounds the
-	// memory a trace takes, whatever the trace's size.
+	// them out as a row group; 0 means DefaultRowGroupRows.
 	RowGroupRows int
+	// MemoryBudget is about the most bytes of rows the tables of a trace
+	// hold in memory before writing them out; 0 means
+	// DefaultMemoryBudget. When the tables hold more, the one holding the
+	// most writes its rows as a row group. It bounds the memory a trace
+	// takes, whatever the trace's size and its number of tables; a
+	// smaller budget makes smaller row groups, not other rows.
+	MemoryBudget int
+
 	// Append allows adding traces to a directory that already holds a
 	// dataset.
 	Append bool
@@ -182,6 +192,7 @@ type Dataset struct {
 	dir   string
 	codec compress.Codec
 	rows  int64
+	mem   int64    // the memory budget of a trace
 	tmp   string   // the staging folder
 	lock  dirLock  // shared from Create to Close
 	made  []string // the folders Create made, outermost first
@@ -212,6 +223,10 @@ func Create(dir string, o Options) (*Dataset, error) {
 	d.lock.path = filepath.Join(d.tmp, lockName)
 	if d.rows <= 0 {
 		d.rows = DefaultRowGroupRows
+	}
+	d.mem = int64(o.MemoryBudget)
+	if d.mem <= 0 {
+		d.mem = DefaultMemoryBudget
 	}
 	switch o.Compression {
 	case "", "zstd":
@@ -405,6 +420,7 @@ func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader
 	}
 	tw.stage = stage
 	tw.fl = newFlusher()
+	tw.mem = newBudget(d.mem)
 	st, err := tw.write(ctx, src)
 	if err != nil {
 		tw.abort()
@@ -428,6 +444,7 @@ func traceError(name string, err error) error {
 type traceWriter struct {
 	d     *Dataset
 	fl    *flusher // nil once stopped
+	mem   *budget
 	name  string
 	file  string
 	stage string // the staging folder, which holds the files until the commit
@@ -454,7 +471,7 @@ func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*tabl
 		return nil, fmt.Errorf("already in the dataset: %s exists", final)
 	}
 	i := len(tw.all)
-	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.d.codec, tw.d.rows, tw.fl,
+	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.d.codec, tw.d.rows, tw.fl, tw.mem,
 		tw.at("open", i))
 	tw.all = append(tw.all, t)
 	return t, nil

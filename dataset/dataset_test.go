@@ -215,7 +215,7 @@ func TestAbandon(t *testing.T) {
 	if cols[len(cols)-1].name != "PID_field" {
 		t.Errorf("a field named like a header column: %s", cols[len(cols)-1].name)
 	}
-	tb := newTable(filepath.Join(dir, "x.parquet"), filepath.Join(dir, "0.tmp"), "x", cols, nil, 1000, fl, nil)
+	tb := newTable(filepath.Join(dir, "x.parquet"), filepath.Join(dir, "0.tmp"), "x", cols, nil, 1000, fl, nil, nil)
 	row := func(stop int) {
 		tb.begin()
 		for i, c := range cols {
@@ -244,9 +244,9 @@ func TestAbandon(t *testing.T) {
 		row(-1)
 		row(stop)
 	}
-	for i, v := range tb.cur.vals {
-		if len(v) != tb.cur.rows {
-			t.Fatalf("column %s: %d values for %d rows", cols[i].name, len(v), tb.cur.rows)
+	for i := range cols {
+		if n := levels(tb, i); n != tb.cur.rows {
+			t.Fatalf("column %s: %d values for %d rows", cols[i].name, n, tb.cur.rows)
 		}
 	}
 	if err := fl.send(job{t: tb, b: tb.cur, last: true}); err != nil {
@@ -267,5 +267,30 @@ func TestAbandon(t *testing.T) {
 	}
 	if pf.NumRows() != int64(len(cols)) {
 		t.Errorf("%d rows in the file, want %d", pf.NumRows(), len(cols))
+	}
+}
+
+// levels is the number of levels (values and nulls) column i of the
+// table's current rows holds.
+func levels(tb *table, i int) int {
+	c := &tb.cur.cols[i]
+	if tb.cols[i].optional || tb.cols[i].list {
+		return len(c.defs)
+	}
+	switch tb.phys[i] {
+	case physBool:
+		return len(c.bools)
+	case physInt32:
+		return len(c.i32)
+	case physInt64:
+		return len(c.i64)
+	case physFloat:
+		return len(c.f32)
+	case physDouble:
+		return len(c.f64)
+	case physUUID:
+		return len(c.data) / 16
+	default:
+		return len(c.spans)
 	}
 }
