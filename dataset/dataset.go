@@ -140,10 +140,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	// The CLR's event types: linked, they are among the tables a
 	// trace.Reader decodes with by default (see the package doc).
@@ -160,7 +158,7 @@ const MarkerFile = "_clrevents_dataset"
 const DefaultRowGroupRows = 64 << 10
 
 // DefaultMemoryBudget is the default Options.MemoryBudget.
-const DefaultMemoryBudget = 16 << 20
+const DefaultMemoryBudget = 8 << 20
 
 // Options configure a dataset.
 type Options struct {
@@ -190,7 +188,7 @@ var ErrExists = errors.New("already holds a dataset (add traces to it with appen
 // concurrently, for different traces. Close it when done.
 type Dataset struct {
 	dir   string
-	codec compress.Codec
+	codec func() pageCodec // a trace's
 	rows  int64
 	mem   int64    // the memory budget of a trace
 	tmp   string   // the staging folder
@@ -230,11 +228,11 @@ func Create(dir string, o Options) (*Dataset, error) {
 	}
 	switch o.Compression {
 	case "", "zstd":
-		d.codec = &zstd.Codec{Level: zstd.SpeedFastest}
+		d.codec = newZstdCodec
 	case "snappy":
-		d.codec = &snappy.Codec{}
+		d.codec = func() pageCodec { return &snappy.Codec{} }
 	case "none":
-		d.codec = &uncompressed.Codec{}
+		d.codec = func() pageCodec { return &uncompressed.Codec{} }
 	default:
 		return nil, fmt.Errorf("dataset: unknown compression %q (want zstd, snappy or none)", o.Compression)
 	}
@@ -421,6 +419,7 @@ func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader
 	tw.stage = stage
 	tw.fl = newFlusher()
 	tw.mem = newBudget(d.mem)
+	tw.enc = &encoder{codec: d.codec()}
 	st, err := tw.write(ctx, src)
 	if err != nil {
 		tw.abort()
@@ -445,6 +444,7 @@ type traceWriter struct {
 	d     *Dataset
 	fl    *flusher // nil once stopped
 	mem   *budget
+	enc   *encoder // its flusher's
 	name  string
 	file  string
 	stage string // the staging folder, which holds the files until the commit
@@ -471,7 +471,7 @@ func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*tabl
 		return nil, fmt.Errorf("already in the dataset: %s exists", final)
 	}
 	i := len(tw.all)
-	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.d.codec, tw.d.rows, tw.fl, tw.mem,
+	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.enc, tw.d.rows, tw.fl, tw.mem,
 		tw.at("open", i))
 	tw.all = append(tw.all, t)
 	return t, nil

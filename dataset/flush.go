@@ -85,26 +85,31 @@ func (f *flusher) stop() error {
 }
 
 // budget bounds the memory a trace's tables hold: the rows they collect
-// (buffered, the reading side's) and those shipped to the flusher and not
-// yet written (inflight). When the two together pass limit, the table
-// holding the most ships its rows as a row group (relieve), and when the
-// flusher holds half the limit the reading side waits for it. So the
-// memory follows the limit, not the trace's size or its number of
-// tables, and a big table's row groups stay large while small tables
+// (buffered, the reading side's), those shipped to the flusher and not
+// yet written (inflight), and the arrays of the row sets the flusher has
+// given back (idle, kept for the next rows so that a big table does not
+// grow its arrays again for each row group). When the three together pass
+// limit, the table holding the most ships its rows as a row group, idle
+// arrays are let go, or the reading side waits for the flusher (relieve).
+// So the memory follows the limit, not the trace's size or its number
+// of tables, and a big table's row groups stay large while small tables
 // keep theirs to the end.
 type budget struct {
 	limit    int64
 	buffered int64 // the reading side's
 	inflight atomic.Int64
+	idle     atomic.Int64
 	tables   []*table
 	done     chan struct{} // a job finished (capacity 1)
+	// scratch is the tables' Scratch: they copy what is appended to it.
+	scratch []byte
 }
 
 func newBudget(limit int64) *budget {
-	return &budget{limit: limit, done: make(chan struct{}, 1)}
+	return &budget{limit: limit, done: make(chan struct{}, 1), scratch: make([]byte, 0, 64<<10)}
 }
 
-func (m *budget) over() bool { return m.buffered+m.inflight.Load() > m.limit }
+func (m *budget) over() bool { return m.buffered+m.inflight.Load()+m.idle.Load() > m.limit }
 
 // signal tells a waiting relieve that the flusher has finished a job
 // (the flusher's).
@@ -115,26 +120,46 @@ func (m *budget) signal() {
 	}
 }
 
-// relieve ships row groups, the biggest first, and waits for the flusher
-// until the tables are within the limit again.
+// relieve ships row groups, the biggest first, lets idle arrays go and
+// waits for the flusher, until the tables are within the limit again.
 func (m *budget) relieve() error {
 	for m.over() {
-		if m.buffered > m.limit/2 || m.inflight.Load() == 0 {
-			var big *table
-			for _, t := range m.tables {
-				if t.cur.rows > 0 && (big == nil || t.cur.bytes > big.cur.bytes) {
-					big = t
-				}
-			}
-			if big == nil {
-				return nil
-			}
-			if err := big.ship(); err != nil {
+		switch {
+		case m.buffered > m.limit/2 && m.biggest() != nil:
+			if err := m.biggest().ship(); err != nil {
 				return err
 			}
-			continue
+		case m.idle.Load() > m.limit/4:
+			for _, t := range m.tables {
+				t.dropIdle()
+			}
+			if m.idle.Load() > m.limit/4 && m.inflight.Load() == 0 {
+				return nil // (sets being taken back; not reached)
+			}
+		case m.inflight.Load() > 0:
+			<-m.done // every job ends with a signal, failed or not
+		default:
+			if big := m.biggest(); big != nil {
+				if err := big.ship(); err != nil {
+					return err
+				}
+				continue
+			}
+			return nil
 		}
-		<-m.done // every job ends with a signal, failed or not
 	}
 	return nil
+}
+
+// biggest is the table whose rows take the most bytes, nil when none has
+// rows. A table in the middle of a row is passed over: the event's table
+// while its stack gets a row of the stacks table.
+func (m *budget) biggest() *table {
+	var big *table
+	for _, t := range m.tables {
+		if t.cur.rows > 0 && !t.inRow && (big == nil || t.cur.bytes > big.cur.bytes) {
+			big = t
+		}
+	}
+	return big
 }

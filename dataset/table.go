@@ -1,14 +1,12 @@
 package dataset
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"os"
 	"reflect"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/clrgo/clrevents/clrimpl"
 )
@@ -113,17 +111,16 @@ type table struct {
 	fixedRow   int64 // bytes a row takes in the typed slices, but for byte arrays' bytes
 	rowVar     int64 // byte arrays' bytes of the current row
 	col        int   // the next column of the current row
+	inRow      bool  // a row is begun and not ended: the rows are not to be shipped
 	bad        error // a value that does not fit its column, reported by end
-	scratch    []byte
 
 	// The flusher's.
 	name    string
-	codec   compress.Codec
+	enc     *encoder
 	opened  chan error // open's result, once
 	ready   bool       // opened was received
 	openErr error      // open fails with it (a test's)
 	f       *os.File
-	bw      *bufio.Writer
 	w       *pqWriter
 }
 
@@ -131,14 +128,15 @@ type table struct {
 type rowSet struct {
 	cols  []colData
 	rows  int
-	bytes int64 // counted in the budget
+	bytes int64 // counted in the budget, buffered or inflight
+	held  int64 // the capacity of its arrays while idle
 }
 
 // newTable starts the table whose file is written at tmp, to be renamed
 // final; a non-nil openErr fails its opening.
-func newTable(final, tmp string, name string, cols []column, codec compress.Codec, rowGroupRows int64, fl *flusher, mem *budget, openErr error) *table {
+func newTable(final, tmp string, name string, cols []column, enc *encoder, rowGroupRows int64, fl *flusher, mem *budget, openErr error) *table {
 	t := &table{final: final, tmp: tmp, openErr: openErr,
-		name: name, codec: codec, cols: cols, maxRows: int(min(rowGroupRows, math.MaxInt32)), fl: fl, mem: mem,
+		name: name, enc: enc, cols: cols, maxRows: int(min(rowGroupRows, math.MaxInt32)), fl: fl, mem: mem,
 		phys: make([]physical, len(cols)), free: make(chan *rowSet, 2)}
 	for i, c := range cols {
 		t.phys[i] = c.physical()
@@ -197,11 +195,10 @@ func (t *table) open() error {
 		return err
 	}
 	t.f = f
-	t.bw = bufio.NewWriterSize(f, 64<<10)
-	t.w, err = newPQWriter(t.bw, t.name, t.cols, t.codec)
+	t.w, err = newPQWriter(f, t.name, t.cols, t.enc)
 	if err != nil {
 		f.Close()
-		t.f, t.bw = nil, nil
+		t.f = nil
 	}
 	return err
 }
@@ -210,7 +207,7 @@ func (t *table) open() error {
 const pageBufferSize = 256 << 10
 
 // begin starts a row.
-func (t *table) begin() { t.col, t.rowVar = 0, 0 }
+func (t *table) begin() { t.col, t.rowVar, t.inRow = 0, 0, true }
 
 // abandon takes back the values of the row begun, which will not end (a
 // payload that stopped fitting its description part way). Only for
@@ -242,7 +239,7 @@ func (t *table) abandon() {
 			c.spans = c.spans[:len(c.spans)-1]
 		}
 	}
-	t.col, t.rowVar, t.bad = 0, 0, nil
+	t.col, t.rowVar, t.bad, t.inRow = 0, 0, nil, false
 }
 
 // end finishes the row, shipping the rows when the row group is full or
@@ -256,6 +253,7 @@ func (t *table) end() error {
 	if t.col != len(t.cols) {
 		return fmt.Errorf("row of %d values for %d columns", t.col, len(t.cols))
 	}
+	t.inRow = false
 	s := t.cur
 	s.rows++
 	n := t.fixedRow + t.rowVar
@@ -287,7 +285,7 @@ func (t *table) ship() error {
 	if err := t.fl.send(job{t: t, b: s}); err != nil {
 		return err
 	}
-	t.cur = <-t.free
+	t.take()
 	return nil
 }
 
@@ -300,8 +298,7 @@ func (t *table) write(b *rowSet) error {
 }
 
 // recycle empties a row set the flusher is done with and gives it back.
-// Its arrays are kept for the next rows unless they hold more than a
-// table should keep idle.
+// Its arrays are kept for the next rows, counted in the budget as idle.
 func (t *table) recycle(b *rowSet) {
 	var held int64
 	for i := range b.cols {
@@ -309,14 +306,40 @@ func (t *table) recycle(b *rowSet) {
 		held += b.cols[i].capBytes()
 	}
 	if t.mem != nil {
-		if held > t.mem.limit/8 {
-			clear(b.cols)
-		}
+		b.held = held
+		t.mem.idle.Add(held)
 		t.mem.inflight.Add(-b.bytes)
 		t.mem.signal()
 	}
 	b.rows, b.bytes = 0, 0
 	t.free <- b
+}
+
+// take takes back a row set from the flusher, waiting for it.
+func (t *table) take() {
+	t.cur = <-t.free
+	if t.mem != nil {
+		t.mem.idle.Add(-t.cur.held)
+		t.cur.held = 0
+	}
+}
+
+// dropIdle lets go of the arrays of the table's idle row set, if the
+// flusher is done with it, and returns the bytes they held.
+func (t *table) dropIdle() int64 {
+	select {
+	case b := <-t.free:
+		n := b.held
+		if n > 0 {
+			clear(b.cols)
+			t.mem.idle.Add(-n)
+			b.held = 0
+		}
+		t.free <- b
+		return n
+	default:
+		return 0
+	}
 }
 
 // colAt is the column the next value goes to, or nil past the last
@@ -489,7 +512,12 @@ func (t *table) Bytes(v []byte) {
 	t.col++
 }
 
-func (t *table) Scratch() []byte { return t.scratch[:0] }
+func (t *table) Scratch() []byte {
+	if t.mem != nil {
+		return t.mem.scratch[:0]
+	}
+	return nil
+}
 
 // guidBytes is the GUID in RFC 4122 (big-endian) byte order, as its text
 // form reads.
@@ -512,15 +540,12 @@ func (t *table) finish(b *rowSet) error {
 	}
 	err := t.w.close()
 	if err == nil {
-		err = t.bw.Flush()
-	}
-	if err == nil {
 		err = t.f.Sync()
 	}
 	if cerr := t.f.Close(); err == nil {
 		err = cerr
 	}
-	t.w, t.f, t.bw = nil, nil, nil
+	t.w, t.f = nil, nil
 	return err
 }
 
@@ -530,6 +555,6 @@ func (t *table) abort() {
 	t.wait()
 	if t.f != nil {
 		t.f.Close()
-		t.w, t.f, t.bw = nil, nil, nil
+		t.w, t.f = nil, nil
 	}
 }
