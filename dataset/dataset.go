@@ -616,35 +616,33 @@ func (tw *traceWriter) nameBytes() []byte {
 
 // header appends the header columns.
 func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte, st *Stats) error {
-	t.Bytes(tw.nameBytes())
-	t.Int(seq)
-	t.Int(e.Time().UnixNano())
-	t.Uint(uint64(e.ID()))
-	t.Uint(uint64(e.Version()))
-	t.Uint(uint64(e.Task()))
-	t.Uint(uint64(e.Opcode()))
-	t.Uint(uint64(e.Level()))
-	t.Uint(e.Keywords())
-	optInt(t, e.ProcessID(), e.ProcessID() >= 0)
-	optInt(t, e.ThreadID(), e.ThreadID() >= 0)
-	optInt(t, int64(e.CPU()), e.CPU() >= 0)
-	t.Int(int64(len(e.Payload())))
-	optGUID(t, e.ActivityID())
-	optGUID(t, e.RelatedActivityID())
-	if stack := e.Stack(); len(stack) > 0 {
-		id, err := tw.stackID(stack, st)
+	stack := int64(-1)
+	if s := e.Stack(); len(s) > 0 {
+		id, err := tw.stackID(s, st)
 		if err != nil {
 			return err
 		}
-		t.Int(id)
-	} else {
-		t.null()
+		stack = id
 	}
-	if len(extra) > 0 {
-		t.Bytes(extra)
-	} else {
-		t.null()
-	}
+	t.appendHeader(&headerRow{
+		trace:    tw.nameBytes(),
+		seq:      seq,
+		time:     e.Time().UnixNano(),
+		id:       int32(e.ID()),
+		version:  int32(e.Version()),
+		task:     int32(e.Task()),
+		opcode:   int32(e.Opcode()),
+		level:    int32(e.Level()),
+		keywords: int64(e.Keywords()),
+		pid:      e.ProcessID(),
+		tid:      e.ThreadID(),
+		cpu:      int32(e.CPU()),
+		size:     int32(len(e.Payload())),
+		activity: e.ActivityID(),
+		related:  e.RelatedActivityID(),
+		stack:    stack,
+		extra:    extra,
+	})
 	return nil
 }
 
@@ -709,14 +707,6 @@ func optInt(t *table, v int64, ok bool) {
 		t.Int(v)
 	} else {
 		t.null()
-	}
-}
-
-func optGUID(t *table, g clrimpl.GUID) {
-	if g.IsZero() {
-		t.null()
-	} else {
-		t.GUID(g)
 	}
 }
 

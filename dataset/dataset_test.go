@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -292,5 +293,61 @@ func levels(tb *table, i int) int {
 		return len(c.data) / 16
 	default:
 		return len(c.spans)
+	}
+}
+
+// TestAppendHeader: the header's fast path puts one value (or null) in
+// each header column, in the array of the column's type, as the column by
+// column calls do.
+func TestAppendHeader(t *testing.T) {
+	fl := newFlusher()
+	defer fl.stop()
+	for _, null := range []bool{false, true} {
+		tb := newTable("x", "y", "x", genericColumns, nil, 1000, fl, nil, errors.New("not opened"))
+		slow := newTable("x", "y", "x", genericColumns, nil, 1000, fl, nil, errors.New("not opened"))
+		h := headerRow{trace: []byte("t"), seq: 1, time: 2, id: 3, version: 4, task: 5, opcode: 6, level: 7,
+			keywords: 8, pid: 9, tid: 10, cpu: 11, size: 12, activity: clrimpl.GUID{1}, related: clrimpl.GUID{2},
+			stack: 13, extra: []byte("e")}
+		if null {
+			h.pid, h.tid, h.cpu, h.stack = -1, -1, -1, -1
+			h.activity, h.related, h.extra = clrimpl.GUID{}, clrimpl.GUID{}, nil
+		}
+		tb.begin()
+		tb.appendHeader(&h)
+		slow.begin()
+		slow.Bytes(h.trace)
+		for _, v := range []int64{h.seq, h.time, int64(h.id), int64(h.version), int64(h.task), int64(h.opcode), int64(h.level), h.keywords} {
+			slow.Int(v)
+		}
+		optInt(slow, h.pid, !null)
+		optInt(slow, h.tid, !null)
+		optInt(slow, int64(h.cpu), !null)
+		slow.Int(int64(h.size))
+		optGUID(slow, h.activity)
+		optGUID(slow, h.related)
+		optInt(slow, h.stack, !null)
+		if null {
+			slow.null()
+		} else {
+			slow.Bytes(h.extra)
+		}
+		if tb.col != len(headerColumns) || slow.col != len(headerColumns) || slow.bad != nil {
+			t.Fatalf("at column %d and %d (%v), want %d", tb.col, slow.col, slow.bad, len(headerColumns))
+		}
+		for i := range headerColumns {
+			if !reflect.DeepEqual(tb.cur.cols[i], slow.cur.cols[i]) {
+				t.Errorf("null=%v: column %s: %+v, want %+v", null, headerColumns[i].name, tb.cur.cols[i], slow.cur.cols[i])
+			}
+		}
+	}
+}
+
+// optGUID appends g, or null for the zero GUID, as a column by column
+// caller would.
+func optGUID(t *table, g clrimpl.GUID) {
+	if g.IsZero() {
+		t.null()
+	} else {
+		t.GUID(g)
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/rle"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -85,6 +87,27 @@ func (c *colData) reset() {
 	c.spans, c.data = c.spans[:0], c.data[:0]
 }
 
+// colLens are the lengths of a colData's arrays.
+type colLens struct{ defs, reps, bools, i32, i64, f32, f64, spans, data int }
+
+func (c *colData) lens() colLens {
+	return colLens{len(c.defs), len(c.reps), len(c.bools), len(c.i32), len(c.i64),
+		len(c.f32), len(c.f64), len(c.spans), len(c.data)}
+}
+
+// allocLike gives c's arrays room for h's lengths.
+func (c *colData) allocLike(h colLens) {
+	c.defs = slices.Grow(c.defs, h.defs)
+	c.reps = slices.Grow(c.reps, h.reps)
+	c.bools = slices.Grow(c.bools, h.bools)
+	c.i32 = slices.Grow(c.i32, h.i32)
+	c.i64 = slices.Grow(c.i64, h.i64)
+	c.f32 = slices.Grow(c.f32, h.f32)
+	c.f64 = slices.Grow(c.f64, h.f64)
+	c.spans = slices.Grow(c.spans, h.spans)
+	c.data = slices.Grow(c.data, h.data)
+}
+
 // capBytes is the memory c's arrays hold.
 func (c *colData) capBytes() int64 {
 	return int64(cap(c.defs) + cap(c.reps) + cap(c.bools) + 4*cap(c.i32) + 8*cap(c.i64) +
@@ -98,6 +121,7 @@ type leaf struct {
 	maxDef   uint8
 	maxRep   uint8
 	path     []string
+	delta    bool
 }
 
 // pageCodec compresses pages (parquet-go's compress.Codec has its
@@ -211,7 +235,7 @@ func newPQWriter(w io.Writer, name string, cols []column, enc *encoder) (*pqWrit
 		return nil, fmt.Errorf("schema of %d leaves for %d columns", len(p.meta.ColumnOrders), len(cols))
 	}
 	for _, c := range cols {
-		l := leaf{phys: c.physical(), path: []string{c.name}, unsigned: c.kind.Unsigned()}
+		l := leaf{phys: c.physical(), path: []string{c.name}, unsigned: c.kind.Unsigned(), delta: c.delta && c.physical() == physInt64}
 		if c.optional {
 			l.maxDef++
 		}
@@ -361,21 +385,7 @@ func (p *pqWriter) writeChunk(l *leaf, c *colData, rows int) (format.ColumnChunk
 		encs = append(encs, format.RLE)
 	}
 	valueEnc := format.Plain
-	dict := false
-	if l.phys == physBytes {
-		dict = p.dictionary(c)
-		if dict {
-			md.DictionaryPageOffset = p.off
-			if err := p.writeDictPage(c, &md); err != nil {
-				return format.ColumnChunk{}, err
-			}
-			valueEnc = format.RLEDictionary
-		}
-	}
-	encs = append(encs, format.Plain)
-	if dict {
-		encs = append(encs, format.RLEDictionary)
-	}
+	dict, constant := false, false
 	switch l.phys {
 	case physBool:
 		md.Type = format.Boolean
@@ -393,9 +403,42 @@ func (p *pqWriter) writeChunk(l *leaf, c *colData, rows int) (format.ColumnChunk
 		md.Type = format.FixedLenByteArray
 	case physBytes:
 		md.Type = format.ByteArray
+		dict = p.dictionary(c)
 		if dict {
 			st.min, st.max = spanBounds(c.data, p.dictSpans)
 		}
+	}
+	// An integer column of one value in the chunk (a table's event ID,
+	// version, level, keywords, often its process and payload size) is a
+	// dictionary of that value: a few bytes instead of every value to
+	// compress.
+	if (l.phys == physInt32 || l.phys == physInt64) && st.min != nil && bytes.Equal(st.min, st.max) {
+		constant, dict = true, true
+	}
+	if dict {
+		md.DictionaryPageOffset = p.off
+		var err error
+		if constant {
+			err = p.writeConstDictPage(st.min, &md)
+		} else {
+			err = p.writeDictPage(c, &md)
+		}
+		if err != nil {
+			return format.ColumnChunk{}, err
+		}
+		valueEnc = format.RLEDictionary
+	}
+	if l.delta && !dict {
+		// seq and time rise: their differences take a few bits where
+		// their values take 64, and zstd had little to take from the
+		// time's low bytes (845 KB compressed to 672 KB on the 3.0 trace).
+		valueEnc = format.DeltaBinaryPacked
+		encs = append(encs, format.DeltaBinaryPacked)
+	} else {
+		encs = append(encs, format.Plain)
+	}
+	if dict {
+		encs = append(encs, format.RLEDictionary)
 	}
 	md.Encoding = encs
 	md.Statistics = format.Statistics{NullCount: st.nulls, MinValue: st.min, MaxValue: st.max}
@@ -421,7 +464,7 @@ func (p *pqWriter) writeChunk(l *leaf, c *colData, rows int) (format.ColumnChunk
 				}
 			}
 		}
-		if err := p.writeDataPage(l, c, l0, l1, v0, v1, valueEnc, &md); err != nil {
+		if err := p.writeDataPage(l, c, l0, l1, v0, v1, valueEnc, constant, &md); err != nil {
 			return format.ColumnChunk{}, err
 		}
 		l0, v0 = l1, v1
@@ -489,6 +532,16 @@ func (p *pqWriter) dictionary(c *colData) bool {
 	return len(p.dictSpans) <= len(c.spans)/2+64
 }
 
+// writeConstDictPage writes the dictionary of a column of one value v
+// (PLAIN-encoded).
+func (p *pqWriter) writeConstDictPage(v []byte, md *format.ColumnMetaData) error {
+	p.page = append(p.page[:0], v...)
+	var h format.PageHeader
+	h.Type = format.DictionaryPage
+	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: 1, Encoding: format.Plain})
+	return p.writePage(&h, p.page, md)
+}
+
 func (p *pqWriter) writeDictPage(c *colData, md *format.ColumnMetaData) error {
 	b := p.page[:0]
 	for _, s := range p.dictSpans {
@@ -503,7 +556,7 @@ func (p *pqWriter) writeDictPage(c *colData, md *format.ColumnMetaData) error {
 }
 
 // writeDataPage writes levels [l0,l1) and values [v0,v1) as a data page.
-func (p *pqWriter) writeDataPage(l *leaf, c *colData, l0, l1, v0, v1 int, enc format.Encoding, md *format.ColumnMetaData) error {
+func (p *pqWriter) writeDataPage(l *leaf, c *colData, l0, l1, v0, v1 int, enc format.Encoding, constant bool, md *format.ColumnMetaData) error {
 	b := p.page[:0]
 	var err error
 	if l.maxRep > 0 {
@@ -517,6 +570,14 @@ func (p *pqWriter) writeDataPage(l *leaf, c *colData, l0, l1, v0, v1 int, enc fo
 		}
 	}
 	switch {
+	case constant:
+		// Bit width 1, then one RLE run of index 0 (none on a page of
+		// nulls).
+		b = append(b, 1)
+		if v1 > v0 {
+			b = binary.AppendUvarint(b, uint64(v1-v0)<<1)
+			b = append(b, 0)
+		}
 	case enc == format.RLEDictionary:
 		w := max(1, bits.Len32(uint32(len(p.dictSpans)-1)))
 		b = append(b, byte(w))
@@ -543,6 +604,13 @@ func (p *pqWriter) writeDataPage(l *leaf, c *colData, l0, l1, v0, v1 int, enc fo
 		}
 	case l.phys == physInt32:
 		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.i32[v0:v1]))), 4*(v1-v0))...)
+	case enc == format.DeltaBinaryPacked:
+		out, err := (&delta.BinaryPackedEncoding{}).EncodeInt64(p.levels[:0], c.i64[v0:v1])
+		if err != nil {
+			return err
+		}
+		p.levels = out
+		b = append(b, out...)
 	case l.phys == physInt64:
 		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.i64[v0:v1]))), 8*(v1-v0))...)
 	case l.phys == physFloat:
