@@ -158,7 +158,7 @@ const MarkerFile = "_clrevents_dataset"
 const DefaultRowGroupRows = 64 << 10
 
 // DefaultMemoryBudget is the default Options.MemoryBudget.
-const DefaultMemoryBudget = 8 << 20
+const DefaultMemoryBudget = 4 << 20
 
 // Options configure a dataset.
 type Options struct {

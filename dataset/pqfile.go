@@ -151,7 +151,23 @@ func newZstdCodec() pageCodec {
 	return zstdCodec{enc}
 }
 
-func (c zstdCodec) Encode(dst, src []byte) ([]byte, error) { return c.enc.EncodeAll(src, dst[:0]), nil }
+// Encode compresses src, but for a page of fewer than 256 bytes (a
+// dictionary of one value, levels all alike, a few indexes), which it
+// stores in a frame of one raw block: nothing to gain from compressing
+// it, and EncodeAll's cost per call to save. Parquet's codec is the
+// column chunk's, and parquet-go reads every chunk of a column with the
+// first one's, so the frame stays zstd.
+func (c zstdCodec) Encode(dst, src []byte) ([]byte, error) {
+	if len(src) < 256 {
+		dst = append(dst[:0], 0x28, 0xB5, 0x2F, 0xFD, // magic
+			0x20,           // single segment, content size in 1 byte, no checksum
+			byte(len(src)), // content size
+			// the last block, raw, of len(src) bytes
+			byte(1|len(src)<<3), byte(len(src)>>5), 0)
+		return append(dst, src...), nil
+	}
+	return c.enc.EncodeAll(src, dst[:0]), nil
+}
 
 func (zstdCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
 
@@ -172,12 +188,12 @@ type pqWriter struct {
 // trace's flusher: the codec, scratch space and the bytes on their way to
 // a file.
 type encoder struct {
-	codec              pageCodec
-	page, comp, levels []byte
-	idx                []int32
-	dict               map[string]int32
-	dictSpans          []span
-	out                []byte // written to the file at the end of each row group
+	codec                   pageCodec
+	page, comp, levels, hdr []byte
+	idx                     []int32
+	dict                    map[string]int32
+	dictSpans               []span
+	out                     []byte // written to the file at the end of each row group
 }
 
 // newPQWriter writes the file's magic and prepares its metadata from the
@@ -415,6 +431,7 @@ func (p *pqWriter) writeChunk(l *leaf, c *colData, rows int) (format.ColumnChunk
 	if (l.phys == physInt32 || l.phys == physInt64) && st.min != nil && bytes.Equal(st.min, st.max) {
 		constant, dict = true, true
 	}
+	raw := c.capBytesUsed(l.phys)
 	if dict {
 		md.DictionaryPageOffset = p.off
 		var err error
@@ -445,7 +462,7 @@ func (p *pqWriter) writeChunk(l *leaf, c *colData, rows int) (format.ColumnChunk
 	md.DataPageOffset = p.off
 
 	// Pages of about pageLimit bytes, each whole rows.
-	perLevel := max(1, int(c.capBytesUsed(l.phys)/int64(max(levels, 1))))
+	perLevel := max(1, int(raw/int64(max(levels, 1))))
 	pageLevels := max(1024, p.pageLimit/perLevel)
 	v0 := 0
 	for l0 := 0; l0 < levels; {
@@ -663,16 +680,48 @@ func (p *pqWriter) writePage(h *format.PageHeader, body []byte, md *format.Colum
 	p.comp = comp
 	h.UncompressedPageSize = int32(len(body))
 	h.CompressedPageSize = int32(len(comp))
-	hdr, err := thrift.Marshal(new(thrift.CompactProtocol), h)
-	if err != nil {
-		return err
-	}
+	hdr := appendPageHeader(p.hdr[:0], h)
+	p.hdr = hdr
 	md.TotalUncompressedSize += int64(len(hdr) + len(body))
 	md.TotalCompressedSize += int64(len(hdr) + len(comp))
 	if err := p.write(hdr); err != nil {
 		return err
 	}
 	return p.write(comp)
+}
+
+// appendPageHeader appends h in thrift's compact protocol, without
+// reflection (thrift.Marshal was 2% of an export): only the fields a data
+// page v1 or a dictionary page of ours has (TestPageHeader decodes it with
+// parquet-go's thrift).
+func appendPageHeader(b []byte, h *format.PageHeader) []byte {
+	const (
+		i32    = 5
+		strct  = 12
+		stop   = 0
+		delta1 = 1 << 4
+	)
+	i32f := func(b []byte, delta byte, v int32) []byte {
+		b = append(b, delta<<4|i32)
+		return binary.AppendUvarint(b, uint64(uint32(v<<1)^uint32(v>>31)))
+	}
+	b = i32f(b, 1, int32(h.Type))
+	b = i32f(b, 1, h.UncompressedPageSize)
+	b = i32f(b, 1, h.CompressedPageSize)
+	if d, ok := h.DataPageHeader.Get(); ok {
+		b = append(b, 2<<4|strct) // field 5
+		b = i32f(b, 1, d.NumValues)
+		b = i32f(b, 1, int32(d.Encoding))
+		b = i32f(b, 1, int32(d.DefinitionLevelEncoding))
+		b = i32f(b, 1, int32(d.RepetitionLevelEncoding))
+		b = append(b, stop)
+	} else if d, ok := h.DictionaryPageHeader.Get(); ok {
+		b = append(b, 4<<4|strct) // field 7
+		b = i32f(b, 1, d.NumValues)
+		b = i32f(b, 1, int32(d.Encoding))
+		b = append(b, stop)
+	}
+	return append(b, stop)
 }
 
 // int32Bounds are the least and greatest of v, PLAIN-encoded, in the
