@@ -130,8 +130,20 @@ func (m *budget) relieve() error {
 				return err
 			}
 		case m.idle.Load() > m.limit/4:
-			for _, t := range m.tables {
-				t.dropIdle()
+			// The biggest idle arrays first, until a quarter of the
+			// limit is left: busy tables keep theirs.
+			for m.idle.Load() > m.limit/4 {
+				var big *table
+				var most int64
+				for _, t := range m.tables {
+					if h := t.idleBytes(); h > most {
+						big, most = t, h
+					}
+				}
+				if big == nil {
+					break
+				}
+				big.dropIdle()
 			}
 			if m.idle.Load() > m.limit/4 && m.inflight.Load() == 0 {
 				return nil // (sets being taken back; not reached)

@@ -339,6 +339,18 @@ func (t *table) take() {
 	t.cur.held = 0
 }
 
+// idleBytes is what the arrays of the table's idle row set hold (0
+// while the flusher has it).
+func (t *table) idleBytes() int64 {
+	select {
+	case b := <-t.free:
+		t.free <- b
+		return b.held
+	default:
+		return 0
+	}
+}
+
 // dropIdle lets go of the arrays of the table's idle row set, if the
 // flusher is done with it, and returns the bytes they held.
 func (t *table) dropIdle() int64 {
