@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 	"unsafe"
 
@@ -181,6 +182,9 @@ type pqWriter struct {
 	rows      int64
 	groups    []byte // the row groups' metadata, thrift-encoded
 	ngroups   int
+	spillPath string   // where row groups' metadata go beyond groupsLimit
+	spill     *os.File // nil until then
+	spilled   int64
 	pageLimit int // uncompressed bytes per page, about
 }
 
@@ -198,11 +202,11 @@ type encoder struct {
 
 // newPQWriter writes the file's magic and prepares its metadata from the
 // schema parquet-go makes for cols.
-func newPQWriter(w io.Writer, name string, cols []column, enc *encoder) (*pqWriter, error) {
+func newPQWriter(w io.Writer, name string, cols []column, enc *encoder, spillPath string) (*pqWriter, error) {
 	if enc == nil {
 		enc = &encoder{codec: &parquet.Uncompressed}
 	}
-	p := &pqWriter{encoder: enc, w: w, pageLimit: pageBufferSize}
+	p := &pqWriter{encoder: enc, w: w, pageLimit: pageBufferSize, spillPath: spillPath}
 	schema := newSchema(name, cols)
 	p.meta = format.FileMetaData{
 		Version:   2,
@@ -288,7 +292,7 @@ func (p *pqWriter) writeRowGroup(cols []colData, rows int) error {
 	if rows == 0 {
 		return nil
 	}
-	rg := format.RowGroup{NumRows: int64(rows), FileOffset: p.off, Ordinal: int16(p.ngroups)}
+	rg := format.RowGroup{NumRows: int64(rows), FileOffset: p.off, Ordinal: int16(min(p.ngroups, math.MaxInt16))}
 	for i := range cols {
 		cc, err := p.writeChunk(&p.leaves[i], &cols[i], rows)
 		if err != nil {
@@ -307,7 +311,44 @@ func (p *pqWriter) writeRowGroup(cols []colData, rows int) error {
 	p.groups = append(p.groups, b...)
 	p.ngroups++
 	p.rows += int64(rows)
+	if len(p.groups) >= groupsLimit {
+		if err := p.spillGroups(); err != nil {
+			return err
+		}
+	}
 	return p.flushOut()
+}
+
+// groupsLimit is the most bytes of row group metadata a writer keeps in
+// memory: beyond, they go to a file beside the table's (spill), read back
+// into the footer. The footer grows with the trace (6 MB over the 42
+// tables of a 241 MB trace), the memory does not.
+const groupsLimit = 64 << 10
+
+func (p *pqWriter) spillGroups() error {
+	if p.spill == nil {
+		if p.spillPath == "" {
+			return nil // (a writer without a place to spill keeps them)
+		}
+		f, err := os.OpenFile(p.spillPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err != nil {
+			return err
+		}
+		p.spill = f
+	}
+	n, err := p.spill.Write(p.groups)
+	p.spilled += int64(n)
+	p.groups = p.groups[:0]
+	return err
+}
+
+// closeSpill closes and removes the spill file, if any.
+func (p *pqWriter) closeSpill() {
+	if p.spill != nil {
+		p.spill.Close()
+		os.Remove(p.spillPath)
+		p.spill = nil
+	}
 }
 
 // footHead and footTail are FileMetaData's fields before and after its
@@ -347,10 +388,35 @@ func (p *pqWriter) close() error {
 		b = append(b, 0xF0|structType)
 		b = binary.AppendUvarint(b, uint64(p.ngroups))
 	}
+	var size int64 // the footer's
+	if p.spill != nil {
+		// The row groups spilled, between the head and those in memory.
+		defer p.closeSpill()
+		if err := p.write(b); err != nil {
+			return err
+		}
+		if err := p.flushOut(); err != nil {
+			return err
+		}
+		if _, err := p.spill.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		n, err := io.Copy(p.w, p.spill)
+		if err == nil && n != p.spilled {
+			err = fmt.Errorf("%s: read %d bytes of %d", p.spillPath, n, p.spilled)
+		}
+		if err != nil {
+			return err
+		}
+		p.off += n
+		size += int64(len(b)) + n
+		b = b[:0]
+	}
 	b = append(b, p.groups...)
 	b = append(b, 2<<4|tail[0]&0x0F) // field 6 follows field 4
 	b = append(b, tail[1:]...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(b)))
+	size += int64(len(b))
+	b = binary.LittleEndian.AppendUint32(b, uint32(size))
 	if err := p.write(append(b, "PAR1"...)); err != nil {
 		return err
 	}

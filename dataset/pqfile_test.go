@@ -2,12 +2,20 @@ package dataset
 
 import (
 	"bytes"
+	"encoding/binary"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/clrgo/clrevents/clrimpl"
 )
 
 // TestPageHeader: the page headers appendPageHeader writes decode, with
@@ -73,4 +81,90 @@ func TestZstdFrames(t *testing.T) {
 			t.Fatalf("%d bytes: decoded %d bytes, %v", n, len(got), err)
 		}
 	}
+}
+
+// TestSpilledFooter: a table of thousands of row groups, whose metadata
+// go to the spill file beside it, reads back whole and in order, and the
+// spill file is gone once the table is finished.
+func TestSpilledFooter(t *testing.T) {
+	dir := t.TempDir()
+	fl := newFlusher()
+	cols := []column{{name: "n", kind: clrimpl.ColumnInt64}, {name: "s", kind: clrimpl.ColumnString, optional: true}}
+	tb := newTable(filepath.Join(dir, "x.parquet"), filepath.Join(dir, "0.tmp"), "x", cols, nil, 1, fl, nil, nil)
+	const rows = 3000
+	for i := range rows {
+		tb.begin()
+		tb.Int(int64(i))
+		if i%3 == 0 {
+			tb.null()
+		} else {
+			tb.Bytes([]byte(strconv.Itoa(i)))
+		}
+		if err := tb.end(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fl.send(job{t: tb, b: tb.cur, last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "0.tmp.rowgroups")); !os.IsNotExist(err) {
+		t.Errorf("spill file left: %v", err)
+	}
+	f, err := os.Open(filepath.Join(dir, "0.tmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pf.Metadata().RowGroups); n != rows {
+		t.Fatalf("%d row groups, want %d", n, rows)
+	}
+	if foot := footerLen(t, f, st.Size()); foot <= groupsLimit {
+		t.Fatalf("a footer of %d bytes: nothing spilled", foot)
+	}
+	i := 0
+	for _, rg := range pf.RowGroups() {
+		r := rg.Rows()
+		buf := make([]parquet.Row, 4)
+		for {
+			n, err := r.ReadRows(buf)
+			for _, row := range buf[:n] {
+				want := parquet.Row{parquet.Int64Value(int64(i)).Level(0, 0, 0), parquet.ByteArrayValue([]byte(strconv.Itoa(i))).Level(0, 1, 1)}
+				if i%3 == 0 {
+					want[1] = parquet.NullValue().Level(0, 0, 1)
+				}
+				if !row.Equal(want) {
+					t.Fatalf("row %d: %v, want %v", i, row, want)
+				}
+				i++
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Close()
+	}
+	if i != rows {
+		t.Errorf("%d rows read, want %d", i, rows)
+	}
+}
+
+// footerLen is the length of the footer of the Parquet file f.
+func footerLen(t *testing.T, f *os.File, size int64) int64 {
+	t.Helper()
+	var b [4]byte
+	if _, err := f.ReadAt(b[:], size-8); err != nil {
+		t.Fatal(err)
+	}
+	return int64(binary.LittleEndian.Uint32(b[:]))
 }

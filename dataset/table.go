@@ -197,7 +197,7 @@ func (t *table) open() error {
 		return err
 	}
 	t.f = f
-	t.w, err = newPQWriter(f, t.name, t.cols, t.enc)
+	t.w, err = newPQWriter(f, t.name, t.cols, t.enc, t.tmp+".rowgroups")
 	if err != nil {
 		f.Close()
 		t.f = nil
@@ -636,6 +636,7 @@ func (t *table) finish(b *rowSet) error {
 	if err := t.write(b); err != nil {
 		return err
 	}
+	defer t.w.closeSpill()
 	err := t.w.close()
 	if err == nil {
 		err = t.f.Sync()
@@ -652,6 +653,7 @@ func (t *table) finish(b *rowSet) error {
 func (t *table) abort() {
 	t.wait()
 	if t.f != nil {
+		t.w.closeSpill()
 		t.f.Close()
 		t.w, t.f = nil, nil
 	}
