@@ -84,6 +84,22 @@
 // trace was read) and damage (its message, naming the first damaged range
 // and its offset; NULL when none).
 //
+// # Files
+//
+// Each file is plain Parquet, written by this package from typed column
+// arrays (parquet-go makes the schema, encodes levels and metadata, and
+// reads the files in the tests): data pages v1, PLAIN values, strings
+// RLE_DICTIONARY unless mostly distinct, seq and time
+// DELTA_BINARY_PACKED, an integer column chunk of one value as a
+// one-entry dictionary, statistics per column chunk (null counts, min and
+// max of integers and of dictionary strings), no page indexes, every page
+// compressed with Options.Compression. A trace's tables together hold at
+// most Options.MemoryBudget bytes of rows: past it, the table holding
+// the most writes them out as a row group (so a busy table's row groups
+// are smaller than RowGroupRows), and the row groups' metadata beyond
+// 64 KiB a table wait in a file beside it until the footer. The memory of
+// a trace does not grow with its size.
+//
 // # Writing, failures and interrupts
 //
 // A trace is in the dataset entirely or not at all: "written" means every
