@@ -97,9 +97,10 @@ func newSchema(name string, cols []column) *parquet.Schema {
 // own, while the trace's reader fills the table's other rowSet.
 //
 // The fields above the line are the reading side's; the file and the
-// Parquet writer are the flusher's alone (it opens them on the table's
-// first row group, so even the file system's work is off the reading
-// side).
+// Parquet writer are the flusher's alone (a goroutine of their own
+// creates them when the table is made, and the flusher waits for it at
+// the table's first row group, so even the file system's work is off the
+// reading side).
 type table struct {
 	final, tmp string
 	cols       []column
