@@ -144,7 +144,6 @@ package dataset
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -155,6 +154,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
@@ -478,7 +478,6 @@ type traceWriter struct {
 	buf []byte
 	// stackIDs numbers the distinct stacks by their bytes.
 	stackIDs map[string]int64
-	stackKey []byte
 }
 
 func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*table, error) {
@@ -665,11 +664,8 @@ func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte,
 // stackID is the key of the stack in the stacks table, which gets a row
 // when the stack is new.
 func (tw *traceWriter) stackID(stack []uint64, st *Stats) (int64, error) {
-	k := tw.stackKey[:0]
-	for _, ip := range stack {
-		k = binary.LittleEndian.AppendUint64(k, ip)
-	}
-	tw.stackKey = k
+	// The stack's own bytes are the key (in this process's byte order).
+	k := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(stack))), 8*len(stack))
 	if id, ok := tw.stackIDs[string(k)]; ok {
 		return id, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -116,6 +117,7 @@ type table struct {
 	col        int       // the next column of the current row
 	inRow      bool      // a row is begun and not ended: the rows are not to be shipped
 	bad        error     // a value that does not fit its column, reported by end
+	traceSrc   *byte     // the array of the trace column's last value
 
 	// The flusher's.
 	name    string
@@ -458,7 +460,15 @@ func (t *table) appendHeader(h *headerRow) {
 	}
 	c := t.cur.cols[:len(headerColumns)]
 	t.col = 0
-	t.Bytes(h.trace)
+	// The trace's name is the same bytes in every row (traceWriter's
+	// nameBytes): the last span again, without comparing them.
+	if n := len(c[0].spans); n > 0 && len(h.trace) > 0 && t.traceSrc == unsafe.SliceData(h.trace) && int(c[0].spans[n-1].n) == len(h.trace) {
+		c[0].spans = append(c[0].spans, c[0].spans[n-1])
+		t.col = 1
+	} else {
+		t.Bytes(h.trace)
+		t.traceSrc = unsafe.SliceData(h.trace)
+	}
 	c[1].i64 = append(c[1].i64, h.seq)
 	c[2].i64 = append(c[2].i64, h.time)
 	c[3].i32 = append(c[3].i32, h.id)
