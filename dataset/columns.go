@@ -10,8 +10,8 @@ import (
 // Size exists, so the header says event_id and payload_size.
 var headerColumns = []column{
 	{name: "trace", kind: clrimpl.ColumnString},
-	{name: "seq", kind: clrimpl.ColumnInt64},
-	{name: "time", kind: clrimpl.ColumnInt64, time: true},
+	{name: "seq", kind: clrimpl.ColumnInt64, delta: true},
+	{name: "time", kind: clrimpl.ColumnInt64, time: true, delta: true},
 	{name: "event_id", kind: clrimpl.ColumnUint16},
 	{name: "event_version", kind: clrimpl.ColumnUint8},
 	{name: "task", kind: clrimpl.ColumnUint16},

@@ -84,6 +84,22 @@
 // trace was read) and damage (its message, naming the first damaged range
 // and its offset; NULL when none).
 //
+// # Files
+//
+// Each file is plain Parquet, written by this package from typed column
+// arrays (parquet-go makes the schema, encodes levels and metadata, and
+// reads the files in the tests): data pages v1, PLAIN values, strings
+// RLE_DICTIONARY unless mostly distinct, seq and time
+// DELTA_BINARY_PACKED, an integer column chunk of one value as a
+// one-entry dictionary, statistics per column chunk (null counts, min and
+// max of integers and of dictionary strings), no page indexes, every page
+// compressed with Options.Compression. A trace's tables together hold at
+// most Options.MemoryBudget bytes of rows: past it, the table holding
+// the most writes them out as a row group (so a busy table's row groups
+// are smaller than RowGroupRows), and the row groups' metadata beyond
+// 64 KiB a table wait in a file beside it until the footer. The memory of
+// a trace does not grow with its size.
+//
 // # Writing, failures and interrupts
 //
 // A trace is in the dataset entirely or not at all: "written" means every
@@ -128,7 +144,6 @@ package dataset
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -139,11 +154,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
-	"github.com/parquet-go/parquet-go/compress"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	// The CLR's event types: linked, they are among the tables a
 	// trace.Reader decodes with by default (see the package doc).
@@ -159,14 +173,24 @@ const MarkerFile = "_clrevents_dataset"
 // DefaultRowGroupRows is the default number of rows in a row group.
 const DefaultRowGroupRows = 64 << 10
 
+// DefaultMemoryBudget is the default Options.MemoryBudget.
+const DefaultMemoryBudget = 4 << 20
+
 // Options configure a dataset.
 type Options struct {
 	// Compression is "zstd" (the default), "snappy" or "none".
 	Compression string
 	// RowGroupRows is the most rows a table holds in memory before writing
-	// them out as a row group; 0 means DefaultRowGroupRows. It bounds the
-	// memory a trace takes, whatever the trace's size.
+	// them out as a row group; 0 means DefaultRowGroupRows.
 	RowGroupRows int
+	// MemoryBudget is about the most bytes of rows the tables of a trace
+	// hold in memory before writing them out; 0 means
+	// DefaultMemoryBudget. When the tables hold more, the one holding the
+	// most writes its rows as a row group. It bounds the memory a trace
+	// takes, whatever the trace's size and its number of tables; a
+	// smaller budget makes smaller row groups, not other rows.
+	MemoryBudget int
+
 	// Append allows adding traces to a directory that already holds a
 	// dataset.
 	Append bool
@@ -180,8 +204,9 @@ var ErrExists = errors.New("already holds a dataset (add traces to it with appen
 // concurrently, for different traces. Close it when done.
 type Dataset struct {
 	dir   string
-	codec compress.Codec
+	codec func() pageCodec // a trace's
 	rows  int64
+	mem   int64    // the memory budget of a trace
 	tmp   string   // the staging folder
 	lock  dirLock  // shared from Create to Close
 	made  []string // the folders Create made, outermost first
@@ -213,13 +238,17 @@ func Create(dir string, o Options) (*Dataset, error) {
 	if d.rows <= 0 {
 		d.rows = DefaultRowGroupRows
 	}
+	d.mem = int64(o.MemoryBudget)
+	if d.mem <= 0 {
+		d.mem = DefaultMemoryBudget
+	}
 	switch o.Compression {
 	case "", "zstd":
-		d.codec = &zstd.Codec{Level: zstd.SpeedFastest}
+		d.codec = newZstdCodec
 	case "snappy":
-		d.codec = &snappy.Codec{}
+		d.codec = func() pageCodec { return &snappy.Codec{} }
 	case "none":
-		d.codec = &uncompressed.Codec{}
+		d.codec = func() pageCodec { return &uncompressed.Codec{} }
 	default:
 		return nil, fmt.Errorf("dataset: unknown compression %q (want zstd, snappy or none)", o.Compression)
 	}
@@ -405,6 +434,8 @@ func (d *Dataset) WriteTrace(ctx context.Context, name string, src *trace.Reader
 	}
 	tw.stage = stage
 	tw.fl = newFlusher()
+	tw.mem = newBudget(d.mem)
+	tw.enc = &encoder{codec: d.codec()}
 	st, err := tw.write(ctx, src)
 	if err != nil {
 		tw.abort()
@@ -428,6 +459,8 @@ func traceError(name string, err error) error {
 type traceWriter struct {
 	d     *Dataset
 	fl    *flusher // nil once stopped
+	mem   *budget
+	enc   *encoder // its flusher's
 	name  string
 	file  string
 	stage string // the staging folder, which holds the files until the commit
@@ -445,7 +478,6 @@ type traceWriter struct {
 	buf []byte
 	// stackIDs numbers the distinct stacks by their bytes.
 	stackIDs map[string]int64
-	stackKey []byte
 }
 
 func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*table, error) {
@@ -454,7 +486,7 @@ func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*tabl
 		return nil, fmt.Errorf("already in the dataset: %s exists", final)
 	}
 	i := len(tw.all)
-	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.d.codec, tw.d.rows, tw.fl,
+	t := newTable(final, filepath.Join(tw.stage, strconv.Itoa(i)+".tmp"), name, cols, tw.enc, tw.d.rows, tw.fl, tw.mem,
 		tw.at("open", i))
 	tw.all = append(tw.all, t)
 	return t, nil
@@ -599,46 +631,41 @@ func (tw *traceWriter) nameBytes() []byte {
 
 // header appends the header columns.
 func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte, st *Stats) error {
-	t.Bytes(tw.nameBytes())
-	t.Int(seq)
-	t.Int(e.Time().UnixNano())
-	t.Uint(uint64(e.ID()))
-	t.Uint(uint64(e.Version()))
-	t.Uint(uint64(e.Task()))
-	t.Uint(uint64(e.Opcode()))
-	t.Uint(uint64(e.Level()))
-	t.Uint(e.Keywords())
-	optInt(t, e.ProcessID(), e.ProcessID() >= 0)
-	optInt(t, e.ThreadID(), e.ThreadID() >= 0)
-	optInt(t, int64(e.CPU()), e.CPU() >= 0)
-	t.Int(int64(len(e.Payload())))
-	optGUID(t, e.ActivityID())
-	optGUID(t, e.RelatedActivityID())
-	if stack := e.Stack(); len(stack) > 0 {
-		id, err := tw.stackID(stack, st)
+	stack := int64(-1)
+	if s := e.Stack(); len(s) > 0 {
+		id, err := tw.stackID(s, st)
 		if err != nil {
 			return err
 		}
-		t.Int(id)
-	} else {
-		t.null()
+		stack = id
 	}
-	if len(extra) > 0 {
-		t.Bytes(extra)
-	} else {
-		t.null()
-	}
+	t.appendHeader(&headerRow{
+		trace:    tw.nameBytes(),
+		seq:      seq,
+		time:     e.Time().UnixNano(),
+		id:       int32(e.ID()),
+		version:  int32(e.Version()),
+		task:     int32(e.Task()),
+		opcode:   int32(e.Opcode()),
+		level:    int32(e.Level()),
+		keywords: int64(e.Keywords()),
+		pid:      e.ProcessID(),
+		tid:      e.ThreadID(),
+		cpu:      int32(e.CPU()),
+		size:     int32(len(e.Payload())),
+		activity: e.ActivityID(),
+		related:  e.RelatedActivityID(),
+		stack:    stack,
+		extra:    extra,
+	})
 	return nil
 }
 
 // stackID is the key of the stack in the stacks table, which gets a row
 // when the stack is new.
 func (tw *traceWriter) stackID(stack []uint64, st *Stats) (int64, error) {
-	k := tw.stackKey[:0]
-	for _, ip := range stack {
-		k = binary.LittleEndian.AppendUint64(k, ip)
-	}
-	tw.stackKey = k
+	// The stack's own bytes are the key (in this process's byte order).
+	k := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(stack))), 8*len(stack))
 	if id, ok := tw.stackIDs[string(k)]; ok {
 		return id, nil
 	}
@@ -692,14 +719,6 @@ func optInt(t *table, v int64, ok bool) {
 		t.Int(v)
 	} else {
 		t.null()
-	}
-}
-
-func optGUID(t *table, g clrimpl.GUID) {
-	if g.IsZero() {
-		t.null()
-	} else {
-		t.GUID(g)
 	}
 }
 

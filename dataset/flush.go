@@ -3,9 +3,10 @@ package dataset
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
-// flusher is the goroutine of a trace that writes its tables' batches:
+// flusher is the goroutine of a trace that writes its tables' row groups:
 // Parquet's encoding, compression and the file system, about half the
 // work of an export, run beside the reading and decoding. Jobs run in the
 // order they are sent, so a table's batches and row groups keep theirs.
@@ -17,17 +18,17 @@ type flusher struct {
 	err error // the first failure; later jobs are only recycled
 }
 
-// job is a batch to write into t, or with last set, t's final batch
+// job is a row group to write into t, or with last set, t's last rows
 // followed by its footer.
 type job struct {
 	t    *table
-	b    *batch
+	b    *rowSet
 	last bool
 }
 
 func newFlusher() *flusher {
-	// Room for a batch of every table of a busy trace: the reading side
-	// waits only when the flusher is that far behind.
+	// Room for a row group of every table of a busy trace; the budget
+	// bounds the memory they hold.
 	f := &flusher{jobs: make(chan job, 64)}
 	f.wg.Add(1)
 	go f.run()
@@ -81,4 +82,96 @@ func (f *flusher) stop() error {
 	close(f.jobs)
 	f.wg.Wait()
 	return f.failed()
+}
+
+// budget bounds the memory a trace's tables hold: the rows they collect
+// (buffered, the reading side's), those shipped to the flusher and not
+// yet written (inflight), and the arrays of the row sets the flusher has
+// given back (idle, kept for the next rows so that a big table does not
+// grow its arrays again for each row group). When the three together pass
+// limit, the table holding the most ships its rows as a row group, idle
+// arrays are let go, or the reading side waits for the flusher (relieve).
+// So the memory follows the limit, not the trace's size or its number
+// of tables, and a big table's row groups stay large while small tables
+// keep theirs to the end.
+type budget struct {
+	limit    int64
+	buffered int64 // the reading side's
+	inflight atomic.Int64
+	idle     atomic.Int64
+	tables   []*table
+	done     chan struct{} // a job finished (capacity 1)
+	// scratch is the tables' Scratch: they copy what is appended to it.
+	scratch []byte
+}
+
+func newBudget(limit int64) *budget {
+	return &budget{limit: limit, done: make(chan struct{}, 1), scratch: make([]byte, 0, 64<<10)}
+}
+
+func (m *budget) over() bool { return m.buffered+m.inflight.Load()+m.idle.Load() > m.limit }
+
+// signal tells a waiting relieve that the flusher has finished a job
+// (the flusher's).
+func (m *budget) signal() {
+	select {
+	case m.done <- struct{}{}:
+	default:
+	}
+}
+
+// relieve ships row groups, the biggest first, lets idle arrays go and
+// waits for the flusher, until the tables are within the limit again.
+func (m *budget) relieve() error {
+	for m.over() {
+		switch {
+		case m.buffered > m.limit/2 && m.biggest() != nil:
+			if err := m.biggest().ship(); err != nil {
+				return err
+			}
+		case m.idle.Load() > m.limit/4:
+			// The biggest idle arrays first, until a quarter of the
+			// limit is left: busy tables keep theirs.
+			for m.idle.Load() > m.limit/4 {
+				var big *table
+				var most int64
+				for _, t := range m.tables {
+					if h := t.idleBytes(); h > most {
+						big, most = t, h
+					}
+				}
+				if big == nil {
+					break
+				}
+				big.dropIdle()
+			}
+			if m.idle.Load() > m.limit/4 && m.inflight.Load() == 0 {
+				return nil // (sets being taken back; not reached)
+			}
+		case m.inflight.Load() > 0:
+			<-m.done // every job ends with a signal, failed or not
+		default:
+			if big := m.biggest(); big != nil {
+				if err := big.ship(); err != nil {
+					return err
+				}
+				continue
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// biggest is the table whose rows take the most bytes, nil when none has
+// rows. A table in the middle of a row is passed over: the event's table
+// while its stack gets a row of the stacks table.
+func (m *budget) biggest() *table {
+	var big *table
+	for _, t := range m.tables {
+		if t.cur.rows > 0 && !t.inRow && (big == nil || t.cur.bytes > big.cur.bytes) {
+			big = t
+		}
+	}
+	return big
 }

@@ -2,11 +2,12 @@ package dataset
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"reflect"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/clrgo/clrevents/clrimpl"
 )
@@ -19,6 +20,7 @@ type column struct {
 	optional bool
 	time     bool // an int64 of nanoseconds since 1970 as TIMESTAMP(NANOS, UTC)
 	list     bool // a LIST of kind (uintList writes it)
+	delta    bool // rising integers, DELTA_BINARY_PACKED (seq and time)
 }
 
 // node is the Parquet type of a column.
@@ -86,63 +88,84 @@ func newSchema(name string, cols []column) *parquet.Schema {
 	return parquet.NewSchema(name, g)
 }
 
-// table is one Parquet file being written: in the trace's staging
-// folder until the trace's commit renames it into the dataset. Values are collected per column, a batch of
-// rows at a time, with no parquet.Row in between (a row-wise write costs
-// twice as much). A full batch goes to the trace's flusher, which hands it
-// to the column writers, compresses and writes the pages on a goroutine of
-// its own, while the trace's reader fills the table's other batch.
+// table is one Parquet file being written: in the trace's staging folder
+// until the trace's commit renames it into the dataset. Values are
+// collected per column in typed slices (colData), a row group at a time.
+// A row group ends when the table has maxRows rows, or when the trace's
+// tables together hold more than their memory budget and this table
+// holds the most (see budget). The row group then goes to the trace's
+// flusher, which encodes, compresses and writes it on a goroutine of its
+// own, while the trace's reader fills the table's other rowSet.
 //
 // The fields above the line are the reading side's; the file and the
-// Parquet writer are the flusher's alone (it opens them on the table's
-// first batch, so even the file system's work is off the reading side).
+// Parquet writer are the flusher's alone (a goroutine of their own
+// creates them when the table is made, and the flusher waits for it at
+// the table's first row group, so even the file system's work is off the
+// reading side).
 type table struct {
 	final, tmp string
 	cols       []column
-	wide       []bool // per column: a 64-bit integer
+	phys       []physical
 	fl         *flusher
-	cur        *batch      // the batch being filled
-	free       chan *batch // batches the flusher is done with
-	inGroup    int64       // rows in the row group, written or batched
-	maxRows    int64       // rows per row group
-	col        int         // the next column of the current row
-	scratch    []byte
+	mem        *budget
+	cur        *rowSet      // the rows being filled
+	free       chan *rowSet // row sets the flusher is done with
+	maxRows    int
+	hint       []colLens // the lengths of the last rows shipped
+	fixedRow   int64     // bytes a row takes in the typed slices, but for byte arrays' bytes
+	rowVar     int64     // byte arrays' bytes of the current row
+	col        int       // the next column of the current row
+	inRow      bool      // a row is begun and not ended: the rows are not to be shipped
+	bad        error     // a value that does not fit its column, reported by end
+	traceSrc   *byte     // the array of the trace column's last value
 
 	// The flusher's.
 	name    string
-	codec   compress.Codec
+	enc     *encoder
 	opened  chan error // open's result, once
 	ready   bool       // opened was received
 	openErr error      // open fails with it (a test's)
 	f       *os.File
-	w       *parquet.GenericWriter[any]
-	rg      *parquet.ConcurrentRowGroupWriter
+	w       *pqWriter
 }
 
-// batch is a batch of rows, column by column.
-type batch struct {
-	vals   [][]parquet.Value // per column; byte values alias arena
-	arena  []byte
-	rows   int
-	commit bool // the row group ends with this batch
+// rowSet is a set of rows, column by column.
+type rowSet struct {
+	cols  []colData
+	rows  int
+	bytes int64 // counted in the budget, buffered or inflight
+	held  int64 // the capacity of its arrays while idle
 }
-
-// batchRows is how many rows a table collects before handing them to the
-// flusher. Each table has two batches: one being filled, one being
-// written.
-const batchRows = 1024
 
 // newTable starts the table whose file is written at tmp, to be renamed
 // final; a non-nil openErr fails its opening.
-func newTable(final, tmp string, name string, cols []column, codec compress.Codec, rowGroupRows int64, fl *flusher, openErr error) *table {
+func newTable(final, tmp string, name string, cols []column, enc *encoder, rowGroupRows int64, fl *flusher, mem *budget, openErr error) *table {
 	t := &table{final: final, tmp: tmp, openErr: openErr,
-		name: name, codec: codec, cols: cols, maxRows: rowGroupRows, fl: fl,
-		wide: make([]bool, len(cols)), free: make(chan *batch, 2), scratch: make([]byte, 0, 16<<10)}
+		name: name, enc: enc, cols: cols, maxRows: int(min(rowGroupRows, math.MaxInt32)), fl: fl, mem: mem,
+		phys: make([]physical, len(cols)), free: make(chan *rowSet, 2)}
 	for i, c := range cols {
-		t.wide[i] = c.kind.Bits() == 64
+		t.phys[i] = c.physical()
+		w := int64(0)
+		switch t.phys[i] {
+		case physBool:
+			w = 1
+		case physInt32, physFloat:
+			w = 4
+		case physInt64, physDouble, physBytes:
+			w = 8
+		case physUUID:
+			w = 16
+		}
+		if c.optional {
+			w++
+		}
+		t.fixedRow += w
 	}
-	t.cur = &batch{vals: make([][]parquet.Value, len(cols))}
-	t.free <- &batch{vals: make([][]parquet.Value, len(cols))}
+	t.cur = &rowSet{cols: make([]colData, len(cols))}
+	t.free <- &rowSet{cols: make([]colData, len(cols))}
+	if mem != nil {
+		mem.tables = append(mem.tables, t)
+	}
 	// Creating directories and files takes system calls that some file
 	// systems make slow; they overlap the reading and the other tables'
 	// writing instead of holding up either.
@@ -176,136 +199,347 @@ func (t *table) open() error {
 	if err != nil {
 		return err
 	}
-	var noBounds []string
-	for _, c := range t.cols {
-		if c.kind == clrimpl.ColumnJSON || c.kind == clrimpl.ColumnBinary {
-			noBounds = append(noBounds, c.name)
-		}
-	}
 	t.f = f
-	t.w = parquet.NewGenericWriter[any](f, newSchema(t.name, t.cols),
-		parquet.Compression(t.codec),
-		// Strings repeat (the trace, names, enum names): dictionaries make
-		// them small before compression, and cheaper to compress.
-		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.RLEDictionary),
-		// Page bounds of JSON and binary columns serve no query and cost a
-		// tenth of the time.
-		parquet.SkipPageBounds(noBounds...),
-		parquet.PageBufferSize(pageBufferSize),
-		parquet.CreatedBy("clrevents", "dataset", "v1"),
-	)
-	t.rg = t.w.BeginRowGroup()
-	return nil
+	t.w, err = newPQWriter(f, t.name, t.cols, t.enc, t.tmp+".rowgroups")
+	if err != nil {
+		f.Close()
+		t.f = nil
+	}
+	return err
 }
 
-// pageBufferSize is the uncompressed page size of every column.
-const pageBufferSize = 64 << 10
+// pageBufferSize is about the uncompressed size of a page.
+const pageBufferSize = 256 << 10
 
 // begin starts a row.
-func (t *table) begin() { t.col = 0 }
+func (t *table) begin() { t.col, t.rowVar, t.inRow = 0, 0, true }
 
 // abandon takes back the values of the row begun, which will not end (a
 // payload that stopped fitting its description part way). Only for
-// tables without list columns: each column holds one value per row.
+// tables without list columns: each column holds one level per row.
 func (t *table) abandon() {
 	for i := 0; i < t.col && i < len(t.cols); i++ {
-		t.cur.vals[i] = t.cur.vals[i][:len(t.cur.vals[i])-1]
+		c := &t.cur.cols[i]
+		if t.cols[i].optional {
+			set := c.defs[len(c.defs)-1] == 1
+			c.defs = c.defs[:len(c.defs)-1]
+			if !set {
+				continue
+			}
+		}
+		switch t.phys[i] {
+		case physBool:
+			c.bools = c.bools[:len(c.bools)-1]
+		case physInt32:
+			c.i32 = c.i32[:len(c.i32)-1]
+		case physInt64:
+			c.i64 = c.i64[:len(c.i64)-1]
+		case physFloat:
+			c.f32 = c.f32[:len(c.f32)-1]
+		case physDouble:
+			c.f64 = c.f64[:len(c.f64)-1]
+		case physUUID:
+			c.data = c.data[:len(c.data)-16]
+		case physBytes:
+			c.spans = c.spans[:len(c.spans)-1]
+		}
 	}
-	t.col = 0
+	t.col, t.rowVar, t.bad, t.inRow = 0, 0, nil, false
 }
 
-// end finishes the row, shipping the batch when it is full or the row
-// group has its rows.
+// end finishes the row, shipping the rows when the row group is full or
+// the trace's tables hold more than their budget.
 func (t *table) end() error {
+	if t.bad != nil {
+		err := t.bad
+		t.abandon()
+		return err
+	}
 	if t.col != len(t.cols) {
 		return fmt.Errorf("row of %d values for %d columns", t.col, len(t.cols))
 	}
-	t.cur.rows++
-	t.inGroup++
-	if t.inGroup >= t.maxRows {
-		t.inGroup = 0
-		t.cur.commit = true
+	t.inRow = false
+	s := t.cur
+	s.rows++
+	n := t.fixedRow + t.rowVar
+	s.bytes += n
+	if t.mem == nil {
+		if s.rows >= t.maxRows {
+			return t.ship()
+		}
+		return nil
+	}
+	t.mem.buffered += n
+	if s.rows >= t.maxRows {
 		return t.ship()
 	}
-	if t.cur.rows == batchRows {
-		return t.ship()
+	if t.mem.over() {
+		return t.mem.relieve()
 	}
 	return nil
 }
 
-// ship hands the batch to the flusher and takes the other one back,
-// waiting for the flusher to finish with it.
+// ship hands the rows to the flusher as a row group and takes the
+// table's other rowSet back, waiting for the flusher to finish with it.
 func (t *table) ship() error {
-	if err := t.fl.send(job{t: t, b: t.cur}); err != nil {
+	s := t.cur
+	if t.mem != nil {
+		t.mem.buffered -= s.bytes
+		t.mem.inflight.Add(s.bytes)
+	}
+	// The next rows of this table are likely as many: a row set without
+	// arrays gets them in that size at once, instead of growing them.
+	if len(t.hint) == 0 {
+		t.hint = make([]colLens, len(t.cols))
+	}
+	for i := range s.cols {
+		t.hint[i] = s.cols[i].lens()
+	}
+	if err := t.fl.send(job{t: t, b: s}); err != nil {
 		return err
 	}
-	t.cur = <-t.free
+	t.take()
 	return nil
 }
 
-// write hands a batch to the column writers (the flusher's work).
-func (t *table) write(b *batch) error {
+// write writes a row set as a row group (the flusher's work).
+func (t *table) write(b *rowSet) error {
 	if err := t.wait(); err != nil {
 		return err
 	}
-	if b.rows > 0 {
-		for i, cw := range t.rg.ColumnWriters() {
-			if _, err := cw.WriteRowValues(b.vals[i]); err != nil {
-				return err
-			}
-		}
-	}
-	if b.commit {
-		if _, err := t.rg.Commit(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.w.writeRowGroup(b.cols, b.rows)
 }
 
-// recycle empties a batch the flusher is done with and gives it back.
-// The values are not cleared: the only memory they point to is the
-// batch's own arena (and the arrays it grew from, until the next rows
-// overwrite them).
-func (t *table) recycle(b *batch) {
-	for i := range b.vals {
-		b.vals[i] = b.vals[i][:0]
+// recycle empties a row set the flusher is done with and gives it back.
+// Its arrays are kept for the next rows, counted in the budget as idle.
+func (t *table) recycle(b *rowSet) {
+	var held int64
+	for i := range b.cols {
+		b.cols[i].reset()
+		held += b.cols[i].capBytes()
 	}
-	b.arena = b.arena[:0]
-	b.rows = 0
-	b.commit = false
+	if t.mem != nil {
+		b.held = held
+		t.mem.idle.Add(held)
+		t.mem.inflight.Add(-b.bytes)
+		t.mem.signal()
+	}
+	b.rows, b.bytes = 0, 0
 	t.free <- b
 }
 
-func (t *table) put(v parquet.Value) {
+// take takes back a row set from the flusher, waiting for it.
+func (t *table) take() {
+	t.cur = <-t.free
+	if t.mem != nil {
+		t.mem.idle.Add(-t.cur.held)
+	}
+	if t.cur.held == 0 && len(t.hint) > 0 {
+		for i := range t.cur.cols {
+			t.cur.cols[i].allocLike(t.hint[i])
+		}
+	}
+	t.cur.held = 0
+}
+
+// idleBytes is what the arrays of the table's idle row set hold (0
+// while the flusher has it).
+func (t *table) idleBytes() int64 {
+	select {
+	case b := <-t.free:
+		t.free <- b
+		return b.held
+	default:
+		return 0
+	}
+}
+
+// dropIdle lets go of the arrays of the table's idle row set, if the
+// flusher is done with it, and returns the bytes they held.
+func (t *table) dropIdle() int64 {
+	select {
+	case b := <-t.free:
+		n := b.held
+		if n > 0 {
+			clear(b.cols)
+			t.mem.idle.Add(-n)
+			b.held = 0
+		}
+		t.free <- b
+		return n
+	default:
+		return 0
+	}
+}
+
+// colAt is the column the next value goes to, or nil past the last
+// (counted, reported by end).
+func (t *table) colAt() *colData {
 	if t.col >= len(t.cols) {
-		t.col++ // counted, reported by end
+		t.col++
+		return nil
+	}
+	c := &t.cur.cols[t.col]
+	if t.cols[t.col].optional {
+		c.defs = append(c.defs, 1)
+	}
+	return c
+}
+
+func (t *table) mismatch(what string) {
+	if t.bad == nil {
+		t.bad = fmt.Errorf("a %s value for column %s of kind %s", what, t.cols[t.col].name, t.cols[t.col].kind)
+	}
+}
+
+// integer appends v to a numeric or bool column.
+func (t *table) integer(v int64, what string) {
+	c := t.colAt()
+	if c == nil {
 		return
 	}
-	vals := append(t.cur.vals[t.col], v)
-	if t.cols[t.col].optional {
-		vals[len(vals)-1].SetDefinitionLevel(1)
+	switch t.phys[t.col] {
+	case physInt32:
+		c.i32 = append(c.i32, int32(v))
+	case physInt64:
+		c.i64 = append(c.i64, v)
+	case physBool:
+		c.bools = append(c.bools, v != 0)
+	case physFloat:
+		c.f32 = append(c.f32, float32(v))
+	case physDouble:
+		c.f64 = append(c.f64, float64(v))
+	default:
+		t.mismatch(what)
+		t.pad(c)
 	}
-	t.cur.vals[t.col] = vals
 	t.col++
+}
+
+// pad appends a zero value to a column given a value of another kind, so
+// that the row stays whole until end reports it.
+func (t *table) pad(c *colData) {
+	switch t.phys[t.col] {
+	case physUUID:
+		c.data = append(c.data, make([]byte, 16)...)
+	case physBytes:
+		c.spans = append(c.spans, span{})
+	case physBool:
+		c.bools = append(c.bools, false)
+	case physInt32:
+		c.i32 = append(c.i32, 0)
+	case physInt64:
+		c.i64 = append(c.i64, 0)
+	case physFloat:
+		c.f32 = append(c.f32, 0)
+	case physDouble:
+		c.f64 = append(c.f64, 0)
+	}
+}
+
+// headerRow is the values of the header columns (headerColumns) of a
+// row; negative pid, tid, cpu and stack and zero GUIDs are nulls.
+type headerRow struct {
+	trace                            []byte
+	seq, time                        int64
+	id, version, task, opcode, level int32
+	keywords                         int64
+	pid, tid                         int64
+	cpu, size                        int32
+	activity, related                clrimpl.GUID
+	stack                            int64
+	extra                            []byte
+}
+
+// appendHeader appends the header columns, which start every row of the
+// event and generic tables, straight into their arrays: a fifth of the
+// export went to the column by column calls.
+func (t *table) appendHeader(h *headerRow) {
+	if t.col != 0 || len(t.cols) < len(headerColumns) {
+		panic("dataset: appendHeader on a table without the header's columns")
+	}
+	c := t.cur.cols[:len(headerColumns)]
+	t.col = 0
+	// The trace's name is the same bytes in every row (traceWriter's
+	// nameBytes): the last span again, without comparing them.
+	if n := len(c[0].spans); n > 0 && len(h.trace) > 0 && t.traceSrc == unsafe.SliceData(h.trace) && int(c[0].spans[n-1].n) == len(h.trace) {
+		c[0].spans = append(c[0].spans, c[0].spans[n-1])
+		t.col = 1
+	} else {
+		t.Bytes(h.trace)
+		t.traceSrc = unsafe.SliceData(h.trace)
+	}
+	c[1].i64 = append(c[1].i64, h.seq)
+	c[2].i64 = append(c[2].i64, h.time)
+	c[3].i32 = append(c[3].i32, h.id)
+	c[4].i32 = append(c[4].i32, h.version)
+	c[5].i32 = append(c[5].i32, h.task)
+	c[6].i32 = append(c[6].i32, h.opcode)
+	c[7].i32 = append(c[7].i32, h.level)
+	c[8].i64 = append(c[8].i64, h.keywords)
+	optI64(&c[9], h.pid, h.pid >= 0)
+	optI64(&c[10], h.tid, h.tid >= 0)
+	if h.cpu >= 0 {
+		c[11].defs = append(c[11].defs, 1)
+		c[11].i32 = append(c[11].i32, h.cpu)
+	} else {
+		c[11].defs = append(c[11].defs, 0)
+	}
+	c[12].i32 = append(c[12].i32, h.size)
+	optUUID(&c[13], h.activity)
+	optUUID(&c[14], h.related)
+	optI64(&c[15], h.stack, h.stack >= 0)
+	t.col = 16
+	if len(h.extra) > 0 {
+		t.Bytes(h.extra)
+	} else {
+		t.null()
+	}
+}
+
+func optI64(c *colData, v int64, ok bool) {
+	if ok {
+		c.defs = append(c.defs, 1)
+		c.i64 = append(c.i64, v)
+	} else {
+		c.defs = append(c.defs, 0)
+	}
+}
+
+func optUUID(c *colData, g clrimpl.GUID) {
+	if g.IsZero() {
+		c.defs = append(c.defs, 0)
+		return
+	}
+	c.defs = append(c.defs, 1)
+	b := guidBytes(g)
+	c.data = append(c.data, b[:]...)
 }
 
 // uintList appends a non-empty LIST of UINT64 (columns of list set):
 // repetition level 0 starts the row's list, 1 continues it.
 func (t *table) uintList(v []uint64) {
 	if t.col < len(t.cols) {
-		vals := t.cur.vals[t.col]
+		c := &t.cur.cols[t.col]
 		for i, x := range v {
-			vals = append(vals, parquet.Int64Value(int64(x)).Level(min(i, 1), 1, t.col))
+			c.i64 = append(c.i64, int64(x))
+			c.reps = append(c.reps, uint8(min(i, 1)))
+			c.defs = append(c.defs, 1)
 		}
-		t.cur.vals[t.col] = vals
+		t.rowVar += int64(len(v)) * 10
 	}
 	t.col++
 }
 
 func (t *table) null() {
 	if t.col < len(t.cols) {
-		t.cur.vals[t.col] = append(t.cur.vals[t.col], parquet.Value{})
+		c := &t.cur.cols[t.col]
+		if t.cols[t.col].optional {
+			c.defs = append(c.defs, 0)
+		} else {
+			t.mismatch("null")
+			t.pad(c)
+		}
 	}
 	t.col++
 }
@@ -313,51 +547,85 @@ func (t *table) null() {
 // The clrimpl.ColumnAppender methods: the generated AppendColumns calls
 // them, one per column.
 
-func (t *table) Bool(v bool) { t.put(parquet.BooleanValue(v)) }
-
-func (t *table) Int(v int64) {
-	if t.col < len(t.cols) && t.wide[t.col] {
-		t.put(parquet.Int64Value(v))
-		return
+func (t *table) Bool(v bool) {
+	x := int64(0)
+	if v {
+		x = 1
 	}
-	t.put(parquet.Int32Value(int32(v)))
+	t.integer(x, "bool")
 }
 
-func (t *table) Uint(v uint64) {
-	if t.col < len(t.cols) && t.wide[t.col] {
-		t.put(parquet.Int64Value(int64(v)))
-		return
-	}
-	t.put(parquet.Int32Value(int32(uint32(v))))
-}
+func (t *table) Int(v int64) { t.integer(v, "int") }
+
+func (t *table) Uint(v uint64) { t.integer(int64(v), "uint") }
 
 func (t *table) Float(v float64) {
-	if t.col < len(t.cols) && t.cols[t.col].kind == clrimpl.ColumnFloat32 {
-		t.put(parquet.FloatValue(float32(v)))
+	c := t.colAt()
+	if c == nil {
 		return
 	}
-	t.put(parquet.DoubleValue(v))
+	switch t.phys[t.col] {
+	case physFloat:
+		c.f32 = append(c.f32, float32(v))
+	case physDouble:
+		c.f64 = append(c.f64, v)
+	default:
+		t.mismatch("float")
+		t.pad(c)
+	}
+	t.col++
 }
 
 func (t *table) GUID(v clrimpl.GUID) {
+	c := t.colAt()
+	if c == nil {
+		return
+	}
+	if t.phys[t.col] != physUUID {
+		t.mismatch("GUID")
+		t.pad(c)
+		t.col++
+		return
+	}
 	// The UUID logical type is big-endian (RFC 4122 byte order); a GUID's
 	// first three fields are little-endian on the wire.
 	b := guidBytes(v)
-	t.put(parquet.FixedLenByteArrayValue(t.keep(b[:])))
+	c.data = append(c.data, b[:]...)
+	t.col++
 }
 
-func (t *table) Bytes(v []byte) { t.put(parquet.ByteArrayValue(t.keep(v))) }
+// Bytes appends a byte array. A value equal to the column's last one
+// shares its bytes (the trace's name, a provider's).
+func (t *table) Bytes(v []byte) {
+	c := t.colAt()
+	if c == nil {
+		return
+	}
+	if t.phys[t.col] != physBytes {
+		t.mismatch("byte array")
+		t.pad(c)
+		t.col++
+		return
+	}
+	if n := len(c.spans); n > 0 {
+		if last := c.spans[n-1]; int(last.n) == len(v) && string(c.data[last.off:last.off+last.n]) == string(v) {
+			c.spans = append(c.spans, last)
+			t.col++
+			return
+		}
+	}
+	off := len(c.data)
+	c.data = append(c.data, v...)
+	c.spans = append(c.spans, span{uint32(off), uint32(len(v))})
+	t.rowVar += int64(len(v))
+	t.col++
+}
 
-func (t *table) Scratch() []byte { return t.scratch[:0] }
-
-// keep copies b into the batch's arena. Values of earlier rows keep
-// pointing at the old array when the arena grows, which stays alive.
-func (t *table) keep(b []byte) []byte {
-	a := t.cur.arena
-	n := len(a)
-	a = append(a, b...)
-	t.cur.arena = a
-	return a[n:len(a):len(a)]
+func (t *table) Scratch() []byte {
+	if t.mem != nil {
+		return t.mem.scratch[:0]
+	}
+	return nil
 }
 
 // guidBytes is the GUID in RFC 4122 (big-endian) byte order, as its text
@@ -371,15 +639,16 @@ func guidBytes(g clrimpl.GUID) [16]byte {
 	return b
 }
 
-// finish writes the rest and the footer (the flusher's work), and
-// flushes the file to disk before the trace's commit renames it: a trace
-// committed is complete on disk, whatever happens after.
-func (t *table) finish(b *batch) error {
-	b.commit = true // what is left, as one more row group (none when empty)
+// finish writes the rest as a last row group (none when empty) and the
+// footer (the flusher's work), and flushes the file to disk before the
+// trace's commit renames it: a trace committed is complete on disk,
+// whatever happens after.
+func (t *table) finish(b *rowSet) error {
 	if err := t.write(b); err != nil {
 		return err
 	}
-	err := t.w.Close()
+	defer t.w.closeSpill()
+	err := t.w.close()
 	if err == nil {
 		err = t.f.Sync()
 	}
@@ -394,8 +663,8 @@ func (t *table) finish(b *batch) error {
 // abort removes it with the staging folder.
 func (t *table) abort() {
 	t.wait()
-	if t.w != nil {
-		t.w.Close()
+	if t.f != nil {
+		t.w.closeSpill()
 		t.f.Close()
 		t.w, t.f = nil, nil
 	}

@@ -55,7 +55,7 @@ func addParquetFlags(fs *flag.FlagSet) *parquetFlags {
 	p := &parquetFlags{}
 	fs.BoolVar(&p.appendTo, "append", false, "with -format parquet: add the traces to the dataset already in -o")
 	fs.StringVar(&p.compression, "compression", "zstd", "with -format parquet: zstd, snappy or none")
-	fs.IntVar(&p.rowGroup, "rowgroup", dataset.DefaultRowGroupRows, "with -format parquet: rows per row group (bounds memory per table)")
+	fs.IntVar(&p.rowGroup, "rowgroup", dataset.DefaultRowGroupRows, fmt.Sprintf("with -format parquet: the most rows in a row group (a trace's tables hold %d MiB of rows at most, so busy tables end theirs sooner)", dataset.DefaultMemoryBudget>>20))
 	return p
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
@@ -98,11 +99,12 @@ type fromJSON struct {
 	gcCount     int64            // sum of the Count field of every GCStart version
 	exceptions  map[string]int64 // ExceptionType → ExceptionThrown events
 	methodLoads int64            // MethodLoadVerbose events of the runtime provider
+	timeSums    map[string]int64 // trace → sum of each time's microseconds modulo 10⁹
 }
 
 func readJSON(t *testing.T, traces []string) fromJSON {
 	t.Helper()
-	j := fromJSON{counts: map[string]int64{}, sizes: map[string]int64{}, exceptions: map[string]int64{}}
+	j := fromJSON{counts: map[string]int64{}, sizes: map[string]int64{}, exceptions: map[string]int64{}, timeSums: map[string]int64{}}
 	for _, tr := range traces {
 		cmd := exec.Command(clrdumpPath(t), "-format", "jsonl", tr)
 		out, err := cmd.Output()
@@ -113,6 +115,7 @@ func readJSON(t *testing.T, traces []string) fromJSON {
 		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
 			var line struct {
+				Time            time.Time
 				Provider, Event string
 				Version         uint8
 				Size            int64
@@ -127,6 +130,7 @@ func readJSON(t *testing.T, traces []string) fromJSON {
 			// the kernel's events are in their kernelevents type's table.
 			j.counts[tr+"|"+line.Provider+"|"+tableOf(line.Provider, line.Event, line.Version)]++
 			j.sizes[tr] += line.Size
+			j.timeSums[tr] += line.Time.UnixMicro() % 1e9
 			switch {
 			case strings.HasPrefix(line.Event, "GCStart"):
 				var n int64
@@ -240,8 +244,8 @@ func checkAgainstJSON(t *testing.T, traces []string) {
 	want := readJSON(t, traces)
 	t.Chdir(dir)
 	db := openDB(t)
-	all := `(SELECT trace, provider, event, payload_size FROM read_parquet('ds/events/*/*/*.parquet', hive_partitioning = true, union_by_name = true)
-	         UNION ALL SELECT trace, provider, event, payload_size FROM read_parquet('ds/generic/*.parquet'))`
+	all := `(SELECT trace, provider, event, payload_size, seq, time FROM read_parquet('ds/events/*/*/*.parquet', hive_partitioning = true, union_by_name = true)
+	         UNION ALL SELECT trace, provider, event, payload_size, seq, time FROM read_parquet('ds/generic/*.parquet'))`
 	counts := queryMap(t, db, `SELECT trace || '|' || provider || '|' || replace(event, '/', '_'), count(*) FROM `+all+` GROUP BY ALL`)
 	if d := diffMaps(want.counts, counts); d != "" {
 		t.Errorf("events per trace and type differ:\n%s", d)
@@ -252,6 +256,20 @@ func checkAgainstJSON(t *testing.T, traces []string) {
 	sizes := queryMap(t, db, `SELECT trace, sum(payload_size)::BIGINT FROM `+all+` GROUP BY ALL`)
 	if d := diffMaps(want.sizes, sizes); d != "" {
 		t.Errorf("payload bytes per trace differ:\n%s", d)
+	}
+	// seq and time (DELTA_BINARY_PACKED): every event's index once, and
+	// its time as the JSON lines give it (to the microsecond, truncated).
+	seqs := queryMap(t, db, `SELECT trace, (CASE WHEN count(DISTINCT seq) = count(*) AND min(seq) = 0 AND max(seq) = count(*) - 1 THEN count(*) ELSE -1 END)::BIGINT FROM `+all+` GROUP BY ALL`)
+	wantSeqs := map[string]int64{}
+	for k, n := range want.counts {
+		wantSeqs[strings.SplitN(k, "|", 2)[0]] += n
+	}
+	if d := diffMaps(wantSeqs, seqs); d != "" {
+		t.Errorf("seq is not 0 to events-1 once each (-1):\n%s", d)
+	}
+	times := queryMap(t, db, `SELECT trace, sum((epoch_ns(time) // 1000) % 1000000000)::BIGINT FROM `+all+` GROUP BY ALL`)
+	if d := diffMaps(want.timeSums, times); d != "" {
+		t.Errorf("sums of the times' microseconds differ:\n%s", d)
 	}
 	if got := queryInt(t, db, `SELECT sum("Count")::BIGINT FROM read_parquet('ds/events/*/event=GCStart*/*.parquet', union_by_name = true)`); got != want.gcCount {
 		t.Errorf("sum of GCStart Count: DuckDB %d, JSON %d", got, want.gcCount)
