@@ -290,9 +290,13 @@ type Builder struct {
 	tcache [64]threadSlot
 
 	// What each kind of event is to the builder, by schema entry.
-	classes   map[*clrevents.EventInfo]class
-	lastInfo  *clrevents.EventInfo
-	lastClass class
+	classes map[*clrevents.EventInfo]class
+	// recent caches classes' answers by the type's address: a trace's
+	// events are of a few types.
+	recent [16]struct {
+		info *clrevents.EventInfo
+		c    class
+	}
 
 	origin      int64 // clock ticks at the trace's sync time
 	freq        int64
@@ -389,8 +393,9 @@ var threadSampleInfo = (*clrevents.ThreadSample)(nil).Info()
 
 // classify says what events of a schema entry are to the builder.
 func (b *Builder) classify(info *clrevents.EventInfo) class {
-	if info == b.lastInfo {
-		return b.lastClass
+	slot := &b.recent[uintptr(unsafe.Pointer(info))/unsafe.Sizeof(*info)%uintptr(len(b.recent))]
+	if slot.info == info {
+		return slot.c
 	}
 	c, ok := b.classes[info]
 	if !ok {
@@ -411,7 +416,7 @@ func (b *Builder) classify(info *clrevents.EventInfo) class {
 		}
 		b.classes[info] = c
 	}
-	b.lastInfo, b.lastClass = info, c
+	slot.info, slot.c = info, c
 	return c
 }
 
@@ -440,7 +445,8 @@ func kernelType(e *trace.Event) bool {
 // whose payload does not decode. Events may come in file order: only the
 // order of each thread's events matters.
 func (b *Builder) Add(e *trace.Event) error {
-	if e.Format() == trace.ETL && b.k.stacks.Add(e) {
+	etw := e.Format() == trace.ETL
+	if etw && b.k.stacks.Add(e) {
 		return nil // a stack walk: Finish asks for its frames
 	}
 	info, ok := clrType(e)
@@ -468,7 +474,7 @@ func (b *Builder) Add(e *trace.Event) error {
 		}
 		return nil
 	}
-	if e.Format() == trace.ETL {
+	if etw {
 		return b.addETW(e, info)
 	}
 	ts := e.Timestamp()
