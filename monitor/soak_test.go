@@ -3,6 +3,7 @@ package monitor_test
 import (
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,8 @@ import (
 // monitor for a bounded time (20 s; CLREVENTS_SOAK=5m for longer, skipped
 // with -short), scraping /metrics and /processes and taking a profile
 // window now and then, and checks that the heap stops growing: HeapInuse
-// after a GC at the end is within 25% (and 4 MB) of the midpoint's.
+// after a GC at the end is within 25% (and 4 MB) of the midpoint's, and
+// the resident memory within 25% (and 16 MB).
 func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the soak test runs 20 s: skipped with -short")
@@ -33,15 +35,16 @@ func TestSoak(t *testing.T) {
 	s := serve(t, h, monitor.Options{CounterInterval: 0.5}, monitor.Access{})
 	attached(t, s, 500001, 500002)
 
-	heap := func() (inuse uint64, rss string) {
+	heap := func() (inuse uint64, rss uint64) {
 		runtime.GC()
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		st, _ := os.ReadFile("/proc/self/status")
 		for _, l := range strings.Split(string(st), "\n") {
-			if strings.HasPrefix(l, "VmRSS:") {
-				rss = strings.Join(strings.Fields(l)[1:], " ")
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" && f[2] == "kB" {
+				kb, _ := strconv.ParseUint(f[1], 10, 64)
+				rss = kb << 10
 			}
 		}
 		return ms.HeapInuse, rss
@@ -49,8 +52,7 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	startEvents := a.w.Stats().Events + b.w.Stats().Events
 	h0, rss0 := heap()
-	var mid uint64
-	var rssMid string
+	var mid, rssMid uint64
 	windows := 0
 	for i := 0; time.Since(start) < d; i++ {
 		families(t, s)
@@ -73,10 +75,14 @@ func TestSoak(t *testing.T) {
 	written := a.w.Stats().Events + b.w.Stats().Events - startEvents
 	t.Logf("%v: %d events written (%.0f/s), %d read in all, %d dropped (as the workload skips them), %d profile windows",
 		elapsed.Round(time.Second), written, float64(written)/elapsed.Seconds(), read, ps[500002].EventsDropped, windows)
-	t.Logf("HeapInuse after GC: start %.1f MB, mid %.1f MB, end %.1f MB; VmRSS: start %s, mid %s, end %s",
-		mb(h0), mb(mid), mb(end), rss0, rssMid, rssEnd)
+	t.Logf("HeapInuse after GC: start %.1f MB, mid %.1f MB, end %.1f MB; VmRSS: start %.1f MB, mid %.1f MB, end %.1f MB",
+		mb(h0), mb(mid), mb(end), mb(rss0), mb(rssMid), mb(rssEnd))
 	if end > mid+max(mid/4, 4<<20) {
 		t.Errorf("the heap grew from %.1f MB at the midpoint to %.1f MB at the end", mb(mid), mb(end))
+	}
+	// The process's resident memory too (where /proc says it: Linux).
+	if rssMid > 0 && rssEnd > rssMid+max(rssMid/4, 16<<20) {
+		t.Errorf("the resident memory grew from %.1f MB at the midpoint to %.1f MB at the end", mb(rssMid), mb(rssEnd))
 	}
 	if float64(written)/elapsed.Seconds() < 10000 { // about 38,000 here; a loaded machine writes fewer
 		t.Errorf("only %.0f events/s: the soak did not run at a high rate", float64(written)/elapsed.Seconds())
