@@ -70,26 +70,41 @@ type kstate struct {
 // defaultInterval is the kernel's default sampling interval, 1 ms.
 const defaultInterval = 1_000_000
 
-// kernelEvent handles an event of kernelevents' (ev, of e): processes'
-// names, images and their PDBs for the map, and for a CPU profile stack
-// walks, sample intervals and samples.
-func (b *Builder) kernelEvent(e *trace.Event, ev clrimpl.Event) error {
-	switch v := ev.(type) {
-	case kernelevents.ImageEvent, kernelevents.DbgIDRSDSEvent:
+// The kernel classes a Builder reads: images and their PDBs go to the
+// map (which decodes them), processes give their names, PerfInfo the
+// samples and their interval.
+var (
+	imageClass    = kernelevents.ProviderImage.GUID()
+	imageIDClass  = kernelevents.ProviderImageID.GUID()
+	processClass  = kernelevents.ProviderProcess.GUID()
+	perfInfoClass = kernelevents.ProviderPerfInfo.GUID()
+)
+
+// kernelEvent handles an event of kernelevents' of class (its provider
+// GUID): processes' names, images and their PDBs for the map, and for a
+// CPU profile sample intervals and samples. Other classes are not decoded.
+func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
+	switch {
+	case class == imageClass || class == imageIDClass:
 		if b.o.Map != nil {
 			return nil // the map is kept by its owner
 		}
 		return b.m.Add(e)
-	case kernelevents.ProcessEvent:
+	case class == processClass, class == perfInfoClass && b.o.Kind == CPU:
+	default:
+		return nil
+	}
+	ev, err := e.Decode()
+	if err != nil {
+		return err
+	}
+	if v, ok := ev.(kernelevents.ProcessEvent); ok {
 		if f := v.ProcessFields(); f.Kind == kernelevents.KindProcessStart || f.Kind == kernelevents.KindProcessDCStart {
 			if b.procNames == nil {
 				b.procNames = map[int64]string{}
 			}
 			b.procNames[int64(f.ProcessID)] = f.ImageFileName.String()
 		}
-		return nil
-	}
-	if b.o.Kind != CPU {
 		return nil
 	}
 	k := &b.k

@@ -87,6 +87,7 @@ import (
 	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/symbols"
 	"github.com/clrgo/clrevents/trace"
@@ -431,14 +432,18 @@ func clrType(e *trace.Event) (*clrevents.EventInfo, bool) {
 	return info, ok
 }
 
-// kernelType reports whether e is of one of kernelevents' types.
-func kernelType(e *trace.Event) bool {
+// kernelClass is the class (provider GUID) of e's type when it is one of
+// kernelevents'.
+func kernelClass(e *trace.Event) (clrimpl.GUID, bool) {
 	typ, ok := e.Type()
 	if !ok {
-		return false
+		return clrimpl.GUID{}, false
 	}
-	_, ok = typ.(*kernelevents.EventInfo)
-	return ok
+	info, ok := typ.(*kernelevents.EventInfo)
+	if !ok {
+		return clrimpl.GUID{}, false
+	}
+	return info.Descriptor().ProviderGUID, true
 }
 
 // Add feeds one event. It returns an error only for an event of interest
@@ -451,12 +456,8 @@ func (b *Builder) Add(e *trace.Event) error {
 	}
 	info, ok := clrType(e)
 	if !ok {
-		if kernelType(e) {
-			ev, err := e.Decode()
-			if err != nil {
-				return err
-			}
-			return b.kernelEvent(e, ev)
+		if class, ok := kernelClass(e); ok {
+			return b.kernelEvent(e, class)
 		}
 		return nil
 	}
