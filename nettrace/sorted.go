@@ -257,15 +257,17 @@ func (s *sortState) recycle(r *Reader) {
 // spend takes the Reader's buffers for a spent, each once.
 func (s *sortState) spend(r *Reader) *spent {
 	sp := &spent{chunks: s.chunks}
-	kept := 0
+	bufs := append(s.spare, s.blocks...)
 	// The current block is the last of blocks once the stream has ended;
 	// a buffer given twice would serve two blocks at once.
-	for _, b := range [][][]byte{s.spare, s.blocks, {r.blk}} {
-		for _, x := range b {
-			if cap(x) > 0 && kept+cap(x) <= maxSpent && !slices.ContainsFunc(sp.blocks, func(y []byte) bool { return &y[:1][0] == &x[:1][0] }) {
-				sp.blocks = append(sp.blocks, x[:0])
-				kept += cap(x)
-			}
+	if cap(r.blk) > 0 && !slices.ContainsFunc(bufs, func(b []byte) bool { return cap(b) > 0 && &b[:1][0] == &r.blk[:1][0] }) {
+		bufs = append(bufs, r.blk)
+	}
+	kept := 0
+	for _, b := range bufs {
+		if cap(b) > 0 && kept+cap(b) <= maxSpent {
+			sp.blocks = append(sp.blocks, b[:0])
+			kept += cap(b)
 		}
 	}
 	sp.ips = r.ips[:0]
