@@ -11,8 +11,9 @@ import (
 // work of an export, run beside the reading and decoding. Jobs run in the
 // order they are sent, so a table's batches and row groups keep theirs.
 type flusher struct {
-	jobs chan job
-	wg   sync.WaitGroup
+	jobs  chan job
+	opens chan *table // for the opener
+	wg    sync.WaitGroup
 
 	mu  sync.Mutex
 	err error // the first failure; later jobs are only recycled
@@ -29,10 +30,31 @@ type job struct {
 func newFlusher() *flusher {
 	// Room for a row group of every table of a busy trace; the budget
 	// bounds the memory they hold.
-	f := &flusher{jobs: make(chan job, 64)}
-	f.wg.Add(1)
+	f := &flusher{jobs: make(chan job, 64), opens: make(chan *table, 64)}
+	f.wg.Add(2)
 	go f.run()
+	go f.opener()
 	return f
+}
+
+// opener creates the tables' files, one after the other: they are in
+// one folder, whose lock lets one creation in at a time (a goroutine
+// each, as before, spent CPU time spinning on it).
+func (f *flusher) opener() {
+	defer f.wg.Done()
+	for t := range f.opens {
+		t.opened <- t.open()
+	}
+}
+
+// open has t's file created by the opener, or by a goroutine of its own
+// while the opener has a queue.
+func (f *flusher) open(t *table) {
+	select {
+	case f.opens <- t:
+	default:
+		go func() { t.opened <- t.open() }()
+	}
 }
 
 func (f *flusher) run() {
@@ -80,17 +102,20 @@ func (f *flusher) send(j job) error {
 // first failure. The tables' files and writers are then the caller's.
 func (f *flusher) stop() error {
 	close(f.jobs)
+	close(f.opens)
 	f.wg.Wait()
 	return f.failed()
 }
 
 // budget bounds the memory a trace's tables hold: the rows they collect
 // (buffered, the reading side's), those shipped to the flusher and not
-// yet written (inflight), and the arrays of the row sets the flusher has
-// given back (idle, kept for the next rows so that a big table does not
-// grow its arrays again for each row group). When the three together pass
-// limit, the table holding the most ships its rows as a row group, idle
-// arrays are let go, or the reading side waits for the flusher (relieve).
+// yet written (inflight), the arrays of the row sets the flusher has
+// given back (idle, kept for the table's next rows so that a big table
+// does not grow its arrays again for each row group) and the arrays in
+// the trace's pool (arrays, for any table's rows). When the four together
+// pass limit, the table holding the most ships its rows as a row group,
+// idle arrays go to the pool and the pool lets its biggest go, or the
+// reading side waits for the flusher (relieve).
 // So the memory follows the limit, not the trace's size or its number
 // of tables, and a big table's row groups stay large while small tables
 // keep theirs to the end.
@@ -103,13 +128,16 @@ type budget struct {
 	done     chan struct{} // a job finished (capacity 1)
 	// scratch is the tables' Scratch: they copy what is appended to it.
 	scratch []byte
+	arrays  arrays // the reading side's
 }
 
 func newBudget(limit int64) *budget {
 	return &budget{limit: limit, done: make(chan struct{}, 1), scratch: make([]byte, 0, 64<<10)}
 }
 
-func (m *budget) over() bool { return m.buffered+m.inflight.Load()+m.idle.Load() > m.limit }
+func (m *budget) over() bool {
+	return m.buffered+m.inflight.Load()+m.idle.Load()+m.arrays.bytes > m.limit
+}
 
 // signal tells a waiting relieve that the flusher has finished a job
 // (the flusher's).
@@ -120,45 +148,48 @@ func (m *budget) signal() {
 	}
 }
 
-// relieve ships row groups, the biggest first, lets idle arrays go and
-// waits for the flusher, until the tables are within the limit again.
+// relieve ships row groups, the biggest first, moves idle arrays to the
+// pool, lets the pool's biggest arrays go and waits for the flusher,
+// until the tables are within the limit again.
 func (m *budget) relieve() error {
 	for m.over() {
-		switch {
-		case m.buffered > m.limit/2 && m.biggest() != nil:
+		if m.buffered > m.limit/2 && m.biggest() != nil {
 			if err := m.biggest().ship(); err != nil {
 				return err
 			}
-		case m.idle.Load() > m.limit/4:
-			// The biggest idle arrays first, until a quarter of the
-			// limit is left: busy tables keep theirs.
-			for m.idle.Load() > m.limit/4 {
-				var big *table
-				var most int64
-				for _, t := range m.tables {
-					if h := t.idleBytes(); h > most {
-						big, most = t, h
-					}
-				}
-				if big == nil {
-					break
-				}
-				big.dropIdle()
-			}
-			if m.idle.Load() > m.limit/4 && m.inflight.Load() == 0 {
-				return nil // (sets being taken back; not reached)
-			}
-		case m.inflight.Load() > 0:
-			<-m.done // every job ends with a signal, failed or not
-		default:
-			if big := m.biggest(); big != nil {
-				if err := big.ship(); err != nil {
-					return err
-				}
-				continue
-			}
-			return nil
+			continue
 		}
+		// The biggest idle arrays go to the pool, until a quarter of
+		// the limit is left: busy tables keep theirs.
+		for m.idle.Load() > m.limit/4 {
+			var big *table
+			var most int64
+			for _, t := range m.tables {
+				if h := t.idleBytes(); h > most {
+					big, most = t, h
+				}
+			}
+			if big == nil {
+				break
+			}
+			big.dropIdle()
+		}
+		// The pool keeps what the limit leaves room for.
+		if over := m.buffered + m.inflight.Load() + m.idle.Load() + m.arrays.bytes - m.limit; over > 0 && m.arrays.bytes > 0 {
+			m.arrays.trim(max(0, m.arrays.bytes-over))
+			continue
+		}
+		if m.inflight.Load() > 0 {
+			<-m.done // every job ends with a signal, failed or not
+			continue
+		}
+		if big := m.biggest(); big != nil {
+			if err := big.ship(); err != nil {
+				return err
+			}
+			continue
+		}
+		return nil
 	}
 	return nil
 }

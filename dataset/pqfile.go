@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/bits"
 	"os"
-	"slices"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
@@ -96,17 +95,26 @@ func (c *colData) lens() colLens {
 		len(c.f32), len(c.f64), len(c.spans), len(c.data)}
 }
 
-// allocLike gives c's arrays room for h's lengths.
-func (c *colData) allocLike(h colLens) {
-	c.defs = slices.Grow(c.defs, h.defs)
-	c.reps = slices.Grow(c.reps, h.reps)
-	c.bools = slices.Grow(c.bools, h.bools)
-	c.i32 = slices.Grow(c.i32, h.i32)
-	c.i64 = slices.Grow(c.i64, h.i64)
-	c.f32 = slices.Grow(c.f32, h.f32)
-	c.f64 = slices.Grow(c.f64, h.f64)
-	c.spans = slices.Grow(c.spans, h.spans)
-	c.data = slices.Grow(c.data, h.data)
+// allocLike gives c's arrays room for h's lengths, from a's pool.
+func (c *colData) allocLike(a *arrays, h colLens) {
+	c.defs = grow(a, c.defs, h.defs)
+	c.reps = grow(a, c.reps, h.reps)
+	c.bools = grow(a, c.bools, h.bools)
+	c.i32 = grow(a, c.i32, h.i32)
+	c.i64 = grow(a, c.i64, h.i64)
+	c.f32 = grow(a, c.f32, h.f32)
+	c.f64 = grow(a, c.f64, h.f64)
+	c.spans = grow(a, c.spans, h.spans)
+	c.data = grow(a, c.data, h.data)
+}
+
+// giveTo puts c's arrays into a's pool and leaves c without arrays.
+func (c *colData) giveTo(a *arrays) {
+	c.defs, c.reps = give(a, c.defs), give(a, c.reps)
+	c.bools = give(a, c.bools)
+	c.i32, c.i64 = give(a, c.i32), give(a, c.i64)
+	c.f32, c.f64 = give(a, c.f32), give(a, c.f64)
+	c.spans, c.data = give(a, c.spans), give(a, c.data)
 }
 
 // capBytes is the memory c's arrays hold.
@@ -180,7 +188,8 @@ type pqWriter struct {
 	leaves    []leaf
 	meta      format.FileMetaData // but RowGroups
 	rows      int64
-	groups    []byte // the row groups' metadata, thrift-encoded
+	groups    []byte               // the row groups' metadata, thrift-encoded
+	chunks    []format.ColumnChunk // a row group's columns, before they are encoded
 	ngroups   int
 	spillPath string   // where row groups' metadata go beyond groupsLimit
 	spill     *os.File // nil until then
@@ -292,7 +301,13 @@ func (p *pqWriter) writeRowGroup(cols []colData, rows int) error {
 	if rows == 0 {
 		return nil
 	}
-	rg := format.RowGroup{NumRows: int64(rows), FileOffset: p.off, Ordinal: int16(min(p.ngroups, math.MaxInt16))}
+	if cap(p.chunks) < len(cols) {
+		p.chunks = make([]format.ColumnChunk, 0, len(cols))
+	}
+	// The chunks' array is the writer's, used again: the row group is
+	// kept encoded.
+	rg := format.RowGroup{NumRows: int64(rows), FileOffset: p.off, Ordinal: int16(min(p.ngroups, math.MaxInt16)),
+		Columns: p.chunks[:0]}
 	for i := range cols {
 		cc, err := p.writeChunk(&p.leaves[i], &cols[i], rows)
 		if err != nil {

@@ -98,7 +98,7 @@ func newSchema(name string, cols []column) *parquet.Schema {
 // own, while the trace's reader fills the table's other rowSet.
 //
 // The fields above the line are the reading side's; the file and the
-// Parquet writer are the flusher's alone (a goroutine of their own
+// Parquet writer are the flusher's alone (the flusher's opener goroutine
 // creates them when the table is made, and the flusher waits for it at
 // the table's first row group, so even the file system's work is off the
 // reading side).
@@ -118,6 +118,7 @@ type table struct {
 	inRow      bool      // a row is begun and not ended: the rows are not to be shipped
 	bad        error     // a value that does not fit its column, reported by end
 	traceSrc   *byte     // the array of the trace column's last value
+	a          *arrays   // the trace's arrays (the budget's), nil without a budget
 
 	// The flusher's.
 	name    string
@@ -165,12 +166,13 @@ func newTable(final, tmp string, name string, cols []column, enc *encoder, rowGr
 	t.free <- &rowSet{cols: make([]colData, len(cols))}
 	if mem != nil {
 		mem.tables = append(mem.tables, t)
+		t.a = &mem.arrays
 	}
-	// Creating directories and files takes system calls that some file
-	// systems make slow; they overlap the reading and the other tables'
-	// writing instead of holding up either.
+	// Creating files takes system calls that some file systems make
+	// slow; they overlap the reading and the other tables' writing
+	// instead of holding up either.
 	t.opened = make(chan error, 1)
-	go func() { t.opened <- t.open() }()
+	fl.open(t)
 	return t
 }
 
@@ -336,7 +338,7 @@ func (t *table) take() {
 	}
 	if t.cur.held == 0 && len(t.hint) > 0 {
 		for i := range t.cur.cols {
-			t.cur.cols[i].allocLike(t.hint[i])
+			t.cur.cols[i].allocLike(t.a, t.hint[i])
 		}
 	}
 	t.cur.held = 0
@@ -354,14 +356,17 @@ func (t *table) idleBytes() int64 {
 	}
 }
 
-// dropIdle lets go of the arrays of the table's idle row set, if the
-// flusher is done with it, and returns the bytes they held.
+// dropIdle moves the arrays of the table's idle row set, if the flusher
+// is done with it, to the trace's pool, for any table, and returns the
+// bytes they held.
 func (t *table) dropIdle() int64 {
 	select {
 	case b := <-t.free:
 		n := b.held
 		if n > 0 {
-			clear(b.cols)
+			for i := range b.cols {
+				b.cols[i].giveTo(t.a)
+			}
 			t.mem.idle.Add(-n)
 			b.held = 0
 		}
@@ -381,7 +386,7 @@ func (t *table) colAt() *colData {
 	}
 	c := &t.cur.cols[t.col]
 	if t.cols[t.col].optional {
-		c.defs = append(c.defs, 1)
+		c.defs = push(t.a, c.defs, 1)
 	}
 	return c
 }
@@ -400,15 +405,15 @@ func (t *table) integer(v int64, what string) {
 	}
 	switch t.phys[t.col] {
 	case physInt32:
-		c.i32 = append(c.i32, int32(v))
+		c.i32 = push(t.a, c.i32, int32(v))
 	case physInt64:
-		c.i64 = append(c.i64, v)
+		c.i64 = push(t.a, c.i64, v)
 	case physBool:
-		c.bools = append(c.bools, v != 0)
+		c.bools = push(t.a, c.bools, v != 0)
 	case physFloat:
-		c.f32 = append(c.f32, float32(v))
+		c.f32 = push(t.a, c.f32, float32(v))
 	case physDouble:
-		c.f64 = append(c.f64, float64(v))
+		c.f64 = push(t.a, c.f64, float64(v))
 	default:
 		t.mismatch(what)
 		t.pad(c)
@@ -463,32 +468,32 @@ func (t *table) appendHeader(h *headerRow) {
 	// The trace's name is the same bytes in every row (traceWriter's
 	// nameBytes): the last span again, without comparing them.
 	if n := len(c[0].spans); n > 0 && len(h.trace) > 0 && t.traceSrc == unsafe.SliceData(h.trace) && int(c[0].spans[n-1].n) == len(h.trace) {
-		c[0].spans = append(c[0].spans, c[0].spans[n-1])
+		c[0].spans = push(t.a, c[0].spans, c[0].spans[n-1])
 		t.col = 1
 	} else {
 		t.Bytes(h.trace)
 		t.traceSrc = unsafe.SliceData(h.trace)
 	}
-	c[1].i64 = append(c[1].i64, h.seq)
-	c[2].i64 = append(c[2].i64, h.time)
-	c[3].i32 = append(c[3].i32, h.id)
-	c[4].i32 = append(c[4].i32, h.version)
-	c[5].i32 = append(c[5].i32, h.task)
-	c[6].i32 = append(c[6].i32, h.opcode)
-	c[7].i32 = append(c[7].i32, h.level)
-	c[8].i64 = append(c[8].i64, h.keywords)
-	optI64(&c[9], h.pid, h.pid >= 0)
-	optI64(&c[10], h.tid, h.tid >= 0)
+	c[1].i64 = push(t.a, c[1].i64, h.seq)
+	c[2].i64 = push(t.a, c[2].i64, h.time)
+	c[3].i32 = push(t.a, c[3].i32, h.id)
+	c[4].i32 = push(t.a, c[4].i32, h.version)
+	c[5].i32 = push(t.a, c[5].i32, h.task)
+	c[6].i32 = push(t.a, c[6].i32, h.opcode)
+	c[7].i32 = push(t.a, c[7].i32, h.level)
+	c[8].i64 = push(t.a, c[8].i64, h.keywords)
+	optI64(t.a, &c[9], h.pid, h.pid >= 0)
+	optI64(t.a, &c[10], h.tid, h.tid >= 0)
 	if h.cpu >= 0 {
-		c[11].defs = append(c[11].defs, 1)
-		c[11].i32 = append(c[11].i32, h.cpu)
+		c[11].defs = push(t.a, c[11].defs, 1)
+		c[11].i32 = push(t.a, c[11].i32, h.cpu)
 	} else {
-		c[11].defs = append(c[11].defs, 0)
+		c[11].defs = push(t.a, c[11].defs, 0)
 	}
-	c[12].i32 = append(c[12].i32, h.size)
-	optUUID(&c[13], h.activity)
-	optUUID(&c[14], h.related)
-	optI64(&c[15], h.stack, h.stack >= 0)
+	c[12].i32 = push(t.a, c[12].i32, h.size)
+	optUUID(t.a, &c[13], h.activity)
+	optUUID(t.a, &c[14], h.related)
+	optI64(t.a, &c[15], h.stack, h.stack >= 0)
 	t.col = 16
 	if len(h.extra) > 0 {
 		t.Bytes(h.extra)
@@ -497,23 +502,23 @@ func (t *table) appendHeader(h *headerRow) {
 	}
 }
 
-func optI64(c *colData, v int64, ok bool) {
+func optI64(a *arrays, c *colData, v int64, ok bool) {
 	if ok {
-		c.defs = append(c.defs, 1)
-		c.i64 = append(c.i64, v)
+		c.defs = push(a, c.defs, 1)
+		c.i64 = push(a, c.i64, v)
 	} else {
-		c.defs = append(c.defs, 0)
+		c.defs = push(a, c.defs, 0)
 	}
 }
 
-func optUUID(c *colData, g clrimpl.GUID) {
+func optUUID(a *arrays, c *colData, g clrimpl.GUID) {
 	if g.IsZero() {
-		c.defs = append(c.defs, 0)
+		c.defs = push(a, c.defs, 0)
 		return
 	}
-	c.defs = append(c.defs, 1)
+	c.defs = push(a, c.defs, 1)
 	b := guidBytes(g)
-	c.data = append(c.data, b[:]...)
+	c.data = pushAll(a, c.data, b[:])
 }
 
 // uintList appends a non-empty LIST of UINT64 (columns of list set):
@@ -521,6 +526,9 @@ func optUUID(c *colData, g clrimpl.GUID) {
 func (t *table) uintList(v []uint64) {
 	if t.col < len(t.cols) {
 		c := &t.cur.cols[t.col]
+		c.i64 = grow(t.a, c.i64, len(v))
+		c.reps = grow(t.a, c.reps, len(v))
+		c.defs = grow(t.a, c.defs, len(v))
 		for i, x := range v {
 			c.i64 = append(c.i64, int64(x))
 			c.reps = append(c.reps, uint8(min(i, 1)))
@@ -535,7 +543,7 @@ func (t *table) null() {
 	if t.col < len(t.cols) {
 		c := &t.cur.cols[t.col]
 		if t.cols[t.col].optional {
-			c.defs = append(c.defs, 0)
+			c.defs = push(t.a, c.defs, 0)
 		} else {
 			t.mismatch("null")
 			t.pad(c)
@@ -566,9 +574,9 @@ func (t *table) Float(v float64) {
 	}
 	switch t.phys[t.col] {
 	case physFloat:
-		c.f32 = append(c.f32, float32(v))
+		c.f32 = push(t.a, c.f32, float32(v))
 	case physDouble:
-		c.f64 = append(c.f64, v)
+		c.f64 = push(t.a, c.f64, v)
 	default:
 		t.mismatch("float")
 		t.pad(c)
@@ -590,7 +598,7 @@ func (t *table) GUID(v clrimpl.GUID) {
 	// The UUID logical type is big-endian (RFC 4122 byte order); a GUID's
 	// first three fields are little-endian on the wire.
 	b := guidBytes(v)
-	c.data = append(c.data, b[:]...)
+	c.data = pushAll(t.a, c.data, b[:])
 	t.col++
 }
 
@@ -609,14 +617,14 @@ func (t *table) Bytes(v []byte) {
 	}
 	if n := len(c.spans); n > 0 {
 		if last := c.spans[n-1]; int(last.n) == len(v) && string(c.data[last.off:last.off+last.n]) == string(v) {
-			c.spans = append(c.spans, last)
+			c.spans = push(t.a, c.spans, last)
 			t.col++
 			return
 		}
 	}
 	off := len(c.data)
-	c.data = append(c.data, v...)
-	c.spans = append(c.spans, span{uint32(off), uint32(len(v))})
+	c.data = pushAll(t.a, c.data, v)
+	c.spans = push(t.a, c.spans, span{uint32(off), uint32(len(v))})
 	t.rowVar += int64(len(v))
 	t.col++
 }
