@@ -206,6 +206,8 @@ type encoder struct {
 	idx                     []int32
 	dict                    map[string]int32
 	dictSpans               []span
+	dictLen                 int   // values in the chunk's dictionary
+	ints                    ints  // an integer column's dictionary
 	out                     []byte // written to the file at the end of each row group
 }
 
@@ -509,16 +511,34 @@ func (p *pqWriter) writeChunk(l *leaf, c *colData, rows int) (format.ColumnChunk
 	// version, level, keywords, often its process and payload size) is a
 	// dictionary of that value: a few bytes instead of every value to
 	// compress.
-	if (l.phys == physInt32 || l.phys == physInt64) && st.min != nil && bytes.Equal(st.min, st.max) {
-		constant, dict = true, true
+	intDict := false
+	if (l.phys == physInt32 || l.phys == physInt64) && st.min != nil {
+		switch {
+		case bytes.Equal(st.min, st.max):
+			constant, dict = true, true
+		case !l.delta:
+			dict = p.ints.number(c, l.phys, &p.idx)
+			intDict = dict
+		}
+	}
+	switch {
+	case constant:
+		p.dictLen = 1
+	case intDict:
+		p.dictLen = p.ints.n
+	default:
+		p.dictLen = len(p.dictSpans)
 	}
 	raw := c.capBytesUsed(l.phys)
 	if dict {
 		md.DictionaryPageOffset = p.off
 		var err error
-		if constant {
+		switch {
+		case constant:
 			err = p.writeConstDictPage(st.min, &md)
-		} else {
+		case intDict:
+			err = p.writeIntDictPage(l.phys, &md)
+		default:
 			err = p.writeDictPage(c, &md)
 		}
 		if err != nil {
@@ -640,6 +660,24 @@ func (p *pqWriter) writeConstDictPage(v []byte, md *format.ColumnMetaData) error
 	return p.writePage(&h, p.page, md)
 }
 
+// writeIntDictPage writes the dictionary of an integer column
+// (PLAIN-encoded).
+func (p *pqWriter) writeIntDictPage(ph physical, md *format.ColumnMetaData) error {
+	b := p.page[:0]
+	for _, v := range p.ints.vals[:p.ints.n] {
+		if ph == physInt32 {
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		} else {
+			b = binary.LittleEndian.AppendUint64(b, uint64(v))
+		}
+	}
+	p.page = b
+	var h format.PageHeader
+	h.Type = format.DictionaryPage
+	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(p.ints.n), Encoding: format.Plain})
+	return p.writePage(&h, b, md)
+}
+
 func (p *pqWriter) writeDictPage(c *colData, md *format.ColumnMetaData) error {
 	b := p.page[:0]
 	for _, s := range p.dictSpans {
@@ -677,7 +715,7 @@ func (p *pqWriter) writeDataPage(l *leaf, c *colData, l0, l1, v0, v1 int, enc fo
 			b = append(b, 0)
 		}
 	case enc == format.RLEDictionary:
-		w := max(1, bits.Len32(uint32(len(p.dictSpans)-1)))
+		w := max(1, bits.Len32(uint32(p.dictLen-1)))
 		b = append(b, byte(w))
 		e := rle.Encoding{BitWidth: w}
 		out, err := e.EncodeInt32(p.levels[:0], p.idx[v0:v1])

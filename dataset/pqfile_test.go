@@ -168,3 +168,142 @@ func footerLen(t *testing.T, f *os.File, size int64) int64 {
 	}
 	return int64(binary.LittleEndian.Uint32(b[:]))
 }
+
+// TestIntDictionary: integer columns of a few values are written as
+// dictionaries (int32 and int64, optional with nulls, unsigned, negative),
+// columns of many values as PLAIN, and every value reads back with
+// parquet-go in order, in row groups of every size from one row up.
+func TestIntDictionary(t *testing.T) {
+	cols := []column{
+		{name: "tid", kind: clrimpl.ColumnInt64},                 // 7 values
+		{name: "cpu", kind: clrimpl.ColumnInt32, optional: true}, // 3 values and nulls
+		{name: "flags", kind: clrimpl.ColumnUint32},              // 5 values, the high bit set
+		{name: "addr", kind: clrimpl.ColumnUint64},               // all distinct
+		{name: "neg", kind: clrimpl.ColumnInt64, optional: true}, // 2 negative values and nulls
+	}
+	value := func(i, c int) (int64, bool) {
+		switch c {
+		case 0:
+			return int64(1000 + i*i%7), true
+		case 1:
+			return int64(i % 3), i%5 != 0
+		case 2:
+			return int64(uint32(0x80000000 | i%5)), true
+		case 3:
+			return int64(0x7ff000000000 + i*64), true
+		default:
+			return -int64(i%2) - 1, i%4 != 0
+		}
+	}
+	for _, rowGroup := range []int64{1, 3, 1000, 100000} {
+		dir := t.TempDir()
+		fl := newFlusher()
+		tb := newTable(filepath.Join(dir, "x.parquet"), filepath.Join(dir, "0.tmp"), "x", cols, nil, rowGroup, fl, nil, nil)
+		const rows = 5000
+		for i := range rows {
+			tb.begin()
+			for c := range cols {
+				if v, ok := value(i, c); ok {
+					tb.Int(v)
+				} else {
+					tb.null()
+				}
+			}
+			if err := tb.end(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := fl.send(job{t: tb, b: tb.cur, last: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := fl.stop(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(filepath.Join(dir, "0.tmp"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		pf, err := parquet.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rowGroup == 100000 {
+			// One row group: which columns are dictionaries.
+			for c, cc := range pf.Metadata().RowGroups[0].Columns {
+				dict := cc.MetaData.DictionaryPageOffset != 0
+				if want := c != 3; dict != want {
+					t.Errorf("column %s: dictionary %v, want %v (encodings %v)", cols[c].name, dict, want, cc.MetaData.Encoding)
+				}
+			}
+		}
+		i := 0
+		for _, rg := range pf.RowGroups() {
+			r := rg.Rows()
+			buf := make([]parquet.Row, 64)
+			for {
+				n, err := r.ReadRows(buf)
+				for _, row := range buf[:n] {
+					for c, v := range row {
+						want, ok := value(i, c)
+						switch {
+						case !ok && !v.IsNull():
+							t.Fatalf("row group size %d: row %d column %s: %v, want null", rowGroup, i, cols[c].name, v)
+						case ok && cols[c].kind == clrimpl.ColumnInt32 && v.Int32() != int32(want),
+							ok && cols[c].kind == clrimpl.ColumnUint32 && uint32(v.Int32()) != uint32(want),
+							ok && cols[c].kind.Bits() == 64 && v.Int64() != want:
+							t.Fatalf("row group size %d: row %d column %s: %v, want %d", rowGroup, i, cols[c].name, v, want)
+						}
+					}
+					i++
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.Close()
+		}
+		f.Close()
+		if i != rows {
+			t.Errorf("row group size %d: %d rows read, want %d", rowGroup, i, rows)
+		}
+	}
+}
+
+// TestIntDictionaryLimit: number gives up past the limit (a quarter of
+// the values and 16, maxIntDict at most) and numbers up to it.
+func TestIntDictionaryLimit(t *testing.T) {
+	var d ints
+	var idx []int32
+	for _, tc := range []struct {
+		n, distinct int
+		want        bool
+	}{
+		{1, 1, true}, {16, 16, true}, {24, 22, true}, {24, 23, false}, {100, 41, true}, {100, 42, false},
+		{100000, maxIntDict, true}, {100000, maxIntDict + 1, false},
+	} {
+		c := colData{}
+		for i := range tc.n {
+			c.i64 = append(c.i64, int64(i%tc.distinct)*0x1000000)
+		}
+		got := d.number(&c, physInt64, &idx)
+		if got != tc.want {
+			t.Errorf("%d values, %d distinct: %v, want %v", tc.n, tc.distinct, got, tc.want)
+			continue
+		}
+		if !got {
+			continue
+		}
+		if d.n != tc.distinct || len(idx) != tc.n {
+			t.Errorf("%d values, %d distinct: %d in the dictionary, %d indexes", tc.n, tc.distinct, d.n, len(idx))
+		}
+		for i, k := range idx {
+			if d.vals[k] != c.i64[i] {
+				t.Fatalf("%d values, %d distinct: value %d is %d, its entry %d", tc.n, tc.distinct, i, c.i64[i], d.vals[k])
+			}
+		}
+	}
+}
