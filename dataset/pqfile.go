@@ -206,8 +206,8 @@ type encoder struct {
 	idx                     []int32
 	dict                    map[string]int32
 	dictSpans               []span
-	dictLen                 int   // values in the chunk's dictionary
-	ints                    ints  // an integer column's dictionary
+	dictLen                 int    // values in the chunk's dictionary
+	ints                    ints   // an integer column's dictionary
 	out                     []byte // written to the file at the end of each row group
 }
 
