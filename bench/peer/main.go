@@ -33,9 +33,11 @@
 //   - time-order / peer: every event header through package trace in time
 //     order (clrdump's default), against the peer reading the same trace.
 //   - file-order / peer: the same in file order.
-//   - file-order / sum: file order against summing the trace's bytes from
-//     memory, one byte at a time (a floor that any reader pays to touch the
-//     input once).
+//   - file-order / sum and file-order / sum1: file order against summing
+//     the trace's bytes from memory as 64-bit words, with four accumulators
+//     (about as fast as a loop reads memory) and with one (each addition
+//     waits for the one before): floors that any reader pays to touch the
+//     input once.
 //   - nettrace-time / peer and nettrace-file / peer: the format reader,
 //     package nettrace, alone.
 //   - process-time-order / peer and process-file-order / peer: the same
