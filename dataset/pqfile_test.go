@@ -104,25 +104,13 @@ func TestSpilledFooter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := fl.send(job{t: tb, b: tb.cur, last: true}); err != nil {
-		t.Fatal(err)
-	}
-	if err := fl.stop(); err != nil {
-		t.Fatal(err)
-	}
+	finishTable(t, fl, tb)
 	if _, err := os.Stat(filepath.Join(dir, "0.tmp.rowgroups")); !os.IsNotExist(err) {
 		t.Errorf("spill file left: %v", err)
 	}
-	f, err := os.Open(filepath.Join(dir, "0.tmp"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, pf := openParquet(t, filepath.Join(dir, "0.tmp"))
 	defer f.Close()
 	st, _ := f.Stat()
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n := len(pf.Metadata().RowGroups); n != rows {
 		t.Fatalf("%d row groups, want %d", n, rows)
 	}
@@ -130,20 +118,59 @@ func TestSpilledFooter(t *testing.T) {
 		t.Fatalf("a footer of %d bytes: nothing spilled", foot)
 	}
 	i := 0
+	eachRow(t, pf, func(row parquet.Row) {
+		want := parquet.Row{parquet.Int64Value(int64(i)).Level(0, 0, 0), parquet.ByteArrayValue([]byte(strconv.Itoa(i))).Level(0, 1, 1)}
+		if i%3 == 0 {
+			want[1] = parquet.NullValue().Level(0, 0, 1)
+		}
+		if !row.Equal(want) {
+			t.Fatalf("row %d: %v, want %v", i, row, want)
+		}
+		i++
+	})
+	if i != rows {
+		t.Errorf("%d rows read, want %d", i, rows)
+	}
+}
+
+// finishTable writes tb's last rows and footer and stops fl.
+func finishTable(t *testing.T, fl *flusher, tb *table) {
+	t.Helper()
+	if err := fl.send(job{t: tb, b: tb.cur, last: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openParquet opens the Parquet file at path; the caller closes f.
+func openParquet(t *testing.T, path string) (f *os.File, pf *parquet.File) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pf, err = parquet.OpenFile(f, st.Size()); err != nil {
+		t.Fatal(err)
+	}
+	return f, pf
+}
+
+// eachRow calls fn with every row of pf, in order.
+func eachRow(t *testing.T, pf *parquet.File, fn func(parquet.Row)) {
+	t.Helper()
+	buf := make([]parquet.Row, 64)
 	for _, rg := range pf.RowGroups() {
 		r := rg.Rows()
-		buf := make([]parquet.Row, 4)
 		for {
 			n, err := r.ReadRows(buf)
 			for _, row := range buf[:n] {
-				want := parquet.Row{parquet.Int64Value(int64(i)).Level(0, 0, 0), parquet.ByteArrayValue([]byte(strconv.Itoa(i))).Level(0, 1, 1)}
-				if i%3 == 0 {
-					want[1] = parquet.NullValue().Level(0, 0, 1)
-				}
-				if !row.Equal(want) {
-					t.Fatalf("row %d: %v, want %v", i, row, want)
-				}
-				i++
+				fn(row)
 			}
 			if err == io.EOF {
 				break
@@ -153,9 +180,6 @@ func TestSpilledFooter(t *testing.T) {
 			}
 		}
 		r.Close()
-	}
-	if i != rows {
-		t.Errorf("%d rows read, want %d", i, rows)
 	}
 }
 
@@ -213,21 +237,8 @@ func TestIntDictionary(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := fl.send(job{t: tb, b: tb.cur, last: true}); err != nil {
-			t.Fatal(err)
-		}
-		if err := fl.stop(); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Open(filepath.Join(dir, "0.tmp"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := f.Stat()
-		pf, err := parquet.OpenFile(f, st.Size())
-		if err != nil {
-			t.Fatal(err)
-		}
+		finishTable(t, fl, tb)
+		f, pf := openParquet(t, filepath.Join(dir, "0.tmp"))
 		if rowGroup == 100000 {
 			// One row group: which columns are dictionaries.
 			for c, cc := range pf.Metadata().RowGroups[0].Columns {
@@ -238,34 +249,20 @@ func TestIntDictionary(t *testing.T) {
 			}
 		}
 		i := 0
-		for _, rg := range pf.RowGroups() {
-			r := rg.Rows()
-			buf := make([]parquet.Row, 64)
-			for {
-				n, err := r.ReadRows(buf)
-				for _, row := range buf[:n] {
-					for c, v := range row {
-						want, ok := value(i, c)
-						switch {
-						case !ok && !v.IsNull():
-							t.Fatalf("row group size %d: row %d column %s: %v, want null", rowGroup, i, cols[c].name, v)
-						case ok && cols[c].kind == clrimpl.ColumnInt32 && v.Int32() != int32(want),
-							ok && cols[c].kind == clrimpl.ColumnUint32 && uint32(v.Int32()) != uint32(want),
-							ok && cols[c].kind.Bits() == 64 && v.Int64() != want:
-							t.Fatalf("row group size %d: row %d column %s: %v, want %d", rowGroup, i, cols[c].name, v, want)
-						}
-					}
-					i++
-				}
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
+		eachRow(t, pf, func(row parquet.Row) {
+			for c, v := range row {
+				want, ok := value(i, c)
+				switch {
+				case !ok && !v.IsNull():
+					t.Fatalf("row group size %d: row %d column %s: %v, want null", rowGroup, i, cols[c].name, v)
+				case ok && cols[c].kind == clrimpl.ColumnInt32 && v.Int32() != int32(want),
+					ok && cols[c].kind == clrimpl.ColumnUint32 && uint32(v.Int32()) != uint32(want),
+					ok && cols[c].kind.Bits() == 64 && v.Int64() != want:
+					t.Fatalf("row group size %d: row %d column %s: %v, want %d", rowGroup, i, cols[c].name, v, want)
 				}
 			}
-			r.Close()
-		}
+			i++
+		})
 		f.Close()
 		if i != rows {
 			t.Errorf("row group size %d: %d rows read, want %d", rowGroup, i, rows)
