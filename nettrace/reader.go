@@ -1213,6 +1213,7 @@ func (r *Reader) addMetadata(m *Metadata) {
 	}
 	m.describe()
 	r.meta[m.ID] = m
+	r.sorted.newMetaEpoch() // time order's IDs may now name other metadata
 	// IDs are small and dense from V3 on (V1/V2 use stream offsets, which
 	// stay in the map); growing only up to twice the records read keeps a
 	// hostile ID from costing more than the input backs.
@@ -1376,6 +1377,7 @@ func (r *Reader) sequencePoint() error {
 	if flags&2 != 0 {
 		clear(r.meta)
 		clear(r.metaByID)
+		r.sorted.newMetaEpoch()
 	}
 	return nil
 }

@@ -79,10 +79,15 @@ type sortState struct {
 	n      int32                // how many are held
 	runs   []mergeRun           // the merge heap; a run is a range of held events
 
-	metas   []*Metadata // the stretch's metadata; heldRec.meta indexes it
-	metaPos []uint32    // metadata ID → index+1 in metas (a hint, checked)
-	exts    []heldExt   // heldRec.ext-1 indexes it
-	writers []writer    // heldRec.writer indexes it
+	metas []*Metadata // the stretch's metadata; heldRec.meta indexes it
+	// metaPos maps a metadata ID below 1<<16 to its index in metas, valid
+	// while its epoch is metaEpoch, which changes with every stretch and
+	// every change to the reader's metadata: the ID's metadata is then
+	// metas[idx], without a look-up.
+	metaPos   []metaSlot
+	metaEpoch uint32
+	exts      []heldExt // heldRec.ext-1 indexes it
+	writers   []writer  // heldRec.writer indexes it
 
 	blocks     [][]byte // the stretch's used-up blocks; heldRec.blk indexes them
 	blockOffs  []int64  // their offsets in the stream
@@ -147,6 +152,18 @@ func (s *sortState) writerIndex(capture uint64, proc uint32) uint32 {
 	}
 	s.writers = append(s.writers, writer{capture, proc})
 	return uint32(len(s.writers) - 1)
+}
+
+// metaSlot is a metaPos entry.
+type metaSlot struct{ idx, epoch uint32 }
+
+// newMetaEpoch makes every metaPos entry stale.
+func (s *sortState) newMetaEpoch() {
+	s.metaEpoch++
+	if s.metaEpoch == 0 {
+		clear(s.metaPos)
+		s.metaEpoch = 1
+	}
 }
 
 // heldExt is what some events have beyond heldRec.
@@ -386,6 +403,7 @@ func (r *Reader) startStretch() {
 	clear(s.metas)
 	clear(s.exts)
 	s.metas, s.exts, s.writers = s.metas[:0], s.exts[:0], s.writers[:0]
+	s.newMetaEpoch()
 	s.ipsMoved = false
 	if s.carry {
 		c := s.add()
@@ -552,19 +570,26 @@ func (r *Reader) holdRecord() error {
 	}
 	r.pos = end
 	hd := &r.hdr
-	m := r.lookupMeta(hd.metaID)
-	if m == nil {
-		return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", hd.metaID))
+	s := &r.sorted
+	var mi uint32
+	if id := hd.metaID; int(id) < len(s.metaPos) && s.metaPos[id].epoch == s.metaEpoch {
+		mi = s.metaPos[id].idx
+	} else {
+		m := r.lookupMeta(id)
+		if m == nil {
+			return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", id))
+		}
+		mi = s.metaIndex(id, m)
 	}
 	if d := &r.drops; d.next(hd.captureThreadID, hd.seq) {
 		d.curSeq = hd.seq
 	} else {
 		d.event(hd.captureThreadID, hd.seq)
 	}
-	s := &r.sorted
 	thread, capture := hd.threadID, hd.captureThreadID
 	ext := int32(0)
 	if r.ver == 6 {
+		m := s.metas[mi]
 		x := heldExt{
 			pid: uint64(r.info.ProcessID), keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
 		}
@@ -593,6 +618,7 @@ func (r *Reader) holdRecord() error {
 		s.exts = append(s.exts, x)
 		ext = int32(len(s.exts))
 	} else if hd.ids {
+		m := s.metas[mi]
 		s.exts = append(s.exts, heldExt{
 			activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
 			keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
@@ -604,7 +630,7 @@ func (r *Reader) holdRecord() error {
 	h.thread = thread
 	h.seq = hd.seq
 	h.writer = s.writerIndex(capture, hd.proc)
-	h.meta = s.metaIndex(hd.metaID, m) // m.ID, without touching m
+	h.meta = mi
 	h.sid = hd.stackID
 	h.payOff, h.payLen = uint32(p), hd.payloadSize
 	h.stkOff, h.stkLen = 0, 0
@@ -625,16 +651,22 @@ func (r *Reader) holdRecord() error {
 }
 
 // metaIndex returns m's index in metas, adding it if needed; id is m.ID.
+// An ID below 1<<16 gets a metaPos entry for the events after it.
 func (s *sortState) metaIndex(id uint32, m *Metadata) uint32 {
+	if s.metaEpoch == 0 {
+		s.metaEpoch = 1
+	}
 	if id < 1<<16 {
 		if int(id) >= len(s.metaPos) {
-			s.metaPos = append(s.metaPos, make([]uint32, int(id)+1-len(s.metaPos))...)
+			s.metaPos = append(s.metaPos, make([]metaSlot, int(id)+1-len(s.metaPos))...)
 		}
-		if p := s.metaPos[id]; p != 0 && int(p) <= len(s.metas) && s.metas[p-1] == m {
-			return p - 1
+		// An entry of an earlier epoch may still be right: it is checked.
+		if p := s.metaPos[id].idx; int(p) < len(s.metas) && s.metas[p] == m {
+			s.metaPos[id].epoch = s.metaEpoch
+			return p
 		}
 		s.metas = append(s.metas, m)
-		s.metaPos[id] = uint32(len(s.metas))
+		s.metaPos[id] = metaSlot{uint32(len(s.metas) - 1), s.metaEpoch}
 		return uint32(len(s.metas) - 1)
 	}
 	for i, x := range s.metas {
