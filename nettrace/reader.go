@@ -521,6 +521,10 @@ func (r *Reader) readV6Block() (kind int, err error) {
 // thread (see Event.IsSorted and the format spec).
 func (r *Reader) Next() (*Event, error) {
 	if r.order == TimeOrder && r.ver >= 4 {
+		if s := &r.sorted; len(s.runs) > 0 && !s.open {
+			// What nextSorted would do, a call sooner.
+			return r.release(), nil
+		}
 		return r.nextSorted()
 	}
 	return r.nextRaw()

@@ -213,7 +213,7 @@ func (r *Reader) nextSorted() (*Event, error) {
 	s := &r.sorted
 	for {
 		if len(s.runs) > 0 && (!s.open || s.marked && s.runs[0].ts <= s.mark) {
-			return r.release(s.pop()), nil
+			return r.release(), nil
 		}
 		if !s.open {
 			if s.err != nil {
@@ -298,9 +298,11 @@ func (s *sortState) spend(r *Reader) *spent {
 	return sp
 }
 
-// pop removes the earliest held event from the merge heap and returns its
-// index.
-func (s *sortState) pop() int32 {
+// release removes the earliest held event from the merge heap and fills
+// r.ev from it, as decodeEvent would have. (One function, not two: a call
+// costs more than the sift.)
+func (r *Reader) release() *Event {
+	s := &r.sorted
 	h := s.runs
 	top := &h[0]
 	i := top.pos
@@ -314,9 +316,7 @@ func (s *sortState) pop() int32 {
 		s.runs = h
 	}
 	// Sift the root down.
-	n := len(h)
-	j := 0
-	for {
+	for j, n := 0, len(h); ; {
 		c := 2*j + 1
 		if c >= n {
 			break
@@ -330,29 +330,24 @@ func (s *sortState) pop() int32 {
 		h[j], h[c] = h[c], h[j]
 		j = c
 	}
-	return i
-}
 
-// release fills r.ev from held event i, as decodeEvent would have.
-func (r *Reader) release(i int32) *Event {
-	s := &r.sorted
-	h := s.rec(i)
-	m := s.metas[h.meta]
-	w := &s.writers[h.writer]
+	x := s.rec(i)
+	m := s.metas[x.meta]
+	w := &s.writers[x.writer]
 	ev := &r.ev
-	ev.Offset = s.blockOffs[h.blk] + int64(h.payOff) - int64(h.hlen)
+	ev.Offset = s.blockOffs[x.blk] + int64(x.payOff) - int64(x.hlen)
 	ev.MetadataID = m.ID
 	ev.setMeta(m)
 	ev.ProviderGUID = m.ProviderGUID
 	ev.ID = m.EventID
-	ev.ThreadID = h.thread
+	ev.ThreadID = x.thread
 	ev.CaptureThreadID = w.capture
 	ev.ProcessorNumber = w.proc
-	ev.SequenceNumber = h.seq
-	ev.IsSorted = h.sorted
-	ev.Timestamp = h.ts
-	ev.StackID = h.sid
-	if h.ext == 0 {
+	ev.SequenceNumber = x.seq
+	ev.IsSorted = x.sorted
+	ev.Timestamp = x.ts
+	ev.StackID = x.sid
+	if x.ext == 0 {
 		ev.Version = m.Version
 		ev.Level = m.Level
 		ev.Opcode = m.Opcode
@@ -362,7 +357,7 @@ func (r *Reader) release(i int32) *Event {
 		ev.RelatedActivityID = clrimpl.GUID{}
 		ev.setThread(nil, nil)
 	} else {
-		x := &s.exts[h.ext-1]
+		x := &s.exts[x.ext-1]
 		ev.Version = x.version
 		ev.Level = x.level
 		ev.Opcode = x.opcode
@@ -372,15 +367,15 @@ func (r *Reader) release(i int32) *Event {
 		ev.RelatedActivityID = x.related
 		ev.setThread(x.thread, x.labels)
 	}
-	po, pe := h.payOff, h.payOff+h.payLen
-	ev.Payload = s.blocks[h.blk][po:pe:pe]
+	po, pe := x.payOff, x.payOff+x.payLen
+	ev.Payload = s.blocks[x.blk][po:pe:pe]
 	// The stack, written whether or not it changed and without a branch
 	// on whether there is one: about a third of the events have none, in
 	// no pattern a branch predictor learns.
 	// An empty stack's offset is taken as 0: only rows with IPs are sure
 	// to lie within the stretch's stack table.
-	n := uint64(h.stkLen)
-	so := uint64(h.stkOff) & -((n | -n) >> 63)
+	n := uint64(x.stkLen)
+	so := uint64(x.stkOff) & -((n | -n) >> 63)
 	st := s.stretchIPs[so : so+n : so+n]
 	if n == 0 {
 		st = nil
