@@ -521,6 +521,10 @@ func (r *Reader) readV6Block() (kind int, err error) {
 // thread (see Event.IsSorted and the format spec).
 func (r *Reader) Next() (*Event, error) {
 	if r.order == TimeOrder && r.ver >= 4 {
+		if s := &r.sorted; len(s.runs) > 0 && !s.open {
+			// What nextSorted would do, a call sooner.
+			return r.release(), nil
+		}
 		return r.nextSorted()
 	}
 	return r.nextRaw()
@@ -1213,6 +1217,7 @@ func (r *Reader) addMetadata(m *Metadata) {
 	}
 	m.describe()
 	r.meta[m.ID] = m
+	r.sorted.newMetaEpoch() // time order's IDs may now name other metadata
 	// IDs are small and dense from V3 on (V1/V2 use stream offsets, which
 	// stay in the map); growing only up to twice the records read keeps a
 	// hostile ID from costing more than the input backs.
@@ -1376,6 +1381,7 @@ func (r *Reader) sequencePoint() error {
 	if flags&2 != 0 {
 		clear(r.meta)
 		clear(r.metaByID)
+		r.sorted.newMetaEpoch()
 	}
 	return nil
 }

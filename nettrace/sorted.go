@@ -79,10 +79,15 @@ type sortState struct {
 	n      int32                // how many are held
 	runs   []mergeRun           // the merge heap; a run is a range of held events
 
-	metas   []*Metadata // the stretch's metadata; heldRec.meta indexes it
-	metaPos []uint32    // metadata ID → index+1 in metas (a hint, checked)
-	exts    []heldExt   // heldRec.ext-1 indexes it
-	writers []writer    // heldRec.writer indexes it
+	metas []*Metadata // the stretch's metadata; heldRec.meta indexes it
+	// metaPos maps a metadata ID below 1<<16 to its index in metas, valid
+	// while its epoch is metaEpoch, which changes with every stretch and
+	// every change to the reader's metadata: the ID's metadata is then
+	// metas[idx], without a look-up.
+	metaPos   []metaSlot
+	metaEpoch uint32
+	exts      []heldExt // heldRec.ext-1 indexes it
+	writers   []writer  // heldRec.writer indexes it
 
 	blocks     [][]byte // the stretch's used-up blocks; heldRec.blk indexes them
 	blockOffs  []int64  // their offsets in the stream
@@ -149,6 +154,18 @@ func (s *sortState) writerIndex(capture uint64, proc uint32) uint32 {
 	return uint32(len(s.writers) - 1)
 }
 
+// metaSlot is a metaPos entry.
+type metaSlot struct{ idx, epoch uint32 }
+
+// newMetaEpoch makes every metaPos entry stale.
+func (s *sortState) newMetaEpoch() {
+	s.metaEpoch++
+	if s.metaEpoch == 0 {
+		clear(s.metaPos)
+		s.metaEpoch = 1
+	}
+}
+
 // heldExt is what some events have beyond heldRec.
 type heldExt struct {
 	activity, related      clrimpl.GUID
@@ -196,7 +213,7 @@ func (r *Reader) nextSorted() (*Event, error) {
 	s := &r.sorted
 	for {
 		if len(s.runs) > 0 && (!s.open || s.marked && s.runs[0].ts <= s.mark) {
-			return r.release(s.pop()), nil
+			return r.release(), nil
 		}
 		if !s.open {
 			if s.err != nil {
@@ -281,9 +298,11 @@ func (s *sortState) spend(r *Reader) *spent {
 	return sp
 }
 
-// pop removes the earliest held event from the merge heap and returns its
-// index.
-func (s *sortState) pop() int32 {
+// release removes the earliest held event from the merge heap and fills
+// r.ev from it, as decodeEvent would have. (One function, not two: a call
+// costs more than the sift.)
+func (r *Reader) release() *Event {
+	s := &r.sorted
 	h := s.runs
 	top := &h[0]
 	i := top.pos
@@ -297,9 +316,7 @@ func (s *sortState) pop() int32 {
 		s.runs = h
 	}
 	// Sift the root down.
-	n := len(h)
-	j := 0
-	for {
+	for j, n := 0, len(h); ; {
 		c := 2*j + 1
 		if c >= n {
 			break
@@ -313,29 +330,24 @@ func (s *sortState) pop() int32 {
 		h[j], h[c] = h[c], h[j]
 		j = c
 	}
-	return i
-}
 
-// release fills r.ev from held event i, as decodeEvent would have.
-func (r *Reader) release(i int32) *Event {
-	s := &r.sorted
-	h := s.rec(i)
-	m := s.metas[h.meta]
-	w := &s.writers[h.writer]
+	x := s.rec(i)
+	m := s.metas[x.meta]
+	w := &s.writers[x.writer]
 	ev := &r.ev
-	ev.Offset = s.blockOffs[h.blk] + int64(h.payOff) - int64(h.hlen)
+	ev.Offset = s.blockOffs[x.blk] + int64(x.payOff) - int64(x.hlen)
 	ev.MetadataID = m.ID
 	ev.setMeta(m)
 	ev.ProviderGUID = m.ProviderGUID
 	ev.ID = m.EventID
-	ev.ThreadID = h.thread
+	ev.ThreadID = x.thread
 	ev.CaptureThreadID = w.capture
 	ev.ProcessorNumber = w.proc
-	ev.SequenceNumber = h.seq
-	ev.IsSorted = h.sorted
-	ev.Timestamp = h.ts
-	ev.StackID = h.sid
-	if h.ext == 0 {
+	ev.SequenceNumber = x.seq
+	ev.IsSorted = x.sorted
+	ev.Timestamp = x.ts
+	ev.StackID = x.sid
+	if x.ext == 0 {
 		ev.Version = m.Version
 		ev.Level = m.Level
 		ev.Opcode = m.Opcode
@@ -345,7 +357,7 @@ func (r *Reader) release(i int32) *Event {
 		ev.RelatedActivityID = clrimpl.GUID{}
 		ev.setThread(nil, nil)
 	} else {
-		x := &s.exts[h.ext-1]
+		x := &s.exts[x.ext-1]
 		ev.Version = x.version
 		ev.Level = x.level
 		ev.Opcode = x.opcode
@@ -355,14 +367,20 @@ func (r *Reader) release(i int32) *Event {
 		ev.RelatedActivityID = x.related
 		ev.setThread(x.thread, x.labels)
 	}
-	po, pe := h.payOff, h.payOff+h.payLen
-	ev.Payload = s.blocks[h.blk][po:pe:pe]
-	var st []uint64
-	if h.stkLen > 0 {
-		so, se := h.stkOff, h.stkOff+h.stkLen
-		st = s.stretchIPs[so:se:se]
+	po, pe := x.payOff, x.payOff+x.payLen
+	ev.Payload = s.blocks[x.blk][po:pe:pe]
+	// The stack, written whether or not it changed and without a branch
+	// on whether there is one: about a third of the events have none, in
+	// no pattern a branch predictor learns.
+	// An empty stack's offset is taken as 0: only rows with IPs are sure
+	// to lie within the stretch's stack table.
+	n := uint64(x.stkLen)
+	so := uint64(x.stkOff) & -((n | -n) >> 63)
+	st := s.stretchIPs[so : so+n : so+n]
+	if n == 0 {
+		st = nil
 	}
-	ev.setStack(st)
+	ev.Stack = st
 	return ev
 }
 
@@ -380,6 +398,7 @@ func (r *Reader) startStretch() {
 	clear(s.metas)
 	clear(s.exts)
 	s.metas, s.exts, s.writers = s.metas[:0], s.exts[:0], s.writers[:0]
+	s.newMetaEpoch()
 	s.ipsMoved = false
 	if s.carry {
 		c := s.add()
@@ -546,19 +565,26 @@ func (r *Reader) holdRecord() error {
 	}
 	r.pos = end
 	hd := &r.hdr
-	m := r.lookupMeta(hd.metaID)
-	if m == nil {
-		return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", hd.metaID))
+	s := &r.sorted
+	var mi uint32
+	if id := hd.metaID; int(id) < len(s.metaPos) && s.metaPos[id].epoch == s.metaEpoch {
+		mi = s.metaPos[id].idx
+	} else {
+		m := r.lookupMeta(id)
+		if m == nil {
+			return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", id))
+		}
+		mi = s.metaIndex(id, m)
 	}
 	if d := &r.drops; d.next(hd.captureThreadID, hd.seq) {
 		d.curSeq = hd.seq
 	} else {
 		d.event(hd.captureThreadID, hd.seq)
 	}
-	s := &r.sorted
 	thread, capture := hd.threadID, hd.captureThreadID
 	ext := int32(0)
 	if r.ver == 6 {
+		m := s.metas[mi]
 		x := heldExt{
 			pid: uint64(r.info.ProcessID), keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
 		}
@@ -587,6 +613,7 @@ func (r *Reader) holdRecord() error {
 		s.exts = append(s.exts, x)
 		ext = int32(len(s.exts))
 	} else if hd.ids {
+		m := s.metas[mi]
 		s.exts = append(s.exts, heldExt{
 			activity: hd.activity, related: hd.related, pid: uint64(r.info.ProcessID),
 			keywords: m.Keywords, version: m.Version, level: m.Level, opcode: m.Opcode,
@@ -598,7 +625,7 @@ func (r *Reader) holdRecord() error {
 	h.thread = thread
 	h.seq = hd.seq
 	h.writer = s.writerIndex(capture, hd.proc)
-	h.meta = s.metaIndex(hd.metaID, m) // m.ID, without touching m
+	h.meta = mi
 	h.sid = hd.stackID
 	h.payOff, h.payLen = uint32(p), hd.payloadSize
 	h.stkOff, h.stkLen = 0, 0
@@ -619,16 +646,22 @@ func (r *Reader) holdRecord() error {
 }
 
 // metaIndex returns m's index in metas, adding it if needed; id is m.ID.
+// An ID below 1<<16 gets a metaPos entry for the events after it.
 func (s *sortState) metaIndex(id uint32, m *Metadata) uint32 {
+	if s.metaEpoch == 0 {
+		s.metaEpoch = 1
+	}
 	if id < 1<<16 {
 		if int(id) >= len(s.metaPos) {
-			s.metaPos = append(s.metaPos, make([]uint32, int(id)+1-len(s.metaPos))...)
+			s.metaPos = append(s.metaPos, make([]metaSlot, int(id)+1-len(s.metaPos))...)
 		}
-		if p := s.metaPos[id]; p != 0 && int(p) <= len(s.metas) && s.metas[p-1] == m {
-			return p - 1
+		// An entry of an earlier epoch may still be right: it is checked.
+		if p := s.metaPos[id].idx; int(p) < len(s.metas) && s.metas[p] == m {
+			s.metaPos[id].epoch = s.metaEpoch
+			return p
 		}
 		s.metas = append(s.metas, m)
-		s.metaPos[id] = uint32(len(s.metas))
+		s.metaPos[id] = metaSlot{uint32(len(s.metas) - 1), s.metaEpoch}
 		return uint32(len(s.metas) - 1)
 	}
 	for i, x := range s.metas {

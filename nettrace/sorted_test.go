@@ -3,10 +3,12 @@ package nettrace
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -154,5 +156,45 @@ func TestTimeOrderAllocs(t *testing.T) {
 	})
 	if allocs > 0.05 {
 		t.Errorf("%.3f allocations per event in time order", allocs)
+	}
+}
+
+// TestTimeOrderMetadataRedefined: an ID given new metadata in the middle of
+// a stretch names the new metadata from then on, in time order as in file
+// order, though the events come out of the order in which they were read.
+func TestTimeOrderMetadataRedefined(t *testing.T) {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, tid: 1})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "A"})
+	w.events(true, wEvent{meta: 1, thread: 1, capThread: 1, seq: 1, ts: 20})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 2, name: "B"})
+	w.events(true, wEvent{meta: 1, thread: 1, capThread: 1, seq: 2, ts: 10}, wEvent{meta: 1, thread: 1, capThread: 1, seq: 3, ts: 30})
+	data := w.end()
+	for _, tc := range []struct {
+		order Order
+		want  string
+	}{{FileOrder, "A@20 B@10 B@30"}, {TimeOrder, "B@10 A@20 B@30"}} {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOrder(tc.order)
+		var got []string
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%v: %v", tc.order, err)
+			}
+			got = append(got, fmt.Sprintf("%s@%d", e.Name, e.Timestamp))
+			if want := uint16(map[string]int{"A": 1, "B": 2}[e.Name]); e.ID != want {
+				t.Errorf("%v: %s has ID %d, want %d", tc.order, e.Name, e.ID, want)
+			}
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("%v: got %s, want %s", tc.order, g, tc.want)
+		}
 	}
 }

@@ -319,8 +319,28 @@ func (r *Reader) Next() (*Event, error) {
 		if err != nil {
 			return nil, r.wrap(err)
 		}
-		r.fromNetTrace(e)
-		return &r.ev, nil
+		// The event's resolved type, from the cache by metadata ID
+		// without a call when it is there (resolveMeta). Only what
+		// changes is written: of an EventPipe reader's Event, only res
+		// and typ (from one kind of event to another), nt (the format
+		// reader hands out one Event) and the flags Descriptor sets.
+		// While the GC marks, each pointer written costs a write
+		// barrier.
+		var res *resolved
+		if m, id := e.Metadata, int(e.MetadataID); m != nil && id < len(r.metaCache) && r.metaCache[id].meta == m && m.EventID == e.ID && m.Version == e.Version {
+			res = r.metaCache[id].res
+		} else {
+			res = r.resolveMeta(e)
+		}
+		ev := &r.ev
+		if ev.res != res {
+			ev.res, ev.typ = res, res.typ
+		}
+		if ev.nt != e {
+			ev.nt = e
+		}
+		ev.generated = false
+		return ev, nil
 	}
 	e, err := r.et.Next()
 	if err != nil {
@@ -338,22 +358,6 @@ func (r *Reader) wrap(err error) error {
 		return d
 	}
 	return fmt.Errorf("%s: %w", r.cfg.name, err)
-}
-
-func (r *Reader) fromNetTrace(e *nettrace.Event) {
-	res := r.resolveMeta(e)
-	// Only what changes is written: of an EventPipe reader's Event, only
-	// res and typ (from one kind of event to another), nt (the format
-	// reader hands out one Event) and the flags Descriptor sets. While the
-	// GC marks, each pointer written costs a write barrier.
-	ev := &r.ev
-	if ev.res != res {
-		ev.res, ev.typ = res, res.typ
-	}
-	if ev.nt != e {
-		ev.nt = e
-	}
-	ev.generated = false
 }
 
 // resolveMeta maps an EventPipe event to the tables through its metadata
