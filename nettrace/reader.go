@@ -542,6 +542,7 @@ func (r *Reader) nextRaw() (*Event, error) {
 				if err != nil {
 					if err = r.recover(err); err != nil {
 						r.err = err
+						r.s.end()
 						return nil, err
 					}
 					continue
@@ -555,6 +556,7 @@ func (r *Reader) nextRaw() (*Event, error) {
 		}
 		if err := r.nextBlock(); err != nil {
 			r.err = err
+			r.s.end()
 			return nil, err
 		}
 	}

@@ -517,6 +517,7 @@ func (r *Reader) nextHeld() error {
 				}
 				if err = r.recover(err); err != nil {
 					r.err = err
+					r.s.end()
 					return err
 				}
 				continue
@@ -525,6 +526,7 @@ func (r *Reader) nextHeld() error {
 		}
 		if err := r.nextBlock(); err != nil {
 			r.err = err
+			r.s.end()
 			return err
 		}
 		if r.spSeen && !s.ipsMoved && s.n > 0 {

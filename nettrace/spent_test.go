@@ -8,11 +8,18 @@ import (
 	"testing"
 )
 
-// TestSpentBuffers: Readers in time order that reuse what finished ones
-// left (their record chunks, block buffers and stack tables) hand out the
-// same events, payloads and stacks as the first, whatever traces read
-// before; and none is given twice.
+// TestSpentBuffers: Readers that reuse what finished ones left (their
+// stream buffers; in time order their record chunks, block buffers and
+// stack tables too) hand out the same events, payloads and stacks as the
+// first, whatever traces read before, in either order; and none is given
+// twice.
 func TestSpentBuffers(t *testing.T) {
+	for _, o := range []Order{TimeOrder, FileOrder} {
+		t.Run(o.String(), func(t *testing.T) { testSpentBuffers(t, o) })
+	}
+}
+
+func testSpentBuffers(t *testing.T, order Order) {
 	paths := []string{
 		filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"),
 		filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"),
@@ -22,7 +29,7 @@ func TestSpentBuffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.SetOrder(TimeOrder)
+		r.SetOrder(order)
 		h := fnv.New64a()
 		var b [8]byte
 		for {
@@ -41,8 +48,11 @@ func TestSpentBuffers(t *testing.T) {
 				h.Write(b[:])
 			}
 		}
-		if r.sorted.chunks != nil || r.blk != nil {
+		if order == TimeOrder && (r.sorted.chunks != nil || r.blk != nil) {
 			t.Error("a finished Reader kept its buffers")
+		}
+		if r.s.own != nil {
+			t.Error("a finished Reader kept its stream buffer")
 		}
 		return h.Sum64()
 	}
@@ -68,5 +78,50 @@ func TestSpentBuffers(t *testing.T) {
 	r := &Reader{blk: s.blocks[1]}
 	if sp := s.spend(r); len(sp.blocks) != 3 || len(sp.chunks) != 1 {
 		t.Errorf("%d buffers given for 3, %d chunks for 1", len(sp.blocks), len(sp.chunks))
+	}
+}
+
+// TestStreamBufferReused: a Reader made after another has read to the end
+// takes its stream buffer (64 KiB) instead of making one, and the
+// finished Reader, asked again, finds the end, not the new one's input.
+func TestStreamBufferReused(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
+	drain := func(r *Reader) int {
+		n := 0
+		for {
+			_, err := r.Next()
+			if err == io.EOF {
+				return n
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	r1, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := r1.s.own
+	want := drain(r1)
+	r2, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.s.own != buf {
+		t.Error("the second Reader made a stream buffer of its own")
+	}
+	if n := drain(r1); n != 0 {
+		t.Errorf("the finished Reader gave %d more events", n)
+	}
+	if _, err := r1.s.peek(1); err != io.EOF {
+		t.Errorf("the finished Reader's stream: %v, want io.EOF", err)
+	}
+	if got := drain(r2); got != want {
+		t.Errorf("the second Reader gave %d events, the first %d", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math/bits"
+	"sync"
 )
 
 // stream is a forward-only byte source that counts its offset. Small reads
@@ -15,12 +16,44 @@ import (
 // backs.
 type stream struct {
 	br  *bufio.Reader
-	off int64 // offset of the next unread byte
+	own *bufio.Reader // the buffer the stream was made with, until end
+	off int64         // offset of the next unread byte
 }
 
+// streamBufs keeps the buffers (64 KiB) of streams that have ended for
+// the next ones: a program that reads many traces (a collector's
+// sessions, a dataset's traces, profiles built one after the other) makes
+// them once.
+var streamBufs sync.Pool
+
 func newStream(r io.Reader) *stream {
-	return &stream{br: bufio.NewReaderSize(r, 64<<10)}
+	br, ok := streamBufs.Get().(*bufio.Reader)
+	if ok {
+		br.Reset(r)
+	} else {
+		br = bufio.NewReaderSize(r, 64<<10)
+	}
+	return &stream{br: br, own: br}
 }
+
+// end gives the stream's buffer to the next stream once the Reader's
+// input has ended or failed for good (its error is sticky: it reads
+// nothing more). Should anything read after all, it finds the end of the
+// input, not another stream's bytes.
+func (s *stream) end() {
+	if s.own == nil {
+		return
+	}
+	s.br = bufio.NewReaderSize(eofReader{}, 16)
+	s.own.Reset(nil)
+	streamBufs.Put(s.own)
+	s.own = nil
+}
+
+// eofReader is an input at its end.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // errShort is returned (wrapped) when the input ends inside a structure.
 var errShort = io.ErrUnexpectedEOF

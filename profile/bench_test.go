@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/trace"
@@ -111,5 +113,32 @@ func BenchmarkBuildCPUETW(b *testing.B) {
 				r.Close()
 			}
 		})
+	}
+}
+
+// TestRawBlocksReused: a build's sample blocks go to the next one (Build
+// releases them once the profile is made): a build of a few samples
+// after another allocates bytes, not another 160 KiB block.
+func TestRawBlocksReused(t *testing.T) {
+	cycle := func() {
+		var rs raws
+		for i := range 100 {
+			rs.add(raw{ts: int64(i)})
+		}
+		if rs.n != 100 || rs.at(99).ts != 99 {
+			t.Fatalf("raws: n %d, last %d", rs.n, rs.at(99).ts)
+		}
+		rs.release()
+	}
+	cycle()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	const n = 100
+	for range n {
+		cycle()
+	}
+	runtime.ReadMemStats(&m1)
+	if per := (m1.TotalAlloc - m0.TotalAlloc) / n; per > 1<<10 {
+		t.Errorf("a build of 100 samples after another allocates %d bytes; a block is %d", per, chunk*int(unsafe.Sizeof(raw{})))
 	}
 }
