@@ -114,8 +114,8 @@ func (f *flusher) stop() error {
 // does not grow its arrays again for each row group) and the arrays in
 // the trace's pool (arrays, for any table's rows). When the four together
 // pass limit, the table holding the most ships its rows as a row group,
-// idle arrays go to the pool and the pool lets its biggest go, or the
-// reading side waits for the flusher (relieve).
+// idle arrays go to the pool and the pool lets arrays go (the smallest
+// first), or the reading side waits for the flusher (relieve).
 // So the memory follows the limit, not the trace's size or its number
 // of tables, and a big table's row groups stay large while small tables
 // keep theirs to the end.
@@ -149,8 +149,8 @@ func (m *budget) signal() {
 }
 
 // relieve ships row groups, the biggest first, moves idle arrays to the
-// pool, lets the pool's biggest arrays go and waits for the flusher,
-// until the tables are within the limit again.
+// pool, lets the pool's arrays go (the smallest first) and waits for the
+// flusher, until the tables are within the limit again.
 func (m *budget) relieve() error {
 	for m.over() {
 		if m.buffered > m.limit/2 && m.biggest() != nil {
