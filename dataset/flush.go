@@ -30,7 +30,10 @@ type job struct {
 func newFlusher() *flusher {
 	// Room for a row group of every table of a busy trace; the budget
 	// bounds the memory they hold.
-	f := &flusher{jobs: make(chan job, 64), opens: make(chan *table, 64)}
+	// A trace may open a table for each of hundreds of event types in its
+	// first milliseconds (an ETW log's rundown): the opener's queue holds
+	// them rather than a goroutine each.
+	f := &flusher{jobs: make(chan job, 64), opens: make(chan *table, 512)}
 	f.wg.Add(2)
 	go f.run()
 	go f.opener()
