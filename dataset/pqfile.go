@@ -654,9 +654,14 @@ func (p *pqWriter) dictionary(c *colData) bool {
 // (PLAIN-encoded).
 func (p *pqWriter) writeConstDictPage(v []byte, md *format.ColumnMetaData) error {
 	p.page = append(p.page[:0], v...)
+	return p.writeDict(1, md)
+}
+
+// writeDict writes p.page as a dictionary page of n PLAIN values.
+func (p *pqWriter) writeDict(n int, md *format.ColumnMetaData) error {
 	var h format.PageHeader
 	h.Type = format.DictionaryPage
-	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: 1, Encoding: format.Plain})
+	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(n), Encoding: format.Plain})
 	return p.writePage(&h, p.page, md)
 }
 
@@ -672,10 +677,7 @@ func (p *pqWriter) writeIntDictPage(ph physical, md *format.ColumnMetaData) erro
 		}
 	}
 	p.page = b
-	var h format.PageHeader
-	h.Type = format.DictionaryPage
-	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(p.ints.n), Encoding: format.Plain})
-	return p.writePage(&h, b, md)
+	return p.writeDict(p.ints.n, md)
 }
 
 func (p *pqWriter) writeDictPage(c *colData, md *format.ColumnMetaData) error {
@@ -685,10 +687,7 @@ func (p *pqWriter) writeDictPage(c *colData, md *format.ColumnMetaData) error {
 		b = append(b, c.data[s.off:s.off+s.n]...)
 	}
 	p.page = b
-	var h format.PageHeader
-	h.Type = format.DictionaryPage
-	h.DictionaryPageHeader.Set(format.DictionaryPageHeader{NumValues: int32(len(p.dictSpans)), Encoding: format.Plain})
-	return p.writePage(&h, b, md)
+	return p.writeDict(len(p.dictSpans), md)
 }
 
 // writeDataPage writes levels [l0,l1) and values [v0,v1) as a data page.

@@ -38,27 +38,27 @@ func record(t testing.TB, w *simruntime.Workload, req *simruntime.Collect, d tim
 // counts counts a trace's events by name, and its exceptions by type.
 func counts(t testing.TB, data []byte) (names, exceptions map[string]int) {
 	names, exceptions = map[string]int{}, map[string]int{}
-	r, err := trace.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachEvent(t, data, func(e *trace.Event) {
 		names[e.Name()]++
 		if e.Name() == "ExceptionThrown_V1" {
 			v, _ := e.Decode()
 			exceptions[v.(*clrevents.ExceptionThrownV1).ExceptionType.String()]++
 		}
-	}
+	})
+	return names, exceptions
 }
 
 func feed(t testing.TB, p *metrics.Process, data []byte) {
+	eachEvent(t, data, func(e *trace.Event) {
+		if err := p.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// eachEvent calls fn with every event of the trace.
+func eachEvent(t testing.TB, data []byte, fn func(*trace.Event)) {
+	t.Helper()
 	r, err := trace.NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -71,9 +71,7 @@ func feed(t testing.TB, p *metrics.Process, data []byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Add(e); err != nil {
-			t.Fatal(err)
-		}
+		fn(e)
 	}
 }
 
