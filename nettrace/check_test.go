@@ -420,7 +420,11 @@ func FuzzChecker(f *testing.F) {
 		for i := 0; err == nil && i < 100000; i++ {
 			_, err = r.Next()
 		}
-		if err == io.EOF && want != nil && !strings.Contains(want.Error(), "padding") && !strings.Contains(want.Error(), "goes on after its end") {
+		// The checker reads what a runtime sends over its diagnostics
+		// channel, NetTrace; a NetPerf file (the reader reads it too) is
+		// not its to accept.
+		netPerf := bytes.HasPrefix(data, []byte("\x14\x00\x00\x00!FastSerialization.1"))
+		if err == io.EOF && want != nil && !netPerf && !strings.Contains(want.Error(), "padding") && !strings.Contains(want.Error(), "goes on after its end") {
 			t.Fatalf("the reader reads it all; the checker says %v", want)
 		}
 	})
