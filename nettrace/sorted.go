@@ -99,6 +99,9 @@ type sortState struct {
 	err error // what ended the raw stream, handed out after the held events
 	// reused: the buffers of a finished Reader were asked for (spent).
 	reused bool
+	// peak: the most block buffers the Reader has held at once, the
+	// used-up blocks of a stretch and the one being read.
+	peak int
 
 	// open: the stretch is still being read (no sequence point or end of
 	// the stream yet). Only with SetLowLatency are events handed out of
@@ -256,6 +259,12 @@ func (s *sortState) reuse(r *Reader) {
 	}
 	s.chunks = sp.chunks // every field of a record is written before it is read
 	s.spare = append(s.spare, sp.blocks...)
+	if cap(r.blk) == 0 && len(s.spare) > 0 {
+		// The first block goes into a spare buffer too.
+		n := len(s.spare) - 1
+		r.blk, s.spare[n] = s.spare[n][:0], nil
+		s.spare = s.spare[:n]
+	}
 	if len(r.ips) == 0 && cap(sp.ips) > cap(r.ips) {
 		r.ips = sp.ips[:0]
 	}
@@ -280,9 +289,15 @@ func (s *sortState) spend(r *Reader) *spent {
 	if cap(r.blk) > 0 && !slices.ContainsFunc(bufs, func(b []byte) bool { return cap(b) > 0 && &b[:1][0] == &r.blk[:1][0] }) {
 		bufs = append(bufs, r.blk)
 	}
+	// The next Reader needs as many buffers as this one held at once,
+	// the biggest: more would pile up, Reader after Reader (one whose
+	// first block came in a new buffer gave one more each time).
+	bufs = slices.DeleteFunc(bufs, func(b []byte) bool { return cap(b) == 0 })
+	slices.SortFunc(bufs, func(a, b []byte) int { return cap(b) - cap(a) })
+	bufs = bufs[:min(len(bufs), max(s.peak, 1))]
 	kept := 0
 	for _, b := range bufs {
-		if cap(b) > 0 && kept+cap(b) <= maxSpent {
+		if kept+cap(b) <= maxSpent {
 			sp.blocks = append(sp.blocks, b[:0])
 			kept += cap(b)
 		}
@@ -292,7 +307,7 @@ func (s *sortState) spend(r *Reader) *spent {
 		sp.ips = s.spareIPs[:0]
 	}
 	s.chunks, s.blocks, s.spare, s.blockOffs = nil, nil, nil, nil
-	s.stretchIPs, s.spareIPs = nil, nil
+	s.stretchIPs, s.spareIPs, s.peak = nil, nil, 0
 	r.blk, r.ips = nil, nil
 	s.n, s.runs = 0, s.runs[:0]
 	return sp
@@ -547,6 +562,7 @@ func (r *Reader) retireBlock() {
 	r.inEvents = false
 	s.blocks = append(s.blocks, r.blk)
 	s.blockOffs = append(s.blockOffs, r.blkOff)
+	s.peak = max(s.peak, len(s.blocks)+1) // and the next block's
 	r.blk = nil
 	if n := len(s.spare); n > 0 {
 		r.blk = s.spare[n-1][:0]

@@ -33,11 +33,16 @@ type env struct {
 
 // The traces, by their names in the table.
 const (
-	trace30     = "3.0"
-	traceWebapp = "webapp"
-	traceSingle = "single-thread"
-	trace20     = "2.0"
+	trace30      = "3.0"
+	traceWebapp  = "webapp"
+	traceSingle  = "single-thread"
+	trace50      = "5.0"
+	traceManaged = "managed"
+	trace20      = "2.0"
 )
+
+// headerTraces are the traces of the header rows, in the table's order.
+var headerTraces = []string{trace30, traceWebapp, traceSingle, trace50, traceManaged}
 
 func setup() (*env, error) {
 	root, err := filepath.Abs(*rootDir)
@@ -76,19 +81,30 @@ func setup() (*env, error) {
 	}
 	add(trace30, filepath.Join(root, "testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"))
 	add(traceSingle, filepath.Join(root, "testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"))
+	add(trace50, filepath.Join(root, "testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	if _, err := os.Stat(sh); err != nil {
+		e.skipped = append(e.skipped, fmt.Sprintf("trace %s: %v (the shared fixtures are not beside the checkout)", traceManaged, err))
+	} else {
+		add(traceManaged, filepath.Join(sh, "perfview/only_managed_samples.nettrace.zip"))
+	}
 	if dir, err := peerDir(); err != nil {
 		e.skipped = append(e.skipped, fmt.Sprintf("trace %s: the peer module's directory: %v", traceWebapp, err))
 	} else {
 		add(traceWebapp, filepath.Join(dir, "nettrace/testdata/dotnet-5.0-SampleProfiler-webapp.golden.nettrace"))
 	}
-	// Whole processes read files: the 3.0 trace unzipped, and the shared
-	// 2.0 netperf.
-	if data, ok := e.traces[trace30]; ok {
-		p := filepath.Join(e.tmp, "3.0.nettrace")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return nil, err
+	// Whole processes read files: the zipped traces unzipped, and the
+	// shared 2.0 netperf.
+	for _, t := range headerTraces {
+		if _, ok := e.files[t]; ok {
+			continue
 		}
-		e.files[trace30] = p
+		if data, ok := e.traces[t]; ok {
+			p := filepath.Join(e.tmp, t+".nettrace")
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				return nil, err
+			}
+			e.files[t] = p
+		}
 	}
 	if data, err := readTrace(filepath.Join(sh, "perfview/eventpipe-dotnetcore2.0-linux-objver2.netperf.zip")); err != nil {
 		e.skipped = append(e.skipped, fmt.Sprintf("trace %s (parquet row): %v (the shared fixtures are not beside the checkout)", trace20, err))
@@ -160,7 +176,7 @@ func unzipMember(data []byte, name string) ([]byte, error) {
 // rows lists every row whose traces are at hand, in the table's order.
 func (e *env) rows() []*row {
 	var rows []*row
-	for _, t := range []string{trace30, traceWebapp, traceSingle} {
+	for _, t := range headerTraces {
 		data, ok := e.traces[t]
 		if !ok {
 			continue
@@ -178,7 +194,7 @@ func (e *env) rows() []*row {
 			&row{name: "peer-handlers", trace: t, a: side{"peer-all", func() uint64 { return peerAll(data).sum() }, nil}, b: peer},
 		)
 	}
-	for _, t := range []string{trace30, traceWebapp, traceSingle} {
+	for _, t := range headerTraces {
 		f, ok := e.files[t]
 		if !ok {
 			continue
