@@ -68,6 +68,11 @@
 //     (dotnet-5.0-SampleProfiler-webapp, 3.6 MB, from the peer module's
 //     nettrace/testdata, found with go list -m; single-thread is also in
 //     this repository's testdata).
+//   - 5.0: the .NET 5 trace in testdata/traces
+//     (eventpipe-dotnetcore5.0-win-x64-arraytypes, 0.5 MB): a small trace,
+//     where what a reader costs to make and to end shows.
+//   - managed: only_managed_samples.nettrace from ../shared (0.5 MB, a
+//     .NET 5 sample profile).
 //   - 2.0: the 62 MB .NET Core 2.0 netperf from ../shared (Parquet row
 //     only; the peer cannot read netperf files).
 //
