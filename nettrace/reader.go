@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/clrgo/clrevents/clrimpl"
@@ -148,6 +149,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 		labels:  make(map[uint32]*LabelList),
 	}
 	rd.ev.info = &rd.info
+	if sp, ok := rawPool.Get().(*rawSpent); ok {
+		rd.blk, rd.ips = sp.blk, sp.ips
+	}
 	if err := rd.readHeader(); err != nil {
 		return nil, err
 	}
@@ -541,8 +545,7 @@ func (r *Reader) nextRaw() (*Event, error) {
 				ok, err := r.decodeEvent()
 				if err != nil {
 					if err = r.recover(err); err != nil {
-						r.err = err
-						r.s.end()
+						r.endRaw(err)
 						return nil, err
 					}
 					continue
@@ -555,12 +558,35 @@ func (r *Reader) nextRaw() (*Event, error) {
 			r.inEvents = false
 		}
 		if err := r.nextBlock(); err != nil {
-			r.err = err
-			r.s.end()
+			r.endRaw(err)
 			return nil, err
 		}
 	}
 }
+
+// endRaw ends a file-order read with err, for good: the stream's buffer,
+// the block buffer and the stack table go to the next Reader (rawPool).
+// The last event's payload and stack were valid until this call to Next.
+func (r *Reader) endRaw(err error) {
+	r.err = err
+	r.s.end()
+	if cap(r.blk) > 0 && cap(r.blk) <= maxSpent {
+		rawPool.Put(&rawSpent{blk: r.blk[:0], ips: r.ips[:0]})
+	}
+	r.blk, r.ips = nil, nil
+}
+
+// rawSpent is what a file-order Reader leaves for the next Reader: the
+// block buffer, grown to the biggest block it read (by doubling: twice
+// that allocated, for each Reader, when each made its own), and its stack
+// table. A program that reads many traces (a collector's profile windows,
+// a dataset's traces) allocates them about once.
+type rawSpent struct {
+	blk []byte
+	ips []uint64
+}
+
+var rawPool sync.Pool
 
 // nextBlock reads and handles the next block, object or (V1/V2) event
 // record, going on past damage as recover allows; it returns the error

@@ -51,6 +51,9 @@ func testSpentBuffers(t *testing.T, order Order) {
 		if order == TimeOrder && (r.sorted.chunks != nil || r.blk != nil) {
 			t.Error("a finished Reader kept its buffers")
 		}
+		if order == FileOrder && (r.blk != nil || r.ips != nil) {
+			t.Error("a finished file-order Reader kept its block buffer or stack table")
+		}
 		if r.s.own != nil {
 			t.Error("a finished Reader kept its stream buffer")
 		}
@@ -129,7 +132,8 @@ func TestSpentBuffersBounded(t *testing.T) {
 }
 
 // TestStreamBufferReused: a Reader made after another has read to the end
-// takes its stream buffer (64 KiB) instead of making one, and the
+// takes its stream buffer (64 KiB) and its block buffer instead of making
+// them, and the
 // finished Reader, asked again, finds the end, not the new one's input.
 func TestStreamBufferReused(t *testing.T) {
 	if raceEnabled {
@@ -161,6 +165,9 @@ func TestStreamBufferReused(t *testing.T) {
 	}
 	if r2.s.own != buf {
 		t.Error("the second Reader made a stream buffer of its own")
+	}
+	if cap(r2.blk) == 0 {
+		t.Error("the second Reader did not take the first one's block buffer")
 	}
 	if n := drain(r1); n != 0 {
 		t.Errorf("the finished Reader gave %d more events", n)
