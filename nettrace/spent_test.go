@@ -1,11 +1,14 @@
 package nettrace
 
 import (
+	"bufio"
 	"bytes"
 	"hash/fnv"
 	"io"
 	"path/filepath"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/readbuf"
 )
 
 // TestSpentBuffers: Readers that reuse what finished ones left (their
@@ -178,4 +181,54 @@ func TestStreamBufferReused(t *testing.T) {
 	if got := drain(r2); got != want {
 		t.Errorf("the second Reader gave %d events, the first %d", got, want)
 	}
+}
+
+// TestHandoff: a buffered reader handed off (package trace's, through
+// readbuf.Handoff) is read directly, not buffered again, and given back at
+// the end; a caller's own bufio.Reader is buffered as any reader, never
+// taken.
+func TestHandoff(t *testing.T) {
+	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
+	drain := func(r *Reader) int {
+		n := 0
+		for {
+			if _, err := r.Next(); err == io.EOF {
+				return n
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+	want := drain(mustReader(t, bytes.NewReader(data)))
+
+	br := readbuf.Get(bytes.NewReader(data))
+	r := mustReader(t, &readbuf.Handoff{R: br})
+	if r.s.br != br || r.s.own != br {
+		t.Error("a handed-off reader was buffered again")
+	}
+	if n := drain(r); n != want {
+		t.Errorf("read %d events through a handed-off reader, want %d", n, want)
+	}
+	if r.s.own != nil {
+		t.Error("a handed-off reader was not given back at the end")
+	}
+
+	mine := bufio.NewReaderSize(bytes.NewReader(data), readbuf.Size)
+	r = mustReader(t, mine)
+	if r.s.br == mine || r.s.own == mine {
+		t.Error("a caller's bufio.Reader was taken as the stream's buffer")
+	}
+	if n := drain(r); n != want {
+		t.Errorf("read %d events through a caller's bufio.Reader, want %d", n, want)
+	}
+}
+
+func mustReader(t *testing.T, in io.Reader) *Reader {
+	t.Helper()
+	r, err := NewReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"io"
 	"math/bits"
-	"sync"
+
+	"github.com/clrgo/clrevents/internal/readbuf"
 )
 
 // stream is a forward-only byte source that counts its offset. Small reads
@@ -20,19 +21,14 @@ type stream struct {
 	off int64         // offset of the next unread byte
 }
 
-// streamBufs keeps the buffers (64 KiB) of streams that have ended for
-// the next ones: a program that reads many traces (a collector's
-// sessions, a dataset's traces, profiles built one after the other) makes
-// them once.
-var streamBufs sync.Pool
-
+// newStream buffers r, with a buffer from readbuf's pool, or reads a
+// buffered reader handed off to it (package trace's, which recognised the
+// format) directly.
 func newStream(r io.Reader) *stream {
-	br, ok := streamBufs.Get().(*bufio.Reader)
-	if ok {
-		br.Reset(r)
-	} else {
-		br = bufio.NewReaderSize(r, 64<<10)
+	if h, ok := r.(*readbuf.Handoff); ok && h.R.Size() >= readbuf.Size {
+		return &stream{br: h.R, own: h.R}
 	}
+	br := readbuf.Get(r)
 	return &stream{br: br, own: br}
 }
 
@@ -45,8 +41,7 @@ func (s *stream) end() {
 		return
 	}
 	s.br = bufio.NewReaderSize(eofReader{}, 16)
-	s.own.Reset(nil)
-	streamBufs.Put(s.own)
+	readbuf.Put(s.own)
 	s.own = nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/internal/readbuf"
 	"github.com/clrgo/clrevents/internal/ziptrace"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -237,7 +238,7 @@ func openFile(f *os.File, size int64, c *config) (*Reader, error) {
 
 // newStreamReader reads a stream that cannot seek.
 func newStreamReader(src io.Reader, c *config) (*Reader, error) {
-	br := bufio.NewReaderSize(src, 64<<10)
+	br := readbuf.Get(src)
 	// "Nettrace" is recognised from 8 bytes: a live session's stream
 	// may pause after a header shorter than sniffLen.
 	head, err := br.Peek(8)
@@ -251,6 +252,7 @@ func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 	switch {
 	case isZip:
 		sp, err := ziptrace.Spool(br, -1, c.memMax, c.tempDir, c.name)
+		readbuf.Put(br) // copied out
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +263,8 @@ func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 		}
 		return r, nil
 	case format == NetPerf || format == NetTrace:
-		nr, err := nettrace.NewReader(br)
+		// nettrace reads br itself, and gives it back at the end.
+		nr, err := nettrace.NewReader(&readbuf.Handoff{R: br})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -279,6 +282,7 @@ func newStreamReader(src io.Reader, c *config) (*Reader, error) {
 			return newETL(er, c), nil
 		}
 		sp, err := ziptrace.Spool(br, -1, c.memMax, c.tempDir, c.name)
+		readbuf.Put(br) // copied out
 		if err != nil {
 			return nil, err
 		}
