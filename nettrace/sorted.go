@@ -234,14 +234,20 @@ func (r *Reader) nextSorted() (*Event, error) {
 
 // spent is what a time-order Reader that has handed out its last event
 // leaves for the next one (spentPool): its held-event chunks, block
-// buffers and stack table. A process that reads many traces one after the
+// buffers, both stack table arrays and the arrays of the merge (emptied,
+// their pointers cleared). A process that reads many traces one after the
 // other (a dataset of thousands, a collector's rolling windows) allocates
 // them once instead of once a trace; the pool lets the garbage collector
 // take them back when no Reader wants them.
 type spent struct {
-	chunks []*[recChunk]heldRec
-	blocks [][]byte
-	ips    []uint64
+	chunks    []*[recChunk]heldRec
+	blocks    [][]byte
+	ips, ips2 []uint64
+	runs      []mergeRun
+	metas     []*Metadata
+	exts      []heldExt
+	writers   []writer
+	blockOffs []int64
 }
 
 var spentPool sync.Pool
@@ -268,6 +274,9 @@ func (s *sortState) reuse(r *Reader) {
 	if len(r.ips) == 0 && cap(sp.ips) > cap(r.ips) {
 		r.ips = sp.ips[:0]
 	}
+	s.spareIPs = sp.ips2[:0]
+	s.runs, s.metas, s.exts = sp.runs[:0], sp.metas[:0], sp.exts[:0]
+	s.writers, s.blockOffs = sp.writers[:0], sp.blockOffs[:0]
 }
 
 // recycle gives what the Reader holds to the next one, once every event
@@ -302,14 +311,24 @@ func (s *sortState) spend(r *Reader) *spent {
 			kept += cap(b)
 		}
 	}
-	sp.ips = r.ips[:0]
-	if cap(s.spareIPs) > cap(sp.ips) {
-		sp.ips = s.spareIPs[:0]
+	// The two stack table arrays: the reader's and the spare one (the
+	// stretch's is one of them), the bigger first.
+	sp.ips, sp.ips2 = r.ips[:0], s.spareIPs[:0]
+	if cap(sp.ips2) > 0 && cap(sp.ips) > 0 && &sp.ips2[:1][0] == &sp.ips[:1][0] {
+		sp.ips2 = nil
 	}
+	if cap(sp.ips2) > cap(sp.ips) {
+		sp.ips, sp.ips2 = sp.ips2, sp.ips
+	}
+	clear(s.metas)
+	clear(s.exts)
+	sp.runs, sp.metas, sp.exts = s.runs[:0], s.metas[:0], s.exts[:0]
+	sp.writers, sp.blockOffs = s.writers[:0], s.blockOffs[:0]
 	s.chunks, s.blocks, s.spare, s.blockOffs = nil, nil, nil, nil
 	s.stretchIPs, s.spareIPs, s.peak = nil, nil, 0
+	s.runs, s.metas, s.exts, s.writers = nil, nil, nil, nil
 	r.blk, r.ips = nil, nil
-	s.n, s.runs = 0, s.runs[:0]
+	s.n = 0
 	return sp
 }
 
