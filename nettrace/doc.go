@@ -75,6 +75,15 @@
 // thread or label blocks arrive, or when a block is larger than any seen
 // before.
 //
+// A Reader that has read to the end of its input (or stopped at an error
+// for good) leaves its buffers to the next Reader: the stream buffer, the
+// block buffers, the stack tables and, in time order, what the merge holds
+// events in. A program that reads many traces one after the other (a
+// collector's rolling sessions, a dataset of thousands) makes them about
+// once; the buffers are in sync.Pools, which the garbage collector empties
+// when no Reader wants them. A Reader dropped before the end of its input
+// leaves nothing.
+//
 // # Live streams
 //
 // A stream from a live session (package diagnostics) arrives over
