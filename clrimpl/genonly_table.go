@@ -26,7 +26,6 @@ func NewTable(pkg string, providers []ProviderInfo, types []EventType) *Table {
 		id uint16
 		v  uint8
 	}, len(types))
-	seen := map[[3]int]int{}
 	for i, typ := range types {
 		d := typ.Descriptor()
 		p, ok := ProviderIndex(providers, d.Provider)
@@ -36,14 +35,18 @@ func NewTable(pkg string, providers []ProviderInfo, types []EventType) *Table {
 		if !ok {
 			panic(fmt.Sprintf("clrimpl.NewTable: %s: event type %d (%s) is of provider %q, which the table does not have", pkg, i, d.Name, d.Provider))
 		}
-		k := [3]int{p, int(d.ID), int(d.Version)}
-		if j, dup := seen[k]; dup {
-			panic(fmt.Sprintf("clrimpl.NewTable: %s: event types %d (%s) and %d (%s) are both %s event %d version %d", pkg, j, types[j].Descriptor().Name, i, d.Name, d.Provider, d.ID, d.Version))
-		}
-		seen[k] = i
 		keys[i].p, keys[i].id, keys[i].v = p, d.ID, d.Version
 	}
 	t.index = newIndex(len(providers), len(types), func(i int) (int, uint16, uint8) { return keys[i].p, keys[i].id, keys[i].v })
+	// Two types of one key: the index holds the later, so the earlier's
+	// look-up finds another. (Checked here rather than with a map of the
+	// keys, which was most of a package's start-up.)
+	for j, k := range keys {
+		if i := t.index.lookup(k.p, k.id, k.v); i != j {
+			d := types[i].Descriptor()
+			panic(fmt.Sprintf("clrimpl.NewTable: %s: event types %d (%s) and %d (%s) are both %s event %d version %d", pkg, j, types[j].Descriptor().Name, i, d.Name, d.Provider, d.ID, d.Version))
+		}
+	}
 	return t
 }
 
