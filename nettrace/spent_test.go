@@ -106,18 +106,9 @@ func TestSpentBuffersBounded(t *testing.T) {
 	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
 	most := 0
 	for pass := range 12 {
-		r, err := NewReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := mustReader(t, bytes.NewReader(data))
 		r.SetOrder(TimeOrder)
-		for {
-			if _, err := r.Next(); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatal(err)
-			}
-		}
+		drain(t, r)
 		sp, _ := spentPool.Get().(*spent)
 		if sp == nil {
 			continue // a collection emptied the pool
@@ -144,25 +135,12 @@ func TestStreamBufferReused(t *testing.T) {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
-	drain := func(r *Reader) int {
-		n := 0
-		for {
-			_, err := r.Next()
-			if err == io.EOF {
-				return n
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			n++
-		}
-	}
 	r1, err := NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
 	buf := r1.s.own
-	want := drain(r1)
+	want := drain(t, r1)
 	r2, err := NewReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
@@ -173,13 +151,13 @@ func TestStreamBufferReused(t *testing.T) {
 	if cap(r2.blk) == 0 {
 		t.Error("the second Reader did not take the first one's block buffer")
 	}
-	if n := drain(r1); n != 0 {
+	if n := drain(t, r1); n != 0 {
 		t.Errorf("the finished Reader gave %d more events", n)
 	}
 	if _, err := r1.s.peek(1); err != io.EOF {
 		t.Errorf("the finished Reader's stream: %v, want io.EOF", err)
 	}
-	if got := drain(r2); got != want {
+	if got := drain(t, r2); got != want {
 		t.Errorf("the second Reader gave %d events, the first %d", got, want)
 	}
 }
@@ -190,25 +168,14 @@ func TestStreamBufferReused(t *testing.T) {
 // taken.
 func TestHandoff(t *testing.T) {
 	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
-	drain := func(r *Reader) int {
-		n := 0
-		for {
-			if _, err := r.Next(); err == io.EOF {
-				return n
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			n++
-		}
-	}
-	want := drain(mustReader(t, bytes.NewReader(data)))
+	want := drain(t, mustReader(t, bytes.NewReader(data)))
 
 	br := readbuf.Get(bytes.NewReader(data))
 	r := mustReader(t, &readbuf.Handoff{R: br})
 	if r.s.br != br || r.s.own != br {
 		t.Error("a handed-off reader was buffered again")
 	}
-	if n := drain(r); n != want {
+	if n := drain(t, r); n != want {
 		t.Errorf("read %d events through a handed-off reader, want %d", n, want)
 	}
 	if r.s.own != nil {
@@ -220,8 +187,22 @@ func TestHandoff(t *testing.T) {
 	if r.s.br == mine || r.s.own == mine {
 		t.Error("a caller's bufio.Reader was taken as the stream's buffer")
 	}
-	if n := drain(r); n != want {
+	if n := drain(t, r); n != want {
 		t.Errorf("read %d events through a caller's bufio.Reader, want %d", n, want)
+	}
+}
+
+// drain reads r to the end and returns how many events it gave.
+func drain(t *testing.T, r *Reader) int {
+	t.Helper()
+	n := 0
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			return n
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		n++
 	}
 }
 
@@ -247,13 +228,7 @@ func TestSpentAllocs(t *testing.T) {
 	read := func() {
 		r := mustReader(t, bytes.NewReader(data))
 		r.SetOrder(TimeOrder)
-		for {
-			if _, err := r.Next(); err == io.EOF {
-				return
-			} else if err != nil {
-				t.Fatal(err)
-			}
-		}
+		drain(t, r)
 	}
 	read()
 	least := uint64(1 << 62)
