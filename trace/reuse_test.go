@@ -1,11 +1,12 @@
 package trace
 
 import (
-	"archive/zip"
 	"bytes"
 	"io"
 	"runtime"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 // TestStreamReaderReuse: a Reader over a stream (NewReader) that follows
@@ -19,20 +20,7 @@ func TestStreamReaderReuse(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
-	zr, err := zip.OpenReader("../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	rc, err := zr.File[0].Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
 	read := func(o Order) (events int) {
 		r, err := NewReader(bytes.NewReader(data), WithOrder(o))
 		if err != nil {
