@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,10 +27,13 @@ type env struct {
 	tmp     string
 	traces  map[string][]byte // in memory, unzipped
 	files   map[string]string // unzipped, for whole processes
-	self    string            // this program, run as a child by the whole-process rows
+	self    string            // this program, run as a child by the process rows
+	names   []string          // the traces of the header rows, in the table's order
 	clrdump string
-	gnuTime string // GNU time, for peak RSS; "" when absent
-	skipped []string
+	// The child programs of the program rows, each linking one reader.
+	ourChild, peerChild string
+	gnuTime             string // GNU time, for peak RSS; "" when absent
+	skipped             []string
 }
 
 // The traces, by their names in the table.
@@ -41,8 +46,30 @@ const (
 	trace20      = "2.0"
 )
 
-// headerTraces are the traces of the header rows, in the table's order.
+// headerTraces are the traces of the header rows, in the table's order;
+// those given with -trace follow.
 var headerTraces = []string{trace30, traceWebapp, traceSingle, trace50, traceManaged}
+
+// traceFlags are the traces given with -trace, as NAME=FILE or FILE (named
+// by its base name).
+type traceFlags []string
+
+func (t *traceFlags) String() string { return strings.Join(*t, ",") }
+
+func (t *traceFlags) Set(v string) error {
+	name, file, ok := strings.Cut(v, "=")
+	if !ok {
+		file, name = v, strings.TrimSuffix(strings.TrimSuffix(filepath.Base(v), ".zip"), ".nettrace")
+	}
+	if name == "" || file == "" {
+		return fmt.Errorf("want NAME=FILE or FILE, not %q", v)
+	}
+	if slices.Contains(headerTraces, name) || name == trace20 {
+		return fmt.Errorf("%s: the name of a trace of the harness's own; name it with NAME=FILE", name)
+	}
+	*t = append(*t, name+"="+file)
+	return nil
+}
 
 func setup() (*env, error) {
 	root, err := filepath.Abs(*rootDir)
@@ -92,9 +119,22 @@ func setup() (*env, error) {
 	} else {
 		add(traceWebapp, filepath.Join(dir, "nettrace/testdata/dotnet-5.0-SampleProfiler-webapp.golden.nettrace"))
 	}
+	e.names = slices.Clone(headerTraces)
+	for _, t := range extraTraces {
+		name, file, _ := strings.Cut(t, "=")
+		data, err := readTrace(file)
+		if err != nil {
+			return nil, fmt.Errorf("-trace %s: %v", t, err)
+		}
+		e.traces[name] = data
+		if !strings.HasSuffix(file, ".zip") {
+			e.files[name] = file
+		}
+		e.names = append(e.names, name)
+	}
 	// Whole processes read files: the zipped traces unzipped, and the
 	// shared 2.0 netperf.
-	for _, t := range headerTraces {
+	for _, t := range e.names {
 		if _, ok := e.files[t]; ok {
 			continue
 		}
@@ -120,20 +160,27 @@ func setup() (*env, error) {
 
 func (e *env) cleanup() { os.RemoveAll(e.tmp) }
 
-// buildClrdump builds the clrdump command of the checkout, for the
-// whole-process rows, once.
-func (e *env) buildClrdump() error {
+// buildPrograms builds, once, what the whole-process rows run besides this
+// program: the clrdump command of the checkout and the child programs of
+// the program rows (cmd/ourchild and cmd/peerchild of this module).
+func (e *env) buildPrograms() error {
 	if e.clrdump != "" {
 		return nil
 	}
-	p := filepath.Join(e.tmp, "clrdump")
-	cmd := exec.Command("go", "build", "-o", p, "./cmd/clrdump")
-	cmd.Dir = e.root
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building clrdump: %v", err)
+	dir := moduleDir()
+	for _, b := range []struct {
+		dst      *string
+		dir, pkg string
+	}{{&e.clrdump, e.root, "./cmd/clrdump"}, {&e.ourChild, dir, "./cmd/ourchild"}, {&e.peerChild, dir, "./cmd/peerchild"}} {
+		p := filepath.Join(e.tmp, filepath.Base(b.pkg))
+		cmd := exec.Command("go", "build", "-o", p, b.pkg)
+		cmd.Dir = b.dir
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building %s in %s: %v", b.pkg, b.dir, err)
+		}
+		*b.dst = p
 	}
-	e.clrdump = p
 	if t, err := exec.LookPath("/usr/bin/time"); err == nil && exec.Command(t, "-f", "%M", "-o", os.DevNull, "true").Run() == nil {
 		e.gnuTime = t
 	} else {
@@ -176,25 +223,25 @@ func unzipMember(data []byte, name string) ([]byte, error) {
 // rows lists every row whose traces are at hand, in the table's order.
 func (e *env) rows() []*row {
 	var rows []*row
-	for _, t := range headerTraces {
+	for _, t := range e.names {
 		data, ok := e.traces[t]
 		if !ok {
 			continue
 		}
-		peer := side{"peer", func() uint64 { return peerEvents(data).sum() }, nil}
+		peer := side{"peer", func() uint64 { return peerEvents(data).Total() }, nil}
 		rows = append(rows,
-			&row{name: "time-order", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.TimeOrder).sum() }, nil}, b: peer},
-			&row{name: "file-order", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.FileOrder).sum() }, nil}, b: peer},
-			&row{name: "file-order-sum", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.FileOrder).sum() }, nil},
+			&row{name: "time-order", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.TimeOrder).Total() }, nil}, b: peer},
+			&row{name: "file-order", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.FileOrder).Total() }, nil}, b: peer},
+			&row{name: "file-order-sum", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.FileOrder).Total() }, nil},
 				b: side{"sum", func() uint64 { return sumWords(data) }, nil}},
-			&row{name: "file-order-sum1", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.FileOrder).sum() }, nil},
+			&row{name: "file-order-sum1", trace: t, a: side{"ours", func() uint64 { return ourHeaders(data, trace.FileOrder).Total() }, nil},
 				b: side{"sum1", func() uint64 { return sumWords1(data) }, nil}},
-			&row{name: "nettrace-time", trace: t, a: side{"ours", func() uint64 { return netHeaders(data, true).sum() }, nil}, b: peer},
-			&row{name: "nettrace-file", trace: t, a: side{"ours", func() uint64 { return netHeaders(data, false).sum() }, nil}, b: peer},
-			&row{name: "peer-handlers", trace: t, a: side{"peer-all", func() uint64 { return peerAll(data).sum() }, nil}, b: peer},
+			&row{name: "nettrace-time", trace: t, a: side{"ours", func() uint64 { return netHeaders(data, true).Total() }, nil}, b: peer},
+			&row{name: "nettrace-file", trace: t, a: side{"ours", func() uint64 { return netHeaders(data, false).Total() }, nil}, b: peer},
+			&row{name: "peer-handlers", trace: t, a: side{"peer-all", func() uint64 { return peerAll(data).Total() }, nil}, b: peer},
 		)
 	}
-	for _, t := range headerTraces {
+	for _, t := range e.names {
 		f, ok := e.files[t]
 		if !ok {
 			continue
@@ -202,12 +249,17 @@ func (e *env) rows() []*row {
 		child := func(what string) side {
 			return side{what, nil, func() (time.Duration, int64) { return e.childRun(what, f) }}
 		}
+		prog := func(what string) side {
+			return side{what, nil, func() (time.Duration, int64) { return e.programRun(what, f) }}
+		}
 		rows = append(rows,
 			&row{name: "process-time-order", trace: t, a: child("ours-time"), b: child("peer")},
 			&row{name: "process-file-order", trace: t, a: child("ours-file"), b: child("peer")},
+			&row{name: "program-time-order", trace: t, a: prog("ours-time"), b: prog("peer")},
+			&row{name: "program-file-order", trace: t, a: prog("ours-file"), b: prog("peer")},
 		)
 	}
-	for _, t := range []string{traceSingle, traceWebapp} {
+	for _, t := range append([]string{traceSingle, traceWebapp}, e.names[len(headerTraces):]...) {
 		data, ok := e.traces[t]
 		if !ok {
 			continue
@@ -216,7 +268,7 @@ func (e *env) rows() []*row {
 			a: side{"peer", func() uint64 { return peerProfile(data) }, nil},
 			b: side{"ours", func() uint64 { return ourProfile(data) }, nil}})
 	}
-	for _, t := range []string{trace30, trace20} {
+	for _, t := range append([]string{trace30, trace20}, e.names[len(headerTraces):]...) {
 		f, ok := e.files[t]
 		if !ok {
 			continue
@@ -280,14 +332,50 @@ func (e *env) clrdumpRun(format, f string) (time.Duration, int64) {
 // childRun runs this program as a child that reads trace file f once
 // (childMain) and returns the child's CPU time, user and system.
 func (e *env) childRun(what, f string) (time.Duration, int64) {
-	cmd := exec.Command(e.self, "-child", what, f)
+	return runChild(e.self, "-child", what, f)
+}
+
+// programRun runs the child program of side what (ours-time, ours-file or
+// peer) on trace file f and returns its CPU time, user and system.
+func (e *env) programRun(what, f string) (time.Duration, int64) {
+	switch what {
+	case "ours-time":
+		return runChild(e.ourChild, "time", f)
+	case "ours-file":
+		return runChild(e.ourChild, "file", f)
+	}
+	return runChild(e.peerChild, f)
+}
+
+// runChild runs a whole-process side's child on one core (GOMAXPROCS=1
+// in its environment, which the runtime reads as it starts: a call to
+// runtime.GOMAXPROCS in the child would stop the world and hand back the
+// other processor's caches, a start-up cost of about 0.3 ms that neither
+// reader has) and returns its CPU time, user and system.
+func runChild(args ...string) (time.Duration, int64) {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		fatalf("%s -child %s %s: %v\n%s", e.self, what, f, err, stderr.Bytes())
+		fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
 	ps := cmd.ProcessState
 	return ps.UserTime() + ps.SystemTime(), 0
+}
+
+// moduleDir is this harness module's directory, where the child programs
+// are built from (against the checkout its go.mod points at): the
+// directory its source was built in, or else the working directory.
+func moduleDir() string {
+	if _, file, _, ok := runtime.Caller(0); ok {
+		d := filepath.Dir(file)
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	d, _ := os.Getwd()
+	return d
 }
 
 // childMain is the child of the whole-process rows: it reads the trace
@@ -310,7 +398,7 @@ func childMain(what, name string) {
 	default:
 		fatalf("-child %q: want ours-time, ours-file or peer", what)
 	}
-	if h.events == 0 {
+	if h.Events == 0 {
 		fatalf("-child %s %s: no events", what, name)
 	}
 }

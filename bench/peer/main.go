@@ -45,6 +45,11 @@
 //     the trace file once from disk, through a buffered reader for the
 //     peer; CPU time of the child. Start-up (about the same for both
 //     sides, the same binary) is counted.
+//   - program-time-order / peer and program-file-order / peer: the same
+//     with a program of each side's own, as a user would write it:
+//     cmd/ourchild links only package trace, cmd/peerchild only the peer
+//     (both built from this module when the harness starts). Each side's
+//     start-up is its own: on a small trace it is most of the run.
 //   - profile peer / ours: the peer's SampleProfiler (its Samples, the
 //     folded stacks) against profile.Build with Kind CPU and Folded, the
 //     reader in file order, as clrdump -profile cpu reads EventPipe.
@@ -52,12 +57,21 @@
 //     this checkout: -format parquet -o DIR against -format jsonl into a
 //     file, CPU time of the child (user and system) and its peak RSS.
 //
+// The children of the process and program rows run with GOMAXPROCS=1 in
+// their environment, which the runtime reads as it starts (a call to
+// runtime.GOMAXPROCS in the child would stop the world and hand back the
+// other processor's caches: about 0.3 ms and 150 page faults of start-up
+// that neither reader has).
+//
 // "Reading the headers" means, for us, trace.Reader.Next and the header
 // accessors Timestamp, ThreadID, ID and Payload of every event; for the
-// peer, a Stream with all four handlers set (metadata kept in a map by ID,
-// each event's metadata looked up, stack and sequence point blocks
-// parsed, as its SampleProfiler does) and the same header fields read from
-// each event. Both read the trace from memory (a bytes.Reader).
+// peer, a Stream with only its event handler set and the same header
+// fields (but the event ID, which only its metadata gives) read from each
+// event: the least it can do, so the hardest comparison for us. Row
+// peer-handlers measures it with all four handlers set (metadata kept in
+// a map by ID, each event's metadata looked up, stack and sequence point
+// blocks parsed, as its SampleProfiler does). In process, both read the
+// trace from memory (a bytes.Reader).
 //
 // # Traces
 //
@@ -76,7 +90,13 @@
 //   - 2.0: the 62 MB .NET Core 2.0 netperf from ../shared (Parquet row
 //     only; the peer cannot read netperf files).
 //
-// A trace that is absent is skipped with the reason.
+// A trace that is absent is skipped with the reason. -trace NAME=FILE (or
+// FILE; repeatable) adds an EventPipe trace of your own (a .nettrace file
+// or a .zip holding one): the header, process, program, profile and
+// Parquet rows run on it too, so that the ratios can be checked on traces
+// the harness has never seen, e.g.
+//
+//	go run . -trace server=/data/server.nettrace -run server
 package main
 
 import (
@@ -93,17 +113,22 @@ import (
 )
 
 var (
-	rounds   = flag.Int("rounds", 15, "interleaved rounds")
-	batch    = flag.Duration("batch", 150*time.Millisecond, "CPU time a side's batch aims at")
-	runRE    = flag.String("run", "", "only the rows whose name/trace matches this regular expression")
-	rootDir  = flag.String("root", "../..", "the clrevents checkout")
-	shared   = flag.String("shared", "", "the shared fixtures' traces directory (default: ROOT/../shared/fixtures/traces)")
-	cpuprof  = flag.String("cpuprofile", "", "instead of measuring, run side -side of the selected in-process rows for -for and write a CPU profile here")
-	profSide = flag.String("side", "a", "with -cpuprofile: the side to profile, a or b")
-	profFor  = flag.Duration("for", 5*time.Second, "with -cpuprofile: how long to run each selected row")
-	list     = flag.Bool("list", false, "list the rows and exit")
-	child    = flag.String("child", "", "read the trace file given as the argument once, as side ours-time, ours-file or peer, and exit (the whole-process rows run this program so)")
+	rounds      = flag.Int("rounds", 15, "interleaved rounds")
+	batch       = flag.Duration("batch", 150*time.Millisecond, "CPU time a side's batch aims at")
+	runRE       = flag.String("run", "", "only the rows whose name/trace matches this regular expression")
+	rootDir     = flag.String("root", "../..", "the clrevents checkout")
+	shared      = flag.String("shared", "", "the shared fixtures' traces directory (default: ROOT/../shared/fixtures/traces)")
+	cpuprof     = flag.String("cpuprofile", "", "instead of measuring, run side -side of the selected in-process rows for -for and write a CPU profile here")
+	profSide    = flag.String("side", "a", "with -cpuprofile: the side to profile, a or b")
+	profFor     = flag.Duration("for", 5*time.Second, "with -cpuprofile: how long to run each selected row")
+	list        = flag.Bool("list", false, "list the rows and exit")
+	extraTraces traceFlags
+	child       = flag.String("child", "", "read the trace file given as the argument once, as side ours-time, ours-file or peer, and exit (the whole-process rows run this program so)")
 )
+
+func init() {
+	flag.Var(&extraTraces, "trace", "an EventPipe trace of your own to measure on, as NAME=FILE or FILE (a .nettrace file, or a .zip holding one); repeatable. Its rows are the header, process and program rows, the profile and the Parquet rows")
+}
 
 // side is one half of a row: a pass in this process (run) or a child
 // process (proc).
@@ -130,14 +155,15 @@ var sink uint64
 
 func main() {
 	flag.Parse()
-	runtime.GOMAXPROCS(1)
 	if *child != "" {
+		// On the processors the parent's environment gives (one).
 		if flag.NArg() != 1 {
 			fatalf("-child needs one trace file")
 		}
 		childMain(*child, flag.Arg(0))
 		return
 	}
+	runtime.GOMAXPROCS(1)
 	env, err := setup()
 	if err != nil {
 		fatalf("%v", err)
@@ -162,7 +188,7 @@ func main() {
 	}
 	for _, r := range rows {
 		if r.a.proc != nil || r.b.proc != nil {
-			if err := env.buildClrdump(); err != nil {
+			if err := env.buildPrograms(); err != nil {
 				fatalf("%v", err)
 			}
 			break

@@ -38,11 +38,11 @@ func TestSameEvents(t *testing.T) {
 	}
 	for name, data := range e.traces {
 		peer := peerAll(data)
-		if peer.events == 0 {
+		if peer.Events == 0 {
 			t.Fatalf("%s: the peer read no event", name)
 		}
 		min := peerEvents(data)
-		min.ids = peer.ids // peerEvents does not look the events up
+		min.IDs = peer.IDs // peerEvents does not look the events up
 		for what, got := range map[string]headers{
 			"ours, time order":     ourHeaders(data, trace.TimeOrder),
 			"ours, file order":     ourHeaders(data, trace.FileOrder),
@@ -67,7 +67,7 @@ func TestRowsOnce(t *testing.T) {
 	}
 	defer e.cleanup()
 	if !testing.Short() {
-		if err := e.buildClrdump(); err != nil {
+		if err := e.buildPrograms(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,5 +87,47 @@ func TestRowsOnce(t *testing.T) {
 	}
 	if _, err := os.Stat(e.files[trace30]); err != nil {
 		t.Errorf("the 3.0 trace's file: %v", err)
+	}
+}
+
+// TestTraceFlag: -trace takes NAME=FILE or FILE (named by its base name,
+// without .zip and .nettrace), refuses the names of the harness's own
+// traces, and a trace given so gets every kind of row.
+func TestTraceFlag(t *testing.T) {
+	var f traceFlags
+	for _, v := range []string{"srv=/data/a.nettrace", "/data/b.nettrace.zip", "/data/c.nettrace"} {
+		if err := f.Set(v); err != nil {
+			t.Fatalf("Set(%q): %v", v, err)
+		}
+	}
+	want := "srv=/data/a.nettrace,b=/data/b.nettrace.zip,c=/data/c.nettrace"
+	if f.String() != want {
+		t.Errorf("got %q, want %q", f.String(), want)
+	}
+	for _, v := range []string{"3.0=/x", "webapp=/x", "2.0=/x", "=/x", "a=", "/data/managed"} {
+		if err := f.Set(v); err == nil {
+			t.Errorf("Set(%q): no error", v)
+		}
+	}
+
+	saved := extraTraces
+	defer func() { extraTraces = saved }()
+	extraTraces = traceFlags{"mine=../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"}
+	e, err := setup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.cleanup()
+	if _, ok := e.files["mine"]; !ok {
+		t.Error("no file for the trace given")
+	}
+	got := map[string]bool{}
+	for _, r := range e.rows() {
+		got[r.key()] = true
+	}
+	for _, k := range []string{"time-order/mine", "file-order/mine", "process-time-order/mine", "program-file-order/mine", "profile/mine", "parquet/mine"} {
+		if !got[k] {
+			t.Errorf("no row %s", k)
+		}
 	}
 }

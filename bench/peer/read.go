@@ -5,21 +5,17 @@ import (
 	"encoding/binary"
 	"io"
 
+	"github.com/clrgo/clrevents/bench/peer/hdr"
+	"github.com/clrgo/clrevents/bench/peer/hdr/ours"
+	"github.com/clrgo/clrevents/bench/peer/hdr/peer"
 	"github.com/clrgo/clrevents/nettrace"
 	"github.com/clrgo/clrevents/trace"
 	dnettrace "github.com/pyroscope-io/dotnetdiag/nettrace"
 	"github.com/pyroscope-io/dotnetdiag/nettrace/profiler"
 )
 
-// headers is what a pass over a trace's event headers adds up, so that
-// the compiler keeps the work and a test can check that both readers see
-// the same events.
-type headers struct {
-	events, ts, tid, payload uint64
-	ids                      uint64 // event IDs, when the reader knows them
-}
-
-func (h headers) sum() uint64 { return h.events + h.ts + h.tid + h.payload + h.ids }
+// headers is what a pass over a trace's event headers adds up.
+type headers = hdr.Sums
 
 // ourHeaders reads every event of an EventPipe trace through package trace
 // in order o, with the header fields a consumer looks at.
@@ -29,26 +25,10 @@ func ourHeaders(data []byte, o trace.Order) headers {
 
 // ourHeadersFrom is ourHeaders reading from in.
 func ourHeadersFrom(in io.Reader, o trace.Order) headers {
-	r, err := trace.NewReader(in, trace.WithOrder(o))
+	h, err := ours.Read(in, o)
 	if err != nil {
-		fatalf("ours: %v", err)
+		fatalf("%v", err)
 	}
-	var h headers
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			fatalf("ours: %v", err)
-		}
-		h.events++
-		h.ts += uint64(e.Timestamp())
-		h.tid += uint64(e.ThreadID())
-		h.ids += uint64(e.ID())
-		h.payload += uint64(len(e.Payload()))
-	}
-	r.Close()
 	return h
 }
 
@@ -70,11 +50,11 @@ func netHeaders(data []byte, timeOrder bool) headers {
 		if err != nil {
 			fatalf("ours: %v", err)
 		}
-		h.events++
-		h.ts += uint64(e.Timestamp)
-		h.tid += e.ThreadID
-		h.ids += uint64(e.ID)
-		h.payload += uint64(len(e.Payload))
+		h.Events++
+		h.TS += uint64(e.Timestamp)
+		h.TID += e.ThreadID
+		h.IDs += uint64(e.ID)
+		h.Payload += uint64(len(e.Payload))
 	}
 	return h
 }
@@ -108,11 +88,11 @@ func peerAll(data []byte) headers {
 		if m == nil {
 			fatalf("peer: event with undefined metadata %d", b.Header.MetadataID)
 		}
-		h.events++
-		h.ts += uint64(b.Header.TimeStamp)
-		h.tid += uint64(b.Header.ThreadID)
-		h.ids += uint64(m.Header.EventID)
-		h.payload += uint64(b.Payload.Len())
+		h.Events++
+		h.TS += uint64(b.Header.TimeStamp)
+		h.TID += uint64(b.Header.ThreadID)
+		h.IDs += uint64(m.Header.EventID)
+		h.Payload += uint64(b.Payload.Len())
 		return nil
 	}
 	for {
@@ -196,26 +176,9 @@ func peerEvents(data []byte) headers {
 
 // peerEventsFrom is peerEvents reading from in.
 func peerEventsFrom(in io.Reader) headers {
-	s := dnettrace.NewStream(in)
-	if _, err := s.Open(); err != nil {
-		fatalf("peer: %v", err)
-	}
-	var h headers
-	s.EventHandler = func(b *dnettrace.Blob) error {
-		h.events++
-		h.ts += uint64(b.Header.TimeStamp)
-		h.tid += uint64(b.Header.ThreadID)
-		h.payload += uint64(b.Payload.Len())
-		return nil
-	}
-	for {
-		err := s.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			fatalf("peer: %v", err)
-		}
+	h, err := peer.Read(in)
+	if err != nil {
+		fatalf("%v", err)
 	}
 	return h
 }
