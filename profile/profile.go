@@ -891,33 +891,29 @@ func equalIPs(a, b []uint64) bool {
 // made them (a contention's end), stably; nil when they already are in
 // that order.
 func (b *Builder) timeOrder() []int32 {
-	at := func(i int) int64 { return b.raws.at(i).ts }
 	if len(b.stops) == b.raws.n && b.raws.n > 0 {
-		at = func(i int) int64 { return b.stops[i] }
+		return stableOrder(b.stops)
 	}
 	sorted := true
-	if len(b.stops) == b.raws.n && b.raws.n > 0 {
-		sorted = slices.IsSorted(b.stops)
-	} else {
-		prev := int64(math.MinInt64)
-		for _, blk := range b.raws.blocks {
-			for i := range blk {
-				if blk[i].ts < prev {
-					sorted = false
-				}
-				prev = blk[i].ts
+	prev := int64(math.MinInt64)
+	for _, blk := range b.raws.blocks {
+		for i := range blk {
+			if blk[i].ts < prev {
+				sorted = false
 			}
+			prev = blk[i].ts
 		}
 	}
 	if sorted {
 		return nil
 	}
-	order := make([]int32, b.raws.n)
-	for i := range order {
-		order[i] = int32(i)
+	ts := make([]int64, 0, b.raws.n)
+	for _, blk := range b.raws.blocks {
+		for i := range blk {
+			ts = append(ts, blk[i].ts)
+		}
 	}
-	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(at(int(x)), at(int(y))) })
-	return order
+	return stableOrder(ts)
 }
 
 // resolved is the last resolution of a raw stack: a raw stack resolves to
@@ -945,11 +941,6 @@ func (c *resolved) flush(m *symbols.Map) {
 		}
 	}
 	c.hits = 0
-}
-
-type aggKey struct {
-	pid, tid int64
-	stack    symbols.StackID
 }
 
 // collapse keeps one frame of each run of frames that print alike
@@ -995,7 +986,15 @@ func (b *Builder) Finish() (*Profile, error) {
 		p.DurationNanos = b.nanos(b.last - b.first)
 	}
 	nv := len(p.SampleTypes)
-	index := map[aggKey]int{}
+	// A sample is a thread's (an index in threadKeys, one a pid and tid)
+	// and a stack's: the two 32-bit indices make the key, which the map
+	// hashes faster than the pid, tid and stack.
+	index := map[uint64]int{}
+	// last[t] is the sample thread t's last raw went to (-1: none yet).
+	last := make([]struct{ sample int }, len(b.threadKeys))
+	for t := range last {
+		last[t].sample = -1
+	}
 	cache := make([]resolved, len(b.rawOffs)-1) // by raw stack
 	var frames []symbols.FrameID
 	// Samples go to the profile in time order (stable: file order for
@@ -1031,15 +1030,23 @@ func (b *Builder) Finish() (*Profile, error) {
 			}
 			j := c.sample
 			if j < 0 || c.thread != r.thread || p.Samples[j].Stack != c.stack {
-				ak := aggKey{k.pid, k.tid, c.stack}
-				var ok bool
-				j, ok = index[ak]
-				if !ok {
-					j = len(p.Samples)
-					index[ak] = j
-					p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: ak.stack, Values: make([]int64, nv)})
+				if l := last[r.thread]; l.sample >= 0 && p.Samples[l.sample].Stack == c.stack {
+					// The thread's last sample had this stack: threads
+					// that wait share their stacks, each thread's samples
+					// in a row.
+					j = l.sample
+				} else {
+					ak := uint64(r.thread)<<32 | uint64(c.stack)
+					var ok bool
+					j, ok = index[ak]
+					if !ok {
+						j = len(p.Samples)
+						index[ak] = j
+						p.Samples = append(p.Samples, Sample{PID: k.pid, TID: k.tid, Stack: c.stack, Values: make([]int64, nv)})
+					}
 				}
 				c.thread, c.sample = r.thread, j
+				last[r.thread].sample = j
 			}
 			v0 := int64(1)
 			switch {
