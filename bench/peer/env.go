@@ -259,9 +259,13 @@ func (e *env) rows() []*row {
 			&row{name: "program-file-order", trace: t, a: prog("ours-file"), b: prog("peer")},
 		)
 	}
-	for _, t := range append([]string{traceSingle, traceWebapp}, e.names[len(headerTraces):]...) {
+	for _, t := range append([]string{traceSingle, traceWebapp, trace30, traceManaged}, e.names[len(headerTraces):]...) {
 		data, ok := e.traces[t]
 		if !ok {
+			continue
+		}
+		if _, err := buildProfile(data); err != nil {
+			e.skipped = append(e.skipped, fmt.Sprintf("profile row of trace %s: %v", t, err))
 			continue
 		}
 		rows = append(rows, &row{name: "profile", trace: t,
@@ -406,18 +410,28 @@ func childMain(what, name string) {
 // ourProfile builds the CPU profile of an EventPipe trace as clrdump
 // -profile cpu does (file order) and folds it.
 func ourProfile(data []byte) uint64 {
-	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
+	n, err := buildProfile(data)
 	if err != nil {
 		fatalf("ours: %v", err)
+	}
+	return n
+}
+
+// buildProfile is ourProfile, returning its error: a trace without
+// samples has no CPU profile.
+func buildProfile(data []byte) (uint64, error) {
+	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
+	if err != nil {
+		return 0, err
 	}
 	defer r.Close()
 	p, err := profile.Build(r, profile.Options{Kind: profile.CPU})
 	if err != nil {
-		fatalf("ours: profile: %v", err)
+		return 0, fmt.Errorf("profile: %w", err)
 	}
 	var n uint64
 	for k, v := range p.Folded() {
 		n += uint64(len(k)) + uint64(v)
 	}
-	return n
+	return n, nil
 }

@@ -52,7 +52,9 @@
 //     start-up is its own: on a small trace it is most of the run.
 //   - profile peer / ours: the peer's SampleProfiler (its Samples, the
 //     folded stacks) against profile.Build with Kind CPU and Folded, the
-//     reader in file order, as clrdump -profile cpu reads EventPipe.
+//     reader in file order, as clrdump -profile cpu reads EventPipe; on
+//     the traces with samples (single-thread, webapp, 3.0, managed and
+//     those given with -trace).
 //   - parquet / jsonl: whole processes of the clrdump command, built from
 //     this checkout: -format parquet -o DIR against -format jsonl into a
 //     file, CPU time of the child (user and system) and its peak RSS.
