@@ -324,9 +324,6 @@ func (e *Event) Type() (clrimpl.EventType, bool) {
 	if !e.typ.ok() {
 		return nil, false
 	}
-	if r := e.res; r != nil && r.typ == e.typ && r.ety != nil {
-		return r.ety, true // an EventPipe event's, found once for its metadata
-	}
 	return e.r.eventType(e.typ), true
 }
 

@@ -131,11 +131,8 @@ type resolved struct {
 	// EventPipe: the event's type in the tables, and (when none has its
 	// version) the newest older version's.
 	typ, older typeRef
-	// ety is the type typ names, for Event.Type without the look-up
-	// through the Reader's tables (an EventPipe event's type is res.typ).
-	ety    clrimpl.EventType
-	kernel *kernelGroup // a kernel event class
-	class  *kernelGroup // another classic (MOF) class with opcode names
+	kernel     *kernelGroup // a kernel event class
+	class      *kernelGroup // another classic (MOF) class with opcode names
 }
 
 // provRef is a provider of one of the Reader's tables: the index of the
@@ -426,9 +423,6 @@ func (r *Reader) resolveEvent(name string, guid clrimpl.GUID, id uint16, version
 			res.provider = r.providerName(res.provs[0])
 		}
 		res.typ = r.find(res.provs, id, version, false)
-		if res.typ.ok() {
-			res.ety = r.eventType(res.typ)
-		}
 		if !res.typ.ok() && !r.cfg.exact {
 			res.older = r.find(res.provs, id, version, true)
 		}
