@@ -95,14 +95,8 @@ func peerAll(data []byte) headers {
 		h.Payload += uint64(b.Payload.Len())
 		return nil
 	}
-	for {
-		err := s.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			fatalf("peer: %v", err)
-		}
+	if err := peer.Drain(s); err != nil {
+		fatalf("%v", err)
 	}
 	sink += uint64(stacks + sps)
 	return h
@@ -121,14 +115,8 @@ func peerProfile(data []byte) uint64 {
 	s.MetadataHandler = p.MetadataHandler
 	s.StackBlockHandler = p.StackBlockHandler
 	s.SequencePointBlockHandler = p.SequencePointBlockHandler
-	for {
-		err := s.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			fatalf("peer: %v", err)
-		}
+	if err := peer.Drain(s); err != nil {
+		fatalf("%v", err)
 	}
 	var n uint64
 	for k, v := range p.Samples() {

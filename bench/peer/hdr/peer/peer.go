@@ -29,13 +29,19 @@ func Read(in io.Reader) (hdr.Sums, error) {
 		h.Payload += uint64(b.Payload.Len())
 		return nil
 	}
+	return h, Drain(s)
+}
+
+// Drain reads the stream to its end, each block going to the stream's
+// handlers.
+func Drain(s *dnettrace.Stream) error {
 	for {
 		err := s.Next()
 		if err == io.EOF {
-			return h, nil
+			return nil
 		}
 		if err != nil {
-			return h, fmt.Errorf("peer: %w", err)
+			return fmt.Errorf("peer: %w", err)
 		}
 	}
 }
