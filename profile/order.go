@@ -10,7 +10,11 @@ package profile
 // in one pass and merged two by two, each round a sequential pass over
 // the indices, about n·log2(runs) moves. (slices.SortStableFunc, an
 // insertion sort and in-place symmerges, took a quarter of a profile
-// build on a 48 MB trace, growing faster than the trace.)
+// build on a 48 MB trace, growing faster than the trace.) It holds 8 bytes
+// an index besides ts while it works, the order and a buffer; timeOrder
+// copies the raws' times flat for it (16 bytes a raw in all), as reading
+// them in place from the raws' blocks made the 48 MB trace's build 7%
+// slower.
 func stableOrder(ts []int64) []int32 {
 	n := len(ts)
 	// bounds[j] is where run j starts; bounds[len-1] is n.
