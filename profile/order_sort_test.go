@@ -2,6 +2,7 @@ package profile
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -87,5 +88,31 @@ func BenchmarkStableOrder(b *testing.B) {
 				slices.SortStableFunc(o, func(x, y int32) int { return cmp.Compare(ts[x], ts[y]) })
 			}
 		})
+	}
+}
+
+// TestNanos: the conversion of clock ticks to nanoseconds gives what the
+// two-division formula gives (floor of the whole ticks' seconds, plus the
+// rest's nanoseconds rounded down), for clocks that divide a second and
+// clocks that do not, ticks of every size and negative ones. (For a clock
+// faster than 9.2 GHz that formula overflows where the one division does
+// not; no trace has one.)
+func TestNanos(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ref := func(ticks, freq int64) int64 {
+		hi, lo := ticks/freq, ticks%freq
+		return hi*1e9 + lo*1e9/freq
+	}
+	for _, freq := range []int64{1e9, 1e7, 1, 3, 2_400_000_000, 2_893_435_000, 10_000_001, 9_000_000_007} {
+		b := NewBuilder(Options{Kind: CPU}, 0, freq)
+		ticks := []int64{0, 1, -1, freq - 1, freq, freq + 1, math.MaxInt64, math.MinInt64 + 1, math.MaxInt64 / 1_000_000_000}
+		for range 2000 {
+			ticks = append(ticks, rng.Int64N(1<<rng.IntN(63)), -rng.Int64N(1<<40))
+		}
+		for _, tk := range ticks {
+			if got, want := b.nanos(tk), ref(tk, freq); got != want {
+				t.Fatalf("freq %d: nanos(%d) = %d, want %d", freq, tk, got, want)
+			}
+		}
 	}
 }

@@ -81,6 +81,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -322,6 +323,7 @@ type Builder struct {
 
 	origin      int64 // clock ticks at the trace's sync time
 	freq        int64
+	nsPerTick   int64       // 1e9/freq when freq divides a second, else 0
 	cpuThreads  []cpuThread // by thread index
 	contention  map[threadKey]pending
 	stops       []int64 // by raw: when the contention ended, its place in time
@@ -349,9 +351,13 @@ func NewBuilder(o Options, origin, freq int64) *Builder {
 	if m == nil {
 		m = symbols.NewMap()
 	}
-	return &Builder{o: o, m: m, rawOffs: []uint32{0}, classes: map[*clrevents.EventInfo]class{},
+	b := &Builder{o: o, m: m, rawOffs: []uint32{0}, classes: map[*clrevents.EventInfo]class{},
 		origin: origin, freq: freq, contention: map[threadKey]pending{},
 		threadIdx: map[threadKey]uint32{}, tidIdx: map[int64]uint32{}}
+	if 1e9%freq == 0 {
+		b.nsPerTick = 1e9 / freq
+	}
+	return b
 }
 
 // Build reads a trace to its end and builds the profile. A trace without
@@ -720,8 +726,19 @@ func upscale(size uint64) (count, bytes int64) {
 // the clock's frequency divides a second (as dotnetdiag does), rounding
 // down otherwise.
 func (b *Builder) nanos(ticks int64) int64 {
-	if 1e9%b.freq == 0 {
-		return ticks * (1e9 / b.freq)
+	if b.nsPerTick != 0 {
+		return ticks * b.nsPerTick
+	}
+	if ticks >= 0 {
+		// floor(ticks·1e9/freq), which is the sum below, in one 128-bit
+		// division instead of two (a sample's time is converted each
+		// time; divisions were 3% of a profile build).
+		hi, lo := bits.Mul64(uint64(ticks), 1e9)
+		if hi < uint64(b.freq) {
+			if q, _ := bits.Div64(hi, lo, uint64(b.freq)); q <= math.MaxInt64 {
+				return int64(q)
+			}
+		}
 	}
 	hi, lo := ticks/b.freq, ticks%b.freq
 	return hi*1e9 + lo*1e9/b.freq
