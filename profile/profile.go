@@ -1008,9 +1008,9 @@ func (b *Builder) Finish() (*Profile, error) {
 	// hashes faster than the pid, tid and stack.
 	index := map[uint64]int{}
 	// last[t] is the sample thread t's last raw went to (-1: none yet).
-	last := make([]struct{ sample int }, len(b.threadKeys))
+	last := make([]int, len(b.threadKeys))
 	for t := range last {
-		last[t].sample = -1
+		last[t] = -1
 	}
 	cache := make([]resolved, len(b.rawOffs)-1) // by raw stack
 	var frames []symbols.FrameID
@@ -1047,11 +1047,11 @@ func (b *Builder) Finish() (*Profile, error) {
 			}
 			j := c.sample
 			if j < 0 || c.thread != r.thread || p.Samples[j].Stack != c.stack {
-				if l := last[r.thread]; l.sample >= 0 && p.Samples[l.sample].Stack == c.stack {
+				if l := last[r.thread]; l >= 0 && p.Samples[l].Stack == c.stack {
 					// The thread's last sample had this stack: threads
 					// that wait share their stacks, each thread's samples
 					// in a row.
-					j = l.sample
+					j = l
 				} else {
 					ak := uint64(r.thread)<<32 | uint64(c.stack)
 					var ok bool
@@ -1063,7 +1063,7 @@ func (b *Builder) Finish() (*Profile, error) {
 					}
 				}
 				c.thread, c.sample = r.thread, j
-				last[r.thread].sample = j
+				last[r.thread] = j
 			}
 			v0 := int64(1)
 			switch {
