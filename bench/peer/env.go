@@ -67,6 +67,14 @@ func (t *traceFlags) Set(v string) error {
 	if slices.Contains(headerTraces, name) || name == trace20 {
 		return fmt.Errorf("%s: the name of a trace of the harness's own; name it with NAME=FILE", name)
 	}
+	if strings.ContainsAny(name, `/\`) {
+		return fmt.Errorf("%q: a name, not a path (it names a file in a temporary directory)", name)
+	}
+	for _, x := range *t {
+		if n, _, _ := strings.Cut(x, "="); n == name {
+			return fmt.Errorf("%s: given twice; name them with NAME=FILE", name)
+		}
+	}
 	*t = append(*t, name+"="+file)
 	return nil
 }

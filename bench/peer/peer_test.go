@@ -92,7 +92,8 @@ func TestRowsOnce(t *testing.T) {
 
 // TestTraceFlag: -trace takes NAME=FILE or FILE (named by its base name,
 // without .zip and .nettrace), refuses the names of the harness's own
-// traces, and a trace given so gets every kind of row.
+// traces, a name given twice and a name with a path separator, and a
+// trace given so gets every kind of row.
 func TestTraceFlag(t *testing.T) {
 	var f traceFlags
 	for _, v := range []string{"srv=/data/a.nettrace", "/data/b.nettrace.zip", "/data/c.nettrace"} {
@@ -104,7 +105,7 @@ func TestTraceFlag(t *testing.T) {
 	if f.String() != want {
 		t.Errorf("got %q, want %q", f.String(), want)
 	}
-	for _, v := range []string{"3.0=/x", "webapp=/x", "2.0=/x", "=/x", "a=", "/data/managed"} {
+	for _, v := range []string{"3.0=/x", "webapp=/x", "2.0=/x", "=/x", "a=", "/data/managed", "srv=/other", "/elsewhere/b.nettrace", "a/b=/x"} {
 		if err := f.Set(v); err == nil {
 			t.Errorf("Set(%q): no error", v)
 		}
