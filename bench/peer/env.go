@@ -131,6 +131,9 @@ func setup() (*env, error) {
 	for _, t := range extraTraces {
 		name, file, _ := strings.Cut(t, "=")
 		data, err := readTrace(file)
+		if err == nil {
+			err = sameEvents(data)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("-trace %s: %v", t, err)
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clrgo/clrevents/trace"
@@ -93,7 +95,8 @@ func TestRowsOnce(t *testing.T) {
 // TestTraceFlag: -trace takes NAME=FILE or FILE (named by its base name,
 // without .zip and .nettrace), refuses the names of the harness's own
 // traces, a name given twice and a name with a path separator, and a
-// trace given so gets every kind of row.
+// trace given so gets every kind of row; one the readers do not read
+// alike (cut short) is refused, named.
 func TestTraceFlag(t *testing.T) {
 	var f traceFlags
 	for _, v := range []string{"srv=/data/a.nettrace", "/data/b.nettrace.zip", "/data/c.nettrace"} {
@@ -122,6 +125,25 @@ func TestTraceFlag(t *testing.T) {
 	if _, ok := e.files["mine"]; !ok {
 		t.Error("no file for the trace given")
 	}
+
+	// A trace the two readers do not read alike is refused, named: here
+	// one cut short, in the middle of a block.
+	full, err := os.ReadFile("../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.nettrace")
+	if err := os.WriteFile(cut, full[:len(full)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	extraTraces = traceFlags{"cut=" + cut}
+	if e2, err := setup(); err == nil {
+		e2.cleanup()
+		t.Error("a trace cut short was taken")
+	} else if !strings.Contains(err.Error(), "-trace cut=") {
+		t.Errorf("the error does not name the trace: %v", err)
+	}
+	extraTraces = traceFlags{"mine=../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"}
 	got := map[string]bool{}
 	for _, r := range e.rows() {
 		got[r.key()] = true

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 
 	"github.com/clrgo/clrevents/bench/peer/hdr"
@@ -64,12 +65,21 @@ func netHeaders(data []byte, timeOrder bool) headers {
 // ID and looked up per event; stack and sequence point blocks parsed (the
 // handlers are set, as its profiler sets them).
 func peerAll(data []byte) headers {
+	h, err := peerAllErr(data)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	return h
+}
+
+// peerAllErr is peerAll, returning its error.
+func peerAllErr(data []byte) (headers, error) {
+	var h headers
 	s := dnettrace.NewStream(bytes.NewReader(data))
 	if _, err := s.Open(); err != nil {
-		fatalf("peer: %v", err)
+		return h, fmt.Errorf("peer: %w", err)
 	}
 	md := make(map[int32]*dnettrace.Metadata)
-	var h headers
 	var stacks, sps int
 	s.MetadataHandler = func(m *dnettrace.Metadata) error {
 		md[m.Header.MetaDataID] = m
@@ -86,7 +96,7 @@ func peerAll(data []byte) headers {
 	s.EventHandler = func(b *dnettrace.Blob) error {
 		m := md[b.Header.MetadataID]
 		if m == nil {
-			fatalf("peer: event with undefined metadata %d", b.Header.MetadataID)
+			return fmt.Errorf("event with undefined metadata %d", b.Header.MetadataID)
 		}
 		h.Events++
 		h.TS += uint64(b.Header.TimeStamp)
@@ -96,10 +106,32 @@ func peerAll(data []byte) headers {
 		return nil
 	}
 	if err := peer.Drain(s); err != nil {
-		fatalf("%v", err)
+		return h, err
 	}
 	sink += uint64(stacks + sps)
-	return h
+	return h, nil
+}
+
+// sameEvents checks that both readers see the same events in the trace
+// (how many, and the sums of their timestamps, threads, event IDs and
+// payload sizes), in both of our orders: the ratios compare the same work
+// only then. TestSameEvents checks the harness's own traces so; setup
+// checks those given with -trace.
+func sameEvents(data []byte) error {
+	want, err := peerAllErr(data)
+	if err != nil {
+		return err
+	}
+	for _, o := range []trace.Order{trace.FileOrder, trace.TimeOrder} {
+		got, err := ours.Read(bytes.NewReader(data), o)
+		if err != nil {
+			return err
+		}
+		if got != want {
+			return fmt.Errorf("the readers disagree: ours in %v %+v, the peer %+v", o, got, want)
+		}
+	}
+	return nil
 }
 
 // peerProfile builds the peer's CPU profile (its SampleProfiler, every
