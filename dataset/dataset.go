@@ -476,8 +476,21 @@ type traceWriter struct {
 	generic,
 	stacks *table
 	buf []byte
-	// stackIDs numbers the distinct stacks by their bytes.
-	stackIDs map[string]int64
+	// stackIDs numbers the distinct stacks by their bytes; stackKeys
+	// holds the keys by number.
+	stackIDs  map[string]int64
+	stackKeys []string
+	// recent remembers the stacks looked up last by where the reader
+	// had them (see stackID).
+	recent [64]recentStack
+}
+
+// recentStack is a stack looked up: where its frames were, its bytes (a
+// key of stackIDs) and its number.
+type recentStack struct {
+	at  uintptr
+	key string
+	id  int64
 }
 
 func (tw *traceWriter) newTable(rel []string, name string, cols []column) (*table, error) {
@@ -663,14 +676,29 @@ func (tw *traceWriter) header(t *table, e *trace.Event, seq int64, extra []byte,
 
 // stackID is the key of the stack in the stacks table, which gets a row
 // when the stack is new.
+//
+// The events that share a stack get the same frames from the reader (its
+// stack table's row), so the stack looked up last at an address is
+// likely the one there again: comparing its bytes is cheaper than hashing
+// them and probing the map. The bytes are compared, not only the address:
+// the reader reuses its stack table for other stacks.
 func (tw *traceWriter) stackID(stack []uint64, st *Stats) (int64, error) {
 	// The stack's own bytes are the key (in this process's byte order).
-	k := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(stack))), 8*len(stack))
+	at := unsafe.SliceData(stack)
+	k := unsafe.Slice((*byte)(unsafe.Pointer(at)), 8*len(stack))
+	r := &tw.recent[uintptr(unsafe.Pointer(at))/8%uintptr(len(tw.recent))]
+	if r.at == uintptr(unsafe.Pointer(at)) && r.key == string(k) {
+		return r.id, nil
+	}
 	if id, ok := tw.stackIDs[string(k)]; ok {
+		*r = recentStack{at: uintptr(unsafe.Pointer(at)), key: tw.stackKeys[id], id: id}
 		return id, nil
 	}
 	id := int64(len(tw.stackIDs))
-	tw.stackIDs[string(k)] = id
+	key := string(k)
+	tw.stackIDs[key] = id
+	tw.stackKeys = append(tw.stackKeys, key)
+	*r = recentStack{at: uintptr(unsafe.Pointer(at)), key: key, id: id}
 	s := tw.stacks
 	s.begin()
 	s.Bytes(tw.nameBytes())
