@@ -114,11 +114,12 @@ func (f *flusher) stop() error {
 // (buffered, the reading side's), those shipped to the flusher and not
 // yet written (inflight), the arrays of the row sets the flusher has
 // given back (idle, kept for the table's next rows so that a big table
-// does not grow its arrays again for each row group) and the arrays in
-// the trace's pool (arrays, for any table's rows). When the four together
-// pass limit, the table holding the most ships its rows as a row group,
-// idle arrays go to the pool and the pool lets arrays go (the smallest
-// first), or the reading side waits for the flusher (relieve).
+// does not grow its arrays again for each row group) and what the
+// trace's pool of arrays could let go (arrays.bytes: its wholly free
+// slabs and the arrays it keeps whole). When the four together pass
+// limit, the table holding the most ships its rows as a row group, idle
+// arrays go to the pool and the pool lets slabs and arrays go, or the
+// reading side waits for the flusher (relieve).
 // So the memory follows the limit, not the trace's size or its number
 // of tables, and a big table's row groups stay large while small tables
 // keep theirs to the end.
@@ -135,7 +136,7 @@ type budget struct {
 }
 
 func newBudget(limit int64) *budget {
-	return &budget{limit: limit, done: make(chan struct{}, 1), scratch: make([]byte, 0, 64<<10)}
+	return &budget{limit: limit, done: make(chan struct{}, 1), scratch: make([]byte, 0, 64<<10), arrays: arrays{order: slabOrderFor(limit)}}
 }
 
 func (m *budget) over() bool {
