@@ -422,23 +422,25 @@ func (t *table) integer(v int64, what string) {
 }
 
 // pad appends a zero value to a column given a value of another kind, so
-// that the row stays whole until end reports it.
+// that the row stays whole until end reports it. (Through the pool, as
+// every append: an array append outgrew would leave its block in use.)
 func (t *table) pad(c *colData) {
 	switch t.phys[t.col] {
 	case physUUID:
-		c.data = append(c.data, make([]byte, 16)...)
+		var zero [16]byte
+		c.data = pushAll(t.a, c.data, zero[:])
 	case physBytes:
-		c.spans = append(c.spans, span{})
+		c.spans = push(t.a, c.spans, span{})
 	case physBool:
-		c.bools = append(c.bools, false)
+		c.bools = push(t.a, c.bools, false)
 	case physInt32:
-		c.i32 = append(c.i32, 0)
+		c.i32 = push(t.a, c.i32, 0)
 	case physInt64:
-		c.i64 = append(c.i64, 0)
+		c.i64 = push(t.a, c.i64, 0)
 	case physFloat:
-		c.f32 = append(c.f32, 0)
+		c.f32 = push(t.a, c.f32, 0)
 	case physDouble:
-		c.f64 = append(c.f64, 0)
+		c.f64 = push(t.a, c.f64, 0)
 	}
 }
 
