@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"slices"
 	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
@@ -759,6 +760,13 @@ func (p *pqWriter) writeDataPage(l *leaf, c *colData, l0, l1, v0, v1 int, enc fo
 	case l.phys == physUUID:
 		b = append(b, c.data[16*v0:16*v1]...)
 	case l.phys == physBytes:
+		// Room for the page at once: appended value by value, a page of
+		// wide values grew the buffer through every size below it.
+		n := 0
+		for _, s := range c.spans[v0:v1] {
+			n += 4 + int(s.n)
+		}
+		b = slices.Grow(b, n)
 		for _, s := range c.spans[v0:v1] {
 			b = binary.LittleEndian.AppendUint32(b, s.n)
 			b = append(b, c.data[s.off:s.off+s.n]...)
