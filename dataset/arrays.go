@@ -16,10 +16,10 @@ import (
 // Arrays of up to a slab (1 MiB under the default budget) are blocks of
 // slabs, handed out and taken back as a buddy allocator does: a block is
 // minArray bytes times a power of two, at an offset in its slab that is a
-// multiple of its size;
-// a free block is split in halves down to the size asked for, and a block
-// given back joins its buddy (the other half of the block they were made
-// from) when that is free too, up to a whole slab. The tables ask for
+// multiple of its size; a free block is split in halves down to the size
+// asked for, and a block given back joins its buddy (the other half of
+// the block they were made from) when that is free too, up to a whole
+// slab. The tables ask for
 // arrays of every size, each column's growing by doubling and a table's
 // next rows sized like its last: a pool of arrays kept whole by size (as
 // this was before) had the wrong sizes for half of what was asked and
