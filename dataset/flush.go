@@ -153,8 +153,8 @@ func (m *budget) signal() {
 }
 
 // relieve ships row groups, the biggest first, moves idle arrays to the
-// pool, lets the pool's arrays go (the smallest first) and waits for the
-// flusher, until the tables are within the limit again.
+// pool, lets the pool's wholly free slabs and kept arrays go (arrays.trim)
+// and waits for the flusher, until the tables are within the limit again.
 func (m *budget) relieve() error {
 	for m.over() {
 		if m.buffered > m.limit/2 && m.biggest() != nil {
