@@ -58,6 +58,11 @@
 //   - parquet / jsonl: whole processes of the clrdump command, built from
 //     this checkout: -format parquet -o DIR against -format jsonl into a
 //     file, CPU time of the child (user and system) and its peak RSS.
+//     The file system's work is in it: a dataset is dozens of files and
+//     folders where jsonl writes one file, so the row moves with the file
+//     system's state (on an ext4 without a journal, making files just
+//     after thousands were deleted, by a test run or a benchmark, costs
+//     up to a fifth more). Compare builds by turns (alternate).
 //
 // The children of the process and program rows run with GOMAXPROCS=1 in
 // their environment, which the runtime reads as it starts (a call to
