@@ -69,6 +69,7 @@ func Register(t *Table) {
 		}
 	}
 	registry.tables = append(registry.tables, t)
+	registry.version.Add(1)
 }
 
 // EventFields is the FieldWriter of a generated event type's Descriptor:

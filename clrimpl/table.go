@@ -3,6 +3,7 @@ package clrimpl
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // ProviderInfo describes a provider of a generated package.
@@ -117,8 +118,9 @@ func (t *Table) String() string { return "Table(" + t.pkg + ")" }
 
 // The registry of tables.
 var registry struct {
-	mu     sync.Mutex
-	tables []*Table
+	mu      sync.Mutex
+	tables  []*Table
+	version atomic.Uint64 // registrations so far
 }
 
 // Tables lists the registered tables (see Register): every generated
@@ -132,6 +134,11 @@ func Tables() []*Table {
 	defer registry.mu.Unlock()
 	return append([]*Table(nil), registry.tables...)
 }
+
+// TablesVersion changes whenever a table is registered: a reader that
+// keeps what it derived from Tables can tell, without a copy of the list,
+// that the list it derived it from is still the list.
+func TablesVersion() uint64 { return registry.version.Load() }
 
 // index maps (provider, event ID, version) to an index of a table's types:
 // one dense slice per provider, so a lookup is two bounds checks and a

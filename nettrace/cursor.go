@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"encoding/binary"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -188,11 +189,14 @@ func decodeUTF16(b []byte) string {
 		}
 	}
 	if ascii {
-		out := make([]byte, len(b)/2)
-		for i := range out {
-			out[i] = b[2*i]
+		// One allocation, the string's (a byte slice converted would be
+		// two).
+		var sb strings.Builder
+		sb.Grow(len(b) / 2)
+		for i := 0; i+1 < len(b); i += 2 {
+			sb.WriteByte(b[i])
 		}
-		return string(out)
+		return sb.String()
 	}
 	return string(appendUTF16(nil, b))
 }

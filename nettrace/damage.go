@@ -430,7 +430,7 @@ func (r *Reader) v2Record(b []byte, off int64, depth int, pending uint32) bool {
 		return false
 	}
 	meta := le32(b[4:])
-	if meta != 0 && meta != pending && r.meta[meta] == nil {
+	if meta != 0 && meta != pending && r.lookupMeta(meta) == nil {
 		return false
 	}
 	pay := int64(le32(b[52:]))

@@ -66,6 +66,9 @@ func (d *dropCounter) checkpoint(th uint64, seq uint32) {
 func (d *dropCounter) damaged() {
 	d.epoch++
 	if d.have {
+		if d.seqs == nil {
+			d.seqs = make(map[uint64]threadSeq)
+		}
 		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch}
 		d.have = false
 	}
@@ -85,10 +88,13 @@ func (d *dropCounter) forget(th uint64, all bool) {
 }
 
 func (d *dropCounter) switchTo(th uint64, ifNew uint32) {
-	if d.seqs == nil {
-		d.seqs = make(map[uint64]threadSeq)
-	}
 	if d.have {
+		if th == d.cur {
+			return // (putting it in the map and taking it out changes nothing)
+		}
+		if d.seqs == nil {
+			d.seqs = make(map[uint64]threadSeq)
+		}
 		d.seqs[d.cur] = threadSeq{d.curSeq, d.curEpoch}
 	}
 	s, ok := d.seqs[th]

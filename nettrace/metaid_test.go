@@ -1,15 +1,18 @@
 package nettrace
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestMetadataLookupAfterGrowth: a metadata ID too large for the dense
 // slice when it arrives stays in the map, and is still found after later,
 // smaller IDs have grown the slice past it.
 func TestMetadataLookupAfterGrowth(t *testing.T) {
-	r := &Reader{meta: map[uint32]*Metadata{}, guids: map[string]provider{}}
+	r := &Reader{} // its maps are made when first written
 	add := func(id uint32) { r.addMetadata(&Metadata{ID: id, Provider: "P"}) }
 	add(200) // too large for the slice: map only
 	for id := uint32(1); id <= 150; id++ {
@@ -26,6 +29,44 @@ func TestMetadataLookupAfterGrowth(t *testing.T) {
 	}
 	if m := r.lookupMeta(5000); m != nil {
 		t.Errorf("lookupMeta(5000) = %v", m)
+	}
+	for _, id := range []uint32{1, 200} {
+		if m := r.Metadata(id); m == nil || m.ID != id {
+			t.Errorf("Metadata(%d) = %v", id, m)
+		}
+	}
+	// A hostile ID goes to the map: the slice grows only with the records.
+	add(1 << 30)
+	if m := r.Metadata(1 << 30); m == nil || len(r.metaByID) > 2*r.nmeta+64 {
+		t.Errorf("ID 1<<30: found %v, slice of %d entries after %d records", m != nil, len(r.metaByID), r.nmeta)
+	}
+}
+
+// TestCachedProvider: Readers share a provider's name string and GUID
+// through the process-wide cache, and what it keeps is bounded.
+func TestCachedProvider(t *testing.T) {
+	a := cachedProvider(strings.Clone("Microsoft-Windows-DotNETRuntime"))
+	b := cachedProvider(strings.Clone("Microsoft-Windows-DotNETRuntime"))
+	if a != b || unsafe.StringData(a.name) != unsafe.StringData(b.name) {
+		t.Errorf("the same provider twice: two entries")
+	}
+	if a.guid != ProviderGUID("Microsoft-Windows-DotNETRuntime") {
+		t.Errorf("GUID %v", a.guid)
+	}
+	e := cachedProvider("MyCompany-MyApp")
+	if e.guid != EventSourceGUID("MyCompany-MyApp") || e.name != "MyCompany-MyApp" {
+		t.Errorf("EventSource provider: %q %v", e.name, e.guid)
+	}
+	long := strings.Repeat("x", maxCachedName+1)
+	if p, q := cachedProvider(long), cachedProvider(long); p == q {
+		t.Errorf("a name of %d bytes was kept", len(long))
+	}
+	// Many names: each is right, whatever it displaced.
+	for i := range 1000 {
+		name := fmt.Sprintf("Provider-%d", i)
+		if p := cachedProvider(name); p.name != name || p.guid != EventSourceGUID(name) {
+			t.Fatalf("%s: got %q %v", name, p.name, p.guid)
+		}
 	}
 }
 

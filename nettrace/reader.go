@@ -5,11 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math/bits"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clrgo/clrevents/clrimpl"
@@ -72,10 +75,37 @@ type provider struct {
 	guid clrimpl.GUID
 }
 
+// providerCache holds the providers Readers have met, process-wide, a
+// slot each by the hash of the name: the next Reader (a collector's next
+// window, a dataset's next trace) finds a provider's name string and GUID
+// there instead of making them again (a map per Reader, and SHA-1 for an
+// EventSource's GUID). A slot holds the last provider hashed to it; a
+// name longer than maxCachedName is not kept, so the cache holds at most
+// len(providerCache) × maxCachedName bytes of names, whatever the input.
+var (
+	providerCache [64]atomic.Pointer[provider]
+	providerSeed  = maphash.MakeSeed()
+)
+
+const maxCachedName = 256
+
+// cachedProvider returns the provider named name, from the cache or made.
+func cachedProvider(name string) *provider {
+	slot := &providerCache[maphash.String(providerSeed, name)%uint64(len(providerCache))]
+	if p := slot.Load(); p != nil && p.name == name {
+		return p
+	}
+	p := &provider{name: name, guid: ProviderGUID(name)}
+	if len(name) <= maxCachedName {
+		slot.Store(p)
+	}
+	return p
+}
+
 // Reader reads events from an EventPipe trace, one at a time, in file order.
 // It is not safe for concurrent use.
 type Reader struct {
-	s      *stream
+	s      stream
 	closer io.Closer
 	info   TraceInfo
 	ver    int // 1..4, 6 (5 is read as 4)
@@ -83,9 +113,12 @@ type Reader struct {
 	ev  Event
 	err error // sticky
 
+	// Metadata by ID: small IDs (V3 on) in metaByID, found without a map
+	// look-up, the others (stream offsets before V3, IDs too large for
+	// metaByID when they came) in meta. nmeta counts the records added.
 	meta     map[uint32]*Metadata
-	metaByID []*Metadata         // small IDs (V3+): meta without a map lookup
-	guids    map[string]provider // by provider name
+	metaByID []*Metadata
+	nmeta    int
 
 	// The current block or object.
 	blk       []byte
@@ -129,8 +162,9 @@ type Reader struct {
 	damages int // addDamage calls; mark: their number when the current block began
 	mark    int
 
-	scratch [64]byte // object type names
-	hbuf    [16]byte // small headers (a local array would escape to the heap)
+	rawSp   *rawSpent // the one NewReader took its buffers from, if any
+	scratch [64]byte  // object type names
+	hbuf    [48]byte  // small headers (a local array would escape to the heap)
 }
 
 // NewReader reads the stream header and the Trace object or block from r and
@@ -140,17 +174,15 @@ type Reader struct {
 // header (.netperf, V1–V3). r is read sequentially and never seeked; it is
 // buffered internally.
 func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{
-		s:       newStream(r),
-		meta:    make(map[uint32]*Metadata),
-		guids:   make(map[string]provider),
-		stacks:  make(map[uint32]stackRef),
-		threads: make(map[uint64]*Thread),
-		labels:  make(map[uint32]*LabelList),
-	}
+	// The maps are made when first written: a small trace (a
+	// collector's window, one of a dataset's thousands) needs few or none.
+	rd := &Reader{}
+	rd.s.init(r)
 	rd.ev.info = &rd.info
 	if sp, ok := rawPool.Get().(*rawSpent); ok {
-		rd.blk, rd.ips = sp.blk, sp.ips
+		rd.blk, rd.ips, rd.stackRefs = sp.blk, sp.ips, sp.stackRefs
+		*sp = rawSpent{}
+		rd.rawSp = sp // to carry them on at the end
 	}
 	if err := rd.readHeader(); err != nil {
 		return nil, err
@@ -244,7 +276,7 @@ func (r *Reader) Info() *TraceInfo { return &r.info }
 
 // Metadata returns the metadata record with the given ID, if it has been
 // read (and, in V6, not flushed since).
-func (r *Reader) Metadata(id uint32) *Metadata { return r.meta[id] }
+func (r *Reader) Metadata(id uint32) *Metadata { return r.lookupMeta(id) }
 
 // errf builds an *Error for the current block.
 //
@@ -295,11 +327,11 @@ func (r *Reader) readHeader() error {
 	}
 	// FastSerialization: int32 20, "!FastSerialization.1".
 	at := r.s.off
-	var h [24]byte
-	if err := r.s.readSmall(h[:]); err != nil {
+	h := r.hbuf[:24]
+	if err := r.s.readSmall(h); err != nil {
 		return r.ioErr(err, "stream header", at, 24)
 	}
-	if binary.LittleEndian.Uint32(h[:]) != 20 || string(h[4:]) != "!FastSerialization.1" {
+	if binary.LittleEndian.Uint32(h) != 20 || string(h[4:]) != "!FastSerialization.1" {
 		return r.errf(ErrFormat, "stream header", at, "not an EventPipe trace: no Nettrace magic or FastSerialization header")
 	}
 	return r.readFSTrace()
@@ -367,7 +399,7 @@ func (r *Reader) readFSTrace() error {
 	}
 	r.info.ObjectVersion = int(version)
 	at := r.s.off
-	var b [48]byte
+	b := r.hbuf[:48]
 	switch string(name) {
 	case "Trace":
 		r.blkName = "Trace"
@@ -419,8 +451,8 @@ func (r *Reader) parseSyncTime(b []byte) {
 }
 
 func (r *Reader) readV6Header() error {
-	var h [12]byte
-	if err := r.s.readSmall(h[:]); err != nil {
+	h := r.hbuf[:12]
+	if err := r.s.readSmall(h); err != nil {
 		return r.ioErr(err, "stream header", 8, 12)
 	}
 	major := binary.LittleEndian.Uint32(h[4:])
@@ -571,9 +603,15 @@ func (r *Reader) endRaw(err error) {
 	r.err = err
 	r.s.end()
 	if cap(r.blk) > 0 && cap(r.blk) <= maxSpent {
-		rawPool.Put(&rawSpent{blk: r.blk[:0], ips: r.ips[:0]})
+		sp := r.rawSp
+		if sp == nil {
+			sp = new(rawSpent)
+		}
+		sp.blk, sp.ips, sp.stackRefs = r.blk[:0], r.ips[:0], r.stackRefs[:0]
+		r.rawSp = nil
+		rawPool.Put(sp)
 	}
-	r.blk, r.ips = nil, nil
+	r.blk, r.ips, r.stackRefs = nil, nil, nil
 }
 
 // rawSpent is what a file-order Reader leaves for the next Reader: the
@@ -582,8 +620,9 @@ func (r *Reader) endRaw(err error) {
 // table. A program that reads many traces (a collector's profile windows,
 // a dataset's traces) allocates them about once.
 type rawSpent struct {
-	blk []byte
-	ips []uint64
+	blk       []byte
+	ips       []uint64
+	stackRefs []stackRef
 }
 
 var rawPool sync.Pool
@@ -1233,28 +1272,30 @@ func (r *Reader) addMetadata(m *Metadata) {
 	if m.Provider != "" {
 		// One string per provider name, so that the events of a provider
 		// share it (Event.setMeta).
-		p, ok := r.guids[m.Provider]
-		if !ok {
-			p = provider{name: m.Provider, guid: ProviderGUID(m.Provider)}
-			r.guids[m.Provider] = p
-		}
+		p := cachedProvider(m.Provider)
 		m.Provider = p.name
 		if m.ProviderGUID.IsZero() {
 			m.ProviderGUID = p.guid
 		}
 	}
 	m.describe()
-	r.meta[m.ID] = m
+	r.nmeta++
 	r.sorted.newMetaEpoch() // time order's IDs may now name other metadata
 	// IDs are small and dense from V3 on (V1/V2 use stream offsets, which
-	// stay in the map); growing only up to twice the records read keeps a
+	// go to the map); growing only up to twice the records read keeps a
 	// hostile ID from costing more than the input backs.
-	if int64(m.ID) < 2*int64(len(r.meta))+64 {
-		for int(m.ID) >= len(r.metaByID) {
-			r.metaByID = append(r.metaByID, nil)
+	if int64(m.ID) < 2*int64(r.nmeta)+64 {
+		if int(m.ID) >= len(r.metaByID) {
+			r.metaByID = slices.Grow(r.metaByID, max(int(m.ID)+1, 16)-len(r.metaByID))
+			r.metaByID = r.metaByID[:int(m.ID)+1]
 		}
 		r.metaByID[m.ID] = m
+		return
 	}
+	if r.meta == nil {
+		r.meta = make(map[uint32]*Metadata)
+	}
+	r.meta[m.ID] = m
 }
 
 // lookupMeta finds metadata by ID: in the dense slice when it is there,
@@ -1361,6 +1402,9 @@ func (r *Reader) stackBlock() error {
 		case id >= r.stackBase && int(i) == len(r.stackRefs) && len(r.stacks) == 0:
 			r.stackRefs = append(r.stackRefs, sr)
 		default:
+			if r.stacks == nil {
+				r.stacks = make(map[uint32]stackRef)
+			}
 			r.stacks[id] = sr
 		}
 		id++
@@ -1448,6 +1492,9 @@ func (r *Reader) threadBlock() error {
 		if rc.bad {
 			return r.errf(ErrFormat, "thread", r.blkOff+int64(at), "row runs past its size at %d", r.blkOff+int64(at+2+rc.badI))
 		}
+		if r.threads == nil {
+			r.threads = make(map[uint64]*Thread)
+		}
 		r.threads[t.Index] = t
 	}
 	return nil
@@ -1521,6 +1568,9 @@ func (r *Reader) labelListBlock() error {
 			if kf&0x80 != 0 {
 				break
 			}
+		}
+		if r.labels == nil {
+			r.labels = make(map[uint32]*LabelList)
 		}
 		r.labels[idx] = l
 		idx++

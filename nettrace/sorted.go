@@ -97,8 +97,10 @@ type sortState struct {
 	ipsMoved   bool     // this stretch's stack table has moved to the spare array
 
 	err error // what ended the raw stream, handed out after the held events
-	// reused: the buffers of a finished Reader were asked for (spent).
+	// reused: the buffers of a finished Reader were asked for (spent);
+	// sp is what held them, kept to hand this Reader's on in.
 	reused bool
+	sp     *spent
 	// peak: the most block buffers the Reader has held at once, the
 	// used-up blocks of a stretch and the one being read.
 	peak int
@@ -242,9 +244,12 @@ func (r *Reader) nextSorted() (*Event, error) {
 type spent struct {
 	chunks    []*[recChunk]heldRec
 	blocks    [][]byte
+	list      [][]byte // an empty array for sortState.blocks
 	ips, ips2 []uint64
+	stackRefs []stackRef
 	runs      []mergeRun
 	metas     []*Metadata
+	metaPos   []metaSlot
 	exts      []heldExt
 	writers   []writer
 	blockOffs []int64
@@ -263,8 +268,22 @@ func (s *sortState) reuse(r *Reader) {
 	if !ok {
 		return
 	}
+	s.sp = sp            // to hand them on in at the end
 	s.chunks = sp.chunks // every field of a record is written before it is read
-	s.spare = append(s.spare, sp.blocks...)
+	if len(s.spare) == 0 {
+		s.spare = sp.blocks
+	} else {
+		s.spare = append(s.spare, sp.blocks...)
+	}
+	if len(s.blocks) == 0 {
+		s.blocks = sp.list[:0]
+	}
+	if len(r.stackRefs) == 0 && cap(sp.stackRefs) > cap(r.stackRefs) {
+		r.stackRefs = sp.stackRefs[:0]
+	}
+	// Empty: it grows with zeros (metaIndex), so that no entry of
+	// another Reader's epochs passes for one of this Reader's.
+	s.metaPos = sp.metaPos[:0]
 	if cap(r.blk) == 0 && len(s.spare) > 0 {
 		// The first block goes into a spare buffer too.
 		n := len(s.spare) - 1
@@ -277,6 +296,7 @@ func (s *sortState) reuse(r *Reader) {
 	s.spareIPs = sp.ips2[:0]
 	s.runs, s.metas, s.exts = sp.runs[:0], sp.metas[:0], sp.exts[:0]
 	s.writers, s.blockOffs = sp.writers[:0], sp.blockOffs[:0]
+	*sp = spent{}
 }
 
 // recycle gives what the Reader holds to the next one, once every event
@@ -291,8 +311,15 @@ func (s *sortState) recycle(r *Reader) {
 
 // spend takes the Reader's buffers for a spent, each once.
 func (s *sortState) spend(r *Reader) *spent {
-	sp := &spent{chunks: s.chunks}
+	sp := s.sp
+	if sp == nil {
+		sp = new(spent)
+	}
+	s.sp = nil
+	sp.chunks = s.chunks
 	bufs := append(s.spare, s.blocks...)
+	clear(s.blocks)
+	sp.list = s.blocks[:0]
 	// The current block is the last of blocks once the stream has ended;
 	// a buffer given twice would serve two blocks at once.
 	if cap(r.blk) > 0 && !slices.ContainsFunc(bufs, func(b []byte) bool { return cap(b) > 0 && &b[:1][0] == &r.blk[:1][0] }) {
@@ -304,13 +331,16 @@ func (s *sortState) spend(r *Reader) *spent {
 	bufs = slices.DeleteFunc(bufs, func(b []byte) bool { return cap(b) == 0 })
 	slices.SortFunc(bufs, func(a, b []byte) int { return cap(b) - cap(a) })
 	bufs = bufs[:min(len(bufs), max(s.peak, 1))]
-	kept := 0
+	kept, n := 0, 0
 	for _, b := range bufs {
 		if kept+cap(b) <= maxSpent {
-			sp.blocks = append(sp.blocks, b[:0])
+			bufs[n] = b[:0]
+			n++
 			kept += cap(b)
 		}
 	}
+	clear(bufs[n:cap(bufs)]) // not kept: let them go
+	sp.blocks = bufs[:n]
 	// The two stack table arrays: the reader's and the spare one (the
 	// stretch's is one of them), the bigger first.
 	sp.ips, sp.ips2 = r.ips[:0], s.spareIPs[:0]
@@ -324,6 +354,8 @@ func (s *sortState) spend(r *Reader) *spent {
 	clear(s.exts)
 	sp.runs, sp.metas, sp.exts = s.runs[:0], s.metas[:0], s.exts[:0]
 	sp.writers, sp.blockOffs = s.writers[:0], s.blockOffs[:0]
+	sp.metaPos, sp.stackRefs = s.metaPos[:0], r.stackRefs[:0]
+	s.metaPos, r.stackRefs = nil, nil
 	s.chunks, s.blocks, s.spare, s.blockOffs = nil, nil, nil, nil
 	s.stretchIPs, s.spareIPs, s.peak = nil, nil, 0
 	s.runs, s.metas, s.exts, s.writers = nil, nil, nil, nil

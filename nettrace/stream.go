@@ -16,20 +16,21 @@ import (
 // hostile length in a header cannot make us allocate more than the input
 // backs.
 type stream struct {
-	br  *bufio.Reader
+	br  *bufio.Reader // nil after end: the input reads as ended
 	own *bufio.Reader // the buffer the stream was made with, until end
 	off int64         // offset of the next unread byte
 }
 
-// newStream buffers r, with a buffer from readbuf's pool, or reads a
-// buffered reader handed off to it (package trace's, which recognised the
-// format) directly.
-func newStream(r io.Reader) *stream {
+// init buffers r, with a buffer from readbuf's pool, or reads a buffered
+// reader handed off to it (package trace's, which recognised the format)
+// directly.
+func (s *stream) init(r io.Reader) {
 	if h, ok := r.(*readbuf.Handoff); ok && h.R.Size() >= readbuf.Size {
-		return &stream{br: h.R, own: h.R}
+		s.br, s.own = h.R, h.R
+		return
 	}
-	br := readbuf.Get(r)
-	return &stream{br: br, own: br}
+	s.br = readbuf.Get(r)
+	s.own = s.br
 }
 
 // end gives the stream's buffer to the next stream once the Reader's
@@ -40,15 +41,10 @@ func (s *stream) end() {
 	if s.own == nil {
 		return
 	}
-	s.br = bufio.NewReaderSize(eofReader{}, 16)
+	s.br = nil
 	readbuf.Put(s.own)
 	s.own = nil
 }
-
-// eofReader is an input at its end.
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // errShort is returned (wrapped) when the input ends inside a structure.
 var errShort = io.ErrUnexpectedEOF
@@ -56,6 +52,11 @@ var errShort = io.ErrUnexpectedEOF
 // peek returns the next n bytes without consuming them. Fewer bytes and an
 // error are returned at the end of the input.
 func (s *stream) peek(n int) ([]byte, error) {
+	if s.br == nil && n > 0 {
+		return nil, io.EOF
+	} else if s.br == nil {
+		return nil, nil
+	}
 	b, err := s.br.Peek(n)
 	if err == io.EOF && len(b) > 0 {
 		err = errShort
@@ -65,6 +66,11 @@ func (s *stream) peek(n int) ([]byte, error) {
 
 // discard skips n bytes.
 func (s *stream) discard(n int) error {
+	if s.br == nil && n > 0 {
+		return errShort
+	} else if s.br == nil {
+		return nil
+	}
 	m, err := s.br.Discard(n)
 	s.off += int64(m)
 	if err == io.EOF {
@@ -77,6 +83,11 @@ func (s *stream) discard(n int) error {
 // It returns io.EOF if no byte at all was available and
 // io.ErrUnexpectedEOF if the input ended part way.
 func (s *stream) readSmall(dst []byte) error {
+	if s.br == nil && len(dst) > 0 {
+		return io.EOF
+	} else if s.br == nil {
+		return nil
+	}
 	n, err := io.ReadFull(s.br, dst)
 	s.off += int64(n)
 	return err
@@ -94,6 +105,11 @@ const growChunk = 256 << 10
 func (s *stream) readBlock(buf []byte, n int) ([]byte, error) {
 	if n < 0 {
 		return buf[:0], errors.New("negative length")
+	}
+	if s.br == nil && n > 0 {
+		return buf[:0], errShort
+	} else if s.br == nil {
+		return buf[:0], nil
 	}
 	if cap(buf) >= n {
 		buf = buf[:n]
@@ -142,12 +158,18 @@ func (s *stream) readBlock(buf []byte, n int) ([]byte, error) {
 // only after damage, when bytes it read as one block turn out to hold the
 // next.
 func (s *stream) unread(b []byte) {
+	if s.br == nil {
+		return // (damage is handled before the end)
+	}
 	s.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), s.br), 64<<10)
 	s.off -= int64(len(b))
 }
 
 // discardAll skips the rest of the input, counting it.
 func (s *stream) discardAll() {
+	if s.br == nil {
+		return
+	}
 	n, _ := io.Copy(io.Discard, s.br)
 	s.off += n
 }

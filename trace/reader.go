@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/clrgo/clrevents/clrimpl"
@@ -174,6 +175,9 @@ func (r *Reader) eventType(ref typeRef) clrimpl.EventType { return r.tables[ref.
 // value returns the Reader's value of the type ref names, made on first
 // use.
 func (r *Reader) value(ref typeRef) clrimpl.Event {
+	if r.values == nil {
+		r.values = make([][]clrimpl.Event, len(r.tables))
+	}
 	vs := r.values[ref.t-1]
 	if vs == nil {
 		vs = make([]clrimpl.Event, r.tables[ref.t-1].Len())
@@ -211,22 +215,53 @@ type guidEntry struct {
 
 func newReader(c *config, format Format, closers []func() error) *Reader {
 	r := &Reader{cfg: *c, format: format, closers: closers}
+	var ts *readerTables
 	if c.tablesSet {
-		r.tables = slices.Clone(c.tables)
+		ts = newReaderTables(slices.Clone(c.tables), 0)
 	} else {
-		r.tables = clrimpl.Tables()
+		ts = registeredTables()
 	}
-	r.nsearch = len(r.tables)
-	kt := kernelevents.Table()
-	if i := slices.Index(r.tables, kt); i >= 0 {
-		r.ktab = int32(i)
-	} else {
-		r.ktab = int32(len(r.tables))
-		r.tables = append(r.tables, kt)
-	}
-	r.values = make([][]clrimpl.Event, len(r.tables))
+	r.tables, r.nsearch, r.ktab = ts.tables, ts.nsearch, ts.ktab
 	r.ev.r = r
 	return r
+}
+
+// readerTables is what a Reader decodes with: tables, the first nsearch
+// of them searched for providers, kernelevents' at ktab. A Reader does not
+// change it, so Readers over the registered tables share one.
+type readerTables struct {
+	tables  []*clrimpl.Table
+	nsearch int
+	ktab    int32
+	version uint64 // clrimpl.TablesVersion of the registered tables
+}
+
+func newReaderTables(tables []*clrimpl.Table, version uint64) *readerTables {
+	ts := &readerTables{tables: tables, nsearch: len(tables), version: version}
+	kt := kernelevents.Table()
+	if i := slices.Index(tables, kt); i >= 0 {
+		ts.ktab = int32(i)
+	} else {
+		ts.ktab = int32(len(tables))
+		ts.tables = append(tables, kt)
+	}
+	return ts
+}
+
+// registered: the readerTables of the registered tables, made again
+// when a table has been registered since.
+var registered atomic.Pointer[readerTables]
+
+func registeredTables() *readerTables {
+	v := clrimpl.TablesVersion()
+	if ts := registered.Load(); ts != nil && ts.version == v {
+		return ts
+	}
+	// A table registered between the two calls makes the next Reader
+	// build them again, nothing worse.
+	ts := newReaderTables(clrimpl.Tables(), v)
+	registered.Store(ts)
+	return ts
 }
 
 func newNetTrace(nr *nettrace.Reader, format Format, c *config, closers ...func() error) *Reader {
@@ -285,18 +320,18 @@ func (r *Reader) Name() string { return r.cfg.name }
 // Close releases the file and removes temporary copies. It does not close
 // an io.Reader given to NewReader.
 func (r *Reader) Close() error {
-	var errs []error
+	var err error
 	if r.nt != nil {
-		errs = append(errs, r.nt.Close())
+		err = r.nt.Close()
 	}
 	if r.et != nil {
-		errs = append(errs, r.et.Close())
+		err = errors.Join(err, r.et.Close())
 	}
 	for _, c := range r.closers {
-		errs = append(errs, c())
+		err = errors.Join(err, c())
 	}
 	r.closers = nil
-	return errors.Join(errs...)
+	return err
 }
 
 // Next returns the next event, or io.EOF after the last one. The Event and
