@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,6 +95,7 @@ type Reader struct {
 	// first decode of the type).
 	tables []*clrimpl.Table
 	values [][]clrimpl.Event
+	ts     *readerTables // tables and what they resolve, maybe shared
 	// ktab is the index in tables of kernelevents' table, which decodes
 	// the kernel's classes; nsearch is how many tables providers searches
 	// (all but that table when the Reader added it).
@@ -221,19 +223,25 @@ func newReader(c *config, format Format, closers []func() error) *Reader {
 	} else {
 		ts = registeredTables()
 	}
-	r.tables, r.nsearch, r.ktab = ts.tables, ts.nsearch, ts.ktab
+	r.ts, r.tables, r.nsearch, r.ktab = ts, ts.tables, ts.nsearch, ts.ktab
 	r.ev.r = r
 	return r
 }
 
 // readerTables is what a Reader decodes with: tables, the first nsearch
 // of them searched for providers, kernelevents' at ktab. A Reader does not
-// change it, so Readers over the registered tables share one.
+// change them, so Readers over the registered tables share one, and with
+// it what an EventPipe event's provider, ID and version resolve to in the
+// tables (resolveEvent): a program that reads many traces (a collector's
+// windows, a dataset's traces) resolves each kind of event once.
 type readerTables struct {
 	tables  []*clrimpl.Table
 	nsearch int
 	ktab    int32
 	version uint64 // clrimpl.TablesVersion of the registered tables
+
+	mu       sync.Mutex
+	resolved map[resolveKey]*resolved
 }
 
 func newReaderTables(tables []*clrimpl.Table, version uint64) *readerTables {
@@ -451,6 +459,42 @@ func hashID(id uint32) uint32 { return (id * 0x9E3779B1) >> 26 }
 // resolveEvent finds a provider in the tables, by name, then by GUID, and
 // the event in it.
 func (r *Reader) resolveEvent(name string, guid clrimpl.GUID, id uint16, version uint8) *resolved {
+	k := resolveKey{name, guid, id, version, r.cfg.exact}
+	ts := r.ts
+	ts.mu.Lock()
+	res, ok := ts.resolved[k]
+	ts.mu.Unlock()
+	if ok {
+		return res
+	}
+	res = r.resolveEventIn(name, guid, id, version)
+	ts.mu.Lock()
+	if len(ts.resolved) < maxResolved {
+		if ts.resolved == nil {
+			ts.resolved = make(map[resolveKey]*resolved)
+		}
+		ts.resolved[k] = res
+	}
+	ts.mu.Unlock()
+	return res
+}
+
+// resolveKey is what resolveEvent's answer depends on, besides the
+// tables.
+type resolveKey struct {
+	name    string
+	guid    clrimpl.GUID
+	id      uint16
+	version uint8
+	exact   bool
+}
+
+// maxResolved bounds the answers readerTables keeps (about 100 bytes
+// each, and the provider name): Readers over the registered tables share
+// them for the life of the program, and the names come from the traces.
+const maxResolved = 4096
+
+func (r *Reader) resolveEventIn(name string, guid clrimpl.GUID, id uint16, version uint8) *resolved {
 	res := &resolved{provider: name}
 	res.provs = r.providers(name, guid)
 	if len(res.provs) > 0 {

@@ -2,8 +2,12 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"strconv"
 	"testing"
+
+	"github.com/clrgo/clrevents/clrimpl"
 
 	"github.com/clrgo/clrevents/internal/tracetest"
 )
@@ -59,7 +63,9 @@ func BenchmarkSmallTrace(b *testing.B) {
 // TestSmallTraceAllocs: what a Reader costs to make, read to the end and
 // close, once a Reader before it has left its buffers, on a trace of three
 // events (their one metadata record and its description). It was 34
-// allocations in file order and 40 in time order.
+// allocations in file order and 40 in time order; 13 with providers
+// cached and the registered tables shared, 9 with what an event resolves
+// to shared too.
 func TestSmallTraceAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
@@ -89,12 +95,104 @@ func TestSmallTraceAllocs(t *testing.T) {
 		read()
 		// The Reader (and package nettrace's), the options, the
 		// metadata record, its strings and description, the metadata
-		// table, the event's resolved type and its cache: 13.
-		const want = 13
+		// table and the cache of its resolved types: 9.
+		const want = 9
 		n := testing.AllocsPerRun(50, read)
 		t.Logf("%v: %.1f allocations a Reader", o, n)
 		if n > want {
 			t.Errorf("%v: %.1f allocations a Reader, want at most %d", o, n, want)
+		}
+	}
+}
+
+// TestResolvedShared: Readers over the registered tables share what an
+// event resolves to; WithExactVersions, which changes the answer, has its
+// own; the shared answers are bounded.
+func TestResolvedShared(t *testing.T) {
+	data := tracetest.Bytes(t, smallTraces[0].path)
+	first := func(opts ...Option) *resolved {
+		r, err := NewReader(bytes.NewReader(data), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.res == nil || !e.res.typ.ok() {
+			t.Fatalf("%s: not resolved to a type", e.Name())
+		}
+		return e.res
+	}
+	a, b := first(), first()
+	if a != b {
+		t.Errorf("two Readers: two answers for the same event")
+	}
+	if x := first(WithExactVersions()); x == a {
+		t.Errorf("WithExactVersions shares the answer of a Reader without it")
+	}
+	ts := newReaderTables(clrimpl.Tables(), 0) // not the shared one: this fills it
+	r := &Reader{ts: ts, tables: ts.tables, nsearch: ts.nsearch, ktab: ts.ktab}
+	for i := range maxResolved + 10 {
+		r.resolveEvent("Provider-"+strconv.Itoa(i), clrimpl.GUID{}, 1, 0)
+	}
+	ts.mu.Lock()
+	n := len(ts.resolved)
+	ts.mu.Unlock()
+	if n > maxResolved {
+		t.Errorf("%d answers kept, want at most %d", n, maxResolved)
+	}
+}
+
+// TestReadersConcurrent: Readers in several goroutines share the provider
+// cache, the registered tables and what events resolve to (run with
+// -race), and each reads every event.
+func TestReadersConcurrent(t *testing.T) {
+	var data [][]byte
+	want := map[int]int{}
+	for i, tr := range smallTraces {
+		data = append(data, tracetest.Bytes(t, tr.path))
+		want[i] = readSmall(t, data[i], FileOrder)
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 20 {
+				k := (g + i) % len(data)
+				o := []Order{FileOrder, TimeOrder}[i%2]
+				r, err := NewReader(bytes.NewReader(data[k]), WithOrder(o))
+				if err != nil {
+					errs <- err
+					return
+				}
+				n := 0
+				for {
+					e, err := r.Next()
+					if err == io.EOF {
+						break
+					} else if err != nil {
+						errs <- err
+						return
+					}
+					if e.Name() == "" {
+						errs <- fmt.Errorf("trace %d, %v: an event without a name", k, o)
+						return
+					}
+					n++
+				}
+				r.Close()
+				if n != want[k] {
+					errs <- fmt.Errorf("trace %d, %v: %d events, want %d", k, o, n, want[k])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
 		}
 	}
 }
