@@ -322,11 +322,10 @@ func (p *pqWriter) writeRowGroup(cols []colData, rows int) error {
 	}
 	// Kept encoded (tens of bytes a column) rather than as structs
 	// (hundreds): a file of a long trace has thousands of row groups.
-	b, err := thrift.Marshal(new(thrift.CompactProtocol), &rg)
-	if err != nil {
+	var err error
+	if p.groups, err = appendRowGroup(p.groups, &rg); err != nil {
 		return err
 	}
-	p.groups = append(p.groups, b...)
 	p.ngroups++
 	p.rows += int64(rows)
 	if len(p.groups) >= groupsLimit {
