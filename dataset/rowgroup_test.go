@@ -88,8 +88,14 @@ func TestAppendRowGroup(t *testing.T) {
 		MetaData: format.ColumnMetaData{Encoding: []format.Encoding{format.Plain}, PathInSchema: []string{"a"}, BloomFilterOffset: 9}}}}
 	for _, change := range []func(){
 		func() {},
-		func() { rg.Columns[0].FilePath = ""; rg.Columns[0].MetaData.KeyValueMetadata = []format.KeyValue{{Key: "k"}} },
-		func() { rg.Columns[0].MetaData.KeyValueMetadata = nil; rg.SortingColumns = []format.SortingColumn{{ColumnIdx: 0}} },
+		func() {
+			rg.Columns[0].FilePath = ""
+			rg.Columns[0].MetaData.KeyValueMetadata = []format.KeyValue{{Key: "k"}}
+		},
+		func() {
+			rg.Columns[0].MetaData.KeyValueMetadata = nil
+			rg.SortingColumns = []format.SortingColumn{{ColumnIdx: 0}}
+		},
 	} {
 		change()
 		if plainRowGroup(&rg) {
