@@ -628,11 +628,27 @@ func (r *Reader) retireBlock() {
 // blocks[len(blocks)] when it is used up, and its stack in r.ips.
 func (r *Reader) holdRecord() error {
 	start := r.pos
-	p, end, _, err := r.readEventHeader()
-	if err != nil {
-		return err
+	var p int
+	// The usual header, compressed with room left in the block, decoded
+	// here rather than through readEventHeader (a call less an event).
+	if hd := &r.hdr; r.compress && len(r.blk)-start >= maxCompressedHeader {
+		ok := false
+		if p, ok = hd.compressedFast(r.blk[start:start+maxCompressedHeader], r.ver == 6); ok {
+			p += start
+			if int64(hd.payloadSize) > int64(len(r.blk)-p) {
+				return r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", hd.payloadSize, len(r.blk)-p)
+			}
+			r.pos = p + int(hd.payloadSize)
+		}
 	}
-	r.pos = end
+	if r.pos == start {
+		var end int
+		var err error
+		if p, end, _, err = r.readEventHeader(); err != nil {
+			return err
+		}
+		r.pos = end
+	}
 	hd := &r.hdr
 	s := &r.sorted
 	var mi uint32
