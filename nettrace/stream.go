@@ -158,10 +158,11 @@ func (s *stream) readBlock(buf []byte, n int) ([]byte, error) {
 // only after damage, when bytes it read as one block turn out to hold the
 // next.
 func (s *stream) unread(b []byte) {
-	if s.br == nil {
-		return // (damage is handled before the end)
+	var rest io.Reader = bytes.NewReader(nil) // after end: nothing more
+	if s.br != nil {
+		rest = s.br
 	}
-	s.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), s.br), 64<<10)
+	s.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), rest), 64<<10)
 	s.off -= int64(len(b))
 }
 

@@ -62,4 +62,13 @@ func TestStreamEnded(t *testing.T) {
 	if s.off != 0 {
 		t.Errorf("offset %d after the end; want 0 (nothing was read)", s.off)
 	}
+	// Bytes put back after the end are read, then the end again.
+	s.unread([]byte("xy"))
+	got := make([]byte, 2)
+	if err := s.readSmall(got); err != nil || string(got) != "xy" {
+		t.Errorf("after unread: %q, %v; want \"xy\"", got, err)
+	}
+	if err := s.readSmall(got); err != io.EOF {
+		t.Errorf("after the bytes put back: %v; want io.EOF", err)
+	}
 }
