@@ -159,9 +159,13 @@ func TestNewTableRejects(t *testing.T) {
 
 func TestRegister(t *testing.T) {
 	tab, _ := fakeTable(t)
-	before := Tables()
+	before, v0 := Tables(), TablesVersion()
 	Register(tab)
+	v1 := TablesVersion()
 	Register(tab)
+	if v1 == v0 || TablesVersion() != v1 {
+		t.Errorf("TablesVersion: %d before, %d after a table, %d after it again; want a change, then none", v0, v1, TablesVersion())
+	}
 	after := Tables()
 	if len(after) != len(before)+1 || after[len(after)-1] != tab || !slices.Equal(after[:len(before)], before) {
 		t.Errorf("Tables after registering one table twice: %v, before: %v", after, before)
