@@ -566,14 +566,12 @@ func (r *Reader) Next() (*Event, error) {
 	// The usual event of a NetTrace V4+ trace in file order, decoded here
 	// rather than four calls down (nextRaw, decodeEvent, readEventHeader):
 	// a compressed header with room for the longest one left in the block.
-	if start := r.pos; r.compress && r.inEvents && len(r.blk)-start >= maxCompressedHeader && r.err == nil {
-		h := &r.hdr
-		if p, ok := h.compressedFast(r.blk[start:start+maxCompressedHeader], r.ver == 6); ok {
-			p += start
-			if int64(h.payloadSize) > int64(len(r.blk)-p) {
-				return r.rawFailed(r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(r.blk)-p))
+	if start := r.pos; r.compress && r.inEvents && r.err == nil {
+		if p, ok := r.fastHeader(start); ok {
+			if r.payloadPast(p) {
+				return r.rawFailed(r.payloadPastBlock(start, p))
 			}
-			r.pos = p + int(h.payloadSize)
+			r.pos = p + int(r.hdr.payloadSize)
 			if ok, err := r.fillEvent(start, p, nil); err != nil {
 				return r.rawFailed(err)
 			} else if ok {
@@ -961,17 +959,33 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		return start + hs, start + int(total), nil, nil
 	}
 	// Compressed header.
-	if rem >= maxCompressedHeader {
-		if p, ok := h.compressedFast(b[start:start+maxCompressedHeader], r.ver == 6); ok {
-			p += start
-			if int64(h.payloadSize) <= int64(len(b)-p) {
-				return p, p + int(h.payloadSize), nil, nil
-			}
-			return 0, 0, nil, r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", h.payloadSize, len(b)-p)
+	if p, ok := r.fastHeader(start); ok {
+		if r.payloadPast(p) {
+			return 0, 0, nil, r.payloadPastBlock(start, p)
 		}
+		return p, p + int(h.payloadSize), nil, nil
 	}
 	payload, end, err = r.compressedHeader(start)
 	return payload, end, nil, err
+}
+
+// fastHeader decodes the compressed header at start into r.hdr with
+// compressedFast when the block has room for the longest one, and returns
+// where its payload starts; ok is false when it did not decode it (the
+// careful decoder, compressedHeader, must). In line in its callers:
+// readEventHeader, and the loops that go around it for the usual event
+// (Next in file order, holdRecord in time order).
+func (r *Reader) fastHeader(start int) (p int, ok bool) {
+	p, ok = r.hdr.compressedFast(r.blk[start:], r.ver == 6)
+	return p + start, ok
+}
+
+// payloadPast reports whether the payload of the header just decoded,
+// from p, runs past the block (payloadPastBlock is the error).
+func (r *Reader) payloadPast(p int) bool { return int64(r.hdr.payloadSize) > int64(len(r.blk)-p) }
+
+func (r *Reader) payloadPastBlock(start, p int) error {
+	return r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", r.hdr.payloadSize, len(r.blk)-p)
 }
 
 // compressedHeader decodes the compressed event header at r.blk[start:]
@@ -1035,17 +1049,20 @@ func (r *Reader) compressedHeader(start int) (payload, end int, err error) {
 const maxCompressedHeader = 1 + 8*10 + 2*16
 
 // compressedFast decodes the compressed event header at the start of b,
-// which holds maxCompressedHeader bytes, so that no read can run past it,
-// into h, and returns the payload's offset in b. It gives up (ok false,
-// h untouched) on a varint longer than 8 bytes or too large for its
-// field, leaving the header to the careful decoder; it does not check the
-// payload size.
+// of which it reads at most maxCompressedHeader bytes, so that no read
+// can run past it, into h, and returns the payload's offset in b. It gives
+// up (ok false, h untouched) when b is shorter than that, and on a varint
+// longer than 8 bytes or too large for its field, leaving the header to
+// the careful decoder; it does not check the payload size.
 //
 // The varints that are mostly one byte (metadata IDs, sequence number
 // deltas, processor numbers, stack IDs, payload sizes) have their first
 // byte tested in line; thread IDs and timestamp deltas, mostly two to four
 // bytes long, go straight to varintLong.
 func (h *evHeader) compressedFast(b []byte, v6 bool) (payload int, ok bool) {
+	if len(b) < maxCompressedHeader {
+		return 0, false
+	}
 	b = b[:maxCompressedHeader]
 	flags := b[0]
 	i := 1

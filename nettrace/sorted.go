@@ -629,19 +629,18 @@ func (r *Reader) retireBlock() {
 func (r *Reader) holdRecord() error {
 	start := r.pos
 	var p int
-	// The usual header, compressed with room left in the block, decoded
-	// here rather than through readEventHeader (a call less an event).
-	if hd := &r.hdr; r.compress && len(r.blk)-start >= maxCompressedHeader {
-		ok := false
-		if p, ok = hd.compressedFast(r.blk[start:start+maxCompressedHeader], r.ver == 6); ok {
-			p += start
-			if int64(hd.payloadSize) > int64(len(r.blk)-p) {
-				return r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", hd.payloadSize, len(r.blk)-p)
+	// The usual header decoded here rather than through readEventHeader
+	// (a call less an event).
+	ok := false
+	if r.compress {
+		if p, ok = r.fastHeader(start); ok {
+			if r.payloadPast(p) {
+				return r.payloadPastBlock(start, p)
 			}
-			r.pos = p + int(hd.payloadSize)
+			r.pos = p + int(r.hdr.payloadSize)
 		}
 	}
-	if r.pos == start {
+	if !ok {
 		var end int
 		var err error
 		if p, end, _, err = r.readEventHeader(); err != nil {
