@@ -49,13 +49,20 @@ func (s *stream) end() {
 // errShort is returned (wrapped) when the input ends inside a structure.
 var errShort = io.ErrUnexpectedEOF
 
+// ended is what a read of n bytes gets from a stream after end: err, or
+// nothing for a read of nothing.
+func ended(n int, err error) error {
+	if n > 0 {
+		return err
+	}
+	return nil
+}
+
 // peek returns the next n bytes without consuming them. Fewer bytes and an
 // error are returned at the end of the input.
 func (s *stream) peek(n int) ([]byte, error) {
-	if s.br == nil && n > 0 {
-		return nil, io.EOF
-	} else if s.br == nil {
-		return nil, nil
+	if s.br == nil {
+		return nil, ended(n, io.EOF)
 	}
 	b, err := s.br.Peek(n)
 	if err == io.EOF && len(b) > 0 {
@@ -66,10 +73,8 @@ func (s *stream) peek(n int) ([]byte, error) {
 
 // discard skips n bytes.
 func (s *stream) discard(n int) error {
-	if s.br == nil && n > 0 {
-		return errShort
-	} else if s.br == nil {
-		return nil
+	if s.br == nil {
+		return ended(n, errShort)
 	}
 	m, err := s.br.Discard(n)
 	s.off += int64(m)
@@ -83,10 +88,8 @@ func (s *stream) discard(n int) error {
 // It returns io.EOF if no byte at all was available and
 // io.ErrUnexpectedEOF if the input ended part way.
 func (s *stream) readSmall(dst []byte) error {
-	if s.br == nil && len(dst) > 0 {
-		return io.EOF
-	} else if s.br == nil {
-		return nil
+	if s.br == nil {
+		return ended(len(dst), io.EOF)
 	}
 	n, err := io.ReadFull(s.br, dst)
 	s.off += int64(n)
@@ -106,10 +109,8 @@ func (s *stream) readBlock(buf []byte, n int) ([]byte, error) {
 	if n < 0 {
 		return buf[:0], errors.New("negative length")
 	}
-	if s.br == nil && n > 0 {
-		return buf[:0], errShort
-	} else if s.br == nil {
-		return buf[:0], nil
+	if s.br == nil {
+		return buf[:0], ended(n, errShort)
 	}
 	if cap(buf) >= n {
 		buf = buf[:n]
