@@ -90,17 +90,12 @@ type Reader struct {
 	info    Info
 
 	ev Event
-	// tables are the generated packages' tables events decode with;
-	// values holds one reused value per event type of each (made on the
-	// first decode of the type).
-	tables []*clrimpl.Table
+	// ts holds the generated packages' tables events decode with (and
+	// what they resolve; shared by Readers over the registered tables);
+	// values holds one reused value per event type of each table (made on
+	// the first decode of the type).
+	ts     *readerTables
 	values [][]clrimpl.Event
-	ts     *readerTables // tables and what they resolve, maybe shared
-	// ktab is the index in tables of kernelevents' table, which decodes
-	// the kernel's classes; nsearch is how many tables providers searches
-	// (all but that table when the Reader added it).
-	ktab    int32
-	nsearch int
 	// provCache is what a provider's name and GUID find in the tables.
 	provCache map[provKey][]provRef
 
@@ -139,12 +134,12 @@ type resolved struct {
 }
 
 // provRef is a provider of one of the Reader's tables: the index of the
-// table in Reader.tables and of the provider in Table.Providers.
+// table in readerTables.tables and of the provider in Table.Providers.
 type provRef struct{ t, p int32 }
 
 // typeRef is an event type of one of the Reader's tables: the index of the
-// table in Reader.tables plus one, and of the type in the table. The zero
-// typeRef, noType, names none.
+// table in readerTables.tables plus one, and of the type in the table. The
+// zero typeRef, noType, names none.
 type typeRef struct{ t, i int32 }
 
 var noType typeRef
@@ -157,7 +152,7 @@ func (ref typeRef) ok() bool { return ref.t > 0 }
 // has one.
 func (r *Reader) find(provs []provRef, id uint16, version uint8, older bool) typeRef {
 	for _, pr := range provs {
-		t := r.tables[pr.t]
+		t := r.ts.tables[pr.t]
 		var i int
 		if older {
 			i = t.FindOlder(int(pr.p), id, version)
@@ -172,17 +167,19 @@ func (r *Reader) find(provs []provRef, id uint16, version uint8, older bool) typ
 }
 
 // eventType returns the type ref names.
-func (r *Reader) eventType(ref typeRef) clrimpl.EventType { return r.tables[ref.t-1].Type(int(ref.i)) }
+func (r *Reader) eventType(ref typeRef) clrimpl.EventType {
+	return r.ts.tables[ref.t-1].Type(int(ref.i))
+}
 
 // value returns the Reader's value of the type ref names, made on first
 // use.
 func (r *Reader) value(ref typeRef) clrimpl.Event {
 	if r.values == nil {
-		r.values = make([][]clrimpl.Event, len(r.tables))
+		r.values = make([][]clrimpl.Event, len(r.ts.tables))
 	}
 	vs := r.values[ref.t-1]
 	if vs == nil {
-		vs = make([]clrimpl.Event, r.tables[ref.t-1].Len())
+		vs = make([]clrimpl.Event, r.ts.tables[ref.t-1].Len())
 		r.values[ref.t-1] = vs
 	}
 	ev := vs[ref.i]
@@ -196,7 +193,7 @@ func (r *Reader) value(ref typeRef) clrimpl.Event {
 // Tables returns the tables the Reader decodes with (see WithEvents):
 // those given or registered, and kernelevents' when they lack it. The
 // slice is the caller's.
-func (r *Reader) Tables() []*clrimpl.Table { return slices.Clone(r.tables) }
+func (r *Reader) Tables() []*clrimpl.Table { return slices.Clone(r.ts.tables) }
 
 type metaKey struct {
 	meta     *nettrace.Metadata
@@ -223,13 +220,14 @@ func newReader(c *config, format Format, closers []func() error) *Reader {
 	} else {
 		ts = registeredTables()
 	}
-	r.ts, r.tables, r.nsearch, r.ktab = ts, ts.tables, ts.nsearch, ts.ktab
+	r.ts = ts
 	r.ev.r = r
 	return r
 }
 
 // readerTables is what a Reader decodes with: tables, the first nsearch
-// of them searched for providers, kernelevents' at ktab. A Reader does not
+// of them searched for providers (all but kernelevents' when the Reader
+// added it), kernelevents' at ktab, which decodes the kernel's classes. A Reader does not
 // change them, so Readers over the registered tables share one, and with
 // it what an EventPipe event's provider, ID and version resolve to in the
 // tables (resolveEvent): a program that reads many traces (a collector's
@@ -520,7 +518,7 @@ func (r *Reader) providers(name string, guid clrimpl.GUID) []provRef {
 		return provs
 	}
 	var provs []provRef
-	for i, t := range r.tables[:r.nsearch] {
+	for i, t := range r.ts.tables[:r.ts.nsearch] {
 		if p, ok := t.Provider(name, guid); ok {
 			provs = append(provs, provRef{int32(i), int32(p)})
 		}
@@ -539,7 +537,7 @@ type provKey struct {
 
 // providerName is the name of a provider of the tables.
 func (r *Reader) providerName(pr provRef) string {
-	return r.tables[pr.t].Providers()[pr.p].Name
+	return r.ts.tables[pr.t].Providers()[pr.p].Name
 }
 
 func (r *Reader) fromETL(e *etl.Event) {
@@ -597,8 +595,8 @@ func (r *Reader) resolveGUID(g clrimpl.GUID) *resolved {
 // kernelProviders is the kernel class g in kernelevents' table, if it has
 // it.
 func (r *Reader) kernelProviders(g clrimpl.GUID) []provRef {
-	if p, ok := r.tables[r.ktab].Provider("", g); ok {
-		return []provRef{{r.ktab, int32(p)}}
+	if p, ok := r.ts.tables[r.ts.ktab].Provider("", g); ok {
+		return []provRef{{r.ts.ktab, int32(p)}}
 	}
 	return nil
 }

@@ -120,7 +120,7 @@ func TestResolvedShared(t *testing.T) {
 		t.Errorf("WithExactVersions shares the answer of a Reader without it")
 	}
 	ts := newReaderTables(clrimpl.Tables(), 0) // not the shared one: this fills it
-	r := &Reader{ts: ts, tables: ts.tables, nsearch: ts.nsearch, ktab: ts.ktab}
+	r := &Reader{ts: ts}
 	for i := range maxResolved + 10 {
 		r.resolveEvent("Provider-"+strconv.Itoa(i), clrimpl.GUID{}, 1, 0)
 	}
