@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,19 +10,7 @@ import (
 // Parquet's encoding, compression and the file system, about half the
 // work of an export, run beside the reading and decoding. Jobs run in the
 // order they are sent, so a table's batches and row groups keep theirs.
-//
-// The goroutines start with the first row group a table ships before the
-// trace's end. A trace whose tables all fit their row groups and the
-// budget to the end ships none: its tables' files are created and written
-// at the commit, one after the other, by the caller (inline), as the
-// flusher would have written them then anyway, without two goroutines,
-// the threads the runtime starts for their blocking system calls and the
-// hand-offs between them (a fifth of the CPU time of a small trace's
-// export).
 type flusher struct {
-	started bool     // the goroutines run (the reading side's)
-	pending []*table // tables to open, in order, until they start
-
 	jobs  chan job
 	opens chan *table // for the opener
 	wg    sync.WaitGroup
@@ -40,24 +27,17 @@ type job struct {
 	last bool
 }
 
-func newFlusher() *flusher { return &flusher{} }
-
-// start starts the goroutines and has the tables made so far opened.
-func (f *flusher) start() {
+func newFlusher() *flusher {
 	// Room for a row group of every table of a busy trace; the budget
 	// bounds the memory they hold.
 	// A trace may open a table for each of hundreds of event types in its
 	// first milliseconds (an ETW log's rundown): the opener's queue holds
 	// them rather than a goroutine each.
-	f.jobs, f.opens = make(chan job, 64), make(chan *table, 512)
-	f.started = true
+	f := &flusher{jobs: make(chan job, 64), opens: make(chan *table, 512)}
 	f.wg.Add(2)
 	go f.run()
 	go f.opener()
-	for _, t := range f.pending {
-		f.open(t)
-	}
-	f.pending = nil
+	return f
 }
 
 // opener creates the tables' files, one after the other: they are in
@@ -71,13 +51,8 @@ func (f *flusher) opener() {
 }
 
 // open has t's file created by the opener, or by a goroutine of its own
-// while the opener has a queue; before the goroutines start, when they
-// start or by the first job run inline.
+// while the opener has a queue.
 func (f *flusher) open(t *table) {
-	if !f.started {
-		f.pending = append(f.pending, t)
-		return
-	}
 	select {
 	case f.opens <- t:
 	default:
@@ -85,37 +60,22 @@ func (f *flusher) open(t *table) {
 	}
 }
 
-// openPending creates the files of the tables made so far, in order (the
-// caller's, before the goroutines start).
-func (f *flusher) openPending() {
-	for _, t := range f.pending {
-		t.opened <- t.open()
-	}
-	f.pending = nil
-}
-
 func (f *flusher) run() {
 	defer f.wg.Done()
 	for j := range f.jobs {
-		f.do(j)
-	}
-}
-
-// do runs a job (the flusher's, or the caller's inline) and gives its
-// row set back.
-func (f *flusher) do(j job) {
-	if f.failed() == nil {
-		var err error
-		if j.last {
-			err = j.t.finish(j.b)
-		} else {
-			err = j.t.write(j.b)
+		if f.failed() == nil {
+			var err error
+			if j.last {
+				err = j.t.finish(j.b)
+			} else {
+				err = j.t.write(j.b)
+			}
+			if err != nil {
+				f.fail(fmt.Errorf("%s: %w", j.t.final, err))
+			}
 		}
-		if err != nil {
-			f.fail(fmt.Errorf("%s: %w", j.t.final, err))
-		}
+		j.t.recycle(j.b)
 	}
-	j.t.recycle(j.b)
 }
 
 func (f *flusher) fail(err error) {
@@ -132,46 +92,23 @@ func (f *flusher) failed() error {
 	return f.err
 }
 
-// send queues a job, or reports the flusher's failure. Before the
-// goroutines start, a table's last rows are written inline; other rows
-// start them.
+// send queues a job, or reports the flusher's failure.
 func (f *flusher) send(j job) error {
 	if err := f.failed(); err != nil {
 		return err
-	}
-	if !f.started {
-		if j.last {
-			f.openPending()
-			f.do(j)
-			return f.failed()
-		}
-		f.start()
 	}
 	f.jobs <- j
 	return nil
 }
 
-// stop waits for every queued job and ends the goroutines; it returns the
+// stop waits for every queued job and ends the goroutine; it returns the
 // first failure. The tables' files and writers are then the caller's.
-// A table never opened (the trace failed before its last rows were
-// written) is not opened now: it has no file.
 func (f *flusher) stop() error {
-	if !f.started {
-		for _, t := range f.pending {
-			t.opened <- errNotOpened
-		}
-		f.pending = nil
-		return f.failed()
-	}
 	close(f.jobs)
 	close(f.opens)
 	f.wg.Wait()
 	return f.failed()
 }
-
-// errNotOpened is the opening of a table whose trace stopped before it
-// had to be written.
-var errNotOpened = errors.New("not opened: the trace stopped first")
 
 // budget bounds the memory a trace's tables hold: the rows they collect
 // (buffered, the reading side's), those shipped to the flusher and not

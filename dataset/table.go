@@ -98,10 +98,10 @@ func newSchema(name string, cols []column) *parquet.Schema {
 // own, while the trace's reader fills the table's other rowSet.
 //
 // The fields above the line are the reading side's; the file and the
-// Parquet writer are the flusher's alone (once its goroutines run, the
-// opener creates them when the table is made, and the flusher waits for
-// it at the table's first row group, so even the file system's work is
-// off the reading side; before, the table's last rows create them).
+// Parquet writer are the flusher's alone (the flusher's opener goroutine
+// creates them when the table is made, and the flusher waits for it at
+// the table's first row group, so even the file system's work is off the
+// reading side).
 type table struct {
 	final, tmp string
 	cols       []column
@@ -169,8 +169,8 @@ func newTable(final, tmp string, name string, cols []column, enc *encoder, rowGr
 		t.a = &mem.arrays
 	}
 	// Creating files takes system calls that some file systems make
-	// slow; once the flusher's goroutines run, they overlap the reading
-	// and the other tables' writing instead of holding up either.
+	// slow; they overlap the reading and the other tables' writing
+	// instead of holding up either.
 	t.opened = make(chan error, 1)
 	fl.open(t)
 	return t
