@@ -3,6 +3,7 @@ package trace
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/dynamic"
@@ -54,39 +55,62 @@ func (k *kernelGroup) eventName(op uint8) string {
 // opcodes of the Windows kernel logger's MOF classes that PerfView and
 // TraceEvent name and kernelevents does not decode. The names of the
 // events it decodes are its types' display names.
-var kernelGroups = map[uint8]*kernelGroup{
-	0x00: {task: "EventTrace", opcodes: map[uint8]string{80: "PartitionInfoExtension"}},
-	0x01: {task: "DiskIO"},
-	0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 98: "VirtualAlloc", 99: "VirtualFree"}},
-	0x03: {task: "Process", opcodes: map[uint8]string{11: "Terminate"}},
-	0x04: {task: "FileIO", opcodes: map[uint8]string{64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
-	0x05: {task: "Thread", opcodes: map[uint8]string{36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
-	0x06: {task: "TcpIp"},
-	0x08: {task: "UdpIp"},
-	0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
-	0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video"}},
-	0x0F: {task: "PerfInfo", opcodes: map[uint8]string{51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC"}},
-	0x10: {task: "Heap"},
-	0x11: {task: "Object"},
-	0x14: {task: "Image"},
-	0x17: {task: "CritSec"},
-	0x18: {task: "StackWalk"},
-	0x1A: {task: "ALPC"},
-	0x1B: {task: "SplitIO"},
-	0x1C: {task: "ThreadPool"},
+func newKernelGroups() map[uint8]*kernelGroup {
+	return map[uint8]*kernelGroup{
+		0x00: {task: "EventTrace", opcodes: map[uint8]string{80: "PartitionInfoExtension"}},
+		0x01: {task: "DiskIO"},
+		0x02: {task: "PageFault", opcodes: map[uint8]string{10: "TransitionFault", 11: "DemandZeroFault", 12: "CopyOnWrite", 13: "GuardPageFault", 14: "HardPageFault", 15: "AccessViolation", 98: "VirtualAlloc", 99: "VirtualFree"}},
+		0x03: {task: "Process", opcodes: map[uint8]string{11: "Terminate"}},
+		0x04: {task: "FileIO", opcodes: map[uint8]string{64: "Create", 65: "Cleanup", 66: "Close", 67: "Read", 68: "Write"}},
+		0x05: {task: "Thread", opcodes: map[uint8]string{36: "CSwitch", 50: "ReadyThread", 72: "SetName"}},
+		0x06: {task: "TcpIp"},
+		0x08: {task: "UdpIp"},
+		0x09: {task: "Registry", opcodes: map[uint8]string{10: "Create", 11: "Open", 12: "Delete", 13: "Query", 14: "SetValue", 16: "QueryValue"}},
+		0x0B: {task: "SystemConfig", opcodes: map[uint8]string{14: "Video"}},
+		0x0F: {task: "PerfInfo", opcodes: map[uint8]string{51: "SysClEnter", 52: "SysClExit", 67: "ThreadedDPC", 68: "ISR", 69: "DPC"}},
+		0x10: {task: "Heap"},
+		0x11: {task: "Object"},
+		0x14: {task: "Image"},
+		0x17: {task: "CritSec"},
+		0x18: {task: "StackWalk"},
+		0x1A: {task: "ALPC"},
+		0x1B: {task: "SplitIO"},
+		0x1C: {task: "ThreadPool"},
+	}
 }
 
-// kernelByGUID maps each kernel class GUID to its group.
-var kernelByGUID = func() map[clrimpl.GUID]*kernelGroup {
-	m := make(map[clrimpl.GUID]*kernelGroup, len(kernelGroups))
-	for g, k := range kernelGroups {
+// kernelClasses are the kernel's classes and the other classic classes
+// an ETW log's events are named by, built when an ETW log first needs
+// them: a program that reads only EventPipe traces does not build them
+// (20 classes' maps of names, from every kernelevents type, were most of
+// package trace's start-up: 143 of its 147 allocations).
+type kernelClasses struct {
+	// groups are the kernel's classes by hook group.
+	groups map[uint8]*kernelGroup
+	// byGUID maps each kernel class GUID to its group.
+	byGUID map[clrimpl.GUID]*kernelGroup
+	// other names, by opcode, the events of the classic (MOF) classes of
+	// otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS"):
+	// kernelevents' display names, and these.
+	other map[clrimpl.GUID]*kernelGroup
+}
+
+var classes = sync.OnceValue(func() *kernelClasses {
+	c := &kernelClasses{groups: newKernelGroups()}
+	c.byGUID = make(map[clrimpl.GUID]*kernelGroup, len(c.groups))
+	for g, k := range c.groups {
 		if guid := etl.KernelGroupGUID(g); !guid.IsZero() {
 			k.nameOpcodes(guid)
-			m[guid] = k
+			c.byGUID[guid] = k
 		}
 	}
-	return m
-}()
+	c.other = map[clrimpl.GUID]*kernelGroup{
+		imageIDGUID:          newClass("ImageID", imageIDGUID, map[uint8]string{32: "None"}),
+		dynamic.MetaDataGUID: newClass("MetaData", dynamic.MetaDataGUID, map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
+		sysConfigGUID:        newClass("SysConfig", sysConfigGUID, nil),
+	}
+	return c
+})
 
 // nameOpcodes builds names: kernelevents' display names of the class's
 // types, then "Task/Opcode" for the other opcodes (the task alone for "").
@@ -122,7 +146,7 @@ func newClass(task string, class clrimpl.GUID, opcodes map[uint8]string) *kernel
 }
 
 // kernelGroupOf returns the kernel class with GUID g, or nil.
-func kernelGroupOf(g clrimpl.GUID) *kernelGroup { return kernelByGUID[g] }
+func kernelGroupOf(g clrimpl.GUID) *kernelGroup { return classes().byGUID[g] }
 
 // The classes of KernelTraceControl's image identity events and of the
 // system description a merge adds.
@@ -138,15 +162,6 @@ var otherProviders = map[clrimpl.GUID]string{
 	dynamic.MetaDataGUID: "KernelTraceControl", // the merge's event descriptions
 	sysConfigGUID:        kernelProvider,       // the merge's system paths and volumes
 	clrimpl.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
-}
-
-// otherClasses names, by opcode, the events of the classic (MOF) classes
-// of otherProviders, as TraceEvent does ("ImageID/DbgID_RSDS"):
-// kernelevents' display names, and these.
-var otherClasses = map[clrimpl.GUID]*kernelGroup{
-	imageIDGUID:          newClass("ImageID", imageIDGUID, map[uint8]string{32: "None"}),
-	dynamic.MetaDataGUID: newClass("MetaData", dynamic.MetaDataGUID, map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
-	sysConfigGUID:        newClass("SysConfig", sysConfigGUID, nil),
 }
 
 // The kernel classes whose events the Reader keeps maps of.
