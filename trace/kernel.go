@@ -95,7 +95,7 @@ type kernelClasses struct {
 	other map[clrimpl.GUID]*kernelGroup
 }
 
-var classes = sync.OnceValue(func() *kernelClasses {
+var etwClasses = sync.OnceValue(func() *kernelClasses {
 	c := &kernelClasses{groups: newKernelGroups()}
 	c.byGUID = make(map[clrimpl.GUID]*kernelGroup, len(c.groups))
 	for g, k := range c.groups {
@@ -146,7 +146,7 @@ func newClass(task string, class clrimpl.GUID, opcodes map[uint8]string) *kernel
 }
 
 // kernelGroupOf returns the kernel class with GUID g, or nil.
-func kernelGroupOf(g clrimpl.GUID) *kernelGroup { return classes().byGUID[g] }
+func kernelGroupOf(g clrimpl.GUID) *kernelGroup { return etwClasses().byGUID[g] }
 
 // The classes of KernelTraceControl's image identity events and of the
 // system description a merge adds.

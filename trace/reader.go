@@ -573,7 +573,7 @@ func (r *Reader) resolveGUID(g clrimpl.GUID) *resolved {
 		res.kernel, res.provider = k, kernelProvider
 		res.provs = r.kernelProviders(g)
 	} else if name, ok := otherProviders[g]; ok {
-		res.provider, res.class = name, classes().other[g]
+		res.provider, res.class = name, etwClasses().other[g]
 		res.provs = r.kernelProviders(g)
 	} else if provs := r.providers("", g); len(provs) > 0 {
 		res.provs, res.provider = provs, r.providerName(provs[0])

@@ -512,7 +512,7 @@ var osReadFile = os.ReadFile
 func unzipOneF(f *testing.F, data []byte) []byte { return unzipOne(f, data) }
 
 func TestKernelNames(t *testing.T) {
-	for g, k := range classes().groups {
+	for g, k := range etwClasses().groups {
 		guid := etl.KernelGroupGUID(g)
 		if guid.IsZero() {
 			t.Errorf("group %#x (%s) has no GUID in package etl", g, k.task)
