@@ -227,11 +227,12 @@ func newReader(c *config, format Format, closers []func() error) *Reader {
 
 // readerTables is what a Reader decodes with: tables, the first nsearch
 // of them searched for providers (all but kernelevents' when the Reader
-// added it), kernelevents' at ktab, which decodes the kernel's classes. A Reader does not
-// change them, so Readers over the registered tables share one, and with
-// it what an EventPipe event's provider, ID and version resolve to in the
-// tables (resolveEvent): a program that reads many traces (a collector's
-// windows, a dataset's traces) resolves each kind of event once.
+// added it), kernelevents' at ktab, which decodes the kernel's classes.
+// A Reader does not change them, so Readers over the registered tables
+// share one, and with it what an EventPipe event's provider, ID and
+// version resolve to in the tables (resolveEvent): a program that reads
+// many traces (a collector's windows, a dataset's traces) resolves each
+// kind of event once.
 type readerTables struct {
 	tables  []*clrimpl.Table
 	nsearch int
