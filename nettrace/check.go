@@ -350,6 +350,11 @@ func (c *Checker) objectType(h []byte) {
 		return
 	}
 	if version > 2 {
+		if c.blocks > 0 {
+			// A writer does not change its blocks' version midway.
+			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has version %d, after blocks of version 2 or below", c.item, numfmt.Thousands(c.itemOff), version)
+			return
+		}
 		c.fail(ErrUnsupported, c.item, c.itemOff, "the %s at byte %s has version %d: this program reads up to 2", c.item, numfmt.Thousands(c.itemOff), version)
 		return
 	}

@@ -2,10 +2,12 @@ package nettrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -184,4 +186,99 @@ func v6Redefines(data []byte, at, end int) bool {
 		off = next
 	}
 	return false
+}
+
+// TestBlockVersionDamage: a FastSerialization stream's blocks keep the
+// version they start with, so a block of a version this reader does not
+// read is a newer format only when it is the stream's first; after blocks
+// it read, it is damage to the framing, skipped like any other, after
+// damage or not (a fuzzed trace once ended with ErrUnsupported, its
+// damage dropped, at a header the damage had left with version 58114).
+func TestBlockVersionDamage(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
+	full, _, _ := readSweep(t, data)
+	blocks := blockRanges(full)
+	var headers []int
+	for i := range data {
+		if fsHeaderAt(data[i:], 0) {
+			headers = append(headers, i)
+		}
+	}
+	if len(headers) < 4 {
+		t.Fatalf("%d block headers in the trace, want at least 4", len(headers))
+	}
+	setVersion := func(b []byte, hdr int, v uint32) {
+		binary.LittleEndian.PutUint32(b[hdr+3:], v)
+	}
+
+	t.Run("first block", func(t *testing.T) {
+		bad := bytes.Clone(data)
+		setVersion(bad, headers[0], 3)
+		r, err := NewReader(bytes.NewReader(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Next()
+		var e *Error
+		if !errors.Is(err, ErrUnsupported) || !errors.As(err, &e) || e.Block == "" || len(r.Damage()) != 0 {
+			t.Fatalf("Next = %v with damage %v, want ErrUnsupported naming the block and no damage", err, r.Damage())
+		}
+		if !strings.Contains(err.Error(), "version 3") {
+			t.Errorf("%q does not give the version", err)
+		}
+	})
+
+	for _, tc := range []struct {
+		name    string
+		garbled bool // bytes of the block before it damaged too
+	}{{"later block", false}, {"after damage", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The block after the largest, whose body has room for the
+			// damage.
+			k := 1
+			for i := 2; i < len(headers); i++ {
+				if headers[i]-headers[i-1] > headers[k]-headers[k-1] {
+					k = i
+				}
+			}
+			bad := bytes.Clone(data)
+			setVersion(bad, headers[k], 58114)
+			at, end := headers[k], headers[k]+4
+			if tc.garbled {
+				at = headers[k-1] + (headers[k]-headers[k-1])/2
+				for i := at; i < at+16; i++ {
+					bad[i] ^= 0xa5
+				}
+			}
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				checkDamage(t, bad, at, end, full, blocks, order, false)
+			}
+			r, _ := NewReader(bytes.NewReader(bad))
+			var err error
+			for err == nil {
+				_, err = r.Next()
+			}
+			var de *DamageError
+			if !errors.As(err, &de) || errors.Is(err, ErrUnsupported) {
+				t.Fatalf("final error %v, want a *DamageError", err)
+			}
+			found := false
+			for _, d := range de.Damage {
+				if d.Err.Offset == int64(headers[k]) && strings.Contains(d.Err.Msg, "object version 58114") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no damage at the header at %d: %v", headers[k], de.Damage)
+			}
+			r, _ = NewReader(bytes.NewReader(bad))
+			r.SetStrict(true)
+			for err = nil; err == nil; {
+				_, err = r.Next()
+			}
+			if !errors.Is(err, ErrFormat) || errors.As(err, &de) {
+				t.Errorf("strict: %v, want the first damage's ErrFormat", err)
+			}
+		})
+	}
 }

@@ -135,6 +135,7 @@ type Reader struct {
 	sorted     sortState
 	compress   bool
 	endTag     bool // a FastSerialization EndObject tag follows blk
+	fsKnown    bool // a block object of a version this reader reads has been read
 	hdr        evHeader
 
 	// Stack table (V4+): IPs of all stacks since the last sequence point.
@@ -783,8 +784,15 @@ func (r *Reader) nextFSObject() error {
 	}
 	r.blkName = fsNames[kind]
 	if version > 2 {
-		return as(classFatal, r.errf(ErrUnsupported, "", 0, "object version %d: %v", version, ErrUnsupported))
+		if !r.fsKnown {
+			// The stream's first block: a newer writer's format.
+			return as(classFatal, r.errf(ErrUnsupported, "", 0, "object version %d (this reader reads up to 2): %v", version, ErrUnsupported))
+		}
+		// The stream's blocks so far were of a version this reader reads,
+		// and a writer does not change it midway: this header is damage.
+		return as(classFraming, r.errf(ErrFormat, "object header", r.blkHdrOff, "object version %d, after blocks of version 2 or below", version))
 	}
+	r.fsKnown = true
 	// int32 size, padding to a 4-byte stream offset, content.
 	at := r.s.off
 	h := r.hbuf[:4]
