@@ -349,12 +349,15 @@ func (c *Checker) objectType(h []byte) {
 		c.fail(ErrFormat, "object header", c.itemOff, "the stream is not well-formed: the object at byte %s is of type %q, none of EventBlock, MetadataBlock, StackBlock, SPBlock", numfmt.Thousands(c.itemOff), string(name))
 		return
 	}
-	if version > 2 {
-		if c.blocks > 0 {
-			// A writer does not change its blocks' version midway.
-			c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has version %d, after blocks of version 2 or below", c.item, numfmt.Thousands(c.itemOff), version)
-			return
-		}
+	switch {
+	case version < 0:
+		c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has version %d", c.item, numfmt.Thousands(c.itemOff), version)
+		return
+	case version > 2 && c.blocks > 0:
+		// A writer does not change its blocks' version midway.
+		c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has version %d, after blocks of version 2 or below", c.item, numfmt.Thousands(c.itemOff), version)
+		return
+	case version > 2:
 		c.fail(ErrUnsupported, c.item, c.itemOff, "the %s at byte %s has version %d: this program reads up to 2", c.item, numfmt.Thousands(c.itemOff), version)
 		return
 	}

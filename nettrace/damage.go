@@ -16,8 +16,9 @@ import (
 var ErrDamaged = errors.New("damaged trace")
 
 // Damage is a part of a trace that the reader could not read and skipped
-// to go on with the rest. Offsets count bytes of the (decompressed) trace
-// stream.
+// to go on with the rest (or, a block header's damaged version field,
+// set aside to read the block). Offsets count bytes of the (decompressed)
+// trace stream.
 type Damage struct {
 	// Block is the kind of block the damage is in ("EventBlock",
 	// "MetadataBlock", …), "" where the stream's framing itself was lost
@@ -256,19 +257,32 @@ func (r *Reader) end() error {
 }
 
 // addDamage appends a record and starts a new epoch for the sequence
-// numbers, whose next gaps are the record's lost events.
+// numbers, whose next gaps are the record's lost events (records added
+// after it by recordDamage or noteDamage count their own).
 func (r *Reader) addDamage(d Damage) {
+	r.lostTo = len(r.damage)
 	r.damage = append(r.damage, d)
 	r.suspect = true
 	r.damages++
 	r.drops.damaged()
 	if r.drops.lost == nil {
 		r.drops.lost = func(n int64) {
-			if d := &r.damage[len(r.damage)-1]; d.Events >= 0 {
+			if d := &r.damage[r.lostTo]; d.Events >= 0 {
 				d.Events += n
 			}
 		}
 	}
+}
+
+// noteDamage records damage that loses nothing: n bytes at off whose
+// value the reader set aside to read on (a block header's version). In
+// strict mode it returns e instead, which ends the trace.
+func (r *Reader) noteDamage(e *Error, off, n int64) error {
+	if r.strict {
+		return e
+	}
+	r.damage = append(r.damage, Damage{Block: e.Block, Offset: off, Length: n, Err: e})
+	return nil
 }
 
 // recordDamage adds one skipped record of size n, holding events events,

@@ -191,9 +191,10 @@ func v6Redefines(data []byte, at, end int) bool {
 // TestBlockVersionDamage: a FastSerialization stream's blocks keep the
 // version they start with, so a block of a version this reader does not
 // read is a newer format only when it is the stream's first; after blocks
-// it read, it is damage to the framing, skipped like any other, after
-// damage or not (a fuzzed trace once ended with ErrUnsupported, its
-// damage dropped, at a header the damage had left with version 58114).
+// it read, or negative anywhere, the version field is damaged: the block
+// is read as the others were and the field recorded as damage that lost
+// nothing (a fuzzed trace once ended with ErrUnsupported, its damage
+// dropped, at a header the damage had left with version 58114).
 func TestBlockVersionDamage(t *testing.T) {
 	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
 	full, _, _ := readSweep(t, data)
@@ -228,6 +229,19 @@ func TestBlockVersionDamage(t *testing.T) {
 		}
 	})
 
+	t.Run("first block, negative", func(t *testing.T) {
+		// Not a version at all: damage, whichever block it is.
+		bad := bytes.Clone(data)
+		setVersion(bad, headers[0], 0xfffffffe)
+		checkDamage(t, bad, headers[0], headers[0]+4, full, blocks, FileOrder, false)
+		r, _ := NewReader(bytes.NewReader(bad))
+		var err error
+		for err == nil {
+			_, err = r.Next()
+		}
+		checkVersionNoted(t, err, r.Damage(), headers[0], -2)
+	})
+
 	for _, tc := range []struct {
 		name    string
 		garbled bool // bytes of the block before it damaged too
@@ -258,19 +272,16 @@ func TestBlockVersionDamage(t *testing.T) {
 			for err == nil {
 				_, err = r.Next()
 			}
-			var de *DamageError
-			if !errors.As(err, &de) || errors.Is(err, ErrUnsupported) {
-				t.Fatalf("final error %v, want a *DamageError", err)
-			}
-			found := false
-			for _, d := range de.Damage {
-				if d.Err.Offset == int64(headers[k]) && strings.Contains(d.Err.Msg, "object version 58114") {
-					found = true
+			dmg := r.Damage()
+			if tc.garbled {
+				// The garbled bytes' records, then the version's.
+				if len(dmg) < 2 {
+					t.Fatalf("damage %v: the garbled bytes are not in it", dmg)
 				}
+				dmg = dmg[len(dmg)-1:]
 			}
-			if !found {
-				t.Errorf("no damage at the header at %d: %v", headers[k], de.Damage)
-			}
+			checkVersionNoted(t, err, dmg, headers[k], 58114)
+			var de *DamageError
 			r, _ = NewReader(bytes.NewReader(bad))
 			r.SetStrict(true)
 			for err = nil; err == nil; {
@@ -284,9 +295,9 @@ func TestBlockVersionDamage(t *testing.T) {
 }
 
 // TestBlockVersionSweep gives blocks spread over every V3–V5 trace a
-// version this reader does not read, one at a time: each is skipped as
-// damage to the framing, named at its header, and every event outside
-// that block comes out unchanged, in both orders.
+// version this reader does not read (or a negative one), one at a time:
+// each is read as the others, every event comes out unchanged in both
+// orders, and the version field is the one damage, named at its header.
 func TestBlockVersionSweep(t *testing.T) {
 	for ti, tr := range sweepTraces(t) {
 		var headers []int
@@ -305,22 +316,41 @@ func TestBlockVersionSweep(t *testing.T) {
 			const n = 12
 			for j := range min(n, len(headers)-1) {
 				hdr := headers[1+j*(len(headers)-1)/min(n, len(headers)-1)]
-				v := 3 + rng.Uint32N(1<<31-3)
+				v := int32(3 + rng.Uint32N(1<<32-1-3)) // negative ones too
 				bad := bytes.Clone(tr.data)
-				binary.LittleEndian.PutUint32(bad[hdr+3:], v)
+				binary.LittleEndian.PutUint32(bad[hdr+3:], uint32(v))
 				for _, order := range []Order{FileOrder, TimeOrder} {
 					checkDamage(t, bad, hdr, hdr+4, full, blocks, order, false)
 				}
 				r, _ := NewReader(bytes.NewReader(bad))
 				var err error
+				events := 0
 				for err == nil {
-					_, err = r.Next()
+					if _, err = r.Next(); err == nil {
+						events++
+					}
 				}
-				var de *DamageError
-				if !errors.As(err, &de) || de.Damage[0].Err.Offset != int64(hdr) || !strings.Contains(de.Damage[0].Err.Msg, fmt.Sprintf("object version %d,", v)) {
-					t.Errorf("version %d at %d: final error %v, want a *DamageError whose first damage is that header", v, hdr, err)
+				checkVersionNoted(t, err, r.Damage(), hdr, v)
+				if events != len(full) {
+					t.Errorf("version %d at %d: %d events, want all %d", v, hdr, events, len(full))
 				}
 			}
 		})
+	}
+}
+
+// checkVersionNoted checks that err ends a trace whose damage is the
+// version field of the block header at hdr, holding v, and nothing lost.
+func checkVersionNoted(t *testing.T, err error, damage []Damage, hdr int, v int32) {
+	t.Helper()
+	var de *DamageError
+	if !errors.As(err, &de) || errors.Is(err, ErrUnsupported) {
+		t.Errorf("version %d at %d: final error %v, want a *DamageError", v, hdr, err)
+		return
+	}
+	want := fmt.Sprintf("object version %d,", v)
+	if len(damage) != 1 || damage[0].Offset != int64(hdr)+3 || damage[0].Length != 4 || damage[0].Events != 0 ||
+		damage[0].Err.Offset != int64(hdr) || !strings.Contains(damage[0].Err.Msg, want) || !errors.Is(damage[0].Err, ErrFormat) {
+		t.Errorf("version %d at %d: damage %v, want only the version field's 4 bytes at %d, %q, nothing lost", v, hdr, damage, hdr+3, want)
 	}
 }

@@ -151,14 +151,17 @@
 //     framing: the reader searches on for the next block header, whose
 //     tags and type names are distinctive (in the bytes read as the
 //     damaged block first, since a damaged size may have swallowed the
-//     next blocks). A block of a version this reader does not read ends
-//     the trace with ErrUnsupported only when it is the stream's first: a
-//     writer does not change the version midway, so after blocks the
-//     reader read it is damage to the framing. V1/V2 records and V6
-//     blocks carry no marks; after damage the reader reads one only when
-//     it is credible (its sizes add up, it refers to metadata it has, its
-//     timestamp is in range, and the next one after it checks too),
-//     searching byte by byte for the next that is.
+//     next blocks). A block version this reader does not read ends the
+//     trace with ErrUnsupported only in the stream's first block, where
+//     it means a newer format. Later (a writer does not change the
+//     version midway), or negative anywhere, it is a damaged field of a
+//     header whose tags and type name are right: the block is read as the
+//     others were, and the field recorded as a Damage of its 4 bytes that
+//     lost no event. V1/V2 records and V6 blocks carry no marks; after
+//     damage the reader reads one only when it is credible (its sizes add
+//     up, it refers to metadata it has, its timestamp is in range, and
+//     the next one after it checks too), searching byte by byte for the
+//     next that is.
 //   - The end: a trace cut short yields every whole event, those of the
 //     block the cut falls in included, and a Damage that runs to the end
 //     of the input; its *DamageError also satisfies errors.Is(err,

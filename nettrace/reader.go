@@ -162,6 +162,7 @@ type Reader struct {
 	suspect bool
 	damages int // addDamage calls; mark: their number when the current block began
 	mark    int
+	lostTo  int // the damage record the sequence numbers' next gaps count in
 
 	rawSp   *rawSpent // the one NewReader took its buffers from, if any
 	scratch [64]byte  // object type names
@@ -783,14 +784,19 @@ func (r *Reader) nextFSObject() error {
 		return as(classFraming, r.errf(ErrFormat, "object header", r.blkHdrOff, "unknown object type %q", name))
 	}
 	r.blkName = fsNames[kind]
-	if version > 2 {
-		if !r.fsKnown {
+	if uint32(version) > 2 {
+		if version > 2 && !r.fsKnown {
 			// The stream's first block: a newer writer's format.
 			return as(classFatal, r.errf(ErrUnsupported, "", 0, "object version %d (this reader reads up to 2): %v", version, ErrUnsupported))
 		}
-		// The stream's blocks so far were of a version this reader reads,
-		// and a writer does not change it midway: this header is damage.
-		return as(classFraming, r.errf(ErrFormat, "object header", r.blkHdrOff, "object version %d, after blocks of version 2 or below", version))
+		// A negative version, or one other than the blocks' before it
+		// (a writer does not change it midway), in a header whose tags,
+		// type name and end tag are right: the version field is damaged.
+		// The block is read as the others were, and the field recorded.
+		e := r.errf(ErrFormat, "object header", r.blkHdrOff, "object version %d, read as a block of version 2 or below", version)
+		if err := r.noteDamage(e.(*Error), r.blkHdrOff+3, 4); err != nil {
+			return err
+		}
 	}
 	r.fsKnown = true
 	// int32 size, padding to a 4-byte stream offset, content.
