@@ -354,3 +354,69 @@ func checkVersionNoted(t *testing.T, err error, damage []Damage, hdr int, v int3
 		t.Errorf("version %d at %d: damage %v, want only the version field's 4 bytes at %d, %q, nothing lost", v, hdr, damage, hdr+3, want)
 	}
 }
+
+// TestLostEventsCounted damages metadata blocks of every NetTrace V4+
+// trace, one at a time, leaving every event record whole: the events that
+// refer to the lost metadata are skipped and counted, each once, so the
+// events that come out and the events the damage records count add up to
+// the intact trace's, and the runtime's drops stay what they were (each
+// skipped event was once counted a second time, from the gap it left in
+// its thread's sequence numbers).
+func TestLostEventsCounted(t *testing.T) {
+	for _, tr := range sweepTraces(t) {
+		var metas []int
+		for i := range tr.data {
+			if fsHeaderAt(tr.data[i:], 0) && bytes.HasPrefix(tr.data[i+15:], []byte("MetadataBlock")) {
+				metas = append(metas, i)
+			}
+		}
+		r, err := NewReader(bytes.NewReader(tr.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ver < 4 || r.ver == 6 || len(metas) == 0 {
+			continue // no sequence numbers (V3), or no FastSerialization blocks (V6)
+		}
+		t.Run(tr.name, func(t *testing.T) {
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				read := func(data []byte) (n int, lost int64, dropped uint64, damage []Damage) {
+					r, _ := NewReader(bytes.NewReader(data))
+					r.SetOrder(order)
+					for {
+						if _, err := r.Next(); err != nil {
+							break
+						}
+						n++
+					}
+					for _, d := range r.Damage() {
+						if d.Events < 0 {
+							t.Fatalf("%v: damage %v counts no events, in a V4+ trace", order, d)
+						}
+						lost += d.Events
+					}
+					return n, lost, r.Dropped(), r.Damage()
+				}
+				full, _, fullDropped, _ := read(tr.data)
+				for j := range min(4, len(metas)) {
+					hdr := metas[j*len(metas)/min(4, len(metas))]
+					// The block's content starts after its header (15
+					// bytes, the name, the end tag), its size and padding.
+					at := hdr + 15 + len("MetadataBlock") + 1 + 4 + 24
+					bad := bytes.Clone(tr.data)
+					for i := at; i < at+16 && i < len(bad); i++ {
+						bad[i] ^= 0x5a
+					}
+					n, lost, dropped, damage := read(bad)
+					if len(damage) == 0 {
+						t.Errorf("%v: metadata damaged at %d: no damage found", order, at)
+						continue
+					}
+					if int64(n)+lost != int64(full) || dropped != fullDropped {
+						t.Errorf("%v: metadata damaged at %d: %d events and %d counted lost, want %d in all; dropped %d, want %d; damage %v",
+							order, at, n, lost, full, dropped, fullDropped, damage)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1234,6 +1234,11 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	}
 	m := r.lookupMeta(h.metaID)
 	if m == nil {
+		if r.ver >= 4 {
+			// The event is counted as skipped; its number leaves no gap
+			// to count again (as dropped, or lost to other damage).
+			r.drops.event(h.captureThreadID, h.seq)
+		}
 		return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID))
 	}
 	if r.ver >= 4 {
