@@ -172,6 +172,9 @@ func (r *Reader) recover(err error) error {
 		// wrong inside it, or after it, is the cut.
 		e = r.cut
 	}
+	// Damage in an event block taints the block's sequence numbers (see
+	// untaint); the record it is counted in takes the gaps it leaves.
+	taint := r.inEvents && e.What != "metadata"
 	blkEnd := r.blkOff + int64(len(r.blk))
 	switch e.class {
 	case classRecord:
@@ -179,7 +182,13 @@ func (r *Reader) recover(err error) error {
 		if e.What == "metadata" {
 			events = 0 // a metadata record; the events that need it are counted as they come
 		}
-		r.recordDamage(e, r.blkOff+int64(r.pos)-e.Offset, events)
+		if r.uncounted {
+			events, r.uncounted = 0, false // counted by the gap it leaves, if it is an event
+		}
+		i := r.recordDamage(e, r.blkOff+int64(r.pos)-e.Offset, events)
+		if taint {
+			r.taint(i)
+		}
 		return nil
 	case classBlock:
 		if r.ver <= 2 {
@@ -202,6 +211,9 @@ func (r *Reader) recover(err error) error {
 			}
 		}
 		r.addDamage(Damage{Block: e.Block, Offset: at, Length: blkEnd - at, Events: events, Err: e})
+		if taint {
+			r.taint(len(r.damage) - 1)
+		}
 		fault := int(at - r.blkOff)
 		r.pos = len(r.blk)
 		r.checkFraming(fault)
@@ -250,6 +262,7 @@ func (r *Reader) recover(err error) error {
 // end returns the error that ends the trace when the input has been read
 // to its end: io.EOF, or a *DamageError if anything was skipped.
 func (r *Reader) end() error {
+	r.untaint()
 	if len(r.damage) == 0 {
 		return io.EOF
 	}
@@ -260,11 +273,23 @@ func (r *Reader) end() error {
 // numbers, whose next gaps are the record's lost events (records added
 // after it by recordDamage or noteDamage count their own).
 func (r *Reader) addDamage(d Damage) {
-	r.lostTo = len(r.damage)
 	r.damage = append(r.damage, d)
 	r.suspect = true
 	r.damages++
+	r.newEpoch(len(r.damage) - 1)
+}
+
+// newEpoch starts a new epoch for the sequence numbers, whose next gaps
+// are lost events of the damage record i.
+func (r *Reader) newEpoch(i int) {
+	r.lostTo = i
 	r.drops.damaged()
+	r.lostCounter()
+}
+
+// lostCounter makes the function by which the drop counter counts events
+// lost to damage, in the record lostTo.
+func (r *Reader) lostCounter() {
 	if r.drops.lost == nil {
 		r.drops.lost = func(n int64) {
 			if d := &r.damage[r.lostTo]; d.Events >= 0 {
@@ -272,6 +297,31 @@ func (r *Reader) addDamage(d Damage) {
 			}
 		}
 	}
+}
+
+// taint notes damage in the current event block, recorded in the damage
+// record i, for untaint; the gaps of threads last seen before earlier
+// damage count in i from here.
+func (r *Reader) taint(i int) {
+	r.drops.tainted, r.taintRec, r.lostTo = true, i, i
+	r.lostCounter()
+}
+
+// untaint runs as the reader leaves an event block, and at the end:
+// when damage was found in the block, the events read from it before the
+// damage may be part of it, their sequence numbers with them (a record
+// that parsed with a damaged number makes a gap the runtime never left,
+// and leaves its thread's number wrong). The drops counted in the block
+// are taken back, and the next gap of each thread seen in it counts as
+// events lost to the damage, not as drops.
+func (r *Reader) untaint() {
+	d := &r.drops
+	if !d.tainted {
+		return
+	}
+	d.tainted = false
+	d.dropped = d.blockStart
+	r.newEpoch(r.taintRec)
 }
 
 // noteDamage records damage that loses nothing: n bytes at off whose
@@ -286,19 +336,21 @@ func (r *Reader) noteDamage(e *Error, off, n int64) error {
 }
 
 // recordDamage adds one skipped record of size n, holding events events,
-// to the record of its kind (its message), or starts that record.
-func (r *Reader) recordDamage(e *Error, n, events int64) {
+// to the record of its kind (its message), or starts that record; it
+// returns the record's index.
+func (r *Reader) recordDamage(e *Error, n, events int64) int {
 	if i, ok := r.recordKinds[e.Msg]; ok {
 		d := &r.damage[i]
 		d.Length += n
 		d.Events += events
-		return
+		return i
 	}
 	if r.recordKinds == nil {
 		r.recordKinds = make(map[string]int)
 	}
 	r.recordKinds[e.Msg] = len(r.damage)
 	r.damage = append(r.damage, Damage{Block: e.Block, Offset: e.Offset, Length: n, Events: events, Err: e})
+	return len(r.damage) - 1
 }
 
 // FastSerialization framing (V3–V5): an object header is

@@ -420,3 +420,46 @@ func TestLostEventsCounted(t *testing.T) {
 		})
 	}
 }
+
+// TestDamageDrops writes 64 random bytes over every NetTrace V4+ trace at
+// 40 places: when the reader finds the damage, the runtime's drops it
+// reports are at most the intact trace's. Bytes that still parse as
+// events can carry any sequence number, and the gaps they made were
+// once counted as drops (598,497,864 on the 3.0 trace, which has none).
+func TestDamageDrops(t *testing.T) {
+	for ti, tr := range sweepTraces(t) {
+		r, err := NewReader(bytes.NewReader(tr.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ver < 4 {
+			continue // no sequence numbers
+		}
+		t.Run(tr.name, func(t *testing.T) {
+			_, bounds, _ := readSweep(t, tr.data)
+			rng := rand.New(rand.NewPCG(uint64(ti), 0xd209))
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				read := func(data []byte) (uint64, []Damage) {
+					r, _ := NewReader(bytes.NewReader(data))
+					r.SetOrder(order)
+					for {
+						if _, err := r.Next(); err != nil {
+							return r.Dropped(), r.Damage()
+						}
+					}
+				}
+				intact, _ := read(tr.data)
+				for range 40 {
+					at := int(bounds[0]) + rng.IntN(len(tr.data)-int(bounds[0]))
+					bad := bytes.Clone(tr.data)
+					for i := at; i < min(at+64, len(bad)); i++ {
+						bad[i] = byte(rng.Uint32())
+					}
+					if dropped, damage := read(bad); len(damage) > 0 && dropped > intact {
+						t.Errorf("%v: damage at %d: %d events dropped, the intact trace %d; damage %v", order, at, dropped, intact, damage)
+					}
+				}
+			}
+		})
+	}
+}

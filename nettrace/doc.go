@@ -169,7 +169,14 @@
 //   - Lost events: from NetTrace V4 each thread numbers its events, and
 //     the gaps the skipped range leaves are its Damage.Events (the runtime's
 //     own drops stay in Reader.Dropped); before V4 the count is unknown
-//     (-1).
+//     (-1). An event skipped on its own (its metadata not defined) counts
+//     once, in its record, when its number follows its thread's; else the
+//     gap it leaves counts it. The events of a block read before damage
+//     was found in it may carry damaged numbers: the gaps in that block
+//     are not counted as the runtime's drops, and the next gap of each of
+//     its threads counts as lost. Damaged bytes that parse as records can
+//     still make the count too high or too low; where the damage is not
+//     found at all, its gaps are drops.
 //
 // A V6 trace whose damage destroys both a sequence point that flushes the
 // metadata and the metadata block that defines its IDs anew gives the

@@ -26,6 +26,11 @@ type dropCounter struct {
 	have     bool // cur and curSeq hold a thread
 	dropped  uint64
 	v6       bool
+	// blockStart is dropped as the current event block began; tainted:
+	// damage was found in the block, which takes its drops back
+	// (Reader.untaint).
+	blockStart uint64
+	tainted    bool
 
 	epoch uint32 // how many damages so far
 	// lost is called with the events a gap shows lost to the latest
@@ -51,6 +56,31 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 	}
 	d.gap(d.curSeq, seq-1)
 	d.curSeq = seq
+}
+
+// skipped notes an event the reader skipped as it came (its metadata not
+// defined) and reports whether its damage record counts it: when its
+// number is the next of its thread's (or the thread is new), the thread
+// takes it, so that the gap it would leave does not count it again. Any
+// other number, most likely that of damaged bytes read as a record, is
+// left out: if the record is a real event, the gap it leaves counts it,
+// as lost (the block is tainted).
+func (d *dropCounter) skipped(th uint64, seq uint32) bool {
+	if d.have && th == d.cur {
+		if seq-d.curSeq == 1 {
+			d.curSeq = seq
+			return true
+		}
+		return false
+	}
+	s, ok := d.seqs[th]
+	if ok && seq-s.seq != 1 {
+		return false
+	}
+	// The thread's next event, or its first (as event would take it).
+	d.switchTo(th, seq-1)
+	d.curSeq = seq
+	return true
 }
 
 // checkpoint notes a sequence point's number for thread th.
@@ -105,7 +135,8 @@ func (d *dropCounter) switchTo(th uint64, ifNew uint32) {
 }
 
 // gap counts the numbers between last and expected as dropped, or as lost
-// to damage when the thread was last seen before the latest damage.
+// to damage when the thread was last seen before the latest damage or
+// the current block holds damage.
 func (d *dropCounter) gap(last, expected uint32) {
 	stale := d.curEpoch != d.epoch
 	d.curEpoch = d.epoch
@@ -126,5 +157,8 @@ func (d *dropCounter) gap(last, expected uint32) {
 // later; 0 for older formats, which do not number events). A session whose
 // buffers overflowed drops events; the count grows as the trace is read,
 // and is complete at io.EOF. Events lost to damage the reader skipped are
-// not counted here but in the Damage records.
+// not counted here but in the Damage records, and nor are the gaps in a
+// block in which the reader found damage (its numbers may be damaged: the
+// count goes back to what it was before the block when the reader leaves
+// it).
 func (r *Reader) Dropped() uint64 { return r.drops.dropped }

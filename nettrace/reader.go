@@ -163,6 +163,12 @@ type Reader struct {
 	damages int // addDamage calls; mark: their number when the current block began
 	mark    int
 	lostTo  int // the damage record the sequence numbers' next gaps count in
+	// taintRec: the damage record of the event block whose sequence
+	// numbers the damage tainted (drops.tainted; see untaint).
+	taintRec int
+	// uncounted: the event just skipped is not counted as lost where it
+	// was skipped (dropCounter.skipped).
+	uncounted bool
 
 	rawSp   *rawSpent // the one NewReader took its buffers from, if any
 	scratch [64]byte  // object type names
@@ -660,6 +666,7 @@ var rawPool sync.Pool
 // that ends the trace: io.EOF at its end, a *DamageError when damage was
 // skipped, or the first error in strict mode.
 func (r *Reader) nextBlock() error {
+	r.untaint()
 	for {
 		if r.damages == r.mark {
 			r.suspect = false // the previous block was read whole
@@ -867,6 +874,7 @@ func (r *Reader) handleBlock(kind int) error {
 		}
 		r.hdr = evHeader{}
 		r.inEvents = true
+		r.drops.blockStart = r.drops.dropped
 	case kindMetadata:
 		return r.metadataBlock()
 	case kindStack:
@@ -1235,9 +1243,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 	m := r.lookupMeta(h.metaID)
 	if m == nil {
 		if r.ver >= 4 {
-			// The event is counted as skipped; its number leaves no gap
-			// to count again (as dropped, or lost to other damage).
-			r.drops.event(h.captureThreadID, h.seq)
+			r.uncounted = !r.drops.skipped(h.captureThreadID, h.seq)
 		}
 		return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID))
 	}
