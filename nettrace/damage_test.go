@@ -423,9 +423,10 @@ func TestLostEventsCounted(t *testing.T) {
 
 // TestDamageDrops writes 64 random bytes over every NetTrace V4+ trace at
 // 40 places: when the reader finds the damage, the runtime's drops it
-// reports are at most the intact trace's. Bytes that still parse as
-// events can carry any sequence number, and the gaps they made were
-// once counted as drops (598,497,864 on the 3.0 trace, which has none).
+// reports are at most the intact trace's, and never go back as it reads.
+// Bytes that still parse as events can carry any sequence number, and the
+// gaps they made were once counted as drops (598,497,864 on the 3.0
+// trace, which has none).
 func TestDamageDrops(t *testing.T) {
 	for ti, tr := range sweepTraces(t) {
 		r, err := NewReader(bytes.NewReader(tr.data))
@@ -442,8 +443,15 @@ func TestDamageDrops(t *testing.T) {
 				read := func(data []byte) (uint64, []Damage) {
 					r, _ := NewReader(bytes.NewReader(data))
 					r.SetOrder(order)
+					var last uint64
 					for {
-						if _, err := r.Next(); err != nil {
+						_, err := r.Next()
+						if d := r.Dropped(); d < last {
+							t.Fatalf("%v: Dropped went back from %d to %d", order, last, d)
+						} else {
+							last = d
+						}
+						if err != nil {
 							return r.Dropped(), r.Damage()
 						}
 					}

@@ -158,7 +158,12 @@ func (d *dropCounter) gap(last, expected uint32) {
 // buffers overflowed drops events; the count grows as the trace is read,
 // and is complete at io.EOF. Events lost to damage the reader skipped are
 // not counted here but in the Damage records, and nor are the gaps in a
-// block in which the reader found damage (its numbers may be damaged: the
-// count goes back to what it was before the block when the reader leaves
-// it).
-func (r *Reader) Dropped() uint64 { return r.drops.dropped }
+// block in which the reader found damage (its numbers may be damaged).
+// So that the count never goes back, the gaps of an event block count
+// once the reader has left it.
+func (r *Reader) Dropped() uint64 {
+	if r.inEvents {
+		return r.drops.blockStart
+	}
+	return r.drops.dropped
+}
