@@ -42,6 +42,7 @@ func FuzzReader(f *testing.F) {
 		}
 		var buf []byte
 		var offsets []int64
+		var dropped uint64
 		// Every event record takes bytes of the input, so the reader ends
 		// (resynchronising too: no skip loop) within len(data) events.
 		for i := 0; ; i++ {
@@ -49,6 +50,11 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("more than %d events from %d bytes: the reader does not stop", len(data), len(data))
 			}
 			ev, err := r.Next()
+			if d := r.Dropped(); d < dropped {
+				t.Fatalf("Dropped went back from %d to %d", dropped, d)
+			} else {
+				dropped = d
+			}
 			if err == io.EOF {
 				if len(r.Damage()) > 0 {
 					t.Fatalf("io.EOF after damage %v", r.Damage())
@@ -65,7 +71,7 @@ func FuzzReader(f *testing.F) {
 					t.Fatalf("final error %v with damage %v", err, r.Damage())
 				}
 				for _, d := range r.Damage() {
-					if d.Offset < 0 || d.Length < 0 || d.Offset > int64(len(data)) || d.Length > int64(len(data)) || d.Err == nil {
+					if d.Offset < 0 || d.Length < 0 || d.Offset > int64(len(data)) || d.Length > int64(len(data)) || d.Err == nil || d.Events < -1 {
 						t.Fatalf("damage %+v in %d bytes", d, len(data))
 					}
 				}
