@@ -293,7 +293,9 @@ func (r *Reader) lostCounter() {
 	if r.drops.lost == nil {
 		r.drops.lost = func(n int64) {
 			if d := &r.damage[r.lostTo]; d.Events >= 0 {
-				d.Events += n
+				// No more than its bytes could hold: a thread whose last
+				// number came from damaged bytes makes a gap of any size.
+				d.Events = max(d.Events, min(d.Events+n, d.Length/minRecord))
 			}
 		}
 	}
@@ -323,6 +325,11 @@ func (r *Reader) untaint() {
 	d.dropped = d.blockStart
 	r.newEpoch(r.taintRec)
 }
+
+// minRecord is the fewest bytes an event record takes in any format (a
+// compressed header of flags and a one-byte timestamp delta, no payload):
+// a damaged range of n bytes lost at most n/minRecord events.
+const minRecord = 2
 
 // noteDamage records damage that loses nothing: n bytes at off whose
 // value the reader set aside to read on (a block header's version). In

@@ -163,6 +163,11 @@ func checkDamage(t *testing.T, data []byte, at, end int, full []sweepEvent, bloc
 	if d.Offset > int64(end)+1<<20 || slices.ContainsFunc(de.Damage, func(d Damage) bool { return d.Length < 0 }) {
 		t.Errorf("%s: damage %v", what, de.Damage)
 	}
+	for _, d := range de.Damage {
+		if d.Events > d.Length/minRecord {
+			t.Errorf("%s: %d events lost in %d bytes: %v", what, d.Events, d.Length, d)
+		}
+	}
 	return len(got)
 }
 

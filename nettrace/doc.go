@@ -175,8 +175,9 @@
 //     was found in it may carry damaged numbers: the gaps in that block
 //     are not counted as the runtime's drops, and the next gap of each of
 //     its threads counts as lost. Damaged bytes that parse as records can
-//     still make the count too high or too low; where the damage is not
-//     found at all, its gaps are drops.
+//     still make the count too high (never more events than a record's
+//     bytes could hold, two bytes an event) or too low; where the damage
+//     is not found at all, its gaps are drops.
 //
 // A V6 trace whose damage destroys both a sequence point that flushes the
 // metadata and the metadata block that defines its IDs anew gives the

@@ -71,7 +71,7 @@ func FuzzReader(f *testing.F) {
 					t.Fatalf("final error %v with damage %v", err, r.Damage())
 				}
 				for _, d := range r.Damage() {
-					if d.Offset < 0 || d.Length < 0 || d.Offset > int64(len(data)) || d.Length > int64(len(data)) || d.Err == nil || d.Events < -1 {
+					if d.Offset < 0 || d.Length < 0 || d.Offset > int64(len(data)) || d.Length > int64(len(data)) || d.Err == nil || d.Events < -1 || d.Events > d.Length/minRecord {
 						t.Fatalf("damage %+v in %d bytes", d, len(data))
 					}
 				}
