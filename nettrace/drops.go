@@ -160,9 +160,9 @@ func (d *dropCounter) gap(last, expected uint32) {
 // not counted here but in the Damage records, and nor are the gaps in a
 // block in which the reader found damage (its numbers may be damaged).
 // So that the count never goes back, the gaps of an event block count
-// once the reader has left it.
+// once the reader has read the block to its end without damage.
 func (r *Reader) Dropped() uint64 {
-	if r.inEvents {
+	if r.inEvents && (r.pos < len(r.blk) || r.drops.tainted) {
 		return r.drops.blockStart
 	}
 	return r.drops.dropped

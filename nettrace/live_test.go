@@ -201,6 +201,13 @@ func TestDropped(t *testing.T) {
 				t.Fatal(err)
 			}
 			n++
+			if o == FileOrder && n == 5 {
+				// The first block read to its end: its gaps count now,
+				// not when the next block is read.
+				if got := r.Dropped(); got != 2 {
+					t.Errorf("after the first block: Dropped = %d, want 2", got)
+				}
+			}
 		}
 		if n != 7 {
 			t.Fatalf("%v: %d events, want 7", o, n)
