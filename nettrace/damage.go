@@ -371,17 +371,22 @@ const maxFSHeader = 15 + 48 + 1
 
 var fsBlockNames = [][]byte{[]byte("EventBlock"), []byte("MetadataBlock"), []byte("StackBlock"), []byte("SPBlock")}
 
-// fsHeaderAt reports whether b begins with the header of a block object
-// this reader knows; b must hold maxFSHeader bytes unless the input ends
-// sooner.
-func fsHeaderAt(b []byte, _ int64) bool {
+// blockHeaderAt reports whether b begins with the header of a block
+// object this reader knows; b must hold maxFSHeader bytes unless the input
+// ends sooner. Once the stream has blocks the reader read, a header right
+// but for its version is one too (its version field damaged:
+// nextFSObject reads the block and records the field).
+func (r *Reader) blockHeaderAt(b []byte, _ int64) bool { return blockHeader(b, r.fsKnown) }
+
+// blockHeader is blockHeaderAt, the version up to 2 unless anyVersion.
+func blockHeader(b []byte, anyVersion bool) bool {
 	if len(b) < 15 || b[0] != tagBeginPrivateObject && b[0] != tagBeginObject || b[1] != b[0] || b[2] != tagNullReference {
 		return false
 	}
 	version := le32(b[3:])
 	minVersion := le32(b[7:])
 	n := le32(b[11:])
-	if version > 2 || minVersion > 2 || n < 7 || n > 13 || len(b) < 15+int(n)+1 || b[15+n] != tagEndObject {
+	if version > 2 && !anyVersion || minVersion > 2 || n < 7 || n > 13 || len(b) < 15+int(n)+1 || b[15+n] != tagEndObject {
 		return false
 	}
 	name := b[15 : 15+n]
@@ -420,12 +425,12 @@ func (r *Reader) checkFraming(fault int) {
 		return
 	}
 	b, _ := r.s.peek(1 + maxFSHeader)
-	if len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference || fsHeaderAt(b[1:], 0)) {
+	if len(b) == 0 || b[0] == tagEndObject && (len(b) == 1 || b[1] == tagNullReference || r.blockHeaderAt(b[1:], 0)) {
 		return
 	}
 	blk := r.blk[max(fault, 0):]
 	for i := 0; i+1 < len(blk); i++ {
-		if blk[i] == tagEndObject && fsHeaderAt(blk[i+1:], 0) {
+		if blk[i] == tagEndObject && r.blockHeaderAt(blk[i+1:], 0) {
 			back := len(blk) - i
 			d := &r.damage[len(r.damage)-1]
 			d.Length -= int64(back)
@@ -443,7 +448,7 @@ func (r *Reader) resync(e *Error) error {
 	if at < 0 || at > r.s.off {
 		at = r.s.off
 	}
-	valid := fsHeaderAt
+	valid := r.blockHeaderAt
 	if r.ver <= 2 {
 		valid = r.v2RecordAt
 	} else if r.ver == 6 {
@@ -603,7 +608,7 @@ func (r *Reader) nextInside(b []byte, off int64, from int) int {
 				return i
 			}
 		default:
-			if b[i-1] == tagEndObject && fsHeaderAt(b[i:], 0) {
+			if b[i-1] == tagEndObject && r.blockHeaderAt(b[i:], 0) {
 				return i - 1
 			}
 		}

@@ -206,7 +206,7 @@ func TestBlockVersionDamage(t *testing.T) {
 	blocks := blockRanges(full)
 	var headers []int
 	for i := range data {
-		if fsHeaderAt(data[i:], 0) {
+		if blockHeader(data[i:], false) {
 			headers = append(headers, i)
 		}
 	}
@@ -245,6 +245,34 @@ func TestBlockVersionDamage(t *testing.T) {
 			_, err = r.Next()
 		}
 		checkVersionNoted(t, err, r.Damage(), headers[0], -2)
+	})
+
+	t.Run("found by the search", func(t *testing.T) {
+		// The block before it lost its end tag: the reader searches for
+		// the next header, and takes this one, its version aside.
+		k := len(headers) / 2
+		bad := bytes.Clone(data)
+		if bad[headers[k]-1] != tagEndObject {
+			t.Fatalf("no end tag before the header at %d", headers[k])
+		}
+		bad[headers[k]-1] = 0x77
+		setVersion(bad, headers[k], 58114)
+		for _, order := range []Order{FileOrder, TimeOrder} {
+			r, _ := NewReader(bytes.NewReader(bad))
+			r.SetOrder(order)
+			n := 0
+			var err error
+			for err == nil {
+				if _, err = r.Next(); err == nil {
+					n++
+				}
+			}
+			dmg := r.Damage()
+			if n != len(full) || len(dmg) != 2 {
+				t.Fatalf("%v: %d events of %d, damage %v: want all, and the end tag and the version", order, n, len(full), dmg)
+			}
+			checkVersionNoted(t, err, dmg[1:], headers[k], 58114)
+		}
 	})
 
 	for _, tc := range []struct {
@@ -307,7 +335,7 @@ func TestBlockVersionSweep(t *testing.T) {
 	for ti, tr := range sweepTraces(t) {
 		var headers []int
 		for i := range tr.data {
-			if fsHeaderAt(tr.data[i:], 0) {
+			if blockHeader(tr.data[i:], false) {
 				headers = append(headers, i)
 			}
 		}
@@ -371,7 +399,7 @@ func TestLostEventsCounted(t *testing.T) {
 	for _, tr := range sweepTraces(t) {
 		var metas []int
 		for i := range tr.data {
-			if fsHeaderAt(tr.data[i:], 0) && bytes.HasPrefix(tr.data[i+15:], []byte("MetadataBlock")) {
+			if blockHeader(tr.data[i:], false) && bytes.HasPrefix(tr.data[i+15:], []byte("MetadataBlock")) {
 				metas = append(metas, i)
 			}
 		}
