@@ -63,8 +63,9 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 // number is the next of its thread's (or the thread is new), the thread
 // takes it, so that the gap it would leave does not count it again. Any
 // other number, most likely that of damaged bytes read as a record, is
-// left out: if the record is a real event, the gap it leaves counts it,
-// as lost (the block is tainted).
+// left out; a real event left out is counted only by a gap its thread
+// shows after the block (in the block, whose drops untaint takes back,
+// not at all).
 func (d *dropCounter) skipped(th uint64, seq uint32) bool {
 	if d.have && th == d.cur {
 		if seq-d.curSeq == 1 {
@@ -135,8 +136,7 @@ func (d *dropCounter) switchTo(th uint64, ifNew uint32) {
 }
 
 // gap counts the numbers between last and expected as dropped, or as lost
-// to damage when the thread was last seen before the latest damage or
-// the current block holds damage.
+// to damage when the thread was last seen before the latest damage.
 func (d *dropCounter) gap(last, expected uint32) {
 	stale := d.curEpoch != d.epoch
 	d.curEpoch = d.epoch
