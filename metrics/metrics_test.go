@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/racemode"
 	"github.com/clrgo/clrevents/internal/simruntime"
 	"github.com/clrgo/clrevents/metrics"
 	"github.com/clrgo/clrevents/trace"
@@ -309,7 +310,7 @@ func TestSetAdd(t *testing.T) {
 // for a few allocations a run (the value a new Reader's Decode makes for
 // each of the 10 event types Add decodes, and the like).
 func TestAddAllocs(t *testing.T) {
-	if raceEnabled {
+	if racemode.Enabled {
 		// The readers' buffers come back from sync.Pools, which drop
 		// what is put in them at random under the race detector.
 		t.Skip("sync.Pool drops items at random under the race detector: allocation counts are not the program's")

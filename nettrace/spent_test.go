@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/clrgo/clrevents/internal/racemode"
 	"github.com/clrgo/clrevents/internal/readbuf"
 )
 
@@ -100,7 +101,7 @@ func testSpentBuffers(t *testing.T, order Order) {
 // took: after a few thousand the list of buffers, up to 32 MB of them,
 // took half of each small trace's read to hand on.)
 func TestSpentBuffersBounded(t *testing.T) {
-	if raceEnabled {
+	if racemode.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
@@ -131,7 +132,7 @@ func TestSpentBuffersBounded(t *testing.T) {
 // them, and the
 // finished Reader, asked again, finds the end, not the new one's input.
 func TestStreamBufferReused(t *testing.T) {
-	if raceEnabled {
+	if racemode.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
@@ -221,7 +222,7 @@ func mustReader(t *testing.T, in io.Reader) *Reader {
 // allocated 430 KB, then 250 KB with the block buffers reused, now about
 // 40 KB.
 func TestSpentAllocs(t *testing.T) {
-	if raceEnabled {
+	if racemode.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	data := loadTrace(t, filepath.Join("..", "testdata", "traces", "eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"))

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/racemode"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -120,7 +121,7 @@ func BenchmarkBuildCPUETW(b *testing.B) {
 // releases them once the profile is made): a build of a few samples
 // after another allocates bytes, not another 160 KiB block.
 func TestRawBlocksReused(t *testing.T) {
-	if raceEnabled {
+	if racemode.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	cycle := func() {

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/clrgo/clrevents/internal/racemode"
 	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
@@ -17,7 +18,7 @@ import (
 // Reader in either order; now about 20 KB (the trace's metadata and
 // types).
 func TestStreamReaderReuse(t *testing.T) {
-	if raceEnabled {
+	if racemode.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")

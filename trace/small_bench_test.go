@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/internal/racemode"
 
 	"github.com/clrgo/clrevents/internal/tracetest"
 )
@@ -67,7 +68,7 @@ func BenchmarkSmallTrace(b *testing.B) {
 // cached and the registered tables shared, 9 with what an event resolves
 // to shared too.
 func TestSmallTraceAllocs(t *testing.T) {
-	if raceEnabled {
+	if racemode.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	data := tracetest.Bytes(t, smallTraces[0].path)

@@ -1,6 +1,0 @@
-//go:build !race
-
-package metrics_test
-
-// raceEnabled: the tests run under the race detector.
-const raceEnabled = false
