@@ -204,12 +204,7 @@ func TestBlockVersionDamage(t *testing.T) {
 	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"))
 	full, _, _ := readSweep(t, data)
 	blocks := blockRanges(full)
-	var headers []int
-	for i := range data {
-		if blockHeader(data[i:], false) {
-			headers = append(headers, i)
-		}
-	}
+	headers := blockHeaders(data)
 	if len(headers) < 4 {
 		t.Fatalf("%d block headers in the trace, want at least 4", len(headers))
 	}
@@ -239,11 +234,7 @@ func TestBlockVersionDamage(t *testing.T) {
 		bad := bytes.Clone(data)
 		setVersion(bad, headers[0], 0xfffffffe)
 		checkDamage(t, bad, headers[0], headers[0]+4, full, blocks, FileOrder, false)
-		r, _ := NewReader(bytes.NewReader(bad))
-		var err error
-		for err == nil {
-			_, err = r.Next()
-		}
+		r, _, err := readToEnd(bad, FileOrder)
 		checkVersionNoted(t, err, r.Damage(), headers[0], -2)
 	})
 
@@ -258,15 +249,7 @@ func TestBlockVersionDamage(t *testing.T) {
 		bad[headers[k]-1] = 0x77
 		setVersion(bad, headers[k], 58114)
 		for _, order := range []Order{FileOrder, TimeOrder} {
-			r, _ := NewReader(bytes.NewReader(bad))
-			r.SetOrder(order)
-			n := 0
-			var err error
-			for err == nil {
-				if _, err = r.Next(); err == nil {
-					n++
-				}
-			}
+			r, n, err := readToEnd(bad, order)
 			dmg := r.Damage()
 			if n != len(full) || len(dmg) != 2 {
 				t.Fatalf("%v: %d events of %d, damage %v: want all, and the end tag and the version", order, n, len(full), dmg)
@@ -300,11 +283,7 @@ func TestBlockVersionDamage(t *testing.T) {
 			for _, order := range []Order{FileOrder, TimeOrder} {
 				checkDamage(t, bad, at, end, full, blocks, order, false)
 			}
-			r, _ := NewReader(bytes.NewReader(bad))
-			var err error
-			for err == nil {
-				_, err = r.Next()
-			}
+			r, _, err := readToEnd(bad, FileOrder)
 			dmg := r.Damage()
 			if tc.garbled {
 				// The garbled bytes' records, then the version's.
@@ -333,12 +312,7 @@ func TestBlockVersionDamage(t *testing.T) {
 // orders, and the version field is the one damage, named at its header.
 func TestBlockVersionSweep(t *testing.T) {
 	for ti, tr := range sweepTraces(t) {
-		var headers []int
-		for i := range tr.data {
-			if blockHeader(tr.data[i:], false) {
-				headers = append(headers, i)
-			}
-		}
+		headers := blockHeaders(tr.data)
 		if len(headers) < 2 {
 			continue // V1/V2 and V6: no FastSerialization blocks
 		}
@@ -355,14 +329,7 @@ func TestBlockVersionSweep(t *testing.T) {
 				for _, order := range []Order{FileOrder, TimeOrder} {
 					checkDamage(t, bad, hdr, hdr+4, full, blocks, order, false)
 				}
-				r, _ := NewReader(bytes.NewReader(bad))
-				var err error
-				events := 0
-				for err == nil {
-					if _, err = r.Next(); err == nil {
-						events++
-					}
-				}
+				r, events, err := readToEnd(bad, FileOrder)
 				checkVersionNoted(t, err, r.Damage(), hdr, v)
 				if events != len(full) {
 					t.Errorf("version %d at %d: %d events, want all %d", v, hdr, events, len(full))
@@ -388,6 +355,34 @@ func checkVersionNoted(t *testing.T, err error, damage []Damage, hdr int, v int3
 	}
 }
 
+// blockHeaders returns the offsets of the FastSerialization block headers
+// in an intact trace.
+func blockHeaders(data []byte) []int {
+	var headers []int
+	for i := range data {
+		if blockHeader(data[i:], false) {
+			headers = append(headers, i)
+		}
+	}
+	return headers
+}
+
+// readToEnd reads a trace in the given order to its end and returns the
+// Reader, how many events came out and the error that ended it.
+func readToEnd(data []byte, order Order) (r *Reader, n int, err error) {
+	r, err = NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, 0, err
+	}
+	r.SetOrder(order)
+	for {
+		if _, err = r.Next(); err != nil {
+			return r, n, err
+		}
+		n++
+	}
+}
+
 // TestLostEventsCounted damages metadata blocks of every NetTrace V4+
 // trace, one at a time, leaving every event record whole: the events that
 // refer to the lost metadata are skipped and counted, each once, so the
@@ -398,8 +393,8 @@ func checkVersionNoted(t *testing.T, err error, damage []Damage, hdr int, v int3
 func TestLostEventsCounted(t *testing.T) {
 	for _, tr := range sweepTraces(t) {
 		var metas []int
-		for i := range tr.data {
-			if blockHeader(tr.data[i:], false) && bytes.HasPrefix(tr.data[i+15:], []byte("MetadataBlock")) {
+		for _, i := range blockHeaders(tr.data) {
+			if bytes.HasPrefix(tr.data[i+15:], []byte("MetadataBlock")) {
 				metas = append(metas, i)
 			}
 		}
@@ -413,14 +408,7 @@ func TestLostEventsCounted(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			for _, order := range []Order{FileOrder, TimeOrder} {
 				read := func(data []byte) (n int, lost int64, dropped uint64, damage []Damage) {
-					r, _ := NewReader(bytes.NewReader(data))
-					r.SetOrder(order)
-					for {
-						if _, err := r.Next(); err != nil {
-							break
-						}
-						n++
-					}
+					r, n, _ := readToEnd(data, order)
 					for _, d := range r.Damage() {
 						if d.Events < 0 {
 							t.Fatalf("%v: damage %v counts no events, in a V4+ trace", order, d)
