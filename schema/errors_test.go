@@ -63,6 +63,8 @@ func TestBrokenManifests(t *testing.T) {
 			`syntax.yaml:6: YAML: did not find expected ',' or '}'`}},
 		{"type.yaml", []string{
 			"type.yaml:8: YAML: cannot unmarshal !!str `seventy` into uint16"}},
+		{"source_newline.yaml", []string{
+			`source_newline.yaml:3: source: "small.man\nmore" has a control character at byte 9`}},
 		{"undefined_template.yaml", []string{
 			`undefined_template.yaml:10: template T: field "Reason": map "ReasonMap" is not defined`,
 			`undefined_template.yaml:13: event E2: template "Missing" is not defined`}},

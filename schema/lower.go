@@ -758,6 +758,7 @@ func checkTexts(s *Schema, l *errList) {
 			fields(owner, f.Fields)
 		}
 	}
+	check(s.SourcePos, "source", s.Source)
 	for _, p := range s.Providers {
 		check(p.Pos, "provider", p.Name, p.GUID, p.Symbol, p.DisplayName)
 		for _, k := range p.Keywords {

@@ -282,3 +282,15 @@ func TestCheckedInCounts(t *testing.T) {
 		t.Errorf("clr.yaml source %q, want %q", s.Source, manNet10)
 	}
 }
+
+// TestMarshalYAMLSourceControl: a source with a line break (a schema built
+// in code; loading rejects one) is refused, not written into the header's
+// comment, where it would end the comment and start YAML of its own.
+func TestMarshalYAMLSourceControl(t *testing.T) {
+	s := loadSmall(t)
+	s.Source = "small.man\nproviders: []"
+	y, err := MarshalYAML(s)
+	if err == nil || !strings.Contains(err.Error(), `"small.man\nproviders: []" has a control character at byte 9`) {
+		t.Fatalf("MarshalYAML = %d bytes, %v; want the control character refused", len(y), err)
+	}
+}

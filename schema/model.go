@@ -31,6 +31,9 @@ type Schema struct {
 	// Source names the manifest the schema was imported from (base name).
 	Source    string      `yaml:"source"`
 	Providers []*Provider `yaml:"providers"`
+	// SourcePos is where Source was read: the manifest itself, or the line
+	// of the source key in a YAML schema.
+	SourcePos Pos `yaml:"-"`
 }
 
 // Provider is an ETW provider: one <provider> element.

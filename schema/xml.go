@@ -29,7 +29,7 @@ func ParseManifest(name string, data []byte) (*Schema, error) {
 	}
 	var l errList
 	strs := stringTable(root)
-	s := &Schema{Source: basePos(name, 0).File}
+	s := &Schema{Source: basePos(name, 0).File, SourcePos: basePos(name, 0)}
 	for _, pn := range root.all("provider") {
 		s.Providers = append(s.Providers, loadProvider(pn, strs, &l))
 	}

@@ -21,6 +21,10 @@ const yamlHeader = `# The CLR event schema, imported from %s by "clrgen import".
 // line per keyword, opcode, map entry, field and event, so that importing a
 // newer manifest shows as a reviewable diff.
 func MarshalYAML(s *Schema) ([]byte, error) {
+	if i := strings.IndexFunc(s.Source, isControl); i >= 0 {
+		// The header's comment would end at a line break in it.
+		return nil, fmt.Errorf("schema: source %q has a control character at byte %d", s.Source, i)
+	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, yamlHeader, s.Source)
 	enc := yaml.NewEncoder(&buf)
@@ -97,6 +101,7 @@ func yamlError(name string, err error) error {
 // line of the node that holds them.
 func setFile(s *Schema, file string) error {
 	var l errList
+	s.SourcePos.File = file
 	empty := func(pos Pos, what string) { l.add(Pos{File: file, Line: pos.Line}, what, "empty list item") }
 	var fields func(owner Pos, what string, fs []*Field)
 	fields = func(owner Pos, what string, fs []*Field) {
@@ -171,6 +176,16 @@ func setFile(s *Schema, file string) error {
 }
 
 // The UnmarshalYAML methods record each node's line.
+
+func (s *Schema) UnmarshalYAML(n *yaml.Node) error {
+	type plain Schema
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "source" {
+			s.SourcePos.Line = n.Content[i].Line
+		}
+	}
+	return n.Decode((*plain)(s))
+}
 
 func (p *Provider) UnmarshalYAML(n *yaml.Node) error {
 	type plain Provider
