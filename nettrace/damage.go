@@ -66,15 +66,20 @@ type DamageError struct {
 // Error says how many ranges were skipped, how many bytes and events
 // (where the trace tells), and the first damage in full:
 //
-//	nettrace: 2 damaged ranges skipped (65,536 bytes, at least 5,910 events lost); the first: 64,000 bytes at offset 1234: nettrace: EventBlock at offset …
+//	nettrace: 2 damaged ranges skipped (65,536 bytes, 5,910 events lost); the first: 64,000 bytes at offset 1234: nettrace: EventBlock at offset …
+//
+// The events are the sum of the ranges' Events, "at least" that many
+// where a range's count is unknown.
 func (e *DamageError) Error() string {
 	var bytes, events int64
-	known := false
+	known, unknown := false, false
 	for _, d := range e.Damage {
 		bytes += d.Length
 		if d.Events >= 0 {
 			events += d.Events
 			known = true
+		} else {
+			unknown = true
 		}
 	}
 	var b strings.Builder
@@ -88,7 +93,10 @@ func (e *DamageError) Error() string {
 	b.WriteString(numfmt.Thousands(bytes))
 	b.WriteString(" bytes")
 	if known && events > 0 {
-		b.WriteString(", at least ")
+		b.WriteString(", ")
+		if unknown {
+			b.WriteString("at least ")
+		}
 		b.WriteString(numfmt.Thousands(events))
 		if events == 1 {
 			b.WriteString(" event lost")

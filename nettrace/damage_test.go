@@ -492,3 +492,33 @@ func TestDamageDrops(t *testing.T) {
 		})
 	}
 }
+
+// TestDamageErrorText: the summary counts ranges, bytes and events, the
+// events exactly when every range's count is known and "at least" when
+// one is not, and gives the first range in full.
+func TestDamageErrorText(t *testing.T) {
+	e := func(off int64) *Error {
+		return &Error{Block: "EventBlock", BlockOffset: off, What: "event header", Offset: off + 20, Msg: "varint overflows 32 bits", Err: ErrFormat}
+	}
+	first := "1200 bytes at offset 120 (963 events lost): nettrace: EventBlock at offset 100: event header at 120: varint overflows 32 bits"
+	tests := []struct {
+		damage []Damage
+		want   string
+	}{
+		{[]Damage{{Block: "EventBlock", Offset: 120, Length: 1200, Events: 963, Err: e(100)}},
+			"nettrace: 1 damaged range skipped (1,200 bytes, 963 events lost); the first: " + first},
+		{[]Damage{{Block: "EventBlock", Offset: 120, Length: 1200, Events: 963, Err: e(100)}, {Offset: 5000, Length: 64000, Events: 1, Err: e(4000)}},
+			"nettrace: 2 damaged ranges skipped (65,200 bytes, 964 events lost); the first: " + first},
+		{[]Damage{{Block: "EventBlock", Offset: 120, Length: 1200, Events: 963, Err: e(100)}, {Offset: 5000, Length: 64000, Events: -1, Err: e(4000)}},
+			"nettrace: 2 damaged ranges skipped (65,200 bytes, at least 963 events lost); the first: " + first},
+		{[]Damage{{Block: "EventBlock", Offset: 120, Length: 1200, Events: -1, Err: e(100)}},
+			"nettrace: 1 damaged range skipped (1,200 bytes); the first: 1200 bytes at offset 120: nettrace: EventBlock at offset 100: event header at 120: varint overflows 32 bits"},
+		{[]Damage{{Block: "EventBlock", Offset: 120, Length: 4, Events: 0, Err: e(100)}},
+			"nettrace: 1 damaged range skipped (4 bytes); the first: 4 bytes at offset 120: nettrace: EventBlock at offset 100: event header at 120: varint overflows 32 bits"},
+	}
+	for _, tt := range tests {
+		if got := (&DamageError{Damage: tt.damage}).Error(); got != tt.want {
+			t.Errorf("%+v:\n got %q\nwant %q", tt.damage, got, tt.want)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func (d Damage) String() string {
 // message names the input, then counts the ranges, bytes and events lost
 // and gives the first in full:
 //
-//	app.nettrace: nettrace: 1 damaged range skipped (65,536 bytes, at least 5,910 events lost); the first: …
+//	app.nettrace: nettrace: 1 damaged range skipped (65,536 bytes, 5,910 events lost); the first: …
 //
 // errors.Is(err, ErrDamaged) holds, and so does errors.Is with the format
 // reader's sentinels (io.ErrUnexpectedEOF when the trace was cut short,
