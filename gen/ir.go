@@ -15,7 +15,6 @@ import (
 // walk only this.
 
 type pkgIR struct {
-	source    string
 	providers []*provIR
 	events    []*eventIR           // table order: provider, id, version
 	families  []*familyIR          // by name
@@ -100,7 +99,7 @@ type elemIR struct {
 }
 
 func buildIR(m *schema.Model) (*pkgIR, error) {
-	p := &pkgIR{source: m.Source, kinds: map[schema.Kind]bool{}}
+	p := &pkgIR{kinds: map[schema.Kind]bool{}}
 	var n names
 	n.reserveShell()
 	for i, lp := range m.Providers {
