@@ -1,7 +1,6 @@
 package etl
 
 import (
-	"archive/zip"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +15,10 @@ const inMemoryLimit = 256 << 20
 // Open opens an ETL file for reading in TimeOrder: a .etl file, or a zip
 // archive (.zip, .etl.zip, or any file starting with a zip signature)
 // holding exactly one .etl, possibly in a folder (gcevents.etl.zip holds
-// gcevents/PerfViewData.etl). Close closes the file and removes any
-// temporary copy.
+// gcevents/PerfViewData.etl). An archive cut short, without its
+// directory, is read from the member's local header: the log's events
+// before the cut, then a *DamageError wrapping ErrTruncated. Close closes
+// the file and removes any temporary copy.
 func Open(name string) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -51,11 +52,7 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	zr, err := zip.NewReader(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	found, err := ziptrace.Member(zr, name, ".etl")
+	found, err := ziptrace.Find(f, st.Size(), name, ".etl")
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +62,7 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	}
 	defer rc.Close()
 	where := name + ": " + found.Name
-	sp, err := ziptrace.Spool(rc, int64(found.UncompressedSize64), inMemoryLimit, "", where)
+	sp, err := ziptrace.Spool(ziptrace.UntilCut(rc), found.Size, inMemoryLimit, "", where)
 	if err != nil {
 		return nil, err
 	}

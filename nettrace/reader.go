@@ -1,7 +1,6 @@
 package nettrace
 
 import (
-	"archive/zip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -200,7 +199,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 
 // Open opens a trace file: a .nettrace or .netperf file, or a .zip archive
 // holding exactly one of them (as PerfView stores its traces; the member is
-// decompressed as it is read). Close releases the file.
+// decompressed as it is read). An archive cut short, without its
+// directory, is read from the member's local header: its events before
+// the cut, then a *DamageError, as for a trace cut short. Close releases
+// the file.
 func Open(name string) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -247,11 +249,7 @@ func openZip(f *os.File) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	zr, err := zip.NewReader(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	zf, err := ziptrace.Member(zr, f.Name(), ".nettrace", ".netperf")
+	zf, err := ziptrace.Find(f, st.Size(), f.Name(), ".nettrace", ".netperf")
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -205,4 +207,111 @@ func TestDecodeErrors(t *testing.T) {
 	if got := one.Err().Error(); got != "1 event did not decode: e" {
 		t.Errorf("%q", got)
 	}
+}
+
+// TestCutZip reads zipped traces cut short, as a download or copy that
+// stopped leaves them: the archive's directory is gone, and the trace is
+// read from its member's local header. Through a file and a pipe, in both
+// orders: the events before the cut come out (in file order, the intact
+// trace's first ones), and the trace ends as one cut short; an archive
+// that lost only its directory gives every event and io.EOF.
+func TestCutZip(t *testing.T) {
+	for _, c := range []struct {
+		path   string
+		cut    error // what the end of a trace cut short wraps
+		prefix bool  // file order is the order of the bytes (not ETL's, where a stack walk follows its event)
+	}{
+		// Sizes in the member's local header, as PerfView writes them.
+		{"../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip", io.ErrUnexpectedEOF, true},
+		// Sizes after the data (a data descriptor), as Go's zip.Writer
+		// writes them.
+		{"../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", etl.ErrTruncated, false},
+	} {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			whole := mustRead(t, c.path)
+			intact, end := readZipOffsets(t, whole, "file", FileOrder)
+			if end != io.EOF || len(intact) == 0 {
+				t.Fatalf("intact: %d events, then %v", len(intact), end)
+			}
+			prev := 0
+			for _, cut := range []int{len(whole) * 3 / 10, len(whole) * 6 / 10, len(whole) * 95 / 100, len(whole) - 22} {
+				data := whole[:cut]
+				dirOnly := cut == len(whole)-22 // the end of central directory record
+				for _, how := range []string{"file", "pipe"} {
+					got, end := readZipOffsets(t, data, how, FileOrder)
+					name := fmt.Sprintf("cut at %d of %d, %s", cut, len(whole), how)
+					if c.prefix && (len(got) > len(intact) || !slices.Equal(got, intact[:len(got)])) {
+						t.Fatalf("%s: the %d events read are not the intact trace's first", name, len(got))
+					}
+					if !c.prefix && !subset(got, intact) {
+						t.Fatalf("%s: the %d events read are not all the intact trace's", name, len(got))
+					}
+					switch {
+					case dirOnly:
+						if end != io.EOF || len(got) != len(intact) {
+							t.Errorf("%s: %d of %d events, then %v; want all and io.EOF", name, len(got), len(intact), end)
+						}
+					default:
+						var de *DamageError
+						if !errors.As(end, &de) || !errors.Is(end, c.cut) || len(got) <= prev || len(got) == len(intact) {
+							t.Errorf("%s: %d of %d events (%d at the cut before), then %v; want more and a trace cut short", name, len(got), len(intact), prev, end)
+						}
+					}
+					timeOrder, tend := readZipOffsets(t, data, how, TimeOrder)
+					slices.Sort(timeOrder)
+					sorted := slices.Sorted(slices.Values(got))
+					if !slices.Equal(timeOrder, sorted) || (tend == io.EOF) != (end == io.EOF) {
+						t.Errorf("%s: time order read %d events, then %v; file order %d, then %v", name, len(timeOrder), tend, len(got), end)
+					}
+				}
+				if !dirOnly {
+					got, _ := readZipOffsets(t, data, "file", FileOrder)
+					prev = len(got)
+				}
+			}
+		})
+	}
+}
+
+// readZipOffsets reads the zip archive b through a file or a pipe and
+// returns its events' offsets and the error that ended it.
+func readZipOffsets(t *testing.T, b []byte, how string, order Order) ([]int64, error) {
+	t.Helper()
+	var r *Reader
+	var err error
+	if how == "file" {
+		p := filepath.Join(t.TempDir(), "cut.zip")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err = Open(p, WithOrder(order))
+	} else {
+		r, err = NewReader(onlyReader{bytes.NewReader(b)}, WithOrder(order))
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", how, err)
+	}
+	defer r.Close()
+	var out []int64
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e.Offset())
+	}
+}
+
+// subset reports whether every element of a is in b.
+func subset(a, b []int64) bool {
+	in := make(map[int64]bool, len(b))
+	for _, x := range b {
+		in[x] = true
+	}
+	for _, x := range a {
+		if !in[x] {
+			return false
+		}
+	}
+	return true
 }

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"archive/zip"
 	"bufio"
 	"encoding/binary"
 	"errors"
@@ -127,9 +126,12 @@ func newConfig(name string, opts []Option) *config {
 // Open opens a trace file: a .nettrace, .netperf or .etl file, or a .zip
 // archive holding exactly one of them (PerfView's .etl.zip and
 // .nettrace.zip). The format is recognised from the first bytes, not from
-// the name. A path that is not a regular file (a FIFO, /dev/stdin) is read
-// as a stream, as by NewReader. Close releases the file and removes any
-// temporary copy.
+// the name. An archive cut short (a download or copy that stopped) has
+// lost its directory, which is at its end: the trace member is then found
+// from its local header, and its events before the cut are read, ending
+// as a trace cut short does (a *DamageError). A path that is not a
+// regular file (a FIFO, /dev/stdin) is read as a stream, as by NewReader.
+// Close releases the file and removes any temporary copy.
 func Open(name string, opts ...Option) (*Reader, error) {
 	c := newConfig(name, opts)
 	f, err := os.Open(name)
@@ -311,11 +313,7 @@ var traceExts = []string{".nettrace", ".netperf", ".etl"}
 // archive when the Reader is closed (or at once, for an ETL member that
 // was copied out).
 func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Reader, error) {
-	zr, err := zip.NewReader(ra, size)
-	if err != nil {
-		return nil, fmt.Errorf("%s: zip archive: %w", c.name, err)
-	}
-	zf, err := ziptrace.Member(zr, c.name, traceExts...)
+	zf, err := ziptrace.Find(ra, size, c.name, traceExts...)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +323,7 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 		return nil, fmt.Errorf("%s: %w", member, err)
 	}
 	br := bufio.NewReaderSize(rc, 64<<10)
-	head, _ := br.Peek(sniffLen)
+	head, peekErr := br.Peek(sniffLen)
 	format, isZip := sniff(head)
 	mc := *c
 	mc.name = member
@@ -343,7 +341,7 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	case format == ETL:
 		// ETL needs random access for time order: expand the member
 		// (never trusting its stated size), then let the archive go.
-		sp, err := ziptrace.Spool(br, int64(zf.UncompressedSize64), c.memMax, c.tempDir, member)
+		sp, err := ziptrace.Spool(ziptrace.UntilCut(br), zf.Size, c.memMax, c.tempDir, member)
 		rc.Close()
 		if err != nil {
 			return nil, err
@@ -356,5 +354,13 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 		return r, nil
 	}
 	rc.Close()
+	switch {
+	case errors.Is(peekErr, io.ErrUnexpectedEOF) && len(head) == 0:
+		return nil, fmt.Errorf("%s: the archive is cut short before the member's first byte: %w", member, peekErr)
+	case errors.Is(peekErr, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("%s: the archive is cut short after %d bytes of the member: %w", member, len(head), peekErr)
+	case peekErr != nil && peekErr != io.EOF:
+		return nil, fmt.Errorf("%s: %w", member, peekErr)
+	}
 	return nil, formatError(member, head)
 }

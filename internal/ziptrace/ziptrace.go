@@ -1,6 +1,7 @@
 // Package ziptrace holds what every way into a zipped trace shares: finding
-// the one trace inside an archive, and copying a stream that must be read
-// at any offset to memory or a temporary file. Package trace (the front
+// the one trace inside an archive (through the archive's directory or,
+// when it is cut short, its local headers), and copying a stream that must
+// be read at any offset to memory or a temporary file. Package trace (the front
 // door) and the format readers' own Open functions use it, so these
 // decisions live in one place.
 package ziptrace
@@ -37,7 +38,7 @@ func Member(zr *zip.Reader, name string, exts ...string) (*zip.File, error) {
 	}
 	if len(found) != 1 {
 		return nil, fmt.Errorf("%s: zip archive holds %d trace files (%s), want exactly one (members: %s)",
-			name, len(found), strings.Join(exts, ", "), strings.Join(names, ", "))
+			name, len(found), strings.Join(exts, ", "), memberList(names))
 	}
 	return found[0], nil
 }

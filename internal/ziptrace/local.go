@@ -1,0 +1,372 @@
+package ziptrace
+
+import (
+	"archive/zip"
+	"bufio"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"strings"
+)
+
+// A zip archive ends with its central directory, the list of its members:
+// an archive cut short (a download or copy that stopped, a capture zipped
+// as it was written) has lost it, though every member before the cut is
+// still there, each after a local header of its own. Find reads such an
+// archive from its local headers, front to back, as a streaming unzip
+// does, so that a cut-short .nettrace.zip or .etl.zip loses only what the
+// cut took, as a cut-short .nettrace does.
+
+// Found is the trace member of an archive, ready to be read.
+type Found struct {
+	Name string // the member's name in the archive
+	// Size is the member's uncompressed size as the archive states it,
+	// -1 where it does not (a member whose sizes follow its data, found
+	// from its local header). It is a hint, never trusted.
+	Size int64
+	// Salvaged is set when the archive's central directory could not be
+	// read (the archive is cut short, most often) and the member was
+	// found from its local header: its data may end early, and reading
+	// it then ends with io.ErrUnexpectedEOF after the bytes that are
+	// there.
+	Salvaged bool
+	open     func() (io.ReadCloser, error)
+}
+
+// Open returns the member's uncompressed bytes. Reading them ends with
+// io.EOF once all are read and their checksum (and size, where the
+// archive states it) agree, an error wrapping zip.ErrChecksum or
+// zip.ErrFormat where they do not, and io.ErrUnexpectedEOF where the
+// archive ends inside the member.
+func (f *Found) Open() (io.ReadCloser, error) { return f.open() }
+
+// Find returns the one member of the archive ra (size bytes) whose name
+// ends in one of exts (case-insensitive), read through the archive's
+// central directory or, when that cannot be read, from the members' local
+// headers (Found.Salvaged). Errors start with name (the archive's).
+func Find(ra io.ReaderAt, size int64, name string, exts ...string) (*Found, error) {
+	zr, dirErr := zip.NewReader(ra, size)
+	if dirErr == nil {
+		zf, err := Member(zr, name, exts...)
+		if err != nil {
+			return nil, err
+		}
+		hint := int64(zf.UncompressedSize64)
+		if hint < 0 {
+			hint = -1
+		}
+		return &Found{Name: zf.Name, Size: hint, open: zf.Open}, nil
+	}
+	members, walkErr := localMembers(ra, size)
+	var names []string
+	var found []*localMember
+	for _, m := range members {
+		if strings.HasSuffix(m.name, "/") {
+			continue
+		}
+		names = append(names, m.name)
+		if hasExt(m.name, exts) {
+			found = append(found, m)
+		}
+	}
+	if len(found) != 1 {
+		why := fmt.Sprintf("its local headers hold %d trace files (%s), want exactly one", len(found), strings.Join(exts, ", "))
+		if len(names) > 0 {
+			why += " (members: " + memberList(names) + ")"
+		}
+		if walkErr != nil {
+			why += ": " + walkErr.Error()
+		}
+		return nil, fmt.Errorf("%s: zip archive: %w, and %s", name, dirErr, why)
+	}
+	m := found[0]
+	return &Found{Name: m.name, Size: m.usize, Salvaged: true, open: func() (io.ReadCloser, error) { return m.open(ra, size) }}, nil
+}
+
+// localMember is a member as its local header describes it.
+type localMember struct {
+	name          string
+	flags, method uint16
+	crc           uint32
+	// csize and usize are the compressed and uncompressed sizes, -1
+	// where the header leaves them to a data descriptor after the data
+	// (flag bit 3).
+	csize, usize int64
+	data         int64 // the offset of the member's data
+}
+
+const (
+	localSig      = 0x04034b50 // PK\x03\x04
+	descriptorSig = 0x08074b50 // PK\x07\x08
+	localLen      = 30
+	// maxLocal bounds the members walked: a member takes at least its
+	// 30-byte header, so this is an archive of 30 MB of empty ones.
+	maxLocal = 1 << 20
+)
+
+// localMembers walks the local headers from the archive's start, skipping
+// each member's data, until the next bytes are not a local header (the
+// central directory, where the archive is whole) or the archive ends. Its
+// error says why the walk stopped early, with the members found before.
+func localMembers(ra io.ReaderAt, size int64) ([]*localMember, error) {
+	var out []*localMember
+	for off := int64(0); len(out) < maxLocal; {
+		var h [localLen]byte
+		if size-off < localLen {
+			if off < size {
+				return out, fmt.Errorf("the archive ends inside a header at offset %d", off)
+			}
+			return out, nil
+		}
+		if _, err := ra.ReadAt(h[:], off); err != nil {
+			return out, fmt.Errorf("header at offset %d: %w", off, err)
+		}
+		if binary.LittleEndian.Uint32(h[:]) != localSig {
+			return out, nil
+		}
+		m := &localMember{
+			flags:  binary.LittleEndian.Uint16(h[6:]),
+			method: binary.LittleEndian.Uint16(h[8:]),
+			crc:    binary.LittleEndian.Uint32(h[14:]),
+			csize:  int64(binary.LittleEndian.Uint32(h[18:])),
+			usize:  int64(binary.LittleEndian.Uint32(h[22:])),
+		}
+		nameLen, extraLen := int64(binary.LittleEndian.Uint16(h[26:])), int64(binary.LittleEndian.Uint16(h[28:]))
+		if size-off-localLen < nameLen+extraLen {
+			return out, fmt.Errorf("the archive ends inside the header at offset %d", off)
+		}
+		ne := make([]byte, nameLen+extraLen)
+		if _, err := ra.ReadAt(ne, off+localLen); err != nil {
+			return out, fmt.Errorf("header at offset %d: %w", off, err)
+		}
+		m.name = string(ne[:nameLen])
+		m.zip64(ne[nameLen:])
+		m.data = off + localLen + nameLen + extraLen
+		if m.flags&8 != 0 {
+			m.csize, m.usize = -1, -1
+		}
+		out = append(out, m)
+		if m.csize > size-m.data {
+			return out, fmt.Errorf("the archive ends inside member %s", m.name)
+		}
+		if m.csize >= 0 {
+			off = m.data + m.csize
+			continue
+		}
+		if m.method != zip.Deflate {
+			return out, fmt.Errorf("the end of member %s (stored, its size after its data) cannot be found", m.name)
+		}
+		// Its sizes follow its data: inflate it to find where it ends.
+		n, _, _, err := inflated(io.NewSectionReader(ra, m.data, size-m.data))
+		if err != nil {
+			return out, fmt.Errorf("member %s: %w", m.name, err)
+		}
+		l, _ := descriptor(ra, m.data+n, n)
+		off = m.data + n + l
+	}
+	return out, fmt.Errorf("more than %d members", maxLocal)
+}
+
+// zip64 takes the 64-bit sizes from a local header's extra field where
+// the 32-bit ones say they are there.
+func (m *localMember) zip64(extra []byte) {
+	for len(extra) >= 4 {
+		id, n := binary.LittleEndian.Uint16(extra), int(binary.LittleEndian.Uint16(extra[2:]))
+		extra = extra[4:]
+		if n > len(extra) {
+			return
+		}
+		if id == 0x0001 {
+			f := extra[:n]
+			for _, s := range []*int64{&m.usize, &m.csize} {
+				if *s == 0xFFFFFFFF && len(f) >= 8 {
+					*s = int64(binary.LittleEndian.Uint64(f) & (1<<63 - 1))
+					f = f[8:]
+				}
+			}
+			return
+		}
+		extra = extra[n:]
+	}
+}
+
+// descriptor reads the data descriptor at off, after a member of n
+// compressed bytes: its optional signature, the CRC-32, and the two sizes
+// in 32 or (zip64) 64 bits, told apart by the compressed size they give.
+// It returns the descriptor's length and the CRC, or 0 where there is no
+// descriptor that gives n.
+func descriptor(ra io.ReaderAt, off, n int64) (int64, uint32) {
+	var b [28]byte
+	got, _ := ra.ReadAt(b[:], off)
+	d := b[:got]
+	if len(d) >= 4 && binary.LittleEndian.Uint32(d) == descriptorSig {
+		d = d[4:]
+	}
+	sig := int64(got - len(d))
+	switch {
+	case len(d) >= 12 && int64(binary.LittleEndian.Uint32(d[4:])) == n&0xFFFFFFFF:
+		return sig + 12, binary.LittleEndian.Uint32(d)
+	case len(d) >= 20 && int64(binary.LittleEndian.Uint64(d[4:])) == n:
+		return sig + 20, binary.LittleEndian.Uint32(d)
+	}
+	return 0, 0
+}
+
+// countReader counts the bytes flate takes from it. flate reads a reader
+// that has ReadByte byte by byte, never past its stream's end, so the
+// count is the compressed length.
+type countReader struct {
+	br *bufio.Reader
+	n  int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.br.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countReader) ReadByte() (byte, error) {
+	b, err := c.br.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
+// inflated inflates the deflate stream at the start of r, discarding its
+// output: its compressed length, its uncompressed length and CRC-32.
+func inflated(r io.Reader) (clen, ulen int64, crc uint32, err error) {
+	cr := &countReader{br: bufio.NewReaderSize(r, 32<<10)}
+	fr := flate.NewReader(cr)
+	h := crc32.NewIEEE()
+	ulen, err = io.Copy(h, fr)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return cr.n, ulen, h.Sum32(), nil
+}
+
+// open reads the member's data from the archive, as far as it goes.
+func (m *localMember) open(ra io.ReaderAt, size int64) (io.ReadCloser, error) {
+	if m.flags&1 != 0 {
+		return nil, fmt.Errorf("%s: the member is encrypted", m.name)
+	}
+	end, short := size, m.csize > size-m.data
+	if m.csize >= 0 && !short {
+		end = m.data + m.csize
+	}
+	sec := io.NewSectionReader(ra, m.data, end-m.data)
+	c := &checkedReader{m: m, ra: ra, size: size, crc: crc32.NewIEEE()}
+	switch m.method {
+	case zip.Store:
+		if m.csize < 0 {
+			return nil, fmt.Errorf("%s: a stored member whose size follows its data cannot be read without the archive's directory", m.name)
+		}
+		c.r, c.short = sec, short
+	case zip.Deflate:
+		c.cr = &countReader{br: bufio.NewReaderSize(sec, 32<<10)}
+		c.fr = flate.NewReader(c.cr)
+		c.r = c.fr
+	default:
+		return nil, fmt.Errorf("%s: compression method %d is not read", m.name, m.method)
+	}
+	return c, nil
+}
+
+// checkedReader reads a member found from its local header, and checks
+// its CRC-32 and size at the end where the archive gives them.
+type checkedReader struct {
+	m     *localMember
+	ra    io.ReaderAt
+	size  int64
+	r     io.Reader
+	fr    io.ReadCloser // the inflater, for deflated members
+	cr    *countReader  // what it has read, for deflated members
+	short bool          // a stored member the archive ends inside
+	crc   hash.Hash32
+	n     int64
+	err   error
+}
+
+func (c *checkedReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.r.Read(p)
+	c.crc.Write(p[:n])
+	c.n += int64(n)
+	switch {
+	case err == io.EOF && c.short:
+		err = io.ErrUnexpectedEOF
+	case err == io.EOF:
+		err = c.check()
+	}
+	c.err = err
+	return n, err
+}
+
+// check compares what was read with the sizes and CRC-32 the archive
+// gives, and returns io.EOF where they agree.
+func (c *checkedReader) check() error {
+	m := c.m
+	want, known := m.crc, m.flags&8 == 0
+	if !known && c.cr != nil {
+		var l int64
+		l, want = descriptor(c.ra, m.data+c.cr.n, c.cr.n)
+		known = l > 0
+	}
+	if m.usize >= 0 && c.n != m.usize {
+		return fmt.Errorf("%s: %d bytes, its header says %d: %w", m.name, c.n, m.usize, zip.ErrFormat)
+	}
+	if known && c.crc.Sum32() != want {
+		return fmt.Errorf("%s: CRC-32 %08x, the archive says %08x: %w", m.name, c.crc.Sum32(), want, zip.ErrChecksum)
+	}
+	return io.EOF
+}
+
+func (c *checkedReader) Close() error {
+	if c.fr != nil {
+		return c.fr.Close()
+	}
+	return nil
+}
+
+// UntilCut returns r with the end of a member cut short by its archive
+// (io.ErrUnexpectedEOF) read as the end of its data: for a reader that
+// copies the member out before reading it (an ETL log), which then finds
+// the cut as that of a trace cut short.
+func UntilCut(r io.Reader) io.Reader { return untilCut{r} }
+
+type untilCut struct{ r io.Reader }
+
+func (u untilCut) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func hasExt(name string, exts []string) bool {
+	lower := strings.ToLower(name)
+	for _, e := range exts {
+		if strings.HasSuffix(lower, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// memberList joins names for a message, the first ten of them.
+func memberList(names []string) string {
+	const most = 10
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:most], ", ") + fmt.Sprintf(" and %d more", len(names)-most)
+}

@@ -1,0 +1,357 @@
+package ziptrace
+
+import (
+	"archive/zip"
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// content is n bytes that compress somewhat, as a trace's do.
+func content(n int, seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	b := make([]byte, n)
+	for i := range b {
+		if i%7 < 3 {
+			b[i] = byte(rng.Uint32())
+		} else {
+			b[i] = byte(i / 64)
+		}
+	}
+	return b
+}
+
+func deflated(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	fw, _ := flate.NewWriter(&buf, flate.BestSpeed)
+	fw.Write(b)
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// member is one file of a test archive and how it is written.
+type member struct {
+	name  string
+	data  []byte
+	style string // "sizes": deflated, sizes in the local header (as PerfView writes); "descriptor": deflated, sizes after the data (as Go's zip.Writer writes); "stored": stored, sizes in the header
+}
+
+// archive writes the members and returns the archive and where each
+// member's data ends (its descriptor excluded).
+func archive(t testing.TB, ms ...member) ([]byte, []int64) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, m := range ms {
+		var w io.Writer
+		var err error
+		switch m.style {
+		case "descriptor":
+			w, err = zw.Create(m.name)
+			if err == nil {
+				_, err = w.Write(m.data)
+			}
+		case "sizes", "stored":
+			raw, method := deflated(t, m.data), zip.Deflate
+			if m.style == "stored" {
+				raw, method = m.data, zip.Store
+			}
+			w, err = zw.CreateRaw(&zip.FileHeader{Name: m.name, Method: method, CRC32: crc32.ChecksumIEEE(m.data),
+				CompressedSize64: uint64(len(raw)), UncompressedSize64: uint64(len(m.data))})
+			if err == nil {
+				_, err = w.Write(raw)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := buf.Bytes()
+	zr, err := zip.NewReader(bytes.NewReader(a), int64(len(a)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ends []int64
+	for _, zf := range zr.File {
+		off, err := zf.DataOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, off+int64(zf.CompressedSize64))
+	}
+	return a, ends
+}
+
+// readFound finds the trace in the first cut bytes of a and reads it.
+func readFound(a []byte, cut int, exts ...string) (*Found, []byte, error, error) {
+	f, err := Find(bytes.NewReader(a[:cut]), int64(cut), "t.zip", exts...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return f, nil, nil, err
+	}
+	defer rc.Close()
+	var got bytes.Buffer
+	_, readErr := io.Copy(&got, rc)
+	if readErr == nil {
+		readErr = io.EOF
+	}
+	return f, got.Bytes(), readErr, nil
+}
+
+// TestFindCutShort cuts archives of every layout at many points: where the
+// trace member's local header is whole, its bytes before the cut come out
+// and end with io.ErrUnexpectedEOF, or whole (checked) where the cut took
+// only what follows them; where it is not, the error says why.
+func TestFindCutShort(t *testing.T) {
+	trace := content(300_000, 1)
+	log := content(9_000, 2)
+	for _, c := range []struct {
+		name    string
+		members []member
+	}{
+		{"sizes in the header", []member{{"app.nettrace", trace, "sizes"}}},
+		{"sizes after the data", []member{{"app.nettrace", trace, "descriptor"}}},
+		{"stored", []member{{"app.nettrace", trace, "stored"}}},
+		{"a log before the trace, sizes after the data", []member{{"LogFile.txt", log, "descriptor"}, {"x/app.nettrace", trace, "descriptor"}}},
+		{"a log after the trace", []member{{"app.nettrace", trace, "sizes"}, {"LogFile.txt", log, "sizes"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, ends := archive(t, c.members...)
+			ti := 0
+			if strings.HasSuffix(c.members[0].name, ".txt") {
+				ti = 1
+			}
+			dataEnd := ends[ti]
+			zr, err := zip.NewReader(bytes.NewReader(a), int64(len(a)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			zf, err := Member(zr, "t.zip", ".nettrace")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dataStart, err := zf.DataOffset()
+			if err != nil {
+				t.Fatal(err)
+			}
+			prev := -1
+			var cuts []int
+			for cut := 0; cut < len(a); cut += 1 + cut/64 {
+				cuts = append(cuts, cut)
+			}
+			for _, cut := range append(cuts, len(a)) {
+				f, got, readErr, err := readFound(a, cut, ".nettrace")
+				if int64(cut) < dataStart {
+					if err == nil {
+						t.Fatalf("cut at %d, before the member's data (%d): found %s", cut, dataStart, f.Name)
+					}
+					if !strings.HasPrefix(err.Error(), "t.zip: zip archive: zip: not a valid zip file, and its local headers hold ") || !errors.Is(err, zip.ErrFormat) {
+						t.Fatalf("cut at %d: %v", cut, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("cut at %d (data %d–%d): %v", cut, dataStart, dataEnd, err)
+				}
+				if f.Name != c.members[ti].name || f.Salvaged != (cut < len(a)) {
+					t.Fatalf("cut at %d: found %q, salvaged %v", cut, f.Name, f.Salvaged)
+				}
+				if !bytes.HasPrefix(trace, got) {
+					t.Fatalf("cut at %d: %d bytes read are not the member's first", cut, len(got))
+				}
+				switch {
+				case int64(cut) < dataEnd:
+					if readErr != io.ErrUnexpectedEOF {
+						t.Fatalf("cut at %d, inside the data (%d–%d): %d bytes, then %v", cut, dataStart, dataEnd, len(got), readErr)
+					}
+					// All that the bytes before the cut hold comes out:
+					// the content compresses evenly, so about its share.
+					share := int(int64(len(trace)) * (int64(cut) - dataStart) / (dataEnd - dataStart))
+					if c.members[ti].style == "stored" && len(got) != share || len(got) < share-2048 {
+						t.Fatalf("cut at %d, inside the data (%d–%d): %d bytes, want about %d", cut, dataStart, dataEnd, len(got), share)
+					}
+				case readErr != io.EOF || len(got) != len(trace):
+					t.Fatalf("cut at %d, after the data (ends at %d): %d of %d bytes, then %v", cut, dataEnd, len(got), len(trace), readErr)
+				}
+				if len(got) < prev {
+					t.Fatalf("cut at %d: %d bytes, fewer than at an earlier cut (%d)", cut, len(got), prev)
+				}
+				prev = len(got)
+			}
+			if prev != len(trace) {
+				t.Errorf("the whole archive gave %d of %d bytes", prev, len(trace))
+			}
+		})
+	}
+}
+
+// TestFindDamagedMember: a member found from its local header is checked
+// as archive/zip checks one: a changed byte is an error, not other data.
+func TestFindDamagedMember(t *testing.T) {
+	trace := content(100_000, 3)
+	for _, style := range []string{"sizes", "stored", "descriptor"} {
+		a, ends := archive(t, member{"app.nettrace", trace, style})
+		a = a[:ends[0]+16] // the directory cut off
+		zr, _ := Find(bytes.NewReader(a), int64(len(a)), "t.zip", ".nettrace")
+		if zr == nil || !zr.Salvaged {
+			t.Fatalf("%s: not salvaged: %v", style, zr)
+		}
+		// A byte of the data near its end, past which the inflater
+		// cannot tell.
+		bad := bytes.Clone(a)
+		if style == "stored" {
+			bad[ends[0]-10] ^= 0x40
+		} else {
+			// Change the CRC (in the header, or in the descriptor).
+			if style == "sizes" {
+				bad[14] ^= 1
+			} else {
+				bad[ends[0]+4] ^= 1
+			}
+		}
+		_, got, readErr, err := readFound(bad, len(bad), ".nettrace")
+		if err != nil || !errors.Is(readErr, zip.ErrChecksum) {
+			t.Errorf("%s: %d bytes, %v, %v; want a checksum error", style, len(got), readErr, err)
+		}
+	}
+}
+
+// TestFindLocalHeaders covers what only a hand-made header has: zip64
+// sizes, an encrypted member, an unknown method, a stored member whose
+// size follows its data.
+func TestFindLocalHeaders(t *testing.T) {
+	data := []byte("Nettrace!FastSerialization.1")
+	header := func(flags, method uint16, csize, usize uint32, extra []byte) []byte {
+		var h [30]byte
+		binary.LittleEndian.PutUint32(h[:], localSig)
+		binary.LittleEndian.PutUint16(h[6:], flags)
+		binary.LittleEndian.PutUint16(h[8:], method)
+		binary.LittleEndian.PutUint32(h[14:], crc32.ChecksumIEEE(data))
+		binary.LittleEndian.PutUint32(h[18:], csize)
+		binary.LittleEndian.PutUint32(h[22:], usize)
+		name := "a.nettrace"
+		binary.LittleEndian.PutUint16(h[26:], uint16(len(name)))
+		binary.LittleEndian.PutUint16(h[28:], uint16(len(extra)))
+		return append(append(append(h[:], name...), extra...), data...)
+	}
+	zip64 := binary.LittleEndian.AppendUint16(nil, 1)
+	zip64 = binary.LittleEndian.AppendUint16(zip64, 16)
+	zip64 = binary.LittleEndian.AppendUint64(zip64, uint64(len(data)))
+	zip64 = binary.LittleEndian.AppendUint64(zip64, uint64(len(data)))
+	n := uint32(len(data))
+	for _, c := range []struct {
+		name    string
+		archive []byte
+		want    string // the error, "" for the data read whole
+	}{
+		{"zip64 sizes", header(0, zip.Store, 0xFFFFFFFF, 0xFFFFFFFF, zip64), ""},
+		{"encrypted", header(1, zip.Store, n, n, nil), "a.nettrace: the member is encrypted"},
+		{"method 99", header(0, 99, n, n, nil), "a.nettrace: compression method 99 is not read"},
+		{"stored, size after the data", header(8, zip.Store, 0, 0, nil), "a.nettrace: a stored member whose size follows its data cannot be read without the archive's directory"},
+		{"size wrong", header(0, zip.Store, n, n+1, nil), "a.nettrace: 28 bytes, its header says 29: zip: not a valid zip file"},
+	} {
+		_, got, readErr, err := readFound(c.archive, len(c.archive), ".nettrace")
+		switch {
+		case c.want == "" && (err != nil || readErr != io.EOF || !bytes.Equal(got, data)):
+			t.Errorf("%s: %q, %v, %v", c.name, got, readErr, err)
+		case c.want != "" && (err == nil || err.Error() != c.want) && (readErr == nil || readErr.Error() != c.want):
+			t.Errorf("%s: %v, %v; want %q", c.name, err, readErr, c.want)
+		}
+	}
+}
+
+// TestFindMembers: where the local headers hold no trace or two, the
+// error lists them, as Member's does.
+func TestFindMembers(t *testing.T) {
+	a, ends := archive(t, member{"LogFile.txt", []byte("log"), "sizes"}, member{"b.etl", []byte("etl"), "sizes"}, member{"c.etl", []byte("etl"), "sizes"})
+	_, err := Find(bytes.NewReader(a[:ends[2]]), ends[2], "t.zip", ".etl")
+	want := "t.zip: zip archive: zip: not a valid zip file, and its local headers hold 2 trace files (.etl), want exactly one (members: LogFile.txt, b.etl, c.etl)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	_, err = Find(bytes.NewReader(a[:ends[0]]), ends[0], "t.zip", ".nettrace")
+	want = "t.zip: zip archive: zip: not a valid zip file, and its local headers hold 0 trace files (.nettrace), want exactly one (members: LogFile.txt)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestUntilCut: a cut reads as the end of the data, other errors stay.
+func TestUntilCut(t *testing.T) {
+	a, ends := archive(t, member{"a.etl", content(50_000, 4), "sizes"})
+	f, err := Find(bytes.NewReader(a[:ends[0]-100]), ends[0]-100, "t.zip", ".etl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, _ := f.Open()
+	b, err := io.ReadAll(UntilCut(rc))
+	if err != nil || len(b) == 0 {
+		t.Errorf("UntilCut: %d bytes, %v", len(b), err)
+	}
+	if _, err := io.ReadAll(UntilCut(io.MultiReader(strings.NewReader("x"), errReader{}))); err != io.ErrClosedPipe {
+		t.Errorf("UntilCut passed %v, want %v", err, io.ErrClosedPipe)
+	}
+}
+
+// FuzzFind: any bytes either fail to open with an error naming the archive
+// or give a member whose reading ends (io.EOF or an error) without a
+// panic. Seeds: small archives of each layout, whole and cut.
+func FuzzFind(f *testing.F) {
+	for _, style := range []string{"sizes", "descriptor", "stored"} {
+		a, ends := archive(f, member{"LogFile.txt", []byte("a log"), "descriptor"}, member{"a.nettrace", content(2000, 5), style})
+		f.Add(a)
+		f.Add(a[:ends[1]-100])
+		f.Add(a[:ends[1]+4])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		found, err := Find(bytes.NewReader(data), int64(len(data)), "t.zip", ".nettrace", ".etl")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "t.zip: ") {
+				t.Fatalf("error does not name the archive: %v", err)
+			}
+			return
+		}
+		rc, err := found.Open()
+		if err != nil {
+			return
+		}
+		defer rc.Close()
+		n, err := io.Copy(io.Discard, io.LimitReader(rc, 1<<24))
+		if err == nil && n == 1<<24 {
+			return // a deflate stream can expand that far; reading it is the reader's to bound
+		}
+		if found.Size >= 0 && err == nil && n != found.Size {
+			t.Fatalf("%d bytes read whole, the header says %d", n, found.Size)
+		}
+	})
+}
+
+// TestMemberList: a message names ten members at most.
+func TestMemberList(t *testing.T) {
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("m%d", i))
+	}
+	if got, want := memberList(names), "m0, m1, m2, m3, m4, m5, m6, m7, m8, m9 and 2 more"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := memberList(names[:2]), "m0, m1"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
