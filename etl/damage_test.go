@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/internal/numfmt"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 // Reading through damage: the real logs with 64 bytes overwritten at many
@@ -748,25 +750,12 @@ func TestDamageErrorText(t *testing.T) {
 // directory lost) from the member's local header: the events before the
 // cut, then a *DamageError wrapping ErrTruncated.
 func TestOpenCutZip(t *testing.T) {
-	whole, err := os.ReadFile(contentionZip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "cut.etl.zip")
-	if err := os.WriteFile(p, whole[:len(whole)/2], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(p)
+	r, err := Open(tracetest.CutCopy(t, contentionZip))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	n, end := 0, error(nil)
-	for end == nil {
-		if _, end = r.Next(); end == nil {
-			n++
-		}
-	}
+	n, end := tracetest.Drain(r.Next)
 	var de *DamageError
 	if !errors.As(end, &de) || !errors.Is(end, ErrTruncated) || n == 0 {
 		t.Errorf("%d events, then %v; want some, then the log cut short", n, end)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 const (
@@ -613,25 +615,12 @@ func TestHostileSizes(t *testing.T) {
 // directory lost) from the member's local header: the events before the
 // cut, then a *DamageError wrapping io.ErrUnexpectedEOF.
 func TestOpenCutZip(t *testing.T) {
-	whole, err := os.ReadFile(filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "cut.nettrace.zip")
-	if err := os.WriteFile(p, whole[:len(whole)/2], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(p)
+	r, err := Open(tracetest.CutCopy(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	n, end := 0, error(nil)
-	for end == nil {
-		if _, end = r.Next(); end == nil {
-			n++
-		}
-	}
+	n, end := tracetest.Drain(r.Next)
 	var de *DamageError
 	if !errors.As(end, &de) || !errors.Is(end, io.ErrUnexpectedEOF) || n == 0 {
 		t.Errorf("%d events, then %v; want some, then the trace cut short", n, end)

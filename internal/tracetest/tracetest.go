@@ -6,6 +6,7 @@ import (
 	"archive/zip"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,4 +44,30 @@ func Bytes(tb testing.TB, path string) []byte {
 	}
 	tb.Fatalf("%s: no trace in the zip", path)
 	return nil
+}
+
+// CutCopy writes the first half of the file at path to a temporary file of
+// the same name, as a download or copy that stopped leaves it, and returns
+// its path.
+func CutCopy(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cut := filepath.Join(tb.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(cut, b[:len(b)/2], 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return cut
+}
+
+// Drain calls next until it returns an error, and returns how many
+// events it gave before and that error.
+func Drain[E any](next func() (E, error)) (int, error) {
+	for n := 0; ; n++ {
+		if _, err := next(); err != nil {
+			return n, err
+		}
+	}
 }
