@@ -133,6 +133,9 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 	readErr := feed.ReadAll(r, a.Add)
 	lost := errors.Join(readErr, a.DecodeErrors())
 	if len(a.Processes()) == 0 {
+		if lost == nil {
+			return a, ErrNoEvents
+		}
 		return a, errors.Join(ErrNoEvents, lost)
 	}
 	return a, lost

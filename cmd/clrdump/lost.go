@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -28,14 +29,14 @@ func without(err, target error) error {
 	if err == nil || err == target {
 		return nil
 	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok && strings.Contains(err.Error(), "\n") {
+	if j, ok := err.(interface{ Unwrap() []error }); ok && slices.Contains(j.Unwrap(), target) {
 		var rest []error
 		for _, e := range j.Unwrap() {
 			if e != target {
 				rest = append(rest, e)
 			}
 		}
-		return errors.Join(rest...)
+		return errors.Join(rest...) // nil when target was all there was
 	}
 	return err
 }

@@ -119,8 +119,11 @@ func TestReportMissingEvents(t *testing.T) {
 			t.Errorf("%s: library error %v, want %v", c.path, err, c.want)
 		}
 		_, errs, _ := dump(t, "-report", map[error]string{gcstats.ErrNoEvents: "gc", jitstats.ErrNoEvents: "jit"}[c.want], c.path)
-		if !strings.HasSuffix(strings.TrimSpace(errs), c.want.Error()) {
-			t.Errorf("%s: clrdump says %q, the library %q", c.path, errs, c.want)
+		if !strings.HasSuffix(strings.TrimSpace(errs), c.want.Error()) || strings.Count(errs, c.want.Error()) != 1 {
+			t.Errorf("%s: clrdump says %q, the library %q (once)", c.path, errs, c.want)
+		}
+		if err != c.want {
+			t.Errorf("%s: library error %#v, want %v itself: nothing else was lost", c.path, err, c.want)
 		}
 	}
 }
