@@ -124,11 +124,14 @@ func run(sigs <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var ue usageError
+	var pe flagParseError
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &pe):
+		return 2 // the flag package printed it, with the usage
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "clrtrace %s: %v\n", args[0], ue.error)
 		return 2
@@ -138,6 +141,9 @@ func run(sigs <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
 }
 
 type usageError struct{ error }
+
+// flagParseError is a usage error the flag package has already printed.
+type flagParseError struct{ error }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
@@ -152,7 +158,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usageError{err}
+		return flagParseError{err}
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}

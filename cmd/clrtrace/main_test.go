@@ -234,6 +234,11 @@ func TestErrors(t *testing.T) {
 		if code := run(nil, []string{"watch", "-p", pid, "-keyword", "zz"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `clrtrace watch: -keyword "zz": not a number`) {
 			t.Fatalf("bad -keyword: exit %d, %q", code, errb.String())
 		}
+		// A flag the flag package rejects is said once, with the usage.
+		errb.Reset()
+		if code := run(nil, []string{"counters", "-p", "abc"}, &out, &errb); code != 2 || strings.Count(errb.String(), `invalid value "abc" for flag -p`) != 1 || !strings.Contains(errb.String(), "Usage of clrtrace counters") {
+			t.Fatalf("bad -p: exit %d, %q", code, errb.String())
+		}
 	})
 }
 
