@@ -154,7 +154,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	switch o.format {
 	case "text", "jsonl", "csv":
 	default:
-		fmt.Fprintf(stderr, "clrdump: unknown -format %q (want text, jsonl or csv)\n", o.format)
+		fmt.Fprintf(stderr, "clrdump: unknown -format %q (want text, jsonl, csv, or parquet with -o DIR)\n", o.format)
 		return exitUsage
 	}
 	if err := ff.Parse(); err != nil {

@@ -138,8 +138,8 @@ func TestUsageAndErrors(t *testing.T) {
 	if _, _, code := dump(t); code != exitUsage {
 		t.Errorf("no args: exit %d", code)
 	}
-	if _, _, code := dump(t, "-format", "xml", small); code != exitUsage {
-		t.Errorf("bad format: exit %d", code)
+	if _, errs, code := dump(t, "-format", "xml", small); code != exitUsage || !strings.Contains(errs, "want text, jsonl, csv, or parquet with -o DIR") {
+		t.Errorf("-format xml: exit %d, %q", code, errs)
 	}
 	if _, errs, code := dump(t, "-keyword", "zz", small); code != exitUsage || !strings.Contains(errs, `clrdump: -keyword "zz": not a number`) {
 		t.Errorf("bad keyword: exit %d, %q", code, errs)
