@@ -118,7 +118,7 @@ func localMembers(ra io.ReaderAt, size int64) ([]*localMember, error) {
 		var h [localLen]byte
 		if size-off < localLen {
 			if off < size {
-				return out, fmt.Errorf("the archive ends inside a header at offset %d", off)
+				return out, fmt.Errorf("the archive ends inside the local header at offset %d", off)
 			}
 			return out, nil
 		}
@@ -137,7 +137,7 @@ func localMembers(ra io.ReaderAt, size int64) ([]*localMember, error) {
 		}
 		nameLen, extraLen := int64(binary.LittleEndian.Uint16(h[26:])), int64(binary.LittleEndian.Uint16(h[28:]))
 		if size-off-localLen < nameLen+extraLen {
-			return out, fmt.Errorf("the archive ends inside the header at offset %d", off)
+			return out, fmt.Errorf("the archive ends inside the local header at offset %d", off)
 		}
 		ne := make([]byte, nameLen+extraLen)
 		if _, err := ra.ReadAt(ne, off+localLen); err != nil {
@@ -161,7 +161,10 @@ func localMembers(ra io.ReaderAt, size int64) ([]*localMember, error) {
 			return out, fmt.Errorf("the end of member %s (stored, its size after its data) cannot be found", m.name)
 		}
 		// Its sizes follow its data: inflate it to find where it ends.
-		n, _, _, err := inflated(io.NewSectionReader(ra, m.data, size-m.data))
+		n, err := deflatedLen(io.NewSectionReader(ra, m.data, size-m.data))
+		if err == io.ErrUnexpectedEOF {
+			return out, fmt.Errorf("the archive ends inside member %s", m.name)
+		}
 		if err != nil {
 			return out, fmt.Errorf("member %s: %w", m.name, err)
 		}
@@ -196,21 +199,28 @@ func (m *localMember) zip64(extra []byte) {
 
 // descriptor reads the data descriptor at off, after a member of n
 // compressed bytes: its optional signature, the CRC-32, and the two sizes
-// in 32 or (zip64) 64 bits, told apart by the compressed size they give.
-// It returns the descriptor's length and the CRC, or 0 where there is no
-// descriptor that gives n.
+// in 32 or (zip64) 64 bits. The two forms are told apart by the
+// compressed size they give and by what follows (a zip record's
+// signature, or the archive's end). It returns the descriptor's length
+// and the CRC, or 0 where there is no descriptor that gives n.
 func descriptor(ra io.ReaderAt, off, n int64) (int64, uint32) {
-	var b [28]byte
+	var b [32]byte
 	got, _ := ra.ReadAt(b[:], off)
 	d := b[:got]
 	if len(d) >= 4 && binary.LittleEndian.Uint32(d) == descriptorSig {
 		d = d[4:]
 	}
 	sig := int64(got - len(d))
+	// next reports whether a zip record, or the end of what was read,
+	// follows a descriptor of l bytes after its signature.
+	next := func(l int) bool {
+		rest := d[l:]
+		return len(rest) < 4 || string(rest[:2]) == "PK" && (rest[2] == 1 || rest[2] == 3 || rest[2] == 5 || rest[2] == 6)
+	}
 	switch {
-	case len(d) >= 12 && int64(binary.LittleEndian.Uint32(d[4:])) == n&0xFFFFFFFF:
+	case len(d) >= 12 && int64(binary.LittleEndian.Uint32(d[4:])) == n&0xFFFFFFFF && next(12):
 		return sig + 12, binary.LittleEndian.Uint32(d)
-	case len(d) >= 20 && int64(binary.LittleEndian.Uint64(d[4:])) == n:
+	case len(d) >= 20 && int64(binary.LittleEndian.Uint64(d[4:])) == n && next(20):
 		return sig + 20, binary.LittleEndian.Uint32(d)
 	}
 	return 0, 0
@@ -238,17 +248,14 @@ func (c *countReader) ReadByte() (byte, error) {
 	return b, err
 }
 
-// inflated inflates the deflate stream at the start of r, discarding its
-// output: its compressed length, its uncompressed length and CRC-32.
-func inflated(r io.Reader) (clen, ulen int64, crc uint32, err error) {
+// deflatedLen inflates the deflate stream at the start of r, discarding
+// its output, and returns its compressed length.
+func deflatedLen(r io.Reader) (int64, error) {
 	cr := &countReader{br: bufio.NewReaderSize(r, 32<<10)}
-	fr := flate.NewReader(cr)
-	h := crc32.NewIEEE()
-	ulen, err = io.Copy(h, fr)
-	if err != nil {
-		return 0, 0, 0, err
+	if _, err := io.Copy(io.Discard, flate.NewReader(cr)); err != nil {
+		return 0, err
 	}
-	return cr.n, ulen, h.Sum32(), nil
+	return cr.n, nil
 }
 
 // open reads the member's data from the archive, as far as it goes.
@@ -261,7 +268,7 @@ func (m *localMember) open(ra io.ReaderAt, size int64) (io.ReadCloser, error) {
 		end = m.data + m.csize
 	}
 	sec := io.NewSectionReader(ra, m.data, end-m.data)
-	c := &checkedReader{m: m, ra: ra, size: size, crc: crc32.NewIEEE()}
+	c := &checkedReader{m: m, ra: ra, crc: crc32.NewIEEE()}
 	switch m.method {
 	case zip.Store:
 		if m.csize < 0 {
@@ -283,7 +290,6 @@ func (m *localMember) open(ra io.ReaderAt, size int64) (io.ReadCloser, error) {
 type checkedReader struct {
 	m     *localMember
 	ra    io.ReaderAt
-	size  int64
 	r     io.Reader
 	fr    io.ReadCloser // the inflater, for deflated members
 	cr    *countReader  // what it has read, for deflated members

@@ -290,6 +290,20 @@ func TestFindMembers(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
+	// Where the walk stops, and why.
+	d, dEnds := archive(t, member{"LogFile.txt", content(5000, 6), "descriptor"}, member{"a.nettrace", []byte("x"), "sizes"})
+	for _, c := range []struct {
+		cut  int64
+		want string
+	}{
+		{10, "(.nettrace), want exactly one: the archive ends inside the local header at offset 0"},
+		{dEnds[0] - 10, "(.nettrace), want exactly one (members: LogFile.txt): the archive ends inside member LogFile.txt"},
+	} {
+		_, err := Find(bytes.NewReader(d[:c.cut]), c.cut, "t.zip", ".nettrace")
+		if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("cut at %d: %v, want the suffix %q", c.cut, err, c.want)
+		}
+	}
 }
 
 // TestUntilCut: a cut reads as the end of the data, other errors stay.
@@ -353,5 +367,33 @@ func TestMemberList(t *testing.T) {
 	}
 	if got, want := memberList(names[:2]), "m0, m1"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestDescriptor: the data descriptor's forms, told apart by the
+// compressed size and by what follows them.
+func TestDescriptor(t *testing.T) {
+	le32 := func(b []byte, v uint32) []byte { return binary.LittleEndian.AppendUint32(b, v) }
+	le64 := func(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
+	const n, crc = 1000, 0xCAFEF00D
+	local := []byte("PK\x03\x04")
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want int64
+	}{
+		{"32-bit, signed", append(le32(le32(le32(le32(nil, descriptorSig), crc), n), 5000), local...), 16},
+		{"32-bit, unsigned", append(le32(le32(le32(nil, crc), n), 5000), local...), 12},
+		{"32-bit, at the archive's end", le32(le32(le32(nil, crc), n), 5000), 12},
+		// A zip64 descriptor's compressed size has the same low 32 bits:
+		// what follows tells them apart.
+		{"64-bit, signed", append(le64(le64(le32(le32(nil, descriptorSig), crc), n), 5<<32), []byte("PK\x01\x02")...), 24},
+		{"wrong size", append(le32(le32(le32(nil, crc), n+1), 5000), local...), 0},
+		{"garbage after", append(le32(le32(le32(nil, crc), n), 5000), "abcdefgh"...), 0},
+	} {
+		l, got := descriptor(bytes.NewReader(c.b), 0, n)
+		if l != c.want || l > 0 && got != crc {
+			t.Errorf("%s: length %d, CRC %08x; want %d, %08x", c.name, l, got, c.want, uint32(crc))
+		}
 	}
 }
