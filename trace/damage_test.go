@@ -3,6 +3,7 @@ package trace
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -314,4 +315,30 @@ func subset(a, b []int64) bool {
 		}
 	}
 	return true
+}
+
+// TestCutZipEarly: an archive cut before its trace member's first byte
+// says so, through a file and a pipe; one cut inside the local header
+// says that no trace was found before the archive's end.
+func TestCutZipEarly(t *testing.T) {
+	whole := mustRead(t, "../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip")
+	data := 30 + binary.LittleEndian.Uint16(whole[26:]) + binary.LittleEndian.Uint16(whole[28:]) // the member's data
+	for _, c := range []struct {
+		cut  int
+		want string
+	}{
+		{int(data) + 1, "eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace: the archive is cut short before the member's first byte: unexpected EOF"},
+		{20, "zip archive: zip: not a valid zip file, and its local headers hold 0 trace files (.nettrace, .netperf, .etl), want exactly one: the archive ends inside the local header at offset 0"},
+	} {
+		p := filepath.Join(t.TempDir(), "cut.zip")
+		if err := os.WriteFile(p, whole[:c.cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Open(p); err == nil || err.Error() != p+": "+c.want {
+			t.Errorf("file cut at %d: %v\nwant %s: %s", c.cut, err, p, c.want)
+		}
+		if _, err := NewReader(onlyReader{bytes.NewReader(whole[:c.cut])}, WithName("pipe")); err == nil || err.Error() != "pipe: "+c.want {
+			t.Errorf("pipe cut at %d: %v\nwant pipe: %s", c.cut, err, c.want)
+		}
+	}
 }
