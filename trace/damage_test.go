@@ -15,8 +15,12 @@ import (
 	"strings"
 	"testing"
 
+	"compress/flate"
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/nettrace"
+	"hash/crc32"
+	"runtime"
 )
 
 // damaged returns the trace at path (unzipped) with n random bytes
@@ -341,4 +345,52 @@ func TestCutZipEarly(t *testing.T) {
 			t.Errorf("pipe cut at %d: %v\nwant pipe: %s", c.cut, err, c.want)
 		}
 	}
+}
+
+// TestZipFalseSize: a member that claims a size its archive cannot hold
+// (30 MB in a 3 KB archive) does not size a buffer of that much, and one
+// that holds fewer bytes than the directory says is named so.
+func TestZipFalseSize(t *testing.T) {
+	log := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
+	zipOf := func(data []byte, usize uint64) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.etl", Method: zip.Deflate, CRC32: crc32.ChecksumIEEE(log),
+			CompressedSize64: uint64(len(data)), UncompressedSize64: usize})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+		zw.Close()
+		return buf.Bytes()
+	}
+	a := zipOf(deflateOf(t, log), 30<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := NewReader(bytes.NewReader(a), WithName("pipe"))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if got, most := after.TotalAlloc-before.TotalAlloc, uint64(8<<20); got > most {
+		t.Errorf("a %d-byte archive claiming 30 MB: opening it allocated %d bytes, want under %d", len(a), got, most)
+	}
+
+	// Fewer bytes than the directory says, before the format is known.
+	short := zipOf(deflateOf(t, log[:40]), uint64(len(log)))
+	if _, err := NewReader(bytes.NewReader(short), WithName("pipe")); err == nil || err.Error() != "pipe: a.etl: the member holds fewer bytes than the archive's directory says: unexpected EOF" {
+		t.Errorf("short member: %v", err)
+	}
+}
+
+func deflateOf(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	fw, _ := flate.NewWriter(&buf, flate.BestSpeed)
+	fw.Write(b)
+	if err := fw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

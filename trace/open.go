@@ -355,6 +355,8 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	}
 	rc.Close()
 	switch {
+	case errors.Is(peekErr, io.ErrUnexpectedEOF) && !zf.Salvaged:
+		return nil, fmt.Errorf("%s: the member holds fewer bytes than the archive's directory says: %w", member, peekErr)
 	case errors.Is(peekErr, io.ErrUnexpectedEOF) && len(head) == 0:
 		return nil, fmt.Errorf("%s: the archive is cut short before the member's first byte: %w", member, peekErr)
 	case errors.Is(peekErr, io.ErrUnexpectedEOF):

@@ -26,7 +26,8 @@ type Found struct {
 	Name string // the member's name in the archive
 	// Size is the member's uncompressed size as the archive states it,
 	// -1 where it does not (a member whose sizes follow its data, found
-	// from its local header). It is a hint, never trusted.
+	// from its local header), and never more than the archive's bytes
+	// could inflate to (maxRatio). It is a hint, never trusted.
 	Size int64
 	// Salvaged is set when the archive's central directory could not be
 	// read (the archive is cut short, most often) and the member was
@@ -55,11 +56,7 @@ func Find(ra io.ReaderAt, size int64, name string, exts ...string) (*Found, erro
 		if err != nil {
 			return nil, err
 		}
-		hint := int64(zf.UncompressedSize64)
-		if hint < 0 {
-			hint = -1
-		}
-		return &Found{Name: zf.Name, Size: hint, open: zf.Open}, nil
+		return &Found{Name: zf.Name, Size: sizeHint(zf.UncompressedSize64, size), open: zf.Open}, nil
 	}
 	members, walkErr := localMembers(ra, size)
 	var names []string
@@ -84,7 +81,26 @@ func Find(ra io.ReaderAt, size int64, name string, exts ...string) (*Found, erro
 		return nil, fmt.Errorf("%s: zip archive: %w, and %s", name, dirErr, why)
 	}
 	m := found[0]
-	return &Found{Name: m.name, Size: m.usize, Salvaged: true, open: func() (io.ReadCloser, error) { return m.open(ra, size) }}, nil
+	hint := int64(-1)
+	if m.usize >= 0 {
+		hint = sizeHint(uint64(m.usize), size)
+	}
+	return &Found{Name: m.name, Size: hint, Salvaged: true, open: func() (io.ReadCloser, error) { return m.open(ra, size) }}, nil
+}
+
+// maxRatio is the most deflate expands its input: 258 bytes from a
+// symbol of about two bits.
+const maxRatio = 1032
+
+// sizeHint is a stated uncompressed size, cut to what an archive of size
+// bytes could hold, so that a false claim in a small archive does not
+// size a large buffer.
+func sizeHint(stated uint64, size int64) int64 {
+	most := uint64(1 << 62)
+	if size < 1<<62/maxRatio {
+		most = uint64(max(size, 0)) * maxRatio
+	}
+	return int64(min(stated, most))
 }
 
 // localMember is a member as its local header describes it.

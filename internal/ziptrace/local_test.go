@@ -397,3 +397,32 @@ func TestDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// TestFindSizeHint: the size an archive claims for its member is cut to
+// what the archive's bytes could inflate to, whether the member is found
+// through the directory or from its local header.
+func TestFindSizeHint(t *testing.T) {
+	data := []byte("a member of 28 bytes, stored")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.etl", Method: zip.Store, CRC32: crc32.ChecksumIEEE(data),
+		CompressedSize64: uint64(len(data)), UncompressedSize64: 200 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	zw.Close()
+	a := buf.Bytes()
+	for _, cut := range []int{len(a), len(a) - 22} {
+		f, err := Find(bytes.NewReader(a[:cut]), int64(cut), "t.zip", ".etl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if most := int64(cut) * maxRatio; f.Size > most || f.Size <= 0 {
+			t.Errorf("cut at %d (salvaged %v): size hint %d, want at most %d", cut, f.Salvaged, f.Size, most)
+		}
+	}
+	if got := sizeHint(1<<63, 1<<62); got != 1<<62 {
+		t.Errorf("sizeHint overflows: %d", got)
+	}
+}
