@@ -56,11 +56,17 @@ func (d Damage) String() string {
 
 // DamageError ends a trace in which the reader skipped damage: Next
 // returns it after the last event it could read, instead of io.EOF (or
-// instead of the error of a trace cut short). errors.Is(err, ErrDamaged)
-// holds, and errors.Is(err, io.ErrUnexpectedEOF) too when the trace was
-// cut short.
+// instead of the error of a trace cut short, or of one that stopped the
+// reading: Stopped). errors.Is(err, ErrDamaged) holds, and
+// errors.Is(err, io.ErrUnexpectedEOF) too when the trace was cut short.
 type DamageError struct {
 	Damage []Damage
+	// Stopped is the error that ended the reading before the input's end,
+	// after the damage, where one did: the source's (a read error; a
+	// zipped trace's checksum that does not match its bytes, when the
+	// damage was in the compressed data), or a newer format. errors.Is
+	// and errors.As see it too. Nil when the input was read to its end.
+	Stopped *Error
 }
 
 // Error says how many ranges were skipped, how many bytes and events
@@ -112,6 +118,10 @@ func (e *DamageError) Error() string {
 		b.WriteString("; the first: ")
 		b.WriteString(e.Damage[0].String())
 	}
+	if e.Stopped != nil {
+		b.WriteString("; then reading stopped: ")
+		b.WriteString(e.Stopped.Error())
+	}
 	return b.String()
 }
 
@@ -120,14 +130,17 @@ func (e *DamageError) truncated() bool {
 	return n > 0 && e.Damage[n-1].Err.class == classTrunc
 }
 
-// Unwrap returns ErrDamaged and each damage's *Error, so that errors.As
-// finds the first and errors.Is their sentinels (ErrFormat, and
-// io.ErrUnexpectedEOF when the trace was cut short).
+// Unwrap returns ErrDamaged, each damage's *Error and Stopped, so that
+// errors.As finds the first and errors.Is their sentinels (ErrFormat,
+// io.ErrUnexpectedEOF when the trace was cut short, the source's error).
 func (e *DamageError) Unwrap() []error {
-	errs := make([]error, 0, 1+len(e.Damage))
+	errs := make([]error, 0, 2+len(e.Damage))
 	errs = append(errs, ErrDamaged)
 	for _, d := range e.Damage {
 		errs = append(errs, d.Err)
+	}
+	if e.Stopped != nil {
+		errs = append(errs, e.Stopped)
 	}
 	return errs
 }
@@ -172,8 +185,16 @@ func as(c errClass, err error) error {
 // that ends the trace (err itself in strict mode).
 func (r *Reader) recover(err error) error {
 	e, ok := err.(*Error)
-	if !ok || e.class == classFatal || r.strict {
+	if !ok || r.strict {
 		return err
+	}
+	if e.class == classFatal {
+		// Reading cannot go on; what was skipped before still counts.
+		if len(r.damage) == 0 {
+			return err
+		}
+		r.untaint()
+		return &DamageError{Damage: r.damage, Stopped: e}
 	}
 	if r.cut != nil && e.class != classRecord {
 		// The block was cut short by the end of the input: whatever went
@@ -476,9 +497,12 @@ func (r *Reader) resync(e *Error) error {
 			}
 		}
 		if err != nil || len(b) < maxFSHeader {
-			// The input ends: the rest was damage.
+			// The input ends (or the source fails): the rest was damage.
 			r.s.discard(len(b))
 			r.addDamage(Damage{Offset: at, Length: r.s.off - at, Events: -1, Err: e})
+			if sourceErr(err) {
+				return r.recover(r.ioErr(err, "", r.s.off, 0))
+			}
 			return r.end()
 		}
 		r.s.discard(i)

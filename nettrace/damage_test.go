@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -519,6 +520,92 @@ func TestDamageErrorText(t *testing.T) {
 	for _, tt := range tests {
 		if got := (&DamageError{Damage: tt.damage}).Error(); got != tt.want {
 			t.Errorf("%+v:\n got %q\nwant %q", tt.damage, got, tt.want)
+		}
+	}
+	stopped := &DamageError{Damage: tests[0].damage, Stopped: &Error{Block: "EventBlock", BlockOffset: 5000, Msg: "zip: checksum error", Err: zip.ErrChecksum}}
+	if got, want := stopped.Error(), tests[0].want+"; then reading stopped: nettrace: EventBlock at offset 5000: zip: checksum error"; got != want || !errors.Is(stopped, zip.ErrChecksum) {
+		t.Errorf("stopped:\n got %q\nwant %q (errors.Is the checksum error: %v)", got, want, errors.Is(stopped, zip.ErrChecksum))
+	}
+}
+
+// failAfter reads r and fails with err once n bytes were read.
+type failAfter struct {
+	r   io.Reader
+	n   int
+	err error
+}
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, f.err
+	}
+	m, err := f.r.Read(p[:min(len(p), f.n)])
+	f.n -= m
+	return m, err
+}
+
+// TestDamageThenStopped: a source that fails after damage (a zipped
+// trace's checksum, after damage in its compressed data) ends the trace
+// with a *DamageError that keeps the damage and says what stopped the
+// reading; one that fails before any damage ends it with that error, as
+// before. Both orders.
+func TestDamageThenStopped(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	headers := blockHeaders(data)
+	if len(headers) < 6 {
+		t.Fatalf("%d block headers, want at least 6", len(headers))
+	}
+	bad := bytes.Clone(data)
+	at := headers[2] + 40 // inside the third block
+	for i := at; i < at+64; i++ {
+		bad[i] ^= 0xA5
+	}
+	// The framing damaged too: the fourth block's tags, so that the
+	// reader searches for the next header, and the source fails during
+	// the search.
+	framing := bytes.Clone(bad)
+	framing[headers[3]] ^= 0xFF
+	boom := errors.New("zip: checksum error")
+	for _, order := range []Order{FileOrder, TimeOrder} {
+		for _, c := range []struct {
+			name   string
+			data   []byte
+			failAt int
+			damage bool
+		}{
+			{"after the damage", bad, headers[len(headers)-2], true},
+			{"before any damage", bad, headers[1], false},
+			{"during the search after damage", framing, headers[3] + 200, true},
+		} {
+			r, err := NewReader(&failAfter{r: bytes.NewReader(c.data), n: c.failAt, err: boom})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetOrder(order)
+			n, end := 0, error(nil)
+			for ; end == nil; n++ {
+				_, end = r.Next()
+			}
+			var de *DamageError
+			var e *Error
+			if !errors.Is(end, boom) || !errors.As(end, &e) {
+				t.Errorf("%v, %s: %d events, then %v; want the source's error", order, c.name, n, end)
+				continue
+			}
+			if got := errors.As(end, &de); got != c.damage {
+				t.Errorf("%v, %s: a *DamageError: %v, want %v (%v)", order, c.name, got, c.damage, end)
+				continue
+			}
+			if !c.damage {
+				continue
+			}
+			if de.Stopped == nil || !errors.Is(de.Stopped, boom) || len(de.Damage) == 0 || !errors.Is(end, ErrDamaged) ||
+				!strings.HasSuffix(end.Error(), "; then reading stopped: "+de.Stopped.Error()) {
+				t.Errorf("%v, %s: %v (stopped %v, %d ranges)", order, c.name, end, de.Stopped, len(de.Damage))
+			}
+			if _, again := r.Next(); again != end {
+				t.Errorf("%v, %s: after the end, %v", order, c.name, again)
+			}
 		}
 	}
 }

@@ -165,7 +165,10 @@
 //   - The end: a trace cut short yields every whole event, those of the
 //     block the cut falls in included, and a Damage that runs to the end
 //     of the input; its *DamageError also satisfies errors.Is(err,
-//     io.ErrUnexpectedEOF).
+//     io.ErrUnexpectedEOF). An error of the source itself (a failed read;
+//     a zipped trace's checksum, which damage in its compressed bytes
+//     breaks) ends the reading with that error, or, after damage, with a
+//     *DamageError whose Stopped it is: the damage is reported either way.
 //   - Lost events: from NetTrace V4 each thread numbers its events, and
 //     the gaps the skipped range leaves are its Damage.Events (the runtime's
 //     own drops stay in Reader.Dropped); before V4 the count is unknown

@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -298,6 +299,22 @@ func (r *Reader) errf(sentinel error, what string, at int64, format string, args
 	return e
 }
 
+// sourceErr reports whether err, from a read of the input, is the
+// source's own error (a failed read, a zipped trace's checksum) rather
+// than the input's end.
+func sourceErr(err error) bool {
+	return err != nil && err != io.EOF && err != io.ErrUnexpectedEOF && err != bufio.ErrBufferFull
+}
+
+// shortErr is ioErr for a peek that returned fewer bytes than item what
+// needs: the input ends there, unless the source failed (peekErr).
+func (r *Reader) shortErr(peekErr error, what string, at int64, need int64) error {
+	if sourceErr(peekErr) {
+		return r.ioErr(peekErr, what, at, need)
+	}
+	return r.ioErr(io.ErrUnexpectedEOF, what, at, need)
+}
+
 // ioErr converts a read error while reading item what at offset at.
 func (r *Reader) ioErr(err error, what string, at int64, need int64) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
@@ -354,9 +371,9 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	at := r.s.off
 	r.blkHdrOff = at
 	r.blkName = ""
-	h, _ := r.s.peek(maxFSHeader)
+	h, peekErr := r.s.peek(maxFSHeader)
 	if len(h) == 0 {
-		return nil, 0, false, r.ioErr(io.ErrUnexpectedEOF, "object header", at, 0)
+		return nil, 0, false, r.shortErr(peekErr, "object header", at, 0)
 	}
 	tag := h[0]
 	if tag == tagNullReference {
@@ -371,7 +388,7 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	if len(h) < 15 {
 		if tag == tagBeginObject || tag == tagBeginPrivateObject {
 			r.s.discard(len(h))
-			return nil, 0, false, r.ioErr(io.ErrUnexpectedEOF, "object header", at, 15)
+			return nil, 0, false, r.shortErr(peekErr, "object header", at, 15)
 		}
 		return nil, 0, false, framing("bad tag %d, want %d", tag, tagBeginPrivateObject)
 	}
@@ -385,7 +402,7 @@ func (r *Reader) readFSTypeHeader() (name []byte, version int32, end bool, err e
 	}
 	if len(h) < 15+int(n)+1 {
 		r.s.discard(len(h))
-		return nil, 0, false, r.ioErr(io.ErrUnexpectedEOF, "object header", at, 15+int64(n)+1)
+		return nil, 0, false, r.shortErr(peekErr, "object header", at, 15+int64(n)+1)
 	}
 	if h[15+n] != tagEndObject {
 		return nil, 0, false, framing("type %q: no EndObject tag after the type", h[15:15+n])
@@ -718,6 +735,9 @@ func (r *Reader) nextV2Event() error {
 			return io.EOF
 		}
 	}
+	if len(b) < 4 && sourceErr(err) {
+		return r.ioErr(err, "event header", at, 4)
+	}
 	if len(b) == 0 {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -759,6 +779,9 @@ func (r *Reader) nextFSObject() error {
 	if r.endTag {
 		at := r.s.off
 		t, err := r.s.peek(1)
+		if len(t) == 0 && sourceErr(err) {
+			return r.ioErr(err, "EndObject tag", at, 1)
+		}
 		if len(t) == 0 {
 			return r.errf(io.ErrUnexpectedEOF, "EndObject tag", at, "input ends before the object's EndObject tag: %v", err)
 		}

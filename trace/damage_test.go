@@ -15,7 +15,6 @@ import (
 	"strings"
 	"testing"
 
-	"compress/flate"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/nettrace"
@@ -364,7 +363,7 @@ func TestZipFalseSize(t *testing.T) {
 		zw.Close()
 		return buf.Bytes()
 	}
-	a := zipOf(deflateOf(t, log), 30<<20)
+	a := zipOf(tracetest.Deflate(t, log), 30<<20)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	r, err := NewReader(bytes.NewReader(a), WithName("pipe"))
@@ -378,19 +377,32 @@ func TestZipFalseSize(t *testing.T) {
 	}
 
 	// Fewer bytes than the directory says, before the format is known.
-	short := zipOf(deflateOf(t, log[:40]), uint64(len(log)))
+	short := zipOf(tracetest.Deflate(t, log[:40]), uint64(len(log)))
 	if _, err := NewReader(bytes.NewReader(short), WithName("pipe")); err == nil || err.Error() != "pipe: a.etl: the member holds fewer bytes than the archive's directory says: unexpected EOF" {
 		t.Errorf("short member: %v", err)
 	}
 }
 
-func deflateOf(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	fw, _ := flate.NewWriter(&buf, flate.BestSpeed)
-	fw.Write(b)
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
+// TestCorruptZip: bytes changed in the middle of a zipped trace's
+// compressed data inflate to garbage, which the reader skips as damage,
+// until the archive's size check fails at the member's end: the trace
+// ends with a *DamageError that keeps the damage and names the archive's
+// error, after the events before the change (and any after it the
+// garbage left whole).
+func TestCorruptZip(t *testing.T) {
+	whole := mustRead(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	intact, _ := readZipOffsets(t, whole, "file", FileOrder)
+	bad := bytes.Clone(whole)
+	for i := 400_000; i < 400_040; i++ {
+		bad[i] ^= 0x5a
 	}
-	return buf.Bytes()
+	got, end := readZipOffsets(t, bad, "file", FileOrder)
+	var de *DamageError
+	if !errors.As(end, &de) || !errors.Is(end, zip.ErrFormat) || !strings.Contains(end.Error(), "; then reading stopped: ") {
+		t.Fatalf("%d events, then %v; want a *DamageError that names the archive's error", len(got), end)
+	}
+	// The change is at 43% of the archive's bytes.
+	if len(got) < len(intact)*4/10 || len(got) >= len(intact) || !slices.Equal(got[:len(intact)*4/10], intact[:len(intact)*4/10]) {
+		t.Errorf("%d of %d events, want the first 40%% intact and not all", len(got), len(intact))
+	}
 }

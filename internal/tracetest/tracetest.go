@@ -4,6 +4,8 @@ package tracetest
 
 import (
 	"archive/zip"
+	"bytes"
+	"compress/flate"
 	"io"
 	"os"
 	"path/filepath"
@@ -70,4 +72,16 @@ func Drain[E any](next func() (E, error)) (int, error) {
 			return n, err
 		}
 	}
+}
+
+// Deflate compresses b as a zip member's deflated data.
+func Deflate(tb testing.TB, b []byte) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	fw, _ := flate.NewWriter(&buf, flate.BestSpeed)
+	fw.Write(b)
+	if err := fw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
 }

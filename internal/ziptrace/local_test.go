@@ -3,7 +3,6 @@ package ziptrace
 import (
 	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 // content is n bytes that compress somewhat, as a trace's do.
@@ -26,17 +27,6 @@ func content(n int, seed uint64) []byte {
 		}
 	}
 	return b
-}
-
-func deflated(t testing.TB, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	fw, _ := flate.NewWriter(&buf, flate.BestSpeed)
-	fw.Write(b)
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // member is one file of a test archive and how it is written.
@@ -62,7 +52,7 @@ func archive(t testing.TB, ms ...member) ([]byte, []int64) {
 				_, err = w.Write(m.data)
 			}
 		case "sizes", "stored":
-			raw, method := deflated(t, m.data), zip.Deflate
+			raw, method := tracetest.Deflate(t, m.data), zip.Deflate
 			if m.style == "stored" {
 				raw, method = m.data, zip.Store
 			}
