@@ -68,12 +68,27 @@ type DamageError struct {
 	Name   string   // the input's name
 	Damage []Damage // every range skipped
 	err    error    // the format reader's *nettrace.DamageError or *etl.DamageError
+	// stopped is what ended a zipped ETL log's data early (see
+	// Reader.stopped); EventPipe's reader keeps its own (Stopped).
+	stopped error
 }
 
-func (e *DamageError) Error() string { return e.Name + ": " + e.err.Error() }
+func (e *DamageError) Error() string {
+	s := e.Name + ": " + e.err.Error()
+	if e.stopped != nil {
+		s += "; then reading stopped: " + e.stopped.Error()
+	}
+	return s
+}
 
-// Unwrap returns ErrDamaged and the format reader's error.
-func (e *DamageError) Unwrap() []error { return []error{ErrDamaged, e.err} }
+// Unwrap returns ErrDamaged, the format reader's error, and the error that
+// stopped the reading early where one did.
+func (e *DamageError) Unwrap() []error {
+	if e.stopped != nil {
+		return []error{ErrDamaged, e.err, e.stopped}
+	}
+	return []error{ErrDamaged, e.err}
+}
 
 // Events returns how many events the damage is known to have lost (a
 // lower bound where a record does not tell).
@@ -117,5 +132,5 @@ func (r *Reader) damageError(err error) error {
 	if !errors.As(err, &nd) && !errors.As(err, &ed) {
 		return nil
 	}
-	return &DamageError{Name: r.cfg.name, Damage: r.Damage(), err: err}
+	return &DamageError{Name: r.cfg.name, Damage: r.Damage(), err: err, stopped: r.stopped}
 }

@@ -341,7 +341,10 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	case format == ETL:
 		// ETL needs random access for time order: expand the member
 		// (never trusting its stated size), then let the archive go.
-		sp, err := ziptrace.Spool(ziptrace.UntilCut(br), zf.Size, c.memMax, c.tempDir, member)
+		// Its data ends where the member's fails (a cut, a checksum):
+		// what came before is read, and the failure reported at the end.
+		src, stopped := ziptrace.UntilError(br)
+		sp, err := ziptrace.Spool(src, zf.Size, c.memMax, c.tempDir, member)
 		rc.Close()
 		if err != nil {
 			return nil, err
@@ -349,8 +352,12 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 		r, err := newETLAt(sp, sp.Size, &mc, append([]func() error{sp.Close}, closers...)...)
 		if err != nil {
 			sp.Close()
+			if stop := stopped(); stop != nil {
+				return nil, fmt.Errorf("%s: %w", member, stop)
+			}
 			return nil, err
 		}
+		r.stopped = stopped()
 		return r, nil
 	}
 	rc.Close()

@@ -88,6 +88,10 @@ type Reader struct {
 	et      *etl.Reader
 	closers []func() error
 	info    Info
+	// stopped is the error a zipped ETL member's data stopped at, before
+	// its end (a checksum, damaged compressed data): the log is read up
+	// to it, and Next reports it at the end.
+	stopped error
 
 	ev Event
 	// ts holds the generated packages' tables events decode with (and
@@ -393,11 +397,14 @@ func (r *Reader) Next() (*Event, error) {
 }
 
 func (r *Reader) wrap(err error) error {
-	if err == io.EOF {
+	if err == io.EOF && r.stopped == nil {
 		return err
 	}
 	if d := r.damageError(err); d != nil {
 		return d
+	}
+	if err == io.EOF {
+		err = r.stopped
 	}
 	return fmt.Errorf("%s: %w", r.cfg.name, err)
 }

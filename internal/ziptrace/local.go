@@ -362,14 +362,31 @@ func (c *checkedReader) Close() error {
 // (io.ErrUnexpectedEOF) read as the end of its data: for a reader that
 // copies the member out before reading it (an ETL log), which then finds
 // the cut as that of a trace cut short.
-func UntilCut(r io.Reader) io.Reader { return untilCut{r} }
+func UntilCut(r io.Reader) io.Reader { return &untilError{r: r, cutOnly: true} }
 
-type untilCut struct{ r io.Reader }
+// UntilError is UntilCut for any error of r: the data ends where r fails,
+// and the function returns the error it failed with (nil for its end or a
+// cut), for the reader of the copy to report once it has read what came
+// before.
+func UntilError(r io.Reader) (io.Reader, func() error) {
+	u := &untilError{r: r}
+	return u, func() error { return u.err }
+}
 
-func (u untilCut) Read(p []byte) (int, error) {
+type untilError struct {
+	r       io.Reader
+	cutOnly bool // UntilCut: other errors pass
+	err     error
+}
+
+func (u *untilError) Read(p []byte) (int, error) {
 	n, err := u.r.Read(p)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
+	switch {
+	case err == nil, err == io.EOF:
+	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = io.EOF
+	case !u.cutOnly:
+		u.err, err = err, io.EOF
 	}
 	return n, err
 }

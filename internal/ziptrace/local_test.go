@@ -311,7 +311,20 @@ func TestUntilCut(t *testing.T) {
 	if _, err := io.ReadAll(UntilCut(io.MultiReader(strings.NewReader("x"), errReader{}))); err != io.ErrClosedPipe {
 		t.Errorf("UntilCut passed %v, want %v", err, io.ErrClosedPipe)
 	}
+	// UntilError ends the data at any error and keeps it.
+	u, stopped := UntilError(io.MultiReader(strings.NewReader("xy"), errReader{}))
+	if b, err := io.ReadAll(u); string(b) != "xy" || err != nil || stopped() != io.ErrClosedPipe {
+		t.Errorf("UntilError: %q, %v, stopped %v", b, err, stopped())
+	}
+	u, stopped = UntilError(io.MultiReader(strings.NewReader("xy"), errReaderOf{io.ErrUnexpectedEOF}))
+	if b, err := io.ReadAll(u); string(b) != "xy" || err != nil || stopped() != nil {
+		t.Errorf("UntilError at a cut: %q, %v, stopped %v", b, err, stopped())
+	}
 }
+
+type errReaderOf struct{ err error }
+
+func (e errReaderOf) Read([]byte) (int, error) { return 0, e.err }
 
 // FuzzFind: any bytes either fail to open with an error naming the archive
 // or give a member whose reading ends (io.EOF or an error) without a
