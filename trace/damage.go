@@ -63,7 +63,10 @@ func (d Damage) String() string {
 // errors.Is(err, ErrDamaged) holds, and so does errors.Is with the format
 // reader's sentinels (io.ErrUnexpectedEOF when the trace was cut short,
 // nettrace.ErrFormat, etl.ErrTruncated, …); errors.As finds the first
-// damage's *nettrace.Error or *etl.FormatError.
+// damage's *nettrace.Error or *etl.FormatError. Where an error of the
+// source stopped the reading after the damage (a zipped trace's checksum,
+// which damage in its compressed bytes breaks), the message ends with
+// "then reading stopped: " and that error, which errors.Is finds too.
 type DamageError struct {
 	Name   string   // the input's name
 	Damage []Damage // every range skipped
