@@ -17,6 +17,7 @@ import (
 	"github.com/clrgo/clrevents/internal/numfmt"
 
 	"github.com/clrgo/clrevents/internal/tracetest"
+	"hash/crc32"
 )
 
 // Reading through damage: the real logs with 64 bytes overwritten at many
@@ -759,5 +760,56 @@ func TestOpenCutZip(t *testing.T) {
 	var de *DamageError
 	if !errors.As(end, &de) || !errors.Is(end, ErrTruncated) || n == 0 {
 		t.Errorf("%d events, then %v; want some, then the log cut short", n, end)
+	}
+}
+
+// TestOpenCorruptZip: Open reads a zipped log whose compressed bytes are
+// damaged up to the damage (what the garbage after it holds is skipped
+// as damage), and its final error says what stopped the data; one whose
+// checksum alone is wrong is read whole, then the checksum error ends it.
+func TestOpenCorruptZip(t *testing.T) {
+	whole, err := os.ReadFile(contentionZip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(whole)
+	for i := 200_000; i < 200_040; i++ {
+		bad[i] ^= 0x5a
+	}
+	p := filepath.Join(t.TempDir(), "bad.etl.zip")
+	if err := os.WriteFile(p, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, end := tracetest.Drain(r.Next)
+	r.Close()
+	var de *DamageError
+	if !errors.As(end, &de) || de.Stopped == nil || !errors.Is(end, zip.ErrFormat) || !strings.Contains(end.Error(), "; then reading stopped: "+p+": ") || n < 5000 {
+		t.Errorf("%d events, then %v; want most of the first half, then the damage and what stopped the data", n, end)
+	}
+
+	// The checksum alone: a zip of the log written with a wrong CRC.
+	log := unzipETL(t, contentionZip)
+	var zb bytes.Buffer
+	zw := zip.NewWriter(&zb)
+	w, _ := zw.CreateRaw(&zip.FileHeader{Name: "a.etl", Method: zip.Store, CRC32: crc32.ChecksumIEEE(log) + 1,
+		CompressedSize64: uint64(len(log)), UncompressedSize64: uint64(len(log))})
+	w.Write(log)
+	zw.Close()
+	if err := os.WriteFile(p, zb.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	intact := loadIntact(t, "contention-exception", log)
+	n, end = tracetest.Drain(r.Next)
+	if n != len(intact.events) || !errors.Is(end, zip.ErrChecksum) || errors.As(end, &de) {
+		t.Errorf("%d of %d events, then %v; want all, then the checksum error", n, len(intact.events), end)
 	}
 }

@@ -62,14 +62,23 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	}
 	defer rc.Close()
 	where := name + ": " + found.Name
-	sp, err := ziptrace.Spool(ziptrace.UntilCut(rc), found.Size, inMemoryLimit, "", where)
+	// The data ends where the member's fails (a cut, a checksum): what
+	// came before is read, and the failure is the final error's.
+	src, stopped := ziptrace.UntilError(rc)
+	sp, err := ziptrace.Spool(src, found.Size, inMemoryLimit, "", where)
 	if err != nil {
 		return nil, err
 	}
 	r, err := NewReaderAt(sp, sp.Size)
 	if err != nil {
 		sp.Close()
+		if stop := stopped(); stop != nil {
+			return nil, fmt.Errorf("%s: %w", where, stop)
+		}
 		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if stop := stopped(); stop != nil {
+		r.stopped = fmt.Errorf("%s: %w", where, stop)
 	}
 	// The expanded copy is all the Reader needs: let the archive go.
 	r.closer = closerFunc(func() error { return sp.Close() })

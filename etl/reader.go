@@ -98,6 +98,10 @@ type Damage struct {
 // ErrTruncated) holds when the file was cut).
 type DamageError struct {
 	Damage []Damage // every skipped range, in file order
+	// Stopped is the error that ended the log's data early, after the
+	// damage, where one did: Open's zipped log whose member failed part
+	// way (a checksum, damaged compressed bytes). errors.Is sees it too.
+	Stopped error
 }
 
 // Error summarises the damage in one line: how many ranges, bytes and
@@ -138,9 +142,14 @@ func (e *DamageError) Error() string {
 		}
 	}
 	if len(e.Damage) > 1 {
-		return s + "; the first: " + first
+		s += "; the first: " + first
+	} else {
+		s += ": " + first
 	}
-	return s + ": " + first
+	if e.Stopped != nil {
+		s += "; then reading stopped: " + e.Stopped.Error()
+	}
+	return s
 }
 
 // Unwrap returns ErrDamaged and each record's *FormatError.
@@ -151,6 +160,9 @@ func (e *DamageError) Unwrap() []error {
 		if d.Err != nil {
 			errs = append(errs, d.Err)
 		}
+	}
+	if e.Stopped != nil {
+		errs = append(errs, e.Stopped)
 	}
 	return errs
 }
@@ -236,6 +248,9 @@ type Reader struct {
 	fatal    error // returned by every call to Next: I/O errors, strict damage
 	final    error // io.EOF or a *DamageError, once finished
 	finished bool
+	// stopped is the error at which Open's copy of a zipped log's data
+	// ended early: the final error reports it.
+	stopped error
 }
 
 // NewReader returns a Reader over an ETL file. If r is also an
@@ -555,7 +570,9 @@ func (r *Reader) finish() {
 	case r.strict && r.pending != nil:
 		r.fatal = r.pending
 	case len(r.damage) > 0:
-		r.final = &DamageError{Damage: slices.Clone(r.damage)}
+		r.final = &DamageError{Damage: slices.Clone(r.damage), Stopped: r.stopped}
+	case r.stopped != nil:
+		r.final = r.stopped
 	default:
 		r.final = io.EOF
 	}

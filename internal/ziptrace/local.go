@@ -358,25 +358,21 @@ func (c *checkedReader) Close() error {
 	return nil
 }
 
-// UntilCut returns r with the end of a member cut short by its archive
-// (io.ErrUnexpectedEOF) read as the end of its data: for a reader that
-// copies the member out before reading it (an ETL log), which then finds
-// the cut as that of a trace cut short.
-func UntilCut(r io.Reader) io.Reader { return &untilError{r: r, cutOnly: true} }
-
-// UntilError is UntilCut for any error of r: the data ends where r fails,
-// and the function returns the error it failed with (nil for its end or a
-// cut), for the reader of the copy to report once it has read what came
-// before.
+// UntilError returns r with its first error read as the end of its data,
+// and a function that returns that error: nil for the end of the data
+// or a member cut short by its archive (io.ErrUnexpectedEOF), which the
+// reader of a copy finds as that of a trace cut short; else what stopped
+// the data (a checksum, damaged compressed bytes), for that reader to
+// report once it has read what came before. For a member that is copied
+// out before it is read (an ETL log).
 func UntilError(r io.Reader) (io.Reader, func() error) {
 	u := &untilError{r: r}
 	return u, func() error { return u.err }
 }
 
 type untilError struct {
-	r       io.Reader
-	cutOnly bool // UntilCut: other errors pass
-	err     error
+	r   io.Reader
+	err error
 }
 
 func (u *untilError) Read(p []byte) (int, error) {
@@ -385,7 +381,7 @@ func (u *untilError) Read(p []byte) (int, error) {
 	case err == nil, err == io.EOF:
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = io.EOF
-	case !u.cutOnly:
+	default:
 		u.err, err = err, io.EOF
 	}
 	return n, err

@@ -296,29 +296,26 @@ func TestFindMembers(t *testing.T) {
 	}
 }
 
-// TestUntilCut: a cut reads as the end of the data, other errors stay.
-func TestUntilCut(t *testing.T) {
+// TestUntilError: the data ends at the first error; a cut is the end of
+// the data, any other error is kept.
+func TestUntilError(t *testing.T) {
 	a, ends := archive(t, member{"a.etl", content(50_000, 4), "sizes"})
 	f, err := Find(bytes.NewReader(a[:ends[0]-100]), ends[0]-100, "t.zip", ".etl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc, _ := f.Open()
-	b, err := io.ReadAll(UntilCut(rc))
-	if err != nil || len(b) == 0 {
-		t.Errorf("UntilCut: %d bytes, %v", len(b), err)
+	u, stopped := UntilError(rc)
+	if b, err := io.ReadAll(u); err != nil || len(b) == 0 || stopped() != nil {
+		t.Errorf("a cut: %d bytes, %v, stopped %v", len(b), err, stopped())
 	}
-	if _, err := io.ReadAll(UntilCut(io.MultiReader(strings.NewReader("x"), errReader{}))); err != io.ErrClosedPipe {
-		t.Errorf("UntilCut passed %v, want %v", err, io.ErrClosedPipe)
-	}
-	// UntilError ends the data at any error and keeps it.
-	u, stopped := UntilError(io.MultiReader(strings.NewReader("xy"), errReader{}))
+	u, stopped = UntilError(io.MultiReader(strings.NewReader("xy"), errReader{}))
 	if b, err := io.ReadAll(u); string(b) != "xy" || err != nil || stopped() != io.ErrClosedPipe {
-		t.Errorf("UntilError: %q, %v, stopped %v", b, err, stopped())
+		t.Errorf("an error: %q, %v, stopped %v", b, err, stopped())
 	}
 	u, stopped = UntilError(io.MultiReader(strings.NewReader("xy"), errReaderOf{io.ErrUnexpectedEOF}))
 	if b, err := io.ReadAll(u); string(b) != "xy" || err != nil || stopped() != nil {
-		t.Errorf("UntilError at a cut: %q, %v, stopped %v", b, err, stopped())
+		t.Errorf("io.ErrUnexpectedEOF: %q, %v, stopped %v", b, err, stopped())
 	}
 }
 
