@@ -17,8 +17,11 @@ const inMemoryLimit = 256 << 20
 // holding exactly one .etl, possibly in a folder (gcevents.etl.zip holds
 // gcevents/PerfViewData.etl). An archive cut short, without its
 // directory, is read from the member's local header: the log's events
-// before the cut, then a *DamageError wrapping ErrTruncated. Close closes
-// the file and removes any temporary copy.
+// before the cut, then a *DamageError wrapping ErrTruncated. A member
+// whose data fails part way (damaged compressed bytes, a checksum) is
+// read up to the failure, which the final error reports (a DamageError's
+// Stopped, after damage). Close closes the file and removes any temporary
+// copy.
 func Open(name string) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
