@@ -59,28 +59,22 @@ func Find(ra io.ReaderAt, size int64, name string, exts ...string) (*Found, erro
 		return &Found{Name: zf.Name, Size: sizeHint(zf.UncompressedSize64, size), open: zf.Open}, nil
 	}
 	members, walkErr := localMembers(ra, size)
-	var names []string
-	var found []*localMember
-	for _, m := range members {
-		if strings.HasSuffix(m.name, "/") {
-			continue
-		}
-		names = append(names, m.name)
-		if hasExt(m.name, exts) {
-			found = append(found, m)
-		}
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[i] = m.name
 	}
-	if len(found) != 1 {
-		why := fmt.Sprintf("its local headers hold %d trace files (%s), want exactly one", len(found), strings.Join(exts, ", "))
-		if len(names) > 0 {
-			why += " (members: " + memberList(names) + ")"
+	i, n, files := traceMember(names, func(i int) bool { return strings.HasSuffix(names[i], "/") }, exts)
+	if i < 0 {
+		why := fmt.Sprintf("its local headers hold %d trace files (%s), want exactly one", n, strings.Join(exts, ", "))
+		if len(files) > 0 {
+			why += " (members: " + memberList(files) + ")"
 		}
 		if walkErr != nil {
 			why += ": " + walkErr.Error()
 		}
 		return nil, fmt.Errorf("%s: zip archive: %w, and %s", name, dirErr, why)
 	}
-	m := found[0]
+	m := members[i]
 	hint := int64(-1)
 	if m.usize >= 0 {
 		hint = sizeHint(uint64(m.usize), size)

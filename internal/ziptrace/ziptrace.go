@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 )
 
@@ -21,26 +20,37 @@ import (
 // (case-insensitive), such as PerfView's gcevents/PerfViewData.etl beside
 // its log. Errors start with name (the archive's) and list the members.
 func Member(zr *zip.Reader, name string, exts ...string) (*zip.File, error) {
-	var found []*zip.File
-	var names []string
-	for _, zf := range zr.File {
-		if zf.FileInfo().IsDir() {
+	names := make([]string, len(zr.File))
+	for i, zf := range zr.File {
+		names[i] = zf.Name
+	}
+	i, n, files := traceMember(names, func(i int) bool { return zr.File[i].FileInfo().IsDir() }, exts)
+	if i < 0 {
+		return nil, fmt.Errorf("%s: zip archive holds %d trace files (%s), want exactly one (members: %s)",
+			name, n, strings.Join(exts, ", "), memberList(files))
+	}
+	return zr.File[i], nil
+}
+
+// traceMember returns the index of the one of names that ends in one of
+// exts (case-insensitive), folders (dir) left out, or -1 when not exactly
+// one does; and, for the error, how many do and the names that are not
+// folders.
+func traceMember(names []string, dir func(i int) bool, exts []string) (i, n int, files []string) {
+	i = -1
+	for j, name := range names {
+		if dir(j) {
 			continue
 		}
-		names = append(names, zf.Name)
-		ext := strings.ToLower(path.Ext(zf.Name))
-		for _, e := range exts {
-			if ext == e {
-				found = append(found, zf)
-				break
-			}
+		files = append(files, name)
+		if hasExt(name, exts) {
+			i, n = j, n+1
 		}
 	}
-	if len(found) != 1 {
-		return nil, fmt.Errorf("%s: zip archive holds %d trace files (%s), want exactly one (members: %s)",
-			name, len(found), strings.Join(exts, ", "), memberList(names))
+	if n != 1 {
+		i = -1
 	}
-	return found[0], nil
+	return i, n, files
 }
 
 // Spooled is a stream copied so that it can be read at any offset.
