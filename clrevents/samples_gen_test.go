@@ -3,7 +3,11 @@
 
 package clrevents
 
-import clrimpl "github.com/clrgo/clrevents/clrimpl"
+import (
+	clrimpl "github.com/clrgo/clrevents/clrimpl"
+	clrimpltest "github.com/clrgo/clrevents/clrimpl/clrimpltest"
+	"testing"
+)
 
 // sampleEvents returns one value of every event type, every field set.
 func sampleEvents() []Event {
@@ -2370,4 +2374,17 @@ func sampleEvents() []Event {
 		Reserved2:     6,
 		Stack:         clrimpl.PointerArrayOf(8, 20480, 24576),
 	}}
+}
+
+// TestSamples checks every event type's decoder, encoder, JSON, text and
+// column writers and descriptor against its sample value, at both pointer
+// sizes, with every cut of its payload (see clrimpltest.Samples).
+func TestSamples(t *testing.T) {
+	clrimpltest.Samples(t, Table(), sampleEvents())
+}
+
+// BenchmarkSamplesDecode decodes every event type's sample once an
+// operation (see clrimpltest.BenchmarkDecode).
+func BenchmarkSamplesDecode(b *testing.B) {
+	clrimpltest.BenchmarkDecode(b, Table(), sampleEvents())
 }

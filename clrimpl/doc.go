@@ -64,4 +64,11 @@
 //
 // It imports only the standard library, so a generated package needs
 // nothing but this module.
+//
+// # Tests of generated code
+//
+// Package clrimpltest holds the checks of a generated package's own
+// tests: clrgen generate -tests writes a value of every event type and a
+// test and a benchmark that run clrimpltest.Samples and
+// clrimpltest.BenchmarkDecode over them.
 package clrimpl

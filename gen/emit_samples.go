@@ -11,8 +11,9 @@ import (
 
 // samples emits sampleEvents, one value of every event type with every
 // field set to a distinct small value and every count and length agreeing
-// with what it sizes. The round-trip, allocation and truncation tests walk
-// it.
+// with what it sizes, and the test and benchmark that walk them through
+// clrimpltest: round trips, descriptors, every cut of every payload,
+// allocations.
 //
 //	func sampleEvents() []Event {
 //		return []Event{&GCStartV2{Count: 2, Depth: 3, …}, …}
@@ -27,7 +28,33 @@ func (g *pkgIR) samples(f *File) {
 	f.Func().Id("sampleEvents").Params().Index().Id("Event").Block(
 		Return(Index().Id("Event").Values(items...)),
 	)
+
+	// The tests and the benchmark over the samples: the checks are
+	// clrimpltest's, the per-package facts (the table, the samples, the
+	// events whose last field takes the rest) are here.
+	args := []Code{Id("t"), Id("Table").Call(), Id("sampleEvents").Call()}
+	for _, ev := range g.events {
+		if fs := ev.scope.fields; len(fs) > 0 && fs[len(fs)-1].lf.Count.Rest {
+			args = append(args, Lit(ev.le.Symbol))
+		}
+	}
+	f.Line()
+	f.Comment("TestSamples checks every event type's decoder, encoder, JSON, text and")
+	f.Comment("column writers and descriptor against its sample value, at both pointer")
+	f.Comment("sizes, with every cut of its payload (see clrimpltest.Samples).")
+	f.Func().Id("TestSamples").Params(Id("t").Op("*").Qual("testing", "T")).Block(
+		Qual(testPkg, "Samples").Call(args...),
+	)
+	f.Line()
+	f.Comment("BenchmarkSamplesDecode decodes every event type's sample once an")
+	f.Comment("operation (see clrimpltest.BenchmarkDecode).")
+	f.Func().Id("BenchmarkSamplesDecode").Params(Id("b").Op("*").Qual("testing", "B")).Block(
+		Qual(testPkg, "BenchmarkDecode").Call(Id("b"), Id("Table").Call(), Id("sampleEvents").Call()),
+	)
 }
+
+// testPkg checks generated packages in the tests -tests writes.
+const testPkg = implPkg + "/clrimpltest"
 
 type sampler struct{ v int }
 

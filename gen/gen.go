@@ -44,7 +44,10 @@ type Config struct {
 	Package string
 	// Sources name the inputs in the header comment.
 	Sources string
-	// Tests adds the generated sample-value test file.
+	// Tests adds samples_gen_test.go: sampleEvents, a value of every event
+	// type with every field set, and TestSamples and
+	// BenchmarkSamplesDecode, which check and time the generated code over
+	// them through clrimpltest.
 	Tests bool
 	// Command is the command line that regenerates the files, named in
 	// their header ("clrgen generate -events 'GC*' -package gcev -o

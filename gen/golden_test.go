@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -196,8 +195,9 @@ func TestGoldenCoverage(t *testing.T) {
 
 // TestGoldenBuilds builds, vets and tests the package of every golden case:
 // each in its own package of one temporary module, beside the hand-written
-// primitives, with testdata/roundtrip_test.go.txt as a test that runs the
-// generated code at both pointer sizes.
+// primitives; its generated TestSamples runs the generated code at both
+// pointer sizes through clrimpltest, and testdata/roundtrip_test.go.txt
+// its Decoder.
 func TestGoldenBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: builds the generated packages")
@@ -217,34 +217,12 @@ func TestGoldenBuilds(t *testing.T) {
 		files := generateCase(t, filepath.Join("testdata", c))
 		files["roundtrip_test.go"] = roundtrip
 		files["family_test.go"] = familyTest
-		files["rest_test.go"] = restEvents(t, c)
 		pkgs[c] = files
 	}
 	dir := tempModule(t, pkgs)
 	goCmd(t, dir, "build", "-trimpath", "./...")
 	goCmd(t, dir, "vet", "./...")
 	goCmd(t, dir, "test", "-trimpath", "./...")
-}
-
-// restEvents writes, for the round-trip test of a golden case, the
-// events whose last field takes the rest of the payload: a payload cut
-// among its elements decodes, with fewer of them.
-func restEvents(t *testing.T, c string) []byte {
-	m, err := gen.Load(filepath.Join("testdata", c, "schema.yaml"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	b.WriteString("package clrevents\n\n// restEvents are the events whose last field takes the rest of the payload.\nvar restEvents = map[string]bool{\n")
-	for _, p := range m.Providers {
-		for _, e := range p.Events {
-			if tp := e.Template; tp != nil && len(tp.Fields) > 0 && tp.Fields[len(tp.Fields)-1].Count.Rest {
-				b.WriteString("\t" + strconv.Quote(e.Symbol) + ": true,\n")
-			}
-		}
-	}
-	b.WriteString("}\n")
-	return []byte(b.String())
 }
 
 // TestGoldenErrors generates from schemas that must be rejected and compares

@@ -5,7 +5,9 @@ package kernelevents
 
 import (
 	clrimpl "github.com/clrgo/clrevents/clrimpl"
+	clrimpltest "github.com/clrgo/clrevents/clrimpl/clrimpltest"
 	"net/netip"
+	"testing"
 )
 
 // sampleEvents returns one value of every event type, every field set.
@@ -833,4 +835,17 @@ func sampleEvents() []Event {
 		Size:   5,
 		Sport:  1006,
 	}}
+}
+
+// TestSamples checks every event type's decoder, encoder, JSON, text and
+// column writers and descriptor against its sample value, at both pointer
+// sizes, with every cut of its payload (see clrimpltest.Samples).
+func TestSamples(t *testing.T) {
+	clrimpltest.Samples(t, Table(), sampleEvents(), "StackWalkStack_V2", "StackWalkKeyCreate_V2", "StackWalkKeyDelete_V2", "StackWalkKeyRundown_V2")
+}
+
+// BenchmarkSamplesDecode decodes every event type's sample once an
+// operation (see clrimpltest.BenchmarkDecode).
+func BenchmarkSamplesDecode(b *testing.B) {
+	clrimpltest.BenchmarkDecode(b, Table(), sampleEvents())
 }

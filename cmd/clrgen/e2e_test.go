@@ -131,8 +131,8 @@ func newUserModule(t *testing.T, root string) goRunner {
 // module of their own outside this repository: go get the module
 // ("Using the packages"), make clrgen a tool with go get -tool, write the
 // README's gcev/gen.go, go generate ("Generating a package of your own"),
-// then build and vet, and decode the GC events of a real trace with the
-// generated package. It also checks that the flow the README showed before
+// then build, vet and run the tests it generated, and decode the GC events
+// of a real trace with the generated package. It also checks that the flow the README showed before
 // Go 1.24's tools (go run of clrgen after go get of the module) fails here
 // as it did for users, so that this environment is a user's.
 func TestREADMEUserModule(t *testing.T) {
@@ -232,6 +232,13 @@ func TestREADMEUserModule(t *testing.T) {
 	}
 	g.must("build", "./...")
 	g.must("vet", "./...")
+	// The tests -tests wrote: they run, and check every event type.
+	if !strings.Contains(genFile, " -tests ") {
+		t.Errorf("%s in the README does not pass -tests", genPath)
+	}
+	if out := g.must("test", "-v", "-run", "^TestSamples$", "-bench", ".", "-benchtime", "1x", "./gcev"); !strings.Contains(out, "--- PASS: TestSamples") || !strings.Contains(out, "BenchmarkSamplesDecode") {
+		t.Errorf("go test ./gcev: the generated test or benchmark did not run:\n%s", out)
+	}
 	// The README's size claim: a program that reads with etl and decodes
 	// with its own generated package does not link the full clrevents.
 	deps := strings.Fields(g.must("list", "-deps", "."))

@@ -45,7 +45,7 @@ func runGenerate(c *command, args []string, stdout, stderr io.Writer) int {
 	keywords := fs.String("keywords", "", "only events with any of these keyword bits (`MASK`, hex or decimal)")
 	out := fs.String("o", "clrevents", "the package folder to write")
 	pkg := fs.String("package", "", "the package name (default: the last element of -o)")
-	tests := fs.Bool("tests", false, "also write the generated sample-value test file")
+	tests := fs.Bool("tests", false, "also write samples_gen_test.go: a value of every event type, and a test and a benchmark of the generated code over them (see clrimpl/clrimpltest)")
 	quoteGUIDs := fs.Bool("quote-text-guids", false, "write GUIDs quoted in the text form, as TraceEvent-style tools show them (the kernel's events)")
 	verbose := fs.Bool("v", false, "report what was written and the figures")
 	command := fs.String("command", "", "the command the files' header names as the way to regenerate them (default: this clrgen command line)")
