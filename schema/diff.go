@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -213,7 +214,7 @@ func diffProvider(pd *ProviderDiff, a, b *Provider) {
 		x, y := ma[n], mb[n]
 		switch {
 		case x == nil:
-			s.add("maps added", "+ %s (%s, %d values)", n, y.Kind, len(y.Entries))
+			s.add("maps added", "+ %s (%s, %s)", n, y.Kind, count(len(y.Entries), "value"))
 		case y == nil:
 			s.add("maps removed", "- %s", n)
 		default:
@@ -308,6 +309,14 @@ func diffProvider(pd *ProviderDiff, a, b *Provider) {
 	})
 }
 
+// count is "1 thing" or "n things".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}
+
 func describeEvent(p *Provider, e *Event) string {
 	var parts []string
 	if e.Task != "" {
@@ -317,7 +326,7 @@ func describeEvent(p *Provider, e *Event) string {
 		parts = append(parts, "keywords "+strings.Join(e.Keywords, "|"))
 	}
 	fs := templateFields(p, e)
-	parts = append(parts, fmt.Sprintf("%d fields", len(fs)))
+	parts = append(parts, count(len(fs), "field"))
 	return ", " + strings.Join(parts, ", ")
 }
 

@@ -89,6 +89,9 @@ func TestDiffSmall(t *testing.T) {
 	// Events: add a version, remove one, change level and fields.
 	rt.Events = append(rt.Events, &Event{Value: 9, Version: 3, Symbol: "GCStart_V3", Task: "GarbageCollection",
 		Opcode: "win:Start", Level: "win:Informational", Keywords: []string{"GCKeyword"}, Template: "GCStart_V2"})
+	// An event of one field is counted in the singular.
+	rt.Templates = append(rt.Templates, &Template{TID: "Ping", Fields: []*Field{{Name: "Value", InType: "win:UInt32"}}})
+	rt.Events = append(rt.Events, &Event{Value: 30, Version: 0, Symbol: "Ping", Level: "win:Informational", Template: "Ping"})
 	var keep []*Event
 	for _, e := range rt.Events {
 		if e.Symbol != "GCStart_V1" {
@@ -135,13 +138,14 @@ provider Test-Runtime
   opcodes renamed:
     ~ GarbageCollection/133: GCHeapStats → HeapStats
   maps added:
-    + GCTypeMap (valueMap, 1 values)
+    + GCTypeMap (valueMap, 1 value)
   map values added:
     + GCReasonMap 0x2 LowMemory
   map values renamed:
     ~ GCReasonMap 0x0: AllocSmall → AllocSmallObject
   events added:
     + GCStart_V3 (9 v3), task GarbageCollection, keywords GCKeyword, 6 fields
+    + Ping (30 v0), 1 field
   events removed:
     - GCStart_V1 (9 v1)
   events changed:
