@@ -38,9 +38,10 @@ var ptrSizes = []int{4, 8}
 //
 // For each sample and each pointer size (4 and 8) it checks that:
 //   - the payload Encode writes decodes into a new value of the type, all
-//     of it, to a value equal to the sample (reflect.DeepEqual) that
-//     encodes to the same bytes and writes the same JSON, text and
-//     columns; the JSON is valid;
+//     of it, to a value that encodes to the same bytes and writes the same
+//     JSON, text and columns, and, for a pointer size of 8 (the size the
+//     samples' arrays are made for), equals the sample (reflect.DeepEqual);
+//     the JSON is valid and AppendColumns appends one value a column;
 //   - three bytes more (a newer runtime's fields) decode the same and are
 //     left over;
 //   - the type's Descriptor is the value's, names the type as the table
