@@ -327,8 +327,13 @@ func (e *Event) Type() (clrimpl.EventType, bool) {
 	return e.r.eventType(e.typ), true
 }
 
-// typeDescriptor is the Descriptor of the event's Type, or nil.
+// typeDescriptor is the Descriptor of the event's Type, or nil. An
+// EventPipe event's type is its resolved record's (a classic ETW event's
+// is found by its opcode, every event), whose descriptor is kept there.
 func (e *Event) typeDescriptor() *clrimpl.Descriptor {
+	if res := e.res; res != nil && e.typ == res.typ {
+		return res.desc
+	}
 	if !e.typ.ok() {
 		return nil
 	}

@@ -133,6 +133,10 @@ type resolved struct {
 	// EventPipe: the event's type in the tables, and (when none has its
 	// version) the newest older version's.
 	typ, older typeRef
+	// desc is typ's Descriptor (nil when typ names none): the accessors
+	// that fall back on the type's facts (Task, Opcode, Level, Name) read
+	// it for every event, and it is fixed once typ is.
+	desc *clrimpl.Descriptor
 	kernel     *kernelGroup // a kernel event class
 	class      *kernelGroup // another classic (MOF) class with opcode names
 }
@@ -508,6 +512,9 @@ func (r *Reader) resolveEventIn(name string, guid clrimpl.GUID, id uint16, versi
 			res.provider = r.providerName(res.provs[0])
 		}
 		res.typ = r.find(res.provs, id, version, false)
+		if res.typ.ok() {
+			res.desc = r.eventType(res.typ).Descriptor()
+		}
 		if !res.typ.ok() && !r.cfg.exact {
 			res.older = r.find(res.provs, id, version, true)
 		}
