@@ -136,9 +136,9 @@ type resolved struct {
 	// desc is typ's Descriptor (nil when typ names none): the accessors
 	// that fall back on the type's facts (Task, Opcode, Level, Name) read
 	// it for every event, and it is fixed once typ is.
-	desc *clrimpl.Descriptor
-	kernel     *kernelGroup // a kernel event class
-	class      *kernelGroup // another classic (MOF) class with opcode names
+	desc   *clrimpl.Descriptor
+	kernel *kernelGroup // a kernel event class
+	class  *kernelGroup // another classic (MOF) class with opcode names
 }
 
 // provRef is a provider of one of the Reader's tables: the index of the
