@@ -46,7 +46,7 @@ type etlBuffer struct {
 }
 
 // etlBuffers walks the buffer headers of an intact log.
-func etlBuffers(t *testing.T, data []byte) []etlBuffer {
+func etlBuffers(t testing.TB, data []byte) []etlBuffer {
 	var out []etlBuffer
 	for off := 0; off < len(data); {
 		if len(data)-off < bufferHeaderSize {
