@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 
+	kflate "github.com/klauspost/compress/flate"
+
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/etl"
 	"github.com/clrgo/clrevents/internal/readbuf"
@@ -315,7 +317,9 @@ var traceExts = []string{".nettrace", ".netperf", ".etl"}
 // archive when the Reader is closed (or at once, for an ETL member that
 // was copied out).
 func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Reader, error) {
-	zf, err := ziptrace.Find(ra, size, c.name, traceExts...)
+	// klauspost/compress inflates a member about 1.2 times as fast as
+	// compress/flate (ziptrace's BenchmarkInflate).
+	zf, err := ziptrace.FindInflate(ra, size, c.name, kflate.NewReader, traceExts...)
 	if err != nil {
 		return nil, err
 	}
