@@ -140,11 +140,12 @@ func decompressLZ77(dst, src []byte, limit int) ([]byte, error) {
 			continue
 		}
 		// Overlapping: the match repeats the last offset bytes. Each copy
-		// takes all that is written from start on, so it doubles.
+		// takes all that is written from start on, a whole number of
+		// repeats, so the copies double.
 		n := len(out)
 		out = slices.Grow(out, length)[:n+length]
 		for i := 0; i < length; {
-			i += copy(out[n+i:], out[start+i:n+i])
+			i += copy(out[n+i:], out[start:n+i])
 		}
 	}
 }
