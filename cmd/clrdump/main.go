@@ -138,6 +138,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		}
 		return exitUsage
 	}
+	if ff.Limit < 0 {
+		// Every mode reads -n (events, report rows); a negative count is
+		// a mistake, not "all".
+		fmt.Fprintf(stderr, "clrdump: -n %d: want a count, or 0 for all\n", ff.Limit)
+		return exitUsage
+	}
 	if code := pq.run(fs, o.format, o.strict, stderr); code >= 0 {
 		return code
 	}

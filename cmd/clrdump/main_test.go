@@ -141,6 +141,12 @@ func TestUsageAndErrors(t *testing.T) {
 	if _, errs, code := dump(t, "-format", "xml", small); code != exitUsage || !strings.Contains(errs, "want text, jsonl, csv, or parquet with -o DIR") {
 		t.Errorf("-format xml: exit %d, %q", code, errs)
 	}
+	for _, mode := range [][]string{nil, {"-report", "jit"}, {"-format", "parquet", "-o", t.TempDir()}} {
+		args := append(append(mode, "-n", "-1"), small)
+		if _, errs, code := dump(t, args...); code != exitUsage || !strings.Contains(errs, "clrdump: -n -1: want a count, or 0 for all") {
+			t.Errorf("clrdump %v: exit %d, %q", args, code, errs)
+		}
+	}
 	if _, errs, code := dump(t, "-keyword", "zz", small); code != exitUsage || !strings.Contains(errs, `clrdump: -keyword "zz": not a number`) {
 		t.Errorf("bad keyword: exit %d, %q", code, errs)
 	}

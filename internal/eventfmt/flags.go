@@ -30,9 +30,12 @@ func AddFilterFlags(fs *flag.FlagSet) *FilterFlags {
 	return f
 }
 
-// Parse reads -keyword into Filter.Keyword and checks the globs; the
-// error names the flag whose value is bad.
+// Parse reads -keyword into Filter.Keyword and checks the globs and -n;
+// the error names the flag whose value is bad.
 func (f *FilterFlags) Parse() error {
+	if f.Limit < 0 {
+		return fmt.Errorf("-n %d: want a count, or 0 for all", f.Limit)
+	}
 	if f.keyword != "" {
 		k, err := strconv.ParseUint(f.keyword, 0, 64)
 		if err != nil {
