@@ -37,9 +37,8 @@ func compressedBuffers(tb testing.TB) (srcs [][]byte, saved []int) {
 }
 
 // TestLZ77MatchesReference expands every compressed buffer of the real
-// logs with decompressLZ77 and with refLZ77, the plain decoder it was
-// before literal runs and doubling copies, whole and cut short, and after
-// a header prefix in dst.
+// logs with decompressLZ77 and with refLZ77, whole and cut short, with
+// smaller limits, and after a header prefix in dst.
 func TestLZ77MatchesReference(t *testing.T) {
 	srcs, saved := compressedBuffers(t)
 	for i, src := range srcs {
@@ -77,7 +76,7 @@ func FuzzLZ77(f *testing.F) {
 }
 
 // BenchmarkLZ77 expands the real logs' compressed buffers, with the
-// decoder and with the reference.
+// decoder and, for scale, with the slow reference.
 func BenchmarkLZ77(b *testing.B) {
 	srcs, saved := compressedBuffers(b)
 	for _, d := range []struct {
@@ -106,107 +105,103 @@ func BenchmarkLZ77(b *testing.B) {
 	}
 }
 
-// refLZ77 is decompressLZ77 as it was, a literal and a byte of an
-// overlapping match at a time: the reference the faster one must agree
-// with.
+// refLZ77 is a plain, slow reading of [MS-XCA] 2.4 (Plain LZ77
+// decompression), written apart from decompressLZ77 as the reference it
+// must agree with, byte for byte and error for error: a flag word, then
+// for each of its bits, high to low, a literal or a match token whose
+// length may go on in a shared nibble, a byte, 16 bits and 32 bits; every
+// output byte appended one at a time.
 func refLZ77(dst, src []byte, limit int) ([]byte, error) {
-	out := dst
-	base := len(dst)
-	in := 0
-	var flags uint32
-	nflags := 0
-	halfByte := -1 // position of a length byte whose high nibble is pending
-	for {
-		if nflags == 0 {
-			if in == len(src) {
-				return out, nil
-			}
-			if len(src)-in < 4 {
-				return out, errLZ77Truncated
-			}
-			flags = binary.LittleEndian.Uint32(src[in:])
-			in += 4
-			nflags = 32
+	out, own := dst, len(dst)
+	pos := 0
+	take := func(n int) (uint64, bool) {
+		if len(src)-pos < n {
+			return 0, false
 		}
-		nflags--
-		if flags&(1<<uint(nflags)) == 0 {
-			if in == len(src) {
-				return out, nil
-			}
-			if len(out) >= limit {
-				return out, errLZ77Overflow
-			}
-			out = append(out, src[in])
-			in++
-			continue
+		var v uint64
+		for k := n - 1; k >= 0; k-- {
+			v = v<<8 | uint64(src[pos+k])
 		}
-		if in == len(src) {
-			return out, nil
+		pos += n
+		return v, true
+	}
+	shared := -1 // the byte whose high nibble the next long match takes
+	extra := func() (int, error) {
+		var nib uint64
+		if shared >= 0 {
+			nib, shared = uint64(src[shared]>>4), -1
+		} else {
+			shared = pos
+			b, ok := take(1)
+			if !ok {
+				return 0, errLZ77Truncated
+			}
+			nib = b & 0xf
 		}
-		if len(src)-in < 2 {
+		if nib < 15 {
+			return int(nib), nil
+		}
+		b, ok := take(1)
+		if !ok {
+			return 0, errLZ77Truncated
+		}
+		if b < 255 {
+			return 15 + int(b), nil
+		}
+		w, ok := take(2)
+		if !ok {
+			return 0, errLZ77Truncated
+		}
+		if w == 0 {
+			if w, ok = take(4); !ok {
+				return 0, errLZ77Truncated
+			}
+		}
+		if w < 15+7 {
+			return 0, errLZ77Length
+		}
+		return int(w) - 7, nil
+	}
+	for pos < len(src) {
+		flags, ok := take(4)
+		if !ok {
 			return out, errLZ77Truncated
 		}
-		tok := int(binary.LittleEndian.Uint16(src[in:]))
-		in += 2
-		length := tok & 7
-		offset := tok>>3 + 1
-		if length == 7 {
-			if halfByte < 0 {
-				if in == len(src) {
-					return out, errLZ77Truncated
-				}
-				length = int(src[in] & 0xf)
-				halfByte = in
-				in++
-			} else {
-				length = int(src[halfByte] >> 4)
-				halfByte = -1
+		for bit := 31; bit >= 0; bit-- {
+			if pos == len(src) {
+				return out, nil
 			}
-			if length == 15 {
-				if in == len(src) {
-					return out, errLZ77Truncated
+			if flags>>bit&1 == 0 {
+				if len(out) >= limit {
+					return out, errLZ77Overflow
 				}
-				length = int(src[in])
-				in++
-				if length == 255 {
-					if len(src)-in < 2 {
-						return out, errLZ77Truncated
-					}
-					length = int(binary.LittleEndian.Uint16(src[in:]))
-					in += 2
-					if length == 0 {
-						if len(src)-in < 4 {
-							return out, errLZ77Truncated
-						}
-						length = int(binary.LittleEndian.Uint32(src[in:]))
-						in += 4
-					}
-					if length < 15+7 {
-						return out, errLZ77Length
-					}
-					length -= 15 + 7
-				}
-				length += 15
+				out = append(out, src[pos])
+				pos++
+				continue
 			}
-			length += 7
-		}
-		length += 3
-		if offset > len(out)-base {
-			return out, errLZ77Offset
-		}
-		if length > limit-len(out) {
-			return out, errLZ77Overflow
-		}
-		start := len(out) - offset
-		if offset >= length {
-			out = append(out, out[start:start+length]...)
-			continue
-		}
-		// Overlapping copy: the match repeats the last offset bytes.
-		n := len(out)
-		out = slices.Grow(out, length)[:n+length]
-		for i := 0; i < length; i++ {
-			out[n+i] = out[start+i]
+			tok, ok := take(2)
+			if !ok {
+				return out, errLZ77Truncated
+			}
+			length := int(tok&7) + 3
+			if tok&7 == 7 {
+				more, err := extra()
+				if err != nil {
+					return out, err
+				}
+				length += more
+			}
+			back := int(tok>>3) + 1
+			if back > len(out)-own {
+				return out, errLZ77Offset
+			}
+			if length > limit-len(out) {
+				return out, errLZ77Overflow
+			}
+			for range length {
+				out = append(out, out[len(out)-back])
+			}
 		}
 	}
+	return out, nil
 }
