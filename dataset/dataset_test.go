@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -350,5 +351,35 @@ func optGUID(t *table, g clrimpl.GUID) {
 		t.null()
 	} else {
 		t.GUID(g)
+	}
+}
+
+// TestScratchGrows: a value appended to the Scratch buffer past its size
+// (a JSON column of a big bulk event: a heap snapshot's GCBulkEdge is 64
+// KB of payload) grows it, so the next such value allocates nothing; and
+// a row taken back takes its bytes with it.
+func TestScratchGrows(t *testing.T) {
+	fl := newFlusher()
+	defer fl.stop()
+	cols := describedColumns([]clrimpl.Column{{Name: "Values", Kind: clrimpl.ColumnJSON}})
+	tb := newTable("x", "y", "x", cols, nil, 1000, fl, newBudget(4<<20), errors.New("not opened"))
+	big := bytes.Repeat([]byte("[1,2,3]"), 20000) // 140,000 bytes, over the 64 KiB scratch
+	name := []byte("t")
+	row := func() {
+		tb.begin()
+		tb.appendHeader(&headerRow{trace: name, pid: -1, tid: -1, cpu: -1, stack: -1})
+		v := append(tb.Scratch(), big...)
+		tb.Bytes(v)
+		if tb.col != len(cols) || tb.bad != nil {
+			t.Fatalf("at column %d of %d: %v", tb.col, len(cols), tb.bad)
+		}
+		tb.abandon()
+	}
+	row()
+	if c := cap(tb.Scratch()); c < len(big) {
+		t.Errorf("Scratch holds %d bytes after a value of %d", c, len(big))
+	}
+	if allocs := testing.AllocsPerRun(10, row); allocs != 0 {
+		t.Errorf("a row with a %d-byte value allocates %v times", len(big), allocs)
 	}
 }

@@ -243,7 +243,12 @@ func (t *table) abandon() {
 		case physUUID:
 			c.data = c.data[:len(c.data)-16]
 		case physBytes:
+			last := c.spans[len(c.spans)-1]
 			c.spans = c.spans[:len(c.spans)-1]
+			// Its bytes go too, unless it shares the row before's.
+			if n := len(c.spans); int(last.off+last.n) == len(c.data) && (n == 0 || c.spans[n-1] != last) {
+				c.data = c.data[:last.off]
+			}
 		}
 	}
 	t.col, t.rowVar, t.bad, t.inRow = 0, 0, nil, false
@@ -607,6 +612,11 @@ func (t *table) GUID(v clrimpl.GUID) {
 // Bytes appends a byte array. A value equal to the column's last one
 // shares its bytes (the trace's name, a provider's).
 func (t *table) Bytes(v []byte) {
+	if m := t.mem; m != nil && len(v) > cap(m.scratch) && len(v) <= maxScratch {
+		// A value the caller grew Scratch's buffer for: the next as big
+		// fits without growing it again (it is copied below).
+		m.scratch = make([]byte, 0, len(v))
+	}
 	c := t.colAt()
 	if c == nil {
 		return
@@ -631,6 +641,13 @@ func (t *table) Bytes(v []byte) {
 	t.col++
 }
 
+// maxScratch bounds what Scratch's buffer grows to (a value's JSON: a
+// bulk event's, 64 KB of payload, is a few hundred KB).
+const maxScratch = 4 << 20
+
+// Scratch returns the trace's buffer for building a value to pass to
+// Bytes: 64 KiB, grown to the biggest value passed since (up to
+// maxScratch).
 func (t *table) Scratch() []byte {
 	if t.mem != nil {
 		return t.mem.scratch[:0]
