@@ -401,9 +401,9 @@ func (c *Checker) truncated() {
 			c.fail(ErrUnsupported, "stream header", 0, "a NetPerf stream (the .NET Core 2.x format), not NetTrace: it begins with %s and ends there", hexBytes(c.hdr[:c.have], false))
 			return
 		}
-		c.fail(ErrFormat, "stream header", 0, "not a nettrace stream: it is only %s long: %s", plural(c.off, "byte"), hexBytes(c.hdr[:c.have], false))
+		c.fail(ErrFormat, "stream header", 0, "not a nettrace stream: it is only %s long: %s", numfmt.Count(c.off, "byte"), hexBytes(c.hdr[:c.have], false))
 	case c.ver == 0:
-		c.fail(eof, "stream header", 0, "the stream ended after %s, in the middle of its header", plural(c.off, "byte"))
+		c.fail(eof, "stream header", 0, "the stream ended after %s, in the middle of its header", numfmt.Count(c.off, "byte"))
 	case c.blocks < 0 && (c.state == csObject || c.state == csV6Block) && c.have == 0:
 		c.fail(eof, "stream header", 0, "the stream ended after its header, at byte %s, before the Trace object", numfmt.Thousands(c.off))
 	case (c.state == csObject || c.state == csV6Block) && c.have == 0:
@@ -413,13 +413,13 @@ func (c *Checker) truncated() {
 		}
 		c.fail(eof, "", c.off, "the stream ended before the end-of-stream tag, at byte %s, after %s whole %s (the last %s)", numfmt.Thousands(c.off), numfmt.Thousands(int64(c.blocks)), what, article(kindName(c.last, c.lastKind)))
 	case c.state == csContent:
-		c.fail(eof, c.name(), c.itemOff, "the stream ended in the middle of %s at byte %s (%s-byte block, %s read)", article(c.name()), numfmt.Thousands(c.itemOff), numfmt.Thousands(c.size), plural(c.size-c.skip, "byte"))
+		c.fail(eof, c.name(), c.itemOff, "the stream ended in the middle of %s at byte %s (%s-byte block, %s read)", article(c.name()), numfmt.Thousands(c.itemOff), numfmt.Thousands(c.size), numfmt.Count(c.size-c.skip, "byte"))
 	case c.state == csEndObject && c.item != "Trace":
-		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (all of its %s read, not its end tag)", article(c.item), numfmt.Thousands(c.itemOff), plural(c.size, "byte"))
+		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (all of its %s read, not its end tag)", article(c.item), numfmt.Thousands(c.itemOff), numfmt.Count(c.size, "byte"))
 	default:
 		// In an object or block header, the Trace fields, a block's size
 		// or its padding.
-		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (%s of it read)", article(c.item), numfmt.Thousands(c.itemOff), plural(c.off-c.itemOff, "byte"))
+		c.fail(eof, c.item, c.itemOff, "the stream ended in the middle of %s at byte %s (%s of it read)", article(c.item), numfmt.Thousands(c.itemOff), numfmt.Count(c.off-c.itemOff, "byte"))
 	}
 }
 
@@ -443,13 +443,6 @@ func article(item string) string {
 		return "an " + item
 	}
 	return "a " + item
-}
-
-func plural(n int64, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return numfmt.Thousands(n) + " " + unit + "s"
 }
 
 // hexBytes shows b as hex bytes, then " …" if more follows, then the

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/clrgo/clrevents/internal/numfmt"
 )
 
 // DiffReport lists what changed between two schemas, grouped by provider and
@@ -214,7 +215,7 @@ func diffProvider(pd *ProviderDiff, a, b *Provider) {
 		x, y := ma[n], mb[n]
 		switch {
 		case x == nil:
-			s.add("maps added", "+ %s (%s, %s)", n, y.Kind, count(len(y.Entries), "value"))
+			s.add("maps added", "+ %s (%s, %s)", n, y.Kind, numfmt.Count(int64(len(y.Entries)), "value"))
 		case y == nil:
 			s.add("maps removed", "- %s", n)
 		default:
@@ -309,14 +310,6 @@ func diffProvider(pd *ProviderDiff, a, b *Provider) {
 	})
 }
 
-// count is "1 thing" or "n things".
-func count(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return strconv.Itoa(n) + " " + thing + "s"
-}
-
 func describeEvent(p *Provider, e *Event) string {
 	var parts []string
 	if e.Task != "" {
@@ -326,7 +319,7 @@ func describeEvent(p *Provider, e *Event) string {
 		parts = append(parts, "keywords "+strings.Join(e.Keywords, "|"))
 	}
 	fs := templateFields(p, e)
-	parts = append(parts, count(len(fs), "field"))
+	parts = append(parts, numfmt.Count(int64(len(fs)), "field"))
 	return ", " + strings.Join(parts, ", ")
 }
 

@@ -28,6 +28,14 @@ func Thousands(n int64) string {
 	return string(b)
 }
 
+// Count is n things, in the singular for one: "1 field", "1,234 fields".
+func Count(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return Thousands(n) + " " + thing + "s"
+}
+
 // Size says how big n bytes are, to two significant digits: 12 bytes,
 // 344 kB, 1.2 MB, 3.4 GB (decimal units).
 func Size(n int64) string {

@@ -26,3 +26,11 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 fields", 1: "1 field", 2: "2 fields", 1234: "1,234 fields"} {
+		if got := Count(n, "field"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
