@@ -138,10 +138,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		}
 		return exitUsage
 	}
-	if ff.Limit < 0 {
-		// Every mode reads -n (events, report rows); a negative count is
-		// a mistake, not "all".
-		fmt.Fprintf(stderr, "clrdump: -n %d: want a count, or 0 for all\n", ff.Limit)
+	if err := ff.CheckLimit(); err != nil {
+		// Every mode reads -n (events, report rows).
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitUsage
 	}
 	if code := pq.run(fs, o.format, o.strict, stderr); code >= 0 {

@@ -33,8 +33,8 @@ func AddFilterFlags(fs *flag.FlagSet) *FilterFlags {
 // Parse reads -keyword into Filter.Keyword and checks the globs and -n;
 // the error names the flag whose value is bad.
 func (f *FilterFlags) Parse() error {
-	if f.Limit < 0 {
-		return fmt.Errorf("-n %d: want a count, or 0 for all", f.Limit)
+	if err := f.CheckLimit(); err != nil {
+		return err
 	}
 	if f.keyword != "" {
 		k, err := strconv.ParseUint(f.keyword, 0, 64)
@@ -47,6 +47,15 @@ func (f *FilterFlags) Parse() error {
 		if _, err := path.Match(g[1], ""); err != nil {
 			return fmt.Errorf("-%s %q: bad glob", g[0], g[1])
 		}
+	}
+	return nil
+}
+
+// CheckLimit checks -n alone, for modes that read it without the filters
+// (clrdump's reports): a negative count is a mistake, not "all".
+func (f *FilterFlags) CheckLimit() error {
+	if f.Limit < 0 {
+		return fmt.Errorf("-n %d: want a count, or 0 for all", f.Limit)
 	}
 	return nil
 }
