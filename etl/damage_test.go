@@ -66,11 +66,7 @@ func loadIntact(t *testing.T, name string, data []byte) *intactLog {
 	l.limit = r.sizeLimit
 	l.events = readAll(t, r)
 	for _, b := range etlBuffers(t, data) {
-		saved := int64(le.Uint32(data[b.off+4:]))
-		if saved == 0 {
-			saved = int64(le.Uint32(data[b.off+48:]))
-		}
-		l.bufs = append(l.bufs, damageBuf{off: b.off, end: b.end, saved: saved, compressed: b.compressed})
+		l.bufs = append(l.bufs, damageBuf{off: b.off, end: b.end, saved: usedSize(data[b.off:]), compressed: b.compressed})
 	}
 	l.ends = make([]int64, len(l.events))
 	for i, e := range l.events {

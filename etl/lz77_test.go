@@ -22,12 +22,8 @@ func compressedBuffers(tb testing.TB) (srcs [][]byte, saved []int) {
 			if !b.compressed {
 				continue
 			}
-			s := int(binary.LittleEndian.Uint32(data[b.off+4:]))
-			if s == 0 {
-				s = int(binary.LittleEndian.Uint32(data[b.off+48:]))
-			}
 			srcs = append(srcs, data[b.off+bufferHeaderSize:b.end])
-			saved = append(saved, s)
+			saved = append(saved, int(usedSize(data[b.off:])))
 		}
 	}
 	if len(srcs) == 0 {

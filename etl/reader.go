@@ -1044,6 +1044,16 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 	}
 }
 
+// usedSize is the bytes of a buffer that hold events, its header
+// included (expanded, for a compressed buffer): the header's SavedOffset,
+// or its Offset where that is 0, as some writers leave it.
+func usedSize(hdr []byte) int64 {
+	if saved := le.Uint32(hdr[4:]); saved != 0 {
+		return int64(saved)
+	}
+	return int64(le.Uint32(hdr[48:]))
+}
+
 // candidate reports whether b, at least a buffer header's bytes, starts
 // with a header this log could hold: a size the log allows (checkSize); a
 // used size of at least a header and at most BufferSize, and not beyond
@@ -1062,10 +1072,7 @@ func (r *Reader) candidate(b []byte) bool {
 	if flags&^0x7f != 0 || le.Uint16(b[54:]) > BufferTypeDbgInfo {
 		return false
 	}
-	saved := int64(le.Uint32(b[4:]))
-	if saved == 0 {
-		saved = int64(le.Uint32(b[48:]))
-	}
+	saved := usedSize(b)
 	compressed := flags&BufferFlagCompressed != 0
 	if saved < bufferHeaderSize || saved > int64(r.usedLimit) || !compressed && saved > size {
 		return false
@@ -1167,13 +1174,10 @@ func (r *Reader) setBuffer(s *stream, info bufInfo) *FormatError {
 	if len(raw) < bufferHeaderSize {
 		return fail(fmt.Errorf("%d bytes, too few for a buffer header", len(raw)))
 	}
-	saved := int(le.Uint32(raw[4:]))
+	saved := int(usedSize(raw))
 	flags := le.Uint16(raw[52:])
 	btype := le.Uint16(raw[54:])
 	stated := int(le.Uint32(raw[0:]))
-	if saved == 0 {
-		saved = int(le.Uint32(raw[48:])) // Offset
-	}
 	s.compressed = flags&BufferFlagCompressed != 0
 	if saved < bufferHeaderSize || saved > r.usedLimit {
 		return fail(fmt.Errorf("used size %d is out of range [%d, %d] (buffer type %d, flags %#x)", saved, bufferHeaderSize, r.usedLimit, btype, flags))
