@@ -248,6 +248,9 @@ func (r *Reader) recover(err error) error {
 		r.checkFraming(fault)
 		return nil
 	case classFraming:
+		if r.headerBack(e) {
+			return nil
+		}
 		return r.resync(e)
 	}
 	// classTrunc: the input ends. In a block the input cut short (whose
@@ -304,6 +307,7 @@ func (r *Reader) end() error {
 func (r *Reader) addDamage(d Damage) {
 	r.damage = append(r.damage, d)
 	r.suspect = true
+	r.checkPhase = true
 	r.damages++
 	r.newEpoch(len(r.damage) - 1)
 }
@@ -468,6 +472,50 @@ func (r *Reader) checkFraming(fault int) {
 		}
 	}
 }
+
+// headerBack handles a V3–V5 block read whole, without a fault, that is
+// not followed by its EndObject tag: the damage took bytes out of it (a
+// zipped trace's compression decodes on past damage, one or more bytes
+// short), so its stated size ran into the next object, whose header then
+// begins in the block's last bytes. Searching on from the tag's place
+// would miss it. It looks for that header from the block's end back
+// (searchBack bytes at most), puts it back into the stream and records
+// the block's run-over; it reports whether it found one.
+func (r *Reader) headerBack(e *Error) bool {
+	blk, off := r.blk, r.blkOff
+	if s := &r.sorted; len(blk) == 0 && len(s.blocks) > 0 {
+		// Time order: the block is held for its events (retireBlock).
+		blk, off = s.blocks[len(s.blocks)-1], s.blockOffs[len(s.blocks)-1]
+	}
+	if r.ver < 3 || r.ver > 5 || e.What != "EndObject tag" || e.Offset != off+int64(len(blk)) || len(blk) == 0 {
+		return false
+	}
+	b, _ := r.s.peek(maxFSHeader)
+	var join []byte
+	for i := len(blk) - 1; i >= max(0, len(blk)-searchBack); i-- {
+		if blk[i] != tagEndObject {
+			continue
+		}
+		h := blk[i+1:]
+		if len(h) < maxFSHeader {
+			join = append(append(join[:0], h...), b...)
+			h = join
+		}
+		if r.blockHeaderAt(h, 0) {
+			ce := *e
+			ce.Msg = fmt.Sprintf("the block's stated size runs %d bytes past its EndObject tag, into the next object", len(blk)-i)
+			r.addDamage(Damage{Block: e.Block, Offset: off + int64(i), Length: int64(len(blk) - i), Err: &ce})
+			r.s.unread(blk[i:])
+			r.endTag = true
+			return true
+		}
+	}
+	return false
+}
+
+// searchBack bounds how far headerBack looks back into a block: further
+// than the bytes a damaged deflate stream gains or loses.
+const searchBack = 4 << 10
 
 // resync searches the stream for where reading can go on after damage to
 // its framing: the next block header in a V3–V5 stream, the next event

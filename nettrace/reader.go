@@ -160,9 +160,17 @@ type Reader struct {
 	// suspect: since the last damage no block has been read whole; V1/V2
 	// records and V6 blocks are then read only when credible.
 	suspect bool
-	damages int // addDamage calls; mark: their number when the current block began
-	mark    int
-	lostTo  int // the damage record the sequence numbers' next gaps count in
+	// phase is the stream offset, modulo 4, at which the blocks' contents
+	// begin: 0 as written, another where damage that a zipped trace's
+	// compression absorbed moved the bytes after it (deflate goes on
+	// after most damage, one or more bytes longer or shorter). After
+	// damage, the next block's padding is checked and the phase found
+	// again (findPad).
+	phase      int64
+	checkPhase bool
+	damages    int // addDamage calls; mark: their number when the current block began
+	mark       int
+	lostTo     int // the damage record the sequence numbers' next gaps count in
 	// taintRec: the damage record of the event block whose sequence
 	// numbers the damage tainted (drops.tainted; see untaint).
 	taintRec int
@@ -837,7 +845,13 @@ func (r *Reader) nextFSObject() error {
 	if size > maxObjectSize {
 		return as(classFraming, r.errf(ErrFormat, "block size", at, "block size %d out of range", size))
 	}
-	if pad := int((4 - r.s.off%4) % 4); pad > 0 {
+	pad := int((4 - (r.s.off-r.phase)&3) & 3)
+	if r.checkPhase {
+		r.checkPhase = false
+		pad = r.findPad(kind, pad, size)
+		r.phase = (r.s.off + int64(pad)) & 3
+	}
+	if pad > 0 {
 		if err := r.s.discard(pad); err != nil {
 			return r.ioErr(err, "block padding", r.s.off, int64(pad))
 		}
@@ -849,6 +863,70 @@ func (r *Reader) nextFSObject() error {
 		return r.cutBlock(kind, err, int64(size))
 	}
 	return r.handleBlock(kind)
+}
+
+// findPad returns the padding before the content of the block whose
+// size field was just read, after damage: the one the phase gives (want)
+// unless another fits the block and it does not. Padding is zeros; a
+// block's EndObject tag follows its content, then the next object's
+// header or the stream's NullReference end; an event or metadata block's
+// content (V4 and later) begins with its header's size, 20, and flags of
+// 0 or 1; a V3 one's with an event record whose sizes fit. A block too
+// large to see to its end is judged by its content's start alone; one of
+// another kind then keeps want.
+func (r *Reader) findPad(kind, want int, size uint32) int {
+	fits := func(p int) (bool, bool) { // fits, and whether that could be told
+		b, _ := r.s.peek(p + int(size) + 2)
+		for _, x := range b[:min(p, len(b))] {
+			if x != 0 {
+				return false, true
+			}
+		}
+		events := kind == kindEvent || kind == kindMetadata
+		switch {
+		case events && r.ver >= 4:
+			if len(b) < p+4 || le16(b[p:]) != 20 || le16(b[p+2:]) > 1 {
+				return false, true
+			}
+		case events:
+			// V3: the event records in view, their sizes and their
+			// payloads' (a chain of them, so that a wrong start is not
+			// taken for one).
+			const hs = 56
+			whole := len(b) >= p+int(size) // the view holds the whole block
+			c := b[p:min(len(b), p+int(size))]
+			k := 0
+			for ; k < 8 && len(c) >= hs; k++ {
+				total := int64(le32(c)) + 4
+				if total < hs || total > int64(size) || int64(le32(c[52:]))+4 > total-hs {
+					return false, true
+				}
+				if total > int64(len(c)) {
+					if whole {
+						return false, true // past the block's end
+					}
+					break // past the view
+				}
+				c = c[total:]
+			}
+			if k == 0 || len(c) > 0 && len(c) < hs && whole {
+				return false, true
+			}
+		}
+		if e := p + int(size); e < len(b) {
+			return b[e] == tagEndObject && (e+1 == len(b) || b[e+1] == tagBeginPrivateObject || b[e+1] == tagBeginObject || b[e+1] == tagNullReference), true
+		}
+		return true, events
+	}
+	if ok, told := fits(want); ok || !told {
+		return want
+	}
+	for p := range 4 {
+		if ok, told := fits(p); p != want && ok && told {
+			return p
+		}
+	}
+	return want
 }
 
 // cutBlock handles a block the input ends inside: the events it holds

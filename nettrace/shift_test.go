@@ -1,0 +1,146 @@
+package nettrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestShiftSweep moves the bytes after a point of each trace by one to
+// three bytes (some taken out, or zeros put in), as damage does to a
+// zipped trace when deflate decodes on past it, one or more bytes longer
+// or shorter. V3–V5 blocks pad their contents to a 4-byte stream offset,
+// so a reader that kept the old alignment would misread every block after
+// the shift; it must find the new one. Every event of the intact trace
+// outside the block the shift is in comes out, its payload unchanged (at
+// its offset moved by the shift), but for events whose metadata the
+// shift's block held, which the damage records count; the trace ends with
+// a *DamageError.
+//
+// V1/V2 and V6 streams have no padding; the sweep is of V3–V5 ones. (A
+// shift does them harm of its own: a V1/V2 metadata record's ID is its
+// offset, which the shift moves for every record after it; a V6 block
+// whose last event absorbs the shift without a fault hides the next
+// block's header, which the search then starts after.)
+func TestShiftSweep(t *testing.T) {
+	swept := 0
+	for _, tr := range sweepTraces(t) {
+		if r, err := NewReader(bytes.NewReader(tr.data)); err != nil {
+			t.Fatalf("%s: %v", tr.name, err)
+		} else if r.ver < 3 || r.ver > 5 {
+			continue
+		}
+		swept++
+		t.Run(tr.name, func(t *testing.T) {
+			full, bounds, _ := readSweep(t, tr.data)
+			if len(bounds) == 0 {
+				t.Fatal("no events")
+			}
+			blocks := blockRanges(full)
+			// Inside events away from the block's ends, and inside the
+			// last events of blocks (a shift there runs the block's
+			// stated size into the next block's header, or short of it).
+			var picks []sweepEvent
+			for i := range 6 {
+				picks = append(picks, full[len(full)*(2*i+1)/12])
+			}
+			var lasts []sweepEvent
+			for i := 0; i+1 < len(full); i++ {
+				if full[i].blockStart != full[i+1].blockStart && full[i].size >= 16 {
+					lasts = append(lasts, full[i])
+				}
+			}
+			for i := range min(4, len(lasts)) {
+				picks = append(picks, lasts[len(lasts)*(2*i+1)/8])
+			}
+			var report []string
+			for _, e := range picks {
+				at := int(e.off) + e.size/2
+				for _, delta := range []int{-40, -3, -1, 1, 2, 7} {
+					if at-delta > int(e.off)+e.size {
+						continue // bytes taken out past the event: its block's end tag with them
+					}
+					bad := slices.Clone(tr.data[:at])
+					if delta < 0 {
+						bad = append(bad, tr.data[at-delta:]...)
+					} else {
+						bad = append(bad, make([]byte, delta)...)
+						bad = append(bad, tr.data[at:]...)
+					}
+					got := checkShift(t, bad, at, delta, full, blocks, FileOrder)
+					checkShift(t, bad, at, delta, full, blocks, TimeOrder)
+					report = append(report, fmt.Sprintf("%d@%d%+d", got, at, delta))
+				}
+			}
+			t.Logf("%d events intact; recovered: %s", len(full), strings.Join(report, " "))
+		})
+	}
+	if swept == 0 {
+		t.Fatal("no V3–V5 trace to sweep")
+	}
+}
+
+// checkShift reads a trace whose bytes from at on moved by delta, checks
+// what comes out against the intact trace's events and returns how many
+// came out.
+func checkShift(t *testing.T, data []byte, at, delta int, full []sweepEvent, blocks map[int64]blockRange, order Order) int {
+	t.Helper()
+	what := fmt.Sprintf("shift of %+d at %d (%v)", delta, at, order)
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Errorf("%s: NewReader: %v", what, err)
+		return 0
+	}
+	r.SetOrder(order)
+	got := map[int64]sweepEvent{}
+	var last error
+	for n := 0; ; n++ {
+		ev, err := r.Next()
+		if err != nil {
+			last = err
+			break
+		}
+		if n > len(data) {
+			t.Fatalf("%s: more events than bytes", what)
+		}
+		g := eventOf(r, ev)
+		if g.off >= int64(at) {
+			g.off -= int64(delta) // where it was in the intact trace
+		}
+		got[g.off] = g
+	}
+	var counted int64
+	for _, d := range r.Damage() {
+		if strings.Contains(d.Err.Msg, "which is not defined") {
+			counted += d.Events
+		}
+	}
+	missing := 0
+	var first *sweepEvent
+	for i, e := range full {
+		if b := blocks[e.off]; b.start <= int64(at) && int64(at) <= b.end {
+			continue // in the block the shift is in
+		}
+		g, ok := got[e.off]
+		if !ok {
+			if missing++; first == nil {
+				first = &full[i]
+			}
+			continue
+		}
+		if !g.same(e) {
+			t.Errorf("%s: event at %d is %v, want %v", what, e.off, g, e)
+		}
+	}
+	if int64(missing) > counted {
+		t.Errorf("%s: %d events outside the shift's block are missing (the first %v), %d counted as lost with their metadata; damage %v", what, missing, first, counted, r.Damage())
+	}
+	var de *DamageError
+	if !errors.As(last, &de) {
+		t.Errorf("%s: final error %v (%T), want a *DamageError", what, last, last)
+	}
+	return len(got)
+}
