@@ -131,9 +131,13 @@ func newConfig(name string, opts []Option) *config {
 // the name. An archive cut short (a download or copy that stopped) has
 // lost its directory, which is at its end: the trace member is then found
 // from its local header, and its events before the cut are read, ending
-// as a trace cut short does (a *DamageError); a member whose data fails
-// part way (damaged compressed bytes, a checksum) is read up to the
-// failure, which ends the trace after its events. A path that is not a
+// as a trace cut short does (a *DamageError). Most damage to a member's
+// compressed bytes does not stop inflating: the output is garbled for a
+// while and what follows comes earlier or later than it was; the format
+// reader skips the garbage as damage and reads on. Damage that stops
+// inflating, and a checksum or size that does not match, end the trace
+// after its events (the error named in the *DamageError, or returned by
+// Next). A path that is not a
 // regular file (a FIFO, /dev/stdin) is read as a stream, as by NewReader.
 // Close releases the file and removes any temporary copy.
 func Open(name string, opts ...Option) (*Reader, error) {
