@@ -393,96 +393,67 @@ func TestZipFalseSize(t *testing.T) {
 	defer r.Close()
 	n, end := tracetest.Drain(r.Next)
 	var de *DamageError
-	if n != 71 || !errors.Is(end, zip.ErrChecksum) || errors.As(end, &de) || end.Error() != "pipe: a.etl: zip: checksum error" {
+	if n != 71 || !errors.Is(end, zip.ErrChecksum) || errors.As(end, &de) || end.Error() != "pipe: a.etl: CRC-32 f20946c3, the archive says f20946c4: zip: checksum error" {
 		t.Errorf("wrong checksum: %d events, then %v; want all 71, then the checksum error", n, end)
 	}
 }
 
-// TestCorruptZip: bytes changed in the middle of a zipped trace's
-// compressed data inflate to garbage, which the reader skips as damage,
-// until the archive's size check fails at the member's end: the trace
-// ends with a *DamageError that keeps the damage and names the archive's
-// error, after the events before the change (and any after it the
-// garbage left whole). An ETL log is copied out up to the failure, then
-// read.
-func TestCorruptZip(t *testing.T) {
-	for _, c := range []struct {
-		path   string
-		at     int  // where the change is, about 40% into the archive
-		prefix bool // file order is the order of the bytes (not ETL's)
-	}{
-		{"../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip", 400_000, true},
-		{"../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", 200_000, false},
-	} {
-		whole := mustRead(t, c.path)
-		intact, _ := readZipOffsets(t, whole, "file", FileOrder)
-		bad := bytes.Clone(whole)
-		for i := c.at; i < c.at+40; i++ {
-			bad[i] ^= 0x5a
+// TestZipNetTraceChecked: an EventPipe trace ends with its own end tag,
+// and its reader reads no further, so the archive's checks of a zipped
+// one ran only when the tag was the member's last byte: a member whose
+// checksum or size did not match ended in io.EOF, as if sound. The rest
+// of the member is read at the trace's end; a mismatch ends the trace
+// after all its events, as an ETL log's does.
+func TestZipNetTraceChecked(t *testing.T) {
+	trace := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
+	zipOf := func(method uint16, crc uint32, usize int, extra []byte) []byte {
+		data := append(bytes.Clone(trace), extra...)
+		if method == zip.Deflate {
+			data = tracetest.Deflate(t, data)
 		}
-		for _, how := range []string{"file", "pipe"} {
-			name := filepath.Base(c.path) + ", " + how
-			got, end := readZipOffsets(t, bad, how, FileOrder)
-			var de *DamageError
-			if !errors.As(end, &de) || !errors.Is(end, zip.ErrFormat) || !strings.Contains(end.Error(), "; then reading stopped: ") {
-				t.Fatalf("%s: %d events, then %v; want a *DamageError that names the archive's error", name, len(got), end)
-			}
-			// The events before the change all come out (after it,
-			// garbage can parse as events: nothing tells them apart):
-			// the 30% of the intact trace's events first in its bytes.
-			first := len(intact) * 30 / 100
-			low := slices.Sorted(slices.Values(intact))[:first]
-			if len(got) < first || !subset(low, got) || c.prefix && !slices.Equal(got[:first], intact[:first]) {
-				t.Errorf("%s: %d of %d events, want the first 30%% among them", name, len(got), len(intact))
-			}
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.nettrace", Method: method, CRC32: crc,
+			CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(usize)})
+		if err != nil {
+			t.Fatal(err)
 		}
+		w.Write(data)
+		zw.Close()
+		return buf.Bytes()
 	}
-}
-
-// TestCorruptZipShift: most damage to a zipped trace's compressed bytes
-// does not stop inflating; deflate decodes on, garbling the output for a
-// while and leaving what follows earlier or later than it was (here 4,843
-// bytes earlier, and one byte later). The EventPipe reader finds its
-// blocks again after the garbage, in both orders: on these two damages to
-// the 3.0 trace's archive, over three quarters of its events come out
-// (before the reader found the blocks' alignment again, 11% and 37%).
-func TestCorruptZipShift(t *testing.T) {
-	const path = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
-	whole := mustRead(t, path)
-	intact, _ := readZipOffsets(t, whole, "file", FileOrder)
-	zr, err := zip.NewReader(bytes.NewReader(whole), int64(len(whole)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := zr.File[0].DataOffset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		at, n int  // bytes [at, at+n) of the member's compressed data
-		xor   byte // changed by xor, or zeroed when 0
-	}{
-		{59060, 512, 0},
-		{292169, 1, 0x5a},
-	} {
-		bad := bytes.Clone(whole)
-		for i := range c.n {
-			p := int(data) + c.at + i
-			if c.xor == 0 {
-				bad[p] = 0
-			} else {
-				bad[p] ^= c.xor
-			}
-		}
-		for _, order := range []Order{FileOrder, TimeOrder} {
-			name := fmt.Sprintf("%d bytes at %d, %v", c.n, c.at, order)
-			got, end := readZipOffsets(t, bad, "file", order)
-			var de *DamageError
-			if !errors.As(end, &de) {
-				t.Fatalf("%s: %d events, then %v; want a *DamageError", name, len(got), end)
-			}
-			if len(got) < len(intact)*3/4 {
-				t.Errorf("%s: %d of %d events; want three quarters. %v", name, len(got), len(intact), end)
+	crc := crc32.ChecksumIEEE(trace)
+	tail := []byte{1, 2, 3}
+	crcTail := crc32.ChecksumIEEE(append(bytes.Clone(trace), tail...))
+	for _, method := range []uint16{zip.Deflate, zip.Store} {
+		for _, c := range []struct {
+			name string
+			zip  []byte
+			want string // the end's message; "" for io.EOF
+			is   error
+		}{
+			{"sound", zipOf(method, crc, len(trace), nil), "", nil},
+			{"checksum", zipOf(method, crc+1, len(trace), nil), fmt.Sprintf("pipe: a.nettrace: CRC-32 %08x, the archive says %08x: zip: checksum error", crc, crc+1), zip.ErrChecksum},
+			{"bytes after the end tag", zipOf(method, crcTail, len(trace)+3, tail), "", nil},
+			{"a checksum of bytes after the end tag", zipOf(method, crcTail+1, len(trace)+3, tail), fmt.Sprintf("pipe: a.nettrace: CRC-32 %08x, the archive says %08x: zip: checksum error", crcTail, crcTail+1), zip.ErrChecksum},
+			{"larger size", zipOf(method, crc, len(trace)+5, nil), "pipe: a.nettrace: the member's data ends before the size the archive gives: unexpected EOF", io.ErrUnexpectedEOF},
+		} {
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				name := fmt.Sprintf("%s (method %d, %v)", c.name, method, order)
+				r, err := NewReader(bytes.NewReader(c.zip), WithName("pipe"), WithOrder(order))
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				n, end := tracetest.Drain(r.Next)
+				r.Close()
+				switch {
+				case n != 1970:
+					t.Errorf("%s: %d events, then %v; want all 1970", name, n, end)
+				case c.want == "" && end != io.EOF:
+					t.Errorf("%s: ended with %v, want io.EOF", name, end)
+				case c.want != "" && (end == nil || end.Error() != c.want || !errors.Is(end, c.is)):
+					t.Errorf("%s: ended with %v, want %s", name, end, c.want)
+				}
 			}
 		}
 	}

@@ -347,7 +347,21 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 			rc.Close()
 			return nil, fmt.Errorf("%s: %w", member, err)
 		}
-		return newNetTrace(nr, format, &mc, append([]func() error{rc.Close}, closers...)...), nil
+		r := newNetTrace(nr, format, &mc, append([]func() error{rc.Close}, closers...)...)
+		// The trace can end (its end tag) before the member's data:
+		// the archive's size and checksum are checked when the rest is
+		// read, which would otherwise never be. A mismatch means bytes
+		// the format reader took as sound were not. (The rest is read
+		// from the member, not br: nettrace takes br for its own buffer
+		// and gives it to readbuf's pool at the end.)
+		r.finish = func() error {
+			_, err := io.Copy(io.Discard, rc)
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = fmt.Errorf("the member's data ends before the size the archive gives: %w", err)
+			}
+			return err
+		}
+		return r, nil
 	case format == ETL:
 		// ETL needs random access for time order: expand the member
 		// (never trusting its stated size), then let the archive go.

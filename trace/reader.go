@@ -88,10 +88,14 @@ type Reader struct {
 	et      *etl.Reader
 	closers []func() error
 	info    Info
-	// stopped is the error a zipped ETL member's data stopped at, before
-	// its end (a checksum, damaged compressed data): the log is read up
-	// to it, and Next reports it at the end.
+	// stopped is the error a zipped member's data stopped at: an ETL
+	// log's, before its end (a checksum, damaged compressed data; the log
+	// is read up to it), an EventPipe trace's when the rest of its data
+	// is read after the trace's end (finish). Next reports it at the end.
 	stopped error
+	// finish reads a zipped EventPipe trace's member to its end once the
+	// trace has ended, and returns what its checks found.
+	finish func() error
 
 	ev Event
 	// ts holds the generated packages' tables events decode with (and
@@ -401,6 +405,13 @@ func (r *Reader) Next() (*Event, error) {
 }
 
 func (r *Reader) wrap(err error) error {
+	if f := r.finish; f != nil {
+		r.finish = nil
+		var nd *nettrace.DamageError
+		if err == io.EOF || errors.As(err, &nd) && nd.Stopped == nil {
+			r.stopped = f()
+		}
+	}
 	if err == io.EOF && r.stopped == nil {
 		return err
 	}

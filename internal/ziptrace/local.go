@@ -73,7 +73,11 @@ func FindInflate(ra io.ReaderAt, size int64, name string, inflate func(io.Reader
 		if err != nil {
 			return nil, err
 		}
-		return &Found{Name: zf.Name, Size: sizeHint(zf.UncompressedSize64, size), open: zf.Open}, nil
+		m, err := dirMember(zf)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return &Found{Name: zf.Name, Size: sizeHint(zf.UncompressedSize64, size), open: func() (io.ReadCloser, error) { return m.open(ra, size, inflate) }}, nil
 	}
 	members, walkErr := localMembers(ra, size)
 	names := make([]string, len(members))
@@ -96,7 +100,29 @@ func FindInflate(ra io.ReaderAt, size int64, name string, inflate func(io.Reader
 	if m.usize >= 0 {
 		hint = sizeHint(uint64(m.usize), size)
 	}
-	return &Found{Name: m.name, Size: hint, Salvaged: true, open: func() (io.ReadCloser, error) { return m.open(ra, size) }}, nil
+	return &Found{Name: m.name, Size: hint, Salvaged: true, open: func() (io.ReadCloser, error) { return m.open(ra, size, nil) }}, nil
+}
+
+// dirMember is a member as the archive's directory describes it, read
+// as a member found from its local header is (checkedReader) rather than
+// through archive/zip's reader, which hands out nothing of the read that
+// takes a member past its stated size: damage that inflating absorbs
+// often leaves the rest of the data a few bytes longer, and that read
+// held its last bytes.
+func dirMember(zf *zip.File) (*localMember, error) {
+	data, err := zf.DataOffset()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", zf.Name, err)
+	}
+	m := &localMember{
+		name: zf.Name, flags: zf.Flags &^ 8, method: zf.Method, crc: zf.CRC32,
+		csize: int64(min(zf.CompressedSize64, 1<<62)), usize: int64(min(zf.UncompressedSize64, 1<<62)), data: data,
+		// As archive/zip: a CRC-32 of 0 in the directory is taken as
+		// not given.
+		noCRC: zf.CRC32 == 0,
+		dir:   true,
+	}
+	return m, nil
 }
 
 // maxRatio is the most deflate expands its input: 258 bytes from a
@@ -124,6 +150,11 @@ type localMember struct {
 	// (flag bit 3).
 	csize, usize int64
 	data         int64 // the offset of the member's data
+	noCRC        bool  // the directory gives no CRC-32 (dirMember)
+	// dir: described by the directory (dirMember), whose errors are as
+	// archive/zip's reader gives them: without the member's name, and
+	// io.ErrUnexpectedEOF for data that ends short of the stated size.
+	dir bool
 }
 
 const (
@@ -285,8 +316,9 @@ func deflatedLen(r io.Reader) (int64, error) {
 	return cr.n, nil
 }
 
-// open reads the member's data from the archive, as far as it goes.
-func (m *localMember) open(ra io.ReaderAt, size int64) (io.ReadCloser, error) {
+// open reads the member's data from the archive, as far as it goes,
+// inflating with inflate (compress/flate's when nil).
+func (m *localMember) open(ra io.ReaderAt, size int64, inflate func(io.Reader) io.ReadCloser) (io.ReadCloser, error) {
 	if m.flags&1 != 0 {
 		return nil, fmt.Errorf("%s: the member is encrypted", m.name)
 	}
@@ -303,8 +335,16 @@ func (m *localMember) open(ra io.ReaderAt, size int64) (io.ReadCloser, error) {
 		}
 		c.r, c.short = sec, short
 	case zip.Deflate:
-		c.cr = &countReader{br: bufio.NewReaderSize(sec, 32<<10)}
-		c.fr = flate.NewReader(c.cr)
+		if inflate == nil {
+			inflate = flate.NewReader
+		}
+		if m.dir {
+			// Its length is known: nothing to count.
+			c.fr = inflate(sec)
+		} else {
+			c.cr = &countReader{br: bufio.NewReaderSize(sec, 32<<10)}
+			c.fr = inflate(c.cr)
+		}
 		c.r = c.fr
 	default:
 		return nil, fmt.Errorf("%s: compression method %d is not read", m.name, m.method)
@@ -347,17 +387,23 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 // gives, and returns io.EOF where they agree.
 func (c *checkedReader) check() error {
 	m := c.m
-	want, known := m.crc, m.flags&8 == 0
+	want, known := m.crc, m.flags&8 == 0 && !m.noCRC
 	if !known && c.cr != nil {
 		var l int64
 		l, want = descriptor(c.ra, m.data+c.cr.n, c.cr.n)
 		known = l > 0
 	}
-	if m.usize >= 0 && c.n != m.usize {
-		return fmt.Errorf("%s: %d bytes, its header says %d: %w", m.name, c.n, m.usize, zip.ErrFormat)
+	name := m.name + ": "
+	if m.dir {
+		name = ""
 	}
-	if known && c.crc.Sum32() != want {
-		return fmt.Errorf("%s: CRC-32 %08x, the archive says %08x: %w", m.name, c.crc.Sum32(), want, zip.ErrChecksum)
+	switch {
+	case m.dir && m.usize >= 0 && c.n < m.usize:
+		return io.ErrUnexpectedEOF
+	case m.usize >= 0 && c.n != m.usize:
+		return fmt.Errorf("%s%d bytes, the archive says %d: %w", name, c.n, m.usize, zip.ErrFormat)
+	case known && c.crc.Sum32() != want:
+		return fmt.Errorf("%sCRC-32 %08x, the archive says %08x: %w", name, c.crc.Sum32(), want, zip.ErrChecksum)
 	}
 	return io.EOF
 }

@@ -254,7 +254,7 @@ func TestFindLocalHeaders(t *testing.T) {
 		{"encrypted", header(1, zip.Store, n, n, nil), "a.nettrace: the member is encrypted"},
 		{"method 99", header(0, 99, n, n, nil), "a.nettrace: compression method 99 is not read"},
 		{"stored, size after the data", header(8, zip.Store, 0, 0, nil), "a.nettrace: a stored member whose size follows its data cannot be read without the archive's directory"},
-		{"size wrong", header(0, zip.Store, n, n+1, nil), "a.nettrace: 28 bytes, its header says 29: zip: not a valid zip file"},
+		{"size wrong", header(0, zip.Store, n, n+1, nil), "a.nettrace: 28 bytes, the archive says 29: zip: not a valid zip file"},
 	} {
 		_, got, readErr, err := readFound(c.archive, len(c.archive), ".nettrace")
 		switch {
@@ -424,5 +424,56 @@ func TestFindSizeHint(t *testing.T) {
 	}
 	if got := sizeHint(1<<63, 1<<62); got != 1<<62 {
 		t.Errorf("sizeHint overflows: %d", got)
+	}
+}
+
+// TestFindDirectoryChecks reads members through the archive's directory
+// whose data does not match it: every byte the data holds comes out (a
+// reader of archive/zip handed out nothing of the read that took the data
+// past its stated size, and damage that inflating absorbs often leaves
+// the data longer), then an error that says what the archive says: a size
+// or a CRC-32 that differ (zip.ErrFormat, zip.ErrChecksum), or
+// io.ErrUnexpectedEOF for data shorter than the size, as archive/zip
+// gives it. A CRC-32 of 0 in the directory is not checked, as there.
+func TestFindDirectoryChecks(t *testing.T) {
+	data := content(300_000, 5)
+	for _, method := range []uint16{zip.Deflate, zip.Store} {
+		for _, c := range []struct {
+			name  string
+			crc   uint32
+			usize int
+			is    error
+			msg   string
+		}{
+			{"sound", crc32.ChecksumIEEE(data), len(data), io.EOF, ""},
+			{"longer than stated", crc32.ChecksumIEEE(data), len(data) - 1000, zip.ErrFormat, "300000 bytes, the archive says 299000: zip: not a valid zip file"},
+			{"shorter than stated", crc32.ChecksumIEEE(data), len(data) + 1, io.ErrUnexpectedEOF, "unexpected EOF"},
+			{"checksum", crc32.ChecksumIEEE(data) ^ 1, len(data), zip.ErrChecksum, fmt.Sprintf("CRC-32 %08x, the archive says %08x: zip: checksum error", crc32.ChecksumIEEE(data), crc32.ChecksumIEEE(data)^1)},
+			{"no checksum", 0, len(data), io.EOF, ""},
+		} {
+			raw := data
+			if method == zip.Deflate {
+				raw = tracetest.Deflate(t, data)
+			}
+			var buf bytes.Buffer
+			zw := zip.NewWriter(&buf)
+			w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.nettrace", Method: method, CRC32: c.crc,
+				CompressedSize64: uint64(len(raw)), UncompressedSize64: uint64(c.usize)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write(raw)
+			zw.Close()
+			f, got, readErr, err := readFound(buf.Bytes(), buf.Len(), ".nettrace")
+			name := fmt.Sprintf("%s, method %d", c.name, method)
+			switch {
+			case err != nil || f.Salvaged:
+				t.Errorf("%s: %v (salvaged: %v)", name, err, f != nil && f.Salvaged)
+			case !bytes.Equal(got, data):
+				t.Errorf("%s: %d bytes came out, want all %d", name, len(got), len(data))
+			case !errors.Is(readErr, c.is) || c.msg != "" && readErr.Error() != c.msg:
+				t.Errorf("%s: ended with %v, want %v (%q)", name, readErr, c.is, c.msg)
+			}
+		}
 	}
 }
