@@ -295,6 +295,19 @@ func (r *Reader) recover(err error) error {
 // to its end: io.EOF, or a *DamageError if anything was skipped.
 func (r *Reader) end() error {
 	r.untaint()
+	if f := r.finish; f != nil {
+		r.finish = nil
+		if err := f(); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = fmt.Errorf("the member's data ends before the size the archive gives: %w", err)
+			}
+			e := as(classFatal, r.errf(err, "", r.s.off, "%v", err)).(*Error)
+			if len(r.damage) == 0 {
+				return e
+			}
+			return &DamageError{Damage: r.damage, Stopped: e}
+		}
+	}
 	if len(r.damage) == 0 {
 		return io.EOF
 	}

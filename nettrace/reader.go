@@ -107,6 +107,9 @@ func cachedProvider(name string) *provider {
 type Reader struct {
 	s      stream
 	closer io.Closer
+	// finish reads the rest of a zipped trace's member once the trace has
+	// ended, and returns what the archive's checks found (openZip).
+	finish func() error
 	info   TraceInfo
 	ver    int // 1..4, 6 (5 is read as 4)
 
@@ -272,6 +275,12 @@ func openZip(f *os.File) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %s: %w", f.Name(), zf.Name, err)
 	}
 	r.closer = multiCloser{rc, f}
+	// The trace ends at its end tag; the archive's size and checksum are
+	// checked when the rest of the member is read (end).
+	r.finish = func() error {
+		_, err := io.Copy(io.Discard, rc)
+		return err
+	}
 	return r, nil
 }
 

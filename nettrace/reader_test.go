@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -624,5 +625,46 @@ func TestOpenCutZip(t *testing.T) {
 	var de *DamageError
 	if !errors.As(end, &de) || !errors.Is(end, io.ErrUnexpectedEOF) || n == 0 {
 		t.Errorf("%d events, then %v; want some, then the trace cut short", n, end)
+	}
+}
+
+// TestOpenZipChecked: a zipped trace's reader stops at the trace's end
+// tag; Open reads the rest of the member then, so that the archive's
+// checksum is checked: a member whose CRC-32 does not match ends, after
+// every event, with an error wrapping zip.ErrChecksum (it ended in io.EOF
+// before), and a sound one in io.EOF.
+func TestOpenZipChecked(t *testing.T) {
+	trace := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"))
+	crc := crc32.ChecksumIEEE(trace)
+	for _, c := range []struct {
+		crc  uint32
+		want error
+	}{{crc, io.EOF}, {crc + 1, zip.ErrChecksum}} {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		data := tracetest.Deflate(t, trace)
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.nettrace", Method: zip.Deflate, CRC32: c.crc,
+			CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(len(trace))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+		zw.Close()
+		p := filepath.Join(t.TempDir(), "a.nettrace.zip")
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, end := tracetest.Drain(r.Next)
+		r.Close()
+		if n != 1970 || !errors.Is(end, c.want) {
+			t.Errorf("CRC-32 %08x: %d events, then %v; want all 1970, then %v", c.crc, n, end, c.want)
+		}
+		if c.want != io.EOF {
+			t.Logf("%v", end)
+		}
 	}
 }
