@@ -298,9 +298,6 @@ func (r *Reader) end() error {
 	if f := r.finish; f != nil {
 		r.finish = nil
 		if err := f(); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				err = fmt.Errorf("the member's data ends before the size the archive gives: %w", err)
-			}
 			e := as(classFatal, r.errf(err, "", r.s.off, "%v", err)).(*Error)
 			if len(r.damage) == 0 {
 				return e

@@ -277,10 +277,7 @@ func openZip(f *os.File) (*Reader, error) {
 	r.closer = multiCloser{rc, f}
 	// The trace ends at its end tag; the archive's size and checksum are
 	// checked when the rest of the member is read (end).
-	r.finish = func() error {
-		_, err := io.Copy(io.Discard, rc)
-		return err
-	}
+	r.finish = func() error { return ziptrace.Finish(rc) }
 	return r, nil
 }
 

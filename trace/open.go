@@ -354,13 +354,7 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 		// the format reader took as sound were not. (The rest is read
 		// from the member, not br: nettrace takes br for its own buffer
 		// and gives it to readbuf's pool at the end.)
-		r.finish = func() error {
-			_, err := io.Copy(io.Discard, rc)
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				err = fmt.Errorf("the member's data ends before the size the archive gives: %w", err)
-			}
-			return err
-		}
+		r.finish = func() error { return ziptrace.Finish(rc) }
 		return r, nil
 	case format == ETL:
 		// ETL needs random access for time order: expand the member

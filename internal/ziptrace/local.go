@@ -415,6 +415,17 @@ func (c *checkedReader) Close() error {
 	return nil
 }
 
+// Finish reads the rest of a member (an EventPipe trace's reader stops at
+// the trace's end tag) so that its size and CRC-32 are checked, and
+// returns what the checks found: nil, or an error saying what differs.
+func Finish(member io.Reader) error {
+	_, err := io.Copy(io.Discard, member)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("the member's data ends before the size the archive gives: %w", err)
+	}
+	return err
+}
+
 // UntilError returns r with its first error read as the end of its data,
 // and a function that returns that error: nil for the end of the data
 // or a member cut short by its archive (io.ErrUnexpectedEOF), which the
