@@ -458,6 +458,17 @@ func (r *Reader) checkFraming(fault int) {
 		// inside the bytes read as this one. The search starts there.
 		at := r.s.off
 		if b, _ := r.s.peek(searchWindow); len(b) > 0 && !r.v6BlockAt(b, at) {
+			// Or too small: bytes taken out of it (damage that a
+			// zipped trace's inflating absorbed, before the fault
+			// showed) ran it into the next block, whose header is in
+			// its last bytes, before the fault or after it.
+			k := len(r.damage) - 1
+			if r.findBack(r.damage[k].Err, r.blk, r.blkOff, true) {
+				// (findBack appended a record: r.damage may have moved.)
+				d := &r.damage[k]
+				d.Length = max(0, min(d.Length, r.damage[k+1].Offset-d.Offset))
+				return
+			}
 			back := r.blk[min(max(fault, 0)+1, len(r.blk)):]
 			r.damage[len(r.damage)-1].Length -= int64(len(back))
 			r.s.unread(back)
@@ -486,11 +497,10 @@ func (r *Reader) checkFraming(fault int) {
 // headerBack handles a V3–V5 block read whole, without a fault, that is
 // not followed by its EndObject tag: the damage took bytes out of it (a
 // zipped trace's compression decodes on past damage, one or more bytes
-// short), so its stated size ran into the next object, whose header then
-// begins in the block's last bytes. Searching on from the tag's place
-// would miss it. It looks for that header from the block's end back
-// (searchBack bytes at most), puts it back into the stream and records
-// the block's run-over; it reports whether it found one.
+// short), so its stated size ran into the next block, whose header then
+// begins in the block's last bytes. Searching on from there would miss
+// it. It looks for that header from the block's end back (findBack) and
+// reports whether it found one. (V6: checkFraming.)
 func (r *Reader) headerBack(e *Error) bool {
 	blk, off := r.blk, r.blkOff
 	if s := &r.sorted; len(blk) == 0 && len(s.blocks) > 0 {
@@ -500,23 +510,33 @@ func (r *Reader) headerBack(e *Error) bool {
 	if r.ver < 3 || r.ver > 5 || e.What != "EndObject tag" || e.Offset != off+int64(len(blk)) || len(blk) == 0 {
 		return false
 	}
-	b, _ := r.s.peek(maxFSHeader)
-	var join []byte
-	for i := len(blk) - 1; i >= max(0, len(blk)-searchBack); i-- {
-		if blk[i] != tagEndObject {
-			continue
+	return r.findBack(e, blk, off, false)
+}
+
+// findBack looks for the next block's header in the last searchBack bytes
+// of blk, the block at stream offset off just read, and on into the
+// stream, from the end back; where it finds one it puts the bytes from
+// there back into the stream and records the run-over as damage (e
+// describes what found it wrong), and reports true.
+func (r *Reader) findBack(e *Error, blk []byte, off int64, v6 bool) bool {
+	// The block's last bytes, then the stream's next.
+	from := max(0, len(blk)-searchBack)
+	ahead, _ := r.s.peek(searchWindow)
+	b := append(append(make([]byte, 0, len(blk)-from+len(ahead)), blk[from:]...), ahead...)
+	for i := len(blk) - from - 1; i >= 0; i-- {
+		at := off + int64(from+i)
+		var found bool
+		if v6 {
+			found = r.v6BlockAt(b[i:], at)
+		} else {
+			found = b[i] == tagEndObject && r.blockHeaderAt(b[i+1:], 0)
 		}
-		h := blk[i+1:]
-		if len(h) < maxFSHeader {
-			join = append(append(join[:0], h...), b...)
-			h = join
-		}
-		if r.blockHeaderAt(h, 0) {
+		if found {
 			ce := *e
-			ce.Msg = fmt.Sprintf("the block's stated size runs %d bytes past its EndObject tag, into the next object", len(blk)-i)
-			r.addDamage(Damage{Block: e.Block, Offset: off + int64(i), Length: int64(len(blk) - i), Err: &ce})
-			r.s.unread(blk[i:])
-			r.endTag = true
+			ce.Msg = fmt.Sprintf("the block's stated size runs %d bytes past its end, into the next block", len(blk)-from-i)
+			r.addDamage(Damage{Block: e.Block, Offset: at, Length: int64(len(blk) - from - i), Err: &ce})
+			r.s.unread(blk[from+i:])
+			r.endTag = !v6
 			return true
 		}
 	}

@@ -566,6 +566,13 @@ func (r *Reader) readV6Block() (kind int, err error) {
 			return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header"))
 		}
 	}
+	if b, _ := r.s.peek(4); len(b) == 4 && r.ver == 6 {
+		// An EndOfStream header with a size is damage, or the bytes of
+		// another header that damage moved (see checkFraming).
+		if x := le32(b); x>>24 == kindEndOfStream && x != 0 {
+			return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "an EndOfStream block of %d bytes", x&0xFFFFFF))
+		}
+	}
 	h := r.hbuf[:4]
 	if err := r.s.readSmall(h); err != nil {
 		if err == io.EOF {

@@ -20,17 +20,20 @@ import (
 // shift's block held, which the damage records count; the trace ends with
 // a *DamageError.
 //
-// V1/V2 and V6 streams have no padding; the sweep is of V3–V5 ones. (A
-// shift does them harm of its own: a V1/V2 metadata record's ID is its
-// offset, which the shift moves for every record after it; a V6 block
-// whose last event absorbs the shift without a fault hides the next
-// block's header, which the search then starts after.)
+// V6 blocks have no padding, but a shift in a block's last event runs
+// the block's stated size into the next block's header, or short of it,
+// as in V3–V5. In a V6 trace whose damage destroys a metadata record that
+// is defined again later, the events after it may come out under the
+// older definition (see checkDamage): then only their payloads are
+// compared. V1/V2 streams are not swept: a V1/V2 metadata record's ID is
+// its offset, which the shift moves for every record after it, so the
+// events after the shift lose their metadata.
 func TestShiftSweep(t *testing.T) {
 	swept := 0
 	for _, tr := range sweepTraces(t) {
 		if r, err := NewReader(bytes.NewReader(tr.data)); err != nil {
 			t.Fatalf("%s: %v", tr.name, err)
-		} else if r.ver < 3 || r.ver > 5 {
+		} else if r.ver < 3 {
 			continue
 		}
 		swept++
@@ -70,8 +73,10 @@ func TestShiftSweep(t *testing.T) {
 						bad = append(bad, make([]byte, delta)...)
 						bad = append(bad, tr.data[at:]...)
 					}
-					got := checkShift(t, bad, at, delta, full, blocks, FileOrder)
-					checkShift(t, bad, at, delta, full, blocks, TimeOrder)
+					// The shift's block and the next one's header.
+					stale := v6Redefines(tr.data, at, int(blocks[e.off].end)+8)
+					got := checkShift(t, bad, at, delta, full, blocks, FileOrder, stale)
+					checkShift(t, bad, at, delta, full, blocks, TimeOrder, stale)
 					report = append(report, fmt.Sprintf("%d@%d%+d", got, at, delta))
 				}
 			}
@@ -79,14 +84,14 @@ func TestShiftSweep(t *testing.T) {
 		})
 	}
 	if swept == 0 {
-		t.Fatal("no V3–V5 trace to sweep")
+		t.Fatal("no V3–V6 trace to sweep")
 	}
 }
 
 // checkShift reads a trace whose bytes from at on moved by delta, checks
 // what comes out against the intact trace's events and returns how many
 // came out.
-func checkShift(t *testing.T, data []byte, at, delta int, full []sweepEvent, blocks map[int64]blockRange, order Order) int {
+func checkShift(t *testing.T, data []byte, at, delta int, full []sweepEvent, blocks map[int64]blockRange, order Order, stale bool) int {
 	t.Helper()
 	what := fmt.Sprintf("shift of %+d at %d (%v)", delta, at, order)
 	r, err := NewReader(bytes.NewReader(data))
@@ -131,7 +136,7 @@ func checkShift(t *testing.T, data []byte, at, delta int, full []sweepEvent, blo
 			}
 			continue
 		}
-		if !g.same(e) {
+		if !g.same(e) && !(stale && g.size == e.size && g.sum == e.sum) {
 			t.Errorf("%s: event at %d is %v, want %v", what, e.off, g, e)
 		}
 	}
