@@ -162,6 +162,17 @@
 //     up, it refers to metadata it has, its timestamp is in range, and
 //     the next one after it checks too), searching byte by byte for the
 //     next that is.
+//   - Shifts: damage to a zipped trace's compressed bytes seldom stops
+//     inflating; deflate decodes on, garbling some output, and leaves
+//     what follows earlier or later than it was. V3–V5 blocks pad their
+//     contents to a 4-byte stream offset: after damage the reader checks
+//     the next block's padding and takes its alignment from it. A block
+//     that lost bytes runs its stated size into the next block, whose
+//     header then begins in its last bytes: where the block's end is not
+//     followed by what must follow it, the reader looks back into those
+//     bytes before searching on. (V1/V2 metadata records are known by
+//     their offsets, which a shift moves: the events after it lose their
+//     metadata.)
 //   - The end: a trace cut short yields every whole event, those of the
 //     block the cut falls in included, and a Damage that runs to the end
 //     of the input; its *DamageError also satisfies errors.Is(err,
