@@ -89,24 +89,9 @@ func blockRanges(full []sweepEvent) map[int64]blockRange {
 func checkDamage(t *testing.T, data []byte, at, end int, full []sweepEvent, blocks map[int64]blockRange, order Order, stale bool) int {
 	t.Helper()
 	what := fmt.Sprintf("damage at %d (%v)", at, order)
-	r, err := NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Errorf("%s: NewReader: %v", what, err)
+	r, got, last := readKeyed(t, what, data, order, func(off int64) int64 { return off })
+	if r == nil {
 		return 0
-	}
-	r.SetOrder(order)
-	got := map[int64]sweepEvent{}
-	var last error
-	for n := 0; ; n++ {
-		ev, err := r.Next()
-		if err != nil {
-			last = err
-			break
-		}
-		if n > len(data) {
-			t.Fatalf("%s: more events than bytes", what)
-		}
-		got[ev.Offset] = eventOf(r, ev)
 	}
 	// Metadata the damage destroyed: its events are lost, and counted.
 	lostMeta := map[string]bool{}
@@ -170,6 +155,33 @@ func checkDamage(t *testing.T, data []byte, at, end int, full []sweepEvent, bloc
 		}
 	}
 	return len(got)
+}
+
+// readKeyed reads a damaged trace in order and returns its events by
+// key(offset), the offset they had in the intact trace, with the error
+// that ended it; a nil Reader where NewReader failed (an error of the
+// test's).
+func readKeyed(t *testing.T, what string, data []byte, order Order, key func(off int64) int64) (*Reader, map[int64]sweepEvent, error) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Errorf("%s: NewReader: %v", what, err)
+		return nil, nil, err
+	}
+	r.SetOrder(order)
+	got := map[int64]sweepEvent{}
+	for n := 0; ; n++ {
+		ev, err := r.Next()
+		if err != nil {
+			return r, got, err
+		}
+		if n > len(data) {
+			t.Fatalf("%s: more events than bytes", what)
+		}
+		g := eventOf(r, ev)
+		g.off = key(g.off)
+		got[g.off] = g
+	}
 }
 
 // v6Redefines reports whether data is a V6 trace whose damage in

@@ -640,20 +640,7 @@ func TestOpenZipChecked(t *testing.T) {
 		crc  uint32
 		want error
 	}{{crc, io.EOF}, {crc + 1, zip.ErrChecksum}} {
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		data := tracetest.Deflate(t, trace)
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.nettrace", Method: zip.Deflate, CRC32: c.crc,
-			CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(len(trace))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
-		zw.Close()
-		p := filepath.Join(t.TempDir(), "a.nettrace.zip")
-		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := tracetest.File(t, "a.nettrace.zip", tracetest.Zip(t, "a.nettrace", zip.Deflate, trace, c.crc, uint64(len(trace))))
 		r, err := Open(p)
 		if err != nil {
 			t.Fatal(err)

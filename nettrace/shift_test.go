@@ -94,28 +94,14 @@ func TestShiftSweep(t *testing.T) {
 func checkShift(t *testing.T, data []byte, at, delta int, full []sweepEvent, blocks map[int64]blockRange, order Order, stale bool) int {
 	t.Helper()
 	what := fmt.Sprintf("shift of %+d at %d (%v)", delta, at, order)
-	r, err := NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Errorf("%s: NewReader: %v", what, err)
+	r, got, last := readKeyed(t, what, data, order, func(off int64) int64 {
+		if off >= int64(at) {
+			off -= int64(delta) // where it was in the intact trace
+		}
+		return off
+	})
+	if r == nil {
 		return 0
-	}
-	r.SetOrder(order)
-	got := map[int64]sweepEvent{}
-	var last error
-	for n := 0; ; n++ {
-		ev, err := r.Next()
-		if err != nil {
-			last = err
-			break
-		}
-		if n > len(data) {
-			t.Fatalf("%s: more events than bytes", what)
-		}
-		g := eventOf(r, ev)
-		if g.off >= int64(at) {
-			g.off -= int64(delta) // where it was in the intact trace
-		}
-		got[g.off] = g
 	}
 	var counted int64
 	for _, d := range r.Damage() {

@@ -353,18 +353,9 @@ func TestZipFalseSize(t *testing.T) {
 	log := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
 	crc := crc32.ChecksumIEEE(log)
 	zipOf := func(data []byte, usize uint64) []byte {
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.etl", Method: zip.Deflate, CRC32: crc,
-			CompressedSize64: uint64(len(data)), UncompressedSize64: usize})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
-		zw.Close()
-		return buf.Bytes()
+		return tracetest.Zip(t, "a.etl", zip.Deflate, data, crc, usize)
 	}
-	a := zipOf(tracetest.Deflate(t, log), 30<<20)
+	a := zipOf(log, 30<<20)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	r, err := NewReader(bytes.NewReader(a), WithName("pipe"))
@@ -378,7 +369,7 @@ func TestZipFalseSize(t *testing.T) {
 	}
 
 	// Fewer bytes than the directory says, before the format is known.
-	short := zipOf(tracetest.Deflate(t, log[:40]), uint64(len(log)))
+	short := zipOf(log[:40], uint64(len(log)))
 	if _, err := NewReader(bytes.NewReader(short), WithName("pipe")); err == nil || err.Error() != "pipe: a.etl: the member holds fewer bytes than the archive's directory says: unexpected EOF" {
 		t.Errorf("short member: %v", err)
 	}
@@ -386,7 +377,7 @@ func TestZipFalseSize(t *testing.T) {
 	// A checksum that does not match: every event is read, then the
 	// archive's error ends the trace (no range is known to be damaged).
 	crc++
-	r, err = NewReader(bytes.NewReader(zipOf(tracetest.Deflate(t, log), uint64(len(log)))), WithName("pipe"))
+	r, err = NewReader(bytes.NewReader(zipOf(log, uint64(len(log)))), WithName("pipe"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,20 +398,7 @@ func TestZipFalseSize(t *testing.T) {
 func TestZipNetTraceChecked(t *testing.T) {
 	trace := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
 	zipOf := func(method uint16, crc uint32, usize int, extra []byte) []byte {
-		data := append(bytes.Clone(trace), extra...)
-		if method == zip.Deflate {
-			data = tracetest.Deflate(t, data)
-		}
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.nettrace", Method: method, CRC32: crc,
-			CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(usize)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
-		zw.Close()
-		return buf.Bytes()
+		return tracetest.Zip(t, "a.nettrace", method, append(bytes.Clone(trace), extra...), crc, uint64(usize))
 	}
 	crc := crc32.ChecksumIEEE(trace)
 	tail := []byte{1, 2, 3}

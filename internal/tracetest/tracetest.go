@@ -85,3 +85,38 @@ func Deflate(tb testing.TB, b []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// Zip returns an archive of one member, name, holding data stored or
+// deflated (method), whose headers give the CRC-32 and uncompressed size
+// passed: tests give wrong ones on purpose.
+func Zip(tb testing.TB, name string, method uint16, data []byte, crc uint32, usize uint64) []byte {
+	tb.Helper()
+	raw := data
+	if method == zip.Deflate {
+		raw = Deflate(tb, data)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: method, CRC32: crc,
+		CompressedSize64: uint64(len(raw)), UncompressedSize64: usize})
+	if err == nil {
+		_, err = w.Write(raw)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// File writes data to a temporary file called name and returns its path.
+func File(tb testing.TB, name string, data []byte) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}

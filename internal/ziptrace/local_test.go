@@ -451,20 +451,8 @@ func TestFindDirectoryChecks(t *testing.T) {
 			{"checksum", crc32.ChecksumIEEE(data) ^ 1, len(data), zip.ErrChecksum, fmt.Sprintf("CRC-32 %08x, the archive says %08x: zip: checksum error", crc32.ChecksumIEEE(data), crc32.ChecksumIEEE(data)^1)},
 			{"no checksum", 0, len(data), io.EOF, ""},
 		} {
-			raw := data
-			if method == zip.Deflate {
-				raw = tracetest.Deflate(t, data)
-			}
-			var buf bytes.Buffer
-			zw := zip.NewWriter(&buf)
-			w, err := zw.CreateRaw(&zip.FileHeader{Name: "a.nettrace", Method: method, CRC32: c.crc,
-				CompressedSize64: uint64(len(raw)), UncompressedSize64: uint64(c.usize)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.Write(raw)
-			zw.Close()
-			f, got, readErr, err := readFound(buf.Bytes(), buf.Len(), ".nettrace")
+			a := tracetest.Zip(t, "a.nettrace", method, data, c.crc, uint64(c.usize))
+			f, got, readErr, err := readFound(a, len(a), ".nettrace")
 			name := fmt.Sprintf("%s, method %d", c.name, method)
 			switch {
 			case err != nil || f.Salvaged:
