@@ -135,9 +135,12 @@ func newConfig(name string, opts []Option) *config {
 // compressed bytes does not stop inflating: the output is garbled for a
 // while and what follows comes earlier or later than it was; the format
 // reader skips the garbage as damage and reads on. Damage that stops
-// inflating, and a checksum or size that does not match, end the trace
-// after its events (the error named in the *DamageError, or returned by
-// Next). A path that is not a
+// inflating is read past from the next deflate block that decodes (that
+// block's output is lost, and the copies the next blocks make from it
+// come out wrong: damage, which the format reader skips). The member's
+// checksum and size that do not match, as they cannot after damage, end
+// the trace after its events (the error named in the *DamageError, or
+// returned by Next). A path that is not a
 // regular file (a FIFO, /dev/stdin) is read as a stream, as by NewReader.
 // Close releases the file and removes any temporary copy.
 func Open(name string, opts ...Option) (*Reader, error) {

@@ -11,6 +11,8 @@ import (
 	"hash/crc32"
 	"io"
 	"strings"
+
+	"github.com/clrgo/clrevents/internal/inflate"
 )
 
 // A zip archive ends with its central directory, the list of its members:
@@ -42,7 +44,10 @@ type Found struct {
 // io.EOF once all are read and their checksum (and size, where the
 // archive states it) agree, an error wrapping zip.ErrChecksum or
 // zip.ErrFormat where they do not, and io.ErrUnexpectedEOF where the
-// archive ends inside the member.
+// archive ends inside the member. Where damage stops the inflater, the
+// bytes go on from the next deflate block that decodes (package inflate;
+// the failed block's are lost), and the error at the end names the
+// damage.
 func (f *Found) Open() (io.ReadCloser, error) { return f.open() }
 
 // Find returns the one member of the archive ra (size bytes) whose name
@@ -327,7 +332,7 @@ func (m *localMember) open(ra io.ReaderAt, size int64, inflate func(io.Reader) i
 		end = m.data + m.csize
 	}
 	sec := io.NewSectionReader(ra, m.data, end-m.data)
-	c := &checkedReader{m: m, ra: ra, crc: crc32.NewIEEE()}
+	c := &checkedReader{m: m, ra: ra, crc: crc32.NewIEEE(), end: end}
 	switch m.method {
 	case zip.Store:
 		if m.csize < 0 {
@@ -364,6 +369,13 @@ type checkedReader struct {
 	crc   hash.Hash32
 	n     int64
 	err   error
+	// end is where the member's compressed data ends in the archive (its
+	// end, where the size is not known). rec reads on past damage that
+	// stopped the inflater (inflate.Reader), from the next deflate block
+	// that decodes; stopped is the inflater's error.
+	end     int64
+	rec     *inflate.Reader
+	stopped error
 }
 
 func (c *checkedReader) Read(p []byte) (int, error) {
@@ -374,13 +386,48 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 	c.crc.Write(p[:n])
 	c.n += int64(n)
 	switch {
+	case err == io.EOF && c.rec != nil:
+		err = c.recovered(nil)
 	case err == io.EOF && c.short:
 		err = io.ErrUnexpectedEOF
 	case err == io.EOF:
 		err = c.check()
+	case err != nil && c.rec != nil:
+		err = c.recovered(err)
+	case err != nil && c.fr != nil && !errors.Is(err, io.ErrUnexpectedEOF):
+		// Damage stopped the inflater: read on from the next block that
+		// decodes, after the bytes handed out.
+		c.stopped = err
+		c.rec = inflate.NewReader(c.ra, c.m.data, c.end-c.m.data, c.n)
+		c.r = c.rec
+		err = nil
 	}
 	c.err = err
 	return n, err
+}
+
+// recovered is the error that ends a member read on past damage (err:
+// what ended the reading after it, nil for the end of the data): the
+// damage, then the archive's checks, which it breaks, where the archive
+// gives them.
+func (c *checkedReader) recovered(err error) error {
+	var b strings.Builder
+	b.WriteString("deflate data damaged: ")
+	for i, d := range c.rec.Damage() {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(d.Error())
+	}
+	if len(c.rec.Damage()) == 0 {
+		b.WriteString(c.stopped.Error())
+	}
+	if err == nil {
+		if err = c.check(); err == io.EOF {
+			err = zip.ErrFormat // the sizes are not given: the damage is the error
+		}
+	}
+	return fmt.Errorf("%s: %w", b.String(), err)
 }
 
 // check compares what was read with the sizes and CRC-32 the archive
@@ -388,7 +435,7 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 func (c *checkedReader) check() error {
 	m := c.m
 	want, known := m.crc, m.flags&8 == 0 && !m.noCRC
-	if !known && c.cr != nil {
+	if !known && c.cr != nil && c.rec == nil {
 		var l int64
 		l, want = descriptor(c.ra, m.data+c.cr.n, c.cr.n)
 		known = l > 0
@@ -398,8 +445,8 @@ func (c *checkedReader) check() error {
 		name = ""
 	}
 	switch {
-	case m.dir && m.usize >= 0 && c.n < m.usize:
-		return io.ErrUnexpectedEOF
+	case m.dir && m.usize >= 0 && c.n < m.usize && c.rec == nil:
+		return io.ErrUnexpectedEOF // as archive/zip gives it (read past damage, it is the damage's)
 	case m.usize >= 0 && c.n != m.usize:
 		return fmt.Errorf("%s%d bytes, the archive says %d: %w", name, c.n, m.usize, zip.ErrFormat)
 	case known && c.crc.Sum32() != want:

@@ -3,12 +3,14 @@ package ziptrace
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -463,5 +465,61 @@ func TestFindDirectoryChecks(t *testing.T) {
 				t.Errorf("%s: ended with %v, want %v (%q)", name, readErr, c.is, c.msg)
 			}
 		}
+	}
+}
+
+// TestFindReadsPastStoppedInflate damages a zipped trace's compressed
+// data where the damage stops compress/flate: its member reads on from
+// the next deflate block that decodes (package inflate), through the
+// directory and from a local header alike, with every byte before the
+// damage, and ends with an error that names the damage and breaks the
+// archive's checks.
+func TestFindReadsPastStoppedInflate(t *testing.T) {
+	const path = "../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := tracetest.Bytes(t, path)
+	zr, err := zip.NewReader(bytes.NewReader(whole), int64(len(whole)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := zr.File[0].DataOffset()
+	csize := int(zr.File[0].CompressedSize64)
+	tested := 0
+	for i := 1; i < 40 && tested < 3; i++ {
+		at := int(data) + csize*i/40
+		bad := bytes.Clone(whole)
+		copy(bad[at:], []byte{0xff, 0xff, 0xff, 0xff})
+		stopped, err := io.ReadAll(flate.NewReader(bytes.NewReader(bad[data : int(data)+csize])))
+		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
+			continue // compress/flate reads on past this damage
+		}
+		tested++
+		for _, how := range []string{"directory", "local header"} {
+			a := bad
+			if how == "local header" {
+				a = bad[:int(data)+csize+16] // the directory cut off
+			}
+			f, got, readErr, err := readFound(a, len(a), ".nettrace")
+			what := fmt.Sprintf("damage at %d, %s", at, how)
+			switch {
+			case err != nil:
+				t.Errorf("%s: %v", what, err)
+			case f.Salvaged != (how == "local header"):
+				t.Errorf("%s: salvaged %v", what, f.Salvaged)
+			case len(got) <= len(stopped)+1<<20:
+				t.Errorf("%s: %d bytes, compress/flate %d: did not read on", what, len(got), len(stopped))
+			case !bytes.Equal(got[:len(stopped)/2], plain[:len(stopped)/2]):
+				t.Errorf("%s: the bytes before the damage differ", what)
+			case !strings.Contains(readErr.Error(), "deflate data damaged: the deflate block at byte ") ||
+				!errors.Is(readErr, zip.ErrFormat) && !errors.Is(readErr, zip.ErrChecksum):
+				t.Errorf("%s: ended with %v; want the damage, and the archive's checks broken", what, readErr)
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatal("no damage stopped compress/flate")
 	}
 }
