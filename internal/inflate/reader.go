@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // window is how far back a deflate copy reaches.
@@ -35,7 +36,8 @@ func (d *Damage) Error() string {
 	if d.ResumeIn >= 0 {
 		then = fmt.Sprintf("decoding took up again at the block at byte %d", d.ResumeIn)
 	}
-	return fmt.Sprintf("the deflate block at byte %d failed at byte %d (%v); %s", d.BlockIn, d.FaultIn, d.Err, then)
+	what := strings.TrimPrefix(d.Err.Error(), errCorrupt.Error()+": ")
+	return fmt.Sprintf("the deflate block at byte %d failed at byte %d (%s), %s", d.BlockIn, d.FaultIn, what, then)
 }
 
 func (d *Damage) Unwrap() error { return d.Err }

@@ -412,7 +412,7 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 // gives them.
 func (c *checkedReader) recovered(err error) error {
 	var b strings.Builder
-	b.WriteString("deflate data damaged: ")
+	b.WriteString("the member's compressed data is damaged: ")
 	for i, d := range c.rec.Damage() {
 		if i > 0 {
 			b.WriteString("; ")

@@ -513,7 +513,7 @@ func TestFindReadsPastStoppedInflate(t *testing.T) {
 				t.Errorf("%s: %d bytes, compress/flate %d: did not read on", what, len(got), len(stopped))
 			case !bytes.Equal(got[:len(stopped)/2], plain[:len(stopped)/2]):
 				t.Errorf("%s: the bytes before the damage differ", what)
-			case !strings.Contains(readErr.Error(), "deflate data damaged: the deflate block at byte ") ||
+			case !strings.Contains(readErr.Error(), "the member's compressed data is damaged: the deflate block at byte ") ||
 				!errors.Is(readErr, zip.ErrFormat) && !errors.Is(readErr, zip.ErrChecksum):
 				t.Errorf("%s: ended with %v; want the damage, and the archive's checks broken", what, readErr)
 			}
