@@ -27,9 +27,9 @@ package inflate
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"math/bits"
+	"sync"
 )
 
 // bitReader reads the bits of a deflate stream, least significant first,
@@ -162,20 +162,26 @@ func (h *huffman) build(lengths []uint8, strict bool) bool {
 var errCorrupt = errors.New("damaged deflate data")
 
 var (
-	errNoCode     = corrupt("no Huffman code matches the bits")
-	errType3      = corrupt("block type 3")
-	errStoredLen  = corrupt("a stored block's length and its complement disagree")
-	errCounts     = corrupt("more than 286 literal/length or 30 distance codes")
-	errCLen       = corrupt("the code-length code is not a prefix code")
-	errRepeat0    = corrupt("a repeat of no code length")
-	errRepeatPast = corrupt("code lengths repeat past their count")
-	errNoEOB      = corrupt("the block has no end-of-block code")
-	errCodes      = corrupt("the literal/length or distance code is not a prefix code")
-	errLenSym     = corrupt("length symbol 286 or 287")
-	errDistSym    = corrupt("distance symbol 30 or 31")
+	errNoCode     error = corrupt("no Huffman code matches the bits")
+	errType3      error = corrupt("block type 3")
+	errStoredLen  error = corrupt("a stored block's length and its complement disagree")
+	errCounts     error = corrupt("more than 286 literal/length or 30 distance codes")
+	errCLen       error = corrupt("the code-length code is not a prefix code")
+	errRepeat0    error = corrupt("a repeat of no code length")
+	errRepeatPast error = corrupt("code lengths repeat past their count")
+	errNoEOB      error = corrupt("the block has no end-of-block code")
+	errCodes      error = corrupt("the literal/length or distance code is not a prefix code")
+	errLenSym     error = corrupt("length symbol 286 or 287")
+	errDistSym    error = corrupt("distance symbol 30 or 31")
 )
 
-func corrupt(what string) error { return fmt.Errorf("%w: %s", errCorrupt, what) }
+// corrupt is an error of damaged deflate data (errors.Is errCorrupt),
+// made without code at start-up: every program that reads traces links
+// this package.
+type corrupt string
+
+func (e corrupt) Error() string        { return errCorrupt.Error() + ": " + string(e) }
+func (e corrupt) Is(target error) bool { return target == errCorrupt }
 
 // symbol decodes the next symbol of h.
 func (b *bitReader) symbol(h *huffman) (int, error) {
@@ -207,11 +213,15 @@ var (
 	distExtra = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
 )
 
-// The fixed codes of block type 1. Symbols 286 and 287, and distances 30
-// and 31, have codes but never occur: the decoder rejects them.
-var fixedLit, fixedDist huffman
+// The fixed codes of block type 1, made when first needed. Symbols 286
+// and 287, and distances 30 and 31, have codes but never occur: the
+// decoder rejects them.
+var (
+	fixedLit, fixedDist huffman
+	fixedOnce           sync.Once
+)
 
-func init() {
+func buildFixed() {
 	var l [288]uint8
 	for i := range l {
 		switch {
@@ -272,6 +282,7 @@ func (b *bitReader) readHeader(c *codes, strict bool) (header, error) {
 		h.n = int(n)
 		return h, nil
 	case 1:
+		fixedOnce.Do(buildFixed)
 		h.lit, h.dist = &fixedLit, &fixedDist
 		return h, nil
 	case 3:
