@@ -188,15 +188,6 @@ func TestSearchFindsTheNextBlock(t *testing.T) {
 	}
 }
 
-func contains(s []int64, x int64) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 // TestReadsPastDamage damages the 3.0 trace's member where damage stops
 // compress/flate (four bytes set to 0xff, at places across it): Reader
 // hands out the output of the blocks before the damage, then that of the
