@@ -522,7 +522,8 @@ func (r *Reader) findBack(e *Error, blk []byte, off int64, v6 bool) bool {
 	// The block's last bytes, then the stream's next.
 	from := max(0, len(blk)-searchBack)
 	ahead, _ := r.s.peek(searchWindow)
-	b := append(append(make([]byte, 0, len(blk)-from+len(ahead)), blk[from:]...), ahead...)
+	b := append(append(r.backBuf[:0], blk[from:]...), ahead...)
+	r.backBuf = b[:0]
 	for i := len(blk) - from - 1; i >= 0; i-- {
 		at := off + int64(from+i)
 		var found bool

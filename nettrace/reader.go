@@ -171,7 +171,8 @@ type Reader struct {
 	// again (findPad).
 	phase      int64
 	checkPhase bool
-	damages    int // addDamage calls; mark: their number when the current block began
+	backBuf    []byte // findBack's bytes, kept for the next search
+	damages    int    // addDamage calls; mark: their number when the current block began
 	mark       int
 	lostTo     int // the damage record the sequence numbers' next gaps count in
 	// taintRec: the damage record of the event block whose sequence
