@@ -112,7 +112,10 @@ func (r *Reader) step() {
 	}
 	switch {
 	case r.in.err != nil:
-		r.err = r.in.err // the source failed, not the data
+		// The source failed, not the data: the block's output, decoded
+		// from bits that could not be read, goes.
+		r.out = r.out[:from]
+		r.err = r.in.err
 	case err == io.ErrUnexpectedEOF:
 		r.out = r.out[:from]
 		r.err = err

@@ -372,10 +372,9 @@ type checkedReader struct {
 	// end is where the member's compressed data ends in the archive (its
 	// end, where the size is not known). rec reads on past damage that
 	// stopped the inflater (inflate.Reader), from the next deflate block
-	// that decodes; stopped is the inflater's error.
-	end     int64
-	rec     *inflate.Reader
-	stopped error
+	// that decodes.
+	end int64
+	rec *inflate.Reader
 }
 
 func (c *checkedReader) Read(p []byte) (int, error) {
@@ -397,7 +396,6 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 	case err != nil && c.fr != nil && !errors.Is(err, io.ErrUnexpectedEOF):
 		// Damage stopped the inflater: read on from the next block that
 		// decodes, after the bytes handed out.
-		c.stopped = err
 		c.rec = inflate.NewReader(c.ra, c.m.data, c.end-c.m.data, c.n)
 		c.r = c.rec
 		err = nil
@@ -411,16 +409,23 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 // damage, then the archive's checks, which it breaks, where the archive
 // gives them.
 func (c *checkedReader) recovered(err error) error {
+	ds := c.rec.Damage()
+	if len(ds) == 0 {
+		// Where the inflater stopped, this one found no damage: a
+		// failure to read the archive (err again), or data the other
+		// would not take, checked as any is.
+		if err == nil {
+			err = c.check()
+		}
+		return err
+	}
 	var b strings.Builder
 	b.WriteString("the member's compressed data is damaged: ")
-	for i, d := range c.rec.Damage() {
+	for i, d := range ds {
 		if i > 0 {
 			b.WriteString("; ")
 		}
 		b.WriteString(d.Error())
-	}
-	if len(c.rec.Damage()) == 0 {
-		b.WriteString(c.stopped.Error())
 	}
 	if err == nil {
 		if err = c.check(); err == io.EOF {

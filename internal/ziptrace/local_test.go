@@ -523,3 +523,42 @@ func TestFindReadsPastStoppedInflate(t *testing.T) {
 		t.Fatal("no damage stopped compress/flate")
 	}
 }
+
+// failingAt is an archive whose bytes from off on cannot be read.
+type failingAt struct {
+	ra  io.ReaderAt
+	off int64
+}
+
+var errDisk = errors.New("disk error")
+
+func (f failingAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.off {
+		n, _ := f.ra.ReadAt(p[:max(0, f.off-off)], off)
+		return n, errDisk
+	}
+	return f.ra.ReadAt(p, off)
+}
+
+// TestFindReadFailure: a member whose archive cannot be read part way
+// ends with that error, not with damage: the reader that takes up past
+// damage meets the same failure and finds no damage.
+func TestFindReadFailure(t *testing.T) {
+	trace := content(300_000, 9)
+	a := tracetest.Zip(t, "a.nettrace", zip.Deflate, trace, crc32.ChecksumIEEE(trace), uint64(len(trace)))
+	ra := failingAt{bytes.NewReader(a), int64(len(a)) / 2}
+	f, err := Find(ra, int64(len(a)), "t.zip", ".nettrace")
+	if err != nil {
+		// The directory is past the failure: found from the local header.
+		t.Fatal(err)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if !errors.Is(err, errDisk) || strings.Contains(err.Error(), "damaged") || !bytes.Equal(got, trace[:len(got)]) {
+		t.Errorf("%d bytes, then %v; want the bytes before the failure, then it", len(got), err)
+	}
+}
