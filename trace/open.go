@@ -137,8 +137,8 @@ func newConfig(name string, opts []Option) *config {
 // reader skips the garbage as damage and reads on. Damage that stops
 // inflating is read past from the next deflate block that decodes (that
 // block's output is lost, and the copies the next blocks make from it
-// come out wrong: damage, which the format reader skips). The member's
-// checksum and size that do not match, as they cannot after damage, end
+// come out wrong: damage, which the format reader skips). A checksum or
+// size of the member that does not match (after damage, it cannot) ends
 // the trace after its events (the error named in the *DamageError, or
 // returned by Next). A path that is not a
 // regular file (a FIFO, /dev/stdin) is read as a stream, as by NewReader.
