@@ -71,9 +71,6 @@ func Find(ra io.ReaderAt, size int64, name string, exts ...string) (*Found, erro
 func FindInflate(ra io.ReaderAt, size int64, name string, inflate func(io.Reader) io.ReadCloser, exts ...string) (*Found, error) {
 	zr, dirErr := zip.NewReader(ra, size)
 	if dirErr == nil {
-		if inflate != nil {
-			zr.RegisterDecompressor(zip.Deflate, inflate)
-		}
 		zf, err := Member(zr, name, exts...)
 		if err != nil {
 			return nil, err
