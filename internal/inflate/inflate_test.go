@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 const traceZip = "../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
@@ -34,16 +36,7 @@ func member(t testing.TB) (raw, plain []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, err := f.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	plain, err = io.ReadAll(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw, plain
+	return raw, tracetest.Bytes(t, traceZip)
 }
 
 func deflate(t testing.TB, data []byte, level int, flushEvery int) []byte {

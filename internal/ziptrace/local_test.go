@@ -547,9 +547,10 @@ func TestFindReadFailure(t *testing.T) {
 	trace := content(300_000, 9)
 	a := tracetest.Zip(t, "a.nettrace", zip.Deflate, trace, crc32.ChecksumIEEE(trace), uint64(len(trace)))
 	ra := failingAt{bytes.NewReader(a), int64(len(a)) / 2}
+	// The directory is past the failure: the member is found from its
+	// local header.
 	f, err := Find(ra, int64(len(a)), "t.zip", ".nettrace")
 	if err != nil {
-		// The directory is past the failure: found from the local header.
 		t.Fatal(err)
 	}
 	rc, err := f.Open()
