@@ -1002,26 +1002,36 @@ const (
 // resync finds where reading goes on after the bad buffer header at off:
 // the offset of the next buffer (the end of the file if there is none)
 // and how many buffers the skipped range is taken to hold. In a log whose
-// buffers have all been BufferSize that is the next multiple of it;
-// otherwise the first offset after off where a header passes the checks
-// of candidate. Each byte costs a bounded amount of work, and the search
-// only goes forward.
+// buffers have all been BufferSize that is the next multiple of it, where
+// a header there passes the checks of candidate; otherwise (and where a
+// shift moved the buffers off the multiples: damage a zipped log's
+// inflating absorbed) the first offset after off where one does. Each
+// byte costs a bounded amount of work, and the search only goes forward.
 func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 	if r.stride > 0 {
 		next = (off/r.stride + 1) * r.stride
-		if r.order == TimeOrder && next > r.size {
-			next = r.size
+		// A buffer must begin there, unless the bytes after the damage
+		// are not where they were: a zipped log's inflating decodes on
+		// past damage to its compressed bytes, leaving what follows some
+		// bytes earlier or later. Then the search below finds it.
+		b, err := r.peek(off+1, int(next-off-1)+resyncLookahead)
+		if err != nil {
+			return 0, 0, err
 		}
-		if r.order == FileOrder {
-			// Go there, or to the end of the file if it is nearer.
-			if _, err := r.peekSeq(next, bufferHeaderSize); err != nil {
-				return 0, 0, err
+		if i := int(next - off - 1); i+bufferHeaderSize > len(b) || r.candidate(b[i:]) {
+			if r.order == TimeOrder && next > r.size {
+				next = r.size
 			}
-			next = min(next, r.lookOff)
+			if r.order == FileOrder {
+				// Go there, or to the end of the file if it is nearer.
+				if _, err := r.peekSeq(next, bufferHeaderSize); err != nil {
+					return 0, 0, err
+				}
+				next = min(next, r.lookOff)
+			}
+			return next, int((next - off + r.stride - 1) / r.stride), nil
 		}
-		return next, int((next - off + r.stride - 1) / r.stride), nil
 	}
-	r.resynced = true
 	pos := off + 1
 	for {
 		b, err := r.peek(pos, resyncChunk+resyncLookahead)
@@ -1029,6 +1039,7 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 			return 0, 0, err
 		}
 		if len(b) < bufferHeaderSize {
+			r.resynced = true
 			return pos + int64(len(b)), 1, nil // no header before the end
 		}
 		last := len(b) - resyncLookahead // candidates with the whole look-ahead
@@ -1037,7 +1048,14 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 		}
 		for i := range last {
 			if r.candidate(b[i:]) {
-				return pos + int64(i), 1, nil
+				next := pos + int64(i)
+				if r.stride > 0 && next%r.stride == 0 {
+					// Where buffers are all BufferSize and the one found
+					// is where one should be, the buffers skipped count.
+					return next, int((next - off + r.stride - 1) / r.stride), nil
+				}
+				r.resynced = true
+				return next, 1, nil
 			}
 		}
 		pos += int64(last)
