@@ -64,6 +64,7 @@ type Reader struct {
 	final  bool // the final block has been decoded
 	err    error
 	damage []*Damage
+	budget int // symbols the current search may still decode (skipBlock)
 }
 
 // NewReader returns a Reader of the deflate stream in bytes [off, off+n)
@@ -236,6 +237,7 @@ func (r *Reader) pass(start int64, err error) {
 // are far shorter (a stored one at most 64 KiB), and a search costs a
 // few nanoseconds a bit.
 func (r *Reader) search(from int64) (int64, bool) {
+	r.budget = searchSymbols
 	end := min(r.in.size*8, from+maxSearch*8)
 	for p := from; p < end && r.in.err == nil; p++ {
 		if r.quick(p) && r.candidate(p) {
@@ -301,6 +303,12 @@ func (r *Reader) skipBlock(h header) bool {
 		return true
 	}
 	for n := 0; n <= maxBlock; {
+		// A search decodes at most searchSymbols symbols in all: a
+		// crafted stream whose many false headers each decode a long way
+		// would otherwise make it quadratic.
+		if r.budget--; r.budget < 0 {
+			return false
+		}
 		sym, err := b.symbol(h.lit)
 		switch {
 		case err != nil:
@@ -319,6 +327,11 @@ func (r *Reader) skipBlock(h header) bool {
 	}
 	return false
 }
+
+// searchSymbols bounds the symbols a search decodes: about a second's
+// work, hundreds of times what the blocks of a real stream hold between
+// damage and the next block. (A variable for the tests.)
+var searchSymbols = 64 << 20
 
 // credibleNext reports whether a credible block header is at the bit
 // reader's position: a stored or dynamic one as search wants them, or a
