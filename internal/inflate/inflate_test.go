@@ -281,23 +281,25 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// TestSearchBudget: a search decodes at most searchSymbols symbols in all
-// (the candidates' blocks and the blocks after them), so that a stream of
-// many false headers that each decode a long way cannot make it
-// quadratic. With a budget smaller than a real block, the search from
-// inside the 3.0 member's first block finds nothing; with the default,
-// the next block.
+// TestSearchBudget: a Reader's searches decode at most searchSymbols
+// symbols in all (the candidates' blocks and the blocks after them), so
+// that a stream of many false headers that each decode a long way, or of
+// blocks that fail one after another, cannot make them quadratic. With a
+// budget smaller than a real block, the search from inside the 3.0
+// member's first block finds nothing; with the default, the next block.
 func TestSearchBudget(t *testing.T) {
 	raw, _ := member(t)
 	starts, _ := blockStarts(t, raw)
-	r := NewReader(bytes.NewReader(raw), 0, int64(len(raw)), 0)
 	defer func(n int) { searchSymbols = n }(searchSymbols)
-	searchSymbols = 1000
-	if at, ok := r.search(starts[0] + 1); ok {
-		t.Errorf("with a budget of 1000 symbols the search found bit %d", at)
-	}
-	searchSymbols = 64 << 20
-	if at, ok := r.search(starts[0] + 1); !ok || at != starts[1] {
-		t.Errorf("the search found bit %d (%v), want %d", at, ok, starts[1])
+	for _, c := range []struct {
+		budget int
+		found  bool
+	}{{1000, false}, {64 << 20, true}} {
+		searchSymbols = c.budget
+		r := NewReader(bytes.NewReader(raw), 0, int64(len(raw)), 0)
+		at, ok := r.search(starts[0] + 1)
+		if ok != c.found || ok && at != starts[1] {
+			t.Errorf("budget %d: the search found bit %d (%v), want %d (%v)", c.budget, at, ok, starts[1], c.found)
+		}
 	}
 }

@@ -64,14 +64,14 @@ type Reader struct {
 	final  bool // the final block has been decoded
 	err    error
 	damage []*Damage
-	budget int // symbols the current search may still decode (skipBlock)
+	budget int // symbols the searches may still decode (skipBlock)
 }
 
 // NewReader returns a Reader of the deflate stream in bytes [off, off+n)
 // of ra, which does not hand out the first skip bytes of its output: those
 // an inflater that failed on the stream handed out already.
 func NewReader(ra io.ReaderAt, off, n, skip int64) *Reader {
-	return &Reader{in: bitReader{ra: ra, base: off, size: n}, skip: skip}
+	return &Reader{in: bitReader{ra: ra, base: off, size: n}, skip: skip, budget: searchSymbols}
 }
 
 // Damage returns the damage read past so far.
@@ -237,7 +237,6 @@ func (r *Reader) pass(start int64, err error) {
 // are far shorter (a stored one at most 64 KiB), and a search costs a
 // few nanoseconds a bit.
 func (r *Reader) search(from int64) (int64, bool) {
-	r.budget = searchSymbols
 	end := min(r.in.size*8, from+maxSearch*8)
 	for p := from; p < end && r.in.err == nil; p++ {
 		if r.quick(p) && r.candidate(p) {
@@ -303,9 +302,10 @@ func (r *Reader) skipBlock(h header) bool {
 		return true
 	}
 	for n := 0; n <= maxBlock; {
-		// A search decodes at most searchSymbols symbols in all: a
-		// crafted stream whose many false headers each decode a long way
-		// would otherwise make it quadratic.
+		// The searches decode at most searchSymbols symbols in all: a
+		// crafted stream whose many false headers each decode a long
+		// way, or whose blocks fail one after another, would otherwise
+		// make them quadratic.
 		if r.budget--; r.budget < 0 {
 			return false
 		}
@@ -328,9 +328,10 @@ func (r *Reader) skipBlock(h header) bool {
 	return false
 }
 
-// searchSymbols bounds the symbols a search decodes: about a second's
-// work, hundreds of times what the blocks of a real stream hold between
-// damage and the next block. (A variable for the tests.)
+// searchSymbols bounds the symbols a Reader's searches decode, all
+// together: about a second's work, thousands of times what the blocks of
+// a real stream hold between damage and the next block. After it, what
+// follows the next damage is lost. (A variable for the tests.)
 var searchSymbols = 64 << 20
 
 // credibleNext reports whether a credible block header is at the bit
