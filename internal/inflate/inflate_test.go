@@ -253,7 +253,7 @@ func TestNothingDecodesAfter(t *testing.T) {
 	}
 	out, _, err := readAll(bad, 0)
 	var d *Damage
-	if !errors.As(err, &d) || d.ResumeIn != -1 || !IsCorrupt(err) || !bytes.Equal(out, plain[:len(out)]) || int64(len(out)) != d.Out {
+	if !errors.As(err, &d) || d.ResumeIn != -1 || !errors.Is(err, errCorrupt) || !bytes.Equal(out, plain[:len(out)]) || int64(len(out)) != d.Out {
 		t.Errorf("%d bytes, then %v; want the bytes before the last block, then a *Damage with nothing after", len(out), err)
 	}
 }
@@ -271,7 +271,7 @@ func FuzzReader(f *testing.F) {
 		const most = 256 << 10
 		r := NewReader(bytes.NewReader(in), 0, int64(len(in)), 0)
 		out, err := io.ReadAll(io.LimitReader(r, most))
-		if err != nil && len(r.Damage()) == 0 && err != io.ErrUnexpectedEOF && !IsCorrupt(err) {
+		if err != nil && len(r.Damage()) == 0 && err != io.ErrUnexpectedEOF && !errors.Is(err, errCorrupt) {
 			t.Fatalf("ReadAll: %v", err)
 		}
 		ref, ferr := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(in)), most))

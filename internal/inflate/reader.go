@@ -1,7 +1,6 @@
 package inflate
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -41,10 +40,6 @@ func (d *Damage) Error() string {
 }
 
 func (d *Damage) Unwrap() error { return d.Err }
-
-// IsCorrupt reports whether err is of damaged deflate data, as opposed to
-// a failure to read it.
-func IsCorrupt(err error) bool { return errors.Is(err, errCorrupt) }
 
 // Reader inflates a deflate stream from bytes [off, off+n) of an
 // io.ReaderAt, reading past damage (see the package documentation).
