@@ -1029,7 +1029,7 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 				}
 				next = min(next, r.lookOff)
 			}
-			return next, int((next - off + r.stride - 1) / r.stride), nil
+			return next, r.strided(off, next), nil
 		}
 	}
 	pos := off + 1
@@ -1052,7 +1052,7 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 				if r.stride > 0 && next%r.stride == 0 {
 					// Where buffers are all BufferSize and the one found
 					// is where one should be, the buffers skipped count.
-					return next, int((next - off + r.stride - 1) / r.stride), nil
+					return next, r.strided(off, next), nil
 				}
 				r.resynced = true
 				return next, 1, nil
@@ -1060,6 +1060,12 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 		}
 		pos += int64(last)
 	}
+}
+
+// strided is how many buffers of BufferSize (the stride) the range from
+// the bad header at off to the buffer at next is taken to hold.
+func (r *Reader) strided(off, next int64) int {
+	return int((next - off + r.stride - 1) / r.stride)
 }
 
 // usedSize is the bytes of a buffer that hold events, its header
