@@ -544,7 +544,7 @@ func (r *Reader) findBack(e *Error, blk []byte, off int64, v6 bool) bool {
 	return false
 }
 
-// searchBack bounds how far headerBack looks back into a block: further
+// searchBack bounds how far findBack looks back into a block: further
 // than the bytes a damaged deflate stream gains or loses.
 const searchBack = 4 << 10
 
