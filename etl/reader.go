@@ -174,6 +174,10 @@ type bufInfo struct {
 	size  int // bytes of the buffer present in the file
 	trunc bool
 	want  int64 // the size its header states
+	// cut is where the next buffer begins when a search found it inside
+	// the extent this buffer's header states (bytes were lost from this
+	// one); 0 otherwise. Damage to this buffer ends there.
+	cut int64
 }
 
 // stream is one sequence of buffers read in order: one processor's in
@@ -723,10 +727,14 @@ func (r *Reader) bufferFault(s *stream, start int, err error) error {
 		return nil
 	}
 	s.trunc, s.fault = false, nil
-	d := Damage{Buffer: info.index, Offset: info.off, Length: int64(info.size), Events: -1, Err: fe}
+	size := int64(info.size)
+	if info.cut > 0 {
+		size = min(size, info.cut-info.off)
+	}
+	d := Damage{Buffer: info.index, Offset: info.off, Length: size, Events: -1, Err: fe}
 	if !s.compressed {
-		at := min(int64(start), int64(info.size))
-		d.Offset, d.Length = info.off+at, int64(info.size)-at
+		at := min(int64(start), size)
+		d.Offset, d.Length = info.off+at, size-at
 	}
 	return r.damaged(d)
 }
@@ -757,8 +765,12 @@ func (r *Reader) noteSize(bs int64) {
 // buffer is a stream of its own. A header stating an impossible size is
 // recorded as damage and the next one looked for (resync).
 func (r *Reader) scan(off int64) error {
-	var hb [bufferHeaderSize]byte
+	var hb [resyncLookahead]byte
 	byProc := map[uint16]*stream{}
+	// The buffer before off (its stream and index there), while off is
+	// where its header says it ends: a search for the next header starts
+	// inside it (see resync).
+	prev, pi := r.streams[0], 0 // the first buffer, which ends at off
 	i := 1
 	for off < r.size {
 		left := r.size - off
@@ -768,18 +780,37 @@ func (r *Reader) scan(off int64) error {
 			i++
 			break
 		}
-		if n, err := r.ra.ReadAt(hb[:], r.base+off); n < len(hb) {
+		h := hb[:min(left, resyncLookahead)]
+		if n, err := r.ra.ReadAt(h, r.base+off); n < len(h) {
 			return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: readErr(err)}
 		}
-		bs := int64(le.Uint32(hb[0:]))
-		if err := r.checkSize(bs); err != nil {
-			next, skipped, rerr := r.resync(off)
+		bs := int64(le.Uint32(h[0:]))
+		err := r.checkSize(bs)
+		if err == nil && !r.candidate(h) {
+			if ok, cerr := r.chained(off, bs); cerr != nil {
+				return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: cerr}
+			} else if !ok {
+				err = unchainedErr(off, bs)
+			}
+		}
+		if err != nil {
+			from := off + 1
+			if prev != nil {
+				from = prev.bufs[pi].off + 1
+			}
+			next, skipped, rerr := r.resync(off, from)
 			if rerr != nil {
 				return &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: rerr}
 			}
-			r.addDamage(Damage{Buffer: i, Offset: off, Length: next - off, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
+			if next < off {
+				// The buffer before lost bytes: the next one begins
+				// inside the extent its header states.
+				prev.bufs[pi].cut = next
+			} else {
+				r.addDamage(Damage{Buffer: i, Offset: off, Length: next - off, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
+			}
 			i += skipped
-			off = next
+			off, prev = next, nil
 			continue
 		}
 		r.noteSize(bs)
@@ -787,7 +818,7 @@ func (r *Reader) scan(off int64) error {
 		if bs > left {
 			info.size, info.trunc = int(left), true
 		}
-		proc := procOf(hb[:])
+		proc := procOf(h)
 		s := byProc[proc]
 		if s == nil {
 			s = &stream{proc: proc, prio: 1, need: true}
@@ -795,6 +826,7 @@ func (r *Reader) scan(off int64) error {
 			r.streams = append(r.streams, s)
 		}
 		s.bufs = append(s.bufs, info)
+		prev, pi = s, len(s.bufs)-1
 		off += int64(info.size)
 		i++
 	}
@@ -838,7 +870,7 @@ func (r *Reader) load(s *stream) error {
 func (r *Reader) readSeq(s *stream) error {
 	for !r.eof {
 		off, idx := r.fileOff, r.nbuf
-		h, err := r.peekSeq(off, bufferHeaderSize)
+		h, err := r.peekSeq(off, resyncLookahead)
 		if err != nil {
 			r.eof = true
 			return &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}
@@ -861,20 +893,43 @@ func (r *Reader) readSeq(s *stream) error {
 			break
 		}
 		bs := int64(le.Uint32(h))
-		if err := r.checkSize(bs); err != nil {
+		err = r.checkSize(bs)
+		if err == nil && idx > 0 && !r.candidate(h) {
+			ok, cerr := r.chained(off, bs)
+			if cerr != nil {
+				r.eof = true
+				return &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: cerr}
+			}
+			if !ok {
+				err = unchainedErr(off, bs)
+			}
+		}
+		if err != nil {
 			fe := &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: err}
 			if idx == 0 {
 				r.eof = true
 				fe.Err = fmt.Errorf("%w: not an ETL file?", err)
 				return fe
 			}
-			next, skipped, rerr := r.resync(off)
+			from := off + 1
+			if p := s.info; s.raw != nil && p.off+int64(p.size) == off && len(s.raw) >= p.size {
+				// The search starts inside the buffer before, which
+				// may have lost bytes: its bytes go back in front of
+				// the look-ahead.
+				from = p.off + 1
+				r.unread(from, s.raw[1:p.size])
+			}
+			next, skipped, rerr := r.resync(off, from)
 			if rerr != nil {
 				r.eof = true
 				return &FormatError{Buffer: idx, BufferOffset: off, EventOffset: -1, Err: rerr}
 			}
 			r.nbuf += skipped
 			r.fileOff = next
+			if next < off {
+				r.cutDamage(off, next)
+				continue
+			}
 			if err := r.damaged(Damage{Buffer: idx, Offset: off, Length: next - off, Events: -1, Err: fe}); err != nil {
 				r.eof = true
 				return err
@@ -959,12 +1014,18 @@ func (r *Reader) peekSeq(off int64, n int) ([]byte, error) {
 	if r.lookOff < off {
 		return nil, nil // the file ends before off
 	}
-	if len(r.look) < n && !r.srcEOF {
-		if cap(r.lookBuf) < n {
-			r.lookBuf = make([]byte, n)
+	for len(r.look) < n && !r.srcEOF {
+		// Beyond 4 KiB the look-ahead at most doubles a step, so that a
+		// size read from the log costs at most twice what is there.
+		want := n
+		if n > 4096 {
+			want = min(n, max(4096, 2*len(r.look)))
+		}
+		if cap(r.lookBuf) < want {
+			r.lookBuf = make([]byte, want)
 		}
 		have := copy(r.lookBuf[:cap(r.lookBuf)], r.look)
-		m, err := io.ReadFull(r.src, r.lookBuf[have:n])
+		m, err := io.ReadFull(r.src, r.lookBuf[have:want])
 		r.look = r.lookBuf[:have+m]
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			r.srcEOF = true
@@ -973,6 +1034,61 @@ func (r *Reader) peekSeq(off int64, n int) ([]byte, error) {
 		}
 	}
 	return r.look[:min(n, len(r.look))], nil
+}
+
+// unread puts b, the file's bytes from off, back in front of the
+// look-ahead (FileOrder), so that a search can go over a buffer already
+// read; off+len(b) must be where the look-ahead starts. It is used only
+// after damage, and copies.
+func (r *Reader) unread(off int64, b []byte) {
+	nb := make([]byte, len(b)+len(r.look))
+	copy(nb[copy(nb, b):], r.look)
+	r.lookBuf, r.look, r.lookOff = nb, nb, off
+}
+
+// cutDamage ends at next the damage recorded up to off, where a search
+// found the next buffer at next, inside the buffer before off (FileOrder:
+// that buffer's damage was recorded when reading it stopped).
+func (r *Reader) cutDamage(off, next int64) {
+	if n := len(r.damage); n > 0 {
+		d := &r.damage[n-1]
+		if d.Offset+d.Length == off && d.Offset < next {
+			d.Length = next - d.Offset
+		}
+	}
+}
+
+// chained reports whether a buffer header follows the buffer at off of
+// stated size bs, or the log ends inside it: asked of a header that fails
+// candidate's checks. A buffer of a log not seen here might fail one of
+// them, but a damaged header's size seldom leads to the next header, so a
+// header that is followed by one is taken as it is.
+func (r *Reader) chained(off, bs int64) (bool, error) {
+	var b []byte
+	if r.order == FileOrder {
+		all, err := r.peekSeq(off, int(bs)+resyncLookahead)
+		if err != nil {
+			return false, err
+		}
+		if int64(len(all)) < bs+bufferHeaderSize {
+			return true, nil
+		}
+		b = all[bs:]
+	} else {
+		if off+bs+bufferHeaderSize > r.size {
+			return true, nil
+		}
+		var err error
+		if b, err = r.peek(off+bs, resyncLookahead); err != nil {
+			return false, err
+		}
+	}
+	return r.candidate(b), nil
+}
+
+// unchainedErr says why a header whose size passes is not taken (chained).
+func unchainedErr(off, bs int64) error {
+	return fmt.Errorf("buffer header fails the checks of its fields, and no buffer header follows at %d, where its size %d leads", off+bs, bs)
 }
 
 // peek returns up to n bytes of the file from offset off, fewer at its
@@ -1005,20 +1121,24 @@ const (
 // buffers have all been BufferSize that is the next multiple of it, where
 // a header there passes the checks of candidate; otherwise (and where a
 // shift moved the buffers off the multiples: damage a zipped log's
-// inflating absorbed) the first offset after off where one does. Each
-// byte costs a bounded amount of work, and the search only goes forward.
-func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
+// inflating absorbed) the first offset from from where one does. from is
+// off+1, or the start of the buffer before off when off is where that
+// buffer's header says it ends: a buffer that lost bytes is followed by
+// the next one before that end, and then next < off and skipped is 0.
+// Each byte costs a bounded amount of work, and the search only goes
+// forward from from.
+func (r *Reader) resync(off, from int64) (next int64, skipped int, err error) {
 	if r.stride > 0 {
 		next = (off/r.stride + 1) * r.stride
 		// A buffer must begin there, unless the bytes after the damage
 		// are not where they were: a zipped log's inflating decodes on
 		// past damage to its compressed bytes, leaving what follows some
 		// bytes earlier or later. Then the search below finds it.
-		b, err := r.peek(off+1, int(next-off-1)+resyncLookahead)
+		b, err := r.peek(from, int(next-from)+resyncLookahead)
 		if err != nil {
 			return 0, 0, err
 		}
-		if i := int(next - off - 1); i+bufferHeaderSize > len(b) || r.candidate(b[i:]) {
+		if i := int(next - from); i+bufferHeaderSize > len(b) || r.candidate(b[i:]) {
 			if r.order == TimeOrder && next > r.size {
 				next = r.size
 			}
@@ -1032,7 +1152,7 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 			return next, r.strided(off, next), nil
 		}
 	}
-	pos := off + 1
+	pos := from
 	for {
 		b, err := r.peek(pos, resyncChunk+resyncLookahead)
 		if err != nil {
@@ -1040,7 +1160,7 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 		}
 		if len(b) < bufferHeaderSize {
 			r.resynced = true
-			return pos + int64(len(b)), 1, nil // no header before the end
+			return max(off, pos+int64(len(b))), 1, nil // no header before the end
 		}
 		last := len(b) - resyncLookahead // candidates with the whole look-ahead
 		if len(b) < resyncChunk+resyncLookahead {
@@ -1049,12 +1169,15 @@ func (r *Reader) resync(off int64) (next int64, skipped int, err error) {
 		for i := range last {
 			if r.candidate(b[i:]) {
 				next := pos + int64(i)
-				if r.stride > 0 && next%r.stride == 0 {
+				if next > off && r.stride > 0 && next%r.stride == 0 {
 					// Where buffers are all BufferSize and the one found
 					// is where one should be, the buffers skipped count.
 					return next, r.strided(off, next), nil
 				}
 				r.resynced = true
+				if next < off {
+					return next, 0, nil // inside the buffer before off
+				}
 				return next, 1, nil
 			}
 		}

@@ -14,21 +14,35 @@ import (
 // all have its BufferSize was searched only at multiples of it after
 // damage, which a shift leaves between buffers: every buffer after it was
 // lost. Now the multiple must hold a credible header, else the search
-// looks at every byte. Read each way, every event from the second buffer
-// after the shifted one on comes out. The first can be lost with it:
-// where bytes were taken out, its header begins inside the damaged
-// buffer's bytes, behind where the search starts; where zeros were put
-// in, the bytes at its old place can pass for a header's size, and a
-// buffer of garbage is read there.
+// looks at every byte. Read each way, every event from the buffer after
+// the shifted one on comes out. That buffer used to be lost too: where
+// bytes were taken out its header begins inside the damaged buffer's
+// bytes, behind where the search started (it now starts inside that
+// buffer), and where zeros were put in, the bytes at its old place passed
+// for a header's size, and a buffer of garbage was read there (a header
+// that fails the search's checks is now taken only when its size leads to
+// another header: TestUnknownHeaderChained).
 func TestShiftSweep(t *testing.T) {
 	for _, l := range damageTraces(t) {
 		t.Run(l.name, func(t *testing.T) {
 			var report []string
 			step := max(1, len(l.bufs)/8)
+			bis := []int{0} // the first buffer: after the log header's event, which reading needs
 			for bi := 1; bi+2 < len(l.bufs); bi += step {
+				bis = append(bis, bi)
+			}
+			for _, bi := range bis {
 				b := l.bufs[bi]
 				// Inside the buffer's events (compressed: its data).
-				at := b.off + bufferHeaderSize + (min(b.saved, b.end-b.off)-bufferHeaderSize)/2
+				start, end := b.off+bufferHeaderSize, b.off+min(b.saved, b.end-b.off)
+				if bi == 0 {
+					start = l.hdrEnd
+				}
+				if end-start < 16 {
+					t.Logf("buffer %d: no events to shift after the log header's", bi)
+					continue
+				}
+				at := start + (end-start)/2
 				for _, delta := range []int{-3, -1, 2, 40} {
 					bad := slices.Clone(l.data[:at])
 					if delta < 0 {
@@ -37,7 +51,7 @@ func TestShiftSweep(t *testing.T) {
 						bad = append(bad, make([]byte, delta)...)
 						bad = append(bad, l.data[at:]...)
 					}
-					from := bi + 2 // the first buffer that must come out whole
+					from := bi + 1 // the first buffer that must come out whole
 					names, open := damageReaders(t, bad)
 					for i, o := range open {
 						what := fmt.Sprintf("%s: shift of %+d at %d (buffer %d), %s", l.name, delta, at, bi, names[i])
@@ -76,5 +90,35 @@ func TestShiftSweep(t *testing.T) {
 			}
 			t.Logf("%d events intact; read: %s", len(l.events), strings.Join(report, " "))
 		})
+	}
+}
+
+// TestUnknownHeaderChained reads logs in which one buffer's header has a
+// flag bit no log here sets and a buffer type beyond the known ones, as a
+// future writer might: the header fails the checks a search makes, but its
+// size leads to the next buffer's header, so it is read as it is, every
+// event of it included, each way.
+func TestUnknownHeaderChained(t *testing.T) {
+	for _, l := range damageTraces(t) {
+		for _, bi := range []int{1, len(l.bufs) / 2, len(l.bufs) - 2} {
+			b := l.bufs[bi]
+			odd := slices.Clone(l.data)
+			le.PutUint16(odd[b.off+52:], le.Uint16(odd[b.off+52:])|0x100)
+			le.PutUint16(odd[b.off+54:], BufferTypeDbgInfo+1)
+			r := mustFileOrder(t, odd)
+			if r.candidate(odd[b.off:]) {
+				t.Fatalf("%s: buffer %d's changed header still passes the search's checks", l.name, bi)
+			}
+			names, open := damageReaders(t, odd)
+			for i, o := range open {
+				r, done := o()
+				got := readAll(t, r)
+				done()
+				if len(got) != len(l.events) || len(r.Damage()) > 0 {
+					t.Errorf("%s: buffer %d's header with flag 0x100 and type %d, %s: %d of %d events, damage %v",
+						l.name, bi, BufferTypeDbgInfo+1, names[i], len(got), len(l.events), r.Damage())
+				}
+			}
+		}
 	}
 }
