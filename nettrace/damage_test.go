@@ -621,3 +621,72 @@ func TestDamageThenStopped(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockTimeRange writes a V6 trace whose first event block's header
+// states a time range, and reads it each way: an event outside the range
+// the header states is damage, with the rest of its block (the headers
+// after it are deltas from it), while the events before it and the next
+// block's come out; a header that states no range (zeros, or the least
+// above the greatest) is not checked.
+func TestBlockTimeRange(t *testing.T) {
+	build := func(compress bool, times *[2]int64) []byte {
+		w := newV6Writer(8, 0)
+		w.threads(wThread{index: 1, tid: 7})
+		w.metadata(wMeta{id: 1, provider: "P", eventID: 1})
+		w.times = times
+		w.events(compress,
+			wEvent{meta: 1, thread: 1, capThread: 1, seq: 1, ts: 1000, payload: []byte{1}},
+			wEvent{meta: 1, thread: 1, capThread: 1, seq: 2, ts: 2000, payload: []byte{2}},
+			wEvent{meta: 1, thread: 1, capThread: 1, seq: 3, ts: 3000, payload: []byte{3}},
+			wEvent{meta: 1, thread: 1, capThread: 1, seq: 4, ts: 3100, payload: []byte{4}})
+		w.events(compress,
+			wEvent{meta: 1, thread: 1, capThread: 1, seq: 5, ts: 4000, payload: []byte{5}},
+			wEvent{meta: 1, thread: 1, capThread: 1, seq: 6, ts: 5000, payload: []byte{6}})
+		return w.end()
+	}
+	cases := []struct {
+		name  string
+		times *[2]int64
+		want  []int64 // timestamps read
+		err   string  // in the damage, "" for none
+	}{
+		{"as written", nil, []int64{1000, 2000, 3000, 3100, 4000, 5000}, ""},
+		{"narrower", &[2]int64{1000, 2500}, []int64{1000, 2000, 4000, 5000}, "timestamp 3000 is outside the block's range [1000, 2500]"},
+		{"above", &[2]int64{1500, 3100}, []int64{4000, 5000}, "timestamp 1000 is outside the block's range [1500, 3100]"},
+		{"none", &[2]int64{0, 0}, []int64{1000, 2000, 3000, 3100, 4000, 5000}, ""},
+		{"inverted", &[2]int64{3100, 1000}, []int64{1000, 2000, 3000, 3100, 4000, 5000}, ""},
+	}
+	for _, c := range cases {
+		for _, compress := range []bool{true, false} {
+			data := build(compress, c.times)
+			for _, order := range []Order{FileOrder, TimeOrder} {
+				what := fmt.Sprintf("%s, compressed %v, %v", c.name, compress, order)
+				r, err := NewReader(bytes.NewReader(data))
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				r.SetOrder(order)
+				var got []int64
+				var end error
+				for {
+					ev, err := r.Next()
+					if err != nil {
+						end = err
+						break
+					}
+					got = append(got, ev.Timestamp)
+				}
+				if !slices.Equal(got, c.want) {
+					t.Errorf("%s: read %v, want %v", what, got, c.want)
+				}
+				d := r.Damage()
+				switch {
+				case c.err == "" && (end != io.EOF || len(d) > 0):
+					t.Errorf("%s: ended with %v, damage %v", what, end, d)
+				case c.err != "" && (len(d) != 1 || d[0].Block != "EventBlock" || !strings.Contains(d[0].Err.Error(), c.err) || !errors.Is(end, ErrDamaged)):
+					t.Errorf("%s: ended with %v, damage %+v; want one EventBlock record saying %q", what, end, d, c.err)
+				}
+			}
+		}
+	}
+}

@@ -141,7 +141,11 @@
 // instead, with its *Error.
 //
 //   - Inside a block, a record that does not parse loses the rest of its
-//     block; the events before it in the block are delivered. A metadata
+//     block; the events before it in the block are delivered. So does, in
+//     a V4+ event block, an event whose timestamp falls outside the range
+//     its block's header states (the format's MinTimestamp and
+//     MaxTimestamp; a header that states none, zeros, is not checked):
+//     the headers after it are deltas from it. A metadata
 //     record or V6 metadata row that does not parse loses only itself, and
 //     events whose metadata, thread or label list is not defined (lost, or
 //     never there) are skipped one by one and counted, in one Damage per
@@ -192,6 +196,11 @@
 //     still make the count too high (never more events than a record's
 //     bytes could hold, two bytes an event) or too low; where the damage
 //     is not found at all, its gaps are drops.
+//
+// Damaged bytes that still parse come out as events: no check of the
+// format tells a real event's header followed by a garbled payload from
+// the real event, and garbage can pass every check. Damage that garbles a
+// zipped trace's deflate data does both for a while before a check fails.
 //
 // A V6 trace whose damage destroys both a sequence point that flushes the
 // metadata and the metadata block that defines its IDs anew gives the

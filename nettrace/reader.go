@@ -130,6 +130,12 @@ type Reader struct {
 	blkName   string // for errors
 	pos       int    // next event in blk
 	inEvents  bool
+	// The range the events of the current V4+ event block must fall in,
+	// from its header's MinTimestamp and MaxTimestamp: tsLo and the span
+	// above it, held complemented (tsSpanNot), so that zeros, as a new
+	// Reader has them, are no limit: a block that states none.
+	tsLo      int64
+	tsSpanNot uint64
 
 	// TimeOrder (see sorted.go).
 	order      Order
@@ -613,8 +619,8 @@ func (r *Reader) Next() (*Event, error) {
 	// a compressed header with room for the longest one left in the block.
 	if start := r.pos; r.compress && r.inEvents && r.err == nil {
 		if p, ok := r.fastHeader(start); ok {
-			if r.payloadPast(p) {
-				return r.rawFailed(r.payloadPastBlock(start, p))
+			if r.badFast(p) {
+				return r.rawFailed(r.badFastErr(start, p))
 			}
 			r.pos = p + int(r.hdr.payloadSize)
 			if ok, err := r.fillEvent(start, p, nil); err != nil {
@@ -982,8 +988,11 @@ func (r *Reader) handleBlock(kind int) error {
 	case kindEvent:
 		if r.ver == 3 {
 			r.pos, r.compress = 0, false
+			r.tsLo, r.tsSpanNot = 0, 0
 		} else if err := r.eventBlockHeader(); err != nil {
 			return err
+		} else {
+			r.blockTimes()
 		}
 		r.hdr = evHeader{}
 		r.inEvents = true
@@ -1018,7 +1027,36 @@ func (r *Reader) eventBlockHeader() error {
 	}
 	r.pos = hs
 	r.compress = flags&1 != 0
+	r.tsLo, r.tsSpanNot = 0, 0
 	return nil
+}
+
+// blockTimes takes the range its events' timestamps must fall in from an
+// event block's header (eventBlockHeader read): the format says the header
+// holds the least and the greatest. A block whose header states none (both
+// zero, or the least above the greatest) is not checked. Damage that
+// garbles a block's events (a zipped trace whose deflate data decoded on
+// past damage) seldom leaves their timestamps in the range, so the check
+// stops most of what would otherwise come out as events made of garbage.
+func (r *Reader) blockTimes() {
+	if int(binary.LittleEndian.Uint16(r.blk)) < 20 {
+		return
+	}
+	lo := int64(binary.LittleEndian.Uint64(r.blk[4:]))
+	hi := int64(binary.LittleEndian.Uint64(r.blk[12:]))
+	if lo == 0 && hi == 0 || lo > hi {
+		return
+	}
+	r.tsLo, r.tsSpanNot = lo, ^uint64(hi-lo)
+}
+
+// outOfBlock reports whether the timestamp of the header just decoded
+// falls outside the block's range (blockTimes); outOfBlockErr is the error.
+func (r *Reader) outOfBlock() bool { return uint64(r.hdr.ts-r.tsLo) > ^r.tsSpanNot }
+
+func (r *Reader) outOfBlockErr(start int) error {
+	hi := r.tsLo + int64(^r.tsSpanNot)
+	return r.hdrErr(start, "timestamp %d is outside the block's range [%d, %d] that its header states", r.hdr.ts, r.tsLo, hi)
 }
 
 // readHeader decodes the event header at r.pos into r.hdr and returns where
@@ -1091,16 +1129,22 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		if int64(h.payloadSize) > total-int64(hs) || total > int64(rem) {
 			return 0, 0, nil, r.hdrErr(start, "event size %d / payload size %d out of range (%d bytes left in the block)", total-4, h.payloadSize, rem)
 		}
+		if r.outOfBlock() {
+			return 0, 0, nil, r.outOfBlockErr(start)
+		}
 		return start + hs, start + int(total), nil, nil
 	}
 	// Compressed header.
 	if p, ok := r.fastHeader(start); ok {
-		if r.payloadPast(p) {
-			return 0, 0, nil, r.payloadPastBlock(start, p)
+		if r.badFast(p) {
+			return 0, 0, nil, r.badFastErr(start, p)
 		}
 		return p, p + int(h.payloadSize), nil, nil
 	}
 	payload, end, err = r.compressedHeader(start)
+	if err == nil && r.outOfBlock() {
+		err = r.outOfBlockErr(start)
+	}
 	return payload, end, nil, err
 }
 
@@ -1115,11 +1159,18 @@ func (r *Reader) fastHeader(start int) (p int, ok bool) {
 	return p + start, ok
 }
 
-// payloadPast reports whether the payload of the header just decoded,
-// from p, runs past the block (payloadPastBlock is the error).
-func (r *Reader) payloadPast(p int) bool { return int64(r.hdr.payloadSize) > int64(len(r.blk)-p) }
+// badFast reports whether the header just decoded by fastHeader, whose
+// payload starts at p, cannot be taken: its payload runs past the block,
+// or its timestamp falls outside the block's range (outOfBlock).
+// badFastErr is the error.
+func (r *Reader) badFast(p int) bool {
+	return int64(r.hdr.payloadSize) > int64(len(r.blk)-p) || r.outOfBlock()
+}
 
-func (r *Reader) payloadPastBlock(start, p int) error {
+func (r *Reader) badFastErr(start, p int) error {
+	if r.outOfBlock() {
+		return r.outOfBlockErr(start)
+	}
 	return r.hdrErr(start, "payload size %d exceeds the block (%d bytes left)", r.hdr.payloadSize, len(r.blk)-p)
 }
 

@@ -634,8 +634,8 @@ func (r *Reader) holdRecord() error {
 	ok := false
 	if r.compress {
 		if p, ok = r.fastHeader(start); ok {
-			if r.payloadPast(p) {
-				return r.payloadPastBlock(start, p)
+			if r.badFast(p) {
+				return r.badFastErr(start, p)
 			}
 			r.pos = p + int(r.hdr.payloadSize)
 		}

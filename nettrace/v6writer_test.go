@@ -13,6 +13,9 @@ import (
 type v6Writer struct {
 	buf bytes.Buffer
 	ptr int
+	// times, where set, is the range the next event block's header
+	// states instead of its events' least and greatest timestamps.
+	times *[2]int64
 }
 
 type kv struct{ k, v string }
@@ -232,6 +235,10 @@ func (w *v6Writer) events(compress bool, evs ...wEvent) {
 	}
 	for _, e := range evs {
 		minTS, maxTS = min(minTS, e.ts), max(maxTS, e.ts)
+	}
+	if w.times != nil {
+		minTS, maxTS = w.times[0], w.times[1]
+		w.times = nil
 	}
 	b := binary.LittleEndian.AppendUint16(nil, 24) // header size, with 4 reserved bytes
 	flags := uint16(0)
