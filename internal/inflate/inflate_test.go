@@ -303,3 +303,63 @@ func TestSearchBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickKeepsHeaders: quick, the search's first look at a bit, never
+// rules out a position whose stored or dynamic header reads (its length
+// and complement agree; its counts are in range and its code-length code
+// is complete), at every bit of the 3.0 member and of random bytes, and
+// it rules out most of the random ones.
+func TestQuickKeepsHeaders(t *testing.T) {
+	raw, _ := member(t)
+	rnd := make([]byte, 256<<10)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range rnd {
+		rnd[i] = byte(rng.Uint32())
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+	}{{"member", raw[:min(len(raw), 256<<10)]}, {"random", rnd}} {
+		r := NewReader(bytes.NewReader(c.data), 0, int64(len(c.data)), 0)
+		kraftOnce.Do(buildKraft)
+		passed, headers := 0, 0
+		for p := int64(0); p < int64(len(c.data))*8-64; p++ {
+			q := quick(r.in.load(p>>3), uint(p&7))
+			if q {
+				passed++
+			}
+			r.in.pos = p
+			h, err := r.in.readHeader(&r.sc, true)
+			if err != nil || h.kind == 1 {
+				continue
+			}
+			headers++
+			if !q {
+				t.Fatalf("%s: bit %d: a %d header reads, but quick rules it out", c.name, p, h.kind)
+			}
+		}
+		t.Logf("%s: %d bits, quick passed %d, headers that read %d", c.name, len(c.data)*8, passed, headers)
+		if c.name == "random" && passed > len(c.data)*8/50 {
+			t.Errorf("random: quick passed %d of %d bits", passed, len(c.data)*8)
+		}
+	}
+}
+
+// BenchmarkSearch reads 1 MiB of random bytes: the first block fails at
+// once and the search for a next one tries every bit to the end, finding
+// none. That is a search's whole cost where damage leaves nothing to find.
+func BenchmarkSearch(b *testing.B) {
+	in := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range in {
+		in[i] = byte(rng.Uint32())
+	}
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(in), 0, int64(len(in)), 0)
+		if n, _ := io.Copy(io.Discard, r); n != 0 || len(r.Damage()) != 1 {
+			b.Fatalf("%d bytes out of random input, damage %v", n, r.Damage())
+		}
+	}
+}

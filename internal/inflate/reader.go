@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 )
 
 // window is how far back a deflate copy reaches.
@@ -229,13 +230,24 @@ func (r *Reader) pass(start int64, err error) {
 // stream's end. (A fixed-code block is not taken: almost any bits decode
 // as one.)
 // The search gives up after maxSearch bytes with no block: real blocks
-// are far shorter (a stored one at most 64 KiB), and a search costs a
-// few nanoseconds a bit.
+// are far shorter (a stored one at most 64 KiB). Over bytes that hold no
+// block a search costs about 130 ms a MiB here (BenchmarkSearch), so
+// 2 s at most; what it decodes of false candidates is bounded apart
+// (searchSymbols).
 func (r *Reader) search(from int64) (int64, bool) {
+	kraftOnce.Do(buildKraft)
 	end := min(r.in.size*8, from+maxSearch*8)
-	for p := from; p < end && r.in.err == nil; p++ {
-		if r.quick(p) && r.candidate(p) {
-			return p, true
+	// One word for the eight bits of a byte.
+	for i := from >> 3; i*8 < end && r.in.err == nil; i++ {
+		w := r.in.load(i)
+		for k := uint(max(from-i*8, 0)); k < 8; k++ {
+			p := i*8 + int64(k)
+			if p >= end {
+				break
+			}
+			if quick(w, k) && r.candidate(p) {
+				return p, true
+			}
 		}
 	}
 	return 0, false
@@ -243,33 +255,54 @@ func (r *Reader) search(from int64) (int64, bool) {
 
 const maxSearch = 16 << 20
 
-// quick rules out most bit positions the search tries from one word of
-// the stream: a header of type 1 or 3, a dynamic header whose code counts
-// are out of range, or whose code-length code (as far as the word holds
-// it: 13 of up to 19 lengths) is over-subscribed or, all there, not
-// complete.
-func (r *Reader) quick(p int64) bool {
-	w := r.in.load(p>>3) >> (p & 7) // 57 bits at least
-	switch w >> 1 & 3 {
+// quick rules out most bit positions the search tries from a word or
+// two of the stream: a header of type 1 or 3; a stored header whose length
+// and complement, at the next byte, disagree; a dynamic header whose code
+// counts are out of range, or whose code-length code (as far as the word
+// holds it: 13 of up to 19 lengths) is over-subscribed or, all there, not
+// complete. It runs at every bit of a search, so it has no loop: the code
+// lengths' Kraft sum is four lookups in kraftTab.
+//
+// w holds the stream from the byte that bit k of it begins the header.
+func quick(w uint64, k uint) bool {
+	switch w >> (k + 1) & 3 {
 	case 0:
-		return true // stored: readHeader compares its length and complement
+		// The length and its complement start at the byte after the
+		// header's 3 bits.
+		s := w >> ((k + 3 + 7) >> 3 * 8)
+		return uint16(s) == ^uint16(s>>16)
 	case 1, 3:
 		return false
 	}
-	v := w >> 3
-	nlit, ndist, nclen := int(v&31)+257, int(v>>5&31)+1, int(v>>10&15)+4
-	if nlit > 286 || ndist > 30 {
+	v := w >> (k + 3) // 54 bits at least
+	if v&31 > 286-257 || v>>5&31 > 30-1 {
 		return false
 	}
+	nclen := int(v>>10&15) + 4
 	v >>= 14
-	kraft := 0
-	for range min(nclen, 13) {
-		if x := v & 7; x != 0 {
-			kraft += 1 << (7 - x)
-		}
-		v >>= 3
-	}
+	v &= 1<<(3*min(nclen, 13)) - 1
+	kraft := int(kraftTab[v&0xfff]) + int(kraftTab[v>>12&0xfff]) + int(kraftTab[v>>24&0xfff]) + int(kraftTab[v>>36])
 	return kraft == 128 || kraft < 128 && nclen > 13
+}
+
+// kraftTab holds, for four 3-bit code lengths, their share of a complete
+// 7-bit code (2^(7-len) each, 0 for an unused length); search builds it
+// on first use.
+var (
+	kraftTab  [1 << 12]uint16
+	kraftOnce sync.Once
+)
+
+func buildKraft() {
+	for x := range kraftTab {
+		k := 0
+		for i := 0; i < 4; i++ {
+			if l := x >> (3 * i) & 7; l != 0 {
+				k += 1 << (7 - l)
+			}
+		}
+		kraftTab[x] = uint16(k)
+	}
 }
 
 func (r *Reader) candidate(p int64) bool {
