@@ -282,6 +282,13 @@ func TestCutZip(t *testing.T) {
 // returns its events' offsets and the error that ended it.
 func readZipOffsets(t *testing.T, b []byte, how string, order Order) ([]int64, error) {
 	t.Helper()
+	return readZip(t, b, how, order, (*Event).Offset)
+}
+
+// readZip reads the zip archive b through a file or a pipe and returns
+// what key makes of each event and the error that ended it.
+func readZip[K any](t *testing.T, b []byte, how string, order Order, key func(*Event) K) ([]K, error) {
+	t.Helper()
 	var r *Reader
 	var err error
 	if how == "file" {
@@ -297,13 +304,13 @@ func readZipOffsets(t *testing.T, b []byte, how string, order Order) ([]int64, e
 		t.Fatalf("%s: %v", how, err)
 	}
 	defer r.Close()
-	var out []int64
+	var out []K
 	for {
 		e, err := r.Next()
 		if err != nil {
 			return out, err
 		}
-		out = append(out, e.Offset())
+		out = append(out, key(e))
 	}
 }
 
@@ -458,7 +465,7 @@ func TestZipNetTraceChecked(t *testing.T) {
 func TestCorruptZipSweep(t *testing.T) {
 	const path = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
 	whole := mustRead(t, path)
-	intact, _ := readZipKeys(t, whole)
+	intact, _ := readZip(t, whole, "file", FileOrder, keyOf)
 	in := make(map[eventKey]bool, len(intact))
 	for _, k := range intact {
 		in[k] = true
@@ -489,7 +496,7 @@ func TestCorruptZipSweep(t *testing.T) {
 			case "rand16":
 				copy(bad[at:], []byte("\x8b\x1f\x02\xe7\x55\xc3\x90\x3a\x6d\xf1\x0e\xb4\x27\x99\xd0\x48"))
 			}
-			got, end := readZipKeys(t, bad)
+			got, end := readZip(t, bad, "file", FileOrder, keyOf)
 			var de *DamageError
 			if !errors.As(end, &de) && !errors.Is(end, zip.ErrChecksum) && !errors.Is(end, zip.ErrFormat) && end != io.EOF {
 				t.Errorf("%s at %d: %d events, then %v (%T)", kind, at, len(got), end, end)
@@ -523,27 +530,9 @@ type eventKey struct {
 	payload uint64 // FNV-1a
 }
 
-// readZipKeys reads a zipped trace from a file in file order and returns
-// its events' keys and the error that ended it.
-func readZipKeys(t *testing.T, b []byte) ([]eventKey, error) {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "damaged.zip")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(p, WithOrder(FileOrder))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var out []eventKey
-	for {
-		e, err := r.Next()
-		if err != nil {
-			return out, err
-		}
-		h := fnv.New64a()
-		h.Write(e.Payload())
-		out = append(out, eventKey{e.Timestamp(), e.ThreadID(), e.ID(), h.Sum64()})
-	}
+// keyOf is what TestCorruptZipSweep compares an event by.
+func keyOf(e *Event) eventKey {
+	h := fnv.New64a()
+	h.Write(e.Payload())
+	return eventKey{e.Timestamp(), e.ThreadID(), e.ID(), h.Sum64()}
 }
