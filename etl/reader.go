@@ -806,6 +806,9 @@ func (r *Reader) scan(off int64) error {
 				// The buffer before lost bytes: the next one begins
 				// inside the extent its header states.
 				prev.bufs[pi].cut = next
+				if prev == r.streams[0] {
+					prev.info.cut = next // the first buffer is read already
+				}
 			} else {
 				r.addDamage(Damage{Buffer: i, Offset: off, Length: next - off, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
 			}
