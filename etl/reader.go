@@ -1061,32 +1061,55 @@ func (r *Reader) cutDamage(off, next int64) {
 	}
 }
 
-// chained reports whether a buffer header follows the buffer at off of
-// stated size bs, or the log ends inside it: asked of a header that fails
-// candidate's checks. A buffer of a log not seen here might fail one of
-// them, but a damaged header's size seldom leads to the next header, so a
-// header that is followed by one is taken as it is.
+// chained reports whether the buffer at off, of stated size bs, is
+// followed where its size leads by a header that passes candidate's
+// checks, or by one whose sizes the log allows (sized) that is itself
+// followed by another such, or whether the log ends first: asked of a
+// header that fails candidate's checks. A log not seen here might fail
+// one of them in every buffer (a flag or type these checks do not know),
+// and its headers still lead one to the next; a damaged header's size
+// seldom leads to a header, let alone to two.
 func (r *Reader) chained(off, bs int64) (bool, error) {
-	var b []byte
-	if r.order == FileOrder {
-		all, err := r.peekSeq(off, int(bs)+resyncLookahead)
-		if err != nil {
-			return false, err
-		}
-		if int64(len(all)) < bs+bufferHeaderSize {
-			return true, nil
-		}
-		b = all[bs:]
-	} else {
-		if off+bs+bufferHeaderSize > r.size {
-			return true, nil
-		}
-		var err error
-		if b, err = r.peek(off+bs, resyncLookahead); err != nil {
-			return false, err
-		}
+	b, err := r.ahead(off, bs)
+	if b == nil || err != nil {
+		return err == nil, err
 	}
-	return r.candidate(b), nil
+	if r.candidate(b) {
+		return true, nil
+	}
+	if !r.sized(b) {
+		return false, nil
+	}
+	b, err = r.ahead(off, bs+int64(le.Uint32(b)))
+	if b == nil || err != nil {
+		return err == nil, err
+	}
+	return r.sized(b), nil
+}
+
+// ahead returns resyncLookahead bytes (fewer at the end) of the log from
+// off+n, where off is where FileOrder's look-ahead starts, or nil when
+// the log ends before a buffer header's bytes there.
+func (r *Reader) ahead(off, n int64) ([]byte, error) {
+	if r.order == FileOrder {
+		all, err := r.peekSeq(off, int(n)+resyncLookahead)
+		if err != nil || int64(len(all)) < n+bufferHeaderSize {
+			return nil, err
+		}
+		return all[n:], nil
+	}
+	if off+n+bufferHeaderSize > r.size {
+		return nil, nil
+	}
+	return r.peek(off+n, resyncLookahead)
+}
+
+// sized reports whether b, at least a buffer header's bytes, states a
+// size and a used size this log allows (the first of candidate's checks).
+func (r *Reader) sized(b []byte) bool {
+	size, saved := int64(le.Uint32(b)), usedSize(b)
+	return r.checkSize(size) == nil && saved >= bufferHeaderSize && saved <= int64(r.usedLimit) &&
+		(saved <= size || le.Uint16(b[52:])&BufferFlagCompressed != 0)
 }
 
 // unchainedErr says why a header whose size passes is not taken (chained).

@@ -118,16 +118,27 @@ func TestShiftSweep(t *testing.T) {
 // future writer might: the header fails the checks a search makes, but its
 // size leads to the next buffer's header, so it is read as it is, every
 // event of it included, each way.
+//
+// The same with every buffer's header changed but the first's (which holds
+// the log header): no header passes the checks then, but each leads to the
+// next by its size.
 func TestUnknownHeaderChained(t *testing.T) {
 	for _, l := range damageTraces(t) {
-		for _, bi := range []int{1, len(l.bufs) / 2, len(l.bufs) - 2} {
-			b := l.bufs[bi]
+		for _, bi := range []int{1, len(l.bufs) / 2, len(l.bufs) - 2, -1} {
 			odd := slices.Clone(l.data)
-			le.PutUint16(odd[b.off+52:], le.Uint16(odd[b.off+52:])|0x100)
-			le.PutUint16(odd[b.off+54:], BufferTypeDbgInfo+1)
-			r := mustFileOrder(t, odd)
-			if r.candidate(odd[b.off:]) {
-				t.Fatalf("%s: buffer %d's changed header still passes the search's checks", l.name, bi)
+			which := fmt.Sprintf("buffer %d's header", bi)
+			for j, b := range l.bufs {
+				if j == 0 || bi >= 0 && j != bi {
+					continue
+				}
+				le.PutUint16(odd[b.off+52:], le.Uint16(odd[b.off+52:])|0x100)
+				le.PutUint16(odd[b.off+54:], BufferTypeDbgInfo+1)
+				if r := mustFileOrder(t, odd); r.candidate(odd[b.off:]) {
+					t.Fatalf("%s: buffer %d's changed header still passes the search's checks", l.name, j)
+				}
+			}
+			if bi < 0 {
+				which = "every buffer's header"
 			}
 			names, open := damageReaders(t, odd)
 			for i, o := range open {
@@ -135,8 +146,8 @@ func TestUnknownHeaderChained(t *testing.T) {
 				got := readAll(t, r)
 				done()
 				if len(got) != len(l.events) || len(r.Damage()) > 0 {
-					t.Errorf("%s: buffer %d's header with flag 0x100 and type %d, %s: %d of %d events, damage %v",
-						l.name, bi, BufferTypeDbgInfo+1, names[i], len(got), len(l.events), r.Damage())
+					t.Errorf("%s: %s with flag 0x100 and type %d, %s: %d of %d events, damage %v",
+						l.name, which, BufferTypeDbgInfo+1, names[i], len(got), len(l.events), r.Damage())
 				}
 			}
 		}

@@ -413,6 +413,13 @@ func TestETLHostileMemoryBound(t *testing.T) {
 		return append(bytes.Clone(bigHead), b...)
 	}
 	cases["BufferSize 64 MB, buffer size 64 MB"] = withBigBuf(func(b []byte) { binary.LittleEndian.PutUint32(b, maxBufferSize) })
+	// A header that fails the search's checks sends the reader to look
+	// for the next header where its size leads (chained): in FileOrder,
+	// through the look-ahead, which must grow only as the input backs it.
+	cases["BufferSize 64 MB, buffer size 64 MB, unknown flag"] = withBigBuf(func(b []byte) {
+		binary.LittleEndian.PutUint32(b, maxBufferSize)
+		binary.LittleEndian.PutUint16(b[52:], le.Uint16(b[52:])|0x100)
+	})
 	cases["BufferSize 64 MB, compressed, expands to 64 MB"] = withBigBuf(func(b []byte) {
 		binary.LittleEndian.PutUint32(b, uint32(len(b)))
 		binary.LittleEndian.PutUint32(b[4:], maxBufferSize)
