@@ -107,20 +107,21 @@
 // the log's BufferSize, or in a compressed log above what BufferSize bytes
 // take as literals) gives no way to the next buffer, which is then found;
 // so does one that fails the checks below when its size does not lead to
-// another header that passes them (a header that does is taken: a writer
-// not seen here may set a flag or type these checks do not know). In a log
-// whose buffers have all been BufferSize (uncompressed logs) the next is
-// at the next multiple of BufferSize, where a header there passes the
-// checks. Otherwise (compressed logs, whose buffers are stored at their
-// compressed size, and bytes shifted off the multiples: damage a zipped
-// log's inflating absorbed) the Reader searches byte by byte, from just
-// after the start of the buffer before the bad header when that buffer's
-// stated end is where the header was (a buffer that lost bytes is followed
-// by the next one before that end), for a header that passes every check:
-// a size the log allows; a used size of at least 72 bytes and at most
-// BufferSize, and not beyond the size of a buffer stored plain; known
-// buffer flags (nothing above ETW_BUFFER_FLAG_COMPRESSED) and type (at
-// most ETW_BUFFER_TYPE_DBG_INFO); a processor below the header's
+// another header that passes them, or to two in a row whose sizes the log
+// allows (a header that does is taken: a writer not seen here may set a
+// flag or type these checks do not know, in every buffer). In a log whose
+// buffers have all been BufferSize (uncompressed logs) the next is at the
+// next multiple of BufferSize, where a header there passes the checks.
+// Otherwise (compressed logs, whose buffers are stored at their compressed
+// size, and bytes shifted off the multiples: damage a zipped log's
+// inflating absorbed) the Reader searches byte by byte, from just after
+// the start of the buffer before the bad header when that buffer's stated
+// end is where the header was (a buffer that lost bytes is followed by the
+// next one before that end), for a header that passes every check: a size
+// the log allows; a used size of at least 72 bytes and at most BufferSize,
+// and not beyond the size of a buffer stored plain; known buffer flags
+// (nothing above ETW_BUFFER_FLAG_COMPRESSED) and type (at most
+// ETW_BUFFER_TYPE_DBG_INFO); a processor below the header's
 // NumberOfProcessors; a timestamp within the session's span, in the
 // events' clock or as a FILETIME, widened by the session's length and by
 // at least ten minutes; and a first event (in a compressed buffer, the
