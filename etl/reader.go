@@ -1160,11 +1160,16 @@ func (r *Reader) resync(off, from int64) (next int64, skipped int, err error) {
 		// are not where they were: a zipped log's inflating decodes on
 		// past damage to its compressed bytes, leaving what follows some
 		// bytes earlier or later. Then the search below finds it.
-		b, err := r.peek(from, int(next-from)+resyncLookahead)
+		// FileOrder reads on to there; TimeOrder reads there.
+		at := next
+		if r.order == FileOrder {
+			at = from
+		}
+		b, err := r.peek(at, int(next-at)+resyncLookahead)
 		if err != nil {
 			return 0, 0, err
 		}
-		if i := int(next - from); i+bufferHeaderSize > len(b) || r.candidate(b[i:]) {
+		if i := int(next - at); i+bufferHeaderSize > len(b) || r.candidate(b[i:]) {
 			if r.order == TimeOrder && next > r.size {
 				next = r.size
 			}
