@@ -244,6 +244,9 @@ type Reader struct {
 	lz       []byte     // resync: the start of a candidate's expansion
 
 	expMem int // capacity of all streams' expanded buffers (TimeOrder)
+	// hdrEnd is where the log header's event ends in the first buffer: a
+	// search never finds a buffer before it.
+	hdrEnd int64
 
 	strict   bool
 	started  bool
@@ -359,7 +362,7 @@ func (r *Reader) init(s *stream) error {
 	if len(s.buf) < bufferHeaderSize {
 		return &FormatError{Buffer: 0, BufferOffset: 0, EventOffset: -1, Err: fmt.Errorf("%w: empty file", ErrTruncated)}
 	}
-	_, err := parseEvent(&s.ev, s.buf, bufferHeaderSize, 8)
+	hsize, err := parseEvent(&s.ev, s.buf, bufferHeaderSize, 8)
 	if err == errEndOfBuffer {
 		err = errors.New("the first buffer holds no events")
 	}
@@ -384,6 +387,7 @@ func (r *Reader) init(s *stream) error {
 		r.ptr = int(r.hdr.PointerSize)
 	}
 	r.setLimits(s.info.want)
+	r.hdrEnd = bufferHeaderSize + int64(align8(hsize))
 	return nil
 }
 
@@ -794,9 +798,12 @@ func (r *Reader) scan(off int64) error {
 			}
 		}
 		if err != nil {
+			// The search starts after the header of the buffer before
+			// (and after the log header's event), whose events are then
+			// read only up to where it finds the next (cut).
 			from := off + 1
 			if prev != nil {
-				from = prev.bufs[pi].off + 1
+				from = min(off, max(prev.bufs[pi].off+bufferHeaderSize, r.hdrEnd))
 			}
 			next, skipped, rerr := r.resync(off, from)
 			if rerr != nil {
@@ -807,7 +814,11 @@ func (r *Reader) scan(off int64) error {
 				// inside the extent its header states.
 				prev.bufs[pi].cut = next
 				if prev == r.streams[0] {
-					prev.info.cut = next // the first buffer is read already
+					// The first buffer is read already.
+					prev.info.cut = next
+					if len(prev.buf) > int(next-prev.info.off) {
+						prev.buf = prev.buf[:next-prev.info.off]
+					}
 				}
 			} else {
 				r.addDamage(Damage{Buffer: i, Offset: off, Length: next - off, Events: -1, Err: &FormatError{Buffer: i, BufferOffset: off, EventOffset: -1, Err: err}})
@@ -917,10 +928,23 @@ func (r *Reader) readSeq(s *stream) error {
 			from := off + 1
 			if p := s.info; s.raw != nil && p.off+int64(p.size) == off && len(s.raw) >= p.size {
 				// The search starts inside the buffer before, which
-				// may have lost bytes: its bytes go back in front of
-				// the look-ahead.
-				from = p.off + 1
-				r.unread(from, s.raw[1:p.size])
+				// may have lost bytes, after what of it was read: from
+				// where reading its events stopped, or from their end
+				// (a compressed buffer's damage covers it whole); its
+				// bytes from there go back in front of the look-ahead.
+				from = p.off + min(usedSize(s.raw), int64(p.size))
+				if s.compressed {
+					from = off + 1
+				}
+				if n := len(r.damage); n > 0 {
+					if d := r.damage[n-1]; d.Offset+d.Length == off && d.Offset >= p.off {
+						from = d.Offset
+					}
+				}
+				from = min(off, max(from, p.off+bufferHeaderSize, r.hdrEnd))
+				if from < off {
+					r.unread(from, s.raw[from-p.off:p.size])
+				}
 			}
 			next, skipped, rerr := r.resync(off, from)
 			if rerr != nil {
@@ -1342,6 +1366,10 @@ func (r *Reader) setBuffer(s *stream, info bufInfo) *FormatError {
 	s.pos = bufferHeaderSize
 	s.buf = nil
 	raw := s.raw[:info.size]
+	if info.cut > 0 {
+		// The next buffer begins there (see bufInfo.cut).
+		raw = raw[:min(len(raw), int(info.cut-info.off))]
+	}
 	fail := func(err error) *FormatError {
 		s.buf, s.trunc = nil, false
 		if info.trunc {
