@@ -816,7 +816,7 @@ func (r *Reader) scan(off int64) error {
 				if prev == r.streams[0] {
 					// The first buffer is read already.
 					prev.info.cut = next
-					if len(prev.buf) > int(next-prev.info.off) {
+					if !prev.compressed && len(prev.buf) > int(next-prev.info.off) {
 						prev.buf = prev.buf[:next-prev.info.off]
 					}
 				}
