@@ -1,0 +1,71 @@
+package dataset
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/clrgo/clrevents/trace"
+)
+
+// BenchmarkWriteTrace writes the .NET Core 3.0 trace (105,540 events in
+// 42 tables, unzipped into memory first) as a dataset of its own, files,
+// folders and fsyncs included: what `clrdump -format parquet` does but
+// start-up, in one process, so that a change to the export can be
+// measured by turns against another test binary with less noise than
+// whole processes give.
+func BenchmarkWriteTrace(b *testing.B) {
+	raw := unzipOne(b, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	base := b.TempDir()
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		d, err := Create(filepath.Join(base, fmt.Sprint(i)), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		src, err := trace.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err := d.WriteTrace(context.Background(), "objver4", src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src.Close()
+		if err := d.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if st.Events != 105540 {
+			b.Fatalf("%d events, want 105540", st.Events)
+		}
+	}
+}
+
+// unzipOne is the one member of a zip archive.
+func unzipOne(tb testing.TB, name string) []byte {
+	tb.Helper()
+	z, err := zip.OpenReader(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer z.Close()
+	if len(z.File) != 1 {
+		tb.Fatalf("%s: %d members, want 1", name, len(z.File))
+	}
+	f, err := z.File[0].Open()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raw
+}
