@@ -1,14 +1,13 @@
 package dataset
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"testing"
 
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -19,7 +18,7 @@ import (
 // measured by turns against another test binary with less noise than
 // whole processes give.
 func BenchmarkWriteTrace(b *testing.B) {
-	raw := unzipOne(b, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	raw := tracetest.Bytes(b, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
 	base := b.TempDir()
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
@@ -45,27 +44,4 @@ func BenchmarkWriteTrace(b *testing.B) {
 			b.Fatalf("%d events, want 105540", st.Events)
 		}
 	}
-}
-
-// unzipOne is the one member of a zip archive.
-func unzipOne(tb testing.TB, name string) []byte {
-	tb.Helper()
-	z, err := zip.OpenReader(name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer z.Close()
-	if len(z.File) != 1 {
-		tb.Fatalf("%s: %d members, want 1", name, len(z.File))
-	}
-	f, err := z.File[0].Open()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return raw
 }
