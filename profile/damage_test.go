@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/etltest"
 	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -88,4 +92,87 @@ func buildBytes(t *testing.T, data []byte, k Kind) *Profile {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestNotCredible: events whose values no runtime writes (as a damaged
+// trace's garbled payloads hold them) are left out of the profile and
+// named in Build's error (with the events that do not decode): an allocation tick of more bytes than an
+// address space (2^63+5, which as an int64 is negative, and 2^49) and,
+// read in file order, a ContentionStop before its thread's
+// ContentionStart. The credible events beside them make the profile, and
+// no value in it is negative.
+func TestNotCredible(t *testing.T) {
+	runtime := clrevents.ProviderRuntime.GUID()
+	clr := func(info *clrevents.EventInfo, ts int64, payload []byte) []byte {
+		return etltest.Event(runtime, info.ID, info.Version, uint8(info.Opcode), uint16(info.Task), 5, 10, ts, payload)
+	}
+	tick := func(ts int64, n uint64) []byte {
+		return clr((*clrevents.GCAllocationTickV3)(nil).Info(), ts, (&clrevents.GCAllocationTickV3{AllocationAmount64: n, ClrInstanceID: 1}).Encode(nil, 8))
+	}
+	start := func(ts int64) []byte {
+		return clr((*clrevents.ContentionStartV1)(nil).Info(), ts, (&clrevents.ContentionStartV1{ClrInstanceID: 1}).Encode(nil, 8))
+	}
+	stop := func(ts int64) []byte {
+		return clr((*clrevents.ContentionStop)(nil).Info(), ts, (&clrevents.ContentionStop{ClrInstanceID: 1}).Encode(nil, 8))
+	}
+	real := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
+	for _, c := range []struct {
+		kind   Kind
+		events [][]byte
+		want   []int64 // the profile's values, summed over its samples
+	}{
+		{Alloc, [][]byte{tick(1000, 1<<63+5), tick(2000, 4096), tick(3000, 1<<49), tick(4000, 100)}, []int64{2, 4196}},
+		{Contention, [][]byte{start(5000), stop(1000), start(6000), stop(9000)}, []int64{1}},
+	} {
+		log, err := etltest.Log(real, c.events...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := trace.NewReader(bytes.NewReader(log), trace.WithOrder(trace.FileOrder), trace.WithName("bad.etl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Build(r, Options{Kind: c.kind})
+		if p == nil {
+			t.Fatalf("%v: no profile: %v", c.kind, err)
+		}
+		if !errors.Is(err, ErrNotCredible) || !errors.Is(err, trace.ErrUndecoded) || !strings.Contains(err.Error(), "bad.etl: event at offset ") {
+			t.Errorf("%v: error %v, want ErrNotCredible with the events named", c.kind, err)
+		}
+		got := make([]int64, len(c.want))
+		for _, s := range p.Samples {
+			for i := range got {
+				if s.Values[i] < 0 {
+					t.Errorf("%v: sample value %d", c.kind, s.Values[i])
+				}
+				got[i] += s.Values[i]
+			}
+		}
+		if c.kind == Contention {
+			// The wait from 6000 to 9000: some nanoseconds.
+			if got[0] != 1 || len(p.Samples[0].Values) < 2 || p.Samples[0].Values[1] <= 0 {
+				t.Errorf("contention: %d waits, %v", got[0], p.Samples)
+			}
+			continue
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%v: values %v, want %v", c.kind, got, c.want)
+		}
+	}
+}
+
+// TestAddSat: sums held at the int64 range.
+func TestAddSat(t *testing.T) {
+	for _, c := range []struct{ a, b, want int64 }{
+		{1, 2, 3},
+		{math.MaxInt64 - 1, 5, math.MaxInt64},
+		{math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{math.MinInt64 + 1, -5, math.MinInt64},
+		{-3, 5, 2},
+		{math.MaxInt64, math.MinInt64, -1},
+	} {
+		if got := addSat(c.a, c.b); got != c.want {
+			t.Errorf("addSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
 }

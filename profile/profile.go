@@ -648,11 +648,14 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				return nil
 			}
 			f := x.GCAllocationTickFields()
-			n := int64(f.AllocationAmount)
+			n := uint64(f.AllocationAmount)
 			if f.HasAllocationAmount64 {
-				n = int64(f.AllocationAmount64)
+				n = f.AllocationAmount64
 			}
-			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, n)
+			if n > maxBytes {
+				return fmt.Errorf("%w: AllocationAmount64 %d bytes is more than an address space holds", ErrNotCredible, n)
+			}
+			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(n))
 		case name == "AllocationSampled":
 			ev, err := e.Decode()
 			if err != nil {
@@ -661,6 +664,9 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 			x, ok := ev.(*clrevents.AllocationSampled)
 			if !ok {
 				return nil
+			}
+			if x.ObjectSize > maxBytes {
+				return fmt.Errorf("%w: ObjectSize %d bytes is more than an address space holds", ErrNotCredible, x.ObjectSize)
 			}
 			c, n := upscale(x.ObjectSize)
 			b.add(pid, e.ThreadID(), ts, e.Stack(), c, n)
@@ -693,6 +699,12 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if f.HasDurationNs && f.DurationNs >= 0 && f.DurationNs < math.MaxInt64 {
 			d = int64(f.DurationNs)
 		}
+		if d < 0 {
+			// Read in file order, a stop can come before its start only
+			// where a timestamp or a thread is garbled.
+			b.stopped = pending{}
+			return fmt.Errorf("%w: the wait ends %d ns before the ContentionStart of its thread", ErrNotCredible, -d)
+		}
 		b.raws.add(raw{thread: b.thread(k), ts: st.ts, stack: st.stack, v1: d})
 		b.stops = append(b.stops, ts)
 	case Exception:
@@ -702,6 +714,18 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 	}
 	return nil
 }
+
+// maxBytes bounds the bytes one allocation event stands for: no object is
+// larger than a 64-bit process's address space (2^48 bytes on x64 and
+// arm64). A larger amount is a garbled payload (a damaged trace's), and a
+// profile's values would overflow on it.
+const maxBytes = 1 << 48
+
+// ErrNotCredible is wrapped by the error of an event whose values no
+// runtime writes: an allocation larger than an address space, a wait that
+// ends before it began. Build leaves the event out of the profile and
+// names it in its error, as it does events that do not decode.
+var ErrNotCredible = errors.New("values no runtime writes")
 
 // allocationSamplingMean is the mean distance in bytes between two
 // AllocationSampled events (dotnet/runtime's randomized allocation
@@ -1072,9 +1096,9 @@ func (b *Builder) Finish() (*Profile, error) {
 			case b.o.Kind == Alloc:
 				v0 = b.v0s[i]
 			}
-			p.Samples[j].Values[0] += v0
+			p.Samples[j].Values[0] = addSat(p.Samples[j].Values[0], v0)
 			if nv > 1 {
-				p.Samples[j].Values[1] += r.v1
+				p.Samples[j].Values[1] = addSat(p.Samples[j].Values[1], r.v1)
 			}
 		}
 	}
@@ -1082,4 +1106,18 @@ func (b *Builder) Finish() (*Profile, error) {
 		cache[i].flush(b.m)
 	}
 	return p, nil
+}
+
+// addSat is a + b, held at the int64 range where it would overflow: a
+// sample's values add up the events that share its stack, and a garbled
+// trace's may not fit.
+func addSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
 }

@@ -103,7 +103,7 @@ func (p *Profile) Folded() map[string]int64 {
 				n = pn + ";" + n
 			}
 		}
-		out[n] += s.Values[vi]
+		out[n] = addSat(out[n], s.Values[vi])
 	}
 	return out
 }
@@ -349,7 +349,7 @@ func (p *Profile) WriteSpeedscope(w io.Writer) error {
 		pr := &f.Profiles[pi]
 		pr.Samples = append(pr.Samples, stack)
 		pr.Weights = append(pr.Weights, s.Values[vi])
-		pr.EndValue += s.Values[vi]
+		pr.EndValue = addSat(pr.EndValue, s.Values[vi])
 	}
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
