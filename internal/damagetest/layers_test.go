@@ -1,0 +1,213 @@
+package damagetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"testing"
+
+	_ "github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/counters"
+	"github.com/clrgo/clrevents/dataset"
+	"github.com/clrgo/clrevents/gcstats"
+	"github.com/clrgo/clrevents/internal/tracetest"
+	"github.com/clrgo/clrevents/jitstats"
+	"github.com/clrgo/clrevents/metrics"
+	"github.com/clrgo/clrevents/profile"
+	"github.com/clrgo/clrevents/trace"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// garbled returns copies of data with bytes changed in place: single bits
+// flipped, bytes set to 0xff or to random values, runs of 8 to 71 random
+// bytes, from 1 to 200 changes a copy, past the first 64 bytes (so that
+// the format is still recognised). The framing mostly holds, so the
+// events reach the layers with garbled payloads, times and threads.
+func garbled(data []byte, copies int, seed uint64) [][]byte {
+	rng := rand.New(rand.NewPCG(seed, uint64(len(data))))
+	out := make([][]byte, copies)
+	for c := range out {
+		bad := bytes.Clone(data)
+		for range 1 + rng.IntN(200) {
+			i := 64 + rng.IntN(len(bad)-64)
+			switch rng.IntN(4) {
+			case 0:
+				bad[i] ^= byte(1 << rng.IntN(8))
+			case 1:
+				bad[i] = 0xff
+			case 2:
+				bad[i] = byte(rng.Uint32())
+			default:
+				for j := range min(len(bad)-i, 8+rng.IntN(64)) {
+					bad[i+j] = byte(rng.Uint32())
+				}
+			}
+		}
+		out[c] = bad
+	}
+	return out
+}
+
+// TestLayersOnGarbledTraces runs every layer above the front door over
+// garbled copies of the repository's traces (EventPipe and ETW): the GC
+// and JIT reports in every format, the four profiles in every format, the
+// Prometheus metrics and EventCounters, and the Parquet export. None may
+// panic, fail to write what it built, allocate more than 40 times the
+// trace (and 64 MiB), give a profile a negative value, a report a NaN or
+// an infinity, or a metric a NaN, an infinity or a negative counter; the
+// export may fail only with the trace's damage.
+func TestLayersOnGarbledTraces(t *testing.T) {
+	copies := 6
+	if testing.Short() {
+		copies = 2
+	}
+	var gcs, samples int
+	for _, path := range []string{
+		"../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip",
+		"../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip",
+		"../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace",
+		"../../testdata/traces/gcevents.etl.zip",
+		"../../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip",
+	} {
+		for c, bad := range garbled(tracetest.Bytes(t, path), copies, 1) {
+			name := fmt.Sprintf("%s, copy %d", filepath.Base(path), c)
+			layer(t, name, bad, "gc", func(r *trace.Reader) {
+				a, _ := gcstats.Read(r)
+				if a == nil {
+					return
+				}
+				ps := a.Processes()
+				for _, p := range ps {
+					gcs += len(p.GCs)
+				}
+				written(t, name+" gc text", func(w io.Writer) error { return gcstats.WriteText(w, a.Origin(), ps) })
+				written(t, name+" gc csv", func(w io.Writer) error { return gcstats.WriteCSV(w, a.Origin(), ps) })
+				written(t, name+" gc jsonl", func(w io.Writer) error { return gcstats.WriteJSONLines(w, a.Origin(), ps) })
+				written(t, name+" gc html", func(w io.Writer) error { return gcstats.WriteHTML(w, a.Origin(), ps, "x") })
+			})
+			layer(t, name, bad, "jit", func(r *trace.Reader) {
+				a, _ := jitstats.Read(r)
+				if a == nil {
+					return
+				}
+				ps := a.Processes()
+				written(t, name+" jit text", func(w io.Writer) error { return jitstats.WriteText(w, a.Origin(), ps, 10) })
+				written(t, name+" jit csv", func(w io.Writer) error { return jitstats.WriteCSV(w, a.Origin(), ps) })
+				written(t, name+" jit jsonl", func(w io.Writer) error { return jitstats.WriteJSONLines(w, a.Origin(), ps) })
+			})
+			for _, k := range []profile.Kind{profile.CPU, profile.Alloc, profile.Contention, profile.Exception} {
+				layer(t, name, bad, k.String(), func(r *trace.Reader) {
+					p, _ := profile.Build(r, profile.Options{Kind: k})
+					if p == nil {
+						return
+					}
+					for _, s := range p.Samples {
+						for _, v := range s.Values {
+							if v < 0 {
+								t.Errorf("%s %v profile: a sample's value is %d", name, k, v)
+							}
+						}
+					}
+					samples += len(p.Samples)
+					written(t, name+" pprof", p.WritePprof)
+					written(t, name+" folded", p.WriteFolded)
+					written(t, name+" speedscope", p.WriteSpeedscope)
+				})
+			}
+			layer(t, name, bad, "metrics", func(r *trace.Reader) {
+				set := metrics.New(metrics.Options{})
+				for {
+					e, err := r.Next()
+					if err != nil {
+						break
+					}
+					set.Add(e)
+					counters.Decode(e)
+				}
+				reg := prometheus.NewRegistry()
+				reg.MustRegister(set)
+				mfs, err := reg.Gather()
+				if err != nil {
+					t.Errorf("%s metrics: %v", name, err)
+				}
+				for _, mf := range mfs {
+					for _, m := range mf.Metric {
+						v := m.GetGauge().GetValue() + m.GetHistogram().GetSampleSum()
+						if c := m.GetCounter(); c != nil {
+							v = c.GetValue()
+							if v < 0 {
+								t.Errorf("%s metrics: counter %s is %v", name, mf.GetName(), v)
+							}
+						}
+						if math.IsNaN(v) || math.IsInf(v, 0) {
+							t.Errorf("%s metrics: %s is %v", name, mf.GetName(), v)
+						}
+					}
+				}
+			})
+			layer(t, name, bad, "dataset", func(r *trace.Reader) {
+				d, err := dataset.Create(filepath.Join(t.TempDir(), "ds"), dataset.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := d.WriteTrace(context.Background(), "x", r); err != nil && !errors.Is(err, trace.ErrDamaged) {
+					t.Errorf("%s dataset: %v", name, err)
+				}
+				if err := d.Close(); err != nil {
+					t.Errorf("%s dataset: %v", name, err)
+				}
+			})
+		}
+	}
+	// The copies keep most of what the layers read: were they all
+	// unreadable, the test would test nothing.
+	if gcs < 100 || samples < 100 {
+		t.Errorf("the garbled copies gave %d GCs and %d profile samples in all: too few to test the layers", gcs, samples)
+	}
+	t.Logf("%d GCs and %d profile samples from %d garbled copies of each trace", gcs, samples, copies)
+}
+
+// layer runs f over a reader of data, and checks that it does not panic
+// or allocate more than 40 times the trace and 64 MiB.
+func layer(t *testing.T, name string, data []byte, what string, f func(r *trace.Reader)) {
+	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Errorf("%s %s: panic: %v\n%s", name, what, p, debug.Stack())
+		}
+	}()
+	r, err := trace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return // a header the changes broke
+	}
+	defer r.Close()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	f(r)
+	runtime.ReadMemStats(&m1)
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 40*uint64(len(data))+64<<20 {
+		t.Errorf("%s %s: %d MiB allocated for a trace of %d KiB", name, what, alloc>>20, len(data)>>10)
+	}
+}
+
+// written checks that write succeeds and writes neither NaN nor an
+// infinity.
+func written(t *testing.T, what string, write func(io.Writer) error) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
+	for _, bad := range []string{"NaN", "+Inf", "-Inf"} {
+		if i := bytes.Index(b.Bytes(), []byte(bad)); i >= 0 {
+			t.Errorf("%s: %s in %q", what, bad, b.Bytes()[max(0, i-60):min(b.Len(), i+10)])
+		}
+	}
+}
