@@ -224,6 +224,13 @@ const (
 // runtimeProvider is the runtime provider's name.
 const runtimeProvider = "Microsoft-Windows-DotNETRuntime"
 
+// maxBytes bounds one allocation event's bytes: no object is larger than
+// a 64-bit process's address space (2^48 bytes on x64 and arm64).
+const maxBytes = 1 << 48
+
+// maxWait bounds one lock wait, in seconds (about 31 years).
+const maxWait = 1e9
+
 // maxPending bounds the compiles and contentions waiting for their end.
 const maxPending = 4096
 
@@ -295,10 +302,15 @@ func (p *Process) runtime(e *trace.Event) error {
 		p.heapSeen = true
 	case clrevents.GCAllocationTickEvent:
 		f := v.GCAllocationTickFields()
+		n := uint64(f.AllocationAmount)
 		if f.HasAllocationAmount64 {
-			p.allocated += f.AllocationAmount64
-		} else {
-			p.allocated += uint64(f.AllocationAmount)
+			n = f.AllocationAmount64
+		}
+		// A garbled payload (a damaged trace's) can hold any amount: the
+		// counter takes only what an allocation can be, no more than an
+		// address space, and does not wrap.
+		if n <= maxBytes {
+			p.allocated = min(p.allocated+n, math.MaxUint64-maxBytes)
 		}
 	case *clrevents.ThreadPoolWorkerThreadAdjustmentAdjustment:
 		p.tpThreads, p.tpSeen = float64(v.NewWorkerThreadCount), true
@@ -323,11 +335,18 @@ func (p *Process) runtime(e *trace.Event) error {
 		case clrevents.KindContentionStop:
 			start, ok := p.contStarts[tid]
 			delete(p.contStarts, tid)
+			d := math.NaN()
 			switch {
 			case f.HasDurationNs:
-				p.contSec += f.DurationNs / 1e9
+				d = f.DurationNs / 1e9
 			case ok:
-				p.contSec += float64(e.Time().UnixNano()-start) / 1e9
+				d = float64(e.Time().UnixNano()-start) / 1e9
+			}
+			// The counter takes only what a wait can be: not negative,
+			// not NaN, not decades (a garbled payload's double, or a
+			// garbled time, can be any of them).
+			if d >= 0 && d < maxWait {
+				p.contSec += d
 			}
 		}
 	case clrevents.MethodJittingStartedEvent:
