@@ -357,6 +357,9 @@ func (c *Checker) objectType(h []byte) {
 		// A writer does not change its blocks' version midway.
 		c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has version %d, after blocks of version 2 or below", c.item, numfmt.Thousands(c.itemOff), version)
 		return
+	case version > maxNewBlockVersion:
+		c.fail(ErrFormat, c.item, c.itemOff, "the stream is not well-formed: the %s at byte %s has version %d, which no writer takes the next step to", c.item, numfmt.Thousands(c.itemOff), version)
+		return
 	case version > 2:
 		c.fail(ErrUnsupported, c.item, c.itemOff, "the %s at byte %s has version %d: this program reads up to 2", c.item, numfmt.Thousands(c.itemOff), version)
 		return

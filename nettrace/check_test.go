@@ -173,6 +173,7 @@ func badStreams() []badStream {
 		{"unknown type", set(ev+15, 'X'), ErrFormat, `the stream is not well-formed: the object at byte 174 is of type "XventBlock", none of EventBlock, MetadataBlock, StackBlock, SPBlock`},
 		{"type without end tag", set(ev+25, 0), ErrFormat, `the stream is not well-formed: the object type "EventBlock" at byte 174 is followed by 00, not its end tag (06)`},
 		{"new block version", set(meta+3, 3), ErrUnsupported, "the MetadataBlock at byte 102 has version 3: this program reads up to 2"},
+		{"garbled first block version", set(meta+3, 0, 0, 0, 1), ErrFormat, "the stream is not well-formed: the MetadataBlock at byte 102 has version 16777216, which no writer takes the next step to"},
 		{"block version changes", set(ev+3, 3), ErrFormat, "the stream is not well-formed: the EventBlock at byte 174 has version 3, after blocks of version 2 or below"},
 		{"negative block version", set(meta+3, 0xfe, 0xff, 0xff, 0xff), ErrFormat, "the stream is not well-formed: the MetadataBlock at byte 102 has version -2"},
 		{"huge block", set(ev+26, 0, 0, 0, 0x40), ErrFormat, "the stream is not well-formed: the EventBlock at byte 174 declares 1,073,741,824 bytes (more than 268,435,456)"},

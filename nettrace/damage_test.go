@@ -323,6 +323,9 @@ func TestBlockVersionDamage(t *testing.T) {
 // version this reader does not read (or a negative one), one at a time:
 // each is read as the others, every event comes out unchanged in both
 // orders, and the version field is the one damage, named at its header.
+// The first block too, with a version no writer takes the next step to
+// (above 16, or negative); with 3 it is a newer writer's format, which
+// this reader does not read (ErrUnsupported).
 func TestBlockVersionSweep(t *testing.T) {
 	for ti, tr := range sweepTraces(t) {
 		headers := blockHeaders(tr.data)
@@ -347,6 +350,21 @@ func TestBlockVersionSweep(t *testing.T) {
 				if events != len(full) {
 					t.Errorf("version %d at %d: %d events, want all %d", v, hdr, events, len(full))
 				}
+			}
+			first := headers[0]
+			for _, v := range []int32{17, 1 << 24, -7} {
+				bad := bytes.Clone(tr.data)
+				binary.LittleEndian.PutUint32(bad[first+3:], uint32(v))
+				r, events, err := readToEnd(bad, FileOrder)
+				checkVersionNoted(t, err, r.Damage(), first, v)
+				if events != len(full) {
+					t.Errorf("version %d in the first block: %d events, want all %d", v, events, len(full))
+				}
+			}
+			bad := bytes.Clone(tr.data)
+			binary.LittleEndian.PutUint32(bad[first+3:], 3)
+			if _, _, err := readToEnd(bad, FileOrder); !errors.Is(err, ErrUnsupported) {
+				t.Errorf("version 3 in the first block: %v, want ErrUnsupported", err)
 			}
 		})
 	}

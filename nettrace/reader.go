@@ -841,14 +841,15 @@ func (r *Reader) nextFSObject() error {
 	}
 	r.blkName = fsNames[kind]
 	if uint32(version) > 2 {
-		if version > 2 && !r.fsKnown {
+		if version > 2 && version <= maxNewBlockVersion && !r.fsKnown {
 			// The stream's first block: a newer writer's format.
 			return as(classFatal, r.errf(ErrUnsupported, "", 0, "object version %d (this reader reads up to 2): %v", version, ErrUnsupported))
 		}
-		// A negative version, or one other than the blocks' before it
-		// (a writer does not change it midway), in a header whose tags,
-		// type name and end tag are right: the version field is damaged.
-		// The block is read as the others were, and the field recorded.
+		// A negative version, one no writer would take the next step
+		// to, or one other than the blocks' before it (a writer does not
+		// change it midway), in a header whose tags, type name and end
+		// tag are right: the version field is damaged. The block is read
+		// as the others were, and the field recorded.
 		e := r.errf(ErrFormat, "object header", r.blkHdrOff, "object version %d, read as a block of version 2 or below", version)
 		if err := r.noteDamage(e.(*Error), r.blkHdrOff+3, 4); err != nil {
 			return err
@@ -965,6 +966,11 @@ func (r *Reader) cutBlock(kind int, err error, size int64) error {
 	}
 	return r.handleBlock(kind)
 }
+
+// maxNewBlockVersion is the largest version the first block may have and
+// be a newer writer's format rather than a damaged field: versions go up
+// by one (blocks have been at 2 since .NET Core 3.0).
+const maxNewBlockVersion = 16
 
 var fsNames = [...]string{kindEvent: "EventBlock", kindMetadata: "MetadataBlock", kindStack: "StackBlock", kindSequencePt: "SPBlock"}
 
