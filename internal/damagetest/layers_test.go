@@ -8,9 +8,11 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"testing"
 
 	_ "github.com/clrgo/clrevents/clrevents"
@@ -64,9 +66,17 @@ func garbled(data []byte, copies int, seed uint64) [][]byte {
 // an infinity, or a metric a NaN, an infinity or a negative counter; the
 // export may fail only with the trace's damage.
 func TestLayersOnGarbledTraces(t *testing.T) {
-	copies := 6
+	// CLREVENTS_DAMAGE_COPIES=80 CLREVENTS_DAMAGE_SEED=7 runs a deeper
+	// sweep (minutes) than go test's.
+	copies, seed := 6, uint64(1)
 	if testing.Short() {
 		copies = 2
+	}
+	if n, err := strconv.Atoi(os.Getenv("CLREVENTS_DAMAGE_COPIES")); err == nil && n > 0 {
+		copies = n
+	}
+	if s, err := strconv.ParseUint(os.Getenv("CLREVENTS_DAMAGE_SEED"), 10, 64); err == nil {
+		seed = s
 	}
 	var gcs, samples int
 	for _, path := range []string{
@@ -76,7 +86,7 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 		"../../testdata/traces/gcevents.etl.zip",
 		"../../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip",
 	} {
-		for c, bad := range garbled(tracetest.Bytes(t, path), copies, 1) {
+		for c, bad := range garbled(tracetest.Bytes(t, path), copies, seed) {
 			name := fmt.Sprintf("%s, copy %d", filepath.Base(path), c)
 			layer(t, name, bad, "gc", func(r *trace.Reader) {
 				a, _ := gcstats.Read(r)
