@@ -143,6 +143,7 @@
 package dataset
 
 import (
+	"archive/zip"
 	"context"
 	"errors"
 	"fmt"
@@ -403,7 +404,10 @@ type Stats struct {
 	// Damage is nil, or the reader's *trace.DamageError when it skipped
 	// damage (a damaged or truncated trace): the trace is in the dataset
 	// with every event that could be read, and its traces row records
-	// the damage (damaged_bytes, damage).
+	// the damage (damaged_bytes, damage). For a zipped trace read whole
+	// whose checksum or size the archive contradicts, it is that error
+	// (zip.ErrChecksum, zip.ErrFormat): the row's damage names it, with
+	// damaged_bytes 0, since where the bytes differ is not known.
 	Damage error
 
 	undecoded trace.DecodeErrors
@@ -535,12 +539,20 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 				break
 			}
 			var de *trace.DamageError
-			if !errors.As(err, &de) {
+			switch {
+			case errors.As(err, &de):
+				// Every event that could be read is here: the trace is
+				// written, and its row says what it lost.
+				st.Damage = de
+			case errors.Is(err, zip.ErrChecksum), errors.Is(err, zip.ErrFormat):
+				// A zipped trace read to its end whose member the archive's
+				// checksum or size says is not what was read (its
+				// compressed bytes are damaged where inflating went on):
+				// written as a damaged trace is, its row naming the check.
+				st.Damage = err
+			default:
 				return st, err
 			}
-			// Every event that could be read is here: the trace is
-			// written, and its row says what it lost.
-			st.Damage = de
 			break
 		}
 		if err := tw.event(e, seq, &st); err != nil {
@@ -567,7 +579,9 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 		for _, d := range de.Damage {
 			damaged += d.Length
 		}
-		damage = de.Error()
+	}
+	if st.Damage != nil {
+		damage = st.Damage.Error()
 	}
 	t.Int(damaged)
 	if damage != "" {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archive/zip"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -8,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 const coreclr30 = "../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
@@ -96,6 +100,41 @@ func TestDamagedParquet(t *testing.T) {
 	if code != exitError || !strings.Contains(errs, "1 damaged range skipped") || !strings.Contains(errs, "the dataset holds the events read") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
+	damaged, damage := tracesRow(t, dir)
+	if damaged <= 0 || !strings.Contains(damage, "damaged range skipped") {
+		t.Errorf("traces row: damaged_bytes %d, damage %q", damaged, damage)
+	}
+}
+
+// TestChecksumParquet: a zipped trace whose member inflates whole but
+// whose CRC-32 the archive contradicts (its compressed bytes damaged where
+// inflating went on) is written with every event, its traces row naming
+// the checksum with 0 damaged bytes (where they differ is not known), and
+// the run exits 1 saying so.
+func TestChecksumParquet(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := tracetest.File(t, "bad.nettrace.zip", tracetest.Zip(t, "bad.nettrace", zip.Deflate, data, crc32.ChecksumIEEE(data)^1, uint64(len(data))))
+	dir := filepath.Join(t.TempDir(), "ds")
+	errs, code := parquetRun(t, &parquetFlags{}, "-o", dir, bad)
+	if code != exitError || !strings.Contains(errs, "checksum error") || !strings.Contains(errs, "the dataset holds the events read") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if damaged, damage := tracesRow(t, dir); damaged != 0 || !strings.Contains(damage, "CRC-32") {
+		t.Errorf("traces row: damaged_bytes %d, damage %q", damaged, damage)
+	}
+	events, _ := filepath.Glob(filepath.Join(dir, "events", "*", "*", "*.parquet"))
+	if len(events) == 0 {
+		t.Error("no event tables")
+	}
+}
+
+// tracesRow returns damaged_bytes and damage of the one row of the
+// dataset's traces table.
+func tracesRow(t *testing.T, dir string) (damaged int64, damage string) {
+	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(dir, "traces", "*.parquet"))
 	if len(m) != 1 {
 		t.Fatalf("traces table: %v", m)
@@ -115,8 +154,6 @@ func TestDamagedParquet(t *testing.T) {
 	if n != 1 {
 		t.Fatal("no traces row")
 	}
-	var damaged int64
-	var damage string
 	for i, col := range pf.Schema().Columns() {
 		switch col[0] {
 		case "damaged_bytes":
@@ -125,7 +162,5 @@ func TestDamagedParquet(t *testing.T) {
 			damage = string(rows[0][i].ByteArray())
 		}
 	}
-	if damaged <= 0 || !strings.Contains(damage, "damaged range skipped") {
-		t.Errorf("traces row: damaged_bytes %d, damage %q", damaged, damage)
-	}
+	return damaged, damage
 }
