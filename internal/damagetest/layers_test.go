@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 
 	_ "github.com/clrgo/clrevents/clrevents"
@@ -57,8 +58,37 @@ func garbled(data []byte, copies int, seed uint64) [][]byte {
 	return out
 }
 
+// garbledArchive returns copies of a zip archive with a few changes
+// (1 to 4: a bit, a byte, or a run of random bytes) in its member's
+// compressed bytes: inflating goes on through most (the output garbled),
+// or stops, and reads on from the next block; the archive's checksum
+// fails.
+func garbledArchive(data []byte, copies int, seed uint64) [][]byte {
+	rng := rand.New(rand.NewPCG(seed, ^uint64(len(data))))
+	out := make([][]byte, copies)
+	for c := range out {
+		bad := bytes.Clone(data)
+		for range 1 + rng.IntN(4) {
+			i := 200 + rng.IntN(len(bad)-2000) // past the local header, before the directory
+			switch rng.IntN(3) {
+			case 0:
+				bad[i] ^= byte(1 << rng.IntN(8))
+			case 1:
+				bad[i] = byte(rng.Uint32())
+			default:
+				for j := range 8 + rng.IntN(64) {
+					bad[i+j] = byte(rng.Uint32())
+				}
+			}
+		}
+		out[c] = bad
+	}
+	return out
+}
+
 // TestLayersOnGarbledTraces runs every layer above the front door over
-// garbled copies of the repository's traces (EventPipe and ETW): the GC
+// garbled copies of the repository's traces (EventPipe and ETW; of the
+// zipped ones, their archives garbled too): the GC
 // and JIT reports in every format, the four profiles in every format, the
 // Prometheus metrics and EventCounters, and the Parquet export. None may
 // panic, fail to write what it built, allocate more than 40 times the
@@ -78,7 +108,7 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 	if s, err := strconv.ParseUint(os.Getenv("CLREVENTS_DAMAGE_SEED"), 10, 64); err == nil {
 		seed = s
 	}
-	var gcs, samples int
+	var gcs, samples, n int
 	for _, path := range []string{
 		"../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip",
 		"../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip",
@@ -86,7 +116,16 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 		"../../testdata/traces/gcevents.etl.zip",
 		"../../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip",
 	} {
-		for c, bad := range garbled(tracetest.Bytes(t, path), copies, seed) {
+		bads := garbled(tracetest.Bytes(t, path), copies, seed)
+		if strings.HasSuffix(path, ".zip") {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bads = append(bads, garbledArchive(raw, copies, seed)...)
+		}
+		n += len(bads)
+		for c, bad := range bads {
 			name := fmt.Sprintf("%s, copy %d", filepath.Base(path), c)
 			layer(t, name, bad, "gc", func(r *trace.Reader) {
 				a, _ := gcstats.Read(r)
@@ -181,7 +220,7 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 	if gcs < 100 || samples < 100 {
 		t.Errorf("the garbled copies gave %d GCs and %d profile samples in all: too few to test the layers", gcs, samples)
 	}
-	t.Logf("%d GCs and %d profile samples from %d garbled copies of each trace", gcs, samples, copies)
+	t.Logf("%d GCs and %d profile samples from %d garbled copies", gcs, samples, n)
 }
 
 // layer runs f over a reader of data, and checks that it does not panic
