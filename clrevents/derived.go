@@ -68,6 +68,16 @@ func (f GCHeapStatsFields) TotalPromoted() uint64 {
 	return f.TotalPromotedSize0 + f.TotalPromotedSize1 + f.TotalPromotedSize2 + f.TotalPromotedSize3 + f.TotalPromotedSize4
 }
 
+// Amount is the bytes allocated since the last tick: AllocationAmount64
+// where the version carries it (from V2), else AllocationAmount (V0, V1),
+// which holds the same below 4 GiB.
+func (f GCAllocationTickFields) Amount() uint64 {
+	if f.HasAllocationAmount64 {
+		return f.AllocationAmount64
+	}
+	return uint64(f.AllocationAmount)
+}
+
 // ModuleILFileName is the file name of ModuleILPath (after the last '\' or
 // '/'), as TraceEvent gives it. It allocates the string.
 func (f ModuleLoadUnloadFields) ModuleILFileName() string {

@@ -43,3 +43,13 @@ func TestHeapTotals(t *testing.T) {
 		t.Errorf("V1 totals %d, %d, has gen4 %v", f.TotalHeapSize(), f.TotalPromoted(), f.HasGenerationSize4)
 	}
 }
+
+// TestAllocationAmount: a tick's amount is AllocationAmount64 where the
+// version carries it, else AllocationAmount.
+func TestAllocationAmount(t *testing.T) {
+	v1 := clrevents.GCAllocationTickFields{AllocationAmount: 100000}
+	v2 := clrevents.GCAllocationTickFields{AllocationAmount: 1, HasAllocationAmount64: true, AllocationAmount64: 5 << 32}
+	if v1.Amount() != 100000 || v2.Amount() != 5<<32 {
+		t.Errorf("Amount: %d and %d, want 100000 and %d", v1.Amount(), v2.Amount(), uint64(5<<32))
+	}
+}

@@ -747,10 +747,7 @@ func (p *Process) perHeapHistory(ev clrevents.Event) {
 }
 
 func (p *Process) allocTick(f clrevents.GCAllocationTickFields) {
-	amount := uint64(f.AllocationAmount)
-	if f.HasAllocationAmount64 {
-		amount = f.AllocationAmount64
-	}
+	amount := f.Amount()
 	p.HasAllocated = true
 	switch f.AllocationKind {
 	case clrevents.GCAllocationKindSmall:

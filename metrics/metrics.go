@@ -301,11 +301,7 @@ func (p *Process) runtime(e *trace.Event) error {
 		p.heap = [5]uint64{f.GenerationSize0, f.GenerationSize1, f.GenerationSize2, f.GenerationSize3, f.GenerationSize4}
 		p.heapSeen = true
 	case clrevents.GCAllocationTickEvent:
-		f := v.GCAllocationTickFields()
-		n := uint64(f.AllocationAmount)
-		if f.HasAllocationAmount64 {
-			n = f.AllocationAmount64
-		}
+		n := v.GCAllocationTickFields().Amount()
 		// A garbled payload (a damaged trace's) can hold any amount: the
 		// counter takes only what an allocation can be, no more than an
 		// address space, and does not wrap.

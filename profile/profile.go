@@ -647,11 +647,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 			if !ok {
 				return nil
 			}
-			f := x.GCAllocationTickFields()
-			n := uint64(f.AllocationAmount)
-			if f.HasAllocationAmount64 {
-				n = f.AllocationAmount64
-			}
+			n := x.GCAllocationTickFields().Amount()
 			if n > maxBytes {
 				return fmt.Errorf("%w: AllocationAmount64 %d bytes is more than an address space holds", ErrNotCredible, n)
 			}
