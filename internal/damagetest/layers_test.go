@@ -34,28 +34,7 @@ import (
 // the format is still recognised). The framing mostly holds, so the
 // events reach the layers with garbled payloads, times and threads.
 func garbled(data []byte, copies int, seed uint64) [][]byte {
-	rng := rand.New(rand.NewPCG(seed, uint64(len(data))))
-	out := make([][]byte, copies)
-	for c := range out {
-		bad := bytes.Clone(data)
-		for range 1 + rng.IntN(200) {
-			i := 64 + rng.IntN(len(bad)-64)
-			switch rng.IntN(4) {
-			case 0:
-				bad[i] ^= byte(1 << rng.IntN(8))
-			case 1:
-				bad[i] = 0xff
-			case 2:
-				bad[i] = byte(rng.Uint32())
-			default:
-				for j := range min(len(bad)-i, 8+rng.IntN(64)) {
-					bad[i+j] = byte(rng.Uint32())
-				}
-			}
-		}
-		out[c] = bad
-	}
-	return out
+	return garble(data, copies, rand.New(rand.NewPCG(seed, uint64(len(data)))), 64, 0, 200, true)
 }
 
 // garbledArchive returns copies of a zip archive with a few changes
@@ -67,19 +46,36 @@ func garbledArchive(data []byte, copies int, seed uint64) [][]byte {
 	if len(data) < 4096 {
 		return nil // too small to change its data and keep its headers
 	}
-	rng := rand.New(rand.NewPCG(seed, ^uint64(len(data))))
+	// Past the local header, before the directory.
+	return garble(data, copies, rand.New(rand.NewPCG(seed, ^uint64(len(data)))), 200, 1800, 4, false)
+}
+
+// garble makes copies of data with 1 to most changes each, in
+// [from, len(data)-tail): a bit flipped, a byte set to 0xff (with ff), a
+// byte set at random, or a run of 8 to 71 random bytes.
+func garble(data []byte, copies int, rng *rand.Rand, from, tail, most int, ff bool) [][]byte {
+	kinds := 3
+	if ff {
+		kinds = 4
+	}
 	out := make([][]byte, copies)
 	for c := range out {
 		bad := bytes.Clone(data)
-		for range 1 + rng.IntN(4) {
-			i := 200 + rng.IntN(len(bad)-2000) // past the local header, before the directory
-			switch rng.IntN(3) {
+		for range 1 + rng.IntN(most) {
+			i := from + rng.IntN(len(bad)-from-tail)
+			k := rng.IntN(kinds)
+			if !ff && k >= 1 {
+				k++ // no 0xff
+			}
+			switch k {
 			case 0:
 				bad[i] ^= byte(1 << rng.IntN(8))
 			case 1:
+				bad[i] = 0xff
+			case 2:
 				bad[i] = byte(rng.Uint32())
 			default:
-				for j := range 8 + rng.IntN(64) {
+				for j := range min(len(bad)-i, 8+rng.IntN(64)) {
 					bad[i+j] = byte(rng.Uint32())
 				}
 			}
