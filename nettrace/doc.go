@@ -174,9 +174,14 @@
 //     that lost bytes runs its stated size into the next block, whose
 //     header then begins in its last bytes: where the block's end is not
 //     followed by what must follow it, the reader looks back into those
-//     bytes before searching on. (V1/V2 metadata records are known by
-//     their offsets, which a shift moves: the events after it lose their
-//     metadata.)
+//     bytes before searching on. V1/V2 metadata records are known by the
+//     offsets their writer wrote them at, which a shift moves. The
+//     runtime writes each just before the first event that refers to it,
+//     so when, after damage, an event refers to an ID no metadata has
+//     and the record just before it is a metadata record, their
+//     difference is the shift: the reader then files that damage's
+//     metadata records under their offsets less it too, and the events
+//     after a shift keep their metadata.
 //   - The end: a trace cut short yields every whole event, those of the
 //     block the cut falls in included, and a Damage that runs to the end
 //     of the input; its *DamageError also satisfies errors.Is(err,

@@ -159,6 +159,7 @@ type Reader struct {
 	labels  map[uint32]*LabelList
 
 	drops dropCounter // dropped-event count (drops.go)
+	v2    v2Shift     // V1/V2 metadata IDs after a shift (v2shift.go)
 
 	// Damage (damage.go): what was skipped, the record kinds skipped one
 	// by one, strict mode, and the error of a block the input cut short.
@@ -762,6 +763,15 @@ func (r *Reader) nextV2Event() error {
 			}
 			return io.EOF
 		}
+		if r.damages > 0 {
+			// After a shift the trailer's offsets are where its writer
+			// put it, not where it is now: it is known by its shape.
+			if t, _ := r.s.peek(9 + 4*int(min(n, 1<<16)) + 8); v2ShiftedTrailer(t) {
+				return io.EOF
+			}
+			// (A longer peek may move the buffered bytes: b again.)
+			b, err = r.s.peek(9)
+		}
 	}
 	if len(b) < 4 && sourceErr(err) {
 		return r.ioErr(err, "event header", at, 4)
@@ -1105,6 +1115,12 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		if int64(sn) > int64(end-so-4) {
 			return 0, 0, nil, r.hdrErr(start, "stack size %d exceeds the event", sn)
 		}
+		if r.ver <= 2 && int64(sn) != int64(end-so-4) {
+			// A V1/V2 record is its header, payload and stack, no more:
+			// a size that says more is damaged, and may have taken in
+			// the records after it.
+			return 0, 0, nil, r.hdrErr(start, "event size %d is not its header, payload and stack (%d bytes)", total-4, int64(hs)+int64(h.payloadSize)+4+int64(sn)-4)
+		}
 		stack = b[so+4 : so+4+int(sn)]
 		return payload, end, stack, nil
 	case !r.compress:
@@ -1410,10 +1426,17 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		if err != nil {
 			return false, as(classRecord, r.metaErr(err, off, p))
 		}
-		r.addMetadata(m)
+		if r.ver <= 2 {
+			r.addMetadataV2(m, r.blkOff+int64(len(r.blk)))
+		} else {
+			r.addMetadata(m)
+		}
 		return false, nil
 	}
 	m := r.lookupMeta(h.metaID)
+	if m == nil && r.ver <= 2 {
+		m = r.shiftedMetaV2(h.metaID, off)
+	}
 	if m == nil {
 		if r.ver >= 4 {
 			r.uncounted = !r.drops.skipped(h.captureThreadID, h.seq)
@@ -1553,6 +1576,11 @@ func (r *Reader) addMetadata(m *Metadata) {
 	}
 	m.describe()
 	r.nmeta++
+	r.putMeta(m)
+}
+
+// putMeta files m under m.ID.
+func (r *Reader) putMeta(m *Metadata) {
 	r.sorted.newMetaEpoch() // time order's IDs may now name other metadata
 	// IDs are small and dense from V3 on (V1/V2 use stream offsets, which
 	// go to the map); growing only up to twice the records read keeps a

@@ -1,17 +1,27 @@
-// Command tracecut cuts a small ETW log from a large one, for testdata: it
-// keeps the buffers it is told to keep, byte for byte, and sets the log
-// header's BuffersWritten to their number, so that the result is a valid
-// log that the Windows consumer API, TraceEvent and package etl read
-// without reporting a cut. An ETL file is a sequence of buffers, each
-// stating its own size; events never span buffers, so whole buffers can be
-// left out and every event kept stays exactly as it was.
+// Command tracecut cuts a small trace from a large one, for testdata.
+//
+// From an ETW log it keeps the buffers it is told to keep, byte for byte,
+// and sets the log header's BuffersWritten to their number, so that the
+// result is a valid log that the Windows consumer API, TraceEvent and
+// package etl read without reporting a cut. An ETL file is a sequence of
+// buffers, each stating its own size; events never span buffers, so whole
+// buffers can be left out and every event kept stays exactly as it was.
 //
 //	go run ./internal/tracecut -buffers 0,14-16,121-126 -o out.etl.zip in.etl.zip
 //
-// The input may be a .etl file or a zip holding one; with an output name
+// From a .NET Core 2.0 EventPipeFile (.netperf, V1/V2), whose records
+// follow one another after the Trace object, it keeps the first N records
+// (metadata and events) byte for byte and ends them with the trailer the
+// runtime writes (the EndObject tag and the forward-reference table, with
+// the offsets of the new end), so that the result reads as a whole trace.
+// Metadata IDs are stream offsets, which the cut leaves as they were.
+//
+//	go run ./internal/tracecut -records 1300 -o out.netperf.zip in.netperf.zip
+//
+// The input may be the trace or a zip holding it; with an output name
 // ending in .zip the result is zipped (deflate, no timestamps, one member
-// named after the output without .zip), so that the same input and buffer
-// list give the same bytes every time. testdata/PROVENANCE.md records the
+// named after the output without .zip), so that the same input and list
+// give the same bytes every time. testdata/PROVENANCE.md records the
 // command that made each cut file.
 package main
 
@@ -23,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +42,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/nettrace"
 )
 
 func main() {
@@ -42,26 +54,38 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("tracecut", flag.ContinueOnError)
-	list := fs.String("buffers", "", "buffers to keep, by index in file order from 0: a comma-separated list of N or N-M (buffer 0, the log header, is always kept)")
-	out := fs.String("o", "", "the output file (.etl, or .zip to zip it)")
+	list := fs.String("buffers", "", "ETW log: buffers to keep, by index in file order from 0: a comma-separated list of N or N-M (buffer 0, the log header, is always kept)")
+	records := fs.Int("records", 0, ".netperf V1/V2: how many records to keep from the start")
+	out := fs.String("o", "", "the output file (.etl or .netperf, or .zip to zip it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 || *out == "" || *list == "" {
-		return errors.New("usage: tracecut -buffers LIST -o OUT IN")
+	if fs.NArg() != 1 || *out == "" || (*list == "") == (*records <= 0) {
+		return errors.New("usage: tracecut -buffers LIST -o OUT IN.etl, or tracecut -records N -o OUT IN.netperf")
 	}
-	keep, err := parseList(*list)
-	if err != nil {
-		return fmt.Errorf("-buffers: %w", err)
+	var cut []byte
+	if *records > 0 {
+		in, err := readMember(fs.Arg(0), ".netperf")
+		if err != nil {
+			return err
+		}
+		if cut, err = CutNetPerf(in, *records); err != nil {
+			return fmt.Errorf("%s: %w", fs.Arg(0), err)
+		}
+	} else {
+		keep, err := parseList(*list)
+		if err != nil {
+			return fmt.Errorf("-buffers: %w", err)
+		}
+		in, err := readLog(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if cut, err = Cut(in, keep); err != nil {
+			return fmt.Errorf("%s: %w", fs.Arg(0), err)
+		}
 	}
-	in, err := readLog(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	cut, err := Cut(in, keep)
-	if err != nil {
-		return fmt.Errorf("%s: %w", fs.Arg(0), err)
-	}
+	var err error
 	if strings.HasSuffix(*out, ".zip") {
 		cut, err = zipped(strings.TrimSuffix(filepath.Base(*out), ".zip"), cut)
 		if err != nil {
@@ -95,7 +119,11 @@ func parseList(s string) ([]int, error) {
 }
 
 // readLog reads a .etl file, or the one .etl inside a zip.
-func readLog(name string) ([]byte, error) {
+func readLog(name string) ([]byte, error) { return readMember(name, ".etl") }
+
+// readMember reads a file, or the first member with extension ext of a
+// zip.
+func readMember(name, ext string) ([]byte, error) {
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return nil, err
@@ -108,7 +136,7 @@ func readLog(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	for _, f := range zr.File {
-		if strings.EqualFold(filepath.Ext(f.Name), ".etl") {
+		if strings.EqualFold(filepath.Ext(f.Name), ext) {
 			rc, err := f.Open()
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", name, f.Name, err)
@@ -117,7 +145,7 @@ func readLog(name string) ([]byte, error) {
 			return io.ReadAll(rc)
 		}
 	}
-	return nil, fmt.Errorf("%s: no .etl file in the zip", name)
+	return nil, fmt.Errorf("%s: no %s file in the zip", name, ext)
 }
 
 // bufferHeaderSize is the WMI_BUFFER_HEADER's size; a buffer's first four
@@ -196,4 +224,58 @@ func zipped(member string, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// CutNetPerf returns the first n records (metadata and events) of a .NET
+// Core 2.0 EventPipeFile trace (V1/V2), ended with the runtime's trailer:
+// the EndObject tag that ends the Trace object, a forward-reference table
+// of one entry (the tag's offset) and the offsets of the table's count and
+// of its end. Records are an int32 size and that many bytes; the first is
+// found from the first event, whose metadata (an ID that is a stream
+// offset) the runtime wrote just before it.
+func CutNetPerf(data []byte, n int) ([]byte, error) {
+	r, err := nettrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if v := r.Info().Version; v > 2 {
+		return nil, fmt.Errorf("a %s trace of version %d; -records cuts V1/V2 (.NET Core 2.0) traces", r.Info().Format, v)
+	}
+	r.SetOrder(nettrace.FileOrder)
+	e, err := r.Next()
+	if err != nil {
+		return nil, fmt.Errorf("the first event: %w", err)
+	}
+	first, ev := int64(e.MetadataID), e.Offset
+	if first <= 0 || first >= ev {
+		return nil, fmt.Errorf("the first event, at %d, refers to metadata at %d: the first record is not found", ev, first)
+	}
+	at, seenEvent := first, false
+	for i := range n {
+		if at+4 > int64(len(data)) {
+			return nil, fmt.Errorf("record %d at offset %d: the trace ends (it holds %d records)", i, at, i)
+		}
+		size := int64(binary.LittleEndian.Uint32(data[at:]))
+		if data[at] == 0x06 && i > 0 && int64(binary.LittleEndian.Uint32(data[at+5:])) == at {
+			return nil, fmt.Errorf("the trace holds %d records, %d asked for", i, n)
+		}
+		seenEvent = seenEvent || at == ev
+		if at+4+size > int64(len(data)) {
+			return nil, fmt.Errorf("record %d at offset %d: size %d runs past the trace's end", i, at, size)
+		}
+		at += 4 + size
+	}
+	if !seenEvent && ev < at {
+		return nil, fmt.Errorf("the records from offset %d do not reach the first event at %d: not a V1/V2 record stream", first, ev)
+	}
+	out := slices.Clone(data[:at])
+	out = append(out, 0x06)
+	out = binary.LittleEndian.AppendUint32(out, 1)
+	for _, o := range []int64{at, at + 1, at + 9} {
+		if o > math.MaxUint32 {
+			return nil, fmt.Errorf("the cut ends at %d, past what a V1/V2 offset holds", at)
+		}
+		out = binary.LittleEndian.AppendUint32(out, uint32(o))
+	}
+	return out, nil
 }

@@ -183,3 +183,90 @@ func folded(t *testing.T, name string, kind profile.Kind) string {
 	}
 	return b.String()
 }
+
+// The .NET Core 2.0 cut shipped in testdata, and what made it.
+const (
+	shippedNetPerf = "../../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"
+	sourceNetPerf  = "../../../shared/fixtures/traces/perfview/eventpipe-dotnetcore2.0-linux-objver2.netperf.zip"
+	netPerfRecords = "1300"
+)
+
+// TestShippedNetPerfCut remakes the shipped .netperf cut from the shared
+// trace and wants the same bytes.
+func TestShippedNetPerfCut(t *testing.T) {
+	if _, err := os.Stat(sourceNetPerf); err != nil {
+		t.Skipf("the shared trace is not beside the checkout (%v): the cut cannot be remade", err)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(shippedNetPerf))
+	if err := run([]string{"-records", netPerfRecords, "-o", out, sourceNetPerf}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(shippedNetPerf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("remade cut differs from %s (%d bytes, want %d): update the file or PROVENANCE.md's command", shippedNetPerf, len(got), len(want))
+	}
+}
+
+// TestNetPerfCutReads reads the shipped .netperf cut whole (no damage,
+// the trailer found) through package trace: 1,285 events (the other 15
+// records are metadata), each with its metadata, and cutting it again to
+// fewer records gives its prefix and a trailer at the new end.
+func TestNetPerfCutReads(t *testing.T) {
+	whole, err := readMember(shippedNetPerf, ".netperf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(whole), trace.WithOrder(trace.FileOrder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, last := 0, int64(0)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatalf("after %d events: %v", n, err)
+			}
+			break
+		}
+		if e.Provider() == "" {
+			t.Errorf("event at %d: no provider", e.Offset())
+		}
+		n, last = n+1, e.Offset()
+	}
+	if n != 1285 {
+		t.Errorf("%d events, want 1285", n)
+	}
+	// Cut again, to fewer records: the same bytes up to the new trailer.
+	short, err := CutNetPerf(whole, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := len(short) - 17
+	if !bytes.Equal(short[:end], whole[:end]) || int64(end) >= last {
+		t.Errorf("the 40-record cut is not a prefix of the 1300-record one (%d bytes)", end)
+	}
+	if got := binary.LittleEndian.Uint32(short[end+5:]); got != uint32(end) {
+		t.Errorf("the trailer's first offset is %d, want %d (where it is)", got, end)
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{
+		{5000, "the trace holds 1300 records, 5000 asked for"},
+	} {
+		if _, err := CutNetPerf(whole, c.n); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("CutNetPerf(%d): %v, want %q", c.n, err, c.want)
+		}
+	}
+	if _, err := CutNetPerf(whole[:300], 1); err == nil {
+		t.Error("a trace cut inside its first records: no error")
+	}
+}
