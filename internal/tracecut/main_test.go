@@ -26,24 +26,29 @@ const (
 
 // TestShippedCut remakes the shipped cut from the shared trace and wants
 // the same bytes: the provenance's command is what made the file.
-func TestShippedCut(t *testing.T) {
-	if _, err := os.Stat(sourceLog); err != nil {
+func TestShippedCut(t *testing.T) { checkRemade(t, shippedCut, sourceLog, "-buffers", cutBuffers) }
+
+// checkRemade runs tracecut with flags on source and wants the bytes of
+// the shipped file.
+func checkRemade(t *testing.T, shipped, source string, flags ...string) {
+	t.Helper()
+	if _, err := os.Stat(source); err != nil {
 		t.Skipf("the shared trace is not beside the checkout (%v): the cut cannot be remade", err)
 	}
-	out := filepath.Join(t.TempDir(), filepath.Base(shippedCut))
-	if err := run([]string{"-buffers", cutBuffers, "-o", out, sourceLog}); err != nil {
+	out := filepath.Join(t.TempDir(), filepath.Base(shipped))
+	if err := run(append(flags, "-o", out, source)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile(shippedCut)
+	want, err := os.ReadFile(shipped)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("remade cut differs from %s (%d bytes, want %d): update the file or PROVENANCE.md's command", shippedCut, len(got), len(want))
+		t.Fatalf("remade cut differs from %s (%d bytes, want %d): update the file or PROVENANCE.md's command", shipped, len(got), len(want))
 	}
 }
 
@@ -194,24 +199,7 @@ const (
 // TestShippedNetPerfCut remakes the shipped .netperf cut from the shared
 // trace and wants the same bytes.
 func TestShippedNetPerfCut(t *testing.T) {
-	if _, err := os.Stat(sourceNetPerf); err != nil {
-		t.Skipf("the shared trace is not beside the checkout (%v): the cut cannot be remade", err)
-	}
-	out := filepath.Join(t.TempDir(), filepath.Base(shippedNetPerf))
-	if err := run([]string{"-records", netPerfRecords, "-o", out, sourceNetPerf}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(shippedNetPerf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("remade cut differs from %s (%d bytes, want %d): update the file or PROVENANCE.md's command", shippedNetPerf, len(got), len(want))
-	}
+	checkRemade(t, shippedNetPerf, sourceNetPerf, "-records", netPerfRecords)
 }
 
 // TestNetPerfCutReads reads the shipped .netperf cut whole (no damage,
