@@ -256,7 +256,7 @@ func CutNetPerf(data []byte, n int) ([]byte, error) {
 			return nil, fmt.Errorf("record %d at offset %d: the trace ends (it holds %d records)", i, at, i)
 		}
 		size := int64(binary.LittleEndian.Uint32(data[at:]))
-		if data[at] == 0x06 && i > 0 && int64(binary.LittleEndian.Uint32(data[at+5:])) == at {
+		if data[at] == 0x06 && i > 0 && at+9 <= int64(len(data)) && int64(binary.LittleEndian.Uint32(data[at+5:])) == at {
 			return nil, fmt.Errorf("the trace holds %d records, %d asked for", i, n)
 		}
 		seenEvent = seenEvent || at == ev

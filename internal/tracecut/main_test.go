@@ -257,4 +257,11 @@ func TestNetPerfCutReads(t *testing.T) {
 	if _, err := CutNetPerf(whole[:300], 1); err == nil {
 		t.Error("a trace cut inside its first records: no error")
 	}
+	// A trace cut inside its last record errs; cut inside its trailer,
+	// it still holds the records. None panics.
+	for n := len(whole) - 17 - 40; n <= len(whole); n++ {
+		if _, err := CutNetPerf(whole[:n], 1300); (err == nil) != (n >= len(whole)-17) {
+			t.Errorf("1300 records of the trace cut to %d bytes (the trailer at %d): %v", n, len(whole)-17, err)
+		}
+	}
 }
