@@ -319,6 +319,7 @@ func (r *Reader) addDamage(d Damage) {
 	r.suspect = true
 	r.checkPhase = true
 	r.damages++
+	r.drops.revert()
 	r.newEpoch(len(r.damage) - 1)
 }
 

@@ -708,3 +708,71 @@ func TestBlockTimeRange(t *testing.T) {
 		}
 	}
 }
+
+// TestDamageAfterSequencePoint garbles the last byte of a V6 sequence
+// point (its last thread's number, a one-byte varint, raised by 80) and
+// the header of the block after it, as damage that begins a byte before
+// the block where the reader finds it does: the sequence point parses,
+// and without more its garbled number would show 80 events the runtime
+// never dropped. The sequence point's gaps wait for the block after it,
+// and damage there takes them back: Dropped is the intact trace's, in
+// both orders, and never goes back on the way.
+func TestDamageAfterSequencePoint(t *testing.T) {
+	for _, compressed := range []bool{false, true} {
+		data := buildV6(compressed)
+		// The last sequence point followed by another block.
+		sp := -1
+		for off := 20; off+4 <= len(data); {
+			x := le32(data[off:])
+			size, kind := int(x&0xFFFFFF), int(x>>24)
+			if x == 0 {
+				break
+			}
+			if kind == kindSequencePt && off+4+size+4 < len(data) {
+				sp = off
+			}
+			off += 4 + size
+		}
+		if sp < 0 {
+			t.Fatal("no sequence point with a block after it")
+		}
+		end := sp + 4 + int(le32(data[sp:])&0xFFFFFF)
+		if data[end-1] >= 0x30 {
+			t.Fatalf("the sequence point's last byte is %#x, not a small varint", data[end-1])
+		}
+		bad := bytes.Clone(data)
+		bad[end-1] += 80
+		for i := end; i < end+4; i++ {
+			bad[i] = 0xd2
+		}
+		for _, order := range []Order{FileOrder, TimeOrder} {
+			read := func(b []byte) (uint64, []Damage) {
+				r, err := NewReader(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.SetOrder(order)
+				var last uint64
+				for {
+					_, err := r.Next()
+					if d := r.Dropped(); d < last {
+						t.Fatalf("%v: Dropped went back from %d to %d", order, last, d)
+					} else {
+						last = d
+					}
+					if err != nil {
+						return r.Dropped(), r.Damage()
+					}
+				}
+			}
+			intact, _ := read(data)
+			got, damage := read(bad)
+			if len(damage) == 0 {
+				t.Fatalf("compressed %v, %v: no damage found", compressed, order)
+			}
+			if got != intact {
+				t.Errorf("compressed %v, %v: Dropped %d, the intact trace %d; damage %v", compressed, order, got, intact, damage)
+			}
+		}
+	}
+}

@@ -197,7 +197,10 @@
 //     gap it leaves counts it. The events of a block read before damage
 //     was found in it may carry damaged numbers: the gaps in that block
 //     are not counted as the runtime's drops, and the next gap of each of
-//     its threads counts as lost. Damaged bytes that parse as records can
+//     its threads counts as lost. The gaps a sequence point (or a V6
+//     thread removal) shows count once the block after it begins without
+//     damage: damage found at that block's start often began a few bytes
+//     sooner, in the sequence point's own numbers, and takes them back. Damaged bytes that parse as records can
 //     still make the count too high (never more events than a record's
 //     bytes could hold, two bytes an event) or too low; where the damage
 //     is not found at all, its gaps are drops.

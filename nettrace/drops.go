@@ -31,6 +31,13 @@ type dropCounter struct {
 	// (Reader.untaint).
 	blockStart uint64
 	tainted    bool
+	// holding: the gaps counted since held, by the block at holdAt (a
+	// sequence point, a thread removal), wait for the block after it:
+	// damage found at that block's start often began a few bytes sooner,
+	// in the numbers just read.
+	holding bool
+	held    uint64
+	holdAt  int64
 
 	epoch uint32 // how many damages so far
 	// lost is called with the events a gap shows lost to the latest
@@ -82,6 +89,31 @@ func (d *dropCounter) skipped(th uint64, seq uint32) bool {
 	d.switchTo(th, seq-1)
 	d.curSeq = seq
 	return true
+}
+
+// hold makes the gaps counted from before on, by the block at at, wait
+// for the block after it (release, or revert when damage is found
+// there); a block held after another keeps the first one's count.
+func (d *dropCounter) hold(at int64, before uint64) {
+	if !d.holding {
+		d.held = before
+	}
+	d.holding, d.holdAt = true, at
+}
+
+// release counts the held gaps: the block after the one that held them
+// (at, not holdAt) was read.
+func (d *dropCounter) release(at int64) {
+	if d.holding && at != d.holdAt {
+		d.holding = false
+	}
+}
+
+// revert takes the held gaps back: damage was found just after them.
+func (d *dropCounter) revert() {
+	if d.holding {
+		d.dropped, d.holding = d.held, false
+	}
 }
 
 // checkpoint notes a sequence point's number for thread th.
@@ -160,10 +192,17 @@ func (d *dropCounter) gap(last, expected uint32) {
 // not counted here but in the Damage records, and nor are the gaps in a
 // block in which the reader found damage (its numbers may be damaged).
 // So that the count never goes back, the gaps of an event block count
-// once the reader has read the block to its end without damage.
+// once the reader has read the block to its end without damage, and
+// those a sequence point shows once the block after it begins without
+// damage (damage found at that block's start often began a few bytes
+// sooner, in the numbers just read).
 func (r *Reader) Dropped() uint64 {
-	if r.inEvents && (r.pos < len(r.blk) || r.drops.tainted) {
-		return r.drops.blockStart
+	d := &r.drops
+	switch {
+	case d.holding:
+		return d.held
+	case r.inEvents && (r.pos < len(r.blk) || d.tainted):
+		return d.blockStart
 	}
-	return r.drops.dropped
+	return d.dropped
 }

@@ -727,11 +727,13 @@ func (r *Reader) nextBlock() error {
 		}
 		switch {
 		case err == nil:
+			r.drops.release(r.blkOff)
 			return nil
 		case err == io.EOF:
 			if r.cut != nil {
 				return r.recover(r.cut)
 			}
+			r.drops.release(-1)
 			return r.end()
 		}
 		if err = r.recover(err); err != nil {
@@ -1717,6 +1719,7 @@ func (r *Reader) stackBlock() error {
 // the thread and metadata tables when its flags say so.
 func (r *Reader) sequencePoint() error {
 	r.spSeen = true
+	r.drops.hold(r.blkOff, r.drops.dropped)
 	clear(r.stacks)
 	r.stackRefs = r.stackRefs[:0]
 	r.ips = r.ips[:0]
@@ -1803,6 +1806,7 @@ func (r *Reader) threadBlock() error {
 
 // removeThreadBlock (V6): {varuint64 Index, varuint32 SequenceNumber}*.
 func (r *Reader) removeThreadBlock() error {
+	r.drops.hold(r.blkOff, r.drops.dropped)
 	c := &cursor{b: r.blk}
 	for c.left() > 0 {
 		idx := c.varu64()
