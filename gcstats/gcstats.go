@@ -54,11 +54,14 @@ package gcstats
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/feed"
+	"github.com/clrgo/clrevents/internal/numfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -191,6 +194,10 @@ type Process struct {
 
 	a *Analyzer
 	s state
+	// Of its events, for Missing: runtime suspensions by reason (the
+	// last slot: a reason the manifest does not name), allocation ticks.
+	suspends [clrevents.GCSuspendEEReasonSuspendForDebuggerSweep + 2]int
+	ticks    int
 }
 
 // suspension is a suspension of the runtime, from its begin event to the
@@ -250,11 +257,116 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 	lost := errors.Join(readErr, a.DecodeErrors())
 	if len(a.Processes()) == 0 {
 		if lost == nil {
-			return a, ErrNoEvents
+			return a, a.Missing(-1)
 		}
-		return a, errors.Join(ErrNoEvents, lost)
+		return a, errors.Join(a.Missing(-1), lost)
 	}
 	return a, lost
+}
+
+// Missing returns nil when process pid (when pid is negative, any
+// process) has a GC in the model. Otherwise it returns an error that
+// errors.Is ErrNoEvents: ErrNoEvents itself, which names the keyword to
+// record, when the trace held none of the GC keyword's events for it;
+// else one that says what it held instead (runtime suspensions, by
+// reason, and allocation ticks) and what their having no GCStart means:
+// that no GC ran while the trace recorded, or, when some suspensions were
+// for a GC, that the GCs' own events are not in the trace.
+func (a *Analyzer) Missing(pid int64) error {
+	var e noGCs
+	for _, p := range a.procs {
+		if pid >= 0 && p.PID != pid {
+			continue
+		}
+		if len(p.GCs) > 0 {
+			return nil
+		}
+		for r, n := range p.suspends {
+			e.suspends[r] += n
+		}
+		e.ticks += p.ticks
+	}
+	for _, n := range e.suspends {
+		e.total += n
+	}
+	if e.total == 0 && e.ticks == 0 {
+		if pid >= 0 {
+			if ps := a.Processes(); len(ps) > 0 {
+				pids := make([]int64, len(ps))
+				for i, p := range ps {
+					pids[i] = p.PID
+				}
+				return feed.OtherProcesses(ErrNoEvents, "no GC events", pids)
+			}
+		}
+		return ErrNoEvents
+	}
+	return &e
+}
+
+// noGCs is Missing's error for a trace that held GC-keyword events but no
+// GCStart.
+type noGCs struct {
+	suspends [len(Process{}.suspends)]int
+	total    int
+	ticks    int
+}
+
+func (e *noGCs) Is(target error) bool { return target == ErrNoEvents }
+
+func (e *noGCs) Error() string {
+	var b strings.Builder
+	b.WriteString("no GC events: the trace holds ")
+	gcs := 0
+	if e.total > 0 {
+		b.WriteString(numfmt.Count(int64(e.total), "runtime suspension"))
+		// The reasons, the most frequent first.
+		type reason struct {
+			name string
+			n    int
+		}
+		var rs []reason
+		for r, n := range e.suspends {
+			if n == 0 {
+				continue
+			}
+			name := "another reason"
+			if r < len(e.suspends)-1 {
+				name = clrevents.GCSuspendEEReason(r).String()
+				if forGC(clrevents.GCSuspendEEReason(r)) {
+					gcs += n
+				}
+			}
+			rs = append(rs, reason{name, n})
+		}
+		slices.SortStableFunc(rs, func(x, y reason) int { return y.n - x.n })
+		b.WriteString(" (")
+		for i, r := range rs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(r.name + " " + numfmt.Thousands(int64(r.n)))
+		}
+		b.WriteString(")")
+		if gcs == 0 {
+			b.WriteString(", none of them for a GC")
+		} else {
+			b.WriteString(", " + numfmt.Thousands(int64(gcs)) + " of them for a GC")
+		}
+		if e.ticks > 0 {
+			b.WriteString(", and ")
+		}
+	}
+	if e.ticks > 0 {
+		b.WriteString(numfmt.Count(int64(e.ticks), "allocation tick"))
+	}
+	b.WriteString(", but no GCStart: ")
+	if gcs == 0 {
+		b.WriteString("no garbage collection ran while it recorded")
+	} else {
+		b.WriteString("the GCs' own events are not in it (dropped by the runtime, or lost to damage)")
+	}
+	return b.String()
 }
 
 // Add feeds one event. Events the model does not use cost a map lookup;
@@ -391,7 +503,9 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 	switch k {
 	case kSuspendBegin:
 		if f, ok := ev.(clrevents.GCSuspendEEEvent); ok {
-			p.suspendBegin(t, tid, f.GCSuspendEEFields().Reason)
+			r := f.GCSuspendEEFields().Reason
+			p.suspends[min(int(r), len(p.suspends)-1)]++
+			p.suspendBegin(t, tid, r)
 		}
 	case kSuspendEnd:
 		p.suspendEnd(t, tid)
@@ -420,6 +534,7 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 		p.perHeapHistory(ce)
 	case kAllocTick:
 		if f, ok := ev.(clrevents.GCAllocationTickEvent); ok {
+			p.ticks++
 			p.allocTick(f.GCAllocationTickFields())
 		}
 	}

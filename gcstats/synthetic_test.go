@@ -1,6 +1,7 @@
 package gcstats_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -329,5 +330,59 @@ func TestAllocationUnknown(t *testing.T) {
 	f.at(2, 1, &clrevents.GCAllocationTickV4{AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
 	if s := p.Summary(); !s.HasAllocated || s.Allocated != 100_000 {
 		t.Errorf("allocated %d (known %v), want 100000", s.Allocated, s.HasAllocated)
+	}
+}
+
+// TestMissing: what Missing says of a process without GCs. Suspensions
+// none of which is for a GC mean no GC ran; some for a GC mean the GCs'
+// own events are not in the trace; reasons the manifest does not name
+// count as another reason. A process without any GC-keyword event, in a
+// trace whose other processes have GCs, gets their PIDs; with nothing at
+// all, ErrNoEvents itself. Every one errors.Is ErrNoEvents.
+func TestMissing(t *testing.T) {
+	f := newFeed()
+	for i := range 3 {
+		f.suspend(float64(i), 1, clrevents.GCSuspendEEReasonSuspendOther)
+		f.at(float64(i)+0.5, 1, &clrevents.GCRestartEEEndV1{})
+	}
+	f.suspend(5, 1, clrevents.GCSuspendEEReason(99))
+	f.at(6, 1, &clrevents.GCAllocationTickV3{AllocationAmount: 100})
+	want := "no GC events: the trace holds 4 runtime suspensions (SuspendOther 3, another reason 1), none of them for a GC, and 1 allocation tick, but no GCStart: no garbage collection ran while it recorded"
+	if err := f.a.Missing(-1); !errors.Is(err, gcstats.ErrNoEvents) || err.Error() != want {
+		t.Errorf("no GC reason: %v\nwant %s", err, want)
+	}
+	f.suspend(7, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.suspend(8, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	want = "no GC events: the trace holds 6 runtime suspensions (SuspendOther 3, SuspendForGC 2, another reason 1), 2 of them for a GC, and 1 allocation tick, but no GCStart: the GCs' own events are not in it (dropped by the runtime, or lost to damage)"
+	if err := f.a.Missing(42); !errors.Is(err, gcstats.ErrNoEvents) || err.Error() != want {
+		t.Errorf("for a GC: %v\nwant %s", err, want)
+	}
+	if err := f.a.Missing(7); err != gcstats.ErrNoEvents {
+		t.Errorf("a process with no event: %v, want ErrNoEvents itself", err)
+	}
+
+	// Only allocation ticks.
+	g := newFeed()
+	g.at(1, 1, &clrevents.GCAllocationTickV3{AllocationAmount: 100})
+	want = "no GC events: the trace holds 1 allocation tick, but no GCStart: no garbage collection ran while it recorded"
+	if err := g.a.Missing(-1); !errors.Is(err, gcstats.ErrNoEvents) || err.Error() != want {
+		t.Errorf("ticks: %v\nwant %s", err, want)
+	}
+
+	// Processes with GCs: nil for them and for any; the others are named.
+	h := newFeed()
+	h.suspend(1, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	h.at(2, 1, &clrevents.GCStartV2{Count: 1})
+	h.pid = 43
+	h.suspend(1, 1, clrevents.GCSuspendEEReasonSuspendForGC)
+	h.at(2, 1, &clrevents.GCStartV2{Count: 1})
+	for _, pid := range []int64{-1, 42, 43} {
+		if err := h.a.Missing(pid); err != nil {
+			t.Errorf("Missing(%d) = %v, want nil", pid, err)
+		}
+	}
+	want = "no GC events: the trace has them for processes 42, 43"
+	if err := h.a.Missing(9); !errors.Is(err, gcstats.ErrNoEvents) || err.Error() != want {
+		t.Errorf("another process: %v\nwant %s", err, want)
 	}
 }

@@ -141,6 +141,26 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 	return a, lost
 }
 
+// Missing returns nil when process pid (when pid is negative, any
+// process) has JIT activity in the model; otherwise an error that
+// errors.Is ErrNoEvents: for a process without any when others have
+// some, one that names them, else ErrNoEvents itself, which names the
+// keyword to record.
+func (a *Analyzer) Missing(pid int64) error {
+	ps := a.Processes()
+	var pids []int64
+	for _, p := range ps {
+		if pid < 0 || p.PID == pid {
+			return nil
+		}
+		pids = append(pids, p.PID)
+	}
+	if len(pids) > 0 {
+		return feed.OtherProcesses(ErrNoEvents, "no JIT events", pids)
+	}
+	return ErrNoEvents
+}
+
 // Add feeds one event; events the model does not use cost a map lookup.
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {

@@ -23,20 +23,25 @@ func reportLost(stderr io.Writer, err error) int {
 	return exitError
 }
 
-// without returns err with target left out: nil when err is target, the
-// rest of a join that holds it, else err.
+// without returns err with target left out: nil when err is target (or
+// an error that is target with more detail), the rest of a join that
+// holds it, else err.
 func without(err, target error) error {
 	if err == nil || err == target {
 		return nil
 	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok && slices.Contains(j.Unwrap(), target) {
+	is := func(e error) bool { return errors.Is(e, target) }
+	if j, ok := err.(interface{ Unwrap() []error }); ok && slices.ContainsFunc(j.Unwrap(), is) {
 		var rest []error
 		for _, e := range j.Unwrap() {
-			if e != target {
+			if !is(e) {
 				rest = append(rest, e)
 			}
 		}
 		return errors.Join(rest...) // nil when target was all there was
+	}
+	if is(err) {
+		return nil // target, or an error that details it
 	}
 	return err
 }

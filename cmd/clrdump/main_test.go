@@ -18,6 +18,7 @@ import (
 const small = "../../testdata/traces/eventpipe-dotnetcore6.0-win-x64-executioncheckpoints.nettrace.zip"
 const arrays = "../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip"
 const gcETL = "../../testdata/traces/gcevents.etl.zip"
+const netperf20 = "../../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"
 
 func dump(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()

@@ -92,7 +92,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		lost = without(err, gcstats.ErrNoEvents)
 		procs := slices.DeleteFunc(a.Processes(), func(p *gcstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), gcstats.ErrNoEvents)
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), a.Missing(o.pid))
 			reportLost(stderr, lost)
 			return exitError
 		}
@@ -112,7 +112,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		lost = without(err, jitstats.ErrNoEvents)
 		procs := slices.DeleteFunc(a.Processes(), func(p *jitstats.Process) bool { return o.pid >= 0 && p.PID != o.pid })
 		if len(procs) == 0 {
-			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), jitstats.ErrNoEvents)
+			fmt.Fprintf(stderr, "clrdump: %s%s: %v\n", src.Name(), pidNote(o.pid), a.Missing(o.pid))
 			reportLost(stderr, lost)
 			return exitError
 		}

@@ -86,7 +86,9 @@ func TestReportWriters(t *testing.T) {
 }
 
 // TestReportMissingEvents: a trace without the events names the keyword
-// to enable.
+// to enable; one whose GC-keyword events hold no GC says so instead (the
+// keyword was on), and a process asked for that has none names those
+// that have them.
 func TestReportMissingEvents(t *testing.T) {
 	_, errs, code := dump(t, "-report", "gc", small)
 	if code != exitError || !strings.Contains(errs, "GC keyword (0x1) at level Informational (4)") {
@@ -96,9 +98,18 @@ func TestReportMissingEvents(t *testing.T) {
 	if code != exitError || !strings.Contains(errs, "JIT keyword (0x10) at level Verbose (5)") {
 		t.Errorf("jit: exit %d, stderr %q", code, errs)
 	}
-	_, errs, code = dump(t, "-report", "gc", "-pid", "1", gcETL)
-	if code != exitError || !strings.Contains(errs, "process 1: "+gcstats.ErrNoEvents.Error()) {
-		t.Errorf("gc -pid 1: exit %d, stderr %q", code, errs)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-report", "gc", "-pid", "1", gcETL}, "process 1: no GC events: the trace has them for process 179596\n"},
+		{[]string{"-report", "jit", "-pid", "5", coreclr30}, "process 5: no JIT events: the trace has them for process 10064\n"},
+		{[]string{"-report", "gc", netperf20}, ": no GC events: the trace holds 70 runtime suspensions (SuspendOther 70), none of them for a GC, and 5 allocation ticks, but no GCStart: no garbage collection ran while it recorded\n"},
+	} {
+		_, errs, code := dump(t, c.args...)
+		if code != exitError || !strings.HasSuffix(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want one line ending %q", c.args, code, errs, c.want)
+		}
 	}
 	// The library says it with the same error.
 	for _, c := range []struct {

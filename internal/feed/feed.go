@@ -7,10 +7,13 @@ import (
 	"errors"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
+	"github.com/clrgo/clrevents/internal/numfmt"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -106,4 +109,39 @@ func ByPID[P any](m map[int64]*P) []*P {
 		out[i] = m[pid]
 	}
 	return out
+}
+
+// OtherProcesses is a report's error for a process asked for that has
+// none of its events, in a trace where the processes pids have them: it
+// errors.Is sentinel, and its text is what (the sentinel's subject, "no
+// GC events") then the processes that have them.
+func OtherProcesses(sentinel error, what string, pids []int64) error {
+	return &otherProcesses{sentinel, what, pids}
+}
+
+type otherProcesses struct {
+	sentinel error
+	what     string
+	pids     []int64
+}
+
+func (e *otherProcesses) Is(target error) bool { return target == e.sentinel }
+
+func (e *otherProcesses) Error() string {
+	var b strings.Builder
+	b.WriteString(e.what + ": the trace has them for process")
+	if len(e.pids) > 1 {
+		b.WriteString("es")
+	}
+	for i, pid := range e.pids {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" " + strconv.FormatInt(pid, 10))
+		if i == 9 && len(e.pids) > 10 {
+			b.WriteString(" and " + numfmt.Count(int64(len(e.pids)-10), "other"))
+			break
+		}
+	}
+	return b.String()
 }
