@@ -172,6 +172,7 @@ type Map struct {
 	unresolved map[addrKey]FrameID
 	counts     [NumReasons]int64
 	methods    int
+	rundown    int // method events of a rundown (DCStart, DCEnd)
 	buf        []byte
 	arena      []byte // the current block of method names
 	// Schema entries whose events Observe ignores (IL maps, JIT
@@ -401,6 +402,9 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 		m.methods++
 		return
 	case kRundown, kLoad:
+		if k == kRundown {
+			m.rundown++
+		}
 		if live {
 			if p.methods[i].name == "" {
 				p.methods[i].name = m.methodName(names)

@@ -12,8 +12,10 @@ import (
 // Unresolved says how many of the frames counted (Count, Resolve) did not
 // resolve to a method, and why, the most common reason first, one clause
 // a reason: "505,490 of 539,860 frames: no method covers the address;
-// 7 of 539,860 frames: no method events of their process". It is "" when
-// every frame resolved.
+// 7 of 539,860 frames: no method events of their process". When no
+// rundown listed a method, the NoMethod clause says so (a rundown lists
+// the methods compiled before the trace began, which nothing else names).
+// It is "" when every frame resolved.
 func (m *Map) Unresolved() string {
 	c := m.Counts()
 	var total int64
@@ -28,6 +30,9 @@ func (m *Map) Unresolved() string {
 	out := make([]string, len(reasons))
 	for i, r := range reasons {
 		out[i] = fmt.Sprintf("%s of %s frames: %s", numfmt.Thousands(c[r]), numfmt.Thousands(total), r)
+		if r == NoMethod && m.rundown == 0 {
+			out[i] += " (the trace holds no rundown, which lists the methods compiled before it began)"
+		}
 	}
 	return strings.Join(out, "; ")
 }
