@@ -266,12 +266,13 @@ func Read(r *trace.Reader) (*Analyzer, error) {
 
 // Missing returns nil when process pid (when pid is negative, any
 // process) has a GC in the model. Otherwise it returns an error that
-// errors.Is ErrNoEvents: ErrNoEvents itself, which names the keyword to
-// record, when the trace held none of the GC keyword's events for it;
-// else one that says what it held instead (runtime suspensions, by
-// reason, and allocation ticks) and what their having no GCStart means:
-// that no GC ran while the trace recorded, or, when some suspensions were
-// for a GC, that the GCs' own events are not in the trace.
+// errors.Is ErrNoEvents. When the trace held GC-keyword events for it, the
+// error says which (runtime suspensions, by reason, and allocation ticks)
+// and what their having no GCStart means: that no GC ran while the trace
+// recorded, or, when some suspensions were for a GC, that the GCs' own
+// events are not in the trace. When it held none, the error is
+// ErrNoEvents itself, which names the keyword to record, unless pid is a
+// process of its own while others have GCs: then it names those.
 func (a *Analyzer) Missing(pid int64) error {
 	var e noGCs
 	for _, p := range a.procs {
