@@ -365,7 +365,7 @@ func (e *noGCs) Error() string {
 	if gcs == 0 {
 		b.WriteString("no garbage collection ran while it recorded")
 	} else {
-		b.WriteString("the GCs' own events are not in it (dropped by the runtime, or lost to damage)")
+		b.WriteString("the GCs' own events are not in it (the trace stopped before them, or they were dropped or lost to damage)")
 	}
 	return b.String()
 }

@@ -353,7 +353,7 @@ func TestMissing(t *testing.T) {
 	}
 	f.suspend(7, 1, clrevents.GCSuspendEEReasonSuspendForGC)
 	f.suspend(8, 1, clrevents.GCSuspendEEReasonSuspendForGC)
-	want = "no GC events: the trace holds 6 runtime suspensions (SuspendOther 3, SuspendForGC 2, another reason 1), 2 of them for a GC, and 1 allocation tick, but no GCStart: the GCs' own events are not in it (dropped by the runtime, or lost to damage)"
+	want = "no GC events: the trace holds 6 runtime suspensions (SuspendOther 3, SuspendForGC 2, another reason 1), 2 of them for a GC, and 1 allocation tick, but no GCStart: the GCs' own events are not in it (the trace stopped before them, or they were dropped or lost to damage)"
 	if err := f.a.Missing(42); !errors.Is(err, gcstats.ErrNoEvents) || err.Error() != want {
 		t.Errorf("for a GC: %v\nwant %s", err, want)
 	}
