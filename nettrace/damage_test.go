@@ -492,22 +492,7 @@ func TestDamageDrops(t *testing.T) {
 			_, bounds, _ := readSweep(t, tr.data)
 			rng := rand.New(rand.NewPCG(uint64(ti), 0xd209))
 			for _, order := range []Order{FileOrder, TimeOrder} {
-				read := func(data []byte) (uint64, []Damage) {
-					r, _ := NewReader(bytes.NewReader(data))
-					r.SetOrder(order)
-					var last uint64
-					for {
-						_, err := r.Next()
-						if d := r.Dropped(); d < last {
-							t.Fatalf("%v: Dropped went back from %d to %d", order, last, d)
-						} else {
-							last = d
-						}
-						if err != nil {
-							return r.Dropped(), r.Damage()
-						}
-					}
-				}
+				read := func(data []byte) (uint64, []Damage) { return readDropped(t, data, order) }
 				intact, _ := read(tr.data)
 				for range 40 {
 					at := int(bounds[0]) + rng.IntN(len(tr.data)-int(bounds[0]))
@@ -746,33 +731,37 @@ func TestDamageAfterSequencePoint(t *testing.T) {
 			bad[i] = 0xd2
 		}
 		for _, order := range []Order{FileOrder, TimeOrder} {
-			read := func(b []byte) (uint64, []Damage) {
-				r, err := NewReader(bytes.NewReader(b))
-				if err != nil {
-					t.Fatal(err)
-				}
-				r.SetOrder(order)
-				var last uint64
-				for {
-					_, err := r.Next()
-					if d := r.Dropped(); d < last {
-						t.Fatalf("%v: Dropped went back from %d to %d", order, last, d)
-					} else {
-						last = d
-					}
-					if err != nil {
-						return r.Dropped(), r.Damage()
-					}
-				}
-			}
-			intact, _ := read(data)
-			got, damage := read(bad)
+			intact, _ := readDropped(t, data, order)
+			got, damage := readDropped(t, bad, order)
 			if len(damage) == 0 {
 				t.Fatalf("compressed %v, %v: no damage found", compressed, order)
 			}
 			if got != intact {
 				t.Errorf("compressed %v, %v: Dropped %d, the intact trace %d; damage %v", compressed, order, got, intact, damage)
 			}
+		}
+	}
+}
+
+// readDropped reads data to its end in order o and returns what Dropped
+// says then and the damage; Dropped may never go back on the way.
+func readDropped(t *testing.T, data []byte, o Order) (uint64, []Damage) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetOrder(o)
+	var last uint64
+	for {
+		_, err := r.Next()
+		if d := r.Dropped(); d < last {
+			t.Fatalf("%v: Dropped went back from %d to %d", o, last, d)
+		} else {
+			last = d
+		}
+		if err != nil {
+			return r.Dropped(), r.Damage()
 		}
 	}
 }
