@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"math"
@@ -173,6 +174,62 @@ func TestAddSat(t *testing.T) {
 	} {
 		if got := addSat(c.a, c.b); got != c.want {
 			t.Errorf("addSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestSampleBeforeItsThreadsLast: in the .NET Core 2.0 cut (read in file
+// order, as a V1/V2 trace always is), one SampleProfiler sample is moved
+// to just before the sample of its thread that precedes it, as a garbled
+// timestamp does. The time from that thread's previous sample would be
+// negative: the sample is left out and named (ErrNotCredible), and no
+// value of the profile is negative. The intact cut builds without error.
+func TestSampleBeforeItsThreadsLast(t *testing.T) {
+	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip")
+	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two samples of one thread, the second well after the first.
+	type sample struct{ off, ts int64 }
+	last := map[int64]sample{}
+	var victim, before sample
+	for victim.off == 0 {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatalf("no thread with two samples: %v", err)
+		}
+		if e.Provider() != clrevents.ProviderSampleProfiler.String() || e.ID() != 0 { // ThreadSample
+			continue
+		}
+		s := sample{e.Offset(), e.Timestamp()}
+		if p, ok := last[e.ThreadID()]; ok && s.ts-p.ts > 1000 {
+			victim, before = s, p
+		}
+		last[e.ThreadID()] = s
+	}
+	// A V2 record's timestamp is its bytes 12–19.
+	bad := bytes.Clone(data)
+	binary.LittleEndian.PutUint64(bad[victim.off+12:], uint64(before.ts-1))
+	for _, c := range []struct {
+		data []byte
+		bad  bool
+	}{{data, false}, {bad, true}} {
+		r, err := trace.NewReader(bytes.NewReader(c.data), trace.WithOrder(trace.FileOrder), trace.WithName("t.netperf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Build(r, Options{Kind: CPU})
+		if p == nil {
+			t.Fatalf("no profile: %v", err)
+		}
+		if c.bad != errors.Is(err, ErrNotCredible) || c.bad && !strings.Contains(err.Error(), "t.netperf: event at offset "+strconv.FormatInt(victim.off, 10)) {
+			t.Errorf("garbled %v: error %v", c.bad, err)
+		}
+		for _, s := range p.Samples {
+			if s.Values[0] < 0 {
+				t.Errorf("garbled %v: a sample's value is %d", c.bad, s.Values[0])
+			}
 		}
 	}
 }

@@ -274,6 +274,9 @@ type threadSlot struct {
 // external).
 type cpuThread struct {
 	lastExternal, lastManaged int64
+	// last is the time of the thread's latest sample, in nanoseconds
+	// from the origin.
+	last int64
 	// The thread's last raw stack (+1; 0 none): a thread often stays in
 	// one place, and comparing is cheaper than hashing.
 	lastStack uint32
@@ -513,8 +516,7 @@ func (b *Builder) Add(e *trace.Event) error {
 		return nil
 	case classThreadSample:
 		if p := e.Payload(); info == threadSampleInfo && len(p) >= 4 { // Decode's reading, without its call
-			b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack())
-			return nil
+			return b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack())
 		}
 	}
 	return b.add1(e, info, ts)
@@ -635,7 +637,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		if !ok {
 			return nil
 		}
-		b.cpu(pid, e.ThreadID(), ts, s.Type, e.Stack())
+		return b.cpu(pid, e.ThreadID(), ts, s.Type, e.Stack())
 	case Alloc:
 		switch {
 		case strings.HasPrefix(name, "GCAllocationTick"):
@@ -719,7 +721,8 @@ const maxBytes = 1 << 48
 
 // ErrNotCredible is wrapped by the error of an event whose values no
 // runtime writes: an allocation larger than an address space, a wait that
-// ends before it began. Build leaves the event out of the profile and
+// ends before it began, a thread's CPU sample earlier than its previous
+// one. Build leaves the event out of the profile and
 // names it in its error, as it does events that do not decode.
 var ErrNotCredible = errors.New("values no runtime writes")
 
@@ -764,9 +767,14 @@ func (b *Builder) nanos(ticks int64) int64 {
 	return hi*1e9 + lo*1e9/b.freq
 }
 
-func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType, ips []uint64) {
+// cpu adds a SampleProfiler sample. A thread's samples come in time
+// order in every order a reader gives (the runtime writes each thread's
+// events in order): one earlier than the thread's previous one has a
+// garbled time or thread, and is left out with ErrNotCredible (the time
+// it would attribute is negative).
+func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType, ips []uint64) error {
 	if ts < b.origin {
-		return
+		return nil
 	}
 	rel := b.nanos(ts - b.origin)
 	ti := b.thread(threadKey{pid, tid})
@@ -774,6 +782,10 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		b.cpuThreads = append(b.cpuThreads, cpuThread{})
 	}
 	t := &b.cpuThreads[ti]
+	if rel < t.last {
+		return fmt.Errorf("%w: the sample is %d ns before its thread's previous one", ErrNotCredible, t.last-rel)
+	}
+	t.last = rel
 	var v int64 // time attributed to this sample's stack
 	managedSince := func() {
 		if t.lastManaged > 0 {
@@ -806,7 +818,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		}
 		t.lastExternal = rel
 	default:
-		return
+		return nil
 	}
 	if v != 0 {
 		var id uint32
@@ -818,6 +830,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		}
 		b.raws.add(raw{thread: ti, ts: ts, stack: id, v1: v})
 	}
+	return nil
 }
 
 func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {

@@ -114,6 +114,7 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 		"../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace",
 		"../../testdata/traces/gcevents.etl.zip",
 		"../../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip",
+		"../../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip",
 	} {
 		bads := garbled(tracetest.Bytes(t, path), copies, seed)
 		if strings.HasSuffix(path, ".zip") {
