@@ -68,6 +68,12 @@ func (f GCHeapStatsFields) TotalPromoted() uint64 {
 	return f.TotalPromotedSize0 + f.TotalPromotedSize1 + f.TotalPromotedSize2 + f.TotalPromotedSize3 + f.TotalPromotedSize4
 }
 
+// MaxAllocationBytes bounds what one allocation event can stand for: no
+// object is larger than a 64-bit process's address space (2^48 bytes on
+// x64 and arm64). An event that says more holds a garbled payload, as a
+// damaged trace's can.
+const MaxAllocationBytes = 1 << 48
+
 // Amount is the bytes allocated since the last tick: AllocationAmount64
 // where the version carries it (from V2), else AllocationAmount (V0, V1),
 // which holds the same below 4 GiB.

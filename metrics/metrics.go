@@ -224,10 +224,6 @@ const (
 // runtimeProvider is the runtime provider's name.
 const runtimeProvider = "Microsoft-Windows-DotNETRuntime"
 
-// maxBytes bounds one allocation event's bytes: no object is larger than
-// a 64-bit process's address space (2^48 bytes on x64 and arm64).
-const maxBytes = 1 << 48
-
 // maxWait bounds one lock wait, in seconds (about 31 years).
 const maxWait = 1e9
 
@@ -305,8 +301,8 @@ func (p *Process) runtime(e *trace.Event) error {
 		// A garbled payload (a damaged trace's) can hold any amount: the
 		// counter takes only what an allocation can be, no more than an
 		// address space, and does not wrap.
-		if n <= maxBytes {
-			p.allocated = min(p.allocated+n, math.MaxUint64-maxBytes)
+		if n <= clrevents.MaxAllocationBytes {
+			p.allocated = min(p.allocated+n, math.MaxUint64-clrevents.MaxAllocationBytes)
 		}
 	case *clrevents.ThreadPoolWorkerThreadAdjustmentAdjustment:
 		p.tpThreads, p.tpSeen = float64(v.NewWorkerThreadCount), true

@@ -650,7 +650,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				return nil
 			}
 			n := x.GCAllocationTickFields().Amount()
-			if n > maxBytes {
+			if n > clrevents.MaxAllocationBytes {
 				return fmt.Errorf("%w: AllocationAmount64 %d bytes is more than an address space holds", ErrNotCredible, n)
 			}
 			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(n))
@@ -663,7 +663,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 			if !ok {
 				return nil
 			}
-			if x.ObjectSize > maxBytes {
+			if x.ObjectSize > clrevents.MaxAllocationBytes {
 				return fmt.Errorf("%w: ObjectSize %d bytes is more than an address space holds", ErrNotCredible, x.ObjectSize)
 			}
 			c, n := upscale(x.ObjectSize)
@@ -712,12 +712,6 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 	}
 	return nil
 }
-
-// maxBytes bounds the bytes one allocation event stands for: no object is
-// larger than a 64-bit process's address space (2^48 bytes on x64 and
-// arm64). A larger amount is a garbled payload (a damaged trace's), and a
-// profile's values would overflow on it.
-const maxBytes = 1 << 48
 
 // ErrNotCredible is wrapped by the error of an event whose values no
 // runtime writes: an allocation larger than an address space, a wait that
