@@ -274,9 +274,6 @@ type threadSlot struct {
 // external).
 type cpuThread struct {
 	lastExternal, lastManaged int64
-	// last is the time of the thread's latest sample, in nanoseconds
-	// from the origin.
-	last int64
 	// The thread's last raw stack (+1; 0 none): a thread often stays in
 	// one place, and comparing is cheaper than hashing.
 	lastStack uint32
@@ -776,10 +773,11 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		b.cpuThreads = append(b.cpuThreads, cpuThread{})
 	}
 	t := &b.cpuThreads[ti]
-	if rel < t.last {
-		return fmt.Errorf("%w: the sample is %d ns before its thread's previous one", ErrNotCredible, t.last-rel)
+	// The time of the thread's latest sample is the larger of
+	// lastManaged and lastExternal's magnitude (cpuThread).
+	if last := max(t.lastManaged, t.lastExternal, -t.lastExternal); rel < last {
+		return fmt.Errorf("%w: the sample is %d ns before its thread's previous one", ErrNotCredible, last-rel)
 	}
-	t.last = rel
 	var v int64 // time attributed to this sample's stack
 	managedSince := func() {
 		if t.lastManaged > 0 {
