@@ -70,7 +70,8 @@ func (f GCHeapStatsFields) TotalPromoted() uint64 {
 
 // MaxAllocationBytes bounds what one allocation event can stand for: no
 // object is larger than a 64-bit process's address space (2^48 bytes on
-// x64 and arm64). An event that says more holds a garbled payload, as a
+// x64 and arm64), and no GC heap either (package gcstats bounds heap
+// sizes by it). An event that says more holds a garbled payload, as a
 // damaged trace's can.
 const MaxAllocationBytes = 1 << 48
 

@@ -54,6 +54,7 @@ package gcstats
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -112,7 +113,9 @@ type GC struct {
 	// PausePercent is the share of time paused since the previous GC, in
 	// percent: Pause over Pause plus the time since the previous GC ended
 	// (for a background GC, over the time from the previous GC's end to
-	// this one's). It is set when the GC is complete and has a pause.
+	// this one's). It is set when the GC is complete and has a pause, and
+	// is at most 100: a pause that began before the previous GC ended
+	// (times a damaged trace's garbled timestamps give) is all pause.
 	PausePercent float64
 
 	// HeapBefore and HeapAfter are the heap's size in bytes before and
@@ -377,7 +380,9 @@ func (e *noGCs) Error() string {
 // and Stop events bound their process's time in it.
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
-		a.Observe(e.Time(), e.ProcessID(), e.ThreadID(), ev)
+		if err := a.observe(e.Time(), e.ProcessID(), e.ThreadID(), ev); err != nil {
+			a.feed.Undecoded.AddEvent(e, err)
+		}
 		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
 			p.Name = e.ProcessName()
 		}
@@ -485,7 +490,21 @@ func (a *Analyzer) proc(pid int64) *Process {
 // package's is ignored.
 // The first event observed is the Origin unless SetOrigin set one, and
 // each moves the end of the trace (see Process.TimeInTrace).
+//
+// An event whose values no runtime writes (trace.ErrNotCredible) is left
+// out and counted in DecodeErrors: a GCStart of a generation above 2, a
+// size larger than an address space (clrevents.MaxAllocationBytes) in
+// the heap statistics, a per-heap history or an allocation tick, and an
+// end earlier than what it ends (a GC's end before its start, a
+// suspension's end or a restart before the suspension began), which a
+// damaged trace's garbled payloads and timestamps give.
 func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
+	if err := a.observe(t, pid, tid, ev); err != nil {
+		a.feed.Undecoded.Add(fmt.Errorf("%s at %s in process %d: %w", ev.Descriptor().Name, t.Format(time.RFC3339Nano), pid, err))
+	}
+}
+
+func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error {
 	if a.feed.Origin.IsZero() {
 		a.feed.Origin = t
 	}
@@ -494,11 +513,14 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 	}
 	ce, ok := ev.(clrevents.Event)
 	if !ok {
-		return
+		return nil
 	}
 	k := kinds[ce.Info()]
 	if k == kNone {
-		return
+		return nil
+	}
+	if err := credible(ce); err != nil {
+		return err
 	}
 	p := a.proc(pid)
 	switch k {
@@ -509,16 +531,19 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 			p.suspendBegin(t, tid, r)
 		}
 	case kSuspendEnd:
-		p.suspendEnd(t, tid)
+		return p.suspendEnd(t, tid)
 	case kRestartEnd:
-		p.restartEnd(t, tid)
+		return p.restartEnd(t, tid)
 	case kStart:
 		if f, ok := ev.(clrevents.GCStartEvent); ok {
-			p.start(t, tid, f.GCStartFields())
+			return p.start(t, tid, f.GCStartFields())
 		}
 	case kEnd:
 		if f, ok := ev.(clrevents.GCEndEvent); ok {
 			if gc := p.ending(int64(f.GCEndFields().Count)); gc != nil {
+				if t.Before(gc.Start) {
+					return fmt.Errorf("%w: the GC's end is %v before its start", trace.ErrNotCredible, gc.Start.Sub(t))
+				}
 				gc.Duration = t.Sub(gc.Start)
 				gc.ended = true
 			}
@@ -532,13 +557,44 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 			p.globalHistory(f.GCGlobalHeapFields())
 		}
 	case kPerHeapHistory:
-		p.perHeapHistory(ce)
+		return p.perHeapHistory(ce)
 	case kAllocTick:
 		if f, ok := ev.(clrevents.GCAllocationTickEvent); ok {
 			p.ticks++
 			p.allocTick(f.GCAllocationTickFields())
 		}
 	}
+	return nil
+}
+
+// credible checks what the model takes from an event's payload: a
+// generation the GC has and sizes an address space can hold.
+func credible(ev clrevents.Event) error {
+	switch f := ev.(type) {
+	case clrevents.GCStartEvent:
+		if d := f.GCStartFields().Depth; d > Gen2 {
+			return fmt.Errorf("%w: Depth %d is not a generation a GC collects (0 to 2)", trace.ErrNotCredible, d)
+		}
+	case clrevents.GCHeapStatsEvent:
+		h := f.GCHeapStatsFields()
+		return sizes("heap statistics", h.GenerationSize0, h.GenerationSize1, h.GenerationSize2, h.GenerationSize3, h.GenerationSize4,
+			h.TotalPromotedSize0, h.TotalPromotedSize1, h.TotalPromotedSize2, h.TotalPromotedSize3, h.TotalPromotedSize4,
+			h.TotalHeapSize(), h.TotalPromoted())
+	case clrevents.GCAllocationTickEvent:
+		return sizes("allocation tick", f.GCAllocationTickFields().Amount())
+	}
+	return nil
+}
+
+// sizes returns an ErrNotCredible error when a size is larger than an
+// address space holds.
+func sizes(what string, v ...uint64) error {
+	for _, n := range v {
+		if n > clrevents.MaxAllocationBytes {
+			return fmt.Errorf("%w: %s: a size of %d bytes, more than an address space holds", trace.ErrNotCredible, what, n)
+		}
+	}
+	return nil
 }
 
 // current is the GC that events about "the GC" refer to: the last one
@@ -608,43 +664,61 @@ func (p *Process) suspendBegin(t time.Time, tid int64, reason clrevents.GCSuspen
 // suspension's restart between another's begin and its restart can only
 // be that one's. Suspensions for other reasons are left alone, as
 // TraceEvent leaves them.
+//
+// A restart after the suspension's threads had stopped cannot be one it
+// waited behind (only a garbled time puts it there), and moves nothing.
 func (s *state) waited(sus *suspension) {
-	if forGC(sus.reason) && s.lastRestart.After(sus.begin) {
+	if forGC(sus.reason) && s.lastRestart.After(sus.begin) && (sus.end.IsZero() || !s.lastRestart.After(sus.end)) {
 		sus.begin = s.lastRestart
 	}
 }
 
-func (p *Process) suspendEnd(t time.Time, tid int64) {
+func (p *Process) suspendEnd(t time.Time, tid int64) error {
 	s := &p.s
 	sus := s.opened(tid)
 	if sus == nil || !forGC(sus.reason) {
-		return
+		return nil
 	}
 	s.waited(sus)
+	if t.Before(sus.begin) {
+		return fmt.Errorf("%w: the suspension ends %v before it began", trace.ErrNotCredible, sus.begin.Sub(t))
+	}
 	sus.end = t
 	if sus.reason == clrevents.GCSuspendEEReasonSuspendForGCPrep && s.bgc != nil && s.bgc.HasPause {
 		s.bgc.Suspend += t.Sub(sus.begin)
 	}
+	return nil
 }
 
-func (p *Process) restartEnd(t time.Time, tid int64) {
+func (p *Process) restartEnd(t time.Time, tid int64) error {
 	s := &p.s
 	sus := s.opened(tid)
 	if sus == nil {
 		// The restart of a suspension the trace does not hold: it ends a
 		// GC started on this thread whose pause is unknown.
 		if gc := p.current(); gc != nil && !gc.HasPause && gc.tid == tid && gc.Type != clrevents.GCTypeBackgroundGC {
-			p.restarted(gc, t)
+			return p.restarted(gc, t)
 		}
-		return
+		return nil
 	}
 	closed := *sus
 	sus = &closed
-	s.close(tid)
 	if !forGC(sus.reason) && sus.gc == nil {
-		return
+		s.close(tid)
+		return nil
 	}
 	s.waited(sus)
+	if t.Before(sus.begin) {
+		// Which of the two times is garbled is unknown: the suspension
+		// stays open for a restart that ends it after it began.
+		return fmt.Errorf("%w: the restart ends %v before the suspension began", trace.ErrNotCredible, sus.begin.Sub(t))
+	}
+	if gc := sus.gc; gc != nil {
+		if err := restartAfter(gc, t); err != nil {
+			return err // the same: the suspension stays open
+		}
+	}
+	s.close(tid)
 	if forGC(sus.reason) {
 		s.lastRestart = t
 	}
@@ -654,7 +728,7 @@ func (p *Process) restartEnd(t time.Time, tid int64) {
 			gc.Pause += t.Sub(sus.begin)
 			gc.Pauses++
 		}
-		return
+		return nil
 	}
 	gc := sus.gc
 	if gc == nil {
@@ -663,15 +737,19 @@ func (p *Process) restartEnd(t time.Time, tid int64) {
 		// (.NET Framework 2.0-era events) are those.
 		gc = p.current()
 		if gc == nil || gc.Type == clrevents.GCTypeBackgroundGC {
-			return
+			return nil
 		}
 	}
-	p.restarted(gc, t)
+	return p.restarted(gc, t)
 }
 
 // restarted ends the pause of gc, blocking or the initial one of a
-// concurrent GC, with a restart at t.
-func (p *Process) restarted(gc *GC, t time.Time) {
+// concurrent GC, with a restart at t; a restart before the GC began is
+// not credible and changes nothing.
+func (p *Process) restarted(gc *GC, t time.Time) error {
+	if err := restartAfter(gc, t); err != nil {
+		return err
+	}
 	if gc.HasPause {
 		gc.Pause = t.Sub(gc.PauseStart)
 		gc.Pauses = 1
@@ -691,6 +769,20 @@ func (p *Process) restarted(gc *GC, t time.Time) {
 			p.complete(gc)
 		}
 	}
+	return nil
+}
+
+// restartAfter checks that a restart at t comes after gc began: the GC
+// runs inside its pause.
+func restartAfter(gc *GC, t time.Time) error {
+	bound := gc.Start
+	if gc.HasPause && gc.PauseStart.After(bound) {
+		bound = gc.PauseStart
+	}
+	if t.Before(bound) {
+		return fmt.Errorf("%w: the restart ends %v before its GC began", trace.ErrNotCredible, bound.Sub(t))
+	}
+	return nil
 }
 
 // suspensionFor is the open suspension a GC starting on thread tid runs
@@ -714,13 +806,21 @@ func (s *state) suspensionFor(tid int64) *suspension {
 	return best
 }
 
-func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) {
+func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) error {
 	s := &p.s
 	n := len(p.GCs)
 	if n > 0 && p.GCs[n-1].Number == int64(f.Count) {
 		// Some runtimes log two start events per GC (two versions of
 		// the event); the first one counts.
-		return
+		return nil
+	}
+	sus := s.suspensionFor(tid)
+	if sus != nil {
+		s.waited(sus)
+		if t.Before(sus.begin) {
+			// The GC runs inside the suspension.
+			return fmt.Errorf("%w: the GC starts %v before the suspension it runs in began", trace.ErrNotCredible, sus.begin.Sub(t))
+		}
 	}
 	gc := &GC{
 		Number:     int64(f.Count),
@@ -735,8 +835,7 @@ func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) {
 			p.complete(cur)
 		}
 	}
-	if sus := s.suspensionFor(tid); sus != nil {
-		s.waited(sus)
+	if sus != nil {
 		sus.gc = gc
 		gc.HasPause = true
 		ephemeralBeforeBGC := n > 0 && p.GCs[n-1].Type == clrevents.GCTypeBackgroundGC &&
@@ -749,7 +848,10 @@ func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) {
 		} else {
 			gc.PauseStart = sus.begin
 			end := sus.end
-			if end.IsZero() {
+			if end.IsZero() || end.After(t) {
+				// No end, or one after the GC began, which only a garbled
+				// time gives (the GC starts once the threads stopped):
+				// the suspension took until the GC's start at most.
 				end = t
 			}
 			gc.Suspend = end.Sub(sus.begin)
@@ -760,6 +862,7 @@ func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) {
 		s.bgc = gc
 		gc.Pause = gc.Suspend
 	}
+	return nil
 }
 
 func (p *Process) heapStats(t time.Time, f clrevents.GCHeapStatsFields) {
@@ -829,37 +932,58 @@ func (p *Process) globalHistory(f clrevents.GCGlobalHeapFields) {
 // perHeapHistory adds one heap's sizes before the GC. The runtime
 // provider's version 3 and the private provider's raw layout (.NET
 // Framework) carry them in per-generation arrays of different shapes.
-func (p *Process) perHeapHistory(ev clrevents.Event) {
+func (p *Process) perHeapHistory(ev clrevents.Event) error {
 	gc := p.current()
 	if gc == nil && len(p.GCs) > 0 {
 		gc = p.GCs[len(p.GCs)-1]
 	}
 	if gc == nil {
-		return
+		return nil
+	}
+	before, frag := gc.GenSizeBefore, gc.Fragmentation
+	add := func(i int, sizeBefore, freeList, freeObj uint64) error {
+		// Each value at most an address space, added to sums that are
+		// (the check below), cannot wrap them.
+		if err := sizes("per-heap history", sizeBefore, freeList, freeObj); err != nil {
+			return err
+		}
+		before[i] += sizeBefore
+		frag[i] += freeList + freeObj
+		return nil
 	}
 	switch e := ev.(type) {
 	case *clrevents.GCPerHeapHistoryV3:
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
 			v := e.Values.At(i)
-			gc.GenSizeBefore[i] += v.SizeBefore
-			gc.Fragmentation[i] += v.FreeListAfter + v.FreeObjAfter
+			if err := add(i, v.SizeBefore, v.FreeListAfter, v.FreeObjAfter); err != nil {
+				return err
+			}
 		}
 	case *clrevents.GCPerHeapHistory:
 		for i := 0; i < min(e.Values.Len(), NumGens); i++ {
 			v := e.Values.At(i)
-			gc.GenSizeBefore[i] += v.SizeBefore
-			gc.Fragmentation[i] += v.FreeListAfter + v.FreeObjAfter
+			if err := add(i, v.SizeBefore, v.FreeListAfter, v.FreeObjAfter); err != nil {
+				return err
+			}
 		}
 	default:
-		return
+		return nil
 	}
+	// The GC's heap must fit an address space too.
+	var total, free uint64
+	for i := range before {
+		total += before[i]
+		free += frag[i]
+	}
+	if err := sizes("per-heap histories of the GC", total, free); err != nil {
+		return err
+	}
+	gc.GenSizeBefore, gc.Fragmentation = before, frag
 	gc.perHeap++
 	gc.HasFragmentation = true
-	gc.HeapBefore = 0
-	for _, v := range gc.GenSizeBefore {
-		gc.HeapBefore += v
-	}
+	gc.HeapBefore = total
 	gc.HeapBeforeEstimated = false
+	return nil
 }
 
 func (p *Process) allocTick(f clrevents.GCAllocationTickFields) {
@@ -897,11 +1021,11 @@ func (p *Process) complete(gc *GC) {
 			from = prev.Start.Add(prev.Duration)
 		}
 		if total := gc.Start.Add(gc.Duration).Sub(from); total > 0 {
-			gc.PausePercent = 100 * float64(gc.Pause) / float64(total)
+			gc.PausePercent = min(100, 100*float64(gc.Pause)/float64(total))
 		}
 		return
 	}
-	if total := gc.Pause + gc.sinceLastEnd; total > 0 {
+	if total := gc.Pause + max(0, gc.sinceLastEnd); total > 0 {
 		gc.PausePercent = 100 * float64(gc.Pause) / float64(total)
 	}
 }

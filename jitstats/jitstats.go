@@ -29,6 +29,7 @@ package jitstats
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -164,7 +165,9 @@ func (a *Analyzer) Missing(pid int64) error {
 // Add feeds one event; events the model does not use cost a map lookup.
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
-		a.Observe(e.Time(), e.ProcessID(), e.ThreadID(), ev)
+		if err := a.observe(e.Time(), e.ProcessID(), e.ThreadID(), ev); err != nil {
+			a.feed.Undecoded.AddEvent(e, err)
+		}
 		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
 			p.Name = e.ProcessName()
 		}
@@ -207,14 +210,25 @@ func (a *Analyzer) proc(pid int64) *Process {
 // thread tid. Events must come in time order. The event is not retained.
 // The model knows clrevents' types: a value of another generated
 // package's is ignored.
+//
+// A method's load earlier than the start of its compile on the same
+// thread holds a time no runtime writes (trace.ErrNotCredible): a
+// damaged trace's garbled timestamp. It is left out and counted in
+// DecodeErrors, and the start waits for a load that comes after it.
 func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
+	if err := a.observe(t, pid, tid, ev); err != nil {
+		a.feed.Undecoded.Add(fmt.Errorf("%s at %s in process %d: %w", ev.Descriptor().Name, t.Format(time.RFC3339Nano), pid, err))
+	}
+}
+
+func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error {
 	ce, ok := ev.(clrevents.Event)
 	if !ok {
-		return
+		return nil
 	}
 	k := kinds[ce.Info()]
 	if k == kNone {
-		return
+		return nil
 	}
 	p := a.proc(pid)
 	switch k {
@@ -231,11 +245,11 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 		switch e := ev.(type) {
 		case clrevents.MethodLoadUnloadVerboseEvent:
 			f := e.MethodLoadUnloadVerboseFields()
-			p.load(t, tid, f.MethodID, f.MethodSize, f.MethodFlags, f.OptimizationTier(),
+			return p.load(t, tid, f.MethodID, f.MethodSize, f.MethodFlags, f.OptimizationTier(),
 				methodName(f.MethodNamespace, f.MethodName, f.MethodSignature))
 		case clrevents.MethodLoadUnloadEvent:
 			f := e.MethodLoadUnloadFields()
-			p.load(t, tid, f.MethodID, f.MethodSize, f.MethodFlags, f.OptimizationTier(), "")
+			return p.load(t, tid, f.MethodID, f.MethodSize, f.MethodFlags, f.OptimizationTier(), "")
 		}
 	case kR2R:
 		p.ReadyToRun++
@@ -252,17 +266,21 @@ func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 		}
 		p.Inlining.Reasons[reason]++
 	}
+	return nil
 }
 
 // load records a method's code. A load without a start event on the
 // same thread is a compile only when the runtime flags the code as
 // jitted; other loads (rundown-less precompiled code, helpers) are not
 // compiles.
-func (p *Process) load(t time.Time, tid int64, id uint64, size uint32, flags clrevents.MethodFlags, tier clrevents.OptimizationTier, name string) {
+func (p *Process) load(t time.Time, tid int64, id uint64, size uint32, flags clrevents.MethodFlags, tier clrevents.OptimizationTier, name string) error {
 	k := pendingKey{id, tid}
 	pj := p.pending[k]
 	if pj == nil && flags&clrevents.MethodFlagsJitted == 0 {
-		return
+		return nil
+	}
+	if pj != nil && t.Before(pj.start) {
+		return fmt.Errorf("%w: the method's code is loaded %v before its compile started on the same thread", trace.ErrNotCredible, pj.start.Sub(t))
 	}
 	m := &Method{
 		MethodID:   id,
@@ -284,6 +302,7 @@ func (p *Process) load(t time.Time, tid int64, id uint64, size uint32, flags clr
 		}
 	}
 	p.Methods = append(p.Methods, m)
+	return nil
 }
 
 // methodName is Namespace.Name followed by the signature from its '(' on

@@ -240,3 +240,33 @@ func TestNoJITEvents(t *testing.T) {
 		t.Errorf("%d processes for a compile that never ended", len(ps))
 	}
 }
+
+// TestLoadBeforeStart: a method's load earlier than the start of its
+// compile on the same thread (a garbled timestamp) is left out and named
+// (trace.ErrNotCredible) instead of giving a negative compile time, and
+// the start is still there for the load that follows it.
+func TestLoadBeforeStart(t *testing.T) {
+	a := jitstats.NewAnalyzer()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.SetOrigin(t0)
+	at := func(ms float64, tid int64, ev clrevents.Event) {
+		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 9, tid, ev)
+	}
+	jitted := clrevents.MethodFlagsJitted
+	at(10, 5, &clrevents.MethodJittingStartedV1{MethodID: 0x100, MethodILSize: 40})
+	at(8, 5, &clrevents.MethodLoadVerboseV2{MethodID: 0x100, MethodSize: 120, MethodFlags: jitted})
+	at(12, 5, &clrevents.MethodLoadVerboseV2{MethodID: 0x100, MethodSize: 120, MethodFlags: jitted})
+
+	err := a.DecodeErrors()
+	if !errors.Is(err, trace.ErrNotCredible) || !errors.Is(err, trace.ErrUndecoded) ||
+		!strings.Contains(err.Error(), "MethodLoadVerbose_V2 at 2026-01-01T00:00:00.008Z in process 9") {
+		t.Errorf("DecodeErrors = %v, want ErrNotCredible naming the load", err)
+	}
+	ps := a.Processes()
+	if len(ps) != 1 || len(ps[0].Methods) != 1 {
+		t.Fatalf("processes %v, want one with one method", ps)
+	}
+	if m := ps[0].Methods[0]; !m.HasJitTime || m.JitTime != 2*time.Millisecond || m.ILSize != 40 {
+		t.Errorf("method %+v, want the compile from 10 ms to 12 ms", *m)
+	}
+}

@@ -12,6 +12,15 @@ import (
 // did not decode.
 var ErrUndecoded = errors.New("events did not decode")
 
+// ErrNotCredible is wrapped by the error of an event that decoded but
+// holds values no runtime writes: a size larger than an address space, a
+// generation the GC does not have, an end earlier than its beginning. A
+// damaged trace's payloads and timestamps can be garbled while its
+// framing holds, so the layers above this package check what they use,
+// leave such an event out, and name it among the events that did not
+// decode (DecodeErrors), as they do events whose payload is too short.
+var ErrNotCredible = errors.New("values no runtime writes")
+
 // DecodeErrors collects the errors of events a consumer needed that did
 // not decode (Event.Decode's *DecodeError, which names the input, the
 // event's offset, the event and the field), so that one bad payload never

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/counters"
 	"github.com/clrgo/clrevents/dataset"
 	"github.com/clrgo/clrevents/gcstats"
@@ -92,8 +92,9 @@ func garble(data []byte, copies int, rng *rand.Rand, from, tail, most int, ff bo
 // and EventCounters, and the Parquet export. None may
 // panic, fail to write what it built, allocate more than 40 times the
 // trace (and 64 MiB), give a profile a negative value, a report a NaN or
-// an infinity, or a metric a NaN, an infinity or a negative counter; the
-// export may fail only with the trace's damage.
+// an infinity, a GC or a compile a figure no runtime reports (credibleGC;
+// a negative compile time), or a metric a NaN, an infinity or a negative
+// counter; the export may fail only with the trace's damage.
 func TestLayersOnGarbledTraces(t *testing.T) {
 	// CLREVENTS_DAMAGE_COPIES=80 CLREVENTS_DAMAGE_SEED=7 runs a deeper
 	// sweep (minutes) than go test's.
@@ -135,6 +136,9 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 				ps := a.Processes()
 				for _, p := range ps {
 					gcs += len(p.GCs)
+					for _, gc := range p.GCs {
+						credibleGC(t, name, gc)
+					}
 				}
 				written(t, name+" gc text", func(w io.Writer) error { return gcstats.WriteText(w, a.Origin(), ps) })
 				written(t, name+" gc csv", func(w io.Writer) error { return gcstats.WriteCSV(w, a.Origin(), ps) })
@@ -147,6 +151,13 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 					return
 				}
 				ps := a.Processes()
+				for _, p := range ps {
+					for _, m := range p.Methods {
+						if m.JitTime < 0 {
+							t.Errorf("%s jit: %s compiled in %v", name, m.Name, m.JitTime)
+						}
+					}
+				}
 				written(t, name+" jit text", func(w io.Writer) error { return jitstats.WriteText(w, a.Origin(), ps, 10) })
 				written(t, name+" jit csv", func(w io.Writer) error { return jitstats.WriteCSV(w, a.Origin(), ps) })
 				written(t, name+" jit jsonl", func(w io.Writer) error { return jitstats.WriteJSONLines(w, a.Origin(), ps) })
@@ -221,6 +232,19 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 		t.Errorf("the garbled copies gave %d GCs and %d profile samples in all: too few to test the layers", gcs, samples)
 	}
 	t.Logf("%d GCs and %d profile samples from %d garbled copies", gcs, samples, n)
+}
+
+// credibleGC checks a GC's figures against what a runtime can report: a
+// generation it collects, no negative time, a pause of at most all the
+// time, heaps an address space holds.
+func credibleGC(t *testing.T, name string, gc *gcstats.GC) {
+	t.Helper()
+	if gc.Generation < 0 || gc.Generation > 2 || gc.Pause < 0 || gc.Suspend < 0 || gc.Duration < 0 ||
+		gc.PausePercent < 0 || gc.PausePercent > 100 || gc.HeapAfter > clrevents.MaxAllocationBytes ||
+		!gc.HeapBeforeEstimated && gc.HeapBefore > clrevents.MaxAllocationBytes {
+		t.Errorf("%s gc %d: generation %d, pause %v, suspend %v, duration %v, pause %.1f%%, heap %d → %d bytes",
+			name, gc.Number, gc.Generation, gc.Pause, gc.Suspend, gc.Duration, gc.PausePercent, gc.HeapBefore, gc.HeapAfter)
+	}
 }
 
 // layer runs f over a reader of data, and checks that it does not panic
