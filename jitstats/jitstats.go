@@ -30,6 +30,7 @@ package jitstats
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,6 +94,18 @@ type Process struct {
 	Inlining Inlining
 
 	pending map[pendingKey]*pendingJit
+	// last is the time of each thread's latest event the model took;
+	// timed the compiles, one per thread at most, whose load the thread's
+	// next event confirms (see observe).
+	last  map[int64]time.Time
+	timed []timedLoad
+}
+
+// timedLoad is a compile timed by its load at, on thread tid.
+type timedLoad struct {
+	tid int64
+	at  time.Time
+	m   *Method
 }
 
 type pendingKey struct {
@@ -102,6 +115,7 @@ type pendingKey struct {
 
 type pendingJit struct {
 	start  time.Time
+	prev   time.Time // the thread's event before the start (zero: none)
 	ilSize uint32
 	name   string
 }
@@ -110,6 +124,7 @@ type pendingJit struct {
 type Analyzer struct {
 	procs map[int64]*Process
 	feed  feed.Feed
+	timed int // compiles waiting for their thread's next event, in all processes
 }
 
 // NewAnalyzer returns an empty Analyzer.
@@ -171,6 +186,16 @@ func (a *Analyzer) Add(e *trace.Event) {
 		if p := a.procs[e.ProcessID()]; p != nil && p.Name == "" {
 			p.Name = e.ProcessName()
 		}
+		return
+	}
+	if a.timed > 0 {
+		// Any event of a thread confirms the compile it timed last (or
+		// shows its load's time garbled), not only the JIT's.
+		if p := a.procs[e.ProcessID()]; p != nil && len(p.timed) > 0 {
+			if _, err := a.confirm(p, e.ThreadID(), e.Time()); err != nil {
+				a.feed.Undecoded.AddEvent(e, err)
+			}
+		}
 	}
 }
 
@@ -200,7 +225,7 @@ func (a *Analyzer) Processes() []*Process {
 func (a *Analyzer) proc(pid int64) *Process {
 	p := a.procs[pid]
 	if p == nil {
-		p = &Process{PID: pid, pending: make(map[pendingKey]*pendingJit), Inlining: Inlining{Reasons: map[string]int{}}}
+		p = &Process{PID: pid, pending: make(map[pendingKey]*pendingJit), last: make(map[int64]time.Time), Inlining: Inlining{Reasons: map[string]int{}}}
 		a.procs[pid] = p
 	}
 	return p
@@ -211,10 +236,13 @@ func (a *Analyzer) proc(pid int64) *Process {
 // The model knows clrevents' types: a value of another generated
 // package's is ignored.
 //
-// A method's load earlier than the start of its compile on the same
-// thread holds a time no runtime writes (trace.ErrNotCredible): a
-// damaged trace's garbled timestamp. It is left out and counted in
-// DecodeErrors, and the start waits for a load that comes after it.
+// A thread's events come in time order, which a damaged trace's garbled
+// timestamp breaks (trace.ErrNotCredible; counted in DecodeErrors): a
+// method's load earlier than the start of its compile on the same thread
+// is left out, and the start waits for a load that comes after it; a
+// compile whose load is later than the thread's next event, or whose start
+// is earlier than the thread's event before it, while the other two
+// events are in order, keeps its method but has no compile time.
 func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 	if err := a.observe(t, pid, tid, ev); err != nil {
 		a.feed.Undecoded.Add(fmt.Errorf("%s at %s in process %d: %w", ev.Descriptor().Name, t.Format(time.RFC3339Nano), pid, err))
@@ -231,12 +259,48 @@ func (a *Analyzer) observe(t time.Time, pid, tid int64, ev clrimpl.Event) error 
 		return nil
 	}
 	p := a.proc(pid)
+	prev := p.last[tid]
+	p.last[tid] = t
+	credible, garbled := a.confirm(p, tid, t)
+	if garbled != nil {
+		prev = credible
+	}
+	n := len(p.timed)
+	err := p.observe(t, tid, prev, k, ev)
+	a.timed += len(p.timed) - n
+	return errors.Join(garbled, err)
+}
+
+// confirm settles the compile that thread tid's previous event timed, with
+// the thread's next event, at t: a load later than t, while t is after
+// the compile's start, has the garbled time, and the compile's time is
+// unknown (an error says so; credible is then the thread's latest time
+// before t that is not garbled).
+func (a *Analyzer) confirm(p *Process, tid int64, t time.Time) (credible time.Time, err error) {
+	for i, l := range p.timed {
+		if l.tid != tid {
+			continue
+		}
+		p.timed = slices.Delete(p.timed, i, i+1)
+		a.timed--
+		if t.Before(l.at) && !t.Before(l.m.Start) {
+			l.m.JitTime, l.m.HasJitTime = 0, false
+			return l.m.Start, fmt.Errorf("%w: the load of %s, %v after this event of its thread, ends a compile that started before it: the load's time is garbled, the compile's time unknown",
+				trace.ErrNotCredible, l.m.Name, l.at.Sub(t))
+		}
+		break
+	}
+	return time.Time{}, nil
+}
+
+func (p *Process) observe(t time.Time, tid int64, prev time.Time, k kind, ev clrimpl.Event) error {
 	switch k {
 	case kJitStart:
 		if e, ok := ev.(clrevents.MethodJittingStartedEvent); ok {
 			f := e.MethodJittingStartedFields()
 			p.pending[pendingKey{f.MethodID, tid}] = &pendingJit{
 				start:  t,
+				prev:   prev,
 				ilSize: f.MethodILSize,
 				name:   methodName(f.MethodNamespace, f.MethodName, f.MethodSignature),
 			}
@@ -291,18 +355,27 @@ func (p *Process) load(t time.Time, tid int64, id uint64, size uint32, flags clr
 		ThreadID:   tid,
 		NativeSize: size,
 	}
+	var err error
 	if pj != nil {
 		delete(p.pending, k)
 		m.Start = pj.start
-		m.JitTime = t.Sub(pj.start)
-		m.HasJitTime = true
 		m.ILSize = pj.ilSize
 		if m.Name == "" {
 			m.Name = pj.name
 		}
+		if pj.start.Before(pj.prev) && !t.Before(pj.prev) {
+			// The start is earlier than the thread's event before it,
+			// which the load is not.
+			err = fmt.Errorf("%w: the compile's start is %v before its thread's previous event: its time is garbled, the compile's time unknown",
+				trace.ErrNotCredible, pj.prev.Sub(pj.start))
+		} else {
+			m.JitTime = t.Sub(pj.start)
+			m.HasJitTime = true
+			p.timed = append(p.timed, timedLoad{tid, t, m})
+		}
 	}
 	p.Methods = append(p.Methods, m)
-	return nil
+	return err
 }
 
 // methodName is Namespace.Name followed by the signature from its '(' on

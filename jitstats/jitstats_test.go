@@ -270,3 +270,63 @@ func TestLoadBeforeStart(t *testing.T) {
 		t.Errorf("method %+v, want the compile from 10 ms to 12 ms", *m)
 	}
 }
+
+// TestGarbledCompileTimes: a thread's events come in time order, so a
+// compile whose load is later than the thread's next event (its
+// timestamp garbled forward), or whose start is earlier than the thread's
+// event before it (garbled back), keeps its method but not a compile
+// time of hours, and is named (trace.ErrNotCredible); the compiles around
+// it keep theirs.
+func TestGarbledCompileTimes(t *testing.T) {
+	a := jitstats.NewAnalyzer()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.SetOrigin(t0)
+	at := func(ms float64, tid int64, ev clrevents.Event) {
+		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 9, tid, ev)
+	}
+	start := func(id uint64, name string) *clrevents.MethodJittingStartedV1 {
+		return &clrevents.MethodJittingStartedV1{MethodID: id, MethodName: clrevents.UTF16Of(name)}
+	}
+	load := func(id uint64) *clrevents.MethodLoadVerboseV2 {
+		return &clrevents.MethodLoadVerboseV2{MethodID: id, MethodFlags: clrevents.MethodFlagsJitted}
+	}
+	const hours = 70e6 // ms
+	// Thread 5: A's load garbled forward.
+	at(10, 5, start(1, "A"))
+	at(hours, 5, load(1))
+	at(20, 5, start(2, "B"))
+	at(25, 5, load(2))
+	// Thread 6: D's start garbled back, before C's load.
+	at(30, 6, start(3, "C"))
+	at(35, 6, load(3))
+	at(-hours, 6, start(4, "D"))
+	at(45, 6, load(4))
+	// Thread 7: in order, a compile of a minute is credible.
+	at(50, 7, start(5, "E"))
+	at(60050, 7, load(5))
+
+	err := a.DecodeErrors()
+	if !errors.Is(err, trace.ErrNotCredible) || !strings.Contains(err.Error(), "2 events did not decode") ||
+		!strings.Contains(err.Error(), "the load of A") || !strings.Contains(err.Error(), "the compile's start is") {
+		t.Errorf("DecodeErrors = %v, want the two garbled compiles named", err)
+	}
+	ps := a.Processes()
+	if len(ps) != 1 {
+		t.Fatalf("%d processes", len(ps))
+	}
+	want := map[string]time.Duration{"A": -1, "B": 5 * time.Millisecond, "C": 5 * time.Millisecond, "D": -1, "E": time.Minute}
+	for _, m := range ps[0].Methods {
+		w, ok := want[m.Name]
+		if !ok {
+			t.Errorf("unexpected method %q", m.Name)
+			continue
+		}
+		delete(want, m.Name)
+		if w < 0 && m.HasJitTime || w >= 0 && (!m.HasJitTime || m.JitTime != w) {
+			t.Errorf("%s: compile time %v (known %v), want %v", m.Name, m.JitTime, m.HasJitTime, w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("missing methods %v", want)
+	}
+}
