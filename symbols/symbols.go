@@ -151,7 +151,16 @@ type module struct {
 type process struct {
 	methods []method
 	sorted  bool
-	maxSize uint64
+	// ends is a tree of the sorted methods' ends (start+size): leaf i is
+	// ends[len(ends)/2+i], node k is the largest end of its children 2k
+	// and 2k+1. The methods that cover an address are found in time
+	// logarithmic in their number, whatever their sizes: one method of
+	// 4 GiB (a damaged trace's garbled size) would otherwise make every
+	// look-up scan back through every method below it. reach[i] is the
+	// largest end of methods 0 to i: where it is not past an address, no
+	// method below covers it, which ends most look-ups at once.
+	ends  []uint64
+	reach []uint64
 	// open maps (MethodID, start) to the index of the live entry, before
 	// sorting; rebuilt after.
 	open      openIndex
@@ -424,9 +433,6 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 func (p *process) add(me method) {
 	p.methods = append(p.methods, me)
 	p.sorted = false
-	if uint64(me.size) > p.maxSize {
-		p.maxSize = uint64(me.size)
-	}
 }
 
 func (p *process) sort() {
@@ -464,6 +470,89 @@ func (p *process) sort() {
 	}
 	p.sorted = true
 	p.openStale = true
+	p.buildEnds()
+}
+
+// buildEnds builds the tree of ends over the sorted methods.
+func (p *process) buildEnds() {
+	leaves := 1
+	for leaves < len(p.methods) {
+		leaves <<= 1
+	}
+	p.ends = slices.Grow(p.ends[:0], 2*leaves)[:2*leaves]
+	p.reach = slices.Grow(p.reach[:0], len(p.methods))[:len(p.methods)]
+	var reach uint64
+	for i := range p.methods {
+		me := &p.methods[i]
+		end := me.start + uint64(me.size)
+		if end < me.start {
+			end = math.MaxUint64 // past the address space
+		}
+		p.ends[leaves+i] = end
+		reach = max(reach, end)
+		p.reach[i] = reach
+	}
+	clear(p.ends[leaves+len(p.methods):])
+	for k := leaves - 1; k >= 1; k-- {
+		p.ends[k] = max(p.ends[2*k], p.ends[2*k+1])
+	}
+}
+
+// coverScan is a look-up in progress (see cover).
+type coverScan struct {
+	ms       []method
+	lo       int // the methods below lo start at or before addr
+	addr     uint64
+	ts       int64
+	best     int // the live method loaded last, -1 for none
+	covered  bool
+	from, to int64
+}
+
+// cover visits the methods below s.lo that cover s.addr, highest index
+// first: the nearest below, then, unless reach shows that none further
+// down covers it, each subtree of ends to the left in turn, entered only
+// where its largest end is past addr.
+func (p *process) cover(s *coverScan) {
+	leaves := len(p.ends) / 2
+	if s.lo == 0 || p.reach[s.lo-1] <= s.addr {
+		return
+	}
+	// Usually only the nearest method below can cover the address.
+	if p.ends[leaves+s.lo-1] > s.addr {
+		s.visit(s.lo - 1)
+	}
+	if s.lo == 1 || p.reach[s.lo-2] <= s.addr {
+		return
+	}
+	k := leaves + s.lo - 2
+	for {
+		if p.ends[k] > s.addr {
+			if k < leaves {
+				k = 2*k + 1 // the right child first
+				continue
+			}
+			s.visit(k - leaves)
+		}
+		// The subtree before k's: its left sibling's, or its parent's.
+		for k&1 == 0 {
+			k >>= 1
+		}
+		if k == 1 {
+			return
+		}
+		k--
+	}
+}
+
+// visit takes method j, which covers the address, into the look-up.
+func (s *coverScan) visit(j int) {
+	me := &s.ms[j]
+	s.covered = true
+	s.from, s.to = narrow(s.from, s.to, s.ts, me.load, me.unload)
+	if me.load <= s.ts && s.ts < me.unload && (s.best < 0 || me.load > s.ms[s.best].load) {
+		s.best = j
+	}
 }
 
 // reopen rebuilds open after a sort, for events that come after a
@@ -513,25 +602,12 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 			hi = mid
 		}
 	}
-	best := -1
-	covered := false
-	for j := lo - 1; j >= 0; j-- {
-		me := &ms[j]
-		if addr-me.start >= p.maxSize {
-			break
-		}
-		if addr-me.start >= uint64(me.size) {
-			continue
-		}
-		covered = true
-		from, to = narrow(from, to, ts, me.load, me.unload)
-		if me.load <= ts && ts < me.unload && (best < 0 || me.load > ms[best].load) {
-			best = j
-		}
-	}
+	s := coverScan{ms: ms, lo: lo, addr: addr, ts: ts, best: -1, from: from, to: to}
+	p.cover(&s)
+	best, from, to := s.best, s.from, s.to
 	if best < 0 {
 		r := NoMethod
-		if covered {
+		if s.covered {
 			r = NotLive
 		}
 		return m.notManaged(pid, addr, ts, r, from, to)
