@@ -127,103 +127,9 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 		}
 		n += len(bads)
 		for c, bad := range bads {
-			name := fmt.Sprintf("%s, copy %d", filepath.Base(path), c)
-			layer(t, name, bad, "gc", func(r *trace.Reader) {
-				a, _ := gcstats.Read(r)
-				if a == nil {
-					return
-				}
-				ps := a.Processes()
-				for _, p := range ps {
-					gcs += len(p.GCs)
-					for _, gc := range p.GCs {
-						credibleGC(t, name, gc)
-					}
-				}
-				written(t, name+" gc text", func(w io.Writer) error { return gcstats.WriteText(w, a.Origin(), ps) })
-				written(t, name+" gc csv", func(w io.Writer) error { return gcstats.WriteCSV(w, a.Origin(), ps) })
-				written(t, name+" gc jsonl", func(w io.Writer) error { return gcstats.WriteJSONLines(w, a.Origin(), ps) })
-				written(t, name+" gc html", func(w io.Writer) error { return gcstats.WriteHTML(w, a.Origin(), ps, "x") })
-			})
-			layer(t, name, bad, "jit", func(r *trace.Reader) {
-				a, _ := jitstats.Read(r)
-				if a == nil {
-					return
-				}
-				ps := a.Processes()
-				for _, p := range ps {
-					for _, m := range p.Methods {
-						if m.JitTime < 0 {
-							t.Errorf("%s jit: %s compiled in %v", name, m.Name, m.JitTime)
-						}
-					}
-				}
-				written(t, name+" jit text", func(w io.Writer) error { return jitstats.WriteText(w, a.Origin(), ps, 10) })
-				written(t, name+" jit csv", func(w io.Writer) error { return jitstats.WriteCSV(w, a.Origin(), ps) })
-				written(t, name+" jit jsonl", func(w io.Writer) error { return jitstats.WriteJSONLines(w, a.Origin(), ps) })
-			})
-			for _, k := range []profile.Kind{profile.CPU, profile.Alloc, profile.Contention, profile.Exception} {
-				layer(t, name, bad, k.String(), func(r *trace.Reader) {
-					p, _ := profile.Build(r, profile.Options{Kind: k})
-					if p == nil {
-						return
-					}
-					for _, s := range p.Samples {
-						for _, v := range s.Values {
-							if v < 0 {
-								t.Errorf("%s %v profile: a sample's value is %d", name, k, v)
-							}
-						}
-					}
-					samples += len(p.Samples)
-					written(t, name+" pprof", p.WritePprof)
-					written(t, name+" folded", p.WriteFolded)
-					written(t, name+" speedscope", p.WriteSpeedscope)
-				})
-			}
-			layer(t, name, bad, "metrics", func(r *trace.Reader) {
-				set := metrics.New(metrics.Options{})
-				for {
-					e, err := r.Next()
-					if err != nil {
-						break
-					}
-					set.Add(e)
-					counters.Decode(e)
-				}
-				reg := prometheus.NewRegistry()
-				reg.MustRegister(set)
-				mfs, err := reg.Gather()
-				if err != nil {
-					t.Errorf("%s metrics: %v", name, err)
-				}
-				for _, mf := range mfs {
-					for _, m := range mf.Metric {
-						v := m.GetGauge().GetValue() + m.GetHistogram().GetSampleSum()
-						if c := m.GetCounter(); c != nil {
-							v = c.GetValue()
-							if v < 0 {
-								t.Errorf("%s metrics: counter %s is %v", name, mf.GetName(), v)
-							}
-						}
-						if math.IsNaN(v) || math.IsInf(v, 0) {
-							t.Errorf("%s metrics: %s is %v", name, mf.GetName(), v)
-						}
-					}
-				}
-			})
-			layer(t, name, bad, "dataset", func(r *trace.Reader) {
-				d, err := dataset.Create(filepath.Join(t.TempDir(), "ds"), dataset.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := d.WriteTrace(context.Background(), "x", r); err != nil && !errors.Is(err, trace.ErrDamaged) {
-					t.Errorf("%s dataset: %v", name, err)
-				}
-				if err := d.Close(); err != nil {
-					t.Errorf("%s dataset: %v", name, err)
-				}
-			})
+			g, s := checkLayers(t, fmt.Sprintf("%s, copy %d", filepath.Base(path), c), bad, true)
+			gcs += g
+			samples += s
 		}
 	}
 	// The copies keep most of what the layers read: were they all
@@ -232,6 +138,114 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 		t.Errorf("the garbled copies gave %d GCs and %d profile samples in all: too few to test the layers", gcs, samples)
 	}
 	t.Logf("%d GCs and %d profile samples from %d garbled copies", gcs, samples, n)
+}
+
+// checkLayers runs every layer over data (named name in the errors) and
+// checks what each gives (see TestLayersOnGarbledTraces); the Parquet
+// export only with export. It returns the GCs and the profile samples
+// the layers found.
+func checkLayers(t *testing.T, name string, bad []byte, export bool) (gcs, samples int) {
+	t.Helper()
+	layer(t, name, bad, "gc", func(r *trace.Reader) {
+		a, _ := gcstats.Read(r)
+		if a == nil {
+			return
+		}
+		ps := a.Processes()
+		for _, p := range ps {
+			gcs += len(p.GCs)
+			for _, gc := range p.GCs {
+				credibleGC(t, name, gc)
+			}
+		}
+		written(t, name+" gc text", func(w io.Writer) error { return gcstats.WriteText(w, a.Origin(), ps) })
+		written(t, name+" gc csv", func(w io.Writer) error { return gcstats.WriteCSV(w, a.Origin(), ps) })
+		written(t, name+" gc jsonl", func(w io.Writer) error { return gcstats.WriteJSONLines(w, a.Origin(), ps) })
+		written(t, name+" gc html", func(w io.Writer) error { return gcstats.WriteHTML(w, a.Origin(), ps, "x") })
+	})
+	layer(t, name, bad, "jit", func(r *trace.Reader) {
+		a, _ := jitstats.Read(r)
+		if a == nil {
+			return
+		}
+		ps := a.Processes()
+		for _, p := range ps {
+			for _, m := range p.Methods {
+				if m.JitTime < 0 {
+					t.Errorf("%s jit: %s compiled in %v", name, m.Name, m.JitTime)
+				}
+			}
+		}
+		written(t, name+" jit text", func(w io.Writer) error { return jitstats.WriteText(w, a.Origin(), ps, 10) })
+		written(t, name+" jit csv", func(w io.Writer) error { return jitstats.WriteCSV(w, a.Origin(), ps) })
+		written(t, name+" jit jsonl", func(w io.Writer) error { return jitstats.WriteJSONLines(w, a.Origin(), ps) })
+	})
+	for _, k := range []profile.Kind{profile.CPU, profile.Alloc, profile.Contention, profile.Exception} {
+		layer(t, name, bad, k.String(), func(r *trace.Reader) {
+			p, _ := profile.Build(r, profile.Options{Kind: k})
+			if p == nil {
+				return
+			}
+			for _, s := range p.Samples {
+				for _, v := range s.Values {
+					if v < 0 {
+						t.Errorf("%s %v profile: a sample's value is %d", name, k, v)
+					}
+				}
+			}
+			samples += len(p.Samples)
+			written(t, name+" pprof", p.WritePprof)
+			written(t, name+" folded", p.WriteFolded)
+			written(t, name+" speedscope", p.WriteSpeedscope)
+		})
+	}
+	layer(t, name, bad, "metrics", func(r *trace.Reader) {
+		set := metrics.New(metrics.Options{})
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			set.Add(e)
+			counters.Decode(e)
+		}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(set)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Errorf("%s metrics: %v", name, err)
+		}
+		for _, mf := range mfs {
+			for _, m := range mf.Metric {
+				v := m.GetGauge().GetValue() + m.GetHistogram().GetSampleSum()
+				if c := m.GetCounter(); c != nil {
+					v = c.GetValue()
+					if v < 0 {
+						t.Errorf("%s metrics: counter %s is %v", name, mf.GetName(), v)
+					}
+				}
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					t.Errorf("%s metrics: %s is %v", name, mf.GetName(), v)
+				}
+			}
+		}
+	})
+	if !export {
+		return gcs, samples
+	}
+	layer(t, name, bad, "dataset", func(r *trace.Reader) {
+		d, err := dataset.Create(filepath.Join(t.TempDir(), "ds"), dataset.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.WriteTrace(context.Background(), "x", r); err != nil && !errors.Is(err, trace.ErrDamaged) {
+			t.Errorf("%s dataset: %v", name, err)
+		}
+		if err := d.Close(); err != nil {
+			t.Errorf("%s dataset: %v", name, err)
+		}
+	})
+	return gcs, samples
 }
 
 // credibleGC checks a GC's figures against what a runtime can report: a
