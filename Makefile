@@ -47,11 +47,15 @@ bench-smoke:
 # report a spurious "context deadline exceeded" when a starved worker misses
 # the deadline (golang/go#75804, fixed in go1.27). FUZZTIME=30s still works.
 FUZZTIME ?= 20000x
+# Minimizing a new input costs as many runs of the target: bounded by a
+# count too, so that a slow target (internal/damagetest's FuzzLayers runs
+# every layer, about 2 ms a run) does not spend minutes on each.
+FUZZMINIMIZE ?= 200x
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$t"; \
-			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg; \
 		done; \
 	done
 
