@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/internal/etltest"
@@ -231,5 +232,76 @@ func TestSampleBeforeItsThreadsLast(t *testing.T) {
 				t.Errorf("garbled %v: a sample's value is %d", c.bad, s.Values[0])
 			}
 		}
+	}
+}
+
+// TestSampleGarbledForward: in the .NET Core 2.0 cut, one SampleProfiler
+// sample in the middle of its thread's run is moved an hour forward, as a
+// garbled timestamp does. The thread's next sample is then earlier than
+// it and is left out; the one after, in order with that one, shows the
+// moved sample to be the odd one out, which is taken back: no sample
+// holds an hour, and the thread keeps all its samples but those two (a
+// thread's samples after the moved one were all left out before).
+func TestSampleGarbledForward(t *testing.T) {
+	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip")
+	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The thread with the most samples, and its middle one.
+	byThread := map[int64][]int64{}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider() == clrevents.ProviderSampleProfiler.String() && e.ID() == 0 { // ThreadSample
+			byThread[e.ThreadID()] = append(byThread[e.ThreadID()], e.Offset())
+		}
+	}
+	var offs []int64
+	for _, o := range byThread {
+		if len(o) > len(offs) {
+			offs = o
+		}
+	}
+	if len(offs) < 10 {
+		t.Fatalf("no thread with 10 samples: the most is %d", len(offs))
+	}
+	victim := offs[len(offs)/2]
+	bad := bytes.Clone(data)
+	// A V2 record's timestamp is its bytes 12–19; the clock counts
+	// nanoseconds.
+	ts := binary.LittleEndian.Uint64(bad[victim+12:])
+	binary.LittleEndian.PutUint64(bad[victim+12:], ts+uint64(time.Hour))
+
+	events := func(data []byte, bad bool) int {
+		r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder), trace.WithName("t.netperf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Build(r, Options{Kind: CPU})
+		if p == nil {
+			t.Fatalf("no profile: %v", err)
+		}
+		if bad != errors.Is(err, ErrNotCredible) {
+			t.Errorf("garbled %v: error %v", bad, err)
+		}
+		if bad && strings.Count(err.Error(), "t.netperf: event at offset ") != 2 {
+			t.Errorf("error %v, want the two samples named", err)
+		}
+		for _, s := range p.Samples {
+			if s.Values[1] >= int64(time.Hour) {
+				t.Errorf("garbled %v: a sample of %v", bad, time.Duration(s.Values[1]))
+			}
+		}
+		return p.Events
+	}
+	whole, garbled := events(data, false), events(bad, true)
+	if garbled != whole-2 {
+		t.Errorf("%d samples with the moved one, %d without: want 2 fewer", garbled, whole)
 	}
 }

@@ -274,6 +274,14 @@ type threadSlot struct {
 // external).
 type cpuThread struct {
 	lastExternal, lastManaged int64
+	// before is lastExternal and lastManaged before the latest sample,
+	// and latestRaw the raw that sample made (+1; 0 none), for taking it
+	// back when its time turns out garbled forward (see cpu); rejected
+	// is the time of the thread's last sample left out (0: the last one
+	// was kept).
+	before    [2]int64
+	latestRaw int
+	rejected  int64
 	// The thread's last raw stack (+1; 0 none): a thread often stays in
 	// one place, and comparing is cheaper than hashing.
 	lastStack uint32
@@ -325,6 +333,7 @@ type Builder struct {
 	freq        int64
 	nsPerTick   int64       // 1e9/freq when freq divides a second, else 0
 	cpuThreads  []cpuThread // by thread index
+	takenBack   int         // raws left out after they were made
 	contention  map[threadKey]pending
 	stops       []int64 // by raw: when the contention ended, its place in time
 	v0s         []int64 // by raw: the first value of an allocation
@@ -713,7 +722,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 // ErrNotCredible is wrapped by the error of an event whose values no
 // runtime writes: an allocation larger than an address space, a wait that
 // ends before it began, a thread's CPU sample earlier than its previous
-// one. Build leaves the event out of the profile and
+// one, or later than the two after it. Build leaves the event out of the profile and
 // names it in its error, as it does events that do not decode. It is
 // trace.ErrNotCredible, which the GC and JIT reports use too.
 var ErrNotCredible = trace.ErrNotCredible
@@ -763,7 +772,11 @@ func (b *Builder) nanos(ticks int64) int64 {
 // order in every order a reader gives (the runtime writes each thread's
 // events in order): one earlier than the thread's previous one has a
 // garbled time or thread, and is left out with ErrNotCredible (the time
-// it would attribute is negative).
+// it would attribute is negative); when the next one is earlier than the
+// previous too, and in order with the one left out, the previous one's
+// time was garbled forward (it holds the time to a moment that never
+// came, and every sample after it would be left out): it is taken back
+// instead, and the thread goes on.
 func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType, ips []uint64) error {
 	if ts < b.origin {
 		return nil
@@ -776,9 +789,29 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 	t := &b.cpuThreads[ti]
 	// The time of the thread's latest sample is the larger of
 	// lastManaged and lastExternal's magnitude (cpuThread).
+	var garbled error
 	if last := max(t.lastManaged, t.lastExternal, -t.lastExternal); rel < last {
-		return fmt.Errorf("%w: the sample is %d ns before its thread's previous one", ErrNotCredible, last-rel)
+		// One of the two has a garbled time. This one is left out; but
+		// when the thread's next sample is earlier than the latest too,
+		// and not earlier than this one, the latest is the odd one out
+		// (its time garbled forward): it is taken back, and the thread
+		// goes on from the sample before it, or afresh when that one is
+		// later too.
+		if t.rejected == 0 || rel < t.rejected {
+			t.rejected = rel
+			return fmt.Errorf("%w: the sample is %d ns before its thread's previous one", ErrNotCredible, last-rel)
+		}
+		if t.latestRaw != 0 {
+			b.takeBack(t.latestRaw - 1)
+		}
+		if before := max(t.before[1], t.before[0], -t.before[0]); rel >= before {
+			t.lastExternal, t.lastManaged = t.before[0], t.before[1]
+		} else {
+			*t = cpuThread{lastStack: t.lastStack}
+		}
+		garbled = fmt.Errorf("%w: its thread's latest sample is %d ns after this one and the one left out before it: its time is garbled, and it is left out", ErrNotCredible, last-rel)
 	}
+	t.before, t.latestRaw, t.rejected = [2]int64{t.lastExternal, t.lastManaged}, 0, 0
 	var v int64 // time attributed to this sample's stack
 	managedSince := func() {
 		if t.lastManaged > 0 {
@@ -811,7 +844,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		}
 		t.lastExternal = rel
 	default:
-		return nil
+		return garbled
 	}
 	if v != 0 {
 		var id uint32
@@ -821,10 +854,19 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 			id = b.intern(pid, ips)
 			t.lastStack = id + 1
 		}
-		b.raws.add(raw{thread: ti, ts: ts, stack: id, v1: v})
+		t.latestRaw = b.raws.add(raw{thread: ti, ts: ts, stack: id, v1: v}) + 1
 	}
-	return nil
+	return garbled
 }
+
+// takeBack leaves raw i out of the profile: its time was garbled.
+func (b *Builder) takeBack(i int) {
+	b.raws.at(i).stack = takenBack
+	b.takenBack++
+}
+
+// takenBack marks a raw left out after it was made (Builder.takeBack).
+const takenBack = math.MaxUint32
 
 func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {
 	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.intern(pid, ips), v1: v1})
@@ -1019,7 +1061,7 @@ func sameRun(prev, f *symbols.Frame) bool {
 // Finish resolves the samples' stacks and aggregates them. It fails when
 // no event made a sample.
 func (b *Builder) Finish() (*Profile, error) {
-	dropped := b.finishKernel()
+	dropped := b.finishKernel() + b.takenBack
 	if b.raws.n == dropped {
 		return nil, b.noEvents()
 	}
@@ -1054,6 +1096,9 @@ func (b *Builder) Finish() (*Profile, error) {
 		}
 		{
 			r := b.raws.at(i)
+			if r.stack == takenBack {
+				continue
+			}
 			k := b.threadKeys[r.thread]
 			c := &cache[r.stack]
 			if c.ok && c.from <= r.ts && r.ts < c.to {
