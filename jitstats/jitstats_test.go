@@ -166,15 +166,21 @@ func TestTiers(t *testing.T) {
 	}
 }
 
+// observer returns a new Analyzer whose origin is t0, and at, which feeds
+// it an event of process 9 at ms milliseconds on thread tid.
+func observer() (a *jitstats.Analyzer, t0 time.Time, at func(ms float64, tid int64, ev clrevents.Event)) {
+	a = jitstats.NewAnalyzer()
+	t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a.SetOrigin(t0)
+	return a, t0, func(ms float64, tid int64, ev clrevents.Event) {
+		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 9, tid, ev)
+	}
+}
+
 // TestSynthetic feeds the events a tiered runtime logs for one method
 // compiled twice, plus the cases the model must not count.
 func TestSynthetic(t *testing.T) {
-	a := jitstats.NewAnalyzer()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a.SetOrigin(t0)
-	at := func(ms float64, tid int64, ev clrevents.Event) {
-		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 9, tid, ev)
-	}
+	a, t0, at := observer()
 	ns, name, sig := clrevents.UTF16Of("App"), clrevents.UTF16Of("Run"), clrevents.UTF16Of("void  (int32)")
 	tier := func(t clrevents.OptimizationTier) clrevents.MethodFlags {
 		return clrevents.MethodFlagsJitted | clrevents.MethodFlags(t)<<7
@@ -246,12 +252,7 @@ func TestNoJITEvents(t *testing.T) {
 // (trace.ErrNotCredible) instead of giving a negative compile time, and
 // the start is still there for the load that follows it.
 func TestLoadBeforeStart(t *testing.T) {
-	a := jitstats.NewAnalyzer()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a.SetOrigin(t0)
-	at := func(ms float64, tid int64, ev clrevents.Event) {
-		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 9, tid, ev)
-	}
+	a, _, at := observer()
 	jitted := clrevents.MethodFlagsJitted
 	at(10, 5, &clrevents.MethodJittingStartedV1{MethodID: 0x100, MethodILSize: 40})
 	at(8, 5, &clrevents.MethodLoadVerboseV2{MethodID: 0x100, MethodSize: 120, MethodFlags: jitted})
@@ -278,12 +279,7 @@ func TestLoadBeforeStart(t *testing.T) {
 // time of hours, and is named (trace.ErrNotCredible); the compiles around
 // it keep theirs.
 func TestGarbledCompileTimes(t *testing.T) {
-	a := jitstats.NewAnalyzer()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a.SetOrigin(t0)
-	at := func(ms float64, tid int64, ev clrevents.Event) {
-		a.Observe(t0.Add(time.Duration(ms*float64(time.Millisecond))), 9, tid, ev)
-	}
+	a, _, at := observer()
 	start := func(id uint64, name string) *clrevents.MethodJittingStartedV1 {
 		return &clrevents.MethodJittingStartedV1{MethodID: id, MethodName: clrevents.UTF16Of(name)}
 	}
