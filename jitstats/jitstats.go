@@ -177,7 +177,9 @@ func (a *Analyzer) Missing(pid int64) error {
 	return ErrNoEvents
 }
 
-// Add feeds one event; events the model does not use cost a map lookup.
+// Add feeds one event; events the model does not use cost a map lookup
+// (and one more while a compile waits for its thread's next event, which
+// confirms its time: see Observe).
 func (a *Analyzer) Add(e *trace.Event) {
 	if ev, ok := feed.Take(&a.feed, e, kinds); ok {
 		if err := a.observe(e.Time(), e.ProcessID(), e.ThreadID(), ev); err != nil {
