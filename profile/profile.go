@@ -722,9 +722,10 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 // ErrNotCredible is wrapped by the error of an event whose values no
 // runtime writes: an allocation larger than an address space, a wait that
 // ends before it began, a thread's CPU sample earlier than its previous
-// one, or later than the two after it. Build leaves the event out of the profile and
-// names it in its error, as it does events that do not decode. It is
-// trace.ErrNotCredible, which the GC and JIT reports use too.
+// one, or later than the two after it. Build leaves the event out of the
+// profile and names it in its error, as it does events that do not
+// decode. It is trace.ErrNotCredible, which the GC and JIT reports use
+// too.
 var ErrNotCredible = trace.ErrNotCredible
 
 // allocationSamplingMean is the mean distance in bytes between two
