@@ -186,28 +186,19 @@ func TestAddSat(t *testing.T) {
 // negative: the sample is left out and named (ErrNotCredible), and no
 // value of the profile is negative. The intact cut builds without error.
 func TestSampleBeforeItsThreadsLast(t *testing.T) {
-	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip")
-	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, samples := cutSamples(t)
 	// Two samples of one thread, the second well after the first.
-	type sample struct{ off, ts int64 }
-	last := map[int64]sample{}
-	var victim, before sample
-	for victim.off == 0 {
-		e, err := r.Next()
-		if err != nil {
-			t.Fatalf("no thread with two samples: %v", err)
-		}
-		if e.Provider() != clrevents.ProviderSampleProfiler.String() || e.ID() != 0 { // ThreadSample
-			continue
-		}
-		s := sample{e.Offset(), e.Timestamp()}
-		if p, ok := last[e.ThreadID()]; ok && s.ts-p.ts > 1000 {
+	last := map[int64]cutSample{}
+	var victim, before cutSample
+	for _, s := range samples {
+		if p, ok := last[s.tid]; ok && s.ts-p.ts > 1000 {
 			victim, before = s, p
+			break
 		}
-		last[e.ThreadID()] = s
+		last[s.tid] = s
+	}
+	if victim.off == 0 {
+		t.Fatal("no thread with two samples")
 	}
 	// A V2 record's timestamp is its bytes 12–19.
 	bad := bytes.Clone(data)
@@ -216,14 +207,7 @@ func TestSampleBeforeItsThreadsLast(t *testing.T) {
 		data []byte
 		bad  bool
 	}{{data, false}, {bad, true}} {
-		r, err := trace.NewReader(bytes.NewReader(c.data), trace.WithOrder(trace.FileOrder), trace.WithName("t.netperf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Build(r, Options{Kind: CPU})
-		if p == nil {
-			t.Fatalf("no profile: %v", err)
-		}
+		p, err := buildCut(t, c.data)
 		if c.bad != errors.Is(err, ErrNotCredible) || c.bad && !strings.Contains(err.Error(), "t.netperf: event at offset "+strconv.FormatInt(victim.off, 10)) {
 			t.Errorf("garbled %v: error %v", c.bad, err)
 		}
@@ -243,24 +227,11 @@ func TestSampleBeforeItsThreadsLast(t *testing.T) {
 // holds an hour, and the thread keeps all its samples but those two (a
 // thread's samples after the moved one were all left out before).
 func TestSampleGarbledForward(t *testing.T) {
-	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip")
-	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, samples := cutSamples(t)
 	// The thread with the most samples, and its middle one.
 	byThread := map[int64][]int64{}
-	for {
-		e, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Provider() == clrevents.ProviderSampleProfiler.String() && e.ID() == 0 { // ThreadSample
-			byThread[e.ThreadID()] = append(byThread[e.ThreadID()], e.Offset())
-		}
+	for _, s := range samples {
+		byThread[s.tid] = append(byThread[s.tid], s.off)
 	}
 	var offs []int64
 	for _, o := range byThread {
@@ -279,14 +250,7 @@ func TestSampleGarbledForward(t *testing.T) {
 	binary.LittleEndian.PutUint64(bad[victim+12:], ts+uint64(time.Hour))
 
 	events := func(data []byte, bad bool) int {
-		r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder), trace.WithName("t.netperf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Build(r, Options{Kind: CPU})
-		if p == nil {
-			t.Fatalf("no profile: %v", err)
-		}
+		p, err := buildCut(t, data)
 		if bad != errors.Is(err, ErrNotCredible) {
 			t.Errorf("garbled %v: error %v", bad, err)
 		}
@@ -304,4 +268,47 @@ func TestSampleGarbledForward(t *testing.T) {
 	if garbled != whole-2 {
 		t.Errorf("%d samples with the moved one, %d without: want 2 fewer", garbled, whole)
 	}
+}
+
+// cutSample is a SampleProfiler sample of the .NET Core 2.0 cut: its
+// thread, offset and raw timestamp.
+type cutSample struct{ tid, off, ts int64 }
+
+// cutSamples returns the .NET Core 2.0 cut and its samples in file order
+// (the order a V1/V2 trace is always read in).
+func cutSamples(t *testing.T) ([]byte, []cutSample) {
+	t.Helper()
+	data := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip")
+	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cutSample
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return data, out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider() == clrevents.ProviderSampleProfiler.String() && e.ID() == 0 { // ThreadSample
+			out = append(out, cutSample{e.ThreadID(), e.Offset(), e.Timestamp()})
+		}
+	}
+}
+
+// buildCut builds the CPU profile of data, a copy of the cut, named
+// t.netperf in errors; it fails the test without a profile.
+func buildCut(t *testing.T, data []byte) (*Profile, error) {
+	t.Helper()
+	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder), trace.WithName("t.netperf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(r, Options{Kind: CPU})
+	if p == nil {
+		t.Fatalf("no profile: %v", err)
+	}
+	return p, err
 }

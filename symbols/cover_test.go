@@ -60,11 +60,5 @@ func TestCoverMatchesScan(t *testing.T) {
 func BenchmarkResolveGarbledSize(b *testing.B) {
 	m, ips := steadyMap()
 	m.Observe(1, 0, load(99999, 1, 0x100, 0xFFFFFFFF, "G", "M", "void  ()"))
-	s := NewStacks()
-	buf := make([]FrameID, 0, 64)
-	b.ReportAllocs()
-	for b.Loop() {
-		s.Intern(m.ResolveStack(1, 5, ips, buf[:0]))
-	}
-	b.ReportMetric(float64(len(ips)), "frames/op")
+	benchResolve(b, m, ips)
 }

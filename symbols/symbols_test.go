@@ -138,6 +138,11 @@ func TestZeroAllocSteadyState(t *testing.T) {
 
 func BenchmarkResolveIntern(b *testing.B) {
 	m, ips := steadyMap()
+	benchResolve(b, m, ips)
+}
+
+// benchResolve resolves and interns the stack ips in m, over and over.
+func benchResolve(b *testing.B, m *Map, ips []uint64) {
 	s := NewStacks()
 	buf := make([]FrameID, 0, 64)
 	b.ReportAllocs()
