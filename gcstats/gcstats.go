@@ -494,10 +494,11 @@ func (a *Analyzer) proc(pid int64) *Process {
 // An event whose values no runtime writes (trace.ErrNotCredible) is left
 // out and counted in DecodeErrors: a GCStart of a generation above 2, a
 // size larger than an address space (clrevents.MaxAllocationBytes) in
-// the heap statistics, a per-heap history or an allocation tick, and an
-// end earlier than what it ends (a GC's end before its start, a
-// suspension's end or a restart before the suspension began), which a
-// damaged trace's garbled payloads and timestamps give.
+// the heap statistics, a per-heap history or an allocation tick, and
+// times out of their order (a GC's end before its start, a GC's start
+// before its suspension began, a suspension's end or a restart before
+// the suspension or the GC began), which a damaged trace's garbled
+// payloads and timestamps give.
 func (a *Analyzer) Observe(t time.Time, pid, tid int64, ev clrimpl.Event) {
 	if err := a.observe(t, pid, tid, ev); err != nil {
 		a.feed.Undecoded.Add(fmt.Errorf("%s at %s in process %d: %w", ev.Descriptor().Name, t.Format(time.RFC3339Nano), pid, err))
