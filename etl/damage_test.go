@@ -368,7 +368,10 @@ func (l *intactLog) checkDamaged(t *testing.T, what string, c damageCase, res da
 	}
 	d := res.damage[0]
 	if _, ok := from[d.Buffer]; !ok || d.Err.Buffer != d.Buffer || d.Err.BufferOffset != l.bufs[d.Buffer].off ||
-		d.Offset < l.bufs[d.Buffer].off || d.Offset >= l.bufs[d.Buffer].end || d.Length <= 0 || d.Events != -1 {
+		d.Offset < l.bufs[d.Buffer].off || d.Offset >= l.bufs[d.Buffer].end ||
+		// The rest of a buffer (-1 events), or events left out for
+		// their garbled times (Length 0 in a compressed buffer).
+		d.Events == -1 && d.Length <= 0 || d.Events == 0 || d.Events < -1 || d.Length < 0 {
 		t.Errorf("%s: damage %+v (%v) does not name a damaged buffer (%v)", what, d, d.Err, from)
 	}
 	msg := res.final.Error()

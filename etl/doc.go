@@ -103,6 +103,22 @@
 // (a buffer is read front to back) and reading goes on with the next
 // buffer, in TimeOrder and in FileOrder alike, from files, zips and pipes.
 //
+// An event whose timestamp cannot be right is left out on its own, the
+// buffer read on after it, and recorded as a Damage of that event (its
+// bytes, or for a compressed buffer the buffer's offset and no length;
+// Events is 1). A buffer holds its events in the order they were written,
+// which is time order (no event of the repository's real logs precedes
+// the one before it in its buffer), so such an event is one that precedes
+// the event before it in its buffer by more than a second of the log's
+// clock, or follows the event after it by as much while that one is in
+// order with the one before (for a buffer's first event, with the one
+// after it); or, where the log header states the session's end, one that
+// is further from its neighbour in the buffer than the session lasted
+// (and at least a minute). Delivered, such a time (decades off, from one
+// flipped bit) stretches the span of everything read from the log and,
+// in TimeOrder, holds the rest of its buffer back behind it. The log
+// header's own event is the clock's anchor, read as it is.
+//
 // A buffer header that states an impossible size (below 72 bytes; above
 // the log's BufferSize, or in a compressed log above what BufferSize bytes
 // take as literals) gives no way to the next buffer, which is then found;

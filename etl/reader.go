@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"time"
 
@@ -84,10 +85,14 @@ func (e *FormatError) Unwrap() error { return e.Err }
 // into the expanded buffer, as Event.Offset) where reading stopped; the
 // events before it were delivered. Contiguous ranges make one record.
 type Damage struct {
-	Buffer int          // index in file order of the (first) buffer skipped
-	Offset int64        // file offset of the first byte skipped (the buffer's start, or the event at fault inside it)
-	Length int64        // bytes skipped from Offset (to the end of the buffer, or to where reading resumed)
-	Events int64        // events lost, where the log tells; -1 when it does not (ETL logs never count a buffer's events)
+	Buffer int   // index in file order of the (first) buffer skipped
+	Offset int64 // file offset of the first byte skipped (the buffer's start, or the event at fault inside it)
+	Length int64 // bytes skipped from Offset (to the end of the buffer, or to where reading resumed)
+	// Events is the events lost where known: 1 for an event left out for
+	// its garbled timestamp (Length is then the event's, or 0 in a
+	// compressed buffer, whose bytes the file does not hold as such), -1
+	// for the rest of a buffer (ETL logs never count a buffer's events).
+	Events int64
 	Err    *FormatError // what was wrong, naming buffer, offsets and cause
 }
 
@@ -202,6 +207,10 @@ type stream struct {
 	need  bool  // must move to its next event before the next merge
 	done  bool  // no more buffers
 	key   int64 // ordering timestamp of ev
+	// The timestamp of the last event taken from buffer tsBuf-1 (0: none
+	// yet), which the next one in that buffer may not precede (timeOK).
+	prevTS int64
+	tsBuf  int
 }
 
 // Reader reads events from an ETL file.
@@ -236,12 +245,20 @@ type Reader struct {
 	// stride is BufferSize while every buffer so far has been that size in
 	// an uncompressed log: a damaged buffer header is then skipped to the
 	// next multiple. 0 otherwise.
-	stride   int64
-	nproc    int        // processors, for the header checks of resync; 0: unknown
-	spans    [][2]int64 // ranges a buffer's timestamp may take (resync)
-	resynced bool       // a buffer header was searched for: buffer counts are estimates
-	scratch  []byte     // TimeOrder: bytes peeked for resync
-	lz       []byte     // resync: the start of a candidate's expansion
+	stride int64
+	nproc  int        // processors, for the header checks of resync; 0: unknown
+	spans  [][2]int64 // ranges a buffer's timestamp may take (resync)
+	// tol is how far, in timestamp ticks (a second's worth), an event may
+	// be out of order with its neighbours in a buffer before its time is
+	// taken as garbled (timeOK).
+	tol uint64
+	// maxGap: two events of one buffer are at most this far apart (the
+	// session's length, at least a minute, and tol), where the log header
+	// states the session's end; 0 otherwise.
+	maxGap   uint64
+	resynced bool   // a buffer header was searched for: buffer counts are estimates
+	scratch  []byte // TimeOrder: bytes peeked for resync
+	lz       []byte // resync: the start of a candidate's expansion
 
 	expMem int // capacity of all streams' expanded buffers (TimeOrder)
 	// hdrEnd is where the log header's event ends in the first buffer: a
@@ -444,6 +461,11 @@ func (r *Reader) setLimits(first int64) {
 		}
 		return [2]int64{clamp(lo), clamp(hi)}
 	}
+	r.tol = uint64(max(h.Frequency, 1))
+	r.maxGap = 0
+	if g := max(dur, 60) * float64(r.tol); known && g < 1<<62 {
+		r.maxGap = uint64(g) + r.tol
+	}
 	r.spans = append(r.spans[:0], span(h.HeaderTimestamp, float64(h.Frequency)))
 	if !h.StartTime.IsZero() {
 		// FILETIME: 100 ns since 1601.
@@ -602,18 +624,32 @@ func (r *Reader) damaged(d Damage) error {
 	return nil
 }
 
-// addDamage inserts d in file order, joining it to contiguous ranges.
+// sameBuffer reports whether damage records a and b are of one compressed
+// buffer (at its offset, one of them an event left out: see garbledTime).
+func sameBuffer(a, b Damage) bool {
+	return a.Offset == b.Offset && a.Buffer == b.Buffer && (a.Length == 0 || b.Length == 0)
+}
+
+// addDamage inserts d in file order, joining it to contiguous ranges. A
+// compressed buffer's records (its events left out for their times, its
+// fault) share the buffer's offset and make one: the longest's, counting
+// the events of all.
 func (r *Reader) addDamage(d Damage) {
-	i, _ := slices.BinarySearchFunc(r.damage, d.Offset, func(x Damage, off int64) int {
-		switch {
-		case x.Offset < off:
-			return -1
-		case x.Offset > off:
-			return 1
+	i := sort.Search(len(r.damage), func(i int) bool { return r.damage[i].Offset > d.Offset })
+	if i > 0 && sameBuffer(r.damage[i-1], d) {
+		a := &r.damage[i-1]
+		events := a.Events + d.Events
+		if a.Events < 0 || d.Events < 0 {
+			events = -1
 		}
-		return 0
-	})
-	r.damage = slices.Insert(r.damage, i, d)
+		if d.Length > a.Length {
+			*a = d
+		}
+		a.Events = events
+		i--
+	} else {
+		r.damage = slices.Insert(r.damage, i, d)
+	}
 	join := func(i int) { // join record i+1 into record i if they touch
 		a, b := &r.damage[i], r.damage[i+1]
 		if a.Length == 0 || b.Length == 0 || a.Offset+a.Length != b.Offset {
@@ -668,12 +704,25 @@ func (r *Reader) advance(s *stream) error {
 				e.Offset = s.info.off + int64(start)
 				e.Buffer = s.info.index
 				e.ProcessorNumber = s.proc
+				next := start + align8(size)
 				if e.HeaderKind == MessageHeader && e.Timestamp == 0 {
 					e.Timestamp = s.key // no timestamp: keep the stream's position
+				} else if s.info.index == 0 && start == bufferHeaderSize {
+					// The log header's event: the clock's anchor, read
+					// as it is (init did), and no measure of the events
+					// after it.
+				} else if why := r.timeOK(s, e.Timestamp, next); why != "" {
+					s.pos = next
+					if err := r.garbledTime(s, start, size, why); err != nil {
+						return err
+					}
+					continue
+				} else {
+					s.prevTS, s.tsBuf = e.Timestamp, s.info.index+1
 				}
 				e.Time = r.clk.time(e.Timestamp)
 				s.key = e.Timestamp
-				s.pos = start + align8(size)
+				s.pos = next
 				s.has = true
 				return nil
 			}
@@ -706,6 +755,109 @@ func (r *Reader) advance(s *stream) error {
 			return nil
 		}
 	}
+}
+
+// timeOK checks the timestamp ts of s's event whose next event starts at
+// next, and returns "" or why the time cannot be right. A buffer holds one
+// processor's events (or one session's) in the order they were written,
+// which is time order: the repository's logs, 186,000 events in all, hold
+// no event earlier than the one before it in its buffer. So an event is
+// out of place when it precedes the buffer's event before it, or follows
+// the event after it while that one follows the event before (or, for a
+// buffer's first event, the one after that): by more than r.tol, so that
+// a clock's jitter is no damage; or when it is further from its
+// neighbour than the session lasted (maxGap; the event before it, or for
+// a buffer's first event, the one after it). Its time is garbled, and a time that the
+// readers, reports and profiles take as it is (decades away, or before
+// the session) would stretch the span of everything read. Only a buffer's
+// events are compared: buffers need not come in time order. A buffer's
+// first event with at most one after it, when the two disagree, cannot be
+// told from the other, and both are kept. Events without a time
+// (MessageHeader events whose time is zero) are not checked.
+func (r *Reader) timeOK(s *stream, ts int64, next int) string {
+	prev, hasPrev := s.prevTS, s.tsBuf == s.info.index+1
+	if hasPrev && ts < prev && uint64(prev)-uint64(ts) > r.tol {
+		return fmt.Sprintf("precedes the event before it in its buffer (%d)", prev)
+	}
+	if hasPrev && r.maxGap > 0 && ts > prev && uint64(ts)-uint64(prev) > r.maxGap {
+		return fmt.Sprintf("follows the event before it in its buffer (%d) by more than the session lasted", prev)
+	}
+	n1, size1, ok := peekTimestamp(s.buf, next)
+	if !ok {
+		return ""
+	}
+	if ts <= n1 {
+		if !hasPrev && r.maxGap > 0 && uint64(n1)-uint64(ts) > r.maxGap {
+			// A buffer's first event, further from the next than the
+			// session lasted: one of the two was garbled, and the next
+			// is in order with the one after it.
+			if n2, _, ok := peekTimestamp(s.buf, next+size1); !ok || n1 <= n2 || uint64(n1)-uint64(n2) <= r.tol {
+				return fmt.Sprintf("precedes the event after it in its buffer (%d) by more than the session lasted", n1)
+			}
+		}
+		return ""
+	}
+	if uint64(ts)-uint64(n1) <= r.tol {
+		return ""
+	}
+	// ts follows the next event's time by more than tol: ts was garbled
+	// forward, or n1 back.
+	var n1Fits bool
+	if hasPrev {
+		n1Fits = n1 >= prev || uint64(prev)-uint64(n1) <= r.tol
+	} else if n2, _, ok := peekTimestamp(s.buf, next+size1); ok {
+		n1Fits = n1 <= n2 || uint64(n1)-uint64(n2) <= r.tol
+	}
+	if n1Fits {
+		return fmt.Sprintf("follows the event after it in its buffer (%d)", n1)
+	}
+	return ""
+}
+
+// peekTimestamp returns the timestamp and the aligned size of the event at
+// buf[pos:], where its header makes them plain; ok is false otherwise (no
+// event there, a MessageHeader event, a header that does not parse).
+func peekTimestamp(buf []byte, pos int) (ts int64, size int, ok bool) {
+	if pos < 0 || len(buf)-pos < 24 {
+		return 0, 0, false
+	}
+	b := buf[pos:]
+	mflags := b[3]
+	if mflags&markerTraceHeader == 0 || mflags&markerMessage != 0 {
+		return 0, 0, false
+	}
+	at := 16
+	switch b[2] {
+	case typePerfInfo32, typePerfInfo64:
+		at, size = 8, int(le.Uint16(b[4:]))
+	case typeSystem32, typeSystem64, typeCompact32, typeCompact64:
+		size = int(le.Uint16(b[4:]))
+	case typeFullHeader32, typeFullHeader64, typeInstance32, typeInstance64, typeEventHeader32, typeEventHeader64:
+		size = int(le.Uint16(b[0:]))
+	default:
+		return 0, 0, false
+	}
+	if size < 24 || size > len(b) {
+		return 0, 0, false
+	}
+	return int64(le.Uint64(b[at:])), align8(size), true
+}
+
+// garbledTime records the event at start in s's buffer, size bytes, as
+// damage: its timestamp is garbled (why, from timeOK). Only the event is
+// lost; the buffer reads on after it.
+func (r *Reader) garbledTime(s *stream, start, size int, why string) error {
+	info := s.info
+	ts := s.ev.Timestamp
+	d := Damage{Buffer: info.index, Offset: info.off + int64(start), Length: int64(size), Events: 1,
+		Err: &FormatError{Buffer: info.index, BufferOffset: info.off, EventOffset: info.off + int64(start),
+			Err: fmt.Errorf("%v event's timestamp %d %s: garbled", s.ev.HeaderKind, ts, why)}}
+	if s.compressed {
+		// The event's bytes are not the file's: the damage names the
+		// buffer, and the error the event's offset in its expansion.
+		d.Offset, d.Length = info.off, 0
+	}
+	return r.damaged(d)
 }
 
 // bufferFault records the damage of s's buffer from its event at start,

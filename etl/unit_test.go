@@ -110,6 +110,15 @@ func eventHeader(ptr32 bool, flags uint16, ts int64, ext [][2][]byte, payload []
 	return b
 }
 
+// gcStartTS is the gcevents log header's timestamp, the session's start.
+func gcStartTS(t *testing.T) int64 {
+	var ev Event
+	if _, err := parseEvent(&ev, gcBuffers(t)[0], bufferHeaderSize, 8); err != nil {
+		t.Fatal(err)
+	}
+	return ev.Timestamp
+}
+
 // withBuffer appends a buffer holding events for processor proc to the
 // gcevents header buffer.
 func withBuffer(t *testing.T, proc uint16, events ...[]byte) []byte {
@@ -147,7 +156,10 @@ func TestExtendedItems(t *testing.T) {
 	stack32 = binary.LittleEndian.AppendUint32(stack32, 0x1000)
 	stack32 = binary.LittleEndian.AppendUint32(stack32, 0x2000)
 	tsid := []byte{5, 0, 0}
-	e1 := eventHeader(true, 0, 6000, [][2][]byte{
+	// Times after the session's start (the gcevents header's): no event
+	// precedes it.
+	t0 := gcStartTS(t)
+	e1 := eventHeader(true, 0, t0+6000, [][2][]byte{
 		{u16(ExtRelatedActivityID), related[:]},
 		{u16(ExtTSID), tsid},
 		{u16(ExtStackTrace32), stack32},
@@ -179,12 +191,12 @@ func TestExtendedItems(t *testing.T) {
 	if d, ok := got.ExtendedItem(ExtTSID); !ok || !bytes.Equal(d, tsid) {
 		t.Errorf("TS id item %x %v", d, ok)
 	}
-	if got.Time.Sub(r.Header().StartTime) != time.Duration(6000-r.Header().HeaderTimestamp)*100 {
+	if got.Time.Sub(r.Header().StartTime) != time.Duration(t0+6000-r.Header().HeaderTimestamp)*100 {
 		t.Errorf("time %v", got.Time)
 	}
 
 	// An item that runs past the event.
-	bad := eventHeader(false, 0, 6000, [][2][]byte{{u16(ExtSID), make([]byte, 40)}}, nil)
+	bad := eventHeader(false, 0, t0+6000, [][2][]byte{{u16(ExtSID), make([]byte, 40)}}, nil)
 	binary.LittleEndian.PutUint16(bad[eventHeaderSize+6:], 400)
 	r = mustFileOrder(t, withBuffer(t, 1, bad))
 	_, err := readUntilErr(r, 100)
@@ -202,7 +214,8 @@ func TestMessageAndClassicHeaders(t *testing.T) {
 	le.PutUint16(msg[6:], messageSequence|messageGUID|messageTimestamp|messageSystemInfo)
 	msg = le.AppendUint32(msg, 9)
 	msg = append(msg, privateGUID[:]...)
-	msg = le.AppendUint64(msg, 7000)
+	t0 := gcStartTS(t) // no event precedes the session's start
+	msg = le.AppendUint64(msg, uint64(t0+7000))
 	msg = le.AppendUint32(msg, 33) // TID
 	msg = le.AppendUint32(msg, 44) // PID
 	msg = append(msg, "hi"...)
@@ -212,7 +225,7 @@ func TestMessageAndClassicHeaders(t *testing.T) {
 	inst := make([]byte, instanceHeaderSize)
 	inst[2], inst[3] = typeInstance32, markerTraceHeader|markerEventTrace
 	inst[4], inst[5], inst[6] = 12, 4, 3 // type (opcode), level, version
-	le.PutUint64(inst[16:], 8000)
+	le.PutUint64(inst[16:], uint64(t0+8000))
 	copy(inst[24:], rundownGUID[:])
 	le.PutUint32(inst[48:], 5)
 	le.PutUint32(inst[52:], 6)
@@ -225,7 +238,7 @@ func TestMessageAndClassicHeaders(t *testing.T) {
 	compact[2], compact[3] = typeCompact64, markerTraceHeader|markerEventTrace
 	le.PutUint16(compact[6:], 0x0524) // Thread group, type 36
 	le.PutUint32(compact[8:], 77)
-	le.PutUint64(compact[16:], 9000)
+	le.PutUint64(compact[16:], uint64(t0+9000))
 	compact = append(compact, 9, 9)
 	le.PutUint16(compact[4:], uint16(len(compact)))
 
@@ -235,7 +248,7 @@ func TestMessageAndClassicHeaders(t *testing.T) {
 		t.Fatalf("%d events", len(all))
 	}
 	m, i, c := all[2], all[3], all[4]
-	if m.Kind != MessageHeader || m.ID != 42 || m.GUID != privateGUID || m.TS != 7000 || m.TID != 33 || m.PID != 44 || string(m.Payload) != "hi" {
+	if m.Kind != MessageHeader || m.ID != 42 || m.GUID != privateGUID || m.TS != t0+7000 || m.TID != 33 || m.PID != 44 || string(m.Payload) != "hi" {
 		t.Errorf("message %+v", m)
 	}
 	if i.Kind != InstanceHeader || i.Opcode != 12 || i.Version != 3 || i.GUID != rundownGUID || i.Ptr != 4 || i.DataLen != 3 {
