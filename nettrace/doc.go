@@ -145,7 +145,17 @@
 //     a V4+ event block, an event whose timestamp falls outside the range
 //     its block's header states (the format's MinTimestamp and
 //     MaxTimestamp; a header that states none, zeros, is not checked):
-//     the headers after it are deltas from it. A metadata
+//     the headers after it are deltas from it. So does one from before
+//     the session's start (the trace header's sync time, less a
+//     millisecond: no real trace holds one), once a block's stated range
+//     or an event confirmed that start; a block whose header states no
+//     range, or a range wholly before the start, is checked against the
+//     start, and one said to begin before it from the start on. In V1–V3,
+//     whose events the runtimes wrote in time order whatever their thread,
+//     an event that precedes the one before it, or follows the next while
+//     that one is in order with the one before, by more than a
+//     millisecond, loses only its record: its time is garbled (the trace's
+//     last event, garbled forward, shows nothing and is kept). A metadata
 //     record or V6 metadata row that does not parse loses only itself, and
 //     events whose metadata, thread or label list is not defined (lost, or
 //     never there) are skipped one by one and counted, in one Damage per

@@ -1,0 +1,147 @@
+package nettrace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// readTimes reads data in order o and returns its events' offsets and
+// timestamps, and the final error.
+func readTimes(t *testing.T, data []byte, o Order) (offs, times []int64, err error) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetOrder(o)
+	for range 1 << 20 {
+		e, err := r.Next()
+		if err != nil {
+			return offs, times, err
+		}
+		offs, times = append(offs, e.Offset), append(times, e.Timestamp)
+	}
+	t.Fatal("no end")
+	return
+}
+
+// TestGarbledTimestampV2: the runtimes that wrote NetTrace V1–V3 wrote
+// every event in time order. A .NET Core 2.0 trace's event whose timestamp
+// was garbled (forward or back, by a year or by a second; the trace's first
+// event, one in the middle, the one before its last) is left out on its own, one Damage
+// of its record that lost one event; every other event is read as in the
+// intact trace. Before the check the event was delivered with its time: a
+// flipped bit gave a copy of this trace a span of 187 years.
+func TestGarbledTimestampV2(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"))
+	offs, times, err := readTimes(t, data, FileOrder)
+	if err != io.EOF || len(offs) < 1000 {
+		t.Fatalf("intact: %d events, %v", len(offs), err)
+	}
+	r, _ := NewReader(bytes.NewReader(data))
+	f := r.Info().QPCFrequency
+	// Not the last event: garbled forward, nothing after it shows it.
+	for _, i := range []int{0, len(offs) / 2, len(offs) - 2} {
+		for _, shift := range []int64{365 * 24 * 3600 * f, -365 * 24 * 3600 * f, f, -f} {
+			bad := bytes.Clone(data)
+			binary.LittleEndian.PutUint64(bad[offs[i]+12:], uint64(times[i]+shift))
+			for _, o := range []Order{FileOrder, TimeOrder} {
+				name := fmt.Sprintf("event %d of %d moved by %d ticks, %v", i, len(offs), shift, o)
+				gotOffs, gotTimes, err := readTimes(t, bad, o)
+				var de *DamageError
+				if !errors.As(err, &de) || len(de.Damage) != 1 {
+					t.Fatalf("%s: final error %v, want one damage record", name, err)
+				}
+				if d := de.Damage[0]; d.Offset != offs[i] || d.Events != 1 || d.Length <= 56 || !strings.Contains(d.Err.Error(), "timestamp") {
+					t.Errorf("%s: damage %+v (%v), want the record at %d, one event", name, d, d.Err, offs[i])
+				}
+				wantOffs := slices.Delete(slices.Clone(offs), i, i+1)
+				wantTimes := slices.Delete(slices.Clone(times), i, i+1)
+				if !slices.Equal(gotOffs, wantOffs) || !slices.Equal(gotTimes, wantTimes) {
+					t.Errorf("%s: %d events, want the %d others as they were", name, len(gotOffs), len(wantOffs))
+				}
+			}
+		}
+	}
+}
+
+// sessionV6 writes a V6 trace whose session starts at sync (QPC ticks, 10
+// MHz) with three event blocks of three events, at sync plus 100 to 900
+// ticks; the second block's header states the range at times (nil: its
+// events'), and its first event is at first instead.
+func sessionV6(sync int64, times *[2]int64, first int64) []byte {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, pid: 1, tid: 10})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E"})
+	seq := uint32(0)
+	for b := range 3 {
+		var evs []wEvent
+		for i := range 3 {
+			seq++
+			ts := sync + int64(100*(3*b+i+1))
+			if b == 1 && i == 0 {
+				ts = first
+			}
+			evs = append(evs, wEvent{meta: 1, seq: seq, thread: 1, capThread: 1, ts: ts})
+		}
+		if b == 1 {
+			w.times = times
+		}
+		w.events(true, evs...)
+	}
+	out := w.end()
+	// The trace block's sync time: after the 20-byte stream header, the
+	// block's 4-byte header and the 16-byte SYSTEMTIME.
+	binary.LittleEndian.PutUint64(out[40:], uint64(sync))
+	return out
+}
+
+// TestEventBeforeSessionStart: no event precedes the session's start that
+// the trace header states. A block whose header states a garbled range (one
+// wide enough for anything, or none) no longer lets through an event from
+// before the start: the event and the rest of its block (whose times are
+// deltas from it) are lost, as for an event outside a stated range, and
+// the other blocks read as before. A start garbled forward, past every
+// event, is never confirmed by a block's range and costs nothing.
+func TestEventBeforeSessionStart(t *testing.T) {
+	const sync = 5_000_000_000 // 500 s into the clock
+	intact := sessionV6(sync, nil, sync+400)
+	offs, times, err := readTimes(t, intact, FileOrder)
+	if err != io.EOF || len(offs) != 9 {
+		t.Fatalf("intact: %d events, %v", len(offs), err)
+	}
+	for _, c := range []struct {
+		name  string
+		times *[2]int64
+	}{
+		{"a garbled wide range", &[2]int64{1, 1 << 62}},
+		{"no range", &[2]int64{0, 0}},
+		{"a range before the start", &[2]int64{1000, 1000}},
+	} {
+		for _, o := range []Order{FileOrder, TimeOrder} {
+			name := fmt.Sprintf("%s, %v", c.name, o)
+			gotOffs, gotTimes, err := readTimes(t, sessionV6(sync, c.times, 1000), o)
+			var de *DamageError
+			if !errors.As(err, &de) || len(de.Damage) != 1 || !strings.Contains(de.Damage[0].Err.Error(), "timestamp 1000 ") {
+				t.Errorf("%s: final error %v, want the block's damage at its first event", name, err)
+			}
+			want := slices.Concat(times[:3], times[6:])
+			if !slices.Equal(gotTimes, want) || len(gotOffs) != 6 {
+				t.Errorf("%s: times %v, want %v", name, gotTimes, want)
+			}
+		}
+	}
+	// The header's start garbled forward, past every event: nothing lost.
+	late := sessionV6(sync, nil, sync+400)
+	binary.LittleEndian.PutUint64(late[40:], uint64(sync*1000))
+	if _, got, err := readTimes(t, late, FileOrder); err != io.EOF || !slices.Equal(got, times) {
+		t.Errorf("start garbled forward: times %v, %v; want %v", got, err, times)
+	}
+}
