@@ -769,6 +769,16 @@ func (b *Builder) nanos(ticks int64) int64 {
 	return hi*1e9 + lo*1e9/b.freq
 }
 
+// spanNanos is the span of the events read, in nanoseconds, at most
+// math.MaxInt64: never negative, however far apart garbled times are.
+func (b *Builder) spanNanos() int64 {
+	d := uint64(b.last) - uint64(b.first) // last ≥ first: the true difference
+	if float64(d)*1e9/float64(b.freq) >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return b.nanos(int64(d))
+}
+
 // cpu adds a SampleProfiler sample. A thread's samples come in time
 // order in every order a reader gives (the runtime writes each thread's
 // events in order): one earlier than the thread's previous one has a
@@ -1069,7 +1079,7 @@ func (b *Builder) Finish() (*Profile, error) {
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n - dropped,
 		ProcessNames: b.procNames}
 	if b.seen {
-		p.DurationNanos = b.nanos(b.last - b.first)
+		p.DurationNanos = b.spanNanos()
 	}
 	nv := len(p.SampleTypes)
 	// A sample is a thread's (an index in threadKeys, one a pid and tid)

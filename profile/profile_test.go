@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -344,6 +345,31 @@ func TestUpscaleAndNanos(t *testing.T) {
 	b = NewBuilder(Options{}, 0, 3_579_545)
 	if got := b.nanos(3_579_545 * 2); got != 2e9 {
 		t.Errorf("3.58 MHz: %d", got)
+	}
+}
+
+// TestSpanNanos: a profile's duration is never negative, however far apart
+// the times read are (garbled ones): it was -8.9 × 10^18 ns for a garbled
+// copy of an ETL log, the difference of the two times and its conversion
+// overflowing.
+func TestSpanNanos(t *testing.T) {
+	for _, c := range []struct {
+		freq, first, last, want int64
+	}{
+		{10_000_000, 100, 300, 20_000},
+		{3_579_545, 0, 3_579_545 * 2, 2e9},
+		{10_000_000, math.MinInt64 + 1, math.MaxInt64, math.MaxInt64},
+		{3, -5, math.MaxInt64 / 2, math.MaxInt64},
+		{1e9, -1, math.MaxInt64, math.MaxInt64},
+		{1e9, 0, math.MaxInt64, math.MaxInt64},
+		{10_000_000, 0, math.MaxInt64 / 100, math.MaxInt64},
+	} {
+		b := NewBuilder(Options{}, 0, c.freq)
+		b.span(c.last)
+		b.span(c.first)
+		if got := b.spanNanos(); got != c.want {
+			t.Errorf("%d Hz, %d to %d: %d ns, want %d", c.freq, c.first, c.last, got, c.want)
+		}
 	}
 }
 
