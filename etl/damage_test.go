@@ -375,7 +375,8 @@ func (l *intactLog) checkDamaged(t *testing.T, what string, c damageCase, res da
 		t.Errorf("%s: damage %+v (%v) does not name a damaged buffer (%v)", what, d, d.Err, from)
 	}
 	msg := res.final.Error()
-	if want := fmt.Sprintf("buffer %d at offset %d: ", d.Buffer, l.bufs[d.Buffer].off); !strings.HasPrefix(msg, "etl: damaged buffer skipped (") || !strings.Contains(msg, want) {
+	if want := fmt.Sprintf("buffer %d at offset %d: ", d.Buffer, l.bufs[d.Buffer].off); !strings.HasPrefix(msg, "etl: damaged buffer skipped (") && !strings.HasPrefix(msg, "etl: damaged range skipped (") ||
+		!strings.Contains(msg, want) {
 		t.Errorf("%s: final error %q does not name %q", what, msg, want)
 	}
 }
@@ -741,8 +742,17 @@ func TestDamageErrorText(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), want) || !sawOne {
 		t.Errorf("error %q, want prefix %q (one record seen on the way: %v)", err, want, sawOne)
 	}
-	if got := (&DamageError{Damage: []Damage{{Length: 1234567, Events: 3, Err: &FormatError{Buffer: 1, BufferOffset: 2, EventOffset: -1, Err: errors.New("x")}}}}).Error(); got != "etl: damaged buffer skipped (1,234,567 bytes, 3 events): buffer 1 at offset 2: x" {
-		t.Errorf("one range: %q", got)
+	if got := (&DamageError{Damage: []Damage{{Length: 1234567, Events: -1, Err: &FormatError{Buffer: 1, BufferOffset: 2, EventOffset: -1, Err: errors.New("x")}}}}).Error(); got != "etl: damaged buffer skipped (1,234,567 bytes): buffer 1 at offset 2: x" {
+		t.Errorf("one buffer: %q", got)
+	}
+	// Events left out for their garbled times are counted, in ranges.
+	if got := (&DamageError{Damage: []Damage{{Length: 82, Events: 1, Err: &FormatError{Buffer: 1, BufferOffset: 2, EventOffset: 10, Err: errors.New("x")}}}}).Error(); got != "etl: damaged range skipped (82 bytes, 1 event): buffer 1 at offset 2: event at 10: x" {
+		t.Errorf("one event: %q", got)
+	}
+	two := []Damage{{Length: 82, Events: 3}, {Length: 1000, Events: -1}}
+	two[0].Err, two[1].Err = &FormatError{Buffer: 1, BufferOffset: 2, EventOffset: 10, Err: errors.New("x")}, &FormatError{Buffer: 2, EventOffset: -1, Err: errors.New("y")}
+	if got := (&DamageError{Damage: two}).Error(); got != "etl: 2 damaged ranges skipped (1,082 bytes, at least 3 events); the first: buffer 1 at offset 2: event at 10: x" {
+		t.Errorf("an event and a buffer: %q", got)
 	}
 }
 

@@ -112,7 +112,8 @@ type DamageError struct {
 // Error summarises the damage in one line: how many ranges, bytes and
 // events (where known) were skipped, then the first range's error, e.g.
 // "etl: 2 damaged buffers skipped (131,072 bytes); the first: buffer 12 at
-// offset 786432: event at 786600: …".
+// offset 786432: event at 786600: …". Where some of the ranges are single
+// events (left out for their garbled times) they are "damaged ranges".
 func (e *DamageError) Error() string {
 	if len(e.Damage) == 0 {
 		return "etl: " + ErrDamaged.Error()
@@ -127,16 +128,25 @@ func (e *DamageError) Error() string {
 			events += d.Events
 		}
 	}
-	s := "etl: damaged buffer skipped"
+	// Damage is to buffers, or also to single events (garbled times).
+	what := "damaged buffer"
+	if unknown < len(e.Damage) {
+		what = "damaged range"
+	}
+	s := "etl: " + what + " skipped"
 	if len(e.Damage) > 1 {
-		s = "etl: " + strconv.Itoa(len(e.Damage)) + " damaged buffers skipped"
+		s = "etl: " + strconv.Itoa(len(e.Damage)) + " " + what + "s skipped"
 	}
 	s += " (" + numfmt.Thousands(bytes) + " bytes"
+	noun := " events"
+	if events == 1 {
+		noun = " event"
+	}
 	switch {
 	case unknown == 0:
-		s += ", " + numfmt.Thousands(events) + " events"
+		s += ", " + numfmt.Thousands(events) + noun
 	case events > 0:
-		s += ", at least " + numfmt.Thousands(events) + " events"
+		s += ", at least " + numfmt.Thousands(events) + noun
 	}
 	s += ")"
 	first := "?"
