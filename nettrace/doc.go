@@ -171,11 +171,13 @@
 //     version midway), or negative anywhere, it is a damaged field of a
 //     header whose tags and type name are right: the block is read as the
 //     others were, and the field recorded as a Damage of its 4 bytes that
-//     lost no event. V1/V2 records and V6 blocks carry no marks; after
-//     damage the reader reads one only when it is credible (its sizes add
-//     up, it refers to metadata it has, its timestamp is in range, and
-//     the next one after it checks too), searching byte by byte for the
-//     next that is.
+//     lost no event. So is the trace header's sync time when it is no
+//     date (a field out of range, or a day of the week that is not the
+//     date's): every wall-clock time counts from it. V1/V2 records and V6
+//     blocks carry no marks; after damage the reader reads one only when
+//     it is credible (its sizes add up, it refers to metadata it has, its
+//     timestamp is in range, and the next one after it checks too),
+//     searching byte by byte for the next that is.
 //   - Shifts: damage to a zipped trace's compressed bytes seldom stops
 //     inflating; deflate decodes on, garbling some output, and leaves
 //     what follows earlier or later than it was. V3–V5 blocks pad their

@@ -145,3 +145,41 @@ func TestEventBeforeSessionStart(t *testing.T) {
 		t.Errorf("start garbled forward: times %v, %v; want %v", got, err, times)
 	}
 }
+
+// TestGarbledSyncTime: the trace header's SYSTEMTIME names its day of the
+// week as well as its date, so a garbled date (a copy of the 2.0 trace had
+// its month moved from September to January, and every wall-clock time
+// with it) shows: it is recorded as a Damage of its 16 bytes that lost no
+// event, and every event is still read. A date whose fields agree, or one
+// all zeros (stated by no one), records nothing.
+func TestGarbledSyncTime(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"))
+	// 2017-09-18 (a Monday), as SYSTEMTIME's first four fields.
+	at := bytes.Index(data, []byte{0xe1, 0x07, 9, 0, 1, 0, 18, 0})
+	if at < 0 {
+		t.Fatal("the trace's sync time is not 2017-09-18")
+	}
+	offs, _, err := readTimes(t, data, FileOrder)
+	if err != io.EOF {
+		t.Fatalf("intact: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		at   int // byte within the SYSTEMTIME
+		v    byte
+	}{
+		{"month", 2, 1}, {"day", 6, 19}, {"day of week", 4, 3}, {"hour", 8, 24}, {"year", 0, 0},
+	} {
+		bad := bytes.Clone(data)
+		bad[at+c.at] = c.v
+		got, _, err := readTimes(t, bad, FileOrder)
+		var de *DamageError
+		if !errors.As(err, &de) || len(de.Damage) != 1 || de.Damage[0].Offset != int64(at) || de.Damage[0].Length != 16 ||
+			de.Damage[0].Events != 0 || !strings.Contains(err.Error(), "wall-clock times may be off") {
+			t.Errorf("%s garbled: final error %v, want the sync time's damage at %d", c.name, err, at)
+		}
+		if len(got) != len(offs) {
+			t.Errorf("%s garbled: %d events, want %d", c.name, len(got), len(offs))
+		}
+	}
+}
