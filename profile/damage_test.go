@@ -180,11 +180,13 @@ func TestAddSat(t *testing.T) {
 }
 
 // TestSampleBeforeItsThreadsLast: in the .NET Core 2.0 cut (read in file
-// order, as a V1/V2 trace always is), one SampleProfiler sample is moved
-// to just before the sample of its thread that precedes it, as a garbled
-// timestamp does. The time from that thread's previous sample would be
-// negative: the sample is left out and named (ErrNotCredible), and no
-// value of the profile is negative. The intact cut builds without error.
+// order, as a V1/V2 trace always is), one SampleProfiler sample is given
+// a time just before the sample of its thread that precedes it, as a
+// garbled timestamp does where the reader cannot tell (the V1–V3 reader
+// now leaves such an event out itself: buildCut moves the time after
+// it). The time from that thread's previous sample would be negative: the
+// sample is left out and named (ErrNotCredible), and no value of the
+// profile is negative. The intact cut builds without error.
 func TestSampleBeforeItsThreadsLast(t *testing.T) {
 	data, samples := cutSamples(t)
 	// Two samples of one thread, the second well after the first.
@@ -200,14 +202,11 @@ func TestSampleBeforeItsThreadsLast(t *testing.T) {
 	if victim.off == 0 {
 		t.Fatal("no thread with two samples")
 	}
-	// A V2 record's timestamp is its bytes 12–19.
-	bad := bytes.Clone(data)
-	binary.LittleEndian.PutUint64(bad[victim.off+12:], uint64(before.ts-1))
 	for _, c := range []struct {
-		data []byte
-		bad  bool
-	}{{data, false}, {bad, true}} {
-		p, err := buildCut(t, c.data)
+		moved map[int64]int64
+		bad   bool
+	}{{nil, false}, {map[int64]int64{victim.off: before.ts - 1}, true}} {
+		p, err := buildCut(t, data, c.moved)
 		if c.bad != errors.Is(err, ErrNotCredible) || c.bad && !strings.Contains(err.Error(), "t.netperf: event at offset "+strconv.FormatInt(victim.off, 10)) {
 			t.Errorf("garbled %v: error %v", c.bad, err)
 		}
@@ -221,36 +220,32 @@ func TestSampleBeforeItsThreadsLast(t *testing.T) {
 
 // TestSampleGarbledForward: in the .NET Core 2.0 cut, one SampleProfiler
 // sample in the middle of its thread's run is moved an hour forward, as a
-// garbled timestamp does. The thread's next sample is then earlier than
-// it and is left out; the one after, in order with that one, shows the
-// moved sample to be the odd one out, which is taken back: no sample
-// holds an hour, and the thread keeps all its samples but those two (a
-// thread's samples after the moved one were all left out before).
+// garbled timestamp does where the reader cannot tell (see
+// TestSampleBeforeItsThreadsLast). The thread's next sample is then
+// earlier than it and is left out; the one after, in order with that one,
+// shows the moved sample to be the odd one out, which is taken back: no
+// sample holds an hour, and the thread keeps all its samples but those
+// two (a thread's samples after the moved one were all left out before).
 func TestSampleGarbledForward(t *testing.T) {
 	data, samples := cutSamples(t)
 	// The thread with the most samples, and its middle one.
-	byThread := map[int64][]int64{}
+	byThread := map[int64][]cutSample{}
 	for _, s := range samples {
-		byThread[s.tid] = append(byThread[s.tid], s.off)
+		byThread[s.tid] = append(byThread[s.tid], s)
 	}
-	var offs []int64
+	var run []cutSample
 	for _, o := range byThread {
-		if len(o) > len(offs) {
-			offs = o
+		if len(o) > len(run) {
+			run = o
 		}
 	}
-	if len(offs) < 10 {
-		t.Fatalf("no thread with 10 samples: the most is %d", len(offs))
+	if len(run) < 10 {
+		t.Fatalf("no thread with 10 samples: the most is %d", len(run))
 	}
-	victim := offs[len(offs)/2]
-	bad := bytes.Clone(data)
-	// A V2 record's timestamp is its bytes 12–19; the clock counts
-	// nanoseconds.
-	ts := binary.LittleEndian.Uint64(bad[victim+12:])
-	binary.LittleEndian.PutUint64(bad[victim+12:], ts+uint64(time.Hour))
-
-	events := func(data []byte, bad bool) int {
-		p, err := buildCut(t, data)
+	victim := run[len(run)/2]
+	events := func(moved map[int64]int64) int {
+		bad := moved != nil
+		p, err := buildCut(t, data, moved)
 		if bad != errors.Is(err, ErrNotCredible) {
 			t.Errorf("garbled %v: error %v", bad, err)
 		}
@@ -264,7 +259,8 @@ func TestSampleGarbledForward(t *testing.T) {
 		}
 		return p.Events
 	}
-	whole, garbled := events(data, false), events(bad, true)
+	// The clock counts nanoseconds.
+	whole, garbled := events(nil), events(map[int64]int64{victim.off: victim.ts + int64(time.Hour)})
 	if garbled != whole-2 {
 		t.Errorf("%d samples with the moved one, %d without: want 2 fewer", garbled, whole)
 	}
@@ -299,16 +295,40 @@ func cutSamples(t *testing.T) ([]byte, []cutSample) {
 }
 
 // buildCut builds the CPU profile of data, a copy of the cut, named
-// t.netperf in errors; it fails the test without a profile.
-func buildCut(t *testing.T, data []byte) (*Profile, error) {
+// t.netperf in errors, as Build does, with the times of the samples at
+// the offsets in moved replaced: as a reader that could not tell them
+// garbled would deliver them. It fails the test without a profile.
+func buildCut(t *testing.T, data []byte, moved map[int64]int64) (*Profile, error) {
 	t.Helper()
 	r, err := trace.NewReader(bytes.NewReader(data), trace.WithOrder(trace.FileOrder), trace.WithName("t.netperf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(r, Options{Kind: CPU})
+	info := r.Info()
+	b := NewBuilder(Options{Kind: CPU}, info.SyncTimestamp, info.ClockFrequency)
+	var undecoded trace.DecodeErrors
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts, ok := moved[e.Offset()]; ok {
+			// Add's way with a ThreadSample, at the moved time.
+			b.span(ts)
+			err = b.cpu(e.ProcessID(), e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(e.Payload())), e.Stack())
+		} else {
+			err = b.Add(e)
+		}
+		if err != nil {
+			undecoded.AddEvent(e, err)
+		}
+	}
+	p, err := b.Finish()
 	if p == nil {
 		t.Fatalf("no profile: %v", err)
 	}
-	return p, err
+	return p, undecoded.Err()
 }

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"fmt"
+
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/trace"
@@ -67,6 +69,11 @@ type kstate struct {
 	frames   []uint64
 }
 
+// maxInterval is the longest sampling interval the kernel takes, in 100 ns
+// units: a second (xperf's -SetProfInt takes 1221 to 10,000,000). A longer
+// one is garbled, and would make each sample hours long.
+const maxInterval = 10_000_000
+
 // defaultInterval is the kernel's default sampling interval, 1 ms.
 const defaultInterval = 1_000_000
 
@@ -111,6 +118,9 @@ func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 	switch v := ev.(type) {
 	case kernelevents.CollectionStartEvent:
 		if f := v.CollectionStartFields(); f.Source == 0 && f.NewInterval > 0 {
+			if f.NewInterval > maxInterval {
+				return fmt.Errorf("%w: CollectionStart sets the sampling interval to %d × 100 ns, more than the second the kernel allows", ErrNotCredible, f.NewInterval)
+			}
 			k.interval = int64(f.NewInterval) * 100
 		}
 	case *kernelevents.PerfInfoSampleV2:

@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -410,5 +411,32 @@ func TestCLRStackWalkETW(t *testing.T) {
 		if diff := cmp.Diff(c.want, p.Folded()); diff != "" {
 			t.Errorf("%v (-want +got):\n%s", c.kind, diff)
 		}
+	}
+}
+
+// TestGarbledInterval: a CollectionStart whose sampling interval is longer
+// than the kernel takes (a second) is garbled: it is left out with
+// ErrNotCredible, and the samples keep the interval before it. Taken, it
+// made each sample of a garbled ETL copy hours long.
+func TestGarbledInterval(t *testing.T) {
+	real := tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip")
+	log, err := etltest.Log(real,
+		kev(1, gPerfInfo, opCollectionStart, kkpl().u32(0).u32(5000).u32(10000)), // source, new and old interval
+		kev(2, gPerfInfo, opCollectionStart, kkpl().u32(0).u32(0x7fffffff).u32(5000)),
+		kev(100, gPerfInfo, opSampledProfile, kkpl().ptrs(app+0x50).u32(77).u16(1).u16(0)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(r, Options{Kind: CPU})
+	if !errors.Is(err, ErrNotCredible) || !strings.Contains(fmt.Sprint(err), "sampling interval") {
+		t.Errorf("error %v, want the garbled interval's", err)
+	}
+	if p == nil || len(p.Samples) != 1 || p.Samples[0].Values[1] != 500_000 {
+		t.Fatalf("profile %+v, want one sample of the 0.5 ms interval", p)
 	}
 }
