@@ -777,13 +777,14 @@ func (r *Reader) advance(s *stream) error {
 // buffer's first event, the one after that): by more than r.tol, so that
 // a clock's jitter is no damage; or when it is further from its
 // neighbour than the session lasted (maxGap; the event before it, or for
-// a buffer's first event, the one after it). Its time is garbled, and a time that the
-// readers, reports and profiles take as it is (decades away, or before
-// the session) would stretch the span of everything read. Only a buffer's
-// events are compared: buffers need not come in time order. A buffer's
-// first event with at most one after it, when the two disagree, cannot be
-// told from the other, and both are kept. Events without a time
-// (MessageHeader events whose time is zero) are not checked.
+// a buffer's first event, the one after it, in order with the one after
+// that). Its time is garbled, and a time that the readers, reports and
+// profiles take as it is (decades away, or before the session) would
+// stretch the span of everything read. Only a buffer's events are
+// compared: buffers need not come in time order. A buffer's first event
+// with only one after it, when the two disagree, cannot be told from the
+// other, and both are kept. Events without a time (MessageHeader events
+// whose time is zero) are not checked.
 func (r *Reader) timeOK(s *stream, ts int64, next int) string {
 	prev, hasPrev := s.prevTS, s.tsBuf == s.info.index+1
 	if hasPrev && ts < prev && uint64(prev)-uint64(ts) > r.tol {
@@ -801,7 +802,7 @@ func (r *Reader) timeOK(s *stream, ts int64, next int) string {
 			// A buffer's first event, further from the next than the
 			// session lasted: one of the two was garbled, and the next
 			// is in order with the one after it.
-			if n2, _, ok := peekTimestamp(s.buf, next+size1); !ok || n1 <= n2 || uint64(n1)-uint64(n2) <= r.tol {
+			if n2, _, ok := peekTimestamp(s.buf, next+size1); ok && (n1 <= n2 || uint64(n1)-uint64(n2) <= r.tol) {
 				return fmt.Sprintf("precedes the event after it in its buffer (%d) by more than the session lasted", n1)
 			}
 		}

@@ -30,7 +30,8 @@ type Damage struct {
 	Offset, Length int64
 	// Events is how many events were lost, where the trace tells
 	// (EventPipe from NetTrace V4: the gaps in each thread's sequence
-	// numbers); -1 where it does not.
+	// numbers; an event left out on its own, as for a garbled timestamp,
+	// in any format: 1); -1 where it does not.
 	Events int64
 	// Err is the format reader's error: a *nettrace.Error or an
 	// *etl.FormatError, naming the block or buffer and the offset.
