@@ -205,6 +205,9 @@ type Reader struct {
 	// events in time order.
 	prevTS    int64
 	hasPrevTS bool
+	// syncBad: the trace header's sync time is no date (parseSyncTime),
+	// to be recorded as damage with the first block.
+	syncBad *Error
 }
 
 // NewReader reads the stream header and the Trace object or block from r and
@@ -468,9 +471,7 @@ func (r *Reader) readFSTrace() error {
 		if err := r.s.readSmall(b[:48]); err != nil {
 			return r.ioErr(err, "Trace fields", at, 48)
 		}
-		if err := r.parseSyncTime(b[:32], at); err != nil {
-			return err
-		}
+		r.parseSyncTime(b[:32], at)
 		r.info.PointerSize = int(int32(binary.LittleEndian.Uint32(b[32:])))
 		r.info.ProcessID = int64(int32(binary.LittleEndian.Uint32(b[36:])))
 		r.info.NumProcessors = int(int32(binary.LittleEndian.Uint32(b[40:])))
@@ -487,9 +488,7 @@ func (r *Reader) readFSTrace() error {
 		if err := r.s.readSmall(b[:36]); err != nil {
 			return r.ioErr(err, "EventPipeFile fields", at, 36)
 		}
-		if err := r.parseSyncTime(b[4:36], at+4); err != nil {
-			return err
-		}
+		r.parseSyncTime(b[4:36], at+4)
 		r.info.PointerSize = 8
 		r.info.NumProcessors = 1
 	default:
@@ -506,12 +505,13 @@ func (r *Reader) readFSTrace() error {
 // parseSyncTime reads SYSTEMTIME (8 × int16), QPC and frequency from b,
 // at stream offset at. A SYSTEMTIME that is no date (a field out of its
 // range, or a day of the week that is not the date's; all zeros state
-// none, as test writers leave it) is garbled: it is
-// recorded as a Damage of its 16 bytes that lost no event, since every
-// event's wall-clock time counts from it (a copy of the 2.0 trace had its
-// month moved from September to January, every time with it). The times
-// are taken as they are, normalised as time.Date does.
-func (r *Reader) parseSyncTime(b []byte, at int64) error {
+// none, as test writers leave it) is garbled: it is recorded (with the
+// first block, so that SetStrict applies) as a Damage of its 16 bytes
+// that lost no event, since every event's wall-clock time counts from it
+// (a copy of the 2.0 trace had its month moved from September to
+// January, every time with it). The times are taken as they are,
+// normalised as time.Date does.
+func (r *Reader) parseSyncTime(b []byte, at int64) {
 	f := func(i int) int { return int(int16(binary.LittleEndian.Uint16(b[2*i:]))) }
 	r.info.SyncTime = time.Date(f(0), time.Month(f(1)), f(3), f(4), f(5), f(6), f(7)*1e6, time.UTC)
 	r.info.SyncTimeQPC = int64(binary.LittleEndian.Uint64(b[16:]))
@@ -522,11 +522,11 @@ func (r *Reader) parseSyncTime(b []byte, at int64) error {
 	if binary.LittleEndian.Uint64(b) == 0 && binary.LittleEndian.Uint64(b[8:]) == 0 ||
 		f(0) >= 1601 && int(t.Month()) == f(1) && t.Day() == f(3) && int(t.Weekday()) == f(2) &&
 			f(4) < 24 && f(5) < 60 && f(6) < 60 && f(7) < 1000 && min(f(4), f(5), f(6), f(7)) >= 0 {
-		return nil
+		return
 	}
-	e := r.errf(ErrFormat, "sync time", at, "%04d-%02d-%02d %02d:%02d:%02d.%03d, day of week %d, is no date: the events' wall-clock times may be off",
-		f(0), f(1), f(3), f(4), f(5), f(6), f(7), f(2))
-	return r.noteDamage(e.(*Error), at, 16)
+	// Recorded when the first block is read (nextBlock), after SetStrict.
+	r.syncBad = r.errf(ErrFormat, "sync time", at, "%04d-%02d-%02d %02d:%02d:%02d.%03d, day of week %d, is no date: the events' wall-clock times may be off",
+		f(0), f(1), f(3), f(4), f(5), f(6), f(7), f(2)).(*Error)
 }
 
 func (r *Reader) readV6Header() error {
@@ -560,9 +560,7 @@ func (r *Reader) readV6Header() error {
 	if c.bad {
 		return r.errf(io.ErrUnexpectedEOF, "", 0, "TraceBlock too short: %v", io.ErrUnexpectedEOF)
 	}
-	if err := r.parseSyncTime(tb, r.blkOff); err != nil {
-		return err
-	}
+	r.parseSyncTime(tb, r.blkOff)
 	r.info.PointerSize = int(ptr)
 	if ptr != 4 && ptr != 8 {
 		return r.errf(ErrFormat, "", 0, "pointer size %d, want 4 or 8", ptr)
@@ -747,6 +745,12 @@ var rawPool sync.Pool
 // skipped, or the first error in strict mode.
 func (r *Reader) nextBlock() error {
 	r.untaint()
+	if e := r.syncBad; e != nil {
+		r.syncBad = nil
+		if err := r.noteDamage(e, e.Offset, 16); err != nil {
+			return err // strict
+		}
+	}
 	for {
 		if r.damages == r.mark {
 			r.suspect = false // the previous block was read whole

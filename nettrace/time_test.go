@@ -150,8 +150,9 @@ func TestEventBeforeSessionStart(t *testing.T) {
 // week as well as its date, so a garbled date (a copy of the 2.0 trace had
 // its month moved from September to January, and every wall-clock time
 // with it) shows: it is recorded as a Damage of its 16 bytes that lost no
-// event, and every event is still read. A date whose fields agree, or one
-// all zeros (stated by no one), records nothing.
+// event, and every event is still read (in strict mode, none: it is the
+// first damage). A date whose fields agree, or one all zeros (stated by
+// no one), records nothing.
 func TestGarbledSyncTime(t *testing.T) {
 	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"))
 	// 2017-09-18 (a Monday), as SYSTEMTIME's first four fields.
@@ -180,6 +181,16 @@ func TestGarbledSyncTime(t *testing.T) {
 		}
 		if len(got) != len(offs) {
 			t.Errorf("%s garbled: %d events, want %d", c.name, len(got), len(offs))
+		}
+		// In strict mode it is the first damage: Next stops there.
+		r, err := NewReader(bytes.NewReader(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetStrict(true)
+		var ne *Error
+		if _, err := r.Next(); !errors.As(err, &ne) || ne.Offset != int64(at) || errors.As(err, &de) {
+			t.Errorf("%s garbled, strict: %v, want the sync time's error", c.name, err)
 		}
 	}
 }
