@@ -112,3 +112,74 @@ func TestGarbledHeaderTime(t *testing.T) {
 		}
 	}
 }
+
+// TestGarbledRun: events in a row moved forward together. Two are both
+// left out (the event after them shows it); a longer run is not told from
+// the events around it, but costs no other event: the events after it,
+// earlier than the run, agree with each other, and the buffer goes on
+// from them instead of losing them one by one as "earlier than the event
+// before". (A garbled copy of an ETL log had a method load and the event
+// after it moved 96 years together.)
+func TestGarbledRun(t *testing.T) {
+	data := gcETL(t)
+	intact := readAll(t, mustFileOrder(t, data))
+	// The longest buffer's events.
+	byBuf := map[int][]int{}
+	for i, e := range intact {
+		byBuf[e.Buffer] = append(byBuf[e.Buffer], i)
+	}
+	var run []int
+	for b, idx := range byBuf {
+		if b > 0 && len(idx) > len(run) {
+			run = idx
+		}
+	}
+	if len(run) < 8 {
+		t.Fatalf("the longest buffer holds %d events: too few to test", len(run))
+	}
+	// A year, and half a minute: less than the session lasted, so that
+	// only the order of the events tells.
+	freq := int64(mustReader(t, data).Header().Frequency)
+	for _, c := range []struct{ n, shift int64 }{
+		{2, 365 * 24 * 3600 * freq}, {3, 365 * 24 * 3600 * freq}, {4, 365 * 24 * 3600 * freq},
+		{2, 30 * freq}, {3, 30 * freq}, {4, 30 * freq},
+	} {
+		n, shift := int(c.n), c.shift
+		first := run[2]
+		bad := bytes.Clone(data)
+		for i := first; i < first+n; i++ {
+			e := intact[i]
+			at := e.Offset + 16
+			if e.Kind == PerfInfoHeader {
+				at = e.Offset + 8
+			}
+			le.PutUint64(bad[at:], uint64(e.TS+shift))
+		}
+		got, err := readUntilErr(mustFileOrder(t, bad), 10*len(intact))
+		if err != io.EOF && !errors.Is(err, ErrDamaged) {
+			t.Fatalf("%d moved by %d: %v", n, shift, err)
+		}
+		// Every event outside the run is read as it was; those of the run
+		// are left out (two) or read with their times (more).
+		seen := map[int64]ev{}
+		for _, e := range got {
+			seen[e.Offset] = e
+		}
+		lost := 0
+		for i, e := range intact {
+			g, ok := seen[e.Offset]
+			inRun := i >= first && i < first+n
+			switch {
+			case !ok && inRun:
+				lost++
+			case !ok:
+				t.Errorf("%d moved by %d: event %d (outside the run) lost", n, shift, i)
+			case !inRun && g.TS != e.TS:
+				t.Errorf("%d moved by %d: event %d at %d, want %d", n, shift, i, g.TS, e.TS)
+			}
+		}
+		if n == 2 && lost != 2 {
+			t.Errorf("2 moved by %d: %d of them left out, want both", shift, lost)
+		}
+	}
+}
