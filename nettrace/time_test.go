@@ -194,3 +194,52 @@ func TestGarbledSyncTime(t *testing.T) {
 		}
 	}
 }
+
+// TestGarbledRunV2: events in a row of a .NET Core 2.0 trace moved forward
+// together. Two are both left out (the event after them shows it); a
+// longer run is not told from the events around it, but costs no other
+// event: the events after it agree with each other, and the trace goes on
+// from them instead of losing them one by one as "earlier than the event
+// before".
+func TestGarbledRunV2(t *testing.T) {
+	data := loadTrace(t, filepath.Join(repoTraces, "eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip"))
+	offs, times, err := readTimes(t, data, FileOrder)
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	r, _ := NewReader(bytes.NewReader(data))
+	f := r.Info().QPCFrequency
+	for _, shift := range []int64{365 * 24 * 3600 * f, f} {
+		for _, n := range []int{2, 3, 4} {
+			first := len(offs) / 2
+			bad := bytes.Clone(data)
+			for i := first; i < first+n; i++ {
+				binary.LittleEndian.PutUint64(bad[offs[i]+12:], uint64(times[i]+shift))
+			}
+			gotOffs, gotTimes, err := readTimes(t, bad, FileOrder)
+			if err != io.EOF && !errors.Is(err, ErrDamaged) {
+				t.Fatalf("%d moved by %d: %v", n, shift, err)
+			}
+			got := map[int64]int64{}
+			for i, o := range gotOffs {
+				got[o] = gotTimes[i]
+			}
+			lost := 0
+			for i, o := range offs {
+				ts, ok := got[o]
+				inRun := i >= first && i < first+n
+				switch {
+				case !ok && inRun:
+					lost++
+				case !ok:
+					t.Fatalf("%d moved by %d: event %d (outside the run) lost", n, shift, i)
+				case !inRun && ts != times[i]:
+					t.Fatalf("%d moved by %d: event %d at %d, want %d", n, shift, i, ts, times[i])
+				}
+			}
+			if n == 2 && lost != 2 {
+				t.Errorf("2 moved by %d: %d of them left out, want both", shift, lost)
+			}
+		}
+	}
+}

@@ -28,7 +28,11 @@ func (r *Reader) sessionFloor() {
 // before it by more than a millisecond of the trace's clock, or follows the
 // next by as much while that one is in order with the one before (for the
 // trace's first event, with the one after it), or precedes the session's
-// start once an event confirmed that start (this one's next will do). Such a time is garbled (one
+// start once an event confirmed that start (this one's next will do). Two
+// events in a row moved forward together are both left out (the one
+// after them shows it); when an event and the next two agree with each
+// other and not with the event before, that one (a longer run) moved, and
+// the trace goes on from them instead of losing the rest one by one. Such a time is garbled (one
 // flipped bit in a 2.0 trace's copy gave it a span of 187 years) and, kept,
 // stretches the span of everything read.
 func (r *Reader) checkTimeV3(start, end int) error {
@@ -37,26 +41,38 @@ func (r *Reader) checkTimeV3(start, end int) error {
 		return nil
 	}
 	tol := uint64(max(f/1000, 1)) // a millisecond
+	// later reports whether a is later than b by more than tol.
+	later := func(a, b int64) bool { return a > b && uint64(a)-uint64(b) > tol }
+	prev, hasPrev := r.prevTS, r.hasPrevTS
+	n1, size1, ok1 := r.peekTimeV3(end, 0)
+	var n2 int64
+	ok2 := false
+	if ok1 {
+		n2, _, ok2 = r.peekTimeV3(end, size1)
+	}
 	why := ""
 	switch {
-	case r.floor > 0 && ts < r.floor && (r.floorOK || r.nextAfterFloor(end)):
+	case r.floor > 0 && ts < r.floor && (r.floorOK || ok1 && n1 >= r.floor):
 		why = fmt.Sprintf("precedes the session's start (%d)", r.info.SyncTimeQPC)
-	case r.hasPrevTS && ts < r.prevTS && uint64(r.prevTS)-uint64(ts) > tol:
-		why = fmt.Sprintf("precedes the event before it (%d)", r.prevTS)
-	default:
-		n1, size1, ok := r.peekTimeV3(end, 0)
-		if !ok || ts <= n1 || uint64(ts)-uint64(n1) <= tol {
+	case hasPrev && later(prev, ts):
+		if ok1 && !later(ts, n1) && later(prev, n1) && !(ok2 && !later(prev, n2)) {
+			// The next events agree with this one, not with the event
+			// before: that one (and a run before it) moved forward, and
+			// the trace goes on from this one.
 			break
 		}
-		fits := false
-		if r.hasPrevTS {
-			fits = n1 >= r.prevTS || uint64(r.prevTS)-uint64(n1) <= tol
-		} else if n2, _, ok := r.peekTimeV3(end, size1); ok {
-			fits = n1 <= n2 || uint64(n1)-uint64(n2) <= tol
-		}
-		if fits {
+		why = fmt.Sprintf("precedes the event before it (%d)", prev)
+	case !ok1:
+	case later(ts, n1):
+		// ts was garbled forward, or n1 back.
+		if hasPrev && !later(prev, n1) || !hasPrev && ok2 && !later(n1, n2) {
 			why = fmt.Sprintf("follows the event after it (%d)", n1)
 		}
+	case hasPrev && ok2 && later(ts, n2) && later(n1, n2) && !later(prev, n2):
+		// This event and the next both follow the one after, which is in
+		// order with the one before: the two moved forward together (the
+		// next is left out in its turn).
+		why = fmt.Sprintf("and the event after it follow the next (%d)", n2)
 	}
 	if why != "" {
 		return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "timestamp %d %s: garbled", ts, why))
@@ -66,13 +82,6 @@ func (r *Reader) checkTimeV3(start, end int) error {
 		r.floorOK = true
 	}
 	return nil
-}
-
-// nextAfterFloor reports whether the V1–V3 event after the one ending at
-// end is at or after the floor, which confirms it.
-func (r *Reader) nextAfterFloor(end int) bool {
-	n1, _, ok := r.peekTimeV3(end, 0)
-	return ok && n1 >= r.floor
 }
 
 // peekTimeV3 returns the timestamp of the V1–V3 event record skip bytes
