@@ -966,6 +966,9 @@ func (r *Reader) findPad(kind, want int, size uint32) int {
 			// payloads' (a chain of them, so that a wrong start is not
 			// taken for one).
 			const hs = 56
+			if len(b) < p {
+				return false, true // the input ends in the padding
+			}
 			whole := len(b) >= p+int(size) // the view holds the whole block
 			c := b[p:min(len(b), p+int(size))]
 			k := 0
@@ -1754,6 +1757,13 @@ func (r *Reader) stackBlock() error {
 		}
 		if size%ps != 0 {
 			return r.errf(ErrFormat, "stack", r.blkOff+int64(at), "stack %d: %d bytes is not a whole number of %d-byte pointers", id, size, ps)
+		}
+		if id == 0 {
+			// An event's stack ID 0 is no stack, in both orders: a block
+			// that numbers a stack 0 (a damaged first ID) does not make
+			// it one.
+			id++
+			continue
 		}
 		o := len(r.ips)
 		r.ips = appendIPs(r.ips, b, ps)
