@@ -25,16 +25,17 @@ func (r *Reader) sessionFloor() {
 // and 2.1) wrote every event in time order, whatever its thread (the
 // repository's traces, 298,000 events, hold none earlier than the one
 // before it), so an event is out of place when it precedes the event
-// before it by more than a millisecond of the trace's clock, or follows the
-// next by as much while that one is in order with the one before (for the
-// trace's first event, with the one after it), or precedes the session's
-// start once an event confirmed that start (this one's next will do). Two
-// events in a row moved forward together are both left out (the one
-// after them shows it); when an event and the next two agree with each
-// other and not with the event before, that one (a longer run) moved, and
-// the trace goes on from them instead of losing the rest one by one. Such a time is garbled (one
-// flipped bit in a 2.0 trace's copy gave it a span of 187 years) and, kept,
-// stretches the span of everything read.
+// before it by more than a millisecond of the trace's clock, or follows
+// the next by as much while that one is in order with the one before (for
+// the trace's first event, with the one after it), or precedes the
+// session's start once an event confirmed that start (this one's next
+// will do). Two events in a row moved forward together are both left out
+// (the one after them shows it); when an event and the next two agree
+// with each other and not with the event before, that one (a longer run)
+// moved, and the trace goes on from them instead of losing the rest one
+// by one. Such a time is garbled (one flipped bit in a 2.0 trace's copy
+// gave it a span of 187 years) and, kept, stretches the span of
+// everything read.
 func (r *Reader) checkTimeV3(start, end int) error {
 	ts, f := r.hdr.ts, r.info.QPCFrequency
 	if f <= 0 {
