@@ -114,10 +114,15 @@
 // order with the one before (for a buffer's first event, with the one
 // after it); or, where the log header states the session's end, one that
 // is further from its neighbour in the buffer than the session lasted
-// (and at least a minute). Delivered, such a time (decades off, from one
-// flipped bit) stretches the span of everything read from the log and,
-// in TimeOrder, holds the rest of its buffer back behind it. The log
-// header's own event is the clock's anchor, read as it is.
+// (and at least a minute). Two events in a row moved together are both
+// left out; after a longer run, events that agree with each other and not
+// with the run (within the session's length, and not before the log
+// header's event) show the run to be the odd one: it is delivered as it
+// is, and the buffer reads on rather than losing the rest. Delivered,
+// such a time (decades off, from one flipped bit) stretches the span of
+// everything read from the log and, in TimeOrder, holds the rest of its
+// buffer back behind it. The log header's own event is the clock's
+// anchor, read as it is.
 //
 // A buffer header that states an impossible size (below 72 bytes; above
 // the log's BufferSize, or in a compressed log above what BufferSize bytes

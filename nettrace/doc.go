@@ -155,7 +155,10 @@
 //     an event that precedes the one before it, or follows the next while
 //     that one is in order with the one before, by more than a
 //     millisecond, loses only its record: its time is garbled (the trace's
-//     last event, garbled forward, shows nothing and is kept). A metadata
+//     last event, garbled forward, shows nothing and is kept). Two events
+//     in a row moved together are both left out; after a longer run,
+//     events that agree with each other and not with the run show it to
+//     be the odd one, and the trace reads on from them. A metadata
 //     record or V6 metadata row that does not parse loses only itself, and
 //     events whose metadata, thread or label list is not defined (lost, or
 //     never there) are skipped one by one and counted, in one Damage per
