@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clrgo/clrevents/internal/numfmt"
+	"github.com/clrgo/clrevents/internal/timeorder"
 )
 
 // Order is the order in which a Reader delivers events.
@@ -768,87 +769,26 @@ func (r *Reader) advance(s *stream) error {
 }
 
 // timeOK checks the timestamp ts of s's event whose next event starts at
-// next, and returns "" or why the time cannot be right. A buffer holds one
-// processor's events (or one session's) in the order they were written,
-// which is time order: the repository's logs, 186,000 events in all, hold
-// no event earlier than the one before it in its buffer. So an event is
-// out of place when it precedes the buffer's event before it, or follows
-// the event after it while that one follows the event before (or, for a
-// buffer's first event, the one after that): by more than r.tol, so that
-// a clock's jitter is no damage; or when it is further from its
-// neighbour than the session lasted (maxGap; the event before it, or for
-// a buffer's first event, the one after it, in order with the one after
-// that). Two events in a row moved together are both left out (the one
-// after them shows it); when an event and the next two agree with each
-// other and not with the event before, are not further from it than the
-// session lasted and do not precede the log header's event, that one (a
-// longer run) moved, and the buffer goes on from them instead of losing
-// the rest one by one. Its time is garbled, and a time that the readers, reports and
-// profiles take as it is (decades away, or before the session) would
-// stretch the span of everything read. Only a buffer's events are
-// compared: buffers need not come in time order. A buffer's first event
-// with only one after it, when the two disagree, cannot be told from the
-// other, and both are kept. Events without a time (MessageHeader events
-// whose time is zero) are not checked.
+// next, and returns "" or why the time cannot be right
+// (timeorder.Window.Check). A buffer holds one processor's events (or one
+// session's) in the order they were written, which is time order: the
+// repository's logs, 186,000 events in all, hold no event earlier than
+// the one before it in its buffer. So the event's neighbours are the
+// buffer's (buffers need not come in time order), out of order by more
+// than r.tol (a second), or apart by more than the session lasted
+// (maxGap); a run of events is never taken for the right one before the
+// log header's event. Events without a time (MessageHeader events whose
+// time is zero) are not checked.
 func (r *Reader) timeOK(s *stream, ts int64, next int) string {
-	// later reports whether a is later than b by more than tol; far, by
-	// more than the session lasted.
-	later := func(a, b int64) bool { return a > b && uint64(a)-uint64(b) > r.tol }
-	far := func(a, b int64) bool { return r.maxGap > 0 && a > b && uint64(a)-uint64(b) > r.maxGap }
-	prev, hasPrev := s.prevTS, s.tsBuf == s.info.index+1
-	n1, size1, ok1 := peekTimestamp(s.buf, next)
-	var n2 int64
-	ok2 := false
-	if ok1 {
-		n2, _, ok2 = peekTimestamp(s.buf, next+size1)
+	w := timeorder.Window{Prev: s.prevTS, HasPrev: s.tsBuf == s.info.index+1, Tol: r.tol, MaxGap: r.maxGap, Lowest: math.MinInt64}
+	if hts, tol := r.hdr.HeaderTimestamp, int64(min(r.tol, math.MaxInt64)); hts >= math.MinInt64+tol {
+		w.Lowest = hts - tol // no run before the log header's event is right
 	}
-	// fits reports whether x can follow the event before: not earlier by
-	// more than tol, nor later by more than the session lasted.
-	fits := func(x int64) bool { return !later(prev, x) && !far(x, prev) }
-	if hasPrev && !fits(ts) {
-		if ok1 && !later(ts, n1) && !fits(n1) && !(ok2 && fits(n2)) && !far(ts, prev) && !far(prev, ts) &&
-			!later(r.hdr.HeaderTimestamp, ts) {
-			// The next events agree with this one, not with the event
-			// before: that one (and a run before it) moved, and the
-			// buffer goes on from this one. Not when they are further
-			// from it than the session lasted, or precede the log
-			// header's event: such a run is garbled itself (damage to a
-			// compressed buffer's bytes repeats in the events that copy
-			// them), and is left out event by event.
-			return ""
-		}
-		if later(prev, ts) {
-			return fmt.Sprintf("precedes the event before it in its buffer (%d)", prev)
-		}
-		return fmt.Sprintf("follows the event before it in its buffer (%d) by more than the session lasted", prev)
+	var size1 int
+	if w.Next, size1, w.HasNext = peekTimestamp(s.buf, next); w.HasNext {
+		w.After, _, w.HasAfter = peekTimestamp(s.buf, next+size1)
 	}
-	if !ok1 {
-		return ""
-	}
-	if !later(ts, n1) {
-		if !hasPrev && far(n1, ts) && ok2 && !later(n1, n2) {
-			// A buffer's first event, further from the next than the
-			// session lasted, the next in order with the one after it.
-			return fmt.Sprintf("precedes the event after it in its buffer (%d) by more than the session lasted", n1)
-		}
-		if hasPrev && ok2 && later(ts, n2) && later(n1, n2) && !later(prev, n2) {
-			// This event and the next both follow the one after, which
-			// is in order with the one before: the two moved forward
-			// together (the next is left out in its turn).
-			return fmt.Sprintf("and the event after it follow the next in its buffer (%d)", n2)
-		}
-		return ""
-	}
-	// ts follows the next event's time by more than tol: ts was garbled
-	// forward, or n1 back.
-	n1Fits := ok2 && !later(n1, n2)
-	if hasPrev {
-		n1Fits = !later(prev, n1)
-	}
-	if n1Fits {
-		return fmt.Sprintf("follows the event after it in its buffer (%d)", n1)
-	}
-	return ""
+	return w.Why(w.Check(ts), " in its buffer")
 }
 
 // peekTimestamp returns the timestamp and the aligned size of the event at

@@ -3,6 +3,9 @@ package nettrace
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+
+	"github.com/clrgo/clrevents/internal/timeorder"
 )
 
 // The timestamp checks beyond a block's stated range: the session's start
@@ -24,56 +27,27 @@ func (r *Reader) sessionFloor() {
 // cannot be right. The runtimes that wrote these formats (.NET Core 2.0
 // and 2.1) wrote every event in time order, whatever its thread (the
 // repository's traces, 298,000 events, hold none earlier than the one
-// before it), so an event is out of place when it precedes the event
-// before it by more than a millisecond of the trace's clock, or follows
-// the next by as much while that one is in order with the one before (for
-// the trace's first event, with the one after it), or precedes the
-// session's start once an event confirmed that start (this one's next
-// will do). Two events in a row moved forward together are both left out
-// (the one after them shows it); when an event and the next two agree
-// with each other and not with the event before, that one (a longer run)
-// moved, and the trace goes on from them instead of losing the rest one
-// by one. Such a time is garbled (one flipped bit in a 2.0 trace's copy
-// gave it a span of 187 years) and, kept, stretches the span of
-// everything read.
+// before it), so an event is out of place when it precedes the session's
+// start once an event confirmed that start (this one's next will do), or
+// is out of order with the events around it by more than a millisecond of
+// the trace's clock (timeorder.Window.Check; the trace states no length).
+// Such a time is garbled (one flipped bit in a 2.0 trace's copy gave it a
+// span of 187 years) and, kept, stretches the span of everything read.
 func (r *Reader) checkTimeV3(start, end int) error {
 	ts, f := r.hdr.ts, r.info.QPCFrequency
 	if f <= 0 {
 		return nil
 	}
-	tol := uint64(max(f/1000, 1)) // a millisecond
-	// later reports whether a is later than b by more than tol.
-	later := func(a, b int64) bool { return a > b && uint64(a)-uint64(b) > tol }
-	prev, hasPrev := r.prevTS, r.hasPrevTS
-	n1, size1, ok1 := r.peekTimeV3(end, 0)
-	var n2 int64
-	ok2 := false
-	if ok1 {
-		n2, _, ok2 = r.peekTimeV3(end, size1)
+	w := timeorder.Window{Prev: r.prevTS, HasPrev: r.hasPrevTS, Tol: uint64(max(f/1000, 1)), Lowest: math.MinInt64} // a millisecond
+	var size1 int
+	if w.Next, size1, w.HasNext = r.peekTimeV3(end, 0); w.HasNext {
+		w.After, _, w.HasAfter = r.peekTimeV3(end, size1)
 	}
 	why := ""
-	switch {
-	case r.floor > 0 && ts < r.floor && (r.floorOK || ok1 && n1 >= r.floor):
+	if r.floor > 0 && ts < r.floor && (r.floorOK || w.HasNext && w.Next >= r.floor) {
 		why = fmt.Sprintf("precedes the session's start (%d)", r.info.SyncTimeQPC)
-	case hasPrev && later(prev, ts):
-		if ok1 && !later(ts, n1) && later(prev, n1) && !(ok2 && !later(prev, n2)) {
-			// The next events agree with this one, not with the event
-			// before: that one (and a run before it) moved forward, and
-			// the trace goes on from this one.
-			break
-		}
-		why = fmt.Sprintf("precedes the event before it (%d)", prev)
-	case !ok1:
-	case later(ts, n1):
-		// ts was garbled forward, or n1 back.
-		if hasPrev && !later(prev, n1) || !hasPrev && ok2 && !later(n1, n2) {
-			why = fmt.Sprintf("follows the event after it (%d)", n1)
-		}
-	case hasPrev && ok2 && later(ts, n2) && later(n1, n2) && !later(prev, n2):
-		// This event and the next both follow the one after, which is in
-		// order with the one before: the two moved forward together (the
-		// next is left out in its turn).
-		why = fmt.Sprintf("and the event after it follow the next (%d)", n2)
+	} else {
+		why = w.Why(w.Check(ts), "")
 	}
 	if why != "" {
 		return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "timestamp %d %s: garbled", ts, why))
