@@ -14,7 +14,10 @@ import (
 // front door matches the walks to their samples (trace.Stacks), the
 // kernel's Thread events say which process a sampled thread is in.
 //
-// Each sample counts the interval times its Count, and its stack is the
+// Each sample counts one interval, whatever its Count: Microsoft documents
+// that field as not used, TraceEvent and PerfView count every sample once,
+// and it is 1 in every sample of the repository's logs (88,809). A garbled
+// one would otherwise make one sample weigh up to 65,535. Its stack is the
 // kernel frames, then the user frames, innermost first; a sample whose
 // stack never came has the sampled address alone.
 
@@ -25,7 +28,6 @@ type ksample struct {
 	ip       uint64
 	ref, alt trace.StackRef
 	pid      int64
-	count    int64 // the samples it stands for
 	set      bool
 	drop     bool // of a process the profile leaves out
 	clr      bool
@@ -131,9 +133,8 @@ func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 		}
 		ts := e.Timestamp()
 		b.span(ts)
-		c := int64(max(v.Count, 1))
-		i := b.raws.add(raw{thread: b.thread(threadKey{pid, int64(v.ThreadID)}), ts: ts, v1: c})
-		k.samples.put(i, ksample{ip: v.InstructionPointer, ref: e.StackRef(), pid: pid, count: c})
+		i := b.raws.add(raw{thread: b.thread(threadKey{pid, int64(v.ThreadID)}), ts: ts, v1: 1})
+		k.samples.put(i, ksample{ip: v.InstructionPointer, ref: e.StackRef(), pid: pid})
 	}
 	return nil
 }

@@ -144,7 +144,8 @@ func kernelCPUSynthetic(t *testing.T, pids []int64) {
 		sample(100, 77, kbase+0x10, 1),
 		ref(100, opStackKeyKernel, 77, kkpl().ptrs(stackA)),
 		ref(100, opStackKeyUser, 77, kkpl().ptrs(stackU)),
-		// B: in user code, a direct stack, two samples coalesced.
+		// B: in user code, a direct stack; a Count of 2 (a field the
+		// kernel does not use) still counts once, as TraceEvent counts it.
 		sample(200, 77, app+0x50, 2),
 		ref(200, opStack, 77, kkpl().ptrs(app+0x50, ntdll+0x20)),
 		// C: no stack ever comes.
@@ -176,32 +177,32 @@ func kernelCPUSynthetic(t *testing.T, pids []int64) {
 	// Every process: each stack starts with its process.
 	all := map[string]int64{
 		"app.exe (10);ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,     // A: kernel frames (one run), then user
-		"app.exe (10);ntdll!?;app!?":                    2 * ms, // B
+		"app.exe (10);ntdll!?;app!?":                    ms,     // B
 		"app.exe (10);app!?":                            2 * ms, // C (the sampled address alone) and F
 		"process unknown;?!?":                           ms,     // D: no process, no image
 		"app.exe (10);ntoskrnl!?":                       ms,     // E
 		"app.exe (10);app!?;?!?;ntdll!?;?!?":            ms,     // G: each run of unresolved frames is one
 		"Idle (0);ntoskrnl!?":                           ms,     // H
 	}
-	want, wantN, exe := all, int64(9), ""
+	want, wantN, exe := all, int64(8), ""
 	switch fmt.Sprint(pids) {
 	case "[10]":
 		// Process 10 alone: no process frame; pprof's main binary is
 		// its executable.
 		want, wantN, exe = map[string]int64{
 			"ntdll!?;app!?;ntdll!?;ntoskrnl!?": ms,
-			"ntdll!?;app!?":                    2 * ms,
+			"ntdll!?;app!?":                    ms,
 			"app!?":                            2 * ms,
 			"ntoskrnl!?":                       ms,
 			"app!?;?!?;ntdll!?;?!?":            ms,
-		}, 7, `\Device\HarddiskVolume2\app\app.exe`
+		}, 6, `\Device\HarddiskVolume2\app\app.exe`
 	case "[0]":
 		// The idle process alone: no process frame; the kernel names its
 		// executable Idle, and no image of that name holds samples.
 		want, wantN, exe = map[string]int64{"ntoskrnl!?": ms}, 1, "Idle"
 	case "[0 10]":
 		// Two processes: their frames, and no main binary.
-		want, wantN = maps.Clone(all), 8
+		want, wantN = maps.Clone(all), 7
 		delete(want, "process unknown;?!?")
 	}
 	if diff := cmp.Diff(want, p.Folded()); diff != "" {
@@ -215,7 +216,7 @@ func kernelCPUSynthetic(t *testing.T, pids []int64) {
 		}
 	}
 	if samples != wantN {
-		t.Errorf("%d samples, want %d (B counts 2)", samples, wantN)
+		t.Errorf("%d samples, want %d (B counts 1)", samples, wantN)
 	}
 	// pprof and speedscope hold the same stacks, process frames included.
 	pp := writersAgree(t, p)
@@ -265,7 +266,7 @@ func TestKernelCPUNet452(t *testing.T) {
 	}
 	defer r.Close()
 	b := NewBuilder(Options{Kind: CPU}, 0, r.Info().ClockFrequency)
-	var count, events, busy int64
+	var events, busy int64
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -275,7 +276,6 @@ func TestKernelCPUNet452(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s, ok := decoded(e).(*kernelevents.PerfInfoSampleV2); ok {
-			count += int64(s.Count)
 			events++
 			if s.ThreadID != 0 {
 				busy++ // the kernel walks no stack for the idle threads (thread 0)
@@ -318,8 +318,8 @@ func TestKernelCPUNet452(t *testing.T) {
 	for stack := range p.Folded() {
 		managed = managed || strings.Contains(stack, "mscorlib!System.")
 	}
-	if n != count || ns != count*1_000_000 || !managed {
-		t.Errorf("samples %d (want %d), %d ns (want %d), managed frames %v", n, count, ns, count*1_000_000, managed)
+	if n != events || ns != events*1_000_000 || !managed {
+		t.Errorf("samples %d (want %d), %d ns (want %d), managed frames %v", n, events, ns, events*1_000_000, managed)
 	}
 	// Native mappings carry their image's range and PDB identity: the
 	// baseline's DbgID_RSDS line for System32\ntdll.dll at 0x7f9d02f0000
@@ -438,5 +438,29 @@ func TestGarbledInterval(t *testing.T) {
 	}
 	if p == nil || len(p.Samples) != 1 || p.Samples[0].Values[1] != 500_000 {
 		t.Fatalf("profile %+v, want one sample of the 0.5 ms interval", p)
+	}
+}
+
+// TestGarbledSampleCount: a kernel sample counts one interval whatever
+// its Count, as TraceEvent counts it: the field is documented as not
+// used. Weighed by it, a garbled Count made one sample 65,535 of them.
+func TestGarbledSampleCount(t *testing.T) {
+	b := NewBuilder(Options{Kind: CPU}, 0, 10_000_000)
+	feed(t, b,
+		kev(100, gPerfInfo, opSampledProfile, kkpl().ptrs(app+0x50).u32(77).u16(0xffff).u16(0)),
+		kev(10_100, gPerfInfo, opSampledProfile, kkpl().ptrs(app+0x50).u32(77).u16(1).u16(0)),
+		kev(20_100, gPerfInfo, opSampledProfile, kkpl().ptrs(app+0x50).u32(77).u16(0).u16(0)),
+	)
+	p, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, ns int64
+	for _, s := range p.Samples {
+		n += s.Values[0]
+		ns += s.Values[1]
+	}
+	if n != 3 || ns != 3*defaultInterval {
+		t.Errorf("%d samples of %d ns in all, want 3 of %d", n, ns, 3*defaultInterval)
 	}
 }

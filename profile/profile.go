@@ -43,7 +43,8 @@
 // A kernel session (PerfView's default) samples every processor once a
 // millisecond, or at the interval the trace's PerfInfo/CollectionStart
 // gives, and walks each sample's stack. Each sample counts that interval
-// (times its Count) on the stack the kernel walked: the kernel-mode
+// once (its Count field, which Microsoft documents as not used, is not
+// read: TraceEvent does not either) on the stack the kernel walked: the kernel-mode
 // frames, then the user-mode ones, whether the walk came whole
 // (StackWalk/Stack) or as keys of cached stacks that a later KeyDelete or
 // KeyRundown (or an earlier KeyCreate) defines; a sample whose walk never
@@ -1148,10 +1149,7 @@ func (b *Builder) Finish() (*Profile, error) {
 				last[r.thread] = j
 			}
 			v0 := int64(1)
-			switch {
-			case ks != nil && !ks.clr:
-				v0 = ks.count
-			case b.o.Kind == Alloc:
+			if b.o.Kind == Alloc {
 				v0 = b.v0s[i]
 			}
 			p.Samples[j].Values[0] = addSat(p.Samples[j].Values[0], v0)
