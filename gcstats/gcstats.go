@@ -807,6 +807,40 @@ func (s *state) suspensionFor(tid int64) *suspension {
 	return best
 }
 
+// dropStale forgets the open suspensions that earlier GCs ran in, but
+// the one a GC starting on thread tid runs in: a GC runs while the
+// runtime is suspended for it, and the runtime restarts before it
+// suspends for the next one, so their restarts are not in the trace
+// (damage, or a dropped buffer, lost them). Waiting on for them matched
+// a later restart on the same thread, seconds and many GCs on, and gave
+// the GC that pause. Their pauses are unknown (HasPause false); a GC
+// that had ended, with its heap statistics, is complete.
+func (p *Process) dropStale(tid int64) {
+	s := &p.s
+	keep := s.suspensionFor(tid)
+	open := s.open[:0]
+	var stale []*GC
+	for i := range s.open {
+		sus := &s.open[i]
+		if gc := sus.gc; gc != nil && sus != keep {
+			gc.HasPause, gc.PauseStart = false, time.Time{}
+			gc.Pause, gc.Pauses, gc.Suspend = 0, 0, 0
+			stale = append(stale, gc)
+			continue
+		}
+		open = append(open, *sus)
+	}
+	s.open = open
+	for _, gc := range stale {
+		if gc.ended && gc.Type != clrevents.GCTypeBackgroundGC {
+			gc.restarted = true
+			if gc.hasHeapStats {
+				p.complete(gc)
+			}
+		}
+	}
+}
+
 func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) error {
 	s := &p.s
 	n := len(p.GCs)
@@ -815,6 +849,7 @@ func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) error
 		// the event); the first one counts.
 		return nil
 	}
+	p.dropStale(tid)
 	sus := s.suspensionFor(tid)
 	if sus != nil {
 		s.waited(sus)

@@ -386,3 +386,43 @@ func TestMissing(t *testing.T) {
 		t.Errorf("another process: %v\nwant %s", err, want)
 	}
 }
+
+// TestRestartLost: damage lost the restart after GC 5, whose suspension
+// then stayed open on its thread. GC 6 starting shows the runtime had
+// restarted: GC 5's pause is unknown, and it is complete (its end and
+// heap statistics are in the trace). A restart much later on GC 5's
+// thread, whose own suspension was lost too, is not GC 5's: taken as
+// its, GC 5 paused for a second.
+func TestRestartLost(t *testing.T) {
+	const a, b = 100, 200
+	f := newFeed()
+	f.suspend(10, a, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(10.2, a, &clrevents.GCSuspendEEEndV1{})
+	f.at(10.5, a, &clrevents.GCStartV2{Count: 5})
+	f.at(11, a, &clrevents.GCEndV1{Count: 5})
+	f.at(11.1, a, &clrevents.GCHeapStatsV2{GenerationSize0: 10})
+	// GC 5's restart is lost.
+	f.suspend(20, b, clrevents.GCSuspendEEReasonSuspendForGC)
+	f.at(20.2, b, &clrevents.GCSuspendEEEndV1{})
+	f.at(20.5, b, &clrevents.GCStartV2{Count: 6})
+	f.at(21, b, &clrevents.GCEndV1{Count: 6})
+	f.at(21.1, b, &clrevents.GCHeapStatsV2{GenerationSize0: 20})
+	f.at(22, b, &clrevents.GCRestartEEEndV1{})
+	f.at(1000, a, &clrevents.GCRestartEEEndV1{}) // its suspension lost
+	p := f.process(t)
+	if len(p.GCs) != 2 {
+		t.Fatalf("%d GCs, want 2", len(p.GCs))
+	}
+	g := p.GCs[0]
+	if g.HasPause || g.Pause != 0 || g.Pauses != 0 || g.Suspend != 0 || !g.PauseStart.IsZero() || !g.Complete {
+		t.Errorf("GC 5: has pause %v, pause %v (%d), suspend %v, pause start %v, complete %v; want an unknown pause, complete",
+			g.HasPause, g.Pause, g.Pauses, g.Suspend, g.PauseStart, g.Complete)
+	}
+	if g := p.GCs[1]; !g.HasPause || !g.Complete || !near(msOf(g.Pause), 2) {
+		t.Errorf("GC 6: has pause %v, complete %v, pause %v; want true, true, 2ms", g.HasPause, g.Complete, g.Pause)
+	}
+	s := p.Summary()
+	if s.All.Count != 2 || s.PauseUnknown != 1 || !near(msOf(s.All.MaxPause), 2) {
+		t.Errorf("summary: %d GCs, %d with the pause unknown, max pause %v; want 2, 1, 2ms", s.All.Count, s.PauseUnknown, s.All.MaxPause)
+	}
+}
