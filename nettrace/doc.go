@@ -176,7 +176,9 @@
 //     others were, and the field recorded as a Damage of its 4 bytes that
 //     lost no event. So is the trace header's sync time when it is no
 //     date (a field out of range, or a day of the week that is not the
-//     date's): every wall-clock time counts from it. V1/V2 records and V6
+//     date's, counted from Sunday = 0 as SYSTEMTIME does or from Monday =
+//     0 as one-collect's record-trace writes it): every wall-clock time
+//     counts from it. V1/V2 records and V6
 //     blocks carry no marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
 //     timestamp is in range, and the next one after it checks too),

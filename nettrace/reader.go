@@ -509,8 +509,11 @@ func (r *Reader) readFSTrace() error {
 // first block, so that SetStrict applies) as a Damage of its 16 bytes
 // that lost no event, since every event's wall-clock time counts from it
 // (a copy of the 2.0 trace had its month moved from September to
-// January, every time with it). The times are taken as they are,
-// normalised as time.Date does.
+// January, every time with it). The day of the week is taken in either
+// numbering producers use: SYSTEMTIME's, from Sunday = 0 (the runtime's),
+// or from Monday = 0 (one-collect's record-trace writes V6 files so); the
+// format does not say which. The times are taken as they are, normalised
+// as time.Date does.
 func (r *Reader) parseSyncTime(b []byte, at int64) {
 	f := func(i int) int { return int(int16(binary.LittleEndian.Uint16(b[2*i:]))) }
 	r.info.SyncTime = time.Date(f(0), time.Month(f(1)), f(3), f(4), f(5), f(6), f(7)*1e6, time.UTC)
@@ -520,7 +523,7 @@ func (r *Reader) parseSyncTime(b []byte, at int64) {
 	r.sessionFloor()
 	t := r.info.SyncTime
 	if binary.LittleEndian.Uint64(b) == 0 && binary.LittleEndian.Uint64(b[8:]) == 0 ||
-		f(0) >= 1601 && int(t.Month()) == f(1) && t.Day() == f(3) && int(t.Weekday()) == f(2) &&
+		f(0) >= 1601 && int(t.Month()) == f(1) && t.Day() == f(3) && (int(t.Weekday()) == f(2) || (int(t.Weekday())+6)%7 == f(2)) &&
 			f(4) < 24 && f(5) < 60 && f(6) < 60 && f(7) < 1000 && min(f(4), f(5), f(6), f(7)) >= 0 {
 		return
 	}

@@ -169,7 +169,7 @@ func TestGarbledSyncTime(t *testing.T) {
 		at   int // byte within the SYSTEMTIME
 		v    byte
 	}{
-		{"month", 2, 1}, {"day", 6, 19}, {"day of week", 4, 3}, {"hour", 8, 24}, {"year", 0, 0},
+		{"month", 2, 1}, {"day", 6, 20}, {"day of week", 4, 3}, {"day of week", 4, 6}, {"hour", 8, 24}, {"year", 1, 0},
 	} {
 		bad := bytes.Clone(data)
 		bad[at+c.at] = c.v
@@ -192,6 +192,13 @@ func TestGarbledSyncTime(t *testing.T) {
 		if _, err := r.Next(); !errors.As(err, &ne) || ne.Offset != int64(at) || errors.As(err, &de) {
 			t.Errorf("%s garbled, strict: %v, want the sync time's error", c.name, err)
 		}
+	}
+	// The day of the week counted from Monday = 0, as one-collect's
+	// record-trace writes it: 0 for a Monday is a date.
+	ok := bytes.Clone(data)
+	ok[at+4] = 0
+	if got, _, err := readTimes(t, ok, FileOrder); err != io.EOF || len(got) != len(offs) {
+		t.Errorf("Monday as day 0: %d events, final error %v; want %d and io.EOF", len(got), err, len(offs))
 	}
 }
 
