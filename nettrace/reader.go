@@ -1200,7 +1200,7 @@ func (r *Reader) readEventHeader() (payload, end int, stack []byte, err error) {
 		total := int64(binary.LittleEndian.Uint32(e)) + 4
 		m := binary.LittleEndian.Uint32(e[4:])
 		h.metaID = m & 0x7FFFFFFF
-		h.sorted = m&0x80000000 != 0
+		h.sorted = m&0x80000000 == 0 // the high bit marks an event not sorted (the runtime's writer, TraceEvent)
 		h.seq = binary.LittleEndian.Uint32(e[8:])
 		h.threadID = binary.LittleEndian.Uint64(e[12:])
 		h.captureThreadID = binary.LittleEndian.Uint64(e[20:])

@@ -366,3 +366,42 @@ func TestV6PointerSize4(t *testing.T) {
 		t.Errorf("pointer size %d stack %x", ev.PointerSize, ev.Stack)
 	}
 }
+
+// TestUncompressedIsSorted: in an uncompressed event header the metadata
+// ID's high bit marks an event that is not sorted (the runtime's block
+// writer sets it for those; TraceEvent reads it so). The reader took the
+// bit the other way round, and released held events in low-latency time
+// order at the wrong marks.
+func TestUncompressedIsSorted(t *testing.T) {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, pid: 1234, tid: 7777})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E"})
+	w.events(false,
+		wEvent{meta: 1, seq: 1, thread: 1, capThread: 1, ts: 1_000_100, sorted: true},
+		wEvent{meta: 1, seq: 2, thread: 1, capThread: 1, ts: 1_000_200},
+	)
+	data := w.end()
+	r, err := NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bool
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		highBit := data[e.Offset+7]&0x80 != 0 // the metadata ID's, after the event size
+		if e.IsSorted == highBit || e.MetadataID != 1 {
+			t.Errorf("event at %d: IsSorted %v with the high bit %v, metadata ID %d; want the bit clear exactly when sorted, ID 1",
+				e.Offset, e.IsSorted, highBit, e.MetadataID)
+		}
+		got = append(got, e.IsSorted)
+	}
+	if len(got) != 2 || !got[0] || got[1] {
+		t.Errorf("IsSorted %v, want [true false]", got)
+	}
+}

@@ -253,8 +253,8 @@ func (w *v6Writer) events(compress bool, evs ...wEvent) {
 	for _, e := range evs {
 		if !compress {
 			m := e.meta
-			if e.sorted {
-				m |= 0x80000000
+			if !e.sorted {
+				m |= 0x80000000 // not sorted, as the runtime marks it
 			}
 			var h []byte
 			h = append(h, u32(m)...)
