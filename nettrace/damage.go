@@ -458,7 +458,7 @@ func (r *Reader) checkFraming(fault int) {
 		// the damaged block's size may be too large, and the next block
 		// inside the bytes read as this one. The search starts there.
 		at := r.s.off
-		if b, _ := r.s.peek(searchWindow); len(b) > 0 && !r.v6BlockAt(b, at) {
+		if b, _ := r.s.peek(searchWindow); len(b) > 0 && !r.v6BlockAt(b, at, len(b) == searchWindow) {
 			// Or too small: bytes taken out of it (damage that a
 			// zipped trace's inflating absorbed, before the fault
 			// showed) ran it into the next block, whose header is in
@@ -529,7 +529,7 @@ func (r *Reader) findBack(e *Error, blk []byte, off int64, v6 bool) bool {
 		at := off + int64(from+i)
 		var found bool
 		if v6 {
-			found = r.v6BlockAt(b[i:], at)
+			found = r.v6BlockAt(b[i:], at, len(ahead) == searchWindow)
 		} else {
 			found = b[i] == tagEndObject && r.blockHeaderAt(b[i+1:], 0)
 		}
@@ -557,16 +557,18 @@ func (r *Reader) resync(e *Error) error {
 	if at < 0 || at > r.s.off {
 		at = r.s.off
 	}
+	var full bool // the window holds all it can: the input goes on past it
 	valid := r.blockHeaderAt
 	if r.ver <= 2 {
 		valid = r.v2RecordAt
 	} else if r.ver == 6 {
-		valid = r.v6BlockAt
+		valid = func(b []byte, off int64) bool { return r.v6BlockAt(b, off, full) }
 	}
 	// The bytes from the fault to the current position were read already;
 	// the search starts at the byte after the fault's own.
 	for {
 		b, err := r.s.peek(searchWindow)
+		full = len(b) == searchWindow
 		i := 0
 		for ; i+maxFSHeader <= len(b) || err != nil && i < len(b); i++ {
 			if valid(b[i:], r.s.off+int64(i)) {
@@ -650,19 +652,23 @@ func (r *Reader) v2Record(b []byte, off int64, depth int, pending uint32) bool {
 
 // v6BlockAt reports whether b, at stream offset off of a V6 stream, begins
 // with a credible block: a kind this reader knows (not a second
-// TraceBlock), content that starts as that kind's does, the whole block in
-// b, and a credible header after it (or the EndOfStream block ending the
-// input) unless the input ends there. A block larger than b is not
+// TraceBlock), content that starts as that kind's does, and a credible
+// header after it (or the EndOfStream block ending the input) unless the
+// input ends there. more says whether the input goes on past b: a block
+// that runs past b is then credible on its own header and the content b
+// holds (producers write blocks of 100 KB and 1 MiB, larger than what
+// the reader looks at at once), and readV6Block checks the header after
+// it once it has read it. Otherwise a block larger than b is not
 // believed. V6 blocks carry no marks, so after damage the reader
 // believes a block only when it passes these checks.
-func (r *Reader) v6BlockAt(b []byte, off int64) bool {
-	return v6Block(b, 1, false)
+func (r *Reader) v6BlockAt(b []byte, off int64, more bool) bool {
+	return v6Block(b, 1, false, more)
 }
 
 // v6Block checks the block at b and, depth more deep, the ones after it;
 // end says whether the EndOfStream block is credible here (after a
 // credible block, not on its own: zeros end many a cut block).
-func v6Block(b []byte, depth int, end bool) bool {
+func v6Block(b []byte, depth int, end, more bool) bool {
 	if len(b) < 4 {
 		return false
 	}
@@ -671,7 +677,10 @@ func v6Block(b []byte, depth int, end bool) bool {
 	if x == 0 {
 		return end && len(b) == 4 // EndOfStream: the last 4 bytes
 	}
-	if kind < kindEvent || kind > kindLabelList || size == 0 || 4+size > len(b) {
+	// An empty block is legal for some kinds, but believing one would
+	// take zeros before a 6 or a 7 for a block; passing it over loses
+	// nothing.
+	if kind < kindEvent || kind > kindLabelList || size == 0 || 4+size > len(b) && !more {
 		return false
 	}
 	c := b[4:]
@@ -679,12 +688,17 @@ func v6Block(b []byte, depth int, end bool) bool {
 		c = c[:size]
 	}
 	switch kind {
-	case kindEvent, kindMetadata:
+	case kindEvent:
+		// HeaderSize counts itself; then Flags (1: compressed headers).
 		if len(c) < 4 {
 			return false
 		}
-		hs := int(le16(c))
-		if hs < 20 || hs > size || le16(c[2:]) > 1 {
+		if hs := int(le16(c)); hs < 20 || hs > size || le16(c[2:]) > 1 {
+			return false
+		}
+	case kindMetadata:
+		// HeaderSize does not count itself, and is 0 in what writers write.
+		if len(c) < 2 || 2+int(le16(c)) > size {
 			return false
 		}
 	case kindStack, kindLabelList:
@@ -696,10 +710,37 @@ func v6Block(b []byte, depth int, end bool) bool {
 			return false
 		}
 	}
-	if depth == 0 || 4+size == len(b) {
+	if depth == 0 || 4+size >= len(b) {
 		return true
 	}
-	return v6Block(b[4+size:], depth-1, true)
+	return v6Block(b[4+size:], depth-1, true, more)
+}
+
+// readLargeV6Block reads, after damage, a block at stream offset at that
+// is larger than v6BlockAt could look at: credible on its header, it is
+// believed once the header after it is credible too (or the input ends
+// there). When that one is not, the block's bytes go back into the stream
+// and the search for the next block goes on from the byte after at.
+func (r *Reader) readLargeV6Block(at int64) (kind int, err error) {
+	h := r.hbuf[:4]
+	if err := r.s.readSmall(h); err != nil {
+		return 0, r.ioErr(err, "block header", at, 4)
+	}
+	x := le32(h)
+	size := int(x & 0xFFFFFF)
+	kind = int(x >> 24)
+	r.blkName = v6BlockNames[kind] // v6BlockAt took only kinds it knows
+	r.blkOff = r.s.off
+	r.blk, err = r.s.readBlock(r.blk, size)
+	if err != nil {
+		return kind, r.cutBlock(kind, err, int64(size))
+	}
+	if b, _ := r.s.peek(searchWindow); len(b) == 0 || v6Block(b, 0, true, len(b) == searchWindow) {
+		return kind, nil
+	}
+	r.s.unread(append(append([]byte(nil), h[1:]...), r.blk...))
+	r.blk = r.blk[:0]
+	return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header: the bytes after its %d bytes are no block header", size))
 }
 
 func le16(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
@@ -716,7 +757,7 @@ func (r *Reader) nextInside(b []byte, off int64, from int) int {
 				return i
 			}
 		case r.ver == 6:
-			if r.v6BlockAt(b[i:], off+int64(i)) {
+			if r.v6BlockAt(b[i:], off+int64(i), false) { // the input ends in b
 				return i
 			}
 		default:

@@ -48,7 +48,9 @@
 //     (with flags that flush the thread and metadata tables), ThreadBlock,
 //     RemoveThreadBlock, LabelListBlock (activity IDs and other labels that
 //     events reference by index) and EndOfStreamBlock. Unknown V6 blocks are
-//     skipped, as the spec asks.
+//     skipped, as the spec asks; so is a thread row's info of a kind a
+//     later minor version added (the rest of its row), and data in an
+//     EndOfStreamBlock that ends the input.
 //
 // Open also accepts a .zip archive holding one trace, as PerfView keeps
 // them; the member is decompressed as it is read.
@@ -90,7 +92,8 @@
 // minutes. In TimeOrder, SetLowLatency hands each event out as soon as
 // the stream's IsSorted marks allow instead of at the next sequence point,
 // in the same order. Reader.Dropped counts the events the runtime dropped,
-// from the gaps in each thread's sequence numbers.
+// from the gaps in each thread's sequence numbers (in V6 from 1 at the
+// ThreadBlock that defines the thread, as TraceEvent counts them).
 //
 // # Checking a stream
 //
@@ -181,8 +184,10 @@
 //     counts from it. V1/V2 records and V6
 //     blocks carry no marks; after damage the reader reads one only when
 //     it is credible (its sizes add up, it refers to metadata it has, its
-//     timestamp is in range, and the next one after it checks too),
-//     searching byte by byte for the next that is.
+//     timestamp is in range, and the next one after it checks too; a V6
+//     block larger than the 60 KiB the reader looks at at once, as
+//     writers write them, is read, and believed when the header after it
+//     checks), searching byte by byte for the next that is.
 //   - Shifts: damage to a zipped trace's compressed bytes seldom stops
 //     inflating; deflate decodes on, garbling some output, and leaves
 //     what follows earlier or later than it was. V3–V5 blocks pad their

@@ -137,6 +137,22 @@ func (d *dropCounter) damaged() {
 	}
 }
 
+// declare notes a V6 thread a ThreadBlock defines: its sequence numbers
+// start at 1 from here, so its first event's number less 1 is the events
+// dropped (or lost to damage since) before it, as TraceEvent counts them.
+// A thread defined again keeps its numbers.
+func (d *dropCounter) declare(th uint64) {
+	if d.have && th == d.cur {
+		return
+	}
+	if d.seqs == nil {
+		d.seqs = make(map[uint64]threadSeq)
+	}
+	if _, ok := d.seqs[th]; !ok {
+		d.seqs[th] = threadSeq{0, d.epoch}
+	}
+}
+
 // forget drops every thread (a V6 sequence point that flushes the thread
 // table) or one (a RemoveThread entry, after its checkpoint).
 func (d *dropCounter) forget(th uint64, all bool) {

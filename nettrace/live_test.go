@@ -177,8 +177,9 @@ func TestDropped(t *testing.T) {
 	ev := func(th uint64, seq uint32, ts int64) wEvent {
 		return wEvent{meta: 1, seq: seq, thread: th, capThread: th, ts: ts, sorted: true}
 	}
-	// Thread 1: 1, 2, 5 (3 and 4 dropped); thread 2: 10, 11 (its first
-	// number is where it starts: nothing dropped before it).
+	// Thread 1: 1, 2, 5 (3 and 4 dropped); thread 2: 10, 11 (its numbers
+	// start at 1 from the ThreadBlock that defines it: 9 dropped before
+	// it, as TraceEvent counts them).
 	w.events(false, ev(1, 1, 10), ev(1, 2, 11), ev(2, 10, 12), ev(2, 11, 13), ev(1, 5, 14))
 	// The sequence point says thread 1 reached 8 (6–8 dropped) and
 	// thread 2 reached 11.
@@ -204,16 +205,16 @@ func TestDropped(t *testing.T) {
 			if o == FileOrder && n == 5 {
 				// The first block read to its end: its gaps count now,
 				// not when the next block is read.
-				if got := r.Dropped(); got != 2 {
-					t.Errorf("after the first block: Dropped = %d, want 2", got)
+				if got := r.Dropped(); got != 11 {
+					t.Errorf("after the first block: Dropped = %d, want 11", got)
 				}
 			}
 		}
 		if n != 7 {
 			t.Fatalf("%v: %d events, want 7", o, n)
 		}
-		if got := r.Dropped(); got != 7 {
-			t.Errorf("%v: Dropped = %d, want 7 (2 + 3 + 2)", o, got)
+		if got := r.Dropped(); got != 16 {
+			t.Errorf("%v: Dropped = %d, want 16 (2 + 9 + 3 + 2)", o, got)
 		}
 	}
 }

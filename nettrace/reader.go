@@ -607,15 +607,24 @@ func (r *Reader) readV6Block() (kind int, err error) {
 		// After damage, a block is read only when it is credible (a block
 		// the search accepted, or the one after a damaged block, may
 		// still be a stretch of the damage).
-		if b, _ := r.s.peek(searchWindow); len(b) > 0 && !r.v6BlockAt(b, at) && !(len(b) == 4 && le32(b) == 0) {
+		b, _ := r.s.peek(searchWindow)
+		if len(b) > 0 && !r.v6BlockAt(b, at, len(b) == searchWindow) && !(len(b) == 4 && le32(b) == 0) {
 			return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header"))
+		}
+		if len(b) >= 4 && 4+int(le32(b)&0xFFFFFF) > len(b) {
+			return r.readLargeV6Block(at)
 		}
 	}
 	if b, _ := r.s.peek(4); len(b) == 4 && r.ver == 6 {
 		// An EndOfStream header with a size is damage, or the bytes of
-		// another header that damage moved (see checkFraming).
+		// another header that damage moved (see checkFraming), unless
+		// the input ends with its data: the format allows a later
+		// version to put data there.
 		if x := le32(b); x>>24 == kindEndOfStream && x != 0 {
-			return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "an EndOfStream block of %d bytes", x&0xFFFFFF))
+			n := 4 + int(x&0xFFFFFF)
+			if rest, _ := r.s.peek(n + 1); n > searchWindow || len(rest) != n {
+				return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "an EndOfStream block of %d bytes", x&0xFFFFFF))
+			}
 		}
 	}
 	h := r.hbuf[:4]
@@ -1849,6 +1858,7 @@ func (r *Reader) threadBlock() error {
 		}
 		rc := &cursor{b: row}
 		t := &Thread{Index: rc.varu64()}
+	row:
 		for rc.left() > 0 && !rc.bad {
 			switch k := rc.u8(); k {
 			case 1:
@@ -1865,7 +1875,9 @@ func (r *Reader) threadBlock() error {
 				}
 				t.Attributes[key] = v
 			default:
-				return r.errf(ErrFormat, "thread", r.blkOff+int64(at), "unknown thread info kind %d", k)
+				// A kind a later minor version added: its size is not
+				// known, but the row's is, so the row ends here.
+				break row
 			}
 		}
 		if rc.bad {
@@ -1875,6 +1887,7 @@ func (r *Reader) threadBlock() error {
 			r.threads = make(map[uint64]*Thread)
 		}
 		r.threads[t.Index] = t
+		r.drops.declare(t.Index)
 	}
 	return nil
 }

@@ -16,6 +16,9 @@ type v6Writer struct {
 	// times, where set, is the range the next event block's header
 	// states instead of its events' least and greatest timestamps.
 	times *[2]int64
+	// metaHeader, where set, is the metadata blocks' undefined header
+	// (what HeaderSize counts); else 3 bytes.
+	metaHeader []byte
 }
 
 type kv struct{ k, v string }
@@ -101,8 +104,12 @@ type wMeta struct {
 }
 
 func (w *v6Writer) metadata(rows ...wMeta) {
-	b := binary.LittleEndian.AppendUint16(nil, 3) // header size 3
-	b = append(b, 0xAA, 0xBB, 0xCC)               // undefined header bytes
+	hdr := []byte{0xAA, 0xBB, 0xCC} // undefined header bytes
+	if w.metaHeader != nil {
+		hdr = w.metaHeader
+	}
+	b := binary.LittleEndian.AppendUint16(nil, uint16(len(hdr))) // header size
+	b = append(b, hdr...)
 	for _, m := range rows {
 		var r []byte
 		r = appendVar(r, uint64(m.id))
