@@ -223,8 +223,10 @@ func (w *v6w) events(events []v6Event) {
 	for i, ev := range events {
 		w.seq += 1 + ev.dropped
 		meta := ev.meta
-		if i == 0 {
-			meta |= 0x80000000 // IsSorted: a batch's first event
+		if i != 0 {
+			// The high bit marks an event not sorted (the runtime's block
+			// writer): a batch's first event is sorted, the others not.
+			meta |= 0x80000000
 		}
 		var h []byte
 		h = binary.LittleEndian.AppendUint32(h, meta)

@@ -318,7 +318,7 @@ func (s *session) flushEvents(b *v6w) {
 		}
 		var h [52]byte
 		binary.LittleEndian.PutUint32(h[0:], uint32(48+len(e.payload)))
-		binary.LittleEndian.PutUint32(h[4:], e.meta|0x80000000) // sorted: one capture thread
+		binary.LittleEndian.PutUint32(h[4:], e.meta) // high bit clear: sorted (one capture thread)
 		binary.LittleEndian.PutUint32(h[8:], s.seq)
 		binary.LittleEndian.PutUint64(h[12:], e.thread)
 		binary.LittleEndian.PutUint64(h[20:], 1)
