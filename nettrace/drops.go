@@ -91,6 +91,19 @@ func (d *dropCounter) skipped(th uint64, seq uint32) bool {
 	return true
 }
 
+// fits reports whether seq is the next number of capture thread th, or
+// 1 for a thread not seen (or declared and not seen): what an event of
+// the thread brings next, when none was dropped.
+func (d *dropCounter) fits(th uint64, seq uint32) bool {
+	if d.have && th == d.cur {
+		return seq-d.curSeq == 1
+	}
+	if s, ok := d.seqs[th]; ok {
+		return seq-s.seq == 1
+	}
+	return seq == 1
+}
+
 // hold makes the gaps counted from before on, by the block at at, wait
 // for the block after it (release, or revert when damage is found
 // there); a block held after another keeps the first one's count.

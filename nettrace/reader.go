@@ -1517,10 +1517,7 @@ func (r *Reader) fillEvent(start, p int, stack []byte) (bool, error) {
 		m = r.shiftedMetaV2(h.metaID, off)
 	}
 	if m == nil {
-		if r.ver >= 4 {
-			r.uncounted = !r.drops.skipped(h.captureThreadID, h.seq)
-		}
-		return false, as(classRecord, r.errf(ErrFormat, "event", off, "refers to metadata id %d, which is not defined", h.metaID))
+		return false, r.undefinedMeta(off)
 	}
 	if r.ver >= 4 {
 		if d := &r.drops; d.next(h.captureThreadID, h.seq) {

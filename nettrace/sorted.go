@@ -656,8 +656,7 @@ func (r *Reader) holdRecord() error {
 	} else {
 		m := r.lookupMeta(id)
 		if m == nil {
-			r.uncounted = !r.drops.skipped(hd.captureThreadID, hd.seq)
-			return as(classRecord, r.errf(ErrFormat, "event", r.blkOff+int64(start), "refers to metadata id %d, which is not defined", id))
+			return r.undefinedMeta(r.blkOff + int64(start))
 		}
 		mi = s.metaIndex(id, m)
 	}

@@ -212,3 +212,90 @@ func TestV6DecimalField(t *testing.T) {
 		t.Errorf("after the event: %v, want io.EOF", err)
 	}
 }
+
+// TestGarbledHeaderInherited: in a block of compressed headers each
+// header inherits the fields the one before it set and adds its time to
+// that one's. A header damaged into one that refers to metadata the
+// trace does not define, with a sequence number that is not its thread's
+// next, is damage, and the block's later events would come out with its
+// garbled numbers and a moved time: they are lost with it. A header that
+// refers to metadata the trace lost, its number the next, loses itself
+// alone.
+func TestGarbledHeaderInherited(t *testing.T) {
+	build := func() []byte {
+		w := newV6Writer(8, 0)
+		w.threads(wThread{index: 1, pid: 1234, tid: 7777})
+		w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E"}, wMeta{id: 2, provider: "P", eventID: 2, name: "F"})
+		var evs []wEvent
+		for i := range 8 {
+			e := wEvent{meta: 1, seq: uint32(i + 1), thread: 1, capThread: 1, ts: 1_000_100 + 100*int64(i), payload: []byte{1, 2, 3, 4}}
+			if i == 4 {
+				e.meta, e.proc = 2, 1 // its header states metadata, sequence, capture thread and processor
+			}
+			evs = append(evs, e)
+		}
+		w.events(true, evs...)
+		w.events(true, wEvent{meta: 1, seq: 9, thread: 1, capThread: 1, ts: 1_002_000, payload: []byte{1, 2, 3, 4}})
+		return w.end()
+	}
+	type ev struct{ off, ts int64 }
+	order := FileOrder
+	read := func(data []byte) ([]ev, error) {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOrder(order)
+		var out []ev
+		for {
+			e, err := r.Next()
+			if err != nil {
+				return out, err
+			}
+			out = append(out, ev{e.Offset, e.Timestamp})
+		}
+	}
+	data := build()
+	intact, err := read(data)
+	if err != io.EOF || len(intact) != 9 {
+		t.Fatalf("intact: %d events, %v", len(intact), err)
+	}
+	at := intact[4].off
+	// flags, metadata ID 2, sequence delta 0, capture thread 1, processor
+	// 1, time delta 100.
+	if h := data[at : at+6]; h[1] != 2 || h[2] != 0 || h[3] != 1 || h[4] != 1 || h[5] != 100 {
+		t.Fatalf("event 5's header % x, not as the test lays it out", h)
+	}
+	for _, o := range []Order{FileOrder, TimeOrder} {
+		order = o
+		for _, c := range []struct {
+			name      string
+			seq, dt   byte
+			wantAfter int // events of the block after the damaged header
+		}{{"garbled", 50, 127, 0}, {"metadata lost", 0, 100, 3}} {
+			bad := bytes.Clone(data)
+			bad[at+1], bad[at+2], bad[at+5] = 99, c.seq, c.dt
+			got, err := read(bad)
+			var de *DamageError
+			if !errors.As(err, &de) || de.Stopped != nil || len(de.Damage) != 1 || de.Damage[0].Offset != at {
+				t.Errorf("%v, %s: final error %v, want one damage record at %d", o, c.name, err, at)
+			}
+			if want := 4 + c.wantAfter + 1; len(got) != want {
+				t.Errorf("%v, %s: %d events, want %d", o, c.name, len(got), want)
+			}
+			if c.wantAfter != 0 {
+				continue
+			}
+			for i, e := range got {
+				j := i
+				if i >= 4 {
+					j = i + 4
+				}
+				if j >= len(intact) || e != intact[j] {
+					t.Errorf("%v, %s: event %d at %d, time %d; want the intact trace's events but the block's last four", o, c.name, i, e.off, e.ts)
+					break
+				}
+			}
+		}
+	}
+}
