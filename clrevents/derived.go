@@ -1,6 +1,9 @@
 package clrevents
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+)
 
 // Values that TraceEvent users know as event properties but that the
 // payload holds only implicitly. They are methods of the family types, so
@@ -83,6 +86,35 @@ func (f GCAllocationTickFields) Amount() uint64 {
 		return f.AllocationAmount64
 	}
 	return uint64(f.AllocationAmount)
+}
+
+// CheckAmount returns an error when the tick's amounts are not ones a
+// runtime writes, as a damaged trace's garbled payloads can be (one bit
+// made a tick of 100 KB one of 128 TiB, and an allocation profile of
+// 4 GB one of hundreds of terabytes):
+//
+//   - AllocationAmount is the low 32 bits of AllocationAmount64: the
+//     runtime writes the amount and its cast to 32 bits. Every tick of the
+//     repository's traces agrees (35,641 of them).
+//   - A tick of the small object heap stands for less than 4 GiB: the
+//     runtime raises one each time about 100 KB has been allocated, of
+//     objects under 85,000 bytes (larger ones go to the large object heap).
+//     The largest in the repository's traces is 157,360 bytes.
+//   - No tick stands for more than MaxAllocationBytes.
+//
+// Amount may be the garbled value when it returns an error.
+func (f GCAllocationTickFields) CheckAmount() error {
+	n := f.Amount()
+	switch {
+	case f.HasAllocationAmount64 && uint64(f.AllocationAmount) != n&0xFFFFFFFF:
+		return errors.New("AllocationAmount " + strconv.FormatUint(uint64(f.AllocationAmount), 10) +
+			" is not AllocationAmount64 " + strconv.FormatUint(n, 10) + "'s low 32 bits")
+	case f.AllocationKind == GCAllocationKindSmall && n >= 1<<32:
+		return errors.New("a small object heap tick of " + strconv.FormatUint(n, 10) + " bytes: the runtime ticks about every 100 KB, of objects under 85,000 bytes")
+	case n > MaxAllocationBytes:
+		return errors.New("AllocationAmount64 " + strconv.FormatUint(n, 10) + " bytes is more than an address space holds")
+	}
+	return nil
 }
 
 // ModuleILFileName is the file name of ModuleILPath (after the last '\' or

@@ -53,3 +53,30 @@ func TestAllocationAmount(t *testing.T) {
 		t.Errorf("Amount: %d and %d, want 100000 and %d", v1.Amount(), v2.Amount(), uint64(5<<32))
 	}
 }
+
+// TestCheckAmount: the amounts a runtime writes pass; a tick whose two
+// amounts disagree, a small object heap tick of 4 GiB or more, and one of
+// more than an address space do not.
+func TestCheckAmount(t *testing.T) {
+	tick := func(lo uint32, n uint64, kind clrevents.GCAllocationKind) clrevents.GCAllocationTickFields {
+		return clrevents.GCAllocationTickFields{AllocationAmount: lo, HasAllocationAmount64: true, AllocationAmount64: n, AllocationKind: kind}
+	}
+	small, large := clrevents.GCAllocationKindSmall, clrevents.GCAllocationKindLarge
+	for _, c := range []struct {
+		name string
+		f    clrevents.GCAllocationTickFields
+		ok   bool
+	}{
+		{"a small tick", tick(100_000, 100_000, small), true},
+		{"V1, no 64-bit amount", clrevents.GCAllocationTickFields{AllocationAmount: 100_000}, true},
+		{"8 GiB of large objects", tick(5, 8<<30+5, large), true},
+		{"amounts disagree", tick(100_000, 200_000, small), false},
+		{"a small tick of 128 TiB", tick(100_000, 1<<47+100_000, small), false},
+		{"a small tick of 4 GiB", tick(0, 1<<32, small), false},
+		{"large, beyond an address space", tick(1, 1<<49+1, large), false},
+	} {
+		if err := c.f.CheckAmount(); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+}

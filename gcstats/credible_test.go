@@ -28,7 +28,7 @@ func twoGCs() []step {
 			clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: 500},
 		)}
 	}
-	tick := &clrevents.GCAllocationTickV4{AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall}
+	tick := &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall}
 	return []step{
 		{1, 1, tick},
 		{10, 1, &clrevents.GCSuspendEEBeginV1{Reason: clrevents.GCSuspendEEReasonSuspendForGC}},
@@ -68,7 +68,8 @@ func reportOf(t *testing.T, steps []step) (string, error) {
 // trace's garbled payload or timestamp gives, is left out and named
 // (trace.ErrNotCredible): the report is the one of the same events
 // without it, where it would otherwise hold a generation of 7, a heap of
-// a petabyte, a negative duration or pause, or a pause of more than 100%.
+// a petabyte, allocations of 128 TiB, a negative duration or pause, or a
+// pause of more than 100%.
 func TestNotCredible(t *testing.T) {
 	const huge = clrevents.MaxAllocationBytes + 1
 	cases := []struct {
@@ -83,7 +84,9 @@ func TestNotCredible(t *testing.T) {
 		{"heap statistics' total", 14, 14, step{35.5, 1, &clrevents.GCHeapStatsV2{GenerationSize1: 1 << 47, GenerationSize2: 1 << 47, GenerationSize3: 1 << 47}}, "heap statistics"},
 		{"per-heap history", 12, 12, step{32, 1, &clrevents.GCPerHeapHistoryV3{Values: clrevents.GCPerHeapHistoryV3ValuesArrayOf(
 			clrevents.GCPerHeapHistoryV3ValuesElem{SizeBefore: huge})}}, "per-heap history"},
-		{"allocation tick", 8, 8, step{20, 1, &clrevents.GCAllocationTickV4{AllocationAmount64: huge}}, "allocation tick"},
+		{"allocation tick", 8, 8, step{20, 1, &clrevents.GCAllocationTickV4{AllocationAmount: huge & 0xFFFFFFFF, AllocationAmount64: huge, AllocationKind: clrevents.GCAllocationKindLarge}}, "more than an address space"},
+		{"allocation tick's two amounts", 8, 8, step{20, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 200_000}}, "low 32 bits"},
+		{"small object tick of 128 TiB", 8, 8, step{20, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 1<<47 + 100_000}}, "small object heap"},
 		{"end before start", 13, 13, step{25, 1, &clrevents.GCEndV1{Count: 2, Depth: 1}}, "before its start"},
 		{"suspension ends before it began", 10, 10, step{29, 1, &clrevents.GCSuspendEEEndV1{}}, "suspension ends"},
 		{"restart before the suspension", -1, 10, step{29, 1, &clrevents.GCRestartEEEndV1{}}, "before the suspension began"},

@@ -582,7 +582,9 @@ func credible(ev clrevents.Event) error {
 			h.TotalPromotedSize0, h.TotalPromotedSize1, h.TotalPromotedSize2, h.TotalPromotedSize3, h.TotalPromotedSize4,
 			h.TotalHeapSize(), h.TotalPromoted())
 	case clrevents.GCAllocationTickEvent:
-		return sizes("allocation tick", f.GCAllocationTickFields().Amount())
+		if err := f.GCAllocationTickFields().CheckAmount(); err != nil {
+			return fmt.Errorf("%w: allocation tick: %v", trace.ErrNotCredible, err)
+		}
 	}
 	return nil
 }

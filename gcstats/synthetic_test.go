@@ -168,9 +168,9 @@ func TestEstimatedHeapBefore(t *testing.T) {
 	}
 	gc(1, 1, 50, 1000)
 	for i := 0; i < 3; i++ {
-		f.at(2+float64(i), 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
+		f.at(2+float64(i), 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
 	}
-	f.at(5, 1, &clrevents.GCAllocationTickV4{AllocationAmount64: 90_000, AllocationKind: clrevents.GCAllocationKindLarge})
+	f.at(5, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 90_000, AllocationAmount64: 90_000, AllocationKind: clrevents.GCAllocationKindLarge})
 	gc(10, 2, 60, 1100)
 	p := f.process(t)
 	g := p.GCs[1]
@@ -327,7 +327,7 @@ func TestAllocationUnknown(t *testing.T) {
 	if s := p.Summary(); p.HasAllocated || s.HasAllocated {
 		t.Errorf("allocation known (%v, %v) without AllocationTick events", p.HasAllocated, s.HasAllocated)
 	}
-	f.at(2, 1, &clrevents.GCAllocationTickV4{AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
+	f.at(2, 1, &clrevents.GCAllocationTickV4{AllocationAmount: 100_000, AllocationAmount64: 100_000, AllocationKind: clrevents.GCAllocationKindSmall})
 	if s := p.Summary(); !s.HasAllocated || s.Allocated != 100_000 {
 		t.Errorf("allocated %d (known %v), want 100000", s.Allocated, s.HasAllocated)
 	}
@@ -346,7 +346,7 @@ func TestMissing(t *testing.T) {
 		f.at(float64(i)+0.5, 1, &clrevents.GCRestartEEEndV1{})
 	}
 	f.suspend(5, 1, clrevents.GCSuspendEEReason(99))
-	f.at(6, 1, &clrevents.GCAllocationTickV3{AllocationAmount: 100})
+	f.at(6, 1, &clrevents.GCAllocationTickV3{AllocationAmount: 100, AllocationAmount64: 100})
 	want := "no GC events: the trace holds 4 runtime suspensions (SuspendOther 3, another reason 1), none of them for a GC, and 1 allocation tick, but no GCStart: no garbage collection ran while it recorded"
 	if err := f.a.Missing(-1); !errors.Is(err, gcstats.ErrNoEvents) || err.Error() != want {
 		t.Errorf("no GC reason: %v\nwant %s", err, want)
@@ -363,7 +363,7 @@ func TestMissing(t *testing.T) {
 
 	// Only allocation ticks.
 	g := newFeed()
-	g.at(1, 1, &clrevents.GCAllocationTickV3{AllocationAmount: 100})
+	g.at(1, 1, &clrevents.GCAllocationTickV3{AllocationAmount: 100, AllocationAmount64: 100})
 	want = "no GC events: the trace holds 1 allocation tick, but no GCStart: no garbage collection ran while it recorded"
 	if err := g.a.Missing(-1); !errors.Is(err, gcstats.ErrNoEvents) || err.Error() != want {
 		t.Errorf("ticks: %v\nwant %s", err, want)

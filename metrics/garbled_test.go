@@ -13,8 +13,9 @@ import (
 )
 
 // TestGarbledValues: values no runtime writes, as a damaged trace's
-// garbled payloads hold them, leave the counters alone: an allocation
-// tick of 2^63+5 bytes (which wrapped the byte counter), and lock waits
+// garbled payloads hold them, leave the counters alone: allocation ticks
+// of 2^63+5 bytes (which wrapped the byte counter), whose two amounts
+// disagree, or of a TiB of small objects (CheckAmount), and lock waits
 // of -5 s, NaN and +Inf (which made the seconds counter negative or
 // NaN). The credible events beside them count as ever.
 func TestGarbledValues(t *testing.T) {
@@ -24,9 +25,10 @@ func TestGarbledValues(t *testing.T) {
 		ts += 1000
 		return etltest.Event(runtime, info.ID, info.Version, uint8(info.Opcode), uint16(info.Task), 5, 10, ts, payload)
 	}
-	tick := func(n uint64) []byte {
-		return clr((*clrevents.GCAllocationTickV3)(nil).Info(), (&clrevents.GCAllocationTickV3{AllocationAmount64: n, ClrInstanceID: 1}).Encode(nil, 8))
+	tickOf := func(lo uint32, n uint64) []byte {
+		return clr((*clrevents.GCAllocationTickV3)(nil).Info(), (&clrevents.GCAllocationTickV3{AllocationAmount: lo, AllocationAmount64: n, ClrInstanceID: 1}).Encode(nil, 8))
 	}
+	tick := func(n uint64) []byte { return tickOf(uint32(n), n) }
 	start := func() []byte {
 		return clr((*clrevents.ContentionStartV1)(nil).Info(), (&clrevents.ContentionStartV1{ClrInstanceID: 1}).Encode(nil, 8))
 	}
@@ -34,7 +36,7 @@ func TestGarbledValues(t *testing.T) {
 		return clr((*clrevents.ContentionStopV1)(nil).Info(), (&clrevents.ContentionStopV1{ClrInstanceID: 1, DurationNs: ns}).Encode(nil, 8))
 	}
 	events := [][]byte{
-		tick(1<<63 + 5), tick(4096), tick(1 << 49),
+		tick(1<<63 + 5), tick(4096), tick(1 << 49), tickOf(100, 200), tick(1<<40 + 100),
 		start(), stop(-5e9), start(), stop(math.NaN()), start(), stop(math.Inf(1)), start(), stop(2e6),
 	}
 	log, err := etltest.Log(tracetest.Bytes(t, "../testdata/traces/gcevents.etl.zip"), events...)

@@ -297,12 +297,12 @@ func (p *Process) runtime(e *trace.Event) error {
 		p.heap = [5]uint64{f.GenerationSize0, f.GenerationSize1, f.GenerationSize2, f.GenerationSize3, f.GenerationSize4}
 		p.heapSeen = true
 	case clrevents.GCAllocationTickEvent:
-		n := v.GCAllocationTickFields().Amount()
+		f := v.GCAllocationTickFields()
 		// A garbled payload (a damaged trace's) can hold any amount: the
-		// counter takes only what an allocation can be, no more than an
-		// address space, and does not wrap.
-		if n <= clrevents.MaxAllocationBytes {
-			p.allocated = min(p.allocated+n, math.MaxUint64-clrevents.MaxAllocationBytes)
+		// counter takes only amounts a runtime writes (CheckAmount), and
+		// does not wrap.
+		if f.CheckAmount() == nil {
+			p.allocated = min(p.allocated+f.Amount(), math.MaxUint64-clrevents.MaxAllocationBytes)
 		}
 	case *clrevents.ThreadPoolWorkerThreadAdjustmentAdjustment:
 		p.tpThreads, p.tpSeen = float64(v.NewWorkerThreadCount), true

@@ -98,8 +98,11 @@ func buildBytes(t *testing.T, data []byte, k Kind) *Profile {
 
 // TestNotCredible: events whose values no runtime writes (as a damaged
 // trace's garbled payloads hold them) are left out of the profile and
-// named in Build's error (with the events that do not decode): an allocation tick of more bytes than an
-// address space (2^63+5, which as an int64 is negative, and 2^49) and,
+// named in Build's error (with the events that do not decode): an
+// allocation tick of more bytes than an address space (2^63+5, which as an
+// int64 is negative, and 2^49), one whose AllocationAmount is not
+// AllocationAmount64's low 32 bits, one of the small object heap of a
+// TiB, and,
 // read in file order, a ContentionStop before its thread's
 // ContentionStart. The credible events beside them make the profile, and
 // no value in it is negative.
@@ -108,9 +111,11 @@ func TestNotCredible(t *testing.T) {
 	clr := func(info *clrevents.EventInfo, ts int64, payload []byte) []byte {
 		return etltest.Event(runtime, info.ID, info.Version, uint8(info.Opcode), uint16(info.Task), 5, 10, ts, payload)
 	}
-	tick := func(ts int64, n uint64) []byte {
-		return clr((*clrevents.GCAllocationTickV3)(nil).Info(), ts, (&clrevents.GCAllocationTickV3{AllocationAmount64: n, ClrInstanceID: 1}).Encode(nil, 8))
+	tickOf := func(ts int64, lo uint32, n uint64, kind clrevents.GCAllocationKind) []byte {
+		return clr((*clrevents.GCAllocationTickV3)(nil).Info(), ts, (&clrevents.GCAllocationTickV3{
+			AllocationAmount: lo, AllocationAmount64: n, AllocationKind: kind, ClrInstanceID: 1}).Encode(nil, 8))
 	}
+	tick := func(ts int64, n uint64) []byte { return tickOf(ts, uint32(n), n, clrevents.GCAllocationKindSmall) }
 	start := func(ts int64) []byte {
 		return clr((*clrevents.ContentionStartV1)(nil).Info(), ts, (&clrevents.ContentionStartV1{ClrInstanceID: 1}).Encode(nil, 8))
 	}
@@ -123,7 +128,11 @@ func TestNotCredible(t *testing.T) {
 		events [][]byte
 		want   []int64 // the profile's values, summed over its samples
 	}{
-		{Alloc, [][]byte{tick(1000, 1<<63+5), tick(2000, 4096), tick(3000, 1<<49), tick(4000, 100)}, []int64{2, 4196}},
+		{Alloc, [][]byte{tick(1000, 1<<63+5), tick(2000, 4096), tick(3000, 1<<49), tick(4000, 100),
+			tickOf(4500, 0, 8<<30, clrevents.GCAllocationKindLarge),         // 8 GiB of large objects: credible
+			tickOf(5000, 100_000, 200_000, clrevents.GCAllocationKindSmall), // the two amounts disagree
+			tick(6000, 1<<40+100_000),                                       // a small object heap tick of a TiB
+		}, []int64{3, 4196 + 8<<30}},
 		{Contention, [][]byte{start(5000), stop(1000), start(6000), stop(9000)}, []int64{1}},
 	} {
 		log, err := etltest.Log(real, c.events...)

@@ -656,10 +656,11 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 			if !ok {
 				return nil
 			}
-			n := x.GCAllocationTickFields().Amount()
-			if n > clrevents.MaxAllocationBytes {
-				return fmt.Errorf("%w: AllocationAmount64 %d bytes is more than an address space holds", ErrNotCredible, n)
+			f := x.GCAllocationTickFields()
+			if err := f.CheckAmount(); err != nil {
+				return fmt.Errorf("%w: %v", ErrNotCredible, err)
 			}
+			n := f.Amount()
 			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(n))
 		case name == "AllocationSampled":
 			ev, err := e.Decode()
