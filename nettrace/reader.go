@@ -791,7 +791,11 @@ func (r *Reader) nextBlock() error {
 		if err = r.recover(err); err != nil {
 			return err
 		}
-		if r.inEvents {
+		if r.inEvents || r.spSeen {
+			// A damaged sequence point flushed the stack table before
+			// its fault showed: in time order, the held events' stacks
+			// must move out of it (nextHeld) before a stack block after
+			// it is read into it.
 			return nil
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"testing"
 )
 
@@ -297,5 +299,46 @@ func TestGarbledHeaderInherited(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDamagedSequencePointStacks: a sequence point whose thread list runs
+// past its block flushes the stack table before its fault shows. In time
+// order the held events' stacks must move out of the table before the
+// stack block after it is read into it: they were overwritten (wrong
+// stacks, or a panic where the new table was shorter).
+func TestDamagedSequencePointStacks(t *testing.T) {
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, pid: 1234, tid: 7777})
+	w.metadata(wMeta{id: 1, provider: "P", eventID: 1, name: "E"})
+	w.stacks(1, []uint64{0x1000, 0x1001, 0x1002}, []uint64{0x2000, 0x2001})
+	w.events(true,
+		wEvent{meta: 1, seq: 1, thread: 1, capThread: 1, stack: 1, ts: 1_000_100},
+		wEvent{meta: 1, seq: 2, thread: 1, capThread: 1, stack: 2, ts: 1_000_200},
+	)
+	sp := w.buf.Len()
+	w.sequencePoint(1_000_300, 0, 1, 2)
+	binary.LittleEndian.PutUint32(w.buf.Bytes()[sp+4+12:], 50) // its thread count: 50, past the block
+	w.stacks(1, []uint64{0x9000})
+	w.events(true, wEvent{meta: 1, seq: 3, thread: 1, capThread: 1, stack: 1, ts: 1_000_400})
+	data := w.end()
+	stacks := map[Order]map[int64]string{}
+	for _, o := range []Order{FileOrder, TimeOrder} {
+		r, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOrder(o)
+		stacks[o] = map[int64]string{}
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			stacks[o][e.Offset] = fmt.Sprintf("%x", e.Stack)
+		}
+	}
+	if len(stacks[FileOrder]) != 3 || !maps.Equal(stacks[FileOrder], stacks[TimeOrder]) {
+		t.Errorf("stacks by offset: file order %v, time order %v; want the same 3", stacks[FileOrder], stacks[TimeOrder])
 	}
 }
