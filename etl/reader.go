@@ -1204,12 +1204,20 @@ func (r *Reader) unread(off int64, b []byte) {
 
 // cutDamage ends at next the damage recorded up to off, where a search
 // found the next buffer at next, inside the buffer before off (FileOrder:
-// that buffer's damage was recorded when reading it stopped).
+// that buffer's damage was recorded when reading it stopped). A record
+// that begins at next or after is the next buffer's bytes, read as the
+// one before's events: it goes, as TimeOrder, which finds the next buffer
+// before reading the one before, records nothing there. (It overlapped
+// the next buffer's own records: found by FuzzReader.)
 func (r *Reader) cutDamage(off, next int64) {
 	if n := len(r.damage); n > 0 {
 		d := &r.damage[n-1]
-		if d.Offset+d.Length == off && d.Offset < next {
+		switch {
+		case d.Offset+d.Length != off:
+		case d.Offset < next:
 			d.Length = next - d.Offset
+		default:
+			r.damage = r.damage[:n-1]
 		}
 	}
 }
