@@ -33,27 +33,10 @@ func TestV6DamageThenWriterBlocks(t *testing.T) {
 		copy(w.buf.Bytes()[at:], []byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF})
 		end := int64(w.buf.Len())
 		w.metadata(wMeta{id: 2, provider: "P", eventID: 2, name: "F"})
-		var large []wEvent
-		payload := bytes.Repeat([]byte{0x42}, 64)
-		for i := range 1600 {
-			large = append(large, wEvent{meta: 1 + uint32(i%2), seq: uint32(3 + i), thread: 1, capThread: 1, ts: 1_001_000 + int64(i), payload: payload})
-		}
+		large := largeEvents(1600, 3, 2)
 		w.events(true, large...)
 		w.events(true, wEvent{meta: 2, seq: 1603, thread: 1, capThread: 1, ts: 1_002_000, payload: []byte{3}})
-		data := w.end()
-
-		r, err := NewReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for {
-			_, err = r.Next()
-			if err != nil {
-				break
-			}
-			n++
-		}
+		_, n, err := readToEnd(w.end(), FileOrder)
 		var de *DamageError
 		if !errors.As(err, &de) || de.Stopped != nil || len(de.Damage) != 1 ||
 			de.Damage[0].Offset != at || de.Damage[0].Offset+de.Damage[0].Length != end || de.Damage[0].Events != 2 {
@@ -127,25 +110,9 @@ func TestV6ResyncToLargeBlock(t *testing.T) {
 	)
 	b := w.buf.Bytes()
 	b[blockA] -= 3 // its size, 3 bytes short
-	var large []wEvent
-	payload := bytes.Repeat([]byte{0x42}, 64)
-	for i := range 1600 {
-		large = append(large, wEvent{meta: 1, seq: uint32(3 + i), thread: 1, capThread: 1, ts: 1_001_000 + int64(i), payload: payload})
-	}
+	large := largeEvents(1600, 3, 1)
 	w.events(true, large...)
-	data := w.end()
-	r, err := NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for {
-		_, err = r.Next()
-		if err != nil {
-			break
-		}
-		n++
-	}
+	_, n, err := readToEnd(w.end(), FileOrder)
 	var de *DamageError
 	if !errors.As(err, &de) || de.Stopped != nil {
 		t.Errorf("final error %v, want damage", err)
@@ -171,18 +138,7 @@ func TestV6EndOfStreamWithData(t *testing.T) {
 		after  []byte
 		damage bool
 	}{{nil, false}, {[]byte{0, 0, 0, 0}, true}} {
-		r, err := NewReader(bytes.NewReader(build(c.after)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for {
-			_, err = r.Next()
-			if err != nil {
-				break
-			}
-			n++
-		}
+		_, n, err := readToEnd(build(c.after), FileOrder)
 		var de *DamageError
 		if n != 1 || c.damage != errors.As(err, &de) || !c.damage && err != io.EOF {
 			t.Errorf("%d bytes after it: %d events, final error %v; want 1, damage %v", len(c.after), n, err, c.damage)
@@ -341,4 +297,16 @@ func TestDamagedSequencePointStacks(t *testing.T) {
 	if len(stacks[FileOrder]) != 3 || !maps.Equal(stacks[FileOrder], stacks[TimeOrder]) {
 		t.Errorf("stacks by offset: file order %v, time order %v; want the same 3", stacks[FileOrder], stacks[TimeOrder])
 	}
+}
+
+// largeEvents is n compressed-header events of thread 1, numbered from
+// seq, with 64-byte payloads: a block of 1,600 is over 100 KB. Their
+// metadata IDs take turns among 1 to metas.
+func largeEvents(n int, seq uint32, metas uint32) []wEvent {
+	payload := bytes.Repeat([]byte{0x42}, 64)
+	evs := make([]wEvent, n)
+	for i := range evs {
+		evs[i] = wEvent{meta: 1 + uint32(i)%metas, seq: seq + uint32(i), thread: 1, capThread: 1, ts: 1_001_000 + int64(i), payload: payload}
+	}
+	return evs
 }
