@@ -165,7 +165,12 @@
 //     record or V6 metadata row that does not parse loses only itself, and
 //     events whose metadata, thread or label list is not defined (lost, or
 //     never there) are skipped one by one and counted, in one Damage per
-//     kind.
+//     kind. But a compressed header (V4+) whose metadata is not defined
+//     and whose sequence number is not its capture thread's next is
+//     itself damage, and each header after it in the block inherits the
+//     fields it set and adds its time to that one's: the rest of the block
+//     is lost with it, rather than read with garbled threads and moved
+//     times.
 //   - The framing: a V3–V5 (FastSerialization) block whose end tag is not
 //     where its size says, or whose header is not one, is damage to the
 //     framing: the reader searches on for the next block header, whose
