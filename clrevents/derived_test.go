@@ -55,8 +55,8 @@ func TestAllocationAmount(t *testing.T) {
 }
 
 // TestCheckAmount: the amounts a runtime writes pass; a tick whose two
-// amounts disagree, a small object heap tick of 4 GiB or more, and one of
-// more than an address space do not.
+// amounts disagree, a small object heap tick of 4 GiB or more, one of
+// more than an address space, and one whose kind names no heap do not.
 func TestCheckAmount(t *testing.T) {
 	tick := func(lo uint32, n uint64, kind clrevents.GCAllocationKind) clrevents.GCAllocationTickFields {
 		return clrevents.GCAllocationTickFields{AllocationAmount: lo, HasAllocationAmount64: true, AllocationAmount64: n, AllocationKind: kind}
@@ -74,6 +74,8 @@ func TestCheckAmount(t *testing.T) {
 		{"a small tick of 128 TiB", tick(100_000, 1<<47+100_000, small), false},
 		{"a small tick of 4 GiB", tick(0, 1<<32, small), false},
 		{"large, beyond an address space", tick(1, 1<<49+1, large), false},
+		{"a heap a later runtime may add", tick(100_000, 100_000, 3), true},
+		{"a kind that names no heap", tick(100_000, 100_000, 0x6d00), false},
 	} {
 		if err := c.f.CheckAmount(); (err == nil) != c.ok {
 			t.Errorf("%s: %v, want ok %v", c.name, err, c.ok)
