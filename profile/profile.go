@@ -44,8 +44,8 @@
 // millisecond, or at the interval the trace's PerfInfo/CollectionStart
 // gives, and walks each sample's stack. Each sample counts that interval
 // once (its Count field, which Microsoft documents as not used, is not
-// read: TraceEvent does not either) on the stack the kernel walked: the kernel-mode
-// frames, then the user-mode ones, whether the walk came whole
+// read: TraceEvent does not either) on the stack the kernel walked: the
+// kernel-mode frames, then the user-mode ones, whether the walk came whole
 // (StackWalk/Stack) or as keys of cached stacks that a later KeyDelete or
 // KeyRundown (or an earlier KeyCreate) defines; a sample whose walk never
 // came has its sampled address alone. A sample names its thread, and the
@@ -722,9 +722,11 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 }
 
 // ErrNotCredible is wrapped by the error of an event whose values no
-// runtime writes: an allocation larger than an address space, a wait that
-// ends before it began, a thread's CPU sample earlier than its previous
-// one, or later than the two after it. Build leaves the event out of the
+// runtime writes: an allocation tick that fails CheckAmount (amounts
+// that disagree, a small object heap tick of 4 GiB or more, more than an
+// address space, a kind that names no heap), a wait that ends before it
+// began, a thread's CPU sample earlier than its previous one, or later
+// than the two after it. Build leaves the event out of the
 // profile and names it in its error, as it does events that do not
 // decode. It is trace.ErrNotCredible, which the GC and JIT reports use
 // too.
