@@ -821,19 +821,15 @@ func (p *Process) dropStale(tid int64) {
 	s := &p.s
 	keep := s.suspensionFor(tid)
 	open := s.open[:0]
-	var stale []*GC
 	for i := range s.open {
 		sus := &s.open[i]
-		if gc := sus.gc; gc != nil && sus != keep {
-			gc.HasPause, gc.PauseStart = false, time.Time{}
-			gc.Pause, gc.Pauses, gc.Suspend = 0, 0, 0
-			stale = append(stale, gc)
+		gc := sus.gc
+		if gc == nil || sus == keep {
+			open = append(open, *sus)
 			continue
 		}
-		open = append(open, *sus)
-	}
-	s.open = open
-	for _, gc := range stale {
+		gc.HasPause, gc.PauseStart = false, time.Time{}
+		gc.Pause, gc.Pauses, gc.Suspend = 0, 0, 0
 		if gc.ended && gc.Type != clrevents.GCTypeBackgroundGC {
 			gc.restarted = true
 			if gc.hasHeapStats {
@@ -841,6 +837,7 @@ func (p *Process) dropStale(tid int64) {
 			}
 		}
 	}
+	s.open = open
 }
 
 func (p *Process) start(t time.Time, tid int64, f clrevents.GCStartFields) error {

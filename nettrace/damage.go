@@ -716,31 +716,20 @@ func v6Block(b []byte, depth int, end, more bool) bool {
 	return v6Block(b[4+size:], depth-1, true, more)
 }
 
-// readLargeV6Block reads, after damage, a block at stream offset at that
-// is larger than v6BlockAt could look at: credible on its header, it is
-// believed once the header after it is credible too (or the input ends
-// there). When that one is not, the block's bytes go back into the stream
-// and the search for the next block goes on from the byte after at.
-func (r *Reader) readLargeV6Block(at int64) (kind int, err error) {
-	h := r.hbuf[:4]
-	if err := r.s.readSmall(h); err != nil {
-		return 0, r.ioErr(err, "block header", at, 4)
-	}
-	x := le32(h)
-	size := int(x & 0xFFFFFF)
-	kind = int(x >> 24)
-	r.blkName = v6BlockNames[kind] // v6BlockAt took only kinds it knows
-	r.blkOff = r.s.off
-	r.blk, err = r.s.readBlock(r.blk, size)
-	if err != nil {
-		return kind, r.cutBlock(kind, err, int64(size))
-	}
+// believeLarge decides, after damage, on the block just read at stream
+// offset at (header h) that was larger than v6BlockAt could look at, and
+// credible on its header: it stands once the header after it is credible
+// too (or the input ends there). When that one is not, the block's bytes
+// go back into the stream and the search for the next block goes on from
+// the byte after at.
+func (r *Reader) believeLarge(at int64, h []byte) error {
 	if b, _ := r.s.peek(searchWindow); len(b) == 0 || v6Block(b, 0, true, len(b) == searchWindow) {
-		return kind, nil
+		return nil
 	}
+	n := len(r.blk)
 	r.s.unread(append(append([]byte(nil), h[1:]...), r.blk...))
 	r.blk = r.blk[:0]
-	return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header: the bytes after its %d bytes are no block header", size))
+	return as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header: the bytes after its %d bytes are no block header", n))
 }
 
 // undefinedMeta is the error of the event whose header, at stream offset

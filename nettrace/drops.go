@@ -74,15 +74,7 @@ func (d *dropCounter) event(th uint64, seq uint32) {
 // shows after the block (in the block, whose drops untaint takes back,
 // not at all).
 func (d *dropCounter) skipped(th uint64, seq uint32) bool {
-	if d.have && th == d.cur {
-		if seq-d.curSeq == 1 {
-			d.curSeq = seq
-			return true
-		}
-		return false
-	}
-	s, ok := d.seqs[th]
-	if ok && seq-s.seq != 1 {
+	if last, ok := d.last(th); ok && seq-last != 1 {
 		return false
 	}
 	// The thread's next event, or its first (as event would take it).
@@ -91,17 +83,22 @@ func (d *dropCounter) skipped(th uint64, seq uint32) bool {
 	return true
 }
 
+// last returns capture thread th's last sequence number, and whether the
+// thread was seen (or declared) since it was last forgotten.
+func (d *dropCounter) last(th uint64) (uint32, bool) {
+	if d.have && th == d.cur {
+		return d.curSeq, true
+	}
+	s, ok := d.seqs[th]
+	return s.seq, ok
+}
+
 // fits reports whether seq is the next number of capture thread th, or
 // 1 for a thread not seen (or declared and not seen): what an event of
 // the thread brings next, when none was dropped.
 func (d *dropCounter) fits(th uint64, seq uint32) bool {
-	if d.have && th == d.cur {
-		return seq-d.curSeq == 1
-	}
-	if s, ok := d.seqs[th]; ok {
-		return seq-s.seq == 1
-	}
-	return seq == 1
+	last, _ := d.last(th) // 0 for a thread not seen
+	return seq-last == 1
 }
 
 // hold makes the gaps counted from before on, by the block at at, wait
@@ -155,15 +152,13 @@ func (d *dropCounter) damaged() {
 // dropped (or lost to damage since) before it, as TraceEvent counts them.
 // A thread defined again keeps its numbers.
 func (d *dropCounter) declare(th uint64) {
-	if d.have && th == d.cur {
+	if _, ok := d.last(th); ok {
 		return
 	}
 	if d.seqs == nil {
 		d.seqs = make(map[uint64]threadSeq)
 	}
-	if _, ok := d.seqs[th]; !ok {
-		d.seqs[th] = threadSeq{0, d.epoch}
-	}
+	d.seqs[th] = threadSeq{0, d.epoch}
 }
 
 // forget drops every thread (a V6 sequence point that flushes the thread

@@ -603,6 +603,7 @@ func (r *Reader) readV6Block() (kind int, err error) {
 	at := r.s.off
 	r.blkHdrOff = at
 	r.blkName = ""
+	large := false // believed on its header alone: larger than the look
 	if r.suspect && r.ver == 6 {
 		// After damage, a block is read only when it is credible (a block
 		// the search accepted, or the one after a damaged block, may
@@ -611,9 +612,7 @@ func (r *Reader) readV6Block() (kind int, err error) {
 		if len(b) > 0 && !r.v6BlockAt(b, at, len(b) == searchWindow) && !(len(b) == 4 && le32(b) == 0) {
 			return 0, as(classFraming, r.errf(ErrFormat, "block header", at, "not a credible block header"))
 		}
-		if len(b) >= 4 && 4+int(le32(b)&0xFFFFFF) > len(b) {
-			return r.readLargeV6Block(at)
-		}
+		large = len(b) >= 4 && 4+int(le32(b)&0xFFFFFF) > len(b)
 	}
 	if b, _ := r.s.peek(4); len(b) == 4 && r.ver == 6 {
 		// An EndOfStream header with a size is damage, or the bytes of
@@ -645,6 +644,9 @@ func (r *Reader) readV6Block() (kind int, err error) {
 	r.blk, err = r.s.readBlock(r.blk, size)
 	if err != nil {
 		return kind, r.cutBlock(kind, err, int64(size))
+	}
+	if large {
+		return kind, r.believeLarge(at, h)
 	}
 	return kind, nil
 }
