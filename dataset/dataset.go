@@ -144,6 +144,7 @@ package dataset
 
 import (
 	"archive/zip"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -406,7 +407,9 @@ type Stats struct {
 	// with every event that could be read, and its traces row records
 	// the damage (damaged_bytes, damage). For a zipped trace read whole
 	// whose checksum or size the archive contradicts, it is that error
-	// (zip.ErrChecksum, zip.ErrFormat): the row's damage names it, with
+	// (zip.ErrChecksum, zip.ErrFormat; for a gzipped trace
+	// gzip.ErrChecksum, or gzip.ErrHeader for bytes after it that are not
+	// gzip): the row's damage names it, with
 	// damaged_bytes 0, since where the bytes differ is not known.
 	Damage error
 
@@ -544,11 +547,14 @@ func (tw *traceWriter) write(ctx context.Context, src *trace.Reader) (Stats, err
 				// Every event that could be read is here: the trace is
 				// written, and its row says what it lost.
 				st.Damage = de
-			case errors.Is(err, zip.ErrChecksum), errors.Is(err, zip.ErrFormat):
-				// A zipped trace read to its end whose member the archive's
-				// checksum or size says is not what was read (its
-				// compressed bytes are damaged where inflating went on):
-				// written as a damaged trace is, its row naming the check.
+			case errors.Is(err, zip.ErrChecksum), errors.Is(err, zip.ErrFormat),
+				errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader):
+				// A zipped or gzipped trace read to its end whose member
+				// the archive's checksum or size says is not what was read
+				// (its compressed bytes are damaged where inflating went
+				// on), or a gzip file with bytes after its trace that are
+				// not gzip: written as a damaged trace is, its row naming
+				// the check.
 				st.Damage = err
 			default:
 				return st, err

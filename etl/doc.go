@@ -1,6 +1,6 @@
 // Package etl reads Windows ETW log files (.etl) in pure Go, on any OS.
 //
-// Begin with Open, which takes a .etl file or a .zip holding one (NewReader
+// Begin with Open, which takes a .etl file, or a .zip or .gz holding one (NewReader
 // reads any io.Reader); Reader.Header describes the log. Then call
 // Reader.Next until it returns an error, io.EOF for an intact log:
 //

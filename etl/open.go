@@ -12,10 +12,10 @@ import (
 // larger ones go to a temporary file that Close removes.
 const inMemoryLimit = 256 << 20
 
-// Open opens an ETL file for reading in TimeOrder: a .etl file, or a zip
+// Open opens an ETL file for reading in TimeOrder: a .etl file, a zip
 // archive (.zip, .etl.zip, or any file starting with a zip signature)
 // holding exactly one .etl, possibly in a folder (gcevents.etl.zip holds
-// gcevents/PerfViewData.etl). An archive cut short, without its
+// gcevents/PerfViewData.etl), or a gzipped .etl (.etl.gz). An archive cut short, without its
 // directory, is read from the member's local header: the log's events
 // before the cut, then a *DamageError wrapping ErrTruncated. A member
 // whose data fails part way (damaged compressed bytes, a checksum) is
@@ -29,7 +29,7 @@ func Open(name string) (*Reader, error) {
 	}
 	var sig [4]byte
 	n, _ := io.ReadFull(f, sig[:])
-	if n == 4 && string(sig[:]) == "PK\x03\x04" {
+	if n == 4 && string(sig[:]) == "PK\x03\x04" || ziptrace.IsGzip(sig[:n]) {
 		r, err := openZip(f, name)
 		if err != nil {
 			f.Close()
@@ -61,10 +61,10 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	}
 	rc, err := found.Open()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", name, found.Name, err)
+		return nil, fmt.Errorf("%s: %w", found.Where(name), err)
 	}
 	defer rc.Close()
-	where := name + ": " + found.Name
+	where := found.Where(name)
 	// The data ends where the member's fails (a cut, a checksum): what
 	// came before is read, and the failure is the final error's.
 	src, stopped := ziptrace.UntilError(rc)

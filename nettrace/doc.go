@@ -2,8 +2,8 @@
 // event logs the .NET runtime writes on every platform (dotnet-trace,
 // DiagnosticsClient, DOTNET_EnableEventPipe).
 //
-// Begin with Open, which takes a .nettrace or .netperf file or a .zip
-// holding one (NewReader reads any io.Reader); Reader.Info says what the
+// Begin with Open, which takes a .nettrace or .netperf file, or a .zip or
+// .gz holding one (NewReader reads any io.Reader); Reader.Info says what the
 // trace records about itself. Then call Reader.Next until it returns
 // io.EOF:
 //
@@ -53,7 +53,8 @@
 //     EndOfStreamBlock that ends the input.
 //
 // Open also accepts a .zip archive holding one trace, as PerfView keeps
-// them; the member is decompressed as it is read.
+// them, and a gzipped trace (.nettrace.gz); the content is decompressed
+// as it is read.
 //
 // The reader follows microsoft/perfview's NetTraceFormat.md,
 // NetTraceFormat_v5.md and NetPerfFormat.md, and TraceEvent's behaviour

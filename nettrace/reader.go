@@ -233,9 +233,9 @@ func NewReader(r io.Reader) (*Reader, error) {
 	return rd, nil
 }
 
-// Open opens a trace file: a .nettrace or .netperf file, or a .zip archive
-// holding exactly one of them (as PerfView stores its traces; the member is
-// decompressed as it is read). An archive cut short, without its
+// Open opens a trace file: a .nettrace or .netperf file, a .zip archive
+// holding exactly one of them (as PerfView stores its traces), or one of
+// them gzipped (.nettrace.gz); the content is decompressed as it is read. An archive cut short, without its
 // directory, is read from the member's local header: its events before
 // the cut, then a *DamageError, as for a trace cut short. Close releases
 // the file.
@@ -246,7 +246,7 @@ func Open(name string) (*Reader, error) {
 	}
 	var magic [4]byte
 	n, _ := io.ReadFull(f, magic[:])
-	if n == 4 && string(magic[:]) == "PK\x03\x04" {
+	if n == 4 && string(magic[:]) == "PK\x03\x04" || ziptrace.IsGzip(magic[:n]) {
 		r, err := openZip(f)
 		if err != nil {
 			f.Close()
@@ -291,12 +291,12 @@ func openZip(f *os.File) (*Reader, error) {
 	}
 	rc, err := zf.Open()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", f.Name(), zf.Name, err)
+		return nil, fmt.Errorf("%s: %w", zf.Where(f.Name()), err)
 	}
 	r, err := NewReader(rc)
 	if err != nil {
 		rc.Close()
-		return nil, fmt.Errorf("%s: %s: %w", f.Name(), zf.Name, err)
+		return nil, fmt.Errorf("%s: %w", zf.Where(f.Name()), err)
 	}
 	r.closer = multiCloser{rc, f}
 	// The trace ends at its end tag; the archive's size and checksum are

@@ -5,7 +5,7 @@
 // Start with Open for a path or NewReader for any io.Reader (a pipe,
 // standard input, a network stream), then call Next until io.EOF:
 //
-//	r, err := trace.Open("trace.nettrace") // or .netperf, .etl, or a .zip holding one
+//	r, err := trace.Open("trace.nettrace") // or .netperf, .etl, or a .zip or .gz holding one
 //	if err != nil { … }                   // errors name the file
 //	defer r.Close()
 //	for {
@@ -53,11 +53,13 @@
 //
 // The format is recognised from the first bytes (never from the name, and
 // without seeking): EventPipe .nettrace (NetTrace V4–V6) and .netperf
-// (.NET Core 2.0 and 2.1), Windows ETW .etl logs, and a zip archive holding
+// (.NET Core 2.0 and 2.1), Windows ETW .etl logs, a zip archive holding
 // exactly one of them (PerfView stores its traces as .etl.zip and
-// .nettrace.zip). An EventPipe stream is decoded as it arrives; a zip
-// arriving through a pipe, and an ETL log read in TimeOrder, need random
-// access and are copied first, to memory up to 32 MB and to a temporary
+// .nettrace.zip), and one of them gzipped (.nettrace.gz, .etl.gz). Other
+// compressions (zstd, xz, bzip2, 7-Zip, LZ4, RAR) are named in the error
+// ErrFormat gives. An EventPipe stream is decoded as it arrives; a zip or
+// gzip file arriving through a pipe, and an ETL log read in TimeOrder,
+// need random access and are copied first, to memory up to 32 MB and to a temporary
 // file past that (Close removes it). The format readers underneath,
 // packages nettrace and etl, and their records of each event are
 // reachable in one place, package trace/raw, for a program that needs one

@@ -10,8 +10,8 @@ import (
 
 // FuzzNewReader: any input, through a stream, either fails to open with an
 // error naming the input, or reads events until io.EOF or an error naming
-// it; nothing panics. Seeds: the heads of the shipped traces, zipped and
-// not, and near-misses of each format's signature.
+// it; nothing panics. Seeds: the heads of the shipped traces, zipped,
+// gzipped and not, and near-misses of each format's signature.
 func FuzzNewReader(f *testing.F) {
 	for _, p := range shipped {
 		data, err := osReadFile(p)
@@ -21,9 +21,11 @@ func FuzzNewReader(f *testing.F) {
 		f.Add(data[:min(len(data), 4096)])
 		member := unzipOneF(f, data)
 		f.Add(member[:min(len(member), 4096)])
+		f.Add(gzipOf(f, member[:min(len(member), 4096)], "t", 1))
 	}
 	f.Add([]byte("Nettrace"))
 	f.Add([]byte("PK\x03\x04"))
+	f.Add([]byte{0x1f, 0x8b, 8})
 	f.Add(append([]byte{20, 0, 0, 0}, "!FastSerialization.1"...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {

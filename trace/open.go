@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	kflate "github.com/klauspost/compress/flate"
 
@@ -48,7 +49,7 @@ var (
 	// ErrEmpty: the input holds no bytes.
 	ErrEmpty = errors.New("empty input: no bytes to read")
 	// ErrFormat: the input is none of the formats this package reads.
-	ErrFormat = errors.New("not a trace: the formats read are EventPipe .nettrace and .netperf, Windows ETW .etl, and a .zip holding one of them")
+	ErrFormat = errors.New("not a trace: the formats read are EventPipe .nettrace and .netperf, Windows ETW .etl, and a .zip or .gz holding one of them")
 )
 
 // Order is the order in which a Reader delivers events.
@@ -125,10 +126,12 @@ func newConfig(name string, opts []Option) *config {
 	return c
 }
 
-// Open opens a trace file: a .nettrace, .netperf or .etl file, or a .zip
+// Open opens a trace file: a .nettrace, .netperf or .etl file, a .zip
 // archive holding exactly one of them (PerfView's .etl.zip and
-// .nettrace.zip). The format is recognised from the first bytes, not from
-// the name. An archive cut short (a download or copy that stopped) has
+// .nettrace.zip), or one of them gzipped (.nettrace.gz, .etl.gz; a file of
+// several gzip members reads as their content one after the other, as
+// gzip -d gives it). The format is recognised from the first bytes, not
+// from the name. An archive cut short (a download or copy that stopped) has
 // lost its directory, which is at its end: the trace member is then found
 // from its local header, and its events before the cut are read, ending
 // as a trace cut short does (a *DamageError). Most damage to a member's
@@ -140,7 +143,8 @@ func newConfig(name string, opts []Option) *config {
 // come out wrong: damage, which the format reader skips). A checksum or
 // size of the member that does not match (after damage, it cannot) ends
 // the trace after its events (the error named in the *DamageError, or
-// returned by Next). A path that is not a
+// returned by Next). A gzip file is read alike: its trailers' checksums
+// and sizes are its checks, and one cut short is a trace cut short. A path that is not a
 // regular file (a FIFO, /dev/stdin) is read as a stream, as by NewReader.
 // Close releases the file and removes any temporary copy.
 func Open(name string, opts ...Option) (*Reader, error) {
@@ -179,7 +183,7 @@ func Open(name string, opts ...Option) (*Reader, error) {
 // runtime's 100 ms batches; see nettrace.Reader.SetLowLatency), so a
 // live session's events come without waiting for the next sequence
 // point. A zip
-// archive, and an ETL log in TimeOrder, are first copied to memory or a
+// archive, a gzip file, and an ETL log in TimeOrder, are first copied to memory or a
 // temporary file (they need random access). If r is an io.Closer, Close
 // does not close it.
 func NewReader(r io.Reader, opts ...Option) (*Reader, error) {
@@ -191,11 +195,11 @@ func NewReader(r io.Reader, opts ...Option) (*Reader, error) {
 // first buffer header (72 bytes) and the first event's 8-byte head.
 const sniffLen = 80
 
-// sniff names the format of a file from its first bytes; zip is reported
-// separately.
+// sniff names the format of a file from its first bytes; an archive (a
+// zip or a gzip file, whose content is the trace) is reported separately.
 func sniff(b []byte) (f Format, isZip bool) {
 	switch {
-	case len(b) >= 4 && string(b[:4]) == "PK\x03\x04":
+	case len(b) >= 4 && string(b[:4]) == "PK\x03\x04", ziptrace.IsGzip(b):
 		return UnknownFormat, true
 	case len(b) >= 8 && string(b[:8]) == "Nettrace":
 		return NetTrace, false
@@ -221,7 +225,28 @@ func formatError(name string, b []byte) error {
 	if len(b) == 0 {
 		return fmt.Errorf("%s: %w", name, ErrEmpty)
 	}
+	if c := compressor(b); c != "" {
+		return fmt.Errorf("%s: %w; it is compressed with %s, which is not: decompress it first", name, ErrFormat, c)
+	}
 	return fmt.Errorf("%s: %w", name, ErrFormat)
+}
+
+// compressor names the compression of a file that starts with b, for
+// the compressors whose output this package does not read, or "".
+func compressor(b []byte) string {
+	for _, c := range []struct{ magic, name string }{
+		{"\x28\xb5\x2f\xfd", "zstd"},
+		{"\xfd7zXZ\x00", "xz"},
+		{"BZh", "bzip2"},
+		{"7z\xbc\xaf\x27\x1c", "7-Zip"},
+		{"\x04\x22\x4d\x18", "LZ4"},
+		{"Rar!\x1a\x07", "RAR"},
+	} {
+		if strings.HasPrefix(string(b), c.magic) {
+			return c.name
+		}
+	}
+	return ""
 }
 
 // openFile opens a regular file: it can be read at any offset.
@@ -330,7 +355,7 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	if err != nil {
 		return nil, err
 	}
-	member := c.name + ": " + zf.Name
+	member := zf.Where(c.name)
 	rc, err := zf.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", member, err)
@@ -343,7 +368,7 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	switch {
 	case isZip:
 		rc.Close()
-		return nil, fmt.Errorf("%s: a zip inside a zip is not read", member)
+		return nil, fmt.Errorf("%s: an archive inside an archive is not read", member)
 	case format == NetPerf || format == NetTrace:
 		nr, err := nettrace.NewReader(br)
 		if err != nil {
@@ -382,13 +407,17 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 		return r, nil
 	}
 	rc.Close()
+	archive := "archive"
+	if zf.Gzip {
+		archive = "gzip file"
+	}
 	switch {
-	case errors.Is(peekErr, io.ErrUnexpectedEOF) && !zf.Salvaged:
+	case errors.Is(peekErr, io.ErrUnexpectedEOF) && !zf.Salvaged && !zf.Gzip:
 		return nil, fmt.Errorf("%s: the member holds fewer bytes than the archive's directory says: %w", member, peekErr)
 	case errors.Is(peekErr, io.ErrUnexpectedEOF) && len(head) == 0:
-		return nil, fmt.Errorf("%s: the archive is cut short before the member's first byte: %w", member, peekErr)
+		return nil, fmt.Errorf("%s: the %s is cut short before the member's first byte: %w", member, archive, peekErr)
 	case errors.Is(peekErr, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("%s: the archive is cut short after %d bytes of the member: %w", member, len(head), peekErr)
+		return nil, fmt.Errorf("%s: the %s is cut short after %d bytes of the member: %w", member, archive, len(head), peekErr)
 	case peekErr != nil && peekErr != io.EOF:
 		return nil, fmt.Errorf("%s: %w", member, peekErr)
 	}

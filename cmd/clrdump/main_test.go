@@ -400,7 +400,7 @@ func TestInputErrors(t *testing.T) {
 		want  string
 	}{
 		{nil, "clrdump: standard input: empty input"},
-		{[]byte(strings.Repeat("not a trace ", 20)), "clrdump: standard input: not a trace: the formats read are EventPipe .nettrace and .netperf, Windows ETW .etl, and a .zip holding one of them\n"},
+		{[]byte(strings.Repeat("not a trace ", 20)), "clrdump: standard input: not a trace: the formats read are EventPipe .nettrace and .netperf, Windows ETW .etl, and a .zip or .gz holding one of them\n"},
 	} {
 		_, errs, code := dumpStdin(t, c.stdin, "-")
 		if code != exitError || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") != 1 {

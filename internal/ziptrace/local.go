@@ -29,7 +29,9 @@ type Found struct {
 	// Size is the member's uncompressed size as the archive states it,
 	// -1 where it does not (a member whose sizes follow its data, found
 	// from its local header), and never more than the archive's bytes
-	// could inflate to (maxRatio). It is a hint, never trusted.
+	// could inflate to (maxRatio). For a gzip file it is the size its
+	// last member's trailer states (modulo 2^32): the content's where
+	// there is one member. It is a hint, never trusted.
 	Size int64
 	// Salvaged is set when the archive's central directory could not be
 	// read (the archive is cut short, most often) and the member was
@@ -37,24 +39,40 @@ type Found struct {
 	// it then ends with io.ErrUnexpectedEOF after the bytes that are
 	// there.
 	Salvaged bool
-	open     func() (io.ReadCloser, error)
+	// Gzip is set when the input is a gzip file, not a zip archive: the
+	// member is its content, checked by each gzip member's trailer, and
+	// its data may end early (the input cut short), as a salvaged one's.
+	Gzip bool
+	open func() (io.ReadCloser, error)
 }
 
 // Open returns the member's uncompressed bytes. Reading them ends with
 // io.EOF once all are read and their checksum (and size, where the
 // archive states it) agree, an error wrapping zip.ErrChecksum or
-// zip.ErrFormat where they do not, and io.ErrUnexpectedEOF where the
-// archive ends inside the member. Where damage stops the inflater, the
+// zip.ErrFormat where they do not (for a gzip file, gzip.ErrChecksum, or
+// gzip.ErrHeader for bytes after a member that are not another), and
+// io.ErrUnexpectedEOF where the archive ends inside the member. Where damage stops the inflater, the
 // bytes go on from the next deflate block that decodes (package inflate;
 // the failed block's are lost), and the error at the end names the
 // damage.
 func (f *Found) Open() (io.ReadCloser, error) { return f.open() }
 
+// Where names the member for messages: the archive's name, then the
+// member's (a gzip stream's content may have none).
+func (f *Found) Where(archive string) string {
+	if f.Name == "" {
+		return archive
+	}
+	return archive + ": " + f.Name
+}
+
 // Find returns the one member of the archive ra (size bytes) whose name
 // ends in one of exts (case-insensitive), read through the archive's
 // central directory or, when that cannot be read, from the members' local
-// headers (Found.Salvaged). Errors start with name (the archive's). A
-// deflated member inflates with compress/flate (see FindInflate).
+// headers (Found.Salvaged). A gzip file (IsGzip) is an archive of one
+// member, its content, whatever its name (Found.Gzip). Errors start with
+// name (the archive's). A deflated member inflates with compress/flate
+// (see FindInflate).
 func Find(ra io.ReaderAt, size int64, name string, exts ...string) (*Found, error) {
 	return FindInflate(ra, size, name, nil, exts...)
 }
@@ -69,6 +87,10 @@ func Find(ra io.ReaderAt, size int64, name string, exts ...string) (*Found, erro
 // inflates with compress/flate, which stops where its stream ends: its
 // compressed size is what it read (deflatedLen).
 func FindInflate(ra io.ReaderAt, size int64, name string, inflate func(io.Reader) io.ReadCloser, exts ...string) (*Found, error) {
+	var magic [3]byte
+	if n, _ := ra.ReadAt(magic[:], 0); IsGzip(magic[:n]) {
+		return findGzip(ra, size, name, inflate)
+	}
 	zr, dirErr := zip.NewReader(ra, size)
 	if dirErr == nil {
 		zf, err := Member(zr, name, exts...)
@@ -157,6 +179,8 @@ type localMember struct {
 	// archive/zip's reader gives them: without the member's name, and
 	// io.ErrUnexpectedEOF for data that ends short of the stated size.
 	dir bool
+	// gzip: a gzip file's member, checked by its trailer (checkGzip).
+	gzip bool
 }
 
 const (
@@ -436,6 +460,9 @@ func (c *checkedReader) recovered(err error) error {
 // gives, and returns io.EOF where they agree.
 func (c *checkedReader) check() error {
 	m := c.m
+	if m.gzip {
+		return c.checkGzip()
+	}
 	want, known := m.crc, m.flags&8 == 0 && !m.noCRC
 	if !known && c.cr != nil && c.rec == nil {
 		var l int64
@@ -469,10 +496,13 @@ func (c *checkedReader) Close() error {
 // returns what the checks found: nil, or an error saying what differs.
 func Finish(member io.Reader) error {
 	_, err := io.Copy(io.Discard, member)
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		err = fmt.Errorf("the member's data ends before the size the archive gives: %w", err)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
 	}
-	return err
+	if _, ok := member.(*gzipReader); ok {
+		return fmt.Errorf("the gzip file is cut short: %w", err)
+	}
+	return fmt.Errorf("the member's data ends before the size the archive gives: %w", err)
 }
 
 // UntilError returns r with its first error read as the end of its data,
