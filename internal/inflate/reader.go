@@ -73,6 +73,17 @@ func NewReader(ra io.ReaderAt, off, n, skip int64) *Reader {
 // Damage returns the damage read past so far.
 func (r *Reader) Damage() []*Damage { return r.damage }
 
+// End returns the offset in the io.ReaderAt of the byte after the final
+// block (where a gzip member's trailer begins) once Read has handed out
+// its output and returned io.EOF; ok is false before, and when the stream
+// ended otherwise.
+func (r *Reader) End() (off int64, ok bool) {
+	if r.err != io.EOF {
+		return 0, false
+	}
+	return r.in.base + (r.in.pos+7)>>3, true
+}
+
 // Read hands out the output. It ends with io.EOF after the final block,
 // or with what stopped decoding: a *Damage when nothing after a failed
 // block decodes, io.ErrUnexpectedEOF when the input ends before the final
@@ -386,15 +397,18 @@ func (r *Reader) credibleNext(depth int) bool {
 
 // atEnd reports whether the stream can end at bit pos: the input ends in
 // its byte, or a zip record follows (a member whose length is not known
-// is read to the archive's end).
+// is read to the archive's end), or a gzip member's 8-byte trailer then
+// the input's end or the next member's header.
 func (r *Reader) atEnd(pos int64) bool {
 	b := &r.in
 	next := (pos + 7) >> 3
 	switch rest := b.size - next; {
-	case rest == 0:
+	case rest == 0, rest == 8:
 		return true
 	case rest < 4:
 		return false
+	case rest >= 11 && b.load(next+8)&0xFFFFFF == 0x088B1F:
+		return true
 	}
 	w := b.load(next)
 	kind := w >> 16 & 0xFF

@@ -189,12 +189,16 @@ func findGzip(ra io.ReaderAt, size int64, name string, inflate func(io.Reader) i
 	}}, nil
 }
 
-// gzipReader reads a gzip file's members one after the other.
+// gzipReader reads a gzip file's members one after the other. A member
+// read on past damage (checkedReader.rec) ends at its final block, where
+// its trailer and the next member begin: the members after it are read
+// as the others are, and the damage is the error at the end.
 type gzipReader struct {
 	ra      io.ReaderAt
 	size    int64
 	inflate func(io.Reader) io.ReadCloser
 	cur     *checkedReader
+	damaged error // the first damaged member's error, for the end
 	err     error
 }
 
@@ -210,9 +214,26 @@ func (g *gzipReader) Read(p []byte) (int, error) {
 		return 0, g.err
 	}
 	n, err := g.cur.Read(p)
-	if err == io.EOF && g.cur.rec == nil {
+	switch {
+	case err == io.EOF:
 		// The member checked: another may follow its trailer.
 		err = g.next(g.cur.m.data + g.cur.cr.n + gzipTrailer)
+	case err != nil && g.cur.rec != nil:
+		// Read on past damage: the next member, if any, follows the
+		// final block's trailer.
+		if end, ok := g.cur.rec.End(); ok {
+			if g.damaged == nil {
+				g.damaged = err
+			}
+			err = g.next(end + gzipTrailer)
+		}
+	}
+	switch {
+	case g.damaged == nil, err == nil, err == g.damaged:
+	case err == io.EOF:
+		err = g.damaged // the content's end after damage: the damage is its error
+	default:
+		err = fmt.Errorf("%w; after it, %w", g.damaged, err)
 	}
 	g.err = err
 	return n, err

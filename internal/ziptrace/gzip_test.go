@@ -259,3 +259,44 @@ func TestGzipRealTrace(t *testing.T) {
 		}
 	}
 }
+
+// TestGzipMembersAfterDamage: damage that stops inflating one member of
+// several loses only what that member's recovery loses: the members after
+// it come out whole, and the content ends with the damage named.
+func TestGzipMembersAfterDamage(t *testing.T) {
+	plain := tracetest.Bytes(t, "../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	const parts = 5
+	var a []byte
+	var starts []int // where each member begins
+	for i := range parts {
+		starts = append(starts, len(a))
+		a = append(a, gz(t, gzip.Header{}, plain[len(plain)*i/parts:len(plain)*(i+1)/parts])...)
+	}
+	tail := plain[len(plain)*2/parts:] // the content of the members after the second
+	tested := 0
+	for i := 1; i < 20 && tested < 3; i++ {
+		at := starts[1] + 20 + (starts[2]-starts[1]-40)*i/20
+		bad := bytes.Clone(a)
+		copy(bad[at:], []byte{0xff, 0xff, 0xff, 0xff})
+		if _, err := io.ReadAll(flate.NewReader(bytes.NewReader(bad[starts[1]+10:]))); err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
+			continue // compress/flate reads on past this damage
+		}
+		tested++
+		for _, in := range inflaters {
+			_, got, err := readGzip(t, bad, "t.gz", in.new)
+			what := fmt.Sprintf("damage at %d, %s", at, in.name)
+			switch {
+			case !bytes.HasPrefix(got, plain[:len(plain)/parts]):
+				t.Errorf("%s: the first member's content differs", what)
+			case !bytes.HasSuffix(got, tail):
+				t.Errorf("%s: %d bytes, the last %d not the members' after the damaged one", what, len(got), len(tail))
+			case err == nil || !strings.Contains(err.Error(), "the member's compressed data is damaged: the deflate block at byte ") ||
+				!errors.Is(err, gzip.ErrChecksum):
+				t.Errorf("%s: ended with %v; want the damage", what, err)
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatal("no damage stopped compress/flate")
+	}
+}
