@@ -131,18 +131,25 @@ const (
 	always = math.MaxInt64
 )
 
+// method is an entry of a process's code map. It holds no pointer, so
+// that the garbage collector does not scan the thousands a rundown lists,
+// and moving them costs no write barriers.
 type method struct {
 	start      uint64
-	size       uint32
 	load       int64 // never: from the start of the trace
 	unload     int64 // always: to its end
 	methodID   uint64
 	moduleID   uint64
-	name       string // Namespace.Name(Signature)
+	size       uint32
 	frame      FrameID
+	name       nameRef // Namespace.Name(Signature)
 	hasFrame   bool
 	frameModID bool // the module was known when the frame was made
 }
+
+// nameRef is a method name in the Map's arena: bytes [off, off+n) of
+// block blk; n 0 for none.
+type nameRef struct{ blk, off, n uint32 }
 
 type module struct {
 	name, path string
@@ -162,10 +169,15 @@ type process struct {
 	ends  []uint64
 	reach []uint64
 	// open maps (MethodID, start) to the index of the live entry, before
-	// sorting; rebuilt after.
-	open      openIndex
-	openStale bool // open needs reopen
-	modules   map[uint64]module
+	// sorting; rebuilt after. The entries of the rundown whose events
+	// came last are not in it yet but in pending (flush), their kind
+	// pendingKind: a rundown lists a method once, so they need no look-up
+	// among themselves.
+	open        openIndex
+	openStale   bool // open needs reopen
+	pending     []int32
+	pendingKind kind
+	modules     map[uint64]module
 }
 
 type addrKey struct {
@@ -183,7 +195,7 @@ type Map struct {
 	methods    int
 	rundown    int // method events of a rundown (DCStart, DCEnd)
 	buf        []byte
-	arena      []byte // the current block of method names
+	arena      [][]byte // the blocks of method names, the current one last
 	// Schema entries whose events Observe ignores (IL maps, JIT
 	// details...), found at their first event: later ones are not decoded.
 	ignored map[*clrimpl.Descriptor]bool
@@ -263,7 +275,8 @@ type kind uint8
 const (
 	kLoad kind = iota
 	kUnload
-	kRundown
+	kDCStart // a rundown's, at the trace's start
+	kDCEnd   // a rundown's, at its end
 )
 
 // The families' kinds, as a Map treats them: loads, unloads, and the
@@ -273,8 +286,10 @@ func verboseKind(k clrevents.MethodLoadUnloadVerboseKind) kind {
 	switch k {
 	case clrevents.KindMethodUnloadVerbose:
 		return kUnload
-	case clrevents.KindMethodDCStartVerbose, clrevents.KindMethodDCEndVerbose:
-		return kRundown
+	case clrevents.KindMethodDCStartVerbose:
+		return kDCStart
+	case clrevents.KindMethodDCEndVerbose:
+		return kDCEnd
 	}
 	return kLoad
 }
@@ -283,8 +298,10 @@ func methodKind(k clrevents.MethodLoadUnloadKind) kind {
 	switch k {
 	case clrevents.KindMethodUnload:
 		return kUnload
-	case clrevents.KindMethodDCStart, clrevents.KindMethodDCEnd:
-		return kRundown
+	case clrevents.KindMethodDCStart:
+		return kDCStart
+	case clrevents.KindMethodDCEnd:
+		return kDCEnd
 	}
 	return kLoad
 }
@@ -319,12 +336,12 @@ func (m *Map) Observe(pid int64, ts int64, ev clrimpl.Event) bool {
 }
 
 // methodName is Namespace.Name followed by the signature from its '(' on,
-// as pyroscope's profiler writes it; "" for nil. The part of the signature
-// before '(' (the return type) is not converted at all, and the names live
-// in blocks of one arena rather than a string each.
-func (m *Map) methodName(n *[3]clrevents.UTF16) string {
+// as pyroscope's profiler writes it; none for nil. The part of the
+// signature before '(' (the return type) is not converted at all, and the
+// names live in blocks of one arena rather than a string each.
+func (m *Map) methodName(n *[3]clrevents.UTF16) nameRef {
 	if n == nil {
-		return ""
+		return nameRef{}
 	}
 	b := n[0].AppendUTF8(m.buf[:0])
 	if len(b) > 0 {
@@ -337,7 +354,7 @@ func (m *Map) methodName(n *[3]clrevents.UTF16) string {
 	}
 	b = sig.AppendUTF8(b)
 	m.buf = b
-	return m.arenaString(b)
+	return m.arenaName(b)
 }
 
 // indexParen is the index in code units of the first '(' of UTF-16LE
@@ -354,21 +371,37 @@ func indexParen(b []byte) int {
 // arenaBlock is the size of the arena's blocks.
 const arenaBlock = 64 << 10
 
-// arenaString copies b into the arena and returns it as a string. A block
-// is never written again where strings point into it.
-func (m *Map) arenaString(b []byte) string {
+// arenaName copies b into the arena. A block is never written again
+// where names are: a name's string points into it (nameString). A long
+// name has a block of its own.
+func (m *Map) arenaName(b []byte) nameRef {
 	if len(b) == 0 {
-		return ""
+		return nameRef{}
 	}
 	if len(b) > arenaBlock/4 {
-		return string(b)
+		// A full block (the next name starts another).
+		c := make([]byte, len(b))
+		copy(c, b)
+		m.arena = append(m.arena, c)
+		return nameRef{uint32(len(m.arena) - 1), 0, uint32(len(b))}
 	}
-	if cap(m.arena)-len(m.arena) < len(b) {
-		m.arena = make([]byte, 0, arenaBlock)
+	n := len(m.arena)
+	if n == 0 || cap(m.arena[n-1])-len(m.arena[n-1]) < len(b) {
+		m.arena = append(m.arena, make([]byte, 0, arenaBlock))
+		n++
 	}
-	at := len(m.arena)
-	m.arena = append(m.arena, b...)
-	return unsafe.String(&m.arena[at], len(b))
+	cur := &m.arena[n-1]
+	at := len(*cur)
+	*cur = append(*cur, b...)
+	return nameRef{uint32(n - 1), uint32(at), uint32(len(b))}
+}
+
+// nameString is the name r refers to, "" for none.
+func (m *Map) nameString(r nameRef) string {
+	if r.n == 0 {
+		return ""
+	}
+	return unsafe.String(&m.arena[r.blk][r.off], r.n)
 }
 
 // moduleName is a module path's file name without its extension, for
@@ -394,13 +427,16 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 	if p.openStale {
 		p.reopen()
 	}
+	if len(p.pending) > 0 && k != p.pendingKind {
+		p.flush()
+	}
 	key := [2]uint64{id, start}
 	i, live := p.open.get(key)
 	switch k {
 	case kUnload:
 		if live {
 			p.methods[i].unload = ts
-			if p.methods[i].name == "" {
+			if p.methods[i].name.n == 0 {
 				p.methods[i].name = m.methodName(names)
 			}
 			p.open.del(key)
@@ -410,24 +446,43 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 		p.add(method{start: start, size: size, load: never, unload: ts, methodID: id, moduleID: modID, name: m.methodName(names)})
 		m.methods++
 		return
-	case kRundown, kLoad:
-		if k == kRundown {
+	default:
+		rundown := k == kDCStart || k == kDCEnd
+		if rundown {
 			m.rundown++
 		}
 		if live {
-			if p.methods[i].name == "" {
+			if p.methods[i].name.n == 0 {
 				p.methods[i].name = m.methodName(names)
 			}
 			return
 		}
 		load := ts
-		if k == kRundown {
+		if rundown {
+			// A rundown lists each method once: its entries wait to be
+			// indexed until an event of another kind may refer to them
+			// (flush), which after the rundown at a trace's end none
+			// does. An index of the thousands it lists would cost more
+			// than the rest of taking them.
 			load = never
+			p.pending = append(p.pending, int32(len(p.methods)))
+			p.pendingKind = k
+		} else {
+			p.open.put(key, len(p.methods))
 		}
-		p.open.put(key, len(p.methods))
 		p.add(method{start: start, size: size, load: load, unload: always, methodID: id, moduleID: modID, name: m.methodName(names)})
 		m.methods++
 	}
+}
+
+// flush indexes the live entries of the rundown whose events came last.
+func (p *process) flush() {
+	for _, i := range p.pending {
+		if me := &p.methods[i]; me.unload == always {
+			p.open.put([2]uint64{me.methodID, me.start}, int(i))
+		}
+	}
+	p.pending = p.pending[:0]
 }
 
 func (p *process) add(me method) {
@@ -470,6 +525,7 @@ func (p *process) sort() {
 	}
 	p.sorted = true
 	p.openStale = true
+	p.pending = p.pending[:0] // reopen indexes them
 	p.buildEnds()
 }
 
@@ -616,7 +672,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 	if !me.hasFrame || (!me.frameModID && p.hasModule(me.moduleID)) {
 		mod := p.modules[me.moduleID]
 		_, known := p.modules[me.moduleID]
-		name := me.name
+		name := m.nameString(me.name)
 		if name == "" {
 			name = "0x" + hex(me.start)
 		}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clrgo/clrevents/clrevents"
@@ -234,4 +235,77 @@ func resolveShare(t *testing.T, name string) (float64, int) {
 	}
 	t.Logf("counts by reason: %v", m.Counts())
 	return m.Share(), n
+}
+
+func dcStart(id, mod, start uint64, size uint32, name string) *clrevents.MethodDCStartVerboseV1 {
+	return &clrevents.MethodDCStartVerboseV1{MethodID: id, ModuleID: mod, MethodStartAddress: start, MethodSize: size,
+		MethodNamespace: clrevents.UTF16Of("N"), MethodName: clrevents.UTF16Of(name), MethodSignature: clrevents.UTF16Of("void  ()")}
+}
+
+func dcEnd(id, mod, start uint64, size uint32, name string) *clrevents.MethodDCEndVerboseV1 {
+	return &clrevents.MethodDCEndVerboseV1{MethodID: id, ModuleID: mod, MethodStartAddress: start, MethodSize: size,
+		MethodNamespace: clrevents.UTF16Of("N"), MethodName: clrevents.UTF16Of(name), MethodSignature: clrevents.UTF16Of("void  ()")}
+}
+
+// TestRundowns: the methods a rundown lists are found by the events of
+// other kinds after it, as an ETW log has them: a DCStart rundown, loads
+// and unloads, then a DCEnd rundown listing the live methods again. A
+// method listed by both rundowns, or loaded and then listed, is one entry;
+// an unload after a rundown ends the rundown's entry.
+func TestRundowns(t *testing.T) {
+	m := NewMap()
+	const pid = 4
+	m.Observe(pid, 1, dcStart(1, 9, 0x1000, 0x10, "A"))
+	m.Observe(pid, 2, dcStart(2, 9, 0x2000, 0x10, "B"))
+	m.Observe(pid, 3, dcStart(3, 9, 0x3000, 0x10, "C"))
+	m.Observe(pid, 10, unload(2, 9, 0x2000, 0x10))                     // B goes
+	m.Observe(pid, 20, load(4, 9, 0x4000, 0x10, "N", "D", "void  ()")) // D comes
+	m.Observe(pid, 90, dcEnd(1, 9, 0x1000, 0x10, "A"))
+	m.Observe(pid, 91, dcEnd(3, 9, 0x3000, 0x10, "C"))
+	m.Observe(pid, 92, dcEnd(4, 9, 0x4000, 0x10, "D"))
+	m.Observe(pid, 93, dcEnd(5, 9, 0x5000, 0x10, "E")) // compiled and listed at the end only
+	if got, want := m.Methods(), 5; got != want {
+		t.Errorf("%d method entries, want %d (one a method)", got, want)
+	}
+	for _, c := range []struct {
+		addr   uint64
+		ts     int64
+		want   string
+		reason Reason
+	}{
+		{0x1001, 50, "?!N.A()", Resolved},
+		{0x2001, 5, "?!N.B()", Resolved},
+		{0x2001, 15, Unresolved, NotLive},
+		{0x4001, 15, Unresolved, NotLive}, // D loaded at 20: the DCEnd does not move that
+		{0x4001, 25, "?!N.D()", Resolved},
+		{0x5001, 5, "?!N.E()", Resolved},
+	} {
+		f, r := m.Resolve(pid, c.addr, c.ts)
+		if got := m.Frame(f).String(); got != c.want || r != c.reason {
+			t.Errorf("Resolve(%#x, %d) = %q, %v; want %q, %v", c.addr, c.ts, got, r, c.want, c.reason)
+		}
+	}
+	// After a resolution (which sorts the map) a rundown's method is
+	// still found by a later event.
+	m.Observe(pid, 95, unload(5, 9, 0x5000, 0x10))
+	if _, r := m.Resolve(pid, 0x5001, 96); r != NotLive || m.Methods() != 5 {
+		t.Errorf("E after its unload: %v, %d entries", r, m.Methods())
+	}
+}
+
+// TestLongNames: a name too long for the arena's blocks has one of its
+// own, and the names before and after it keep theirs.
+func TestLongNames(t *testing.T) {
+	m := NewMap()
+	long := strings.Repeat("L", arenaBlock/2)
+	names := []string{"a", long, "b", long + "2", "c"}
+	for i, n := range names {
+		m.Observe(1, 0, load(uint64(i+1), 1, uint64(0x1000*(i+1)), 0x10, "N", n, "()"))
+	}
+	for i, n := range names {
+		f, r := m.Resolve(1, uint64(0x1000*(i+1)), 1)
+		if got, want := m.Frame(f).Method, "N."+n+"()"; r != Resolved || got != want {
+			t.Errorf("method %d: %.20q… (%d bytes), %v; want %.20q… (%d bytes)", i, got, len(got), r, want, len(want))
+		}
+	}
 }
