@@ -3,6 +3,7 @@ package clrimpl
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -117,6 +118,12 @@ func decodeUTF16(b []byte) (rune, int) {
 // four ASCII code units.
 func asciiQuad(v uint64) bool { return v&0xff80ff80ff80ff80 == 0 }
 
+// packQuad is the four bytes of an asciiQuad's code units, in order.
+func packQuad(v uint64) uint32 {
+	v = (v | v>>8) & 0x0000ffff0000ffff
+	return uint32(v | v>>16)
+}
+
 // jsonSafeQuad reports whether v, eight payload bytes read little-endian,
 // holds four ASCII code units that JSON writes unescaped: none below 0x20,
 // none '"' or '\\'. In each 16-bit lane, x - k borrows into the lane's top
@@ -176,6 +183,21 @@ func (s UTF16) String() string {
 // U+FFFD. It does not allocate when dst has room.
 func (s UTF16) AppendUTF8(dst []byte) []byte {
 	b := s.b
+	if len(b) >= 16 {
+		// ASCII, most of what traces hold, eight code units at a time
+		// into room made once (they take at most half their bytes).
+		dst = slices.Grow(dst, len(b)/2)
+		for len(b) >= 16 {
+			v, w := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+			if !asciiQuad(v | w) {
+				break
+			}
+			n := len(dst)
+			dst = dst[:n+8]
+			binary.LittleEndian.PutUint64(dst[n:], uint64(packQuad(v))|uint64(packQuad(w))<<32)
+			b = b[16:]
+		}
+	}
 	for len(b) >= 2 {
 		if len(b) >= 8 {
 			if v := binary.LittleEndian.Uint64(b); asciiQuad(v) {

@@ -587,6 +587,7 @@ func BenchmarkUTF16AppendUTF8(b *testing.B) {
 		s    UTF16
 	}{
 		{"ascii40", UTF16Of("System.Private.CoreLib.dll!Main(string[])"[:40])},
+		{"ascii120", UTF16Of(strings.Repeat("System.Private.CoreLib.dll!Main(string[])", 3)[:120])},
 		{"mixed40", bench40},
 		{"cjk40", UTF16Of(string([]rune(strings.Repeat("日本語の文字列", 6))[:40]))},
 	} {

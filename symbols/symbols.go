@@ -30,6 +30,7 @@
 package symbols
 
 import (
+	"bytes"
 	"cmp"
 	"math"
 	"path"
@@ -343,29 +344,50 @@ func (m *Map) methodName(n *[3]clrevents.UTF16) nameRef {
 	if n == nil {
 		return nameRef{}
 	}
-	b := n[0].AppendUTF8(m.buf[:0])
-	if len(b) > 0 {
-		b = append(b, '.')
-	}
-	b = n[1].AppendUTF8(b)
 	sig := n[2]
 	if i := indexParen(sig.Bytes()); i > 0 {
 		sig = clrevents.MakeUTF16(sig.Bytes()[2*i:])
 	}
+	// Converted straight into the arena's current block where the name
+	// surely fits (a code unit takes at most 3 bytes), else through buf.
+	most := (len(n[0].Bytes())+len(n[1].Bytes())+len(sig.Bytes()))/2*3 + 1
+	blk := -1
+	b := m.buf[:0]
+	if most <= arenaBlock/4 {
+		blk = m.arenaRoom(most)
+		b = m.arena[blk]
+	}
+	start := len(b)
+	b = n[0].AppendUTF8(b)
+	if len(b) > start {
+		b = append(b, '.')
+	}
+	b = n[1].AppendUTF8(b)
 	b = sig.AppendUTF8(b)
-	m.buf = b
-	return m.arenaName(b)
+	if blk < 0 {
+		m.buf = b
+		return m.arenaName(b)
+	}
+	m.arena[blk] = b
+	if len(b) == start {
+		return nameRef{}
+	}
+	return nameRef{uint32(blk), uint32(start), uint32(len(b) - start)}
 }
 
 // indexParen is the index in code units of the first '(' of UTF-16LE
 // bytes, -1 when none.
 func indexParen(b []byte) int {
-	for i := 0; i+1 < len(b); i += 2 {
-		if b[i] == '(' && b[i+1] == 0 {
-			return i / 2
+	for off := 0; ; {
+		j := bytes.Index(b[off:], []byte{'(', 0})
+		if j < 0 {
+			return -1
 		}
+		if j += off; j%2 == 0 {
+			return j / 2
+		}
+		off = j + 1
 	}
-	return -1
 }
 
 // arenaBlock is the size of the arena's blocks.
@@ -385,15 +407,21 @@ func (m *Map) arenaName(b []byte) nameRef {
 		m.arena = append(m.arena, c)
 		return nameRef{uint32(len(m.arena) - 1), 0, uint32(len(b))}
 	}
-	n := len(m.arena)
-	if n == 0 || cap(m.arena[n-1])-len(m.arena[n-1]) < len(b) {
+	blk := m.arenaRoom(len(b))
+	at := len(m.arena[blk])
+	m.arena[blk] = append(m.arena[blk], b...)
+	return nameRef{uint32(blk), uint32(at), uint32(len(b))}
+}
+
+// arenaRoom returns the index of the arena's current block, started anew
+// when it has no room for n more bytes (n at most arenaBlock).
+func (m *Map) arenaRoom(n int) int {
+	last := len(m.arena) - 1
+	if last < 0 || cap(m.arena[last])-len(m.arena[last]) < n {
 		m.arena = append(m.arena, make([]byte, 0, arenaBlock))
-		n++
+		last++
 	}
-	cur := &m.arena[n-1]
-	at := len(*cur)
-	*cur = append(*cur, b...)
-	return nameRef{uint32(n - 1), uint32(at), uint32(len(b))}
+	return last
 }
 
 // nameString is the name r refers to, "" for none.
