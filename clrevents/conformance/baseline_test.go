@@ -176,16 +176,25 @@ type kept struct {
 	Key typeKey
 }
 
-// TestBaselines compares the decoders with TraceEvent's baselines: on a
-// fresh clone the traces in testdata/traces, else every shared trace that
-// has one.
+// TestBaselines compares the decoders with TraceEvent's baselines: every
+// shared trace that has one, and those in testdata/traces that ../shared
+// does not hold (on a fresh clone without it, all of them).
 func TestBaselines(t *testing.T) {
-	var traces []traceFile
+	traces := localTraceFiles(t)
 	if _, err := statShared(); err == nil {
-		traces = sharedTraceFiles(t)
+		shared := sharedTraceFiles(t)
+		have := map[string]bool{}
+		for _, tf := range shared {
+			have[tf.Name] = true
+		}
+		for _, tf := range traces {
+			if !have[tf.Name] {
+				shared = append(shared, tf)
+			}
+		}
+		traces = shared
 	} else {
 		t.Logf("shared traces absent (%v): comparing the baselines in testdata/traces", err)
-		traces = localTraceFiles(t)
 	}
 	ran := 0
 	for _, tf := range traces {
