@@ -148,6 +148,29 @@ type method struct {
 	frameModID bool // the module was known when the frame was made
 }
 
+// methodList is a process's method entries, in chunks that stay where
+// they are: adding the thousands a rundown lists copies none of those
+// before (a slice would copy them at each doubling, and sort copies them
+// once more anyway).
+type methodList struct {
+	chunks []*[methodChunk]method
+	n      int
+}
+
+// methodChunk is how many entries a chunk holds (256 KiB of them).
+const methodChunk = 1 << 12
+
+// at returns entry i, for 0 ≤ i < n.
+func (l *methodList) at(i int) *method { return &l.chunks[i/methodChunk][i%methodChunk] }
+
+func (l *methodList) add(me method) {
+	if l.n == len(l.chunks)*methodChunk {
+		l.chunks = append(l.chunks, new([methodChunk]method))
+	}
+	*l.at(l.n) = me
+	l.n++
+}
+
 // nameRef is a method name in the Map's arena: bytes [off, off+n) of
 // block blk; n 0 for none.
 type nameRef struct{ blk, off, n uint32 }
@@ -157,7 +180,7 @@ type module struct {
 }
 
 type process struct {
-	methods []method
+	methods methodList
 	sorted  bool
 	// ends is a tree of the sorted methods' ends (start+size): leaf i is
 	// ends[len(ends)/2+i], node k is the largest end of its children 2k
@@ -463,9 +486,10 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 	switch k {
 	case kUnload:
 		if live {
-			p.methods[i].unload = ts
-			if p.methods[i].name.n == 0 {
-				p.methods[i].name = m.methodName(names)
+			me := p.methods.at(i)
+			me.unload = ts
+			if me.name.n == 0 {
+				me.name = m.methodName(names)
 			}
 			p.open.del(key)
 			return
@@ -480,8 +504,8 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 			m.rundown++
 		}
 		if live {
-			if p.methods[i].name.n == 0 {
-				p.methods[i].name = m.methodName(names)
+			if me := p.methods.at(i); me.name.n == 0 {
+				me.name = m.methodName(names)
 			}
 			return
 		}
@@ -493,10 +517,10 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 			// does. An index of the thousands it lists would cost more
 			// than the rest of taking them.
 			load = never
-			p.pending = append(p.pending, int32(len(p.methods)))
+			p.pending = append(p.pending, int32(p.methods.n))
 			p.pendingKind = k
 		} else {
-			p.open.put(key, len(p.methods))
+			p.open.put(key, p.methods.n)
 		}
 		p.add(method{start: start, size: size, load: load, unload: always, methodID: id, moduleID: modID, name: m.methodName(names)})
 		m.methods++
@@ -506,7 +530,7 @@ func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32
 // flush indexes the live entries of the rundown whose events came last.
 func (p *process) flush() {
 	for _, i := range p.pending {
-		if me := &p.methods[i]; me.unload == always {
+		if me := p.methods.at(int(i)); me.unload == always {
 			p.open.put([2]uint64{me.methodID, me.start}, int(i))
 		}
 	}
@@ -514,7 +538,7 @@ func (p *process) flush() {
 }
 
 func (p *process) add(me method) {
-	p.methods = append(p.methods, me)
+	p.methods.add(me)
 	p.sorted = false
 }
 
@@ -526,10 +550,10 @@ func (p *process) sort() {
 		load  int64
 		i     uint32
 	}
-	keys := make([]key, len(p.methods))
+	keys := make([]key, p.methods.n)
 	sorted := true
-	for i := range p.methods {
-		me := &p.methods[i]
+	for i := range p.methods.n {
+		me := p.methods.at(i)
 		keys[i] = key{me.start, me.load, uint32(i)}
 		if i > 0 && (keys[i-1].start > me.start || keys[i-1].start == me.start && keys[i-1].load > me.load) {
 			sorted = false
@@ -545,9 +569,9 @@ func (p *process) sort() {
 			}
 			return cmp.Compare(a.i, b.i)
 		})
-		ms := make([]method, len(p.methods))
-		for i, k := range keys {
-			ms[i] = p.methods[k.i]
+		var ms methodList
+		for _, k := range keys {
+			ms.add(*p.methods.at(int(k.i)))
 		}
 		p.methods = ms
 	}
@@ -560,14 +584,14 @@ func (p *process) sort() {
 // buildEnds builds the tree of ends over the sorted methods.
 func (p *process) buildEnds() {
 	leaves := 1
-	for leaves < len(p.methods) {
+	for leaves < p.methods.n {
 		leaves <<= 1
 	}
 	p.ends = slices.Grow(p.ends[:0], 2*leaves)[:2*leaves]
-	p.reach = slices.Grow(p.reach[:0], len(p.methods))[:len(p.methods)]
+	p.reach = slices.Grow(p.reach[:0], p.methods.n)[:p.methods.n]
 	var reach uint64
-	for i := range p.methods {
-		me := &p.methods[i]
+	for i := range p.methods.n {
+		me := p.methods.at(i)
 		end := me.start + uint64(me.size)
 		if end < me.start {
 			end = math.MaxUint64 // past the address space
@@ -576,7 +600,7 @@ func (p *process) buildEnds() {
 		reach = max(reach, end)
 		p.reach[i] = reach
 	}
-	clear(p.ends[leaves+len(p.methods):])
+	clear(p.ends[leaves+p.methods.n:])
 	for k := leaves - 1; k >= 1; k-- {
 		p.ends[k] = max(p.ends[2*k], p.ends[2*k+1])
 	}
@@ -584,7 +608,7 @@ func (p *process) buildEnds() {
 
 // coverScan is a look-up in progress (see cover).
 type coverScan struct {
-	ms       []method
+	ms       *methodList
 	lo       int // the methods below lo start at or before addr
 	addr     uint64
 	ts       int64
@@ -631,10 +655,10 @@ func (p *process) cover(s *coverScan) {
 
 // visit takes method j, which covers the address, into the look-up.
 func (s *coverScan) visit(j int) {
-	me := &s.ms[j]
+	me := s.ms.at(j)
 	s.covered = true
 	s.from, s.to = narrow(s.from, s.to, s.ts, me.load, me.unload)
-	if me.load <= s.ts && s.ts < me.unload && (s.best < 0 || me.load > s.ms[s.best].load) {
+	if me.load <= s.ts && s.ts < me.unload && (s.best < 0 || me.load > s.ms.at(s.best).load) {
 		s.best = j
 	}
 }
@@ -643,9 +667,9 @@ func (s *coverScan) visit(j int) {
 // resolution.
 func (p *process) reopen() {
 	p.open.clear()
-	for i := range p.methods {
-		if p.methods[i].unload == always {
-			p.open.put([2]uint64{p.methods[i].methodID, p.methods[i].start}, i)
+	for i := range p.methods.n {
+		if me := p.methods.at(i); me.unload == always {
+			p.open.put([2]uint64{me.methodID, me.start}, i)
 		}
 	}
 	p.openStale = false
@@ -669,18 +693,18 @@ func (m *Map) Resolve(pid int64, addr uint64, ts int64) (FrameID, Reason) {
 func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, from, to int64) {
 	from, to = never, always
 	p := m.procs[pid]
-	if p == nil || len(p.methods) == 0 {
+	if p == nil || p.methods.n == 0 {
 		return m.notManaged(pid, addr, ts, NoProcess, from, to)
 	}
 	if !p.sorted {
 		p.sort()
 	}
-	ms := p.methods
+	ms := &p.methods
 	// The first method starting past addr.
-	lo, hi := 0, len(ms)
+	lo, hi := 0, ms.n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if ms[mid].start <= addr {
+		if ms.at(mid).start <= addr {
 			lo = mid + 1
 		} else {
 			hi = mid
@@ -696,7 +720,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 		}
 		return m.notManaged(pid, addr, ts, r, from, to)
 	}
-	me := &ms[best]
+	me := ms.at(best)
 	if !me.hasFrame || (!me.frameModID && p.hasModule(me.moduleID)) {
 		mod := p.modules[me.moduleID]
 		_, known := p.modules[me.moduleID]
