@@ -35,14 +35,14 @@ func TestCoverMatchesScan(t *testing.T) {
 			addr := uint64(0x800 + rng.IntN(0x5000))
 			ts := int64(rng.IntN(1100))
 			lo := 0
-			for lo < p.methods.n && p.methods.at(lo).start <= addr {
+			for lo < p.methods.n && p.sortedAt(lo).start <= addr {
 				lo++
 			}
-			got := coverScan{ms: &p.methods, lo: lo, addr: addr, ts: ts, best: -1, from: never, to: always}
+			got := coverScan{p: p, lo: lo, addr: addr, ts: ts, best: -1, from: never, to: always}
 			p.cover(&got)
-			want := coverScan{ms: &p.methods, lo: lo, addr: addr, ts: ts, best: -1, from: never, to: always}
+			want := coverScan{p: p, lo: lo, addr: addr, ts: ts, best: -1, from: never, to: always}
 			for j := lo - 1; j >= 0; j-- {
-				if me := p.methods.at(j); addr-me.start < uint64(me.size) {
+				if me := p.sortedAt(j); addr-me.start < uint64(me.size) {
 					want.visit(j)
 				}
 			}

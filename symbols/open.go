@@ -104,8 +104,3 @@ func (t *openIndex) del(k [2]uint64) {
 		}
 	}
 }
-
-func (t *openIndex) clear() {
-	clear(t.slots)
-	t.n = 0
-}

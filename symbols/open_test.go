@@ -35,10 +35,6 @@ func TestOpenIndex(t *testing.T) {
 			t.Fatalf("step %d: get(%v) = %d, %v", step, k, got, ok)
 		}
 	}
-	o.clear()
-	if _, ok := o.get([2]uint64{1, 0}); ok || o.n != 0 {
-		t.Fatal("clear left entries")
-	}
 }
 
 func hasKey(m map[[2]uint64]int, k [2]uint64) bool { _, ok := m[k]; return ok }

@@ -180,7 +180,13 @@ type module struct {
 }
 
 type process struct {
+	// methods are the entries in the order they came; they never move,
+	// so open's indexes stay valid. order lists them sorted by start, then
+	// load, then arrival (valid while sorted), and starts holds their
+	// starts in that order, for the binary search of a look-up.
 	methods methodList
+	order   []int32
+	starts  []uint64
 	sorted  bool
 	// ends is a tree of the sorted methods' ends (start+size): leaf i is
 	// ends[len(ends)/2+i], node k is the largest end of its children 2k
@@ -192,13 +198,11 @@ type process struct {
 	// method below covers it, which ends most look-ups at once.
 	ends  []uint64
 	reach []uint64
-	// open maps (MethodID, start) to the index of the live entry, before
-	// sorting; rebuilt after. The entries of the rundown whose events
-	// came last are not in it yet but in pending (flush), their kind
-	// pendingKind: a rundown lists a method once, so they need no look-up
-	// among themselves.
+	// open maps (MethodID, start) to the index of the live entry. The
+	// entries of the rundown whose events came last are not in it yet but
+	// in pending (flush), their kind pendingKind: a rundown lists a method
+	// once, so they need no look-up among themselves.
 	open        openIndex
-	openStale   bool // open needs reopen
 	pending     []int32
 	pendingKind kind
 	modules     map[uint64]module
@@ -475,9 +479,6 @@ func (m *Map) proc(pid int64) *process {
 
 func (m *Map) method(pid, ts int64, k kind, id, modID, start uint64, size uint32, names *[3]clrevents.UTF16) {
 	p := m.proc(pid)
-	if p.openStale {
-		p.reopen()
-	}
 	if len(p.pending) > 0 && k != p.pendingKind {
 		p.flush()
 	}
@@ -544,17 +545,18 @@ func (p *process) add(me method) {
 
 func (p *process) sort() {
 	// By start, then load, then arrival: the order of a stable sort by
-	// start and load. Sorting small keys moves less than sorting methods.
+	// start and load. The entries stay where they are: order says where
+	// each goes.
 	type key struct {
-		start uint64
-		load  int64
-		i     uint32
+		start   uint64
+		load    int64
+		i, size uint32
 	}
 	keys := make([]key, p.methods.n)
 	sorted := true
 	for i := range p.methods.n {
 		me := p.methods.at(i)
-		keys[i] = key{me.start, me.load, uint32(i)}
+		keys[i] = key{me.start, me.load, uint32(i), me.size}
 		if i > 0 && (keys[i-1].start > me.start || keys[i-1].start == me.start && keys[i-1].load > me.load) {
 			sorted = false
 		}
@@ -569,46 +571,46 @@ func (p *process) sort() {
 			}
 			return cmp.Compare(a.i, b.i)
 		})
-		var ms methodList
-		for _, k := range keys {
-			ms.add(*p.methods.at(int(k.i)))
+	}
+	p.order = slices.Grow(p.order[:0], len(keys))[:len(keys)]
+	p.starts = slices.Grow(p.starts[:0], len(keys))[:len(keys)]
+	leaves := p.growEnds()
+	var reach uint64
+	for j, k := range keys {
+		p.order[j], p.starts[j] = int32(k.i), k.start
+		end := k.start + uint64(k.size)
+		if end < k.start {
+			end = math.MaxUint64 // past the address space
 		}
-		p.methods = ms
+		p.ends[leaves+j] = end
+		reach = max(reach, end)
+		p.reach[j] = reach
+	}
+	for k := leaves - 1; k >= 1; k-- {
+		p.ends[k] = max(p.ends[2*k], p.ends[2*k+1])
 	}
 	p.sorted = true
-	p.openStale = true
-	p.pending = p.pending[:0] // reopen indexes them
-	p.buildEnds()
 }
 
-// buildEnds builds the tree of ends over the sorted methods.
-func (p *process) buildEnds() {
+// sortedAt returns the method at position j of the sorted order.
+func (p *process) sortedAt(j int) *method { return p.methods.at(int(p.order[j])) }
+
+// growEnds sizes ends and reach for the methods, the leaves past them
+// cleared, and returns the number of leaves; sort fills the rest in.
+func (p *process) growEnds() int {
 	leaves := 1
 	for leaves < p.methods.n {
 		leaves <<= 1
 	}
 	p.ends = slices.Grow(p.ends[:0], 2*leaves)[:2*leaves]
 	p.reach = slices.Grow(p.reach[:0], p.methods.n)[:p.methods.n]
-	var reach uint64
-	for i := range p.methods.n {
-		me := p.methods.at(i)
-		end := me.start + uint64(me.size)
-		if end < me.start {
-			end = math.MaxUint64 // past the address space
-		}
-		p.ends[leaves+i] = end
-		reach = max(reach, end)
-		p.reach[i] = reach
-	}
 	clear(p.ends[leaves+p.methods.n:])
-	for k := leaves - 1; k >= 1; k-- {
-		p.ends[k] = max(p.ends[2*k], p.ends[2*k+1])
-	}
+	return leaves
 }
 
 // coverScan is a look-up in progress (see cover).
 type coverScan struct {
-	ms       *methodList
+	p        *process
 	lo       int // the methods below lo start at or before addr
 	addr     uint64
 	ts       int64
@@ -653,26 +655,15 @@ func (p *process) cover(s *coverScan) {
 	}
 }
 
-// visit takes method j, which covers the address, into the look-up.
+// visit takes the method at sorted position j, which covers the address,
+// into the look-up.
 func (s *coverScan) visit(j int) {
-	me := s.ms.at(j)
+	me := s.p.sortedAt(j)
 	s.covered = true
 	s.from, s.to = narrow(s.from, s.to, s.ts, me.load, me.unload)
-	if me.load <= s.ts && s.ts < me.unload && (s.best < 0 || me.load > s.ms.at(s.best).load) {
+	if me.load <= s.ts && s.ts < me.unload && (s.best < 0 || me.load > s.p.sortedAt(s.best).load) {
 		s.best = j
 	}
-}
-
-// reopen rebuilds open after a sort, for events that come after a
-// resolution.
-func (p *process) reopen() {
-	p.open.clear()
-	for i := range p.methods.n {
-		if me := p.methods.at(i); me.unload == always {
-			p.open.put([2]uint64{me.methodID, me.start}, i)
-		}
-	}
-	p.openStale = false
 }
 
 // Methods returns how many method entries the map holds.
@@ -699,18 +690,17 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 	if !p.sorted {
 		p.sort()
 	}
-	ms := &p.methods
 	// The first method starting past addr.
-	lo, hi := 0, ms.n
+	lo, hi := 0, len(p.starts)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if ms.at(mid).start <= addr {
+		if p.starts[mid] <= addr {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	s := coverScan{ms: ms, lo: lo, addr: addr, ts: ts, best: -1, from: from, to: to}
+	s := coverScan{p: p, lo: lo, addr: addr, ts: ts, best: -1, from: from, to: to}
 	p.cover(&s)
 	best, from, to := s.best, s.from, s.to
 	if best < 0 {
@@ -720,7 +710,7 @@ func (m *Map) resolve(pid int64, addr uint64, ts int64) (f FrameID, r Reason, fr
 		}
 		return m.notManaged(pid, addr, ts, r, from, to)
 	}
-	me := ms.at(best)
+	me := p.sortedAt(best)
 	if !me.hasFrame || (!me.frameModID && p.hasModule(me.moduleID)) {
 		mod := p.modules[me.moduleID]
 		_, known := p.modules[me.moduleID]
