@@ -496,12 +496,11 @@ func TestFindReadsPastStoppedInflate(t *testing.T) {
 	tested := 0
 	for i := 1; i < 40 && tested < 3; i++ {
 		at := int(data) + csize*i/40
-		bad := bytes.Clone(whole)
-		copy(bad[at:], []byte{0xff, 0xff, 0xff, 0xff})
-		stopped, err := io.ReadAll(flate.NewReader(bytes.NewReader(bad[data : int(data)+csize])))
-		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
-			continue // compress/flate reads on past this damage
+		bad, stopped, ok := stoppingDamage(whole[:int(data)+csize], at, int(data))
+		if !ok {
+			continue
 		}
+		bad = append(bad, whole[int(data)+csize:]...)
 		tested++
 		for _, how := range []string{"directory", "local header"} {
 			a := bad
@@ -528,6 +527,18 @@ func TestFindReadsPastStoppedInflate(t *testing.T) {
 	if tested == 0 {
 		t.Fatal("no damage stopped compress/flate")
 	}
+}
+
+// stoppingDamage returns a copy of a with the four bytes at at set to
+// 0xff, and what compress/flate inflates of the deflate stream that starts
+// at from in it (and goes to a's end) before the damage stops it; ok is
+// false where it does not stop it (it reads on past it, garbled, or the
+// stream just ends early).
+func stoppingDamage(a []byte, at, from int) (bad, stopped []byte, ok bool) {
+	bad = bytes.Clone(a)
+	copy(bad[at:], []byte{0xff, 0xff, 0xff, 0xff})
+	stopped, err := io.ReadAll(flate.NewReader(bytes.NewReader(bad[from:])))
+	return bad, stopped, err != nil && !errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // failingAt is an archive whose bytes from off on cannot be read.
