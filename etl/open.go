@@ -15,10 +15,10 @@ const inMemoryLimit = 256 << 20
 // Open opens an ETL file for reading in TimeOrder: a .etl file, a zip
 // archive (.zip, .etl.zip, or any file starting with a zip signature)
 // holding exactly one .etl, possibly in a folder (gcevents.etl.zip holds
-// gcevents/PerfViewData.etl), or a gzipped .etl (.etl.gz). An archive cut short, without its
-// directory, is read from the member's local header: the log's events
-// before the cut, then a *DamageError wrapping ErrTruncated. A member
-// whose data fails part way (damaged compressed bytes, a checksum) is
+// gcevents/PerfViewData.etl), or a gzipped .etl (.etl.gz). An archive cut
+// short, without its directory, is read from the member's local header: the
+// log's events before the cut, then a *DamageError wrapping ErrTruncated. A
+// member whose data fails part way (damaged compressed bytes, a checksum) is
 // read up to the failure, which the final error reports (a DamageError's
 // Stopped, after damage). Close closes the file and removes any temporary
 // copy.

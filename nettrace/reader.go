@@ -235,10 +235,10 @@ func NewReader(r io.Reader) (*Reader, error) {
 
 // Open opens a trace file: a .nettrace or .netperf file, a .zip archive
 // holding exactly one of them (as PerfView stores its traces), or one of
-// them gzipped (.nettrace.gz); the content is decompressed as it is read. An archive cut short, without its
-// directory, is read from the member's local header: its events before
-// the cut, then a *DamageError, as for a trace cut short. Close releases
-// the file.
+// them gzipped (.nettrace.gz); the content is decompressed as it is read. An
+// archive cut short, without its directory, is read from the member's local
+// header: its events before the cut, then a *DamageError, as for a trace cut
+// short. Close releases the file.
 func Open(name string) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {

@@ -130,23 +130,23 @@ func newConfig(name string, opts []Option) *config {
 // archive holding exactly one of them (PerfView's .etl.zip and
 // .nettrace.zip), or one of them gzipped (.nettrace.gz, .etl.gz; a file of
 // several gzip members reads as their content one after the other, as
-// gzip -d gives it). The format is recognised from the first bytes, not
-// from the name. An archive cut short (a download or copy that stopped) has
-// lost its directory, which is at its end: the trace member is then found
-// from its local header, and its events before the cut are read, ending
-// as a trace cut short does (a *DamageError). Most damage to a member's
-// compressed bytes does not stop inflating: the output is garbled for a
-// while and what follows comes earlier or later than it was; the format
-// reader skips the garbage as damage and reads on. Damage that stops
-// inflating is read past from the next deflate block that decodes (that
-// block's output is lost, and the copies the next blocks make from it
-// come out wrong: damage, which the format reader skips). A checksum or
-// size of the member that does not match (after damage, it cannot) ends
-// the trace after its events (the error named in the *DamageError, or
-// returned by Next). A gzip file is read alike: its trailers' checksums
-// and sizes are its checks, and one cut short is a trace cut short. A path that is not a
-// regular file (a FIFO, /dev/stdin) is read as a stream, as by NewReader.
-// Close releases the file and removes any temporary copy.
+// gunzip gives it). The format is recognised from the first bytes, not from the
+// name. An archive cut short (a download or copy that stopped) has lost its
+// directory, which is at its end: the trace member is then found from its
+// local header, and its events before the cut are read, ending as a trace
+// cut short does (a *DamageError). Most damage to a member's compressed
+// bytes does not stop inflating: the output is garbled for a while and what
+// follows comes earlier or later than it was; the format reader skips the
+// garbage as damage and reads on. Damage that stops inflating is read past
+// from the next deflate block that decodes (that block's output is lost, and
+// the copies the next blocks make from it come out wrong: damage, which the
+// format reader skips). A checksum or size of the member that does not match
+// (after damage, it cannot) ends the trace after its events (the error named
+// in the *DamageError, or returned by Next). A gzip file is read alike: its
+// trailers' checksums and sizes are its checks, and one cut short is a trace
+// cut short. A path that is not a regular file (a FIFO, /dev/stdin) is read
+// as a stream, as by NewReader. Close releases the file and removes any
+// temporary copy.
 func Open(name string, opts ...Option) (*Reader, error) {
 	c := newConfig(name, opts)
 	f, err := os.Open(name)
@@ -178,14 +178,13 @@ func Open(name string, opts ...Option) (*Reader, error) {
 // NewReader reads a trace from r, which may be a pipe or a network stream:
 // it is read sequentially and never seeked. The format is recognised from
 // the first bytes. An EventPipe stream is decoded as it arrives, and in
-// TimeOrder each event is handed out as soon as the stream's IsSorted
-// marks show that no earlier event can follow (within about one of the
-// runtime's 100 ms batches; see nettrace.Reader.SetLowLatency), so a
-// live session's events come without waiting for the next sequence
-// point. A zip
-// archive, a gzip file, and an ETL log in TimeOrder, are first copied to memory or a
-// temporary file (they need random access). If r is an io.Closer, Close
-// does not close it.
+// TimeOrder each event is handed out as soon as the stream's IsSorted marks
+// show that no earlier event can follow (within about one of the runtime's
+// 100 ms batches; see nettrace.Reader.SetLowLatency), so a live session's
+// events come without waiting for the next sequence point. A zip archive, a
+// gzip file, and an ETL log in TimeOrder, are first copied to memory or a
+// temporary file (they need random access). If r is an io.Closer, Close does
+// not close it.
 func NewReader(r io.Reader, opts ...Option) (*Reader, error) {
 	c := newConfig("input", opts)
 	return newStreamReader(r, c)

@@ -160,9 +160,10 @@ func latin1(b []byte) string {
 // findGzip is Find for a gzip file: its content is the one member found,
 // named by the file name its first header stores or, where it stores
 // none, by name's last element without ".gz" (and "" where name does not
-// end in ".gz": a stream's content has no name of its own). The extensions a zip's
-// member must have do not apply: a gzip file has no list of members to
-// choose from, and the format reader reads what the content is.
+// end in ".gz": a stream's content has no name of its own). The
+// extensions a zip's member must have do not apply: a gzip file has no
+// list of members to choose from, and the format reader reads what the
+// content is.
 func findGzip(ra io.ReaderAt, size int64, name string, inflate func(io.Reader) io.ReadCloser) (*Found, error) {
 	h, err := readGzipHeader(ra, 0, size)
 	if err != nil {
@@ -182,8 +183,8 @@ func findGzip(ra io.ReaderAt, size int64, name string, inflate func(io.Reader) i
 			hint = sizeHint(uint64(binary.LittleEndian.Uint32(isize[:])), size)
 		}
 	}
-	g := &gzipReader{ra: ra, size: size, inflate: inflate}
 	return &Found{Name: mname, Size: hint, Gzip: true, open: func() (io.ReadCloser, error) {
+		g := &gzipReader{ra: ra, size: size, inflate: inflate}
 		g.member(h)
 		return g, nil
 	}}, nil

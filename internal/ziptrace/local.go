@@ -51,10 +51,10 @@ type Found struct {
 // archive states it) agree, an error wrapping zip.ErrChecksum or
 // zip.ErrFormat where they do not (for a gzip file, gzip.ErrChecksum, or
 // gzip.ErrHeader for bytes after a member that are not another), and
-// io.ErrUnexpectedEOF where the archive ends inside the member. Where damage stops the inflater, the
-// bytes go on from the next deflate block that decodes (package inflate;
-// the failed block's are lost), and the error at the end names the
-// damage.
+// io.ErrUnexpectedEOF where the archive ends inside the member. Where
+// damage stops the inflater, the bytes go on from the next deflate block
+// that decodes (package inflate; the failed block's are lost), and the
+// error at the end names the damage.
 func (f *Found) Open() (io.ReadCloser, error) { return f.open() }
 
 // Where names the member for messages: the archive's name, then the
