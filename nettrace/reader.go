@@ -491,6 +491,10 @@ func (r *Reader) readFSTrace() error {
 		r.parseSyncTime(b[4:36], at+4)
 		r.info.PointerSize = 8
 		r.info.NumProcessors = 1
+	case "Microsoft.Diagnostics.Tracing.Etlx.TraceLog":
+		// The same framing holds TraceEvent's own files, which PerfView
+		// makes from the traces it opens and keeps beside them.
+		return r.errf(ErrFormat, "object header", r.blkHdrOff, "an ETLX file (TraceEvent's TraceLog, made from a trace by PerfView or TraceEvent), not a trace: read the .etl or .nettrace it was made from")
 	default:
 		return r.errf(ErrFormat, "object header", r.blkHdrOff, "first object is %q, want Trace", name)
 	}

@@ -655,3 +655,22 @@ func TestOpenZipChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestETLX: TraceEvent's own file (an .etlx, which PerfView makes from a
+// trace and keeps beside it) has a trace's FastSerialization framing; its
+// first object, a TraceLog, is named as such, and the error says what to
+// read instead.
+func TestETLX(t *testing.T) {
+	const name = "Microsoft.Diagnostics.Tracing.Etlx.TraceLog"
+	b := []byte(fsHeader)
+	b = append(b, tagBeginObject, tagBeginObject, tagNullReference)
+	b = binary.LittleEndian.AppendUint32(b, 72) // the type's version
+	b = binary.LittleEndian.AppendUint32(b, 72) // and the least a reader needs
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(name)))
+	b = append(append(b, name...), tagEndObject)
+	b = append(b, make([]byte, 64)...) // the TraceLog's fields
+	_, err := NewReader(bytes.NewReader(b))
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "an ETLX file (TraceEvent's TraceLog, made from a trace by PerfView or TraceEvent), not a trace: read the .etl or .nettrace it was made from") {
+		t.Errorf("an ETLX file: %v", err)
+	}
+}
