@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ import (
 	"github.com/clrgo/clrevents/metrics"
 	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/trace"
+	pprof "github.com/google/pprof/profile"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -373,9 +375,76 @@ func written(t *testing.T, what string, write func(io.Writer) error) {
 	if err := write(&b); err != nil {
 		t.Errorf("%s: %v", what, err)
 	}
+	// A number that is not finite shows as NaN, +Inf or -Inf where a
+	// writer prints numbers as text, and not at all where it cannot: a
+	// pprof profile's are integers (it must parse), and JSON has no such
+	// number (each document must be valid). The same letters may stand
+	// in a method or process name the trace holds, garbled or not: only
+	// a token of their own counts.
+	switch {
+	case strings.HasSuffix(what, " pprof"):
+		if _, err := pprof.Parse(bytes.NewReader(b.Bytes())); err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+		return
+	case strings.HasSuffix(what, " speedscope"):
+		if !json.Valid(b.Bytes()) {
+			t.Errorf("%s: not valid JSON", what)
+		}
+		return
+	case strings.HasSuffix(what, " jsonl"):
+		for line := range bytes.Lines(b.Bytes()) {
+			if !json.Valid(line) {
+				t.Errorf("%s: a line not valid JSON: %.80q", what, line)
+				return
+			}
+		}
+		return
+	}
+	if i, bad := nonFinite(b.Bytes()); i >= 0 {
+		t.Errorf("%s: %s in %q", what, bad, b.Bytes()[max(0, i-60):min(b.Len(), i+10)])
+	}
+}
+
+// nonFinite finds NaN, +Inf or -Inf in b as a token of its own (no
+// letter, digit or other name byte next to it), as a printed number
+// stands; it returns -1 when there is none.
+func nonFinite(b []byte) (int, string) {
+	word := func(c byte) bool {
+		return c >= 0x80 || c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
+	}
 	for _, bad := range []string{"NaN", "+Inf", "-Inf"} {
-		if i := bytes.Index(b.Bytes(), []byte(bad)); i >= 0 {
-			t.Errorf("%s: %s in %q", what, bad, b.Bytes()[max(0, i-60):min(b.Len(), i+10)])
+		for off := 0; ; {
+			i := bytes.Index(b[off:], []byte(bad))
+			if i < 0 {
+				break
+			}
+			i += off
+			if (i == 0 || !word(b[i-1])) && (i+len(bad) == len(b) || !word(b[i+len(bad)])) {
+				return i, bad
+			}
+			off = i + 1
+		}
+	}
+	return -1, ""
+}
+
+// TestNonFinite: the oracle of written finds a non-finite number as a
+// writer prints one, and not the same letters inside a name.
+func TestNonFinite(t *testing.T) {
+	for in, want := range map[string]int{
+		"pause 1.5 NaN ms":       10,
+		"a,b,+Inf\n":             4,
+		"-Inf":                   0,
+		`"x":NaN}`:               4,
+		"abcNaNdef":              -1,
+		"m;-\xc1\xdbNaN\x9c;x 1": -1,
+		"Sys.NaN()":              -1,
+		"x-Info 2":               -1,
+		"get_NaN 3":              -1,
+	} {
+		if got, _ := nonFinite([]byte(in)); got != want {
+			t.Errorf("nonFinite(%q) = %d, want %d", in, got, want)
 		}
 	}
 }
