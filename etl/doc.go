@@ -39,6 +39,19 @@
 // its baselines see (TimeOrder). Over a plain io.Reader it delivers events
 // in file order (FileOrder), holding one buffer at a time.
 //
+// # Several logs
+//
+// A collection often writes its sessions' logs side by side: the kernel
+// session's and a user session's (PerfView's X.etl and X.kernel.etl before
+// it merges them, xperf's kernel.etl and user.etl), or the logs of a Visual
+// Studio diagnostics session (a .diagsession holds diaghub.etl,
+// diaghub.kernel.1.etl, diaghub.user_paged.1.etl, …). Merge reads such logs
+// as one, merged by timestamp, as the consumer API merges the logs of one
+// ProcessTrace call; Event.Log says which log an event is from. Open does
+// it for an archive holding several .etl files and no other trace, and
+// for a file with the logs beside it that TraceEvent reads with it
+// (Siblings).
+//
 // # Time
 //
 // Event.Timestamp is the raw clock value; LogHeader.ClockType says which

@@ -63,6 +63,9 @@ type Event struct {
 	// damaged range the reader had to search past counts as one buffer
 	// (see Damage).
 	Buffer int
+	// Log is the index of the event's log in a Reader that merges
+	// several (Merge), 0 otherwise: Offset and Buffer are in that log.
+	Log int
 	// HeaderKind says which header the event was written with.
 	HeaderKind HeaderKind
 	// HeaderType is the raw TRACE_HEADER_TYPE_* byte.

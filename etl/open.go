@@ -22,7 +22,44 @@ const inMemoryLimit = 256 << 20
 // read up to the failure, which the final error reports (a DamageError's
 // Stopped, after damage). Close closes the file and removes any temporary
 // copy.
+//
+// Logs written side by side are read as one, merged by time (Merge), as
+// TraceEvent reads them: a file X.etl together with the X.kernel*.etl,
+// X.clr*.etl and X.user*.etl beside it (Siblings), and an archive holding
+// several .etl files and no other trace (a Visual Studio .diagsession's
+// logs). Logs then says which logs were read. To read one file alone, give
+// NewReader the opened file.
 func Open(name string) (*Reader, error) {
+	names, err := Siblings(name)
+	if err != nil || len(names) == 1 {
+		return openOne(name)
+	}
+	logs := make([]*Reader, 0, len(names))
+	for _, n := range names {
+		l, err := openOne(n)
+		if err != nil {
+			closeAll(logs)
+			return nil, err
+		}
+		logs = append(logs, l)
+	}
+	r, err := Merge(logs...)
+	if err != nil {
+		closeAll(logs)
+		return nil, err
+	}
+	return r, nil
+}
+
+// closeAll closes logs opened for a merge that failed.
+func closeAll(logs []*Reader) {
+	for _, l := range logs {
+		l.Close()
+	}
+}
+
+// openOne opens one file: a log, or an archive.
+func openOne(name string) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -47,6 +84,7 @@ func Open(name string) (*Reader, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	r.closer = f
+	r.name = name
 	return r, nil
 }
 
@@ -59,6 +97,32 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	if found.Logs == nil {
+		r, err := openMember(found, name)
+		if err != nil {
+			return nil, err
+		}
+		return r, f.Close()
+	}
+	logs := make([]*Reader, 0, len(found.Logs))
+	for _, fl := range found.Logs {
+		l, err := openMember(fl, name)
+		if err != nil {
+			closeAll(logs)
+			return nil, err
+		}
+		logs = append(logs, l)
+	}
+	r, err := Merge(logs...)
+	if err != nil {
+		closeAll(logs)
+		return nil, err
+	}
+	return r, f.Close()
+}
+
+// openMember expands an archive's log member and opens the copy.
+func openMember(found *ziptrace.Found, name string) (*Reader, error) {
 	rc, err := found.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", found.Where(name), err)
@@ -83,9 +147,10 @@ func openZip(f *os.File, name string) (*Reader, error) {
 	if stop := stopped(); stop != nil {
 		r.stopped = fmt.Errorf("%s: %w", where, stop)
 	}
-	// The expanded copy is all the Reader needs: let the archive go.
+	r.name = where
+	// The expanded copy is all the Reader needs: the archive can go.
 	r.closer = closerFunc(func() error { return sp.Close() })
-	return r, f.Close()
+	return r, nil
 }
 
 type closerFunc func() error

@@ -58,6 +58,9 @@ var ErrUnsupported = errors.New("unsupported")
 // FormatError reports malformed or unsupported data, naming the buffer
 // and, when it is about one event, the event's offset.
 type FormatError struct {
+	// Log names the log, in a Reader that merges several (Merge): its
+	// file name, or "log N". Empty otherwise.
+	Log          string
 	Buffer       int   // buffer index in file order
 	BufferOffset int64 // file offset of the buffer
 	// EventOffset is the event's Offset (see Event.Offset), or -1.
@@ -66,11 +69,16 @@ type FormatError struct {
 }
 
 // Error formats the error as "etl: buffer N at offset O: event at E: …".
+// In a merged Reader the log's name follows "etl: ".
 func (e *FormatError) Error() string {
-	if e.EventOffset >= 0 {
-		return fmt.Sprintf("etl: buffer %d at offset %d: event at %d: %v", e.Buffer, e.BufferOffset, e.EventOffset, e.Err)
+	log := ""
+	if e.Log != "" {
+		log = e.Log + ": "
 	}
-	return fmt.Sprintf("etl: buffer %d at offset %d: %v", e.Buffer, e.BufferOffset, e.Err)
+	if e.EventOffset >= 0 {
+		return fmt.Sprintf("etl: %sbuffer %d at offset %d: event at %d: %v", log, e.Buffer, e.BufferOffset, e.EventOffset, e.Err)
+	}
+	return fmt.Sprintf("etl: %sbuffer %d at offset %d: %v", log, e.Buffer, e.BufferOffset, e.Err)
 }
 
 // Unwrap returns the underlying error.
@@ -86,6 +94,9 @@ func (e *FormatError) Unwrap() error { return e.Err }
 // into the expanded buffer, as Event.Offset) where reading stopped; the
 // events before it were delivered. Contiguous ranges make one record.
 type Damage struct {
+	// Log is the index of the damaged log in a Reader that merges
+	// several (Merge), 0 otherwise: Buffer and Offset are in its file.
+	Log    int
 	Buffer int   // index in file order of the (first) buffer skipped
 	Offset int64 // file offset of the first byte skipped (the buffer's start, or the event at fault inside it)
 	Length int64 // bytes skipped from Offset (to the end of the buffer, or to where reading resumed)
@@ -286,6 +297,11 @@ type Reader struct {
 	// stopped is the error at which Open's copy of a zipped log's data
 	// ended early: the final error reports it.
 	stopped error
+
+	// name is the log's file name (Open), for a merge's errors.
+	name string
+	// merged is set in a Reader that reads several logs as one (Merge).
+	merged *merged
 }
 
 // NewReader returns a Reader over an ETL file. If r is also an
@@ -505,15 +521,19 @@ func (r *Reader) RelativeMSec(ts int64) float64 {
 // Close closes what Open opened; for Readers made with NewReader and
 // friends it closes nothing. Next returns io.EOF after Close.
 func (r *Reader) Close() error {
+	var err error
+	if r.merged != nil {
+		err = r.closeMerged()
+	}
 	if !r.finished {
 		r.finished, r.final = true, io.EOF
 	}
 	if r.closer != nil {
 		c := r.closer
 		r.closer = nil
-		return c.Close()
+		return errors.Join(err, c.Close())
 	}
-	return nil
+	return err
 }
 
 // SetStrict, called before the first Next, makes the Reader stop at the
@@ -527,9 +547,15 @@ func (r *Reader) SetStrict(on bool) {
 	}
 }
 
-// Damage returns the parts of the log skipped so far, in file order. The
-// list is complete once Next has returned its final error.
-func (r *Reader) Damage() []Damage { return slices.Clone(r.damage) }
+// Damage returns the parts of the log skipped so far, in file order (in a
+// merged Reader, log by log, each record's Log saying whose). The list is
+// complete once Next has returned its final error.
+func (r *Reader) Damage() []Damage {
+	if r.merged != nil && !r.finished {
+		return r.mergedDamage()
+	}
+	return slices.Clone(r.damage)
+}
 
 // Next returns the next event. The *Event and its slices are valid until
 // the next call.
@@ -546,6 +572,9 @@ func (r *Reader) Damage() []Damage { return slices.Clone(r.damage) }
 // *FormatError, on that and every later call. See SetStrict for a Reader
 // that stops at the first damage.
 func (r *Reader) Next() (*Event, error) {
+	if r.merged != nil {
+		return r.nextMerged()
+	}
 	if r.fatal != nil {
 		return nil, r.fatal
 	}

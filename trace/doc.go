@@ -60,7 +60,12 @@
 // ErrFormat gives. An EventPipe stream is decoded as it arrives; a zip or
 // gzip file arriving through a pipe, and an ETL log read in TimeOrder,
 // need random access and are copied first, to memory up to 32 MB and to a temporary
-// file past that (Close removes it). The format readers underneath,
+// file past that (Close removes it). ETW logs written side by side are
+// read as one trace, merged by time (etl.Merge), as TraceEvent reads
+// them: Open of X.etl also reads the X.kernel*.etl, X.clr*.etl and
+// X.user*.etl beside it (WithSingleLog reads the one file), and a zip
+// holding several .etl files and no other trace (a Visual Studio
+// diagnostics session's logs) is read whole. The format readers underneath,
 // packages nettrace and etl, and their records of each event are
 // reachable in one place, package trace/raw, for a program that needs one
 // format's details; nothing in this module above trace uses it.

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"archive/zip"
 	"bytes"
 	"errors"
 	"io"
@@ -23,6 +24,7 @@ func FuzzNewReader(f *testing.F) {
 		f.Add(member[:min(len(member), 4096)])
 		f.Add(gzipOf(f, member[:min(len(member), 4096)], "t", 1))
 	}
+	f.Add(twoLogs(f))
 	f.Add([]byte("Nettrace"))
 	f.Add([]byte("PK\x03\x04"))
 	f.Add([]byte{0x1f, 0x8b, 8})
@@ -60,4 +62,37 @@ func FuzzNewReader(f *testing.F) {
 			_, _ = e.Decode()
 		}
 	})
+}
+
+// twoLogs returns a zip of two logs to be merged: the first buffer of each
+// of the diagnostics session's first two logs (cut short of what their
+// headers count).
+func twoLogs(f *testing.F) []byte {
+	zr, err := zip.OpenReader(diagZip)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer zr.Close()
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, m := range zr.File[:2] {
+		rc, err := m.Open()
+		if err != nil {
+			f.Fatal(err)
+		}
+		data, err := io.ReadAll(io.LimitReader(rc, 64<<10))
+		rc.Close()
+		if err != nil {
+			f.Fatal(err)
+		}
+		w, err := zw.Create(m.Name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := zw.Close(); err != nil {
+		f.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -97,6 +97,8 @@ type config struct {
 	memMax  int64
 	exact   bool
 	strict  bool
+	// singleLog: an ETL file is read alone, without the logs beside it.
+	singleLog bool
 	// tables are WithEvents', when tablesSet.
 	tables    []*clrimpl.Table
 	tablesSet bool
@@ -113,6 +115,13 @@ func WithName(name string) Option { return func(c *config) { c.name = name } }
 // that arrives through a pipe, a large ETL member of a zip); the default is
 // os.TempDir(). Close removes them.
 func WithTempDir(dir string) Option { return func(c *config) { c.tempDir = dir } }
+
+// WithSingleLog makes Open read an ETL file alone. By default the logs
+// written beside it are read with it, merged by time, as TraceEvent reads
+// them: X.etl with X.kernel*.etl, X.clr*.etl and X.user*.etl in the same
+// folder (see etl.Siblings), which PerfView and Visual Studio
+// write before (or instead of) merging them into one file.
+func WithSingleLog() Option { return func(c *config) { c.singleLog = true } }
 
 // defaultMemMax is the largest spooled input kept in memory; larger ones go
 // to a temporary file.
@@ -147,6 +156,14 @@ func newConfig(name string, opts []Option) *config {
 // cut short. A path that is not a regular file (a FIFO, /dev/stdin) is read
 // as a stream, as by NewReader. Close releases the file and removes any
 // temporary copy.
+//
+// ETW logs written side by side are read as one, merged by time, as
+// TraceEvent's ETWTraceEventSource reads them: an X.etl file together with
+// the X.kernel*.etl, X.clr*.etl and X.user*.etl files beside it (see
+// etl.Siblings; WithSingleLog reads the one file), and an archive holding
+// several .etl files and no other trace (a Visual Studio .diagsession's
+// logs). Event.Offset and Damage.Offset are then positions in their own
+// log, which raw.ETL(e).Log and the damage's error name.
 func Open(name string, opts ...Option) (*Reader, error) {
 	c := newConfig(name, opts)
 	f, err := os.Open(name)
@@ -268,6 +285,18 @@ func openFile(f *os.File, size int64, c *config) (*Reader, error) {
 		}
 		return newNetTrace(nr, format, c, f.Close), nil
 	case ETL:
+		if !c.singleLog {
+			// The logs written beside it are read with it, as
+			// TraceEvent reads them (etl.Siblings).
+			if names, err := etl.Siblings(f.Name()); err == nil && len(names) > 1 {
+				f.Close()
+				er, err := etl.Open(f.Name())
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", c.name, err)
+				}
+				return newETL(er, c), nil
+			}
+		}
 		return newETLAt(f, size, c, f.Close)
 	}
 	return nil, formatError(c.name, head)
@@ -354,6 +383,9 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 	if err != nil {
 		return nil, err
 	}
+	if zf.Logs != nil {
+		return openLogs(zf.Logs, c, closers)
+	}
 	member := zf.Where(c.name)
 	rc, err := zf.Open()
 	if err != nil {
@@ -421,4 +453,56 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 		return nil, fmt.Errorf("%s: %w", member, peekErr)
 	}
 	return nil, formatError(member, head)
+}
+
+// openLogs reads the several ETL logs of an archive (a Visual Studio
+// diagnostics session's) as one, merged by time (etl.Merge). Each member
+// is expanded first, as one log member is; closers release the archive
+// when the Reader is closed.
+func openLogs(found []*ziptrace.Found, c *config, closers []func() error) (*Reader, error) {
+	var logs []*etl.Reader
+	var own []func() error // the expanded copies
+	var stops []error
+	fail := func(err error) (*Reader, error) {
+		for _, l := range logs {
+			l.Close()
+		}
+		for _, f := range own {
+			f()
+		}
+		return nil, err
+	}
+	for _, zf := range found {
+		member := zf.Where(c.name)
+		rc, err := zf.Open()
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", member, err))
+		}
+		src, stopped := ziptrace.UntilError(rc)
+		sp, err := ziptrace.Spool(src, zf.Size, c.memMax, c.tempDir, member)
+		rc.Close()
+		if err != nil {
+			return fail(err)
+		}
+		own = append(own, sp.Close)
+		er, err := etl.NewReaderAt(sp, sp.Size)
+		if err != nil {
+			if stop := stopped(); stop != nil {
+				err = stop
+			}
+			return fail(fmt.Errorf("%s: %w", member, err))
+		}
+		if stop := stopped(); stop != nil {
+			stops = append(stops, fmt.Errorf("%s: %w", member, stop))
+		}
+		er.SetName(member)
+		logs = append(logs, er)
+	}
+	er, err := etl.Merge(logs...)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", c.name, err))
+	}
+	r := newETL(er, c, append(own, closers...)...)
+	r.stopped = errors.Join(stops...)
+	return r, nil
 }

@@ -171,6 +171,20 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 			}
 		}
 	}
+	// A diagnostics session's four logs in one archive, read as one
+	// trace: damage to any member's compressed bytes.
+	diag, err := os.ReadFile("../../testdata/traces/diaghub-dotnetcore3.1-win-x64-diagsession.cut.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, intact := checkLayers(t, "diagsession", diag, false)
+	for c, bad := range garbledArchive(diag, copies, seed) {
+		name := fmt.Sprintf("diagsession, copy %d", c)
+		n++
+		if _, _, sp := checkLayers(t, name, bad, true); !sp.within(intact) {
+			t.Errorf("%s: the spans %+v, the intact session's %+v", name, sp, intact)
+		}
+	}
 	// The copies keep most of what the layers read: were they all
 	// unreadable, the test would test nothing.
 	if gcs < 100 || samples < 100 {

@@ -21,8 +21,15 @@
 // The input may be the trace or a zip holding it; with an output name
 // ending in .zip the result is zipped (deflate, no timestamps, one member
 // named after the output without .zip), so that the same input and list
-// give the same bytes every time. testdata/PROVENANCE.md records the
-// command that made each cut file.
+// give the same bytes every time.
+//
+// With -pack FOLDER it packs files already cut into one zip, each as
+// FOLDER/its name, in the order given, as a Visual Studio diagnostics
+// session holds its logs (the same bytes every time, too):
+//
+//	go run ./internal/tracecut -pack diaghub -o diaghub.zip diaghub.etl diaghub.kernel.1.etl
+//
+// testdata/PROVENANCE.md records the command that made each cut file.
 package main
 
 import (
@@ -57,8 +64,27 @@ func run(args []string) error {
 	list := fs.String("buffers", "", "ETW log: buffers to keep, by index in file order from 0: a comma-separated list of N or N-M (buffer 0, the log header, is always kept)")
 	records := fs.Int("records", 0, ".netperf V1/V2: how many records to keep from the start")
 	out := fs.String("o", "", "the output file (.etl or .netperf, or .zip to zip it)")
+	pack := fs.String("pack", "", "pack the files given, already cut, into the zip -o, each as this folder/its name")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *pack != "" {
+		if fs.NArg() == 0 || !strings.HasSuffix(*out, ".zip") {
+			return errors.New("usage: tracecut -pack FOLDER -o OUT.zip FILE ...: at least one file, into a .zip")
+		}
+		var members []member
+		for _, name := range fs.Args() {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			members = append(members, member{*pack + "/" + filepath.Base(name), b})
+		}
+		z, err := zipOf(members...)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(*out, z, 0o644)
 	}
 	if fs.NArg() != 1 || *out == "" || (*list == "") == (*records <= 0) {
 		return errors.New("usage: tracecut -buffers LIST -o OUT IN.etl, or tracecut -records N -o OUT IN.netperf")
@@ -210,15 +236,27 @@ func setBuffersWritten(out, first []byte, n int) error {
 
 // zipped returns data as a zip with one member, deflated, with a fixed
 // modification time so that the bytes depend on the data alone.
-func zipped(member string, data []byte) ([]byte, error) {
+func zipped(name string, data []byte) ([]byte, error) { return zipOf(member{name, data}) }
+
+// member is a file to zip.
+type member struct {
+	name string
+	data []byte
+}
+
+// zipOf zips members, deflated, without timestamps: the same files give
+// the same bytes.
+func zipOf(members ...member) ([]byte, error) {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: member, Method: zip.Deflate, Modified: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(data); err != nil {
-		return nil, err
+	for _, m := range members {
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Deflate, Modified: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(m.data); err != nil {
+			return nil, err
+		}
 	}
 	if err := zw.Close(); err != nil {
 		return nil, err

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -262,6 +264,60 @@ func TestNetPerfCutReads(t *testing.T) {
 	for n := len(whole) - 17 - 40; n <= len(whole); n++ {
 		if _, err := CutNetPerf(whole[:n], 1300); (err == nil) != (n >= len(whole)-17) {
 			t.Errorf("1300 records of the trace cut to %d bytes (the trailer at %d): %v", n, len(whole)-17, err)
+		}
+	}
+}
+
+// TestPack: packing the shipped diagnostics session's logs, taken out of
+// its archive, under its folder remakes the archive byte for byte (the
+// provenance's last command); a pack without files, or to a name that is
+// not a zip, is refused.
+func TestPack(t *testing.T) {
+	const shipped = "../../testdata/traces/diaghub-dotnetcore3.1-win-x64-diagsession.cut.zip"
+	const folder = "diaghub-dotnetcore3.1-win-x64-diagsession"
+	want, err := os.ReadFile(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(want), int64(len(want)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var files []string
+	for _, f := range zr.File {
+		if path.Dir(f.Name) != folder {
+			t.Fatalf("member %s is not in %s/", f.Name, folder)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(dir, path.Base(f.Name))
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, name)
+	}
+	out := filepath.Join(dir, "out.zip")
+	if err := run(append([]string{"-pack", folder, "-o", out}, files...)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("packed %d bytes, the shipped archive is %d, or they differ", len(got), len(want))
+	}
+	for _, args := range [][]string{{"-pack", folder, "-o", out}, {"-pack", folder, "-o", filepath.Join(dir, "out.etl"), files[0]}} {
+		if err := run(args); err == nil || !strings.Contains(err.Error(), "usage: tracecut -pack") {
+			t.Errorf("tracecut %v: %v, want the usage", args, err)
 		}
 	}
 }

@@ -43,6 +43,12 @@ type Found struct {
 	// member is its content, checked by each gzip member's trailer, and
 	// its data may end early (the input cut short), as a salvaged one's.
 	Gzip bool
+	// Logs holds, where the archive holds several ETL logs and no other
+	// trace (a Visual Studio diagnostics session: a kernel session's log
+	// and user sessions' logs), every one of them in the archive's order,
+	// this Found the first: they are read as one log, merged by time.
+	// Nil otherwise.
+	Logs []*Found
 	open func() (io.ReadCloser, error)
 }
 
@@ -93,24 +99,28 @@ func FindInflate(ra io.ReaderAt, size int64, name string, inflate func(io.Reader
 	}
 	zr, dirErr := zip.NewReader(ra, size)
 	if dirErr == nil {
-		zf, err := Member(zr, name, exts...)
+		zfs, err := Members(zr, name, exts...)
 		if err != nil {
 			return nil, err
 		}
-		m, err := dirMember(zf)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		found := make([]*Found, len(zfs))
+		for k, zf := range zfs {
+			m, err := dirMember(zf)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			found[k] = &Found{Name: zf.Name, Size: sizeHint(zf.UncompressedSize64, size), open: func() (io.ReadCloser, error) { return m.open(ra, size, inflate) }}
 		}
-		return &Found{Name: zf.Name, Size: sizeHint(zf.UncompressedSize64, size), open: func() (io.ReadCloser, error) { return m.open(ra, size, inflate) }}, nil
+		return logs(found), nil
 	}
 	members, walkErr := localMembers(ra, size)
 	names := make([]string, len(members))
 	for i, m := range members {
 		names[i] = m.name
 	}
-	i, n, files := traceMember(names, func(i int) bool { return strings.HasSuffix(names[i], "/") }, exts)
-	if i < 0 {
-		why := fmt.Sprintf("its local headers hold %d trace files (%s), want exactly one", n, strings.Join(exts, ", "))
+	idx, files := traceMembers(names, func(i int) bool { return strings.HasSuffix(names[i], "/") }, exts)
+	if len(idx) != 1 && !Several(names, idx) {
+		why := fmt.Sprintf("its local headers hold %d trace files (%s), want exactly one", len(idx), strings.Join(exts, ", "))
 		if len(files) > 0 {
 			why += " (members: " + memberList(files) + ")"
 		}
@@ -119,12 +129,25 @@ func FindInflate(ra io.ReaderAt, size int64, name string, inflate func(io.Reader
 		}
 		return nil, fmt.Errorf("%s: zip archive: %w, and %s", name, dirErr, why)
 	}
-	m := members[i]
-	hint := int64(-1)
-	if m.usize >= 0 {
-		hint = sizeHint(uint64(m.usize), size)
+	found := make([]*Found, len(idx))
+	for k, i := range idx {
+		m := members[i]
+		hint := int64(-1)
+		if m.usize >= 0 {
+			hint = sizeHint(uint64(m.usize), size)
+		}
+		found[k] = &Found{Name: m.name, Size: hint, Salvaged: true, open: func() (io.ReadCloser, error) { return m.open(ra, size, nil) }}
 	}
-	return &Found{Name: m.name, Size: hint, Salvaged: true, open: func() (io.ReadCloser, error) { return m.open(ra, size, nil) }}, nil
+	return logs(found), nil
+}
+
+// logs returns the first of found, with all of them as its Logs where
+// there are several.
+func logs(found []*Found) *Found {
+	if len(found) > 1 {
+		found[0].Logs = found
+	}
+	return found[0]
 }
 
 // dirMember is a member as the archive's directory describes it, read

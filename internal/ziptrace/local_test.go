@@ -135,10 +135,11 @@ func TestFindCutShort(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			zf, err := Member(zr, "t.zip", ".nettrace")
+			zfs, err := Members(zr, "t.zip", ".nettrace")
 			if err != nil {
 				t.Fatal(err)
 			}
+			zf := zfs[0]
 			dataStart, err := zf.DataOffset()
 			if err != nil {
 				t.Fatal(err)
@@ -269,12 +270,28 @@ func TestFindLocalHeaders(t *testing.T) {
 	}
 }
 
-// TestFindMembers: where the local headers hold no trace or two, the
-// error lists them, as Member's does.
+// TestFindMembers: where the local headers hold no trace, or two that
+// are not logs to merge, the error lists them, as Members's does; several
+// ETL logs are all found.
 func TestFindMembers(t *testing.T) {
-	a, ends := archive(t, member{"LogFile.txt", []byte("log"), "sizes"}, member{"b.etl", []byte("etl"), "sizes"}, member{"c.etl", []byte("etl"), "sizes"})
-	_, err := Find(bytes.NewReader(a[:ends[2]]), ends[2], "t.zip", ".etl")
-	want := "t.zip: zip archive: zip: not a valid zip file, and its local headers hold 2 trace files (.etl), want exactly one (members: LogFile.txt, b.etl, c.etl)"
+	a, ends := archive(t, member{"LogFile.txt", []byte("log"), "sizes"}, member{"b.etl", []byte("etl b"), "sizes"}, member{"c.etl", []byte("etl c"), "sizes"})
+	f, err := Find(bytes.NewReader(a[:ends[2]]), ends[2], "t.zip", ".etl")
+	if err != nil || f.Name != "b.etl" || len(f.Logs) != 2 || f.Logs[0] != f || f.Logs[1].Name != "c.etl" || !f.Logs[1].Salvaged {
+		t.Fatalf("Find of two logs from local headers: %+v, %v", f, err)
+	}
+	for i, want := range []string{"etl b", "etl c"} {
+		rc, err := f.Logs[i].Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rc)
+		if string(got) != want || err != nil {
+			t.Errorf("log %d: %q, %v; want %q", i, got, err, want)
+		}
+	}
+	b, bEnds := archive(t, member{"b.nettrace", []byte("x"), "sizes"}, member{"c.etl", []byte("etl"), "sizes"})
+	_, err = Find(bytes.NewReader(b[:bEnds[1]]), bEnds[1], "t.zip", ".etl", ".nettrace")
+	want := "t.zip: zip archive: zip: not a valid zip file, and its local headers hold 2 trace files (.etl, .nettrace), want exactly one (members: b.nettrace, c.etl)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -341,6 +358,10 @@ func FuzzFind(f *testing.F) {
 	f.Add(g)
 	f.Add(g[:len(g)/2])
 	f.Add(append(bytes.Clone(g), g...))
+	// Two logs, to be read as one.
+	two, twoEnds := archive(f, member{"s/a.etl", content(1500, 6), "sizes"}, member{"s/a.kernel.etl", content(1500, 7), "descriptor"})
+	f.Add(two)
+	f.Add(two[:twoEnds[1]-50])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		found, err := Find(bytes.NewReader(data), int64(len(data)), "t.zip", ".nettrace", ".etl")
 		if err != nil {
@@ -349,19 +370,36 @@ func FuzzFind(f *testing.F) {
 			}
 			return
 		}
-		rc, err := found.Open()
-		if err != nil {
-			return
+		all := []*Found{found}
+		if found.Logs != nil {
+			if len(found.Logs) < 2 || found.Logs[0] != found {
+				t.Fatalf("Logs: %d, the first %p, want several starting with the Found %p", len(found.Logs), found.Logs[0], found)
+			}
+			all = found.Logs
 		}
-		defer rc.Close()
-		n, err := io.Copy(io.Discard, io.LimitReader(rc, 1<<24))
-		if err == nil && n == 1<<24 {
-			return // a deflate stream can expand that far; reading it is the reader's to bound
-		}
-		if found.Size >= 0 && !found.Gzip && err == nil && n != found.Size { // a gzip file's is its last member's
-			t.Fatalf("%d bytes read whole, the header says %d", n, found.Size)
+		for _, fl := range all {
+			if found.Logs != nil && !strings.HasSuffix(strings.ToLower(fl.Name), ".etl") {
+				t.Fatalf("log %q is not an .etl", fl.Name)
+			}
+			readEach(t, fl)
 		}
 	})
+}
+
+// readEach reads a found member as FuzzFind does, and checks its size.
+func readEach(t *testing.T, found *Found) {
+	rc, err := found.Open()
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	n, err := io.Copy(io.Discard, io.LimitReader(rc, 1<<24))
+	if err == nil && n == 1<<24 {
+		return // a deflate stream can expand that far; reading it is the reader's to bound
+	}
+	if found.Size >= 0 && !found.Gzip && err == nil && n != found.Size { // a gzip file's is its last member's
+		t.Fatalf("%d bytes read whole, the header says %d", n, found.Size)
+	}
 }
 
 // TestMemberList: a message names ten members at most.

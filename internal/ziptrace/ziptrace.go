@@ -17,41 +17,59 @@ import (
 	"strings"
 )
 
-// Member returns the one file of zr whose name ends in one of exts
+// Members returns the file of zr whose name ends in one of exts
 // (case-insensitive), such as PerfView's gcevents/PerfViewData.etl beside
-// its log. Errors start with name (the archive's) and list the members.
-func Member(zr *zip.Reader, name string, exts ...string) (*zip.File, error) {
+// its log; or, where the archive holds several ETL logs and no other
+// trace (a Visual Studio diagnostics session's), all of them in the
+// archive's order, to be read as one (see Several). Errors start with
+// name (the archive's) and list the members.
+func Members(zr *zip.Reader, name string, exts ...string) ([]*zip.File, error) {
 	names := make([]string, len(zr.File))
 	for i, zf := range zr.File {
 		names[i] = zf.Name
 	}
-	i, n, files := traceMember(names, func(i int) bool { return zr.File[i].FileInfo().IsDir() }, exts)
-	if i < 0 {
+	idx, files := traceMembers(names, func(i int) bool { return zr.File[i].FileInfo().IsDir() }, exts)
+	if !Several(names, idx) && len(idx) != 1 {
 		return nil, fmt.Errorf("%s: zip archive holds %d trace files (%s), want exactly one (members: %s)",
-			name, n, strings.Join(exts, ", "), memberList(files))
+			name, len(idx), strings.Join(exts, ", "), memberList(files))
 	}
-	return zr.File[i], nil
+	out := make([]*zip.File, len(idx))
+	for k, i := range idx {
+		out[k] = zr.File[i]
+	}
+	return out, nil
 }
 
-// traceMember returns the index of the one of names that ends in one of
-// exts (case-insensitive), folders (dir) left out, or -1 when not exactly
-// one does; and, for the error, how many do and the names that are not
-// folders.
-func traceMember(names []string, dir func(i int) bool, exts []string) (i, n int, files []string) {
-	i = -1
+// traceMembers returns the indexes of the names that end in one of exts
+// (case-insensitive), folders (dir) left out; and, for errors, the names
+// that are not folders.
+func traceMembers(names []string, dir func(i int) bool, exts []string) (idx []int, files []string) {
 	for j, name := range names {
 		if dir(j) {
 			continue
 		}
 		files = append(files, name)
 		if hasExt(name, exts) {
-			i, n = j, n+1
+			idx = append(idx, j)
 		}
 	}
-	if n != 1 {
-		i = -1
+	return idx, files
+}
+
+// Several reports whether the members idx of names are more than one
+// and are all ETL logs: logs that are read as one, merged by time (a
+// kernel session's and a user session's). Several EventPipe traces, or a
+// trace of each format, are not.
+func Several(names []string, idx []int) bool {
+	if len(idx) < 2 {
+		return false
 	}
-	return i, n, files
+	for _, i := range idx {
+		if !hasExt(names[i], []string{".etl"}) {
+			return false
+		}
+	}
+	return true
 }
 
 // Spooled is a stream copied so that it can be read at any offset.

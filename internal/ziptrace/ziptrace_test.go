@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,10 +32,23 @@ func zipOf(t *testing.T, names ...string) *zip.Reader {
 	return zr
 }
 
-func TestMember(t *testing.T) {
-	zf, err := Member(zipOf(t, "gcevents/", "gcevents/LogFile.txt", "gcevents/PerfViewData.ETL"), "a.zip", ".etl")
-	if err != nil || zf.Name != "gcevents/PerfViewData.ETL" {
-		t.Fatalf("Member: %v, %v", zf, err)
+func TestMembers(t *testing.T) {
+	zfs, err := Members(zipOf(t, "gcevents/", "gcevents/LogFile.txt", "gcevents/PerfViewData.ETL"), "a.zip", ".etl")
+	if err != nil || len(zfs) != 1 || zfs[0].Name != "gcevents/PerfViewData.ETL" {
+		t.Fatalf("Members: %v, %v", zfs, err)
+	}
+	// Several logs (a diagnostics session's) are all found, in the
+	// archive's order.
+	zfs, err = Members(zipOf(t, "s/", "s/a.etl", "s/a.kernel.1.etl", "s/readme.txt", "s/a.user_paged.1.ETL"), "a.zip", ".nettrace", ".etl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, zf := range zfs {
+		got = append(got, zf.Name)
+	}
+	if want := []string{"s/a.etl", "s/a.kernel.1.etl", "s/a.user_paged.1.ETL"}; !slices.Equal(got, want) {
+		t.Errorf("Members of a diagnostics session: %v, want %v", got, want)
 	}
 	for _, c := range []struct {
 		names []string
@@ -42,9 +56,10 @@ func TestMember(t *testing.T) {
 	}{
 		{[]string{"LogFile.txt"}, "a.zip: zip archive holds 0 trace files (.nettrace, .etl), want exactly one (members: LogFile.txt)"},
 		{[]string{"x.etl", "y.nettrace"}, "a.zip: zip archive holds 2 trace files (.nettrace, .etl), want exactly one (members: x.etl, y.nettrace)"},
+		{[]string{"x.nettrace", "y.nettrace"}, "a.zip: zip archive holds 2 trace files (.nettrace, .etl), want exactly one (members: x.nettrace, y.nettrace)"},
 	} {
-		if _, err := Member(zipOf(t, c.names...), "a.zip", ".nettrace", ".etl"); err == nil || err.Error() != c.want {
-			t.Errorf("Member(%v): %v, want %q", c.names, err, c.want)
+		if _, err := Members(zipOf(t, c.names...), "a.zip", ".nettrace", ".etl"); err == nil || err.Error() != c.want {
+			t.Errorf("Members(%v): %v, want %q", c.names, err, c.want)
 		}
 	}
 }
