@@ -235,6 +235,17 @@ func TestOpenMerges(t *testing.T) {
 		}
 	}
 
+	// A log beside it that does not read stops the open, and says why it
+	// was read.
+	if err := os.WriteFile(filepath.Join(dir, "diaghub.clrRundown.etl"), []byte("not a log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(filepath.Join(dir, "diaghub.etl"))
+	if err == nil || !strings.HasPrefix(err.Error(), filepath.Join(dir, "diaghub.clrRundown.etl")+": ") || !strings.HasSuffix(err.Error(), "(a log beside "+filepath.Join(dir, "diaghub.etl")+", which is read with it, as TraceEvent reads them)") {
+		t.Errorf("a broken log beside: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "diaghub.clrRundown.etl"))
+
 	// Another log of the session has no siblings of its own.
 	r, err = Open(filepath.Join(dir, "diaghub.user_paged.1.etl"))
 	if err != nil {

@@ -39,6 +39,9 @@ func Open(name string) (*Reader, error) {
 		l, err := openOne(n)
 		if err != nil {
 			closeAll(logs)
+			if n != name {
+				err = fmt.Errorf("%w (a log beside %s, which is read with it, as TraceEvent reads them)", err, name)
+			}
 			return nil, err
 		}
 		logs = append(logs, l)
