@@ -1,18 +1,20 @@
 package etl
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 // diagZip is a cut of a Visual Studio diagnostics session: four logs
@@ -20,28 +22,29 @@ import (
 // written side by side by one collection (testdata/PROVENANCE.md).
 const diagZip = "../testdata/traces/diaghub-dotnetcore3.1-win-x64-diagsession.cut.zip"
 
-// diagLogs returns the names and bytes of diagZip's logs, in its order.
+// diagLogs returns the file names and bytes of diagZip's logs, in its
+// order.
 func diagLogs(t testing.TB) (names []string, logs [][]byte) {
 	t.Helper()
-	zr, err := zip.OpenReader(diagZip)
+	names, logs = tracetest.Members(t, diagZip)
+	for i := range names {
+		names[i] = path.Base(names[i])
+	}
+	return names, logs
+}
+
+// mergeOf merges Readers of logs.
+func mergeOf(t testing.TB, logs [][]byte) *Reader {
+	t.Helper()
+	var readers []*Reader
+	for _, b := range logs {
+		readers = append(readers, mustReader(t, b))
+	}
+	r, err := Merge(readers...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer zr.Close()
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, filepath.Base(f.Name))
-		logs = append(logs, b)
-	}
-	return names, logs
+	return r
 }
 
 // logged is an event of a merged read with the log it came from.
@@ -72,15 +75,10 @@ func TestMergeDiagSession(t *testing.T) {
 		t.Fatalf("%s holds %d logs, want 4", diagZip, len(logs))
 	}
 	var alone [][]ev
-	var readers []*Reader
 	for _, b := range logs {
 		alone = append(alone, readAll(t, mustReader(t, b)))
-		readers = append(readers, mustReader(t, b))
 	}
-	r, err := Merge(readers...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mergeOf(t, logs)
 	got, err := readLogged(t, r)
 	if err != io.EOF {
 		t.Fatalf("after %d events: %v", len(got), err)
@@ -150,14 +148,7 @@ func equalEv(a, b ev) bool {
 // header event.
 func TestMergeTime(t *testing.T) {
 	_, logs := diagLogs(t)
-	var readers []*Reader
-	for _, b := range logs {
-		readers = append(readers, mustReader(t, b))
-	}
-	r, err := Merge(readers...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mergeOf(t, logs)
 	c := newClock(r.Header())
 	n := 0
 	for {
@@ -402,18 +393,7 @@ func systemClock(t *testing.T, b []byte) *Reader {
 // TestMergeAllocs: merging adds no allocation per event.
 func TestMergeAllocs(t *testing.T) {
 	_, logs := diagLogs(t)
-	open := func() *Reader {
-		var readers []*Reader
-		for _, b := range logs {
-			readers = append(readers, mustReader(t, b))
-		}
-		r, err := Merge(readers...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
-	r := open()
+	r := mergeOf(t, logs)
 	for range 100 { // past the first buffers' allocations
 		if _, err := r.Next(); err != nil {
 			t.Fatal(err)
@@ -445,15 +425,7 @@ func BenchmarkMerge(b *testing.B) {
 	b.Run("merged", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var readers []*Reader
-			for _, l := range logs {
-				readers = append(readers, mustReader(b, l))
-			}
-			r, err := Merge(readers...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			read(r)
+			read(mergeOf(b, logs))
 		}
 	})
 	b.Run("alone", func(b *testing.B) {

@@ -34,31 +34,38 @@ func Open(name string) (*Reader, error) {
 	if err != nil || len(names) == 1 {
 		return openOne(name)
 	}
-	logs := make([]*Reader, 0, len(names))
-	for _, n := range names {
-		l, err := openOne(n)
+	return openMerged(len(names), func(i int) (*Reader, error) {
+		l, err := openOne(names[i])
+		if err != nil && i > 0 {
+			err = fmt.Errorf("%w (a log beside %s, which is read with it, as TraceEvent reads them)", err, name)
+		}
+		return l, err
+	})
+}
+
+// openMerged opens n logs with open and merges them; on an error it
+// closes those it opened.
+func openMerged(n int, open func(i int) (*Reader, error)) (*Reader, error) {
+	logs := make([]*Reader, 0, n)
+	closeAll := func() {
+		for _, l := range logs {
+			l.Close()
+		}
+	}
+	for i := range n {
+		l, err := open(i)
 		if err != nil {
-			closeAll(logs)
-			if n != name {
-				err = fmt.Errorf("%w (a log beside %s, which is read with it, as TraceEvent reads them)", err, name)
-			}
+			closeAll()
 			return nil, err
 		}
 		logs = append(logs, l)
 	}
 	r, err := Merge(logs...)
 	if err != nil {
-		closeAll(logs)
+		closeAll()
 		return nil, err
 	}
 	return r, nil
-}
-
-// closeAll closes logs opened for a merge that failed.
-func closeAll(logs []*Reader) {
-	for _, l := range logs {
-		l.Close()
-	}
 }
 
 // openOne opens one file: a log, or an archive.
@@ -107,18 +114,8 @@ func openZip(f *os.File, name string) (*Reader, error) {
 		}
 		return r, f.Close()
 	}
-	logs := make([]*Reader, 0, len(found.Logs))
-	for _, fl := range found.Logs {
-		l, err := openMember(fl, name)
-		if err != nil {
-			closeAll(logs)
-			return nil, err
-		}
-		logs = append(logs, l)
-	}
-	r, err := Merge(logs...)
+	r, err := openMerged(len(found.Logs), func(i int) (*Reader, error) { return openMember(found.Logs[i], name) })
 	if err != nil {
-		closeAll(logs)
 		return nil, err
 	}
 	return r, f.Close()

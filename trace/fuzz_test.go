@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 // FuzzNewReader: any input, through a stream, either fails to open with an
@@ -68,28 +70,15 @@ func FuzzNewReader(f *testing.F) {
 // of the diagnostics session's first two logs (cut short of what their
 // headers count).
 func twoLogs(f *testing.F) []byte {
-	zr, err := zip.OpenReader(diagZip)
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer zr.Close()
+	names, logs := tracetest.Members(f, diagZip)
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	for _, m := range zr.File[:2] {
-		rc, err := m.Open()
+	for i := range 2 {
+		w, err := zw.Create(names[i])
 		if err != nil {
 			f.Fatal(err)
 		}
-		data, err := io.ReadAll(io.LimitReader(rc, 64<<10))
-		rc.Close()
-		if err != nil {
-			f.Fatal(err)
-		}
-		w, err := zw.Create(m.Name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		w.Write(data)
+		w.Write(logs[i][:min(len(logs[i]), 64<<10)])
 	}
 	if err := zw.Close(); err != nil {
 		f.Fatal(err)

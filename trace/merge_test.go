@@ -1,13 +1,14 @@
 package trace
 
 import (
-	"archive/zip"
 	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clrgo/clrevents/internal/tracetest"
 )
 
 // diagZip is a cut of a Visual Studio diagnostics session's four logs
@@ -62,22 +63,12 @@ func TestMergedLogs(t *testing.T) {
 
 	// The logs, unpacked side by side.
 	dir := t.TempDir()
-	zr, err := zip.OpenReader(diagZip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f.Name)), b, 0o644); err != nil {
+	names, logs := tracetest.Members(t, diagZip)
+	for i, b := range logs {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(names[i])), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	zr.Close()
 	r, err = Open(filepath.Join(dir, "diaghub.etl"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/etl"
+	"github.com/clrgo/clrevents/internal/tracetest"
 	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -279,26 +279,14 @@ func TestPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zr, err := zip.NewReader(bytes.NewReader(want), int64(len(want)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	var files []string
-	for _, f := range zr.File {
-		if path.Dir(f.Name) != folder {
-			t.Fatalf("member %s is not in %s/", f.Name, folder)
+	names, logs := tracetest.Members(t, shipped)
+	for i, b := range logs {
+		if path.Dir(names[i]) != folder {
+			t.Fatalf("member %s is not in %s/", names[i], folder)
 		}
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := filepath.Join(dir, path.Base(f.Name))
+		name := filepath.Join(dir, path.Base(names[i]))
 		if err := os.WriteFile(name, b, 0o644); err != nil {
 			t.Fatal(err)
 		}

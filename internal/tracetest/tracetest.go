@@ -120,3 +120,32 @@ func File(tb testing.TB, name string, data []byte) string {
 	}
 	return p
 }
+
+// Members returns the names (with their folders) and the bytes of every
+// file in the zip at path, in the archive's order: a diagnostics
+// session's logs, for one.
+func Members(tb testing.TB, path string) (names []string, data [][]byte) {
+	tb.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			tb.Fatalf("%s: %s: %v", path, f.Name, err)
+		}
+		names = append(names, f.Name)
+		data = append(data, b)
+	}
+	return names, data
+}
