@@ -120,7 +120,8 @@ func WithTempDir(dir string) Option { return func(c *config) { c.tempDir = dir }
 // written beside it are read with it, merged by time, as TraceEvent reads
 // them: X.etl with X.kernel*.etl, X.clr*.etl and X.user*.etl in the same
 // folder (see etl.Siblings), which PerfView and Visual Studio
-// write before (or instead of) merging them into one file.
+// write before (or instead of) merging them into one file. An archive
+// holding several logs is read whole either way.
 func WithSingleLog() Option { return func(c *config) { c.singleLog = true } }
 
 // defaultMemMax is the largest spooled input kept in memory; larger ones go

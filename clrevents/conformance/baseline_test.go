@@ -196,6 +196,7 @@ func TestBaselines(t *testing.T) {
 	} else {
 		t.Logf("shared traces absent (%v): comparing the baselines in testdata/traces", err)
 	}
+	traces = withExtra(t, traces)
 	ran := 0
 	for _, tf := range traces {
 		if tf.Baseline == "" {

@@ -69,6 +69,36 @@ func sharedTraceFiles(t testing.TB) []traceFile {
 	return listTraces(t, sharedTraces+"/*/*")
 }
 
+// extraTraceFiles lists the traces in the folder CLREVENTS_TRACES names,
+// if it is set: more of TraceEvent's test inputs with their baselines
+// (microsoft/perfview's src/TraceEvent/TraceEvent.Tests/inputs holds some
+// that neither the repository nor ../shared has, such as
+// net.4.5.2.x64.etl.zip), for the suite to compare too.
+func extraTraceFiles(t testing.TB) []traceFile {
+	t.Helper()
+	dir := os.Getenv("CLREVENTS_TRACES")
+	if dir == "" {
+		return nil
+	}
+	return listTraces(t, filepath.Join(dir, "*"))
+}
+
+// withExtra adds to traces the extra ones (extraTraceFiles) of names it
+// does not hold.
+func withExtra(t testing.TB, traces []traceFile) []traceFile {
+	t.Helper()
+	have := map[string]bool{}
+	for _, tf := range traces {
+		have[tf.Name] = true
+	}
+	for _, tf := range extraTraceFiles(t) {
+		if !have[tf.Name] {
+			traces = append(traces, tf)
+		}
+	}
+	return traces
+}
+
 // localTraceFiles lists the traces copied into testdata/traces.
 func localTraceFiles(t testing.TB) []traceFile { return listTraces(t, localTraces+"/*") }
 

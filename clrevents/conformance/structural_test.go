@@ -26,7 +26,7 @@ func TestStructural(t *testing.T) {
 		}
 		return
 	}
-	for _, tf := range sharedTraceFiles(t) {
+	for _, tf := range withExtra(t, sharedTraceFiles(t)) {
 		t.Run(tf.Name, func(t *testing.T) {
 			dec := clrevents.NewDecoder()
 			seen := map[typeKey]bool{}
