@@ -129,12 +129,18 @@ func equalSeen(a, b []seen) bool {
 // test asserts of it (95,506 events in its TraceLog, which leaves out
 // MethodILToNativeMap events; 55 Activity2Stop events, the last at index
 // 13,205). The 2.7 MB archive is not in the repository or ../shared; set
-// CLREVENTS_DIAGSESSION to its path (microsoft/perfview's
-// src/TraceEvent/TraceEvent.Tests/inputs/diaghub-dotnetcore3.1-win-x64-diagsession.zip).
+// CLREVENTS_DIAGSESSION to its path, or CLREVENTS_TRACES to the folder
+// that holds it (microsoft/perfview's src/TraceEvent/TraceEvent.Tests/inputs,
+// as for the conformance suite).
 func TestDiagSessionTraceEvent(t *testing.T) {
 	path := os.Getenv("CLREVENTS_DIAGSESSION")
+	if dir := os.Getenv("CLREVENTS_TRACES"); path == "" && dir != "" {
+		if p := filepath.Join(dir, "diaghub-dotnetcore3.1-win-x64-diagsession.zip"); fileExists(p) {
+			path = p
+		}
+	}
 	if path == "" {
-		t.Skip("CLREVENTS_DIAGSESSION is not set: the whole diagnostics session (2.7 MB) is in neither the repository nor ../shared")
+		t.Skip("neither CLREVENTS_DIAGSESSION nor CLREVENTS_TRACES names the whole diagnostics session (2.7 MB), which is in neither the repository nor ../shared")
 	}
 	r, err := Open(path)
 	if err != nil {
@@ -162,4 +168,9 @@ func TestDiagSessionTraceEvent(t *testing.T) {
 	if n != 95506 || stops != 55 || last != 13205 {
 		t.Errorf("%d events, %d Activity2Stop, the last at %d; TraceEvent: 95,506, 55, 13,205", n, stops, last)
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

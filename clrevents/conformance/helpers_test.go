@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"archive/zip"
 	"errors"
 	"fmt"
 	"io"
@@ -99,6 +100,22 @@ func withExtra(t testing.TB, traces []traceFile) []traceFile {
 	return traces
 }
 
+// holdsETL reports whether the file at p is a zip of ETW logs, whatever
+// its name (a diagnostics session's archive).
+func holdsETL(p string) bool {
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		return false
+	}
+	defer zr.Close()
+	for _, f := range zr.File {
+		if strings.HasSuffix(strings.ToLower(f.Name), ".etl") {
+			return true
+		}
+	}
+	return false
+}
+
 // localTraceFiles lists the traces copied into testdata/traces.
 func localTraceFiles(t testing.TB) []traceFile { return listTraces(t, localTraces+"/*") }
 
@@ -114,7 +131,7 @@ func listTraces(t testing.TB, glob string) []traceFile {
 		if strings.HasSuffix(base, ".txt") {
 			continue
 		}
-		tf := traceFile{Name: base, Path: p, ETL: strings.Contains(base, ".etl")}
+		tf := traceFile{Name: base, Path: p, ETL: strings.Contains(base, ".etl") || holdsETL(p)}
 		stem := strings.TrimSuffix(base, ".zip")
 		for _, cand := range []string{stem + ".baseline.txt", strings.TrimSuffix(stem, ".etl") + ".baseline.txt"} {
 			if _, err := os.Stat(filepath.Join(filepath.Dir(p), cand)); err == nil {
