@@ -95,3 +95,48 @@ func TestTraceLoggingBaseline(t *testing.T) {
 		t.Errorf("%d baseline events of %d, %d values compared", i, len(got), values)
 	}
 }
+
+// TestSelfDescribingStruct: the one TraceLogging event of
+// SelfDescribingSingleEvent.etl.zip (provider MySource, event TestEvent)
+// holds a struct field, which decodes to the values TraceEvent's test of
+// its issue 1618 asserts ({ "b":"Hello", "c":"World!" }), in the text and
+// in the JSON.
+func TestSelfDescribingStruct(t *testing.T) {
+	r, err := Open("../testdata/traces/SelfDescribingSingleEvent.etl.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider() != "MySource" {
+			continue
+		}
+		n++
+		if e.Name() != "TestEvent" {
+			t.Errorf("MySource's event is named %q, want TestEvent", e.Name())
+		}
+		text, err := e.AppendText(nil)
+		if err != nil || string(text) != `a={b="Hello" c="World!"}` {
+			t.Errorf("text %q, %v", text, err)
+		}
+		js, err := e.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ A struct{ B, C string } }
+		if err := json.Unmarshal(js, &got); err != nil || got.A.B != "Hello" || got.A.C != "World!" {
+			t.Errorf("JSON %s: %+v, %v", js, got, err)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d events of MySource, want 1", n)
+	}
+}
