@@ -2379,3 +2379,89 @@ func (e *UdpIpRecvIPV6V2) UdpIpV6Fields() UdpIpV6Fields {
 		Sport:  e.Sport,
 	}
 }
+
+// WinSatXmlKind tells the events of the WinSatXml family apart by what they mean
+// (WinSatXmlFields.Kind): by their opcode, or by task and opcode for a standard
+// opcode such as win:Start. The versions of an event are one kind, and so are
+// events of two providers with the same opcode (the runtime's and the rundown's
+// DCStart). The zero value is no kind. Compare it with the constants: their names
+// stay when a newer manifest adds events, their numbers may not.
+type WinSatXmlKind uint8
+
+const (
+	// KindWinSatWinSPR is the kind of WinSatWinSPRV0 (WinSat).
+	KindWinSatWinSPR WinSatXmlKind = 1
+	// KindWinSatMetrics is the kind of WinSatMetricsV0 (WinSat).
+	KindWinSatMetrics WinSatXmlKind = 2
+	// KindWinSatSystemConfig is the kind of WinSatSystemConfigV0 (WinSat).
+	KindWinSatSystemConfig WinSatXmlKind = 3
+)
+
+// String returns the kind's name, "WinSatWinSPR", or WinSatXmlKind(0x…) for a value without one.
+func (k WinSatXmlKind) String() string {
+	switch k {
+	case KindWinSatWinSPR:
+		return "WinSatWinSPR"
+	case KindWinSatMetrics:
+		return "WinSatMetrics"
+	case KindWinSatSystemConfig:
+		return "WinSatSystemConfig"
+	}
+	return string(clrimpl.AppendUnknown(nil, "WinSatXmlKind", uint64(k)))
+}
+
+// WinSatXmlFields holds the fields of the WinSatXml family of events, whatever the
+// member type. Members: WinSatWinSPRV0, WinSatMetricsV0, WinSatSystemConfigV0
+// (WinSat).
+// A field that not every member carries comes with a HasX field, true when the
+// decoded event had it. Strings and arrays alias the payload the event was decoded
+// from.
+type WinSatXmlFields struct {
+	// Kind tells which event of the family this is, whatever its version and
+	// provider (see WinSatXmlKind).
+	Kind WinSatXmlKind
+	// State is carried by every member.
+	State uint32
+	// UncompressedSize is carried by every member.
+	UncompressedSize uint32
+	// CompressedXml is carried by every member.
+	CompressedXml Uint8Array
+}
+
+// WinSatXmlEvent is implemented by every member of the WinSatXml family (see
+// WinSatXmlFields).
+type WinSatXmlEvent interface {
+	Event
+	// WinSatXmlFields returns the event's fields in the family's form.
+	WinSatXmlFields() WinSatXmlFields
+}
+
+// WinSatXmlFields returns the fields of WinSatWinSPR_V0 in the form of the WinSatXml family.
+func (e *WinSatWinSPRV0) WinSatXmlFields() WinSatXmlFields {
+	return WinSatXmlFields{
+		CompressedXml:    e.CompressedXml,
+		Kind:             KindWinSatWinSPR,
+		State:            e.State,
+		UncompressedSize: e.UncompressedSize,
+	}
+}
+
+// WinSatXmlFields returns the fields of WinSatMetrics_V0 in the form of the WinSatXml family.
+func (e *WinSatMetricsV0) WinSatXmlFields() WinSatXmlFields {
+	return WinSatXmlFields{
+		CompressedXml:    e.CompressedXml,
+		Kind:             KindWinSatMetrics,
+		State:            e.State,
+		UncompressedSize: e.UncompressedSize,
+	}
+}
+
+// WinSatXmlFields returns the fields of WinSatSystemConfig_V0 in the form of the WinSatXml family.
+func (e *WinSatSystemConfigV0) WinSatXmlFields() WinSatXmlFields {
+	return WinSatXmlFields{
+		CompressedXml:    e.CompressedXml,
+		Kind:             KindWinSatSystemConfig,
+		State:            e.State,
+		UncompressedSize: e.UncompressedSize,
+	}
+}

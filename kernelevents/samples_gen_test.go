@@ -834,6 +834,18 @@ func sampleEvents() []Event {
 		Seqnum: 10,
 		Size:   5,
 		Sport:  1006,
+	}, &WinSatWinSPRV0{
+		CompressedXml:    clrimpl.Uint8ArrayOf(6, 7),
+		State:            4,
+		UncompressedSize: 5,
+	}, &WinSatMetricsV0{
+		CompressedXml:    clrimpl.Uint8ArrayOf(6, 7),
+		State:            4,
+		UncompressedSize: 5,
+	}, &WinSatSystemConfigV0{
+		CompressedXml:    clrimpl.Uint8ArrayOf(6, 7),
+		State:            4,
+		UncompressedSize: 5,
 	}}
 }
 
@@ -841,7 +853,7 @@ func sampleEvents() []Event {
 // column writers and descriptor against its sample value, at both pointer
 // sizes, with every cut of its payload (see clrimpltest.Samples).
 func TestSamples(t *testing.T) {
-	clrimpltest.Samples(t, Table(), sampleEvents(), "StackWalkStack_V2", "StackWalkKeyCreate_V2", "StackWalkKeyDelete_V2", "StackWalkKeyRundown_V2")
+	clrimpltest.Samples(t, Table(), sampleEvents(), "StackWalkStack_V2", "StackWalkKeyCreate_V2", "StackWalkKeyDelete_V2", "StackWalkKeyRundown_V2", "WinSatWinSPR_V0", "WinSatMetrics_V0", "WinSatSystemConfig_V0")
 }
 
 // BenchmarkSamplesDecode decodes every event type's sample once an

@@ -32,6 +32,8 @@ const (
 	ProviderThread Provider = 12
 	// ProviderUdpIp is UdpIp.
 	ProviderUdpIp Provider = 13
+	// ProviderWinSat is WinSat.
+	ProviderWinSat Provider = 14
 )
 
 var providerTable = [...]ProviderInfo{{
@@ -90,6 +92,10 @@ var providerTable = [...]ProviderInfo{{
 	GUID:  GUID{197, 80, 58, 191, 201, 169, 136, 73, 160, 5, 45, 240, 183, 200, 15, 128},
 	Name:  "UdpIp",
 	Short: "UdpIp",
+}, {
+	GUID:  GUID{248, 223, 84, 237, 9, 196, 246, 76, 191, 131, 5, 225, 230, 26, 9, 196},
+	Name:  "WinSat",
+	Short: "WinSat",
 }}
 
 // The standard ETW levels.
@@ -216,6 +222,9 @@ var eventTable = [...]*EventInfo{
 	&infoUdpIpRecvV2,
 	&infoUdpIpSendIPV6V2,
 	&infoUdpIpRecvIPV6V2,
+	&infoWinSatWinSPRV0,
+	&infoWinSatMetricsV0,
+	&infoWinSatSystemConfigV0,
 }
 
 var familyTable = [...]FamilyInfo{{
@@ -278,4 +287,7 @@ var familyTable = [...]FamilyInfo{{
 }, {
 	Members: []*EventInfo{&infoUdpIpSendIPV6V2, &infoUdpIpRecvIPV6V2},
 	Name:    "UdpIpV6",
+}, {
+	Members: []*EventInfo{&infoWinSatWinSPRV0, &infoWinSatMetricsV0, &infoWinSatSystemConfigV0},
+	Name:    "WinSatXml",
 }}

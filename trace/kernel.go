@@ -108,6 +108,7 @@ var etwClasses = sync.OnceValue(func() *kernelClasses {
 		imageIDGUID:          newClass("ImageID", imageIDGUID, map[uint8]string{32: "None"}),
 		dynamic.MetaDataGUID: newClass("MetaData", dynamic.MetaDataGUID, map[uint8]string{32: "EventInfo", 33: "EventMapInfo"}),
 		sysConfigGUID:        newClass("SysConfig", sysConfigGUID, nil),
+		winSatGUID:           newClass("WinSat", winSatGUID, nil),
 	}
 	return c
 })
@@ -148,11 +149,12 @@ func newClass(task string, class clrimpl.GUID, opcodes map[uint8]string) *kernel
 // kernelGroupOf returns the kernel class with GUID g, or nil.
 func kernelGroupOf(g clrimpl.GUID) *kernelGroup { return etwClasses().byGUID[g] }
 
-// The classes of KernelTraceControl's image identity events and of the
-// system description a merge adds.
+// The classes of KernelTraceControl's image identity events, and of the
+// system description and WinSAT assessment a merge adds.
 var (
 	imageIDGUID   = kernelevents.ProviderImageID.GUID()
 	sysConfigGUID = kernelevents.ProviderSysConfig.GUID()
+	winSatGUID    = kernelevents.ProviderWinSat.GUID()
 )
 
 // otherProviders names ETW providers that PerfView's kernel sessions log
@@ -161,6 +163,7 @@ var otherProviders = map[clrimpl.GUID]string{
 	imageIDGUID:          "KernelTraceControl", // image identity (ImageID, DbgID_RSDS)
 	dynamic.MetaDataGUID: "KernelTraceControl", // the merge's event descriptions
 	sysConfigGUID:        kernelProvider,       // the merge's system paths and volumes
+	winSatGUID:           "KernelTraceControl", // the merge's WinSAT assessment
 	clrimpl.MustParseGUID("edd08927-9cc4-4e65-b970-c2560fb5c289"): "Microsoft-Windows-Kernel-File",
 }
 

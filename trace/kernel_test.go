@@ -1,12 +1,15 @@
 package trace
 
 import (
+	"encoding/xml"
 	"io"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/clrgo/clrevents/internal/baseline"
+	"github.com/clrgo/clrevents/kernelevents"
 )
 
 // TestKernelIDsBaseline: the names, processes and threads of the 4.5.2
@@ -126,4 +129,71 @@ func TestKernelIDsBaseline(t *testing.T) {
 		t.Fatalf("only %d lines checked", checked)
 	}
 	t.Logf("%d checks: %d kernel lines (%d with the process's name), the rest counts", checked, lines, named)
+}
+
+// TestWinSat: a merged log's WinSAT assessment (three events of
+// KernelTraceControl's class WinSat in SelfDescribingSingleEvent.etl.zip)
+// is named as TraceEvent names it, decodes with kernelevents' types, and
+// its compressed documents expand (kernelevents.WinSatXML) to well-formed
+// XML of the size each event states, rooted where the event's name says.
+func TestWinSat(t *testing.T) {
+	r, err := Open("../testdata/traces/SelfDescribingSingleEvent.etl.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var roots []string
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider() != "KernelTraceControl" || !strings.HasPrefix(e.Name(), "WinSat/") {
+			continue
+		}
+		v, err := e.Decode()
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		var size uint32
+		var comp []byte
+		switch v := v.(type) {
+		case *kernelevents.WinSatWinSPRV0:
+			size, comp = v.UncompressedSize, v.CompressedXml.WireBytes()
+		case *kernelevents.WinSatMetricsV0:
+			size, comp = v.UncompressedSize, v.CompressedXml.WireBytes()
+		case *kernelevents.WinSatSystemConfigV0:
+			size, comp = v.UncompressedSize, v.CompressedXml.WireBytes()
+		default:
+			t.Fatalf("%s decodes to a %T", e.Name(), v)
+		}
+		doc, err := kernelevents.WinSatXML(comp, size)
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		d := xml.NewDecoder(strings.NewReader(doc))
+		var root string
+		for {
+			tok, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: the document is not XML: %v", e.Name(), err)
+			}
+			if s, ok := tok.(xml.StartElement); ok && root == "" {
+				root = s.Name.Local
+			}
+		}
+		if want := strings.TrimPrefix(e.Name(), "WinSat/"); root != want || len(doc) < 500 {
+			t.Errorf("%s: a document of %d characters rooted at %q", e.Name(), len(doc), root)
+		}
+		roots = append(roots, root)
+	}
+	if want := []string{"WinSPR", "Metrics", "SystemConfig"}; !slices.Equal(roots, want) {
+		t.Errorf("WinSat documents %v, want %v", roots, want)
+	}
 }
