@@ -256,7 +256,7 @@ func (r *Reader) closeMerged() error {
 // file name when it opens it (ETWTraceEventSource's MergeAll): name itself,
 // then, from the same folder, the files named as name without its ".etl"
 // followed by ".kernel*.etl", ".clr*.etl" and ".user*.etl", each group in
-// name order: the logs a PerfView, xperf or Visual Studio collection writes
+// name order: the logs a PerfView or Visual Studio collection writes
 // side by side before merging them (X.etl, X.kernel.etl, X.clrRundown.etl;
 // diaghub.etl, diaghub.kernel.1.etl, diaghub.user_paged.1.etl). A name
 // without the ".etl" extension has no siblings.

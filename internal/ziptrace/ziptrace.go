@@ -1,7 +1,7 @@
 // Package ziptrace holds what every way into a zipped or gzipped trace
-// shares: finding the one trace inside an archive (through the archive's
-// directory or, when it is cut short, its local headers; a gzip file's
-// content), and copying a stream that must
+// shares: finding the one trace inside an archive, or the ETW logs of a
+// session to be read as one (through the archive's directory or, when it
+// is cut short, its local headers; a gzip file's content), and copying a stream that must
 // be read at any offset to memory or a temporary file. Package trace (the front
 // door) and the format readers' own Open functions use it, so these
 // decisions live in one place.
