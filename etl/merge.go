@@ -96,6 +96,9 @@ func Merge(logs ...*Reader) (*Reader, error) {
 	r.hdr = h
 	r.clk = newClock(&r.hdr)
 	r.ptr = logs[0].ptr
+	for _, l := range logs {
+		l.clk = r.clk // each log reckons its events' times on the merged clock
+	}
 	return r, nil
 }
 
@@ -176,7 +179,6 @@ func (r *Reader) nextMerged() (*Event, error) {
 	m.ev[best] = nil
 	m.need[best] = true
 	e.Log = best
-	e.Time = r.clk.time(e.Timestamp)
 	return e, nil
 }
 
