@@ -124,6 +124,13 @@ func WithTempDir(dir string) Option { return func(c *config) { c.tempDir = dir }
 // holding several logs is read whole either way.
 func WithSingleLog() Option { return func(c *config) { c.singleLog = true } }
 
+// Siblings returns the files Open reads as one trace when given name:
+// name, then, for an ETW log X.etl, the X.kernel*.etl, X.clr*.etl and
+// X.user*.etl beside it (etl.Siblings), which Open merges with it unless
+// WithSingleLog is given. A program given many files (a dataset's
+// export) can leave those out that another is read with.
+func Siblings(name string) ([]string, error) { return etl.Siblings(name) }
+
 // defaultMemMax is the largest spooled input kept in memory; larger ones go
 // to a temporary file.
 const defaultMemMax = 32 << 20

@@ -113,7 +113,7 @@ type options struct {
 	stats    bool
 	order    string
 	progress bool
-	strict   bool
+	reading
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool) int {
@@ -125,6 +125,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	fs.BoolVar(&o.stats, "stats", false, "print counts and payload bytes per event type instead of events")
 	fs.StringVar(&o.order, "order", "time", "event order: time (by timestamp, as TraceEvent gives them) or file (as stored)")
 	fs.BoolVar(&o.strict, "strict", false, "stop at the first damage in the trace instead of reading on past it")
+	fs.BoolVar(&o.singleLog, "single-log", false, "read an ETL file alone: not with the logs beside it (X.kernel*.etl, X.clr*.etl, X.user*.etl for X.etl) that are otherwise read with it, merged by time, as TraceEvent reads them")
 	pf := addProfileFlags(fs)
 	rf := addReportFlags(fs)
 	pq := addParquetFlags(fs)
@@ -143,13 +144,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitUsage
 	}
-	if code := pq.run(fs, o.format, o.strict, stderr); code >= 0 {
+	if code := pq.run(fs, o.format, o.reading, stderr); code >= 0 {
 		return code
 	}
-	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: ff.PID, top: ff.Limit, topIsSet: isSet(fs, "n"), strict: o.strict}, stdin, stdout, stderr); code >= 0 {
+	if code := rf.run(fs, reportOptions{format: o.format, out: pf.out, pid: ff.PID, top: ff.Limit, topIsSet: isSet(fs, "n"), reading: o.reading}, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
-	if code := pf.run(fs, o.format, ff.PID, o.strict, stdin, stdout, stderr); code >= 0 {
+	if code := pf.run(fs, o.format, ff.PID, o.reading, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -177,7 +178,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	}
 	o.progress = progress
 
-	src, err := openTrace(fs.Arg(0), stdin, o.strict, trace.WithOrder(order))
+	src, err := o.open(fs.Arg(0), stdin, trace.WithOrder(order))
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError

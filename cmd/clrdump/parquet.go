@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
@@ -47,8 +48,8 @@ type parquetFlags struct {
 	// afterTrace, when set (by tests), is called with each trace's name
 	// as soon as its WriteTrace returns.
 	afterTrace func(name string)
-	// strict: the first damage in a trace is an error (-strict).
-	strict bool
+	// reading: -strict (tests set strict too) and -single-log.
+	reading
 }
 
 func addParquetFlags(fs *flag.FlagSet) *parquetFlags {
@@ -64,7 +65,7 @@ const exitInterrupted = 130
 
 // run handles -format parquet and returns its exit status, or -1 for the
 // other formats.
-func (p *parquetFlags) run(fs *flag.FlagSet, format string, strict bool, stderr io.Writer) int {
+func (p *parquetFlags) run(fs *flag.FlagSet, format string, rd reading, stderr io.Writer) int {
 	if format != "parquet" {
 		for _, name := range []string{"append", "compression", "rowgroup"} {
 			if isSet(fs, name) {
@@ -131,8 +132,41 @@ func (p *parquetFlags) run(fs *flag.FlagSet, format string, strict bool, stderr 
 		// written, and the next run clears what is left.
 		context.AfterFunc(ctx, stop)
 	}
-	p.strict = p.strict || strict
-	return p.writeDataset(ctx, ds, out, fs.Args(), stderr)
+	p.strict = p.strict || rd.strict
+	p.singleLog = rd.singleLog
+	return p.writeDataset(ctx, ds, out, p.withoutSiblings(fs.Args(), stderr), stderr)
+}
+
+// withoutSiblings leaves out of names the ETW logs that another of them
+// is read with (trace.Siblings: X.kernel.etl beside X.etl), saying so on
+// stderr, so that a dataset does not hold their events twice. With
+// -single-log every name is read alone, and kept.
+func (p *parquetFlags) withoutSiblings(names []string, stderr io.Writer) []string {
+	if p.singleLog {
+		return names
+	}
+	readWith := map[string]string{} // a sibling's path: the name it is read with
+	for _, name := range names {
+		sibs, err := trace.Siblings(name)
+		if err != nil {
+			continue
+		}
+		for _, s := range sibs[1:] {
+			readWith[filepath.Clean(s)] = name
+		}
+	}
+	if len(readWith) == 0 {
+		return names
+	}
+	var kept []string
+	for _, name := range names {
+		if with, ok := readWith[filepath.Clean(name)]; ok {
+			fmt.Fprintf(stderr, "clrdump: %s: read with %s, the log it lies beside (-single-log reads each alone)\n", name, with)
+			continue
+		}
+		kept = append(kept, name)
+	}
+	return kept
 }
 
 // writeDataset writes each trace, as many at once as there are
@@ -164,11 +198,7 @@ func (p *parquetFlags) writeDataset(ctx context.Context, ds *dataset.Dataset, ou
 			defer wg.Done()
 			for i := range next {
 				name := names[i]
-				var opts []trace.Option
-				if p.strict {
-					opts = append(opts, trace.WithStrict())
-				}
-				src, err := trace.Open(name, opts...)
+				src, err := trace.Open(name, p.options()...)
 				if err != nil {
 					report(exitError, "clrdump: %v\n", err)
 					continue

@@ -693,7 +693,7 @@ func parquetRun(t *testing.T, p *parquetFlags, args ...string) (string, int) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	code := pq.run(fs, "parquet", p.strict, &stderr)
+	code := pq.run(fs, "parquet", p.reading, &stderr)
 	return stderr.String(), code
 }
 
@@ -730,7 +730,7 @@ func TestParquetBadPaths(t *testing.T) {
 func TestParquetFailures(t *testing.T) {
 	cut, garbage := cutTrace(t)
 	dir := filepath.Join(t.TempDir(), "ds")
-	errs, code := parquetRun(t, &parquetFlags{strict: true}, "-o", dir, cut)
+	errs, code := parquetRun(t, &parquetFlags{reading: reading{strict: true}}, "-o", dir, cut)
 	if code != exitError || !strings.Contains(errs, "offset") || strings.Count(errs, "clrdump: "+cut+": ") != 1 {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -743,7 +743,7 @@ func TestParquetFailures(t *testing.T) {
 	for _, workers := range []int{1, 2} {
 		dir := filepath.Join(t.TempDir(), "ds")
 		names := []string{cut, gcETL, garbage, sampleTrace, arrays, small}
-		errs, code := parquetRun(t, &parquetFlags{workers: workers, strict: true}, append([]string{"-o", dir}, names...)...)
+		errs, code := parquetRun(t, &parquetFlags{workers: workers, reading: reading{strict: true}}, append([]string{"-o", dir}, names...)...)
 		if code != exitError || !strings.Contains(errs, "4 of 6 traces written") || !strings.Contains(errs, "not a trace") {
 			t.Errorf("exit %d: %s", code, errs)
 		}
@@ -781,7 +781,7 @@ func TestParquetAppendFailure(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	before := treeOf(t, dir)
-	errs, code := parquetRun(t, &parquetFlags{strict: true}, "-o", dir, "-append", cut, garbage, gcETL)
+	errs, code := parquetRun(t, &parquetFlags{reading: reading{strict: true}}, "-o", dir, "-append", cut, garbage, gcETL)
 	if code != exitError || !strings.Contains(errs, "already in the dataset") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
@@ -790,7 +790,7 @@ func TestParquetAppendFailure(t *testing.T) {
 		t.Errorf("the dataset changed:\nbefore %v\nafter  %v", before, after)
 	}
 	names := []string{cut, sampleTrace, garbage}
-	errs, code = parquetRun(t, &parquetFlags{strict: true}, append([]string{"-o", dir, "-append"}, names...)...)
+	errs, code = parquetRun(t, &parquetFlags{reading: reading{strict: true}}, append([]string{"-o", dir, "-append"}, names...)...)
 	if code != exitError {
 		t.Errorf("exit %d: %s", code, errs)
 	}

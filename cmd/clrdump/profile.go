@@ -47,7 +47,7 @@ func addProfileFlags(fs *flag.FlagSet) *profileFlags {
 
 // run runs -profile mode after the flags were parsed; it returns -1
 // when -profile was not given.
-func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, strict bool, stdin io.Reader, stdout, stderr io.Writer) int {
+func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, rd reading, stdin io.Reader, stdout, stderr io.Writer) int {
 	if pf.kind == "" {
 		if pf.out != "" || pf.managedOnly {
 			fmt.Fprintf(stderr, "clrdump: -o and -managed-only go with -profile\n")
@@ -83,7 +83,7 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, strict b
 		return exitUsage
 	}
 	// A profile needs each thread's events in order, not the trace's.
-	src, err := openTrace(fs.Arg(0), stdin, strict, trace.WithOrder(trace.ThreadOrder))
+	src, err := rd.open(fs.Arg(0), stdin, trace.WithOrder(trace.ThreadOrder))
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError

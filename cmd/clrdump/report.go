@@ -47,7 +47,7 @@ type reportOptions struct {
 	pid      int64
 	top      int
 	topIsSet bool
-	strict   bool
+	reading
 }
 
 // run runs -report mode after the flags were parsed; it returns -1 when
@@ -77,7 +77,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		fs.Usage()
 		return exitUsage
 	}
-	src, err := openTrace(fs.Arg(0), stdin, o.strict)
+	src, err := o.open(fs.Arg(0), stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitError
@@ -137,12 +137,26 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 	return reportLost(stderr, lost)
 }
 
-// openTrace opens the trace at name, or reads standard input for "-";
-// strict stops it at the first damage.
-func openTrace(name string, stdin io.Reader, strict bool, opts ...trace.Option) (*trace.Reader, error) {
-	if strict {
+// reading holds the flags every mode reads traces with.
+type reading struct {
+	strict    bool // -strict: stop at the first damage
+	singleLog bool // -single-log: an ETL file without the logs beside it
+}
+
+// options returns the trace options of the flags, after opts.
+func (rd reading) options(opts ...trace.Option) []trace.Option {
+	if rd.strict {
 		opts = append(opts, trace.WithStrict())
 	}
+	if rd.singleLog {
+		opts = append(opts, trace.WithSingleLog())
+	}
+	return opts
+}
+
+// open opens the trace at name, or reads standard input for "-".
+func (rd reading) open(name string, stdin io.Reader, opts ...trace.Option) (*trace.Reader, error) {
+	opts = rd.options(opts...)
 	if name == "-" {
 		return trace.NewReader(stdin, append(opts, trace.WithName("standard input"))...)
 	}
