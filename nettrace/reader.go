@@ -1660,6 +1660,7 @@ func (r *Reader) addMetadata(m *Metadata) {
 			m.ProviderGUID = p.guid
 		}
 	}
+	wellKnownFields(m)
 	m.describe()
 	r.nmeta++
 	r.putMeta(m)

@@ -274,7 +274,12 @@ type Metadata struct {
 	HasOpcode bool
 
 	// Fields describe the payload in wire order. CLR runtime events usually
-	// come with no fields: decode those from the manifest instead.
+	// come with no fields: decode those from the manifest instead. The
+	// well-known events of Microsoft-Diagnostics-DiagnosticSource (Event,
+	// Activity1Start, …), whose key/value arguments the metadata has no
+	// type for and which it describes with no fields, get the fields
+	// TraceEvent gives them: SourceName, EventName and Arguments, an array
+	// of {Key, Value} strings. Do not modify Fields: it may be shared.
 	Fields []Field
 	// FieldsErr is set when the field descriptions could not be parsed (a
 	// type code this package does not know, say); Fields is then nil and
