@@ -95,7 +95,6 @@ func Merge(logs ...*Reader) (*Reader, error) {
 	}
 	r.hdr = h
 	r.clk = newClock(&r.hdr)
-	r.ptr = logs[0].ptr
 	for _, l := range logs {
 		l.clk = r.clk // each log reckons its events' times on the merged clock
 	}

@@ -424,25 +424,15 @@ func openZip(ra io.ReaderAt, size int64, c *config, closers []func() error) (*Re
 		r.finish = func() error { return ziptrace.Finish(rc) }
 		return r, nil
 	case format == ETL:
-		// ETL needs random access for time order: expand the member
-		// (never trusting its stated size), then let the archive go.
-		// Its data ends where the member's fails (a cut, a checksum):
-		// what came before is read, and the failure reported at the end.
-		src, stopped := ziptrace.UntilError(br)
-		sp, err := ziptrace.Spool(src, zf.Size, c.memMax, c.tempDir, member)
+		// ETL needs random access for time order: expand the member,
+		// then let the archive go.
+		er, sp, stop, err := expandLog(br, zf.Size, c, member)
 		rc.Close()
 		if err != nil {
 			return nil, err
 		}
-		r, err := newETLAt(sp, sp.Size, &mc, append([]func() error{sp.Close}, closers...)...)
-		if err != nil {
-			sp.Close()
-			if stop := stopped(); stop != nil {
-				return nil, fmt.Errorf("%s: %w", member, stop)
-			}
-			return nil, err
-		}
-		r.stopped = stopped()
+		r := newETL(er, &mc, append([]func() error{sp.Close}, closers...)...)
+		r.stopped = stop
 		return r, nil
 	}
 	rc.Close()
@@ -486,21 +476,13 @@ func openLogs(found []*ziptrace.Found, c *config, closers []func() error) (*Read
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", member, err))
 		}
-		src, stopped := ziptrace.UntilError(rc)
-		sp, err := ziptrace.Spool(src, zf.Size, c.memMax, c.tempDir, member)
+		er, sp, stop, err := expandLog(rc, zf.Size, c, member)
 		rc.Close()
 		if err != nil {
 			return fail(err)
 		}
 		own = append(own, sp.Close)
-		er, err := etl.NewReaderAt(sp, sp.Size)
-		if err != nil {
-			if stop := stopped(); stop != nil {
-				err = stop
-			}
-			return fail(fmt.Errorf("%s: %w", member, err))
-		}
-		if stop := stopped(); stop != nil {
+		if stop != nil {
 			stops = append(stops, fmt.Errorf("%s: %w", member, stop))
 		}
 		er.SetName(member)
@@ -513,4 +495,27 @@ func openLogs(found []*ziptrace.Found, c *config, closers []func() error) (*Read
 	r := newETL(er, c, append(own, closers...)...)
 	r.stopped = errors.Join(stops...)
 	return r, nil
+}
+
+// expandLog expands an archive's ETL member read from src into a copy that
+// can be read at any offset (hint, the size the archive states, is never
+// trusted) and opens it. The data ends where the member's fails (a cut, a
+// checksum): what came before is read, and stop is that failure, for the
+// trace's end. On an error the copy is released.
+func expandLog(src io.Reader, hint int64, c *config, member string) (er *etl.Reader, sp *ziptrace.Spooled, stop, err error) {
+	data, stopped := ziptrace.UntilError(src)
+	sp, err = ziptrace.Spool(data, hint, c.memMax, c.tempDir, member)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	er, err = etl.NewReaderAt(sp, sp.Size)
+	stop = stopped()
+	if err != nil {
+		sp.Close()
+		if stop != nil {
+			err = stop
+		}
+		return nil, nil, nil, fmt.Errorf("%s: %w", member, err)
+	}
+	return er, sp, stop, nil
 }
