@@ -267,8 +267,9 @@ type Metadata struct {
 	Keywords     uint64       // keyword mask
 	Level        uint8        // 1 (critical) to 5 (verbose); 0 when not recorded
 	// Opcode is from the V5 opcode tag or V6 optional metadata; 0 when the
-	// trace does not say (TraceEvent then guesses from a Start/Stop suffix
-	// of the name; we do not).
+	// trace does not say. (TraceEvent then takes Start or Stop from a
+	// suffix of the name, and so does package trace's Event.Opcode; this
+	// package gives what the trace says.)
 	Opcode uint8
 	// HasOpcode reports whether the trace gave Opcode explicitly.
 	HasOpcode bool

@@ -162,19 +162,61 @@ func (e *Event) Task() uint16 {
 	return 0
 }
 
-// Opcode is the event's opcode, from the trace, or from its generated
-// type where the trace does not record it (EventPipe before NetTrace V5).
+// Opcode is the event's opcode, from the trace, or, where the trace does
+// not record it (EventPipe metadata before NetTrace V5 never does), from
+// its generated type. An EventPipe event of no generated type whose
+// metadata gives no opcode takes the one its name implies, as TraceEvent
+// gives it: Start (1) for a name that ends in "Start", Stop (2) for one
+// that ends in "Stop", in any case (EventSource makes an event so named a
+// Start or Stop event, and its activities depend on the pair). Name keeps
+// the name as the trace gives it ("RequestStart"; TraceEvent shows
+// "Request/Start").
 func (e *Event) Opcode() uint8 {
 	if e.et != nil {
 		return e.et.Opcode
 	}
 	op := e.nt.Opcode
-	if op == 0 && (e.nt.Metadata == nil || !e.nt.Metadata.HasOpcode) {
+	if m := e.nt.Metadata; op == 0 && (m == nil || !m.HasOpcode) {
 		if d := e.typeDescriptor(); d != nil {
 			op = uint8(d.Opcode)
+		} else if m != nil {
+			op = impliedOpcode(m.Name)
 		}
 	}
 	return op
+}
+
+// The opcodes a name can imply (impliedOpcode).
+const (
+	opcodeStart = 1
+	opcodeStop  = 2
+)
+
+// impliedOpcode is the opcode an EventSource event's name implies: Start
+// or Stop for a name that ends so (in any case), else 0.
+func impliedOpcode(name string) uint8 {
+	switch {
+	case endsFold(name, "start"):
+		return opcodeStart
+	case endsFold(name, "stop"):
+		return opcodeStop
+	}
+	return 0
+}
+
+// endsFold reports whether s ends with lower, a lower-case ASCII word, in
+// any case of its ASCII letters.
+func endsFold(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	s = s[len(s)-len(lower):]
+	for i := 0; i < len(lower); i++ {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Level is the event's level (1 critical … 5 verbose), from the trace, or
