@@ -425,12 +425,63 @@ var diagnosticSourceFields = []Field{
 	}}},
 }
 
+// The universal providers: machine-wide events that collectors outside
+// the runtime write into NetTrace V6 (the Linux collection of dotnet-trace
+// and the tools it is built on), described in PerfView's
+// UniversalProviders.md. Universal.System reconstructs the machine's
+// processes and what they map (and names jitted code); Universal.Events
+// holds samples, each a Value and a stack. Integers are unsigned LEB128
+// varints and strings UTF-8 after a 16-bit byte count, which a V6 field
+// list describes as VarUInt and an array of UTF8CodeUnit; the collectors
+// describe Universal.System's events with no fields, and TraceEvent reads
+// them with layouts of its own (UniversalSystemTraceEventParser), by
+// provider and event name: these are those layouts.
+const (
+	universalSystem = "Universal.System"
+	universalEvents = "Universal.Events"
+)
+
+// universalSystemFields are Universal.System's events' fields by name.
+var universalSystemFields = func() map[string][]Field {
+	u := func(name string) Field { return Field{Name: name, Type: TypeVarUInt} }
+	str := func(name string) Field {
+		return Field{Name: name, Type: TypeArray, Elem: &Field{Type: TypeUTF8CodeUnit}}
+	}
+	process := []Field{u("NamespaceId"), str("Name"), str("NamespaceName")}
+	return map[string][]Field{
+		"ExistingProcess": process,
+		"ProcessCreate":   process,
+		"ProcessMapping": {u("Id"), u("StartAddress"), u("EndAddress"), u("FileOffset"),
+			str("FileName"), u("MetadataId")},
+		"ProcessSymbol":          {u("Id"), u("MappingId"), u("StartAddress"), u("EndAddress"), str("Name")},
+		"ProcessMappingMetadata": {u("Id"), str("SymbolMetadata"), str("VersionMetadata")},
+	}
+}()
+
+// universalSampleFields are the fields of Universal.Events' stable events
+// (cpu, cswitch): the sample's value.
+var universalSampleFields = []Field{{Name: "Value", Type: TypeVarUInt}}
+
 // wellKnownFields gives the events whose metadata cannot describe their
-// parameters, and so describes none, the fields they have: those of
-// DiagnosticSource's events, as TraceEvent fills them in
-// (EventPipeMetadata's PopulateWellKnownEventParameters).
+// parameters, or does not, and so describes none, the fields they have,
+// as TraceEvent reads them: those of DiagnosticSource's events
+// (EventPipeMetadata's PopulateWellKnownEventParameters), and those of the
+// universal providers' (their parsers' layouts). Universal.System's
+// ProcessExit has no fields.
 func wellKnownFields(m *Metadata) {
-	if len(m.Fields) == 0 && m.FieldsErr == nil && m.Provider == diagnosticSource && diagnosticSourceEvents[m.Name] {
-		m.Fields = diagnosticSourceFields
+	if len(m.Fields) != 0 || m.FieldsErr != nil {
+		return
+	}
+	switch m.Provider {
+	case diagnosticSource:
+		if diagnosticSourceEvents[m.Name] {
+			m.Fields = diagnosticSourceFields
+		}
+	case universalSystem:
+		m.Fields = universalSystemFields[m.Name]
+	case universalEvents:
+		if m.Name == "cpu" || m.Name == "cswitch" {
+			m.Fields = universalSampleFields
+		}
 	}
 }

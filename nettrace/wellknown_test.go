@@ -70,3 +70,87 @@ func TestDiagnosticSourceFields(t *testing.T) {
 		t.Errorf("%d of the seven events decoded", n)
 	}
 }
+
+// ustr is a universal provider's string: a 16-bit byte count, then UTF-8.
+func ustr(b []byte, s string) []byte {
+	return append(binary.LittleEndian.AppendUint16(b, uint16(len(s))), s...)
+}
+
+// TestUniversalFields: the events of the universal providers (machine-wide
+// collections written as NetTrace V6), which the collectors describe with
+// no fields, decode with the layouts TraceEvent reads them with
+// (PerfView's UniversalProviders.md and its parsers): varints and strings
+// of UTF-8 after a 16-bit count. An event the providers do not define, and
+// one whose metadata has fields, keep what the trace says.
+func TestUniversalFields(t *testing.T) {
+	type ev struct {
+		provider, name string
+		fields         []Field
+		payload        []byte
+		want           string // AppendText; "" for an event without fields
+	}
+	evs := []ev{
+		{universalSystem, "ExistingProcess", nil, ustr(ustr(appendVar(nil, 7), "init"), ""), `NamespaceId=7 Name="init" NamespaceName=""`},
+		{universalSystem, "ProcessCreate", nil, ustr(ustr(appendVar(nil, 1234), "testhost"), "pod-a"), `NamespaceId=1234 Name="testhost" NamespaceName="pod-a"`},
+		{universalSystem, "ProcessMappingMetadata", nil, ustr(ustr(appendVar(nil, 9), `{"type": "ELF","build_id": "4b60"}`), "{}"),
+			`Id=9 SymbolMetadata="{\"type\": \"ELF\",\"build_id\": \"4b60\"}" VersionMetadata="{}"`},
+		{universalSystem, "ProcessMapping", nil,
+			appendVar(ustr(appendVar(appendVar(appendVar(appendVar(nil, 2), 0x7f0000001000), 0x7f0000009000), 0x1000), "/usr/lib/libcoreclr.so"), 9),
+			`Id=2 StartAddress=139637976731648 EndAddress=139637976764416 FileOffset=4096 FileName="/usr/lib/libcoreclr.so" MetadataId=9`},
+		{universalSystem, "ProcessSymbol", nil,
+			ustr(appendVar(appendVar(appendVar(appendVar(nil, 5), 2), 0x10), 0x80), "instance void [app] App.Program::Main(string[])[OptimizedTier1]"),
+			`Id=5 MappingId=2 StartAddress=16 EndAddress=128 Name="instance void [app] App.Program::Main(string[])[OptimizedTier1]"`},
+		{universalSystem, "ProcessExit", nil, nil, ""},
+		{universalEvents, "cpu", nil, appendVar(nil, 1), `Value=1`},
+		{universalEvents, "cswitch", nil, appendVar(nil, 300000), `Value=300000`},
+		{universalEvents, "cpu", []Field{{Name: "Weight", Type: TypeVarUInt}}, appendVar(nil, 3), `Weight=3`},
+		{universalEvents, "page_fault", nil, appendVar(nil, 1), ""},
+		{"Universal.Other", "ProcessCreate", nil, ustr(ustr(appendVar(nil, 1), "x"), ""), ""},
+	}
+	w := newV6Writer(8, 0)
+	w.threads(wThread{index: 1, pid: 1234, tid: 100})
+	var metas []wMeta
+	var wevs []wEvent
+	for i, e := range evs {
+		metas = append(metas, wMeta{id: uint32(i + 1), provider: e.provider, eventID: uint32(i), name: e.name, fields: e.fields})
+		wevs = append(wevs, wEvent{meta: uint32(i + 1), seq: uint32(i + 1), thread: 1, capThread: 1, ts: int64(1000 + i), payload: e.payload})
+	}
+	w.metadata(metas...)
+	w.events(true, wevs...)
+	r, err := NewReader(bytes.NewReader(w.end()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		e, err := r.Next()
+		if err == io.EOF {
+			if i != len(evs) {
+				t.Errorf("%d events, want %d", i, len(evs))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := evs[i]
+		if c.want == "" {
+			if len(e.Metadata.Fields) != 0 {
+				t.Errorf("%s/%s: fields %v, want none", c.provider, c.name, e.Metadata.Fields)
+			}
+			continue
+		}
+		text, err := e.Metadata.AppendText(nil, e.Payload)
+		if err != nil || string(text) != c.want {
+			t.Errorf("%s/%s:\n got %s (%v)\nwant %s", c.provider, c.name, text, err, c.want)
+		}
+		if _, err := e.Metadata.AppendJSON(nil, e.Payload); err != nil {
+			t.Errorf("%s/%s: JSON: %v", c.provider, c.name, err)
+		}
+		// A payload cut short is an error, not a read past its end.
+		if len(e.Payload) > 1 {
+			if _, err := e.Metadata.AppendText(nil, e.Payload[:len(e.Payload)-1]); err == nil {
+				t.Errorf("%s/%s: a payload a byte short decoded", c.provider, c.name)
+			}
+		}
+	}
+}
