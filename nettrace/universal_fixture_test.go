@@ -42,7 +42,7 @@ func universalTrace() []byte {
 	w.stacks(1,
 		[]uint64{jitted + 0x210, jitted + 0x150, coreclr + 0x1100}, // GetHashCode, Main, coreclr_execute_assembly
 		[]uint64{coreclr + 0x5000, jitted + 0x150},                 // libcoreclr (no symbol), Main
-		[]uint64{0x12345},                                          // nothing maps it
+		[]uint64{0x12345}, // nothing maps it
 	)
 	mapping := func(id, start, end uint64, file string, md uint64) []byte {
 		return appendVar(ustr(appendVar(appendVar(appendVar(appendVar(nil, id), start), end), 0), file), md)

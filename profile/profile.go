@@ -148,7 +148,7 @@ func (k Kind) SampleTypes() []ValueType {
 func (k Kind) missing() string {
 	switch k {
 	case CPU:
-		return "no SampleProfiler ThreadSample events with stacks (EventPipe: enable the Microsoft-DotNETCore-SampleProfiler provider) and no kernel CPU samples (ETW: enable the kernel's Profile flag with stack walks, as PerfView collect does)"
+		return "no SampleProfiler ThreadSample events with stacks (EventPipe: enable the Microsoft-DotNETCore-SampleProfiler provider), no kernel CPU samples (ETW: enable the kernel's Profile flag with stack walks, as PerfView collect does) and no Universal.Events cpu samples (a machine-wide Linux collection)"
 	case Alloc:
 		return "no GCAllocationTick or AllocationSampled events with stacks; enable the Microsoft-Windows-DotNETRuntime provider with the GC keyword (0x1) at level 5 (verbose), or the AllocationSampling keyword (0x80000000000) on .NET 10+"
 	case Contention:
@@ -347,6 +347,9 @@ type Builder struct {
 	// processes' names.
 	k         kstate
 	procNames map[int64]string
+	// universal: CPU samples came from a universal trace's
+	// Universal.Events (universal.go).
+	universal bool
 }
 
 // NewBuilder starts a profile. origin is the clock value the trace counts
@@ -497,7 +500,7 @@ func (b *Builder) Add(e *trace.Event) error {
 		if class, ok := kernelClass(e); ok {
 			return b.kernelEvent(e, class)
 		}
-		return nil
+		return b.universalEvent(e)
 	}
 	c := b.classify(info)
 	if c == classCode {
@@ -1082,6 +1085,7 @@ func (b *Builder) Finish() (*Profile, error) {
 	}
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n - dropped,
 		ProcessNames: b.procNames}
+	b.finishUniversal(p)
 	if b.seen {
 		p.DurationNanos = b.spanNanos()
 	}

@@ -148,7 +148,9 @@ func (p *Profile) Pprof() *profile.Profile {
 		out.SampleType = append(out.SampleType, &profile.ValueType{Type: t.Type, Unit: t.Unit})
 	}
 	if p.Kind == CPU {
-		out.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+		// Nanoseconds; a universal trace's weighted samples (see
+		// universal.go) have no time.
+		out.PeriodType = &profile.ValueType{Type: "cpu", Unit: p.SampleTypes[len(p.SampleTypes)-1].Unit}
 	}
 	out.DefaultSampleType = p.SampleTypes[p.main()].Type
 	mappings := map[string]*profile.Mapping{}

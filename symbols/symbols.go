@@ -233,6 +233,8 @@ type Map struct {
 	pdbs     map[pdbKey]string // build IDs of the images the trace names a PDB for
 	kernel32 bool              // the kernel's images are 32-bit
 	native   map[nativeKey]FrameID
+	// What a universal trace's Universal.System events say (universal.go).
+	univ *universal
 }
 
 // nativeKey names a native frame: an address of a process in one mapping
@@ -248,12 +250,16 @@ func NewMap() *Map {
 	return &Map{procs: map[int64]*process{}, unresolved: map[addrKey]FrameID{}}
 }
 
-// Add feeds an event to the map: method and module events, and an ETW
-// trace's kernel Image events, are kept, the rest ignored. It returns an
-// error only for one of those whose payload does not decode.
+// Add feeds an event to the map: method and module events, an ETW
+// trace's kernel Image events, and a universal trace's Universal.System
+// events (see universal.go's comment), are kept, the rest ignored. It
+// returns an error only for one of those whose payload does not decode.
 func (m *Map) Add(e *trace.Event) error {
 	typ, ok := e.Type()
 	if !ok {
+		if e.Provider() == universalSystem {
+			return m.addUniversal(e)
+		}
 		return nil
 	}
 	if _, ok := typ.(*kernelevents.EventInfo); ok {

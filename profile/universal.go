@@ -1,0 +1,74 @@
+package profile
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/clrgo/clrevents/trace"
+)
+
+// CPU in a universal trace. A machine-wide collection on Linux writes its
+// CPU samples as Universal.Events "cpu" events (PerfView's
+// UniversalProviders.md): each names its process and thread, has the stack
+// the collector walked, managed and native frames alike, and a Value, the
+// sample's weight (1 for one sample of the collector's period). PerfView's
+// CPU view counts that Value; so does the profile: its values are the
+// samples and their weight ("cpu", in the collector's samples), not
+// nanoseconds, which the trace does not give. The frames resolve through
+// the trace's Universal.System events (package symbols): jitted methods by
+// name, native code to its mapped file.
+
+const (
+	universalSystem = "Universal.System"
+	universalEvents = "Universal.Events"
+)
+
+// universalSampleTypes are a universal CPU profile's values.
+var universalSampleTypes = []ValueType{{"samples", "count"}, {"cpu", "samples"}}
+
+// universalEvent takes an event of no generated type: a universal trace's
+// system events go to the map, its CPU samples to a CPU profile.
+func (b *Builder) universalEvent(e *trace.Event) error {
+	switch e.Provider() {
+	case universalSystem:
+		if b.o.Map != nil {
+			return nil // the map is kept by its owner
+		}
+		return b.m.Add(e)
+	case universalEvents:
+		if b.o.Kind != CPU || e.Name() != "cpu" {
+			return nil
+		}
+		v, n := binary.Uvarint(e.Payload())
+		if n <= 0 {
+			return fmt.Errorf("profile: %s/%s at offset %d: its Value (a varint) does not decode", e.Provider(), e.Name(), e.Offset())
+		}
+		pid := e.ProcessID()
+		if !b.keep(pid) {
+			b.leftOut(pid)
+			return nil
+		}
+		ts := e.Timestamp()
+		b.span(ts)
+		b.universal = true
+		b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(min(v, 1<<62)))
+	}
+	return nil
+}
+
+// finishUniversal gives a profile of a universal trace's samples its
+// value types and its processes' names.
+func (b *Builder) finishUniversal(p *Profile) {
+	if !b.universal {
+		return
+	}
+	p.SampleTypes = universalSampleTypes
+	for pid, name := range b.m.UniversalProcessNames() {
+		if p.ProcessNames == nil {
+			p.ProcessNames = map[int64]string{}
+		}
+		if p.ProcessNames[pid] == "" {
+			p.ProcessNames[pid] = name
+		}
+	}
+}

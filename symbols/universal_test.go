@@ -1,0 +1,143 @@
+package symbols
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/trace"
+)
+
+// The names and splits are TraceEvent's (UniversalSymbolParsingTest).
+func TestJittedName(t *testing.T) {
+	for _, c := range []struct{ in, mod, method string }{
+		{"void [System.Private.CoreLib] System.Threading.ThreadPoolWorkQueue::Dispatch()[OptimizedTier1]",
+			"System.Private.CoreLib", "System.Threading.ThreadPoolWorkQueue::Dispatch()"},
+		{"bool [System.Private.CoreLib] System.Threading.PortableThreadPool+WorkerThread::WorkerThreadStart()[OptimizedTier1]",
+			"System.Private.CoreLib", "System.Threading.PortableThreadPool+WorkerThread::WorkerThreadStart()"},
+		{"void [SomeAssembly] SomeNamespace.SomeClass::SomeMethod(string, int32)[Tier0]",
+			"SomeAssembly", "SomeNamespace.SomeClass::SomeMethod(string, int32)"},
+		{"int32 [My.Custom.Assembly] My.Namespace.MyClass::ComplexMethod(class System.Collections.Generic.List`1<string>, int32)[OptimizedTier1]",
+			"My.Custom.Assembly", "My.Namespace.MyClass::ComplexMethod(class System.Collections.Generic.List`1<string>, int32)"},
+		{"instance void [System.Net.Sockets] System.Net.Sockets.SocketAsyncEngine::EventLoop()[QuickJitted]",
+			"System.Net.Sockets", "System.Net.Sockets.SocketAsyncEngine::EventLoop()"},
+		{"instance bool [System.Private.CoreLib] System.Threading.LowLevelLifoSemaphore::Wait(int32,bool)[OptimizedTier1]",
+			"System.Private.CoreLib", "System.Threading.LowLevelLifoSemaphore::Wait(int32,bool)"},
+		{"valuetype Interop/Error [System.Net.Sockets] Interop+Sys::Shutdown(class [System.Runtime]System.Runtime.InteropServices.SafeHandle,valuetype System.Net.Sockets.SocketShutdown)[QuickJitted]",
+			"System.Net.Sockets", "Interop+Sys::Shutdown(class [System.Runtime]System.Runtime.InteropServices.SafeHandle,valuetype System.Net.Sockets.SocketShutdown)"},
+		{"valuetype [System.Net.Primitives]System.Net.Sockets.SocketError [System.Net.Sockets] System.Net.Sockets.SocketPal::Shutdown(class System.Net.Sockets.SafeSocketHandle,bool,bool,valuetype System.Net.Sockets.SocketShutdown)[QuickJitted]",
+			"System.Net.Sockets", "System.Net.Sockets.SocketPal::Shutdown(class System.Net.Sockets.SafeSocketHandle,bool,bool,valuetype System.Net.Sockets.SocketShutdown)"},
+		{"void [App] App.Program::Main(string[])[OptimizedTier1]", "App", "App.Program::Main(string[])"},
+	} {
+		mod, method, ok := jittedName(c.in)
+		if !ok || mod != c.mod || method != c.method {
+			t.Errorf("jittedName(%q) = %q, %q, %v; want %q, %q", c.in, mod, method, ok, c.mod, c.method)
+		}
+	}
+	// Not jitted names (TraceEvent's too, and a few more).
+	for _, in := range []string{
+		"regular_symbol_name", "void System.Threading.ThreadPoolWorkQueue::Dispatch()", "",
+		"void [System.Private.CoreLib] System.Threading.ThreadPoolWorkQueue::Dispatch()",
+		"void System.Private.CoreLib System.Threading.ThreadPoolWorkQueue::Dispatch()[OptimizedTier1]",
+		"[App] App.Main()[Tier0]", "void [App] [Tier0]", "void [App] M()[]", "void [] M()[Tier0]", "]", "[]",
+	} {
+		if mod, method, ok := jittedName(in); ok {
+			t.Errorf("jittedName(%q) = %q, %q, true; want false", in, mod, method)
+		}
+	}
+}
+
+func TestMappingBuildID(t *testing.T) {
+	for md, want := range map[string]string{
+		`{"type": "ELF","debug_link": "60568bc2.debug","build_id": "4b60568bc25641b07e93f84f98c77093f3b279f7"}`: "4b60568bc25641b07e93f84f98c77093f3b279f7",
+		`{"type": "PE","name": "System.Memory.pdb","age": 1,"signature": "04eb8abedfcabda01f0f1387df07a0ba"}`:   "04EB8ABEDFCABDA01F0F1387DF07A0BA1",
+		`{"type": "PE","age": 26,"signature": "04eb8abedfcabda01f0f1387df07a0ba"}`:                              "04EB8ABEDFCABDA01F0F1387DF07A0BA1A",
+		`{"type": "PE","age": 1,"signature": "04eb8abe"}`:                                                       "",
+		`{"type": "PE"}`:  "",
+		`{"type": "ELF"}`: "",
+		`{}`:              "",
+		`not json`:        "",
+	} {
+		if got := mappingBuildID(md); got != want {
+			t.Errorf("mappingBuildID(%s) = %q, want %q", md, got, want)
+		}
+	}
+}
+
+// TestUniversalMap reads testdata's universal trace (nettrace's
+// universalTrace writes it) and resolves its samples' addresses.
+func TestUniversalMap(t *testing.T) {
+	r, err := trace.Open("../testdata/traces/universal-synthetic.nettrace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m := NewMap()
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const coreclr, jitted = 0x7f0000000000, 0x7e0000000000
+	for _, c := range []struct {
+		pid  int64
+		addr uint64
+		want string
+		r    Reason
+		bid  string
+	}{
+		{1234, jitted + 0x150, "App!App.Program::Main(string[])", Resolved, ""},
+		{1234, jitted + 0x1ff, "App!App.Program::Main(string[])", Resolved, ""}, // the end is inclusive
+		{1234, jitted + 0x200, "System.Private.CoreLib!System.String::GetHashCode()", Resolved, ""},
+		{1234, coreclr + 0x1100, "libcoreclr!coreclr_execute_assembly", Resolved, ""},
+		{1234, coreclr + 0x5000, "libcoreclr!?", Native, "4b60568bc25641b07e93f84f98c77093f3b279f7"},
+		{1234, jitted + 0x5000, Unresolved, NoMethod, ""}, // in the doublemapper, no symbol
+		{99, 0x12345, Unresolved, NoProcess, ""},
+	} {
+		f, r := m.Resolve(c.pid, c.addr, 5_000_000)
+		fr := m.Frame(f)
+		if got := fr.String(); got != c.want || r != c.r || fr.BuildID != c.bid {
+			t.Errorf("%d %#x: %s (%v, build ID %q), want %s (%v, %q)", c.pid, c.addr, got, r, fr.BuildID, c.want, c.r, c.bid)
+		}
+	}
+	names := m.UniversalProcessNames()
+	if names[1234] != "testhost" || names[99] != "other" || len(names) != 2 {
+		t.Errorf("process names %v", names)
+	}
+}
+
+// TestUniversalDamage: a Universal.System payload cut short is an error
+// that names the event and where it is, and adds nothing.
+func TestUniversalDamage(t *testing.T) {
+	p := uPayload{b: []byte{0x80}}
+	if p.uvarint(); p.err == nil || !strings.Contains(p.err.Error(), "cut short") {
+		t.Errorf("a varint cut short: %v", p.err)
+	}
+	p = uPayload{b: []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}}
+	if p.uvarint(); p.err == nil || !strings.Contains(p.err.Error(), "64 bits") {
+		t.Errorf("a varint of 11 bytes: %v", p.err)
+	}
+	p = uPayload{b: []byte{5, 0, 'a', 'b'}}
+	if s := p.str(); p.err == nil || s != "" || !strings.Contains(p.err.Error(), "string of 5 bytes at byte 0 of 4") {
+		t.Errorf("a string cut short: %q, %v", s, p.err)
+	}
+	p = uPayload{b: []byte{1}}
+	if p.str(); p.err == nil {
+		t.Error("a string length cut short: no error")
+	}
+	// After a fault, reads give nothing.
+	if v := p.uvarint(); v != 0 {
+		t.Errorf("a read after a fault gave %d", v)
+	}
+	p = uPayload{b: append([]byte{2, 0}, "ok"...)}
+	if s := p.str(); p.err != nil || s != "ok" {
+		t.Errorf("a whole string: %q, %v", s, p.err)
+	}
+}
