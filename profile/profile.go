@@ -55,6 +55,20 @@
 // of frames in one image is one frame. ManagedOnly keeps the samples whose
 // innermost frame is a managed method.
 //
+// # CPU in a universal trace
+//
+// A machine-wide collection on Linux that writes the universal providers
+// (PerfView's UniversalProviders.md) gives its CPU samples as
+// Universal.Events "cpu" events: a process, a thread, the stack the
+// collector walked (native and managed frames alike) and a Value, the
+// sample's weight. A CPU profile counts that Value, as PerfView's CPU view
+// does: its values are samples/count and cpu/samples, not nanoseconds,
+// which such a trace does not give. The frames resolve through the trace's
+// Universal.System events (package symbols): jitted methods by the names
+// the runtime's perf maps give them, other code to its mapped file, whose
+// pprof mapping keeps the file's range and build ID for pprof to find its
+// symbols by.
+//
 // # Frames and processes
 //
 // A frame prints as module!Namespace.Method(Signature), module!? for

@@ -7,16 +7,7 @@ import (
 	"github.com/clrgo/clrevents/trace"
 )
 
-// CPU in a universal trace. A machine-wide collection on Linux writes its
-// CPU samples as Universal.Events "cpu" events (PerfView's
-// UniversalProviders.md): each names its process and thread, has the stack
-// the collector walked, managed and native frames alike, and a Value, the
-// sample's weight (1 for one sample of the collector's period). PerfView's
-// CPU view counts that Value; so does the profile: its values are the
-// samples and their weight ("cpu", in the collector's samples), not
-// nanoseconds, which the trace does not give. The frames resolve through
-// the trace's Universal.System events (package symbols): jitted methods by
-// name, native code to its mapped file.
+// CPU in a universal trace: see the package doc.
 
 const (
 	universalSystem = "Universal.System"

@@ -15,6 +15,11 @@
 //	f, reason := m.Resolve(pid, ip, timestamp)
 //	fmt.Println(m.Frame(f)) // "System.Private.CoreLib!System.String.Concat(class System.String,class System.String)"
 //
+// A universal trace (a machine-wide Linux collection written as NetTrace
+// V6) names its code with Universal.System events instead: the files
+// mapped into each process, and the ranges of jitted code the runtime's
+// perf maps name (see universal.go). Add keeps those too.
+//
 // Method events of every version come through the generated families
 // (clrevents.MethodLoadUnloadVerboseEvent, clrevents.MethodLoadUnloadEvent,
 // clrevents.ModuleLoadUnloadEvent), in the runtime and rundown providers.

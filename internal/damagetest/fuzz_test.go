@@ -23,6 +23,7 @@ func FuzzLayers(f *testing.F) {
 		{"../../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip", 24 << 10},
 		{"../../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip", 24 << 10},
 		{"../../testdata/pyroscope-dotnetdiag/dotnet-5.0-SampleProfiler-single-thread.golden.nettrace", 24 << 10},
+		{"../../testdata/traces/universal-synthetic.nettrace", 1 << 20},
 	} {
 		data := tracetest.Bytes(f, c.path)
 		f.Add(data[:min(len(data), c.n)])

@@ -148,6 +148,7 @@ func TestLayersOnGarbledTraces(t *testing.T) {
 		"../../testdata/traces/gcevents.etl.zip",
 		"../../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip",
 		"../../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip",
+		"../../testdata/traces/universal-synthetic.nettrace",
 	} {
 		bads := garbled(tracetest.Bytes(t, path), copies, seed)
 		bads = append(bads, garbledGzip(tracetest.Bytes(t, path), copies, seed)...)
