@@ -16,8 +16,9 @@ const universalFixture = "../testdata/traces/universal-synthetic.nettrace"
 // universalTrace is a small NetTrace V6 trace as a machine-wide Linux
 // collection writes it (PerfView's UniversalProviders.md): two processes,
 // the images and jitted code of one (a mapping of libcoreclr.so with an
-// ELF build ID, a doublemapper mapping whose code ProcessSymbol names),
-// CPU samples with stacks in both and a context switch.
+// ELF build ID, also mapped in the other process, and a doublemapper
+// mapping whose code ProcessSymbol names), CPU samples with stacks in both
+// and a context switch.
 func universalTrace() []byte {
 	const (
 		coreclr  = 0x7f0000000000
@@ -42,7 +43,7 @@ func universalTrace() []byte {
 	w.stacks(1,
 		[]uint64{jitted + 0x210, jitted + 0x150, coreclr + 0x1100}, // GetHashCode, Main, coreclr_execute_assembly
 		[]uint64{coreclr + 0x5000, jitted + 0x150},                 // libcoreclr (no symbol), Main
-		[]uint64{0x12345}, // nothing maps it
+		[]uint64{0x12345, coreclr + 0x1100},                        // nothing maps it; coreclr_execute_assembly in process 99
 	)
 	mapping := func(id, start, end uint64, file string, md uint64) []byte {
 		return appendVar(ustr(appendVar(appendVar(appendVar(appendVar(nil, id), start), end), 0), file), md)
@@ -60,6 +61,8 @@ func universalTrace() []byte {
 	ev(5, 1, 0, ustr(ustr(appendVar(nil, 1), mdELF), "{}"))
 	ev(3, 1, 0, mapping(1, coreclr, coreclr+0x100000, "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.0/libcoreclr.so", 1))
 	ev(3, 1, 0, mapping(2, jitted, jitted+0x10000, "/memfd:doublemapper (deleted)", 0))
+	// The same mapping (and so its symbols) in the other process too.
+	ev(3, 3, 0, mapping(1, coreclr, coreclr+0x100000, "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.0/libcoreclr.so", 1))
 	for range 3 {
 		ev(6, 1, 1, appendVar(nil, 1))
 	}
@@ -107,7 +110,7 @@ func TestUniversalFixture(t *testing.T) {
 			withFields++
 		}
 	}
-	if n != 15 || withFields != 14 {
-		t.Errorf("%d events, %d with fields; want 15 and 14 (all but ProcessExit)", n, withFields)
+	if n != 16 || withFields != 15 {
+		t.Errorf("%d events, %d with fields; want 16 and 15 (all but ProcessExit)", n, withFields)
 	}
 }

@@ -31,7 +31,7 @@ func TestUniversalCPU(t *testing.T) {
 	if err := p.WriteFolded(&folded); err != nil {
 		t.Fatal(err)
 	}
-	const want = `other (99);?!? 1
+	const want = `other (99);libcoreclr!coreclr_execute_assembly;?!? 1
 testhost (1234);App!App.Program::Main(string[]);libcoreclr!? 2
 testhost (1234);libcoreclr!coreclr_execute_assembly;App!App.Program::Main(string[]);System.Private.CoreLib!System.String::GetHashCode() 3
 `

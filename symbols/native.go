@@ -24,6 +24,11 @@ type image struct {
 	load, unload int64 // never / always when not known
 	name, path   string
 	buildID      string
+	// A universal trace's mapping (universal.go): the symbols that name
+	// its code, shared by every process it is mapped in, and whether it
+	// is the runtime's jitted code, which no module names.
+	syms *uSymbols
+	jit  bool
 }
 
 // pdbKey is where an ImageID/DbgID_RSDS event says an image is mapped.

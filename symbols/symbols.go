@@ -769,6 +769,14 @@ func (m *Map) notManaged(pid int64, addr uint64, ts int64, r Reason, from, to in
 	if im == nil {
 		return m.unresolvedFrame(pid, addr, r), r, from, to
 	}
+	if im.syms != nil {
+		if f, ok := m.symbolFrame(pid, im, addr); ok {
+			return f, Resolved, from, to
+		}
+	}
+	if im.jit {
+		return m.unresolvedFrame(pid, addr, r), r, from, to
+	}
 	k := nativeKey{addrKey{pid, addr}, im.load, im.base}
 	f, ok := m.native[k]
 	if !ok {

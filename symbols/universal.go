@@ -1,10 +1,12 @@
 package symbols
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,13 +24,15 @@ import (
 //
 //	returnType [Module] Namespace.Class::Method(args)[OptimizationTier]
 //
-// A Map keeps the mappings as native images of their process (the
-// doublemapper mappings the runtime puts jitted code in excepted, as
-// TraceEvent does) and the symbols as methods that cover their range for
-// the whole trace (TraceEvent names the addresses no method event
-// resolved, after the last event), so that an address resolves to
-// Module!Namespace.Class::Method(args), and to module!? in a mapped file
-// no symbol covers. The payloads are read with TraceEvent's layouts
+// A Map keeps the mappings as native images of their process, and the
+// symbols with their mapping: an address no method event covers resolves
+// to the symbol of the image mapped there that covers it, as
+// Module!Namespace.Class::Method(args) (TraceEvent too names only the
+// addresses no method event resolved), else to module!? in a mapped file,
+// and stays unresolved in the runtime's doublemapper mappings of jitted
+// code, which no file names. A mapping shared by many processes (the
+// kernel's, in every process) keeps its symbols once. The payloads are read
+// with TraceEvent's layouts
 // (UniversalSystemTraceEventParser): unsigned LEB128 varints, and strings
 // of UTF-8 after a 16-bit count.
 
@@ -36,23 +40,96 @@ const (
 	universalSystem = "Universal.System"
 	// jitMapping starts the name of the runtime's mappings of jitted code.
 	jitMapping = "/memfd:doublemapper"
-	// universalMethodID marks the method IDs of symbols (a ProcessSymbol's
-	// Id), apart from the runtime's.
-	universalMethodID = 1 << 63
 )
 
 // universal is what a Map keeps of the universal events.
 type universal struct {
-	mappings map[uint64]*uMapping // by Id
-	buildIDs map[uint64]string    // ProcessMappingMetadata's, by Id
-	modules  map[string]uint64    // the IDs given symbols' modules, by path
-	names    map[int64]string     // process names (ProcessCreate, ExistingProcess)
+	mappings map[uint64]*uMapping  // by Id
+	buildIDs map[uint64]string     // ProcessMappingMetadata's, by Id
+	names    map[int64]string      // process names (ProcessCreate, ExistingProcess)
+	frames   map[uFrameKey]FrameID // the frames made of symbols
 }
 
-// uMapping is a ProcessMapping: the processes it is in and its file.
+// uMapping is a ProcessMapping: the processes it is in, its file, and the
+// symbols in it.
 type uMapping struct {
 	pids []int64
 	path string
+	syms *uSymbols
+}
+
+// mapping returns mapping id, made when first named (a symbol may come
+// before its mapping).
+func (u *universal) mapping(id uint64) *uMapping {
+	mp := u.mappings[id]
+	if mp == nil {
+		mp = &uMapping{syms: &uSymbols{}}
+		u.mappings[id] = mp
+	}
+	return mp
+}
+
+// uSymbols are a mapping's symbols, sorted by start when looked up.
+type uSymbols struct {
+	list   []uSymbol
+	sorted bool
+}
+
+// uSymbol is a ProcessSymbol: code [start, end) and its name.
+type uSymbol struct {
+	start, end       uint64
+	method           nameRef // Namespace.Class::Method(args), or the symbol as given
+	modName, modPath string  // a jitted method's assembly, or the mapped file
+}
+
+// uFrameKey names a frame made of a symbol: a process's, of the symbol of
+// one mapping that starts at start and ends at end (its index moves as
+// symbols are added).
+type uFrameKey struct {
+	pid        int64
+	syms       *uSymbols
+	start, end uint64
+}
+
+// find returns the index of the symbol that covers addr, -1 when none: of
+// those that cover it, the one that starts nearest below it.
+func (s *uSymbols) find(addr uint64) int {
+	if !s.sorted {
+		slices.SortStableFunc(s.list, func(a, b uSymbol) int { return cmp.Compare(a.start, b.start) })
+		s.sorted = true
+	}
+	i, _ := slices.BinarySearchFunc(s.list, addr, func(x uSymbol, a uint64) int {
+		if x.start <= a {
+			return -1
+		}
+		return 1
+	})
+	for j := i - 1; j >= 0 && j >= i-maxReuse; j-- {
+		if addr < s.list[j].end {
+			return j
+		}
+	}
+	return -1
+}
+
+// symbolFrame resolves addr in process pid through the symbols of image
+// im (a universal mapping), reporting false when none covers it.
+func (m *Map) symbolFrame(pid int64, im *image, addr uint64) (FrameID, bool) {
+	i := im.syms.find(addr)
+	if i < 0 {
+		return 0, false
+	}
+	u := m.univ
+	s := &im.syms.list[i]
+	k := uFrameKey{pid, im.syms, s.start, s.end}
+	if f, ok := u.frames[k]; ok {
+		return f, true
+	}
+	f := FrameID(len(m.frames))
+	m.frames = append(m.frames, Frame{Module: s.modName, ModulePath: s.modPath, Method: m.nameString(s.method),
+		Address: s.start, Size: uint32(s.end - s.start), PID: pid, Reason: Resolved})
+	u.frames[k] = f
+	return f, true
 }
 
 // addUniversal keeps a Universal.System event.
@@ -60,7 +137,7 @@ func (m *Map) addUniversal(e *trace.Event) error {
 	u := m.univ
 	if u == nil {
 		u = &universal{mappings: map[uint64]*uMapping{}, buildIDs: map[uint64]string{},
-			modules: map[string]uint64{}, names: map[int64]string{}}
+			names: map[int64]string{}, frames: map[uFrameKey]FrameID{}}
 		m.univ = u
 	}
 	p := uPayload{b: e.Payload()}
@@ -85,56 +162,41 @@ func (m *Map) addUniversal(e *trace.Event) error {
 		if p.err != nil {
 			break
 		}
-		mp := u.mappings[id]
-		if mp == nil {
-			mp = &uMapping{path: file}
-			u.mappings[id] = mp
+		mp := u.mapping(id)
+		if mp.path == "" {
+			mp.path = file
 		}
-		if !containsPID(mp.pids, pid) {
+		if !slices.Contains(mp.pids, pid) {
 			mp.pids = append(mp.pids, pid)
 		}
-		if end > start && !strings.HasPrefix(file, jitMapping) {
-			m.addMapping(pid, ts, start, end, file, u.buildIDs[mdID])
+		if end > start {
+			m.addMapping(pid, ts, start, end, file, u.buildIDs[mdID], mp.syms)
 		}
 	case "ProcessSymbol":
-		id, mapping, start, last, name := p.uvarint(), p.uvarint(), p.uvarint(), p.uvarint(), p.str()
-		if p.err != nil {
-			break
-		}
+		p.uvarint() // Id
+		mapping, start, last, name := p.uvarint(), p.uvarint(), p.uvarint(), p.str()
 		// The end is inclusive. A range that is empty, wraps, or does
 		// not fit a method's size (a zeroed kallsyms gives [0, 2^64)) is
 		// left out, as TraceEvent leaves it out.
-		mp := u.mappings[mapping]
-		if last < start || last-start >= math.MaxUint32 || mp == nil {
+		if p.err != nil || last < start || last-start >= math.MaxUint32 {
 			break
 		}
+		mp := u.mapping(mapping)
 		// A jitted method's module is an assembly's name; another
 		// symbol's, the file mapped.
-		modName, sym, ok := jittedName(name)
-		modPath := ""
-		if !ok {
-			sym = name
-			if !strings.HasPrefix(mp.path, jitMapping) {
-				modPath = mp.path
-				modName = moduleName(modPath)
+		sym := uSymbol{start: start, end: last + 1}
+		mod, method, ok := jittedName(name)
+		if ok {
+			sym.modName = mod
+		} else {
+			method = name
+			if mp.path != "" && !strings.HasPrefix(mp.path, jitMapping) {
+				sym.modPath, sym.modName = mp.path, moduleName(mp.path)
 			}
 		}
-		key := modName + "\x00" + modPath
-		modID, known := u.modules[key]
-		if !known {
-			modID = universalMethodID | uint64(len(u.modules))
-			u.modules[key] = modID
-		}
-		nm := m.arenaName([]byte(sym))
-		for _, pid := range mp.pids {
-			pr := m.proc(pid)
-			if modName != "" {
-				pr.modules[modID] = module{name: modName, path: modPath}
-			}
-			pr.add(method{start: start, size: uint32(last - start + 1), load: never, unload: always,
-				methodID: universalMethodID | id, moduleID: modID, name: nm})
-			m.methods++
-		}
+		sym.method = m.arenaName([]byte(method))
+		mp.syms.list = append(mp.syms.list, sym)
+		mp.syms.sorted = false
 	}
 	if p.err != nil {
 		return fmt.Errorf("symbols: %s/%s at offset %d: %w", e.Provider(), e.Name(), e.Offset(), p.err)
@@ -142,18 +204,9 @@ func (m *Map) addUniversal(e *trace.Event) error {
 	return nil
 }
 
-func containsPID(pids []int64, pid int64) bool {
-	for _, p := range pids {
-		if p == pid {
-			return true
-		}
-	}
-	return false
-}
-
-// addMapping keeps a mapped file as a native image of process pid from
-// time ts.
-func (m *Map) addMapping(pid, ts int64, start, end uint64, path, buildID string) {
+// addMapping keeps a mapping as a native image of process pid from time
+// ts, with the symbols in it.
+func (m *Map) addMapping(pid, ts int64, start, end uint64, path, buildID string, syms *uSymbols) {
 	ims := m.imgs[pid]
 	if ims == nil {
 		if m.imgs == nil {
@@ -162,7 +215,11 @@ func (m *Map) addMapping(pid, ts int64, start, end uint64, path, buildID string)
 		ims = &images{open: map[uint64]int{}}
 		m.imgs[pid] = ims
 	}
-	ims.add(image{base: start, end: end, load: ts, unload: always, buildID: buildID}, path)
+	jit := strings.HasPrefix(path, jitMapping)
+	if jit {
+		path = "" // no module: the runtime's anonymous memory
+	}
+	ims.add(image{base: start, end: end, load: ts, unload: always, buildID: buildID, syms: syms, jit: jit}, path)
 }
 
 // UniversalProcessNames are the names of processes a universal trace's

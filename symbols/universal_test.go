@@ -98,14 +98,20 @@ func TestUniversalMap(t *testing.T) {
 		{1234, jitted + 0x200, "System.Private.CoreLib!System.String::GetHashCode()", Resolved, ""},
 		{1234, coreclr + 0x1100, "libcoreclr!coreclr_execute_assembly", Resolved, ""},
 		{1234, coreclr + 0x5000, "libcoreclr!?", Native, "4b60568bc25641b07e93f84f98c77093f3b279f7"},
-		{1234, jitted + 0x5000, Unresolved, NoMethod, ""}, // in the doublemapper, no symbol
+		{1234, jitted + 0x5000, Unresolved, NoProcess, ""}, // in the doublemapper, no symbol (and no method event)
 		{99, 0x12345, Unresolved, NoProcess, ""},
+		{99, coreclr + 0x1100, "libcoreclr!coreclr_execute_assembly", Resolved, ""}, // the mapping's symbols, shared
+		{99, jitted + 0x150, Unresolved, NoProcess, ""},                             // not mapped in 99
 	} {
 		f, r := m.Resolve(c.pid, c.addr, 5_000_000)
 		fr := m.Frame(f)
 		if got := fr.String(); got != c.want || r != c.r || fr.BuildID != c.bid {
 			t.Errorf("%d %#x: %s (%v, build ID %q), want %s (%v, %q)", c.pid, c.addr, got, r, fr.BuildID, c.want, c.r, c.bid)
 		}
+	}
+	// The two processes' images of mapping 1 share its symbols.
+	if a, b := m.imgs[1234], m.imgs[99]; a == nil || b == nil || len(b.list) != 1 || a.list[0].syms != b.list[0].syms && a.list[1].syms != b.list[0].syms {
+		t.Errorf("the images of mapping 1 do not share their symbols")
 	}
 	names := m.UniversalProcessNames()
 	if names[1234] != "testhost" || names[99] != "other" || len(names) != 2 {
