@@ -175,7 +175,9 @@ func (k Kind) missing() string {
 // process in the trace.
 type Options struct {
 	Kind Kind
-	// ManagedOnly leaves out CPU time outside managed code.
+	// ManagedOnly leaves out CPU time outside managed code. (A universal
+	// trace's samples are kept whole: its symbols do not say which code
+	// is managed.)
 	ManagedOnly bool
 	// PIDs keeps the samples of these processes only; nil (or empty)
 	// keeps every process. In an ETW trace, process 0 is the idle
