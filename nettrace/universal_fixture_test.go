@@ -18,7 +18,7 @@ const universalFixture = "../testdata/traces/universal-synthetic.nettrace"
 // the images and jitted code of one (a mapping of libcoreclr.so with an
 // ELF build ID, also mapped in the other process, and a doublemapper
 // mapping whose code ProcessSymbol names), CPU samples with stacks in both
-// and a context switch.
+// and a context switch, and two samples of the runtime's SampleProfiler.
 func universalTrace() []byte {
 	const (
 		coreclr  = 0x7f0000000000
@@ -38,6 +38,9 @@ func universalTrace() []byte {
 		{id: 6, provider: universalEvents, eventID: 1, name: "cpu", fields: universalSampleFields},
 		{id: 7, provider: universalEvents, eventID: 2, name: "cswitch", fields: universalSampleFields},
 		{id: 8, provider: universalSystem, eventID: 2, name: "ProcessExit"},
+		// The runtime's own sampler, which the collector's samples
+		// replace in a profile.
+		{id: 9, provider: "Microsoft-DotNETCore-SampleProfiler", eventID: 0, name: "ThreadSample", fields: []Field{{Name: "Type", Type: TypeUInt32}}},
 	}
 	w.metadata(metas...)
 	w.stacks(1,
@@ -63,9 +66,11 @@ func universalTrace() []byte {
 	ev(3, 1, 0, mapping(2, jitted, jitted+0x10000, "/memfd:doublemapper (deleted)", 0))
 	// The same mapping (and so its symbols) in the other process too.
 	ev(3, 3, 0, mapping(1, coreclr, coreclr+0x100000, "/usr/share/dotnet/shared/Microsoft.NETCore.App/10.0.0/libcoreclr.so", 1))
+	ev(9, 1, 1, u32(1)) // External
 	for range 3 {
 		ev(6, 1, 1, appendVar(nil, 1))
 	}
+	ev(9, 2, 2, u32(2)) // Managed
 	ev(6, 2, 2, appendVar(nil, 2))
 	ev(6, 3, 3, appendVar(nil, 1))
 	ev(7, 2, 2, appendVar(nil, 40_000))
@@ -110,7 +115,7 @@ func TestUniversalFixture(t *testing.T) {
 			withFields++
 		}
 	}
-	if n != 16 || withFields != 15 {
-		t.Errorf("%d events, %d with fields; want 16 and 15 (all but ProcessExit)", n, withFields)
+	if n != 18 || withFields != 17 {
+		t.Errorf("%d events, %d with fields; want 18 and 17 (all but ProcessExit)", n, withFields)
 	}
 }

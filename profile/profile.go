@@ -63,7 +63,9 @@
 // collector walked (native and managed frames alike) and a Value, the
 // sample's weight. A CPU profile counts that Value, as PerfView's CPU view
 // does: its values are samples/count and cpu/samples, not nanoseconds,
-// which such a trace does not give. The frames resolve through the trace's
+// which such a trace does not give. When the runtime's SampleProfiler
+// samples are in the trace too, the collector's are profiled instead of
+// them: they cover every process and native code. The frames resolve through the trace's
 // Universal.System events (package symbols): jitted methods by the names
 // the runtime's perf maps give them, other code to its mapped file, whose
 // pprof mapping keeps the file's range and build ID for pprof to find its
@@ -541,6 +543,9 @@ func (b *Builder) Add(e *trace.Event) error {
 	case classSkip:
 		return nil
 	case classThreadSample:
+		if b.universal {
+			return nil // a collector's samples are profiled instead (universal.go)
+		}
 		if p := e.Payload(); info == threadSampleInfo && len(p) >= 4 { // Decode's reading, without its call
 			return b.cpu(pid, e.ThreadID(), ts, clrevents.SampleProfilerSampleType(binary.LittleEndian.Uint32(p)), e.Stack())
 		}

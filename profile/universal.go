@@ -39,9 +39,18 @@ func (b *Builder) universalEvent(e *trace.Event) error {
 			b.leftOut(pid)
 			return nil
 		}
+		if !b.universal {
+			// The collector's samples, not the SampleProfiler's, make
+			// the profile.
+			b.universal = true
+			for i := range b.raws.n {
+				if b.raws.at(i).stack != takenBack {
+					b.takeBack(i)
+				}
+			}
+		}
 		ts := e.Timestamp()
 		b.span(ts)
-		b.universal = true
 		b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(min(v, 1<<62)))
 	}
 	return nil
