@@ -48,8 +48,13 @@ func universalTrace() []byte {
 		[]uint64{coreclr + 0x5000, jitted + 0x150},                 // libcoreclr (no symbol), Main
 		[]uint64{0x12345, coreclr + 0x1100},                        // nothing maps it; coreclr_execute_assembly in process 99
 	)
+	// libcoreclr.so's text, mapped from its file's offset 0x1000.
 	mapping := func(id, start, end uint64, file string, md uint64) []byte {
-		return appendVar(ustr(appendVar(appendVar(appendVar(appendVar(nil, id), start), end), 0), file), md)
+		off := uint64(0)
+		if md != 0 {
+			off = 0x1000
+		}
+		return appendVar(ustr(appendVar(appendVar(appendVar(appendVar(nil, id), start), end), off), file), md)
 	}
 	symbol := func(id, mapping, start, end uint64, name string) []byte {
 		return ustr(appendVar(appendVar(appendVar(appendVar(nil, id), mapping), start), end), name)

@@ -184,7 +184,7 @@ func (p *Profile) Pprof() *profile.Profile {
 				m := mappings[key]
 				if m == nil {
 					m = &profile.Mapping{ID: uint64(len(out.Mapping) + 1), File: mk, BuildID: f.BuildID,
-						Start: f.ImageBase, Limit: f.ImageEnd, HasFunctions: true}
+						Start: f.ImageBase, Limit: f.ImageEnd, Offset: f.ImageOffset, HasFunctions: true}
 					mappings[key] = m
 					out.Mapping = append(out.Mapping, m)
 				}

@@ -24,6 +24,7 @@ type image struct {
 	load, unload int64 // never / always when not known
 	name, path   string
 	buildID      string
+	offset       uint64 // the file offset base maps (universal traces)
 	// A universal trace's mapping (universal.go): the symbols that name
 	// its code, shared by every process it is mapped in, and whether it
 	// is the runtime's jitted code, which no module names.

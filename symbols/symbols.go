@@ -106,6 +106,10 @@ type Frame struct {
 	// ImageBase and ImageEnd are a native frame's image mapping [base,
 	// end); 0 otherwise.
 	ImageBase, ImageEnd uint64
+	// ImageOffset is the offset in the image's file that ImageBase maps
+	// (a universal trace's ProcessMapping says it: a shared library's
+	// segments are mapped from offsets of their own); 0 otherwise.
+	ImageOffset uint64
 	// PID is the process the frame is in.
 	PID int64
 	// Reason is Resolved, or why the address did not resolve.
@@ -785,7 +789,7 @@ func (m *Map) notManaged(pid int64, addr uint64, ts int64, r Reason, from, to in
 		}
 		f = FrameID(len(m.frames))
 		m.frames = append(m.frames, Frame{Module: im.name, ModulePath: im.path, BuildID: im.buildID,
-			ImageBase: im.base, ImageEnd: im.end, Address: addr, PID: pid, Reason: Native})
+			ImageBase: im.base, ImageEnd: im.end, ImageOffset: im.offset, Address: addr, PID: pid, Reason: Native})
 		m.native[k] = f
 	}
 	return f, Native, from, to

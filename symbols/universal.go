@@ -156,8 +156,7 @@ func (m *Map) addUniversal(e *trace.Event) error {
 			}
 		}
 	case "ProcessMapping":
-		id, start, end := p.uvarint(), p.uvarint(), p.uvarint()
-		p.uvarint() // FileOffset
+		id, start, end, off := p.uvarint(), p.uvarint(), p.uvarint(), p.uvarint()
 		file, mdID := p.str(), p.uvarint()
 		if p.err != nil {
 			break
@@ -170,7 +169,7 @@ func (m *Map) addUniversal(e *trace.Event) error {
 			mp.pids = append(mp.pids, pid)
 		}
 		if end > start {
-			m.addMapping(pid, ts, start, end, file, u.buildIDs[mdID], mp.syms)
+			m.addMapping(pid, ts, start, end, off, file, u.buildIDs[mdID], mp.syms)
 		}
 	case "ProcessSymbol":
 		p.uvarint() // Id
@@ -206,7 +205,7 @@ func (m *Map) addUniversal(e *trace.Event) error {
 
 // addMapping keeps a mapping as a native image of process pid from time
 // ts, with the symbols in it.
-func (m *Map) addMapping(pid, ts int64, start, end uint64, path, buildID string, syms *uSymbols) {
+func (m *Map) addMapping(pid, ts int64, start, end, offset uint64, path, buildID string, syms *uSymbols) {
 	ims := m.imgs[pid]
 	if ims == nil {
 		if m.imgs == nil {
@@ -219,7 +218,7 @@ func (m *Map) addMapping(pid, ts int64, start, end uint64, path, buildID string,
 	if jit {
 		path = "" // no module: the runtime's anonymous memory
 	}
-	ims.add(image{base: start, end: end, load: ts, unload: always, buildID: buildID, syms: syms, jit: jit}, path)
+	ims.add(image{base: start, end: end, offset: offset, load: ts, unload: always, buildID: buildID, syms: syms, jit: jit}, path)
 }
 
 // UniversalProcessNames are the names of processes a universal trace's
