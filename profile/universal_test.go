@@ -72,8 +72,15 @@ testhost (1234);libcoreclr!coreclr_execute_assembly;App!App.Program::Main(string
 			}
 		}
 	}
+	// Every libcoreclr frame (its symbol, and code no symbol names, in
+	// either process: mapped at the same base) is in that one mapping.
 	if found != 1 {
 		t.Errorf("%d mappings with a build ID, want 1 (libcoreclr.so's)", found)
+	}
+	for _, l := range pp.Location {
+		if l.Mapping != nil && strings.HasSuffix(l.Mapping.File, "libcoreclr.so") && l.Mapping.BuildID == "" {
+			t.Errorf("location %#x is in a mapping of libcoreclr.so without its build ID", l.Address)
+		}
 	}
 	if pp.PeriodType == nil || pp.PeriodType.Unit != "samples" {
 		t.Errorf("period type %v", pp.PeriodType)

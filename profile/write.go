@@ -178,7 +178,7 @@ func (p *Profile) Pprof() *profile.Profile {
 			}
 			if mk != "" {
 				key := mk
-				if f.Reason == symbols.Native {
+				if f.ImageEnd != 0 {
 					key += "@" + strconv.FormatUint(f.ImageBase, 16) // an image may be mapped at other bases
 				}
 				m := mappings[key]

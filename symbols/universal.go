@@ -126,8 +126,13 @@ func (m *Map) symbolFrame(pid int64, im *image, addr uint64) (FrameID, bool) {
 		return f, true
 	}
 	f := FrameID(len(m.frames))
-	m.frames = append(m.frames, Frame{Module: s.modName, ModulePath: s.modPath, Method: m.nameString(s.method),
-		Address: s.start, Size: uint32(s.end - s.start), PID: pid, Reason: Resolved})
+	fr := Frame{Module: s.modName, ModulePath: s.modPath, Method: m.nameString(s.method),
+		Address: s.start, Size: uint32(s.end - s.start), PID: pid, Reason: Resolved}
+	if s.modPath != "" {
+		// A symbol of the mapped file: the frame is in its image.
+		fr.BuildID, fr.ImageBase, fr.ImageEnd, fr.ImageOffset = im.buildID, im.base, im.end, im.offset
+	}
+	m.frames = append(m.frames, fr)
 	u.frames[k] = f
 	return f, true
 }

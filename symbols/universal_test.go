@@ -96,12 +96,12 @@ func TestUniversalMap(t *testing.T) {
 		{1234, jitted + 0x150, "App!App.Program::Main(string[])", Resolved, ""},
 		{1234, jitted + 0x1ff, "App!App.Program::Main(string[])", Resolved, ""}, // the end is inclusive
 		{1234, jitted + 0x200, "System.Private.CoreLib!System.String::GetHashCode()", Resolved, ""},
-		{1234, coreclr + 0x1100, "libcoreclr!coreclr_execute_assembly", Resolved, ""},
+		{1234, coreclr + 0x1100, "libcoreclr!coreclr_execute_assembly", Resolved, "4b60568bc25641b07e93f84f98c77093f3b279f7"},
 		{1234, coreclr + 0x5000, "libcoreclr!?", Native, "4b60568bc25641b07e93f84f98c77093f3b279f7"},
 		{1234, jitted + 0x5000, Unresolved, NoProcess, ""}, // in the doublemapper, no symbol (and no method event)
 		{99, 0x12345, Unresolved, NoProcess, ""},
-		{99, coreclr + 0x1100, "libcoreclr!coreclr_execute_assembly", Resolved, ""}, // the mapping's symbols, shared
-		{99, jitted + 0x150, Unresolved, NoProcess, ""},                             // not mapped in 99
+		{99, coreclr + 0x1100, "libcoreclr!coreclr_execute_assembly", Resolved, "4b60568bc25641b07e93f84f98c77093f3b279f7"}, // the mapping's symbols, shared
+		{99, jitted + 0x150, Unresolved, NoProcess, ""},                                                                     // not mapped in 99
 	} {
 		f, r := m.Resolve(c.pid, c.addr, 5_000_000)
 		fr := m.Frame(f)
