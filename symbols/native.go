@@ -148,12 +148,7 @@ func (m *Map) findImage(pid int64, addr uint64, ts int64) (found *image, from, t
 	}
 	// Images starting at or below addr, nearest first: images do not
 	// overlap at one time, but a range may be mapped again later.
-	i, _ := slices.BinarySearchFunc(ims.list, addr, func(im image, a uint64) int {
-		if im.base <= a {
-			return -1
-		}
-		return 1
-	})
+	i := firstPast(ims.list, addr, func(im *image) uint64 { return im.base })
 	for j := i - 1; j >= 0 && j >= i-maxReuse; j-- {
 		im := &ims.list[j]
 		if addr >= im.end {
@@ -165,6 +160,21 @@ func (m *Map) findImage(pid int64, addr uint64, ts int64) (found *image, from, t
 		}
 	}
 	return found, from, to
+}
+
+// firstPast returns the index of the first entry of list, sorted by
+// start, that starts past addr: len(list) when none does.
+func firstPast[T any](list []T, addr uint64, start func(*T) uint64) int {
+	lo, hi := 0, len(list)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if start(&list[mid]) <= addr {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // maxReuse is how many mappings below an address findImage looks at.

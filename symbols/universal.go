@@ -98,12 +98,7 @@ func (s *uSymbols) find(addr uint64) int {
 		slices.SortStableFunc(s.list, func(a, b uSymbol) int { return cmp.Compare(a.start, b.start) })
 		s.sorted = true
 	}
-	i, _ := slices.BinarySearchFunc(s.list, addr, func(x uSymbol, a uint64) int {
-		if x.start <= a {
-			return -1
-		}
-		return 1
-	})
+	i := firstPast(s.list, addr, func(x *uSymbol) uint64 { return x.start })
 	for j := i - 1; j >= 0 && j >= i-maxReuse; j-- {
 		if addr < s.list[j].end {
 			return j
