@@ -127,11 +127,22 @@ func (ims *images) add(im image, path string) {
 // for a kernel address) at time ts, nil when none, and the span of time
 // [from, to) around ts over which that answer holds.
 func (m *Map) findImage(pid int64, addr uint64, ts int64) (found *image, from, to int64) {
-	from, to = never, always
-	if addr >= kernelSpace64 || (m.kernel32 && addr >= kernelSpace32 && addr>>32 == 0) {
-		pid = 0
+	if pid != 0 && (addr >= kernelSpace64 || (m.kernel32 && addr >= kernelSpace32 && addr>>32 == 0)) {
+		// A kernel address: ETW lists the kernel's images in process 0;
+		// a universal trace may map the kernel into the process itself.
+		found, from, to = m.imgs[0].find(addr, ts)
+		if found != nil {
+			return found, from, to
+		}
+		f, lo, hi := m.imgs[pid].find(addr, ts)
+		return f, max(from, lo), min(to, hi)
 	}
-	ims := m.imgs[pid]
+	return m.imgs[pid].find(addr, ts)
+}
+
+// find is findImage in one process's images (none when ims is nil).
+func (ims *images) find(addr uint64, ts int64) (found *image, from, to int64) {
+	from, to = never, always
 	if ims == nil {
 		return nil, from, to
 	}

@@ -147,3 +147,28 @@ func TestUniversalDamage(t *testing.T) {
 		t.Errorf("a whole string: %q, %v", s, p.err)
 	}
 }
+
+// TestKernelMappedInProcess: a kernel address resolves to the kernel's
+// image in process 0 (ETW lists it there), else to the one mapped into
+// the process itself (a universal trace may map it so), and the span
+// its answer holds over is narrowed by both.
+func TestKernelMappedInProcess(t *testing.T) {
+	const k = 0xffffffff81000000
+	m := NewMap()
+	m.addMapping(1234, 100, k, k+0x1000000, 0, "/boot/vmlinux", "", nil)
+	f, r := m.Resolve(1234, k+0x10, 200)
+	if got := m.Frame(f).String(); got != "vmlinux!?" || r != Native {
+		t.Errorf("a kernel address mapped in the process: %s (%v)", got, r)
+	}
+	// Process 0's image, live from time 300, wins from then on; before,
+	// the process's answer holds only until 300.
+	m.addMapping(0, 300, k, k+0x1000000, 0, "/boot/ntoskrnl.exe", "", nil)
+	_, _, from, to := m.resolve(1234, k+0x10, 200)
+	if from != 100 || to != 300 {
+		t.Errorf("the answer at 200 holds over [%d, %d), want [100, 300)", from, to)
+	}
+	f, _ = m.Resolve(1234, k+0x10, 400)
+	if got := m.Frame(f).String(); got != "ntoskrnl!?" {
+		t.Errorf("at 400: %s, want process 0's image", got)
+	}
+}
