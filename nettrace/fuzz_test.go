@@ -23,6 +23,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(arr[:20000])
 	f.Add(buildV6(true))
 	f.Add(buildV6(false))
+	f.Add(universalTrace()) // the universal providers' well-known fields
 	// The .NET Core 2.0 cut: its first 20 KB and trailer, whole and with
 	// 3 bytes taken out of an event before metadata records (a shift the
 	// reader learns from the event after the next one).
