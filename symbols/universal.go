@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -221,14 +222,14 @@ func (m *Map) addMapping(pid, ts int64, start, end, offset uint64, path, buildID
 	ims.add(image{base: start, end: end, offset: offset, load: ts, unload: always, buildID: buildID, syms: syms, jit: jit}, path)
 }
 
-// UniversalProcessNames are the names of processes a universal trace's
-// ProcessCreate and ExistingProcess events give, by process ID; nil when
-// it had none.
+// UniversalProcessNames returns the names of processes a universal
+// trace's ProcessCreate and ExistingProcess events give, by process ID (a
+// copy); nil when it had none.
 func (m *Map) UniversalProcessNames() map[int64]string {
 	if m.univ == nil || len(m.univ.names) == 0 {
 		return nil
 	}
-	return m.univ.names
+	return maps.Clone(m.univ.names)
 }
 
 // jittedName splits a jitted method's name as the runtime's perf maps
