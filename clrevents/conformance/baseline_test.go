@@ -180,23 +180,7 @@ type kept struct {
 // shared trace that has one, and those in testdata/traces that ../shared
 // does not hold (on a fresh clone without it, all of them).
 func TestBaselines(t *testing.T) {
-	traces := localTraceFiles(t)
-	if _, err := statShared(); err == nil {
-		shared := sharedTraceFiles(t)
-		have := map[string]bool{}
-		for _, tf := range shared {
-			have[tf.Name] = true
-		}
-		for _, tf := range traces {
-			if !have[tf.Name] {
-				shared = append(shared, tf)
-			}
-		}
-		traces = shared
-	} else {
-		t.Logf("shared traces absent (%v): comparing the baselines in testdata/traces", err)
-	}
-	traces = withExtra(t, traces)
+	traces := baselineTraces(t)
 	ran := 0
 	for _, tf := range traces {
 		if tf.Baseline == "" {
@@ -217,6 +201,29 @@ func TestBaselines(t *testing.T) {
 	if ran == 0 {
 		t.Fatal("no trace with a baseline")
 	}
+}
+
+// baselineTraces lists the traces to compare with TraceEvent's baselines:
+// the shared ones when ../shared is here, those in testdata/traces it
+// does not hold, and the extra ones (CLREVENTS_TRACES).
+func baselineTraces(t *testing.T) []traceFile {
+	traces := localTraceFiles(t)
+	if _, err := statShared(); err == nil {
+		shared := sharedTraceFiles(t)
+		have := map[string]bool{}
+		for _, tf := range shared {
+			have[tf.Name] = true
+		}
+		for _, tf := range traces {
+			if !have[tf.Name] {
+				shared = append(shared, tf)
+			}
+		}
+		traces = shared
+	} else {
+		t.Logf("shared traces absent (%v): comparing the baselines in testdata/traces", err)
+	}
+	return withExtra(t, traces)
 }
 
 // eventPipeBaseline joins each baseline line to the first event of its type

@@ -1,0 +1,235 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/internal/baseline"
+	"github.com/clrgo/clrevents/nettrace"
+)
+
+// ownParsers are the providers whose events TraceEvent names and prints
+// through parsers of its own (TplEtwProviderTraceEventParser: "TaskStarted"
+// is its TaskExecute/Start, with its own enums), not through the trace's
+// metadata: their baseline lines do not name our events.
+var ownParsers = map[string]bool{"System.Threading.Tasks.TplEventSource": true}
+
+// describedEvent is what the test keeps of the events of one name of a
+// provider that describes its own events (EventSource, TraceLogging).
+type describedEvent struct {
+	count  int
+	ts     int64   // the earliest event's
+	msec   float64 // its time, in ms from the trace's sync time
+	tid    int64
+	act    string         // its activity ID, 32 hexadecimal digits; "" for none
+	fields map[string]any // its fields, as our JSON gives them
+	err    error
+}
+
+// TestSelfDescribedBaselines holds the events of providers outside the
+// manifest, which EventPipe traces describe themselves (EventSource's
+// metadata, TraceLogging's self-describing form, the runtime's ProcessInfo),
+// to TraceEvent's baselines: for each line, the events of that name are as
+// many as TraceEvent counted, and the earliest has its time, thread and
+// field values. TraceEvent's names carry the opcode the event name implies
+// ("Request/Start" for RequestStart) or the metadata gives
+// ("TestEvent3/24").
+func TestSelfDescribedBaselines(t *testing.T) {
+	ran := 0
+	for _, tf := range baselineTraces(t) {
+		if tf.Baseline == "" || tf.ETL {
+			continue
+		}
+		lines, err := parseEventPipeBaseline(tf.Baseline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []blEvent
+		for _, b := range lines {
+			if _, ok := clrevents.ProviderByName(b.Provider); !ok {
+				want = append(want, b)
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		ran++
+		t.Run(tf.Name, func(t *testing.T) {
+			ours, err := describedEvents(tf.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked := 0
+			for _, b := range want {
+				name := ourName(b.Name)
+				e := ours[b.Provider+"/"+name]
+				if e == nil {
+					if !ownParsers[b.Provider] {
+						t.Errorf("line %d: %s/%s: no events named %s", b.Line, b.Provider, b.Name, name)
+					}
+					continue
+				}
+				checked++
+				where := fmt.Sprintf("line %d: %s/%s", b.Line, b.Provider, b.Name)
+				if e.count != b.Count {
+					t.Errorf("%s: %d events, TraceEvent %d", where, e.count, b.Count)
+				}
+				if got := fmt.Sprintf("%.4f", e.msec); got != b.MSec || e.tid != b.TID {
+					t.Errorf("%s: the first at %s ms on thread %d, TraceEvent's at %s on %d", where, got, e.tid, b.MSec, b.TID)
+				}
+				if e.err != nil {
+					t.Errorf("%s: %v", where, e.err)
+					continue
+				}
+				for _, f := range b.Fields {
+					if f.Name == "ActivityID" {
+						// The header's, which TraceEvent's V3 reader
+						// prints with the fields.
+						if !strings.EqualFold(e.act, f.Value) {
+							t.Errorf("%s: activity %q, TraceEvent %q", where, e.act, f.Value)
+						}
+						continue
+					}
+					v, ok := e.fields[f.Name]
+					if !ok {
+						t.Errorf("%s: no field %q (ours: %v)", where, f.Name, e.fields)
+						continue
+					}
+					if !sameDescribed(v, f.Value) {
+						t.Errorf("%s: %s = %v, TraceEvent %s", where, f.Name, v, f.Value)
+					}
+				}
+			}
+			if checked == 0 {
+				t.Errorf("none of the %d lines of self-described events compared", len(want))
+			}
+			t.Logf("%d of %d lines of self-described events compared", checked, len(want))
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no trace whose baseline has self-described events")
+	}
+}
+
+// ourName is the event name of ours that TraceEvent's name is: the event's
+// name with Start or Stop where TraceEvent shows them as an opcode, and
+// without the opcode's number where TraceEvent adds it.
+func ourName(name string) string {
+	task, op, ok := strings.Cut(name, "/")
+	if !ok {
+		return name
+	}
+	switch {
+	case op == "Start" || op == "Stop":
+		return task + op
+	case strings.Trim(op, "0123456789") == "":
+		return task
+	}
+	return name
+}
+
+// describedEvents reads the trace's events of providers outside the
+// manifest, by provider/name.
+func describedEvents(path string) (map[string]*describedEvent, error) {
+	r, err := nettrace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	r.SetOrder(nettrace.TimeOrder)
+	info := r.Info()
+	out := map[string]*describedEvent{}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := clrevents.ProviderByName(e.Provider); ok || e.Metadata == nil {
+			continue
+		}
+		k := e.Provider + "/" + e.Name
+		d := out[k]
+		if d == nil {
+			d = &describedEvent{ts: e.Timestamp, tid: int64(e.ThreadID)}
+			if !e.ActivityID.IsZero() {
+				d.act = strings.ReplaceAll(e.ActivityID.String(), "-", "")
+			}
+			d.msec = float64(e.Timestamp-info.SyncTimeQPC) * 1000 / float64(max(info.QPCFrequency, 1))
+			d.fields, d.err = fieldsJSON(e)
+			out[k] = d
+		}
+		d.count++
+	}
+}
+
+// fieldsJSON is the event's fields as our JSON writes them.
+func fieldsJSON(e *nettrace.Event) (map[string]any, error) {
+	b, err := e.Metadata.AppendJSON(nil, e.Payload)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
+		return nil, fmt.Errorf("our JSON %s: %v", b, err)
+	}
+	return m, nil
+}
+
+// sameDescribed reports whether ours, a field's value from our JSON, is
+// what TraceEvent printed as want: an array or a struct (TraceEvent writes
+// both as JSON, a TraceLogging struct as the value of an unnamed
+// attribute) element by element, else as baseline.SameValue compares.
+func sameDescribed(ours any, want string) bool {
+	if strings.HasPrefix(want, "[") || strings.HasPrefix(want, "{") {
+		var w any
+		d := json.NewDecoder(strings.NewReader(want))
+		d.UseNumber()
+		if d.Decode(&w) != nil {
+			return false
+		}
+		return sameTree(ours, w)
+	}
+	return baseline.SameValue(ours, want)
+}
+
+// sameTree compares two decoded JSON values, numbers by value.
+func sameTree(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if !sameTree(v, y[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameTree(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && baseline.SameValue(x, y.String())
+	}
+	return reflect.DeepEqual(a, b)
+}
