@@ -32,9 +32,9 @@ type describedEvent struct {
 }
 
 // TestSelfDescribedBaselines holds the events of providers outside the
-// manifest, which EventPipe traces describe themselves (EventSource's
-// metadata, TraceLogging's self-describing form, the runtime's ProcessInfo),
-// to TraceEvent's baselines: for each line, the events of that name are as
+// schema, which EventPipe traces describe themselves (EventSource's
+// metadata, TraceLogging's self-describing form), to TraceEvent's
+// baselines: for each line, the events of that name are as
 // many as TraceEvent counted, and the earliest has its time, thread and
 // field values. TraceEvent's names carry the opcode the event name implies
 // ("Request/Start" for RequestStart) or the metadata gives
