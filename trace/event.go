@@ -150,8 +150,10 @@ func (e *Event) Version() uint8 {
 	return e.et.Version
 }
 
-// Task is the event's task: from the ETW header, or from its generated
-// type (Type) for EventPipe, which records none; 0 when unknown.
+// Task is the event's task: from the ETW header, or for EventPipe, which
+// records none, from its generated type (Type), or for the Task Parallel
+// Library's events, from TplEventSource's declarations (as TraceEvent
+// gives them); 0 when unknown.
 func (e *Event) Task() uint16 {
 	if e.et != nil {
 		return e.et.Task
@@ -159,18 +161,24 @@ func (e *Event) Task() uint16 {
 	if d := e.typeDescriptor(); d != nil {
 		return d.Task
 	}
+	if m := e.nt.Metadata; m != nil && m.Provider == tplProvider {
+		if t, ok := tplEvent(m.EventID); ok {
+			return t.task
+		}
+	}
 	return 0
 }
 
 // Opcode is the event's opcode, from the trace, or, where the trace does
 // not record it (EventPipe metadata before NetTrace V5 never does), from
-// its generated type. An EventPipe event of no generated type whose
-// metadata gives no opcode takes the one its name implies, as TraceEvent
-// gives it: Start (1) for a name that ends in "Start", Stop (2) for one
-// that ends in "Stop", in any case (EventSource makes an event so named a
-// Start or Stop event, and its activities depend on the pair). Name keeps
-// the name as the trace gives it ("RequestStart"; TraceEvent shows
-// "Request/Start").
+// its generated type, or for the Task Parallel Library's events from
+// TplEventSource's declarations (TaskStarted is a Start). Another
+// EventPipe event of no generated type whose metadata gives no opcode
+// takes the one its name implies, as TraceEvent gives it: Start (1) for a
+// name that ends in "Start", Stop (2) for one that ends in "Stop", in any
+// case (EventSource makes an event so named a Start or Stop event, and its
+// activities depend on the pair). Name keeps the name as the trace gives
+// it ("RequestStart"; TraceEvent shows "Request/Start").
 func (e *Event) Opcode() uint8 {
 	if e.et != nil {
 		return e.et.Opcode
@@ -180,7 +188,11 @@ func (e *Event) Opcode() uint8 {
 		if d := e.typeDescriptor(); d != nil {
 			op = uint8(d.Opcode)
 		} else if m != nil {
-			op = impliedOpcode(m.Name)
+			if t, ok := tplEvent(m.EventID); ok && m.Provider == tplProvider {
+				op = t.opcode
+			} else {
+				op = impliedOpcode(m.Name)
+			}
 		}
 	}
 	return op

@@ -2,9 +2,11 @@ package trace
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,6 +99,9 @@ func TestImpliedOpcodeTrace(t *testing.T) {
 	}
 	implied := 0
 	for k, n := range counts {
+		if k.prov == tplProvider {
+			continue // their declarations' opcodes (TestTplTrace)
+		}
 		want := impliedOpcode(k.name)
 		if k.op != want {
 			t.Errorf("%d events %s/%s have opcode %d, want %d", n, k.prov, k.name, k.op, want)
@@ -159,5 +164,127 @@ func TestImpliedOpcodeTrace(t *testing.T) {
 	}
 	if checked != 2 {
 		t.Errorf("%d of TraceEvent's Start/Stop names checked, want 2 (Request/Start and Request/Stop)", checked)
+	}
+}
+
+func TestTplEvent(t *testing.T) {
+	for id, want := range map[uint16]tplTaskOp{
+		1: {1, 1}, 2: {1, 2}, 7: {6, 9}, 8: {3, 1}, 9: {3, 2}, 10: {4, 9}, 11: {4, 2}, 12: {7, 9},
+		13: {65521, 0}, 16: {65518, 0}, 18: {9, 2}, 27: {65507, 0},
+	} {
+		if got, ok := tplEvent(id); !ok || got != want {
+			t.Errorf("tplEvent(%d) = %v, %v; want %v", id, got, ok, want)
+		}
+	}
+	for _, id := range []uint16{0, 19, 26, 28, 1000, 65535} {
+		if got, ok := tplEvent(id); ok {
+			t.Errorf("tplEvent(%d) = %v, true; want none", id, got)
+		}
+	}
+	ev := func(provider string, id uint16, name string, op uint8, has bool) *Event {
+		return &Event{nt: &nettrace.Event{Opcode: op, Metadata: &nettrace.Metadata{Provider: provider, EventID: id, Name: name, Opcode: op, HasOpcode: has}}}
+	}
+	for _, c := range []struct {
+		e        *Event
+		task     uint16
+		opcode   uint8
+		whatCase string
+	}{
+		{ev(tplProvider, 8, "TaskStarted", 0, false), 3, 1, "TaskStarted, no opcode in the trace"},
+		{ev(tplProvider, 10, "TaskWaitBegin", 0, false), 4, 9, "TaskWaitBegin"},
+		{ev(tplProvider, 8, "TaskStarted", 1, true), 3, 1, "a V5 trace's opcode"},
+		{ev(tplProvider, 8, "TaskStarted", 0, true), 3, 0, "the trace says 0"},
+		{ev(tplProvider, 19, "TaskWaitContinuationStarted", 0, false), 0, 0, "an event the table lacks"},
+		{ev(tplProvider, 40, "SomethingStart", 0, false), 0, 1, "an event the table lacks, named …Start"},
+		{ev("MySource", 8, "TaskStarted", 0, false), 0, 0, "another provider's event 8"},
+	} {
+		if task, op := c.e.Task(), c.e.Opcode(); task != c.task || op != c.opcode {
+			t.Errorf("%s: task %d, opcode %d; want %d, %d", c.whatCase, task, op, c.task, c.opcode)
+		}
+	}
+}
+
+// TestTplTrace: the .NET Core 2.0 trace's TplEventSource events (NetTrace
+// V3: no task or opcode in the metadata) have the tasks and opcodes
+// TraceEvent gives them: its baseline names them Task/Opcode
+// ("TaskExecute/Start", 82 events), and each name's events are as many as
+// TraceEvent counted, the first at its time on its thread.
+func TestTplTrace(t *testing.T) {
+	name := filepath.Join(sharedDir, "eventpipe-dotnetcore2.0-linux-objver2.netperf.zip")
+	baseline := filepath.Join(sharedDir, "eventpipe-dotnetcore2.0-linux-objver2.netperf.baseline.txt")
+	if _, err := os.Stat(name); err != nil {
+		t.Skipf("%v: the only trace with TplEventSource events and TraceEvent's baseline of them is in ../shared", err)
+	}
+	// TplEventSource's task names (TraceEvent's), and the opcodes'.
+	taskNames := map[uint16]string{1: "Loop", 2: "Invoke", 3: "TaskExecute", 4: "TaskWait", 5: "ForkJoin",
+		6: "TaskScheduled", 7: "AwaitTaskContinuationScheduled", 8: "TraceOperation", 9: "TraceSynchronousWork"}
+	opNames := map[uint8]string{1: "Start", 2: "Stop", 9: "Send"}
+	r, err := Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	type first struct {
+		n    int
+		msec string
+		tid  int64
+	}
+	ours := map[string]*first{}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Provider() != tplProvider {
+			continue
+		}
+		te := e.Name() // TraceEvent names an event of a task EventSource gave it after the event
+		if task, ok := taskNames[e.Task()]; ok {
+			te = task
+			if op := opNames[e.Opcode()]; op != "" {
+				te += "/" + op
+			}
+		}
+		f := ours[te]
+		if f == nil {
+			info := r.Info()
+			ms := float64(e.Timestamp()-info.SyncTimestamp) * 1000 / float64(info.ClockFrequency)
+			f = &first{msec: fmt.Sprintf("%.4f", ms), tid: e.ThreadID()}
+			ours[te] = f
+		}
+		f.n++
+	}
+	b, err := os.ReadFile(baseline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr := regexp.MustCompile(`MSec= *"([^"]*)".*? TID="([^"]*)"`)
+	checked := 0
+	for _, line := range strings.Split(strings.TrimPrefix(string(b), "\ufeff"), "\n") {
+		full, rest, ok := strings.Cut(strings.TrimRight(line, "\r"), ", ")
+		te, found := strings.CutPrefix(full, tplProvider+"/")
+		if !ok || !found {
+			continue
+		}
+		cnt, xml, _ := strings.Cut(rest, ", ")
+		want, _ := strconv.Atoi(cnt)
+		f := ours[te]
+		if f == nil {
+			t.Errorf("%s: TraceEvent has %d events, we name none so (ours: %v)", full, want, ours)
+			continue
+		}
+		checked++
+		if f.n != want {
+			t.Errorf("%s: %d events, TraceEvent %d", full, f.n, want)
+		}
+		if m := attr.FindStringSubmatch(xml); m == nil || m[1] != f.msec || m[2] != strconv.FormatInt(f.tid, 10) {
+			t.Errorf("%s: the first at %s ms on thread %d; TraceEvent's %v", full, f.msec, f.tid, m)
+		}
+	}
+	if checked != 7 {
+		t.Errorf("%d of TraceEvent's TplEventSource names checked, want 7", checked)
 	}
 }
