@@ -16,7 +16,9 @@ import (
 // ownParsers are the providers whose events TraceEvent names and prints
 // through parsers of its own (TplEtwProviderTraceEventParser: "TaskStarted"
 // is its TaskExecute/Start, with its own enums), not through the trace's
-// metadata: their baseline lines do not name our events.
+// metadata: their baseline lines do not name our events. (trace's
+// TestTplTrace holds TplEventSource's tasks and opcodes, and so those
+// names, to the baseline.)
 var ownParsers = map[string]bool{"System.Threading.Tasks.TplEventSource": true}
 
 // describedEvent is what the test keeps of the events of one name of a
