@@ -161,12 +161,7 @@ func (e *Event) Task() uint16 {
 	if d := e.typeDescriptor(); d != nil {
 		return d.Task
 	}
-	if m := e.nt.Metadata; m != nil && m.Provider == tplProvider {
-		if t, ok := tplEvent(m.EventID); ok {
-			return t.task
-		}
-	}
-	return 0
+	return declaredTask(e.nt.Metadata)
 }
 
 // Opcode is the event's opcode, from the trace, or, where the trace does
@@ -187,49 +182,13 @@ func (e *Event) Opcode() uint8 {
 	if m := e.nt.Metadata; op == 0 && (m == nil || !m.HasOpcode) {
 		if d := e.typeDescriptor(); d != nil {
 			op = uint8(d.Opcode)
-		} else if m != nil {
-			if t, ok := tplEvent(m.EventID); ok && m.Provider == tplProvider {
-				op = t.opcode
-			} else {
-				op = impliedOpcode(m.Name)
-			}
+		} else {
+			op = declaredOpcode(m)
 		}
 	}
 	return op
 }
 
-// The opcodes a name can imply (impliedOpcode).
-const (
-	opcodeStart = 1
-	opcodeStop  = 2
-)
-
-// impliedOpcode is the opcode an EventSource event's name implies: Start
-// or Stop for a name that ends so (in any case), else 0.
-func impliedOpcode(name string) uint8 {
-	switch {
-	case endsFold(name, "start"):
-		return opcodeStart
-	case endsFold(name, "stop"):
-		return opcodeStop
-	}
-	return 0
-}
-
-// endsFold reports whether s ends with lower, a lower-case ASCII word, in
-// any case of its ASCII letters.
-func endsFold(s, lower string) bool {
-	if len(s) < len(lower) {
-		return false
-	}
-	s = s[len(s)-len(lower):]
-	for i := 0; i < len(lower); i++ {
-		if s[i]|0x20 != lower[i] {
-			return false
-		}
-	}
-	return true
-}
 
 // Level is the event's level (1 critical … 5 verbose), from the trace, or
 // from its generated type where the trace does not record it.
