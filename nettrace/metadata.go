@@ -399,3 +399,38 @@ func isFixedSize(f *Field) bool {
 	}
 	return f.Type.fixedSize() > 0
 }
+
+// diagnosticSource is the EventSource through which DiagnosticSource
+// events reach EventPipe (System.Diagnostics.DiagnosticSource's
+// DiagnosticSourceEventSource), and diagnosticSourceEvents the events of
+// it whose parameters the metadata cannot describe: the source's name,
+// the event's name, and its arguments as key/value pairs, an enumerable
+// that a V1 field list has no type for. The runtime describes them with
+// no fields.
+const diagnosticSource = "Microsoft-Diagnostics-DiagnosticSource"
+
+var diagnosticSourceEvents = map[string]bool{
+	"Event": true, "Activity1Start": true, "Activity1Stop": true, "Activity2Start": true,
+	"Activity2Stop": true, "RecursiveActivity1Start": true, "RecursiveActivity1Stop": true,
+}
+
+// diagnosticSourceFields is their layout: two NUL-terminated UTF-16
+// strings, then an array (a 16-bit count) of key/value pairs of strings.
+var diagnosticSourceFields = []Field{
+	{Name: "SourceName", Type: TypeNullTerminatedUTF16String},
+	{Name: "EventName", Type: TypeNullTerminatedUTF16String},
+	{Name: "Arguments", Type: TypeArray, Elem: &Field{Type: TypeObject, Fields: []Field{
+		{Name: "Key", Type: TypeNullTerminatedUTF16String},
+		{Name: "Value", Type: TypeNullTerminatedUTF16String},
+	}}},
+}
+
+// wellKnownFields gives the events whose metadata cannot describe their
+// parameters, and so describes none, the fields they have: those of
+// DiagnosticSource's events, as TraceEvent fills them in
+// (EventPipeMetadata's PopulateWellKnownEventParameters).
+func wellKnownFields(m *Metadata) {
+	if len(m.Fields) == 0 && m.FieldsErr == nil && m.Provider == diagnosticSource && diagnosticSourceEvents[m.Name] {
+		m.Fields = diagnosticSourceFields
+	}
+}

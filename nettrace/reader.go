@@ -1661,6 +1661,7 @@ func (r *Reader) addMetadata(m *Metadata) {
 		}
 	}
 	wellKnownFields(m)
+	universalFields(m)
 	m.describe()
 	r.nmeta++
 	r.putMeta(m)

@@ -1,34 +1,10 @@
 package nettrace
 
-// The events whose metadata does not describe their fields, and the fields
-// they have. (In a file of its own, after reader.go: where new functions
-// land moves the reader's hot loops, see BENCHMARKS.md, sixteenth and
-// twentieth sessions.)
-
-// diagnosticSource is the EventSource through which DiagnosticSource
-// events reach EventPipe (System.Diagnostics.DiagnosticSource's
-// DiagnosticSourceEventSource), and diagnosticSourceEvents the events of
-// it whose parameters the metadata cannot describe: the source's name,
-// the event's name, and its arguments as key/value pairs, an enumerable
-// that a V1 field list has no type for. The runtime describes them with
-// no fields.
-const diagnosticSource = "Microsoft-Diagnostics-DiagnosticSource"
-
-var diagnosticSourceEvents = map[string]bool{
-	"Event": true, "Activity1Start": true, "Activity1Stop": true, "Activity2Start": true,
-	"Activity2Stop": true, "RecursiveActivity1Start": true, "RecursiveActivity1Stop": true,
-}
-
-// diagnosticSourceFields is their layout: two NUL-terminated UTF-16
-// strings, then an array (a 16-bit count) of key/value pairs of strings.
-var diagnosticSourceFields = []Field{
-	{Name: "SourceName", Type: TypeNullTerminatedUTF16String},
-	{Name: "EventName", Type: TypeNullTerminatedUTF16String},
-	{Name: "Arguments", Type: TypeArray, Elem: &Field{Type: TypeObject, Fields: []Field{
-		{Name: "Key", Type: TypeNullTerminatedUTF16String},
-		{Name: "Value", Type: TypeNullTerminatedUTF16String},
-	}}},
-}
+// The universal providers' events, whose metadata does not describe their
+// fields, and the fields they have (DiagnosticSource's are in
+// metadata.go). In a file of its own, after reader.go: where new functions
+// land moves the reader's hot loops (BENCHMARKS.md, sixteenth and
+// twentieth sessions).
 
 // The universal providers: machine-wide events that collectors outside
 // the runtime write into NetTrace V6 (the Linux collection of dotnet-trace
@@ -67,21 +43,14 @@ var universalSystemFields = func() map[string][]Field {
 // (cpu, cswitch): the sample's value.
 var universalSampleFields = []Field{{Name: "Value", Type: TypeVarUInt}}
 
-// wellKnownFields gives the events whose metadata cannot describe their
-// parameters, or does not, and so describes none, the fields they have,
-// as TraceEvent reads them: those of DiagnosticSource's events
-// (EventPipeMetadata's PopulateWellKnownEventParameters), and those of the
-// universal providers' (their parsers' layouts). Universal.System's
-// ProcessExit has no fields.
-func wellKnownFields(m *Metadata) {
+// universalFields gives the universal providers' events, which the
+// collectors describe with no fields, the fields TraceEvent's parsers
+// read. Universal.System's ProcessExit has none.
+func universalFields(m *Metadata) {
 	if len(m.Fields) != 0 || m.FieldsErr != nil {
 		return
 	}
 	switch m.Provider {
-	case diagnosticSource:
-		if diagnosticSourceEvents[m.Name] {
-			m.Fields = diagnosticSourceFields
-		}
 	case universalSystem:
 		m.Fields = universalSystemFields[m.Name]
 	case universalEvents:

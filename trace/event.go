@@ -150,46 +150,6 @@ func (e *Event) Version() uint8 {
 	return e.et.Version
 }
 
-// Task is the event's task: from the ETW header, or for EventPipe, which
-// records none, from its generated type (Type), or for the Task Parallel
-// Library's events, from TplEventSource's declarations (as TraceEvent
-// gives them); 0 when unknown.
-func (e *Event) Task() uint16 {
-	if e.et != nil {
-		return e.et.Task
-	}
-	if d := e.typeDescriptor(); d != nil {
-		return d.Task
-	}
-	return declaredTask(e.nt.Metadata)
-}
-
-// Opcode is the event's opcode, from the trace, or, where the trace does
-// not record it (EventPipe metadata before NetTrace V5 never does), from
-// its generated type, or for the Task Parallel Library's events from
-// TplEventSource's declarations (TaskStarted is a Start). Another
-// EventPipe event of no generated type whose metadata gives no opcode
-// takes the one its name implies, as TraceEvent gives it: Start (1) for a
-// name that ends in "Start", Stop (2) for one that ends in "Stop", in any
-// case (EventSource makes an event so named a Start or Stop event, and its
-// activities depend on the pair). Name keeps the name as the trace gives
-// it ("RequestStart"; TraceEvent shows "Request/Start").
-func (e *Event) Opcode() uint8 {
-	if e.et != nil {
-		return e.et.Opcode
-	}
-	op := e.nt.Opcode
-	if m := e.nt.Metadata; op == 0 && (m == nil || !m.HasOpcode) {
-		if d := e.typeDescriptor(); d != nil {
-			op = uint8(d.Opcode)
-		} else {
-			op = declaredOpcode(m)
-		}
-	}
-	return op
-}
-
-
 // Level is the event's level (1 critical … 5 verbose), from the trace, or
 // from its generated type where the trace does not record it.
 func (e *Event) Level() uint8 {

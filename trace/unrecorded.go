@@ -1,0 +1,107 @@
+package trace
+
+import "github.com/clrgo/clrevents/nettrace"
+
+// Event.Task and Event.Opcode, and the tasks and opcodes of EventPipe
+// events that neither the trace nor a generated type gives:
+// TplEventSource's declarations (tpl.go), or the opcode a name implies.
+// (In a file after reader.go, so that the accessors and Next that every
+// reader of events calls stay where they were in the binary: where code
+// lands moved them by 5%, BENCHMARKS.md, twentieth session.)
+
+// Task is the event's task: from the ETW header, or for EventPipe, which
+// records none, from its generated type (Type), or for the Task Parallel
+// Library's events, from TplEventSource's declarations (as TraceEvent
+// gives them); 0 when unknown.
+func (e *Event) Task() uint16 {
+	if e.et != nil {
+		return e.et.Task
+	}
+	if d := e.typeDescriptor(); d != nil {
+		return d.Task
+	}
+	return declaredTask(e.nt.Metadata)
+}
+
+// Opcode is the event's opcode, from the trace, or, where the trace does
+// not record it (EventPipe metadata before NetTrace V5 never does), from
+// its generated type, or for the Task Parallel Library's events from
+// TplEventSource's declarations (TaskStarted is a Start). Another
+// EventPipe event of no generated type whose metadata gives no opcode
+// takes the one its name implies, as TraceEvent gives it: Start (1) for a
+// name that ends in "Start", Stop (2) for one that ends in "Stop", in any
+// case (EventSource makes an event so named a Start or Stop event, and its
+// activities depend on the pair). Name keeps the name as the trace gives
+// it ("RequestStart"; TraceEvent shows "Request/Start").
+func (e *Event) Opcode() uint8 {
+	if e.et != nil {
+		return e.et.Opcode
+	}
+	op := e.nt.Opcode
+	if m := e.nt.Metadata; op == 0 && (m == nil || !m.HasOpcode) {
+		if d := e.typeDescriptor(); d != nil {
+			op = uint8(d.Opcode)
+		} else {
+			op = declaredOpcode(m)
+		}
+	}
+	return op
+}
+
+// declaredOpcode is the opcode of an EventPipe event of metadata m (nil
+// when none) that neither the trace nor a generated type gives.
+func declaredOpcode(m *nettrace.Metadata) uint8 {
+	if m == nil {
+		return 0
+	}
+	if m.Provider == tplProvider {
+		if t, ok := tplEvent(m.EventID); ok {
+			return t.opcode
+		}
+	}
+	return impliedOpcode(m.Name)
+}
+
+// declaredTask is the task of an EventPipe event of metadata m (nil when
+// none) that no generated type gives: TplEventSource's, else 0.
+func declaredTask(m *nettrace.Metadata) uint16 {
+	if m != nil && m.Provider == tplProvider {
+		if t, ok := tplEvent(m.EventID); ok {
+			return t.task
+		}
+	}
+	return 0
+}
+
+// The opcodes a name can imply (impliedOpcode).
+const (
+	opcodeStart = 1
+	opcodeStop  = 2
+)
+
+// impliedOpcode is the opcode an EventSource event's name implies: Start
+// or Stop for a name that ends so (in any case), else 0.
+func impliedOpcode(name string) uint8 {
+	switch {
+	case endsFold(name, "start"):
+		return opcodeStart
+	case endsFold(name, "stop"):
+		return opcodeStop
+	}
+	return 0
+}
+
+// endsFold reports whether s ends with lower, a lower-case ASCII word, in
+// any case of its ASCII letters.
+func endsFold(s, lower string) bool {
+	if len(s) < len(lower) {
+		return false
+	}
+	s = s[len(s)-len(lower):]
+	for i := 0; i < len(lower); i++ {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
+}
