@@ -80,14 +80,7 @@ func (m *Map) addImage(ts int64, ptrSize int, im kernelevents.ImageFields) {
 	if pid == 0 {
 		m.kernel32 = ptrSize == 4
 	}
-	ims := m.imgs[pid]
-	if ims == nil {
-		if m.imgs == nil {
-			m.imgs = map[int64]*images{}
-		}
-		ims = &images{open: map[uint64]int{}}
-		m.imgs[pid] = ims
-	}
+	ims := m.images(pid)
 	base := im.ImageBase
 	bid := m.pdbs[pdbKey{pid, base}]
 	switch im.Kind {
@@ -110,6 +103,19 @@ func (m *Map) addImage(ts int64, ptrSize int, im kernelevents.ImageFields) {
 		ims.open[base] = len(ims.list)
 		ims.add(image{base: base, end: base + im.ImageSize, load: load, unload: always, buildID: bid}, im.FileName.String())
 	}
+}
+
+// images returns process pid's images, made when first asked for.
+func (m *Map) images(pid int64) *images {
+	ims := m.imgs[pid]
+	if ims == nil {
+		if m.imgs == nil {
+			m.imgs = map[int64]*images{}
+		}
+		ims = &images{open: map[uint64]int{}}
+		m.imgs[pid] = ims
+	}
+	return ims
 }
 
 func (ims *images) add(im image, path string) {

@@ -207,14 +207,7 @@ func (m *Map) addUniversal(e *trace.Event) error {
 // addMapping keeps a mapping as a native image of process pid from time
 // ts, with the symbols in it.
 func (m *Map) addMapping(pid, ts int64, start, end, offset uint64, path, buildID string, syms *uSymbols) {
-	ims := m.imgs[pid]
-	if ims == nil {
-		if m.imgs == nil {
-			m.imgs = map[int64]*images{}
-		}
-		ims = &images{open: map[uint64]int{}}
-		m.imgs[pid] = ims
-	}
+	ims := m.images(pid)
 	jit := strings.HasPrefix(path, jitMapping)
 	if jit {
 		path = "" // no module: the runtime's anonymous memory
