@@ -65,11 +65,11 @@
 // does: its values are samples/count and cpu/samples, not nanoseconds,
 // which such a trace does not give. When the runtime's SampleProfiler
 // samples are in the trace too, the collector's are profiled instead of
-// them: they cover every process and native code. The frames resolve through the trace's
-// Universal.System events (package symbols): jitted methods by the names
-// the runtime's perf maps give them, other code to its mapped file, whose
-// pprof mapping keeps the file's range and build ID for pprof to find its
-// symbols by.
+// them: they cover every process and native code. The frames resolve
+// through the trace's Universal.System events (package symbols): jitted
+// methods by the names the runtime's perf maps give them, other code to
+// its mapped file, whose pprof mapping keeps the file's range, offset and
+// build ID for pprof to find its symbols by.
 //
 // # Frames and processes
 //

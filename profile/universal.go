@@ -14,8 +14,10 @@ const (
 	universalEvents = "Universal.Events"
 )
 
-// universalSampleTypes are a universal CPU profile's values.
-var universalSampleTypes = []ValueType{{"samples", "count"}, {"cpu", "samples"}}
+// universalSampleTypes returns a universal CPU profile's values.
+func universalSampleTypes() []ValueType {
+	return []ValueType{{"samples", "count"}, {"cpu", "samples"}}
+}
 
 // universalEvent takes an event of no generated type: a universal trace's
 // system events go to the map, its CPU samples to a CPU profile.
@@ -62,7 +64,7 @@ func (b *Builder) finishUniversal(p *Profile) {
 	if !b.universal {
 		return
 	}
-	p.SampleTypes = universalSampleTypes
+	p.SampleTypes = universalSampleTypes()
 	for pid, name := range b.m.UniversalProcessNames() {
 		if p.ProcessNames == nil {
 			p.ProcessNames = map[int64]string{}
