@@ -280,7 +280,11 @@ type Metadata struct {
 	// Activity1Start, …), whose key/value arguments the metadata has no
 	// type for and which it describes with no fields, get the fields
 	// TraceEvent gives them: SourceName, EventName and Arguments, an array
-	// of {Key, Value} strings. Do not modify Fields: it may be shared.
+	// of {Key, Value} strings. So do the universal providers' events
+	// (Universal.System, Universal.Events' cpu and cswitch), which
+	// machine-wide collectors describe with none: varints and UTF-8
+	// strings, as TraceEvent's parsers read them. Do not modify Fields: it
+	// may be shared.
 	Fields []Field
 	// FieldsErr is set when the field descriptions could not be parsed (a
 	// type code this package does not know, say); Fields is then nil and
