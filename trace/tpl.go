@@ -17,9 +17,6 @@ type tplTaskOp struct {
 	opcode uint8
 }
 
-// EventSource's opcodes that the table uses.
-const opcodeSend = 9
-
 // The tasks TplEventSource declares, and those EventSource gives the
 // events it declares none for (0xFFFE less the event ID).
 const (

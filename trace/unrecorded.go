@@ -1,6 +1,9 @@
 package trace
 
-import "github.com/clrgo/clrevents/nettrace"
+import (
+	"github.com/clrgo/clrevents/kernelevents"
+	"github.com/clrgo/clrevents/nettrace"
+)
 
 // Event.Task and Event.Opcode, and the tasks and opcodes of EventPipe
 // events that neither the trace nor a generated type gives:
@@ -73,10 +76,12 @@ func declaredTask(m *nettrace.Metadata) uint16 {
 	return 0
 }
 
-// The opcodes a name can imply (impliedOpcode).
+// The standard ETW opcodes that a name implies (impliedOpcode) and
+// TplEventSource declares (tpl.go): the generated packages' own.
 const (
-	opcodeStart = 1
-	opcodeStop  = 2
+	opcodeStart = uint8(kernelevents.OpcodeStart)
+	opcodeStop  = uint8(kernelevents.OpcodeStop)
+	opcodeSend  = uint8(kernelevents.OpcodeSend)
 )
 
 // impliedOpcode is the opcode an EventSource event's name implies: Start
