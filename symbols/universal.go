@@ -8,9 +8,9 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/trace"
 )
 
@@ -287,8 +287,12 @@ func mappingBuildID(md string) string {
 	case "ELF":
 		return v.BuildID
 	case "PE":
-		if len(v.Signature) == 32 && strings.Trim(v.Signature, "0123456789abcdefABCDEF") == "" {
-			return strings.ToUpper(v.Signature) + strings.ToUpper(strconv.FormatUint(uint64(v.Age), 16))
+		// The signature is the GUID's 32 digits in text order.
+		if sig := v.Signature; len(sig) == 32 {
+			g, err := clrimpl.ParseGUID(sig[:8] + "-" + sig[8:12] + "-" + sig[12:16] + "-" + sig[16:20] + "-" + sig[20:])
+			if err == nil {
+				return BuildID(g, v.Age)
+			}
 		}
 	}
 	return ""
