@@ -288,3 +288,49 @@ func TestTplTrace(t *testing.T) {
 		t.Errorf("%d of TraceEvent's TplEventSource names checked, want 7", checked)
 	}
 }
+
+// TestDisplayNameRule checks the names TraceEvent makes for EventPipe
+// events of no generated type: the opcode's name after the name, less the
+// Start or Stop the metadata's opcode (or the name) repeats.
+func TestDisplayNameRule(t *testing.T) {
+	ev := func(provider, name string, id uint16, mop, op uint8, has bool) *Event {
+		m := &nettrace.Metadata{Provider: provider, Name: name, EventID: id, Opcode: mop, HasOpcode: has}
+		return &Event{nt: &nettrace.Event{Provider: provider, Name: name, ID: id, Opcode: op, Metadata: m}}
+	}
+	const tpl = "System.Threading.Tasks.TplEventSource"
+	for _, c := range []struct {
+		e    *Event
+		want string
+	}{
+		{ev("P", "RequestStart", 1, 0, 0, false), "Request/Start"},
+		{ev("P", "RequestStop", 2, 0, 0, false), "Request/Stop"},
+		{ev("P", "requestSTOP", 2, 0, 0, false), "request/Stop"},
+		{ev("P", "Start", 3, 0, 0, false), "/Start"}, // as TraceEvent trims it
+		{ev("P", "Request", 4, 0, 0, false), "Request"},
+		{ev("P", "RequestStart", 5, 0, 0, true), "RequestStart"},  // the trace says 0
+		{ev("P", "RequestStart", 6, 1, 1, true), "Request/Start"}, // and says Start
+		{ev("P", "RequestStart", 6, 2, 2, true), "RequestStart/Stop"},
+		{ev("P", "TestEvent3", 7, 24, 24, true), "TestEvent3/24"},
+		{ev("P", "Moved", 8, 9, 9, true), "Moved/Transfer"},
+		{ev("P", "Resumed", 8, 7, 7, true), "Resumed/Resume"},
+		{ev("P", "Sent", 8, 240, 240, true), "Sent/240"},
+		// A V6 label's opcode names the suffix; the metadata's trims.
+		{ev("P", "WorkStart", 9, 0, 2, true), "WorkStart/Stop"},
+		{ev("P", "WorkStart", 9, 1, 0, true), "Work"},
+		{ev("P", "", 10, 0, 0, false), "EventID(10)"},
+		// TplEventSource: the names of TraceEvent's parser for it.
+		{ev(tpl, "TaskStarted", 8, 0, 0, false), "TaskExecute/Start"},
+		{ev(tpl, "TaskCompleted", 9, 0, 0, false), "TaskExecute/Stop"},
+		{ev(tpl, "TaskWaitBegin", 10, 0, 0, false), "TaskWait/Send"},
+		{ev(tpl, "TaskScheduled", 7, 0, 0, false), "TaskScheduled/Send"},
+		{ev(tpl, "TaskWaitContinuationComplete", 13, 0, 0, false), "TaskWaitContinuationComplete"},
+		{ev(tpl, "ParallelLoopBegin", 1, 0, 0, false), "Loop/Start"},
+		{ev(tpl, "TraceOperationEnd", 15, 0, 0, false), "TraceOperation/Stop"},
+		{ev(tpl, "SetActivityId", 25, 0, 0, false), "SetActivityId"},
+	} {
+		if got := c.e.DisplayName(); got != c.want {
+			t.Errorf("%s %q (ID %d, metadata opcode %d, opcode %d): DisplayName %q, want %q",
+				c.e.nt.Provider, c.e.nt.Name, c.e.nt.ID, c.e.nt.Metadata.Opcode, c.e.nt.Opcode, got, c.want)
+		}
+	}
+}

@@ -126,6 +126,8 @@ type Reader struct {
 	// outside the tables (KernelTraceControl's EventInfo events, the
 	// manifests of .NET EventSources, TraceLogging metadata).
 	descs dynamic.Descriptions
+	// displayNames are EventPipe events' DisplayName strings, made once.
+	displayNames map[displayKey]string
 }
 
 // resolved is what a provider (and, for EventPipe, an event) maps to.

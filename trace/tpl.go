@@ -24,6 +24,16 @@ const (
 	tplAwaitTaskContinuationScheduled, tplTraceOperation, tplTraceSynchronousWork  = 7, 8, 9
 )
 
+// tplTaskNames are the names of TplEventSource's tasks, as TraceEvent's
+// parser names its events ("TaskExecute/Start"); the events of no task
+// of their own are named by their name alone.
+var tplTaskNames = [...]string{
+	tplLoop: "Loop", tplInvoke: "Invoke", tplTaskExecute: "TaskExecute", tplTaskWait: "TaskWait",
+	tplForkJoin: "ForkJoin", tplTaskScheduled: "TaskScheduled",
+	tplAwaitTaskContinuationScheduled: "AwaitTaskContinuationScheduled",
+	tplTraceOperation:                 "TraceOperation", tplTraceSynchronousWork: "TraceSynchronousWork",
+}
+
 // tplEvents are the tasks and opcodes by event ID; a zero entry is an
 // event the table does not have.
 var tplEvents = [...]tplTaskOp{

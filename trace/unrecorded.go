@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"strconv"
+
 	"github.com/clrgo/clrevents/kernelevents"
 	"github.com/clrgo/clrevents/nettrace"
 )
@@ -110,3 +112,106 @@ func endsFold(s, lower string) bool {
 	}
 	return true
 }
+
+// DisplayName is the name TraceEvent shows for the event, its "Task/Opcode"
+// form: the generated type's ("GC/Start" for GCStart_V2), a kernel
+// event's (Name), and for an EventPipe event of no generated type the
+// name TraceEvent makes from its metadata: the event's name, less a
+// "Start" or "Stop" that its Start or Stop opcode (recorded or implied,
+// see Opcode) repeats, then "/" and the opcode's name (Start, Stop,
+// DataCollectionStart, DataCollectionStop, Extension, Reply, Resume,
+// Suspend, Transfer, else its number) unless the opcode is 0:
+// "RequestStart" is "Request/Start", an event named "TestEvent3" of
+// opcode 24 "TestEvent3/24". The Task Parallel Library's events have the
+// names TraceEvent's parser for them gives ("TaskExecute/Start" for
+// TaskStarted). An event with no name is "EventID(N)". Name stays the
+// name the trace or the type gives; DisplayName is for matching what
+// PerfView shows. Its strings are made once per kind of event.
+func (e *Event) DisplayName() string {
+	if e.nt == nil {
+		if d := e.typeDescriptor(); d != nil && e.res.kernel == nil && e.res.class == nil {
+			return d.DisplayName
+		}
+		return e.Name()
+	}
+	if d := e.typeDescriptor(); d != nil {
+		return d.DisplayName
+	}
+	m, op := e.nt.Metadata, e.Opcode()
+	if e.r == nil {
+		return eventPipeDisplayName(m, e.nt.Name, e.nt.ID, op)
+	}
+	k := displayKey{m, e.nt.Name, e.nt.ID, op}
+	if s, ok := e.r.displayNames[k]; ok {
+		return s
+	}
+	s := eventPipeDisplayName(m, e.nt.Name, e.nt.ID, op)
+	if e.r.displayNames == nil {
+		e.r.displayNames = make(map[displayKey]string)
+	}
+	if len(e.r.displayNames) < maxDisplayNames {
+		e.r.displayNames[k] = s
+	}
+	return s
+}
+
+// displayKey is what an EventPipe event's DisplayName depends on.
+type displayKey struct {
+	m    *nettrace.Metadata
+	name string
+	id   uint16
+	op   uint8
+}
+
+// maxDisplayNames bounds the Reader's cache of display names: a trace
+// names its events in its metadata, which a damaged or hostile trace can
+// make endless.
+const maxDisplayNames = 1 << 14
+
+// eventPipeDisplayName is DisplayName for an EventPipe event of metadata m
+// (nil when none), name and event ID id, with opcode op, that has no
+// generated type.
+func eventPipeDisplayName(m *nettrace.Metadata, name string, id uint16, op uint8) string {
+	if m != nil && m.Provider == tplProvider {
+		if t, ok := tplEvent(m.EventID); ok && int(t.task) < len(tplTaskNames) && tplTaskNames[t.task] != "" && op == t.opcode {
+			// The parser names opcode 9 Send, as the EventSource declares
+			// it (the enumeration names it Transfer).
+			if op == opcodeSend {
+				return tplTaskNames[t.task] + "/Send"
+			}
+			return tplTaskNames[t.task] + "/" + opcodeName(op)
+		}
+	}
+	if name == "" {
+		return "EventID(" + strconv.Itoa(int(id)) + ")"
+	}
+	// The name is trimmed by the metadata's opcode, or the one its name
+	// implies; a V6 label's opcode changes only the suffix.
+	mop := uint8(0)
+	if m != nil && m.HasOpcode {
+		mop = m.Opcode
+	} else {
+		mop = impliedOpcode(name)
+	}
+	switch {
+	case mop == opcodeStart && endsFold(name, "start"):
+		name = name[:len(name)-len("start")]
+	case mop == opcodeStop && endsFold(name, "stop"):
+		name = name[:len(name)-len("stop")]
+	}
+	if op == 0 {
+		return name
+	}
+	return name + "/" + opcodeName(op)
+}
+
+// opcodeName is the name TraceEvent gives an EventPipe event's opcode: the
+// standard ETW opcodes' names in its enumeration, else the number.
+func opcodeName(op uint8) string {
+	if int(op) < len(opcodeNames) {
+		return opcodeNames[op]
+	}
+	return strconv.Itoa(int(op))
+}
+
+var opcodeNames = [...]string{"Info", "Start", "Stop", "DataCollectionStart", "DataCollectionStop", "Extension", "Reply", "Resume", "Suspend", "Transfer"}

@@ -429,4 +429,19 @@ func TestEventTraceEventNames(t *testing.T) {
 	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "Windows Kernel/EventTrace ") {
 		t.Errorf("-event EventTrace: %q", out)
 	}
+	// An EventSource's RequestStop is TraceEvent's Request/Stop; the
+	// output keeps the trace's name.
+	for _, ev := range []string{"Request/Stop", "Request/*", "RequestStop"} {
+		out, _, _ = dump(t, "-event", ev, netperf20)
+		if strings.Count(out, "\n") != 1 || !strings.Contains(out, "TestEventSource/RequestStop ") {
+			t.Errorf("-event %s: %q", ev, out)
+		}
+	}
+	if out, _, _ = dump(t, "-event", "Request/Start", netperf20); out != "" {
+		t.Errorf("-event Request/Start: %q", out)
+	}
+	out, _, _ = dump(t, "-event", "TestEvent3/24", "../../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "TestEventSource0/TestEvent3 ") {
+		t.Errorf("-event TestEvent3/24: %q", out)
+	}
 }

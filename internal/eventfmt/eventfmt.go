@@ -95,8 +95,8 @@ func (f *Filter) Keep(e *trace.Event) bool {
 }
 
 // KeepName applies Event to an event whose name (Decoded.Name) is name:
-// it matches that name or, for an event of a generated type (its
-// Type), the type's TraceEvent name ("GC/Start").
+// it matches that name or the name TraceEvent shows for the event
+// (trace.Event.DisplayName: "GC/Start", "Request/Start").
 func (f *Filter) KeepName(e *trace.Event, name string) bool {
 	if f.Event == "" {
 		return true
@@ -104,8 +104,8 @@ func (f *Filter) KeepName(e *trace.Event, name string) bool {
 	if ok, _ := path.Match(f.Event, name); ok {
 		return true
 	}
-	if typ, ok := e.Type(); ok {
-		ok, _ := path.Match(f.Event, typ.Descriptor().DisplayName)
+	if d := e.DisplayName(); d != name {
+		ok, _ := path.Match(f.Event, d)
 		return ok
 	}
 	return false

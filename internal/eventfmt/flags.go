@@ -22,7 +22,7 @@ type FilterFlags struct {
 func AddFilterFlags(fs *flag.FlagSet) *FilterFlags {
 	f := &FilterFlags{}
 	fs.StringVar(&f.Provider, "provider", "", "only providers whose name matches this glob (case-insensitive), e.g. '*Rundown'")
-	fs.StringVar(&f.Event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*', 'Method*Verbose*') or TraceEvent's Task/Opcode name ('GC/Start', 'Method/*')")
+	fs.StringVar(&f.Event, "event", "", "only events whose name matches this glob: the manifest symbol ('GC*', 'Method*Verbose*') or TraceEvent's Task/Opcode name ('GC/Start', 'Method/*', 'Request/Start')")
 	fs.StringVar(&f.keyword, "keyword", "", "only events with any of these keyword bits (hex or decimal)")
 	fs.Int64Var(&f.PID, "pid", -1, "only events of this process")
 	fs.Int64Var(&f.TID, "tid", -1, "only events of this thread")
