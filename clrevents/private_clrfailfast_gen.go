@@ -144,7 +144,7 @@ var columnsFailFast = []clrimpl.Column{{
 // infoFailFast describes FailFast (FailFast.Info).
 var infoFailFast = EventInfo{
 	Columns:     columnsFailFast,
-	DisplayName: "FailFast/FailFast",
+	DisplayName: "FailFast",
 	ID:          191,
 	Keywords:    0x0,
 	Level:       1,
@@ -163,7 +163,7 @@ var infoFailFast = EventInfo{
 // descFailFast describes FailFast (EventInfo.Descriptor).
 var descFailFast = clrimpl.Descriptor{
 	Columns:      columnsFailFast,
-	DisplayName:  "FailFast/FailFast",
+	DisplayName:  "FailFast",
 	Fields:       &fieldsFailFast,
 	ID:           191,
 	Keywords:     0x0,

@@ -5424,7 +5424,7 @@ var columnsCCWRefCountChangeAnsi = []clrimpl.Column{{
 // infoCCWRefCountChangeAnsi describes CCWRefCountChangeAnsi (CCWRefCountChangeAnsi.Info).
 var infoCCWRefCountChangeAnsi = EventInfo{
 	Columns:     columnsCCWRefCountChangeAnsi,
-	DisplayName: "GC/CCWRefCountChange",
+	DisplayName: "GC/CCWRefCountChangeAnsi",
 	ID:          193,
 	Keywords:    0x2000,
 	Level:       5,
@@ -5443,7 +5443,7 @@ var infoCCWRefCountChangeAnsi = EventInfo{
 // descCCWRefCountChangeAnsi describes CCWRefCountChangeAnsi (EventInfo.Descriptor).
 var descCCWRefCountChangeAnsi = clrimpl.Descriptor{
 	Columns:      columnsCCWRefCountChangeAnsi,
-	DisplayName:  "GC/CCWRefCountChange",
+	DisplayName:  "GC/CCWRefCountChangeAnsi",
 	Fields:       &fieldsCCWRefCountChangeAnsi,
 	ID:           193,
 	Keywords:     0x2000,

@@ -161,7 +161,7 @@ var columnsAllocRequest = []clrimpl.Column{{
 // infoAllocRequest describes AllocRequest (AllocRequest.Info).
 var infoAllocRequest = EventInfo{
 	Columns:     columnsAllocRequest,
-	DisplayName: "LoaderHeap/LoaderHeapAllocRequest",
+	DisplayName: "LoaderHeap/AllocRequest",
 	ID:          310,
 	Keywords:    0x10,
 	Level:       5,
@@ -180,7 +180,7 @@ var infoAllocRequest = EventInfo{
 // descAllocRequest describes AllocRequest (EventInfo.Descriptor).
 var descAllocRequest = clrimpl.Descriptor{
 	Columns:      columnsAllocRequest,
-	DisplayName:  "LoaderHeap/LoaderHeapAllocRequest",
+	DisplayName:  "LoaderHeap/AllocRequest",
 	Fields:       &fieldsAllocRequest,
 	ID:           310,
 	Keywords:     0x10,

@@ -175,7 +175,7 @@ var columnsGCSettingsRundown = []clrimpl.Column{{
 // infoGCSettingsRundown describes GCSettingsRundown (GCSettingsRundown.Info).
 var infoGCSettingsRundown = EventInfo{
 	Columns:     columnsGCSettingsRundown,
-	DisplayName: "GC/GCSettingsRundown",
+	DisplayName: "GC/SettingsRundown",
 	ID:          10,
 	Keywords:    0x0,
 	Level:       4,
@@ -194,7 +194,7 @@ var infoGCSettingsRundown = EventInfo{
 // descGCSettingsRundown describes GCSettingsRundown (EventInfo.Descriptor).
 var descGCSettingsRundown = clrimpl.Descriptor{
 	Columns:      columnsGCSettingsRundown,
-	DisplayName:  "GC/GCSettingsRundown",
+	DisplayName:  "GC/SettingsRundown",
 	Fields:       &fieldsGCSettingsRundown,
 	ID:           10,
 	Keywords:     0x0,

@@ -3556,7 +3556,7 @@ var columnsMethodDCStartILToNativeMap = []clrimpl.Column{{
 // infoMethodDCStartILToNativeMap describes MethodDCStartILToNativeMap (MethodDCStartILToNativeMap.Info).
 var infoMethodDCStartILToNativeMap = EventInfo{
 	Columns:     columnsMethodDCStartILToNativeMap,
-	DisplayName: "Method/MethodDCStartILToNativeMap",
+	DisplayName: "Method/ILToNativeMapDCStart",
 	ID:          149,
 	Keywords:    0x20000,
 	Level:       5,
@@ -3575,7 +3575,7 @@ var infoMethodDCStartILToNativeMap = EventInfo{
 // descMethodDCStartILToNativeMap describes MethodDCStartILToNativeMap (EventInfo.Descriptor).
 var descMethodDCStartILToNativeMap = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartILToNativeMap,
-	DisplayName:  "Method/MethodDCStartILToNativeMap",
+	DisplayName:  "Method/ILToNativeMapDCStart",
 	Fields:       &fieldsMethodDCStartILToNativeMap,
 	ID:           149,
 	Keywords:     0x20000,
@@ -3774,7 +3774,7 @@ var columnsMethodDCStartILToNativeMapV1 = []clrimpl.Column{{
 // infoMethodDCStartILToNativeMapV1 describes MethodDCStartILToNativeMap_V1 (MethodDCStartILToNativeMapV1.Info).
 var infoMethodDCStartILToNativeMapV1 = EventInfo{
 	Columns:     columnsMethodDCStartILToNativeMapV1,
-	DisplayName: "Method/MethodDCStartILToNativeMap",
+	DisplayName: "Method/ILToNativeMapDCStart",
 	ID:          149,
 	Keywords:    0x20000,
 	Level:       5,
@@ -3793,7 +3793,7 @@ var infoMethodDCStartILToNativeMapV1 = EventInfo{
 // descMethodDCStartILToNativeMapV1 describes MethodDCStartILToNativeMap_V1 (EventInfo.Descriptor).
 var descMethodDCStartILToNativeMapV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCStartILToNativeMapV1,
-	DisplayName:  "Method/MethodDCStartILToNativeMap",
+	DisplayName:  "Method/ILToNativeMapDCStart",
 	Fields:       &fieldsMethodDCStartILToNativeMapV1,
 	ID:           149,
 	Keywords:     0x20000,
@@ -3976,7 +3976,7 @@ var columnsMethodDCEndILToNativeMap = []clrimpl.Column{{
 // infoMethodDCEndILToNativeMap describes MethodDCEndILToNativeMap (MethodDCEndILToNativeMap.Info).
 var infoMethodDCEndILToNativeMap = EventInfo{
 	Columns:     columnsMethodDCEndILToNativeMap,
-	DisplayName: "Method/MethodDCEndILToNativeMap",
+	DisplayName: "Method/ILToNativeMapDCStop",
 	ID:          150,
 	Keywords:    0x20000,
 	Level:       5,
@@ -3995,7 +3995,7 @@ var infoMethodDCEndILToNativeMap = EventInfo{
 // descMethodDCEndILToNativeMap describes MethodDCEndILToNativeMap (EventInfo.Descriptor).
 var descMethodDCEndILToNativeMap = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndILToNativeMap,
-	DisplayName:  "Method/MethodDCEndILToNativeMap",
+	DisplayName:  "Method/ILToNativeMapDCStop",
 	Fields:       &fieldsMethodDCEndILToNativeMap,
 	ID:           150,
 	Keywords:     0x20000,
@@ -4194,7 +4194,7 @@ var columnsMethodDCEndILToNativeMapV1 = []clrimpl.Column{{
 // infoMethodDCEndILToNativeMapV1 describes MethodDCEndILToNativeMap_V1 (MethodDCEndILToNativeMapV1.Info).
 var infoMethodDCEndILToNativeMapV1 = EventInfo{
 	Columns:     columnsMethodDCEndILToNativeMapV1,
-	DisplayName: "Method/MethodDCEndILToNativeMap",
+	DisplayName: "Method/ILToNativeMapDCStop",
 	ID:          150,
 	Keywords:    0x20000,
 	Level:       5,
@@ -4213,7 +4213,7 @@ var infoMethodDCEndILToNativeMapV1 = EventInfo{
 // descMethodDCEndILToNativeMapV1 describes MethodDCEndILToNativeMap_V1 (EventInfo.Descriptor).
 var descMethodDCEndILToNativeMapV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodDCEndILToNativeMapV1,
-	DisplayName:  "Method/MethodDCEndILToNativeMap",
+	DisplayName:  "Method/ILToNativeMapDCStop",
 	Fields:       &fieldsMethodDCEndILToNativeMapV1,
 	ID:           150,
 	Keywords:     0x20000,

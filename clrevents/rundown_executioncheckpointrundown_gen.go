@@ -114,7 +114,7 @@ var columnsExecutionCheckpointDCEnd = []clrimpl.Column{{
 // infoExecutionCheckpointDCEnd describes ExecutionCheckpointDCEnd (ExecutionCheckpointDCEnd.Info).
 var infoExecutionCheckpointDCEnd = EventInfo{
 	Columns:     columnsExecutionCheckpointDCEnd,
-	DisplayName: "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
+	DisplayName: "ExecutionCheckpointRundown/ExecutionCheckpointDCEnd",
 	ID:          300,
 	Keywords:    0x0,
 	Level:       4,
@@ -133,7 +133,7 @@ var infoExecutionCheckpointDCEnd = EventInfo{
 // descExecutionCheckpointDCEnd describes ExecutionCheckpointDCEnd (EventInfo.Descriptor).
 var descExecutionCheckpointDCEnd = clrimpl.Descriptor{
 	Columns:      columnsExecutionCheckpointDCEnd,
-	DisplayName:  "ExecutionCheckpoint/ExecutionCheckpointDCEnd",
+	DisplayName:  "ExecutionCheckpointRundown/ExecutionCheckpointDCEnd",
 	Fields:       &fieldsExecutionCheckpointDCEnd,
 	ID:           300,
 	Keywords:     0x0,

@@ -98,7 +98,7 @@ var columnsTieredCompilationSettingsDCStart = []clrimpl.Column{{
 // infoTieredCompilationSettingsDCStart describes TieredCompilationSettingsDCStart (TieredCompilationSettingsDCStart.Info).
 var infoTieredCompilationSettingsDCStart = EventInfo{
 	Columns:     columnsTieredCompilationSettingsDCStart,
-	DisplayName: "TieredCompilation/SettingsDCStart",
+	DisplayName: "TieredCompilationRundown/SettingsDCStart",
 	ID:          280,
 	Keywords:    0x1000000000,
 	Level:       4,
@@ -117,7 +117,7 @@ var infoTieredCompilationSettingsDCStart = EventInfo{
 // descTieredCompilationSettingsDCStart describes TieredCompilationSettingsDCStart (EventInfo.Descriptor).
 var descTieredCompilationSettingsDCStart = clrimpl.Descriptor{
 	Columns:      columnsTieredCompilationSettingsDCStart,
-	DisplayName:  "TieredCompilation/SettingsDCStart",
+	DisplayName:  "TieredCompilationRundown/SettingsDCStart",
 	Fields:       &fieldsTieredCompilationSettingsDCStart,
 	ID:           280,
 	Keywords:     0x1000000000,

@@ -318,7 +318,7 @@ var columnsRuntimeDCEndCompleteV2 = []clrimpl.Column{}
 // infoRuntimeDCEndCompleteV2 describes DCEndCompleteV2 (RuntimeDCEndCompleteV2.Info).
 var infoRuntimeDCEndCompleteV2 = EventInfo{
 	Columns:     columnsRuntimeDCEndCompleteV2,
-	DisplayName: "Method/DCEndCompleteV2",
+	DisplayName: "Method/DCStopCompleteV2",
 	ID:          136,
 	Keywords:    0x30,
 	Level:       4,
@@ -337,7 +337,7 @@ var infoRuntimeDCEndCompleteV2 = EventInfo{
 // descRuntimeDCEndCompleteV2 describes DCEndCompleteV2 (EventInfo.Descriptor).
 var descRuntimeDCEndCompleteV2 = clrimpl.Descriptor{
 	Columns:      columnsRuntimeDCEndCompleteV2,
-	DisplayName:  "Method/DCEndCompleteV2",
+	DisplayName:  "Method/DCStopCompleteV2",
 	Fields:       &fieldsRuntimeDCEndCompleteV2,
 	ID:           136,
 	Keywords:     0x30,
@@ -4550,7 +4550,7 @@ var columnsR2RGetEntryPoint = []clrimpl.Column{{
 // infoR2RGetEntryPoint describes R2RGetEntryPoint (R2RGetEntryPoint.Info).
 var infoR2RGetEntryPoint = EventInfo{
 	Columns:     columnsR2RGetEntryPoint,
-	DisplayName: "Method/Load",
+	DisplayName: "Method/R2RGetEntryPoint",
 	ID:          159,
 	Keywords:    0x2000000000,
 	Level:       4,
@@ -4569,7 +4569,7 @@ var infoR2RGetEntryPoint = EventInfo{
 // descR2RGetEntryPoint describes R2RGetEntryPoint (EventInfo.Descriptor).
 var descR2RGetEntryPoint = clrimpl.Descriptor{
 	Columns:      columnsR2RGetEntryPoint,
-	DisplayName:  "Method/Load",
+	DisplayName:  "Method/R2RGetEntryPoint",
 	Fields:       &fieldsR2RGetEntryPoint,
 	ID:           159,
 	Keywords:     0x2000000000,
@@ -4752,7 +4752,7 @@ var columnsR2RGetEntryPointV1 = []clrimpl.Column{{
 // infoR2RGetEntryPointV1 describes R2RGetEntryPoint_V1 (R2RGetEntryPointV1.Info).
 var infoR2RGetEntryPointV1 = EventInfo{
 	Columns:     columnsR2RGetEntryPointV1,
-	DisplayName: "Method/Load",
+	DisplayName: "Method/R2RGetEntryPoint",
 	ID:          159,
 	Keywords:    0x2000000000,
 	Level:       4,
@@ -4771,7 +4771,7 @@ var infoR2RGetEntryPointV1 = EventInfo{
 // descR2RGetEntryPointV1 describes R2RGetEntryPoint_V1 (EventInfo.Descriptor).
 var descR2RGetEntryPointV1 = clrimpl.Descriptor{
 	Columns:      columnsR2RGetEntryPointV1,
-	DisplayName:  "Method/Load",
+	DisplayName:  "Method/R2RGetEntryPoint",
 	Fields:       &fieldsR2RGetEntryPointV1,
 	ID:           159,
 	Keywords:     0x2000000000,
@@ -4871,7 +4871,7 @@ var columnsR2RGetEntryPointStart = []clrimpl.Column{{
 // infoR2RGetEntryPointStart describes R2RGetEntryPointStart (R2RGetEntryPointStart.Info).
 var infoR2RGetEntryPointStart = EventInfo{
 	Columns:     columnsR2RGetEntryPointStart,
-	DisplayName: "Method/Load",
+	DisplayName: "Method/R2RGetEntryPointStart",
 	ID:          160,
 	Keywords:    0x2000000000,
 	Level:       4,
@@ -4890,7 +4890,7 @@ var infoR2RGetEntryPointStart = EventInfo{
 // descR2RGetEntryPointStart describes R2RGetEntryPointStart (EventInfo.Descriptor).
 var descR2RGetEntryPointStart = clrimpl.Descriptor{
 	Columns:      columnsR2RGetEntryPointStart,
-	DisplayName:  "Method/Load",
+	DisplayName:  "Method/R2RGetEntryPointStart",
 	Fields:       &fieldsR2RGetEntryPointStart,
 	ID:           160,
 	Keywords:     0x2000000000,
@@ -5340,7 +5340,7 @@ var columnsMethodJitInliningFailedAnsi = []clrimpl.Column{{
 // infoMethodJitInliningFailedAnsi describes MethodJitInliningFailedAnsi (MethodJitInliningFailedAnsi.Info).
 var infoMethodJitInliningFailedAnsi = EventInfo{
 	Columns:     columnsMethodJitInliningFailedAnsi,
-	DisplayName: "Method/InliningFailed",
+	DisplayName: "Method/InliningFailedAnsi",
 	ID:          186,
 	Keywords:    0x1000,
 	Level:       5,
@@ -5359,7 +5359,7 @@ var infoMethodJitInliningFailedAnsi = EventInfo{
 // descMethodJitInliningFailedAnsi describes MethodJitInliningFailedAnsi (EventInfo.Descriptor).
 var descMethodJitInliningFailedAnsi = clrimpl.Descriptor{
 	Columns:      columnsMethodJitInliningFailedAnsi,
-	DisplayName:  "Method/InliningFailed",
+	DisplayName:  "Method/InliningFailedAnsi",
 	Fields:       &fieldsMethodJitInliningFailedAnsi,
 	ID:           186,
 	Keywords:     0x1000,
@@ -6050,7 +6050,7 @@ var columnsMethodILToNativeMap = []clrimpl.Column{{
 // infoMethodILToNativeMap describes MethodILToNativeMap (MethodILToNativeMap.Info).
 var infoMethodILToNativeMap = EventInfo{
 	Columns:     columnsMethodILToNativeMap,
-	DisplayName: "Method/MethodILToNativeMap",
+	DisplayName: "Method/ILToNativeMap",
 	ID:          190,
 	Keywords:    0x20000,
 	Level:       5,
@@ -6069,7 +6069,7 @@ var infoMethodILToNativeMap = EventInfo{
 // descMethodILToNativeMap describes MethodILToNativeMap (EventInfo.Descriptor).
 var descMethodILToNativeMap = clrimpl.Descriptor{
 	Columns:      columnsMethodILToNativeMap,
-	DisplayName:  "Method/MethodILToNativeMap",
+	DisplayName:  "Method/ILToNativeMap",
 	Fields:       &fieldsMethodILToNativeMap,
 	ID:           190,
 	Keywords:     0x20000,
@@ -6268,7 +6268,7 @@ var columnsMethodILToNativeMapV1 = []clrimpl.Column{{
 // infoMethodILToNativeMapV1 describes MethodILToNativeMap_V1 (MethodILToNativeMapV1.Info).
 var infoMethodILToNativeMapV1 = EventInfo{
 	Columns:     columnsMethodILToNativeMapV1,
-	DisplayName: "Method/MethodILToNativeMap",
+	DisplayName: "Method/ILToNativeMap",
 	ID:          190,
 	Keywords:    0x20000,
 	Level:       5,
@@ -6287,7 +6287,7 @@ var infoMethodILToNativeMapV1 = EventInfo{
 // descMethodILToNativeMapV1 describes MethodILToNativeMap_V1 (EventInfo.Descriptor).
 var descMethodILToNativeMapV1 = clrimpl.Descriptor{
 	Columns:      columnsMethodILToNativeMapV1,
-	DisplayName:  "Method/MethodILToNativeMap",
+	DisplayName:  "Method/ILToNativeMap",
 	Fields:       &fieldsMethodILToNativeMapV1,
 	ID:           190,
 	Keywords:     0x20000,

@@ -123,7 +123,7 @@ var columnsEventSource = []clrimpl.Column{{
 // infoEventSource describes EventSource (EventSource.Info).
 var infoEventSource = EventInfo{
 	Columns:     columnsEventSource,
-	DisplayName: "EventSource",
+	DisplayName: "EventSourceEvent",
 	ID:          270,
 	Keywords:    0x800000000,
 	Level:       4,
@@ -142,7 +142,7 @@ var infoEventSource = EventInfo{
 // descEventSource describes EventSource (EventInfo.Descriptor).
 var descEventSource = clrimpl.Descriptor{
 	Columns:      columnsEventSource,
-	DisplayName:  "EventSource",
+	DisplayName:  "EventSourceEvent",
 	Fields:       &fieldsEventSource,
 	ID:           270,
 	Keywords:     0x800000000,

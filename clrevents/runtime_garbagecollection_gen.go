@@ -4973,7 +4973,7 @@ var columnsGCBulkRootEdge = []clrimpl.Column{{
 // infoGCBulkRootEdge describes GCBulkRootEdge (GCBulkRootEdge.Info).
 var infoGCBulkRootEdge = EventInfo{
 	Columns:     columnsGCBulkRootEdge,
-	DisplayName: "GC/GCBulkRootEdge",
+	DisplayName: "GC/BulkRootEdge",
 	ID:          16,
 	Keywords:    0x100000,
 	Level:       4,
@@ -4992,7 +4992,7 @@ var infoGCBulkRootEdge = EventInfo{
 // descGCBulkRootEdge describes GCBulkRootEdge (EventInfo.Descriptor).
 var descGCBulkRootEdge = clrimpl.Descriptor{
 	Columns:      columnsGCBulkRootEdge,
-	DisplayName:  "GC/GCBulkRootEdge",
+	DisplayName:  "GC/BulkRootEdge",
 	Fields:       &fieldsGCBulkRootEdge,
 	ID:           16,
 	Keywords:     0x100000,
@@ -5282,7 +5282,7 @@ var columnsGCBulkRootConditionalWeakTableElementEdge = []clrimpl.Column{{
 // infoGCBulkRootConditionalWeakTableElementEdge describes GCBulkRootConditionalWeakTableElementEdge (GCBulkRootConditionalWeakTableElementEdge.Info).
 var infoGCBulkRootConditionalWeakTableElementEdge = EventInfo{
 	Columns:     columnsGCBulkRootConditionalWeakTableElementEdge,
-	DisplayName: "GC/GCBulkRootConditionalWeakTableElementEdge",
+	DisplayName: "GC/BulkRootConditionalWeakTableElementEdge",
 	ID:          17,
 	Keywords:    0x100000,
 	Level:       4,
@@ -5301,7 +5301,7 @@ var infoGCBulkRootConditionalWeakTableElementEdge = EventInfo{
 // descGCBulkRootConditionalWeakTableElementEdge describes GCBulkRootConditionalWeakTableElementEdge (EventInfo.Descriptor).
 var descGCBulkRootConditionalWeakTableElementEdge = clrimpl.Descriptor{
 	Columns:      columnsGCBulkRootConditionalWeakTableElementEdge,
-	DisplayName:  "GC/GCBulkRootConditionalWeakTableElementEdge",
+	DisplayName:  "GC/BulkRootConditionalWeakTableElementEdge",
 	Fields:       &fieldsGCBulkRootConditionalWeakTableElementEdge,
 	ID:           17,
 	Keywords:     0x100000,
@@ -5600,7 +5600,7 @@ var columnsGCBulkNode = []clrimpl.Column{{
 // infoGCBulkNode describes GCBulkNode (GCBulkNode.Info).
 var infoGCBulkNode = EventInfo{
 	Columns:     columnsGCBulkNode,
-	DisplayName: "GC/GCBulkNode",
+	DisplayName: "GC/BulkNode",
 	ID:          18,
 	Keywords:    0x100000,
 	Level:       4,
@@ -5619,7 +5619,7 @@ var infoGCBulkNode = EventInfo{
 // descGCBulkNode describes GCBulkNode (EventInfo.Descriptor).
 var descGCBulkNode = clrimpl.Descriptor{
 	Columns:      columnsGCBulkNode,
-	DisplayName:  "GC/GCBulkNode",
+	DisplayName:  "GC/BulkNode",
 	Fields:       &fieldsGCBulkNode,
 	ID:           18,
 	Keywords:     0x100000,
@@ -5900,7 +5900,7 @@ var columnsGCBulkEdge = []clrimpl.Column{{
 // infoGCBulkEdge describes GCBulkEdge (GCBulkEdge.Info).
 var infoGCBulkEdge = EventInfo{
 	Columns:     columnsGCBulkEdge,
-	DisplayName: "GC/GCBulkEdge",
+	DisplayName: "GC/BulkEdge",
 	ID:          19,
 	Keywords:    0x100000,
 	Level:       4,
@@ -5919,7 +5919,7 @@ var infoGCBulkEdge = EventInfo{
 // descGCBulkEdge describes GCBulkEdge (EventInfo.Descriptor).
 var descGCBulkEdge = clrimpl.Descriptor{
 	Columns:      columnsGCBulkEdge,
-	DisplayName:  "GC/GCBulkEdge",
+	DisplayName:  "GC/BulkEdge",
 	Fields:       &fieldsGCBulkEdge,
 	ID:           19,
 	Keywords:     0x100000,
@@ -6074,7 +6074,7 @@ var columnsGCSampledObjectAllocationHigh = []clrimpl.Column{{
 // infoGCSampledObjectAllocationHigh describes GCSampledObjectAllocationHigh (GCSampledObjectAllocationHigh.Info).
 var infoGCSampledObjectAllocationHigh = EventInfo{
 	Columns:     columnsGCSampledObjectAllocationHigh,
-	DisplayName: "GC/GCSampledObjectAllocation",
+	DisplayName: "GC/SampledObjectAllocation",
 	ID:          20,
 	Keywords:    0x200000,
 	Level:       4,
@@ -6093,7 +6093,7 @@ var infoGCSampledObjectAllocationHigh = EventInfo{
 // descGCSampledObjectAllocationHigh describes GCSampledObjectAllocationHigh (EventInfo.Descriptor).
 var descGCSampledObjectAllocationHigh = clrimpl.Descriptor{
 	Columns:      columnsGCSampledObjectAllocationHigh,
-	DisplayName:  "GC/GCSampledObjectAllocation",
+	DisplayName:  "GC/SampledObjectAllocation",
 	Fields:       &fieldsGCSampledObjectAllocationHigh,
 	ID:           20,
 	Keywords:     0x200000,
@@ -6374,7 +6374,7 @@ var columnsGCBulkSurvivingObjectRanges = []clrimpl.Column{{
 // infoGCBulkSurvivingObjectRanges describes GCBulkSurvivingObjectRanges (GCBulkSurvivingObjectRanges.Info).
 var infoGCBulkSurvivingObjectRanges = EventInfo{
 	Columns:     columnsGCBulkSurvivingObjectRanges,
-	DisplayName: "GC/GCBulkSurvivingObjectRanges",
+	DisplayName: "GC/BulkSurvivingObjectRanges",
 	ID:          21,
 	Keywords:    0x400000,
 	Level:       4,
@@ -6393,7 +6393,7 @@ var infoGCBulkSurvivingObjectRanges = EventInfo{
 // descGCBulkSurvivingObjectRanges describes GCBulkSurvivingObjectRanges (EventInfo.Descriptor).
 var descGCBulkSurvivingObjectRanges = clrimpl.Descriptor{
 	Columns:      columnsGCBulkSurvivingObjectRanges,
-	DisplayName:  "GC/GCBulkSurvivingObjectRanges",
+	DisplayName:  "GC/BulkSurvivingObjectRanges",
 	Fields:       &fieldsGCBulkSurvivingObjectRanges,
 	ID:           21,
 	Keywords:     0x400000,
@@ -6683,7 +6683,7 @@ var columnsGCBulkMovedObjectRanges = []clrimpl.Column{{
 // infoGCBulkMovedObjectRanges describes GCBulkMovedObjectRanges (GCBulkMovedObjectRanges.Info).
 var infoGCBulkMovedObjectRanges = EventInfo{
 	Columns:     columnsGCBulkMovedObjectRanges,
-	DisplayName: "GC/GCBulkMovedObjectRanges",
+	DisplayName: "GC/BulkMovedObjectRanges",
 	ID:          22,
 	Keywords:    0x400000,
 	Level:       4,
@@ -6702,7 +6702,7 @@ var infoGCBulkMovedObjectRanges = EventInfo{
 // descGCBulkMovedObjectRanges describes GCBulkMovedObjectRanges (EventInfo.Descriptor).
 var descGCBulkMovedObjectRanges = clrimpl.Descriptor{
 	Columns:      columnsGCBulkMovedObjectRanges,
-	DisplayName:  "GC/GCBulkMovedObjectRanges",
+	DisplayName:  "GC/BulkMovedObjectRanges",
 	Fields:       &fieldsGCBulkMovedObjectRanges,
 	ID:           22,
 	Keywords:     0x400000,
@@ -6856,7 +6856,7 @@ var columnsGCGenerationRange = []clrimpl.Column{{
 // infoGCGenerationRange describes GCGenerationRange (GCGenerationRange.Info).
 var infoGCGenerationRange = EventInfo{
 	Columns:     columnsGCGenerationRange,
-	DisplayName: "GC/GCGenerationRange",
+	DisplayName: "GC/GenerationRange",
 	ID:          23,
 	Keywords:    0x400000,
 	Level:       4,
@@ -6875,7 +6875,7 @@ var infoGCGenerationRange = EventInfo{
 // descGCGenerationRange describes GCGenerationRange (EventInfo.Descriptor).
 var descGCGenerationRange = clrimpl.Descriptor{
 	Columns:      columnsGCGenerationRange,
-	DisplayName:  "GC/GCGenerationRange",
+	DisplayName:  "GC/GenerationRange",
 	Fields:       &fieldsGCGenerationRange,
 	ID:           23,
 	Keywords:     0x400000,
@@ -7801,7 +7801,7 @@ var columnsDestroyGCHandle = []clrimpl.Column{{
 // infoDestroyGCHandle describes DestroyGCHandle (DestroyGCHandle.Info).
 var infoDestroyGCHandle = EventInfo{
 	Columns:     columnsDestroyGCHandle,
-	DisplayName: "GC/DestroyGCHandle",
+	DisplayName: "GC/DestoryGCHandle",
 	ID:          31,
 	Keywords:    0x2,
 	Level:       4,
@@ -7820,7 +7820,7 @@ var infoDestroyGCHandle = EventInfo{
 // descDestroyGCHandle describes DestroyGCHandle (EventInfo.Descriptor).
 var descDestroyGCHandle = clrimpl.Descriptor{
 	Columns:      columnsDestroyGCHandle,
-	DisplayName:  "GC/DestroyGCHandle",
+	DisplayName:  "GC/DestoryGCHandle",
 	Fields:       &fieldsDestroyGCHandle,
 	ID:           31,
 	Keywords:     0x2,
@@ -7975,7 +7975,7 @@ var columnsGCSampledObjectAllocationLow = []clrimpl.Column{{
 // infoGCSampledObjectAllocationLow describes GCSampledObjectAllocationLow (GCSampledObjectAllocationLow.Info).
 var infoGCSampledObjectAllocationLow = EventInfo{
 	Columns:     columnsGCSampledObjectAllocationLow,
-	DisplayName: "GC/GCSampledObjectAllocation",
+	DisplayName: "GC/SampledObjectAllocation",
 	ID:          32,
 	Keywords:    0x2000000,
 	Level:       4,
@@ -7994,7 +7994,7 @@ var infoGCSampledObjectAllocationLow = EventInfo{
 // descGCSampledObjectAllocationLow describes GCSampledObjectAllocationLow (EventInfo.Descriptor).
 var descGCSampledObjectAllocationLow = clrimpl.Descriptor{
 	Columns:      columnsGCSampledObjectAllocationLow,
-	DisplayName:  "GC/GCSampledObjectAllocation",
+	DisplayName:  "GC/SampledObjectAllocation",
 	Fields:       &fieldsGCSampledObjectAllocationLow,
 	ID:           32,
 	Keywords:     0x2000000,
@@ -8596,7 +8596,7 @@ var columnsGCBulkRootCCW = []clrimpl.Column{{
 // infoGCBulkRootCCW describes GCBulkRootCCW (GCBulkRootCCW.Info).
 var infoGCBulkRootCCW = EventInfo{
 	Columns:     columnsGCBulkRootCCW,
-	DisplayName: "GC/GCBulkRootCCW",
+	DisplayName: "GC/BulkRootCCW",
 	ID:          36,
 	Keywords:    0x100000,
 	Level:       4,
@@ -8615,7 +8615,7 @@ var infoGCBulkRootCCW = EventInfo{
 // descGCBulkRootCCW describes GCBulkRootCCW (EventInfo.Descriptor).
 var descGCBulkRootCCW = clrimpl.Descriptor{
 	Columns:      columnsGCBulkRootCCW,
-	DisplayName:  "GC/GCBulkRootCCW",
+	DisplayName:  "GC/BulkRootCCW",
 	Fields:       &fieldsGCBulkRootCCW,
 	ID:           36,
 	Keywords:     0x100000,
@@ -8900,7 +8900,7 @@ var columnsGCBulkRCW = []clrimpl.Column{{
 // infoGCBulkRCW describes GCBulkRCW (GCBulkRCW.Info).
 var infoGCBulkRCW = EventInfo{
 	Columns:     columnsGCBulkRCW,
-	DisplayName: "GC/GCBulkRCW",
+	DisplayName: "GC/BulkRCW",
 	ID:          37,
 	Keywords:    0x100000,
 	Level:       4,
@@ -8919,7 +8919,7 @@ var infoGCBulkRCW = EventInfo{
 // descGCBulkRCW describes GCBulkRCW (EventInfo.Descriptor).
 var descGCBulkRCW = clrimpl.Descriptor{
 	Columns:      columnsGCBulkRCW,
-	DisplayName:  "GC/GCBulkRCW",
+	DisplayName:  "GC/BulkRCW",
 	Fields:       &fieldsGCBulkRCW,
 	ID:           37,
 	Keywords:     0x100000,
@@ -9220,7 +9220,7 @@ var columnsGCBulkRootStaticVar = []clrimpl.Column{{
 // infoGCBulkRootStaticVar describes GCBulkRootStaticVar (GCBulkRootStaticVar.Info).
 var infoGCBulkRootStaticVar = EventInfo{
 	Columns:     columnsGCBulkRootStaticVar,
-	DisplayName: "GC/GCBulkRootStaticVar",
+	DisplayName: "GC/BulkRootStaticVar",
 	ID:          38,
 	Keywords:    0x100000,
 	Level:       4,
@@ -9239,7 +9239,7 @@ var infoGCBulkRootStaticVar = EventInfo{
 // descGCBulkRootStaticVar describes GCBulkRootStaticVar (EventInfo.Descriptor).
 var descGCBulkRootStaticVar = clrimpl.Descriptor{
 	Columns:      columnsGCBulkRootStaticVar,
-	DisplayName:  "GC/GCBulkRootStaticVar",
+	DisplayName:  "GC/BulkRootStaticVar",
 	Fields:       &fieldsGCBulkRootStaticVar,
 	ID:           38,
 	Keywords:     0x100000,
@@ -9762,7 +9762,7 @@ var columnsGCMarkWithType = []clrimpl.Column{{
 // infoGCMarkWithType describes GCMarkWithType (GCMarkWithType.Info).
 var infoGCMarkWithType = EventInfo{
 	Columns:     columnsGCMarkWithType,
-	DisplayName: "GC/Mark",
+	DisplayName: "GC/MarkWithType",
 	ID:          202,
 	Keywords:    0x1,
 	Level:       4,
@@ -9781,7 +9781,7 @@ var infoGCMarkWithType = EventInfo{
 // descGCMarkWithType describes GCMarkWithType (EventInfo.Descriptor).
 var descGCMarkWithType = clrimpl.Descriptor{
 	Columns:      columnsGCMarkWithType,
-	DisplayName:  "GC/Mark",
+	DisplayName:  "GC/MarkWithType",
 	Fields:       &fieldsGCMarkWithType,
 	ID:           202,
 	Keywords:     0x1,
@@ -9919,7 +9919,7 @@ var columnsGCJoinV2 = []clrimpl.Column{{
 // infoGCJoinV2 describes GCJoin_V2 (GCJoinV2.Info).
 var infoGCJoinV2 = EventInfo{
 	Columns:     columnsGCJoinV2,
-	DisplayName: "GC/GCJoin",
+	DisplayName: "GC/Join",
 	ID:          203,
 	Keywords:    0x1,
 	Level:       5,
@@ -9938,7 +9938,7 @@ var infoGCJoinV2 = EventInfo{
 // descGCJoinV2 describes GCJoin_V2 (EventInfo.Descriptor).
 var descGCJoinV2 = clrimpl.Descriptor{
 	Columns:      columnsGCJoinV2,
-	DisplayName:  "GC/GCJoin",
+	DisplayName:  "GC/Join",
 	Fields:       &fieldsGCJoinV2,
 	ID:           203,
 	Keywords:     0x1,
@@ -11946,7 +11946,7 @@ var columnsGCLOHCompact = []clrimpl.Column{{
 // infoGCLOHCompact describes GCLOHCompact (GCLOHCompact.Info).
 var infoGCLOHCompact = EventInfo{
 	Columns:     columnsGCLOHCompact,
-	DisplayName: "GC/GCLOHCompact",
+	DisplayName: "GC/LOHCompact",
 	ID:          208,
 	Keywords:    0x1,
 	Level:       4,
@@ -11965,7 +11965,7 @@ var infoGCLOHCompact = EventInfo{
 // descGCLOHCompact describes GCLOHCompact (EventInfo.Descriptor).
 var descGCLOHCompact = clrimpl.Descriptor{
 	Columns:      columnsGCLOHCompact,
-	DisplayName:  "GC/GCLOHCompact",
+	DisplayName:  "GC/LOHCompact",
 	Fields:       &fieldsGCLOHCompact,
 	ID:           208,
 	Keywords:     0x1,
@@ -12284,7 +12284,7 @@ var columnsGCFitBucketInfo = []clrimpl.Column{{
 // infoGCFitBucketInfo describes GCFitBucketInfo (GCFitBucketInfo.Info).
 var infoGCFitBucketInfo = EventInfo{
 	Columns:     columnsGCFitBucketInfo,
-	DisplayName: "GC/GCFitBucketInfo",
+	DisplayName: "GC/FitBucketInfo",
 	ID:          209,
 	Keywords:    0x1,
 	Level:       5,
@@ -12303,7 +12303,7 @@ var infoGCFitBucketInfo = EventInfo{
 // descGCFitBucketInfo describes GCFitBucketInfo (EventInfo.Descriptor).
 var descGCFitBucketInfo = clrimpl.Descriptor{
 	Columns:      columnsGCFitBucketInfo,
-	DisplayName:  "GC/GCFitBucketInfo",
+	DisplayName:  "GC/FitBucketInfo",
 	Fields:       &fieldsGCFitBucketInfo,
 	ID:           209,
 	Keywords:     0x1,

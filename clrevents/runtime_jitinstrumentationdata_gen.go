@@ -376,7 +376,7 @@ var columnsJitInstrumentationDataVerbose = []clrimpl.Column{{
 // infoJitInstrumentationDataVerbose describes JitInstrumentationDataVerbose (JitInstrumentationDataVerbose.Info).
 var infoJitInstrumentationDataVerbose = EventInfo{
 	Columns:     columnsJitInstrumentationDataVerbose,
-	DisplayName: "JitInstrumentationData/InstrumentationData",
+	DisplayName: "JitInstrumentationDataVerbose/InstrumentationData",
 	ID:          298,
 	Keywords:    0x10000000000,
 	Level:       4,
@@ -395,7 +395,7 @@ var infoJitInstrumentationDataVerbose = EventInfo{
 // descJitInstrumentationDataVerbose describes JitInstrumentationDataVerbose (EventInfo.Descriptor).
 var descJitInstrumentationDataVerbose = clrimpl.Descriptor{
 	Columns:      columnsJitInstrumentationDataVerbose,
-	DisplayName:  "JitInstrumentationData/InstrumentationData",
+	DisplayName:  "JitInstrumentationDataVerbose/InstrumentationData",
 	Fields:       &fieldsJitInstrumentationDataVerbose,
 	ID:           298,
 	Keywords:     0x10000000000,

@@ -439,7 +439,7 @@ var columnsTieredCompilationBackgroundJitStart = []clrimpl.Column{{
 // infoTieredCompilationBackgroundJitStart describes TieredCompilationBackgroundJitStart (TieredCompilationBackgroundJitStart.Info).
 var infoTieredCompilationBackgroundJitStart = EventInfo{
 	Columns:     columnsTieredCompilationBackgroundJitStart,
-	DisplayName: "TieredCompilation/Start",
+	DisplayName: "TieredCompilation/BackgroundJitStart",
 	ID:          283,
 	Keywords:    0x1000000000,
 	Level:       4,
@@ -458,7 +458,7 @@ var infoTieredCompilationBackgroundJitStart = EventInfo{
 // descTieredCompilationBackgroundJitStart describes TieredCompilationBackgroundJitStart (EventInfo.Descriptor).
 var descTieredCompilationBackgroundJitStart = clrimpl.Descriptor{
 	Columns:      columnsTieredCompilationBackgroundJitStart,
-	DisplayName:  "TieredCompilation/Start",
+	DisplayName:  "TieredCompilation/BackgroundJitStart",
 	Fields:       &fieldsTieredCompilationBackgroundJitStart,
 	ID:           283,
 	Keywords:     0x1000000000,
@@ -570,7 +570,7 @@ var columnsTieredCompilationBackgroundJitStop = []clrimpl.Column{{
 // infoTieredCompilationBackgroundJitStop describes TieredCompilationBackgroundJitStop (TieredCompilationBackgroundJitStop.Info).
 var infoTieredCompilationBackgroundJitStop = EventInfo{
 	Columns:     columnsTieredCompilationBackgroundJitStop,
-	DisplayName: "TieredCompilation/Stop",
+	DisplayName: "TieredCompilation/BackgroundJitStop",
 	ID:          284,
 	Keywords:    0x1000000000,
 	Level:       4,
@@ -589,7 +589,7 @@ var infoTieredCompilationBackgroundJitStop = EventInfo{
 // descTieredCompilationBackgroundJitStop describes TieredCompilationBackgroundJitStop (EventInfo.Descriptor).
 var descTieredCompilationBackgroundJitStop = clrimpl.Descriptor{
 	Columns:      columnsTieredCompilationBackgroundJitStop,
-	DisplayName:  "TieredCompilation/Stop",
+	DisplayName:  "TieredCompilation/BackgroundJitStop",
 	Fields:       &fieldsTieredCompilationBackgroundJitStop,
 	ID:           284,
 	Keywords:     0x1000000000,

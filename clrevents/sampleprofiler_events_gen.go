@@ -83,7 +83,7 @@ var columnsThreadSample = []clrimpl.Column{{
 // infoThreadSample describes ThreadSample (ThreadSample.Info).
 var infoThreadSample = EventInfo{
 	Columns:     columnsThreadSample,
-	DisplayName: "ThreadSample",
+	DisplayName: "Thread/Sample",
 	ID:          0,
 	Keywords:    0x0,
 	Level:       4,
@@ -102,7 +102,7 @@ var infoThreadSample = EventInfo{
 // descThreadSample describes ThreadSample (EventInfo.Descriptor).
 var descThreadSample = clrimpl.Descriptor{
 	Columns:      columnsThreadSample,
-	DisplayName:  "ThreadSample",
+	DisplayName:  "Thread/Sample",
 	Fields:       &fieldsThreadSample,
 	ID:           0,
 	Keywords:     0x0,

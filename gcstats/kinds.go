@@ -34,7 +34,7 @@ var kinds = feed.ByDisplayName(
 		"GC/GlobalHeapHistory": kGlobalHistory,
 		"GC/PerHeapHistory":    kPerHeapHistory,
 		"GC/AllocationTick":    kAllocTick,
-	}, nil)
+	})
 
 // Needs reports whether the GC model uses events of this type: a reader
 // can skip decoding every other event. It takes an event's Type

@@ -1,9 +1,6 @@
 package jitstats
 
 import (
-	"strings"
-
-	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/internal/feed"
 )
@@ -21,22 +18,16 @@ const (
 )
 
 // kinds maps the runtime provider's events to their meaning.
-// R2RGetEntryPoint shares Method/Load with the loads and is told apart by
-// its manifest symbol.
 var kinds = feed.ByDisplayName(
 	[]string{"Microsoft-Windows-DotNETRuntime"},
 	map[string]kind{
-		"Method/JittingStarted":    kJitStart,
-		"Method/LoadVerbose":       kLoad,
-		"Method/Load":              kLoad,
-		"Method/InliningSucceeded": kInlineOK,
-		"Method/InliningFailed":    kInlineFailed,
-	},
-	func(info *clrevents.EventInfo, k kind) (kind, bool) {
-		if !strings.HasPrefix(info.Name, "R2RGetEntryPoint") {
-			return k, true
-		}
-		return kR2R, !strings.HasSuffix(info.Name, "Start")
+		"Method/JittingStarted":     kJitStart,
+		"Method/LoadVerbose":        kLoad,
+		"Method/Load":               kLoad,
+		"Method/R2RGetEntryPoint":   kR2R,
+		"Method/InliningSucceeded":  kInlineOK,
+		"Method/InliningFailed":     kInlineFailed,
+		"Method/InliningFailedAnsi": kInlineFailed,
 	})
 
 // Needs reports whether the JIT model uses events of this type: a reader

@@ -93,8 +93,9 @@ type EventInfo struct {
 	ID       uint16
 	Version  uint8
 	Name     string // the manifest symbol, e.g. "GCStart_V2"
-	// DisplayName is the event's name as TraceEvent and PerfView show it,
-	// from the manifest's task and opcode messages: "GC/Start".
+	// DisplayName is the event's name as TraceEvent and PerfView show it:
+	// from the manifest's task and opcode messages ("GC/Start"), or the
+	// schema's displayName where TraceEvent names it otherwise ("GC/BulkNode").
 	DisplayName string
 	TypeName    string // the Go type, e.g. "GCStartV2"
 	Task        uint16

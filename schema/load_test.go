@@ -160,7 +160,9 @@ func TestApplyLenient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "overrides.yaml:") || !strings.Contains(skipped[0].Error(), "GCFitBucketInfo: no such template") {
+	// The field override of its template and its display name.
+	if len(skipped) != 2 || !strings.Contains(skipped[0].Error(), "overrides.yaml:") || !strings.Contains(skipped[0].Error(), "GCFitBucketInfo: no such template") ||
+		!strings.Contains(skipped[1].Error(), "event GCFitBucketInfo: no such event") {
 		t.Errorf("skipped: %v", skipped)
 	}
 	// The others were applied: GCReason has the values the manifest lacks.

@@ -231,7 +231,8 @@ type LEvent struct {
 	OpcodeValue  uint8
 	LevelValue   uint8
 	KeywordsMask uint64
-	// DisplayName is the event's name as TraceEvent gives it: the task's
+	// DisplayName is the event's name as TraceEvent gives it: the
+	// event's DisplayName where an override gives one, else the task's
 	// message, then "/" and the opcode's message unless the opcode is
 	// win:Info ("GC/Start", "Method/LoadVerbose", "GC/RestartEEStart");
 	// the symbol when the event names no task.
@@ -390,7 +391,10 @@ func lowerProvider(p *Provider, l *errList) *LProvider {
 			}
 			le.OpcodeValue = v
 		}
-		le.DisplayName = displayName(e, le.TaskRef)
+		le.DisplayName = e.DisplayName
+		if le.DisplayName == "" {
+			le.DisplayName = displayName(e, le.TaskRef)
+		}
 		le.ShownProvider = e.DisplayProvider
 		if le.ShownProvider == "" {
 			le.ShownProvider = p.DisplayName
@@ -781,7 +785,7 @@ func checkTexts(s *Schema, l *errList) {
 			fields("template "+t.TID, t.Fields)
 		}
 		for _, e := range p.Events {
-			check(e.Pos, "event", append([]string{e.Symbol, e.Task, e.Opcode, e.Level, e.Channel, e.Template, e.GoName, e.DisplayProvider}, e.Keywords...)...)
+			check(e.Pos, "event", append([]string{e.Symbol, e.Task, e.Opcode, e.Level, e.Channel, e.Template, e.GoName, e.DisplayProvider, e.DisplayName}, e.Keywords...)...)
 		}
 	}
 }

@@ -197,7 +197,12 @@ type Event struct {
 	// TraceEvent shows the few kernel events it decodes by their MOF
 	// description under "MSNT_SystemTrace". Manifests never set it.
 	DisplayProvider string `yaml:"displayProvider,omitempty"`
-	Pos             Pos    `yaml:"-"`
+	// DisplayName, when set, is the name TraceEvent shows the event by,
+	// where its parsers do not make it from the task's and opcode's
+	// messages ("GC/BulkNode" for the task GC and opcode GCBulkNode).
+	// Manifests never set it; an override does.
+	DisplayName string `yaml:"displayName,omitempty"`
+	Pos         Pos    `yaml:"-"`
 }
 
 // StandardLevels are the win: levels every manifest may name.

@@ -21,8 +21,8 @@ type Overrides struct {
 
 // Override is one correction. It names one or more providers and exactly one
 // target: a map (to add entries), a new map, a template (to change a field's
-// attributes, insert fields, or give an empty template its fields), or Go
-// names.
+// attributes, insert fields, or give an empty template its fields), Go
+// names, or display names.
 type Override struct {
 	Why       string   `yaml:"why"`
 	Providers []string `yaml:"providers"`
@@ -52,6 +52,9 @@ type Override struct {
 
 	// GoNames gives events (by symbol) explicit Go type names.
 	GoNames map[string]string `yaml:"goNames,omitempty"`
+	// DisplayNames gives events (by symbol) the names TraceEvent shows
+	// them by, where they are not the task's and opcode's messages.
+	DisplayNames map[string]string `yaml:"displayNames,omitempty"`
 	// FamilyNames gives the families of templates (by template name) an
 	// explicit Go name, where the derived one would clash.
 	FamilyNames map[string]string `yaml:"familyNames,omitempty"`
@@ -135,8 +138,8 @@ func ParseOverrides(name string, data []byte) (*Overrides, error) {
 			l.add(e.Pos, what, "every override needs a why")
 		case len(e.Providers) == 0:
 			l.add(e.Pos, what, "no providers named")
-		case countTrue(e.Map != "", e.NewMap != nil, e.Template != "", len(e.Templates) > 0, len(e.GoNames) > 0, len(e.FamilyNames) > 0) != 1:
-			l.add(e.Pos, what, "name exactly one of map, newMap, template, templates, goNames or familyNames")
+		case countTrue(e.Map != "", e.NewMap != nil, e.Template != "", len(e.Templates) > 0, len(e.GoNames) > 0, len(e.FamilyNames) > 0, len(e.DisplayNames) > 0) != 1:
+			l.add(e.Pos, what, "name exactly one of map, newMap, template, templates, goNames, displayNames or familyNames")
 		case e.Map != "" && len(e.AddEntries) == 0:
 			l.add(e.Pos, what, "map %s: nothing to add", e.Map)
 		case e.NewMap != nil && (e.NewMap.Name == "" || len(e.NewMap.Entries) == 0):
@@ -204,8 +207,10 @@ func (o *Overrides) apply(s *Schema, lenient bool) ([]error, error) {
 				applyField(e, p, &l)
 			case len(e.FamilyNames) > 0:
 				applyFamilyNames(e, p, &l)
+			case len(e.DisplayNames) > 0:
+				applyEventNames(e.Pos, p, e.DisplayNames, "display name", func(ev *Event) *string { return &ev.DisplayName }, &l)
 			default:
-				applyGoNames(e, p, &l)
+				applyEventNames(e.Pos, p, e.GoNames, "Go name", func(ev *Event) *string { return &ev.GoName }, &l)
 			}
 		}
 	}
@@ -286,9 +291,11 @@ func findField(fs []*Field, path []string) *Field {
 	return nil
 }
 
-func applyGoNames(e *Override, p *Provider, l *errList) {
-	syms := make([]string, 0, len(e.GoNames))
-	for s := range e.GoNames {
+// applyEventNames gives p's events (by symbol) the names in names: the
+// string field says which (a Go name, a display name), kind what it is.
+func applyEventNames(pos Pos, p *Provider, names map[string]string, kind string, field func(*Event) *string, l *errList) {
+	syms := make([]string, 0, len(names))
+	for s := range names {
 		syms = append(syms, s)
 	}
 	sort.Strings(syms)
@@ -297,11 +304,13 @@ func applyGoNames(e *Override, p *Provider, l *errList) {
 		what := fmt.Sprintf("override of %s event %s", p.Name, sym)
 		switch {
 		case ev == nil:
-			l.skip(e.Pos, what, "no such event")
-		case ev.GoName == e.GoNames[sym]:
-			l.skip(e.Pos, what, "already named %s: drop it", ev.GoName)
+			l.skip(pos, what, "no such event")
+		case names[sym] == "":
+			l.skip(pos, what, "an empty %s", kind)
+		case *field(ev) == names[sym]:
+			l.skip(pos, what, "%s already %s: drop it", kind, names[sym])
 		default:
-			ev.GoName = e.GoNames[sym]
+			*field(ev) = names[sym]
 		}
 	}
 }

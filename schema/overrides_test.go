@@ -202,13 +202,53 @@ func TestOverridesNewKindsInvalid(t *testing.T) {
 		{"newMap: {name: M, kind: bitMap}", "newMap needs a name and entries"},
 		{"templates: [A, B]\n    field: X", "templates [A B]: name field and set"},
 		{"template: A\n    field: X\n    set: {map: M}\n    fields: [{name: Y, inType: 'win:UInt8'}]", "template A: name either field (with set), insertAfter (with insert) or fields"},
-		{"template: A\n    templates: [B]\n    field: X\n    set: {map: M}", "name exactly one of map, newMap, template, templates, goNames or familyNames"},
+		{"template: A\n    templates: [B]\n    field: X\n    set: {map: M}", "name exactly one of map, newMap, template, templates, goNames, displayNames or familyNames"},
 		{"template: A\n    fields: [{name: S, struct: true, fields: [null]}]", "empty item in fields"},
 	}
 	for _, tt := range tests {
 		_, err := ParseOverrides("bad.yaml", []byte("overrides:\n  - why: test\n    providers: [P]\n    "+tt.yaml+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s:\nerror %v, want %s", tt.yaml, err, tt.want)
+		}
+	}
+}
+
+// TestOverridesDisplayNames: displayNames gives events the names TraceEvent
+// shows them by in place of the task's and opcode's messages; applied again
+// it is stale, and a symbol the provider lacks is an error.
+func TestOverridesDisplayNames(t *testing.T) {
+	s := loadSmall(t)
+	before := lowerOrFail(t, s).provider(t, "Test-Runtime").event(t, "GCStart_V2").DisplayName
+	if before != "GarbageCollection/Start" {
+		t.Fatalf("GCStart_V2's DisplayName before the override: %q", before)
+	}
+	o, err := ParseOverrides("names.yaml", []byte(`overrides:
+  - why: TraceEvent's own name
+    providers: [Test-Runtime]
+    displayNames: {GCStart_V2: GC/Begin}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Apply(s); err != nil {
+		t.Fatal(err)
+	}
+	if got := lowerOrFail(t, s).provider(t, "Test-Runtime").event(t, "GCStart_V2").DisplayName; got != "GC/Begin" {
+		t.Errorf("GCStart_V2's DisplayName after the override: %q", got)
+	}
+	if err := o.Apply(s); err == nil || err.Error() != "names.yaml:2: override of Test-Runtime event GCStart_V2: display name already GC/Begin: drop it" {
+		t.Errorf("applied again: %v", err)
+	}
+	for yaml, want := range map[string]string{
+		"{NoSuchEvent: X/Y}": "names.yaml:2: override of Test-Runtime event NoSuchEvent: no such event",
+		"{GCStart_V2: ''}":   "names.yaml:2: override of Test-Runtime event GCStart_V2: an empty display name",
+	} {
+		o, err := ParseOverrides("names.yaml", []byte("overrides:\n  - why: test\n    providers: [Test-Runtime]\n    displayNames: "+yaml+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Apply(loadSmall(t)); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %s", yaml, err, want)
 		}
 	}
 }

@@ -369,7 +369,7 @@ func providerNode(p *Provider) *yaml.Node {
 				}
 				ek = kvs(ek, "keywords", ks)
 			}
-			ek = kvs(ek, "channel", e.Channel, "template", e.Template, "displayProvider", e.DisplayProvider)
+			ek = kvs(ek, "channel", e.Channel, "template", e.Template, "displayProvider", e.DisplayProvider, "displayName", e.DisplayName)
 			es.Content = append(es.Content, mapping(true, ek...))
 		}
 		kv = kvs(kv, "events", es)

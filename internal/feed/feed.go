@@ -5,7 +5,9 @@ package feed
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,27 +26,26 @@ type Kinds[K comparable] map[clrimpl.EventType]K
 
 // ByDisplayName builds Kinds from the events of the named providers whose
 // TraceEvent name (task/opcode, "GC/Start") is a key of byName: every
-// version of an event shares that name, so new versions need no change.
-// keep, when not nil, may drop or change an event's kind.
-func ByDisplayName[K comparable](providers []string, byName map[string]K, keep func(info *clrevents.EventInfo, k K) (K, bool)) Kinds[K] {
+// version of an event shares that name, so new versions need no change. A
+// key that names no event of those providers is a mistake in the caller's
+// table (an event renamed under it would leave the analysis without its
+// events): ByDisplayName panics, when the analysis's package is
+// initialised, so that every test of it fails.
+func ByDisplayName[K comparable](providers []string, byName map[string]K) Kinds[K] {
 	m := make(Kinds[K])
-	events := clrevents.Events()
-	for i := range events {
-		info := events[i]
-		p := info.Provider.String()
-		ok := false
-		for _, name := range providers {
-			ok = ok || p == name
-		}
-		if !ok {
+	used := make(map[string]bool, len(byName))
+	for _, info := range clrevents.Events() {
+		if !slices.Contains(providers, info.Provider.String()) {
 			continue
 		}
-		k, ok := byName[info.DisplayName]
-		if ok && keep != nil {
-			k, ok = keep(info, k)
-		}
-		if ok {
+		if k, ok := byName[info.DisplayName]; ok {
 			m[info] = k
+			used[info.DisplayName] = true
+		}
+	}
+	for name := range byName {
+		if !used[name] {
+			panic(fmt.Sprintf("feed.ByDisplayName: no event of %v is named %q", providers, name))
 		}
 	}
 	return m
