@@ -385,6 +385,12 @@ func (e *Event) AppendText(dst []byte) ([]byte, error) { return e.appendFields(d
 func (e *Event) appendFields(dst []byte, json bool) ([]byte, error) {
 	d := e.Descriptor()
 	if d == nil {
+		if e.describedEmpty() {
+			if json {
+				dst = append(dst, "{}"...)
+			}
+			return dst, nil
+		}
 		return dst, clrimpl.ErrUnknownEvent
 	}
 	var out []byte

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/clrgo/clrevents/clrevents"
+	"github.com/clrgo/clrevents/clrimpl"
 	"github.com/clrgo/clrevents/nettrace"
 )
 
@@ -332,5 +334,27 @@ func TestDisplayNameRule(t *testing.T) {
 			t.Errorf("%s %q (ID %d, metadata opcode %d, opcode %d): DisplayName %q, want %q",
 				c.e.nt.Provider, c.e.nt.Name, c.e.nt.ID, c.e.nt.Metadata.Opcode, c.e.nt.Opcode, got, c.want)
 		}
+	}
+}
+
+// TestDescribedEmpty: an EventSource event declared without arguments
+// (metadata with no fields) and with no payload has no fields, {} in JSON;
+// bytes its metadata does not describe stay undescribed.
+func TestDescribedEmpty(t *testing.T) {
+	m := &nettrace.Metadata{Provider: "MySource", Name: "TestEmptyEvent", EventID: 5}
+	e := &Event{nt: &nettrace.Event{Provider: m.Provider, Name: m.Name, ID: 5, Metadata: m}}
+	if got, err := e.AppendJSON(nil); err != nil || string(got) != "{}" {
+		t.Errorf("AppendJSON: %q, %v", got, err)
+	}
+	if got, err := e.AppendText([]byte("x")); err != nil || string(got) != "x" {
+		t.Errorf("AppendText: %q, %v", got, err)
+	}
+	e.nt.Payload = []byte{1}
+	if _, err := e.AppendJSON(nil); !errors.Is(err, clrimpl.ErrUnknownEvent) {
+		t.Errorf("a payload its metadata does not describe: %v", err)
+	}
+	e.nt.Payload, m.FieldsErr = nil, errors.New("bad field list")
+	if _, err := e.AppendJSON(nil); !errors.Is(err, clrimpl.ErrUnknownEvent) {
+		t.Errorf("a field list that did not parse: %v", err)
 	}
 }

@@ -215,3 +215,16 @@ func opcodeName(op uint8) string {
 }
 
 var opcodeNames = [...]string{"Info", "Start", "Stop", "DataCollectionStart", "DataCollectionStop", "Extension", "Reply", "Resume", "Suspend", "Transfer"}
+
+// describedEmpty reports whether the event is an EventPipe event of no
+// generated type whose metadata declares no fields and whose payload is
+// empty: an EventSource event without arguments (RequestStop), which
+// AppendJSON writes as {} and AppendText as nothing. A payload that its
+// metadata does not describe stays undescribed.
+func (e *Event) describedEmpty() bool {
+	if e.nt == nil || len(e.nt.Payload) != 0 || e.typ.ok() {
+		return false
+	}
+	m := e.nt.Metadata
+	return m != nil && len(m.Fields) == 0 && m.FieldsErr == nil
+}

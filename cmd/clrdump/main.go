@@ -37,7 +37,8 @@
 //	                  strings (GUIDs); only when the event has them
 //	fields            object: the decoded payload (CLR events, EventSource
 //	                  events, events an ETW log describes itself, and the
-//	                  kernel events package etl knows), or
+//	                  kernel events package etl knows; {} for an EventSource
+//	                  event declared without arguments), or
 //	                  {"payload":"0x…"} for an event nothing describes
 //	extra             string, hex: payload bytes past the template (a newer
 //	                  runtime's fields); only when there are some

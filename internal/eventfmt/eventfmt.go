@@ -238,7 +238,10 @@ func AppendText(b []byte, e *trace.Event, dec *Decoded) []byte {
 		b = append(b, "payload="...)
 		b = AppendHex(b, e.Payload())
 	} else {
-		b = AppendFields(b, e, dec, false)
+		n := len(b)
+		if b = AppendFields(b, e, dec, false); len(b) == n {
+			b = b[:n-1] // no fields: no space after tid
+		}
 	}
 	if len(dec.Extra) > 0 {
 		b = append(b, " extra="...)
