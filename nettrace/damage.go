@@ -90,6 +90,17 @@ func (e *DamageError) Error() string {
 	}
 	var b strings.Builder
 	b.WriteString("nettrace: ")
+	if len(e.Damage) == 1 && e.truncated() {
+		// Cut short, and nothing else: the cut block is read up to the
+		// cut, not skipped.
+		b.WriteString("the trace is cut short: ")
+		b.WriteString(e.Damage[0].String())
+		if e.Stopped != nil {
+			b.WriteString("; then reading stopped: ")
+			b.WriteString(e.Stopped.Error())
+		}
+		return b.String()
+	}
 	if len(e.Damage) == 1 {
 		b.WriteString("1 damaged range skipped (")
 	} else {

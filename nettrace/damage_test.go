@@ -9,7 +9,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -762,6 +764,56 @@ func readDropped(t *testing.T, data []byte, o Order) (uint64, []Damage) {
 		}
 		if err != nil {
 			return r.Dropped(), r.Damage()
+		}
+	}
+}
+
+// TestCutShortCounts: the error for a trace cut short says how many of the
+// bytes the cut item needs the input still held, not the file's size or
+// none, and a cut that is the only damage is not called skipped.
+func TestCutShortCounts(t *testing.T) {
+	data := loadTrace(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip")
+	have := regexp.MustCompile(`needs (\d+) bytes, the input ends after (\d+) of them`)
+	for _, c := range []struct {
+		cut        int
+		need, held int // 0: checked by the block case below
+	}{
+		{10, 4, 2},    // the stream header's version word, after "Nettrace"
+		{100, 48, 47}, // the Trace object's fields at 53
+		{100000, 0, 0},
+	} {
+		r, err := NewReader(bytes.NewReader(data[:c.cut]))
+		if err == nil {
+			for err == nil {
+				_, err = r.Next()
+			}
+		}
+		m := have.FindStringSubmatch(err.Error())
+		if m == nil {
+			t.Errorf("cut at %d: %v", c.cut, err)
+			continue
+		}
+		need, _ := strconv.Atoi(m[1])
+		held, _ := strconv.Atoi(m[2])
+		if c.need != 0 && (need != c.need || held != c.held) {
+			t.Errorf("cut at %d: needs %d, held %d; want %d and %d (%v)", c.cut, need, held, c.need, c.held, err)
+		}
+		var de *DamageError
+		if c.need == 0 {
+			// A block cut: what it held is the file past the block's
+			// header, less than the cut and within a header's size of
+			// what follows the block's offset.
+			var e *Error
+			if !errors.As(err, &e) || !errors.As(err, &de) {
+				t.Fatalf("cut at %d: %T %v", c.cut, err, err)
+			}
+			past := c.cut - int(e.Offset)
+			if held >= need || held > past || held < past-64 {
+				t.Errorf("cut at %d: block at %d needs %d, held %d; %d bytes follow its offset", c.cut, e.Offset, need, held, past)
+			}
+			if !strings.HasPrefix(de.Error(), "nettrace: the trace is cut short: ") {
+				t.Errorf("cut at %d: %v", c.cut, de)
+			}
 		}
 	}
 }

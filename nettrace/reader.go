@@ -353,12 +353,18 @@ func (r *Reader) shortErr(peekErr error, what string, at int64, need int64) erro
 	return r.ioErr(io.ErrUnexpectedEOF, what, at, need)
 }
 
-// ioErr converts a read error while reading item what at offset at.
+// ioErr converts a read error while reading item what at offset at, of
+// which the reader consumed the bytes up to r.s.off.
 func (r *Reader) ioErr(err error, what string, at int64, need int64) error {
+	return r.ioErrHave(err, what, at, need, r.s.off-at)
+}
+
+// ioErrHave is ioErr where the input held have bytes of the item's need.
+func (r *Reader) ioErrHave(err error, what string, at, need, have int64) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		msg := "input ends inside it"
 		if need > 0 {
-			msg = fmt.Sprintf("needs %d bytes, input ends after %d", need, r.s.off-at)
+			msg = fmt.Sprintf("needs %d bytes, the input ends after %d of them", need, have)
 		}
 		return r.errf(io.ErrUnexpectedEOF, what, at, "%s: %v", msg, io.ErrUnexpectedEOF)
 	}
@@ -378,7 +384,7 @@ func (r *Reader) readHeader() error {
 		r.s.discard(8)
 		w, err := r.s.peek(4)
 		if err != nil {
-			return r.ioErr(err, "stream header", 8, 4)
+			return r.ioErrHave(err, "stream header", 8, 4, int64(len(w)))
 		}
 		if binary.LittleEndian.Uint32(w) == 0 {
 			return r.readV6Header()
@@ -1031,7 +1037,7 @@ func (r *Reader) findPad(kind, want int, size uint32) int {
 // in full are still read (unless in strict mode), then the cut is the
 // trace's end.
 func (r *Reader) cutBlock(kind int, err error, size int64) error {
-	e := r.ioErr(err, "", 0, size)
+	e := r.ioErr(err, "", r.blkOff, size) // the block's content, from blkOff
 	ce, ok := e.(*Error)
 	if !ok || ce.class != classTrunc || r.strict {
 		return e
