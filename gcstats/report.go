@@ -129,7 +129,7 @@ func writeProcessText(w *bufio.Writer, origin time.Time, p *Process) {
 		heaps = fmt.Sprintf("server GC, %d heaps", p.Heaps)
 	}
 	start, end := p.TimeInTrace()
-	fmt.Fprintf(w, "%s: %d GCs (%s); paused %s ms, %.2f%% of its %.3f s in the trace (%.3f s to %.3f s from the trace's start); %s; max heap %s MB\n",
+	fmt.Fprintf(w, "%s: %d GCs (%s); paused %s ms, %.2f%% of its %.3f s in the trace (%.3f s to %.3f s from the trace's start); %s; largest heap after a GC %s MB\n",
 		processTitle(p.PID, p.Name), len(p.GCs), heaps, msString(s.All.TotalPause), s.PausePercent, s.Span.Seconds(),
 		start.Sub(origin).Seconds(), end.Sub(origin).Seconds(), allocationText(s), mbString(s.MaxHeap))
 	tw := textfmt.NewTable("gen", "count", "mean pause ms", "max pause ms", "total pause ms", "total duration ms", "promoted MB")

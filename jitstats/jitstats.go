@@ -87,13 +87,17 @@ type Process struct {
 	// Methods are the compiled methods, in the order their code was
 	// loaded.
 	Methods []*Method
-	// ReadyToRun counts methods whose precompiled code was used
-	// (R2RGetEntryPoint events).
+	// ReadyToRun counts the methods whose precompiled code was used: the
+	// distinct method IDs of R2RGetEntryPoint events (a method's entry
+	// point is looked up again by every thread that calls it first, and
+	// again after a rejit).
 	ReadyToRun int
 	// Inlining sums up the inlining decisions.
 	Inlining Inlining
 
 	pending map[pendingKey]*pendingJit
+	// r2r holds the method IDs ReadyToRun counts.
+	r2r map[uint64]struct{}
 	// last is the time of each thread's latest event the model took;
 	// timed the compiles, one per thread at most, whose load the thread's
 	// next event confirms (see observe).
@@ -318,7 +322,13 @@ func (p *Process) observe(t time.Time, tid int64, prev time.Time, k kind, ev clr
 			return p.load(t, tid, f.MethodID, f.MethodSize, f.MethodFlags, f.OptimizationTier(), "")
 		}
 	case kR2R:
-		p.ReadyToRun++
+		if e, ok := ev.(clrevents.R2RGetEntryPointEvent); ok {
+			if p.r2r == nil {
+				p.r2r = make(map[uint64]struct{})
+			}
+			p.r2r[e.R2RGetEntryPointFields().MethodID] = struct{}{}
+			p.ReadyToRun = len(p.r2r)
+		}
 	case kInlineOK:
 		p.Inlining.Succeeded++
 	case kInlineFailed:

@@ -154,8 +154,9 @@ func TestTiers(t *testing.T) {
 			t.Errorf("tier %s: %d methods, want %d (all: %v)", k, got[k], v, got)
 		}
 	}
-	if s.All.Count != 53 || s.Pending != 1 || ps[0].ReadyToRun != 1547 {
-		t.Errorf("%d methods, %d pending, %d R2R; want 53, 1, 1547", s.All.Count, s.Pending, ps[0].ReadyToRun)
+	// 1,547 R2RGetEntryPoint events name 708 methods.
+	if s.All.Count != 53 || s.Pending != 1 || ps[0].ReadyToRun != 708 {
+		t.Errorf("%d methods, %d pending, %d R2R; want 53, 1, 708", s.All.Count, s.Pending, ps[0].ReadyToRun)
 	}
 	slow := ps[0].Slowest(3)
 	if len(slow) != 3 || slow[0].JitTime < slow[1].JitTime || slow[1].JitTime < slow[2].JitTime {
@@ -193,6 +194,8 @@ func TestSynthetic(t *testing.T) {
 	at(60, 8, &clrevents.MethodLoadV2{MethodID: 0x300, MethodSize: 10, MethodFlags: tier(clrevents.TierOptimized)}) // jitted, no start event
 	at(61, 8, &clrevents.MethodLoadV2{MethodID: 0x400, MethodSize: 10})                                             // not jitted: a stub
 	at(62, 8, &clrevents.R2RGetEntryPoint{MethodID: 0x500})
+	at(63, 9, &clrevents.R2RGetEntryPoint{MethodID: 0x500}) // the same method, from another thread
+	at(64, 9, &clrevents.R2RGetEntryPointV1{MethodID: 0x600})
 	at(63, 5, &clrevents.MethodJitInliningFailed{FailReason: clrevents.UTF16Of("too many il bytes")})
 	at(64, 5, &clrevents.MethodJitInliningFailed{FailReason: clrevents.UTF16Of("too many il bytes")})
 	at(65, 5, &clrevents.MethodJitInliningSucceeded{})
@@ -219,7 +222,7 @@ func TestSynthetic(t *testing.T) {
 	if s.All.Count != 3 || s.All.Timed != 2 || s.All.JitTime != 10*time.Millisecond || s.Pending != 1 {
 		t.Errorf("summary %+v", s)
 	}
-	if p.ReadyToRun != 1 || p.Inlining.Failed != 2 || p.Inlining.Succeeded != 1 || p.Inlining.Reasons["too many il bytes"] != 2 {
+	if p.ReadyToRun != 2 || p.Inlining.Failed != 2 || p.Inlining.Succeeded != 1 || p.Inlining.Reasons["too many il bytes"] != 2 {
 		t.Errorf("R2R %d, inlining %+v", p.ReadyToRun, p.Inlining)
 	}
 }
