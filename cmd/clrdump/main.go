@@ -82,6 +82,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	// The CLR's event types: registered, they are the tables the trace
@@ -140,8 +141,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		}
 		return exitUsage
 	}
-	if err := ff.CheckLimit(); err != nil {
-		// Every mode reads -n (events, report rows).
+	if err := ff.CheckNumbers(); err != nil {
+		// Every mode reads -n (events, report rows) and -pid.
+		fmt.Fprintf(stderr, "clrdump: %v\n", err)
+		return exitUsage
+	}
+	if err := checkModes(fs, o); err != nil {
 		fmt.Fprintf(stderr, "clrdump: %v\n", err)
 		return exitUsage
 	}
@@ -154,8 +159,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 	if code := pf.run(fs, o.format, ff.PID, o.reading, stdin, stdout, stderr); code >= 0 {
 		return code
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
+	if !oneTrace(fs, stderr) {
 		return exitUsage
 	}
 	switch o.format {
@@ -193,6 +197,47 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, progress bool
 		return exitError
 	}
 	return status
+}
+
+// oneTrace reports whether the command line names one trace after the
+// flags; if not, it says why (a flag after the trace, which the flag
+// package leaves as an argument, or more than one trace) and prints the
+// usage.
+func oneTrace(fs *flag.FlagSet, stderr io.Writer) bool {
+	if fs.NArg() == 1 {
+		return true
+	}
+	if fs.NArg() > 1 {
+		why := fmt.Sprintf("one trace at a time, not %d (-format parquet -o DIR takes many)", fs.NArg())
+		for _, a := range fs.Args()[1:] {
+			if len(a) > 1 && a[0] == '-' {
+				why = fmt.Sprintf("flags go before the trace: %s comes after %s", a, fs.Arg(0))
+				break
+			}
+		}
+		fmt.Fprintf(stderr, "clrdump: %s\n", why)
+	}
+	fs.Usage()
+	return false
+}
+
+// checkModes reports flags that ask for two things at once: -profile,
+// -report and -stats each say what clrdump does instead of printing
+// events, and -stats prints its table as text only.
+func checkModes(fs *flag.FlagSet, o options) error {
+	var modes []string
+	for _, name := range []string{"profile", "report", "stats"} {
+		if isSet(fs, name) {
+			modes = append(modes, "-"+name)
+		}
+	}
+	if len(modes) > 1 {
+		return fmt.Errorf("%s each choose what clrdump does: give one", strings.Join(modes, " and "))
+	}
+	if o.stats && isSet(fs, "format") && o.format != "text" && o.format != "parquet" {
+		return fmt.Errorf("-stats prints a text table: -format %s does not apply", o.format)
+	}
+	return nil
 }
 
 type dumper struct {

@@ -151,6 +151,39 @@ func TestUsageAndErrors(t *testing.T) {
 	if _, errs, code := dump(t, "-keyword", "zz", small); code != exitUsage || !strings.Contains(errs, `clrdump: -keyword "zz": not a number`) {
 		t.Errorf("bad keyword: exit %d, %q", code, errs)
 	}
+	// Flags that ask for two things at once, and IDs that are neither an
+	// ID nor -1 (all), are usage errors, not silently one of them.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-profile", "cpu", "-report", "gc"}, "clrdump: -profile and -report each choose what clrdump does: give one"},
+		{[]string{"-stats", "-report", "jit"}, "clrdump: -report and -stats each choose what clrdump does: give one"},
+		{[]string{"-stats", "-format", "csv"}, "clrdump: -stats prints a text table: -format csv does not apply"},
+		{[]string{"-pid", "-2"}, "clrdump: -pid -2: want a process ID, or -1 for all"},
+		{[]string{"-report", "gc", "-pid", "-5"}, "clrdump: -pid -5: want a process ID, or -1 for all"},
+		{[]string{"-tid", "-7"}, "clrdump: -tid -7: want a thread ID, or -1 for all"},
+	} {
+		if _, errs, code := dump(t, append(c.args, small)...); code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("clrdump %v: exit %d, %q; want %q", c.args, code, errs, c.want)
+		}
+	}
+	// Arguments after the trace: a flag there (which the flag package
+	// leaves as an argument) or a second trace, in every mode.
+	for _, mode := range [][]string{nil, {"-report", "gc"}, {"-profile", "cpu"}} {
+		for _, c := range []struct {
+			after []string
+			want  string
+		}{
+			{[]string{"-pid", "1"}, "clrdump: flags go before the trace: -pid comes after " + small},
+			{[]string{small}, "clrdump: one trace at a time, not 2"},
+		} {
+			args := append(append(append([]string(nil), mode...), small), c.after...)
+			if _, errs, code := dump(t, args...); code != exitUsage || !strings.Contains(errs, c.want) || !strings.Contains(errs, "usage: clrdump") {
+				t.Errorf("clrdump %v: exit %d, %q; want %q and the usage", args, code, errs, c.want)
+			}
+		}
+	}
 	if _, errs, code := dump(t, "does-not-exist.nettrace"); code != exitError || errs == "" {
 		t.Errorf("missing file: exit %d, %q", code, errs)
 	}

@@ -78,8 +78,7 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, rd readi
 		fmt.Fprintf(stderr, "clrdump: -managed-only goes with -profile cpu\n")
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
+	if !oneTrace(fs, stderr) {
 		return exitUsage
 	}
 	// A profile needs each thread's events in order, not the trace's.

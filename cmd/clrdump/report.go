@@ -73,8 +73,7 @@ func (rf *reportFlags) run(fs *flag.FlagSet, o reportOptions, stdin io.Reader, s
 		fmt.Fprintf(stderr, "clrdump: unknown -format %q with -report (want text, jsonl, csv or html)\n", o.format)
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
+	if !oneTrace(fs, stderr) {
 		return exitUsage
 	}
 	src, err := o.open(fs.Arg(0), stdin)

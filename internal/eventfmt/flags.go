@@ -33,7 +33,7 @@ func AddFilterFlags(fs *flag.FlagSet) *FilterFlags {
 // Parse reads -keyword into Filter.Keyword and checks the globs and -n;
 // the error names the flag whose value is bad.
 func (f *FilterFlags) Parse() error {
-	if err := f.CheckLimit(); err != nil {
+	if err := f.CheckNumbers(); err != nil {
 		return err
 	}
 	if f.keyword != "" {
@@ -51,11 +51,18 @@ func (f *FilterFlags) Parse() error {
 	return nil
 }
 
-// CheckLimit checks -n alone, for modes that read it without the filters
-// (clrdump's reports): a negative count is a mistake, not "all".
-func (f *FilterFlags) CheckLimit() error {
+// CheckNumbers checks -n, -pid and -tid alone, for modes that read them
+// without the other filters (clrdump's reports and profiles): a negative
+// count, or an ID below -1, is a mistake, not "all".
+func (f *FilterFlags) CheckNumbers() error {
 	if f.Limit < 0 {
 		return fmt.Errorf("-n %d: want a count, or 0 for all", f.Limit)
+	}
+	if f.PID < -1 {
+		return fmt.Errorf("-pid %d: want a process ID, or -1 for all", f.PID)
+	}
+	if f.TID < -1 {
+		return fmt.Errorf("-tid %d: want a thread ID, or -1 for all", f.TID)
 	}
 	return nil
 }
