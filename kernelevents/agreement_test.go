@@ -188,11 +188,22 @@ func columnsMatchJSON(ev kernelevents.Event, js []byte) string {
 	if c.i != len(c.cols) {
 		return fmt.Sprintf("%d column values for %d columns", c.i, len(c.cols))
 	}
-	if len(c.cols) != len(m) {
-		return fmt.Sprintf("%d columns for %d JSON members", len(c.cols), len(m))
+	// A map-bound field has a number column and a name column
+	// (Flags_name); its JSON member is the name.
+	names := 0
+	for i, col := range c.cols {
+		if i > 0 && col.Name == c.cols[i-1].Name+"_name" {
+			names++
+		}
+	}
+	if len(c.cols)-names != len(m) {
+		return fmt.Sprintf("%d columns (%d of them names) for %d JSON members", len(c.cols), names, len(m))
 	}
 	for i, col := range c.cols {
-		raw, ok := m[col.Name]
+		if i+1 < len(c.cols) && c.cols[i+1].Name == col.Name+"_name" {
+			continue // checked through its name column
+		}
+		raw, ok := m[strings.TrimSuffix(col.Name, "_name")]
 		if !ok {
 			return fmt.Sprintf("column %s is no JSON member", col.Name)
 		}

@@ -31,5 +31,5 @@ func Example() {
 	fmt.Println(ev.Descriptor().Provider, ev.Info().DisplayName, string(ev.AppendJSON(nil)))
 	// Output:
 	// ThreadDCStart 1234 5678 72
-	// Windows Kernel Thread/DCStart {"ProcessID":1234,"ThreadID":5678}
+	// Windows Kernel Thread/DCStart {"ProcessID":1234,"ThreadID":5678,"StackBase":"0x0","StackLimit":"0x0","UserStackBase":"0x0","UserStackLimit":"0x0","Affinity":"0x0","Win32StartAddr":"0x0","TebBase":"0x0","SubProcessTag":"0x0","BasePriority":0,"PagePriority":0,"IoPriority":0,"ThreadFlags":0}
 }

@@ -889,7 +889,7 @@ type ProcessFields struct {
 	HasFlags bool
 	// Flags is carried by ProcessStartV4, ProcessStopV4, ProcessDCStartV4,
 	// ProcessDCStopV4, ProcessDefunctV4.
-	Flags uint32
+	Flags ProcessProcessFlags
 	// UserSID is carried by every member.
 	UserSID WBEMSID
 	// ImageFileName is carried by every member.

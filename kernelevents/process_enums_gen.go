@@ -33,3 +33,40 @@ const (
 	// ProcessDefunct opcode of task Process.
 	ProcessOpcodeProcessProcessDefunct Opcode = 39
 )
+
+// ProcessProcessFlags holds the flags of ProcessFlagsMap in Process.
+type ProcessProcessFlags uint32
+
+const (
+	ProcessProcessFlagsNone            ProcessProcessFlags = 0x0
+	ProcessProcessFlagsPackageFullName ProcessProcessFlags = 0x1
+	ProcessProcessFlagsWow64           ProcessProcessFlags = 0x2
+	ProcessProcessFlagsProtected       ProcessProcessFlags = 0x4
+)
+
+var processProcessFlagsNames = []clrimpl.FlagName{{
+	Name:  "PackageFullName",
+	Value: 0x1,
+}, {
+	Name:  "Wow64",
+	Value: 0x2,
+}, {
+	Name:  "Protected",
+	Value: 0x4,
+}}
+
+// AppendText appends the names of the set flags joined by |, unknown bits in hex.
+func (v ProcessProcessFlags) AppendText(b []byte) ([]byte, error) {
+	return clrimpl.AppendFlags(b, uint64(v), processProcessFlagsNames, "None"), nil
+}
+
+func (v ProcessProcessFlags) String() string {
+	b, _ := v.AppendText(nil)
+	return string(b)
+}
+
+func (v ProcessProcessFlags) appendJSON(b []byte) []byte {
+	b = append(b, '"')
+	b, _ = v.AppendText(b)
+	return append(b, '"')
+}

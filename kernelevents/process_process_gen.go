@@ -128,7 +128,9 @@ func (e *ProcessStartV3) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessStartV3) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -136,6 +138,8 @@ func (e *ProcessStartV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
@@ -145,7 +149,9 @@ func (e *ProcessStartV3) AppendJSON(dst []byte) []byte {
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessStartV3) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -153,6 +159,8 @@ func (e *ProcessStartV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
@@ -162,16 +170,22 @@ func (e *ProcessStartV3) AppendText(dst []byte) []byte {
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessStartV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessStartV3 lists the columns of ProcessStart_V3 (EventInfo.Columns).
 var columnsProcessStartV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -183,6 +197,10 @@ var columnsProcessStartV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
@@ -247,8 +265,8 @@ type ProcessStartV4 struct {
 	ExitStatus int32
 	// DirectoryTableBase is win:Pointer, pointer-sized on the wire.
 	DirectoryTableBase uint64
-	// Flags is win:UInt32 (win:HexInt32).
-	Flags uint32
+	// Flags is win:UInt32, map ProcessFlagsMap.
+	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
 	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
@@ -289,7 +307,7 @@ func (e *ProcessStartV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[20:]))
 		e.DirectoryTableBase = binary.LittleEndian.Uint64(b[24:])
-		e.Flags = binary.LittleEndian.Uint32(b[32:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[32:]))
 		off = 36
 	} else {
 		if len(b) < 28 {
@@ -302,7 +320,7 @@ func (e *ProcessStartV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[12:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.DirectoryTableBase = uint64(binary.LittleEndian.Uint32(b[20:]))
-		e.Flags = binary.LittleEndian.Uint32(b[24:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[24:]))
 		off = 28
 	}
 	{
@@ -365,7 +383,9 @@ func (e *ProcessStartV4) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessStartV4) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -373,16 +393,26 @@ func (e *ProcessStartV4) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, ",\"Flags\":"...)
+	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, ",\"PackageFullName\":"...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, ",\"ApplicationID\":"...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessStartV4) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -390,25 +420,46 @@ func (e *ProcessStartV4) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, " Flags="...)
+	dst, _ = e.Flags.AppendText(dst)
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, " PackageFullName="...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, " ApplicationID="...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return dst
 }
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessStartV4) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+	a.Bytes(e.PackageFullName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ApplicationID.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessStartV4 lists the columns of ProcessStart_V4 (EventInfo.Columns).
 var columnsProcessStartV4 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -421,11 +472,27 @@ var columnsProcessStartV4 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
 }, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "CommandLine",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PackageFullName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ApplicationID",
 }}
 
 // infoProcessStartV4 describes ProcessStart_V4 (ProcessStartV4.Info).
@@ -587,7 +654,9 @@ func (e *ProcessStopV3) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessStopV3) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -595,6 +664,8 @@ func (e *ProcessStopV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
@@ -604,7 +675,9 @@ func (e *ProcessStopV3) AppendJSON(dst []byte) []byte {
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessStopV3) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -612,6 +685,8 @@ func (e *ProcessStopV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
@@ -621,16 +696,22 @@ func (e *ProcessStopV3) AppendText(dst []byte) []byte {
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessStopV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessStopV3 lists the columns of ProcessStop_V3 (EventInfo.Columns).
 var columnsProcessStopV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -642,6 +723,10 @@ var columnsProcessStopV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
@@ -706,8 +791,8 @@ type ProcessStopV4 struct {
 	ExitStatus int32
 	// DirectoryTableBase is win:Pointer, pointer-sized on the wire.
 	DirectoryTableBase uint64
-	// Flags is win:UInt32 (win:HexInt32).
-	Flags uint32
+	// Flags is win:UInt32, map ProcessFlagsMap.
+	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
 	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
@@ -748,7 +833,7 @@ func (e *ProcessStopV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[20:]))
 		e.DirectoryTableBase = binary.LittleEndian.Uint64(b[24:])
-		e.Flags = binary.LittleEndian.Uint32(b[32:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[32:]))
 		off = 36
 	} else {
 		if len(b) < 28 {
@@ -761,7 +846,7 @@ func (e *ProcessStopV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[12:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.DirectoryTableBase = uint64(binary.LittleEndian.Uint32(b[20:]))
-		e.Flags = binary.LittleEndian.Uint32(b[24:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[24:]))
 		off = 28
 	}
 	{
@@ -824,7 +909,9 @@ func (e *ProcessStopV4) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessStopV4) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -832,16 +919,26 @@ func (e *ProcessStopV4) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, ",\"Flags\":"...)
+	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, ",\"PackageFullName\":"...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, ",\"ApplicationID\":"...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessStopV4) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -849,25 +946,46 @@ func (e *ProcessStopV4) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, " Flags="...)
+	dst, _ = e.Flags.AppendText(dst)
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, " PackageFullName="...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, " ApplicationID="...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return dst
 }
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessStopV4) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+	a.Bytes(e.PackageFullName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ApplicationID.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessStopV4 lists the columns of ProcessStop_V4 (EventInfo.Columns).
 var columnsProcessStopV4 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -880,11 +998,27 @@ var columnsProcessStopV4 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
 }, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "CommandLine",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PackageFullName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ApplicationID",
 }}
 
 // infoProcessStopV4 describes ProcessStop_V4 (ProcessStopV4.Info).
@@ -1046,7 +1180,9 @@ func (e *ProcessDCStartV3) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessDCStartV3) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -1054,6 +1190,8 @@ func (e *ProcessDCStartV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
@@ -1063,7 +1201,9 @@ func (e *ProcessDCStartV3) AppendJSON(dst []byte) []byte {
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessDCStartV3) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -1071,6 +1211,8 @@ func (e *ProcessDCStartV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
@@ -1080,16 +1222,22 @@ func (e *ProcessDCStartV3) AppendText(dst []byte) []byte {
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessDCStartV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessDCStartV3 lists the columns of ProcessDCStart_V3 (EventInfo.Columns).
 var columnsProcessDCStartV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -1101,6 +1249,10 @@ var columnsProcessDCStartV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
@@ -1165,8 +1317,8 @@ type ProcessDCStartV4 struct {
 	ExitStatus int32
 	// DirectoryTableBase is win:Pointer, pointer-sized on the wire.
 	DirectoryTableBase uint64
-	// Flags is win:UInt32 (win:HexInt32).
-	Flags uint32
+	// Flags is win:UInt32, map ProcessFlagsMap.
+	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
 	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
@@ -1207,7 +1359,7 @@ func (e *ProcessDCStartV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[20:]))
 		e.DirectoryTableBase = binary.LittleEndian.Uint64(b[24:])
-		e.Flags = binary.LittleEndian.Uint32(b[32:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[32:]))
 		off = 36
 	} else {
 		if len(b) < 28 {
@@ -1220,7 +1372,7 @@ func (e *ProcessDCStartV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[12:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.DirectoryTableBase = uint64(binary.LittleEndian.Uint32(b[20:]))
-		e.Flags = binary.LittleEndian.Uint32(b[24:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[24:]))
 		off = 28
 	}
 	{
@@ -1283,7 +1435,9 @@ func (e *ProcessDCStartV4) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessDCStartV4) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -1291,16 +1445,26 @@ func (e *ProcessDCStartV4) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, ",\"Flags\":"...)
+	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, ",\"PackageFullName\":"...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, ",\"ApplicationID\":"...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessDCStartV4) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -1308,25 +1472,46 @@ func (e *ProcessDCStartV4) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, " Flags="...)
+	dst, _ = e.Flags.AppendText(dst)
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, " PackageFullName="...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, " ApplicationID="...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return dst
 }
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessDCStartV4) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+	a.Bytes(e.PackageFullName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ApplicationID.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessDCStartV4 lists the columns of ProcessDCStart_V4 (EventInfo.Columns).
 var columnsProcessDCStartV4 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -1339,11 +1524,27 @@ var columnsProcessDCStartV4 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
 }, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "CommandLine",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PackageFullName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ApplicationID",
 }}
 
 // infoProcessDCStartV4 describes ProcessDCStart_V4 (ProcessDCStartV4.Info).
@@ -1505,7 +1706,9 @@ func (e *ProcessDCStopV3) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessDCStopV3) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -1513,6 +1716,8 @@ func (e *ProcessDCStopV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
@@ -1522,7 +1727,9 @@ func (e *ProcessDCStopV3) AppendJSON(dst []byte) []byte {
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessDCStopV3) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -1530,6 +1737,8 @@ func (e *ProcessDCStopV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
@@ -1539,16 +1748,22 @@ func (e *ProcessDCStopV3) AppendText(dst []byte) []byte {
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessDCStopV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessDCStopV3 lists the columns of ProcessDCStop_V3 (EventInfo.Columns).
 var columnsProcessDCStopV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -1560,6 +1775,10 @@ var columnsProcessDCStopV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
@@ -1624,8 +1843,8 @@ type ProcessDCStopV4 struct {
 	ExitStatus int32
 	// DirectoryTableBase is win:Pointer, pointer-sized on the wire.
 	DirectoryTableBase uint64
-	// Flags is win:UInt32 (win:HexInt32).
-	Flags uint32
+	// Flags is win:UInt32, map ProcessFlagsMap.
+	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
 	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
@@ -1666,7 +1885,7 @@ func (e *ProcessDCStopV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[20:]))
 		e.DirectoryTableBase = binary.LittleEndian.Uint64(b[24:])
-		e.Flags = binary.LittleEndian.Uint32(b[32:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[32:]))
 		off = 36
 	} else {
 		if len(b) < 28 {
@@ -1679,7 +1898,7 @@ func (e *ProcessDCStopV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[12:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.DirectoryTableBase = uint64(binary.LittleEndian.Uint32(b[20:]))
-		e.Flags = binary.LittleEndian.Uint32(b[24:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[24:]))
 		off = 28
 	}
 	{
@@ -1742,7 +1961,9 @@ func (e *ProcessDCStopV4) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessDCStopV4) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -1750,16 +1971,26 @@ func (e *ProcessDCStopV4) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, ",\"Flags\":"...)
+	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, ",\"PackageFullName\":"...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, ",\"ApplicationID\":"...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessDCStopV4) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -1767,25 +1998,46 @@ func (e *ProcessDCStopV4) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, " Flags="...)
+	dst, _ = e.Flags.AppendText(dst)
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, " PackageFullName="...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, " ApplicationID="...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return dst
 }
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessDCStopV4) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+	a.Bytes(e.PackageFullName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ApplicationID.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessDCStopV4 lists the columns of ProcessDCStop_V4 (EventInfo.Columns).
 var columnsProcessDCStopV4 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -1798,11 +2050,27 @@ var columnsProcessDCStopV4 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
 }, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "CommandLine",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PackageFullName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ApplicationID",
 }}
 
 // infoProcessDCStopV4 describes ProcessDCStop_V4 (ProcessDCStopV4.Info).
@@ -2588,7 +2856,9 @@ func (e *ProcessDefunctV3) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessDefunctV3) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -2596,6 +2866,8 @@ func (e *ProcessDefunctV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
@@ -2605,7 +2877,9 @@ func (e *ProcessDefunctV3) AppendJSON(dst []byte) []byte {
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessDefunctV3) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -2613,6 +2887,8 @@ func (e *ProcessDefunctV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
@@ -2622,16 +2898,22 @@ func (e *ProcessDefunctV3) AppendText(dst []byte) []byte {
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessDefunctV3) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessDefunctV3 lists the columns of ProcessDefunct_V3 (EventInfo.Columns).
 var columnsProcessDefunctV3 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -2643,6 +2925,10 @@ var columnsProcessDefunctV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
@@ -2707,8 +2993,8 @@ type ProcessDefunctV4 struct {
 	ExitStatus int32
 	// DirectoryTableBase is win:Pointer, pointer-sized on the wire.
 	DirectoryTableBase uint64
-	// Flags is win:UInt32 (win:HexInt32).
-	Flags uint32
+	// Flags is win:UInt32, map ProcessFlagsMap.
+	Flags ProcessProcessFlags
 	// UserSID is mof:Sid, pointer-sized on the wire.
 	UserSID WBEMSID
 	// ImageFileName is win:AnsiString, NUL-terminated on the wire.
@@ -2749,7 +3035,7 @@ func (e *ProcessDefunctV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[20:]))
 		e.DirectoryTableBase = binary.LittleEndian.Uint64(b[24:])
-		e.Flags = binary.LittleEndian.Uint32(b[32:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[32:]))
 		off = 36
 	} else {
 		if len(b) < 28 {
@@ -2762,7 +3048,7 @@ func (e *ProcessDefunctV4) Decode(b []byte, ptrSize int) (int, error) {
 		e.SessionID = int32(binary.LittleEndian.Uint32(b[12:]))
 		e.ExitStatus = int32(binary.LittleEndian.Uint32(b[16:]))
 		e.DirectoryTableBase = uint64(binary.LittleEndian.Uint32(b[20:]))
-		e.Flags = binary.LittleEndian.Uint32(b[24:])
+		e.Flags = ProcessProcessFlags(binary.LittleEndian.Uint32(b[24:]))
 		off = 28
 	}
 	{
@@ -2825,7 +3111,9 @@ func (e *ProcessDefunctV4) Encode(dst []byte, ptrSize int) []byte {
 
 // AppendJSON appends the fields as a JSON object.
 func (e *ProcessDefunctV4) AppendJSON(dst []byte) []byte {
-	dst = append(dst, "{\"ProcessID\":"...)
+	dst = append(dst, "{\"UniqueProcessKey\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, ",\"ProcessID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ParentID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ParentID))
@@ -2833,16 +3121,26 @@ func (e *ProcessDefunctV4) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONInt(dst, int64(e.SessionID))
 	dst = append(dst, ",\"ExitStatus\":"...)
 	dst = clrimpl.AppendJSONInt(dst, int64(e.ExitStatus))
+	dst = append(dst, ",\"DirectoryTableBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, ",\"Flags\":"...)
+	dst = e.Flags.appendJSON(dst)
 	dst = append(dst, ",\"ImageFileName\":"...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, ",\"CommandLine\":"...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, ",\"PackageFullName\":"...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, ",\"ApplicationID\":"...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return append(dst, '}')
 }
 
 // AppendText appends the fields as Name=value pairs.
 func (e *ProcessDefunctV4) AppendText(dst []byte) []byte {
-	dst = append(dst, "ProcessID="...)
+	dst = append(dst, "UniqueProcessKey="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UniqueProcessKey))
+	dst = append(dst, " ProcessID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ParentID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ParentID), 10)
@@ -2850,25 +3148,46 @@ func (e *ProcessDefunctV4) AppendText(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(e.SessionID), 10)
 	dst = append(dst, " ExitStatus="...)
 	dst = strconv.AppendInt(dst, int64(e.ExitStatus), 10)
+	dst = append(dst, " DirectoryTableBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.DirectoryTableBase))
+	dst = append(dst, " Flags="...)
+	dst, _ = e.Flags.AppendText(dst)
 	dst = append(dst, " ImageFileName="...)
 	dst = e.ImageFileName.AppendJSON(dst)
 	dst = append(dst, " CommandLine="...)
 	dst = e.CommandLine.AppendJSON(dst)
+	dst = append(dst, " PackageFullName="...)
+	dst = e.PackageFullName.AppendJSON(dst)
+	dst = append(dst, " ApplicationID="...)
+	dst = e.ApplicationID.AppendJSON(dst)
 	return dst
 }
 
 // AppendColumns appends the fields to a as one row of the columns Info().Columns lists.
 func (e *ProcessDefunctV4) AppendColumns(a clrimpl.ColumnAppender) {
+	a.Uint(uint64(e.UniqueProcessKey))
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ParentID))
 	a.Int(int64(e.SessionID))
 	a.Int(int64(e.ExitStatus))
+	a.Uint(uint64(e.DirectoryTableBase))
+	a.Uint(uint64(e.Flags))
+	{
+		b, _ := e.Flags.AppendText(a.Scratch())
+		a.Bytes(b)
+	}
 	a.Bytes(e.ImageFileName.AppendUTF8(a.Scratch()))
 	a.Bytes(e.CommandLine.AppendUTF8(a.Scratch()))
+	a.Bytes(e.PackageFullName.AppendUTF8(a.Scratch()))
+	a.Bytes(e.ApplicationID.AppendUTF8(a.Scratch()))
 }
 
 // columnsProcessDefunctV4 lists the columns of ProcessDefunct_V4 (EventInfo.Columns).
 var columnsProcessDefunctV4 = []clrimpl.Column{{
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UniqueProcessKey",
+}, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ProcessID",
 }, {
@@ -2881,11 +3200,27 @@ var columnsProcessDefunctV4 = []clrimpl.Column{{
 	Kind: clrimpl.ColumnInt32,
 	Name: "ExitStatus",
 }, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "DirectoryTableBase",
+}, {
+	Kind: clrimpl.ColumnUint32,
+	Name: "Flags",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "Flags_name",
+}, {
 	Kind: clrimpl.ColumnString,
 	Name: "ImageFileName",
 }, {
 	Kind: clrimpl.ColumnString,
 	Name: "CommandLine",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "PackageFullName",
+}, {
+	Kind: clrimpl.ColumnString,
+	Name: "ApplicationID",
 }}
 
 // infoProcessDefunctV4 describes ProcessDefunct_V4 (ProcessDefunctV4.Info).

@@ -120,6 +120,22 @@ func (e *ThreadStartV2) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StartAddr))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
 	return append(dst, '}')
 }
 
@@ -129,6 +145,22 @@ func (e *ThreadStartV2) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StartAddr))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
 	return dst
 }
 
@@ -136,6 +168,14 @@ func (e *ThreadStartV2) AppendText(dst []byte) []byte {
 func (e *ThreadStartV2) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.StartAddr))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
 }
 
 // columnsThreadStartV2 lists the columns of ThreadStart_V2 (EventInfo.Columns).
@@ -145,6 +185,38 @@ var columnsThreadStartV2 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
 }}
 
 // infoThreadStartV2 describes ThreadStart_V2 (ThreadStartV2.Info).
@@ -322,6 +394,30 @@ func (e *ThreadStartV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"Affinity\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Affinity))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, ",\"BasePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BasePriority))
+	dst = append(dst, ",\"PagePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PagePriority))
+	dst = append(dst, ",\"IoPriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoPriority))
+	dst = append(dst, ",\"ThreadFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadFlags))
 	return append(dst, '}')
 }
 
@@ -331,6 +427,30 @@ func (e *ThreadStartV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " Affinity="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Affinity))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, " BasePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.BasePriority), 10)
+	dst = append(dst, " PagePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.PagePriority), 10)
+	dst = append(dst, " IoPriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoPriority), 10)
+	dst = append(dst, " ThreadFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.ThreadFlags), 10)
 	return dst
 }
 
@@ -338,6 +458,18 @@ func (e *ThreadStartV3) AppendText(dst []byte) []byte {
 func (e *ThreadStartV3) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.Affinity))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
+	a.Uint(uint64(e.BasePriority))
+	a.Uint(uint64(e.PagePriority))
+	a.Uint(uint64(e.IoPriority))
+	a.Uint(uint64(e.ThreadFlags))
 }
 
 // columnsThreadStartV3 lists the columns of ThreadStart_V3 (EventInfo.Columns).
@@ -347,6 +479,50 @@ var columnsThreadStartV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Affinity",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "BasePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "PagePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "IoPriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "ThreadFlags",
 }}
 
 // infoThreadStartV3 describes ThreadStart_V3 (ThreadStartV3.Info).
@@ -500,6 +676,22 @@ func (e *ThreadStopV2) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StartAddr))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
 	return append(dst, '}')
 }
 
@@ -509,6 +701,22 @@ func (e *ThreadStopV2) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StartAddr))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
 	return dst
 }
 
@@ -516,6 +724,14 @@ func (e *ThreadStopV2) AppendText(dst []byte) []byte {
 func (e *ThreadStopV2) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.StartAddr))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
 }
 
 // columnsThreadStopV2 lists the columns of ThreadStop_V2 (EventInfo.Columns).
@@ -525,6 +741,38 @@ var columnsThreadStopV2 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
 }}
 
 // infoThreadStopV2 describes ThreadStop_V2 (ThreadStopV2.Info).
@@ -702,6 +950,30 @@ func (e *ThreadStopV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"Affinity\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Affinity))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, ",\"BasePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BasePriority))
+	dst = append(dst, ",\"PagePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PagePriority))
+	dst = append(dst, ",\"IoPriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoPriority))
+	dst = append(dst, ",\"ThreadFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadFlags))
 	return append(dst, '}')
 }
 
@@ -711,6 +983,30 @@ func (e *ThreadStopV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " Affinity="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Affinity))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, " BasePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.BasePriority), 10)
+	dst = append(dst, " PagePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.PagePriority), 10)
+	dst = append(dst, " IoPriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoPriority), 10)
+	dst = append(dst, " ThreadFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.ThreadFlags), 10)
 	return dst
 }
 
@@ -718,6 +1014,18 @@ func (e *ThreadStopV3) AppendText(dst []byte) []byte {
 func (e *ThreadStopV3) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.Affinity))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
+	a.Uint(uint64(e.BasePriority))
+	a.Uint(uint64(e.PagePriority))
+	a.Uint(uint64(e.IoPriority))
+	a.Uint(uint64(e.ThreadFlags))
 }
 
 // columnsThreadStopV3 lists the columns of ThreadStop_V3 (EventInfo.Columns).
@@ -727,6 +1035,50 @@ var columnsThreadStopV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Affinity",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "BasePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "PagePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "IoPriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "ThreadFlags",
 }}
 
 // infoThreadStopV3 describes ThreadStop_V3 (ThreadStopV3.Info).
@@ -880,6 +1232,22 @@ func (e *ThreadDCStartV2) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StartAddr))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
 	return append(dst, '}')
 }
 
@@ -889,6 +1257,22 @@ func (e *ThreadDCStartV2) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StartAddr))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
 	return dst
 }
 
@@ -896,6 +1280,14 @@ func (e *ThreadDCStartV2) AppendText(dst []byte) []byte {
 func (e *ThreadDCStartV2) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.StartAddr))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
 }
 
 // columnsThreadDCStartV2 lists the columns of ThreadDCStart_V2 (EventInfo.Columns).
@@ -905,6 +1297,38 @@ var columnsThreadDCStartV2 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
 }}
 
 // infoThreadDCStartV2 describes ThreadDCStart_V2 (ThreadDCStartV2.Info).
@@ -1082,6 +1506,30 @@ func (e *ThreadDCStartV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"Affinity\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Affinity))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, ",\"BasePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BasePriority))
+	dst = append(dst, ",\"PagePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PagePriority))
+	dst = append(dst, ",\"IoPriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoPriority))
+	dst = append(dst, ",\"ThreadFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadFlags))
 	return append(dst, '}')
 }
 
@@ -1091,6 +1539,30 @@ func (e *ThreadDCStartV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " Affinity="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Affinity))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, " BasePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.BasePriority), 10)
+	dst = append(dst, " PagePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.PagePriority), 10)
+	dst = append(dst, " IoPriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoPriority), 10)
+	dst = append(dst, " ThreadFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.ThreadFlags), 10)
 	return dst
 }
 
@@ -1098,6 +1570,18 @@ func (e *ThreadDCStartV3) AppendText(dst []byte) []byte {
 func (e *ThreadDCStartV3) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.Affinity))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
+	a.Uint(uint64(e.BasePriority))
+	a.Uint(uint64(e.PagePriority))
+	a.Uint(uint64(e.IoPriority))
+	a.Uint(uint64(e.ThreadFlags))
 }
 
 // columnsThreadDCStartV3 lists the columns of ThreadDCStart_V3 (EventInfo.Columns).
@@ -1107,6 +1591,50 @@ var columnsThreadDCStartV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Affinity",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "BasePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "PagePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "IoPriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "ThreadFlags",
 }}
 
 // infoThreadDCStartV3 describes ThreadDCStart_V3 (ThreadDCStartV3.Info).
@@ -1260,6 +1788,22 @@ func (e *ThreadDCStopV2) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StartAddr))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
 	return append(dst, '}')
 }
 
@@ -1269,6 +1813,22 @@ func (e *ThreadDCStopV2) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StartAddr))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
 	return dst
 }
 
@@ -1276,6 +1836,14 @@ func (e *ThreadDCStopV2) AppendText(dst []byte) []byte {
 func (e *ThreadDCStopV2) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.StartAddr))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
 }
 
 // columnsThreadDCStopV2 lists the columns of ThreadDCStop_V2 (EventInfo.Columns).
@@ -1285,6 +1853,38 @@ var columnsThreadDCStopV2 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
 }}
 
 // infoThreadDCStopV2 describes ThreadDCStop_V2 (ThreadDCStopV2.Info).
@@ -1462,6 +2062,30 @@ func (e *ThreadDCStopV3) AppendJSON(dst []byte) []byte {
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ProcessID))
 	dst = append(dst, ",\"ThreadID\":"...)
 	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadID))
+	dst = append(dst, ",\"StackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackBase))
+	dst = append(dst, ",\"StackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.StackLimit))
+	dst = append(dst, ",\"UserStackBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, ",\"UserStackLimit\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, ",\"Affinity\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Affinity))
+	dst = append(dst, ",\"Win32StartAddr\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, ",\"TebBase\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.TebBase))
+	dst = append(dst, ",\"SubProcessTag\":"...)
+	dst = clrimpl.AppendJSONHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, ",\"BasePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.BasePriority))
+	dst = append(dst, ",\"PagePriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.PagePriority))
+	dst = append(dst, ",\"IoPriority\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.IoPriority))
+	dst = append(dst, ",\"ThreadFlags\":"...)
+	dst = clrimpl.AppendJSONUint(dst, uint64(e.ThreadFlags))
 	return append(dst, '}')
 }
 
@@ -1471,6 +2095,30 @@ func (e *ThreadDCStopV3) AppendText(dst []byte) []byte {
 	dst = strconv.AppendUint(dst, uint64(e.ProcessID), 10)
 	dst = append(dst, " ThreadID="...)
 	dst = strconv.AppendUint(dst, uint64(e.ThreadID), 10)
+	dst = append(dst, " StackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackBase))
+	dst = append(dst, " StackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.StackLimit))
+	dst = append(dst, " UserStackBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackBase))
+	dst = append(dst, " UserStackLimit="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.UserStackLimit))
+	dst = append(dst, " Affinity="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Affinity))
+	dst = append(dst, " Win32StartAddr="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.Win32StartAddr))
+	dst = append(dst, " TebBase="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.TebBase))
+	dst = append(dst, " SubProcessTag="...)
+	dst = clrimpl.AppendHex(dst, uint64(e.SubProcessTag))
+	dst = append(dst, " BasePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.BasePriority), 10)
+	dst = append(dst, " PagePriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.PagePriority), 10)
+	dst = append(dst, " IoPriority="...)
+	dst = strconv.AppendUint(dst, uint64(e.IoPriority), 10)
+	dst = append(dst, " ThreadFlags="...)
+	dst = strconv.AppendUint(dst, uint64(e.ThreadFlags), 10)
 	return dst
 }
 
@@ -1478,6 +2126,18 @@ func (e *ThreadDCStopV3) AppendText(dst []byte) []byte {
 func (e *ThreadDCStopV3) AppendColumns(a clrimpl.ColumnAppender) {
 	a.Uint(uint64(e.ProcessID))
 	a.Uint(uint64(e.ThreadID))
+	a.Uint(uint64(e.StackBase))
+	a.Uint(uint64(e.StackLimit))
+	a.Uint(uint64(e.UserStackBase))
+	a.Uint(uint64(e.UserStackLimit))
+	a.Uint(uint64(e.Affinity))
+	a.Uint(uint64(e.Win32StartAddr))
+	a.Uint(uint64(e.TebBase))
+	a.Uint(uint64(e.SubProcessTag))
+	a.Uint(uint64(e.BasePriority))
+	a.Uint(uint64(e.PagePriority))
+	a.Uint(uint64(e.IoPriority))
+	a.Uint(uint64(e.ThreadFlags))
 }
 
 // columnsThreadDCStopV3 lists the columns of ThreadDCStop_V3 (EventInfo.Columns).
@@ -1487,6 +2147,50 @@ var columnsThreadDCStopV3 = []clrimpl.Column{{
 }, {
 	Kind: clrimpl.ColumnUint32,
 	Name: "ThreadID",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "StackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "UserStackLimit",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Affinity",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "Win32StartAddr",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint64,
+	Name: "TebBase",
+}, {
+	Hex:  true,
+	Kind: clrimpl.ColumnUint32,
+	Name: "SubProcessTag",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "BasePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "PagePriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "IoPriority",
+}, {
+	Kind: clrimpl.ColumnUint8,
+	Name: "ThreadFlags",
 }}
 
 // infoThreadDCStopV3 describes ThreadDCStop_V3 (ThreadDCStopV3.Info).

@@ -137,7 +137,7 @@ func TestKernelYAMLRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"displayName: Windows Kernel", "displayProvider: MSNT_SystemTrace", "rest: true", "show: [ProcessID, ThreadID]"} {
+	for _, want := range []string{"displayName: Windows Kernel", "displayProvider: MSNT_SystemTrace", "rest: true", "show: [InstructionPointer, ThreadID, Count]"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("MarshalYAML lost %q", want)
 		}
@@ -162,13 +162,13 @@ func TestKernelDiff(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := LoadYAML("kernel.yaml")
-	b.Provider("Thread").Template("Thread_V3").Show = []string{"ThreadID", "ProcessID"}
+	b.Provider("PerfInfo").Template("SampledProfile_V2").Show = []string{"ThreadID", "InstructionPointer", "Count"}
 	b.Provider("Image").Event("ImageKernelBase_V2").DisplayProvider = ""
 	b.Provider("StackWalk").Template("StackWalkStack_V2").Fields[3].Rest = false
 	var out strings.Builder
 	Diff(a, b).Write(&out)
 	for _, want := range []string{
-		"~ ThreadStart_V3 (1 v3): shown fields ProcessID, ThreadID → ThreadID, ProcessID",
+		"~ PerfInfoSample_V2 (46 v2): shown fields InstructionPointer, ThreadID, Count → ThreadID, InstructionPointer, Count",
 		"~ ImageKernelBase_V2 (33 v2): shown under MSNT_SystemTrace → Windows Kernel",
 		"~ StackWalkStack_V2 (32 v2): field Stack win:Pointer rest → win:Pointer",
 	} {
