@@ -132,7 +132,6 @@ func (b *Builder) kernelEvent(e *trace.Event, class clrimpl.GUID) error {
 			return nil
 		}
 		ts := e.Timestamp()
-		b.span(ts)
 		i := b.raws.add(raw{thread: b.thread(threadKey{pid, int64(v.ThreadID)}), ts: ts, v1: 1})
 		k.samples.put(i, ksample{ip: v.InstructionPointer, ref: e.StackRef(), pid: pid})
 	}

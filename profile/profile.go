@@ -509,6 +509,9 @@ func kernelClass(e *trace.Event) (clrimpl.GUID, bool) {
 // whose payload does not decode. Events may come in file order: only the
 // order of each thread's events matters.
 func (b *Builder) Add(e *trace.Event) error {
+	// The profile's span is the trace's, every event's: not only those
+	// of the kind's events and kept processes.
+	b.span(e.Timestamp())
 	etw := e.Format() == trace.ETL
 	if etw && b.k.stacks.Add(e) {
 		return nil // a stack walk: Finish asks for its frames
@@ -538,7 +541,6 @@ func (b *Builder) Add(e *trace.Event) error {
 		return b.addETW(e, info)
 	}
 	ts := e.Timestamp()
-	b.span(ts)
 	switch c {
 	case classSkip:
 		return nil
@@ -626,7 +628,6 @@ func (b *Builder) addETW(e *trace.Event, info *clrevents.EventInfo) error {
 	k := threadKey{e.ProcessID(), e.ThreadID()}
 	n, started := b.raws.n, b.contention[k].ts
 	ts := e.Timestamp()
-	b.span(ts)
 	if err := b.add1(e, info, ts); err != nil {
 		return err
 	}
@@ -797,7 +798,7 @@ func (b *Builder) nanos(ticks int64) int64 {
 	return hi*1e9 + lo*1e9/b.freq
 }
 
-// spanNanos is the span of the events read, in nanoseconds, at most
+// spanNanos is the span of the events added, in nanoseconds, at most
 // math.MaxInt64: never negative, however far apart garbled times are.
 func (b *Builder) spanNanos() int64 {
 	d := uint64(b.last) - uint64(b.first) // last ≥ first: the true difference

@@ -595,3 +595,36 @@ func TestGivenMap(t *testing.T) {
 		}
 	}
 }
+
+// TestDurationIsTheTraces: every kind of profile of a trace has the
+// trace's span, from its first event to its last, whichever events made
+// the samples and whichever processes are kept.
+func TestDurationIsTheTraces(t *testing.T) {
+	const etl = "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip"
+	r, err := trace.Open(etl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last = min(first, e.Time().UnixNano()), max(last, e.Time().UnixNano())
+	}
+	r.Close()
+	for _, o := range []Options{{Kind: CPU}, {Kind: Alloc}, {Kind: Contention}, {Kind: Exception}, {Kind: CPU, PIDs: []int64{3988}}} {
+		p, err := build(t, etl, o)
+		if err != nil {
+			t.Fatalf("%v: %v", o, err)
+		}
+		// Within a microsecond: Time is truncated to 100 ns ticks.
+		if d := p.DurationNanos - (last - first); d < -1000 || d > 1000 {
+			t.Errorf("%+v: duration %d ns, the trace spans %d", o, p.DurationNanos, last-first)
+		}
+	}
+}

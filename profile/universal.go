@@ -51,9 +51,7 @@ func (b *Builder) universalEvent(e *trace.Event) error {
 				}
 			}
 		}
-		ts := e.Timestamp()
-		b.span(ts)
-		b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(min(v, 1<<62)))
+		b.add(pid, e.ThreadID(), e.Timestamp(), e.Stack(), 1, int64(min(v, 1<<62)))
 	}
 	return nil
 }
