@@ -202,7 +202,9 @@ func (b *Builder) walkedStack(s *ksample, r *raw) {
 		frames, _, ok := k.stacks.Stack(ref, k.frames[:0])
 		k.frames = frames
 		if ok && len(frames) > 0 {
-			r.stack = b.intern(b.threadKeys[r.thread].pid, frames)
+			// The sample keeps its label (the type an allocation made,
+			// the exception a throw threw).
+			r.stack = b.internLeaf(b.threadKeys[r.thread].pid, frames, b.leafOf(r.stack))
 			return
 		}
 	}

@@ -4,7 +4,12 @@
 // below), allocations from
 // GCAllocationTick and AllocationSampled, lock contention from
 // ContentionStart/Stop and exceptions from ExceptionThrown, each sample with
-// its managed stack resolved by package symbols. A Profile writes itself as
+// its managed stack resolved by package symbols. An allocation's stack ends
+// in a frame naming the type it allocated ("Type System.String"), a throw's
+// in one naming the exception ("Throw(System.IO.FileNotFoundException)"),
+// as PerfView's stacks do (symbols.Label frames), where the event names
+// them (GCAllocationTick from version 2, AllocationSampled, ExceptionThrown
+// from version 1). A Profile writes itself as
 // pprof (what go tool pprof reads), folded stacks (as pyroscope and
 // FlameGraph read them) and speedscope JSON.
 //
@@ -334,6 +339,15 @@ type Builder struct {
 	rawPIDs    []int64          // by raw stack ID
 	rawIPs     []uint64
 	rawOffs    []uint32
+	// rawLeaf is, by raw stack ID, the label its samples end in (an
+	// index in labelTexts, plus one), 0 for none; nil while no stack has
+	// one. Labels name what an allocation made or a throw threw.
+	rawLeaf []uint32
+	// labelTexts are the labels' texts, and labelIdx their indices by
+	// the UTF-16 name they were made from (with a kind byte first).
+	labelTexts []string
+	labelIdx   map[string]uint32
+	labelKey   []byte
 
 	// Recent threads, direct-mapped by thread ID: most samples find
 	// their thread here without a map lookup.
@@ -686,7 +700,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				return fmt.Errorf("%w: %v", ErrNotCredible, err)
 			}
 			n := f.Amount()
-			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(n))
+			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, int64(n), b.label("Type ", f.TypeName, ""))
 		case name == "AllocationSampled":
 			ev, err := e.Decode()
 			if err != nil {
@@ -700,7 +714,7 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 				return fmt.Errorf("%w: ObjectSize %d bytes is more than an address space holds", ErrNotCredible, x.ObjectSize)
 			}
 			c, n := upscale(x.ObjectSize)
-			b.add(pid, e.ThreadID(), ts, e.Stack(), c, n)
+			b.add(pid, e.ThreadID(), ts, e.Stack(), c, n, b.label("Type ", x.TypeName, ""))
 		}
 	case Contention:
 		if !strings.HasPrefix(name, "Contention") {
@@ -740,7 +754,17 @@ func (b *Builder) add1(e *trace.Event, info *clrevents.EventInfo, ts int64) erro
 		b.stops = append(b.stops, ts)
 	case Exception:
 		if strings.HasPrefix(name, "ExceptionThrown") && name != "ExceptionThrownStop" {
-			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, 0)
+			var leaf uint32
+			if name != "ExceptionThrown" { // version 0 names no type
+				ev, err := e.Decode()
+				if err != nil {
+					return err
+				}
+				if x, ok := ev.(*clrevents.ExceptionThrownV1); ok {
+					leaf = b.label("Throw(", x.ExceptionType, ")")
+				}
+			}
+			b.add(pid, e.ThreadID(), ts, e.Stack(), 1, 0, leaf)
 		}
 	}
 	return nil
@@ -908,8 +932,8 @@ func (b *Builder) takeBack(i int) {
 // takenBack marks a raw left out after it was made (Builder.takeBack).
 const takenBack = math.MaxUint32
 
-func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64) {
-	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.intern(pid, ips), v1: v1})
+func (b *Builder) add(pid, tid, ts int64, ips []uint64, v0, v1 int64, leaf uint32) {
+	b.raws.add(raw{thread: b.thread(threadKey{pid, tid}), ts: ts, stack: b.internLeaf(pid, ips, leaf), v1: v1})
 	if b.o.Kind == Alloc {
 		b.v0s = append(b.v0s, v0)
 	}
@@ -949,8 +973,12 @@ func (b *Builder) thread1(k threadKey) uint32 {
 
 // intern keeps a raw stack (innermost first) of a process once, in an
 // open-addressing table keyed by a hash of the process and addresses.
-func (b *Builder) intern(pid int64, ips []uint64) uint32 {
-	h := hashStack(pid, ips)
+func (b *Builder) intern(pid int64, ips []uint64) uint32 { return b.internLeaf(pid, ips, 0) }
+
+// internLeaf is intern for a stack whose samples end in label leaf (see
+// Builder.rawLeaf; 0 for none).
+func (b *Builder) internLeaf(pid int64, ips []uint64, leaf uint32) uint32 {
+	h := hashStack(pid, ips) ^ uint64(leaf)*0xD6E8FEB86659FD93
 	if len(b.rawTable) == 0 {
 		b.rawTable = make([]uint32, 1024)
 	}
@@ -961,11 +989,17 @@ func (b *Builder) intern(pid int64, ips []uint64) uint32 {
 			break
 		}
 		id := slot - 1
-		if b.rawHashes[id] == h && b.rawPIDs[id] == pid && equalIPs(b.rawIPs[b.rawOffs[id]:b.rawOffs[id+1]], ips) {
+		if b.rawHashes[id] == h && b.rawPIDs[id] == pid && equalIPs(b.rawIPs[b.rawOffs[id]:b.rawOffs[id+1]], ips) && b.leafOf(id) == leaf {
 			return id
 		}
 	}
 	id := uint32(len(b.rawOffs) - 1)
+	if leaf != 0 && b.rawLeaf == nil {
+		b.rawLeaf = make([]uint32, id, id+1)
+	}
+	if b.rawLeaf != nil {
+		b.rawLeaf = append(b.rawLeaf, leaf)
+	}
 	b.rawIPs = append(b.rawIPs, ips...)
 	b.rawOffs = append(b.rawOffs, uint32(len(b.rawIPs)))
 	b.rawHashes = append(b.rawHashes, h)
@@ -988,6 +1022,34 @@ func (b *Builder) intern(pid int64, ips []uint64) uint32 {
 	}
 	b.rawTable[i] = id + 1
 	return id
+}
+
+// leafOf is raw stack id's label (Builder.rawLeaf), 0 for none.
+func (b *Builder) leafOf(id uint32) uint32 {
+	if b.rawLeaf == nil {
+		return 0
+	}
+	return b.rawLeaf[id]
+}
+
+// label is the label (an index in labelTexts, plus one) of the UTF-16
+// name, made once a name: prefix, the name in UTF-8, then suffix. An
+// empty name has none (0).
+func (b *Builder) label(prefix string, name clrevents.UTF16, suffix string) uint32 {
+	if name.IsEmpty() {
+		return 0
+	}
+	b.labelKey = append(append(b.labelKey[:0], prefix...), name.Bytes()...)
+	if i, ok := b.labelIdx[string(b.labelKey)]; ok {
+		return i
+	}
+	if b.labelIdx == nil {
+		b.labelIdx = make(map[string]uint32)
+	}
+	b.labelTexts = append(b.labelTexts, prefix+name.String()+suffix)
+	i := uint32(len(b.labelTexts))
+	b.labelIdx[string(b.labelKey)] = i
+	return i
 }
 
 // hashStack hashes a process ID and a stack's addresses.
@@ -1152,6 +1214,9 @@ func (b *Builder) Finish() (*Profile, error) {
 				frames, from, to, counts = b.m.ResolveStackSpan(k.pid, r.ts, ips, frames[:0])
 				managed := len(frames) > 0 && b.m.Frame(frames[len(frames)-1]).Reason == symbols.Resolved
 				frames = b.collapse(frames)
+				if leaf := b.leafOf(r.stack); leaf != 0 {
+					frames = append(frames, b.m.Label(b.labelTexts[leaf-1]))
+				}
 				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
 			}
 			if b.o.ManagedOnly && ks != nil && !ks.clr && !c.managed {

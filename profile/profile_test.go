@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/clrgo/clrevents/clrevents"
 	"github.com/clrgo/clrevents/symbols"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -626,5 +628,61 @@ func TestDurationIsTheTraces(t *testing.T) {
 		if d := p.DurationNanos - (last - first); d < -1000 || d > 1000 {
 			t.Errorf("%+v: duration %d ns, the trace spans %d", o, p.DurationNanos, last-first)
 		}
+	}
+}
+
+// TestTypeLeaves: allocation samples end in the type they allocated
+// ("Type System.String"), throws in the exception they threw
+// ("Throw(System.IO.FileNotFoundException)"), as PerfView's stacks end;
+// each type's bytes are its ticks' amounts, read from the events here.
+func TestTypeLeaves(t *testing.T) {
+	const core30 = "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip"
+	want := map[string]int64{}
+	r, err := trace.Open(core30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev, err := e.Decode(); err == nil {
+			if x, ok := ev.(clrevents.GCAllocationTickEvent); ok {
+				f := x.GCAllocationTickFields()
+				want["Type "+f.TypeName.String()] += int64(f.Amount())
+			}
+		}
+	}
+	r.Close()
+	p, err := build(t, core30, Options{Kind: Alloc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, s := range p.Samples {
+		frames := p.Stacks.Frames(s.Stack)
+		leaf := p.Map.Frame(frames[len(frames)-1])
+		if leaf.Reason != symbols.Label {
+			t.Fatalf("a sample ends in %s, not its type", leaf)
+		}
+		got[leaf.String()] += s.Values[1]
+	}
+	if len(want) < 10 || !maps.Equal(got, want) {
+		t.Errorf("bytes by type:\n got %v\nwant %v", got, want)
+	}
+	p, err = build(t, "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", Options{Kind: Exception})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := p.WriteFolded(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ";Throw(System.IO.FileNotFoundException) 1\n") {
+		t.Errorf("exception profile:\n%s", b.String())
 	}
 }

@@ -69,12 +69,16 @@ const (
 	// lists does (an ETW trace's kernel Image events): the frame names the
 	// module, not the function.
 	Native
+	// Label: not code, but what a profile puts at a stack's leaf to say
+	// what its samples are (Map.Label): the type an allocation made, the
+	// exception a throw threw.
+	Label
 	// NumReasons is the number of reasons.
 	NumReasons
 )
 
 // reasonNames say what happened to a frame, to follow "N frames: ".
-var reasonNames = [NumReasons]string{"resolved", "no method events of their process", "no method covers the address", "no method live at that time", "native code, named by its module only"}
+var reasonNames = [NumReasons]string{"resolved", "no method events of their process", "no method covers the address", "no method live at that time", "native code, named by its module only", "a label, not code"}
 
 func (r Reason) String() string {
 	if r < NumReasons {
@@ -120,11 +124,14 @@ type Frame struct {
 const Unresolved = "?!?"
 
 // String is module!Method, "?!Method" when the module is unknown,
-// "module!?" for native code in a known image (PerfView's convention), and
-// "?!?" for an unresolved frame.
+// "module!?" for native code in a known image (PerfView's convention),
+// "?!?" for an unresolved frame, and a label's text (Method) alone.
 func (f *Frame) String() string {
-	if f.Reason == Native {
+	switch f.Reason {
+	case Native:
 		return f.Module + "!?"
+	case Label:
+		return f.Method
 	}
 	if f.Reason != Resolved {
 		return Unresolved
@@ -228,6 +235,7 @@ type Map struct {
 	procs      map[int64]*process
 	frames     []Frame
 	unresolved map[addrKey]FrameID
+	labels     map[string]FrameID // Label's frames, by text
 	counts     [NumReasons]int64
 	methods    int
 	rundown    int // method events of a rundown (DCStart, DCEnd)
@@ -819,6 +827,23 @@ func hex(v uint64) string {
 		}
 	}
 	return string(b[i:])
+}
+
+// Label returns the frame of a label: text that a profile puts in a stack
+// where no code is, such as "Type System.String" at the leaf of the
+// allocations of strings (PerfView's convention). Its Reason is Label,
+// its Method the text; one frame a text.
+func (m *Map) Label(text string) FrameID {
+	if f, ok := m.labels[text]; ok {
+		return f
+	}
+	if m.labels == nil {
+		m.labels = make(map[string]FrameID)
+	}
+	f := FrameID(len(m.frames))
+	m.frames = append(m.frames, Frame{Method: text, Reason: Label})
+	m.labels[text] = f
+	return f
 }
 
 // Frame returns a frame by ID. The pointer stays valid until the next
