@@ -282,6 +282,13 @@ func (d *dumper) dump(src *trace.Reader) int {
 	d.clearProgress()
 	if d.o.stats {
 		d.stats.WriteTo(d.w)
+	} else if d.p.Printed == 0 && d.p.Format == "csv" {
+		d.w.WriteString(eventfmt.CSVHeader) // a table without rows, not nothing
+	}
+	if d.p.Printed == 0 && d.read > 0 {
+		if f := d.p.Filter.String(); f != "" {
+			fmt.Fprintf(d.stderr, "clrdump: none of the %d events read matched %s; -stats lists the trace's events by name\n", d.read, f)
+		}
 	}
 	// The whole output first, then what the trace lost.
 	d.w.Flush()

@@ -447,6 +447,22 @@ func TestInputErrors(t *testing.T) {
 	}
 }
 
+// TestNoMatch: filters that keep no event print nothing (CSV its header),
+// exit 0, and say so on stderr, naming the filters.
+func TestNoMatch(t *testing.T) {
+	out, errs, code := dump(t, "-event", "GCStart", "-pid", "4", gcETL)
+	if code != exitOK || out != "" || !strings.Contains(errs, `matched -event "GCStart" -pid 4; -stats lists`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	out, _, code = dump(t, "-format", "csv", "-event", "GCStart", gcETL)
+	if code != exitOK || out != eventfmt.CSVHeader {
+		t.Errorf("csv: exit %d, %q", code, out)
+	}
+	if _, errs, _ := dump(t, "-event", "GCStart*", gcETL); errs != "" {
+		t.Errorf("a filter that matched: stderr %q", errs)
+	}
+}
+
 // TestEventTraceEventNames: -event takes TraceEvent's Task/Opcode names too.
 func TestEventTraceEventNames(t *testing.T) {
 	bySymbol, _, _ := dump(t, "-event", "GCStart_V2", gcETL)

@@ -7,6 +7,7 @@ package eventfmt
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -71,6 +72,30 @@ type Filter struct {
 }
 
 // Check reports a malformed glob.
+// String is the filter as clrdump's flags give it ("-event 'GC*' -pid
+// 12"), "" when it keeps every event.
+func (f *Filter) String() string {
+	var b []byte
+	for _, g := range [...][2]string{{"provider", f.Provider}, {"event", f.Event}} {
+		if g[1] != "" {
+			b = fmt.Appendf(b, " -%s %q", g[0], g[1])
+		}
+	}
+	if f.Keyword != 0 {
+		b = fmt.Appendf(b, " -keyword %#x", f.Keyword)
+	}
+	if f.PID >= 0 {
+		b = fmt.Appendf(b, " -pid %d", f.PID)
+	}
+	if f.TID >= 0 {
+		b = fmt.Appendf(b, " -tid %d", f.TID)
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	return string(b[1:])
+}
+
 func (f *Filter) Check() error {
 	for _, g := range []string{f.Provider, f.Event} {
 		if _, err := path.Match(g, ""); err != nil {
