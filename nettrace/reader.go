@@ -222,6 +222,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{}
 	rd.s.init(r)
 	rd.ev.info = &rd.info
+	rd.info.ProcessID = -1 // until the trace says
 	if sp, ok := rawPool.Get().(*rawSpent); ok {
 		rd.blk, rd.ips, rd.stackRefs = sp.blk, sp.ips, sp.stackRefs
 		*sp = rawSpent{}

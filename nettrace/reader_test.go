@@ -180,7 +180,7 @@ var fixtureCounts = []struct {
 	},
 	{
 		file: "perfview/eventpipe-dotnetcore2.0-linux-objver2.netperf.zip", format: FormatNetPerf, ver: 2,
-		ptr: 8, pid: 0, nproc: 1, freq: 1_000_000_000, total: 272332,
+		ptr: 8, pid: -1, nproc: 1, freq: 1_000_000_000, total: 272332,
 		counts: map[key]int{
 			{sampler, 0, 0}: 163801,
 			{rt, 3, 1}:      14846, {rt, 7, 1}: 14846, {rt, 8, 1}: 14846, {rt, 9, 1}: 14846, {rt, 10, 3}: 169,

@@ -58,7 +58,8 @@ type TraceInfo struct {
 	// (V6: on the traced machine). Version 1/2 traces do not record it; they
 	// were only written on 64-bit Linux, and 8 is reported.
 	PointerSize int
-	// ProcessID is the traced process (V6: the "ProcessId" key, if present).
+	// ProcessID is the traced process (V6: the "ProcessId" key); -1 when
+	// the trace does not record it (V1/V2, a V6 trace without the key).
 	ProcessID int64
 	// NumProcessors is the processor count (V6: "HardwareThreadCount").
 	NumProcessors int
@@ -166,7 +167,8 @@ type Event struct {
 	// CaptureThreadID is 0 if the capture thread is not in it.
 	ThreadID, CaptureThreadID uint64
 	// ProcessID is the process that raised the event: the trace's process
-	// before V6, the thread's process in V6.
+	// before V6, the thread's process in V6 (else the trace's);
+	// math.MaxUint64 (int64 -1) when the trace does not record it.
 	ProcessID       uint64
 	ProcessorNumber uint32 // processor of the capture thread; 0 before V4; .NET 5+ often writes 0xFFFFFFFF (unknown)
 	SequenceNumber  uint32 // per capture thread; 0 before V4

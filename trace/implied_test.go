@@ -358,3 +358,34 @@ func TestDescribedEmpty(t *testing.T) {
 		t.Errorf("a field list that did not parse: %v", err)
 	}
 }
+
+// TestUnrecordedProcess: a .NET Core 2.0 trace records no process ID: its
+// events' process is -1, as for any trace that does not say, not 0 (an
+// ETW trace's idle process).
+func TestUnrecordedProcess(t *testing.T) {
+	r, err := Open("../testdata/traces/eventpipe-dotnetcore2.0-linux-objver2.first1300.netperf.zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if pid := r.Info().ProcessID; pid != -1 {
+		t.Errorf("Info().ProcessID = %d", pid)
+	}
+	n := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pid := e.ProcessID(); pid != -1 {
+			t.Fatalf("%s/%s: process %d", e.Provider(), e.Name(), pid)
+		}
+		n++
+	}
+	if n < 1000 {
+		t.Errorf("%d events", n)
+	}
+}

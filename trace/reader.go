@@ -72,7 +72,8 @@ type Info struct {
 	// PointerSize is the traced process's (EventPipe) or the logging
 	// kernel's (ETL) pointer size; events carry their own.
 	PointerSize int
-	// ProcessID is the traced process of an EventPipe trace; -1 for ETL,
+	// ProcessID is the traced process of an EventPipe trace (-1 when the
+	// trace does not record it: .NET Core 2.0's); -1 for ETL,
 	// which records many.
 	ProcessID int64
 	// NumProcessors is the processor count, 0 when not recorded.
