@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrgo/clrevents/internal/feed"
 	"github.com/clrgo/clrevents/internal/textfmt"
 )
 
@@ -196,12 +197,7 @@ func allocationText(s Summary) string {
 
 // processTitle is "Process 3644 (Test.x86.exe)", or "Process 3644" when
 // the trace does not name the executable.
-func processTitle(pid int64, name string) string {
-	if name == "" {
-		return "Process " + strconv.FormatInt(pid, 10)
-	}
-	return "Process " + strconv.FormatInt(pid, 10) + " (" + name + ")"
-}
+func processTitle(pid int64, name string) string { return feed.ProcessTitle(pid, name) }
 
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

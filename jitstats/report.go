@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrgo/clrevents/internal/feed"
 	"github.com/clrgo/clrevents/internal/textfmt"
 )
 
@@ -85,10 +86,7 @@ func writeRecords(w io.Writer, origin time.Time, procs []*Process, json bool) er
 
 func writeProcessText(w *bufio.Writer, origin time.Time, p *Process, top int) {
 	s := p.Summary()
-	title := "Process " + strconv.FormatInt(p.PID, 10)
-	if p.Name != "" {
-		title += " (" + p.Name + ")"
-	}
+	title := feed.ProcessTitle(p.PID, p.Name)
 	fmt.Fprintf(w, "%s: %d methods compiled in %s ms (%d timed); %d ReadyToRun methods used\n",
 		title, s.All.Count, msString(s.All.JitTime), s.All.Timed, p.ReadyToRun)
 	tw := textfmt.NewTable("tier", "methods", "jit ms", "IL bytes", "native bytes")

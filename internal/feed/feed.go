@@ -146,3 +146,18 @@ func (e *otherProcesses) Error() string {
 	}
 	return b.String()
 }
+
+// ProcessTitle names a process in a report: "Process 1234", with its
+// executable's name where the trace gives it ("Process 1234 (app.exe)"),
+// "Process (not recorded)" for -1, a trace that does not say (.NET Core
+// 2.0's).
+func ProcessTitle(pid int64, name string) string {
+	t := "Process " + strconv.FormatInt(pid, 10)
+	if pid == -1 {
+		t = "Process (not recorded)"
+	}
+	if name != "" {
+		t += " (" + name + ")"
+	}
+	return t
+}

@@ -36,3 +36,20 @@ func TestByDisplayName(t *testing.T) {
 		}()
 	}
 }
+
+func TestProcessTitle(t *testing.T) {
+	for _, c := range []struct {
+		pid  int64
+		name string
+		want string
+	}{
+		{1234, "", "Process 1234"},
+		{1234, "app.exe", "Process 1234 (app.exe)"},
+		{0, "Idle", "Process 0 (Idle)"},
+		{-1, "", "Process (not recorded)"},
+	} {
+		if got := ProcessTitle(c.pid, c.name); got != c.want {
+			t.Errorf("ProcessTitle(%d, %q) = %q, want %q", c.pid, c.name, got, c.want)
+		}
+	}
+}
