@@ -222,6 +222,14 @@ type Profile struct {
 	Stacks *symbols.Stacks
 	// Events is the number of events that made samples.
 	Events int
+	// ExternalSamples and ManagedSamples count a CPU profile's
+	// SampleProfiler samples by their type: the runtime samples every
+	// managed thread, running or not, and External is a thread outside
+	// managed code (in native code, or waiting in the runtime or the OS).
+	// Such a profile is the threads' time, what PerfView's Thread Time
+	// view shows, not the processors'. Both 0 for other sources (an ETW
+	// trace's kernel samples are CPU time).
+	ExternalSamples, ManagedSamples int
 	// StartNanos and DurationNanos give the trace's span (Unix nanoseconds
 	// and nanoseconds).
 	StartNanos, DurationNanos int64
@@ -362,16 +370,18 @@ type Builder struct {
 		c    class
 	}
 
-	origin      int64 // clock ticks at the trace's sync time
-	freq        int64
-	nsPerTick   int64       // 1e9/freq when freq divides a second, else 0
-	cpuThreads  []cpuThread // by thread index
-	takenBack   int         // raws left out after they were made
-	contention  map[threadKey]pending
-	stops       []int64 // by raw: when the contention ended, its place in time
-	v0s         []int64 // by raw: the first value of an allocation
-	first, last int64
-	seen        bool
+	origin     int64 // clock ticks at the trace's sync time
+	freq       int64
+	nsPerTick  int64       // 1e9/freq when freq divides a second, else 0
+	cpuThreads []cpuThread // by thread index
+	takenBack  int         // raws left out after they were made
+	contention map[threadKey]pending
+	stops      []int64 // by raw: when the contention ended, its place in time
+	v0s        []int64 // by raw: the first value of an allocation
+	// SampleProfiler samples by type (Profile.ExternalSamples).
+	externalSamples, managedSamples int
+	first, last                     int64
+	seen                            bool
 
 	// ETW: the contention a ContentionStop ended, for addETW.
 	stopped pending
@@ -889,6 +899,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 	}
 	switch typ {
 	case clrevents.SampleProfilerSampleTypeManaged:
+		b.managedSamples++
 		switch {
 		case t.lastExternal == 0:
 			managedSince()
@@ -901,6 +912,7 @@ func (b *Builder) cpu(pid, tid, ts int64, typ clrevents.SampleProfilerSampleType
 		}
 		t.lastManaged = rel
 	case clrevents.SampleProfilerSampleTypeExternal:
+		b.externalSamples++
 		if t.lastExternal < 0 {
 			managedSince()
 		} else {
@@ -1170,6 +1182,9 @@ func (b *Builder) Finish() (*Profile, error) {
 	p := &Profile{Kind: b.o.Kind, SampleTypes: b.o.Kind.SampleTypes(), Map: b.m, Stacks: symbols.NewStacks(), Events: b.raws.n - dropped,
 		ProcessNames: b.procNames}
 	b.finishUniversal(p)
+	if !b.universal {
+		p.ExternalSamples, p.ManagedSamples = b.externalSamples, b.managedSamples
+	}
 	if b.seen {
 		p.DurationNanos = b.spanNanos()
 	}

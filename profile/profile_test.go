@@ -686,3 +686,23 @@ func TestTypeLeaves(t *testing.T) {
 		t.Errorf("exception profile:\n%s", b.String())
 	}
 }
+
+// TestSampleTypes: a CPU profile from SampleProfiler samples counts them by
+// type, what says it is threads' time; an ETW trace's kernel samples are
+// CPU time and count none.
+func TestSampleTypes(t *testing.T) {
+	p, err := build(t, "../testdata/traces/eventpipe-dotnetcore3.0-win-x64-objver4.nettrace.zip", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ExternalSamples != 35159 || p.ManagedSamples != 2 {
+		t.Errorf("external %d, managed %d; the trace has 35,159 and 2", p.ExternalSamples, p.ManagedSamples)
+	}
+	p, err = build(t, "../testdata/traces/net.4.5.2.x86.contention-exception.etl.zip", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ExternalSamples != 0 || p.ManagedSamples != 0 {
+		t.Errorf("ETW: external %d, managed %d", p.ExternalSamples, p.ManagedSamples)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/clrgo/clrevents/internal/numfmt"
 	"github.com/clrgo/clrevents/profile"
 	"github.com/clrgo/clrevents/trace"
 )
@@ -111,6 +112,10 @@ func (pf *profileFlags) run(fs *flag.FlagSet, format string, pid int64, rd readi
 	}
 	if note := p.Map.Unresolved(); note != "" {
 		fmt.Fprintf(stderr, "clrdump: %s: %s\n", src.Name(), note)
+	}
+	if n := p.ExternalSamples + p.ManagedSamples; n > 0 {
+		fmt.Fprintf(stderr, "clrdump: %s: thread time, not CPU time: the runtime samples every managed thread, running or waiting; %s of the %s samples are of threads outside managed code (in native code, or waiting)\n",
+			src.Name(), numfmt.Thousands(int64(p.ExternalSamples)), numfmt.Thousands(int64(n)))
 	}
 	// The profile of what was read is written; what the trace lost, after.
 	return reportLost(stderr, lost)
