@@ -76,7 +76,29 @@ type DamageError struct {
 //
 // The events are the sum of the ranges' Events, "at least" that many
 // where a range's count is unknown.
+//
+// A trace only cut short says so instead ("nettrace: the trace is cut
+// short: …"): the events of its last block are read up to the cut.
 func (e *DamageError) Error() string {
+	var b strings.Builder
+	b.WriteString("nettrace: ")
+	if len(e.Damage) == 1 && e.truncated() {
+		// Cut short, and nothing else: the cut block is read up to the
+		// cut, not skipped.
+		b.WriteString("the trace is cut short: ")
+		b.WriteString(e.Damage[0].String())
+	} else {
+		e.writeSkipped(&b)
+	}
+	if e.Stopped != nil {
+		b.WriteString("; then reading stopped: ")
+		b.WriteString(e.Stopped.Error())
+	}
+	return b.String()
+}
+
+// writeSkipped writes what the damaged ranges skipped, and the first.
+func (e *DamageError) writeSkipped(b *strings.Builder) {
 	var bytes, events int64
 	known, unknown := false, false
 	for _, d := range e.Damage {
@@ -87,19 +109,6 @@ func (e *DamageError) Error() string {
 		} else {
 			unknown = true
 		}
-	}
-	var b strings.Builder
-	b.WriteString("nettrace: ")
-	if len(e.Damage) == 1 && e.truncated() {
-		// Cut short, and nothing else: the cut block is read up to the
-		// cut, not skipped.
-		b.WriteString("the trace is cut short: ")
-		b.WriteString(e.Damage[0].String())
-		if e.Stopped != nil {
-			b.WriteString("; then reading stopped: ")
-			b.WriteString(e.Stopped.Error())
-		}
-		return b.String()
 	}
 	if len(e.Damage) == 1 {
 		b.WriteString("1 damaged range skipped (")
@@ -129,11 +138,6 @@ func (e *DamageError) Error() string {
 		b.WriteString("; the first: ")
 		b.WriteString(e.Damage[0].String())
 	}
-	if e.Stopped != nil {
-		b.WriteString("; then reading stopped: ")
-		b.WriteString(e.Stopped.Error())
-	}
-	return b.String()
 }
 
 func (e *DamageError) truncated() bool {

@@ -352,7 +352,8 @@ type Builder struct {
 	// one. Labels name what an allocation made or a throw threw.
 	rawLeaf []uint32
 	// labelTexts are the labels' texts, and labelIdx their indices by
-	// the UTF-16 name they were made from (with a kind byte first).
+	// the UTF-16 name they were made from, after the label's prefix
+	// (labelKey is where the key is built).
 	labelTexts []string
 	labelIdx   map[string]uint32
 	labelKey   []byte
@@ -1200,6 +1201,10 @@ func (b *Builder) Finish() (*Profile, error) {
 	}
 	cache := make([]resolved, len(b.rawOffs)-1) // by raw stack
 	var frames []symbols.FrameID
+	labels := make([]symbols.FrameID, len(b.labelTexts)) // the labels' frames
+	for i, text := range b.labelTexts {
+		labels[i] = b.m.Label(text)
+	}
 	// Samples go to the profile in time order (stable: file order for
 	// equal times), whatever order the reader gave the events in.
 	order := b.timeOrder()
@@ -1230,7 +1235,7 @@ func (b *Builder) Finish() (*Profile, error) {
 				managed := len(frames) > 0 && b.m.Frame(frames[len(frames)-1]).Reason == symbols.Resolved
 				frames = b.collapse(frames)
 				if leaf := b.leafOf(r.stack); leaf != 0 {
-					frames = append(frames, b.m.Label(b.labelTexts[leaf-1]))
+					frames = append(frames, labels[leaf-1])
 				}
 				*c = resolved{from: from, to: to, stack: p.Stacks.Intern(frames), counts: counts, ok: true, sample: -1, managed: managed}
 			}

@@ -138,10 +138,10 @@ func (e *Event) DisplayName() string {
 		return d.DisplayName
 	}
 	m, op := e.nt.Metadata, e.Opcode()
-	if e.r == nil {
+	if e.r == nil || m == nil {
 		return eventPipeDisplayName(m, e.nt.Name, e.nt.ID, op)
 	}
-	k := displayKey{m, e.nt.Name, e.nt.ID, op}
+	k := displayKey{m, op} // the metadata gives the name and event ID
 	if s, ok := e.r.displayNames[k]; ok {
 		return s
 	}
@@ -155,12 +155,11 @@ func (e *Event) DisplayName() string {
 	return s
 }
 
-// displayKey is what an EventPipe event's DisplayName depends on.
+// displayKey is what an EventPipe event's DisplayName depends on: its
+// metadata, and its opcode (a V6 label list may override the metadata's).
 type displayKey struct {
-	m    *nettrace.Metadata
-	name string
-	id   uint16
-	op   uint8
+	m  *nettrace.Metadata
+	op uint8
 }
 
 // maxDisplayNames bounds the Reader's cache of display names: a trace

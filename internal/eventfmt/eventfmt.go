@@ -71,9 +71,8 @@ type Filter struct {
 	PID, TID int64
 }
 
-// Check reports a malformed glob.
-// String is the filter as clrdump's flags give it ("-event 'GC*' -pid
-// 12"), "" when it keeps every event.
+// String is the filter as clrdump's flags give it (-event "GC*" -pid
+// 12), "" when it keeps every event.
 func (f *Filter) String() string {
 	var b []byte
 	for _, g := range [...][2]string{{"provider", f.Provider}, {"event", f.Event}} {
@@ -96,6 +95,7 @@ func (f *Filter) String() string {
 	return string(b[1:])
 }
 
+// Check reports a malformed glob.
 func (f *Filter) Check() error {
 	for _, g := range []string{f.Provider, f.Event} {
 		if _, err := path.Match(g, ""); err != nil {
