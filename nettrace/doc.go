@@ -217,6 +217,11 @@
 //     a zipped trace's checksum, which damage in its compressed bytes
 //     breaks) ends the reading with that error, or, after damage, with a
 //     *DamageError whose Stopped it is: the damage is reported either way.
+//     Input after the trace's end (its NullReference tag, V6 EndOfStream
+//     block or V1/V2 trailer) is damage too, one Damage of all of it
+//     (Events -1), whose message says whether it begins with zeros or
+//     with another trace's header (a file written over a longer one, two
+//     traces joined into one file: a Reader reads the first).
 //   - Lost events: from NetTrace V4 each thread numbers its events, and
 //     the gaps the skipped range leaves are its Damage.Events (the runtime's
 //     own drops stay in Reader.Dropped); before V4 the count is unknown

@@ -799,6 +799,9 @@ func (r *Reader) nextBlock() error {
 				return r.recover(r.cut)
 			}
 			r.drops.release(-1)
+			if err := r.trailing(); err != nil {
+				return err // strict
+			}
 			return r.end()
 		}
 		if err = r.recover(err); err != nil {
@@ -832,12 +835,14 @@ func (r *Reader) nextV2Event() error {
 			if t, _ := r.s.peek(need); len(t) < need {
 				return r.errf(io.ErrUnexpectedEOF, "trailer", at, "truncated: the EventPipeFile trailer needs %d bytes, the input ends after %d", need, len(t))
 			}
+			r.s.discard(need)
 			return io.EOF
 		}
 		if r.damages > 0 {
 			// After a shift the trailer's offsets are where its writer
 			// put it, not where it is now: it is known by its shape.
 			if t, _ := r.s.peek(9 + 4*int(min(n, 1<<16)) + 8); v2ShiftedTrailer(t) {
+				r.s.discard(len(t))
 				return io.EOF
 			}
 			// (A longer peek may move the buffered bytes: b again.)

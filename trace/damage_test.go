@@ -398,11 +398,11 @@ func TestZipFalseSize(t *testing.T) {
 }
 
 // TestZipNetTraceChecked: an EventPipe trace ends with its own end tag,
-// and its reader reads no further, so the archive's checks of a zipped
-// one ran only when the tag was the member's last byte: a member whose
-// checksum or size did not match ended in io.EOF, as if sound. The rest
-// of the member is read at the trace's end; a mismatch ends the trace
-// after all its events, as an ETL log's does.
+// and its reader once read no further, so the archive's checks of a
+// zipped one ran only when the tag was the member's last byte: a member
+// whose checksum or size did not match ended in io.EOF, as if sound. The
+// rest of the member is read at the trace's end (bytes there are damage);
+// a mismatch ends the trace after all its events, as an ETL log's does.
 func TestZipNetTraceChecked(t *testing.T) {
 	trace := tracetest.Bytes(t, "../testdata/traces/eventpipe-dotnetcore5.0-win-x64-arraytypes.nettrace.zip")
 	zipOf := func(method uint16, crc uint32, usize int, extra []byte) []byte {
@@ -411,6 +411,7 @@ func TestZipNetTraceChecked(t *testing.T) {
 	crc := crc32.ChecksumIEEE(trace)
 	tail := []byte{1, 2, 3}
 	crcTail := crc32.ChecksumIEEE(append(bytes.Clone(trace), tail...))
+	afterEnd := "pipe: a.nettrace: nettrace: 1 damaged range skipped (3 bytes); the first: 3 bytes at offset 486814: nettrace: offset 486814: the input goes on 3 bytes after the trace's end"
 	for _, method := range []uint16{zip.Deflate, zip.Store} {
 		for _, c := range []struct {
 			name string
@@ -420,8 +421,10 @@ func TestZipNetTraceChecked(t *testing.T) {
 		}{
 			{"sound", zipOf(method, crc, len(trace), nil), "", nil},
 			{"checksum", zipOf(method, crc+1, len(trace), nil), fmt.Sprintf("pipe: a.nettrace: CRC-32 %08x, the archive says %08x: zip: checksum error", crc, crc+1), zip.ErrChecksum},
-			{"bytes after the end tag", zipOf(method, crcTail, len(trace)+3, tail), "", nil},
-			{"a checksum of bytes after the end tag", zipOf(method, crcTail+1, len(trace)+3, tail), fmt.Sprintf("pipe: a.nettrace: CRC-32 %08x, the archive says %08x: zip: checksum error", crcTail, crcTail+1), zip.ErrChecksum},
+			// Bytes after the end tag are damage: the trace's events are
+			// read, and the end says what follows them.
+			{"bytes after the end tag", zipOf(method, crcTail, len(trace)+3, tail), afterEnd, ErrDamaged},
+			{"a checksum of bytes after the end tag", zipOf(method, crcTail+1, len(trace)+3, tail), afterEnd + fmt.Sprintf("; then reading stopped: CRC-32 %08x, the archive says %08x: zip: checksum error", crcTail, crcTail+1), zip.ErrChecksum},
 			{"larger size", zipOf(method, crc, len(trace)+5, nil), "pipe: a.nettrace: the member's data ends before the size the archive gives: unexpected EOF", io.ErrUnexpectedEOF},
 		} {
 			for _, order := range []Order{FileOrder, TimeOrder} {
