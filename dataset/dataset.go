@@ -80,9 +80,12 @@
 // The traces table holds a row per trace: trace, format, format_version,
 // start_time, clock_frequency, pointer_size, pid (NULL for ETW logs,
 // which hold many), processors, events, decode_errors, and what the reader
-// skipped of a damaged or truncated trace: damaged_bytes (0 when the whole
-// trace was read) and damage (its message, naming the first damaged range
-// and its offset; NULL when none).
+// skipped of a damaged or truncated trace: damaged_bytes (the bytes of
+// the trace skipped; 0 when none were, which a trace not read whole can
+// be too: an ETW log cut short between two buffers, an archive whose
+// checksum fails) and damage (its message, naming the first damaged range
+// and its offset, or what is missing; NULL when the whole trace was
+// read: damage IS NULL is the test for a whole trace).
 //
 // # Files
 //

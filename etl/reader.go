@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/clrgo/clrevents/internal/numfmt"
@@ -105,7 +106,12 @@ type Damage struct {
 	// compressed buffer, whose bytes the file does not hold as such), -1
 	// for the rest of a buffer (ETL logs never count a buffer's events).
 	Events int64
-	Err    *FormatError // what was wrong, naming buffer, offsets and cause
+	// Missing is, on the record of a log cut short, how many buffers the
+	// log header says were written beyond those the file holds (the last
+	// of which may be cut short itself): their bytes are not in the
+	// file, so Length does not count them. 0 otherwise.
+	Missing int
+	Err     *FormatError // what was wrong, naming buffer, offsets and cause
 }
 
 // DamageError is Next's final error, instead of io.EOF, when parts of the
@@ -131,14 +137,24 @@ func (e *DamageError) Error() string {
 		return "etl: " + ErrDamaged.Error()
 	}
 	var bytes, events int64
-	unknown := 0
+	unknown, missing := 0, 0
 	for _, d := range e.Damage {
 		bytes += d.Length
+		missing += d.Missing
 		if d.Events < 0 {
 			unknown++
 		} else {
 			events += d.Events
 		}
+	}
+	if len(e.Damage) == 1 && bytes == 0 && missing > 0 {
+		// Cut short between two buffers: nothing in the file was
+		// skipped.
+		s := "etl: the log is cut short, " + numfmt.Thousands(int64(missing)) + " buffers missing at its end: " + strings.TrimPrefix(e.Damage[0].Err.Error(), "etl: ")
+		if e.Stopped != nil {
+			s += "; then reading stopped: " + e.Stopped.Error()
+		}
+		return s
 	}
 	// Damage is to buffers, or also to single events (garbled times).
 	what := "damaged buffer"
@@ -159,6 +175,9 @@ func (e *DamageError) Error() string {
 		s += ", " + numfmt.Thousands(events) + noun
 	case events > 0:
 		s += ", at least " + numfmt.Thousands(events) + noun
+	}
+	if missing > 0 {
+		s += "; then " + numfmt.Thousands(int64(missing)) + " buffers missing at the log's end"
 	}
 	s += ")"
 	first := "?"
@@ -711,10 +730,12 @@ func (r *Reader) addDamage(d Damage) {
 	}
 }
 
-// checkBufferCount notes a file that ends cleanly between two buffers but
-// holds fewer buffers than the log header says were written: it was cut.
-// After a header was searched for, the count of buffers seen is an
-// estimate, and the check is not made.
+// checkBufferCount notes a file that holds fewer buffers than the log
+// header says were written: it was cut. The buffers missing are counted
+// on the damage that ends the file (a buffer cut short), or on a record
+// of their own when the file ends cleanly between two buffers. After a
+// header was searched for, the count of buffers seen is an estimate, and
+// the check is not made.
 func (r *Reader) checkBufferCount() {
 	want := int(r.hdr.BuffersWritten)
 	seen := r.nbuf
@@ -726,9 +747,10 @@ func (r *Reader) checkBufferCount() {
 		end = r.fileOff
 	}
 	if n := len(r.damage); n > 0 && r.damage[n-1].Offset+r.damage[n-1].Length >= end {
-		return // the end is damaged already
+		r.damage[n-1].Missing = want - seen // the end is damaged already
+		return
 	}
-	r.damaged(Damage{Buffer: seen, Offset: end, Length: 0, Events: -1, Err: &FormatError{Buffer: seen, BufferOffset: end, EventOffset: -1,
+	r.damaged(Damage{Buffer: seen, Offset: end, Length: 0, Events: -1, Missing: want - seen, Err: &FormatError{Buffer: seen, BufferOffset: end, EventOffset: -1,
 		Err: fmt.Errorf("%w: the log header says %d buffers were written, the file holds %d", ErrTruncated, want, seen)}})
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -373,6 +374,43 @@ func BenchmarkReader(b *testing.B) {
 				}
 				b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 			})
+		}
+	}
+}
+
+// TestTruncatedMissing: a log cut short says how many of the buffers its
+// header counts the file lacks, on the record of the buffer the cut falls
+// in, or on a record of its own when the cut falls between two buffers,
+// whose message says the log is cut short (nothing in the file was
+// skipped).
+func TestTruncatedMissing(t *testing.T) {
+	data := gcETL(t)
+	written := int(mustReader(t, data).Header().BuffersWritten)
+	if written < 4 || len(data) != written*0x10000 {
+		t.Fatalf("the log holds %d bytes, its header counts %d buffers of 64 KiB", len(data), written)
+	}
+	for _, c := range []struct {
+		cut     int
+		missing int
+		msg     string
+	}{
+		{0x20000, written - 2, fmt.Sprintf("etl: the log is cut short, %d buffers missing at its end: buffer 2 at offset 131072: ", written-2)},
+		// The cut buffer's whole events are read, its last 192 bytes not.
+		{0x20000 + 0x300, written - 3, fmt.Sprintf("etl: damaged buffer skipped (192 bytes; then %d buffers missing at the log's end): buffer 2 at offset 131072: ", written-3)},
+	} {
+		for _, order := range []Order{FileOrder, TimeOrder} {
+			r := mustReader(t, data[:c.cut])
+			if order == FileOrder {
+				r = mustFileOrder(t, data[:c.cut])
+			}
+			_, err := readUntilErr(r, 1e6)
+			d := r.Damage()
+			if len(d) != 1 || d[0].Missing != c.missing {
+				t.Errorf("cut %#x %v: damage %+v, want one record with %d buffers missing", c.cut, order, d, c.missing)
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), c.msg) || !errors.Is(err, ErrTruncated) {
+				t.Errorf("cut %#x %v: %v, want %q…", c.cut, order, err, c.msg)
+			}
 		}
 	}
 }

@@ -33,6 +33,10 @@ type Damage struct {
 	// numbers; an event left out on its own, as for a garbled timestamp,
 	// in any format: 1); -1 where it does not.
 	Events int64
+	// Missing is, for an ETW log cut short, how many buffers its header
+	// says were written beyond those the file holds (whose bytes Length
+	// does not count: they are not in the file); 0 otherwise.
+	Missing int
 	// Err is the format reader's error: a *nettrace.Error or an
 	// *etl.FormatError, naming the block or buffer and the offset.
 	Err error
@@ -122,7 +126,7 @@ func (r *Reader) Damage() []Damage {
 	}
 	if r.et != nil {
 		for _, d := range r.et.Damage() {
-			out = append(out, Damage{Format: ETL, Offset: d.Offset, Length: d.Length, Events: d.Events, Err: d.Err})
+			out = append(out, Damage{Format: ETL, Offset: d.Offset, Length: d.Length, Events: d.Events, Missing: d.Missing, Err: d.Err})
 		}
 	}
 	return out
